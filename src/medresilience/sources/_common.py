@@ -1,0 +1,100 @@
+"""Checks shared by the source loaders: text fields, option maps, duplicate ids, and the final
+Item validation. Every failure is an InputError naming file, line and field (as the field is
+spelled in the source file)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..records import LETTERS, Item, iter_json_lines, parse_record
+
+__all__ = ["show", "text_field", "build_item", "IdChecker", "json_lines"]
+
+
+def show(value: Any, limit: int = 60) -> str:
+    """A short, one-line rendering of a value for an error message."""
+    s = repr(value) if not isinstance(value, str) else repr(value.replace("\n", " "))
+    return s if len(s) <= limit else s[: limit - 4] + "...'"
+
+
+def _kind(value: Any) -> str:
+    return {bool: "true/false", int: "a number", float: "a number", list: "a list", dict: "an object"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def text_field(value: Any, path: Path | str, line: int | None, field: str, *, numbers: bool = False) -> str:
+    """The stripped text of a required field. Missing, non-text or blank -> InputError on `field`.
+    `numbers=True` accepts a bare number (some option columns hold numbers) as its text."""
+    if value is None:
+        raise InputError(path, line, field, "is missing")
+    if numbers and isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        raise InputError(path, line, field, f"expected text, got {_kind(value)} {show(value)}")
+    text = value.strip()
+    if not text:
+        raise InputError(path, line, field, "is blank")
+    return text
+
+
+def build_item(
+    path: Path | str,
+    line: int | None,
+    *,
+    id: str,
+    source: str,
+    question: str,
+    options: Mapping[str, str],
+    answer: str,
+    subject: str | None = None,
+    meta: dict[str, Any] | None = None,
+    option_field: Mapping[str, str] | None = None,
+    answer_field: str = "answer",
+) -> Item:
+    """Validate and build an Item. Options must already be keyed A, B, ... in order; `option_field`
+    names each option's field in the source file for error messages."""
+    letters = "".join(options)
+    if letters != LETTERS[: len(options)] or len(options) < 2:
+        field = next(iter(option_field.values()), "options") if option_field else "options"
+        raise InputError(path, line, field, f"expected at least two options lettered A, B, ...; got {letters or 'none'}")
+    if answer not in options:
+        raise InputError(path, line, answer_field, f"answer {show(answer)} is not one of the options {', '.join(options)}")
+    obj: dict[str, Any] = dict(
+        id=id, source=source, question=question, options=dict(options), answer=answer, subject=subject, meta=meta or {}
+    )
+    return parse_record(Item, obj, path, line)
+
+
+class IdChecker:
+    """Remembers the ids met in one file and raises on the second occurrence of one."""
+
+    def __init__(self, path: Path | str, field: str = "id", what: str = "id"):
+        self.path, self.field, self.what = path, field, what
+        self._seen: dict[str, int | None] = {}
+
+    def check(self, key: str, line: int | None, field: str | None = None) -> None:
+        first = self._seen.get(key, -1)
+        if first != -1:
+            where = f" (first on line {first})" if first is not None else ""
+            raise InputError(self.path, line, field or self.field, f"duplicate {self.what} {show(key)}{where}")
+        self._seen[key] = line
+
+
+def json_lines(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """records.iter_json_lines, with unreadable files and non-UTF-8 bytes as InputErrors too."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(path, None, None, "is a directory, expected a file")
+    last = 0
+    try:
+        for n, obj in iter_json_lines(path):
+            last = n
+            yield n, obj
+    except UnicodeDecodeError as e:
+        raise InputError(path, None, None, f"not UTF-8 text (at or after line {last + 1}: {e.reason})") from None
+    except OSError as e:
+        raise InputError(path, None, None, f"cannot read ({e.strerror or e})") from None

@@ -1,0 +1,62 @@
+"""MedMCQA rows (one JSON object per line): question, opa..opd, cop (1-based index of the correct
+option), choice_type (single / multi), exp, subject_name, topic_name, id.
+
+Item ids are ``medmcqa-{row id}`` (``medmcqa-{line number}`` for a row without one). choice_type is
+kept in meta so builders can skip "multi" items (their stems often read "all of the following
+except")."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..records import Item
+from ._common import IdChecker, build_item, json_lines, show, text_field
+
+__all__ = ["SOURCE", "OPTION_FIELDS", "medmcqa_item", "read_medmcqa"]
+
+SOURCE = "medmcqa"
+OPTION_FIELDS = {"A": "opa", "B": "opb", "C": "opc", "D": "opd"}
+
+
+def _cop(value: Any, path: Path | str, line: int | None) -> int:
+    n = len(OPTION_FIELDS)
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if value is None:
+        raise InputError(path, line, "cop", "is missing (the 1-based index of the correct option)")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= n:
+        raise InputError(path, line, "cop", f"must be 1-{n} (the 1-based index of the correct option), got {show(value)}")
+    return value
+
+
+def medmcqa_item(obj: dict[str, Any], path: Path | str = "<medmcqa>", line: int | None = None) -> Item:
+    """One MedMCQA row -> Item. `path` and `line` only label errors."""
+    question = text_field(obj.get("question"), path, line, "question")
+    options = {k: text_field(obj.get(f), path, line, f, numbers=True) for k, f in OPTION_FIELDS.items()}
+    answer = "ABCD"[_cop(obj.get("cop"), path, line) - 1]
+    row_id = obj.get("id")
+    if row_id is not None and not str(row_id).strip():
+        raise InputError(path, line, "id", "is blank")
+    item_id = f"{SOURCE}-{str(row_id).strip() if row_id is not None else line}"
+    subject = obj.get("subject_name")
+    subject = (str(subject).strip() or None) if subject is not None else None
+    meta = {"choice_type": obj.get("choice_type"), "topic": obj.get("topic_name"), "exp": obj.get("exp")}
+    return build_item(
+        path, line, id=item_id, source=SOURCE, question=question, options=options, answer=answer,
+        subject=subject, meta=meta,
+        option_field=OPTION_FIELDS, answer_field="cop",
+    )
+
+
+def read_medmcqa(path: Path | str) -> Iterator[Item]:
+    """Stream the Items of a MedMCQA JSON-lines file; a repeated id is an error on its second line."""
+    ids = IdChecker(path)
+    for n, obj in json_lines(path):
+        item = medmcqa_item(obj, path, n)
+        ids.check(item.id, n)
+        yield item

@@ -1,0 +1,245 @@
+"""The SQLite store of a run directory: the plan (units), the requests, the calls' outcomes and
+their scores. It is the cache and the resume point: a call whose outcome is stored `ok` is never
+made again; an `error` outcome is recorded (and counted) but retried by the next run.
+
+One writer owns the connection (WAL); rows arrive in batches and each batch is one transaction,
+so a run killed at any point leaves only whole rows behind."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    started REAL NOT NULL,
+    config TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS requests (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    messages TEXT NOT NULL,
+    params TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS units (
+    model TEXT NOT NULL,
+    unit_id TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    probe_id TEXT,
+    condition TEXT NOT NULL,
+    defense INTEGER NOT NULL,
+    scoring TEXT NOT NULL,
+    key TEXT NOT NULL,
+    PRIMARY KEY (model, unit_id)
+);
+CREATE INDEX IF NOT EXISTS units_key ON units(key);
+CREATE TABLE IF NOT EXISTS calls (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('ok', 'error')),
+    permanent INTEGER NOT NULL DEFAULT 0,
+    text TEXT,
+    top_logprobs TEXT,
+    finish_reason TEXT,
+    prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    cost REAL,
+    latency_s REAL,
+    attempts INTEGER NOT NULL DEFAULT 1,
+    error TEXT,
+    updated REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS scores (
+    key TEXT NOT NULL,
+    scorer TEXT NOT NULL,
+    label TEXT,
+    status TEXT NOT NULL CHECK (status IN ('valid', 'invalid', 'unscored')),
+    detail TEXT,
+    PRIMARY KEY (key, scorer)
+);
+"""
+
+
+@dataclass(frozen=True)
+class UnitRow:
+    model: str
+    unit_id: str
+    item_id: str
+    probe_id: str | None
+    condition: str
+    defense: bool
+    scoring: str
+    key: str
+
+
+@dataclass(frozen=True)
+class CallRow:
+    key: str
+    model: str
+    status: str  # ok | error
+    permanent: bool = False
+    text: str | None = None
+    top_logprobs: Any = None
+    finish_reason: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+    latency_s: float | None = None
+    attempts: int = 1
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ScoreRow:
+    key: str
+    scorer: str
+    label: str | None
+    status: str  # valid | invalid | unscored
+    detail: Any = None
+
+
+class Store:
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ writes (one writer)
+    def _tx(self, statements: Iterable[tuple[str, Sequence[Sequence[Any]]]]) -> None:
+        c = self.conn
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            for sql, rows in statements:
+                if rows:
+                    c.executemany(sql, rows)
+            c.execute("COMMIT")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+
+    def record_run(self, run_id: str, config: dict[str, Any]) -> None:
+        self._tx([("INSERT OR REPLACE INTO runs VALUES (?, ?, ?)", [(run_id, time.time(), json.dumps(config, default=str))])])
+
+    def add_plan(self, units: Sequence[UnitRow], requests: Sequence[tuple[str, str, list, dict]]) -> None:
+        """Insert plan rows and request payloads (idempotent)."""
+        self._tx(
+            [
+                (
+                    "INSERT OR IGNORE INTO requests VALUES (?, ?, ?, ?)",
+                    [(k, m, json.dumps(msgs, ensure_ascii=False), json.dumps(params, sort_keys=True)) for k, m, msgs, params in requests],
+                ),
+                (
+                    "INSERT OR REPLACE INTO units VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(u.model, u.unit_id, u.item_id, u.probe_id, u.condition, int(u.defense), u.scoring, u.key) for u in units],
+                ),
+            ]
+        )
+
+    def write_results(self, calls: Sequence[CallRow], scores: Sequence[ScoreRow]) -> None:
+        """One transaction per batch. An ok call is never overwritten by a later error."""
+        now = time.time()
+        self._tx(
+            [
+                (
+                    """INSERT INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+                       ON CONFLICT(key) DO UPDATE SET
+                         status=excluded.status, permanent=excluded.permanent, text=excluded.text,
+                         top_logprobs=excluded.top_logprobs, finish_reason=excluded.finish_reason,
+                         prompt_tokens=excluded.prompt_tokens, completion_tokens=excluded.completion_tokens,
+                         cost=excluded.cost, latency_s=excluded.latency_s,
+                         attempts=calls.attempts + excluded.attempts, error=excluded.error, updated=excluded.updated
+                       WHERE calls.status != 'ok'""",
+                    [
+                        (
+                            c.key, c.model, c.status, int(c.permanent), c.text,
+                            None if c.top_logprobs is None else json.dumps(c.top_logprobs),
+                            c.finish_reason, c.prompt_tokens, c.completion_tokens, c.cost, c.latency_s,
+                            c.attempts, c.error, now,
+                        )
+                        for c in calls
+                    ],
+                ),
+                (
+                    "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?)",
+                    [(s.key, s.scorer, s.label, s.status, None if s.detail is None else json.dumps(s.detail)) for s in scores],
+                ),
+            ]
+        )
+
+    # ------------------------------------------------------------------ reads
+    def finished_keys(self, keys: Iterable[str] | None = None) -> set[str]:
+        if keys is None:
+            return {r[0] for r in self.conn.execute("SELECT key FROM calls WHERE status = 'ok'")}
+        keys = list(keys)
+        done: set[str] = set()
+        for i in range(0, len(keys), 900):
+            chunk = keys[i : i + 900]
+            q = f"SELECT key FROM calls WHERE status = 'ok' AND key IN ({','.join('?' * len(chunk))})"
+            done.update(r[0] for r in self.conn.execute(q, chunk))
+        return done
+
+    def count(self, table: str, where: str = "", args: Sequence[Any] = ()) -> int:
+        return int(self.conn.execute(f"SELECT COUNT(*) FROM {table} {where}", args).fetchone()[0])
+
+    def call(self, key: str) -> dict[str, Any] | None:
+        cur = self.conn.execute("SELECT * FROM calls WHERE key = ?", (key,))
+        row = cur.fetchone()
+        return None if row is None else dict(zip([d[0] for d in cur.description], row))
+
+    def request(self, key: str) -> dict[str, Any] | None:
+        row = self.conn.execute("SELECT model, messages, params FROM requests WHERE key = ?", (key,)).fetchone()
+        return None if row is None else {"model": row[0], "messages": json.loads(row[1]), "params": json.loads(row[2])}
+
+    def iter_results(self, scorer: str | None = None, model: str | None = None, chunk: int = 50_000) -> Iterator[list[tuple]]:
+        """Stream joined rows: (model, unit_id, item_id, probe_id, condition, defense, scoring, key,
+        call_status, permanent, label, score_status, prompt_tokens, completion_tokens, cost)."""
+        sql = """
+            SELECT u.model, u.unit_id, u.item_id, u.probe_id, u.condition, u.defense, u.scoring, u.key,
+                   c.status, c.permanent, s.label, s.status, c.prompt_tokens, c.completion_tokens, c.cost
+            FROM units u
+            LEFT JOIN calls c ON c.key = u.key
+            LEFT JOIN scores s ON s.key = u.key AND s.scorer = COALESCE(?, u.scoring)
+        """
+        args: list[Any] = [scorer]
+        if model is not None:
+            sql += " WHERE u.model = ?"
+            args.append(model)
+        cur = self.conn.execute(sql, args)
+        while True:
+            rows = cur.fetchmany(chunk)
+            if not rows:
+                return
+            yield rows
+
+    def usage(self) -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        for model, n, pt, ct, cost, errs in self.conn.execute(
+            """SELECT model, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost),
+                      SUM(status = 'error') FROM calls GROUP BY model"""
+        ):
+            out[model] = {"calls": n, "prompt_tokens": pt or 0, "completion_tokens": ct or 0, "cost": cost, "errors": errs or 0}
+        return out
+
+
+RESULT_COLUMNS = (
+    "model", "unit_id", "item_id", "probe_id", "condition", "defense", "scoring", "key",
+    "call_status", "permanent", "label", "score_status", "prompt_tokens", "completion_tokens", "cost",
+)

@@ -1,0 +1,87 @@
+"""Shared fixtures: paths to ../shared/data (skipped when absent), a small hand-made suite, and
+an oracle answer policy for the stub server (the stub is the boundary we do not own: a model)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from medresilience.bundles import probes_from_bundle
+from medresilience.records import Item, Suite, SuiteManifest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+def shared_data(*parts: str) -> Path:
+    p = SHARED_DATA.joinpath(*parts)
+    if not p.exists():
+        pytest.skip(f"../shared/data not available ({p} missing)")
+    return p
+
+
+MARKER = re.compile(r"\[\[ANSWER:([A-J])\]\]")
+
+
+def tiny_items_and_bundles() -> list[tuple[Item, dict[str, str], str, str]]:
+    """Four items with known behaviour under the oracle policy:
+    q1: every misleading sentence names its own option -> every Type 1 flips to its target;
+    q2: no marker -> never flips; q3: the sentence for A points to B -> one untargeted flip;
+    q4: answered wrong even clean -> not in the ASR denominator."""
+    out = []
+    golds = "ABCD"
+    for i, gold in enumerate(golds, 1):
+        opts = {k: f"option {k.lower()} of question {i}" for k in "ABCD"}
+        q = f"Question number {i}: which option is right?" + (" [[CLEAN-WRONG]]" if i == 4 else "")
+        item = Item(id=f"q{i}", source="tiny" if i < 3 else "tiny2", question=q, options=opts, answer=gold)
+        sentences = {}
+        for k in "ABCD":
+            if k == gold:
+                sentences[k] = f"It is true that option {k.lower()} fits question {i}."
+            elif i == 1:
+                sentences[k] = f"Misleading claim for this one [[ANSWER:{k}]]."
+            elif i == 3 and k == "A":
+                sentences[k] = "Misleading claim pointing elsewhere [[ANSWER:B]]."
+            else:
+                sentences[k] = f"A false but harmless sentence about {k.lower()} number {i}."
+        ct = ["cue_remapping", "threshold_corruption", "exception_poisoning", "spurious_anchoring"][i - 1]
+        pv = ["neutral", "patient", "authority", "neutral"][i - 1]
+        out.append((item, sentences, ct, pv))
+    return out
+
+
+def make_tiny_suite(n_copies: int = 1, seed: int = 7) -> Suite:
+    items, probes = [], []
+    for c in range(n_copies):
+        for item, sentences, ct, pv in tiny_items_and_bundles():
+            if n_copies > 1:
+                item = item.model_copy(update={"id": f"{item.id}-{c}", "question": f"{item.question} (copy {c})"})
+            items.append(item)
+            probes += probes_from_bundle(item, sentences, ct, pv, seed)
+    return Suite(SuiteManifest(name="tiny", seed=seed), items, probes)
+
+
+GOLD_BY_QUESTION: dict[str, str] = {}
+
+
+def oracle_policy(messages, request):
+    """Answers the gold letter unless the prompt carries an [[ANSWER:X]] marker (then X), or the
+    question is marked [[CLEAN-WRONG]] (then a wrong letter)."""
+    user = messages[-1]["content"]
+    m = MARKER.search(user)
+    if m:
+        return f"Answer: {m.group(1)}"
+    num = re.search(r"Question number (\d+)", user)
+    gold = "ABCD"[(int(num.group(1)) - 1) % 4] if num else "A"
+    if "[[CLEAN-WRONG]]" in user:
+        return "Answer: " + ("A" if gold != "A" else "B")
+    return f"Answer: {gold}"
+
+
+@pytest.fixture
+def tiny_suite(tmp_path) -> Suite:
+    s = make_tiny_suite()
+    s.save(tmp_path / "tiny_suite")
+    return Suite.load(tmp_path / "tiny_suite")

@@ -1,0 +1,91 @@
+"""The misleading-context pipeline end to end against a real local HTTP server (the stub stands in
+for a model, the boundary we do not own): plan, dedupe, calls, store, scores, metrics."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import make_tiny_suite, oracle_policy
+
+from medresilience.evaluate import evaluate
+from medresilience.models.spec import parse_model_spec
+from medresilience.runner import EvalOptions
+from medresilience.store import Store
+from medresilience.testing.stub_server import StubServer
+
+
+def _spec(url: str, **kw) -> object:
+    extra = "".join(f",{k}={v}" for k, v in kw.items())
+    return parse_model_spec(f"openai:stub-model,base_url={url},concurrency=8{extra}")
+
+
+def test_exact_metrics_and_call_counts(tmp_path, tiny_suite):
+    with StubServer(policy=oracle_policy) as srv:
+        res = evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions(type1="all"))
+        n, k = 4, 3
+        # exactly N clean + N*k Type 1 + N Type 2 calls
+        assert res.stats.called == n + n * k + n == srv.stats.total
+        block = res.results["models"]["stub-model"]["no_defense"]["overall"]
+        assert (block["clean_acc"]["k"], block["clean_acc"]["n"]) == (3, 4)
+        # clean-correct items q1..q3 give 9 Type 1 pairs: q1 flips 3 times to its targets, q3 once elsewhere
+        assert (block["type1"]["asr"]["k"], block["type1"]["asr"]["n"]) == (4, 9)
+        assert (block["type1"]["tasr"]["k"], block["type1"]["tasr"]["n"]) == (3, 9)
+        assert (block["type2"]["asr"]["k"], block["type2"]["asr"]["n"]) == (2, 3)
+        assert block["type1"]["mcnemar"]["b"] == 4
+        assert 0 < block["type1"]["asr"]["lo"] < 4 / 9 < block["type1"]["asr"]["hi"] < 1
+        # strata
+        by_ct = res.results["models"]["stub-model"]["no_defense"]["by_content_type"]
+        assert by_ct["cue_remapping"]["type1"]["asr"]["p"] == 1.0
+        assert by_ct["threshold_corruption"]["type1"]["asr"]["p"] == 0.0
+        assert set(res.results["models"]["stub-model"]["no_defense"]["by_source"]) == {"tiny", "tiny2"}
+        # the second run reuses every call
+        again = evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions(type1="all"))
+        assert again.stats.called == 0 and again.stats.cached == 20
+        assert srv.stats.total == 20
+        assert again.results["models"] == res.results["models"]
+    md = (tmp_path / "run" / "results.md").read_text()
+    assert "Type 1 ASR" in md and "44.4%" in md
+    saved = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert saved["usage"]["stub-model"]["calls"] == 20
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert run["prompts"]["texts"]["system"] and run["prompts"]["hash"]
+
+
+def test_type1_sample_and_defense_both(tmp_path, tiny_suite):
+    with StubServer(policy=oracle_policy) as srv:
+        res = evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions(type1="sample", defense=(False, True)))
+        # per setting: 4 clean + 4 sampled Type 1 + 4 Type 2; the defense changes the system prompt
+        assert res.stats.called == 2 * (4 + 4 + 4)
+        m = res.results["models"]["stub-model"]
+        assert set(m) == {"no_defense", "defense"}
+        assert m["no_defense"]["overall"]["type1"]["asr"]["n"] == 3
+    with Store(tmp_path / "run" / "store.sqlite") as st:
+        systems = {json.loads(r[0])[0]["content"] for r in st.conn.execute("SELECT messages FROM requests")}
+        assert len(systems) == 2 and any("misleading" in s for s in systems)
+
+
+def test_clean_call_shared_by_probes_and_models(tmp_path):
+    suite = make_tiny_suite(n_copies=2)
+    with StubServer(policy=oracle_policy) as srv:
+        a = _spec(srv.base_url)
+        b = parse_model_spec(f"openai:stub-model,label=second,temperature=0.5,base_url={srv.base_url}")
+        res = evaluate(suite, [a, b], tmp_path / "run", EvalOptions())
+        # two models with different decoding: each makes its own N + N*k + N calls
+        assert res.stats.called == 2 * (8 + 24 + 8)
+    with Store(tmp_path / "run" / "store.sqlite") as st:
+        assert st.count("units", "WHERE condition = 'clean'") == 16
+        assert st.count("calls") == 80
+
+
+def test_invalid_answers_counted_not_scored(tmp_path, tiny_suite):
+    def mumble(messages, request):
+        return "I am not sure." if "[[ANSWER" in messages[-1]["content"] else oracle_policy(messages, request)
+
+    with StubServer(policy=mumble) as srv:
+        res = evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions())
+    block = res.results["models"]["stub-model"]["no_defense"]["overall"]
+    # q1's three Type 1 and q3's one marked sentence are unreadable: flips, reported as invalid
+    assert block["type1"]["asr"]["k"] == 4 and block["type1"]["asr"]["invalid_flips"] == 4
+    assert block["type1"]["tasr"]["k"] == 0
+    assert block["type1_acc"]["invalid"] == 4
+    assert res.results["models"]["stub-model"]["no_defense"]["counts"]["invalid"] == 6
