@@ -174,6 +174,13 @@ def export(
     console.print(f"{out}: {n} rows")
 
 
+from .build.cli import build_app  # noqa: E402
+from .report.cli import register as _register_report  # noqa: E402
+
+app.add_typer(build_app, name="build")
+_register_report(app)
+
+
 def main() -> None:  # pragma: no cover
     app()
 

@@ -14,7 +14,7 @@ class InputError(MedresError):
         self.path, self.line, self.field, self.message = str(path), line, field, message
         where = self.path if line is None else f"{self.path}:{line}"
         what = f" field '{field}'" if field else ""
-        super().__init__(f"{where}:{what} {message}".replace(": ", ": ", 1))
+        super().__init__(f"{where}:{what} {message}")
 
 
 class ConfigError(MedresError):

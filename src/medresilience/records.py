@@ -160,8 +160,16 @@ def iter_json_lines(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
     path = Path(path)
     if not path.exists():
         raise InputError(path, None, None, "file not found")
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
+    with path.open(encoding="utf-8-sig") as fh:
+        n = 0
+        while True:
+            try:
+                line = fh.readline()
+            except UnicodeDecodeError as e:
+                raise InputError(path, n + 1, None, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
+            if not line:
+                return
+            n += 1
             if not line.strip():
                 continue
             try:

@@ -152,30 +152,41 @@ class _Writer:
             self.store.write_results(calls, scores)
 
 
-async def execute(
-    planned: list[Planned],
+@dataclass
+class CallRequest:
+    """One call to make: the model label, its request key, messages and decoding parameters.
+    `score` (optional) turns a completion into the score row stored with it."""
+
+    model: str
+    key: str
+    messages: list[dict[str, str]]
+    params: dict[str, Any]
+    score: Callable[[Completion], ScoreRow | None] | None = None
+
+
+async def run_calls(
+    requests: Iterable[CallRequest],
     specs: Iterable[ModelSpec],
     store: Store,
     progress: ProgressFn | None = None,
     clients: dict[str, OpenAICompatibleModel] | None = None,
+    stats: RunStats | None = None,
 ) -> RunStats:
-    """Run every unique, unfinished call of the plan; record outcomes and scores in the store."""
+    """The one execution path: dedupe by key, skip keys stored `ok`, run the rest with bounded
+    concurrency per model, record every outcome (ok or error) through the one writer."""
     t0 = time.perf_counter()
-    stats = RunStats(planned_units=len(planned))
-    store.add_plan(
-        [p.unit for p in planned],
-        list({p.unit.key: (p.unit.key, p.unit.model, p.messages, p.params) for p in planned}.values()),
-    )
-    unique: dict[str, Planned] = {}
-    for p in planned:
-        unique.setdefault(p.unit.key, p)
+    stats = stats or RunStats()
+    unique: dict[str, CallRequest] = {}
+    for r in requests:
+        unique.setdefault(r.key, r)
     stats.unique_calls = len(unique)
+    store.add_plan([], [(r.key, r.model, r.messages, r.params) for r in unique.values()])
     done = store.finished_keys(unique)
     stats.cached = len(done)
-    todo_by_model: dict[str, list[Planned]] = {}
-    for k, p in unique.items():
+    todo_by_model: dict[str, list[CallRequest]] = {}
+    for k, r in unique.items():
         if k not in done:
-            todo_by_model.setdefault(p.unit.model, []).append(p)
+            todo_by_model.setdefault(r.model, []).append(r)
     total = sum(len(v) for v in todo_by_model.values())
     finished = 0
     if progress:
@@ -185,33 +196,31 @@ async def execute(
     writer = _Writer(store)
     writer_task = asyncio.create_task(writer.run())
 
-    async def worker(model: OpenAICompatibleModel, queue: asyncio.Queue[Planned]) -> None:
+    async def worker(model: OpenAICompatibleModel, queue: asyncio.Queue[CallRequest]) -> None:
         nonlocal finished
         spec = model.spec
         while True:
             try:
-                p = queue.get_nowait()
+                r = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            key = p.unit.key
             try:
-                c = await model.complete(p.messages, p.params)
+                c = await model.complete(r.messages, r.params)
             except ModelCallError as e:
                 stats.errors += 1
                 stats.permanent_errors += int(e.permanent)
                 if len(stats.error_samples) < 5:
                     stats.error_samples.append(str(e))
-                await writer.queue.put((CallRow(key, spec.label, "error", e.permanent, attempts=e.attempts, error=str(e)), None))
+                await writer.queue.put((CallRow(r.key, spec.label, "error", e.permanent, attempts=e.attempts, error=str(e)), None))
             else:
                 cost = spec.cost(c.prompt_tokens, c.completion_tokens)
                 stats.ok += 1
                 stats.prompt_tokens += c.prompt_tokens
                 stats.completion_tokens += c.completion_tokens
                 stats.cost += cost or 0.0
-                s = score_completion(c, p.unit.scoring, p.letters)
-                row = CallRow(key, spec.label, "ok", False, c.text, c.top_logprobs, c.finish_reason, c.prompt_tokens, c.completion_tokens, cost, c.latency_s, c.attempts)
-                score = None if s is None else ScoreRow(key, s.scorer, s.label, s.status, s.detail)
-                await writer.queue.put((row, score))
+                s = r.score(c) if r.score is not None else None
+                row = CallRow(r.key, spec.label, "ok", False, c.text, c.top_logprobs, c.finish_reason, c.prompt_tokens, c.completion_tokens, cost, c.latency_s, c.attempts)
+                await writer.queue.put((row, None if s is None else ScoreRow(r.key, s.scorer, s.label, s.status, s.detail)))
             stats.called += 1
             finished += 1
             if progress:
@@ -225,9 +234,9 @@ async def execute(
             if model is None:
                 model = OpenAICompatibleModel(spec)
                 own.append(model)
-            q: asyncio.Queue[Planned] = asyncio.Queue()
-            for p in todo:
-                q.put_nowait(p)
+            q: asyncio.Queue[CallRequest] = asyncio.Queue()
+            for r in todo:
+                q.put_nowait(r)
             jobs += [worker(model, q) for _ in range(min(spec.concurrency, len(todo)))]
         await asyncio.gather(*jobs)
     finally:
@@ -236,5 +245,23 @@ async def execute(
         for m in own:
             with contextlib.suppress(Exception):
                 await m.close()
-    stats.seconds = time.perf_counter() - t0
+    stats.seconds += time.perf_counter() - t0
     return stats
+
+
+async def execute(
+    planned: list[Planned],
+    specs: Iterable[ModelSpec],
+    store: Store,
+    progress: ProgressFn | None = None,
+    clients: dict[str, OpenAICompatibleModel] | None = None,
+) -> RunStats:
+    """Record the plan's units, then run every unique, unfinished call and score it."""
+    stats = RunStats(planned_units=len(planned))
+    store.add_plan([p.unit for p in planned], [])
+
+    def scorer(p: Planned) -> Callable[[Completion], ScoreRow | None]:
+        return lambda c: score_completion(c, p.unit.scoring, p.letters)
+
+    requests = (CallRequest(p.unit.model, p.unit.key, p.messages, p.params, scorer(p)) for p in planned)
+    return await run_calls(requests, specs, store, progress, clients, stats)

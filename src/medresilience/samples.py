@@ -31,8 +31,11 @@ def build_sample_suite() -> Suite:
     from .sources import read_release
 
     suite = read_release(sample_release_path(), seed=SAMPLE_SEED, name=SAMPLE_NAME)
+    source = dict(getattr(suite.manifest, "source", None) or {})
+    source["path"] = sample_release_path().name  # relative: the shipped suite is machine-independent
     suite.manifest = suite.manifest.model_copy(
         update={
+            "source": source,
             "created": "2026-11-22T00:00:00+00:00",
             "description": "Bundled sample: 48 basic medical MCQs written by the medresilience project, "
             "each with an option-aligned misleading-context bundle.",

@@ -123,8 +123,8 @@ def _normalise(value: str, keys: tuple[str, ...], aliases: dict[str, str], what:
     snake = low.replace(" / ", "_").replace("/", "_").replace(" ", "_").replace("-", "_")
     if snake in keys:
         return snake
-    for k in keys:
-        if snake.startswith(k) or k.startswith(snake):
+    for k in keys:  # e.g. "relationship_sequence_inversion" -> "relationship_inversion"
+        if len(snake) >= 6 and (snake.startswith(k) or k.split("_")[0] == snake.split("_")[0]):
             return k
     raise ValueError(f"unknown {what} '{value}' (expected one of: {', '.join(keys)})")
 
