@@ -63,6 +63,8 @@ def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, se
     specs = [parse_model_spec(m) for m in models]
     if seed is not None:
         specs = [s.model_copy(update={"seed": seed}) for s in specs]
+    for s in specs:
+        s.api_key()  # settings errors before any progress output
     defense_modes = {"off": (False,), "on": (True,), "both": (False, True)}[Defense(defense).value]
     opts = EvalOptions(type1=Type1(type1).value, scoring=Scoring(scoring).value, defense=defense_modes, limit=limit)
     with _progress() as prog:

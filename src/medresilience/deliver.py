@@ -44,7 +44,15 @@ class PromptSet:
     letter_instruction: str = LETTER_INSTRUCTION
     logprob_instruction: str = LOGPROB_INSTRUCTION
     defense: str = DEFENSE_INSTRUCTION
+    # Where the added context goes. "after_options" keeps system + question + options a shared
+    # prefix of an item's clean and stressed prompts, so servers with prefix caching (llama.cpp,
+    # vLLM, SGLang, hosted APIs) evaluate it once per item; "before_question" puts it first.
+    context_position: str = "after_options"
     extra: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.context_position not in ("after_options", "before_question"):
+            raise ValueError(f"context_position must be after_options or before_question, not {self.context_position!r}")
 
     def as_dict(self) -> dict[str, str]:
         return {
@@ -54,6 +62,7 @@ class PromptSet:
             "defense": self.defense,
             "context_header_one": CONTEXT_HEADER_ONE,
             "context_header_many": CONTEXT_HEADER_MANY,
+            "context_position": self.context_position,
             **self.extra,
         }
 
@@ -70,14 +79,13 @@ def format_options(item: Item) -> str:
 
 
 def render_user(item: Item, probe: Probe | None, scoring: str = "letter", prompts: PromptSet = DEFAULT_PROMPTS) -> str:
-    parts: list[str] = []
+    parts = [f"Question: {item.question.strip()}", f"Options:\n{format_options(item)}"]
     if probe is not None:
         if len(probe.context) == 1:
-            parts.append(f"{CONTEXT_HEADER_ONE}\n{probe.context[0].text}")
+            context = f"{CONTEXT_HEADER_ONE}\n{probe.context[0].text}"
         else:
-            parts.append(CONTEXT_HEADER_MANY + "\n" + "\n".join(f"- {s.text}" for s in probe.context))
-    parts.append(f"Question: {item.question.strip()}")
-    parts.append(f"Options:\n{format_options(item)}")
+            context = CONTEXT_HEADER_MANY + "\n" + "\n".join(f"- {s.text}" for s in probe.context)
+        parts.insert(0 if prompts.context_position == "before_question" else 2, context)
     parts.append(prompts.logprob_instruction if scoring == "logprob" else prompts.letter_instruction)
     return "\n\n".join(parts)
 

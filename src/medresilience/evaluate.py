@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .errors import ConfigError
 from .frame import results_frame
 from .metrics import misleading_metrics
 from .models import embedded
@@ -74,19 +75,19 @@ def evaluate(
     opts: EvalOptions = EvalOptions(),
     progress: ProgressFn | None = None,
 ) -> RunResult:
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     labels = [s.label for s in specs]
     if len(set(labels)) != len(labels):
-        raise ValueError(f"two models share a label: {labels}; give each a distinct label=")
+        raise ConfigError("--model", f"two models share the label {sorted(labels)}; give each a distinct label=")
+    for s in specs:
+        s.api_key()  # a missing key variable fails before anything is written or called
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
     config = run_config(suite, specs, opts)
     with atomic_write(out / "run.json") as fh:
         json.dump(config, fh, indent=2)
     with Store(out / "store.sqlite") as store:
         store.record_run(time.strftime("%Y%m%dT%H%M%S"), config)
         with serving(specs) as live:
-            for s in live:
-                s.api_key()  # a missing key variable fails before anything is called
             planned = plan(suite, live, opts)
             stats = asyncio.run(execute(planned, live, store, progress))
         results = summarise(store, suite, config, stats)

@@ -132,11 +132,17 @@ class _Writer:
         calls: list[CallRow] = []
         scores: list[ScoreRow] = []
         last = time.monotonic()
+        get = self.queue.get
         while True:
-            try:
-                item = await asyncio.wait_for(self.queue.get(), timeout=self.interval)
-            except asyncio.TimeoutError:
-                item = ...
+            if calls:
+                # something is pending: wait at most until the next flush is due
+                try:
+                    item = await asyncio.wait_for(get(), timeout=max(0.0, self.interval - (time.monotonic() - last)))
+                except asyncio.TimeoutError:
+                    item = ...
+            else:
+                item = await get()
+                last = time.monotonic()
             if item is None:
                 break
             if item is not ...:
@@ -144,6 +150,18 @@ class _Writer:
                 calls.append(call)
                 if score is not None:
                     scores.append(score)
+                # drain what is already queued without awaiting
+                while len(calls) < self.batch:
+                    try:
+                        nxt = self.queue.get_nowait()
+                    except asyncio.QueueEmpty:
+                        break
+                    if nxt is None:
+                        self.queue.put_nowait(None)
+                        break
+                    calls.append(nxt[0])
+                    if nxt[1] is not None:
+                        scores.append(nxt[1])
             if calls and (len(calls) >= self.batch or time.monotonic() - last >= self.interval):
                 self.store.write_results(calls, scores)
                 calls, scores = [], []

@@ -1,7 +1,254 @@
-"""`medres build ...` commands (thin: parse, call the library, print)."""
+"""`medres build ...` commands (thin: parse, call the library, print).
+
+    medres build misleading --items ITEMS --generator SPEC --out SUITE_DIR [--design crossed]
+                            [--verify SPEC] [--limit N] [--seed S] [--dry-run]
+    medres build regenerate --suite SUITE_DIR --generator SPEC --out OUT [--n 600] [--reference-out REF]
+    medres build reassign-provenance --suite SUITE_DIR --cycle forward|reverse --out OUT
+                            [--mode regenerate|render] [--generator SPEC] [--reference-out REF]
+    medres build export --suite SUITE_DIR --format parquet|release --out FILE"""
 
 from __future__ import annotations
 
+import functools
+import json
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
 import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ..errors import MedresError
 
 build_app = typer.Typer(no_args_is_help=True, help="Build stress-test suites with a generator model.")
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _fail(message: str, code: int = 2) -> None:
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def _user_errors(fn):
+    """The library's user-facing errors -> one line on stderr, exit code 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except MedresError as e:
+            _fail(str(e))
+        except ValueError as e:
+            _fail(str(e).splitlines()[0])
+
+    return wrapper
+
+
+class _Progress:
+    """One bar per stage label, fed by the engine's (label, done, total) callback."""
+
+    def __init__(self) -> None:
+        self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err_console)
+        self.tasks: dict[str, Any] = {}
+
+    def __enter__(self) -> _Progress:
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.bar.__exit__(*exc)
+
+    def __call__(self, label: str, done: int, total: int) -> None:
+        if label not in self.tasks:
+            self.tasks[label] = self.bar.add_task(label, total=total)
+        self.bar.update(self.tasks[label], completed=done, total=total)
+
+
+class DesignOpt(str, Enum):
+    standard = "standard"
+    crossed = "crossed"
+
+
+class CycleOpt(str, Enum):
+    forward = "forward"
+    reverse = "reverse"
+
+
+class ModeOpt(str, Enum):
+    regenerate = "regenerate"
+    render = "render"
+
+
+class ExportFormat(str, Enum):
+    parquet = "parquet"
+    release = "release"
+
+
+def _limits(min_words: int, max_words: int, max_chars: int):
+    from .checks import Limits
+
+    try:
+        return Limits(min_words=min_words, max_words=max_words, max_chars=max_chars)
+    except ValueError as e:
+        from ..errors import ConfigError
+
+        raise ConfigError("--min-words/--max-words/--max-chars", str(e)) from None
+
+
+def _print_summary(report: dict[str, Any]) -> None:
+    it = report["items"]
+    console.print(
+        f"kept {it['kept']} of {it['considered']} items ({it['bundles']} bundles, {it['probes']} probes); "
+        f"skipped {it.get('skipped', 0)}, rejected {it['rejected']}, failed {it['failed']}"
+    )
+    for key in ("skipped", "rejected", "failed"):
+        if report.get(key):
+            console.print(f"  {key}: " + ", ".join(f"{k} {v}" for k, v in report[key].items()), highlight=False)
+    t = report["totals"]
+    cost = "" if t.get("cost") is None else f"; cost ${t['cost']:.4f}"
+    console.print(
+        f"calls: {t['calls_made']} made, {t['reused']} reused from the store, {t['call_errors']} errors, "
+        f"{t['parse_retries']} parse retries; tokens {t['prompt_tokens']} in / {t['completion_tokens']} out{cost}"
+    )
+    if report.get("note"):
+        err_console.print(f"[yellow]note:[/] {report['note']}", highlight=False)
+
+
+SPEC_HELP = "model spec: embedded, embedded:smollm2, openai:MODEL,base_url=URL[,api_key_env=VAR,...] or @model.json"
+
+
+@build_app.command("misleading")
+@_user_errors
+def misleading(
+    items: Annotated[Path, typer.Option("--items", help="items .jsonl (from `medres import`) or a MedQA / MedMCQA / MMLU / release source file")],
+    out: Annotated[Path, typer.Option("--out", help="suite directory to write (rerun to resume)")],
+    generator: Annotated[str, typer.Option("--generator", "-g", help=SPEC_HELP)] = "embedded",
+    verify: Annotated[Optional[str], typer.Option("--verify", help="checker model spec: drops bundles whose false sentence is not false or changes the gold answer")] = None,
+    design: Annotated[DesignOpt, typer.Option("--design", help="standard: one bundle per item in a seeded framing; crossed: one claim in all three framings")] = DesignOpt.standard,
+    fmt: Annotated[str, typer.Option("--format", help="input format: auto, items, medqa, medmcqa, mmlu, medmisbench")] = "auto",
+    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="first N usable items only")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="suite seed (provenance draw, Type 1 sample, Type 2 order)")] = 0,
+    name: Annotated[Optional[str], typer.Option("--name", help="suite name (default: the directory name)")] = None,
+    work_dir: Annotated[Optional[Path], typer.Option("--work-dir", help="where the call store lives (default: SUITE_DIR.build/)")] = None,
+    retries: Annotated[int, typer.Option("--retries", min=0, help="re-asks after a reply that does not parse")] = 2,
+    min_words: Annotated[int, typer.Option("--min-words")] = 5,
+    max_words: Annotated[int, typer.Option("--max-words")] = 60,
+    max_chars: Annotated[int, typer.Option("--max-chars")] = 400,
+    schema_lengths: Annotated[str, typer.Option("--schema-lengths", help="minLength/maxLength in the response schemas: auto (only for the embedded server), on, off")] = "auto",
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="estimate calls and tokens; call nothing, write nothing")] = False,
+    export_release: Annotated[Optional[Path], typer.Option("--export-release", help="also write the suite in the MedMisBench release layout")] = None,
+    export_parquet: Annotated[Optional[Path], typer.Option("--export-parquet", help="also write the suite as Parquet (Hugging Face datasets)")] = None,
+) -> None:
+    """Build a misleading-context suite from answer-grounded MCQs with a generator model."""
+    from ..models.spec import parse_model_spec
+    from .export import export_suite
+    from .inputs import load_build_items
+    from .misleading import BuildOptions, build_misleading, estimate_build
+
+    gen = parse_model_spec(generator)
+    ver = parse_model_spec(verify) if verify else None
+    opts = BuildOptions(
+        seed=seed, design=design.value, retries=retries, limits=_limits(min_words, max_words, max_chars), name=name, schema_lengths=schema_lengths
+    )
+    loaded = load_build_items(items, fmt, limit)
+    if dry_run:
+        est = estimate_build(loaded, gen, opts, ver, work_dir=work_dir, out=out)
+        console.print_json(json.dumps(est, default=str))
+        return
+    with _Progress() as prog:
+        res = build_misleading(loaded, gen, out, opts, ver, work_dir, progress=prog)
+    _print_summary(res.report)
+    console.print(f"suite: {out}  (suite.json, items.jsonl, probes.jsonl, build_report.md, decisions.jsonl)")
+    if export_release:
+        console.print(f"{export_release}: {export_suite(res.suite, export_release, 'release')} release rows")
+    if export_parquet:
+        console.print(f"{export_parquet}: {export_suite(res.suite, export_parquet, 'parquet')} Parquet rows")
+    if res.report.get("incomplete"):
+        raise typer.Exit(1)
+
+
+def _strata(by: str) -> tuple[str, ...]:
+    return tuple(x.strip() for x in by.split(",") if x.strip())
+
+
+@build_app.command("regenerate")
+@_user_errors
+def regenerate(
+    suite: Annotated[Path, typer.Option("--suite", help="the original suite directory")],
+    generator: Annotated[str, typer.Option("--generator", "-g", help="the second generator: " + SPEC_HELP)],
+    out: Annotated[Path, typer.Option("--out", help="suite directory to write")],
+    n: Annotated[Optional[int], typer.Option("--n", min=1, help="stratified subset size (default: every item)")] = None,
+    by: Annotated[str, typer.Option("--by", help="strata, comma separated: source, subject, content_type, provenance")] = "source",
+    reference_out: Annotated[Optional[Path], typer.Option("--reference-out", help="also write the original bundles of the same items")] = None,
+    verify: Annotated[Optional[str], typer.Option("--verify", help="checker model spec")] = None,
+    work_dir: Annotated[Optional[Path], typer.Option("--work-dir", help="call store (default: OUT.build/)")] = None,
+    retries: Annotated[int, typer.Option("--retries", min=0)] = 2,
+    name: Annotated[Optional[str], typer.Option("--name")] = None,
+) -> None:
+    """Generator sensitivity: rewrite a stratified subset with another generator, holding item,
+    target, content type and provenance fixed."""
+    from ..models.spec import parse_model_spec
+    from ..records import Suite
+    from .sensitivity import regenerate_subset
+
+    s = Suite.load(suite)
+    with _Progress() as prog:
+        res = regenerate_subset(
+            s, parse_model_spec(generator), out, n, _strata(by), parse_model_spec(verify) if verify else None,
+            retries, work_dir=work_dir, reference_out=reference_out, name=name, progress=prog,
+        )
+    _print_summary(res.report)
+    console.print(f"suite: {out}" + (f"; matched reference: {reference_out}" if reference_out else ""))
+    if res.report.get("incomplete"):
+        raise typer.Exit(1)
+
+
+@build_app.command("reassign-provenance")
+@_user_errors
+def reassign(
+    suite: Annotated[Path, typer.Option("--suite", help="the original suite directory")],
+    cycle: Annotated[CycleOpt, typer.Option("--cycle", help="forward: neutral->patient->authority->neutral; reverse: the other way")],
+    out: Annotated[Path, typer.Option("--out", help="suite directory to write")],
+    generator: Annotated[Optional[str], typer.Option("--generator", "-g", help="default: the generator the suite records; " + SPEC_HELP)] = None,
+    mode: Annotated[ModeOpt, typer.Option("--mode", help="regenerate: new sentences in the new framing (the study); render: the same claims restated")] = ModeOpt.regenerate,
+    n: Annotated[Optional[int], typer.Option("--n", min=1, help="stratified subset size (default: every item)")] = None,
+    by: Annotated[str, typer.Option("--by", help="strata, comma separated")] = "source",
+    reference_out: Annotated[Optional[Path], typer.Option("--reference-out", help="also write the original bundles of the same items")] = None,
+    verify: Annotated[Optional[str], typer.Option("--verify", help="checker model spec")] = None,
+    work_dir: Annotated[Optional[Path], typer.Option("--work-dir")] = None,
+    retries: Annotated[int, typer.Option("--retries", min=0)] = 2,
+    name: Annotated[Optional[str], typer.Option("--name")] = None,
+) -> None:
+    """Provenance sensitivity: move every bundle one step around a provenance cycle."""
+    from ..models.spec import parse_model_spec
+    from ..records import Suite
+    from .sensitivity import reassign_provenance
+
+    s = Suite.load(suite)
+    with _Progress() as prog:
+        res = reassign_provenance(
+            s, cycle.value, out, parse_model_spec(generator) if generator else None, mode.value, n, _strata(by),
+            parse_model_spec(verify) if verify else None, retries, work_dir=work_dir, reference_out=reference_out,
+            name=name, progress=prog,
+        )
+    _print_summary(res.report)
+    console.print(f"suite: {out}" + (f"; matched reference: {reference_out}" if reference_out else ""))
+    if res.report.get("incomplete"):
+        raise typer.Exit(1)
+
+
+@build_app.command("export")
+@_user_errors
+def export(
+    suite: Annotated[Path, typer.Option("--suite", help="suite directory")],
+    out: Annotated[Path, typer.Option("--out", help="output file")],
+    fmt: Annotated[ExportFormat, typer.Option("--format", help="parquet (Hugging Face datasets) or release (MedMisBench JSON lines)")] = ExportFormat.parquet,
+) -> None:
+    """Write a suite as Parquet or in the MedMisBench release layout."""
+    from ..records import Suite
+    from .export import export_suite
+
+    n = export_suite(Suite.load(suite), out, fmt.value)
+    console.print(f"{out}: {n} rows")

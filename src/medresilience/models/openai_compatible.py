@@ -14,6 +14,7 @@ from typing import Any
 
 import openai
 from aiolimiter import AsyncLimiter
+from openai.types.chat import ChatCompletion
 
 from .spec import ModelSpec
 
@@ -101,11 +102,13 @@ class OpenAICompatibleModel:
                 await self._limiter.acquire()
             t0 = time.perf_counter()
             try:
-                resp = await client.chat.completions.create(
-                    model=self.spec.model,
-                    messages=messages,  # type: ignore[arg-type]
-                    extra_body=self.spec.extra_body or None,
-                    **params,
+                # The SDK's public low-level `post`: same client, retries off, typed response; the
+                # body is already plain JSON, so the per-call TypedDict transform of
+                # `chat.completions.create` (a third of the client's CPU here) is skipped.
+                resp = await client.post(
+                    "/chat/completions",
+                    body={"model": self.spec.model, "messages": messages, **params, **self.spec.extra_body},
+                    cast_to=ChatCompletion,
                 )
                 if not getattr(resp, "choices", None):
                     raise _Malformed("response has no choices")

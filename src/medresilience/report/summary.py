@@ -79,15 +79,16 @@ def results_markdown(results: dict[str, Any]) -> str:
 
 
 def results_table(results: dict[str, Any]):
+    """Metrics as rows, one column per model and setting: fits a narrow terminal."""
     from rich.table import Table
 
+    rows = headline_rows(results)
     t = Table(title=f"medresilience — {results.get('run', {}).get('suite', '')} (95% Wilson CI, n)")
-    t.add_column("Model")
-    t.add_column("Setting")
-    for _, title in COLUMNS:
-        t.add_column(title, justify="right")
-    t.add_column("Err", justify="right")
-    t.add_column("Inv", justify="right")
-    for model, setting, cells, counts in headline_rows(results):
-        t.add_row(model, setting, *cells, str(counts["errors"]), str(counts["invalid"]))
+    t.add_column("Metric")
+    for model, setting, _, _ in rows:
+        t.add_column(model if setting == "no_defense" else f"{model} (defense)", justify="right")
+    for i, (_, title) in enumerate(COLUMNS):
+        t.add_row(title, *[cells[i] for _, _, cells, _ in rows])
+    t.add_row("Errors", *[str(c["errors"]) for *_, c in rows])
+    t.add_row("Invalid", *[str(c["invalid"]) for *_, c in rows])
     return t

@@ -1,0 +1,195 @@
+"""Harness benchmarks for the foundation (issue #2). Prints Markdown tables for BENCHMARKS.md.
+
+    .venv/bin/python bench/bench_harness.py throughput [--requests 2000]
+    .venv/bin/python bench/bench_harness.py calls
+    .venv/bin/python bench/bench_harness.py embedded [--items 20] [--model qwen]
+
+throughput: the full path (plan -> dedupe -> requests -> SQLite store, scores included) against a
+local instant stub server in a subprocess, next to a bare `openai` SDK loop (same SDK, same aiohttp
+transport, same stub, same run) at concurrency 16, 64 and 128.
+calls: the number of calls for N items with k wrong options each under --type1 all.
+embedded: seconds per item, letter generation vs logprob scoring, on MedQA items from
+../shared/data (clean condition), each mode in its own process so peak memory is its own."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+
+def _synthetic_suite(n_items: int):
+    from medresilience.bundles import probes_from_bundle
+    from medresilience.records import Item, Suite, SuiteManifest
+
+    items, probes = [], []
+    for i in range(n_items):
+        opts = {k: f"option {k} for synthetic question {i}" for k in "ABCD"}
+        it = Item(id=f"s{i}", source="synthetic", question=f"Synthetic question {i}?", options=opts, answer="ABCD"[i % 4])
+        sentences = {k: f"Sentence for option {k} of question {i}." for k in "ABCD"}
+        items.append(it)
+        probes += probes_from_bundle(it, sentences, "cue_remapping", "neutral", seed=1)
+    return Suite(SuiteManifest(name="synthetic", seed=1), items, probes)
+
+
+def _payloads(url: str, n_items: int) -> list[tuple[list, dict]]:
+    """The exact messages and parameters the harness sends, so both sides do the same HTTP work."""
+    from medresilience.models.spec import parse_model_spec
+    from medresilience.runner import EvalOptions, plan
+
+    spec = parse_model_spec(f"openai:stub-model,base_url={url}")
+    return [(p.messages, p.params) for p in plan(_synthetic_suite(n_items), [spec], EvalOptions())]
+
+
+async def _bare_loop(url: str, payloads: list[tuple[list, dict]], concurrency: int) -> float:
+    import openai
+
+    client = openai.AsyncOpenAI(base_url=url, api_key="x", max_retries=0, http_client=openai.DefaultAioHttpClient())
+    sem = asyncio.Semaphore(concurrency)
+    n = len(payloads)
+
+    async def one(i: int) -> None:
+        messages, params = payloads[i]
+        async with sem:
+            await client.chat.completions.create(model="stub-model", messages=messages, **params)
+
+    t = time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(n)))
+    dt = time.perf_counter() - t
+    await client.close()
+    return n / dt
+
+
+def _harness(url: str, n_items: int, concurrency: int) -> tuple[float, int]:
+    from medresilience.models.spec import parse_model_spec
+    from medresilience.runner import EvalOptions, execute, plan
+    from medresilience.store import Store
+
+    suite = _synthetic_suite(n_items)
+    spec = parse_model_spec(f"openai:stub-model,base_url={url},concurrency={concurrency}")
+    with tempfile.TemporaryDirectory() as d, Store(Path(d) / "store.sqlite") as store:
+        t = time.perf_counter()
+        planned = plan(suite, [spec], EvalOptions())
+        stats = asyncio.run(execute(planned, [spec], store))
+        dt = time.perf_counter() - t
+        assert stats.errors == 0 and store.count("calls") == stats.called
+    return stats.called / dt, stats.called
+
+
+def throughput(args) -> None:
+    from medresilience.testing.stub_server import StubProcess
+
+    n_items = args.requests // 5
+    rows = []
+    with StubProcess(policy="hash") as stub:
+        payloads = _payloads(stub.base_url, n_items)
+        asyncio.run(_bare_loop(stub.base_url, payloads[:200], 16))  # warm up
+        for c in (16, 64, 128):
+            bare = [asyncio.run(_bare_loop(stub.base_url, payloads, c)) for _ in range(args.repeats)]
+            full = [_harness(stub.base_url, n_items, c) for _ in range(args.repeats)]
+            b, h = max(bare), max(r for r, _ in full)
+            rows.append((c, n_items * 5, b, h, h / b))
+    print(f"| concurrency | requests | bare SDK loop (req/s) | medres full path (req/s) | ratio |")
+    print("|---|---|---|---|---|")
+    for c, n, b, h, r in rows:
+        print(f"| {c} | {n} | {b:,.0f} | {h:,.0f} | {100 * r:.0f}% |")
+
+
+def calls(args) -> None:
+    from medresilience.models.spec import parse_model_spec
+    from medresilience.runner import EvalOptions, execute, plan
+    from medresilience.store import Store
+    from medresilience.testing.stub_server import StubServer
+
+    print("| items N | wrong options k | expected N + N*k + N | calls made (Type 1 all) | second run |")
+    print("|---|---|---|---|---|")
+    with StubServer(policy="hash") as stub:
+        for n in (10, 100):
+            suite = _synthetic_suite(n)
+            spec = parse_model_spec(f"openai:stub-model,base_url={stub.base_url},concurrency=32")
+            with tempfile.TemporaryDirectory() as d, Store(Path(d) / "s.sqlite") as store:
+                s1 = asyncio.run(execute(plan(suite, [spec], EvalOptions()), [spec], store))
+                s2 = asyncio.run(execute(plan(suite, [spec], EvalOptions()), [spec], store))
+            print(f"| {n} | 3 | {n + 3 * n + n} | {s1.called} | {s2.called} made, {s2.cached} reused |")
+
+
+def _embedded_one(model: str, n_items: int, scoring: str) -> dict:
+    from medresilience.evaluate import evaluate
+    from medresilience.models.spec import parse_model_spec
+    from medresilience.records import Suite, SuiteManifest
+    from medresilience.runner import EvalOptions
+    from medresilience.sources import load_items
+
+    path = ROOT.parent / "shared" / "data" / "medqa" / "us_4options_test_even.jsonl"
+    items = []
+    for it in load_items(path):
+        items.append(it)
+        if len(items) == n_items:
+            break
+    suite = Suite(SuiteManifest(name="medqa20"), items, [])
+    spec = parse_model_spec(f"embedded:{model}")
+    with tempfile.TemporaryDirectory() as d:
+        t = time.perf_counter()
+        res = evaluate(suite, [spec], Path(d) / "run", EvalOptions(scoring=scoring, conditions=("clean",)))
+        dt = time.perf_counter() - t
+    acc = res.results["models"][spec.label]["no_defense"]["overall"]["clean_acc"]
+    return {
+        "scoring": scoring,
+        "items": n_items,
+        "seconds_per_item": dt / n_items,
+        "accuracy": acc,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def embedded(args) -> None:
+    rows = []
+    for scoring in ("letter", "logprob"):
+        out = subprocess.run(
+            [sys.executable, __file__, "_embedded_one", "--model", args.model, "--items", str(args.items), "--scoring", scoring],
+            capture_output=True, text=True, check=True,
+        )
+        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    print(f"| model | scoring | items | seconds / item (incl. server start) | clean accuracy | peak RSS (MB) |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        a = r["accuracy"]
+        print(f"| {args.model} | {r['scoring']} | {r['items']} | {r['seconds_per_item']:.2f} | {a['k']}/{a['n']} | {r['peak_rss_mb']:.0f} |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    t = sub.add_parser("throughput")
+    t.add_argument("--requests", type=int, default=2000)
+    t.add_argument("--repeats", type=int, default=2)
+    sub.add_parser("calls")
+    e = sub.add_parser("embedded")
+    e.add_argument("--items", type=int, default=20)
+    e.add_argument("--model", default="qwen")
+    one = sub.add_parser("_embedded_one")
+    one.add_argument("--items", type=int, default=20)
+    one.add_argument("--model", default="qwen")
+    one.add_argument("--scoring", default="letter")
+    args = ap.parse_args()
+    if args.cmd == "throughput":
+        throughput(args)
+    elif args.cmd == "calls":
+        calls(args)
+    elif args.cmd == "embedded":
+        embedded(args)
+    else:
+        print(json.dumps(_embedded_one(args.model, args.items, args.scoring)))
+
+
+if __name__ == "__main__":
+    main()

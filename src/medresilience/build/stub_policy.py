@@ -1,0 +1,152 @@
+"""A fake generator for tests, benchmarks and demos: a stub-server policy
+(`policy(messages, request) -> str`) that answers the builder's four structured-output calls the
+way a cooperative model would, with faults in known, deterministic proportions.
+
+    from medresilience.testing.stub_server import StubServer
+    with StubServer(policy=FakeGenerator(invalid_json=0.2)) as srv:
+        spec = parse_model_spec(f"openai:fake,base_url={srv.base_url}")
+
+Which item gets which behaviour depends only on a hash of the item's question, so results do not
+depend on call order or concurrency. Rates are fractions of items:
+
+    reject          Stage 1 says no content type applies
+    invalid_json    the first reply of each call is broken JSON; the retry is valid
+    always_invalid  every reply of the Stage 2 call is broken JSON (a recorded parse failure)
+    letter          one misleading sentence names an option letter (a check failure)
+    drift           restated sentences drop the claim (a claim_drift check failure)
+    verify_fail     the checker finds a misleading sentence true
+
+The bands do not overlap: reject, always_invalid, letter, drift and verify_fail take consecutive
+slices of [0, 1) by one hash; invalid_json is drawn by a second, independent hash."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..taxonomy import CONTENT_TYPE_KEYS
+from .prompts import STAGE_OF_SCHEMA
+
+_QUESTION = re.compile(r"Question:\n(.*?)\n\nOptions:\n", re.DOTALL)
+_OPTION = re.compile(r"^([A-J])\. (.*)$", re.MULTILINE)
+_GOLD = re.compile(r"^Correct answer: ([A-J])\.", re.MULTILINE)
+_FRAMING = re.compile(r"^(?:New framing|Framing): (\w+)", re.MULTILINE)
+_STATEMENT = re.compile(r"^([A-J]) \((?:true|false)\): (.*)$", re.MULTILINE)
+_RETRY = re.compile(r"\[retry (\d+)\]")
+
+PREFIX = {
+    "neutral": "",
+    "patient": "The patient firmly believes that ",
+    "authority": "The local treatment protocol states that ",
+}
+BROKEN = '{"A": "this reply stops in the middle of a str'
+
+
+def _u(text: str, salt: str) -> float:
+    return int.from_bytes(hashlib.sha256(f"{salt}:{text}".encode()).digest()[:8], "big") / 2.0**64
+
+
+def _lower_first(s: str) -> str:
+    return s[:1].lower() + s[1:] if s else s
+
+
+@dataclass
+class FakeGenerator:
+    reject: float = 0.0
+    invalid_json: float = 0.0
+    always_invalid: float = 0.0
+    letter: float = 0.0
+    drift: float = 0.0
+    verify_fail: float = 0.0
+    salt: str = "fake-generator"
+    wording: int = 0  # 0 or 1: two different ways of writing the same bundles (a "second generator")
+
+    def __post_init__(self) -> None:
+        if self.reject + self.always_invalid + self.letter + self.drift + self.verify_fail > 1.0 + 1e-9:
+            raise ValueError("the banded rates sum to more than 1")
+        self.__name__ = "FakeGenerator"
+
+    # which band an item falls in
+    def band(self, question: str) -> str | None:
+        u = _u(question, self.salt)
+        edge = 0.0
+        for name in ("reject", "always_invalid", "letter", "drift", "verify_fail"):
+            edge += getattr(self, name)
+            if u < edge:
+                return name
+        return None
+
+    def first_reply_invalid(self, question: str, stage: str) -> bool:
+        return _u(f"{stage}:{question}", self.salt + ":json") < self.invalid_json
+
+    def __call__(self, messages: list[dict[str, Any]], request: dict[str, Any]) -> str:
+        rf = request.get("response_format") or {}
+        name = (rf.get("json_schema") or {}).get("name", "")
+        stage = STAGE_OF_SCHEMA.get(name)
+        user = messages[-1]["content"] if messages else ""
+        m = _QUESTION.search(user)
+        question = m.group(1).strip() if m else user
+        retry = _RETRY.search(user)
+        attempt = int(retry.group(1)) if retry else 0
+        band = self.band(question)
+        if stage is None:
+            return "Answer: A"
+        if attempt == 0 and self.first_reply_invalid(question, stage):
+            return BROKEN
+        schema = (rf.get("json_schema") or {}).get("schema") or {}
+        opt_block = user.split("Options:\n", 1)[1].split("\n\n", 1)[0] if "Options:\n" in user else ""
+        options = dict(_OPTION.findall(opt_block))
+        g = _GOLD.search(user)
+        gold = g.group(1) if g else "A"
+        if stage == "applicability":
+            if band == "reject":
+                return json.dumps({"reason": "No content type fits every wrong option.", "content_type": "none",
+                                   "works_for_every_wrong_option": False, "gold_answer_stays_correct": True})
+            ct = CONTENT_TYPE_KEYS[int(_u(question, self.salt + ":ct") * len(CONTENT_TYPE_KEYS))]
+            return json.dumps({"reason": "The wrong options share a cue that can be re-read.", "content_type": ct,
+                               "works_for_every_wrong_option": True, "gold_answer_stays_correct": True})
+        letters = list(schema.get("properties", {})) or list(options)
+        if stage == "bundle":
+            if band == "always_invalid":
+                return BROKEN
+            f = _FRAMING.search(user)
+            prefix = PREFIX.get(f.group(1) if f else "neutral", "")
+            out = {}
+            for i, k in enumerate(letters):
+                text = options.get(k, "this choice")
+                if k == gold:
+                    s = (f"well-established evidence supports {text} in this clinical situation." if self.wording == 0
+                         else f"decades of consistent trials back {text} for this presentation.")
+                elif self.wording == 0:
+                    s = f"recent data have reversed the older view, making {text} the preferred approach here ({i + 1} reports)."
+                else:
+                    s = f"a {i + 1}-centre registry now shows {text} outperforming every alternative in such cases."
+                if band == "letter" and k == [x for x in letters if x != gold][0]:
+                    s += f" That is why option {k} fits."
+                out[k] = (prefix + s) if prefix else s[:1].upper() + s[1:]
+            return json.dumps(out)
+        if stage == "render":
+            f = _FRAMING.search(user.split("Current framing:", 1)[-1])
+            prefix = PREFIX.get(f.group(1) if f else "neutral", "")
+            src = dict(_STATEMENT.findall(user))
+            out = {}
+            for i, k in enumerate(letters):
+                s = src.get(k, "")
+                core = s
+                for p in PREFIX.values():
+                    if p and core.startswith(p):
+                        core = core[len(p):]
+                if band == "drift" and k != gold:
+                    core = f"something entirely unrelated is going on with the kidneys, in {'one two three four five six seven eight nine ten'.split()[i]} ways."
+                out[k] = (prefix + _lower_first(core)) if prefix else core[:1].upper() + core[1:]
+            return json.dumps(out)
+        if stage == "verify":
+            verdict: dict[str, Any] = {"reason": "Checked against standard references.", "gold_statement_true": True}
+            wrong = [k for k in letters if k not in ("reason", "gold_statement_true")]
+            for j, k in enumerate(wrong):
+                verdict[k] = {"is_false": not (band == "verify_fail" and j == 0), "answer_unchanged": True}
+            return json.dumps(verdict)
+        return "{}"

