@@ -89,3 +89,27 @@ def test_invalid_answers_counted_not_scored(tmp_path, tiny_suite):
     assert block["type1"]["tasr"]["k"] == 0
     assert block["type1_acc"]["invalid"] == 4
     assert res.results["models"]["stub-model"]["no_defense"]["counts"]["invalid"] == 6
+
+
+def test_requests_spread_over_replicas_and_rate_limited(tmp_path, tiny_suite):
+    import time
+
+    with StubServer(policy=oracle_policy) as a, StubServer(policy=oracle_policy) as b:
+        spec = parse_model_spec(f"openai:stub-model,base_url={a.base_url}|{b.base_url},concurrency=8,rpm=600")
+        t = time.perf_counter()
+        res = evaluate(tiny_suite, [spec], tmp_path / "run", EvalOptions())
+        elapsed = time.perf_counter() - t
+        assert res.stats.called == 20
+        assert a.stats.total == b.stats.total == 10
+    # 600 requests per minute = 10 per second with a one-second bucket: 20 calls need about 1 s
+    assert elapsed >= 0.9
+
+
+def test_token_usage_and_cost_recorded(tmp_path, tiny_suite):
+    with StubServer(policy=oracle_policy) as srv:
+        spec = parse_model_spec(f"openai:stub-model,base_url={srv.base_url},price_input=2.0,price_output=8.0")
+        res = evaluate(tiny_suite, [spec], tmp_path / "run", EvalOptions())
+    u = res.results["usage"]["stub-model"]
+    assert u["prompt_tokens"] > 0 and u["completion_tokens"] == 2 * 20  # "Answer: X" = 2 words
+    assert abs(u["cost"] - (u["prompt_tokens"] * 2.0 + u["completion_tokens"] * 8.0) / 1e6) < 1e-12
+    assert res.stats.cost == u["cost"] or abs(res.stats.cost - u["cost"]) < 1e-12

@@ -81,7 +81,7 @@ class OpenAICompatibleModel:
             for url in spec.base_urls
         ]
         self._next = itertools.cycle(range(len(self._clients)))
-        self._limiter = AsyncLimiter(spec.rpm, 60.0) if spec.rpm else None
+        self._limiter = _limiter(spec.rpm) if spec.rpm else None
 
     async def close(self) -> None:
         for c in self._clients:
@@ -157,6 +157,14 @@ class OpenAICompatibleModel:
             top_logprobs=tops,
             raw_model=getattr(resp, "model", None),
         )
+
+
+def _limiter(rpm: float) -> AsyncLimiter:
+    """A leaky bucket holding at most one second's worth of requests (at least one), so a short
+    run cannot burst a whole minute's budget at once."""
+    per_second = rpm / 60.0
+    capacity = max(1.0, per_second)
+    return AsyncLimiter(capacity, capacity / per_second)
 
 
 class _Malformed(Exception):

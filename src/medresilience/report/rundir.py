@@ -1,0 +1,160 @@
+"""A run directory, read for reporting: run.json (models without secrets, options, prompts, suite
+manifest), the store, the suite it was run on, and the numbers recomputed from them.
+
+The report always recomputes from the store when it can (store.sqlite + the suite named in
+run.json), so it shows what the store holds now, also for a run that was interrupted before it
+wrote results.json. When the suite cannot be found (moved, or changed since the run: its checksums
+no longer match), the run's own results.json is used and the report says so."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..errors import InputError, MedresError
+from ..frame import results_frame
+from ..metrics import misleading_metrics
+from ..records import Suite
+from ..store import Store
+
+
+@dataclass
+class RunData:
+    """One run directory as the report sees it."""
+
+    path: Path
+    name: str
+    config: dict[str, Any]
+    results: dict[str, Any]
+    frame: pd.DataFrame | None = None
+    suite: Suite | None = None
+    source: str = "store"  # "store" (recomputed) or "results.json"
+    notes: list[str] = field(default_factory=list)
+    counts: dict[str, Any] = field(default_factory=dict)  # store-level counts (unscored, ...)
+    last_execution: dict[str, Any] | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def families(self) -> list[str]:
+        """Test families with data in this run (only the misleading-context family exists now)."""
+        fams = []
+        if self.results.get("models"):
+            fams.append("misleading")
+        return fams
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise InputError(path, e.lineno, None, f"not valid JSON ({e.msg})") from None
+
+
+def _find_suite(run_dir: Path, config: dict[str, Any]) -> tuple[Suite | None, str | None]:
+    """The suite named in run.json: its recorded path, else a `suite/` folder in the run directory,
+    else the bundled sample when the names match. Returns (suite, reason it is missing)."""
+    meta = config.get("suite") or {}
+    candidates: list[Path] = []
+    if meta.get("path"):
+        p = Path(meta["path"])
+        candidates.append(p if p.is_absolute() else (run_dir / p))
+        if not p.is_absolute():
+            candidates.append(Path.cwd() / p)
+    candidates.append(run_dir / "suite")
+    problems = []
+    for c in candidates:
+        if (c / "suite.json").exists():
+            try:
+                return Suite.load(c), None
+            except MedresError as e:
+                problems.append(str(e))
+    from ..samples import SAMPLE_NAME, sample_suite
+
+    if meta.get("name") == SAMPLE_NAME:
+        try:
+            return sample_suite(), None
+        except MedresError as e:  # pragma: no cover - the shipped suite is checked by its own test
+            problems.append(str(e))
+    reason = "; ".join(problems) or f"suite not found (looked in: {', '.join(str(c) for c in candidates)})"
+    return None, reason
+
+
+def _store_counts(store: Store) -> dict[str, Any]:
+    con = store.conn
+    scores = dict(con.execute("SELECT status, COUNT(*) FROM scores GROUP BY status").fetchall())
+    calls = dict(con.execute("SELECT status, COUNT(*) FROM calls GROUP BY status").fetchall())
+    permanent = con.execute("SELECT COUNT(*) FROM calls WHERE status = 'error' AND permanent = 1").fetchone()[0]
+    samples = [r[0] for r in con.execute(
+        "SELECT error FROM calls WHERE status = 'error' AND error IS NOT NULL GROUP BY error ORDER BY COUNT(*) DESC LIMIT 5")]
+    return {
+        "scores_valid": int(scores.get("valid", 0)),
+        "scores_invalid": int(scores.get("invalid", 0)),
+        "scores_unscored": int(scores.get("unscored", 0)),
+        "calls_ok": int(calls.get("ok", 0)),
+        "calls_error": int(calls.get("error", 0)),
+        "calls_error_permanent": int(permanent),
+        "error_samples": samples,
+    }
+
+
+def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = True) -> RunData:
+    """Read one run directory. Raises InputError when it is not a run directory."""
+    d = Path(run_dir)
+    if not d.is_dir():
+        raise InputError(d, None, None, "not a directory")
+    cfg_path, res_path, db_path = d / "run.json", d / "results.json", d / "store.sqlite"
+    if not cfg_path.exists() and not res_path.exists():
+        raise InputError(d, None, None, "not a run directory (neither run.json nor results.json)")
+    config = _read_json(cfg_path) if cfg_path.exists() else {}
+    saved = _read_json(res_path) if res_path.exists() else None
+    run = RunData(path=d, name=d.resolve().name, config=config, results=saved or {})
+    if saved is not None:
+        run.last_execution = saved.get("last_execution")
+    suite, missing = (None, None)
+    if recompute and db_path.exists():
+        t0 = time.perf_counter()
+        suite, missing = _find_suite(d, config)
+        run.timings["suite"] = time.perf_counter() - t0
+    if suite is not None:
+        with Store(db_path) as store:
+            t0 = time.perf_counter()
+            df = results_frame(store, suite)
+            run.timings["frame"] = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            res = misleading_metrics(df)
+            run.timings["metrics"] = time.perf_counter() - t0
+            res["usage"] = store.usage()
+            run.counts = _store_counts(store)
+        res["run"] = {
+            "suite": (config.get("suite") or {}).get("name"),
+            "models": [m.get("label") for m in config.get("models", [])],
+            "options": config.get("options", {}),
+            "prompt_hash": (config.get("prompts") or {}).get("hash"),
+        }
+        run.results, run.suite, run.source = res, suite, "store"
+        run.frame = df if keep_frame else None
+    elif saved is not None:
+        run.source = "results.json"
+        if recompute and db_path.exists():
+            run.notes.append(f"numbers from results.json, not recomputed from the store: {missing}")
+        elif recompute:
+            run.notes.append("numbers from results.json (no store.sqlite in the run directory)")
+    else:
+        raise InputError(d, None, None, f"cannot report: no results.json and the store cannot be read ({missing or 'no store.sqlite'})")
+    return run
+
+
+_URL_USERINFO = re.compile(r"(?<=://)[^/@\s]*@")
+_URL_QUERY = re.compile(r"\?.*$")
+
+
+def redact_url(url: str) -> str:
+    """An endpoint as a report may show it: no user:password@, no query string."""
+    url = _URL_USERINFO.sub("***@", str(url))
+    return _URL_QUERY.sub("?***", url) if "?" in url else url
