@@ -2,53 +2,16 @@
 
 from __future__ import annotations
 
-import functools
 import sys
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from .errors import MedresError
+from .clikit import console, err_console, fail, progress, progress_callback, user_errors
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Measure whether models keep correct medical judgments under misleading or messy input.")
-console = Console()
-err_console = Console(stderr=True)
-
-
-def _fail(message: str, code: int = 2) -> None:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code)
-
-
-def user_errors(fn):
-    """Turn the library's user-facing errors into one line on stderr and exit code 2."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except MedresError as e:
-            _fail(str(e))
-        except ValueError as e:  # pydantic and option errors that reached the top
-            _fail(str(e).splitlines()[0])
-
-    return wrapper
-
-
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err_console,
-        transient=False,
-    )
 
 
 def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, seed, type1, scoring, defense) -> None:
@@ -67,13 +30,8 @@ def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, se
         s.api_key()  # settings errors before any progress output
     defense_modes = {"off": (False,), "on": (True,), "both": (False, True)}[Defense(defense).value]
     opts = EvalOptions(type1=Type1(type1).value, scoring=Scoring(scoring).value, defense=defense_modes, limit=limit)
-    with _progress() as prog:
-        task = prog.add_task("calls", total=None)
-
-        def on_progress(done: int, total: int) -> None:
-            prog.update(task, completed=done, total=total)
-
-        result = evaluate(suite, specs, out, opts, progress=on_progress)
+    with progress() as prog:
+        result = evaluate(suite, specs, out, opts, progress=progress_callback(prog, "calls"))
     console.print(results_table(result.results))
     s = result.stats
     console.print(
@@ -171,7 +129,7 @@ def export(
 
     s = Suite.load(suite)
     if fmt != "release":
-        _fail(f"setting '--format': unknown export format '{fmt}' (known: release)")
+        fail(f"setting '--format': unknown export format '{fmt}' (known: release)")
     n = sources.write_release(s, out)
     console.print(f"{out}: {n} rows")
 
