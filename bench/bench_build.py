@@ -1,9 +1,10 @@
 """Benchmark: `build misleading` on real MedMCQA items against a local stub generator.
 
     .venv/bin/python bench/bench_build.py [--items 50] [--repeats 3] [--delay 0] [--concurrency 16]
+                                          [--design standard|crossed] [--stub process|thread]
 
 The stub (medresilience.build.stub_policy.FakeGenerator, served by the project's StubServer in a
-background thread) answers with valid and invalid JSON in known proportions, so the numbers also
+child process by default, or a thread with --stub thread) answers with valid and invalid JSON in known proportions, so the numbers also
 show the parse-retry path: by default 25% of the items get a broken first reply at each stage
 (then a valid retry), 5% get only broken Stage 2 replies (recorded failures after 2 retries),
 20% are rejected by the applicability filter and 5% get a sentence that names an option letter
@@ -16,14 +17,53 @@ and failures, seconds, items per second."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import multiprocessing as mp
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "medmcqa" / "dev.json"
+
+
+def _serve(rates: dict, delay: float, conn, stop) -> None:  # in the child process
+    from medresilience.build.stub_policy import FakeGenerator
+    from medresilience.testing.stub_server import Faults, StubServer
+
+    with StubServer(policy=FakeGenerator(**rates), faults=Faults(delay=delay)) as srv:
+        conn.send(srv.base_url)
+        stop.wait()
+
+
+@contextlib.contextmanager
+def _stub(mode: str, rates: dict, delay: float) -> Iterator[str]:
+    """The fake generator's base URL, served from a child process or a thread."""
+    if mode == "thread":
+        from medresilience.build.stub_policy import FakeGenerator
+        from medresilience.testing.stub_server import Faults, StubServer
+
+        with StubServer(policy=FakeGenerator(**rates), faults=Faults(delay=delay)) as srv:
+            yield srv.base_url
+        return
+    ctx = mp.get_context("spawn")
+    parent, child = ctx.Pipe()
+    stop = ctx.Event()
+    proc = ctx.Process(target=_serve, args=(rates, delay, child, stop), daemon=True)
+    proc.start()
+    try:
+        if not parent.poll(60):
+            raise RuntimeError("the stub process did not start")
+        yield parent.recv()
+    finally:
+        stop.set()
+        proc.join(10)
+        if proc.is_alive():
+            proc.terminate()
+            proc.join()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reject", type=float, default=0.2)
     ap.add_argument("--letter", type=float, default=0.05)
     ap.add_argument("--design", default="standard", choices=("standard", "crossed"))
+    ap.add_argument("--stub", default="process", choices=("process", "thread"),
+                    help="serve the stub from a child process (no GIL shared with the builder) or a thread")
     args = ap.parse_args(argv)
     if not DATA.exists():
         print(f"skipped: {DATA} not found (../shared/data is not available)", file=sys.stderr)
@@ -44,39 +86,34 @@ def main(argv: list[str] | None = None) -> int:
 
     from medresilience.build.inputs import load_build_items
     from medresilience.build.misleading import BuildOptions, build_misleading
-    from medresilience.build.stub_policy import FakeGenerator
     from medresilience.models.spec import parse_model_spec
-    from medresilience.testing.stub_server import Faults, StubServer
 
     loaded = load_build_items(DATA, limit=args.items)
-    fg = FakeGenerator(reject=args.reject, invalid_json=args.invalid_json, always_invalid=args.always_invalid, letter=args.letter)
+    rates = dict(reject=args.reject, invalid_json=args.invalid_json, always_invalid=args.always_invalid, letter=args.letter)
     rows = []
-    with tempfile.TemporaryDirectory() as tmp, StubServer(policy=fg, faults=Faults(delay=args.delay)) as srv:
-        spec = parse_model_spec(f"openai:fake,base_url={srv.base_url},concurrency={args.concurrency}")
+    with tempfile.TemporaryDirectory() as tmp, _stub(args.stub, rates, args.delay) as base_url:
+        spec = parse_model_spec(f"openai:fake,base_url={base_url},concurrency={args.concurrency}")
         cold = []
         for i in range(args.repeats):
-            n0 = srv.stats.total
             t0 = time.perf_counter()
             res = build_misleading(loaded, spec, Path(tmp) / f"s{i}", BuildOptions(seed=0, design=args.design))
-            dt = time.perf_counter() - t0
-            cold.append((dt, res.report, srv.stats.total - n0))
+            cold.append((time.perf_counter() - t0, res.report))
         dt = statistics.median(c[0] for c in cold)
-        rep, http = cold[-1][1], cold[-1][2]
-        rows.append(("cold (every call made)", dt, rep, http))
-        n0 = srv.stats.total
+        rows.append(("cold (every call made)", dt, cold[-1][1]))
         t0 = time.perf_counter()
         res = build_misleading(loaded, spec, Path(tmp) / f"s{args.repeats - 1}", BuildOptions(seed=0, design=args.design))
-        rows.append(("warm (resume, all reused)", time.perf_counter() - t0, res.report, srv.stats.total - n0))
+        rows.append(("warm (resume, all reused)", time.perf_counter() - t0, res.report))
 
     print(f"build misleading, {len(loaded.items)} usable MedMCQA dev items ({len(loaded.skipped)} rows skipped before them: "
           f"{', '.join(f'{k} {v}' for k, v in loaded.skip_counts().items())}); design {args.design}; stub generator: "
           f"invalid first reply {args.invalid_json:.0%}, always-invalid Stage 2 {args.always_invalid:.0%}, "
           f"rejected {args.reject:.0%}, letter-naming {args.letter:.0%}; stub delay {args.delay}s; concurrency {args.concurrency}; "
           f"median of {args.repeats} cold builds\n")
-    print("| run | items | kept | requests | HTTP calls | calls / kept item | parse retries | parse failures | seconds | items/s |")
+    print("| run | items | kept | requests | calls made | calls / kept item | parse retries | parse failures | seconds | items/s |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name, dt, rep, http in rows:
+    for name, dt, rep in rows:
         t, it = rep["totals"], rep["items"]
+        http = t["calls_made"]
         per_kept = t["requests"] / it["kept"] if it["kept"] else float("nan")
         print(f"| {name} | {it['considered']} | {it['kept']} | {t['requests']} | {http} | {per_kept:.2f} | "
               f"{t['parse_retries']} | {t['parse_failures']} | {dt:.3f} | {it['considered'] / dt:.1f} |")

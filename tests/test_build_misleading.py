@@ -323,7 +323,7 @@ def test_build_on_real_medqa_via_cli_with_exports(tmp_path):
             assert row["options"] == list(it.options.values())
             assert row["option_contexts"][row["answer_index"]] == type2(bundles_of(suite)[row["bundle_id"]])[it.answer]
         # `medres build export` writes the same Parquet file
-        r = runner.invoke(app, ["build", "export", "--suite", str(out), "--format", "parquet", "--out", str(tmp_path / "again.parquet")])
+        r = runner.invoke(app, ["export", "--suite", str(out), "--format", "parquet", "--out", str(tmp_path / "again.parquet")])
         assert r.exit_code == 0, r.output
         assert pq.read_table(tmp_path / "again.parquet").to_pylist() == t
         # rerunning the command resumes with no new calls
@@ -570,6 +570,7 @@ def test_cyclic_provenance_reassignment_both_cycles_and_modes(tmp_path):
 def test_cli_user_errors_are_one_line(tmp_path):
     r = runner.invoke(app, ["build", "misleading", "--items", str(tmp_path / "missing.jsonl"), "--generator", "openai:x,base_url=http://127.0.0.1:9/v1", "--out", str(tmp_path / "o")])
     assert r.exit_code == 2 and "missing.jsonl" in r.output and "file not found" in r.output
+    assert len(r.output.strip().splitlines()) == 1 and r.output.startswith("error:")
     p = tmp_path / "i.jsonl"
     p.write_text(json.dumps({"id": "i1", "source": "s", "question": "q?", "options": {"A": "x", "B": "y"}, "answer": "B"}) + "\n")
     r = runner.invoke(app, ["build", "misleading", "--items", str(p), "--generator", "bogus", "--out", str(tmp_path / "o")])

@@ -121,16 +121,13 @@ def import_(
 def export(
     suite: Annotated[Path, typer.Option("--suite", help="suite directory")],
     out: Annotated[Path, typer.Option("--out", help="output file")],
-    fmt: Annotated[str, typer.Option("--format", help="release (MedMisBench layout, JSON lines)")] = "release",
+    fmt: Annotated[str, typer.Option("--format", help="release (MedMisBench layout, JSON lines) or parquet (Hugging Face datasets)")] = "release",
 ) -> None:
     """Write a suite in another layout."""
-    from . import sources
+    from .build.export import export_suite
     from .records import Suite
 
-    s = Suite.load(suite)
-    if fmt != "release":
-        fail(f"setting '--format': unknown export format '{fmt}' (known: release)")
-    n = sources.write_release(s, out)
+    n = export_suite(Suite.load(suite), out, fmt)
     console.print(f"{out}: {n} rows")
 
 

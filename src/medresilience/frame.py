@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -159,12 +159,22 @@ def _same(a: pd.Categorical, b: pd.Categorical) -> np.ndarray:
     return (ca == cb) & (ca >= 0)
 
 
-def results_frame(store: Store, suite: Suite, chunk: int = 100_000, workers: int | None = None) -> pd.DataFrame:
+def results_frame(
+    store: Store, suite: Suite | Callable[[], Suite], chunk: int = 100_000, workers: int | None = None
+) -> pd.DataFrame:
     """One row per unit of the store, with the suite's facts. ``workers`` parallel readers
-    (default: up to 4, one per CPU) each stream their share of the units in ``chunk``-row pieces."""
+    (default: up to 4, one per CPU) each stream their share of the units in ``chunk``-row pieces.
+    ``suite`` may be a zero-argument callable: it is called while the store is being read, so that
+    loading a large suite overlaps with the read."""
     if workers is None:
         workers = max(1, min(4, os.cpu_count() or 1))
-    parts = _read_parallel(store, chunk, workers)
+    if callable(suite):
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            pending = pool.submit(suite)
+            parts = _read_parallel(store, chunk, workers)
+            suite = pending.result()
+    else:
+        parts = _read_parallel(store, chunk, workers)
     vocab = {name: _Codes() for name in _TEXT}
     cond_c = _Codes(CONDITIONS)
     cols: dict[str, list[np.ndarray]] = {k: [] for k in (*_TEXT, "condition", "defense", "call", "score",

@@ -229,6 +229,21 @@ class Store:
                 return
             yield rows
 
+    def usage_for(self, keys: Iterable[str]) -> dict[str, Any]:
+        """Tokens and cost summed over the given request keys (cost None when no call had a price)."""
+        keys = list(keys)
+        pt = ct = 0
+        cost: float | None = None
+        for i in range(0, len(keys), 900):
+            chunk = keys[i : i + 900]
+            q = f"SELECT prompt_tokens, completion_tokens, cost FROM calls WHERE key IN ({','.join('?' * len(chunk))})"
+            for p, c, k in self.conn.execute(q, chunk):
+                pt += p or 0
+                ct += c or 0
+                if k is not None:
+                    cost = (cost or 0.0) + k
+        return {"prompt_tokens": pt, "completion_tokens": ct, "cost": cost}
+
     def usage(self) -> dict[str, dict[str, float]]:
         out: dict[str, dict[str, float]] = {}
         for model, n, pt, ct, cost, errs in self.conn.execute(

@@ -5,52 +5,27 @@
     medres build regenerate --suite SUITE_DIR --generator SPEC --out OUT [--n 600] [--reference-out REF]
     medres build reassign-provenance --suite SUITE_DIR --cycle forward|reverse --out OUT
                             [--mode regenerate|render] [--generator SPEC] [--reference-out REF]
-    medres build export --suite SUITE_DIR --format parquet|release --out FILE"""
+"""
 
 from __future__ import annotations
 
-import functools
 import json
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..errors import MedresError
+from ..clikit import console, err_console, fail as _fail, progress, user_errors as _user_errors
 
 build_app = typer.Typer(no_args_is_help=True, help="Build stress-test suites with a generator model.")
-console = Console()
-err_console = Console(stderr=True)
-
-
-def _fail(message: str, code: int = 2) -> None:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code)
-
-
-def _user_errors(fn):
-    """The library's user-facing errors -> one line on stderr, exit code 2."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except MedresError as e:
-            _fail(str(e))
-        except ValueError as e:
-            _fail(str(e).splitlines()[0])
-
-    return wrapper
 
 
 class _Progress:
     """One bar per stage label, fed by the engine's (label, done, total) callback."""
 
     def __init__(self) -> None:
-        self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err_console)
+        self.bar = progress()
         self.tasks: dict[str, Any] = {}
 
     def __enter__(self) -> _Progress:
@@ -79,11 +54,6 @@ class CycleOpt(str, Enum):
 class ModeOpt(str, Enum):
     regenerate = "regenerate"
     render = "render"
-
-
-class ExportFormat(str, Enum):
-    parquet = "parquet"
-    release = "release"
 
 
 def _limits(min_words: int, max_words: int, max_chars: int):
@@ -237,18 +207,3 @@ def reassign(
     console.print(f"suite: {out}" + (f"; matched reference: {reference_out}" if reference_out else ""))
     if res.report.get("incomplete"):
         raise typer.Exit(1)
-
-
-@build_app.command("export")
-@_user_errors
-def export(
-    suite: Annotated[Path, typer.Option("--suite", help="suite directory")],
-    out: Annotated[Path, typer.Option("--out", help="output file")],
-    fmt: Annotated[ExportFormat, typer.Option("--format", help="parquet (Hugging Face datasets) or release (MedMisBench JSON lines)")] = ExportFormat.parquet,
-) -> None:
-    """Write a suite as Parquet or in the MedMisBench release layout."""
-    from ..records import Suite
-    from .export import export_suite
-
-    n = export_suite(Suite.load(suite), out, fmt.value)
-    console.print(f"{out}: {n} rows")

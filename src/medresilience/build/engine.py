@@ -12,6 +12,7 @@ recomputes every decision from the stored replies."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import time
@@ -19,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..models.openai_compatible import OpenAICompatibleModel
 from ..models.spec import ModelSpec
 from ..records import LETTERS, Item
 from ..runner import CallRequest, request_key, run_calls
@@ -295,6 +297,46 @@ class Engine:
         self.progress = progress
         self.stats: dict[str, StageStats] = {}
         self._keys: dict[str, set[str]] = {}
+        self._runner: asyncio.Runner | None = None
+        self._clients: dict[str, OpenAICompatibleModel] = {}
+
+    # ---- one event loop and one client per model for the engine's life (not one per round)
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _run(self, coro: Any) -> Any:
+        if self._runner is None:
+            self._runner = asyncio.Runner()
+        return self._runner.run(coro)
+
+    def _client(self, spec: ModelSpec) -> OpenAICompatibleModel:
+        if spec.label not in self._clients:
+
+            async def make() -> OpenAICompatibleModel:
+                return OpenAICompatibleModel(spec)
+
+            self._clients[spec.label] = self._run(make())
+        return self._clients[spec.label]
+
+    def close(self) -> None:
+        """Close the clients and the event loop (the engine may not be used afterwards)."""
+        if self._runner is None:
+            return
+        clients, self._clients = list(self._clients.values()), {}
+
+        async def close_all() -> None:
+            for c in clients:
+                with contextlib.suppress(Exception):
+                    await c.close()
+
+        try:
+            self._runner.run(close_all())
+        finally:
+            self._runner.close()
+            self._runner = None
 
     def lengths_for(self, spec: ModelSpec) -> bool:
         return use_schema_lengths(spec, self.schema_lengths)
@@ -325,7 +367,8 @@ class Engine:
                 if self.progress is not None:
                     self.progress(_label, done, total)
 
-            rs = asyncio.run(run_calls([r for r, _, _ in reqs.values()], [spec], self.store, on_progress))
+            client = self._client(spec)
+            rs = self._run(run_calls([r for r, _, _ in reqs.values()], [spec], self.store, on_progress, clients={spec.label: client}))
             st.calls_made += rs.called
             st.reused += rs.cached
             nxt: dict[str, tuple[int, str | None, int]] = {}
@@ -363,17 +406,8 @@ class Engine:
         st = self.stats[stage]
         keys = sorted(self._keys[stage])
         st.requests = len(keys)
-        pt = ct = 0
-        cost: float | None = None
-        for i in range(0, len(keys), 900):
-            chunk = keys[i : i + 900]
-            q = f"SELECT prompt_tokens, completion_tokens, cost FROM calls WHERE key IN ({','.join('?' * len(chunk))})"
-            for p, c, k in self.store.conn.execute(q, chunk):
-                pt += p or 0
-                ct += c or 0
-                if k is not None:
-                    cost = (cost or 0.0) + k
-        st.prompt_tokens, st.completion_tokens, st.cost = pt, ct, cost
+        u = self.store.usage_for(keys)
+        st.prompt_tokens, st.completion_tokens, st.cost = u["prompt_tokens"], u["completion_tokens"], u["cost"]
 
     def keys(self, stage: str) -> set[str]:
         return set(self._keys.get(stage, set()))

@@ -100,10 +100,13 @@ def _raw_answer_letter(fmt: str, obj: dict[str, Any]) -> tuple[Any, Any]:
 
 
 def _row_id(fmt: str, obj: dict[str, Any], line: int) -> str | None:
+    """The id the strict loader would give the row (for the skip record)."""
     rid = obj.get("id")
+    if fmt in ("medmcqa", "medqa") and (rid is None or not str(rid).strip()):
+        return f"{fmt}-{line}"
     if fmt == "medmcqa":
-        return f"medmcqa-{rid if rid is not None else line}"
-    return None if rid is None else str(rid)
+        return f"medmcqa-{str(rid).strip()}"
+    return None if rid is None else str(rid).strip()
 
 
 def _strict(fmt: str, obj: dict[str, Any], path: Path, line: int) -> Item:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -193,24 +193,11 @@ def build_misleading(
             gen = live[0]
             ver = None if verifier is None else (live[1] if len(live) > 1 else gen)
             engine = Engine(store, gen, ver, opts.limits, opts.retries, progress, opts.schema_lengths)
-
-            # Stage 1
-            s1 = engine.applicability(item_list)
-            kept1: list[tuple[Item, str]] = []
-            for it in item_list:
-                o = s1[it.id]
-                if not o.ok:
-                    decisions[it.id] = Decision(it.id, "failed", "applicability", o.code, o.detail, source=it.source)
-                    continue
-                a: Applicability = o.value
-                if not a.applicable:
-                    code, why = a.rejection()
-                    decisions[it.id] = Decision(it.id, "rejected", "applicability", code, why, a.content_type, source=it.source)
-                    continue
-                kept1.append((it, a.content_type))  # type: ignore[arg-type]
-
-            # Stage 2 (+ render for the crossed design), checks, checker
-            bundles = _generate_checked(engine, kept1, opts, decisions)
+            with engine:
+                s1 = engine.applicability(item_list)  # Stage 1
+                kept1 = _stage1_decisions(item_list, s1, decisions)
+                # Stage 2 (+ render for the crossed design), checks, checker
+                bundles = _generate_checked(engine, kept1, opts, decisions)
     for it in item_list:
         if it.id in bundles:
             jobs = bundles[it.id]
@@ -226,6 +213,23 @@ def build_misleading(
     report = build_report(suite, all_decisions, engine, opts.design, opts.seed, generator, verifier, time.perf_counter() - t0, loaded)
     write_report(out, report, all_decisions)
     return BuildResult(out, suite, report, all_decisions)
+
+
+def _stage1_decisions(item_list: Sequence[Item], s1: Mapping[str, Any], decisions: dict[str, Decision]) -> list[tuple[Item, str]]:
+    """Record Stage 1 failures and rejections; return the (item, content type) pairs it kept."""
+    kept1: list[tuple[Item, str]] = []
+    for it in item_list:
+        o = s1[it.id]
+        if not o.ok:
+            decisions[it.id] = Decision(it.id, "failed", "applicability", o.code, o.detail, source=it.source)
+            continue
+        a: Applicability = o.value
+        if not a.applicable:
+            code, why = a.rejection()
+            decisions[it.id] = Decision(it.id, "rejected", "applicability", code, why, a.content_type, source=it.source)
+            continue
+        kept1.append((it, a.content_type))  # type: ignore[arg-type]
+    return kept1
 
 
 def _generate_checked(
@@ -272,23 +276,36 @@ def _generate_checked(
                 continue
             passed[iid].append((job, {k: " ".join(o.value[k].split()) for k in job.item.options}))
 
-    if engine.verifier is not None and passed:
-        verdicts = engine.verify({job.id: (job.item, s) for pairs in passed.values() for job, s in pairs})
-        for iid in list(passed):
-            for job, _s in passed[iid]:
-                o = verdicts[job.id]
-                if not o.ok:
-                    decisions[iid] = Decision(iid, "failed", "verify", o.code, f"{job.provenance} framing: {o.detail}", job.content_type, job.provenance, source=job.item.source)
-                elif o.value:
-                    decisions[iid] = Decision(iid, "rejected", "verify", o.value[0].code, f"{job.provenance} framing: {_problems_text(o.value)}", job.content_type, job.provenance, source=job.item.source)
-                else:
-                    continue
-                del passed[iid]
-                break
+    verify_passed(engine, passed, decisions, lambda job: f"{job.provenance} framing")
     # render order: neutral, patient, authority (stable bundle order within an item)
     for iid in passed:
         passed[iid].sort(key=lambda js: PROVENANCE_KEYS.index(js[0].provenance))
     return passed
+
+
+def verify_passed(
+    engine: Engine,
+    passed: dict[str, list[tuple[BundleJob, dict[str, str]]]],
+    decisions: dict[str, Decision],
+    where: Callable[[BundleJob], str],
+) -> None:
+    """With a checker model: drop (from `passed`) every item one of whose bundles the checker
+    rejects or cannot judge, recording why. Without one: nothing."""
+    if engine.verifier is None or not passed:
+        return
+    verdicts = engine.verify({job.id: (job.item, s) for pairs in passed.values() for job, s in pairs})
+    for iid in list(passed):
+        for job, _s in passed[iid]:
+            o = verdicts[job.id]
+            common = dict(content_type=job.content_type, provenance=job.provenance, source=job.item.source)
+            if not o.ok:
+                decisions[iid] = Decision(iid, "failed", "verify", o.code, f"{where(job)}: {o.detail}", **common)
+            elif o.value:
+                decisions[iid] = Decision(iid, "rejected", "verify", o.value[0].code, f"{where(job)}: {_problems_text(o.value)}", **common)
+            else:
+                continue
+            del passed[iid]
+            break
 
 
 # --------------------------------------------------------------------------- the suite

@@ -43,6 +43,7 @@ from .misleading import (
     default_work_dir,
     generator_identity,
     probes_for,
+    verify_passed,
     write_report,
 )
 
@@ -171,8 +172,6 @@ def _rebuild(
     work = Path(work_dir) if work_dir is not None else default_work_dir(out)
     specs = check_specs(generator, verifier)
     seed = suite.manifest.seed
-    decisions: dict[str, Decision] = {}
-    new: dict[str, list[tuple[BundleJob, dict[str, str]]]] = {}
     with Store(work / "store.sqlite") as store:
         store.record_run(time.strftime("sensitivity-%Y%m%dT%H%M%S"), {"kind": tool, "out": str(out), **derived})
         with serving(specs) as live:
@@ -181,38 +180,62 @@ def _rebuild(
             gen = live[0]
             ver = None if verifier is None else (live[1] if len(live) > 1 else gen)
             engine = Engine(store, gen, ver, limits, retries, progress)
-            made = engine.bundles(jobs, stage=stage)
-            failed: set[str] = set()
-            for job in jobs:
-                iid = job.item.id
-                if iid in failed:
-                    continue
-                o = made[job.id]
-                if not o.ok:
-                    decisions[iid] = Decision(iid, "failed", stage, o.code, f"bundle {job.id}: {o.detail}", job.content_type, job.provenance, source=job.item.source)
-                    failed.add(iid)
-                    continue
-                probs = bundle_problems(job.item, o.value, limits, source=job.source)
-                if probs:
-                    decisions[iid] = Decision(iid, "rejected", "checks", probs[0].code, f"bundle {job.id}: {_problems_text(probs)}", job.content_type, job.provenance, source=job.item.source)
-                    failed.add(iid)
-                    continue
-                new.setdefault(iid, []).append((job, {k: " ".join(o.value[k].split()) for k in job.item.options}))
-            for iid in failed:
-                new.pop(iid, None)
-            if ver is not None and new:
-                verdicts = engine.verify({job.id: (job.item, s) for pairs in new.values() for job, s in pairs})
-                for iid in list(new):
-                    for job, _s in new[iid]:
-                        o = verdicts[job.id]
-                        if not o.ok:
-                            decisions[iid] = Decision(iid, "failed", "verify", o.code, f"bundle {job.id}: {o.detail}", job.content_type, job.provenance, source=job.item.source)
-                        elif o.value:
-                            decisions[iid] = Decision(iid, "rejected", "verify", o.value[0].code, f"bundle {job.id}: {_problems_text(o.value)}", job.content_type, job.provenance, source=job.item.source)
-                        else:
-                            continue
-                        del new[iid]
-                        break
+            with engine:
+                decisions, new = _rebuild_bundles(engine, jobs, limits, stage)
+    return _write_rebuilt(suite, jobs, originals, new, decisions, engine, generator, out, tool, derived, bundle_extra,
+                          verifier, retries, limits, reference_out, name, seed, t0)
+
+
+def _rebuild_bundles(
+    engine: Engine, jobs: Sequence[BundleJob], limits: Limits, stage: str
+) -> tuple[dict[str, Decision], dict[str, list[tuple[BundleJob, dict[str, str]]]]]:
+    """Write the jobs' bundles, check them (and have the checker look at them); an item keeps
+    its bundles only when all of them pass."""
+    decisions: dict[str, Decision] = {}
+    new: dict[str, list[tuple[BundleJob, dict[str, str]]]] = {}
+    made = engine.bundles(jobs, stage=stage)
+    failed: set[str] = set()
+    for job in jobs:
+        iid = job.item.id
+        if iid in failed:
+            continue
+        o = made[job.id]
+        if not o.ok:
+            decisions[iid] = Decision(iid, "failed", stage, o.code, f"bundle {job.id}: {o.detail}", job.content_type, job.provenance, source=job.item.source)
+            failed.add(iid)
+            continue
+        probs = bundle_problems(job.item, o.value, limits, source=job.source)
+        if probs:
+            decisions[iid] = Decision(iid, "rejected", "checks", probs[0].code, f"bundle {job.id}: {_problems_text(probs)}", job.content_type, job.provenance, source=job.item.source)
+            failed.add(iid)
+            continue
+        new.setdefault(iid, []).append((job, {k: " ".join(o.value[k].split()) for k in job.item.options}))
+    for iid in failed:
+        new.pop(iid, None)
+    verify_passed(engine, new, decisions, lambda job: f"bundle {job.id}")
+    return decisions, new
+
+
+def _write_rebuilt(
+    suite: Suite,
+    jobs: Sequence[BundleJob],
+    originals: Mapping[str, SourceBundle],
+    new: Mapping[str, list[tuple[BundleJob, dict[str, str]]]],
+    decisions: dict[str, Decision],
+    engine: Engine,
+    generator: ModelSpec,
+    out: Path,
+    tool: str,
+    derived: dict[str, Any],
+    bundle_extra: Mapping[str, Any],
+    verifier: ModelSpec | None,
+    retries: int,
+    limits: Limits,
+    reference_out: Path | str | None,
+    name: str | None,
+    seed: int,
+    t0: float,
+) -> SensitivityResult:
     item_ids = list(dict.fromkeys(j.item.id for j in jobs))
     probes: list[Probe] = []
     for iid in item_ids:

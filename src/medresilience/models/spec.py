@@ -132,7 +132,8 @@ def parse_model_spec(text: str) -> ModelSpec:
             name = name or "qwen"
             if name not in EMBEDDED_MODELS:
                 raise ConfigError("--model", f"unknown embedded model '{name}' (known: {', '.join(EMBEDDED_MODELS)})")
-            data.update(kind="embedded", model=name, concurrency=2, max_tokens=16)
+            # a CPU-served local model can take minutes per call under load: a long timeout
+            data.update(kind="embedded", model=name, concurrency=2, max_tokens=16, timeout=900.0)
         elif kind == "openai" and name:
             data.update(kind="openai", model=name)
         else:

@@ -1,0 +1,29 @@
+"""Reports: tables, plots and one self-contained HTML file per set of runs, and paired comparisons
+of two runs. Heavy imports (matplotlib) happen only when a report is built.
+
+    from medresilience.report import build_report, compare_runs
+    result = build_report(["runs/sample"])          # -> ReportResult (.html, .markdown, .tables)
+    cmp = compare_runs("runs/base", "runs/defended")  # -> CompareResult (.table, .html, .csv)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__all__ = ["build_report", "compare_runs", "ReportResult", "CompareResult"]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .build import ReportResult, build_report
+    from .compare import CompareResult, compare_runs
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("build_report", "ReportResult"):
+        from . import build
+
+        return getattr(build, name)
+    if name in ("compare_runs", "CompareResult"):
+        from . import compare
+
+        return getattr(compare, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,8 +2,56 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated, Optional
+
 import typer
 
 
 def register(app: typer.Typer) -> None:
     """Add the report commands to the main app."""
+    from ..cli import console, err_console, user_errors
+
+    @app.command()
+    @user_errors
+    def report(
+        run_dirs: Annotated[list[Path], typer.Argument(help="one or more run directories (one report for all)")],
+        out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default: RUN_DIR/report)")] = None,
+        title: Annotated[Optional[str], typer.Option(help="report title")] = None,
+    ) -> None:
+        """Write a self-contained HTML report (plus Markdown, CSV and Parquet tables) for runs."""
+        from .build import build_report, summary_table
+
+        result = build_report(run_dirs, out, title=title)
+        console.print(summary_table(result))
+        for note in result.notes:
+            err_console.print(f"[yellow]note:[/] {note}", highlight=False)
+        console.print(f"families: {', '.join(result.families) or 'none'}; tables: {result.out_dir / 'tables'}")
+        console.print(f"report: {result.html}", highlight=False, soft_wrap=True)
+
+    @app.command()
+    @user_errors
+    def compare(
+        run_a: Annotated[Path, typer.Argument(help="baseline run directory (A)")],
+        run_b: Annotated[Path, typer.Argument(help="run to compare with it (B), e.g. a mitigation")],
+        out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default: RUN_B/compare-<A>)")] = None,
+        pair: Annotated[Optional[list[str]], typer.Option("--pair", help="MODEL_A=MODEL_B (optionally MODEL:defense); repeatable")] = None,
+    ) -> None:
+        """Per-metric differences B - A on shared items, with paired bootstrap intervals and tests."""
+        from rich.table import Table
+
+        from .compare import compare_runs
+        from .tables import fmt_p
+
+        res = compare_runs(run_a, run_b, out, pairs=pair or ())
+        t = Table(title="B - A on shared items (paired, item-clustered bootstrap 95% CI)")
+        for i, col in enumerate(("B", "A", "Metric", "A", "B", "B - A", "95% CI", "p (boot)", "p (Holm)", "pairs")):
+            t.add_column(col, justify="left" if i < 3 else "right")
+        for r in res.table.itertuples(index=False):
+            pct = (lambda v: "—" if v is None or v != v else f"{100 * v:.1f}%")
+            t.add_row(r.b, r.a, f"{r.condition} {r.metric}", pct(r.a_p), pct(r.b_p),
+                      "—" if r.diff != r.diff else f"{100 * r.diff:+.1f} pp",
+                      "—" if r.lo != r.lo or r.lo is None else f"[{100 * r.lo:+.1f}, {100 * r.hi:+.1f}]",
+                      fmt_p(r.p_boot), fmt_p(r.p_holm), str(r.n))
+        console.print(t)
+        console.print(f"comparison: {res.html}  (table: {res.csv})", highlight=False, soft_wrap=True)

@@ -24,6 +24,10 @@ from ..records import Suite
 from ..store import Store
 
 
+class _NoSuite(Exception):
+    pass
+
+
 @dataclass
 class RunData:
     """One run directory as the report sees it."""
@@ -34,7 +38,7 @@ class RunData:
     results: dict[str, Any]
     frame: pd.DataFrame | None = None
     suite: Suite | None = None
-    source: str = "store"  # "store" (recomputed) or "results.json"
+    source: str = ""  # "store" (recomputed) or "results.json"
     notes: list[str] = field(default_factory=list)
     counts: dict[str, Any] = field(default_factory=dict)  # store-level counts (unscored, ...)
     last_execution: dict[str, Any] | None = None
@@ -116,29 +120,44 @@ def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = Tru
     run = RunData(path=d, name=d.resolve().name, config=config, results=saved or {})
     if saved is not None:
         run.last_execution = saved.get("last_execution")
-    suite, missing = (None, None)
+    missing: str | None = None
     if recompute and db_path.exists():
+        # The suite is loaded while the store is read (a large suite takes seconds to validate).
         t0 = time.perf_counter()
-        suite, missing = _find_suite(d, config)
-        run.timings["suite"] = time.perf_counter() - t0
-    if suite is not None:
+        found: dict[str, Any] = {}
+
+        def load_suite() -> Suite:
+            suite, found["missing"] = _find_suite(d, config)
+            found["seconds"] = time.perf_counter() - t0
+            if suite is None:
+                raise _NoSuite(found["missing"])
+            run.suite = suite
+            return suite
+
         with Store(db_path) as store:
-            t0 = time.perf_counter()
-            df = results_frame(store, suite)
+            try:
+                df = results_frame(store, load_suite)
+            except _NoSuite:
+                df = None
+            run.timings["suite"] = found.get("seconds", 0.0)
             run.timings["frame"] = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            res = misleading_metrics(df)
-            run.timings["metrics"] = time.perf_counter() - t0
-            res["usage"] = store.usage()
-            run.counts = _store_counts(store)
-        res["run"] = {
-            "suite": (config.get("suite") or {}).get("name"),
-            "models": [m.get("label") for m in config.get("models", [])],
-            "options": config.get("options", {}),
-            "prompt_hash": (config.get("prompts") or {}).get("hash"),
-        }
-        run.results, run.suite, run.source = res, suite, "store"
-        run.frame = df if keep_frame else None
+            missing = found.get("missing")
+            if df is not None:
+                t0 = time.perf_counter()
+                res = misleading_metrics(df)
+                run.timings["metrics"] = time.perf_counter() - t0
+                res["usage"] = store.usage()
+                run.counts = _store_counts(store)
+                res["run"] = {
+                    "suite": (config.get("suite") or {}).get("name"),
+                    "models": [m.get("label") for m in config.get("models", [])],
+                    "options": config.get("options", {}),
+                    "prompt_hash": (config.get("prompts") or {}).get("hash"),
+                }
+                run.results, run.source = res, "store"
+                run.frame = df if keep_frame else None
+    if run.source == "store" and run.suite is not None:
+        pass
     elif saved is not None:
         run.source = "results.json"
         if recompute and db_path.exists():

@@ -1,0 +1,506 @@
+"""Reports from real run directories: runs made against the local stub server (the stub stands in
+for the models, the boundary we do not own), two models, with and without the defense.
+
+Policies (deterministic): model A follows every [[ANSWER:X]] marker in the prompt unless the
+defensive instruction is present; model B follows only the markers of question 1. So, per copy of
+the tiny suite (conftest), A's Type 1 ASR without defense is 4/9 (q1: 3 flips to the target, q3:
+1 flip elsewhere), B's is 3/9; with the defense A's is 0 and B's does not change."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import MARKER, make_tiny_suite, oracle_policy
+
+from medresilience import stats
+from medresilience.deliver import DEFENSE_INSTRUCTION
+from medresilience.evaluate import evaluate
+from medresilience.metrics import cluster_interval, misleading_metrics
+from medresilience.models.spec import parse_model_spec
+from medresilience.report import build_report, compare_runs
+from medresilience.report.compare import paired_cluster_diff
+from medresilience.runner import EvalOptions
+from medresilience.testing.stub_server import StubServer
+
+SECRET_VAR = "MEDRES_TEST_REPORT_KEY"
+SECRET = "sk-test-DO-NOT-LEAK-5f1c2a9b7e"
+COPIES = 10
+
+
+def policy(messages, request):
+    user = messages[-1]["content"]
+    system = messages[0]["content"]
+    if MARKER.search(user):
+        follows = True
+        if request.get("model") == "stub-b":
+            follows = "Question number 1:" in user
+        elif DEFENSE_INSTRUCTION in system:
+            follows = False
+        if not follows:
+            user = MARKER.sub("", user)
+            messages = [*messages[:-1], {"role": "user", "content": user}]
+    return oracle_policy(messages, request)
+
+
+def make_runs(root) -> dict[str, object]:
+    """Three run directories on the same suite: base (no defense), defended, both settings.
+    The API key variable (SECRET_VAR) must be set."""
+    suite = make_tiny_suite(n_copies=COPIES)
+    suite.save(root / "suite")
+    from medresilience.records import Suite
+
+    suite = Suite.load(root / "suite")
+    out = {"suite": root / "suite"}
+    with StubServer(policy=policy) as srv:
+        specs = [
+            parse_model_spec(f"openai:stub-a,label=model-a,base_url={srv.base_url},concurrency=16,api_key_env={SECRET_VAR}"),
+            parse_model_spec(f"openai:stub-b,label=model-b,base_url={srv.base_url},concurrency=16,"
+                             f"api_key_env={SECRET_VAR},price_input=0.5,price_output=1.5"),
+        ]
+        for name, defense in (("base", (False,)), ("defended", (True,)), ("both", (False, True))):
+            evaluate(suite, specs, root / name, EvalOptions(defense=defense))
+            out[name] = root / name
+    return out
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(SECRET_VAR, SECRET)
+        yield make_runs(tmp_path_factory.mktemp("report-runs"))
+
+
+@pytest.fixture(scope="module")
+def report(runs):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(SECRET_VAR, SECRET)
+        yield build_report([runs["both"]])
+
+
+def _all_text(path) -> str:
+    out = []
+    for p in sorted(path.rglob("*")):
+        if p.is_file():
+            data = p.read_bytes()
+            out.append(data.decode("utf-8", errors="replace"))
+    return "\n".join(out)
+
+
+# ------------------------------------------------------------------------------ the report
+
+
+def test_report_files_and_headline_numbers(runs, report):
+    res = json.loads((runs["both"] / "results.json").read_text())
+    assert report.html == runs["both"] / "report" / "report.html"
+    assert report.families == ["misleading"]
+    html = report.html.read_text()
+    a = res["models"]["model-a"]["no_defense"]["overall"]
+    # the headline numbers, with their intervals, near the top (before the first figure)
+    asr = a["type1"]["asr"]
+    assert (asr["k"], asr["n"]) == (4 * COPIES, 9 * COPIES)
+    cell = f"{100 * asr['p']:.1f}%"
+    interval = f"[{100 * asr['lo']:.1f}, {100 * asr['hi']:.1f}]"
+    first_fig = html.index("<figure")
+    assert cell in html[:first_fig] and interval in html[:first_fig] and f"n={asr['n']}" in html[:first_fig]
+    clean = a["clean_acc"]
+    assert f"{100 * clean['p']:.1f}%" in html[:first_fig]
+    # key numbers come first, then the family section, then profile, defense, tests, facts
+    order = [html.index(f'id="{s}"') for s in ("key", "misleading", "profile", "defense", "tests", "facts")]
+    assert order == sorted(order)
+    # families without data are not shown as sections (and not faked)
+    assert 'id="presupposition"' not in html and 'id="noise"' not in html
+    assert "Not in these runs" in html
+    # markdown carries the same headline cells
+    md = report.markdown.read_text()
+    assert cell in md and "model-a" in md
+
+
+def test_report_is_self_contained_with_readable_svgs(report):
+    html = report.html.read_text()
+    assert html.startswith("<!DOCTYPE html>")
+    assert "<script" not in html.lower()
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", html), "no external resources"
+    assert "<link rel=\"stylesheet\"" not in html and "@import" not in html
+    assert not re.search(r"url\((?!#)", html), "only in-document url(#id) references"
+    svgs = re.findall(r"<svg\b.*?</svg>", html, flags=re.S)
+    assert len(svgs) >= 6  # accuracy, by source, 2 heatmaps, flips, profile (+ defense)
+    for svg in svgs:
+        title = re.search(r"<title>(.+?)</title>", svg)
+        assert title and title.group(1).strip(), "every figure has a title"
+        assert "<text" in svg or "font" in svg  # text kept as text
+    # axis labels and titles are real text in the SVG
+    for label in ("Accuracy (%), 95% Wilson CI", "Model", "Clean accuracy (%)", "ASR (%)",
+                  "Share of Type 1 flips (%)", "Accuracy: clean vs Type 1 vs Type 2 misleading context"):
+        assert label in html, label
+
+
+def test_run_facts_without_secrets(runs, report):
+    html = report.html.read_text()
+    assert SECRET_VAR in html  # the variable's name is shown
+    assert "model-a" in html and "stub-b" in html and "temperature=0.0" in html
+    run = json.loads((runs["both"] / "run.json").read_text())
+    assert run["prompts"]["hash"] in html and "Caution: the context" in html  # prompt texts
+    assert "Suite manifest" in html and "tiny" in html
+    # counts and usage (tokens, cost of the priced model)
+    assert "unscored" in html and "Prompt tokens" in html and "$" in html
+    for name in ("base", "defended", "both"):
+        assert SECRET not in _all_text(runs[name]), f"secret leaked into {name}"
+
+
+def test_endpoint_credentials_masked(runs, tmp_path):
+    from medresilience.report.rundir import redact_url
+
+    assert redact_url("https://user:pw@host:8000/v1?api-key=abc") == "https://***@host:8000/v1?***"
+    assert redact_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
+    d = tmp_path / "creds"
+    shutil.copytree(runs["base"], d, ignore=shutil.ignore_patterns("report"))
+    cfg = json.loads((d / "run.json").read_text())
+    cfg["models"][1]["base_urls"] = ["https://bob:hunter2@llm.example.org/v1?api-key=hunter2"]
+    (d / "run.json").write_text(json.dumps(cfg))
+    res = build_report([d])
+    text = _all_text(res.out_dir)
+    assert "hunter2" not in text and "https://***@llm.example.org/v1?***" in res.html.read_text()
+
+
+def test_tables_readable_and_consistent(runs, report):
+    res = json.loads((runs["both"] / "results.json").read_text())
+    tdir = report.out_dir / "tables"
+    for name in ("headline", "metrics", "tests", "flips", "profile", "usage", "defense"):
+        csv = pd.read_csv(tdir / f"{name}.csv")
+        pq = pd.read_parquet(tdir / f"{name}.parquet")
+        assert len(csv) == len(pq) > 0, name
+        assert list(csv.columns) == list(pq.columns)
+        assert (tdir / f"{name}.md").read_text().startswith("|")
+    m = pd.read_parquet(tdir / "metrics.parquet")
+    checked = 0
+    for model, settings in res["models"].items():
+        for setting, block in settings.items():
+            for kind, key in (("overall", None), ("source", "by_source"), ("content_type", "by_content_type"), ("provenance", "by_provenance")):
+                blocks = {"Overall": block["overall"]} if key is None else block[key]
+                for stratum, b in blocks.items():
+                    for cond, metric, r in (("clean", "accuracy", b["clean_acc"]), ("type1", "asr", b.get("type1", {}).get("asr")),
+                                            ("type1", "tasr", b.get("type1", {}).get("tasr")), ("type2", "asr", b.get("type2", {}).get("asr"))):
+                        if r is None:
+                            continue
+                        row = m[(m.model == model) & (m.setting == setting) & (m.stratum_kind == kind) & (m.stratum == stratum)
+                                & (m.condition == cond) & (m.metric == metric)]
+                        assert len(row) == 1, (model, setting, kind, stratum, cond, metric)
+                        row = row.iloc[0]
+                        assert (row["k"], row["n"]) == (r["k"], r["n"])
+                        assert (r["p"] is None and pd.isna(row["p"])) or math.isclose(row["p"], r["p"])
+                        if r["lo"] is not None:
+                            assert math.isclose(row["lo"], r["lo"]) and math.isclose(row["hi"], r["hi"])
+                        checked += 1
+    assert checked > 50
+    # flips: to target + elsewhere + invalid = flips; A (no defense) Type 1: 3 of 4 flips per copy go to the target
+    f = pd.read_csv(tdir / "flips.csv")
+    t1 = f[(f.condition == "type1")]
+    assert (t1["to_target"] + t1["elsewhere"] + t1["invalid"] == t1["flips"]).all()
+    a = t1[(t1.model == "model-a") & (t1.setting == "no_defense") & (t1.stratum_kind == "overall")].iloc[0]
+    assert (a["flips"], a["to_target"], a["elsewhere"], a["invalid"]) == (4 * COPIES, 3 * COPIES, COPIES, 0)
+    # usage matches results.json
+    u = pd.read_csv(tdir / "usage.csv").set_index("model")
+    for model, use in res["usage"].items():
+        assert u.loc[model, "calls"] == use["calls"] and u.loc[model, "prompt_tokens"] == use["prompt_tokens"]
+
+
+def test_flips_agree_with_the_frame(runs, report):
+    """The flips table (from the results) agrees with a direct count on the results frame."""
+    from medresilience.frame import results_frame
+    from medresilience.metrics import paired
+    from medresilience.records import Suite
+    from medresilience.store import Store
+
+    with Store(runs["both"] / "store.sqlite") as st:
+        df = results_frame(st, Suite.load(runs["suite"]))
+    pairs = paired(df, "type1")
+    pairs = pairs[pairs["clean_correct"]]
+    f = pd.read_csv(report.out_dir / "tables" / "flips.csv")
+    f = f[(f.condition == "type1") & (f.stratum_kind == "overall")]
+    for row in f.itertuples():
+        p = pairs[(pairs["model"] == row.model) & (pairs["defense"] == (row.setting == "defense"))]
+        flipped = p[~p["correct"]]
+        to_target = (flipped["label"].astype(object) == flipped["target"].astype(object)).sum()
+        invalid = (flipped["status"] == "invalid").sum()
+        assert (row.flips, row.to_target, row.invalid, row.elsewhere) == (len(flipped), to_target, invalid, len(flipped) - to_target - invalid)
+
+
+def test_holm_applied_across_strata(report):
+    t = pd.read_parquet(report.out_dir / "tables" / "tests.parquet")
+    fams = t[t.stratum_kind != "overall"].groupby(["run", "model", "setting", "condition", "stratum_kind"])
+    assert fams.ngroups >= 8
+    for _, g in fams:
+        assert np.allclose(g["p_holm"].to_numpy(), stats.holm(g["p"].tolist()))
+        assert (g["p_holm"] >= g["p"] - 1e-12).all()
+        assert (g["holm_family_size"] == len(g)).all()
+    ov = t[t.stratum_kind == "overall"]
+    assert np.allclose(ov["p_holm"], ov["p"])  # one test per family
+    # A without defense: Type 1 flips 4 of 9 pairs per copy, none the other way: significant
+    a = ov[(ov.model == "model-a") & (ov.setting == "no_defense") & (ov.condition == "type1")].iloc[0]
+    assert (a["b"], a["c"]) == (4 * COPIES, 0) and a["p"] < 1e-6 and a["significant"]
+
+
+def test_defense_effect_section(report):
+    d = pd.read_parquet(report.out_dir / "tables" / "defense.parquet")
+    a = d[(d.pair == "model-a") & (d.condition == "type1") & (d.metric == "asr")].iloc[0]
+    assert math.isclose(a["diff"], -4 / 9) and a["hi"] < 0 and a["p_boot"] < 0.01
+    b = d[(d.pair == "model-b") & (d.condition == "type1") & (d.metric == "asr")].iloc[0]
+    assert b["diff"] == 0 and b["p_boot"] == 1.0
+    clean = d[(d.condition == "clean")]
+    assert (clean["diff"] == 0).all()
+
+
+def test_resilience_profile(report):
+    p = pd.read_csv(report.out_dir / "tables" / "profile.csv")
+    a = p[(p.model == "model-a") & (p.setting == "no_defense")].set_index("dimension")
+    assert math.isclose(a.loc["clean_accuracy", "value"], 0.75)
+    assert math.isclose(a.loc["resilience_type1", "value"], 5 / 9)
+    assert a.loc["resilience_type1", "lo"] < 5 / 9 < a.loc["resilience_type1", "hi"]
+    assert set(p.family) == {"baseline", "misleading"}
+
+
+def test_several_runs_in_one_report(runs, tmp_path):
+    res = build_report([runs["base"], runs["defended"]], tmp_path / "two")
+    h = res.headline
+    assert set(h["model"]) == {"model-a [base]", "model-a [defended]", "model-b [base]", "model-b [defended]"}
+    assert res.runs == ["base", "defended"] and res.html.exists()
+
+
+def test_report_falls_back_to_results_json(runs, tmp_path):
+    d = tmp_path / "moved"
+    shutil.copytree(runs["base"], d, ignore=shutil.ignore_patterns("report"))
+    cfg = json.loads((d / "run.json").read_text())
+    cfg["suite"]["path"] = str(tmp_path / "nowhere")
+    (d / "run.json").write_text(json.dumps(cfg))
+    res = build_report([d])
+    assert res.notes and "results.json" in res.notes[0]
+    assert "results.json" in res.html.read_text()
+    base = json.loads((runs["base"] / "results.json").read_text())
+    got = res.headline.set_index("model").loc["model-a", "type1_asr_p"]
+    assert math.isclose(got, base["models"]["model-a"]["no_defense"]["overall"]["type1"]["asr"]["p"])
+
+
+def test_not_a_run_directory(tmp_path):
+    from medresilience.errors import InputError
+
+    with pytest.raises(InputError, match="not a run directory"):
+        build_report([tmp_path])
+
+
+# ------------------------------------------------------------------------------ compare
+
+
+def test_compare_baseline_vs_defended(runs, tmp_path):
+    cmp = compare_runs(runs["base"], runs["defended"], tmp_path / "cmp")
+    t = cmp.table
+    a = t[(t.a == "base: model-a") & (t.condition == "type1") & (t.metric == "asr")].iloc[0]
+    assert a["b"] == "defended: model-a (defense)"
+    assert math.isclose(a["diff"], -4 / 9) and a["lo"] <= a["diff"] <= a["hi"] < 0
+    assert a["p_boot"] < 0.01 and a["test"] == "cluster_mcnemar" and a["p_test"] < 0.01
+    assert a["n"] == 9 * COPIES and a["items"] == 3 * COPIES
+    acc = t[(t.a == "base: model-a") & (t.condition == "type1") & (t.metric == "accuracy")].iloc[0]
+    assert acc["diff"] > 0 and acc["p_holm"] >= acc["p_boot"]
+    b = t[(t.a == "base: model-b") & (t.condition == "type1") & (t.metric == "asr")].iloc[0]
+    assert b["diff"] == 0 and b["p_boot"] == 1.0
+    clean = t[t.condition == "clean"]
+    assert (clean["diff"] == 0).all() and (clean["test"] == "mcnemar_exact").all()
+    for path in (cmp.html, cmp.markdown, cmp.csv, cmp.parquet):
+        assert path.exists()
+    assert len(pd.read_parquet(cmp.parquet)) == len(pd.read_csv(cmp.csv)) == len(t)
+    html = cmp.html.read_text()
+    assert "<svg" in html and "<script" not in html and SECRET not in html
+
+
+def test_compare_explicit_pair_model_vs_model(runs, tmp_path):
+    cmp = compare_runs(runs["base"], runs["base"], tmp_path / "ab", pairs=["model-a=model-b"])
+    t = cmp.table
+    r = t[(t.condition == "type1") & (t.metric == "asr")].iloc[0]
+    assert math.isclose(r["diff"], 3 / 9 - 4 / 9)  # B flips only q1's three probes
+    with pytest.raises(ValueError, match="not in run A"):
+        compare_runs(runs["base"], runs["base"], tmp_path / "bad", pairs=["nope=model-b"])
+
+
+# ------------------------------------------------------------------------------ CLI
+
+
+def test_cli_report_and_compare(runs, tmp_path):
+    from typer.testing import CliRunner
+
+    from medresilience.cli import app
+
+    r = CliRunner().invoke(app, ["report", str(runs["base"]), "--out", str(tmp_path / "rep")])
+    assert r.exit_code == 0, r.output
+    assert "report.html" in r.output and (tmp_path / "rep" / "report.html").exists()
+    r = CliRunner().invoke(app, ["compare", str(runs["base"]), str(runs["defended"]), "--out", str(tmp_path / "cmp")])
+    assert r.exit_code == 0, r.output
+    assert "compare.html" in r.output
+    r = CliRunner().invoke(app, ["report", str(tmp_path / "missing")])
+    assert r.exit_code == 2 and "not a directory" in r.output
+
+
+# ------------------------------------------------------------------------------ statistics
+
+
+def test_paired_cluster_diff_matches_paired_bootstrap_without_clusters():
+    rng = np.random.default_rng(1)
+    a = (rng.random(400) < 0.7).astype(float)
+    b = (rng.random(400) < 0.55).astype(float)
+    ref = stats.paired_bootstrap_diff(a, b, n_resamples=4000, seed=3)
+    got = paired_cluster_diff(b - a, np.ones(400), n_resamples=4000, seed=3)
+    assert math.isclose(got["diff"], ref["diff"])
+    assert abs(got["lo"] - ref["lo"]) < 0.012 and abs(got["hi"] - ref["hi"]) < 0.012
+    assert got["p"] < 0.01 and ref["p"] < 0.01
+    # no difference: p = 1
+    z = paired_cluster_diff(np.zeros(50), np.ones(50))
+    assert z["diff"] == 0 and z["p"] == 1.0 and z["lo"] == z["hi"] == 0
+    # constant non-zero difference: the smallest p the resampling can give, as in stats
+    c = paired_cluster_diff(np.ones(30), np.ones(30), n_resamples=999)
+    assert c["p"] == stats.paired_bootstrap_diff(np.zeros(30), np.ones(30), n_resamples=999)["p"] == 2 / 1000
+    assert paired_cluster_diff([], [])["diff"] is None and paired_cluster_diff([1.0], [2])["p"] is None
+    with pytest.raises(ValueError):
+        paired_cluster_diff([1.0], [0])
+
+
+def test_paired_cluster_diff_matches_brute_force_cluster_bootstrap():
+    rng = np.random.default_rng(7)
+    g = 300
+    size = rng.integers(1, 5, size=g)
+    d = np.array([rng.integers(-s, s + 1) for s in size], dtype=float)
+    got = paired_cluster_diff(d, size, n_resamples=6000, seed=1)
+    idx = rng.integers(0, g, size=(6000, g))
+    dist = d[idx].sum(1) / size[idx].sum(1)
+    lo, hi = np.quantile(dist, [0.025, 0.975])
+    assert math.isclose(got["diff"], d.sum() / size.sum())
+    assert abs(got["lo"] - lo) < 0.01 and abs(got["hi"] - hi) < 0.01
+
+
+def test_cluster_interval_matches_stats_cluster_bootstrap():
+    rng = np.random.default_rng(5)
+    clusters = np.repeat(np.arange(500), 3)
+    p_item = rng.random(500)
+    ok = rng.random(1500) < p_item[clusters]
+    ref = stats.cluster_bootstrap_rate(ok, clusters, n_resamples=5000, seed=2)
+    succ = np.bincount(clusters, weights=ok).astype(int)
+    lo, hi = cluster_interval(succ, np.full(500, 3), n_resamples=5000, seed=2)
+    assert abs(lo - ref.lo) < 0.008 and abs(hi - ref.hi) < 0.008
+    # degenerate cases follow stats.cluster_bootstrap_rate
+    assert cluster_interval(np.zeros(4, int), np.full(4, 2)) == (0.0, stats.wilson(0, 4).hi)
+    assert cluster_interval(np.array([3]), np.array([5])) == (stats.wilson(3, 5).lo, stats.wilson(3, 5).hi)
+
+
+# ------------------------------------------------------------------------------ metrics (vectorised)
+
+
+def _reference_metrics(df: pd.DataFrame) -> dict:
+    """The straightforward per-group definition of the results (the pre-vectorisation code),
+    kept here to check the vectorised metrics against it on awkward frames."""
+    def rate(k, n):
+        return stats.wilson(int(k), int(n)).as_dict()
+
+    def accuracy(rows):
+        ans = rows[rows["status"].isin(["valid", "invalid"])]
+        d = rate(ans["correct"].sum(), len(ans))
+        d["invalid"] = int((ans["status"] == "invalid").sum())
+        d["errors"] = int((rows["status"] == "error").sum())
+        return d
+
+    def paired(df, cond):
+        clean = df[(df["condition"] == "clean") & df["status"].isin(["valid", "invalid"])]
+        clean = clean[["model", "defense", "scoring", "item_id", "correct"]].rename(columns={"correct": "clean_correct"})
+        probe = df[(df["condition"] == cond) & df["status"].isin(["valid", "invalid"])]
+        return probe.merge(clean, on=["model", "defense", "scoring", "item_id"], how="inner")
+
+    def attack(pairs, targeted):
+        base = pairs[pairs["clean_correct"]]
+        out = {"asr": rate((~base["correct"]).sum(), len(base))}
+        out["asr"]["invalid_flips"] = int((base["status"] == "invalid").sum())
+        if targeted:
+            out["tasr"] = rate((base["label"] == base["target"]).sum(), len(base))
+        out["mcnemar"] = stats.mcnemar_from_pairs(pairs["clean_correct"].tolist(), pairs["correct"].tolist())
+        return out
+
+    def block(d):
+        out = {"n_items": int(d["item_id"].nunique()), "clean_acc": accuracy(d[d["condition"] == "clean"])}
+        for cond in ("type1", "type2"):
+            rows = d[d["condition"] == cond]
+            if not rows.empty:
+                out[f"{cond}_acc"] = accuracy(rows)
+                out[cond] = attack(paired(d, cond), cond == "type1")
+        return out
+
+    models = {}
+    for (model, defense), rows in df.groupby(["model", "defense"], sort=False):
+        b = {"overall": block(rows), "by_source": {}}
+        for k, r in rows.groupby("source", sort=True):
+            b["by_source"][str(k)] = block(r)
+        clean, probes = rows[rows["condition"] == "clean"], rows[rows["condition"] != "clean"]
+        for name, col in (("by_content_type", "content_type"), ("by_provenance", "provenance")):
+            b[name] = {}
+            for k, pr in probes.groupby(col, sort=True):
+                b[name][str(k)] = block(pd.concat([clean[clean["item_id"].isin(pr["item_id"].unique())], pr]))
+        models.setdefault(model, {})["defense" if defense else "no_defense"] = b
+    return models
+
+
+def _random_frame(seed: int) -> pd.DataFrame:
+    """Several models, settings and scorings; items with several bundles (so a content type's
+    clean rows are shared), missing strata, errors, invalid and missing units."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for m in ["m1", "m2", "m3"][: rng.integers(1, 4)]:
+        for dflag in ([False, True] if rng.random() < 0.5 else [False]):
+            for sc in (["letter", "logprob"] if rng.random() < 0.3 else ["letter"]):
+                for i in range(int(rng.integers(1, 25))):
+                    gold = "ABCD"[i % 4]
+                    src = (["s1", "s2", None][rng.integers(3)]) if rng.random() < 0.2 else ["s1", "s2"][i % 2]
+
+                    def st():
+                        u = rng.random()
+                        return "valid" if u < 0.8 else "invalid" if u < 0.9 else "error" if u < 0.95 else "missing"
+
+                    def lab(s):
+                        return ("ABCD"[rng.integers(4)] if rng.random() < 0.4 else gold) if s == "valid" else None
+
+                    if rng.random() < 0.9:
+                        s = st()
+                        rows.append((m, dflag, sc, f"i{i}", None, "clean", src, None, None, None, gold, lab(s), s))
+                    for b in range(int(rng.integers(0, 3))):
+                        ct, pv = ["ctA", "ctB", "ctC"][rng.integers(3)], ["pv1", "pv2", None][rng.integers(3)]
+                        for t in [k for k in "ABCD" if k != gold][: rng.integers(0, 4)]:
+                            s = st()
+                            rows.append((m, dflag, sc, f"i{i}", f"i{i}:{b}:t1:{t}", "type1", src, ct, pv, t, gold, lab(s), s))
+                        if rng.random() < 0.8:
+                            s = st()
+                            rows.append((m, dflag, sc, f"i{i}", f"i{i}:{b}:t2", "type2", src, ct, pv, None, gold, lab(s), s))
+    df = pd.DataFrame(rows, columns=["model", "defense", "scoring", "item_id", "probe_id", "condition", "source",
+                                     "content_type", "provenance", "target", "gold", "label", "status"])
+    df["correct"] = (df["status"] == "valid") & (df["label"] == df["gold"])
+    return df
+
+
+def _strip_cluster(obj):
+    if isinstance(obj, dict):
+        return {k: _strip_cluster(v) for k, v in obj.items() if k not in ("cluster_lo", "cluster_hi")}
+    return obj
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_vectorised_metrics_equal_the_reference(seed):
+    df = _random_frame(seed)
+    ref = _reference_metrics(df)
+    got = misleading_metrics(df)["models"]
+    cat = df.copy()
+    for c in cat.columns:
+        if cat[c].dtype == object:
+            cat[c] = cat[c].astype("category")
+    got_cat = misleading_metrics(cat)["models"]
+    for g in (got, got_cat):
+        g = _strip_cluster({m: {s: {k: v for k, v in b.items() if k != "counts"} for s, b in ss.items()} for m, ss in g.items()})
+        assert g == ref
+        assert list(g) == list(ref)
