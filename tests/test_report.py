@@ -263,6 +263,10 @@ def test_resilience_profile(report):
     assert math.isclose(a.loc["resilience_type1", "value"], 5 / 9)
     assert a.loc["resilience_type1", "lo"] < 5 / 9 < a.loc["resilience_type1", "hi"]
     assert set(p.family) == {"baseline", "misleading"}
+    # the defense's effect on resilience (from the paired comparison): +4/9 for A, 0 for B
+    d = p[p.kind == "difference"].set_index(["model", "dimension"])
+    assert math.isclose(d.loc[("model-a", "defense_delta_resilience_type1"), "value"], 4 / 9)
+    assert d.loc[("model-b", "defense_delta_resilience_type1"), "value"] == 0
 
 
 def test_several_runs_in_one_report(runs, tmp_path):
@@ -284,6 +288,19 @@ def test_report_falls_back_to_results_json(runs, tmp_path):
     base = json.loads((runs["base"] / "results.json").read_text())
     got = res.headline.set_index("model").loc["model-a", "type1_asr_p"]
     assert math.isclose(got, base["models"]["model-a"]["no_defense"]["overall"]["type1"]["asr"]["p"])
+
+
+def test_report_of_a_run_with_nothing_scored_yet(runs, tmp_path):
+    from medresilience.store import Store
+
+    d = tmp_path / "fresh"
+    d.mkdir()
+    shutil.copy(runs["base"] / "run.json", d / "run.json")
+    Store(d / "store.sqlite").close()
+    res = build_report([d])
+    assert res.families == [] and res.headline.empty
+    html = res.html.read_text()
+    assert "No scored results" in html and 'id="misleading"' not in html and 'id="facts"' in html
 
 
 def test_not_a_run_directory(tmp_path):
@@ -490,7 +507,7 @@ def _strip_cluster(obj):
     return obj
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(12))
 def test_vectorised_metrics_equal_the_reference(seed):
     df = _random_frame(seed)
     ref = _reference_metrics(df)
@@ -504,3 +521,49 @@ def test_vectorised_metrics_equal_the_reference(seed):
         g = _strip_cluster({m: {s: {k: v for k, v in b.items() if k != "counts"} for s, b in ss.items()} for m, ss in g.items()})
         assert g == ref
         assert list(g) == list(ref)
+
+
+# ------------------------------------------------------------------------------ frame (fast read)
+
+
+def test_frame_packed_read_equals_text_read(runs, tmp_path, monkeypatch):
+    """The packed read and the general text read give the same frame; a value outside the packed
+    vocabularies (here a label 'Z' and a condition 'custom') switches to the text read."""
+    import sqlite3
+
+    from medresilience import frame as F
+    from medresilience.records import Suite
+    from medresilience.store import Store
+
+    suite = Suite.load(runs["suite"])
+    db = tmp_path / "store.sqlite"
+    shutil.copy(runs["both"] / "store.sqlite", db)
+    with Store(db) as st:
+        packed = F.results_frame(st, suite, chunk=97)
+        with monkeypatch.context() as mp:
+            def refuse(rows, models):
+                raise F._Unpackable("forced")
+
+            mp.setattr(F, "_convert_packed", refuse)
+            text = F.results_frame(st, suite, chunk=89)
+    for c in F.FRAME_COLUMNS:
+        a, b = packed[c], text[c]
+        if isinstance(a.dtype, pd.CategoricalDtype):
+            a, b = a.astype(object).fillna("-"), b.astype(object).fillna("-")
+        assert a.equals(b), c
+    con = sqlite3.connect(db)
+    key = con.execute("SELECT key FROM scores WHERE label = 'A' LIMIT 1").fetchone()[0]
+    con.execute("UPDATE scores SET label = 'Z' WHERE key = ?", (key,))
+    con.execute("UPDATE units SET condition = 'custom' WHERE key = (SELECT key FROM units WHERE condition = 'type2' LIMIT 1)")
+    con.commit()
+    con.close()
+    with Store(db) as st:
+        odd = F.results_frame(st, suite)
+    assert len(odd) == len(packed) and list(odd.columns) == F.FRAME_COLUMNS
+    assert "Z" in set(odd["label"].dropna()) and "custom" in set(odd["condition"])
+    assert (odd["status"].astype(str) == packed["status"].astype(str)).all()
+    diff_label = (odd["label"].astype(object).fillna("-") != packed["label"].astype(object).fillna("-")).sum()
+    assert diff_label >= 1 and (odd["correct"] != packed["correct"]).sum() <= diff_label
+    for c in ("model", "item_id", "probe_id", "source", "content_type", "provenance", "target", "gold"):
+        assert (odd[c].astype(object).fillna("-") == packed[c].astype(object).fillna("-")).all(), c
+    assert (odd["prompt_tokens"] == packed["prompt_tokens"]).all() and odd["defense"].equals(packed["defense"])

@@ -4,23 +4,25 @@ facts, one row per unit, as a pandas DataFrame. Every later number is computed f
 `status` is one of: valid (a readable answer), invalid (a reply with no readable answer),
 error (the call failed after retries; excluded from every rate and counted), missing (not run).
 
-Built for millions of rows in bounded memory: the join is read in chunks of ``chunk`` rows with a
-narrow query (the frame needs neither request keys nor unit ids; fixed vocabularies come back as
-small integers), each chunk is turned into integer codes at once, and string columns end as
-pandas categoricals. Item and probe facts are looked up by code, not merged row by row."""
+Built for millions of rows in bounded memory. The join (the same as ``Store.iter_results``) is
+read in chunks with a narrow query: the frame needs neither request keys nor unit ids, and the
+small vocabularies (model, condition, setting, call and score status, scoring, answer letter) come
+back from SQLite packed into one integer per row, so that only the item and probe ids are strings.
+Each chunk becomes
+integer codes at once; string columns end as pandas categoricals; item and probe facts are looked
+up by code, not merged row by row. A store whose values fall outside the packed vocabularies (an
+unknown condition, scoring or label) is read the general way, as text."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .records import Suite
+from .records import LETTERS, Suite
 from .store import Store
 
 FRAME_COLUMNS = [
@@ -31,24 +33,32 @@ FRAME_COLUMNS = [
 
 STATUSES = ["valid", "invalid", "error", "missing"]
 CONDITIONS = ["clean", "type1", "type2"]
+SCORINGS = ["letter", "logprob"]
 
-# The same join as Store.iter_results (units LEFT JOIN calls LEFT JOIN scores on the unit's own
-# scorer), narrowed to what the frame needs. Codes: condition 0 clean, 1 type1, 2 type2, 3 other
-# (then the text is read from `condition_text`); call 0 none, 1 ok, 2 error; score 0 none,
-# 1 valid, 2 other (invalid or unscored).
-_SQL = """
-SELECT u.model, u.item_id, u.probe_id,
-       CASE u.condition WHEN 'clean' THEN 0 WHEN 'type1' THEN 1 WHEN 'type2' THEN 2 ELSE 3 END,
-       u.defense, u.scoring,
-       CASE c.status WHEN 'ok' THEN 1 WHEN 'error' THEN 2 ELSE 0 END,
-       s.label,
-       CASE s.status WHEN 'valid' THEN 1 WHEN 'invalid' THEN 2 WHEN 'unscored' THEN 2 ELSE 0 END,
-       COALESCE(c.prompt_tokens, 0), COALESCE(c.completion_tokens, 0), c.cost,
-       CASE WHEN u.condition IN ('clean', 'type1', 'type2') THEN NULL ELSE u.condition END
+_JOIN = """
 FROM units u
 LEFT JOIN calls c ON c.key = u.key
 LEFT JOIN scores s ON s.key = u.key AND s.scorer = u.scoring
 """
+_COND = "(CASE u.condition WHEN 'clean' THEN 0 WHEN 'type1' THEN 1 WHEN 'type2' THEN 2 ELSE 3 END)"
+_CALL = "(CASE c.status WHEN 'ok' THEN 1 WHEN 'error' THEN 2 ELSE 0 END)"  # 0: no call row
+_SCORE = "(CASE s.status WHEN 'valid' THEN 1 WHEN 'invalid' THEN 2 WHEN 'unscored' THEN 2 ELSE 0 END)"
+_SCORING = "(CASE u.scoring " + " ".join(f"WHEN '{s}' THEN {i}" for i, s in enumerate(SCORINGS)) + " ELSE 3 END)"
+_LABEL = ("(CASE WHEN s.label IS NULL THEN 15 ELSE (CASE s.label "
+          + " ".join(f"WHEN '{k}' THEN {i}" for i, k in enumerate(LETTERS)) + " ELSE 14 END) END)")
+# bits: condition 0-1, defense 2, call 3-4, score 5-6, scoring 7-8, label 9-12, model 13-
+_PACKED = f"({_COND} + 4 * u.defense + 8 * {_CALL} + 32 * {_SCORE} + 128 * {_SCORING} + 512 * {_LABEL} + 8192 * {{model}})"
+_TOKENS = "(COALESCE(c.prompt_tokens, 0) * 4294967296 + COALESCE(c.completion_tokens, 0))"
+
+# The general query: every vocabulary as text (conditions outside the three as their text).
+_SQL_TEXT = f"""
+SELECT u.model, u.item_id, u.probe_id, {_COND}, u.defense, u.scoring, {_CALL}, s.label, {_SCORE},
+       {_TOKENS}, c.cost, CASE WHEN u.condition IN ('clean', 'type1', 'type2') THEN NULL ELSE u.condition END
+{_JOIN}"""
+
+
+class _Unpackable(Exception):
+    """A value outside the packed vocabularies: read the store as text instead."""
 
 
 class _Codes:
@@ -71,63 +81,95 @@ class _Codes:
         return list(self.index)
 
 
-_TEXT = {"model": 0, "item_id": 1, "probe_id": 2, "scoring": 5, "label": 7, "condition_text": 12}
-
-
 def _factorize(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
     codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=True)
     return codes.astype(np.int32, copy=False), uniques
 
 
-def _convert(rows: list[tuple]) -> dict[str, Any]:
-    """One chunk of rows -> numeric arrays and chunk-local factorised text columns."""
+def _fixed(codes: np.ndarray, vocab: Sequence[Any], missing: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Codes into a fixed vocabulary, as (codes, uniques) like _factorize (missing -> -1)."""
+    codes = codes.astype(np.int32)
+    if missing is not None:
+        codes[codes == missing] = -1
+    return codes, np.asarray(list(vocab), dtype=object)
+
+
+def _convert_packed(rows: list[tuple], models: list[str]) -> dict[str, Any]:
     n = len(rows)
-    out: dict[str, Any] = {name: _factorize([r[j] for r in rows]) for name, j in _TEXT.items()}
-    out["condition"] = np.fromiter((r[3] for r in rows), dtype=np.int32, count=n)
-    out["defense"] = np.fromiter((r[4] for r in rows), dtype=np.int8, count=n).astype(bool)
-    out["call"] = np.fromiter((r[6] for r in rows), dtype=np.int8, count=n)
-    out["score"] = np.fromiter((r[8] for r in rows), dtype=np.int8, count=n)
-    out["prompt_tokens"] = np.fromiter((r[9] for r in rows), dtype=np.int64, count=n)
-    out["completion_tokens"] = np.fromiter((r[10] for r in rows), dtype=np.int64, count=n)
-    out["cost"] = np.array([r[11] for r in rows], dtype=np.float64)  # None -> nan
-    return out
+    packed = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+    if (packed < 0).any():
+        raise _Unpackable("a model not in the store's model list")
+    cond, scoring, label = packed & 3, (packed >> 7) & 3, (packed >> 9) & 15
+    if (cond == 3).any() or (scoring == 3).any() or (label == 14).any():
+        raise _Unpackable("a condition, scoring or label outside the packed vocabularies")
+    tokens = np.fromiter((r[3] for r in rows), dtype=np.int64, count=n)
+    return {
+        "model": _fixed(packed >> 13, models),
+        "item_id": _factorize([r[1] for r in rows]),
+        "probe_id": _factorize([r[2] for r in rows]),
+        "scoring": _fixed(scoring, SCORINGS),
+        "label": _fixed(label, LETTERS, missing=15),
+        "condition": _fixed(cond, CONDITIONS),
+        "defense": ((packed >> 2) & 1).astype(bool),
+        "call": ((packed >> 3) & 3).astype(np.int8),
+        "score": ((packed >> 5) & 3).astype(np.int8),
+        "prompt_tokens": tokens >> 32,
+        "completion_tokens": tokens & 0xFFFFFFFF,
+        "cost": np.array([r[4] for r in rows], dtype=np.float64),  # None -> nan
+    }
 
 
-def _read(conn: sqlite3.Connection, where: str, args: Sequence[Any], chunk: int) -> list[dict[str, Any]]:
-    cur = conn.execute(_SQL + where, args)
+def _convert_text(rows: list[tuple]) -> dict[str, Any]:
+    n = len(rows)
+    cond = np.fromiter((r[3] for r in rows), dtype=np.int32, count=n)
+    cond_codes: tuple[np.ndarray, np.ndarray] = _fixed(cond, CONDITIONS)
+    if (cond == 3).any():  # conditions outside the known three keep their text
+        text = np.array([CONDITIONS[c] if c < 3 else r[11] for c, r in zip(cond, rows)], dtype=object)
+        cond_codes = _factorize(text)
+    tokens = np.fromiter((r[9] for r in rows), dtype=np.int64, count=n)
+    return {
+        "model": _factorize([r[0] for r in rows]),
+        "item_id": _factorize([r[1] for r in rows]),
+        "probe_id": _factorize([r[2] for r in rows]),
+        "scoring": _factorize([r[5] for r in rows]),
+        "label": _factorize([r[7] for r in rows]),
+        "condition": cond_codes,
+        "defense": np.fromiter((r[4] for r in rows), dtype=np.int8, count=n).astype(bool),
+        "call": np.fromiter((r[6] for r in rows), dtype=np.int8, count=n),
+        "score": np.fromiter((r[8] for r in rows), dtype=np.int8, count=n),
+        "prompt_tokens": tokens >> 32,
+        "completion_tokens": tokens & 0xFFFFFFFF,
+        "cost": np.array([r[10] for r in rows], dtype=np.float64),
+    }
+
+
+def _read(conn: sqlite3.Connection, sql: str, args: Sequence[Any], chunk: int,
+          convert: Callable[[list[tuple]], dict[str, Any]]) -> list[dict[str, Any]]:
+    cur = conn.execute(sql, args)
     out = []
     try:
         while True:
             rows = cur.fetchmany(chunk)
             if not rows:
                 return out
-            out.append(_convert(rows))
+            out.append(convert(rows))
             del rows
     finally:
         cur.close()
 
 
-def _read_parallel(store: Store, chunk: int, workers: int) -> list[dict[str, Any]]:
-    """Read the join in `workers` rowid ranges on their own read-only connections (SQLite works
-    outside the GIL); a store that is not a plain file is read on its own connection."""
-    lo, hi = store.conn.execute("SELECT MIN(rowid), MAX(rowid) FROM units").fetchone()
-    if lo is None:
+def _read_all(store: Store, chunk: int) -> list[dict[str, Any]]:
+    """Read the join in chunks: packed when every value fits the packed vocabularies, else as text."""
+    models = [r[0] for r in store.conn.execute("SELECT DISTINCT model FROM units")]
+    if not models:
         return []
-    path = store.path
-    if workers <= 1 or not path.is_file() or hi - lo < 2 * chunk:
-        return _read(store.conn, "", (), chunk)
-    bounds = np.linspace(lo, hi + 1, workers + 1).astype(np.int64)
-    ranges = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
-
-    def job(r: tuple[int, int]) -> list[dict[str, Any]]:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
-        try:
-            return _read(conn, " WHERE u.rowid >= ? AND u.rowid < ?", r, chunk)
-        finally:
-            conn.close()
-
-    with ThreadPoolExecutor(max_workers=len(ranges)) as pool:
-        return [part for parts in pool.map(job, ranges) for part in parts]
+    model_case = "(CASE u.model " + " ".join("WHEN ? THEN ?" for _ in models) + " ELSE -1 END)"
+    model_args: list[Any] = [v for i, m in enumerate(models) for v in (m, i)]
+    packed_sql = f"SELECT {_PACKED.format(model=model_case)}, u.item_id, u.probe_id, {_TOKENS}, c.cost {_JOIN}"
+    try:
+        return _read(store.conn, packed_sql, model_args, chunk, lambda rows: _convert_packed(rows, models))
+    except _Unpackable:
+        return _read(store.conn, _SQL_TEXT, (), chunk, _convert_text)
 
 
 def _categorical(codes: np.ndarray, categories: Sequence[Any]) -> pd.Categorical:
@@ -159,48 +201,33 @@ def _same(a: pd.Categorical, b: pd.Categorical) -> np.ndarray:
     return (ca == cb) & (ca >= 0)
 
 
-def results_frame(
-    store: Store, suite: Suite | Callable[[], Suite], chunk: int = 100_000, workers: int | None = None
-) -> pd.DataFrame:
-    """One row per unit of the store, with the suite's facts. ``workers`` parallel readers
-    (default: up to 4, one per CPU) each stream their share of the units in ``chunk``-row pieces.
-    ``suite`` may be a zero-argument callable: it is called while the store is being read, so that
-    loading a large suite overlaps with the read."""
-    if workers is None:
-        workers = max(1, min(4, os.cpu_count() or 1))
-    if callable(suite):
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            pending = pool.submit(suite)
-            parts = _read_parallel(store, chunk, workers)
-            suite = pending.result()
-    else:
-        parts = _read_parallel(store, chunk, workers)
-    vocab = {name: _Codes() for name in _TEXT}
-    cond_c = _Codes(CONDITIONS)
-    cols: dict[str, list[np.ndarray]] = {k: [] for k in (*_TEXT, "condition", "defense", "call", "score",
-                                                        "prompt_tokens", "completion_tokens", "cost")}
+TEXT_COLUMNS = ("model", "item_id", "probe_id", "scoring", "label", "condition")
+
+
+def results_frame(store: Store, suite: Suite, chunk: int = 100_000) -> pd.DataFrame:
+    """One row per unit of the store, with the suite's facts; the store is streamed in pieces of
+    ``chunk`` rows. (Reading with several threads or loading the suite beside the read was tried
+    and measured: both are slower, the per-row Python work contends for the GIL.)"""
+    parts = _read_all(store, chunk)
+    vocab = {name: _Codes(CONDITIONS if name == "condition" else ()) for name in TEXT_COLUMNS}
+    numeric = ("defense", "call", "score", "prompt_tokens", "completion_tokens", "cost")
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in (*TEXT_COLUMNS, *numeric)}
     for part in parts:
-        for name in _TEXT:
-            if name != "condition_text":
-                cols[name].append(vocab[name].remap(*part[name]))
-        cond = part["condition"]
-        if (cond == 3).any():  # a condition outside the known three: keep its text
-            cond = np.where(cond == 3, cond_c.remap(*part["condition_text"]), cond).astype(np.int32)
-        cols["condition"].append(cond)
-        for name in ("defense", "call", "score", "prompt_tokens", "completion_tokens", "cost"):
+        for name in TEXT_COLUMNS:
+            cols[name].append(vocab[name].remap(*part[name]))
+        for name in numeric:
             cols[name].append(part[name])
     del parts
     dtypes = {"defense": bool, "call": np.int8, "score": np.int8, "prompt_tokens": np.int64,
               "completion_tokens": np.int64, "cost": np.float64}
     cat = {k: (np.concatenate(v) if v else np.empty(0, dtype=dtypes.get(k, np.int32))) for k, v in cols.items()}
     del cols
-    model_c, item_c, probe_c, scoring_c, label_c = (vocab[k] for k in ("model", "item_id", "probe_id", "scoring", "label"))
 
     # item and probe facts, looked up by code
-    item_keys = item_c.categories
+    item_keys = vocab["item_id"].categories
     item_table = {it.id: (it.source, it.subject, it.answer) for it in suite.items.values()}
     source, subject, gold = _facts(item_keys, item_table, 3)
-    probe_keys = probe_c.categories
+    probe_keys = vocab["probe_id"].categories
     probe_table = {p.id: (p.content_type, p.provenance, p.target) for p in suite.probes}
     content_type, provenance, target = _facts(probe_keys, probe_table, 3)
 
@@ -213,19 +240,19 @@ def results_frame(
 
     icode, pcode = cat["item_id"], cat["probe_id"]
     df = pd.DataFrame({
-        "model": _categorical(cat["model"], model_c.categories),
+        "model": _categorical(cat["model"], vocab["model"].categories).remove_unused_categories(),
         "defense": cat["defense"],
-        "scoring": _categorical(cat["scoring"], scoring_c.categories),
+        "scoring": _categorical(cat["scoring"], vocab["scoring"].categories).remove_unused_categories(),
         "item_id": _categorical(icode, item_keys),
         "probe_id": _categorical(pcode, probe_keys),
-        "condition": _categorical(cat["condition"], cond_c.categories),
+        "condition": _categorical(cat["condition"], vocab["condition"].categories),
         "source": _lookup(icode, source),
         "subject": _lookup(icode, subject),
         "content_type": _lookup(pcode, content_type),
         "provenance": _lookup(pcode, provenance),
         "target": _lookup(pcode, target),
         "gold": _lookup(icode, gold),
-        "label": _categorical(cat["label"], label_c.categories),
+        "label": _categorical(cat["label"], vocab["label"].categories).remove_unused_categories(),
         "status": _categorical(status_code, STATUSES),
         "prompt_tokens": cat["prompt_tokens"],
         "completion_tokens": cat["completion_tokens"],

@@ -41,7 +41,7 @@ def _rate(k: int, n: int) -> dict[str, Any]:
 def _codes(col: pd.Series) -> tuple[np.ndarray, list[Any]]:
     """Integer codes (-1 = missing) and categories of a frame column of any dtype."""
     cat = col.array if isinstance(col.dtype, pd.CategoricalDtype) else pd.Categorical(col)
-    return np.asarray(cat.codes, dtype=np.int64), list(cat.categories)
+    return np.asarray(cat.codes, dtype=np.int32), list(cat.categories)
 
 
 def _same(a: pd.Series, b: pd.Series) -> np.ndarray:
@@ -75,10 +75,12 @@ def cluster_interval(
     if g == 1:
         w = stats.wilson(k, n, confidence)
         return w.lo, w.hi
-    pats, weights = np.unique(np.stack([succ, size], axis=1), axis=0, return_counts=True)
+    width = int(size.max()) + 1
+    keys, weights = np.unique(succ * width + size, return_counts=True)  # distinct (successes, size)
+    ps, pn = keys // width, keys % width
     rng = np.random.default_rng(seed)
     draws = rng.multinomial(g, weights / weights.sum(), size=n_resamples)
-    rates = (draws @ pats[:, 0]) / (draws @ pats[:, 1])
+    rates = (draws @ ps) / (draws @ pn)
     alpha = 1.0 - confidence
     lo, hi = np.quantile(rates, [alpha / 2, 1 - alpha / 2])
     p = k / n
@@ -86,27 +88,35 @@ def cluster_interval(
 
 
 def _group_sum(keys: dict[str, np.ndarray], values: dict[str, np.ndarray]) -> dict[tuple, dict[str, int]]:
-    """{key tuple: {value name: sum, "rows": count}} over rows (keys are integer code arrays)."""
-    if not len(next(iter(keys.values()))):
+    """{key tuple: {value name: sum, "rows": count}} over rows (keys are non-negative integer codes)."""
+    cols = list(keys.values())
+    if not len(cols[0]):
         return {}
-    frame = pd.DataFrame({**keys, **{k: v.astype(np.int64) for k, v in values.items()}})
-    frame["rows"] = 1
-    agg = frame.groupby(list(keys), sort=False).sum()
-    names = list(agg.columns)
+    dims = tuple(int(c.max()) + 1 for c in cols)
+    flat = np.ravel_multi_index(tuple(c.astype(np.int64) for c in cols), dims)
+    present, flat = np.unique(flat, return_inverse=True)
+    m = len(present)
+    sums = {"rows": np.bincount(flat, minlength=m)}
+    for name, v in values.items():  # boolean values: count the True rows per group
+        sums[name] = np.bincount(flat[v], minlength=m) if v.dtype == bool else np.bincount(flat, weights=v, minlength=m)
+    idx = np.unravel_index(present, dims)
     out: dict[tuple, dict[str, int]] = {}
-    for idx, vals in zip(agg.index, agg.to_numpy()):
-        idx = idx if isinstance(idx, tuple) else (idx,)
-        out[tuple(int(i) for i in idx)] = dict(zip(names, (int(v) for v in vals)))
+    for j in range(m):
+        out[tuple(int(a[j]) for a in idx)] = {name: int(round(arr[j])) for name, arr in sums.items()}
     return out
 
 
 def _unique_count(keys: dict[str, np.ndarray], by: list[str]) -> dict[tuple, int]:
     """Number of distinct full key tuples per `by` tuple."""
-    if not len(next(iter(keys.values()))):
+    cols = list(keys.values())
+    if not len(cols[0]):
         return {}
-    frame = pd.DataFrame(keys).drop_duplicates()
-    agg = frame.groupby(by, sort=False).size()
-    return {(tuple(int(i) for i in idx) if isinstance(idx, tuple) else (int(idx),)): int(v) for idx, v in agg.items()}
+    dims = tuple(int(c.max()) + 1 for c in cols)
+    distinct = np.unique(np.ravel_multi_index(tuple(c.astype(np.int64) for c in cols), dims))
+    parts = np.unravel_index(distinct, dims)
+    names = list(keys)
+    counts = _group_sum({k: parts[names.index(k)] for k in by}, {})
+    return {k: v["rows"] for k, v in counts.items()}
 
 
 def _accuracy(a: dict[str, int] | None) -> dict[str, Any]:
@@ -139,7 +149,7 @@ def misleading_metrics(df: pd.DataFrame) -> dict[str, Any]:
     model_codes, model_cats = _codes(df["model"])
     defense = df["defense"].to_numpy(dtype=bool)
     g, g_uniques = pd.factorize(model_codes * 2 + defense, sort=False)  # (model, defense), first-appearance order
-    g = g.astype(np.int64)
+    g = g.astype(np.int32)
     item, _ = _codes(df["item_id"])
     scoring, _ = _codes(df["scoring"])
     cond_codes, cond_cats = _codes(df["condition"])
@@ -154,7 +164,7 @@ def misleading_metrics(df: pd.DataFrame) -> dict[str, Any]:
     # ---- pairs: each answered Type 1/2 row with the answered clean row of its (model, defense, scoring, item)
     n_items = int(item.max()) + 1 if n_rows else 1
     n_scoring = int(scoring.max()) + 2
-    pair_key = (g * n_scoring + (scoring + 1)) * (n_items + 1) + (item + 1)
+    pair_key = (g.astype(np.int64) * n_scoring + (scoring + 1)) * (n_items + 1) + (item + 1)
     clean_ok = is_clean & answered
     clean_index = pd.Index(pair_key[clean_ok])
     attack_codes = {c: cond_of[c] for c in ATTACK_CONDITIONS if c in cond_of}
@@ -177,12 +187,12 @@ def misleading_metrics(df: pd.DataFrame) -> dict[str, Any]:
     families: dict[str, dict[str, Any]] = {}
     for name, column in STRATA.items():
         if column is None:
-            s, cats = np.zeros(n_rows, dtype=np.int64), ["overall"]
+            s, cats = np.zeros(n_rows, dtype=np.int32), ["overall"]
         else:
             s, cats = _codes(df[column])
         probe_kind = column in PROBE_COLUMNS
         in_block = (s >= 0) & (~is_clean if probe_kind else True)
-        rows = np.flatnonzero(in_block)
+        rows = np.flatnonzero(in_block) if not np.all(in_block) else slice(None)
         acc = _group_sum({"_g": g[rows], "_c": cond_codes[rows], "_s": s[rows]}, {k: v[rows] for k, v in acc_vals.items()})
         items = _unique_count({"g": g[rows], "s": s[rows], "i": item[rows]}, ["g", "s"])
         clean_acc: dict[tuple, dict[str, int]] = {}

@@ -19,7 +19,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -37,6 +36,7 @@ from .tables import (
     markdown_table,
     metrics_table,
     model_settings,
+    profile_deltas,
     profile_table,
     tests_table,
     usage_table,
@@ -140,6 +140,10 @@ def build_report(run_dirs: Sequence[Path | str] | Path | str, out_dir: Path | st
             defense += defense_effects(r.name, r.frame)
     if defense:
         tables["defense"] = pd.concat([c.table for c in defense], ignore_index=True)
+        run_of = {c.table["pair"].iloc[0]: c.run for c in defense if len(c.table)}
+        deltas = profile_deltas(tables["defense"], run_of)
+        if not deltas.empty:
+            tables["profile"] = pd.concat([tables["profile"], deltas], ignore_index=True)
     merged_models = {m.model: {} for m in ms}
     for m in ms:
         merged_models[m.model][m.setting] = m.block
@@ -176,7 +180,7 @@ def _figures(tables: dict[str, pd.DataFrame]) -> dict[str, str | None]:
         "heatmap_content_type": plots.heatmap_figure(m, t, "content_type"),
         "heatmap_provenance": plots.heatmap_figure(m, t, "provenance"),
         "flips": plots.flips_figure(tables["flips"]),
-        "profile": plots.profile_figure(tables["profile"]),
+        "profile": plots.profile_figure(tables["profile"][tables["profile"]["kind"] == "rate"]),
     }
     if "defense" in tables:
         figs["defense"] = plots.diff_figure(tables["defense"], "Defense effect: with the defensive instruction minus without", "defense")
@@ -230,6 +234,7 @@ def _page(runs, ms: list[ModelSetting], tables, figs, mean, families, notes, tit
         "fragile at once: clean accuracy does not predict resilience.</p>",
         H.figure(figs.get("profile"), "Left: profile per model (95% Wilson intervals). Right: clean accuracy against "
                  "resilience; the dotted line is equality."),
+        H.profile_table_html(tables["profile"]),
     ]
     if missing:
         prof.append(f"<p class='note'>Not in these runs (no data, so not shown): {H.esc(', '.join(missing))}.</p>")
@@ -365,11 +370,11 @@ def summary_table(result: ReportResult):
 
     from .tables import fmt_pct
 
-    t = Table(title="medresilience report (95% Wilson CI, n)")
+    t = Table(title="medresilience report (95% Wilson CI; n in the report)")
     for col in ("Model", "Setting", "Clean acc", "Type 1 acc", "Type 2 acc", "Type 1 ASR", "Type 1 TASR", "Type 2 ASR"):
         t.add_column(col, justify="left" if col in ("Model", "Setting") else "right")
     for r in result.headline.to_dict("records"):
-        t.add_row(str(r["model"]), str(r["setting"]), *[
-            fmt_pct(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n"))
+        t.add_row(str(r["model"]), str(r["setting"]).replace("_", " "), *[
+            fmt_pct(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"))
             for k in ("clean_acc", "type1_acc", "type2_acc", "type1_asr", "type1_tasr", "type2_asr")])
     return t

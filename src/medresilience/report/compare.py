@@ -151,6 +151,7 @@ class Comparison:
     b: str
     table: pd.DataFrame
     counts: dict[str, int] = field(default_factory=dict)
+    run: str = ""
 
 
 METRICS = [  # (condition, metric)
@@ -234,6 +235,7 @@ def defense_effects(run: str, frame: pd.DataFrame, n_resamples: int = N_RESAMPLE
         if (model, False) in present.index and (model, True) in present.index:
             c = compare_sides(side(run, frame, model, "no_defense"), side(run, frame, model, "defense"), n_resamples)
             c.table["pair"] = model
+            c.run = run
             out.append(c)
     return out
 

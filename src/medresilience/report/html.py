@@ -31,6 +31,7 @@ nav.toc { position: sticky; top: 0; background: rgba(255,255,255,.96); border-bo
 nav.toc a { margin-right: 16px; color: var(--accent); text-decoration: none; white-space: nowrap; }
 nav.toc a:hover { text-decoration: underline; }
 h2 { font-size: 1.4rem; margin: 34px 0 8px; padding-top: 8px; border-top: 2px solid var(--line); }
+section:first-of-type h2 { border-top: none; margin-top: 14px; }
 h3 { font-size: 1.1rem; margin: 22px 0 6px; }
 p.lead { font-size: 1.05rem; margin: 6px 0 14px; }
 p.note, .muted { color: var(--muted); font-size: .9rem; }
@@ -95,6 +96,12 @@ def table(rows: Sequence[Sequence[str]], headers: Sequence[str], numeric: Sequen
         out.append(f"<tr{cls}>" + "".join(f'<td class="num">{c}</td>' if i in num else f"<td>{c}</td>" for i, c in enumerate(r)) + "</tr>")
     out.append("</tbody></table></div>")
     return "".join(out)
+
+
+def collapsible(body: str, summary: str, n_rows: int, open_up_to: int = 12) -> str:
+    """A table that stays open when short and folds into <details> when long."""
+    opened = " open" if n_rows <= open_up_to else ""
+    return f"<details{opened}><summary>{esc(summary)} ({n_rows} rows)</summary>{body}</details>"
 
 
 def figure(svg: str | None, caption: str) -> str:
@@ -258,8 +265,8 @@ def flips_table_html(flips: pd.DataFrame) -> str:
         rows.append([esc(r.model), esc(setting_name(r.setting)), esc(CONDITION_TITLES[r.condition]), str(r.clean_correct_pairs),
                      str(r.flips), share(r.to_target, r.share_to_target), share(r.elsewhere, r.share_elsewhere),
                      share(r.invalid, r.share_invalid)])
-    return table(rows, ["Model", "Setting", "Condition", "Clean-correct pairs", "Flips", "To target", "Elsewhere", "Invalid"],
-                 numeric=range(3, 8))
+    return collapsible(table(rows, ["Model", "Setting", "Condition", "Clean-correct pairs", "Flips", "To target", "Elsewhere", "Invalid"],
+                             numeric=range(3, 8)), "Flips table", len(rows))
 
 
 def diff_table_html(t: pd.DataFrame, pair_title: str = "Comparison", a_title: str = "A", b_title: str = "B") -> str:
@@ -276,8 +283,37 @@ def diff_table_html(t: pd.DataFrame, pair_title: str = "Comparison", a_title: st
             f"{fmt_p(r.p_test)}<br><span class='n'>{esc(r.test.replace('_', ' '))}</span>",
             f"{r.n}<br><span class='n'>{r.items} items</span>",
         ])
-    return table(rows, [esc(pair_title), "Metric", esc(a_title), esc(b_title), f"{esc(b_title)} − {esc(a_title)}",
-                        "Bootstrap p", "Paired test p", "Pairs"], numeric=range(2, 8))
+    return collapsible(table(rows, [esc(pair_title), "Metric", esc(a_title), esc(b_title), f"{esc(b_title)} − {esc(a_title)}",
+                                    "Bootstrap p", "Paired test p", "Pairs"], numeric=range(2, 8)),
+                       "Differences table", len(rows), open_up_to=24)
+
+
+def profile_table_html(profile: pd.DataFrame) -> str:
+    """One row per model and setting: clean accuracy, resilience per family, and the defense's
+    effect on resilience (percentage points, paired bootstrap CI) where both settings ran."""
+    if profile.empty:
+        return ""
+    rates = profile[profile["kind"] == "rate"]
+    deltas = profile[profile["kind"] == "difference"]
+    dims = list(dict.fromkeys(rates["dimension"]))
+    ddims = list(dict.fromkeys(deltas["dimension"]))
+    titles = {"clean_accuracy": "Clean accuracy", "resilience_type1": "Resilience, Type 1",
+              "resilience_type2": "Resilience, Type 2"}
+    rows = []
+    for (model, setting), g in rates.groupby(["model", "setting"], sort=False):
+        by = {r.dimension: r for r in g.itertuples(index=False)}
+        cells = [f"<b>{esc(model)}</b>", esc(setting_name(setting))]
+        cells += [rate_cell(by[d].value, by[d].lo, by[d].hi, by[d].n) if d in by else "—" for d in dims]
+        if ddims:
+            dd = {r.dimension: r for r in deltas[deltas["model"] == model].itertuples(index=False)}
+            for d in ddims:
+                r = dd.get(d)
+                cells.append("—" if r is None or setting != "no_defense" else
+                             f"{100 * r.value:+.1f} pp" + ("" if _isnan(r.lo) else f"<br><span class='n'>[{100 * r.lo:+.1f}, {100 * r.hi:+.1f}]</span>"))
+        rows.append(cells)
+    headers = ["Model", "Setting", *[titles.get(d, d) for d in dims]]
+    headers += [f"Defense Δ, {d.rsplit('_', 1)[-1].replace('type', 'Type ')}" for d in ddims]
+    return collapsible(table(rows, headers, numeric=range(2, len(headers))), "Profile table", len(rows))
 
 
 def run_facts(runs: Sequence[Any], redact_url: Callable[[str], str]) -> str:

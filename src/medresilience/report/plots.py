@@ -9,7 +9,6 @@ import html as _html
 import io
 import re
 import textwrap
-from collections.abc import Sequence
 from typing import Any
 
 import matplotlib
@@ -142,7 +141,7 @@ def attack_by_source_figure(metrics: pd.DataFrame) -> str | None:
     colours = {s: ("#000000" if s == "Overall" else PALETTE[i % (len(PALETTE) - 1)]) for i, s in enumerate(strata)}
     title = "Attack success per model and source dataset"
     with plt.rc_context(STYLE):
-        height = max(3.2, 0.42 * len(rows) * max(1, len(strata)) ** 0.5 + 1.6)
+        height = min(13.0, max(3.2, 0.3 * len(rows) * max(1, len(strata)) ** 0.5 + 1.8))
         fig, axes = plt.subplots(1, len(panels), figsize=(min(16, 4.6 * len(panels) + 1.5), height), sharey=True, squeeze=False,
                                  layout="constrained")
         y = np.arange(len(rows))
@@ -184,8 +183,10 @@ def heatmap_figure(metrics: pd.DataFrame, tests: pd.DataFrame, kind: str) -> str
     cmap = plt.get_cmap("OrRd")
     with plt.rc_context(STYLE):
         cell_w, cell_h = 1.25, 0.5
-        fig, axes = plt.subplots(1, len(conds), figsize=(min(17, len(conds) * (cell_w * len(cols) + 2.6) + 1.5),
-                                                          max(2.8, cell_h * len(rows) + 2.4)), squeeze=False)
+        height = max(2.8, cell_h * len(rows) + 2.4)
+        fig, axes = plt.subplots(1, len(conds), figsize=(min(17, len(conds) * (cell_w * len(cols) + 2.6) + 1.5), height),
+                                 squeeze=False)
+        fig.subplots_adjust(top=1 - 0.8 / height, bottom=1.3 / height)
         im = None
         for ax, c in zip(axes[0], conds):
             sub = d[d["condition"] == c]
@@ -217,7 +218,8 @@ def heatmap_figure(metrics: pd.DataFrame, tests: pd.DataFrame, kind: str) -> str
                 ax.set_yticklabels([])
         cb = fig.colorbar(im, ax=list(axes[0]), shrink=0.9, pad=0.01)
         cb.set_label("ASR (%)")
-        fig.suptitle(title + " (* Holm-adjusted McNemar p < 0.05)" + ("" if len(rows) <= 10 else "; n in tables/metrics.csv"))
+        fig.suptitle(title + " (* Holm-adjusted McNemar p < 0.05)" + ("" if len(rows) <= 10 else "; n in tables/metrics.csv"),
+                     y=1 - 0.2 / height)
         return to_svg(fig, f"heatmap-{kind}", title)
 
 
@@ -271,8 +273,9 @@ def profile_figure(profile: pd.DataFrame) -> str | None:
     colours = {"clean_accuracy": "#0072B2", "resilience_type1": "#E69F00", "resilience_type2": "#D55E00"}
     title = "Resilience profile: clean accuracy beside resilience per stress family"
     with plt.rc_context(STYLE):
-        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(14, max(4.2, 0.42 * len(rows) * len(dims) ** 0.5 + 2.4)),
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(14, min(11.0, max(4.6, 0.3 * len(rows) * len(dims) ** 0.5 + 2.4))),
                                       gridspec_kw={"width_ratios": [1.35, 1]}, layout="constrained")
+        ax2.set_box_aspect(1)
         y = np.arange(len(rows))
         bh = 0.8 / len(dims)
         for j, dim in enumerate(dims):
@@ -305,9 +308,12 @@ def profile_figure(profile: pd.DataFrame) -> str | None:
             vals = [float(v.iloc[0]) for v in pts if len(v)]
             if r in tops and len(vals) > 1:
                 ax2.plot([tops[r][0]] * 2, [min(vals), max(vals)], color="#888", lw=1, zorder=2)
-        if len(tops) <= 12:
+        if len(tops) <= 12:  # one label per position (models that coincide share it)
+            spots: dict[tuple[float, float], list[str]] = {}
             for r, (xi, yi) in tops.items():
-                ax2.annotate(_short(r, 22), (xi, yi), xytext=(0, 6), textcoords="offset points", fontsize=8.5,
+                spots.setdefault((round(xi, 1), round(yi, 1)), []).append(_short(r, 22))
+            for (xi, yi), names in spots.items():
+                ax2.annotate("\n".join(names), (xi, yi), xytext=(0, 6), textcoords="offset points", fontsize=8.5,
                              color="#333", ha="center", va="bottom")
         ax2.set_xlim(0, 102)
         ax2.set_ylim(0, 108)

@@ -24,10 +24,6 @@ from ..records import Suite
 from ..store import Store
 
 
-class _NoSuite(Exception):
-    pass
-
-
 @dataclass
 class RunData:
     """One run directory as the report sees it."""
@@ -37,7 +33,6 @@ class RunData:
     config: dict[str, Any]
     results: dict[str, Any]
     frame: pd.DataFrame | None = None
-    suite: Suite | None = None
     source: str = ""  # "store" (recomputed) or "results.json"
     notes: list[str] = field(default_factory=list)
     counts: dict[str, Any] = field(default_factory=dict)  # store-level counts (unscored, ...)
@@ -89,22 +84,41 @@ def _find_suite(run_dir: Path, config: dict[str, Any]) -> tuple[Suite | None, st
     return None, reason
 
 
-def _store_counts(store: Store) -> dict[str, Any]:
+def store_facts(store: Store) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """(counts, usage) of a store in two scans. usage has Store.usage()'s shape: per model, calls,
+    prompt and completion tokens, cost (None when no call was priced) and errors."""
     con = store.conn
+    usage: dict[str, dict[str, Any]] = {}
+    ok = err = perm = 0
+    for model, status, permanent, n, pt, ct, cost, priced in con.execute(
+        """SELECT model, status, permanent, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost),
+                  COUNT(cost) FROM calls GROUP BY model, status, permanent"""
+    ):
+        u = usage.setdefault(model, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": None, "errors": 0})
+        u["calls"] += n
+        u["prompt_tokens"] += pt or 0
+        u["completion_tokens"] += ct or 0
+        if priced:
+            u["cost"] = (u["cost"] or 0.0) + cost
+        if status == "error":
+            u["errors"] += n
+            err += n
+            perm += n if permanent else 0
+        else:
+            ok += n
     scores = dict(con.execute("SELECT status, COUNT(*) FROM scores GROUP BY status").fetchall())
-    calls = dict(con.execute("SELECT status, COUNT(*) FROM calls GROUP BY status").fetchall())
-    permanent = con.execute("SELECT COUNT(*) FROM calls WHERE status = 'error' AND permanent = 1").fetchone()[0]
     samples = [r[0] for r in con.execute(
-        "SELECT error FROM calls WHERE status = 'error' AND error IS NOT NULL GROUP BY error ORDER BY COUNT(*) DESC LIMIT 5")]
-    return {
+        "SELECT error FROM calls WHERE status = 'error' AND error IS NOT NULL GROUP BY error ORDER BY COUNT(*) DESC LIMIT 5")] if err else []
+    counts = {
         "scores_valid": int(scores.get("valid", 0)),
         "scores_invalid": int(scores.get("invalid", 0)),
         "scores_unscored": int(scores.get("unscored", 0)),
-        "calls_ok": int(calls.get("ok", 0)),
-        "calls_error": int(calls.get("error", 0)),
-        "calls_error_permanent": int(permanent),
+        "calls_ok": ok,
+        "calls_error": err,
+        "calls_error_permanent": perm,
         "error_samples": samples,
     }
+    return counts, usage
 
 
 def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = True) -> RunData:
@@ -122,41 +136,30 @@ def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = Tru
         run.last_execution = saved.get("last_execution")
     missing: str | None = None
     if recompute and db_path.exists():
-        # The suite is loaded while the store is read (a large suite takes seconds to validate).
         t0 = time.perf_counter()
-        found: dict[str, Any] = {}
-
-        def load_suite() -> Suite:
-            suite, found["missing"] = _find_suite(d, config)
-            found["seconds"] = time.perf_counter() - t0
-            if suite is None:
-                raise _NoSuite(found["missing"])
-            run.suite = suite
-            return suite
-
-        with Store(db_path) as store:
-            try:
-                df = results_frame(store, load_suite)
-            except _NoSuite:
-                df = None
-            run.timings["suite"] = found.get("seconds", 0.0)
-            run.timings["frame"] = time.perf_counter() - t0
-            missing = found.get("missing")
-            if df is not None:
+        suite, missing = _find_suite(d, config)
+        run.timings["suite"] = time.perf_counter() - t0
+        if suite is not None:
+            with Store(db_path) as store:
+                t0 = time.perf_counter()
+                df = results_frame(store, suite)
+                del suite  # the frame holds what the report needs
+                run.timings["frame"] = time.perf_counter() - t0
                 t0 = time.perf_counter()
                 res = misleading_metrics(df)
                 run.timings["metrics"] = time.perf_counter() - t0
-                res["usage"] = store.usage()
-                run.counts = _store_counts(store)
-                res["run"] = {
-                    "suite": (config.get("suite") or {}).get("name"),
-                    "models": [m.get("label") for m in config.get("models", [])],
-                    "options": config.get("options", {}),
-                    "prompt_hash": (config.get("prompts") or {}).get("hash"),
-                }
-                run.results, run.source = res, "store"
-                run.frame = df if keep_frame else None
-    if run.source == "store" and run.suite is not None:
+                t0 = time.perf_counter()
+                run.counts, res["usage"] = store_facts(store)
+                run.timings["store_facts"] = time.perf_counter() - t0
+            res["run"] = {
+                "suite": (config.get("suite") or {}).get("name"),
+                "models": [m.get("label") for m in config.get("models", [])],
+                "options": config.get("options", {}),
+                "prompt_hash": (config.get("prompts") or {}).get("hash"),
+            }
+            run.results, run.source = res, "store"
+            run.frame = df if keep_frame else None
+    if run.source == "store":
         pass
     elif saved is not None:
         run.source = "results.json"

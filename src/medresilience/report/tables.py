@@ -199,6 +199,30 @@ PROFILE_DIMENSIONS: list[tuple[str, str, str]] = [
 ]
 
 
+PROFILE_COLUMNS = ["run", "model", "setting", "family", "dimension", "kind", "label", "value", "lo", "hi", "n"]
+
+
+def profile_deltas(defense: pd.DataFrame, run_of: dict[str, str] | None = None) -> pd.DataFrame:
+    """Profile rows for the defense effect on resilience (kind "difference"): the change in
+    1 - ASR with the defensive instruction, i.e. minus the paired ASR difference, with its
+    item-clustered bootstrap interval."""
+    rows = []
+    for r in defense.itertuples(index=False):
+        if r.metric != "asr" or pd.isna(r.diff):
+            continue
+        lo = None if pd.isna(r.hi) else -r.hi
+        hi = None if pd.isna(r.lo) else -r.lo
+        rows.append({"run": (run_of or {}).get(r.pair, ""), "model": r.pair, "setting": "defense - no_defense",
+                     "family": "misleading", "dimension": f"defense_delta_resilience_{r.condition}", "kind": "difference",
+                     "label": f"Defense effect on {CONDITION_TITLES[r.condition]} resilience", "value": -r.diff,
+                     "lo": lo, "hi": hi, "n": r.n})
+    df = pd.DataFrame(rows, columns=PROFILE_COLUMNS)
+    df["n"] = df["n"].astype("Int64")
+    for c in ("value", "lo", "hi"):
+        df[c] = df[c].astype("float64")
+    return df
+
+
 def profile_table(ms: Sequence[ModelSetting]) -> pd.DataFrame:
     """Per model and setting: clean accuracy next to a resilience score per stress family that has
     data (now: misleading context, 1 - ASR for Type 1 and Type 2; 1 means no clean-correct answer
@@ -218,8 +242,8 @@ def profile_table(ms: Sequence[ModelSetting]) -> pd.DataFrame:
             if not val:
                 continue
             rows.append({"run": m.run, "model": m.model, "setting": m.setting, "family": family, "dimension": dim,
-                         "label": label, "value": val[0], "lo": val[1], "hi": val[2], "n": val[3]})
-    df = pd.DataFrame(rows, columns=["run", "model", "setting", "family", "dimension", "label", "value", "lo", "hi", "n"])
+                         "kind": "rate", "label": label, "value": val[0], "lo": val[1], "hi": val[2], "n": val[3]})
+    df = pd.DataFrame(rows, columns=PROFILE_COLUMNS)
     df["n"] = df["n"].astype("Int64")
     for c in ("value", "lo", "hi"):
         df[c] = df[c].astype("float64")
