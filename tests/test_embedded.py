@@ -82,3 +82,5 @@ def test_main_job_on_default_model_first_item(tmp_path):
     res = json.loads((out / "results.json").read_text())
     block = res["models"]["embedded-qwen"]["no_defense"]
     assert block["counts"]["units"] == 5 and block["counts"]["errors"] == 0
+    # the main job ends with the HTML report
+    assert "report:" in r.output and (out / "report" / "report.html").exists()

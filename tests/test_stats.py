@@ -26,6 +26,7 @@ import scipy.stats as st
 import statsmodels.api as sm
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 
+from medresilience import stats
 from medresilience.stats import (
     Rate,
     bootstrap_mean,
@@ -474,3 +475,56 @@ def test_cluster_bootstrap_is_fast_at_scale():
     elapsed = time.perf_counter() - t0
     assert r.n == 100_000 and r.lo < r.p < r.hi
     assert elapsed < 1.0, f"cluster bootstrap took {elapsed:.2f}s"
+
+
+# ---- exact-distribution cluster bootstraps (used by metrics and compare)
+
+
+def test_paired_cluster_diff_matches_paired_bootstrap_without_clusters():
+    rng = np.random.default_rng(1)
+    a = (rng.random(400) < 0.7).astype(float)
+    b = (rng.random(400) < 0.55).astype(float)
+    ref = stats.paired_bootstrap_diff(a, b, n_resamples=4000, seed=3)
+    got = stats.paired_cluster_diff(b - a, np.ones(400), n_resamples=4000, seed=3)
+    assert math.isclose(got["diff"], ref["diff"])
+    assert abs(got["lo"] - ref["lo"]) < 0.012 and abs(got["hi"] - ref["hi"]) < 0.012
+    assert got["p"] < 0.01 and ref["p"] < 0.01
+    # no difference: p = 1
+    z = stats.paired_cluster_diff(np.zeros(50), np.ones(50))
+    assert z["diff"] == 0 and z["p"] == 1.0 and z["lo"] == z["hi"] == 0
+    # constant non-zero difference: the smallest p the resampling can give, as in stats
+    c = stats.paired_cluster_diff(np.ones(30), np.ones(30), n_resamples=999)
+    assert c["p"] == stats.paired_bootstrap_diff(np.zeros(30), np.ones(30), n_resamples=999)["p"] == 2 / 1000
+    assert stats.paired_cluster_diff([], [])["diff"] is None and stats.paired_cluster_diff([1.0], [2])["p"] is None
+    with pytest.raises(ValueError):
+        stats.paired_cluster_diff([1.0], [0])
+
+
+def test_paired_cluster_diff_matches_brute_force_cluster_bootstrap():
+    rng = np.random.default_rng(7)
+    g = 300
+    size = rng.integers(1, 5, size=g)
+    d = np.array([rng.integers(-s, s + 1) for s in size], dtype=float)
+    got = stats.paired_cluster_diff(d, size, n_resamples=6000, seed=1)
+    idx = rng.integers(0, g, size=(6000, g))
+    dist = d[idx].sum(1) / size[idx].sum(1)
+    lo, hi = np.quantile(dist, [0.025, 0.975])
+    assert math.isclose(got["diff"], d.sum() / size.sum())
+    assert abs(got["lo"] - lo) < 0.01 and abs(got["hi"] - hi) < 0.01
+
+
+def test_cluster_interval_matches_stats_cluster_bootstrap():
+    rng = np.random.default_rng(5)
+    clusters = np.repeat(np.arange(500), 3)
+    p_item = rng.random(500)
+    ok = rng.random(1500) < p_item[clusters]
+    ref = stats.cluster_bootstrap_rate(ok, clusters, n_resamples=5000, seed=2)
+    succ = np.bincount(clusters, weights=ok).astype(int)
+    lo, hi = stats.cluster_interval(succ, np.full(500, 3), n_resamples=5000, seed=2)
+    assert abs(lo - ref.lo) < 0.008 and abs(hi - ref.hi) < 0.008
+    # degenerate cases follow stats.cluster_bootstrap_rate
+    assert stats.cluster_interval(np.zeros(4, int), np.full(4, 2)) == (0.0, stats.wilson(0, 4).hi)
+    assert stats.cluster_interval(np.array([3]), np.array([5])) == (stats.wilson(3, 5).lo, stats.wilson(3, 5).hi)
+
+
+# ------------------------------------------------------------------------------ metrics (vectorised)

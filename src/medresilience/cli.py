@@ -41,7 +41,11 @@ def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, se
     )
     for e in s.error_samples:
         err_console.print(f"  error sample: {e}", highlight=False)
+    from .report import build_report
+
+    rep = build_report([out])
     console.print(f"run directory: {out}  (results.json, results.md, store.sqlite)")
+    console.print(f"report: {rep.html}")
 
 
 class Type1(str, Enum):

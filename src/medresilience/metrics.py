@@ -31,7 +31,7 @@ STRATA = {"overall": None, "by_source": "source", "by_content_type": "content_ty
 # in them plus the clean rows of their items.
 PROBE_COLUMNS = ("content_type", "provenance")
 ATTACK_CONDITIONS = ("type1", "type2")
-CLUSTER_RESAMPLES = 2000
+CLUSTER_RESAMPLES = stats.CLUSTER_RESAMPLES
 
 
 def _rate(k: int, n: int) -> dict[str, Any]:
@@ -52,39 +52,6 @@ def _same(a: pd.Series, b: pd.Series) -> np.ndarray:
     xa = np.asarray(ca.set_categories(union).codes)
     xb = np.asarray(cb.set_categories(union).codes)
     return (xa == xb) & (xa >= 0)
-
-
-def cluster_interval(
-    succ: np.ndarray, size: np.ndarray, confidence: float = 0.95, n_resamples: int = CLUSTER_RESAMPLES, seed: int = 0
-) -> tuple[float | None, float | None]:
-    """Cluster-bootstrap percentile interval of a pooled rate from per-cluster (successes, size).
-
-    The same estimator and degenerate-case rules as ``stats.cluster_bootstrap_rate``, drawn in
-    O(patterns) per resample instead of O(clusters): clusters with equal (successes, size) are
-    exchangeable, so the number of draws that land on each pattern in a resample of G clusters is
-    Multinomial(G, pattern share) - the same distribution of resampled rates, at any G."""
-    succ = np.asarray(succ, dtype=np.int64)
-    size = np.asarray(size, dtype=np.int64)
-    g = int(succ.size)
-    k, n = int(succ.sum()), int(size.sum())
-    if n == 0:
-        return None, None
-    if k == 0 or k == n:
-        w = stats.wilson(0 if k == 0 else g, g, confidence)
-        return w.lo, w.hi
-    if g == 1:
-        w = stats.wilson(k, n, confidence)
-        return w.lo, w.hi
-    width = int(size.max()) + 1
-    keys, weights = np.unique(succ * width + size, return_counts=True)  # distinct (successes, size)
-    ps, pn = keys // width, keys % width
-    rng = np.random.default_rng(seed)
-    draws = rng.multinomial(g, weights / weights.sum(), size=n_resamples)
-    rates = (draws @ ps) / (draws @ pn)
-    alpha = 1.0 - confidence
-    lo, hi = np.quantile(rates, [alpha / 2, 1 - alpha / 2])
-    p = k / n
-    return min(float(lo), p), max(float(hi), p)
 
 
 def _group_sum(keys: dict[str, np.ndarray], values: dict[str, np.ndarray]) -> dict[tuple, dict[str, int]]:
@@ -220,7 +187,7 @@ def misleading_metrics(df: pd.DataFrame) -> dict[str, Any]:
         for (gg, cc, ss), grp in per_cluster.groupby(["_g", "_c", "_s"], sort=False):
             key = (int(gg), int(cc), int(ss))
             if len(grp) < pairs.get(key, {}).get("base", 0):
-                clusters[key] = cluster_interval(grp["succ"].to_numpy(), grp["size"].to_numpy(), seed=0)
+                clusters[key] = stats.cluster_interval(grp["succ"].to_numpy(), grp["size"].to_numpy(), seed=0)
         families[name] = {"cats": cats, "acc": acc, "items": items, "clean_acc": clean_acc, "pairs": pairs, "clusters": clusters}
 
     models: dict[str, Any] = {}

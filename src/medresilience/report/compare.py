@@ -27,74 +27,7 @@ import pandas as pd
 from .. import stats
 
 KEY = ["item_id", "probe_id", "condition"]
-N_RESAMPLES = 2000
-
-
-def paired_cluster_diff(
-    d_sum: Sequence[float],
-    size: Sequence[int],
-    confidence: float = 0.95,
-    n_resamples: int = N_RESAMPLES,
-    seed: int = 0,
-) -> dict[str, Any]:
-    """Paired difference of pooled rates, B - A = sum(d_j) / sum(n_j), over clusters j with
-    d_j = (B successes - A successes) and n_j pairs, with a cluster-bootstrap percentile interval
-    and two-sided bootstrap p-value.
-
-    The p-value rule is that of ``stats.paired_bootstrap_diff`` (share of resampled differences on
-    the other side of 0, doubled, as (1 + count) / (1 + n_resamples), capped at 1; 1.0 when the
-    difference is 0); with one pair per cluster the estimator *is* that function's mean paired
-    difference. Resampling is exact but cheap: clusters with equal (d_j, n_j) are exchangeable, so
-    the draws per distinct pattern are Multinomial(G, pattern share), which gives the bootstrap
-    distribution in O(patterns) per resample and bounded memory for any number of items.
-
-    Returns ``{"diff", "lo", "hi", "p", "n", "clusters"}``; diff None when n == 0, lo/hi/p None
-    with fewer than two clusters."""
-    d = np.asarray(d_sum, dtype=np.float64)
-    m = np.asarray(size, dtype=np.float64)
-    if d.size != m.size:
-        raise ValueError(f"d_sum and size differ in length ({d.size} vs {m.size})")
-    if np.any(m < 1):
-        raise ValueError("every cluster needs at least one pair")
-    g, n = int(d.size), int(m.sum())
-    out: dict[str, Any] = {"diff": None, "lo": None, "hi": None, "p": None, "n": n, "clusters": g}
-    if g == 0:
-        return out
-    diff = float(d.sum() / m.sum())
-    out["diff"] = diff
-    if g < 2:
-        return out
-    pats, weights = _patterns(d, m)
-    if len(pats) == 1 or np.allclose(pats[:, 0] / pats[:, 1], diff):
-        out.update(lo=diff, hi=diff, p=1.0 if diff == 0 else min(1.0, 2.0 / (n_resamples + 1)))
-        return out
-    rng = np.random.default_rng(seed)
-    shares = weights / weights.sum()
-    dist = np.empty(n_resamples)
-    block = max(1, 1_000_000 // len(pats))
-    for start in range(0, n_resamples, block):
-        stop = min(n_resamples, start + block)
-        draws = rng.multinomial(g, shares, size=stop - start)
-        dist[start:stop] = (draws @ pats[:, 0]) / (draws @ pats[:, 1])
-    alpha = 1.0 - confidence
-    lo, hi = np.quantile(dist, [alpha / 2, 1 - alpha / 2])
-    if diff > 0:
-        other = int(np.count_nonzero(dist <= 0))
-    elif diff < 0:
-        other = int(np.count_nonzero(dist >= 0))
-    else:
-        other = dist.size
-    out.update(lo=float(lo), hi=float(hi), p=min(1.0, 2.0 * (1 + other) / (1 + dist.size)))
-    return out
-
-
-def _patterns(d: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct (d, m) rows and their counts."""
-    if np.all(d == np.round(d)) and d.size and np.abs(d).max() < 2**20 and m.max() < 2**20:
-        key = (d.astype(np.int64) + 2**20) * 2**21 + m.astype(np.int64)
-        u, counts = np.unique(key, return_counts=True)
-        return np.stack([(u // 2**21 - 2**20).astype(np.float64), (u % 2**21).astype(np.float64)], axis=1), counts
-    return np.unique(np.stack([d, m], axis=1), axis=0, return_counts=True)
+N_RESAMPLES = stats.CLUSTER_RESAMPLES
 
 
 @dataclass
@@ -201,7 +134,7 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
         g = int(items.max()) + 1
         d_sum = np.bincount(items, weights=xb.astype(float) - xa.astype(float), minlength=g)
         size = np.bincount(items, minlength=g)
-        boot = paired_cluster_diff(d_sum, size, n_resamples=n_resamples, seed=seed)
+        boot = stats.paired_cluster_diff(d_sum, size, n_resamples=n_resamples, seed=seed)
         if g == len(sub):
             test = stats.mcnemar_from_pairs(xa, xb)
             test_name, test_p = "mcnemar_exact", test["p"]
@@ -220,9 +153,8 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
     cols = ["pair", "a", "b", "condition", "metric", "a_k", "a_p", "a_lo", "a_hi", "b_k", "b_p", "b_lo", "b_hi",
             "n", "items", "diff", "lo", "hi", "p_boot", "p_holm", "test", "test_b", "test_c", "p_test"]
     table = pd.DataFrame(rows, columns=[c for c in cols if c != "p_holm"])
-    from .tables import cheap_gc
 
-    with cheap_gc():
+    with stats.cheap_gc():
         table["p_holm"] = stats.holm(table["p_boot"].tolist()) if len(table) else []
     return Comparison(name_a, name_b, table[cols], counts)
 

@@ -166,7 +166,7 @@ def key_numbers(headline: pd.DataFrame, mean: dict[str, Any]) -> str:
         rows.append([
             f"<b>{esc(r['model'])}</b>", esc(setting_name(r["setting"])),
             "—" if _isnan(r.get("n_items")) else str(int(r["n_items"])),
-            *[rate_cell(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n"))
+            *[rate_cell(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n")) + _clustered(r, k)
               for k in ("clean_acc", "type1_acc", "type2_acc", "type1_asr", "type1_tasr", "type2_asr")],
             str(r.get("units_errors", 0)), str(r.get("units_invalid", 0)),
         ])
@@ -174,10 +174,18 @@ def key_numbers(headline: pd.DataFrame, mean: dict[str, Any]) -> str:
                "Type 2 ASR", "Errors", "Invalid"]
     return (f'<p class="lead">{sentence}</p><div class="cards">{cards}</div>{cards_note}'
             + table(rows, headers, numeric=range(2, 11))
-            + '<p class="note">Rates with 95% Wilson intervals and n. ASR: share of clean-correct (item, probe) '
+            + '<p class="note">Rates with 95% Wilson intervals and n; "items:" is the item-clustered bootstrap interval of '
+              "an ASR whose items give several pairs. ASR: share of clean-correct (item, probe) "
               "pairs whose answer is no longer correct with the misleading context; TASR: share that moved to the "
               "injected wrong option. Errors (failed calls) are excluded from every rate and counted; invalid "
               "(unreadable) replies count as not correct.</p>")
+
+
+def _clustered(r: dict[str, Any], key: str) -> str:
+    lo, hi = r.get(f"{key}_cluster_lo"), r.get(f"{key}_cluster_hi")
+    if _isnan(lo) or _isnan(hi):
+        return ""
+    return f'<br><span class="n" title="item-clustered bootstrap 95% interval">items: [{100 * lo:.1f}, {100 * hi:.1f}]</span>'
 
 
 def _lead_sentence(base: pd.DataFrame, agg: dict[str, Any], n_models: int) -> str:

@@ -73,24 +73,12 @@ def _rate_cols(r: dict[str, Any] | None) -> dict[str, Any]:
     return {"k": r.get("k"), "n": r.get("n"), "p": r.get("p"), "lo": r.get("lo"), "hi": r.get("hi")}
 
 
-@contextlib.contextmanager
-def cheap_gc() -> Iterator[None]:
-    """Freeze the objects alive now for the duration, so that a library's explicit gc.collect()
-    (statsmodels' Holm calls it on every use) scans only what is new instead of the whole heap
-    (0.1 s per call with pandas, scipy and matplotlib loaded, and more with a large frame)."""
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
-
 def holm_groups(df: pd.DataFrame, by: list[str], column: str = "p") -> pd.Series:
     """Holm-adjusted p-values of `column`, one family per group of `by` (stats.holm per group)."""
     out = pd.Series(np.nan, index=df.index, dtype="float64")
     if df.empty:
         return out
-    with cheap_gc():
+    with stats.cheap_gc():
         for _, idx in df.groupby(by, sort=False).groups.items():
             out.loc[idx] = stats.holm(df.loc[idx, column].tolist())
     return out
@@ -263,6 +251,9 @@ def headline_table(ms: Sequence[ModelSetting]) -> pd.DataFrame:
             r = r or {}
             for part in ("p", "lo", "hi", "n"):
                 row[f"{name}_{part}"] = r.get(part)
+            if name.endswith("_asr"):  # the item-clustered bootstrap interval (several probes per item)
+                row[f"{name}_cluster_lo"] = r.get("cluster_lo")
+                row[f"{name}_cluster_hi"] = r.get("cluster_hi")
         counts = m.block.get("counts", {})
         row.update({f"units_{k}": v for k, v in counts.items()})
         rows.append(row)
