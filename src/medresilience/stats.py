@@ -346,6 +346,18 @@ def bootstrap_mean(
     return {"mean": mean, "lo": lo, "hi": hi, "n": n}
 
 
+def _bootstrap_p(diff: float, dist: np.ndarray) -> float:
+    """Two-sided bootstrap p-value for a difference of 0: the share of resampled differences on
+    the other side of 0 from the observed one, doubled, as (1 + count) / (1 + R), capped at 1."""
+    if diff > 0:
+        other = int(np.count_nonzero(dist <= 0))
+    elif diff < 0:
+        other = int(np.count_nonzero(dist >= 0))
+    else:
+        other = dist.size
+    return min(1.0, 2.0 * (1 + other) / (1 + dist.size))
+
+
 def paired_bootstrap_diff(
     a: Sequence[float],
     b: Sequence[float],
@@ -383,13 +395,7 @@ def paired_bootstrap_diff(
         return {"diff": diff, "lo": diff, "hi": diff, "p": p, "n": n}
     res = _scipy_bootstrap(d, conf, n_resamples, seed, "percentile")
     dist = np.asarray(res.bootstrap_distribution, dtype=np.float64)
-    if diff > 0:
-        other = int(np.count_nonzero(dist <= 0))
-    elif diff < 0:
-        other = int(np.count_nonzero(dist >= 0))
-    else:
-        other = dist.size
-    p = min(1.0, 2.0 * (1 + other) / (1 + dist.size))
+    p = _bootstrap_p(diff, dist)
     lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
     return {"diff": diff, "lo": lo, "hi": hi, "p": p, "n": n}
 
@@ -571,13 +577,7 @@ def paired_cluster_diff(
         dist[start:stop] = (draws @ pats[:, 0]) / (draws @ pats[:, 1])
     alpha = 1.0 - confidence
     lo, hi = np.quantile(dist, [alpha / 2, 1 - alpha / 2])
-    if diff > 0:
-        other = int(np.count_nonzero(dist <= 0))
-    elif diff < 0:
-        other = int(np.count_nonzero(dist >= 0))
-    else:
-        other = dist.size
-    out.update(lo=float(lo), hi=float(hi), p=min(1.0, 2.0 * (1 + other) / (1 + dist.size)))
+    out.update(lo=float(lo), hi=float(hi), p=_bootstrap_p(diff, dist))
     return out
 
 
