@@ -4,7 +4,7 @@ facts, one row per unit, as a pandas DataFrame. Every later number is computed f
 `status` is one of: valid (a readable answer), invalid (a reply with no readable answer),
 error (the call failed after retries; excluded from every rate and counted), missing (not run).
 
-Built for millions of rows in bounded memory. The join (the same as ``Store.iter_results``) is
+Built for millions of rows in bounded memory. The units x calls x scores join is
 read in chunks with a narrow query: the frame needs neither request keys nor unit ids, and the
 small vocabularies (model, condition, setting, call and score status, scoring, answer letter) come
 back from SQLite packed into one integer per row, so that only the item and probe ids are strings.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -208,27 +208,6 @@ class Store:
         row = self.conn.execute("SELECT model, messages, params FROM requests WHERE key = ?", (key,)).fetchone()
         return None if row is None else {"model": row[0], "messages": json.loads(row[1]), "params": json.loads(row[2])}
 
-    def iter_results(self, scorer: str | None = None, model: str | None = None, chunk: int = 50_000) -> Iterator[list[tuple]]:
-        """Stream joined rows: (model, unit_id, item_id, probe_id, condition, defense, scoring, key,
-        call_status, permanent, label, score_status, prompt_tokens, completion_tokens, cost)."""
-        sql = """
-            SELECT u.model, u.unit_id, u.item_id, u.probe_id, u.condition, u.defense, u.scoring, u.key,
-                   c.status, c.permanent, s.label, s.status, c.prompt_tokens, c.completion_tokens, c.cost
-            FROM units u
-            LEFT JOIN calls c ON c.key = u.key
-            LEFT JOIN scores s ON s.key = u.key AND s.scorer = COALESCE(?, u.scoring)
-        """
-        args: list[Any] = [scorer]
-        if model is not None:
-            sql += " WHERE u.model = ?"
-            args.append(model)
-        cur = self.conn.execute(sql, args)
-        while True:
-            rows = cur.fetchmany(chunk)
-            if not rows:
-                return
-            yield rows
-
     def usage_for(self, keys: Iterable[str]) -> dict[str, Any]:
         """Tokens and cost summed over the given request keys (cost None when no call had a price)."""
         keys = list(keys)
@@ -252,9 +231,3 @@ class Store:
         ):
             out[model] = {"calls": n, "prompt_tokens": pt or 0, "completion_tokens": ct or 0, "cost": cost, "errors": errs or 0}
         return out
-
-
-RESULT_COLUMNS = (
-    "model", "unit_id", "item_id", "probe_id", "condition", "defense", "scoring", "key",
-    "call_status", "permanent", "label", "score_status", "prompt_tokens", "completion_tokens", "cost",
-)
