@@ -223,11 +223,42 @@ class Store:
                     cost = (cost or 0.0) + k
         return {"prompt_tokens": pt, "completion_tokens": ct, "cost": cost}
 
-    def usage(self) -> dict[str, dict[str, float]]:
-        out: dict[str, dict[str, float]] = {}
-        for model, n, pt, ct, cost, errs in self.conn.execute(
-            """SELECT model, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost),
-                      SUM(status = 'error') FROM calls GROUP BY model"""
+    def facts(self) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        """(counts, usage) of a store in two scans. usage: per model, calls,
+        prompt and completion tokens, cost (None when no call was priced) and errors."""
+        con = self.conn
+        usage: dict[str, dict[str, Any]] = {}
+        ok = err = perm = 0
+        for model, status, permanent, n, pt, ct, cost, priced in con.execute(
+            """SELECT model, status, permanent, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost),
+                      COUNT(cost) FROM calls GROUP BY model, status, permanent"""
         ):
-            out[model] = {"calls": n, "prompt_tokens": pt or 0, "completion_tokens": ct or 0, "cost": cost, "errors": errs or 0}
-        return out
+            u = usage.setdefault(model, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": None, "errors": 0})
+            u["calls"] += n
+            u["prompt_tokens"] += pt or 0
+            u["completion_tokens"] += ct or 0
+            if priced:
+                u["cost"] = (u["cost"] or 0.0) + cost
+            if status == "error":
+                u["errors"] += n
+                err += n
+                perm += n if permanent else 0
+            else:
+                ok += n
+        scores = dict(con.execute("SELECT status, COUNT(*) FROM scores GROUP BY status").fetchall())
+        samples = [r[0] for r in con.execute(
+            "SELECT error FROM calls WHERE status = 'error' AND error IS NOT NULL GROUP BY error ORDER BY COUNT(*) DESC LIMIT 5")] if err else []
+        counts = {
+            "scores_valid": int(scores.get("valid", 0)),
+            "scores_invalid": int(scores.get("invalid", 0)),
+            "scores_unscored": int(scores.get("unscored", 0)),
+            "calls_ok": ok,
+            "calls_error": err,
+            "calls_error_permanent": perm,
+            "error_samples": samples,
+        }
+        return counts, usage
+
+    def usage(self) -> dict[str, dict[str, Any]]:
+        """Per model: calls, prompt and completion tokens, cost (None when no call was priced), errors."""
+        return self.facts()[1]

@@ -84,43 +84,6 @@ def _find_suite(run_dir: Path, config: dict[str, Any]) -> tuple[Suite | None, st
     return None, reason
 
 
-def store_facts(store: Store) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """(counts, usage) of a store in two scans. usage has Store.usage()'s shape: per model, calls,
-    prompt and completion tokens, cost (None when no call was priced) and errors."""
-    con = store.conn
-    usage: dict[str, dict[str, Any]] = {}
-    ok = err = perm = 0
-    for model, status, permanent, n, pt, ct, cost, priced in con.execute(
-        """SELECT model, status, permanent, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost),
-                  COUNT(cost) FROM calls GROUP BY model, status, permanent"""
-    ):
-        u = usage.setdefault(model, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": None, "errors": 0})
-        u["calls"] += n
-        u["prompt_tokens"] += pt or 0
-        u["completion_tokens"] += ct or 0
-        if priced:
-            u["cost"] = (u["cost"] or 0.0) + cost
-        if status == "error":
-            u["errors"] += n
-            err += n
-            perm += n if permanent else 0
-        else:
-            ok += n
-    scores = dict(con.execute("SELECT status, COUNT(*) FROM scores GROUP BY status").fetchall())
-    samples = [r[0] for r in con.execute(
-        "SELECT error FROM calls WHERE status = 'error' AND error IS NOT NULL GROUP BY error ORDER BY COUNT(*) DESC LIMIT 5")] if err else []
-    counts = {
-        "scores_valid": int(scores.get("valid", 0)),
-        "scores_invalid": int(scores.get("invalid", 0)),
-        "scores_unscored": int(scores.get("unscored", 0)),
-        "calls_ok": ok,
-        "calls_error": err,
-        "calls_error_permanent": perm,
-        "error_samples": samples,
-    }
-    return counts, usage
-
-
 def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = True) -> RunData:
     """Read one run directory. Raises InputError when it is not a run directory."""
     d = Path(run_dir)
@@ -149,7 +112,7 @@ def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = Tru
                 res = misleading_metrics(df)
                 run.timings["metrics"] = time.perf_counter() - t0
                 t0 = time.perf_counter()
-                run.counts, res["usage"] = store_facts(store)
+                run.counts, res["usage"] = store.facts()
                 run.timings["store_facts"] = time.perf_counter() - t0
             res["run"] = {
                 "suite": (config.get("suite") or {}).get("name"),
