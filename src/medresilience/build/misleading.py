@@ -129,21 +129,8 @@ def generator_identity(spec: ModelSpec) -> dict[str, Any]:
     return {**pub, "identity_hash": spec.identity_hash}
 
 
-EMBEDDED_TIMEOUT = 900.0
-
-
-def build_spec(spec: ModelSpec) -> ModelSpec:
-    """The spec a build uses: for the embedded server (CPU, long prompts) a per-call timeout of at
-    least EMBEDDED_TIMEOUT seconds. The timeout is not part of the request key."""
-    if spec.kind == "embedded" and spec.timeout < EMBEDDED_TIMEOUT:
-        return spec.model_copy(update={"timeout": EMBEDDED_TIMEOUT})
-    return spec
-
-
 def check_specs(generator: ModelSpec, verifier: ModelSpec | None) -> list[ModelSpec]:
     """The distinct specs to serve (generator first), as the build uses them."""
-    generator = build_spec(generator)
-    verifier = None if verifier is None else build_spec(verifier)
     specs = [generator]
     if verifier is not None:
         if verifier.label == generator.label and verifier.identity() != generator.identity():

@@ -204,6 +204,11 @@ def profile_deltas(defense: pd.DataFrame, run_of: dict[str, str] | None = None) 
                      "family": "misleading", "dimension": f"defense_delta_resilience_{r.condition}", "kind": "difference",
                      "label": f"Defense effect on {CONDITION_TITLES[r.condition]} resilience", "value": -r.diff,
                      "lo": lo, "hi": hi, "n": r.n})
+    return _profile_frame(rows)
+
+
+def _profile_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """Profile rows as a frame with stable column types (empty frames included)."""
     df = pd.DataFrame(rows, columns=PROFILE_COLUMNS)
     df["n"] = df["n"].astype("Int64")
     for c in ("value", "lo", "hi"):
@@ -231,11 +236,7 @@ def profile_table(ms: Sequence[ModelSetting]) -> pd.DataFrame:
                 continue
             rows.append({"run": m.run, "model": m.model, "setting": m.setting, "family": family, "dimension": dim,
                          "kind": "rate", "label": label, "value": val[0], "lo": val[1], "hi": val[2], "n": val[3]})
-    df = pd.DataFrame(rows, columns=PROFILE_COLUMNS)
-    df["n"] = df["n"].astype("Int64")
-    for c in ("value", "lo", "hi"):
-        df[c] = df[c].astype("float64")
-    return df
+    return _profile_frame(rows)
 
 
 def headline_table(ms: Sequence[ModelSetting]) -> pd.DataFrame:
