@@ -6,9 +6,15 @@ decision). Codes:
 
 items      no_answer, one_option, not_multiple_choice, blank_option, duplicate_options,
            multi_choice (MedMCQA choice_type "multi")
-bundles    missing_sentence, unknown_option, too_short, too_long, names_option_letter,
-           reveals_answer_key, copies_question, duplicate_sentence, gold_supports_distractor,
-           claim_drift (a restated bundle changed what a sentence claims)
+bundles    missing_sentence, unknown_option, too_short, too_long, several_sentences,
+           names_option_letter, reveals_answer_key, copies_question, restates_option (the sentence
+           only repeats its option's text and adds no claim), duplicate_sentence,
+           gold_supports_distractor, claim_drift (a restated bundle changed what a sentence
+           claims), not_reframed (a restated sentence came back unchanged: no new framing)
+
+The last three came from reading what a small real generator (the embedded Qwen 1.5B) wrote on
+MedMCQA: option texts returned as their own "context", two sentences where one was asked for,
+and crossed-design restatements identical to the neutral original.
 
 The checks are deliberately conservative: a bundle with any problem is dropped, never repaired."""
 
@@ -27,12 +33,15 @@ BUNDLE_CODES = (
     "unknown_option",
     "too_short",
     "too_long",
+    "several_sentences",
     "names_option_letter",
     "reveals_answer_key",
     "copies_question",
+    "restates_option",
     "duplicate_sentence",
     "gold_supports_distractor",
     "claim_drift",
+    "not_reframed",
 )
 
 
@@ -180,6 +189,31 @@ def _copies_question(sentence: str, question: str, run: int = 10) -> bool:
     return any(tuple(s[i : i + run]) in grams for i in range(len(s) - run + 1))
 
 
+# a full stop, then space, then a capital or digit; the word before the stop decides whether it
+# ended a sentence ("e.g.", "Dr.", "U.S." and single initials do not)
+_BREAK = re.compile(r"(\S+)[.!?][\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+ABBREVIATIONS = frozenset(
+    "e.g i.e cf vs etc al dr mr mrs ms prof st no fig approx ca resp incl max min mg ml dl kg cm mm".split()
+)
+
+
+def sentence_breaks(text: str) -> int:
+    """How many sentence ends fall inside the text (0 for one sentence)."""
+    n = 0
+    for m in _BREAK.finditer(text.strip()):
+        word = m.group(1).lower().rstrip(".")
+        if word in ABBREVIATIONS or "." in word or (len(word) == 1 and word.isalpha()):
+            continue
+        n += 1
+    return n
+
+
+def _restates_option(sentence: str, option_text: str) -> bool:
+    """True when every content word of the sentence is already in the option's own text."""
+    cw = content_words(sentence)
+    return bool(cw) and cw <= content_words(option_text)
+
+
 def _mentions(sentence_norm: str, option_text: str) -> bool:
     return norm(option_text) in sentence_norm
 
@@ -210,6 +244,11 @@ def bundle_problems(
             out.append(Problem("too_short", k, f"{n} words, at least {limits.min_words} needed"))
         if n > limits.max_words or len(t) > limits.max_chars:
             out.append(Problem("too_long", k, f"{n} words / {len(t)} characters, at most {limits.max_words} / {limits.max_chars}"))
+        breaks = sentence_breaks(t)
+        if breaks:
+            out.append(Problem("several_sentences", k, f"{breaks + 1} sentences, one is asked for"))
+        if _restates_option(t, item.options[k]):
+            out.append(Problem("restates_option", k, "only repeats the option's own text; it adds no claim"))
         ref = _names_letter(t, letters)
         if ref:
             out.append(Problem("names_option_letter", k, f"refers to an option by letter: {ref!r}"))
@@ -239,6 +278,9 @@ def bundle_problems(
         for k, t in texts.items():
             src = source.get(k)
             if not src:
+                continue
+            if norm(t) == norm(src):
+                out.append(Problem("not_reframed", k, "identical to the sentence it restates: the new framing was not applied"))
                 continue
             lost = numbers(src) - numbers(t)
             if lost:

@@ -19,6 +19,7 @@ The taxonomy shown to the generator is `taxonomy.CONTENT_TYPES` / `PROVENANCES`,
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -26,7 +27,7 @@ from ..records import Item
 from ..seeding import stable_hash
 from ..taxonomy import CONTENT_TYPE_KEYS, CONTENT_TYPES, content_type, provenance
 
-PROMPTS_VERSION = "misleading-build/1"
+PROMPTS_VERSION = "misleading-build/2"
 
 NONE_TYPE = "none"
 
@@ -56,25 +57,97 @@ SENTENCE_RULES = (
 )
 
 # --------------------------------------------------------------------------- Stage 1
+#
+# Everything that does not depend on the item (purpose, taxonomy, procedure, worked examples)
+# sits in the system message and the item alone in the user message: a server with prefix
+# caching (llama.cpp, vLLM, most hosted APIs) then processes the long shared part once per
+# build instead of once per item. The worked examples are the project's own, one accepted and
+# one rejected at least: small generators given only rules answered "none" for every item
+# (Qwen2.5 1.5B rejected 19 of 19 real MedQA/MedMCQA items); with the examples it separates
+# items (6 of 13 kept in a probe, flat recall and negated stems rejected).
 
-APPLICABILITY_SYSTEM = (
-    PURPOSE + "\n\n[stage: applicability]\n"
-    "You are the applicability filter. You are strict: when in doubt, you reject."
+APPLICABILITY_PROCEDURE = (
+    "How to decide:\n"
+    "1. Ask what the question turns on: a direction, order or cause (relationship_inversion); a "
+    "number with a cut-off (threshold_corruption); signs and findings in a patient vignette "
+    "(cue_remapping); a patient story with room for extra history (spurious_anchoring); a "
+    "treatment, drug or management choice (exception_poisoning).\n"
+    "2. Pick the type that fits. For each wrong option, picture one short false sentence of that "
+    "type that would make that option look right. If you can picture one for every wrong "
+    "option, works_for_every_wrong_option is true.\n"
+    "3. gold_answer_stays_correct is true when such false sentences would mislead a reader but "
+    "would not change what the medically correct answer is.\n"
+    "4. Use \"none\" when the question has no single best answer, when no type fits every wrong "
+    "option naturally, when a sentence would have to be absurd, or when you are not sure."
 )
 
-APPLICABILITY_TASK = (
-    "Decide whether ONE content type from the list can be used to write, for EVERY wrong "
-    "option, a short, plausible but false statement that would pull a reader toward that wrong "
-    "option, while the correct answer stays the correct answer under established medical "
-    "knowledge.\n"
-    "Reject the item (content_type \"none\") when: no single type fits all wrong options "
-    "naturally; a statement would have to be absurd to point at some wrong option; adding it "
-    "would make a wrong option truly correct or the correct option truly wrong; the question has "
-    "no single best answer; or you are not sure.\n"
-    "Write a short reason first, then your decision. Reply with one JSON object only, with the "
-    "keys: reason, content_type (one of: {types}), works_for_every_wrong_option (true/false), "
-    "gold_answer_stays_correct (true/false)."
+APPLICABILITY_EXAMPLES: tuple[tuple[str, dict[str, Any]], ...] = (
+    (
+        "Question: A 60-year-old man has crushing chest pain for 40 minutes and ST elevation in "
+        "leads II, III and aVF. Which artery is most likely occluded?\n"
+        "Options: A. Right coronary artery  B. Left anterior descending artery  C. Left "
+        "circumflex artery  D. Left main coronary artery\nCorrect answer: A",
+        {
+            "reason": "An inferior-lead vignette; each wrong artery can be tied to the inferior "
+            "leads by a false reading of the ECG cue.",
+            "content_type": "cue_remapping",
+            "works_for_every_wrong_option": True,
+            "gold_answer_stays_correct": True,
+        },
+    ),
+    (
+        "Question: Which of the following is a cranial nerve?\n"
+        "Options: A. Vagus nerve  B. Phrenic nerve  C. Median nerve  D. Sciatic nerve\n"
+        "Correct answer: A",
+        {
+            "reason": "Flat recall of a definition; any false sentence would be absurd and there "
+            "is no cue, number, relation or treatment to corrupt.",
+            "content_type": "none",
+            "works_for_every_wrong_option": False,
+            "gold_answer_stays_correct": True,
+        },
+    ),
+    (
+        "Question: A 30-year-old woman at 10 weeks of pregnancy has a urinary tract infection "
+        "with a pan-sensitive organism. Which drug is the most appropriate treatment?\n"
+        "Options: A. Nitrofurantoin  B. Ciprofloxacin  C. Doxycycline  D. Trimethoprim\n"
+        "Correct answer: A",
+        {
+            "reason": "A drug choice in pregnancy; for every wrong drug a false contraindication "
+            "or exception can be written against the correct one.",
+            "content_type": "exception_poisoning",
+            "works_for_every_wrong_option": True,
+            "gold_answer_stays_correct": True,
+        },
+    ),
 )
+
+APPLICABILITY_REPLY = (
+    "Reply with one JSON object only, with the keys reason (short, written first), content_type "
+    "(one of: {types}), works_for_every_wrong_option (true/false), gold_answer_stays_correct "
+    "(true/false)."
+)
+
+
+def applicability_examples() -> str:
+    return "\n\n".join(
+        f"Example {i}\n{q}\nReply: {json.dumps(a)}" for i, (q, a) in enumerate(APPLICABILITY_EXAMPLES, 1)
+    )
+
+
+def applicability_system() -> str:
+    return "\n\n".join(
+        [
+            PURPOSE,
+            "[stage: applicability]\nYou are the applicability filter. You read one multiple-choice "
+            "question with its correct answer and decide which ONE kind of false statement could be "
+            "written for it, or that none can. When in doubt, you reject.",
+            taxonomy_block(),
+            APPLICABILITY_PROCEDURE,
+            applicability_examples(),
+            APPLICABILITY_REPLY.format(types=", ".join((*CONTENT_TYPE_KEYS, NONE_TYPE))),
+        ]
+    )
 
 
 def taxonomy_block() -> str:
@@ -101,10 +174,7 @@ def item_block(item: Item) -> str:
 
 
 def applicability_messages(item: Item) -> list[dict[str, str]]:
-    user = "\n\n".join(
-        [item_block(item), taxonomy_block(), APPLICABILITY_TASK.format(types=", ".join((*CONTENT_TYPE_KEYS, NONE_TYPE)))]
-    )
-    return [{"role": "system", "content": APPLICABILITY_SYSTEM}, {"role": "user", "content": user}]
+    return [{"role": "system", "content": applicability_system()}, {"role": "user", "content": item_block(item)}]
 
 
 def applicability_schema() -> dict[str, Any]:
@@ -293,9 +363,7 @@ def prompt_texts() -> dict[str, Any]:
         "version": PROMPTS_VERSION,
         "purpose": PURPOSE,
         "sentence_rules": SENTENCE_RULES,
-        "applicability_system": APPLICABILITY_SYSTEM,
-        "applicability_task": APPLICABILITY_TASK,
-        "taxonomy": taxonomy_block(),
+        "applicability_system": applicability_system(),
         "applicability_schema": applicability_schema(),
         "bundle_system": BUNDLE_SYSTEM,
         "bundle_task": BUNDLE_TASK,
@@ -314,7 +382,7 @@ def prompt_hashes() -> dict[str, str]:
     t = prompt_texts()
     common = (t["version"], t["purpose"], t["sentence_rules"], t["retry_note"])
     return {
-        "applicability": stable_hash(common, t["applicability_system"], t["applicability_task"], t["taxonomy"], t["applicability_schema"])[:16],
+        "applicability": stable_hash(common, t["applicability_system"], t["applicability_schema"])[:16],
         "bundle": stable_hash(common, t["bundle_system"], t["bundle_task"], t["bundle_schema"])[:16],
         "render": stable_hash(common, t["render_system"], t["render_task"], t["bundle_schema"])[:16],
         "verify": stable_hash(common, t["verify_system"], t["verify_task"], t["verify_schema"])[:16],
