@@ -412,6 +412,7 @@ def test_verify_drops_bundles_the_checker_rejects(tmp_path):
         d = next(d for d in res.decisions if d.item_id == it.id)
         assert (d.status, d.stage, d.code) == ("rejected", "verify", "verify_not_false")
     assert res.report["stages"]["verify"]["requests"] > 0
+    assert res.report["cautions"] == []  # a non-embedded generator, checked by a verifier
     assert Suite.load(tmp_path / "v").manifest.build["verifier"]["label"] == "checker"
 
 
@@ -687,6 +688,8 @@ def test_embedded_default_builds_real_medqa_suite_that_eval_runs(tmp_path):
         if p.condition == "type2":
             assert sorted(c.option for c in p.context) == sorted(item.options)
             assert all(c.text.strip() for c in p.context)
+    assert any("embedded qwen" in c for c in report["cautions"]) and any("--verify" in c for c in report["cautions"])
+    assert "Caution: the generator is the embedded qwen model" in (suite_dir / "build_report.md").read_text()
     decisions = [json.loads(line) for line in (suite_dir / "decisions.jsonl").read_text().splitlines()]
     assert len(decisions) == 4
     assert all(d.get("detail") for d in decisions if d["status"] != "kept")

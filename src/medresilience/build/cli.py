@@ -84,6 +84,8 @@ def _print_summary(report: dict[str, Any]) -> None:
     )
     if report.get("note"):
         err_console.print(f"[yellow]note:[/] {report['note']}", highlight=False)
+    for c in report.get("cautions", ()):
+        err_console.print(f"[yellow]caution:[/] {c}", highlight=False)
 
 
 SPEC_HELP = "model spec: embedded, embedded:smollm2, openai:MODEL,base_url=URL[,api_key_env=VAR,...] or @model.json"

@@ -425,6 +425,7 @@ def build_report(
         "seconds": round(seconds, 3),
         "prompt_hashes": suite.manifest.prompt_hashes,
     }
+    report["cautions"] = quality_cautions(generator, verifier)
     if call_errors:
         report["note"] = f"{len(call_errors)} item(s) were left out because calls failed; run the same command again to retry them"
     elif not kept:
@@ -432,6 +433,20 @@ def build_report(
     if extra:
         report.update(extra)
     return report
+
+
+def quality_cautions(generator: ModelSpec, verifier: ModelSpec | None) -> list[str]:
+    """What a reader of the suite should know about how far its sentences were checked."""
+    out = []
+    if generator.kind == "embedded":
+        out.append(
+            f"the generator is the embedded {generator.model} model, meant for trying the pipeline: a model this small "
+            "often writes sentences that are weak, off-type or not actually false; build benchmark suites with a "
+            "stronger generator and --verify")
+    if verifier is None:
+        out.append("no --verify checker: that each misleading sentence is false and leaves the gold answer correct "
+                   "was not checked by a model, only by the deterministic checks")
+    return out
 
 
 def report_markdown(report: Mapping[str, Any]) -> str:
@@ -448,6 +463,8 @@ def report_markdown(report: Mapping[str, Any]) -> str:
     ]
     if report.get("note"):
         lines += [f"> {report['note']}", ""]
+    for c in report.get("cautions", ()):
+        lines += [f"> Caution: {c}.", ""]
     for title, key in (("Skipped", "skipped"), ("Rejected", "rejected"), ("Failed", "failed")):
         if report.get(key):
             lines += [f"| {title} (stage:reason) | items |", "|---|---:|"]
