@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_build.py [--items 50] [--repeats 3] [--delay 0] [--concurrency 16]
                                           [--design standard|crossed] [--stub process|thread]
 
-The stub (medresilience.build.stub_policy.FakeGenerator, served by the project's StubServer in a
+The stub (medresilience.families.misleading.construct.stub_policy.FakeGenerator, served by the project's StubServer in a
 child process by default, or a thread with --stub thread) answers with valid and invalid JSON in known proportions, so the numbers also
 show the parse-retry path: by default 25% of the items get a broken first reply at each stage
 (then a valid retry), 5% get only broken Stage 2 replies (recorded failures after 2 retries),
@@ -31,7 +31,7 @@ DATA = ROOT.parent / "shared" / "data" / "medmcqa" / "dev.json"
 
 
 def _serve(rates: dict, delay: float, conn, stop) -> None:  # in the child process
-    from medresilience.build.stub_policy import FakeGenerator
+    from medresilience.families.misleading.construct.stub_policy import FakeGenerator
     from medresilience.testing.stub_server import Faults, StubServer
 
     with StubServer(policy=FakeGenerator(**rates), faults=Faults(delay=delay)) as srv:
@@ -43,7 +43,7 @@ def _serve(rates: dict, delay: float, conn, stop) -> None:  # in the child proce
 def _stub(mode: str, rates: dict, delay: float) -> Iterator[str]:
     """The fake generator's base URL, served from a child process or a thread."""
     if mode == "thread":
-        from medresilience.build.stub_policy import FakeGenerator
+        from medresilience.families.misleading.construct.stub_policy import FakeGenerator
         from medresilience.testing.stub_server import Faults, StubServer
 
         with StubServer(policy=FakeGenerator(**rates), faults=Faults(delay=delay)) as srv:
@@ -84,8 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"skipped: {DATA} not found (../shared/data is not available)", file=sys.stderr)
         return 0
 
-    from medresilience.build.inputs import load_build_items
-    from medresilience.build.misleading import BuildOptions, build_misleading
+    from medresilience.families.misleading.construct.inputs import load_build_items
+    from medresilience.families.misleading.construct.pipeline import BuildOptions, build_misleading
     from medresilience.models.spec import parse_model_spec
 
     loaded = load_build_items(DATA, limit=args.items)

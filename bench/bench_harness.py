@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 
 def _synthetic_suite(n_items: int):
-    from medresilience.bundles import probes_from_bundle
+    from medresilience.families.misleading.bundles import probes_from_bundle
     from medresilience.records import Item, Suite, SuiteManifest
 
     items, probes = [], []
@@ -38,7 +38,7 @@ def _synthetic_suite(n_items: int):
         sentences = {k: f"Sentence for option {k} of question {i}." for k in "ABCD"}
         items.append(it)
         probes += probes_from_bundle(it, sentences, "cue_remapping", "neutral", seed=1)
-    return Suite(SuiteManifest(name="synthetic", seed=1), items, probes)
+    return Suite(SuiteManifest(family="misleading", name="synthetic", seed=1), items, probes)
 
 
 def _payloads(url: str, n_items: int) -> list[tuple[list, dict]]:
@@ -135,13 +135,13 @@ def _embedded_one(model: str, n_items: int, scoring: str) -> dict:
         items.append(it)
         if len(items) == n_items:
             break
-    suite = Suite(SuiteManifest(name="medqa20"), items, [])
+    suite = Suite(SuiteManifest(family="misleading", name="medqa20"), items, [])
     spec = parse_model_spec(f"embedded:{model}")
     with tempfile.TemporaryDirectory() as d:
         t = time.perf_counter()
         res = evaluate(suite, [spec], Path(d) / "run", EvalOptions(scoring=scoring, conditions=("clean",)))
         dt = time.perf_counter() - t
-    acc = res.results["models"][spec.label]["no_defense"]["overall"]["clean_acc"]
+    acc = res.results.models[spec.label]["none"]["overall"]["clean_acc"]
     return {
         "scoring": scoring,
         "items": n_items,

@@ -37,13 +37,13 @@ UNITS_PER_ITEM = 1 + (N_OPTIONS - 1) + 1  # clean + Type 1 (all) + Type 2
 
 
 def synthesise(run_dir: Path, rows: int, n_models: int, seed: int = 0, batch: int = 50_000) -> dict:
-    from medresilience.bundles import probes_from_bundle
+    from medresilience.families.misleading.bundles import probes_from_bundle
     from medresilience.evaluate import run_config
     from medresilience.models.spec import parse_model_spec
     from medresilience.records import Item, Suite, SuiteManifest
     from medresilience.runner import EvalOptions
     from medresilience.store import CallRow, ScoreRow, Store, UnitRow
-    from medresilience.taxonomy import CONTENT_TYPE_KEYS, PROVENANCE_KEYS
+    from medresilience.families.misleading.taxonomy import CONTENT_TYPE_KEYS, PROVENANCE_KEYS
 
     settings = (False, True)
     per_item = n_models * len(settings) * UNITS_PER_ITEM
@@ -65,7 +65,7 @@ def synthesise(run_dir: Path, rows: int, n_models: int, seed: int = 0, batch: in
         pv = PROVENANCE_KEYS[(i // 7) % len(PROVENANCE_KEYS)]
         items.append(item)
         probes += probes_from_bundle(item, sentences, ct, pv, seed)
-    suite = Suite(SuiteManifest(name="bench", seed=seed), items, probes)
+    suite = Suite(SuiteManifest(family="misleading", name="bench", seed=seed), items, probes)
     suite_dir = run_dir / "suite"
     suite.save(suite_dir)
     suite = Suite.load(suite_dir)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from medresilience.bundles import probes_from_bundle
+from medresilience.families.misleading.bundles import probes_from_bundle
 from medresilience.records import Item, Suite, SuiteManifest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,7 +67,7 @@ def make_tiny_suite(n_copies: int = 1, seed: int = 7) -> Suite:
                 item = item.model_copy(update={"id": f"{item.id}-{c}", "question": f"{item.question} (copy {c})"})
             items.append(item)
             probes += probes_from_bundle(item, sentences, ct, pv, seed)
-    return Suite(SuiteManifest(name="tiny", seed=seed), items, probes)
+    return Suite(SuiteManifest(name="tiny", family="misleading", seed=seed), items, probes)
 
 
 GOLD_BY_QUESTION: dict[str, str] = {}

@@ -19,13 +19,14 @@ import pytest
 from conftest import needs_qwen, needs_xllamacpp, shared_data
 from typer.testing import CliRunner
 
-from medresilience.build.checks import Limits, bundle_problems, item_skip_reason, raw_skip_reason
-from medresilience.build.engine import ParseError, parse_applicability, parse_object, parse_sentences
-from medresilience.build.inputs import load_build_items
-from medresilience.build.misleading import BuildOptions, build_misleading, draw_provenance, estimate_build
-from medresilience.build.prompts import prompt_hashes
-from medresilience.build.sensitivity import CYCLES, reassign_provenance, stratified_subset
-from medresilience.build.stub_policy import PREFIX, FakeGenerator
+from medresilience.families.misleading.construct.checks import Limits, bundle_problems, item_skip_reason, raw_skip_reason
+from medresilience.families.misleading.construct.engine import ParseError, parse_applicability, parse_object, parse_sentences
+from medresilience.families.misleading.construct.inputs import load_build_items
+from medresilience.families.misleading.release import read_release
+from medresilience.families.misleading.construct.pipeline import BuildOptions, build_misleading, draw_provenance, estimate_build
+from medresilience.families.misleading.construct.prompts import prompt_hashes
+from medresilience.families.misleading.construct.sensitivity import CYCLES, reassign_provenance, stratified_subset
+from medresilience.families.misleading.construct.stub_policy import PREFIX, FakeGenerator
 from medresilience.cli import app
 from medresilience.errors import InputError
 from medresilience.evaluate import evaluate
@@ -135,7 +136,7 @@ def test_checks_find_each_problem(option, text, code):
 
 
 def test_sentence_breaks_ignore_abbreviations_and_decimals():
-    from medresilience.build.checks import sentence_breaks
+    from medresilience.families.misleading.construct.checks import sentence_breaks
 
     assert sentence_breaks("Dr. Smith gives 2.5 mg i.v. doses, e.g. Twice daily per U.S. FDA labels.") == 0
     assert sentence_breaks("Tropicamide treats migraine. The usual strength is 0.03 mg/ml.") == 1
@@ -184,8 +185,8 @@ def test_parsers_never_guess():
 
 
 def test_schema_length_keywords_only_where_honoured():
-    from medresilience.build import prompts
-    from medresilience.build.engine import use_schema_lengths
+    from medresilience.families.misleading.construct import prompts
+    from medresilience.families.misleading.construct.engine import use_schema_lengths
 
     schema = prompts.letters_schema("ABCD", 300)
     assert "maxLength" in json.dumps(prompts.response_format("bundle", schema, True))
@@ -306,7 +307,7 @@ def test_build_on_real_medmcqa_counts_retries_and_resume(tmp_path):
         run = evaluate(suite, [answerer(srv.base_url)], tmp_path / "run")
         n_probes = len(suite.probes)
         assert run.stats.called == len(suite.items) + n_probes
-        block = run.results["models"]["answerer"]["no_defense"]["overall"]
+        block = run.results.models["answerer"]["none"]["overall"]
         assert block["clean_acc"]["n"] == len(suite.items)
 
 
@@ -327,7 +328,7 @@ def test_build_on_real_medqa_via_cli_with_exports(tmp_path):
         # the exports: release (read back to the same probes) and Parquet (one row per bundle)
         from medresilience import sources
 
-        back = sources.read_release(tmp_path / "mq.jsonl", seed=suite.manifest.seed)
+        back = read_release(tmp_path / "mq.jsonl", seed=suite.manifest.seed)
         assert sorted(back.probes, key=lambda p: p.id) == sorted(suite.probes, key=lambda p: p.id)
         import pyarrow.parquet as pq
 
@@ -377,7 +378,7 @@ def test_crossed_design_same_claim_in_three_framings(tmp_path):
         res = build_misleading(loaded, gen_spec(srv.base_url), tmp_path / "x", BuildOptions(seed=1, design="crossed"))
         suite = Suite.load(tmp_path / "x")
         run = evaluate(suite, [answerer(srv.base_url)], tmp_path / "run")
-    by_pv = run.results["models"]["answerer"]["no_defense"]["by_provenance"]
+    by_pv = run.results.models["answerer"]["none"]["by_provenance"]
     assert set(by_pv) == {"neutral", "patient", "authority"}
     assert suite.manifest.build["design"] == "crossed"
     per_item: dict[str, dict[str, dict[str, str]]] = {}
@@ -433,7 +434,7 @@ class _Flaky(FakeGenerator):
         return super().__call__(messages, request)
 
     def band_fail(self, user: str) -> bool:
-        from medresilience.build.stub_policy import _QUESTION, _u
+        from medresilience.families.misleading.construct.stub_policy import _QUESTION, _u
 
         return _u(_QUESTION.search(user).group(1).strip(), "flaky") < self.share
 
@@ -465,8 +466,8 @@ def test_killed_build_resumes_without_repeating_calls(tmp_path):
     with StubServer(policy=fg, faults=Faults(delay=0.05)) as srv:
         script = textwrap.dedent(
             f"""
-            from medresilience.build.inputs import load_build_items
-            from medresilience.build.misleading import BuildOptions, build_misleading
+            from medresilience.families.misleading.construct.inputs import load_build_items
+            from medresilience.families.misleading.construct.pipeline import BuildOptions, build_misleading
             from medresilience.models.spec import parse_model_spec
             loaded = load_build_items({str(path)!r}, limit=30)
             spec = parse_model_spec("openai:fake,base_url={srv.base_url},concurrency=2,max_retries=0")
@@ -536,7 +537,7 @@ def test_regenerate_subset_holds_item_target_type_and_provenance(tmp_path):
         # both run through evaluate, and `compare` pairs every unit of one with the other
         for s in (regen, ref):
             run = evaluate(s, [answerer(srv.base_url)], tmp_path / f"run-{s.manifest.name}")
-            assert run.results["models"]["answerer"]["no_defense"]["overall"]["clean_acc"]["n"] == n
+            assert run.results.models["answerer"]["none"]["overall"]["clean_acc"]["n"] == n
         assert_pairs_everything(tmp_path / f"run-{ref.manifest.name}", tmp_path / f"run-{regen.manifest.name}", regen, tmp_path)
 
 
@@ -693,7 +694,7 @@ def test_embedded_default_builds_real_medqa_suite_that_eval_runs(tmp_path):
     r = runner.invoke(app, ["eval", "--suite", str(suite_dir), "--model", "embedded", "--out", str(run_dir)])
     assert r.exit_code == 0, r.output
     res = json.loads((run_dir / "results.json").read_text())
-    block = res["models"]["embedded-qwen"]["no_defense"]
+    block = res["models"]["embedded-qwen"]["none"]
     assert block["counts"]["errors"] == 0
     assert block["overall"]["clean_acc"]["n"] == it["kept"]
     # clean + Type 1 (one per wrong option) + Type 2 per kept item

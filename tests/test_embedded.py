@@ -54,7 +54,7 @@ def test_cli_eval_on_real_tiny_model(tmp_path, scoring):
     assert r.exit_code == 0, r.output
     assert "Clean acc" in r.output
     res = json.loads((out / "results.json").read_text())
-    block = res["models"]["embedded-smollm2"]["no_defense"]["overall"]
+    block = res["models"]["embedded-smollm2"]["none"]["overall"]
     assert block["clean_acc"]["n"] + block["clean_acc"]["errors"] == 3
     con = sqlite3.connect(out / "store.sqlite")
     n_calls = con.execute("SELECT COUNT(*) FROM calls WHERE status='ok'").fetchone()[0]
@@ -78,7 +78,7 @@ def test_main_job_on_default_model_first_item(tmp_path):
     r = CliRunner().invoke(app, ["run", "--limit", "1", "--out", str(out)])
     assert r.exit_code == 0, r.output
     res = json.loads((out / "results.json").read_text())
-    block = res["models"]["embedded-qwen"]["no_defense"]
+    block = res["models"]["embedded-qwen"]["none"]
     assert block["counts"]["units"] == 5 and block["counts"]["errors"] == 0
     # the main job ends with the HTML report
     assert "report:" in r.output and (out / "report" / "report.html").exists()

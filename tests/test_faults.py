@@ -46,7 +46,7 @@ def test_faults_retried_or_recorded_never_scored(tmp_path):
         assert st.count("scores") == 120 - len(permanent)
         assert st.count("calls", "WHERE status='ok' AND attempts > 1") >= len(transient) - 1
     # errors are excluded from the rates and counted
-    block = res.results["models"]["stub-model"]["no_defense"]
+    block = res.results.models["stub-model"]["none"]
     assert block["counts"]["errors"] == len(permanent)
     answered_clean = sum(1 for it in suite.items) - block["overall"]["clean_acc"]["errors"]
     assert block["overall"]["clean_acc"]["n"] == answered_clean
@@ -66,4 +66,4 @@ def test_exhausted_retries_are_errors_then_resumed(tmp_path):
         spec = parse_model_spec(f"openai:stub-model,base_url={srv.base_url},max_retries=3")
         second = evaluate(suite, [spec], tmp_path / "run", EvalOptions())
         assert second.stats.called == first.stats.errors and second.stats.errors == 0
-    assert second.results["models"]["stub-model"]["no_defense"]["counts"]["errors"] == 0
+    assert second.results.models["stub-model"]["none"]["counts"]["errors"] == 0

@@ -84,8 +84,8 @@ def run_sample(tmp_path: Path) -> dict[str, Any]:
             parse_model_spec(f"openai:stub-a,base_url={srv.base_url},concurrency=16"),
             parse_model_spec(f"openai:stub-b,label=stub-b,temperature=0.3,base_url={srv.base_url},concurrency=16"),
         ]
-        res = evaluate(suite, specs, tmp_path / "run", EvalOptions(type1="all", defense=(False, True)))
-    return flatten(res.results)
+        res = evaluate(suite, specs, tmp_path / "run", EvalOptions(settings=("none", "caution"), family={"type1": "all"}))
+    return flatten(res.results.model_dump(mode="json"))
 
 
 def test_sample_suite_numbers_unchanged(tmp_path):

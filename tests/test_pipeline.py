@@ -21,11 +21,11 @@ def _spec(url: str, **kw) -> object:
 
 def test_exact_metrics_and_call_counts(tmp_path, tiny_suite):
     with StubServer(policy=oracle_policy) as srv:
-        res = evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions(type1="all"))
+        res = evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions(family={"type1": "all"}))
         n, k = 4, 3
         # exactly N clean + N*k Type 1 + N Type 2 calls
         assert res.stats.called == n + n * k + n == srv.stats.total
-        block = res.results["models"]["stub-model"]["no_defense"]["overall"]
+        block = res.results.models["stub-model"]["none"]["overall"]
         assert (block["clean_acc"]["k"], block["clean_acc"]["n"]) == (3, 4)
         # clean-correct items q1..q3 give 9 Type 1 pairs: q1 flips 3 times to its targets, q3 once elsewhere
         assert (block["type1"]["asr"]["k"], block["type1"]["asr"]["n"]) == (4, 9)
@@ -34,15 +34,15 @@ def test_exact_metrics_and_call_counts(tmp_path, tiny_suite):
         assert block["type1"]["mcnemar"]["b"] == 4
         assert 0 < block["type1"]["asr"]["lo"] < 4 / 9 < block["type1"]["asr"]["hi"] < 1
         # strata
-        by_ct = res.results["models"]["stub-model"]["no_defense"]["by_content_type"]
+        by_ct = res.results.models["stub-model"]["none"]["by_content_type"]
         assert by_ct["cue_remapping"]["type1"]["asr"]["p"] == 1.0
         assert by_ct["threshold_corruption"]["type1"]["asr"]["p"] == 0.0
-        assert set(res.results["models"]["stub-model"]["no_defense"]["by_source"]) == {"tiny", "tiny2"}
+        assert set(res.results.models["stub-model"]["none"]["by_source"]) == {"tiny", "tiny2"}
         # the second run reuses every call
-        again = evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions(type1="all"))
+        again = evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions(family={"type1": "all"}))
         assert again.stats.called == 0 and again.stats.cached == 20
         assert srv.stats.total == 20
-        assert again.results["models"] == res.results["models"]
+        assert again.results.models == res.results.models
     md = (tmp_path / "run" / "results.md").read_text()
     assert "Type 1 ASR" in md and "44.4%" in md
     saved = json.loads((tmp_path / "run" / "results.json").read_text())
@@ -53,12 +53,12 @@ def test_exact_metrics_and_call_counts(tmp_path, tiny_suite):
 
 def test_type1_sample_and_defense_both(tmp_path, tiny_suite):
     with StubServer(policy=oracle_policy) as srv:
-        res = evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions(type1="sample", defense=(False, True)))
+        res = evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions(family={"type1": "sample"}, settings=("none", "caution")))
         # per setting: 4 clean + 4 sampled Type 1 + 4 Type 2; the defense changes the system prompt
         assert res.stats.called == 2 * (4 + 4 + 4)
-        m = res.results["models"]["stub-model"]
-        assert set(m) == {"no_defense", "defense"}
-        assert m["no_defense"]["overall"]["type1"]["asr"]["n"] == 3
+        m = res.results.models["stub-model"]
+        assert set(m) == {"none", "caution"}
+        assert m["none"]["overall"]["type1"]["asr"]["n"] == 3
     with Store(tmp_path / "run" / "store.sqlite") as st:
         systems = {json.loads(r[0])[0]["content"] for r in st.conn.execute("SELECT messages FROM requests")}
         assert len(systems) == 2 and any("misleading" in s for s in systems)
@@ -83,12 +83,12 @@ def test_invalid_answers_counted_not_scored(tmp_path, tiny_suite):
 
     with StubServer(policy=mumble) as srv:
         res = evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions())
-    block = res.results["models"]["stub-model"]["no_defense"]["overall"]
+    block = res.results.models["stub-model"]["none"]["overall"]
     # q1's three Type 1 and q3's one marked sentence are unreadable: flips, reported as invalid
     assert block["type1"]["asr"]["k"] == 4 and block["type1"]["asr"]["invalid_flips"] == 4
     assert block["type1"]["tasr"]["k"] == 0
     assert block["type1_acc"]["invalid"] == 4
-    assert res.results["models"]["stub-model"]["no_defense"]["counts"]["invalid"] == 6
+    assert res.results.models["stub-model"]["none"]["counts"]["invalid"] == 6
 
 
 def test_requests_spread_over_replicas_and_rate_limited(tmp_path, tiny_suite):
@@ -109,7 +109,7 @@ def test_token_usage_and_cost_recorded(tmp_path, tiny_suite):
     with StubServer(policy=oracle_policy) as srv:
         spec = parse_model_spec(f"openai:stub-model,base_url={srv.base_url},price_input=2.0,price_output=8.0")
         res = evaluate(tiny_suite, [spec], tmp_path / "run", EvalOptions())
-    u = res.results["usage"]["stub-model"]
+    u = res.results.model_dump()["usage"]["stub-model"]
     assert u["prompt_tokens"] > 0 and u["completion_tokens"] == 2 * 20  # "Answer: X" = 2 words
     assert abs(u["cost"] - (u["prompt_tokens"] * 2.0 + u["completion_tokens"] * 8.0) / 1e6) < 1e-12
     assert res.stats.cost == u["cost"] or abs(res.stats.cost - u["cost"]) < 1e-12

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from medresilience.bundles import bundle_of, probes_from_bundle
+from medresilience.families.misleading.bundles import bundle_of, probes_from_bundle
 from medresilience.errors import InputError
 from medresilience.records import Item, Suite, read_jsonl
 

@@ -19,9 +19,9 @@ import pytest
 from conftest import MARKER, make_tiny_suite, oracle_policy
 
 from medresilience import stats
-from medresilience.deliver import DEFENSE_INSTRUCTION
+from medresilience.settings import CAUTION_INSTRUCTION as DEFENSE_INSTRUCTION
 from medresilience.evaluate import evaluate
-from medresilience.metrics import misleading_metrics
+from medresilience.families.misleading.metrics import misleading_metrics
 from medresilience.models.spec import parse_model_spec
 from medresilience.report import build_report, compare_runs
 from medresilience.runner import EvalOptions
@@ -62,8 +62,8 @@ def make_runs(root) -> dict[str, object]:
             parse_model_spec(f"openai:stub-b,label=model-b,base_url={srv.base_url},concurrency=16,"
                              f"api_key_env={SECRET_VAR},price_input=0.5,price_output=1.5"),
         ]
-        for name, defense in (("base", (False,)), ("defended", (True,)), ("both", (False, True))):
-            evaluate(suite, specs, root / name, EvalOptions(defense=defense))
+        for name, settings in (("base", ("none",)), ("defended", ("caution",)), ("both", ("none", "caution"))):
+            evaluate(suite, specs, root / name, EvalOptions(settings=settings))
             out[name] = root / name
     return out
 
@@ -99,7 +99,7 @@ def test_report_files_and_headline_numbers(runs, report):
     assert report.html == runs["both"] / "report" / "report.html"
     assert report.families == ["misleading"]
     html = report.html.read_text()
-    a = res["models"]["model-a"]["no_defense"]["overall"]
+    a = res["models"]["model-a"]["none"]["overall"]
     # the headline numbers, with their intervals, near the top (before the first figure)
     asr = a["type1"]["asr"]
     assert (asr["k"], asr["n"]) == (4 * COPIES, 9 * COPIES)
@@ -109,12 +109,11 @@ def test_report_files_and_headline_numbers(runs, report):
     assert cell in html[:first_fig] and interval in html[:first_fig] and f"n={asr['n']}" in html[:first_fig]
     clean = a["clean_acc"]
     assert f"{100 * clean['p']:.1f}%" in html[:first_fig]
-    # key numbers come first, then the family section, then profile, defense, tests, facts
-    order = [html.index(f'id="{s}"') for s in ("key", "misleading", "profile", "defense", "tests", "facts")]
+    # key numbers come first, then the family section, then profile, settings effect, tests, facts
+    order = [html.index(f'id="{s}"') for s in ("key", "misleading", "profile", "settings", "tests", "facts")]
     assert order == sorted(order)
     # families without data are not shown as sections (and not faked)
     assert 'id="presupposition"' not in html and 'id="noise"' not in html
-    assert "Not in these runs" in html
     # markdown carries the same headline cells
     md = report.markdown.read_text()
     assert cell in md and "model-a" in md
@@ -170,7 +169,7 @@ def test_endpoint_credentials_masked(runs, tmp_path):
 def test_tables_readable_and_consistent(runs, report):
     res = json.loads((runs["both"] / "results.json").read_text())
     tdir = report.out_dir / "tables"
-    for name in ("headline", "metrics", "tests", "flips", "profile", "usage", "defense"):
+    for name in ("headline", "metrics", "tests", "flips", "profile", "usage", "setting_effects"):
         csv = pd.read_csv(tdir / f"{name}.csv")
         pq = pd.read_parquet(tdir / f"{name}.parquet")
         assert len(csv) == len(pq) > 0, name
@@ -201,7 +200,7 @@ def test_tables_readable_and_consistent(runs, report):
     f = pd.read_csv(tdir / "flips.csv")
     t1 = f[(f.condition == "type1")]
     assert (t1["to_target"] + t1["elsewhere"] + t1["invalid"] == t1["flips"]).all()
-    a = t1[(t1.model == "model-a") & (t1.setting == "no_defense") & (t1.stratum_kind == "overall")].iloc[0]
+    a = t1[(t1.model == "model-a") & (t1.setting == "none") & (t1.stratum_kind == "overall")].iloc[0]
     assert (a["flips"], a["to_target"], a["elsewhere"], a["invalid"]) == (4 * COPIES, 3 * COPIES, COPIES, 0)
     # usage matches results.json
     u = pd.read_csv(tdir / "usage.csv").set_index("model")
@@ -212,7 +211,7 @@ def test_tables_readable_and_consistent(runs, report):
 def test_flips_agree_with_the_frame(runs, report):
     """The flips table (from the results) agrees with a direct count on the results frame."""
     from medresilience.frame import results_frame
-    from medresilience.metrics import paired
+    from medresilience.families.misleading.metrics import paired
     from medresilience.records import Suite
     from medresilience.store import Store
 
@@ -223,7 +222,7 @@ def test_flips_agree_with_the_frame(runs, report):
     f = pd.read_csv(report.out_dir / "tables" / "flips.csv")
     f = f[(f.condition == "type1") & (f.stratum_kind == "overall")]
     for row in f.itertuples():
-        p = pairs[(pairs["model"] == row.model) & (pairs["defense"] == (row.setting == "defense"))]
+        p = pairs[(pairs["model"] == row.model) & (pairs["setting"] == row.setting)]
         flipped = p[~p["correct"]]
         to_target = (flipped["label"].astype(object) == flipped["target"].astype(object)).sum()
         invalid = (flipped["status"] == "invalid").sum()
@@ -241,12 +240,12 @@ def test_holm_applied_across_strata(report):
     ov = t[t.stratum_kind == "overall"]
     assert np.allclose(ov["p_holm"], ov["p"])  # one test per family
     # A without defense: Type 1 flips 4 of 9 pairs per copy, none the other way: significant
-    a = ov[(ov.model == "model-a") & (ov.setting == "no_defense") & (ov.condition == "type1")].iloc[0]
+    a = ov[(ov.model == "model-a") & (ov.setting == "none") & (ov.condition == "type1")].iloc[0]
     assert (a["b"], a["c"]) == (4 * COPIES, 0) and a["p"] < 1e-6 and a["significant"]
 
 
 def test_defense_effect_section(report):
-    d = pd.read_parquet(report.out_dir / "tables" / "defense.parquet")
+    d = pd.read_parquet(report.out_dir / "tables" / "setting_effects.parquet")
     a = d[(d.pair == "model-a") & (d.condition == "type1") & (d.metric == "asr")].iloc[0]
     assert math.isclose(a["diff"], -4 / 9) and a["hi"] < 0 and a["p_boot"] < 0.01
     b = d[(d.pair == "model-b") & (d.condition == "type1") & (d.metric == "asr")].iloc[0]
@@ -257,15 +256,15 @@ def test_defense_effect_section(report):
 
 def test_resilience_profile(report):
     p = pd.read_csv(report.out_dir / "tables" / "profile.csv")
-    a = p[(p.model == "model-a") & (p.setting == "no_defense")].set_index("dimension")
+    a = p[(p.model == "model-a") & (p.setting == "none")].set_index("dimension")
     assert math.isclose(a.loc["clean_accuracy", "value"], 0.75)
     assert math.isclose(a.loc["resilience_type1", "value"], 5 / 9)
     assert a.loc["resilience_type1", "lo"] < 5 / 9 < a.loc["resilience_type1", "hi"]
     assert set(p.family) == {"baseline", "misleading"}
     # the defense's effect on resilience (from the paired comparison): +4/9 for A, 0 for B
     d = p[p.kind == "difference"].set_index(["model", "dimension"])
-    assert math.isclose(d.loc[("model-a", "defense_delta_resilience_type1"), "value"], 4 / 9)
-    assert d.loc[("model-b", "defense_delta_resilience_type1"), "value"] == 0
+    assert math.isclose(d.loc[("model-a", "caution_delta_resilience_type1"), "value"], 4 / 9)
+    assert d.loc[("model-b", "caution_delta_resilience_type1"), "value"] == 0
 
 
 def test_several_runs_in_one_report(runs, tmp_path):
@@ -286,7 +285,7 @@ def test_report_falls_back_to_results_json(runs, tmp_path):
     assert "results.json" in res.html.read_text()
     base = json.loads((runs["base"] / "results.json").read_text())
     got = res.headline.set_index("model").loc["model-a", "type1_asr_p"]
-    assert math.isclose(got, base["models"]["model-a"]["no_defense"]["overall"]["type1"]["asr"]["p"])
+    assert math.isclose(got, base["models"]["model-a"]["none"]["overall"]["type1"]["asr"]["p"])
 
 
 def test_report_of_a_run_with_nothing_scored_yet(runs, tmp_path):
@@ -316,7 +315,7 @@ def test_compare_baseline_vs_defended(runs, tmp_path):
     cmp = compare_runs(runs["base"], runs["defended"], tmp_path / "cmp")
     t = cmp.table
     a = t[(t.a == "base: model-a") & (t.condition == "type1") & (t.metric == "asr")].iloc[0]
-    assert a["b"] == "defended: model-a (defense)"
+    assert a["b"] == "defended: model-a (caution)"
     assert math.isclose(a["diff"], -4 / 9) and a["lo"] <= a["diff"] <= a["hi"] < 0
     assert a["p_boot"] < 0.01 and a["test"] == "cluster_mcnemar" and a["p_test"] < 0.01
     assert a["n"] == 9 * COPIES and a["items"] == 3 * COPIES
@@ -378,9 +377,9 @@ def _reference_metrics(df: pd.DataFrame) -> dict:
 
     def paired(df, cond):
         clean = df[(df["condition"] == "clean") & df["status"].isin(["valid", "invalid"])]
-        clean = clean[["model", "defense", "scoring", "item_id", "correct"]].rename(columns={"correct": "clean_correct"})
+        clean = clean[["model", "setting", "scoring", "item_id", "correct"]].rename(columns={"correct": "clean_correct"})
         probe = df[(df["condition"] == cond) & df["status"].isin(["valid", "invalid"])]
-        return probe.merge(clean, on=["model", "defense", "scoring", "item_id"], how="inner")
+        return probe.merge(clean, on=["model", "setting", "scoring", "item_id"], how="inner")
 
     def attack(pairs, targeted):
         base = pairs[pairs["clean_correct"]]
@@ -401,7 +400,7 @@ def _reference_metrics(df: pd.DataFrame) -> dict:
         return out
 
     models = {}
-    for (model, defense), rows in df.groupby(["model", "defense"], sort=False):
+    for (model, setting), rows in df.groupby(["model", "setting"], sort=False):
         b = {"overall": block(rows), "by_source": {}}
         for k, r in rows.groupby("source", sort=True):
             b["by_source"][str(k)] = block(r)
@@ -410,7 +409,7 @@ def _reference_metrics(df: pd.DataFrame) -> dict:
             b[name] = {}
             for k, pr in probes.groupby(col, sort=True):
                 b[name][str(k)] = block(pd.concat([clean[clean["item_id"].isin(pr["item_id"].unique())], pr]))
-        models.setdefault(model, {})["defense" if defense else "no_defense"] = b
+        models.setdefault(model, {})[setting] = b
     return models
 
 
@@ -420,7 +419,7 @@ def _random_frame(seed: int) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     rows = []
     for m in ["m1", "m2", "m3"][: rng.integers(1, 4)]:
-        for dflag in ([False, True] if rng.random() < 0.5 else [False]):
+        for dflag in (["none", "caution"] if rng.random() < 0.5 else ["none"]):
             for sc in (["letter", "logprob"] if rng.random() < 0.3 else ["letter"]):
                 for i in range(int(rng.integers(1, 25))):
                     gold = "ABCD"[i % 4]
@@ -444,7 +443,7 @@ def _random_frame(seed: int) -> pd.DataFrame:
                         if rng.random() < 0.8:
                             s = st()
                             rows.append((m, dflag, sc, f"i{i}", f"i{i}:{b}:t2", "type2", src, ct, pv, None, gold, lab(s), s))
-    df = pd.DataFrame(rows, columns=["model", "defense", "scoring", "item_id", "probe_id", "condition", "source",
+    df = pd.DataFrame(rows, columns=["model", "setting", "scoring", "item_id", "probe_id", "condition", "source",
                                      "content_type", "provenance", "target", "gold", "label", "status"])
     df["correct"] = (df["status"] == "valid") & (df["label"] == df["gold"])
     return df
@@ -477,7 +476,8 @@ def test_vectorised_metrics_equal_the_reference(seed):
 
 def test_frame_packed_read_equals_text_read(runs, tmp_path, monkeypatch):
     """The packed read and the general text read give the same frame; a value outside the packed
-    vocabularies (here a label 'Z' and a condition 'custom') switches to the text read."""
+    vocabularies is read the general way; a label 'Z' and a condition 'custom' (values no family
+    declared) are read like any other."""
     import sqlite3
 
     from medresilience import frame as F
@@ -490,12 +490,10 @@ def test_frame_packed_read_equals_text_read(runs, tmp_path, monkeypatch):
     with Store(db) as st:
         packed = F.results_frame(st, suite, chunk=97)
         with monkeypatch.context() as mp:
-            def refuse(rows, models):
-                raise F._Unpackable("forced")
-
-            mp.setattr(F, "_convert_packed", refuse)
+            mp.setattr(F, "MAX_PACKED_LABELS", 0)  # every label vocabulary is then too large to pack
             text = F.results_frame(st, suite, chunk=89)
-    for c in F.FRAME_COLUMNS:
+    assert list(packed.columns) == list(text.columns)
+    for c in packed.columns:
         a, b = packed[c], text[c]
         if isinstance(a.dtype, pd.CategoricalDtype):
             a, b = a.astype(object).fillna("-"), b.astype(object).fillna("-")
@@ -508,11 +506,11 @@ def test_frame_packed_read_equals_text_read(runs, tmp_path, monkeypatch):
     con.close()
     with Store(db) as st:
         odd = F.results_frame(st, suite)
-    assert len(odd) == len(packed) and list(odd.columns) == F.FRAME_COLUMNS
+    assert len(odd) == len(packed) and list(odd.columns) == list(packed.columns)
     assert "Z" in set(odd["label"].dropna()) and "custom" in set(odd["condition"])
     assert (odd["status"].astype(str) == packed["status"].astype(str)).all()
     diff_label = (odd["label"].astype(object).fillna("-") != packed["label"].astype(object).fillna("-")).sum()
     assert diff_label >= 1 and (odd["correct"] != packed["correct"]).sum() <= diff_label
     for c in ("model", "item_id", "probe_id", "source", "content_type", "provenance", "target", "gold"):
         assert (odd[c].astype(object).fillna("-") == packed[c].astype(object).fillna("-")).all(), c
-    assert (odd["prompt_tokens"] == packed["prompt_tokens"]).all() and odd["defense"].equals(packed["defense"])
+    assert (odd["prompt_tokens"] == packed["prompt_tokens"]).all() and odd["setting"].astype(str).equals(packed["setting"].astype(str))

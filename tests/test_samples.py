@@ -8,7 +8,7 @@ from collections import Counter
 
 from medresilience.records import Suite
 from medresilience.samples import build_sample_suite, sample_suite, sample_suite_dir
-from medresilience.taxonomy import CONTENT_TYPE_KEYS, PROVENANCE_KEYS
+from medresilience.families.misleading.taxonomy import CONTENT_TYPE_KEYS, PROVENANCE_KEYS
 
 
 def test_sample_suite_is_complete_and_balanced():

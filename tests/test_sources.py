@@ -10,20 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from medresilience.bundles import probes_from_bundle
+from medresilience.families.misleading.bundles import probes_from_bundle
 from medresilience.errors import InputError
 from medresilience.records import Item, Suite, SuiteManifest
+from medresilience.families.misleading.release import RELEASE_ALIASES, iter_release, read_release, write_release
 from medresilience.sources import (
-    FORMATS,
-    RELEASE_ALIASES,
     detect_format,
-    iter_release,
+    formats,
     load_items,
     read_medmcqa,
     read_medqa,
     read_mmlu,
-    read_release,
-    write_release,
 )
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -209,7 +206,7 @@ def test_unknown_format(tmp_path):
     with pytest.raises(InputError) as exc:
         load_items(path)
     msg = assert_error(exc, path, 1, None)
-    assert all(f in msg for f in FORMATS)
+    assert all(f in msg for f in formats())
     with pytest.raises(InputError) as exc:
         load_items(path, fmt="pubmedqa")
     assert "medqa, medmcqa, mmlu, medmisbench" in str(exc.value)
@@ -284,7 +281,7 @@ def test_write_release_from_built_suite(tmp_path):
         + probes_from_bundle(item, bundle, "spurious_anchoring", "authority", 5, meta={"model": "x"})
         + probes_from_bundle(solo, {"A": "true", "B": "false"}, "cue_remapping", "patient", 5, bundle_id="custom")
     )
-    suite = Suite(SuiteManifest(name="built", seed=5), [item, solo], probes)
+    suite = Suite(SuiteManifest(family="misleading", name="built", seed=5), [item, solo], probes)
     path = tmp_path / "built.jsonl"
     assert write_release(suite, path) == 3
     rows = [json.loads(line) for line in path.read_text().splitlines()]
@@ -298,14 +295,14 @@ def test_write_release_from_built_suite(tmp_path):
 def test_write_release_writes_nothing_on_error(tmp_path):
     item = Item(id="k1", source="mmlu", question="Q?", options={"A": "a", "B": "b", "C": "c"}, answer="C")
     probes = probes_from_bundle(item, {"A": "fa", "B": "fb", "C": "tc"}, "cue_remapping", "neutral", 0)
-    type1_only = Suite(SuiteManifest(name="t1", seed=0), [item], [p for p in probes if p.condition == "type1"])
+    type1_only = Suite(SuiteManifest(family="misleading", name="t1", seed=0), [item], [p for p in probes if p.condition == "type1"])
     path = tmp_path / "out.jsonl"
     with pytest.raises(InputError) as exc:
         write_release(type1_only, path)
     assert exc.value.field == "option_contexts" and "C" in str(exc.value)
     assert not path.exists() and list(tmp_path.iterdir()) == []
     path.write_text("old\n")
-    wrong_seed = Suite(SuiteManifest(name="s", seed=1), [item], probes)  # probes were drawn with seed 0
+    wrong_seed = Suite(SuiteManifest(family="misleading", name="s", seed=1), [item], probes)  # probes were drawn with seed 0
     with pytest.raises(InputError) as exc:
         write_release(wrong_seed, path)
     assert exc.value.field == "probes" and "seed 1" in str(exc.value)

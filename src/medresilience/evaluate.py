@@ -1,70 +1,63 @@
 """One evaluation, end to end, as a library call: suite + models + options -> run directory.
 
 A run directory holds `store.sqlite` (every request, call, score), `run.json` (models without
-secrets, options, prompt texts and hash, suite manifest), `results.json` and `results.md`.
-Calling it again on the same directory resumes: finished calls are reused."""
+secrets, options, settings, prompt texts and hash, suite manifest), `results.json` (see
+`results.Results`) and `results.md`. Calling it again on the same directory resumes: finished
+calls are reused; the results describe the units this call planned."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import platform
 import time
-from collections.abc import Iterator, Sequence
+import uuid
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from . import __version__
+from . import settings as settings_mod
 from .errors import ConfigError
+from .family import Family, family_of
 from .frame import results_frame
-from .metrics import misleading_metrics
-from .models import embedded
+from .models.serving import serving
 from .models.spec import ModelSpec
 from .records import Suite, atomic_write
-from .report.summary import results_markdown
-from .runner import EvalOptions, ProgressFn, RunStats, execute, plan
+from .results import Results
+from .runner import EvalOptions, ProgressFn, RunStats, check_options, execute, plan
+from .seeding import stable_hash
 from .store import Store
+from .summary import results_markdown
 
 
 @dataclass
 class RunResult:
     out_dir: Path
-    results: dict[str, Any]
+    results: Results
     stats: RunStats
 
 
-@contextlib.contextmanager
-def serving(specs: Sequence[ModelSpec]) -> Iterator[list[ModelSpec]]:
-    """Start the embedded server for embedded specs (one per embedded model); yield specs whose
-    base_urls point at live endpoints; stop the servers on exit."""
-    with contextlib.ExitStack() as stack:
-        live: list[ModelSpec] = []
-        started: dict[str, str] = {}
-        for s in specs:
-            if s.kind == "embedded":
-                if s.model not in started:
-                    started[s.model] = stack.enter_context(embedded.serve(s.model, n_parallel=s.concurrency))
-                s = s.model_copy(update={"base_urls": [started[s.model]]})
-            live.append(s)
-        yield live
-
-
-def run_config(suite: Suite, specs: Sequence[ModelSpec], opts: EvalOptions) -> dict[str, Any]:
+def run_config(suite: Suite, specs: Sequence[ModelSpec], opts: EvalOptions, family: Family) -> dict[str, Any]:
+    fopts = family.parse_options(opts.family)
+    texts = dict(family.prompts(fopts))
+    for name in opts.settings:
+        texts.update({f"setting.{name}.{k}": v for k, v in settings_mod.get(name).texts.items()})
     return {
         "medresilience": __version__,
         "python": platform.python_version(),
+        "family": family.name,
         "suite": {"path": str(suite.path) if suite.path else None, **suite.manifest.model_dump(mode="json")},
         "models": [s.public() | {"base_urls": [] if s.kind == "embedded" else s.base_urls} for s in specs],
         "options": {
-            "type1": opts.type1,
+            "settings": list(opts.settings),
             "scoring": opts.scoring,
-            "defense": list(opts.defense),
             "limit": opts.limit,
-            "conditions": list(opts.conditions),
+            "conditions": None if opts.conditions is None else list(opts.conditions),
+            "family": fopts.model_dump(mode="json"),
         },
-        "prompts": {"hash": opts.prompts.hash, "texts": opts.prompts.as_dict()},
+        "prompts": {"hash": stable_hash(texts)[:16], "texts": texts},
     }
 
 
@@ -80,13 +73,17 @@ def evaluate(
         raise ConfigError("--model", f"two models share the label {sorted(labels)}; give each a distinct label=")
     for s in specs:
         s.api_key()  # a missing key variable fails before anything is written or called
+    family = family_of([suite.manifest.family])
+    check_options(family, opts)  # bad options fail before anything is written
+    config = run_config(suite, specs, opts, family)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    config = run_config(suite, specs, opts)
     with atomic_write(out / "run.json") as fh:
         json.dump(config, fh, indent=2)
     with Store(out / "store.sqlite") as store:
-        store.record_run(time.strftime("%Y%m%dT%H%M%S"), config)
+        run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
+        config["run_id"] = run_id
+        store.record_run(run_id, config)
         with serving(specs) as live:
             planned = plan(suite, live, opts)
             stats = asyncio.run(execute(planned, live, store, progress))
@@ -95,23 +92,33 @@ def evaluate(
     return RunResult(out, results, stats)
 
 
-def summarise(store: Store, suite: Suite, config: dict[str, Any], stats: RunStats | None = None) -> dict[str, Any]:
+def summarise(store: Store, suite: Suite, config: dict[str, Any], stats: RunStats | None = None) -> Results:
+    """The results of the store's latest run, computed through the suite's family."""
+    family = family_of([suite.manifest.family])
     df = results_frame(store, suite)
-    res = misleading_metrics(df)
-    res["usage"] = store.usage()
-    res["run"] = {
-        "suite": config["suite"].get("name"),
-        "models": [m["label"] for m in config["models"]],
-        "options": config["options"],
-        "prompt_hash": config["prompts"]["hash"],
-    }
-    if stats is not None:
-        res["last_execution"] = asdict(stats)
-    return res
+    res = family.metrics(df)
+    opts = config.get("options", {})
+    return Results(
+        family=family.name,
+        run={
+            "run_id": config.get("run_id") or store.latest_run(),
+            "suite": config["suite"].get("name"),
+            "family": family.name,
+            "models": [m["label"] for m in config["models"]],
+            "settings": opts.get("settings", [settings_mod.NONE]),
+            "scoring": opts.get("scoring", "letter"),
+            "options": opts,
+            "prompt_hash": config["prompts"]["hash"],
+        },
+        models=res["models"],
+        mean_across_models=res.get("mean_across_models", {}),
+        usage=store.usage(),
+        last_execution=None if stats is None else asdict(stats),
+    )
 
 
-def write_results(out: Path, results: dict[str, Any]) -> None:
+def write_results(out: Path, results: Results) -> None:
     with atomic_write(out / "results.json") as fh:
-        json.dump(results, fh, indent=2, default=float)
+        fh.write(results.model_dump_json(indent=2))
     with atomic_write(out / "results.md") as fh:
         fh.write(results_markdown(results))

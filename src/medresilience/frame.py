@@ -1,17 +1,24 @@
 """The results frame: the store's units, calls and scores joined with the suite's item and probe
 facts, one row per unit, as a pandas DataFrame. Every later number is computed from this frame.
 
-`status` is one of: valid (a readable answer), invalid (a reply with no readable answer),
-error (the call failed after retries; excluded from every rate and counted), missing (not run).
+Columns: model, setting, scoring, item_id, probe_id, condition; the item facts source, subject
+and gold (the gold letter, where the item has one); one column per facet the suite's family
+declares; label and value (the score), status, correct; prompt and completion tokens and cost.
 
-Built for millions of rows in bounded memory. The units x calls x scores join is
-read in chunks with a narrow query: the frame needs neither request keys nor unit ids, and the
-small vocabularies (model, condition, setting, call and score status, scoring, answer letter) come
-back from SQLite packed into one integer per row, so that only the item and probe ids are strings.
-Each chunk becomes
-integer codes at once; string columns end as pandas categoricals; item and probe facts are looked
-up by code, not merged row by row. A store whose values fall outside the packed vocabularies (an
-unknown condition, scoring or label) is read the general way, as text."""
+`status` is one of: valid (a readable answer), invalid (a reply with no readable answer),
+unscored (the scorer could not decide, e.g. a judge outage), error (the call failed after
+retries; excluded from every rate and counted), missing (not run). `correct`: a valid answer
+equal to the item's gold letter, or, for items without one, a valid score of value 1.
+
+Only the units of the store's latest run are read: a run's results describe what it planned.
+
+Built for millions of rows in bounded memory. The units x calls x scores join is read in chunks
+with a narrow query: the small vocabularies (model, condition, setting, scoring, call and score
+status, label) are read first and come back from SQLite packed into one integer per row
+(mixed radix), so that only the item and probe ids are strings. Each chunk becomes integer codes
+at once; string columns end as pandas categoricals; item and probe facts are looked up by code,
+not merged row by row. A store with a large label vocabulary (free-text labels) is read the
+general way, as text."""
 
 from __future__ import annotations
 
@@ -22,43 +29,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .records import LETTERS, Suite
+from .records import CLEAN, Suite
 from .store import Store
 
-FRAME_COLUMNS = [
-    "model", "defense", "scoring", "item_id", "probe_id", "condition", "source", "subject",
-    "content_type", "provenance", "target", "gold", "label", "status", "correct",
-    "prompt_tokens", "completion_tokens", "cost",
-]
-
-STATUSES = ["valid", "invalid", "error", "missing"]
-CONDITIONS = ["clean", "type1", "type2"]
-SCORINGS = ["letter", "logprob"]
+BASE_COLUMNS = ["model", "setting", "scoring", "item_id", "probe_id", "condition", "source", "subject", "gold"]
+SCORE_COLUMNS = ["label", "value", "status", "correct", "prompt_tokens", "completion_tokens", "cost"]
+STATUSES = ["valid", "invalid", "unscored", "error", "missing"]
+SMALL = ("model", "condition", "setting", "scoring")
+MAX_PACKED_LABELS = 4096
 
 _JOIN = """
 FROM units u
 LEFT JOIN calls c ON c.key = u.key
 LEFT JOIN scores s ON s.key = u.key AND s.scorer = u.scoring
 """
-_COND = "(CASE u.condition WHEN 'clean' THEN 0 WHEN 'type1' THEN 1 WHEN 'type2' THEN 2 ELSE 3 END)"
 _CALL = "(CASE c.status WHEN 'ok' THEN 1 WHEN 'error' THEN 2 ELSE 0 END)"  # 0: no call row
-_SCORE = "(CASE s.status WHEN 'valid' THEN 1 WHEN 'invalid' THEN 2 WHEN 'unscored' THEN 2 ELSE 0 END)"
-_SCORING = "(CASE u.scoring " + " ".join(f"WHEN '{s}' THEN {i}" for i, s in enumerate(SCORINGS)) + " ELSE 3 END)"
-_LABEL = ("(CASE WHEN s.label IS NULL THEN 15 ELSE (CASE s.label "
-          + " ".join(f"WHEN '{k}' THEN {i}" for i, k in enumerate(LETTERS)) + " ELSE 14 END) END)")
-# bits: condition 0-1, defense 2, call 3-4, score 5-6, scoring 7-8, label 9-12, model 13-
-_PACKED = f"({_COND} + 4 * u.defense + 8 * {_CALL} + 32 * {_SCORE} + 128 * {_SCORING} + 512 * {_LABEL} + 8192 * {{model}})"
+_SCORE = "(CASE s.status WHEN 'valid' THEN 1 WHEN 'invalid' THEN 2 WHEN 'unscored' THEN 3 ELSE 0 END)"  # 0: none
 _TOKENS = "(COALESCE(c.prompt_tokens, 0) * 4294967296 + COALESCE(c.completion_tokens, 0))"
-
-# The general query: every vocabulary as text (conditions outside the three as their text).
-_SQL_TEXT = f"""
-SELECT u.model, u.item_id, u.probe_id, {_COND}, u.defense, u.scoring, {_CALL}, s.label, {_SCORE},
-       {_TOKENS}, c.cost, CASE WHEN u.condition IN ('clean', 'type1', 'type2') THEN NULL ELSE u.condition END
-{_JOIN}"""
-
-
-class _Unpackable(Exception):
-    """A value outside the packed vocabularies: read the store as text instead."""
 
 
 class _Codes:
@@ -94,53 +81,104 @@ def _fixed(codes: np.ndarray, vocab: Sequence[Any], missing: int | None = None) 
     return codes, np.asarray(list(vocab), dtype=object)
 
 
-def _convert_packed(rows: list[tuple], models: list[str]) -> dict[str, Any]:
-    n = len(rows)
-    packed = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
-    if (packed < 0).any():
-        raise _Unpackable("a model not in the store's model list")
-    cond, scoring, label = packed & 3, (packed >> 7) & 3, (packed >> 9) & 15
-    if (cond == 3).any() or (scoring == 3).any() or (label == 14).any():
-        raise _Unpackable("a condition, scoring or label outside the packed vocabularies")
-    tokens = np.fromiter((r[3] for r in rows), dtype=np.int64, count=n)
-    return {
-        "model": _fixed(packed >> 13, models),
-        "item_id": _factorize([r[1] for r in rows]),
-        "probe_id": _factorize([r[2] for r in rows]),
-        "scoring": _fixed(scoring, SCORINGS),
-        "label": _fixed(label, LETTERS, missing=15),
-        "condition": _fixed(cond, CONDITIONS),
-        "defense": ((packed >> 2) & 1).astype(bool),
-        "call": ((packed >> 3) & 3).astype(np.int8),
-        "score": ((packed >> 5) & 3).astype(np.int8),
-        "prompt_tokens": tokens >> 32,
-        "completion_tokens": tokens & 0xFFFFFFFF,
-        "cost": np.array([r[4] for r in rows], dtype=np.float64),  # None -> nan
-    }
+def _case(column: str, vocab: Sequence[Any]) -> tuple[str, list[Any]]:
+    """A CASE expression mapping a column's values to their index in vocab (and its arguments)."""
+    if not vocab:
+        return "0", []
+    return "(CASE " + column + " " + " ".join("WHEN ? THEN ?" for _ in vocab) + " ELSE -1 END)", [x for i, v in enumerate(vocab) for x in (v, i)]
 
 
-def _convert_text(rows: list[tuple]) -> dict[str, Any]:
-    n = len(rows)
-    cond = np.fromiter((r[3] for r in rows), dtype=np.int32, count=n)
-    cond_codes: tuple[np.ndarray, np.ndarray] = _fixed(cond, CONDITIONS)
-    if (cond == 3).any():  # conditions outside the known three keep their text
-        text = np.array([CONDITIONS[c] if c < 3 else r[11] for c, r in zip(cond, rows)], dtype=object)
-        cond_codes = _factorize(text)
-    tokens = np.fromiter((r[9] for r in rows), dtype=np.int64, count=n)
-    return {
-        "model": _factorize([r[0] for r in rows]),
-        "item_id": _factorize([r[1] for r in rows]),
-        "probe_id": _factorize([r[2] for r in rows]),
-        "scoring": _factorize([r[5] for r in rows]),
-        "label": _factorize([r[7] for r in rows]),
-        "condition": cond_codes,
-        "defense": np.fromiter((r[4] for r in rows), dtype=np.int8, count=n).astype(bool),
-        "call": np.fromiter((r[6] for r in rows), dtype=np.int8, count=n),
-        "score": np.fromiter((r[8] for r in rows), dtype=np.int8, count=n),
-        "prompt_tokens": tokens >> 32,
-        "completion_tokens": tokens & 0xFFFFFFFF,
-        "cost": np.array([r[10] for r in rows], dtype=np.float64),
-    }
+def _where(run: str | None) -> tuple[str, list[Any]]:
+    return ("WHERE u.run = ?", [run]) if run is not None else ("", [])
+
+
+def _vocabularies(store: Store, run: str | None) -> dict[str, list[Any]]:
+    where, args = _where(run)
+    rows = store.conn.execute(f"SELECT u.model, u.condition, u.setting, u.scoring FROM units u {where} GROUP BY 1, 2, 3, 4", args).fetchall()
+    vocab = {name: sorted({r[i] for r in rows}, key=str) for i, name in enumerate(SMALL)}
+    vocab["model"] = list(dict.fromkeys(r[0] for r in store.conn.execute(f"SELECT DISTINCT u.model FROM units u {where}", args)))
+    labels = [r[0] for r in store.conn.execute(f"SELECT DISTINCT label FROM scores WHERE label IS NOT NULL LIMIT {MAX_PACKED_LABELS + 1}")]
+    vocab["label"] = sorted(labels)
+    return vocab
+
+
+def _read_packed(store: Store, run: str | None, vocab: dict[str, list[Any]], chunk: int) -> list[dict[str, Any]]:
+    exprs, args = [], []
+    radix = []
+    for name in SMALL:
+        e, a = _case(f"u.{name}", vocab[name])
+        exprs.append(e)
+        args += a
+        radix.append(max(1, len(vocab[name])))
+    le, la = _case("s.label", vocab["label"])
+    # order of digits: model, condition, setting, scoring, call (3), score (4), label (+1: none)
+    packed = "0"
+    mult = 1
+    for e, r in zip([*exprs, _CALL, _SCORE, f"(CASE WHEN s.label IS NULL THEN 0 ELSE {le} + 1 END)"],
+                    [*radix, 3, 4, len(vocab["label"]) + 1]):
+        packed += f" + {mult} * {e}"
+        mult *= r
+    args += la
+    where, wargs = _where(run)
+    sql = f"SELECT {packed}, u.item_id, u.probe_id, {_TOKENS}, c.cost, s.value {_JOIN} {where}"
+    radices = [*radix, 3, 4, len(vocab["label"]) + 1]
+
+    def convert(rows: list[tuple]) -> dict[str, Any]:
+        n = len(rows)
+        rest = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+        digits = []
+        for r in radices:
+            rest, d = np.divmod(rest, r)
+            digits.append(d)
+        model, cond, setting, scoring, call, score, label = digits
+        tokens = np.fromiter((r[3] for r in rows), dtype=np.int64, count=n)
+        return {
+            "model": _fixed(model, vocab["model"]),
+            "condition": _fixed(cond, vocab["condition"]),
+            "setting": _fixed(setting, vocab["setting"]),
+            "scoring": _fixed(scoring, vocab["scoring"]),
+            "item_id": _factorize([r[1] for r in rows]),
+            "probe_id": _factorize([r[2] for r in rows]),
+            "label": _fixed(label - 1, vocab["label"]),
+            "call": call.astype(np.int8),
+            "score": score.astype(np.int8),
+            "prompt_tokens": tokens >> 32,
+            "completion_tokens": tokens & 0xFFFFFFFF,
+            "cost": np.array([r[4] for r in rows], dtype=np.float64),  # None -> nan
+            "value": np.array([r[5] for r in rows], dtype=np.float64),
+        }
+
+    return _read(store.conn, sql, [*args, *wargs], chunk, convert)
+
+
+def _read_text(store: Store, run: str | None, chunk: int) -> list[dict[str, Any]]:
+    where, wargs = _where(run)
+    sql = f"""SELECT u.model, u.condition, u.setting, u.scoring, u.item_id, u.probe_id, {_CALL}, {_SCORE}, s.label,
+                     {_TOKENS}, c.cost, s.value {_JOIN} {where}"""
+
+    def convert(rows: list[tuple]) -> dict[str, Any]:
+        n = len(rows)
+        tokens = np.fromiter((r[9] for r in rows), dtype=np.int64, count=n)
+        out = {name: _factorize([r[i] for r in rows]) for i, name in enumerate((*SMALL, "item_id", "probe_id"))}
+        out.update({
+            "label": _factorize([r[8] for r in rows]),
+            "call": np.fromiter((r[6] for r in rows), dtype=np.int8, count=n),
+            "score": np.fromiter((r[7] for r in rows), dtype=np.int8, count=n),
+            "prompt_tokens": tokens >> 32,
+            "completion_tokens": tokens & 0xFFFFFFFF,
+            "cost": np.array([r[10] for r in rows], dtype=np.float64),
+            "value": np.array([r[11] for r in rows], dtype=np.float64),
+        })
+        return out
+
+    return _read(store.conn, sql, wargs, chunk, convert)
+
+
+def _fixed(codes: np.ndarray, vocab: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Codes into a fixed vocabulary, as (codes, uniques) like _factorize (negative -> -1)."""
+    codes = codes.astype(np.int32)
+    codes[codes < 0] = -1
+    return codes, np.asarray(list(vocab), dtype=object)
 
 
 def _read(conn: sqlite3.Connection, sql: str, args: Sequence[Any], chunk: int,
@@ -156,20 +194,6 @@ def _read(conn: sqlite3.Connection, sql: str, args: Sequence[Any], chunk: int,
             del rows
     finally:
         cur.close()
-
-
-def _read_all(store: Store, chunk: int) -> list[dict[str, Any]]:
-    """Read the join in chunks: packed when every value fits the packed vocabularies, else as text."""
-    models = [r[0] for r in store.conn.execute("SELECT DISTINCT model FROM units")]
-    if not models:
-        return []
-    model_case = "(CASE u.model " + " ".join("WHEN ? THEN ?" for _ in models) + " ELSE -1 END)"
-    model_args: list[Any] = [v for i, m in enumerate(models) for v in (m, i)]
-    packed_sql = f"SELECT {_PACKED.format(model=model_case)}, u.item_id, u.probe_id, {_TOKENS}, c.cost {_JOIN}"
-    try:
-        return _read(store.conn, packed_sql, model_args, chunk, lambda rows: _convert_packed(rows, models))
-    except _Unpackable:
-        return _read(store.conn, _SQL_TEXT, (), chunk, _convert_text)
 
 
 def _categorical(codes: np.ndarray, categories: Sequence[Any]) -> pd.Categorical:
@@ -201,62 +225,91 @@ def _same(a: pd.Categorical, b: pd.Categorical) -> np.ndarray:
     return (ca == cb) & (ca >= 0)
 
 
-TEXT_COLUMNS = ("model", "item_id", "probe_id", "scoring", "label", "condition")
+TEXT_COLUMNS = ("model", "condition", "setting", "scoring", "item_id", "probe_id", "label")
+NUMERIC = ("call", "score", "prompt_tokens", "completion_tokens", "cost", "value")
 
 
-def results_frame(store: Store, suite: Suite, chunk: int = 100_000) -> pd.DataFrame:
-    """One row per unit of the store, with the suite's facts; the store is streamed in pieces of
-    ``chunk`` rows. (Reading with several threads or loading the suite beside the read was tried
-    and measured: both are slower, the per-row Python work contends for the GIL.)"""
-    parts = _read_all(store, chunk)
-    vocab = {name: _Codes(CONDITIONS if name == "condition" else ()) for name in TEXT_COLUMNS}
-    numeric = ("defense", "call", "score", "prompt_tokens", "completion_tokens", "cost")
-    cols: dict[str, list[np.ndarray]] = {k: [] for k in (*TEXT_COLUMNS, *numeric)}
+def facet_names(suite: Suite) -> list[str]:
+    """The probe facets of a suite: those its family declares, else those its probes carry."""
+    from .family import get
+
+    try:
+        return list(get(suite.manifest.family).facets)
+    except KeyError:
+        return list(dict.fromkeys(k for p in suite.probes for k in p.facet_values()))
+
+
+LATEST = "latest"  # read the units of the store's latest run
+
+
+def results_frame(store: Store, suite: Suite, chunk: int = 100_000, run: str | None = LATEST) -> pd.DataFrame:
+    """One row per unit of the store's latest run (or of `run`; None: every unit), with the suite's
+    facts; the store is streamed in pieces of ``chunk`` rows. (Reading with several threads or
+    loading the suite beside the read was tried and measured: both are slower, the per-row Python
+    work contends for the GIL.)"""
+    if run == LATEST:
+        run = store.latest_run()
+    vocab0 = _vocabularies(store, run)
+    if len(vocab0["label"]) > MAX_PACKED_LABELS:
+        parts = _read_text(store, run, chunk)
+    else:
+        parts = _read_packed(store, run, vocab0, chunk)
+    facets = facet_names(suite)
+    initial = {"condition": [CLEAN]}
+    vocab = {name: _Codes(initial.get(name, ())) for name in TEXT_COLUMNS}
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in (*TEXT_COLUMNS, *NUMERIC)}
     for part in parts:
         for name in TEXT_COLUMNS:
             cols[name].append(vocab[name].remap(*part[name]))
-        for name in numeric:
+        for name in NUMERIC:
             cols[name].append(part[name])
     del parts
-    dtypes = {"defense": bool, "call": np.int8, "score": np.int8, "prompt_tokens": np.int64,
-              "completion_tokens": np.int64, "cost": np.float64}
-    cat = {k: (np.concatenate(v) if v else np.empty(0, dtype=dtypes.get(k, np.int32))) for k, v in cols.items()}
-    del cols
+    dtypes = {"call": np.int8, "score": np.int8, "prompt_tokens": np.int64, "completion_tokens": np.int64,
+              "cost": np.float64, "value": np.float64}
+    cat = {k: (np.concatenate(v) if v else np.array([], dtype=dtypes.get(k, np.int32))) for k, v in cols.items()}
 
     # item and probe facts, looked up by code
     item_keys = vocab["item_id"].categories
     item_table = {it.id: (it.source, it.subject, it.answer) for it in suite.items.values()}
     source, subject, gold = _facts(item_keys, item_table, 3)
     probe_keys = vocab["probe_id"].categories
-    probe_table = {p.id: (p.content_type, p.provenance, p.target) for p in suite.probes}
-    content_type, provenance, target = _facts(probe_keys, probe_table, 3)
+    probe_table = {p.id: tuple(p.facet_values().get(f) for f in facets) for p in suite.probes}
+    facet_cols = _facts(probe_keys, probe_table, len(facets))
 
     call, score = cat["call"], cat["score"]
-    status_code = np.full(len(call), 3, dtype=np.int8)  # missing
-    status_code[call == 2] = 2  # error
+    status_code = np.full(len(call), 4, dtype=np.int8)  # missing
+    status_code[call == 2] = 3  # error
     ok = call == 1
     status_code[ok & (score == 1)] = 0  # valid
-    status_code[ok & (score != 1)] = 1  # invalid (invalid, unscored, or no score row)
+    status_code[ok & (score != 1)] = 1  # invalid (an invalid reply, or no score row)
+    status_code[ok & (score == 3)] = 2  # unscored
 
     icode, pcode = cat["item_id"], cat["probe_id"]
-    df = pd.DataFrame({
+    data: dict[str, Any] = {
         "model": _categorical(cat["model"], vocab["model"].categories).remove_unused_categories(),
-        "defense": cat["defense"],
+        "setting": _categorical(cat["setting"], vocab["setting"].categories).remove_unused_categories(),
         "scoring": _categorical(cat["scoring"], vocab["scoring"].categories).remove_unused_categories(),
         "item_id": _categorical(icode, item_keys),
         "probe_id": _categorical(pcode, probe_keys),
         "condition": _categorical(cat["condition"], vocab["condition"].categories),
         "source": _lookup(icode, source),
         "subject": _lookup(icode, subject),
-        "content_type": _lookup(pcode, content_type),
-        "provenance": _lookup(pcode, provenance),
-        "target": _lookup(pcode, target),
         "gold": _lookup(icode, gold),
+    }
+    for name, values in zip(facets, facet_cols):
+        data[name] = _lookup(pcode, values)
+    data.update({
         "label": _categorical(cat["label"], vocab["label"].categories).remove_unused_categories(),
+        "value": cat["value"],
         "status": _categorical(status_code, STATUSES),
         "prompt_tokens": cat["prompt_tokens"],
         "completion_tokens": cat["completion_tokens"],
         "cost": cat["cost"],
     })
-    df["correct"] = (status_code == 0) & _same(df["label"].array, df["gold"].array)
-    return df[FRAME_COLUMNS]
+    df = pd.DataFrame(data)
+    valid = status_code == 0
+    has_gold = np.asarray(df["gold"].array.codes) >= 0
+    by_letter = _same(df["label"].array, df["gold"].array)
+    by_value = np.nan_to_num(cat["value"], nan=0.0) >= 1.0
+    df["correct"] = valid & np.where(has_gold, by_letter, by_value)
+    return df[[*BASE_COLUMNS, *facets, *SCORE_COLUMNS]]

@@ -2,9 +2,15 @@
 writing with line-numbered errors; suite directories (suite.json + items.jsonl + probes.jsonl)
 written atomically with checksums.
 
-A suite is static: every seeded choice (Type 1 target, provenance, order of a bundle) is already
-made and stored in its probes. The clean condition of an item is not a probe: it is planned once
-per item and model and shared by all of that item's probes."""
+An Item is one source question of any family: it may carry options and a gold letter (an MCQ), a
+free-text reference (a diagnosis, a correction), or neither (a patient question). A Probe is one
+stressed view of an item: its family, its condition, what it renders and its facets (the strata it
+is reported under). A family with fields of its own declares a Probe subclass; the suite loader
+asks the family registry for it by the probe's `family`.
+
+A suite is static: every seeded choice is already made and stored in its probes. The clean
+condition of an item is not a probe: it is planned once per item and model and shared by all of
+that item's probes."""
 
 from __future__ import annotations
 
@@ -13,19 +19,20 @@ import json
 import os
 import shutil
 import tempfile
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator
 
 from .errors import InputError
-from .taxonomy import content_type_key, provenance_key
 
 LETTERS = "ABCDEFGHIJ"
 
-Condition = Literal["clean", "type1", "type2"]
+#: The shared unstressed condition of every item (planned once per item, model and setting).
+CLEAN = "clean"
 
 
 class Record(BaseModel):
@@ -33,19 +40,23 @@ class Record(BaseModel):
 
 
 class Item(Record):
-    """One source question. Options are keyed by letter in display order; `answer` is a letter."""
+    """One source question. Options (when present) are keyed by letter in display order and
+    `answer` is one of them; `reference` is a free-text answer key (a diagnosis, a correction)."""
 
     id: str = Field(min_length=1)
     source: str = Field(min_length=1, description="source dataset, e.g. medqa, medmcqa, mmlu")
     question: str = Field(min_length=1)
-    options: dict[str, str]
-    answer: str
+    options: dict[str, str] | None = None
+    answer: str | None = None
+    reference: str | None = None
     subject: str | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("options")
     @classmethod
-    def _options(cls, v: dict[str, str]) -> dict[str, str]:
+    def _options(cls, v: dict[str, str] | None) -> dict[str, str] | None:
+        if v is None:
+            return v
         if len(v) < 2:
             raise ValueError("an item needs at least two options")
         expected = LETTERS[: len(v)]
@@ -58,74 +69,75 @@ class Item(Record):
 
     @model_validator(mode="after")
     def _answer_is_option(self) -> Item:
-        if self.answer not in self.options:
-            raise ValueError(f"answer '{self.answer}' is not one of the option letters {', '.join(self.options)}")
+        if self.options is not None:
+            if self.answer is None:
+                raise ValueError("an item with options needs an answer letter")
+            if self.answer not in self.options:
+                raise ValueError(f"answer '{self.answer}' is not one of the option letters {', '.join(self.options)}")
+        elif self.answer is not None:
+            raise ValueError("an answer letter needs options (use reference for a free-text answer)")
         return self
+
+    @model_serializer(mode="wrap")
+    def _drop_absent_reference(self, handler):
+        # an MCQ item's line stays as it was before free-text references existed
+        data = handler(self)
+        if isinstance(data, dict) and data.get("reference") is None:
+            data.pop("reference", None)
+        return data
+
+    @property
+    def letters(self) -> str:
+        return "".join(self.options or {})
 
     @property
     def wrong_options(self) -> list[str]:
-        return [k for k in self.options if k != self.answer]
+        return [k for k in self.options or {} if k != self.answer]
 
 
-class ContextSentence(Record):
-    """One option-aligned sentence of a bundle: true for the gold option, misleading otherwise."""
+class ProbeMismatch(ValueError):
+    """A probe that does not fit its item; `field` names the probe field at fault."""
 
-    option: str
-    text: str = Field(min_length=1)
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
 
 
 class Probe(Record):
-    """One stressed view of an item. For the misleading family: Type 1 carries one wrong option's
-    sentence (`target` is that option), Type 2 carries the whole bundle in a seeded order."""
+    """One stressed view of an item: the fields every family shares. A family's probe adds what it
+    renders and its facets, either as plain mappings (`GenericProbe`) or as typed fields (a
+    subclass that overrides `facet_values`)."""
 
     id: str = Field(min_length=1)
     item_id: str = Field(min_length=1)
-    family: Literal["misleading"] = "misleading"
-    condition: Literal["type1", "type2"]
-    bundle_id: str = Field(min_length=1, description="the generation this probe's sentences come from")
-    content_type: str
-    provenance: str
-    target: str | None = None
-    sampled: bool = Field(False, description="Type 1 only: the item's one seeded target (--type1 sample)")
-    context: tuple[ContextSentence, ...]
+    family: str = Field(min_length=1)
+    condition: str = Field(min_length=1)
     meta: dict[str, Any] = Field(default_factory=dict)
 
-    @field_validator("content_type")
+    @field_validator("condition")
     @classmethod
-    def _ct(cls, v: str) -> str:
-        return content_type_key(v)
+    def _not_clean(cls, v: str) -> str:
+        if v == CLEAN:
+            raise ValueError("'clean' is the shared unstressed condition, not a probe")
+        return v
 
-    @field_validator("provenance")
-    @classmethod
-    def _pv(cls, v: str) -> str:
-        return provenance_key(v)
-
-    @model_validator(mode="after")
-    def _shape(self) -> Probe:
-        if not self.context:
-            raise ValueError("a probe needs at least one context sentence")
-        if self.condition == "type1":
-            if self.target is None:
-                raise ValueError("a type1 probe needs a target option")
-            if len(self.context) != 1 or self.context[0].option != self.target:
-                raise ValueError("a type1 probe carries exactly the target option's sentence")
-        else:
-            if self.target is not None or self.sampled:
-                raise ValueError("a type2 probe has no target")
-        return self
+    def facet_values(self) -> dict[str, Any]:
+        """The strata this probe is reported under (facet name -> value)."""
+        return {}
 
     def check_against(self, item: Item) -> None:
-        """Raise ValueError naming the field when this probe does not fit its item."""
-        for s in self.context:
-            if s.option not in item.options:
-                raise ValueError(f"context option '{s.option}' is not an option of item {item.id}")
-        if self.target is not None:
-            if self.target not in item.options:
-                raise ValueError(f"target '{self.target}' is not an option of item {item.id}")
-            if self.target == item.answer:
-                raise ValueError(f"target '{self.target}' is the gold answer of item {item.id}")
-        if self.condition == "type2" and {s.option for s in self.context} != set(item.options):
-            raise ValueError(f"a type2 bundle must have one sentence per option of item {item.id}")
+        """Raise ValueError (ProbeMismatch names the field) when this probe does not fit its item."""
+
+
+class GenericProbe(Probe):
+    """A probe whose rendered parts and facets are plain mappings: enough for a family that needs
+    no typed fields of its own."""
+
+    parts: dict[str, Any] = Field(default_factory=dict, description="what the family renders (text, sentences)")
+    facets: dict[str, str | None] = Field(default_factory=dict, description="strata this probe is reported under")
+
+    def facet_values(self) -> dict[str, Any]:
+        return dict(self.facets)
 
 
 class SuiteManifest(BaseModel):
@@ -133,7 +145,7 @@ class SuiteManifest(BaseModel):
 
     name: str
     version: str = "1"
-    family: str = "misleading"
+    family: str
     seed: int = 0
     created: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
     generator: dict[str, Any] | None = None
@@ -283,8 +295,15 @@ class Suite:
         ppath = d / "probes.jsonl"
         pseen: set[str] = set()
         if ppath.exists():
+            from .family import probe_model
+
             for n, obj in iter_json_lines(ppath):
-                p = parse_record(Probe, obj, ppath, n)
+                family = obj.get("family") or manifest.family
+                try:
+                    model = probe_model(family)
+                except KeyError as e:
+                    raise InputError(ppath, n, "family", str(e).strip("'\"")) from None
+                p = parse_record(model, {**obj, "family": family}, ppath, n)
                 if p.id in pseen:
                     raise InputError(ppath, n, "id", f"duplicate probe id '{p.id}'")
                 pseen.add(p.id)
@@ -294,8 +313,7 @@ class Suite:
                 try:
                     p.check_against(item)
                 except ValueError as e:
-                    field = "target" if "target" in str(e) else "context"
-                    raise InputError(ppath, n, field, str(e)) from None
+                    raise InputError(ppath, n, getattr(e, "field", None), str(e)) from None
                 probes.append(p)
         return cls(manifest, items, probes, d)
 
@@ -309,8 +327,7 @@ class Suite:
             write_jsonl(tmp / "probes.jsonl", self.probes)
             counts = dict(self.manifest.counts)
             counts.update(items=len(self.items), probes=len(self.probes))
-            for cond in ("type1", "type2"):
-                counts[cond] = sum(1 for p in self.probes if p.condition == cond)
+            counts.update(Counter(p.condition for p in self.probes))
             checksums = {f: sha256_file(tmp / f) for f in ("items.jsonl", "probes.jsonl")}
             manifest = self.manifest.model_copy(update={"counts": counts, "checksums": checksums})
             with atomic_write(tmp / "suite.json") as fh:

@@ -1,41 +1,54 @@
 """Plan -> dedupe -> bounded-concurrency execution -> store.
 
-A plan is a list of units: one clean unit per (model, item, defense, scoring) and one unit per
-(model, probe, defense, scoring). Each unit has a request key = hash(model identity, messages,
-decoding parameters); units with the same key share one call, and a key already stored `ok` is not
-called again, so re-running a command resumes it."""
+A plan is a list of units: one clean unit per (model, item, setting, scoring) when the family
+asks items clean, and one unit per (model, probe, setting, scoring). The suite's family selects
+the probes, renders the messages and gives each unit its scorer; a setting (a named mitigation)
+turns the rendered messages into the messages sent. Each unit has a request key = hash(model
+identity, messages, decoding parameters); units with the same key share one call, and a key
+already stored `ok` is not called again, so re-running a command resumes it.
+
+A scorer that needs a call of its own (a judge) is deferred: once the answers are stored, its
+requests are built from the stored replies and run through the same path."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-from .deliver import DEFAULT_PROMPTS, PromptSet, render_messages
+from pydantic import BaseModel
+
+from . import settings as settings_mod
+from .errors import ConfigError
+from .family import Family, family_of
 from .models.openai_compatible import Completion, ModelCallError, OpenAICompatibleModel
 from .models.spec import ModelSpec
-from .records import Item, Probe, Suite
-from .scoring import choice_from_logprobs, extract_letter
+from .records import CLEAN, Item, Probe, Suite
+from .scoring.mcq import mcq_params
+from .scoring.types import Score, Scorer
 from .seeding import stable_hash
 from .store import CallRow, ScoreRow, Store, UnitRow
-
-Type1Mode = Literal["all", "sample"]
-ScoringMode = Literal["letter", "logprob"]
-
-LOGPROB_TOP_K = 20
 
 
 @dataclass(frozen=True)
 class EvalOptions:
-    type1: Type1Mode = "all"
-    scoring: ScoringMode = "letter"
-    defense: tuple[bool, ...] = (False,)
+    """What a run plans. `family` holds the suite family's own options (a mapping validated by
+    the family, or its options model); `conditions` None means clean plus every condition."""
+
+    settings: tuple[str, ...] = (settings_mod.NONE,)
+    scoring: str = "letter"
     limit: int | None = None
-    conditions: tuple[str, ...] = ("clean", "type1", "type2")
-    prompts: PromptSet = DEFAULT_PROMPTS
+    conditions: tuple[str, ...] | None = None
+    family: Mapping[str, Any] | BaseModel | None = None
+
+    def __post_init__(self) -> None:
+        if not self.settings:
+            raise ConfigError("--setting", "at least one setting is needed (none for no mitigation)")
+        if len(set(self.settings)) != len(self.settings):
+            raise ConfigError("--setting", f"a setting is named twice: {', '.join(self.settings)}")
 
 
 @dataclass
@@ -43,60 +56,68 @@ class Planned:
     unit: UnitRow
     messages: list[dict[str, str]]
     params: dict[str, Any]
-    letters: str
+    score: Scorer | Any  # a direct Scorer, or a deferred one (scoring.judge)
+
+
+def is_deferred(scorer: Any) -> bool:
+    """A scorer that makes calls of its own (a judge) rather than reading the reply directly."""
+    return hasattr(scorer, "judge_requests")
 
 
 def request_key(spec: ModelSpec, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
     return stable_hash(spec.identity(), messages, params)
 
 
-def select_probes(suite: Suite, opts: EvalOptions) -> Iterator[tuple[Item, Probe | None]]:
+def select_units(suite: Suite, family: Family, family_options: BaseModel, opts: EvalOptions) -> list[tuple[Item, Probe | None]]:
     """(item, None) for clean, then (item, probe) for each selected probe, item by item."""
     items = list(suite.items.values())
     if opts.limit is not None:
         items = items[: opts.limit]
+    wanted = None if opts.conditions is None else set(opts.conditions)
     by_item: dict[str, list[Probe]] = {}
-    for p in suite.probes:
-        by_item.setdefault(p.item_id, []).append(p)
+    for p in family.select(suite, family_options):
+        if wanted is None or p.condition in wanted:
+            by_item.setdefault(p.item_id, []).append(p)
+    out: list[tuple[Item, Probe | None]] = []
     for it in items:
-        if "clean" in opts.conditions:
-            yield it, None
-        for p in by_item.get(it.id, []):
-            if p.condition not in opts.conditions:
-                continue
-            if p.condition == "type1" and opts.type1 == "sample" and not p.sampled:
-                continue
-            yield it, p
-
-
-def plan(suite: Suite, specs: Iterable[ModelSpec], opts: EvalOptions) -> list[Planned]:
-    out: list[Planned] = []
-    pairs = list(select_probes(suite, opts))
-    for spec in specs:
-        params_cache: dict[str, dict[str, Any]] = {}
-        for defense in opts.defense:
-            for item, probe in pairs:
-                letters = "".join(item.options)
-                if opts.scoring == "logprob":
-                    params = params_cache.setdefault("lp", spec.decoding(max_tokens=1, logprobs=LOGPROB_TOP_K))
-                else:
-                    params = params_cache.setdefault("letter", spec.decoding())
-                messages = render_messages(item, probe, opts.scoring, defense, opts.prompts)
-                key = request_key(spec, messages, params)
-                cond = "clean" if probe is None else probe.condition
-                base = item.id if probe is None else probe.id
-                unit_id = f"{base}|{cond}|{'def' if defense else 'nodef'}|{opts.scoring}"
-                unit = UnitRow(spec.label, unit_id, item.id, None if probe is None else probe.id, cond, defense, opts.scoring, key)
-                out.append(Planned(unit, messages, params, letters))
+        if family.clean and (wanted is None or CLEAN in wanted):
+            out.append((it, None))
+        out += [(it, p) for p in by_item.get(it.id, [])]
     return out
 
 
-def score_completion(c: Completion, scoring: str, letters: str) -> ScoreRow | None:
-    if scoring == "logprob":
-        label, dist = choice_from_logprobs(c.top_logprobs, letters)
-        return ScoreRow("", "logprob", label, "valid" if label else "invalid", {"dist": dist, "text": c.text})
-    label = extract_letter(c.text, letters)
-    return ScoreRow("", "letter", label, "valid" if label else "invalid", None)
+def check_options(family: Family, opts: EvalOptions) -> BaseModel:
+    """The family's options, after checking the scoring and settings (ConfigError otherwise)."""
+    fopts = family.parse_options(opts.family)
+    if opts.scoring not in family.scorings:
+        raise ConfigError("--scoring", f"family {family.name} scores by {', '.join(family.scorings)}, not {opts.scoring}")
+    for n in opts.settings:
+        settings_mod.get(n)
+    return fopts
+
+
+def plan(suite: Suite, specs: Iterable[ModelSpec], opts: EvalOptions) -> list[Planned]:
+    family = family_of([suite.manifest.family])
+    fopts = check_options(family, opts)
+    settings = [settings_mod.get(n) for n in opts.settings]
+    rendered = [(item, probe, family.render(item, probe, opts.scoring, fopts)) for item, probe in select_units(suite, family, fopts, opts)]
+    overrides = mcq_params(opts.scoring)
+    out: list[Planned] = []
+    for spec in specs:
+        params = spec.decoding(**overrides)
+        for setting in settings:
+            for item, probe, messages in rendered:
+                messages = setting.apply(messages)
+                key = request_key(spec, messages, params)
+                cond = CLEAN if probe is None else probe.condition
+                base = item.id if probe is None else probe.id
+                scorer = family.scorer(item, probe, opts.scoring, fopts)
+                # a judge's name carries its model and rubric hash: another judge makes other units
+                scoring = scorer.name if is_deferred(scorer) else opts.scoring
+                unit_id = f"{base}|{cond}|{setting.name}|{scoring}"
+                unit = UnitRow(spec.label, unit_id, item.id, None if probe is None else probe.id, cond, setting.name, scoring, key)
+                out.append(Planned(unit, messages, params, scorer))
+    return out
 
 
 @dataclass
@@ -173,13 +194,25 @@ class _Writer:
 @dataclass
 class CallRequest:
     """One call to make: the model label, its request key, messages and decoding parameters.
-    `score` (optional) turns a completion into the score row stored with it."""
+    `score` (optional) turns a completion into the score stored with it, under the scorer name
+    `scorer` and the key `score_key` (default: this call's key; a judge scores the answer's key).
+    `on_error` (optional) gives the score to store when the call fails for good (a judge outage
+    is `unscored` with its reason)."""
 
     model: str
     key: str
     messages: list[dict[str, str]]
     params: dict[str, Any]
-    score: Callable[[Completion], ScoreRow | None] | None = None
+    score: Scorer | None = None
+    scorer: str = ""
+    score_key: str | None = None
+    on_error: Callable[[ModelCallError], Score | None] | None = None
+
+
+def _score_row(r: CallRequest, s: Score | None) -> ScoreRow | None:
+    if s is None:
+        return None
+    return ScoreRow(r.score_key or r.key, r.scorer, s.label, s.status, s.detail, s.value)
 
 
 async def run_calls(
@@ -229,7 +262,8 @@ async def run_calls(
                 stats.permanent_errors += int(e.permanent)
                 if len(stats.error_samples) < 5:
                     stats.error_samples.append(str(e))
-                await writer.queue.put((CallRow(r.key, spec.label, "error", e.permanent, attempts=e.attempts, error=str(e)), None))
+                s = r.on_error(e) if r.on_error is not None else None
+                await writer.queue.put((CallRow(r.key, spec.label, "error", e.permanent, attempts=e.attempts, error=str(e)), _score_row(r, s)))
             else:
                 cost = spec.cost(c.prompt_tokens, c.completion_tokens)
                 stats.ok += 1
@@ -238,7 +272,7 @@ async def run_calls(
                 stats.cost += cost or 0.0
                 s = r.score(c) if r.score is not None else None
                 row = CallRow(r.key, spec.label, "ok", False, c.text, c.top_logprobs, c.finish_reason, c.prompt_tokens, c.completion_tokens, cost, c.latency_s, c.attempts)
-                await writer.queue.put((row, None if s is None else ScoreRow(r.key, s.scorer, s.label, s.status, s.detail)))
+                await writer.queue.put((row, _score_row(r, s)))
             stats.called += 1
             finished += 1
             if progress:
@@ -274,12 +308,16 @@ async def execute(
     progress: ProgressFn | None = None,
     clients: dict[str, OpenAICompatibleModel] | None = None,
 ) -> RunStats:
-    """Record the plan's units, then run every unique, unfinished call and score it."""
+    """Record the plan's units, run every unique, unfinished call and score it; then run the
+    deferred scorers (judges) on the stored replies."""
     stats = RunStats(planned_units=len(planned))
     store.add_plan([p.unit for p in planned], [])
+    requests = (CallRequest(p.unit.model, p.unit.key, p.messages, p.params, None if is_deferred(p.score) else p.score, p.unit.scoring)
+                for p in planned)
+    stats = await run_calls(requests, specs, store, progress, clients, stats)
+    deferred = [p for p in planned if is_deferred(p.score)]
+    if deferred:
+        from .scoring.judge import run_deferred
 
-    def scorer(p: Planned) -> Callable[[Completion], ScoreRow | None]:
-        return lambda c: score_completion(c, p.unit.scoring, p.letters)
-
-    requests = (CallRequest(p.unit.model, p.unit.key, p.messages, p.params, scorer(p)) for p in planned)
-    return await run_calls(requests, specs, store, progress, clients, stats)
+        stats = await run_deferred(deferred, specs, store, progress, clients, stats)
+    return stats

@@ -28,7 +28,7 @@ def sample_suite_dir() -> Path:
 
 def build_sample_suite() -> Suite:
     """The sample suite as the importer builds it from the release file."""
-    from .sources import read_release
+    from .families.misleading.release import read_release
 
     suite = read_release(sample_release_path(), seed=SAMPLE_SEED, name=SAMPLE_NAME)
     source = dict(getattr(suite.manifest, "source", None) or {})

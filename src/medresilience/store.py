@@ -3,7 +3,12 @@ their scores. It is the cache and the resume point: a call whose outcome is stor
 made again; an `error` outcome is recorded (and counted) but retried by the next run.
 
 One writer owns the connection (WAL); rows arrive in batches and each batch is one transaction,
-so a run killed at any point leaves only whole rows behind."""
+so a run killed at any point leaves only whole rows behind.
+
+A unit is one planned answer: (model, unit id) -> request key, with its item, probe, condition,
+setting (a named mitigation, `none` without one) and scoring. `units.run` is the last run that
+planned the unit: a run's results describe the units it planned, not every unit ever stored.
+Stores written before settings and runs existed are migrated in place when opened."""
 
 from __future__ import annotations
 
@@ -33,12 +38,14 @@ CREATE TABLE IF NOT EXISTS units (
     item_id TEXT NOT NULL,
     probe_id TEXT,
     condition TEXT NOT NULL,
-    defense INTEGER NOT NULL,
+    setting TEXT NOT NULL DEFAULT 'none',
     scoring TEXT NOT NULL,
     key TEXT NOT NULL,
+    run TEXT,
     PRIMARY KEY (model, unit_id)
 );
 CREATE INDEX IF NOT EXISTS units_key ON units(key);
+CREATE INDEX IF NOT EXISTS units_run ON units(run);
 CREATE TABLE IF NOT EXISTS calls (
     key TEXT PRIMARY KEY,
     model TEXT NOT NULL,
@@ -61,8 +68,23 @@ CREATE TABLE IF NOT EXISTS scores (
     label TEXT,
     status TEXT NOT NULL CHECK (status IN ('valid', 'invalid', 'unscored')),
     detail TEXT,
+    value REAL,
     PRIMARY KEY (key, scorer)
 );
+"""
+
+# Stores from before settings: `units.defense` 0/1 becomes setting none/caution (unit ids too,
+# so a rerun finds its units), and units get the `run` column; scores get `value`.
+_MIGRATE_UNITS = """
+ALTER TABLE units RENAME TO units_v1;
+CREATE TABLE units (
+    model TEXT NOT NULL, unit_id TEXT NOT NULL, item_id TEXT NOT NULL, probe_id TEXT,
+    condition TEXT NOT NULL, setting TEXT NOT NULL DEFAULT 'none', scoring TEXT NOT NULL,
+    key TEXT NOT NULL, run TEXT, PRIMARY KEY (model, unit_id)
+);
+INSERT INTO units SELECT model, replace(replace(unit_id, '|nodef|', '|none|'), '|def|', '|caution|'), item_id,
+    probe_id, condition, CASE defense WHEN 1 THEN 'caution' ELSE 'none' END, scoring, key, NULL FROM units_v1;
+DROP TABLE units_v1;
 """
 
 
@@ -73,7 +95,7 @@ class UnitRow:
     item_id: str
     probe_id: str | None
     condition: str
-    defense: bool
+    setting: str
     scoring: str
     key: str
 
@@ -102,6 +124,7 @@ class ScoreRow:
     label: str | None
     status: str  # valid | invalid | unscored
     detail: Any = None
+    value: float | None = None
 
 
 class Store:
@@ -111,7 +134,22 @@ class Store:
         self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
+        self._migrate()
         self.conn.executescript(SCHEMA)
+        self.run_id: str | None = None
+
+    def _columns(self, table: str) -> set[str]:
+        return {r[1] for r in self.conn.execute(f"PRAGMA table_info({table})")}
+
+    def _migrate(self) -> None:
+        units, scores = self._columns("units"), self._columns("scores")
+        script = ""
+        if "defense" in units:
+            script += _MIGRATE_UNITS
+        if scores and "value" not in scores:
+            script += "ALTER TABLE scores ADD COLUMN value REAL;"
+        if script:
+            self.conn.executescript(f"BEGIN IMMEDIATE; {script} COMMIT;")
 
     def close(self) -> None:
         self.conn.close()
@@ -136,10 +174,19 @@ class Store:
             raise
 
     def record_run(self, run_id: str, config: dict[str, Any]) -> None:
+        """Record a run; the units planned from now on through this store belong to it."""
         self._tx([("INSERT OR REPLACE INTO runs VALUES (?, ?, ?)", [(run_id, time.time(), json.dumps(config, default=str))])])
+        self.run_id = run_id
+
+    def latest_run(self) -> str | None:
+        """The most recent run that planned units (None for a store without run-tagged units)."""
+        row = self.conn.execute(
+            "SELECT r.run_id FROM runs r WHERE EXISTS (SELECT 1 FROM units u WHERE u.run = r.run_id) "
+            "ORDER BY r.started DESC, r.rowid DESC LIMIT 1").fetchone()
+        return None if row is None else row[0]
 
     def add_plan(self, units: Sequence[UnitRow], requests: Sequence[tuple[str, str, list, dict]]) -> None:
-        """Insert plan rows and request payloads (idempotent)."""
+        """Insert plan rows (tagged with the current run) and request payloads (idempotent)."""
         self._tx(
             [
                 (
@@ -147,8 +194,8 @@ class Store:
                     [(k, m, json.dumps(msgs, ensure_ascii=False), json.dumps(params, sort_keys=True)) for k, m, msgs, params in requests],
                 ),
                 (
-                    "INSERT OR REPLACE INTO units VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(u.model, u.unit_id, u.item_id, u.probe_id, u.condition, int(u.defense), u.scoring, u.key) for u in units],
+                    "INSERT OR REPLACE INTO units VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(u.model, u.unit_id, u.item_id, u.probe_id, u.condition, u.setting, u.scoring, u.key, self.run_id) for u in units],
                 ),
             ]
         )
@@ -178,8 +225,8 @@ class Store:
                     ],
                 ),
                 (
-                    "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?)",
-                    [(s.key, s.scorer, s.label, s.status, None if s.detail is None else json.dumps(s.detail)) for s in scores],
+                    "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?, ?)",
+                    [(s.key, s.scorer, s.label, s.status, None if s.detail is None else json.dumps(s.detail), s.value) for s in scores],
                 ),
             ]
         )
@@ -262,3 +309,13 @@ class Store:
     def usage(self) -> dict[str, dict[str, Any]]:
         """Per model: calls, prompt and completion tokens, cost (None when no call was priced), errors."""
         return self.facts()[1]
+
+    def ok_texts(self, keys: Iterable[str]) -> dict[str, str]:
+        """The reply text of each given key whose call is stored `ok` (keys without one are left out)."""
+        keys = list(keys)
+        out: dict[str, str] = {}
+        for i in range(0, len(keys), 900):
+            chunk = keys[i : i + 900]
+            q = f"SELECT key, text FROM calls WHERE status = 'ok' AND key IN ({','.join('?' * len(chunk))})"
+            out.update((k, t or "") for k, t in self.conn.execute(q, chunk))
+        return out

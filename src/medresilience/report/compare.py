@@ -1,261 +1,63 @@
-"""Paired comparisons on shared items: run B against run A (a mitigation against its baseline, one
-model against another on the same suite), or the defense setting against no defense in one run.
-
-Units are paired by (item, probe, condition): the same question with the same context in both.
-Only units answered on both sides count (errors and missing units are dropped and counted).
-Each metric's difference B - A comes with a paired bootstrap interval and p-value that resample
-items (clusters), so the several Type 1 probes of one question move together:
-
-- accuracy (clean, Type 1, Type 2): pooled share correct on the shared units;
-- ASR (Type 1, Type 2) and TASR (Type 1): on the probes of items answered correctly clean on
-  *both* sides (a common denominator; each run's own ASR is in its report), the share flipped
-  (or flipped to the target);
-- and an exact paired test beside it: McNemar (exact) when each item gives one pair, the
-  clustered McNemar of Durkalski et al. when items give several.
-Holm's correction is applied across the metrics of one comparison."""
+"""`compare_runs(run_a, run_b)`: two run directories of the same family, paired on shared items.
+The pairing and the metrics are the family's (`Family.compare`); this module loads the runs,
+checks they can be compared, and writes the page around the family's body."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from .. import stats
-
-KEY = ["item_id", "probe_id", "condition"]
-N_RESAMPLES = stats.CLUSTER_RESAMPLES
-
-
-@dataclass
-class Side:
-    """One side of a comparison: a run's frame restricted to one model and setting."""
-
-    run: str
-    model: str
-    setting: str  # no_defense | defense
-    frame: pd.DataFrame
-
-    def label(self, with_run: bool) -> str:
-        return (f"{self.run}: " if with_run else "") + self.model + (" (defense)" if self.setting == "defense" else "")
-
-
-def side(run: str, frame: pd.DataFrame, model: str, setting: str) -> Side:
-    f = frame[(frame["model"] == model).to_numpy() & (frame["defense"].to_numpy() == (setting == "defense"))]
-    return Side(run, model, setting, f)
-
-
-def _codes(col: pd.Series, categories: pd.Index) -> np.ndarray:
-    """Codes of a column under a given vocabulary (-1 = missing or not in it)."""
-    cat = col.array if isinstance(col.dtype, pd.CategoricalDtype) else pd.Categorical(col)
-    if cat.categories.equals(categories):
-        return np.asarray(cat.codes, dtype=np.int64)
-    return np.asarray(categories.get_indexer(np.asarray(cat.categories, dtype=object)), dtype=np.int64)[cat.codes] * (cat.codes >= 0) - (cat.codes < 0)
-
-
-def _vocab(*cols: pd.Series) -> pd.Index:
-    """One vocabulary for several columns (the first column's own when they all share it)."""
-    cats = [c.array.categories if isinstance(c.dtype, pd.CategoricalDtype) else pd.Index(pd.unique(c.dropna())) for c in cols]
-    if all(c.equals(cats[0]) for c in cats[1:]):
-        return cats[0]
-    return pd.Index(list(dict.fromkeys(v for c in cats for v in c)), dtype=object)
-
-
-def _units(f: pd.DataFrame, vocab: dict[str, list[Any]]) -> pd.DataFrame:
-    """Answered units as integer keys (shared vocabularies across both sides) and outcomes."""
-    f = f[f["status"].isin(["valid", "invalid"])]
-    label, target = _codes(f["label"], vocab["letters"]), _codes(f["target"], vocab["letters"])
-    return pd.DataFrame({
-        "item_id": _codes(f["item_id"], vocab["item_id"]),
-        "probe_id": _codes(f["probe_id"], vocab["probe_id"]),
-        "condition": _codes(f["condition"], vocab["condition"]),
-        "scoring": _codes(f["scoring"], vocab["scoring"]),
-        "correct": f["correct"].to_numpy(dtype=bool),
-        "to_target": (label == target) & (label >= 0),
-    })
-
-
-@dataclass
-class Comparison:
-    a: str
-    b: str
-    table: pd.DataFrame
-    counts: dict[str, int] = field(default_factory=dict)
-    run: str = ""
-
-
-METRICS = [  # (condition, metric)
-    ("clean", "accuracy"),
-    ("type1", "accuracy"),
-    ("type2", "accuracy"),
-    ("type1", "asr"),
-    ("type1", "tasr"),
-    ("type2", "asr"),
-]
-
-
-def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 0) -> Comparison:
-    """Per-metric paired differences B - A on the units both sides answered."""
-    with_run = a.run != b.run
-    name_a, name_b = a.label(with_run), b.label(with_run)
-    fa, fb = a.frame, b.frame
-    vocab = {c: _vocab(fa[c], fb[c]) for c in ("item_id", "probe_id", "condition", "scoring")}
-    vocab["letters"] = _vocab(fa["label"], fb["label"], fa["target"], fb["target"])
-    ua, ub = _units(fa, vocab), _units(fb, vocab)
-    cond_code = {c: i for i, c in enumerate(vocab["condition"])}
-    key = KEY + (["scoring"] if set(ua["scoring"]) == set(ub["scoring"]) else [])
-    if ua.duplicated(key).any() or ub.duplicated(key).any():  # several scorings on one side
-        key = KEY + ["scoring"]
-    pairs = ua.merge(ub, on=key, how="inner", suffixes=("_a", "_b"))
-    counts = {"units_a": int(len(a.frame)), "units_b": int(len(b.frame)),
-              "answered_a": int(len(ua)), "answered_b": int(len(ub)), "shared": int(len(pairs))}
-    clean = pairs[pairs["condition"] == cond_code.get("clean", -2)].groupby("item_id", sort=False)[["correct_a", "correct_b"]].all()
-    both_clean = clean.index[clean["correct_a"] & clean["correct_b"]].to_numpy()
-    rows = []
-    for cond, metric in METRICS:
-        sub = pairs[pairs["condition"] == cond_code.get(cond, -2)]
-        if metric in ("asr", "tasr"):
-            sub = sub[np.isin(sub["item_id"].to_numpy(), both_clean)]
-            if metric == "asr":
-                xa, xb = ~sub["correct_a"].to_numpy(), ~sub["correct_b"].to_numpy()
-            else:
-                xa, xb = sub["to_target_a"].to_numpy(), sub["to_target_b"].to_numpy()
-        else:
-            xa, xb = sub["correct_a"].to_numpy(), sub["correct_b"].to_numpy()
-        if len(sub) == 0:
-            continue
-        items = pd.factorize(sub["item_id"].to_numpy())[0]
-        if (sub["item_id"].to_numpy() < 0).any():  # an item outside the suite: its own cluster per unit
-            items = np.where(sub["item_id"].to_numpy() < 0, np.arange(len(sub)) + len(sub), items)
-            items = pd.factorize(items)[0]
-        g = int(items.max()) + 1
-        d_sum = np.bincount(items, weights=xb.astype(float) - xa.astype(float), minlength=g)
-        size = np.bincount(items, minlength=g)
-        boot = stats.paired_cluster_diff(d_sum, size, n_resamples=n_resamples, seed=seed)
-        if g == len(sub):
-            test = stats.mcnemar_from_pairs(xa, xb)
-            test_name, test_p = "mcnemar_exact", test["p"]
-        else:
-            test = stats.cluster_mcnemar(xa, xb, items)
-            test_name, test_p = "cluster_mcnemar", test["p"]
-        ra, rb = stats.rate_from_bools(xa), stats.rate_from_bools(xb)
-        rows.append({
-            "pair": f"{name_b} vs {name_a}", "a": name_a, "b": name_b, "condition": cond, "metric": metric,
-            "a_k": ra.k, "a_p": ra.p, "a_lo": ra.lo, "a_hi": ra.hi,
-            "b_k": rb.k, "b_p": rb.p, "b_lo": rb.lo, "b_hi": rb.hi,
-            "n": boot["n"], "items": boot["clusters"],
-            "diff": boot["diff"], "lo": boot["lo"], "hi": boot["hi"], "p_boot": boot["p"],
-            "test": test_name, "test_b": test["b"], "test_c": test["c"], "p_test": test_p,
-        })
-    cols = ["pair", "a", "b", "condition", "metric", "a_k", "a_p", "a_lo", "a_hi", "b_k", "b_p", "b_lo", "b_hi",
-            "n", "items", "diff", "lo", "hi", "p_boot", "p_holm", "test", "test_b", "test_c", "p_test"]
-    table = pd.DataFrame(rows, columns=[c for c in cols if c != "p_holm"])
-
-    with stats.cheap_gc():
-        table["p_holm"] = stats.holm(table["p_boot"].tolist()) if len(table) else []
-    return Comparison(name_a, name_b, table[cols], counts)
-
-
-def defense_effects(run: str, frame: pd.DataFrame, n_resamples: int = N_RESAMPLES) -> list[Comparison]:
-    """For each model run both with and without the defense: defense - no defense, paired."""
-    out = []
-    present = frame.groupby(["model", "defense"], observed=True, sort=False).size()
-    for model in dict.fromkeys(str(m) for m, _ in present.index):
-        if (model, False) in present.index and (model, True) in present.index:
-            c = compare_sides(side(run, frame, model, "no_defense"), side(run, frame, model, "defense"), n_resamples)
-            c.table["pair"] = model
-            c.run = run
-            out.append(c)
-    return out
-
-
-def match_models(a: dict[str, Any], b: dict[str, Any], pairs: Sequence[str] = ()) -> list[tuple[str, str, str, str]]:
-    """(model A, setting A, model B, setting B) to compare, from the two runs' results.
-
-    Explicit ``pairs`` ("MODEL_A=MODEL_B", optionally "MODEL:defense") win. Otherwise every model
-    label in both runs is matched with itself: setting with the same setting, or, when each run
-    has that model in one setting only, those two settings (a mitigation run against its
-    baseline). With no shared label and one model on each side, those two are compared."""
-    ma, mb = a.get("models", {}), b.get("models", {})
-
-    def parse(text: str, models: dict[str, Any], which: str) -> tuple[str, str | None]:
-        label, _, setting = text.partition(":")
-        if label not in models:
-            raise ValueError(f"--pair: model '{label}' is not in run {which} (models: {', '.join(models) or 'none'})")
-        if setting and setting not in ("defense", "no_defense"):
-            raise ValueError(f"--pair: setting '{setting}' must be 'defense' or 'no_defense'")
-        return label, setting or None
-
-    out: list[tuple[str, str, str, str]] = []
-    if pairs:
-        for p in pairs:
-            left, eq, right = p.partition("=")
-            if not eq:
-                raise ValueError(f"--pair '{p}' is not MODEL_A=MODEL_B")
-            la, sa = parse(left, ma, "A")
-            lb, sb = parse(right, mb, "B")
-            out += _settings(la, ma[la], lb, mb[lb], sa, sb)
-        return out
-    shared = [m for m in ma if m in mb]
-    if not shared and len(ma) == 1 and len(mb) == 1:
-        (la, va), (lb, vb) = next(iter(ma.items())), next(iter(mb.items()))
-        return _settings(la, va, lb, vb, None, None)
-    for m in shared:
-        out += _settings(m, ma[m], m, mb[m], None, None)
-    return out
-
-
-def _settings(la: str, va: dict, lb: str, vb: dict, sa: str | None, sb: str | None) -> list[tuple[str, str, str, str]]:
-    if sa or sb:
-        sa = sa or ("no_defense" if "no_defense" in va else next(iter(va)))
-        sb = sb or ("no_defense" if "no_defense" in vb else next(iter(vb)))
-        return [(la, sa, lb, sb)]
-    common = [s for s in ("no_defense", "defense") if s in va and s in vb]
-    if common and not (len(va) == 1 and len(vb) == 1 and list(va) != list(vb)):
-        return [(la, s, lb, s) for s in common]
-    if len(va) == 1 and len(vb) == 1:
-        return [(la, next(iter(va)), lb, next(iter(vb)))]
-    return []
-
-
-def compare_runs(
-    run_a: Path | str,
-    run_b: Path | str,
-    out_dir: Path | str | None = None,
-    pairs: Sequence[str] = (),
-    n_resamples: int = N_RESAMPLES,
-) -> CompareResult:
-    """Compare two run directories on shared items; write compare.{html,md,csv,parquet} to out_dir
-    (default: RUN_B/compare-<name of RUN_A>). Returns the table and the paths written."""
-    from .build import write_compare
-    from .rundir import load_run
-
-    ra, rb = load_run(run_a), load_run(run_b)
-    for r in (ra, rb):
-        if r.frame is None:
-            raise ValueError(f"{r.path}: cannot compare: the store and suite are needed ({'; '.join(r.notes) or 'no store'})")
-    if ra.name == rb.name:
-        rb.name = f"{rb.name} (B)"
-    matched = match_models(ra.results, rb.results, pairs)
-    if not matched:
-        raise ValueError(
-            f"no model to compare: run A has {', '.join(ra.results.get('models', {})) or 'none'}, run B has "
-            f"{', '.join(rb.results.get('models', {})) or 'none'}; name pairs with --pair MODEL_A=MODEL_B")
-    comps = [compare_sides(side(ra.name, ra.frame, ma, sa), side(rb.name, rb.frame, mb, sb), n_resamples)
-             for ma, sa, mb, sb in matched]
-    out = Path(out_dir) if out_dir else Path(run_b) / f"compare-{Path(run_a).resolve().name}"
-    return write_compare(ra, rb, comps, out)
+from ..errors import ConfigError
+from ..family import get
+from ..records import atomic_write
+from . import html as H
+from .rundir import RunData, load_run, redact_url, scrub, secrets_of
+from .tables import write_tables
 
 
 @dataclass
 class CompareResult:
     table: pd.DataFrame
-    comparisons: list[Comparison]
+    comparisons: list[Any]
     out_dir: Path
     html: Path
     markdown: Path
     csv: Path
     parquet: Path
+
+
+def compare_runs(run_a: Path | str, run_b: Path | str, out_dir: Path | str | None = None, pairs: Sequence[str] = ()) -> CompareResult:
+    """Compare two run directories on shared items; write compare.{html,md,csv,parquet} to out_dir
+    (default: RUN_B/compare-<name of RUN_A>). Returns the table and the paths written."""
+    ra, rb = load_run(run_a), load_run(run_b)
+    for r in (ra, rb):
+        if r.frame is None:
+            raise ValueError(f"{r.path}: cannot compare: the store and suite are needed ({'; '.join(r.notes) or 'no store'})")
+    if ra.family != rb.family:
+        raise ConfigError("compare", f"run A is family {ra.family}, run B is family {rb.family}: only runs of one family pair")
+    family = get(ra.family)
+    if family.compare is None:
+        raise ConfigError("compare", f"family {family.name} has no paired comparison")
+    if ra.name == rb.name:
+        rb.name = f"{rb.name} (B)"
+    out = Path(out_dir) if out_dir else Path(run_b) / f"compare-{Path(run_a).resolve().name}"
+    return family.compare(ra, rb, out, pairs)
+
+
+def finish_compare(ra: RunData, rb: RunData, body: str, markdown: str, table: pd.DataFrame, out: Path) -> dict[str, Path]:
+    """Write a comparison page (the family's body, then both runs' facts), its Markdown and table."""
+    out.mkdir(parents=True, exist_ok=True)
+    sections = [("compare", "Paired differences", body), ("facts", "Run facts", H.run_facts([ra, rb], redact_url))]
+    page = H.page("medresilience comparison", [f"B: {H.esc(rb.name)} &middot; A: {H.esc(ra.name)}"], sections,
+                  "Self-contained: no scripts, no network.")
+    secrets = secrets_of([ra, rb])
+    with atomic_write(out / "compare.html") as fh:
+        fh.write(scrub(page, secrets))
+    with atomic_write(out / "compare.md") as fh:
+        fh.write(scrub(markdown, secrets))
+    paths = write_tables({"compare": table}, out)
+    return {"html": out / "compare.html", "md": out / "compare.md", "csv": paths["compare"]["csv"], "parquet": paths["compare"]["parquet"]}

@@ -1,7 +1,6 @@
-"""One self-contained HTML file: inline CSS, inline SVG figures, no script, no external resource
-(no fonts, images, stylesheets or favicons fetched). It opens with the few numbers that matter
-most, then one section per stress family that has data, the resilience profile, the statistical
-tests and the run facts."""
+"""HTML primitives of the self-contained report: inline CSS, escaping, tables, rate cells, figures,
+the run facts and the page itself. No script, no external resource (no fonts, images,
+stylesheets or favicons fetched). Each family writes its sections with these."""
 
 from __future__ import annotations
 
@@ -13,7 +12,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .tables import CONDITION_TITLES, SETTING_TITLES, STRATUM_TITLES, fmt_p, fmt_pct
+from .tables import fmt_p, fmt_pct  # noqa: F401  (re-exported for the families' sections)
+
+SETTING_TITLES = {"none": "no mitigation"}
 
 CSS = """
 :root { --ink:#1b1f24; --muted:#5b6470; --line:#d9dee5; --bg:#ffffff; --panel:#f5f7fa; --accent:#0072B2; --warn:#D55E00; }
@@ -114,216 +115,6 @@ def setting_name(s: str) -> str:
     return SETTING_TITLES.get(s, s)
 
 
-# ---------------------------------------------------------------------------------- sections
-
-
-def key_numbers(headline: pd.DataFrame, mean: dict[str, Any]) -> str:
-    """The opening: a sentence, cards with the cross-model means, and the headline table."""
-    if headline.empty:
-        return "<p class='lead'>No scored results in these runs yet.</p>"
-    nd = headline[headline["setting"] == "no_defense"]
-    base = nd if not nd.empty else headline
-    n_models = len(base)
-    setting = "no_defense" if not nd.empty else "defense"
-    agg = mean.get(setting, {})
-
-    def card(label: str, key: str, alert: bool = False) -> str:
-        if n_models == 1:
-            r = base.iloc[0]
-            if _isnan(r.get(f"{key}_p")):
-                return ""
-            val = f"{100 * r[f'{key}_p']:.1f}%"
-            sub = f"95% CI {100 * r[f'{key}_lo']:.1f}–{100 * r[f'{key}_hi']:.1f}, n={int(r[f'{key}_n'])}"
-        else:
-            a = agg.get(key)
-            if not a:
-                return ""
-            val = f"{100 * a['mean']:.1f}%"
-            sub = f"mean of {a['models']} models, range {100 * a['min']:.1f}–{100 * a['max']:.1f}%"
-        return (f'<div class="card{" alert" if alert else ""}"><div class="label">{esc(label)}</div>'
-                f'<div class="value">{val}</div><div class="sub">{esc(sub)}</div></div>')
-
-    cards = "".join([
-        card("Clean accuracy", "clean_acc"),
-        card("Type 1 accuracy (one misleading sentence)", "type1_acc"),
-        card("Type 2 accuracy (whole bundle)", "type2_acc"),
-        card("Type 1 attack success (ASR)", "type1_asr", True),
-        card("Type 1 flips to the target (TASR)", "type1_tasr", True),
-        card("Type 2 attack success (ASR)", "type2_asr", True),
-    ])
-    sentence = _lead_sentence(base, agg, n_models)
-    dagg = mean.get("defense", {})
-    if setting == "no_defense" and dagg.get("type1_asr") and agg.get("type1_asr"):
-        sentence += (f" With the defensive instruction, Type 1 ASR averages <b>{100 * dagg['type1_asr']['mean']:.1f}%</b>"
-                     + (f" and Type 2 ASR {100 * dagg['type2_asr']['mean']:.1f}%" if dagg.get("type2_asr") else "")
-                     + " (see Defense effect).")
-        cards_note = "<p class='note'>Cards: without the defensive instruction.</p>"
-    else:
-        cards_note = ""
-    rows = []
-    for r in headline.itertuples(index=False):
-        r = r._asdict()
-        rows.append([
-            f"<b>{esc(r['model'])}</b>", esc(setting_name(r["setting"])),
-            "—" if _isnan(r.get("n_items")) else str(int(r["n_items"])),
-            *[rate_cell(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n")) + _clustered(r, k)
-              for k in ("clean_acc", "type1_acc", "type2_acc", "type1_asr", "type1_tasr", "type2_asr")],
-            str(r.get("units_errors", 0)), str(r.get("units_invalid", 0)),
-        ])
-    headers = ["Model", "Setting", "Items", "Clean acc", "Type 1 acc", "Type 2 acc", "Type 1 ASR", "Type 1 TASR",
-               "Type 2 ASR", "Errors", "Invalid"]
-    return (f'<p class="lead">{sentence}</p><div class="cards">{cards}</div>{cards_note}'
-            + table(rows, headers, numeric=range(2, 11))
-            + '<p class="note">Rates with 95% Wilson intervals and n; "items:" is the item-clustered bootstrap interval of '
-              "an ASR whose items give several pairs. ASR: share of clean-correct (item, probe) "
-              "pairs whose answer is no longer correct with the misleading context; TASR: share that moved to the "
-              "injected wrong option. Errors (failed calls) are excluded from every rate and counted; invalid "
-              "(unreadable) replies count as not correct.</p>")
-
-
-def _clustered(r: dict[str, Any], key: str) -> str:
-    lo, hi = r.get(f"{key}_cluster_lo"), r.get(f"{key}_cluster_hi")
-    if _isnan(lo) or _isnan(hi):
-        return ""
-    return f'<br><span class="n" title="item-clustered bootstrap 95% interval">items: [{100 * lo:.1f}, {100 * hi:.1f}]</span>'
-
-
-def _lead_sentence(base: pd.DataFrame, agg: dict[str, Any], n_models: int) -> str:
-    def one(key: str) -> str:
-        r = base.iloc[0]
-        return fmt_pct(r.get(f"{key}_p"), r.get(f"{key}_lo"), r.get(f"{key}_hi"), r.get(f"{key}_n"))
-
-    if n_models == 1:
-        r = base.iloc[0]
-        parts = [f"<b>{esc(r['model'])}</b> answers {esc(one('clean_acc'))} of clean questions correctly."]
-        if not _isnan(r.get("type1_asr_p")):
-            parts.append(f"One misleading sentence (Type 1) flips <b>{esc(one('type1_asr'))}</b> of its clean-correct answers"
-                         + (f", {esc(one('type1_tasr'))} to the injected option." if not _isnan(r.get("type1_tasr_p")) else "."))
-        if not _isnan(r.get("type2_asr_p")):
-            parts.append(f"The whole misleading bundle (Type 2) flips <b>{esc(one('type2_asr'))}</b>.")
-        return " ".join(parts)
-    parts = [f"Across <b>{n_models} models</b>"]
-    if "clean_acc" in agg:
-        a = agg["clean_acc"]
-        parts.append(f" clean accuracy averages {100 * a['mean']:.1f}% (range {100 * a['min']:.1f}–{100 * a['max']:.1f}%).")
-    else:
-        parts.append(".")
-    if "type1_asr" in agg:
-        a = agg["type1_asr"]
-        parts.append(f" One misleading sentence (Type 1) flips <b>{100 * a['mean']:.1f}%</b> of clean-correct answers on "
-                     f"average (range {100 * a['min']:.1f}–{100 * a['max']:.1f}%).")
-    if "type2_asr" in agg:
-        a = agg["type2_asr"]
-        parts.append(f" The whole bundle (Type 2) flips <b>{100 * a['mean']:.1f}%</b> "
-                     f"(range {100 * a['min']:.1f}–{100 * a['max']:.1f}%).")
-    return "".join(parts)
-
-
-def strata_tables(metrics: pd.DataFrame, tests: pd.DataFrame) -> str:
-    """Per stratum kind (source, content type, provenance): one collapsible table of rates and tests."""
-    rates = {(r["model"], r["setting"], r["stratum_kind"], r["stratum"], r["condition"], r["metric"]): r
-             for r in metrics.to_dict("records")}
-    tested = {(r["model"], r["setting"], r["stratum_kind"], r["stratum"], r["condition"]): r for r in tests.to_dict("records")}
-    out = []
-    for kind in ("source", "content_type", "provenance"):
-        m = metrics[metrics["stratum_kind"] == kind]
-        if m.empty:
-            continue
-        keys = m[["model", "setting", "stratum"]].drop_duplicates()
-        rows, classes = [], []
-        for model, setting, stratum in keys.itertuples(index=False):
-            def cell(cond: str, metric: str) -> str:
-                r = rates.get((model, setting, kind, stratum, cond, metric))
-                return "—" if r is None else rate_cell(r["p"], r["lo"], r["hi"], r["n"])
-
-            tp = {}
-            sig = False
-            for cond in ("type1", "type2"):
-                r = tested.get((model, setting, kind, stratum, cond))
-                if r is None:
-                    tp[cond] = "—"
-                else:
-                    sig = sig or bool(r["significant"])
-                    tp[cond] = f"{fmt_p(r['p'])} <span class='n'>Holm {fmt_p(r['p_holm'])}</span>"
-            rows.append([esc(model), esc(setting_name(setting)), esc(str(stratum).replace("_", " ")),
-                         cell("clean", "accuracy"), cell("type1", "accuracy"), cell("type2", "accuracy"),
-                         cell("type1", "asr"), cell("type1", "tasr"), cell("type2", "asr"), tp["type1"], tp["type2"]])
-            classes.append("sig" if sig else "")
-        headers = ["Model", "Setting", STRATUM_TITLES[kind], "Clean acc", "Type 1 acc", "Type 2 acc", "Type 1 ASR",
-                   "Type 1 TASR", "Type 2 ASR", "McNemar p (T1)", "McNemar p (T2)"]
-        out.append(f"<details><summary>By {esc(STRATUM_TITLES[kind].lower())}: rates and tests ({len(rows)} rows)</summary>"
-                   + table(rows, headers, numeric=range(3, 11), row_classes=classes)
-                   + "<p class='note'>McNemar: exact test of clean vs stressed correctness on the same pairs; Holm: "
-                     f"adjusted across the {esc(STRATUM_TITLES[kind].lower())} strata of one model, setting and condition. "
-                     "Highlighted rows: a Holm-adjusted p &lt; 0.05.</p></details>")
-    return "".join(out)
-
-
-def flips_table_html(flips: pd.DataFrame) -> str:
-    d = flips[(flips["stratum_kind"] == "overall")]
-    if d.empty:
-        return ""
-    rows = []
-    for r in d.itertuples(index=False):
-        def share(v: Any, s: Any) -> str:
-            if _isnan(v):
-                return "—"
-            return f"{int(v)}" + ("" if _isnan(s) else f" <span class='n'>({100 * s:.0f}%)</span>")
-
-        rows.append([esc(r.model), esc(setting_name(r.setting)), esc(CONDITION_TITLES[r.condition]), str(r.clean_correct_pairs),
-                     str(r.flips), share(r.to_target, r.share_to_target), share(r.elsewhere, r.share_elsewhere),
-                     share(r.invalid, r.share_invalid)])
-    return collapsible(table(rows, ["Model", "Setting", "Condition", "Clean-correct pairs", "Flips", "To target", "Elsewhere", "Invalid"],
-                             numeric=range(3, 8)), "Flips table", len(rows))
-
-
-def diff_table_html(t: pd.DataFrame, pair_title: str = "Comparison", a_title: str = "A", b_title: str = "B") -> str:
-    if t.empty:
-        return ""
-    rows = []
-    for r in t.itertuples(index=False):
-        rows.append([
-            f"<span class='nowrap'>{esc(r.pair)}</span>",
-            esc(f"{CONDITION_TITLES[r.condition]} {'accuracy' if r.metric == 'accuracy' else r.metric.upper()}"),
-            rate_cell(r.a_p, r.a_lo, r.a_hi, None, stacked=True), rate_cell(r.b_p, r.b_lo, r.b_hi, None, stacked=True),
-            "—" if _isnan(r.diff) else f"<b>{100 * r.diff:+.1f} pp</b>" + ("" if _isnan(r.lo) else f"<br><span class='n'>[{100 * r.lo:+.1f}, {100 * r.hi:+.1f}]</span>"),
-            f"{fmt_p(r.p_boot)}<br><span class='n'>Holm {fmt_p(r.p_holm)}</span>",
-            f"{fmt_p(r.p_test)}<br><span class='n'>{esc(r.test.replace('_', ' '))}</span>",
-            f"{r.n}<br><span class='n'>{r.items} items</span>",
-        ])
-    return collapsible(table(rows, [esc(pair_title), "Metric", esc(a_title), esc(b_title), f"{esc(b_title)} − {esc(a_title)}",
-                                    "Bootstrap p", "Paired test p", "Pairs"], numeric=range(2, 8)),
-                       "Differences table", len(rows), open_up_to=24)
-
-
-def profile_table_html(profile: pd.DataFrame) -> str:
-    """One row per model and setting: clean accuracy, resilience per family, and the defense's
-    effect on resilience (percentage points, paired bootstrap CI) where both settings ran."""
-    if profile.empty:
-        return ""
-    rates = profile[profile["kind"] == "rate"]
-    deltas = profile[profile["kind"] == "difference"]
-    dims = list(dict.fromkeys(rates["dimension"]))
-    ddims = list(dict.fromkeys(deltas["dimension"]))
-    titles = {"clean_accuracy": "Clean accuracy", "resilience_type1": "Resilience, Type 1",
-              "resilience_type2": "Resilience, Type 2"}
-    rows = []
-    for (model, setting), g in rates.groupby(["model", "setting"], sort=False):
-        by = {r.dimension: r for r in g.itertuples(index=False)}
-        cells = [f"<b>{esc(model)}</b>", esc(setting_name(setting))]
-        cells += [rate_cell(by[d].value, by[d].lo, by[d].hi, by[d].n) if d in by else "—" for d in dims]
-        if ddims:
-            dd = {r.dimension: r for r in deltas[deltas["model"] == model].itertuples(index=False)}
-            for d in ddims:
-                r = dd.get(d)
-                cells.append("—" if r is None or setting != "no_defense" else
-                             f"{100 * r.value:+.1f} pp" + ("" if _isnan(r.lo) else f"<br><span class='n'>[{100 * r.lo:+.1f}, {100 * r.hi:+.1f}]</span>"))
-        rows.append(cells)
-    headers = ["Model", "Setting", *[titles.get(d, d) for d in dims]]
-    headers += [f"Defense Δ, {d.rsplit('_', 1)[-1].replace('type', 'Type ')}" for d in ddims]
-    return collapsible(table(rows, headers, numeric=range(2, len(headers))), "Profile table", len(rows))
-
-
 def run_facts(runs: Sequence[Any], redact_url: Callable[[str], str]) -> str:
     out = []
     for run in runs:
@@ -368,7 +159,7 @@ def run_facts(runs: Sequence[Any], redact_url: Callable[[str], str]) -> str:
             c = run.counts
             lines.append(f"<p>Store: {c['calls_ok']} calls ok, {c['calls_error']} errors ({c['calls_error_permanent']} permanent); "
                          f"scores: {c['scores_valid']} valid, {c['scores_invalid']} invalid, {c['scores_unscored']} unscored "
-                         "(unscored judgments count as invalid, never as a score).</p>")
+                         "(unscored judgments are counted apart, never as a score).</p>")
             if c.get("error_samples"):
                 lines.append("<details><summary>Most frequent errors</summary><pre>" + esc("\n".join(c["error_samples"])) + "</pre></details>")
         usage = res.get("usage") or {}
@@ -395,23 +186,6 @@ def run_facts(runs: Sequence[Any], redact_url: Callable[[str], str]) -> str:
             lines.append("<details><summary>Suite manifest</summary><pre>" + esc(json.dumps(suite, indent=2, sort_keys=True)) + "</pre></details>")
         out.append(head + "".join(lines))
     return "".join(out)
-
-
-METHODS = """
-<ul>
-<li><b>Accuracy</b> (clean, Type 1, Type 2): correct / answered units. Failed calls (errors) are excluded and counted;
-unreadable replies are counted as invalid and as not correct.</li>
-<li><b>ASR</b> (attack success rate): among (item, probe) pairs whose item is answered correctly clean, the share
-answered incorrectly with the misleading context (an unreadable reply counts as a flip and is reported). <b>TASR</b>:
-the share that moved to the injected wrong option (Type 1). Resilience = 1 - ASR.</li>
-<li><b>Intervals</b>: 95% Wilson score intervals on every rate. Several Type 1 probes share one question, so ASR also
-carries an item-clustered bootstrap interval (2,000 resamples, seeded) in the tables.</li>
-<li><b>Tests</b>: exact McNemar test of clean vs stressed correctness on the same pairs, per model and stratum; Holm's
-step-down correction across the strata of one kind (sources, content types or provenances) of one model, setting and
-condition. Paired differences between settings or runs: item-clustered paired bootstrap (percentile interval, two-sided
-bootstrap p) with an exact or clustered McNemar test beside it, Holm-corrected across the metrics of one comparison.</li>
-</ul>
-"""
 
 
 def page(title: str, subtitle: Sequence[str], sections: Sequence[tuple[str, str, str]], footer: str) -> str:

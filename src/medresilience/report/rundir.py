@@ -9,6 +9,7 @@ no longer match), the run's own results.json is used and the report says so."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -18,8 +19,8 @@ from typing import Any
 import pandas as pd
 
 from ..errors import InputError, MedresError
+from ..family import get
 from ..frame import results_frame
-from ..metrics import misleading_metrics
 from ..records import Suite
 from ..store import Store
 
@@ -40,12 +41,14 @@ class RunData:
     timings: dict[str, float] = field(default_factory=dict)
 
     @property
+    def family(self) -> str:
+        """The run's test family (run.json, else results.json, else the suite's manifest)."""
+        return str(self.config.get("family") or self.results.get("family") or (self.config.get("suite") or {}).get("family") or "")
+
+    @property
     def families(self) -> list[str]:
-        """Test families with data in this run (only the misleading-context family exists now)."""
-        fams = []
-        if self.results.get("models"):
-            fams.append("misleading")
-        return fams
+        """Test families with data in this run."""
+        return [self.family] if self.results.get("models") and self.family else []
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -103,19 +106,23 @@ def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = Tru
         suite, missing = _find_suite(d, config)
         run.timings["suite"] = time.perf_counter() - t0
         if suite is not None:
+            suite_family = suite.manifest.family
             with Store(db_path) as store:
                 t0 = time.perf_counter()
                 df = results_frame(store, suite)
                 del suite  # the frame holds what the report needs
                 run.timings["frame"] = time.perf_counter() - t0
                 t0 = time.perf_counter()
-                res = misleading_metrics(df)
+                family = get(suite_family)
+                res = dict(family.metrics(df))
+                res["family"] = family.name
                 run.timings["metrics"] = time.perf_counter() - t0
                 t0 = time.perf_counter()
                 run.counts, res["usage"] = store.facts()
                 run.timings["store_facts"] = time.perf_counter() - t0
             res["run"] = {
                 "suite": (config.get("suite") or {}).get("name"),
+                "family": family.name,
                 "models": [m.get("label") for m in config.get("models", [])],
                 "options": config.get("options", {}),
                 "prompt_hash": (config.get("prompts") or {}).get("hash"),
@@ -143,3 +150,21 @@ def redact_url(url: str) -> str:
     """An endpoint as a report may show it: no user:password@, no query string."""
     url = _URL_USERINFO.sub("***@", str(url))
     return _URL_QUERY.sub("?***", url) if "?" in url else url
+
+
+def secrets_of(runs: list[RunData]) -> list[str]:
+    """Values of the API-key variables the runs name (scrubbed from every output as a last guard)."""
+    vals = set()
+    for r in runs:
+        for m in (r.config or {}).get("models", []):
+            var = m.get("api_key_env")
+            v = os.environ.get(var) if var else None
+            if v and len(v) >= 4:
+                vals.add(v)
+    return sorted(vals, key=len, reverse=True)
+
+
+def scrub(text: str, secrets: list[str]) -> str:
+    for s in secrets:
+        text = text.replace(s, "[redacted]")
+    return text

@@ -1,7 +1,10 @@
-"""Scoring: turning a model's reply into a verdict. MCQ letters by extraction or by log-probability;
-judges for free-text families come later. An unreadable reply is `invalid`, never a guess."""
+"""Scoring: turning a model's reply into a Score. MCQ letters by extraction or by log-probability
+(`mcq`), and an LLM judge with its rubric as data (`judge`). An unreadable reply is `invalid`, a
+judge that cannot decide is `unscored` with its reason: never a guess, never a default."""
 
 from .letters import extract_letter
 from .logprob import choice_from_logprobs
+from .mcq import mcq_params, mcq_scorer
+from .types import Score, Scorer
 
-__all__ = ["extract_letter", "choice_from_logprobs"]
+__all__ = ["Score", "Scorer", "choice_from_logprobs", "extract_letter", "mcq_params", "mcq_scorer"]

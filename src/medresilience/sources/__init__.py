@@ -1,27 +1,17 @@
-"""Source loaders: one module per dataset format, each turning a file into Items (streamed), and
-the MedMisBench-release reader / writer that also carries context bundles (-> a Suite).
+"""Source loaders: one module per dataset format, each turning a file into Items (streamed).
+Families register their own layouts (a release that also carries probes is a family's suite
+format, see `medresilience.family`).
 
-    from medresilience.sources import load_items, read_release, write_release
+    from medresilience.sources import load_items
 
     items = list(load_items("medqa/us_4options_test_even.jsonl"))   # format detected
-    suite = read_release("basic_medicine_release.jsonl", seed=0)      # items + probes
 
 Every bad row is an errors.InputError naming file, line and field."""
 
 from __future__ import annotations
 
-from .detect import FORMATS, detect_format, load_items
+from .detect import FORMATS, detect_format, formats, load_items, register_format
 from .medmcqa import medmcqa_item, read_medmcqa
-from .medmisbench import (
-    RELEASE_ALIASES,
-    ReleaseRow,
-    iter_release,
-    read_release,
-    read_release_items,
-    release_row,
-    release_rows,
-    write_release,
-)
 from .medqa import medqa_item, read_medqa
 from .mmlu import mmlu_subject, read_mmlu
 
@@ -35,12 +25,6 @@ __all__ = [
     "medmcqa_item",
     "read_mmlu",
     "mmlu_subject",
-    "RELEASE_ALIASES",
-    "ReleaseRow",
-    "release_row",
-    "iter_release",
-    "read_release_items",
-    "read_release",
-    "release_rows",
-    "write_release",
+    "formats",
+    "register_format",
 ]

@@ -1,16 +1,20 @@
-"""Probe + condition -> chat messages. Every prompt template the evaluation sends lives here, and a
-run records the exact texts and their hash.
+"""Probe + condition -> chat messages for the misleading family. Every prompt template it sends
+lives here, and a run records the exact texts and their hash.
 
 Clean shows the question and options. Type 1 adds one wrong option's misleading sentence. Type 2
-adds the whole option-aligned bundle in the probe's stored order. `defense` adds the prompt-level
-mitigation: a warning that added context may be false, outdated or irrelevant."""
+adds the whole option-aligned bundle in the probe's stored order. Mitigations are settings
+(`medresilience.settings`), applied by the runner to what is rendered here."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
-from .records import Item, Probe
-from .seeding import stable_hash
+from pydantic import BaseModel, ConfigDict
+
+from ...records import Item
+from ...seeding import stable_hash
+from .probe import MisleadingProbe as Probe
 
 SYSTEM_PROMPT = (
     "You are a careful medical expert answering multiple-choice questions. "
@@ -26,12 +30,6 @@ LETTER_INSTRUCTION = (
 # the first position of the reply are read.
 LOGPROB_INSTRUCTION = "Reply with only the letter of the single best option."
 
-DEFENSE_INSTRUCTION = (
-    "Caution: the context given with a question may be false, outdated, irrelevant or "
-    "deliberately misleading, whoever it is attributed to. Judge it against established medical "
-    "knowledge and answer the question on its merits."
-)
-
 CONTEXT_HEADER_ONE = "Additional context:"
 CONTEXT_HEADER_MANY = "Additional context (statements collected with this question):"
 
@@ -43,7 +41,6 @@ class PromptSet:
     system: str = SYSTEM_PROMPT
     letter_instruction: str = LETTER_INSTRUCTION
     logprob_instruction: str = LOGPROB_INSTRUCTION
-    defense: str = DEFENSE_INSTRUCTION
     # Where the added context goes. "after_options" keeps system + question + options a shared
     # prefix of an item's clean and stressed prompts, so servers with prefix caching (llama.cpp,
     # vLLM, SGLang, hosted APIs) evaluate it once per item; "before_question" puts it first.
@@ -59,7 +56,6 @@ class PromptSet:
             "system": self.system,
             "letter_instruction": self.letter_instruction,
             "logprob_instruction": self.logprob_instruction,
-            "defense": self.defense,
             "context_header_one": CONTEXT_HEADER_ONE,
             "context_header_many": CONTEXT_HEADER_MANY,
             "context_position": self.context_position,
@@ -90,17 +86,29 @@ def render_user(item: Item, probe: Probe | None, scoring: str = "letter", prompt
     return "\n\n".join(parts)
 
 
-def render_messages(
-    item: Item,
-    probe: Probe | None,
-    scoring: str = "letter",
-    defense: bool = False,
-    prompts: PromptSet = DEFAULT_PROMPTS,
-) -> list[dict[str, str]]:
-    """The chat messages for one (item, probe-or-clean) under a scoring mode and defense flag."""
-    system = prompts.system + ("\n\n" + prompts.defense if defense else "")
-    msgs = [
-        {"role": "system", "content": system},
+class MisleadingOptions(BaseModel):
+    """The family's evaluation options (`medres eval -O type1=sample`).
+
+    type1: `all` plans one Type 1 probe per wrong option (the study's design); `sample` plans the
+    item's one seeded target. context_position: where the added context goes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type1: Literal["all", "sample"] = "all"
+    context_position: Literal["after_options", "before_question"] = "after_options"
+
+    @property
+    def prompts(self) -> PromptSet:
+        return DEFAULT_PROMPTS if self.context_position == DEFAULT_PROMPTS.context_position else PromptSet(context_position=self.context_position)
+
+
+def render_messages(item: Item, probe: Probe | None, scoring: str = "letter", prompts: PromptSet = DEFAULT_PROMPTS) -> list[dict[str, str]]:
+    """The chat messages for one (item, probe-or-clean) under a scoring mode."""
+    return [
+        {"role": "system", "content": prompts.system},
         {"role": "user", "content": render_user(item, probe, scoring, prompts)},
     ]
-    return msgs
+
+
+def render(item: Item, probe: Probe | None, scoring: str, options: MisleadingOptions) -> list[dict[str, str]]:
+    return render_messages(item, probe, scoring, options.prompts)

@@ -20,11 +20,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..models.openai_compatible import OpenAICompatibleModel
-from ..models.spec import ModelSpec
-from ..records import LETTERS, Item
-from ..runner import CallRequest, request_key, run_calls
-from ..store import Store
+from ....models.openai_compatible import OpenAICompatibleModel
+from ....models.spec import ModelSpec
+from ....records import LETTERS, Item
+from ....runner import CallRequest, request_key, run_calls
+from ....store import Store
 from ..taxonomy import CONTENT_TYPE_KEYS
 from . import prompts
 from .checks import Limits, Problem

@@ -27,15 +27,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from .. import __version__
+from .... import __version__
 from ..bundles import bundle_id_for, probes_from_bundle
-from ..errors import ConfigError
-from ..evaluate import serving
-from ..models.spec import ModelSpec
-from ..records import Item, Probe, Suite, SuiteManifest, atomic_write, sha256_file, write_jsonl
-from ..runner import request_key
-from ..seeding import rng_for
-from ..store import Store
+from ....errors import ConfigError
+from ....models.serving import serving
+from ....models.spec import ModelSpec
+from ..probe import MisleadingProbe as Probe
+from ....records import Item, Suite, SuiteManifest, atomic_write, sha256_file, write_jsonl
+from ....runner import request_key
+from ....seeding import rng_for
+from ....store import Store
 from ..taxonomy import PROVENANCE_KEYS
 from . import prompts
 from .checks import Limits, Problem, bundle_problems

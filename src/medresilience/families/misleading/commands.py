@@ -16,7 +16,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ..clikit import console, err_console, fail as _fail, progress, user_errors as _user_errors
+from ...cli.kit import console, err_console, fail as _fail, progress, user_errors as _user_errors
 
 build_app = typer.Typer(no_args_is_help=True, help="Build stress-test suites with a generator model.")
 
@@ -57,12 +57,12 @@ class ModeOpt(str, Enum):
 
 
 def _limits(min_words: int, max_words: int, max_chars: int):
-    from .checks import Limits
+    from .construct.checks import Limits
 
     try:
         return Limits(min_words=min_words, max_words=max_words, max_chars=max_chars)
     except ValueError as e:
-        from ..errors import ConfigError
+        from ...errors import ConfigError
 
         raise ConfigError("--min-words/--max-words/--max-chars", str(e)) from None
 
@@ -114,10 +114,10 @@ def misleading(
     export_parquet: Annotated[Optional[Path], typer.Option("--export-parquet", help="also write the suite as Parquet (Hugging Face datasets)")] = None,
 ) -> None:
     """Build a misleading-context suite from answer-grounded MCQs with a generator model."""
-    from ..models.spec import parse_model_spec
+    from ...models.spec import parse_model_spec
     from .export import export_suite
-    from .inputs import load_build_items
-    from .misleading import BuildOptions, build_misleading, estimate_build
+    from .construct.inputs import load_build_items
+    from .construct.pipeline import BuildOptions, build_misleading, estimate_build
 
     gen = parse_model_spec(generator)
     ver = parse_model_spec(verify) if verify else None
@@ -161,9 +161,9 @@ def regenerate(
 ) -> None:
     """Generator sensitivity: rewrite a stratified subset with another generator, holding item,
     target, content type and provenance fixed."""
-    from ..models.spec import parse_model_spec
-    from ..records import Suite
-    from .sensitivity import regenerate_subset
+    from ...models.spec import parse_model_spec
+    from ...records import Suite
+    from .construct.sensitivity import regenerate_subset
 
     s = Suite.load(suite)
     with _Progress() as prog:
@@ -194,9 +194,9 @@ def reassign(
     name: Annotated[Optional[str], typer.Option("--name")] = None,
 ) -> None:
     """Provenance sensitivity: move every bundle one step around a provenance cycle."""
-    from ..models.spec import parse_model_spec
-    from ..records import Suite
-    from .sensitivity import reassign_provenance
+    from ...models.spec import parse_model_spec
+    from ...records import Suite
+    from .construct.sensitivity import reassign_provenance
 
     s = Suite.load(suite)
     with _Progress() as prog:

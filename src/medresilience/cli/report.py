@@ -10,7 +10,7 @@ import typer
 
 def register(app: typer.Typer) -> None:
     """Add the report commands to the main app."""
-    from ..cli import console, err_console, user_errors
+    from .kit import console, err_console, user_errors
 
     @app.command()
     @user_errors
@@ -20,7 +20,7 @@ def register(app: typer.Typer) -> None:
         title: Annotated[Optional[str], typer.Option(help="report title")] = None,
     ) -> None:
         """Write a self-contained HTML report (plus Markdown, CSV and Parquet tables) for runs."""
-        from .build import build_report, summary_table
+        from ..report.build import build_report, summary_table
 
         result = build_report(run_dirs, out, title=title)
         console.print(summary_table(result))
@@ -35,13 +35,13 @@ def register(app: typer.Typer) -> None:
         run_a: Annotated[Path, typer.Argument(help="baseline run directory (A)")],
         run_b: Annotated[Path, typer.Argument(help="run to compare with it (B), e.g. a mitigation")],
         out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default: RUN_B/compare-<A>)")] = None,
-        pair: Annotated[Optional[list[str]], typer.Option("--pair", help="MODEL_A=MODEL_B (optionally MODEL:defense); repeatable")] = None,
+        pair: Annotated[Optional[list[str]], typer.Option("--pair", help="MODEL_A=MODEL_B (optionally MODEL:SETTING); repeatable")] = None,
     ) -> None:
         """Per-metric differences B - A on shared items, with paired bootstrap intervals and tests."""
         from rich.table import Table
 
-        from .compare import compare_runs
-        from .tables import fmt_p
+        from ..report.compare import compare_runs
+        from ..report.tables import fmt_p
 
         res = compare_runs(run_a, run_b, out, pairs=pair or ())
         t = Table(title="B - A on shared items (paired, item-clustered bootstrap 95% CI)")

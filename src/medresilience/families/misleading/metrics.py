@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import stats
+from ... import stats
 
 STRATA = {"overall": None, "by_source": "source", "by_content_type": "content_type", "by_provenance": "provenance"}
 # Strata of an item column cover all of an item's rows; strata of a probe column cover the probes
@@ -109,13 +109,14 @@ def _attack(p: dict[str, int] | None, targeted: bool, cluster: tuple[float | Non
 
 
 def misleading_metrics(df: pd.DataFrame) -> dict[str, Any]:
-    """{"models": {label: {"defense"|"no_defense": {overall, by_source, ...}}}, "mean_across_models": ...}"""
+    """{"models": {label: {setting: {overall, by_source, ...}}}, "mean_across_models": ...}"""
     if df.empty:
         return {"models": {}, "mean_across_models": mean_across_models({})}
     n_rows = len(df)
     model_codes, model_cats = _codes(df["model"])
-    defense = df["defense"].to_numpy(dtype=bool)
-    g, g_uniques = pd.factorize(model_codes * 2 + defense, sort=False)  # (model, defense), first-appearance order
+    setting_codes, setting_cats = _codes(df["setting"])
+    n_settings = max(1, len(setting_cats))
+    g, g_uniques = pd.factorize(model_codes * n_settings + setting_codes, sort=False)  # (model, setting), first-appearance order
     g = g.astype(np.int32)
     item, _ = _codes(df["item_id"])
     scoring, _ = _codes(df["scoring"])
@@ -128,7 +129,7 @@ def misleading_metrics(df: pd.DataFrame) -> dict[str, Any]:
     answered = st["valid"] | st["invalid"]
     correct = df["correct"].to_numpy(dtype=bool) & answered
 
-    # ---- pairs: each answered Type 1/2 row with the answered clean row of its (model, defense, scoring, item)
+    # ---- pairs: each answered Type 1/2 row with the answered clean row of its (model, setting, scoring, item)
     n_items = int(item.max()) + 1 if n_rows else 1
     n_scoring = int(scoring.max()) + 2
     pair_key = (g.astype(np.int64) * n_scoring + (scoring + 1)) * (n_items + 1) + (item + 1)
@@ -192,8 +193,7 @@ def misleading_metrics(df: pd.DataFrame) -> dict[str, Any]:
 
     models: dict[str, Any] = {}
     for gi, code in enumerate(g_uniques):
-        model, dflag = model_cats[int(code) // 2], bool(int(code) % 2)
-        setting = "defense" if dflag else "no_defense"
+        model, setting = model_cats[int(code) // n_settings], str(setting_cats[int(code) % n_settings])
         block: dict[str, Any] = {}
         for name, column in STRATA.items():
             fam = families[name]
@@ -215,7 +215,7 @@ def misleading_metrics(df: pd.DataFrame) -> dict[str, Any]:
 
 
 def _block(fam: dict[str, Any], gi: int, ss: int, clean_code: int, attack_codes: dict[str, int]) -> dict[str, Any]:
-    """All misleading-context numbers for one slice of one model/defense."""
+    """All misleading-context numbers for one slice of one model and setting."""
     out: dict[str, Any] = {"n_items": int(fam["items"].get((gi, ss), 0))}
     out["clean_acc"] = _accuracy(fam["clean_acc"].get((gi, ss)))
     for cond in ATTACK_CONDITIONS:
@@ -246,7 +246,8 @@ def headline(block: dict[str, Any]) -> dict[str, dict[str, Any] | None]:
 def mean_across_models(models: dict[str, Any]) -> dict[str, Any]:
     """Unweighted mean of each headline rate across models (the study's cross-model summary)."""
     out: dict[str, Any] = {}
-    for setting in ("no_defense", "defense"):
+    settings = list(dict.fromkeys(s for v in models.values() for s in v))
+    for setting in sorted(settings, key=lambda s: (s != "none", settings.index(s))):
         per_model = {m: headline(v[setting]["overall"]) for m, v in models.items() if setting in v}
         if not per_model:
             continue
@@ -260,9 +261,9 @@ def mean_across_models(models: dict[str, Any]) -> dict[str, Any]:
 
 
 def paired(df: pd.DataFrame, condition: str) -> pd.DataFrame:
-    """Pairs of (clean, probe) for one condition, per model and defense setting; errors/missing
-    on either side are dropped (they are counted elsewhere)."""
+    """Pairs of (clean, probe) for one condition, per model and setting; errors/missing on either
+    side are dropped (they are counted elsewhere)."""
     clean = df[(df["condition"] == "clean") & df["status"].isin(["valid", "invalid"])]
-    clean = clean[["model", "defense", "scoring", "item_id", "correct"]].rename(columns={"correct": "clean_correct"})
+    clean = clean[["model", "setting", "scoring", "item_id", "correct"]].rename(columns={"correct": "clean_correct"})
     probe = df[(df["condition"] == condition) & df["status"].isin(["valid", "invalid"])]
-    return probe.merge(clean, on=["model", "defense", "scoring", "item_id"], how="inner")
+    return probe.merge(clean, on=["model", "setting", "scoring", "item_id"], how="inner")

@@ -23,12 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..bundles import bundle_id_for, bundle_of, check_bundle, probes_from_bundle
-from ..errors import InputError
-from ..records import LETTERS, Item, Probe, Suite, SuiteManifest, sha256_file, write_jsonl
-from ..seeding import stable_hash
-from ..taxonomy import content_type_key, provenance_key
-from ._common import IdChecker, build_item, json_lines, show, text_field
+from .bundles import bundle_id_for, bundle_of, check_bundle, probes_from_bundle
+from ...errors import InputError
+from .probe import MisleadingProbe as Probe
+from ...records import LETTERS, Item, Suite, SuiteManifest, sha256_file, write_jsonl
+from ...seeding import stable_hash
+from .taxonomy import content_type_key, provenance_key
+from ...sources._common import IdChecker, build_item, json_lines, show, text_field
 
 __all__ = [
     "FORMAT",

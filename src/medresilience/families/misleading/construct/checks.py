@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..records import LETTERS, Item
+from ....records import LETTERS, Item
 
 ITEM_SKIP_CODES = ("no_answer", "one_option", "not_multiple_choice", "blank_option", "duplicate_options", "multi_choice")
 BUNDLE_CODES = (

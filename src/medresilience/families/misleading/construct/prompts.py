@@ -24,8 +24,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..records import Item
-from ..seeding import stable_hash
+from ....records import Item
+from ....seeding import stable_hash
 from ..taxonomy import CONTENT_TYPE_KEYS, CONTENT_TYPES, content_type, provenance
 
 PROMPTS_VERSION = "misleading-build/2"

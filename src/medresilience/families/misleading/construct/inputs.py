@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import sources
-from ..errors import InputError
-from ..records import Item, iter_json_lines, parse_record
+from .... import sources
+from ....errors import InputError
+from ....records import Item, iter_json_lines, parse_record
 from .checks import item_skip_reason, raw_skip_reason
 
 ITEM_KEYS = frozenset({"id", "source", "question", "options", "answer"})

@@ -23,19 +23,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from .. import __version__
-from ..errors import ConfigError
-from ..evaluate import serving
-from ..models.spec import ModelSpec
-from ..records import Item, Probe, Suite, SuiteManifest
+from .... import __version__
+from ....errors import ConfigError
+from ....models.serving import serving
+from ....models.spec import ModelSpec
+from ..probe import MisleadingProbe as Probe
+from ....records import Item, Suite, SuiteManifest
 from ..bundles import bundle_of
-from ..seeding import rng_for
-from ..store import Store
+from ....seeding import rng_for
+from ....store import Store
 from ..taxonomy import PROVENANCE_KEYS
 from . import prompts
 from .checks import Limits, bundle_problems
 from .engine import BundleJob, Engine, StageProgress
-from .misleading import (
+from .pipeline import (
     Decision,
     _problems_text,
     build_report,

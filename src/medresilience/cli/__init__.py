@@ -1,0 +1,181 @@
+"""`medres`: the thin command line. Each command parses, calls the library, prints. Family-specific
+behaviour (options, import and export formats, construction commands) comes from the family
+registry; this module names no family."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .kit import console, err_console, fail, progress, progress_callback, user_errors
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Measure whether models keep correct medical judgments under misleading or messy input.")
+
+
+def parse_pairs(values: list[str] | None, flag: str = "-O") -> dict[str, str]:
+    """KEY=VALUE pairs of a repeatable flag."""
+    out: dict[str, str] = {}
+    for v in values or []:
+        key, eq, value = v.partition("=")
+        if not eq or not key.strip():
+            from ..errors import ConfigError
+
+            raise ConfigError(flag, f"'{v}' is not KEY=VALUE")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, seed, settings: list[str], scoring: str,
+              family_options: list[str] | None, defense: Optional[str]) -> None:
+    from ..evaluate import evaluate
+    from ..models.spec import parse_model_spec
+    from ..records import Suite
+    from ..runner import EvalOptions
+    from ..samples import sample_suite
+    from ..summary import results_table
+
+    suite = Suite.load(suite_dir) if suite_dir else sample_suite()
+    specs = [parse_model_spec(m) for m in models]
+    if seed is not None:
+        specs = [s.model_copy(update={"seed": seed}) for s in specs]
+    for s in specs:
+        s.api_key()  # settings errors before any progress output
+    if defense is not None:  # the former flag: --defense on = the caution setting
+        settings = {"off": ["none"], "on": ["caution"], "both": ["none", "caution"]}[defense]
+    opts = EvalOptions(settings=tuple(settings or ["none"]), scoring=scoring, limit=limit, family=parse_pairs(family_options))
+    with progress() as prog:
+        result = evaluate(suite, specs, out, opts, progress=progress_callback(prog, "calls"))
+    console.print(results_table(result.results))
+    s = result.stats
+    console.print(
+        f"calls: {s.called} made, {s.cached} reused from the store, {s.errors} errors"
+        f" ({s.permanent_errors} permanent); tokens: {s.prompt_tokens} in / {s.completion_tokens} out"
+        + (f"; cost ${s.cost:.4f}" if s.cost else "")
+    )
+    for e in s.error_samples:
+        err_console.print(f"  error sample: {e}", highlight=False)
+    from ..report import build_report
+
+    rep = build_report([out])
+    console.print(f"run directory: {out}  (results.json, results.md, store.sqlite)")
+    console.print(f"report: {rep.html}")
+
+
+ModelOpt = Annotated[list[str], typer.Option("--model", "-m", help="model spec; repeat for several models")]
+SettingOpt = Annotated[Optional[list[str]], typer.Option("--setting", help="mitigation setting (none, caution, ...); repeat to compare on the same items")]
+ScoringOpt = Annotated[str, typer.Option("--scoring", help="letter: generate and extract; logprob: read option-letter log-probabilities")]
+FamilyOpt = Annotated[Optional[list[str]], typer.Option("--option", "-O", help="the suite family's option KEY=VALUE (e.g. -O type1=sample); repeatable")]
+DefenseOpt = Annotated[Optional[str], typer.Option("--defense", hidden=True, help="former flag: off | on | both (= --setting caution)")]
+
+
+@app.command()
+@user_errors
+def run(
+    model: Annotated[list[str], typer.Option("--model", "-m", help="model spec (default: the embedded Qwen2.5-Coder-1.5B)")] = ["embedded"],
+    out: Annotated[Path, typer.Option("--out", help="run directory")] = Path("runs/sample"),
+    limit: Annotated[Optional[int], typer.Option(help="first N items only")] = None,
+    setting: SettingOpt = None,
+    scoring: ScoringOpt = "letter",
+    option: FamilyOpt = None,
+    defense: DefenseOpt = None,
+) -> None:
+    """The main job: the bundled sample suite on the embedded default model."""
+    _run_eval(None, model, out, limit, None, setting or [], scoring, option, defense)
+
+
+@app.command("eval")
+@user_errors
+def eval_(
+    model: ModelOpt,
+    suite: Annotated[Optional[Path], typer.Option("--suite", help="suite directory (default: the bundled sample)")] = None,
+    out: Annotated[Path, typer.Option("--out", help="run directory (rerun to resume)")] = Path("runs/eval"),
+    limit: Annotated[Optional[int], typer.Option(help="first N items only")] = None,
+    seed: Annotated[Optional[int], typer.Option(help="decoding seed passed to every model")] = None,
+    setting: SettingOpt = None,
+    scoring: ScoringOpt = "letter",
+    option: FamilyOpt = None,
+    defense: DefenseOpt = None,
+) -> None:
+    """Run one or many models on a suite's paired clean and stressed probes."""
+    _run_eval(suite, model, out, limit, seed, setting or [], scoring, option, defense)
+
+
+@app.command("import")
+@user_errors
+def import_(
+    path: Annotated[Path, typer.Argument(help="source file: MedQA/MedMCQA JSON lines, MMLU CSV, or a family's release layout")],
+    out: Annotated[Path, typer.Option("--out", help="items .jsonl file, or a suite directory for a release file")],
+    fmt: Annotated[str, typer.Option("--format", help="auto, or a format name (medres import --format help lists them)")] = "auto",
+    seed: Annotated[int, typer.Option(help="suite seed (release files: the seeded choices of its probes)")] = 0,
+) -> None:
+    """Turn real source files into items (or a release file into a suite)."""
+    from .. import sources
+    from ..family import families
+    from ..records import write_jsonl
+
+    suite_formats = {name: reader for fam in families() for name, reader in fam.suite_formats.items()}
+    if fmt == "help":
+        console.print("item formats: " + ", ".join(sources.formats()) + "; suite formats: " + ", ".join(suite_formats))
+        return
+    name = fmt
+    if fmt == "auto":
+        name = next((d for fam in families() if fam.detect and (d := fam.detect(path))), "auto")
+    if name in suite_formats:
+        suite = suite_formats[name](path, seed=seed)
+        suite.save(out)
+        console.print(f"suite {out}: {len(suite.items)} items, {len(suite.probes)} probes")
+        return
+    n = write_jsonl(out, sources.load_items(path, fmt=fmt))
+    console.print(f"{out}: {n} items")
+
+
+@app.command()
+@user_errors
+def export(
+    suite: Annotated[Path, typer.Option("--suite", help="suite directory")],
+    out: Annotated[Path, typer.Option("--out", help="output file")],
+    fmt: Annotated[str, typer.Option("--format", help="a format of the suite's family (misleading: release or parquet)")] = "release",
+) -> None:
+    """Write a suite in another layout."""
+    from ..errors import ConfigError
+    from ..family import get
+    from ..records import Suite
+
+    s = Suite.load(suite)
+    fam = get(s.manifest.family)
+    if fam.export is None:
+        raise ConfigError("--format", f"family {fam.name} has no export formats")
+    n = fam.export(s, out, fmt)
+    console.print(f"{out}: {n} rows")
+
+
+def _build_group() -> typer.Typer:
+    """`medres build ...`: every family's construction commands in one group."""
+    from ..family import families
+
+    group = typer.Typer(no_args_is_help=True, help="Build stress-test suites with a generator model.")
+    for fam in families():
+        if fam.commands is not None:
+            sub = fam.commands()
+            group.registered_commands.extend(sub.registered_commands)
+            group.registered_groups.extend(sub.registered_groups)
+    return group
+
+
+from .report import register as _register_report  # noqa: E402
+
+app.add_typer(_build_group(), name="build")
+_register_report(app)
+
+__all__ = ["app", "fail", "main", "parse_pairs"]
+
+
+def main() -> None:  # pragma: no cover
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(app())

@@ -1,0 +1,5 @@
+"""`python -m medresilience.cli`: the same as `medres`."""
+
+from . import app
+
+app()

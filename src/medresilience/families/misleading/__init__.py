@@ -1,0 +1,118 @@
+"""Misleading context (MedMisBench): option-aligned false sentences in 5 content corruptions x 3
+provenance framings, delivered one at a time (Type 1: one wrong option's sentence) or as the whole
+bundle with the truth (Type 2), paired with the clean question; ASR and targeted ASR.
+
+This module declares the family to the registry; the heavy parts (metrics, report, construction)
+are imported when first used."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ...family import Family, register
+from ...records import Item, Suite
+from ...scoring.mcq import mcq_scorer
+from ...sources import register_format
+from .delivery import MisleadingOptions, render
+from .probe import CONDITIONS, FACETS, FAMILY, MisleadingProbe
+from .release import CONTEXT_KEYS, read_release, read_release_items
+
+HEADLINE_COLUMNS = (
+    ("clean_acc", "Clean acc"),
+    ("type1_acc", "Type 1 acc"),
+    ("type2_acc", "Type 2 acc"),
+    ("type1_asr", "Type 1 ASR"),
+    ("type1_tasr", "Type 1 TASR"),
+    ("type2_asr", "Type 2 ASR"),
+)
+STRATA = (("by_source", "By source"), ("by_content_type", "By content type"), ("by_provenance", "By provenance"))
+
+
+def select(suite: Suite, options: MisleadingOptions) -> Iterator[MisleadingProbe]:
+    for p in suite.probes:
+        if p.condition == "type1" and options.type1 == "sample" and not p.sampled:
+            continue
+        yield p
+
+
+def scorer(item: Item, probe: MisleadingProbe | None, scoring: str, options: MisleadingOptions):
+    return mcq_scorer(item, scoring)
+
+
+def metrics(df):
+    from .metrics import misleading_metrics
+
+    return misleading_metrics(df)
+
+
+def headline(block: dict[str, Any]):
+    from .metrics import headline as _headline
+
+    return _headline(block)
+
+
+def prompts(options: MisleadingOptions) -> dict[str, str]:
+    return options.prompts.as_dict()
+
+
+def report(runs, **kw):
+    from .report.section import section
+
+    return section(runs, **kw)
+
+
+def compare(ra, rb, out, pairs=()):
+    from .report.compare import compare_pair
+
+    return compare_pair(ra, rb, out, pairs)
+
+
+def export(suite: Suite, path: Path, fmt: str) -> int:
+    from .export import export_suite
+
+    return export_suite(suite, path, fmt)
+
+
+def commands():
+    from .commands import build_app
+
+    return build_app
+
+
+def _detect(path: Path) -> str | None:
+    from ...errors import MedresError
+    from ...sources import detect_format
+
+    try:
+        return "medmisbench" if detect_format(path) == "medmisbench" else None
+    except MedresError:
+        return None
+
+
+FAMILY_SPEC = register(Family(
+    name=FAMILY,
+    title="Misleading context",
+    render=render,
+    scorer=scorer,
+    metrics=metrics,
+    headline=headline,
+    headline_columns=HEADLINE_COLUMNS,
+    probe_model=MisleadingProbe,
+    conditions=CONDITIONS,
+    facets=FACETS,
+    options=MisleadingOptions,
+    select=select,
+    strata=STRATA,
+    prompts=prompts,
+    report=report,
+    compare=compare,
+    commands=commands,
+    suite_formats={"medmisbench": read_release},
+    detect=_detect,
+    export=export,
+    export_formats=("release", "parquet"),
+))
+
+register_format("medmisbench", read_release_items, CONTEXT_KEYS, "medmisbench (JSON lines with option_contexts)")

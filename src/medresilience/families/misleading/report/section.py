@@ -1,0 +1,180 @@
+"""The misleading family's report section: key numbers, accuracy and attack-success figures, tables
+by stratum, where flips go, the resilience profile, the effect of each mitigation setting (paired,
+against `none`), the statistical tests, and the same in Markdown."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from ....report.section import FamilySection
+from ....report.html import figure as html_figure, table as html_table, esc, fmt_p as html_fmt_p, setting_name
+from ..metrics import mean_across_models
+from . import html as H
+from . import plots
+from .compare import Comparison, setting_effects
+from .tables import (
+    fmt_pct,
+    flips_table,
+    headline_table,
+    markdown_table,
+    metrics_table,
+    model_settings,
+    profile_deltas,
+    profile_table,
+    tests_table,
+)
+
+TITLE = "Misleading context"
+SUMMARY_COLUMNS = [("clean_acc", "Clean acc"), ("type1_acc", "Type 1 acc"), ("type2_acc", "Type 2 acc"),
+                   ("type1_asr", "Type 1 ASR"), ("type1_tasr", "Type 1 TASR"), ("type2_asr", "Type 2 ASR")]
+
+
+def section(runs: Sequence) -> FamilySection:
+    pairs = [(r.name, r.results) for r in runs]
+    ms = model_settings(pairs)
+    tables: dict[str, pd.DataFrame] = {
+        "headline": headline_table(ms),
+        "metrics": metrics_table(ms),
+        "tests": tests_table(ms),
+        "flips": flips_table(ms),
+        "profile": profile_table(ms),
+    }
+    effects: list[Comparison] = []
+    for r in runs:
+        if r.frame is not None:
+            effects += setting_effects(r.name, r.frame)
+    if effects:
+        tables["setting_effects"] = pd.concat([c.table for c in effects], ignore_index=True)
+        run_of = {c.table["pair"].iloc[0]: c.run for c in effects if len(c.table)}
+        deltas = profile_deltas(tables["setting_effects"], run_of)
+        if not deltas.empty:
+            tables["profile"] = pd.concat([tables["profile"], deltas], ignore_index=True)
+    merged: dict[str, dict] = {m.model: {} for m in ms}
+    for m in ms:
+        merged[m.model][m.setting] = m.block
+    mean = mean_across_models(merged)
+    figs = _figures(tables)
+    return FamilySection(
+        family="misleading",
+        title=TITLE,
+        key_html=H.key_numbers(tables["headline"], mean),
+        sections=_sections(tables, figs),
+        markdown=_markdown(tables, mean),
+        tables=tables,
+        headline=tables["headline"],
+        summary_columns=SUMMARY_COLUMNS,
+    )
+
+
+def _figures(tables: dict[str, pd.DataFrame]) -> dict[str, str | None]:
+    m, t = tables["metrics"], tables["tests"]
+    figs = {
+        "accuracy": plots.accuracy_figure(m),
+        "attack_by_source": plots.attack_by_source_figure(m),
+        "heatmap_content_type": plots.heatmap_figure(m, t, "content_type"),
+        "heatmap_provenance": plots.heatmap_figure(m, t, "provenance"),
+        "flips": plots.flips_figure(tables["flips"]),
+        "profile": plots.profile_figure(tables["profile"][tables["profile"]["kind"] == "rate"]),
+    }
+    if "setting_effects" in tables:
+        figs["setting_effects"] = plots.diff_figure(tables["setting_effects"], "Mitigation effect: each setting minus none", "setting_effects")
+    return figs
+
+
+def _sections(tables: dict[str, pd.DataFrame], figs: dict[str, str | None]) -> list[tuple[str, str, str]]:
+    sections: list[tuple[str, str, str]] = []
+    body = [
+        "<p>Each question is asked clean, with one misleading sentence for one wrong option (Type 1), and with the "
+        "whole option-aligned bundle (Type 2: one true sentence for the gold option, one false sentence per wrong "
+        "option).</p>",
+        html_figure(figs.get("accuracy"), "Accuracy per model under each condition; error bars: 95% Wilson intervals. "
+                    "The drop from clean to Type 1 / Type 2 is what the misleading context costs."),
+        "<h3>Attack success per source dataset</h3>",
+        html_figure(figs.get("attack_by_source"), "ASR (share of clean-correct pairs flipped) and TASR (share flipped to "
+                    "the injected option) per model, pooled (diamond) and per source dataset (dots); 95% Wilson intervals."),
+        "<h3>By content type and provenance</h3>",
+        html_figure(figs.get("heatmap_content_type"), "ASR per model and content corruption (what is false). Cells: ASR "
+                    "and the number of clean-correct pairs; * marks a Holm-adjusted McNemar p < 0.05 across content types."),
+        html_figure(figs.get("heatmap_provenance"), "ASR per model and provenance (who says it: a neutral statement, the "
+                    "patient, or an authority)."),
+        "<h3>Where flips go</h3>",
+        html_figure(figs.get("flips"), "Type 1 flips split into answers that moved to the injected target, to another "
+                    "wrong option, or to an unreadable reply."),
+        H.flips_table_html(tables["flips"]),
+        "<h3>Tables by stratum</h3>",
+        H.strata_tables(tables["metrics"], tables["tests"]),
+    ]
+    sections.append(("misleading", TITLE, "".join(body)))
+    prof = [
+        "<p>Per model, clean accuracy beside a resilience score (resilience = 1 - ASR: the share of clean-correct "
+        "answers that survive). A model can be accurate and fragile at once: clean accuracy does not predict "
+        "resilience.</p>",
+        html_figure(figs.get("profile"), "Left: profile per model (95% Wilson intervals). Right: clean accuracy against "
+                    "resilience; the dotted line is equality."),
+        H.profile_table_html(tables["profile"]),
+    ]
+    sections.append(("profile", "Resilience profile", "".join(prof)))
+    if "setting_effects" in tables:
+        sections.append(("settings", "Settings effect", "".join([
+            "<p>The same model and items under a mitigation setting and without one (setting none). Differences are "
+            "the setting minus none on the pairs both answered; ASR is taken on items answered correctly clean under "
+            "both. A mitigation's benefit is read beside its cost on clean accuracy.</p>",
+            html_figure(figs.get("setting_effects"), "Paired differences in percentage points with item-clustered bootstrap 95% intervals."),
+            H.diff_table_html(tables["setting_effects"], "Model", "None", "Setting"),
+        ])))
+    t = tables["tests"]
+    if not t.empty:
+        ov = t[t["stratum_kind"] == "overall"]
+        rows = [[esc(r.model), esc(setting_name(r.setting)), esc({"type1": "Type 1", "type2": "Type 2"}[r.condition]),
+                 str(r.b), str(r.c), str(r.n), html_fmt_p(r.p)] for r in ov.itertuples(index=False)]
+        n_sig = int(t["significant"].sum())
+        sections.append(("tests", "Statistical tests", "".join([
+            "<p>Exact McNemar tests of clean vs stressed correctness on the same (item, probe) pairs: b = correct clean "
+            "and wrong with context, c = the reverse. Pooled over each model's pairs:</p>",
+            html_table(rows, ["Model", "Setting", "Condition", "b (correct → wrong)", "c (wrong → correct)", "Pairs", "p"], numeric=range(3, 7)),
+            f"<p>Per stratum, {len(t) - len(ov)} tests with Holm's correction across the strata of one kind; "
+            f"{n_sig} of all {len(t)} tests have a Holm-adjusted p &lt; 0.05 (see the tables by stratum and "
+            "<code>tables/tests.csv</code>).</p>",
+            "<h3>Methods</h3>", H.METHODS,
+        ])))
+    return sections
+
+
+def _markdown(tables: dict[str, pd.DataFrame], mean: dict) -> str:
+    lines = [f"## {TITLE}", ""]
+    h = tables["headline"]
+    if not h.empty:
+        for setting, agg in mean.items():
+            if agg:
+                lines.append(f"- Mean across models ({setting}): " + ", ".join(
+                    f"{k} {100 * v['mean']:.1f}% (range {100 * v['min']:.1f}–{100 * v['max']:.1f}%, {v['models']} models)"
+                    for k, v in agg.items()))
+        lines.append("")
+        lines.append("| Model | Setting | " + " | ".join(t for _, t in SUMMARY_COLUMNS) + " |")
+        lines.append("|---|---|" + "---|" * len(SUMMARY_COLUMNS))
+        for r in h.to_dict("records"):
+            cells = [fmt_pct(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n")) for k, _ in SUMMARY_COLUMNS]
+            lines.append(f"| {r['model']} | {r['setting']} | " + " | ".join(cells) + " |")
+        lines.append("")
+    f = tables["flips"]
+    ov = f[f["stratum_kind"] == "overall"]
+    if not ov.empty:
+        lines += ["### Where flips go (overall)", "", markdown_table(ov, ["model", "setting", "condition", "clean_correct_pairs",
+                  "flips", "to_target", "elsewhere", "invalid"]), ""]
+    t = tables["tests"]
+    if not t.empty:
+        sig = t[t["significant"] & (t["stratum_kind"] != "overall")]
+        lines += ["### Strata with a significant McNemar test (Holm-adjusted p < 0.05)", ""]
+        lines.append(markdown_table(sig, ["model", "setting", "stratum_kind", "stratum", "condition", "b", "c", "p", "p_holm"], max_rows=60)
+                     if not sig.empty else "None.")
+        lines.append("")
+    p = tables["profile"]
+    if not p.empty:
+        lines += ["### Resilience profile", "", markdown_table(p, ["model", "setting", "dimension", "value", "lo", "hi", "n"]), ""]
+    if "setting_effects" in tables:
+        lines += ["### Settings effect (setting - none, paired)", "",
+                  markdown_table(tables["setting_effects"], ["pair", "setting", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi",
+                                                              "p_boot", "p_holm", "test", "p_test", "n", "items"]), ""]
+    return "\n".join(lines)

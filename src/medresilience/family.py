@@ -1,0 +1,157 @@
+"""The Family protocol and its registry. A family is declared data: a name, the probe conditions it
+writes, the facets it is reported under, and the functions that plan, render, score, summarise and
+report it. The spine (records, runner, evaluate, frame, report, cli) asks the registry and never
+names a family.
+
+Built-in families live in `medresilience.families` and are loaded the first time the registry is
+read; other packages add theirs with `register(...)` or through the entry-point group
+`medresilience.families` (each entry point names a module that registers on import)."""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from .errors import ConfigError
+from .records import GenericProbe, Item, Probe
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    import typer
+
+    from .records import Suite
+    from .scoring.types import Scorer
+
+Messages = list[dict[str, str]]
+
+
+class NoOptions(BaseModel):
+    """A family without evaluation options of its own."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def all_probes(suite: Suite, options: BaseModel) -> Iterator[Probe]:
+    """The default selection: every probe of the suite."""
+    return iter(suite.probes)
+
+
+@dataclass(frozen=True)
+class Family:
+    """One test family, as the spine sees it.
+
+    - `conditions`: the probe conditions it writes, in report order (`clean` is the spine's own);
+    - `facets`: probe facets that become frame columns and strata (besides the items' `source`);
+    - `options`: a pydantic model of its evaluation options (`medres eval -O key=value`);
+    - `select(suite, options)`: the probes a run plans (default: all);
+    - `render(item, probe_or_None, scoring, options)`: the chat messages (before any setting);
+    - `scorer(item, probe_or_None, scoring, options)`: what turns a reply into a score;
+    - `metrics(frame)`: {"models": {model: {setting: block}}, "mean_across_models": {...}};
+    - `headline(block)`: {name: rate dict or None} for the columns in `headline_columns`;
+    - `strata`: (block key, title) pairs of the per-stratum tables in the Markdown summary;
+    - `prompts(options)`: the texts a run sends, recorded with the run and hashed;
+    - `report(runs)`: its report section (`report.FamilySection`), `compare(a, b, out, pairs)`;
+    - `commands()`: a typer app of construction commands, mounted as `medres build NAME ...`;
+    - `suite_formats`: importers of whole suites by format name, `detect(path)` names one or None;
+      `export(suite, path, fmt)` writes a suite in one of `export_formats`.
+    """
+
+    name: str
+    title: str
+    render: Callable[[Item, Probe | None, str, Any], Messages]
+    scorer: Callable[[Item, Probe | None, str, Any], Scorer]
+    metrics: Callable[[pd.DataFrame], dict[str, Any]]
+    headline: Callable[[dict[str, Any]], dict[str, dict[str, Any] | None]]
+    headline_columns: tuple[tuple[str, str], ...]
+    probe_model: type[Probe] = GenericProbe
+    conditions: tuple[str, ...] = ()
+    facets: tuple[str, ...] = ()
+    clean: bool = True
+    scorings: tuple[str, ...] = ("letter", "logprob")
+    options: type[BaseModel] = NoOptions
+    select: Callable[[Suite, Any], Iterable[Probe]] = all_probes
+    strata: tuple[tuple[str, str], ...] = ()
+    prompts: Callable[[Any], dict[str, str]] = lambda options: {}
+    report: Callable[..., Any] | None = None
+    compare: Callable[..., Any] | None = None
+    commands: Callable[[], typer.Typer] | None = None
+    suite_formats: Mapping[str, Callable[..., Suite]] = field(default_factory=dict)
+    detect: Callable[[Any], str | None] | None = None
+    export: Callable[[Suite, Any, str], int] | None = None
+    export_formats: tuple[str, ...] = ()
+
+    def parse_options(self, values: Mapping[str, Any] | BaseModel | None) -> BaseModel:
+        """The family's options from a mapping (CLI `-O key=value` pairs) or as given."""
+        if isinstance(values, self.options):
+            return values
+        try:
+            return self.options.model_validate(dict(values or {}))
+        except ValidationError as e:
+            first = e.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ())) or "options"
+            allowed = ", ".join(self.options.model_fields) or "none"
+            raise ConfigError(f"-O {where}", f"{first.get('msg', e)} (family {self.name} options: {allowed})") from None
+
+
+_REGISTRY: dict[str, Family] = {}
+_LOADED = False
+_LOCK = threading.Lock()
+
+
+def register(family: Family, replace: bool = False) -> Family:
+    """Add a family to the registry (a second family of the same name needs replace=True)."""
+    if family.name in _REGISTRY and not replace and _REGISTRY[family.name] is not family:
+        raise ValueError(f"a family named {family.name!r} is already registered")
+    _REGISTRY[family.name] = family
+    return family
+
+
+def unregister(name: str) -> None:
+    _REGISTRY.pop(name, None)
+
+
+def _load_builtins() -> None:
+    global _LOADED
+    if _LOADED:
+        return
+    with _LOCK:
+        if _LOADED:
+            return
+        importlib.import_module("medresilience.families")
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group="medresilience.families"):
+            importlib.import_module(ep.value.split(":")[0])
+        _LOADED = True
+
+
+def get(name: str) -> Family:
+    """The family of that name; KeyError naming the known ones otherwise."""
+    _load_builtins()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown family '{name}' (known: {', '.join(sorted(_REGISTRY)) or 'none'})") from None
+
+
+def families() -> list[Family]:
+    """Every registered family, in registration order."""
+    _load_builtins()
+    return list(_REGISTRY.values())
+
+
+def probe_model(name: str) -> type[Probe]:
+    return get(name).probe_model
+
+
+def family_of(names: Sequence[str]) -> Family:
+    """The one family of a run or suite (several in one suite is not supported)."""
+    distinct = list(dict.fromkeys(names))
+    if len(distinct) != 1:
+        raise ConfigError("family", f"expected one family, found {', '.join(distinct) or 'none'}")
+    return get(distinct[0])

@@ -1,0 +1,20 @@
+"""What a family's report hook returns: its part of the key numbers, its sections, its Markdown,
+its tables (named without collisions across families by the page skeleton) and its headline."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+
+@dataclass
+class FamilySection:
+    family: str
+    title: str
+    key_html: str
+    sections: list[tuple[str, str, str]]  # (anchor id, title, html)
+    markdown: str
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    headline: pd.DataFrame = field(default_factory=pd.DataFrame)
+    summary_columns: list[tuple[str, str]] = field(default_factory=list)  # (headline key, title) for the CLI table

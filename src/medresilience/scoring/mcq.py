@@ -1,0 +1,44 @@
+"""Scoring a multiple-choice reply against an item's gold letter: by extracting the letter from the
+generated text (`letter`) or by reading the option letters' log-probabilities (`logprob`). The
+value is 1 for the gold letter, 0 for another, none when the reply names no letter (`invalid`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .letters import extract_letter
+from .logprob import choice_from_logprobs
+from .types import Score, Scorer
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..models.openai_compatible import Completion
+    from ..records import Item
+
+#: top-k log-probabilities asked for with `logprob` scoring
+LOGPROB_TOP_K = 20
+SCORINGS = ("letter", "logprob")
+
+
+def mcq_params(scoring: str) -> dict[str, int]:
+    """Decoding overrides a scoring mode needs (logprob: one token, top-k log-probabilities)."""
+    return {"max_tokens": 1, "logprobs": LOGPROB_TOP_K} if scoring == "logprob" else {}
+
+
+def mcq_scorer(item: Item, scoring: str) -> Scorer:
+    letters, gold = item.letters, item.answer
+
+    def value(label: str | None) -> float | None:
+        return None if label is None else float(label == gold)
+
+    if scoring == "logprob":
+        def score_lp(c: Completion) -> Score:
+            label, dist = choice_from_logprobs(c.top_logprobs, letters)
+            return Score(label, "valid" if label else "invalid", value(label), {"dist": dist, "text": c.text})
+
+        return score_lp
+
+    def score_letter(c: Completion) -> Score:
+        label = extract_letter(c.text, letters)
+        return Score(label, "valid" if label else "invalid", value(label))
+
+    return score_letter

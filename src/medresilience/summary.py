@@ -1,0 +1,88 @@
+"""The short summary of a run's results: a headline table (per model and setting) as Markdown and
+as a rich Table, with the family's headline columns and strata. Every rate carries its 95%
+interval and n."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .family import get
+from .results import Results
+
+
+def fmt_rate(r: dict[str, Any] | None) -> str:
+    if not r:
+        return "—"
+    if r.get("p") is None:
+        return f"— (n={r.get('n', 0)})"
+    return f"{100 * r['p']:.1f}% [{100 * r['lo']:.1f}, {100 * r['hi']:.1f}] n={r['n']}"
+
+
+def headline_rows(results: Results) -> list[tuple[str, str, list[str], dict[str, Any]]]:
+    family = get(results.family)
+    rows = []
+    for model, settings in results.models.items():
+        for setting, block in settings.items():
+            h = family.headline(block["overall"])
+            rows.append((model, setting, [fmt_rate(h.get(k)) for k, _ in family.headline_columns], block.get("counts", {})))
+    return rows
+
+
+def results_markdown(results: Results) -> str:
+    family = get(results.family)
+    cols = family.headline_columns
+    lines = [f"# Results: {results.run.suite or ''} ({family.title})", ""]
+    lines.append("Rates are percentages with 95% Wilson intervals and n.")
+    lines.append("")
+    lines.append("| Model | Setting | " + " | ".join(t for _, t in cols) + " | Errors | Invalid |")
+    lines.append("|" + "---|" * (len(cols) + 4))
+    for model, setting, cells, counts in headline_rows(results):
+        lines.append(f"| {model} | {setting} | " + " | ".join(cells) + f" | {counts.get('errors', 0)} | {counts.get('invalid', 0)} |")
+    lines.append("")
+    for model, settings in results.models.items():
+        for setting, block in settings.items():
+            lines.append(f"## {model} ({setting})")
+            lines.append("")
+            for group, title in family.strata:
+                lines.append(f"### {title}")
+                lines.append("")
+                lines.append("| Stratum | " + " | ".join(t for _, t in cols) + " |")
+                lines.append("|" + "---|" * (len(cols) + 1))
+                for key, b in block.get(group, {}).items():
+                    h = family.headline(b)
+                    lines.append(f"| {key} | " + " | ".join(fmt_rate(h.get(k)) for k, _ in cols) + " |")
+                lines.append("")
+    if results.mean_across_models:
+        lines.append("## Mean across models")
+        lines.append("")
+        for setting, agg in results.mean_across_models.items():
+            cells = ", ".join(f"{k}: {100 * v['mean']:.1f}% (range {100 * v['min']:.1f}–{100 * v['max']:.1f}, {v['models']} models)" for k, v in agg.items())
+            lines.append(f"- {setting}: {cells}")
+        lines.append("")
+    if results.usage:
+        lines.append("## Usage")
+        lines.append("")
+        lines.append("| Model | Calls | Errors | Prompt tokens | Completion tokens | Cost |")
+        lines.append("|---|---|---|---|---|---|")
+        for m, u in results.usage.items():
+            cost = "—" if u.cost is None else f"${u.cost:.4f}"
+            lines.append(f"| {m} | {u.calls} | {u.errors} | {u.prompt_tokens} | {u.completion_tokens} | {cost} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def results_table(results: Results):
+    """Metrics as rows, one column per model and setting: fits a narrow terminal."""
+    from rich.table import Table
+
+    family = get(results.family)
+    rows = headline_rows(results)
+    t = Table(title=f"medresilience — {results.run.suite or ''}, {family.title} (95% Wilson CI, n)")
+    t.add_column("Metric")
+    for model, setting, _, _ in rows:
+        t.add_column(model if setting == "none" else f"{model} ({setting})", justify="right")
+    for i, (_, title) in enumerate(family.headline_columns):
+        t.add_row(title, *[cells[i] for _, _, cells, _ in rows])
+    t.add_row("Errors", *[str(c.get("errors", 0)) for *_, c in rows])
+    t.add_row("Invalid", *[str(c.get("invalid", 0)) for *_, c in rows])
+    return t
