@@ -98,7 +98,7 @@ def throughput(args) -> None:
             full = [_harness(stub.base_url, n_items, c) for _ in range(args.repeats)]
             b, h = max(bare), max(r for r, _ in full)
             rows.append((c, n_items * 5, b, h, h / b))
-    print(f"| concurrency | requests | bare SDK loop (req/s) | medres full path (req/s) | ratio |")
+    print("| concurrency | requests | bare SDK loop (req/s) | medres full path (req/s) | ratio |")
     print("|---|---|---|---|---|")
     for c, n, b, h, r in rows:
         print(f"| {c} | {n} | {b:,.0f} | {h:,.0f} | {100 * r:.0f}% |")
@@ -159,7 +159,7 @@ def embedded(args) -> None:
             capture_output=True, text=True, check=True,
         )
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    print(f"| model | scoring | items | seconds / item (incl. server start) | clean accuracy | peak RSS (MB) |")
+    print("| model | scoring | items | seconds / item (incl. server start) | clean accuracy | peak RSS (MB) |")
     print("|---|---|---|---|---|---|")
     for r in rows:
         a = r["accuracy"]

@@ -37,13 +37,13 @@ UNITS_PER_ITEM = 1 + (N_OPTIONS - 1) + 1  # clean + Type 1 (all) + Type 2
 
 
 def synthesise(run_dir: Path, rows: int, n_models: int, seed: int = 0, batch: int = 50_000) -> dict:
-    from medresilience.families.misleading.bundles import probes_from_bundle
     from medresilience.evaluate import run_config
+    from medresilience.families.misleading.bundles import probes_from_bundle
+    from medresilience.families.misleading.taxonomy import CONTENT_TYPE_KEYS, PROVENANCE_KEYS
     from medresilience.models.spec import parse_model_spec
     from medresilience.records import Item, Suite, SuiteManifest
     from medresilience.runner import EvalOptions
     from medresilience.store import CallRow, ScoreRow, Store, UnitRow
-    from medresilience.families.misleading.taxonomy import CONTENT_TYPE_KEYS, PROVENANCE_KEYS
 
     settings = (False, True)
     per_item = n_models * len(settings) * UNITS_PER_ITEM
@@ -118,7 +118,7 @@ def synthesise(run_dir: Path, rows: int, n_models: int, seed: int = 0, batch: in
                         label = it.answer if clean_ok else wrong[int(rng.integers(len(wrong)))]
                     else:
                         flip_p = flip_scale * (0.15 + 0.05 * ct_index[probe.content_type]) * (1.6 if cond == "type2" else 1.0)
-                        correct = clean_ok and rng.random() >= flip_p or (not clean_ok and rng.random() < 0.1)
+                        correct = (clean_ok and rng.random() >= flip_p) or (not clean_ok and rng.random() < 0.1)
                         if correct:
                             label = it.answer
                         elif target is not None and rng.random() < 0.7:

@@ -16,20 +16,20 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import needs_qwen, needs_xllamacpp, shared_data
 from typer.testing import CliRunner
 
+from conftest import needs_qwen, needs_xllamacpp, shared_data
+from medresilience.cli import app
+from medresilience.errors import InputError
+from medresilience.evaluate import evaluate
 from medresilience.families.misleading.construct.checks import Limits, bundle_problems, item_skip_reason, raw_skip_reason
 from medresilience.families.misleading.construct.engine import ParseError, parse_applicability, parse_object, parse_sentences
 from medresilience.families.misleading.construct.inputs import load_build_items
-from medresilience.families.misleading.release import read_release
 from medresilience.families.misleading.construct.pipeline import BuildOptions, build_misleading, draw_provenance, estimate_build
 from medresilience.families.misleading.construct.prompts import prompt_hashes
 from medresilience.families.misleading.construct.sensitivity import CYCLES, reassign_provenance, stratified_subset
 from medresilience.families.misleading.construct.stub_policy import PREFIX, FakeGenerator
-from medresilience.cli import app
-from medresilience.errors import InputError
-from medresilience.evaluate import evaluate
+from medresilience.families.misleading.release import read_release
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item, Suite, write_jsonl
 from medresilience.store import Store
@@ -326,7 +326,6 @@ def test_build_on_real_medqa_via_cli_with_exports(tmp_path):
         suite = Suite.load(out)
         assert 0 < len(suite.items) <= 12 and suite.manifest.name == "mq"
         # the exports: release (read back to the same probes) and Parquet (one row per bundle)
-        from medresilience import sources
 
         back = read_release(tmp_path / "mq.jsonl", seed=suite.manifest.seed)
         assert sorted(back.probes, key=lambda p: p.id) == sorted(suite.probes, key=lambda p: p.id)
@@ -388,7 +387,7 @@ def test_crossed_design_same_claim_in_three_framings(tmp_path):
         if ps[0].provenance != "neutral":
             assert ps[0].meta["claim_bundle"] == bid.rsplit(":", 1)[0] + ":neutral"
     assert per_item and all(set(v) == {"neutral", "patient", "authority"} for v in per_item.values())
-    for iid, framings in per_item.items():
+    for framings in per_item.values():
         for k, neutral in framings["neutral"].items():
             for pv in ("patient", "authority"):  # the same sentence, only attributed differently
                 assert framings[pv][k] == PREFIX[pv] + neutral[0].lower() + neutral[1:]
@@ -632,7 +631,7 @@ def test_embedded_smollm2_builds_real_items_end_to_end(tmp_path):
 
     try:
         embedded.model_path("smollm2")
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         pytest.skip(f"embedded smollm2 not available: {e}")
     loaded = load_build_items(medqa(), limit=3)
     spec = parse_model_spec("embedded:smollm2")

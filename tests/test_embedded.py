@@ -9,12 +9,11 @@ import sqlite3
 import urllib.request
 
 import pytest
-from conftest import needs_qwen, needs_smollm2, needs_xllamacpp
 from typer.testing import CliRunner
 
+from conftest import needs_qwen, needs_smollm2, needs_xllamacpp
 from medresilience.cli import app
 from medresilience.models import embedded
-
 
 
 @needs_qwen

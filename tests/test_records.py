@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from medresilience.families.misleading.bundles import bundle_of, probes_from_bundle
 from medresilience.errors import InputError
+from medresilience.families.misleading.bundles import bundle_of, probes_from_bundle
 from medresilience.records import Item, Suite, read_jsonl
 
 

@@ -16,15 +16,15 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import MARKER, make_tiny_suite, oracle_policy
 
+from conftest import MARKER, make_tiny_suite, oracle_policy
 from medresilience import stats
-from medresilience.settings import CAUTION_INSTRUCTION as DEFENSE_INSTRUCTION
 from medresilience.evaluate import evaluate
 from medresilience.families.misleading.metrics import misleading_metrics
 from medresilience.models.spec import parse_model_spec
 from medresilience.report import build_report, compare_runs
 from medresilience.runner import EvalOptions
+from medresilience.settings import CAUTION_INSTRUCTION as DEFENSE_INSTRUCTION
 from medresilience.testing.stub_server import StubServer
 
 SECRET_VAR = "MEDRES_TEST_REPORT_KEY"
@@ -210,8 +210,8 @@ def test_tables_readable_and_consistent(runs, report):
 
 def test_flips_agree_with_the_frame(runs, report):
     """The flips table (from the results) agrees with a direct count on the results frame."""
-    from medresilience.frame import results_frame
     from medresilience.families.misleading.metrics import paired
+    from medresilience.frame import results_frame
     from medresilience.records import Suite
     from medresilience.store import Store
 
@@ -429,7 +429,7 @@ def _random_frame(seed: int) -> pd.DataFrame:
                         u = rng.random()
                         return "valid" if u < 0.8 else "invalid" if u < 0.9 else "error" if u < 0.95 else "missing"
 
-                    def lab(s):
+                    def lab(s, gold=gold):
                         return ("ABCD"[rng.integers(4)] if rng.random() < 0.4 else gold) if s == "valid" else None
 
                     if rng.random() < 0.9:

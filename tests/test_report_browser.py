@@ -21,9 +21,8 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright pyt
 if not CHROMIUM.exists():  # pragma: no cover - depends on the machine
     pytest.skip(f"{CHROMIUM} not found (install Debian's chromium package; no browser is downloaded)", allow_module_level=True)
 
-from test_report import SECRET, SECRET_VAR, make_runs  # noqa: E402
-
 from medresilience.report import build_report  # noqa: E402
+from test_report import SECRET, SECRET_VAR, make_runs  # noqa: E402
 
 
 @pytest.fixture(scope="module")

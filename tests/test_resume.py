@@ -12,7 +12,6 @@ import sys
 import time
 
 from conftest import make_tiny_suite, oracle_policy
-
 from medresilience.testing.stub_server import Faults, StubServer
 
 

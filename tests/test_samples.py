@@ -6,9 +6,9 @@ from __future__ import annotations
 import filecmp
 from collections import Counter
 
+from medresilience.families.misleading.taxonomy import CONTENT_TYPE_KEYS, PROVENANCE_KEYS
 from medresilience.records import Suite
 from medresilience.samples import build_sample_suite, sample_suite, sample_suite_dir
-from medresilience.families.misleading.taxonomy import CONTENT_TYPE_KEYS, PROVENANCE_KEYS
 
 
 def test_sample_suite_is_complete_and_balanced():

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from medresilience.families.misleading.bundles import probes_from_bundle
 from medresilience.errors import InputError
-from medresilience.records import Item, Suite, SuiteManifest
+from medresilience.families.misleading.bundles import probes_from_bundle
 from medresilience.families.misleading.release import RELEASE_ALIASES, iter_release, read_release, write_release
+from medresilience.records import Item, Suite, SuiteManifest
 from medresilience.sources import (
     detect_format,
     formats,

@@ -310,7 +310,7 @@ def test_bootstrap_mean_covers_mean_and_is_reproducible():
     r = bootstrap_mean(x, seed=3)
     assert r["n"] == 12 and r["mean"] == pytest.approx(5 / 12)
     assert r["lo"] < r["mean"] < r["hi"]
-    assert -1 <= r["lo"] and r["hi"] <= 1
+    assert r["lo"] >= -1 and r["hi"] <= 1
     assert bootstrap_mean(x, seed=3) == r
     assert bootstrap_mean(x, seed=4) != r
     rb = bootstrap_mean(x, seed=3, method="bca")

@@ -212,9 +212,8 @@ def test_timeout_fault_then_retry(tmp_path):
     assert time.perf_counter() - t0 < 1.0  # the sleeping handler does not hold up shutdown
     assert [row["outcome"] for row in read_log(log)] == ["timeout", "ok"]
 
-    with StubServer(faults=Faults(rate_timeout=1.0, timeout_sleep=5.0)) as srv:
-        with pytest.raises(openai.APITimeoutError):
-            client(srv, max_retries=0, timeout=0.1).chat.completions.create(model="m", messages=mcq())
+    with StubServer(faults=Faults(rate_timeout=1.0, timeout_sleep=5.0)) as srv, pytest.raises(openai.APITimeoutError):
+        client(srv, max_retries=0, timeout=0.1).chat.completions.create(model="m", messages=mcq())
 
 
 def test_permanent_fault_is_bad_request_every_time():
@@ -231,10 +230,9 @@ def test_permanent_fault_is_bad_request_every_time():
 
 
 def test_malformed_bodies():
-    with StubServer(faults=Faults(rate_malformed=1.0, malformed_kind="invalid_json")) as srv:
-        # a 200 whose body is not JSON: the SDK raises the json decoder's error (a ValueError)
-        with pytest.raises(json.JSONDecodeError):
-            client(srv).chat.completions.create(model="m", messages=mcq())
+    # a 200 whose body is not JSON: the SDK raises the json decoder's error (a ValueError)
+    with StubServer(faults=Faults(rate_malformed=1.0, malformed_kind="invalid_json")) as srv, pytest.raises(json.JSONDecodeError):
+        client(srv).chat.completions.create(model="m", messages=mcq())
     with StubServer(faults=Faults(rate_malformed=1.0, malformed_kind="no_choices")) as srv:
         # valid JSON without choices: the SDK does not validate, it returns choices=None
         r = client(srv).chat.completions.create(model="m", messages=mcq())

@@ -32,7 +32,23 @@ _PUBLIC = {
     "get_family": ("family", "get"),
 }
 
-__all__ = ["__version__", *_PUBLIC]
+__all__ = [
+    "EvalOptions",
+    "Family",
+    "Item",
+    "ModelSpec",
+    "Probe",
+    "Results",
+    "RunResult",
+    "Suite",
+    "__version__",
+    "build_report",
+    "compare_runs",
+    "evaluate",
+    "get_family",
+    "parse_model_spec",
+    "register_family",
+]
 
 if TYPE_CHECKING:  # pragma: no cover
     from .evaluate import RunResult, evaluate

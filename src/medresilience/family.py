@@ -18,13 +18,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .errors import ConfigError
-from .records import GenericProbe, Item, Probe
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     import typer
 
-    from .records import Suite
+    from .records import Item, Probe, Suite
     from .scoring.types import Scorer
 
 Messages = list[dict[str, str]]
@@ -68,7 +67,7 @@ class Family:
     metrics: Callable[[pd.DataFrame], dict[str, Any]]
     headline: Callable[[dict[str, Any]], dict[str, dict[str, Any] | None]]
     headline_columns: tuple[tuple[str, str], ...]
-    probe_model: type[Probe] = GenericProbe
+    probe_model: type[Probe] | None = None  # None: records.GenericProbe
     conditions: tuple[str, ...] = ()
     facets: tuple[str, ...] = ()
     clean: bool = True
@@ -145,7 +144,8 @@ def families() -> list[Family]:
     return list(_REGISTRY.values())
 
 
-def probe_model(name: str) -> type[Probe]:
+def probe_model(name: str) -> type[Probe] | None:
+    """The family's probe model (None: the generic one)."""
     return get(name).probe_model
 
 

@@ -21,7 +21,7 @@ import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -147,7 +147,7 @@ class SuiteManifest(BaseModel):
     version: str = "1"
     family: str
     seed: int = 0
-    created: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    created: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     generator: dict[str, Any] | None = None
     prompt_hashes: dict[str, str] = Field(default_factory=dict)
     counts: dict[str, Any] = Field(default_factory=dict)
@@ -300,7 +300,7 @@ class Suite:
             for n, obj in iter_json_lines(ppath):
                 family = obj.get("family") or manifest.family
                 try:
-                    model = probe_model(family)
+                    model = probe_model(family) or GenericProbe
                 except KeyError as e:
                     raise InputError(ppath, n, "family", str(e).strip("'\"")) from None
                 p = parse_record(model, {**obj, "family": family}, ppath, n)

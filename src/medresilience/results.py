@@ -4,7 +4,7 @@ token usage and the last execution's counters. A block's inner shape is the fami
 in it is a `RateValue` (k, n, p and its 95% interval, plus family-specific counts).
 
     res = Results.load("runs/x/results.json")
-    res.headline("embedded-qwen")["type1_asr"].p        # through the family's headline"""
+    res.headline("embedded-qwen")["clean_acc"].p        # through the family's headline"""
 
 from __future__ import annotations
 

@@ -35,16 +35,16 @@ from statsmodels.stats.proportion import proportion_confint
 
 __all__ = [
     "Rate",
-    "wilson",
-    "rate_from_bools",
-    "mcnemar_exact",
-    "mcnemar_from_pairs",
+    "bootstrap_mean",
+    "cluster_bootstrap_rate",
     "cluster_mcnemar",
     "fisher_one_sided",
     "holm",
-    "bootstrap_mean",
+    "mcnemar_exact",
+    "mcnemar_from_pairs",
     "paired_bootstrap_diff",
-    "cluster_bootstrap_rate",
+    "rate_from_bools",
+    "wilson",
 ]
 
 # scipy >= 1.15 takes `rng`; older versions (the project allows scipy >= 1.11) take `random_state`.

@@ -67,14 +67,14 @@ def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, se
 ModelOpt = Annotated[list[str], typer.Option("--model", "-m", help="model spec; repeat for several models")]
 SettingOpt = Annotated[Optional[list[str]], typer.Option("--setting", help="mitigation setting (none, caution, ...); repeat to compare on the same items")]
 ScoringOpt = Annotated[str, typer.Option("--scoring", help="letter: generate and extract; logprob: read option-letter log-probabilities")]
-FamilyOpt = Annotated[Optional[list[str]], typer.Option("--option", "-O", help="the suite family's option KEY=VALUE (e.g. -O type1=sample); repeatable")]
+FamilyOpt = Annotated[Optional[list[str]], typer.Option("--option", "-O", help="an option of the suite's family, KEY=VALUE (the README lists each family's); repeatable")]
 DefenseOpt = Annotated[Optional[str], typer.Option("--defense", hidden=True, help="former flag: off | on | both (= --setting caution)")]
 
 
 @app.command()
 @user_errors
 def run(
-    model: Annotated[list[str], typer.Option("--model", "-m", help="model spec (default: the embedded Qwen2.5-Coder-1.5B)")] = ["embedded"],
+    model: Annotated[list[str], typer.Option("--model", "-m", help="model spec (default: the embedded Qwen2.5-Coder-1.5B)")] = ["embedded"],  # noqa: B006 (typer copies it)
     out: Annotated[Path, typer.Option("--out", help="run directory")] = Path("runs/sample"),
     limit: Annotated[Optional[int], typer.Option(help="first N items only")] = None,
     setting: SettingOpt = None,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["build_report", "compare_runs", "ReportResult", "CompareResult"]
+__all__ = ["CompareResult", "ReportResult", "build_report", "compare_runs"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from .build import ReportResult, build_report

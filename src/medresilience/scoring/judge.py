@@ -1,6 +1,6 @@
 """An LLM judge: a second model reads a stored answer and gives a verdict from a rubric. Any test
 family can score by judge: its `scorer(...)` returns a `JudgeScorer`, which the runner defers
-until the answers are stored (`runner.is_deferred`), then `run_deferred` makes the judge calls.
+until the answers are stored (`types.is_deferred`), then `run_deferred` makes the judge calls.
 
 The rules this module keeps:
 
@@ -45,18 +45,20 @@ from pydantic import (
     model_validator,
 )
 
+from ..calls import CallRequest, RunStats, request_key, run_calls
 from ..errors import ConfigError, InputError
 from ..seeding import stable_hash
-from .types import Score
+from .types import Score, is_deferred
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..calls import ProgressFn
     from ..models.openai_compatible import (
         Completion,
         ModelCallError,
         OpenAICompatibleModel,
     )
     from ..models.spec import ModelSpec
-    from ..runner import CallRequest, Planned, ProgressFn, RunStats
+    from ..runner import Planned
     from ..store import Store
 
 __all__ = ["JUDGE_MIN_TOKENS", "Judge", "JudgeScorer", "Rubric", "Verdict", "run_deferred", "strip_fences"]
@@ -412,7 +414,6 @@ class JudgeScorer:
     def judge_requests(self, answer_key: str, answer_text: str | None) -> list[CallRequest]:
         """The judge call for one stored answer (none without an answer: a failed call is scored
         as an error already). Its score is stored under the answer's key and this scorer's name."""
-        from ..runner import CallRequest, request_key
 
         if answer_text is None:
             return []
@@ -448,8 +449,6 @@ async def run_deferred(
     per (answer key, judge), none for an answer whose call failed, through `run_calls` (cached and
     resumed by key). The judge calls' figures are added to `stats`, which is returned. `specs` (the
     answering models) is accepted for the runner's call; the judges' specs come from the scorers."""
-    from ..runner import RunStats, is_deferred, run_calls
-
     stats = stats if stats is not None else RunStats()
     units = [p for p in planned if is_deferred(p.score)]
     if not units:

@@ -42,7 +42,7 @@ def _letter_only(text: str, letters: str) -> str | None:
     return None
 
 
-def _from_json(text: str, letters: str) -> str | None | bool:
+def _from_json(text: str, letters: str) -> str | bool | None:
     s = text.strip()
     if s.startswith("```"):
         s = s.strip("`")

@@ -29,3 +29,8 @@ class Score:
 
 #: A direct scorer: one completion in, one score out (stored with the call, in its transaction).
 Scorer = Callable[["Completion"], Score]
+
+
+def is_deferred(scorer: object) -> bool:
+    """A scorer that makes calls of its own (a judge) rather than reading the reply directly."""
+    return hasattr(scorer, "judge_requests")

@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import InputError
 from ..records import LETTERS, Item, iter_json_lines, parse_record
 
-__all__ = ["show", "text_field", "build_item", "IdChecker", "json_lines"]
+__all__ = ["IdChecker", "build_item", "json_lines", "show", "text_field"]
 
 
 def show(value: Any, limit: int = 60) -> str:

@@ -15,7 +15,7 @@ from ..errors import InputError
 from ..records import Item
 from ._common import IdChecker, build_item, json_lines, show, text_field
 
-__all__ = ["SOURCE", "OPTION_FIELDS", "medmcqa_item", "read_medmcqa"]
+__all__ = ["OPTION_FIELDS", "SOURCE", "medmcqa_item", "read_medmcqa"]
 
 SOURCE = "medmcqa"
 OPTION_FIELDS = {"A": "opa", "B": "opb", "C": "opc", "D": "opd"}

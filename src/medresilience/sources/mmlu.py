@@ -15,7 +15,7 @@ from ..errors import InputError
 from ..records import Item
 from ._common import build_item, show
 
-__all__ = ["SOURCE", "COLUMNS", "SPLIT_SUFFIXES", "mmlu_subject", "read_mmlu"]
+__all__ = ["COLUMNS", "SOURCE", "SPLIT_SUFFIXES", "mmlu_subject", "read_mmlu"]
 
 SOURCE = "mmlu"
 COLUMNS = ("question", "A", "B", "C", "D", "answer")

@@ -405,7 +405,7 @@ class _StubApp:
             return
         try:
             await asyncio.wait_for(closing.wait(), timeout=seconds)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
 
     # ---- handlers

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ...records import Item
+from ...seeding import rng_for, stable_hash
 from .probe import ContextSentence
 from .probe import MisleadingProbe as Probe
-from ...seeding import rng_for, stable_hash
 from .taxonomy import content_type_key, provenance_key
 
 

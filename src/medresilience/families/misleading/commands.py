@@ -16,7 +16,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ...cli.kit import console, err_console, fail as _fail, progress, user_errors as _user_errors
+from ...cli.kit import console, err_console, progress
+from ...cli.kit import user_errors as _user_errors
 
 build_app = typer.Typer(no_args_is_help=True, help="Build stress-test suites with a generator model.")
 
@@ -115,9 +116,9 @@ def misleading(
 ) -> None:
     """Build a misleading-context suite from answer-grounded MCQs with a generator model."""
     from ...models.spec import parse_model_spec
-    from .export import export_suite
     from .construct.inputs import load_build_items
     from .construct.pipeline import BuildOptions, build_misleading, estimate_build
+    from .export import export_suite
 
     gen = parse_model_spec(generator)
     ver = parse_model_spec(verify) if verify else None

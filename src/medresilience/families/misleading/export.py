@@ -13,10 +13,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from . import release as sources
-from .bundles import bundle_id_for
 from ...errors import ConfigError
 from ...records import LETTERS, Suite
+from . import release as sources
+from .bundles import bundle_id_for
 
 EXPORT_FORMATS = ("release", "parquet")
 

@@ -23,22 +23,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .bundles import bundle_id_for, bundle_of, check_bundle, probes_from_bundle
 from ...errors import InputError
-from .probe import MisleadingProbe as Probe
 from ...records import LETTERS, Item, Suite, SuiteManifest, sha256_file, write_jsonl
 from ...seeding import stable_hash
-from .taxonomy import content_type_key, provenance_key
 from ...sources._common import IdChecker, build_item, json_lines, show, text_field
+from .bundles import bundle_id_for, bundle_of, check_bundle, probes_from_bundle
+from .probe import MisleadingProbe as Probe
+from .taxonomy import content_type_key, provenance_key
 
 __all__ = [
     "FORMAT",
     "RELEASE_ALIASES",
     "ReleaseRow",
-    "release_row",
     "iter_release",
-    "read_release_items",
     "read_release",
+    "read_release_items",
+    "release_row",
     "release_rows",
     "write_release",
 ]

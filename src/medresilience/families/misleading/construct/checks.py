@@ -81,13 +81,7 @@ _NON_WORD = re.compile(r"[^0-9a-z]+")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*|\d+(?:[.,]\d+)?")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 STOPWORDS = frozenset(
-    """a an the and or but if of to in on at by for with from as is are was were be been being this that these
-    those it its his her their there here than then so such very more most less least not no nor only also
-    which who whom whose what when where while because into over under after before during about against
-    between through per may might can could should would will shall must has have had do does did
-    patient patients according guideline guidelines protocol note discharge insists believes believe
-    says said states stated claims claim read online reports reported self senior physician doctor
-    attending local policy current recommends recommend recommendation recommendations""".split()
+    ["a", "an", "the", "and", "or", "but", "if", "of", "to", "in", "on", "at", "by", "for", "with", "from", "as", "is", "are", "was", "were", "be", "been", "being", "this", "that", "these", "those", "it", "its", "his", "her", "their", "there", "here", "than", "then", "so", "such", "very", "more", "most", "less", "least", "not", "no", "nor", "only", "also", "which", "who", "whom", "whose", "what", "when", "where", "while", "because", "into", "over", "under", "after", "before", "during", "about", "against", "between", "through", "per", "may", "might", "can", "could", "should", "would", "will", "shall", "must", "has", "have", "had", "do", "does", "did", "patient", "patients", "according", "guideline", "guidelines", "protocol", "note", "discharge", "insists", "believes", "believe", "says", "said", "states", "stated", "claims", "claim", "read", "online", "reports", "reported", "self", "senior", "physician", "doctor", "attending", "local", "policy", "current", "recommends", "recommend", "recommendation", "recommendations"]
 )
 GENERIC_OPTIONS = frozenset(
     {"all of the above", "none of the above", "both", "neither", "all", "none", "both of the above", "all the above", "none of these", "all of these"}
@@ -193,7 +187,7 @@ def _copies_question(sentence: str, question: str, run: int = 10) -> bool:
 # ended a sentence ("e.g.", "Dr.", "U.S." and single initials do not)
 _BREAK = re.compile(r"(\S+)[.!?][\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 ABBREVIATIONS = frozenset(
-    "e.g i.e cf vs etc al dr mr mrs ms prof st no fig approx ca resp incl max min mg ml dl kg cm mm".split()
+    ["e.g", "i.e", "cf", "vs", "etc", "al", "dr", "mr", "mrs", "ms", "prof", "st", "no", "fig", "approx", "ca", "resp", "incl", "max", "min", "mg", "ml", "dl", "kg", "cm", "mm"]
 )
 
 

@@ -63,7 +63,7 @@ def detect_input_format(path: Path) -> str:
                 for line in fh:
                     if line.strip():
                         obj = json.loads(line)
-                        if isinstance(obj, dict) and ITEM_KEYS <= set(obj) and not ({"option_contexts", "contexts"} & set(obj)):
+                        if isinstance(obj, dict) and set(obj) >= ITEM_KEYS and not ({"option_contexts", "contexts"} & set(obj)):
                             return "items"
                         break
         except (json.JSONDecodeError, UnicodeDecodeError):

@@ -28,15 +28,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .... import __version__
-from ..bundles import bundle_id_for, probes_from_bundle
 from ....errors import ConfigError
 from ....models.serving import serving
 from ....models.spec import ModelSpec
-from ..probe import MisleadingProbe as Probe
 from ....records import Item, Suite, SuiteManifest, atomic_write, sha256_file, write_jsonl
 from ....runner import request_key
 from ....seeding import rng_for
 from ....store import Store
+from ..bundles import bundle_id_for, probes_from_bundle
+from ..probe import MisleadingProbe as Probe
 from ..taxonomy import PROVENANCE_KEYS
 from . import prompts
 from .checks import Limits, Problem, bundle_problems
@@ -44,7 +44,6 @@ from .engine import (
     APPLICABILITY_MAX_TOKENS,
     SCHEMA_LENGTHS,
     TYPICAL_COMPLETION,
-    use_schema_lengths,
     Applicability,
     BundleJob,
     Engine,
@@ -53,6 +52,7 @@ from .engine import (
     bundle_max_tokens,
     bundle_unit,
     estimate_tokens,
+    use_schema_lengths,
     verify_max_tokens,
 )
 from .inputs import LoadedItems, Skip

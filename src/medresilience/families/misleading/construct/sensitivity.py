@@ -27,11 +27,11 @@ from .... import __version__
 from ....errors import ConfigError
 from ....models.serving import serving
 from ....models.spec import ModelSpec
-from ..probe import MisleadingProbe as Probe
 from ....records import Item, Suite, SuiteManifest
-from ..bundles import bundle_of
 from ....seeding import rng_for
 from ....store import Store
+from ..bundles import bundle_of
+from ..probe import MisleadingProbe as Probe
 from ..taxonomy import PROVENANCE_KEYS
 from . import prompts
 from .checks import Limits, bundle_problems

@@ -140,7 +140,7 @@ class FakeGenerator:
                     if p and core.startswith(p):
                         core = core[len(p):]
                 if band == "drift" and k != gold:
-                    core = f"something entirely unrelated is going on with the kidneys, in {'one two three four five six seven eight nine ten'.split()[i]} ways."
+                    core = f"something entirely unrelated is going on with the kidneys, in {['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten'][i]} ways."
                 out[k] = (prefix + _lower_first(core)) if prefix else core[:1].upper() + core[1:]
             return json.dumps(out)
         if stage == "verify":

@@ -127,8 +127,8 @@ def strata_tables(metrics: pd.DataFrame, tests: pd.DataFrame) -> str:
         keys = m[["model", "setting", "stratum"]].drop_duplicates()
         rows, classes = [], []
         for model, setting, stratum in keys.itertuples(index=False):
-            def cell(cond: str, metric: str) -> str:
-                r = rates.get((model, setting, kind, stratum, cond, metric))
+            def cell(cond: str, metric: str, key: tuple = (model, setting, kind, stratum)) -> str:
+                r = rates.get((*key, cond, metric))
                 return "—" if r is None else rate_cell(r["p"], r["lo"], r["hi"], r["n"])
 
             tp = {}

@@ -8,7 +8,7 @@ from typing import Any  # noqa: F401
 import numpy as np
 import pandas as pd
 
-from ....report.plots import PALETTE, STYLE, _err, _pct, _short, _wrap, plt, to_svg  # noqa: F401
+from ....report.plots import PALETTE, STYLE, _err, _pct, _short, _wrap, plt, to_svg
 from .tables import CONDITION_TITLES, STRATUM_TITLES
 
 COND_COLOURS = {"clean": "#0072B2", "type1": "#E69F00", "type2": "#D55E00"}

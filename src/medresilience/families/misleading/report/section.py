@@ -8,15 +8,18 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from ....report.html import esc, setting_name
+from ....report.html import figure as html_figure
+from ....report.html import fmt_p as html_fmt_p
+from ....report.html import table as html_table
 from ....report.section import FamilySection
-from ....report.html import figure as html_figure, table as html_table, esc, fmt_p as html_fmt_p, setting_name
 from ..metrics import mean_across_models
 from . import html as H
 from . import plots
 from .compare import Comparison, setting_effects
 from .tables import (
-    fmt_pct,
     flips_table,
+    fmt_pct,
     headline_table,
     markdown_table,
     metrics_table,

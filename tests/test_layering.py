@@ -1,0 +1,137 @@
+"""The shape of the code, checked: ruff passes; the spine names no family; the library is layered
+one way (no import cycles, evaluation does not import the report layer, serving the embedded
+model lives with the models)."""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "src" / "medresilience"
+
+# The spine: modules every family shares. None may name a family's own concepts.
+SPINE = ["records.py", "store.py", "runner.py", "frame.py", "evaluate.py", "family.py", "results.py", "summary.py",
+         "report/build.py", "report/html.py", "report/plots.py", "report/tables.py", "report/rundir.py",
+         "report/compare.py", "report/section.py", "cli/__init__.py", "cli/kit.py", "cli/report.py",
+         "scoring/judge.py", "scoring/mcq.py", "scoring/types.py", "settings/__init__.py"]
+FAMILY_WORDS = re.compile(r"type1|type2|type 1|type 2|content_type|provenance|\basr\b|tasr", re.IGNORECASE)
+
+
+def test_ruff_clean():
+    ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
+    if not Path(ruff).exists():
+        pytest.fail("ruff is not installed: install the test extras (scripts/install.sh --test)")
+    r = subprocess.run([ruff, "check", "src", "tests", "bench"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("module", SPINE)
+def test_spine_names_no_family(module):
+    text = (PKG / module).read_text(encoding="utf-8")
+    hits = [f"{n}: {line.strip()}" for n, line in enumerate(text.splitlines(), 1) if FAMILY_WORDS.search(line)]
+    assert not hits, "\n".join(hits)
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(PKG.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path, top_level_only: bool) -> set[str]:
+    """Modules of the package that a module imports (relative imports resolved)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    def walk(node: ast.AST):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                continue  # imports for type checkers only: they never run
+            if top_level_only and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            yield child
+            yield from walk(child)
+
+    out = set()
+    for node in walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            if mod.startswith("medresilience"):
+                out.add(mod)
+                out.update(f"{mod}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("medresilience"))
+    return out
+
+
+def _graph(top_level_only: bool) -> dict[str, set[str]]:
+    files = {_module_name(p): p for p in PKG.rglob("*.py")}
+    return {m: {i for i in _imports(p, top_level_only) if i in files and i != m} for m, p in files.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    found, state, stack = [], {}, []
+
+    def visit(n: str) -> None:
+        state[n] = 1
+        stack.append(n)
+        for m in sorted(graph.get(n, ())):
+            if state.get(m) == 1:
+                found.append(stack[stack.index(m):] + [m])
+            elif m not in state:
+                visit(m)
+        stack.pop()
+        state[n] = 2
+
+    for n in sorted(graph):
+        if n not in state:
+            visit(n)
+    return found
+
+
+def _parents_removed(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    # importing a.b.c runs a/__init__ and a/b/__init__: those edges are not part of a cycle here
+    return {m: {i for i in deps if not m.startswith(i + ".")} for m, deps in graph.items()}
+
+
+def test_no_import_cycles():
+    cycles = _cycles(_parents_removed(_graph(top_level_only=False)))
+    assert not cycles, "\n".join(" -> ".join(c) for c in cycles)
+
+
+def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        n = todo.pop()
+        for m in graph.get(n, ()):
+            if m not in seen:
+                seen.add(m)
+                todo.append(m)
+    return seen
+
+
+def test_evaluation_does_not_import_the_report_layer():
+    g = _graph(top_level_only=False)
+    for start in ("medresilience.evaluate", "medresilience.runner", "medresilience.frame", "medresilience.store"):
+        reached = _reach(g, start)
+        assert not {m for m in reached if m.startswith("medresilience.report") or m.startswith("medresilience.cli")}, start
+
+
+def test_serving_lives_with_the_models():
+    g = _graph(top_level_only=False)
+    users = {m for m, deps in g.items() if "medresilience.models.embedded" in deps}
+    assert users <= {"medresilience.models.serving", "medresilience.models"}, users
