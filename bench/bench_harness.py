@@ -123,7 +123,7 @@ def calls(args) -> None:
 
 
 def _embedded_one(model: str, n_items: int, scoring: str) -> dict:
-    from medresilience.evaluate import evaluate
+    from medresilience.evaluation import evaluate
     from medresilience.models.spec import parse_model_spec
     from medresilience.records import Suite, SuiteManifest
     from medresilience.runner import EvalOptions

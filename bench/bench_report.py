@@ -37,7 +37,7 @@ UNITS_PER_ITEM = 1 + (N_OPTIONS - 1) + 1  # clean + Type 1 (all) + Type 2
 
 
 def synthesise(run_dir: Path, rows: int, n_models: int, seed: int = 0, batch: int = 50_000) -> dict:
-    from medresilience.evaluate import run_config
+    from medresilience.evaluation import run_config
     from medresilience.families.misleading.bundles import probes_from_bundle
     from medresilience.families.misleading.taxonomy import CONTENT_TYPE_KEYS, PROVENANCE_KEYS
     from medresilience.models.spec import parse_model_spec

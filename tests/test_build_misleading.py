@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from conftest import needs_qwen, needs_xllamacpp, shared_data
 from medresilience.cli import app
 from medresilience.errors import InputError
-from medresilience.evaluate import evaluate
+from medresilience.evaluation import evaluate
 from medresilience.families.misleading.construct.checks import Limits, bundle_problems, item_skip_reason, raw_skip_reason
 from medresilience.families.misleading.construct.engine import ParseError, parse_applicability, parse_object, parse_sentences
 from medresilience.families.misleading.construct.inputs import load_build_items

@@ -109,3 +109,29 @@ def test_import_and_export_release_roundtrip(tmp_path):
     r = runner.invoke(app, ["export", "--suite", str(suite_dir), "--out", str(out)])
     assert r.exit_code == 0, r.output
     assert out.read_text() == sample_release_path().read_text()
+
+
+def test_eval_with_family_options_and_settings(tmp_path, tiny_suite):
+    """`-O KEY=VALUE` reaches the suite's family; `--setting` names mitigations; a bad option or
+    setting stops with one line naming it, before anything is written or called."""
+    from conftest import oracle_policy
+    from medresilience.results import Results
+    from medresilience.testing.stub_server import StubServer
+
+    with StubServer(policy=oracle_policy) as srv:
+        spec = f"openai:stub-model,base_url={srv.base_url}"
+        base = ["eval", "--suite", str(tiny_suite.path), "--model", spec]
+        r = runner.invoke(app, [*base, "--out", str(tmp_path / "run"), "-O", "type1=sample", "--setting", "none", "--setting", "caution"])
+        assert r.exit_code == 0, r.output
+        res = Results.load(tmp_path / "run" / "results.json")
+        assert set(res.models["stub-model"]) == {"none", "caution"} and res.run.options["family"]["type1"] == "sample"
+        assert srv.stats.total == 2 * (4 + 4 + 4)
+        r = runner.invoke(app, [*base, "--out", str(tmp_path / "bad"), "-O", "typo=1"])
+        assert r.exit_code == 2 and "-O typo" in r.output and "type1" in r.output
+        r = runner.invoke(app, [*base, "--out", str(tmp_path / "bad"), "-O", "type1"])
+        assert r.exit_code == 2 and "KEY=VALUE" in r.output
+        r = runner.invoke(app, [*base, "--out", str(tmp_path / "bad"), "--setting", "shield"])
+        assert r.exit_code == 2 and "unknown setting 'shield'" in r.output
+        r = runner.invoke(app, [*base, "--out", str(tmp_path / "bad"), "--scoring", "judge"])
+        assert r.exit_code == 2 and "--scoring" in r.output
+        assert not (tmp_path / "bad").exists() and srv.stats.total == 24

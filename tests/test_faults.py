@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from conftest import make_tiny_suite, oracle_policy
-from medresilience.evaluate import evaluate
+from medresilience.evaluation import evaluate
 from medresilience.models.spec import parse_model_spec
 from medresilience.runner import EvalOptions
 from medresilience.store import Store

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from medresilience.evaluate import evaluate
+from medresilience.evaluation import evaluate
 from medresilience.models.spec import parse_model_spec
 from medresilience.runner import EvalOptions
 from medresilience.samples import sample_suite

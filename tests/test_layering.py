@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "src" / "medresilience"
 
 # The spine: modules every family shares. None may name a family's own concepts.
-SPINE = ["records.py", "store.py", "runner.py", "frame.py", "evaluate.py", "family.py", "results.py", "summary.py",
+SPINE = ["records.py", "store.py", "runner.py", "frame.py", "evaluation.py", "family.py", "results.py", "summary.py",
          "report/build.py", "report/html.py", "report/plots.py", "report/tables.py", "report/rundir.py",
          "report/compare.py", "report/section.py", "cli/__init__.py", "cli/kit.py", "cli/report.py",
          "scoring/judge.py", "scoring/mcq.py", "scoring/types.py", "settings/__init__.py"]
@@ -126,7 +126,7 @@ def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
 
 def test_evaluation_does_not_import_the_report_layer():
     g = _graph(top_level_only=False)
-    for start in ("medresilience.evaluate", "medresilience.runner", "medresilience.frame", "medresilience.store"):
+    for start in ("medresilience.evaluation", "medresilience.runner", "medresilience.frame", "medresilience.store"):
         reached = _reach(g, start)
         assert not {m for m in reached if m.startswith("medresilience.report") or m.startswith("medresilience.cli")}, start
 

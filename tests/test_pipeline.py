@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from conftest import make_tiny_suite, oracle_policy
-from medresilience.evaluate import evaluate
+from medresilience.evaluation import evaluate
 from medresilience.models.spec import parse_model_spec
 from medresilience.runner import EvalOptions
 from medresilience.store import Store
@@ -112,3 +112,62 @@ def test_token_usage_and_cost_recorded(tmp_path, tiny_suite):
     assert u["prompt_tokens"] > 0 and u["completion_tokens"] == 2 * 20  # "Answer: X" = 2 words
     assert abs(u["cost"] - (u["prompt_tokens"] * 2.0 + u["completion_tokens"] * 8.0) / 1e6) < 1e-12
     assert res.stats.cost == u["cost"] or abs(res.stats.cost - u["cost"]) < 1e-12
+
+
+def test_results_describe_the_units_this_run_planned(tmp_path, tiny_suite):
+    """Two runs into one directory: the second run's results are its own units, not every unit
+    stored there (the first run's extra Type 1 probes are kept in the store, not reported)."""
+    from medresilience.results import Results
+
+    with StubServer(policy=oracle_policy) as srv:
+        evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions(family={"type1": "all"}))
+        res = evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions(family={"type1": "sample"}))
+    assert res.stats.called == 0  # every call of the second run was made by the first
+    block = res.results.models["stub-model"]["none"]
+    assert block["counts"]["units"] == 4 + 4 + 4 and block["overall"]["type1_acc"]["n"] == 4
+    saved = Results.load(tmp_path / "run" / "results.json")
+    assert saved.run.options["family"] == {"type1": "sample", "context_position": "after_options"}
+    assert saved.models == res.results.models
+    with Store(tmp_path / "run" / "store.sqlite") as st:
+        assert st.count("units") == 20  # the store keeps what the first run planned
+    from medresilience.report import build_report
+
+    rep = build_report([tmp_path / "run"])
+    assert int(rep.headline.iloc[0]["type1_acc_n"]) == 4
+
+
+def test_a_store_written_before_settings_is_migrated(tmp_path, tiny_suite):
+    """A store of the earlier layout (units.defense 0/1, scores without value) opens, keeps every
+    row, and reads as settings none / caution; a rerun reuses its calls."""
+    import sqlite3
+
+    with StubServer(policy=oracle_policy) as srv:
+        evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions(settings=("none", "caution")))
+        db = tmp_path / "run" / "store.sqlite"
+        con = sqlite3.connect(db)
+        rows = con.execute("SELECT model, unit_id, item_id, probe_id, condition, setting, scoring, key FROM units").fetchall()
+        con.executescript("""
+            DROP TABLE units;
+            CREATE TABLE units (model TEXT NOT NULL, unit_id TEXT NOT NULL, item_id TEXT NOT NULL, probe_id TEXT,
+                condition TEXT NOT NULL, defense INTEGER NOT NULL, scoring TEXT NOT NULL, key TEXT NOT NULL,
+                PRIMARY KEY (model, unit_id));
+            CREATE TABLE scores_old (key TEXT NOT NULL, scorer TEXT NOT NULL, label TEXT, status TEXT NOT NULL, detail TEXT,
+                PRIMARY KEY (key, scorer));
+            INSERT INTO scores_old SELECT key, scorer, label, status, detail FROM scores;
+            DROP TABLE scores; ALTER TABLE scores_old RENAME TO scores;
+            DELETE FROM runs;""")
+        old_ids = [(m, u.replace("|none|", "|nodef|").replace("|caution|", "|def|"), i, p, c, int(s == "caution"), sc, k)
+                   for m, u, i, p, c, s, sc, k in rows]
+        con.executemany("INSERT INTO units VALUES (?, ?, ?, ?, ?, ?, ?, ?)", old_ids)
+        con.commit()
+        con.close()
+        from medresilience.frame import results_frame
+
+        with Store(db) as st:
+            df = results_frame(st, tiny_suite)
+            assert st.count("units") == 40 and set(df["setting"]) == {"none", "caution"}
+            assert df["value"].isna().all() and df["correct"].sum() > 0  # correctness from the gold letter
+        again = evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions(settings=("none", "caution")))
+    assert again.stats.called == 0 and again.stats.cached == 40
+    with Store(db) as st:
+        assert st.count("units") == 40  # the migrated unit ids are the ones a rerun plans

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -19,7 +21,7 @@ import pytest
 
 from conftest import MARKER, make_tiny_suite, oracle_policy
 from medresilience import stats
-from medresilience.evaluate import evaluate
+from medresilience.evaluation import evaluate
 from medresilience.families.misleading.metrics import misleading_metrics
 from medresilience.models.spec import parse_model_spec
 from medresilience.report import build_report, compare_runs
@@ -514,3 +516,30 @@ def test_frame_packed_read_equals_text_read(runs, tmp_path, monkeypatch):
     for c in ("model", "item_id", "probe_id", "source", "content_type", "provenance", "target", "gold"):
         assert (odd[c].astype(object).fillna("-") == packed[c].astype(object).fillna("-")).all(), c
     assert (odd["prompt_tokens"] == packed["prompt_tokens"]).all() and odd["setting"].astype(str).equals(packed["setting"].astype(str))
+
+
+def test_report_prints_no_font_warnings(runs, tmp_path):
+    """Building a report on a fresh machine prints no matplotlib font warnings (the figures use
+    DejaVu Sans, which matplotlib ships)."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "medresilience.cli", "report", str(runs["both"]), "--out", str(tmp_path / "rep")],
+                       capture_output=True, text=True, env={**os.environ, SECRET_VAR: SECRET}, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "findfont" not in r.stderr and "findfont" not in r.stdout
+
+
+def test_figure_fonts_ship_with_matplotlib():
+    """The fonts the figures ask for are those matplotlib ships, so a machine without system fonts
+    (no Liberation, no fontconfig) finds them and warns about nothing."""
+    import matplotlib
+    import matplotlib.font_manager as fm
+
+    from medresilience.report.plots import STYLE
+
+    shipped = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
+    assert STYLE["font.family"] == "sans-serif"
+    for family in STYLE["font.sans-serif"]:
+        path = Path(fm.findfont(fm.FontProperties(family=family), fallback_to_default=False))
+        assert path.is_relative_to(shipped), (family, path)

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _PUBLIC = {
-    "evaluate": "evaluate",
-    "RunResult": "evaluate",
+    "evaluate": "evaluation",
+    "RunResult": "evaluation",
     "EvalOptions": "runner",
     "Suite": "records",
     "Item": "records",
@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .evaluate import RunResult, evaluate
+    from .evaluation import RunResult, evaluate
     from .family import Family
     from .family import get as get_family
     from .family import register as register_family

@@ -7,8 +7,9 @@ declares; label and value (the score), status, correct; prompt and completion to
 
 `status` is one of: valid (a readable answer), invalid (a reply with no readable answer),
 unscored (the scorer could not decide, e.g. a judge outage), error (the call failed after
-retries; excluded from every rate and counted), missing (not run). `correct`: a valid answer
-equal to the item's gold letter, or, for items without one, a valid score of value 1.
+retries; excluded from every rate and counted), missing (not run). `correct`: a valid score of
+value 1 (the gold letter, a judge's top verdict); for scores stored without a value (older
+stores), a label equal to the item's gold letter.
 
 Only the units of the store's latest run are read: a run's results describe what it planned.
 
@@ -308,8 +309,8 @@ def results_frame(store: Store, suite: Suite, chunk: int = 100_000, run: str | N
     })
     df = pd.DataFrame(data)
     valid = status_code == 0
-    has_gold = np.asarray(df["gold"].array.codes) >= 0
-    by_letter = _same(df["label"].array, df["gold"].array)
+    has_value = ~np.isnan(cat["value"])
     by_value = np.nan_to_num(cat["value"], nan=0.0) >= 1.0
-    df["correct"] = valid & np.where(has_gold, by_letter, by_value)
+    by_letter = _same(df["label"].array, df["gold"].array)  # stores written before scores had values
+    df["correct"] = valid & np.where(has_value, by_value, by_letter)
     return df[[*BASE_COLUMNS, *facets, *SCORE_COLUMNS]]

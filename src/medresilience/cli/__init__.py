@@ -30,7 +30,7 @@ def parse_pairs(values: list[str] | None, flag: str = "-O") -> dict[str, str]:
 
 def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, seed, settings: list[str], scoring: str,
               family_options: list[str] | None, defense: Optional[str]) -> None:
-    from ..evaluate import evaluate
+    from ..evaluation import evaluate
     from ..models.spec import parse_model_spec
     from ..records import Suite
     from ..runner import EvalOptions

@@ -1,10 +1,23 @@
 """Scoring: turning a model's reply into a Score. MCQ letters by extraction or by log-probability
-(`mcq`), and an LLM judge with its rubric as data (`judge`). An unreadable reply is `invalid`, a
-judge that cannot decide is `unscored` with its reason: never a guess, never a default."""
+(`mcq`), and an LLM judge with its rubric as data (`judge`: Rubric, Judge, JudgeScorer). An
+unreadable reply is `invalid`, a judge that cannot decide is `unscored` with its reason: never a
+guess, never a default."""
+
+from typing import Any
 
 from .letters import extract_letter
 from .logprob import choice_from_logprobs
 from .mcq import mcq_params, mcq_scorer
-from .types import Score, Scorer
+from .types import Score, Scorer, is_deferred
 
-__all__ = ["Score", "Scorer", "choice_from_logprobs", "extract_letter", "mcq_params", "mcq_scorer"]
+__all__ = ["Judge", "JudgeScorer", "Rubric", "Score", "Scorer", "choice_from_logprobs", "extract_letter", "is_deferred",
+           "mcq_params", "mcq_scorer"]
+
+
+def __getattr__(name: str) -> Any:
+    # the judge makes calls (calls.py imports this package's types): imported on first use
+    if name in ("Judge", "JudgeScorer", "Rubric"):
+        from . import judge
+
+        return getattr(judge, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
