@@ -45,7 +45,7 @@ def synthesise(run_dir: Path, rows: int, n_models: int, seed: int = 0, batch: in
     from medresilience.runner import EvalOptions
     from medresilience.store import CallRow, ScoreRow, Store, UnitRow
 
-    settings = (False, True)
+    settings = ("none", "caution")
     per_item = n_models * len(settings) * UNITS_PER_ITEM
     n_items = max(1, rows // per_item)
     rng = np.random.default_rng(seed)
@@ -73,8 +73,11 @@ def synthesise(run_dir: Path, rows: int, n_models: int, seed: int = 0, batch: in
     # ---- run.json
     specs = [parse_model_spec(f"openai:bench-model-{m},base_url=http://127.0.0.1:9/v1,api_key_env=BENCH_KEY")
              for m in range(n_models)]
-    opts = EvalOptions(type1="all", defense=settings)
-    (run_dir / "run.json").write_text(json.dumps(run_config(suite, specs, opts), indent=2))
+    from medresilience.family import get
+
+    opts = EvalOptions(settings=settings, family={"type1": "all"})
+    config = run_config(suite, specs, opts, get("misleading"))
+    (run_dir / "run.json").write_text(json.dumps(config, indent=2))
 
     # ---- store
     by_item: dict[str, list] = {}
@@ -83,6 +86,7 @@ def synthesise(run_dir: Path, rows: int, n_models: int, seed: int = 0, batch: in
     ct_index = {k: j for j, k in enumerate(CONTENT_TYPE_KEYS)}
     store = Store(run_dir / "store.sqlite")
     store.conn.execute("PRAGMA synchronous=OFF")
+    store.record_run("bench", config)
     units, calls, scores, requests = [], [], [], []
     n_rows = 0
 
@@ -93,8 +97,8 @@ def synthesise(run_dir: Path, rows: int, n_models: int, seed: int = 0, batch: in
 
     for m, spec in enumerate(specs):
         acc = 0.55 + 0.35 * m / max(1, n_models - 1)  # clean accuracy varies by model
-        for defense in settings:
-            flip_scale = 0.5 if defense else 1.0
+        for setting in settings:
+            flip_scale = 0.5 if setting != "none" else 1.0
             for it in suite.items.values():
                 wrong = [k for k in letters if k != it.answer]
                 clean_ok = rng.random() < acc
@@ -103,10 +107,10 @@ def synthesise(run_dir: Path, rows: int, n_models: int, seed: int = 0, batch: in
                 for item_id, probe, cond, target in rows_here:
                     n_rows += 1
                     base = item_id if probe is None else probe.id
-                    unit_id = f"{base}|{cond}|{'def' if defense else 'nodef'}|letter"
+                    unit_id = f"{base}|{cond}|{setting}|letter"
                     key = f"{n_rows:064x}"
                     units.append(UnitRow(spec.label, unit_id, item_id, None if probe is None else probe.id,
-                                         cond, defense, "letter", key))
+                                         cond, setting, "letter", key))
                     requests.append((key, spec.model, [], {}))
                     u = rng.random()
                     if u < 0.002:
@@ -130,7 +134,8 @@ def synthesise(run_dir: Path, rows: int, n_models: int, seed: int = 0, batch: in
                     calls.append(CallRow(key, spec.model, "ok", text=f"Answer: {label}", finish_reason="stop",
                                          prompt_tokens=pt, completion_tokens=ctok, cost=(pt * 0.15 + ctok * 0.6) / 1e6,
                                          latency_s=0.01))
-                    scores.append(ScoreRow(key, "letter", None if invalid else label, "invalid" if invalid else "valid"))
+                    scores.append(ScoreRow(key, "letter", None if invalid else label, "invalid" if invalid else "valid",
+                                           value=None if invalid else float(label == it.answer)))
                     if len(units) >= batch:
                         flush()
     flush()

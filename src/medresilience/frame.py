@@ -16,13 +16,16 @@ Only the units of the store's latest run are read: a run's results describe what
 Built for millions of rows in bounded memory. The units x calls x scores join is read in chunks
 with a narrow query: the small vocabularies (model, condition, setting, scoring, call and score
 status, label) are read first and come back from SQLite packed into one integer per row
-(mixed radix), so that only the item and probe ids are strings. Each chunk becomes integer codes
+(mixed radix), so that only the item and probe ids are strings. The vocabularies are those the
+run declared (no scan); a value outside them is noticed and the read starts again with
+vocabularies scanned from the store. Each chunk becomes integer codes
 at once; string columns end as pandas categoricals; item and probe facts are looked up by code,
 not merged row by row. A store with a large label vocabulary (free-text labels) is read the
 general way, as text."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -30,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .records import CLEAN, Suite
+from .records import CLEAN, LETTERS, Suite
 from .store import Store
 
 BASE_COLUMNS = ["model", "setting", "scoring", "item_id", "probe_id", "condition", "source", "subject", "gold"]
@@ -74,64 +77,90 @@ def _factorize(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(np.int32, copy=False), uniques
 
 
-def _fixed(codes: np.ndarray, vocab: Sequence[Any], missing: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Codes into a fixed vocabulary, as (codes, uniques) like _factorize (missing -> -1)."""
-    codes = codes.astype(np.int32)
-    if missing is not None:
-        codes[codes == missing] = -1
-    return codes, np.asarray(list(vocab), dtype=object)
-
-
 def _case(column: str, vocab: Sequence[Any]) -> tuple[str, list[Any]]:
-    """A CASE expression mapping a column's values to their index in vocab (and its arguments)."""
+    """A CASE expression mapping a column's values to their index in vocab, and any other value
+    to len(vocab) (and its arguments)."""
     if not vocab:
         return "0", []
-    return "(CASE " + column + " " + " ".join("WHEN ? THEN ?" for _ in vocab) + " ELSE -1 END)", [x for i, v in enumerate(vocab) for x in (v, i)]
+    return ("(CASE " + column + " " + " ".join("WHEN ? THEN ?" for _ in vocab) + f" ELSE {len(vocab)} END)",
+            [x for i, v in enumerate(vocab) for x in (v, i)])
 
 
 def _where(run: str | None) -> tuple[str, list[Any]]:
-    return ("WHERE u.run = ?", [run]) if run is not None else ("", [])
+    return ("WHERE +u.run = ?", [run]) if run is not None else ("", [])  # "+": a scan, not the index
 
 
-def _vocabularies(store: Store, run: str | None) -> dict[str, list[Any]]:
+class _Unpackable(Exception):
+    """A value outside the vocabularies the packed read was given."""
+
+
+def _scanned_vocabularies(store: Store, run: str | None) -> dict[str, list[Any]]:
+    """Every value of the small columns, read from the store (one scan per column)."""
     where, args = _where(run)
-    rows = store.conn.execute(f"SELECT u.model, u.condition, u.setting, u.scoring FROM units u {where} GROUP BY 1, 2, 3, 4", args).fetchall()
-    vocab = {name: sorted({r[i] for r in rows}, key=str) for i, name in enumerate(SMALL)}
-    vocab["model"] = list(dict.fromkeys(r[0] for r in store.conn.execute(f"SELECT DISTINCT u.model FROM units u {where}", args)))
-    labels = [r[0] for r in store.conn.execute(f"SELECT DISTINCT label FROM scores WHERE label IS NOT NULL LIMIT {MAX_PACKED_LABELS + 1}")]
-    vocab["label"] = sorted(labels)
+    vocab = {name: [r[0] for r in store.conn.execute(f"SELECT DISTINCT u.{name} FROM units u {where}", args)] for name in SMALL}
+    vocab["label"] = sorted(r[0] for r in store.conn.execute(
+        f"SELECT DISTINCT label FROM scores WHERE label IS NOT NULL LIMIT {MAX_PACKED_LABELS + 1}"))
     return vocab
 
 
+def _expected_vocabularies(store: Store, run: str | None, suite: Suite) -> dict[str, list[Any]] | None:
+    """The small vocabularies a run declared (its models, settings and scoring, the family's
+    conditions, option letters as labels), without scanning; None when the run does not say.
+    A value outside them is noticed while reading, and the read starts again with scanned ones."""
+    if run is None:
+        return None
+    row = store.conn.execute("SELECT config FROM runs WHERE run_id = ?", (run,)).fetchone()
+    try:
+        cfg = json.loads(row[0]) if row else {}
+    except ValueError:
+        return None
+    opts = cfg.get("options") or {}
+    models = [m.get("label") for m in cfg.get("models") or []]
+    if not models or not opts.get("settings") or not opts.get("scoring"):
+        return None
+    from .family import get
+
+    try:
+        conditions = [CLEAN, *get(suite.manifest.family).conditions]
+    except KeyError:
+        return None
+    return {"model": models, "condition": conditions, "setting": list(opts["settings"]), "scoring": [opts["scoring"]],
+            "label": list(LETTERS)}
+
+
 def _read_packed(store: Store, run: str | None, vocab: dict[str, list[Any]], chunk: int) -> list[dict[str, Any]]:
-    exprs, args = [], []
-    radix = []
+    """The join with the small columns packed into one integer (mixed radix). Each digit has one
+    value more than its vocabulary: a value outside it, which raises _Unpackable."""
+    exprs, args, radices = [], [], []
     for name in SMALL:
         e, a = _case(f"u.{name}", vocab[name])
         exprs.append(e)
         args += a
-        radix.append(max(1, len(vocab[name])))
+        radices.append(len(vocab[name]) + 1)
     le, la = _case("s.label", vocab["label"])
-    # order of digits: model, condition, setting, scoring, call (3), score (4), label (+1: none)
-    packed = "0"
-    mult = 1
-    for e, r in zip([*exprs, _CALL, _SCORE, f"(CASE WHEN s.label IS NULL THEN 0 ELSE {le} + 1 END)"],
-                    [*radix, 3, 4, len(vocab["label"]) + 1]):
+    args += la
+    n_labels = len(vocab["label"])
+    # digits: model, condition, setting, scoring, call (3), score (4), label (0: none, 1..n, n+1: unknown)
+    digits = [*exprs, _CALL, _SCORE, f"(CASE WHEN s.label IS NULL THEN 0 ELSE {le} + 1 END)"]
+    radices += [3, 4, n_labels + 2]
+    packed, mult = "0", 1
+    for e, r in zip(digits, radices):
         packed += f" + {mult} * {e}"
         mult *= r
-    args += la
     where, wargs = _where(run)
     sql = f"SELECT {packed}, u.item_id, u.probe_id, {_TOKENS}, c.cost, s.value {_JOIN} {where}"
-    radices = [*radix, 3, 4, len(vocab["label"]) + 1]
+    unknown = [r - 1 for r in radices[:4]] + [None, None, n_labels + 1]
 
     def convert(rows: list[tuple]) -> dict[str, Any]:
         n = len(rows)
         rest = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
-        digits = []
-        for r in radices:
+        parts = []
+        for r, u in zip(radices, unknown):
             rest, d = np.divmod(rest, r)
-            digits.append(d)
-        model, cond, setting, scoring, call, score, label = digits
+            if u is not None and (d == u).any():
+                raise _Unpackable("a value outside the expected vocabularies")
+            parts.append(d)
+        model, cond, setting, scoring, call, score, label = parts
         tokens = np.fromiter((r[3] for r in rows), dtype=np.int64, count=n)
         return {
             "model": _fixed(model, vocab["model"]),
@@ -250,11 +279,19 @@ def results_frame(store: Store, suite: Suite, chunk: int = 100_000, run: str | N
     work contends for the GIL.)"""
     if run == LATEST:
         run = store.latest_run()
-    vocab0 = _vocabularies(store, run)
-    if len(vocab0["label"]) > MAX_PACKED_LABELS:
-        parts = _read_text(store, run, chunk)
-    else:
-        parts = _read_packed(store, run, vocab0, chunk)
+    parts = None
+    expected = _expected_vocabularies(store, run, suite)
+    if expected is not None:
+        try:
+            parts = _read_packed(store, run, expected, chunk)
+        except _Unpackable:
+            parts = None
+    if parts is None:
+        scanned = _scanned_vocabularies(store, run)
+        if len(scanned["label"]) > MAX_PACKED_LABELS:
+            parts = _read_text(store, run, chunk)
+        else:
+            parts = _read_packed(store, run, scanned, chunk)
     facets = facet_names(suite)
     initial = {"condition": [CLEAN]}
     vocab = {name: _Codes(initial.get(name, ())) for name in TEXT_COLUMNS}

@@ -16,7 +16,7 @@ FLIP_COLOURS = {"to_target": "#D55E00", "elsewhere": "#E69F00", "invalid": "#999
 
 
 def _rows(df: pd.DataFrame) -> list[str]:
-    """Row labels (model, plus the setting when it is the defense) in table order."""
+    """Row labels (model, plus the setting when it is a mitigation) in table order."""
     out = []
     for m, s in df[["model", "setting"]].drop_duplicates().itertuples(index=False):
         out.append(m if s == "none" else f"{m} ({s})")
