@@ -1,7 +1,7 @@
-"""The project's own bundled sample suite: 48 basic medical MCQs written by the project, each with
-a complete option-aligned bundle (all 5 content types and 3 provenances). The suite directory is
-built from the release-layout source file by the same importer users run; a test checks that the
-shipped suite equals a fresh rebuild."""
+"""The project's own bundled sample suite, the one `medres run` evaluates: 48 basic medical MCQs
+written by the project, each with a complete misleading-context bundle. The shipped suite
+directory is loaded like any other; the family that built it rebuilds it from its source file
+(`python -m medresilience.families.misleading.sample`), and a test checks the two agree."""
 
 from __future__ import annotations
 
@@ -26,28 +26,5 @@ def sample_suite_dir() -> Path:
     return _data() / "suites" / SAMPLE_NAME
 
 
-def build_sample_suite() -> Suite:
-    """The sample suite as the importer builds it from the release file."""
-    from .families.misleading.release import read_release
-
-    suite = read_release(sample_release_path(), seed=SAMPLE_SEED, name=SAMPLE_NAME)
-    source = dict(getattr(suite.manifest, "source", None) or {})
-    source["path"] = sample_release_path().name  # relative: the shipped suite is machine-independent
-    suite.manifest = suite.manifest.model_copy(
-        update={
-            "source": source,
-            "created": "2026-11-22T00:00:00+00:00",
-            "description": "Bundled sample: 48 basic medical MCQs written by the medresilience project, "
-            "each with an option-aligned misleading-context bundle.",
-        }
-    )
-    return suite
-
-
 def sample_suite() -> Suite:
     return Suite.load(sample_suite_dir())
-
-
-if __name__ == "__main__":  # python -m medresilience.samples: rebuild the shipped suite
-    out = build_sample_suite().save(sample_suite_dir())
-    print(out)
