@@ -47,6 +47,7 @@ from pydantic import (
 
 from ..calls import CallRequest, RunStats, request_key, run_calls
 from ..errors import ConfigError, InputError
+from ..models.serving import serving
 from ..seeding import stable_hash
 from .types import Score, is_deferred
 
@@ -477,5 +478,8 @@ async def run_deferred(
     if not requests:
         return stats
     own_clients = {label: c for label, c in (clients or {}).items() if label in judge_specs and getattr(c, "spec", None) == judge_specs[label]}
-    part = await run_calls(requests, judge_specs.values(), store, progress, own_clients, RunStats())
+    # an embedded judge is started for the judging and stopped after it (a blocking start: nothing
+    # else runs on this loop meanwhile)
+    with serving(list(judge_specs.values())) as live:
+        part = await run_calls(requests, live, store, progress, own_clients, RunStats())
     return _add_stats(stats, part)
