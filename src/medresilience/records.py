@@ -30,6 +30,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .errors import InputError
 
 LETTERS = "ABCDEFGHIJ"
+#: Numbered options (MedJourney, some HLE rows) are keyed "1".."9": first-class labels, not letters.
+NUMBERS = "123456789"
+
+
+def option_labels(n: int, numbered: bool = False) -> str:
+    """The labels of n options: A, B, ... or 1, 2, ..."""
+    labels = NUMBERS if numbered else LETTERS
+    if n > len(labels):
+        raise ValueError(f"at most {len(labels)} {'numbered' if numbered else 'lettered'} options are supported, got {n}")
+    return labels[:n]
 
 #: The shared unstressed condition of every item (planned once per item, model and setting).
 CLEAN = "clean"
@@ -40,8 +50,9 @@ class Record(BaseModel):
 
 
 class Item(Record):
-    """One source question. Options (when present) are keyed by letter in display order and
-    `answer` is one of them; `reference` is a free-text answer key (a diagnosis, a correction)."""
+    """One source question. Options (when present) are keyed A, B, ... (or 1, 2, ... for a
+    numbered source) in display order and `answer` is one of the keys; `reference` is a
+    free-text answer key (a diagnosis, a correction)."""
 
     id: str = Field(min_length=1)
     source: str = Field(min_length=1, description="source dataset, e.g. medqa, medmcqa, mmlu")
@@ -59,9 +70,13 @@ class Item(Record):
             return v
         if len(v) < 2:
             raise ValueError("an item needs at least two options")
-        expected = LETTERS[: len(v)]
-        if "".join(v) != expected:
-            raise ValueError(f"option letters must be {', '.join(expected)} in order, got {', '.join(v)}")
+        keys = "".join(v)
+        numbered = keys[:1] == "1"
+        if len(v) > len(NUMBERS if numbered else LETTERS):
+            raise ValueError(f"at most {len(NUMBERS if numbered else LETTERS)} options are supported, got {len(v)}")
+        expected = option_labels(len(v), numbered)
+        if keys != expected:
+            raise ValueError(f"option {'numbers' if numbered else 'letters'} must be {', '.join(expected)} in order, got {', '.join(v)}")
         for k, text in v.items():
             if not str(text).strip():
                 raise ValueError(f"option {k} is empty")
@@ -73,7 +88,7 @@ class Item(Record):
             if self.answer is None:
                 raise ValueError("an item with options needs an answer letter")
             if self.answer not in self.options:
-                raise ValueError(f"answer '{self.answer}' is not one of the option letters {', '.join(self.options)}")
+                raise ValueError(f"answer '{self.answer}' is not one of the option {'numbers' if self.numbered else 'letters'} {', '.join(self.options)}")
         elif self.answer is not None:
             raise ValueError("an answer letter needs options (use reference for a free-text answer)")
         return self
@@ -88,7 +103,12 @@ class Item(Record):
 
     @property
     def letters(self) -> str:
+        """The option labels as one string ("ABCD", or "12345" for numbered options)."""
         return "".join(self.options or {})
+
+    @property
+    def numbered(self) -> bool:
+        return self.letters[:1] == "1"
 
     @property
     def wrong_options(self) -> list[str]:
