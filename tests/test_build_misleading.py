@@ -338,7 +338,7 @@ def test_build_on_real_medqa_via_cli_with_exports(tmp_path):
             assert row["options"] == list(it.options.values())
             assert row["option_contexts"][row["answer_index"]] == type2(bundles_of(suite)[row["bundle_id"]])[it.answer]
         # `medres build export` writes the same Parquet file
-        r = runner.invoke(app, ["export", "--suite", str(out), "--format", "parquet", "--out", str(tmp_path / "again.parquet")])
+        r = runner.invoke(app, ["export", "--suite", str(out), "--format", "bundles-parquet", "--out", str(tmp_path / "again.parquet")])
         assert r.exit_code == 0, r.output
         assert pq.read_table(tmp_path / "again.parquet").to_pylist() == t
         # rerunning the command resumes with no new calls

@@ -106,7 +106,7 @@ def test_import_and_export_release_roundtrip(tmp_path):
     s = Suite.load(suite_dir)
     assert len(s.items) == 48 and len(s.probes) == 192
     out = tmp_path / "release.jsonl"
-    r = runner.invoke(app, ["export", "--suite", str(suite_dir), "--out", str(out)])
+    r = runner.invoke(app, ["export", "--suite", str(suite_dir), "--format", "bundles", "--out", str(out)])
     assert r.exit_code == 0, r.output
     assert out.read_text() == sample_release_path().read_text()
 

@@ -110,6 +110,7 @@ def import_(
     out: Annotated[Path, typer.Option("--out", help="items .jsonl file, or a suite directory for a release file")],
     fmt: Annotated[str, typer.Option("--format", help="auto, or a format name (medres import --format help lists them)")] = "auto",
     seed: Annotated[int, typer.Option(help="suite seed (release files: the seeded choices of its probes)")] = 0,
+    config: Annotated[Optional[str], typer.Option("--config", help="the release config a single file holds, when its name does not say")] = None,
 ) -> None:
     """Turn real source files into items (or a release file into a suite)."""
     from .. import sources
@@ -124,7 +125,7 @@ def import_(
     if fmt == "auto":
         name = next((d for fam in families() if fam.detect and (d := fam.detect(path))), "auto")
     if name in suite_formats:
-        suite = suite_formats[name](path, seed=seed)
+        suite = suite_formats[name](path, seed=seed, **({"config": config} if config else {}))
         suite.save(out)
         console.print(f"suite {out}: {len(suite.items)} items, {len(suite.probes)} probes")
         return

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..records import LETTERS, Item, iter_json_lines, parse_record
+from ..records import LETTERS, NUMBERS, Item, iter_json_lines, parse_record
 
 __all__ = ["IdChecker", "build_item", "json_lines", "show", "text_field"]
 
@@ -58,9 +58,9 @@ def build_item(
     """Validate and build an Item. Options must already be keyed A, B, ... in order; `option_field`
     names each option's field in the source file for error messages."""
     letters = "".join(options)
-    if letters != LETTERS[: len(options)] or len(options) < 2:
+    if letters not in (LETTERS[: len(options)], NUMBERS[: len(options)]) or len(options) < 2:
         field = next(iter(option_field.values()), "options") if option_field else "options"
-        raise InputError(path, line, field, f"expected at least two options lettered A, B, ...; got {letters or 'none'}")
+        raise InputError(path, line, field, f"expected at least two options lettered A, B, ... (or numbered 1, 2, ...); got {letters or 'none'}")
     if answer not in options:
         raise InputError(path, line, answer_field, f"answer {show(answer)} is not one of the options {', '.join(options)}")
     obj: dict[str, Any] = dict(

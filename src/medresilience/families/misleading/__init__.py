@@ -16,6 +16,7 @@ from ...records import Item, Suite
 from ...scoring.mcq import mcq_scorer
 from ...sources import register_format
 from .delivery import MisleadingOptions, render
+from .medmisbench import MARK_KEYS, read_flat_items, read_medmisbench
 from .probe import CONDITIONS, FACETS, FAMILY, MisleadingProbe
 from .release import CONTEXT_KEYS, read_release, read_release_items
 
@@ -82,13 +83,24 @@ def commands():
 
 
 def _detect(path: Path) -> str | None:
+    """medmisbench: the study's flat layout (a file, or a folder of config files); bundles: this
+    project's nested layout (option_contexts)."""
     from ...errors import MedresError
-    from ...sources import detect_format
+    from .medmisbench import _rows_of_file, is_flat, release_files
 
+    path = Path(path)
     try:
-        return "medmisbench" if detect_format(path) == "medmisbench" else None
-    except MedresError:
+        if path.is_dir():
+            return "medmisbench" if release_files(path) else None
+        first = next(_rows_of_file(path), None)
+    except (MedresError, StopIteration, OSError, ValueError):
         return None
+    if first is None:
+        return None
+    keys = set(first[1])
+    if is_flat(keys):
+        return "medmisbench"
+    return "bundles" if keys & set(CONTEXT_KEYS) else None
 
 
 FAMILY_SPEC = register(Family(
@@ -109,10 +121,12 @@ FAMILY_SPEC = register(Family(
     report=report,
     compare=compare,
     commands=commands,
-    suite_formats={"medmisbench": read_release},
+    suite_formats={"medmisbench": read_medmisbench, "bundles": read_release},
     detect=_detect,
     export=export,
-    export_formats=("release", "parquet"),
+    export_formats=("release", "parquet", "bundles"),
 ))
 
-register_format("medmisbench", read_release_items, CONTEXT_KEYS, "medmisbench (JSON lines with option_contexts)")
+register_format("medmisbench", read_flat_items, MARK_KEYS,
+                "medmisbench (the study's release: id, question, answer, opa.., injecta.., injection_content, injection_provenance)")
+register_format("bundles", read_release_items, CONTEXT_KEYS, "bundles (this project's release layout: JSON lines with option_contexts)")

@@ -111,8 +111,8 @@ def misleading(
     max_chars: Annotated[int, typer.Option("--max-chars")] = 400,
     schema_lengths: Annotated[str, typer.Option("--schema-lengths", help="minLength/maxLength in the response schemas: auto (only for the embedded server), on, off")] = "auto",
     dry_run: Annotated[bool, typer.Option("--dry-run", help="estimate calls and tokens; call nothing, write nothing")] = False,
-    export_release: Annotated[Optional[Path], typer.Option("--export-release", help="also write the suite in the MedMisBench release layout")] = None,
-    export_parquet: Annotated[Optional[Path], typer.Option("--export-parquet", help="also write the suite as Parquet (Hugging Face datasets)")] = None,
+    export_release: Annotated[Optional[Path], typer.Option("--export-release", help="also write the suite in this project's bundle layout (JSON lines; `medres export --format release` gives the study's flat layout)")] = None,
+    export_parquet: Annotated[Optional[Path], typer.Option("--export-parquet", help="also write the suite's bundles as Parquet (Hugging Face datasets)")] = None,
 ) -> None:
     """Build a misleading-context suite from answer-grounded MCQs with a generator model."""
     from ...models.spec import parse_model_spec
@@ -135,9 +135,9 @@ def misleading(
     _print_summary(res.report)
     console.print(f"suite: {out}  (suite.json, items.jsonl, probes.jsonl, build_report.md, decisions.jsonl)")
     if export_release:
-        console.print(f"{export_release}: {export_suite(res.suite, export_release, 'release')} release rows")
+        console.print(f"{export_release}: {export_suite(res.suite, export_release, 'bundles')} release rows")
     if export_parquet:
-        console.print(f"{export_parquet}: {export_suite(res.suite, export_parquet, 'parquet')} Parquet rows")
+        console.print(f"{export_parquet}: {export_suite(res.suite, export_parquet, 'bundles-parquet')} Parquet rows")
     if res.report.get("incomplete"):
         raise typer.Exit(1)
 

@@ -1,9 +1,13 @@
-"""Export a suite for others: the MedMisBench release layout (JSON lines, via
-sources.write_release) and Parquet for Hugging Face `datasets` (one row per bundle, the same
-fields as a release row, with options and option contexts as aligned lists so rows with 4 and 5
-options share one schema; the item and bundle meta are JSON strings).
+"""Export a suite for others:
 
-    datasets.load_dataset("parquet", data_files="suite.parquet")"""
+- `release` / `parquet`: the study's flat release layout (medmisbench.py), as JSON lines or as
+  Parquet with the same columns (how a Hugging Face dataset is stored; a folder gets one file
+  per config);
+- `bundles` / `bundles-parquet`: this project's nested layout (one row per bundle, several
+  bundles per item allowed), as JSON lines, or as Parquet with options and option contexts as
+  aligned lists so rows with 4 and 5 options share one schema (meta as JSON strings).
+
+    datasets.load_dataset("parquet", data_files="MEDMISQA.parquet")"""
 
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ from ...records import LETTERS, Suite
 from . import release as sources
 from .bundles import bundle_id_for
 
-EXPORT_FORMATS = ("release", "parquet")
+EXPORT_FORMATS = ("release", "parquet", "bundles", "bundles-parquet")
 
 PARQUET_COLUMNS = (
     "id", "item_id", "bundle_id", "source_dataset", "subject", "question", "options", "option_letters",
@@ -96,9 +100,15 @@ def write_parquet(suite: Suite, path: Path | str) -> int:
 
 
 def export_suite(suite: Suite, path: Path | str, fmt: str) -> int:
+    from .medmisbench import write_medmisbench
+
     fmt = fmt.strip().lower()
     if fmt == "release":
-        return sources.write_release(suite, path)
+        return write_medmisbench(suite, path, "jsonl")
     if fmt == "parquet":
+        return write_medmisbench(suite, path, "parquet")
+    if fmt == "bundles":
+        return sources.write_release(suite, path)
+    if fmt == "bundles-parquet":
         return write_parquet(suite, path)
     raise ConfigError("--format", f"unknown export format {fmt!r} (known: {', '.join(EXPORT_FORMATS)})")

@@ -90,15 +90,20 @@ PROVENANCES: tuple[Provenance, ...] = (
 CONTENT_TYPE_KEYS: tuple[str, ...] = tuple(c.key for c in CONTENT_TYPES)
 PROVENANCE_KEYS: tuple[str, ...] = tuple(p.key for p in PROVENANCES)
 
-# Aliases met in other files (labels, short names) mapped to the canonical keys.
+# Aliases met in other files (labels, short names) mapped to the canonical keys; the MedMisBench
+# release's code and its paper spell several labels differently: both are here.
 _CONTENT_ALIASES = {
     "relationship/sequence inversion": "relationship_inversion",
     "relationship / sequence inversion": "relationship_inversion",
     "sequence_inversion": "relationship_inversion",
+    "relationship & sequence inversion": "relationship_inversion",
     "threshold/reference corruption": "threshold_corruption",
     "threshold / reference corruption": "threshold_corruption",
+    "parameter & threshold shift": "threshold_corruption",
+    "parameter / threshold shift": "threshold_corruption",
     "cue remapping": "cue_remapping",
     "spurious anchoring": "spurious_anchoring",
+    "spurious cue anchoring": "spurious_anchoring",
     "exception poisoning": "exception_poisoning",
 }
 _PROVENANCE_ALIASES = {
@@ -107,6 +112,7 @@ _PROVENANCE_ALIASES = {
     "patient belief / claim": "patient",
     "patient_belief": "patient",
     "authority (guideline / discharge note / sop)": "authority",
+    "authority (guideline, discharge note, sop)": "authority",
     "guideline": "authority",
 }
 
