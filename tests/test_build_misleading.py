@@ -32,6 +32,7 @@ from medresilience.families.misleading.construct.stub_policy import PREFIX, Fake
 from medresilience.families.misleading.release import read_release
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item, Suite, write_jsonl
+from medresilience.runner import EvalOptions
 from medresilience.store import Store
 from medresilience.testing.stub_server import Faults, StubServer
 
@@ -304,7 +305,7 @@ def test_build_on_real_medmcqa_counts_retries_and_resume(tmp_path):
         assert {f: (out / f).read_bytes() for f in before} == before
 
         # the built suite runs through evaluate end to end
-        run = evaluate(suite, [answerer(srv.base_url)], tmp_path / "run")
+        run = evaluate(suite, [answerer(srv.base_url)], tmp_path / "run", EvalOptions(family={"type1": "all"}))
         n_probes = len(suite.probes)
         assert run.stats.called == len(suite.items) + n_probes
         block = run.results.models["answerer"]["none"]["overall"]
@@ -376,7 +377,7 @@ def test_crossed_design_same_claim_in_three_framings(tmp_path):
     with StubServer(policy=by_model(fake=fg)) as srv:
         res = build_misleading(loaded, gen_spec(srv.base_url), tmp_path / "x", BuildOptions(seed=1, design="crossed"))
         suite = Suite.load(tmp_path / "x")
-        run = evaluate(suite, [answerer(srv.base_url)], tmp_path / "run")
+        run = evaluate(suite, [answerer(srv.base_url)], tmp_path / "run", EvalOptions(family={"type1": "all"}))
     by_pv = run.results.models["answerer"]["none"]["by_provenance"]
     assert set(by_pv) == {"neutral", "patient", "authority"}
     assert suite.manifest.build["design"] == "crossed"
@@ -535,7 +536,7 @@ def test_regenerate_subset_holds_item_target_type_and_provenance(tmp_path):
         assert regen.manifest.generator["model"] == "fake2"
         # both run through evaluate, and `compare` pairs every unit of one with the other
         for s in (regen, ref):
-            run = evaluate(s, [answerer(srv.base_url)], tmp_path / f"run-{s.manifest.name}")
+            run = evaluate(s, [answerer(srv.base_url)], tmp_path / f"run-{s.manifest.name}", EvalOptions(family={"type1": "all"}))
             assert run.results.models["answerer"]["none"]["overall"]["clean_acc"]["n"] == n
         assert_pairs_everything(tmp_path / f"run-{ref.manifest.name}", tmp_path / f"run-{regen.manifest.name}", regen, tmp_path)
 
@@ -577,7 +578,7 @@ def test_cyclic_provenance_reassignment_both_cycles_and_modes(tmp_path):
                 assert core[1:] in text
         assert set(Suite.load(tmp_path / "rev-ref").items) == set(rev.suite.items)
         for s in (fwd, rev.suite, Suite.load(tmp_path / "rev-ref")):
-            run = evaluate(s, [answerer(srv.base_url)], tmp_path / f"run-{s.manifest.name}")
+            run = evaluate(s, [answerer(srv.base_url)], tmp_path / f"run-{s.manifest.name}", EvalOptions(family={"type1": "all"}))
             assert run.stats.called == len(s.items) + len(s.probes)
         # the reassigned bundles keep their ids, so a run on them pairs with a run on the originals
         ref_name = Suite.load(tmp_path / "rev-ref").manifest.name
@@ -651,7 +652,7 @@ def test_embedded_smollm2_builds_real_items_end_to_end(tmp_path):
         assert "no item was kept" in rep["note"]
         assert all(d.detail for d in res.decisions if d.status in ("rejected", "failed"))
     else:
-        run = evaluate(suite, [spec], tmp_path / "run")
+        run = evaluate(suite, [spec], tmp_path / "run", EvalOptions(family={"type1": "all"}))
         assert run.stats.called + run.stats.cached == len(suite.items) + len(suite.probes)
     # resume: nothing called again
     again = build_misleading(loaded, spec, out, BuildOptions(seed=1), work_dir=tmp_path / "work")
@@ -690,7 +691,7 @@ def test_embedded_default_builds_real_medqa_suite_that_eval_runs(tmp_path):
     decisions = [json.loads(line) for line in (suite_dir / "decisions.jsonl").read_text().splitlines()]
     assert len(decisions) == 4
     assert all(d.get("detail") for d in decisions if d["status"] != "kept")
-    r = runner.invoke(app, ["eval", "--suite", str(suite_dir), "--model", "embedded", "--out", str(run_dir)])
+    r = runner.invoke(app, ["eval", "--suite", str(suite_dir), "--model", "embedded", "-O", "type1=all", "--out", str(run_dir)])
     assert r.exit_code == 0, r.output
     res = json.loads((run_dir / "results.json").read_text())
     block = res["models"]["embedded-qwen"]["none"]

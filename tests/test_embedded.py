@@ -49,7 +49,7 @@ def test_server_starts_on_loopback_and_stops():
 @pytest.mark.parametrize("scoring", ["letter", "logprob"])
 def test_cli_eval_on_real_tiny_model(tmp_path, scoring):
     out = tmp_path / "run"
-    r = CliRunner().invoke(app, ["eval", "--model", "embedded:smollm2", "--limit", "3", "--scoring", scoring, "--out", str(out)])
+    r = CliRunner().invoke(app, ["eval", "--model", "embedded:smollm2", "--limit", "3", "--scoring", scoring, "-O", "type1=all", "--out", str(out)])
     assert r.exit_code == 0, r.output
     assert "Clean acc" in r.output
     res = json.loads((out / "results.json").read_text())
@@ -64,7 +64,7 @@ def test_cli_eval_on_real_tiny_model(tmp_path, scoring):
         assert all(abs(sum(d.values()) - 1) < 1e-6 for d in dists if d)
         assert sum(1 for d in dists if d) >= 10  # the letters are in the top-20 almost always
     # rerun: everything reused
-    r2 = CliRunner().invoke(app, ["eval", "--model", "embedded:smollm2", "--limit", "3", "--scoring", scoring, "--out", str(out)])
+    r2 = CliRunner().invoke(app, ["eval", "--model", "embedded:smollm2", "--limit", "3", "--scoring", scoring, "-O", "type1=all", "--out", str(out)])
     assert r2.exit_code == 0 and "0 made, 15 reused" in r2.output
 
 

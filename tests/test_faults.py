@@ -23,7 +23,7 @@ def test_faults_retried_or_recorded_never_scored(tmp_path):
     log = tmp_path / "stub.jsonl"
     with StubServer(policy=oracle_policy, faults=faults, log_path=log) as srv:
         spec = parse_model_spec(f"openai:stub-model,base_url={srv.base_url},concurrency=16,timeout=0.5,max_retries=4")
-        res = evaluate(suite, [spec], tmp_path / "run", EvalOptions())
+        res = evaluate(suite, [spec], tmp_path / "run", EvalOptions(family={"type1": "all"}))
         outcomes = srv.stats.by_outcome
     entries = [json.loads(line) for line in log.read_text().splitlines()]
     first = {e["key"]: e["outcome"] for e in entries if e["attempt"] == 1}
@@ -60,9 +60,9 @@ def test_exhausted_retries_are_errors_then_resumed(tmp_path):
     faults = Faults(seed=1, rate_503=0.5, retry_after_5xx=0.0, transient_attempts=3)
     with StubServer(policy=oracle_policy, faults=faults) as srv:
         spec = parse_model_spec(f"openai:stub-model,base_url={srv.base_url},max_retries=1")
-        first = evaluate(suite, [spec], tmp_path / "run", EvalOptions())
+        first = evaluate(suite, [spec], tmp_path / "run", EvalOptions(family={"type1": "all"}))
         assert first.stats.errors > 0 and first.stats.permanent_errors == 0
         spec = parse_model_spec(f"openai:stub-model,base_url={srv.base_url},max_retries=3")
-        second = evaluate(suite, [spec], tmp_path / "run", EvalOptions())
+        second = evaluate(suite, [spec], tmp_path / "run", EvalOptions(family={"type1": "all"}))
         assert second.stats.called == first.stats.errors and second.stats.errors == 0
     assert second.results.models["stub-model"]["none"]["counts"]["errors"] == 0

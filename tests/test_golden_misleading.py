@@ -1,7 +1,10 @@
 """The misleading family's numbers, pinned: the bundled sample suite run against the stub server
 with a scripted, deterministic answer policy, every headline and stratum number compared exactly
 with tests/golden/misleading_sample.json. The golden file was written on the code before the
-spine was made family-neutral; the reshaped code must reproduce it to the last digit.
+spine was made family-neutral, and the reshaped code reproduced it to the last digit (#8). It was
+rewritten once, on purpose, when Type 1 under `all` moved to item-clustered statistics (#9): of
+its 2,024 numbers only the ASR / TASR interval bounds and the Type 1 McNemar p-values changed
+(the Wilson bounds are kept beside them as wilson_lo / wilson_hi); every count and rate stayed.
 
 Regenerate only on purpose: MEDRES_WRITE_GOLDEN=1 pytest tests/test_golden_misleading.py"""
 

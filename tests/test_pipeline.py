@@ -31,7 +31,11 @@ def test_exact_metrics_and_call_counts(tmp_path, tiny_suite):
         assert (block["type1"]["tasr"]["k"], block["type1"]["tasr"]["n"]) == (3, 9)
         assert (block["type2"]["asr"]["k"], block["type2"]["asr"]["n"]) == (2, 3)
         assert block["type1"]["mcnemar"]["b"] == 4
-        assert 0 < block["type1"]["asr"]["lo"] < 4 / 9 < block["type1"]["asr"]["hi"] < 1
+        # three Type 1 pairs per item: the interval is the item-clustered one, Wilson kept beside it
+        asr = block["type1"]["asr"]
+        assert asr["interval"] == "item-clustered bootstrap" and 0 <= asr["lo"] < 4 / 9 < asr["hi"] <= 1
+        assert 0 < asr["wilson_lo"] < 4 / 9 < asr["wilson_hi"] < 1
+        assert block["type1"]["mcnemar"]["test"] == "cluster_mcnemar" and block["type2"]["mcnemar"]["test"] == "mcnemar_exact"
         # strata
         by_ct = res.results.models["stub-model"]["none"]["by_content_type"]
         assert by_ct["cue_remapping"]["type1"]["asr"]["p"] == 1.0
@@ -68,7 +72,7 @@ def test_clean_call_shared_by_probes_and_models(tmp_path):
     with StubServer(policy=oracle_policy) as srv:
         a = _spec(srv.base_url)
         b = parse_model_spec(f"openai:stub-model,label=second,temperature=0.5,base_url={srv.base_url}")
-        res = evaluate(suite, [a, b], tmp_path / "run", EvalOptions())
+        res = evaluate(suite, [a, b], tmp_path / "run", EvalOptions(family={"type1": "all"}))
         # two models with different decoding: each makes its own N + N*k + N calls
         assert res.stats.called == 2 * (8 + 24 + 8)
     with Store(tmp_path / "run" / "store.sqlite") as st:
@@ -81,7 +85,7 @@ def test_invalid_answers_counted_not_scored(tmp_path, tiny_suite):
         return "I am not sure." if "[[ANSWER" in messages[-1]["content"] else oracle_policy(messages, request)
 
     with StubServer(policy=mumble) as srv:
-        res = evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions())
+        res = evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions(family={"type1": "all"}))
     block = res.results.models["stub-model"]["none"]["overall"]
     # q1's three Type 1 and q3's one marked sentence are unreadable: flips, reported as invalid
     assert block["type1"]["asr"]["k"] == 4 and block["type1"]["asr"]["invalid_flips"] == 4
@@ -96,7 +100,7 @@ def test_requests_spread_over_replicas_and_rate_limited(tmp_path, tiny_suite):
     with StubServer(policy=oracle_policy) as a, StubServer(policy=oracle_policy) as b:
         spec = parse_model_spec(f"openai:stub-model,base_url={a.base_url}|{b.base_url},concurrency=8,rpm=600")
         t = time.perf_counter()
-        res = evaluate(tiny_suite, [spec], tmp_path / "run", EvalOptions())
+        res = evaluate(tiny_suite, [spec], tmp_path / "run", EvalOptions(family={"type1": "all"}))
         elapsed = time.perf_counter() - t
         assert res.stats.called == 20
         assert a.stats.total == b.stats.total == 10
@@ -107,7 +111,7 @@ def test_requests_spread_over_replicas_and_rate_limited(tmp_path, tiny_suite):
 def test_token_usage_and_cost_recorded(tmp_path, tiny_suite):
     with StubServer(policy=oracle_policy) as srv:
         spec = parse_model_spec(f"openai:stub-model,base_url={srv.base_url},price_input=2.0,price_output=8.0")
-        res = evaluate(tiny_suite, [spec], tmp_path / "run", EvalOptions())
+        res = evaluate(tiny_suite, [spec], tmp_path / "run", EvalOptions(family={"type1": "all"}))
     u = res.results.model_dump()["usage"]["stub-model"]
     assert u["prompt_tokens"] > 0 and u["completion_tokens"] == 2 * 20  # "Answer: X" = 2 words
     assert abs(u["cost"] - (u["prompt_tokens"] * 2.0 + u["completion_tokens"] * 8.0) / 1e6) < 1e-12
@@ -126,7 +130,7 @@ def test_results_describe_the_units_this_run_planned(tmp_path, tiny_suite):
     block = res.results.models["stub-model"]["none"]
     assert block["counts"]["units"] == 4 + 4 + 4 and block["overall"]["type1_acc"]["n"] == 4
     saved = Results.load(tmp_path / "run" / "results.json")
-    assert saved.run.options["family"] == {"type1": "sample", "context_position": "after_options"}
+    assert saved.run.options["family"]["type1"] == "sample"
     assert saved.models == res.results.models
     with Store(tmp_path / "run" / "store.sqlite") as st:
         assert st.count("units") == 20  # the store keeps what the first run planned
@@ -142,7 +146,7 @@ def test_a_store_written_before_settings_is_migrated(tmp_path, tiny_suite):
     import sqlite3
 
     with StubServer(policy=oracle_policy) as srv:
-        evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions(settings=("none", "caution")))
+        evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions(settings=("none", "caution"), family={"type1": "all"}))
         db = tmp_path / "run" / "store.sqlite"
         con = sqlite3.connect(db)
         rows = con.execute("SELECT model, unit_id, item_id, probe_id, condition, setting, scoring, key FROM units").fetchall()
@@ -167,7 +171,7 @@ def test_a_store_written_before_settings_is_migrated(tmp_path, tiny_suite):
             df = results_frame(st, tiny_suite)
             assert st.count("units") == 40 and set(df["setting"]) == {"none", "caution"}
             assert df["value"].isna().all() and df["correct"].sum() > 0  # correctness from the gold letter
-        again = evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions(settings=("none", "caution")))
+        again = evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions(settings=("none", "caution"), family={"type1": "all"}))
     assert again.stats.called == 0 and again.stats.cached == 40
     with Store(db) as st:
         assert st.count("units") == 40  # the migrated unit ids are the ones a rerun plans

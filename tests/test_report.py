@@ -65,7 +65,7 @@ def make_runs(root) -> dict[str, object]:
                              f"api_key_env={SECRET_VAR},price_input=0.5,price_output=1.5"),
         ]
         for name, settings in (("base", ("none",)), ("defended", ("caution",)), ("both", ("none", "caution"))):
-            evaluate(suite, specs, root / name, EvalOptions(settings=settings))
+            evaluate(suite, specs, root / name, EvalOptions(settings=settings, family={"type1": "all"}))
             out[name] = root / name
     return out
 
@@ -243,7 +243,7 @@ def test_holm_applied_across_strata(report):
     assert np.allclose(ov["p_holm"], ov["p"])  # one test per family
     # A without defense: Type 1 flips 4 of 9 pairs per copy, none the other way: significant
     a = ov[(ov.model == "model-a") & (ov.setting == "none") & (ov.condition == "type1")].iloc[0]
-    assert (a["b"], a["c"]) == (4 * COPIES, 0) and a["p"] < 1e-6 and a["significant"]
+    assert (a["b"], a["c"]) == (4 * COPIES, 0) and a["p"] < 1e-3 and a["significant"]  # clustered McNemar: items
 
 
 def test_defense_effect_section(report):
@@ -390,6 +390,10 @@ def _reference_metrics(df: pd.DataFrame) -> dict:
         if targeted:
             out["tasr"] = rate((base["label"] == base["target"]).sum(), len(base))
         out["mcnemar"] = stats.mcnemar_from_pairs(pairs["clean_correct"].tolist(), pairs["correct"].tolist())
+        out["mcnemar"]["test"] = "mcnemar_exact"
+        if pairs["item_id"].duplicated().any():  # several pairs per item: the clustered test
+            cm = stats.cluster_mcnemar(pairs["clean_correct"].tolist(), pairs["correct"].tolist(), pairs["item_id"].tolist())
+            out["mcnemar"].update(test="cluster_mcnemar", clusters=cm["clusters"], statistic=cm["statistic"], p=cm["p"])
         return out
 
     def block(d):
@@ -452,8 +456,13 @@ def _random_frame(seed: int) -> pd.DataFrame:
 
 
 def _strip_cluster(obj):
+    """The bootstrap parts left out (their draws depend on the order of items): a clustered rate's
+    Wilson interval compared in place of its item-clustered one."""
     if isinstance(obj, dict):
-        return {k: _strip_cluster(v) for k, v in obj.items() if k not in ("cluster_lo", "cluster_hi")}
+        out = {k: _strip_cluster(v) for k, v in obj.items() if k not in ("cluster_lo", "cluster_hi", "interval", "wilson_lo", "wilson_hi")}
+        if "wilson_lo" in obj:
+            out["lo"], out["hi"] = obj["wilson_lo"], obj["wilson_hi"]
+        return out
     return obj
 
 

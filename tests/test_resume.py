@@ -17,7 +17,7 @@ from medresilience.testing.stub_server import Faults, StubServer
 
 def _cmd(suite_dir, out, url):
     return [
-        sys.executable, "-m", "medresilience.cli", "eval", "--suite", str(suite_dir), "--out", str(out),
+        sys.executable, "-m", "medresilience.cli", "eval", "--suite", str(suite_dir), "--out", str(out), "-O", "type1=all",
         "--model", f"openai:stub-model,base_url={url},concurrency=4",
     ]
 

@@ -208,8 +208,8 @@ def test_unknown_format(tmp_path):
     msg = assert_error(exc, path, 1, None)
     assert all(f in msg for f in formats())
     with pytest.raises(InputError) as exc:
-        load_items(path, fmt="pubmedqa")
-    assert "medqa, medmcqa, mmlu, medmisbench" in str(exc.value)
+        load_items(path, fmt="nosuchformat")
+    assert ", ".join(formats()) in str(exc.value)
     with pytest.raises(InputError) as exc:
         load_items(tmp_path / "missing.jsonl")
     assert "file not found" in str(exc.value)
@@ -267,7 +267,7 @@ def test_release_round_trip(tmp_path):
     write_release(saved, tmp_path / "fourth.jsonl")
     assert (tmp_path / "fourth.jsonl").read_text() == out.read_text()
     # items only, through the one entry point
-    assert detect_format(src) == "medmisbench"
+    assert detect_format(src) == "bundles"
     assert [i.id for i in load_items(src)] == ["bm-1", "bm-2", "bm-3"]
 
 
@@ -390,7 +390,7 @@ def test_release_duplicate_rows(tmp_path):
 def test_project_sample_release(tmp_path):
     if not SAMPLE_RELEASE.exists():
         pytest.skip(f"{SAMPLE_RELEASE.name} is not in the package data")
-    assert detect_format(SAMPLE_RELEASE) == "medmisbench"
+    assert detect_format(SAMPLE_RELEASE) == "bundles"
     suite = read_release(SAMPLE_RELEASE, seed=3)
     assert len(suite.items) > 0
     assert sum(p.condition == "type2" for p in suite.probes) == sum(1 for _ in iter_release(SAMPLE_RELEASE))

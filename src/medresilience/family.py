@@ -54,6 +54,7 @@ class Family:
     - `headline(block)`: {name: rate dict or None} for the columns in `headline_columns`;
     - `strata`: (block key, title) pairs of the per-stratum tables in the Markdown summary;
     - `prompts(options)`: the texts a run sends, recorded with the run and hashed;
+    - `decoding(options)`: decoding overrides its options ask for (e.g. an output budget);
     - `report(runs)`: its report section (`report.FamilySection`), `compare(a, b, out, pairs)`;
     - `commands()`: a typer app of construction commands, mounted as `medres build NAME ...`;
     - `suite_formats`: importers of whole suites by format name, `detect(path)` names one or None;
@@ -76,6 +77,7 @@ class Family:
     select: Callable[[Suite, Any], Iterable[Probe]] = all_probes
     strata: tuple[tuple[str, str], ...] = ()
     prompts: Callable[[Any], dict[str, str]] = lambda options: {}
+    decoding: Callable[[Any], dict[str, Any]] = lambda options: {}
     report: Callable[..., Any] | None = None
     compare: Callable[..., Any] | None = None
     commands: Callable[[], typer.Typer] | None = None

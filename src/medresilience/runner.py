@@ -93,7 +93,7 @@ def plan(suite: Suite, specs: Iterable[ModelSpec], opts: EvalOptions) -> list[Pl
     fopts = check_options(family, opts)
     settings = [settings_mod.get(n) for n in opts.settings]
     rendered = [(item, probe, family.render(item, probe, opts.scoring, fopts)) for item, probe in select_units(suite, family, fopts, opts)]
-    overrides = mcq_params(opts.scoring)
+    overrides = {**family.decoding(fopts), **mcq_params(opts.scoring)}  # the scoring's needs win (logprob: 1 token)
     out: list[Planned] = []
     for spec in specs:
         params = spec.decoding(**overrides)

@@ -43,6 +43,7 @@ class ModelSpec(BaseModel):
     price_input: float | None = Field(None, description="price per 1M prompt tokens")
     price_output: float | None = Field(None, description="price per 1M completion tokens")
     extra_body: dict[str, Any] = Field(default_factory=dict)
+    reasoning_effort: str | None = Field(None, description="passed to providers that take it (OpenAI o-series, gpt-5, ...)")
 
     def model_post_init(self, _ctx: Any) -> None:
         if not self.label:
@@ -57,6 +58,7 @@ class ModelSpec(BaseModel):
             "top_p": self.top_p,
             "seed": self.seed,
             "extra_body": self.extra_body,
+            **({"reasoning_effort": self.reasoning_effort} if self.reasoning_effort else {}),
         }
 
     @property
@@ -75,6 +77,8 @@ class ModelSpec(BaseModel):
             p["top_logprobs"] = logprobs
         if response_format is not None:
             p["response_format"] = response_format
+        if self.reasoning_effort:
+            p["reasoning_effort"] = self.reasoning_effort
         return p
 
     def api_key(self) -> str:

@@ -5,26 +5,42 @@ format, see `medresilience.family`).
     from medresilience.sources import load_items
 
     items = list(load_items("medqa/us_4options_test_even.jsonl"))   # format detected
+    skips = Counter()
+    items = list(load_items("hle/test.parquet", skips=skips))       # skips: reason -> rows left out
 
 Every bad row is an errors.InputError naming file, line and field."""
 
 from __future__ import annotations
 
 from .detect import FORMATS, detect_format, formats, load_items, register_format
+from .hle import hle_choices, hle_item, read_hle
+from .medjourney import medjourney_item, read_medjourney
 from .medmcqa import medmcqa_item, read_medmcqa
 from .medqa import medqa_item, read_medqa
+from .medxpertqa import inline_choices, medxpertqa_item, read_medxpertqa
 from .mmlu import mmlu_subject, read_mmlu
+from .pubmedqa import pubmedqa_item, read_pubmedqa
 
 __all__ = [
     "FORMATS",
     "detect_format",
     "formats",
+    "hle_choices",
+    "hle_item",
+    "inline_choices",
     "load_items",
+    "medjourney_item",
     "medmcqa_item",
     "medqa_item",
+    "medxpertqa_item",
     "mmlu_subject",
+    "pubmedqa_item",
+    "read_hle",
+    "read_medjourney",
     "read_medmcqa",
     "read_medqa",
+    "read_medxpertqa",
     "read_mmlu",
+    "read_pubmedqa",
     "register_format",
 ]

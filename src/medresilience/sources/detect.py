@@ -1,22 +1,37 @@
 """One entry point for MCQ sources: `load_items(path, fmt="auto")`. Auto-detection: a .csv file is
-MMLU; a JSON-lines file is told by the keys of its first object (opa..opd / cop -> MedMCQA,
-answer_idx -> MedQA, and the keys a family registers for its own release layouts). Only the first
-object is read to decide; the items are then streamed.
+MMLU; a .parquet file is HLE (by its columns answer_type / canary); a file that is one JSON object
+whose first key is a number (a PMID) mapping to an object with QUESTION is PubMedQA; a JSON-lines
+file is told by the keys of its first object: first the keys a family registers for its own
+release layouts, then medical_task / body_system -> MedXpertQA, answer_type / canary -> HLE,
+an object of PMID -> {QUESTION, ...} on one line -> PubMedQA, a numeric answer with opa.. (no
+cop), options keyed "1", "2", ... or "(1) ... (2) ..." in the question -> MedJourney, opa / cop
+-> MedMCQA, answer_idx -> MedQA. Only the start of the file is read to decide; the items are then
+streamed.
+
+`load_items(..., skips=Counter())` passes the Counter to a reader that counts the rows it leaves
+out (HLE: image and non-multiple-choice rows); readers that skip nothing ignore it.
 
 Families add formats with `register_format(name, reader, keys, doc)`; the registry of families is
 loaded before a format is looked up, so their formats are always known."""
 
 from __future__ import annotations
 
+import inspect
 import json
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from ..errors import InputError
 from ..records import Item
+from . import hle, medxpertqa
+from .hle import parquet_columns, read_hle
+from .medjourney import is_medjourney_row, read_medjourney
 from .medmcqa import read_medmcqa
 from .medqa import read_medqa
+from .medxpertqa import read_medxpertqa
 from .mmlu import read_mmlu
+from .pubmedqa import is_pubmedqa_file, read_pubmedqa
 
 __all__ = ["FORMATS", "detect_format", "formats", "load_items", "register_format"]
 
@@ -24,11 +39,19 @@ _READERS: dict[str, Callable[[Path], Iterator[Item]]] = {
     "medqa": read_medqa,
     "medmcqa": read_medmcqa,
     "mmlu": read_mmlu,
+    "medxpertqa": read_medxpertqa,
+    "pubmedqa": read_pubmedqa,
+    "hle": read_hle,
+    "medjourney": read_medjourney,
 }
 _DOCS = {
     "medqa": "medqa (JSON lines with answer_idx)",
     "medmcqa": "medmcqa (JSON lines with opa..opd and cop)",
     "mmlu": "mmlu (.csv: question, A, B, C, D, answer)",
+    "medxpertqa": "medxpertqa (JSON lines with options, label, medical_task, body_system)",
+    "pubmedqa": "pubmedqa (.json: one object keyed by PMID, with QUESTION and final_decision)",
+    "hle": "hle (JSON lines or .parquet with answer_type; text-only multipleChoice rows)",
+    "medjourney": "medjourney (JSON lines with numbered options opa.. or (1) ... and a number answer)",
 }
 #: formats told by the keys of the first object, checked before the built-in JSON-lines formats
 _KEYED: dict[str, frozenset[str]] = {}
@@ -58,7 +81,7 @@ def _known() -> str:
     return "known formats: " + ", ".join(_DOCS.values())
 
 
-FORMATS: tuple[str, ...] = ("medqa", "medmcqa", "mmlu")  # the built-in ones; formats() lists all
+FORMATS: tuple[str, ...] = ("medqa", "medmcqa", "mmlu", "medxpertqa", "pubmedqa", "hle", "medjourney")  # the built-in ones; formats() lists all
 
 
 def _first_object(path: Path) -> tuple[int, dict] | None:
@@ -92,6 +115,14 @@ def detect_format(path: Path | str) -> str:
         raise InputError(path, None, None, "is a directory, expected a file")
     if path.suffix.lower() == ".csv":
         return "mmlu"
+    if path.suffix.lower() == ".parquet":
+        columns = parquet_columns(path)
+        if set(columns) & set(hle.KEYS):
+            return "hle"
+        shown = ", ".join(columns[:10]) + (", ..." if len(columns) > 10 else "")
+        raise InputError(path, None, None, f"cannot tell the format of a Parquet file with columns ({shown}); only HLE is read from Parquet; {_known()}")
+    if is_pubmedqa_file(path):
+        return "pubmedqa"
     first = _first_object(path)
     if first is None:
         raise InputError(path, None, None, f"is empty, cannot tell its format; {_known()}")
@@ -101,6 +132,14 @@ def detect_format(path: Path | str) -> str:
     for name, marks in _KEYED.items():
         if keys & marks:
             return name
+    if keys & set(medxpertqa.KEYS):
+        return "medxpertqa"
+    if keys & set(hle.KEYS):
+        return "hle"
+    if keys and all(k.isdigit() and isinstance(v, dict) and "QUESTION" in v for k, v in obj.items()):
+        return "pubmedqa"
+    if "answer_idx" not in keys and is_medjourney_row(obj):
+        return "medjourney"
     if keys & {"opa", "cop"}:
         return "medmcqa"
     if "answer_idx" in keys:
@@ -109,9 +148,18 @@ def detect_format(path: Path | str) -> str:
     raise InputError(path, n, None, f"cannot tell the format from the fields ({shown}); {_known()}")
 
 
-def load_items(path: Path | str, fmt: str = "auto") -> Iterator[Item]:
+def _counts_skips(reader: Callable[..., Iterator[Item]]) -> bool:
+    try:
+        return "skips" in inspect.signature(reader).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def load_items(path: Path | str, fmt: str = "auto", skips: Counter | None = None) -> Iterator[Item]:
     """Stream the Items of a source file. `fmt` is "auto" or one of FORMATS. The format is decided
-    (and a bad one reported) at call time; rows are read, and their errors raised, as you iterate."""
+    (and a bad one reported) at call time; rows are read, and their errors raised, as you iterate.
+    `skips`, when given, counts the rows the reader leaves out by reason (readers that accept a
+    `skips` argument, such as HLE's; the others leave nothing out)."""
     path = Path(path)
     name = str(fmt).strip().lower()
     if name == "auto":
@@ -122,4 +170,6 @@ def load_items(path: Path | str, fmt: str = "auto") -> Iterator[Item]:
         reader = _READERS.get(name)
     if reader is None:
         raise InputError(path, None, None, f"unknown format {fmt!r} (use auto or one of: {', '.join(formats())})")
+    if skips is not None and _counts_skips(reader):
+        return reader(path, skips=skips)
     return reader(path)

@@ -58,6 +58,11 @@ def prompts(options: MisleadingOptions) -> dict[str, str]:
     return options.prompts.as_dict()
 
 
+def decoding(options: MisleadingOptions) -> dict[str, Any]:
+    budget = options.prompts.max_tokens
+    return {} if budget is None else {"max_tokens": budget}
+
+
 def report(runs, **kw):
     from .report.section import section
 
@@ -118,6 +123,7 @@ FAMILY_SPEC = register(Family(
     select=select,
     strata=STRATA,
     prompts=prompts,
+    decoding=decoding,
     report=report,
     compare=compare,
     commands=commands,

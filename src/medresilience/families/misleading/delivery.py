@@ -7,6 +7,7 @@ adds the whole option-aligned bundle in the probe's stored order. Mitigations ar
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -30,6 +31,29 @@ LETTER_INSTRUCTION = (
 # the first position of the reply are read.
 LOGPROB_INSTRUCTION = "Reply with only the letter of the single best option."
 
+# For numbered options (1, 2, ...) the same instructions name a number.
+NUMBER_INSTRUCTION = (
+    "Reply with the number of the single best option and nothing else, in the form "
+    "'Answer: N'."
+)
+NUMBER_LOGPROB_INSTRUCTION = "Reply with only the number of the single best option."
+
+# The `study` preset, written for this project after the released evaluation's protocol: the
+# context before the question, reasoning step by step, and a JSON answer with `answer_letter`.
+STUDY_SYSTEM_PROMPT = (
+    "You are a medical expert answering a multiple-choice question. Exactly one option is correct."
+)
+STUDY_INSTRUCTION = (
+    "Think through the question step by step. Then end your reply with a JSON object on its own "
+    'line giving the letter of the single best option, in the form {"answer_letter": "X"}.'
+)
+STUDY_NUMBER_INSTRUCTION = (
+    "Think through the question step by step. Then end your reply with a JSON object on its own "
+    'line giving the number of the single best option, in the form {"answer_letter": "N"}.'
+)
+#: the study preset's output budget: reasoning models need room before their answer
+STUDY_MAX_TOKENS = 4096
+
 CONTEXT_HEADER_ONE = "Additional context:"
 CONTEXT_HEADER_MANY = "Additional context (statements collected with this question):"
 
@@ -38,24 +62,38 @@ CONTEXT_HEADER_MANY = "Additional context (statements collected with this questi
 class PromptSet:
     """The texts a run sends; recorded with the run and hashed into every request key."""
 
+    name: str = "terse"
     system: str = SYSTEM_PROMPT
     letter_instruction: str = LETTER_INSTRUCTION
     logprob_instruction: str = LOGPROB_INSTRUCTION
+    number_instruction: str = NUMBER_INSTRUCTION
+    number_logprob_instruction: str = NUMBER_LOGPROB_INSTRUCTION
     # Where the added context goes. "after_options" keeps system + question + options a shared
     # prefix of an item's clean and stressed prompts, so servers with prefix caching (llama.cpp,
     # vLLM, SGLang, hosted APIs) evaluate it once per item; "before_question" puts it first.
     context_position: str = "after_options"
+    # Type 2 sentence order: "seeded" (the probe's stored shuffle) or "options" (A, B, C, ...)
+    type2_order: str = "seeded"
+    max_tokens: int | None = None  # the output budget the preset asks for (None: the model spec's)
     extra: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.context_position not in ("after_options", "before_question"):
             raise ValueError(f"context_position must be after_options or before_question, not {self.context_position!r}")
+        if self.type2_order not in ("seeded", "options"):
+            raise ValueError(f"type2_order must be seeded or options, not {self.type2_order!r}")
 
     def as_dict(self) -> dict[str, str]:
+        # the terse preset's texts and hash are those recorded before presets existed
+        named = {} if self.name == "terse" else {"preset": self.name, "type2_order": self.type2_order,
+                                                 "max_tokens": str(self.max_tokens)}
         return {
+            **named,
             "system": self.system,
             "letter_instruction": self.letter_instruction,
             "logprob_instruction": self.logprob_instruction,
+            "number_instruction": self.number_instruction,
+            "number_logprob_instruction": self.number_logprob_instruction,
             "context_header_one": CONTEXT_HEADER_ONE,
             "context_header_many": CONTEXT_HEADER_MANY,
             "context_position": self.context_position,
@@ -68,6 +106,12 @@ class PromptSet:
 
 
 DEFAULT_PROMPTS = PromptSet()
+STUDY_PROMPTS = PromptSet(
+    name="study", system=STUDY_SYSTEM_PROMPT, letter_instruction=STUDY_INSTRUCTION, number_instruction=STUDY_NUMBER_INSTRUCTION,
+    context_position="before_question", type2_order="options", max_tokens=STUDY_MAX_TOKENS,
+)
+#: prompt presets by name: `terse` (cheap, one-line answers: the default) and `study` (the study's protocol)
+PRESETS = {"terse": DEFAULT_PROMPTS, "study": STUDY_PROMPTS}
 
 
 def format_options(item: Item) -> str:
@@ -77,29 +121,44 @@ def format_options(item: Item) -> str:
 def render_user(item: Item, probe: Probe | None, scoring: str = "letter", prompts: PromptSet = DEFAULT_PROMPTS) -> str:
     parts = [f"Question: {item.question.strip()}", f"Options:\n{format_options(item)}"]
     if probe is not None:
-        if len(probe.context) == 1:
-            context = f"{CONTEXT_HEADER_ONE}\n{probe.context[0].text}"
+        context = probe.context
+        if prompts.type2_order == "options" and len(context) > 1:
+            order = {k: i for i, k in enumerate(item.options or {})}
+            context = tuple(sorted(context, key=lambda s: order.get(s.option, len(order))))
+        if len(context) == 1:
+            text = f"{CONTEXT_HEADER_ONE}\n{context[0].text}"
         else:
-            context = CONTEXT_HEADER_MANY + "\n" + "\n".join(f"- {s.text}" for s in probe.context)
-        parts.insert(0 if prompts.context_position == "before_question" else 2, context)
-    parts.append(prompts.logprob_instruction if scoring == "logprob" else prompts.letter_instruction)
+            text = CONTEXT_HEADER_MANY + "\n" + "\n".join(f"- {s.text}" for s in context)
+        parts.insert(0 if prompts.context_position == "before_question" else 2, text)
+    if scoring == "logprob":
+        parts.append(prompts.number_logprob_instruction if item.numbered else prompts.logprob_instruction)
+    else:
+        parts.append(prompts.number_instruction if item.numbered else prompts.letter_instruction)
     return "\n\n".join(parts)
 
 
 class MisleadingOptions(BaseModel):
-    """The family's evaluation options (`medres eval -O type1=sample`).
+    """The family's evaluation options (`medres eval -O type1=all -O preset=study`).
 
-    type1: `all` plans one Type 1 probe per wrong option (the study's design); `sample` plans the
-    item's one seeded target. context_position: where the added context goes."""
+    type1: `sample` (the default, the study's design) plans each item's one seeded Type 1 target;
+    `all` plans one Type 1 probe per wrong option (the exhaustive option-level view).
+    preset: `terse` (the default: one-line answers, cheap) or `study` (the study's protocol:
+    context first, step-by-step reasoning, a JSON `answer_letter`, a large output budget, Type 2
+    in option order). context_position and type2_order override the preset's."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    type1: Literal["all", "sample"] = "all"
-    context_position: Literal["after_options", "before_question"] = "after_options"
+    type1: Literal["all", "sample"] = "sample"
+    preset: Literal["terse", "study"] = "terse"
+    context_position: Literal["after_options", "before_question"] | None = None
+    type2_order: Literal["seeded", "options"] | None = None
 
     @property
     def prompts(self) -> PromptSet:
-        return DEFAULT_PROMPTS if self.context_position == DEFAULT_PROMPTS.context_position else PromptSet(context_position=self.context_position)
+        base = PRESETS[self.preset]
+        changes = {k: v for k, v in (("context_position", self.context_position), ("type2_order", self.type2_order))
+                   if v is not None and v != getattr(base, k)}
+        return dataclasses.replace(base, **changes) if changes else base
 
 
 def render_messages(item: Item, probe: Probe | None, scoring: str = "letter", prompts: PromptSet = DEFAULT_PROMPTS) -> list[dict[str, str]]:

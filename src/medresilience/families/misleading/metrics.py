@@ -5,7 +5,9 @@
 - ASR: among clean-correct pairs (item clean-correct, probe answered), the share whose probe answer
   is not correct. An invalid probe reply counts as a flip; that share is reported beside it.
 - TASR (Type 1): among the same pairs, the share whose probe answer is the injected target.
-- McNemar (exact) compares clean and injected correctness over the same pairs.
+- McNemar (exact) compares clean and injected correctness over the same pairs; where an item
+  gives several pairs (Type 1 under `all`) the clustered McNemar (Durkalski) replaces it and the
+  ASR / TASR intervals are item-clustered bootstrap ones (the Wilson interval kept beside them).
 Reported pooled (overall), per source dataset, per content type, per provenance, and as a mean
 across models. Several Type 1 probes of one question are not independent: ASR also carries an
 interval from a bootstrap over items (clusters).
@@ -23,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import chi2
 
 from ... import stats
 
@@ -94,17 +97,31 @@ def _accuracy(a: dict[str, int] | None) -> dict[str, Any]:
     return d
 
 
-def _attack(p: dict[str, int] | None, targeted: bool, cluster: tuple[float | None, float | None] | None) -> dict[str, Any]:
+def _with_cluster(rate: dict[str, Any], interval: tuple[float | None, float | None] | None) -> dict[str, Any]:
+    """A rate whose pairs are clustered in items: its interval is the item-clustered one (the
+    Wilson interval is kept beside it, as wilson_lo / wilson_hi)."""
+    if interval is None:
+        return rate
+    rate["wilson_lo"], rate["wilson_hi"] = rate["lo"], rate["hi"]
+    rate["lo"], rate["hi"] = interval
+    rate["interval"] = "item-clustered bootstrap"
+    return rate
+
+
+def _attack(p: dict[str, int] | None, targeted: bool, cluster: dict[str, Any] | None) -> dict[str, Any]:
     p = p or {}
     base_n, flips = p.get("base", 0), p.get("b", 0)
     out: dict[str, Any] = {"asr": _rate(flips, base_n)}
     out["asr"]["invalid_flips"] = int(p.get("inv_flips", 0))
     if cluster is not None:
-        out["asr"]["cluster_lo"], out["asr"]["cluster_hi"] = cluster
+        out["asr"]["cluster_lo"], out["asr"]["cluster_hi"] = cluster["asr"]
+        _with_cluster(out["asr"], cluster["asr"])
     if targeted:
-        out["tasr"] = _rate(p.get("to_target", 0), base_n)
+        out["tasr"] = _with_cluster(_rate(p.get("to_target", 0), base_n), None if cluster is None else cluster["tasr"])
     b, c = int(p.get("b", 0)), int(p.get("c", 0))
-    out["mcnemar"] = {"b": b, "c": c, "n": int(p.get("rows", 0)), "p": stats.mcnemar_exact(b, c)}
+    out["mcnemar"] = {"b": b, "c": c, "n": int(p.get("rows", 0)), "p": stats.mcnemar_exact(b, c), "test": "mcnemar_exact"}
+    if cluster is not None:
+        out["mcnemar"].update(cluster["mcnemar"])
     return out
 
 
@@ -178,17 +195,29 @@ def misleading_metrics(df: pd.DataFrame) -> dict[str, Any]:
         pm = ps >= 0
         pkeys = {"_g": g[probe_rows][pm], "_c": cond_codes[probe_rows][pm], "_s": ps[pm]}
         pairs = _group_sum(pkeys, {k: v[pm] for k, v in pair_vals.items()})
-        # clusters (items) among clean-correct pairs, for blocks where an item gives several pairs
+        # Items as clusters, for blocks where an item gives several pairs (Type 1 under `all`):
+        # the ASR / TASR intervals come from a bootstrap over items and McNemar is the clustered
+        # test of Durkalski et al.; with one pair per item the Wilson interval and exact McNemar stand.
+        pi = item[probe_rows][pm]
         bm = pair_vals["base"][pm]
-        ckeys = {k: v[bm] for k, v in pkeys.items()}
-        ckeys["_i"] = item[probe_rows][pm][bm]
-        per_cluster = pd.DataFrame({**ckeys, "succ": (~p_correct[pm][bm]).astype(np.int64), "size": 1})
-        per_cluster = per_cluster.groupby(["_g", "_c", "_s", "_i"], sort=False).sum().reset_index()
-        clusters: dict[tuple, tuple[float | None, float | None]] = {}
-        for (gg, cc, ss), grp in per_cluster.groupby(["_g", "_c", "_s"], sort=False):
-            key = (int(gg), int(cc), int(ss))
-            if len(grp) < pairs.get(key, {}).get("base", 0):
-                clusters[key] = stats.cluster_interval(grp["succ"].to_numpy(), grp["size"].to_numpy(), seed=0)
+        frame = pd.DataFrame({**pkeys, "_i": pi, "b": pair_vals["b"][pm].astype(np.int64), "c": pair_vals["c"][pm].astype(np.int64),
+                              "base": bm.astype(np.int64), "flip": (bm & ~p_correct[pm]).astype(np.int64),
+                              "tgt": pair_vals["to_target"][pm].astype(np.int64), "n": 1})
+        per_item = frame.groupby(["_g", "_c", "_s", "_i"], sort=False).sum().reset_index()
+        clusters: dict[tuple, dict[str, Any]] = {}
+        for (gg, cc, ss), grp in per_item.groupby(["_g", "_c", "_s"], sort=False):
+            if (grp["n"] > 1).any():
+                base = grp[grp["base"] > 0]
+                succ, size = base["flip"].to_numpy(), base["base"].to_numpy()
+                d = (grp["b"] - grp["c"]).to_numpy() / grp["n"].to_numpy()
+                den = float((d ** 2).sum())
+                stat = float(d.sum() ** 2 / den) if den > 0 else 0.0
+                clusters[(int(gg), int(cc), int(ss))] = {
+                    "asr": stats.cluster_interval(succ, size, seed=0),
+                    "tasr": stats.cluster_interval(base["tgt"].to_numpy(), size, seed=0),
+                    "mcnemar": {"test": "cluster_mcnemar", "clusters": len(grp), "statistic": stat,
+                                "p": float(chi2.sf(stat, 1)) if den > 0 else 1.0},
+                }
         families[name] = {"cats": cats, "acc": acc, "items": items, "clean_acc": clean_acc, "pairs": pairs, "clusters": clusters}
 
     models: dict[str, Any] = {}
