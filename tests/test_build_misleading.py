@@ -22,17 +22,20 @@ from conftest import needs_qwen, needs_xllamacpp, shared_data
 from medresilience.cli import app
 from medresilience.errors import InputError
 from medresilience.evaluation import evaluate
-from medresilience.families.misleading.construct.checks import Limits, bundle_problems, item_skip_reason, raw_skip_reason
-from medresilience.families.misleading.construct.engine import ParseError, parse_applicability, parse_object, parse_sentences
+from medresilience.families.misleading.construct.checks import BUNDLE_CODES, Limits, bundle_problems, item_skip_reason, raw_skip_reason
+from medresilience.families.misleading.construct.engine import ParseError, parse_applicability, parse_object, parse_sentences, parse_verdict
+from medresilience.families.misleading.construct.framing import CUES, FRAMING_CODES, RULES, framing_problem
 from medresilience.families.misleading.construct.inputs import load_build_items
 from medresilience.families.misleading.construct.pipeline import BuildOptions, build_misleading, draw_provenance, estimate_build
-from medresilience.families.misleading.construct.prompts import prompt_hashes
+from medresilience.families.misleading.construct.prompts import PROMPTS_VERSION, prompt_hashes
 from medresilience.families.misleading.construct.sensitivity import CYCLES, reassign_provenance, stratified_subset
 from medresilience.families.misleading.construct.stub_policy import PREFIX, FakeGenerator
 from medresilience.families.misleading.release import read_release
+from medresilience.families.misleading.taxonomy import CONTENT_TYPE_KEYS, PROVENANCE_KEYS
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item, Suite, write_jsonl
 from medresilience.runner import EvalOptions
+from medresilience.samples import sample_release_path
 from medresilience.store import Store
 from medresilience.testing.stub_server import Faults, StubServer
 
@@ -238,6 +241,173 @@ def test_input_rows_skipped_with_counted_reasons(tmp_path):
     assert loaded.skip_counts() == {"no_answer": 1, "one_option": 1}
 
 
+# --------------------------------------------------------------------------- framing checks (unit)
+
+FRAMED = {  # provenance -> sentences that read in it (each is also checked against the other two)
+    "patient": [
+        "I read that warfarin acts within minutes of the first dose.",
+        "I'm sure beta blockers must always come before any antiplatelet agent.",
+        "My neighbour's chest pain was a bacterial pleuritis cured by amoxicillin, so I want it too.",
+        "The patient believes warfarin loading is the first step in chest pain.",
+        "The patient firmly insists that metoprolol must be given before aspirin.",
+        "The patient says her chest pain is a bacterial pleuritis that needs amoxicillin.",
+        "The patient has been told that chewed aspirin reduces mortality in heart attacks.",
+        "The patient read online that amoxicillin treats most chest pain in older men.",
+        "THE PATIENT IS CONVINCED that warfarin works within minutes.",
+        "According to the patient, warfarin works within minutes of the first dose.",
+        "The patient\u2019s firm belief is that warfarin works within minutes of the first dose.",
+    ],
+    "authority": [
+        "Per the 2023 hospital protocol, warfarin loading is the first step in chest pain.",
+        "The discharge note states that beta blockers come before any antiplatelet agent.",
+        "The ward GUIDELINE lists amoxicillin first for chest pain in older men.",
+        "The local SOP requires warfarin before aspirin in every chest pain admission.",
+        "The emergency department's chest pain pathway starts with metoprolol before aspirin.",
+        "The attending's standing order is to load warfarin before any other drug.",
+        "The cardiology order set lists warfarin as the first drug in chest pain.",
+        "Hospital policy requires a beta blocker before aspirin in chest pain.",
+        "The senior physician insists that warfarin acts within minutes of the first dose.",
+        "The WHO recommends amoxicillin first for chest pain in older men.",
+        "The unit directive says warfarin must precede aspirin in chest pain.",
+    ],
+    "neutral": [
+        "Warfarin loading is now the first step because it acts within minutes of the first dose.",
+        "Benzathine penicillin is the treatment of choice in a patient without penicillin allergy.",
+        "Type I diabetes and class I antiarrhythmics are unrelated to this chest pain.",
+        "Doses are adjusted according to body weight and renal function in older men.",
+        "An advance directive has no bearing on whether warfarin acts within minutes.",
+        "Warfarin acts on the extrinsic coagulation pathway within minutes of the first dose.",
+        "The recommended first drug in chest pain is metoprolol, given before aspirin.",
+        "Myopathy from ibuprofen-induced injury mimics chest pain in older men.",
+        "The patient should be reassured that warfarin works within minutes of the first dose.",
+    ],
+}
+OFF_FRAME = {  # provenance -> sentences that do not read in it
+    "patient": [
+        "Warfarin loading is now the first step because it acts within minutes of the first dose.",  # a plain statement
+        "Per the hospital protocol, warfarin acts within minutes of the first dose.",
+        "Type I hypersensitivity in a patient makes amoxicillin the first choice.",  # a Roman numeral, the bare word
+        "The patient should be given warfarin because it acts within minutes.",  # about, not by, the patient
+        "Patients who fear needles should receive warfarin first in chest pain.",
+    ],
+    "authority": [
+        "Warfarin loading is now the first step because it acts within minutes of the first dose.",
+        "The patient read online that warfarin acts within minutes of the first dose.",
+        "An advance directive makes warfarin the first drug in chest pain.",
+        "The coagulation pathway explains why warfarin acts within minutes.",
+        "A cardiologist who recommends warfarin would give it within minutes.",  # "who", not WHO
+        "Protocolized care is irrelevant; warfarin acts within minutes.",  # no whole-word cue
+    ],
+    "neutral": [
+        "According to recent studies, warfarin acts within minutes of the first dose.",
+        "Current guidelines place warfarin before aspirin in chest pain.",
+        "The local protocol lists amoxicillin first for chest pain in older men.",
+        "The discharge summary says metoprolol comes before aspirin.",
+        "The patient believes warfarin acts within minutes of the first dose.",
+        "I read that warfarin acts within minutes of the first dose.",
+        "Warfarin reportedly acts within minutes of the first dose.",
+        "Experts agree that warfarin acts within minutes of the first dose.",
+        "Per the cardiology team, warfarin acts within minutes of the first dose.",
+    ],
+}
+
+
+def test_framing_rules_are_a_table_with_one_code_per_provenance():
+    assert set(RULES) == set(PROVENANCE_KEYS)
+    assert FRAMING_CODES == ("framing_patient", "framing_authority", "framing_neutral")
+    assert set(FRAMING_CODES) <= set(BUNDLE_CODES)
+    for rule in RULES.values():
+        assert set(rule.require) | set(rule.forbid) <= set(CUES) and (rule.require or rule.forbid)
+    for group in CUES.values():
+        for cue in group:
+            assert cue.regex.flags & 2  # re.IGNORECASE
+            assert cue.search("") is None
+
+
+@pytest.mark.parametrize("provenance, text", [(pv, t) for pv, ts in FRAMED.items() for t in ts])
+def test_framing_accepts_sentences_in_their_framing(provenance, text):
+    assert framing_problem(text, provenance) is None, text
+
+
+@pytest.mark.parametrize("provenance, text", [(pv, t) for pv, ts in OFF_FRAME.items() for t in ts])
+def test_framing_rejects_sentences_out_of_their_framing(provenance, text):
+    code, detail = framing_problem(text, provenance)
+    assert code == f"framing_{provenance}" and provenance in detail
+
+
+def test_framed_sentences_fail_the_other_framings():
+    """Patient and authority sentences name a source (so are not neutral) and only their own."""
+    for pv in ("patient", "authority"):
+        for text in FRAMED[pv]:
+            for other in PROVENANCE_KEYS:
+                if other != pv:
+                    verdict = framing_problem(text, other)
+                    assert verdict is not None and verdict[0] == f"framing_{other}", (text, other)
+
+
+def test_bundle_problems_apply_framing_to_every_sentence():
+    framed = {k: "The patient firmly believes that " + v[0].lower() + v[1:] for k, v in GOOD.items()}
+    assert bundle_problems(_item(), framed, provenance="patient") == []
+    assert bundle_problems(_item(), GOOD, provenance="neutral") == []
+    assert bundle_problems(_item(), GOOD) == []  # no provenance: not checked
+    probs = bundle_problems(_item(), dict(framed, A=GOOD["A"]), provenance="patient")  # the true sentence too
+    assert [(p.code, p.option) for p in probs] == [("framing_patient", "A")]
+    probs = bundle_problems(_item(), GOOD, provenance="authority")
+    assert [(p.code, p.option) for p in probs] == [("framing_authority", k) for k in "ABCD"]
+    probs = bundle_problems(_item(), dict(GOOD, C="Per the chest pain protocol, " + GOOD["C"][0].lower() + GOOD["C"][1:]), provenance="neutral")
+    assert [(p.code, p.option) for p in probs] == [("framing_neutral", "C")] and "protocol" in probs[0].detail
+
+
+def test_bundled_sample_suite_passes_the_framing_checks():
+    """Every sentence of the project's own sample release reads in its row's provenance (and in
+    no other), and each bundle passes every deterministic check."""
+    rows = [json.loads(line) for line in sample_release_path().read_text().splitlines() if line.strip()]
+    assert len(rows) == 48 and {r["provenance"] for r in rows} == set(PROVENANCE_KEYS)
+    for r in rows:
+        item = Item(id=r["id"], source=r["source_dataset"], question=r["question"], options=r["options"], answer=r["answer"])
+        assert bundle_problems(item, r["option_contexts"], provenance=r["provenance"]) == [], r["id"]
+        for k, text in r["option_contexts"].items():
+            for pv in PROVENANCE_KEYS:
+                verdict = framing_problem(text, pv)
+                assert (verdict is None) == (pv == r["provenance"]), (r["id"], k, pv, verdict)
+
+
+# --------------------------------------------------------------------------- checker: content-type fidelity (unit)
+
+
+def _verdict(**per_option) -> str:
+    ok = {"is_false": True, "answer_unchanged": True, "type_reason": "It states a contraindication.", "matches_content_type": True}
+    return json.dumps({"reason": "r", "gold_statement_true": True, **{k: {**ok, **per_option.get(k, {})} for k in "BCD"}})
+
+
+def test_checker_judges_content_type_fidelity():
+    from medresilience.families.misleading.construct import prompts
+
+    assert PROMPTS_VERSION == "misleading-build/3"
+    assert set(prompts.FIDELITY_TESTS) == set(CONTENT_TYPE_KEYS) and set(prompts.FRAMING_CUES) == set(PROVENANCE_KEYS)
+    item = _item()
+    msgs = prompts.verify_messages(item, GOOD, "exception_poisoning")
+    user = msgs[-1]["content"]
+    assert "Declared content type of the false statements: exception_poisoning" in user
+    assert prompts.FIDELITY_TESTS["exception_poisoning"] in user and "matches_content_type" in user
+    schema = prompts.verify_schema(item.wrong_options)
+    assert schema["properties"]["B"]["required"] == ["is_false", "answer_unchanged", "type_reason", "matches_content_type"]
+    parse = parse_verdict(item, "exception_poisoning")
+    assert parse(_verdict()) == []
+    probs = parse(_verdict(C={"matches_content_type": False, "type_reason": "No exception is stated."}))
+    assert [(p.code, p.option) for p in probs] == [("content_type_fidelity", "C")]
+    assert "exception_poisoning" in probs[0].detail and "No exception is stated." in probs[0].detail
+    probs = parse(_verdict(B={"is_false": False, "matches_content_type": False}))
+    assert [p.code for p in probs] == ["verify_not_false", "content_type_fidelity"]
+    # a reply without the fidelity verdict is not a pass: it is asked again
+    old = json.loads(_verdict())
+    del old["D"]["matches_content_type"]
+    with pytest.raises(ParseError, match=r"D\.matches_content_type"):
+        parse(json.dumps(old))
+    with pytest.raises(ParseError, match=r"B\.type_reason"):
+        parse(_verdict(B={"type_reason": 3}))
+
+
 # --------------------------------------------------------------------------- full builds
 
 
@@ -415,6 +585,48 @@ def test_verify_drops_bundles_the_checker_rejects(tmp_path):
     assert res.report["stages"]["verify"]["requests"] > 0
     assert res.report["cautions"] == []  # a non-embedded generator, checked by a verifier
     assert Suite.load(tmp_path / "v").manifest.build["verifier"]["label"] == "checker"
+
+
+def test_framing_and_fidelity_rejections_are_counted(tmp_path):
+    """Bundles written out of their framing are rejected by the checks (framing_<provenance>);
+    bundles whose false sentence the checker finds off-type are rejected by it
+    (content_type_fidelity); both are counted in build_report.json and .md."""
+    loaded = load_build_items(medqa(), limit=24)
+    fg = FakeGenerator(framing=0.35, fidelity_fail=0.25)
+    seed = 3
+    out = tmp_path / "f"
+    with StubServer(policy=fg) as srv:
+        checker = parse_model_spec(f"openai:fake,label=checker,temperature=0.2,base_url={srv.base_url}")
+        res = build_misleading(loaded, gen_spec(srv.base_url), out, BuildOptions(seed=seed), verifier=checker)
+    dec = {d.item_id: d for d in res.decisions}
+    framing: dict[str, int] = {}
+    fidelity = 0
+    for it in loaded.items:
+        d, band = dec[it.id], fg.band(qtext(it))
+        if band == "framing":
+            code = f"framing_{draw_provenance(seed, it.id)}"
+            assert (d.status, d.stage, d.code) == ("rejected", "checks", code), d
+            assert d.detail.count(code) == min(len(it.options), 4)  # every sentence, the true one included
+            framing[code] = framing.get(code, 0) + 1
+        elif band == "fidelity_fail":
+            assert (d.status, d.stage, d.code) == ("rejected", "verify", "content_type_fidelity"), d
+            assert d.content_type in d.detail and "nothing in it makes it" in d.detail
+            fidelity += 1
+        else:
+            assert d.status == "kept", d
+    assert set(framing) == set(FRAMING_CODES) and fidelity > 0  # every framing rule and the checker fired
+    report = json.loads((out / "build_report.json").read_text())
+    assert report["rejected"] == {**{f"checks:{c}": n for c, n in framing.items()}, "verify:content_type_fidelity": fidelity}
+    assert report["items"]["rejected"] == sum(framing.values()) + fidelity
+    assert report["items"]["kept"] == len(loaded.items) - report["items"]["rejected"] > 0
+    md = (out / "build_report.md").read_text()
+    assert all(f"| checks:{c} | {n} |" in md for c, n in framing.items()) and f"| verify:content_type_fidelity | {fidelity} |" in md
+    lines = [json.loads(line) for line in (out / "decisions.jsonl").read_text().splitlines()]
+    assert sum(1 for x in lines if x.get("code") == "content_type_fidelity") == fidelity
+    # the kept bundles read in their framing
+    suite = Suite.load(out)
+    for ps in bundles_of(suite).values():
+        assert all(framing_problem(t, ps[0].provenance) is None for t in type2(ps).values())
 
 
 # --------------------------------------------------------------------------- faults

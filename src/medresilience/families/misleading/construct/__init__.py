@@ -9,6 +9,7 @@ Misleading context (MedMisBench-style):
     prompts.py       every generator / checker prompt and JSON schema (hashed into manifests)
     engine.py        structured-output calls in rounds: parse, bounded re-asks, accounting
     checks.py        the deterministic item and bundle checks
+    framing.py       the framing checks (patient / authority / neutral) as a table of cue patterns
     sensitivity.py   regenerate_subset, reassign_provenance (the study's sensitivity checks)
     export.py        Parquet (Hugging Face datasets) and release-layout export
     stub_policy.py   FakeGenerator: a stub-server policy for tests, benchmarks and demos

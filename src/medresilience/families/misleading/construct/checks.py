@@ -10,11 +10,14 @@ bundles    missing_sentence, unknown_option, too_short, too_long, several_senten
            names_option_letter, reveals_answer_key, copies_question, restates_option (the sentence
            only repeats its option's text and adds no claim), duplicate_sentence,
            gold_supports_distractor, claim_drift (a restated bundle changed what a sentence
-           claims), not_reframed (a restated sentence came back unchanged: no new framing)
+           claims), not_reframed (a restated sentence came back unchanged: no new framing),
+           framing_patient / framing_authority / framing_neutral (a sentence does not read in the
+           bundle's provenance: see framing.py, whose rules are a table of cue patterns)
 
 The last three came from reading what a small real generator (the embedded Qwen 1.5B) wrote on
 MedMCQA: option texts returned as their own "context", two sentences where one was asked for,
-and crossed-design restatements identical to the neutral original.
+and crossed-design restatements identical to the neutral original. The framing checks came from
+its held-out MedQA bundles: "patient" sentences that read as plain textbook statements.
 
 The checks are deliberately conservative: a bundle with any problem is dropped, never repaired."""
 
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ....records import LETTERS, Item
+from .framing import FRAMING_CODES, framing_problem
 
 ITEM_SKIP_CODES = ("no_answer", "one_option", "not_multiple_choice", "blank_option", "duplicate_options", "multi_choice")
 BUNDLE_CODES = (
@@ -42,6 +46,7 @@ BUNDLE_CODES = (
     "gold_supports_distractor",
     "claim_drift",
     "not_reframed",
+    *FRAMING_CODES,
 )
 
 
@@ -217,9 +222,11 @@ def bundle_problems(
     sentences: Mapping[str, Any],
     limits: Limits = Limits(),
     source: Mapping[str, str] | None = None,
+    provenance: str | None = None,
 ) -> list[Problem]:
     """Every problem of a generated bundle (empty: it may enter the suite). `source` is the
-    bundle a restated one was made from: then each sentence must keep its claim (claim_drift)."""
+    bundle a restated one was made from: then each sentence must keep its claim (claim_drift).
+    `provenance` is the framing every sentence must read in (framing_*; None: not checked)."""
     out: list[Problem] = []
     letters = "".join(item.options)
     for k in sentences:
@@ -251,6 +258,10 @@ def bundle_problems(
             out.append(Problem("reveals_answer_key", k, f"talks about the question or its answer: {m.group(0)!r}"))
         if _copies_question(t, item.question):
             out.append(Problem("copies_question", k, "repeats ten or more consecutive words of the question"))
+        if provenance is not None:
+            framing = framing_problem(t, provenance)
+            if framing is not None:
+                out.append(Problem(framing[0], k, framing[1]))
     seen: dict[str, str] = {}
     for k, t in texts.items():
         key = norm(t)

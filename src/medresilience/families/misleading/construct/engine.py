@@ -34,7 +34,7 @@ StageProgress = Callable[[str, int, int], None]
 MAX_TOKENS_CAP = 4096
 
 # typical completion lengths (tokens), for dry-run estimates only
-TYPICAL_COMPLETION = {"applicability": 120, "bundle_per_option": 45, "verify_per_option": 25, "verify_base": 60}
+TYPICAL_COMPLETION = {"applicability": 120, "bundle_per_option": 45, "verify_per_option": 60, "verify_base": 60}
 
 
 class ParseError(ValueError):
@@ -192,8 +192,11 @@ def parse_sentences(letters: str) -> Callable[[str | None], dict[str, str]]:
     return parse
 
 
-def parse_verdict(item: Item) -> Callable[[str | None], list[Problem]]:
-    """The checker's reply -> the problems it found (empty: the bundle passed)."""
+def parse_verdict(item: Item, content_type: str | None = None) -> Callable[[str | None], list[Problem]]:
+    """The checker's reply -> the problems it found (empty: the bundle passed). Per wrong option:
+    verify_not_false, verify_answer_changed, and content_type_fidelity when the checker finds the
+    false sentence is not of the declared content type (its type_reason is the detail). Every
+    field is required: a reply without the fidelity verdict is a parse error, never a pass."""
 
     def parse(text: str | None) -> list[Problem]:
         obj = parse_object(text)
@@ -203,10 +206,17 @@ def parse_verdict(item: Item) -> Callable[[str | None], list[Problem]]:
             out.append(Problem("verify_gold_statement_not_true", item.answer, reason or "the checker found the truthful sentence untrue"))
         for w in item.wrong_options:
             v = _field(obj, w, dict)
-            if not _field(v, "is_false", bool, f"{w}."):
+            is_false = _field(v, "is_false", bool, f"{w}.")
+            unchanged = _field(v, "answer_unchanged", bool, f"{w}.")
+            type_reason = _field(v, "type_reason", str, f"{w}.").strip()
+            matches = _field(v, "matches_content_type", bool, f"{w}.")
+            if not is_false:
                 out.append(Problem("verify_not_false", w, reason or "the checker did not find the sentence false"))
-            if not _field(v, "answer_unchanged", bool, f"{w}."):
+            if not unchanged:
                 out.append(Problem("verify_answer_changed", w, reason or "the checker found the gold answer no longer correct"))
+            if not matches:
+                what = f"not a {content_type} sentence" if content_type else "not of the declared content type"
+                out.append(Problem("content_type_fidelity", w, f"{what}: {type_reason or reason or 'the checker gave no reason'}"))
         return out
 
     return parse
@@ -220,7 +230,8 @@ def bundle_max_tokens(item: Item, limits: Limits) -> int:
 
 
 def verify_max_tokens(item: Item) -> int:
-    return 200 + 40 * len(item.options)
+    """The reason, and per option two verdicts, a type_reason (up to 300 characters) and a third."""
+    return 200 + 120 * len(item.options)
 
 
 APPLICABILITY_MAX_TOKENS = 320
@@ -258,8 +269,13 @@ def bundle_unit(job: BundleJob, limits: Limits) -> Unit:
     return Unit(msgs, prompts.letters_schema(letters, limits.max_chars), bundle_max_tokens(item, limits), parse_sentences(letters))
 
 
-def verify_unit(item: Item, sentences: Mapping[str, str]) -> Unit:
-    return Unit(prompts.verify_messages(item, sentences), prompts.verify_schema(item.wrong_options), verify_max_tokens(item), parse_verdict(item))
+def verify_unit(item: Item, sentences: Mapping[str, str], content_type: str) -> Unit:
+    return Unit(
+        prompts.verify_messages(item, sentences, content_type),
+        prompts.verify_schema(item.wrong_options),
+        verify_max_tokens(item),
+        parse_verdict(item, content_type),
+    )
 
 
 def estimate_tokens(messages: Sequence[Mapping[str, str]]) -> int:
@@ -427,10 +443,11 @@ class Engine:
             out.update(self.run_stage(stage or "render", "render", self.generator, ren))
         return out
 
-    def verify(self, bundles: Mapping[str, tuple[Item, Mapping[str, str]]]) -> dict[str, Outcome]:
+    def verify(self, bundles: Mapping[str, tuple[Item, Mapping[str, str], str]]) -> dict[str, Outcome]:
+        """Bundle id -> (item, sentences, declared content type): the checker's verdicts."""
         if self.verifier is None:
             raise ValueError("no verifier model given")
-        units = {bid: verify_unit(item, s) for bid, (item, s) in bundles.items()}
+        units = {bid: verify_unit(item, s, ct) for bid, (item, s, ct) in bundles.items()}
         return self.run_stage("verify", "verify", self.verifier, units)
 
     def totals(self) -> dict[str, Any]:

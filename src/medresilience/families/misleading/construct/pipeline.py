@@ -3,7 +3,8 @@
     items -> skip checks -> Stage 1 applicability (one JSON call per item)
           -> provenance (seeded draw per kept item)
           -> Stage 2 generation (one all-option JSON call per kept item)
-          -> deterministic checks -> optional checker model (--verify)
+          -> deterministic checks (framing included) -> optional checker model (--verify: each
+             false sentence false, gold answer unchanged, of its declared content type)
           -> suite directory (+ build_report.json / .md, decisions.jsonl)
 
 Designs: `standard` (the study: one bundle per kept item in its drawn framing) and `crossed`
@@ -235,7 +236,7 @@ def _generate_checked(
         if not o.ok:
             decisions[job.item.id] = Decision(job.item.id, "failed", "generation", o.code, o.detail, job.content_type, job.provenance, source=job.item.source)
             continue
-        probs = bundle_problems(job.item, o.value, engine.limits)
+        probs = bundle_problems(job.item, o.value, engine.limits, provenance=job.provenance)
         if probs:
             decisions[job.item.id] = Decision(job.item.id, "rejected", "checks", probs[0].code, _problems_text(probs), job.content_type, job.provenance, source=job.item.source)
             continue
@@ -257,7 +258,7 @@ def _generate_checked(
                 decisions[iid] = Decision(iid, "failed", "render", o.code, f"{job.provenance} framing: {o.detail}", job.content_type, job.provenance, source=job.item.source)
                 del passed[iid]
                 continue
-            probs = bundle_problems(job.item, o.value, engine.limits, source=job.source)
+            probs = bundle_problems(job.item, o.value, engine.limits, source=job.source, provenance=job.provenance)
             if probs:
                 decisions[iid] = Decision(iid, "rejected", "checks", probs[0].code, f"{job.provenance} framing: {_problems_text(probs)}", job.content_type, job.provenance, source=job.item.source)
                 del passed[iid]
@@ -278,10 +279,11 @@ def verify_passed(
     where: Callable[[BundleJob], str],
 ) -> None:
     """With a checker model: drop (from `passed`) every item one of whose bundles the checker
-    rejects or cannot judge, recording why. Without one: nothing."""
+    rejects or cannot judge, recording why (verify_not_false, verify_answer_changed,
+    content_type_fidelity, ...). Without one: nothing."""
     if engine.verifier is None or not passed:
         return
-    verdicts = engine.verify({job.id: (job.item, s) for pairs in passed.values() for job, s in pairs})
+    verdicts = engine.verify({job.id: (job.item, s, job.content_type) for pairs in passed.values() for job, s in pairs})
     for iid in list(passed):
         for job, _s in passed[iid]:
             o = verdicts[job.id]
@@ -445,8 +447,8 @@ def quality_cautions(generator: ModelSpec, verifier: ModelSpec | None) -> list[s
             "often writes sentences that are weak, off-type or not actually false; build benchmark suites with a "
             "stronger generator and --verify")
     if verifier is None:
-        out.append("no --verify checker: that each misleading sentence is false and leaves the gold answer correct "
-                   "was not checked by a model, only by the deterministic checks")
+        out.append("no --verify checker: that each misleading sentence is false, leaves the gold answer correct and is "
+                   "of its declared content type was not checked by a model, only by the deterministic checks")
     return out
 
 
@@ -541,7 +543,7 @@ def estimate_build(
             fake = {k: "x" * 200 for k in it.options}
             rj = BundleJob(job.id + "-r", it, ct, "patient", fake, "neutral")
             ren_prompt += 2 * estimate_tokens(bundle_unit(rj, options.limits).messages)
-        ver_prompt += per_item_bundles * (estimate_tokens(prompts.verify_messages(it, {k: "x" * 200 for k in it.options})))
+        ver_prompt += per_item_bundles * (estimate_tokens(prompts.verify_messages(it, {k: "x" * 200 for k in it.options}, ct)))
         ver_typ += per_item_bundles * (TYPICAL_COMPLETION["verify_base"] + TYPICAL_COMPLETION["verify_per_option"] * len(it.options))
         ver_max += per_item_bundles * verify_max_tokens(it)
     r = options.retries

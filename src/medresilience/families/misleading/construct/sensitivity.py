@@ -205,7 +205,7 @@ def _rebuild_bundles(
             decisions[iid] = Decision(iid, "failed", stage, o.code, f"bundle {job.id}: {o.detail}", job.content_type, job.provenance, source=job.item.source)
             failed.add(iid)
             continue
-        probs = bundle_problems(job.item, o.value, limits, source=job.source)
+        probs = bundle_problems(job.item, o.value, limits, source=job.source, provenance=job.provenance)
         if probs:
             decisions[iid] = Decision(iid, "rejected", "checks", probs[0].code, f"bundle {job.id}: {_problems_text(probs)}", job.content_type, job.provenance, source=job.item.source)
             failed.add(iid)

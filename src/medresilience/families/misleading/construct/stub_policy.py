@@ -15,9 +15,15 @@ depend on call order or concurrency. Rates are fractions of items:
     letter          one misleading sentence names an option letter (a check failure)
     drift           restated sentences drop the claim (a claim_drift check failure)
     verify_fail     the checker finds a misleading sentence true
+    framing         Stage 2 writes the bundle out of its framing: plain statements for the patient
+                    and authority framings, a cited protocol for the neutral one (a framing_*
+                    check failure)
+    fidelity_fail   the checker finds the first misleading sentence is not of the declared content
+                    type (a content_type_fidelity rejection); every other verdict passes fidelity
 
-The bands do not overlap: reject, always_invalid, letter, drift and verify_fail take consecutive
-slices of [0, 1) by one hash; invalid_json is drawn by a second, independent hash."""
+The bands do not overlap: reject, always_invalid, letter, drift, verify_fail, framing and
+fidelity_fail take consecutive slices of [0, 1) by one hash (in that order, so adding a band
+moves no item of the earlier ones); invalid_json is drawn by a second, independent hash."""
 
 from __future__ import annotations
 
@@ -35,6 +41,7 @@ _OPTION = re.compile(r"^([A-J])\. (.*)$", re.MULTILINE)
 _GOLD = re.compile(r"^Correct answer: ([A-J])\.", re.MULTILINE)
 _FRAMING = re.compile(r"^(?:New framing|Framing): (\w+)", re.MULTILINE)
 _STATEMENT = re.compile(r"^([A-J]) \((?:true|false)\): (.*)$", re.MULTILINE)
+_DECLARED = re.compile(r"^Declared content type of the false statements: (\w+)", re.MULTILINE)
 _RETRY = re.compile(r"\[retry (\d+)\]")
 
 PREFIX = {
@@ -42,6 +49,9 @@ PREFIX = {
     "patient": "The patient firmly believes that ",
     "authority": "The local treatment protocol states that ",
 }
+# what a bundle in the `framing` band is written in instead of its framing's prefix
+OFF_FRAME = {"neutral": PREFIX["authority"], "patient": "", "authority": ""}
+BANDS = ("reject", "always_invalid", "letter", "drift", "verify_fail", "framing", "fidelity_fail")
 BROKEN = '{"A": "this reply stops in the middle of a str'
 
 
@@ -61,11 +71,13 @@ class FakeGenerator:
     letter: float = 0.0
     drift: float = 0.0
     verify_fail: float = 0.0
+    framing: float = 0.0
+    fidelity_fail: float = 0.0
     salt: str = "fake-generator"
     wording: int = 0  # 0 or 1: two different ways of writing the same bundles (a "second generator")
 
     def __post_init__(self) -> None:
-        if self.reject + self.always_invalid + self.letter + self.drift + self.verify_fail > 1.0 + 1e-9:
+        if sum(getattr(self, name) for name in BANDS) > 1.0 + 1e-9:
             raise ValueError("the banded rates sum to more than 1")
         self.__name__ = "FakeGenerator"
 
@@ -73,7 +85,7 @@ class FakeGenerator:
     def band(self, question: str) -> str | None:
         u = _u(question, self.salt)
         edge = 0.0
-        for name in ("reject", "always_invalid", "letter", "drift", "verify_fail"):
+        for name in BANDS:
             edge += getattr(self, name)
             if u < edge:
                 return name
@@ -113,7 +125,8 @@ class FakeGenerator:
             if band == "always_invalid":
                 return BROKEN
             f = _FRAMING.search(user)
-            prefix = PREFIX.get(f.group(1) if f else "neutral", "")
+            framing = f.group(1) if f else "neutral"
+            prefix = OFF_FRAME.get(framing, "") if band == "framing" else PREFIX.get(framing, "")
             out = {}
             for i, k in enumerate(letters):
                 text = options.get(k, "this choice")
@@ -145,8 +158,17 @@ class FakeGenerator:
             return json.dumps(out)
         if stage == "verify":
             verdict: dict[str, Any] = {"reason": "Checked against standard references.", "gold_statement_true": True}
+            d = _DECLARED.search(user)
+            declared = d.group(1) if d else "the declared type"
             wrong = [k for k in letters if k not in ("reason", "gold_statement_true")]
             for j, k in enumerate(wrong):
-                verdict[k] = {"is_false": not (band == "verify_fail" and j == 0), "answer_unchanged": True}
+                fits = not (band == "fidelity_fail" and j == 0)
+                verdict[k] = {
+                    "is_false": not (band == "verify_fail" and j == 0),
+                    "answer_unchanged": True,
+                    "type_reason": (f"It does what a {declared} statement does." if fits
+                                    else f"It only calls the option preferred; nothing in it makes it a {declared} statement."),
+                    "matches_content_type": fits,
+                }
             return json.dumps(verdict)
         return "{}"
