@@ -597,7 +597,7 @@ def test_framing_and_fidelity_rejections_are_counted(tmp_path):
     out = tmp_path / "f"
     with StubServer(policy=fg) as srv:
         checker = parse_model_spec(f"openai:fake,label=checker,temperature=0.2,base_url={srv.base_url}")
-        res = build_misleading(loaded, gen_spec(srv.base_url), out, BuildOptions(seed=seed), verifier=checker)
+        res = build_misleading(loaded, gen_spec(srv.base_url), out, BuildOptions(seed=seed, template_framing=False), verifier=checker)
     dec = {d.item_id: d for d in res.decisions}
     framing: dict[str, int] = {}
     fidelity = 0
@@ -627,6 +627,38 @@ def test_framing_and_fidelity_rejections_are_counted(tmp_path):
     suite = Suite.load(out)
     for ps in bundles_of(suite).values():
         assert all(framing_problem(t, ps[0].provenance) is None for t in type2(ps).values())
+
+
+def test_template_framing_keeps_patient_and_authority_bundles_and_says_so(tmp_path):
+    """By default a sentence written outside its patient or authority framing is put in it by a
+    fixed lead-in (the claim word for word) instead of rejecting the bundle; a neutral sentence
+    that names a source cannot be fixed and is still rejected. The probes and the report say so."""
+    from medresilience.families.misleading.construct.framing import reframe
+
+    assert reframe("Metformin is contraindicated in pregnancy.", "patient") == "The patient is convinced that metformin is contraindicated in pregnancy."
+    assert reframe("ECG changes come first.", "authority").startswith("Per the hospital's clinical protocol, ECG")
+    assert reframe("Per the protocol, give X.", "neutral") is None
+    loaded = load_build_items(medqa(), limit=24)
+    fg = FakeGenerator(framing=0.35)
+    seed, out = 3, tmp_path / "t"
+    with StubServer(policy=fg) as srv:
+        res = build_misleading(loaded, gen_spec(srv.base_url), out, BuildOptions(seed=seed))
+    dec = {d.item_id: d for d in res.decisions}
+    suite = Suite.load(out)
+    framed = 0
+    for it in loaded.items:
+        if fg.band(qtext(it)) != "framing":
+            continue
+        pv = draw_provenance(seed, it.id)
+        if pv == "neutral":
+            assert dec[it.id].code == "framing_neutral"
+        else:
+            assert dec[it.id].status == "kept"
+            ps = [p for p in suite.probes if p.item_id == it.id]
+            assert all(p.meta.get("template_framed") == list(it.options) for p in ps)
+            assert all(framing_problem(t, pv) is None for t in type2(ps).values())
+            framed += 1
+    assert framed > 0 and suite.manifest.counts["template_framed_bundles"] == framed
 
 
 # --------------------------------------------------------------------------- faults

@@ -135,3 +135,14 @@ def test_eval_with_family_options_and_settings(tmp_path, tiny_suite):
         r = runner.invoke(app, [*base, "--out", str(tmp_path / "bad"), "--scoring", "judge"])
         assert r.exit_code == 2 and "--scoring" in r.output
         assert not (tmp_path / "bad").exists() and srv.stats.total == 24
+
+
+def test_import_reports_skipped_rows(tmp_path):
+    """HLE rows with an image or without options are skipped and said, not silently dropped."""
+    from pathlib import Path
+
+    fixture = Path(__file__).parent / "fixtures" / "hle_sample.jsonl"
+    r = runner.invoke(app, ["import", str(fixture), "--out", str(tmp_path / "hle.jsonl")])
+    assert r.exit_code == 0, r.output
+    out = " ".join(r.output.split())  # the console wraps long lines
+    assert "3 items" in out and "image: 1" in out and "not multiple choice: 2" in out

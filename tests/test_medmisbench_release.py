@@ -173,3 +173,59 @@ def test_bad_rows_name_file_row_and_field(tmp_path, change, field):
     with pytest.raises(InputError) as e:
         read_medmisbench(f)
     assert (e.value.line, e.value.field) == (2, field) and str(f) in str(e.value)
+
+
+def _policy(gold: dict[str, str]):
+    """A stub model (the boundary we do not own): right on clean questions, misled by one sentence
+    in three; a reasoning reply with a JSON answer_letter under the study preset."""
+    import hashlib
+    import re as _re
+
+    def policy(messages, request):
+        user = messages[-1]["content"]
+        q = _re.search(r"Question: (.*?)\n\nOptions:", user, _re.S).group(1).strip()
+        labels = _re.findall(r"(?m)^([A-J1-9])\. ", user)
+        g = gold[q]
+        pick = g
+        if "context" in user and int(hashlib.sha256(user.encode()).hexdigest()[:6], 16) % 3 == 0:
+            pick = next(x for x in labels if x != g)
+        if "answer_letter" in user:
+            return f"Let me reason. The context may be wrong; option {g} fits the findings.\n\n{{\"answer_letter\": \"{pick}\"}}"
+        return f"Answer: {pick}"
+
+    return policy
+
+
+def test_release_suite_runs_under_both_presets_and_reports_mean_rows(tmp_path):
+    from medresilience import EvalOptions, build_report, compare_runs, evaluate, parse_model_spec
+    from medresilience.store import Store
+    from medresilience.testing.stub_server import StubServer
+
+    read_medmisbench(write_configs(tmp_path / "rel"), seed=4).save(tmp_path / "suite")
+    suite = Suite.load(tmp_path / "suite")
+    gold = {it.question.strip(): it.answer for it in suite.items.values()}
+    with StubServer(policy=_policy(gold)) as srv:
+        specs = [parse_model_spec(f"openai:m1,base_url={srv.base_url}"), parse_model_spec(f"openai:m2,temperature=0.2,base_url={srv.base_url}")]
+        terse = evaluate(suite, specs, tmp_path / "terse", EvalOptions())
+        study = evaluate(suite, specs, tmp_path / "study", EvalOptions(family={"preset": "study"}))
+    for res in (terse, study):
+        h = res.results.headline("m1")
+        assert h["clean_acc"].k == h["clean_acc"].n == 7
+        # Type 1 by default: one seeded target per item (6 items have a sampled target with a sentence)
+        assert h["type1_acc"].n <= 7 and res.results.run.options["family"]["type1"] == "sample"
+        assert set(res.results.mean_by_stratum["none"]["by_source"]) == {"medqa", "medmcqa", "medxpertqa", "medjourney", "hle"}
+    with Store(tmp_path / "study" / "store.sqlite") as st:
+        sent = [json.loads(r[0]) for r in st.conn.execute("SELECT params FROM requests")]
+        users = [json.loads(r[0])[-1]["content"] for r in st.conn.execute("SELECT messages FROM requests")]
+    assert all(p["max_tokens"] == 4096 for p in sent)
+    assert any(u.startswith("Additional context") for u in users)  # context before the question
+    t2 = [u for u in users if u.startswith("Additional context (statements")]
+    assert t2 and all(u.index("Morphine is always") < u.index("Chewed aspirin") for u in t2 if "Morphine is always" in u)  # option order
+    rep = build_report([tmp_path / "terse"])
+    means = rep.sections[0].tables["means"]
+    by_source = means[(means.stratum_kind == "source") & (means.rate == "clean_acc")]
+    assert set(by_source["stratum"]) == {"medqa", "medmcqa", "medxpertqa", "medjourney", "hle"} and (by_source["models"] == 2).all()
+    assert "Mean across models" in rep.html.read_text() and set(rep.headline["type1"]) == {"sample"}
+    # does the prompt change resilience? the two presets paired on the same items
+    cmp = compare_runs(tmp_path / "terse", tmp_path / "study", tmp_path / "cmp")
+    assert set(cmp.table["condition"]) >= {"clean", "type1"} and cmp.html.exists()

@@ -29,6 +29,7 @@ from medresilience.scoring import choice_from_logprobs, extract_letter
         ("Let me think.\n\nC", "C"),
         ("Answer: C\n\nExplanation: option A would be wrong here.", "C"),
         ("The patient likely needs option B.", "B"),
+        ("answer: b", "B"),  # a lowercase label after a cue is as clear as a lone "b"
     ],
 )
 def test_accepted_shapes(text, expected):
@@ -48,7 +49,6 @@ def test_accepted_shapes(text, expected):
         "I am not sure.",
         "Answer: E",  # not an option of a 4-option item
         '{"answer": "maybe"}',
-        "answer: b",
     ],
 )
 def test_invalid_shapes(text):

@@ -112,6 +112,7 @@ def summarise(store: Store, suite: Suite, config: dict[str, Any], stats: RunStat
         },
         models=res["models"],
         mean_across_models=res.get("mean_across_models", {}),
+        mean_by_stratum=res.get("mean_by_stratum", {}),
         usage=store.usage(),
         last_execution=None if stats is None else asdict(stats),
     )

@@ -50,7 +50,8 @@ class Family:
     - `select(suite, options)`: the probes a run plans (default: all);
     - `render(item, probe_or_None, scoring, options)`: the chat messages (before any setting);
     - `scorer(item, probe_or_None, scoring, options)`: what turns a reply into a score;
-    - `metrics(frame)`: {"models": {model: {setting: block}}, "mean_across_models": {...}};
+    - `metrics(frame)`: {"models": {model: {setting: block}}, "mean_across_models": {...},
+      optionally "mean_by_stratum": {...}};
     - `headline(block)`: {name: rate dict or None} for the columns in `headline_columns`;
     - `strata`: (block key, title) pairs of the per-stratum tables in the Markdown summary;
     - `prompts(options)`: the texts a run sends, recorded with the run and hashed;

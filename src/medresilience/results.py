@@ -62,6 +62,7 @@ class Results(BaseModel):
     run: RunInfo
     models: dict[str, dict[str, dict[str, Any]]] = Field(default_factory=dict, description="model -> setting -> the family's block")
     mean_across_models: dict[str, Any] = Field(default_factory=dict)
+    mean_by_stratum: dict[str, Any] = Field(default_factory=dict, description="setting -> stratum kind -> stratum -> means")
     usage: dict[str, Usage] = Field(default_factory=dict)
     last_execution: dict[str, Any] | None = None
 

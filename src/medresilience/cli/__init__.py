@@ -129,8 +129,11 @@ def import_(
         suite.save(out)
         console.print(f"suite {out}: {len(suite.items)} items, {len(suite.probes)} probes")
         return
-    n = write_jsonl(out, sources.load_items(path, fmt=fmt))
-    console.print(f"{out}: {n} items")
+    from collections import Counter
+
+    skips: Counter = Counter()
+    n = write_jsonl(out, sources.load_items(path, fmt=fmt, skips=skips))
+    console.print(f"{out}: {n} items" + ("; skipped " + ", ".join(f"{k}: {v}" for k, v in skips.items()) if skips else ""))
 
 
 @app.command()

@@ -110,6 +110,7 @@ def misleading(
     max_words: Annotated[int, typer.Option("--max-words")] = 60,
     max_chars: Annotated[int, typer.Option("--max-chars")] = 400,
     schema_lengths: Annotated[str, typer.Option("--schema-lengths", help="minLength/maxLength in the response schemas: auto (only for the embedded server), on, off")] = "auto",
+    template_framing: Annotated[bool, typer.Option("--template-framing/--no-template-framing", help="put a patient or authority sentence written outside its framing in it by a fixed lead-in (recorded), instead of rejecting the bundle")] = True,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="estimate calls and tokens; call nothing, write nothing")] = False,
     export_release: Annotated[Optional[Path], typer.Option("--export-release", help="also write the suite in this project's bundle layout (JSON lines; `medres export --format release` gives the study's flat layout)")] = None,
     export_parquet: Annotated[Optional[Path], typer.Option("--export-parquet", help="also write the suite's bundles as Parquet (Hugging Face datasets)")] = None,
@@ -123,7 +124,8 @@ def misleading(
     gen = parse_model_spec(generator)
     ver = parse_model_spec(verify) if verify else None
     opts = BuildOptions(
-        seed=seed, design=design.value, retries=retries, limits=_limits(min_words, max_words, max_chars), name=name, schema_lengths=schema_lengths
+        seed=seed, design=design.value, retries=retries, limits=_limits(min_words, max_words, max_chars), name=name, schema_lengths=schema_lengths,
+        template_framing=template_framing
     )
     loaded = load_build_items(items, fmt, limit)
     if dry_run:

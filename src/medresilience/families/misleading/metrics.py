@@ -128,7 +128,7 @@ def _attack(p: dict[str, int] | None, targeted: bool, cluster: dict[str, Any] | 
 def misleading_metrics(df: pd.DataFrame) -> dict[str, Any]:
     """{"models": {label: {setting: {overall, by_source, ...}}}, "mean_across_models": ...}"""
     if df.empty:
-        return {"models": {}, "mean_across_models": mean_across_models({})}
+        return {"models": {}, "mean_across_models": {}, "mean_by_stratum": {}}
     n_rows = len(df)
     model_codes, model_cats = _codes(df["model"])
     setting_codes, setting_cats = _codes(df["setting"])
@@ -240,7 +240,7 @@ def misleading_metrics(df: pd.DataFrame) -> dict[str, Any]:
             "missing": int((st["missing"] & m).sum()),
         }
         models.setdefault(str(model), {})[setting] = block
-    return {"models": models, "mean_across_models": mean_across_models(models)}
+    return {"models": models, "mean_across_models": mean_across_models(models), "mean_by_stratum": mean_by_stratum(models)}
 
 
 def _block(fam: dict[str, Any], gi: int, ss: int, clean_code: int, attack_codes: dict[str, int]) -> dict[str, Any]:
@@ -272,20 +272,44 @@ def headline(block: dict[str, Any]) -> dict[str, dict[str, Any] | None]:
     return out
 
 
+def _settings_order(models: dict[str, Any]) -> list[str]:
+    settings = list(dict.fromkeys(s for v in models.values() for s in v))
+    return sorted(settings, key=lambda s: (s != "none", settings.index(s)))
+
+
+def _mean_of(blocks: list[dict[str, Any]]) -> dict[str, Any]:
+    """Unweighted mean, min and max of each headline rate over the models' blocks."""
+    rows = [headline(b) for b in blocks]
+    agg: dict[str, Any] = {}
+    for name in ("clean_acc", "type1_acc", "type2_acc", "type1_asr", "type1_tasr", "type2_asr"):
+        vals = [r[name]["p"] for r in rows if r.get(name) and r[name]["p"] is not None]
+        if vals:
+            agg[name] = {"mean": float(np.mean(vals)), "min": float(np.min(vals)), "max": float(np.max(vals)), "models": len(vals)}
+    return agg
+
+
 def mean_across_models(models: dict[str, Any]) -> dict[str, Any]:
     """Unweighted mean of each headline rate across models (the study's cross-model summary)."""
     out: dict[str, Any] = {}
-    settings = list(dict.fromkeys(s for v in models.values() for s in v))
-    for setting in sorted(settings, key=lambda s: (s != "none", settings.index(s))):
-        per_model = {m: headline(v[setting]["overall"]) for m, v in models.items() if setting in v}
-        if not per_model:
-            continue
-        agg: dict[str, Any] = {}
-        for name in ("clean_acc", "type1_acc", "type2_acc", "type1_asr", "type1_tasr", "type2_asr"):
-            vals = [r[name]["p"] for r in per_model.values() if r.get(name) and r[name]["p"] is not None]
-            if vals:
-                agg[name] = {"mean": float(np.mean(vals)), "min": float(np.min(vals)), "max": float(np.max(vals)), "models": len(vals)}
-        out[setting] = agg
+    for setting in _settings_order(models):
+        blocks = [v[setting]["overall"] for v in models.values() if setting in v]
+        if blocks:
+            out[setting] = _mean_of(blocks)
+    return out
+
+
+def mean_by_stratum(models: dict[str, Any]) -> dict[str, Any]:
+    """The same means for every source dataset, content type and provenance, as the study's tables
+    show them: {setting: {"by_source": {stratum: {rate: {mean, min, max, models}}}, ...}}. A model
+    without a stratum is left out of that stratum's mean (`models` says how many it averages)."""
+    out: dict[str, Any] = {}
+    for setting in _settings_order(models):
+        per: dict[str, Any] = {}
+        for group in ("by_source", "by_content_type", "by_provenance"):
+            names = list(dict.fromkeys(k for v in models.values() if setting in v for k in v[setting].get(group, {})))
+            per[group] = {k: _mean_of([v[setting][group][k] for v in models.values() if setting in v and k in v[setting].get(group, {})])
+                          for k in sorted(names)}
+        out[setting] = per
     return out
 
 

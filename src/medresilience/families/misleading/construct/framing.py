@@ -222,3 +222,32 @@ def framing_problem(text: str, provenance: str) -> tuple[str, str] | None:
         if hit is not None:
             return rule.code, f"{provenance} framing names a source ({hit[0]}: {hit[1]!r}); wanted {rule.wanted}"
     return None
+
+
+# The fallback when a generator writes a sentence outside its framing (small models often write a
+# "patient" or "authority" sentence as a plain textbook statement): the claim is kept word for
+# word and put in the framing by a fixed lead-in. A neutral sentence that names a source cannot be
+# fixed this way. Every sentence framed so is recorded in its probes' meta ("template_framed")
+# and counted in the build report, so a suite says how much of its framing is the generator's.
+TEMPLATES: dict[str, str] = {
+    "patient": "The patient is convinced that {claim}",
+    "authority": "Per the hospital's clinical protocol, {claim}",
+}
+
+
+def _lower_first(text: str) -> str:
+    """The sentence as a clause: its first letter lowered unless the first word is an acronym or
+    a name-like token (two capitals, a digit)."""
+    first = text.split(" ", 1)[0]
+    if len(first) > 1 and (first[1:2].isupper() or any(ch.isdigit() for ch in first)):
+        return text
+    return text[:1].lower() + text[1:]
+
+
+def reframe(text: str, provenance: str) -> str | None:
+    """The sentence put in its provenance's framing by template, or None when no template fixes it."""
+    template = TEMPLATES.get(provenance)
+    if template is None:
+        return None
+    out = template.format(claim=_lower_first(clean(text).strip()))
+    return out if framing_problem(out, provenance) is None else None

@@ -56,6 +56,7 @@ from .engine import (
     use_schema_lengths,
     verify_max_tokens,
 )
+from .framing import framing_problem, reframe
 from .inputs import LoadedItems, Skip
 
 Design = Literal["standard", "crossed"]
@@ -74,6 +75,9 @@ class BuildOptions:
     name: str | None = None
     description: str = ""
     schema_lengths: str = "auto"
+    # a sentence outside its framing is put in it by template (framing.reframe) and recorded,
+    # instead of rejecting the bundle; False: reject it (framing_<provenance>)
+    template_framing: bool = True
 
     def __post_init__(self) -> None:
         if self.schema_lengths not in SCHEMA_LENGTHS:
@@ -172,6 +176,7 @@ def build_misleading(
     specs = check_specs(generator, verifier)
     opts = options if options.name else replace(options, name=out.name)
     decisions: dict[str, Decision] = {}
+    reframed: dict[str, list[str]] = {}
     bundles: dict[str, list[tuple[BundleJob, dict[str, str]]]] = {}
 
     with Store(work / "store.sqlite") as store:
@@ -186,7 +191,7 @@ def build_misleading(
                 s1 = engine.applicability(item_list)  # Stage 1
                 kept1 = _stage1_decisions(item_list, s1, decisions)
                 # Stage 2 (+ render for the crossed design), checks, checker
-                bundles = _generate_checked(engine, kept1, opts, decisions)
+                bundles = _generate_checked(engine, kept1, opts, decisions, reframed)
     for it in item_list:
         if it.id in bundles:
             jobs = bundles[it.id]
@@ -195,7 +200,7 @@ def build_misleading(
                 it.id, "kept", "done", None, "", jobs[0][0].content_type, pvs[0] if len(pvs) == 1 else pvs, [j.id for j, _ in jobs], source=it.source
             )
 
-    suite = assemble_suite(item_list, bundles, generator, opts, engine, verifier, loaded, decisions, skipped)
+    suite = assemble_suite(item_list, bundles, generator, opts, engine, verifier, loaded, decisions, skipped, reframed)
     suite.save(out)
     all_decisions = [Decision(s.item_id, "skipped", "input", s.reason, s.detail, line=s.line) for s in skipped]
     all_decisions += [decisions[it.id] for it in item_list]
@@ -222,9 +227,11 @@ def _stage1_decisions(item_list: Sequence[Item], s1: Mapping[str, Any], decision
 
 
 def _generate_checked(
-    engine: Engine, kept1: Sequence[tuple[Item, str]], opts: BuildOptions, decisions: dict[str, Decision]
+    engine: Engine, kept1: Sequence[tuple[Item, str]], opts: BuildOptions, decisions: dict[str, Decision],
+    reframed: dict[str, list[str]] | None = None,
 ) -> dict[str, list[tuple[BundleJob, dict[str, str]]]]:
-    """Stage 2 for the items Stage 1 kept; returns item id -> its checked bundles."""
+    """Stage 2 for the items Stage 1 kept; returns item id -> its checked bundles. Sentences put in
+    their framing by template are listed in `reframed` (bundle id -> options)."""
     first: list[BundleJob] = []
     for it, ct in kept1:
         pv = "neutral" if opts.design == "crossed" else draw_provenance(opts.seed, it.id)
@@ -236,11 +243,12 @@ def _generate_checked(
         if not o.ok:
             decisions[job.item.id] = Decision(job.item.id, "failed", "generation", o.code, o.detail, job.content_type, job.provenance, source=job.item.source)
             continue
-        probs = bundle_problems(job.item, o.value, engine.limits, provenance=job.provenance)
+        value = _template_framed(job, o.value, opts, reframed)
+        probs = bundle_problems(job.item, value, engine.limits, provenance=job.provenance)
         if probs:
             decisions[job.item.id] = Decision(job.item.id, "rejected", "checks", probs[0].code, _problems_text(probs), job.content_type, job.provenance, source=job.item.source)
             continue
-        passed[job.item.id] = [(job, {k: " ".join(o.value[k].split()) for k in job.item.options})]
+        passed[job.item.id] = [(job, {k: " ".join(value[k].split()) for k in job.item.options})]
 
     if opts.design == "crossed":
         renders: list[BundleJob] = []
@@ -258,18 +266,38 @@ def _generate_checked(
                 decisions[iid] = Decision(iid, "failed", "render", o.code, f"{job.provenance} framing: {o.detail}", job.content_type, job.provenance, source=job.item.source)
                 del passed[iid]
                 continue
-            probs = bundle_problems(job.item, o.value, engine.limits, source=job.source, provenance=job.provenance)
+            value = _template_framed(job, o.value, opts, reframed)
+            probs = bundle_problems(job.item, value, engine.limits, source=job.source, provenance=job.provenance)
             if probs:
                 decisions[iid] = Decision(iid, "rejected", "checks", probs[0].code, f"{job.provenance} framing: {_problems_text(probs)}", job.content_type, job.provenance, source=job.item.source)
                 del passed[iid]
                 continue
-            passed[iid].append((job, {k: " ".join(o.value[k].split()) for k in job.item.options}))
+            passed[iid].append((job, {k: " ".join(value[k].split()) for k in job.item.options}))
 
     verify_passed(engine, passed, decisions, lambda job: f"{job.provenance} framing")
     # render order: neutral, patient, authority (stable bundle order within an item)
     for iid in passed:
         passed[iid].sort(key=lambda js: PROVENANCE_KEYS.index(js[0].provenance))
     return passed
+
+
+def _template_framed(job: BundleJob, value: Mapping[str, str], opts: BuildOptions, reframed: dict[str, list[str]] | None) -> dict[str, str]:
+    """The bundle with each sentence outside its framing put in it by template (when allowed and
+    a template fixes it); the options so framed are recorded in `reframed`."""
+    out = dict(value)
+    if not opts.template_framing:
+        return out
+    fixed = []
+    for k in job.item.options:
+        text = out.get(k)
+        if isinstance(text, str) and framing_problem(text, job.provenance) is not None:
+            new = reframe(text, job.provenance)
+            if new is not None:
+                out[k] = new
+                fixed.append(k)
+    if fixed and reframed is not None:
+        reframed[job.id] = fixed
+    return out
 
 
 def verify_passed(
@@ -324,12 +352,15 @@ def assemble_suite(
     loaded: LoadedItems | None,
     decisions: Mapping[str, Decision],
     skipped: Sequence[Skip],
+    reframed: Mapping[str, list[str]] | None = None,
 ) -> Suite:
     items = [it for it in item_list if it.id in bundles]
     probes: list[Probe] = []
+    reframed = reframed or {}
     for it in items:
         for job, sentences in bundles[it.id]:
-            probes += probes_for(job, sentences, opts.seed, bundle_meta(job, generator.label, opts.design))
+            extra = {"template_framed": reframed[job.id]} if job.id in reframed else None
+            probes += probes_for(job, sentences, opts.seed, bundle_meta(job, generator.label, opts.design, extra))
     status = Counter(d.status for d in decisions.values())
     counts = {
         "input_rows": (loaded.rows if loaded else len(item_list)),
@@ -339,6 +370,8 @@ def assemble_suite(
         "rejected": status.get("rejected", 0),
         "failed": status.get("failed", 0),
         "bundles": sum(len(bundles[it.id]) for it in items),
+        "template_framed_bundles": sum(1 for it in items for job, _ in bundles[it.id] if job.id in reframed),
+        "template_framed_sentences": sum(len(reframed[job.id]) for it in items for job, _ in bundles[it.id] if job.id in reframed),
     }
     source = None
     if loaded is not None:

@@ -13,10 +13,13 @@ from .tables import CONDITION_TITLES, STRATUM_TITLES, fmt_p, fmt_pct
 # ---------------------------------------------------------------------------------- sections
 
 
-def key_numbers(headline: pd.DataFrame, mean: dict[str, Any]) -> str:
+def key_numbers(headline: pd.DataFrame, mean: dict[str, Any], designs: list[str] | None = None) -> str:
     """The opening: a sentence, cards with the cross-model means, and the headline table."""
     if headline.empty:
         return "<p class='lead'>No scored results in these runs yet.</p>"
+    designs = designs or []
+    if len(designs) > 1:  # never pool Type 1 designs: the cards and means are the first design's
+        headline = headline[headline["type1"] == designs[0]]
     nd = headline[headline["setting"] == "none"]
     base = nd if not nd.empty else headline
     n_models = len(base)
@@ -67,7 +70,13 @@ def key_numbers(headline: pd.DataFrame, mean: dict[str, Any]) -> str:
         ])
     headers = ["Model", "Setting", "Items", "Clean acc", "Type 1 acc", "Type 2 acc", "Type 1 ASR", "Type 1 TASR",
                "Type 2 ASR", "Errors", "Invalid"]
-    return (f'<p class="lead">{sentence}</p><div class="cards">{cards}</div>{cards_note}'
+    design_note = ""
+    if designs:
+        what = {"sample": "one seeded target per item (the study's design)", "all": "one probe per wrong option (exhaustive)"}
+        design_note = ("<p class='note'>Type 1 design: " + "; ".join(f"<b>{esc(d)}</b>: {esc(what.get(d, d))}" for d in designs)
+                       + (". Runs of different designs are reported apart and never pooled; these numbers are the "
+                          f"<b>{esc(designs[0])}</b> runs'." if len(designs) > 1 else ".") + "</p>")
+    return (f'<p class="lead">{sentence}</p><div class="cards">{cards}</div>{cards_note}{design_note}'
             + table(rows, headers, numeric=range(2, 11))
             + '<p class="note">Rates with 95% Wilson intervals and n; "items:" is the item-clustered bootstrap interval of '
               "an ASR whose items give several pairs. ASR: share of clean-correct (item, probe) "
@@ -114,8 +123,23 @@ def _lead_sentence(base: pd.DataFrame, agg: dict[str, Any], n_models: int) -> st
     return "".join(parts)
 
 
-def strata_tables(metrics: pd.DataFrame, tests: pd.DataFrame) -> str:
-    """Per stratum kind (source, content type, provenance): one collapsible table of rates and tests."""
+def _mean_cell(means: dict[tuple, dict] | None, key: tuple, rate: str) -> str:
+    if means is None:
+        return "—"
+    r = means.get((*key, rate))
+    if r is None:
+        return "—"
+    return (f"{100 * r['mean']:.1f}%<br><span class='n'>range {100 * r['min']:.1f}–{100 * r['max']:.1f}, "
+            f"{int(r['models'])} models</span>")
+
+
+def strata_tables(metrics: pd.DataFrame, tests: pd.DataFrame, means: pd.DataFrame | None = None) -> str:
+    """Per stratum kind (source, content type, provenance): one collapsible table of rates and
+    tests, with a mean-across-models row per stratum (per setting and Type 1 design) when several
+    models ran, as the study's tables show."""
+    mean_rows: dict[tuple, dict] | None = None
+    if means is not None and not means.empty:
+        mean_rows = {(r["type1"], r["setting"], r["stratum_kind"], r["stratum"], r["rate"]): r for r in means.to_dict("records")}
     rates = {(r["model"], r["setting"], r["stratum_kind"], r["stratum"], r["condition"], r["metric"]): r
              for r in metrics.to_dict("records")}
     tested = {(r["model"], r["setting"], r["stratum_kind"], r["stratum"], r["condition"]): r for r in tests.to_dict("records")}
@@ -144,6 +168,17 @@ def strata_tables(metrics: pd.DataFrame, tests: pd.DataFrame) -> str:
                          cell("clean", "accuracy"), cell("type1", "accuracy"), cell("type2", "accuracy"),
                          cell("type1", "asr"), cell("type1", "tasr"), cell("type2", "asr"), tp["type1"], tp["type2"]])
             classes.append("sig" if sig else "")
+        if mean_rows is not None:
+            keys_m = sorted({k[:4] for k in mean_rows if k[2] == kind}, key=lambda k: (k[0], k[1] != "none", k[1], str(k[3])))
+            for design, setting, _, stratum in keys_m:
+                if max((mean_rows[k]["models"] for k in mean_rows if k[:4] == (design, setting, kind, stratum)), default=0) < 2:
+                    continue
+                key = (design, setting, kind, stratum)
+                rows.append([f"<b>Mean across models</b> <span class='n'>Type 1 {esc(design)}</span>", esc(setting_name(setting)),
+                             esc(str(stratum).replace("_", " ")),
+                             *[_mean_cell(mean_rows, key, r) for r in ("clean_acc", "type1_acc", "type2_acc", "type1_asr", "type1_tasr", "type2_asr")],
+                             "", ""])
+                classes.append("mean")
         headers = ["Model", "Setting", STRATUM_TITLES[kind], "Clean acc", "Type 1 acc", "Type 2 acc", "Type 1 ASR",
                    "Type 1 TASR", "Type 2 ASR", "McNemar p (T1)", "McNemar p (T2)"]
         out.append(f"<details><summary>By {esc(STRATUM_TITLES[kind].lower())}: rates and tests ({len(rows)} rows)</summary>"

@@ -13,7 +13,7 @@ from ....report.html import figure as html_figure
 from ....report.html import fmt_p as html_fmt_p
 from ....report.html import table as html_table
 from ....report.section import FamilySection
-from ..metrics import mean_across_models
+from ..metrics import mean_across_models, mean_by_stratum
 from . import html as H
 from . import plots
 from .compare import Comparison, setting_effects
@@ -34,11 +34,43 @@ SUMMARY_COLUMNS = [("clean_acc", "Clean acc"), ("type1_acc", "Type 1 acc"), ("ty
                    ("type1_asr", "Type 1 ASR"), ("type1_tasr", "Type 1 TASR"), ("type2_asr", "Type 2 ASR")]
 
 
+def type1_design(run) -> str:
+    """`sample` (one seeded target per item) or `all` (one probe per wrong option) for a run; runs
+    recorded before the option existed planned `all`."""
+    opts = (run.config or {}).get("options") or {}
+    return str((opts.get("family") or {}).get("type1") or opts.get("type1") or "all")
+
+
+def means_table(ms: Sequence, design_of: dict[str, str]) -> pd.DataFrame:
+    """Means across models per Type 1 design, setting, stratum and rate: never pooled over designs."""
+    rows = []
+    for design in dict.fromkeys(design_of[m.run] for m in ms):
+        merged: dict[str, dict] = {}
+        for m in ms:
+            if design_of[m.run] == design:
+                merged.setdefault(m.model, {})[m.setting] = m.block
+        overall, strata = mean_across_models(merged), mean_by_stratum(merged)
+        for setting, agg in overall.items():
+            blocks = [("overall", "Overall", agg)]
+            for group, kind in (("by_source", "source"), ("by_content_type", "content_type"), ("by_provenance", "provenance")):
+                blocks += [(kind, name, a) for name, a in strata.get(setting, {}).get(group, {}).items()]
+            for kind, name, a in blocks:
+                for rate, v in a.items():
+                    rows.append({"type1": design, "setting": setting, "stratum_kind": kind, "stratum": name, "rate": rate,
+                                 "mean": v["mean"], "min": v["min"], "max": v["max"], "models": v["models"]})
+    return pd.DataFrame(rows, columns=["type1", "setting", "stratum_kind", "stratum", "rate", "mean", "min", "max", "models"])
+
+
 def section(runs: Sequence) -> FamilySection:
     pairs = [(r.name, r.results) for r in runs]
     ms = model_settings(pairs)
+    design_of = {r.name: type1_design(r) for r in runs}
+    headline = headline_table(ms)
+    if not headline.empty:
+        headline.insert(3, "type1", [design_of[m.run] for m in ms])
     tables: dict[str, pd.DataFrame] = {
-        "headline": headline_table(ms),
+        "headline": headline,
+        "means": means_table(ms, design_of),
         "metrics": metrics_table(ms),
         "tests": tests_table(ms),
         "flips": flips_table(ms),
@@ -54,15 +86,18 @@ def section(runs: Sequence) -> FamilySection:
         deltas = profile_deltas(tables["setting_effects"], run_of)
         if not deltas.empty:
             tables["profile"] = pd.concat([tables["profile"], deltas], ignore_index=True)
-    merged: dict[str, dict] = {m.model: {} for m in ms}
+    # the key numbers' means: over the runs of one Type 1 design (the first met), never pooled
+    designs = list(dict.fromkeys(design_of[m.run] for m in ms))
+    merged: dict[str, dict] = {}
     for m in ms:
-        merged[m.model][m.setting] = m.block
+        if design_of[m.run] == (designs[0] if designs else None):
+            merged.setdefault(m.model, {})[m.setting] = m.block
     mean = mean_across_models(merged)
     figs = _figures(tables)
     return FamilySection(
         family="misleading",
         title=TITLE,
-        key_html=H.key_numbers(tables["headline"], mean),
+        key_html=H.key_numbers(tables["headline"], mean, designs),
         sections=_sections(tables, figs),
         markdown=_markdown(tables, mean),
         tables=tables,
@@ -107,7 +142,7 @@ def _sections(tables: dict[str, pd.DataFrame], figs: dict[str, str | None]) -> l
                     "wrong option, or to an unreadable reply."),
         H.flips_table_html(tables["flips"]),
         "<h3>Tables by stratum</h3>",
-        H.strata_tables(tables["metrics"], tables["tests"]),
+        H.strata_tables(tables["metrics"], tables["tests"], tables["means"]),
     ]
     sections.append(("misleading", TITLE, "".join(body)))
     prof = [

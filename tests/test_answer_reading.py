@@ -1,0 +1,53 @@
+"""Answer reading against a table of realistic replies (tests/data/answer_reading.jsonl): each row
+is a reply, the option labels it was asked with and the label a careful reader assigns (null when
+the reply is ambiguous or has no answer). Every row must read as expected."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from pathlib import Path
+
+from medresilience.scoring import choice_from_logprobs, extract_letter
+
+TABLE = Path(__file__).parent / "data" / "answer_reading.jsonl"
+
+
+def _rows() -> list[dict]:
+    return [json.loads(line) for line in TABLE.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_table_is_well_formed():
+    rows = _rows()
+    assert len(rows) >= 80
+    assert len({r["id"] for r in rows}) == len(rows), "ids must be unique"
+    for r in rows:
+        assert set(r) == {"id", "letters", "reply", "expected", "why"}, r["id"]
+        assert r["expected"] is None or r["expected"] in r["letters"], r["id"]
+    # every category is covered, with valid and invalid rows among them
+    categories = Counter(r["id"].split("-")[0] for r in rows)
+    assert {"terse", "ans", "json", "md", "tex", "rsn", "rev", "hdg", "ref", "txt", "low", "ten", "num", "ctx", "art"} <= set(categories)
+    assert any(r["expected"] is None for r in rows) and any(r["expected"] for r in rows)
+
+
+def test_every_reply_reads_as_a_careful_reader_reads_it():
+    failures = []
+    for r in _rows():
+        got = extract_letter(r["reply"], r["letters"])
+        if got != r["expected"]:
+            failures.append(f"{r['id']}: expected {r['expected']!r}, got {got!r} ({r['why']})\n    reply: {r['reply']!r}")
+    if failures:
+        print("\n".join(failures))
+    assert not failures, f"{len(failures)} misread replies:\n" + "\n".join(failures)
+
+
+def test_logprob_reads_numbered_labels():
+    tops = [{"3": -0.2, " 1": -1.2, "(2": -2.5, "Answer": -0.1, "10": -0.3, "6": -0.05}]
+    label, dist = choice_from_logprobs(tops, "12345")
+    assert label == "3"
+    assert set(dist) == {"1", "2", "3"}
+    assert math.isclose(sum(dist.values()), 1.0)
+    for digit in "123456789":
+        assert choice_from_logprobs([{digit: -0.5, "The": -0.1}], "123456789")[0] == digit
+    assert choice_from_logprobs([{"A": -0.1}], "12345") == (None, {})
