@@ -70,15 +70,21 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=50_000)
     ap.add_argument("--repeat", type=int, default=2)
-    ap.add_argument("--phase", choices=["floor", "import"], help=argparse.SUPPRESS)
+    ap.add_argument("--phase", choices=["floor", "import", "synth"], help=argparse.SUPPRESS)
     ap.add_argument("--path", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.phase == "synth":
+        synthesise(a.path, a.rows)
+        return
     if a.phase:
         phase(a.phase, a.path, a.out)
         return
     with tempfile.TemporaryDirectory() as d:
-        jl, pqf = synthesise(Path(d), a.rows)
+        # the files are written by a child: the parent stays small, so the children's peak RSS
+        # (which on Linux starts from the parent's at fork) is their own
+        subprocess.run([sys.executable, __file__, "--phase", "synth", "--path", d, "--rows", str(a.rows)], check=True)
+        jl, pqf = Path(d) / "MEDMISQA.jsonl", Path(d) / "pq" / "MEDMISQA.parquet"
         print("| input | step | rows | best wall (s) | rows/s | peak RSS (MiB) |")
         print("|---|---|---:|---:|---:|---:|")
         for path, name in ((jl, f"JSON lines ({jl.stat().st_size / 2**20:.0f} MiB)"), (pqf, f"Parquet ({pqf.stat().st_size / 2**20:.0f} MiB)")):
