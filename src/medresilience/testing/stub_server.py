@@ -1,9 +1,13 @@
 """A small, fast, local OpenAI-compatible chat-completions server for tests, benchmarks and dry
 runs. Answers come from a policy (a callable or a named built-in); faults (429 with Retry-After,
-500, 503, timeouts, malformed bodies, permanent 400s) are injected deterministically: which
-request gets which fault depends only on (seed, canonical request body), never on call order, so
-results do not depend on concurrency. Transient faults hit a request body only on its first
-`transient_attempts` attempts, so a retrying client eventually succeeds.
+500, 503, timeouts, malformed bodies, permanent 400s, and the hostile replies of a hardening
+test: a 200 whose message content is null or whose message is null, a 429 whose Retry-After is
+huge (an hour by default), a 401 whose message echoes the API key the client sent, a 404 for an
+unknown model) are injected deterministically: which request gets which fault depends only on
+(seed, canonical request body), never on call order, so results do not depend on concurrency.
+Transient faults (429, 500, 503, timeouts, malformed bodies, null content or message, the long
+Retry-After) hit a request body only on its first `transient_attempts` attempts, so a retrying
+client eventually succeeds; permanent ones (400, 401, 404) hit every attempt.
 
 In-process (background thread with its own event loop)::
 
@@ -51,7 +55,9 @@ except ImportError:  # pragma: no cover - depends on the environment
 __all__ = [
     "FAULT_OUTCOMES",
     "OUTCOMES",
+    "PERMANENT_FAULTS",
     "POLICIES",
+    "TRANSIENT_FAULTS",
     "Faults",
     "Policy",
     "StubProcess",
@@ -73,10 +79,13 @@ Policy = Callable[[list[dict[str, Any]], dict[str, Any]], str]
 #: Every outcome a chat-completions request can have in the log and in `StubStats.by_outcome`.
 #: "bad_request": the client sent something the stub rejects (invalid JSON, no messages,
 #: stream=true). "error": the policy callable raised (500 with `x-should-retry: false`).
-OUTCOMES = ("ok", "429", "500", "503", "timeout", "malformed", "permanent", "bad_request", "error")
-#: The injected faults, in the order of their bands in [0, 1) (see `assign_fault`).
-FAULT_OUTCOMES = ("permanent", "429", "500", "503", "timeout", "malformed")
-TRANSIENT_FAULTS = frozenset({"429", "500", "503", "timeout", "malformed"})
+OUTCOMES = ("ok", "429", "500", "503", "timeout", "malformed", "permanent", "null_content", "null_message", "429_long", "401", "404",
+            "bad_request", "error")
+#: The injected faults, in the order of their bands in [0, 1) (see `assign_fault`; new bands go
+#: last, so a seed keeps assigning the same bodies the faults it did).
+FAULT_OUTCOMES = ("permanent", "429", "500", "503", "timeout", "malformed", "null_content", "null_message", "429_long", "401", "404")
+TRANSIENT_FAULTS = frozenset({"429", "500", "503", "timeout", "malformed", "null_content", "null_message", "429_long"})
+PERMANENT_FAULTS = frozenset({"permanent", "401", "404"})
 
 DEFAULT_LETTERS = ("A", "B", "C", "D")
 _OPTION_RE = re.compile(r"^([A-J])[.)]\s", re.MULTILINE)
@@ -125,19 +134,25 @@ class Faults(BaseModel):
     rate_malformed: float = Field(0.0, ge=0.0, le=1.0)
     malformed_kind: Literal["alternate", "invalid_json", "no_choices"] = "alternate"
     rate_permanent: float = Field(0.0, ge=0.0, le=1.0)
+    rate_null_content: float = Field(0.0, ge=0.0, le=1.0, description="a 200 whose message has content: null")
+    rate_null_message: float = Field(0.0, ge=0.0, le=1.0, description="a 200 whose choice has message: null")
+    rate_429_long: float = Field(0.0, ge=0.0, le=1.0, description="a 429 whose Retry-After is retry_after_long")
+    retry_after_long: float = Field(3600.0, ge=0.0, description="Retry-After seconds of the long 429s")
+    rate_401: float = Field(0.0, ge=0.0, le=1.0, description="a 401 on every attempt; its message echoes the bearer key sent")
+    rate_404: float = Field(0.0, ge=0.0, le=1.0, description="a 404 'model not found' on every attempt")
     transient_attempts: int = Field(1, ge=0, description="a transient fault hits only the first N attempts of a body")
     delay: float = Field(0.0, ge=0.0, description="seconds added to every chat-completions response")
 
     @model_validator(mode="after")
     def _rates_sum(self) -> Faults:
-        total = self.rate_permanent + self.rate_429 + self.rate_500 + self.rate_503 + self.rate_timeout + self.rate_malformed
+        total = sum(rate for _, rate in self.bands())
         if total > 1.0 + 1e-9:
             raise ValueError(f"fault rates sum to {total:.4f} > 1")
         return self
 
     @property
     def has_faults(self) -> bool:
-        return (self.rate_permanent + self.rate_429 + self.rate_500 + self.rate_503 + self.rate_timeout + self.rate_malformed) > 0
+        return any(rate > 0 for _, rate in self.bands())
 
     def bands(self) -> list[tuple[str, float]]:
         return [
@@ -147,6 +162,11 @@ class Faults(BaseModel):
             ("503", self.rate_503),
             ("timeout", self.rate_timeout),
             ("malformed", self.rate_malformed),
+            ("null_content", self.rate_null_content),
+            ("null_message", self.rate_null_message),
+            ("429_long", self.rate_429_long),
+            ("401", self.rate_401),
+            ("404", self.rate_404),
         ]
 
 
@@ -168,11 +188,12 @@ def assign_fault(faults: Faults, body: Any, attempt: int | None = None) -> str |
     """The fault the stub assigns to a request body (one of FAULT_OUTCOMES) or None.
 
     With `attempt` (1-based) given, the outcome that attempt actually gets: transient faults
-    apply only while attempt <= transient_attempts; "permanent" applies to every attempt."""
+    apply only while attempt <= transient_attempts; the permanent ones ("permanent", "401",
+    "404") apply to every attempt."""
     if not faults.has_faults:
         return None
     fault = _assigned_from_digest(faults, _fault_digest(faults.seed, canonical_body(body)))
-    if fault is None or attempt is None or fault == "permanent":
+    if fault is None or attempt is None or fault in PERMANENT_FAULTS:
         return fault
     return fault if attempt <= faults.transient_attempts else None
 
@@ -442,7 +463,7 @@ class _StubApp:
         if faults.has_faults:
             digest = _fault_digest(faults.seed, canon)
             fault = _assigned_from_digest(faults, digest)
-            if fault is not None and fault != "permanent" and attempt > faults.transient_attempts:
+            if fault is not None and fault not in PERMANENT_FAULTS and attempt > faults.transient_attempts:
                 fault = None
         else:
             digest = b""
@@ -461,7 +482,8 @@ class _StubApp:
                 )
             status = 200
         else:
-            status = {"permanent": 400, "429": 429, "500": 500, "503": 503, "malformed": 200}[fault]
+            status = {"permanent": 400, "429": 429, "500": 500, "503": 503, "malformed": 200, "null_content": 200, "null_message": 200,
+                      "429_long": 429, "401": 401, "404": 404}[fault]
         attempt = self._record(key, fault or "ok", status)
 
         if fault is None:
@@ -475,6 +497,34 @@ class _StubApp:
             return _json_response(
                 _error_body("stub permanent fault: this request is rejected every time", "invalid_request_error", "stub_permanent_fault"),
                 400,
+            )
+        if fault in ("null_content", "null_message"):
+            reply = json.loads(self._completion(body, key, ""))
+            for choice in reply["choices"]:
+                if fault == "null_message":
+                    choice["message"] = None
+                else:
+                    choice["message"]["content"] = None
+            return _json_response(_dumps(reply))
+        if fault == "429_long":
+            return _json_response(
+                _error_body("Rate limit reached; come back later (stub fault)", "requests", "rate_limit_exceeded"),
+                429,
+                {"Retry-After": _fmt_seconds(faults.retry_after_long)},
+            )
+        if fault == "401":
+            auth = request.headers.get("Authorization", "")
+            sent = auth[len("Bearer "):] if auth.startswith("Bearer ") else auth
+            return _json_response(
+                _error_body(f"Incorrect API key provided: {sent}. You can find your API key in your account settings (stub fault).",
+                            "invalid_request_error", "invalid_api_key"),
+                401,
+            )
+        if fault == "404":
+            return _json_response(
+                _error_body(f"The model `{body.get('model')}` does not exist or you do not have access to it (stub fault).",
+                            "invalid_request_error", "model_not_found"),
+                404,
             )
         if fault == "429":
             return _json_response(
@@ -700,6 +750,9 @@ def _cli_args(
     args += ["--rate-timeout", repr(f.rate_timeout), "--timeout-sleep", repr(f.timeout_sleep)]
     args += ["--rate-malformed", repr(f.rate_malformed), "--malformed-kind", f.malformed_kind]
     args += ["--rate-permanent", repr(f.rate_permanent), "--transient-attempts", str(f.transient_attempts)]
+    args += ["--rate-null-content", repr(f.rate_null_content), "--rate-null-message", repr(f.rate_null_message)]
+    args += ["--rate-429-long", repr(f.rate_429_long), "--retry-after-long", repr(f.retry_after_long)]
+    args += ["--rate-401", repr(f.rate_401), "--rate-404", repr(f.rate_404)]
     if log_path is not None:
         args += ["--log", str(log_path)]
     return args
@@ -791,6 +844,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--malformed-kind", default="alternate", choices=("alternate", "invalid_json", "no_choices"))
     p.add_argument("--rate-permanent", type=float, default=0.0)
     p.add_argument("--transient-attempts", type=int, default=1)
+    p.add_argument("--rate-null-content", type=float, default=0.0, help="a 200 whose message content is null")
+    p.add_argument("--rate-null-message", type=float, default=0.0, help="a 200 whose message is null")
+    p.add_argument("--rate-429-long", type=float, default=0.0, help="a 429 with the long Retry-After")
+    p.add_argument("--retry-after-long", type=float, default=3600.0, help="Retry-After seconds of the long 429s")
+    p.add_argument("--rate-401", type=float, default=0.0, help="a 401 echoing the bearer key, every attempt")
+    p.add_argument("--rate-404", type=float, default=0.0, help="a 404 model not found, every attempt")
     p.add_argument("--log", default=None, help="append one JSON line per chat request to this file")
     return p
 
@@ -810,6 +869,12 @@ def _faults_from_args(args: argparse.Namespace) -> Faults:
         malformed_kind=args.malformed_kind,
         rate_permanent=args.rate_permanent,
         transient_attempts=args.transient_attempts,
+        rate_null_content=args.rate_null_content,
+        rate_null_message=args.rate_null_message,
+        rate_429_long=args.rate_429_long,
+        retry_after_long=args.retry_after_long,
+        rate_401=args.rate_401,
+        rate_404=args.rate_404,
     )
 
 
