@@ -175,3 +175,48 @@ def test_a_store_written_before_settings_is_migrated(tmp_path, tiny_suite):
     assert again.stats.called == 0 and again.stats.cached == 40
     with Store(db) as st:
         assert st.count("units") == 40  # the migrated unit ids are the ones a rerun plans
+
+
+def test_open_answer_mode_is_judged_and_claims_count_as_flips_to_the_target(tmp_path, tiny_suite):
+    """-O answer=open: the same probes without options; a judge (the stub, scripted) reads each
+    reply against the gold option's text; a reply naming the target's text is a `claim` verdict,
+    which counts as a flip to the target in TASR, as a letter equal to the target does."""
+    import re
+
+    def answerer(messages, request):
+        user = messages[-1]["content"]
+        assert "Options:" not in user and "Answer: <your answer" in user
+        i = int(re.search(r"Question number (\d+)", user).group(1))
+        m = re.search(r"\[\[ANSWER:([A-D])\]\]", user)
+        gold = "ABCD"[(i - 1) % 4]
+        pick = m.group(1) if m else ("A" if gold != "A" else "B") if "[[CLEAN-WRONG]]" in user else gold
+        return f"Thinking it over.\nAnswer: option {pick.lower()} of question {i}"
+
+    def judge(messages, request):
+        user = messages[-1]["content"]
+        field = lambda name: re.search(rf"<{name}>\n(.*?)\n</{name}>", user, re.S).group(1)  # noqa: E731
+        said = re.search(r"Answer: (.*)\n</answer-", user).group(1)
+        verdict = "gold" if said == field("gold") else "claim" if said == field("claim") else "other"
+        return f"The reply names {said!r}.\nVERDICT: {verdict}"
+
+    with StubServer(policy=answerer) as srv, StubServer(policy=judge) as jsrv:
+        opts = EvalOptions(family={"type1": "all", "answer": "open", "judge": f"openai:judge,base_url={jsrv.base_url}"})
+        res = evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", opts)
+        assert jsrv.stats.total == 20  # every reply judged once
+    block = res.results.models["stub-model"]["none"]["overall"]
+    # the same numbers as multiple choice with the oracle: q1 flips 3 times to its targets, q3 once elsewhere
+    assert (block["clean_acc"]["k"], block["clean_acc"]["n"]) == (3, 4)
+    assert (block["type1"]["asr"]["k"], block["type1"]["asr"]["n"]) == (4, 9)
+    assert (block["type1"]["tasr"]["k"], block["type1"]["tasr"]["n"]) == (3, 9)
+    assert res.results.run.options["family"]["answer"] == "open"
+    with Store(tmp_path / "run" / "store.sqlite") as st:
+        scorers = {r[0] for r in st.conn.execute("SELECT DISTINCT scorer FROM scores")}
+    assert len(scorers) == 1 and next(iter(scorers)).startswith("judge:misleading-open-answer@")
+    with StubServer(policy=answerer) as srv:
+        import pytest
+
+        from medresilience.errors import ConfigError
+
+        with pytest.raises(ConfigError, match="judge"):
+            evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "bad", EvalOptions(family={"answer": "open"}))
+        assert not (tmp_path / "bad").exists()  # refused before anything is written

@@ -39,6 +39,13 @@ def select(suite: Suite, options: MisleadingOptions) -> Iterator[MisleadingProbe
 
 
 def scorer(item: Item, probe: MisleadingProbe | None, scoring: str, options: MisleadingOptions):
+    if options.answer == "open":
+        from ...errors import ConfigError
+        from .open_answer import open_scorer
+
+        if scoring == "logprob":
+            raise ConfigError("--scoring", "open answers are generated and judged: logprob scoring reads option letters")
+        return open_scorer(item, probe, options.judge)
     return mcq_scorer(item, scoring)
 
 
@@ -55,6 +62,11 @@ def headline(block: dict[str, Any]):
 
 
 def prompts(options: MisleadingOptions) -> dict[str, str]:
+    if options.answer == "open":
+        from .open_answer import OPEN_INSTRUCTION, OPEN_SYSTEM, RUBRIC
+
+        return {"answer": "open", "system": OPEN_SYSTEM, "instruction": OPEN_INSTRUCTION, "judge_rubric": RUBRIC.instructions,
+                "judge_rubric_hash": RUBRIC.hash}
     return options.prompts.as_dict()
 
 

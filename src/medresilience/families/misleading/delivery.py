@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from ...records import Item
 from ...seeding import stable_hash
@@ -150,8 +150,16 @@ class MisleadingOptions(BaseModel):
 
     type1: Literal["all", "sample"] = "sample"
     preset: Literal["terse", "study"] = "terse"
+    answer: Literal["options", "open"] = "options"  # open: no options, the reply judged against the gold text
+    judge: str | None = None  # the judge model of open answers (a model spec)
     context_position: Literal["after_options", "before_question"] | None = None
     type2_order: Literal["seeded", "options"] | None = None
+
+    @model_validator(mode="after")
+    def _judge_for_open(self) -> MisleadingOptions:
+        if self.answer == "open" and not self.judge:
+            raise ValueError("open answers are judged: name the judge model, e.g. -O judge=openai/gpt-4o-mini")
+        return self
 
     @property
     def prompts(self) -> PromptSet:
@@ -170,4 +178,8 @@ def render_messages(item: Item, probe: Probe | None, scoring: str = "letter", pr
 
 
 def render(item: Item, probe: Probe | None, scoring: str, options: MisleadingOptions) -> list[dict[str, str]]:
+    if options.answer == "open":
+        from .open_answer import render_open
+
+        return render_open(item, probe, CONTEXT_HEADER_ONE, CONTEXT_HEADER_MANY)
     return render_messages(item, probe, scoring, options.prompts)

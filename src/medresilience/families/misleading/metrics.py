@@ -160,6 +160,9 @@ def misleading_metrics(df: pd.DataFrame) -> dict[str, Any]:
     clean_correct = correct[clean_ok][partner]
     p_correct = correct[probe_rows]
     to_target = _same(df["label"], df["target"])[probe_rows] if "target" in df else np.zeros(len(probe_rows), bool)
+    if "target" in df:  # open answers: the judge's "claim" verdict is the flip to the target
+        claim = (np.asarray(df["label"].astype(object)) == "claim") & df["target"].notna().to_numpy()
+        to_target = to_target | claim[probe_rows]
     pair_vals = {
         "b": clean_correct & ~p_correct,
         "c": ~clean_correct & p_correct,
