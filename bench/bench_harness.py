@@ -1,6 +1,7 @@
 """Harness benchmarks for the foundation (issue #2). Prints Markdown tables for BENCHMARKS.md.
 
     .venv/bin/python bench/bench_harness.py throughput [--requests 2000]
+    .venv/bin/python bench/bench_harness.py scale [--units 10000 100000 1000000]
     .venv/bin/python bench/bench_harness.py calls
     .venv/bin/python bench/bench_harness.py embedded [--items 20] [--model qwen]
 
@@ -166,6 +167,50 @@ def embedded(args) -> None:
         print(f"| {args.model} | {r['scoring']} | {r['items']} | {r['seconds_per_item']:.2f} | {a['k']}/{a['n']} | {r['peak_rss_mb']:.0f} |")
 
 
+def _scale_one(units: int, path: str, way: str, db: str) -> dict:
+    """One process: plan and run `units` units (items x 5 units each) against the stub at `path`,
+    all at once (`whole`: plan + execute) or in chunks (`chunks`: execute_plan); then the same
+    again on the same store (a resume with nothing to do)."""
+    from medresilience.models.spec import parse_model_spec
+    from medresilience.runner import EvalOptions, execute, execute_plan, plan
+    from medresilience.store import Store
+
+    suite = _synthetic_suite(max(1, units // 5))
+    spec = parse_model_spec(f"openai:stub-model,base_url={path},concurrency=64")
+    opts = EvalOptions(family={"type1": "all"})
+    out = {"way": way, "units": len(suite.items) * 5}
+    with Store(db) as store:
+        store.record_run("bench", {})
+        for phase in ("run", "resume"):
+            t = time.perf_counter()
+            if way == "whole":
+                stats = asyncio.run(execute(plan(suite, [spec], opts), [spec], store))
+            else:
+                stats = asyncio.run(execute_plan(suite, [spec], opts, store))
+            out[f"{phase}_s"] = time.perf_counter() - t
+            out[f"{phase}_called"] = stats.called
+            out[f"{phase}_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
+
+
+def scale(args) -> None:
+    from medresilience.testing.stub_server import StubProcess
+
+    rows = []
+    with StubProcess(policy="hash") as stub, tempfile.TemporaryDirectory() as d:
+        for units in args.units:
+            for way in ("whole", "chunks"):
+                db = str(Path(d) / f"{way}-{units}.sqlite")
+                r = subprocess.run([sys.executable, __file__, "_scale_one", "--n", str(units), "--url", stub.base_url, "--way", way, "--db", db],
+                                   capture_output=True, text=True, check=True)
+                rows.append(json.loads(r.stdout.strip().splitlines()[-1]))
+    print("| planned units | planning | run (s) | calls/s | peak RSS after run (MB) | empty resume (s) | peak RSS after resume (MB) |")
+    print("|---:|---|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['units']:,} | {r['way']} | {r['run_s']:.1f} | {r['run_called'] / r['run_s']:,.0f} | {r['run_rss_mb']:.0f} | "
+              f"{r['resume_s']:.1f} | {r['resume_rss_mb']:.0f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -180,7 +225,20 @@ def main() -> None:
     one.add_argument("--items", type=int, default=20)
     one.add_argument("--model", default="qwen")
     one.add_argument("--scoring", default="letter")
+    sc = sub.add_parser("scale")
+    sc.add_argument("--units", type=int, nargs="+", default=[10_000, 100_000])
+    so = sub.add_parser("_scale_one")
+    so.add_argument("--n", type=int)
+    so.add_argument("--url")
+    so.add_argument("--way")
+    so.add_argument("--db")
     args = ap.parse_args()
+    if args.cmd == "scale":
+        scale(args)
+        return
+    if args.cmd == "_scale_one":
+        print(json.dumps(_scale_one(args.n, args.url, args.way, args.db)))
+        return
     if args.cmd == "throughput":
         throughput(args)
     elif args.cmd == "calls":

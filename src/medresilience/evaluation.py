@@ -74,7 +74,7 @@ def evaluate(
     for s in specs:
         s.api_key()  # a missing key variable fails before anything is written or called
     family = family_of([suite.manifest.family])
-    check_options(family, opts)  # bad options fail before anything is written
+    check_options(family, opts, specs)  # bad options (or a model without what the scoring needs) fail before anything is written
     config = run_config(suite, specs, opts, family)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -78,38 +78,27 @@ def select_units(suite: Suite, family: Family, family_options: BaseModel, opts: 
     return out
 
 
-def check_options(family: Family, opts: EvalOptions) -> BaseModel:
-    """The family's options, after checking the scoring and settings (ConfigError otherwise)."""
+def check_options(family: Family, opts: EvalOptions, specs: Iterable[ModelSpec] = ()) -> BaseModel:
+    """The family's options, after checking the scoring and settings, and that each model takes
+    what the scoring needs (log-probabilities) (ConfigError otherwise)."""
     fopts = family.parse_options(opts.family)
     if opts.scoring not in family.scorings:
         raise ConfigError("--scoring", f"family {family.name} scores by {', '.join(family.scorings)}, not {opts.scoring}")
     for n in opts.settings:
         settings_mod.get(n)
+    if {**family.decoding(fopts), **mcq_params(opts.scoring)}.get("logprobs"):
+        for spec in specs:
+            if not spec.supports("logprobs"):
+                raise ConfigError(f"--model {spec.label}", f"{spec.why_not('logprobs')}: --scoring {opts.scoring} needs log-probabilities (use --scoring letter)")
     return fopts
 
 
 def plan(suite: Suite, specs: Iterable[ModelSpec], opts: EvalOptions) -> list[Planned]:
+    """Every unit of a run at once (`execute_plan` plans and runs in chunks)."""
     family = family_of([suite.manifest.family])
-    fopts = check_options(family, opts)
-    settings = [settings_mod.get(n) for n in opts.settings]
-    rendered = [(item, probe, family.render(item, probe, opts.scoring, fopts)) for item, probe in select_units(suite, family, fopts, opts)]
-    overrides = {**family.decoding(fopts), **mcq_params(opts.scoring)}  # the scoring's needs win (logprob: 1 token)
-    out: list[Planned] = []
-    for spec in specs:
-        params = spec.decoding(**overrides)
-        for setting in settings:
-            for item, probe, messages in rendered:
-                messages = setting.apply(messages)
-                key = request_key(spec, messages, params)
-                cond = CLEAN if probe is None else probe.condition
-                base = item.id if probe is None else probe.id
-                scorer = family.scorer(item, probe, opts.scoring, fopts)
-                # a judge's name carries its model and rubric hash: another judge makes other units
-                scoring = scorer.name if is_deferred(scorer) else opts.scoring
-                unit_id = f"{base}|{cond}|{setting.name}|{scoring}"
-                unit = UnitRow(spec.label, unit_id, item.id, None if probe is None else probe.id, cond, setting.name, scoring, key)
-                out.append(Planned(unit, messages, params, scorer))
-    return out
+    specs = list(specs)
+    fopts = check_options(family, opts, specs)
+    return _plan_pairs(select_units(suite, family, fopts, opts), family, fopts, specs, opts)
 
 
 async def execute(
@@ -130,3 +119,85 @@ async def execute(
     if deferred:
         stats = await run_deferred(deferred, specs, store, progress, clients, stats)
     return stats
+
+
+def _accumulate(total: RunStats, part: RunStats) -> RunStats:
+    """Add one chunk's counters to the run's (numbers add up, samples are kept up to five)."""
+    import dataclasses
+
+    for f in dataclasses.fields(part):
+        a, b = getattr(total, f.name), getattr(part, f.name)
+        if isinstance(b, bool):
+            setattr(total, f.name, a or b)
+        elif isinstance(b, (int, float)):
+            setattr(total, f.name, a + b)
+        elif isinstance(b, list):
+            a.extend(x for x in b if x not in a)
+            del a[5:]
+        elif isinstance(b, dict):
+            for k, v in b.items():
+                a[k] = a.get(k, 0) + v if isinstance(v, (int, float)) else v
+    return total
+
+
+async def execute_plan(
+    suite: Suite,
+    specs: Iterable[ModelSpec],
+    opts: EvalOptions,
+    store: Store,
+    progress: ProgressFn | None = None,
+    clients: dict[str, OpenAICompatibleModel] | None = None,
+    chunk_units: int = 20_000,
+) -> RunStats:
+    """Plan and run a suite in chunks of about `chunk_units` units: each chunk is planned, recorded,
+    deduplicated against the store and run before the next is planned, so memory stays flat as
+    the suite grows (the suite itself is loaded once) and a resume with nothing to do costs one
+    key lookup per unit. The results are the same as `execute(plan(...))`: a chunk boundary only
+    decides when a call is made, never which."""
+    specs = list(specs)
+    family = family_of([suite.manifest.family])
+    fopts = check_options(family, opts, specs)
+    pairs = select_units(suite, family, fopts, opts)
+    per_pair = max(1, len(specs) * len(opts.settings))
+    step = max(1, chunk_units // per_pair)
+    total = RunStats()
+    n_units = len(pairs) * per_pair
+    done_before = 0
+
+    def chunk_progress(done: int, todo: int) -> None:
+        if progress is not None:
+            progress(done_before + done, done_before + todo + max(0, n_units - done_before - todo))
+
+    for start in range(0, len(pairs), step):
+        planned = _plan_pairs(pairs[start:start + step], family, fopts, specs, opts)
+        part = await execute(planned, specs, store, chunk_progress, clients)
+        done_before += part.called
+        total = _accumulate(total, part)
+        del planned
+    if progress is not None:
+        progress(done_before, done_before)
+    return total
+
+
+def _plan_pairs(pairs: list[tuple[Item, Probe | None]], family: Family, fopts: BaseModel, specs: list[ModelSpec],
+                opts: EvalOptions) -> list[Planned]:
+    """The units of some (item, probe-or-clean) pairs, for every model and setting (as `plan`)."""
+    settings = [settings_mod.get(n) for n in opts.settings]
+    rendered = [(item, probe, family.render(item, probe, opts.scoring, fopts)) for item, probe in pairs]
+    overrides = {**family.decoding(fopts), **mcq_params(opts.scoring)}  # the scoring's needs win (logprob: 1 token)
+    out: list[Planned] = []
+    for spec in specs:
+        params = spec.decoding(**overrides)
+        for setting in settings:
+            for item, probe, messages in rendered:
+                messages = setting.apply(messages)
+                key = request_key(spec, messages, params)
+                cond = CLEAN if probe is None else probe.condition
+                base = item.id if probe is None else probe.id
+                scorer = family.scorer(item, probe, opts.scoring, fopts)
+                # a judge's name carries its model and rubric hash: another judge makes other units
+                scoring = scorer.name if is_deferred(scorer) else opts.scoring
+                unit_id = f"{base}|{cond}|{setting.name}|{scoring}"
+                unit = UnitRow(spec.label, unit_id, item.id, None if probe is None else probe.id, cond, setting.name, scoring, key)
+                out.append(Planned(unit, messages, params, scorer))
+    return out

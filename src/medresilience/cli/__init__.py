@@ -29,23 +29,26 @@ def parse_pairs(values: list[str] | None, flag: str = "-O") -> dict[str, str]:
 
 
 def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, seed, settings: list[str], scoring: str,
-              family_options: list[str] | None, defense: Optional[str]) -> None:
+              family_options: list[str] | None, defense: Optional[str], cfg=None) -> None:
     from ..evaluation import evaluate
+    from ..family import family_of
     from ..models.spec import parse_model_spec
     from ..records import Suite
-    from ..runner import EvalOptions
+    from ..runner import EvalOptions, check_options
     from ..samples import sample_suite
     from ..summary import results_table
 
     suite = Suite.load(suite_dir) if suite_dir else sample_suite()
-    specs = [parse_model_spec(m) for m in models]
+    specs = [parse_model_spec(m, cfg.spec_defaults() if cfg else None) for m in models]
     if seed is not None:
         specs = [s.model_copy(update={"seed": seed}) for s in specs]
     for s in specs:
         s.api_key()  # settings errors before any progress output
     if defense is not None:  # the former flag: --defense on = the caution setting
         settings = {"off": ["none"], "on": ["caution"], "both": ["none", "caution"]}[defense]
-    opts = EvalOptions(settings=tuple(settings or ["none"]), scoring=scoring, limit=limit, family=parse_pairs(family_options))
+    fam_opts = cfg.family_options(parse_pairs(family_options), suite.manifest.family) if cfg else parse_pairs(family_options)
+    opts = EvalOptions(settings=tuple(settings or ["none"]), scoring=scoring, limit=limit, family=fam_opts)
+    check_options(family_of([suite.manifest.family]), opts, specs)  # option errors before any progress output
     with progress() as prog:
         result = evaluate(suite, specs, out, opts, progress=progress_callback(prog, "calls"))
     console.print(results_table(result.results))
@@ -64,7 +67,7 @@ def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, se
     console.print(f"report: {rep.html}")
 
 
-ModelOpt = Annotated[list[str], typer.Option("--model", "-m", help="model spec; repeat for several models")]
+ModelOpt = Annotated[Optional[list[str]], typer.Option("--model", "-m", help="model spec, e.g. openai/gpt-4o-mini (medres models lists providers); repeat for several models (default: models in medres.toml)")]
 SettingOpt = Annotated[Optional[list[str]], typer.Option("--setting", help="mitigation setting (none, caution, ...); repeat to compare on the same items")]
 ScoringOpt = Annotated[str, typer.Option("--scoring", help="letter: generate and extract; logprob: read option-letter log-probabilities")]
 FamilyOpt = Annotated[Optional[list[str]], typer.Option("--option", "-O", help="an option of the suite's family, KEY=VALUE (the README lists each family's); repeatable")]
@@ -74,8 +77,8 @@ DefenseOpt = Annotated[Optional[str], typer.Option("--defense", hidden=True, hel
 @app.command()
 @user_errors
 def run(
-    model: Annotated[list[str], typer.Option("--model", "-m", help="model spec (default: the embedded Qwen2.5-Coder-1.5B)")] = ["embedded"],  # noqa: B006 (typer copies it)
-    out: Annotated[Path, typer.Option("--out", help="run directory")] = Path("runs/sample"),
+    model: Annotated[Optional[list[str]], typer.Option("--model", "-m", help="model spec (default: models in medres.toml, else the embedded Qwen2.5-Coder-1.5B)")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="run directory (default: out in medres.toml, else runs/sample)")] = None,
     limit: Annotated[Optional[int], typer.Option(help="first N items only")] = None,
     setting: SettingOpt = None,
     scoring: ScoringOpt = "letter",
@@ -83,15 +86,18 @@ def run(
     defense: DefenseOpt = None,
 ) -> None:
     """The main job: the bundled sample suite on the embedded default model."""
-    _run_eval(None, model, out, limit, None, setting or [], scoring, option, defense)
+    from ..config import load_config
+
+    cfg = load_config()
+    _run_eval(None, cfg.models(model, ["embedded"]), cfg.out(out, Path("runs/sample")), limit, None, setting or [], scoring, option, defense, cfg)
 
 
 @app.command("eval")
 @user_errors
 def eval_(
-    model: ModelOpt,
+    model: ModelOpt = None,
     suite: Annotated[Optional[Path], typer.Option("--suite", help="suite directory (default: the bundled sample)")] = None,
-    out: Annotated[Path, typer.Option("--out", help="run directory (rerun to resume)")] = Path("runs/eval"),
+    out: Annotated[Optional[Path], typer.Option("--out", help="run directory, rerun to resume (default: out in medres.toml, else runs/eval)")] = None,
     limit: Annotated[Optional[int], typer.Option(help="first N items only")] = None,
     seed: Annotated[Optional[int], typer.Option(help="decoding seed passed to every model")] = None,
     setting: SettingOpt = None,
@@ -100,7 +106,10 @@ def eval_(
     defense: DefenseOpt = None,
 ) -> None:
     """Run one or many models on a suite's paired clean and stressed probes."""
-    _run_eval(suite, model, out, limit, seed, setting or [], scoring, option, defense)
+    from ..config import load_config
+
+    cfg = load_config()
+    _run_eval(suite, cfg.models(model), cfg.out(out, Path("runs/eval")), limit, seed, setting or [], scoring, option, defense, cfg)
 
 
 @app.command("import")
@@ -169,10 +178,12 @@ def _build_group() -> typer.Typer:
     return group
 
 
+from .models import register as _register_models  # noqa: E402
 from .report import register as _register_report  # noqa: E402
 
 app.add_typer(_build_group(), name="build")
 _register_report(app)
+_register_models(app)
 
 __all__ = ["app", "fail", "main", "parse_pairs"]
 
