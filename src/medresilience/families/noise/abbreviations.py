@@ -1,0 +1,215 @@
+"""The abbreviations variant: word senses in a case replaced by the abbreviations clinicians write
+for them, from abbreviation inventories such as Vanderbilt's clinic-note and discharge-summary
+inventories (TSV with a header: abbreviation, sense, variation, CUI, frequency).
+
+- For each sense the inventory's most frequent abbreviation is chosen: the row with the highest
+  `frequency` (the share of the abbreviation's uses that mean this sense), then the most observed
+  written forms; its written form is the most frequent `variation` ("BP_17|B.P_1|bp_2" -> "BP",
+  an edge period dropped: "meds." -> "meds"). A row whose abbreviation stands for its sense less
+  often than `min_frequency` is not used (by default half the time: "i" for "in" at 1.75% is not a
+  fair stand-in), nor one no shorter than its sense.
+- Substitution is whole-word (a sense is never replaced inside a longer word), case-insensitive,
+  longest sense first (at each position the longest matching sense wins, so "blood pressure"
+  becomes "BP" rather than "bld pressure"), and case-aware: an all-lower-case abbreviation takes
+  the case of the word it replaces ("Patient" -> "Pt", "PATIENT" -> "PT"); one written with capitals
+  stays as written ("blood pressure" -> "BP").
+- Every replacement is recorded (offset in the original, the original words, the abbreviation),
+  so the abbreviated text is rebuilt from the original, and counted per (sense, abbreviation)."""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...errors import InputError
+
+COLUMNS = ("abbreviation", "sense", "variation", "CUI", "frequency")
+MIN_FREQUENCY = 0.5
+INVENTORY_SUFFIXES = (".txt", ".tsv")
+
+
+@dataclass(frozen=True)
+class Abbreviation:
+    """The abbreviation chosen for one sense."""
+
+    sense: str
+    form: str  # as written in the substituted text
+    key: str  # the inventory's abbreviation column
+    frequency: float
+    observed: int  # how many written forms the inventory counted for this row
+    inventory: str
+
+
+@dataclass(frozen=True)
+class Replacement:
+    at: int
+    original: str
+    abbreviation: str
+    sense: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"at": self.at, "original": self.original, "abbreviation": self.abbreviation}
+
+
+def _forms(variation: str) -> Counter[str]:
+    """Written forms and their counts from a variation field ("BP_17|B.P_1|bp_2")."""
+    out: Counter[str] = Counter()
+    for part in (variation or "").split("|"):
+        part = part.strip()
+        if not part:
+            continue
+        form, _, count = part.rpartition("_")
+        if not form or not count.isdigit():
+            form, count = part, "1"
+        form = form.strip().strip(".").strip()
+        if form:
+            out[form] += int(count)
+    return out
+
+
+def inventory_files(paths: Iterable[Path | str]) -> list[Path]:
+    """The inventory files named (a directory stands for its .txt / .tsv files with the header)."""
+    files: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            for f in sorted(p.iterdir()):
+                if f.suffix.lower() in INVENTORY_SUFFIXES and f.is_file() and _has_header(f):
+                    files.append(f)
+        elif p.exists():
+            files.append(p)
+        else:
+            raise InputError(p, None, None, "abbreviation inventory not found")
+    if not files:
+        raise InputError(", ".join(str(p) for p in paths) or "(none)", None, None,
+                         "no abbreviation inventory (TSV with the header abbreviation, sense, variation, CUI, frequency)")
+    return files
+
+
+def _has_header(path: Path) -> bool:
+    try:
+        with path.open(encoding="utf-8") as fh:
+            head = fh.readline().rstrip("\r\n").split("\t")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return head[:2] == ["abbreviation", "sense"]
+
+
+def read_inventory(path: Path | str) -> list[dict[str, Any]]:
+    """The rows of one inventory file; a bad row is an InputError naming its line and field."""
+    path = Path(path)
+    rows = []
+    with path.open(encoding="utf-8", newline="") as fh:
+        reader = csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
+        header = next(reader, None)
+        if header is None or [h.strip() for h in header[:5]] != list(COLUMNS):
+            raise InputError(path, 1, None, f"expected the header {', '.join(COLUMNS)} (tab-separated)")
+        for n, row in enumerate(reader, 2):
+            if not row or not any(c.strip() for c in row):
+                continue
+            if len(row) < 5:
+                raise InputError(path, n, None, f"expected 5 tab-separated fields, got {len(row)}")
+            try:
+                freq = float(row[4])
+            except ValueError:
+                raise InputError(path, n, "frequency", f"not a number: {row[4]!r}") from None
+            rows.append({"abbreviation": row[0].strip(), "sense": " ".join(row[1].split()), "variation": row[2].strip(),
+                         "frequency": freq, "inventory": path.name})
+    return rows
+
+
+def choose(rows: Iterable[Mapping[str, Any]], min_frequency: float = MIN_FREQUENCY) -> dict[str, Abbreviation]:
+    """sense (lower case) -> its most frequent abbreviation (see the module docstring)."""
+    best: dict[str, tuple[tuple[float, int, str], Abbreviation]] = {}
+    for r in rows:
+        sense = str(r["sense"]).strip()
+        if not sense or float(r["frequency"]) < min_frequency:
+            continue
+        forms = _forms(str(r.get("variation") or ""))
+        if forms:
+            form = min(forms, key=lambda f: (-forms[f], f))
+        else:
+            form = str(r["abbreviation"]).replace("_", "/").strip("/") or str(r["abbreviation"])
+        if not form or len(form) >= len(sense) or form.lower() == sense.lower():
+            continue
+        observed = sum(forms.values())
+        cand = Abbreviation(sense, form, str(r["abbreviation"]), float(r["frequency"]), observed, str(r.get("inventory", "")))
+        rank = (float(r["frequency"]), observed, "")
+        key = sense.lower()
+        if key not in best or rank > best[key][0] or (rank == best[key][0] and form < best[key][1].form):
+            best[key] = (rank, cand)
+    return {k: v for k, (_, v) in sorted(best.items())}
+
+
+def load_table(paths: Sequence[Path | str], min_frequency: float = MIN_FREQUENCY) -> dict[str, Abbreviation]:
+    rows: list[dict[str, Any]] = []
+    for f in inventory_files(paths):
+        rows += read_inventory(f)
+    return choose(rows, min_frequency)
+
+
+def cased(original: str, form: str) -> str:
+    """The abbreviation in the case of the words it replaces (see the module docstring)."""
+    if any(c.isupper() for c in form):
+        return form
+    letters = [c for c in original if c.isalpha()]
+    if len(letters) > 1 and all(c.isupper() for c in letters):
+        return form.upper()
+    if original[:1].isupper():
+        return form[:1].upper() + form[1:]
+    return form
+
+
+class Abbreviator:
+    """Whole-word, longest-first, case-aware substitution of a table's senses."""
+
+    def __init__(self, table: Mapping[str, Abbreviation]):
+        self.table = dict(table)
+        senses = sorted(self.table, key=lambda s: (-len(s), s))
+        self._rx = None
+        if senses:
+            alternatives = "|".join(r"\s+".join(re.escape(w) for w in s.split()) for s in senses)
+            self._rx = re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    def substitute(self, text: str) -> tuple[str, list[Replacement]]:
+        """The text with every sense replaced, and the replacements made (in text order)."""
+        if self._rx is None:
+            return text, []
+        out: list[str] = []
+        reps: list[Replacement] = []
+        prev = 0
+        for m in self._rx.finditer(text):
+            original = m.group(0)
+            ab = self.table[" ".join(original.lower().split())]
+            form = cased(original, ab.form)
+            out += [text[prev:m.start()], form]
+            reps.append(Replacement(m.start(), original, form, ab.sense))
+            prev = m.end()
+        out.append(text[prev:])
+        return "".join(out), reps
+
+
+def apply(text: str, replacements: Iterable[Mapping[str, Any]]) -> str:
+    """Rebuild an abbreviated text from the original and its recorded replacements."""
+    out: list[str] = []
+    prev = 0
+    for r in sorted(replacements, key=lambda r: r["at"]):
+        at, original = int(r["at"]), str(r["original"])
+        if text[at: at + len(original)] != original:
+            raise ValueError(f"replacement at {at} does not match the original text ({original!r})")
+        out += [text[prev:at], str(r["abbreviation"])]
+        prev = at + len(original)
+    out.append(text[prev:])
+    return "".join(out)
+
+
+def frequency_table(counts: Counter[tuple[str, str]]) -> dict[str, int]:
+    """{"sense -> abbreviation": count}, most frequent first."""
+    return {f"{s} -> {a}": n for (s, a), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))}

@@ -1,0 +1,407 @@
+"""Build a clinical-noise suite: MCQ items -> diagnosis cases -> perturbed variants, paired with the
+original case (the spine's `clean`), one probe per variant per case.
+
+    items -> cases.diagnosis_cases (the questions asking for the most likely diagnosis or cause)
+          -> red herrings: one generator call per case (10 sentences, checked), stored in the
+             case's meta; the distributed doses 1 / 5 / 10, the block of 10 and the whitespace
+             control placed by seeded draws
+          -> abbreviations: substitution from the inventories (no model)
+          -> rewrite: one generator call per case (an informal note, checked: numbers kept)
+          -> suite directory (+ build_report.json / .md, decisions.jsonl)
+
+Every generator call goes through `calls.run_calls` into `<work dir>/store.sqlite` (default: the
+suite directory's sibling `<SUITE_DIR>.build/`), so a killed or repeated build makes no call
+twice. A case keeps every variant that could be built; a variant that could not is dropped for
+that case with its reason, and a case left with no variant is dropped. The suite is written once,
+atomically, at the end; with the same inputs, seed and stored replies it is the same byte for byte
+(the manifest's `created` follows SOURCE_DATE_EPOCH when that is set)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ... import __version__
+from ...errors import ConfigError
+from ...models.serving import serving
+from ...models.spec import ModelSpec
+from ...records import Item, Suite, SuiteManifest, atomic_write, sha256_file, write_jsonl
+from ...store import Store
+from . import abbreviations as abbr
+from . import redherring, rewrite
+from .cases import KINDS, CaseSkip, diagnosis_cases, load_items_file
+from .engine import Outcome, StageProgress, StageStats, run_stage
+from .probe import NoiseProbe
+from .split import insertion_points
+from .variants import ABBREVIATIONS, CONDITIONS, FAMILY, GENERATED, HERRING_VARIANTS, HERRINGS, REWRITE, facets_of
+
+REPORT_JSON = "build_report.json"
+REPORT_MD = "build_report.md"
+DECISIONS = "decisions.jsonl"
+BUILD_VERSION = "noise-build/1"
+
+
+@dataclass(frozen=True)
+class NoiseBuildOptions:
+    """variants None: every variant that can be built (abbreviations only with an inventory)."""
+
+    seed: int = 0
+    variants: tuple[str, ...] | None = None
+    retries: int = 2
+    limit: int | None = None
+    kinds: tuple[str, ...] = KINDS
+    abbreviations: tuple[str, ...] = ()
+    min_frequency: float = abbr.MIN_FREQUENCY
+    name: str | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.retries < 0:
+            raise ConfigError("--retries", "must be 0 or more")
+        if self.limit is not None and self.limit < 1:
+            raise ConfigError("--limit", "must be at least 1")
+        if self.variants is not None:
+            unknown = [v for v in self.variants if v not in CONDITIONS]
+            if unknown or not self.variants:
+                raise ConfigError("--variants", f"unknown or no variant ({', '.join(unknown)}); known: {', '.join(CONDITIONS)}")
+        bad = [k for k in self.kinds if k not in KINDS]
+        if bad or not self.kinds:
+            raise ConfigError("--ask", f"unknown question kind(s) {', '.join(bad)} (known: {', '.join(KINDS)})")
+
+
+@dataclass
+class Decision:
+    """What happened to one input item: `skipped` (not a diagnosis case), `kept` (with the variants
+    built; `dropped` names the variants that could not be, with why) or `dropped` (no variant)."""
+
+    item_id: str
+    status: str
+    reason: str | None = None
+    detail: str = ""
+    variants: list[str] = field(default_factory=list)
+    dropped: dict[str, str] = field(default_factory=dict)
+    source: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        d = {k: v for k, v in self.__dict__.items() if v not in (None, [], {}, "")}
+        d.setdefault("status", self.status)
+        return d
+
+
+@dataclass
+class BuildResult:
+    out: Path
+    suite: Suite
+    report: dict[str, Any]
+    decisions: list[Decision]
+
+
+def default_work_dir(out: Path | str) -> Path:
+    out = Path(out)
+    return out.with_name(out.name + ".build")
+
+
+def created_stamp() -> str:
+    """Now, or SOURCE_DATE_EPOCH when set (reproducible builds)."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    when = datetime.fromtimestamp(int(epoch), UTC) if epoch and epoch.strip().isdigit() else datetime.now(UTC)
+    return when.isoformat(timespec="seconds")
+
+
+def generator_identity(spec: ModelSpec) -> dict[str, Any]:
+    """What the manifest records of the generator (no endpoint, no secret)."""
+    ident = spec.identity()
+    return {"label": spec.label, **ident, "identity_hash": spec.identity_hash}
+
+
+def prompt_hashes() -> dict[str, str]:
+    return {"redherring": redherring.prompt_hash(), "rewrite": rewrite.prompt_hash()}
+
+
+def plan_variants(options: NoiseBuildOptions) -> tuple[tuple[str, ...], list[str]]:
+    """The variants to build and notes on the ones left out."""
+    notes: list[str] = []
+    if options.variants is None:
+        chosen = list(CONDITIONS)
+        if not options.abbreviations:
+            chosen.remove(ABBREVIATIONS)
+            notes.append("abbreviations not built: no inventory given (--abbreviations DIR_OR_TSV)")
+    else:
+        chosen = list(options.variants)
+        if ABBREVIATIONS in chosen and not options.abbreviations:
+            raise ConfigError("--abbreviations", "the abbreviations variant needs an inventory (TSV: abbreviation, sense, variation, CUI, frequency)")
+    return tuple(c for c in CONDITIONS if c in chosen), notes
+
+
+def build_noise(
+    items: Sequence[Item] | Path | str,
+    out: Path | str,
+    generator: ModelSpec | None = None,
+    options: NoiseBuildOptions = NoiseBuildOptions(),
+    work_dir: Path | str | None = None,
+    progress: StageProgress | None = None,
+    source_format: str = "auto",
+) -> BuildResult:
+    """Build (or resume) a clinical-noise suite into `out`. See the module docstring."""
+    t0 = time.perf_counter()
+    out = Path(out)
+    source_path = Path(items) if isinstance(items, (str, Path)) else None
+    item_list = load_items_file(source_path, source_format) if source_path is not None else list(items)  # type: ignore[arg-type]
+    ids = [it.id for it in item_list]
+    if len(set(ids)) != len(ids):
+        dup = next(i for i in ids if ids.count(i) > 1)
+        raise ValueError(f"duplicate item id {dup!r} in the items to build from")
+    variants, notes = plan_variants(options)
+    need_generator = any(v in GENERATED for v in variants)
+    if need_generator and generator is None:
+        raise ConfigError("--generator", f"the variants {', '.join(v for v in variants if v in GENERATED)} need a generator model")
+    table = abbr.load_table(options.abbreviations, options.min_frequency) if ABBREVIATIONS in variants else {}
+
+    decisions: dict[str, Decision] = {}
+    cases: list[Item] = []
+    considered: list[Item] = []
+    for it, x in zip(item_list, diagnosis_cases(item_list, options.kinds)):
+        if options.limit is not None and len(cases) >= options.limit:
+            break  # the first `limit` cases, and the items skipped before them
+        considered.append(it)
+        if isinstance(x, CaseSkip):
+            decisions[x.item_id] = Decision(x.item_id, "skipped", x.reason, x.detail, source=it.source)
+        else:  # red herrings of an earlier build are not carried over: this build writes its own
+            cases.append(x.model_copy(update={"meta": {k: v for k, v in x.meta.items() if k != "red_herrings"}}))
+
+    herring_variants = [v for v in variants if v in HERRING_VARIANTS]
+    stages: dict[str, StageStats] = {}
+    herrings: dict[str, Outcome] = {}
+    notes_ok: dict[str, str] = {}
+    dropped: dict[str, dict[str, str]] = {c.id: {} for c in cases}
+    with_points = [c for c in cases if insertion_points(c.question)]
+    if herring_variants:
+        for c in cases:
+            if not insertion_points(c.question):
+                dropped[c.id]["redherring"] = "no_insertion_point: the case has no sentence boundary a sentence may follow"
+    work = Path(work_dir) if work_dir is not None else default_work_dir(out)
+    if need_generator:
+        assert generator is not None
+        with Store(work / "store.sqlite") as store:
+            store.record_run(time.strftime("build-%Y%m%dT%H%M%S"), {"kind": "build noise", "out": str(out), "seed": options.seed,
+                                                                   "variants": list(variants)})
+            with serving([generator]) as live:
+                gen = live[0]
+                gen.api_key()
+                if herring_variants and with_points:
+                    stages["redherring"] = StageStats()
+                    herrings = run_stage(store, gen, "red herrings", {c.id: redherring.task(c) for c in with_points},
+                                         options.retries, progress, stages["redherring"])
+                if REWRITE in variants and cases:
+                    stages["rewrite"] = StageStats()
+                    rewrites = run_stage(store, gen, "rewrite", {c.id: rewrite.task(c) for c in cases}, options.retries, progress,
+                                         stages["rewrite"])
+                    for c in cases:
+                        o = rewrites[c.id]
+                        if o.ok:
+                            notes_ok[c.id] = o.value
+                        else:
+                            dropped[c.id]["rewrite"] = f"{o.code}: {o.detail}"
+    for c in cases:
+        o = herrings.get(c.id)
+        if herring_variants and o is not None and not o.ok:
+            dropped[c.id]["redherring"] = f"{o.code}: {o.detail}"
+
+    gen_label = generator.label if generator is not None else None
+    abbreviator = abbr.Abbreviator(table)
+    replaced: Counter[tuple[str, str]] = Counter()
+    suite_items: list[Item] = []
+    probes: list[NoiseProbe] = []
+    for c in cases:
+        case = c
+        made: list[NoiseProbe] = []
+        o = herrings.get(c.id)
+        if herring_variants and o is not None and o.ok:
+            case = c.model_copy(update={"meta": {**c.meta, "red_herrings": list(o.value)}})
+            made += redherring.variant_probes(case, o.value, options.seed, herring_variants, gen_label)
+        if ABBREVIATIONS in variants:
+            text, reps = abbreviator.substitute(c.question)
+            if reps:
+                made.append(NoiseProbe(id=f"{c.id}:{ABBREVIATIONS}", item_id=c.id, family=FAMILY, condition=ABBREVIATIONS,
+                                         parts={"text": text, "replacements": [r.as_dict() for r in reps]}, facets=facets_of(ABBREVIATIONS)))
+                replaced.update((r.sense, table[r.sense.lower()].form) for r in reps)
+            else:
+                dropped[c.id]["abbreviations"] = "unchanged: no sense of the inventory occurs in the case"
+        if REWRITE in variants and c.id in notes_ok:
+            made.append(rewrite.probe(c, notes_ok[c.id], gen_label))
+        made.sort(key=lambda p: CONDITIONS.index(p.condition))
+        built = [p.condition for p in made]
+        if made:
+            suite_items.append(case)
+            probes += made
+            decisions[c.id] = Decision(c.id, "kept", None, "", built, dropped[c.id], c.source)
+        else:
+            why = "; ".join(f"{k}: {v}" for k, v in dropped[c.id].items()) or "no variant"
+            decisions[c.id] = Decision(c.id, "dropped", "no_variant", why, [], dropped[c.id], c.source)
+
+    ordered = [decisions[it.id] for it in considered]
+    counts = _counts(item_list, cases, ordered, replaced, variants)
+    source = None if source_path is None else {"path": str(source_path), "sha256": sha256_file(source_path)}
+    manifest = SuiteManifest(
+        name=options.name or out.name,
+        family=FAMILY,
+        seed=options.seed,
+        created=created_stamp(),
+        generator=None if generator is None or not need_generator else generator_identity(generator),
+        prompt_hashes=prompt_hashes() if need_generator else {},
+        counts=counts,
+        description=options.description or f"clinical-noise suite ({', '.join(variants)}) built by medres {__version__}, seed {options.seed}",
+        build={
+            "tool": "medres build noise",
+            "version": BUILD_VERSION,
+            "medresilience": __version__,
+            "variants": list(variants),
+            "kinds": list(options.kinds),
+            "retries": options.retries,
+            "limit": options.limit,
+            "herrings": HERRINGS,
+            "abbreviation_inventories": [{"name": f.name, "sha256": sha256_file(f)} for f in abbr.inventory_files(options.abbreviations)]
+            if table else [],
+            "min_frequency": options.min_frequency if table else None,
+        },
+        source=source,
+    )
+    suite = Suite(manifest, suite_items, probes)
+    suite.save(out)
+    report = build_report(suite, ordered, stages, variants, options, generator if need_generator else None, notes,
+                          time.perf_counter() - t0)
+    write_report(out, report, ordered)
+    return BuildResult(out, suite, report, ordered)
+
+
+def _counts(items: Sequence[Item], cases: Sequence[Item], decisions: Sequence[Decision], replaced: Counter[tuple[str, str]],
+            variants: Sequence[str]) -> dict[str, Any]:
+    status = Counter(d.status for d in decisions)
+    drops: dict[str, Counter[str]] = {}
+    for d in decisions:
+        for group, why in d.dropped.items():
+            drops.setdefault(group, Counter())[why.split(":", 1)[0]] += 1
+    out: dict[str, Any] = {
+        "input_items": len(items),
+        "cases": len(cases),
+        "skipped": status.get("skipped", 0),
+        "kept": status.get("kept", 0),
+        "dropped": status.get("dropped", 0),
+        "variant_drops": {g: dict(sorted(c.items())) for g, c in sorted(drops.items())},
+    }
+    if ABBREVIATIONS in variants:
+        # (not "abbreviations": the suite counts its probes per condition under the condition's name)
+        out["abbreviation_replacements"] = sum(replaced.values())
+        out["abbreviation_table"] = abbr.frequency_table(replaced)
+    return out
+
+
+# --------------------------------------------------------------------------- reports
+
+
+def _reasons(decisions: Sequence[Decision], status: str) -> dict[str, int]:
+    c = Counter(d.reason or "?" for d in decisions if d.status == status)
+    return dict(sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def build_report(suite: Suite, decisions: Sequence[Decision], stages: Mapping[str, StageStats], variants: Sequence[str],
+                 options: NoiseBuildOptions, generator: ModelSpec | None, notes: Sequence[str], seconds: float) -> dict[str, Any]:
+    drops: dict[str, Counter[str]] = {}
+    for d in decisions:
+        for group, why in d.dropped.items():
+            drops.setdefault(group, Counter())[why.split(":", 1)[0]] += 1
+    totals = StageStats()
+    for s in stages.values():
+        for k, v in s.as_dict().items():
+            if k == "cost":
+                if v is not None:
+                    totals.cost = (totals.cost or 0.0) + v
+            else:
+                setattr(totals, k, getattr(totals, k) + v)
+    call_errors = sum(1 for d in decisions for why in d.dropped.values() if why.startswith("call_error"))
+    report: dict[str, Any] = {
+        "suite": suite.manifest.name,
+        "out": str(suite.path) if suite.path else None,
+        "seed": options.seed,
+        "generator": None if generator is None else generator.label,
+        "variants": list(variants),
+        "items": {
+            "input": len(decisions),
+            "skipped": sum(1 for d in decisions if d.status == "skipped"),
+            "cases": sum(1 for d in decisions if d.status != "skipped"),
+            "kept": sum(1 for d in decisions if d.status == "kept"),
+            "dropped": sum(1 for d in decisions if d.status == "dropped"),
+            "probes": len(suite.probes),
+        },
+        "probes_by_variant": {v: sum(1 for p in suite.probes if p.condition == v) for v in variants},
+        "skipped": _reasons(decisions, "skipped"),
+        "dropped": _reasons(decisions, "dropped"),
+        "variant_drops": {g: dict(sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))) for g, c in sorted(drops.items())},
+        "abbreviations": suite.manifest.counts.get("abbreviation_table", {}),
+        "stages": {k: v.as_dict() for k, v in stages.items()},
+        "totals": totals.as_dict(),
+        "incomplete": bool(call_errors),
+        "seconds": round(seconds, 3),
+        "prompt_hashes": suite.manifest.prompt_hashes,
+        "notes": list(notes),
+    }
+    if call_errors:
+        report["notes"].append(f"{call_errors} variant group(s) were left out because calls failed; run the same command again to retry them")
+    if generator is not None:
+        report["notes"].append("red herrings and rewrites were checked by deterministic rules only (no checker model): "
+                               "review a sample before a benchmark run")
+    return report
+
+
+def report_markdown(report: Mapping[str, Any]) -> str:
+    it = report["items"]
+    lines = [
+        f"# Build report: {report['suite']}",
+        "",
+        f"Generator `{report['generator'] or '—'}`; seed {report['seed']}; variants {', '.join(report['variants'])}; "
+        f"{report['seconds']:.1f} s.",
+        "",
+        f"{it['input']} items read: {it['skipped']} are not diagnosis questions; of {it['cases']} cases, **{it['kept']}** kept "
+        f"({it['probes']} probes), {it['dropped']} dropped.",
+        "",
+    ]
+    lines += [f"> {n}" for n in report.get("notes", ())]
+    if report.get("notes"):
+        lines.append("")
+    lines += ["| Variant | probes |", "|---|---:|"] + [f"| {v} | {n} |" for v, n in report["probes_by_variant"].items()] + [""]
+    for title, key in (("Skipped (reason)", "skipped"), ("Dropped cases (reason)", "dropped")):
+        if report.get(key):
+            lines += [f"| {title} | items |", "|---|---:|"] + [f"| {k} | {v} |" for k, v in report[key].items()] + [""]
+    for group, reasons in report.get("variant_drops", {}).items():
+        lines += [f"| {group}: dropped for (reason) | cases |", "|---|---:|"] + [f"| {k} | {v} |" for k, v in reasons.items()] + [""]
+    if report.get("abbreviations"):
+        lines += ["| Abbreviation (sense -> abbreviation) | replaced |", "|---|---:|"]
+        lines += [f"| {k} | {v} |" for k, v in list(report["abbreviations"].items())[:50]] + [""]
+    if report.get("stages"):
+        lines += ["| Stage | tasks | requests | made now | reused | call errors | retries | failures | prompt tok | completion tok |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for name, s in [*report["stages"].items(), ("total", report["totals"])]:
+            lines.append(f"| {name} | {s['units']} | {s['requests']} | {s['calls_made']} | {s['reused']} | {s['call_errors']} | "
+                         f"{s['retries']} | {s['failures']} | {s['prompt_tokens']} | {s['completion_tokens']} |")
+        lines.append("")
+    lines += ["Per-item decisions, with reasons: decisions.jsonl.", ""]
+    return "\n".join(lines)
+
+
+def write_report(out: Path, report: Mapping[str, Any], decisions: Sequence[Decision]) -> None:
+    """build_report.json / .md and decisions.jsonl, written into the suite directory after the
+    suite (they are not part of its checksums)."""
+    with atomic_write(out / REPORT_JSON) as fh:
+        json.dump(report, fh, indent=2, default=str)
+        fh.write("\n")
+    with atomic_write(out / REPORT_MD) as fh:
+        fh.write(report_markdown(report))
+    write_jsonl(out / DECISIONS, (d.as_dict() for d in decisions))
+

@@ -1,0 +1,95 @@
+"""`medres build noise ...` (thin: parse, call the library, print).
+
+    medres build noise --items FILE --out SUITE_DIR [--generator SPEC] [--seed S] [--limit N]
+                       [--variants redherring-10,whitespace,...] [--abbreviations DIR_OR_TSV]
+                       [--ask diagnosis,cause] [--work-dir DIR] [--retries R]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from ...cli.kit import console, err_console, progress
+from ...cli.kit import user_errors as _user_errors
+from .variants import CONDITIONS
+
+build_app = typer.Typer(no_args_is_help=True, help="Build clinical-noise suites.")
+
+SPEC_HELP = "generator model spec: embedded, openai:MODEL,base_url=URL[,api_key_env=VAR,...] or @model.json"
+
+
+class _Progress:
+    def __init__(self) -> None:
+        self.bar = progress()
+        self.tasks: dict[str, Any] = {}
+
+    def __enter__(self) -> _Progress:
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.bar.__exit__(*exc)
+
+    def __call__(self, label: str, done: int, total: int) -> None:
+        if label not in self.tasks:
+            self.tasks[label] = self.bar.add_task(label, total=total)
+        self.bar.update(self.tasks[label], completed=done, total=total)
+
+
+def _split(values: list[str] | None) -> tuple[str, ...] | None:
+    if not values:
+        return None
+    return tuple(x.strip() for v in values for x in v.split(",") if x.strip())
+
+
+@build_app.command("noise")
+@_user_errors
+def noise(
+    items: Annotated[Path, typer.Option("--items", help="items .jsonl (from `medres import`) or a MedQA / MedMCQA / MMLU / ... source file")],
+    out: Annotated[Path, typer.Option("--out", help="suite directory to write (rerun to resume)")],
+    generator: Annotated[str, typer.Option("--generator", "-g", help=SPEC_HELP)] = "embedded",
+    seed: Annotated[int, typer.Option("--seed", help="suite seed (red-herring positions and subsets)")] = 0,
+    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="the first N diagnosis cases only")] = None,
+    variants: Annotated[Optional[list[str]], typer.Option("--variants", help=f"variants to build, comma separated or repeated: {', '.join(CONDITIONS)} (default: all that can be built)")] = None,
+    abbreviations: Annotated[Optional[list[Path]], typer.Option("--abbreviations", help="abbreviation inventory: a TSV (abbreviation, sense, variation, CUI, frequency) or a directory of them; repeatable")] = None,
+    min_frequency: Annotated[float, typer.Option("--min-frequency", help="use an abbreviation only if it means its sense at least this share of the time")] = 0.5,
+    ask: Annotated[str, typer.Option("--ask", help="which questions make cases, comma separated: diagnosis (most likely diagnosis), cause (most likely cause)")] = "diagnosis,cause",
+    fmt: Annotated[str, typer.Option("--format", help="input format: auto, items, or a source format (medqa, medmcqa, ...)")] = "auto",
+    name: Annotated[Optional[str], typer.Option("--name", help="suite name (default: the directory name)")] = None,
+    work_dir: Annotated[Optional[Path], typer.Option("--work-dir", help="where the call store lives (default: SUITE_DIR.build/)")] = None,
+    retries: Annotated[int, typer.Option("--retries", min=0, help="re-asks after a reply that fails its checks")] = 2,
+) -> None:
+    """Build a clinical-noise suite: diagnosis cases with red herrings (1, 5, 10, as a block, and the
+    whitespace control), abbreviations and an informal rewrite, each paired with the original."""
+    from ...models.spec import parse_model_spec
+    from .build import NoiseBuildOptions, build_noise
+    from .variants import GENERATED, parse_variants
+
+    chosen = parse_variants(list(variants)) if variants else None
+    opts = NoiseBuildOptions(
+        seed=seed, variants=chosen, retries=retries, limit=limit, kinds=_split([ask]) or (), name=name,
+        abbreviations=tuple(str(p) for p in abbreviations or ()), min_frequency=min_frequency,
+    )
+    wanted = chosen or CONDITIONS
+    gen = parse_model_spec(generator) if any(v in GENERATED for v in wanted) else None
+    with _Progress() as prog:
+        res = build_noise(items, out, gen, opts, work_dir, progress=prog, source_format=fmt)
+    r = res.report
+    it = r["items"]
+    console.print(f"kept {it['kept']} of {it['cases']} cases ({it['probes']} probes; {it['skipped']} items are not diagnosis "
+                  f"questions, {it['dropped']} cases dropped)")
+    console.print("probes: " + ", ".join(f"{v} {n}" for v, n in r["probes_by_variant"].items()), highlight=False)
+    for group, reasons in r.get("variant_drops", {}).items():
+        console.print(f"  {group} dropped: " + ", ".join(f"{k} {v}" for k, v in reasons.items()), highlight=False)
+    t = r["totals"]
+    if r.get("stages"):
+        console.print(f"calls: {t['calls_made']} made, {t['reused']} reused from the store, {t['call_errors']} errors, "
+                      f"{t['retries']} retries; tokens {t['prompt_tokens']} in / {t['completion_tokens']} out")
+    for n in r.get("notes", ()):
+        err_console.print(f"[yellow]note:[/] {n}", highlight=False)
+    console.print(f"suite: {out}  (suite.json, items.jsonl, probes.jsonl, build_report.md, decisions.jsonl)")
+    if r.get("incomplete"):
+        raise typer.Exit(1)

@@ -1,0 +1,148 @@
+"""Clinical-noise metrics from the results frame.
+
+Per model and setting (and per source dataset), for the original case (`clean`) and each variant:
+
+- accuracy: correct / answered units with its 95% Wilson interval; answered = a reply that was read
+  (`valid`) or could not be (`invalid`, counted as not correct and counted apart); `unscored`
+  (a judge that gave no verdict) and call errors are left out and counted;
+- the drop from the original, as the study tests it: original accuracy minus variant accuracy,
+  with the one-sided Fisher exact test (is the original's accuracy the higher?);
+- beyond it, paired by item (each variant of a case is paired with the same case's original):
+  the exact McNemar test on the discordant pairs (b: right on the original and wrong on the
+  variant, c: the reverse), the paired drop (mean over pairs of original minus variant
+  correctness) with an item-clustered bootstrap 95% interval and its two-sided bootstrap p;
+- the flip rate: among the pairs whose original was answered right, the share answered wrong
+  on the variant (Wilson interval).
+
+Block shape: {"overall": {"n_items", "clean_acc", "<variant>_acc", "<variant>_flip",
+"<variant>_drop"}, "by_variant": {variant: {"acc", "drop", "paired", "flip", "facets"}},
+"by_source": {source: overall-shaped}, "counts": {...}}."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ... import stats
+from .variants import CONDITIONS, HEADLINE_COLUMNS, facets_of
+
+ANSWERED = ("valid", "invalid")
+HEADLINE_KEYS = tuple(k for k, _ in HEADLINE_COLUMNS)
+
+
+def _finite(v: Any) -> float | None:
+    return None if v is None or (isinstance(v, float) and not math.isfinite(v)) else float(v)
+
+
+def _order(conditions: list[str]) -> list[str]:
+    known = [c for c in CONDITIONS if c in conditions]
+    return known + sorted(c for c in conditions if c not in CONDITIONS and c != "clean")
+
+
+def _accuracy(correct: np.ndarray, status: np.ndarray) -> dict[str, Any]:
+    answered = np.isin(status, ANSWERED)
+    r = stats.wilson(int((correct & answered).sum()), int(answered.sum())).as_dict()
+    r["invalid"] = int((status == "invalid").sum())
+    r["unscored"] = int((status == "unscored").sum())
+    r["errors"] = int((status == "error").sum())
+    return r
+
+
+def _slice(g: pd.DataFrame, seed: int = 0) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(overall, by_variant) of one slice of the frame (one model and setting, or one source)."""
+    cond = g["condition"].astype(str).to_numpy()
+    status = g["status"].astype(str).to_numpy()
+    correct = g["correct"].to_numpy(dtype=bool)
+    item = g["item_id"].astype(str).to_numpy()
+    answered = np.isin(status, ANSWERED)
+    is_clean = cond == "clean"
+    clean_acc = _accuracy(correct[is_clean], status[is_clean])
+    cm = is_clean & answered
+    clean_by_item = pd.Series(correct[cm], index=item[cm]).groupby(level=0, sort=False).first()
+    overall: dict[str, Any] = {"n_items": int(len(set(item))), "clean_acc": clean_acc}
+    by_variant: dict[str, Any] = {}
+    for c in _order(sorted(set(cond))):
+        m = cond == c
+        acc = _accuracy(correct[m], status[m])
+        vm = m & answered
+        v_item, v_correct = item[vm], correct[vm]
+        base = clean_by_item.reindex(v_item)
+        paired = base.notna().to_numpy()
+        cc = base.to_numpy()[paired].astype(bool)
+        vc = v_correct[paired]
+        b = int((cc & ~vc).sum())
+        cnt = int((~cc & vc).sum())
+        per = pd.DataFrame({"i": v_item[paired], "d": cc.astype(np.int64) - vc.astype(np.int64)})
+        grouped = per.groupby("i", sort=False)["d"].agg(["sum", "size"])
+        boot = stats.paired_cluster_diff(grouped["sum"].to_numpy(), grouped["size"].to_numpy(), seed=seed)
+        fisher = stats.fisher_one_sided(clean_acc["k"], clean_acc["n"], acc["k"], acc["n"], "greater")
+        flip = stats.wilson(b, int(cc.sum())).as_dict()
+        diff = None if clean_acc["p"] is None or acc["p"] is None else clean_acc["p"] - acc["p"]
+        try:
+            facets = facets_of(c)
+        except ValueError:
+            facets = {}
+        by_variant[c] = {
+            "acc": acc,
+            "drop": {"diff": diff, "odds_ratio": _finite(fisher["odds_ratio"]), "p_fisher": fisher["p"], "test": "fisher_one_sided"},
+            "paired": {"n": int(paired.sum()), "b": b, "c": cnt, "p_mcnemar": stats.mcnemar_exact(b, cnt),
+                       "drop": boot["diff"], "lo": boot["lo"], "hi": boot["hi"], "p_boot": boot["p"], "clusters": boot["clusters"],
+                       "interval": "item-clustered bootstrap"},
+            "flip": flip,
+            "facets": facets,
+        }
+        overall[f"{c}_acc"] = acc
+        overall[f"{c}_flip"] = flip
+        overall[f"{c}_drop"] = boot["diff"]
+    return overall, by_variant
+
+
+def _counts(g: pd.DataFrame) -> dict[str, int]:
+    status = g["status"].astype(str)
+    return {"units": int(len(g)), "errors": int((status == "error").sum()), "invalid": int((status == "invalid").sum()),
+            "unscored": int((status == "unscored").sum()), "missing": int((status == "missing").sum())}
+
+
+def noise_metrics(df: pd.DataFrame) -> dict[str, Any]:
+    """{"models": {model: {setting: block}}, "mean_across_models": {setting: {key: {mean, min, max, models}}}}"""
+    if df.empty:
+        return {"models": {}, "mean_across_models": {}, "mean_by_stratum": {}}
+    models: dict[str, Any] = {}
+    for (model, setting), g in df.groupby(["model", "setting"], observed=True, sort=False):
+        overall, by_variant = _slice(g)
+        block: dict[str, Any] = {"overall": overall, "by_variant": by_variant}
+        sources = g["source"].astype(str)
+        block["by_source"] = {str(s): _slice(gs)[0] for s, gs in g.groupby(sources, sort=True)}
+        block["counts"] = _counts(g)
+        models.setdefault(str(model), {})[str(setting)] = block
+    return {"models": models, "mean_across_models": mean_across_models(models), "mean_by_stratum": {}}
+
+
+def headline(block: dict[str, Any]) -> dict[str, dict[str, Any] | None]:
+    """The headline rates of one overall block (None where the suite has no such variant)."""
+    return {k: block.get(k) for k in HEADLINE_KEYS}
+
+
+def mean_across_models(models: dict[str, Any]) -> dict[str, Any]:
+    """Unweighted mean, min and max over models of each headline rate and each paired drop."""
+    seen = list(dict.fromkeys(s for v in models.values() for s in v))
+    settings = sorted(seen, key=lambda s: (s != "none", seen.index(s)))
+    out: dict[str, Any] = {}
+    for setting in settings:
+        blocks = [v[setting]["overall"] for v in models.values() if setting in v]
+        keys = list(dict.fromkeys(k for b in blocks for k in b if k.endswith(("_acc", "_flip", "_drop"))))
+        agg: dict[str, Any] = {}
+        for k in keys:
+            vals = []
+            for b in blocks:
+                v = b.get(k)
+                v = v.get("p") if isinstance(v, dict) else v
+                if v is not None:
+                    vals.append(float(v))
+            if vals:
+                agg[k] = {"mean": float(np.mean(vals)), "min": float(np.min(vals)), "max": float(np.max(vals)), "models": len(vals)}
+        out[setting] = agg
+    return out

@@ -1,0 +1,275 @@
+"""The clinical-noise family's report section: key numbers (accuracy on the original case and on
+each variant), the red-herring dose curve (0 / 1 / 5 / 10 sentences distributed, the block of 10
+and the whitespace control in one plot), the paired drop per variant, one table per variant with
+its tests, and the same in Markdown."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...report.html import _isnan, esc, fmt_p, rate_cell, setting_name, table
+from ...report.html import figure as html_figure
+from ...report.plots import PALETTE, STYLE, _err, _pct, _short, plt, to_svg
+from ...report.section import FamilySection
+from ...report.tables import fmt_pct, markdown_table
+from .metrics import HEADLINE_COLUMNS, mean_across_models
+from .variants import CONDITIONS, DISTRIBUTED, DOSES, FAMILY, HERRINGS, TITLES, TOGETHER, WHITESPACE
+
+TITLE = "Clinical noise"
+RATE_PARTS = ("p", "lo", "hi", "n")
+
+
+def _blocks(runs: Sequence[Any]) -> list[tuple[str, str, str, dict[str, Any]]]:
+    """(run, model, setting, block) of every run, models labelled by run when two runs share one."""
+    seen: dict[str, int] = {}
+    for r in runs:
+        for m in (r.results.get("models") or {}):
+            seen[m] = seen.get(m, 0) + 1
+    out = []
+    for r in runs:
+        for m, settings in (r.results.get("models") or {}).items():
+            label = m if seen[m] == 1 else f"{m} [{r.name}]"
+            for s, block in settings.items():
+                out.append((r.name, label, s, block))
+    return out
+
+
+def headline_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.DataFrame:
+    rows = []
+    for run, model, setting, block in blocks:
+        o = block.get("overall", {})
+        row: dict[str, Any] = {"run": run, "model": model, "setting": setting, "n_items": o.get("n_items")}
+        for k, _ in HEADLINE_COLUMNS:
+            v = o.get(k) or {}
+            for part in RATE_PARTS:
+                row[f"{k}_{part}"] = v.get(part)
+        c = block.get("counts", {})
+        row.update(units=c.get("units"), units_errors=c.get("errors", 0), units_invalid=c.get("invalid", 0), units_unscored=c.get("unscored", 0))
+        rows.append(row)
+    cols = ["run", "model", "setting", "n_items", *[f"{k}_{p}" for k, _ in HEADLINE_COLUMNS for p in RATE_PARTS],
+            "units", "units_errors", "units_invalid", "units_unscored"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def variants_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.DataFrame:
+    rows = []
+    for run, model, setting, block in blocks:
+        clean = block.get("overall", {}).get("clean_acc") or {}
+        rows.append({"run": run, "model": model, "setting": setting, "condition": "clean", "perturbation": None, "dose": "0",
+                     "placement": None, "acc_p": clean.get("p"), "acc_lo": clean.get("lo"), "acc_hi": clean.get("hi"),
+                     "acc_n": clean.get("n"), "invalid": clean.get("invalid"), "unscored": clean.get("unscored"), "errors": clean.get("errors")})
+        for cond, v in (block.get("by_variant") or {}).items():
+            a, d, pr, f = v.get("acc", {}), v.get("drop", {}), v.get("paired", {}), v.get("flip", {})
+            fc = v.get("facets") or {}
+            rows.append({
+                "run": run, "model": model, "setting": setting, "condition": cond, "perturbation": fc.get("perturbation"),
+                "dose": fc.get("dose"), "placement": fc.get("placement"),
+                "acc_p": a.get("p"), "acc_lo": a.get("lo"), "acc_hi": a.get("hi"), "acc_n": a.get("n"),
+                "invalid": a.get("invalid"), "unscored": a.get("unscored"), "errors": a.get("errors"),
+                "drop": d.get("diff"), "odds_ratio": d.get("odds_ratio"), "p_fisher": d.get("p_fisher"),
+                "pairs": pr.get("n"), "b": pr.get("b"), "c": pr.get("c"), "p_mcnemar": pr.get("p_mcnemar"),
+                "paired_drop": pr.get("drop"), "paired_lo": pr.get("lo"), "paired_hi": pr.get("hi"), "p_boot": pr.get("p_boot"),
+                "flip_p": f.get("p"), "flip_lo": f.get("lo"), "flip_hi": f.get("hi"), "flip_n": f.get("n"),
+            })
+    cols = ["run", "model", "setting", "condition", "perturbation", "dose", "placement", "acc_p", "acc_lo", "acc_hi", "acc_n",
+            "invalid", "unscored", "errors", "drop", "odds_ratio", "p_fisher", "pairs", "b", "c", "p_mcnemar", "paired_drop",
+            "paired_lo", "paired_hi", "p_boot", "flip_p", "flip_lo", "flip_hi", "flip_n"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _row_label(model: str, setting: str) -> str:
+    return model if setting == "none" else f"{model} ({setting})"
+
+
+# ---------------------------------------------------------------------------------- figures
+
+
+def dose_figure(v: pd.DataFrame) -> str | None:
+    """Accuracy against the number of red herrings (0 = the original): distributed (line), the
+    block of 10 (square) and the whitespace control (triangle), per model; Wilson intervals."""
+    wanted = ["clean", *DISTRIBUTED, TOGETHER, WHITESPACE]
+    d = v[v["condition"].isin(wanted)]
+    if d[d["condition"] != "clean"].empty:
+        return None
+    title = "Red herrings: accuracy by number of sentences"
+    rows = list(dict.fromkeys(zip(d["model"], d["setting"])))
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(8.6, 4.8), layout="constrained")
+        for j, (model, setting) in enumerate(rows):
+            colour = PALETTE[j % len(PALETTE)]
+            sub = d[(d["model"] == model) & (d["setting"] == setting)].set_index("condition")
+            line = [c for c in ("clean", *DISTRIBUTED) if c in sub.index]
+            xs = np.array([0 if c == "clean" else DOSES[c] for c in line], dtype=float)
+            p, lo, hi = (sub.loc[line, k].map(_pct).to_numpy(dtype=float) for k in ("acc_p", "acc_lo", "acc_hi"))
+            ax.errorbar(xs, p, yerr=_err(p, lo, hi), fmt="-o", color=colour, ecolor=colour, elinewidth=1, capsize=3, ms=5,
+                        label=_short(_row_label(model, setting), 34), zorder=3)
+            for cond, marker, dx in ((TOGETHER, "s", 0.35), (WHITESPACE, "^", -0.35)):
+                if cond in sub.index:
+                    pp, ll, hh = (np.array([_pct(sub.loc[cond, k])], dtype=float) for k in ("acc_p", "acc_lo", "acc_hi"))
+                    ax.errorbar([HERRINGS + dx], pp, yerr=_err(pp, ll, hh), fmt=marker, color=colour, ecolor=colour,
+                                mfc="white" if cond == WHITESPACE else colour, elinewidth=1, capsize=3, ms=7, zorder=4)
+        ax.errorbar([], [], fmt="-o", color="#555", label="distributed (line)")
+        ax.errorbar([], [], fmt="s", color="#555", label="10 as one block")
+        ax.errorbar([], [], fmt="^", color="#555", mfc="white", label="whitespace control")
+        ax.set_xticks([0, 1, 5, 10], ["0\n(original)", "1", "5", "10"])
+        ax.set_xlim(-0.8, 11.2)
+        ax.set_ylim(0, 105)
+        ax.set_xlabel("Red-herring sentences inserted")
+        ax.set_ylabel("Accuracy (%), 95% Wilson CI")
+        ax.set_title(title)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=9)
+        return to_svg(fig, "noise-dose", title)
+
+
+def drop_figure(v: pd.DataFrame) -> str | None:
+    """Paired drop (original minus variant, percentage points) per variant and model, with the
+    item-clustered bootstrap interval."""
+    d = v[(v["condition"] != "clean") & v["paired_drop"].notna()]
+    if d.empty:
+        return None
+    conds = [c for c in CONDITIONS if c in set(d["condition"])] + sorted(set(d["condition"]) - set(CONDITIONS))
+    rows = list(dict.fromkeys(zip(d["model"], d["setting"])))
+    title = "Paired accuracy drop per variant (original minus variant)"
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(8.6, max(3.2, 0.5 * len(conds) * max(1, len(rows)) ** 0.5 + 1.4)), layout="constrained")
+        y = np.arange(len(conds))
+        step = 0.7 / max(1, len(rows))
+        for j, (model, setting) in enumerate(rows):
+            colour = PALETTE[j % len(PALETTE)]
+            sub = d[(d["model"] == model) & (d["setting"] == setting)].set_index("condition").reindex(conds)
+            p, lo, hi = (sub[k].map(_pct).to_numpy(dtype=float) for k in ("paired_drop", "paired_lo", "paired_hi"))
+            ys = y - 0.35 + step * (j + 0.5)
+            ax.errorbar(p, ys, xerr=_err(p, lo, hi), fmt="o", color=colour, ecolor=colour, elinewidth=1.2, capsize=2,
+                        label=_short(_row_label(model, setting), 34), zorder=3)
+        ax.axvline(0, color="#333", lw=0.8)
+        ax.set_yticks(y, [TITLES.get(c, c) for c in conds])
+        ax.invert_yaxis()
+        ax.set_xlabel("Drop in accuracy (percentage points), 95% item-clustered bootstrap CI")
+        ax.set_title(title)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=9)
+        return to_svg(fig, "noise-drop", title)
+
+
+# ---------------------------------------------------------------------------------- html
+
+
+def _pp(v: Any, lo: Any = None, hi: Any = None) -> str:
+    if _isnan(v):
+        return "—"
+    s = f"{100 * float(v):+.1f} pp"
+    if not _isnan(lo) and not _isnan(hi):
+        s += f'<br><span class="n">[{100 * float(lo):+.1f}, {100 * float(hi):+.1f}]</span>'
+    return s
+
+
+def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
+    if h.empty:
+        return "<p class='lead'>No scored results in these runs yet.</p>"
+    lead = ""
+    agg = mean.get("none") or next(iter(mean.values()), {})
+    rh, ws = agg.get("redherring-10_drop"), agg.get("whitespace_drop")
+    if rh:
+        who, avg = ("the model", "") if rh["models"] == 1 else (f"the {rh['models']} models", " on average")
+        lead = (f"Ten irrelevant sentences spread through the case cost {who} <b>{100 * rh['mean']:.1f}</b> percentage points of "
+                f"accuracy{avg} (paired, original minus variant)")
+        if ws:
+            lead += f"; the same length of whitespace costs {100 * ws['mean']:.1f}"
+        lead += "."
+    cols = [(k, t) for k, t in HEADLINE_COLUMNS if not h[f"{k}_n"].isna().all()]
+    rows = []
+    for r in h.to_dict("records"):
+        rows.append([f"<b>{esc(r['model'])}</b>", esc(setting_name(r["setting"])),
+                     "—" if _isnan(r.get("n_items")) else str(int(r["n_items"])),
+                     *[rate_cell(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n")) for k, _ in cols],
+                     str(r.get("units_errors") or 0), str(r.get("units_invalid") or 0), str(r.get("units_unscored") or 0)])
+    headers = ["Model", "Setting", "Cases", *[t for _, t in cols], "Errors", "Invalid", "Unscored"]
+    return (f"<p class='lead'>{lead}</p>" if lead else "") + table(rows, headers, numeric=range(2, len(headers)))
+
+
+def variant_tables(v: pd.DataFrame) -> str:
+    out = []
+    conds = [c for c in CONDITIONS if c in set(v["condition"])] + sorted(set(v["condition"]) - set(CONDITIONS) - {"clean"})
+    for cond in conds:
+        d = v[v["condition"] == cond]
+        rows = []
+        for r in d.to_dict("records"):
+            rows.append([esc(r["model"]), esc(setting_name(r["setting"])),
+                         rate_cell(r["acc_p"], r["acc_lo"], r["acc_hi"], r["acc_n"]),
+                         _pp(r["drop"]), fmt_p(r["p_fisher"]),
+                         _pp(r["paired_drop"], r["paired_lo"], r["paired_hi"]), fmt_p(r["p_boot"]),
+                         f"{int(r['b'] or 0)} / {int(r['c'] or 0)}", fmt_p(r["p_mcnemar"]),
+                         rate_cell(r["flip_p"], r["flip_lo"], r["flip_hi"], r["flip_n"])])
+        sig = ["sig" if (not _isnan(r["p_fisher"]) and r["p_fisher"] < 0.05) else "" for r in d.to_dict("records")]
+        out.append(f"<h3>{esc(TITLES.get(cond, cond))} <span class='badge'>{esc(cond)}</span></h3>")
+        out.append(table(rows, ["Model", "Setting", "Accuracy", "Drop", "Fisher p (one-sided)", "Paired drop", "Bootstrap p",
+                                "b / c", "McNemar p", "Flip rate"], numeric=range(2, 10), row_classes=sig))
+    return "".join(out)
+
+
+METHODS = (
+    "<p class='note'>Accuracy: correct over answered units (an unreadable reply counts as wrong and is counted; a judge "
+    "without a verdict is <i>unscored</i> and left out, counted), with 95% Wilson intervals. Drop: original accuracy minus "
+    "the variant's, with the study's one-sided Fisher exact test (highlighted rows: p &lt; 0.05). Paired drop: over the "
+    "cases answered both ways, mean of original minus variant correctness, with a 95% bootstrap interval that resamples "
+    "cases; b / c: right on the original and wrong on the variant / the reverse, tested by the exact McNemar test. Flip "
+    "rate: among cases answered right on the original, the share answered wrong on the variant.</p>"
+)
+
+
+def section(runs: Sequence[Any]) -> FamilySection:
+    blocks = _blocks(runs)
+    h = headline_table(blocks)
+    v = variants_table(blocks)
+    merged: dict[str, dict[str, Any]] = {}
+    for _run, model, setting, block in blocks:
+        merged.setdefault(model, {})[setting] = block
+    mean = mean_across_models(merged)
+    figs = {"dose": dose_figure(v), "drop": drop_figure(v)}
+    body = [
+        "<p>Each diagnosis case is asked as written (the original) and perturbed: with 1, 5 or 10 irrelevant sentences about "
+        "the patient's everyday life spread over its sentence boundaries, with the same 10 as one block, with whitespace of "
+        "the same length in their place (the control for a longer prompt), with clinical abbreviations, and rewritten as an "
+        "informal note. Each variant is compared with the original on the same cases.</p>",
+        html_figure(figs["dose"], "Accuracy against the number of red-herring sentences (0: the original case); squares: the "
+                    "10 as one block, open triangles: whitespace of the same length. Error bars: 95% Wilson intervals."),
+        html_figure(figs["drop"], "Paired drop from the original per variant, in percentage points; error bars: 95% "
+                    "item-clustered bootstrap intervals. Right of zero: the variant is answered worse."),
+        "<h3>Per variant</h3>", METHODS, variant_tables(v),
+    ]
+    tables = {"headline": h, "variants": v}
+    return FamilySection(
+        family=FAMILY,
+        title=TITLE,
+        key_html=key_numbers(h, mean),
+        sections=[(FAMILY, TITLE, "".join(body))],
+        markdown=_markdown(h, v, mean),
+        tables=tables,
+        headline=h,
+        summary_columns=list(HEADLINE_COLUMNS),
+    )
+
+
+def _markdown(h: pd.DataFrame, v: pd.DataFrame, mean: dict[str, Any]) -> str:
+    lines = [f"## {TITLE}", ""]
+    if h.empty:
+        return "\n".join([*lines, "No scored results.", ""])
+    for setting, agg in mean.items():
+        drops = {k: a for k, a in agg.items() if k.endswith("_drop")}
+        if drops:
+            lines.append(f"- Mean paired drop across models ({setting}): " + ", ".join(
+                f"{k.removesuffix('_drop')} {100 * a['mean']:+.1f} pp" for k, a in drops.items()))
+    lines.append("")
+    cols = [(k, t) for k, t in HEADLINE_COLUMNS if not h[f"{k}_n"].isna().all()]
+    lines.append("| Model | Setting | " + " | ".join(t for _, t in cols) + " |")
+    lines.append("|---|---|" + "---|" * len(cols))
+    for r in h.to_dict("records"):
+        lines.append(f"| {r['model']} | {r['setting']} | "
+                     + " | ".join(fmt_pct(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n")) for k, _ in cols) + " |")
+    lines += ["", "### Per variant (drop: original minus variant)", "",
+              markdown_table(v[v["condition"] != "clean"], ["model", "setting", "condition", "acc_p", "acc_n", "drop", "p_fisher",
+                                                            "paired_drop", "paired_lo", "paired_hi", "b", "c", "p_mcnemar", "flip_p"]), ""]
+    return "\n".join(lines)

@@ -1,0 +1,124 @@
+"""A deterministic fake generator for the clinical-noise builder (a stub-server policy: tests,
+benchmarks and dry runs never need a real model).
+
+Red herrings: 10 sentences drawn from a bank of everyday sentences by a hash of the case. Rewrite:
+the case restyled by fixed substitutions (every number kept). Behaviour bands, each chosen by a
+hash of the case text (so expected counts can be computed, not guessed):
+
+- `invalid_json`: the first reply of a stage is broken JSON (the retry succeeds);
+- `clinical`: the first red-herring reply slips a clinical sentence in (the retry succeeds);
+- `always_clinical`: every red-herring reply does (the case's red herrings are dropped);
+- `lose_number`: every rewrite drops the case's first number (the rewrite is dropped).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .redherring import SCHEMA_NAME as HERRING_SCHEMA
+from .rewrite import SCHEMA_NAME as REWRITE_SCHEMA
+
+BANK = (
+    "The patient collects old postcards from coastal towns.",
+    "The patient's sister recently repainted the front porch a pale shade of blue.",
+    "The patient has been learning to play the accordion from online videos.",
+    "The patient works as a bookkeeper for a family-owned hardware store.",
+    "The patient's favourite television show is a long-running quiz program.",
+    "The patient recently rearranged the furniture in the living room.",
+    "The patient volunteers at the public library on Saturday mornings.",
+    "The patient keeps a detailed journal of local weather observations.",
+    "The patient's grandson is applying to architecture schools this year.",
+    "The patient enjoys solving crossword puzzles in the Sunday newspaper.",
+    "The patient recently bought a new set of kitchen curtains.",
+    "The patient prefers listening to jazz records on a vintage turntable.",
+    "The patient is saving up to replace the family car next spring.",
+    "The patient sings in a community choir that performs twice a year.",
+    "The patient spent last weekend sorting old family photographs.",
+    "The patient has lived in the same neighbourhood for many years.",
+    "The patient likes to watch documentaries about ancient architecture.",
+    "The patient recently started a book club with three neighbours.",
+    "The patient's daughter is planning a small garden party for next month.",
+    "The patient repairs antique clocks as a weekend pastime.",
+    "The patient keeps a shelf of mystery novels sorted by author.",
+    "The patient enjoys building scale models of historic sailing ships.",
+    "The patient recently signed up for an evening class in pottery.",
+    "The patient's brother runs a small printing shop downtown.",
+)
+CLINICAL = "The patient also mentions a mild headache and takes medication for it."
+
+_CASE = re.compile(r"<case>\n(.*?)\n</case>", re.DOTALL)
+_RETRY = re.compile(r"\[retry (\d+)\]")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+BANDS = ("always_clinical", "lose_number")
+BROKEN = '{"sentences": ["this reply stops in the middle'
+
+REWRITES = (
+    (r"\bThe patient\b", "Pt"), (r"\bthe patient\b", "pt"), (r"\bblood pressure\b", "BP"), (r"\btemperature\b", "temp"),
+    (r"\bPhysical examination shows\b", "On exam:"), (r"\bLaboratory studies show\b", "Labs"), (r"\bhistory of\b", "hx of"),
+    (r"\bwith\b", "w/"), (r"\bwithout\b", "w/o"), (r"\bpatient's\b", "pt's"),
+)
+
+
+def _u(text: str, salt: str) -> float:
+    return int.from_bytes(hashlib.sha256(f"{salt}:{text}".encode()).digest()[:8], "big") / 2.0**64
+
+
+@dataclass
+class FakeGenerator:
+    invalid_json: float = 0.0
+    clinical: float = 0.0
+    always_clinical: float = 0.0
+    lose_number: float = 0.0
+    salt: str = "fake-noise-generator"
+
+    def __post_init__(self) -> None:
+        self.__name__ = "FakeGenerator"
+
+    def band(self, case: str) -> str | None:
+        u = _u(case, self.salt)
+        edge = 0.0
+        for name in BANDS:
+            edge += getattr(self, name)
+            if u < edge:
+                return name
+        return None
+
+    def herrings(self, case: str) -> list[str]:
+        order = sorted(range(len(BANK)), key=lambda i: _u(f"{i}:{case}", self.salt + ":bank"))
+        return [BANK[i] for i in order[:10]]
+
+    def restyle(self, case: str, band: str | None) -> str:
+        out = case
+        for pattern, repl in REWRITES:
+            out = re.sub(pattern, repl, out)
+        out = "So, " + out[:1].lower() + out[1:]
+        if band == "lose_number":
+            out = _NUMBER.sub("", out, count=1)
+        return out
+
+    def __call__(self, messages: list[dict[str, Any]], request: dict[str, Any]) -> str:
+        rf = request.get("response_format") or {}
+        name = (rf.get("json_schema") or {}).get("name", "")
+        user = messages[-1]["content"] if messages else ""
+        m = _CASE.search(user)
+        case = m.group(1) if m else user
+        retry = _RETRY.search(user)
+        attempt = int(retry.group(1)) if retry else 0
+        band = self.band(case)
+        first_broken = attempt == 0 and _u(f"{name}:{case}", self.salt + ":json") < self.invalid_json
+        if name == HERRING_SCHEMA:
+            if first_broken:
+                return BROKEN
+            sentences = self.herrings(case)
+            if band == "always_clinical" or (attempt == 0 and _u(case, self.salt + ":clinical") < self.clinical):
+                sentences[3] = CLINICAL
+            return json.dumps({"sentences": sentences})
+        if name == REWRITE_SCHEMA:
+            if first_broken:
+                return '{"note": "cut off'
+            return json.dumps({"note": self.restyle(case, band)})
+        return "Answer: A"
