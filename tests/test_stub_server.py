@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -295,6 +296,85 @@ def test_delay_applies_to_every_answer():
         t0 = time.perf_counter()
         c.chat.completions.create(model="m", messages=mcq())
         assert time.perf_counter() - t0 >= 0.1
+
+
+def _post(srv, body: dict, key: str = "stub") -> tuple[int, dict, dict]:
+    """POST a chat body as raw JSON: (status, headers, parsed reply), with no SDK in between."""
+    req = urllib.request.Request(srv.base_url + "/chat/completions", data=json.dumps(body).encode(), method="POST",
+                                 headers={"Content-Type": "application/json", "Authorization": f"Bearer {key}"})
+    try:
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            return resp.status, dict(resp.headers), json.loads(resp.read())
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), json.loads(e.read())
+
+
+@pytest.mark.parametrize("kind", ["null_content", "null_message"])
+def test_null_content_and_null_message_are_transient(kind):
+    body = {"model": "m", "messages": mcq()}
+    with StubServer(policy="first", faults=Faults(**{f"rate_{kind}": 1.0}, transient_attempts=1)) as srv:
+        status, _, reply = _post(srv, body)
+        assert status == 200 and reply["choices"] and reply["usage"]
+        message = reply["choices"][0]["message"]
+        if kind == "null_message":
+            assert message is None
+        else:
+            assert message["role"] == "assistant" and message["content"] is None
+        status, _, reply = _post(srv, body)  # the next attempt of the same body is answered
+        assert status == 200 and reply["choices"][0]["message"]["content"] == "Answer: A"
+        assert srv.stats.by_outcome == {kind: 1, "ok": 1}
+
+
+def test_long_retry_after_is_transient():
+    with StubServer(policy="first", faults=Faults(rate_429_long=1.0)) as srv:
+        with pytest.raises(openai.RateLimitError) as ei:
+            client(srv).chat.completions.create(model="m", messages=mcq())
+        assert ei.value.response.headers["retry-after"] == "3600"
+        assert client(srv).chat.completions.create(model="m", messages=mcq()).choices[0].message.content == "Answer: A"
+        assert srv.stats.by_outcome == {"429_long": 1, "ok": 1}
+    with StubServer(faults=Faults(rate_429_long=1.0, retry_after_long=7.5)) as srv:
+        assert _post(srv, {"model": "m", "messages": mcq()})[1]["Retry-After"] == "7.5"
+
+
+def test_401_echoes_the_key_on_every_attempt():
+    key = "sk-stub-secret-0123456789"
+    with StubServer(faults=Faults(rate_401=1.0, transient_attempts=1)) as srv:
+        c = openai.OpenAI(base_url=srv.base_url, api_key=key, max_retries=0, timeout=5.0)
+        for _ in range(3):
+            with pytest.raises(openai.AuthenticationError) as ei:
+                c.chat.completions.create(model="m", messages=mcq())
+            assert ei.value.status_code == 401 and key in str(ei.value) and ei.value.code == "invalid_api_key"
+        assert srv.stats.by_outcome == {"401": 3}
+
+
+def test_404_model_not_found_on_every_attempt():
+    with StubServer(faults=Faults(rate_404=1.0)) as srv:
+        for _ in range(2):
+            with pytest.raises(openai.NotFoundError) as ei:
+                client(srv).chat.completions.create(model="gpt-nope", messages=mcq())
+            assert "gpt-nope" in str(ei.value) and ei.value.code == "model_not_found"
+        assert srv.stats.by_outcome == {"404": 2}
+
+
+def test_new_fault_bands_keep_the_old_assignments():
+    """The new bands come after the old ones: a seed gives the old faults to the same bodies."""
+    old = Faults(seed=5, rate_429=0.2, rate_permanent=0.1, rate_malformed=0.1)
+    new = Faults(seed=5, rate_429=0.2, rate_permanent=0.1, rate_malformed=0.1, rate_401=0.1, rate_null_content=0.1, rate_429_long=0.1)
+    bodies = [{"model": "m", "messages": mcq(i)} for i in range(200)]
+    a = [assign_fault(old, b) for b in bodies]
+    b = [assign_fault(new, b) for b in bodies]
+    assert all(x == y for x, y in zip(a, b) if x is not None)
+    assert {"401", "null_content", "429_long"} <= set(b)
+    assert assign_fault(new, bodies[b.index("401")], attempt=9) == "401"  # permanent: every attempt
+    assert assign_fault(new, bodies[b.index("429_long")], attempt=2) is None  # transient: the first attempt only
+
+
+def test_new_faults_reach_the_subprocess_arguments():
+    from medresilience.testing.stub_server import _cli_args, _faults_from_args, _parser
+
+    f = Faults(seed=2, rate_null_content=0.1, rate_null_message=0.1, rate_429_long=0.1, retry_after_long=99.0, rate_401=0.1, rate_404=0.1)
+    args = _parser().parse_args(_cli_args("hash", f, None, "{}", "stub-model", "127.0.0.1", 0))
+    assert _faults_from_args(args) == f
 
 
 # --------------------------------------------------------------------------- async and concurrency

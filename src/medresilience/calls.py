@@ -1,19 +1,28 @@
 """The one execution path for model calls: dedupe requests by key, skip keys already stored `ok`,
 run the rest with bounded concurrency per model, and record every outcome (ok or error, with its
 score) through one writer that commits a batch per transaction. Evaluation, construction and
-judging all call models through `run_calls`."""
+judging all call models through `run_calls`.
+
+A model whose calls fail with authentication or not-found errors (401, 403, 404) or a client-side
+configuration error `stop_after` times in a row (MEDRES_STOP_AFTER_AUTH_ERRORS, default 5) is
+stopped: its remaining calls are not sent, counted as not run (`RunStats.not_run`) and never
+scored, and `RunStats.stopped` says so in one line. When the store cannot be written the calls
+stop and the StoreWriteError is raised; what was committed stays. Error texts are stored and
+shown without the specs' secrets (API keys, URL passwords and tokens)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .models.openai_compatible import ModelCallError, OpenAICompatibleModel
+from .models.openai_compatible import ModelCallError, OpenAICompatibleModel, scrub, spec_secrets
 from .models.spec import ModelSpec
+from .records import env_number
 from .scoring.types import Score, Scorer
 from .seeding import stable_hash
 from .store import CallRow, ScoreRow, Store
@@ -38,12 +47,27 @@ class RunStats:
     cost: float = 0.0
     seconds: float = 0.0
     error_samples: list[str] = field(default_factory=list)
+    not_run: int = 0  # calls left unsent because their model was stopped
+    retry_waits: int = 0  # waits before a retry (backoff or Retry-After)
+    retry_wait_s: float = 0.0
+    stopped: list[str] = field(default_factory=list)  # one line per stopped model
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items()}
 
 
-ProgressFn = Callable[[int, int], None]
+ProgressFn = Callable[[int, int], None]  # (done, total); one that also takes `waits=` gets the count of retry waits
+
+#: The default of MEDRES_STOP_AFTER_AUTH_ERRORS: consecutive authentication / not-found errors that stop a model.
+STOP_AFTER = 5
+
+
+def _takes_waits(fn: Callable[..., Any]) -> bool:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "waits" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
 
 
 class _Writer:
@@ -126,9 +150,12 @@ async def run_calls(
     progress: ProgressFn | None = None,
     clients: dict[str, OpenAICompatibleModel] | None = None,
     stats: RunStats | None = None,
+    stop_after: int | None = None,
 ) -> RunStats:
     """The one execution path: dedupe by key, skip keys stored `ok`, run the rest with bounded
-    concurrency per model, record every outcome (ok or error) through the one writer."""
+    concurrency per model, record every outcome (ok or error) through the one writer. A model is
+    stopped after `stop_after` consecutive authentication / not-found / configuration errors
+    (None: MEDRES_STOP_AFTER_AUTH_ERRORS, default 5; 0: never)."""
     t0 = time.perf_counter()
     stats = stats or RunStats()
     unique: dict[str, CallRequest] = {}
@@ -144,17 +171,45 @@ async def run_calls(
             todo_by_model.setdefault(r.model, []).append(r)
     total = sum(len(v) for v in todo_by_model.values())
     finished = 0
-    if progress:
-        progress(0, total)
+    with_waits = progress is not None and _takes_waits(progress)
+
+    def show() -> None:
+        if progress is not None:
+            if with_waits:
+                progress(finished, total, waits=stats.retry_waits)  # type: ignore[call-arg]
+            else:
+                progress(finished, total)
+
+    show()
     spec_by_label = {s.label: s for s in specs}
+    secrets = sorted({x for s in spec_by_label.values() for x in spec_secrets(s)}, key=len, reverse=True)
+    limit = int(env_number("MEDRES_STOP_AFTER_AUTH_ERRORS", STOP_AFTER, integer=True)) if stop_after is None else stop_after
+    streak: dict[str, int] = {}
+    stopped: dict[str, tuple[str, ModelCallError]] = {}
+    queues: dict[str, asyncio.Queue[CallRequest]] = {}
     own: list[OpenAICompatibleModel] = []
+    borrowed: list[tuple[OpenAICompatibleModel, Any]] = []
     writer = _Writer(store)
     writer_task = asyncio.create_task(writer.run())
+    tasks: list[asyncio.Task[None]] = []
+
+    def on_wait(seconds: float) -> None:
+        stats.retry_waits += 1
+        stats.retry_wait_s += seconds
+        show()
+
+    def writer_done(t: asyncio.Task[None]) -> None:
+        if not t.cancelled() and t.exception() is not None:  # the store cannot be written: stop calling
+            for w in tasks:
+                w.cancel()
+
+    writer_task.add_done_callback(writer_done)
 
     async def worker(model: OpenAICompatibleModel, queue: asyncio.Queue[CallRequest]) -> None:
         nonlocal finished
         spec = model.spec
-        while True:
+        label = spec.label
+        while label not in stopped:
             try:
                 r = queue.get_nowait()
             except asyncio.QueueEmpty:
@@ -162,45 +217,77 @@ async def run_calls(
             try:
                 c = await model.complete(r.messages, r.params)
             except ModelCallError as e:
+                text = scrub(str(e), secrets)
+                if text != str(e):
+                    e.args = (text,)
                 stats.errors += 1
                 stats.permanent_errors += int(e.permanent)
                 if len(stats.error_samples) < 5:
-                    stats.error_samples.append(str(e))
+                    stats.error_samples.append(text)
                 s = r.on_error(e) if r.on_error is not None else None
-                await writer.queue.put((CallRow(r.key, spec.label, "error", e.permanent, attempts=e.attempts, error=str(e)), _score_row(r, s)))
+                row = CallRow(r.key, label, "error", e.permanent, attempts=e.attempts, error=text, waited_s=e.waited_s)
+                await writer.queue.put((row, _score_row(r, s)))
+                why = e.stops_model
+                streak[label] = streak.get(label, 0) + 1 if why else 0
+                if why and limit and streak[label] >= limit and label not in stopped:
+                    stopped[label] = (why, e)
             else:
+                streak[label] = 0
                 cost = spec.cost(c.prompt_tokens, c.completion_tokens)
                 stats.ok += 1
                 stats.prompt_tokens += c.prompt_tokens
                 stats.completion_tokens += c.completion_tokens
                 stats.cost += cost or 0.0
                 s = r.score(c) if r.score is not None else None
-                row = CallRow(r.key, spec.label, "ok", False, c.text, c.top_logprobs, c.finish_reason, c.prompt_tokens, c.completion_tokens, cost, c.latency_s, c.attempts)
+                row = CallRow(r.key, label, "ok", False, c.text, c.top_logprobs, c.finish_reason, c.prompt_tokens, c.completion_tokens, cost,
+                              c.latency_s, c.attempts, waited_s=c.waited_s)
                 await writer.queue.put((row, _score_row(r, s)))
             stats.called += 1
             finished += 1
-            if progress:
-                progress(finished, total)
+            show()
 
     try:
-        jobs = []
         for label, todo in todo_by_model.items():
             spec = spec_by_label[label]
             model = (clients or {}).get(label)
             if model is None:
                 model = OpenAICompatibleModel(spec)
                 own.append(model)
+            else:
+                borrowed.append((model, model.on_wait))
+            model.on_wait = on_wait
             q: asyncio.Queue[CallRequest] = asyncio.Queue()
             for r in todo:
                 q.put_nowait(r)
-            jobs += [worker(model, q) for _ in range(min(spec.concurrency, len(todo)))]
-        await asyncio.gather(*jobs)
+            queues[label] = q
+            tasks += [asyncio.create_task(worker(model, q)) for _ in range(min(spec.concurrency, len(todo)))]
+        try:
+            await asyncio.gather(*tasks)
+        except asyncio.CancelledError:
+            if not (writer_task.done() and not writer_task.cancelled() and writer_task.exception() is not None):
+                raise  # cancelled from outside (Ctrl-C): the finally keeps what was received
     finally:
+        for w in tasks:
+            w.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         await writer.queue.put(None)
-        await writer_task
-        for m in own:
-            with contextlib.suppress(Exception):
-                await m.close()
+        try:
+            await writer_task  # a store that could not be written raises here (StoreWriteError)
+        finally:
+            for m, before in borrowed:
+                m.on_wait = before
+            for m in own:
+                with contextlib.suppress(Exception):
+                    await m.close()
+    for label, q in queues.items():
+        left = q.qsize()
+        stats.not_run += left
+        if label in stopped:
+            why, e = stopped[label]
+            code = f" ({e.status})" if e.status is not None else ""
+            last = " ".join(str(e).split())[:200]
+            stats.stopped.append(f"model {label} stopped after {limit} consecutive {why} errors{code}: its {left} remaining calls were not sent "
+                                 f"(not run, not scored); last error: {last}")
     stats.seconds += time.perf_counter() - t0
     return stats
 

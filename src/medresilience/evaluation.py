@@ -3,7 +3,9 @@
 A run directory holds `store.sqlite` (every request, call, score), `run.json` (models without
 secrets, options, settings, prompt texts and hash, suite manifest), `results.json` (see
 `results.Results`) and `results.md`. Calling it again on the same directory resumes: finished
-calls are reused; the results describe the units this call planned."""
+calls are reused; the results describe the units this call planned. One process at a time holds a
+run directory (lock.RunLock: a second one stops, naming the holder, or waits with `wait=True`);
+run.json and the store hold each model's endpoint without its credentials."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import json
 import platform
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,8 @@ from . import settings as settings_mod
 from .errors import ConfigError
 from .family import Family, family_of
 from .frame import results_frame
+from .lock import RunLock
+from .models.openai_compatible import redact_url
 from .models.serving import serving
 from .models.spec import ModelSpec
 from .records import Suite, atomic_write
@@ -49,7 +53,7 @@ def run_config(suite: Suite, specs: Sequence[ModelSpec], opts: EvalOptions, fami
         "python": platform.python_version(),
         "family": family.name,
         "suite": {"path": str(suite.path) if suite.path else None, **suite.manifest.model_dump(mode="json")},
-        "models": [s.public() | {"base_urls": [] if s.kind == "embedded" else s.base_urls} for s in specs],
+        "models": [s.public() | {"base_urls": [] if s.kind == "embedded" else [redact_url(u) for u in s.base_urls]} for s in specs],
         "options": {
             "settings": list(opts.settings),
             "scoring": opts.scoring,
@@ -67,6 +71,8 @@ def evaluate(
     out_dir: Path | str,
     opts: EvalOptions = EvalOptions(),
     progress: ProgressFn | None = None,
+    wait: bool = False,
+    on_wait: Callable[[str], None] | None = None,
 ) -> RunResult:
     labels = [s.label for s in specs]
     if len(set(labels)) != len(labels):
@@ -77,18 +83,18 @@ def evaluate(
     check_options(family, opts, specs)  # bad options (or a model without what the scoring needs) fail before anything is written
     config = run_config(suite, specs, opts, family)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    with atomic_write(out / "run.json") as fh:
-        json.dump(config, fh, indent=2)
-    with Store(out / "store.sqlite") as store:
-        run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
-        config["run_id"] = run_id
-        store.record_run(run_id, config)
-        with serving(specs) as live:
-            planned = plan(suite, live, opts)
-            stats = asyncio.run(execute(planned, live, store, progress))
-        results = summarise(store, suite, config, stats)
-    write_results(out, results)
+    with RunLock(out, wait=wait, on_wait=on_wait):  # creates `out`; one process per run directory
+        with atomic_write(out / "run.json") as fh:
+            json.dump(config, fh, indent=2)
+        with Store(out / "store.sqlite") as store:
+            run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
+            config["run_id"] = run_id
+            store.record_run(run_id, config)
+            with serving(specs) as live:
+                planned = plan(suite, live, opts)
+                stats = asyncio.run(execute(planned, live, store, progress))
+            results = summarise(store, suite, config, stats)
+        write_results(out, results)
     return RunResult(out, results, stats)
 
 

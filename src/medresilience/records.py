@@ -8,6 +8,10 @@ stressed view of an item: its family, its condition, what it renders and its fac
 is reported under). A family with fields of its own declares a Probe subclass; the suite loader
 asks the family registry for it by the probe's `family`.
 
+Every text field read from a file is at most `max_field_chars()` characters (100,000 unless the
+environment variable MEDRES_MAX_FIELD_CHARS says otherwise): a longer one is an InputError naming
+file, line and field, not a prompt sent to a model.
+
 A suite is static: every seeded choice is already made and stored in its probes. The clean
 condition of an item is not a probe: it is planned once per item and model and shared by all of
 that item's probes."""
@@ -27,7 +31,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator
 
-from .errors import InputError
+from .errors import ConfigError, InputError, MedresError
 
 LETTERS = "ABCDEFGHIJ"
 #: Numbered options (MedJourney, some HLE rows) are keyed "1".."9": first-class labels, not letters.
@@ -175,6 +179,71 @@ class SuiteManifest(BaseModel):
     description: str = ""
 
 
+# --------------------------------------------------------------------------- limits from the environment
+
+#: The default of MEDRES_MAX_FIELD_CHARS: the most characters one text field of an input may hold.
+MAX_FIELD_CHARS = 100_000
+#: The lowest MEDRES_MAX_FIELD_CHARS accepted: a shorter text is never checked (no lookup per field).
+MIN_FIELD_CHARS = 1024
+
+
+def env_number(name: str, default: float, *, integer: bool = False, minimum: float = 0.0) -> float:
+    """A positive number (at least `minimum`) from the environment variable `name` (`default` when
+    unset or blank); anything else is a ConfigError naming the variable."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value: float | None = int(raw) if integer else float(raw)
+    except ValueError:
+        value = None
+    if value is None or not (value > 0 and value >= minimum) or value == float("inf"):
+        least = f" of at least {minimum:g}" if minimum else ""
+        raise ConfigError(name, f"'{raw}' is not a positive {'whole ' if integer else ''}number{least}")
+    return value
+
+
+def max_field_chars() -> int:
+    """The most characters a text field read from a file may hold (MEDRES_MAX_FIELD_CHARS, at
+    least MIN_FIELD_CHARS)."""
+    return int(env_number("MEDRES_MAX_FIELD_CHARS", MAX_FIELD_CHARS, integer=True, minimum=MIN_FIELD_CHARS))
+
+
+def _oversized(obj: Any, limit: int, prefix: str = "") -> tuple[str, int] | None:
+    """(dotted field, length) of the first string longer than `limit` in a parsed JSON value."""
+    if isinstance(obj, dict):
+        items: Iterable[tuple[Any, Any]] = obj.items()
+    elif isinstance(obj, list):
+        items = enumerate(obj)
+    else:
+        return None
+    for k, v in items:
+        if isinstance(v, str):
+            if len(v) > limit:
+                return f"{prefix}{k}", len(v)
+        elif isinstance(v, (dict, list)):
+            found = _oversized(v, limit, f"{prefix}{k}.")
+            if found:
+                return found
+    return None
+
+
+def too_long(path: Path | str, line: int | None, field: str | None, length: int, limit: int) -> InputError:
+    return InputError(path, line, field, f"is {length:,} characters long, over the limit of {limit:,} (set MEDRES_MAX_FIELD_CHARS to allow more)")
+
+
+def check_field_sizes(obj: Any, path: Path | str, line: int | None, limit: int | None = None) -> None:
+    """InputError naming the first text field of `obj` longer than the limit (default:
+    `max_field_chars()`, looked up only when some text is longer than MIN_FIELD_CHARS)."""
+    if limit is None:
+        if _oversized(obj, MIN_FIELD_CHARS) is None:
+            return
+        limit = max_field_chars()
+    found = _oversized(obj, limit)
+    if found:
+        raise too_long(path, line, found[0], found[1], limit)
+
+
 # --------------------------------------------------------------------------- JSONL
 
 T = TypeVar("T", bound=BaseModel)
@@ -188,20 +257,23 @@ def _field_of(err: ValidationError) -> tuple[str | None, str]:
 
 
 def iter_json_lines(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line number, object) for each non-blank line; bad JSON raises InputError."""
+    """Yield (line number, object) for each non-blank line; bad JSON, a byte that is not UTF-8 (on
+    its own line) and a text field over `max_field_chars()` raise InputError. A UTF-8 byte-order
+    mark is skipped."""
     path = Path(path)
     if not path.exists():
         raise InputError(path, None, None, "file not found")
-    with path.open(encoding="utf-8-sig") as fh:
+    limit = max_field_chars()
+    with path.open("rb") as fh:  # decoded line by line, so an error names its own line
         n = 0
-        while True:
-            try:
-                line = fh.readline()
-            except UnicodeDecodeError as e:
-                raise InputError(path, n + 1, None, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
-            if not line:
-                return
+        for raw in fh:
             n += 1
+            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise InputError(path, n, None, f"not UTF-8 text ({e.reason} at byte {e.start + 1} of the line)") from None
             if not line.strip():
                 continue
             try:
@@ -210,10 +282,16 @@ def iter_json_lines(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
                 raise InputError(path, n, None, f"not valid JSON ({e.msg} at column {e.colno})") from None
             if not isinstance(obj, dict):
                 raise InputError(path, n, None, "expected a JSON object")
+            if len(line) > limit:  # no field of a shorter line can be over the limit
+                check_field_sizes(obj, path, n, limit)
             yield n, obj
 
 
-def parse_record(model: type[T], obj: dict[str, Any], path: Path | str, line: int | None) -> T:
+def parse_record(model: type[T], obj: dict[str, Any], path: Path | str, line: int | None, *, sized: bool = False) -> T:
+    """Validate one record; errors name file, line and field. Its text fields are checked against
+    `max_field_chars()` first, unless `sized` says it came from `iter_json_lines` (checked there)."""
+    if not sized:
+        check_field_sizes(obj, path, line)
     try:
         return model.model_validate(obj)
     except ValidationError as e:
@@ -223,7 +301,7 @@ def parse_record(model: type[T], obj: dict[str, Any], path: Path | str, line: in
 
 def read_jsonl(path: Path | str, model: type[T]) -> Iterator[T]:
     for n, obj in iter_json_lines(path):
-        yield parse_record(model, obj, path, n)
+        yield parse_record(model, obj, path, n, sized=True)
 
 
 def dump_line(record: BaseModel | dict[str, Any]) -> str:
@@ -231,16 +309,32 @@ def dump_line(record: BaseModel | dict[str, Any]) -> str:
     return json.dumps(data, ensure_ascii=False, sort_keys=False) + "\n"
 
 
+class OutputError(MedresError):
+    """A file or directory that cannot be written: its path and why (one line)."""
+
+    def __init__(self, path: Path | str, err: OSError):
+        path = Path(path)
+        why = err.strerror or str(err)
+        blocker = next((a for a in path.parents if a.exists() and not a.is_dir()), None)
+        if blocker is not None:
+            why = f"{blocker} is a file, not a directory"
+        super().__init__(f"cannot write {path}: {why}")
+
+
 class atomic_write:
-    """Write a file through a temporary sibling, renamed into place only on success."""
+    """Write a file through a temporary sibling, renamed into place only on success. A place that
+    cannot be written (a path under a file, a read-only directory) is an OutputError."""
 
     def __init__(self, path: Path | str, mode: str = "w"):
         self.path = Path(path)
         self.mode = mode
 
     def __enter__(self):
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+        except OSError as e:
+            raise OutputError(self.path, e) from None
         self._fh = os.fdopen(fd, self.mode, **({} if "b" in self.mode else {"encoding": "utf-8"}))
         return self._fh
 
@@ -299,13 +393,15 @@ class Suite:
         if verify:
             for fname, digest in manifest.checksums.items():
                 f = d / fname
-                if f.exists() and sha256_file(f) != digest:
+                if not f.is_file():
+                    raise InputError(f, None, None, "is missing (suite.json lists it with a checksum)")
+                if sha256_file(f) != digest:
                     raise InputError(f, None, None, "checksum does not match suite.json (file changed after the suite was written)")
         items: list[Item] = []
         seen: set[str] = set()
         ipath = d / "items.jsonl"
         for n, obj in iter_json_lines(ipath):
-            it = parse_record(Item, obj, ipath, n)
+            it = parse_record(Item, obj, ipath, n, sized=True)
             if it.id in seen:
                 raise InputError(ipath, n, "id", f"duplicate item id '{it.id}'")
             seen.add(it.id)
@@ -314,6 +410,8 @@ class Suite:
         probes: list[Probe] = []
         ppath = d / "probes.jsonl"
         pseen: set[str] = set()
+        if not ppath.exists() and manifest.counts.get("probes"):
+            raise InputError(ppath, None, None, f"is missing (suite.json counts {manifest.counts['probes']} probes)")
         if ppath.exists():
             from .family import probe_model
 
@@ -323,7 +421,7 @@ class Suite:
                     model = probe_model(family) or GenericProbe
                 except KeyError as e:
                     raise InputError(ppath, n, "family", str(e).strip("'\"")) from None
-                p = parse_record(model, {**obj, "family": family}, ppath, n)
+                p = parse_record(model, {**obj, "family": family}, ppath, n, sized=True)
                 if p.id in pseen:
                     raise InputError(ppath, n, "id", f"duplicate probe id '{p.id}'")
                 pseen.add(p.id)
@@ -340,8 +438,11 @@ class Suite:
     def save(self, directory: Path | str) -> Path:
         """Write the suite atomically: files go to a temporary directory renamed into place."""
         d = Path(directory)
-        d.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{d.name}.", dir=d.parent))
+        try:
+            d.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{d.name}.", dir=d.parent))
+        except OSError as e:
+            raise OutputError(d, e) from None
         try:
             write_jsonl(tmp / "items.jsonl", self.items.values())
             write_jsonl(tmp / "probes.jsonl", self.probes)

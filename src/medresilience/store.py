@@ -3,7 +3,9 @@ their scores. It is the cache and the resume point: a call whose outcome is stor
 made again; an `error` outcome is recorded (and counted) but retried by the next run.
 
 One writer owns the connection (WAL); rows arrive in batches and each batch is one transaction,
-so a run killed at any point leaves only whole rows behind.
+so a run killed at any point leaves only whole rows behind. A store that cannot be written (a full
+disk, a read-only file) raises StoreWriteError, one line naming the cause and the path; what was
+committed before stays.
 
 A unit is one planned answer: (model, unit id) -> request key, with its item, probe, condition,
 setting (a named mitigation, `none` without one) and scoring. `units.run` is the last run that
@@ -12,6 +14,7 @@ Stores written before settings and runs existed are migrated in place when opene
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import time
@@ -19,6 +22,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .errors import MedresError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -60,7 +65,8 @@ CREATE TABLE IF NOT EXISTS calls (
     latency_s REAL,
     attempts INTEGER NOT NULL DEFAULT 1,
     error TEXT,
-    updated REAL NOT NULL
+    updated REAL NOT NULL,
+    waited_s REAL NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS scores (
     key TEXT NOT NULL,
@@ -115,6 +121,7 @@ class CallRow:
     latency_s: float | None = None
     attempts: int = 1
     error: str | None = None
+    waited_s: float = 0.0  # seconds spent waiting between its attempts (backoff and Retry-After)
 
 
 @dataclass(frozen=True)
@@ -127,27 +134,54 @@ class ScoreRow:
     value: float | None = None
 
 
+class StoreWriteError(MedresError):
+    """The store cannot be opened or written: the cause (a full disk, ...) and the path."""
+
+    def __init__(self, path: Path, err: BaseException, action: str = "write"):
+        self.path, self.cause = path, err
+        cause = str(err) or type(err).__name__
+        if isinstance(err, OSError) and err.strerror:
+            cause = err.strerror + (f" ({err.filename})" if err.filename and str(err.filename) != str(path) else "")
+        kept = "; what was committed before is kept: rerun the same command to resume once it can be written" if action == "write" else ""
+        super().__init__(f"cannot {action} the store {path}: {cause}{kept}")
+
+
+def _is_bug(e: sqlite3.Error) -> bool:
+    """An error of the statements themselves (not of the file): shown as is."""
+    return isinstance(e, (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError, sqlite3.DataError))
+
+
 class Store:
     def __init__(self, path: Path | str):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=NORMAL")
-        self._migrate()
-        self.conn.executescript(SCHEMA)
+        conn = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self._migrate()
+            self.conn.executescript(SCHEMA)
+        except (OSError, sqlite3.Error) as e:
+            if isinstance(e, sqlite3.Error) and _is_bug(e):
+                raise
+            if conn is not None:
+                conn.close()
+            raise StoreWriteError(self.path, e, "open") from e
         self.run_id: str | None = None
 
     def _columns(self, table: str) -> set[str]:
         return {r[1] for r in self.conn.execute(f"PRAGMA table_info({table})")}
 
     def _migrate(self) -> None:
-        units, scores = self._columns("units"), self._columns("scores")
+        units, scores, calls = self._columns("units"), self._columns("scores"), self._columns("calls")
         script = ""
         if "defense" in units:
             script += _MIGRATE_UNITS
         if scores and "value" not in scores:
             script += "ALTER TABLE scores ADD COLUMN value REAL;"
+        if calls and "waited_s" not in calls:
+            script += "ALTER TABLE calls ADD COLUMN waited_s REAL NOT NULL DEFAULT 0;"
         if script:
             self.conn.executescript(f"BEGIN IMMEDIATE; {script} COMMIT;")
 
@@ -163,15 +197,24 @@ class Store:
     # ------------------------------------------------------------------ writes (one writer)
     def _tx(self, statements: Iterable[tuple[str, Sequence[Sequence[Any]]]]) -> None:
         c = self.conn
-        c.execute("BEGIN IMMEDIATE")
         try:
-            for sql, rows in statements:
-                if rows:
-                    c.executemany(sql, rows)
-            c.execute("COMMIT")
-        except BaseException:
-            c.execute("ROLLBACK")
-            raise
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                for sql, rows in statements:
+                    if rows:
+                        c.executemany(sql, rows)
+                c.execute("COMMIT")
+            except BaseException:
+                # after some errors (a full disk) SQLite has rolled back already: a second
+                # rollback would fail and hide the cause
+                if c.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        c.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as e:
+            if _is_bug(e):
+                raise
+            raise StoreWriteError(self.path, e) from e
 
     def record_run(self, run_id: str, config: dict[str, Any]) -> None:
         """Record a run; the units planned from now on through this store belong to it."""
@@ -206,20 +249,23 @@ class Store:
         self._tx(
             [
                 (
-                    """INSERT INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+                    """INSERT INTO calls (key, model, status, permanent, text, top_logprobs, finish_reason, prompt_tokens,
+                                          completion_tokens, cost, latency_s, attempts, error, updated, waited_s)
+                       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
                        ON CONFLICT(key) DO UPDATE SET
                          status=excluded.status, permanent=excluded.permanent, text=excluded.text,
                          top_logprobs=excluded.top_logprobs, finish_reason=excluded.finish_reason,
                          prompt_tokens=excluded.prompt_tokens, completion_tokens=excluded.completion_tokens,
                          cost=excluded.cost, latency_s=excluded.latency_s,
-                         attempts=calls.attempts + excluded.attempts, error=excluded.error, updated=excluded.updated
+                         attempts=calls.attempts + excluded.attempts, error=excluded.error, updated=excluded.updated,
+                         waited_s=calls.waited_s + excluded.waited_s
                        WHERE calls.status != 'ok'""",
                     [
                         (
                             c.key, c.model, c.status, int(c.permanent), c.text,
                             None if c.top_logprobs is None else json.dumps(c.top_logprobs),
                             c.finish_reason, c.prompt_tokens, c.completion_tokens, c.cost, c.latency_s,
-                            c.attempts, c.error, now,
+                            c.attempts, c.error, now, c.waited_s,
                         )
                         for c in calls
                     ],

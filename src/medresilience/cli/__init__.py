@@ -29,7 +29,9 @@ def parse_pairs(values: list[str] | None, flag: str = "-O") -> dict[str, str]:
 
 
 def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, seed, settings: list[str], scoring: str,
-              family_options: list[str] | None, defense: Optional[str], cfg=None) -> None:
+              family_options: list[str] | None, defense: Optional[str], cfg=None, wait: bool = False) -> None:
+    """Run, print the table and summary, write the report; then exit 1 when calls failed
+    permanently, were not run (a stopped model), or all failed (the summary is written first)."""
     from ..evaluation import evaluate
     from ..family import family_of
     from ..models.spec import parse_model_spec
@@ -49,8 +51,9 @@ def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, se
     fam_opts = cfg.family_options(parse_pairs(family_options), suite.manifest.family) if cfg else parse_pairs(family_options)
     opts = EvalOptions(settings=tuple(settings or ["none"]), scoring=scoring, limit=limit, family=fam_opts)
     check_options(family_of([suite.manifest.family]), opts, specs)  # option errors before any progress output
-    with progress() as prog:
-        result = evaluate(suite, specs, out, opts, progress=progress_callback(prog, "calls"))
+    with progress(lazy=True) as prog:  # shown from the first call: an error before it is one line alone
+        result = evaluate(suite, specs, out, opts, progress=progress_callback(prog, "calls"), wait=wait,
+                          on_wait=lambda msg: err_console.print(msg, highlight=False, soft_wrap=True, markup=False))
     console.print(results_table(result.results))
     s = result.stats
     console.print(
@@ -59,12 +62,19 @@ def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, se
         + (f"; cost ${s.cost:.4f}" if s.cost else "")
     )
     for e in s.error_samples:
-        err_console.print(f"  error sample: {e}", highlight=False)
+        err_console.print(f"  error sample: {e}", highlight=False, markup=False, soft_wrap=True)  # as stored: [redacted] and [brackets] kept
+    for line in s.stopped:
+        err_console.print(line, highlight=False, soft_wrap=True, markup=False)
     from ..report import build_report
 
     rep = build_report([out])
     console.print(f"run directory: {out}  (results.json, results.md, store.sqlite)")
     console.print(f"report: {rep.html}")
+    if s.called and not s.ok:
+        fail(f"every call failed ({s.errors} errors, {s.permanent_errors} permanent); nothing was answered", 1)
+    if s.permanent_errors or s.not_run:
+        fail(f"{s.permanent_errors} calls failed permanently" + (f" and {s.not_run} were not run" if s.not_run else "")
+             + "; fix the cause (see the error samples) and rerun to retry them", 1)
 
 
 ModelOpt = Annotated[Optional[list[str]], typer.Option("--model", "-m", help="model spec, e.g. openai/gpt-4o-mini (medres models lists providers); repeat for several models (default: models in medres.toml)")]
@@ -72,6 +82,7 @@ SettingOpt = Annotated[Optional[list[str]], typer.Option("--setting", help="miti
 ScoringOpt = Annotated[str, typer.Option("--scoring", help="letter: generate and extract; logprob: read option-letter log-probabilities")]
 FamilyOpt = Annotated[Optional[list[str]], typer.Option("--option", "-O", help="an option of the suite's family, KEY=VALUE (the README lists each family's); repeatable")]
 DefenseOpt = Annotated[Optional[str], typer.Option("--defense", hidden=True, help="former flag: off | on | both (= --setting caution)")]
+WaitOpt = Annotated[bool, typer.Option("--wait", help="if another process holds the run directory, wait for it instead of stopping")]
 
 
 @app.command()
@@ -84,12 +95,13 @@ def run(
     scoring: ScoringOpt = "letter",
     option: FamilyOpt = None,
     defense: DefenseOpt = None,
+    wait: WaitOpt = False,
 ) -> None:
     """The main job: the bundled sample suite on the embedded default model."""
     from ..config import load_config
 
     cfg = load_config()
-    _run_eval(None, cfg.models(model, ["embedded"]), cfg.out(out, Path("runs/sample")), limit, None, setting or [], scoring, option, defense, cfg)
+    _run_eval(None, cfg.models(model, ["embedded"]), cfg.out(out, Path("runs/sample")), limit, None, setting or [], scoring, option, defense, cfg, wait=wait)
 
 
 @app.command("eval")
@@ -104,12 +116,13 @@ def eval_(
     scoring: ScoringOpt = "letter",
     option: FamilyOpt = None,
     defense: DefenseOpt = None,
+    wait: WaitOpt = False,
 ) -> None:
     """Run one or many models on a suite's paired clean and stressed probes."""
     from ..config import load_config
 
     cfg = load_config()
-    _run_eval(suite, cfg.models(model), cfg.out(out, Path("runs/eval")), limit, seed, setting or [], scoring, option, defense, cfg)
+    _run_eval(suite, cfg.models(model), cfg.out(out, Path("runs/eval")), limit, seed, setting or [], scoring, option, defense, cfg, wait=wait)
 
 
 @app.command("import")

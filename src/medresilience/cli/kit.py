@@ -1,11 +1,20 @@
-"""What every `medres` command shares: the consoles, the one-line error exit, the progress bar."""
+"""What every `medres` command shares: the consoles, the one-line error exit, the progress bar.
+
+A command wrapped in `user_errors` ends with one line on stderr, never a traceback, for the
+library's errors (exit 2), an operating-system error such as an unwritable path (exit 2), and an
+interruption: Ctrl-C or SIGTERM, handled alike, stops the command cleanly, keeping what it
+finished (exit 130)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import signal
+import threading
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from ..errors import MedresError
@@ -15,27 +24,64 @@ err_console = Console(stderr=True)
 
 
 def fail(message: str, code: int = 2) -> None:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)  # the message as written, [brackets] included
     raise typer.Exit(code)
 
 
+def _terminate_as_interrupt(signum, frame) -> None:
+    """SIGTERM does what Ctrl-C does (inside asyncio.run: cancel the main task, which keeps what
+    it received; elsewhere: KeyboardInterrupt)."""
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler):
+        handler(signal.SIGINT, frame)
+    else:
+        raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts():
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def user_errors(fn):
-    """Turn the library's user-facing errors into one line on stderr and exit code 2."""
+    """Turn the library's user-facing errors, OS errors and interruptions (Ctrl-C, SIGTERM) into
+    one line on stderr: exit code 2, or 130 for an interruption."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
-            return fn(*args, **kwargs)
+            with _sigterm_interrupts():
+                return fn(*args, **kwargs)
         except MedresError as e:
             fail(str(e))
         except ValueError as e:  # pydantic and option errors that reached the top
             fail(str(e).splitlines()[0])
+        except KeyboardInterrupt:
+            fail("interrupted: what was finished is kept (every answer received is in the store); rerun the same command to resume", 130)
+        except OSError as e:  # an unwritable or vanished path, a full disk, ...
+            fail(f"{e.strerror or e}" + (f": {e.filename}" if e.filename else ""))
 
     return wrapper
 
 
-def progress() -> Progress:
-    return Progress(
+class _LazyProgress(Progress):
+    """A Progress shown from its first update, so that a command failing before it prints its one
+    error line alone."""
+
+    def __enter__(self) -> Progress:
+        return self
+
+
+def progress(lazy: bool = False) -> Progress:
+    cls = _LazyProgress if lazy else Progress
+    return cls(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
@@ -47,10 +93,14 @@ def progress() -> Progress:
 
 
 def progress_callback(prog: Progress, description: str):
-    """A (done, total) callback driving one task of a Progress."""
+    """A (done, total) callback driving one task of a Progress; `waits=` (the retry waits so far,
+    as `calls.run_calls` passes them) is shown next to the description."""
     task = prog.add_task(description, total=None)
 
-    def update(done: int, total: int) -> None:
-        prog.update(task, completed=done, total=total)
+    def update(done: int, total: int, waits: int = 0) -> None:
+        if not prog.live.is_started:
+            prog.start()
+        desc = f"{description} ({waits} retry wait{'s' if waits != 1 else ''})" if waits else description
+        prog.update(task, completed=done, total=total, description=desc)
 
     return update

@@ -1,32 +1,96 @@
 """One client for every model: the OpenAI chat-completions protocol through the `openai` SDK
 (async, aiohttp transport). Retries transient faults (429, 5xx, timeouts, connection errors,
-malformed bodies) with exponential backoff that honours Retry-After; permanent faults (4xx other
-than 408/409/429) fail at once. A failure is raised as ModelCallError, never turned into text."""
+malformed bodies, a reply whose message or content is null) with exponential backoff that honours
+Retry-After up to a cap (MEDRES_MAX_RETRY_AFTER seconds, default 60: a longer wait fails the
+attempt as a transient error, retried on the usual backoff); permanent faults (4xx other than
+408/409/429, and errors the client raises before sending, such as credentials in base_url) fail at
+once. A failure is raised as ModelCallError, never turned into text; its message never holds the
+API key or a password or token of the base URL. Waits between attempts are counted and timed
+(`Completion.waits` / `waited_s`, `ModelCallError.waited_s`, and `on_wait` as they begin)."""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import random
+import re
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 import openai
 from aiolimiter import AsyncLimiter
 from openai.types.chat import ChatCompletion
 
+from ..records import env_number
 from .spec import ModelSpec
 
 TRANSIENT_STATUS = {408, 409, 429, 500, 502, 503, 504, 520, 522, 524, 529}
+#: Statuses every later call of the model would repeat: a rejected key, an unknown model or path.
+STOPPING_STATUS = {401: "authentication", 403: "authentication", 404: "not-found"}
+#: The default of MEDRES_MAX_RETRY_AFTER: the longest Retry-After (seconds) the client waits.
+MAX_RETRY_AFTER = 60.0
 
 
 class ModelCallError(Exception):
-    def __init__(self, message: str, *, permanent: bool, attempts: int, status: int | None = None):
+    def __init__(self, message: str, *, permanent: bool, attempts: int, status: int | None = None, config: bool = False,
+                 waited_s: float = 0.0):
         super().__init__(message)
         self.permanent = permanent
         self.attempts = attempts
         self.status = status
+        self.config = config  # raised by the client before sending: a configuration error
+        self.waited_s = waited_s
+
+    @property
+    def stops_model(self) -> str | None:
+        """What makes every later call of this model fail the same way ("authentication",
+        "not-found", "configuration"), or None."""
+        if self.config:
+            return "configuration"
+        return STOPPING_STATUS.get(self.status) if self.status is not None else None
+
+
+def spec_secrets(spec: ModelSpec) -> list[str]:
+    """What must never be stored or shown: the API key (the value of `api_key_env`) and the
+    passwords and query values of the spec's base URLs."""
+    found: set[str] = set()
+    if spec.api_key_env:
+        try:
+            found.add(spec.api_key())
+        except Exception:  # a missing key is reported where it is needed
+            pass
+    for url in spec.base_urls:
+        try:
+            parts = urlsplit(url)
+            if parts.password:
+                found.add(parts.password)
+            found.update(v for _, v in parse_qsl(parts.query))
+        except ValueError:
+            continue
+    return sorted((s for s in found if len(s) >= 4), key=len, reverse=True)
+
+
+def redact_url(url: str) -> str:
+    """An endpoint as it may be stored or shown: no user:password@, no query string (as the
+    report's `rundir.redact_url`, here for the layers below the report)."""
+    url = _URL_USERINFO.sub("***@", str(url))
+    return _URL_QUERY.sub("?***", url) if "?" in url else url
+
+
+_URL_USERINFO = re.compile(r"(?<=://)[^/@\s]*@")
+_URL_QUERY = re.compile(r"\?.*$")
+
+
+def scrub(text: str, secrets: Iterable[str]) -> str:
+    """`text` with every secret replaced by [redacted]."""
+    for s in secrets:
+        if s in text:
+            text = text.replace(s, "[redacted]")
+    return text
 
 
 @dataclass
@@ -40,6 +104,8 @@ class Completion:
     top_logprobs: list[dict[str, float]] | None = None  # per generated position: token -> logprob
     raw_model: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    waits: int = 0  # waits before its retries
+    waited_s: float = 0.0  # their total seconds
 
 
 def _retry_after(err: Exception) -> float | None:
@@ -65,10 +131,14 @@ def _retry_after(err: Exception) -> float | None:
 class OpenAICompatibleModel:
     """Async chat client over one or more base URLs of the same model."""
 
-    def __init__(self, spec: ModelSpec, backoff_base: float = 0.5, backoff_max: float = 30.0):
+    def __init__(self, spec: ModelSpec, backoff_base: float = 0.5, backoff_max: float = 30.0, max_retry_after: float | None = None):
         self.spec = spec
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
+        self.max_retry_after = env_number("MEDRES_MAX_RETRY_AFTER", MAX_RETRY_AFTER) if max_retry_after is None else max_retry_after
+        self.secrets = spec_secrets(spec)
+        #: called with the seconds of each wait before a retry, as it begins (progress display)
+        self.on_wait: Callable[[float], None] | None = None
         key = spec.api_key()
         self._clients = [
             openai.AsyncOpenAI(
@@ -94,7 +164,8 @@ class OpenAICompatibleModel:
         await self.close()
 
     async def complete(self, messages: list[dict[str, str]], params: dict[str, Any]) -> Completion:
-        attempts = 0
+        attempts = waits = 0
+        waited = 0.0
         while True:
             attempts += 1
             client = self._clients[next(self._next)]
@@ -110,29 +181,56 @@ class OpenAICompatibleModel:
                     body={"model": self.spec.model, "messages": messages, **params, **self.spec.extra_body},
                     cast_to=ChatCompletion,
                 )
-                if not getattr(resp, "choices", None):
-                    raise _Malformed("response has no choices")
-                return self._completion(resp, time.perf_counter() - t0, attempts)
             except openai.APIStatusError as e:
                 transient = e.status_code in TRANSIENT_STATUS
                 err, status, wait_hint = e, e.status_code, _retry_after(e)
             except (openai.APITimeoutError, openai.APIConnectionError) as e:
                 transient, err, status, wait_hint = True, e, None, None
-            except (openai.APIResponseValidationError, _Malformed, ValueError, KeyError, TypeError, AttributeError) as e:
+            except (openai.APIResponseValidationError, json.JSONDecodeError, UnicodeDecodeError) as e:  # a malformed body
                 transient, err, status, wait_hint = True, e, None, None
+            except (ValueError, TypeError) as e:
+                # raised by the client before anything was sent (credentials in base_url, a bad
+                # header or parameter): every attempt would fail the same way
+                raise ModelCallError(f"{type(e).__name__} (client configuration error, not sent): {self._scrub(str(e))[:300]}",
+                                     permanent=True, attempts=attempts, config=True, waited_s=waited) from None
+            else:
+                try:
+                    if not getattr(resp, "choices", None):
+                        raise _Malformed("response has no choices")
+                    c = self._completion(resp, time.perf_counter() - t0, attempts)
+                    c.waits, c.waited_s = waits, waited
+                    return c
+                except (_Malformed, ValueError, KeyError, TypeError, AttributeError) as e:
+                    transient, err, status, wait_hint = True, e, None, None
+            over_cap = wait_hint is not None and wait_hint > self.max_retry_after
             if not transient or attempts > self.spec.max_retries:
                 kind = "permanent" if not transient else f"gave up after {attempts} attempts"
-                raise ModelCallError(f"{type(err).__name__} ({kind}): {str(err)[:300]}", permanent=not transient, attempts=attempts, status=status)
+                note = f"; Retry-After {wait_hint:g} s is over the cap of {self.max_retry_after:g} s (MEDRES_MAX_RETRY_AFTER)" if over_cap else ""
+                raise ModelCallError(f"{type(err).__name__} ({kind}): {self._scrub(str(err))[:300]}{note}", permanent=not transient,
+                                     attempts=attempts, status=status, waited_s=waited)
             delay = min(self.backoff_max, self.backoff_base * (2 ** (attempts - 1))) * (0.5 + random.random() / 2)
-            if wait_hint is not None:
+            if wait_hint is not None and not over_cap:  # a wait over the cap: this attempt failed, retried on the backoff
                 delay = max(wait_hint, 0.0)
+            if delay > 0:
+                waits += 1
+                waited += delay
+                if self.on_wait is not None:
+                    self.on_wait(delay)
             await asyncio.sleep(delay)
+
+    def _scrub(self, text: str) -> str:
+        return scrub(text, self.secrets)
 
     def _completion(self, resp: Any, latency: float, attempts: int) -> Completion:
         choice = resp.choices[0]
-        text = choice.message.content if choice.message is not None else None
+        if choice.message is None:
+            raise _Malformed("the reply's message is null")
+        text = choice.message.content
         if text is None:
-            text = ""
+            refusal = getattr(choice.message, "refusal", None)
+            if not (isinstance(refusal, str) and refusal):
+                raise _Malformed("the reply's message content is null")
+            text = refusal  # a refusal is an answer (scored as one)
         usage = resp.usage
         tops = None
         lp = getattr(choice, "logprobs", None)

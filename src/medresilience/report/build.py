@@ -104,6 +104,7 @@ def build_report(run_dirs: Sequence[Path | str] | Path | str, out_dir: Path | st
 
     t0 = time.perf_counter()
     notes = [f"{r.name}: {n}" for r in runs for n in r.notes]
+    notes += [f"{r.name}: {n}" for r in runs if (n := missing_note(r))]
     secrets = secrets_of(runs)
     page = _page(runs, parts, tables, notes, title)
     md = _markdown(runs, parts, tables, notes, title)
@@ -120,6 +121,20 @@ def build_report(run_dirs: Sequence[Path | str] | Path | str, out_dir: Path | st
                         [r.name for r in runs], notes, timings, parts)
 
 
+def missing_note(run: RunData) -> str | None:
+    """The banner of a half-finished run: how many of its planned units have no call stored (the
+    frame's status `missing`), or None when none is missing."""
+    df = run.frame
+    if df is None or len(df) == 0 or "status" not in df:
+        return None
+    missing = int((df["status"] == "missing").sum())
+    if not missing:
+        return None
+    total = len(df)
+    return (f"{missing} of {total} planned units ({missing / total:.0%}) are missing (not run, or the run was stopped before them): "
+            "the rates cover only the units answered so far; rerun the same command to finish the run")
+
+
 def _subtitle(runs: Sequence[RunData]) -> list[str]:
     suites = sorted({str((r.config.get("suite") or {}).get("name") or r.results.get("run", {}).get("suite") or "?") for r in runs})
     now = _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
@@ -133,8 +148,8 @@ def _subtitle(runs: Sequence[RunData]) -> list[str]:
 def _page(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: dict[str, pd.DataFrame], notes: Sequence[str], title: str | None) -> str:
     title = title or "medresilience report"
     key = "".join(p.key_html for p in parts) or "<p class='lead'>No scored results in these runs yet.</p>"
-    if notes:
-        key += "".join(f"<p class='warn'>{H.esc(n)}</p>" for n in notes)
+    if notes:  # warnings first, above the numbers they qualify
+        key = "".join(f"<p class='warn'>{H.esc(n)}</p>" for n in notes) + key
     sections: list[tuple[str, str, str]] = [("key", "Key numbers", key)]
     for p in parts:
         sections += p.sections

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..records import LETTERS, NUMBERS, Item, iter_json_lines, parse_record
+from ..records import LETTERS, MIN_FIELD_CHARS, NUMBERS, Item, _oversized, check_field_sizes, iter_json_lines, max_field_chars, parse_record, too_long
 
 __all__ = ["IdChecker", "build_item", "json_lines", "show", "text_field"]
 
@@ -27,8 +27,9 @@ def _kind(value: Any) -> str:
 
 
 def text_field(value: Any, path: Path | str, line: int | None, field: str, *, numbers: bool = False) -> str:
-    """The stripped text of a required field. Missing, non-text or blank -> InputError on `field`.
-    `numbers=True` accepts a bare number (some option columns hold numbers) as its text."""
+    """The stripped text of a required field. Missing, non-text, blank or longer than
+    `records.max_field_chars()` -> InputError on `field`. `numbers=True` accepts a bare number
+    (some option columns hold numbers) as its text."""
     if value is None:
         raise InputError(path, line, field, "is missing")
     if numbers and isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -38,6 +39,8 @@ def text_field(value: Any, path: Path | str, line: int | None, field: str, *, nu
     text = value.strip()
     if not text:
         raise InputError(path, line, field, "is blank")
+    if len(text) > MIN_FIELD_CHARS and len(text) > (limit := max_field_chars()):
+        raise too_long(path, line, field, len(text), limit)
     return text
 
 
@@ -56,7 +59,8 @@ def build_item(
     answer_field: str = "answer",
 ) -> Item:
     """Validate and build an Item. Options must already be keyed A, B, ... in order; `option_field`
-    names each option's field in the source file for error messages."""
+    names each option's field in the source file for error messages (a text over the size limit
+    included)."""
     letters = "".join(options)
     if letters not in (LETTERS[: len(options)], NUMBERS[: len(options)]) or len(options) < 2:
         field = next(iter(option_field.values()), "options") if option_field else "options"
@@ -66,7 +70,19 @@ def build_item(
     obj: dict[str, Any] = dict(
         id=id, source=source, question=question, options=dict(options), answer=answer, subject=subject, meta=meta or {}
     )
-    return parse_record(Item, obj, path, line)
+    try:
+        longest = max(len(question), len(subject or ""), *map(len, obj["options"].values()))
+    except TypeError:  # not text: the full check, then the record's own error
+        longest = MIN_FIELD_CHARS + 1
+    if longest > MIN_FIELD_CHARS or (obj["meta"] and _oversized(obj["meta"], MIN_FIELD_CHARS)):
+        try:
+            check_field_sizes(obj, path, line)
+        except InputError as e:
+            key = (e.field or "").removeprefix("options.")
+            if option_field and e.field != key and key in option_field:
+                raise InputError(path, line, option_field[key], e.message) from None
+            raise
+    return parse_record(Item, obj, path, line, sized=True)  # sized just above
 
 
 class IdChecker:
@@ -85,7 +101,8 @@ class IdChecker:
 
 
 def json_lines(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """records.iter_json_lines, with unreadable files and non-UTF-8 bytes as InputErrors too."""
+    """records.iter_json_lines (which names the line of a non-UTF-8 byte, skips a byte-order mark
+    and checks field sizes), with unreadable files as InputErrors too."""
     path = Path(path)
     if path.is_dir():
         raise InputError(path, None, None, "is a directory, expected a file")

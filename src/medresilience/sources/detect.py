@@ -86,8 +86,14 @@ FORMATS: tuple[str, ...] = ("medqa", "medmcqa", "mmlu", "medxpertqa", "pubmedqa"
 
 def _first_object(path: Path) -> tuple[int, dict] | None:
     try:
-        with path.open(encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
+        with path.open("rb") as fh:  # decoded line by line (a UTF-8 byte-order mark skipped), so errors name their line
+            for n, raw in enumerate(fh, 1):
+                if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise InputError(path, n, None, f"not UTF-8 text ({e.reason}), cannot tell its format; {_known()}") from None
                 if not line.strip():
                     continue
                 if line.lstrip().startswith("["):
@@ -99,8 +105,6 @@ def _first_object(path: Path) -> tuple[int, dict] | None:
                 if not isinstance(obj, dict):
                     raise InputError(path, n, None, f"expected a JSON object, cannot tell its format; {_known()}")
                 return n, obj
-    except UnicodeDecodeError as e:
-        raise InputError(path, None, None, f"not UTF-8 text ({e.reason}), cannot tell its format; {_known()}") from None
     except OSError as e:
         raise InputError(path, None, None, f"cannot read ({e.strerror or e})") from None
     return None

@@ -14,7 +14,8 @@ compared within item). A crossed item is kept only when all three bundles pass.
 
 Every call goes through runner.run_calls into `<work dir>/store.sqlite` (default: the suite
 directory's sibling `<SUITE_DIR>.build/`), so a killed or repeated build makes no call twice:
-every decision is recomputed from the stored replies. The suite is written once, atomically, at
+every decision is recomputed from the stored replies; one build at a time holds a work directory
+(lock.RunLock: a second one stops, naming the holder). The suite is written once, atomically, at
 the end and holds only complete, checked bundles; items whose calls failed are left out, counted,
 and tried again by the next run."""
 
@@ -30,6 +31,7 @@ from typing import Any, Literal
 
 from .... import __version__
 from ....errors import ConfigError
+from ....lock import RunLock
 from ....models.serving import serving
 from ....models.spec import ModelSpec
 from ....records import Item, Suite, SuiteManifest, atomic_write, sha256_file, write_jsonl
@@ -179,7 +181,7 @@ def build_misleading(
     reframed: dict[str, list[str]] = {}
     bundles: dict[str, list[tuple[BundleJob, dict[str, str]]]] = {}
 
-    with Store(work / "store.sqlite") as store:
+    with RunLock(work, what="build work directory"), Store(work / "store.sqlite") as store:  # one build per work directory
         store.record_run(time.strftime("build-%Y%m%dT%H%M%S"), {"kind": "build misleading", "out": str(out), "design": opts.design, "seed": opts.seed})
         with serving(specs) as live:
             for s in live:
