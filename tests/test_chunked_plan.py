@@ -42,3 +42,19 @@ def test_chunks_give_the_same_store_and_numbers(tmp_path):
     assert again.called == 0 and again.cached == 240
     assert misleading_metrics(frame_a) == misleading_metrics(frame_b)
     assert seen[-1] == (240, 240) and all(d <= t for d, t in seen)
+
+
+def test_a_model_stopped_in_one_chunk_stays_stopped(tmp_path):
+    """A bad key stops the model after five authentication errors; the later chunks send nothing
+    for it (their calls count as not run), so a run in chunks costs what a run at once does."""
+    from medresilience.testing.stub_server import Faults
+
+    suite = make_tiny_suite(n_copies=3)
+    opts = EvalOptions(family={"type1": "all"})
+    with StubServer(policy=oracle_policy, faults=Faults(rate_401=1.0)) as srv:
+        spec = parse_model_spec(f"openai:stub-a,base_url={srv.base_url},concurrency=1")
+        with Store(tmp_path / "s.sqlite") as st:
+            st.record_run("r", {})
+            stats = asyncio.run(execute_plan(suite, [spec], opts, st, chunk_units=13))
+        assert srv.stats.total == 5
+    assert stats.called == 5 and stats.not_run == 60 - 5 and len(stats.stopped) == 1

@@ -56,6 +56,27 @@ class RunStats:
         return {k: v for k, v in self.__dict__.items()}
 
 
+def add_stats(total: RunStats, part: RunStats) -> RunStats:
+    """Add one part's counters (a chunk of a run, or its judge calls) to the run's: numbers add
+    up, error samples are kept up to five, stopped-model lines all."""
+    import dataclasses
+
+    for f in dataclasses.fields(part):
+        a, b = getattr(total, f.name), getattr(part, f.name)
+        if isinstance(b, bool):
+            setattr(total, f.name, a or b)
+        elif isinstance(b, (int, float)):
+            setattr(total, f.name, a + b)
+        elif isinstance(b, list):
+            a.extend(x for x in b if x not in a)
+            if f.name == "error_samples":
+                del a[5:]
+        elif isinstance(b, dict):
+            for k, v in b.items():
+                a[k] = a.get(k, 0) + v if isinstance(v, (int, float)) else v
+    return total
+
+
 ProgressFn = Callable[[int, int], None]  # (done, total); one that also takes `waits=` gets the count of retry waits
 
 #: The default of MEDRES_STOP_AFTER_AUTH_ERRORS: consecutive authentication / not-found errors that stop a model.
@@ -151,11 +172,13 @@ async def run_calls(
     clients: dict[str, OpenAICompatibleModel] | None = None,
     stats: RunStats | None = None,
     stop_after: int | None = None,
+    halted: set[str] | None = None,
 ) -> RunStats:
     """The one execution path: dedupe by key, skip keys stored `ok`, run the rest with bounded
     concurrency per model, record every outcome (ok or error) through the one writer. A model is
     stopped after `stop_after` consecutive authentication / not-found / configuration errors
-    (None: MEDRES_STOP_AFTER_AUTH_ERRORS, default 5; 0: never)."""
+    (None: MEDRES_STOP_AFTER_AUTH_ERRORS, default 5; 0: never). `halted` carries the stopped
+    models across calls (a run in chunks): their calls are not sent and count as not run."""
     t0 = time.perf_counter()
     stats = stats or RunStats()
     unique: dict[str, CallRequest] = {}
@@ -169,6 +192,8 @@ async def run_calls(
     for k, r in unique.items():
         if k not in done:
             todo_by_model.setdefault(r.model, []).append(r)
+    for label in [m for m in todo_by_model if halted and m in halted]:
+        stats.not_run += len(todo_by_model.pop(label))
     total = sum(len(v) for v in todo_by_model.values())
     finished = 0
     with_waits = progress is not None and _takes_waits(progress)
@@ -288,6 +313,8 @@ async def run_calls(
             last = " ".join(str(e).split())[:200]
             stats.stopped.append(f"model {label} stopped after {limit} consecutive {why} errors{code}: its {left} remaining calls were not sent "
                                  f"(not run, not scored); last error: {last}")
+    if halted is not None:
+        halted.update(stopped)
     stats.seconds += time.perf_counter() - t0
     return stats
 

@@ -30,7 +30,7 @@ from .models.serving import serving
 from .models.spec import ModelSpec
 from .records import Suite, atomic_write
 from .results import Results
-from .runner import EvalOptions, ProgressFn, RunStats, check_options, execute, plan
+from .runner import EvalOptions, ProgressFn, RunStats, check_options, execute_plan
 from .seeding import stable_hash
 from .store import Store
 from .summary import results_markdown
@@ -91,8 +91,8 @@ def evaluate(
             config["run_id"] = run_id
             store.record_run(run_id, config)
             with serving(specs) as live:
-                planned = plan(suite, live, opts)
-                stats = asyncio.run(execute(planned, live, store, progress))
+                # planned and run in chunks: memory stays flat as the suite grows
+                stats = asyncio.run(execute_plan(suite, live, opts, store, progress))
             results = summarise(store, suite, config, stats)
         write_results(out, results)
     return RunResult(out, results, stats)

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from . import settings as settings_mod
-from .calls import CallRequest, ProgressFn, RunStats, request_key, run_calls
+from .calls import CallRequest, ProgressFn, RunStats, _takes_waits, add_stats, request_key, run_calls
 from .errors import ConfigError
 from .family import Family, family_of
 from .models.openai_compatible import OpenAICompatibleModel
@@ -107,37 +107,19 @@ async def execute(
     store: Store,
     progress: ProgressFn | None = None,
     clients: dict[str, OpenAICompatibleModel] | None = None,
+    halted: set[str] | None = None,
 ) -> RunStats:
     """Record the plan's units, run every unique, unfinished call and score it; then run the
-    deferred scorers (judges) on the stored replies."""
+    deferred scorers (judges) on the stored replies. `halted`: models stopped earlier in the run."""
     stats = RunStats(planned_units=len(planned))
     store.add_plan([p.unit for p in planned], [])
     requests = (CallRequest(p.unit.model, p.unit.key, p.messages, p.params, None if is_deferred(p.score) else p.score, p.unit.scoring)
                 for p in planned)
-    stats = await run_calls(requests, specs, store, progress, clients, stats)
+    stats = await run_calls(requests, specs, store, progress, clients, stats, halted=halted)
     deferred = [p for p in planned if is_deferred(p.score)]
     if deferred:
         stats = await run_deferred(deferred, specs, store, progress, clients, stats)
     return stats
-
-
-def _accumulate(total: RunStats, part: RunStats) -> RunStats:
-    """Add one chunk's counters to the run's (numbers add up, samples are kept up to five)."""
-    import dataclasses
-
-    for f in dataclasses.fields(part):
-        a, b = getattr(total, f.name), getattr(part, f.name)
-        if isinstance(b, bool):
-            setattr(total, f.name, a or b)
-        elif isinstance(b, (int, float)):
-            setattr(total, f.name, a + b)
-        elif isinstance(b, list):
-            a.extend(x for x in b if x not in a)
-            del a[5:]
-        elif isinstance(b, dict):
-            for k, v in b.items():
-                a[k] = a.get(k, 0) + v if isinstance(v, (int, float)) else v
-    return total
 
 
 async def execute_plan(
@@ -164,15 +146,25 @@ async def execute_plan(
     n_units = len(pairs) * per_pair
     done_before = 0
 
-    def chunk_progress(done: int, todo: int) -> None:
-        if progress is not None:
-            progress(done_before + done, done_before + todo + max(0, n_units - done_before - todo))
+    with_waits = progress is not None and _takes_waits(progress)
+    waits_before = 0
+    halted: set[str] = set()
+
+    def chunk_progress(done: int, todo: int, waits: int = 0) -> None:
+        if progress is None:
+            return
+        shown = (done_before + done, done_before + todo + max(0, n_units - done_before - todo))
+        if with_waits:
+            progress(*shown, waits=waits_before + waits)  # type: ignore[call-arg]
+        else:
+            progress(*shown)
 
     for start in range(0, len(pairs), step):
         planned = _plan_pairs(pairs[start:start + step], family, fopts, specs, opts)
-        part = await execute(planned, specs, store, chunk_progress, clients)
+        part = await execute(planned, specs, store, chunk_progress, clients, halted)
+        waits_before += part.retry_waits
         done_before += part.called
-        total = _accumulate(total, part)
+        total = add_stats(total, part)
         del planned
     if progress is not None:
         progress(done_before, done_before)

@@ -45,7 +45,7 @@ from pydantic import (
     model_validator,
 )
 
-from ..calls import CallRequest, RunStats, request_key, run_calls
+from ..calls import CallRequest, RunStats, add_stats, request_key, run_calls
 from ..errors import ConfigError, InputError
 from ..models.serving import serving
 from ..seeding import stable_hash
@@ -428,16 +428,6 @@ class JudgeScorer:
 # --------------------------------------------------------------------------- running judges
 
 
-def _add_stats(total: RunStats, part: RunStats) -> RunStats:
-    """Add the judge calls' figures to the run's (planned units stay the answers')."""
-    for name in ("unique_calls", "cached", "called", "ok", "errors", "permanent_errors", "prompt_tokens", "completion_tokens"):
-        setattr(total, name, getattr(total, name) + getattr(part, name))
-    total.cost += part.cost
-    total.seconds += part.seconds
-    total.error_samples.extend(part.error_samples[: max(0, 5 - len(total.error_samples))])
-    return total
-
-
 async def run_deferred(
     planned: Iterable[Planned],
     specs: Iterable[ModelSpec],
@@ -482,4 +472,4 @@ async def run_deferred(
     # else runs on this loop meanwhile)
     with serving(list(judge_specs.values())) as live:
         part = await run_calls(requests, live, store, progress, own_clients, RunStats())
-    return _add_stats(stats, part)
+    return add_stats(stats, part)
