@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_harness.py throughput [--requests 2000]
     .venv/bin/python bench/bench_harness.py scale [--units 10000 100000 1000000]
+    .venv/bin/python bench/bench_harness.py resume [--units 100000 1000000]
     .venv/bin/python bench/bench_harness.py calls
     .venv/bin/python bench/bench_harness.py embedded [--items 20] [--model qwen]
 
@@ -193,6 +194,69 @@ def _scale_one(units: int, path: str, way: str, db: str) -> dict:
     return out
 
 
+def _resume_setup(units: int):
+    from medresilience.family import get
+    from medresilience.models.spec import parse_model_spec
+    from medresilience.runner import EvalOptions
+
+    suite = _synthetic_suite(max(1, units // 5))
+    spec = parse_model_spec("openai:stub-model,base_url=http://127.0.0.1:9/v1,concurrency=64")
+    opts = EvalOptions(family={"type1": "all"})
+    fam = get("misleading")
+    return suite, spec, opts, fam, fam.parse_options(opts.family)
+
+
+def _fill(units: int, db: str) -> None:
+    """Store every planned call of the synthetic suite as answered (through the store's own
+    writer, no HTTP), so that a run on it is an empty resume."""
+    from medresilience.calls import CallRow
+    from medresilience.runner import _plan_pairs, select_units
+    from medresilience.store import Store
+
+    suite, spec, opts, fam, fopts = _resume_setup(units)
+    with Store(db) as store:
+        store.record_run("fill", {})
+        pairs = select_units(suite, fam, fopts, opts)
+        for i in range(0, len(pairs), 20_000):
+            planned = _plan_pairs(pairs[i:i + 20_000], fam, fopts, [spec], opts)
+            store.add_plan([p.unit for p in planned], [(p.unit.key, spec.label, p.messages, p.params) for p in planned])
+            store.write_results([CallRow(p.unit.key, spec.label, "ok", text="Answer: A") for p in planned], [])
+
+
+def _resume_one(units: int, way: str, db: str) -> dict:
+    """One process: an empty resume of `units` planned units, all at once or in chunks."""
+    from medresilience.runner import execute, execute_plan, plan
+    from medresilience.store import Store
+
+    suite, spec, opts, _, _ = _resume_setup(units)
+    loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    with Store(db) as store:
+        store.record_run("bench", {})
+        t = time.perf_counter()
+        if way == "whole":
+            stats = asyncio.run(execute(plan(suite, [spec], opts), [spec], store))
+        else:
+            stats = asyncio.run(execute_plan(suite, [spec], opts, store))
+        return {"way": way, "units": len(suite.items) * 5, "resume_s": time.perf_counter() - t, "called": stats.called,
+                "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "suite_mb": loaded}
+
+
+def resume(args) -> None:
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        for units in args.units:
+            db = str(Path(d) / f"r-{units}.sqlite")
+            subprocess.run([sys.executable, __file__, "_resume_one", "--n", str(units), "--way", "fill", "--db", db], check=True)
+            for way in ("whole", "chunks"):
+                r = subprocess.run([sys.executable, __file__, "_resume_one", "--n", str(units), "--way", way, "--db", db],
+                                   capture_output=True, text=True, check=True)
+                rows.append(json.loads(r.stdout.strip().splitlines()[-1]))
+    print("| planned units | planning | empty resume (s) | calls made | peak RSS (MB) | of which the loaded suite (MB) |")
+    print("|---:|---|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['units']:,} | {r['way']} | {r['resume_s']:.1f} | {r['called']} | {r['rss_mb']:.0f} | {r['suite_mb']:.0f} |")
+
+
 def scale(args) -> None:
     from medresilience.testing.stub_server import StubProcess
 
@@ -227,6 +291,12 @@ def main() -> None:
     one.add_argument("--scoring", default="letter")
     sc = sub.add_parser("scale")
     sc.add_argument("--units", type=int, nargs="+", default=[10_000, 100_000])
+    rs = sub.add_parser("resume")
+    rs.add_argument("--units", type=int, nargs="+", default=[100_000, 1_000_000])
+    ro = sub.add_parser("_resume_one")
+    ro.add_argument("--n", type=int)
+    ro.add_argument("--way")
+    ro.add_argument("--db")
     so = sub.add_parser("_scale_one")
     so.add_argument("--n", type=int)
     so.add_argument("--url")
@@ -235,6 +305,15 @@ def main() -> None:
     args = ap.parse_args()
     if args.cmd == "scale":
         scale(args)
+        return
+    if args.cmd == "resume":
+        resume(args)
+        return
+    if args.cmd == "_resume_one":
+        if args.way == "fill":
+            _fill(args.n, args.db)
+        else:
+            print(json.dumps(_resume_one(args.n, args.way, args.db)))
         return
     if args.cmd == "_scale_one":
         print(json.dumps(_scale_one(args.n, args.url, args.way, args.db)))
