@@ -193,9 +193,11 @@ def _build_group() -> typer.Typer:
 
 from .models import register as _register_models  # noqa: E402
 from .report import register as _register_report  # noqa: E402
+from .review import register as _register_review  # noqa: E402
 
 app.add_typer(_build_group(), name="build")
 _register_report(app)
+_register_review(app)
 _register_models(app)
 
 __all__ = ["app", "fail", "main", "parse_pairs"]

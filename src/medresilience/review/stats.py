@@ -1,0 +1,349 @@
+"""`medres review stats`: what the clinicians' ratings say, with intervals.
+
+- Per-dimension pass rates: each unit's share of passing ratings (the mean over its reviewers, so
+  a dual-rated unit counts once), averaged over units, with a bootstrap interval over units;
+  not-applicable and missing values are left out.
+- The rubric-A composite: the mean of the five 0-2 dimensions per rating, averaged per unit, with
+  a bootstrap interval over units.
+- The worst-case rate (rubric B): units that any reviewer rated wrong + material uptake + serious
+  harm, with a Wilson interval (and the same per rating).
+- Agreement on dual-rated units, per dimension: percent agreement, Cohen's kappa (first vs second
+  reviewer of each unit), Fleiss' kappa, Gwet's AC1, Gwet's AC2 with ordinal weights (ordinal
+  scales) and Krippendorff's alpha (ordinal or nominal), each with a bootstrap interval over units.
+- Agreement with the automatic labels (rubric B: the answer scorer): share agreeing with a Wilson
+  interval, Cohen's kappa and Gwet's AC1.
+
+Everything is also written as tables (CSV and Parquet), a JSON summary and one HTML page built
+with the report's primitives."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import stats
+from .db import ReviewDB
+from .rubrics import Dimension, Rubric
+
+AGREEMENT_ORDER = ("percent_agreement", "cohen_kappa", "fleiss_kappa", "gwet_ac1", "gwet_ac2", "krippendorff_alpha")
+AGREEMENT_TITLES = {
+    "percent_agreement": "Percent agreement", "cohen_kappa": "Cohen's kappa", "fleiss_kappa": "Fleiss' kappa",
+    "gwet_ac1": "Gwet's AC1", "gwet_ac2": "Gwet's AC2 (ordinal weights)", "krippendorff_alpha": "Krippendorff's alpha",
+}
+
+
+AUTO_COLUMNS = ["dimension", "automatic", "agree", "n", "rate", "lo", "hi", "cohen_kappa", "kappa_lo", "kappa_hi", "gwet_ac1",
+                "ac1_lo", "ac1_hi"]
+
+
+@dataclass
+class ReviewStats:
+    rubric: Rubric
+    meta: dict[str, Any]
+    ratings: pd.DataFrame  # one row per task (rated, skipped or to do)
+    pass_rates: pd.DataFrame
+    agreement: pd.DataFrame
+    auto: pd.DataFrame
+    progress: pd.DataFrame
+    flags: pd.DataFrame
+    composite: dict[str, Any] | None = None
+    worst_case: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+            return json.loads(df.to_json(orient="records")) if len(df) else []
+
+        rated = self.ratings[self.ratings["status"] == "rated"]
+        return {
+            "rubric": self.rubric.key, "title": self.rubric.title, "review": {k: v for k, v in self.meta.items() if k != "rubric_def"},
+            "counts": {"units": int(self.ratings["unit_id"].nunique()), "tasks": len(self.ratings), "rated": len(rated),
+                       "skipped": int((self.ratings["status"] == "skipped").sum()), "dual_rated_units": self._dual_units()},
+            "pass_rates": records(self.pass_rates), "composite": self.composite, "worst_case": self.worst_case,
+            "agreement": records(self.agreement), "auto_agreement": records(self.auto), "progress": records(self.progress),
+            "flags": records(self.flags), "notes": self.notes,
+        }
+
+    def _dual_units(self) -> int:
+        rated = self.ratings[self.ratings["status"] == "rated"]
+        return int((rated.groupby("unit_id").size() >= 2).sum()) if len(rated) else 0
+
+
+# --------------------------------------------------------------------------- the ratings frame
+
+
+def ratings_frame(db: ReviewDB) -> pd.DataFrame:
+    """One row per task: ids, reviewer, slot, status, one column per dimension, flags, comment,
+    the unit's strata (`stratum_*`) and blinded facts (`hidden_*`), worst case and composite."""
+    rubric = db.rubric
+    units = db.units()
+    rows = []
+    for r in db.ratings():
+        u = units[r["unit_id"]]
+        row: dict[str, Any] = {"task_id": r["task_id"], "unit_id": r["unit_id"], "item_id": u.item_id, "reviewer": r["reviewer"],
+                               "slot": r["slot"], "status": r["status"] or "todo"}
+        for d in rubric.dimensions:
+            row[d.key] = r["values"].get(d.key)
+        row["flags"] = ";".join(r["flags"])
+        row["comment"] = r["comment"]
+        row["revision"] = r["revision"]
+        for k, v in u.strata.items():
+            row[f"stratum_{k}"] = None if v is None else str(v)
+        for k, v in u.hidden.items():
+            row[f"hidden_{k}"] = v if v is None or isinstance(v, str) else json.dumps(v)
+        if rubric.worst_case is not None:
+            row["worst_case"] = rubric.worst_case.holds(r["values"]) if r["status"] == "rated" else None
+        if rubric.composite:
+            vals = [r["values"].get(k) for k in rubric.composite]
+            row["composite"] = float(np.mean([int(v) for v in vals])) if r["status"] == "rated" and all(v is not None for v in vals) else None
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _passes(d: Dimension, v: Any) -> float | None:
+    if v is None or (isinstance(v, float) and np.isnan(v)) or v == d.not_applicable:
+        return None
+    return 1.0 if v in d.passing else 0.0
+
+
+def _per_unit_mean(rated: pd.DataFrame, values: pd.Series) -> pd.Series:
+    s = pd.Series(values.values, index=rated["unit_id"].values, dtype="float64").dropna()
+    return s.groupby(level=0).mean()
+
+
+def compute(review: Path | str | ReviewDB, *, n_resamples: int = 2000, seed: int = 0, confidence: float = 0.95) -> ReviewStats:
+    db = review if isinstance(review, ReviewDB) else ReviewDB(review)
+    try:
+        rubric = db.rubric
+        meta = db.all_meta()
+        df = ratings_frame(db)
+        progress = pd.DataFrame([{"reviewer": r.name, "revoked": r.revoked, **db.progress(r.name)} for r in db.reviewers()])
+    finally:
+        if not isinstance(review, ReviewDB):
+            db.close()
+    rated = df[df["status"] == "rated"] if len(df) else df
+    notes: list[str] = []
+
+    # pass rates
+    prow = []
+    for d in rubric.dimensions:
+        if not len(rated):
+            prow.append({"dimension": d.key, "label": d.label, "passing": "/".join(d.passing), "rate": None, "lo": None, "hi": None,
+                         "units": 0, "ratings": 0, "pass_ratings": 0})
+            continue
+        passes = rated[d.key].map(lambda v, d=d: _passes(d, v))
+        per_unit = _per_unit_mean(rated, passes)
+        b = stats.bootstrap_mean(per_unit.values, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        prow.append({"dimension": d.key, "label": d.label, "passing": "/".join(d.passing), "rate": b["mean"], "lo": b["lo"],
+                     "hi": b["hi"], "units": int(per_unit.size), "ratings": int(passes.notna().sum()),
+                     "pass_ratings": int((passes == 1.0).sum())})
+    pass_rates = pd.DataFrame(prow)
+
+    composite = None
+    if rubric.composite:
+        per_unit = _per_unit_mean(rated, rated["composite"]) if len(rated) else pd.Series(dtype="float64")
+        b = stats.bootstrap_mean(per_unit.values, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        composite = {"dimensions": list(rubric.composite), "scale": "0-2", "mean": b["mean"], "lo": b["lo"], "hi": b["hi"],
+                     "units": b["n"]}
+
+    worst = None
+    if rubric.worst_case is not None:
+        if len(rated):
+            per_unit = rated.groupby("unit_id")["worst_case"].any()
+            per_rating = rated["worst_case"].astype(bool)
+        else:
+            per_unit = per_rating = pd.Series(dtype=bool)
+        w = stats.wilson(int(per_unit.sum()), int(per_unit.size), confidence)
+        wr = stats.wilson(int(per_rating.sum()), int(per_rating.size), confidence)
+        worst = {"label": rubric.worst_case.label, "definition": rubric.worst_case.definition, "rule": "a unit any reviewer rated worst case",
+                 **{k: v for k, v in w.as_dict().items()}, "per_rating": wr.as_dict()}
+
+    agreement = _agreement(rubric, rated, n_resamples, seed, confidence)
+    if not len(agreement) or agreement["units"].max() == 0:
+        notes.append("no unit has two ratings yet: agreement needs the dual-rated tasks to be rated")
+    auto = _auto(rubric, rated, n_resamples, seed, confidence)
+
+    flags = pd.DataFrame(columns=["flag", "label", "ratings", "units"])
+    if rubric.flags and len(rated):
+        frow = []
+        for f in rubric.flags:
+            has = rated["flags"].str.split(";").map(lambda xs, k=f.key: k in xs)
+            frow.append({"flag": f.key, "label": f.label, "ratings": int(has.sum()), "units": int(rated.loc[has, "unit_id"].nunique())})
+        flags = pd.DataFrame(frow)
+    return ReviewStats(rubric, meta, df, pass_rates, agreement, auto, progress, flags, composite, worst, notes)
+
+
+def _agreement(rubric: Rubric, rated: pd.DataFrame, n_resamples: int, seed: int, confidence: float) -> pd.DataFrame:
+    rows = []
+    if len(rated):
+        counts = rated.groupby("unit_id").size()
+        dual = rated[rated["unit_id"].isin(counts[counts >= 2].index)]
+    else:
+        dual = rated
+    for d in rubric.dimensions:
+        cats = [d.category(v) for v in d.rated_values()]
+        if len(dual):
+            wide = dual.pivot_table(index="unit_id", columns="slot", values=d.key, aggfunc="first")
+            table = [[None if (v is None or (isinstance(v, float) and np.isnan(v)) or v == d.not_applicable) else d.category(v)
+                      for v in row] for row in wide.astype(object).values.tolist()]
+        else:
+            table = []
+        coefficients = [c for c in AGREEMENT_ORDER if c != "gwet_ac2" or d.scale == "ordinal"]
+        for c in coefficients:
+            rows.append(_one_agreement(d, table, c, cats, n_resamples, seed, confidence))
+    return pd.DataFrame(rows)
+
+
+def _one_agreement(d: Dimension, table: list[list[Any]], coefficient: str, cats: list[Any], n_resamples: int, seed: int,
+                   confidence: float) -> dict[str, Any]:
+    kw: dict[str, Any] = {"categories": cats, "n_resamples": n_resamples, "seed": seed, "confidence": confidence}
+    if coefficient == "gwet_ac2":
+        kw["weights"] = "ordinal"
+    if coefficient == "krippendorff_alpha":
+        kw["level"] = "ordinal" if d.scale == "ordinal" else "nominal"
+    data = [row[:2] for row in table] if coefficient == "cohen_kappa" else table
+    if not data:
+        res = {"value": None, "lo": None, "hi": None, "units": 0, "pa": None, "pe": None}
+    else:
+        if coefficient == "cohen_kappa" and data and len(data[0]) < 2:
+            data = [[*row, None] for row in data]
+        res = stats.agreement(data, coefficient, **kw).as_dict()
+    detail = kw.get("weights") or kw.get("level") or ""
+    return {"dimension": d.key, "label": d.label, "coefficient": coefficient, "title": AGREEMENT_TITLES[coefficient], "detail": detail,
+            "value": res["value"], "lo": res["lo"], "hi": res["hi"], "units": res["units"], "pa": res["pa"], "pe": res["pe"]}
+
+
+def _auto(rubric: Rubric, rated: pd.DataFrame, n_resamples: int, seed: int, confidence: float) -> pd.DataFrame:
+    rows = []
+    for a in rubric.auto:
+        col = f"hidden_{a.auto_field}"
+        mapping = dict(a.mapping)
+        if len(rated) and col in rated:
+            pairs = [(mapping.get(v), h) for v, h in zip(rated[a.dimension], rated[col]) if mapping.get(v) is not None and h is not None]
+        else:
+            pairs = []
+        agree = sum(1 for x, y in pairs if x == y)
+        w = stats.wilson(agree, len(pairs), confidence)
+        cats = sorted({v for _, v in a.mapping})
+        kappa = stats.agreement([list(p) for p in pairs], "cohen_kappa", categories=cats, n_resamples=n_resamples, seed=seed,
+                                confidence=confidence) if pairs else None
+        ac1 = stats.agreement([list(p) for p in pairs], "gwet_ac1", categories=cats, n_resamples=n_resamples, seed=seed,
+                              confidence=confidence) if pairs else None
+        rows.append({"dimension": a.dimension, "automatic": a.label, "agree": agree, "n": len(pairs), "rate": w.p, "lo": w.lo, "hi": w.hi,
+                     "cohen_kappa": kappa.value if kappa else None, "kappa_lo": kappa.lo if kappa else None,
+                     "kappa_hi": kappa.hi if kappa else None, "gwet_ac1": ac1.value if ac1 else None,
+                     "ac1_lo": ac1.lo if ac1 else None, "ac1_hi": ac1.hi if ac1 else None})
+    return pd.DataFrame(rows, columns=AUTO_COLUMNS)
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _parquet_safe(df: pd.DataFrame) -> pd.DataFrame:
+    out = df.copy()
+    for c in out.columns:
+        if out[c].dtype == object:
+            out[c] = out[c].map(lambda v: None if v is None or (isinstance(v, float) and np.isnan(v)) else str(v))
+    return out
+
+
+def write(res: ReviewStats, out_dir: Path | str) -> dict[str, Path]:
+    """ratings, pass_rates, agreement, auto_agreement, progress and flags as CSV and Parquet,
+    summary.json and review_stats.html."""
+    from ..records import atomic_write
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths: dict[str, Path] = {}
+    tables = {"ratings": res.ratings, "pass_rates": res.pass_rates, "agreement": res.agreement, "auto_agreement": res.auto,
+              "progress": res.progress, "flags": res.flags}
+    for name, df in tables.items():
+        with atomic_write(out / f"{name}.csv") as fh:
+            df.to_csv(fh, index=False)
+        with atomic_write(out / f"{name}.parquet", "wb") as fh:
+            _parquet_safe(df).to_parquet(fh, index=False)
+        paths[f"{name}.csv"] = out / f"{name}.csv"
+        paths[f"{name}.parquet"] = out / f"{name}.parquet"
+    with atomic_write(out / "summary.json") as fh:
+        json.dump(res.summary(), fh, indent=2, default=str)
+    paths["summary.json"] = out / "summary.json"
+    with atomic_write(out / "review_stats.html") as fh:
+        fh.write(html_page(res))
+    paths["review_stats.html"] = out / "review_stats.html"
+    return paths
+
+
+def _num(v: Any, digits: int = 3) -> str:
+    return "—" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{float(v):.{digits}f}"
+
+
+def _coef_cell(v: Any, lo: Any, hi: Any, n: Any) -> str:
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return f'— <span class="n">n={int(n or 0)}</span>'
+    ival = f"[{_num(lo, 2)}, {_num(hi, 2)}] " if lo is not None and not (isinstance(lo, float) and np.isnan(lo)) else ""
+    return f'{_num(v)}<br><span class="n">{ival}n={int(n)}</span>'
+
+
+def html_page(res: ReviewStats) -> str:
+    """One self-contained page (the report's skeleton: no script, no external resource)."""
+    from ..report.html import esc, page, rate_cell, table
+
+    s = res.summary()
+    c = s["counts"]
+    sections = []
+    overview = [f"<p class='lead'>{esc(res.rubric.title)}: {c['rated']} ratings of {c['units']} units by "
+                f"{len(res.progress)} reviewers; {c['dual_rated_units']} units rated twice; {c['skipped']} skipped.</p>"]
+    m = res.meta
+    overview.append(f"<p class='note'>Suite {esc(m.get('suite_name'))} v{esc(m.get('suite_version'))}; sample of {esc(m.get('n_sampled'))} "
+                    f"from {esc(m.get('population'))} units, stratified by {esc(', '.join(m.get('strata') or []) or 'nothing')}, "
+                    f"seed {esc(m.get('seed'))}, dual share {esc(m.get('dual'))}"
+                    + (f"; run {esc(m.get('run'))}" if m.get("run") else "") + ".</p>")
+    for n in res.notes:
+        overview.append(f"<p class='warn'>{esc(n)}</p>")
+    sections.append(("overview", "Overview", "".join(overview)))
+
+    prow = [[esc(r.label), esc(r.passing), rate_cell(r.rate, r.lo, r.hi, r.units), f"{r.pass_ratings} / {r.ratings}"]
+            for r in res.pass_rates.itertuples(index=False)]
+    body = table(prow, ["Dimension", "Pass", "Pass rate (units, 95% bootstrap CI)", "Passing ratings"], numeric=[2, 3])
+    body += "<p class='note'>A unit's pass rate is the share of its reviewers who rated it passing; rates average over units.</p>"
+    if res.composite:
+        cm = res.composite
+        body += (f"<h3>Composite</h3><p>Mean of {esc(', '.join(cm['dimensions']))} (0-2): <b>{_num(cm['mean'], 2)}</b> "
+                 f"[{_num(cm['lo'], 2)}, {_num(cm['hi'], 2)}] over {cm['units']} units (95% bootstrap CI).</p>")
+    if res.worst_case:
+        w = res.worst_case
+        body += (f"<h3>{esc(w['label'])}</h3><p>{esc(w['definition'])}</p>"
+                 f"<p>{rate_cell(w['p'], w['lo'], w['hi'], w['n'], stacked=False)} of units ({w['k']} units; {esc(w['rule'])}; Wilson 95% CI); "
+                 f"per rating {rate_cell(w['per_rating']['p'], w['per_rating']['lo'], w['per_rating']['hi'], w['per_rating']['n'], stacked=False)}.</p>")
+    sections.append(("rates", "Pass rates", body))
+
+    if len(res.agreement):
+        dims = list(dict.fromkeys(res.agreement["dimension"]))
+        arow = []
+        for dkey in dims:
+            sub = res.agreement[res.agreement["dimension"] == dkey].set_index("coefficient")
+            cells = [_coef_cell(*sub.loc[c, ["value", "lo", "hi", "units"]]) if c in sub.index else "n/a" for c in AGREEMENT_ORDER]
+            arow.append([esc(sub["label"].iloc[0]), *cells])
+        body = table(arow, ["Dimension", *[esc(AGREEMENT_TITLES[c]) for c in AGREEMENT_ORDER]], numeric=range(1, 7))
+        body += ("<p class='note'>Units rated by two reviewers; 95% bootstrap intervals over units. Cohen's kappa compares each unit's "
+                 "first and second reviewer; alpha is ordinal on ordinal scales, nominal otherwise; not-applicable ratings are left out.</p>")
+        sections.append(("agreement", "Agreement between reviewers", body))
+    if len(res.auto):
+        arow = [[esc(r.dimension), esc(r.automatic), rate_cell(r.rate, r.lo, r.hi, r.n), f"{r.agree} / {r.n}",
+                 _coef_cell(r.cohen_kappa, r.kappa_lo, r.kappa_hi, r.n), _coef_cell(r.gwet_ac1, r.ac1_lo, r.ac1_hi, r.n)]
+                for r in res.auto.itertuples(index=False)]
+        sections.append(("auto", "Reviewers vs automatic labels", table(arow, ["Dimension", "Automatic label", "Agreement (Wilson 95% CI)",
+                                                                                "Agreeing", esc("Cohen's kappa"), esc("Gwet's AC1")], numeric=range(2, 6))))
+    if len(res.flags):
+        frow = [[esc(r.label), str(r.ratings), str(r.units)] for r in res.flags.itertuples(index=False)]
+        sections.append(("flags", "Flags", table(frow, ["Flag", "Ratings", "Units"], numeric=[1, 2])))
+    rrow = [[esc(r.reviewer), str(r.total), str(r.rated), str(r.skipped), str(r.todo), "revoked" if r.revoked else ""]
+            for r in res.progress.itertuples(index=False)]
+    sections.append(("reviewers", "Reviewers", table(rrow, ["Reviewer", "Tasks", "Rated", "Skipped", "To do", ""], numeric=range(1, 5))))
+    return page("Clinician review", [esc(res.rubric.title)], sections,
+                "medresilience clinician review; tables beside this page as CSV and Parquet.")
