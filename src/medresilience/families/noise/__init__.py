@@ -2,7 +2,7 @@
 variant paired with the original case. Red herrings (irrelevant everyday sentences: 1, 5 or 10
 spread over the case, the 10 as one block, and whitespace of the same length as the control),
 clinical abbreviations, and an informal rewrite; asked as an MCQ (scored by letter) or as a free
-diagnosis judged against the reference.
+diagnosis judged against the reference. Two runs pair unit by unit in `medres compare`.
 
 This module declares the family to the registry; construction, metrics and the report are
 imported when first used."""
@@ -45,6 +45,12 @@ def report(runs, **kw):
     return section(runs, **kw)
 
 
+def compare(ra, rb, out, pairs=()):
+    from .compare import compare_pair
+
+    return compare_pair(ra, rb, out, pairs)
+
+
 def commands():
     from .commands import build_app
 
@@ -69,5 +75,6 @@ FAMILY_SPEC = register(Family(
     prompts=prompts,
     decoding=decoding,
     report=report,
+    compare=compare,
     commands=commands,
 ))

@@ -5,8 +5,11 @@ original case (the spine's `clean`), one probe per variant per case.
           -> red herrings: one generator call per case (10 sentences, checked), stored in the
              case's meta; the distributed doses 1 / 5 / 10, the block of 10 and the whitespace
              control placed by seeded draws
+             (--verify: a checker model reads each sentence for clinical information; flagged
+             ones are dropped with its reason and replaced by the generator, `checker.py`)
           -> abbreviations: substitution from the inventories (no model)
           -> rewrite: one generator call per case (an informal note, checked: numbers kept)
+             (--verify: the checker confirms the note is clinically equivalent, or it is dropped)
           -> suite directory (+ build_report.json / .md, decisions.jsonl)
 
 Every generator call goes through `calls.run_calls` into `<work dir>/store.sqlite` (default: the
@@ -35,8 +38,10 @@ from ...models.spec import ModelSpec
 from ...records import Item, Suite, SuiteManifest, atomic_write, sha256_file, write_jsonl
 from ...store import Store
 from . import abbreviations as abbr
+from . import checker as chk
 from . import redherring, rewrite
 from .cases import KINDS, CaseSkip, diagnosis_cases, load_items_file
+from .checker import HerringCheck
 from .engine import Outcome, StageProgress, StageStats, run_stage
 from .probe import NoiseProbe
 from .split import insertion_points
@@ -88,6 +93,7 @@ class Decision:
     variants: list[str] = field(default_factory=list)
     dropped: dict[str, str] = field(default_factory=dict)
     source: str | None = None
+    checker: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         d = {k: v for k, v in self.__dict__.items() if v not in (None, [], {}, "")}
@@ -121,8 +127,22 @@ def generator_identity(spec: ModelSpec) -> dict[str, Any]:
     return {"label": spec.label, **ident, "identity_hash": spec.identity_hash}
 
 
-def prompt_hashes() -> dict[str, str]:
-    return {"redherring": redherring.prompt_hash(), "rewrite": rewrite.prompt_hash()}
+def prompt_hashes(checked: bool = False) -> dict[str, str]:
+    out = {"redherring": redherring.prompt_hash(), "rewrite": rewrite.prompt_hash()}
+    if checked:
+        out |= {"redherring_replace": redherring.replace_prompt_hash(), "check": chk.prompt_hash()}
+    return out
+
+
+def check_specs(generator: ModelSpec | None, checker: ModelSpec | None) -> list[ModelSpec]:
+    """The distinct specs to serve (generator first)."""
+    specs = [s for s in (generator,) if s is not None]
+    if checker is not None:
+        if generator is not None and checker.label == generator.label and checker.identity() != generator.identity():
+            raise ConfigError("--verify", f"the checker and the generator share the label '{generator.label}' but differ; give one a distinct label=")
+        if generator is None or checker.label != generator.label:
+            specs.append(checker)
+    return specs
 
 
 def plan_variants(options: NoiseBuildOptions) -> tuple[tuple[str, ...], list[str]]:
@@ -148,8 +168,10 @@ def build_noise(
     work_dir: Path | str | None = None,
     progress: StageProgress | None = None,
     source_format: str = "auto",
+    checker: ModelSpec | None = None,
 ) -> BuildResult:
-    """Build (or resume) a clinical-noise suite into `out`. See the module docstring."""
+    """Build (or resume) a clinical-noise suite into `out`; `checker`: the model that checks what
+    the generator wrote (`--verify`). See the module docstring."""
     t0 = time.perf_counter()
     out = Path(out)
     source_path = Path(items) if isinstance(items, (str, Path)) else None
@@ -163,6 +185,10 @@ def build_noise(
     if need_generator and generator is None:
         raise ConfigError("--generator", f"the variants {', '.join(v for v in variants if v in GENERATED)} need a generator model")
     table = abbr.load_table(options.abbreviations, options.min_frequency) if ABBREVIATIONS in variants else {}
+    if checker is not None and not need_generator:
+        notes.append("--verify: no checker call was needed (no variant built here comes from the generator)")
+        checker = None
+    specs = check_specs(generator, checker)
 
     decisions: dict[str, Decision] = {}
     cases: list[Item] = []
@@ -180,11 +206,14 @@ def build_noise(
     stages: dict[str, StageStats] = {}
     herrings: dict[str, Outcome] = {}
     notes_ok: dict[str, str] = {}
+    checks: dict[str, HerringCheck] = {}
+    rewrite_checks: dict[str, str] = {}
     dropped: dict[str, dict[str, str]] = {c.id: {} for c in cases}
-    with_points = [c for c in cases if insertion_points(c.question)]
+    points = {c.id: insertion_points(c.question) for c in cases} if herring_variants else {}
+    with_points = [c for c in cases if points.get(c.id)]
     if herring_variants:
         for c in cases:
-            if not insertion_points(c.question):
+            if not points[c.id]:
                 dropped[c.id]["redherring"] = "no_insertion_point: the case has no sentence boundary a sentence may follow"
     work = Path(work_dir) if work_dir is not None else default_work_dir(out)
     if need_generator:
@@ -192,20 +221,33 @@ def build_noise(
         with Store(work / "store.sqlite") as store:
             store.record_run(time.strftime("build-%Y%m%dT%H%M%S"), {"kind": "build noise", "out": str(out), "seed": options.seed,
                                                                    "variants": list(variants)})
-            with serving([generator]) as live:
+            with serving(specs) as live:
+                for s in live:
+                    s.api_key()
                 gen = live[0]
-                gen.api_key()
+                ver = None if checker is None else (live[1] if len(live) > 1 else gen)
+                by_id = {c.id: c for c in cases}
                 if herring_variants and with_points:
                     stages["redherring"] = StageStats()
                     herrings = run_stage(store, gen, "red herrings", {c.id: redherring.task(c) for c in with_points},
                                          options.retries, progress, stages["redherring"])
+                    if ver is not None:
+                        good = {cid: o.value for cid, o in herrings.items() if o.ok}
+                        checked, checks = chk.check_herrings(store, gen, ver, by_id, good, options.retries, progress, stages)
+                        herrings.update(checked)
                 if REWRITE in variants and cases:
                     stages["rewrite"] = StageStats()
                     rewrites = run_stage(store, gen, "rewrite", {c.id: rewrite.task(c) for c in cases}, options.retries, progress,
                                          stages["rewrite"])
+                    if ver is not None:
+                        good = {cid: o.value for cid, o in rewrites.items() if o.ok}
+                        stages["rewrite-check"] = StageStats()
+                        rewrites.update(chk.check_rewrites(store, ver, by_id, good, options.retries, progress, stages["rewrite-check"]))
                     for c in cases:
                         o = rewrites[c.id]
-                        if o.ok:
+                        if o.ok and ver is not None:
+                            notes_ok[c.id], rewrite_checks[c.id] = o.value
+                        elif o.ok:
                             notes_ok[c.id] = o.value
                         else:
                             dropped[c.id]["rewrite"] = f"{o.code}: {o.detail}"
@@ -215,6 +257,7 @@ def build_noise(
             dropped[c.id]["redherring"] = f"{o.code}: {o.detail}"
 
     gen_label = generator.label if generator is not None else None
+    chk_label = checker.label if checker is not None else None
     abbreviator = abbr.Abbreviator(table)
     replaced: Counter[tuple[str, str]] = Counter()
     suite_items: list[Item] = []
@@ -225,7 +268,10 @@ def build_noise(
         o = herrings.get(c.id)
         if herring_variants and o is not None and o.ok:
             case = c.model_copy(update={"meta": {**c.meta, "red_herrings": list(o.value)}})
-            made += redherring.variant_probes(case, o.value, options.seed, herring_variants, gen_label)
+            rh = redherring.variant_probes(case, o.value, options.seed, herring_variants, gen_label, points[c.id])
+            if chk_label is not None:
+                rh = [p.model_copy(update={"meta": {**p.meta, "checker": chk_label}}) for p in rh]
+            made += rh
         if ABBREVIATIONS in variants:
             text, reps = abbreviator.substitute(c.question)
             if reps:
@@ -235,16 +281,20 @@ def build_noise(
             else:
                 dropped[c.id]["abbreviations"] = "unchanged: no sense of the inventory occurs in the case"
         if REWRITE in variants and c.id in notes_ok:
-            made.append(rewrite.probe(c, notes_ok[c.id], gen_label))
+            p = rewrite.probe(c, notes_ok[c.id], gen_label)
+            if c.id in rewrite_checks:
+                p = p.model_copy(update={"meta": {**p.meta, "checker": chk_label, "checker_reason": rewrite_checks[c.id]}})
+            made.append(p)
         made.sort(key=lambda p: CONDITIONS.index(p.condition))
         built = [p.condition for p in made]
+        seen = _checker_record(checks.get(c.id), rewrite_checks.get(c.id))
         if made:
             suite_items.append(case)
             probes += made
-            decisions[c.id] = Decision(c.id, "kept", None, "", built, dropped[c.id], c.source)
+            decisions[c.id] = Decision(c.id, "kept", None, "", built, dropped[c.id], c.source, seen)
         else:
             why = "; ".join(f"{k}: {v}" for k, v in dropped[c.id].items()) or "no variant"
-            decisions[c.id] = Decision(c.id, "dropped", "no_variant", why, [], dropped[c.id], c.source)
+            decisions[c.id] = Decision(c.id, "dropped", "no_variant", why, [], dropped[c.id], c.source, seen)
 
     ordered = [decisions[it.id] for it in considered]
     counts = _counts(item_list, cases, ordered, replaced, variants)
@@ -255,7 +305,7 @@ def build_noise(
         seed=options.seed,
         created=created_stamp(),
         generator=None if generator is None or not need_generator else generator_identity(generator),
-        prompt_hashes=prompt_hashes() if need_generator else {},
+        prompt_hashes=prompt_hashes(checker is not None) if need_generator else {},
         counts=counts,
         description=options.description or f"clinical-noise suite ({', '.join(variants)}) built by medres {__version__}, seed {options.seed}",
         build={
@@ -270,15 +320,72 @@ def build_noise(
             "abbreviation_inventories": [{"name": f.name, "sha256": sha256_file(f)} for f in abbr.inventory_files(options.abbreviations)]
             if table else [],
             "min_frequency": options.min_frequency if table else None,
+            **({"checker": generator_identity(checker)} if checker is not None else {}),
         },
         source=source,
     )
     suite = Suite(manifest, suite_items, probes)
     suite.save(out)
     report = build_report(suite, ordered, stages, variants, options, generator if need_generator else None, notes,
-                          time.perf_counter() - t0)
+                          time.perf_counter() - t0, checker)
     write_report(out, report, ordered)
     return BuildResult(out, suite, report, ordered)
+
+
+def _checker_record(herrings: HerringCheck | None, rewrite_reason: str | None) -> dict[str, Any]:
+    """What the checker said about one case, for decisions.jsonl (empty without a checker)."""
+    out: dict[str, Any] = {}
+    if herrings is not None:
+        out["redherring"] = herrings.as_dict()
+    if rewrite_reason is not None:
+        out["rewrite"] = {"equivalent": True, "reason": rewrite_reason}
+    return out
+
+
+def checker_counts(decisions: Sequence[Decision], stages: Mapping[str, StageStats], checker: ModelSpec) -> dict[str, Any]:
+    """The checker's work in numbers: sentences read, flagged and replaced, cases whose red herrings
+    it passed or dropped, rewrites it passed or dropped, and replies it could not read."""
+    herring_codes: Counter[str] = Counter()
+    rewrite_codes: Counter[str] = Counter()
+    checked = flagged = replaced = rounds = passed = 0
+    rewrites_passed = 0
+    for d in decisions:
+        h = d.checker.get("redherring")
+        if h is not None:
+            checked += h["checked"]
+            flagged += len(h["flagged"])
+            replaced += h["replaced"]
+            rounds = max(rounds, h["rounds"])
+            why = d.dropped.get("redherring")
+            if why is None:
+                passed += 1
+            else:
+                herring_codes[why.split(":", 1)[0]] += 1
+        if "rewrite" in d.checker:
+            rewrites_passed += 1
+        why = d.dropped.get("rewrite", "")
+        if why.startswith(("checker_", "call_error: checking")):
+            rewrite_codes[why.split(":", 1)[0]] += 1
+    rewrite_stage = stages.get("rewrite-check")
+    return {
+        "model": checker.label,
+        "redherring": {
+            "cases": passed + sum(herring_codes.values()),
+            "passed": passed,
+            "dropped": dict(sorted(herring_codes.items())),
+            "sentences_checked": checked,
+            "sentences_flagged": flagged,
+            "sentences_replaced": replaced,
+            "max_rounds": rounds,
+        },
+        "rewrite": {
+            "checked": rewrite_stage.units if rewrite_stage is not None else 0,
+            "equivalent": rewrites_passed,
+            "not_equivalent": rewrite_codes.get("checker_not_equivalent", 0),
+            "failed": rewrite_codes.get("checker_failed", 0),
+            "call_errors": rewrite_codes.get("call_error", 0),
+        },
+    }
 
 
 def _counts(items: Sequence[Item], cases: Sequence[Item], decisions: Sequence[Decision], replaced: Counter[tuple[str, str]],
@@ -312,7 +419,8 @@ def _reasons(decisions: Sequence[Decision], status: str) -> dict[str, int]:
 
 
 def build_report(suite: Suite, decisions: Sequence[Decision], stages: Mapping[str, StageStats], variants: Sequence[str],
-                 options: NoiseBuildOptions, generator: ModelSpec | None, notes: Sequence[str], seconds: float) -> dict[str, Any]:
+                 options: NoiseBuildOptions, generator: ModelSpec | None, notes: Sequence[str], seconds: float,
+                 checker: ModelSpec | None = None) -> dict[str, Any]:
     drops: dict[str, Counter[str]] = {}
     for d in decisions:
         for group, why in d.dropped.items():
@@ -331,6 +439,7 @@ def build_report(suite: Suite, decisions: Sequence[Decision], stages: Mapping[st
         "out": str(suite.path) if suite.path else None,
         "seed": options.seed,
         "generator": None if generator is None else generator.label,
+        "checker": None if checker is None else checker_counts(decisions, stages, checker),
         "variants": list(variants),
         "items": {
             "input": len(decisions),
@@ -354,9 +463,13 @@ def build_report(suite: Suite, decisions: Sequence[Decision], stages: Mapping[st
     }
     if call_errors:
         report["notes"].append(f"{call_errors} variant group(s) were left out because calls failed; run the same command again to retry them")
-    if generator is not None:
-        report["notes"].append("red herrings and rewrites were checked by deterministic rules only (no checker model): "
+    if generator is not None and checker is None:
+        report["notes"].append("red herrings and rewrites were checked by deterministic rules only (no checker model, --verify SPEC): "
                                "review a sample before a benchmark run")
+    elif checker is not None:
+        report["notes"].append(f"red herrings and rewrites were checked by the checker model {checker.label} (each sentence for "
+                               "clinical information, each rewrite for clinical equivalence); a model is not a clinician: review "
+                               "a sample before a benchmark run (the study had a clinician review 10%)")
     return report
 
 
@@ -381,6 +494,18 @@ def report_markdown(report: Mapping[str, Any]) -> str:
             lines += [f"| {title} | items |", "|---|---:|"] + [f"| {k} | {v} |" for k, v in report[key].items()] + [""]
     for group, reasons in report.get("variant_drops", {}).items():
         lines += [f"| {group}: dropped for (reason) | cases |", "|---|---:|"] + [f"| {k} | {v} |" for k, v in reasons.items()] + [""]
+    c = report.get("checker")
+    if c:
+        h, r = c["redherring"], c["rewrite"]
+        lines += [f"Checker `{c['model']}`:", "", "| Checker | count |", "|---|---:|",
+                  f"| red herrings: cases checked | {h['cases']} |", f"| red herrings: cases passed | {h['passed']} |",
+                  *[f"| red herrings: cases dropped, {k} | {v} |" for k, v in h["dropped"].items()],
+                  f"| red herrings: sentences checked | {h['sentences_checked']} |",
+                  f"| red herrings: sentences flagged as clinical (dropped) | {h['sentences_flagged']} |",
+                  f"| red herrings: sentences written to replace them | {h['sentences_replaced']} |",
+                  f"| rewrites checked | {r['checked']} |", f"| rewrites equivalent | {r['equivalent']} |",
+                  f"| rewrites not equivalent (dropped) | {r['not_equivalent']} |", f"| rewrites the checker could not judge | {r['failed']} |",
+                  ""]
     if report.get("abbreviations"):
         lines += ["| Abbreviation (sense -> abbreviation) | replaced |", "|---|---:|"]
         lines += [f"| {k} | {v} |" for k, v in list(report["abbreviations"].items())[:50]] + [""]

@@ -1,6 +1,6 @@
 """`medres build noise ...` (thin: parse, call the library, print).
 
-    medres build noise --items FILE --out SUITE_DIR [--generator SPEC] [--seed S] [--limit N]
+    medres build noise --items FILE --out SUITE_DIR [--generator SPEC] [--verify SPEC] [--seed S] [--limit N]
                        [--variants redherring-10,whitespace,...] [--abbreviations DIR_OR_TSV]
                        [--ask diagnosis,cause] [--work-dir DIR] [--retries R]
 """
@@ -51,6 +51,7 @@ def noise(
     items: Annotated[Path, typer.Option("--items", help="items .jsonl (from `medres import`) or a MedQA / MedMCQA / MMLU / ... source file")],
     out: Annotated[Path, typer.Option("--out", help="suite directory to write (rerun to resume)")],
     generator: Annotated[str, typer.Option("--generator", "-g", help=SPEC_HELP)] = "embedded",
+    verify: Annotated[Optional[str], typer.Option("--verify", help="checker model spec: reads each red herring for clinical information (flagged ones are replaced) and each rewrite for clinical equivalence (dropped otherwise)")] = None,
     seed: Annotated[int, typer.Option("--seed", help="suite seed (red-herring positions and subsets)")] = 0,
     limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="the first N diagnosis cases only")] = None,
     variants: Annotated[Optional[list[str]], typer.Option("--variants", help=f"variants to build, comma separated or repeated: {', '.join(CONDITIONS)} (default: all that can be built)")] = None,
@@ -75,8 +76,9 @@ def noise(
     )
     wanted = chosen or CONDITIONS
     gen = parse_model_spec(generator) if any(v in GENERATED for v in wanted) else None
+    ver = parse_model_spec(verify) if verify else None
     with _Progress() as prog:
-        res = build_noise(items, out, gen, opts, work_dir, progress=prog, source_format=fmt)
+        res = build_noise(items, out, gen, opts, work_dir, progress=prog, source_format=fmt, checker=ver)
     r = res.report
     it = r["items"]
     console.print(f"kept {it['kept']} of {it['cases']} cases ({it['probes']} probes; {it['skipped']} items are not diagnosis "
@@ -84,6 +86,13 @@ def noise(
     console.print("probes: " + ", ".join(f"{v} {n}" for v, n in r["probes_by_variant"].items()), highlight=False)
     for group, reasons in r.get("variant_drops", {}).items():
         console.print(f"  {group} dropped: " + ", ".join(f"{k} {v}" for k, v in reasons.items()), highlight=False)
+    c = r.get("checker")
+    if c:
+        h, w = c["redherring"], c["rewrite"]
+        console.print(f"checker {c['model']}: red herrings of {h['passed']} of {h['cases']} cases passed ({h['sentences_flagged']} of "
+                      f"{h['sentences_checked']} sentences flagged as clinical, {h['sentences_replaced']} written in their place); "
+                      f"rewrites {w['equivalent']} of {w['checked']} equivalent ({w['not_equivalent']} not, {w['failed']} not judged)",
+                      highlight=False)
     t = r["totals"]
     if r.get("stages"):
         console.print(f"calls: {t['calls_made']} made, {t['reused']} reused from the store, {t['call_errors']} errors, "

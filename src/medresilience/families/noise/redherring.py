@@ -33,7 +33,7 @@ from ...records import Item
 from ...seeding import rng_for, stable_hash
 from .engine import Rejected, Task, parse_object
 from .probe import NoiseProbe, rebuild
-from .split import insertion_points, split
+from .split import CLOSERS, SENTENCE_END, insertion_points, split
 from .variants import DISTRIBUTED, DOSES, FAMILY, HERRINGS, TOGETHER, WHITESPACE, facets_of
 
 PROMPT_VERSION = "noise-redherring/1"
@@ -69,15 +69,18 @@ SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-#: word stems a red herring must not use (a lexicon check for plainly clinical content)
+#: word stems a red herring must not use (a lexicon check for plainly clinical content; a stem may carry a
+#: lookahead: "pain" but not "paint")
 CLINICAL_WORDS: tuple[str, ...] = (
     "ache", "alcohol", "allerg", "antibiot", "beer", "blood", "bone", "cancer", "cannabis", "cigar", "clinic", "cocaine",
     "cough", "diagnos", "diet", "disease", "doctor", "dose", "drug", "exercis", "fatigue", "fever", "fractur", "heart",
     "heroin", "hospital", "illness", "infect", "injur", "kidney", "liver", "lung", "marijuana", "medic", "nause", "nurse",
-    "opioid", "pain", "pill", "pregnan", "prescri", "rash", "sick", "sleep", "smok", "surg", "symptom", "syndrome",
+    "opioid", "pain(?!t)", "pill", "pregnan", "prescri", "rash", "sick", "sleep", "smok", "surg", "symptom", "syndrome",
     "tablet", "therap", "tobacco", "tumor", "tumour", "vaccin", "vap", "vomit", "weight", "wine",
 )
 _CLINICAL = re.compile(r"\b(?:" + "|".join(CLINICAL_WORDS) + r")", re.IGNORECASE)
+#: where `split` could cut a one-line text: sentence-final punctuation (and closers), then whitespace
+_MAYBE_CUT = re.compile(f"[{re.escape(SENTENCE_END)}][{re.escape(CLOSERS)}]*\\s")
 
 
 def prompt_texts() -> dict[str, str]:
@@ -92,14 +95,16 @@ def messages(case: Item, n: int = HERRINGS) -> list[dict[str, str]]:
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": INSTRUCTIONS.format(case=case.question.strip(), n=n)}]
 
 
-def check_sentences(raw: Sequence[Any], case: Item, n: int = HERRINGS) -> list[str]:
-    """The first n sentences, normalised; Rejected (with a code) when they do not pass the checks."""
+def check_sentences(raw: Sequence[Any], case: Item, n: int = HERRINGS, avoid: Sequence[str] = ()) -> list[str]:
+    """The first n sentences, normalised; Rejected (with a code) when they do not pass the checks
+    (a sentence of `avoid`, those already kept or rejected, counts as a duplicate)."""
     if len(raw) < n:
         raise Rejected("too_few", f"{len(raw)} sentences, expected {n}")
     out: list[str] = []
     options = [o for o in (case.options or {}).values() if len(o.strip()) >= 4]
     if case.reference and case.reference not in options:
         options.append(case.reference)
+    named = [(o, re.compile(rf"(?<!\w){re.escape(o)}(?!\w)", re.IGNORECASE)) for o in options]
     for i, s in enumerate(raw[:n], 1):
         if not isinstance(s, str):
             raise Rejected("parse_failed", f"sentence {i} is not a string")
@@ -110,33 +115,86 @@ def check_sentences(raw: Sequence[Any], case: Item, n: int = HERRINGS) -> list[s
             s += "."
         if len(s) > MAX_CHARS:
             raise Rejected("too_long", f"sentence {i} has {len(s)} characters (at most {MAX_CHARS})")
-        if len(split(s)) != 1:
+        if _MAYBE_CUT.search(s) and len(split(s)) != 1:  # (one line with no such punctuation is one sentence)
             raise Rejected("not_one_sentence", f"sentence {i} is more than one sentence: {s[:80]!r}")
         m = _CLINICAL.search(s)
         if m:
             raise Rejected("clinical_content", f"sentence {i} uses a clinical word ({m.group(0)!r}): {s[:80]!r}")
-        for o in options:
-            if re.search(rf"(?<!\w){re.escape(o)}(?!\w)", s, re.IGNORECASE):
+        for o, rx in named:
+            if rx.search(s):
                 raise Rejected("names_an_option", f"sentence {i} names an answer option ({o!r})")
-        if s.lower() in (x.lower() for x in out):
+        if s.lower() in (x.lower() for x in (*avoid, *out)):
             raise Rejected("duplicate", f"sentence {i} repeats an earlier one")
         out.append(s)
     return out
 
 
-def parser(case: Item, n: int = HERRINGS):
+def parser(case: Item, n: int = HERRINGS, avoid: Sequence[str] = ()):
     def parse(text: str | None) -> list[str]:
         obj = parse_object(text)
         raw = obj.get("sentences")
         if not isinstance(raw, list):
             raise Rejected("parse_failed", "the reply has no list 'sentences'")
-        return check_sentences(raw, case, n)
+        return check_sentences(raw, case, n, avoid)
 
     return parse
 
 
 def task(case: Item, n: int = HERRINGS) -> Task:
     return Task(case.id, messages(case, n), SCHEMA_NAME, SCHEMA, MAX_TOKENS, parser(case, n))
+
+
+# --------------------------------------------------------------------------- replacements
+
+#: when the checker model (`checker.py`) finds clinical information in some sentences, the
+#: generator is asked for as many new ones, shown the sentences kept (not to repeat them) and the
+#: ones rejected with the checker's reasons (not to write anything like them)
+REPLACE_INSTRUCTIONS = """Below is a clinical case, sentences about the patient's everyday life
+already written for it, and sentences that were rejected because a clinician could use them.
+
+<case>
+{case}
+</case>
+
+<kept>
+{kept}
+</kept>
+
+<rejected>
+{rejected}
+</rejected>
+
+Write {n} new short sentences about this patient's everyday life that could sit in the case
+history without mattering to it at all: hobbies, work, family, plans, tastes, the home. Rules:
+- nothing about health, the body, symptoms, medicines, treatment, food or drink, tobacco,
+  alcohol or drugs, sleep, exercise, travel, animals, or anything else a clinician could use;
+- nothing like the rejected sentences, and none of the kept ones again;
+- nothing that contradicts or repeats the case, and no names of diseases or tests;
+- each sentence stands alone, is different from the others, and refers to the patient as the case
+  does (he, she, the patient);
+- one sentence each, at most 30 words, ending with a period.
+
+Reply with a JSON object only: {{"sentences": ["...", "..."]}} holding exactly {n} sentences."""
+
+
+def replace_prompt_hash() -> str:
+    return stable_hash({"version": PROMPT_VERSION, "system": SYSTEM, "instructions": REPLACE_INSTRUCTIONS})[:16]
+
+
+def _lines(sentences: Sequence[str]) -> str:
+    return "\n".join(f"- {s}" for s in sentences) or "(none)"
+
+
+def replace_messages(case: Item, kept: Sequence[str], rejected: Sequence[tuple[str, str]], n: int) -> list[dict[str, str]]:
+    rej = "\n".join(f"- {s} (rejected: {' '.join(why.split())})" for s, why in rejected) or "(none)"
+    user = REPLACE_INSTRUCTIONS.format(case=case.question.strip(), kept=_lines(kept), rejected=rej, n=n)
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+
+
+def replace_task(case: Item, kept: Sequence[str], rejected: Sequence[tuple[str, str]], n: int) -> Task:
+    """A generator task for n new sentences, none of them one already kept or rejected."""
+    avoid = [*kept, *(s for s, _ in rejected)]
+    return Task(case.id, replace_messages(case, kept, rejected, n), SCHEMA_NAME, SCHEMA, MAX_TOKENS, parser(case, n, avoid))
 
 
 # --------------------------------------------------------------------------- placing them
@@ -164,9 +222,11 @@ def _insertions(herrings: Sequence[str], placed: Sequence[tuple[int, int]]) -> l
     return [{"at": at, "herring": h, "chars": len(herrings[h]) + 1} for at, h in placed]
 
 
-def variant_probes(case: Item, herrings: Sequence[str], seed: int, variants: Sequence[str], generator: str | None = None) -> list[NoiseProbe]:
-    """The probes of the red-herring variants of one case (none without an insertion point)."""
-    points = insertion_points(case.question)
+def variant_probes(case: Item, herrings: Sequence[str], seed: int, variants: Sequence[str], generator: str | None = None,
+                   points: Sequence[int] | None = None) -> list[NoiseProbe]:
+    """The probes of the red-herring variants of one case (none without an insertion point);
+    `points`: the case's insertion points, when the caller has them already."""
+    points = insertion_points(case.question) if points is None else points
     if not points:
         return []
     n = len(herrings)

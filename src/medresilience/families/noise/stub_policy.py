@@ -9,6 +9,20 @@ hash of the case text (so expected counts can be computed, not guessed):
 - `clinical`: the first red-herring reply slips a clinical sentence in (the retry succeeds);
 - `always_clinical`: every red-herring reply does (the case's red herrings are dropped);
 - `lose_number`: every rewrite drops the case's first number (the rewrite is dropped).
+
+It also plays the checker model (`checker.py`, told apart by the schema it is asked for):
+
+- `flag_one`: the checker flags the case's third red herring (`herrings(case)[2]`) as clinical;
+  the generator's replacement (the next sentence of the case's bank order not yet used) passes;
+- `flag_always`: the checker flags the first sentence of every list it reads, so every
+  replacement is flagged again and the case's red herrings are dropped after the rounds;
+- `not_equivalent`: the checker finds the rewrite not clinically equivalent (it is dropped);
+- `checker_unreadable`: no checker reply about the case can be read (both checks fail);
+- `checker_garbled` (a separate draw, like `invalid_json`): the first reply of each check is
+  broken JSON (the retry is read).
+
+Asked for replacements (a prompt with `<kept>` and `<rejected>` blocks), the generator writes
+the next sentences of the case's bank order that are neither kept nor rejected.
 """
 
 from __future__ import annotations
@@ -19,6 +33,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .checker import HERRING_SCHEMA_NAME as HERRING_CHECK
+from .checker import REWRITE_SCHEMA_NAME as REWRITE_CHECK
 from .redherring import SCHEMA_NAME as HERRING_SCHEMA
 from .rewrite import SCHEMA_NAME as REWRITE_SCHEMA
 
@@ -53,7 +69,12 @@ CLINICAL = "The patient also mentions a mild headache and takes medication for i
 _CASE = re.compile(r"<case>\n(.*?)\n</case>", re.DOTALL)
 _RETRY = re.compile(r"\[retry (\d+)\]")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-BANDS = ("always_clinical", "lose_number")
+BANDS = ("always_clinical", "lose_number", "flag_one", "flag_always", "not_equivalent", "checker_unreadable")
+_BLOCK = re.compile(r"<(kept|rejected|sentences)>\n(.*?)\n</\1>", re.DOTALL)
+_WANT = re.compile(r"holding exactly (\d+) sentences")
+_LISTED = re.compile(r"^(?:- |\d+\. )(.*?)(?: \(rejected: .*\))?$")
+FLAG_REASON = "It describes something a clinician could weigh when working up this case."
+PASS_REASON = "An everyday detail with no bearing on the diagnosis."
 BROKEN = '{"sentences": ["this reply stops in the middle'
 
 REWRITES = (
@@ -73,6 +94,11 @@ class FakeGenerator:
     clinical: float = 0.0
     always_clinical: float = 0.0
     lose_number: float = 0.0
+    flag_one: float = 0.0
+    flag_always: float = 0.0
+    not_equivalent: float = 0.0
+    checker_unreadable: float = 0.0
+    checker_garbled: float = 0.0
     salt: str = "fake-noise-generator"
 
     def __post_init__(self) -> None:
@@ -87,9 +113,37 @@ class FakeGenerator:
                 return name
         return None
 
-    def herrings(self, case: str) -> list[str]:
+    def bank_order(self, case: str) -> list[str]:
+        """The bank, in this case's order (its red herrings are the first 10)."""
         order = sorted(range(len(BANK)), key=lambda i: _u(f"{i}:{case}", self.salt + ":bank"))
-        return [BANK[i] for i in order[:10]]
+        return [BANK[i] for i in order]
+
+    def herrings(self, case: str) -> list[str]:
+        return self.bank_order(case)[:10]
+
+    def flagged(self, case: str, sentences: list[str]) -> list[bool]:
+        """Which of the sentences the checker finds clinical."""
+        band = self.band(case)
+        flagged_one = self.herrings(case)[2]
+        return [s == CLINICAL or (band == "flag_one" and s == flagged_one) or (band == "flag_always" and i == 0)
+                for i, s in enumerate(sentences)]
+
+    def replacements(self, case: str, avoid: set[str], n: int) -> list[str]:
+        return [s for s in self.bank_order(case) if s not in avoid][:n]
+
+    def _check(self, name: str, case: str, user: str, attempt: int) -> str:
+        if self.band(case) == "checker_unreadable":
+            return "Everything looks fine to me."
+        if attempt == 0 and _u(f"{name}:{case}", self.salt + ":check-json") < self.checker_garbled:
+            return '{"verdicts": [{"sentence": 1, "reason": "cut'
+        if name == REWRITE_CHECK:
+            if self.band(case) == "not_equivalent":
+                return json.dumps({"reason": "The note leaves out a finding of the case.", "equivalent": False})
+            return json.dumps({"reason": "Every finding and number is kept; nothing is added.", "equivalent": True})
+        listed = _listed(user, "sentences")
+        verdicts = [{"sentence": i, "reason": FLAG_REASON if f else PASS_REASON, "clinical": f}
+                    for i, f in enumerate(self.flagged(case, listed), 1)]
+        return json.dumps({"verdicts": verdicts})
 
     def restyle(self, case: str, band: str | None) -> str:
         out = case
@@ -109,7 +163,13 @@ class FakeGenerator:
         retry = _RETRY.search(user)
         attempt = int(retry.group(1)) if retry else 0
         band = self.band(case)
+        if name in (HERRING_CHECK, REWRITE_CHECK):
+            return self._check(name, case, user, attempt)
         first_broken = attempt == 0 and _u(f"{name}:{case}", self.salt + ":json") < self.invalid_json
+        if name == HERRING_SCHEMA and "<kept>" in user:  # replacements for sentences the checker flagged
+            want = _WANT.search(user)
+            avoid = set(_listed(user, "kept")) | set(_listed(user, "rejected"))
+            return json.dumps({"sentences": self.replacements(case, avoid, int(want.group(1)) if want else 1)})
         if name == HERRING_SCHEMA:
             if first_broken:
                 return BROKEN
@@ -122,3 +182,11 @@ class FakeGenerator:
                 return '{"note": "cut off'
             return json.dumps({"note": self.restyle(case, band)})
         return "Answer: A"
+
+
+def _listed(user: str, block: str) -> list[str]:
+    """The sentences listed in one block of a prompt (`- s`, `- s (rejected: why)` or `1. s`)."""
+    for name, body in _BLOCK.findall(user):
+        if name == block:
+            return [m.group(1) for line in body.splitlines() if (m := _LISTED.match(line))]
+    return []

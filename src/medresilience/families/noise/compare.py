@@ -1,0 +1,305 @@
+"""Paired comparisons of two clinical-noise runs (`medres compare RUN_A RUN_B`): two models on one
+suite, one model under two settings, or two ways of asking (MCQ mode against diagnosis mode).
+
+Units are paired by (item, probe, condition): the same case with the same perturbation on both
+sides. Only units answered on both sides count (a call error, an `unscored` judge verdict or a unit
+one run lacks is left out and counted); when one run scored its units several ways, the scoring
+is part of the key. Per condition (the original case and each variant), B - A:
+
+- `accuracy`: share correct on the shared units of that condition; the difference with a paired
+  bootstrap 95% interval and two-sided p that resample items (clusters), and the exact McNemar
+  test on the discordant pairs (b: right in A and wrong in B, c: the reverse; one pair per item);
+- `drop`: the accuracy lost to the perturbation (original minus variant, on the items whose
+  original and variant were both answered on both sides), B's drop minus A's, with the same
+  item-clustered bootstrap (no exact test: each item gives a difference of two differences);
+- one pooled row, `perturbed` (every variant together): accuracy over all perturbed units, with the
+  item-clustered bootstrap and the clustered McNemar test (Durkalski), since an item gives
+  several pairs.
+
+Holm's correction is applied across the bootstrap p-values of one comparison."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ... import stats
+from .variants import CONDITIONS, TITLES
+
+N_RESAMPLES = stats.CLUSTER_RESAMPLES
+ANSWERED = ("valid", "invalid")
+POOLED = "perturbed"
+COLUMNS = ["pair", "a", "b", "condition", "metric", "a_k", "a_n", "a_p", "a_lo", "a_hi", "b_k", "b_n", "b_p", "b_lo", "b_hi",
+           "n", "items", "diff", "lo", "hi", "p_boot", "p_holm", "test", "test_b", "test_c", "p_test"]
+
+
+@dataclass
+class Side:
+    """One side of a comparison: a run's frame restricted to one model and setting."""
+
+    run: str
+    model: str
+    setting: str
+    frame: pd.DataFrame
+
+    def label(self, with_run: bool) -> str:
+        return (f"{self.run}: " if with_run else "") + self.model + ("" if self.setting == "none" else f" ({self.setting})")
+
+
+@dataclass
+class Comparison:
+    a: str
+    b: str
+    table: pd.DataFrame
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def side(run: str, frame: pd.DataFrame, model: str, setting: str) -> Side:
+    f = frame[(frame["model"].astype(str) == model).to_numpy() & (frame["setting"].astype(str) == setting).to_numpy()]
+    return Side(run, model, setting, f)
+
+
+def _answered(f: pd.DataFrame) -> pd.DataFrame:
+    f = f[f["status"].astype(str).isin(ANSWERED).to_numpy()]
+    probe = f["probe_id"].astype(object).where(f["probe_id"].notna(), "")
+    return pd.DataFrame({
+        "item_id": f["item_id"].astype(str).to_numpy(),
+        "probe_id": probe.astype(str).to_numpy(),
+        "condition": f["condition"].astype(str).to_numpy(),
+        "scoring": f["scoring"].astype(str).to_numpy(),
+        "correct": f["correct"].to_numpy(dtype=bool),
+    })
+
+
+def _order(conditions: Sequence[str]) -> list[str]:
+    present = set(conditions)
+    return [c for c in ("clean", *CONDITIONS) if c in present] + sorted(present - {"clean", *CONDITIONS})
+
+
+def _row(name_a: str, name_b: str, cond: str, metric: str, xa: np.ndarray, xb: np.ndarray, items: np.ndarray,
+         n_resamples: int, seed: int, rates: bool = True) -> dict[str, Any]:
+    """One row: B - A over the pairs (xa, xb) clustered by item (codes 0..G-1)."""
+    g = int(items.max()) + 1
+    d = xb.astype(float) - xa.astype(float)
+    boot = stats.paired_cluster_diff(np.bincount(items, weights=d, minlength=g), np.bincount(items, minlength=g),
+                                     n_resamples=n_resamples, seed=seed)
+    row: dict[str, Any] = {"pair": f"{name_b} vs {name_a}", "a": name_a, "b": name_b, "condition": cond, "metric": metric,
+                           "n": boot["n"], "items": boot["clusters"], "diff": boot["diff"], "lo": boot["lo"], "hi": boot["hi"],
+                           "p_boot": boot["p"], "test": "", "test_b": np.nan, "test_c": np.nan, "p_test": np.nan}
+    if rates:
+        ra, rb = stats.rate_from_bools(xa), stats.rate_from_bools(xb)
+        row.update(a_k=ra.k, a_n=ra.n, a_p=ra.p, a_lo=ra.lo, a_hi=ra.hi, b_k=rb.k, b_n=rb.n, b_p=rb.p, b_lo=rb.lo, b_hi=rb.hi)
+        if g == len(xa):
+            t = stats.mcnemar_from_pairs(xa.astype(bool), xb.astype(bool))
+            row.update(test="mcnemar_exact", test_b=t["b"], test_c=t["c"], p_test=t["p"])
+        else:
+            t = stats.cluster_mcnemar(xa.astype(bool), xb.astype(bool), items)
+            row.update(test="cluster_mcnemar", test_b=t["b"], test_c=t["c"], p_test=t["p"])
+    else:  # a drop: the mean of each side's (original - variant) over the same items
+        row.update(a_k=np.nan, a_n=len(xa), a_p=float(np.mean(xa)), a_lo=np.nan, a_hi=np.nan,
+                   b_k=np.nan, b_n=len(xb), b_p=float(np.mean(xb)), b_lo=np.nan, b_hi=np.nan)
+    return row
+
+
+def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 0) -> Comparison:
+    """Per condition, the paired differences B - A on the units both sides answered."""
+    with_run = a.run != b.run
+    name_a, name_b = a.label(with_run), b.label(with_run)
+    ua, ub = _answered(a.frame), _answered(b.frame)
+    key = ["item_id", "probe_id", "condition"]
+    if ua.duplicated(key).any() or ub.duplicated(key).any():  # several scorings on one side
+        key.append("scoring")
+    pairs = ua.merge(ub, on=key, how="inner", suffixes=("_a", "_b"))
+    counts = {"units_a": int(len(a.frame)), "units_b": int(len(b.frame)), "answered_a": int(len(ua)), "answered_b": int(len(ub)),
+              "shared": int(len(pairs))}
+    rows: list[dict[str, Any]] = []
+    conds = _order(pairs["condition"].unique().tolist())
+    for cond in conds:
+        sub = pairs[pairs["condition"].to_numpy() == cond]
+        items = pd.factorize(sub["item_id"].to_numpy())[0]
+        rows.append(_row(name_a, name_b, cond, "accuracy", sub["correct_a"].to_numpy(), sub["correct_b"].to_numpy(), items,
+                         n_resamples, seed))
+    perturbed = pairs[pairs["condition"].to_numpy() != "clean"]
+    if len({c for c in conds if c != "clean"}) > 1:
+        items = pd.factorize(perturbed["item_id"].to_numpy())[0]
+        rows.append(_row(name_a, name_b, POOLED, "accuracy", perturbed["correct_a"].to_numpy(), perturbed["correct_b"].to_numpy(),
+                         items, n_resamples, seed))
+    clean = pairs[pairs["condition"].to_numpy() == "clean"]
+    clean = clean.drop_duplicates(["item_id", *(["scoring"] if "scoring" in key else [])]).set_index(
+        ["item_id", *(["scoring"] if "scoring" in key else [])])[["correct_a", "correct_b"]]
+    for cond in conds:
+        if cond == "clean" or clean.empty:
+            continue
+        sub = pairs[pairs["condition"].to_numpy() == cond]
+        idx = pd.MultiIndex.from_frame(sub[["item_id", "scoring"]]) if "scoring" in key else pd.Index(sub["item_id"])
+        base = clean.reindex(idx)
+        ok = base["correct_a"].notna().to_numpy()
+        if not ok.any():
+            continue
+        ca, cb = base["correct_a"].to_numpy()[ok].astype(bool), base["correct_b"].to_numpy()[ok].astype(bool)
+        va, vb = sub["correct_a"].to_numpy()[ok], sub["correct_b"].to_numpy()[ok]
+        items = pd.factorize(sub["item_id"].to_numpy()[ok])[0]
+        da = ca.astype(float) - va.astype(float)
+        db = cb.astype(float) - vb.astype(float)
+        rows.append(_row(name_a, name_b, cond, "drop", da, db, items, n_resamples, seed, rates=False))
+    table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c != "p_holm"])
+    with stats.cheap_gc():
+        table["p_holm"] = stats.holm(table["p_boot"].tolist()) if len(table) else []
+    return Comparison(name_a, name_b, table[COLUMNS], counts)
+
+
+# --------------------------------------------------------------------------- which models pair
+
+
+def match_models(a: dict[str, Any], b: dict[str, Any], pairs: Sequence[str] = ()) -> list[tuple[str, str, str, str]]:
+    """(model A, setting A, model B, setting B) to compare. Explicit ``pairs`` ("MODEL_A=MODEL_B",
+    each optionally "MODEL:SETTING") win; otherwise each model label in both runs is matched with
+    itself (a setting with the same setting, or the one setting each run has), and with no label
+    shared and one model on each side, those two are compared."""
+    ma, mb = a.get("models", {}), b.get("models", {})
+
+    def parse(text: str, models: dict[str, Any], which: str) -> tuple[str, str | None]:
+        label, _, setting = text.partition(":")
+        if label not in models:
+            raise ValueError(f"--pair: model '{label}' is not in run {which} (models: {', '.join(models) or 'none'})")
+        if setting and setting not in models[label]:
+            raise ValueError(f"--pair: model '{label}' has no setting '{setting}' in run {which} (settings: {', '.join(models[label])})")
+        return label, setting or None
+
+    def settings(la: str, va: dict, lb: str, vb: dict, sa: str | None, sb: str | None) -> list[tuple[str, str, str, str]]:
+        if sa or sb:
+            return [(la, sa or ("none" if "none" in va else next(iter(va))), lb, sb or ("none" if "none" in vb else next(iter(vb))))]
+        if len(va) == 1 and len(vb) == 1:
+            return [(la, next(iter(va)), lb, next(iter(vb)))]
+        return [(la, s, lb, s) for s in sorted((s for s in va if s in vb), key=lambda s: s != "none")]
+
+    if pairs:
+        out: list[tuple[str, str, str, str]] = []
+        for p in pairs:
+            left, eq, right = p.partition("=")
+            if not eq:
+                raise ValueError(f"--pair '{p}' is not MODEL_A=MODEL_B")
+            (la, sa), (lb, sb) = parse(left, ma, "A"), parse(right, mb, "B")
+            out += settings(la, ma[la], lb, mb[lb], sa, sb)
+        return out
+    shared = [m for m in ma if m in mb]
+    if not shared and len(ma) == 1 and len(mb) == 1:
+        (la, va), (lb, vb) = next(iter(ma.items())), next(iter(mb.items()))
+        return settings(la, va, lb, vb, None, None)
+    return [t for m in shared for t in settings(m, ma[m], m, mb[m], None, None)]
+
+
+def compare_pair(ra, rb, out: Path, pairs: Sequence[str] = (), n_resamples: int = N_RESAMPLES):
+    """Compare two loaded clinical-noise runs on shared units and write the comparison to out."""
+    matched = match_models(ra.results, rb.results, pairs)
+    if not matched:
+        raise ValueError(
+            f"no model to compare: run A has {', '.join(ra.results.get('models', {})) or 'none'}, run B has "
+            f"{', '.join(rb.results.get('models', {})) or 'none'}; name pairs with --pair MODEL_A=MODEL_B")
+    comps = [compare_sides(side(ra.name, ra.frame, ma, sa), side(rb.name, rb.frame, mb, sb), n_resamples)
+             for ma, sa, mb, sb in matched]
+    return write_compare(ra, rb, comps, out)
+
+
+# --------------------------------------------------------------------------- the page
+
+
+def _title(cond: str) -> str:
+    return "All variants pooled" if cond == POOLED else TITLES.get(cond, cond)
+
+
+def diff_figure(table: pd.DataFrame, title: str) -> str | None:
+    """B - A per condition (accuracy, and the drop where there is one), with the bootstrap intervals."""
+    from ...report.plots import PALETTE, STYLE, _err, _pct, _short, plt, to_svg
+
+    if table.empty:
+        return None
+    conds = list(dict.fromkeys(table["condition"]))
+    pairs = list(dict.fromkeys(table["pair"]))
+    y = np.arange(len(conds))
+    with plt.rc_context(STYLE):
+        fig, axes = plt.subplots(1, 2, figsize=(9.6, max(3.0, 0.42 * len(conds) + 1.6)), sharey=True, layout="constrained")
+        for ax, metric, xlabel in ((axes[0], "accuracy", "Accuracy, B - A (pp)"), (axes[1], "drop", "Drop from the original, B - A (pp)")):
+            step = 0.7 / max(1, len(pairs))
+            for j, pair in enumerate(pairs):
+                sub = table[(table["pair"] == pair) & (table["metric"] == metric)].set_index("condition").reindex(conds)
+                p, lo, hi = (sub[k].map(_pct).to_numpy(dtype=float) for k in ("diff", "lo", "hi"))
+                colour = PALETTE[j % len(PALETTE)]
+                ax.errorbar(p, y - 0.35 + step * (j + 0.5), xerr=_err(p, lo, hi), fmt="o", color=colour, ecolor=colour, elinewidth=1.2,
+                            capsize=2, label=_short(pair, 40) if metric == "accuracy" else None, zorder=3)
+            ax.axvline(0, color="#333", lw=0.8)
+            ax.set_xlabel(xlabel)
+        axes[0].set_yticks(y, [_title(c) for c in conds])
+        axes[0].invert_yaxis()
+        fig.suptitle(title, fontweight="bold")
+        fig.legend(loc="outside lower center", frameon=False, fontsize=9)
+        return to_svg(fig, "noise-compare", title)
+
+
+METHODS = (
+    "<p class='note'>Units are paired by (item, probe, condition); only units answered on both sides count. Accuracy: "
+    "B minus A on the shared units of each condition, with a 95% bootstrap interval and two-sided p that resample items, "
+    "and the exact McNemar test (b: right in A, wrong in B; c: the reverse). Drop: B's loss from the original to the "
+    "variant minus A's, on the items answered both ways on both sides (same bootstrap, no exact test). All variants "
+    "pooled: every perturbed unit, the bootstrap resampling items and the clustered McNemar test (Durkalski). Holm: "
+    "the bootstrap p-values adjusted across the rows of one comparison.</p>"
+)
+
+
+def _pp(v: Any) -> str:
+    from ...report.html import _isnan
+
+    return "—" if _isnan(v) else f"{100 * float(v):+.1f}"
+
+
+def table_html(table: pd.DataFrame) -> str:
+    from ...report.html import _isnan, esc, fmt_p, rate_cell
+    from ...report.html import table as html_table
+
+    rows, classes = [], []
+    for r in table.to_dict("records"):
+        if r["metric"] == "accuracy":
+            a = rate_cell(r["a_p"], r["a_lo"], r["a_hi"], r["a_n"])
+            b = rate_cell(r["b_p"], r["b_lo"], r["b_hi"], r["b_n"])
+        else:
+            a, b = f"{_pp(r['a_p'])} pp", f"{_pp(r['b_p'])} pp"
+        test = "—" if not r["test"] else f"{esc(r['test'])}: {int(r['test_b'])} / {int(r['test_c'])}, p {fmt_p(r['p_test'])}"
+        rows.append([esc(r["pair"]), esc(_title(r["condition"])), esc(r["metric"]), a, b,
+                     f"{_pp(r['diff'])} pp<br><span class='n'>[{_pp(r['lo'])}, {_pp(r['hi'])}]</span>",
+                     fmt_p(r["p_boot"]), fmt_p(r["p_holm"]), test, f"{int(r['n'])} / {int(r['items'])}"])
+        classes.append("sig" if not _isnan(r["p_holm"]) and r["p_holm"] < 0.05 else "")
+    return html_table(rows, ["Pair (B vs A)", "Condition", "Metric", "A", "B", "B - A [95% CI]", "Bootstrap p", "Holm p",
+                             "Exact test (b / c)", "pairs / items"], numeric=range(3, 10), row_classes=classes)
+
+
+def write_compare(ra, rb, comps: list[Comparison], out: Path):
+    from ...report import html as H
+    from ...report.compare import CompareResult, finish_compare
+    from ...report.tables import markdown_table
+
+    table = pd.concat([c.table for c in comps], ignore_index=True) if comps else pd.DataFrame(columns=COLUMNS)
+    counts = "".join(f"<li>{H.esc(c.b)} vs {H.esc(c.a)}: {c.counts['shared']} shared answered units (A answered "
+                     f"{c.counts['answered_a']} of {c.counts['units_a']}, B {c.counts['answered_b']} of {c.counts['units_b']})</li>"
+                     for c in comps)
+    body = "".join([
+        f"<p>Run B <code>{H.esc(rb.name)}</code> against run A <code>{H.esc(ra.name)}</code>, paired on the (item, probe, "
+        "condition) units both answered: per condition, the difference in accuracy, and the difference in the drop from "
+        "the original case to the variant (does B lose less to the noise than A?).</p>",
+        f"<ul>{counts}</ul>",
+        H.figure(diff_figure(table, f"{rb.name} minus {ra.name}, paired"),
+                 "B - A in percentage points, item-clustered paired bootstrap 95% intervals. Left: accuracy per condition; "
+                 "right: the drop from the original (right of zero: B loses more)."),
+        table_html(table) if not table.empty else "<p>No shared units.</p>",
+        METHODS,
+    ])
+    md = "\n".join([f"# {rb.name} vs {ra.name}: clinical noise (B - A, paired on shared units)", "",
+                    markdown_table(table, ["pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "p_boot", "p_holm",
+                                           "test", "test_b", "test_c", "p_test", "n", "items"]) if not table.empty else "No shared units.",
+                    ""])
+    paths = finish_compare(ra, rb, body, md, table, out)
+    return CompareResult(table, comps, out, paths["html"], paths["md"], paths["csv"], paths["parquet"])
