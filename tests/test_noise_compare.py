@@ -162,4 +162,4 @@ def test_two_runs_of_two_models_pair_unit_by_unit(suite, tmp_path):
     r = CliRunner().invoke(app, ["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "cli")])
     assert r.exit_code == 0, r.output
     assert (tmp_path / "cli" / "compare.html").exists()
-    assert pd.read_csv(tmp_path / "cli" / "compare.csv")["diff"].tolist() == pytest.approx(cmp.table["diff"].tolist())
+    assert pd.read_csv(tmp_path / "cli" / "tables" / "compare.csv")["diff"].tolist() == pytest.approx(cmp.table["diff"].tolist())

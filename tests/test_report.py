@@ -552,3 +552,10 @@ def test_figure_fonts_ship_with_matplotlib():
     for family in STYLE["font.sans-serif"]:
         path = Path(fm.findfont(fm.FontProperties(family=family), fallback_to_default=False))
         assert path.is_relative_to(shipped), (family, path)
+
+
+def test_compare_markdown_is_the_page_not_the_raw_table(runs, tmp_path):
+    cmp = compare_runs(runs["base"], runs["defended"], tmp_path / "cmp")
+    md = cmp.markdown.read_text()
+    assert md.startswith("# ") and "paired on shared items" in md
+    assert cmp.csv.parent.name == "tables" and cmp.csv.exists() and cmp.parquet.exists()

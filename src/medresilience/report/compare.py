@@ -49,7 +49,8 @@ def compare_runs(run_a: Path | str, run_b: Path | str, out_dir: Path | str | Non
 
 
 def finish_compare(ra: RunData, rb: RunData, body: str, markdown: str, table: pd.DataFrame, out: Path) -> dict[str, Path]:
-    """Write a comparison page (the family's body, then both runs' facts), its Markdown and table."""
+    """Write a comparison page (the family's body, then both runs' facts), its Markdown, and the
+    table as CSV / Parquet / Markdown under tables/."""
     out.mkdir(parents=True, exist_ok=True)
     sections = [("compare", "Paired differences", body), ("facts", "Run facts", H.run_facts([ra, rb], redact_url))]
     page = H.page("medresilience comparison", [f"B: {H.esc(rb.name)} &middot; A: {H.esc(ra.name)}"], sections,
@@ -59,5 +60,5 @@ def finish_compare(ra: RunData, rb: RunData, body: str, markdown: str, table: pd
         fh.write(scrub(page, secrets))
     with atomic_write(out / "compare.md") as fh:
         fh.write(scrub(markdown, secrets))
-    paths = write_tables({"compare": table}, out)
+    paths = write_tables({"compare": table}, out / "tables")  # beside, not over, compare.md
     return {"html": out / "compare.html", "md": out / "compare.md", "csv": paths["compare"]["csv"], "parquet": paths["compare"]["parquet"]}
