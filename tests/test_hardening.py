@@ -670,3 +670,14 @@ def test_a_report_on_a_half_finished_run_warns(tmp_path, tiny_suite):
     html = rep.html.read_text()
     assert "5 of 20" in html and "class='warn'" in html
     assert "5 of 20" in rep.markdown.read_text()
+
+
+def test_a_model_spec_public_form_holds_no_credentials():
+    """Every stored copy of a spec (run.json, a build's manifest) comes from public(): endpoints
+    without user:password@ or query strings."""
+    from medresilience.models.spec import parse_model_spec
+
+    spec = parse_model_spec("openai:m,base_url=https://user:hunter2@llm.example.org/v1?token=tok-abc|http://127.0.0.1:8000/v1")
+    pub = spec.public()
+    assert pub["base_urls"] == ["https://***@llm.example.org/v1?***", "http://127.0.0.1:8000/v1"]
+    assert "hunter2" not in str(pub) and "tok-abc" not in str(pub) and spec.base_urls[0].startswith("https://user:hunter2@")

@@ -14,7 +14,6 @@ import asyncio
 import itertools
 import json
 import random
-import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from openai.types.chat import ChatCompletion
 
 from ..records import env_number
 from .spec import ModelSpec
+from .urls import redact_url  # noqa: F401  (re-exported: callers import it from here)
 
 TRANSIENT_STATUS = {408, 409, 429, 500, 502, 503, 504, 520, 522, 524, 529}
 #: Statuses every later call of the model would repeat: a rejected key, an unknown model or path.
@@ -72,17 +72,6 @@ def spec_secrets(spec: ModelSpec) -> list[str]:
         except ValueError:
             continue
     return sorted((s for s in found if len(s) >= 4), key=len, reverse=True)
-
-
-def redact_url(url: str) -> str:
-    """An endpoint as it may be stored or shown: no user:password@, no query string (as the
-    report's `rundir.redact_url`, here for the layers below the report)."""
-    url = _URL_USERINFO.sub("***@", str(url))
-    return _URL_QUERY.sub("?***", url) if "?" in url else url
-
-
-_URL_USERINFO = re.compile(r"(?<=://)[^/@\s]*@")
-_URL_QUERY = re.compile(r"\?.*$")
 
 
 def scrub(text: str, secrets: Iterable[str]) -> str:

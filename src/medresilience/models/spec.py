@@ -179,8 +179,13 @@ class ModelSpec(BaseModel):
         return (prompt_tokens * (self.price_input or 0.0) + completion_tokens * (self.price_output or 0.0)) / 1e6
 
     def public(self) -> dict[str, Any]:
-        """What a report may show: everything but secrets (only the variable's name is kept)."""
-        return self.model_dump(mode="json")
+        """What may be stored or shown: everything but secrets (only the key variable's name is
+        kept; endpoints without credentials or query strings)."""
+        from .urls import redact_url
+
+        data = self.model_dump(mode="json")
+        data["base_urls"] = [redact_url(u) for u in self.base_urls]
+        return data
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ import pandas as pd
 from ..errors import InputError, MedresError
 from ..family import get
 from ..frame import results_frame
+from ..models.urls import redact_url  # noqa: F401  (the report shows endpoints through it)
 from ..records import Suite
 from ..store import Store
 
@@ -142,14 +142,7 @@ def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = Tru
     return run
 
 
-_URL_USERINFO = re.compile(r"(?<=://)[^/@\s]*@")
-_URL_QUERY = re.compile(r"\?.*$")
 
-
-def redact_url(url: str) -> str:
-    """An endpoint as a report may show it: no user:password@, no query string."""
-    url = _URL_USERINFO.sub("***@", str(url))
-    return _URL_QUERY.sub("?***", url) if "?" in url else url
 
 
 def secrets_of(runs: list[RunData]) -> list[str]:
