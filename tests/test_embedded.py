@@ -72,12 +72,13 @@ def test_cli_eval_on_real_tiny_model(tmp_path, scoring):
 @needs_qwen
 @pytest.mark.slow
 def test_main_job_on_default_model_first_item(tmp_path):
-    """`medres run` on the embedded default (Qwen2.5-Coder-1.5B), one item: 5 real calls."""
+    """`medres run` on the embedded default (Qwen2.5-Coder-1.5B), one item: 3 real calls (clean, the
+    item's one seeded Type 1 probe, the Type 2 bundle: the study's design, the default)."""
     out = tmp_path / "run"
     r = CliRunner().invoke(app, ["run", "--limit", "1", "--out", str(out)])
     assert r.exit_code == 0, r.output
     res = json.loads((out / "results.json").read_text())
     block = res["models"]["embedded-qwen"]["none"]
-    assert block["counts"]["units"] == 5 and block["counts"]["errors"] == 0
+    assert block["counts"]["units"] == 3 and block["counts"]["errors"] == 0
     # the main job ends with the HTML report
     assert "report:" in r.output and (out / "report" / "report.html").exists()
