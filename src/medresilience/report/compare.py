@@ -48,6 +48,55 @@ def compare_runs(run_a: Path | str, run_b: Path | str, out_dir: Path | str | Non
     return family.compare(ra, rb, out, pairs)
 
 
+def match_models(a: dict[str, Any], b: dict[str, Any], pairs: Sequence[str] = ()) -> list[tuple[str, str, str, str]]:
+    """(model A, setting A, model B, setting B) to compare. Explicit ``pairs`` ("MODEL_A=MODEL_B",
+    each optionally "MODEL:SETTING") win; otherwise each model label in both runs is matched with
+    itself (a setting with the same setting, or the one setting each run has), and with no label
+    shared and one model on each side, those two are compared. Family-neutral: it reads only the
+    model and setting names of two runs' results."""
+    ma, mb = a.get("models", {}), b.get("models", {})
+
+    def parse(text: str, models: dict[str, Any], which: str) -> tuple[str, str | None]:
+        label, _, setting = text.partition(":")
+        if label not in models:
+            raise ValueError(f"--pair: model '{label}' is not in run {which} (models: {', '.join(models) or 'none'})")
+        if setting and setting not in models[label]:
+            raise ValueError(f"--pair: model '{label}' has no setting '{setting}' in run {which} (settings: {', '.join(models[label])})")
+        return label, setting or None
+
+    def settings(la: str, va: dict, lb: str, vb: dict, sa: str | None, sb: str | None) -> list[tuple[str, str, str, str]]:
+        if sa or sb:
+            return [(la, sa or ("none" if "none" in va else next(iter(va))), lb, sb or ("none" if "none" in vb else next(iter(vb))))]
+        if len(va) == 1 and len(vb) == 1:
+            return [(la, next(iter(va)), lb, next(iter(vb)))]
+        return [(la, s, lb, s) for s in sorted((s for s in va if s in vb), key=lambda s: s != "none")]
+
+    if pairs:
+        out: list[tuple[str, str, str, str]] = []
+        for p in pairs:
+            left, eq, right = p.partition("=")
+            if not eq:
+                raise ValueError(f"--pair '{p}' is not MODEL_A=MODEL_B")
+            (la, sa), (lb, sb) = parse(left, ma, "A"), parse(right, mb, "B")
+            out += settings(la, ma[la], lb, mb[lb], sa, sb)
+        return out
+    shared = [m for m in ma if m in mb]
+    if not shared and len(ma) == 1 and len(mb) == 1:
+        (la, va), (lb, vb) = next(iter(ma.items())), next(iter(mb.items()))
+        return settings(la, va, lb, vb, None, None)
+    return [t for m in shared for t in settings(m, ma[m], m, mb[m], None, None)]
+
+
+def pair_models(ra: RunData, rb: RunData, pairs: Sequence[str] = ()) -> list[tuple[str, str, str, str]]:
+    """`match_models` on two loaded runs; ValueError naming both runs' models when nothing pairs."""
+    matched = match_models(ra.results, rb.results, pairs)
+    if not matched:
+        raise ValueError(
+            f"no model to compare: run A has {', '.join(ra.results.get('models', {})) or 'none'}, run B has "
+            f"{', '.join(rb.results.get('models', {})) or 'none'}; name pairs with --pair MODEL_A=MODEL_B")
+    return matched
+
+
 def finish_compare(ra: RunData, rb: RunData, body: str, markdown: str, table: pd.DataFrame, out: Path) -> dict[str, Path]:
     """Write a comparison page (the family's body, then both runs' facts), its Markdown, and the
     table as CSV / Parquet / Markdown under tables/."""

@@ -174,64 +174,12 @@ def setting_effects(run: str, frame: pd.DataFrame, n_resamples: int = N_RESAMPLE
     return out
 
 
-def match_models(a: dict[str, Any], b: dict[str, Any], pairs: Sequence[str] = ()) -> list[tuple[str, str, str, str]]:
-    """(model A, setting A, model B, setting B) to compare, from the two runs' results.
-
-    Explicit ``pairs`` ("MODEL_A=MODEL_B", optionally "MODEL:SETTING") win. Otherwise every model
-    label in both runs is matched with itself: setting with the same setting, or, when each run
-    has that model in one setting only, those two settings (a mitigation run against its
-    baseline). With no shared label and one model on each side, those two are compared."""
-    ma, mb = a.get("models", {}), b.get("models", {})
-
-    def parse(text: str, models: dict[str, Any], which: str) -> tuple[str, str | None]:
-        label, _, setting = text.partition(":")
-        if label not in models:
-            raise ValueError(f"--pair: model '{label}' is not in run {which} (models: {', '.join(models) or 'none'})")
-        if setting and setting not in models[label]:
-            raise ValueError(f"--pair: model '{label}' has no setting '{setting}' in run {which} (settings: {', '.join(models[label])})")
-        return label, setting or None
-
-    out: list[tuple[str, str, str, str]] = []
-    if pairs:
-        for p in pairs:
-            left, eq, right = p.partition("=")
-            if not eq:
-                raise ValueError(f"--pair '{p}' is not MODEL_A=MODEL_B")
-            la, sa = parse(left, ma, "A")
-            lb, sb = parse(right, mb, "B")
-            out += _settings(la, ma[la], lb, mb[lb], sa, sb)
-        return out
-    shared = [m for m in ma if m in mb]
-    if not shared and len(ma) == 1 and len(mb) == 1:
-        (la, va), (lb, vb) = next(iter(ma.items())), next(iter(mb.items()))
-        return _settings(la, va, lb, vb, None, None)
-    for m in shared:
-        out += _settings(m, ma[m], m, mb[m], None, None)
-    return out
-
-
-def _settings(la: str, va: dict, lb: str, vb: dict, sa: str | None, sb: str | None) -> list[tuple[str, str, str, str]]:
-    if sa or sb:
-        sa = sa or ("none" if "none" in va else next(iter(va)))
-        sb = sb or ("none" if "none" in vb else next(iter(vb)))
-        return [(la, sa, lb, sb)]
-    common = sorted((s for s in va if s in vb), key=lambda s: s != "none")
-    if common and not (len(va) == 1 and len(vb) == 1 and list(va) != list(vb)):
-        return [(la, s, lb, s) for s in common]
-    if len(va) == 1 and len(vb) == 1:
-        return [(la, next(iter(va)), lb, next(iter(vb)))]
-    return []
-
-
 def compare_pair(ra, rb, out: Path, pairs: Sequence[str] = (), n_resamples: int = N_RESAMPLES):
     """Compare two loaded runs of this family on shared items and write the comparison to out."""
-    matched = match_models(ra.results, rb.results, pairs)
-    if not matched:
-        raise ValueError(
-            f"no model to compare: run A has {', '.join(ra.results.get('models', {})) or 'none'}, run B has "
-            f"{', '.join(rb.results.get('models', {})) or 'none'}; name pairs with --pair MODEL_A=MODEL_B")
+    from ....report.compare import pair_models
+
     comps = [compare_sides(side(ra.name, ra.frame, ma, sa), side(rb.name, rb.frame, mb, sb), n_resamples)
-             for ma, sa, mb, sb in matched]
+             for ma, sa, mb, sb in pair_models(ra, rb, pairs)]
     return write_compare(ra, rb, comps, out)
 
 
