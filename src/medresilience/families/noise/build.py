@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import __version__
+from ...construction import BuildResult, default_work_dir
 from ...errors import ConfigError
 from ...models.serving import serving
 from ...models.spec import ModelSpec
@@ -101,17 +102,6 @@ class Decision:
         return d
 
 
-@dataclass
-class BuildResult:
-    out: Path
-    suite: Suite
-    report: dict[str, Any]
-    decisions: list[Decision]
-
-
-def default_work_dir(out: Path | str) -> Path:
-    out = Path(out)
-    return out.with_name(out.name + ".build")
 
 
 def created_stamp() -> str:

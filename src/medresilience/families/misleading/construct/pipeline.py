@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .... import __version__
+from ....construction import BuildResult, default_work_dir
 from ....errors import ConfigError
 from ....lock import RunLock
 from ....models.serving import serving
@@ -113,17 +114,6 @@ class Decision:
         return d
 
 
-@dataclass
-class BuildResult:
-    out: Path
-    suite: Suite
-    report: dict[str, Any]
-    decisions: list[Decision]
-
-
-def default_work_dir(out: Path | str) -> Path:
-    out = Path(out)
-    return out.with_name(out.name + ".build")
 
 
 def draw_provenance(seed: int, item_id: str) -> str:
