@@ -241,6 +241,30 @@ def _resume_one(units: int, way: str, db: str) -> dict:
                 "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "suite_mb": loaded}
 
 
+def _evaluate_twice(units: int, db: str) -> dict:
+    """One process: `evaluate` on a filled store twice. The first is the ordinary empty resume
+    (plan, render and look up every unit, then summarise); the second is a rerun of a settled run
+    (nothing planned: the units are retagged) and its summary."""
+    import shutil
+
+    from medresilience import evaluate
+
+    suite, spec, opts, _, _ = _resume_setup(units)
+    loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out = Path(db).with_suffix(".run")
+    out.mkdir(exist_ok=True)
+    shutil.copy(db, out / "store.sqlite")
+    row = {"way": "evaluate", "units": len(suite.items) * 5, "suite_mb": loaded}
+    for phase in ("ordinary", "settled"):
+        t = time.perf_counter()
+        r = evaluate(suite, [spec], out, opts)
+        row[f"{phase}_s"] = time.perf_counter() - t
+        row[f"{phase}_called"] = r.stats.called
+        row[f"{phase}_settled"] = r.stats.settled_from is not None
+    row["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return row
+
+
 def resume(args) -> None:
     rows = []
     with tempfile.TemporaryDirectory() as d:
@@ -251,10 +275,18 @@ def resume(args) -> None:
                 r = subprocess.run([sys.executable, __file__, "_resume_one", "--n", str(units), "--way", way, "--db", db],
                                    capture_output=True, text=True, check=True)
                 rows.append(json.loads(r.stdout.strip().splitlines()[-1]))
+            r = subprocess.run([sys.executable, __file__, "_resume_one", "--n", str(units), "--way", "evaluate", "--db", db],
+                               capture_output=True, text=True, check=True)
+            rows.append(json.loads(r.stdout.strip().splitlines()[-1]))
     print("| planned units | planning | empty resume (s) | calls made | peak RSS (MB) | of which the loaded suite (MB) |")
     print("|---:|---|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['units']:,} | {r['way']} | {r['resume_s']:.1f} | {r['called']} | {r['rss_mb']:.0f} | {r['suite_mb']:.0f} |")
+        if r["way"] == "evaluate":
+            for phase in ("ordinary", "settled"):
+                print(f"| {r['units']:,} | evaluate, {phase} rerun{' (nothing planned)' if r[f'{phase}_settled'] else ''} | "
+                      f"{r[f'{phase}_s']:.1f} | {r[f'{phase}_called']} | {r['rss_mb']:.0f} | {r['suite_mb']:.0f} |")
+        else:
+            print(f"| {r['units']:,} | {r['way']} | {r['resume_s']:.1f} | {r['called']} | {r['rss_mb']:.0f} | {r['suite_mb']:.0f} |")
 
 
 def scale(args) -> None:
@@ -312,6 +344,8 @@ def main() -> None:
     if args.cmd == "_resume_one":
         if args.way == "fill":
             _fill(args.n, args.db)
+        elif args.way == "evaluate":
+            print(json.dumps(_evaluate_twice(args.n, args.db)))
         else:
             print(json.dumps(_resume_one(args.n, args.way, args.db)))
         return

@@ -144,6 +144,21 @@ def test_a_rerun_costs_nothing_and_the_same_seed_gives_the_same_suite_byte_for_b
     assert all(pos_a[k] == pos_b[k] for k in pos_a if k.endswith((":abbreviations", ":rewrite")))
 
 
+def test_a_second_build_on_a_busy_work_directory_stops_naming_the_holder(built):
+    """One build per work directory: while one holds it, another stops at once with the holder's pid
+    (the lock is flock-held, so holding it in this process stands for a running build)."""
+    import os
+
+    from medresilience.lock import LockHeld, RunLock
+
+    root, opts = built["root"], built["opts"]
+    with RunLock(root / "work", what="build work directory"), StubServer(policy=FAKE) as srv:
+        with pytest.raises(LockHeld, match=rf"pid {os.getpid()}"):
+            build_noise(medqa(), root / "suite-busy", gen_spec(srv.base_url), opts, work_dir=root / "work")
+        assert srv.stats.total == 0
+    assert not (root / "suite-busy").exists()
+
+
 def test_variants_can_be_chosen_and_abbreviations_need_no_model(tmp_path):
     res = build_noise(medqa(), tmp_path / "s", None, NoiseBuildOptions(variants=("abbreviations",), limit=5,
                                                                           abbreviations=(str(inventories()),)))

@@ -51,6 +51,7 @@ class RunStats:
     retry_waits: int = 0  # waits before a retry (backoff or Retry-After)
     retry_wait_s: float = 0.0
     stopped: list[str] = field(default_factory=list)  # one line per stopped model
+    settled_from: str | None = None  # a rerun of this settled run: nothing was planned or called
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items()}

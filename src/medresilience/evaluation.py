@@ -3,7 +3,9 @@
 A run directory holds `store.sqlite` (every request, call, score), `run.json` (models without
 secrets, options, settings, prompt texts and hash, suite manifest), `results.json` (see
 `results.Results`) and `results.md`. Calling it again on the same directory resumes: finished
-calls are reused; the results describe the units this call planned. One process at a time holds a
+calls are reused; the results describe the units this call planned. Run again exactly as before on
+a store where that run left nothing to do (every unit answered and scored), nothing is planned,
+served or called: the previous run's units become this run's. One process at a time holds a
 run directory (lock.RunLock: a second one stops, naming the holder, or waits with `wait=True`);
 run.json and the store hold each model's endpoint without its credentials."""
 
@@ -87,15 +89,32 @@ def evaluate(
         with atomic_write(out / "run.json") as fh:
             json.dump(config, fh, indent=2)
         with Store(out / "store.sqlite") as store:
+            previous = store.latest_run()
+            settled = previous is not None and _same_run(store.run_config(previous), config) and store.run_settled(previous)
             run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
+            store.record_run(run_id, {**config, "run_id": run_id})
+            if settled:
+                # the same run again (same suite, models, options, prompts, version) on a store where
+                # it left nothing to do: its units are this run's, and nothing is planned or called
+                n = store.retag_units(previous, run_id)
+                unique = store.count("(SELECT DISTINCT key FROM units WHERE run = ?)", args=(run_id,))
+                stats = RunStats(planned_units=n, unique_calls=unique, cached=unique, settled_from=previous)
+            else:
+                with serving(specs) as live:
+                    # planned and run in chunks: memory stays flat as the suite grows
+                    stats = asyncio.run(execute_plan(suite, live, opts, store, progress))
             config["run_id"] = run_id
-            store.record_run(run_id, config)
-            with serving(specs) as live:
-                # planned and run in chunks: memory stays flat as the suite grows
-                stats = asyncio.run(execute_plan(suite, live, opts, store, progress))
             results = summarise(store, suite, config, stats)
         write_results(out, results)
     return RunResult(out, results, stats)
+
+
+def _same_run(stored: dict[str, Any] | None, config: dict[str, Any]) -> bool:
+    """Whether a stored run's config is this config (its run id aside), compared as stored JSON."""
+    if stored is None:
+        return False
+    stored = {k: v for k, v in stored.items() if k != "run_id"}
+    return stored == json.loads(json.dumps(config, default=str))
 
 
 def summarise(store: Store, suite: Suite, config: dict[str, Any], stats: RunStats | None = None) -> Results:

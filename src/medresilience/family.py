@@ -58,6 +58,8 @@ class Family:
     - `decoding(options)`: decoding overrides its options ask for (e.g. an output budget);
     - `report(runs)`: its report section (`report.FamilySection`), `compare(a, b, out, pairs)`;
     - `commands()`: a typer app of construction commands, mounted as `medres build NAME ...`;
+    - `profile`: (headline key, label, higher is better) of the rates that enter the resilience
+      profile across families;
     - `suite_formats`: importers of whole suites by format name, `detect(path)` names one or None;
       `export(suite, path, fmt)` writes a suite in one of `export_formats`.
     """
@@ -86,6 +88,7 @@ class Family:
     detect: Callable[[Any], str | None] | None = None
     export: Callable[[Suite, Any, str], int] | None = None
     export_formats: tuple[str, ...] = ()
+    profile: tuple[tuple[str, str, bool], ...] = ()
 
     def parse_options(self, values: Mapping[str, Any] | BaseModel | None) -> BaseModel:
         """The family's options from a mapping (CLI `-O key=value` pairs) or as given."""

@@ -221,6 +221,26 @@ class Store:
         self._tx([("INSERT OR REPLACE INTO runs VALUES (?, ?, ?)", [(run_id, time.time(), json.dumps(config, default=str))])])
         self.run_id = run_id
 
+    def run_config(self, run_id: str) -> dict[str, Any] | None:
+        row = self.conn.execute("SELECT config FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def run_settled(self, run_id: str) -> bool:
+        """Whether every unit the run planned has an ok call and a valid or invalid score under the
+        unit's scoring (no error, nothing missing, nothing unscored): a rerun would change nothing."""
+        if not self.conn.execute("SELECT 1 FROM units WHERE run = ? LIMIT 1", (run_id,)).fetchone():
+            return False
+        row = self.conn.execute(
+            "SELECT 1 FROM units u LEFT JOIN calls c ON c.key = u.key LEFT JOIN scores s ON s.key = u.key AND s.scorer = u.scoring "
+            "WHERE u.run = ? AND (c.status IS NOT 'ok' OR s.status IS NULL OR s.status NOT IN ('valid', 'invalid')) LIMIT 1",
+            (run_id,)).fetchone()
+        return row is None
+
+    def retag_units(self, old_run: str, new_run: str) -> int:
+        """The units of `old_run` become the units of `new_run` (a rerun that plans exactly them)."""
+        with self.conn:
+            return self.conn.execute("UPDATE units SET run = ? WHERE run = ?", (new_run, old_run)).rowcount
+
     def latest_run(self) -> str | None:
         """The most recent run that planned units (None for a store without run-tagged units)."""
         row = self.conn.execute(
@@ -365,3 +385,22 @@ class Store:
             q = f"SELECT key, text FROM calls WHERE status = 'ok' AND key IN ({','.join('?' * len(chunk))})"
             out.update((k, t or "") for k, t in self.conn.execute(q, chunk))
         return out
+
+    def score_reasons(self, status: str = "unscored", run: str | None = "latest") -> list[tuple[str, str, str, str, int]]:
+        """(model, setting, condition, reason, count) of the units of a run (default: the latest;
+        None: every unit) whose score has that status, one row per distinct reason (the score
+        detail's `reason`, else '(no reason recorded)'), most frequent first."""
+        if run == "latest":
+            run = self.latest_run()
+        where, args = ("AND u.run = ?", [status, run]) if run is not None else ("", [status])
+        tally: dict[tuple[str, str, str, str], int] = {}
+        for model, setting, condition, detail in self.conn.execute(
+            f"""SELECT u.model, u.setting, u.condition, s.detail FROM units u
+                JOIN scores s ON s.key = u.key AND s.scorer = u.scoring WHERE s.status = ? {where}""", args):
+            try:
+                reason = json.loads(detail).get("reason") if detail else None
+            except (ValueError, AttributeError):
+                reason = None
+            key = (model, setting, condition, str(reason) if reason else "(no reason recorded)")
+            tally[key] = tally.get(key, 0) + 1
+        return sorted(((*k, n) for k, n in tally.items()), key=lambda r: (-r[4], r[:4]))

@@ -11,10 +11,14 @@ from .results import Results
 
 
 def fmt_rate(r: dict[str, Any] | None) -> str:
+    """A rate as a percentage with its interval and n; a mean score (`unit: "score"`, e.g. PCS on
+    -1..1) as a signed number with its interval and n."""
     if not r:
         return "—"
     if r.get("p") is None:
         return f"— (n={r.get('n', 0)})"
+    if r.get("unit") == "score":
+        return f"{r['p']:+.2f} [{r['lo']:+.2f}, {r['hi']:+.2f}] n={r['n']}"
     return f"{100 * r['p']:.1f}% [{100 * r['lo']:.1f}, {100 * r['hi']:.1f}] n={r['n']}"
 
 

@@ -27,6 +27,7 @@ from ..family import families as registered_families
 from ..family import get
 from ..records import atomic_write
 from . import html as H
+from .profile import profile_frame, profile_section
 from .rundir import RunData, load_run, redact_url, scrub, secrets_of
 from .section import FamilySection
 from .tables import markdown_table, usage_table, write_tables
@@ -106,8 +107,12 @@ def build_report(run_dirs: Sequence[Path | str] | Path | str, out_dir: Path | st
     notes = [f"{r.name}: {n}" for r in runs for n in r.notes]
     notes += [f"{r.name}: {n}" for r in runs if (n := missing_note(r))]
     secrets = secrets_of(runs)
-    page = _page(runs, parts, tables, notes, title)
-    md = _markdown(runs, parts, tables, notes, title)
+    profile = profile_frame(runs)
+    shown_profile = profile_section(profile)
+    if shown_profile is not None:
+        tables["profile_all"] = profile
+    page = _page(runs, parts, tables, notes, title, shown_profile)
+    md = _markdown(runs, parts, tables, notes, title, shown_profile)
     out.mkdir(parents=True, exist_ok=True)
     with atomic_write(out / "report.html") as fh:
         fh.write(scrub(page, secrets))
@@ -145,12 +150,15 @@ def _subtitle(runs: Sequence[RunData]) -> list[str]:
     ]
 
 
-def _page(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: dict[str, pd.DataFrame], notes: Sequence[str], title: str | None) -> str:
+def _page(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: dict[str, pd.DataFrame], notes: Sequence[str], title: str | None,
+          profile: tuple[str, str] | None = None) -> str:
     title = title or "medresilience report"
     key = "".join(p.key_html for p in parts) or "<p class='lead'>No scored results in these runs yet.</p>"
     if notes:  # warnings first, above the numbers they qualify
         key = "".join(f"<p class='warn'>{H.esc(n)}</p>" for n in notes) + key
     sections: list[tuple[str, str, str]] = [("key", "Key numbers", key)]
+    if profile is not None:
+        sections.append(("profile-all", "Resilience profile (all families)", profile[0]))
     for p in parts:
         sections += p.sections
     shown = {p.family for p in parts}
@@ -163,12 +171,15 @@ def _page(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: dict[
     return H.page(title, _subtitle(runs), sections, footer)
 
 
-def _markdown(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: dict[str, pd.DataFrame], notes: Sequence[str], title: str | None) -> str:
+def _markdown(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: dict[str, pd.DataFrame], notes: Sequence[str], title: str | None,
+              profile: tuple[str, str] | None = None) -> str:
     lines = [f"# {title or 'medresilience report'}", ""]
     lines.append(f"Runs: {', '.join(r.name for r in runs)}. Rates: 95% Wilson intervals and n.")
     lines.append("")
     for n in notes:
         lines.append(f"> {n}")
+    if profile is not None:
+        lines += [profile[1], ""]
     for p in parts:
         lines += [p.markdown, ""]
     lines += ["## Run facts", ""]

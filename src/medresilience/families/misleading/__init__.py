@@ -143,6 +143,7 @@ FAMILY_SPEC = register(Family(
     detect=_detect,
     export=export,
     export_formats=("release", "parquet", "bundles"),
+    profile=(("clean_acc", "clean accuracy", True), ("type1_asr", "Type 1, 1 - ASR", False), ("type2_asr", "Type 2, 1 - ASR", False)),
 ))
 
 register_format("medmisbench", read_flat_items, MARK_KEYS,

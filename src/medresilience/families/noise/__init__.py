@@ -77,4 +77,6 @@ FAMILY_SPEC = register(Family(
     report=report,
     compare=compare,
     commands=commands,
+    profile=(("clean_acc", "original accuracy", True), ("redherring-10_acc", "accuracy, 10 red herrings", True),
+             ("abbreviations_acc", "accuracy, abbreviations", True), ("rewrite_acc", "accuracy, rewritten", True)),
 ))

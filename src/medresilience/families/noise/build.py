@@ -14,7 +14,8 @@ original case (the spine's `clean`), one probe per variant per case.
 
 Every generator call goes through `calls.run_calls` into `<work dir>/store.sqlite` (default: the
 suite directory's sibling `<SUITE_DIR>.build/`), so a killed or repeated build makes no call
-twice. A case keeps every variant that could be built; a variant that could not is dropped for
+twice; one build at a time holds the work directory (lock.RunLock: a second one stops, naming
+the holder). A case keeps every variant that could be built; a variant that could not is dropped for
 that case with its reason, and a case left with no variant is dropped. The suite is written once,
 atomically, at the end; with the same inputs, seed and stored replies it is the same byte for byte
 (the manifest's `created` follows SOURCE_DATE_EPOCH when that is set)."""
@@ -34,6 +35,7 @@ from typing import Any
 from ... import __version__
 from ...construction import BuildResult, default_work_dir
 from ...errors import ConfigError
+from ...lock import RunLock
 from ...models.serving import serving
 from ...models.spec import ModelSpec
 from ...records import Item, Suite, SuiteManifest, atomic_write, sha256_file, write_jsonl
@@ -208,7 +210,7 @@ def build_noise(
     work = Path(work_dir) if work_dir is not None else default_work_dir(out)
     if need_generator:
         assert generator is not None
-        with Store(work / "store.sqlite") as store:
+        with RunLock(work, what="build work directory"), Store(work / "store.sqlite") as store:  # one build per work directory
             store.record_run(time.strftime("build-%Y%m%dT%H%M%S"), {"kind": "build noise", "out": str(out), "seed": options.seed,
                                                                    "variants": list(variants)})
             with serving(specs) as live:

@@ -1,0 +1,67 @@
+"""The resilience profile across families: a report over a misleading-context run and a
+clinical-noise run of the same model shows one row per model with each family's declared rates,
+oriented so that higher is better (Type 1 ASR shown as 1 - ASR). The stub server answers with the
+first option (the boundary we do not own), so every number follows from the suites."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from medresilience import EvalOptions, build_report, evaluate
+from medresilience.families.noise.build import NoiseBuildOptions, build_noise
+from medresilience.families.noise.stub_policy import FakeGenerator
+from medresilience.models.spec import parse_model_spec
+from medresilience.records import Suite
+from medresilience.report.profile import profile_frame, profile_section
+from medresilience.samples import sample_suite
+from medresilience.testing.stub_server import StubServer
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("profile")
+    with StubServer(policy=FakeGenerator()) as srv:
+        res = build_noise(FIXTURES / "noise_items.jsonl", root / "noise-suite", parse_model_spec(f"openai:gen,base_url={srv.base_url}"),
+                          NoiseBuildOptions(seed=1, variants=("redherring-10", "rewrite")))
+    noise = Suite.load(res.out)
+    with StubServer(policy="first") as srv:
+        spec = parse_model_spec(f"openai:m,base_url={srv.base_url},label=m")
+        mis = evaluate(sample_suite(), [spec], root / "mis", EvalOptions(limit=8)).results
+        noi = evaluate(noise, [spec], root / "noise", EvalOptions()).results
+    return root, mis, noi, noise
+
+
+def test_profile_rows_follow_each_family_declaration(runs):
+    root, mis, _noi, noise = runs
+    rep = build_report([root / "mis", root / "noise"])
+    df = profile_frame([_run(root / "mis"), _run(root / "noise")])
+    got = {(r.family, r.dimension): r for r in df.itertuples()}
+    # misleading: clean accuracy as is, ASR turned round
+    t1 = mis.models["m"]["none"]["overall"]["type1"]["asr"]
+    assert got[("misleading", "misleading:type1_asr")].value == pytest.approx(1 - t1["p"])
+    assert got[("misleading", "misleading:type1_asr")].lo == pytest.approx(1 - t1["hi"])
+    # noise: the first option is right exactly where the gold answer is A (the variants keep the options)
+    gold_a = sum(it.answer == "A" for it in noise.items.values()) / len(noise.items)
+    assert got[("noise", "noise:clean_acc")].value == pytest.approx(gold_a)
+    assert got[("noise", "noise:redherring-10_acc")].value == pytest.approx(gold_a)
+    assert set(df["model"]) == {"m"}
+    html = rep.html.read_text()
+    assert "Resilience profile (all families)" in html and 'id="fig-profile-all"' in html
+    assert "Resilience profile (all families)" in rep.markdown.read_text()
+    assert "profile_all" in rep.tables
+
+
+def test_one_family_alone_gets_no_cross_family_section(runs):
+    root = runs[0]
+    assert profile_section(profile_frame([_run(root / "mis")])) is None
+    assert "Resilience profile (all families)" not in build_report([root / "mis"], out_dir=root / "r1").html.read_text()
+
+
+def _run(path):
+    from medresilience.report.rundir import load_run
+
+    return load_run(path)
