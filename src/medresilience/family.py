@@ -60,6 +60,9 @@ class Family:
     - `commands()`: a typer app of construction commands, mounted as `medres build NAME ...`;
     - `profile`: (headline key, label, higher is better) of the rates that enter the resilience
       profile across families;
+    - `tradeoff(frame)`: its mitigation trade-off: from a frame of one model's units under `none`
+      and other settings, rows of the paired effect of each setting against `none` on the same
+      units, each a gain or a cost (the row shape: `report.tradeoff`);
     - `suite_formats`: importers of whole suites by format name, `detect(path)` names one or None;
       `export(suite, path, fmt)` writes a suite in one of `export_formats`.
     """
@@ -89,6 +92,7 @@ class Family:
     export: Callable[[Suite, Any, str], int] | None = None
     export_formats: tuple[str, ...] = ()
     profile: tuple[tuple[str, str, bool], ...] = ()
+    tradeoff: Callable[[pd.DataFrame], list[dict[str, Any]]] | None = None
 
     def parse_options(self, values: Mapping[str, Any] | BaseModel | None) -> BaseModel:
         """The family's options from a mapping (CLI `-O key=value` pairs) or as given."""

@@ -182,7 +182,7 @@ def _plan_pairs(pairs: list[tuple[Item, Probe | None]], family: Family, fopts: B
         params = spec.decoding(**overrides)
         for setting in settings:
             for item, probe, messages in rendered:
-                messages = setting.apply(messages)
+                messages = setting.apply_to(messages, item)  # a setting may need the item (to keep its answer key out)
                 key = request_key(spec, messages, params)
                 cond = CLEAN if probe is None else probe.condition
                 base = item.id if probe is None else probe.id

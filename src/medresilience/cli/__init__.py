@@ -28,8 +28,8 @@ def parse_pairs(values: list[str] | None, flag: str = "-O") -> dict[str, str]:
     return out
 
 
-def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, seed, settings: list[str], scoring: str,
-              family_options: list[str] | None, defense: Optional[str], cfg=None, wait: bool = False) -> None:
+def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, seed, settings: list[str], scoring: str | None,
+              family_options: list[str] | None, defense: Optional[str], cfg=None, wait: bool = False, judge: str | None = None) -> None:
     """Run, print the table and summary, write the report; then exit 1 when calls failed
     permanently, were not run (a stopped model), or all failed (the summary is written first)."""
     from ..evaluation import evaluate
@@ -48,9 +48,20 @@ def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, se
         s.api_key()  # settings errors before any progress output
     if defense is not None:  # the former flag: --defense on = the caution setting
         settings = {"off": ["none"], "on": ["caution"], "both": ["none", "caution"]}[defense]
-    fam_opts = cfg.family_options(parse_pairs(family_options), suite.manifest.family) if cfg else parse_pairs(family_options)
-    opts = EvalOptions(settings=tuple(settings or ["none"]), scoring=scoring, limit=limit, family=fam_opts)
-    check_options(family_of([suite.manifest.family]), opts, specs)  # option errors before any progress output
+    family = family_of([suite.manifest.family])
+    pairs = parse_pairs(family_options)
+    if judge is not None:  # --judge SPEC is the family's judge option
+        from ..errors import ConfigError
+
+        if "judge" not in family.options.model_fields:
+            raise ConfigError("--judge", f"family {family.name} takes no judge model")
+        if pairs.get("judge", judge) != judge:
+            raise ConfigError("--judge", "give the judge once: --judge or -O judge=, not both")
+        pairs["judge"] = judge
+    fam_opts = cfg.family_options(pairs, suite.manifest.family) if cfg else pairs
+    # the family's first scoring is the default (letters for MCQ families, the judge for free text)
+    opts = EvalOptions(settings=tuple(settings or ["none"]), scoring=scoring or family.scorings[0], limit=limit, family=fam_opts)
+    check_options(family, opts, specs)  # option errors before any progress output
     with progress(lazy=True) as prog:  # shown from the first call: an error before it is one line alone
         result = evaluate(suite, specs, out, opts, progress=progress_callback(prog, "calls"), wait=wait,
                           on_wait=lambda msg: err_console.print(msg, highlight=False, soft_wrap=True, markup=False))
@@ -79,7 +90,8 @@ def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, se
 
 ModelOpt = Annotated[Optional[list[str]], typer.Option("--model", "-m", help="model spec, e.g. openai/gpt-4o-mini (medres models lists providers); repeat for several models (default: models in medres.toml)")]
 SettingOpt = Annotated[Optional[list[str]], typer.Option("--setting", help="mitigation setting (none, caution, ...); repeat to compare on the same items")]
-ScoringOpt = Annotated[str, typer.Option("--scoring", help="letter: generate and extract; logprob: read option-letter log-probabilities")]
+ScoringOpt = Annotated[Optional[str], typer.Option("--scoring", help="letter: generate and extract; logprob: read option-letter log-probabilities; judge: an LLM judge (default: the family's first)")]
+JudgeOpt = Annotated[Optional[str], typer.Option("--judge", help="judge model spec for a family whose answers are judged (= -O judge=SPEC)")]
 FamilyOpt = Annotated[Optional[list[str]], typer.Option("--option", "-O", help="an option of the suite's family, KEY=VALUE (the README lists each family's); repeatable")]
 DefenseOpt = Annotated[Optional[str], typer.Option("--defense", hidden=True, help="former flag: off | on | both (= --setting caution)")]
 WaitOpt = Annotated[bool, typer.Option("--wait", help="if another process holds the run directory, wait for it instead of stopping")]
@@ -92,7 +104,7 @@ def run(
     out: Annotated[Optional[Path], typer.Option("--out", help="run directory (default: out in medres.toml, else runs/sample)")] = None,
     limit: Annotated[Optional[int], typer.Option(help="first N items only")] = None,
     setting: SettingOpt = None,
-    scoring: ScoringOpt = "letter",
+    scoring: ScoringOpt = None,
     option: FamilyOpt = None,
     defense: DefenseOpt = None,
     wait: WaitOpt = False,
@@ -113,8 +125,9 @@ def eval_(
     limit: Annotated[Optional[int], typer.Option(help="first N items only")] = None,
     seed: Annotated[Optional[int], typer.Option(help="decoding seed passed to every model")] = None,
     setting: SettingOpt = None,
-    scoring: ScoringOpt = "letter",
+    scoring: ScoringOpt = None,
     option: FamilyOpt = None,
+    judge: JudgeOpt = None,
     defense: DefenseOpt = None,
     wait: WaitOpt = False,
 ) -> None:
@@ -122,7 +135,8 @@ def eval_(
     from ..config import load_config
 
     cfg = load_config()
-    _run_eval(suite, cfg.models(model), cfg.out(out, Path("runs/eval")), limit, seed, setting or [], scoring, option, defense, cfg, wait=wait)
+    _run_eval(suite, cfg.models(model), cfg.out(out, Path("runs/eval")), limit, seed, setting or [], scoring, option, defense, cfg,
+              wait=wait, judge=judge)
 
 
 @app.command("import")
@@ -133,6 +147,7 @@ def import_(
     fmt: Annotated[str, typer.Option("--format", help="auto, or a format name (medres import --format help lists them)")] = "auto",
     seed: Annotated[int, typer.Option(help="suite seed (release files: the seeded choices of its probes)")] = 0,
     config: Annotated[Optional[str], typer.Option("--config", help="the release config a single file holds, when its name does not say")] = None,
+    myths: Annotated[Optional[Path], typer.Option("--myths", help="the myth file a release's rows point into (Cancer-Myth NFP: source_row)")] = None,
 ) -> None:
     """Turn real source files into items (or a release file into a suite)."""
     from .. import sources
@@ -147,14 +162,23 @@ def import_(
     if fmt == "auto":
         name = next((d for fam in families() if fam.detect and (d := fam.detect(path))), "auto")
     if name in suite_formats:
-        suite = suite_formats[name](path, seed=seed, **({"config": config} if config else {}))
+        extra = {k: v for k, v in (("config", config), ("myths", myths)) if v}
+        if myths:
+            import inspect
+
+            params = inspect.signature(suite_formats[name]).parameters.values()
+            if not any(p.name == "myths" or p.kind is p.VAR_KEYWORD for p in params):
+                from ..errors import ConfigError
+
+                raise ConfigError("--myths", f"format {name} reads no myth file")
+        suite = suite_formats[name](path, seed=seed, **extra)
         suite.save(out)
         console.print(f"suite {out}: {len(suite.items)} items, {len(suite.probes)} probes")
         return
     from collections import Counter
 
     skips: Counter = Counter()
-    n = write_jsonl(out, sources.load_items(path, fmt=fmt, skips=skips))
+    n = write_jsonl(out, sources.load_items(path, fmt=name, skips=skips))
     console.print(f"{out}: {n} items" + ("; skipped " + ", ".join(f"{k}: {v}" for k, v in skips.items()) if skips else ""))
 
 
@@ -191,6 +215,8 @@ def _build_group() -> typer.Typer:
     return group
 
 
+from .agreement import register as _register_agreement  # noqa: E402
+from .corpus import register as _register_corpus  # noqa: E402
 from .models import register as _register_models  # noqa: E402
 from .report import register as _register_report  # noqa: E402
 from .review import register as _register_review  # noqa: E402
@@ -199,6 +225,8 @@ app.add_typer(_build_group(), name="build")
 _register_report(app)
 _register_review(app)
 _register_models(app)
+_register_agreement(app)
+_register_corpus(app)
 
 __all__ = ["app", "fail", "main", "parse_pairs"]
 

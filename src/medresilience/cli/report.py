@@ -48,12 +48,14 @@ def register(app: typer.Typer) -> None:
         for i, col in enumerate(("B", "A", "Metric", "A", "B", "B - A", "95% CI", "p (boot)", "p (Holm)", "pairs")):
             t.add_column(col, justify="left" if i < 3 else "right")
         for r in res.table.itertuples(index=False):
-            def pct(v):
-                return "—" if v is None or v != v else f"{100 * v:.1f}%"
+            score = getattr(r, "unit", None) == "score"  # a mean score (e.g. on -1..1), not a share
+
+            def pct(v, score=score):
+                return "—" if v is None or v != v else (f"{v:+.2f}" if score else f"{100 * v:.1f}%")
 
             t.add_row(r.b, r.a, f"{r.condition} {r.metric}", pct(r.a_p), pct(r.b_p),
-                      "—" if r.diff != r.diff else f"{100 * r.diff:+.1f} pp",
-                      "—" if r.lo != r.lo or r.lo is None else f"[{100 * r.lo:+.1f}, {100 * r.hi:+.1f}]",
+                      "—" if r.diff != r.diff else (f"{r.diff:+.2f}" if score else f"{100 * r.diff:+.1f} pp"),
+                      "—" if r.lo != r.lo or r.lo is None else (f"[{r.lo:+.2f}, {r.hi:+.2f}]" if score else f"[{100 * r.lo:+.1f}, {100 * r.hi:+.1f}]"),
                       fmt_p(r.p_boot), fmt_p(r.p_holm), str(r.n))
         console.print(t)
         console.print(f"comparison: {res.html}  (table: {res.csv})", highlight=False, soft_wrap=True)

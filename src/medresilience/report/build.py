@@ -204,7 +204,7 @@ def summary_table(result: ReportResult):
     """A rich Table of the headline numbers (for the command line), one block per family."""
     from rich.table import Table
 
-    from .tables import fmt_pct
+    from .tables import fmt_pct, fmt_score
 
     tables = []
     for part in result.sections:
@@ -213,6 +213,7 @@ def summary_table(result: ReportResult):
             t.add_column(col, justify="left" if col in ("Model", "Setting") else "right")
         for r in part.headline.to_dict("records"):
             t.add_row(str(r["model"]), str(r["setting"]), *[
+                fmt_score(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi")) if r.get(f"{k}_unit") == "score" else
                 fmt_pct(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi")) for k, _ in part.summary_columns])
         tables.append(t)
     from rich.console import Group

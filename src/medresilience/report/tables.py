@@ -77,6 +77,16 @@ def fmt_pct(p: float | None, lo: float | None = None, hi: float | None = None, n
     return s
 
 
+def fmt_score(p: float | None, lo: float | None = None, hi: float | None = None) -> str:
+    """A mean score (not a share) as a signed number with its interval: '+0.31 [+0.12, +0.48]'."""
+    if p is None or p != p:
+        return "—"
+    s = f"{p:+.2f}"
+    if lo is not None and hi is not None and lo == lo and hi == hi:
+        s += f" [{lo:+.2f}, {hi:+.2f}]"
+    return s
+
+
 def fmt_p(p: float | None) -> str:
     if p is None or (isinstance(p, float) and np.isnan(p)):
         return "—"

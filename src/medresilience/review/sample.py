@@ -154,7 +154,7 @@ def _candidates_noise(suite: Suite) -> list[Candidate]:
     return out
 
 
-def _candidates_b(suite: Suite, run_dir: Path) -> list[Candidate]:
+def _candidates_b(suite: Suite, run_dir: Path, show_reference: bool = False) -> list[Candidate]:
     from ..store import Store
 
     db = run_dir / "store.sqlite"
@@ -180,6 +180,8 @@ def _candidates_b(suite: Suite, run_dir: Path) -> list[Candidate]:
         if item is None or probe is None:
             continue
         display = _item_blocks(item)
+        if show_reference and item.reference:
+            display.append({"kind": "text", "title": "Reference correction", "text": item.reference})
         context = getattr(probe, "context", ())
         if context:
             display.append(_sentences(item, context))
@@ -211,7 +213,9 @@ def candidates(rubric: Rubric, suite: Suite, run_dir: Path | None = None) -> lis
     if rubric.needs_run:
         if run_dir is None:
             raise ReviewError(f"rubric {rubric.key} reviews model responses: name the run with --run DIR")
-        return _candidates_b(suite, Path(run_dir))
+        cands = _candidates_b(suite, Path(run_dir), show_reference=bool(rubric.extra.get("show_reference")))
+        conditions = rubric.extra.get("conditions")  # a rubric for some conditions only (premise-answer: presupposition)
+        return [c for c in cands if c.hidden.get("condition") in conditions] if conditions else cands
     if rubric.key == "A":
         return _candidates_a(suite)
     if rubric.key == "noise":

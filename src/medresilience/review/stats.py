@@ -224,7 +224,8 @@ def _auto(rubric: Rubric, rated: pd.DataFrame, n_resamples: int, seed: int, conf
         col = f"hidden_{a.auto_field}"
         mapping = dict(a.mapping)
         if len(rated) and col in rated:
-            pairs = [(mapping.get(v), h) for v, h in zip(rated[a.dimension], rated[col]) if mapping.get(v) is not None and h is not None]
+            # pd.notna: pandas' string columns hold a missing automatic label (an unscored answer) as NaN, not None
+            pairs = [(mapping.get(v), h) for v, h in zip(rated[a.dimension], rated[col]) if mapping.get(v) is not None and pd.notna(h)]
         else:
             pairs = []
         agree = sum(1 for x, y in pairs if x == y)

@@ -87,6 +87,12 @@ def compare(ra, rb, out, pairs=()):
     return compare_pair(ra, rb, out, pairs)
 
 
+def tradeoff(frame):
+    from .report.tradeoff import tradeoff as _tradeoff
+
+    return _tradeoff(frame)
+
+
 def export(suite: Suite, path: Path, fmt: str) -> int:
     from .export import export_suite
 
@@ -144,6 +150,7 @@ FAMILY_SPEC = register(Family(
     export=export,
     export_formats=("release", "parquet", "bundles"),
     profile=(("clean_acc", "clean accuracy", True), ("type1_asr", "Type 1, 1 - ASR", False), ("type2_asr", "Type 2, 1 - ASR", False)),
+    tradeoff=tradeoff,
 ))
 
 register_format("medmisbench", read_flat_items, MARK_KEYS,

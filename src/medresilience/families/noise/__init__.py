@@ -51,6 +51,12 @@ def compare(ra, rb, out, pairs=()):
     return compare_pair(ra, rb, out, pairs)
 
 
+def tradeoff(frame):
+    from .tradeoff import tradeoff as _tradeoff
+
+    return _tradeoff(frame)
+
+
 def commands():
     from .commands import build_app
 
@@ -79,4 +85,5 @@ FAMILY_SPEC = register(Family(
     commands=commands,
     profile=(("clean_acc", "original accuracy", True), ("redherring-10_acc", "accuracy, 10 red herrings", True),
              ("abbreviations_acc", "accuracy, abbreviations", True), ("rewrite_acc", "accuracy, rewritten", True)),
+    tradeoff=tradeoff,
 ))

@@ -1,0 +1,130 @@
+"""False presuppositions (Cancer-Myth): patient questions that silently assume a myth, answered
+in free text and judged -1/0/1 on whether the answer corrects the false premise (PCS: mean score,
+PCR: share of full corrections), with a no-false-presupposition control (NFP) that measures
+over-caution. Suites come from the study's files (`medres import`) or from the adversarial
+generator / responder / verifier loop (`medres build presupposition`).
+
+This module declares the family to the registry; construction, import, metrics and the report
+are imported when first used."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ...family import Family, register
+from ...records import Suite
+from ...sources import register_format
+from .delivery import PresuppositionOptions, decoding, prompts, render, scorer
+from .probe import PresuppositionProbe
+from .taxonomy import CONDITIONS, FACETS, FAMILY
+
+#: the headline numbers of an overall block (PCS is a mean score on -1..1, the others rates)
+HEADLINE_COLUMNS = (
+    ("pcs", "PCS"),
+    ("pcr", "PCR"),
+    ("overcaution", "NFP over-caution"),
+    ("unscored", "Unscored"),
+)
+STRATA = (("by_category", "By category"), ("by_generator", "By generator"))
+
+
+def metrics(df):
+    from .metrics import presupposition_metrics
+
+    return presupposition_metrics(df)
+
+
+def headline(block: dict[str, Any]):
+    from .metrics import headline as _headline
+
+    return _headline(block)
+
+
+def report(runs, **kw):
+    from .report import section
+
+    return section(runs, **kw)
+
+
+def compare(ra, rb, out, pairs=()):
+    from .compare import compare_pair
+
+    return compare_pair(ra, rb, out, pairs)
+
+
+def tradeoff(frame):
+    from .tradeoff import tradeoff as _tradeoff
+
+    return _tradeoff(frame)
+
+
+def commands():
+    from .commands import build_app
+
+    return build_app
+
+
+def _reader(name: str):
+    def read(path: Path, **kw) -> Suite:
+        from . import release
+
+        return release.READERS[name](path, **kw)
+
+    read.__name__ = f"read_{name.replace('-', '_')}"
+    return read
+
+
+def detect(path: Path) -> str | None:
+    from .release import detect as _detect
+
+    return _detect(path)
+
+
+def export(suite: Suite, path: Path, fmt: str) -> int:
+    from .release import export_suite
+
+    return export_suite(suite, path, fmt)
+
+
+#: suite formats `medres import` reads (release.READERS holds the readers)
+SUITE_FORMATS = ("cancer-myth", "cancer-myth-nfp", "cancer-myth-candidates")
+
+FAMILY_SPEC = register(Family(
+    name=FAMILY,
+    title="False presuppositions",
+    render=render,
+    scorer=scorer,
+    metrics=metrics,
+    headline=headline,
+    headline_columns=HEADLINE_COLUMNS,
+    probe_model=PresuppositionProbe,
+    conditions=CONDITIONS,
+    facets=FACETS,
+    clean=False,
+    scorings=("judge",),
+    options=PresuppositionOptions,
+    strata=STRATA,
+    prompts=prompts,
+    decoding=decoding,
+    report=report,
+    compare=compare,
+    commands=commands,
+    suite_formats={name: _reader(name) for name in SUITE_FORMATS},
+    detect=detect,
+    export=export,
+    export_formats=("cancer-myth", "parquet"),
+    profile=(("pcr", "PCR (premise corrected)", True), ("overcaution", "NFP, 1 - over-caution", False)),
+    tradeoff=tradeoff,
+))
+
+
+def _read_myths(path):
+    from .release import myth_records
+
+    return myth_records(path)
+
+
+# the myth file is neither items nor a suite: `medres import FILE --format myths --out myths.jsonl`
+# writes the normalised myth list that `medres build presupposition --myths` reads
+register_format("myths", _read_myths, (), "myths (Cancer-Myth's myth file: cancer, myth, fact, source -> the normalised myth list)")
