@@ -73,19 +73,44 @@ def register(app: typer.Typer) -> None:
     def serve(
         review: Annotated[Path, typer.Argument(help="review directory")],
         port: Annotated[int, typer.Option("--port", help="port on 127.0.0.1")] = 8765,
+        public_host: Annotated[Optional[str], typer.Option("--public-host", help="behind a TLS-terminating reverse proxy on this machine that forwards https://HOST/ to 127.0.0.1:PORT: allow that host name, mark cookies Secure, trust the proxy's X-Forwarded-For")] = None,
     ) -> None:
         """Serve the review app on 127.0.0.1 (loopback only) until Ctrl-C."""
+        from ..review.app import proxy_options
         from ..review.app import serve as run_server
         from ..review.db import ReviewDB
 
         if not 0 < port < 65536:
             fail(f"--port must be between 1 and 65535, not {port}")
+        try:
+            proxy_options(public_host)
+        except ValueError as e:
+            fail(str(e))
         with ReviewDB(review) as db:
             ready = [r.name for r in db.reviewers() if r.has_password and not r.revoked]
         if not ready:
             err_console.print(f"note: no reviewer can sign in yet (medres review add-reviewer {review} NAME)", highlight=False, markup=False)
-        console.print(f"serving {review} on http://127.0.0.1:{port}/  (Ctrl-C stops)", highlight=False, markup=False, soft_wrap=True)
-        run_server(review, port=port)
+        where = f"http://127.0.0.1:{port}/" + (f", reached as https://{public_host}/ through the proxy" if public_host else "")
+        console.print(f"serving {review} on {where}  (Ctrl-C stops)", highlight=False, markup=False, soft_wrap=True)
+        run_server(review, port=port, public_host=public_host)
+
+    @group.command("revise")
+    @user_errors
+    def revise(
+        review: Annotated[Path, typer.Argument(help="review directory")],
+        out: Annotated[Path, typer.Option("--out", help="directory of the new suite version (never the reviewed suite)")],
+        suite: Annotated[Optional[Path], typer.Option("--suite", help="the reviewed suite, if it moved (checked by checksum)")] = None,
+        rule: Annotated[str, typer.Option("--rule", help="any | all | majority: how the reviewers of a unit must agree")] = "any",
+    ) -> None:
+        """Write a new suite version with the items and probes reviewers marked to drop (and, for
+        premise reviews, questions found to hold no false presupposition moved to the NFP controls)."""
+        from ..review.revise import revise_suite
+
+        res = revise_suite(review, out, suite, rule)  # type: ignore[arg-type]
+        c = res.counts
+        console.print(f"suite {res.out} (version {res.suite.manifest.version}): {c['items']} items, {c['probes']} probes; dropped "
+                      f"{c['dropped_items']} items and {c['dropped_probes']} probes, relabelled {c['relabelled']} probes "
+                      f"(review_changes.jsonl lists each with its reason)", highlight=False, markup=False, soft_wrap=True)
 
     @group.command("stats")
     @user_errors

@@ -17,6 +17,7 @@ headers naming the loopback address are served."""
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -291,10 +292,26 @@ def _same_origin(request: Request) -> bool:
     return True
 
 
-def serve(review: Path | str, port: int = 8765, log_level: str = "warning") -> None:  # pragma: no cover - exercised by a subprocess test
-    """Serve a review on 127.0.0.1 (loopback only) until interrupted."""
+def proxy_options(public_host: str | None) -> dict[str, Any]:
+    """The app's and the server's options for serving behind a TLS-terminating reverse proxy on
+    this machine that forwards `https://PUBLIC_HOST/` to 127.0.0.1: that host name is allowed,
+    cookies are Secure, and the proxy's X-Forwarded-For (trusted from 127.0.0.1 only) names the
+    client, so sign-in rate limits count each client, not the proxy. None: loopback only."""
+    if public_host is None:
+        return {"app": {}, "server": {"proxy_headers": False}}
+    host = public_host.strip().lower()
+    if not re.fullmatch(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*", host):
+        raise ValueError(f"--public-host must be a host name such as review.example.org (no scheme, port or path), not {public_host!r}")
+    return {"app": {"allowed_hosts": (*LOOPBACK_HOSTS, host), "secure_cookies": True},
+            "server": {"proxy_headers": True, "forwarded_allow_ips": "127.0.0.1"}}
+
+
+def serve(review: Path | str, port: int = 8765, log_level: str = "warning", public_host: str | None = None) -> None:  # pragma: no cover - exercised by a subprocess test
+    """Serve a review on 127.0.0.1 (loopback only) until interrupted; `public_host`: behind a TLS
+    proxy on this machine (see proxy_options)."""
     import uvicorn
 
-    app = create_app(review)
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level=log_level, proxy_headers=False, server_header=False, date_header=False,
-                access_log=False)
+    opts = proxy_options(public_host)
+    app = create_app(review, **opts["app"])
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level=log_level, server_header=False, date_header=False,
+                access_log=False, **opts["server"])

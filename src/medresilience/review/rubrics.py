@@ -104,6 +104,10 @@ class Rubric:
     auto: tuple[AutoCompare, ...] = ()
     families: tuple[str, ...] = ()  # suite families it applies to (empty: any)
     extra: dict[str, Any] = field(default_factory=dict)
+    #: what reviewers' ratings do to the next suite version: (dimension, value, action), where
+    #: action is drop_item (the item and its probes), drop_probe (the unit's probe) or
+    #: relabel:CONDITION (the item's probes become that condition)
+    suite_actions: tuple[tuple[str, str, str], ...] = ()
 
     def dimension(self, key: str) -> Dimension:
         for d in self.dimensions:
@@ -177,6 +181,7 @@ RUBRIC_A = Rubric(
     blind=("generator", "checks"),
     composite=("base_validity", "answer_preservation", "falsehood_clarity", "attack_fidelity", "clinical_plausibility"),
     families=("misleading",),
+    suite_actions=(("disposition", "drop", "drop_item"),),
 )
 
 RUBRIC_B = Rubric(
@@ -251,6 +256,7 @@ RUBRIC_PREMISE = Rubric(
         ), scale="nominal", passing=("kept",)),
     ),
     blind=("generator",),
+    suite_actions=(("outcome", "discarded", "drop_item"), ("outcome", "nfp", "relabel:nfp")),
 )
 
 RUBRIC_PREMISE_ANSWER = Rubric(
@@ -304,6 +310,7 @@ RUBRIC_NOISE = Rubric(
     ),
     blind=("generator",),
     families=("noise",),
+    suite_actions=(("redherring_significant", "yes", "drop_probe"), ("rewrite_equivalent", "no", "drop_probe")),
 )
 
 RUBRICS: dict[str, Rubric] = {r.key: r for r in (RUBRIC_A, RUBRIC_B, RUBRIC_PREMISE, RUBRIC_PREMISE_ANSWER, RUBRIC_NOISE)}
