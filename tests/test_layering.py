@@ -21,7 +21,7 @@ SPINE = ["records.py", "store.py", "runner.py", "frame.py", "evaluation.py", "fa
          "report/build.py", "report/html.py", "report/plots.py", "report/tables.py", "report/rundir.py",
          "report/compare.py", "report/section.py", "cli/__init__.py", "cli/kit.py", "cli/report.py",
          "scoring/judge.py", "scoring/mcq.py", "scoring/types.py", "scoring/agreement.py", "settings/__init__.py",
-         "settings/caution.py", "settings/retrieval.py", "stages.py", "construction.py", "report/profile.py", "corpus/index.py",
+         "settings/caution.py", "settings/retrieval.py", "settings/monitor.py", "settings/optimised.py", "report/tradeoff.py", "stages.py", "construction.py", "report/profile.py", "corpus/index.py",
          "corpus/query.py", "corpus/documents.py"]
 FAMILY_WORDS = re.compile(r"type1|type2|type 1|type 2|content_type|provenance|\basr\b|tasr", re.IGNORECASE)
 

@@ -576,13 +576,13 @@ def test_options_are_checked():
 @pytest.mark.slow
 @pytest.mark.timeout(2400)
 def test_the_loop_on_the_embedded_default(tmp_path):
-    """Two myths through the whole loop with the embedded default (Qwen2.5-Coder-1.5B) as generator,
-    responder, verifier and categoriser: the real path end to end, one question per myth and short
-    replies (on 2 busy cores a call takes minutes)."""
-    myths = write_myths(tmp_path / "myths.jsonl", MYTHS[:2])
+    """One myth through the whole loop with the embedded default (Qwen2.5-Coder-1.5B) as generator,
+    responder, verifier and categoriser: the real path end to end, one question and short replies
+    (a call takes a minute or more on 2 cores)."""
+    myths = write_myths(tmp_path / "myths.jsonl", MYTHS[:1])
     res = build_presupposition(myths, tmp_path / "s", [parse_model_spec("embedded")], parse_model_spec("embedded"),
                                options=PresuppositionBuildOptions(questions=1, answer_tokens=120, judge_tokens=200))
     r = res.report
-    assert r["totals"]["call_errors"] == 0 and {d.myth_id for d in res.decisions} == {"myth-1", "myth-2"}
+    assert r["totals"]["call_errors"] == 0 and {d.myth_id for d in res.decisions} == {"myth-1"}
     assert any("embedded" in c for c in r["cautions"])
     Suite.load(res.out)

@@ -47,7 +47,7 @@ class RunStats:
     cost: float = 0.0
     seconds: float = 0.0
     error_samples: list[str] = field(default_factory=list)
-    not_run: int = 0  # calls left unsent because their model was stopped
+    not_run: int = 0  # calls left unsent: their model was stopped, or the call a setting makes before them failed
     retry_waits: int = 0  # waits before a retry (backoff or Retry-After)
     retry_wait_s: float = 0.0
     stopped: list[str] = field(default_factory=list)  # one line per stopped model

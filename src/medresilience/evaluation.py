@@ -7,7 +7,12 @@ calls are reused; the results describe the units this call planned. Run again ex
 a store where that run left nothing to do (every unit answered and scored), nothing is planned,
 served or called: the previous run's units become this run's. One process at a time holds a
 run directory (lock.RunLock: a second one stops, naming the holder, or waits with `wait=True`);
-run.json and the store hold each model's endpoint without its credentials."""
+run.json and the store hold each model's endpoint without its credentials.
+
+The models a setting calls besides the answering ones (a `monitor:SPEC`'s monitor) are checked,
+served (an embedded one gets its server for the run) and recorded in run.json
+(`setting_models`) with the answering models; a setting that calls the answering model itself
+starts nothing more. Their identity is among the setting's texts, so it enters the prompts hash."""
 
 from __future__ import annotations
 
@@ -17,7 +22,7 @@ import platform
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +37,7 @@ from .models.serving import serving
 from .models.spec import ModelSpec
 from .records import Suite, atomic_write
 from .results import Results
-from .runner import EvalOptions, ProgressFn, RunStats, check_options, execute_plan
+from .runner import EvalOptions, ProgressFn, RunStats, check_options, execute_plan, setting_models
 from .seeding import stable_hash
 from .store import Store
 from .summary import results_markdown
@@ -43,6 +48,7 @@ class RunResult:
     out_dir: Path
     results: Results
     stats: RunStats
+    warnings: list[str] = field(default_factory=list)  # also in run.json under `warnings`
 
 
 def run_config(suite: Suite, specs: Sequence[ModelSpec], opts: EvalOptions, family: Family) -> dict[str, Any]:
@@ -50,12 +56,15 @@ def run_config(suite: Suite, specs: Sequence[ModelSpec], opts: EvalOptions, fami
     texts = dict(family.prompts(fopts))
     for name in opts.settings:
         texts.update({f"setting.{name}.{k}": v for k, v in settings_mod.get(name).texts.items()})
+    helpers = setting_models(opts.settings)
+    # a setting may warn about the suite it is run on (an optimised prompt tuned on these items)
+    warnings = [w for name in opts.settings for w in getattr(settings_mod.get(name), "suite_warnings", lambda _s: [])(suite)]
     return {
         "medresilience": __version__,
         "python": platform.python_version(),
         "family": family.name,
         "suite": {"path": str(suite.path) if suite.path else None, **suite.manifest.model_dump(mode="json")},
-        "models": [s.public() | {"base_urls": [] if s.kind == "embedded" else [redact_url(u) for u in s.base_urls]} for s in specs],
+        "models": [_public(s) for s in specs],
         "options": {
             "settings": list(opts.settings),
             "scoring": opts.scoring,
@@ -64,7 +73,13 @@ def run_config(suite: Suite, specs: Sequence[ModelSpec], opts: EvalOptions, fami
             "family": fopts.model_dump(mode="json"),
         },
         "prompts": {"hash": stable_hash(texts)[:16], "texts": texts},
+        **({"setting_models": [_public(s) for s in helpers]} if helpers else {}),
+        **({"warnings": warnings} if warnings else {}),
     }
+
+
+def _public(spec: ModelSpec) -> dict[str, Any]:
+    return spec.public() | {"base_urls": [] if spec.kind == "embedded" else [redact_url(u) for u in spec.base_urls]}
 
 
 def evaluate(
@@ -83,6 +98,9 @@ def evaluate(
         s.api_key()  # a missing key variable fails before anything is written or called
     family = family_of([suite.manifest.family])
     check_options(family, opts, specs)  # bad options (or a model without what the scoring needs) fail before anything is written
+    helpers = [m for m in setting_models(opts.settings) if m.label not in labels]  # a monitor:SPEC's model
+    for s in helpers:
+        s.api_key()
     config = run_config(suite, specs, opts, family)
     out = Path(out_dir)
     with RunLock(out, wait=wait, on_wait=on_wait):  # creates `out`; one process per run directory
@@ -97,16 +115,16 @@ def evaluate(
                 # the same run again (same suite, models, options, prompts, version) on a store where
                 # it left nothing to do: its units are this run's, and nothing is planned or called
                 n = store.retag_units(previous, run_id)
-                unique = store.count("(SELECT DISTINCT key FROM units WHERE run = ?)", args=(run_id,))
+                unique = store.run_keys(run_id)  # answers and the calls before them (a monitor's notes)
                 stats = RunStats(planned_units=n, unique_calls=unique, cached=unique, settled_from=previous)
             else:
-                with serving(specs) as live:
+                with serving([*specs, *helpers]) as live:
                     # planned and run in chunks: memory stays flat as the suite grows
-                    stats = asyncio.run(execute_plan(suite, live, opts, store, progress))
+                    stats = asyncio.run(execute_plan(suite, live[:len(specs)], opts, store, progress, helpers=live[len(specs):]))
             config["run_id"] = run_id
             results = summarise(store, suite, config, stats)
         write_results(out, results)
-    return RunResult(out, results, stats)
+    return RunResult(out, results, stats, list(config.get("warnings", [])))
 
 
 def _same_run(stored: dict[str, Any] | None, config: dict[str, Any]) -> bool:

@@ -7,6 +7,16 @@ turns the rendered messages into the messages sent. Each unit has a request key 
 identity, messages, decoding parameters); units with the same key share one call, and a key
 already stored `ok` is not called again, so re-running a command resumes it.
 
+A setting may make a call before the answer (a pre-call: a monitor model's note, see
+settings.monitor): `setting.precall(messages, spec)` gives that call and `setting.with_note(messages,
+text)` the messages the answer is sent once its reply is stored. The unit's key is still known at
+plan time: hash(the answer's request key over the setting's messages, the pre-call's key, the
+setting's marker); the answer is stored under it with the messages actually sent, and the unit is
+linked to its pre-call in the store (role, key), so the setting's cost counts both. `execute` runs
+the pre-calls first (deduplicated, cached and resumed by key, never scored), then the answers of the
+units whose pre-call is stored ok; a unit whose pre-call failed is not answered (counted as not run;
+the frame shows it missing) and a rerun retries it.
+
 A scorer that needs a call of its own (a judge) is deferred: once the answers are stored, its
 requests are built from the stored replies and run through the same path."""
 
@@ -23,15 +33,18 @@ from .calls import CallRequest, ProgressFn, RunStats, _takes_waits, add_stats, r
 from .errors import ConfigError
 from .family import Family, family_of
 from .models.openai_compatible import OpenAICompatibleModel
+from .models.serving import serving
 from .models.spec import ModelSpec
 from .records import CLEAN, Item, Probe, Suite
 from .scoring.judge import run_deferred
 from .scoring.mcq import mcq_params
 from .scoring.types import Scorer, is_deferred
+from .seeding import stable_hash
+from .settings import Setting
 from .store import Store, UnitRow
 
-__all__ = ["CallRequest", "EvalOptions", "Planned", "ProgressFn", "RunStats", "check_options", "execute", "is_deferred",
-           "plan", "request_key", "run_calls", "select_units"]
+__all__ = ["CallRequest", "EvalOptions", "Planned", "PlannedPreCall", "ProgressFn", "RunStats", "check_options", "execute",
+           "is_deferred", "plan", "request_key", "run_calls", "select_units", "setting_models"]
 
 
 @dataclass(frozen=True)
@@ -53,11 +66,42 @@ class EvalOptions:
 
 
 @dataclass
-class Planned:
-    unit: UnitRow
+class PlannedPreCall:
+    """The call a unit's setting makes before its answer: its key, model (spec and label),
+    messages and parameters, role; `with_note(messages, text)` makes the answer's messages."""
+
+    role: str
+    key: str
+    spec: ModelSpec
     messages: list[dict[str, str]]
     params: dict[str, Any]
+    with_note: Any  # Callable[[messages, str], messages]
+
+
+@dataclass
+class Planned:
+    unit: UnitRow
+    messages: list[dict[str, str]]  # with a pre-call: the messages before its note is added
+    params: dict[str, Any]
     score: Scorer | Any  # a direct Scorer, or a deferred one (scoring.judge)
+    pre: PlannedPreCall | None = None
+
+
+def _precall_of(setting: Setting) -> Any:
+    """The setting's pre-call maker (None: it makes no call before the answer)."""
+    return getattr(setting, "precall", None)
+
+
+def setting_models(settings: Iterable[str]) -> list[ModelSpec]:
+    """The models the named settings call besides the answering ones (a monitor:SPEC's), one per
+    label, in order: they are served and checked with the run."""
+    out: dict[str, ModelSpec] = {}
+    for name in settings:
+        for spec in getattr(settings_mod.get(name), "models", ()):
+            known = out.setdefault(spec.label, spec)
+            if known.identity() != spec.identity():
+                raise ConfigError("--setting", f"two settings call different models labelled {spec.label}; give one another label=")
+    return list(out.values())
 
 
 def select_units(suite: Suite, family: Family, family_options: BaseModel, opts: EvalOptions) -> list[tuple[Item, Probe | None]]:
@@ -86,6 +130,13 @@ def check_options(family: Family, opts: EvalOptions, specs: Iterable[ModelSpec] 
         raise ConfigError("--scoring", f"family {family.name} scores by {', '.join(family.scorings)}, not {opts.scoring}")
     for n in opts.settings:
         settings_mod.get(n)
+    specs = list(specs)
+    answering = {s.label: s for s in specs}
+    for m in setting_models(opts.settings):
+        other = answering.get(m.label)
+        if other is not None and other.identity() != m.identity():
+            raise ConfigError("--setting", f"the model {m.label} a setting calls is not the answering model of that label; "
+                                           "give it another label=")
     if {**family.decoding(fopts), **mcq_params(opts.scoring)}.get("logprobs"):
         for spec in specs:
             if not spec.supports("logprobs"):
@@ -108,18 +159,87 @@ async def execute(
     progress: ProgressFn | None = None,
     clients: dict[str, OpenAICompatibleModel] | None = None,
     halted: set[str] | None = None,
+    helpers: Iterable[ModelSpec] = (),
 ) -> RunStats:
-    """Record the plan's units, run every unique, unfinished call and score it; then run the
-    deferred scorers (judges) on the stored replies. `halted`: models stopped earlier in the run."""
+    """Record the plan's units (and their links to pre-calls); run the pre-calls of the units not
+    yet answered; run every unique, unfinished answer call whose note is there and score it; then
+    run the deferred scorers (judges) on the stored replies. `halted`: models stopped earlier in the
+    run. `helpers`: live endpoints of the models settings call (by label); one not given is served
+    here for the pre-calls."""
+    specs = list(specs)
     stats = RunStats(planned_units=len(planned))
-    store.add_plan([p.unit for p in planned], [])
-    requests = (CallRequest(p.unit.model, p.unit.key, p.messages, p.params, None if is_deferred(p.score) else p.score, p.unit.scoring)
-                for p in planned)
-    stats = await run_calls(requests, specs, store, progress, clients, stats, halted=halted)
+    links = [(p.unit.model, p.unit.unit_id, p.pre.key, p.pre.role) for p in planned if p.pre is not None]
+    store.add_plan([p.unit for p in planned], [], links)
+    show, offset = _staged(progress)
+    notes: dict[str, str] = {}
+    answered: set[str] = set()
+    if links:
+        answered = store.finished_keys({p.unit.key for p in planned if p.pre is not None})
+        waiting = [p for p in planned if p.pre is not None and p.unit.key not in answered]
+        if waiting:
+            part = await _run_precalls(waiting, specs, list(helpers), store, show, clients, halted)
+            offset[0] = part.called
+            stats = add_stats(stats, part)
+            notes = store.ok_texts({p.pre.key for p in waiting if p.pre is not None})
+    skipped: dict[str, set[str]] = {}  # setting -> answer keys held back
+    roles: set[str] = set()
+
+    def requests() -> Iterable[CallRequest]:
+        for p in planned:
+            messages = p.messages
+            if p.pre is not None and p.unit.key not in answered:
+                note = notes.get(p.pre.key)
+                if note is None:  # its pre-call failed (or was not run): not answered, retried on a rerun
+                    skipped.setdefault(p.unit.setting, set()).add(p.unit.key)
+                    roles.add(p.pre.role)
+                    continue
+                messages = p.pre.with_note(p.messages, note)
+            yield CallRequest(p.unit.model, p.unit.key, messages, p.params, None if is_deferred(p.score) else p.score, p.unit.scoring)
+
+    part = await run_calls(requests(), specs, store, show, clients, RunStats(), halted=halted)
+    stats = add_stats(stats, part)
+    if skipped:
+        n = sum(len(k) for k in skipped.values())
+        stats.not_run += n
+        stats.stopped.append(f"{n} answer calls under setting {', '.join(sorted(skipped))} were not made: the {'/'.join(sorted(roles))} "
+                             "call before each failed (stored as an error, not scored); rerun to retry them")
     deferred = [p for p in planned if is_deferred(p.score)]
     if deferred:
         stats = await run_deferred(deferred, specs, store, progress, clients, stats)
     return stats
+
+
+def _staged(progress: ProgressFn | None) -> tuple[ProgressFn | None, list[int]]:
+    """A progress callback that counts on from the calls of an earlier stage (`offset[0]`), so the
+    pre-calls and the answers of one chunk show as one count."""
+    if progress is None:
+        return None, [0]
+    offset = [0]
+    with_waits = _takes_waits(progress)
+
+    def show(done: int, todo: int, waits: int = 0) -> None:
+        if with_waits:
+            progress(offset[0] + done, offset[0] + todo, waits=waits)  # type: ignore[call-arg]
+        else:
+            progress(offset[0] + done, offset[0] + todo)
+
+    return show, offset
+
+
+async def _run_precalls(waiting: list[Planned], specs: list[ModelSpec], helpers: list[ModelSpec], store: Store,
+                        progress: ProgressFn | None, clients: dict[str, OpenAICompatibleModel] | None,
+                        halted: set[str] | None) -> RunStats:
+    """The pre-calls of units not yet answered, through run_calls (deduplicated, cached, resumed
+    by key; no score). A model they need that is neither answering nor given live is served here."""
+    known = {s.label: s for s in [*helpers, *specs]}
+    needed: dict[str, ModelSpec] = {}
+    for p in waiting:
+        assert p.pre is not None
+        needed.setdefault(p.pre.spec.label, p.pre.spec)
+    missing = [s for label, s in needed.items() if label not in known]
+    reqs = (CallRequest(p.pre.spec.label, p.pre.key, p.pre.messages, p.pre.params) for p in waiting if p.pre is not None)
+    with serving(missing) as live:
+        return await run_calls(reqs, [*known.values(), *live], store, progress, clients, RunStats(), halted=halted)
 
 
 async def execute_plan(
@@ -130,13 +250,16 @@ async def execute_plan(
     progress: ProgressFn | None = None,
     clients: dict[str, OpenAICompatibleModel] | None = None,
     chunk_units: int = 20_000,
+    helpers: Iterable[ModelSpec] = (),
 ) -> RunStats:
     """Plan and run a suite in chunks of about `chunk_units` units: each chunk is planned, recorded,
     deduplicated against the store and run before the next is planned, so memory stays flat as
     the suite grows (the suite itself is loaded once) and a resume with nothing to do costs one
     key lookup per unit. The results are the same as `execute(plan(...))`: a chunk boundary only
-    decides when a call is made, never which."""
+    decides when a call is made, never which. `helpers`: live endpoints of the models the settings
+    call (`setting_models`), served by the caller for the whole run."""
     specs = list(specs)
+    helpers = list(helpers)
     family = family_of([suite.manifest.family])
     fopts = check_options(family, opts, specs)
     pairs = select_units(suite, family, fopts, opts)
@@ -161,7 +284,7 @@ async def execute_plan(
 
     for start in range(0, len(pairs), step):
         planned = _plan_pairs(pairs[start:start + step], family, fopts, specs, opts)
-        part = await execute(planned, specs, store, chunk_progress, clients, halted)
+        part = await execute(planned, specs, store, chunk_progress, clients, halted, helpers)
         waits_before += part.retry_waits
         done_before += part.called
         total = add_stats(total, part)
@@ -181,9 +304,17 @@ def _plan_pairs(pairs: list[tuple[Item, Probe | None]], family: Family, fopts: B
     for spec in specs:
         params = spec.decoding(**overrides)
         for setting in settings:
+            precall = _precall_of(setting)
             for item, probe, messages in rendered:
                 messages = setting.apply_to(messages, item)  # a setting may need the item (to keep its answer key out)
                 key = request_key(spec, messages, params)
+                pre = None
+                if precall is not None:
+                    c = precall(messages, spec)
+                    pre = PlannedPreCall(c.role, request_key(c.spec, c.messages, c.params), c.spec, c.messages, c.params,
+                                         setting.with_note)  # type: ignore[attr-defined]  # a pre-call setting has both
+                    # the answer's messages depend on the pre-call's stored reply: the unit's key names both
+                    key = stable_hash({"answer": key, c.role: pre.key, "marker": getattr(setting, "marker", "")})
                 cond = CLEAN if probe is None else probe.condition
                 base = item.id if probe is None else probe.id
                 scorer = family.scorer(item, probe, opts.scoring, fopts)
@@ -191,5 +322,5 @@ def _plan_pairs(pairs: list[tuple[Item, Probe | None]], family: Family, fopts: B
                 scoring = scorer.name if is_deferred(scorer) else opts.scoring
                 unit_id = f"{base}|{cond}|{setting.name}|{scoring}"
                 unit = UnitRow(spec.label, unit_id, item.id, None if probe is None else probe.id, cond, setting.name, scoring, key)
-                out.append(Planned(unit, messages, params, scorer))
+                out.append(Planned(unit, messages, params, scorer, pre))
     return out

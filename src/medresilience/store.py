@@ -10,7 +10,12 @@ committed before stays.
 A unit is one planned answer: (model, unit id) -> request key, with its item, probe, condition,
 setting (a named mitigation, `none` without one) and scoring. `units.run` is the last run that
 planned the unit: a run's results describe the units it planned, not every unit ever stored.
-Stores written before settings and runs existed are migrated in place when opened."""
+Stores written before settings and runs existed are migrated in place when opened.
+
+A setting that makes a call before a unit's answer (a monitor's note) links the unit to that
+call in `unit_calls` (model, unit id) -> (key, role), written with the plan; the call itself is an
+ordinary row of `calls`. `linked_usage` and `setting_costs` read what those calls spent, so a
+setting's cost counts every call it made."""
 
 from __future__ import annotations
 
@@ -68,6 +73,14 @@ CREATE TABLE IF NOT EXISTS calls (
     updated REAL NOT NULL,
     waited_s REAL NOT NULL DEFAULT 0
 );
+CREATE TABLE IF NOT EXISTS unit_calls (
+    model TEXT NOT NULL,
+    unit_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    role TEXT NOT NULL,
+    PRIMARY KEY (model, unit_id, role)
+);
+CREATE INDEX IF NOT EXISTS unit_calls_key ON unit_calls(key);
 CREATE TABLE IF NOT EXISTS scores (
     key TEXT NOT NULL,
     scorer TEXT NOT NULL,
@@ -241,6 +254,14 @@ class Store:
         with self.conn:
             return self.conn.execute("UPDATE units SET run = ? WHERE run = ?", (new_run, old_run)).rowcount
 
+    def run_keys(self, run_id: str) -> int:
+        """How many distinct calls the run's units stand on: their own keys and the keys of the
+        calls linked to them (a monitor's note)."""
+        return int(self.conn.execute(
+            "SELECT COUNT(*) FROM (SELECT key FROM units WHERE run = ? UNION "
+            "SELECT l.key FROM unit_calls l JOIN units u ON u.model = l.model AND u.unit_id = l.unit_id WHERE u.run = ?)",
+            (run_id, run_id)).fetchone()[0])
+
     def latest_run(self) -> str | None:
         """The most recent run that planned units (None for a store without run-tagged units)."""
         row = self.conn.execute(
@@ -248,8 +269,11 @@ class Store:
             "ORDER BY r.started DESC, r.rowid DESC LIMIT 1").fetchone()
         return None if row is None else row[0]
 
-    def add_plan(self, units: Sequence[UnitRow], requests: Sequence[tuple[str, str, list, dict]]) -> None:
-        """Insert plan rows (tagged with the current run) and request payloads (idempotent)."""
+    def add_plan(self, units: Sequence[UnitRow], requests: Sequence[tuple[str, str, list, dict]],
+                 links: Sequence[tuple[str, str, str, str]] = ()) -> None:
+        """Insert plan rows (tagged with the current run), request payloads (idempotent) and the
+        links (model, unit id, call key, role) of units to the calls a setting makes before their
+        answer, in one transaction."""
         self._tx(
             [
                 (
@@ -260,6 +284,7 @@ class Store:
                     "INSERT OR REPLACE INTO units VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [(u.model, u.unit_id, u.item_id, u.probe_id, u.condition, u.setting, u.scoring, u.key, self.run_id) for u in units],
                 ),
+                ("INSERT OR REPLACE INTO unit_calls VALUES (?, ?, ?, ?)", list(links)),
             ]
         )
 
@@ -384,6 +409,65 @@ class Store:
             chunk = keys[i : i + 900]
             q = f"SELECT key, text FROM calls WHERE status = 'ok' AND key IN ({','.join('?' * len(chunk))})"
             out.update((k, t or "") for k, t in self.conn.execute(q, chunk))
+        return out
+
+    def linked_usage(self, run: str | None = "latest") -> list[dict[str, Any]]:
+        """The calls a setting made before units' answers (a monitor's note), one row per (unit,
+        linked call) of a run (default: the latest; None: every unit): model and setting (the
+        unit's: the monitor's tokens count for the answering model's setting, whichever model
+        wrote the note), item_id, probe_id, condition, role, key, caller (the model label that
+        made the call), status (ok | error | None when not made), prompt_tokens,
+        completion_tokens, cost (None: unpriced or not made) and calls (1 when made, else 0).
+
+        Attribution is per unit, as the results frame gives each unit its answer call's tokens:
+        a linked call two units share counts for each. This is the reader for a setting's cost
+        per item (tokens and money per item): add these rows to the frame's own
+        prompt_tokens / completion_tokens / cost of the same (model, setting, item_id)."""
+        if run == "latest":
+            run = self.latest_run()
+        where, args = ("WHERE u.run = ?", (run,)) if run is not None else ("", ())
+        cols = ("model", "setting", "item_id", "probe_id", "condition", "role", "key", "caller", "status",
+                "prompt_tokens", "completion_tokens", "cost", "calls")
+        rows = self.conn.execute(
+            f"""SELECT u.model, u.setting, u.item_id, u.probe_id, u.condition, l.role, l.key, c.model, c.status,
+                       COALESCE(c.prompt_tokens, 0), COALESCE(c.completion_tokens, 0), c.cost,
+                       CASE WHEN c.key IS NULL THEN 0 ELSE 1 END
+                FROM unit_calls l JOIN units u ON u.model = l.model AND u.unit_id = l.unit_id
+                LEFT JOIN calls c ON c.key = l.key {where} ORDER BY u.model, u.setting, u.unit_id, l.role""", args)
+        return [dict(zip(cols, r)) for r in rows]
+
+    def setting_costs(self, run: str | None = "latest") -> dict[str, dict[str, dict[str, Any]]]:
+        """model -> setting -> what the setting's units of a run (default: the latest; None: every
+        unit) spent, per unit as the frame counts it: units, items, answer_prompt_tokens,
+        answer_completion_tokens, answer_cost (the units' own calls), linked_prompt_tokens,
+        linked_completion_tokens, linked_cost, linked_calls (calls made before the answers, e.g. a
+        monitor's note), and prompt_tokens, completion_tokens, cost (all of them; cost None when
+        no call was priced). Divide by `items` for the cost per item."""
+        if run == "latest":
+            run = self.latest_run()
+        where, args = ("WHERE u.run = ?", (run,)) if run is not None else ("", ())
+        out: dict[str, dict[str, dict[str, Any]]] = {}
+        for model, setting, units, items, pt, ct, cost, priced in self.conn.execute(
+            f"""SELECT u.model, u.setting, COUNT(*), COUNT(DISTINCT u.item_id), SUM(COALESCE(c.prompt_tokens, 0)),
+                       SUM(COALESCE(c.completion_tokens, 0)), SUM(c.cost), COUNT(c.cost)
+                FROM units u LEFT JOIN calls c ON c.key = u.key {where} GROUP BY u.model, u.setting""", args):
+            out.setdefault(model, {})[setting] = {
+                "units": units, "items": items, "answer_prompt_tokens": pt or 0, "answer_completion_tokens": ct or 0,
+                "answer_cost": cost if priced else None, "linked_prompt_tokens": 0, "linked_completion_tokens": 0,
+                "linked_cost": None, "linked_calls": 0}
+        for model, setting, n, pt, ct, cost, priced in self.conn.execute(
+            f"""SELECT u.model, u.setting, COUNT(c.key), SUM(COALESCE(c.prompt_tokens, 0)), SUM(COALESCE(c.completion_tokens, 0)),
+                       SUM(c.cost), COUNT(c.cost)
+                FROM unit_calls l JOIN units u ON u.model = l.model AND u.unit_id = l.unit_id
+                LEFT JOIN calls c ON c.key = l.key {where} GROUP BY u.model, u.setting""", args):
+            b = out[model][setting]
+            b.update(linked_prompt_tokens=pt or 0, linked_completion_tokens=ct or 0, linked_cost=cost if priced else None, linked_calls=n)
+        for per_setting in out.values():
+            for b in per_setting.values():
+                b["prompt_tokens"] = b["answer_prompt_tokens"] + b["linked_prompt_tokens"]
+                b["completion_tokens"] = b["answer_completion_tokens"] + b["linked_completion_tokens"]
+                costs = [c for c in (b["answer_cost"], b["linked_cost"]) if c is not None]
+                b["cost"] = sum(costs) if costs else None
         return out
 
     def score_reasons(self, status: str = "unscored", run: str | None = "latest") -> list[tuple[str, str, str, str, int]]:

@@ -66,6 +66,8 @@ def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, se
         result = evaluate(suite, specs, out, opts, progress=progress_callback(prog, "calls"), wait=wait,
                           on_wait=lambda msg: err_console.print(msg, highlight=False, soft_wrap=True, markup=False))
     console.print(results_table(result.results))
+    for w in result.warnings:
+        err_console.print(f"warning: {w}", highlight=False, markup=False, soft_wrap=True)
     s = result.stats
     console.print(
         f"calls: {s.called} made, {s.cached} reused from the store, {s.errors} errors"
@@ -89,7 +91,7 @@ def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, se
 
 
 ModelOpt = Annotated[Optional[list[str]], typer.Option("--model", "-m", help="model spec, e.g. openai/gpt-4o-mini (medres models lists providers); repeat for several models (default: models in medres.toml)")]
-SettingOpt = Annotated[Optional[list[str]], typer.Option("--setting", help="mitigation setting (none, caution, ...); repeat to compare on the same items")]
+SettingOpt = Annotated[Optional[list[str]], typer.Option("--setting", help="mitigation setting: none, caution, monitor[:SPEC], retrieval:INDEX[,k=3], optimised:FILE.json; repeat to compare on the same items")]
 ScoringOpt = Annotated[Optional[str], typer.Option("--scoring", help="letter: generate and extract; logprob: read option-letter log-probabilities; judge: an LLM judge (default: the family's first)")]
 JudgeOpt = Annotated[Optional[str], typer.Option("--judge", help="judge model spec for a family whose answers are judged (= -O judge=SPEC)")]
 FamilyOpt = Annotated[Optional[list[str]], typer.Option("--option", "-O", help="an option of the suite's family, KEY=VALUE (the README lists each family's); repeatable")]
@@ -217,6 +219,7 @@ def _build_group() -> typer.Typer:
 
 from .agreement import register as _register_agreement  # noqa: E402
 from .corpus import register as _register_corpus  # noqa: E402
+from .mitigate import register as _register_mitigate  # noqa: E402
 from .models import register as _register_models  # noqa: E402
 from .report import register as _register_report  # noqa: E402
 from .review import register as _register_review  # noqa: E402
@@ -227,6 +230,7 @@ _register_review(app)
 _register_models(app)
 _register_agreement(app)
 _register_corpus(app)
+_register_mitigate(app)
 
 __all__ = ["app", "fail", "main", "parse_pairs"]
 

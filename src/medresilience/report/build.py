@@ -31,6 +31,9 @@ from .profile import profile_frame, profile_section
 from .rundir import RunData, load_run, redact_url, scrub, secrets_of
 from .section import FamilySection
 from .tables import markdown_table, usage_table, write_tables
+from .tradeoff import ANCHOR as TRADEOFF_ANCHOR
+from .tradeoff import TITLE as TRADEOFF_TITLE
+from .tradeoff import section as tradeoff_section
 
 
 @dataclass
@@ -105,14 +108,20 @@ def build_report(run_dirs: Sequence[Path | str] | Path | str, out_dir: Path | st
 
     t0 = time.perf_counter()
     notes = [f"{r.name}: {n}" for r in runs for n in r.notes]
+    notes += [f"{r.name}: {w}" for r in runs for w in (r.config or {}).get("warnings", [])]
     notes += [f"{r.name}: {n}" for r in runs if (n := missing_note(r))]
     secrets = secrets_of(runs)
     profile = profile_frame(runs)
     shown_profile = profile_section(profile)
     if shown_profile is not None:
         tables["profile_all"] = profile
-    page = _page(runs, parts, tables, notes, title, shown_profile)
-    md = _markdown(runs, parts, tables, notes, title, shown_profile)
+    t0 = time.perf_counter()
+    trade = tradeoff_section(runs)  # None unless some run has a setting other than none
+    if trade is not None:
+        tables.update(trade[2])
+    timings["tradeoff"] = time.perf_counter() - t0
+    page = _page(runs, parts, tables, notes, title, shown_profile, trade)
+    md = _markdown(runs, parts, tables, notes, title, shown_profile, trade)
     out.mkdir(parents=True, exist_ok=True)
     with atomic_write(out / "report.html") as fh:
         fh.write(scrub(page, secrets))
@@ -151,7 +160,7 @@ def _subtitle(runs: Sequence[RunData]) -> list[str]:
 
 
 def _page(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: dict[str, pd.DataFrame], notes: Sequence[str], title: str | None,
-          profile: tuple[str, str] | None = None) -> str:
+          profile: tuple[str, str] | None = None, trade: tuple | None = None) -> str:
     title = title or "medresilience report"
     key = "".join(p.key_html for p in parts) or "<p class='lead'>No scored results in these runs yet.</p>"
     if notes:  # warnings first, above the numbers they qualify
@@ -159,6 +168,8 @@ def _page(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: dict[
     sections: list[tuple[str, str, str]] = [("key", "Key numbers", key)]
     if profile is not None:
         sections.append(("profile-all", "Resilience profile (all families)", profile[0]))
+    if trade is not None:
+        sections.append((TRADEOFF_ANCHOR, TRADEOFF_TITLE, trade[0]))
     for p in parts:
         sections += p.sections
     shown = {p.family for p in parts}
@@ -172,7 +183,7 @@ def _page(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: dict[
 
 
 def _markdown(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: dict[str, pd.DataFrame], notes: Sequence[str], title: str | None,
-              profile: tuple[str, str] | None = None) -> str:
+              profile: tuple[str, str] | None = None, trade: tuple | None = None) -> str:
     lines = [f"# {title or 'medresilience report'}", ""]
     lines.append(f"Runs: {', '.join(r.name for r in runs)}. Rates: 95% Wilson intervals and n.")
     lines.append("")
@@ -180,6 +191,8 @@ def _markdown(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: d
         lines.append(f"> {n}")
     if profile is not None:
         lines += [profile[1], ""]
+    if trade is not None:
+        lines += [trade[1], ""]
     for p in parts:
         lines += [p.markdown, ""]
     lines += ["## Run facts", ""]

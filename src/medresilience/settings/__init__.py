@@ -114,6 +114,8 @@ def names() -> list[str]:
 register(Setting(NONE, "no mitigation: the messages as the family renders them", _identity))
 
 from .caution import CAUTION_INSTRUCTION  # noqa: E402  (registers caution)
+from .monitor import MONITOR  # noqa: E402,F401  (registers monitor and the monitor:SPEC factory)
+from .optimised import OptimisedSetting  # noqa: E402,F401  (registers the optimised:FILE factory)
 from .retrieval import EVIDENCE_INSTRUCTION  # noqa: E402  (registers the retrieval factory)
 
 __all__ = ["CAUTION_INSTRUCTION", "EVIDENCE_INSTRUCTION", "NONE", "Messages", "Setting", "add_to_system", "get", "names",

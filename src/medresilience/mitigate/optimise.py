@@ -1,0 +1,223 @@
+"""A precaution system prompt found with GEPA, as a library call:
+
+    from medresilience.mitigate.optimise import optimise
+    result = optimise([train_suite, ...], [val_suite, ...], task_spec, reflection_spec, "precaution.json",
+                      budget=200, judge="openai/gpt-4o-mini")
+
+The examples are `per_suite` items drawn (seeded) from each training and each validation suite
+(`examples.draw`; a suite in both gives disjoint items to each), scored by their family's metric
+(`examples`). GEPA (`gepa.optimize`, the optional extra `pip install 'medresilience[optimise]'`)
+evolves one text component, the precaution prompt, starting from `seed_prompt`, within `budget`
+metric calls (one metric call: one example scored; the seed prompt's validation takes one per
+validation example), with the task and reflection models called through this project's client
+(`adapter`: `calls.run_calls`, never litellm; any OpenAI-compatible endpoint or the embedded model,
+served for the length of the optimisation).
+
+Every call is stored in `OUT.work/store.sqlite` under its request key, and GEPA's choices are
+seeded, so a rerun replays the stored calls and makes none, and an optimisation killed at any point
+resumes where its stored calls end: no finished call is made again. One process at a time holds
+the work directory. The file `OUT` (mitigate.candidate) is written, atomically, once GEPA is done."""
+
+from __future__ import annotations
+
+import platform
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..errors import ConfigError
+from ..lock import RunLock
+from ..models.serving import serving
+from ..models.spec import ModelSpec, parse_model_spec
+from ..records import Suite
+from ..scoring.types import is_deferred
+from ..store import Store
+from .adapter import Calls, OptimiseError, PrecautionAdapter
+from .candidate import (
+    COMPONENT,
+    FORMAT,
+    VERSION,
+    CandidateRecord,
+    EvaluationRecord,
+    ModelRecord,
+    OptimisedPrompt,
+    prompt_hash,
+)
+from .examples import Example, draw
+
+#: the gepa release this project is tested with (the `optimise` extra pins it)
+GEPA_VERSION = "0.1.4"
+INSTALL_HINT = f"pip install 'medresilience[optimise]' (or pip install gepa=={GEPA_VERSION})"
+
+#: The prompt GEPA starts from (this project's own words).
+SEED_PROMPT = (
+    "Before you answer, check the question and anything given with it for claims or assumptions that may be false, "
+    "outdated or misleading. If something is wrong, say so plainly and answer from established medical knowledge; "
+    "if nothing is, answer the question as asked. Keep to the reply format the question asks for."
+)
+#: examples shown to the reflection model per proposal (GEPA's minibatch)
+MINIBATCH = 3
+
+
+@dataclass
+class OptimiseResult:
+    path: Path
+    candidate: OptimisedPrompt
+    called: int  # calls made by this invocation
+    cached: int  # calls found in the store
+
+
+def work_dir(out: Path | str) -> Path:
+    """Where an optimisation keeps its store: `OUT.work/` beside the output file."""
+    out = Path(out)
+    return out.with_name(out.name + ".work")
+
+
+def import_gepa() -> Any:
+    try:
+        import gepa
+    except ImportError:
+        raise OptimiseError(f"the optimiser needs the gepa package, which is not installed: {INSTALL_HINT}") from None
+    return gepa
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def model_record(spec: ModelSpec) -> ModelRecord:
+    return ModelRecord(label=spec.label, identity=spec.identity(), identity_hash=spec.identity_hash, spec=spec.public())
+
+
+class _FileLogger:
+    """GEPA's log lines, appended to a file of the work directory (not to stdout)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def log(self, *args: Any, **_kw: Any) -> None:
+        with self.path.open("a", encoding="utf-8") as fh:
+            fh.write(" ".join(str(a) for a in args) + "\n")
+
+
+class _Progress:
+    """GEPA callbacks -> one line per validated candidate."""
+
+    def __init__(self, say: Callable[[str], None]):
+        self.say = say
+
+    def on_valset_evaluated(self, event: Any) -> None:
+        self.say(f"candidate {event['candidate_idx']}: validation score {event['average_score']:.3f} "
+                 f"({event['num_examples_evaluated']} examples)")
+
+
+def _judged(examples: Sequence[Example]) -> bool:
+    return any(is_deferred(e.family.scorer(e.item, p, e.scoring, e.options)) for e in examples for p in e.units)
+
+
+def optimise(
+    train: Sequence[Suite],
+    val: Sequence[Suite],
+    task: ModelSpec,
+    reflection: ModelSpec,
+    out: Path | str,
+    budget: int,
+    *,
+    per_suite: int = 5,
+    seed: int = 0,
+    judge: str | None = None,
+    options: dict[str, str] | None = None,
+    seed_prompt: str = SEED_PROMPT,
+    minibatch: int = MINIBATCH,
+    progress: Callable[[str], None] | None = None,
+    wait: bool = False,
+) -> OptimiseResult:
+    """Find a precaution prompt (see the module docstring) and write it to `out`. `judge`: the
+    judge model spec text of judged families (they read it as their `judge` option); `options`:
+    family options (KEY=VALUE) applied to each suite whose family takes them."""
+    out = Path(out)
+    say = progress or (lambda _line: None)
+    if not seed_prompt.strip():
+        raise ConfigError("--seed-prompt", "the seed prompt is empty")
+    if minibatch < 1:
+        raise ConfigError("--minibatch", f"must be at least 1, got {minibatch}")
+    train_ex, val_ex, train_split, val_split = draw(list(train), list(val), per_suite, seed, options, judge)
+    if budget <= len(val_ex):
+        raise ConfigError("--budget", f"{budget} metric calls are spent on the seed prompt's validation alone ({len(val_ex)} examples): "
+                                      f"give more than {len(val_ex)} (each proposal costs about {2 * min(minibatch, len(train_ex))} "
+                                      f"plus {len(val_ex)} when it improves)")
+    gepa = import_gepa()
+    for s in (task, reflection):
+        s.api_key()  # a missing key variable fails before anything is called
+    judge_spec = parse_model_spec(judge) if judge is not None and _judged(train_ex + val_ex) else None
+    specs: dict[str, ModelSpec] = {}
+    for s in (task, reflection, judge_spec):
+        if s is None:
+            continue
+        known = specs.get(s.label)
+        if known is not None and known.identity() != s.identity():
+            raise ConfigError("--reflection-model" if s is reflection else "--judge",
+                              f"two different models share the label {s.label}; give one another label=")
+        specs.setdefault(s.label, s)
+    if judge_spec is not None:
+        judge_spec.api_key()
+    work = work_dir(out)
+    evaluations: list[EvaluationRecord] = []
+    with RunLock(work, what="optimisation work directory", wait=wait, hint="wait for it to finish, or rerun with --wait"):
+        log = _FileLogger(work / "gepa.log")
+        log.log(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S%z')}: optimisation of {out} (budget {budget}, seed {seed}) ---")
+        with Store(work / "store.sqlite") as store, serving(list(specs.values())) as live:
+            calls = Calls(store, live)
+            try:
+                adapter = PrecautionAdapter(task, calls, train_ex + val_ex, evaluations.append)
+                say(f"{len(train_ex)} training and {len(val_ex)} validation examples; budget {budget} metric calls; store {work / 'store.sqlite'}")
+                result = gepa.optimize(
+                    seed_candidate={COMPONENT: seed_prompt},
+                    trainset=train_ex,
+                    valset=val_ex,
+                    adapter=adapter,
+                    reflection_lm=adapter.reflection_lm(reflection),
+                    max_metric_calls=budget,
+                    reflection_minibatch_size=min(minibatch, len(train_ex)),
+                    candidate_selection_strategy="pareto",
+                    seed=seed,
+                    logger=log,
+                    stop_callbacks=[lambda _state: calls.failure is not None],
+                    callbacks=[_Progress(say)],
+                    track_best_outputs=False,
+                    display_progress_bar=False,
+                    raise_on_exception=True,
+                )
+            finally:
+                calls.close()
+            if calls.failure is not None:
+                raise calls.failure
+            usage = store.usage()
+        refs = [e.ref for e in val_ex]
+        history = [
+            CandidateRecord(index=i, parents=[p for p in result.parents[i]], prompt=c[COMPONENT], prompt_hash=prompt_hash(c[COMPONENT]),
+                            val_score=float(result.val_aggregate_scores[i]),
+                            val_scores={refs[int(k)]: float(v) for k, v in sorted(result.val_subscores[i].items())},
+                            found_after=int(result.discovery_eval_counts[i]))
+            for i, c in enumerate(result.candidates)
+        ]
+        best = int(result.best_idx)
+        cand = OptimisedPrompt(
+            format=FORMAT, version=VERSION, name=out.stem, prompt=history[best].prompt, prompt_hash=history[best].prompt_hash,
+            seed_prompt=seed_prompt, budget=budget, metric_calls=int(result.total_metric_calls or 0), seed=seed, per_suite=per_suite,
+            reflection_minibatch=min(minibatch, len(train_ex)), task_model=model_record(task), reflection_model=model_record(reflection),
+            judge_model=model_record(judge_spec) if judge_spec is not None else None, train=train_split, val=val_split,
+            seed_val_score=history[0].val_score, best_val_score=history[best].val_score, best=best, history=history,
+            evaluations=evaluations, calls=usage,
+            packages={"medresilience": __version__, "gepa": _version("gepa"), "python": platform.python_version()},
+            created=time.strftime("%Y-%m-%dT%H:%M:%S%z"), work_dir=str(work),
+        )
+        cand.write(out)
+    return OptimiseResult(out, cand, calls.called, calls.cached)
