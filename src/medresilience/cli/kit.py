@@ -11,6 +11,7 @@ import contextlib
 import functools
 import signal
 import threading
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -90,6 +91,26 @@ def progress(lazy: bool = False) -> Progress:
         console=err_console,
         transient=False,
     )
+
+
+class StageProgress:
+    """One bar per stage label, fed by a builder's (label, done, total) callback."""
+
+    def __init__(self) -> None:
+        self.bar = progress()
+        self.tasks: dict[str, Any] = {}
+
+    def __enter__(self) -> StageProgress:
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.bar.__exit__(*exc)
+
+    def __call__(self, label: str, done: int, total: int) -> None:
+        if label not in self.tasks:
+            self.tasks[label] = self.bar.add_task(label, total=total)
+        self.bar.update(self.tasks[label], completed=done, total=total)
 
 
 def progress_callback(prog: Progress, description: str):

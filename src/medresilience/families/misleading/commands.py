@@ -16,30 +16,11 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ...cli.kit import console, err_console, progress
+from ...cli.kit import StageProgress, console, err_console
 from ...cli.kit import user_errors as _user_errors
 
 build_app = typer.Typer(no_args_is_help=True, help="Build stress-test suites with a generator model.")
 
-
-class _Progress:
-    """One bar per stage label, fed by the engine's (label, done, total) callback."""
-
-    def __init__(self) -> None:
-        self.bar = progress()
-        self.tasks: dict[str, Any] = {}
-
-    def __enter__(self) -> _Progress:
-        self.bar.__enter__()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.bar.__exit__(*exc)
-
-    def __call__(self, label: str, done: int, total: int) -> None:
-        if label not in self.tasks:
-            self.tasks[label] = self.bar.add_task(label, total=total)
-        self.bar.update(self.tasks[label], completed=done, total=total)
 
 
 class DesignOpt(str, Enum):
@@ -132,7 +113,7 @@ def misleading(
         est = estimate_build(loaded, gen, opts, ver, work_dir=work_dir, out=out)
         console.print_json(json.dumps(est, default=str))
         return
-    with _Progress() as prog:
+    with StageProgress() as prog:
         res = build_misleading(loaded, gen, out, opts, ver, work_dir, progress=prog)
     _print_summary(res.report)
     console.print(f"suite: {out}  (suite.json, items.jsonl, probes.jsonl, build_report.md, decisions.jsonl)")
@@ -169,7 +150,7 @@ def regenerate(
     from .construct.sensitivity import regenerate_subset
 
     s = Suite.load(suite)
-    with _Progress() as prog:
+    with StageProgress() as prog:
         res = regenerate_subset(
             s, parse_model_spec(generator), out, n, _strata(by), parse_model_spec(verify) if verify else None,
             retries, work_dir=work_dir, reference_out=reference_out, name=name, progress=prog,
@@ -202,7 +183,7 @@ def reassign(
     from .construct.sensitivity import reassign_provenance
 
     s = Suite.load(suite)
-    with _Progress() as prog:
+    with StageProgress() as prog:
         res = reassign_provenance(
             s, cycle.value, out, parse_model_spec(generator) if generator else None, mode.value, n, _strata(by),
             parse_model_spec(verify) if verify else None, retries, work_dir=work_dir, reference_out=reference_out,

@@ -8,11 +8,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
 import typer
 
-from ...cli.kit import console, err_console, progress
+from ...cli.kit import StageProgress, console, err_console
 from ...cli.kit import user_errors as _user_errors
 from .variants import CONDITIONS
 
@@ -20,23 +20,6 @@ build_app = typer.Typer(no_args_is_help=True, help="Build clinical-noise suites.
 
 SPEC_HELP = "generator model spec: embedded, openai:MODEL,base_url=URL[,api_key_env=VAR,...] or @model.json"
 
-
-class _Progress:
-    def __init__(self) -> None:
-        self.bar = progress()
-        self.tasks: dict[str, Any] = {}
-
-    def __enter__(self) -> _Progress:
-        self.bar.__enter__()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.bar.__exit__(*exc)
-
-    def __call__(self, label: str, done: int, total: int) -> None:
-        if label not in self.tasks:
-            self.tasks[label] = self.bar.add_task(label, total=total)
-        self.bar.update(self.tasks[label], completed=done, total=total)
 
 
 def _split(values: list[str] | None) -> tuple[str, ...] | None:
@@ -77,7 +60,7 @@ def noise(
     wanted = chosen or CONDITIONS
     gen = parse_model_spec(generator) if any(v in GENERATED for v in wanted) else None
     ver = parse_model_spec(verify) if verify else None
-    with _Progress() as prog:
+    with StageProgress() as prog:
         res = build_noise(items, out, gen, opts, work_dir, progress=prog, source_format=fmt, checker=ver)
     r = res.report
     it = r["items"]

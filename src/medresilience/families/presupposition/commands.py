@@ -9,34 +9,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
 import typer
 
-from ...cli.kit import console, err_console, progress
+from ...cli.kit import StageProgress, console, err_console
 from ...cli.kit import user_errors as _user_errors
 
 build_app = typer.Typer(no_args_is_help=True, help="Build false-presupposition suites.")
 
 SPEC_HELP = "model spec: embedded, openai:MODEL,base_url=URL[,api_key_env=VAR,...], PROVIDER/MODEL or @model.json"
 
-
-class _Progress:
-    def __init__(self) -> None:
-        self.bar = progress()
-        self.tasks: dict[str, Any] = {}
-
-    def __enter__(self) -> _Progress:
-        self.bar.__enter__()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.bar.__exit__(*exc)
-
-    def __call__(self, label: str, done: int, total: int) -> None:
-        if label not in self.tasks:
-            self.tasks[label] = self.bar.add_task(label, total=total)
-        self.bar.update(self.tasks[label], completed=done, total=total)
 
 
 @build_app.command("presupposition")
@@ -81,7 +64,7 @@ def presupposition(
     cat = parse_model_spec(categoriser) if categoriser else None
     chk = parse_model_spec(verify) if verify else None
     seeds = load_seeds(valid_seeds, invalid_seeds)
-    with _Progress() as prog:
+    with StageProgress() as prog:
         res = build_presupposition(myths, out, gens, ver, resp, opts, categoriser=cat, checker=chk, seeds=seeds, work_dir=work_dir,
                                    progress=prog)
     r = res.report
