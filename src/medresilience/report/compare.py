@@ -30,6 +30,29 @@ class CompareResult:
     parquet: Path
 
 
+@dataclass
+class Side:
+    """One side of a comparison: a run's frame restricted to one model and setting."""
+
+    run: str
+    model: str
+    setting: str  # none, or a mitigation's name
+    frame: pd.DataFrame
+
+    def label(self, with_run: bool) -> str:
+        return (f"{self.run}: " if with_run else "") + self.model + ("" if self.setting == "none" else f" ({self.setting})")
+
+    @property
+    def scorers(self) -> list[str]:
+        """The scorer names of its units (a judge's name carries its model and rubric hash)."""
+        return sorted({str(s) for s in self.frame["scoring"].dropna().unique()}) if "scoring" in self.frame else []
+
+
+def side(run: str, frame: pd.DataFrame, model: str, setting: str) -> Side:
+    f = frame[(frame["model"].astype(str) == model).to_numpy() & (frame["setting"].astype(str) == setting).to_numpy()]
+    return Side(run, model, setting, f)
+
+
 def compare_runs(run_a: Path | str, run_b: Path | str, out_dir: Path | str | None = None, pairs: Sequence[str] = ()) -> CompareResult:
     """Compare two run directories on shared items; write compare.{html,md,csv,parquet} to out_dir
     (default: RUN_B/compare-<name of RUN_A>). Returns the table and the paths written."""

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ... import stats
+from ...report.compare import Side, side
 from .variants import CONDITIONS, TITLES
 
 N_RESAMPLES = stats.CLUSTER_RESAMPLES
@@ -37,18 +38,6 @@ POOLED = "perturbed"
 COLUMNS = ["pair", "a", "b", "condition", "metric", "a_k", "a_n", "a_p", "a_lo", "a_hi", "b_k", "b_n", "b_p", "b_lo", "b_hi",
            "n", "items", "diff", "lo", "hi", "p_boot", "p_holm", "test", "test_b", "test_c", "p_test"]
 
-
-@dataclass
-class Side:
-    """One side of a comparison: a run's frame restricted to one model and setting."""
-
-    run: str
-    model: str
-    setting: str
-    frame: pd.DataFrame
-
-    def label(self, with_run: bool) -> str:
-        return (f"{self.run}: " if with_run else "") + self.model + ("" if self.setting == "none" else f" ({self.setting})")
 
 
 @dataclass
@@ -59,9 +48,6 @@ class Comparison:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-def side(run: str, frame: pd.DataFrame, model: str, setting: str) -> Side:
-    f = frame[(frame["model"].astype(str) == model).to_numpy() & (frame["setting"].astype(str) == setting).to_numpy()]
-    return Side(run, model, setting, f)
 
 
 def _answered(f: pd.DataFrame) -> pd.DataFrame:

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ... import stats
+from ...report.compare import Side, side
 from .metrics import N_RESAMPLES, SEED, pcs_rate
 from .taxonomy import NFP, PRESUPPOSITION
 
@@ -37,22 +38,6 @@ COLUMNS = ["pair", "a", "b", "condition", "metric", "a_k", "a_n", "a_p", "a_lo",
            "n", "diff", "lo", "hi", "p_boot", "p_holm", "test", "test_b", "test_c", "p_test", "unit"]
 METRIC_TITLES = {"pcs": "PCS (mean score, -1..1)", "pcr": "PCR (fully corrected)", "overcaution": "NFP over-caution"}
 
-
-@dataclass
-class Side:
-    """One side of a comparison: a run's frame restricted to one model and setting."""
-
-    run: str
-    model: str
-    setting: str
-    frame: pd.DataFrame
-
-    def label(self, with_run: bool) -> str:
-        return (f"{self.run}: " if with_run else "") + self.model + ("" if self.setting == "none" else f" ({self.setting})")
-
-    @property
-    def scorers(self) -> list[str]:
-        return sorted({str(s) for s in self.frame["scoring"].dropna().unique()}) if "scoring" in self.frame else []
 
 
 @dataclass
@@ -64,9 +49,6 @@ class Comparison:
     same_judge: bool = True
 
 
-def side(run: str, frame: pd.DataFrame, model: str, setting: str) -> Side:
-    f = frame[(frame["model"].astype(str) == model).to_numpy() & (frame["setting"].astype(str) == setting).to_numpy()]
-    return Side(run, model, setting, f)
 
 
 def _scored(f: pd.DataFrame) -> pd.DataFrame:

@@ -25,27 +25,13 @@ import numpy as np
 import pandas as pd
 
 from .... import stats
+from ....report.compare import Side, side
 
 KEY = ["item_id", "probe_id", "condition"]
 N_RESAMPLES = stats.CLUSTER_RESAMPLES
 
 
-@dataclass
-class Side:
-    """One side of a comparison: a run's frame restricted to one model and setting."""
 
-    run: str
-    model: str
-    setting: str  # none, or a mitigation's name
-    frame: pd.DataFrame
-
-    def label(self, with_run: bool) -> str:
-        return (f"{self.run}: " if with_run else "") + self.model + ("" if self.setting == "none" else f" ({self.setting})")
-
-
-def side(run: str, frame: pd.DataFrame, model: str, setting: str) -> Side:
-    f = frame[(frame["model"] == model).to_numpy() & (frame["setting"] == setting).to_numpy()]
-    return Side(run, model, setting, f)
 
 
 def _codes(col: pd.Series, categories: pd.Index) -> np.ndarray:
