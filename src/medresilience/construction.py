@@ -3,11 +3,17 @@ returns. The builders themselves (their stages, checks and reports) are the fami
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .records import Suite
+from .records import Suite, atomic_write, write_jsonl
+
+REPORT_JSON = "build_report.json"
+REPORT_MD = "build_report.md"
+DECISIONS = "decisions.jsonl"
 
 
 @dataclass
@@ -22,3 +28,14 @@ def default_work_dir(out: Path | str) -> Path:
     """The work directory of a build writing suite `out`: `<out>.build/` beside it."""
     out = Path(out)
     return out.with_name(out.name + ".build")
+
+
+def write_build_files(out: Path, report: Mapping[str, Any], markdown: str, decisions: Iterable[Mapping[str, Any]]) -> None:
+    """build_report.json / .md and decisions.jsonl, written into the suite directory after the
+    suite (they are not part of its checksums)."""
+    with atomic_write(out / REPORT_JSON) as fh:
+        json.dump(report, fh, indent=2, default=str)
+        fh.write("\n")
+    with atomic_write(out / REPORT_MD) as fh:
+        fh.write(markdown)
+    write_jsonl(out / DECISIONS, decisions)

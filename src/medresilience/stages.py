@@ -278,3 +278,13 @@ def run_stage(store: Store, spec: ModelSpec | None, stage: str, tasks: Mapping[s
         st.cost = (st.cost or 0.0) + float(u["cost"])
     st.seconds += time.perf_counter() - t0
     return results
+
+
+def stage_table(stages: Mapping[str, Mapping[str, Any]], totals: Mapping[str, Any]) -> list[str]:
+    """A build report's Markdown table of its stages' figures (StageStats as dicts) and their total."""
+    lines = ["| Stage | tasks | requests | made now | reused | call errors | retries | failures | prompt tok | completion tok |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, s in [*stages.items(), ("total", totals)]:
+        lines.append(f"| {name} | {s['units']} | {s['requests']} | {s['calls_made']} | {s['reused']} | {s['call_errors']} | "
+                     f"{s['retries']} | {s['failures']} | {s['prompt_tokens']} | {s['completion_tokens']} |")
+    return [*lines, ""]

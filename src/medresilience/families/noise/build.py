@@ -22,7 +22,6 @@ atomically, at the end; with the same inputs, seed and stored replies it is the 
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections import Counter
@@ -33,12 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from ... import __version__
-from ...construction import BuildResult, default_work_dir
+from ...construction import BuildResult, default_work_dir, write_build_files
 from ...errors import ConfigError
 from ...lock import RunLock
 from ...models.serving import serving
 from ...models.spec import ModelSpec
-from ...records import Item, Suite, SuiteManifest, atomic_write, sha256_file, write_jsonl
+from ...records import Item, Suite, SuiteManifest, sha256_file
+from ...stages import stage_table
 from ...store import Store
 from . import abbreviations as abbr
 from . import checker as chk
@@ -50,9 +50,6 @@ from .probe import NoiseProbe
 from .split import insertion_points
 from .variants import ABBREVIATIONS, CONDITIONS, FAMILY, GENERATED, HERRING_VARIANTS, HERRINGS, REWRITE, facets_of
 
-REPORT_JSON = "build_report.json"
-REPORT_MD = "build_report.md"
-DECISIONS = "decisions.jsonl"
 BUILD_VERSION = "noise-build/1"
 
 
@@ -502,23 +499,11 @@ def report_markdown(report: Mapping[str, Any]) -> str:
         lines += ["| Abbreviation (sense -> abbreviation) | replaced |", "|---|---:|"]
         lines += [f"| {k} | {v} |" for k, v in list(report["abbreviations"].items())[:50]] + [""]
     if report.get("stages"):
-        lines += ["| Stage | tasks | requests | made now | reused | call errors | retries | failures | prompt tok | completion tok |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-        for name, s in [*report["stages"].items(), ("total", report["totals"])]:
-            lines.append(f"| {name} | {s['units']} | {s['requests']} | {s['calls_made']} | {s['reused']} | {s['call_errors']} | "
-                         f"{s['retries']} | {s['failures']} | {s['prompt_tokens']} | {s['completion_tokens']} |")
-        lines.append("")
+        lines += stage_table(report["stages"], report["totals"])
     lines += ["Per-item decisions, with reasons: decisions.jsonl.", ""]
     return "\n".join(lines)
 
 
 def write_report(out: Path, report: Mapping[str, Any], decisions: Sequence[Decision]) -> None:
-    """build_report.json / .md and decisions.jsonl, written into the suite directory after the
-    suite (they are not part of its checksums)."""
-    with atomic_write(out / REPORT_JSON) as fh:
-        json.dump(report, fh, indent=2, default=str)
-        fh.write("\n")
-    with atomic_write(out / REPORT_MD) as fh:
-        fh.write(report_markdown(report))
-    write_jsonl(out / DECISIONS, (d.as_dict() for d in decisions))
+    write_build_files(out, report, report_markdown(report), (d.as_dict() for d in decisions))
 

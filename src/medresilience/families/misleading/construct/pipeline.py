@@ -21,7 +21,6 @@ and tried again by the next run."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -30,12 +29,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .... import __version__
-from ....construction import BuildResult, default_work_dir
+from ....construction import BuildResult, default_work_dir, write_build_files
 from ....errors import ConfigError
 from ....lock import RunLock
 from ....models.serving import serving
 from ....models.spec import ModelSpec
-from ....records import Item, Suite, SuiteManifest, atomic_write, sha256_file, write_jsonl
+from ....records import Item, Suite, SuiteManifest, sha256_file
 from ....runner import request_key
 from ....seeding import rng_for
 from ....store import Store
@@ -64,9 +63,6 @@ from .inputs import LoadedItems, Skip
 
 Design = Literal["standard", "crossed"]
 DESIGNS = ("standard", "crossed")
-REPORT_JSON = "build_report.json"
-REPORT_MD = "build_report.md"
-DECISIONS = "decisions.jsonl"
 
 
 @dataclass(frozen=True)
@@ -512,14 +508,7 @@ def report_markdown(report: Mapping[str, Any]) -> str:
 
 
 def write_report(out: Path, report: Mapping[str, Any], decisions: Sequence[Decision]) -> None:
-    """build_report.json / .md and decisions.jsonl, written into the suite directory (after the
-    suite itself; they are not part of its checksums)."""
-    with atomic_write(out / REPORT_JSON) as fh:
-        json.dump(report, fh, indent=2, default=str)
-        fh.write("\n")
-    with atomic_write(out / REPORT_MD) as fh:
-        fh.write(report_markdown(report))
-    write_jsonl(out / DECISIONS, (d.as_dict() for d in decisions))
+    write_build_files(out, report, report_markdown(report), (d.as_dict() for d in decisions))
 
 
 # --------------------------------------------------------------------------- dry run

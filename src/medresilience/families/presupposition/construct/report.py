@@ -3,24 +3,21 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ....construction import write_build_files
 from ....models.spec import ModelSpec
-from ....records import Suite, atomic_write, write_jsonl
-from ....stages import StageStats, add_stage_stats
+from ....records import Suite
+from ....stages import StageStats, add_stage_stats, stage_table
 from ..taxonomy import CATEGORY_KEYS
 from .loop import Decision, GeneratorRun
 
 if TYPE_CHECKING:  # pragma: no cover
     from .build import PresuppositionBuildOptions
 
-REPORT_JSON = "build_report.json"
-REPORT_MD = "build_report.md"
-DECISIONS = "decisions.jsonl"
 
 #: the order statuses are shown in
 STATUSES = ("kept", "not_selected", "unsound", "unchecked", "candidate", "partial", "easy", "unscored", "no_answer", "rejected",
@@ -210,12 +207,7 @@ def report_markdown(report: Mapping[str, Any]) -> str:
         lines += [f"Checker `{report['checker']}`: {c['checked']} checked, {c['sound']} sound, {c['unsound']} unsound (dropped), "
                   f"{c['unchecked']} not readable (dropped).", ""]
     if report.get("stages"):
-        lines += ["| Stage | tasks | requests | made now | reused | call errors | retries | failures | prompt tok | completion tok |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-        for name, s in [*report["stages"].items(), ("total", report["totals"])]:
-            lines.append(f"| {name} | {s['units']} | {s['requests']} | {s['calls_made']} | {s['reused']} | {s['call_errors']} | "
-                         f"{s['retries']} | {s['failures']} | {s['prompt_tokens']} | {s['completion_tokens']} |")
-        lines.append("")
+        lines += stage_table(report["stages"], report["totals"])
     if report.get("requests_per_kept_question") is not None:
         lines += [f"Requests per kept question: {report['requests_per_kept_question']}.", ""]
     lines += ["Per-question decisions, with reasons: decisions.jsonl.", ""]
@@ -223,11 +215,4 @@ def report_markdown(report: Mapping[str, Any]) -> str:
 
 
 def write_report(out: Path, report: Mapping[str, Any], decisions: Sequence[Decision]) -> None:
-    """build_report.json / .md and decisions.jsonl, written into the suite directory after the
-    suite (they are not part of its checksums)."""
-    with atomic_write(out / REPORT_JSON) as fh:
-        json.dump(report, fh, indent=2, default=str)
-        fh.write("\n")
-    with atomic_write(out / REPORT_MD) as fh:
-        fh.write(report_markdown(report))
-    write_jsonl(out / DECISIONS, (d.as_dict() for d in decisions))
+    write_build_files(out, report, report_markdown(report), (d.as_dict() for d in decisions))
