@@ -209,18 +209,23 @@ def _resume_setup(units: int):
 def _fill(units: int, db: str) -> None:
     """Store every planned call of the synthetic suite as answered (through the store's own
     writer, no HTTP), so that a run on it is an empty resume."""
-    from medresilience.calls import CallRow
+    from medresilience.models.openai_compatible import Completion
     from medresilience.runner import _plan_pairs, select_units
-    from medresilience.store import Store
+    from medresilience.store import CallRow, ScoreRow, Store
 
     suite, spec, opts, fam, fopts = _resume_setup(units)
+    suite.save(Path(db).with_suffix(".suite"))  # for the runs that load it from disk
     with Store(db) as store:
         store.record_run("fill", {})
         pairs = select_units(suite, fam, fopts, opts)
         for i in range(0, len(pairs), 20_000):
             planned = _plan_pairs(pairs[i:i + 20_000], fam, fopts, [spec], opts)
             store.add_plan([p.unit for p in planned], [(p.unit.key, spec.label, p.messages, p.params) for p in planned])
-            store.write_results([CallRow(p.unit.key, spec.label, "ok", text="Answer: A") for p in planned], [])
+            # each answer with its score, as a run writes them: a run on this store is a settled rerun
+            done = Completion("Answer: A", "stop", 0, 0, 0.0, 1)
+            scores = [(p.unit.key, p.unit.scoring, p.score(done)) for p in planned]
+            store.write_results([CallRow(p.unit.key, spec.label, "ok", text=done.text) for p in planned],
+                                [ScoreRow(k, name, s.label, s.status, s.detail, s.value) for k, name, s in scores])
 
 
 def _resume_one(units: int, way: str, db: str) -> dict:
@@ -241,28 +246,28 @@ def _resume_one(units: int, way: str, db: str) -> dict:
                 "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "suite_mb": loaded}
 
 
-def _evaluate_twice(units: int, db: str) -> dict:
-    """One process: `evaluate` on a filled store twice. The first is the ordinary empty resume
-    (plan, render and look up every unit, then summarise); the second is a rerun of a settled run
-    (nothing planned: the units are retagged) and its summary."""
+def _evaluate_once(units: int, db: str, phase: str) -> dict:
+    """One process, as `medres eval --suite DIR` runs: the suite saved by the fill loaded lazily
+    from disk, then `evaluate` on a copy of the filled store. `ordinary`: the first run on it (plan,
+    render and look up every unit: nothing to call; then summarise); `settled`: the same run again,
+    now settled (nothing read, planned or computed: the units are retagged, the results kept)."""
     import shutil
 
     from medresilience import evaluate
+    from medresilience.records import Suite
 
-    suite, spec, opts, _, _ = _resume_setup(units)
-    loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    _, spec, opts, _, _ = _resume_setup(0)
     out = Path(db).with_suffix(".run")
-    out.mkdir(exist_ok=True)
-    shutil.copy(db, out / "store.sqlite")
-    row = {"way": "evaluate", "units": len(suite.items) * 5, "suite_mb": loaded}
-    for phase in ("ordinary", "settled"):
-        t = time.perf_counter()
-        r = evaluate(suite, [spec], out, opts)
-        row[f"{phase}_s"] = time.perf_counter() - t
-        row[f"{phase}_called"] = r.stats.called
-        row[f"{phase}_settled"] = r.stats.settled_from is not None
-    row["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return row
+    if phase == "ordinary":
+        out.mkdir(exist_ok=True)
+        shutil.copy(db, out / "store.sqlite")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    t = time.perf_counter()
+    suite = Suite.load(Path(db).with_suffix(".suite"), lazy=True)
+    r = evaluate(suite, [spec], out, opts)
+    return {"way": phase, "units": r.stats.planned_units, "resume_s": time.perf_counter() - t, "called": r.stats.called,
+            "settled": r.stats.settled_from is not None, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "suite_mb": before}
 
 
 def resume(args) -> None:
@@ -271,20 +276,18 @@ def resume(args) -> None:
         for units in args.units:
             db = str(Path(d) / f"r-{units}.sqlite")
             subprocess.run([sys.executable, __file__, "_resume_one", "--n", str(units), "--way", "fill", "--db", db], check=True)
-            for way in ("whole", "chunks"):
+            for way in args.ways:
                 r = subprocess.run([sys.executable, __file__, "_resume_one", "--n", str(units), "--way", way, "--db", db],
                                    capture_output=True, text=True, check=True)
                 rows.append(json.loads(r.stdout.strip().splitlines()[-1]))
-            r = subprocess.run([sys.executable, __file__, "_resume_one", "--n", str(units), "--way", "evaluate", "--db", db],
-                               capture_output=True, text=True, check=True)
-            rows.append(json.loads(r.stdout.strip().splitlines()[-1]))
     print("| planned units | planning | empty resume (s) | calls made | peak RSS (MB) | of which the loaded suite (MB) |")
     print("|---:|---|---:|---:|---:|---:|")
+    names = {"ordinary": "`evaluate` of the suite loaded lazily from disk, first run on the store",
+             "settled": "`evaluate` of the suite loaded lazily from disk, the same run again"}
     for r in rows:
-        if r["way"] == "evaluate":
-            for phase in ("ordinary", "settled"):
-                print(f"| {r['units']:,} | evaluate, {phase} rerun{' (nothing planned)' if r[f'{phase}_settled'] else ''} | "
-                      f"{r[f'{phase}_s']:.1f} | {r[f'{phase}_called']} | {r['rss_mb']:.0f} | {r['suite_mb']:.0f} |")
+        if r["way"] in names:
+            print(f"| {r['units']:,} | {names[r['way']]}{' (settled: nothing read or planned)' if r['settled'] else ''} | "
+                  f"{r['resume_s']:.1f} | {r['called']} | {r['rss_mb']:.0f} | (read in the run) |")
         else:
             print(f"| {r['units']:,} | {r['way']} | {r['resume_s']:.1f} | {r['called']} | {r['rss_mb']:.0f} | {r['suite_mb']:.0f} |")
 
@@ -295,7 +298,7 @@ def scale(args) -> None:
     rows = []
     with StubProcess(policy="hash") as stub, tempfile.TemporaryDirectory() as d:
         for units in args.units:
-            for way in ("whole", "chunks"):
+            for way in args.ways:
                 db = str(Path(d) / f"{way}-{units}.sqlite")
                 r = subprocess.run([sys.executable, __file__, "_scale_one", "--n", str(units), "--url", stub.base_url, "--way", way, "--db", db],
                                    capture_output=True, text=True, check=True)
@@ -323,8 +326,10 @@ def main() -> None:
     one.add_argument("--scoring", default="letter")
     sc = sub.add_parser("scale")
     sc.add_argument("--units", type=int, nargs="+", default=[10_000, 100_000])
+    sc.add_argument("--ways", nargs="+", default=["whole", "chunks"], choices=["whole", "chunks"])
     rs = sub.add_parser("resume")
     rs.add_argument("--units", type=int, nargs="+", default=[100_000, 1_000_000])
+    rs.add_argument("--ways", nargs="+", default=["whole", "chunks", "ordinary", "settled"], choices=["whole", "chunks", "ordinary", "settled"])
     ro = sub.add_parser("_resume_one")
     ro.add_argument("--n", type=int)
     ro.add_argument("--way")
@@ -344,8 +349,8 @@ def main() -> None:
     if args.cmd == "_resume_one":
         if args.way == "fill":
             _fill(args.n, args.db)
-        elif args.way == "evaluate":
-            print(json.dumps(_evaluate_twice(args.n, args.db)))
+        elif args.way in ("ordinary", "settled"):
+            print(json.dumps(_evaluate_once(args.n, args.db, args.way)))
         else:
             print(json.dumps(_resume_one(args.n, args.way, args.db)))
         return

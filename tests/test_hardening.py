@@ -162,11 +162,11 @@ def test_two_evals_on_one_run_directory_make_each_call_once(tmp_path):
     """A second `medres eval` on a busy --out says who holds it and stops; with --wait it waits,
     then resumes from the store: no call is made twice."""
     suite_dir = tmp_path / "suite"
-    make_tiny_suite(n_copies=3).save(suite_dir)  # 12 items -> 60 calls
+    make_tiny_suite(n_copies=3).save(suite_dir)  # 12 items -> 60 calls, 6 s at 0.2 s a call two at a time: the others start meanwhile
     log = tmp_path / "stub.jsonl"
     out = tmp_path / "run"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    with StubServer(policy=oracle_policy, faults=Faults(delay=0.05), log_path=log) as srv:
+    with StubServer(policy=oracle_policy, faults=Faults(delay=0.2), log_path=log) as srv:
         first = subprocess.Popen(_cli_cmd(suite_dir, out, srv.base_url), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         try:
             _wait_until(lambda: srv.stats.total >= 4, proc=first)
@@ -183,7 +183,7 @@ def test_two_evals_on_one_run_directory_make_each_call_once(tmp_path):
                     p.kill()
         assert first.returncode == 0, err1
         assert waiting.returncode == 0, err3
-        assert "waiting" in err3 and f"pid {first.pid}" in err3
+        assert "waiting" in err3 and f"pid {first.pid}" in err3, (out3, err3, err1)
         assert "0 made, 60 reused" in out3
     attempts = Counter(json.loads(x)["key"] for x in log.read_text().splitlines())
     assert len(attempts) == 60 and set(attempts.values()) == {1}

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import make_tiny_suite, oracle_policy
 from medresilience import EvalOptions, evaluate
 from medresilience.models.spec import parse_model_spec
@@ -39,6 +41,33 @@ def test_a_settled_run_is_reused_without_planning(tmp_path):
     assert again.results.run.run_id != first.results.run.run_id
     assert len(_units(out)) == first.stats.planned_units  # every unit now belongs to the latest run
     assert json.loads((out / "results.json").read_text())["run"]["run_id"] == again.results.run.run_id
+
+
+def test_a_settled_rerun_keeps_the_previous_results_and_recomputes_them_only_when_the_file_is_not_that_runs(tmp_path, monkeypatch):
+    import medresilience.evaluation as ev
+
+    suite = make_tiny_suite()
+    out = tmp_path / "run"
+    computed: list[str] = []
+    real = ev.summarise
+    monkeypatch.setattr(ev, "summarise", lambda *a, **k: computed.append("x") or real(*a, **k))  # a spy on our own code
+    with StubServer(policy=oracle_policy) as srv:
+        first = evaluate(suite, [_spec(srv.base_url)], out, EvalOptions())
+        assert computed == ["x"]
+        again = evaluate(suite, [_spec(srv.base_url)], out, EvalOptions())
+        assert computed == ["x"] and again.stats.settled_from == first.results.run.run_id  # not computed again
+        stored = json.loads((out / "results.json").read_text())
+        assert stored["run"]["run_id"] == again.results.run.run_id and stored["last_execution"]["settled_from"] == first.results.run.run_id
+        assert {k: v for k, v in stored.items() if k not in ("run", "last_execution")} == \
+            {k: v for k, v in json.loads(first.results.model_dump_json()).items() if k not in ("run", "last_execution")}
+        # a results.json that is not the previous run's (edited, or another run's) is computed again
+        (out / "results.json").write_text(json.dumps({**stored, "run": {**stored["run"], "run_id": "someone-else"}}))
+        third = evaluate(suite, [_spec(srv.base_url)], out, EvalOptions())
+        assert computed == ["x", "x"] and third.stats.settled_from == again.results.run.run_id
+        (out / "results.json").write_text("{not json")
+        fourth = evaluate(suite, [_spec(srv.base_url)], out, EvalOptions())
+        assert computed == ["x", "x", "x"] and fourth.results.models == first.results.models
+        assert srv.stats.total == first.stats.called
 
 
 def test_another_option_or_an_error_takes_the_ordinary_path(tmp_path):
@@ -74,3 +103,32 @@ def test_an_unreadable_answer_is_not_settled(tmp_path):
     with StubServer(policy=lambda m, r: "I cannot say.") as srv:
         third = evaluate(suite, [_spec(srv.base_url)], out, EvalOptions())
     assert third.stats.settled_from is None
+
+
+def test_a_lazily_loaded_suite_is_not_read_by_a_settled_rerun_and_bad_records_still_fail_first(tmp_path):
+    from medresilience.errors import InputError
+    from medresilience.records import Suite
+
+    d = make_tiny_suite().save(tmp_path / "suite")
+    out = tmp_path / "run"
+    with StubServer(policy=oracle_policy) as srv:
+        first = evaluate(Suite.load(d, lazy=True), [_spec(srv.base_url)], out, EvalOptions())
+        lazy = Suite.load(d, lazy=True)
+        again = evaluate(lazy, [_spec(srv.base_url)], out, EvalOptions())
+        assert again.stats.settled_from == first.results.run.run_id and again.results.models == first.results.models
+        assert lazy._unread is not None  # its items and probes were never read
+        limited = Suite.load(d, lazy=True)
+        other = evaluate(limited, [_spec(srv.base_url)], out, EvalOptions(limit=1))  # not the same run: read and planned
+        assert limited._unread is None and other.stats.settled_from is None
+    # a bad probe line in a lazily loaded suite fails with its file and line before the run writes
+    lines = (d / "probes.jsonl").read_text().splitlines()
+    lines[1] = json.dumps({**json.loads(lines[1]), "item_id": "nope"})
+    (d / "probes.jsonl").write_text("\n".join(lines) + "\n")
+    bad = Suite.load(d, verify=False, lazy=True)
+    fresh = tmp_path / "fresh"
+    with pytest.raises(InputError, match=r"probes\.jsonl:2.*item_id"):
+        evaluate(bad, [_spec("http://127.0.0.1:9/v1")], fresh, EvalOptions())
+    assert not fresh.exists()
+    with pytest.raises(InputError, match=r"probes\.jsonl:2"):
+        evaluate(bad, [_spec("http://127.0.0.1:9/v1")], out, EvalOptions())  # an earlier run's store: read before writing
+    assert json.loads((out / "run.json").read_text())["options"]["limit"] == 1  # run.json is still the last good run's

@@ -5,7 +5,8 @@ secrets, options, settings, prompt texts and hash, suite manifest), `results.jso
 `results.Results`) and `results.md`. Calling it again on the same directory resumes: finished
 calls are reused; the results describe the units this call planned. Run again exactly as before on
 a store where that run left nothing to do (every unit answered and scored), nothing is planned,
-served or called: the previous run's units become this run's. One process at a time holds a
+served, called or computed: the previous run's units become this run's, and so do its results
+(results.json, under the new run id; computed again when the file is not that run's). One process at a time holds a
 run directory (lock.RunLock: a second one stops, naming the holder, or waits with `wait=True`);
 run.json and the store hold each model's endpoint without its credentials.
 
@@ -28,7 +29,7 @@ from typing import Any
 
 from . import __version__
 from . import settings as settings_mod
-from .errors import ConfigError
+from .errors import ConfigError, MedresError
 from .family import Family, family_of
 from .frame import results_frame
 from .lock import RunLock
@@ -103,12 +104,16 @@ def evaluate(
         s.api_key()
     config = run_config(suite, specs, opts, family)
     out = Path(out_dir)
+    if not (out / "store.sqlite").exists():
+        suite.read()  # no earlier run to settle: a bad suite fails before anything is written
     with RunLock(out, wait=wait, on_wait=on_wait):  # creates `out`; one process per run directory
-        with atomic_write(out / "run.json") as fh:
-            json.dump(config, fh, indent=2)
         with Store(out / "store.sqlite") as store:
             previous = store.latest_run()
             settled = previous is not None and _same_run(store.run_config(previous), config) and store.run_settled(previous)
+            if not settled:
+                suite.read()  # a lazily loaded suite's records, before this run writes anything
+            with atomic_write(out / "run.json") as fh:
+                json.dump(config, fh, indent=2)
             run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
             store.record_run(run_id, {**config, "run_id": run_id})
             if settled:
@@ -122,7 +127,8 @@ def evaluate(
                     # planned and run in chunks: memory stays flat as the suite grows
                     stats = asyncio.run(execute_plan(suite, live[:len(specs)], opts, store, progress, helpers=live[len(specs):]))
             config["run_id"] = run_id
-            results = summarise(store, suite, config, stats)
+            reused = _settled_results(out, previous, run_id, stats) if settled else None
+            results = reused or summarise(store, suite, config, stats)
         write_results(out, results)
     return RunResult(out, results, stats, list(config.get("warnings", [])))
 
@@ -133,6 +139,20 @@ def _same_run(stored: dict[str, Any] | None, config: dict[str, Any]) -> bool:
         return False
     stored = {k: v for k, v in stored.items() if k != "run_id"}
     return stored == json.loads(json.dumps(config, default=str))
+
+
+def _settled_results(out: Path, previous: str | None, run_id: str, stats: RunStats) -> Results | None:
+    """A settled rerun's results: the previous run's results.json under the new run id (the same
+    units, calls and scores give the same numbers), or None when that file is not the previous
+    run's (missing, unreadable or another run's): then they are computed again."""
+    try:
+        old = Results.load(out / "results.json")
+    except MedresError:
+        return None
+    if old.run.run_id != previous:
+        return None
+    run = old.run.model_copy(update={"run_id": run_id})
+    return old.model_copy(update={"run": run, "last_execution": asdict(stats)})
 
 
 def summarise(store: Store, suite: Suite, config: dict[str, Any], stats: RunStats | None = None) -> Results:

@@ -24,7 +24,7 @@ import os
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -372,15 +372,51 @@ class Suite:
 
     def __init__(self, manifest: SuiteManifest, items: list[Item], probes: list[Probe], path: Path | None = None):
         self.manifest = manifest
-        self.items = {it.id: it for it in items}
-        self.probes = probes
+        self._items = {it.id: it for it in items}
+        self._probes = probes
+        self._unread: Callable[[], tuple[list[Item], list[Probe]]] | None = None  # a lazy load's records, read on first use
         self.path = path
+
+    def read(self) -> Suite:
+        """Read a lazily loaded suite's records now (InputError on bad input); a no-op otherwise."""
+        self._read()
+        return self
+
+    def _read(self) -> None:
+        if self._unread is not None:
+            items, probes = self._unread()
+            self._unread = None
+            self._items, self._probes = {it.id: it for it in items}, probes
+
+    @property
+    def items(self) -> dict[str, Item]:
+        self._read()
+        return self._items
+
+    @items.setter
+    def items(self, value: dict[str, Item]) -> None:
+        self._read()
+        self._items = value
+
+    @property
+    def probes(self) -> list[Probe]:
+        self._read()
+        return self._probes
+
+    @probes.setter
+    def probes(self, value: list[Probe]) -> None:
+        self._read()
+        self._probes = value
 
     def __len__(self) -> int:
         return len(self.items)
 
     @classmethod
-    def load(cls, directory: Path | str, verify: bool = True) -> Suite:
+    def load(cls, directory: Path | str, verify: bool = True, lazy: bool = False) -> Suite:
+        """The suite in `directory`: its manifest read and its files checked against the manifest's
+        checksums now; its items and probes read and checked now, or with `lazy` on first use (a
+        rerun that needs no record, such as a settled evaluation, never reads them). Bad input is
+        an InputError naming the file, line and field either way."""
         d = Path(directory)
         mpath = d / "suite.json"
         if not mpath.exists():
@@ -397,6 +433,16 @@ class Suite:
                     raise InputError(f, None, None, "is missing (suite.json lists it with a checksum)")
                 if sha256_file(f) != digest:
                     raise InputError(f, None, None, "checksum does not match suite.json (file changed after the suite was written)")
+        if lazy:
+            suite = cls(manifest, [], [], d)
+            suite._unread = lambda: cls._records(d, manifest)
+            return suite
+        items, probes = cls._records(d, manifest)
+        return cls(manifest, items, probes, d)
+
+    @staticmethod
+    def _records(d: Path, manifest: SuiteManifest) -> tuple[list[Item], list[Probe]]:
+        """The items and probes of the suite directory `d`, read and checked (InputError otherwise)."""
         items: list[Item] = []
         seen: set[str] = set()
         ipath = d / "items.jsonl"
@@ -433,7 +479,7 @@ class Suite:
                 except ValueError as e:
                     raise InputError(ppath, n, getattr(e, "field", None), str(e)) from None
                 probes.append(p)
-        return cls(manifest, items, probes, d)
+        return items, probes
 
     def save(self, directory: Path | str) -> Path:
         """Write the suite atomically: files go to a temporary directory renamed into place."""

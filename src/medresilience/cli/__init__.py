@@ -40,7 +40,7 @@ def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, se
     from ..samples import sample_suite
     from ..summary import results_table
 
-    suite = Suite.load(suite_dir) if suite_dir else sample_suite()
+    suite = Suite.load(suite_dir, lazy=True) if suite_dir else sample_suite()  # records read when the run needs them
     specs = [parse_model_spec(m, cfg.spec_defaults() if cfg else None) for m in models]
     if seed is not None:
         specs = [s.model_copy(update={"seed": seed}) for s in specs]
