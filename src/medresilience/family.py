@@ -35,6 +35,19 @@ class NoOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def lazy(target: str) -> Callable[..., Any]:
+    """A family hook that imports `module:name` on its first call and passes its arguments on: a
+    family's heavy modules (metrics, plots, readers) load only when something needs them."""
+    module, _, name = target.partition(":")
+
+    def hook(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    hook.__name__ = name
+    hook.__qualname__ = target
+    return hook
+
+
 def all_probes(suite: Suite, options: BaseModel) -> Iterator[Probe]:
     """The default selection: every probe of the suite."""
     return iter(suite.probes)

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ...family import Family, register
+from ...family import Family, lazy, register
 from ...records import Item, Suite
 from ...scoring.mcq import mcq_scorer
 from ...sources import register_format
@@ -49,16 +49,10 @@ def scorer(item: Item, probe: MisleadingProbe | None, scoring: str, options: Mis
     return mcq_scorer(item, scoring)
 
 
-def metrics(df):
-    from .metrics import misleading_metrics
-
-    return misleading_metrics(df)
+metrics = lazy(f"{__name__}.metrics:misleading_metrics")
 
 
-def headline(block: dict[str, Any]):
-    from .metrics import headline as _headline
-
-    return _headline(block)
+headline = lazy(f"{__name__}.metrics:headline")
 
 
 def prompts(options: MisleadingOptions) -> dict[str, str]:
@@ -75,28 +69,16 @@ def decoding(options: MisleadingOptions) -> dict[str, Any]:
     return {} if budget is None else {"max_tokens": budget}
 
 
-def report(runs, **kw):
-    from .report.section import section
-
-    return section(runs, **kw)
+report = lazy(f"{__name__}.report.section:section")
 
 
-def compare(ra, rb, out, pairs=()):
-    from .report.compare import compare_pair
-
-    return compare_pair(ra, rb, out, pairs)
+compare = lazy(f"{__name__}.report.compare:compare_pair")
 
 
-def tradeoff(frame):
-    from .report.tradeoff import tradeoff as _tradeoff
-
-    return _tradeoff(frame)
+tradeoff = lazy(f"{__name__}.report.tradeoff:tradeoff")
 
 
-def export(suite: Suite, path: Path, fmt: str) -> int:
-    from .export import export_suite
-
-    return export_suite(suite, path, fmt)
+export = lazy(f"{__name__}.export:export_suite")
 
 
 def commands():

@@ -10,9 +10,8 @@ imported when first used."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
-from ...family import Family, register
+from ...family import Family, lazy, register
 from ...records import Probe, Suite
 from .delivery import NoiseOptions, decoding, prompts, render, scorer
 from .probe import NoiseProbe
@@ -27,34 +26,19 @@ def select(suite: Suite, options: NoiseOptions) -> Iterator[Probe]:
             yield p
 
 
-def metrics(df):
-    from .metrics import noise_metrics
-
-    return noise_metrics(df)
+metrics = lazy(f"{__name__}.metrics:noise_metrics")
 
 
-def headline(block: dict[str, Any]):
-    from .metrics import headline as _headline
-
-    return _headline(block)
+headline = lazy(f"{__name__}.metrics:headline")
 
 
-def report(runs, **kw):
-    from .report import section
-
-    return section(runs, **kw)
+report = lazy(f"{__name__}.report:section")
 
 
-def compare(ra, rb, out, pairs=()):
-    from .compare import compare_pair
-
-    return compare_pair(ra, rb, out, pairs)
+compare = lazy(f"{__name__}.compare:compare_pair")
 
 
-def tradeoff(frame):
-    from .tradeoff import tradeoff as _tradeoff
-
-    return _tradeoff(frame)
+tradeoff = lazy(f"{__name__}.tradeoff:tradeoff")
 
 
 def commands():

@@ -10,9 +10,8 @@ are imported when first used."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from ...family import Family, register
+from ...family import Family, lazy, register
 from ...records import Suite
 from ...sources import register_format
 from .delivery import PresuppositionOptions, decoding, prompts, render, scorer
@@ -29,34 +28,19 @@ HEADLINE_COLUMNS = (
 STRATA = (("by_category", "By category"), ("by_generator", "By generator"))
 
 
-def metrics(df):
-    from .metrics import presupposition_metrics
-
-    return presupposition_metrics(df)
+metrics = lazy(f"{__name__}.metrics:presupposition_metrics")
 
 
-def headline(block: dict[str, Any]):
-    from .metrics import headline as _headline
-
-    return _headline(block)
+headline = lazy(f"{__name__}.metrics:headline")
 
 
-def report(runs, **kw):
-    from .report import section
-
-    return section(runs, **kw)
+report = lazy(f"{__name__}.report:section")
 
 
-def compare(ra, rb, out, pairs=()):
-    from .compare import compare_pair
-
-    return compare_pair(ra, rb, out, pairs)
+compare = lazy(f"{__name__}.compare:compare_pair")
 
 
-def tradeoff(frame):
-    from .tradeoff import tradeoff as _tradeoff
-
-    return _tradeoff(frame)
+tradeoff = lazy(f"{__name__}.tradeoff:tradeoff")
 
 
 def commands():
@@ -75,16 +59,10 @@ def _reader(name: str):
     return read
 
 
-def detect(path: Path) -> str | None:
-    from .release import detect as _detect
-
-    return _detect(path)
+detect = lazy(f"{__name__}.release:detect")
 
 
-def export(suite: Suite, path: Path, fmt: str) -> int:
-    from .release import export_suite
-
-    return export_suite(suite, path, fmt)
+export = lazy(f"{__name__}.release:export_suite")
 
 
 #: suite formats `medres import` reads (release.READERS holds the readers)
