@@ -379,33 +379,30 @@ class Suite:
 
     def read(self) -> Suite:
         """Read a lazily loaded suite's records now (InputError on bad input); a no-op otherwise."""
-        self._read()
-        return self
-
-    def _read(self) -> None:
         if self._unread is not None:
             items, probes = self._unread()
             self._unread = None
             self._items, self._probes = {it.id: it for it in items}, probes
+        return self
 
     @property
     def items(self) -> dict[str, Item]:
-        self._read()
+        self.read()
         return self._items
 
     @items.setter
     def items(self, value: dict[str, Item]) -> None:
-        self._read()
+        self.read()
         self._items = value
 
     @property
     def probes(self) -> list[Probe]:
-        self._read()
+        self.read()
         return self._probes
 
     @probes.setter
     def probes(self, value: list[Probe]) -> None:
-        self._read()
+        self.read()
         self._probes = value
 
     def __len__(self) -> int:
