@@ -4,7 +4,13 @@ an oracle answer policy for the stub server (the stub is the boundary we do not 
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
+import signal
+import sqlite3
+import subprocess
+import time
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 import pytest
@@ -27,6 +33,31 @@ def shared_data(*parts: str) -> Path:
     if not p.exists():
         pytest.skip(f"../shared/data not available ({p} missing)")
     return p
+
+
+def ok_keys(db: Path) -> set[str]:
+    """Keys of the calls a store holds as finished; empty while the store is not there yet."""
+    if not db.exists():
+        return set()
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return {r[0] for r in con.execute("SELECT key FROM calls WHERE status = 'ok'")}
+    except sqlite3.OperationalError:
+        return set()
+    finally:
+        con.close()
+
+
+def sigkill_after(proc: subprocess.Popen, finished: Callable[[], Collection], at_least: int, timeout: float = 60) -> Collection:
+    """Kill -9 `proc` once `finished()` holds at least `at_least` entries, failing if the process
+    ends first (the kill must land mid-way); returns `finished()` after the kill."""
+    deadline = time.time() + timeout
+    while time.time() < deadline and len(finished()) < at_least:
+        assert proc.poll() is None, "the process ended before it could be killed"
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    return finished()
 
 
 MARKER = re.compile(r"\[\[ANSWER:([A-J])\]\]")

@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import make_tiny_suite, oracle_policy, tiny_items_and_bundles
+from conftest import make_tiny_suite, ok_keys, oracle_policy, tiny_items_and_bundles
 from medresilience.cli import app
 from medresilience.errors import InputError, MedresError
 from medresilience.evaluation import evaluate
@@ -77,17 +77,6 @@ def _wait_until(cond, timeout: float = 30.0, proc: subprocess.Popen | None = Non
         time.sleep(0.02)
 
 
-def _ok_keys(db: Path) -> set[str]:
-    try:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    except sqlite3.OperationalError:
-        return set()
-    try:
-        return {r[0] for r in con.execute("SELECT key FROM calls WHERE status = 'ok'")}
-    except sqlite3.OperationalError:
-        return set()
-    finally:
-        con.close()
 
 
 def _by_stub_key(db: Path) -> dict[str, str]:
@@ -400,7 +389,7 @@ def test_a_full_disk_stops_the_calls_and_names_the_cause(tmp_path, tiny_fs):
     out = tiny_fs / "run"
     with StubServer(policy=oracle_policy, faults=Faults(delay=0.01)) as srv:
         # the disk fills up once the first answers are committed
-        filler = threading.Thread(target=lambda: (_wait_until(lambda: len(_ok_keys(out / "store.sqlite")) >= 20), _fill(tiny_fs / "filler")))
+        filler = threading.Thread(target=lambda: (_wait_until(lambda: len(ok_keys(out / "store.sqlite")) >= 20), _fill(tiny_fs / "filler")))
         filler.start()
         with pytest.raises(StoreWriteError) as ei:
             evaluate(suite, [_spec(srv.base_url)], out, ALL)
@@ -510,7 +499,7 @@ def test_a_signal_stops_cleanly_and_keeps_every_answer(tmp_path, sig):
         assert proc.returncode == 130, err
         assert "Traceback" not in err
         assert "interrupted" in [ln for ln in err.splitlines() if ln.strip()][-1]
-        kept = _ok_keys(out / "store.sqlite")
+        kept = ok_keys(out / "store.sqlite")
         to_store = _by_stub_key(out / "store.sqlite")
         # every answer delivered well before the signal is in the store
         delivered = {to_store[e["key"]] for e in map(json.loads, log.read_text().splitlines()) if e["outcome"] == "ok" and e["t"] < t_sig - 0.3}
@@ -520,7 +509,7 @@ def test_a_signal_stops_cleanly_and_keeps_every_answer(tmp_path, sig):
         done = subprocess.run(_cli_cmd(suite_dir, out, srv.base_url), env=env, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         again = {to_store[json.loads(x)["key"]] for x in log.read_text().splitlines()[seen:]}
-        assert again and not again & kept and len(_ok_keys(out / "store.sqlite")) == 200
+        assert again and not again & kept and len(ok_keys(out / "store.sqlite")) == 200
 
 
 # =========================================================================== bad input

@@ -22,17 +22,15 @@ import inspect
 import json
 import os
 import re
-import signal
 import sqlite3
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 from typer.testing import CliRunner
 
-from conftest import make_tiny_suite, oracle_policy
+from conftest import make_tiny_suite, ok_keys, oracle_policy, sigkill_after
 from medresilience import EvalOptions, evaluate
 from medresilience.cli import app
 from medresilience.errors import ConfigError
@@ -282,16 +280,6 @@ def _cmd(suite_dir, out, url):
             "--model", f"openai:stub-model,base_url={url},concurrency=4", "--setting", "monitor"]
 
 
-def _ok_keys(db):
-    if not db.exists():
-        return set()
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        return {r[0] for r in con.execute("SELECT key FROM calls WHERE status='ok'")}
-    except sqlite3.OperationalError:
-        return set()
-    finally:
-        con.close()
 
 
 def _rows(db):
@@ -315,13 +303,7 @@ def test_kill_and_resume_repeats_no_finished_call(tmp_path):
         killed = tmp_path / "killed"
         proc = subprocess.Popen(_cmd(suite_dir, killed, srv.base_url), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         db = killed / "store.sqlite"
-        deadline = time.time() + 90
-        while time.time() < deadline and len(_ok_keys(db)) < 260:  # every note and some answers
-            assert proc.poll() is None, "the eval process ended before it could be killed"
-            time.sleep(0.03)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        finished = _ok_keys(db)
+        finished = sigkill_after(proc, lambda: ok_keys(db), 260, timeout=90)  # every note and some answers
         assert 260 <= len(finished) < 400, "the kill must land among the answers"
         seen = len(log.read_text().splitlines())
         done = subprocess.run(_cmd(suite_dir, killed, srv.base_url), env=env, capture_output=True, text=True, timeout=120)

@@ -17,18 +17,16 @@ import importlib.util
 import json
 import os
 import re
-import signal
 import sqlite3
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from conftest import make_tiny_suite
+from conftest import make_tiny_suite, sigkill_after
 from medresilience.cli import app
 from medresilience.errors import InputError, MedresError
 from medresilience.evaluation import evaluate
@@ -421,13 +419,7 @@ def test_sigkill_then_resume_repeats_no_finished_call_and_ends_as_an_uninterrupt
         killed = tmp_path / "killed.json"
         db = tmp_path / "killed.json.work" / "store.sqlite"
         proc = subprocess.Popen(cmd(srv.base_url, killed), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 60
-        while time.time() < deadline and len(stored_ok(db)) < 12:
-            assert proc.poll() is None, "the optimisation ended before it could be killed"
-            time.sleep(0.02)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        finished = stored_ok(db)
+        finished = sigkill_after(proc, lambda: stored_ok(db), 12)
         assert len(finished) >= 12 and not killed.exists(), "the kill must land mid-optimisation"
         before = len(models.seen)
         done = subprocess.run(cmd(srv.base_url, killed), env=env, capture_output=True, text=True, timeout=120)

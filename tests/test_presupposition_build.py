@@ -9,18 +9,16 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import sqlite3
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from conftest import needs_qwen, needs_xllamacpp, shared_data
+from conftest import needs_qwen, needs_xllamacpp, ok_keys, shared_data, sigkill_after
 from medresilience.cli import app
 from medresilience.errors import ConfigError, InputError
 from medresilience.families.presupposition.construct import PresuppositionBuildOptions, build_presupposition, package_seeds
@@ -436,16 +434,6 @@ def _cmd(myths: Path, out: Path, url: str, *extra: str) -> list[str]:
             "--verifier", f"openai:fake-ver,base_url={url},concurrency=4,max_retries=0", "--seed", "3", "--name", "pp", *extra]
 
 
-def _ok_keys(db: Path) -> set[str]:
-    if not db.exists():
-        return set()
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        return {r[0] for r in con.execute("SELECT key FROM calls WHERE status='ok'")}
-    except sqlite3.OperationalError:
-        return set()
-    finally:
-        con.close()
 
 
 class _Recorder:
@@ -468,13 +456,7 @@ def test_killed_mid_build_the_rerun_completes_without_repeating_a_finished_call(
         out = tmp_path / "killed"
         db = tmp_path / "killed.build" / "store.sqlite"
         proc = subprocess.Popen(_cmd(built["myths"], out, srv.base_url), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 90
-        while time.time() < deadline and len(_ok_keys(db)) < 40:
-            assert proc.poll() is None, "the build ended before it could be killed"
-            time.sleep(0.02)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        finished = _ok_keys(db)
+        finished = sigkill_after(proc, lambda: ok_keys(db), 40, timeout=90)
         assert not (out / "suite.json").exists() and len(finished) >= 40
         con = sqlite3.connect(db)
         done_msgs = {json.dumps(json.loads(m), sort_keys=True) for k, m in con.execute("SELECT key, messages FROM requests") if k in finished}
@@ -483,7 +465,7 @@ def test_killed_mid_build_the_rerun_completes_without_repeating_a_finished_call(
         r = subprocess.run(_cmd(built["myths"], out, srv.base_url), env=env, capture_output=True, text=True, timeout=180)
         assert r.returncode == 0, r.stderr
         assert not set(rec.seen[before:]) & done_msgs, "a finished call was made again"
-        assert len(_ok_keys(db)) > len(finished)
+        assert len(ok_keys(db)) > len(finished)
         ref = subprocess.run(_cmd(built["myths"], tmp_path / "clean", srv.base_url), env=env, capture_output=True, text=True, timeout=180)
         assert ref.returncode == 0, ref.stderr
     assert {f: (out / f).read_bytes() for f in SUITE_FILES} == {f: (tmp_path / "clean" / f).read_bytes() for f in SUITE_FILES}

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
-import time
 
-from conftest import make_tiny_suite, oracle_policy
+from conftest import make_tiny_suite, ok_keys, oracle_policy, sigkill_after
 from medresilience.testing.stub_server import Faults, StubServer
 
 
@@ -34,16 +32,6 @@ def _rows(db):
     return units, calls, scores, dup
 
 
-def _ok_keys(db):
-    if not db.exists():
-        return set()
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        return {r[0] for r in con.execute("SELECT key FROM calls WHERE status='ok'")}
-    except sqlite3.OperationalError:
-        return set()
-    finally:
-        con.close()
 
 
 def test_sigkill_and_resume_matches_uninterrupted_run(tmp_path):
@@ -55,13 +43,7 @@ def test_sigkill_and_resume_matches_uninterrupted_run(tmp_path):
         killed = tmp_path / "killed"
         proc = subprocess.Popen(_cmd(suite_dir, killed, srv.base_url), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         db = killed / "store.sqlite"
-        deadline = time.time() + 60
-        while time.time() < deadline and len(_ok_keys(db)) < 60:
-            assert proc.poll() is None, "the eval process ended before it could be killed"
-            time.sleep(0.05)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        finished_before = _ok_keys(db)
+        finished_before = sigkill_after(proc, lambda: ok_keys(db), 60)
         assert 60 <= len(finished_before) < 200, "the kill must land mid-run"
         seen_before = len(log.read_text().splitlines())
         done = subprocess.run(_cmd(suite_dir, killed, srv.base_url), env=env, capture_output=True, text=True, timeout=120)

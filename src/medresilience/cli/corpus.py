@@ -12,10 +12,9 @@ import typer
 def register(app: typer.Typer) -> None:
     """Add the `corpus` command group to the main app."""
     from ..corpus import DEFAULT_CHUNK_WORDS, DEFAULT_OVERLAP
-    from .kit import console, user_errors
+    from .kit import command_group, console, user_errors
 
-    group = typer.Typer(no_args_is_help=True, help="A local full-text evidence index (SQLite FTS5) for --setting retrieval:INDEX.")
-    app.add_typer(group, name="corpus")
+    group = command_group(app, "corpus", "A local full-text evidence index (SQLite FTS5) for --setting retrieval:INDEX.")
 
     @group.command("index")
     @user_errors

@@ -24,6 +24,13 @@ console = Console()
 err_console = Console(stderr=True)
 
 
+def command_group(app: typer.Typer, name: str, help: str) -> typer.Typer:
+    """A `medres NAME ...` group of commands, added to `app`."""
+    group = typer.Typer(no_args_is_help=True, help=help)
+    app.add_typer(group, name=name)
+    return group
+
+
 def fail(message: str, code: int = 2) -> None:
     err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)  # the message as written, [brackets] included
     raise typer.Exit(code)

@@ -12,10 +12,9 @@ import typer
 
 def register(app: typer.Typer) -> None:
     """Add the `mitigate` command group to the main app."""
-    from .kit import console, err_console, user_errors
+    from .kit import command_group, console, err_console, user_errors
 
-    group = typer.Typer(no_args_is_help=True, help="Find mitigations: a precaution prompt optimised with GEPA (--setting optimised:FILE).")
-    app.add_typer(group, name="mitigate")
+    group = command_group(app, "mitigate", "Find mitigations: a precaution prompt optimised with GEPA (--setting optimised:FILE).")
 
     @group.command("optimise")
     @user_errors

@@ -10,10 +10,9 @@ import typer
 
 def register(app: typer.Typer) -> None:
     """Add the `review` command group to the main app."""
-    from .kit import console, err_console, fail, user_errors
+    from .kit import command_group, console, err_console, fail, user_errors
 
-    group = typer.Typer(no_args_is_help=True, help="Clinician review: sample, rate in a local web app, agreement statistics.")
-    app.add_typer(group, name="review")
+    group = command_group(app, "review", "Clinician review: sample, rate in a local web app, agreement statistics.")
 
     @group.command("sample")
     @user_errors

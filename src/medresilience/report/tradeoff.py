@@ -368,15 +368,20 @@ def _order(table: pd.DataFrame) -> list[tuple[str, list[str]]]:
     return [(m, list(dict.fromkeys(table.loc[table["model"] == m, "setting"]))) for m in models]
 
 
+def _layout_cells(table: pd.DataFrame, layout: str) -> tuple[list[tuple[str, str, str]], dict[tuple[str, str, str, str], dict[str, Any]]]:
+    """The measures shown in `layout` (family, column, header) and its rows keyed by
+    (model, setting, family, column)."""
+    sub = table[table["layout"] == layout]
+    return _columns(table, layout), {(r["model"], r["setting"], r["family"], str(r["column"])): r for r in sub.to_dict("records")}
+
+
 def values_layout(table: pd.DataFrame) -> pd.DataFrame:
     """One row per model and method (none, then each setting), one column per `values` measure:
     its value oriented so that higher is better (a rate where lower is better as 1 - rate), with
     the interval and n in `<header> lo` / `hi` / `n` columns; None where a run is missing."""
-    cols = _columns(table, "values")
+    cols, cells = _layout_cells(table, "values")
     if not cols:
         return pd.DataFrame()
-    sub = table[table["layout"] == "values"]
-    cells = {(r["model"], r["setting"], r["family"], str(r["column"])): r for r in sub.to_dict("records")}
     rows = []
     for model, settings in _order(table):
         for method in [NONE, *settings]:
@@ -403,11 +408,9 @@ def values_layout(table: pd.DataFrame) -> pd.DataFrame:
 def residual_layout(table: pd.DataFrame) -> pd.DataFrame:
     """One row per model and setting, for each `residual` measure: without (none), with (the
     setting), the change (with its interval and Holm p) and the share left (with / without)."""
-    cols = _columns(table, "residual")
+    cols, cells = _layout_cells(table, "residual")
     if not cols:
         return pd.DataFrame()
-    sub = table[table["layout"] == "residual"]
-    cells = {(r["model"], r["setting"], r["family"], str(r["column"])): r for r in sub.to_dict("records")}
     rows = []
     for model, settings in _order(table):
         for s in settings:
