@@ -38,7 +38,7 @@ from .models.serving import serving
 from .models.spec import ModelSpec
 from .records import Suite, atomic_write
 from .results import Results
-from .runner import EvalOptions, ProgressFn, RunStats, check_options, execute_plan, setting_models
+from .runner import EvalOptions, ProgressFn, RunStats, check_options, epoch_decoding, execute_plan, setting_models
 from .seeding import stable_hash
 from .store import Store
 from .summary import results_markdown
@@ -72,7 +72,10 @@ def run_config(suite: Suite, specs: Sequence[ModelSpec], opts: EvalOptions, fami
             "limit": opts.limit,
             "conditions": None if opts.conditions is None else list(opts.conditions),
             "family": fopts.model_dump(mode="json"),
+            "epochs": opts.epochs,
         },
+        # each epoch's decoding seed and temperature (one entry per model with one epoch)
+        "decoding": epoch_decoding(specs, opts.epochs),
         "prompts": {"hash": stable_hash(texts)[:16], "texts": texts},
         **({"setting_models": [_public(s) for s in helpers]} if helpers else {}),
         **({"warnings": warnings} if warnings else {}),

@@ -77,7 +77,9 @@ class Family:
       and other settings, rows of the paired effect of each setting against `none` on the same
       units, each a gain or a cost (the row shape: `report.tradeoff`);
     - `suite_formats`: importers of whole suites by format name, `detect(path)` names one or None;
-      `export(suite, path, fmt)` writes a suite in one of `export_formats`.
+      `export(suite, path, fmt)` writes a suite in one of `export_formats`;
+    - `epochs`: whether its metrics read repeats of each unit (the frame's `epoch` column), so that
+      a run may ask for more than one (`medres eval --epochs N`).
     """
 
     name: str
@@ -106,6 +108,7 @@ class Family:
     export_formats: tuple[str, ...] = ()
     profile: tuple[tuple[str, str, bool], ...] = ()
     tradeoff: Callable[[pd.DataFrame], list[dict[str, Any]]] | None = None
+    epochs: bool = False  # its metrics read repeated answers (the frame's `epoch`): `medres eval --epochs N`
 
     def parse_options(self, values: Mapping[str, Any] | BaseModel | None) -> BaseModel:
         """The family's options from a mapping (CLI `-O key=value` pairs) or as given."""

@@ -1,7 +1,8 @@
 """The results frame: the store's units, calls and scores joined with the suite's item and probe
 facts, one row per unit, as a pandas DataFrame. Every later number is computed from this frame.
 
-Columns: model, setting, scoring, item_id, probe_id, condition; the item facts source, subject
+Columns: model, setting, scoring, item_id, probe_id, condition, epoch (the unit's repeat, 0 unless
+the run asked for more than one); the item facts source, subject
 and gold (the gold letter, where the item has one); one column per facet the suite's family
 declares; label and value (the score), status, correct; prompt and completion tokens and cost.
 
@@ -36,7 +37,7 @@ import pandas as pd
 from .records import CLEAN, LETTERS, Suite
 from .store import Store
 
-BASE_COLUMNS = ["model", "setting", "scoring", "item_id", "probe_id", "condition", "source", "subject", "gold"]
+BASE_COLUMNS = ["model", "setting", "scoring", "item_id", "probe_id", "condition", "epoch", "source", "subject", "gold"]
 SCORE_COLUMNS = ["label", "value", "status", "correct", "prompt_tokens", "completion_tokens", "cost"]
 STATUSES = ["valid", "invalid", "unscored", "error", "missing"]
 SMALL = ("model", "condition", "setting", "scoring")
@@ -148,7 +149,7 @@ def _read_packed(store: Store, run: str | None, vocab: dict[str, list[Any]], chu
         packed += f" + {mult} * {e}"
         mult *= r
     where, wargs = _where(run)
-    sql = f"SELECT {packed}, u.item_id, u.probe_id, {_TOKENS}, c.cost, s.value {_JOIN} {where}"
+    sql = f"SELECT {packed}, u.item_id, u.probe_id, {_TOKENS}, c.cost, s.value, u.epoch {_JOIN} {where}"
     unknown = [r - 1 for r in radices[:4]] + [None, None, n_labels + 1]
 
     def convert(rows: list[tuple]) -> dict[str, Any]:
@@ -176,6 +177,7 @@ def _read_packed(store: Store, run: str | None, vocab: dict[str, list[Any]], chu
             "completion_tokens": tokens & 0xFFFFFFFF,
             "cost": np.array([r[4] for r in rows], dtype=np.float64),  # None -> nan
             "value": np.array([r[5] for r in rows], dtype=np.float64),
+            "epoch": np.fromiter((r[6] for r in rows), dtype=np.int32, count=n),
         }
 
     return _read(store.conn, sql, [*args, *wargs], chunk, convert)
@@ -184,7 +186,7 @@ def _read_packed(store: Store, run: str | None, vocab: dict[str, list[Any]], chu
 def _read_text(store: Store, run: str | None, chunk: int) -> list[dict[str, Any]]:
     where, wargs = _where(run)
     sql = f"""SELECT u.model, u.condition, u.setting, u.scoring, u.item_id, u.probe_id, {_CALL}, {_SCORE}, s.label,
-                     {_TOKENS}, c.cost, s.value {_JOIN} {where}"""
+                     {_TOKENS}, c.cost, s.value, u.epoch {_JOIN} {where}"""
 
     def convert(rows: list[tuple]) -> dict[str, Any]:
         n = len(rows)
@@ -198,6 +200,7 @@ def _read_text(store: Store, run: str | None, chunk: int) -> list[dict[str, Any]
             "completion_tokens": tokens & 0xFFFFFFFF,
             "cost": np.array([r[10] for r in rows], dtype=np.float64),
             "value": np.array([r[11] for r in rows], dtype=np.float64),
+            "epoch": np.fromiter((r[12] for r in rows), dtype=np.int32, count=n),
         })
         return out
 
@@ -256,7 +259,7 @@ def _same(a: pd.Categorical, b: pd.Categorical) -> np.ndarray:
 
 
 TEXT_COLUMNS = ("model", "condition", "setting", "scoring", "item_id", "probe_id", "label")
-NUMERIC = ("call", "score", "prompt_tokens", "completion_tokens", "cost", "value")
+NUMERIC = ("call", "score", "prompt_tokens", "completion_tokens", "cost", "value", "epoch")
 
 
 def facet_names(suite: Suite) -> list[str]:
@@ -303,7 +306,7 @@ def results_frame(store: Store, suite: Suite, chunk: int = 100_000, run: str | N
             cols[name].append(part[name])
     del parts
     dtypes = {"call": np.int8, "score": np.int8, "prompt_tokens": np.int64, "completion_tokens": np.int64,
-              "cost": np.float64, "value": np.float64}
+              "cost": np.float64, "value": np.float64, "epoch": np.int32}
     cat = {k: (np.concatenate(v) if v else np.array([], dtype=dtypes.get(k, np.int32))) for k, v in cols.items()}
 
     # item and probe facts, looked up by code
@@ -330,6 +333,7 @@ def results_frame(store: Store, suite: Suite, chunk: int = 100_000, run: str | N
         "item_id": _categorical(icode, item_keys),
         "probe_id": _categorical(pcode, probe_keys),
         "condition": _categorical(cat["condition"], vocab["condition"].categories),
+        "epoch": cat["epoch"],
         "source": _lookup(icode, source),
         "subject": _lookup(icode, subject),
         "gold": _lookup(icode, gold),

@@ -17,6 +17,13 @@ the pre-calls first (deduplicated, cached and resumed by key, never scored), the
 units whose pre-call is stored ok; a unit whose pre-call failed is not answered (counted as not run;
 the frame shows it missing) and a rerun retries it.
 
+Epochs (`EvalOptions.epochs`, for a family that reads repeats): every unit is planned once per
+epoch, epoch e decoding with seed (the model's seed) + e, so that each epoch is another sample of
+the same sampling temperature; epoch 0 is the unit of a one-epoch run (same id, same key), and
+epoch e > 0 adds `|e<e>` to the unit id. For a model that takes no seed the epochs send the same
+request, each stored under its own key (the request key with the epoch), so each is its own call.
+A model that decodes at temperature 0 would repeat one answer: more than one epoch is refused for it.
+
 A scorer that needs a call of its own (a judge) is deferred: once the answers are stored, its
 requests are built from the stored replies and run through the same path."""
 
@@ -57,8 +64,11 @@ class EvalOptions:
     limit: int | None = None
     conditions: tuple[str, ...] | None = None
     family: Mapping[str, Any] | BaseModel | None = None
+    epochs: int = 1
 
     def __post_init__(self) -> None:
+        if self.epochs < 1:
+            raise ConfigError("--epochs", f"at least one epoch is needed, not {self.epochs}")
         if not self.settings:
             raise ConfigError("--setting", "at least one setting is needed (none for no mitigation)")
         if len(set(self.settings)) != len(self.settings):
@@ -137,6 +147,13 @@ def check_options(family: Family, opts: EvalOptions, specs: Iterable[ModelSpec] 
         if other is not None and other.identity() != m.identity():
             raise ConfigError("--setting", f"the model {m.label} a setting calls is not the answering model of that label; "
                                            "give it another label=")
+    if opts.epochs > 1:
+        if not family.epochs:
+            raise ConfigError("--epochs", f"family {family.name} pairs single answers; it reads no repeats (use --epochs 1)")
+        for spec in specs:
+            if spec.supports("temperature") and spec.temperature == 0:
+                raise ConfigError(f"--model {spec.label}", "temperature 0 decodes greedily, so every epoch would give the same answer: "
+                                                           "give the model a sampling temperature (e.g. temperature=0.7)")
     if {**family.decoding(fopts), **mcq_params(opts.scoring)}.get("logprobs"):
         for spec in specs:
             if not spec.supports("logprobs"):
@@ -263,7 +280,7 @@ async def execute_plan(
     family = family_of([suite.manifest.family])
     fopts = check_options(family, opts, specs)
     pairs = select_units(suite, family, fopts, opts)
-    per_pair = max(1, len(specs) * len(opts.settings))
+    per_pair = max(1, len(specs) * len(opts.settings) * opts.epochs)
     step = max(1, chunk_units // per_pair)
     total = RunStats()
     n_units = len(pairs) * per_pair
@@ -294,6 +311,16 @@ async def execute_plan(
     return total
 
 
+def epoch_spec(spec: ModelSpec, epoch: int) -> ModelSpec:
+    """The model as epoch `epoch` calls it: its decoding seed moved on by the epoch."""
+    return spec if epoch == 0 else spec.model_copy(update={"seed": (spec.seed or 0) + epoch})
+
+
+def epoch_decoding(specs: Iterable[ModelSpec], epochs: int) -> dict[str, list[dict[str, Any]]]:
+    """model label -> the seed and temperature of each epoch, as recorded with a run."""
+    return {s.label: [{"epoch": e, "seed": epoch_spec(s, e).seed, "temperature": s.temperature} for e in range(epochs)] for s in specs}
+
+
 def _plan_pairs(pairs: list[tuple[Item, Probe | None]], family: Family, fopts: BaseModel, specs: list[ModelSpec],
                 opts: EvalOptions) -> list[Planned]:
     """The units of some (item, probe-or-clean) pairs, for every model and setting (as `plan`)."""
@@ -301,13 +328,15 @@ def _plan_pairs(pairs: list[tuple[Item, Probe | None]], family: Family, fopts: B
     rendered = [(item, probe, family.render(item, probe, opts.scoring, fopts)) for item, probe in pairs]
     overrides = {**family.decoding(fopts), **mcq_params(opts.scoring)}  # the scoring's needs win (logprob: 1 token)
     out: list[Planned] = []
-    for spec in specs:
-        params = spec.decoding(**overrides)
+    for spec, epoch in ((s, e) for s in specs for e in range(opts.epochs)):
+        params = epoch_spec(spec, epoch).decoding(**overrides)
         for setting in settings:
             precall = _precall_of(setting)
             for item, probe, messages in rendered:
                 messages = setting.apply_to(messages, item)  # a setting may need the item (to keep its answer key out)
                 key = request_key(spec, messages, params)
+                if epoch and not spec.supports("seed"):  # the same request again: another call, under its own key
+                    key = stable_hash({"answer": key, "epoch": epoch})
                 pre = None
                 if precall is not None:
                     c = precall(messages, spec)
@@ -320,7 +349,7 @@ def _plan_pairs(pairs: list[tuple[Item, Probe | None]], family: Family, fopts: B
                 scorer = family.scorer(item, probe, opts.scoring, fopts)
                 # a judge's name carries its model and rubric hash: another judge makes other units
                 scoring = scorer.name if is_deferred(scorer) else opts.scoring
-                unit_id = f"{base}|{cond}|{setting.name}|{scoring}"
-                unit = UnitRow(spec.label, unit_id, item.id, None if probe is None else probe.id, cond, setting.name, scoring, key)
+                unit_id = f"{base}|{cond}|{setting.name}|{scoring}" + (f"|e{epoch}" if epoch else "")
+                unit = UnitRow(spec.label, unit_id, item.id, None if probe is None else probe.id, cond, setting.name, scoring, key, epoch)
                 out.append(Planned(unit, messages, params, scorer, pre))
     return out

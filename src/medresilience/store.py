@@ -52,6 +52,7 @@ CREATE TABLE IF NOT EXISTS units (
     scoring TEXT NOT NULL,
     key TEXT NOT NULL,
     run TEXT,
+    epoch INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (model, unit_id)
 );
 CREATE INDEX IF NOT EXISTS units_key ON units(key);
@@ -93,16 +94,17 @@ CREATE TABLE IF NOT EXISTS scores (
 """
 
 # Stores from before settings: `units.defense` 0/1 becomes setting none/caution (unit ids too,
-# so a rerun finds its units), and units get the `run` column; scores get `value`.
+# so a rerun finds its units), and units get the `run` column; scores get `value`; units get `epoch`
+# (0: every store from before `--epochs` planned one repeat).
 _MIGRATE_UNITS = """
 ALTER TABLE units RENAME TO units_v1;
 CREATE TABLE units (
     model TEXT NOT NULL, unit_id TEXT NOT NULL, item_id TEXT NOT NULL, probe_id TEXT,
     condition TEXT NOT NULL, setting TEXT NOT NULL DEFAULT 'none', scoring TEXT NOT NULL,
-    key TEXT NOT NULL, run TEXT, PRIMARY KEY (model, unit_id)
+    key TEXT NOT NULL, run TEXT, epoch INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (model, unit_id)
 );
 INSERT INTO units SELECT model, replace(replace(unit_id, '|nodef|', '|none|'), '|def|', '|caution|'), item_id,
-    probe_id, condition, CASE defense WHEN 1 THEN 'caution' ELSE 'none' END, scoring, key, NULL FROM units_v1;
+    probe_id, condition, CASE defense WHEN 1 THEN 'caution' ELSE 'none' END, scoring, key, NULL, 0 FROM units_v1;
 DROP TABLE units_v1;
 """
 
@@ -117,6 +119,7 @@ class UnitRow:
     setting: str
     scoring: str
     key: str
+    epoch: int = 0  # the repeat of this unit (`medres eval --epochs`): another decoding seed
 
 
 @dataclass(frozen=True)
@@ -193,6 +196,8 @@ class Store:
             script += _MIGRATE_UNITS
         if scores and "value" not in scores:
             script += "ALTER TABLE scores ADD COLUMN value REAL;"
+        if units and "epoch" not in units and "defense" not in units:
+            script += "ALTER TABLE units ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;"
         if calls and "waited_s" not in calls:
             script += "ALTER TABLE calls ADD COLUMN waited_s REAL NOT NULL DEFAULT 0;"
         if script:
@@ -281,8 +286,10 @@ class Store:
                     [(k, m, json.dumps(msgs, ensure_ascii=False), json.dumps(params, sort_keys=True)) for k, m, msgs, params in requests],
                 ),
                 (
-                    "INSERT OR REPLACE INTO units VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(u.model, u.unit_id, u.item_id, u.probe_id, u.condition, u.setting, u.scoring, u.key, self.run_id) for u in units],
+                    "INSERT OR REPLACE INTO units (model, unit_id, item_id, probe_id, condition, setting, scoring, key, run, epoch) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(u.model, u.unit_id, u.item_id, u.probe_id, u.condition, u.setting, u.scoring, u.key, self.run_id, u.epoch)
+                     for u in units],
                 ),
                 ("INSERT OR REPLACE INTO unit_calls VALUES (?, ?, ?, ?)", list(links)),
             ]

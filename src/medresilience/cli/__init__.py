@@ -29,7 +29,8 @@ def parse_pairs(values: list[str] | None, flag: str = "-O") -> dict[str, str]:
 
 
 def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, seed, settings: list[str], scoring: str | None,
-              family_options: list[str] | None, defense: Optional[str], cfg=None, wait: bool = False, judge: str | None = None) -> None:
+              family_options: list[str] | None, defense: Optional[str], cfg=None, wait: bool = False, judge: str | None = None,
+              epochs: int = 1) -> None:
     """Run, print the table and summary, write the report; then exit 1 when calls failed
     permanently, were not run (a stopped model), or all failed (the summary is written first)."""
     from ..evaluation import evaluate
@@ -60,7 +61,8 @@ def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, se
         pairs["judge"] = judge
     fam_opts = cfg.family_options(pairs, suite.manifest.family) if cfg else pairs
     # the family's first scoring is the default (letters for MCQ families, the judge for free text)
-    opts = EvalOptions(settings=tuple(settings or ["none"]), scoring=scoring or family.scorings[0], limit=limit, family=fam_opts)
+    opts = EvalOptions(settings=tuple(settings or ["none"]), scoring=scoring or family.scorings[0], limit=limit, family=fam_opts,
+                       epochs=epochs)
     check_options(family, opts, specs)  # option errors before any progress output
     with progress(lazy=True) as prog:  # shown from the first call: an error before it is one line alone
         result = evaluate(suite, specs, out, opts, progress=progress_callback(prog, "calls"), wait=wait,
@@ -126,6 +128,8 @@ def eval_(
     out: Annotated[Optional[Path], typer.Option("--out", help="run directory, rerun to resume (default: out in medres.toml, else runs/eval)")] = None,
     limit: Annotated[Optional[int], typer.Option(help="first N items only")] = None,
     seed: Annotated[Optional[int], typer.Option(help="decoding seed passed to every model")] = None,
+    epochs: Annotated[int, typer.Option("--epochs", help="answer every unit N times, epoch e with decoding seed + e (needs a "
+                                                        "sampling temperature; families that read repeats: clinical noise)")] = 1,
     setting: SettingOpt = None,
     scoring: ScoringOpt = None,
     option: FamilyOpt = None,
@@ -138,7 +142,7 @@ def eval_(
 
     cfg = load_config()
     _run_eval(suite, cfg.models(model), cfg.out(out, Path("runs/eval")), limit, seed, setting or [], scoring, option, defense, cfg,
-              wait=wait, judge=judge)
+              wait=wait, judge=judge, epochs=epochs)
 
 
 @app.command("import")

@@ -70,4 +70,5 @@ FAMILY_SPEC = register(Family(
     profile=(("clean_acc", "original accuracy", True), ("redherring-10_acc", "accuracy, 10 red herrings", True),
              ("abbreviations_acc", "accuracy, abbreviations", True), ("rewrite_acc", "accuracy, rewritten", True)),
     tradeoff=tradeoff,
+    epochs=True,
 ))

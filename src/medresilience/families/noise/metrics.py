@@ -14,8 +14,15 @@ Per model and setting (and per source dataset), for the original case (`clean`) 
 - the flip rate: among the pairs whose original was answered right, the share answered wrong
   on the variant (Wilson interval).
 
-Block shape: {"overall": {"n_items", "clean_acc", "<variant>_acc", "<variant>_flip",
-"<variant>_drop"}, "by_variant": {variant: {"acc", "drop", "paired", "flip", "facets"}},
+With several epochs (`medres eval --epochs N`, the study's repeated runs) the accuracy and the
+Fisher test pool every epoch's answers (the Wilson interval is the pooled one); a pair is one
+case in one epoch (the variant's answer with the original's answer of the same epoch), and the
+bootstrap resamples cases with all their epochs, so repeats of a case are never counted as
+independent cases. Each variant also gets its accuracy per epoch with the mean and standard
+deviation across epochs (`epochs`), the study's "mean of 3 runs" view.
+
+Block shape: {"overall": {"n_items", "n_epochs", "clean_acc", "clean_epochs", "<variant>_acc", "<variant>_flip",
+"<variant>_drop"}, "by_variant": {variant: {"acc", "drop", "paired", "flip", "epochs", "facets"}},
 "by_source": {source: overall-shaped}, "counts": {...}}."""
 
 from __future__ import annotations
@@ -51,25 +58,41 @@ def _accuracy(correct: np.ndarray, status: np.ndarray) -> dict[str, Any]:
     return r
 
 
+def _epochs(correct: np.ndarray, status: np.ndarray, epoch: np.ndarray) -> dict[str, Any]:
+    """Accuracy in each epoch, and its mean and standard deviation (n - 1) across the epochs that
+    have answers (sd None with fewer than two)."""
+    per = []
+    for e in sorted(set(epoch.tolist())):
+        m = epoch == e
+        a = _accuracy(correct[m], status[m])
+        per.append({"epoch": int(e), "p": a["p"], "k": a["k"], "n": a["n"]})
+    ps = [r["p"] for r in per if r["p"] is not None]
+    return {"n": len(per), "mean": float(np.mean(ps)) if ps else None, "sd": float(np.std(ps, ddof=1)) if len(ps) > 1 else None,
+            "per_epoch": per}
+
+
 def _slice(g: pd.DataFrame, seed: int = 0) -> tuple[dict[str, Any], dict[str, Any]]:
     """(overall, by_variant) of one slice of the frame (one model and setting, or one source)."""
     cond = g["condition"].astype(str).to_numpy()
     status = g["status"].astype(str).to_numpy()
     correct = g["correct"].to_numpy(dtype=bool)
     item = g["item_id"].astype(str).to_numpy()
+    epoch = g["epoch"].to_numpy() if "epoch" in g else np.zeros(len(g), dtype=np.int32)
+    pair = item if not epoch.any() else np.char.add(np.char.add(item.astype(str), "\x1f"), epoch.astype(str))  # a case in one epoch
     answered = np.isin(status, ANSWERED)
     is_clean = cond == "clean"
     clean_acc = _accuracy(correct[is_clean], status[is_clean])
     cm = is_clean & answered
-    clean_by_item = pd.Series(correct[cm], index=item[cm]).groupby(level=0, sort=False).first()
-    overall: dict[str, Any] = {"n_items": int(len(set(item))), "clean_acc": clean_acc}
+    clean_by_pair = pd.Series(correct[cm], index=pair[cm]).groupby(level=0, sort=False).first()
+    overall: dict[str, Any] = {"n_items": int(len(set(item))), "n_epochs": int(len(set(epoch.tolist()))), "clean_acc": clean_acc,
+                               "clean_epochs": _epochs(correct[is_clean], status[is_clean], epoch[is_clean])}
     by_variant: dict[str, Any] = {}
     for c in _order(sorted(set(cond))):
         m = cond == c
         acc = _accuracy(correct[m], status[m])
         vm = m & answered
         v_item, v_correct = item[vm], correct[vm]
-        base = clean_by_item.reindex(v_item)
+        base = clean_by_pair.reindex(pair[vm])
         paired = base.notna().to_numpy()
         cc = base.to_numpy()[paired].astype(bool)
         vc = v_correct[paired]
@@ -92,6 +115,7 @@ def _slice(g: pd.DataFrame, seed: int = 0) -> tuple[dict[str, Any], dict[str, An
                        "drop": boot["diff"], "lo": boot["lo"], "hi": boot["hi"], "p_boot": boot["p"], "clusters": boot["clusters"],
                        "interval": "item-clustered bootstrap"},
             "flip": flip,
+            "epochs": _epochs(correct[m], status[m], epoch[m]),
             "facets": facets,
         }
         overall[f"{c}_acc"] = acc

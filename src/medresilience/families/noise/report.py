@@ -1,7 +1,8 @@
 """The clinical-noise family's report section: key numbers (accuracy on the original case and on
 each variant), the red-herring dose curve (0 / 1 / 5 / 10 sentences distributed, the block of 10
 and the whitespace control in one plot), the paired drop per variant, one table per variant with
-its tests, and the same in Markdown."""
+its tests, per-epoch accuracy (mean and spread across epochs) when a run repeated its units, and
+the same in Markdown."""
 
 from __future__ import annotations
 
@@ -79,6 +80,38 @@ def variants_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.Dat
             "invalid", "unscored", "errors", "drop", "odds_ratio", "p_fisher", "pairs", "b", "c", "p_mcnemar", "paired_drop",
             "paired_lo", "paired_hi", "p_boot", "flip_p", "flip_lo", "flip_hi", "flip_n"]
     return pd.DataFrame(rows, columns=cols)
+
+
+def epochs_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.DataFrame:
+    """One row per run, model, setting, condition and epoch: that epoch's accuracy, with the mean
+    and standard deviation across the epochs; empty when every run answered once."""
+    rows = []
+    for run, model, setting, block in blocks:
+        o = block.get("overall", {})
+        if (o.get("n_epochs") or 1) < 2:
+            continue
+        per_cond = [("clean", o.get("clean_epochs") or {})]
+        per_cond += [(c, v.get("epochs") or {}) for c, v in (block.get("by_variant") or {}).items()]
+        for cond, ep in per_cond:
+            for e in ep.get("per_epoch", []):
+                rows.append({"run": run, "model": model, "setting": setting, "condition": cond, "epoch": e["epoch"], "acc_p": e["p"],
+                             "acc_k": e["k"], "acc_n": e["n"], "mean": ep.get("mean"), "sd": ep.get("sd"), "epochs": ep.get("n")})
+    return pd.DataFrame(rows, columns=["run", "model", "setting", "condition", "epoch", "acc_p", "acc_k", "acc_n", "mean", "sd", "epochs"])
+
+
+def _epoch_rows(e: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
+    """Headers and rows of the per-epoch table: each condition's mean +- sd, then each epoch."""
+    epochs = sorted(set(e["epoch"]))
+    rows = []
+    for (model, setting, cond), g in e.groupby(["model", "setting", "condition"], sort=False):
+        by = {int(r["epoch"]): r for r in g.to_dict("records")}
+        first = g.iloc[0]
+        spread = "—" if first["sd"] is None or _isnan(first["sd"]) else f"± {100 * first['sd']:.1f}"
+        mean = "—" if first["mean"] is None or _isnan(first["mean"]) else f"{100 * first['mean']:.1f}%"
+        rows.append([model, setting_name(setting), TITLES.get(cond, "Original" if cond == "clean" else cond), f"{mean} {spread}",
+                     *[("—" if ep not in by or by[ep]["acc_p"] is None else f"{100 * by[ep]['acc_p']:.1f}% (n={by[ep]['acc_n']})")
+                       for ep in epochs]])
+    return ["Model", "Setting", "Variant", "Mean ± sd across epochs", *[f"Epoch {ep}" for ep in epochs]], rows
 
 
 def _row_label(model: str, setting: str) -> str:
@@ -240,20 +273,27 @@ def section(runs: Sequence[Any]) -> FamilySection:
                     "item-clustered bootstrap intervals. Right of zero: the variant is answered worse."),
         "<h3>Per variant</h3>", METHODS, variant_tables(v),
     ]
-    tables = {"headline": h, "variants": v}
+    e = epochs_table(blocks)
+    if not e.empty:
+        headers, rows = _epoch_rows(e)
+        body += ["<h3>Per epoch</h3>", "<p class='note'>Each unit was answered once per epoch (epoch e decodes with seed + e at the "
+                 "run's temperature). The accuracies above pool the epochs; here each epoch alone, with the mean and standard "
+                 "deviation across epochs (the study reports the mean of 3 runs).</p>",
+                 table([[esc(c) for c in r] for r in rows], headers, numeric=range(3, len(headers)))]
+    tables = {"headline": h, "variants": v, **({"epochs": e} if not e.empty else {})}
     return FamilySection(
         family=FAMILY,
         title=TITLE,
         key_html=key_numbers(h, mean),
         sections=[(FAMILY, TITLE, "".join(body))],
-        markdown=_markdown(h, v, mean),
+        markdown=_markdown(h, v, mean, e),
         tables=tables,
         headline=h,
         summary_columns=list(HEADLINE_COLUMNS),
     )
 
 
-def _markdown(h: pd.DataFrame, v: pd.DataFrame, mean: dict[str, Any]) -> str:
+def _markdown(h: pd.DataFrame, v: pd.DataFrame, mean: dict[str, Any], e: pd.DataFrame | None = None) -> str:
     lines = [f"## {TITLE}", ""]
     if h.empty:
         return "\n".join([*lines, "No scored results.", ""])
@@ -272,4 +312,8 @@ def _markdown(h: pd.DataFrame, v: pd.DataFrame, mean: dict[str, Any]) -> str:
     lines += ["", "### Per variant (drop: original minus variant)", "",
               markdown_table(v[v["condition"] != "clean"], ["model", "setting", "condition", "acc_p", "acc_n", "drop", "p_fisher",
                                                             "paired_drop", "paired_lo", "paired_hi", "b", "c", "p_mcnemar", "flip_p"]), ""]
+    if e is not None and not e.empty:
+        headers, rows = _epoch_rows(e)
+        lines += ["### Per epoch", "", "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers),
+                  *["| " + " | ".join(r) + " |" for r in rows], ""]
     return "\n".join(lines)
