@@ -82,9 +82,10 @@ def test_items_that_are_not_cases_say_why():
         mcq("A man has knee pain. Which of the following is the best next step in management?", 1),
         mcq("Which of the following is the most likely diagnosis?", 2),
         Item(id="free", source="handmade", question="What is it?", reference="Gout"),
+        Item(id="bare", source="handmade", question="A man has knee pain. What is the most likely diagnosis?"),
     ]))
     assert [(s.item_id, s.reason) for s in out if isinstance(s, CaseSkip)] == [
-        ("x1", "not_a_diagnosis_question"), ("x2", "empty_vignette"), ("free", "no_options")]
+        ("x1", "not_a_diagnosis_question"), ("x2", "empty_vignette"), ("free", "not_a_diagnosis_question"), ("bare", "no_reference")]
     with pytest.raises(ValueError):
         list(diagnosis_cases([], kinds=["prognosis"]))
 

@@ -13,6 +13,7 @@ Every bad row is an errors.InputError naming file, line and field."""
 from __future__ import annotations
 
 from .detect import FORMATS, detect_format, formats, load_items, register_format
+from .freeform import freeform_item, read_freeform
 from .hle import hle_choices, hle_item, read_hle
 from .medjourney import medjourney_item, read_medjourney
 from .medmcqa import medmcqa_item, read_medmcqa
@@ -25,6 +26,7 @@ __all__ = [
     "FORMATS",
     "detect_format",
     "formats",
+    "freeform_item",
     "hle_choices",
     "hle_item",
     "inline_choices",
@@ -35,6 +37,7 @@ __all__ = [
     "medxpertqa_item",
     "mmlu_subject",
     "pubmedqa_item",
+    "read_freeform",
     "read_hle",
     "read_medjourney",
     "read_medmcqa",

@@ -5,7 +5,7 @@ file is told by the keys of its first object: first the keys a family registers 
 release layouts, then medical_task / body_system -> MedXpertQA, answer_type / canary -> HLE,
 an object of PMID -> {QUESTION, ...} on one line -> PubMedQA, a numeric answer with opa.. (no
 cop), options keyed "1", "2", ... or "(1) ... (2) ..." in the question -> MedJourney, opa / cop
--> MedMCQA, answer_idx -> MedQA. Only the start of the file is read to decide; the items are then
+-> MedMCQA, answer_idx -> MedQA, a question with a text answer and no options -> free-form. Only the start of the file is read to decide; the items are then
 streamed.
 
 `load_items(..., skips=Counter())` passes the Counter to a reader that counts the rows it leaves
@@ -25,6 +25,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..records import Item
 from . import hle, medxpertqa
+from .freeform import is_freeform_row, read_freeform
 from .hle import parquet_columns, read_hle
 from .medjourney import is_medjourney_row, read_medjourney
 from .medmcqa import read_medmcqa
@@ -43,6 +44,7 @@ _READERS: dict[str, Callable[[Path], Iterator[Item]]] = {
     "pubmedqa": read_pubmedqa,
     "hle": read_hle,
     "medjourney": read_medjourney,
+    "freeform": read_freeform,
 }
 _DOCS = {
     "medqa": "medqa (JSON lines with answer_idx)",
@@ -52,6 +54,7 @@ _DOCS = {
     "pubmedqa": "pubmedqa (.json: one object keyed by PMID, with QUESTION and final_decision)",
     "hle": "hle (JSON lines or .parquet with answer_type; text-only multipleChoice rows)",
     "medjourney": "medjourney (JSON lines with numbered options opa.. or (1) ... and a number answer)",
+    "freeform": "freeform (JSON lines with question and a free-text answer, no options)",
 }
 #: formats told by the keys of the first object, checked before the built-in JSON-lines formats
 _KEYED: dict[str, frozenset[str]] = {}
@@ -81,7 +84,7 @@ def _known() -> str:
     return "known formats: " + ", ".join(_DOCS.values())
 
 
-FORMATS: tuple[str, ...] = ("medqa", "medmcqa", "mmlu", "medxpertqa", "pubmedqa", "hle", "medjourney")  # the built-in ones; formats() lists all
+FORMATS: tuple[str, ...] = ("medqa", "medmcqa", "mmlu", "medxpertqa", "pubmedqa", "hle", "medjourney", "freeform")  # the built-in ones; formats() lists all
 
 
 def _first_object(path: Path) -> tuple[int, dict] | None:
@@ -148,6 +151,8 @@ def detect_format(path: Path | str) -> str:
         return "medmcqa"
     if "answer_idx" in keys:
         return "medqa"
+    if is_freeform_row(obj):
+        return "freeform"
     shown = ", ".join(sorted(keys)[:10]) + (", ..." if len(keys) > 10 else "")
     raise InputError(path, n, None, f"cannot tell the format from the fields ({shown}); {_known()}")
 

@@ -10,9 +10,12 @@ imported when first used."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 from ...family import Family, lazy, register
-from ...records import Probe, Suite
+from ...records import Item, Probe, Suite
+from ...sources import register_format
 from .delivery import NoiseOptions, decoding, prompts, render, scorer
 from .probe import NoiseProbe
 from .variants import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS
@@ -39,6 +42,17 @@ compare = lazy(f"{__name__}.compare:compare_pair")
 
 
 tradeoff = lazy(f"{__name__}.tradeoff:tradeoff")
+
+
+def _diagnosis_cases(path: Path, skips: Any = None) -> Iterator[Item]:
+    from .cases import read_diagnosis_cases
+
+    return read_diagnosis_cases(path, skips)
+
+
+# `medres import FILE --format diagnosis`: the diagnosis cases of any MCQ source or free-form file
+register_format("diagnosis", _diagnosis_cases, (), "diagnosis (the most-likely-diagnosis or -cause questions of any MCQ "
+                "source, items file or free-form file, as diagnosis cases; the other rows counted)")
 
 
 def commands():

@@ -1,9 +1,10 @@
-"""Diagnosis cases from multiple-choice items: the questions that ask for the most likely diagnosis
-or cause, turned into free-form cases.
+"""Diagnosis cases from multiple-choice or free-form items: the questions that ask for the most
+likely diagnosis or cause, turned into free-form cases.
 
 A case keeps the item's id, source, options and gold letter (for MCQ mode); its `question` is the
 vignette without the final question sentence, its `reference` is the gold option's text (the
-answer key of free-text mode), and its meta records the question sentence (`ask`, shown in MCQ
+answer key of free-text mode), or a free-form item's own answer (such a case has no options: it is
+asked in diagnosis mode only), and its meta records the question sentence (`ask`, shown in MCQ
 mode after the vignette), the whitespace that separated it from the vignette (`ask_sep`), its kind
 (`ask_kind`: diagnosis or cause), the pattern that matched (`ask_pattern`) and an open form of
 the question for free-text mode (`open_ask`: "What is the most likely cause of ...?").
@@ -17,7 +18,9 @@ part of a phrase ("A defect in which of the following is ...") does not match.
 
 `diagnosis_cases(items)` works on items of any MCQ source and yields each item as a case or as a
 `CaseSkip` with its reason; `load_items_file(path)` reads an items .jsonl (from `medres import`)
-or any source file `sources.load_items` reads."""
+or any source file `sources.load_items` reads (the free-form layout, question and answer,
+included); `read_diagnosis_cases(path)` is the `diagnosis` import format: the cases of any such
+file, its other rows counted by reason."""
 
 from __future__ import annotations
 
@@ -121,9 +124,10 @@ def open_question(ask: str, kind: str) -> str:
 
 
 def to_case(item: Item, kinds: Sequence[str] = KINDS) -> Item | CaseSkip:
-    """The diagnosis case of an MCQ item, or why it is not one."""
-    if item.options is None or item.answer is None:
-        return CaseSkip(item.id, "no_options", "a case needs options and a gold letter (its reference is the gold option's text)")
+    """The diagnosis case of an MCQ or free-form item, or why it is not one."""
+    mcq = item.options is not None and item.answer is not None
+    if not mcq and not item.reference:
+        return CaseSkip(item.id, "no_reference", "a case needs a reference diagnosis: the gold option of an MCQ item or a free-form answer")
     if "ask" in item.meta and item.reference:
         return item  # already a case
     pieces = split(item.question)
@@ -147,7 +151,8 @@ def to_case(item: Item, kinds: Sequence[str] = KINDS) -> Item | CaseSkip:
         "ask_pattern": name,
         "open_ask": open_question(ask, kind),
     }
-    return item.model_copy(update={"question": vignette, "reference": item.options[item.answer], "meta": meta})
+    reference = item.options[item.answer] if mcq else item.reference  # type: ignore[index]  # mcq: both set
+    return item.model_copy(update={"question": vignette, "reference": reference, "meta": meta})
 
 
 def diagnosis_cases(items: Iterable[Item], kinds: Sequence[str] = KINDS) -> Iterator[Item | CaseSkip]:
@@ -190,3 +195,15 @@ def load_items_file(path: Path | str, fmt: str = "auto") -> list[Item]:
     if name == "items":
         return list(read_jsonl(path, Item))
     return list(sources.load_items(path, fmt=name))
+
+
+def read_diagnosis_cases(path: Path | str, skips: Any = None) -> Iterator[Item]:
+    """The `diagnosis` import format: the diagnosis cases of any file `load_items_file` reads (an
+    MCQ source, an items .jsonl, the free-form layout); `skips` (a Counter) counts the other rows
+    by reason."""
+    for c in diagnosis_cases(load_items_file(path)):
+        if isinstance(c, CaseSkip):
+            if skips is not None:
+                skips[c.reason] += 1
+            continue
+        yield c
