@@ -364,3 +364,49 @@ def test_failed_calls_leave_the_build_incomplete_and_a_rerun_retries_only_them(t
     assert not second.report["incomplete"]
     assert second.report["totals"]["calls_made"] == first.report["totals"]["call_errors"]
     assert len(second.suite.probes) > len(first.suite.probes)
+
+
+
+class _Recorder:
+    """The fake generator, recording every message list it is sent."""
+
+    def __init__(self):
+        self.fake, self.seen = FakeGenerator(), []
+
+    def __call__(self, messages, request):
+        self.seen.append(json.dumps(messages, sort_keys=True))
+        return self.fake(messages, request)
+
+
+def test_a_build_killed_with_sigkill_resumes_without_repeating_a_finished_call(tmp_path):
+    import os
+    import sqlite3
+    import subprocess
+    import sys
+
+    from conftest import ok_keys, sigkill_after
+    from medresilience.testing.stub_server import Faults
+
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "SOURCE_DATE_EPOCH": "1700000000"}
+
+    def cmd(out: Path, url: str) -> list[str]:
+        return [sys.executable, "-m", "medresilience.cli", "build", "noise", "--items", str(medqa()), "--out", str(out),
+                "--limit", "12", "--seed", "4", "--name", "k", "--abbreviations", str(inventories()),
+                "--generator", f"openai:fake-gen,base_url={url},concurrency=2,max_retries=0"]
+
+    rec = _Recorder()
+    with StubServer(policy=rec, faults=Faults(delay=0.05)) as srv:
+        db = tmp_path / "killed.build" / "store.sqlite"
+        proc = subprocess.Popen(cmd(tmp_path / "killed", srv.base_url), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        finished = sigkill_after(proc, lambda: ok_keys(db), 6)
+        assert not (tmp_path / "killed" / "suite.json").exists(), "the kill must land mid-build"
+        con = sqlite3.connect(db)
+        done = {json.dumps(json.loads(m), sort_keys=True) for k, m in con.execute("SELECT key, messages FROM requests") if k in finished}
+        con.close()
+        before = len(rec.seen)
+        r = subprocess.run(cmd(tmp_path / "killed", srv.base_url), env=env, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert rec.seen[before:] and not set(rec.seen[before:]) & done, "a finished call was made again"
+        ref = subprocess.run(cmd(tmp_path / "clean", srv.base_url), env=env, capture_output=True, text=True, timeout=120)
+        assert ref.returncode == 0, ref.stderr
+    assert {f: (tmp_path / "killed" / f).read_bytes() for f in SUITE_FILES} == {f: (tmp_path / "clean" / f).read_bytes() for f in SUITE_FILES}
