@@ -160,3 +160,21 @@ def test_the_eval_command_takes_epochs(suite, tmp_path):
         greedy = CliRunner().invoke(app, [*base, "--model", f"openai:m,base_url={srv.base_url}", "--epochs", "2"])
     assert greedy.exit_code == 2 and "temperature 0" in " ".join(greedy.output.split())
     assert _epochs_in_store(tmp_path / "run" / "store.sqlite") == [(0, 10), (1, 10)]
+
+
+def test_two_runs_with_epochs_pair_within_an_epoch(suite, tmp_path):
+    from medresilience import compare_runs
+
+    conds = {"variants": "redherring-10"}
+    with StubServer(policy=SeededAnswerer(suite)) as srv:
+        for name, seed in (("a", 0), ("b", 10)):  # B's epochs are seeds 10 and 11: never misled
+            spec = parse_model_spec(f"openai:m,base_url={srv.base_url},temperature=0.7,seed={seed}")
+            evaluate(suite, [spec], tmp_path / name, EvalOptions(family=conds, epochs=2))
+    cmp = compare_runs(tmp_path / "a", tmp_path / "b", tmp_path / "cmp")
+    assert cmp.comparisons[0].counts["shared"] == 2 * 2 * 5  # (original + variant) x 2 epochs x 5 cases
+    t = cmp.table.set_index(["condition", "metric"])
+    rh = t.loc[("redherring-10", "accuracy")]
+    # A is misled in its epoch 1 only: 5 of 10 pairs differ, all in B's favour; pairs are clustered by case
+    assert (rh["n"], rh["items"], rh["diff"], rh["test"], rh["test_c"]) == (10, 5, 0.5, "cluster_mcnemar", 5)
+    drop = t.loc[("redherring-10", "drop")]
+    assert drop["n"] == 10 and drop["diff"] == pytest.approx(-0.5)  # B loses 0, A loses half (its epoch 1)

@@ -1,14 +1,16 @@
 """Paired comparisons of two clinical-noise runs (`medres compare RUN_A RUN_B`): two models on one
 suite, one model under two settings, or two ways of asking (MCQ mode against diagnosis mode).
 
-Units are paired by (item, probe, condition): the same case with the same perturbation on both
-sides. Only units answered on both sides count (a call error, an `unscored` judge verdict or a unit
+Units are paired by (item, probe, condition, epoch): the same case with the same perturbation, in
+the same epoch, on both sides (runs with several epochs give several pairs per item, and every
+interval and test clusters them by item). Only units answered on both sides count (a call error, an `unscored` judge verdict or a unit
 one run lacks is left out and counted); when one run scored its units several ways, the scoring
 is part of the key. Per condition (the original case and each variant), B - A:
 
 - `accuracy`: share correct on the shared units of that condition; the difference with a paired
   bootstrap 95% interval and two-sided p that resample items (clusters), and the exact McNemar
-  test on the discordant pairs (b: right in A and wrong in B, c: the reverse; one pair per item);
+  test on the discordant pairs (b: right in A and wrong in B, c: the reverse) with one pair per
+  item, the clustered McNemar test with several;
 - `drop`: the accuracy lost to the perturbation (original minus variant, on the items whose
   original and variant were both answered on both sides), B's drop minus A's, with the same
   item-clustered bootstrap (no exact test: each item gives a difference of two differences);
@@ -57,6 +59,7 @@ def _answered(f: pd.DataFrame) -> pd.DataFrame:
         "item_id": f["item_id"].astype(str).to_numpy(),
         "probe_id": probe.astype(str).to_numpy(),
         "condition": f["condition"].astype(str).to_numpy(),
+        "epoch": f["epoch"].to_numpy() if "epoch" in f else np.zeros(len(f), dtype=np.int32),
         "scoring": f["scoring"].astype(str).to_numpy(),
         "correct": f["correct"].to_numpy(dtype=bool),
     })
@@ -97,7 +100,7 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
     with_run = a.run != b.run
     name_a, name_b = a.label(with_run), b.label(with_run)
     ua, ub = _answered(a.frame), _answered(b.frame)
-    key = ["item_id", "probe_id", "condition"]
+    key = ["item_id", "probe_id", "condition", "epoch"]  # a unit: the same case, variant and epoch on both sides
     if ua.duplicated(key).any() or ub.duplicated(key).any():  # several scorings on one side
         key.append("scoring")
     pairs = ua.merge(ub, on=key, how="inner", suffixes=("_a", "_b"))
@@ -116,14 +119,13 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
         rows.append(_row(name_a, name_b, POOLED, "accuracy", perturbed["correct_a"].to_numpy(), perturbed["correct_b"].to_numpy(),
                          items, n_resamples, seed))
     clean = pairs[pairs["condition"].to_numpy() == "clean"]
-    clean = clean.drop_duplicates(["item_id", *(["scoring"] if "scoring" in key else [])]).set_index(
-        ["item_id", *(["scoring"] if "scoring" in key else [])])[["correct_a", "correct_b"]]
+    base_key = ["item_id", "epoch", *(["scoring"] if "scoring" in key else [])]  # a variant's original: same case and epoch
+    clean = clean.drop_duplicates(base_key).set_index(base_key)[["correct_a", "correct_b"]]
     for cond in conds:
         if cond == "clean" or clean.empty:
             continue
         sub = pairs[pairs["condition"].to_numpy() == cond]
-        idx = pd.MultiIndex.from_frame(sub[["item_id", "scoring"]]) if "scoring" in key else pd.Index(sub["item_id"])
-        base = clean.reindex(idx)
+        base = clean.reindex(pd.MultiIndex.from_frame(sub[base_key]))
         ok = base["correct_a"].notna().to_numpy()
         if not ok.any():
             continue
