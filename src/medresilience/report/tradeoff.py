@@ -225,12 +225,13 @@ def _unit_keys(f: pd.DataFrame) -> pd.DataFrame:
     probe = f["probe_id"].astype(object).where(f["probe_id"].notna(), "")
     return pd.DataFrame({"item_id": f["item_id"].astype(str).to_numpy(), "probe_id": probe.astype(str).to_numpy(),
                          "condition": f["condition"].astype(str).to_numpy(),
+                         "epoch": f["epoch"].to_numpy() if "epoch" in f else np.zeros(len(f), dtype=np.int32),
                          "answered": f["status"].astype(str).isin(ANSWERED).to_numpy()})
 
 
 def _pairing_counts(p: Pairing, none: pd.DataFrame, sett: pd.DataFrame) -> dict[str, Any]:
     ka, kb = _unit_keys(none), _unit_keys(sett)
-    key = ["item_id", "probe_id", "condition"]
+    key = ["item_id", "probe_id", "condition", "epoch"]
     ka, kb = ka.drop_duplicates(key), kb.drop_duplicates(key)
     m = ka.merge(kb, on=key, how="outer", indicator=True, suffixes=("_a", "_b"))
     both = m[m["_merge"] == "both"]
