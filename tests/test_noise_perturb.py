@@ -195,6 +195,7 @@ def test_a_rewrite_is_checked():
         "names_the_answer": "61 y/o M, fever 38.5 x 3 days, knee swollen, likely septic arthritis.",
         "too_short": "61 38.5 3",
         "parse_failed": "",
+        "unchanged": "A 61-year-old man has had  fever of 38.5°C for 3 days, and a SWOLLEN knee",
     }
     for code, note in cases.items():
         with pytest.raises(Rejected) as e:

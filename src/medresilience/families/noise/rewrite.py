@@ -9,7 +9,9 @@ reason, then dropped with it:
   compared as values: thousands separators and trailing decimal zeros do not matter ("16,400" ==
   "16400", "5.0" == "5"), superscript digits count as digits ("mm³" == "mm3");
 - `names_the_answer`: the note names the gold answer (the case did not);
-- `too_short`: the note is under a third of the case's length (something was dropped).
+- `too_short`: the note is under a third of the case's length (something was dropped);
+- `unchanged`: the note is the case itself (the same words, whatever the spacing, case and
+  quotation marks): no rewrite at all.
 
 Number words ("two weeks") are not numbers here: the note may write them either way."""
 
@@ -87,6 +89,10 @@ def missing_numbers(original: str, rewritten: str) -> list[str]:
     return sorted(lost, key=lambda x: (float(x), x))
 
 
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+(?:[./-]\w+)*", text.lower())
+
+
 def check_note(note: str, case: Item) -> str:
     """The note, cleaned; Rejected with a code when a check fails."""
     text = note.strip()
@@ -101,6 +107,8 @@ def check_note(note: str, case: Item) -> str:
         rx = re.compile(rf"(?<!\w){re.escape(ref)}(?!\w)", re.IGNORECASE)
         if rx.search(text) and not rx.search(case.question):
             raise Rejected("names_the_answer", f"the note names the answer ({ref!r})")
+    if _words(text) == _words(case.question):
+        raise Rejected("unchanged", "the note is the case as it was written: restyle it as an informal note")
     if len(text) < MIN_RATIO * len(case.question.strip()):
         raise Rejected("too_short", f"the note has {len(text)} characters, under a third of the case's {len(case.question.strip())}")
     return text
