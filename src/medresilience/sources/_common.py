@@ -4,14 +4,14 @@ spelled in the source file)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from ..records import LETTERS, MIN_FIELD_CHARS, NUMBERS, Item, _oversized, check_field_sizes, iter_json_lines, max_field_chars, parse_record, too_long
 
-__all__ = ["IdChecker", "build_item", "json_lines", "show", "text_field"]
+__all__ = ["IdChecker", "build_item", "json_lines", "read_json_items", "show", "text_field"]
 
 
 def show(value: Any, limit: int = 60) -> str:
@@ -115,3 +115,13 @@ def json_lines(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
         raise InputError(path, None, None, f"not UTF-8 text (at or after line {last + 1}: {e.reason})") from None
     except OSError as e:
         raise InputError(path, None, None, f"cannot read ({e.strerror or e})") from None
+
+
+def read_json_items(path: Path | str, make: Callable[[dict[str, Any], Path | str, int], Item]) -> Iterator[Item]:
+    """Stream the Items of a JSON-lines file, each row made by `make(row, path, line)`; a repeated
+    id is an error on its second line."""
+    ids = IdChecker(path)
+    for n, obj in json_lines(path):
+        item = make(obj, path, n)
+        ids.check(item.id, n)
+        yield item

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..records import Item, parse_record
-from ._common import IdChecker, json_lines, text_field
+from ._common import read_json_items, text_field
 
 __all__ = ["KEYS", "SOURCE", "freeform_item", "is_freeform_row", "read_freeform"]
 
@@ -44,8 +44,4 @@ def freeform_item(obj: dict[str, Any], path: Path | str = "<freeform>", line: in
 
 def read_freeform(path: Path | str) -> Iterator[Item]:
     """Stream the Items of a free-form JSON-lines file; a repeated id is an error on its second line."""
-    ids = IdChecker(path)
-    for n, obj in json_lines(path):
-        item = freeform_item(obj, path, n)
-        ids.check(item.id, n)
-        yield item
+    return read_json_items(path, freeform_item)

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..records import NUMBERS, Item, parse_record
-from ._common import IdChecker, json_lines, show, text_field
+from ._common import read_json_items, show, text_field
 from .medxpertqa import inline_choices
 
 __all__ = ["OPTION_FIELDS", "SOURCE", "is_medjourney_row", "medjourney_item", "read_medjourney"]
@@ -156,8 +156,4 @@ def medjourney_item(obj: dict[str, Any], path: Path | str = "<medjourney>", line
 def read_medjourney(path: Path | str) -> Iterator[Item]:
     """Stream the Items of a numbered MedJourney JSON-lines file; a repeated id is an error on its
     second line."""
-    ids = IdChecker(path)
-    for n, obj in json_lines(path):
-        item = medjourney_item(obj, path, n)
-        ids.check(item.id, n)
-        yield item
+    return read_json_items(path, medjourney_item)

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..records import Item
-from ._common import IdChecker, build_item, json_lines, show, text_field
+from ._common import build_item, read_json_items, show, text_field
 
 __all__ = ["OPTION_FIELDS", "SOURCE", "medmcqa_item", "read_medmcqa"]
 
@@ -55,8 +55,4 @@ def medmcqa_item(obj: dict[str, Any], path: Path | str = "<medmcqa>", line: int 
 
 def read_medmcqa(path: Path | str) -> Iterator[Item]:
     """Stream the Items of a MedMCQA JSON-lines file; a repeated id is an error on its second line."""
-    ids = IdChecker(path)
-    for n, obj in json_lines(path):
-        item = medmcqa_item(obj, path, n)
-        ids.check(item.id, n)
-        yield item
+    return read_json_items(path, medmcqa_item)

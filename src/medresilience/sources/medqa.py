@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..records import LETTERS, Item
-from ._common import IdChecker, build_item, json_lines, show, text_field
+from ._common import build_item, read_json_items, show, text_field
 
 __all__ = ["SOURCE", "medqa_item", "read_medqa"]
 
@@ -68,8 +68,4 @@ def medqa_item(obj: dict[str, Any], path: Path | str = "<medqa>", line: int | No
 
 def read_medqa(path: Path | str) -> Iterator[Item]:
     """Stream the Items of a MedQA JSON-lines file; a repeated id is an error on its second line."""
-    ids = IdChecker(path)
-    for n, obj in json_lines(path):
-        item = medqa_item(obj, path, n)
-        ids.check(item.id, n)
-        yield item
+    return read_json_items(path, medqa_item)

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..records import LETTERS, Item
-from ._common import IdChecker, build_item, json_lines, show, text_field
+from ._common import build_item, read_json_items, show, text_field
 
 __all__ = ["CHOICES_HEADER", "KEYS", "SOURCE", "inline_choices", "medxpertqa_item", "read_medxpertqa", "split_choices"]
 
@@ -155,8 +155,4 @@ def medxpertqa_item(obj: dict[str, Any], path: Path | str = "<medxpertqa>", line
 
 def read_medxpertqa(path: Path | str) -> Iterator[Item]:
     """Stream the Items of a MedXpertQA JSON-lines file; a repeated id is an error on its second line."""
-    ids = IdChecker(path)
-    for n, obj in json_lines(path):
-        item = medxpertqa_item(obj, path, n)
-        ids.check(item.id, n)
-        yield item
+    return read_json_items(path, medxpertqa_item)
