@@ -262,6 +262,12 @@ TEXT_COLUMNS = ("model", "condition", "setting", "scoring", "item_id", "probe_id
 NUMERIC = ("call", "score", "prompt_tokens", "completion_tokens", "cost", "value", "epoch")
 
 
+def epochs_of(df: pd.DataFrame) -> np.ndarray:
+    """The frame's `epoch` column as an array; all 0 for a frame without one (a hand-made frame,
+    or rows from before `--epochs`: one answer per unit)."""
+    return df["epoch"].to_numpy() if "epoch" in df else np.zeros(len(df), dtype=np.int32)
+
+
 def facet_names(suite: Suite) -> list[str]:
     """The probe facets of a suite: those its family declares, else those its probes carry."""
     from .family import get

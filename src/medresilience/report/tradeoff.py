@@ -58,6 +58,7 @@ import pandas as pd
 
 from .. import stats
 from ..family import Family, get
+from ..frame import epochs_of
 from ..settings import NONE
 from . import html as H
 from .tables import fmt_p, markdown_table
@@ -225,7 +226,7 @@ def _unit_keys(f: pd.DataFrame) -> pd.DataFrame:
     probe = f["probe_id"].astype(object).where(f["probe_id"].notna(), "")
     return pd.DataFrame({"item_id": f["item_id"].astype(str).to_numpy(), "probe_id": probe.astype(str).to_numpy(),
                          "condition": f["condition"].astype(str).to_numpy(),
-                         "epoch": f["epoch"].to_numpy() if "epoch" in f else np.zeros(len(f), dtype=np.int32),
+                         "epoch": epochs_of(f),
                          "answered": f["status"].astype(str).isin(ANSWERED).to_numpy()})
 
 

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ... import stats
+from ...frame import epochs_of
 from ...report.compare import Side, side
 from .variants import CONDITIONS, TITLES
 
@@ -59,7 +60,7 @@ def _answered(f: pd.DataFrame) -> pd.DataFrame:
         "item_id": f["item_id"].astype(str).to_numpy(),
         "probe_id": probe.astype(str).to_numpy(),
         "condition": f["condition"].astype(str).to_numpy(),
-        "epoch": f["epoch"].to_numpy() if "epoch" in f else np.zeros(len(f), dtype=np.int32),
+        "epoch": epochs_of(f),
         "scoring": f["scoring"].astype(str).to_numpy(),
         "correct": f["correct"].to_numpy(dtype=bool),
     })

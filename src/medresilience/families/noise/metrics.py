@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ... import stats
+from ...frame import epochs_of
 from .variants import CONDITIONS, HEADLINE_COLUMNS, facets_of
 
 ANSWERED = ("valid", "invalid")
@@ -77,7 +78,7 @@ def _slice(g: pd.DataFrame, seed: int = 0) -> tuple[dict[str, Any], dict[str, An
     status = g["status"].astype(str).to_numpy()
     correct = g["correct"].to_numpy(dtype=bool)
     item = g["item_id"].astype(str).to_numpy()
-    epoch = g["epoch"].to_numpy() if "epoch" in g else np.zeros(len(g), dtype=np.int32)
+    epoch = epochs_of(g)
     pair = item if not epoch.any() else np.char.add(np.char.add(item.astype(str), "\x1f"), epoch.astype(str))  # a case in one epoch
     answered = np.isin(status, ANSWERED)
     is_clean = cond == "clean"

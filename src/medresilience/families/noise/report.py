@@ -314,6 +314,5 @@ def _markdown(h: pd.DataFrame, v: pd.DataFrame, mean: dict[str, Any], e: pd.Data
                                                             "paired_drop", "paired_lo", "paired_hi", "b", "c", "p_mcnemar", "flip_p"]), ""]
     if e is not None and not e.empty:
         headers, rows = _epoch_rows(e)
-        lines += ["### Per epoch", "", "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers),
-                  *["| " + " | ".join(r) + " |" for r in rows], ""]
+        lines += ["### Per epoch", "", markdown_table(pd.DataFrame(rows, columns=headers)), ""]
     return "\n".join(lines)
