@@ -129,7 +129,7 @@ def eval_(
     limit: Annotated[Optional[int], typer.Option(help="first N items only")] = None,
     seed: Annotated[Optional[int], typer.Option(help="decoding seed passed to every model")] = None,
     epochs: Annotated[int, typer.Option("--epochs", help="answer every unit N times, epoch e with decoding seed + e (needs a "
-                                                        "sampling temperature; families that read repeats: clinical noise)")] = 1,
+                                                        "sampling temperature; only families whose metrics read repeats take more than one)")] = 1,
     setting: SettingOpt = None,
     scoring: ScoringOpt = None,
     option: FamilyOpt = None,
