@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         http = t["calls_made"]
         per_kept = t["requests"] / it["kept"] if it["kept"] else float("nan")
         print(f"| {name} | {it['considered']} | {it['kept']} | {t['requests']} | {http} | {per_kept:.2f} | "
-              f"{t['parse_retries']} | {t['parse_failures']} | {dt:.3f} | {it['considered'] / dt:.1f} |")
+              f"{t['retries']} | {t['failures']} | {dt:.3f} | {it['considered'] / dt:.1f} |")
     return 0
 
 

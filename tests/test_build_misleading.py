@@ -36,6 +36,7 @@ from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item, Suite, write_jsonl
 from medresilience.runner import EvalOptions
 from medresilience.samples import sample_release_path
+from medresilience.stages import Rejected
 from medresilience.store import Store
 from medresilience.testing.stub_server import Faults, StubServer
 
@@ -178,8 +179,9 @@ def test_item_skip_reasons():
 def test_parsers_never_guess():
     assert parse_object('```json\n{"a": 1}\n```') == {"a": 1}
     for bad in ("", "not json", "[1, 2]", '{"A": "unterminated'):
-        with pytest.raises(ParseError):
+        with pytest.raises(Rejected) as e:
             parse_object(bad)
+        assert e.value.code == "parse_failed"
     with pytest.raises(ParseError, match="content_type"):
         parse_applicability('{"reason": "r", "content_type": "made_up", "works_for_every_wrong_option": true, "gold_answer_stays_correct": true}')
     with pytest.raises(ParseError, match="gold_answer_stays_correct"):
@@ -190,12 +192,16 @@ def test_parsers_never_guess():
 
 def test_schema_length_keywords_only_where_honoured():
     from medresilience.families.misleading.construct import prompts
-    from medresilience.families.misleading.construct.engine import use_schema_lengths
+    from medresilience.families.misleading.construct.engine import Unit, unit_task, use_schema_lengths
+    from medresilience.stages import request_for
 
-    schema = prompts.letters_schema("ABCD", 300)
-    assert "maxLength" in json.dumps(prompts.response_format("bundle", schema, True))
-    stripped = prompts.response_format("bundle", schema, False)
+    spec = parse_model_spec("openai:m,base_url=http://x/v1")
+    unit = Unit([{"role": "user", "content": "q"}], prompts.letters_schema("ABCD", 300), 100, str)
+    kept = request_for(spec, unit_task("u", unit, "bundle", spec, True)).params["response_format"]
+    assert "maxLength" in json.dumps(kept)
+    stripped = request_for(spec, unit_task("u", unit, "bundle", spec, False)).params["response_format"]
     assert "maxLength" not in json.dumps(stripped) and stripped["json_schema"]["strict"] is True
+    assert stripped["json_schema"]["name"] == prompts.SCHEMA_NAMES["bundle"]
     assert stripped["json_schema"]["schema"]["required"] == list("ABCD")
     assert use_schema_lengths(parse_model_spec("embedded:smollm2")) is True
     assert use_schema_lengths(parse_model_spec("openai:m,base_url=http://x/v1")) is False
@@ -438,8 +444,8 @@ def test_build_on_real_medmcqa_counts_retries_and_resume(tmp_path):
         r_app = sum(fg.first_reply_invalid(qtext(it), "applicability") for it in loaded.items)
         r_gen = sum(2 if fg.band(qtext(it)) == "always_invalid" else fg.first_reply_invalid(qtext(it), "bundle") for it in kept1)
         st = res.report["stages"]
-        assert st["applicability"]["parse_retries"] == r_app and st["generation"]["parse_retries"] == r_gen
-        assert st["generation"]["parse_failures"] == sum(fg.band(qtext(it)) == "always_invalid" for it in kept1)
+        assert st["applicability"]["retries"] == r_app and st["generation"]["retries"] == r_gen
+        assert st["generation"]["failures"] == sum(fg.band(qtext(it)) == "always_invalid" for it in kept1)
         assert st["applicability"]["requests"] == len(loaded.items) + r_app
         assert st["generation"]["requests"] == len(kept1) + r_gen
         assert res.report["totals"]["requests"] == first_total  # every call stored, none repeated

@@ -9,6 +9,11 @@ parser's own code). A call that fails after the client's retries is `call_error`
 error, so a rerun tries it again). Finished calls are never repeated: a rerun recomputes every
 decision from the stored replies and costs nothing.
 
+A task may carry its family's wording of the re-ask (`Task.retry`, default `with_retry`) and a
+budget cap (`Task.grow_to`): a reply cut at max_tokens is then asked again with twice the budget,
+up to the cap. A stage's figures count each request once however many passes or calls of
+`run_stage` used it (the stats object keeps the keys it has counted).
+
 A task names its model (`Task.model`) or takes the stage's; one stage may mix models (one
 `run_calls` over all of them). A task sends the schema's `response_format` unless it gives its
 decoding parameters whole (`Task.params`, e.g. a judge's), or has no schema (free text).
@@ -25,7 +30,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .calls import CallRequest, ProgressFn, RunStats, request_key, run_calls
@@ -72,6 +77,8 @@ class Task:
     parse: Callable[[str | None], Any]  # raises Rejected
     model: ModelSpec | None = None  # None: the stage's model
     params: Mapping[str, Any] | None = None  # the whole decoding parameters (schema and max_tokens then unused)
+    retry: Callable[[list[dict[str, str]], int, str | None], list[dict[str, str]]] | None = None  # the re-ask's messages
+    grow_to: int | None = None  # a reply cut at max_tokens is asked again with twice the budget, up to this
 
 
 @dataclass
@@ -98,9 +105,10 @@ class StageStats:
     completion_tokens: int = 0
     cost: float | None = None
     seconds: float = 0.0
+    counted: set[str] = field(default_factory=set, repr=False, compare=False)  # the request keys in the figures
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "counted"}
 
 
 def add_stage_stats(total: StageStats, part: StageStats) -> StageStats:
@@ -150,13 +158,13 @@ def with_retry(messages: list[dict[str, str]], attempt: int, why: str | None) ->
     return [*messages[:-1], {**last, "content": f"{last['content']}\n\n{note}"}]
 
 
-def request_for(spec: ModelSpec, task: Task, attempt: int = 0, why: str | None = None) -> CallRequest:
-    msgs = with_retry(task.messages, attempt, why)
+def request_for(spec: ModelSpec, task: Task, attempt: int = 0, why: str | None = None, max_tokens: int | None = None) -> CallRequest:
+    msgs = (task.retry or with_retry)(task.messages, attempt, why)
     if task.params is not None:
         params = dict(task.params)
     else:
         rf = response_format(task.schema_name, task.schema) if task.schema_name and task.schema is not None else None
-        params = spec.decoding(max_tokens=task.max_tokens, response_format=rf)
+        params = spec.decoding(max_tokens=max_tokens or task.max_tokens, response_format=rf)
     return CallRequest(spec.label, request_key(spec, msgs, params), msgs, params)
 
 
@@ -225,27 +233,27 @@ def run_stage(store: Store, spec: ModelSpec | None, stage: str, tasks: Mapping[s
     st.units += len(tasks)
     specs = _specs(spec, tasks)
     results: dict[str, Outcome] = {}
-    pending: dict[str, tuple[int, str | None]] = {tid: (0, None) for tid in tasks}
+    pending: dict[str, tuple[int, str | None, int]] = {tid: (0, None, t.max_tokens) for tid, t in tasks.items()}
     history: dict[str, list[str]] = {tid: [] for tid in tasks}
     used: set[str] = set()
     while pending:
-        reqs = {tid: (request_for(tasks[tid].model or spec, tasks[tid], attempt, why), attempt)  # type: ignore[arg-type]
-                for tid, (attempt, why) in pending.items()}
-        label = stage if all(a == 0 for _, a in reqs.values()) else f"{stage} (retry)"
+        reqs = {tid: (request_for(tasks[tid].model or spec, tasks[tid], attempt, why, budget), attempt, budget)  # type: ignore[arg-type]
+                for tid, (attempt, why, budget) in pending.items()}
+        label = stage if all(a == 0 for _, a, _ in reqs.values()) else f"{stage} (retry)"
 
         def on_progress(done: int, total: int, _label: str = label) -> None:
             if progress is not None:
                 progress(_label, done, total)
 
-        batch = [r for r, _ in reqs.values()]
+        batch = [r for r, _, _ in reqs.values()]
         if session is not None:
             rs = session.run_calls(batch, list(specs.values()), store, on_progress)
         else:
             rs = asyncio.run(run_calls(batch, list(specs.values()), store, on_progress))
         st.calls_made += rs.called
         st.reused += rs.cached
-        nxt: dict[str, tuple[int, str | None]] = {}
-        for tid, (r, attempt) in reqs.items():
+        nxt: dict[str, tuple[int, str | None, int]] = {}
+        for tid, (r, attempt, budget) in reqs.items():
             used.add(r.key)
             history[tid].append(r.key)
             row = store.call(r.key)
@@ -258,10 +266,12 @@ def run_stage(store: Store, spec: ModelSpec | None, stage: str, tasks: Mapping[s
             try:
                 value = tasks[tid].parse(row["text"])
             except Rejected as e:
-                detail = e.detail + (" (the reply hit max_tokens)" if row.get("finish_reason") == "length" else "")
+                cut = row.get("finish_reason") == "length"
+                detail = e.detail + (" (the reply hit max_tokens)" if cut else "")
                 if attempt < retries:
                     st.retries += 1
-                    nxt[tid] = (attempt + 1, detail)
+                    grow_to = tasks[tid].grow_to
+                    nxt[tid] = (attempt + 1, detail, min(grow_to, budget * 2) if cut and grow_to else budget)
                 else:
                     st.failures += 1
                     results[tid] = Outcome(False, code=e.code, detail=f"{attempt + 1} replies could not be used; last: {detail}",
@@ -269,9 +279,10 @@ def run_stage(store: Store, spec: ModelSpec | None, stage: str, tasks: Mapping[s
             else:
                 results[tid] = Outcome(True, value, attempts=attempt + 1, keys=history[tid])
         pending = nxt
-    keys = sorted(used)
-    st.requests += len(keys)
-    u = store.usage_for(keys)
+    fresh = sorted(used - st.counted)
+    st.counted.update(fresh)
+    st.requests += len(fresh)
+    u = store.usage_for(fresh)
     st.prompt_tokens += int(u.get("prompt_tokens") or 0)
     st.completion_tokens += int(u.get("completion_tokens") or 0)
     if u.get("cost") is not None:

@@ -62,7 +62,7 @@ def _print_summary(report: dict[str, Any]) -> None:
     cost = "" if t.get("cost") is None else f"; cost ${t['cost']:.4f}"
     console.print(
         f"calls: {t['calls_made']} made, {t['reused']} reused from the store, {t['call_errors']} errors, "
-        f"{t['parse_retries']} parse retries; tokens {t['prompt_tokens']} in / {t['completion_tokens']} out{cost}"
+        f"{t['retries']} parse retries; tokens {t['prompt_tokens']} in / {t['completion_tokens']} out{cost}"
     )
     if report.get("note"):
         err_console.print(f"[yellow]note:[/] {report['note']}", highlight=False)

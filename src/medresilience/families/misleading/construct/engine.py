@@ -1,35 +1,28 @@
-"""The generator calls of the misleading-context builder, as batches of structured-output calls
-through the one execution path (runner.run_calls) and the store.
+"""The generator calls of the misleading-context builder: its units (applicability, bundle, render,
+verify), their parsers and token budgets, run as stages through the spine's stage runner
+(`stages.run_stage`, one execution path into the build's store).
 
-A stage is a set of units (one per item or bundle). Each round sends every pending unit's
-request; the reply text is read back from the store and parsed against the stage's schema. A
-reply that cannot be parsed is asked again with a retry note (a different request, so a
-different key), at most `retries` times, then recorded as a failure with its reason; it is never
-guessed. A call that fails after the client's own retries is a `call_error` (the store keeps it
-as an error, so the next run tries it again). Finished calls are never repeated: a rerun
-recomputes every decision from the stored replies."""
+A reply that cannot be parsed is asked again with this family's retry note (a different request,
+so a different key), with twice the budget when it was cut at max_tokens, at most `retries` times,
+then recorded as a failure with its reason; it is never guessed. A call that fails after the
+client's own retries is a `call_error` (the store keeps it as an error, so the next run tries it
+again). Finished calls are never repeated: a rerun recomputes every decision from the stored
+replies."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
-import re
-import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from ....models.openai_compatible import OpenAICompatibleModel
 from ....models.spec import ModelSpec
 from ....records import LETTERS, Item
-from ....runner import CallRequest, request_key, run_calls
+from ....stages import CallSession, Outcome, Rejected, StageProgress, StageStats, Task, add_stage_stats, parse_object, run_stage
 from ....store import Store
 from ..taxonomy import CONTENT_TYPE_KEYS
 from . import prompts
 from .checks import Limits, Problem
-
-StageProgress = Callable[[str, int, int], None]
 
 MAX_TOKENS_CAP = 4096
 
@@ -37,50 +30,11 @@ MAX_TOKENS_CAP = 4096
 TYPICAL_COMPLETION = {"applicability": 120, "bundle_per_option": 45, "verify_per_option": 60, "verify_base": 60}
 
 
-class ParseError(ValueError):
-    pass
+class ParseError(Rejected):
+    """A reply that does not hold what the unit's schema asks for (code `parse_failed`)."""
 
-
-@dataclass
-class StageStats:
-    """What one stage cost: unique requests used (retries included), calls made by this run and
-    reused from the store, call errors, parse retries and failures, tokens and cost of every
-    request the stage used (stored ones included)."""
-
-    units: int = 0
-    requests: int = 0
-    calls_made: int = 0
-    reused: int = 0
-    call_errors: int = 0
-    parse_retries: int = 0
-    parse_failures: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float | None = None
-    seconds: float = 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def add(self, other: StageStats) -> None:
-        for k, v in asdict(other).items():
-            if k == "cost":
-                if v is not None:
-                    self.cost = (self.cost or 0.0) + v
-            else:
-                setattr(self, k, getattr(self, k) + v)
-
-
-@dataclass
-class Outcome:
-    """The result of one unit: ok with its parsed value, or a failure code and detail."""
-
-    ok: bool
-    value: Any = None
-    code: str | None = None
-    detail: str = ""
-    attempts: int = 0
-    keys: list[str] = field(default_factory=list)
+    def __init__(self, detail: str):
+        super().__init__("parse_failed", detail)
 
 
 @dataclass(frozen=True)
@@ -131,25 +85,6 @@ class Applicability:
 
 
 # --------------------------------------------------------------------------- parsing
-
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
-
-
-def parse_object(text: str | None) -> dict[str, Any]:
-    if text is None or not text.strip():
-        raise ParseError("empty reply")
-    t = text.strip()
-    m = _FENCE.match(t)
-    if m:
-        t = m.group(1)
-    try:
-        obj = json.loads(t)
-    except json.JSONDecodeError as e:
-        raise ParseError(f"not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
-    if not isinstance(obj, dict):
-        raise ParseError(f"expected a JSON object, got {type(obj).__name__}")
-    return obj
-
 
 def _field(obj: Mapping[str, Any], key: str, kind: type, where: str = "") -> Any:
     if key not in obj:
@@ -278,6 +213,14 @@ def verify_unit(item: Item, sentences: Mapping[str, str], content_type: str) -> 
     )
 
 
+def unit_task(uid: str, unit: Unit, kind: str, spec: ModelSpec, lengths: bool) -> Task:
+    """A unit as a stage task: its schema under the name of `kind` (without minLength / maxLength
+    where `lengths` is false), this family's retry note, and a budget that doubles on a cut reply."""
+    schema = unit.schema if lengths else prompts.strip_lengths(unit.schema)
+    return Task(uid, unit.messages, prompts.SCHEMA_NAMES[kind], schema, unit.max_tokens, unit.parse, model=spec,
+                retry=prompts.with_retry, grow_to=MAX_TOKENS_CAP)
+
+
 def estimate_tokens(messages: Sequence[Mapping[str, str]]) -> int:
     """A rough prompt-token count (four characters a token, plus a few per message)."""
     return sum(len(m.get("content", "")) // 4 + 4 for m in messages)
@@ -287,8 +230,8 @@ def estimate_tokens(messages: Sequence[Mapping[str, str]]) -> int:
 
 
 class Engine:
-    """Runs stages of structured-output calls for one generator (and an optional checker)
-    against one store, and keeps per-stage accounting."""
+    """Runs this family's stages for one generator (and an optional checker) against one store, in
+    one call session, and keeps per-stage accounting."""
 
     def __init__(
         self,
@@ -312,121 +255,32 @@ class Engine:
         self.retries = retries
         self.progress = progress
         self.stats: dict[str, StageStats] = {}
-        self._keys: dict[str, set[str]] = {}
-        self._runner: asyncio.Runner | None = None
-        self._clients: dict[str, OpenAICompatibleModel] = {}
+        self._session: CallSession | None = None
 
-    # ---- one event loop and one client per model for the engine's life (not one per round)
     def __enter__(self) -> Engine:
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def _run(self, coro: Any) -> Any:
-        if self._runner is None:
-            self._runner = asyncio.Runner()
-        return self._runner.run(coro)
-
-    def _client(self, spec: ModelSpec) -> OpenAICompatibleModel:
-        if spec.label not in self._clients:
-
-            async def make() -> OpenAICompatibleModel:
-                return OpenAICompatibleModel(spec)
-
-            self._clients[spec.label] = self._run(make())
-        return self._clients[spec.label]
-
     def close(self) -> None:
-        """Close the clients and the event loop (the engine may not be used afterwards)."""
-        if self._runner is None:
-            return
-        clients, self._clients = list(self._clients.values()), {}
-
-        async def close_all() -> None:
-            for c in clients:
-                with contextlib.suppress(Exception):
-                    await c.close()
-
-        try:
-            self._runner.run(close_all())
-        finally:
-            self._runner.close()
-            self._runner = None
+        """Close the session's clients and event loop (a later stage opens a new session)."""
+        if self._session is not None:
+            self._session.close()
+            self._session = None
 
     def lengths_for(self, spec: ModelSpec) -> bool:
         return use_schema_lengths(spec, self.schema_lengths)
 
-    # ---- the generic loop
     def run_stage(self, stage: str, kind: str, spec: ModelSpec, units: Mapping[str, Unit]) -> dict[str, Outcome]:
         """Run `units` (id -> Unit) as stage `stage` (its accounting name) with the schema name of
         `kind` (applicability, bundle, render, verify). Returns id -> Outcome."""
-        t0 = time.perf_counter()
-        st = self.stats.setdefault(stage, StageStats())
-        keys = self._keys.setdefault(stage, set())
-        st.units += len(units)
-        results: dict[str, Outcome] = {}
-        pending: dict[str, tuple[int, str | None, int]] = {uid: (0, None, u.max_tokens) for uid, u in units.items()}
-        history: dict[str, list[str]] = {uid: [] for uid in units}
         lengths = self.lengths_for(spec)
-        while pending:
-            reqs: dict[str, tuple[CallRequest, int, int]] = {}
-            for uid, (attempt, err, max_tokens) in pending.items():
-                u = units[uid]
-                msgs = prompts.with_retry(u.messages, attempt, err)
-                params = spec.decoding(max_tokens=max_tokens, response_format=prompts.response_format(kind, u.schema, lengths))
-                key = request_key(spec, msgs, params)
-                reqs[uid] = (CallRequest(spec.label, key, msgs, params), attempt, max_tokens)
-            label = stage if all(a == 0 for _, a, _ in reqs.values()) else f"{stage} (retry)"
-
-            def on_progress(done: int, total: int, _label: str = label) -> None:
-                if self.progress is not None:
-                    self.progress(_label, done, total)
-
-            client = self._client(spec)
-            rs = self._run(run_calls([r for r, _, _ in reqs.values()], [spec], self.store, on_progress, clients={spec.label: client}))
-            st.calls_made += rs.called
-            st.reused += rs.cached
-            nxt: dict[str, tuple[int, str | None, int]] = {}
-            for uid, (r, attempt, max_tokens) in reqs.items():
-                keys.add(r.key)
-                history[uid].append(r.key)
-                row = self.store.call(r.key)
-                if row is None or row["status"] != "ok":
-                    why = (row or {}).get("error") or "no reply stored"
-                    results[uid] = Outcome(False, code="call_error", detail=str(why)[:300], attempts=attempt + 1, keys=history[uid])
-                    continue
-                try:
-                    value = units[uid].parse(row["text"])
-                except ParseError as e:
-                    detail = str(e)
-                    if row.get("finish_reason") == "length":
-                        detail += " (the reply hit max_tokens)"
-                    if attempt < self.retries:
-                        st.parse_retries += 1
-                        more = min(MAX_TOKENS_CAP, max_tokens * 2) if row.get("finish_reason") == "length" else max_tokens
-                        nxt[uid] = (attempt + 1, detail, more)
-                    else:
-                        st.parse_failures += 1
-                        results[uid] = Outcome(False, code="parse_failed", detail=f"{attempt + 1} replies could not be parsed; last: {detail}", attempts=attempt + 1, keys=history[uid])
-                else:
-                    results[uid] = Outcome(True, value, attempts=attempt + 1, keys=history[uid])
-            pending = nxt
-        st.call_errors += sum(1 for o in results.values() if o.code == "call_error")
-        self._account(stage)
-        st.seconds += time.perf_counter() - t0
-        return results
-
-    def _account(self, stage: str) -> None:
-        """Recompute tokens and cost of every request the stage used, from the store."""
-        st = self.stats[stage]
-        keys = sorted(self._keys[stage])
-        st.requests = len(keys)
-        u = self.store.usage_for(keys)
-        st.prompt_tokens, st.completion_tokens, st.cost = u["prompt_tokens"], u["completion_tokens"], u["cost"]
-
-    def keys(self, stage: str) -> set[str]:
-        return set(self._keys.get(stage, set()))
+        tasks = {uid: unit_task(uid, u, kind, spec, lengths) for uid, u in units.items()}
+        if self._session is None:
+            self._session = CallSession()
+        st = self.stats.setdefault(stage, StageStats())
+        return run_stage(self.store, spec, stage, tasks, retries=self.retries, progress=self.progress, stats=st, session=self._session)
 
     # ---- the stages
     def applicability(self, items: Sequence[Item]) -> dict[str, Outcome]:
@@ -453,5 +307,5 @@ class Engine:
     def totals(self) -> dict[str, Any]:
         tot = StageStats()
         for s in self.stats.values():
-            tot.add(s)
+            add_stage_stats(tot, s)
         return tot.as_dict()

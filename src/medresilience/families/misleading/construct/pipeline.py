@@ -35,8 +35,8 @@ from ....lock import RunLock
 from ....models.serving import serving
 from ....models.spec import ModelSpec
 from ....records import Item, Suite, SuiteManifest, sha256_file
-from ....runner import request_key
 from ....seeding import rng_for
+from ....stages import request_for
 from ....store import Store
 from ..bundles import bundle_id_for, probes_from_bundle
 from ..probe import MisleadingProbe as Probe
@@ -55,6 +55,7 @@ from .engine import (
     bundle_max_tokens,
     bundle_unit,
     estimate_tokens,
+    unit_task,
     use_schema_lengths,
     verify_max_tokens,
 )
@@ -498,8 +499,8 @@ def report_markdown(report: Mapping[str, Any]) -> str:
     for name, s in [*report["stages"].items(), ("total", report["totals"])]:
         cost = "—" if s.get("cost") is None else f"${s['cost']:.4f}"
         lines.append(
-            f"| {name} | {s['requests']} | {s['calls_made']} | {s['reused']} | {s['call_errors']} | {s['parse_retries']} | "
-            f"{s['parse_failures']} | {s['prompt_tokens']} | {s['completion_tokens']} | {cost} |"
+            f"| {name} | {s['requests']} | {s['calls_made']} | {s['reused']} | {s['call_errors']} | {s['retries']} | "
+            f"{s['failures']} | {s['prompt_tokens']} | {s['completion_tokens']} | {cost} |"
         )
     if report.get("calls_per_kept_item") is not None:
         lines += ["", f"Requests per kept item: {report['calls_per_kept_item']:.2f}."]
@@ -534,10 +535,9 @@ def estimate_build(
     store_path = work / "store.sqlite" if work is not None else None
     units1 = {it.id: applicability_unit(it) for it in item_list}
     keys1 = {}
+    lengths = use_schema_lengths(generator, options.schema_lengths)
     for iid, u in units1.items():
-        lengths = use_schema_lengths(generator, options.schema_lengths)
-        params = generator.decoding(max_tokens=u.max_tokens, response_format=prompts.response_format("applicability", u.schema, lengths))
-        keys1[iid] = request_key(generator, u.messages, params)
+        keys1[iid] = request_for(generator, unit_task(iid, u, "applicability", generator, lengths)).key
     if store_path is not None and store_path.exists():
         with Store(store_path) as st:
             stored = st.finished_keys(keys1.values())

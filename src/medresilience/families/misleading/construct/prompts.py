@@ -397,15 +397,6 @@ def with_retry(messages: list[dict[str, str]], attempt: int, error: str | None) 
     return out
 
 
-def response_format(stage: str, schema: dict[str, Any], lengths: bool = True) -> dict[str, Any]:
-    """The response_format of a structured-output call. `lengths=False` drops minLength /
-    maxLength, which some strict endpoints reject (OpenAI, Azure); the checks enforce lengths
-    anyway, and llama.cpp / vLLM grammars use them to keep small models short."""
-    if not lengths:
-        schema = strip_lengths(schema)
-    return {"type": "json_schema", "json_schema": {"name": SCHEMA_NAMES[stage], "schema": schema, "strict": True}}
-
-
 def strip_lengths(schema: Any) -> Any:
     if isinstance(schema, dict):
         return {k: strip_lengths(v) for k, v in schema.items() if k not in ("minLength", "maxLength")}
