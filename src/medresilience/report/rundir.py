@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -143,6 +144,22 @@ def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = Tru
 
 
 
+
+
+def model_blocks(runs: Sequence[RunData]) -> list[tuple[str, str, str, dict[str, Any]]]:
+    """(run, model, setting, results block) of every run's results.json models, a model labelled
+    with its run's name when two runs share it."""
+    seen: dict[str, int] = {}
+    for r in runs:
+        for m in (r.results.get("models") or {}):
+            seen[m] = seen.get(m, 0) + 1
+    out = []
+    for r in runs:
+        for m, settings in (r.results.get("models") or {}).items():
+            label = m if seen[m] == 1 else f"{m} [{r.name}]"
+            for s, block in settings.items():
+                out.append((r.name, label, s, block))
+    return out
 
 
 def secrets_of(runs: list[RunData]) -> list[str]:

@@ -65,6 +65,11 @@ def write_tables(tables: dict[str, pd.DataFrame], out_dir: Path) -> dict[str, di
     return paths
 
 
+def row_label(model: str, setting: str) -> str:
+    """A table row's name: the model, with its setting unless it is `none`."""
+    return model if setting == "none" else f"{model} ({setting})"
+
+
 def fmt_pct(p: float | None, lo: float | None = None, hi: float | None = None, n: int | None = None, digits: int = 1) -> str:
     """'71.2% [65.4, 76.4] n=250' (any part may be missing)."""
     if p is None or (isinstance(p, float) and np.isnan(p)):

@@ -15,28 +15,14 @@ import pandas as pd
 from ...report.html import _isnan, esc, fmt_p, rate_cell, setting_name, table
 from ...report.html import figure as html_figure
 from ...report.plots import PALETTE, STYLE, _err, _pct, _short, plt, to_svg
+from ...report.rundir import model_blocks
 from ...report.section import FamilySection
-from ...report.tables import fmt_pct, markdown_table
+from ...report.tables import fmt_pct, markdown_table, row_label
 from .metrics import HEADLINE_COLUMNS, mean_across_models
 from .variants import CONDITIONS, DISTRIBUTED, DOSES, FAMILY, HERRINGS, TITLES, TOGETHER, WHITESPACE
 
 TITLE = "Clinical noise"
 RATE_PARTS = ("p", "lo", "hi", "n")
-
-
-def _blocks(runs: Sequence[Any]) -> list[tuple[str, str, str, dict[str, Any]]]:
-    """(run, model, setting, block) of every run, models labelled by run when two runs share one."""
-    seen: dict[str, int] = {}
-    for r in runs:
-        for m in (r.results.get("models") or {}):
-            seen[m] = seen.get(m, 0) + 1
-    out = []
-    for r in runs:
-        for m, settings in (r.results.get("models") or {}).items():
-            label = m if seen[m] == 1 else f"{m} [{r.name}]"
-            for s, block in settings.items():
-                out.append((r.name, label, s, block))
-    return out
 
 
 def headline_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.DataFrame:
@@ -114,10 +100,6 @@ def _epoch_rows(e: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
     return ["Model", "Setting", "Variant", "Mean ± sd across epochs", *[f"Epoch {ep}" for ep in epochs]], rows
 
 
-def _row_label(model: str, setting: str) -> str:
-    return model if setting == "none" else f"{model} ({setting})"
-
-
 # ---------------------------------------------------------------------------------- figures
 
 
@@ -139,7 +121,7 @@ def dose_figure(v: pd.DataFrame) -> str | None:
             xs = np.array([0 if c == "clean" else DOSES[c] for c in line], dtype=float)
             p, lo, hi = (sub.loc[line, k].map(_pct).to_numpy(dtype=float) for k in ("acc_p", "acc_lo", "acc_hi"))
             ax.errorbar(xs, p, yerr=_err(p, lo, hi), fmt="-o", color=colour, ecolor=colour, elinewidth=1, capsize=3, ms=5,
-                        label=_short(_row_label(model, setting), 34), zorder=3)
+                        label=_short(row_label(model, setting), 34), zorder=3)
             for cond, marker, dx in ((TOGETHER, "s", 0.35), (WHITESPACE, "^", -0.35)):
                 if cond in sub.index:
                     pp, ll, hh = (np.array([_pct(sub.loc[cond, k])], dtype=float) for k in ("acc_p", "acc_lo", "acc_hi"))
@@ -177,7 +159,7 @@ def drop_figure(v: pd.DataFrame) -> str | None:
             p, lo, hi = (sub[k].map(_pct).to_numpy(dtype=float) for k in ("paired_drop", "paired_lo", "paired_hi"))
             ys = y - 0.35 + step * (j + 0.5)
             ax.errorbar(p, ys, xerr=_err(p, lo, hi), fmt="o", color=colour, ecolor=colour, elinewidth=1.2, capsize=2,
-                        label=_short(_row_label(model, setting), 34), zorder=3)
+                        label=_short(row_label(model, setting), 34), zorder=3)
         ax.axvline(0, color="#333", lw=0.8)
         ax.set_yticks(y, [TITLES.get(c, c) for c in conds])
         ax.invert_yaxis()
@@ -254,7 +236,7 @@ METHODS = (
 
 
 def section(runs: Sequence[Any]) -> FamilySection:
-    blocks = _blocks(runs)
+    blocks = model_blocks(runs)
     h = headline_table(blocks)
     v = variants_table(blocks)
     merged: dict[str, dict[str, Any]] = {}

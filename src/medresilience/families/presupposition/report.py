@@ -19,8 +19,9 @@ import pandas as pd
 from ...report.html import _isnan, esc, rate_cell, setting_name, table
 from ...report.html import figure as html_figure
 from ...report.plots import PALETTE, STYLE, _err, _pct, _short, _wrap, plt, to_svg
+from ...report.rundir import model_blocks
 from ...report.section import FamilySection
-from ...report.tables import fmt_pct, markdown_table
+from ...report.tables import fmt_pct, markdown_table, row_label
 from .metrics import generator_matrix, mean_across_models
 from .taxonomy import CATEGORY_KEYS, CATEGORY_TITLES, FAMILY
 
@@ -43,25 +44,6 @@ TOP_REASONS = 8
 
 
 # ---------------------------------------------------------------------------------- tables
-
-
-def _blocks(runs: Sequence[Any]) -> list[tuple[str, str, str, dict[str, Any]]]:
-    """(run, model, setting, block) of every run, models labelled by run when two runs share one."""
-    seen: dict[str, int] = {}
-    for r in runs:
-        for m in (r.results.get("models") or {}):
-            seen[m] = seen.get(m, 0) + 1
-    out = []
-    for r in runs:
-        for m, settings in (r.results.get("models") or {}).items():
-            label = m if seen[m] == 1 else f"{m} [{r.name}]"
-            for s, block in settings.items():
-                out.append((r.name, label, s, block))
-    return out
-
-
-def _row_label(model: str, setting: str) -> str:
-    return model if setting == "none" else f"{model} ({setting})"
 
 
 def _rate_cols(prefix: str, r: dict[str, Any] | None) -> dict[str, Any]:
@@ -211,7 +193,7 @@ def agreement_html(df: pd.DataFrame) -> str:
 
 
 def _labels(d: pd.DataFrame) -> list[str]:
-    return list(dict.fromkeys(_row_label(m, s) for m, s in zip(d["model"], d["setting"])))
+    return list(dict.fromkeys(row_label(m, s) for m, s in zip(d["model"], d["setting"])))
 
 
 def category_figure(cat: pd.DataFrame) -> str | None:
@@ -219,7 +201,7 @@ def category_figure(cat: pd.DataFrame) -> str | None:
     d = cat[cat["pcs_p"].notna()].copy()
     if d.empty:
         return None
-    d["row"] = [_row_label(m, s) for m, s in zip(d["model"], d["setting"])]
+    d["row"] = [row_label(m, s) for m, s in zip(d["model"], d["setting"])]
     rows = list(dict.fromkeys(d["row"]))
     keys = [k for k in CATEGORY_KEYS if k in set(d["stratum"])] + sorted(set(d["stratum"]) - set(CATEGORY_KEYS))
     title = "PCS per question category"
@@ -249,7 +231,7 @@ def matrix_figure(mx: pd.DataFrame) -> str | None:
     d = mx[mx["pcs_p"].notna()].copy()
     if d.empty:
         return None
-    d["col"] = [_row_label(m, s) for m, s in zip(d["model"], d["setting"])]
+    d["col"] = [row_label(m, s) for m, s in zip(d["model"], d["setting"])]
     cols = list(dict.fromkeys(d["col"]))
     gens = sorted(set(d["generator"]))
     grid = d.pivot_table(index="generator", columns="col", values="pcs_p", aggfunc="first").reindex(index=gens, columns=cols)
@@ -300,7 +282,7 @@ def tradeoff_figure(h: pd.DataFrame) -> str | None:
             y, yl, yh = (np.array([_pct(r[f"pcr_{k}"])]) for k in ("p", "lo", "hi"))
             ax.errorbar(x, y, xerr=_err(x, xl, xh), yerr=_err(y, yl, yh), fmt=markers[settings.index(r["setting"]) % len(markers)],
                         color=colour, ecolor=colour, elinewidth=1.1, capsize=3, ms=7, alpha=0.9,
-                        label=_short(_row_label(r["model"], r["setting"]), 34), zorder=3)
+                        label=_short(row_label(r["model"], r["setting"]), 34), zorder=3)
         ax.set_xlim(-2, 102)
         ax.set_ylim(-2, 102)
         ax.set_xlabel("Control questions answered without a false alarm (%), 1 - over-caution")
@@ -316,7 +298,7 @@ def distribution_figure(dist: pd.DataFrame) -> str | None:
     d = dist[dist["p"].notna()]
     if d.empty:
         return None
-    d = d.assign(row=[_row_label(m, s) for m, s in zip(d["model"], d["setting"])])
+    d = d.assign(row=[row_label(m, s) for m, s in zip(d["model"], d["setting"])])
     rows = list(dict.fromkeys(d["row"]))
     scores = sorted(set(d["score"]), key=float)
     title = "Judge scores on questions with a false presupposition"
@@ -484,7 +466,7 @@ METHODS = (
 
 
 def section(runs: Sequence[Any], **_kw: Any) -> FamilySection:
-    blocks = _blocks(runs)
+    blocks = model_blocks(runs)
     h = headline_table(blocks)
     dist = distribution_table(blocks)
     cat = strata_table(blocks, "by_category")

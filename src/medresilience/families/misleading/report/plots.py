@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ....report.plots import PALETTE, STYLE, _err, _pct, _short, _wrap, plt, to_svg
+from ....report.tables import row_label
 from .tables import CONDITION_TITLES, STRATUM_TITLES
 
 COND_COLOURS = {"clean": "#0072B2", "type1": "#E69F00", "type2": "#D55E00"}
@@ -17,10 +18,7 @@ FLIP_COLOURS = {"to_target": "#D55E00", "elsewhere": "#E69F00", "invalid": "#999
 
 def _rows(df: pd.DataFrame) -> list[str]:
     """Row labels (model, plus the setting when it is a mitigation) in table order."""
-    out = []
-    for m, s in df[["model", "setting"]].drop_duplicates().itertuples(index=False):
-        out.append(m if s == "none" else f"{m} ({s})")
-    return out
+    return [row_label(m, s) for m, s in df[["model", "setting"]].drop_duplicates().itertuples(index=False)]
 
 
 def _row_label(df: pd.DataFrame) -> pd.Series:
