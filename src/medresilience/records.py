@@ -287,6 +287,38 @@ def iter_json_lines(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
             yield n, obj
 
 
+def open_parquet(path: Path | str) -> Any:
+    """A Parquet file opened for reading (pyarrow.parquet.ParquetFile); a missing pyarrow, a
+    missing file or one that is not Parquet raise InputError."""
+    path = Path(path)
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise InputError(path, None, None, "reading a Parquet file needs pyarrow (pip install pyarrow)") from None
+    if not path.exists():
+        raise InputError(path, None, None, "file not found")
+    try:
+        return pq.ParquetFile(path)
+    except Exception as e:  # pyarrow raises ArrowInvalid / OSError for a file that is not Parquet
+        raise InputError(path, None, None, f"not a readable Parquet file ({e})") from None
+
+
+def iter_parquet_rows(path: Path | str, columns: list[str] | None = None, file: Any = None,
+                      batch_size: int = 4096) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (row number from 1, row) of a Parquet file (`file`: one already opened with
+    open_parquet), reading `columns` only when given; a row that cannot be read raises InputError
+    with its number."""
+    pf = file if file is not None else open_parquet(path)
+    n = 0
+    try:
+        for batch in pf.iter_batches(batch_size=batch_size, columns=columns):
+            for row in batch.to_pylist():
+                n += 1
+                yield n, row
+    except OSError as e:
+        raise InputError(Path(path), n + 1, None, f"cannot read this Parquet row ({e})") from None
+
+
 def parse_record(model: type[T], obj: dict[str, Any], path: Path | str, line: int | None, *, sized: bool = False) -> T:
     """Validate one record; errors name file, line and field. Its text fields are checked against
     `max_field_chars()` first, unless `sized` says it came from `iter_json_lines` (checked there)."""

@@ -47,7 +47,7 @@ from typing import Any
 
 from .. import stats
 from ..errors import ConfigError, InputError
-from ..records import atomic_write
+from ..records import atomic_write, iter_parquet_rows, open_parquet
 
 __all__ = [
     "COMBINE",
@@ -255,21 +255,8 @@ def _cell(v: Any) -> str | None:
 def _rows_of(path: Path) -> tuple[str, list[str], Iterator[tuple[int | None, dict[str, Any]]]]:
     """(kind, header, (line, row) ...) of a CSV, TSV or Parquet file."""
     if path.suffix.lower() == ".parquet":
-        import pyarrow.parquet as pq
-
-        try:
-            pf = pq.ParquetFile(path)
-        except Exception as e:  # pyarrow raises several types for a bad file
-            raise InputError(path, None, None, f"not a readable Parquet file ({e})") from None
-
-        def prows() -> Iterator[tuple[int | None, dict[str, Any]]]:
-            n = 0
-            for batch in pf.iter_batches(batch_size=4096):
-                for row in batch.to_pylist():
-                    n += 1
-                    yield n, row
-
-        return "parquet", list(pf.schema_arrow.names), prows()
+        pf = open_parquet(path)
+        return "parquet", list(pf.schema_arrow.names), iter_parquet_rows(path, file=pf)
     try:
         fh = path.open(encoding="utf-8-sig", newline="")
     except OSError as e:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..records import LETTERS, Item
+from ..records import LETTERS, Item, iter_parquet_rows, open_parquet
 from ._common import IdChecker, build_item, json_lines, show, text_field
 from .medxpertqa import inline_choices
 
@@ -170,37 +170,16 @@ def hle_item(obj: dict[str, Any], path: Path | str = "<hle>", line: int | None =
 
 def parquet_columns(path: Path | str) -> list[str]:
     """The column names of a Parquet file (InputError when pyarrow is missing or the file is not Parquet)."""
-    return list(_parquet(path).schema_arrow.names)
-
-
-def _parquet(path: Path | str):
-    path = Path(path)
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise InputError(path, None, None, "reading a Parquet file needs pyarrow (pip install pyarrow)") from None
-    if not path.exists():
-        raise InputError(path, None, None, "file not found")
-    try:
-        return pq.ParquetFile(path)
-    except Exception as e:  # pyarrow raises ArrowInvalid / OSError for a file that is not Parquet
-        raise InputError(path, None, None, f"not a readable Parquet file ({e})") from None
+    return list(open_parquet(path).schema_arrow.names)
 
 
 def _parquet_rows(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
-    pf = _parquet(path)
+    pf = open_parquet(path)
     names = pf.schema_arrow.names
     columns = [c for c in names if c not in _HEAVY]
     if "image" not in names and "image_preview" in names:
         columns.append("image_preview")
-    n = 0
-    try:
-        for batch in pf.iter_batches(batch_size=256, columns=columns):
-            for row in batch.to_pylist():
-                n += 1
-                yield n, row
-    except OSError as e:
-        raise InputError(path, n + 1, None, f"cannot read this Parquet row ({e})") from None
+    return iter_parquet_rows(path, columns, file=pf, batch_size=256)
 
 
 def read_hle(path: Path | str, skips: Counter | None = None) -> Iterator[Item]:

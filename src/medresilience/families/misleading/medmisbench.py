@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ConfigError, InputError
-from ...records import LETTERS, NUMBERS, Item, Suite, SuiteManifest, atomic_write, dump_line, sha256_file
+from ...records import LETTERS, NUMBERS, Item, Suite, SuiteManifest, atomic_write, dump_line, iter_parquet_rows, sha256_file
 from ...seeding import rng_for
 from ...sources._common import IdChecker, build_item, json_lines, show, text_field
 from .bundles import bundle_id_for, bundle_of
@@ -190,17 +190,7 @@ def flat_row(obj: dict[str, Any], config: str, path: Path | str = "<release>", l
 
 def _rows_of_file(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if path.suffix.lower() == ".parquet":
-        import pyarrow.parquet as pq
-
-        try:
-            pf = pq.ParquetFile(path)
-        except Exception as e:  # pyarrow raises several types for a bad file
-            raise InputError(path, None, None, f"not a readable Parquet file ({e})") from None
-        n = 0
-        for batch in pf.iter_batches(batch_size=4096):
-            for row in batch.to_pylist():
-                n += 1
-                yield n, row
+        yield from iter_parquet_rows(path)
     else:
         yield from json_lines(path)
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ConfigError, InputError, MedresError
-from ...records import Item, Suite, SuiteManifest, atomic_write, check_field_sizes, dump_line, sha256_file
+from ...records import Item, Suite, SuiteManifest, atomic_write, check_field_sizes, dump_line, iter_parquet_rows, sha256_file
 from ...sources._common import IdChecker, json_lines, show, text_field
 from .myths import Myth, read_myths
 from .probe import PresuppositionProbe, probe_id
@@ -85,20 +85,6 @@ DETECT_LIMIT = 8 << 20
 
 def _is_parquet(path: Path) -> bool:
     return path.suffix.lower() == ".parquet"
-
-
-def _parquet_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    import pyarrow.parquet as pq
-
-    try:
-        pf = pq.ParquetFile(path)
-    except Exception as e:  # pyarrow raises several types for a bad file
-        raise InputError(path, None, None, f"not a readable Parquet file ({e})") from None
-    n = 0
-    for batch in pf.iter_batches(batch_size=4096):
-        for row in batch.to_pylist():
-            n += 1
-            yield n, row
 
 
 def _skip_ws(text: str, pos: int) -> int:
@@ -187,7 +173,7 @@ def iter_rows(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
     if path.is_dir():
         raise InputError(path, None, None, "is a directory, expected a file")
     if _is_parquet(path):
-        yield from _parquet_rows(path)
+        yield from iter_parquet_rows(path)
         return
     try:
         first = _first_line(path)
