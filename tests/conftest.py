@@ -35,6 +35,20 @@ def shared_data(*parts: str) -> Path:
     return p
 
 
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def needs_chromium():
+    """Playwright's sync API for a browser test module; the module is skipped, with the reason, when
+    the playwright package or Debian's chromium is missing (no browser is ever downloaded)."""
+    api = pytest.importorskip("playwright.sync_api", reason="the playwright python package is not installed")
+    if not CHROMIUM.exists():  # pragma: no cover - depends on the machine
+        pytest.skip(f"{CHROMIUM} not found (install Debian's chromium package; no browser is downloaded)", allow_module_level=True)
+    return api
+
+
 def ok_keys(db: Path) -> set[str]:
     """Keys of the calls a store holds as finished; empty while the store is not there yet."""
     if not db.exists():

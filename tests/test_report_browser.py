@@ -13,13 +13,10 @@ from pathlib import Path
 
 import pytest
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+from conftest import CHROMIUM, needs_chromium
+from conftest import CHROMIUM_ARGS as ARGS
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright python package is not installed")
-if not CHROMIUM.exists():  # pragma: no cover - depends on the machine
-    pytest.skip(f"{CHROMIUM} not found (install Debian's chromium package; no browser is downloaded)", allow_module_level=True)
+sync_api = needs_chromium()
 
 from medresilience.report import build_report  # noqa: E402
 from test_report import SECRET, SECRET_VAR, make_runs  # noqa: E402
