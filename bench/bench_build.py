@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import multiprocessing as mp
 import statistics
 import sys
 import tempfile
@@ -30,40 +29,14 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "medmcqa" / "dev.json"
 
 
-def _serve(rates: dict, delay: float, conn, stop) -> None:  # in the child process
-    from medresilience.families.misleading.construct.stub_policy import FakeGenerator
-    from medresilience.testing.stub_server import Faults, StubServer
-
-    with StubServer(policy=FakeGenerator(**rates), faults=Faults(delay=delay)) as srv:
-        conn.send(srv.base_url)
-        stop.wait()
-
-
 @contextlib.contextmanager
 def _stub(mode: str, rates: dict, delay: float) -> Iterator[str]:
     """The fake generator's base URL, served from a child process or a thread."""
-    if mode == "thread":
-        from medresilience.families.misleading.construct.stub_policy import FakeGenerator
-        from medresilience.testing.stub_server import Faults, StubServer
+    from medresilience.families.misleading.construct.stub_policy import FakeGenerator
+    from medresilience.testing.stub_server import Faults, policy_server
 
-        with StubServer(policy=FakeGenerator(**rates), faults=Faults(delay=delay)) as srv:
-            yield srv.base_url
-        return
-    ctx = mp.get_context("spawn")
-    parent, child = ctx.Pipe()
-    stop = ctx.Event()
-    proc = ctx.Process(target=_serve, args=(rates, delay, child, stop), daemon=True)
-    proc.start()
-    try:
-        if not parent.poll(60):
-            raise RuntimeError("the stub process did not start")
-        yield parent.recv()
-    finally:
-        stop.set()
-        proc.join(10)
-        if proc.is_alive():
-            proc.terminate()
-            proc.join()
+    with policy_server(FakeGenerator, rates, Faults(delay=delay), process=mode == "process") as url:
+        yield url
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import multiprocessing as mp
 import sys
 import tempfile
 import time
@@ -31,40 +30,14 @@ DATA = ROOT.parent / "shared" / "data" / "cancer_myth" / "myth_treatment.jsonl"
 RATES = dict(invalid_json=0.1, asks_outright=0.05, no_correction=0.05, unreadable=0.05, bad_category=0.1)
 
 
-def _serve(delay: float, conn, stop) -> None:  # in the child process
-    from medresilience.families.presupposition.stub_policy import FakePresupposition
-    from medresilience.testing.stub_server import Faults, StubServer
-
-    with StubServer(policy=FakePresupposition(**RATES), faults=Faults(delay=delay)) as srv:
-        conn.send(srv.base_url)
-        stop.wait()
-
-
 @contextlib.contextmanager
 def _stub(mode: str, delay: float) -> Iterator[str]:
     """The fake's base URL, served from a child process or a thread."""
-    if mode == "thread":
-        from medresilience.families.presupposition.stub_policy import FakePresupposition
-        from medresilience.testing.stub_server import Faults, StubServer
+    from medresilience.families.presupposition.stub_policy import FakePresupposition
+    from medresilience.testing.stub_server import Faults, policy_server
 
-        with StubServer(policy=FakePresupposition(**RATES), faults=Faults(delay=delay)) as srv:
-            yield srv.base_url
-        return
-    ctx = mp.get_context("spawn")
-    parent, child = ctx.Pipe()
-    stop = ctx.Event()
-    proc = ctx.Process(target=_serve, args=(delay, child, stop), daemon=True)
-    proc.start()
-    try:
-        if not parent.poll(60):
-            raise RuntimeError("the stub process did not start")
-        yield parent.recv()
-    finally:
-        stop.set()
-        proc.join(10)
-        if proc.is_alive():
-            proc.terminate()
-            proc.join()
+    with policy_server(FakePresupposition, RATES, Faults(delay=delay), process=mode == "process") as url:
+        yield url
 
 
 def main(argv: list[str] | None = None) -> int:

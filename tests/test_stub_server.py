@@ -26,6 +26,7 @@ from medresilience.testing.stub_server import (
     StubServer,
     assign_fault,
     hash_letter,
+    policy_server,
     request_key,
 )
 
@@ -160,6 +161,26 @@ def test_named_and_callable_policies():
 
     with pytest.raises(ValueError, match="unknown stub policy"):
         StubServer(policy="nope")
+
+
+class Prefixed:
+    """A policy object made in the server's own process (module level, so a spawned child can import it)."""
+
+    def __init__(self, prefix: str):
+        self.prefix, self.pid = prefix, os.getpid()
+
+    def __call__(self, messages, request):
+        return f"{self.prefix} {self.pid}: {messages[-1]['content'][:12]}"
+
+
+@pytest.mark.parametrize("process", [True, False])
+def test_policy_server_runs_a_policy_object_in_a_child_or_a_thread(process):
+    with policy_server(Prefixed, {"prefix": "p"}, Faults(delay=0.0), process=process) as url:
+        reply = openai.OpenAI(base_url=url, api_key="stub", max_retries=0, timeout=5.0).chat.completions.create(
+            model="m", messages=mcq(2)).choices[0].message.content
+    prefix, pid, text = reply.split(" ", 2)
+    assert prefix == "p" and text == mcq(2)[-1]["content"][:12]
+    assert (int(pid.rstrip(":")) != os.getpid()) is process  # the policy lived in the child only when asked
 
 
 # --------------------------------------------------------------------------- faults

@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
 import json
 import math
+import multiprocessing
 import os
 import re
 import select
@@ -39,7 +41,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -71,6 +73,7 @@ __all__ = [
     "make_policy",
     "message_text",
     "option_letters",
+    "policy_server",
     "request_key",
 ]
 
@@ -822,6 +825,41 @@ class StubProcess:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
+
+
+def _serve_policy(factory: Callable[..., Policy], kwargs: dict[str, Any], faults: Faults, conn: Any, stop: Any) -> None:
+    with StubServer(policy=factory(**kwargs), faults=faults) as srv:  # in the spawned child
+        conn.send(srv.base_url)
+        stop.wait()
+
+
+@contextlib.contextmanager
+def policy_server(factory: Callable[..., Policy], kwargs: dict[str, Any] | None = None, faults: Faults | None = None,
+                  process: bool = True, startup_timeout: float = 60.0) -> Iterator[str]:
+    """A stub server whose policy is `factory(**kwargs)` (a policy object, such as a builder's scripted
+    fake generator, that StubProcess's named policies cannot express); yields its base URL. With
+    `process` it runs in a spawned child process (no GIL shared with the client: for benchmarks),
+    else in a thread. The factory must be importable by name (a module-level class or function)."""
+    kwargs, faults = dict(kwargs or {}), faults or Faults()
+    if not process:
+        with StubServer(policy=factory(**kwargs), faults=faults) as srv:
+            yield srv.base_url
+        return
+    ctx = multiprocessing.get_context("spawn")
+    parent, child = ctx.Pipe()
+    stop = ctx.Event()
+    proc = ctx.Process(target=_serve_policy, args=(factory, kwargs, faults, child, stop), daemon=True)
+    proc.start()
+    try:
+        if not parent.poll(startup_timeout):
+            raise RuntimeError("the stub server process did not start")
+        yield parent.recv()
+    finally:
+        stop.set()
+        proc.join(10)
+        if proc.is_alive():
+            proc.terminate()
+            proc.join()
 
 
 def _parser() -> argparse.ArgumentParser:
