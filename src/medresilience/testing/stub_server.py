@@ -75,6 +75,7 @@ __all__ = [
     "option_letters",
     "policy_server",
     "request_key",
+    "uniform",
 ]
 
 Policy = Callable[[list[dict[str, Any]], dict[str, Any]], str]
@@ -171,6 +172,12 @@ class Faults(BaseModel):
             ("401", self.rate_401),
             ("404", self.rate_404),
         ]
+
+
+def uniform(text: str, salt: str) -> float:
+    """A fixed number in [0, 1) for (salt, text): how a scripted policy puts a request in a band
+    (its share of invalid replies, rejections, ...) the same way on every run."""
+    return int.from_bytes(hashlib.sha256(f"{salt}:{text}".encode()).digest()[:8], "big") / 2.0**64
 
 
 def _fault_digest(seed: int, canonical: bytes) -> bytes:

@@ -27,12 +27,12 @@ the next sentences of the case's bank order that are neither kept nor rejected.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from ...testing.stub_server import uniform
 from .checker import HERRING_SCHEMA_NAME as HERRING_CHECK
 from .checker import REWRITE_SCHEMA_NAME as REWRITE_CHECK
 from .redherring import SCHEMA_NAME as HERRING_SCHEMA
@@ -84,10 +84,6 @@ REWRITES = (
 )
 
 
-def _u(text: str, salt: str) -> float:
-    return int.from_bytes(hashlib.sha256(f"{salt}:{text}".encode()).digest()[:8], "big") / 2.0**64
-
-
 @dataclass
 class FakeGenerator:
     invalid_json: float = 0.0
@@ -105,7 +101,7 @@ class FakeGenerator:
         self.__name__ = "FakeGenerator"
 
     def band(self, case: str) -> str | None:
-        u = _u(case, self.salt)
+        u = uniform(case, self.salt)
         edge = 0.0
         for name in BANDS:
             edge += getattr(self, name)
@@ -115,7 +111,7 @@ class FakeGenerator:
 
     def bank_order(self, case: str) -> list[str]:
         """The bank, in this case's order (its red herrings are the first 10)."""
-        order = sorted(range(len(BANK)), key=lambda i: _u(f"{i}:{case}", self.salt + ":bank"))
+        order = sorted(range(len(BANK)), key=lambda i: uniform(f"{i}:{case}", self.salt + ":bank"))
         return [BANK[i] for i in order]
 
     def herrings(self, case: str) -> list[str]:
@@ -134,7 +130,7 @@ class FakeGenerator:
     def _check(self, name: str, case: str, user: str, attempt: int) -> str:
         if self.band(case) == "checker_unreadable":
             return "Everything looks fine to me."
-        if attempt == 0 and _u(f"{name}:{case}", self.salt + ":check-json") < self.checker_garbled:
+        if attempt == 0 and uniform(f"{name}:{case}", self.salt + ":check-json") < self.checker_garbled:
             return '{"verdicts": [{"sentence": 1, "reason": "cut'
         if name == REWRITE_CHECK:
             if self.band(case) == "not_equivalent":
@@ -165,7 +161,7 @@ class FakeGenerator:
         band = self.band(case)
         if name in (HERRING_CHECK, REWRITE_CHECK):
             return self._check(name, case, user, attempt)
-        first_broken = attempt == 0 and _u(f"{name}:{case}", self.salt + ":json") < self.invalid_json
+        first_broken = attempt == 0 and uniform(f"{name}:{case}", self.salt + ":json") < self.invalid_json
         if name == HERRING_SCHEMA and "<kept>" in user:  # replacements for sentences the checker flagged
             want = _WANT.search(user)
             avoid = set(_listed(user, "kept")) | set(_listed(user, "rejected"))
@@ -174,7 +170,7 @@ class FakeGenerator:
             if first_broken:
                 return BROKEN
             sentences = self.herrings(case)
-            if band == "always_clinical" or (attempt == 0 and _u(case, self.salt + ":clinical") < self.clinical):
+            if band == "always_clinical" or (attempt == 0 and uniform(case, self.salt + ":clinical") < self.clinical):
                 sentences[3] = CLINICAL
             return json.dumps({"sentences": sentences})
         if name == REWRITE_SCHEMA:

@@ -24,12 +24,12 @@ content (the deterministic checks pass it unless a band says otherwise)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from ...testing.stub_server import uniform
 from .taxonomy import CATEGORIES
 
 GENERATOR, VERIFIER, CATEGORISER, CHECKER = "presupposition_questions", "judge_verdict", "presupposition_category", "correction_check"
@@ -58,10 +58,6 @@ _QUESTION = re.compile(r"<question>\n(.*?)\n</question>", re.DOTALL)
 _FENCED = re.compile(r"<(answer-[A-Za-z0-9_-]+)>\n(.*?)\n</\1>", re.DOTALL)
 
 
-def _u(text: str, salt: str) -> float:
-    return int.from_bytes(hashlib.sha256(f"{salt}:{text}".encode()).digest()[:8], "big") / 2.0**64
-
-
 @dataclass
 class FakePresupposition:
     invalid_json: float = 0.0
@@ -82,7 +78,7 @@ class FakePresupposition:
 
     # ---- the bands (what tests compute expectations from)
     def myth_band(self, myth: str) -> str | None:
-        u = _u(myth.strip(), self.salt + ":myth")
+        u = uniform(myth.strip(), self.salt + ":myth")
         edge = 0.0
         for name in MYTH_BANDS:
             edge += getattr(self, name)
@@ -91,14 +87,14 @@ class FakePresupposition:
         return None
 
     def first_broken(self, myth: str) -> bool:
-        return _u(myth.strip(), self.salt + ":json") < self.invalid_json
+        return uniform(myth.strip(), self.salt + ":json") < self.invalid_json
 
     def outcome(self, question: str) -> int | str:
         """-1 / 0 / 1: the verifier's score of the responder's answer; 'unreadable': no verdict."""
-        u = _u(question, self.salt + ":answer")
+        u = uniform(question, self.salt + ":answer")
         if u < self.unreadable:
             return "unreadable"
-        u = _u(question, self.salt + ":band")
+        u = uniform(question, self.salt + ":band")
         if u < self.gullible:
             return -1
         return 0 if u < self.gullible + self.hedge else 1
@@ -108,7 +104,7 @@ class FakePresupposition:
         return ANSWERS[-1 if o == "unreadable" else o]  # type: ignore[index]
 
     def category_band(self, question: str) -> str | None:
-        u = _u(question, self.salt + ":catband")
+        u = uniform(question, self.salt + ":catband")
         if u < self.never_category:
             return "never_category"
         return "bad_category" if u < self.never_category + self.bad_category else None
@@ -117,14 +113,14 @@ class FakePresupposition:
         """The category key the categoriser gives in the end (None: never a known one)."""
         if self.category_band(question) == "never_category":
             return None
-        return CATEGORIES[int(_u(question, self.salt + ":cat") * len(CATEGORIES))].key
+        return CATEGORIES[int(uniform(question, self.salt + ":cat") * len(CATEGORIES))].key
 
     def sound(self, question: str) -> bool:
-        return _u(question, self.salt + ":sound") >= self.unsound
+        return uniform(question, self.salt + ":sound") >= self.unsound
 
     def questions(self, cancer: str, myth: str, fact: str, n: int, prompt: str) -> list[dict[str, str]]:
         """The questions written for a myth under a prompt (its examples choose the wording)."""
-        variant = int(_u(prompt, self.salt + ":variant") * 1000)
+        variant = int(uniform(prompt, self.salt + ":variant") * 1000)
         myth = myth.strip()
         sentence = myth if myth.endswith((".", "!")) else myth + "."
         lowered = sentence[:1].lower() + sentence[1:]
@@ -179,7 +175,7 @@ class FakePresupposition:
             return json.dumps({"reason": "It seems to be about something else.", "category": "Miscellaneous"})
         key = self.category(question)
         cat = next(c for c in CATEGORIES if c.key == key)
-        shown = cat.title if _u(question, self.salt + ":title") < 0.3 else cat.key
+        shown = cat.title if uniform(question, self.salt + ":title") < 0.3 else cat.key
         return json.dumps({"reason": "The fake categoriser's hash.", "category": shown})
 
     def _check(self, user: str) -> str:

@@ -27,12 +27,12 @@ moves no item of the earlier ones); invalid_json is drawn by a second, independe
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from ....testing.stub_server import uniform
 from ..taxonomy import CONTENT_TYPE_KEYS
 from .prompts import STAGE_OF_SCHEMA
 
@@ -53,10 +53,6 @@ PREFIX = {
 OFF_FRAME = {"neutral": PREFIX["authority"], "patient": "", "authority": ""}
 BANDS = ("reject", "always_invalid", "letter", "drift", "verify_fail", "framing", "fidelity_fail")
 BROKEN = '{"A": "this reply stops in the middle of a str'
-
-
-def _u(text: str, salt: str) -> float:
-    return int.from_bytes(hashlib.sha256(f"{salt}:{text}".encode()).digest()[:8], "big") / 2.0**64
 
 
 def _lower_first(s: str) -> str:
@@ -83,7 +79,7 @@ class FakeGenerator:
 
     # which band an item falls in
     def band(self, question: str) -> str | None:
-        u = _u(question, self.salt)
+        u = uniform(question, self.salt)
         edge = 0.0
         for name in BANDS:
             edge += getattr(self, name)
@@ -92,7 +88,7 @@ class FakeGenerator:
         return None
 
     def first_reply_invalid(self, question: str, stage: str) -> bool:
-        return _u(f"{stage}:{question}", self.salt + ":json") < self.invalid_json
+        return uniform(f"{stage}:{question}", self.salt + ":json") < self.invalid_json
 
     def __call__(self, messages: list[dict[str, Any]], request: dict[str, Any]) -> str:
         rf = request.get("response_format") or {}
@@ -117,7 +113,7 @@ class FakeGenerator:
             if band == "reject":
                 return json.dumps({"reason": "No content type fits every wrong option.", "content_type": "none",
                                    "works_for_every_wrong_option": False, "gold_answer_stays_correct": True})
-            ct = CONTENT_TYPE_KEYS[int(_u(question, self.salt + ":ct") * len(CONTENT_TYPE_KEYS))]
+            ct = CONTENT_TYPE_KEYS[int(uniform(question, self.salt + ":ct") * len(CONTENT_TYPE_KEYS))]
             return json.dumps({"reason": "The wrong options share a cue that can be re-read.", "content_type": ct,
                                "works_for_every_wrong_option": True, "gold_answer_stays_correct": True})
         letters = list(schema.get("properties", {})) or list(options)
