@@ -182,6 +182,23 @@ def test_half_down_binary_view_and_unit_ids(run, tmp_path):
     assert res.n == 10 and res.exact.k == 10 and res.cohen_kappa.value == pytest.approx(1.0) and res.unmatched["judged_unlabelled"] == 10
 
 
+def test_answers_without_a_verdict_yet_are_not_counted_as_judged(run, tmp_path):
+    # a copy of the run whose judge has not yet scored three of m2's answers (a run stopped between its stages)
+    import shutil
+    import sqlite3
+
+    from medresilience.scoring.agreement import judged_units
+
+    shutil.copytree(run / "run", tmp_path / "run")
+    m2 = [u for u in judged_units(tmp_path / "run").units if u.model == "m2"]
+    with sqlite3.connect(tmp_path / "run" / "store.sqlite") as con:
+        keys = [con.execute("SELECT key FROM units WHERE model = 'm2' AND unit_id = ?", (u.unit_id,)).fetchone()[0] for u in m2[:3]]
+        con.executemany("DELETE FROM scores WHERE key = ?", [(k,) for k in keys])
+    res = judge_agreement(tmp_path / "run", m1_labels(tmp_path), n_resamples=100)
+    assert (res.unmatched["judged_unlabelled"], res.unmatched["unjudged_unlabelled"]) == (7, 3)
+    assert res.n == 9  # m1's labelled pairs are untouched
+
+
 def test_a_long_file_with_an_annotator_column(run, tmp_path):
     rows = [[i, "m1", who, v] for i in range(N) for who, v in (("ann1", ANN_1[i]), ("ann2", ANN_2[i]))]
     path = write_labels(tmp_path / "long.csv", ["item_id", "model", "annotator", "label"], rows)
@@ -218,7 +235,7 @@ def test_review_ratings_feed_judge_agreement(run, tmp_path):
     from_db = judge_agreement(run / "run", out, n_resamples=200)
     pairs = expected_pairs() + [(int(v), int(v)) for v in JUDGE["m2"]]
     assert sorted(from_db.pairs) == sorted((float(h), float(j)) for h, j in pairs) and from_db.n == 19
-    assert from_db.excluded["judge_unscored"] == 1 and from_db.unmatched == {"labels": 0, "judged_unlabelled": 0, "label_examples": []}
+    assert from_db.excluded["judge_unscored"] == 1 and from_db.unmatched == {"labels": 0, "judged_unlabelled": 0, "unjudged_unlabelled": 0, "label_examples": []}
     assert from_db.labels["kind"] == "review" and sorted(from_db.labels["annotators"]) == ["alice", "bob"]
     # the review's own export (medres review stats: ratings.csv) reads the same
     stats = compute(out, n_resamples=100)

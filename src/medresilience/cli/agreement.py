@@ -73,8 +73,9 @@ def register(app: typer.Typer) -> None:
                           soft_wrap=True)
         ex, un = res.excluded, res.unmatched
         console.print(f"left out: {un['labels']} labels match no judged answer, {un['judged_unlabelled']} judged answers have no label, "
+                      f"{un.get('unjudged_unlabelled', 0)} unlabelled answers without a verdict yet, "
                       f"{ex['judge_unscored']} labelled answers the judge left unscored, {ex['judge_missing']} without a verdict "
-                      f"(failed call), {ex['labels_blank']} blank labels", highlight=False, markup=False, soft_wrap=True)
+                      f"(a failed call, or one not made yet), {ex['labels_blank']} blank labels", highlight=False, markup=False, soft_wrap=True)
         if un["label_examples"]:
             err_console.print("note: unmatched labels, e.g. " + "; ".join(un["label_examples"]), highlight=False, markup=False, soft_wrap=True)
         saved = res.save(Path(run_dir) / RESULT_FILE)

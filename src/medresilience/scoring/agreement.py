@@ -650,6 +650,8 @@ def judge_agreement(
             pairs.append((combine(list(vals.values()), scale, combine_rule), u.value))
     seen = {(u.model, u.unit_id) for _, u in matched}
     unlabelled = [u for u in units if (u.model, u.unit_id) not in seen]
+    # an answer still without a verdict (its call or its judge call failed or has not run) is not a judged one
+    unjudged = sum(1 for u in unlabelled if u.status == "missing")
 
     n = len(pairs)
     exact = stats.wilson(sum(1 for h, j in pairs if math.isclose(h, j)), n, confidence)
@@ -688,7 +690,7 @@ def judge_agreement(
         run=Path(run_dir), judges=used, rubric=names[0] if len(names) == 1 else None, scale=scale, positive=pos, pairs=pairs,
         exact=exact, binary=binary, cohen_kappa=kappa, gwet_ac2=ac2, confusion=confusion, by_human_value=by_value,
         inter_annotator=inter,
-        unmatched={"labels": len(unmatched_labels), "judged_unlabelled": len(unlabelled),
+        unmatched={"labels": len(unmatched_labels), "judged_unlabelled": len(unlabelled) - unjudged, "unjudged_unlabelled": unjudged,
                    "label_examples": [f"line {lab.line}: " + ", ".join(f"{k}={v}" for k, v in lab.keys.items()) for lab in unmatched_labels[:5]]},
         excluded={"judge_unscored": excluded["judge_unscored"], "judge_missing": excluded["judge_missing"],
                   "labels_blank": excluded["labels_blank"], **{k: v for k, v in human.skipped.items()}},
