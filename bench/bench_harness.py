@@ -5,13 +5,18 @@
     .venv/bin/python bench/bench_harness.py resume [--units 100000 1000000]
     .venv/bin/python bench/bench_harness.py calls
     .venv/bin/python bench/bench_harness.py embedded [--items 20] [--model qwen]
+    .venv/bin/python bench/bench_harness.py slots [--slots 1 2 4 8] [--requests 16] [--model qwen]
 
 throughput: the full path (plan -> dedupe -> requests -> SQLite store, scores included) against a
 local instant stub server in a subprocess, next to a bare `openai` SDK loop (same SDK, same aiohttp
 transport, same stub, same run) at concurrency 16, 64 and 128.
 calls: the number of calls for N items with k wrong options each under --type1 all.
 embedded: seconds per item, letter generation vs logprob scoring, on MedQA items from
-../shared/data (clean condition), each mode in its own process so peak memory is its own."""
+../shared/data (clean condition), each mode in its own process so peak memory is its own.
+slots: the embedded server's parallel slots (its `concurrency`) against throughput, with as many
+requests in flight as slots, on two workloads from ../shared/data: long free-text answers to
+Cancer-Myth questions (max_tokens 256: generation-bound) and MedQA letter answers (max_tokens 16:
+prompt-bound). A fresh server per slot count, so no prompt cache carries over."""
 
 from __future__ import annotations
 
@@ -166,6 +171,51 @@ def embedded(args) -> None:
     for r in rows:
         a = r["accuracy"]
         print(f"| {args.model} | {r['scoring']} | {r['items']} | {r['seconds_per_item']:.2f} | {a['k']}/{a['n']} | {r['peak_rss_mb']:.0f} |")
+
+
+def _slot_workloads(n: int) -> dict[str, list[tuple[list[dict[str, str]], int]]]:
+    from medresilience.sources import load_items
+
+    data = ROOT.parent / "shared" / "data"
+    rows = json.loads((data / "cancer_myth" / "all_data_before_validation.json").read_text())[:n]
+    long = [([{"role": "user", "content": r["example_question"]}], 256) for r in rows]
+    mcq = []
+    for it in load_items(data / "medqa" / "us_4options_test_even.jsonl"):
+        opts = "\n".join(f"{k}. {v}" for k, v in (it.options or {}).items())
+        mcq.append(([{"role": "user", "content": f"{it.question}\n{opts}\nReply with the letter only, as 'Answer: X'."}], 16))
+        if len(mcq) == n:
+            break
+    return {"long answers (256 tokens)": long, "MedQA letters (16 tokens)": mcq}
+
+
+async def _drive(url: str, model: str, work: list[tuple[list[dict[str, str]], int]], slots: int) -> tuple[float, int]:
+    from openai import AsyncOpenAI
+
+    client = AsyncOpenAI(base_url=url, api_key="none", timeout=1800)
+    gate = asyncio.Semaphore(slots)
+
+    async def one(messages, max_tokens) -> int:
+        async with gate:
+            r = await client.chat.completions.create(model=model, messages=messages, max_tokens=max_tokens, temperature=0, seed=0)
+            return r.usage.completion_tokens
+
+    t = time.perf_counter()
+    tokens = await asyncio.gather(*(one(m, k) for m, k in work))
+    await client.close()
+    return time.perf_counter() - t, sum(tokens)
+
+
+def slots(args) -> None:
+    from medresilience.models import embedded
+
+    workloads = _slot_workloads(args.requests)
+    print("| workload | slots | requests | wall (s) | completion tokens / s | seconds / request |")
+    print("|---|---|---|---|---|---|")
+    for name, work in workloads.items():
+        for n in args.slots:
+            with embedded.serve(args.model, n_parallel=n) as url:
+                wall, tokens = asyncio.run(_drive(url, args.model, work, n))
+            print(f"| {name} | {n} | {len(work)} | {wall:.1f} | {tokens / wall:.1f} | {wall / len(work):.2f} |", flush=True)
 
 
 def _scale_one(units: int, path: str, way: str, db: str) -> dict:
@@ -324,6 +374,10 @@ def main() -> None:
     one.add_argument("--items", type=int, default=20)
     one.add_argument("--model", default="qwen")
     one.add_argument("--scoring", default="letter")
+    sl = sub.add_parser("slots")
+    sl.add_argument("--slots", type=int, nargs="+", default=[1, 2, 4, 8])
+    sl.add_argument("--requests", type=int, default=16)
+    sl.add_argument("--model", default="qwen")
     sc = sub.add_parser("scale")
     sc.add_argument("--units", type=int, nargs="+", default=[10_000, 100_000])
     sc.add_argument("--ways", nargs="+", default=["whole", "chunks"], choices=["whole", "chunks"])
@@ -363,6 +417,8 @@ def main() -> None:
         calls(args)
     elif args.cmd == "embedded":
         embedded(args)
+    elif args.cmd == "slots":
+        slots(args)
     else:
         print(json.dumps(_embedded_one(args.model, args.items, args.scoring)))
 
