@@ -9,7 +9,8 @@ corrects it plainly (1). The questions and their corrections are read from ../sh
 copied into the project). Every answer is judged through the family's judge (the premise rubric,
 the fenced answer, stored and resumable calls in --work); the script prints the confusion matrix,
 exact and binary (PCR's view: 1 vs the rest) agreement with Wilson intervals, Cohen's kappa and
-Gwet's AC2 with bootstrap intervals, and the unscored count. A judge that cannot tell a plain
+Gwet's AC2 (ordinal) with bootstrap intervals, as `medres judge-agreement` computes them
+(scoring.agreement.pair_agreement), and the unscored count. A judge that cannot tell a plain
 correction from an answer that builds on the myth shows it here, whatever the responder."""
 
 from __future__ import annotations
@@ -27,11 +28,11 @@ LABELS = ("-1", "0", "1")
 
 
 def main() -> None:
-    from medresilience import stats
     from medresilience.calls import run_calls
     from medresilience.families.presupposition.delivery import premise_rubric
     from medresilience.models.serving import serving
     from medresilience.models.spec import parse_model_spec
+    from medresilience.scoring.agreement import pair_agreement
     from medresilience.scoring.judge import Judge, JudgeScorer
     from medresilience.seeding import stable_hash
     from medresilience.store import Store
@@ -55,11 +56,11 @@ def main() -> None:
             scorer = JudgeScorer(judge, {"question": q["example_question"], "correction": q["example_assumption"]})
             requests += scorer.judge_requests(stable_hash("known-answer", c["qid"], c["verdict"])[:16], c["answer"])
         asyncio.run(run_calls(requests, [live], store))
+        # the verdicts run_calls stored under each answer's key (a failed judge call is stored unscored)
         got = []
         for r in requests:
-            row = store.call(r.key)
-            score = judge.parse(row["text"] if row and row["status"] == "ok" else None)
-            got.append(None if score.status == "unscored" else score.label)
+            row = store.conn.execute("SELECT status, label FROM scores WHERE key = ? AND scorer = ?", (r.score_key, r.scorer)).fetchone()
+            got.append(row[1] if row and row[0] == "valid" else None)
 
     want = [c["verdict"] for c in cases]
     scored = [(w, g) for w, g in zip(want, got) if g is not None]
@@ -69,14 +70,10 @@ def main() -> None:
     print("|---|" + "---:|" * len(LABELS))
     for w in LABELS:
         print(f"| {w} | " + " | ".join(str(sum(1 for a, b in scored if a == w and b == g)) for g in LABELS) + " |")
-    exact = stats.wilson(sum(a == b for a, b in scored), len(scored))
-    binary = stats.wilson(sum((a == "1") == (b == "1") for a, b in scored), len(scored))
-    pairs = [[float(a), float(b)] for a, b in scored]
-    kappa = stats.agreement(pairs, "cohen_kappa", categories=(-1.0, 0.0, 1.0))
-    ac2 = stats.agreement(pairs, "gwet_ac2", categories=(-1.0, 0.0, 1.0))
-    print(f"\nExact agreement {100 * exact.p:.1f}% [{100 * exact.lo:.1f}, {100 * exact.hi:.1f}] n={exact.n}; "
-          f"binary (1 vs rest) {100 * binary.p:.1f}% [{100 * binary.lo:.1f}, {100 * binary.hi:.1f}]; "
-          f"Cohen's kappa {kappa.fmt(2)}; Gwet's AC2 (quadratic) {ac2.fmt(2)}.")
+    agree = pair_agreement([(float(a), float(b)) for a, b in scored], [-1.0, 0.0, 1.0], [1.0])
+    print(f"\nExact agreement {agree.exact.fmt()}; binary (1 vs rest) {agree.binary.fmt()}; "
+          f"Cohen's kappa {agree.cohen_kappa.fmt(2) if agree.cohen_kappa else '—'}; "
+          f"Gwet's AC2 (ordinal) {agree.gwet_ac2.fmt(2) if agree.gwet_ac2 else '—'}.")
 
 
 if __name__ == "__main__":

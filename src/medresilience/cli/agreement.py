@@ -73,7 +73,7 @@ def register(app: typer.Typer) -> None:
                           soft_wrap=True)
         ex, un = res.excluded, res.unmatched
         console.print(f"left out: {un['labels']} labels match no judged answer, {un['judged_unlabelled']} judged answers have no label, "
-                      f"{un.get('unjudged_unlabelled', 0)} unlabelled answers without a verdict yet, "
+                      f"{un['unjudged_unlabelled']} unlabelled answers without a verdict yet, "
                       f"{ex['judge_unscored']} labelled answers the judge left unscored, {ex['judge_missing']} without a verdict "
                       f"(a failed call, or one not made yet), {ex['labels_blank']} blank labels", highlight=False, markup=False, soft_wrap=True)
         if un["label_examples"]:

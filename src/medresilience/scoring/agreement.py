@@ -55,10 +55,12 @@ __all__ = [
     "AgreementResult",
     "HumanLabel",
     "JudgedUnit",
+    "PairAgreement",
     "StudyReference",
     "combine",
     "judge_agreement",
     "judged_units",
+    "pair_agreement",
     "read_labels",
     "register_reference",
 ]
@@ -558,6 +560,43 @@ def _ambiguity(lab: HumanLabel, found: list[JudgedUnit], path: Path) -> InputErr
     return InputError(path, lab.line, field_name, f"matches {len(found)} judged answers{hint}")
 
 
+@dataclass
+class PairAgreement:
+    """Agreement of (human, judge) value pairs on one ordered scale."""
+
+    exact: stats.Rate
+    binary: stats.Rate  # agreement on `positive` vs the rest (PCR's view)
+    cohen_kappa: stats.Agreement | None
+    gwet_ac2: stats.Agreement | None  # ordinal weights
+    confusion: list[list[int]]  # rows: human value, columns: judge value, in scale order
+    by_human_value: dict[str, stats.Rate]  # the judge's accuracy on each human value
+
+
+def pair_agreement(pairs: Sequence[tuple[float, float]], scale: Sequence[float], positive: Sequence[float], *,
+                   kappa_weights: str = "identity", confidence: float = 0.95, n_resamples: int = 2000,
+                   seed: int = 0) -> PairAgreement:
+    """Exact and binary agreement (Wilson), Cohen's kappa and Gwet's AC2 (ordinal; bootstrap), the
+    confusion matrix and the judge's accuracy per human value, of (human, judge) pairs whose values
+    are on `scale`."""
+    n = len(pairs)
+    exact = stats.wilson(sum(1 for h, j in pairs if math.isclose(h, j)), n, confidence)
+
+    def is_pos(v: float) -> bool:
+        return any(math.isclose(v, p) for p in positive)
+
+    binary = stats.wilson(sum(1 for h, j in pairs if is_pos(h) == is_pos(j)), n, confidence)
+    table = [[h, j] for h, j in pairs]
+    kw = {"categories": scale, "confidence": confidence, "n_resamples": n_resamples, "seed": seed}
+    kappa = stats.agreement(table, "cohen_kappa", weights=kappa_weights, **kw) if pairs else None
+    ac2 = stats.agreement(table, "gwet_ac2", weights="ordinal", **kw) if pairs else None
+    pos_of = {v: i for i, v in enumerate(scale)}
+    confusion = [[0] * len(scale) for _ in scale]
+    for h, j in pairs:
+        confusion[pos_of[h]][pos_of[j]] += 1
+    by_value = {_show(v): stats.wilson(confusion[i][i], sum(confusion[i]), confidence) for i, v in enumerate(scale)}
+    return PairAgreement(exact, binary, kappa, ac2, confusion, by_value)
+
+
 def judge_agreement(
     run_dir: Path | str,
     labels: Path | str | HumanLabels,
@@ -653,22 +692,12 @@ def judge_agreement(
     # an answer still without a verdict (its call or its judge call failed or has not run) is not a judged one
     unjudged = sum(1 for u in unlabelled if u.status == "missing")
 
-    n = len(pairs)
-    exact = stats.wilson(sum(1 for h, j in pairs if math.isclose(h, j)), n, confidence)
+    agree = pair_agreement(pairs, scale, pos, kappa_weights=kappa_weights, confidence=confidence, n_resamples=n_resamples, seed=seed)
 
     def is_pos(v: float) -> bool:
         return any(math.isclose(v, p) for p in pos)
 
-    binary = stats.wilson(sum(1 for h, j in pairs if is_pos(h) == is_pos(j)), n, confidence)
-    table = [[h, j] for h, j in pairs]
     kw = {"categories": scale, "confidence": confidence, "n_resamples": n_resamples, "seed": seed}
-    kappa = stats.agreement(table, "cohen_kappa", weights=kappa_weights, **kw) if pairs else None
-    ac2 = stats.agreement(table, "gwet_ac2", weights="ordinal", **kw) if pairs else None
-    pos_of = {v: i for i, v in enumerate(scale)}
-    confusion = [[0] * len(scale) for _ in scale]
-    for h, j in pairs:
-        confusion[pos_of[h]][pos_of[j]] += 1
-    by_value = {_show(v): stats.wilson(confusion[i][i], sum(confusion[i]), confidence) for i, v in enumerate(scale)}
 
     inter = None
     if len(human.annotators) >= 2:
@@ -688,7 +717,8 @@ def judge_agreement(
         study = STUDY_REFERENCES[names[0]]
     return AgreementResult(
         run=Path(run_dir), judges=used, rubric=names[0] if len(names) == 1 else None, scale=scale, positive=pos, pairs=pairs,
-        exact=exact, binary=binary, cohen_kappa=kappa, gwet_ac2=ac2, confusion=confusion, by_human_value=by_value,
+        exact=agree.exact, binary=agree.binary, cohen_kappa=agree.cohen_kappa, gwet_ac2=agree.gwet_ac2,
+        confusion=agree.confusion, by_human_value=agree.by_human_value,
         inter_annotator=inter,
         unmatched={"labels": len(unmatched_labels), "judged_unlabelled": len(unlabelled) - unjudged, "unjudged_unlabelled": unjudged,
                    "label_examples": [f"line {lab.line}: " + ", ".join(f"{k}={v}" for k, v in lab.keys.items()) for lab in unmatched_labels[:5]]},
