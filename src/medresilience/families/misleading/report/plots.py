@@ -22,7 +22,7 @@ def _rows(df: pd.DataFrame) -> list[str]:
 
 
 def _row_label(df: pd.DataFrame) -> pd.Series:
-    return df["model"].where(df["setting"] == "none", df["model"] + " (" + df["setting"].astype(str) + ")")
+    return pd.Series([row_label(m, str(s)) for m, s in zip(df["model"], df["setting"])], index=df.index, dtype=object)
 
 
 # ---------------------------------------------------------------------------------- figures
