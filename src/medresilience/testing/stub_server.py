@@ -41,7 +41,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -180,18 +180,23 @@ def uniform(text: str, salt: str) -> float:
     return int.from_bytes(hashlib.sha256(f"{salt}:{text}".encode()).digest()[:8], "big") / 2.0**64
 
 
+def band_of(u: float, bands: Iterable[tuple[str, float]]) -> str | None:
+    """The band a number u in [0, 1) falls in, the bands laid end to end from 0 in the order
+    given (name, width); None past the last one."""
+    edge = 0.0
+    for name, width in bands:
+        edge += width
+        if u < edge:
+            return name
+    return None
+
+
 def _fault_digest(seed: int, canonical: bytes) -> bytes:
     return hashlib.sha256(b"medres-stub-fault:%d:" % seed + canonical).digest()
 
 
 def _assigned_from_digest(faults: Faults, digest: bytes) -> str | None:
-    u = int.from_bytes(digest[:8], "big") / 2.0**64
-    edge = 0.0
-    for name, rate in faults.bands():
-        edge += rate
-        if u < edge:
-            return name
-    return None
+    return band_of(int.from_bytes(digest[:8], "big") / 2.0**64, faults.bands())
 
 
 def assign_fault(faults: Faults, body: Any, attempt: int | None = None) -> str | None:

@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ...testing.stub_server import uniform
+from ...testing.stub_server import band_of, uniform
 from .checker import HERRING_SCHEMA_NAME as HERRING_CHECK
 from .checker import REWRITE_SCHEMA_NAME as REWRITE_CHECK
 from .redherring import SCHEMA_NAME as HERRING_SCHEMA
@@ -101,13 +101,7 @@ class FakeGenerator:
         self.__name__ = "FakeGenerator"
 
     def band(self, case: str) -> str | None:
-        u = uniform(case, self.salt)
-        edge = 0.0
-        for name in BANDS:
-            edge += getattr(self, name)
-            if u < edge:
-                return name
-        return None
+        return band_of(uniform(case, self.salt), ((name, getattr(self, name)) for name in BANDS))
 
     def bank_order(self, case: str) -> list[str]:
         """The bank, in this case's order (its red herrings are the first 10)."""

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ...testing.stub_server import uniform
+from ...testing.stub_server import band_of, uniform
 from .taxonomy import CATEGORIES
 
 GENERATOR, VERIFIER, CATEGORISER, CHECKER = "presupposition_questions", "judge_verdict", "presupposition_category", "correction_check"
@@ -78,13 +78,7 @@ class FakePresupposition:
 
     # ---- the bands (what tests compute expectations from)
     def myth_band(self, myth: str) -> str | None:
-        u = uniform(myth.strip(), self.salt + ":myth")
-        edge = 0.0
-        for name in MYTH_BANDS:
-            edge += getattr(self, name)
-            if u < edge:
-                return name
-        return None
+        return band_of(uniform(myth.strip(), self.salt + ":myth"), ((name, getattr(self, name)) for name in MYTH_BANDS))
 
     def first_broken(self, myth: str) -> bool:
         return uniform(myth.strip(), self.salt + ":json") < self.invalid_json

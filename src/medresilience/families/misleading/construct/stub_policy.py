@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ....testing.stub_server import uniform
+from ....testing.stub_server import band_of, uniform
 from ..taxonomy import CONTENT_TYPE_KEYS
 from .prompts import STAGE_OF_SCHEMA
 
@@ -79,13 +79,7 @@ class FakeGenerator:
 
     # which band an item falls in
     def band(self, question: str) -> str | None:
-        u = uniform(question, self.salt)
-        edge = 0.0
-        for name in BANDS:
-            edge += getattr(self, name)
-            if u < edge:
-                return name
-        return None
+        return band_of(uniform(question, self.salt), ((name, getattr(self, name)) for name in BANDS))
 
     def first_reply_invalid(self, question: str, stage: str) -> bool:
         return uniform(f"{stage}:{question}", self.salt + ":json") < self.invalid_json
