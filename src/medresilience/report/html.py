@@ -86,6 +86,44 @@ def rate_cell(p: Any, lo: Any, hi: Any, n: Any, stacked: bool = True) -> str:
     return s
 
 
+#: how a signed change is written per unit (its scale, digits and suffix); any other unit (tokens,
+#: calls, ...) as a plain number with one decimal
+_CHANGE_FORMATS = {"rate": (100, 1, " pp"), "score": (1, 2, ""), "usd": (1, 6, "")}
+
+
+def signed(v: Any, unit: str = "rate") -> str:
+    """A signed change in its unit's numbers: '+1.2 pp' for a rate, '+0.12' for a score; '—' when missing."""
+    if _isnan(v):
+        return "—"
+    scale, digits, suffix = _CHANGE_FORMATS.get(unit, (1, 1, ""))
+    return f"{scale * float(v):+.{digits}f}{suffix}"
+
+
+def diff_cell(diff: Any, lo: Any, hi: Any, unit: str = "rate", bold: bool = False) -> str:
+    """A change with its interval beneath it, the interval in the same numbers without the unit:
+    '+1.2 pp' over '[+0.4, +2.0]'."""
+    if _isnan(diff):
+        return "—"
+    head = f"<b>{signed(diff, unit)}</b>" if bold else signed(diff, unit)
+    if _isnan(lo) or _isnan(hi):
+        return head
+    scale, digits, _ = _CHANGE_FORMATS.get(unit, (1, 1, ""))
+    return head + f"<br><span class='n'>[{scale * float(lo):+.{digits}f}, {scale * float(hi):+.{digits}f}]</span>"
+
+
+def test_cell(name: Any, b: Any, c: Any, p: Any) -> str:
+    """A paired exact test: 'mcnemar_exact: 12 / 4, p 0.046' (discordant counts b / c when known)."""
+    if not name or _isnan(p):
+        return "—"
+    counts = "" if _isnan(b) or _isnan(c) else f": {int(b)} / {int(c)}"
+    return f"{esc(name)}{counts}, p {fmt_p(p)}"
+
+
+def sig_class(p_holm: Any, alpha: float = 0.05) -> str:
+    """The row class of a row whose Holm-adjusted p is below alpha."""
+    return "sig" if not _isnan(p_holm) and float(p_holm) < alpha else ""
+
+
 def table(rows: Sequence[Sequence[str]], headers: Sequence[str], numeric: Sequence[int] = (), row_classes: Sequence[str] | None = None) -> str:
     """An HTML table from already-escaped cell strings."""
     num = set(numeric)

@@ -447,13 +447,11 @@ def _amount(v: Any, unit: str, signed: bool = False) -> str:
     v = _num(v)
     if v is None:
         return "—"
+    if signed:
+        return H.signed(v, unit)
     if unit == "rate":
-        return f"{100 * v:+.1f} pp" if signed else f"{100 * v:.1f}%"
-    if unit == "usd":
-        return f"{v:+.6f}" if signed else f"{v:.6f}"
-    if unit == "score":
-        return f"{v:+.2f}" if signed else f"{v:.2f}"
-    return f"{v:+.1f}" if signed else f"{v:.1f}"
+        return f"{100 * v:.1f}%"
+    return {"usd": f"{v:.6f}", "score": f"{v:.2f}"}.get(unit, f"{v:.1f}")
 
 
 def _refs(table: pd.DataFrame, layout: str) -> str:
@@ -510,16 +508,12 @@ def _full_html(table: pd.DataFrame) -> str:
     rows, classes = [], []
     for r in table.to_dict("records"):
         unit = r["unit"]
-        test = "—" if r["p"] is None or r["p"] != r["p"] else (
-            f"{H.esc(r['test'])}" + (f": {int(r['b'])} / {int(r['c'])}" if r["b"] is not None and r["b"] == r["b"] else "")
-            + f", p {fmt_p(r['p'])}")
-        interval = "" if _num(r["lo"]) is None else f"<br><span class='n'>[{_amount(r['lo'], unit, True)}, {_amount(r['hi'], unit, True)}]</span>"
         rows.append([H.esc(r["model"]), H.esc(r["setting"]), H.esc(get(r["family"]).title), H.esc(r["role"]),
                      H.esc(r["label"]) + ("" if r["stratum"] == "all" else f" <span class='n'>({H.esc(r['stratum'])})</span>"),
-                     _amount(r["none"], unit), _amount(r["value"], unit), _amount(r["diff"], unit, True) + interval,
+                     _amount(r["none"], unit), _amount(r["value"], unit), H.diff_cell(_num(r["diff"]), _num(r["lo"]), _num(r["hi"]), unit),
                      "better" if (_num(r["benefit"]) or 0) > 0 else ("worse" if (_num(r["benefit"]) or 0) < 0 else "same"),
-                     test, fmt_p(r["p_holm"]), "—" if r["n"] is None or r["n"] != r["n"] else str(int(r["n"]))])
-        classes.append("sig" if _num(r["p_holm"]) is not None and r["p_holm"] < 0.05 else "")
+                     H.test_cell(r["test"], r["b"], r["c"], _num(r["p"])), fmt_p(r["p_holm"]), "—" if r["n"] is None or r["n"] != r["n"] else str(int(r["n"]))])
+        classes.append(H.sig_class(_num(r["p_holm"])))
     body = H.table(rows, ["Model", "Setting", "Family", "Role", "Measure", "None", "Setting", "Change [95% CI]", "Direction",
                           "Paired test (b / c)", "Holm p", "Pairs"], numeric=range(5, 12), row_classes=classes)
     return H.collapsible(body, "Every gain and cost, paired against none", len(rows), open_up_to=40)

@@ -199,14 +199,8 @@ METHODS = (
 )
 
 
-def _pp(v: Any) -> str:
-    from ...report.html import _isnan
-
-    return "—" if _isnan(v) else f"{100 * float(v):+.1f}"
-
-
 def table_html(table: pd.DataFrame) -> str:
-    from ...report.html import _isnan, esc, fmt_p, rate_cell
+    from ...report.html import diff_cell, esc, fmt_p, rate_cell, sig_class, signed, test_cell
     from ...report.html import table as html_table
 
     rows, classes = [], []
@@ -215,12 +209,11 @@ def table_html(table: pd.DataFrame) -> str:
             a = rate_cell(r["a_p"], r["a_lo"], r["a_hi"], r["a_n"])
             b = rate_cell(r["b_p"], r["b_lo"], r["b_hi"], r["b_n"])
         else:
-            a, b = f"{_pp(r['a_p'])} pp", f"{_pp(r['b_p'])} pp"
-        test = "—" if not r["test"] else f"{esc(r['test'])}: {int(r['test_b'])} / {int(r['test_c'])}, p {fmt_p(r['p_test'])}"
-        rows.append([esc(r["pair"]), esc(_title(r["condition"])), esc(r["metric"]), a, b,
-                     f"{_pp(r['diff'])} pp<br><span class='n'>[{_pp(r['lo'])}, {_pp(r['hi'])}]</span>",
-                     fmt_p(r["p_boot"]), fmt_p(r["p_holm"]), test, f"{int(r['n'])} / {int(r['items'])}"])
-        classes.append("sig" if not _isnan(r["p_holm"]) and r["p_holm"] < 0.05 else "")
+            a, b = signed(r["a_p"]), signed(r["b_p"])
+        rows.append([esc(r["pair"]), esc(_title(r["condition"])), esc(r["metric"]), a, b, diff_cell(r["diff"], r["lo"], r["hi"]),
+                     fmt_p(r["p_boot"]), fmt_p(r["p_holm"]), test_cell(r["test"], r["test_b"], r["test_c"], r["p_test"]),
+                     f"{int(r['n'])} / {int(r['items'])}"])
+        classes.append(sig_class(r["p_holm"]))
     return html_table(rows, ["Pair (B vs A)", "Condition", "Metric", "A", "B", "B - A [95% CI]", "Bootstrap p", "Holm p",
                              "Exact test (b / c)", "pairs / items"], numeric=range(3, 10), row_classes=classes)
 

@@ -166,31 +166,21 @@ METHODS = (
 )
 
 
-def _signed(v: Any, scale: float, digits: int) -> str:
-    from ...report.html import _isnan
-
-    return "—" if _isnan(v) else f"{scale * float(v):+.{digits}f}"
-
-
 def table_html(table: pd.DataFrame) -> str:
-    from ...report.html import _isnan, esc, fmt_p, rate_cell
+    from ...report.html import diff_cell, esc, fmt_p, rate_cell, sig_class, test_cell
     from ...report.html import table as html_table
     from .report import score_cell
 
     rows, classes = [], []
     for r in table.to_dict("records"):
-        if r["metric"] == "pcs":
-            a = score_cell(r["a_p"], r["a_lo"], r["a_hi"], r["a_n"])
-            b = score_cell(r["b_p"], r["b_lo"], r["b_hi"], r["b_n"])
-            d = f"{_signed(r['diff'], 1, 2)}<br><span class='n'>[{_signed(r['lo'], 1, 2)}, {_signed(r['hi'], 1, 2)}]</span>"
-        else:
-            a = rate_cell(r["a_p"], r["a_lo"], r["a_hi"], r["a_n"])
-            b = rate_cell(r["b_p"], r["b_lo"], r["b_hi"], r["b_n"])
-            d = f"{_signed(r['diff'], 100, 1)} pp<br><span class='n'>[{_signed(r['lo'], 100, 1)}, {_signed(r['hi'], 100, 1)}]</span>"
-        test = "—" if not r["test"] else f"{esc(r['test'])}: {int(r['test_b'])} / {int(r['test_c'])}, p {fmt_p(r['p_test'])}"
-        rows.append([esc(r["pair"]), esc(METRIC_TITLES.get(r["metric"], r["metric"])), a, b, d, fmt_p(r["p_boot"]), fmt_p(r["p_holm"]),
-                     test, str(int(r["n"]))])
-        classes.append("sig" if not _isnan(r["p_holm"]) and r["p_holm"] < 0.05 else "")
+        score = r["metric"] == "pcs"
+        cell = score_cell if score else rate_cell
+        a = cell(r["a_p"], r["a_lo"], r["a_hi"], r["a_n"])
+        b = cell(r["b_p"], r["b_lo"], r["b_hi"], r["b_n"])
+        rows.append([esc(r["pair"]), esc(METRIC_TITLES.get(r["metric"], r["metric"])), a, b,
+                     diff_cell(r["diff"], r["lo"], r["hi"], "score" if score else "rate"), fmt_p(r["p_boot"]), fmt_p(r["p_holm"]),
+                     test_cell(r["test"], r["test_b"], r["test_c"], r["p_test"]), str(int(r["n"]))])
+        classes.append(sig_class(r["p_holm"]))
     return html_table(rows, ["Pair (B vs A)", "Metric", "A", "B", "B - A [95% CI]", "Bootstrap p", "Holm p", "Exact test (b / c)",
                              "pairs"], numeric=range(2, 9), row_classes=classes)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from ....report.html import _isnan, collapsible, esc, rate_cell, setting_name, table
+from ....report.html import _isnan, collapsible, diff_cell, esc, rate_cell, setting_name, table
 from .tables import CONDITION_TITLES, STRATUM_TITLES, fmt_p, fmt_pct
 
 # ---------------------------------------------------------------------------------- sections
@@ -216,7 +216,7 @@ def diff_table_html(t: pd.DataFrame, pair_title: str = "Comparison", a_title: st
             f"<span class='nowrap'>{esc(r.pair)}</span>",
             esc(f"{CONDITION_TITLES[r.condition]} {'accuracy' if r.metric == 'accuracy' else r.metric.upper()}"),
             rate_cell(r.a_p, r.a_lo, r.a_hi, None, stacked=True), rate_cell(r.b_p, r.b_lo, r.b_hi, None, stacked=True),
-            "—" if _isnan(r.diff) else f"<b>{100 * r.diff:+.1f} pp</b>" + ("" if _isnan(r.lo) else f"<br><span class='n'>[{100 * r.lo:+.1f}, {100 * r.hi:+.1f}]</span>"),
+            diff_cell(r.diff, r.lo, r.hi, bold=True),
             f"{fmt_p(r.p_boot)}<br><span class='n'>Holm {fmt_p(r.p_holm)}</span>",
             f"{fmt_p(r.p_test)}<br><span class='n'>{esc(r.test.replace('_', ' '))}</span>",
             f"{r.n}<br><span class='n'>{r.items} items</span>",
@@ -246,8 +246,7 @@ def profile_table_html(profile: pd.DataFrame) -> str:
             dd = {r.dimension: r for r in deltas[deltas["model"] == model].itertuples(index=False)}
             for d in ddims:
                 r = dd.get(d)
-                cells.append("—" if r is None or setting != "none" else
-                             f"{100 * r.value:+.1f} pp" + ("" if _isnan(r.lo) else f"<br><span class='n'>[{100 * r.lo:+.1f}, {100 * r.hi:+.1f}]</span>"))
+                cells.append("—" if r is None or setting != "none" else diff_cell(r.value, r.lo, r.hi))
         rows.append(cells)
     headers = ["Model", "Setting", *[titles.get(d, d) for d in dims]]
     headers += [f"{d.split('_delta_')[0]} Δ, {d.rsplit('_', 1)[-1].replace('type', 'Type ')}" for d in ddims]
