@@ -220,3 +220,46 @@ def test_open_answer_mode_is_judged_and_claims_count_as_flips_to_the_target(tmp_
         with pytest.raises(ConfigError, match="judge"):
             evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "bad", EvalOptions(family={"answer": "open"}))
         assert not (tmp_path / "bad").exists()  # refused before anything is written
+
+
+def test_sample_seed_draws_nested_random_samples_and_reuses_their_calls(tmp_path):
+    """--sample-seed S with --limit N: the first N items of S's random order, so a larger N keeps
+    a smaller sample (and its stored calls) and another seed draws another sample."""
+    import random
+
+    from medresilience.family import family_of
+    from medresilience.runner import check_options, select_units
+
+    suite = make_tiny_suite(n_copies=5)  # 20 items
+    ids = list(suite.items)
+    order = list(ids)
+    random.Random(3).shuffle(order)  # the documented rule: Python's random.Random(seed).shuffle
+    fam = family_of([suite.manifest.family])
+
+    def items_of(opts: EvalOptions) -> list[str]:
+        return list(dict.fromkeys(it.id for it, _ in select_units(suite, fam, check_options(fam, opts), opts)))
+
+    assert items_of(EvalOptions(limit=6)) == ids[:6]
+    assert items_of(EvalOptions(limit=6, sample_seed=3)) == order[:6] != ids[:6]
+    assert items_of(EvalOptions(sample_seed=3)) == order
+    assert set(items_of(EvalOptions(limit=6, sample_seed=4))) != set(order[:6])
+    with StubServer(policy=oracle_policy) as srv:
+        small = evaluate(suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions(limit=6, sample_seed=3))
+        calls_small = srv.stats.total
+        assert small.stats.called == calls_small == 6 * 3  # clean, one Type 1, Type 2 per item
+        big = evaluate(suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions(limit=10, sample_seed=3))
+        assert big.stats.cached == calls_small and big.stats.called == 4 * 3 == srv.stats.total - calls_small
+        assert big.results.models["stub-model"]["none"]["overall"]["clean_acc"]["n"] == 10
+        run = json.loads((tmp_path / "run" / "run.json").read_text())
+        assert run["options"]["sample_seed"] == 3 and run["options"]["limit"] == 10
+        # the CLI flag: the same small sample, from the store
+        from typer.testing import CliRunner
+
+        from medresilience.cli import app
+
+        suite.save(tmp_path / "suite")
+        r = CliRunner().invoke(app, ["eval", "--suite", str(tmp_path / "suite"), "--model", f"openai:stub-model,base_url={srv.base_url}",
+                                     "--limit", "6", "--sample-seed", "3", "--out", str(tmp_path / "run")])
+        assert r.exit_code == 0, r.output
+        assert srv.stats.total == calls_small + 4 * 3 and "0 made, 18 reused" in r.output
+        assert json.loads((tmp_path / "run" / "run.json").read_text())["options"]["sample_seed"] == 3

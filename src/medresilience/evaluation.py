@@ -70,6 +70,7 @@ def run_config(suite: Suite, specs: Sequence[ModelSpec], opts: EvalOptions, fami
             "settings": list(opts.settings),
             "scoring": opts.scoring,
             "limit": opts.limit,
+            "sample_seed": opts.sample_seed,
             "conditions": None if opts.conditions is None else list(opts.conditions),
             "family": fopts.model_dump(mode="json"),
             "epochs": opts.epochs,

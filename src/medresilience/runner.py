@@ -46,7 +46,7 @@ from .records import CLEAN, Item, Probe, Suite
 from .scoring.judge import run_deferred
 from .scoring.mcq import mcq_params
 from .scoring.types import Scorer, is_deferred
-from .seeding import stable_hash
+from .seeding import sample_order, stable_hash
 from .settings import Setting
 from .store import Store, UnitRow
 
@@ -62,6 +62,7 @@ class EvalOptions:
     settings: tuple[str, ...] = (settings_mod.NONE,)
     scoring: str = "letter"
     limit: int | None = None
+    sample_seed: int | None = None  # items in this seed's random order before the limit (seeding.sample_order)
     conditions: tuple[str, ...] | None = None
     family: Mapping[str, Any] | BaseModel | None = None
     epochs: int = 1
@@ -115,8 +116,11 @@ def setting_models(settings: Iterable[str]) -> list[ModelSpec]:
 
 
 def select_units(suite: Suite, family: Family, family_options: BaseModel, opts: EvalOptions) -> list[tuple[Item, Probe | None]]:
-    """(item, None) for clean, then (item, probe) for each selected probe, item by item."""
+    """(item, None) for clean, then (item, probe) for each selected probe, item by item: the
+    suite's order, or the sample seed's random order; the first `limit` items of it."""
     items = list(suite.items.values())
+    if opts.sample_seed is not None:
+        items = sample_order(items, opts.sample_seed)
     if opts.limit is not None:
         items = items[: opts.limit]
     wanted = None if opts.conditions is None else set(opts.conditions)

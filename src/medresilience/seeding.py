@@ -18,3 +18,11 @@ def stable_hash(*parts: Any) -> str:
 def rng_for(seed: int, item_id: str, purpose: str) -> random.Random:
     """A private RNG for one decision about one item."""
     return random.Random(int(stable_hash(seed, item_id, purpose)[:16], 16))
+
+
+def sample_order(xs: list[Any], seed: int) -> list[Any]:
+    """xs in a seeded random order (Python's random.Random(seed).shuffle of a copy): its first N
+    are a simple random sample of N, and a larger N keeps every member of a smaller one."""
+    out = list(xs)
+    random.Random(seed).shuffle(out)
+    return out

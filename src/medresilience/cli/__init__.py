@@ -30,7 +30,7 @@ def parse_pairs(values: list[str] | None, flag: str = "-O") -> dict[str, str]:
 
 def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, seed, settings: list[str], scoring: str | None,
               family_options: list[str] | None, defense: Optional[str], cfg=None, wait: bool = False, judge: str | None = None,
-              epochs: int = 1) -> None:
+              epochs: int = 1, sample_seed: int | None = None) -> None:
     """Run, print the table and summary, write the report; then exit 1 when calls failed
     permanently, were not run (a stopped model), or all failed (the summary is written first)."""
     from ..evaluation import evaluate
@@ -62,7 +62,7 @@ def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, se
     fam_opts = cfg.family_options(pairs, suite.manifest.family) if cfg else pairs
     # the family's first scoring is the default (letters for MCQ families, the judge for free text)
     opts = EvalOptions(settings=tuple(settings or ["none"]), scoring=scoring or family.scorings[0], limit=limit, family=fam_opts,
-                       epochs=epochs)
+                       epochs=epochs, sample_seed=sample_seed)
     check_options(family, opts, specs)  # option errors before any progress output
     with progress(lazy=True) as prog:  # shown from the first call: an error before it is one line alone
         result = evaluate(suite, specs, out, opts, progress=progress_callback(prog, "calls"), wait=wait,
@@ -127,6 +127,8 @@ def eval_(
     suite: Annotated[Optional[Path], typer.Option("--suite", help="suite directory (default: the bundled sample)")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="run directory, rerun to resume (default: out in medres.toml, else runs/eval)")] = None,
     limit: Annotated[Optional[int], typer.Option(help="first N items only")] = None,
+    sample_seed: Annotated[Optional[int], typer.Option("--sample-seed", help="take the items in this seed's random order, so that "
+                                                       "--limit N is a simple random sample and a larger N keeps a smaller one")] = None,
     seed: Annotated[Optional[int], typer.Option(help="decoding seed passed to every model")] = None,
     epochs: Annotated[int, typer.Option("--epochs", help="answer every unit N times, epoch e with decoding seed + e (needs a "
                                                         "sampling temperature; only families whose metrics read repeats take more than one)")] = 1,
@@ -142,7 +144,7 @@ def eval_(
 
     cfg = load_config()
     _run_eval(suite, cfg.models(model), cfg.out(out, Path("runs/eval")), limit, seed, setting or [], scoring, option, defense, cfg,
-              wait=wait, judge=judge, epochs=epochs)
+              wait=wait, judge=judge, epochs=epochs, sample_seed=sample_seed)
 
 
 @app.command("import")
