@@ -68,7 +68,7 @@ def _cli_cmd(suite_dir: Path, out: Path, url: str, *extra: str, model_opts: str 
             "--model", f"openai:stub-model,base_url={url},{model_opts}", *extra]
 
 
-def _wait_until(cond, timeout: float = 30.0, proc: subprocess.Popen | None = None) -> None:
+def _wait_until(cond, timeout: float = 120.0, proc: subprocess.Popen | None = None) -> None:
     deadline = time.time() + timeout
     while not cond():
         assert time.time() < deadline, "timed out"
@@ -155,7 +155,25 @@ def test_two_evals_on_one_run_directory_make_each_call_once(tmp_path):
     log = tmp_path / "stub.jsonl"
     out = tmp_path / "run"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    with StubServer(policy=oracle_policy, faults=Faults(delay=0.2), log_path=log) as srv:
+    # the stub holds the first run's calls after its fourth until the waiting run says it waits, so
+    # the first cannot finish before the others start, however slowly a loaded machine starts them
+    gate, seen = threading.Event(), []
+
+    def gated(messages, request):
+        seen.append(1)
+        if len(seen) > 4:
+            gate.wait(120)
+        return oracle_policy(messages, request)
+
+    err3_lines: list[str] = []
+
+    def read_err(stream) -> None:
+        for text in stream:
+            err3_lines.append(text)
+            if "waiting" in text:
+                gate.set()
+
+    with StubServer(policy=gated, faults=Faults(delay=0.2), log_path=log) as srv:
         first = subprocess.Popen(_cli_cmd(suite_dir, out, srv.base_url), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         try:
             _wait_until(lambda: srv.stats.total >= 4, proc=first)
@@ -164,9 +182,16 @@ def test_two_evals_on_one_run_directory_make_each_call_once(tmp_path):
             assert f"pid {first.pid}" in line and socket.gethostname() in line and "--wait" in line
             waiting = subprocess.Popen(_cli_cmd(suite_dir, out, srv.base_url, "--wait"), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                        text=True)
+            reader = threading.Thread(target=read_err, args=(waiting.stderr,), daemon=True)
+            reader.start()
+            assert gate.wait(120), "the waiting run never said it waits"
             _, err1 = first.communicate(timeout=120)
-            out3, err3 = waiting.communicate(timeout=120)
+            out3 = waiting.stdout.read()
+            waiting.wait(timeout=120)
+            reader.join(timeout=30)
+            err3 = "".join(err3_lines)
         finally:
+            gate.set()
             for p in (first, locals().get("waiting")):
                 if p is not None and p.poll() is None:
                     p.kill()

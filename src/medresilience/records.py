@@ -256,6 +256,38 @@ def _field_of(err: ValidationError) -> tuple[str | None, str]:
     return loc, msg.removeprefix("Value error, ")
 
 
+def text_lines(path: Path | str, hint: str = "") -> Iterator[tuple[int, str]]:
+    """Yield (line number, text) for each line of a UTF-8 file, a leading byte-order mark dropped;
+    decoded line by line, so a byte that is not UTF-8 raises an InputError naming its own line
+    (the message ending with `hint`)."""
+    path = Path(path)
+    with path.open("rb") as fh:
+        for n, raw in enumerate(fh, 1):
+            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise InputError(path, n, None, f"not UTF-8 text ({e.reason} at byte {e.start + 1} of the line){hint}") from None
+            yield n, line
+
+
+def read_text(path: Path | str) -> str:
+    """A whole UTF-8 text file (a byte-order mark dropped); a missing file, a folder, a byte that is
+    not UTF-8 or a read failure raise InputError."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, None, None, "file not found")
+    if path.is_dir():
+        raise InputError(path, None, None, "is a directory, expected a file")
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InputError(path, None, None, f"not UTF-8 text ({e.reason} at byte {e.start + 1})") from None
+    except OSError as e:
+        raise InputError(path, None, None, f"cannot read ({e.strerror or e})") from None
+
+
 def iter_json_lines(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, object) for each non-blank line; bad JSON, a byte that is not UTF-8 (on
     its own line) and a text field over `max_field_chars()` raise InputError. A UTF-8 byte-order
@@ -264,27 +296,18 @@ def iter_json_lines(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
     if not path.exists():
         raise InputError(path, None, None, "file not found")
     limit = max_field_chars()
-    with path.open("rb") as fh:  # decoded line by line, so an error names its own line
-        n = 0
-        for raw in fh:
-            n += 1
-            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise InputError(path, n, None, f"not UTF-8 text ({e.reason} at byte {e.start + 1} of the line)") from None
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(path, n, None, f"not valid JSON ({e.msg} at column {e.colno})") from None
-            if not isinstance(obj, dict):
-                raise InputError(path, n, None, "expected a JSON object")
-            if len(line) > limit:  # no field of a shorter line can be over the limit
-                check_field_sizes(obj, path, n, limit)
-            yield n, obj
+    for n, line in text_lines(path):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(path, n, None, f"not valid JSON ({e.msg} at column {e.colno})") from None
+        if not isinstance(obj, dict):
+            raise InputError(path, n, None, "expected a JSON object")
+        if len(line) > limit:  # no field of a shorter line can be over the limit
+            check_field_sizes(obj, path, n, limit)
+        yield n, obj
 
 
 def open_parquet(path: Path | str) -> Any:

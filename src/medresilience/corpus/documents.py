@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError, MedresError
+from ..records import read_text
 
 __all__ = ["SUITE_FILES", "TEXT_SUFFIXES", "Document", "SourceFile", "answer_key_reason", "plan_sources", "read_documents"]
 
@@ -195,15 +196,6 @@ def _checksum(src: SourceFile) -> None:
     src.sha256, src.bytes = h.hexdigest(), n
 
 
-def _text_of(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise InputError(path, None, None, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
-    except OSError as e:
-        raise InputError(path, None, None, f"cannot read ({e.strerror or e})") from None
-
-
 def _markdown_title(text: str) -> str | None:
     for line in text.splitlines()[:50]:
         m = _HEADING.match(line)
@@ -257,7 +249,7 @@ def read_documents(src: SourceFile, text_field: str = "text") -> Iterator[Docume
     elif src.kind == "pubmedqa":
         yield from _pubmedqa(src.path)
     else:
-        text = _text_of(src.path)
+        text = read_text(src.path)
         if not text.strip():
             return
         doc_id = src.id_prefix or src.path.name

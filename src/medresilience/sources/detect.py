@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from ..errors import InputError
-from ..records import Item
+from ..records import Item, text_lines
 from . import hle, medxpertqa
 from .freeform import is_freeform_row, read_freeform
 from .hle import parquet_columns, read_hle
@@ -89,25 +89,18 @@ FORMATS: tuple[str, ...] = ("medqa", "medmcqa", "mmlu", "medxpertqa", "pubmedqa"
 
 def _first_object(path: Path) -> tuple[int, dict] | None:
     try:
-        with path.open("rb") as fh:  # decoded line by line (a UTF-8 byte-order mark skipped), so errors name their line
-            for n, raw in enumerate(fh, 1):
-                if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                    raw = raw[3:]
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError as e:
-                    raise InputError(path, n, None, f"not UTF-8 text ({e.reason}), cannot tell its format; {_known()}") from None
-                if not line.strip():
-                    continue
-                if line.lstrip().startswith("["):
-                    raise InputError(path, n, None, f"a JSON array; expected JSON lines (one object per line); {_known()}")
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise InputError(path, n, None, f"not valid JSON ({e.msg} at column {e.colno}), cannot tell its format; {_known()}") from None
-                if not isinstance(obj, dict):
-                    raise InputError(path, n, None, f"expected a JSON object, cannot tell its format; {_known()}")
-                return n, obj
+        for n, line in text_lines(path, f", cannot tell its format; {_known()}"):
+            if not line.strip():
+                continue
+            if line.lstrip().startswith("["):
+                raise InputError(path, n, None, f"a JSON array; expected JSON lines (one object per line); {_known()}")
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise InputError(path, n, None, f"not valid JSON ({e.msg} at column {e.colno}), cannot tell its format; {_known()}") from None
+            if not isinstance(obj, dict):
+                raise InputError(path, n, None, f"expected a JSON object, cannot tell its format; {_known()}")
+            return n, obj
     except OSError as e:
         raise InputError(path, None, None, f"cannot read ({e.strerror or e})") from None
     return None

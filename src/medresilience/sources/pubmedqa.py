@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..records import Item
+from ..records import Item, read_text
 from ._common import IdChecker, build_item, show, text_field
 
 __all__ = ["ANSWERS", "OPTIONS", "SOURCE", "is_pubmedqa_file", "pubmedqa_item", "read_pubmedqa"]
@@ -153,24 +153,11 @@ def pubmedqa_item(pmid: str, entry: dict[str, Any], path: Path | str = "<pubmedq
     )
 
 
-def _read_text(path: Path) -> str:
-    if not path.exists():
-        raise InputError(path, None, None, "file not found")
-    if path.is_dir():
-        raise InputError(path, None, None, "is a directory, expected a file")
-    try:
-        return path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise InputError(path, None, None, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
-    except OSError as e:
-        raise InputError(path, None, None, f"cannot read ({e.strerror or e})") from None
-
-
 def read_pubmedqa(path: Path | str) -> Iterator[Item]:
     """Stream the Items of a PubMedQA .json file (one object keyed by PMID), in file order; a
     repeated PMID is an error on its second line."""
     path = Path(path)
-    text = _read_text(path)
+    text = read_text(path)
     lines = _Lines(text)
     pos = _WS.match(text).end()
     if pos == len(text):

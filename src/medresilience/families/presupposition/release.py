@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ConfigError, InputError, MedresError
-from ...records import Item, Suite, SuiteManifest, atomic_write, check_field_sizes, dump_line, iter_parquet_rows, sha256_file
+from ...records import Item, Suite, SuiteManifest, atomic_write, check_field_sizes, dump_line, iter_parquet_rows, read_text, sha256_file, text_lines
 from ...sources._common import IdChecker, json_lines, show, text_field
 from .myths import Myth, read_myths
 from .probe import PresuppositionProbe, probe_id
@@ -143,16 +143,9 @@ def _json_values(path: Path, text: str) -> Iterator[tuple[int, Any]]:
 
 def _first_line(path: Path) -> str | None:
     """The first non-blank line of a text file (a byte-order mark dropped); None when empty."""
-    with path.open("rb") as fh:
-        for n, raw in enumerate(fh, 1):
-            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise InputError(path, n, None, f"not UTF-8 text ({e.reason} at byte {e.start + 1} of the line)") from None
-            if line.strip():
-                return line
+    for _, line in text_lines(path):
+        if line.strip():
+            return line
     return None
 
 
@@ -182,10 +175,7 @@ def iter_rows(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
         if _one_object_per_line(first):
             yield from json_lines(path)
             return
-        try:
-            text = path.read_text(encoding="utf-8-sig")
-        except UnicodeDecodeError as e:
-            raise InputError(path, None, None, f"not UTF-8 text ({e.reason} at byte {e.start + 1})") from None
+        text = read_text(path)
     except OSError as e:
         raise InputError(path, None, None, f"cannot read ({e.strerror or e})") from None
     for line, value in _json_values(path, text):
