@@ -5,7 +5,7 @@ checks they can be compared, and writes the page around the family's body."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,17 @@ class Side:
     def scorers(self) -> list[str]:
         """The scorer names of its units (a judge's name carries its model and rubric hash)."""
         return sorted({str(s) for s in self.frame["scoring"].dropna().unique()}) if "scoring" in self.frame else []
+
+
+@dataclass
+class Comparison:
+    """B against A (two sides' labels): the family's table of paired differences and its counts
+    (units paired, units on one side only, ...)."""
+
+    a: str
+    b: str
+    table: pd.DataFrame
+    counts: dict[str, int] = field(default_factory=dict)
 
 
 def side(run: str, frame: pd.DataFrame, model: str, setting: str) -> Side:

@@ -23,7 +23,6 @@ Holm's correction is applied across the bootstrap p-values of one comparison."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,7 @@ import pandas as pd
 
 from ... import stats
 from ...frame import epochs_of
-from ...report.compare import Side, side
+from ...report.compare import Comparison, Side, side
 from .variants import CONDITIONS, TITLES
 
 N_RESAMPLES = stats.CLUSTER_RESAMPLES
@@ -40,17 +39,6 @@ ANSWERED = ("valid", "invalid")
 POOLED = "perturbed"
 COLUMNS = ["pair", "a", "b", "condition", "metric", "a_k", "a_n", "a_p", "a_lo", "a_hi", "b_k", "b_n", "b_p", "b_lo", "b_hi",
            "n", "items", "diff", "lo", "hi", "p_boot", "p_holm", "test", "test_b", "test_c", "p_test"]
-
-
-
-@dataclass
-class Comparison:
-    a: str
-    b: str
-    table: pd.DataFrame
-    counts: dict[str, int] = field(default_factory=dict)
-
-
 
 
 def _answered(f: pd.DataFrame) -> pd.DataFrame:

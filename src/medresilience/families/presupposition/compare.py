@@ -22,7 +22,7 @@ and the judges."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ... import stats
+from ...report.compare import Comparison as BaseComparison
 from ...report.compare import Side, side
 from .metrics import N_RESAMPLES, SEED, pcs_rate
 from .taxonomy import NFP, PRESUPPOSITION
@@ -41,12 +42,8 @@ METRIC_TITLES = {"pcs": "PCS (mean score, -1..1)", "pcr": "PCR (fully corrected)
 
 
 @dataclass
-class Comparison:
-    a: str
-    b: str
-    table: pd.DataFrame
-    counts: dict[str, int] = field(default_factory=dict)
-    same_judge: bool = True
+class Comparison(BaseComparison):
+    same_judge: bool = True  # both sides were judged by the same judge model and rubric
 
 
 

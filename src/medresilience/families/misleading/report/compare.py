@@ -17,7 +17,7 @@ Holm's correction is applied across the metrics of one comparison."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from .... import stats
+from ....report.compare import Comparison as BaseComparison
 from ....report.compare import Side, side
 
 KEY = ["item_id", "probe_id", "condition"]
@@ -65,12 +66,8 @@ def _units(f: pd.DataFrame, vocab: dict[str, list[Any]]) -> pd.DataFrame:
 
 
 @dataclass
-class Comparison:
-    a: str
-    b: str
-    table: pd.DataFrame
-    counts: dict[str, int] = field(default_factory=dict)
-    run: str = ""
+class Comparison(BaseComparison):
+    run: str = ""  # the run a setting's effect is read from (report sections), else ""
 
 
 METRICS = [  # (condition, metric)
