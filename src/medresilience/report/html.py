@@ -91,12 +91,14 @@ def rate_cell(p: Any, lo: Any, hi: Any, n: Any, stacked: bool = True) -> str:
 _CHANGE_FORMATS = {"rate": (100, 1, " pp"), "score": (1, 2, ""), "usd": (1, 6, "")}
 
 
+def _change(v: Any, unit: str, with_unit: bool = True) -> str:
+    scale, digits, suffix = _CHANGE_FORMATS.get(unit, (1, 1, ""))
+    return f"{scale * float(v):+.{digits}f}" + (suffix if with_unit else "")
+
+
 def signed(v: Any, unit: str = "rate") -> str:
     """A signed change in its unit's numbers: '+1.2 pp' for a rate, '+0.12' for a score; '—' when missing."""
-    if _isnan(v):
-        return "—"
-    scale, digits, suffix = _CHANGE_FORMATS.get(unit, (1, 1, ""))
-    return f"{scale * float(v):+.{digits}f}{suffix}"
+    return "—" if _isnan(v) else _change(v, unit)
 
 
 def diff_cell(diff: Any, lo: Any, hi: Any, unit: str = "rate", bold: bool = False) -> str:
@@ -104,11 +106,10 @@ def diff_cell(diff: Any, lo: Any, hi: Any, unit: str = "rate", bold: bool = Fals
     '+1.2 pp' over '[+0.4, +2.0]'."""
     if _isnan(diff):
         return "—"
-    head = f"<b>{signed(diff, unit)}</b>" if bold else signed(diff, unit)
+    head = f"<b>{_change(diff, unit)}</b>" if bold else _change(diff, unit)
     if _isnan(lo) or _isnan(hi):
         return head
-    scale, digits, _ = _CHANGE_FORMATS.get(unit, (1, 1, ""))
-    return head + f"<br><span class='n'>[{scale * float(lo):+.{digits}f}, {scale * float(hi):+.{digits}f}]</span>"
+    return head + f"<br><span class='n'>[{_change(lo, unit, False)}, {_change(hi, unit, False)}]</span>"
 
 
 def test_cell(name: Any, b: Any, c: Any, p: Any) -> str:

@@ -560,6 +560,11 @@ def _ambiguity(lab: HumanLabel, found: list[JudgedUnit], path: Path) -> InputErr
     return InputError(path, lab.line, field_name, f"matches {len(found)} judged answers{hint}")
 
 
+def _is_positive(v: float, positive: Sequence[float]) -> bool:
+    """Whether a value counts as positive in the binary view (PCR's: a 1)."""
+    return any(math.isclose(v, p) for p in positive)
+
+
 @dataclass
 class PairAgreement:
     """Agreement of (human, judge) value pairs on one ordered scale."""
@@ -580,11 +585,7 @@ def pair_agreement(pairs: Sequence[tuple[float, float]], scale: Sequence[float],
     are on `scale`."""
     n = len(pairs)
     exact = stats.wilson(sum(1 for h, j in pairs if math.isclose(h, j)), n, confidence)
-
-    def is_pos(v: float) -> bool:
-        return any(math.isclose(v, p) for p in positive)
-
-    binary = stats.wilson(sum(1 for h, j in pairs if is_pos(h) == is_pos(j)), n, confidence)
+    binary = stats.wilson(sum(1 for h, j in pairs if _is_positive(h, positive) == _is_positive(j, positive)), n, confidence)
     table = [[h, j] for h, j in pairs]
     kw = {"categories": scale, "confidence": confidence, "n_resamples": n_resamples, "seed": seed}
     kappa = stats.agreement(table, "cohen_kappa", weights=kappa_weights, **kw) if pairs else None
@@ -694,9 +695,6 @@ def judge_agreement(
 
     agree = pair_agreement(pairs, scale, pos, kappa_weights=kappa_weights, confidence=confidence, n_resamples=n_resamples, seed=seed)
 
-    def is_pos(v: float) -> bool:
-        return any(math.isclose(v, p) for p in pos)
-
     kw = {"categories": scale, "confidence": confidence, "n_resamples": n_resamples, "seed": seed}
 
     inter = None
@@ -705,7 +703,7 @@ def judge_agreement(
         multi = [row for row in grid if sum(v is not None for v in row) >= 2]
         if multi:
             pa = stats.agreement(multi, "percent_agreement", **kw)
-            bin_grid = [[None if v is None else int(is_pos(v)) for v in row] for row in multi]
+            bin_grid = [[None if v is None else int(_is_positive(v, pos)) for v in row] for row in multi]
             pb = stats.agreement(bin_grid, "percent_agreement", categories=[0, 1], confidence=confidence,
                                  n_resamples=n_resamples, seed=seed)
             inter = {"annotators": list(human.annotators), "n": len(multi), "exact": _coef(pa), "binary": _coef(pb)}
