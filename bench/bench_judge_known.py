@@ -59,8 +59,8 @@ def main() -> None:
         # the verdicts run_calls stored under each answer's key (a failed judge call is stored unscored)
         got = []
         for r in requests:
-            row = store.conn.execute("SELECT status, label FROM scores WHERE key = ? AND scorer = ?", (r.score_key, r.scorer)).fetchone()
-            got.append(row[1] if row and row[0] == "valid" else None)
+            row = store.score(r.score_key, r.scorer)
+            got.append(row["label"] if row and row["status"] == "valid" else None)
 
     want = [c["verdict"] for c in cases]
     scored = [(w, g) for w, g in zip(want, got) if g is not None]

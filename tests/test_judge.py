@@ -108,6 +108,10 @@ def test_structured_json_verdicts_stored_under_answer_key(tmp_path):
             "k-reject": ("1", 1.0, "valid"), "k-unsure": ("0", 0.0, "valid"), "k-accept": ("-1", -1.0, "valid")}
         assert all(v["scorer"] == judge.name for v in got.values())
         assert got["k-reject"]["detail"] == {"reason": "judged No: aspiri"}
+        # the store's own reader gives the same row, and nothing for a scorer that never ran
+        assert st.score("k-reject", judge.name) == {
+            "status": "valid", "label": "1", "detail": {"reason": "judged No: aspiri"}, "value": 1.0}
+        assert st.score("k-reject", "judge:other") is None and st.score("k-missing", judge.name) is None
     fmt = seen[0]["response_format"]
     assert fmt["type"] == "json_schema" and fmt["json_schema"]["strict"] is True
     assert fmt["json_schema"]["schema"]["properties"]["verdict"]["enum"] == ["-1", "0", "1"]

@@ -349,6 +349,14 @@ class Store:
         row = cur.fetchone()
         return None if row is None else dict(zip([d[0] for d in cur.description], row))
 
+    def score(self, key: str, scorer: str) -> dict[str, Any] | None:
+        """One stored score (status, label, detail, value), or None when that scorer never scored the key."""
+        row = self.conn.execute("SELECT status, label, detail, value FROM scores WHERE key = ? AND scorer = ?",
+                                (key, scorer)).fetchone()
+        if row is None:
+            return None
+        return {"status": row[0], "label": row[1], "detail": json.loads(row[2]) if row[2] else None, "value": row[3]}
+
     def request(self, key: str) -> dict[str, Any] | None:
         row = self.conn.execute("SELECT model, messages, params FROM requests WHERE key = ?", (key,)).fetchone()
         return None if row is None else {"model": row[0], "messages": json.loads(row[1]), "params": json.loads(row[2])}
