@@ -511,6 +511,14 @@ def test_seed_files_in_the_study_layout(tmp_path):
         read_valid_seeds(broken)
     with pytest.raises(InputError, match=r"field 'reason'"):
         read_invalid_seeds(v)
+    with pytest.raises(InputError, match=r"none.json: seed file not found"):
+        read_valid_seeds(tmp_path / "none.json")
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(b'[{"example_question": "Caf\xe9?", "example_assumption": "A."}]')
+    with pytest.raises(InputError, match=r"latin.json: not UTF-8 text \(invalid continuation byte at byte 27\)"):
+        read_valid_seeds(latin)
+    with pytest.raises(InputError, match=r"is a directory"):
+        read_valid_seeds(tmp_path)
     own = package_seeds()
     assert len(own.valid) == 2 and len(own.invalid) == 4
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ....errors import InputError
-from ....records import check_field_sizes
+from ....records import check_field_sizes, read_text
 from ....seeding import stable_hash
 
 PACKAGE_SEEDS = "seeds.json"
@@ -57,12 +57,9 @@ class Seeds:
 def _elements(path: Path) -> Iterator[tuple[int, Any]]:
     """(line where it starts, value) of each element of a top-level JSON array, or of each line of
     a JSON-lines file."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise InputError(path, None, None, "seed file not found") from None
-    except UnicodeDecodeError as e:
-        raise InputError(path, None, None, f"not UTF-8 text ({e.reason})") from None
+    if not path.exists():
+        raise InputError(path, None, None, "seed file not found")
+    text = read_text(path)
     dec = json.JSONDecoder()
     i = len(text) - len(text.lstrip())
     if text[i:i + 1] != "[":
