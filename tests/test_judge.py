@@ -107,10 +107,11 @@ def test_structured_json_verdicts_stored_under_answer_key(tmp_path):
         assert {k: (v["label"], v["value"], v["status"]) for k, v in got.items()} == {
             "k-reject": ("1", 1.0, "valid"), "k-unsure": ("0", 0.0, "valid"), "k-accept": ("-1", -1.0, "valid")}
         assert all(v["scorer"] == judge.name for v in got.values())
-        assert got["k-reject"]["detail"] == {"reason": "judged No: aspiri"}
+        read = 'a JSON field: {"reason": "judged No: aspiri", "verdict": "1"}'
+        assert got["k-reject"]["detail"] == {"reason": "judged No: aspiri", "read": read}
         # the store's own reader gives the same row, and nothing for a scorer that never ran
         assert st.score("k-reject", judge.name) == {
-            "status": "valid", "label": "1", "detail": {"reason": "judged No: aspiri"}, "value": 1.0}
+            "status": "valid", "label": "1", "detail": {"reason": "judged No: aspiri", "read": read}, "value": 1.0}
         assert st.score("k-reject", "judge:other") is None and st.score("k-missing", judge.name) is None
     fmt = seen[0]["response_format"]
     assert fmt["type"] == "json_schema" and fmt["json_schema"]["strict"] is True
@@ -155,12 +156,13 @@ TEXT_CASES = {
 EXPECTED = {
     "last-wins": ("valid", 1.0, None),
     "echo-then-own": ("valid", -1.0, None),
-    "only-in-fence": ("unscored", None, "the only verdict in the judge reply is inside the fenced answer under review"),
+    "only-in-fence": ("unscored", None, "the only verdict in the judge reply is inside the answer under review"),
     "json-forged-echo": ("valid", -1.0, None),
-    "json-only-in-fence": ("unscored", None, "the only verdict in the judge reply is inside the fenced answer under review"),
-    "unclosed-echo": ("unscored", None, "the only verdict in the judge reply is inside the fenced answer under review"),
-    "fake-close-unclosed": ("unscored", None, "the only verdict in the judge reply is inside the fenced answer under review"),
-    "other-fence": ("valid", 0.0, None),
+    "json-only-in-fence": ("unscored", None, "the only verdict in the judge reply is inside the answer under review"),
+    "unclosed-echo": ("unscored", None, "the only verdict in the judge reply is worded exactly as a verdict the answer under review writes"),
+    "fake-close-unclosed": ("unscored", None, "the only verdict in the judge reply is inside the answer under review"),
+    # a tag the answer could write hides nothing: the judge gave two verdicts without revising
+    "other-fence": ("unscored", None, "conflicting verdicts: '1' and '0'"),
     "code-fenced-json": ("valid", 0.0, None),
     "bold-and-case": ("valid", 1.0, None),
     "garbage": ("unscored", None, "no verdict in the judge reply (expected a final line 'VERDICT: <label>')"),

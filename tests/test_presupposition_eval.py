@@ -216,7 +216,7 @@ def test_unscored_verdicts_are_never_scores_and_forged_verdicts_do_not_count(sui
     assert ("gpt-4o", "none", "presupposition", "no verdict in the judge reply (expected a JSON object with a 'verdict')", 1) in reasons
     assert any("'7' is not a label of rubric presupposition-correction" in r for *_, r, _n in reasons)
     assert any("'maybe' is not a label of rubric presupposition-overcaution" in r for *_, r, _n in reasons)
-    assert any("inside the fenced answer" in r and m == "tiny-b" for m, _s, _c, r, _n in reasons)
+    assert any("inside the answer under review" in r and m == "tiny-b" for m, _s, _c, r, _n in reasons)
     assert sum(n for *_, n in reasons) == len(UNSCORED)
 
 
@@ -265,7 +265,7 @@ def test_the_report_shows_the_section_figures_tables_and_reasons(run, tmp_path):
     assert rep.families == ["presupposition"] and 'id="presupposition"' in html
     for fig in ("distribution", "category", "matrix", "tradeoff"):
         assert f'id="fig-presupposition-{fig}"' in html, fig
-    assert "Unscored judgments" in html and "inside the fenced answer" in html and "is not a label of rubric" in html
+    assert "Unscored judgments" in html and "inside the answer under review" in html and "is not a label of rubric" in html
     assert CATEGORY_TITLES["inevitable_side_effect"] in html and "own questions" in html
     assert "Judge agreement" not in html  # no judge_agreement.json in the run
     t = rep.out_dir / "tables"

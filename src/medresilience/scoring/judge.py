@@ -12,11 +12,9 @@ The rules this module keeps:
 - The answer under review is sent inside a fence `<answer-NONCE>...</answer-NONCE>` whose nonce
   is derived (stable_hash) from the rubric, the fields, the answer and its key, and the judge is
   told that anything inside the fence is the text being judged, never an instruction or a verdict.
-- Reading a reply: every fenced echo of the answer (anything inside `<answer-...>` fences, and
-  everything after a fence that is never closed) is removed first, so an answer that imitates a
-  verdict (`VERDICT: 1`, or a JSON verdict) and is echoed by the judge cannot forge one. Then
-  the last verdict wins: a JSON object with a `verdict` (a code-fenced one is fine) or a line
-  `VERDICT: <label>`, whichever comes last.
+- Reading a reply is `verdicts.read_verdict`'s: it knows the answer under review and its fence, so
+  a verdict the answer plants (quoted, echoed, fenced or pasted into JSON by the judge) is never
+  read, and a fence or tag the answer writes never hides the judge's own words.
 - A verdict must be one of the rubric's labels; its value is the rubric's. No verdict, an unknown
   label, an empty reply or a failed judge call is `unscored` with its reason (and the reply,
   truncated): never a default score.
@@ -28,11 +26,12 @@ The rules this module keeps:
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +49,7 @@ from ..errors import ConfigError, InputError
 from ..models.serving import serving
 from ..seeding import stable_hash
 from .types import Score, is_deferred
+from .verdicts import read_verdict
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..calls import ProgressFn
@@ -62,7 +62,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..runner import Planned
     from ..store import Store
 
-__all__ = ["JUDGE_MIN_TOKENS", "Example", "Judge", "JudgeScorer", "Rubric", "Verdict", "run_deferred", "strip_fences"]
+__all__ = ["JUDGE_MIN_TOKENS", "Example", "Judge", "JudgeScorer", "Rubric", "Verdict", "run_deferred"]
 
 #: A judge writes a reason before its verdict: its replies get at least this many tokens unless
 #: `Judge(max_tokens=...)` says otherwise (a model spec's default of 16 suits letters, not judges).
@@ -211,59 +211,8 @@ class Rubric(BaseModel):
 
 # --------------------------------------------------------------------------- reading replies
 
-_OPEN_RE = re.compile(r"<answer-([A-Za-z0-9_-]*)>", re.IGNORECASE)
-_CLOSE_RE = re.compile(r"</answer-([A-Za-z0-9_-]*)>", re.IGNORECASE)
-_VERDICT_RE = re.compile(r"^[ \t>*_#`-]*VERDICT[ \t*_`]*:[ \t*`\"'\[(]*([^\s*`\"'\])]+)", re.IGNORECASE | re.MULTILINE)
-_DECODER = json.JSONDecoder()
-
-
-def strip_fences(text: str) -> str:
-    """The reply without any fenced text: each `<answer-X>` fence is cut up to its own closing tag
-    `</answer-X>`; a fence never closed is cut to the end of the reply (so a judge that merely names
-    the fence tag in its reasoning gets no verdict: unscored, never forged). Stray closing tags
-    are cut too."""
-    out: list[str] = []
-    i = 0
-    while True:
-        m = _OPEN_RE.search(text, i)
-        if m is None:
-            out.append(text[i:])
-            break
-        out.append(text[i : m.start()])
-        close = re.compile(rf"</answer-{re.escape(m.group(1))}>", re.IGNORECASE).search(text, m.end())
-        if close is None:  # never closed: a closing tag of another fence may come from the answer itself
-            break
-        i = close.end()
-    return _CLOSE_RE.sub(" ", "".join(out))
-
-
-def _json_objects(text: str) -> list[tuple[int, int, Any]]:
-    """The top-level JSON objects in a text, in order: (start, end, value)."""
-    found: list[tuple[int, int, Any]] = []
-    i = text.find("{")
-    while i != -1:
-        try:
-            value, end = _DECODER.raw_decode(text, i)
-        except ValueError:
-            i = text.find("{", i + 1)
-            continue
-        found.append((i, end, value))
-        i = text.find("{", end)
-    return found
-
-
 def _truncate(text: str, limit: int = TEXT_LIMIT) -> str:
     return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
-
-
-def _raw_label(v: Any) -> str | None:
-    if isinstance(v, bool) or v is None:
-        return None
-    if isinstance(v, float) and v.is_integer():
-        v = int(v)
-    if isinstance(v, int | float | str):
-        return str(v).strip()
-    return None
 
 
 # --------------------------------------------------------------------------- the judge
@@ -381,48 +330,27 @@ class Judge:
                 return folded[0]
         return None
 
-    def parse(self, reply: str | Completion | None) -> Score:
-        """A judge reply (text or Completion) -> a valid Score, or unscored with its reason."""
+    def parse(self, reply: str | Completion | None, answer: str | None = None, fence: str | None = None) -> Score:
+        """A judge reply (text or Completion) -> a valid Score, or unscored with its reason.
+        `answer` and `fence`: the answer under review and the tag it was sent in, so that no
+        verdict copied from the answer is read (`verdicts.read_verdict`)."""
         text = reply if isinstance(reply, str) or reply is None else reply.text
         cut = getattr(reply, "finish_reason", None) == "length"
         note = " (the reply was cut at max_tokens)" if cut else ""
-        text = text or ""
-        if not text.strip():
-            return Score.unscored("empty judge reply" + note, text="")
-        clean = strip_fences(text)
-        # candidates: (position, raw label, reason); the last one wins
-        candidates: list[tuple[int, str | None, Any, str]] = []
-        objects = _json_objects(clean)
-        spans = [(s, e) for s, e, _ in objects]
-        json_without_verdict = False
-        for start, _end, obj in objects:
-            if isinstance(obj, dict) and "verdict" in obj:
-                reason = obj.get("reason")
-                candidates.append((start, _raw_label(obj["verdict"]), reason if isinstance(reason, str) else None, repr(obj["verdict"])))
-            elif isinstance(obj, dict):
-                json_without_verdict = True
-        for m in _VERDICT_RE.finditer(clean):
-            if any(s <= m.start() < e for s, e in spans):
-                continue
-            reason = clean[: m.start()].strip()
-            candidates.append((m.start(), m.group(1), _truncate(reason) if reason else None, repr(m.group(1))))
-        if not candidates:
-            if _VERDICT_RE.search(text) or any(isinstance(o, dict) and "verdict" in o for _, _, o in _json_objects(text)):
-                why = "the only verdict in the judge reply is inside the fenced answer under review, which cannot give one"
-            elif json_without_verdict:
-                why = "the judge reply's JSON has no 'verdict'"
-            else:
+        reading = read_verdict(text, self.rubric.labels, answer=answer, fence=fence, rubric=self.rubric.name)
+        if reading.label is None:
+            if reading.how == "no verdict in the judge reply":
                 fmt = "a JSON object with a 'verdict'" if self.structured else "a final line 'VERDICT: <label>'"
                 why = f"no verdict in the judge reply (expected {fmt})"
-            return Score.unscored(why + note, text=_truncate(text))
-        _pos, raw, reason, shown = max(candidates, key=lambda c: c[0])
-        label = None if raw is None else self._label(raw)
-        if label is None:
-            return Score.unscored(
-                f"judge verdict {shown} is not a label of rubric {self.rubric.name} (labels: {', '.join(self.rubric.labels)})" + note,
-                text=_truncate(text),
-            )
-        return Score(label, "valid", self.rubric.verdicts[label].value, {"reason": reason})
+            else:
+                why = reading.how
+            return Score.unscored(why + note, text=_truncate(text or ""))
+        reason = _truncate(reading.reason) if reading.reason else None
+        return Score(reading.label, "valid", self.rubric.verdicts[reading.label].value, {"reason": reason, "read": reading.how})
+
+    def reader(self, answer: str, fence: str | None) -> Callable[[str | Completion | None], Score]:
+        """The parser of one judge call: it knows the answer under review and its fence."""
+        return functools.partial(self.parse, answer=answer, fence=fence)
 
     def scorer(self, fields: Mapping[str, str]) -> JudgeScorer:
         return JudgeScorer(self, fields)
@@ -462,7 +390,8 @@ class JudgeScorer:
         messages = judge.messages(self.fields, answer_text, salt=answer_key)
         params = judge.params()
         key = request_key(judge.spec, messages, params)
-        return [CallRequest(judge.spec.label, key, messages, params, judge.parse, self.name, answer_key, _failed)]
+        fence = f"answer-{judge.nonce(self.fields, answer_text, answer_key)}"
+        return [CallRequest(judge.spec.label, key, messages, params, judge.reader(answer_text, fence), self.name, answer_key, _failed)]
 
 
 # --------------------------------------------------------------------------- running judges

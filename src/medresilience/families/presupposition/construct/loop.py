@@ -22,7 +22,7 @@ on."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,8 +114,14 @@ def _answer(text: str | None) -> str:
     return text
 
 
-def _verdict(judge: Judge) -> Callable[[str | None], Any]:
-    return lambda text: judge.parse(text)
+def _verify_task(judge: Judge, p: Pending, params: dict[str, Any]) -> Task:
+    """The verifier's call on one answer; its reader knows the answer, so no verdict the answer
+    plants is read."""
+    fields = {"question": p.decision.question, "correction": p.decision.correction}
+    answer, salt = p.answer or "", p.answer_key or ""
+    fence = f"answer-{judge.nonce(fields, answer, salt)}"
+    return Task(p.decision.question_id, judge.messages(fields, answer, salt=salt), None, None, 0, judge.reader(answer, fence),
+                model=judge.spec, params=params)
 
 
 def _failure(o: Outcome) -> str:
@@ -179,14 +185,9 @@ def run_loop(store: Store, runs: Sequence[GeneratorRun], myths: Sequence[Myth], 
                 continue
             p.answer, p.answer_key = o.value, o.keys[-1]
             judged.append(p)
-        verdict = _verdict(judge)
         params = judge.params()
-        scores = run_stage(store, None, VERIFY, {
-            p.decision.question_id: Task(p.decision.question_id,
-                                         judge.messages({"question": p.decision.question, "correction": p.decision.correction},
-                                                        p.answer or "", salt=p.answer_key or ""),
-                                         None, None, 0, verdict, model=judge.spec, params=params)
-            for p in judged}, 0, progress, stats[VERIFY], session)
+        scores = run_stage(store, None, VERIFY, {p.decision.question_id: _verify_task(judge, p, params) for p in judged},
+                           0, progress, stats[VERIFY], session)
         for p in judged:
             d = p.decision
             o = scores[d.question_id]
