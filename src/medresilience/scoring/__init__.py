@@ -5,13 +5,13 @@ guess, never a default."""
 
 from typing import Any
 
-from .letters import extract_letter
+from .letters import Reading, extract_letter, read_answer
 from .logprob import choice_from_logprobs
 from .mcq import mcq_params, mcq_scorer
 from .types import Score, Scorer, is_deferred
 
-__all__ = ["Judge", "JudgeScorer", "Rubric", "Score", "Scorer", "choice_from_logprobs", "extract_letter", "is_deferred",
-           "mcq_params", "mcq_scorer"]
+__all__ = ["Judge", "JudgeScorer", "Reading", "Rubric", "Score", "Scorer", "choice_from_logprobs", "extract_letter", "is_deferred",
+           "mcq_params", "mcq_scorer", "read_answer"]
 
 
 def __getattr__(name: str) -> Any:

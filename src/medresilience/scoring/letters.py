@@ -18,6 +18,9 @@ answer, and a label is only read where it stands alone (not "A 45-year-old", "I 
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import NamedTuple
 
 _I = re.IGNORECASE
@@ -37,29 +40,32 @@ class _Said(NamedTuple):
 
 # --- labels -------------------------------------------------------------------------------
 
-_GLUED = re.compile(r"\w|[.,]\d|[-‐/]\w|['’]\w|%|\.[A-Za-z]")
+#: a character that continues a Latin word or a number (CJK text around a label does not: "选C项", "是C。")
+_WORD = r"[0-9A-Za-z_\u00C0-\u024F]"
+_GLUED = re.compile(rf"{_WORD}|[.,]\d|[-‐/]{_WORD}|['’]{_WORD}|%|\.[A-Za-z]")
 _GENUS = re.compile(r"\.[ \t]+[a-z]")
 _NEXT_WORD = re.compile(r"[ \t]+(\w+)")
 _LINKS = frozenset(["because", "since", "as", "given", "due", "for", "which", "is", "was", "would", "seems", "appears", "here", "in", "on", "and", "or", "nor", "vs", "versus"])
-_LABEL = re.compile(r"[(\[{]?[ \t]*([A-Za-z0-9])")
+_LABEL = re.compile(r"[(\[{<]?[ \t]*([A-Za-z0-9])")
 
 
-def _stands_alone(text: str, end: int) -> bool:
-    """The label ending at `end` is a token of its own, not part of a word, number or name."""
+def _stands_alone(text: str, end: int, in_value: bool = False) -> bool:
+    """The label ending at `end` is a token of its own, not part of a word, number or name
+    (`in_value`: it opens an answer field's value, where "B. no" is the option, not a genus)."""
     c, rest = text[end - 1], text[end : end + 40]
     # glued to a word, number, hyphen or apostrophe: "B12", "1.5", "B-cell", "I'd", "e.g."
     if _GLUED.match(rest):
         return False
     # a capital, a period and a lowercase word abbreviate a genus: "C. difficile", "E. coli"
-    if c.isupper() and _GENUS.match(rest):
+    if c.isupper() and _GENUS.match(rest) and not in_value:
         return False
     # "A", "I", a lowercase letter or a digit before a word is an article, a pronoun or a quantity
     # ("A 45-year-old", "I think", "a beta-blocker", "2 mg"), unless the word links ("A because")
     m = _NEXT_WORD.match(rest)
-    return not (m and (c in "AI" or c.islower() or c.isdigit()) and m.group(1).lower() not in _LINKS)
+    return in_value or not (m and (c in "AI" or c.islower() or c.isdigit()) and m.group(1).lower() not in _LINKS)
 
 
-def _label_at(text: str, i: int, letters: str) -> tuple[str, int] | None:
+def _label_at(text: str, i: int, letters: str, in_value: bool = False) -> tuple[str, int] | None:
     """The option label that starts at i ("C", "(c)", "[3]") and the index after it, or None."""
     m = _LABEL.match(text, i)
     if not m:
@@ -69,9 +75,9 @@ def _label_at(text: str, i: int, letters: str) -> tuple[str, int] | None:
     if label not in letters:
         return None
     # not the tail of a word or a number: "vitamin", "12"
-    if s > 0 and (text[s - 1].isalnum() or text[s - 1] in "'’_"):
+    if s > 0 and re.match(_WORD + "|['’]", text[s - 1]):
         return None
-    return (label, m.end(1)) if _stands_alone(text, m.end(1)) else None
+    return (label, m.end(1)) if _stands_alone(text, m.end(1), in_value) else None
 
 
 _ALTERNATIVE = re.compile(r"[ \t]*[)\]]?[ \t]*\(?[ \t]*(?:(,)|/|&|\bor\b|\band\b|\bnor\b|\bvs\.?|\bversus\b)[ \t]*(?:(?:or|possibly|perhaps|maybe|even|also|option|choice)\b[ \t]*)*", _I)
@@ -93,8 +99,81 @@ _VALUE_LEAD = re.compile(r"[ \t\"'(\[]*(?:(?:option|choice|letter|answer)\s*:?\s
 def _label_in_value(value: str, letters: str) -> str | None:
     """A field or box names an option when it opens with a lone label: "C", "(c)", "C) Metformin"."""
     lead = _VALUE_LEAD.match(value)
-    got = _label_at(value, lead.end() if lead else 0, letters)
+    got = _label_at(value, lead.end() if lead else 0, letters, in_value=True)
+    if got is not None and not re.match(r"[ \t]*(?:$|[).:\],;\]>'\"]|\s)", value[got[1] :]):
+        return None
     return None if got is None or _hedged(value, got[1], got[0], letters) else got[0]
+
+
+# --- option texts ---------------------------------------------------------------------------
+
+_NORM_DROP = re.compile(r"[*_`\"'“”‘’«»「」『』【】<>]+")
+_NORM_PUNCT = re.compile(r"[\s.,;:!?。，；：！？、()（）\[\]-]+")
+
+
+def _norm(text: str) -> str:
+    """Text compared with option texts: casefolded, without quotes, markup or punctuation runs."""
+    return _NORM_PUNCT.sub(" ", _NORM_DROP.sub("", unicodedata.normalize("NFKC", text))).strip().casefold()
+
+
+class _Options:
+    """An item's option texts, to read a reply that names an option by its text ("Answer:
+    Olanzapine.", 'the answer is "no"', "<否>") instead of its label."""
+
+    def __init__(self, options: Mapping[str, str] | None, letters: str):
+        self.texts_raw = dict(options or {})
+        self.texts = {k: _norm(v) for k, v in self.texts_raw.items() if k in letters and _norm(v)}
+
+    def __bool__(self) -> bool:
+        return bool(self.texts)
+
+    def named(self, phrase: str) -> str | None:
+        """The one option a phrase names: its whole text, its text then more ("Olanzapine, because
+        ..."), or most of its text ("Autosomal dominant polycystic kidney disease" for "... (ADPKD)")."""
+        said = _norm(phrase)
+        if not said:
+            return None
+        exact = [k for k, t in self.texts.items() if said == t]
+        if exact:
+            return exact[0] if len(exact) == 1 else None
+        longer = [k for k, t in self.texts.items() if said.startswith(t + " ") and len(t) >= 3]
+        if longer:
+            best = max(len(self.texts[k]) for k in longer)
+            top = [k for k in longer if len(self.texts[k]) == best]
+            return top[0] if len(top) == 1 else None
+        shorter = [k for k, t in self.texts.items() if t.startswith(said + " ") and len(said) >= max(6, 0.6 * len(t))]
+        return shorter[0] if len(shorter) == 1 else None
+
+    def follows(self, label: str, text: str, i: int) -> bool:
+        """Whether the text at i opens with the option's own text ("B. Hepatitis B virus ...")."""
+        own = self.texts.get(label)
+        if not own:
+            return False
+        said = _norm(text[i : i + len(own) + 40])
+        return said == own or said.startswith(own + " ") or (len(own) > 12 and own.startswith(said[: max(12, len(said) - 1)]))
+
+    def mentions(self, text: str) -> list[tuple[int, int, str]]:
+        """Places the reply names an option by its text and then its label in brackets
+        ("acute renal failure (I)", "慢性骨髄性白血病(b)"): (start, end, label)."""
+        out = []
+        for m in _PAREN_LABEL.finditer(text):
+            label = m.group(1).upper()
+            own = self.texts.get(label)
+            if own and _norm(text[max(0, m.start() - len(own) - 40) : m.start()]).endswith(own):
+                out.append((m.start(), m.end(), label))
+        return out
+
+    def at(self, text: str, i: int) -> tuple[str | None, int] | None:
+        """The option a phrase starting at i names (up to the end of its sentence or line)."""
+        m = _PHRASE_END.search(text, i)
+        end = m.start() if m else len(text)
+        if end - i > 300:
+            return None
+        label = self.named(text[i:end])
+        return (label, end) if label is not None else None
+
+
+_PHRASE_END = re.compile(r"[.!?。！？;；](?=\s|$)|\n|,\s+(?:because|since|as|which|given)\b|\s+(?:because|since|as\s+it|given\s+that)\b")
 
 
 # --- the reply's text -----------------------------------------------------------------------
@@ -104,9 +183,30 @@ _MARKUP = re.compile(r"\*+|`+|__+|\$+|\\[()\[\]]")
 _THINK_END = re.compile(r"</think(?:ing)?>", _I)
 
 
+_SPECIAL_TOKEN = re.compile(r"<\|[^|<>\n]{1,40}\|>|</?s>|<(?:eos|end_of_turn|start_of_turn|eot_id)>", _I)
+
+
 def _plain(text: str) -> str:
-    """Markdown emphasis, code ticks and TeX wrappers say nothing about the answer: drop them."""
+    """Markdown emphasis, code ticks, TeX wrappers and leaked special tokens say nothing about the
+    answer: drop them. Full-width forms read as ASCII ("Ｅ", "＜B＞"); a reply whose line breaks
+    arrived escaped ("\\n\\nAnswer: 2") gets them back."""
+    text = unicodedata.normalize("NFKC", text)
+    if "\n" not in text and "\\n" in text and "{" not in text:
+        text = text.replace("\\r", "").replace("\\n", "\n")
+    text = _SPECIAL_TOKEN.sub(" ", text)
     return _MARKUP.sub("", _TEX_WRAP.sub(r"\1", _TEX_WRAP.sub(r"\1", text)))
+
+
+_NEW_QUESTION = re.compile(r"\n[ \t]*(?:#+[ \t]*)?(?:question|q)[ \t]*\d*[ \t]*[:.：]", _I)
+
+
+def _own_item(text: str, letters: str, options: _Options) -> str:
+    """The reply up to a question it goes on to write itself ("... The answer is (C).\n\nQuestion:
+    Which of ..."): what follows answers another item."""
+    m = _NEW_QUESTION.search(text)
+    if m and _statements(text[: m.start()], letters, options):
+        return text[: m.start()]
+    return text
 
 
 def _after_thinking(text: str) -> str | None:
@@ -119,27 +219,31 @@ def _after_thinking(text: str) -> str | None:
 
 _FIELD_KEYS = r"answer_letter|final_answer|answer_choice|answer_option|answer_label|correct_answer|correct_option|selected_answer|selected_option|chosen_answer|chosen_option|final_choice"
 _FIELD = re.compile(
-    rf"""(?:["'](?:{_FIELD_KEYS}|answer|choice|option|letter)["']|\b(?:{_FIELD_KEYS})\b)"""
+    rf"""(?:["'](?:{_FIELD_KEYS}|answer|choice|option|letter|prediction|predicted|predicted_answer|predicted_option|pred|selected|selection|output|result|response|final|correct|label)["']|\b(?:{_FIELD_KEYS})\b["']?)"""
     r"""\s*:\s*(?:"([^"\n]*)"|'([^'\n]*)'|(\d+)\b|(\(?[A-Za-z]\)?)(?!\w)|(?:null|none|false)\b)""",
     _I,
 )
 _BOXED = re.compile(r"\\boxed\s*\{([^{}]*)\}")
 
 
-def _field_value(value: str, letters: str) -> str | None:
-    """A field's value: a label ("C", "C) Metformin") or a sentence that states one ("The answer is C")."""
+def _field_value(value: str, letters: str, options: _Options) -> str | None:
+    """A field's value: a label ("C", "C) Metformin"), an option's text ("no") or a sentence that
+    states one ("The answer is C")."""
     label = _label_in_value(value, letters)
-    return label if label is not None or len(value.split()) < 3 else extract_letter(value, letters)
+    if label is None and options:
+        label = options.named(value)
+    return label if label is not None or len(value.split()) < 3 else read_answer(value, letters, options.texts_raw).label
 
 
-def _fields(text: str, letters: str) -> list[_Said]:
+def _fields(text: str, letters: str, options: _Options) -> list[_Said]:
     """The study's JSON answer field is the strongest statement; an unreadable value is no answer."""
-    return [_Said(m.start(), m.end(), FIELD, _field_value(m.group(1) or m.group(2) or m.group(3) or m.group(4) or "", letters)) for m in _FIELD.finditer(text)]
+    return [_Said(m.start(), m.end(), FIELD, _field_value(m.group(1) or m.group(2) or m.group(3) or m.group(4) or "", letters, options))
+            for m in _FIELD.finditer(text)]
 
 
 def _boxed(text: str, letters: str) -> list[_Said]:
     """\\boxed{C} marks a final answer."""
-    return [_Said(m.start(), m.end(), FINAL, _label_in_value(m.group(1), letters)) for m in _BOXED.finditer(text)]
+    return [_Said(m.start(), m.end(), FINAL, _label_in_value(m.group(1), letters)) for m in _BOXED.finditer(text) if m.group(1).strip()]
 
 
 _FILL = (
@@ -147,13 +251,14 @@ _FILL = (
     r"""|one|probably|likely|most\s+likely|clearly|definitely|certainly|actually|therefore|thus|then|still|either|both|between|simply|just)\b)*"""
 )
 _NOUN = r"(?:option|choice|selection|response|pick)"
-_QUAL = r"(?:correct|right|best|single\s+best|most\s+(?:likely|appropriate|accurate)|my|our|final|true|real|actual)"
+_QUAL = r"(?:correct|right|best|single\s+best|most\s+(?:likely|appropriate|accurate)|my|our|final|true|real|actual|selected|chosen|predicted)"
 _SURE = r"(?:is|would\s+be|will\s+be|should\s+be|must\s+be|has\s+to\s+be|remains)\b"
 _UNSURE = r"(?:might\s+be|could\s+be|may\s+be|seems\s+to\s+be|appears\s+to\s+be)\b"
 _ABOUT = r"(?:\s+(?:to\s+(?:this|the)\s+question|here|for\s+this\s+(?:patient|question|case|item)))?"
 _SEP = r"[ \t]*(?:[:：=→]|->|[-–—](?=\s)|,\s*which\s+is\b|\n)"
 _ANSWER_NOUN = rf"\b(?:(?:{_QUAL}\s+)*(?:answer|ans\b\.?(?=\s*[:：=]))|(?:{_QUAL}\s+)+(?:answer\s+)?{_NOUN})\b{_ABOUT}"
-_CONTENT = r"(?:next\s+(?:best\s+)?step(?:\s+in\s+management)?|diagnosis|treatment|management|intervention|explanation|drug|medication|test|cause|mechanism)"
+_CONTENT = (r"(?:next\s+(?:best\s+)?step(?:\s+in\s+management)?|diagnosis|treatment|management|intervention|explanation|drug|medication|test|cause|mechanism"
+            r"|pathophysiology|pathogen|organism|agent|etiology|aetiology|finding|approach|option|choice|statement|lesion|condition|step|therapy|investigation|complication|association|match)")
 
 # (cue, strength, whether the label must end its phrase); the label follows the cue
 _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
@@ -172,11 +277,30 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     # "The answer might be B"
     (re.compile(rf"{_ANSWER_NOUN}\s+{_UNSURE}{_FILL}", _I), LEANING, False),
     # "The most likely diagnosis is C) Sarcoidosis"
-    (re.compile(rf"\b(?:{_QUAL}\s+)+(?:(?:initial|first|next|definitive|underlying|immediate)\s+)?{_CONTENT}(?:\s+(?:is|would\s+be)\b|[ \t]*:){_FILL}", _I), LEANING, False),
+    (re.compile(rf"\b(?:{_QUAL}\s+)+(?:(?:initial|first|next|definitive|underlying|immediate)\s+)?{_CONTENT}(?:[ \t]+[^.!?\n:]{{0,80}}?)?(?:\s+(?:is|would\s+be)\b|[ \t]*:){_FILL}", _I), LEANING, False),
+    # Spanish: "El diagnóstico más probable es ...", "La afirmación incorrecta es la número 2"
+    (re.compile(r"\b(?:el|la)\s+(?:diagn[oó]stico|tratamiento|opci[oó]n|causa|afirmaci[oó]n|enunciado|sospecha(?:\s+diagn[oó]stica)?|respuesta|prueba|actitud)(?:\s+[^.!?\n:]{0,60}?)?\s+(?:es|ser[ií]a)(?:\s+(?:la|el))?(?:\s+(?:n[uú]mero|opci[oó]n))?[ \t]*[:：]?[ \t]*", _I), LEANING, False),
+    # "The correct answers are A, F and I": several answers to a one-answer item
+    (re.compile(rf"\b(?:{_QUAL}\s+)*(?:\w+\s+)?(?:answers|options|choices|causes|diagnoses|treatments|explanations|factors|mechanisms|statements)\s+(?:are|would\s+be)\b{_FILL}", _I), ANSWER, False),
     # "The patient needs option B"
     (re.compile(r"\b(?:needs?|requires?|recommend|favou?r|prefer)\s+(?:option|choice)\s+", _I), LEANING, False),
     # "By elimination, D", "which leaves C"
     (re.compile(rf"\b(?:by\s+(?:(?:the\s+)?process\s+of\s+)?elimination|(?:that|which|this)\s+leaves(?:\s+(?:us\s+with|only))?){_FILL}", _I), ANSWER, False),
+    # "Eliminating A, B and D leaves C." (the label ends the phrase: "leaves A as ..." is no answer)
+    (re.compile(r"\bleaves?(?:\s+(?:us\s+with|only|just))?(?:\s+(?:option|choice))?[ \t]+", _I), ANSWER, True),
+    # "..., which is option B.", "that is choice C"
+    (re.compile(r"\b(?:which|that|this)\s+is\s+(?:option|choice|answer)\s+", _I), LEANING, False),
+    # "Conclusion: C", "Correct: D", "Prediction: A" opening a line
+    (re.compile(rf"^[ \t>#•-]*(?:conclusion|result|prediction|output|selection|pick|correct|correct\s+(?:option|choice|response)|response){_SEP}{_FILL}", _I | re.M), ANSWER, False),
+    # other languages: "答案：C", "最终答案：C", "故选C", "答え: c", "正解は b", "Respuesta correcta: 4",
+    # "La respuesta correcta es la 3", "la bonne réponse est B", "Die richtige Antwort ist C", "A resposta correta é D"
+    (re.compile(r"(?:最终|最終|最后)(?:的)?(?:答案|答え|选择|選択)(?:是|为|は|应为)?[\s:：=]*", _I), FINAL, False),
+    (re.compile(r"(?:(?:正确|正確|最佳|标准|參考|参考)(?:的)?)?答案(?:应该?|应当|應)?(?:是|为|為|选|選)?[\s:：=]*|(?<![回解])答[:：][\s]*|(?:答え|正解|解答)(?:は)?[\s:：=]*", _I), ANSWER, False),
+    (re.compile(r"(?:正确|正確|最佳|最(?:符合|合适|合理|恰当|可能)(?:题意)?)(?:的)?(?:选项|選項|答案)(?:是|为|為|应为)?[\s:：=]*|(?:故|所以|因此|因而|应|应该|答案|我)选(?:择)?[\s:：=]*", _I), ANSWER, False),
+    (re.compile(r"最も[^。\n]{0,20}?(?:もの|の|選択肢)は[\s、､,]*", _I), ANSWER, False),
+    (re.compile(r"\b(?:la\s+)?respuesta(?:\s+(?:correcta|final|incorrecta|m[aá]s\s+\w+))?(?:\s+es)?(?:\s+la)?(?:\s+(?:opci[oó]n|n[uú]mero))?[ \t]*[:：]?[ \t\n]*", _I), ANSWER, False),
+    (re.compile(r"\b(?:la\s+)?(?:opci[oó]n|alternativa)\s+(?:correcta|m[aá]s\s+\w+)\s+es(?:\s+la)?(?:\s+(?:opci[oó]n|n[uú]mero))?[ \t]*[:：]?[ \t]*", _I), ANSWER, False),
+    (re.compile(r"\b(?:la\s+(?:bonne\s+)?r[ée]ponse(?:\s+(?:correcte|finale))?\s+est|(?:die\s+)?(?:richtige\s+|korrekte\s+)?antwort(?:\s+(?:ist|lautet))?|a\s+resposta(?:\s+correta)?\s+[ée]|la\s+risposta(?:\s+(?:corretta|giusta))?\s+[èe])[ \t]*[:：]?[ \t]*", _I), ANSWER, False),
     # "Probably B, but I'm not certain" opening a line
     (re.compile(r"^[ \t]*(?:probably|most\s+likely|likely|maybe|perhaps)[ \t,:]+", _I | re.M), LEANING, False),
     # "... but it's A." (the label ends the phrase: "it's a good question" is no answer)
@@ -196,18 +320,35 @@ _DISOWNED = re.compile(r"\b(?:wrong|incorrect|tempting|obvious|trap|misleading|s
 _SENTENCE_END = re.compile(r"[.!?\n]")
 
 
-def _named_by_text(text: str, i: int, letters: str) -> tuple[str | None, int] | None:
+def _named_by_text(text: str, i: int, letters: str, options: _Options) -> tuple[str | None, int] | None:
     """'The answer is Metformin (C)': the option's text, then its label in parentheses."""
     m = _NAMED_TEXT.match(text, i)
     if not m or len(m.group(1).split()) > 6 or _NOT_OPTION_TEXT.search(m.group(1)) or m.group(2).upper() not in letters:
         return None
+    label = m.group(2).upper()
     stop = _SENTENCE_END.search(text, m.end())
     others = {g.upper() for g in _PAREN_LABEL.findall(text, m.end(), stop.start() if stop else len(text))} & set(letters)
-    # "Metformin (C) or insulin (D)" names two options
-    return (m.group(2).upper() if others <= {m.group(2).upper()} else None), m.end()
+    # "Metformin (C) or insulin (D)" names two options; "riboflavin (B)" where riboflavin is C's text, two
+    said = _norm(m.group(1))
+    named = {k for k, t in options.texts.items() if said == t or said.endswith(" " + t)} if options else set()
+    return (label if others <= {label} and named <= {label} else None), m.end()
 
 
-def _cued(text: str, letters: str) -> list[_Said]:
+_LABEL_DOT = re.compile(r"[ \t]*[(\[]?([A-Za-z0-9])[.):\]][ \t]+")
+_ANOTHER = re.compile(r"[^!?\n]{0,120}?\b(?:and|or|as\s+well\s+as|plus|&)\s+(?:option\s+|choice\s+)?[(\[]?([A-Za-z0-9])[.)\]](?=[ \t]+[A-Za-z0-9])", _I)
+#: the next line opens with another label: "the answer would be:\na: femoral vein\nb: internal jugular vein"
+_NEXT_LINE_LABEL = re.compile(r"[^\n]*\n[ \t]*[(\[]?([A-Za-z0-9])[.):\]][ \t]")
+#: "The answer is (None of the above)", "the answer is not among the options"
+_NONE_OF = re.compile(r"[ \t]*[(\[\"']?[ \t]*(?:none\s+of\s+(?:the\s+)?(?:above|these|them|the\s+(?:options|choices))|not\s+(?:listed|among|in\s+the\s+(?:options|choices))|no\s+(?:correct\s+)?(?:option|answer|choice))", _I)
+
+
+def _names_another(text: str, end: int, label: str, letters: str) -> bool:
+    """'The correct answer is C. Dengue ... and E. Yellow fever.': a second option in the sentence."""
+    m = _ANOTHER.match(text, end)
+    return bool(m and m.group(1).upper() in letters and m.group(1).upper() != label)
+
+
+def _cued(text: str, letters: str, options: _Options) -> list[_Said]:
     """Statements where a cue introduces the label: "Answer: C", "the answer is (C)", "I'd go with C"."""
     said = []
     for pattern, tier, bare in _CUES:
@@ -216,12 +357,27 @@ def _cued(text: str, letters: str) -> list[_Said]:
             if _DISOWNED.search(text, max(0, m.start() - 30), m.start()):
                 continue
             got: tuple[str | None, int] | None = _label_at(text, m.end(), letters)
+            if got is None and tier >= ANSWER and (no := _NONE_OF.match(text, m.end())):
+                said.append(_Said(m.start(), no.end(), tier, None))
+                continue
+            if got is None and options and (lt := _LABEL_DOT.match(text, m.end())) and lt.group(1).upper() in letters \
+                    and options.follows(lt.group(1).upper(), text, lt.end()):
+                got = (lt.group(1).upper(), lt.end(1))
             if got is None and tier >= ANSWER:
-                got = _named_by_text(text, m.end(), letters)
+                got = _named_by_text(text, m.end(), letters, options)
+            if got is None and options:
+                # "Answer: Olanzapine.", 'the answer is "no"': the option named by its text
+                got = options.at(text, m.end())
+                if got is not None:
+                    said.append(_Said(m.start(), got[1], tier, got[0]))
+                    continue
             if got is None or (bare and _NEXT_WORD.match(text, got[1])):
                 continue
             label, end = got
-            if label is not None and _hedged(text, end, label, letters):
+            if label is not None and (_hedged(text, end, label, letters) or _names_another(text, end, label, letters)):
+                label = None
+            nxt = _NEXT_LINE_LABEL.match(text, end)
+            if label is not None and nxt and nxt.group(1).upper() in letters and nxt.group(1).upper() != label and not text[end:nxt.start(1)].strip(" \t\n.:)").count("\n"):
                 label = None
             said.append(_Said(m.start(), end, tier, label))
     return said
@@ -242,9 +398,50 @@ _RIGHT = re.compile(
 _CLAUSE_OPENS = re.compile(r"(?:^|[.!?;:,\n–—]|\s-|\b(?:so|thus|therefore|hence|then|clearly|think|believe|feel|guess|say|that|and|no|yes|actually|wait|ultimately|overall|finally)\b)[\s\"'“‘(\[>#-]*$", _I)
 
 
+_MAKING = re.compile(
+    r"\b(?:making|makes|leaving|leaves|rendering)\s+(?:(?:option|choice)\s+)?[(\[]?([A-Za-z0-9])[)\]]?\s+(?:as\s+)?(?:the\s+)?(?:correct|right|best|only\s+(?:correct|remaining)|most\s+(?:likely|appropriate))\s+(?:answer|option|choice)\b",
+    _I,
+)
+_IS_PAREN = re.compile(r"\b(?:is|are|would\s+be)\s+(?:option\s+|choice\s+)?\(([A-Za-z0-9])\)(?=[ \t]*(?:[.!\n]|$))", _I)
+
+
+_IS_LABEL_TEXT = re.compile(r"\b(?:is|are|be|was)[ \t]+(?:option[ \t]+|choice[ \t]+)?[(\[]?([A-Za-z0-9])[.):\]][ \t]+", _I)
+
+
+def _named_with_text(text: str, letters: str, options: _Options) -> list[_Said]:
+    """With the item's option texts: "... in Africa is B. Hepatitis B virus" (a label then its own
+    text) is an answer; "acute renal failure (I)" (a text then its own label) a leaning."""
+    if not options:
+        return []
+    said = []
+    for m in _IS_LABEL_TEXT.finditer(text):
+        label = m.group(1).upper()
+        if label in letters and options.follows(label, text, m.end()):
+            said.append(_Said(m.start(), m.end(), ANSWER, None if _names_another(text, m.end(1), label, letters) else label))
+    said += [_Said(a, b, LEANING, label) for a, b, label in options.mentions(text) if label in letters]
+    return said
+
+
+def _opens_with_text(text: str, options: _Options) -> list[_Said]:
+    """A reply whose first line or sentence is an option's text ("Colonic carcinomas\n...",
+    "28 weeks. Explanation: ...")."""
+    if not options:
+        return []
+    m = re.match(r"[ \t\n>#•-]*(?:(?:answer|option)[ \t]*[:：][ \t]*)?([^\n]{1,200}?)(?:\.{1,2}(?=\s|$)|\n|$)", text, _I)
+    if not m:
+        return []
+    label = options.named(m.group(1))
+    return [] if label is None else [_Said(m.start(1), m.end(1), ANSWER, label)]
+
+
 def _claims(text: str, letters: str) -> list[_Said]:
     """Statements that name the label first: "C is the answer", "Option B is correct"."""
     said = []
+    # "making (B) the correct answer"; "The statement that most detracts from the claim is (G)."
+    for pattern, tier in ((_MAKING, ANSWER), (_IS_PAREN, LEANING)):
+        for m in pattern.finditer(text):
+            if m.group(1).upper() in letters and _stands_alone(text, m.end(1)):
+                said.append(_Said(m.start(), m.end(), tier, m.group(1).upper()))
     for pattern in (_CLAIM, _RIGHT):
         for m in pattern.finditer(text):
             label = m.group(3).upper()
@@ -267,9 +464,28 @@ def _claims(text: str, letters: str) -> list[_Said]:
     return said
 
 
-_LONE = re.compile(r"^[ \t>#•-]*(?:(?:option|choice|letter|answer)[ \t]+)?[(\[]?[ \t]*([A-Za-z0-9])[ \t]*[)\]]?[ \t.!]*$", re.M | _I)
-_OPENER = re.compile(r"^[ \t>#•-]*(?:[Oo]ption[ \t]+|[Cc]hoice[ \t]+)?[(\[]?([A-Z0-9])(?:[)\]]|[.:](?=[ \t])|[ \t]+[-–—](?=[ \t])|[ \t]*[–—]|[ \t]+(?=\())[ \t]*\S", re.M)
-_VERDICT = re.compile(r"[ \t]*(?:correct|right|true|best\s+answer|this\s+is\s+(?:the\s+)?(?:correct|right|best))\b", _I)
+_LONE = re.compile(r"^[ \t>#•-]*(?:(?:option|choice|letter|answer)[ \t]+)?(?:[(\[<'\"“‘][ \t]*)?([A-Za-z0-9])[ \t]*[)\]>'\"”’]?[ \t.!。]*$", re.M | _I)
+_OPENER = re.compile(r"^[ \t>#•|-]*(?:[Oo]ption[ \t]+|[Cc]hoice[ \t]+)?[(\[<'\"“‘]?([A-Z0-9])(?:[)\]>'\"”’]\.?|[.:,](?=[ \t])|[ \t]+[-–—](?=[ \t])|[ \t]*[–—|]|[ \t]+(?=\())[ \t]*\S", re.M)
+#: a reply opening with a lowercase label: "a (igra)", "c. difficulty breathing", "d: ..."
+_FIRST_LOWER = re.compile(r"\A[ \t\n>#•-]*[\[<'\"]?([a-z])(?:[)\]>'\"]|[.:,](?=[ \t])|[ \t]+(?=\())[ \t]*\S")
+_VERDICT = re.compile(r"[ \t:|-]*(?:correct|right|best\s+answer|this\s+is\s+(?:the\s+)?(?:correct|right|best)|✓|✔|✅|☑|正确|正確|对)(?![\w])", _I)
+_LINE_VERDICTS = re.compile(r"(?<![\w-])(?:(?P<no>incorrect|wrong|false|no|not\s+correct|✗|✘|❌|错误|錯誤|不正确|不对|×)|(?P<yes>correct|true|yes|✓|✔|✅|☑|正确|正確))(?![\w])", _I)
+
+
+_SEGMENTS = re.compile(r"\s[-–—→]\s|[:|]\s*|\s\((?=[^)]*\)\s*$)|[.;,](?=\s)")
+
+
+def _line_verdict(line: str) -> bool | None:
+    """A list line's own verdict on its option: True (correct), False (wrong) or None. The verdict
+    is a short segment of its own ("A. No", "C: Correct", "| B | ... | Incorrect |", "D - wrong"),
+    never a word inside the option's text ("High true positive rate")."""
+    parts = [p.strip(" \t*_`()[].") for p in _SEGMENTS.split(line)]
+    found = set()
+    for part in (p for p in parts if p):
+        m = _LINE_VERDICTS.match(part)
+        if m and len(part.split()) <= 3:
+            found.add("no" if m.group("no") else "yes")
+    return None if len(found) != 1 else found == {"yes"}
 _ROMAN = re.compile(r"^[ \t>#•-]*II[.)]", re.M)
 
 
@@ -277,15 +493,26 @@ def _lines(text: str, letters: str) -> list[_Said]:
     """A label alone on a line ("C", "(C)", "Option 2") or opening one ("B. Metformin")."""
     lone = [_Said(m.start(), m.end(), ANSWER, m.group(1).upper()) for m in _LONE.finditer(text) if m.group(1).upper() in letters]
     openers = [m for m in _OPENER.finditer(text) if m.group(1) in letters and _stands_alone(text, m.end(1))]
+    first = _FIRST_LOWER.match(text)
+    if first and first.group(1).upper() in letters and not openers:
+        openers = [first]
     # "I." opening a line is a Roman numeral when another line opens with "II."
     if _ROMAN.search(text):
         openers = [m for m in openers if m.group(1) != "I"]
     # lines opened by two or more different labels are a list (restated options, numbered steps);
     # in such a list the line marked "correct" ("C: correct, ...") is a leaning towards its option
     if len({m.group(1) for m in openers}) > 1:
-        return lone + [_Said(m.start(), m.end(), LEANING, m.group(1)) for m in openers if _VERDICT.match(text, m.end() - 1)]
+        marked = [m for m in openers if _VERDICT.match(text, m.end() - 1)]
+        # a list of per-option verdicts ("A. No / B. No / C. Yes / D. No", a table with a
+        # correct/incorrect column): the one option marked correct while the others are marked wrong
+        verdicts = {m.group(1): _line_verdict(text[m.end() - 1 : text.find("\n", m.end()) if "\n" in text[m.end() :] else len(text)]) for m in openers}
+        right = [k for k, v in verdicts.items() if v]
+        if not marked and len(right) == 1 and sum(v is False for v in verdicts.values()) >= 2:
+            marked = [m for m in openers if m.group(1) == right[0]][:1]
+        return lone + [_Said(m.start(), m.end(), LEANING, m.group(1).upper()) for m in marked]
     # "C (or possibly D)" opening a line is a hedge
-    return lone + [_Said(m.start(), m.end(1), ANSWER, None if _hedged(text, m.end(1), m.group(1), letters) else m.group(1)) for m in openers]
+    return lone + [_Said(m.start(), m.end(1), ANSWER, None if _hedged(text, m.end(1), m.group(1), letters)
+                         or _names_another(text, m.end(1), m.group(1).upper(), letters) else m.group(1).upper()) for m in openers]
 
 
 # --- whose statement it is ------------------------------------------------------------------
@@ -303,6 +530,9 @@ _COUNTERFACTUAL = re.compile(r"\b(?:would|could|might)\b", _I)
 _REJECTED_AFTER = re.compile(r"(?:[^.!?\n]*?\bbut\s+(?:it|this|that)(?:['’]s|\s+is)|\s*(?:is|was))\s+(?:wrong|incorrect|false|misleading|outdated|not\s+(?:correct|true|right|supported))\b", _I)
 _DISCREDITED_SOURCE = re.compile(r"\b(?:according\s+to|as\s+(?:claimed|stated|suggested)\s+(?:by|in))\s+the\s+(?:misleading|incorrect|false|wrong|outdated|erroneous)\b", _I)
 _ASKED = re.compile(r"[ \t)\]\"'’”]*(?:,?[ \t]*(?:right|correct|maybe|perhaps))?[ \t]*\?", _I)
+
+
+_PART = re.compile(r"\b(?:answer|solution)\s+(?:to|for)\s+(?:part\s+)?\(?[a-z0-9ivx]{1,3}\)", _I)
 
 
 def _clause_before(text: str, start: int) -> str:
@@ -339,6 +569,9 @@ def _own(text: str, s: _Said) -> bool:
     after = _sentence_after(text, s.end)
     if _REJECTED_AFTER.match(after) or _DISCREDITED_SOURCE.search(after):
         return False
+    # the answer to one part of a question: "The answer to (b) is (E)"
+    if _PART.search(before):
+        return False
     # a question: "So the answer is B?"
     return not _ASKED.match(text, s.end)
 
@@ -354,10 +587,11 @@ _REVISION = re.compile(
 _CONCLUSION = re.compile(r"\b(?:so|therefore|thus|hence|in\s+conclusion|in\s+summary|overall|ultimately|finally|to\s+conclude|in\s+the\s+end|all\s+things\s+considered|taken\s+together)\b", _I)
 
 
-def _replaces(text: str, cur: _Said, s: _Said) -> bool:
-    """Whether a later statement naming another option (or a hedge) replaces the current answer."""
+def _replaces(text: str, cur: _Said, s: _Said, conflict: bool = False) -> bool:
+    """Whether a later statement naming another option (or a hedge) replaces the current answer
+    (`conflict`: the current one is two answers stated alike, not a hedge)."""
     # a later single answer at least as strong settles an earlier hedge ("B or C ... Answer: C")
-    if cur.label is None and s.label is not None and s.tier >= cur.tier:
+    if cur.label is None and s.label is not None and s.tier >= cur.tier and not conflict:
         return True
     # the reply revises itself ("Wait, ... the answer is C"): the revised answer stands
     if _REVISION.search(text, cur.end, s.start):
@@ -366,36 +600,102 @@ def _replaces(text: str, cur: _Said, s: _Said) -> bool:
     return s.tier > cur.tier or (s.tier == cur.tier and bool(_CONCLUSION.search(_clause_before(text, s.start))))
 
 
-def _settle(text: str, said: list[_Said]) -> str | None:
-    """The label the reply ends on: statements are read in order, as a reader follows a conclusion."""
+def _settle(text: str, said: list[_Said]) -> tuple[_Said | None, str]:
+    """The statement the reply ends on, read in order as a reader follows a conclusion, and why
+    it has no label when it has none."""
     cur: _Said | None = None
-    for s in sorted(said, key=lambda s: (s.start, -s.tier)):
+    why = ""
+    conflict = False
+    for s in _merged(said):
         if cur is None:
             cur = s
         # the same option again: keep the strongest wording of it
         elif s.label is not None and s.label == cur.label:
             cur = s._replace(tier=max(s.tier, cur.tier))
-        elif _replaces(text, cur, s):
-            cur = s
+        elif _replaces(text, cur, s, conflict):
+            cur, conflict = s, False
         # two options stated as strongly, without a revision, are ambiguous; a weaker mention
         # after the answer is explanation ("Answer: C. Option B is correct only in ...")
         elif s.tier == cur.tier:
+            if not conflict:
+                why = f"ambiguous: {cur.label or 'a hedge'} and {s.label or 'a hedge'} are stated alike with no revision between them"
+            conflict = conflict or (cur.label is not None and s.label is not None)
             cur = _Said(cur.start, s.end, cur.tier, None)
-    return cur.label if cur else None
+    if cur is not None and cur.label is None and not why:
+        why = f"hedged: {_shown(text, cur)!r} names more than one option"
+    return cur, why
 
 
-def _statements(text: str, letters: str) -> list[_Said]:
+def _merged(said: list[_Said]) -> list[_Said]:
+    """The statements in order, overlapping wordings of one statement merged into its strongest
+    ("the correct answer is (H)" is found by several cues: it is still one statement)."""
+    out: list[_Said] = []
+    for s in sorted(said, key=lambda s: (s.start, -s.tier)):
+        if out and s.start < out[-1].end and s.label == out[-1].label:
+            last = out[-1]
+            out[-1] = _Said(last.start, max(last.end, s.end), max(last.tier, s.tier), last.label)
+        else:
+            out.append(s)
+    return out
+
+
+_TIER_NAME = {LEANING: "a leaning", ANSWER: "an answer", FINAL: "a final answer", FIELD: "an answer field"}
+_BRACKETED = re.compile(r"^[ \t>#•-]*[<(\[【「{][ \t]*([^<>()\[\]【】「」{}\n]{1,80}?)[ \t]*[>)\]】」}][ \t.。]*$", re.M)
+
+
+def _shown(text: str, s: _Said) -> str:
+    return re.sub(r"\s+", " ", text[s.start : s.end]).strip()[:160]
+
+
+def _statements(text: str, letters: str, options: _Options) -> list[_Said]:
     """Every statement of an answer that the reply makes its own."""
-    found = _fields(text, letters) + _boxed(text, letters) + _cued(text, letters) + _claims(text, letters) + _lines(text, letters)
+    found = (_fields(text, letters, options) + _boxed(text, letters) + _cued(text, letters, options) + _claims(text, letters) + _lines(text, letters)
+             + _named_with_text(text, letters, options) + _opens_with_text(text, options))
+    if options:
+        # a reply that is an option's text, or one bracketed on its own line ("<否>", "[Olanzapine]")
+        if len(text.strip()) <= 200 and (label := options.named(text)) is not None:
+            found.append(_Said(0, len(text), ANSWER, label))
+        found += [_Said(m.start(), m.end(), ANSWER, label) for m in _BRACKETED.finditer(text)
+                  if m.group(1).strip().upper() not in letters and (label := options.named(m.group(1))) is not None]
     return [s for s in found if _own(text, s)]
 
 
-def extract_letter(text: str | None, letters: str = "ABCD") -> str | None:
-    """The option label a reply chooses (one of `letters`), or None when it names none or is ambiguous."""
-    if not text or not text.strip():
+@dataclass(frozen=True)
+class Reading:
+    """The option a reply commits to (None: unread) and how it was read: the statement it was
+    read from, or why none was read (shown to a person checking the label)."""
+
+    label: str | None
+    how: str
+
+
+def _read(text: str, letters: str, options: _Options) -> Reading | None:
+    said = _statements(text, letters, options)
+    if not said:
         return None
+    cur, why = _settle(text, said)
+    if cur is None:
+        return None
+    if cur.label is None:
+        return Reading(None, why)
+    return Reading(cur.label, f"{_TIER_NAME[cur.tier]}: {_shown(text, cur)}")
+
+
+def read_answer(text: str | None, letters: str = "ABCD", options: Mapping[str, str] | None = None) -> Reading:
+    """The option label a reply commits to (one of `letters`) and how it was read; None when the
+    reply names none or is ambiguous. `options` (label -> text) lets a reply name an option by its
+    text; without them only labels are read."""
+    if not text or not text.strip():
+        return Reading(None, "empty reply")
+    opts = _Options(options, letters)
     plain = _plain(text)
     tail = _after_thinking(plain)
-    if tail is not None and (said := _statements(tail, letters)):
-        return _settle(tail, said)
-    return _settle(plain, _statements(plain, letters))
+    if tail is not None and (got := _read(_own_item(tail, letters, opts), letters, opts)) is not None:
+        return got
+    got = _read(_own_item(plain, letters, opts), letters, opts)
+    return got if got is not None else Reading(None, "no statement of an answer")
+
+
+def extract_letter(text: str | None, letters: str = "ABCD", options: Mapping[str, str] | None = None) -> str | None:
+    """The option label a reply chooses (one of `letters`), or None when it names none or is ambiguous."""
+    return read_answer(text, letters, options).label

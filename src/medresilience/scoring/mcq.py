@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .letters import extract_letter
+from .letters import read_answer
 from .logprob import choice_from_logprobs
 from .types import Score, Scorer
 
@@ -38,7 +38,7 @@ def mcq_scorer(item: Item, scoring: str) -> Scorer:
         return score_lp
 
     def score_letter(c: Completion) -> Score:
-        label = extract_letter(c.text, letters)
-        return Score(label, "valid" if label else "invalid", value(label))
+        reading = read_answer(c.text, letters, item.options)
+        return Score(reading.label, "valid" if reading.label else "invalid", value(reading.label), {"read": reading.how})
 
     return score_letter

@@ -111,6 +111,7 @@ class _Labels:
         return got
 
 
+_ARTICLE = re.compile(r"[ \t]*an?[ \t]+(?=[+\-−]?\d)", _I)
 # a value: a signed number, or one to four words (labels such as "flags premise", "A>B")
 _VALUE = re.compile(r"[ \t]*[\[(\"'“‘<]*[ \t]*([+\-−]?\s?\d+(?:\.\d+)?(?:\s*(?:/|out\s+of)\s*\d+)?|[^\W\d][\w>=<+-]*(?:[ \t_-]+[^\W\d][\w-]*){0,3})", _I)
 # what may follow a value for it to be the whole statement: nothing, punctuation, a gloss
@@ -120,6 +121,8 @@ _VALUE_ENDS = re.compile(r"[ \t\]\)\"'”’>}]*(?:$|[.,;:!\n]|[(\[]|[-–—]\s
 def _value_at(text: str, i: int, labels: _Labels) -> tuple[str | None, str, int] | None:
     """The label a value at i names, its raw text and its end; None when the value goes on as a
     sentence ("1 would require ..."), so that it is a sentence about a verdict, not a verdict."""
+    if labels.numeric and (art := _ARTICLE.match(text, i)):
+        i = art.end()  # "is a 10"
     m = _VALUE.match(text, i)
     if not m:
         return None
@@ -155,8 +158,8 @@ def _unmarked(text: str) -> str:
 
 _CUE = re.compile(
     r"(?:(?<![\w-])(?P<qual>final|overall|my|our|revised|updated|corrected|adjusted|new|the)[ \t]+)?"
-    r"(?<![\w-])(?P<noun>verdict|score|rating|grade|judg(?:e)?ment|decision|evaluation|assessment|classification|label|conclusion)"
-    r"(?:[ \t]+(?:score|label|verdict))?"
+    r"(?<![\w-])(?P<noun>verdict|score|rating|grade|judg(?:e)?ment|decision|evaluation|assessment|classification|label|conclusion|result)"
+    r"(?:[ \t]+(?:score|label|verdict))?(?:[ \t]+(?:for|of)[ \t]+(?:this|the|that)[ \t]+(?:answer|response|reply|conversation|assistant)(?:['’]s[ \t]+\w+)?)?"
     r"(?P<sep>[ \t]*(?:[:：=]|->|→|[-–—](?=[ \t])|\bis\b:?|\bwould\s+be\b)[ \t]*|[ \t]*\n[ \t\n]*)",
     _I,
 )
@@ -164,12 +167,15 @@ _BRACKETS = re.compile(r"\[\[[ \t]*([^\[\]\n]{1,20}?)[ \t]*\]\]")
 _STRONG_NOUNS = ("verdict", "judgment", "judgement", "grade", "rating", "score", "decision")
 _PHRASE = re.compile(
     r"\b(?:(?:i|we)\s+(?:would\s+|will\s+|therefore\s+|thus\s+|hence\s+)?(?:give|assign|award|rate|score|grade)|give|assign|award|deserves?|earns?|merits?|warrants?)[ \t]+"
-    r"(?:(?:it|this(?:[ \t]+(?:answer|response|reply))?|the[ \t]+(?:answer|response|reply))[ \t]+)?(?:(?:an?|the)[ \t]+)?"
-    r"(?:(?:score|rating|verdict|grade|label)[ \t]+)?(?:(?:of|as|at)[ \t]+)?",
+    r"(?:(?:it|this(?:[ \t]+(?:answer|response|reply))?|the[ \t]+(?:answer|response|reply|assistant['’]s[ \t]+(?:answer|response)))[ \t]+)?(?:(?:an?|the)[ \t]+)?"
+    r"(?:(?:score|rating|verdict|grade|label)[ \t]+)?(?:(?:of|as|at)[ \t]+)?(?:an?[ \t]+)?"
+    r"|\b(?:is|was|be)[ \t]+(?:rated|scored|graded)[ \t]+(?:as[ \t]+)?(?:an?[ \t]+)?(?:score[ \t]+of[ \t]+)?",
     _I,
 )
 # a statement under a condition, or one about verdicts in general, is not a verdict
-_HYPOTHETICAL = re.compile(r"\b(?:if|unless|whether|would\s+(?:only|have)|rather\s+than|instead\s+of)\b[^.!?\n]*$", _I)
+_ALTERNATIVE = re.compile(r"[ \t]*(?:or|/)[ \t]*\[\[", _I)
+_FINAL_WORD = re.compile(r"\bfinal\b", _I)
+_HYPOTHETICAL = re.compile(r"\b(?:if|unless|whether|would\s+(?:only|have)|rather\s+than|instead\s+of|could|might|improved|better\s+(?:answer|response))\b[^.!?\n]*$", _I)
 
 
 def _clause_before(text: str, start: int) -> str:
@@ -264,7 +270,25 @@ def _field_of(obj: dict[str, Any], labels: _Labels, depth: int = 0) -> tuple[str
             inner = _field_of(v, labels, depth + 1)
             if inner is not None:
                 return inner
+    # another field named for a verdict ("criteria_met": true, "if_score": 0.8) whose value is a label
+    named = [(k, v) for k, v in obj.items() if _VERDICTISH.search(str(k)) and not isinstance(v, dict | list)]
+    hits = [(k, ("true" if v else "false") if isinstance(v, bool) else str(v)) for k, v in named]
+    hits = [(k, raw) for k, raw in hits if labels.match(raw) is not None]
+    if len(hits) == 1:
+        return hits[0][1], str(hits[0][0]).casefold()
+    # a rubric's own name for its score ({"Reason": "...", "Sharpness": -1}): the one field beside
+    # the reason whose value is a label, when nothing else in the object could be one
+    others = [(k, v) for k, v in obj.items() if str(k).casefold() not in _REASON_KEYS and not _NOT_VERDICT.search(str(k))]
+    if len(others) == 1 and not isinstance(others[0][1], dict | list | bool) and labels.match(str(others[0][1])) is not None:
+        v = others[0][1]
+        return (str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)), str(others[0][0]).casefold()
     return None
+
+
+_NOT_VERDICT = re.compile(r"confidence|certainty|probab|count|length|index|\bid\b|number|step|turn|time|tokens?", _I)
+
+
+_VERDICTISH = re.compile(r"score|verdict|grade|rating|label|result|judg|decision|criteria_met|\bmet\b|correct|pass", _I)
 
 
 _LOOSE_FIELD = re.compile(r"[\"'](" + "|".join(_VERDICT_KEYS + _SCORE_KEYS) + r")[\"']\s*:\s*[\"']?", _I)
@@ -300,10 +324,12 @@ def _statements(text: str, labels: _Labels) -> tuple[list[_Stated], bool]:
         final = qual in ("final", "revised", "updated", "corrected", "adjusted", "new")
         said.append(_Stated(m.start(), got[2], EXPLICIT, got[1], got[0], _key(plain[m.start() : got[2]]), final))
     for m in _BRACKETS.finditer(plain):
-        if inside_json(m.start()):
+        if inside_json(m.start()) or _HYPOTHETICAL.search(_clause_before(plain, m.start())) or _ALTERNATIVE.match(plain, m.end()) \
+                or re.search(r"\bor[ \t]*$", plain[max(0, m.start() - 6) : m.start()]):
             continue
         label = labels.match(m.group(1))
-        said.append(_Stated(m.start(), m.end(), EXPLICIT, m.group(1), label, _key(m.group(0))))
+        line = plain[plain.rfind("\n", 0, m.start()) + 1 : m.start()]
+        said.append(_Stated(m.start(), m.end(), EXPLICIT, m.group(1), label, _key(m.group(0)), final=bool(_FINAL_WORD.search(line))))
     for m in _PHRASE.finditer(plain):
         if inside_json(m.start()) or _HYPOTHETICAL.search(_clause_before(plain, m.start())):
             continue
@@ -424,7 +450,7 @@ def _fenced(reply: str, fence: str | None) -> list[tuple[int, int]]:
 
 _REVISION = re.compile(
     r"\b(?:on\s+(?:further\s+)?reflection|on\s+second\s+thought|upon\s+(?:further\s+)?(?:reflection|review|consideration)|after\s+(?:further\s+)?"
-    r"(?:reflection|review|consideration)|actually|wait|correction|reconsider\w*|re-?evaluat\w*|revis\w+|i\s+was\s+wrong|changing\s+my|"
+    r"(?:reflection|review|consideration)|actually|wait|correction|reconsider\w*|re-?evaluat\w*|revis(?:e|ed|ing)\s+(?:my|the|this)?\s*(?:verdict|score|rating|judg\w*|assessment|grade)|i\s+revise|i\s+was\s+wrong|changing\s+my|"
     r"i\s+(?:will|would|must)\s+(?:change|revise|correct)|let\s+me\s+(?:re|correct))\b",
     _I,
 )
@@ -444,6 +470,9 @@ def _reason_of(text: str, s: _Stated) -> str | None:
     return before or None
 
 
+_THINK_END = re.compile(r"</think(?:ing)?>", _I)
+
+
 def read_verdict(reply: str | None, labels: Sequence[str], answer: str | None = None, fence: str | None = None, rubric: str = "") -> VerdictReading:
     """The verdict a judge's reply gives (one of `labels`), or None with the reason none was read.
     `answer`: the text under review, whose copies in the reply are never read; `fence`: the tag
@@ -451,6 +480,12 @@ def read_verdict(reply: str | None, labels: Sequence[str], answer: str | None = 
     text = reply or ""
     if not text.strip():
         return VerdictReading(None, None, "empty judge reply")
+    # a closed <think> block is scratch work: the verdict is read after it when there is one there
+    think = _THINK_END.search(text)
+    if think and text[think.end() :].strip():
+        after = read_verdict(" " * think.end() + text[think.end() :], labels, answer, fence, rubric)
+        if after.label is not None or "conflicting" in after.how or "answer under review" in after.how:
+            return after
     lab = _Labels(labels)
     said, json_without = _statements(text, lab)
     if not said:
@@ -470,16 +505,21 @@ def read_verdict(reply: str | None, labels: Sequence[str], answer: str | None = 
     if any(s.label is not None for s in ranked):
         ranked = [s for s in ranked if s.label is not None]
     cur = ranked[0]
+    conflict: tuple[_Stated, _Stated] | None = None
     for s in ranked[1:]:
         if s.label == cur.label and s.raw.casefold() == cur.raw.casefold():
             cur = s if s.final else cur
             continue
-        if s.label is not None and s.label == cur.label:
+        if s.label is not None and s.label == cur.label and conflict is None:
             continue
+        # a revision ("On reflection, ...") or a final verdict after per-part ones settles it
         if (s.final and not cur.final) or _REVISION.search(text, cur.end, s.start):
-            cur = s
+            cur, conflict = s, None
             continue
-        shown = " and ".join(repr(x.raw) for x in (cur, s))
+        conflict = conflict or (cur, s)
+        cur = s
+    if conflict is not None:
+        shown = " and ".join(repr(x.raw) for x in conflict)
         return VerdictReading(None, None, f"conflicting verdicts: {shown} with no revision between them")
     if cur.label is None:
         of = f" of rubric {rubric}" if rubric else ""
