@@ -43,7 +43,10 @@ class _Said(NamedTuple):
 #: a character that continues a Latin word or a number (CJK text around a label does not: "选C项", "是C。")
 _WORD = r"[0-9A-Za-z_\u00C0-\u024F]"
 _GLUED = re.compile(rf"{_WORD}|[.,]\d|[-‐/]{_WORD}|['’]{_WORD}|%|\.[A-Za-z]")
-_GENUS = re.compile(r"\.[ \t]+[a-z]")
+#: a capital, a period and a species name abbreviate a genus ("E. coli", "C. difficile", "S. aureus")
+_GENUS = re.compile(r"\.[ \t]+([a-z]{3,})\b")
+_SPECIES_END = re.compile(r"(?:i|ae|us|is|um|a|es|e|ens|ans|ax|ii|ia|ica)$")
+_NOT_SPECIES = frozenset(["the", "these", "those", "there", "three", "time", "more", "some", "case", "none", "have", "were", "make", "take", "same", "here", "give", "true", "false", "also", "data", "area", "idea", "type", "site", "rate", "dose", "care", "made", "like", "because", "are", "one", "use", "sure", "due", "once", "nine", "five", "while", "where", "whose", "since", "rare", "acute", "chronic", "severe", "mild", "moderate", "single", "simple", "multiple", "male", "female", "positive", "negative", "normal", "more", "else", "before", "above"]) | {"yes", "no", "maybe"}
 _NEXT_WORD = re.compile(r"[ \t]+(\w+)")
 _LINKS = frozenset(["because", "since", "as", "given", "due", "for", "which", "is", "was", "would", "seems", "appears", "here", "in", "on", "and", "or", "nor", "vs", "versus"])
 _LABEL = re.compile(r"[(\[{<]?[ \t]*([A-Za-z0-9])")
@@ -57,7 +60,8 @@ def _stands_alone(text: str, end: int, in_value: bool = False) -> bool:
     if _GLUED.match(rest):
         return False
     # a capital, a period and a lowercase word abbreviate a genus: "C. difficile", "E. coli"
-    if c.isupper() and _GENUS.match(rest) and not in_value:
+    genus = _GENUS.match(rest)
+    if c.isupper() and genus and not in_value and _SPECIES_END.search(genus.group(1)) and genus.group(1) not in _NOT_SPECIES:
         return False
     # "A", "I", a lowercase letter or a digit before a word is an article, a pronoun or a quantity
     # ("A 45-year-old", "I think", "a beta-blocker", "2 mg"), unless the word links ("A because")
@@ -127,7 +131,7 @@ class _Options:
     def __bool__(self) -> bool:
         return bool(self.texts)
 
-    def named(self, phrase: str) -> str | None:
+    def named(self, phrase: str, exact_only: bool = False) -> str | None:
         """The one option a phrase names: its whole text, its text then more ("Olanzapine, because
         ..."), or most of its text ("Autosomal dominant polycystic kidney disease" for "... (ADPKD)")."""
         said = _norm(phrase)
@@ -136,6 +140,8 @@ class _Options:
         exact = [k for k, t in self.texts.items() if said == t]
         if exact:
             return exact[0] if len(exact) == 1 else None
+        if exact_only:
+            return None
         longer = [k for k, t in self.texts.items() if said.startswith(t + " ") and len(t) >= 3]
         if longer:
             best = max(len(self.texts[k]) for k in longer)
@@ -371,7 +377,7 @@ def _cued(text: str, letters: str, options: _Options) -> list[_Said]:
                 if got is not None:
                     said.append(_Said(m.start(), got[1], tier, got[0]))
                     continue
-            if got is None or (bare and _NEXT_WORD.match(text, got[1])):
+            if got is None or (bare and _NEXT_WORD.match(text, got[1] + (text[got[1] : got[1] + 1] in ")]>"))):
                 continue
             label, end = got
             if label is not None and (_hedged(text, end, label, letters) or _names_another(text, end, label, letters)):
@@ -430,7 +436,7 @@ def _opens_with_text(text: str, options: _Options) -> list[_Said]:
     m = re.match(r"[ \t\n>#•-]*(?:(?:answer|option)[ \t]*[:：][ \t]*)?([^\n]{1,200}?)(?:\.{1,2}(?=\s|$)|\n|$)", text, _I)
     if not m:
         return []
-    label = options.named(m.group(1))
+    label = options.named(m.group(1), exact_only=True)
     return [] if label is None else [_Said(m.start(1), m.end(1), ANSWER, label)]
 
 
