@@ -197,12 +197,14 @@ def _plain(text: str) -> str:
     answer: drop them. Full-width forms read as ASCII ("Ｅ", "＜B＞"); a reply whose line breaks
     arrived escaped ("\\n\\nAnswer: 2") gets them back."""
     text = unicodedata.normalize("NFKC", text)
-    if "\n" not in text and "\\n" in text and "{" not in text:
-        text = text.replace("\\r", "").replace("\\n", "\n")
+    if "\\n" in text:
+        # an escaped line break ("\\n\\nAnswer: 2", JSON text), not TeX ("\\nu", "\\neq")
+        text = _ESCAPED_BREAK.sub("\n", text.replace("\\r\\n", "\\n"))
     text = _SPECIAL_TOKEN.sub(" ", text)
     return _MARKUP.sub("", _TEX_WRAP.sub(r"\1", _TEX_WRAP.sub(r"\1", text)))
 
 
+_ESCAPED_BREAK = re.compile(r"\\n(?=\\n|[^a-z]|$)")
 _NEW_QUESTION = re.compile(r"\n[ \t]*(?:#+[ \t]*)?(?:question|q)[ \t]*\d*[ \t]*[:.：]", _I)
 
 
@@ -225,7 +227,7 @@ def _after_thinking(text: str) -> str | None:
 
 _FIELD_KEYS = r"answer_letter|final_answer|answer_choice|answer_option|answer_label|correct_answer|correct_option|selected_answer|selected_option|chosen_answer|chosen_option|final_choice"
 _FIELD = re.compile(
-    rf"""(?:["'](?:{_FIELD_KEYS}|answer|choice|option|letter|prediction|predicted|predicted_answer|predicted_option|pred|selected|selection|output|result|response|final|correct|label)["']|\b(?:{_FIELD_KEYS})\b["']?)"""
+    rf"""(?:["'](?:{_FIELD_KEYS}|answer|choice|option|letter|prediction|predicted|predicted_answer|predicted_option|pred|selected|selection|output|result|response|final|correct|label)["']|(?:(?<=\\n)|\b)(?:{_FIELD_KEYS})\b["']?)"""
     r"""\s*:\s*(?:"([^"\n]*)"|'([^'\n]*)'|(\d+)\b|(\(?[A-Za-z]\)?)(?!\w)|(?:null|none|false)\b)""",
     _I,
 )
@@ -285,7 +287,7 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     # "The most likely diagnosis is C) Sarcoidosis"
     (re.compile(rf"\b(?:{_QUAL}\s+)+(?:(?:initial|first|next|definitive|underlying|immediate)\s+)?{_CONTENT}(?:[ \t]+[^.!?\n:]{{0,80}}?)?(?:\s+(?:is|would\s+be)\b|[ \t]*:){_FILL}", _I), LEANING, False),
     # Spanish: "El diagnóstico más probable es ...", "La afirmación incorrecta es la número 2"
-    (re.compile(r"\b(?:el|la)\s+(?:diagn[oó]stico|tratamiento|opci[oó]n|causa|afirmaci[oó]n|enunciado|sospecha(?:\s+diagn[oó]stica)?|respuesta|prueba|actitud)(?:\s+[^.!?\n:]{0,60}?)?\s+(?:es|ser[ií]a)(?:\s+(?:la|el))?(?:\s+(?:n[uú]mero|opci[oó]n))?[ \t]*[:：]?[ \t]*", _I), LEANING, False),
+    (re.compile(r"\b(?:el|la)\s+(?:principal\s+|mejor\s+)?(?:diagn[oó]stico|tratamiento|opci[oó]n|causa|afirmaci[oó]n|enunciado|sospecha(?:\s+diagn[oó]stica)?|respuesta|prueba|actitud)(?:\s+[^.!?\n:]{0,60}?)?\s+(?:es|ser[ií]a)(?:\s+(?:la|el))?(?:\s+(?:n[uú]mero|opci[oó]n))?[ \t]*[:：]?[ \t]*", _I), LEANING, False),
     # "The correct answers are A, F and I": several answers to a one-answer item
     (re.compile(rf"\b(?:{_QUAL}\s+)*(?:\w+\s+)?(?:answers|options|choices|causes|diagnoses|treatments|explanations|factors|mechanisms|statements)\s+(?:are|would\s+be)\b{_FILL}", _I), ANSWER, False),
     # "The patient needs option B"
@@ -320,7 +322,7 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
 )
 
 _NAMED_TEXT = re.compile(r"([\w ,'’/-]{1,60}?)\s*\((?:option|choice)?\s*([A-Za-z0-9])\)", _I)
-_NOT_OPTION_TEXT = re.compile(r"\b(?:not|because|since|as|which|that|when|while|where|if|context|claims?)\b|n['’]t\b", _I)
+_NOT_OPTION_TEXT = re.compile(r"\b(?:not|because|since|as|which|that|when|while|where|if|context|claims?|eliminat\w*|exclud\w*|rule\s+out|incorrect|wrong)\b|n['’]t\b", _I)
 _PAREN_LABEL = re.compile(r"\((?:option|choice)?\s*([A-Za-z0-9])\)", _I)
 _DISOWNED = re.compile(r"\b(?:wrong|incorrect|tempting|obvious|trap|misleading|suggested|proposed|claimed|expected|other|alternative|naive|initial|original|previous|intuitive|their|its|another)\s+$", _I)
 _SENTENCE_END = re.compile(r"[.!?\n]")
@@ -336,8 +338,15 @@ def _named_by_text(text: str, i: int, letters: str, options: _Options) -> tuple[
     others = {g.upper() for g in _PAREN_LABEL.findall(text, m.end(), stop.start() if stop else len(text))} & set(letters)
     # "Metformin (C) or insulin (D)" names two options; "riboflavin (B)" where riboflavin is C's text, two
     said = _norm(m.group(1))
-    named = {k for k, t in options.texts.items() if said == t or said.endswith(" " + t)} if options else set()
-    return (label if others <= {label} and named <= {label} else None), m.end()
+    if options:
+        named = {k for k, t in options.texts.items() if said == t or said.endswith(" " + t)}
+        own = {w for w in options.texts.get(label, "").split() if len(w) >= 4}
+        # "riboflavin (B)" where riboflavin is C's text, "we can eliminate (A)": not option B, not A
+        if not named <= {label}:
+            return None, m.end()
+        if not named and not own & set(said.split()):
+            return None
+    return (label if others <= {label} else None), m.end()
 
 
 _LABEL_DOT = re.compile(r"[ \t]*[(\[]?([A-Za-z0-9])[.):\]][ \t]+")
@@ -372,8 +381,10 @@ def _cued(text: str, letters: str, options: _Options) -> list[_Said]:
             if got is None and tier >= ANSWER:
                 got = _named_by_text(text, m.end(), letters, options)
             if got is None and options:
-                # "Answer: Olanzapine.", 'the answer is "no"': the option named by its text
-                got = options.at(text, m.end())
+                # "Answer: Olanzapine.", 'the answer is "no"': the option named by its text (from
+                # the cue's end, or a word or two back when the cue swallowed one: '... is "no."')
+                starts = [m.end()] + [w.start() for w in re.finditer(r"\S+", text[m.start() : m.end()])][-2:][::-1]
+                got = next((g for p in starts if (g := options.at(text, p if p == m.end() else m.start() + p)) is not None), None)
                 if got is not None:
                     said.append(_Said(m.start(), got[1], tier, got[0]))
                     continue
@@ -398,6 +409,7 @@ _CLAIM = re.compile(
 _RIGHT = re.compile(
     r"(?<![\w'’.-])((?:option|choice|letter|answer)\s+)?([(\[]?)([A-Za-z0-9])([)\]]?)[ \t]+(?:is|seems|appears)(?:\s+to\s+be)?\s+"
     r"(?:(?:definitely|clearly|certainly|probably|likely|indeed|therefore|thus)\s+)?(?:the\s+)?(?:correct|right|best|most\s+(?:appropriate|likely))"
+    r"(?:\s+(?:(?:first|next|initial|immediate)\s+)?(?:step|answer|option|choice|treatment|management|diagnosis|test|intervention)(?:\s+in\s+management)?)?"
     r"(?=[ \t]*(?:[.!,;:)\n]|$|because|since|as|given|here|[-–—]))",
     _I,
 )
@@ -525,7 +537,7 @@ def _lines(text: str, letters: str) -> list[_Said]:
 
 _CLAUSE_START = re.compile(r"[.!?;\n]|\b(?:but|however|whereas|although|though|yet)\b|\band\s+(?=(?:i|we)\b)", _I)
 _REPORTED = re.compile(
-    r"\b(?:claim(?:s|ed)?|says|said|states|stated|asserts?|asserted|argues|argued|alleges?|alleged|insists?|purports?|suggests?\s+that|implies"
+    r"(?<!\bthe )(?<!\ba )(?<!\bthis )(?<!\bthat )\b(?:claim(?:s|ed)?|says|said|states|stated|asserts?|asserted|argues|argued|alleges?|alleged|insists?|purports?|suggests?\s+that|implies"
     r"|would\s+have\s+(?:us|you|me)\s+(?:believe|think|choose|pick)|wants\s+(?:us|you|me)\s+to|quoted)\b",
     _I,
 )
@@ -590,7 +602,7 @@ _REVISION = re.compile(
     r"|after\s+(?:further\s+)?(?:consideration|review)|hmm+|no(?=[,!]\s)|that['’]s\s+(?:not\s+right|wrong))\b",
     _I,
 )
-_CONCLUSION = re.compile(r"\b(?:so|therefore|thus|hence|in\s+conclusion|in\s+summary|overall|ultimately|finally|to\s+conclude|in\s+the\s+end|all\s+things\s+considered|taken\s+together)\b", _I)
+_CONCLUSION = re.compile(r"\b(?:therefore|thus|hence|in\s+conclusion|in\s+summary|overall|ultimately|finally|to\s+conclude|in\s+the\s+end|all\s+things\s+considered|taken\s+together)\b", _I)
 
 
 def _replaces(text: str, cur: _Said, s: _Said, conflict: bool = False) -> bool:
