@@ -126,7 +126,9 @@ class _Options:
 
     def __init__(self, options: Mapping[str, str] | None, letters: str):
         self.texts_raw = dict(options or {})
-        self.texts = {k: _norm(v) for k, v in self.texts_raw.items() if k in letters and _norm(v)}
+        # an option text that repeats its own label ("a.\tColonic carcinomas") is read without it
+        self.texts = {k: _norm(re.sub(rf"^\s*[(\[]?{re.escape(k)}[.)\]:]\s+", "", v, flags=_I)) for k, v in self.texts_raw.items() if k in letters}
+        self.texts = {k: t for k, t in self.texts.items() if t}
 
     def __bool__(self) -> bool:
         return bool(self.texts)
@@ -442,14 +444,21 @@ def _named_with_text(text: str, letters: str, options: _Options) -> list[_Said]:
 
 def _opens_with_text(text: str, options: _Options) -> list[_Said]:
     """A reply whose first line or sentence is an option's text ("Colonic carcinomas\n...",
-    "28 weeks. Explanation: ...")."""
+    "28 weeks. Explanation: ...", "4, i.e. Skin biopsy."), or whose last line is ("... consistent
+    with a lesion of the frontal eye field.\nFrontal eye field")."""
     if not options:
         return []
-    m = re.match(r"[ \t\n>#•-]*(?:(?:answer|option)[ \t]*[:：][ \t]*)?([^\n]{1,200}?)(?:\.{1,2}(?=\s|$)|\n|$)", text, _I)
-    if not m:
-        return []
-    label = options.named(m.group(1), exact_only=True)
-    return [] if label is None else [_Said(m.start(1), m.end(1), ANSWER, label)]
+    said = []
+    m = re.match(r"[ \t\n>#•-]*(?:(?:answer|option)[ \t]*[:：][ \t]*)?(?:(\d)[ \t]*[,.)][ \t]*(?:i\.e\.,?[ \t]*)?)?([^\n]{1,200}?)(?:\.{1,2}(?=\s|$)|\n|$)", text, _I)
+    if m:
+        label = options.named(m.group(2), exact_only=True)
+        # a number before the text must be that option's place ("1, Hashimoto's thyroiditis.")
+        if label is not None and (m.group(1) is None or list(options.texts_raw).index(label) + 1 == int(m.group(1))):
+            said.append(_Said(m.start(2), m.end(2), ANSWER, label))
+    lines = [x for x in text.rstrip().splitlines() if x.strip()]
+    if len(lines) > 1 and (label := options.named(lines[-1].strip().rstrip("."), exact_only=True)) is not None:
+        said.append(_Said(len(text.rstrip()) - len(lines[-1]), len(text.rstrip()), ANSWER, label))
+    return said
 
 
 def _claims(text: str, letters: str) -> list[_Said]:
