@@ -104,7 +104,7 @@ def _label_in_value(value: str, letters: str) -> str | None:
     """A field or box names an option when it opens with a lone label: "C", "(c)", "C) Metformin"."""
     lead = _VALUE_LEAD.match(value)
     got = _label_at(value, lead.end() if lead else 0, letters, in_value=True)
-    if got is not None and not re.match(r"[ \t]*(?:$|[).:\],;\]>'\"]|\s)", value[got[1] :]):
+    if got is not None and not re.match(r"[ \t]*(?:$|[).:\],;\]>'\"\\]|\s)", value[got[1] :]):
         return None
     return None if got is None or _hedged(value, got[1], got[0], letters) else got[0]
 
@@ -129,6 +129,7 @@ class _Options:
         # an option text that repeats its own label ("a.\tColonic carcinomas") is read without it
         self.texts = {k: _norm(re.sub(rf"^\s*[(\[]?{re.escape(k)}[.)\]:]\s+", "", v, flags=_I)) for k, v in self.texts_raw.items() if k in letters}
         self.texts = {k: t for k, t in self.texts.items() if t}
+        self.bare = {k: b for k, v in self.texts_raw.items() if k in self.texts and (b := _norm(re.sub(r"\([^()]*\)", " ", v))) and b != self.texts[k]}
 
     def __bool__(self) -> bool:
         return bool(self.texts)
@@ -139,12 +140,15 @@ class _Options:
         said = _norm(phrase)
         if not said:
             return None
-        exact = [k for k, t in self.texts.items() if said == t]
+        exact = [k for k, t in self.texts.items() if said in (t, self.bare.get(k))]
         if exact:
             return exact[0] if len(exact) == 1 else None
         if exact_only:
             return None
         longer = [k for k, t in self.texts.items() if said.startswith(t + " ") and len(t) >= 3]
+        # "Real seal and Raeko sealer": a second option's text after the first
+        if longer and any(t in said[len(self.texts[k]) :] for k in longer for j, t in self.texts.items() if j != k and len(t) >= 3):
+            return None
         if longer:
             best = max(len(self.texts[k]) for k in longer)
             top = [k for k in longer if len(self.texts[k]) == best]
@@ -171,13 +175,13 @@ class _Options:
                 out.append((m.start(), m.end(), label))
         return out
 
-    def at(self, text: str, i: int) -> tuple[str | None, int] | None:
+    def at(self, text: str, i: int, exact_only: bool = False) -> tuple[str | None, int] | None:
         """The option a phrase starting at i names (up to the end of its sentence or line)."""
         m = _PHRASE_END.search(text, i)
         end = m.start() if m else len(text)
         if end - i > 300:
             return None
-        label = self.named(text[i:end])
+        label = self.named(text[i:end], exact_only)
         return (label, end) if label is not None else None
 
 
@@ -229,7 +233,7 @@ def _after_thinking(text: str) -> str | None:
 
 _FIELD_KEYS = r"answer_letter|final_answer|answer_choice|answer_option|answer_label|correct_answer|correct_option|selected_answer|selected_option|chosen_answer|chosen_option|final_choice"
 _FIELD = re.compile(
-    rf"""(?:["'](?:{_FIELD_KEYS}|answer|choice|option|letter|prediction|predicted|predicted_answer|predicted_option|pred|selected|selection|output|result|response|final|correct|label)["']|(?:(?<=\\n)|\b)(?:{_FIELD_KEYS})\b["']?)"""
+    rf"""(?:\\?["'](?:{_FIELD_KEYS}|answer|choice|option|letter|prediction|predicted|predicted_answer|predicted_option|pred|selected|selection|output|result|response|final|correct|label)\\?["']|(?:(?<=\\n)|\b)(?:{_FIELD_KEYS})\b\\?["']?)"""
     r"""\s*:\s*(?:"([^"\n]*)"|'([^'\n]*)'|(\d+)\b|(\(?[A-Za-z]\)?)(?!\w)|(?:null|none|false)\b)""",
     _I,
 )
@@ -289,7 +293,7 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     # "The most likely diagnosis is C) Sarcoidosis"
     (re.compile(rf"\b(?:{_QUAL}\s+)+(?:(?:initial|first|next|definitive|underlying|immediate)\s+)?{_CONTENT}(?:[ \t]+[^.!?\n:]{{0,80}}?)?(?:\s+(?:is|would\s+be)\b|[ \t]*:){_FILL}", _I), LEANING, False),
     # Spanish: "El diagnóstico más probable es ...", "La afirmación incorrecta es la número 2"
-    (re.compile(r"\b(?:el|la)\s+(?:principal\s+|mejor\s+)?(?:diagn[oó]stico|tratamiento|opci[oó]n|causa|afirmaci[oó]n|enunciado|sospecha(?:\s+diagn[oó]stica)?|respuesta|prueba|actitud)(?:\s+[^.!?\n:]{0,60}?)?\s+(?:es|ser[ií]a)(?:\s+(?:la|el))?(?:\s+(?:n[uú]mero|opci[oó]n))?[ \t]*[:：]?[ \t]*", _I), LEANING, False),
+    (re.compile(r"\b(?:el|la)\s+(?:principal\s+|mejor\s+)?(?:diagn[oó]stico|tratamiento|opci[oó]n|causa|afirmaci[oó]n|enunciado|sospecha(?:\s+diagn[oó]stica)?|respuesta|prueba|actitud)(?:\s+[^.!?\n:]{0,60}?)?\s+(?:es|ser[ií]a)\b(?:\s+(?:la|el))?(?:\s+(?:n[uú]mero|opci[oó]n))?[ \t]*[:：]?[ \t]*", _I), LEANING, False),
     # "The correct answers are A, F and I": several answers to a one-answer item
     (re.compile(rf"\b(?:{_QUAL}\s+)*(?:\w+\s+)?(?:answers|options|choices|causes|diagnoses|treatments|explanations|factors|mechanisms|statements)\s+(?:are|would\s+be)\b{_FILL}", _I), ANSWER, False),
     # "The patient needs option B"
@@ -308,6 +312,9 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     (re.compile(r"(?:(?:正确|正確|最佳|标准|參考|参考)(?:的)?)?答案(?:应该?|应当|應)?(?:是|为|為|选|選)?[\s:：=]*|(?<![回解])答[:：][\s]*|(?:答え|正解|解答)(?:は)?[\s:：=]*", _I), ANSWER, False),
     (re.compile(r"(?:正确|正確|最佳|最(?:符合|合适|合理|恰当|可能)(?:题意)?)(?:的)?(?:选项|選項|答案)(?:是|为|為|应为)?[\s:：=]*|(?:故|所以|因此|因而|应|应该|答案|我)选(?:择)?[\s:：=]*", _I), ANSWER, False),
     (re.compile(r"最も[^。\n]{0,20}?(?:もの|の|選択肢)は[\s、､,]*", _I), ANSWER, False),
+    (re.compile(r"回答[\s:：=]*", _I), ANSWER, False),
+    # "which is covered in option (E)", "listed as option C"
+    (re.compile(r"\b(?:covered|included|listed|given|described)\s+(?:in|by|as|under)\s+(?:option|choice)\s+", _I), LEANING, False),
     (re.compile(r"\b(?:la\s+)?respuesta(?:\s+(?:correcta|final|incorrecta|m[aá]s\s+\w+))?(?:\s+es)?(?:\s+la)?(?:\s+(?:opci[oó]n|n[uú]mero))?[ \t]*[:：]?[ \t\n]*", _I), ANSWER, False),
     (re.compile(r"\b(?:la\s+)?(?:opci[oó]n|alternativa)\s+(?:correcta|m[aá]s\s+\w+)\s+es(?:\s+la)?(?:\s+(?:opci[oó]n|n[uú]mero))?[ \t]*[:：]?[ \t]*", _I), ANSWER, False),
     (re.compile(r"\b(?:la\s+(?:bonne\s+)?r[ée]ponse(?:\s+(?:correcte|finale))?\s+est|(?:die\s+)?(?:richtige\s+|korrekte\s+)?antwort(?:\s+(?:ist|lautet))?|a\s+resposta(?:\s+correta)?\s+[ée]|la\s+risposta(?:\s+(?:corretta|giusta))?\s+[èe])[ \t]*[:：]?[ \t]*", _I), ANSWER, False),
@@ -386,7 +393,7 @@ def _cued(text: str, letters: str, options: _Options) -> list[_Said]:
                 # "Answer: Olanzapine.", 'the answer is "no"': the option named by its text (from
                 # the cue's end, or a word or two back when the cue swallowed one: '... is "no."')
                 starts = [m.end()] + [w.start() for w in re.finditer(r"\S+", text[m.start() : m.end()])][-2:][::-1]
-                got = next((g for p in starts if (g := options.at(text, p if p == m.end() else m.start() + p)) is not None), None)
+                got = next((g for p in starts if (g := options.at(text, p if p == m.end() else m.start() + p, exact_only=bare)) is not None), None)
                 if got is not None:
                     said.append(_Said(m.start(), got[1], tier, got[0]))
                     continue
@@ -461,9 +468,13 @@ def _opens_with_text(text: str, options: _Options) -> list[_Said]:
     return said
 
 
+#: Japanese, label first: "b: 上顎癌再発が最も考えられる", "｢d: 血管拡張性肉芽腫｣が最も考えられる"
+_JA_CLAIM = re.compile(r"(?:^|[\s、､。｢「(])([A-Za-z0-9])[:：)．.][^\n。]{0,60}?(?:が|を)?(?:最も|もっとも)(?:考えられ|可能性が高|適切|妥当)", re.M)
+
+
 def _claims(text: str, letters: str) -> list[_Said]:
     """Statements that name the label first: "C is the answer", "Option B is correct"."""
-    said = []
+    said = [_Said(m.start(1), m.end(), ANSWER, m.group(1).upper()) for m in _JA_CLAIM.finditer(text) if m.group(1).upper() in letters]
     # "making (B) the correct answer"; "The statement that most detracts from the claim is (G)."
     for pattern, tier in ((_MAKING, ANSWER), (_IS_PAREN, LEANING)):
         for m in pattern.finditer(text):
@@ -494,7 +505,7 @@ def _claims(text: str, letters: str) -> list[_Said]:
 _LONE = re.compile(r"^[ \t>#•-]*(?:(?:option|choice|letter|answer)[ \t]+)?(?:[(\[<'\"“‘][ \t]*)?([A-Za-z0-9])[ \t]*[)\]>'\"”’]?[ \t.!。]*$", re.M | _I)
 _OPENER = re.compile(r"^[ \t>#•|-]*(?:[Oo]ption[ \t]+|[Cc]hoice[ \t]+)?[(\[<'\"“‘]?([A-Z0-9])(?:[)\]>'\"”’]\.?|[.:,](?=[ \t])|[ \t]+[-–—](?=[ \t])|[ \t]*[–—|]|[ \t]+(?=\())[ \t]*\S", re.M)
 #: a reply opening with a lowercase label: "a (igra)", "c. difficulty breathing", "d: ..."
-_FIRST_LOWER = re.compile(r"\A[ \t\n>#•-]*[\[<'\"]?([a-z])(?:[)\]>'\"]|[.:,](?=[ \t])|[ \t]+(?=\())[ \t]*\S")
+_FIRST_LOWER = re.compile(r"\A[ \t\n>#•-]*(?:\d{1,3}[.)][ \t]+)?[\[<'\"｢「]?([a-z])(?:[)\]>'\"]|[.:,](?=[ \t])|[ \t]+(?=\())[ \t]*\S")
 _VERDICT = re.compile(r"[ \t:|-]*(?:correct|right|best\s+answer|this\s+is\s+(?:the\s+)?(?:correct|right|best)|✓|✔|✅|☑|正确|正確|对)(?![\w])", _I)
 _LINE_VERDICTS = re.compile(r"(?<![\w-])(?:(?P<no>incorrect|wrong|false|no|not\s+correct|✗|✘|❌|错误|錯誤|不正确|不对|×)|(?P<yes>correct|true|yes|✓|✔|✅|☑|正确|正確))(?![\w])", _I)
 
