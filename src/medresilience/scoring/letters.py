@@ -36,6 +36,9 @@ class _Said(NamedTuple):
     end: int
     tier: int
     label: str | None
+    #: the statement contradicts itself (a label with another option's text): no later answer
+    #: settles it as one settles a hedge
+    contra: bool = False
 
 
 # --- labels -------------------------------------------------------------------------------
@@ -181,8 +184,23 @@ class _Options:
         end = m.start() if m else len(text)
         if end - i > 300:
             return None
-        label = self.named(text[i:end], exact_only)
+        phrase = text[i:end]
+        label = self.named(phrase, exact_only)
+        if label is None and not exact_only:
+            label = self.within(phrase)
         return (label, end) if label is not None else None
+
+    def within(self, phrase: str) -> str | None:
+        """The one option whose whole text a short phrase holds ("'피부간경유쓸개관배액술' (PTBD)입니다",
+        where particles glue to the text): none when two options' texts are there."""
+        said = _norm(phrase)
+        longest = max(map(len, self.texts.values()))
+        if len(said) > 2 * longest + 20:
+            return None
+        inside = [k for k, t in self.texts.items() if len(t) >= 2 and t in said]
+        # an option whose text holds another's ("type 2 diabetes" holds "diabetes") is the one named
+        inside = [k for k in inside if not any(j != k and self.texts[k] in self.texts[j] for j in inside)]
+        return inside[0] if len(inside) == 1 else None
 
 
 _PHRASE_END = re.compile(r"[.!?。！？;；](?=\s|$)|\n|,\s+(?:because|since|as|which|given)\b|\s+(?:because|since|as\s+it|given\s+that)\b")
@@ -313,6 +331,13 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     (re.compile(r"(?:正确|正確|最佳|最(?:符合|合适|合理|恰当|可能)(?:题意)?)(?:的)?(?:选项|選項|答案)(?:是|为|為|应为)?[\s:：=]*|(?:故|所以|因此|因而|应|应该|答案|我)选(?:择)?[\s:：=]*", _I), ANSWER, False),
     (re.compile(r"最も[^。\n]{0,20}?(?:もの|の|選択肢)は[\s、､,]*", _I), ANSWER, False),
     (re.compile(r"回答[\s:：=]*", _I), ANSWER, False),
+    # Korean: "정답: D", "따라서 정답은 C입니다", "가장 적절한 치료법은 ...입니다"
+    (re.compile(r"(?:최종\s*)?정답(?:은|는)?[\s:：=]*", _I), ANSWER, False),
+    (re.compile(r"가장\s*(?:적절한|적합한|옳은|알맞은|가능성이\s*높은|유력한)\s*[^\s.。]{0,12}(?:은|는)\s*", _I), LEANING, False),
+    # Portuguese: "Resposta: B", "A resposta correta é a letra D)", "A alternativa correta é a **B**", "A conduta adequada é a B)"
+    (re.compile(r"\b(?:a\s+)?(?:resposta|alternativa|op[cç][aã]o|conduta)(?:\s+(?:correta|certa|oficial|adequada|final|mais\s+\w+))?(?:\s+[ée])?(?:\s+(?:a|o))?(?:\s+letra)?[ \t]*[:：]?\s*", _I), ANSWER, False),
+    # "Recommendation: Option B", "Decision: Trial A" opening a line
+    (re.compile(rf"^[ \t>#•-]*(?:recommendation|recommended\s+(?:option|choice)|decision|verdict|choice|selection){_SEP}[ \t]*(?:(?:option|choice|trial|arm)[ \t]+)?", _I | re.M), ANSWER, False),
     # "which is covered in option (E)", "listed as option C"
     (re.compile(r"\b(?:covered|included|listed|given|described)\s+(?:in|by|as|under)\s+(?:option|choice)\s+", _I), LEANING, False),
     (re.compile(r"\b(?:la\s+)?respuesta(?:\s+(?:correcta|final|incorrecta|m[aá]s\s+\w+))?(?:\s+es)?(?:\s+la)?(?:\s+(?:opci[oó]n|n[uú]mero))?[ \t]*[:：]?[ \t\n]*", _I), ANSWER, False),
@@ -410,14 +435,14 @@ def _cued(text: str, letters: str, options: _Options) -> list[_Said]:
 
 
 _CLAIM = re.compile(
-    r"(?<![\w'’.-])((?:option|choice|letter|answer)\s+)?([(\[]?)([A-Za-z0-9])([)\]]?)[ \t]+(?:is|would\s+be|must\s+be|seems\s+to\s+be|remains)\s+"
-    r"(?:(?:definitely|clearly|certainly|probably|likely|indeed|therefore|thus|still)\s+)?(?:(?:the|my|our)\s+)?"
-    r"((?:(?:final|correct|right|best|single\s+best|most\s+(?:likely|appropriate))\s+)*)(answer|option|choice|response|one|" + _CONTENT + r")\b",
+    r"(?<![\w'’.-])((?:option|choice|letter|answer|trial|arm)\s+)?([(\[]?)([A-Za-z0-9])([)\]]?)[ \t]+(?:is|would\s+be|must\s+be|seems\s+to\s+be|remains|appears\s+to\s+be)\s+"
+    r"(?:(?:definitely|clearly|certainly|probably|likely|indeed|therefore|thus|still|generally|overall)\s+)?(?:(?:the|my|our)\s+)?"
+    r"((?:(?:final|correct|right|best|single\s+best|(?:most|more)\s+(?:likely|appropriate|prudent|reasonable|suitable))\s+)*)(answer|option|choice|response|one|" + _CONTENT + r")\b",
     _I,
 )
 _RIGHT = re.compile(
-    r"(?<![\w'’.-])((?:option|choice|letter|answer)\s+)?([(\[]?)([A-Za-z0-9])([)\]]?)[ \t]+(?:is|seems|appears)(?:\s+to\s+be)?\s+"
-    r"(?:(?:definitely|clearly|certainly|probably|likely|indeed|therefore|thus)\s+)?(?:the\s+)?(?:correct|right|best|most\s+(?:appropriate|likely))"
+    r"(?<![\w'’.-])((?:option|choice|letter|answer|trial|arm)\s+)?([(\[]?)([A-Za-z0-9])([)\]]?)[ \t]+(?:is|seems|appears|may\s+be|might\s+be|would\s+be)(?:\s+to\s+be)?\s+"
+    r"(?:(?:definitely|clearly|certainly|probably|likely|indeed|therefore|thus|generally|overall)\s+)?(?:the\s+)?(?:correct|right|best|(?:most|more)\s+(?:appropriate|likely|prudent|reasonable|suitable|sensible))"
     r"(?:\s+(?:(?:first|next|initial|immediate)\s+)?(?:step|answer|option|choice|treatment|management|diagnosis|test|intervention)(?:\s+in\s+management)?)?"
     r"(?=[ \t]*(?:[.!,;:)\n]|$|because|since|as|given|here|[-–—]))",
     _I,
@@ -446,7 +471,16 @@ def _named_with_text(text: str, letters: str, options: _Options) -> list[_Said]:
         if label in letters and options.follows(label, text, m.end()):
             said.append(_Said(m.start(), m.end(), ANSWER, None if _names_another(text, m.end(1), label, letters) else label))
     said += [_Said(a, b, LEANING, label) for a, b, label in options.mentions(text) if label in letters]
+    # a line giving one option's label with another option's text ("D. EEG" where EEG is C)
+    # contradicts itself: an answer with no option, which leaves the reply ambiguous
+    for m in _LABEL_LINE.finditer(text):
+        label, named = m.group(1).upper(), options.named(m.group(2), exact_only=True)
+        if label in letters and named is not None and named != label:
+            said.append(_Said(m.start(), m.end(), ANSWER, None, contra=True))
     return said
+
+
+_LABEL_LINE = re.compile(r"^[ \t>#•*-]*[(\[]?([A-Za-z0-9])[.):\]][ \t]+([^\n]{1,120}?)[ \t.]*$", re.M)
 
 
 def _opens_with_text(text: str, options: _Options) -> list[_Said]:
@@ -507,7 +541,7 @@ _OPENER = re.compile(r"^[ \t>#•|-]*(?:[Oo]ption[ \t]+|[Cc]hoice[ \t]+)?[(\[<'\
 #: a reply opening with a lowercase label: "a (igra)", "c. difficulty breathing", "d: ..."
 _FIRST_LOWER = re.compile(r"\A[ \t\n>#•-]*(?:\d{1,3}[.)][ \t]+)?[\[<'\"｢「]?([a-z])(?:[)\]>'\"]|[.:,](?=[ \t])|[ \t]+(?=\())[ \t]*\S")
 _VERDICT = re.compile(r"[ \t:|-]*(?:correct|right|best\s+answer|this\s+is\s+(?:the\s+)?(?:correct|right|best)|✓|✔|✅|☑|正确|正確|对)(?![\w])", _I)
-_LINE_VERDICTS = re.compile(r"(?<![\w-])(?:(?P<no>incorrect|wrong|false|no|not\s+correct|✗|✘|❌|错误|錯誤|不正确|不对|×)|(?P<yes>correct|true|yes|✓|✔|✅|☑|正确|正確))(?![\w])", _I)
+_LINE_VERDICTS = re.compile(r"(?<![\w-])(?:(?P<no>incorrect|wrong|false|no|not\s+correct|incorreta|incorreto|falsa|falso|incorrecta|incorrecto|✗|✘|❌|错误|錯誤|不正确|不对|×)|(?P<yes>correct|true|yes|correta|correto|verdadeira|correcta|correcto|✓|✔|✅|☑|正确|正確))(?![\w])", _I)
 
 
 _SEGMENTS = re.compile(r"\s[-–—→]\s|[:|]\s*|\s\((?=[^)]*\)\s*$)|[.;,](?=\s)")
@@ -646,12 +680,12 @@ def _settle(text: str, said: list[_Said]) -> tuple[_Said | None, str]:
     conflict = False
     for s in _merged(said):
         if cur is None:
-            cur = s
+            cur, conflict = s, s.contra
         # the same option again: keep the strongest wording of it
         elif s.label is not None and s.label == cur.label:
             cur = s._replace(tier=max(s.tier, cur.tier))
         elif _replaces(text, cur, s, conflict):
-            cur, conflict = s, False
+            cur, conflict = s, s.contra
         # two options stated as strongly, without a revision, are ambiguous; a weaker mention
         # after the answer is explanation ("Answer: C. Option B is correct only in ...")
         elif s.tier == cur.tier:
