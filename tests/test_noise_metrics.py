@@ -58,7 +58,7 @@ def test_accuracy_drop_tests_and_flips_from_known_counts():
     assert v["facets"] == {"perturbation": "redherring", "dose": "10", "placement": "distributed"}
     w = block["by_variant"]["whitespace"]["acc"]
     assert (w["k"], w["n"], w["invalid"], w["unscored"], w["errors"]) == (0, 1, 1, 1, 1)
-    assert block["counts"] == {"units": 43, "errors": 1, "invalid": 1, "unscored": 1, "missing": 0}
+    assert block["counts"] == {"units": 43, "errors": 1, "invalid": 1, "truncated": 0, "unscored": 1, "missing": 0}
     assert set(block["by_source"]) == {"s1", "s2"}
     h = headline(o)
     assert h["redherring-10_acc"]["p"] == 0.5 and h["rewrite_acc"] is None and h["redherring-10_flip"]["k"] == 7
