@@ -38,5 +38,6 @@ Scorer = Callable[["Completion"], Score]
 
 
 def is_deferred(scorer: object) -> bool:
-    """A scorer that makes calls of its own (a judge) rather than reading the reply directly."""
-    return hasattr(scorer, "judge_requests")
+    """A scorer that makes calls of its own (a judge, an extraction model) rather than reading the
+    reply directly: it scores the stored replies once they are all in."""
+    return hasattr(scorer, "judge_requests") or hasattr(scorer, "extract_request")
