@@ -65,6 +65,24 @@ def test_accuracy_drop_tests_and_flips_from_known_counts():
     assert [k for k, _ in get("noise").headline_columns] == list(h)
 
 
+def test_truncated_replies_count_as_wrong_apart_from_invalid_and_the_flip_rate_without_unread_ones():
+    rows = []
+    # 10 cases right on the original; on the variant 4 stay right, 2 flip to a wrong letter, 2 are unread, 2 cut at the budget
+    for n in range(10):
+        rows.append((f"i{n}", "clean", "valid", True))
+        status = "valid" if n < 6 else "invalid" if n < 8 else "truncated"
+        rows.append((f"i{n}", "redherring-10", status, n < 4))
+    block = noise_metrics(frame(rows))["models"]["m"]["none"]
+    v = block["by_variant"]["redherring-10"]
+    assert (v["acc"]["k"], v["acc"]["n"], v["acc"]["invalid"], v["acc"]["truncated"]) == (4, 10, 2, 2)  # the study's rule: unread = wrong
+    assert (v["flip"]["k"], v["flip"]["n"]) == (6, 10)
+    assert (v["flip_read"]["k"], v["flip_read"]["n"]) == (2, 6)  # the four unread replies left out
+    assert v["flip_read"]["lo"] == pytest.approx(wilson(2, 6).lo)
+    assert block["overall"]["redherring-10_flip_read"] == v["flip_read"]
+    assert (block["counts"]["invalid"], block["counts"]["truncated"]) == (2, 2)
+    assert headline(block["overall"])["redherring-10_flip_read"]["n"] == 6
+
+
 def test_an_empty_frame():
     assert noise_metrics(pd.DataFrame())["models"] == {}
 
