@@ -87,7 +87,7 @@ def test_a_reply_cut_at_its_budget_is_truncated_counted_apart_and_warned_about(t
     with StubServer(policy=policy) as srv:
         spec = parse_model_spec(f"openai:stub,base_url={srv.base_url},max_tokens=16")
         res = evaluate(suite, [spec], tmp_path / "cut", EvalOptions(family=ALL))
-        roomy = parse_model_spec(f"openai:stub,base_url={srv.base_url},max_tokens=100")
+        roomy = parse_model_spec(f"openai:stub,base_url={srv.base_url}")  # the default budget
         wide = evaluate(suite, [roomy], tmp_path / "roomy", EvalOptions(family=ALL))
     block = res.results.models["stub"]["none"]
     # q2: 3 Type 1 probes and 1 Type 2 cut before their answer; q1's Type 1 and q3's and q4's stressed replies are unread
@@ -112,7 +112,7 @@ def test_a_reply_cut_at_its_budget_is_truncated_counted_apart_and_warned_about(t
     md = (tmp_path / "cut" / "results.md").read_text()
     assert "| Errors | Invalid | Truncated |" in md and "> warning: model stub" in md
     assert "Type 1 ASR, unread left out" in md and "## How replies were read" in md
-    # with room to answer, the same replies are read: nothing truncated, no warning, q2's flips are real
+    # under the default budget (512) the same replies are read: nothing truncated, no warning, q2's flips are real
     wb = wide.results.models["stub"]["none"]
     assert wb["counts"]["truncated"] == 0 and not wide.warnings
     assert wb["overall"]["type1"]["asr_read"]["n"] == 3  # q2's three Type 1 replies, read (B)
@@ -259,3 +259,25 @@ def test_a_store_from_before_truncated_is_migrated_in_place(tmp_path):
         store.write_results([], [ScoreRow("k2", "letter", None, "truncated", {"reason": "cut"})])
         assert store.score("k1", "letter") == {"status": "valid", "label": "A", "detail": None, "value": 1.0}
         assert store.score("k2", "letter")["status"] == "truncated"
+
+
+def test_a_cut_reply_with_nothing_to_score_is_truncated_in_the_frame_and_the_reading(tmp_path):
+    """A family may store no score for a reply with nothing in it to score (noise diagnosis mode: no
+    final diagnosis, so no judge call): the frame reads it as invalid, or truncated when it was cut."""
+    from medresilience.frame import results_frame
+    from medresilience.reading import reading_summary
+    from medresilience.store import CallRow, UnitRow
+
+    suite = make_tiny_suite()
+    with Store(tmp_path / "store.sqlite") as store:
+        store.record_run("r1", {})
+        units = [UnitRow("m", f"q{i}|clean|none|judge", f"q{i}", None, "clean", "none", "judge", f"k{i}") for i in (1, 2, 3)]
+        store.add_plan(units, [(f"k{i}", "m", [], {"max_tokens": 64}) for i in (1, 2, 3)])
+        store.write_results([CallRow("k1", "m", "ok", text="The patient most likely has", finish_reason="length"),
+                             CallRow("k2", "m", "ok", text="I do not know.", finish_reason="stop"),
+                             CallRow("k3", "m", "ok", text="FINAL DIAGNOSIS: x", finish_reason="stop")],
+                            [ScoreRow("k3", "judge", "1", "valid", None, 1.0)])
+        df = results_frame(store, suite)
+        assert dict(zip(df["item_id"].astype(str), df["status"].astype(str))) == {"q1": "truncated", "q2": "invalid", "q3": "valid"}
+        b = reading_summary(store)["m"]["none"]
+        assert (b["replies"], b["read"], b["invalid"], b["truncated"], b["budget"]) == (3, 1, 1, 1, 64)

@@ -401,32 +401,29 @@ class Store:
         """model -> setting -> how the replies of a run's units (default: the latest; None: every
         unit) were read: `replies` (units whose call is stored ok), `read` (a valid label),
         `extracted` (of those, labels an extraction model supplied: the score's detail says
-        read_by "extract"), `invalid`, `truncated`, `unscored`, `no_score` (ok, not scored), and
-        `budget`: the largest reply budget (max_tokens or max_completion_tokens) asked of a
+        read_by "extract"), `invalid`, `truncated`, `unscored` (a reply with no score row is read
+        as the results frame reads it: `truncated` when it was cut at its budget, else `invalid`),
+        and `budget`: the largest reply budget (max_tokens or max_completion_tokens) asked of a
         truncated reply (None when none was cut)."""
         if run == "latest":
             run = self.latest_run()
         where, args = ("AND u.run = ?", (run,)) if run is not None else ("", ())
+        status = "(CASE WHEN s.status IS NOT NULL THEN s.status WHEN c.finish_reason = 'length' THEN 'truncated' ELSE 'invalid' END)"
+        joined = "FROM units u JOIN calls c ON c.key = u.key AND c.status = 'ok' LEFT JOIN scores s ON s.key = u.key AND s.scorer = u.scoring"
         out: dict[str, dict[str, dict[str, Any]]] = {}
-        for model, setting, status, read_by, n in self.conn.execute(
-            f"""SELECT u.model, u.setting, s.status, json_extract(s.detail, '$.read_by'), COUNT(*)
-                FROM units u JOIN calls c ON c.key = u.key AND c.status = 'ok'
-                LEFT JOIN scores s ON s.key = u.key AND s.scorer = u.scoring
-                WHERE 1 {where} GROUP BY 1, 2, 3, 4""", args):
+        for model, setting, st, read_by, n in self.conn.execute(
+            f"SELECT u.model, u.setting, {status}, json_extract(s.detail, '$.read_by'), COUNT(*) {joined} WHERE 1 {where} GROUP BY 1, 2, 3, 4",
+                args):
             b = out.setdefault(model, {}).setdefault(setting, {"replies": 0, "read": 0, "extracted": 0, "invalid": 0, "truncated": 0,
-                                                                "unscored": 0, "no_score": 0, "budget": None})
+                                                                "unscored": 0, "budget": None})
             b["replies"] += n
-            if status is None:
-                b["no_score"] += n
-            else:
-                b["read" if status == "valid" else status] += n
-                if status == "valid" and read_by == "extract":
-                    b["extracted"] += n
+            b["read" if st == "valid" else st] += n
+            if st == "valid" and read_by == "extract":
+                b["extracted"] += n
         for model, setting, budget in self.conn.execute(
             f"""SELECT u.model, u.setting, MAX(COALESCE(json_extract(r.params, '$.max_tokens'),
                                                        json_extract(r.params, '$.max_completion_tokens')))
-                FROM units u JOIN scores s ON s.key = u.key AND s.scorer = u.scoring AND s.status = 'truncated'
-                JOIN requests r ON r.key = u.key WHERE 1 {where} GROUP BY 1, 2""", args):
+                {joined} JOIN requests r ON r.key = u.key WHERE {status} = 'truncated' {where} GROUP BY 1, 2""", args):
             if model in out and setting in out[model]:
                 out[model][setting]["budget"] = None if budget is None else int(budget)
         return out
