@@ -145,3 +145,33 @@ def test_the_family_on_handwritten_cases(tmp_path):
     html = rep.html.read_text()
     assert 'id="fig-noise-dose"' in html and "Red herrings, 10 as one block" in html and 'id="misleading"' not in html
     assert (rep.out_dir / "tables" / "headline.csv").exists()
+
+
+def test_an_extraction_model_reads_the_noise_family_s_unread_replies(tmp_path):
+    """-O extract is the run's, not one family's: the clinical-noise MCQ mode takes it too."""
+    import re
+
+    from medresilience.models.spec import parse_model_spec as spec_of
+
+    opts = NoiseBuildOptions(seed=1, abbreviations=(str(FIXTURES / "noise_abbreviations.tsv"),))
+    with StubServer(policy=FakeGenerator()) as srv:
+        build_noise(FIXTURES / "noise_items.jsonl", tmp_path / "suite", spec_of(f"openai:fake-gen,base_url={srv.base_url}"), opts)
+    suite = Suite.load(tmp_path / "suite")
+    texts = {render(item, probe, "letter", NoiseOptions())[-1]["content"]: "clean" if probe is None else probe.condition
+             for item in suite.items.values() for probe in [None, *suite.probes_for(item.id)]}
+    asked = []
+
+    def policy(messages, request):
+        user = messages[-1]["content"]
+        if request.get("model") == "extractor":
+            asked.append(user)
+            return "B" if re.search(r">\nHmm, the second one\.\n<", user) else "none"
+        return "Hmm, the second one." if texts[user] == "whitespace" else "Answer: A"
+
+    with StubServer(policy=policy) as srv:
+        run = evaluate(suite, [spec_of(f"openai:m,base_url={srv.base_url}")], tmp_path / "run",
+                       EvalOptions(family={"variants": "whitespace"}, extract=spec_of(f"openai:extractor,base_url={srv.base_url}")))
+    reading = run.results.reading["m"]["none"]
+    # the whitespace variant's replies are read by the extraction model only
+    assert reading["extracted"] == len(asked) == len([p for p in suite.probes if p.condition == "whitespace"]) > 0
+    assert reading["read"] == reading["replies"] and run.results.models["m"]["none"]["counts"]["invalid"] == 0
