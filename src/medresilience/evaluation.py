@@ -194,7 +194,6 @@ def summarise(store: Store, suite: Suite, config: dict[str, Any], stats: RunStat
     )
 
 
-
 def write_results(out: Path, results: Results) -> None:
     with atomic_write(out / "results.json") as fh:
         fh.write(results.model_dump_json(indent=2))
