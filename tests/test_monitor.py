@@ -271,7 +271,7 @@ def test_a_down_monitor_model_is_an_error_never_a_score(tiny_suite, tmp_path):
     assert len(answers.kinds("answer")) == 20  # the none units only
     df = frame(out, tiny_suite)
     assert set(df[df["setting"] == setting]["status"]) == {"missing"} and set(df[df["setting"] == "none"]["status"]) == {"valid"}
-    assert res.results.models["m"][setting]["counts"] == {"units": 20, "errors": 0, "invalid": 0, "missing": 20}
+    assert res.results.models["m"][setting]["counts"] == {"units": 20, "errors": 0, "invalid": 0, "truncated": 0, "unscored": 0, "missing": 20}
     assert res.results.models["m"][setting]["overall"]["clean_acc"]["n"] == 0  # nothing was scored
 
 

@@ -58,11 +58,29 @@ def test_accuracy_drop_tests_and_flips_from_known_counts():
     assert v["facets"] == {"perturbation": "redherring", "dose": "10", "placement": "distributed"}
     w = block["by_variant"]["whitespace"]["acc"]
     assert (w["k"], w["n"], w["invalid"], w["unscored"], w["errors"]) == (0, 1, 1, 1, 1)
-    assert block["counts"] == {"units": 43, "errors": 1, "invalid": 1, "unscored": 1, "missing": 0}
+    assert block["counts"] == {"units": 43, "errors": 1, "invalid": 1, "truncated": 0, "unscored": 1, "missing": 0}
     assert set(block["by_source"]) == {"s1", "s2"}
     h = headline(o)
     assert h["redherring-10_acc"]["p"] == 0.5 and h["rewrite_acc"] is None and h["redherring-10_flip"]["k"] == 7
     assert [k for k, _ in get("noise").headline_columns] == list(h)
+
+
+def test_truncated_replies_count_as_wrong_apart_from_invalid_and_the_flip_rate_without_unread_ones():
+    rows = []
+    # 10 cases right on the original; on the variant 4 stay right, 2 flip to a wrong letter, 2 are unread, 2 cut at the budget
+    for n in range(10):
+        rows.append((f"i{n}", "clean", "valid", True))
+        status = "valid" if n < 6 else "invalid" if n < 8 else "truncated"
+        rows.append((f"i{n}", "redherring-10", status, n < 4))
+    block = noise_metrics(frame(rows))["models"]["m"]["none"]
+    v = block["by_variant"]["redherring-10"]
+    assert (v["acc"]["k"], v["acc"]["n"], v["acc"]["invalid"], v["acc"]["truncated"]) == (4, 10, 2, 2)  # the study's rule: unread = wrong
+    assert (v["flip"]["k"], v["flip"]["n"]) == (6, 10)
+    assert (v["flip_read"]["k"], v["flip_read"]["n"]) == (2, 6)  # the four unread replies left out
+    assert v["flip_read"]["lo"] == pytest.approx(wilson(2, 6).lo)
+    assert block["overall"]["redherring-10_flip_read"] == v["flip_read"]
+    assert (block["counts"]["invalid"], block["counts"]["truncated"]) == (2, 2)
+    assert headline(block["overall"])["redherring-10_flip_read"]["n"] == 6
 
 
 def test_an_empty_frame():
@@ -127,3 +145,33 @@ def test_the_family_on_handwritten_cases(tmp_path):
     html = rep.html.read_text()
     assert 'id="fig-noise-dose"' in html and "Red herrings, 10 as one block" in html and 'id="misleading"' not in html
     assert (rep.out_dir / "tables" / "headline.csv").exists()
+
+
+def test_an_extraction_model_reads_the_noise_family_s_unread_replies(tmp_path):
+    """-O extract is the run's, not one family's: the clinical-noise MCQ mode takes it too."""
+    import re
+
+    from medresilience.models.spec import parse_model_spec as spec_of
+
+    opts = NoiseBuildOptions(seed=1, abbreviations=(str(FIXTURES / "noise_abbreviations.tsv"),))
+    with StubServer(policy=FakeGenerator()) as srv:
+        build_noise(FIXTURES / "noise_items.jsonl", tmp_path / "suite", spec_of(f"openai:fake-gen,base_url={srv.base_url}"), opts)
+    suite = Suite.load(tmp_path / "suite")
+    texts = {render(item, probe, "letter", NoiseOptions())[-1]["content"]: "clean" if probe is None else probe.condition
+             for item in suite.items.values() for probe in [None, *suite.probes_for(item.id)]}
+    asked = []
+
+    def policy(messages, request):
+        user = messages[-1]["content"]
+        if request.get("model") == "extractor":
+            asked.append(user)
+            return "B" if re.search(r">\nHmm, the second one\.\n<", user) else "none"
+        return "Hmm, the second one." if texts[user] == "whitespace" else "Answer: A"
+
+    with StubServer(policy=policy) as srv:
+        run = evaluate(suite, [spec_of(f"openai:m,base_url={srv.base_url}")], tmp_path / "run",
+                       EvalOptions(family={"variants": "whitespace"}, extract=spec_of(f"openai:extractor,base_url={srv.base_url}")))
+    reading = run.results.reading["m"]["none"]
+    # the whitespace variant's replies are read by the extraction model only
+    assert reading["extracted"] == len(asked) == len([p for p in suite.probes if p.condition == "whitespace"]) > 0
+    assert reading["read"] == reading["replies"] and run.results.models["m"]["none"]["counts"]["invalid"] == 0

@@ -103,10 +103,11 @@ def test_base_url_variable_overrides(monkeypatch, provider):
 def test_settings_after_a_comma_and_the_old_form():
     s = parse_model_spec("openai/gpt-4o-mini,temperature=0.3,concurrency=8,api_key_env=MY_KEY,label=mini")
     assert (s.temperature, s.concurrency, s.api_key_env, s.label) == (0.3, 8, "MY_KEY", "mini")
-    # the existing form: any endpoint, no key unless named, and exactly the parameters it sent before
+    # the existing form: any endpoint, no key unless named, and the parameters it sent before (the default reply
+    # budget is 512 tokens since replies cut at 16 were counted as attack successes: README, "How replies are read")
     old = parse_model_spec("openai:Qwen/Qwen2.5-7B-Instruct,base_url=http://gpu1:8000/v1|http://gpu2:8000/v1,concurrency=128,top_p=0.9")
     assert old.provider is None and old.api_key_env is None and old.base_urls == ["http://gpu1:8000/v1", "http://gpu2:8000/v1"]
-    assert old.decoding() == {"temperature": 0.0, "max_tokens": 16, "top_p": 0.9, "seed": 0}
+    assert old.decoding() == {"temperature": 0.0, "max_tokens": 512, "top_p": 0.9, "seed": 0}
     assert old.decoding(max_tokens=1, logprobs=20) == {"temperature": 0.0, "max_tokens": 1, "top_p": 0.9, "seed": 0, "logprobs": True, "top_logprobs": 20}
     assert old.identity() == {"kind": "openai", "model": "Qwen/Qwen2.5-7B-Instruct", "temperature": 0.0, "top_p": 0.9, "seed": 0, "extra_body": {}}
     # the old form at a known API's host gets that provider's key variable and quirks
@@ -135,10 +136,10 @@ def test_supports_and_decoding_follow_the_table():
     claude = parse_model_spec("anthropic/claude-haiku-4-5")
     assert not claude.supports("seed") and not claude.supports("logprobs") and claude.supports("temperature")
     assert "seed" not in claude.decoding() and claude.decoding()["temperature"] == 0.0
-    assert parse_model_spec("mistral/mistral-small-latest,seed=7").decoding() == {"temperature": 0.0, "max_tokens": 16, "random_seed": 7}
+    assert parse_model_spec("mistral/mistral-small-latest,seed=7").decoding() == {"temperature": 0.0, "max_tokens": 512, "random_seed": 7}
     assert "seed" not in parse_model_spec("gemini/gemini-2.0-flash").decoding()
     gpt = parse_model_spec("openai/gpt-4o-mini,top_p=0.5")
-    assert gpt.supports("logprobs") and gpt.decoding() == {"temperature": 0.0, "max_tokens": 16, "top_p": 0.5, "seed": 0}
+    assert gpt.supports("logprobs") and gpt.decoding() == {"temperature": 0.0, "max_tokens": 512, "top_p": 0.5, "seed": 0}
     for name in ("o1", "o3-mini", "o4-mini-2025-04-16", "gpt-5", "gpt-5-mini"):
         r = parse_model_spec(f"openai/{name},top_p=0.5,temperature=0.7")
         assert not r.supports("temperature") and not r.supports("logprobs"), name
@@ -150,7 +151,9 @@ def test_supports_and_decoding_follow_the_table():
     assert small.decoding(max_tokens=4096)["max_completion_tokens"] == 4096
     # reasoning=true for an endpoint the table does not know; reasoning=false turns the rule off
     assert parse_model_spec("openai:my-o3,base_url=http://proxy/v1,reasoning=true").decoding()["max_completion_tokens"] == REASONING_BUDGET
-    assert parse_model_spec("openai/o3,reasoning=false").decoding() == {"temperature": 0.0, "max_tokens": 16, "seed": 0}
+    assert parse_model_spec("openai/o3,reasoning=false").decoding() == {"temperature": 0.0, "max_tokens": 512, "seed": 0}
+    # the embedded models answer the terse prompt within a few tokens on a CPU: they keep 16 (README)
+    assert parse_model_spec("embedded").decoding()["max_tokens"] == 16 and parse_model_spec("embedded:smollm2").max_tokens == 16
     ds = parse_model_spec("deepseek/deepseek-reasoner")
     assert ds.decoding() == {"max_tokens": 32_768} and not ds.supports("logprobs")
     with pytest.raises(ValueError, match="unknown feature"):
@@ -203,7 +206,7 @@ def test_provider_without_seed_gets_none_sent(tmp_path, tiny_suite, monkeypatch)
         r = runner.invoke(app, ["eval", "--suite", str(tiny_suite.path), "--model", "anthropic/claude-haiku-4-5", "--seed", "3",
                                 "--out", str(tmp_path / "run"), "--limit", "1"])
         assert r.exit_code == 0, r.output
-    assert seen and all("seed" not in b and b["temperature"] == 0.0 and b["max_tokens"] == 16 for b in seen)
+    assert seen and all("seed" not in b and b["temperature"] == 0.0 and b["max_tokens"] == 512 for b in seen)
 
 
 def test_logprob_scoring_on_a_provider_without_logprobs_fails_in_one_line(tmp_path, tiny_suite, monkeypatch):

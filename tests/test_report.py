@@ -370,23 +370,29 @@ def _reference_metrics(df: pd.DataFrame) -> dict:
     def rate(k, n):
         return stats.wilson(int(k), int(n)).as_dict()
 
+    answered = ["valid", "invalid", "truncated"]
+
     def accuracy(rows):
-        ans = rows[rows["status"].isin(["valid", "invalid"])]
+        ans = rows[rows["status"].isin(answered)]
         d = rate(ans["correct"].sum(), len(ans))
         d["invalid"] = int((ans["status"] == "invalid").sum())
+        d["truncated"] = int((ans["status"] == "truncated").sum())
         d["errors"] = int((rows["status"] == "error").sum())
         return d
 
     def paired(df, cond):
-        clean = df[(df["condition"] == "clean") & df["status"].isin(["valid", "invalid"])]
+        clean = df[(df["condition"] == "clean") & df["status"].isin(answered)]
         clean = clean[["model", "setting", "scoring", "item_id", "correct"]].rename(columns={"correct": "clean_correct"})
-        probe = df[(df["condition"] == cond) & df["status"].isin(["valid", "invalid"])]
+        probe = df[(df["condition"] == cond) & df["status"].isin(answered)]
         return probe.merge(clean, on=["model", "setting", "scoring", "item_id"], how="inner")
 
     def attack(pairs, targeted):
         base = pairs[pairs["clean_correct"]]
         out = {"asr": rate((~base["correct"]).sum(), len(base))}
         out["asr"]["invalid_flips"] = int((base["status"] == "invalid").sum())
+        out["asr"]["truncated_flips"] = int((base["status"] == "truncated").sum())
+        read = base[base["status"] == "valid"]  # unread probe replies left out
+        out["asr_read"] = rate((~read["correct"]).sum(), len(read))
         if targeted:
             out["tasr"] = rate((base["label"] == base["target"]).sum(), len(base))
         out["mcnemar"] = stats.mcnemar_from_pairs(pairs["clean_correct"].tolist(), pairs["correct"].tolist())
@@ -433,7 +439,8 @@ def _random_frame(seed: int) -> pd.DataFrame:
 
                     def st():
                         u = rng.random()
-                        return "valid" if u < 0.8 else "invalid" if u < 0.9 else "error" if u < 0.95 else "missing"
+                        return ("valid" if u < 0.8 else "invalid" if u < 0.86 else "truncated" if u < 0.9 else "error" if u < 0.95
+                                else "missing")
 
                     def lab(s, gold=gold):
                         return ("ABCD"[rng.integers(4)] if rng.random() < 0.4 else gold) if s == "valid" else None

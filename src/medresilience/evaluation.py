@@ -36,9 +36,10 @@ from .lock import RunLock
 from .models.openai_compatible import redact_url
 from .models.serving import serving
 from .models.spec import ModelSpec
+from .reading import family_sets_budget, reading_summary, truncation_warnings
 from .records import Suite, atomic_write
 from .results import Results
-from .runner import EvalOptions, ProgressFn, RunStats, check_options, epoch_decoding, execute_plan, setting_models
+from .runner import EvalOptions, ProgressFn, RunStats, check_extract, check_options, epoch_decoding, execute_plan, setting_models
 from .seeding import stable_hash
 from .store import Store
 from .summary import results_markdown
@@ -74,6 +75,8 @@ def run_config(suite: Suite, specs: Sequence[ModelSpec], opts: EvalOptions, fami
             "conditions": None if opts.conditions is None else list(opts.conditions),
             "family": fopts.model_dump(mode="json"),
             "epochs": opts.epochs,
+            # the extraction model of replies the rules leave unread (only when there is one)
+            **({"extract": _public(opts.extract)} if opts.extract is not None else {}),
         },
         # each epoch's decoding seed and temperature (one entry per model with one epoch)
         "decoding": epoch_decoding(specs, opts.epochs),
@@ -103,6 +106,9 @@ def evaluate(
         s.api_key()  # a missing key variable fails before anything is written or called
     family = family_of([suite.manifest.family])
     check_options(family, opts, specs)  # bad options (or a model without what the scoring needs) fail before anything is written
+    if opts.extract is not None:
+        opts.extract.api_key()
+        check_extract(suite, family, family.parse_options(opts.family), opts)
     helpers = [m for m in setting_models(opts.settings) if m.label not in labels]  # a monitor:SPEC's model
     for s in helpers:
         s.api_key()
@@ -134,7 +140,7 @@ def evaluate(
             reused = _settled_results(out, previous, run_id, stats) if settled else None
             results = reused or summarise(store, suite, config, stats)
         write_results(out, results)
-    return RunResult(out, results, stats, list(config.get("warnings", [])))
+    return RunResult(out, results, stats, list(config.get("warnings", [])) + list(results.warnings))
 
 
 def _same_run(stored: dict[str, Any] | None, config: dict[str, Any]) -> bool:
@@ -165,6 +171,7 @@ def summarise(store: Store, suite: Suite, config: dict[str, Any], stats: RunStat
     df = results_frame(store, suite)
     res = family.metrics(df)
     opts = config.get("options", {})
+    reading = reading_summary(store)
     return Results(
         family=family.name,
         run={
@@ -181,6 +188,8 @@ def summarise(store: Store, suite: Suite, config: dict[str, Any], stats: RunStat
         mean_across_models=res.get("mean_across_models", {}),
         mean_by_stratum=res.get("mean_by_stratum", {}),
         usage=store.usage(),
+        reading=reading,
+        warnings=truncation_warnings(reading, family_sets_budget(family, opts.get("family"))),
         last_execution=None if stats is None else asdict(stats),
     )
 

@@ -7,8 +7,9 @@ and gold (the gold letter, where the item has one); one column per facet the sui
 declares; label and value (the score), status, correct; prompt and completion tokens and cost.
 
 `status` is one of: valid (a readable answer), invalid (a reply with no readable answer),
-unscored (the scorer could not decide, e.g. a judge outage), error (the call failed after
-retries; excluded from every rate and counted), missing (not run). `correct`: a valid score of
+truncated (a reply cut at its token budget before a readable answer), unscored (the scorer could
+not decide, e.g. a judge outage), error (the call failed after retries; excluded from every rate
+and counted), missing (not run). `correct`: a valid score of
 value 1 (the gold letter, a judge's top verdict); for scores stored without a value (older
 stores), a label equal to the item's gold letter.
 
@@ -39,7 +40,7 @@ from .store import Store
 
 BASE_COLUMNS = ["model", "setting", "scoring", "item_id", "probe_id", "condition", "epoch", "source", "subject", "gold"]
 SCORE_COLUMNS = ["label", "value", "status", "correct", "prompt_tokens", "completion_tokens", "cost"]
-STATUSES = ["valid", "invalid", "unscored", "error", "missing"]
+STATUSES = ["valid", "invalid", "unscored", "error", "missing", "truncated"]
 SMALL = ("model", "condition", "setting", "scoring")
 MAX_PACKED_LABELS = 4096
 
@@ -48,8 +49,9 @@ FROM units u
 LEFT JOIN calls c ON c.key = u.key
 LEFT JOIN scores s ON s.key = u.key AND s.scorer = u.scoring
 """
-_CALL = "(CASE c.status WHEN 'ok' THEN 1 WHEN 'error' THEN 2 ELSE 0 END)"  # 0: no call row
-_SCORE = "(CASE s.status WHEN 'valid' THEN 1 WHEN 'invalid' THEN 2 WHEN 'unscored' THEN 3 ELSE 0 END)"  # 0: none
+# 0: no call row; 3: ok, cut at its token budget (finish_reason 'length')
+_CALL = "(CASE c.status WHEN 'ok' THEN (CASE c.finish_reason WHEN 'length' THEN 3 ELSE 1 END) WHEN 'error' THEN 2 ELSE 0 END)"
+_SCORE = "(CASE s.status WHEN 'valid' THEN 1 WHEN 'invalid' THEN 2 WHEN 'unscored' THEN 3 WHEN 'truncated' THEN 4 ELSE 0 END)"  # 0: none
 _TOKENS = "(COALESCE(c.prompt_tokens, 0) * 4294967296 + COALESCE(c.completion_tokens, 0))"
 
 
@@ -141,9 +143,9 @@ def _read_packed(store: Store, run: str | None, vocab: dict[str, list[Any]], chu
     le, la = _case("s.label", vocab["label"])
     args += la
     n_labels = len(vocab["label"])
-    # digits: model, condition, setting, scoring, call (3), score (4), label (0: none, 1..n, n+1: unknown)
+    # digits: model, condition, setting, scoring, call (4), score (5), label (0: none, 1..n, n+1: unknown)
     digits = [*exprs, _CALL, _SCORE, f"(CASE WHEN s.label IS NULL THEN 0 ELSE {le} + 1 END)"]
-    radices += [3, 4, n_labels + 2]
+    radices += [4, 5, n_labels + 2]
     packed, mult = "0", 1
     for e, r in zip(digits, radices):
         packed += f" + {mult} * {e}"
@@ -326,10 +328,12 @@ def results_frame(store: Store, suite: Suite, chunk: int = 100_000, run: str | N
     call, score = cat["call"], cat["score"]
     status_code = np.full(len(call), 4, dtype=np.int8)  # missing
     status_code[call == 2] = 3  # error
-    ok = call == 1
+    ok = (call == 1) | (call == 3)
     status_code[ok & (score == 1)] = 0  # valid
-    status_code[ok & (score != 1)] = 1  # invalid (an invalid reply, or no score row)
+    status_code[ok & (score != 1)] = 1  # invalid (an invalid reply, or no score row: nothing in it to score)
     status_code[ok & (score == 3)] = 2  # unscored
+    status_code[ok & (score == 4)] = 5  # truncated
+    status_code[(call == 3) & (score == 0)] = 5  # truncated: cut at its budget with nothing in it to score (no final answer to judge)
 
     icode, pcode = cat["item_id"], cat["probe_id"]
     data: dict[str, Any] = {

@@ -25,10 +25,13 @@ request, each stored under its own key (the request key with the epoch), so each
 A model that decodes at temperature 0 would repeat one answer: more than one epoch is refused for it.
 
 A scorer that needs a call of its own (a judge) is deferred: once the answers are stored, its
-requests are built from the stored replies and run through the same path."""
+requests are built from the stored replies and run through the same path. So is the letter reading
+of a run with an extraction model (`EvalOptions.extract`, scoring.extract): the rules read every
+stored reply, and the extraction model is called for the ones they leave unread."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -43,14 +46,15 @@ from .models.openai_compatible import OpenAICompatibleModel
 from .models.serving import serving
 from .models.spec import ModelSpec
 from .records import CLEAN, Item, Probe, Suite
+from .scoring.extract import Extractor, ExtractScorer, check_extractor, is_extracting, run_extraction
 from .scoring.judge import run_deferred
-from .scoring.mcq import mcq_params
+from .scoring.mcq import LetterScorer, mcq_params
 from .scoring.types import Scorer, is_deferred
 from .seeding import sample_order, stable_hash
 from .settings import Setting
 from .store import Store, UnitRow
 
-__all__ = ["CallRequest", "EvalOptions", "Planned", "PlannedPreCall", "ProgressFn", "RunStats", "check_options", "execute",
+__all__ = ["CallRequest", "EvalOptions", "Planned", "PlannedPreCall", "ProgressFn", "RunStats", "check_extract", "check_options", "execute",
            "is_deferred", "plan", "request_key", "run_calls", "select_units", "setting_models"]
 
 
@@ -66,6 +70,7 @@ class EvalOptions:
     conditions: tuple[str, ...] | None = None
     family: Mapping[str, Any] | BaseModel | None = None
     epochs: int = 1
+    extract: ModelSpec | None = None  # the extraction model for replies the rules leave unread (-O extract=SPEC)
 
     def __post_init__(self) -> None:
         if self.epochs < 1:
@@ -151,6 +156,10 @@ def check_options(family: Family, opts: EvalOptions, specs: Iterable[ModelSpec] 
         if other is not None and other.identity() != m.identity():
             raise ConfigError("--setting", f"the model {m.label} a setting calls is not the answering model of that label; "
                                            "give it another label=")
+    if opts.extract is not None:
+        if opts.scoring != "letter":
+            raise ConfigError("-O extract", f"the extraction model reads generated replies: it needs --scoring letter, not {opts.scoring}")
+        check_extractor(opts.extract, specs)
     if opts.epochs > 1:
         if not family.epochs:
             raise ConfigError("--epochs", f"family {family.name} pairs single answers; it reads no repeats (use --epochs 1)")
@@ -163,6 +172,25 @@ def check_options(family: Family, opts: EvalOptions, specs: Iterable[ModelSpec] 
             if not spec.supports("logprobs"):
                 raise ConfigError(f"--model {spec.label}", f"{spec.why_not('logprobs')}: --scoring {opts.scoring} needs log-probabilities (use --scoring letter)")
     return fopts
+
+
+def check_extract(suite: Suite, family: Family, family_options: BaseModel, opts: EvalOptions) -> None:
+    """With an extraction model, the suite's replies must be read as option letters (a family or
+    mode that judges its replies takes none): ConfigError otherwise, before anything is written."""
+    if opts.extract is None:
+        return
+    for item, probe in select_units(suite, family, family_options, dataclasses.replace(opts, limit=1))[:1]:
+        _with_extractor(family.scorer(item, probe, opts.scoring, family_options), item, Extractor(opts.extract), opts.scoring, family)
+
+
+def _with_extractor(scorer: Scorer | Any, item: Item, extractor: Extractor | None, scoring: str, family: Family) -> Scorer | Any:
+    """The unit's scorer, read with the extraction model where the run has one."""
+    if extractor is None:
+        return scorer
+    if not isinstance(scorer, LetterScorer):
+        raise ConfigError("-O extract", f"family {family.name} does not read option letters from these replies (they are judged): "
+                                        "an extraction model reads multiple-choice letter answers only")
+    return ExtractScorer(scorer, extractor, scoring, item.options)
 
 
 def plan(suite: Suite, specs: Iterable[ModelSpec], opts: EvalOptions) -> list[Planned]:
@@ -224,9 +252,12 @@ async def execute(
         stats.not_run += n
         stats.stopped.append(f"{n} answer calls under setting {', '.join(sorted(skipped))} were not made: the {'/'.join(sorted(roles))} "
                              "call before each failed (stored as an error, not scored); rerun to retry them")
-    deferred = [p for p in planned if is_deferred(p.score)]
-    if deferred:
-        stats = await run_deferred(deferred, specs, store, progress, clients, stats)
+    judged = [p for p in planned if is_deferred(p.score) and not is_extracting(p.score)]
+    if judged:
+        stats = await run_deferred(judged, specs, store, progress, clients, stats)
+    extracted = [p for p in planned if is_extracting(p.score)]
+    if extracted:
+        stats = await run_extraction(extracted, store, progress, clients, stats)
     return stats
 
 
@@ -331,6 +362,7 @@ def _plan_pairs(pairs: list[tuple[Item, Probe | None]], family: Family, fopts: B
     settings = [settings_mod.get(n) for n in opts.settings]
     rendered = [(item, probe, family.render(item, probe, opts.scoring, fopts)) for item, probe in pairs]
     overrides = {**family.decoding(fopts), **mcq_params(opts.scoring)}  # the scoring's needs win (logprob: 1 token)
+    extractor = None if opts.extract is None else Extractor(opts.extract)
     out: list[Planned] = []
     for spec, epoch in ((s, e) for s in specs for e in range(opts.epochs)):
         params = epoch_spec(spec, epoch).decoding(**overrides)
@@ -350,7 +382,7 @@ def _plan_pairs(pairs: list[tuple[Item, Probe | None]], family: Family, fopts: B
                     key = stable_hash({"answer": key, c.role: pre.key, "marker": getattr(setting, "marker", "")})
                 cond = CLEAN if probe is None else probe.condition
                 base = item.id if probe is None else probe.id
-                scorer = family.scorer(item, probe, opts.scoring, fopts)
+                scorer = _with_extractor(family.scorer(item, probe, opts.scoring, fopts), item, extractor, opts.scoring, family)
                 # a judge's name carries its model and rubric hash: another judge makes other units
                 scoring = scorer.name if is_deferred(scorer) else opts.scoring
                 unit_id = f"{base}|{cond}|{setting.name}|{scoring}" + (f"|e{epoch}" if epoch else "")

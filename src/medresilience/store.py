@@ -86,11 +86,24 @@ CREATE TABLE IF NOT EXISTS scores (
     key TEXT NOT NULL,
     scorer TEXT NOT NULL,
     label TEXT,
-    status TEXT NOT NULL CHECK (status IN ('valid', 'invalid', 'unscored')),
+    status TEXT NOT NULL CHECK (status IN ('valid', 'invalid', 'truncated', 'unscored')),
     detail TEXT,
     value REAL,
     PRIMARY KEY (key, scorer)
 );
+"""
+
+# Stores from before `truncated` (a reply cut at its budget before an answer): the scores table is
+# rebuilt with the wider status check (SQLite cannot change a CHECK in place); its rows are kept.
+_MIGRATE_SCORES = """
+ALTER TABLE scores RENAME TO scores_v1;
+CREATE TABLE scores (
+    key TEXT NOT NULL, scorer TEXT NOT NULL, label TEXT,
+    status TEXT NOT NULL CHECK (status IN ('valid', 'invalid', 'truncated', 'unscored')),
+    detail TEXT, value REAL, PRIMARY KEY (key, scorer)
+);
+INSERT INTO scores SELECT key, scorer, label, status, detail, value FROM scores_v1;
+DROP TABLE scores_v1;
 """
 
 # Stores from before settings: `units.defense` 0/1 becomes setting none/caution (unit ids too,
@@ -189,6 +202,10 @@ class Store:
     def _columns(self, table: str) -> set[str]:
         return {r[1] for r in self.conn.execute(f"PRAGMA table_info({table})")}
 
+    def _table_sql(self, table: str) -> str:
+        row = self.conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()
+        return row[0] if row and row[0] else ""
+
     def _migrate(self) -> None:
         units, scores, calls = self._columns("units"), self._columns("scores"), self._columns("calls")
         script = ""
@@ -196,6 +213,8 @@ class Store:
             script += _MIGRATE_UNITS
         if scores and "value" not in scores:
             script += "ALTER TABLE scores ADD COLUMN value REAL;"
+        if scores and "'truncated'" not in self._table_sql("scores"):
+            script += _MIGRATE_SCORES
         if units and "epoch" not in units and "defense" not in units:
             script += "ALTER TABLE units ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;"
         if calls and "waited_s" not in calls:
@@ -244,13 +263,14 @@ class Store:
         return None if row is None else json.loads(row[0])
 
     def run_settled(self, run_id: str) -> bool:
-        """Whether every unit the run planned has an ok call and a valid or invalid score under the
-        unit's scoring (no error, nothing missing, nothing unscored): a rerun would change nothing."""
+        """Whether every unit the run planned has an ok call and a valid, invalid or truncated score
+        under the unit's scoring (no error, nothing missing, nothing unscored): a rerun would change
+        nothing."""
         if not self.conn.execute("SELECT 1 FROM units WHERE run = ? LIMIT 1", (run_id,)).fetchone():
             return False
         row = self.conn.execute(
             "SELECT 1 FROM units u LEFT JOIN calls c ON c.key = u.key LEFT JOIN scores s ON s.key = u.key AND s.scorer = u.scoring "
-            "WHERE u.run = ? AND (c.status IS NOT 'ok' OR s.status IS NULL OR s.status NOT IN ('valid', 'invalid')) LIMIT 1",
+            "WHERE u.run = ? AND (c.status IS NOT 'ok' OR s.status IS NULL OR s.status NOT IN ('valid', 'invalid', 'truncated')) LIMIT 1",
             (run_id,)).fetchone()
         return row is None
 
@@ -357,6 +377,57 @@ class Store:
             return None
         return {"status": row[0], "label": row[1], "detail": json.loads(row[2]) if row[2] else None, "value": row[3]}
 
+    def scored(self, keys: Iterable[str], scorer: str) -> dict[str, str]:
+        """key -> the status of its score under `scorer`, for the given keys that have one."""
+        keys = list(keys)
+        out: dict[str, str] = {}
+        for i in range(0, len(keys), 900):
+            chunk = keys[i : i + 900]
+            q = f"SELECT key, status FROM scores WHERE scorer = ? AND key IN ({','.join('?' * len(chunk))})"
+            out.update(self.conn.execute(q, [scorer, *chunk]).fetchall())
+        return out
+
+    def replies(self, keys: Iterable[str]) -> dict[str, tuple[str, str | None]]:
+        """key -> (reply text, finish reason) of each given key whose call is stored `ok`."""
+        keys = list(keys)
+        out: dict[str, tuple[str, str | None]] = {}
+        for i in range(0, len(keys), 900):
+            chunk = keys[i : i + 900]
+            q = f"SELECT key, text, finish_reason FROM calls WHERE status = 'ok' AND key IN ({','.join('?' * len(chunk))})"
+            out.update((k, (t or "", f)) for k, t, f in self.conn.execute(q, chunk))
+        return out
+
+    def reading(self, run: str | None = "latest") -> dict[str, dict[str, dict[str, Any]]]:
+        """model -> setting -> how the replies of a run's units (default: the latest; None: every
+        unit) were read: `replies` (units whose call is stored ok), `read` (a valid label),
+        `extracted` (of those, labels an extraction model supplied: the score's detail says
+        read_by "extract"), `invalid`, `truncated`, `unscored` (a reply with no score row is read
+        as the results frame reads it: `truncated` when it was cut at its budget, else `invalid`),
+        and `budget`: the largest reply budget (max_tokens or max_completion_tokens) asked of a
+        truncated reply (None when none was cut)."""
+        if run == "latest":
+            run = self.latest_run()
+        where, args = ("AND u.run = ?", (run,)) if run is not None else ("", ())
+        status = "(CASE WHEN s.status IS NOT NULL THEN s.status WHEN c.finish_reason = 'length' THEN 'truncated' ELSE 'invalid' END)"
+        joined = "FROM units u JOIN calls c ON c.key = u.key AND c.status = 'ok' LEFT JOIN scores s ON s.key = u.key AND s.scorer = u.scoring"
+        out: dict[str, dict[str, dict[str, Any]]] = {}
+        for model, setting, st, read_by, n in self.conn.execute(
+            f"SELECT u.model, u.setting, {status}, json_extract(s.detail, '$.read_by'), COUNT(*) {joined} WHERE 1 {where} GROUP BY 1, 2, 3, 4",
+                args):
+            b = out.setdefault(model, {}).setdefault(setting, {"replies": 0, "read": 0, "extracted": 0, "invalid": 0, "truncated": 0,
+                                                                "unscored": 0, "budget": None})
+            b["replies"] += n
+            b["read" if st == "valid" else st] += n
+            if st == "valid" and read_by == "extract":
+                b["extracted"] += n
+        for model, setting, budget in self.conn.execute(
+            f"""SELECT u.model, u.setting, MAX(COALESCE(json_extract(r.params, '$.max_tokens'),
+                                                       json_extract(r.params, '$.max_completion_tokens')))
+                {joined} JOIN requests r ON r.key = u.key WHERE {status} = 'truncated' {where} GROUP BY 1, 2""", args):
+            if model in out and setting in out[model]:
+                out[model][setting]["budget"] = None if budget is None else int(budget)
+        return out
+
     def request(self, key: str) -> dict[str, Any] | None:
         row = self.conn.execute("SELECT model, messages, params FROM requests WHERE key = ?", (key,)).fetchone()
         return None if row is None else {"model": row[0], "messages": json.loads(row[1]), "params": json.loads(row[2])}
@@ -404,6 +475,7 @@ class Store:
         counts = {
             "scores_valid": int(scores.get("valid", 0)),
             "scores_invalid": int(scores.get("invalid", 0)),
+            "scores_truncated": int(scores.get("truncated", 0)),
             "scores_unscored": int(scores.get("unscored", 0)),
             "calls_ok": ok,
             "calls_error": err,

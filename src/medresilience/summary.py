@@ -1,6 +1,7 @@
 """The short summary of a run's results: a headline table (per model and setting) as Markdown and
-as a rich Table, with the family's headline columns and strata. Every rate carries its 95%
-interval and n."""
+as a rich Table, with the family's headline columns and strata, the unread replies counted apart
+(invalid; truncated: cut at the token budget) and, where an extraction model read some replies,
+the share of labels it supplied. Every rate carries its 95% interval and n."""
 
 from __future__ import annotations
 
@@ -38,11 +39,15 @@ def results_markdown(results: Results) -> str:
     lines = [f"# Results: {results.run.suite or ''} ({family.title})", ""]
     lines.append("Rates are percentages with 95% Wilson intervals and n.")
     lines.append("")
-    lines.append("| Model | Setting | " + " | ".join(t for _, t in cols) + " | Errors | Invalid |")
-    lines.append("|" + "---|" * (len(cols) + 4))
+    for w in results.warnings:
+        lines += [f"> warning: {w}", ""]
+    lines.append("| Model | Setting | " + " | ".join(t for _, t in cols) + " | Errors | Invalid | Truncated |")
+    lines.append("|" + "---|" * (len(cols) + 5))
     for model, setting, cells, counts in headline_rows(results):
-        lines.append(f"| {model} | {setting} | " + " | ".join(cells) + f" | {counts.get('errors', 0)} | {counts.get('invalid', 0)} |")
+        lines.append(f"| {model} | {setting} | " + " | ".join(cells)
+                     + f" | {counts.get('errors', 0)} | {counts.get('invalid', 0)} | {counts.get('truncated', 0)} |")
     lines.append("")
+    lines += reading_markdown(results)
     for model, settings in results.models.items():
         for setting, block in settings.items():
             lines.append(f"## {model} ({setting})")
@@ -77,6 +82,25 @@ def results_markdown(results: Results) -> str:
     return "\n".join(lines)
 
 
+def _extracting(results: Results) -> bool:
+    return bool(results.run.options.get("extract")) or any(b.get("extracted") for v in results.reading.values() for b in v.values())
+
+
+def reading_markdown(results: Results) -> list[str]:
+    """How the replies were read, per model and setting (nothing for results without the counts)."""
+    if not results.reading:
+        return []
+    lines = ["## How replies were read", "",
+             "Unread replies (invalid: no readable answer; truncated: cut at the token budget before one) count as not "
+             "correct in every rate above unless a rate says it leaves them out.", "",
+             "| Model | Setting | Replies | Read | Read by extraction model | Invalid | Truncated | Unscored |", "|---|---|---|---|---|---|---|---|"]
+    for model, per_setting in results.reading.items():
+        for setting, b in per_setting.items():
+            lines.append(f"| {model} | {setting} | {b.get('replies', 0)} | {b.get('read', 0)} | {fmt_rate(b.get('extracted_share'))} | "
+                         f"{b.get('invalid', 0)} | {fmt_rate(b.get('truncated_share'))} | {b.get('unscored', 0)} |")
+    return [*lines, ""]
+
+
 def results_table(results: Results):
     """Metrics as rows, one column per model and setting: fits a narrow terminal."""
     from rich.table import Table
@@ -91,4 +115,8 @@ def results_table(results: Results):
         t.add_row(title, *[cells[i] for _, _, cells, _ in rows])
     t.add_row("Errors", *[str(c.get("errors", 0)) for *_, c in rows])
     t.add_row("Invalid", *[str(c.get("invalid", 0)) for *_, c in rows])
+    t.add_row("Truncated", *[str(c.get("truncated", 0)) for *_, c in rows])
+    if _extracting(results):
+        t.add_row("Read by extraction model", *[fmt_rate((results.reading.get(m) or {}).get(s, {}).get("extracted_share"))
+                                                 for m, s, _, _ in rows])
     return t

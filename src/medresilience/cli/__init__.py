@@ -51,6 +51,15 @@ def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, se
         settings = {"off": ["none"], "on": ["caution"], "both": ["none", "caution"]}[defense]
     family = family_of([suite.manifest.family])
     pairs = parse_pairs(family_options)
+    extract = None
+    if "extract" in pairs:  # -O extract=SPEC is the run's, not the family's: an extraction model for unread replies
+        from ..errors import ConfigError
+
+        text = pairs.pop("extract")
+        if not text:
+            raise ConfigError("-O extract", "name the extraction model, e.g. -O extract=openai/gpt-4o-mini")
+        extract = parse_model_spec(text, cfg.spec_defaults() if cfg else None)
+        extract.api_key()
     if judge is not None:  # --judge SPEC is the family's judge option
         from ..errors import ConfigError
 
@@ -62,7 +71,7 @@ def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, se
     fam_opts = cfg.family_options(pairs, suite.manifest.family) if cfg else pairs
     # the family's first scoring is the default (letters for MCQ families, the judge for free text)
     opts = EvalOptions(settings=tuple(settings or ["none"]), scoring=scoring or family.scorings[0], limit=limit, family=fam_opts,
-                       epochs=epochs, sample_seed=sample_seed)
+                       epochs=epochs, sample_seed=sample_seed, extract=extract)
     check_options(family, opts, specs)  # option errors before any progress output
     with progress(lazy=True) as prog:  # shown from the first call: an error before it is one line alone
         result = evaluate(suite, specs, out, opts, progress=progress_callback(prog, "calls"), wait=wait,
@@ -96,7 +105,8 @@ ModelOpt = Annotated[Optional[list[str]], typer.Option("--model", "-m", help="mo
 SettingOpt = Annotated[Optional[list[str]], typer.Option("--setting", help="mitigation setting: none, caution, monitor[:SPEC], retrieval:INDEX[,k=3], optimised:FILE.json; repeat to compare on the same items")]
 ScoringOpt = Annotated[Optional[str], typer.Option("--scoring", help="letter: generate and extract; logprob: read option-letter log-probabilities; judge: an LLM judge (default: the family's first)")]
 JudgeOpt = Annotated[Optional[str], typer.Option("--judge", help="judge model spec for a family whose answers are judged (= -O judge=SPEC)")]
-FamilyOpt = Annotated[Optional[list[str]], typer.Option("--option", "-O", help="an option of the suite's family, KEY=VALUE (the README lists each family's); repeatable")]
+FamilyOpt = Annotated[Optional[list[str]], typer.Option("--option", "-O", help="an option of the suite's family, KEY=VALUE (the README lists each family's), "
+                                                   "or extract=SPEC: a model that reads the replies the rules leave unread; repeatable")]
 DefenseOpt = Annotated[Optional[str], typer.Option("--defense", hidden=True, help="former flag: off | on | both (= --setting caution)")]
 WaitOpt = Annotated[bool, typer.Option("--wait", help="if another process holds the run directory, wait for it instead of stopping")]
 

@@ -199,7 +199,7 @@ class PrecautionAdapter:
             self.on_evaluated(EvaluationRecord(
                 split="val" if all(e.split == "val" for e in batch) else "train", candidate=prompt_hash(prompt), examples=len(batch),
                 score=sum(scores) / len(scores), unscored=sum(v["status"] == "unscored" for v in views),
-                invalid=sum(v["status"] == "invalid" for v in views)))
+                invalid=sum(v["status"] in ("invalid", "truncated") for v in views)))
         return EvaluationBatch(outputs=outcomes, scores=scores, trajectories=list(outcomes) if capture_traces else None)
 
     def make_reflective_dataset(self, candidate: dict[str, str], eval_batch: Any, components_to_update: list[str]) -> dict[str, list[dict[str, Any]]]:
@@ -221,6 +221,7 @@ class PrecautionAdapter:
         for u in o.units:
             where = "The question as given" if u["condition"] == "clean" else f"Under condition '{u['condition']}'"
             verdict = {"valid": f"scored {u['label']} ({u['value']:.2f})", "invalid": "no readable answer (scored 0)",
+                       "truncated": "cut at its token budget before an answer (scored 0)",
                        "unscored": "the judge's verdict could not be read (scored 0)"}.get(u["status"], u["status"])
             reason = f"; judge's reason: {_cut(str(u['reason']), 600)}" if u.get("reason") and u["status"] == "valid" else ""
             lines.append(f"{where}: {verdict}{reason}.")

@@ -46,7 +46,7 @@ class ModelSpec(BaseModel):
     api_key_env: str | None = None
     temperature: float = 0.0
     top_p: float | None = None
-    max_tokens: int = 16
+    max_tokens: int = 512  # the reply budget: room for a chat model that explains before it answers (README); embedded: 16
     seed: int | None = 0
     concurrency: int = Field(16, ge=1, le=4096)
     rpm: float | None = Field(None, gt=0)

@@ -28,6 +28,9 @@ from ..family import get
 from ..records import atomic_write
 from . import html as H
 from .profile import profile_frame, profile_section
+from .reading import ANCHOR as READING_ANCHOR
+from .reading import TITLE as READING_TITLE
+from .reading import section as reading_section
 from .rundir import RunData, load_run, redact_url, scrub, secrets_of
 from .section import FamilySection
 from .tables import markdown_table, usage_table, write_tables
@@ -109,6 +112,7 @@ def build_report(run_dirs: Sequence[Path | str] | Path | str, out_dir: Path | st
     t0 = time.perf_counter()
     notes = [f"{r.name}: {n}" for r in runs for n in r.notes]
     notes += [f"{r.name}: {w}" for r in runs for w in (r.config or {}).get("warnings", [])]
+    notes += [f"{r.name}: {w}" for r in runs for w in (r.results or {}).get("warnings", [])]
     notes += [f"{r.name}: {n}" for r in runs if (n := missing_note(r))]
     secrets = secrets_of(runs)
     profile = profile_frame(runs)
@@ -120,8 +124,11 @@ def build_report(run_dirs: Sequence[Path | str] | Path | str, out_dir: Path | st
     if trade is not None:
         tables.update(trade[2])
     timings["tradeoff"] = time.perf_counter() - t0
-    page = _page(runs, parts, tables, notes, title, shown_profile, trade)
-    md = _markdown(runs, parts, tables, notes, title, shown_profile, trade)
+    reading = reading_section(runs)
+    if reading is not None:
+        tables["reading"] = reading[2]
+    page = _page(runs, parts, tables, notes, title, shown_profile, trade, reading)
+    md = _markdown(runs, parts, tables, notes, title, shown_profile, trade, reading)
     out.mkdir(parents=True, exist_ok=True)
     with atomic_write(out / "report.html") as fh:
         fh.write(scrub(page, secrets))
@@ -160,7 +167,7 @@ def _subtitle(runs: Sequence[RunData]) -> list[str]:
 
 
 def _page(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: dict[str, pd.DataFrame], notes: Sequence[str], title: str | None,
-          profile: tuple[str, str] | None = None, trade: tuple | None = None) -> str:
+          profile: tuple[str, str] | None = None, trade: tuple | None = None, reading: tuple | None = None) -> str:
     title = title or "medresilience report"
     key = "".join(p.key_html for p in parts) or "<p class='lead'>No scored results in these runs yet.</p>"
     if notes:  # warnings first, above the numbers they qualify
@@ -172,6 +179,8 @@ def _page(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: dict[
         sections.append((TRADEOFF_ANCHOR, TRADEOFF_TITLE, trade[0]))
     for p in parts:
         sections += p.sections
+    if reading is not None:
+        sections.append((READING_ANCHOR, READING_TITLE, reading[0]))
     shown = {p.family for p in parts}
     missing = [f.title for f in registered_families() if f.name not in shown]
     if missing:
@@ -183,7 +192,7 @@ def _page(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: dict[
 
 
 def _markdown(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: dict[str, pd.DataFrame], notes: Sequence[str], title: str | None,
-              profile: tuple[str, str] | None = None, trade: tuple | None = None) -> str:
+              profile: tuple[str, str] | None = None, trade: tuple | None = None, reading: tuple | None = None) -> str:
     lines = [f"# {title or 'medresilience report'}", ""]
     lines.append(f"Runs: {', '.join(r.name for r in runs)}. Rates: 95% Wilson intervals and n.")
     lines.append("")
@@ -195,6 +204,8 @@ def _markdown(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: d
         lines += [trade[1], ""]
     for p in parts:
         lines += [p.markdown, ""]
+    if reading is not None:
+        lines += [reading[1], ""]
     lines += ["## Run facts", ""]
     for r in runs:
         cfg = r.config or {}
@@ -205,7 +216,7 @@ def _markdown(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: d
         if r.counts:
             c = r.counts
             lines.append(f"  - calls ok {c['calls_ok']}, errors {c['calls_error']}; scores valid {c['scores_valid']}, "
-                         f"invalid {c['scores_invalid']}, unscored {c['scores_unscored']}")
+                         f"invalid {c['scores_invalid']}, truncated {c.get('scores_truncated', 0)}, unscored {c['scores_unscored']}")
     u = tables["usage"]
     if not u.empty:
         lines += ["", markdown_table(u)]

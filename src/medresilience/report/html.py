@@ -191,13 +191,15 @@ def run_facts(runs: Sequence[Any], redact_url: Callable[[str], str]) -> str:
             for setting, block in settings.items():
                 c = block.get("counts", {})
                 crow.append([esc(model), esc(setting_name(setting)), str(c.get("units", "—")), str(c.get("errors", "—")),
-                             str(c.get("invalid", "—")), str(c.get("missing", "—"))])
+                             str(c.get("invalid", "—")), str(c.get("truncated", "—")), str(c.get("missing", "—"))])
         if crow:
-            lines.append("<h4>Units</h4>" + table(crow, ["Model", "Setting", "Units", "Errors", "Invalid", "Missing (not run)"], numeric=range(2, 6)))
+            lines.append("<h4>Units</h4>" + table(crow, ["Model", "Setting", "Units", "Errors", "Invalid", "Truncated", "Missing (not run)"],
+                                                  numeric=range(2, 7)))
         if run.counts:
             c = run.counts
             lines.append(f"<p>Store: {c['calls_ok']} calls ok, {c['calls_error']} errors ({c['calls_error_permanent']} permanent); "
-                         f"scores: {c['scores_valid']} valid, {c['scores_invalid']} invalid, {c['scores_unscored']} unscored "
+                         f"scores: {c['scores_valid']} valid, {c['scores_invalid']} invalid, {c.get('scores_truncated', 0)} truncated, "
+                         f"{c['scores_unscored']} unscored "
                          "(unscored judgments are counted apart, never as a score).</p>")
             if c.get("error_samples"):
                 lines.append("<details><summary>Most frequent errors</summary><pre>" + esc("\n".join(c["error_samples"])) + "</pre></details>")

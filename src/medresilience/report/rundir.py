@@ -22,6 +22,7 @@ from ..errors import InputError, MedresError
 from ..family import get
 from ..frame import results_frame
 from ..models.urls import redact_url  # noqa: F401  (the report shows endpoints through it)
+from ..reading import family_sets_budget, reading_summary, truncation_warnings
 from ..records import Suite
 from ..store import Store
 
@@ -120,6 +121,8 @@ def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = Tru
                 run.timings["metrics"] = time.perf_counter() - t0
                 t0 = time.perf_counter()
                 run.counts, res["usage"] = store.facts()
+                res["reading"] = reading_summary(store)
+                res["warnings"] = truncation_warnings(res["reading"], family_sets_budget(family, (config.get("options") or {}).get("family")))
                 run.timings["store_facts"] = time.perf_counter() - t0
             res["run"] = {
                 "suite": (config.get("suite") or {}).get("name"),

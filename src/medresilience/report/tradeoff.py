@@ -59,6 +59,7 @@ import pandas as pd
 from .. import stats
 from ..family import Family, get
 from ..frame import epochs_of
+from ..scoring.types import ANSWERED
 from ..settings import NONE
 from . import html as H
 from .tables import fmt_p, markdown_table
@@ -70,7 +71,6 @@ COLUMNS = ["model", "setting", "family", "run", "none_run", "role", "metric", "l
            "b", "c", "n", "items", "primary", "layout", "column", "ref"]
 PAIRING_COLUMNS = ["model", "setting", "family", "run", "none_run", "units_none", "units_setting", "only_none", "only_setting",
                    "items_none", "items_setting", "items_paired", "answered_one_side"]
-ANSWERED = ("valid", "invalid")
 
 def store_linked_usage(run: Any) -> pd.DataFrame | None:
     """The calls the run's store links to its units (`Store.linked_usage`: a monitor's note before

@@ -196,7 +196,7 @@ def _candidates_b(suite: Suite, run_dir: Path, show_reference: bool = False) -> 
         auto_correct = None
         if status == "valid":
             auto_correct = "correct" if value is not None and float(value) >= 1.0 else "incorrect"
-        elif status == "invalid":
+        elif status in ("invalid", "truncated"):  # unread: not correct, the study's rule
             auto_correct = "incorrect"
         strata = {"source": item.source, "subject": item.subject, "condition": condition, "model": model, "setting": setting,
                   **_facets(probe)}

@@ -65,7 +65,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["JUDGE_MIN_TOKENS", "Example", "Judge", "JudgeScorer", "Rubric", "Verdict", "run_deferred"]
 
 #: A judge writes a reason before its verdict: its replies get at least this many tokens unless
-#: `Judge(max_tokens=...)` says otherwise (a model spec's default of 16 suits letters, not judges).
+#: `Judge(max_tokens=...)` says otherwise (a model spec may set a budget that suits letters, not judges).
 JUDGE_MIN_TOKENS = 512
 #: How much of a reply an unscored score keeps in its detail, and how long a reason may be.
 TEXT_LIMIT = 2000

@@ -1,7 +1,9 @@
 """What a scorer returns: a Score with a label (a letter, a verdict), a numeric value (1/0 for
 right/wrong, a judge's -1/0/1) and a status. `invalid`: the reply carries no readable answer;
-`unscored`: the scorer itself could not decide (a judge outage or an unparseable verdict), with
-its reason in `detail`. Neither is ever turned into a default score."""
+`truncated`: the reply was cut at its token budget (finish_reason "length") before a readable
+answer, so it is not an answer at all and is counted apart from `invalid`; `unscored`: the scorer
+itself could not decide (a judge or extraction-model outage, an unparseable verdict), with its
+reason in `detail`. None of them is ever turned into a default score."""
 
 from __future__ import annotations
 
@@ -12,7 +14,11 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:  # pragma: no cover
     from ..models.openai_compatible import Completion
 
-ScoreStatus = Literal["valid", "invalid", "unscored"]
+ScoreStatus = Literal["valid", "invalid", "truncated", "unscored"]
+#: the statuses of a reply that reached its scorer and carries no answer (the study counts them as not correct)
+UNREAD = ("invalid", "truncated")
+#: the statuses of a reply that enters a rate: read, or unread (an error, unscored or missing unit does not)
+ANSWERED = ("valid", *UNREAD)
 
 
 @dataclass(frozen=True)
@@ -32,5 +38,6 @@ Scorer = Callable[["Completion"], Score]
 
 
 def is_deferred(scorer: object) -> bool:
-    """A scorer that makes calls of its own (a judge) rather than reading the reply directly."""
-    return hasattr(scorer, "judge_requests")
+    """A scorer that makes calls of its own (a judge, an extraction model) rather than reading the
+    reply directly: it scores the stored replies once they are all in."""
+    return hasattr(scorer, "judge_requests") or hasattr(scorer, "extract_request")

@@ -27,6 +27,8 @@ HEADLINE_COLUMNS = (
     ("type1_asr", "Type 1 ASR"),
     ("type1_tasr", "Type 1 TASR"),
     ("type2_asr", "Type 2 ASR"),
+    ("type1_asr_read", "Type 1 ASR, unread left out"),
+    ("type2_asr_read", "Type 2 ASR, unread left out"),
 )
 STRATA = (("by_source", "By source"), ("by_content_type", "By content type"), ("by_provenance", "By provenance"))
 

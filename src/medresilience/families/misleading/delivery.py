@@ -144,7 +144,8 @@ class MisleadingOptions(BaseModel):
     `all` plans one Type 1 probe per wrong option (the exhaustive option-level view).
     preset: `terse` (the default: one-line answers, cheap) or `study` (the study's protocol:
     context first, step-by-step reasoning, a JSON `answer_letter`, a large output budget, Type 2
-    in option order). context_position and type2_order override the preset's."""
+    in option order). context_position and type2_order override the preset's; max_tokens the
+    reply budget (default: the preset's: study 4096, terse the model spec's max_tokens)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -154,17 +155,21 @@ class MisleadingOptions(BaseModel):
     judge: str | None = None  # the judge model of open answers (a model spec)
     context_position: Literal["after_options", "before_question"] | None = None
     type2_order: Literal["seeded", "options"] | None = None
+    max_tokens: int | None = None
 
     @model_validator(mode="after")
     def _judge_for_open(self) -> MisleadingOptions:
         if self.answer == "open" and not self.judge:
             raise ValueError("open answers are judged: name the judge model, e.g. -O judge=openai/gpt-4o-mini")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ValueError("max_tokens must be at least 1")
         return self
 
     @property
     def prompts(self) -> PromptSet:
         base = PRESETS[self.preset]
-        changes = {k: v for k, v in (("context_position", self.context_position), ("type2_order", self.type2_order))
+        changes = {k: v for k, v in (("context_position", self.context_position), ("type2_order", self.type2_order),
+                                     ("max_tokens", self.max_tokens))
                    if v is not None and v != getattr(base, k)}
         return dataclasses.replace(base, **changes) if changes else base
 

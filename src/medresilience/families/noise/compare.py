@@ -32,10 +32,10 @@ import pandas as pd
 from ... import stats
 from ...frame import epochs_of
 from ...report.compare import Comparison, Side, side
+from ...scoring.types import ANSWERED
 from .variants import CONDITIONS, TITLES
 
 N_RESAMPLES = stats.CLUSTER_RESAMPLES
-ANSWERED = ("valid", "invalid")
 POOLED = "perturbed"
 COLUMNS = ["pair", "a", "b", "condition", "metric", "a_k", "a_n", "a_p", "a_lo", "a_hi", "b_k", "b_n", "b_p", "b_lo", "b_hi",
            "n", "items", "diff", "lo", "hi", "p_boot", "p_holm", "test", "test_b", "test_c", "p_test"]

@@ -3,8 +3,9 @@
 Per model and setting (and per source dataset), for the original case (`clean`) and each variant:
 
 - accuracy: correct / answered units with its 95% Wilson interval; answered = a reply that was read
-  (`valid`) or could not be (`invalid`, counted as not correct and counted apart); `unscored`
-  (a judge that gave no verdict) and call errors are left out and counted;
+  (`valid`) or could not be (`invalid`, or `truncated`: cut at its token budget; both counted as
+  not correct, the study's rule, and counted apart); `unscored` (a judge that gave no verdict)
+  and call errors are left out and counted;
 - the drop from the original, as the study tests it: original accuracy minus variant accuracy,
   with the one-sided Fisher exact test (is the original's accuracy the higher?);
 - beyond it, paired by item (each variant of a case is paired with the same case's original):
@@ -12,7 +13,8 @@ Per model and setting (and per source dataset), for the original case (`clean`) 
   variant, c: the reverse), the paired drop (mean over pairs of original minus variant
   correctness) with an item-clustered bootstrap 95% interval and its two-sided bootstrap p;
 - the flip rate: among the pairs whose original was answered right, the share answered wrong
-  on the variant (Wilson interval).
+  on the variant (Wilson interval); `flip_read` beside it leaves out the pairs whose variant
+  reply was unread (invalid or truncated).
 
 With several epochs (`medres eval --epochs N`, the study's repeated runs) the accuracy and the
 Fisher test pool every epoch's answers (the Wilson interval is the pooled one); a pair is one
@@ -35,9 +37,9 @@ import pandas as pd
 
 from ... import stats
 from ...frame import epochs_of
+from ...scoring.types import ANSWERED
 from .variants import CONDITIONS, HEADLINE_COLUMNS, facets_of
 
-ANSWERED = ("valid", "invalid")
 HEADLINE_KEYS = tuple(k for k, _ in HEADLINE_COLUMNS)
 
 
@@ -54,6 +56,7 @@ def _accuracy(correct: np.ndarray, status: np.ndarray) -> dict[str, Any]:
     answered = np.isin(status, ANSWERED)
     r = stats.wilson(int((correct & answered).sum()), int(answered.sum())).as_dict()
     r["invalid"] = int((status == "invalid").sum())
+    r["truncated"] = int((status == "truncated").sum())
     r["unscored"] = int((status == "unscored").sum())
     r["errors"] = int((status == "error").sum())
     return r
@@ -97,6 +100,7 @@ def _slice(g: pd.DataFrame, seed: int = 0) -> tuple[dict[str, Any], dict[str, An
         paired = base.notna().to_numpy()
         cc = base.to_numpy()[paired].astype(bool)
         vc = v_correct[paired]
+        v_read = (status[vm] == "valid")[paired]
         b = int((cc & ~vc).sum())
         cnt = int((~cc & vc).sum())
         per = pd.DataFrame({"i": v_item[paired], "d": cc.astype(np.int64) - vc.astype(np.int64)})
@@ -104,6 +108,7 @@ def _slice(g: pd.DataFrame, seed: int = 0) -> tuple[dict[str, Any], dict[str, An
         boot = stats.paired_cluster_diff(grouped["sum"].to_numpy(), grouped["size"].to_numpy(), seed=seed)
         fisher = stats.fisher_one_sided(clean_acc["k"], clean_acc["n"], acc["k"], acc["n"], "greater")
         flip = stats.wilson(b, int(cc.sum())).as_dict()
+        flip_read = stats.wilson(int((cc & ~vc & v_read).sum()), int((cc & v_read).sum())).as_dict()
         diff = None if clean_acc["p"] is None or acc["p"] is None else clean_acc["p"] - acc["p"]
         try:
             facets = facets_of(c)
@@ -116,11 +121,13 @@ def _slice(g: pd.DataFrame, seed: int = 0) -> tuple[dict[str, Any], dict[str, An
                        "drop": boot["diff"], "lo": boot["lo"], "hi": boot["hi"], "p_boot": boot["p"], "clusters": boot["clusters"],
                        "interval": "item-clustered bootstrap"},
             "flip": flip,
+            "flip_read": flip_read,
             "epochs": _epochs(correct[m], status[m], epoch[m]),
             "facets": facets,
         }
         overall[f"{c}_acc"] = acc
         overall[f"{c}_flip"] = flip
+        overall[f"{c}_flip_read"] = flip_read
         overall[f"{c}_drop"] = boot["diff"]
     return overall, by_variant
 
@@ -128,6 +135,7 @@ def _slice(g: pd.DataFrame, seed: int = 0) -> tuple[dict[str, Any], dict[str, An
 def _counts(g: pd.DataFrame) -> dict[str, int]:
     status = g["status"].astype(str)
     return {"units": int(len(g)), "errors": int((status == "error").sum()), "invalid": int((status == "invalid").sum()),
+            "truncated": int((status == "truncated").sum()),
             "unscored": int((status == "unscored").sum()), "missing": int((status == "missing").sum())}
 
 

@@ -35,10 +35,11 @@ def headline_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.Dat
             for part in RATE_PARTS:
                 row[f"{k}_{part}"] = v.get(part)
         c = block.get("counts", {})
-        row.update(units=c.get("units"), units_errors=c.get("errors", 0), units_invalid=c.get("invalid", 0), units_unscored=c.get("unscored", 0))
+        row.update(units=c.get("units"), units_errors=c.get("errors", 0), units_invalid=c.get("invalid", 0),
+                   units_truncated=c.get("truncated", 0), units_unscored=c.get("unscored", 0))
         rows.append(row)
     cols = ["run", "model", "setting", "n_items", *[f"{k}_{p}" for k, _ in HEADLINE_COLUMNS for p in RATE_PARTS],
-            "units", "units_errors", "units_invalid", "units_unscored"]
+            "units", "units_errors", "units_invalid", "units_truncated", "units_unscored"]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -48,23 +49,27 @@ def variants_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.Dat
         clean = block.get("overall", {}).get("clean_acc") or {}
         rows.append({"run": run, "model": model, "setting": setting, "condition": "clean", "perturbation": None, "dose": "0",
                      "placement": None, "acc_p": clean.get("p"), "acc_lo": clean.get("lo"), "acc_hi": clean.get("hi"),
-                     "acc_n": clean.get("n"), "invalid": clean.get("invalid"), "unscored": clean.get("unscored"), "errors": clean.get("errors")})
+                     "acc_n": clean.get("n"), "invalid": clean.get("invalid"), "truncated": clean.get("truncated"),
+                     "unscored": clean.get("unscored"), "errors": clean.get("errors")})
         for cond, v in (block.get("by_variant") or {}).items():
             a, d, pr, f = v.get("acc", {}), v.get("drop", {}), v.get("paired", {}), v.get("flip", {})
+            fr = v.get("flip_read") or {}
             fc = v.get("facets") or {}
             rows.append({
                 "run": run, "model": model, "setting": setting, "condition": cond, "perturbation": fc.get("perturbation"),
                 "dose": fc.get("dose"), "placement": fc.get("placement"),
                 "acc_p": a.get("p"), "acc_lo": a.get("lo"), "acc_hi": a.get("hi"), "acc_n": a.get("n"),
-                "invalid": a.get("invalid"), "unscored": a.get("unscored"), "errors": a.get("errors"),
+                "invalid": a.get("invalid"), "truncated": a.get("truncated"), "unscored": a.get("unscored"), "errors": a.get("errors"),
                 "drop": d.get("diff"), "odds_ratio": d.get("odds_ratio"), "p_fisher": d.get("p_fisher"),
                 "pairs": pr.get("n"), "b": pr.get("b"), "c": pr.get("c"), "p_mcnemar": pr.get("p_mcnemar"),
                 "paired_drop": pr.get("drop"), "paired_lo": pr.get("lo"), "paired_hi": pr.get("hi"), "p_boot": pr.get("p_boot"),
                 "flip_p": f.get("p"), "flip_lo": f.get("lo"), "flip_hi": f.get("hi"), "flip_n": f.get("n"),
+                "flip_read_p": fr.get("p"), "flip_read_lo": fr.get("lo"), "flip_read_hi": fr.get("hi"), "flip_read_n": fr.get("n"),
             })
     cols = ["run", "model", "setting", "condition", "perturbation", "dose", "placement", "acc_p", "acc_lo", "acc_hi", "acc_n",
-            "invalid", "unscored", "errors", "drop", "odds_ratio", "p_fisher", "pairs", "b", "c", "p_mcnemar", "paired_drop",
-            "paired_lo", "paired_hi", "p_boot", "flip_p", "flip_lo", "flip_hi", "flip_n"]
+            "invalid", "truncated", "unscored", "errors", "drop", "odds_ratio", "p_fisher", "pairs", "b", "c", "p_mcnemar", "paired_drop",
+            "paired_lo", "paired_hi", "p_boot", "flip_p", "flip_lo", "flip_hi", "flip_n", "flip_read_p", "flip_read_lo", "flip_read_hi",
+            "flip_read_n"]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -200,8 +205,9 @@ def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
         rows.append([f"<b>{esc(r['model'])}</b>", esc(setting_name(r["setting"])),
                      "—" if _isnan(r.get("n_items")) else str(int(r["n_items"])),
                      *[rate_cell(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n")) for k, _ in cols],
-                     str(r.get("units_errors") or 0), str(r.get("units_invalid") or 0), str(r.get("units_unscored") or 0)])
-    headers = ["Model", "Setting", "Cases", *[t for _, t in cols], "Errors", "Invalid", "Unscored"]
+                     str(r.get("units_errors") or 0), str(r.get("units_invalid") or 0), str(r.get("units_truncated") or 0),
+                     str(r.get("units_unscored") or 0)])
+    headers = ["Model", "Setting", "Cases", *[t for _, t in cols], "Errors", "Invalid", "Truncated", "Unscored"]
     return (f"<p class='lead'>{lead}</p>" if lead else "") + table(rows, headers, numeric=range(2, len(headers)))
 
 
@@ -217,21 +223,24 @@ def variant_tables(v: pd.DataFrame) -> str:
                          _pp(r["drop"]), fmt_p(r["p_fisher"]),
                          _pp(r["paired_drop"], r["paired_lo"], r["paired_hi"]), fmt_p(r["p_boot"]),
                          f"{int(r['b'] or 0)} / {int(r['c'] or 0)}", fmt_p(r["p_mcnemar"]),
-                         rate_cell(r["flip_p"], r["flip_lo"], r["flip_hi"], r["flip_n"])])
+                         rate_cell(r["flip_p"], r["flip_lo"], r["flip_hi"], r["flip_n"]),
+                         rate_cell(r["flip_read_p"], r["flip_read_lo"], r["flip_read_hi"], r["flip_read_n"])])
         sig = ["sig" if (not _isnan(r["p_fisher"]) and r["p_fisher"] < 0.05) else "" for r in d.to_dict("records")]
         out.append(f"<h3>{esc(TITLES.get(cond, cond))} <span class='badge'>{esc(cond)}</span></h3>")
         out.append(table(rows, ["Model", "Setting", "Accuracy", "Drop", "Fisher p (one-sided)", "Paired drop", "Bootstrap p",
-                                "b / c", "McNemar p", "Flip rate"], numeric=range(2, 10), row_classes=sig))
+                                "b / c", "McNemar p", "Flip rate", "Flip rate, unread left out"], numeric=range(2, 11), row_classes=sig))
     return "".join(out)
 
 
 METHODS = (
-    "<p class='note'>Accuracy: correct over answered units (an unreadable reply counts as wrong and is counted; a judge "
+    "<p class='note'>Accuracy: correct over answered units (an unreadable reply counts as wrong and is counted: "
+    "<i>invalid</i>, or <i>truncated</i> when it was cut at its token budget; a judge "
     "without a verdict is <i>unscored</i> and left out, counted), with 95% Wilson intervals. Drop: original accuracy minus "
     "the variant's, with the study's one-sided Fisher exact test (highlighted rows: p &lt; 0.05). Paired drop: over the "
     "cases answered both ways, mean of original minus variant correctness, with a 95% bootstrap interval that resamples "
     "cases; b / c: right on the original and wrong on the variant / the reverse, tested by the exact McNemar test. Flip "
-    "rate: among cases answered right on the original, the share answered wrong on the variant.</p>"
+    "rate: among cases answered right on the original, the share answered wrong on the variant; beside it the same "
+    "rate with the cases whose variant reply was unread (invalid or truncated) left out.</p>"
 )
 
 
@@ -293,7 +302,8 @@ def _markdown(h: pd.DataFrame, v: pd.DataFrame, mean: dict[str, Any], e: pd.Data
                      + " | ".join(fmt_pct(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n")) for k, _ in cols) + " |")
     lines += ["", "### Per variant (drop: original minus variant)", "",
               markdown_table(v[v["condition"] != "clean"], ["model", "setting", "condition", "acc_p", "acc_n", "drop", "p_fisher",
-                                                            "paired_drop", "paired_lo", "paired_hi", "b", "c", "p_mcnemar", "flip_p"]), ""]
+                                                            "paired_drop", "paired_lo", "paired_hi", "b", "c", "p_mcnemar", "flip_p",
+                                                            "flip_read_p", "invalid", "truncated"]), ""]
     if e is not None and not e.empty:
         headers, rows = _epoch_rows(e)
         lines += ["### Per epoch", "", markdown_table(pd.DataFrame(rows, columns=headers)), ""]

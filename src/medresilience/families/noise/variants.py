@@ -43,6 +43,7 @@ HEADLINE_COLUMNS = (
     ("abbreviations_acc", "Abbreviations acc"),
     ("rewrite_acc", "Rewrite acc"),
     ("redherring-10_flip", "Red herrings (10) flip rate"),
+    ("redherring-10_flip_read", "Red herrings (10) flip rate, unread left out"),
 )
 
 

@@ -27,6 +27,7 @@ import pandas as pd
 from .... import stats
 from ....report.compare import Comparison as BaseComparison
 from ....report.compare import Side, side
+from ....scoring.types import ANSWERED
 
 KEY = ["item_id", "probe_id", "condition"]
 N_RESAMPLES = stats.CLUSTER_RESAMPLES
@@ -53,7 +54,7 @@ def _vocab(*cols: pd.Series) -> pd.Index:
 
 def _units(f: pd.DataFrame, vocab: dict[str, list[Any]]) -> pd.DataFrame:
     """Answered units as integer keys (shared vocabularies across both sides) and outcomes."""
-    f = f[f["status"].isin(["valid", "invalid"])]
+    f = f[f["status"].isin(ANSWERED)]
     label, target = _codes(f["label"], vocab["letters"]), _codes(f["target"], vocab["letters"])
     return pd.DataFrame({
         "item_id": _codes(f["item_id"], vocab["item_id"]),

@@ -65,11 +65,11 @@ def key_numbers(headline: pd.DataFrame, mean: dict[str, Any], designs: list[str]
             f"<b>{esc(r['model'])}</b>", esc(setting_name(r["setting"])),
             "—" if _isnan(r.get("n_items")) else str(int(r["n_items"])),
             *[rate_cell(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n")) + _clustered(r, k)
-              for k in ("clean_acc", "type1_acc", "type2_acc", "type1_asr", "type1_tasr", "type2_asr")],
-            str(r.get("units_errors", 0)), str(r.get("units_invalid", 0)),
+              for k in ("clean_acc", "type1_acc", "type2_acc", "type1_asr", "type1_tasr", "type2_asr", "type1_asr_read", "type2_asr_read")],
+            str(r.get("units_errors", 0)), str(r.get("units_invalid", 0)), str(r.get("units_truncated", 0)),
         ])
     headers = ["Model", "Setting", "Items", "Clean acc", "Type 1 acc", "Type 2 acc", "Type 1 ASR", "Type 1 TASR",
-               "Type 2 ASR", "Errors", "Invalid"]
+               "Type 2 ASR", "Type 1 ASR, unread left out", "Type 2 ASR, unread left out", "Errors", "Invalid", "Truncated"]
     design_note = ""
     if designs:
         what = {"sample": "one seeded target per item (the study's design)", "all": "one probe per wrong option (exhaustive)"}
@@ -77,12 +77,13 @@ def key_numbers(headline: pd.DataFrame, mean: dict[str, Any], designs: list[str]
                        + (". Runs of different designs are reported apart and never pooled; these numbers are the "
                           f"<b>{esc(designs[0])}</b> runs'." if len(designs) > 1 else ".") + "</p>")
     return (f'<p class="lead">{sentence}</p><div class="cards">{cards}</div>{cards_note}{design_note}'
-            + table(rows, headers, numeric=range(2, 11))
+            + table(rows, headers, numeric=range(2, 14))
             + '<p class="note">Rates with 95% Wilson intervals and n; "items:" is the item-clustered bootstrap interval of '
               "an ASR whose items give several pairs. ASR: share of clean-correct (item, probe) "
               "pairs whose answer is no longer correct with the misleading context; TASR: share that moved to the "
-              "injected wrong option. Errors (failed calls) are excluded from every rate and counted; invalid "
-              "(unreadable) replies count as not correct.</p>")
+              "injected wrong option. Errors (failed calls) are excluded from every rate and counted; unread replies "
+              "(invalid: no readable answer; truncated: cut at the token budget before one) count as not correct, the "
+              "study's rule; the ASR with unread replies left out stands beside it.</p>")
 
 
 def _clustered(r: dict[str, Any], key: str) -> str:
@@ -202,9 +203,9 @@ def flips_table_html(flips: pd.DataFrame) -> str:
 
         rows.append([esc(r.model), esc(setting_name(r.setting)), esc(CONDITION_TITLES[r.condition]), str(r.clean_correct_pairs),
                      str(r.flips), share(r.to_target, r.share_to_target), share(r.elsewhere, r.share_elsewhere),
-                     share(r.invalid, r.share_invalid)])
-    return collapsible(table(rows, ["Model", "Setting", "Condition", "Clean-correct pairs", "Flips", "To target", "Elsewhere", "Invalid"],
-                             numeric=range(3, 8)), "Flips table", len(rows))
+                     share(r.invalid, r.share_invalid), share(r.truncated, r.share_truncated)])
+    return collapsible(table(rows, ["Model", "Setting", "Condition", "Clean-correct pairs", "Flips", "To target", "Elsewhere", "Invalid",
+                                    "Truncated"], numeric=range(3, 9)), "Flips table", len(rows))
 
 
 def diff_table_html(t: pd.DataFrame, pair_title: str = "Comparison", a_title: str = "A", b_title: str = "B") -> str:
@@ -256,9 +257,11 @@ def profile_table_html(profile: pd.DataFrame) -> str:
 METHODS = """
 <ul>
 <li><b>Accuracy</b> (clean, Type 1, Type 2): correct / answered units. Failed calls (errors) are excluded and counted;
-unreadable replies are counted as invalid and as not correct.</li>
+unreadable replies are counted as invalid (or truncated, when cut at the token budget before an answer) and as not
+correct.</li>
 <li><b>ASR</b> (attack success rate): among (item, probe) pairs whose item is answered correctly clean, the share
-answered incorrectly with the misleading context (an unreadable reply counts as a flip and is reported). <b>TASR</b>:
+answered incorrectly with the misleading context (an unreadable reply counts as a flip and is reported; beside it,
+the ASR with unread probe replies left out). <b>TASR</b>:
 the share that moved to the injected wrong option (Type 1). Resilience = 1 - ASR.</li>
 <li><b>Intervals</b>: 95% Wilson score intervals on every rate. Several Type 1 probes share one question, so ASR also
 carries an item-clustered bootstrap interval (2,000 resamples, seeded) in the tables.</li>

@@ -13,7 +13,7 @@ from ....report.tables import row_label
 from .tables import CONDITION_TITLES, STRATUM_TITLES
 
 COND_COLOURS = {"clean": "#0072B2", "type1": "#E69F00", "type2": "#D55E00"}
-FLIP_COLOURS = {"to_target": "#D55E00", "elsewhere": "#E69F00", "invalid": "#999999"}
+FLIP_COLOURS = {"to_target": "#D55E00", "elsewhere": "#E69F00", "invalid": "#999999", "truncated": "#56B4E9"}
 
 
 def _rows(df: pd.DataFrame) -> list[str]:
@@ -165,7 +165,9 @@ def flips_figure(flips: pd.DataFrame) -> str | None:
     rows = _rows(d)
     d = d.set_index("row").reindex(rows)
     title = "Where Type 1 flips go"
-    parts = [("to_target", "to the injected target"), ("elsewhere", "to another wrong option"), ("invalid", "unreadable reply")]
+    parts = [("to_target", "to the injected target"), ("elsewhere", "to another wrong option"), ("invalid", "unreadable reply"),
+             ("truncated", "cut at the token budget")]
+    parts = [(k, t) for k, t in parts if f"share_{k}" in d]
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(9.5, max(2.6, 0.45 * len(rows) + 1.8)), layout="constrained")
         y = np.arange(len(rows))
@@ -189,7 +191,7 @@ def flips_figure(flips: pd.DataFrame) -> str | None:
         ax.set_ylabel("Model")
         ax.set_title(title)
         ax.grid(axis="y", visible=False)
-        fig.legend(loc="outside lower center", ncols=3, frameon=False)
+        fig.legend(loc="outside lower center", ncols=len(parts), frameon=False)
         return to_svg(fig, "flips", title)
 
 

@@ -31,7 +31,8 @@ from .tables import (
 
 TITLE = "Misleading context"
 SUMMARY_COLUMNS = [("clean_acc", "Clean acc"), ("type1_acc", "Type 1 acc"), ("type2_acc", "Type 2 acc"),
-                   ("type1_asr", "Type 1 ASR"), ("type1_tasr", "Type 1 TASR"), ("type2_asr", "Type 2 ASR")]
+                   ("type1_asr", "Type 1 ASR"), ("type1_tasr", "Type 1 TASR"), ("type2_asr", "Type 2 ASR"),
+                   ("type1_asr_read", "Type 1 ASR, unread left out"), ("type2_asr_read", "Type 2 ASR, unread left out")]
 
 
 def type1_design(run) -> str:
@@ -200,7 +201,7 @@ def _markdown(tables: dict[str, pd.DataFrame], mean: dict) -> str:
     ov = f[f["stratum_kind"] == "overall"]
     if not ov.empty:
         lines += ["### Where flips go (overall)", "", markdown_table(ov, ["model", "setting", "condition", "clean_correct_pairs",
-                  "flips", "to_target", "elsewhere", "invalid"]), ""]
+                  "flips", "to_target", "elsewhere", "invalid", "truncated"]), ""]
     t = tables["tests"]
     if not t.empty:
         sig = t[t["significant"] & (t["stratum_kind"] != "overall")]

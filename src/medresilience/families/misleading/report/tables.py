@@ -91,25 +91,30 @@ def metrics_table(ms: Sequence[ModelSetting]) -> pd.DataFrame:
             acc = b.get("clean_acc")
             if acc:
                 rows.append({**base, "condition": "clean", "metric": "accuracy", **_rate_cols(acc),
-                             "invalid": acc.get("invalid"), "errors": acc.get("errors")})
+                             "invalid": acc.get("invalid"), "truncated": acc.get("truncated"), "errors": acc.get("errors")})
             for cond in ("type1", "type2"):
                 acc = b.get(f"{cond}_acc")
                 if acc:
                     rows.append({**base, "condition": cond, "metric": "accuracy", **_rate_cols(acc),
-                                 "invalid": acc.get("invalid"), "errors": acc.get("errors")})
+                                 "invalid": acc.get("invalid"), "truncated": acc.get("truncated"), "errors": acc.get("errors")})
                 att = b.get(cond)
                 if not att:
                     continue
                 asr = att.get("asr") or {}
                 rows.append({**base, "condition": cond, "metric": "asr", **_rate_cols(asr),
                              "cluster_lo": asr.get("cluster_lo"), "cluster_hi": asr.get("cluster_hi"),
-                             "invalid": asr.get("invalid_flips")})
+                             "invalid": asr.get("invalid_flips"), "truncated": asr.get("truncated_flips")})
+                if att.get("asr_read"):  # unread probe replies left out
+                    r = att["asr_read"]
+                    rows.append({**base, "condition": cond, "metric": "asr_read", **_rate_cols(r),
+                                 "cluster_lo": r.get("lo") if r.get("interval") else None,
+                                 "cluster_hi": r.get("hi") if r.get("interval") else None})
                 if att.get("tasr"):
                     rows.append({**base, "condition": cond, "metric": "tasr", **_rate_cols(att["tasr"])})
     cols = ["run", "model", "setting", "family", "stratum_kind", "stratum", "condition", "metric",
-            "k", "n", "p", "lo", "hi", "cluster_lo", "cluster_hi", "invalid", "errors", "n_items"]
+            "k", "n", "p", "lo", "hi", "cluster_lo", "cluster_hi", "invalid", "truncated", "errors", "n_items"]
     df = pd.DataFrame(rows, columns=cols)
-    for c in ("k", "n", "invalid", "errors", "n_items"):
+    for c in ("k", "n", "invalid", "truncated", "errors", "n_items"):
         df[c] = df[c].astype("Int64")
     for c in ("p", "lo", "hi", "cluster_lo", "cluster_hi"):
         df[c] = df[c].astype("float64")
@@ -145,7 +150,8 @@ def tests_table(ms: Sequence[ModelSetting], alpha: float = 0.05) -> pd.DataFrame
 
 def flips_table(ms: Sequence[ModelSetting]) -> pd.DataFrame:
     """Where flips go, among clean-correct pairs: to the injected target (Type 1 only), to another
-    wrong option ("elsewhere"), or to an unreadable reply ("invalid")."""
+    wrong option ("elsewhere"), to an unreadable reply ("invalid"), or to a reply cut at its token
+    budget before an answer ("truncated")."""
     rows = []
     for m in ms:
         for kind, name, b in strata(m.block):
@@ -156,21 +162,22 @@ def flips_table(ms: Sequence[ModelSetting]) -> pd.DataFrame:
                 asr = att.get("asr") or {}
                 flips, pairs = int(asr.get("k") or 0), int(asr.get("n") or 0)
                 invalid = int(asr.get("invalid_flips") or 0)
+                truncated = int(asr.get("truncated_flips") or 0)
                 to_target = int((att.get("tasr") or {}).get("k") or 0) if cond == "type1" else None
-                elsewhere = flips - invalid - (to_target or 0)
+                elsewhere = flips - invalid - truncated - (to_target or 0)
                 row = {"run": m.run, "model": m.model, "setting": m.setting, "stratum_kind": kind, "stratum": name,
                        "condition": cond, "clean_correct_pairs": pairs, "flips": flips, "to_target": to_target,
-                       "elsewhere": elsewhere, "invalid": invalid}
-                for part in ("to_target", "elsewhere", "invalid"):
+                       "elsewhere": elsewhere, "invalid": invalid, "truncated": truncated}
+                for part in ("to_target", "elsewhere", "invalid", "truncated"):
                     v = row[part]
                     row[f"share_{part}"] = (v / flips) if (flips and v is not None) else None
                 rows.append(row)
     df = pd.DataFrame(rows, columns=["run", "model", "setting", "stratum_kind", "stratum", "condition",
-                                     "clean_correct_pairs", "flips", "to_target", "elsewhere", "invalid",
-                                     "share_to_target", "share_elsewhere", "share_invalid"])
-    for c in ("clean_correct_pairs", "flips", "to_target", "elsewhere", "invalid"):
+                                     "clean_correct_pairs", "flips", "to_target", "elsewhere", "invalid", "truncated",
+                                     "share_to_target", "share_elsewhere", "share_invalid", "share_truncated"])
+    for c in ("clean_correct_pairs", "flips", "to_target", "elsewhere", "invalid", "truncated"):
         df[c] = df[c].astype("Int64")
-    for c in ("share_to_target", "share_elsewhere", "share_invalid"):
+    for c in ("share_to_target", "share_elsewhere", "share_invalid", "share_truncated"):
         df[c] = df[c].astype("float64")
     return df
 

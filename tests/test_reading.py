@@ -1,0 +1,284 @@
+"""How replies are read beyond the rules: a reply cut at its token budget is `truncated` (counted
+apart from `invalid`, warned about), the attack rates are also given with unread replies left out,
+and an optional extraction model (`-O extract=SPEC`) reads what the rules leave unread. Every test
+runs the real evaluation against the local stub server, which cuts a reply at max_tokens words and
+says finish_reason "length"; the extraction model is the same stub, answering by model name."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import sqlite3
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from conftest import make_tiny_suite, oracle_policy
+from medresilience.cli import app
+from medresilience.errors import ConfigError
+from medresilience.evaluation import evaluate
+from medresilience.models.spec import parse_model_spec
+from medresilience.report import build_report
+from medresilience.runner import EvalOptions
+from medresilience.store import ScoreRow, Store
+from medresilience.testing.stub_server import StubServer
+
+# a reasoning-first reply: its answer comes after 36 words, so a 16-token budget cuts it
+RAMBLE = " ".join(["Let", "us", "weigh", "each", "option", "in", "turn", "before", "deciding"] * 4) + " Answer: {x}"
+ALL = {"type1": "all"}
+
+
+def _num(user: str) -> int:
+    return int(re.search(r"Question number (\d+)", user).group(1))
+
+
+def _fenced(user: str) -> str:
+    return re.search(r"<reply-\w+>\n(.*)\n</reply-\w+>", user, re.S).group(1)
+
+
+class Policy:
+    """The answering model: q2's stressed prompts get a reasoning-first reply (cut at 16 tokens);
+    q3's stressed prompts a reply the rules cannot read but a reader can ("the second one"); q1's
+    Type 1 prompts a reply committing to nothing; the rest the oracle's 'Answer: X'. The model
+    named `extractor` reads the fenced reply: "second" -> B, "unsure" -> none, "Answer: <X>" -> D
+    (so a rule-read reply sent to it would be misread), anything else -> a chatty sentence."""
+
+    def __init__(self):
+        self.extract_requests: list[str] = []
+
+    def __call__(self, messages, request):
+        user = messages[-1]["content"]
+        if request.get("model") == "extractor":
+            self.extract_requests.append(user)
+            body = _fenced(user)
+            if "second" in body:
+                return "B"
+            if "unsure" in body:
+                return " none. "
+            if "Answer:" in body:
+                return "D"
+            return "I think it is B"
+        num = _num(user)
+        stressed = "context" in user
+        if num == 2 and stressed:
+            return RAMBLE.format(x="B")
+        if num == 3 and stressed:
+            return "Hmm, the second one."
+        if num == 1 and "Additional context:" in user:
+            return "I am unsure."
+        if num == 4 and stressed:
+            return "Well."  # q4 is answered wrong clean: not in the ASR denominator
+        return oracle_policy(messages, request)
+
+
+def _statuses(db) -> dict[str, int]:
+    con = sqlite3.connect(db)
+    try:
+        return dict(con.execute("SELECT status, COUNT(*) FROM scores GROUP BY status").fetchall())
+    finally:
+        con.close()
+
+
+def test_a_reply_cut_at_its_budget_is_truncated_counted_apart_and_warned_about(tmp_path):
+    suite = make_tiny_suite()
+    policy = Policy()
+    with StubServer(policy=policy) as srv:
+        spec = parse_model_spec(f"openai:stub,base_url={srv.base_url},max_tokens=16")
+        res = evaluate(suite, [spec], tmp_path / "cut", EvalOptions(family=ALL))
+        roomy = parse_model_spec(f"openai:stub,base_url={srv.base_url}")  # the default budget
+        wide = evaluate(suite, [roomy], tmp_path / "roomy", EvalOptions(family=ALL))
+    block = res.results.models["stub"]["none"]
+    # q2: 3 Type 1 probes and 1 Type 2 cut before their answer; q1's Type 1 and q3's and q4's stressed replies are unread
+    assert block["counts"]["truncated"] == 4
+    assert block["counts"]["invalid"] == 3 + 4 + 4
+    assert _statuses(tmp_path / "cut" / "store.sqlite")["truncated"] == 4
+    t1 = block["overall"]["type1"]
+    # clean-correct pairs: q1, q2, q3 (3 Type 1 probes each); every stressed reply of theirs is unread
+    assert (t1["asr"]["k"], t1["asr"]["n"], t1["asr"]["truncated_flips"], t1["asr"]["invalid_flips"]) == (9, 9, 3, 6)
+    # with unread replies left out no pair is left: the rate says so (n = 0), it is never 0%
+    assert (t1["asr_read"]["k"], t1["asr_read"]["n"], t1["asr_read"]["p"]) == (0, 0, None)
+    assert block["overall"]["type1_acc"]["truncated"] == 3 and block["overall"]["type2_acc"]["truncated"] == 1
+    # the run warns, naming the budget and the setting that raises it
+    assert len(res.warnings) == 1
+    assert "4 of 20 replies (20%)" in res.warnings[0] and "budget of 16 tokens" in res.warnings[0]
+    assert "max_tokens=N in the model spec" in res.warnings[0]
+    reading = res.results.reading["stub"]["none"]
+    assert (reading["replies"], reading["read"], reading["truncated"], reading["budget"]) == (20, 5, 4, 16)
+    # results.json and results.md carry them
+    saved = json.loads((tmp_path / "cut" / "results.json").read_text())
+    assert saved["warnings"] == res.warnings and saved["models"]["stub"]["none"]["counts"]["truncated"] == 4
+    md = (tmp_path / "cut" / "results.md").read_text()
+    assert "| Errors | Invalid | Truncated |" in md and "> warning: model stub" in md
+    assert "Type 1 ASR, unread left out" in md and "## How replies were read" in md
+    # under the default budget (512) the same replies are read: nothing truncated, no warning, q2's flips are real
+    wb = wide.results.models["stub"]["none"]
+    assert wb["counts"]["truncated"] == 0 and not wide.warnings
+    assert wb["overall"]["type1"]["asr_read"]["n"] == 3  # q2's three Type 1 replies, read (B)
+
+
+def test_the_report_shows_truncated_replies_and_the_rates_without_unread_ones(tmp_path):
+    suite = make_tiny_suite()
+    with StubServer(policy=Policy()) as srv:
+        spec = parse_model_spec(f"openai:stub,base_url={srv.base_url},max_tokens=16")
+        evaluate(suite, [spec], tmp_path / "run", EvalOptions(family=ALL), )
+    suite.save(tmp_path / "run" / "suite")  # the report recomputes from the store and the suite
+    rep = build_report([tmp_path / "run"])
+    html = rep.html.read_text()
+    assert "How replies were read" in html and "Truncated" in html
+    assert "Type 1 ASR, unread left out" in html
+    assert "were cut at their token budget of 16 tokens" in html  # the warning, above the numbers
+    flips = pd.read_csv(rep.tables["flips"]["csv"])
+    ov = flips[(flips["stratum_kind"] == "overall") & (flips["condition"] == "type1")].iloc[0]
+    assert (int(ov["truncated"]), int(ov["invalid"]), int(ov["elsewhere"])) == (3, 6, 0)
+    reading = pd.read_csv(rep.tables["reading"]["csv"]).iloc[0]
+    assert (int(reading["replies"]), int(reading["truncated"]), int(reading["budget"])) == (20, 4, 16)
+    md = rep.markdown.read_text()
+    assert "## How replies were read" in md
+
+
+def test_cli_table_shows_truncated_and_the_warning(tmp_path):
+    suite = make_tiny_suite()
+    suite.save(tmp_path / "suite")
+    with StubServer(policy=Policy()) as srv:
+        r = CliRunner().invoke(app, ["eval", "--suite", str(tmp_path / "suite"), "--model", f"openai:stub,base_url={srv.base_url},max_tokens=16",
+                                     "--out", str(tmp_path / "run"), "-O", "type1=all"])
+    assert r.exit_code == 0, r.output
+    assert re.search(r"Truncated\s*│\s*4", r.output), r.output
+    assert "Type 1 ASR, unread left out" in r.output
+    assert "warning: model stub: 4 of 20 replies" in r.output
+
+
+def test_an_extraction_model_reads_only_what_the_rules_leave_unread(tmp_path):
+    suite = make_tiny_suite()
+    policy = Policy()
+    with StubServer(policy=policy) as srv:
+        spec = parse_model_spec(f"openai:stub,base_url={srv.base_url},max_tokens=16")
+        ex = parse_model_spec(f"openai:extractor,base_url={srv.base_url}")
+        res = evaluate(suite, [spec], tmp_path / "run", EvalOptions(family=ALL, extract=ex))
+        asked = list(policy.extract_requests)
+        again = evaluate(suite, [spec], tmp_path / "run", EvalOptions(family=ALL, extract=ex))
+    # asked only about the complete replies the rules could not read: q1's 3 Type 1, q3's 3 Type 1 + 1 Type 2,
+    # q4's 3 Type 1 + 1 Type 2; never about a truncated reply (q2) nor a rule-read one (its 'Answer: X' would read D)
+    bodies = [_fenced(u) for u in asked]
+    assert len(asked) == 11
+    assert sorted(set(bodies)) == ["Hmm, the second one.", "I am unsure.", "Well."]
+    assert not any("Answer:" in b or "weigh" in b for b in bodies)
+    # the options are shown; the question is not (the extraction model reads, it does not answer)
+    assert re.search(r"Options:\nA\. option a of question \d\nB\. ", asked[0])
+    assert "Question number" not in asked[0]
+    block = res.results.models["stub"]["none"]
+    # q3's four replies read as B by the extraction model; q1's "none" and q4's chatty verdicts stay unread
+    assert (block["counts"]["invalid"], block["counts"]["truncated"]) == (3 + 4, 4)
+    t1 = block["overall"]["type1"]
+    assert (t1["asr"]["k"], t1["asr"]["n"]) == (9, 9)  # q3's gold is C: B is a flip, now a read one
+    assert (t1["asr_read"]["k"], t1["asr_read"]["n"]) == (3, 3)
+    reading = res.results.reading["stub"]["none"]
+    assert (reading["read"], reading["extracted"], reading["extracted_share"]["n"]) == (9, 4, 9)
+    con = sqlite3.connect(tmp_path / "run" / "store.sqlite")
+    rows = con.execute("SELECT s.label, s.status, s.detail FROM units u JOIN scores s ON s.key = u.key AND s.scorer = u.scoring "
+                       "WHERE u.condition != 'clean' AND u.item_id IN ('q1', 'q3', 'q4')").fetchall()
+    scorers = {r[0] for r in con.execute("SELECT DISTINCT scoring FROM units")}
+    con.close()
+    assert len(scorers) == 1 and next(iter(scorers)).startswith("letter+extract:extractor#")  # units of their own
+    details = [d for _, _, raw in rows if raw is not None and "read_by" in (d := json.loads(raw))]
+    assert len(details) == 11  # the rule-read q1 Type 2 reply carries no extraction detail, only how the rules read it
+    assert any(json.loads(raw) == {"read": "an answer: Answer: C"} for _, _, raw in rows if raw is not None)
+    assert sum(1 for label, st, _ in rows if (label, st) == ("B", "valid")) == 4
+    assert all(d["read_by"] == "extract" for d in details)
+    reasons = sorted({d.get("reason", "") for d in details} - {""})
+    assert reasons == ["the extraction model read no option in the reply (none)",
+                       "the extraction model's reply is not one label or none: 'I think it is B'"]
+    # stored and resumed like every call: the same run again makes no call and gives the same numbers
+    assert again.stats.called == 0 and len(policy.extract_requests) == 11
+    assert again.results.models == res.results.models and again.results.reading == res.results.reading
+
+
+def test_a_failed_extraction_call_is_unscored_and_retried_by_the_next_run(tmp_path):
+    suite = make_tiny_suite()
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    policy = Policy()
+    with StubServer(policy=policy) as srv:
+        spec = parse_model_spec(f"openai:stub,base_url={srv.base_url},max_tokens=16")
+        down = parse_model_spec(f"openai:extractor,base_url=http://127.0.0.1:{dead}/v1,max_retries=0,timeout=5")
+        first = evaluate(suite, [spec], tmp_path / "run", EvalOptions(family=ALL, extract=down))
+        counts = first.results.models["stub"]["none"]["counts"]
+        assert first.stats.errors == 11 and counts["unscored"] == 11 and counts["invalid"] == 0
+        assert first.results.reading["stub"]["none"]["extracted"] == 0
+        up = parse_model_spec(f"openai:extractor,base_url={srv.base_url}")
+        second = evaluate(suite, [spec], tmp_path / "run", EvalOptions(family=ALL, extract=up))
+    assert second.stats.called == 11 and len(policy.extract_requests) == 11  # the answers are reused, the readings retried
+    counts = second.results.models["stub"]["none"]["counts"]
+    assert (counts["unscored"], counts["invalid"]) == (0, 7) and second.results.reading["stub"]["none"]["extracted"] == 4
+
+
+def test_extraction_is_refused_where_replies_are_not_read_as_letters(tmp_path):
+    suite = make_tiny_suite()
+    ex = parse_model_spec("openai:extractor,base_url=http://127.0.0.1:9/v1")
+    spec = parse_model_spec("openai:stub,base_url=http://127.0.0.1:9/v1")
+    with pytest.raises(ConfigError, match="needs --scoring letter"):
+        evaluate(suite, [spec], tmp_path / "a", EvalOptions(scoring="logprob", extract=ex))
+    with pytest.raises(ConfigError, match="does not read option letters"):
+        evaluate(suite, [spec], tmp_path / "b", EvalOptions(family={"answer": "open", "judge": "openai:j,base_url=http://127.0.0.1:9/v1"},
+                                                             extract=ex))
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()  # nothing half-written
+    other = parse_model_spec("openai:other-model,label=stub,base_url=http://127.0.0.1:9/v1")
+    with pytest.raises(ConfigError, match="not the answering model"):
+        evaluate(suite, [spec], tmp_path / "c", EvalOptions(extract=other))
+
+
+def test_cli_takes_extract_as_a_run_option(tmp_path):
+    suite = make_tiny_suite()
+    suite.save(tmp_path / "suite")
+    policy = Policy()
+    with StubServer(policy=policy) as srv:
+        args = ["eval", "--suite", str(tmp_path / "suite"), "--model", f"openai:stub,base_url={srv.base_url},max_tokens=16",
+                "--out", str(tmp_path / "run"), "-O", "type1=all"]
+        r = CliRunner().invoke(app, [*args, "-O", f"extract=openai:extractor,base_url={srv.base_url}"])
+        assert r.exit_code == 0, r.output
+        assert re.search(r"Read by extraction model\s*│\s*44\.4%", r.output), r.output
+        empty = CliRunner().invoke(app, [*args, "-O", "extract="])
+    assert empty.exit_code == 2 and "name the extraction model" in empty.output
+    config = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert config["options"]["extract"]["model"] == "extractor" and "extract" not in config["options"]["family"]
+
+
+def test_a_store_from_before_truncated_is_migrated_in_place(tmp_path):
+    db = tmp_path / "store.sqlite"
+    con = sqlite3.connect(db)
+    con.executescript("""CREATE TABLE scores (key TEXT NOT NULL, scorer TEXT NOT NULL, label TEXT,
+        status TEXT NOT NULL CHECK (status IN ('valid', 'invalid', 'unscored')), detail TEXT, value REAL, PRIMARY KEY (key, scorer));
+        INSERT INTO scores VALUES ('k1', 'letter', 'A', 'valid', NULL, 1.0);""")
+    con.commit()
+    with pytest.raises(sqlite3.IntegrityError):
+        con.execute("INSERT INTO scores VALUES ('k2', 'letter', NULL, 'truncated', NULL, NULL)")
+    con.close()
+    with Store(db) as store:
+        store.write_results([], [ScoreRow("k2", "letter", None, "truncated", {"reason": "cut"})])
+        assert store.score("k1", "letter") == {"status": "valid", "label": "A", "detail": None, "value": 1.0}
+        assert store.score("k2", "letter")["status"] == "truncated"
+
+
+def test_a_cut_reply_with_nothing_to_score_is_truncated_in_the_frame_and_the_reading(tmp_path):
+    """A family may store no score for a reply with nothing in it to score (noise diagnosis mode: no
+    final diagnosis, so no judge call): the frame reads it as invalid, or truncated when it was cut."""
+    from medresilience.frame import results_frame
+    from medresilience.reading import reading_summary
+    from medresilience.store import CallRow, UnitRow
+
+    suite = make_tiny_suite()
+    with Store(tmp_path / "store.sqlite") as store:
+        store.record_run("r1", {})
+        units = [UnitRow("m", f"q{i}|clean|none|judge", f"q{i}", None, "clean", "none", "judge", f"k{i}") for i in (1, 2, 3)]
+        store.add_plan(units, [(f"k{i}", "m", [], {"max_tokens": 64}) for i in (1, 2, 3)])
+        store.write_results([CallRow("k1", "m", "ok", text="The patient most likely has", finish_reason="length"),
+                             CallRow("k2", "m", "ok", text="I do not know.", finish_reason="stop"),
+                             CallRow("k3", "m", "ok", text="FINAL DIAGNOSIS: x", finish_reason="stop")],
+                            [ScoreRow("k3", "judge", "1", "valid", None, 1.0)])
+        df = results_frame(store, suite)
+        assert dict(zip(df["item_id"].astype(str), df["status"].astype(str))) == {"q1": "truncated", "q2": "invalid", "q3": "valid"}
+        b = reading_summary(store)["m"]["none"]
+        assert (b["replies"], b["read"], b["invalid"], b["truncated"], b["budget"]) == (3, 1, 1, 1, 64)
