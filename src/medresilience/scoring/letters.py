@@ -295,7 +295,9 @@ _CONTENT = (r"(?:next\s+(?:best\s+)?step(?:\s+in\s+management)?|diagnosis|treatm
 # (cue, strength, whether the label must end its phrase); the label follows the cue
 _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     # "Final answer: C", "my final answer is (C)"
-    (re.compile(rf"\b(?:final|ultimate)\s+(?:answer|choice|selection|response)\b{_ABOUT}(?:\s+(?:is|would\s+be|will\s+be)\b)?{_FILL}", _I), FINAL, False),
+    (re.compile(rf"\b(?:final|ultimate)\s+(?:answer|choice|selection|response)\b{_ABOUT}(?:\s+(?:is|would\s+be|will\s+be)\b)?{_FILL}(?:the\s+(?:correct\s+|best\s+)?answer\s+is\b{_FILL})?", _I), FINAL, False),
+    # "The answer is closest to (A)" (a computed value between the options)
+    (re.compile(rf"{_ANSWER_NOUN}\s+(?:is|would\s+be)\s+(?:closest|nearest)\s+to{_FILL}", _I), LEANING, False),
     # "Answer: C", "The correct answer is C", "The correct option is C) Metformin", "**Answer**\nC"
     (re.compile(rf"{_ANSWER_NOUN}(?:\s+{_SURE}|{_SEP}|[ \t]+(?=[(\[])){_FILL}", _I), ANSWER, False),
     # "I'd go with C", "I choose B", "Going with D"
@@ -444,7 +446,7 @@ _RIGHT = re.compile(
     r"(?<![\w'’.-])((?:option|choice|letter|answer|trial|arm)\s+)?([(\[]?)([A-Za-z0-9])([)\]]?)[ \t]+(?:is|seems|appears|may\s+be|might\s+be|would\s+be)(?:\s+to\s+be)?\s+"
     r"(?:(?:definitely|clearly|certainly|probably|likely|indeed|therefore|thus|generally|overall)\s+)?(?:the\s+)?(?:correct|right|best|(?:most|more)\s+(?:appropriate|likely|prudent|reasonable|suitable|sensible))"
     r"(?:\s+(?:(?:first|next|initial|immediate)\s+)?(?:step|answer|option|choice|treatment|management|diagnosis|test|intervention)(?:\s+in\s+management)?)?"
-    r"(?=[ \t]*(?:[.!,;:)\n]|$|because|since|as|given|here|[-–—]))",
+    r"(?=[ \t]*(?:[.!,;:)\n]|$|because|since|as|given|here|to\s|for\s|[-–—]))",
     _I,
 )
 _CLAUSE_OPENS = re.compile(r"(?:^|[.!?;:,\n–—]|\s-|\b(?:so|thus|therefore|hence|then|clearly|think|believe|feel|guess|say|that|and|no|yes|actually|wait|ultimately|overall|finally)\b)[\s\"'“‘(\[>#-]*$", _I)
@@ -536,7 +538,7 @@ def _claims(text: str, letters: str) -> list[_Said]:
     return said
 
 
-_LONE = re.compile(r"^[ \t>#•-]*(?:(?:option|choice|letter|answer)[ \t]+)?(?:[(\[<'\"“‘][ \t]*)?([A-Za-z0-9])[ \t]*[)\]>'\"”’]?[ \t.!。]*$", re.M | _I)
+_LONE = re.compile(r"^[ \t>#•-]*(?:\d{1,3}[.)][ \t]+)?(?:(?:option|choice|letter|answer)[ \t]+)?(?:[(\[<'\"“‘][ \t]*)?([A-Za-z0-9])[ \t]*[)\]>'\"”’]?[ \t.!。]*$", re.M | _I)
 _OPENER = re.compile(r"^[ \t>#•|-]*(?:[Oo]ption[ \t]+|[Cc]hoice[ \t]+)?[(\[<'\"“‘]?([A-Z0-9])(?:[)\]>'\"”’]\.?|[.:,](?=[ \t])|[ \t]+[-–—](?=[ \t])|[ \t]*[–—|]|[ \t]+(?=\())[ \t]*\S", re.M)
 #: a reply opening with a lowercase label: "a (igra)", "c. difficulty breathing", "d: ..."
 _FIRST_LOWER = re.compile(r"\A[ \t\n>#•-]*(?:\d{1,3}[.)][ \t]+)?[\[<'\"｢「]?([a-z])(?:[)\]>'\"]|[.:,](?=[ \t])|[ \t]+(?=\())[ \t]*\S")
