@@ -24,7 +24,7 @@ from medresilience.families.presupposition.taxonomy import CATEGORY_KEYS, CATEGO
 from medresilience.frame import results_frame
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item, Suite, SuiteManifest
-from medresilience.stats import bootstrap_mean, holm, mcnemar_exact, paired_bootstrap_diff, wilson
+from medresilience.stats import bootstrap_mean, holm, mcnemar_exact, paired_bootstrap_diff, sign_flip_test, wilson
 from medresilience.store import Store
 from medresilience.testing.stub_server import StubServer
 
@@ -323,9 +323,10 @@ def test_two_runs_compare_paired_by_question(suite, server, run, tmp_path):
     assert set(got) == {"pcs", "pcr", "overcaution"}
     boot = paired_bootstrap_diff(va, vb, seed=0)
     assert got["pcs"]["n"] == len(shared) == N_PRESUP - 4
-    assert (got["pcs"]["diff"], got["pcs"]["lo"], got["pcs"]["hi"], got["pcs"]["p_boot"]) == pytest.approx(
-        (vb.mean() - va.mean(), boot["lo"], boot["hi"], boot["p"]))
-    assert got["pcs"]["a_p"] == pytest.approx(va.mean()) and got["pcs"]["test"] == ""
+    assert (got["pcs"]["diff"], got["pcs"]["lo"], got["pcs"]["hi"]) == pytest.approx((vb.mean() - va.mean(), boot["lo"], boot["hi"]))
+    # PCS's p-value: the exact paired permutation (sign-flip) test of the score differences
+    assert got["pcs"]["test"] == "permutation_exact" and got["pcs"]["p_test"] == pytest.approx(sign_flip_test(vb - va)["p"])
+    assert got["pcs"]["a_p"] == pytest.approx(va.mean()) and "p_boot" not in got["pcs"]
     ca, cb = va == 1, vb == 1
     b_, c_ = int((ca & ~cb).sum()), int((~ca & cb).sum())
     assert (got["pcr"]["test_b"], got["pcr"]["test_c"]) == (b_, c_) and got["pcr"]["test"] == "mcnemar_exact"
@@ -336,7 +337,7 @@ def test_two_runs_compare_paired_by_question(suite, server, run, tmp_path):
     fb = np.array([q in FLAGS["tiny-b"] for q in nfp_shared])
     assert got["overcaution"]["n"] == len(nfp_shared) and got["overcaution"]["diff"] == pytest.approx(fb.mean() - fa.mean())
     assert (got["overcaution"]["test_b"], got["overcaution"]["test_c"]) == (int((fa & ~fb).sum()), int((~fa & fb).sum()))
-    assert cmp.table["p_holm"].tolist() == pytest.approx(holm(cmp.table["p_boot"].tolist()))
+    assert cmp.table["p_holm"].tolist() == pytest.approx(holm(cmp.table["p_test"].tolist()))
     assert cmp.comparisons[0].same_judge and cmp.comparisons[0].counts["errors_b"] == 1
     html = cmp.html.read_text()
     assert 'id="fig-presupposition-compare"' in html and "mcnemar_exact" in html and "different judges" not in html
