@@ -250,12 +250,14 @@ def test_the_cli_eval_and_report(suite, server, run, tmp_path, monkeypatch):
     for model in MODELS:
         assert saved["models"][model]["none"]["overall"]["pcs"] == pytest.approx(run[1].results.models[model]["none"]["overall"]["pcs"])
     assert "PCS" in r.output and "PCR" in r.output and "1 errors" in r.output
+    assert "Wilson" not in r.output  # the summary holds PCS, whose interval is a bootstrap
     r = cli.invoke(app, ["report", "cli-run", "--out", "cli-report"])
     assert r.exit_code == 0, r.output
     assert (tmp_path / "cli-report" / "report.html").exists() and "False presuppositions" in r.output
     # PCS is a mean on -1..1: the summary shows it signed, never as a percentage
     pcs = run[1].results.models[MODELS[0]]["none"]["overall"]["pcs"]["p"]
     assert f"{pcs:+.2f}" in r.output
+    assert "Wilson" not in r.output  # the summary holds PCS, whose interval is a bootstrap
 
 
 def test_the_report_shows_the_section_figures_tables_and_reasons(run, tmp_path):
@@ -281,6 +283,9 @@ def test_the_report_shows_the_section_figures_tables_and_reasons(run, tmp_path):
     assert reasons["n"].sum() == len(UNSCORED)
     md = rep.markdown.read_text()
     assert "## False presuppositions" in md and "Generator x evaluated model" in md
+    # nothing above the PCS calls every interval a Wilson one: PCS's is a bootstrap
+    head = md.split("## False presuppositions")[0]
+    assert "Rates: 95% Wilson intervals" not in head and "bootstrap interval for a mean score (such as PCS)" in head
     summary = {(r["model"]): r for r in rep.headline.to_dict("records")}
     assert summary["gpt-4o"]["pcr_k"] == list(scored_values("gpt-4o").values()).count(1)
 
