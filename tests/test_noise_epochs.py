@@ -21,7 +21,7 @@ from medresilience.families.noise.stub_policy import FakeGenerator
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Suite
 from medresilience.runner import plan
-from medresilience.stats import cluster_interval, cluster_mcnemar, mcnemar_exact, paired_cluster_diff, wilson
+from medresilience.stats import cluster_interval, cluster_mcnemar, mcnemar_exact, paired_cluster_diff, sign_flip_test, wilson
 from medresilience.testing.stub_server import StubServer
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -195,5 +195,11 @@ def test_two_runs_with_epochs_pair_within_an_epoch(suite, tmp_path):
     rh = t.loc[("redherring-10", "accuracy")]
     # A is misled in its epoch 1 only: 5 of 10 pairs differ, all in B's favour; pairs are clustered by case
     assert (rh["n"], rh["items"], rh["diff"], rh["test"], rh["test_c"]) == (10, 5, 0.5, "cluster_mcnemar", 5)
+    # each side's accuracy: 5 of 10 for A, one right and one wrong answer per case: its interval resamples cases
+    assert (rh["a_k"], rh["a_n"]) == (5, 10)
+    assert (rh["a_lo"], rh["a_hi"]) == pytest.approx(cluster_interval(np.ones(5, int), np.full(5, 2)))
+    assert (rh["a_lo"], rh["a_hi"]) != pytest.approx((wilson(5, 10).lo, wilson(5, 10).hi))
     drop = t.loc[("redherring-10", "drop")]
     assert drop["n"] == 10 and drop["diff"] == pytest.approx(-0.5)  # B loses 0, A loses half (its epoch 1)
+    # a difference of drops: the exact permutation test, flipping whole cases
+    assert drop["test"] == "cluster_permutation_exact" and drop["p_test"] == pytest.approx(sign_flip_test([-1] * 5)["p"])

@@ -444,6 +444,16 @@ def test_sign_flip_test_at_scale_and_sampled():
     assert stats.sign_flip_test([])["p"] is None and stats.sign_flip_test([0, 0])["p"] == 1.0
 
 
+def test_clustered_rate_is_wilson_for_singletons_and_resamples_clusters_otherwise():
+    ok = [True, False, True, True, False, True]
+    assert stats.clustered_rate(ok, list("abcdef")) == wilson(4, 6)
+    items = ["a", "a", "b", "b", "c", "c"]
+    got = stats.clustered_rate(ok, items)
+    assert (got.k, got.n, got.p) == (4, 6, 4 / 6)
+    assert (got.lo, got.hi) == stats.cluster_interval(np.array([1, 2, 1]), np.array([2, 2, 2]))
+    assert stats.clustered_rate([], []).p is None
+
+
 def test_paired_permutation_test_flips_whole_clusters():
     # 4 items, each giving 3 pairs that all move one way: 4 independent units, not 12
     a, b = [1] * 12, [0] * 12

@@ -44,6 +44,7 @@ __all__ = [
     "bootstrap_mean",
     "cluster_bootstrap_rate",
     "cluster_mcnemar",
+    "clustered_rate",
     "durkalski",
     "fisher_one_sided",
     "holm",
@@ -615,6 +616,26 @@ def cluster_interval(
     lo, hi = np.quantile(rates, [alpha / 2, 1 - alpha / 2])
     p = k / n
     return min(float(lo), p), max(float(hi), p)
+
+
+def clustered_rate(successes: Sequence[bool], clusters: Sequence[Hashable], confidence: float = 0.95,
+                   n_resamples: int = CLUSTER_RESAMPLES, seed: int = 0) -> Rate:
+    """A pooled rate of rows grouped in clusters (items): the Wilson interval when every cluster
+    holds one row, else the cluster-bootstrap interval of ``cluster_interval``, so several rows of
+    one item are never counted as independent items."""
+    ok = _as_bool_array(successes, "successes")
+    if len(clusters) != ok.size:
+        raise ValueError(f"successes and clusters differ in length ({ok.size} vs {len(clusters)})")
+    rate = wilson(int(ok.sum()), int(ok.size), confidence)
+    if ok.size == 0:
+        return rate
+    codes = _cluster_codes(clusters)
+    g = int(codes.max()) + 1
+    if g == ok.size:
+        return rate
+    succ = np.bincount(codes, weights=ok, minlength=g).astype(np.int64)
+    lo, hi = cluster_interval(succ, np.bincount(codes, minlength=g), confidence, n_resamples, seed)
+    return Rate(k=rate.k, n=rate.n, p=rate.p, lo=lo, hi=hi)
 
 
 def paired_cluster_diff(

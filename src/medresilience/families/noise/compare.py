@@ -72,7 +72,7 @@ def _row(name_a: str, name_b: str, cond: str, metric: str, xa: np.ndarray, xb: n
                            "n": boot["n"], "items": boot["clusters"], "diff": boot["diff"], "lo": boot["lo"], "hi": boot["hi"],
                            "test": "", "test_b": np.nan, "test_c": np.nan, "p_test": np.nan}
     if rates:
-        ra, rb = stats.rate_from_bools(xa), stats.rate_from_bools(xb)
+        ra, rb = stats.clustered_rate(xa, items, seed=seed), stats.clustered_rate(xb, items, seed=seed)  # Wilson, or by item
         row.update(a_k=ra.k, a_n=ra.n, a_p=ra.p, a_lo=ra.lo, a_hi=ra.hi, b_k=rb.k, b_n=rb.n, b_p=rb.p, b_lo=rb.lo, b_hi=rb.hi)
         if g == len(xa):
             t = stats.mcnemar_from_pairs(xa.astype(bool), xb.astype(bool))

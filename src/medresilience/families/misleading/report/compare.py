@@ -125,7 +125,7 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
         else:
             test = stats.cluster_mcnemar(xa, xb, items)
             test_name, test_p = "cluster_mcnemar", test["p"]
-        ra, rb = stats.rate_from_bools(xa), stats.rate_from_bools(xb)
+        ra, rb = stats.clustered_rate(xa, items, seed=seed), stats.clustered_rate(xb, items, seed=seed)  # Wilson, or by item
         rows.append({
             "pair": f"{name_b} vs {name_a}", "a": name_a, "b": name_b, "condition": cond, "metric": metric,
             "a_k": ra.k, "a_p": ra.p, "a_lo": ra.lo, "a_hi": ra.hi,
