@@ -174,6 +174,23 @@ def test_undefined_coefficients_are_none_not_nan():
     assert stats.gwet_ac1([[1, 1], [2, 2], [1, 2]], categories=[1, 2, 3]) is not None
 
 
+@pytest.mark.parametrize("coefficient", stats.AGREEMENT_COEFFICIENTS)
+def test_no_ratings_give_none_with_a_reason(coefficient):
+    res = stats.agreement([], coefficient)
+    assert (res.value, res.lo, res.hi, res.units, res.ratings) == (None, None, None, 0, 0)
+    assert res.reason == "no ratings" and res.as_dict()["reason"] == "no ratings"
+    assert stats.agreement([[1, None], [None, 2]], coefficient).reason in ("no unit has two ratings", "no unit rated by both raters")
+    assert stats.agreement([[1, 1], [2, 2], [1, 2]], coefficient).reason is None
+
+
+def test_the_point_functions_on_empty_input_are_none():
+    assert stats.cohen_kappa([], []) is None
+    assert stats.krippendorff_alpha([]) is None
+    for fn in (stats.fleiss_kappa, stats.gwet_ac1, stats.gwet_ac2, stats.percent_agreement):
+        assert fn([]) is None
+    assert "chance agreement is 1" in stats.agreement([["x", "x"], ["x", "x"]], "cohen_kappa").reason
+
+
 def test_bad_input_is_a_value_error():
     with pytest.raises(ValueError, match="outside the categories"):
         stats.gwet_ac1([[1, 2], [3, 1]], categories=[1, 2])

@@ -182,6 +182,21 @@ def test_half_down_binary_view_and_unit_ids(run, tmp_path):
     assert res.n == 10 and res.exact.k == 10 and res.cohen_kappa.value == pytest.approx(1.0) and res.unmatched["judged_unlabelled"] == 10
 
 
+def test_labels_select_the_none_setting_by_name(run, tmp_path):
+    # m1 answered under none and under caution: `none` in the labels' setting column is the setting
+    # without a mitigation, not a blank cell (which would match both settings' answers)
+    suite = release.read_release(run / "cm.jsonl")
+    with StubServer(policy=_answer) as a, StubServer(policy=_judge) as j:
+        opts = EvalOptions(scoring="judge", settings=("none", "caution"), family={"judge": f"openai:gpt-judge,base_url={j.base_url}"})
+        evaluate(suite, [parse_model_spec(f"openai:m1,base_url={a.base_url}")], tmp_path / "run", opts)
+    for setting in ("none", "caution"):
+        rows = [[i, "m1", setting, a, b] for i, (a, b) in enumerate(zip(ANN_1, ANN_2))]
+        path = write_labels(tmp_path / f"{setting}.csv", ["item_id", "model", "setting", "label_1", "label_2"], rows)
+        res = judge_agreement(tmp_path / "run", path, n_resamples=100)
+        assert res.n == 9 and res.unmatched["labels"] == 0 and res.unmatched["judged_unlabelled"] == 10, setting
+        assert res.pairs == [(float(h), float(j)) for h, j in expected_pairs()]
+
+
 def test_answers_without_a_verdict_yet_are_not_counted_as_judged(run, tmp_path):
     # a copy of the run whose judge has not yet scored three of m2's answers (a run stopped between its stages)
     import shutil

@@ -244,7 +244,11 @@ def test_mcq_mode_scores_letters_with_the_paired_tests(built, tmp_path):
         assert v["paired"]["p_mcnemar"] == pytest.approx(mcnemar_exact(b, c))
         assert v["paired"]["drop"] == pytest.approx((b - c) / len(idxs))
         assert v["paired"]["lo"] <= v["paired"]["drop"] <= v["paired"]["hi"]
-        assert v["drop"]["p_fisher"] == pytest.approx(fisher_one_sided(ck, cn, k, n)["p"])
+        # the study's Fisher: the variant against the originals of the same cases (a variant may cover fewer)
+        ok_same = sum(_right(i, "clean") for i in idxs)
+        assert (v["drop"]["original"]["k"], v["drop"]["original"]["n"], v["drop"]["cases"]) == (ok_same, len(idxs), len(idxs))
+        assert v["drop"]["p_fisher"] == pytest.approx(fisher_one_sided(ok_same, len(idxs), k, n)["p"])
+        assert v["drop"]["diff"] == pytest.approx(ok_same / len(idxs) - k / n)
         assert (v["flip"]["k"], v["flip"]["n"]) == (b, sum(_right(i, "clean") for i in idxs))
     h = res.results.headline("answerer")
     assert h["redherring-10_acc"].p < h["whitespace_acc"].p and h["redherring-10_flip"].k > 0

@@ -21,7 +21,7 @@ from medresilience.families.noise.delivery import NoiseOptions, render
 from medresilience.families.noise.stub_policy import FakeGenerator
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Suite
-from medresilience.stats import cluster_mcnemar, holm, mcnemar_exact, paired_cluster_diff, wilson
+from medresilience.stats import cluster_mcnemar, holm, mcnemar_exact, paired_cluster_diff, sign_flip_test, wilson
 from medresilience.testing.stub_server import StubServer
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -90,14 +90,15 @@ def expected_rows(suite: Suite, conds: list[str]) -> dict[tuple[str, str], dict]
         b, cc = int((xa & ~xb).sum()), int((~xa & xb).sum())
         boot = paired_cluster_diff(xb.astype(float) - xa.astype(float), np.ones(n_items))
         out[(c, "accuracy")] = {"a_k": int(xa.sum()), "b_k": int(xb.sum()), "n": n_items, "diff": (xb.sum() - xa.sum()) / n_items,
-                                "lo": boot["lo"], "hi": boot["hi"], "p_boot": boot["p"], "test": "mcnemar_exact", "test_b": b,
+                                "lo": boot["lo"], "hi": boot["hi"], "test": "mcnemar_exact", "test_b": b,
                                 "test_c": cc, "p_test": mcnemar_exact(b, cc), "a_lo": wilson(int(xa.sum()), n_items).lo}
         if c != "clean":
             da = ra["clean"].astype(float) - xa
             db = rb["clean"].astype(float) - xb
             boot = paired_cluster_diff(db - da, np.ones(n_items))
+            # a difference of two drops (-2..2 per item): the exact paired permutation test
             out[(c, "drop")] = {"a_p": da.mean(), "b_p": db.mean(), "n": n_items, "diff": (db - da).mean(), "lo": boot["lo"],
-                                "hi": boot["hi"], "p_boot": boot["p"], "test": ""}
+                                "hi": boot["hi"], "test": "permutation_exact", "p_test": sign_flip_test(db - da)["p"]}
     xa = np.concatenate([ra[c] for c in conds])
     xb = np.concatenate([rb[c] for c in conds])
     items = np.concatenate([np.arange(n_items) for _ in conds])
@@ -119,7 +120,8 @@ def check(table: pd.DataFrame, exp: dict[tuple[str, str], dict]) -> None:
                 assert got[k][f] == v, (k, f)
             else:
                 assert got[k][f] == pytest.approx(v), (k, f, got[k][f], v)
-    assert table["p_holm"].tolist() == pytest.approx(holm(table["p_boot"].tolist()))
+    assert "p_boot" not in table  # the bootstrap gives intervals; Holm adjusts the exact and clustered tests
+    assert table["p_holm"].tolist() == pytest.approx(holm(table["p_test"].tolist()))
 
 
 def test_two_runs_of_two_models_pair_unit_by_unit(suite, tmp_path):

@@ -21,7 +21,7 @@ from medresilience.families.noise.stub_policy import FakeGenerator
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Suite
 from medresilience.runner import plan
-from medresilience.stats import paired_cluster_diff, wilson
+from medresilience.stats import cluster_interval, cluster_mcnemar, mcnemar_exact, paired_cluster_diff, sign_flip_test, wilson
 from medresilience.testing.stub_server import StubServer
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -40,7 +40,7 @@ def test_epochs_pool_accuracy_pair_within_an_epoch_and_resample_cases():
     o, v = block["overall"], block["by_variant"]["redherring-10"]
     assert o["n_epochs"] == 2 and o["n_items"] == 10
     assert (o["clean_acc"]["k"], o["clean_acc"]["n"]) == (15, 20)  # pooled over the epochs
-    assert (v["acc"]["k"], v["acc"]["n"]) == (11, 20) and v["acc"]["lo"] == pytest.approx(wilson(11, 20).lo)
+    assert (v["acc"]["k"], v["acc"]["n"]) == (11, 20) and v["acc"]["wilson_lo"] == pytest.approx(wilson(11, 20).lo)
     # pairs are (case, epoch): b = 4 + 5 flips, c = 0 + 5 reverse; across epochs it would not be so
     assert (v["paired"]["n"], v["paired"]["b"], v["paired"]["c"]) == (20, 9, 5)
     assert (v["flip"]["k"], v["flip"]["n"]) == (9, 15)
@@ -52,6 +52,22 @@ def test_epochs_pool_accuracy_pair_within_an_epoch_and_resample_cases():
     assert (v["paired"]["drop"], v["paired"]["lo"], v["paired"]["hi"]) == pytest.approx((boot["diff"], boot["lo"], boot["hi"]))
     ep = v["epochs"]
     assert [(e["epoch"], e["k"], e["n"]) for e in ep["per_epoch"]] == [(0, 6, 10), (1, 5, 10)]
+    # repeats of a case are not independent cases: the test and the intervals cluster by case
+    before = [True] * 10 + [n < 5 for n in range(10)]
+    after = [n >= 4 for n in range(10)] + [n >= 5 for n in range(10)]
+    cases = [f"i{n}" for n in range(10)] * 2
+    assert v["paired"]["test"] == "cluster_mcnemar"
+    assert v["paired"]["p_mcnemar"] == pytest.approx(cluster_mcnemar(before, after, cases)["p"])
+    assert v["paired"]["p_mcnemar"] != pytest.approx(mcnemar_exact(9, 5))
+    right = [n >= 4 for n in range(10)]  # the variant's answers per case: epoch 0 plus epoch 1
+    succ = np.array([int(r) + int(n >= 5) for n, r in enumerate(right)])
+    assert (v["acc"]["lo"], v["acc"]["hi"]) == pytest.approx(cluster_interval(succ, np.full(10, 2)))
+    assert v["acc"]["interval"] == "case-clustered bootstrap" and o["clean_acc"]["interval"] == "case-clustered bootstrap"
+    # flips per case among its clean-correct pairs: epoch 0 (all clean-correct) and epoch 1 (cases 0-4)
+    flips = np.array([int(n < 4) + int(n < 5) for n in range(10)])
+    base = np.array([1 + int(n < 5) for n in range(10)])
+    assert (v["flip"]["lo"], v["flip"]["hi"]) == pytest.approx(cluster_interval(flips, base))
+    assert v["flip"]["interval"] == "case-clustered bootstrap" and v["flip"]["wilson_lo"] == pytest.approx(wilson(9, 15).lo)
     assert ep["mean"] == pytest.approx(0.55) and ep["sd"] == pytest.approx(np.std([0.6, 0.5], ddof=1))
     assert [e["p"] for e in o["clean_epochs"]["per_epoch"]] == [1.0, 0.5]
     # one epoch: no spread, and the numbers are those of a frame without the column
@@ -60,6 +76,9 @@ def test_epochs_pool_accuracy_pair_within_an_epoch_and_resample_cases():
     b = noise_metrics(one.drop(columns="epoch"))["models"]["m"]["none"]
     assert a["by_variant"]["redherring-10"]["epochs"]["sd"] is None
     assert a["by_variant"]["redherring-10"]["paired"] == b["by_variant"]["redherring-10"]["paired"]
+    one_v = a["by_variant"]["redherring-10"]
+    assert one_v["paired"]["test"] == "mcnemar_exact" and one_v["paired"]["p_mcnemar"] == pytest.approx(mcnemar_exact(4, 0))
+    assert one_v["acc"]["interval"] == "wilson" and one_v["acc"]["lo"] == pytest.approx(wilson(6, 10).lo)
 
 
 @pytest.fixture(scope="module")
@@ -176,5 +195,11 @@ def test_two_runs_with_epochs_pair_within_an_epoch(suite, tmp_path):
     rh = t.loc[("redherring-10", "accuracy")]
     # A is misled in its epoch 1 only: 5 of 10 pairs differ, all in B's favour; pairs are clustered by case
     assert (rh["n"], rh["items"], rh["diff"], rh["test"], rh["test_c"]) == (10, 5, 0.5, "cluster_mcnemar", 5)
+    # each side's accuracy: 5 of 10 for A, one right and one wrong answer per case: its interval resamples cases
+    assert (rh["a_k"], rh["a_n"]) == (5, 10)
+    assert (rh["a_lo"], rh["a_hi"]) == pytest.approx(cluster_interval(np.ones(5, int), np.full(5, 2)))
+    assert (rh["a_lo"], rh["a_hi"]) != pytest.approx((wilson(5, 10).lo, wilson(5, 10).hi))
     drop = t.loc[("redherring-10", "drop")]
     assert drop["n"] == 10 and drop["diff"] == pytest.approx(-0.5)  # B loses 0, A loses half (its epoch 1)
+    # a difference of drops: the exact permutation test, flipping whole cases
+    assert drop["test"] == "cluster_permutation_exact" and drop["p_test"] == pytest.approx(sign_flip_test([-1] * 5)["p"])

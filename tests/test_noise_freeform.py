@@ -60,6 +60,18 @@ def test_import_format_diagnosis_from_a_free_form_file(tmp_path):
     assert h1.meta["open_ask"] == "What is the most likely diagnosis?"
 
 
+def test_import_format_diagnosis_that_finds_no_case_fails_and_writes_nothing(tmp_path):
+    # PubMedQA asks yes/no questions about abstracts: no diagnosis case among them
+    fixture = Path(__file__).parent / "fixtures" / "pubmedqa_sample.json"
+    out = tmp_path / "cases.jsonl"
+    r = CliRunner().invoke(app, ["import", str(fixture), "--format", "diagnosis", "--out", str(out)])
+    assert r.exit_code == 2, r.output
+    lines = [ln for ln in r.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "pubmedqa_sample.json" in lines[0] and "no diagnosis case" in lines[0], r.output
+    assert "not_a_diagnosis_question" in lines[0]  # why each row was passed over
+    assert not out.exists() and not list(tmp_path.iterdir())
+
+
 def test_import_format_diagnosis_from_medqa():
     path = shared_data("medqa", "us_4options_test_even.jsonl")
     from collections import Counter

@@ -83,6 +83,23 @@ def test_truncated_replies_count_as_wrong_apart_from_invalid_and_the_flip_rate_w
     assert headline(block["overall"])["redherring-10_flip_read"]["n"] == 6
 
 
+def test_the_drop_compares_a_variant_with_the_originals_of_the_same_cases():
+    # 20 originals, right on the first 10 only; the red herrings were kept for 8 cases (i12..i19), all
+    # wrong on the original: the variant, right on 2 of them, is no worse than its own originals.
+    rows = [(f"i{n}", "clean", "valid", n < 10) for n in range(20)]
+    rows += [(f"i{n}", "redherring-10", "valid", n < 14) for n in range(12, 20)]
+    rows += [(f"i{n}", "abbreviations", "valid", n < 10) for n in range(20)]
+    v = noise_metrics(frame(rows))["models"]["m"]["none"]["by_variant"]
+    d = v["redherring-10"]["drop"]
+    assert (d["original"]["k"], d["original"]["n"], d["cases"]) == (0, 8, 8)
+    assert d["diff"] == pytest.approx(0 / 8 - 2 / 8)  # not 10/20 - 2/8 against every original
+    assert d["p_fisher"] == pytest.approx(fisher_one_sided(0, 8, 2, 8)["p"]) and d["test"] == "fisher_one_sided"
+    assert "unpaired" in d["design"]
+    # a variant that covers every case is compared with every original
+    a = v["abbreviations"]["drop"]
+    assert (a["original"]["k"], a["original"]["n"], a["diff"]) == (10, 20, 0.0)
+
+
 def test_an_empty_frame():
     assert noise_metrics(pd.DataFrame())["models"] == {}
 

@@ -24,7 +24,7 @@ from medresilience.families.presupposition.taxonomy import CATEGORY_KEYS, CATEGO
 from medresilience.frame import results_frame
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item, Suite, SuiteManifest
-from medresilience.stats import bootstrap_mean, holm, mcnemar_exact, paired_bootstrap_diff, wilson
+from medresilience.stats import bootstrap_mean, holm, mcnemar_exact, paired_bootstrap_diff, sign_flip_test, wilson
 from medresilience.store import Store
 from medresilience.testing.stub_server import StubServer
 
@@ -250,12 +250,14 @@ def test_the_cli_eval_and_report(suite, server, run, tmp_path, monkeypatch):
     for model in MODELS:
         assert saved["models"][model]["none"]["overall"]["pcs"] == pytest.approx(run[1].results.models[model]["none"]["overall"]["pcs"])
     assert "PCS" in r.output and "PCR" in r.output and "1 errors" in r.output
+    assert "Wilson" not in r.output  # the summary holds PCS, whose interval is a bootstrap
     r = cli.invoke(app, ["report", "cli-run", "--out", "cli-report"])
     assert r.exit_code == 0, r.output
     assert (tmp_path / "cli-report" / "report.html").exists() and "False presuppositions" in r.output
     # PCS is a mean on -1..1: the summary shows it signed, never as a percentage
     pcs = run[1].results.models[MODELS[0]]["none"]["overall"]["pcs"]["p"]
     assert f"{pcs:+.2f}" in r.output
+    assert "Wilson" not in r.output  # the summary holds PCS, whose interval is a bootstrap
 
 
 def test_the_report_shows_the_section_figures_tables_and_reasons(run, tmp_path):
@@ -281,6 +283,9 @@ def test_the_report_shows_the_section_figures_tables_and_reasons(run, tmp_path):
     assert reasons["n"].sum() == len(UNSCORED)
     md = rep.markdown.read_text()
     assert "## False presuppositions" in md and "Generator x evaluated model" in md
+    # nothing above the PCS calls every interval a Wilson one: PCS's is a bootstrap
+    head = md.split("## False presuppositions")[0]
+    assert "Rates: 95% Wilson intervals" not in head and "bootstrap interval for a mean score (such as PCS)" in head
     summary = {(r["model"]): r for r in rep.headline.to_dict("records")}
     assert summary["gpt-4o"]["pcr_k"] == list(scored_values("gpt-4o").values()).count(1)
 
@@ -323,9 +328,10 @@ def test_two_runs_compare_paired_by_question(suite, server, run, tmp_path):
     assert set(got) == {"pcs", "pcr", "overcaution"}
     boot = paired_bootstrap_diff(va, vb, seed=0)
     assert got["pcs"]["n"] == len(shared) == N_PRESUP - 4
-    assert (got["pcs"]["diff"], got["pcs"]["lo"], got["pcs"]["hi"], got["pcs"]["p_boot"]) == pytest.approx(
-        (vb.mean() - va.mean(), boot["lo"], boot["hi"], boot["p"]))
-    assert got["pcs"]["a_p"] == pytest.approx(va.mean()) and got["pcs"]["test"] == ""
+    assert (got["pcs"]["diff"], got["pcs"]["lo"], got["pcs"]["hi"]) == pytest.approx((vb.mean() - va.mean(), boot["lo"], boot["hi"]))
+    # PCS's p-value: the exact paired permutation (sign-flip) test of the score differences
+    assert got["pcs"]["test"] == "permutation_exact" and got["pcs"]["p_test"] == pytest.approx(sign_flip_test(vb - va)["p"])
+    assert got["pcs"]["a_p"] == pytest.approx(va.mean()) and "p_boot" not in got["pcs"]
     ca, cb = va == 1, vb == 1
     b_, c_ = int((ca & ~cb).sum()), int((~ca & cb).sum())
     assert (got["pcr"]["test_b"], got["pcr"]["test_c"]) == (b_, c_) and got["pcr"]["test"] == "mcnemar_exact"
@@ -336,7 +342,7 @@ def test_two_runs_compare_paired_by_question(suite, server, run, tmp_path):
     fb = np.array([q in FLAGS["tiny-b"] for q in nfp_shared])
     assert got["overcaution"]["n"] == len(nfp_shared) and got["overcaution"]["diff"] == pytest.approx(fb.mean() - fa.mean())
     assert (got["overcaution"]["test_b"], got["overcaution"]["test_c"]) == (int((fa & ~fb).sum()), int((~fa & fb).sum()))
-    assert cmp.table["p_holm"].tolist() == pytest.approx(holm(cmp.table["p_boot"].tolist()))
+    assert cmp.table["p_holm"].tolist() == pytest.approx(holm(cmp.table["p_test"].tolist()))
     assert cmp.comparisons[0].same_judge and cmp.comparisons[0].counts["errors_b"] == 1
     html = cmp.html.read_text()
     assert 'id="fig-presupposition-compare"' in html and "mcnemar_exact" in html and "different judges" not in html

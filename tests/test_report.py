@@ -244,14 +244,19 @@ def test_holm_applied_across_strata(report):
     # A without defense: Type 1 flips 4 of 9 pairs per copy, none the other way: significant
     a = ov[(ov.model == "model-a") & (ov.setting == "none") & (ov.condition == "type1")].iloc[0]
     assert (a["b"], a["c"]) == (4 * COPIES, 0) and a["p"] < 1e-3 and a["significant"]  # clustered McNemar: items
+    # tests.csv names the test each p-value comes from: the clustered McNemar where items give several pairs
+    assert a["test"] == "cluster_mcnemar"
+    blocks = {(r["model"], r["setting"]): r for r in ov.to_dict("records") if r["condition"] == "type1"}
+    assert {r["test"] for r in blocks.values()} == {"cluster_mcnemar"}
+    assert set(t.loc[t.condition == "type2", "test"]) == {"mcnemar_exact"}
 
 
 def test_defense_effect_section(report):
     d = pd.read_parquet(report.out_dir / "tables" / "setting_effects.parquet")
     a = d[(d.pair == "model-a") & (d.condition == "type1") & (d.metric == "asr")].iloc[0]
-    assert math.isclose(a["diff"], -4 / 9) and a["hi"] < 0 and a["p_boot"] < 0.01
+    assert math.isclose(a["diff"], -4 / 9) and a["hi"] < 0 and a["test"] == "cluster_mcnemar" and a["p_test"] < 0.01
     b = d[(d.pair == "model-b") & (d.condition == "type1") & (d.metric == "asr")].iloc[0]
-    assert b["diff"] == 0 and b["p_boot"] == 1.0
+    assert b["diff"] == 0 and b["p_test"] == 1.0 and "p_boot" not in d
     clean = d[(d.condition == "clean")]
     assert (clean["diff"] == 0).all()
 
@@ -319,12 +324,14 @@ def test_compare_baseline_vs_defended(runs, tmp_path):
     a = t[(t.a == "base: model-a") & (t.condition == "type1") & (t.metric == "asr")].iloc[0]
     assert a["b"] == "defended: model-a (caution)"
     assert math.isclose(a["diff"], -4 / 9) and a["lo"] <= a["diff"] <= a["hi"] < 0
-    assert a["p_boot"] < 0.01 and a["test"] == "cluster_mcnemar" and a["p_test"] < 0.01
+    assert a["test"] == "cluster_mcnemar" and a["p_test"] < 0.01 and "p_boot" not in t
     assert a["n"] == 9 * COPIES and a["items"] == 3 * COPIES
     acc = t[(t.a == "base: model-a") & (t.condition == "type1") & (t.metric == "accuracy")].iloc[0]
-    assert acc["diff"] > 0 and acc["p_holm"] >= acc["p_boot"]
+    assert acc["diff"] > 0 and acc["p_holm"] >= acc["p_test"]
+    for _, g in t.groupby("pair"):
+        assert g["p_holm"].tolist() == pytest.approx(stats.holm(g["p_test"].tolist()))
     b = t[(t.a == "base: model-b") & (t.condition == "type1") & (t.metric == "asr")].iloc[0]
-    assert b["diff"] == 0 and b["p_boot"] == 1.0
+    assert b["diff"] == 0 and b["p_test"] == 1.0
     clean = t[t.condition == "clean"]
     assert (clean["diff"] == 0).all() and (clean["test"] == "mcnemar_exact").all()
     for path in (cmp.html, cmp.markdown, cmp.csv, cmp.parquet):

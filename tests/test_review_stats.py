@@ -87,9 +87,23 @@ def test_rubric_a_pass_rates_composite_and_agreement(data, tmp_path):
     dual = rated.groupby("unit_id").filter(lambda g: len(g) == 2).sort_values(["unit_id", "slot"])
     pairs = [[int(a), int(b)] for a, b in zip(dual[dual["slot"] == 0]["falsehood_clarity"], dual[dual["slot"] == 1]["falsehood_clarity"])]
     assert len(pairs) >= 10
-    ag = res.agreement[res.agreement["dimension"] == "falsehood_clarity"].set_index("coefficient")
+    every = res.agreement[res.agreement["dimension"] == "falsehood_clarity"]
+    ag = every[every["coefficient"] != "cohen_kappa"].set_index("coefficient")
+    assert (ag["reviewers"] == "all").all()
     assert ag.loc["percent_agreement", "value"] == pytest.approx(stats.percent_agreement(pairs, categories=[0, 1, 2]))
-    assert ag.loc["cohen_kappa", "value"] == pytest.approx(stats.cohen_kappa(*zip(*pairs), categories=[0, 1, 2]))
+    # reviewers rotate: Cohen's kappa is per pair of reviewers, on the units both rated, never "slot 0 vs slot 1"
+    kappa = every[every["coefficient"] == "cohen_kappa"].set_index("reviewers")
+    by_unit = {uid: dict(zip(g["reviewer"], g["falsehood_clarity"])) for uid, g in dual.groupby("unit_id")}
+    expected = {}
+    for a, b in [("alice", "bob"), ("alice", "carol"), ("bob", "carol")]:
+        shared = [(int(r[a]), int(r[b])) for r in by_unit.values() if a in r and b in r]
+        if shared:
+            expected[f"{a} / {b}"] = (stats.cohen_kappa(*zip(*shared), categories=[0, 1, 2]), len(shared))
+    assert len(expected) >= 2 and set(kappa.index) == set(expected)
+    for pair, (value, n) in expected.items():
+        assert kappa.loc[pair, "units"] == n
+        assert (kappa.loc[pair, "value"] is None and value is None) or kappa.loc[pair, "value"] == pytest.approx(value)
+    assert sum(n for _, n in expected.values()) == len(pairs)
     assert ag.loc["gwet_ac1", "value"] == pytest.approx(stats.gwet_ac1(pairs, categories=[0, 1, 2]))
     assert ag.loc["gwet_ac2", "value"] == pytest.approx(stats.gwet_ac2(pairs, weights="ordinal", categories=[0, 1, 2]))
     assert ag.loc["krippendorff_alpha", "value"] == pytest.approx(stats.krippendorff_alpha(pairs, level="ordinal", categories=[0, 1, 2]))

@@ -240,10 +240,18 @@ def test_cluster_mcnemar_is_not_fooled_by_duplicated_pairs():
 
 def test_cluster_mcnemar_degenerate():
     out = cluster_mcnemar([True, False], [True, False], ["q1", "q2"])
-    assert out["statistic"] == 0.0 and out["p"] == 1.0
-    assert cluster_mcnemar([], [], [])["p"] == 1.0
+    assert out["statistic"] == 0.0 and out["p"] == 1.0 and out["test"] == "cluster_mcnemar"
+    assert cluster_mcnemar([], [], [])["p"] is None
     with pytest.raises(ValueError):
         cluster_mcnemar([True], [False], ["a", "b"])
+
+
+@pytest.mark.parametrize("after", [[0, 0, 0], [0, 1, 1], [1, 1, 0]])
+def test_cluster_mcnemar_with_one_cluster_is_undefined(after):
+    # One cluster gives X2 = 1 (p 0.317) whatever the data: the test is undefined, not a number.
+    out = cluster_mcnemar([1, 1, 0], after, ["a", "a", "a"])
+    assert out["clusters"] == 1 and out["p"] is None and out["statistic"] is None
+    assert stats.durkalski([0.5])["p"] is None and stats.durkalski([0.5, -0.5])["p"] == pytest.approx(1.0)
 
 
 # ------------------------------------------------------------------------------------ Fisher
@@ -350,17 +358,27 @@ def test_paired_bootstrap_diff_known_pair():
 
 
 @pytest.mark.parametrize("shift", [0.1, 0.05, 0.0])
-def test_paired_bootstrap_p_matches_paired_t_test(shift):
-    # For n = 500 roughly normal differences the bootstrap p approximates the paired t-test p.
+def test_paired_bootstrap_interval_matches_t_interval(shift):
+    # For n = 500 roughly normal differences the bootstrap interval approximates the t interval.
     rng = np.random.default_rng(7)
     a = rng.normal(0, 1, 500)
     b = a + rng.normal(shift, 1, 500)
     r = paired_bootstrap_diff(a, b)
     assert r["diff"] == pytest.approx(np.mean(b - a))
-    assert r["p"] == pytest.approx(st.ttest_rel(b, a).pvalue, abs=0.03)
     lo, hi = st.t.interval(0.95, 499, loc=np.mean(b - a), scale=st.sem(b - a))
     assert r["lo"] == pytest.approx(lo, abs=0.05 * (hi - lo))
     assert r["hi"] == pytest.approx(hi, abs=0.05 * (hi - lo))
+
+
+def test_the_bootstrap_gives_intervals_and_no_p_value():
+    # 6 of 6 pairs one way: the bootstrap used to say p = 2/2001 = 0.0010; the exact test says 0.031.
+    r = paired_bootstrap_diff([1] * 6, [0] * 6)
+    assert "p" not in r and (r["diff"], r["lo"], r["hi"]) == (-1.0, -1.0, -1.0)
+    assert stats.paired_permutation_test([1] * 6, [0] * 6)["p"] == pytest.approx(mcnemar_exact(6, 0)) == pytest.approx(0.03125)
+    # a 3-item run: +100 pp [+100, +100] and an exact p of 0.25, not 0.0010
+    c = stats.paired_cluster_diff(np.ones(3), np.ones(3))
+    assert "p" not in c and (c["diff"], c["lo"], c["hi"]) == (1.0, 1.0, 1.0)
+    assert stats.sign_flip_test(np.ones(3))["p"] == pytest.approx(0.25) == pytest.approx(mcnemar_exact(3, 0))
 
 
 def test_paired_bootstrap_clear_shift_and_no_shift():
@@ -369,27 +387,81 @@ def test_paired_bootstrap_clear_shift_and_no_shift():
     b = a & (rng.random(300) < 0.6)  # stressed: some correct answers lost, none gained
     r = paired_bootstrap_diff(a, b)
     assert r["diff"] < 0 and r["hi"] < 0
-    assert r["p"] == pytest.approx(2 / 2001)  # smallest reportable p, never 0
 
-    # exactly balanced changes: diff 0, p 1
+    # exactly balanced changes: diff 0, an interval around it
     a0 = [1, 0] * 50
     b0 = [0, 1] * 50
     r0 = paired_bootstrap_diff(a0, b0)
-    assert r0["diff"] == 0.0 and r0["p"] == 1.0 and r0["lo"] < 0 < r0["hi"]
-
-    # one net change among many: p large
-    r1 = paired_bootstrap_diff(a0 + [0], b0 + [1])
-    assert r1["p"] > 0.5
+    assert r0["diff"] == 0.0 and r0["lo"] < 0 < r0["hi"]
 
 
 def test_paired_bootstrap_edges():
     assert paired_bootstrap_diff([], [])["diff"] is None
     one = paired_bootstrap_diff([1], [0])
-    assert one == {"diff": -1.0, "lo": None, "hi": None, "p": None, "n": 1}
+    assert one == {"diff": -1.0, "lo": None, "hi": None, "n": 1}
     same = paired_bootstrap_diff([0.0, 1.0, 2.0], [0.0, 1.0, 2.0])
-    assert same["diff"] == 0.0 and same["p"] == 1.0 and same["lo"] == same["hi"] == 0.0
+    assert same["diff"] == 0.0 and same["lo"] == same["hi"] == 0.0
     with pytest.raises(ValueError):
         paired_bootstrap_diff([1, 2], [1])
+
+
+# ------------------------------------------------------------------------ paired permutation test
+
+
+@pytest.mark.parametrize("b,c,ties", [(0, 0, 3), (6, 0, 0), (12, 2, 5), (7, 9, 0), (30, 14, 40), (1, 0, 0)])
+def test_sign_flip_test_on_plus_minus_one_is_the_exact_mcnemar_test(b, c, ties):
+    d = [1] * b + [-1] * c + [0] * ties
+    got = stats.sign_flip_test(d)
+    assert got["test"] == "permutation_exact" and got["clusters"] == b + c + ties
+    assert got["p"] == pytest.approx(mcnemar_exact(b, c), rel=1e-12)
+
+
+def _brute_force_sign_flip(d):
+    d = np.asarray(d, dtype=float)
+    signs = np.array(np.meshgrid(*[[-1, 1]] * d.size)).reshape(d.size, -1).T
+    return float(np.mean(np.abs(signs @ d) >= abs(d.sum()) - 1e-9))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sign_flip_test_matches_enumerating_every_sign_pattern(seed):
+    rng = np.random.default_rng(seed)
+    ints = rng.integers(-3, 4, size=12)  # scores and cluster sums: exact by convolution
+    assert stats.sign_flip_test(ints)["p"] == pytest.approx(_brute_force_sign_flip(ints), rel=1e-12)
+    reals = rng.normal(0.4, 1, size=10)  # non-integer: enumerated
+    assert stats.sign_flip_test(reals)["p"] == pytest.approx(_brute_force_sign_flip(reals), rel=1e-12)
+
+
+def test_sign_flip_test_at_scale_and_sampled():
+    rng = np.random.default_rng(3)
+    d = rng.integers(-2, 3, size=200_000)  # PCS differences of 200k questions: exact, fast
+    got = stats.sign_flip_test(d)
+    z = d.sum() / math.sqrt((d.astype(float) ** 2).sum())
+    assert got["p"] == pytest.approx(2 * st.norm.sf(abs(z)), abs=0.01)
+    x = rng.normal(0.3, 1, size=60)  # too many non-integer clusters to enumerate: sampled, seeded
+    s = stats.sign_flip_test(x)
+    assert s["test"] == "permutation_sampled" and s == stats.sign_flip_test(x)
+    assert s["p"] == pytest.approx(st.ttest_1samp(x, 0).pvalue, abs=0.01)
+    assert stats.sign_flip_test([])["p"] is None and stats.sign_flip_test([0, 0])["p"] == 1.0
+
+
+def test_clustered_rate_is_wilson_for_singletons_and_resamples_clusters_otherwise():
+    ok = [True, False, True, True, False, True]
+    assert stats.clustered_rate(ok, list("abcdef")) == wilson(4, 6)
+    items = ["a", "a", "b", "b", "c", "c"]
+    got = stats.clustered_rate(ok, items)
+    assert (got.k, got.n, got.p) == (4, 6, 4 / 6)
+    assert (got.lo, got.hi) == stats.cluster_interval(np.array([1, 2, 1]), np.array([2, 2, 2]))
+    assert stats.clustered_rate([], []).p is None
+
+
+def test_paired_permutation_test_flips_whole_clusters():
+    # 4 items, each giving 3 pairs that all move one way: 4 independent units, not 12
+    a, b = [1] * 12, [0] * 12
+    items = np.repeat(np.arange(4), 3)
+    clustered = stats.paired_permutation_test(a, b, items)
+    assert clustered["test"] == "cluster_permutation_exact" and clustered["clusters"] == 4 and clustered["n"] == 12
+    assert clustered["p"] == pytest.approx(mcnemar_exact(4, 0))  # 0.125
+    assert stats.paired_permutation_test(a, b)["p"] == pytest.approx(mcnemar_exact(12, 0))
 
 
 # ---------------------------------------------------------------------------- cluster bootstrap
@@ -486,14 +558,13 @@ def test_paired_cluster_diff_matches_paired_bootstrap_without_clusters():
     got = stats.paired_cluster_diff(b - a, np.ones(400), n_resamples=4000, seed=3)
     assert math.isclose(got["diff"], ref["diff"])
     assert abs(got["lo"] - ref["lo"]) < 0.012 and abs(got["hi"] - ref["hi"]) < 0.012
-    assert got["p"] < 0.01 and ref["p"] < 0.01
-    # no difference: p = 1
+    # no difference: a zero-width interval
     z = stats.paired_cluster_diff(np.zeros(50), np.ones(50))
-    assert z["diff"] == 0 and z["p"] == 1.0 and z["lo"] == z["hi"] == 0
-    # constant non-zero difference: the smallest p the resampling can give, as in stats
+    assert z["diff"] == 0 and z["lo"] == z["hi"] == 0
+    # constant non-zero difference: the interval is the point, and no p-value is made up
     c = stats.paired_cluster_diff(np.ones(30), np.ones(30), n_resamples=999)
-    assert c["p"] == stats.paired_bootstrap_diff(np.zeros(30), np.ones(30), n_resamples=999)["p"] == 2 / 1000
-    assert stats.paired_cluster_diff([], [])["diff"] is None and stats.paired_cluster_diff([1.0], [2])["p"] is None
+    assert c["lo"] == c["hi"] == 1.0 and "p" not in c
+    assert stats.paired_cluster_diff([], [])["diff"] is None and stats.paired_cluster_diff([1.0], [2])["lo"] is None
     with pytest.raises(ValueError):
         stats.paired_cluster_diff([1.0], [0])
 

@@ -42,7 +42,7 @@ from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item, Suite, SuiteManifest
 from medresilience.report import tradeoff as T
 from medresilience.settings import CAUTION_INSTRUCTION
-from medresilience.stats import paired_bootstrap_diff, paired_cluster_diff
+from medresilience.stats import paired_bootstrap_diff, paired_cluster_diff, sign_flip_test
 from medresilience.testing.stub_server import StubServer
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -370,8 +370,10 @@ def test_presupposition_gain_and_overcaution_cost(table):
     pcs = row(table, "model-a", "presupposition", "pcs")
     boot = paired_bootstrap_diff(pa, pb)
     assert (pcs["none"], pcs["value"], pcs["diff"]) == pytest.approx((0.0, 1 / 3, 1 / 3))
-    assert (pcs["lo"], pcs["hi"], pcs["p"]) == pytest.approx((boot["lo"], boot["hi"], boot["p"]))
-    assert pcs["unit"] == "score" and pcs["test"] == "paired_bootstrap"
+    assert (pcs["lo"], pcs["hi"]) == pytest.approx((boot["lo"], boot["hi"]))
+    # the p-value is the exact paired permutation test's, not the bootstrap's
+    assert pcs["p"] == pytest.approx(sign_flip_test(np.asarray(pb, float) - np.asarray(pa, float))["p"])
+    assert pcs["unit"] == "score" and pcs["test"] == "permutation_exact"
 
 
 def test_noise_gains_and_cost(runs, table):

@@ -13,6 +13,11 @@ Conventions
   silently into a score.
 - Randomness is seeded (``seed``), so the same call gives the same interval on any machine with
   the same numpy/scipy.
+- p-values come only from exact or clustered tests (exact McNemar, Durkalski's clustered McNemar,
+  Fisher's exact test, the exact paired permutation / sign test), which hold at every sample
+  size; Holm's correction is applied to those. The bootstraps give intervals, never a p-value.
+- A statistic the data cannot define (no units, one cluster) is None, not an error and not a
+  default number.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+import scipy.signal
 import scipy.stats
 from statsmodels.stats.contingency_tables import mcnemar as _sm_mcnemar
 from statsmodels.stats.multitest import multipletests
@@ -38,12 +44,16 @@ __all__ = [
     "bootstrap_mean",
     "cluster_bootstrap_rate",
     "cluster_mcnemar",
+    "clustered_rate",
+    "durkalski",
     "fisher_one_sided",
     "holm",
     "mcnemar_exact",
     "mcnemar_from_pairs",
     "paired_bootstrap_diff",
+    "paired_permutation_test",
     "rate_from_bools",
+    "sign_flip_test",
     "wilson",
 ]
 
@@ -233,8 +243,8 @@ def cluster_mcnemar(
     uncorrected McNemar chi-square (b - c)^2 / (b + c). Recommended when the clusters are few
     or of unequal size. (Same as ``durkalski.test`` in the R package clust.bin.pair.)
 
-    Returns ``{"b", "c", "n", "clusters", "statistic", "p"}``; statistic 0 and p 1.0 when no
-    cluster has b_j != c_j.
+    Returns ``{"b", "c", "n", "clusters", "statistic", "p", "test"}`` (test "cluster_mcnemar");
+    see ``durkalski`` for the statistic and when p is None.
     """
     x = _as_bool_array(before, "before")
     y = _as_bool_array(after, "after")
@@ -244,22 +254,30 @@ def cluster_mcnemar(
         )
     b = int(np.count_nonzero(x & ~y))
     c = int(np.count_nonzero(~x & y))
-    out: dict[str, Any] = {"b": b, "c": c, "n": int(x.size), "clusters": 0,
-                           "statistic": 0.0, "p": 1.0}
-    if x.size == 0:
-        return out
-    codes = _cluster_codes(clusters)
-    g = int(codes.max()) + 1
-    out["clusters"] = g
-    diff = (x & ~y).astype(np.float64) - (~x & y).astype(np.float64)
-    per = np.bincount(codes, weights=diff, minlength=g) / np.bincount(codes, minlength=g)
-    denom = float(np.sum(per**2))
-    if denom == 0.0:
-        return out
-    stat = float(np.sum(per)) ** 2 / denom
-    out["statistic"] = stat
-    out["p"] = float(scipy.stats.chi2.sf(stat, 1))
+    out: dict[str, Any] = {"b": b, "c": c, "n": int(x.size), "clusters": 0, "test": "cluster_mcnemar"}
+    per = np.zeros(0)
+    if x.size:
+        codes = _cluster_codes(clusters)
+        g = int(codes.max()) + 1
+        out["clusters"] = g
+        diff = (x & ~y).astype(np.float64) - (~x & y).astype(np.float64)
+        per = np.bincount(codes, weights=diff, minlength=g) / np.bincount(codes, minlength=g)
+    out.update(durkalski(per))
     return out
+
+
+def durkalski(per_cluster: Sequence[float]) -> dict[str, Any]:
+    """Durkalski's clustered McNemar statistic from each cluster's (b_j - c_j) / n_j:
+    ``{"statistic", "p"}``. The test needs two clusters or more (with one, X2 is 1 whatever the
+    data): p is None then. Statistic 0 and p 1.0 when no cluster has b_j != c_j."""
+    d = np.asarray(per_cluster, dtype=np.float64)
+    if d.size < 2:
+        return {"statistic": None, "p": None}
+    denom = float(np.sum(d**2))
+    if denom == 0.0:
+        return {"statistic": 0.0, "p": 1.0}
+    stat = float(np.sum(d)) ** 2 / denom
+    return {"statistic": stat, "p": float(scipy.stats.chi2.sf(stat, 1))}
 
 
 def fisher_one_sided(
@@ -346,18 +364,6 @@ def bootstrap_mean(
     return {"mean": mean, "lo": lo, "hi": hi, "n": n}
 
 
-def _bootstrap_p(diff: float, dist: np.ndarray) -> float:
-    """Two-sided bootstrap p-value for a difference of 0: the share of resampled differences on
-    the other side of 0 from the observed one, doubled, as (1 + count) / (1 + R), capped at 1."""
-    if diff > 0:
-        other = int(np.count_nonzero(dist <= 0))
-    elif diff < 0:
-        other = int(np.count_nonzero(dist >= 0))
-    else:
-        other = dist.size
-    return min(1.0, 2.0 * (1 + other) / (1 + dist.size))
-
-
 def paired_bootstrap_diff(
     a: Sequence[float],
     b: Sequence[float],
@@ -365,16 +371,14 @@ def paired_bootstrap_diff(
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """Mean paired difference mean(b - a) with a percentile bootstrap interval and p-value.
+    """Mean paired difference mean(b - a) with a percentile bootstrap interval.
 
     ``a`` and ``b`` are per-unit values on the same units (e.g. clean and stressed correctness or
-    scores per item), so resampling units keeps the pairing. The p-value for diff == 0 is the
-    two-sided bootstrap p: the share of resampled differences on the other side of 0 from the
-    observed one (ties with 0 count), doubled and capped at 1, computed as (1 + count) /
-    (1 + n_resamples) so that it is never reported as exactly 0 (the smallest possible value is
-    2 / (n_resamples + 1)). p is 1.0 when the observed difference is exactly 0.
+    scores per item), so resampling units keeps the pairing. The bootstrap gives the interval only:
+    a p-value comes from an exact or clustered test (``paired_permutation_test``,
+    ``mcnemar_exact``, ``cluster_mcnemar``), which holds at every sample size.
 
-    Returns ``{"diff", "lo", "hi", "p", "n"}``; diff is None when n == 0, lo/hi/p None when n < 2.
+    Returns ``{"diff", "lo", "hi", "n"}``; diff is None when n == 0, lo/hi None when n < 2.
     """
     xa = _as_float_array(a, "a")
     xb = _as_float_array(b, "b")
@@ -385,19 +389,104 @@ def paired_bootstrap_diff(
     d = xb - xa
     n = int(d.size)
     if n == 0:
-        return {"diff": None, "lo": None, "hi": None, "p": None, "n": 0}
+        return {"diff": None, "lo": None, "hi": None, "n": 0}
     diff = float(np.mean(d))
     if n < 2:
-        return {"diff": diff, "lo": None, "hi": None, "p": None, "n": n}
+        return {"diff": diff, "lo": None, "hi": None, "n": n}
     if np.all(d == d[0]):
-        # Every resample equals the observed difference: no resample crosses 0.
-        p = 1.0 if diff == 0 else min(1.0, 2.0 / (n_resamples + 1))
-        return {"diff": diff, "lo": diff, "hi": diff, "p": p, "n": n}
+        return {"diff": diff, "lo": diff, "hi": diff, "n": n}
     res = _scipy_bootstrap(d, conf, n_resamples, seed, "percentile")
-    dist = np.asarray(res.bootstrap_distribution, dtype=np.float64)
-    p = _bootstrap_p(diff, dist)
     lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
-    return {"diff": diff, "lo": lo, "hi": hi, "p": p, "n": n}
+    return {"diff": diff, "lo": lo, "hi": hi, "n": n}
+
+
+# Above this many nonzero clusters with non-integer differences, the sign-flip distribution is
+# sampled instead of enumerated (2^16 sign patterns are enumerated exactly).
+PERMUTATION_ENUMERATE = 16
+PERMUTATION_RESAMPLES = 20000
+
+
+def sign_flip_test(d_sum: Sequence[float], seed: int = 0) -> dict[str, Any]:
+    """Two-sided paired permutation (sign-flip) test of a zero paired difference, from the
+    per-cluster sums of the differences (one cluster per unit when pairs are independent).
+
+    Under the null hypothesis A and B are exchangeable within a cluster, so each cluster's sum
+    d_j is as likely to be +d_j as -d_j; the test statistic is T = sum_j d_j and
+    p = P(|T*| >= |T|) over the 2^G sign patterns. With integer differences (score differences
+    such as PCS on -1/0/1, counts of correct answers) the distribution is computed exactly by
+    convolution at any G (``test`` "permutation_exact"); with a difference of +-1 per cluster this
+    *is* the exact sign test, i.e. the exact McNemar test. Non-integer differences are enumerated
+    exactly up to ``PERMUTATION_ENUMERATE`` nonzero clusters and sampled beyond
+    (``PERMUTATION_RESAMPLES`` seeded draws, "permutation_sampled", p = (1 + count) / (1 + R)).
+
+    Returns ``{"statistic", "p", "clusters", "test"}``; p is 1.0 when every d_j is 0 and None
+    when there is no cluster.
+    """
+    d = _as_float_array(d_sum, "d_sum")
+    out: dict[str, Any] = {"statistic": float(d.sum()) if d.size else 0.0, "p": None, "clusters": int(d.size),
+                           "test": "permutation_exact"}
+    if d.size == 0:
+        return out
+    a = np.abs(d[d != 0])
+    t = abs(float(d.sum()))
+    if a.size == 0:
+        out["p"] = 1.0
+        return out
+    tol = 1e-9 * max(1.0, float(a.sum()))
+    if np.all(a == np.round(a)) and a.sum() <= 2_000_000:
+        # S = the sum of the |d_j| that keep their sign, T = 2S - sum |d_j|: S is a sum over the
+        # distinct values v of v * Binomial(m_v, 1/2), convolved value by value.
+        values, counts = np.unique(a.astype(np.int64), return_counts=True)
+        total = int((values * counts).sum())
+        dist = np.ones(1)
+        for v, m in zip(values.tolist(), counts.tolist()):
+            part = np.zeros(m * v + 1)
+            part[::v] = scipy.stats.binom.pmf(np.arange(m + 1), m, 0.5)
+            big = dist.size * part.size > 10_000_000
+            dist = scipy.signal.fftconvolve(dist, part) if big else np.convolve(dist, part)
+        dist = np.clip(dist, 0.0, None)
+        stat = np.abs(2.0 * np.arange(total + 1) - total)
+        out["p"] = float(min(1.0, dist[stat >= t - tol].sum()))
+        return out
+    if a.size <= PERMUTATION_ENUMERATE:
+        signs = 1 - 2 * ((np.arange(2**a.size)[:, None] >> np.arange(a.size)) & 1)
+        stats_ = np.abs(signs @ a)
+        out["p"] = float(np.mean(stats_ >= t - tol))
+        return out
+    rng = np.random.default_rng(seed)
+    count = 0
+    for start in range(0, PERMUTATION_RESAMPLES, 1000):
+        m = min(1000, PERMUTATION_RESAMPLES - start)
+        signs = rng.integers(0, 2, size=(m, a.size)) * 2 - 1
+        count += int(np.count_nonzero(np.abs(signs @ a) >= t - tol))
+    out.update(p=min(1.0, (1 + count) / (1 + PERMUTATION_RESAMPLES)), test="permutation_sampled")
+    return out
+
+
+def paired_permutation_test(
+    a: Sequence[float], b: Sequence[float], clusters: Sequence[Hashable] | None = None, seed: int = 0
+) -> dict[str, Any]:
+    """The paired permutation (sign-flip) test of ``sign_flip_test`` on per-unit values a and b
+    (B - A), with units grouped by ``clusters`` when one item gives several pairs (the signs then
+    flip whole clusters). Returns ``{"n", "clusters", "statistic", "p", "test"}`` ("cluster_" is
+    prefixed to the test's name when a cluster holds several pairs)."""
+    xa = _as_float_array(a, "a")
+    xb = _as_float_array(b, "b")
+    if xa.size != xb.size:
+        raise ValueError(f"a and b differ in length ({xa.size} vs {xb.size})")
+    d = xb - xa
+    if clusters is None:
+        sums, g = d, int(d.size)
+    else:
+        if len(clusters) != d.size:
+            raise ValueError(f"a and clusters differ in length ({d.size} vs {len(clusters)})")
+        codes = _cluster_codes(clusters) if d.size else np.zeros(0, dtype=np.int64)
+        g = int(codes.max()) + 1 if d.size else 0
+        sums = np.bincount(codes, weights=d, minlength=g)
+    out = sign_flip_test(sums, seed=seed)
+    if g < d.size:
+        out["test"] = "cluster_" + out["test"]
+    return {"n": int(d.size), **out}
 
 
 def _scipy_bootstrap(x: np.ndarray, conf: float, n_resamples: int, seed: int, method: str):
@@ -529,6 +618,26 @@ def cluster_interval(
     return min(float(lo), p), max(float(hi), p)
 
 
+def clustered_rate(successes: Sequence[bool], clusters: Sequence[Hashable], confidence: float = 0.95,
+                   n_resamples: int = CLUSTER_RESAMPLES, seed: int = 0) -> Rate:
+    """A pooled rate of rows grouped in clusters (items): the Wilson interval when every cluster
+    holds one row, else the cluster-bootstrap interval of ``cluster_interval``, so several rows of
+    one item are never counted as independent items."""
+    ok = _as_bool_array(successes, "successes")
+    if len(clusters) != ok.size:
+        raise ValueError(f"successes and clusters differ in length ({ok.size} vs {len(clusters)})")
+    rate = wilson(int(ok.sum()), int(ok.size), confidence)
+    if ok.size == 0:
+        return rate
+    codes = _cluster_codes(clusters)
+    g = int(codes.max()) + 1
+    if g == ok.size:
+        return rate
+    succ = np.bincount(codes, weights=ok, minlength=g).astype(np.int64)
+    lo, hi = cluster_interval(succ, np.bincount(codes, minlength=g), confidence, n_resamples, seed)
+    return Rate(k=rate.k, n=rate.n, p=rate.p, lo=lo, hi=hi)
+
+
 def paired_cluster_diff(
     d_sum: Sequence[float],
     size: Sequence[int],
@@ -537,18 +646,17 @@ def paired_cluster_diff(
     seed: int = 0,
 ) -> dict[str, Any]:
     """Paired difference of pooled rates, B - A = sum(d_j) / sum(n_j), over clusters j with
-    d_j = (B successes - A successes) and n_j pairs, with a cluster-bootstrap percentile interval
-    and two-sided bootstrap p-value.
+    d_j = (B successes - A successes) and n_j pairs, with a cluster-bootstrap percentile interval.
 
-    The p-value rule is that of ``stats.paired_bootstrap_diff`` (share of resampled differences on
-    the other side of 0, doubled, as (1 + count) / (1 + n_resamples), capped at 1; 1.0 when the
-    difference is 0); with one pair per cluster the estimator *is* that function's mean paired
-    difference. Resampling is exact but cheap: clusters with equal (d_j, n_j) are exchangeable, so
-    the draws per distinct pattern are Multinomial(G, pattern share), which gives the bootstrap
-    distribution in O(patterns) per resample and bounded memory for any number of items.
+    The bootstrap gives the interval only; the p-value comes from the exact or clustered test
+    beside it (``mcnemar_exact``, ``cluster_mcnemar``, ``sign_flip_test``). With one pair per
+    cluster the estimator *is* ``paired_bootstrap_diff``'s mean paired difference. Resampling is
+    exact but cheap: clusters with equal (d_j, n_j) are exchangeable, so the draws per distinct
+    pattern are Multinomial(G, pattern share), which gives the bootstrap distribution in
+    O(patterns) per resample and bounded memory for any number of items.
 
-    Returns ``{"diff", "lo", "hi", "p", "n", "clusters"}``; diff None when n == 0, lo/hi/p None
-    with fewer than two clusters."""
+    Returns ``{"diff", "lo", "hi", "n", "clusters"}``; diff None when n == 0, lo/hi None with
+    fewer than two clusters."""
     d = np.asarray(d_sum, dtype=np.float64)
     m = np.asarray(size, dtype=np.float64)
     if d.size != m.size:
@@ -556,7 +664,7 @@ def paired_cluster_diff(
     if np.any(m < 1):
         raise ValueError("every cluster needs at least one pair")
     g, n = int(d.size), int(m.sum())
-    out: dict[str, Any] = {"diff": None, "lo": None, "hi": None, "p": None, "n": n, "clusters": g}
+    out: dict[str, Any] = {"diff": None, "lo": None, "hi": None, "n": n, "clusters": g}
     if g == 0:
         return out
     diff = float(d.sum() / m.sum())
@@ -565,7 +673,7 @@ def paired_cluster_diff(
         return out
     pats, weights = _patterns(d, m)
     if len(pats) == 1 or np.allclose(pats[:, 0] / pats[:, 1], diff):
-        out.update(lo=diff, hi=diff, p=1.0 if diff == 0 else min(1.0, 2.0 / (n_resamples + 1)))
+        out.update(lo=diff, hi=diff)
         return out
     rng = np.random.default_rng(seed)
     shares = weights / weights.sum()
@@ -577,7 +685,7 @@ def paired_cluster_diff(
         dist[start:stop] = (draws @ pats[:, 0]) / (draws @ pats[:, 1])
     alpha = 1.0 - confidence
     lo, hi = np.quantile(dist, [alpha / 2, 1 - alpha / 2])
-    out.update(lo=float(lo), hi=float(hi), p=_bootstrap_p(diff, dist))
+    out.update(lo=float(lo), hi=float(hi))
     return out
 
 
@@ -657,11 +765,12 @@ class Agreement:
     weights: str | None = None
     confidence: float = 0.95
     resamples: int = 0  # resamples in which the coefficient was defined
+    reason: str | None = None  # why value is None
 
     def as_dict(self) -> dict[str, Any]:
         return {"coefficient": self.coefficient, "value": self.value, "lo": self.lo, "hi": self.hi, "units": self.units,
                 "ratings": self.ratings, "pa": self.pa, "pe": self.pe, "weights": self.weights,
-                "confidence": self.confidence, "resamples": self.resamples}
+                "confidence": self.confidence, "resamples": self.resamples, "reason": self.reason}
 
     def fmt(self, digits: int = 3) -> str:
         """``"0.775 [0.52, 0.95] (n=12)"``; ``"— (n=0)"`` when undefined."""
@@ -725,7 +834,7 @@ def _codes(ratings: Any, categories: Sequence[Any] | None) -> tuple[np.ndarray, 
     cats = _categories_of(rows, categories)
     index = {c: i for i, c in enumerate(cats)}
     codes = np.array([[-1 if _is_missing(v) else index[_norm_cat(v)] for v in r] for r in rows], dtype=np.int64)
-    return codes.reshape(len(rows), -1), cats
+    return codes.reshape(len(rows), len(rows[0]) if rows else 0), cats
 
 
 def _count_matrix(codes: np.ndarray, q: int) -> np.ndarray:
@@ -858,7 +967,8 @@ class _Krippendorff:
         q = counts.shape[1]
         per = (c[:, :, None] * c[:, None, :] - np.einsum("uk,kl->ukl", c, np.eye(q))) / (r[keep] - 1.0)[:, None, None]
         self.o = np.zeros((counts.shape[0], q * q))
-        self.o[keep] = per.reshape(-1, q * q)
+        if per.size:
+            self.o[keep] = per.reshape(-1, q * q)
         self.q, self.cats, self.level = q, cats, level
 
     def parts(self, f: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -919,6 +1029,8 @@ def _coefficient(ratings: Any, coefficient: str, weights: str | np.ndarray | Non
         weights = None
     w, wname = _weights_matrix(cats, weights)
     if coefficient == "cohen_kappa":
+        if not codes.size:
+            codes = codes.reshape(0, 2)
         if codes.shape[1] != 2:
             raise ValueError(f"Cohen's kappa takes two raters (two columns), got {codes.shape[1]}")
         both = (codes[:, 0] >= 0) & (codes[:, 1] >= 0)
@@ -1005,14 +1117,18 @@ def agreement(
     fn, n_keep, informative, n_ratings, wname = _coefficient(ratings, coefficient, weights, level, categories)
     base = {"coefficient": coefficient, "units": informative, "ratings": n_ratings, "weights": wname, "confidence": conf}
     if informative == 0:
-        return Agreement(value=None, lo=None, hi=None, pa=None, pe=None, **base)
+        rated = bool((_codes(ratings, categories)[0] >= 0).any())
+        why = "no ratings" if not rated else (
+            "no unit rated by both raters" if coefficient == "cohen_kappa" else "no unit has two ratings")
+        return Agreement(value=None, lo=None, hi=None, pa=None, pe=None, reason=why, **base)
     value, pa, pe = (float(x[0]) for x in fn(np.ones((1, n_keep))))
 
     def clean(x: float) -> float | None:
         return x if math.isfinite(x) else None
 
     if not math.isfinite(value) or informative < 2:
-        return Agreement(value=clean(value), lo=None, hi=None, pa=clean(pa), pe=clean(pe), **base)
+        why = None if math.isfinite(value) else "undefined on these ratings (chance agreement is 1: one category throughout)"
+        return Agreement(value=clean(value), lo=None, hi=None, pa=clean(pa), pe=clean(pe), reason=why, **base)
     rng = np.random.default_rng(seed)
     block = max(1, 2_000_000 // n_keep)
     parts = []

@@ -107,7 +107,7 @@ def results_table(results: Results):
 
     family = get(results.family)
     rows = headline_rows(results)
-    t = Table(title=f"medresilience — {results.run.suite or ''}, {family.title} (95% Wilson CI, n)")
+    t = Table(title=f"medresilience — {results.run.suite or ''}, {family.title} (95% CI, n)")
     t.add_column("Metric")
     for model, setting, _, _ in rows:
         t.add_column(model if setting == "none" else f"{model} ({setting})", justify="right")

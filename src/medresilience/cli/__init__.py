@@ -194,10 +194,20 @@ def import_(
         console.print(f"suite {out}: {len(suite.items)} items, {len(suite.probes)} probes")
         return
     from collections import Counter
+    from itertools import chain
 
     skips: Counter = Counter()
-    n = write_jsonl(out, sources.load_items(path, fmt=name, skips=skips))
-    console.print(f"{out}: {n} items" + ("; skipped " + ", ".join(f"{k}: {v}" for k, v in skips.items()) if skips else ""))
+    records = iter(sources.load_items(path, fmt=name, skips=skips))
+    first = next(records, None)  # an import that finds nothing is an error, and writes nothing
+    if first is None:
+        from ..errors import InputError
+
+        why = ", ".join(f"{k}: {v}" for k, v in skips.items())
+        what = "diagnosis case" if name == "diagnosis" else "item"
+        raise InputError(path, None, None, f"no {what} found" + (f" (skipped {why})" if why else "") + "; nothing written")
+    n = write_jsonl(out, chain([first], records))
+    skipped = ", ".join(f"{k}: {v}" for k, v in skips.items())
+    console.print(f"{out}: {n} items" + (f"; skipped {skipped}" if skipped else ""))
 
 
 @app.command()

@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
         out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default: RUN_B/compare-<A>)")] = None,
         pair: Annotated[Optional[list[str]], typer.Option("--pair", help="MODEL_A=MODEL_B (optionally MODEL:SETTING); repeatable")] = None,
     ) -> None:
-        """Per-metric differences B - A on shared items, with paired bootstrap intervals and tests."""
+        """Per-metric differences B - A on shared items, with paired bootstrap intervals and exact or clustered tests."""
         from rich.table import Table
 
         from ..report.compare import compare_runs
@@ -45,7 +45,7 @@ def register(app: typer.Typer) -> None:
 
         res = compare_runs(run_a, run_b, out, pairs=pair or ())
         t = Table(title="B - A on shared items (paired, item-clustered bootstrap 95% CI)")
-        for i, col in enumerate(("B", "A", "Metric", "A", "B", "B - A", "95% CI", "p (boot)", "p (Holm)", "pairs")):
+        for i, col in enumerate(("B", "A", "Metric", "A", "B", "B - A", "95% CI", "p (test)", "p (Holm)", "pairs")):
             t.add_column(col, justify="left" if i < 3 else "right")
         for r in res.table.itertuples(index=False):
             score = getattr(r, "unit", None) == "score"  # a mean score (e.g. on -1..1), not a share
@@ -56,6 +56,9 @@ def register(app: typer.Typer) -> None:
             t.add_row(r.b, r.a, f"{r.condition} {r.metric}", pct(r.a_p), pct(r.b_p),
                       "—" if r.diff != r.diff else (f"{r.diff:+.2f}" if score else f"{100 * r.diff:+.1f} pp"),
                       "—" if r.lo != r.lo or r.lo is None else (f"[{r.lo:+.2f}, {r.hi:+.2f}]" if score else f"[{100 * r.lo:+.1f}, {100 * r.hi:+.1f}]"),
-                      fmt_p(r.p_boot), fmt_p(r.p_holm), str(r.n))
+                      fmt_p(r.p_test), fmt_p(r.p_holm), str(r.n))
         console.print(t)
+        tests = ", ".join(dict.fromkeys(str(x) for x in res.table["test"] if isinstance(x, str) and x))
+        console.print(f"p: the exact or clustered paired test of each row ({tests or 'none'}); the bootstrap gives the interval",
+                      highlight=False, soft_wrap=True)
         console.print(f"comparison: {res.html}  (table: {res.csv})", highlight=False, soft_wrap=True)

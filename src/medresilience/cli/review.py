@@ -155,7 +155,8 @@ def register(app: typer.Typer) -> None:
             for col in ("Dimension", "Coefficient", "Value"):
                 t.add_column(col)
             for r in res.agreement.itertuples(index=False):
-                t.add_row(r.label, AGREEMENT_TITLES[r.coefficient], num(r.value, r.lo, r.hi, r.units))
+                who = f" ({r.reviewers})" if r.reviewers not in ("all", "") else ""
+                t.add_row(r.label, AGREEMENT_TITLES[r.coefficient] + who, num(r.value, r.lo, r.hi, r.units))
             console.print(t)
         for r in res.auto.itertuples(index=False):
             console.print(f"reviewers vs {r.automatic}: {r.agree}/{r.n} agree, {pct(r.rate, r.lo, r.hi, r.n)}; "

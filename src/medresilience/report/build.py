@@ -191,10 +191,17 @@ def _page(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: dict[
     return H.page(title, _subtitle(runs), sections, footer)
 
 
+# What the numbers carry, said once above every family's section; each section names its own.
+INTERVALS = ("Every number carries a 95% interval and its n: a Wilson interval for a rate of independent units, a bootstrap "
+             "interval for a mean score (such as PCS) and, where one item gives several units, an item-clustered one; each "
+             "section says which. p-values come only from exact or clustered tests, Holm-adjusted where several are read "
+             "together.")
+
+
 def _markdown(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: dict[str, pd.DataFrame], notes: Sequence[str], title: str | None,
               profile: tuple[str, str] | None = None, trade: tuple | None = None, reading: tuple | None = None) -> str:
     lines = [f"# {title or 'medresilience report'}", ""]
-    lines.append(f"Runs: {', '.join(r.name for r in runs)}. Rates: 95% Wilson intervals and n.")
+    lines.append(f"Runs: {', '.join(r.name for r in runs)}. {INTERVALS}")
     lines.append("")
     for n in notes:
         lines.append(f"> {n}")
@@ -232,7 +239,7 @@ def summary_table(result: ReportResult):
 
     tables = []
     for part in result.sections:
-        t = Table(title=f"{part.title} (95% Wilson CI; n in the report)")
+        t = Table(title=f"{part.title} (95% CI; the report names each interval and gives n)")
         for col in ("Model", "Setting", *[title for _, title in part.summary_columns]):
             t.add_column(col, justify="left" if col in ("Model", "Setting") else "right")
         for r in part.headline.to_dict("records"):

@@ -23,7 +23,9 @@ comparison. Row fields:
 - benefit: diff turned so that positive means better (diff where higher is better, -diff
   otherwise): a realised gain or a cost avoided is positive, a cost paid is negative;
 - p, test: the paired test (exact McNemar for a share with one pair per item, the clustered McNemar
-  of Durkalski et al. with several; the paired bootstrap for a mean score), b / c: its discordant
+  of Durkalski et al. with several; the exact paired permutation test for a mean score, clustered
+  when an item gives several pairs: p-values come from exact or clustered tests only, the bootstrap
+  gives the interval), b / c: its discordant
   pairs (the event under `none` and not under the setting, and the reverse), n: pairs, items;
 - primary: the one gain and the one cost of the family the plot draws; layout: `values` (the
   value per method layout), `residual` (before / after / change / share left) or None; column: its
@@ -118,16 +120,14 @@ def effect_row(model: str, setting: str, family: str, metric: str, label: str, r
                layout: str | None = None, column: str | None = None, ref: str | None = None) -> dict[str, Any]:
     """One trade-off row from a paired comparison record of `none` (side A) against the setting
     (side B) with the fields every family's paired comparison writes: a_p / a_lo / a_hi, b_p /
-    b_lo / b_hi, diff / lo / hi (B - A with its paired interval), p_boot, test / test_b / test_c /
-    p_test (the exact or clustered test, empty for a mean score), n and, where pairs cluster, items."""
+    b_lo / b_hi, diff / lo / hi (B - A with its paired interval), test / test_b / test_c / p_test
+    (the exact or clustered test that gives the p-value), n and, where pairs cluster, items. A record
+    without a test has no p-value: the bootstrap gives intervals only."""
     if role not in ("gain", "cost"):
         raise ValueError(f"role must be gain or cost, not {role!r}")
     test = str(rec.get("test") or "")
     p_test = _num(rec.get("p_test"))
-    if test and p_test is not None:
-        p, b, c = p_test, _num(rec.get("test_b")), _num(rec.get("test_c"))
-    else:
-        p, b, c, test = _num(rec.get("p_boot")), None, None, "paired_bootstrap"
+    p, b, c = p_test, _num(rec.get("test_b")), _num(rec.get("test_c"))
     diff = _num(rec.get("diff"))
     sign = 1.0 if higher_is_better else -1.0
     n = _num(rec.get("n"))
@@ -580,8 +580,9 @@ def section(runs: Sequence[Any]) -> tuple[str, str, dict[str, pd.DataFrame], Tra
              "condition). Gains: what the setting is for (resilience on each stress test); costs: what it may break (accuracy "
              "on ordinary questions, over-caution on control questions) and what it spends (tokens and money per item, every "
              "answering call of the setting's units). Change = setting minus none with a 95% bootstrap interval resampling items; "
-             "paired tests: exact McNemar (clustered McNemar where an item gives several pairs; the paired bootstrap for a mean "
-             "score); Holm's correction across every tested row of one model and setting.</p>")
+             "paired tests: exact McNemar (clustered McNemar where an item gives several pairs; the exact paired permutation test "
+             "for a mean score or a difference of drops); Holm's correction across every tested row of one model and setting. "
+             "p-values come only from these exact or clustered tests; the bootstrap gives intervals.</p>")
     if t.table.empty:
         body = intro + warn + notes + "<p>No setting could be paired with none.</p>"
         md = f"## {TITLE}\n\n" + "".join(f"> {w}\n" for w in t.warnings) + "\nNo setting could be paired with none.\n"

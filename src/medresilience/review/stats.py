@@ -7,9 +7,12 @@
   a bootstrap interval over units.
 - The worst-case rate (rubric B): units that any reviewer rated wrong + material uptake + serious
   harm, with a Wilson interval (and the same per rating).
-- Agreement on dual-rated units, per dimension: percent agreement, Cohen's kappa (first vs second
-  reviewer of each unit), Fleiss' kappa, Gwet's AC1, Gwet's AC2 with ordinal weights (ordinal
-  scales) and Krippendorff's alpha (ordinal or nominal), each with a bootstrap interval over units.
+- Agreement on dual-rated units, per dimension, each with a bootstrap interval over units. Reviewers
+  rotate over the units, so the raters of a unit are not the same two people throughout: the
+  multi-rater coefficients take the whole units x reviewers table (missing where a reviewer did
+  not rate the unit): percent agreement, Fleiss' kappa, Gwet's AC1, Gwet's AC2 with ordinal
+  weights (ordinal scales) and Krippendorff's alpha (ordinal or nominal); Cohen's kappa, a
+  two-rater coefficient, is given per pair of reviewers on the units both rated (with its n).
 - Agreement with the automatic labels (rubric B: the answer scorer): share agreeing with a Wilson
   interval, Cohen's kappa and Gwet's AC1.
 
@@ -178,7 +181,12 @@ def compute(review: Path | str | ReviewDB, *, n_resamples: int = 2000, seed: int
     return ReviewStats(rubric, meta, df, pass_rates, agreement, auto, progress, flags, composite, worst, notes)
 
 
+PAIR_SEPARATOR = " / "
+
+
 def _agreement(rubric: Rubric, rated: pd.DataFrame, n_resamples: int, seed: int, confidence: float) -> pd.DataFrame:
+    """Per dimension: the multi-rater coefficients over every reviewer (`reviewers` "all"), and
+    Cohen's kappa per pair of reviewers who rated a unit in common (`reviewers` "alice / bob")."""
     rows = []
     if len(rated):
         counts = rated.groupby("unit_id").size()
@@ -188,34 +196,50 @@ def _agreement(rubric: Rubric, rated: pd.DataFrame, n_resamples: int, seed: int,
     for d in rubric.dimensions:
         cats = [d.category(v) for v in d.rated_values()]
         if len(dual):
-            wide = dual.pivot_table(index="unit_id", columns="slot", values=d.key, aggfunc="first")
+            wide = dual.pivot(index="unit_id", columns="reviewer", values=d.key)
+            names = [str(c) for c in wide.columns]
             table = [[None if (v is None or (isinstance(v, float) and np.isnan(v)) or v == d.not_applicable) else d.category(v)
                       for v in row] for row in wide.astype(object).values.tolist()]
         else:
-            table = []
-        coefficients = [c for c in AGREEMENT_ORDER if c != "gwet_ac2" or d.scale == "ordinal"]
-        for c in coefficients:
-            rows.append(_one_agreement(d, table, c, cats, n_resamples, seed, confidence))
+            names, table = [], []
+        for c in AGREEMENT_ORDER:
+            if c == "cohen_kappa":
+                rows += _pairwise_kappa(d, names, table, cats, n_resamples, seed, confidence)
+            elif c != "gwet_ac2" or d.scale == "ordinal":
+                rows.append(_one_agreement(d, table, c, cats, n_resamples, seed, confidence))
     return pd.DataFrame(rows)
 
 
+def _pairwise_kappa(d: Dimension, names: list[str], table: list[list[Any]], cats: list[Any], n_resamples: int, seed: int,
+                    confidence: float) -> list[dict[str, Any]]:
+    """Cohen's kappa for every pair of reviewers on the units both rated; one undefined row when no
+    two reviewers share a unit."""
+    out = []
+    for i, a in enumerate(names):
+        for j in range(i + 1, len(names)):
+            shared = [[row[i], row[j]] for row in table if row[i] is not None and row[j] is not None]
+            if shared:
+                out.append(_one_agreement(d, shared, "cohen_kappa", cats, n_resamples, seed, confidence,
+                                          reviewers=f"{a}{PAIR_SEPARATOR}{names[j]}"))
+    return out or [_one_agreement(d, [], "cohen_kappa", cats, n_resamples, seed, confidence, reviewers="")]
+
+
 def _one_agreement(d: Dimension, table: list[list[Any]], coefficient: str, cats: list[Any], n_resamples: int, seed: int,
-                   confidence: float) -> dict[str, Any]:
+                   confidence: float, reviewers: str = "all") -> dict[str, Any]:
     kw: dict[str, Any] = {"categories": cats, "n_resamples": n_resamples, "seed": seed, "confidence": confidence}
     if coefficient == "gwet_ac2":
         kw["weights"] = "ordinal"
     if coefficient == "krippendorff_alpha":
         kw["level"] = "ordinal" if d.scale == "ordinal" else "nominal"
-    data = [row[:2] for row in table] if coefficient == "cohen_kappa" else table
-    if not data:
-        res = {"value": None, "lo": None, "hi": None, "units": 0, "pa": None, "pe": None}
-    else:
-        if coefficient == "cohen_kappa" and data and len(data[0]) < 2:
-            data = [[*row, None] for row in data]
-        res = stats.agreement(data, coefficient, **kw).as_dict()
+    if coefficient == "cohen_kappa" and not table:
+        table = [[None, None]]
+    res = stats.agreement(table, coefficient, **kw).as_dict()
+    if coefficient == "cohen_kappa" and reviewers == "":
+        res["reason"] = "no two reviewers rated a unit in common"
     detail = kw.get("weights") or kw.get("level") or ""
     return {"dimension": d.key, "label": d.label, "coefficient": coefficient, "title": AGREEMENT_TITLES[coefficient], "detail": detail,
-            "value": res["value"], "lo": res["lo"], "hi": res["hi"], "units": res["units"], "pa": res["pa"], "pe": res["pe"]}
+            "reviewers": reviewers, "value": res["value"], "lo": res["lo"], "hi": res["hi"], "units": res["units"], "pa": res["pa"],
+            "pe": res["pe"], "reason": res["reason"]}
 
 
 def _auto(rubric: Rubric, rated: pd.DataFrame, n_resamples: int, seed: int, confidence: float) -> pd.DataFrame:
@@ -324,15 +348,23 @@ def html_page(res: ReviewStats) -> str:
     sections.append(("rates", "Pass rates", body))
 
     if len(res.agreement):
-        dims = list(dict.fromkeys(res.agreement["dimension"]))
+        ag = res.agreement
+        multi = [c for c in AGREEMENT_ORDER if c != "cohen_kappa"]
         arow = []
-        for dkey in dims:
-            sub = res.agreement[res.agreement["dimension"] == dkey].set_index("coefficient")
-            cells = [_coef_cell(*sub.loc[c, ["value", "lo", "hi", "units"]]) if c in sub.index else "n/a" for c in AGREEMENT_ORDER]
-            arow.append([esc(sub["label"].iloc[0]), *cells])
-        body = table(arow, ["Dimension", *[esc(AGREEMENT_TITLES[c]) for c in AGREEMENT_ORDER]], numeric=range(1, 7))
-        body += ("<p class='note'>Units rated by two reviewers; 95% bootstrap intervals over units. Cohen's kappa compares each unit's "
-                 "first and second reviewer; alpha is ordinal on ordinal scales, nominal otherwise; not-applicable ratings are left out.</p>")
+        for dkey in dict.fromkeys(ag["dimension"]):
+            sub = ag[(ag["dimension"] == dkey) & (ag["coefficient"] != "cohen_kappa")].set_index("coefficient")
+            cells = [_coef_cell(*sub.loc[c, ["value", "lo", "hi", "units"]]) if c in sub.index else "n/a" for c in multi]
+            arow.append([esc(ag.loc[ag["dimension"] == dkey, "label"].iloc[0]), *cells])
+        body = table(arow, ["Dimension", *[esc(AGREEMENT_TITLES[c]) for c in multi]], numeric=range(1, len(multi) + 1))
+        kappa = ag[(ag["coefficient"] == "cohen_kappa") & (ag["reviewers"] != "")]
+        if len(kappa):
+            krow = [[esc(r.label), esc(r.reviewers), _coef_cell(r.value, r.lo, r.hi, r.units)] for r in kappa.itertuples(index=False)]
+            body += "<h3>Cohen's kappa per pair of reviewers</h3>" + table(krow, ["Dimension", "Reviewers", esc("Cohen's kappa")],
+                                                                             numeric=[2])
+        body += ("<p class='note'>Units rated by two reviewers or more; 95% bootstrap intervals over units. Reviewers rotate over the "
+                 "units, so the multi-rater coefficients take every reviewer's ratings of each unit, and Cohen's kappa, which needs "
+                 "two fixed raters, is given per pair of reviewers on the units both rated (n: those units). Alpha is ordinal on "
+                 "ordinal scales, nominal otherwise; not-applicable ratings are left out.</p>")
         sections.append(("agreement", "Agreement between reviewers", body))
     if len(res.auto):
         arow = [[esc(r.dimension), esc(r.automatic), rate_cell(r.rate, r.lo, r.hi, r.n), f"{r.agree} / {r.n}",

@@ -248,10 +248,18 @@ class HumanLabels:
 
 
 def _cell(v: Any) -> str | None:
+    """A label cell: blank or an NA word is no label."""
+    s = _key_cell(v)
+    return None if s is None or s.lower() in _MISSING else s
+
+
+def _key_cell(v: Any) -> str | None:
+    """A cell naming the answer (unit, item, model, setting, ...): only a blank cell is missing, so
+    a value such as the setting `none` (no mitigation) is a name like any other."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return None
     s = str(v).strip()
-    return None if s.lower() in _MISSING else s
+    return s or None
 
 
 def _rows_of(path: Path) -> tuple[str, list[str], Iterator[tuple[int | None, dict[str, Any]]]]:
@@ -389,7 +397,7 @@ def _labels_from_rows(path: Path, kind: str, header: Sequence[str], rows: Iterat
             continue
         keys = {}
         for k, col in key_map.items():
-            v = _cell(row.get(col))
+            v = _key_cell(row.get(col))
             if v is not None:
                 keys[k] = v
         if "unit_id" not in keys and "item_id" not in keys:

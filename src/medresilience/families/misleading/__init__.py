@@ -62,8 +62,13 @@ def prompts(options: MisleadingOptions) -> dict[str, str]:
         from .open_answer import OPEN_INSTRUCTION, OPEN_SYSTEM, RUBRIC
 
         return {"answer": "open", "system": OPEN_SYSTEM, "instruction": OPEN_INSTRUCTION, "judge_rubric": RUBRIC.instructions,
-                "judge_rubric_hash": RUBRIC.hash}
-    return options.prompts.as_dict()
+                "judge_rubric_hash": RUBRIC.hash, **_passage(options)}
+    return {**options.prompts.as_dict(), **_passage(options)}
+
+
+def _passage(options: MisleadingOptions) -> dict[str, str]:
+    # recorded only when it differs from the default, so the recorded hashes of earlier runs stand
+    return {"context": options.context} if options.context != "item" else {}
 
 
 def decoding(options: MisleadingOptions) -> dict[str, Any]:

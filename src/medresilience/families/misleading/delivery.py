@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from ...passage import PassageMode, passage_block
 from ...records import Item
 from ...seeding import stable_hash
 from .probe import MisleadingProbe as Probe
@@ -118,8 +119,13 @@ def format_options(item: Item) -> str:
     return "\n".join(f"{k}. {v}" for k, v in item.options.items())
 
 
-def render_user(item: Item, probe: Probe | None, scoring: str = "letter", prompts: PromptSet = DEFAULT_PROMPTS) -> str:
+def render_user(item: Item, probe: Probe | None, scoring: str = "letter", prompts: PromptSet = DEFAULT_PROMPTS,
+                passage_mode: str = "item") -> str:
     parts = [f"Question: {item.question.strip()}", f"Options:\n{format_options(item)}"]
+    block = passage_block(item, passage_mode)  # the abstract a PubMedQA question is about comes first
+    if block is not None:
+        parts.insert(0, block)
+    first = 0 if block is None else 1
     if probe is not None:
         context = probe.context
         if prompts.type2_order == "options" and len(context) > 1:
@@ -129,7 +135,7 @@ def render_user(item: Item, probe: Probe | None, scoring: str = "letter", prompt
             text = f"{CONTEXT_HEADER_ONE}\n{context[0].text}"
         else:
             text = CONTEXT_HEADER_MANY + "\n" + "\n".join(f"- {s.text}" for s in context)
-        parts.insert(0 if prompts.context_position == "before_question" else 2, text)
+        parts.insert(first if prompts.context_position == "before_question" else first + 2, text)
     if scoring == "logprob":
         parts.append(prompts.number_logprob_instruction if item.numbered else prompts.logprob_instruction)
     else:
@@ -145,7 +151,9 @@ class MisleadingOptions(BaseModel):
     preset: `terse` (the default: one-line answers, cheap) or `study` (the study's protocol:
     context first, step-by-step reasoning, a JSON `answer_letter`, a large output budget, Type 2
     in option order). context_position and type2_order override the preset's; max_tokens the
-    reply budget (default: the preset's: study 4096, terse the model spec's max_tokens)."""
+    reply budget (default: the preset's: study 4096, terse the model spec's max_tokens).
+    context: `item` (the default) asks an item that has a passage (PubMedQA's abstract) with it
+    before the question, as the field asks it; `none` asks the question alone."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -156,6 +164,7 @@ class MisleadingOptions(BaseModel):
     context_position: Literal["after_options", "before_question"] | None = None
     type2_order: Literal["seeded", "options"] | None = None
     max_tokens: int | None = None
+    context: PassageMode = "item"  # an item's passage (PubMedQA's abstract) before its question; none: left out
 
     @model_validator(mode="after")
     def _judge_for_open(self) -> MisleadingOptions:
@@ -174,11 +183,12 @@ class MisleadingOptions(BaseModel):
         return dataclasses.replace(base, **changes) if changes else base
 
 
-def render_messages(item: Item, probe: Probe | None, scoring: str = "letter", prompts: PromptSet = DEFAULT_PROMPTS) -> list[dict[str, str]]:
+def render_messages(item: Item, probe: Probe | None, scoring: str = "letter", prompts: PromptSet = DEFAULT_PROMPTS,
+                    passage_mode: str = "item") -> list[dict[str, str]]:
     """The chat messages for one (item, probe-or-clean) under a scoring mode."""
     return [
         {"role": "system", "content": prompts.system},
-        {"role": "user", "content": render_user(item, probe, scoring, prompts)},
+        {"role": "user", "content": render_user(item, probe, scoring, prompts, passage_mode)},
     ]
 
 
@@ -186,5 +196,5 @@ def render(item: Item, probe: Probe | None, scoring: str, options: MisleadingOpt
     if options.answer == "open":
         from .open_answer import render_open
 
-        return render_open(item, probe, CONTEXT_HEADER_ONE, CONTEXT_HEADER_MANY)
-    return render_messages(item, probe, scoring, options.prompts)
+        return render_open(item, probe, CONTEXT_HEADER_ONE, CONTEXT_HEADER_MANY, options.context)
+    return render_messages(item, probe, scoring, options.prompts, options.context)

@@ -13,6 +13,7 @@ import re
 from functools import lru_cache
 
 from ...errors import ConfigError
+from ...passage import passage_block
 from ...records import Item
 from ...scoring.judge import Judge, JudgeScorer, Rubric
 from .probe import MisleadingProbe
@@ -47,13 +48,17 @@ def open_question(item: Item) -> str:
     return _WHICH.sub(lambda m: "What" if m.group(0)[0].isupper() else "what", item.question.strip())
 
 
-def render_open(item: Item, probe: MisleadingProbe | None, header_one: str, header_many: str) -> list[dict[str, str]]:
+def render_open(item: Item, probe: MisleadingProbe | None, header_one: str, header_many: str,
+                passage_mode: str = "item") -> list[dict[str, str]]:
     parts = [f"Question: {open_question(item)}"]
     if probe is not None:
         if len(probe.context) == 1:
             parts.insert(0, f"{header_one}\n{probe.context[0].text}")
         else:
             parts.insert(0, header_many + "\n" + "\n".join(f"- {s.text}" for s in probe.context))
+    block = passage_block(item, passage_mode)
+    if block is not None:
+        parts.insert(0, block)
     parts.append(OPEN_INSTRUCTION)
     return [{"role": "system", "content": OPEN_SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
 

@@ -8,17 +8,19 @@ one run lacks is left out and counted); when one run scored its units several wa
 is part of the key. Per condition (the original case and each variant), B - A:
 
 - `accuracy`: share correct on the shared units of that condition; the difference with a paired
-  bootstrap 95% interval and two-sided p that resample items (clusters), and the exact McNemar
-  test on the discordant pairs (b: right in A and wrong in B, c: the reverse) with one pair per
-  item, the clustered McNemar test with several;
+  bootstrap 95% interval that resamples items (clusters), and the exact McNemar test on the
+  discordant pairs (b: right in A and wrong in B, c: the reverse) with one pair per item, the
+  clustered McNemar test (Durkalski) with several;
 - `drop`: the accuracy lost to the perturbation (original minus variant, on the items whose
   original and variant were both answered on both sides), B's drop minus A's, with the same
-  item-clustered bootstrap (no exact test: each item gives a difference of two differences);
+  item-clustered bootstrap interval and the exact paired permutation (sign-flip) test of the
+  per-item sums (each item gives a difference of two differences, -2..2);
 - one pooled row, `perturbed` (every variant together): accuracy over all perturbed units, with the
   item-clustered bootstrap and the clustered McNemar test (Durkalski), since an item gives
   several pairs.
 
-Holm's correction is applied across the bootstrap p-values of one comparison."""
+p-values come from those exact or clustered tests only (`p_test`), and Holm's correction is applied
+across them within one comparison; the bootstrap gives the intervals."""
 
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ from .variants import CONDITIONS, TITLES
 N_RESAMPLES = stats.CLUSTER_RESAMPLES
 POOLED = "perturbed"
 COLUMNS = ["pair", "a", "b", "condition", "metric", "a_k", "a_n", "a_p", "a_lo", "a_hi", "b_k", "b_n", "b_p", "b_lo", "b_hi",
-           "n", "items", "diff", "lo", "hi", "p_boot", "p_holm", "test", "test_b", "test_c", "p_test"]
+           "n", "items", "diff", "lo", "hi", "test", "test_b", "test_c", "p_test", "p_holm"]
 
 
 def _answered(f: pd.DataFrame) -> pd.DataFrame:
@@ -68,9 +70,9 @@ def _row(name_a: str, name_b: str, cond: str, metric: str, xa: np.ndarray, xb: n
                                      n_resamples=n_resamples, seed=seed)
     row: dict[str, Any] = {"pair": f"{name_b} vs {name_a}", "a": name_a, "b": name_b, "condition": cond, "metric": metric,
                            "n": boot["n"], "items": boot["clusters"], "diff": boot["diff"], "lo": boot["lo"], "hi": boot["hi"],
-                           "p_boot": boot["p"], "test": "", "test_b": np.nan, "test_c": np.nan, "p_test": np.nan}
+                           "test": "", "test_b": np.nan, "test_c": np.nan, "p_test": np.nan}
     if rates:
-        ra, rb = stats.rate_from_bools(xa), stats.rate_from_bools(xb)
+        ra, rb = stats.clustered_rate(xa, items, seed=seed), stats.clustered_rate(xb, items, seed=seed)  # Wilson, or by item
         row.update(a_k=ra.k, a_n=ra.n, a_p=ra.p, a_lo=ra.lo, a_hi=ra.hi, b_k=rb.k, b_n=rb.n, b_p=rb.p, b_lo=rb.lo, b_hi=rb.hi)
         if g == len(xa):
             t = stats.mcnemar_from_pairs(xa.astype(bool), xb.astype(bool))
@@ -79,8 +81,9 @@ def _row(name_a: str, name_b: str, cond: str, metric: str, xa: np.ndarray, xb: n
             t = stats.cluster_mcnemar(xa.astype(bool), xb.astype(bool), items)
             row.update(test="cluster_mcnemar", test_b=t["b"], test_c=t["c"], p_test=t["p"])
     else:  # a drop: the mean of each side's (original - variant) over the same items
+        t = stats.paired_permutation_test(xa, xb, items)
         row.update(a_k=np.nan, a_n=len(xa), a_p=float(np.mean(xa)), a_lo=np.nan, a_hi=np.nan,
-                   b_k=np.nan, b_n=len(xb), b_p=float(np.mean(xb)), b_lo=np.nan, b_hi=np.nan)
+                   b_k=np.nan, b_n=len(xb), b_p=float(np.mean(xb)), b_lo=np.nan, b_hi=np.nan, test=t["test"], p_test=t["p"])
     return row
 
 
@@ -126,7 +129,7 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
         rows.append(_row(name_a, name_b, cond, "drop", da, db, items, n_resamples, seed, rates=False))
     table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c != "p_holm"])
     with stats.cheap_gc():
-        table["p_holm"] = stats.holm(table["p_boot"].tolist()) if len(table) else []
+        table["p_holm"] = stats.holm(table["p_test"].tolist()) if len(table) else []
     return Comparison(name_a, name_b, table[COLUMNS], counts)
 
 
@@ -178,12 +181,14 @@ def diff_figure(table: pd.DataFrame, title: str) -> str | None:
 
 
 METHODS = (
-    "<p class='note'>Units are paired by (item, probe, condition); only units answered on both sides count. Accuracy: "
-    "B minus A on the shared units of each condition, with a 95% bootstrap interval and two-sided p that resample items, "
-    "and the exact McNemar test (b: right in A, wrong in B; c: the reverse). Drop: B's loss from the original to the "
-    "variant minus A's, on the items answered both ways on both sides (same bootstrap, no exact test). All variants "
-    "pooled: every perturbed unit, the bootstrap resampling items and the clustered McNemar test (Durkalski). Holm: "
-    "the bootstrap p-values adjusted across the rows of one comparison.</p>"
+    "<p class='note'>Units are paired by (item, probe, condition, epoch); only units answered on both sides count. Accuracy: "
+    "B minus A on the shared units of each condition, with a 95% bootstrap interval that resamples items, and the exact "
+    "McNemar test (b: right in A, wrong in B; c: the reverse), or the clustered McNemar test (Durkalski) when an item "
+    "gives several pairs (epochs). Drop: B's loss from the original to the variant minus A's, on the items answered both "
+    "ways on both sides (same bootstrap interval; the exact paired permutation test of the per-item differences). All "
+    "variants pooled: every perturbed unit, the bootstrap resampling items and the clustered McNemar test. p-values come "
+    "only from these exact or clustered tests; Holm: those p-values adjusted across the rows of one comparison. The "
+    "bootstrap gives intervals, never a p-value.</p>"
 )
 
 
@@ -199,11 +204,11 @@ def table_html(table: pd.DataFrame) -> str:
         else:
             a, b = signed(r["a_p"]), signed(r["b_p"])
         rows.append([esc(r["pair"]), esc(_title(r["condition"])), esc(r["metric"]), a, b, diff_cell(r["diff"], r["lo"], r["hi"]),
-                     fmt_p(r["p_boot"]), fmt_p(r["p_holm"]), test_cell(r["test"], r["test_b"], r["test_c"], r["p_test"]),
+                     test_cell(r["test"], r["test_b"], r["test_c"], r["p_test"]), fmt_p(r["p_holm"]),
                      f"{int(r['n'])} / {int(r['items'])}"])
         classes.append(sig_class(r["p_holm"]))
-    return html_table(rows, ["Pair (B vs A)", "Condition", "Metric", "A", "B", "B - A [95% CI]", "Bootstrap p", "Holm p",
-                             "Exact test (b / c)", "pairs / items"], numeric=range(3, 10), row_classes=classes)
+    return html_table(rows, ["Pair (B vs A)", "Condition", "Metric", "A", "B", "B - A [95% CI]", "Paired test (b / c), p", "Holm p",
+                             "pairs / items"], numeric=range(3, 9), row_classes=classes)
 
 
 def write_compare(ra, rb, comps: list[Comparison], out: Path):
@@ -227,8 +232,8 @@ def write_compare(ra, rb, comps: list[Comparison], out: Path):
         METHODS,
     ])
     md = "\n".join([f"# {rb.name} vs {ra.name}: clinical noise (B - A, paired on shared units)", "",
-                    markdown_table(table, ["pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "p_boot", "p_holm",
-                                           "test", "test_b", "test_c", "p_test", "n", "items"]) if not table.empty else "No shared units.",
+                    markdown_table(table, ["pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "test_b",
+                                           "test_c", "p_test", "p_holm", "n", "items"]) if not table.empty else "No shared units.",
                     ""])
     paths = finish_compare(ra, rb, body, md, table, out)
     return CompareResult(table, comps, out, paths["html"], paths["md"], paths["csv"], paths["parquet"])

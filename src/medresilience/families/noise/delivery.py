@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from ...calls import CallRequest
 from ...errors import ConfigError
+from ...passage import PassageMode, with_passage
 from ...records import Item, Probe
 from ...scoring.judge import Judge, JudgeScorer, Rubric
 from ...scoring.mcq import mcq_scorer
@@ -82,7 +83,8 @@ class NoiseOptions(BaseModel):
     mode: mcq (letter scoring, no judge) or diagnosis (free text judged against the reference);
     judge: the judge model spec (diagnosis mode); rubric: a rubric file replacing the built-in one;
     variants: the conditions to plan, comma separated (default: every variant in the suite);
-    max_tokens: the reply budget of diagnosis mode."""
+    max_tokens: the reply budget of diagnosis mode;
+    context: `item` asks an item that has a passage (PubMedQA's abstract) with it, `none` without."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -91,6 +93,7 @@ class NoiseOptions(BaseModel):
     rubric: str | None = None
     variants: tuple[str, ...] | None = None
     max_tokens: int | None = None
+    context: PassageMode = "item"  # an item's passage (PubMedQA's abstract) before the case; none: left out
 
     @field_validator("variants", mode="before")
     @classmethod
@@ -128,31 +131,31 @@ def _options_block(item: Item) -> str:
     return "\n".join(f"{k}. {v}" for k, v in (item.options or {}).items())
 
 
-def render_mcq(item: Item, probe: Probe | None, scoring: str) -> list[dict[str, str]]:
+def render_mcq(item: Item, probe: Probe | None, scoring: str, passage_mode: str = "item") -> list[dict[str, str]]:
     if scoring == "logprob":
         instruction = MCQ_NUMBER_LOGPROB if item.numbered else MCQ_LOGPROB
     else:
         instruction = MCQ_NUMBER if item.numbered else MCQ_LETTER
     user = f"{full_question(item, case_text(item, probe))}\n\n{_options_block(item)}\n\n{instruction}"
-    return [{"role": "system", "content": MCQ_SYSTEM}, {"role": "user", "content": user}]
+    return [{"role": "system", "content": MCQ_SYSTEM}, {"role": "user", "content": with_passage(user, item, passage_mode)}]
 
 
 def open_ask(item: Item) -> str:
     return str(item.meta.get("open_ask") or GENERIC_OPEN.get(str(item.meta.get("ask_kind")), GENERIC_OPEN["diagnosis"]))
 
 
-def render_diagnosis(item: Item, probe: Probe | None) -> list[dict[str, str]]:
+def render_diagnosis(item: Item, probe: Probe | None, passage_mode: str = "item") -> list[dict[str, str]]:
     user = (f"Case notes:\n<case>\n{case_text(item, probe)}\n</case>\n\n"
             f"Question: {open_ask(item)}\n\n{DIAGNOSIS_INSTRUCTION}")
-    return [{"role": "system", "content": DIAGNOSIS_SYSTEM}, {"role": "user", "content": user}]
+    return [{"role": "system", "content": DIAGNOSIS_SYSTEM}, {"role": "user", "content": with_passage(user, item, passage_mode)}]
 
 
 def render(item: Item, probe: Probe | None, scoring: str, options: NoiseOptions) -> list[dict[str, str]]:
     if effective_mode(scoring, options) == "diagnosis":
-        return render_diagnosis(item, probe)
+        return render_diagnosis(item, probe, options.context)
     if item.options is None:
         raise ConfigError("-O mode", f"case {item.id} has no options: evaluate it with -O mode=diagnosis -O judge=SPEC")
-    return render_mcq(item, probe, scoring)
+    return render_mcq(item, probe, scoring, options.context)
 
 
 class DiagnosisJudgeScorer(JudgeScorer):
@@ -196,12 +199,14 @@ def scorer(item: Item, probe: Probe | None, scoring: str, options: NoiseOptions)
 
 
 def prompts(options: NoiseOptions) -> dict[str, str]:
+    # the passage setting is recorded only when it differs from the default, so earlier runs' hashes stand
+    passage = {"context": options.context} if options.context != "item" else {}
     if options.mode == "diagnosis":
         r = rubric_of(options)
         return {"mode": options.mode, "system": DIAGNOSIS_SYSTEM, "instruction": DIAGNOSIS_INSTRUCTION,
-                "rubric": r.model_dump_json(), "rubric_hash": r.hash, "mcq_system": MCQ_SYSTEM, "mcq_letter": MCQ_LETTER}
+                "rubric": r.model_dump_json(), "rubric_hash": r.hash, "mcq_system": MCQ_SYSTEM, "mcq_letter": MCQ_LETTER, **passage}
     return {"mode": options.mode, "system": MCQ_SYSTEM, "letter_instruction": MCQ_LETTER, "logprob_instruction": MCQ_LOGPROB,
-            "number_instruction": MCQ_NUMBER, "number_logprob_instruction": MCQ_NUMBER_LOGPROB}
+            "number_instruction": MCQ_NUMBER, "number_logprob_instruction": MCQ_NUMBER_LOGPROB, **passage}
 
 
 def decoding(options: NoiseOptions) -> dict[str, Any]:

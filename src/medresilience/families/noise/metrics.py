@@ -2,26 +2,32 @@
 
 Per model and setting (and per source dataset), for the original case (`clean`) and each variant:
 
-- accuracy: correct / answered units with its 95% Wilson interval; answered = a reply that was read
+- accuracy: correct / answered units with its 95% interval; answered = a reply that was read
   (`valid`) or could not be (`invalid`, or `truncated`: cut at its token budget; both counted as
   not correct, the study's rule, and counted apart); `unscored` (a judge that gave no verdict)
   and call errors are left out and counted;
-- the drop from the original, as the study tests it: original accuracy minus variant accuracy,
-  with the one-sided Fisher exact test (is the original's accuracy the higher?);
-- beyond it, paired by item (each variant of a case is paired with the same case's original):
-  the exact McNemar test on the discordant pairs (b: right on the original and wrong on the
-  variant, c: the reverse), the paired drop (mean over pairs of original minus variant
-  correctness) with an item-clustered bootstrap 95% interval and its two-sided bootstrap p;
+- the drop from the original, as the study tests it: the accuracy of the originals of the same
+  cases (the cases the variant covers) minus the variant's, with the study's one-sided Fisher exact
+  test (is the original's accuracy the higher?), which compares the two groups as if unpaired and
+  pools the epochs, and is named as the study's;
+- beyond it, paired by case (each variant of a case is paired with the same case's original): the
+  McNemar test on the discordant pairs (b: right on the original and wrong on the variant, c: the
+  reverse), the paired drop (mean over pairs of original minus variant correctness) with a
+  case-clustered bootstrap 95% interval (the bootstrap gives the interval only; the p-value is the
+  McNemar test's);
 - the flip rate: among the pairs whose original was answered right, the share answered wrong
-  on the variant (Wilson interval); `flip_read` beside it leaves out the pairs whose variant
-  reply was unread (invalid or truncated).
+  on the variant; `flip_read` beside it leaves out the pairs whose variant reply was unread
+  (invalid or truncated).
 
-With several epochs (`medres eval --epochs N`, the study's repeated runs) the accuracy and the
-Fisher test pool every epoch's answers (the Wilson interval is the pooled one); a pair is one
-case in one epoch (the variant's answer with the original's answer of the same epoch), and the
-bootstrap resamples cases with all their epochs, so repeats of a case are never counted as
-independent cases. Each variant also gets its accuracy per epoch with the mean and standard
-deviation across epochs (`epochs`), the study's "mean of 3 runs" view.
+A case is the unit of independence. When each case gives one unit (one epoch), the intervals of
+accuracy and flip rate are Wilson intervals and the paired test is the exact McNemar test. When a
+case gives several (`medres eval --epochs N`, the study's repeated runs: a pair is one case in one
+epoch, the variant's answer with the original's answer of the same epoch), repeats of a case are
+never counted as independent cases: the intervals of accuracy and flip rate are case-clustered
+bootstrap ones (the Wilson interval kept beside as wilson_lo / wilson_hi) and the paired test is
+the clustered McNemar test (Durkalski); each result's `test` / `interval` field names which. Each
+variant also gets its accuracy per epoch with the mean and standard deviation across epochs
+(`epochs`), the study's "mean of 3 runs" view.
 
 Block shape: {"overall": {"n_items", "n_epochs", "clean_acc", "clean_epochs", "<variant>_acc", "<variant>_flip",
 "<variant>_drop"}, "by_variant": {variant: {"acc", "drop", "paired", "flip", "epochs", "facets"}},
@@ -52,9 +58,30 @@ def _order(conditions: list[str]) -> list[str]:
     return known + sorted(c for c in conditions if c not in CONDITIONS and c != "clean")
 
 
-def _accuracy(correct: np.ndarray, status: np.ndarray) -> dict[str, Any]:
+def _clustered(rate: dict[str, Any], succ: np.ndarray, size: np.ndarray, seed: int = 0) -> dict[str, Any]:
+    """A rate of units grouped in cases (successes and units per case): Wilson when every case
+    gives one unit, else the case-clustered bootstrap interval, the Wilson one kept beside it."""
+    if not len(size) or size.max() <= 1:
+        rate["interval"] = "wilson"
+        return rate
+    rate["wilson_lo"], rate["wilson_hi"] = rate["lo"], rate["hi"]
+    rate["lo"], rate["hi"] = stats.cluster_interval(succ, size, seed=seed)
+    rate["interval"] = "case-clustered bootstrap"
+    return rate
+
+
+def _per_case(ok: np.ndarray, case: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(successes, units) per case."""
+    codes, _ = pd.factorize(case, sort=False)
+    g = int(codes.max()) + 1 if len(codes) else 0
+    return np.bincount(codes, weights=ok, minlength=g).astype(np.int64), np.bincount(codes, minlength=g)
+
+
+def _accuracy(correct: np.ndarray, status: np.ndarray, case: np.ndarray | None = None) -> dict[str, Any]:
     answered = np.isin(status, ANSWERED)
     r = stats.wilson(int((correct & answered).sum()), int(answered.sum())).as_dict()
+    if case is not None:
+        _clustered(r, *_per_case(correct[answered], case[answered]))
     r["invalid"] = int((status == "invalid").sum())
     r["truncated"] = int((status == "truncated").sum())
     r["unscored"] = int((status == "unscored").sum())
@@ -85,7 +112,7 @@ def _slice(g: pd.DataFrame, seed: int = 0) -> tuple[dict[str, Any], dict[str, An
     pair = item if not epoch.any() else np.char.add(np.char.add(item.astype(str), "\x1f"), epoch.astype(str))  # a case in one epoch
     answered = np.isin(status, ANSWERED)
     is_clean = cond == "clean"
-    clean_acc = _accuracy(correct[is_clean], status[is_clean])
+    clean_acc = _accuracy(correct[is_clean], status[is_clean], item[is_clean])
     cm = is_clean & answered
     clean_by_pair = pd.Series(correct[cm], index=pair[cm]).groupby(level=0, sort=False).first()
     overall: dict[str, Any] = {"n_items": int(len(set(item))), "n_epochs": int(len(set(epoch.tolist()))), "clean_acc": clean_acc,
@@ -93,7 +120,7 @@ def _slice(g: pd.DataFrame, seed: int = 0) -> tuple[dict[str, Any], dict[str, An
     by_variant: dict[str, Any] = {}
     for c in _order(sorted(set(cond))):
         m = cond == c
-        acc = _accuracy(correct[m], status[m])
+        acc = _accuracy(correct[m], status[m], item[m])
         vm = m & answered
         v_item, v_correct = item[vm], correct[vm]
         base = clean_by_pair.reindex(pair[vm])
@@ -101,25 +128,36 @@ def _slice(g: pd.DataFrame, seed: int = 0) -> tuple[dict[str, Any], dict[str, An
         cc = base.to_numpy()[paired].astype(bool)
         vc = v_correct[paired]
         v_read = (status[vm] == "valid")[paired]
+        pi = v_item[paired]
         b = int((cc & ~vc).sum())
         cnt = int((~cc & vc).sum())
-        per = pd.DataFrame({"i": v_item[paired], "d": cc.astype(np.int64) - vc.astype(np.int64)})
+        per = pd.DataFrame({"i": pi, "d": cc.astype(np.int64) - vc.astype(np.int64)})
         grouped = per.groupby("i", sort=False)["d"].agg(["sum", "size"])
         boot = stats.paired_cluster_diff(grouped["sum"].to_numpy(), grouped["size"].to_numpy(), seed=seed)
-        fisher = stats.fisher_one_sided(clean_acc["k"], clean_acc["n"], acc["k"], acc["n"], "greater")
-        flip = stats.wilson(b, int(cc.sum())).as_dict()
-        flip_read = stats.wilson(int((cc & ~vc & v_read).sum()), int((cc & v_read).sum())).as_dict()
-        diff = None if clean_acc["p"] is None or acc["p"] is None else clean_acc["p"] - acc["p"]
+        if len(grouped) and grouped["size"].max() > 1:  # a case gives several pairs: cluster by case
+            test = stats.cluster_mcnemar(cc, vc, pi)
+        else:
+            test = {**stats.mcnemar_from_pairs(cc, vc), "test": "mcnemar_exact"}
+        # the study's drop: the variant against the originals of the cases it covers
+        same = is_clean & np.isin(item, np.unique(item[m]))
+        base_acc = _accuracy(correct[same], status[same], item[same])
+        fisher = stats.fisher_one_sided(base_acc["k"], base_acc["n"], acc["k"], acc["n"], "greater")
+        flip = _clustered(stats.wilson(b, int(cc.sum())).as_dict(), *_per_case(~vc[cc], pi[cc]))
+        read = cc & v_read
+        flip_read = _clustered(stats.wilson(int((read & ~vc).sum()), int(read.sum())).as_dict(), *_per_case(~vc[read], pi[read]))
+        diff = None if base_acc["p"] is None or acc["p"] is None else base_acc["p"] - acc["p"]
         try:
             facets = facets_of(c)
         except ValueError:
             facets = {}
         by_variant[c] = {
             "acc": acc,
-            "drop": {"diff": diff, "odds_ratio": _finite(fisher["odds_ratio"]), "p_fisher": fisher["p"], "test": "fisher_one_sided"},
-            "paired": {"n": int(paired.sum()), "b": b, "c": cnt, "p_mcnemar": stats.mcnemar_exact(b, cnt),
-                       "drop": boot["diff"], "lo": boot["lo"], "hi": boot["hi"], "p_boot": boot["p"], "clusters": boot["clusters"],
-                       "interval": "item-clustered bootstrap"},
+            "drop": {"diff": diff, "original": {k: base_acc[k] for k in ("k", "n", "p")}, "cases": int(len(np.unique(item[m]))),
+                     "odds_ratio": _finite(fisher["odds_ratio"]), "p_fisher": fisher["p"], "test": "fisher_one_sided",
+                     "design": "the study's: originals of the same cases against the variant, compared as unpaired groups"},
+            "paired": {"n": int(paired.sum()), "b": b, "c": cnt, "p_mcnemar": test["p"], "test": test["test"],
+                       "drop": boot["diff"], "lo": boot["lo"], "hi": boot["hi"], "clusters": boot["clusters"],
+                       "interval": "case-clustered bootstrap"},
             "flip": flip,
             "flip_read": flip_read,
             "epochs": _epochs(correct[m], status[m], epoch[m]),

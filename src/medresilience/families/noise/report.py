@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...report.html import _isnan, esc, fmt_p, rate_cell, setting_name, table
+from ...report.html import _isnan, esc, fmt_p, rate_cell, setting_name, table, test_cell
 from ...report.html import figure as html_figure
 from ...report.plots import PALETTE, STYLE, _err, _pct, _short, plt, to_svg
 from ...report.rundir import model_blocks
@@ -49,7 +49,7 @@ def variants_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.Dat
         clean = block.get("overall", {}).get("clean_acc") or {}
         rows.append({"run": run, "model": model, "setting": setting, "condition": "clean", "perturbation": None, "dose": "0",
                      "placement": None, "acc_p": clean.get("p"), "acc_lo": clean.get("lo"), "acc_hi": clean.get("hi"),
-                     "acc_n": clean.get("n"), "invalid": clean.get("invalid"), "truncated": clean.get("truncated"),
+                     "acc_n": clean.get("n"), "acc_interval": clean.get("interval"), "invalid": clean.get("invalid"), "truncated": clean.get("truncated"),
                      "unscored": clean.get("unscored"), "errors": clean.get("errors")})
         for cond, v in (block.get("by_variant") or {}).items():
             a, d, pr, f = v.get("acc", {}), v.get("drop", {}), v.get("paired", {}), v.get("flip", {})
@@ -60,16 +60,17 @@ def variants_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.Dat
                 "dose": fc.get("dose"), "placement": fc.get("placement"),
                 "acc_p": a.get("p"), "acc_lo": a.get("lo"), "acc_hi": a.get("hi"), "acc_n": a.get("n"),
                 "invalid": a.get("invalid"), "truncated": a.get("truncated"), "unscored": a.get("unscored"), "errors": a.get("errors"),
-                "drop": d.get("diff"), "odds_ratio": d.get("odds_ratio"), "p_fisher": d.get("p_fisher"),
-                "pairs": pr.get("n"), "b": pr.get("b"), "c": pr.get("c"), "p_mcnemar": pr.get("p_mcnemar"),
-                "paired_drop": pr.get("drop"), "paired_lo": pr.get("lo"), "paired_hi": pr.get("hi"), "p_boot": pr.get("p_boot"),
+                "acc_interval": a.get("interval"), "original_p": (d.get("original") or {}).get("p"),
+                "original_n": (d.get("original") or {}).get("n"), "drop": d.get("diff"), "odds_ratio": d.get("odds_ratio"),
+                "p_fisher": d.get("p_fisher"), "pairs": pr.get("n"), "b": pr.get("b"), "c": pr.get("c"), "test": pr.get("test"),
+                "p_mcnemar": pr.get("p_mcnemar"), "paired_drop": pr.get("drop"), "paired_lo": pr.get("lo"), "paired_hi": pr.get("hi"),
                 "flip_p": f.get("p"), "flip_lo": f.get("lo"), "flip_hi": f.get("hi"), "flip_n": f.get("n"),
                 "flip_read_p": fr.get("p"), "flip_read_lo": fr.get("lo"), "flip_read_hi": fr.get("hi"), "flip_read_n": fr.get("n"),
             })
     cols = ["run", "model", "setting", "condition", "perturbation", "dose", "placement", "acc_p", "acc_lo", "acc_hi", "acc_n",
-            "invalid", "truncated", "unscored", "errors", "drop", "odds_ratio", "p_fisher", "pairs", "b", "c", "p_mcnemar", "paired_drop",
-            "paired_lo", "paired_hi", "p_boot", "flip_p", "flip_lo", "flip_hi", "flip_n", "flip_read_p", "flip_read_lo", "flip_read_hi",
-            "flip_read_n"]
+            "acc_interval", "invalid", "truncated", "unscored", "errors", "original_p", "original_n", "drop", "odds_ratio", "p_fisher", "pairs", "b",
+            "c", "test", "p_mcnemar", "paired_drop", "paired_lo", "paired_hi", "flip_p", "flip_lo", "flip_hi", "flip_n", "flip_read_p", "flip_read_lo",
+            "flip_read_hi", "flip_read_n"]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -110,7 +111,7 @@ def _epoch_rows(e: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
 
 def dose_figure(v: pd.DataFrame) -> str | None:
     """Accuracy against the number of red herrings (0 = the original): distributed (line), the
-    block of 10 (square) and the whitespace control (triangle), per model; Wilson intervals."""
+    block of 10 (square) and the whitespace control (triangle), per model; 95% intervals (Wilson, or case-clustered bootstrap with epochs)."""
     wanted = ["clean", *DISTRIBUTED, TOGETHER, WHITESPACE]
     d = v[v["condition"].isin(wanted)]
     if d[d["condition"] != "clean"].empty:
@@ -139,7 +140,7 @@ def dose_figure(v: pd.DataFrame) -> str | None:
         ax.set_xlim(-0.8, 11.2)
         ax.set_ylim(0, 105)
         ax.set_xlabel("Red-herring sentences inserted")
-        ax.set_ylabel("Accuracy (%), 95% Wilson CI")
+        ax.set_ylabel("Accuracy (%), 95% CI")
         ax.set_title(title)
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=9)
         return to_svg(fig, "noise-dose", title)
@@ -168,7 +169,7 @@ def drop_figure(v: pd.DataFrame) -> str | None:
         ax.axvline(0, color="#333", lw=0.8)
         ax.set_yticks(y, [TITLES.get(c, c) for c in conds])
         ax.invert_yaxis()
-        ax.set_xlabel("Drop in accuracy (percentage points), 95% item-clustered bootstrap CI")
+        ax.set_xlabel("Drop in accuracy (percentage points), 95% case-clustered bootstrap CI")
         ax.set_title(title)
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=9)
         return to_svg(fig, "noise-drop", title)
@@ -218,29 +219,34 @@ def variant_tables(v: pd.DataFrame) -> str:
         d = v[v["condition"] == cond]
         rows = []
         for r in d.to_dict("records"):
+            original = "—" if _isnan(r["original_p"]) else f"{100 * float(r['original_p']):.1f}% (n={int(r['original_n'])})"
             rows.append([esc(r["model"]), esc(setting_name(r["setting"])),
-                         rate_cell(r["acc_p"], r["acc_lo"], r["acc_hi"], r["acc_n"]),
+                         rate_cell(r["acc_p"], r["acc_lo"], r["acc_hi"], r["acc_n"]), original,
                          _pp(r["drop"]), fmt_p(r["p_fisher"]),
-                         _pp(r["paired_drop"], r["paired_lo"], r["paired_hi"]), fmt_p(r["p_boot"]),
-                         f"{int(r['b'] or 0)} / {int(r['c'] or 0)}", fmt_p(r["p_mcnemar"]),
+                         _pp(r["paired_drop"], r["paired_lo"], r["paired_hi"]),
+                         f"{int(r['b'] or 0)} / {int(r['c'] or 0)}", test_cell(r["test"], None, None, r["p_mcnemar"]),
                          rate_cell(r["flip_p"], r["flip_lo"], r["flip_hi"], r["flip_n"]),
                          rate_cell(r["flip_read_p"], r["flip_read_lo"], r["flip_read_hi"], r["flip_read_n"])])
         sig = ["sig" if (not _isnan(r["p_fisher"]) and r["p_fisher"] < 0.05) else "" for r in d.to_dict("records")]
         out.append(f"<h3>{esc(TITLES.get(cond, cond))} <span class='badge'>{esc(cond)}</span></h3>")
-        out.append(table(rows, ["Model", "Setting", "Accuracy", "Drop", "Fisher p (one-sided)", "Paired drop", "Bootstrap p",
-                                "b / c", "McNemar p", "Flip rate", "Flip rate, unread left out"], numeric=range(2, 11), row_classes=sig))
+        out.append(table(rows, ["Model", "Setting", "Accuracy", "Original, same cases", "Drop", "Study's Fisher p (one-sided, unpaired)",
+                                "Paired drop [95% CI]", "b / c", "Paired test p", "Flip rate", "Flip rate, unread left out"], numeric=range(2, 11), row_classes=sig))
     return "".join(out)
 
 
 METHODS = (
     "<p class='note'>Accuracy: correct over answered units (an unreadable reply counts as wrong and is counted: "
     "<i>invalid</i>, or <i>truncated</i> when it was cut at its token budget; a judge "
-    "without a verdict is <i>unscored</i> and left out, counted), with 95% Wilson intervals. Drop: original accuracy minus "
-    "the variant's, with the study's one-sided Fisher exact test (highlighted rows: p &lt; 0.05). Paired drop: over the "
-    "cases answered both ways, mean of original minus variant correctness, with a 95% bootstrap interval that resamples "
-    "cases; b / c: right on the original and wrong on the variant / the reverse, tested by the exact McNemar test. Flip "
-    "rate: among cases answered right on the original, the share answered wrong on the variant; beside it the same "
-    "rate with the cases whose variant reply was unread (invalid or truncated) left out.</p>"
+    "without a verdict is <i>unscored</i> and left out, counted), with 95% Wilson intervals when each case was answered once "
+    "and case-clustered bootstrap intervals when a case was answered several times (epochs). Drop: the accuracy of the "
+    "originals of the same cases (the cases the variant covers) minus the variant's, with the study's one-sided Fisher exact "
+    "test, which compares the two as unpaired groups and pools the epochs (highlighted rows: p &lt; 0.05). Paired drop: "
+    "over the (case, epoch) pairs answered both ways, mean of original minus variant correctness, with a 95% bootstrap "
+    "interval that resamples cases; b / c: right on the original and wrong on the variant / the reverse, tested by the "
+    "exact McNemar test, or by the clustered McNemar test (Durkalski) when a case gives several pairs. Flip rate: among "
+    "pairs answered right on the original, the share answered wrong on the variant (interval as for accuracy); beside it "
+    "the same rate with the pairs whose variant reply was unread (invalid or truncated) left out. p-values "
+    "come only from exact or clustered tests; the bootstrap gives intervals.</p>"
 )
 
 
@@ -259,7 +265,8 @@ def section(runs: Sequence[Any]) -> FamilySection:
         "the same length in their place (the control for a longer prompt), with clinical abbreviations, and rewritten as an "
         "informal note. Each variant is compared with the original on the same cases.</p>",
         html_figure(figs["dose"], "Accuracy against the number of red-herring sentences (0: the original case); squares: the "
-                    "10 as one block, open triangles: whitespace of the same length. Error bars: 95% Wilson intervals."),
+                    "10 as one block, open triangles: whitespace of the same length. Error bars: 95% Wilson intervals (case-clustered bootstrap "
+                    "ones when cases were answered in several epochs)."),
         html_figure(figs["drop"], "Paired drop from the original per variant, in percentage points; error bars: 95% "
                     "item-clustered bootstrap intervals. Right of zero: the variant is answered worse."),
         "<h3>Per variant</h3>", METHODS, variant_tables(v),
@@ -301,9 +308,9 @@ def _markdown(h: pd.DataFrame, v: pd.DataFrame, mean: dict[str, Any], e: pd.Data
         lines.append(f"| {r['model']} | {r['setting']} | "
                      + " | ".join(fmt_pct(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n")) for k, _ in cols) + " |")
     lines += ["", "### Per variant (drop: original minus variant)", "",
-              markdown_table(v[v["condition"] != "clean"], ["model", "setting", "condition", "acc_p", "acc_n", "drop", "p_fisher",
-                                                            "paired_drop", "paired_lo", "paired_hi", "b", "c", "p_mcnemar", "flip_p",
-                                                            "flip_read_p", "invalid", "truncated"]), ""]
+              markdown_table(v[v["condition"] != "clean"], ["model", "setting", "condition", "acc_p", "acc_n", "original_p", "original_n",
+                                                            "drop", "p_fisher", "paired_drop", "paired_lo", "paired_hi", "b", "c", "test",
+                                                            "p_mcnemar", "flip_p", "flip_read_p", "invalid", "truncated"]), ""]
     if e is not None and not e.empty:
         headers, rows = _epoch_rows(e)
         lines += ["### Per epoch", "", markdown_table(pd.DataFrame(rows, columns=headers)), ""]

@@ -8,14 +8,16 @@ counted). Each question has one probe, so pairs are independent and no clusterin
 Per model pair, B - A:
 
 - `pcs` on the questions with a false presupposition: the mean judge score, with a paired
-  percentile bootstrap 95% interval and two-sided bootstrap p (resampling questions);
+  percentile bootstrap 95% interval (resampling questions) and the exact paired permutation
+  (sign-flip) test of the score differences;
 - `pcr` on the same questions: the share scored 1 (fully corrected), with the paired bootstrap
   interval and the exact McNemar test on the binary view (b: corrected in A and not in B, c: the
   reverse);
 - `overcaution` on the control questions (no false presupposition): the share the judge says
   claim a false assumption, with the same bootstrap and exact McNemar test.
 
-Holm's correction is applied across the bootstrap p-values of one comparison. When the two runs
+p-values come from those exact tests only, and Holm's correction is applied across them within one
+comparison; the bootstrap gives the intervals. When the two runs
 were judged by different judges or rubrics the page says so: a difference then mixes the models
 and the judges."""
 
@@ -36,7 +38,7 @@ from .metrics import N_RESAMPLES, SEED, pcs_rate
 from .taxonomy import NFP, PRESUPPOSITION
 
 COLUMNS = ["pair", "a", "b", "condition", "metric", "a_k", "a_n", "a_p", "a_lo", "a_hi", "b_k", "b_n", "b_p", "b_lo", "b_hi",
-           "n", "diff", "lo", "hi", "p_boot", "p_holm", "test", "test_b", "test_c", "p_test", "unit"]
+           "n", "diff", "lo", "hi", "test", "test_b", "test_c", "p_test", "p_holm", "unit"]
 METRIC_TITLES = {"pcs": "PCS (mean score, -1..1)", "pcr": "PCR (fully corrected)", "overcaution": "NFP over-caution"}
 
 
@@ -65,13 +67,15 @@ def _base(name_a: str, name_b: str, cond: str, metric: str, xa: np.ndarray, xb: 
           n_resamples: int) -> dict[str, Any]:
     boot = stats.paired_bootstrap_diff(xa, xb, n_resamples=n_resamples, seed=seed)
     return {"pair": f"{name_b} vs {name_a}", "a": name_a, "b": name_b, "condition": cond, "metric": metric, "n": int(len(xa)),
-            "diff": boot["diff"], "lo": boot["lo"], "hi": boot["hi"], "p_boot": boot["p"], "test": "", "test_b": np.nan,
+            "diff": boot["diff"], "lo": boot["lo"], "hi": boot["hi"], "test": "", "test_b": np.nan,
             "test_c": np.nan, "p_test": np.nan, "unit": "score" if metric == "pcs" else "rate"}
 
 
 def _score_row(name_a: str, name_b: str, cond: str, xa: np.ndarray, xb: np.ndarray, seed: int, n_resamples: int) -> dict[str, Any]:
     row = _base(name_a, name_b, cond, "pcs", xa, xb, seed, n_resamples)
     ra, rb = pcs_rate(xa, n_resamples, seed), pcs_rate(xb, n_resamples, seed)
+    t = stats.paired_permutation_test(xa, xb)
+    row.update(test=t["test"], p_test=t["p"])
     row.update(a_k=ra["k"], a_n=ra["n"], a_p=ra["p"], a_lo=ra["lo"], a_hi=ra["hi"],
                b_k=rb["k"], b_n=rb["n"], b_p=rb["p"], b_lo=rb["lo"], b_hi=rb["hi"])
     return row
@@ -109,7 +113,7 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
                               seed, n_resamples))
     table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c != "p_holm"])
     with stats.cheap_gc():
-        table["p_holm"] = stats.holm(table["p_boot"].tolist()) if len(table) else []
+        table["p_holm"] = stats.holm(table["p_test"].tolist()) if len(table) else []
     return Comparison(name_a, name_b, table[COLUMNS], counts, same_judge=a.scorers == b.scorers)
 
 
@@ -157,9 +161,10 @@ def diff_figure(table: pd.DataFrame, title: str) -> str | None:
 METHODS = (
     "<p class='note'>Units are paired by (question, probe, condition); only units scored on both sides count (call errors "
     "and unscored judgments are left out and counted above). PCS: B minus A in mean judge score, with a 95% paired "
-    "percentile bootstrap interval and two-sided p that resample questions. PCR and over-caution: B minus A in the share, "
-    "the same bootstrap, and the exact McNemar test (b: yes in A and no in B; c: the reverse). Holm: the bootstrap "
-    "p-values adjusted across the rows of one comparison.</p>"
+    "percentile bootstrap interval that resamples questions and the exact paired permutation (sign-flip) test of the score "
+    "differences. PCR and over-caution: B minus A in the share, the same bootstrap interval, and the exact McNemar test (b: "
+    "yes in A and no in B; c: the reverse). p-values come only from these exact tests; Holm: those p-values adjusted across "
+    "the rows of one comparison. The bootstrap gives intervals, never a p-value.</p>"
 )
 
 
@@ -175,11 +180,11 @@ def table_html(table: pd.DataFrame) -> str:
         a = cell(r["a_p"], r["a_lo"], r["a_hi"], r["a_n"])
         b = cell(r["b_p"], r["b_lo"], r["b_hi"], r["b_n"])
         rows.append([esc(r["pair"]), esc(METRIC_TITLES.get(r["metric"], r["metric"])), a, b,
-                     diff_cell(r["diff"], r["lo"], r["hi"], "score" if score else "rate"), fmt_p(r["p_boot"]), fmt_p(r["p_holm"]),
-                     test_cell(r["test"], r["test_b"], r["test_c"], r["p_test"]), str(int(r["n"]))])
+                     diff_cell(r["diff"], r["lo"], r["hi"], "score" if score else "rate"),
+                     test_cell(r["test"], r["test_b"], r["test_c"], r["p_test"]), fmt_p(r["p_holm"]), str(int(r["n"]))])
         classes.append(sig_class(r["p_holm"]))
-    return html_table(rows, ["Pair (B vs A)", "Metric", "A", "B", "B - A [95% CI]", "Bootstrap p", "Holm p", "Exact test (b / c)",
-                             "pairs"], numeric=range(2, 9), row_classes=classes)
+    return html_table(rows, ["Pair (B vs A)", "Metric", "A", "B", "B - A [95% CI]", "Exact test (b / c), p", "Holm p",
+                             "pairs"], numeric=range(2, 8), row_classes=classes)
 
 
 def write_compare(ra, rb, comps: list[Comparison], out: Path):
@@ -206,8 +211,8 @@ def write_compare(ra, rb, comps: list[Comparison], out: Path):
         METHODS,
     ])
     md = "\n".join([f"# {rb.name} vs {ra.name}: false presuppositions (B - A, paired on shared questions)", "",
-                    markdown_table(table, ["pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "p_boot", "p_holm", "test",
-                                           "test_b", "test_c", "p_test", "n"]) if not table.empty else "No shared scored questions.",
+                    markdown_table(table, ["pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "test_b", "test_c",
+                                           "p_test", "p_holm", "n"]) if not table.empty else "No shared scored questions.",
                     ""])
     paths = finish_compare(ra, rb, body, md, table, out)
     return CompareResult(table, comps, out, paths["html"], paths["md"], paths["csv"], paths["parquet"])

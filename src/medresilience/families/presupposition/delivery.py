@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from ...errors import ConfigError
+from ...passage import PassageMode, with_passage
 from ...records import Item, Probe
 from ...scoring.judge import Judge, JudgeScorer, Rubric
 from .taxonomy import NFP, PRESUPPOSITION
@@ -140,7 +141,8 @@ class PresuppositionOptions(BaseModel):
     rubric / nfp_rubric: rubric files replacing the built-in premise and over-caution rubrics;
     system: a system prompt (default none, as in the study);
     max_tokens: the reply budget (default 1024);
-    structured: ask the judge for a JSON verdict through response_format (default true)."""
+    structured: ask the judge for a JSON verdict through response_format (default true);
+    context: `item` asks a question that has a passage (PubMedQA's abstract) with it, `none` without."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -150,6 +152,7 @@ class PresuppositionOptions(BaseModel):
     system: str | None = None
     max_tokens: int | None = None
     structured: bool = True
+    context: PassageMode = "item"  # an item's passage (PubMedQA's abstract) before its question; none: left out
 
     @model_validator(mode="after")
     def _check(self) -> PresuppositionOptions:
@@ -185,7 +188,7 @@ def messages_for(question: str, system: str | None = None) -> list[dict[str, str
 
 
 def render(item: Item, probe: Probe | None, scoring: str, options: PresuppositionOptions) -> list[dict[str, str]]:
-    return messages_for(item.question, options.system)
+    return messages_for(with_passage(item.question, item, options.context), options.system)
 
 
 _JUDGES: dict[tuple[Any, ...], Judge] = {}
@@ -221,7 +224,8 @@ def scorer(item: Item, probe: Probe | None, scoring: str, options: Presuppositio
 def prompts(options: PresuppositionOptions) -> dict[str, str]:
     p, n = premise_rubric(options), overcaution_rubric(options)
     return {"system": options.system or "", "rubric": p.model_dump_json(), "rubric_hash": p.hash,
-            "nfp_rubric": n.model_dump_json(), "nfp_rubric_hash": n.hash}
+            "nfp_rubric": n.model_dump_json(), "nfp_rubric_hash": n.hash,
+            **({"context": options.context} if options.context != "item" else {})}
 
 
 def decoding(options: PresuppositionOptions) -> dict[str, Any]:

@@ -1,10 +1,10 @@
 """The false-presupposition family's mitigation trade-off (`Family.tradeoff`): for each model and
 setting against `none`, paired on the questions both sides had scored, with this family's own
 comparison (`compare.compare_sides`: one probe per question, so pairs are independent; paired
-bootstrap intervals, exact McNemar for the rates):
+bootstrap intervals, exact McNemar for the rates, the exact paired permutation test for PCS):
 
 - gains: PCR up (the share of answers that fully correct the false premise; the study's
-  Cancer-Myth column) and PCS up (the mean judge score, -1..1; bootstrap p);
+  Cancer-Myth column) and PCS up (the mean judge score, -1..1; exact paired permutation test);
 - cost: over-caution on the control questions without a false presupposition up (shown as the
   study's NFP column, 1 - over-caution, in the value-per-method layout)."""
 

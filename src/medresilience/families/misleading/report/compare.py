@@ -3,16 +3,17 @@ model against another on the same suite), or each mitigation setting against `no
 
 Units are paired by (item, probe, condition): the same question with the same context in both.
 Only units answered on both sides count (errors and missing units are dropped and counted).
-Each metric's difference B - A comes with a paired bootstrap interval and p-value that resample
-items (clusters), so the several Type 1 probes of one question move together:
+Each metric's difference B - A comes with a paired bootstrap interval that resamples items
+(clusters), so the several Type 1 probes of one question move together:
 
 - accuracy (clean, Type 1, Type 2): pooled share correct on the shared units;
 - ASR (Type 1, Type 2) and TASR (Type 1): on the probes of items answered correctly clean on
   *both* sides (a common denominator; each run's own ASR is in its report), the share flipped
   (or flipped to the target);
-- and an exact paired test beside it: McNemar (exact) when each item gives one pair, the
+- and the paired test that gives its p-value: McNemar (exact) when each item gives one pair, the
   clustered McNemar of Durkalski et al. when items give several.
-Holm's correction is applied across the metrics of one comparison."""
+Holm's correction is applied to those tests' p-values across the metrics of one comparison; the
+bootstrap gives intervals only."""
 
 from __future__ import annotations
 
@@ -125,21 +126,21 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
         else:
             test = stats.cluster_mcnemar(xa, xb, items)
             test_name, test_p = "cluster_mcnemar", test["p"]
-        ra, rb = stats.rate_from_bools(xa), stats.rate_from_bools(xb)
+        ra, rb = stats.clustered_rate(xa, items, seed=seed), stats.clustered_rate(xb, items, seed=seed)  # Wilson, or by item
         rows.append({
             "pair": f"{name_b} vs {name_a}", "a": name_a, "b": name_b, "condition": cond, "metric": metric,
             "a_k": ra.k, "a_p": ra.p, "a_lo": ra.lo, "a_hi": ra.hi,
             "b_k": rb.k, "b_p": rb.p, "b_lo": rb.lo, "b_hi": rb.hi,
             "n": boot["n"], "items": boot["clusters"],
-            "diff": boot["diff"], "lo": boot["lo"], "hi": boot["hi"], "p_boot": boot["p"],
+            "diff": boot["diff"], "lo": boot["lo"], "hi": boot["hi"],
             "test": test_name, "test_b": test["b"], "test_c": test["c"], "p_test": test_p,
         })
     cols = ["pair", "a", "b", "condition", "metric", "a_k", "a_p", "a_lo", "a_hi", "b_k", "b_p", "b_lo", "b_hi",
-            "n", "items", "diff", "lo", "hi", "p_boot", "p_holm", "test", "test_b", "test_c", "p_test"]
+            "n", "items", "diff", "lo", "hi", "test", "test_b", "test_c", "p_test", "p_holm"]
     table = pd.DataFrame(rows, columns=[c for c in cols if c != "p_holm"])
 
     with stats.cheap_gc():
-        table["p_holm"] = stats.holm(table["p_boot"].tolist()) if len(table) else []
+        table["p_holm"] = stats.holm(table["p_test"].tolist()) if len(table) else []
     return Comparison(name_a, name_b, table[cols], counts)
 
 
@@ -188,7 +189,7 @@ def write_compare(ra, rb, comps: list[Comparison], out: Path):
         METHODS,
     ])
     md = "\n".join([f"# {rb.name} vs {ra.name} (B - A, paired on shared items)", "",
-                    markdown_table(table, ["pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "p_boot", "p_holm",
-                                           "test", "p_test", "n", "items"]) if not table.empty else "No shared units.", ""])
+                    markdown_table(table, ["pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "p_test",
+                                           "p_holm", "n", "items"]) if not table.empty else "No shared units.", ""])
     paths = finish_compare(ra, rb, body, md, table, out)
     return CompareResult(table, comps, out, paths["html"], paths["md"], paths["csv"], paths["parquet"])

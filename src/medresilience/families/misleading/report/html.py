@@ -218,12 +218,12 @@ def diff_table_html(t: pd.DataFrame, pair_title: str = "Comparison", a_title: st
             esc(f"{CONDITION_TITLES[r.condition]} {'accuracy' if r.metric == 'accuracy' else r.metric.upper()}"),
             rate_cell(r.a_p, r.a_lo, r.a_hi, None, stacked=True), rate_cell(r.b_p, r.b_lo, r.b_hi, None, stacked=True),
             diff_cell(r.diff, r.lo, r.hi, bold=True),
-            f"{fmt_p(r.p_boot)}<br><span class='n'>Holm {fmt_p(r.p_holm)}</span>",
             f"{fmt_p(r.p_test)}<br><span class='n'>{esc(r.test.replace('_', ' '))}</span>",
+            f"{fmt_p(r.p_holm)}",
             f"{r.n}<br><span class='n'>{r.items} items</span>",
         ])
     return collapsible(table(rows, [esc(pair_title), "Metric", esc(a_title), esc(b_title), f"{esc(b_title)} − {esc(a_title)}",
-                                    "Bootstrap p", "Paired test p", "Pairs"], numeric=range(2, 8)),
+                                    "Paired test p", "Holm p", "Pairs"], numeric=range(2, 8)),
                        "Differences table", len(rows), open_up_to=24)
 
 
@@ -265,10 +265,13 @@ the ASR with unread probe replies left out). <b>TASR</b>:
 the share that moved to the injected wrong option (Type 1). Resilience = 1 - ASR.</li>
 <li><b>Intervals</b>: 95% Wilson score intervals on every rate. Several Type 1 probes share one question, so ASR also
 carries an item-clustered bootstrap interval (2,000 resamples, seeded) in the tables.</li>
-<li><b>Tests</b>: exact McNemar test of clean vs stressed correctness on the same pairs, per model and stratum; Holm's
+<li><b>Tests</b>: exact McNemar test of clean vs stressed correctness on the same pairs, per model and stratum (the
+clustered McNemar test of Durkalski where an item gives several pairs, as Type 1 under <code>type1=all</code>); Holm's
 step-down correction across the strata of one kind (sources, content types or provenances) of one model, setting and
-condition. Paired differences between settings or runs: item-clustered paired bootstrap (percentile interval, two-sided
-bootstrap p) with an exact or clustered McNemar test beside it, Holm-corrected across the metrics of one comparison.</li>
+condition. Paired differences between settings or runs: the exact or clustered McNemar test, Holm-corrected across the
+metrics of one comparison, with an item-clustered paired bootstrap percentile interval for the difference.</li>
+<li><b>The rule</b>: every p-value comes from an exact or clustered test, which holds at every sample size, and Holm's
+correction is applied to those; the bootstrap gives intervals only.</li>
 </ul>
 """
 

@@ -215,5 +215,5 @@ def _markdown(tables: dict[str, pd.DataFrame], mean: dict) -> str:
     if "setting_effects" in tables:
         lines += ["### Settings effect (setting - none, paired)", "",
                   markdown_table(tables["setting_effects"], ["pair", "setting", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi",
-                                                              "p_boot", "p_holm", "test", "p_test", "n", "items"]), ""]
+                                                              "test", "p_test", "p_holm", "n", "items"]), ""]
     return "\n".join(lines)

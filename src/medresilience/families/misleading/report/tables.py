@@ -122,7 +122,8 @@ def metrics_table(ms: Sequence[ModelSetting]) -> pd.DataFrame:
 
 
 def tests_table(ms: Sequence[ModelSetting], alpha: float = 0.05) -> pd.DataFrame:
-    """Exact McNemar (clean vs stressed correctness on the same pairs) per model, setting, stratum
+    """McNemar (clean vs stressed correctness on the same pairs; exact, or clustered where an item gives
+    several pairs, as `test` says) per model, setting, stratum
     and condition, with Holm-adjusted p-values across the strata of one kind (all sources, all
     content types, all provenances) within one model, setting and condition."""
     rows: list[dict[str, Any]] = []
@@ -133,7 +134,7 @@ def tests_table(ms: Sequence[ModelSetting], alpha: float = 0.05) -> pd.DataFrame
                 if not mc:
                     continue
                 rows.append({"run": m.run, "model": m.model, "setting": m.setting, "family": "misleading",
-                             "stratum_kind": kind, "stratum": name, "condition": cond, "test": "mcnemar_exact",
+                             "stratum_kind": kind, "stratum": name, "condition": cond, "test": mc.get("test", "mcnemar_exact"),
                              "b": mc.get("b"), "c": mc.get("c"), "n": mc.get("n"), "p": mc.get("p")})
     cols = ["run", "model", "setting", "family", "stratum_kind", "stratum", "condition", "test",
             "b", "c", "n", "p", "p_holm", "holm_family_size", "significant"]
