@@ -375,3 +375,26 @@ def test_hub_server_answers_what_the_client_reads():
         with urllib.request.urlopen(f"{srv.url}/api/datasets/o/n/revision/main") as resp:
             assert json.loads(resp.read())["sha"] == commit
     assert isinstance(Path(__file__), Path)
+
+
+def test_a_missing_file_the_catalog_knows_says_where_to_get_it(tmp_path):
+    line = _one_line(_import(str(tmp_path / "nfp.json"), "--format", "cancer-myth-nfp", "--out", str(tmp_path / "s")))
+    assert "file not found" in line and "github.com/Bill1235813/cancer-myth" in line
+
+
+def test_readme_gets_its_data_by_name_and_names_the_shared_folder_once():
+    import re
+
+    from medresilience.sources.catalog import CATALOG
+    from medresilience.sources.hub import parse_ref
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    data = readme[readme.index("## Data"):readme.index("## Run the released benchmarks on your model")]
+    for d in CATALOG:
+        if d.hub_id:
+            assert f"hf:{d.hub_id}" in data, d.name
+    hub_ids = {d.hub_id for d in CATALOG if d.hub_id}
+    refs = re.findall(r"medres import (hf:\S+)", readme)
+    assert refs and all(parse_ref(r).repo_id in hub_ids for r in refs)
+    shared = [ln for ln in readme.splitlines() if "../shared" in ln]
+    assert len(shared) == 1 and "tests" in shared[0], shared

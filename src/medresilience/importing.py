@@ -75,6 +75,8 @@ def _checksum_warning(path: Path) -> str | None:
     if known is None or not path.is_file():
         return None
     dataset, expected = known
+    if not expected:
+        return None
     got = sha256_file(path)
     if got == expected:
         return None
@@ -128,10 +130,12 @@ def import_data(source: str | Path, out: Path | str, fmt: str = "auto", seed: in
     if is_hub_ref(source):
         return _import_hub(str(source), out, fmt, seed, config, myths)
     path = Path(source)
-    warnings = [w] if (w := _checksum_warning(path)) else []
     from .sources.catalog import known_file
 
     known = known_file(path)
+    if known is not None and not path.exists():
+        raise InputError(path, None, None, f"file not found; it is part of {known[0].name}: get it from {known[0].where} (medres datasets)")
+    warnings = [w] if (w := _checksum_warning(path)) else []
     if fmt == "abbreviations" or (fmt == "auto" and known and known[0].fmt == "abbreviations"):
         done = _copy_inventory(path, out)
         done.warnings = warnings

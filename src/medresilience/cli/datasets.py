@@ -19,7 +19,8 @@ def datasets() -> None:
                              ("checked", d.checked)):
             console.print(f"  {label + ':':9}{value}", highlight=False, markup=False, soft_wrap=True)
         for fname, digest in d.files.items():
-            console.print(f"  sha256:  {digest}  {fname}", highlight=False, markup=False, soft_wrap=True)
+            if digest:
+                console.print(f"  sha256:  {digest}  {fname}", highlight=False, markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -31,7 +31,7 @@ class Dataset:
     fmt: str  # the `medres import --format` that reads it
     command: str
     checked: str  # how the id and licence were checked, or why they could not be
-    files: dict[str, str] = field(default_factory=dict)  # file name -> expected SHA-256 (files not on the hub)
+    files: dict[str, str] = field(default_factory=dict)  # file name -> expected SHA-256 (files not on the hub; "" unknown)
 
     @property
     def hub_id(self) -> str | None:
@@ -58,7 +58,8 @@ CATALOG: tuple[Dataset, ...] = (
         "Cancer-Myth NFP: questions without a false presupposition (QID 1000-1149), the over-caution control",
         "https://github.com/Bill1235813/cancer-myth (data/nfp.json)", "no licence file in the repository", "150 questions",
         "cancer-myth-nfp", "medres import nfp.json --format cancer-myth-nfp --myths myth_treatment.jsonl --out suites/cm-nfp",
-        "file seen in the study's repository (commit a359656); not found on the hub; no checksum (this project has no copy)"),
+        "file seen in the study's repository (commit a359656); not found on the hub; no checksum (this project has no copy)",
+        {"nfp.json": ""}),
     Dataset(
         "cancer-myth-myths", "release",
         "Cancer-Myth myth records (cancer, myth, fact, source) over 135 cancer types, the seeds `medres build presupposition` reads",
