@@ -398,3 +398,24 @@ def test_readme_gets_its_data_by_name_and_names_the_shared_folder_once():
     assert refs and all(parse_ref(r).repo_id in hub_ids for r in refs)
     shared = [ln for ln in readme.splitlines() if "../shared" in ln]
     assert len(shared) == 1 and "tests" in shared[0], shared
+
+
+def test_datasets_as_one_markdown_table():
+    from medresilience.sources.catalog import CATALOG, CHECKED
+
+    r = runner.invoke(app, ["datasets", "--markdown"])
+    assert r.exit_code == 0, r.output
+    rows = [ln for ln in r.output.splitlines() if ln.startswith("| ") and not ln.startswith("| dataset")]
+    assert [row.split(" | ")[0][2:] for row in rows] == [d.name for d in CATALOG] and CHECKED in r.output
+    assert all(row.count(" | ") == 6 for row in rows)
+
+
+def test_a_local_import_over_a_hub_import_drops_the_old_provenance(hub, tmp_path):
+    out = tmp_path / "items.jsonl"
+    assert _import("hf:openlifescienceai/medmcqa:validation", "--out", str(out)).exit_code == 0
+    assert provenance_path(out).exists()
+    local = tmp_path / "medqa.jsonl"
+    local.write_text(json.dumps({"question": "Q?", "options": {"A": "a", "B": "b"}, "answer": "a", "answer_idx": "A"}) + "\n")
+    r = _import(str(local), "--out", str(out))
+    assert r.exit_code == 0, r.output
+    assert not provenance_path(out).exists()

@@ -149,6 +149,7 @@ def import_data(source: str | Path, out: Path | str, fmt: str = "auto", seed: in
         suite.save(out)
         return Imported(out, "suite", f"suite {out}: {len(suite.items)} items, {len(suite.probes)} probes", warnings)
     n, skips = _write_items(out, [path], name)
+    provenance_path(out).unlink(missing_ok=True)  # an earlier import's record of a hub revision no longer holds
     return Imported(out, "items", f"{out}: {n} items" + _skipped(skips), warnings)
 
 

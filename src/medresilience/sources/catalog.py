@@ -42,9 +42,10 @@ CATALOG: tuple[Dataset, ...] = (
     Dataset(
         "medmisbench", "release",
         "MedMisBench: MCQ items with one option-aligned context sentence per option (truthful for the gold, misleading for each "
-        "distractor); configs MEDMISQA 3,112, MEDMISMCQA 3,986, MEDMISXPERTQA 1,544, MEDMISJOURNEY 2,197, MEDMISHLE 93",
+        "distractor); configs MEDMISQA 3,112, MEDMISMCQA 3,986, MEDMISXPERTQA 1,544, MEDMISJOURNEY 2,197, MEDMISHLE 93 (one: "
+        "hf:AI4HealthResearch/MedMisBench:MEDMISQA)",
         "hf:AI4HealthResearch/MedMisBench", "other (terms on the dataset card)", "10,932 items, JSON lines, one file per config",
-        "medmisbench", "medres import hf:AI4HealthResearch/MedMisBench --out suites/medmisbench   (one config: ...MedMisBench:MEDMISQA)",
+        "medmisbench", "medres import hf:AI4HealthResearch/MedMisBench --out suites/medmisbench",
         "hub card README (configs data/medmis*.jsonl, counts, license: other); the paper (arXiv 2606.12291) names this id"),
     Dataset(
         "cancer-myth", "release",
@@ -72,33 +73,36 @@ CATALOG: tuple[Dataset, ...] = (
         "medqa", "source", "MedQA (USMLE, US, 4 options)",
         "hf:GBaker/MedQA-USMLE-4-options", "cc-by-4.0 (hub card; the original MedQA repository is MIT)", "10,178 train, 1,273 test",
         "medqa", "medres import hf:GBaker/MedQA-USMLE-4-options:test --out medqa.jsonl",
-        "hub card (license cc-by-4.0, JSON lines with answer_idx, splits train/test)"),
+        "hub card and file list (license cc-by-4.0; phrases_no_exclude_train.jsonl, phrases_no_exclude_test.jsonl: JSON lines with answer_idx)"),
     Dataset(
         "medmcqa", "source", "MedMCQA (AIIMS and NEET PG entrance exams, 4 options, 21 subjects)",
         "hf:openlifescienceai/medmcqa", "apache-2.0 (hub card; the original repository is MIT)", "182,822 train, 4,183 validation, 6,150 test (no answers)",
         "medmcqa", "medres import hf:openlifescienceai/medmcqa:validation --out medmcqa.jsonl",
-        "hub card (license apache-2.0, Parquet, splits train/validation/test); its cop is 0-based, read as such from Parquet"),
+        "hub card (license apache-2.0, Parquet since its 2024 conversion, splits train/validation/test); file paths under data/ "
+        "not listed in what was searched; its cop is 0-based, read as such from Parquet"),
     Dataset(
         "mmlu-medical", "source",
         "MMLU medical subjects: anatomy, clinical_knowledge, college_biology, college_medicine, medical_genetics, professional_medicine",
         "hf:cais/mmlu", "mit (hub card)", "135 + 265 + 144 + 173 + 100 + 272 test questions",
         "mmlu", "medres import hf:cais/mmlu:anatomy/test --out anatomy.jsonl",
-        "hub card (configs per subject, Parquet with question, subject, choices, answer); subject sizes from the MMLU paper's test split"),
+        "hub card (license mit, Parquet, a config per subject with splits test/validation/dev); the per-subject file paths "
+        "(anatomy/test-*.parquet) from the dataset's file history; test sizes from the MMLU release"),
     Dataset(
         "pubmedqa", "source", "PubMedQA-L: yes/no/maybe research questions with their abstracts",
         "hf:qiaojin/PubMedQA", "mit (hub card)", "1,000 (pqa_labeled)",
         "pubmedqa", "medres import hf:qiaojin/PubMedQA:pqa_labeled --out pubmedqa.jsonl",
-        "hub card (license mit, config pqa_labeled with pubid, question, context, long_answer, final_decision)"),
+        "hub card (license mit, config pqa_labeled: pubid, question, context, long_answer, final_decision); file paths not listed "
+        "in what was searched (the config name selects them either way)"),
     Dataset(
         "medxpertqa", "source", "MedXpertQA Text: expert-level medical questions, 10 options",
         "hf:TsinghuaC3I/MedXpertQA", "mit (hub card)", "2,450 test + 5 dev (Text); MM (images) is not read",
         "medxpertqa", "medres import hf:TsinghuaC3I/MedXpertQA:Text/test --out medxpertqa.jsonl",
-        "hub card (license mit, configs Text and MM, Text/test.jsonl)"),
+        "hub card and file list (license mit, configs Text and MM, Text/test.jsonl and Text/dev.jsonl)"),
     Dataset(
         "hle", "source", "Humanity's Last Exam: its text-only multiple-choice questions (image and exact-match rows are counted and left out)",
         "hf:cais/hle", "mit (hub card); gated: accept its terms on the dataset page, then set HF_TOKEN", "2,500 questions (all kinds)",
         "hle", "HF_TOKEN=hf_... medres import hf:cais/hle --out hle.jsonl",
-        "hub card (gated, license mit, Parquet data/test-*.parquet)"),
+        "hub card (gated: accept the conditions; license mit; Parquet); file paths not listed in what was searched"),
     Dataset(
         "medjourney", "source",
         "MedJourney as MCQ with numbered options: the questions of MedMisBench's MEDMISJOURNEY config (the original MedJourney "
@@ -109,10 +113,11 @@ CATALOG: tuple[Dataset, ...] = (
     Dataset(
         "vanderbilt-abbreviations", "inventory",
         "Vanderbilt clinic-note and discharge-summary abbreviation inventories (sources of the Medical Abbreviation and Acronym "
-        "Meta-Inventory, Grossman Liu et al. 2021), read by `medres build noise --abbreviations DIR`",
+        "Meta-Inventory, Grossman Liu et al. 2021): vanderbilt_clinic_notes.txt and vanderbilt_discharge_sums.txt, each imported "
+        "into the folder `medres build noise --abbreviations DIR` reads",
         "https://github.com/lisavirginia/clinical-abbreviations", "CC-BY-4.0 (licence file of the tested copy)",
         "67,990 + 61,557 bytes (TSV: abbreviation, sense, variation, CUI, frequency)",
-        "abbreviations", "medres import vanderbilt_clinic_notes.txt --out abbreviations/   (and vanderbilt_discharge_sums.txt)",
+        "abbreviations", "medres import vanderbilt_clinic_notes.txt --out abbreviations/",
         "download page from the Meta-Inventory paper (Sci Data 8:149); its path inside the repository not verified; "
         "checksums of the copy this project tested",
         {"vanderbilt_clinic_notes.txt": "70824585e716d868e918635efb48da5864e4ba48015d56cfe4d8803749b1f957",
