@@ -181,7 +181,7 @@ def _client() -> Any:
 
 
 def _explain(ref: HubRef, e: BaseException, endpoint: str, offline: bool) -> HubError:
-    from huggingface_hub import errors as hf
+    from huggingface_hub import utils as hf  # the error classes, where 0.24 and 1.x both export them
 
     site = endpoint.rstrip("/")
     if isinstance(e, hf.GatedRepoError):
