@@ -419,3 +419,14 @@ def test_a_local_import_over_a_hub_import_drops_the_old_provenance(hub, tmp_path
     r = _import(str(local), "--out", str(out))
     assert r.exit_code == 0, r.output
     assert not provenance_path(out).exists()
+
+
+def test_a_one_file_release_with_several_files_says_to_name_one(hub, tmp_path):
+    repo = hub.repos["Cancer-Myth/Cancer-Myth"]
+    repo.commit({"README.md": b"# no configs\n", "data/cancer_myth.json": json.dumps(CANCER_MYTH).encode(),
+                 "data/cancer_myth_v2.json": json.dumps(CANCER_MYTH[:1]).encode()})
+    line = _one_line(_import("hf:Cancer-Myth/Cancer-Myth", "--out", str(tmp_path / "cm")))
+    assert "2 data files" in line and "name one" in line and not (tmp_path / "cm").exists()
+    r = _import("hf:Cancer-Myth/Cancer-Myth:v2", "--out", str(tmp_path / "cm"))
+    assert r.exit_code == 0, r.output
+    assert len(Suite.load(tmp_path / "cm").items) == 1

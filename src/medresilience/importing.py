@@ -187,7 +187,7 @@ def _import_hub(text: str, out: Path, fmt: str, seed: int, config: str | None, m
             before.pop("files", None)
             before.pop("sha256", None)
             suite.manifest.source = {**before, "format": name, **prov}
-            suite.manifest.name = ref.repo_id.split("/")[-1] + (f"-{ref.config}" if ref.config else "")
+            suite.manifest.name = ref.repo_id.split("/")[-1] + (f"-{ref.config.replace('/', '-')}" if ref.config else "")
             suite.manifest.description = f"imported from {where} (format {name}), seed {seed}"
             suite.save(out)
             return Imported(out, "suite", f"suite {out}: {len(suite.items)} items, {len(suite.probes)} probes from {where}",
