@@ -41,9 +41,13 @@ def main() -> None:
     ap.add_argument("--judge", default="embedded")
     ap.add_argument("--plain", action="store_true", help="a VERDICT line instead of a JSON verdict (response_format)")
     ap.add_argument("--work", type=Path, default=None, help="store directory (default: a temporary one)")
+    ap.add_argument("--data", type=Path, default=DATA, help="the study's all_data_before_validation.json (default: ../shared/data's copy)")
     args = ap.parse_args()
+    if not args.data.is_file():
+        raise SystemExit(f"error: {args.data} not found: download data/all_data_before_validation.json from "
+                         "github.com/Bill1235813/cancer-myth and pass --data PATH")
 
-    questions = {r["raw_QID"]: r for r in json.loads(DATA.read_text())}
+    questions = {r["raw_QID"]: r for r in json.loads(args.data.read_text())}
     cases = [json.loads(line) for line in ANSWERS.read_text().splitlines() if line.strip()]
     work = args.work or Path(tempfile.mkdtemp(prefix="judge-known-"))
     work.mkdir(parents=True, exist_ok=True)

@@ -269,9 +269,11 @@ def test_parquet_that_is_not_hle(tmp_path):
     pq = pytest.importorskip("pyarrow.parquet")
     path = tmp_path / "other.parquet"
     pq.write_table(pa.table({"question": ["q"], "opa": ["a"], "cop": [1]}), path)
+    assert detect_format(path) == "medmcqa"  # the hub's layout of MedMCQA (sources.hub_layouts)
+    pq.write_table(pa.table({"question": ["q"], "label": ["a"]}), path)
     with pytest.raises(InputError) as exc:
         detect_format(path)
-    assert "only HLE" in assert_error(exc, path, None, None)
+    assert "Parquet is read for HLE and the hub's MedMCQA, MMLU and PubMedQA" in assert_error(exc, path, None, None)
     path.write_text("not parquet", encoding="utf-8")
     with pytest.raises(InputError) as exc:
         list(read_hle(path))

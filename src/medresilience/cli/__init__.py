@@ -160,54 +160,35 @@ def eval_(
 @app.command("import")
 @user_errors
 def import_(
-    path: Annotated[Path, typer.Argument(help="source file: MedQA/MedMCQA JSON lines, MMLU CSV, or a family's release layout")],
-    out: Annotated[Path, typer.Option("--out", help="items .jsonl file, or a suite directory for a release file")],
+    path: Annotated[Optional[str], typer.Argument(help="source file (MedQA/MedMCQA JSON lines, MMLU CSV, a family's release layout, "
+                                                  "an abbreviation inventory), or a hub name hf:OWNER/NAME[:CONFIG][@REVISION] "
+                                                  "(medres datasets lists them)")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="items .jsonl file, or a suite directory for a release")] = None,
     fmt: Annotated[str, typer.Option("--format", help="auto, or a format name (medres import --format help lists them)")] = "auto",
     seed: Annotated[int, typer.Option(help="suite seed (release files: the seeded choices of its probes)")] = 0,
     config: Annotated[Optional[str], typer.Option("--config", help="the release config a single file holds, when its name does not say")] = None,
     myths: Annotated[Optional[Path], typer.Option("--myths", help="the myth file a release's rows point into (Cancer-Myth NFP: source_row)")] = None,
 ) -> None:
-    """Turn real source files into items (or a release file into a suite)."""
-    from .. import sources
-    from ..family import families
-    from ..records import write_jsonl
+    """Turn real source files, or a dataset by hub name, into items (or a release into a suite)."""
+    from ..errors import ConfigError
+    from ..importing import import_data
 
-    suite_formats = {name: reader for fam in families() for name, reader in fam.suite_formats.items()}
     if fmt == "help":
-        console.print("item formats: " + ", ".join(sources.formats()) + "; suite formats: " + ", ".join(suite_formats))
+        from .. import sources
+        from ..family import families
+
+        suite_formats = [name for fam in families() for name in fam.suite_formats]
+        console.print("item formats: " + ", ".join(sources.formats()) + "; suite formats: " + ", ".join(suite_formats)
+                      + "; abbreviations (an inventory, copied into the --out folder)")
         return
-    name = fmt
-    if fmt == "auto":
-        name = next((d for fam in families() if fam.detect and (d := fam.detect(path))), "auto")
-    if name in suite_formats:
-        extra = {k: v for k, v in (("config", config), ("myths", myths)) if v}
-        if myths:
-            import inspect
-
-            params = inspect.signature(suite_formats[name]).parameters.values()
-            if not any(p.name == "myths" or p.kind is p.VAR_KEYWORD for p in params):
-                from ..errors import ConfigError
-
-                raise ConfigError("--myths", f"format {name} reads no myth file")
-        suite = suite_formats[name](path, seed=seed, **extra)
-        suite.save(out)
-        console.print(f"suite {out}: {len(suite.items)} items, {len(suite.probes)} probes")
-        return
-    from collections import Counter
-    from itertools import chain
-
-    skips: Counter = Counter()
-    records = iter(sources.load_items(path, fmt=name, skips=skips))
-    first = next(records, None)  # an import that finds nothing is an error, and writes nothing
-    if first is None:
-        from ..errors import InputError
-
-        why = ", ".join(f"{k}: {v}" for k, v in skips.items())
-        what = "diagnosis case" if name == "diagnosis" else "item"
-        raise InputError(path, None, None, f"no {what} found" + (f" (skipped {why})" if why else "") + "; nothing written")
-    n = write_jsonl(out, chain([first], records))
-    skipped = ", ".join(f"{k}: {v}" for k, v in skips.items())
-    console.print(f"{out}: {n} items" + (f"; skipped {skipped}" if skipped else ""))
+    if path is None:
+        raise ConfigError("PATH", "name a file or a hub name, e.g. medres import hf:AI4HealthResearch/MedMisBench --out suites/medmisbench")
+    if out is None:
+        raise ConfigError("--out", "give the items file or suite directory to write, e.g. --out items.jsonl")
+    done = import_data(path, out, fmt=fmt, seed=seed, config=config, myths=myths)
+    for w in done.warnings:
+        err_console.print(f"warning: {w}", highlight=False, markup=False, soft_wrap=True)
+    console.print(done.summary, highlight=False, markup=False, soft_wrap=True)
 
 
 @app.command()
@@ -245,6 +226,7 @@ def _build_group() -> typer.Typer:
 
 from .agreement import register as _register_agreement  # noqa: E402
 from .corpus import register as _register_corpus  # noqa: E402
+from .datasets import register as _register_datasets  # noqa: E402
 from .mitigate import register as _register_mitigate  # noqa: E402
 from .models import register as _register_models  # noqa: E402
 from .report import register as _register_report  # noqa: E402
@@ -257,6 +239,7 @@ _register_models(app)
 _register_agreement(app)
 _register_corpus(app)
 _register_mitigate(app)
+_register_datasets(app)
 
 __all__ = ["app", "fail", "main", "parse_pairs"]
 

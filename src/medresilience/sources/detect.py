@@ -1,5 +1,6 @@
 """One entry point for MCQ sources: `load_items(path, fmt="auto")`. Auto-detection: a .csv file is
-MMLU; a .parquet file is HLE (by its columns answer_type / canary); a file that is one JSON object
+MMLU; a .parquet file is HLE (by its columns answer_type / canary) or the hub's layout of MedMCQA, MMLU
+or PubMedQA (sources.hub_layouts, by its columns); a file that is one JSON object
 whose first key is a number (a PMID) mapping to an object with QUESTION is PubMedQA; a JSON-lines
 file is told by the keys of its first object: first the keys a family registers for its own
 release layouts, then medical_task / body_system -> MedXpertQA, answer_type / canary -> HLE,
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..records import Item, text_lines
-from . import hle, medxpertqa
+from . import hle, hub_layouts, medxpertqa
 from .freeform import is_freeform_row, read_freeform
 from .hle import parquet_columns, read_hle
 from .medjourney import is_medjourney_row, read_medjourney
@@ -119,8 +120,10 @@ def detect_format(path: Path | str) -> str:
         columns = parquet_columns(path)
         if set(columns) & set(hle.KEYS):
             return "hle"
+        if (layout := hub_layouts.layout_of(columns)) is not None:
+            return layout
         shown = ", ".join(columns[:10]) + (", ..." if len(columns) > 10 else "")
-        raise InputError(path, None, None, f"cannot tell the format of a Parquet file with columns ({shown}); only HLE is read from Parquet; {_known()}")
+        raise InputError(path, None, None, f"cannot tell the format of a Parquet file with columns ({shown}); Parquet is read for HLE and the hub's MedMCQA, MMLU and PubMedQA; {_known()}")
     if is_pubmedqa_file(path):
         return "pubmedqa"
     first = _first_object(path)
@@ -167,6 +170,8 @@ def load_items(path: Path | str, fmt: str = "auto", skips: Counter | None = None
     if name == "auto":
         name = detect_format(path)
     reader = _READERS.get(name)
+    if path.suffix.lower() == ".parquet" and name in hub_layouts.READERS:  # the hub's Parquet layout of a JSON/CSV source
+        reader = hub_layouts.READERS[name]
     if reader is None:
         _families()
         reader = _READERS.get(name)
