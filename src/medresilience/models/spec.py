@@ -311,4 +311,21 @@ def parse_model_spec(text: str, defaults: SpecDefaults | None = None) -> ModelSp
         raise ConfigError(f"--model {text.split(',')[0]}" + (f".{loc}" if loc else ""), msg) from None
     if spec.kind == "openai" and not spec.base_urls:
         raise ConfigError(f"--model {spec.label}.base_url", "an OpenAI-compatible model needs base_url=URL (or name a provider: PROVIDER/MODEL, see medres models)")
+    for url in spec.base_urls:
+        check_base_url(url, f"--model {spec.label}.base_url")
     return spec
+
+
+def check_base_url(url: str, where: str) -> None:
+    """An endpoint must be an http:// or https:// URL with a host (ConfigError otherwise)."""
+    from urllib.parse import urlsplit
+
+    from .urls import redact_url
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        parts, host = None, None
+    if parts is None or parts.scheme.lower() not in ("http", "https") or not host:
+        raise ConfigError(where, f"'{redact_url(url)}' is not an http:// or https:// URL with a host")

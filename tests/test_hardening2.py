@@ -1,0 +1,168 @@
+"""Hardening, second round (issue #26): what an attack campaign broke, each reproduced against the
+real code paths with the stub server standing in for the model (the boundary we do not own).
+
+Odd replies (content as text parts or a number; an endpoint with no log-probabilities; one that
+echoes the API key), dead and slow servers (a refused connection, a reply dripped a byte a second),
+runs that did not do what was asked (every judgment unscored, an empty suite, a build that kept
+nothing), review blinding, the review app behind a proxy, and bad input refused before anything is
+written."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import oracle_policy
+from medresilience.cli import app
+from medresilience.errors import MedresError
+from medresilience.evaluation import evaluate
+from medresilience.models.openai_compatible import ModelCallError, OpenAICompatibleModel
+from medresilience.models.spec import parse_model_spec
+from medresilience.runner import EvalOptions
+from medresilience.store import Store
+from medresilience.testing.stub_server import Faults, StubServer
+
+runner = CliRunner()
+ALL = EvalOptions(family={"type1": "all"})
+MSGS = [{"role": "user", "content": "Question number 1: which option is right?\nA. a\nB. b\nC. c\nD. d"}]
+PARAMS = {"temperature": 0.0, "max_tokens": 16}
+SECRET = "sk-hardening2-SECRET-0123456789abcdef"
+
+
+def _spec(url: str, **kw):
+    opts = {"concurrency": 4, "max_retries": 2, "timeout": 5, **kw}
+    return parse_model_spec(f"openai:stub-model,base_url={url}," + ",".join(f"{k}={v}" for k, v in opts.items()))
+
+
+def _lines(result) -> list[str]:
+    return [ln for ln in result.output.splitlines() if ln.strip()]
+
+
+def _one_error_line(result) -> str:
+    assert result.exit_code != 0, result.output
+    lines = _lines(result)
+    assert len(lines) == 1, result.output
+    return lines[0]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# =========================================================================== 1. content shapes
+
+
+def test_content_as_text_parts_is_joined_and_scored(tmp_path, tiny_suite):
+    with StubServer(policy=oracle_policy, faults=Faults(rate_content_parts=1.0)) as srv:
+        res = evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", ALL)
+        assert srv.stats.by_outcome == {"content_parts": 20}
+    assert res.stats.ok == 20 and res.stats.errors == 0
+    with Store(tmp_path / "run" / "store.sqlite") as st:
+        texts = [t for (t,) in st.conn.execute("SELECT text FROM calls")]
+        assert st.count("scores", "WHERE status = 'valid'") == 20
+    assert all(t.startswith("Answer: ") and len(t) == len("Answer: A") for t in texts)
+    with StubServer(policy=oracle_policy) as srv:  # the same answers as plain strings: the same numbers
+        plain = evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "plain", ALL)
+    assert res.results.models == plain.results.models
+
+
+def test_content_that_is_not_text_is_malformed_retried_and_never_scored(tmp_path, tiny_suite):
+    d = tmp_path / "suite"
+    tiny_suite.save(d)
+    out = tmp_path / "run"
+    with StubServer(policy=oracle_policy, faults=Faults(rate_content_number=1.0, transient_attempts=99)) as srv:
+        r = runner.invoke(app, ["eval", "--suite", str(d), "--out", str(out), "-O", "type1=all", "--model",
+                                f"openai:stub-model,base_url={srv.base_url},max_retries=1"])
+        assert srv.stats.by_outcome == {"content_number": 40}  # each call tried twice
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.output
+    assert r.exit_code == 1 and "every call failed" in _lines(r)[-1], r.output
+    with Store(out / "store.sqlite") as st:
+        assert st.count("calls", "WHERE status = 'error'") == 20 and st.count("scores") == 0
+        err = st.conn.execute("SELECT error FROM calls LIMIT 1").fetchone()[0]
+    assert "int" in err and "not text" in err
+    # a number once: the retry is answered and scored
+    with StubServer(policy=oracle_policy, faults=Faults(rate_content_number=1.0, transient_attempts=1)) as srv:
+        res = evaluate(tiny_suite, [_spec(srv.base_url, max_retries=1)], tmp_path / "once", ALL)
+    assert res.stats.ok == 20 and res.stats.errors == 0
+
+
+# =========================================================================== 3. the deadline
+
+
+async def test_timeout_is_a_deadline_for_the_whole_attempt():
+    # one byte a second: each read succeeds within the timeout, the reply never ends within it
+    with StubServer(policy=oracle_policy, faults=Faults(rate_drip=1.0, drip_interval=1.0, transient_attempts=99)) as srv:
+        async with OpenAICompatibleModel(_spec(srv.base_url, timeout=2, max_retries=1), backoff_base=0.01) as m:
+            t0 = time.perf_counter()
+            with pytest.raises(ModelCallError) as ei:
+                await m.complete(MSGS, PARAMS)
+            took = time.perf_counter() - t0
+    assert took < 6, f"two attempts of 2 s took {took:.1f} s"
+    assert ei.value.attempts == 2 and not ei.value.permanent and "timeout of 2 s" in str(ei.value)
+    # a drip that ends within the deadline is an answer
+    with StubServer(policy=oracle_policy, faults=Faults(rate_drip=1.0, drip_interval=0.0005)) as srv:
+        async with OpenAICompatibleModel(_spec(srv.base_url, timeout=5)) as m:
+            c = await m.complete(MSGS, PARAMS)
+    assert c.text == "Answer: A"
+
+
+# =========================================================================== 4. a dead endpoint
+
+
+async def test_a_refused_connection_is_named_with_its_url_and_not_retried_long():
+    url = f"http://127.0.0.1:{_free_port()}/v1"
+    async with OpenAICompatibleModel(_spec(url, max_retries=6), backoff_base=0.05) as m:
+        t0 = time.perf_counter()
+        with pytest.raises(ModelCallError) as ei:
+            await m.complete(MSGS, PARAMS)
+    assert time.perf_counter() - t0 < 2
+    e = ei.value
+    assert f"connection refused at {url}" in str(e) and "timed out" not in str(e)
+    assert e.attempts == 3 and e.stops_model == "connection-refused"
+
+
+def test_a_dead_endpoint_stops_the_model_after_a_few_refused_calls(tmp_path, tiny_suite, monkeypatch):
+    monkeypatch.setenv("MEDRES_STOP_AFTER_AUTH_ERRORS", "2")
+    url = f"http://127.0.0.1:{_free_port()}/v1"
+    d = tmp_path / "suite"
+    tiny_suite.save(d)
+    t0 = time.perf_counter()
+    r = runner.invoke(app, ["eval", "--suite", str(d), "--out", str(tmp_path / "run"), "-O", "type1=all", "--model",
+                            f"openai:stub-model,base_url={url},concurrency=1"])
+    assert time.perf_counter() - t0 < 20
+    assert r.exit_code == 1, r.output
+    stopped = [ln for ln in _lines(r) if "stopped" in ln]
+    assert len(stopped) == 1 and "connection-refused" in stopped[0] and "18 remaining calls were not sent" in stopped[0]
+    assert f"connection refused at {url}" in r.output
+
+
+@pytest.mark.parametrize("url", ["ftp://127.0.0.1:8000/v1", "127.0.0.1:8000/v1", "file:///tmp/x", "http:///v1"])
+def test_a_base_url_that_is_not_http_is_refused_at_parse_time(url):
+    with pytest.raises(MedresError) as ei:
+        parse_model_spec(f"openai:m,base_url={url}")
+    assert "base_url" in str(ei.value) and "http" in str(ei.value)
+    parse_model_spec("openai:m,base_url=https://llm.example.org/v1|http://127.0.0.1:8000/v1")
+
+
+# =========================================================================== 10. no log-probabilities
+
+
+def test_logprob_scoring_on_an_endpoint_without_logprobs_stops_with_one_line(tmp_path, tiny_suite):
+    d = tmp_path / "suite"
+    tiny_suite.save(d)
+    with StubServer(policy=oracle_policy, faults=Faults(rate_no_logprobs=1.0)) as srv:  # answers, never with log-probabilities
+        r = runner.invoke(app, ["eval", "--suite", str(d), "--out", str(tmp_path / "run"), "-O", "type1=all", "--scoring", "logprob",
+                                "--model", f"openai:stub-model,base_url={srv.base_url},concurrency=1"])
+        sent = srv.stats.total
+    assert r.exit_code == 1, r.output
+    assert sent == 5
+    stopped = [ln for ln in _lines(r) if "stopped" in ln]
+    assert len(stopped) == 1 and "no-logprobs" in stopped[0] and "--scoring letter" in stopped[0]
+    with Store(tmp_path / "run" / "store.sqlite") as st:
+        assert st.count("scores") == 0 and st.count("calls", "WHERE status = 'error'") == 5
+
