@@ -7,8 +7,9 @@ A model whose calls fail with authentication or not-found errors (401, 403, 404)
 configuration error `stop_after` times in a row (MEDRES_STOP_AFTER_AUTH_ERRORS, default 5) is
 stopped: its remaining calls are not sent, counted as not run (`RunStats.not_run`) and never
 scored, and `RunStats.stopped` says so in one line. When the store cannot be written the calls
-stop and the StoreWriteError is raised; what was committed stays. Error texts are stored and
-shown without the specs' secrets (API keys, URL passwords and tokens)."""
+stop and the StoreWriteError is raised; what was committed stays. Error texts and replies are
+stored and shown without the specs' secrets (API keys, URL passwords and tokens): an endpoint that
+echoes a key gets `[redacted]` stored, scored and passed on (to a judge) in its place."""
 
 from __future__ import annotations
 
@@ -259,6 +260,7 @@ async def run_calls(
                     stopped[label] = (why, e)
             else:
                 streak[label] = 0
+                c.text = scrub(c.text, secrets)
                 cost = spec.cost(c.prompt_tokens, c.completion_tokens)
                 stats.ok += 1
                 stats.prompt_tokens += c.prompt_tokens

@@ -32,7 +32,8 @@ def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, se
               family_options: list[str] | None, defense: Optional[str], cfg=None, wait: bool = False, judge: str | None = None,
               epochs: int = 1, sample_seed: int | None = None) -> None:
     """Run, print the table and summary, write the report; then exit 1 when calls failed
-    permanently, were not run (a stopped model), or all failed (the summary is written first)."""
+    permanently, were not run (a stopped model), or all failed, or the run measured nothing (no
+    unit planned, every judgment unscored); the summary is written first."""
     from ..evaluation import evaluate
     from ..family import family_of
     from ..models.spec import parse_model_spec
@@ -87,6 +88,8 @@ def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, se
     console.print(f"report: {rep.html}")
     if s.called and not s.ok:
         fail(f"every call failed ({s.errors} errors, {s.permanent_errors} permanent); nothing was answered", 1)
+    if result.shortfall:
+        fail(result.shortfall, 1)
     if s.permanent_errors or s.not_run:
         fail(f"{s.permanent_errors} calls failed permanently" + (f" and {s.not_run} were not run" if s.not_run else "")
              + "; fix the cause (see the error samples) and rerun to retry them", 1)

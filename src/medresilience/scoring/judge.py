@@ -47,6 +47,7 @@ from pydantic import (
 
 from ..calls import CallRequest, RunStats, add_stats, request_key, run_calls
 from ..errors import ConfigError, InputError
+from ..models.openai_compatible import scrub, spec_secrets
 from ..models.serving import serving
 from ..seeding import stable_hash
 from .types import Score, is_deferred
@@ -485,6 +486,10 @@ async def run_deferred(
     if not units:
         return stats
     answers = store.ok_texts({p.unit.key for p in units})
+    # a key an endpoint echoed never reaches the judge (replies stored before they were scrubbed)
+    secrets = sorted({x for sp in [*specs, *(p.score.spec for p in units)] for x in spec_secrets(sp)}, key=len, reverse=True)
+    if secrets:
+        answers = {k: scrub(t, secrets) for k, t in answers.items()}
     judge_specs: dict[str, ModelSpec] = {}
     requests: list[CallRequest] = []
     seen: dict[tuple[str, str], set[str]] = {}
