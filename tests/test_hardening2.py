@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import socket
 import time
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -271,3 +272,129 @@ def test_a_key_echoed_as_the_answer_is_stored_scrubbed_and_never_sent_to_the_jud
     with Store(out / "store.sqlite") as st:
         texts = {t for (t,) in st.conn.execute("SELECT text FROM calls WHERE model = 'm1'")}
     assert texts == {"[redacted]"}
+
+
+# =========================================================================== 9. bad settings, refused before anything is written
+
+STUB = "openai:stub-model,base_url=http://127.0.0.1:9/v1"
+
+
+@pytest.mark.parametrize("args, blamed", [
+    (["--limit", "0"], "--limit"),
+    (["--limit", "-5"], "--limit"),
+    (["-O", "answer=open", "-O", "judge=nosuch/x"], "-O judge"),
+    (["--judge", "nosuch/x"], "--judge"),
+    (["--judge", "openai:j,base_url=http://127.0.0.1:9/v1"], "judge model is used only for open answers"),
+    (["-O", "type1=all", "-O", "type1=sample"], "-O type1"),
+    (["--model", STUB + ",temperature=0.5,temperature=0"], "temperature"),
+    (["--model", STUB + ",base_url=http://127.0.0.1:10/v1"], "base_url"),
+    (["--model", STUB + ",price_input=nan"], "price_input"),
+    (["--model", STUB + ",max_tokens=0"], "max_tokens"),
+    (["--model", STUB + ",temperature=1e308"], "temperature"),
+    (["--model", STUB + ",top_p=0"], "top_p"),
+    (["--model", STUB + ",timeout=inf"], "timeout"),
+])
+def test_a_bad_setting_is_one_line_before_anything_is_written(tmp_path, tiny_suite, args, blamed):
+    out = tmp_path / "run"
+    model = [] if "--model" in args else ["--model", STUB]
+    r = runner.invoke(app, ["eval", "--suite", str(tiny_suite.path), "--out", str(out), *model, *args])
+    line = _one_error_line(r)
+    assert r.exit_code == 2 and blamed in line, line
+    if blamed.startswith("-") and blamed != "-O judge":
+        assert f"setting '{blamed}" in line
+    if blamed == "-O judge":
+        assert "--model" not in line
+    assert not out.exists()
+
+
+def test_a_model_file_giving_a_setting_twice_is_refused(tmp_path):
+    f = tmp_path / "m.json"
+    f.write_text('{"model": "m", "base_urls": "http://127.0.0.1:9/v1", "temperature": 0.5, "temperature": 0}')
+    with pytest.raises(MedresError, match=r"temperature.*twice"):
+        parse_model_spec(f"@{f}")
+
+
+def test_the_build_commands_refuse_a_limit_below_one(tmp_path):
+    for cmd in (["build", "noise", "--items", "x.jsonl"], ["build", "misleading", "--items", "x.jsonl"]):
+        r = runner.invoke(app, [*cmd, "--out", str(tmp_path / "s"), "--limit", "0"])
+        assert r.exit_code == 2 and not (tmp_path / "s").exists()
+
+
+# =========================================================================== 8. readers
+
+
+def test_the_myth_reader_names_a_bad_byte_by_file_and_line(tmp_path):
+    from medresilience.errors import InputError
+    from medresilience.families.presupposition import myths
+
+    good = '{"cancer": "breast", "myth": "M%d.", "fact": "F%d."}\n'
+    f = tmp_path / "myths.jsonl"
+    f.write_bytes("".join(good % (i, i) for i in range(3)).encode() + b'{"cancer": "lung", "myth": "Caf\xe9.", "fact": "F."}\n')
+    with pytest.raises(InputError) as ei:
+        myths.read_myths(f)
+    assert str(ei.value).startswith(f"{f}:4: not UTF-8 text")
+    # the same past a chunk boundary
+    big = tmp_path / "big.jsonl"
+    big.write_bytes("".join(good % (i, i) for i in range(40)).encode() + b'{"cancer": "lung", "myth": "\xff", "fact": "F."}\n')
+    old = myths.CHUNK
+    myths.CHUNK = 100
+    try:
+        with pytest.raises(InputError) as ei:
+            myths.read_myths(big)
+    finally:
+        myths.CHUNK = old
+    assert str(ei.value).startswith(f"{big}:41: not UTF-8 text")
+    ok = tmp_path / "ok.jsonl"
+    ok.write_text("".join(good % (i, i) for i in range(40)))
+    myths.CHUNK = 100
+    try:
+        assert len(myths.read_myths(ok)) == 40  # read in small chunks, every myth whole
+    finally:
+        myths.CHUNK = old
+
+
+def test_medres_toml_with_a_bom_is_read_and_a_bad_byte_is_named(tmp_path):
+    from medresilience.config import load_config
+
+    (tmp_path / "medres.toml").write_bytes(b'\xef\xbb\xbfout = "runs/x"\nmodels = ["embedded"]\n')
+    assert str(load_config(tmp_path).out(None, Path("d"))) == "runs/x"
+    (tmp_path / "medres.toml").write_bytes(b'out = "runs/x"\n# caf\xe9\n')
+    with pytest.raises(MedresError) as ei:
+        load_config(tmp_path)
+    assert str(ei.value).startswith(f"{tmp_path / 'medres.toml'}:2: not UTF-8 text")
+
+
+def test_an_empty_mmlu_csv_is_an_error_and_writes_nothing(tmp_path):
+    src = tmp_path / "anatomy_test.csv"
+    src.write_text("")
+    out = tmp_path / "items.jsonl"
+    r = runner.invoke(app, ["import", str(src), "--out", str(out), "--format", "mmlu"])
+    line = _one_error_line(r)
+    assert r.exit_code == 2 and str(src) in line and "no items" in line
+    assert not out.exists()
+
+
+# =========================================================================== 5. review blinding
+
+
+def test_rubric_b_tasks_show_the_prompt_without_what_a_setting_added(tmp_path, tiny_suite):
+    from medresilience.review.db import ReviewDB
+    from medresilience.review.sample import sample_review
+    from medresilience.settings.caution import CAUTION_INSTRUCTION
+
+    with StubServer(policy=oracle_policy) as srv:
+        evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions(settings=("none", "caution"), family={"type1": "all"}))
+    with Store(tmp_path / "run" / "store.sqlite") as st:  # the caution units were sent the caution text
+        sent = [m for (m,) in st.conn.execute("SELECT r.messages FROM units u JOIN requests r ON r.key = u.key WHERE u.setting = 'caution'")]
+    assert sent and all(CAUTION_INSTRUCTION in m for m in sent)
+    sample_review("B", tiny_suite.path, tmp_path / "review", run_dir=tmp_path / "run", n=1000, reviewers=["alice"], seed=3)
+    with ReviewDB(tmp_path / "review") as db:
+        rows = db.conn.execute("SELECT display, hidden FROM units").fetchall()
+    by_probe: dict[str, dict[str, str]] = {}
+    for display, hidden in rows:
+        h = json.loads(hidden)
+        blocks = [b for b in json.loads(display) if b["kind"] == "messages"]
+        assert len(blocks) == 1 and CAUTION_INSTRUCTION not in json.dumps(blocks)
+        by_probe.setdefault(h["probe_id"], {})[h["setting"]] = json.dumps(blocks)
+    assert len(rows) == 2 * len(by_probe) and by_probe
+    assert all(v["none"] == v["caution"] for v in by_probe.values())  # the same prompt whatever the setting

@@ -16,14 +16,16 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="Measure whet
 
 
 def parse_pairs(values: list[str] | None, flag: str = "-O") -> dict[str, str]:
-    """KEY=VALUE pairs of a repeatable flag."""
+    """KEY=VALUE pairs of a repeatable flag; a key given twice is an error, not the last one winning."""
+    from ..errors import ConfigError
+
     out: dict[str, str] = {}
     for v in values or []:
         key, eq, value = v.partition("=")
         if not eq or not key.strip():
-            from ..errors import ConfigError
-
             raise ConfigError(flag, f"'{v}' is not KEY=VALUE")
+        if key.strip() in out:
+            raise ConfigError(f"{flag} {key.strip()}", "given twice (give each option once)")
         out[key.strip()] = value.strip()
     return out
 
@@ -57,8 +59,9 @@ def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, se
 
         if "judge" not in family.options.model_fields:
             raise ConfigError("--judge", f"family {family.name} takes no judge model")
-        if pairs.get("judge", judge) != judge:
+        if "judge" in pairs:
             raise ConfigError("--judge", "give the judge once: --judge or -O judge=, not both")
+        parse_model_spec(judge, flag="--judge")  # a bad spec is blamed on the flag that gave it
         pairs["judge"] = judge
     fam_opts = cfg.family_options(pairs, suite.manifest.family) if cfg else pairs
     # the family's first scoring is the default (letters for MCQ families, the judge for free text)
@@ -189,7 +192,19 @@ def import_(
     from collections import Counter
 
     skips: Counter = Counter()
-    n = write_jsonl(out, sources.load_items(path, fmt=name, skips=skips))
+
+    def items_or_none():  # a file that gives no item is bad input: nothing is written
+        n = 0
+        for it in sources.load_items(path, fmt=name, skips=skips):
+            n += 1
+            yield it
+        if not n:
+            from ..errors import InputError
+
+            raise InputError(path, None, None, "no items in this file (nothing written)"
+                             + ("; skipped " + ", ".join(f"{k}: {v}" for k, v in skips.items()) if skips else ""))
+
+    n = write_jsonl(out, items_or_none())
     console.print(f"{out}: {n} items" + ("; skipped " + ", ".join(f"{k}: {v}" for k, v in skips.items()) if skips else ""))
 
 

@@ -34,9 +34,10 @@ import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -427,6 +428,20 @@ class Judge:
 
     def scorer(self, fields: Mapping[str, str]) -> JudgeScorer:
         return JudgeScorer(self, fields)
+
+
+def _checked_judge(value: str | None) -> str | None:
+    """A family's judge option, its model spec read where the options are parsed: a bad one is
+    blamed on -O judge before anything is written."""
+    if value:
+        from ..models.spec import parse_model_spec
+
+        parse_model_spec(value, flag="-O judge")
+    return value
+
+
+#: The type of a family option naming a judge model (a model spec, checked as it is parsed).
+JudgeSpecOption = Annotated[str | None, AfterValidator(_checked_judge)]
 
 
 def _failed(e: ModelCallError) -> Score:
