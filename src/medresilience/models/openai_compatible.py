@@ -191,12 +191,12 @@ class OpenAICompatibleModel:
                 err, status, wait_hint = e, e.status_code, _retry_after(e)
             except TimeoutError:
                 transient, status, wait_hint = True, None, None
-                err = _Deadline(f"no complete reply within the timeout of {self.spec.timeout:g} s")
+                err = DeadlineExceeded(f"no complete reply within the timeout of {self.spec.timeout:g} s")
             except (openai.APITimeoutError, openai.APIConnectionError) as e:
                 transient, err, status, wait_hint = True, e, None, None
                 if _refused(e):
                     refused += 1
-                    err, stops = _Refused(f"connection refused at {redact_url(str(client.base_url))}"), "connection-refused"
+                    err, stops = ConnectionRefused(f"connection refused at {redact_url(str(client.base_url))}"), "connection-refused"
             except (openai.APIResponseValidationError, json.JSONDecodeError, UnicodeDecodeError) as e:  # a malformed body
                 transient, err, status, wait_hint = True, e, None, None
             except (ValueError, TypeError) as e:
@@ -285,11 +285,11 @@ class _Malformed(Exception):
     pass
 
 
-class _Deadline(Exception):
+class DeadlineExceeded(Exception):
     pass
 
 
-class _Refused(Exception):
+class ConnectionRefused(Exception):
     pass
 
 
