@@ -50,10 +50,13 @@ def _one_error_line(result) -> str:
     return lines[0]
 
 
-def _free_port() -> int:
+@pytest.fixture
+def dead_url():
+    """The URL of a port that refuses connections: bound, never listening, held for the test (so no
+    server started meanwhile can take it)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        yield f"http://127.0.0.1:{s.getsockname()[1]}/v1"
 
 
 # =========================================================================== 1. content shapes
@@ -116,8 +119,8 @@ async def test_timeout_is_a_deadline_for_the_whole_attempt():
 # =========================================================================== 4. a dead endpoint
 
 
-async def test_a_refused_connection_is_named_with_its_url_and_not_retried_long():
-    url = f"http://127.0.0.1:{_free_port()}/v1"
+async def test_a_refused_connection_is_named_with_its_url_and_not_retried_long(dead_url):
+    url = dead_url
     async with OpenAICompatibleModel(_spec(url, max_retries=6), backoff_base=0.05) as m:
         t0 = time.perf_counter()
         with pytest.raises(ModelCallError) as ei:
@@ -128,9 +131,9 @@ async def test_a_refused_connection_is_named_with_its_url_and_not_retried_long()
     assert e.attempts == 3 and e.stops_model == "connection-refused"
 
 
-def test_a_dead_endpoint_stops_the_model_after_a_few_refused_calls(tmp_path, tiny_suite, monkeypatch):
+def test_a_dead_endpoint_stops_the_model_after_a_few_refused_calls(tmp_path, tiny_suite, monkeypatch, dead_url):
     monkeypatch.setenv("MEDRES_STOP_AFTER_AUTH_ERRORS", "2")
-    url = f"http://127.0.0.1:{_free_port()}/v1"
+    url = dead_url
     d = tmp_path / "suite"
     tiny_suite.save(d)
     t0 = time.perf_counter()
@@ -186,9 +189,9 @@ def _answers_and_unreadable_verdicts(messages, request):
     return "Here is some advice for your family."
 
 
-def test_a_judged_run_whose_judge_always_failed_exits_1_with_one_line(tmp_path):
+def test_a_judged_run_whose_judge_always_failed_exits_1_with_one_line(tmp_path, dead_url):
     suite = _presup_suite(tmp_path / "suite")
-    dead = f"http://127.0.0.1:{_free_port()}/v1"
+    dead = dead_url
     with StubServer(policy=_answers_and_unreadable_verdicts) as srv:
         r = runner.invoke(app, ["eval", "--suite", str(suite.path), "--out", str(tmp_path / "run"), "--model",
                                 f"openai:m1,base_url={srv.base_url}", "--judge", f"openai:judge-4,base_url={dead},max_retries=0"])
@@ -398,3 +401,25 @@ def test_rubric_b_tasks_show_the_prompt_without_what_a_setting_added(tmp_path, t
         by_probe.setdefault(h["probe_id"], {})[h["setting"]] = json.dumps(blocks)
     assert len(rows) == 2 * len(by_probe) and by_probe
     assert all(v["none"] == v["caution"] for v in by_probe.values())  # the same prompt whatever the setting
+
+
+async def test_a_scorer_that_raises_on_a_reply_loses_nothing(tmp_path):
+    from medresilience.calls import CallRequest, run_calls
+    from medresilience.scoring.types import Score
+
+    def scorer(c):
+        if c.text.endswith("C"):
+            raise AttributeError("'list' object has no attribute 'strip'")
+        return Score("A", "valid", 1.0)
+
+    spec = _spec("http://127.0.0.1:9/v1")
+    reqs = [CallRequest(spec.label, f"k{i}", [{"role": "user", "content": f"Question number {i}: ?\nA. a\nB. b\nC. c\nD. d"}], PARAMS,
+                        scorer, "letter") for i in range(1, 13)]
+    with StubServer(policy=oracle_policy) as srv, Store(tmp_path / "store.sqlite") as st:
+        spec = _spec(srv.base_url)
+        stats = await run_calls(reqs, [spec], st)
+        assert stats.ok == 12 and any("scorer failed" in e for e in stats.error_samples)
+        assert st.count("calls", "WHERE status = 'ok'") == 12
+        unscored = st.conn.execute("SELECT key, detail FROM scores WHERE status = 'unscored'").fetchall()
+        assert sorted(k for k, _ in unscored) == ["k11", "k3", "k7"]  # gold C: questions 3, 7, 11
+        assert all("AttributeError" in d for _, d in unscored) and st.count("scores", "WHERE status = 'valid'") == 9
