@@ -214,7 +214,7 @@ def test_rubric_b_blinds_model_identity_and_automatic_labels(data, tmp_path):
     c = signed_in(path, pw, "alice")
     for tid in task_ids(path, "alice"):
         html = c.get(f"/tasks/{tid}").text
-        assert "The model&#39;s response" in html and "What the model was sent" in html
+        assert "The model&#39;s response" in html and "The prompt, as the item presents it" in html
         assert not any(label in html for label in MODEL_LABELS)
         assert "auto_correct" not in html and "valid" not in html.lower().replace("validity", "")
 

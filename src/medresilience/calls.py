@@ -7,8 +7,10 @@ A model whose calls fail with authentication or not-found errors (401, 403, 404)
 configuration error `stop_after` times in a row (MEDRES_STOP_AFTER_AUTH_ERRORS, default 5) is
 stopped: its remaining calls are not sent, counted as not run (`RunStats.not_run`) and never
 scored, and `RunStats.stopped` says so in one line. When the store cannot be written the calls
-stop and the StoreWriteError is raised; what was committed stays. Error texts are stored and
-shown without the specs' secrets (API keys, URL passwords and tokens)."""
+stop and the StoreWriteError is raised; what was committed stays. Error texts and replies are
+stored and shown without the specs' secrets (API keys, URL passwords and tokens): an endpoint that
+echoes a key gets `[redacted]` stored, scored and passed on (to a judge) in its place. A scorer that
+raises on a reply does not stop the run: the reply is stored, its score `unscored` with the reason."""
 
 from __future__ import annotations
 
@@ -259,12 +261,19 @@ async def run_calls(
                     stopped[label] = (why, e)
             else:
                 streak[label] = 0
+                c.text = scrub(c.text, secrets)
                 cost = spec.cost(c.prompt_tokens, c.completion_tokens)
                 stats.ok += 1
                 stats.prompt_tokens += c.prompt_tokens
                 stats.completion_tokens += c.completion_tokens
                 stats.cost += cost or 0.0
-                s = r.score(c) if r.score is not None else None
+                try:
+                    s = r.score(c) if r.score is not None else None
+                except Exception as e:  # a reply its scorer cannot take: the answer is kept, unscored with why (never a crash)
+                    why = scrub(f"the scorer failed on this reply: {type(e).__name__}: {e}", secrets)[:300]
+                    s = Score.unscored(why)
+                    if len(stats.error_samples) < 5:
+                        stats.error_samples.append(why)
                 row = CallRow(r.key, label, "ok", False, c.text, c.top_logprobs, c.finish_reason, c.prompt_tokens, c.completion_tokens, cost,
                               c.latency_s, c.attempts, waited_s=c.waited_s)
                 await writer.queue.put((row, _score_row(r, s)))

@@ -150,10 +150,18 @@ def load_config(directory: Path | str | None = None) -> Config:
 
 
 def _read(path: Path) -> dict[str, Any]:
+    """A TOML file as UTF-8 (a byte-order mark dropped); errors name the file and line."""
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(path, _line(e), None, f"not valid TOML ({str(e).split(' (at line')[0]})") from None
+        raw = path.read_bytes()
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        start = e.start + (3 if raw.startswith(b"\xef\xbb\xbf") else 0)
+        line = raw[:start].count(b"\n") + 1
+        col = start - (raw.rfind(b"\n", 0, start) + 1) + 1
+        raise InputError(path, line, None, f"not UTF-8 text ({e.reason} at byte {col} of the line)") from None
     except OSError as e:
         raise InputError(path, None, None, f"cannot be read ({e.strerror})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(path, _line(e), None, f"not valid TOML ({str(e).split(' (at line')[0]})") from None

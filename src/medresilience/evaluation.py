@@ -51,6 +51,31 @@ class RunResult:
     results: Results
     stats: RunStats
     warnings: list[str] = field(default_factory=list)  # also in run.json under `warnings`
+    shortfall: str | None = None  # what the run was asked and did not do, in one line (see `shortfall`)
+
+
+def shortfall(store: Store, stats: RunStats) -> str | None:
+    """What a run was asked to do and did not, in one line with how to go on, or None. A run that
+    planned no unit evaluated nothing; a run where answers came back but not one was scored
+    (every judgment unscored: the judge's calls all failed, or none of its replies could be read)
+    measured nothing. Failed and unsent answer calls are said by their own lines."""
+    if stats.planned_units == 0:
+        return ("nothing was evaluated: the suite has no units to run with these options (check --suite, --limit, --setting "
+                "and -O); its results are empty")
+    tally = store.unit_statuses()
+    if tally.get("valid", 0) or tally.get("invalid", 0):
+        return None
+    waiting = tally.get("unscored", 0) + tally.get("not_scored", 0)  # answered, no score
+    if not waiting:
+        return None
+    reasons = store.score_reasons("unscored")
+    failed = tally.get("not_scored", 0) + sum(n for *_, reason, n in reasons if reason.startswith("judge call failed"))
+    if failed == waiting:
+        return (f"no answer was judged: the judge's calls failed or were not sent for all {waiting} answers (the answers are "
+                "stored); fix the judge endpoint and rerun the same command to judge them")
+    top = " ".join(reasons[0][3].split())[:160]
+    return (f"no answer was scored: none of the {waiting} judged answers got a verdict ({tally.get('unscored', 0)} unscored, most "
+            f"often: {top}); the answers are stored: rerun with a judge that can read them (--judge SPEC) to score them")
 
 
 def run_config(suite: Suite, specs: Sequence[ModelSpec], opts: EvalOptions, family: Family) -> dict[str, Any]:
@@ -139,8 +164,9 @@ def evaluate(
             config["run_id"] = run_id
             reused = _settled_results(out, previous, run_id, stats) if settled else None
             results = reused or summarise(store, suite, config, stats)
+            short = shortfall(store, stats)
         write_results(out, results)
-    return RunResult(out, results, stats, list(config.get("warnings", [])) + list(results.warnings))
+    return RunResult(out, results, stats, list(config.get("warnings", [])) + list(results.warnings), short)
 
 
 def _same_run(stored: dict[str, Any] | None, config: dict[str, Any]) -> bool:

@@ -120,7 +120,8 @@ class Family:
             first = e.errors()[0]
             where = ".".join(str(p) for p in first.get("loc", ())) or "options"
             allowed = ", ".join(self.options.model_fields) or "none"
-            raise ConfigError(f"-O {where}", f"{first.get('msg', e)} (family {self.name} options: {allowed})") from None
+            msg = str(first.get("msg", e)).removeprefix("Value error, ")
+            raise ConfigError(f"-O {where}", f"{msg} (family {self.name} options: {allowed})") from None
 
 
 _REGISTRY: dict[str, Family] = {}

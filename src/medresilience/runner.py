@@ -75,6 +75,8 @@ class EvalOptions:
     def __post_init__(self) -> None:
         if self.epochs < 1:
             raise ConfigError("--epochs", f"at least one epoch is needed, not {self.epochs}")
+        if self.limit is not None and self.limit < 1:
+            raise ConfigError("--limit", f"the number of items must be at least 1, not {self.limit}")
         if not self.settings:
             raise ConfigError("--setting", "at least one setting is needed (none for no mitigation)")
         if len(set(self.settings)) != len(self.settings):

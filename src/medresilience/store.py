@@ -557,6 +557,18 @@ class Store:
                 b["cost"] = sum(costs) if costs else None
         return out
 
+    def unit_statuses(self, run: str | None = "latest") -> dict[str, int]:
+        """How many units of a run (default: the latest) stand at each status: their score's status
+        (valid, invalid, unscored, ...) when scored, else `not_scored` (answered, its deferred score
+        not made: a judge call not sent), `error` (the call failed) or `missing` (not called)."""
+        if run == "latest":
+            run = self.latest_run()
+        rows = self.conn.execute(
+            "SELECT COALESCE(s.status, CASE c.status WHEN 'error' THEN 'error' WHEN 'ok' THEN 'not_scored' ELSE 'missing' END), COUNT(*) FROM units u "
+            "LEFT JOIN calls c ON c.key = u.key LEFT JOIN scores s ON s.key = u.key AND s.scorer = u.scoring WHERE u.run IS ? GROUP BY 1",
+            (run,))
+        return {status: int(n) for status, n in rows}
+
     def score_reasons(self, status: str = "unscored", run: str | None = "latest") -> list[tuple[str, str, str, str, int]]:
         """(model, setting, condition, reason, count) of the units of a run (default: the latest;
         None: every unit) whose score has that status, one row per distinct reason (the score

@@ -16,14 +16,16 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="Measure whet
 
 
 def parse_pairs(values: list[str] | None, flag: str = "-O") -> dict[str, str]:
-    """KEY=VALUE pairs of a repeatable flag."""
+    """KEY=VALUE pairs of a repeatable flag; a key given twice is an error, not the last one winning."""
+    from ..errors import ConfigError
+
     out: dict[str, str] = {}
     for v in values or []:
         key, eq, value = v.partition("=")
         if not eq or not key.strip():
-            from ..errors import ConfigError
-
             raise ConfigError(flag, f"'{v}' is not KEY=VALUE")
+        if key.strip() in out:
+            raise ConfigError(f"{flag} {key.strip()}", "given twice (give each option once)")
         out[key.strip()] = value.strip()
     return out
 
@@ -32,7 +34,8 @@ def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, se
               family_options: list[str] | None, defense: Optional[str], cfg=None, wait: bool = False, judge: str | None = None,
               epochs: int = 1, sample_seed: int | None = None) -> None:
     """Run, print the table and summary, write the report; then exit 1 when calls failed
-    permanently, were not run (a stopped model), or all failed (the summary is written first)."""
+    permanently, were not run (a stopped model), or all failed, or the run measured nothing (no
+    unit planned, every judgment unscored); the summary is written first."""
     from ..evaluation import evaluate
     from ..family import family_of
     from ..models.spec import parse_model_spec
@@ -65,8 +68,9 @@ def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, se
 
         if "judge" not in family.options.model_fields:
             raise ConfigError("--judge", f"family {family.name} takes no judge model")
-        if pairs.get("judge", judge) != judge:
+        if "judge" in pairs:
             raise ConfigError("--judge", "give the judge once: --judge or -O judge=, not both")
+        parse_model_spec(judge, flag="--judge")  # a bad spec is blamed on the flag that gave it
         pairs["judge"] = judge
     fam_opts = cfg.family_options(pairs, suite.manifest.family) if cfg else pairs
     # the family's first scoring is the default (letters for MCQ families, the judge for free text)
@@ -96,6 +100,8 @@ def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, se
     console.print(f"report: {rep.html}")
     if s.called and not s.ok:
         fail(f"every call failed ({s.errors} errors, {s.permanent_errors} permanent); nothing was answered", 1)
+    if result.shortfall:
+        fail(result.shortfall, 1)
     if s.permanent_errors or s.not_run:
         fail(f"{s.permanent_errors} calls failed permanently" + (f" and {s.not_run} were not run" if s.not_run else "")
              + "; fix the cause (see the error samples) and rerun to retry them", 1)

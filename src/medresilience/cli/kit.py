@@ -11,6 +11,7 @@ import contextlib
 import functools
 import signal
 import threading
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -34,6 +35,16 @@ def command_group(app: typer.Typer, name: str, help: str) -> typer.Typer:
 def fail(message: str, code: int = 2) -> None:
     err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)  # the message as written, [brackets] included
     raise typer.Exit(code)
+
+
+def build_outcome(report: dict, kept: int, considered: int, what: str, out: Path) -> None:
+    """A build's exit after its summary: 1 when calls failed (incomplete: a rerun retries them) or
+    when it kept nothing (one line saying so and where the reasons are)."""
+    if report.get("incomplete"):
+        raise typer.Exit(1)
+    if kept == 0:
+        fail(f"nothing was built: 0 of {considered} {what} kept (why: {out / 'build_report.md'}); fix the cause and rerun the "
+             "same command: every stored call is reused", 1)
 
 
 def _terminate_as_interrupt(signum, frame) -> None:

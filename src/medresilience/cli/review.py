@@ -72,7 +72,7 @@ def register(app: typer.Typer) -> None:
     def serve(
         review: Annotated[Path, typer.Argument(help="review directory")],
         port: Annotated[int, typer.Option("--port", help="port on 127.0.0.1")] = 8765,
-        public_host: Annotated[Optional[str], typer.Option("--public-host", help="behind a TLS-terminating reverse proxy on this machine that forwards https://HOST/ to 127.0.0.1:PORT: allow that host name, mark cookies Secure, trust the proxy's X-Forwarded-For")] = None,
+        public_host: Annotated[Optional[str], typer.Option("--public-host", help="behind a TLS-terminating reverse proxy on this machine that forwards https://HOST/ to 127.0.0.1:PORT: allow that host name, mark cookies Secure, trust X-Forwarded-For only on requests carrying the shared secret of MEDRES_PROXY_SECRET in X-Medres-Proxy-Secret (set by the proxy)")] = None,
     ) -> None:
         """Serve the review app on 127.0.0.1 (loopback only) until Ctrl-C."""
         from ..review.app import proxy_options

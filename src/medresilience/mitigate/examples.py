@@ -95,11 +95,14 @@ def default_scoring(family: Family) -> str:
 
 def family_options(family: Family, pairs: dict[str, str], judge: str | None) -> BaseModel:
     """The family's options for the optimiser: the given KEY=VALUE pairs the family takes, and
-    the judge (when the family takes one and none is given)."""
+    the judge (when the family's options, as given, need one: a family judges only some answers)."""
     fields = family.options.model_fields
     values = {k: v for k, v in pairs.items() if k in fields}
     if judge is not None and "judge" in fields and "judge" not in values:
-        values["judge"] = judge
+        try:
+            return family.parse_options(values)
+        except ConfigError:
+            values["judge"] = judge
     return family.parse_options(values)
 
 

@@ -1,12 +1,20 @@
 """One client for every model: the OpenAI chat-completions protocol through the `openai` SDK
 (async, aiohttp transport). Retries transient faults (429, 5xx, timeouts, connection errors,
-malformed bodies, a reply whose message or content is null) with exponential backoff that honours
+malformed bodies, a reply whose message or content is null or neither text nor a list of text
+parts; text parts are joined into the reply's text) with exponential backoff that honours
 Retry-After up to a cap (MEDRES_MAX_RETRY_AFTER seconds, default 60: a longer wait fails the
 attempt as a transient error, retried on the usual backoff); permanent faults (4xx other than
 408/409/429, and errors the client raises before sending, such as credentials in base_url) fail at
 once. A failure is raised as ModelCallError, never turned into text; its message never holds the
 API key or a password or token of the base URL. Waits between attempts are counted and timed
-(`Completion.waits` / `waited_s`, `ModelCallError.waited_s`, and `on_wait` as they begin)."""
+(`Completion.waits` / `waited_s`, `ModelCallError.waited_s`, and `on_wait` as they begin).
+
+`timeout` is a deadline for the whole attempt (connect, send and every read of the reply), so a
+server that drips its reply cannot hold a call past it. A refused connection is named as such
+with its URL and retried at most REFUSED_RETRIES times; the error stops the model (run_calls
+stops it after a few in a row, as for a rejected key). A reply without the log-probabilities the
+request asked for is a permanent error that stops the model too: such an endpoint cannot be
+scored by log-probabilities."""
 
 from __future__ import annotations
 
@@ -26,31 +34,36 @@ from openai.types.chat import ChatCompletion
 
 from ..records import env_number
 from .spec import ModelSpec
-from .urls import redact_url  # noqa: F401  (re-exported: callers import it from here)
+from .urls import redact_url  # also re-exported: callers import it from here
 
 TRANSIENT_STATUS = {408, 409, 429, 500, 502, 503, 504, 520, 522, 524, 529}
 #: Statuses every later call of the model would repeat: a rejected key, an unknown model or path.
 STOPPING_STATUS = {401: "authentication", 403: "authentication", 404: "not-found"}
 #: The default of MEDRES_MAX_RETRY_AFTER: the longest Retry-After (seconds) the client waits.
 MAX_RETRY_AFTER = 60.0
+#: Retries of a call whose connections are refused (a dead endpoint rarely comes back within seconds).
+REFUSED_RETRIES = 2
 
 
 class ModelCallError(Exception):
     def __init__(self, message: str, *, permanent: bool, attempts: int, status: int | None = None, config: bool = False,
-                 waited_s: float = 0.0):
+                 waited_s: float = 0.0, stops: str | None = None):
         super().__init__(message)
         self.permanent = permanent
         self.attempts = attempts
         self.status = status
         self.config = config  # raised by the client before sending: a configuration error
         self.waited_s = waited_s
+        self.stops = stops  # a fault every later call would repeat ("connection-refused", "no-logprobs")
 
     @property
     def stops_model(self) -> str | None:
         """What makes every later call of this model fail the same way ("authentication",
-        "not-found", "configuration"), or None."""
+        "not-found", "configuration", "connection-refused", "no-logprobs"), or None."""
         if self.config:
             return "configuration"
+        if self.stops:
+            return self.stops
         return STOPPING_STATUS.get(self.status) if self.status is not None else None
 
 
@@ -153,7 +166,7 @@ class OpenAICompatibleModel:
         await self.close()
 
     async def complete(self, messages: list[dict[str, str]], params: dict[str, Any]) -> Completion:
-        attempts = waits = 0
+        attempts = waits = refused = 0
         waited = 0.0
         while True:
             attempts += 1
@@ -161,20 +174,29 @@ class OpenAICompatibleModel:
             if self._limiter is not None:
                 await self._limiter.acquire()
             t0 = time.perf_counter()
+            stops = None
             try:
                 # The SDK's public low-level `post`: same client, retries off, typed response; the
                 # body is already plain JSON, so the per-call TypedDict transform of
-                # `chat.completions.create` (a third of the client's CPU here) is skipped.
-                resp = await client.post(
-                    "/chat/completions",
-                    body={"model": self.spec.model, "messages": messages, **params, **self.spec.extra_body},
-                    cast_to=ChatCompletion,
-                )
+                # `chat.completions.create` (a third of the client's CPU here) is skipped. The
+                # deadline covers the whole attempt: the transport's timeout bounds each read only.
+                async with asyncio.timeout(self.spec.timeout):
+                    resp = await client.post(
+                        "/chat/completions",
+                        body={"model": self.spec.model, "messages": messages, **params, **self.spec.extra_body},
+                        cast_to=ChatCompletion,
+                    )
             except openai.APIStatusError as e:
                 transient = e.status_code in TRANSIENT_STATUS
                 err, status, wait_hint = e, e.status_code, _retry_after(e)
+            except TimeoutError:
+                transient, status, wait_hint = True, None, None
+                err = DeadlineExceeded(f"no complete reply within the timeout of {self.spec.timeout:g} s")
             except (openai.APITimeoutError, openai.APIConnectionError) as e:
                 transient, err, status, wait_hint = True, e, None, None
+                if _refused(e):
+                    refused += 1
+                    err, stops = ConnectionRefused(f"connection refused at {redact_url(str(client.base_url))}"), "connection-refused"
             except (openai.APIResponseValidationError, json.JSONDecodeError, UnicodeDecodeError) as e:  # a malformed body
                 transient, err, status, wait_hint = True, e, None, None
             except (ValueError, TypeError) as e:
@@ -188,15 +210,20 @@ class OpenAICompatibleModel:
                         raise _Malformed("response has no choices")
                     c = self._completion(resp, time.perf_counter() - t0, attempts)
                     c.waits, c.waited_s = waits, waited
-                    return c
                 except (_Malformed, ValueError, KeyError, TypeError, AttributeError) as e:
                     transient, err, status, wait_hint = True, e, None, None
+                else:
+                    if params.get("logprobs") and c.top_logprobs is None:
+                        raise ModelCallError("NoLogprobs (permanent): the endpoint returned no log-probabilities although the request asked "
+                                             "for them (logprobs=true); score this model with --scoring letter", permanent=True,
+                                             attempts=attempts, waited_s=waited, stops="no-logprobs")
+                    return c
             over_cap = wait_hint is not None and wait_hint > self.max_retry_after
-            if not transient or attempts > self.spec.max_retries:
+            if not transient or attempts > (min(self.spec.max_retries, REFUSED_RETRIES) if refused == attempts else self.spec.max_retries):
                 kind = "permanent" if not transient else f"gave up after {attempts} attempts"
                 note = f"; Retry-After {wait_hint:g} s is over the cap of {self.max_retry_after:g} s (MEDRES_MAX_RETRY_AFTER)" if over_cap else ""
                 raise ModelCallError(f"{type(err).__name__} ({kind}): {self._scrub(str(err))[:300]}{note}", permanent=not transient,
-                                     attempts=attempts, status=status, waited_s=waited)
+                                     attempts=attempts, status=status, waited_s=waited, stops=stops)
             delay = min(self.backoff_max, self.backoff_base * (2 ** (attempts - 1))) * (0.5 + random.random() / 2)
             if wait_hint is not None and not over_cap:  # a wait over the cap: this attempt failed, retried on the backoff
                 delay = max(wait_hint, 0.0)
@@ -214,7 +241,7 @@ class OpenAICompatibleModel:
         choice = resp.choices[0]
         if choice.message is None:
             raise _Malformed("the reply's message is null")
-        text = choice.message.content
+        text = _content_text(choice.message.content)
         if text is None:
             refusal = getattr(choice.message, "refusal", None)
             if not (isinstance(refusal, str) and refusal):
@@ -256,3 +283,35 @@ def _limiter(rpm: float) -> AsyncLimiter:
 
 class _Malformed(Exception):
     pass
+
+
+class DeadlineExceeded(Exception):
+    pass
+
+
+class ConnectionRefused(Exception):
+    pass
+
+
+def _refused(err: BaseException) -> bool:
+    """Whether a connection error was a refused connection (somewhere in its chain of causes)."""
+    seen: set[int] = set()
+    e: BaseException | None = err
+    while e is not None and id(e) not in seen:
+        if isinstance(e, ConnectionRefusedError):
+            return True
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return False
+
+
+def _content_text(content: Any) -> str | None:
+    """A reply's text: a string as is, a list of text parts (`[{"type": "text", "text": ...}]`)
+    joined; None stays None (a refusal may stand in); anything else is malformed."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list) and content:
+        texts = [p.get("text") if isinstance(p, dict) else getattr(p, "text", None) for p in content]
+        if all(isinstance(t, str) for t in texts):
+            return "".join(texts)
+    raise _Malformed(f"the reply's message content is {type(content).__name__}, not text or a list of text parts")

@@ -44,16 +44,16 @@ class ModelSpec(BaseModel):
     provider: str | None = Field(None, description="a provider of models.providers: its endpoint, key variable and quirks")
     base_urls: list[str] = Field(default_factory=list)
     api_key_env: str | None = None
-    temperature: float = 0.0
-    top_p: float | None = None
-    max_tokens: int = 512  # the reply budget: room for a chat model that explains before it answers (README); embedded: 16
+    temperature: float = Field(0.0, ge=0.0, le=2.0, allow_inf_nan=False)
+    top_p: float | None = Field(None, gt=0.0, le=1.0, allow_inf_nan=False)
+    max_tokens: int = Field(512, ge=1)  # the reply budget: room for a chat model that explains before it answers (README); embedded: 16
     seed: int | None = 0
     concurrency: int = Field(16, ge=1, le=4096)
-    rpm: float | None = Field(None, gt=0)
-    timeout: float = Field(60.0, gt=0)
+    rpm: float | None = Field(None, gt=0, allow_inf_nan=False)
+    timeout: float = Field(60.0, gt=0, allow_inf_nan=False)
     max_retries: int = Field(6, ge=0)
-    price_input: float | None = Field(None, description="price per 1M prompt tokens")
-    price_output: float | None = Field(None, description="price per 1M completion tokens")
+    price_input: float | None = Field(None, ge=0.0, allow_inf_nan=False, description="price per 1M prompt tokens")
+    price_output: float | None = Field(None, ge=0.0, allow_inf_nan=False, description="price per 1M completion tokens")
     price_source: str | None = Field(None, description="where the prices came from: spec, a config file, or table (models.providers.PRICES)")
     price_date: str | None = Field(None, description="the day the table's or config file's price was listed")
     extra_body: dict[str, Any] = Field(default_factory=dict)
@@ -219,14 +219,14 @@ def _coerce(key: str, value: str) -> Any:
     return value
 
 
-def _read_head(head: str, text: str) -> tuple[dict[str, Any], bool]:
+def _read_head(head: str, text: str, flag: str = "--model") -> tuple[dict[str, Any], bool]:
     """The model named by a spec's head: its fields, and whether it is the `openai:` form."""
     m = _HEAD.match(head)
     prefix, sep, name = (m.group(1), m.group(2), m.group(3).strip()) if m else (head, "", "")
     if prefix == "embedded":
         name = name or "qwen"
         if name not in EMBEDDED_MODELS:
-            raise ConfigError("--model", f"unknown embedded model '{name}' (known: {', '.join(EMBEDDED_MODELS)})")
+            raise ConfigError(flag, f"unknown embedded model '{name}' (known: {', '.join(EMBEDDED_MODELS)})")
         # a CPU-served local model can take minutes per call under load: a long timeout
         return {"kind": "embedded", "model": name, "concurrency": 2, "max_tokens": 16, "timeout": 900.0}, False
     if name and prefix == "openai" and sep == ":":
@@ -234,7 +234,7 @@ def _read_head(head: str, text: str) -> tuple[dict[str, Any], bool]:
     if name and get_provider(prefix) is not None:
         return {"kind": "openai", "provider": prefix.lower(), "model": name}, False
     known = ", ".join(PROVIDERS)
-    raise ConfigError("--model", f"cannot read model spec '{text}' (expected PROVIDER/MODEL with a provider of {known}; "
+    raise ConfigError(flag, f"cannot read model spec '{text}' (expected PROVIDER/MODEL with a provider of {known}; "
                                  "'openai:MODEL,base_url=URL'; 'embedded[:NAME]' or '@file.json')")
 
 
@@ -259,25 +259,36 @@ def _build(data: dict[str, Any], given: dict[str, Any], defaults: SpecDefaults |
     return ModelSpec.model_validate(merged)
 
 
-def parse_model_spec(text: str, defaults: SpecDefaults | None = None) -> ModelSpec:
-    """Parse a spec string or @file; errors name the setting. `defaults` (a config file's) apply
-    to whatever the spec does not set."""
+def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    if twice:
+        raise ValueError(f"'{twice[0]}' is given twice")
+    return dict(pairs)
+
+
+def parse_model_spec(text: str, defaults: SpecDefaults | None = None, flag: str = "--model") -> ModelSpec:
+    """Parse a spec string or @file; errors name the setting (`flag`: the option that gave the
+    spec, e.g. -O judge). `defaults` (a config file's) apply to whatever the spec does not set. A
+    setting given twice is an error, not the last one winning."""
     text = text.strip()
     try:
         if text.startswith("@") or text.endswith(".json"):
             path = Path(text.lstrip("@"))
             if not path.exists():
-                raise ConfigError("--model", f"model file {path} not found")
+                raise ConfigError(flag, f"model file {path} not found")
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
+                data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_no_repeats)
             except json.JSONDecodeError as e:
-                raise ConfigError(f"--model {path}", f"line {e.lineno}: not valid JSON ({e.msg})") from None
+                raise ConfigError(f"{flag} {path}", f"line {e.lineno}: not valid JSON ({e.msg})") from None
+            except ValueError as e:
+                raise ConfigError(f"{flag} {path}", str(e)) from None
             if isinstance(data.get("base_urls"), str):
                 data["base_urls"] = data["base_urls"].split("|")
             spec = _build({}, data, defaults)
         else:
             head, *opts = [p.strip() for p in text.split(",")]
-            data, legacy = _read_head(head, text)
+            data, legacy = _read_head(head, text, flag)
             given: dict[str, Any] = {}
             for opt in opts:
                 if not opt:
@@ -285,7 +296,10 @@ def parse_model_spec(text: str, defaults: SpecDefaults | None = None) -> ModelSp
                 key, eq, value = opt.partition("=")
                 key = key.strip().replace("-", "_")
                 if not eq:
-                    raise ConfigError(f"--model {head}", f"option '{opt}' is not KEY=VALUE")
+                    raise ConfigError(f"{flag} {head}", f"option '{opt}' is not KEY=VALUE")
+                field_name = "base_urls" if key in {"base_url", "base_urls"} else key
+                if field_name in given:
+                    raise ConfigError(f"{flag} {head}.{key}", "given twice (give each setting once)")
                 if key in {"base_url", "base_urls"}:
                     given["base_urls"] = [u for u in value.split("|") if u]
                 elif key in ModelSpec.model_fields and key not in {"kind", "model", "price_source", "price_date"}:
@@ -293,9 +307,9 @@ def parse_model_spec(text: str, defaults: SpecDefaults | None = None) -> ModelSp
                         given[key] = _coerce(key, value)
                     except ValueError:
                         what = "true or false" if key in _BOOL else "a number"
-                        raise ConfigError(f"--model {head}.{key}", f"'{value}' is not {what}") from None
+                        raise ConfigError(f"{flag} {head}.{key}", f"'{value}' is not {what}") from None
                 else:
-                    raise ConfigError(f"--model {head}.{key}", "unknown setting")
+                    raise ConfigError(f"{flag} {head}.{key}", "unknown setting")
             if legacy and "provider" not in given:
                 # openai:MODEL alone is OpenAI's; with base_url= it is any endpoint (a known API's
                 # host still gets that provider's quirks)
@@ -308,7 +322,24 @@ def parse_model_spec(text: str, defaults: SpecDefaults | None = None) -> ModelSp
         first = e.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])
         msg = first["msg"].removeprefix("Value error, ")
-        raise ConfigError(f"--model {text.split(',')[0]}" + (f".{loc}" if loc else ""), msg) from None
+        raise ConfigError(f"{flag} {text.split(',')[0]}" + (f".{loc}" if loc else ""), msg) from None
     if spec.kind == "openai" and not spec.base_urls:
-        raise ConfigError(f"--model {spec.label}.base_url", "an OpenAI-compatible model needs base_url=URL (or name a provider: PROVIDER/MODEL, see medres models)")
+        raise ConfigError(f"{flag} {spec.label}.base_url", "an OpenAI-compatible model needs base_url=URL (or name a provider: PROVIDER/MODEL, see medres models)")
+    for url in spec.base_urls:
+        check_base_url(url, f"{flag} {spec.label}.base_url")
     return spec
+
+
+def check_base_url(url: str, where: str) -> None:
+    """An endpoint must be an http:// or https:// URL with a host (ConfigError otherwise)."""
+    from urllib.parse import urlsplit
+
+    from .urls import redact_url
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        parts, host = None, None
+    if parts is None or parts.scheme.lower() not in ("http", "https") or not host:
+        raise ConfigError(where, f"'{redact_url(url)}' is not an http:// or https:// URL with a host")

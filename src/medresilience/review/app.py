@@ -12,11 +12,15 @@ written only through `WHERE task_id = ? AND reviewer = ?`, so another reviewer's
 like a missing one; sign-in failures are rate-limited per reviewer name and per client; every
 text is escaped by Jinja2's autoescape; each response carries a strict Content-Security-Policy
 (no script, the inline stylesheet by hash), no caching, no framing, no referrer to other sites; only Host
-headers naming the loopback address are served."""
+headers naming the loopback address are served. Behind a proxy (`--public-host`), a client is
+named by X-Forwarded-For only on requests that carry the proxy's shared secret (PROXY_SECRET_HEADER,
+the value of MEDRES_PROXY_SECRET): any other local process is counted as itself."""
 
 from __future__ import annotations
 
 import contextlib
+import hmac
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,6 +41,10 @@ SESSION_COOKIE = "medres_review_session"
 LOGIN_COOKIE = "medres_review_login"
 MAX_COMMENT = 4000
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost")
+#: The header the reverse proxy sets to the shared secret, and the variable holding that secret.
+PROXY_SECRET_HEADER = "X-Medres-Proxy-Secret"
+PROXY_SECRET_ENV = "MEDRES_PROXY_SECRET"
+MIN_PROXY_SECRET = 16
 SECURITY_HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
@@ -54,9 +62,22 @@ def _env() -> Environment:
                        trim_blocks=False, lstrip_blocks=False)
 
 
+def client_address(request: Request, proxy_secret: str | None) -> str:
+    """Who sent a request: the connection's address, or, on a request carrying the proxy's shared
+    secret, the address the proxy appended last to X-Forwarded-For (earlier entries are the
+    client's own words)."""
+    peer = request.client.host if request.client else "?"
+    if proxy_secret and hmac.compare_digest(request.headers.get(PROXY_SECRET_HEADER, "").encode(), proxy_secret.encode()):
+        forwarded = request.headers.get("x-forwarded-for", "").split(",")[-1].strip()
+        if forwarded:
+            return forwarded[:64]
+    return peer
+
+
 def create_app(review: Path | str, *, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS, name_limiter: RateLimiter | None = None,
-               client_limiter: RateLimiter | None = None, secure_cookies: bool = False) -> FastAPI:
-    """The app serving one review database. `secure_cookies` marks cookies Secure (behind a TLS proxy)."""
+               client_limiter: RateLimiter | None = None, secure_cookies: bool = False, proxy_secret: str | None = None) -> FastAPI:
+    """The app serving one review database. `secure_cookies` marks cookies Secure (behind a TLS
+    proxy); `proxy_secret`: X-Forwarded-For is read only from requests carrying it."""
     db = ReviewDB(review)
     rubric = db.rubric
     codec = SessionCodec(db.secret_key())
@@ -127,7 +148,7 @@ def create_app(review: Path | str, *, allowed_hosts: Sequence[str] = LOOPBACK_HO
         password = str(form.get("password") or "")[:256]
         if not codec.login_token_ok(request.cookies.get(LOGIN_COOKIE), str(form.get("csrf") or "")):
             return login_page(400, "The sign-in form expired or was not sent from this page; please try again.", name)
-        client = request.client.host if request.client else "?"
+        client = client_address(request, proxy_secret)
         wait = max(names.retry_after(f"name:{name.lower()}"), clients.retry_after(f"client:{client}"))
         if wait > 0:
             minutes = max(1, int(wait // 60 + (wait % 60 > 0)))
@@ -292,18 +313,25 @@ def _same_origin(request: Request) -> bool:
     return True
 
 
-def proxy_options(public_host: str | None) -> dict[str, Any]:
+def proxy_options(public_host: str | None, environ: Any = None) -> dict[str, Any]:
     """The app's and the server's options for serving behind a TLS-terminating reverse proxy on
     this machine that forwards `https://PUBLIC_HOST/` to 127.0.0.1: that host name is allowed,
-    cookies are Secure, and the proxy's X-Forwarded-For (trusted from 127.0.0.1 only) names the
-    client, so sign-in rate limits count each client, not the proxy. None: loopback only."""
+    cookies are Secure, and X-Forwarded-For names the client (so sign-in rate limits count each
+    client, not the proxy) only on requests carrying the shared secret of MEDRES_PROXY_SECRET in
+    X-Medres-Proxy-Secret, which the proxy sets (any local process can connect from 127.0.0.1:
+    the address alone proves nothing). The server itself never reads forwarded headers. None:
+    loopback only. A bad host name or a missing or short secret is a ValueError."""
     if public_host is None:
         return {"app": {}, "server": {"proxy_headers": False}}
     host = public_host.strip().lower()
     if not re.fullmatch(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*", host):
         raise ValueError(f"--public-host must be a host name such as review.example.org (no scheme, port or path), not {public_host!r}")
-    return {"app": {"allowed_hosts": (*LOOPBACK_HOSTS, host), "secure_cookies": True},
-            "server": {"proxy_headers": True, "forwarded_allow_ips": "127.0.0.1"}}
+    secret = (os.environ if environ is None else environ).get(PROXY_SECRET_ENV, "")
+    if len(secret) < MIN_PROXY_SECRET:
+        raise ValueError(f"--public-host needs a shared secret of at least {MIN_PROXY_SECRET} characters in {PROXY_SECRET_ENV}, which the "
+                         f"proxy sends in the {PROXY_SECRET_HEADER} header (X-Forwarded-For is trusted only from it)")
+    return {"app": {"allowed_hosts": (*LOOPBACK_HOSTS, host), "secure_cookies": True, "proxy_secret": secret},
+            "server": {"proxy_headers": False}}
 
 
 def serve(review: Path | str, port: int = 8765, log_level: str = "warning", public_host: str | None = None) -> None:  # pragma: no cover - exercised by a subprocess test

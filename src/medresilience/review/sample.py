@@ -5,8 +5,11 @@ database.
 Units per rubric:
 - A: one misleading bundle (an item with its option-aligned sentences, content type and
   provenance), the Type 2 probe's sentences or the Type 1 probes' together.
-- B: one model response to a stressed probe (from the run's store: the messages the model was
-  sent and its reply); model, setting and the automatic score are kept apart, never shown.
+- B: one model response to a stressed probe (from the run's store: its reply, and the prompt as
+  the item presents it, rendered by the suite's family with the run's options, without what a
+  setting added: no caution text, retrieved evidence or monitor note, so a task does not tell
+  which units ran under a mitigation; a rubric with `show_setting` shows the messages as sent);
+  model, setting and the automatic score are kept apart, never shown.
 - premise: one item (question and reference correction).
 - noise: one perturbed case (a noise probe) beside its original.
 
@@ -154,7 +157,8 @@ def _candidates_noise(suite: Suite) -> list[Candidate]:
     return out
 
 
-def _candidates_b(suite: Suite, run_dir: Path, show_reference: bool = False) -> list[Candidate]:
+def _candidates_b(suite: Suite, run_dir: Path, show_reference: bool = False, show_setting: bool = False) -> list[Candidate]:
+    from ..family import family_of
     from ..store import Store
 
     db = run_dir / "store.sqlite"
@@ -172,7 +176,13 @@ def _candidates_b(suite: Suite, run_dir: Path, show_reference: bool = False) -> 
                 LEFT JOIN scores s ON s.key = u.key AND s.scorer = u.scoring
                 LEFT JOIN requests r ON r.key = u.key
                 WHERE u.probe_id IS NOT NULL {where} ORDER BY u.model, u.unit_id""", args).fetchall()
+        options = ((store.run_config(run) if run else None) or {}).get("options", {})
     import json
+
+    family = family_of([suite.manifest.family])
+    fopts = family.parse_options(options.get("family"))
+    scoring_mode = options.get("scoring") or family.scorings[0]
+    presented: dict[str, list[dict[str, str]]] = {}  # probe id -> the prompt as the item presents it
 
     for model, unit_id, item_id, probe_id, condition, setting, scoring, key, text, label, status, value, messages in rows:
         item = suite.items.get(item_id)
@@ -185,12 +195,18 @@ def _candidates_b(suite: Suite, run_dir: Path, show_reference: bool = False) -> 
         context = getattr(probe, "context", ())
         if context:
             display.append(_sentences(item, context))
-        try:
-            msgs = json.loads(messages) if messages else []
-        except json.JSONDecodeError:
-            msgs = []
+        if show_setting:
+            try:
+                msgs = json.loads(messages) if messages else []
+            except json.JSONDecodeError:
+                msgs = []
+            title = "What the model was sent"
+        else:
+            if probe_id not in presented:
+                presented[probe_id] = family.render(item, probe, scoring_mode, fopts)
+            msgs, title = presented[probe_id], "The prompt, as the item presents it"
         if msgs:
-            display.append({"kind": "messages", "title": "What the model was sent",
+            display.append({"kind": "messages", "title": title,
                             "messages": [[str(m.get("role", "")), str(m.get("content", ""))] for m in msgs if isinstance(m, dict)]})
         display.append({"kind": "response", "title": "The model's response", "text": text or ""})
         auto_correct = None
@@ -213,7 +229,8 @@ def candidates(rubric: Rubric, suite: Suite, run_dir: Path | None = None) -> lis
     if rubric.needs_run:
         if run_dir is None:
             raise ReviewError(f"rubric {rubric.key} reviews model responses: name the run with --run DIR")
-        cands = _candidates_b(suite, Path(run_dir), show_reference=bool(rubric.extra.get("show_reference")))
+        cands = _candidates_b(suite, Path(run_dir), show_reference=bool(rubric.extra.get("show_reference")),
+                              show_setting=bool(rubric.extra.get("show_setting")))
         conditions = rubric.extra.get("conditions")  # a rubric for some conditions only (premise-answer: presupposition)
         return [c for c in cands if c.hidden.get("condition") in conditions] if conditions else cands
     if rubric.key == "A":

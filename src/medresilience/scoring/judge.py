@@ -33,9 +33,10 @@ import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -46,6 +47,7 @@ from pydantic import (
 
 from ..calls import CallRequest, RunStats, add_stats, request_key, run_calls
 from ..errors import ConfigError, InputError
+from ..models.openai_compatible import scrub, spec_secrets
 from ..models.serving import serving
 from ..seeding import stable_hash
 from .types import Score, is_deferred
@@ -356,6 +358,20 @@ class Judge:
         return JudgeScorer(self, fields)
 
 
+def _checked_judge(value: str | None) -> str | None:
+    """A family's judge option, its model spec read where the options are parsed: a bad one is
+    blamed on -O judge before anything is written."""
+    if value:
+        from ..models.spec import parse_model_spec
+
+        parse_model_spec(value, flag="-O judge")
+    return value
+
+
+#: The type of a family option naming a judge model (a model spec, checked as it is parsed).
+JudgeSpecOption = Annotated[str | None, AfterValidator(_checked_judge)]
+
+
 def _failed(e: ModelCallError) -> Score:
     return Score.unscored(f"judge call failed: {e}", permanent=bool(getattr(e, "permanent", False)), attempts=getattr(e, "attempts", None))
 
@@ -414,6 +430,10 @@ async def run_deferred(
     if not units:
         return stats
     answers = store.ok_texts({p.unit.key for p in units})
+    # a key an endpoint echoed never reaches the judge (replies stored before they were scrubbed)
+    secrets = sorted({x for sp in [*specs, *(p.score.spec for p in units)] for x in spec_secrets(sp)}, key=len, reverse=True)
+    if secrets:
+        answers = {k: scrub(t, secrets) for k, t in answers.items()}
     judge_specs: dict[str, ModelSpec] = {}
     requests: list[CallRequest] = []
     seen: dict[tuple[str, str], set[str]] = {}

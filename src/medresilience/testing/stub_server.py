@@ -3,11 +3,14 @@ runs. Answers come from a policy (a callable or a named built-in); faults (429 w
 500, 503, timeouts, malformed bodies, permanent 400s, and the hostile replies of a hardening
 test: a 200 whose message content is null or whose message is null, a 429 whose Retry-After is
 huge (an hour by default), a 401 whose message echoes the API key the client sent, a 404 for an
-unknown model) are injected deterministically: which request gets which fault depends only on
+unknown model, a 200 whose content is a list of text parts or a number, a 200 whose answer is the
+API key the client sent, a reply dripped one byte at a time, a reply without the log-probabilities
+asked for) are injected deterministically: which request gets which fault depends only on
 (seed, canonical request body), never on call order, so results do not depend on concurrency.
 Transient faults (429, 500, 503, timeouts, malformed bodies, null content or message, the long
-Retry-After) hit a request body only on its first `transient_attempts` attempts, so a retrying
-client eventually succeeds; permanent ones (400, 401, 404) hit every attempt.
+Retry-After, a numeric content, the drip) hit a request body only on its first `transient_attempts`
+attempts, so a retrying client eventually succeeds; permanent ones (400, 401, 404) and the
+persistent reply shapes (text parts, the echoed key, no log-probabilities) hit every attempt.
 
 In-process (background thread with its own event loop)::
 
@@ -84,12 +87,14 @@ Policy = Callable[[list[dict[str, Any]], dict[str, Any]], str]
 #: "bad_request": the client sent something the stub rejects (invalid JSON, no messages,
 #: stream=true). "error": the policy callable raised (500 with `x-should-retry: false`).
 OUTCOMES = ("ok", "429", "500", "503", "timeout", "malformed", "permanent", "null_content", "null_message", "429_long", "401", "404",
-            "bad_request", "error")
+            "content_parts", "content_number", "echo_key", "drip", "no_logprobs", "bad_request", "error")
 #: The injected faults, in the order of their bands in [0, 1) (see `assign_fault`; new bands go
 #: last, so a seed keeps assigning the same bodies the faults it did).
-FAULT_OUTCOMES = ("permanent", "429", "500", "503", "timeout", "malformed", "null_content", "null_message", "429_long", "401", "404")
-TRANSIENT_FAULTS = frozenset({"429", "500", "503", "timeout", "malformed", "null_content", "null_message", "429_long"})
-PERMANENT_FAULTS = frozenset({"permanent", "401", "404"})
+FAULT_OUTCOMES = ("permanent", "429", "500", "503", "timeout", "malformed", "null_content", "null_message", "429_long", "401", "404",
+                  "content_parts", "content_number", "echo_key", "drip", "no_logprobs")
+TRANSIENT_FAULTS = frozenset({"429", "500", "503", "timeout", "malformed", "null_content", "null_message", "429_long", "content_number", "drip"})
+#: Faults on every attempt of a body: the permanent errors and the persistent reply shapes.
+PERMANENT_FAULTS = frozenset({"permanent", "401", "404", "content_parts", "echo_key", "no_logprobs"})
 
 DEFAULT_LETTERS = ("A", "B", "C", "D")
 _OPTION_RE = re.compile(r"^([A-J])[.)]\s", re.MULTILINE)
@@ -144,6 +149,12 @@ class Faults(BaseModel):
     retry_after_long: float = Field(3600.0, ge=0.0, description="Retry-After seconds of the long 429s")
     rate_401: float = Field(0.0, ge=0.0, le=1.0, description="a 401 on every attempt; its message echoes the bearer key sent")
     rate_404: float = Field(0.0, ge=0.0, le=1.0, description="a 404 'model not found' on every attempt")
+    rate_content_parts: float = Field(0.0, ge=0.0, le=1.0, description="a 200 whose content is a list of text parts (every attempt)")
+    rate_content_number: float = Field(0.0, ge=0.0, le=1.0, description="a 200 whose content is a number")
+    rate_echo_key: float = Field(0.0, ge=0.0, le=1.0, description="a 200 whose answer is the bearer key sent (every attempt)")
+    rate_drip: float = Field(0.0, ge=0.0, le=1.0, description="a 200 sent one byte every drip_interval seconds")
+    drip_interval: float = Field(1.0, ge=0.0, description="seconds between the bytes of a dripped reply")
+    rate_no_logprobs: float = Field(0.0, ge=0.0, le=1.0, description="a 200 without log-probabilities though asked (every attempt)")
     transient_attempts: int = Field(1, ge=0, description="a transient fault hits only the first N attempts of a body")
     delay: float = Field(0.0, ge=0.0, description="seconds added to every chat-completions response")
 
@@ -171,6 +182,11 @@ class Faults(BaseModel):
             ("429_long", self.rate_429_long),
             ("401", self.rate_401),
             ("404", self.rate_404),
+            ("content_parts", self.rate_content_parts),
+            ("content_number", self.rate_content_number),
+            ("echo_key", self.rate_echo_key),
+            ("drip", self.rate_drip),
+            ("no_logprobs", self.rate_no_logprobs),
         ]
 
 
@@ -483,7 +499,7 @@ class _StubApp:
         else:
             digest = b""
 
-        if fault is None or fault == "timeout":
+        if fault in (None, "timeout", "content_parts", "content_number", "drip", "no_logprobs"):
             try:
                 text = self.policy(body["messages"], body)
                 if not isinstance(text, str):
@@ -498,7 +514,7 @@ class _StubApp:
             status = 200
         else:
             status = {"permanent": 400, "429": 429, "500": 500, "503": 503, "malformed": 200, "null_content": 200, "null_message": 200,
-                      "429_long": 429, "401": 401, "404": 404}[fault]
+                      "429_long": 429, "401": 401, "404": 404, "echo_key": 200}[fault]
         attempt = self._record(key, fault or "ok", status)
 
         if fault is None:
@@ -508,6 +524,24 @@ class _StubApp:
             await self._sleep(faults.timeout_sleep + faults.delay)
             return _json_response(self._completion(body, key, text))
         await self._sleep(faults.delay)
+        if fault in ("content_parts", "content_number"):
+            reply = json.loads(self._completion(body, key, text))
+            for choice in reply["choices"]:
+                content = choice["message"]["content"]
+                half = len(content) // 2
+                choice["message"]["content"] = ([{"type": "text", "text": content[:half]}, {"type": "text", "text": content[half:]}]
+                                                if fault == "content_parts" else 42)
+            return _json_response(_dumps(reply))
+        if fault == "no_logprobs":
+            reply = json.loads(self._completion(body, key, text))
+            for choice in reply["choices"]:
+                choice["logprobs"] = None
+            return _json_response(_dumps(reply))
+        if fault == "echo_key":
+            auth = request.headers.get("Authorization", "")
+            return _json_response(self._completion(body, key, auth[len("Bearer "):] if auth.startswith("Bearer ") else auth))
+        if fault == "drip":
+            return await self._drip(request, self._completion(body, key, text))
         if fault == "permanent":
             return _json_response(
                 _error_body("stub permanent fault: this request is rejected every time", "invalid_request_error", "stub_permanent_fault"),
@@ -560,6 +594,21 @@ class _StubApp:
         return _json_response(
             _dumps({"id": f"chatcmpl-stub-{key[:16]}", "object": "chat.completion", "created": int(time.time()), "model": body.get("model") or self.model})
         )
+
+    async def _drip(self, request: web.Request, payload: bytes) -> web.StreamResponse:
+        """A 200 whose body is sent one byte every `drip_interval` seconds (a server that keeps a
+        connection alive without ever finishing)."""
+        resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json", "Content-Length": str(len(payload))})
+        try:
+            await resp.prepare(request)
+            for i in range(len(payload)):
+                await resp.write(payload[i:i + 1])
+                if self._closing is None or self._closing.is_set():
+                    break
+                await self._sleep(self.faults.drip_interval)
+        except (ConnectionError, RuntimeError):  # the client gave up
+            pass
+        return resp
 
     def _completion(self, body: dict[str, Any], key: str, text: str) -> bytes:
         messages = body["messages"]
@@ -768,6 +817,9 @@ def _cli_args(
     args += ["--rate-null-content", repr(f.rate_null_content), "--rate-null-message", repr(f.rate_null_message)]
     args += ["--rate-429-long", repr(f.rate_429_long), "--retry-after-long", repr(f.retry_after_long)]
     args += ["--rate-401", repr(f.rate_401), "--rate-404", repr(f.rate_404)]
+    args += ["--rate-content-parts", repr(f.rate_content_parts), "--rate-content-number", repr(f.rate_content_number)]
+    args += ["--rate-echo-key", repr(f.rate_echo_key), "--rate-drip", repr(f.rate_drip), "--drip-interval", repr(f.drip_interval)]
+    args += ["--rate-no-logprobs", repr(f.rate_no_logprobs)]
     if log_path is not None:
         args += ["--log", str(log_path)]
     return args
@@ -900,6 +952,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--retry-after-long", type=float, default=3600.0, help="Retry-After seconds of the long 429s")
     p.add_argument("--rate-401", type=float, default=0.0, help="a 401 echoing the bearer key, every attempt")
     p.add_argument("--rate-404", type=float, default=0.0, help="a 404 model not found, every attempt")
+    p.add_argument("--rate-content-parts", type=float, default=0.0, help="a 200 whose content is a list of text parts, every attempt")
+    p.add_argument("--rate-content-number", type=float, default=0.0, help="a 200 whose content is a number")
+    p.add_argument("--rate-echo-key", type=float, default=0.0, help="a 200 whose answer is the bearer key, every attempt")
+    p.add_argument("--rate-drip", type=float, default=0.0, help="a 200 dripped one byte every --drip-interval seconds")
+    p.add_argument("--drip-interval", type=float, default=1.0)
+    p.add_argument("--rate-no-logprobs", type=float, default=0.0, help="a 200 without log-probabilities though asked, every attempt")
     p.add_argument("--log", default=None, help="append one JSON line per chat request to this file")
     return p
 
@@ -925,6 +983,12 @@ def _faults_from_args(args: argparse.Namespace) -> Faults:
         retry_after_long=args.retry_after_long,
         rate_401=args.rate_401,
         rate_404=args.rate_404,
+        rate_content_parts=args.rate_content_parts,
+        rate_content_number=args.rate_content_number,
+        rate_echo_key=args.rate_echo_key,
+        rate_drip=args.rate_drip,
+        drip_interval=args.drip_interval,
+        rate_no_logprobs=args.rate_no_logprobs,
     )
 
 

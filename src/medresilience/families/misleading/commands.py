@@ -16,7 +16,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ...cli.kit import StageProgress, console, err_console
+from ...cli.kit import StageProgress, build_outcome, console, err_console
 from ...cli.kit import user_errors as _user_errors
 
 build_app = typer.Typer(no_args_is_help=True, help="Build stress-test suites with a generator model.")
@@ -121,8 +121,7 @@ def misleading(
         console.print(f"{export_release}: {export_suite(res.suite, export_release, 'bundles')} release rows")
     if export_parquet:
         console.print(f"{export_parquet}: {export_suite(res.suite, export_parquet, 'bundles-parquet')} Parquet rows")
-    if res.report.get("incomplete"):
-        raise typer.Exit(1)
+    build_outcome(res.report, res.report['items']['kept'], res.report['items']['considered'], "items", out)
 
 
 def _strata(by: str) -> tuple[str, ...]:
@@ -157,8 +156,7 @@ def regenerate(
         )
     _print_summary(res.report)
     console.print(f"suite: {out}" + (f"; matched reference: {reference_out}" if reference_out else ""))
-    if res.report.get("incomplete"):
-        raise typer.Exit(1)
+    build_outcome(res.report, res.report['items']['kept'], res.report['items']['considered'], "items", out)
 
 
 @build_app.command("reassign-provenance")
@@ -191,5 +189,4 @@ def reassign(
         )
     _print_summary(res.report)
     console.print(f"suite: {out}" + (f"; matched reference: {reference_out}" if reference_out else ""))
-    if res.report.get("incomplete"):
-        raise typer.Exit(1)
+    build_outcome(res.report, res.report['items']['kept'], res.report['items']['considered'], "items", out)

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from ...passage import PassageMode, passage_block
 from ...records import Item
+from ...scoring.judge import JudgeSpecOption
 from ...seeding import stable_hash
 from .probe import MisleadingProbe as Probe
 
@@ -160,7 +161,7 @@ class MisleadingOptions(BaseModel):
     type1: Literal["all", "sample"] = "sample"
     preset: Literal["terse", "study"] = "terse"
     answer: Literal["options", "open"] = "options"  # open: no options, the reply judged against the gold text
-    judge: str | None = None  # the judge model of open answers (a model spec)
+    judge: JudgeSpecOption = None  # the judge model of open answers (a model spec)
     context_position: Literal["after_options", "before_question"] | None = None
     type2_order: Literal["seeded", "options"] | None = None
     max_tokens: int | None = None
@@ -172,6 +173,8 @@ class MisleadingOptions(BaseModel):
             raise ValueError("open answers are judged: name the judge model, e.g. -O judge=openai/gpt-4o-mini")
         if self.max_tokens is not None and self.max_tokens < 1:
             raise ValueError("max_tokens must be at least 1")
+        if self.judge and self.answer != "open":
+            raise ValueError("a judge model is used only for open answers (-O answer=open); answers to options are read, not judged")
         return self
 
     @property

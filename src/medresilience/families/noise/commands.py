@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ...cli.kit import StageProgress, console, err_console
+from ...cli.kit import StageProgress, build_outcome, console, err_console
 from ...cli.kit import user_errors as _user_errors
 from .variants import CONDITIONS
 
@@ -83,5 +83,4 @@ def noise(
     for n in r.get("notes", ()):
         err_console.print(f"[yellow]note:[/] {n}", highlight=False)
     console.print(f"suite: {out}  (suite.json, items.jsonl, probes.jsonl, build_report.md, decisions.jsonl)")
-    if r.get("incomplete"):
-        raise typer.Exit(1)
+    build_outcome(r, it['kept'], it['cases'], "cases", out)

@@ -28,7 +28,7 @@ from ...calls import CallRequest
 from ...errors import ConfigError
 from ...passage import PassageMode, with_passage
 from ...records import Item, Probe
-from ...scoring.judge import Judge, JudgeScorer, Rubric
+from ...scoring.judge import Judge, JudgeScorer, JudgeSpecOption, Rubric
 from ...scoring.mcq import mcq_scorer
 from ...seeding import stable_hash
 from .cases import GENERIC_OPEN, full_question
@@ -89,7 +89,7 @@ class NoiseOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     mode: Literal["mcq", "diagnosis"] = "mcq"
-    judge: str | None = None
+    judge: JudgeSpecOption = None
     rubric: str | None = None
     variants: tuple[str, ...] | None = None
     max_tokens: int | None = None
@@ -104,6 +104,8 @@ class NoiseOptions(BaseModel):
     def _judge_needed(self) -> NoiseOptions:
         if self.mode == "diagnosis" and not self.judge:
             raise ValueError("mode=diagnosis needs a judge model: -O judge=SPEC")
+        if self.judge and self.mode != "diagnosis":
+            raise ValueError("a judge model is used only in diagnosis mode (-O mode=diagnosis); mcq answers are read, not judged")
         if self.max_tokens is not None and self.max_tokens < 1:
             raise ValueError("max_tokens must be at least 1")
         return self

@@ -13,7 +13,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ...cli.kit import StageProgress, console, err_console
+from ...cli.kit import StageProgress, build_outcome, console, err_console
 from ...cli.kit import user_errors as _user_errors
 
 build_app = typer.Typer(no_args_is_help=True, help="Build false-presupposition suites.")
@@ -89,5 +89,4 @@ def presupposition(
     for n in (*r.get("cautions", ()), *r.get("notes", ())):
         err_console.print(f"[yellow]note:[/] {n}", highlight=False)
     console.print(f"suite: {out}  (suite.json, items.jsonl, probes.jsonl, build_report.md, decisions.jsonl)")
-    if r.get("incomplete"):
-        raise typer.Exit(1)
+    build_outcome(r, it['kept'], it['candidates'], "candidates", out)

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from ...errors import ConfigError
 from ...passage import PassageMode, with_passage
 from ...records import Item, Probe
-from ...scoring.judge import Judge, JudgeScorer, Rubric
+from ...scoring.judge import Judge, JudgeScorer, JudgeSpecOption, Rubric
 from .taxonomy import NFP, PRESUPPOSITION
 
 #: the reply budget: answers to patient questions run long
@@ -146,7 +146,7 @@ class PresuppositionOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    judge: str | None = None
+    judge: JudgeSpecOption = None
     rubric: str | None = None
     nfp_rubric: str | None = None
     system: str | None = None
