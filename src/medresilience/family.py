@@ -48,6 +48,32 @@ def lazy(target: str) -> Callable[..., Any]:
     return hook
 
 
+@dataclass(frozen=True)
+class ExampleRule:
+    """How the prompt optimiser turns a family's items into examples. `conditions`: the probe
+    conditions an example may stand on (None: any the family selects); `with_clean`: the clean
+    answer must be right too; `description`: what an example's value means."""
+
+    conditions: tuple[str, ...] | None = None
+    with_clean: bool = False
+    description: str = "the family's score of the item on 0..1"
+
+
+@dataclass(frozen=True)
+class StudyReference:
+    """A published judge-vs-human agreement for one of a family's rubrics, shown beside the
+    agreement measured on a run judged with that rubric."""
+
+    exact: float
+    binary: float
+    n: int
+    who: str
+    source: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"exact": self.exact, "binary": self.binary, "n": self.n, "who": self.who, "source": self.source}
+
+
 def all_probes(suite: Suite, options: BaseModel) -> Iterator[Probe]:
     """The default selection: every probe of the suite."""
     return iter(suite.probes)
@@ -79,7 +105,9 @@ class Family:
     - `suite_formats`: importers of whole suites by format name, `detect(path)` names one or None;
       `export(suite, path, fmt)` writes a suite in one of `export_formats`;
     - `epochs`: whether its metrics read repeats of each unit (the frame's `epoch` column), so that
-      a run may ask for more than one (`medres eval --epochs N`).
+      a run may ask for more than one (`medres eval --epochs N`);
+    - `example_rule`: how the prompt optimiser makes examples of its items (`ExampleRule`);
+    - `study_references`: rubric name -> a study's published judge-vs-human agreement for it.
     """
 
     name: str
@@ -109,6 +137,8 @@ class Family:
     profile: tuple[tuple[str, str, bool], ...] = ()
     tradeoff: Callable[[pd.DataFrame], list[dict[str, Any]]] | None = None
     epochs: bool = False  # its metrics read repeated answers (the frame's `epoch`): `medres eval --epochs N`
+    example_rule: ExampleRule = ExampleRule()
+    study_references: Mapping[str, StudyReference] = field(default_factory=dict)
 
     def parse_options(self, values: Mapping[str, Any] | BaseModel | None) -> BaseModel:
         """The family's options from a mapping (CLI `-O key=value` pairs) or as given."""
@@ -174,6 +204,11 @@ def families() -> list[Family]:
 def probe_model(name: str) -> type[Probe] | None:
     """The family's probe model (None: the generic one)."""
     return get(name).probe_model
+
+
+def study_reference(rubric: str) -> StudyReference | None:
+    """The published agreement a family declares for a rubric of that name, or None."""
+    return next((f.study_references[rubric] for f in families() if rubric in f.study_references), None)
 
 
 def family_of(names: Sequence[str]) -> Family:

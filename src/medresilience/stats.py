@@ -137,8 +137,8 @@ def cluster_bootstrap_rate(
 ) -> Rate:
     """A pooled rate whose interval resamples whole clusters.
 
-    Use it when several rows share a source and are not independent (e.g. several Type 1 probes
-    of one question, repeated runs of one vignette). ``p`` is the plain pooled rate k/n; ``lo`` and
+    Use it when several rows share a source and are not independent (e.g. several probes of one
+    question, repeated runs of one vignette). ``p`` is the plain pooled rate k/n; ``lo`` and
     ``hi`` are percentile limits of the pooled rate over ``n_resamples`` resamples of the clusters
     with replacement (the cluster, or "block", bootstrap of a ratio estimator).
 

@@ -1,21 +1,16 @@
 """The optimiser's examples: a few items drawn (seeded) from each suite, each scored by its family's
 own metric, as a number from 0 to 1.
 
-An example is one item of a suite and the units its family's metric needs:
-
-- misleading context: the item's Type 1 probe (the seeded target the family selects) and its clean
-  question; 1 when the clean answer is right and stays right with the misleading sentence;
-- false presuppositions: the item's probe; the judge's verdict rescaled from its rubric's range to
-  0..1 (premise corrected: -1/0/1 -> 0/0.5/1; the no-false-presupposition control: 1 - flagged);
-- clinical noise: one perturbed variant of the case (a seeded choice among those the family
-  selects); 1 when the answer to the perturbed case is right;
-- any other family, and an item without a selected probe (a plain MCQ suite): the clean question
-  (right or wrong), or the probe alone for a family without clean questions.
+An example is one item of a suite and the units its family's metric needs, as the family declares
+in `Family.example_rule`: the probe conditions an example may stand on (a seeded choice among those
+the family selects) and whether its clean question must be answered right too. A family that
+declares nothing, and an item without a selected probe (a plain MCQ suite), give the clean question
+(right or wrong), or the probe alone for a family without clean questions.
 
 A unit's value is its score's value rescaled to 0..1 (a letter: 1 or 0; a judge: its rubric's
 range); an `invalid` reply (no readable answer) is 0, as in the families' accuracies, and an
 `unscored` judgement (a verdict that cannot be read) is 0 and counted. An example's score is the
-lowest value of its units. Rules are data: `register_rule(family name, Rule(...))` adds one.
+lowest value of its units. Rules are data each family declares (`Family.example_rule`).
 
 The draw: each suite's items are ordered by a stable hash of (seed, suite hash, item id) and the
 first `per_suite` with an example are taken; a suite given for both training and validation gives
@@ -27,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
-from ..family import Family, family_of
+from ..family import ExampleRule, Family, family_of
 from ..seeding import stable_hash
 from .candidate import ExampleRef, SplitSuite, item_hash, suite_hash
 
@@ -36,33 +31,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..records import Item, Probe, Suite
     from ..scoring.types import Score
-
-
-@dataclass(frozen=True)
-class Rule:
-    """How a family's items become examples. `conditions`: the probe conditions an example may
-    stand on (None: any the family selects); `with_clean`: the clean answer must be right too."""
-
-    conditions: tuple[str, ...] | None = None
-    with_clean: bool = False
-    description: str = ""
-
-
-_RULES: dict[str, Rule] = {
-    "misleading": Rule(("type1",), True, "1 when the clean answer is right and stays right with one misleading sentence (Type 1)"),
-    "presupposition": Rule(None, False, "the judge's verdict on 0..1: the false premise corrected, or (no-false-presupposition "
-                                        "control) no premise wrongly flagged"),
-    "noise": Rule(None, False, "1 when the answer to the perturbed case is right"),
-}
-DEFAULT_RULE = Rule(None, False, "the family's score of the item on 0..1")
-
-
-def register_rule(family: str, rule: Rule) -> None:
-    _RULES[family] = rule
-
-
-def rule_of(family: str) -> Rule:
-    return _RULES.get(family, DEFAULT_RULE)
 
 
 @dataclass(frozen=True)
@@ -78,7 +46,7 @@ class Example:
     item: Item
     probe: Probe | None
     units: tuple[Probe | None, ...]
-    rule: Rule = field(default=DEFAULT_RULE)
+    rule: ExampleRule = field(default_factory=ExampleRule)
 
     @property
     def ref(self) -> str:
@@ -106,13 +74,13 @@ def family_options(family: Family, pairs: dict[str, str], judge: str | None) -> 
     return family.parse_options(values)
 
 
-def _units(family: Family, rule: Rule, probe: Probe | None) -> tuple[Probe | None, ...] | None:
+def _units(family: Family, rule: ExampleRule, probe: Probe | None) -> tuple[Probe | None, ...] | None:
     if probe is None:
         return (None,) if family.clean else None
     return (None, probe) if rule.with_clean and family.clean else (probe,)
 
 
-def candidates(suite: Suite, family: Family, options: Any, rule: Rule, seed: int) -> dict[str, tuple[Probe | None, tuple[Probe | None, ...]]]:
+def candidates(suite: Suite, family: Family, options: Any, rule: ExampleRule, seed: int) -> dict[str, tuple[Probe | None, tuple[Probe | None, ...]]]:
     """Per item id (items without an example left out): the probe the example stands on (None:
     clean only) and its units."""
     eligible: dict[str, list[Probe]] = {}
@@ -147,7 +115,7 @@ def draw(train: list[Suite], val: list[Suite], per_suite: int, seed: int, pairs:
             family = family_of([suite.manifest.family])
             options = family_options(family, pairs or {}, judge)
             used_pairs.update(k for k in (pairs or {}) if k in family.options.model_fields)
-            rule = rule_of(family.name)
+            rule = family.example_rule
             h = suite_hash(suite)
             cands = candidates(suite, family, options, rule, seed)
             order = sorted(cands, key=lambda i: stable_hash("optimise-draw", seed, h, i))
@@ -188,4 +156,4 @@ def unit_value(score: Score, scorer: Any) -> float:
     return max(0.0, min(1.0, (float(score.value) - lo) / (hi - lo)))
 
 
-__all__ = ["DEFAULT_RULE", "Example", "Rule", "default_scoring", "draw", "family_options", "register_rule", "rule_of", "unit_value"]
+__all__ = ["Example", "default_scoring", "draw", "family_options", "unit_value"]

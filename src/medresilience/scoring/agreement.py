@@ -47,11 +47,11 @@ from typing import Any
 
 from .. import stats
 from ..errors import ConfigError, InputError
+from ..family import StudyReference, study_reference
 from ..records import atomic_write, iter_parquet_rows, open_parquet
 
 __all__ = [
     "COMBINE",
-    "STUDY_REFERENCES",
     "AgreementResult",
     "HumanLabel",
     "JudgedUnit",
@@ -62,7 +62,6 @@ __all__ = [
     "judged_units",
     "pair_agreement",
     "read_labels",
-    "register_reference",
 ]
 
 RESULT_FILE = "judge_agreement.json"
@@ -77,33 +76,6 @@ REVIEW_COLUMNS = ("hidden_unit", "hidden_model", "reviewer", "status")
 
 
 # --------------------------------------------------------------------------- the study's values
-
-
-@dataclass(frozen=True)
-class StudyReference:
-    """A published judge-vs-human agreement, shown beside ours for a run judged with that rubric."""
-
-    exact: float
-    binary: float
-    n: int
-    who: str
-    source: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"exact": self.exact, "binary": self.binary, "n": self.n, "who": self.who, "source": self.source}
-
-
-#: rubric name -> the study's reference values (register_reference adds one)
-STUDY_REFERENCES: dict[str, StudyReference] = {
-    "presupposition-correction": StudyReference(
-        exact=0.711, binary=1.0, n=76, who="GPT-4o vs humans",
-        source="Cancer-Myth, appendix C.1.1: GPT-4o's -1/0/1 scores against the mean of two annotators rounded up (0.5 -> 1), "
-               "76 answers; binary: fully corrects vs not"),
-}
-
-
-def register_reference(rubric: str, reference: StudyReference) -> None:
-    STUDY_REFERENCES[rubric] = reference
 
 
 # --------------------------------------------------------------------------- judged answers
@@ -718,9 +690,7 @@ def judge_agreement(
         else:
             inter = {"annotators": list(human.annotators), "n": 0, "exact": _coef(None), "binary": _coef(None)}
 
-    study = None
-    if len(names) == 1 and names[0] in STUDY_REFERENCES:
-        study = STUDY_REFERENCES[names[0]]
+    study = study_reference(names[0]) if len(names) == 1 else None
     return AgreementResult(
         run=Path(run_dir), judges=used, rubric=names[0] if len(names) == 1 else None, scale=scale, positive=pos, pairs=pairs,
         exact=agree.exact, binary=agree.binary, cohen_kappa=agree.cohen_kappa, gwet_ac2=agree.gwet_ac2,

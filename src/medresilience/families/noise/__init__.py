@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ...family import Family, lazy, register
+from ...family import ExampleRule, Family, lazy, register
 from ...records import Item, Probe, Suite
 from ...sources import register_format
 from .delivery import NoiseOptions, decoding, prompts, render, scorer
@@ -85,4 +85,5 @@ FAMILY_SPEC = register(Family(
              ("abbreviations_acc", "accuracy, abbreviations", True), ("rewrite_acc", "accuracy, rewritten", True)),
     tradeoff=tradeoff,
     epochs=True,
+    example_rule=ExampleRule(None, False, "1 when the answer to the perturbed case is right"),
 ))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...family import Family, lazy, register
+from ...family import ExampleRule, Family, StudyReference, lazy, register
 from ...records import Suite
 from ...sources import register_format
 from .delivery import PresuppositionOptions, decoding, prompts, render, scorer
@@ -94,6 +94,12 @@ FAMILY_SPEC = register(Family(
     export_formats=("cancer-myth", "parquet"),
     profile=(("pcr", "PCR (premise corrected)", True), ("overcaution", "NFP, 1 - over-caution", False)),
     tradeoff=tradeoff,
+    example_rule=ExampleRule(None, False, "the judge's verdict on 0..1: the false premise corrected, or (no-false-presupposition "
+                                          "control) no premise wrongly flagged"),
+    study_references={"presupposition-correction": StudyReference(
+        exact=0.711, binary=1.0, n=76, who="GPT-4o vs humans",
+        source="Cancer-Myth, appendix C.1.1: GPT-4o's -1/0/1 scores against the mean of two annotators rounded up (0.5 -> 1), "
+               "76 answers; binary: fully corrects vs not")},
 ))
 
 
