@@ -211,8 +211,11 @@ def _markdown(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: d
         cfg = r.config or {}
         lines.append(f"- **{r.name}** ({r.path}): family {r.family or '?'}, suite {(cfg.get('suite') or {}).get('name')}, prompt hash "
                      f"{(cfg.get('prompts') or {}).get('hash')}, numbers from {r.source}; models: "
-                     + ", ".join(f"{m.get('label')} ({m.get('kind')}:{m.get('model')}, temperature {m.get('temperature')}, "
-                                 f"max_tokens {m.get('max_tokens')}, key variable {m.get('api_key_env') or '—'})" for m in cfg.get("models", [])))
+                     + ", ".join(f"{m.get('label')} ({m.get('kind')}:{m.get('model')}, key variable {m.get('api_key_env') or '—'}"
+                                 + ("" if r.sent else f", temperature {m.get('temperature')}, max_tokens {m.get('max_tokens')}") + ")"
+                                 for m in cfg.get("models", [])))
+        for s in r.sent:
+            lines.append(f"  - sent, {s['kind']} calls of {s['model']} ({s['calls']}): {H.sent_text(s['params'])}")
         if r.counts:
             c = r.counts
             lines.append(f"  - calls ok {c['calls_ok']}, errors {c['calls_error']}; scores valid {c['scores_valid']}, "
