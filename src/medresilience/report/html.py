@@ -30,7 +30,7 @@ header.top .inner { max-width: 1180px; margin: 0 auto; padding: 0 28px; }
 header.top h1 { margin: 0 0 4px; font-size: 1.75rem; letter-spacing: .01em; }
 header.top p { margin: 2px 0; color: #d6e4ef; font-size: .95rem; }
 nav.toc { position: sticky; top: 0; background: rgba(255,255,255,.96); border-bottom: 1px solid var(--line);
-          padding: 8px 0; margin-bottom: 14px; z-index: 2; font-size: .92rem; }
+          padding: 8px 0; margin-bottom: 14px; z-index: 2; font-size: .92rem; display: flex; flex-wrap: wrap; row-gap: 2px; }
 nav.toc a { margin-right: 16px; color: var(--accent); text-decoration: none; white-space: nowrap; }
 nav.toc a:hover { text-decoration: underline; }
 h2 { font-size: 1.4rem; margin: 34px 0 8px; padding-top: 8px; border-top: 2px solid var(--line); }
@@ -45,11 +45,16 @@ p.note, .muted { color: var(--muted); font-size: .9rem; }
 .card .sub { font-size: .82rem; color: var(--muted); }
 .card.alert .value { color: var(--warn); }
 table { border-collapse: collapse; margin: 8px 0 14px; font-size: .86rem; width: 100%; }
-th, td { border-bottom: 1px solid var(--line); padding: 5px 8px; text-align: left; vertical-align: top; }
+th, td { border-bottom: 1px solid var(--line); padding: 5px 6px; text-align: left; vertical-align: top; }
 th { background: var(--panel); font-weight: 600; }
 .nowrap, td:first-child { white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+th.num { white-space: normal; hyphens: auto; }
+.wrap { white-space: normal; }
+@media (min-width: 1500px) { main, header.top .inner { max-width: 1440px; } }
 td .n { color: var(--muted); font-size: .8rem; }
+td.num .n { white-space: normal; }
+.nb { white-space: nowrap; }
 tr.sig td { background: #fff6ec; }
 .scroll { overflow-x: auto; }
 figure { margin: 14px 0 22px; }
@@ -83,8 +88,8 @@ def rate_cell(p: Any, lo: Any, hi: Any, n: Any, stacked: bool = True) -> str:
         extra.append(f"[{100 * float(lo):.1f}, {100 * float(hi):.1f}]")
     if not _isnan(n):
         extra.append(f"n={int(n)}")
-    if extra:
-        s += ("<br>" if stacked else " ") + f'<span class="n">{" ".join(extra)}</span>'
+    if extra:  # a narrow column breaks between the interval and n, never inside a number
+        s += ("<br>" if stacked else " ") + '<span class="n">' + " ".join(f'<span class="nb">{e}</span>' for e in extra) + "</span>"
     return s
 
 
