@@ -227,22 +227,16 @@ def _markdown(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: d
     return "\n".join(lines)
 
 
-def summary_table(result: ReportResult):
-    """A rich Table of the headline numbers (for the command line), one block per family."""
-    from rich.table import Table
-
+def summary_rows(result: ReportResult) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The headline numbers for the command line, one (title, headers, rows) per family."""
     from .tables import fmt_pct, fmt_score
 
-    tables = []
+    out = []
     for part in result.sections:
-        t = Table(title=f"{part.title} (95% Wilson CI; n in the report)")
-        for col in ("Model", "Setting", *[title for _, title in part.summary_columns]):
-            t.add_column(col, justify="left" if col in ("Model", "Setting") else "right")
-        for r in part.headline.to_dict("records"):
-            t.add_row(str(r["model"]), str(r["setting"]), *[
-                fmt_score(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi")) if r.get(f"{k}_unit") == "score" else
-                fmt_pct(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi")) for k, _ in part.summary_columns])
-        tables.append(t)
-    from rich.console import Group
-
-    return Group(*tables)
+        headers = ["Model", "Setting", *[title for _, title in part.summary_columns]]
+        rows = [[str(r["model"]), str(r["setting"]), *[
+            fmt_score(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi")) if r.get(f"{k}_unit") == "score" else
+            fmt_pct(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi")) for k, _ in part.summary_columns]]
+            for r in part.headline.to_dict("records")]
+        out.append((f"{part.title} (95% Wilson CI; n in the report)", headers, rows))
+    return out
