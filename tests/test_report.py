@@ -395,6 +395,36 @@ def test_cli_tables_fit_80_columns_and_never_cut_a_number(runs, tmp_path):
     assert "┃" in medres("compare", str(runs["base"]), str(runs["defended"]), "--out", str(tmp_path / "cmp-wide"))
 
 
+def test_a_compare_never_overwrites_another_comparison_silently(runs, tmp_path):
+    """The default folder is named by what is compared (the pairs too); an --out that holds a
+    comparison of something else is refused (exit 2, nothing touched) unless --force."""
+    from typer.testing import CliRunner
+
+    from medresilience.cli import app
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(runs["base"], a)
+    shutil.copytree(runs["defended"], b)
+    r = CliRunner().invoke(app, ["compare", str(a), str(b)])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(app, ["compare", str(a), str(b), "--pair", "model-a=model-b"])
+    assert r.exit_code == 0, r.output
+    plain, paired = b / "compare-a", b / "compare-a-model-a=model-b"
+    assert (plain / "compare.html").exists() and (paired / "compare.html").exists()
+    assert set(pd.read_csv(paired / "tables" / "compare.csv")[["a", "b"]].itertuples(index=False, name=None)) == {
+        ("a: model-a", "b: model-b (caution)")}
+    assert len(set(pd.read_csv(plain / "tables" / "compare.csv")["b"])) == 2
+    # the same comparison again rewrites its own folder; another one into it is refused
+    assert CliRunner().invoke(app, ["compare", str(a), str(b)]).exit_code == 0
+    before = (plain / "compare.html").read_bytes()
+    r = CliRunner().invoke(app, ["compare", str(a), str(b), "--pair", "model-a=model-b", "--out", str(plain)])
+    assert r.exit_code == 2 and "already holds the comparison of" in r.output and "--force" in r.output, r.output
+    assert (plain / "compare.html").read_bytes() == before
+    r = CliRunner().invoke(app, ["compare", str(a), str(b), "--pair", "model-a=model-b", "--out", str(plain), "--force"])
+    assert r.exit_code == 0, r.output
+    assert json.loads((plain / "compare.json").read_text())["pairs"] == ["model-a=model-b"]
+
+
 # ------------------------------------------------------------------------------ statistics
 
 

@@ -36,15 +36,17 @@ def register(app: typer.Typer) -> None:
     def compare(
         run_a: Annotated[Path, typer.Argument(help="baseline run directory (A)")],
         run_b: Annotated[Path, typer.Argument(help="run to compare with it (B), e.g. a mitigation")],
-        out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default: RUN_B/compare-<A>)")] = None,
+        out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default: RUN_B/compare-<A>, with the --pair "
+                                                    "values when given)")] = None,
         pair: Annotated[Optional[list[str]], typer.Option("--pair", help="MODEL_A=MODEL_B (optionally MODEL:SETTING); repeatable")] = None,
+        force: Annotated[bool, typer.Option("--force", help="overwrite a folder holding a comparison of other runs or pairs")] = False,
     ) -> None:
         """Per-metric differences B - A on shared items, with paired bootstrap intervals and tests."""
         from ..report.compare import compare_runs
         from ..report.tables import fmt_p
         from .tables import fitted
 
-        res = compare_runs(run_a, run_b, out, pairs=pair or ())
+        res = compare_runs(run_a, run_b, out, pairs=pair or (), force=force)
         rows = []
         for r in res.table.itertuples(index=False):
             score = getattr(r, "unit", None) == "score"  # a mean score (e.g. on -1..1), not a share
