@@ -146,3 +146,38 @@ def test_import_reports_skipped_rows(tmp_path):
     assert r.exit_code == 0, r.output
     out = " ".join(r.output.split())  # the console wraps long lines
     assert "3 items" in out and "image: 1" in out and "not multiple choice: 2" in out
+
+
+def _commands(cmd, path=()):
+    yield list(path), cmd
+    for name, sub in (getattr(cmd, "commands", None) or {}).items():
+        yield from _commands(sub, (*path, name))
+
+
+def test_bracketed_help_text_is_printed_not_taken_for_markup(tmp_path, monkeypatch):
+    """Every '[...]' a command's help or an option's help writes (e.g. '[tool.medres]') reaches
+    the screen in `--help`, in the command list of `medres --help`, and in `medres config`."""
+    import re
+
+    import typer
+
+    root = typer.main.get_command(app)
+    listing = " ".join(runner.invoke(app, ["--help"], env={"COLUMNS": "400"}).output.split())
+    checked = 0
+    for path, cmd in _commands(root):
+        texts = [(cmd.help or "").replace("\\[", "[")] + [(getattr(p, "help", None) or "").replace("\\[", "[") for p in cmd.params]
+        brackets = {" ".join(m.split()) for t in texts for m in re.findall(r"\[[^\]]*\]", t)}
+        if not brackets:
+            continue
+        shown = " ".join(runner.invoke(app, [*path, "--help"], env={"COLUMNS": "400"}).output.split())
+        for b in brackets:
+            checked += 1
+            assert b in shown, f"medres {' '.join(path)} --help lost {b!r}"
+        first = (cmd.help or "").replace("\\[", "[").split("\n\n")[0]
+        for b in re.findall(r"\[[^\]]*\]", first):
+            if len(path) == 1:
+                assert " ".join(b.split()) in listing, f"medres --help lost {b!r} of {path[0]}"
+    assert checked
+    monkeypatch.chdir(tmp_path)
+    out = runner.invoke(app, ["config"], terminal_width=200).output
+    assert "medres.toml or [tool.medres] in pyproject.toml" in out
