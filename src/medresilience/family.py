@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .errors import ConfigError
+from .errors import ConfigError, validation_problem
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -117,10 +117,11 @@ class Family:
         try:
             return self.options.model_validate(dict(values or {}))
         except ValidationError as e:
-            first = e.errors()[0]
-            where = ".".join(str(p) for p in first.get("loc", ())) or "options"
+            where, msg = validation_problem(e)
             allowed = ", ".join(self.options.model_fields) or "none"
-            raise ConfigError(f"-O {where}", f"{first.get('msg', e)} (family {self.name} options: {allowed})") from None
+            if msg.startswith("unknown name"):
+                msg = "unknown option"
+            raise ConfigError(f"-O {where or 'options'}", f"{msg} (family {self.name} options: {allowed})") from None
 
 
 _REGISTRY: dict[str, Family] = {}
