@@ -127,10 +127,12 @@ def read_inventory(path: Path | str) -> list[dict[str, Any]]:
 
 #: number words: a number in a case is clinical content, and "two" -> "II" (read as "type II",
 #: "grade II") is not how a clinician shortens it
-NUMBER_WORDS = frozenset(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
-    "eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million first second third "
-    "fourth fifth sixth seventh eighth ninth tenth once twice thrice single double triple half".split())
+NUMBER_WORDS = frozenset({
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen",
+    "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "thirty", "forty", "fifty", "sixty",
+    "seventy", "eighty", "ninety", "hundred", "thousand", "million", "first", "second", "third", "fourth", "fifth", "sixth",
+    "seventh", "eighth", "ninth", "tenth", "once", "twice", "thrice", "single", "double", "triple", "half",
+})
 _CAPITALISED_WORD = re.compile(r"[A-Z][a-z]+")
 
 
