@@ -200,6 +200,7 @@ def test_bad_settings_are_said_in_the_project_s_words(tmp_path, monkeypatch):
         (["-O", "bogus=1"], ["-O bogus", "unknown option", "type1, preset"]),
         (["-O", "max_tokens=abc"], ["-O max_tokens", "'abc' is not a whole number"]),
         (["-O", "preset=x"], ["-O preset", "'terse' or 'study'"]),
+        (["-O", "max_tokens=0"], ["-O max_tokens", "must be at least 1"]),
     ]
     for extra, wanted in cases:
         r = runner.invoke(app, ["eval", "--suite", suite, "--model", model, "--out", str(tmp_path / "run"), *extra])

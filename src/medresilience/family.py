@@ -119,6 +119,8 @@ class Family:
         except ValidationError as e:
             where, msg = validation_problem(e)
             allowed = ", ".join(self.options.model_fields) or "none"
+            # a check across options names the option its message begins with
+            where = where or next((f for f in self.options.model_fields if msg.startswith(f"{f} ")), None)
             if msg.startswith("unknown name"):
                 msg = "unknown option"
             raise ConfigError(f"-O {where or 'options'}", f"{msg} (family {self.name} options: {allowed})") from None
