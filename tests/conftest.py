@@ -19,7 +19,7 @@ from medresilience.families.misleading.bundles import probes_from_bundle
 from medresilience.records import Item, Suite, SuiteManifest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
+SHARED_DATA = Path(os.environ.get("MEDRES_SHARED_DATA") or ROOT.parent / "shared" / "data")  # the env var: data kept elsewhere
 
 
 # the embedded models' optional installs: tests that need one skip, with the reason, without it

@@ -950,3 +950,18 @@ def test_embedded_default_builds_real_medqa_suite_that_eval_runs(tmp_path):
     # clean + Type 1 (one per wrong option) + Type 2 per kept item
     assert block["counts"]["units"] == sum(1 + len(x.wrong_options) + 1 for x in suite.items.values())
     assert (run_dir / "report" / "report.html").exists()
+
+
+def test_reassigning_a_suite_that_records_no_generator_says_what_to_pass(tmp_path):
+    """The bundled sample suite records no generator: the command stops before writing anything,
+    naming --generator and which suites record one; the README says the same beside its example."""
+    from medresilience.samples import sample_suite
+
+    r = runner.invoke(app, ["build", "reassign-provenance", "--suite", str(sample_suite().path), "--cycle", "forward",
+                            "--out", str(tmp_path / "fwd")])
+    assert r.exit_code == 2 and not (tmp_path / "fwd").exists()
+    assert "--generator SPEC" in r.output and "medres build misleading" in r.output and "bundled or imported" in r.output, r.output
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    example = readme.index("medres build reassign-provenance --suite suites/mcqa")
+    note = readme[example:example + 1200]
+    assert "bundled sample suite and an imported release" in note and "need `--generator SPEC`" in note

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from medresilience.cli import app
@@ -146,3 +147,103 @@ def test_import_reports_skipped_rows(tmp_path):
     assert r.exit_code == 0, r.output
     out = " ".join(r.output.split())  # the console wraps long lines
     assert "3 items" in out and "image: 1" in out and "not multiple choice: 2" in out
+
+
+def _commands(cmd, path=()):
+    yield list(path), cmd
+    for name, sub in (getattr(cmd, "commands", None) or {}).items():
+        yield from _commands(sub, (*path, name))
+
+
+def test_bracketed_help_text_is_printed_not_taken_for_markup(tmp_path, monkeypatch):
+    """Every '[...]' a command's help or an option's help writes (e.g. '[tool.medres]') reaches
+    the screen in `--help`, in the command list of `medres --help`, and in `medres config`."""
+    import re
+
+    import typer
+
+    root = typer.main.get_command(app)
+    listing = " ".join(runner.invoke(app, ["--help"], env={"COLUMNS": "400"}).output.split())
+    checked = 0
+    for path, cmd in _commands(root):
+        texts = [(cmd.help or "").replace("\\[", "[")] + [(getattr(p, "help", None) or "").replace("\\[", "[") for p in cmd.params]
+        brackets = {" ".join(m.split()) for t in texts for m in re.findall(r"\[[^\]]*\]", t)}
+        if not brackets:
+            continue
+        shown = " ".join(runner.invoke(app, [*path, "--help"], env={"COLUMNS": "400"}).output.split())
+        for b in brackets:
+            checked += 1
+            assert b in shown, f"medres {' '.join(path)} --help lost {b!r}"
+        first = (cmd.help or "").replace("\\[", "[").split("\n\n")[0]
+        for b in re.findall(r"\[[^\]]*\]", first):
+            if len(path) == 1:
+                assert " ".join(b.split()) in listing, f"medres --help lost {b!r} of {path[0]}"
+    assert checked
+    monkeypatch.chdir(tmp_path)
+    out = runner.invoke(app, ["config"], terminal_width=200).output
+    assert "medres.toml or [tool.medres] in pyproject.toml" in out
+
+
+PYDANTIC_WORDING = ("Input should", "Extra inputs", "Value error", "valid integer", "greater than or equal", "Field required",
+                    "String should", "unable to parse")
+
+
+def test_bad_settings_are_said_in_the_project_s_words(tmp_path, monkeypatch):
+    """-O options, model spec settings and medres.toml keys: one line naming the option, the value
+    given and what is allowed, never the validation library's phrasing."""
+    from medresilience.samples import sample_suite
+
+    suite = str(sample_suite().path)
+    model = "openai:x,base_url=http://127.0.0.1:9"
+    cases = [
+        (["-O", "type1=bogus"], ["-O type1", "'bogus'", "'all' or 'sample'"]),
+        (["-O", "bogus=1"], ["-O bogus", "unknown option", "type1, preset"]),
+        (["-O", "max_tokens=abc"], ["-O max_tokens", "'abc' is not a whole number"]),
+        (["-O", "preset=x"], ["-O preset", "'terse' or 'study'"]),
+        (["-O", "max_tokens=0"], ["-O max_tokens", "must be at least 1"]),
+    ]
+    for extra, wanted in cases:
+        r = runner.invoke(app, ["eval", "--suite", suite, "--model", model, "--out", str(tmp_path / "run"), *extra])
+        line = _one_error_line(r)
+        assert all(w in line for w in wanted) and not any(p in line for p in PYDANTIC_WORDING), line
+    r = runner.invoke(app, ["eval", "--suite", suite, "--model", f"{model},concurrency=0", "--out", str(tmp_path / "run")])
+    line = _one_error_line(r)
+    assert "concurrency" in line and "must be at least 1, got 0" in line and not any(p in line for p in PYDANTIC_WORDING), line
+    monkeypatch.chdir(tmp_path)
+    for text, wanted in (('concurrency = "x"\n', "'x' is not a whole number"), ("concurrency = 0\n", "must be at least 1, got 0")):
+        (tmp_path / "medres.toml").write_text(text)
+        line = _one_error_line(runner.invoke(app, ["config"]))
+        assert "medres.toml" in line and "concurrency" in line and wanted in line, line
+        assert not any(p in line for p in PYDANTIC_WORDING), line
+
+
+def test_every_kind_of_validation_problem_is_said_plainly():
+    from typing import Literal
+
+    from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+    from medresilience.errors import validation_problem
+
+    class M(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        mode: Literal["a", "b"] = "a"
+        n: int = Field(1, ge=1, le=9)
+        x: float = 0.0
+        flag: bool = False
+        name: str = Field("n", min_length=1)
+        need: str
+
+    cases = [({"need": "z", "mode": "c"}, "mode", "'c' is not allowed (allowed: 'a' or 'b')"),
+             ({"need": "z", "n": 0}, "n", "must be at least 1, got 0"),
+             ({"need": "z", "n": 10}, "n", "must be at most 9, got 10"),
+             ({"need": "z", "n": "many"}, "n", "'many' is not a whole number"),
+             ({"need": "z", "x": "big"}, "x", "'big' is not a number"),
+             ({"need": "z", "flag": "perhaps"}, "flag", "'perhaps' is not true or false"),
+             ({"need": "z", "name": ""}, "name", "must not be empty"),
+             ({}, "need", "is required"),
+             ({"need": "z", "other": 1}, "other", "unknown name (known: mode, n)")]
+    for data, field, message in cases:
+        with pytest.raises(ValidationError) as e:
+            M.model_validate(data)
+        known = ["mode", "n"] if "other" in data else None
+        assert validation_problem(e.value, known) == (field, message)

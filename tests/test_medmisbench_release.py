@@ -229,3 +229,27 @@ def test_release_suite_runs_under_both_presets_and_reports_mean_rows(tmp_path):
     # does the prompt change resilience? the two presets paired on the same items
     cmp = compare_runs(tmp_path / "terse", tmp_path / "study", tmp_path / "cmp")
     assert set(cmp.table["condition"]) >= {"clean", "type1"} and cmp.html.exists()
+
+
+@pytest.mark.parametrize("fmt", ["release", "parquet"])
+def test_what_export_writes_imports_back_without_flags(tmp_path, fmt):
+    """The bundled sample suite (built here, not one of the study's configs) exported as a release
+    and imported back, as a folder and as its one file, with no --config: the same questions,
+    options, answers and context sentences."""
+    from medresilience.samples import sample_suite
+
+    suite = sample_suite()
+    r = CliRunner().invoke(app, ["export", "--suite", str(suite.path), "--format", fmt, "--out", str(tmp_path / "back")])
+    assert r.exit_code == 0, r.output
+    files = [f for f in (tmp_path / "back").iterdir() if f.name != "configs.json"]
+    assert len(files) == 1
+    for source in (tmp_path / "back", files[0]):
+        out = tmp_path / f"suite-{source.name}"
+        r = CliRunner().invoke(app, ["import", str(source), "--out", str(out)])
+        assert r.exit_code == 0, r.output
+        back = Suite.load(out)
+        assert len(back.items) == len(suite.items) and len(back.probes) == len(suite.probes)
+        originals = {(i.question, tuple(i.options.items()), i.answer) for i in suite.items.values()}
+        assert {(i.question, tuple(i.options.items()), i.answer) for i in back.items.values()} == originals
+        sentences = {s.text for p in suite.probes for s in p.context}
+        assert {s.text for p in back.probes for s in p.context} == sentences

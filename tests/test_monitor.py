@@ -367,6 +367,13 @@ def test_a_judged_family_under_monitor(tmp_path):
     assert set(df["status"]) == {"valid"} and df.groupby("setting", observed=True).size().to_dict() == {"none": n, "monitor": n}
     with Store(out / "store.sqlite") as st:
         assert st.setting_costs()["m"]["monitor"]["linked_calls"] == n
+        # the run facts' parameters, per kind of call, from the stored requests
+        from medresilience.report.rundir import sent_params
+
+        sent_kinds: dict = {}
+        for r in sent_params(st):
+            sent_kinds[r["kind"]] = sent_kinds.get(r["kind"], 0) + r["calls"]
+    assert sent_kinds == {"answer": 2 * n, "monitor": n, "judge": 2 * n}, sent_kinds
 
 
 def test_chunks_make_the_same_calls_as_one_plan(tiny_suite, tmp_path):

@@ -192,3 +192,8 @@ def test_an_extraction_model_reads_the_noise_family_s_unread_replies(tmp_path):
     # the whitespace variant's replies are read by the extraction model only
     assert reading["extracted"] == len(asked) == len([p for p in suite.probes if p.condition == "whitespace"]) > 0
     assert reading["read"] == reading["replies"] and run.results.models["m"]["none"]["counts"]["invalid"] == 0
+    # the run facts tell the extraction calls and their parameters from the answers'
+    from medresilience.report.rundir import load_run
+
+    kinds = {(r["kind"], r["model"]): r["calls"] for r in load_run(tmp_path / "run").sent}
+    assert set(kinds) == {("answer", "m"), ("extraction", "extractor")} and kinds[("extraction", "extractor")] == len(asked), kinds

@@ -129,6 +129,81 @@ def test_the_most_frequent_abbreviation_per_sense():
     assert len(ab.load_table([FIXTURE], min_frequency=0.0)) == 10
 
 
+#: the 50 most frequent substitutions of the clinical rules on the 139 MedQA diagnosis cases, each
+#: reviewed as a way clinicians write the word in a note (a pair not here needs a review first)
+REVIEWED = {
+    "with -> w/", "patient -> pt", "blood pressure -> BP", "physical -> phys", "pulse -> P", "because -> b/c", "left -> lt",
+    "history of -> h/o", "mother -> mom", "negative -> Neg", "weeks -> wks", "years -> yrs", "right -> R", "months -> mos",
+    "laboratory -> lab", "hemoglobin -> Hgb", "emergency department -> ED", "week -> wk", "abdomen -> Abd", "weight -> Wt",
+    "medications -> meds", "positive -> pos", "day -> da", "symptoms -> sxs", "normal -> nml", "blood -> bld",
+    "respiratory rate -> RR", "hours -> hrs", "platelet -> plt", "extremities -> extr", "within normal limits -> WNL",
+    "past medical history -> PMHx", "without -> w/o", "bilirubin -> Bili", "family -> Fam", "family history -> FH",
+    "hypertension -> HTN", "history -> hx", "creatinine -> Cr", "bowel sounds -> BS", "alkaline phosphatase -> AlkP",
+    "shortness of breath -> SOB", "biopsy -> bx", "increased -> incr", "clinic -> clin", "ultrasound -> U/S",
+    "glucose -> Gluc", "hour -> hr", "due to -> d/t", "emergency room -> ER", "diabetes mellitus -> DM", "evaluation -> eval",
+}
+
+
+def _top_substitutions(rules: str, n: int = 50) -> tuple[dict, list[tuple[str, str]]]:
+    from medresilience.sources import load_items
+
+    inventories = shared_data("abbreviations")
+    cases = [c for c in diagnosis_cases(load_items(shared_data("medqa", "us_4options_test_even.jsonl"))) if isinstance(c, Item)]
+    assert len(cases) == 139
+    table = ab.load_table([inventories], rules=rules)
+    sub = ab.Abbreviator(table)
+    counts: Counter = Counter()
+    for c in cases:
+        counts.update((r.sense.lower(), table[r.sense.lower()].form) for r in sub.substitute(c.question)[1])
+    return table, [pair for pair, _ in counts.most_common(n)]
+
+
+def test_the_50_most_frequent_substitutions_on_medqa_are_ones_clinicians_write():
+    """On the MedQA diagnosis cases with the Vanderbilt inventories: no number word, no lab-report
+    column code, no sense that another inventory reads the abbreviation as rarely; each of the 50
+    reviewed. The study's plain string match stays available by name and still makes the swaps
+    the clinical rules leave out."""
+    rows = [r for f in ab.inventory_files([shared_data("abbreviations")]) for r in ab.read_inventory(f)]
+    readings: dict = {}
+    for r in rows:
+        readings.setdefault((r["inventory"], r["abbreviation"].lower()), {})[r["sense"].lower()] = r["frequency"]
+    table, top = _top_substitutions("clinical")
+    assert len(top) == 50
+    for sense, form in top:
+        assert sense not in ab.NUMBER_WORDS and not ab.column_code(form, sense), (sense, form)
+        key = table[sense].key.lower()
+        assert all(senses.get(sense, 0.0) >= ab.MIN_FREQUENCY for (_, k), senses in readings.items() if k == key), (sense, form)
+    assert {f"{s} -> {f}" for s, f in top} <= REVIEWED, sorted({f"{s} -> {f}" for s, f in top} - REVIEWED)
+    shown = {s: f for s, f in top}
+    assert "woman" not in table and "two" not in table and "cardiac" not in table and table["lymphocytes"].form != "LYMPRE"
+    assert shown["bowel sounds"] == "BS" and shown["extremities"] == "extr"
+    study, study_top = _top_substitutions("study")
+    assert {("two", "II"), ("woman", "WM"), ("bowel sounds", "BS+")} <= set(study_top)
+    assert study["cardiac"].form.lower() == "cor" and study["lymphocytes"].form == "LYMPRE"
+
+
+def test_the_clinical_rules_on_a_handmade_inventory(tmp_path):
+    inv = tmp_path / "inv.tsv"
+    inv.write_text("abbreviation\tsense\tvariation\tCUI\tfrequency\n"
+                   "ii\ttwo\tII_21\tc1\t1\n"
+                   "lympre\tlymphocytes\tLYMPRE_3\tc2\t1\n"
+                   "resprt\trespiratory rate\tRespRt_7\tc3\t1\n"
+                   "rr\trespiratory rate\tRR_5\tc3\t0.9\n"
+                   "bs+\tbowel sounds\tBS+_2\tc4\t1\n"
+                   "extr\textremities\tEXTR_7|extr_7\tc5\t1\n"
+                   "hasn\thas not\thasn_7\tc6\t1\n"
+                   "wm\twoman\tWM_22\tc7\t0.94\n")
+    other = tmp_path / "other.tsv"
+    other.write_text("abbreviation\tsense\tvariation\tCUI\tfrequency\nwm\twhite male\tWM_17\tc8\t0.99\n")
+    clinical = {s: a.form for s, a in ab.load_table([inv, other]).items()}
+    assert clinical == {"extremities": "extr", "respiratory rate": "RR"}
+    study = {s: a.form for s, a in ab.load_table([inv, other], rules="study").items()}
+    assert study == {"two": "II", "lymphocytes": "LYMPRE", "respiratory rate": "RespRt", "bowel sounds": "BS+", "extremities": "EXTR",
+                     "has not": "hasn", "woman": "WM", "white male": "WM"}
+    with pytest.raises(Exception, match="abbreviation-rules"):
+        ab.load_table([inv], rules="loose")
+
+
 def test_substitution_is_whole_word_longest_first_and_case_aware():
     sub = ab.Abbreviator(ab.load_table([FIXTURE]))
     text = ("The patient has a history of high blood pressure treated with medications. Patient history: bloody stool "

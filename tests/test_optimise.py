@@ -28,7 +28,7 @@ from typer.testing import CliRunner
 
 from conftest import make_tiny_suite, sigkill_after
 from medresilience.cli import app
-from medresilience.errors import InputError, MedresError
+from medresilience.errors import ConfigError, InputError, MedresError
 from medresilience.evaluation import evaluate
 from medresilience.families.noise.probe import NoiseProbe
 from medresilience.families.presupposition.probe import PresuppositionProbe, probe_id
@@ -519,3 +519,24 @@ def test_draws_are_seeded_and_a_budget_below_the_validation_is_refused(tmp_path)
         task = parse_model_spec("openai:task,base_url=http://127.0.0.1:9/v1")
         with pytest.raises(ConfigError, match="--budget"):
             optimise([s], [s], task, task, tmp_path / "x.json", budget=4, per_suite=4)
+
+
+@needs_gepa
+def test_the_budget_is_kept_never_overrun(suites, tmp_path):
+    """A budget that GEPA alone overruns (it checks the budget between proposals, and a proposal
+    costs up to 2 x minibatch + the validation examples) is kept: the calls used never exceed it,
+    and a budget with no room for one proposal is refused with the number needed."""
+    from medresilience.mitigate.optimise import optimise
+
+    models = Models(suites["sample"], suites["plain"])
+    mix = [suites["sample"], suites["plain"]]
+    with StubServer(policy=models) as srv:
+        task, refl, judge = specs(srv.base_url)
+        # 6 validation examples, minibatch 3: the seed's validation 6, a proposal up to 6 + 6
+        with pytest.raises(ConfigError, match="give at least 18"):
+            optimise(mix, mix, task, refl, tmp_path / "small.json", budget=14, per_suite=3, seed=5, seed_prompt=SEED)
+        for budget in (18, 23, 29):
+            out = tmp_path / f"b{budget}.json"
+            c = optimise(mix, mix, task, refl, out, budget=budget, per_suite=3, seed=5, judge=judge, seed_prompt=SEED).candidate
+            assert c.metric_calls <= budget, (c.metric_calls, budget)
+            assert len(c.history) >= 1 and c.metric_calls >= 6 + 6

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 
 import numpy as np
 import pandas as pd
@@ -358,3 +359,34 @@ def test_two_runs_compare_paired_by_question(suite, server, run, tmp_path):
     pcs_diff = cmp.table.set_index("metric").loc["pcs", "diff"]
     assert f"{pcs_diff:+.2f}" in r.output and f"{100 * pcs_diff:+.1f} pp" not in r.output
     assert pd.read_csv(tmp_path / "cli-cmp" / "tables" / "compare.csv")["diff"].tolist() == pytest.approx(cmp.table["diff"].tolist())
+
+
+def test_run_facts_show_the_parameters_each_kind_of_call_was_sent_with(run, tmp_path):
+    """The spec's max_tokens is not what the family and the judge send: the run facts show, per
+    kind of call, the parameters of the stored requests (and the suite path is not absolute)."""
+    out, _ = run
+    con = sqlite3.connect(out / "store.sqlite")
+    answers = {json.loads(p)["max_tokens"] for (p,) in con.execute("SELECT r.params FROM requests r JOIN units u ON u.key = r.key")}
+    judged = {json.loads(p)["max_tokens"] for (p,) in con.execute(
+        "SELECT params FROM requests WHERE model = 'judge-4'")}
+    con.close()
+    spec_budget = specs_of_run(out)
+    assert len(answers) == 1 and len(judged) == 1 and answers != {spec_budget}
+    rep = build_report([out], out_dir=tmp_path / "rep")
+    facts = rep.html.read_text().split('id="facts"')[1]
+    assert "Parameters sent" in facts
+    rows = re.findall(r"<tr><td>(answer|judge)</td><td>([^<]+)</td><td>([^<]*)</td>", facts)
+    kinds = {(k, m): p for k, m, p in rows}
+    assert set(kinds) == {("answer", "gpt-4o"), ("answer", "tiny-b"), ("judge", "judge-4")}, rows
+    assert f"max_tokens={answers.pop()}" in kinds[("answer", "gpt-4o")]
+    assert f"max_tokens={judged.pop()}" in kinds[("judge", "judge-4")]
+    assert "Decoding (model spec)" not in facts  # the spec's budget, which the answers were not sent with
+    md = rep.markdown.read_text()
+    assert "sent, judge calls of judge-4" in md
+
+
+def specs_of_run(out) -> int:
+    cfg = json.loads((out / "run.json").read_text())
+    budgets = {m["max_tokens"] for m in cfg["models"]}
+    assert len(budgets) == 1
+    return budgets.pop()

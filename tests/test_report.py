@@ -368,6 +368,70 @@ def test_cli_report_and_compare(runs, tmp_path):
     assert r.exit_code == 2 and "not a directory" in r.output
 
 
+def test_cli_tables_fit_80_columns_and_never_cut_a_number(runs, tmp_path):
+    """`medres report` and `medres compare` in an 80-column terminal: no line is longer, nothing is
+    cut to '…', and every number of the tables is printed whole."""
+    import subprocess
+    import sys
+
+    from medresilience.report.build import summary_rows
+
+    env = {**os.environ, "COLUMNS": "80", "TERM": "dumb"}
+
+    def medres(*args: str) -> str:
+        p = subprocess.run([sys.executable, "-m", "medresilience.cli", *args], capture_output=True, text=True, env=env, timeout=300)
+        assert p.returncode == 0, p.stderr
+        return p.stdout
+
+    out = medres("report", str(runs["both"]), "--out", str(tmp_path / "rep"))
+    cells = [c for _, _, rows in summary_rows(build_report([runs["both"]], tmp_path / "rep2")) for r in rows for c in r]
+    cmp_out = medres("compare", str(runs["base"]), str(runs["defended"]), "--out", str(tmp_path / "cmp"))
+    table = pd.read_csv(tmp_path / "cmp" / "tables" / "compare.csv")
+    intervals = [f"[{100 * lo:+.1f}, {100 * hi:+.1f}]" for lo, hi in zip(table["lo"], table["hi"]) if lo == lo]
+    assert cells and intervals
+    for text in (out, cmp_out):
+        lines = [line for line in text.splitlines() if not line.startswith(("report:", "comparison:"))]
+        assert max(len(line) for line in lines) <= 80, "\n".join(line for line in lines if len(line) > 80)
+        assert "…" not in text
+    for c in cells:
+        assert c in out, c
+    for iv in intervals:
+        assert iv in cmp_out, iv
+    # a wide terminal keeps the table
+    env["COLUMNS"] = "250"
+    assert "┃" in medres("compare", str(runs["base"]), str(runs["defended"]), "--out", str(tmp_path / "cmp-wide"))
+
+
+def test_a_compare_never_overwrites_another_comparison_silently(runs, tmp_path):
+    """The default folder is named by what is compared (the pairs too); an --out that holds a
+    comparison of something else is refused (exit 2, nothing touched) unless --force."""
+    from typer.testing import CliRunner
+
+    from medresilience.cli import app
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(runs["base"], a)
+    shutil.copytree(runs["defended"], b)
+    r = CliRunner().invoke(app, ["compare", str(a), str(b)])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(app, ["compare", str(a), str(b), "--pair", "model-a=model-b"])
+    assert r.exit_code == 0, r.output
+    plain, paired = b / "compare-a", b / "compare-a-model-a=model-b"
+    assert (plain / "compare.html").exists() and (paired / "compare.html").exists()
+    assert set(pd.read_csv(paired / "tables" / "compare.csv")[["a", "b"]].itertuples(index=False, name=None)) == {
+        ("a: model-a", "b: model-b (caution)")}
+    assert len(set(pd.read_csv(plain / "tables" / "compare.csv")["b"])) == 2
+    # the same comparison again rewrites its own folder; another one into it is refused
+    assert CliRunner().invoke(app, ["compare", str(a), str(b)]).exit_code == 0
+    before = (plain / "compare.html").read_bytes()
+    r = CliRunner().invoke(app, ["compare", str(a), str(b), "--pair", "model-a=model-b", "--out", str(plain)])
+    assert r.exit_code == 2 and "already holds the comparison of" in r.output and "--force" in r.output, r.output
+    assert (plain / "compare.html").read_bytes() == before
+    r = CliRunner().invoke(app, ["compare", str(a), str(b), "--pair", "model-a=model-b", "--out", str(plain), "--force"])
+    assert r.exit_code == 0, r.output
+    assert json.loads((plain / "compare.json").read_text())["pairs"] == ["model-a=model-b"]
+
+
 # ------------------------------------------------------------------------------ statistics
 
 

@@ -265,3 +265,22 @@ def test_a_run_store_is_not_taken_for_a_review(data):
         ReviewDB(data["run"] / "store.sqlite")
     with pytest.raises(InputError, match="not a review database"):
         ReviewDB(data["run"])
+
+
+def test_the_reviewers_counted_are_those_who_rated(data, tmp_path):
+    """Three reviewers assigned, two of them rated: the page and the command say 2 (of 3)."""
+    path = _review(data, tmp_path, "A", n=30, dual=0.5)
+    with ReviewDB(path) as db:
+        for r in REVIEWERS[:2]:
+            for t in db.tasks_for(r):
+                assert db.submit(t.task_id, r, "rated", _a_values(t, 0, {}), [], "")
+        assert db.tasks_for(REVIEWERS[2])  # carol was assigned tasks and rated none
+    res = compute(path, n_resamples=50, seed=1)
+    c = res.summary()["counts"]
+    assert (c["reviewers"], c["reviewers_rated"]) == (3, 2)
+    from medresilience.review.stats import html_page
+
+    assert "by 2 reviewers (of 3 assigned)" in html_page(res)
+    r = CliRunner().invoke(app, ["review", "stats", str(path), "--resamples", "50", "--out", str(tmp_path / "st")])
+    assert r.exit_code == 0, r.output
+    assert "by 2 of 3 assigned reviewers" in r.output

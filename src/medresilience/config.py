@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .errors import ConfigError, InputError
+from .errors import ConfigError, InputError, validation_problem
 from .models.spec import SpecDefaults
 
 CONFIG_FILE = "medres.toml"
@@ -145,7 +145,7 @@ def load_config(directory: Path | str | None = None) -> Config:
         if first["type"] == "extra_forbidden":
             allowed = ", ".join(MedresConfig.model_fields) if len(first["loc"]) == 1 else ", ".join(PriceEntry.model_fields)
             raise InputError(path, None, key, f"unknown key (known: {allowed})") from None
-        raise InputError(path, None, key, first["msg"]) from None
+        raise InputError(path, None, key, validation_problem(e)[1]) from None
     return Config(values, path, where)
 
 

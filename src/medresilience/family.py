@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .errors import ConfigError
+from .errors import ConfigError, validation_problem
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -147,11 +147,13 @@ class Family:
         try:
             return self.options.model_validate(dict(values or {}))
         except ValidationError as e:
-            first = e.errors()[0]
-            where = ".".join(str(p) for p in first.get("loc", ())) or "options"
+            where, msg = validation_problem(e)
             allowed = ", ".join(self.options.model_fields) or "none"
-            msg = str(first.get("msg", e)).removeprefix("Value error, ")
-            raise ConfigError(f"-O {where}", f"{msg} (family {self.name} options: {allowed})") from None
+            # a check across options names the option its message begins with
+            where = where or next((f for f in self.options.model_fields if msg.startswith(f"{f} ")), None)
+            if msg.startswith("unknown name"):
+                msg = "unknown option"
+            raise ConfigError(f"-O {where or 'options'}", f"{msg} (family {self.name} options: {allowed})") from None
 
 
 _REGISTRY: dict[str, Family] = {}

@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator
 
-from .errors import ConfigError, InputError, MedresError
+from .errors import ConfigError, InputError, MedresError, validation_problem
 
 LETTERS = "ABCDEFGHIJ"
 #: Numbered options (MedJourney, some HLE rows) are keyed "1".."9": first-class labels, not letters.
@@ -250,10 +250,7 @@ T = TypeVar("T", bound=BaseModel)
 
 
 def _field_of(err: ValidationError) -> tuple[str | None, str]:
-    first = err.errors()[0]
-    loc = ".".join(str(p) for p in first.get("loc", ()) if p != "__root__") or None
-    msg = first.get("msg", str(err))
-    return loc, msg.removeprefix("Value error, ")
+    return validation_problem(err)
 
 
 def text_lines(path: Path | str, hint: str = "") -> Iterator[tuple[int, str]]:

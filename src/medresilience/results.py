@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .errors import InputError
+from .errors import InputError, validation_problem
 
 SCHEMA_VERSION = 2
 
@@ -82,10 +82,9 @@ class Results(BaseModel):
         try:
             return cls.model_validate(data)
         except ValidationError as e:
-            first = e.errors()[0]
-            field = ".".join(str(p) for p in first.get("loc", ())) or None
+            field, msg = validation_problem(e)
             hint = "" if data.get("schema_version") == SCHEMA_VERSION else " (written by an older medresilience; rerun `medres report` on its run directory)"
-            raise InputError(path, None, field, first.get("msg", str(e)) + hint) from None
+            raise InputError(path, None, field, msg + hint) from None
 
     def block(self, model: str, setting: str = "none") -> dict[str, Any]:
         try:

@@ -428,6 +428,34 @@ class Store:
                 out[model][setting]["budget"] = None if budget is None else int(budget)
         return out
 
+    def sent_params(self, run: str | None = "latest") -> list[dict[str, Any]]:
+        """The decoding parameters the stored requests were sent with, one row per (kind, model,
+        params): kind `answer` (the units of a run, default the latest; None: every unit), a linked
+        call's role (`monitor`, ...), or `scorer` for a call no unit plans (a judge's verdict or an
+        extraction, made from stored replies; `system` holds its system prompt so the caller can
+        tell which); `params` as sent (a dict) and `calls`, the number of requests."""
+        if run == "latest":
+            run = self.latest_run()
+        where, args = ("WHERE u.run = ?", (run,)) if run is not None else ("", ())
+        out: list[dict[str, Any]] = []
+        for model, params, n in self.conn.execute(
+                f"SELECT r.model, r.params, COUNT(DISTINCT r.key) FROM units u JOIN requests r ON r.key = u.key {where} "
+                "GROUP BY 1, 2 ORDER BY 1, 2", args):
+            out.append({"kind": "answer", "model": model, "params": json.loads(params), "system": None, "calls": n})
+        for role, model, params, n in self.conn.execute(
+                f"""SELECT l.role, r.model, r.params, COUNT(DISTINCT r.key) FROM unit_calls l
+                    JOIN units u ON u.model = l.model AND u.unit_id = l.unit_id JOIN requests r ON r.key = l.key {where}
+                    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3""", args):
+            out.append({"kind": role, "model": model, "params": json.loads(params), "system": None, "calls": n})
+        first = "CASE WHEN json_extract(r.messages, '$[0].role') = 'system' THEN json_extract(r.messages, '$[0].content') END"
+        for model, params, system, n in self.conn.execute(
+                f"""SELECT r.model, r.params, {first}, COUNT(*) FROM requests r
+                    WHERE NOT EXISTS (SELECT 1 FROM units u WHERE u.key = r.key)
+                      AND NOT EXISTS (SELECT 1 FROM unit_calls l WHERE l.key = r.key)
+                    GROUP BY 1, 2, 3 ORDER BY 1, 2"""):
+            out.append({"kind": "scorer", "model": model, "params": json.loads(params), "system": system, "calls": n})
+        return out
+
     def request(self, key: str) -> dict[str, Any] | None:
         row = self.conn.execute("SELECT model, messages, params FROM requests WHERE key = ?", (key,)).fetchone()
         return None if row is None else {"model": row[0], "messages": json.loads(row[1]), "params": json.loads(row[2])}

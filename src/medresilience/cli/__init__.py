@@ -167,7 +167,7 @@ def eval_(
 @user_errors
 def import_(
     path: Annotated[Optional[str], typer.Argument(help="source file (MedQA/MedMCQA JSON lines, MMLU CSV, a family's release layout, "
-                                                  "an abbreviation inventory), or a hub name hf:OWNER/NAME[:CONFIG][@REVISION] "
+                                                  "an abbreviation inventory), or a hub name hf:OWNER/NAME\\[:CONFIG]\\[@REVISION] "
                                                   "(medres datasets lists them)")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="items .jsonl file, or a suite directory for a release")] = None,
     fmt: Annotated[str, typer.Option("--format", help="auto, or a format name (medres import --format help lists them)")] = "auto",

@@ -24,7 +24,9 @@ def register(app: typer.Typer) -> None:
                                                        "(keep it apart from every suite the prompt will be scored on)")],
         task_model: Annotated[str, typer.Option("--task-model", help="the model the prompt is for (a model spec)")],
         reflection_model: Annotated[str, typer.Option("--reflection-model", help="the model that reads the feedback and proposes prompts (a model spec)")],
-        budget: Annotated[int, typer.Option("--budget", help="GEPA metric calls: examples scored, the seed prompt's validation included")],
+        budget: Annotated[int, typer.Option("--budget", help="GEPA metric calls (examples scored, the seed prompt's validation included), "
+                                                                 "never exceeded: a proposal starts only while its most (2 x minibatch + the "
+                                                                 "validation examples) still fits")],
         out: Annotated[Path, typer.Option("--out", help="the optimised-prompt file to write, NAME.json (its calls are stored in NAME.json.work/)")],
         per_suite: Annotated[int, typer.Option("--per-suite", help="examples drawn (seeded) from each suite of --train and of --val")] = 5,
         seed: Annotated[int, typer.Option("--seed", help="seed of the draw and of GEPA's choices")] = 0,

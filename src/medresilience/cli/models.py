@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
     def config_(
         model: Annotated[Optional[list[str]], typer.Option("--model", "-m", help="show what these specs resolve to (default: the file's models)")] = None,
     ) -> None:
-        """The settings in effect (medres.toml or [tool.medres] in pyproject.toml), where each came
+        """The settings in effect (medres.toml or \\[tool.medres] in pyproject.toml), where each came
         from, and what each model resolves to."""
         from rich.markup import escape
         from rich.table import Table
@@ -54,7 +54,7 @@ def register(app: typer.Typer) -> None:
 
         cfg = load_config()
         console.print(f"config file: {cfg.where + ' (' + str(cfg.path) + ')' if cfg.path else 'none (medres.toml or [tool.medres] in pyproject.toml, in the working directory)'}",
-                      highlight=False, soft_wrap=True)
+                      highlight=False, soft_wrap=True, markup=False)
         t = Table(title="Settings in effect")
         for col in ("key", "value", "from", "a command line overrides it with"):
             t.add_column(col, overflow="fold")

@@ -20,10 +20,12 @@ def register(app: typer.Typer) -> None:
         title: Annotated[Optional[str], typer.Option(help="report title")] = None,
     ) -> None:
         """Write a self-contained HTML report (plus Markdown, CSV and Parquet tables) for runs."""
-        from ..report.build import build_report, summary_table
+        from ..report.build import build_report, summary_rows
+        from .tables import fitted
 
         result = build_report(run_dirs, out, title=title)
-        console.print(summary_table(result))
+        for head, headers, rows in summary_rows(result):
+            console.print(fitted(head, headers, rows, console.width, keys=2))
         for note in result.notes:
             err_console.print(f"[yellow]note:[/] {note}", highlight=False)
         console.print(f"families: {', '.join(result.families) or 'none'}; tables: {result.out_dir / 'tables'}")
@@ -34,31 +36,32 @@ def register(app: typer.Typer) -> None:
     def compare(
         run_a: Annotated[Path, typer.Argument(help="baseline run directory (A)")],
         run_b: Annotated[Path, typer.Argument(help="run to compare with it (B), e.g. a mitigation")],
-        out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default: RUN_B/compare-<A>)")] = None,
+        out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default: RUN_B/compare-<A>, with the --pair "
+                                                    "values when given)")] = None,
         pair: Annotated[Optional[list[str]], typer.Option("--pair", help="MODEL_A=MODEL_B (optionally MODEL:SETTING); repeatable")] = None,
+        force: Annotated[bool, typer.Option("--force", help="overwrite a folder holding a comparison of other runs or pairs")] = False,
     ) -> None:
         """Per-metric differences B - A on shared items, with paired bootstrap intervals and exact or clustered tests."""
-        from rich.table import Table
-
         from ..report.compare import compare_runs
         from ..report.tables import fmt_p
+        from .tables import fitted
 
-        res = compare_runs(run_a, run_b, out, pairs=pair or ())
-        t = Table(title="B - A on shared items (paired, item-clustered bootstrap 95% CI)")
-        for i, col in enumerate(("B", "A", "Metric", "A", "B", "B - A", "95% CI", "p (test)", "p (Holm)", "pairs")):
-            t.add_column(col, justify="left" if i < 3 else "right")
+        res = compare_runs(run_a, run_b, out, pairs=pair or (), force=force)
+        rows = []
         for r in res.table.itertuples(index=False):
             score = getattr(r, "unit", None) == "score"  # a mean score (e.g. on -1..1), not a share
 
             def pct(v, score=score):
                 return "—" if v is None or v != v else (f"{v:+.2f}" if score else f"{100 * v:.1f}%")
 
-            t.add_row(r.b, r.a, f"{r.condition} {r.metric}", pct(r.a_p), pct(r.b_p),
-                      "—" if r.diff != r.diff else (f"{r.diff:+.2f}" if score else f"{100 * r.diff:+.1f} pp"),
-                      "—" if r.lo != r.lo or r.lo is None else (f"[{r.lo:+.2f}, {r.hi:+.2f}]" if score else f"[{100 * r.lo:+.1f}, {100 * r.hi:+.1f}]"),
-                      fmt_p(r.p_test), fmt_p(r.p_holm), str(r.n))
-        console.print(t)
+            rows.append([r.b, r.a, f"{r.condition} {r.metric}", pct(r.a_p), pct(r.b_p),
+                         "—" if r.diff != r.diff else (f"{r.diff:+.2f}" if score else f"{100 * r.diff:+.1f} pp"),
+                         "—" if r.lo != r.lo or r.lo is None else (f"[{r.lo:+.2f}, {r.hi:+.2f}]" if score else f"[{100 * r.lo:+.1f}, {100 * r.hi:+.1f}]"),
+                         fmt_p(r.p_test), fmt_p(r.p_holm), str(r.n)])
+        console.print(fitted("B - A on shared items (paired, item-clustered bootstrap 95% CI)",
+                             ["B", "A", "Metric", "A", "B", "B - A", "95% CI", "p (test)", "p (Holm)", "pairs"], rows, console.width,
+                             keys=2, label=True))
         tests = ", ".join(dict.fromkeys(str(x) for x in res.table["test"] if isinstance(x, str) and x))
         console.print(f"p: the exact or clustered paired test of each row ({tests or 'none'}); the bootstrap gives the interval",
-                      highlight=False, soft_wrap=True)
+                      highlight=False)
         console.print(f"comparison: {res.html}  (table: {res.csv})", highlight=False, soft_wrap=True)

@@ -136,6 +136,9 @@ def register(app: typer.Typer) -> None:
                 return f"— (n={n})"
             return f"{v:.3f} [{lo:.2f}, {hi:.2f}] (n={n})" if lo is not None and lo == lo else f"{v:.3f} (n={n})"
 
+        c = res.summary()["counts"]
+        console.print(f"{c['rated']} ratings of {c['units']} units by {c['reviewers_rated']} of {c['reviewers']} assigned reviewers; "
+                      f"{c['skipped']} skipped", highlight=False, markup=False, soft_wrap=True)
         t = Table(title=f"{res.rubric.title}: pass rates (per unit, 95% bootstrap CI)")
         for col in ("Dimension", "Pass", "Rate", "Passing ratings"):
             t.add_column(col)

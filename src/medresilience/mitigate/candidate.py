@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..errors import InputError
+from ..errors import InputError, validation_problem
 from ..records import atomic_write
 from ..seeding import stable_hash
 
@@ -242,6 +242,5 @@ def load_candidate(path: Path | str) -> OptimisedPrompt:
     try:
         return OptimisedPrompt.model_validate(data)
     except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or None
-        raise InputError(path, None, where, str(first.get("msg", e)).removeprefix("Value error, ")) from None
+        where, msg = validation_problem(e)
+        raise InputError(path, None, where, msg) from None

@@ -9,7 +9,8 @@ The examples are `per_suite` items drawn (seeded) from each training and each va
 (`examples`). GEPA (`gepa.optimize`, the optional extra `pip install 'medresilience[optimise]'`)
 evolves one text component, the precaution prompt, starting from `seed_prompt`, within `budget`
 metric calls (one metric call: one example scored; the seed prompt's validation takes one per
-validation example), with the task and reflection models called through this project's client
+validation example; a proposal is started only while the most it can cost still fits, so the
+calls used never exceed the budget), with the task and reflection models called through this project's client
 (`adapter`: `calls.run_calls`, never litellm; any OpenAI-compatible endpoint or the embedded model,
 served for the length of the optimisation).
 
@@ -149,10 +150,14 @@ def optimise(
     if minibatch < 1:
         raise ConfigError("--minibatch", f"must be at least 1, got {minibatch}")
     train_ex, val_ex, train_split, val_split = draw(list(train), list(val), per_suite, seed, options, judge)
-    if budget <= len(val_ex):
-        raise ConfigError("--budget", f"{budget} metric calls are spent on the seed prompt's validation alone ({len(val_ex)} examples): "
-                                      f"give more than {len(val_ex)} (each proposal costs about {2 * min(minibatch, len(train_ex))} "
-                                      f"plus {len(val_ex)} when it improves)")
+    # the budget is kept, never overrun: the seed prompt's validation, then a proposal only while
+    # the most it can cost (its minibatch scored under the parent and the new prompt, then the
+    # whole validation set when it improves) still fits
+    proposal = 2 * min(minibatch, len(train_ex)) + len(val_ex)
+    if budget < len(val_ex) + proposal:
+        raise ConfigError("--budget", f"{budget} metric calls leave no room for a proposal: the seed prompt's validation takes "
+                                      f"{len(val_ex)} and each proposal up to {proposal} ({2 * min(minibatch, len(train_ex))} on its "
+                                      f"minibatch, {len(val_ex)} more when it improves); give at least {len(val_ex) + proposal}")
     gepa = import_gepa()
     for s in (task, reflection):
         s.api_key()  # a missing key variable fails before anything is called
@@ -189,7 +194,8 @@ def optimise(
                     candidate_selection_strategy="pareto",
                     seed=seed,
                     logger=log,
-                    stop_callbacks=[lambda _state: calls.failure is not None],
+                    stop_callbacks=[lambda _state: calls.failure is not None,
+                                    lambda state: state.total_num_evals + proposal > budget],
                     callbacks=[_Progress(say)],
                     track_best_outputs=False,
                     display_progress_bar=False,

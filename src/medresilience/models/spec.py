@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..errors import ConfigError
+from ..errors import ConfigError, validation_problem
 from ..seeding import stable_hash
 from .providers import FEATURES, PROVIDERS, REASONING_RULE, ModelRule, Provider, get_provider, known_price, provider_for_url
 
@@ -319,9 +319,7 @@ def parse_model_spec(text: str, defaults: SpecDefaults | None = None, flag: str 
                     data["provider"] = known.name
             spec = _build(data, given, defaults)
     except ValidationError as e:
-        first = e.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        msg = first["msg"].removeprefix("Value error, ")
+        loc, msg = validation_problem(e)
         raise ConfigError(f"{flag} {text.split(',')[0]}" + (f".{loc}" if loc else ""), msg) from None
     if spec.kind == "openai" and not spec.base_urls:
         raise ConfigError(f"{flag} {spec.label}.base_url", "an OpenAI-compatible model needs base_url=URL (or name a provider: PROVIDER/MODEL, see medres models)")

@@ -218,8 +218,11 @@ def _markdown(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: d
         cfg = r.config or {}
         lines.append(f"- **{r.name}** ({r.path}): family {r.family or '?'}, suite {(cfg.get('suite') or {}).get('name')}, prompt hash "
                      f"{(cfg.get('prompts') or {}).get('hash')}, numbers from {r.source}; models: "
-                     + ", ".join(f"{m.get('label')} ({m.get('kind')}:{m.get('model')}, temperature {m.get('temperature')}, "
-                                 f"max_tokens {m.get('max_tokens')}, key variable {m.get('api_key_env') or '—'})" for m in cfg.get("models", [])))
+                     + ", ".join(f"{m.get('label')} ({m.get('kind')}:{m.get('model')}, key variable {m.get('api_key_env') or '—'}"
+                                 + ("" if r.sent else f", temperature {m.get('temperature')}, max_tokens {m.get('max_tokens')}") + ")"
+                                 for m in cfg.get("models", [])))
+        for s in r.sent:
+            lines.append(f"  - sent, {s['kind']} calls of {s['model']} ({s['calls']}): {H.sent_text(s['params'])}")
         if r.counts:
             c = r.counts
             lines.append(f"  - calls ok {c['calls_ok']}, errors {c['calls_error']}; scores valid {c['scores_valid']}, "
@@ -231,22 +234,16 @@ def _markdown(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: d
     return "\n".join(lines)
 
 
-def summary_table(result: ReportResult):
-    """A rich Table of the headline numbers (for the command line), one block per family."""
-    from rich.table import Table
-
+def summary_rows(result: ReportResult) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The headline numbers for the command line, one (title, headers, rows) per family."""
     from .tables import fmt_pct, fmt_score
 
-    tables = []
+    out = []
     for part in result.sections:
-        t = Table(title=f"{part.title} (95% CI; the report names each interval and gives n)")
-        for col in ("Model", "Setting", *[title for _, title in part.summary_columns]):
-            t.add_column(col, justify="left" if col in ("Model", "Setting") else "right")
-        for r in part.headline.to_dict("records"):
-            t.add_row(str(r["model"]), str(r["setting"]), *[
-                fmt_score(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi")) if r.get(f"{k}_unit") == "score" else
-                fmt_pct(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi")) for k, _ in part.summary_columns])
-        tables.append(t)
-    from rich.console import Group
-
-    return Group(*tables)
+        headers = ["Model", "Setting", *[title for _, title in part.summary_columns]]
+        rows = [[str(r["model"]), str(r["setting"]), *[
+            fmt_score(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi")) if r.get(f"{k}_unit") == "score" else
+            fmt_pct(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi")) for k, _ in part.summary_columns]]
+            for r in part.headline.to_dict("records")]
+        out.append((f"{part.title} (95% CI; the report names each interval and gives n)", headers, rows))
+    return out

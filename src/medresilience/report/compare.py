@@ -4,6 +4,8 @@ checks they can be compared, and writes the page around the family's body."""
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +16,7 @@ import pandas as pd
 from ..errors import ConfigError
 from ..family import get
 from ..records import atomic_write
+from ..seeding import stable_hash
 from . import html as H
 from .rundir import RunData, load_run, redact_url, scrub, secrets_of
 from .tables import write_tables
@@ -64,9 +67,45 @@ def side(run: str, frame: pd.DataFrame, model: str, setting: str) -> Side:
     return Side(run, model, setting, f)
 
 
-def compare_runs(run_a: Path | str, run_b: Path | str, out_dir: Path | str | None = None, pairs: Sequence[str] = ()) -> CompareResult:
-    """Compare two run directories on shared items; write compare.{html,md,csv,parquet} to out_dir
-    (default: RUN_B/compare-<name of RUN_A>). Returns the table and the paths written."""
+def default_compare_dir(run_a: Path | str, run_b: Path | str, pairs: Sequence[str] = ()) -> Path:
+    """RUN_B/compare-<name of RUN_A>, and the pairs when they are named (`--pair m1=m2` gives
+    compare-<A>-m1=m2), so comparisons of different things do not share a folder."""
+    name = f"compare-{Path(run_a).resolve().name}"
+    if pairs:
+        name += "-" + "+".join(re.sub(r"[^A-Za-z0-9._=:+-]", "_", p) for p in pairs).replace(":", "@")
+    if len(name) > 120:
+        name = f"{name[:100]}-{stable_hash(list(pairs))[:12]}"
+    return Path(run_b) / name
+
+
+def _compared(run_a: Path | str, run_b: Path | str, pairs: Sequence[str]) -> dict[str, Any]:
+    return {"a": str(Path(run_a).resolve()), "b": str(Path(run_b).resolve()), "pairs": list(pairs)}
+
+
+def check_compare_dir(out: Path, what: dict[str, Any], force: bool = False) -> None:
+    """A folder holding a comparison of something else (other runs or pairs, or one that does not
+    say) is never overwritten unless forced: ConfigError naming what it holds."""
+    if force or not (out / "compare.html").exists():
+        return
+    try:
+        held = json.loads((out / "compare.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        held = None
+    if held == what:
+        return
+    says = "a comparison it does not describe" if not isinstance(held, dict) else (
+        f"the comparison of {held.get('b')} against {held.get('a')}" + (f" with --pair {' '.join(held['pairs'])}" if held.get("pairs") else ""))
+    raise ConfigError("--out", f"{out} already holds {says}; give another --out, or --force to overwrite it")
+
+
+def compare_runs(run_a: Path | str, run_b: Path | str, out_dir: Path | str | None = None, pairs: Sequence[str] = (),
+                 force: bool = False) -> CompareResult:
+    """Compare two run directories on shared items; write compare.{html,md,csv,parquet} and
+    compare.json (what was compared) to out_dir (default: `default_compare_dir`). A folder that
+    holds another comparison is refused unless `force`. Returns the table and the paths written."""
+    out = Path(out_dir) if out_dir else default_compare_dir(run_a, run_b, pairs)
+    what = _compared(run_a, run_b, pairs)
+    check_compare_dir(out, what, force)
     ra, rb = load_run(run_a), load_run(run_b)
     for r in (ra, rb):
         if r.frame is None:
@@ -78,8 +117,10 @@ def compare_runs(run_a: Path | str, run_b: Path | str, out_dir: Path | str | Non
         raise ConfigError("compare", f"family {family.name} has no paired comparison")
     if ra.name == rb.name:
         rb.name = f"{rb.name} (B)"
-    out = Path(out_dir) if out_dir else Path(run_b) / f"compare-{Path(run_a).resolve().name}"
-    return family.compare(ra, rb, out, pairs)
+    res = family.compare(ra, rb, out, pairs)
+    with atomic_write(out / "compare.json") as fh:
+        fh.write(json.dumps(what, indent=2) + "\n")
+    return res
 
 
 def match_models(a: dict[str, Any], b: dict[str, Any], pairs: Sequence[str] = ()) -> list[tuple[str, str, str, str]]:

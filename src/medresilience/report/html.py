@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import html
 import json
+import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,7 +30,7 @@ header.top .inner { max-width: 1180px; margin: 0 auto; padding: 0 28px; }
 header.top h1 { margin: 0 0 4px; font-size: 1.75rem; letter-spacing: .01em; }
 header.top p { margin: 2px 0; color: #d6e4ef; font-size: .95rem; }
 nav.toc { position: sticky; top: 0; background: rgba(255,255,255,.96); border-bottom: 1px solid var(--line);
-          padding: 8px 0; margin-bottom: 14px; z-index: 2; font-size: .92rem; }
+          padding: 8px 0; margin-bottom: 14px; z-index: 2; font-size: .92rem; display: flex; flex-wrap: wrap; row-gap: 2px; }
 nav.toc a { margin-right: 16px; color: var(--accent); text-decoration: none; white-space: nowrap; }
 nav.toc a:hover { text-decoration: underline; }
 h2 { font-size: 1.4rem; margin: 34px 0 8px; padding-top: 8px; border-top: 2px solid var(--line); }
@@ -43,11 +45,16 @@ p.note, .muted { color: var(--muted); font-size: .9rem; }
 .card .sub { font-size: .82rem; color: var(--muted); }
 .card.alert .value { color: var(--warn); }
 table { border-collapse: collapse; margin: 8px 0 14px; font-size: .86rem; width: 100%; }
-th, td { border-bottom: 1px solid var(--line); padding: 5px 8px; text-align: left; vertical-align: top; }
+th, td { border-bottom: 1px solid var(--line); padding: 5px 6px; text-align: left; vertical-align: top; }
 th { background: var(--panel); font-weight: 600; }
 .nowrap, td:first-child { white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+th.num { white-space: normal; hyphens: auto; }
+.wrap { white-space: normal; }
+@media (min-width: 1500px) { main, header.top .inner { max-width: 1440px; } }
 td .n { color: var(--muted); font-size: .8rem; }
+td.num .n { white-space: normal; }
+.nb { white-space: nowrap; }
 tr.sig td { background: #fff6ec; }
 .scroll { overflow-x: auto; }
 figure { margin: 14px 0 22px; }
@@ -81,8 +88,8 @@ def rate_cell(p: Any, lo: Any, hi: Any, n: Any, stacked: bool = True) -> str:
         extra.append(f"[{100 * float(lo):.1f}, {100 * float(hi):.1f}]")
     if not _isnan(n):
         extra.append(f"n={int(n)}")
-    if extra:
-        s += ("<br>" if stacked else " ") + f'<span class="n">{" ".join(extra)}</span>'
+    if extra:  # a narrow column breaks between the interval and n, never inside a number
+        s += ("<br>" if stacked else " ") + '<span class="n">' + " ".join(f'<span class="nb">{e}</span>' for e in extra) + "</span>"
     return s
 
 
@@ -154,6 +161,25 @@ def setting_name(s: str) -> str:
     return SETTING_TITLES.get(s, s)
 
 
+def sent_text(params: dict[str, Any]) -> str:
+    """Decoding parameters as sent, 'max_tokens=1024, temperature=0.0' (sorted by name)."""
+    return ", ".join(f"{k}={json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v}" for k, v in sorted(params.items())) or "—"
+
+
+def shown_path(path: Any, run_dir: Any) -> str:
+    """A path as a reader can use it: relative to the working directory when it lies below it,
+    else relative to the run directory; a relative path as recorded."""
+    if not path:
+        return "—"
+    p = Path(str(path))
+    if not p.is_absolute():
+        return str(p)
+    try:
+        return str(p.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return os.path.relpath(p, Path(str(run_dir)).resolve())
+
+
 def run_facts(runs: Sequence[Any], redact_url: Callable[[str], str]) -> str:
     out = []
     for run in runs:
@@ -173,14 +199,22 @@ def run_facts(runs: Sequence[Any], redact_url: Callable[[str], str]) -> str:
                 dec += f", extra_body={json.dumps(m.get('extra_body'), sort_keys=True)}"
             price = "—" if m.get("price_input") is None and m.get("price_output") is None else \
                 f"${m.get('price_input') or 0}/M in, ${m.get('price_output') or 0}/M out"
-            mrows.append([esc(m.get("label")), esc(f"{m.get('kind')}:{m.get('model')}"), esc(urls),
-                          esc(m.get("api_key_env") or "—"), esc(dec),
-                          esc(f"concurrency={m.get('concurrency')}, rpm={m.get('rpm')}, timeout={m.get('timeout')}s, retries={m.get('max_retries')}"),
-                          esc(price)])
+            row = [esc(m.get("label")), esc(f"{m.get('kind')}:{m.get('model')}"), esc(urls), esc(m.get("api_key_env") or "—")]
+            # what the spec asks is shown only when the stored requests cannot say what was sent (a
+            # family or a judge sets its own budget, so the spec's max_tokens is not what was sent)
+            row += [] if run.sent else [esc(dec)]
+            row += [esc(f"concurrency={m.get('concurrency')}, rpm={m.get('rpm')}, timeout={m.get('timeout')}s, retries={m.get('max_retries')}"),
+                    esc(price)]
+            mrows.append(row)
         if mrows:
-            lines.append(table(mrows, ["Label", "Model", "Endpoints", "API key variable", "Decoding", "Client", "Price"]))
+            lines.append(table(mrows, ["Label", "Model", "Endpoints", "API key variable", *([] if run.sent else ["Decoding (model spec)"]),
+                                       "Client", "Price"]))
             lines.append("<p class='note'>Secrets are never stored: only the name of the environment variable that "
                          "held the API key. Endpoint credentials and query strings are masked.</p>")
+        if run.sent:
+            srows = [[esc(r["kind"]), esc(r["model"]), esc(sent_text(r["params"])), str(r["calls"])] for r in run.sent]
+            lines.append("<h4>Parameters sent</h4>" + table(srows, ["Call", "Model", "Parameters (from the stored requests)", "Requests"],
+                                                            numeric=[3]))
         opts = cfg.get("options")
         if opts:
             lines.append(f"<p>Options: <code>{esc(json.dumps(opts, sort_keys=True))}</code></p>")
@@ -223,8 +257,8 @@ def run_facts(runs: Sequence[Any], redact_url: Callable[[str], str]) -> str:
             counts = suite.get("counts") or {}
             lines.append(f"<p>Suite <b>{esc(suite.get('name'))}</b> v{esc(suite.get('version'))} (family {esc(suite.get('family'))}, "
                          f"seed {esc(suite.get('seed'))}): {esc(counts.get('items', '?'))} items, {esc(counts.get('probes', '?'))} probes. "
-                         f"Path: <code>{esc(suite.get('path'))}</code></p>")
-            lines.append("<details><summary>Suite manifest</summary><pre>" + esc(json.dumps(suite, indent=2, sort_keys=True)) + "</pre></details>")
+                         f"Path: <code>{esc(shown_path(suite.get('path'), run.path))}</code></p>")
+            lines.append("<details><summary>Suite manifest</summary><pre>" + esc(json.dumps({**suite, "path": shown_path(suite.get("path"), run.path)}, indent=2, sort_keys=True)) + "</pre></details>")
         out.append(head + "".join(lines))
     return "".join(out)
 

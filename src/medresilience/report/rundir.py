@@ -24,6 +24,7 @@ from ..frame import results_frame
 from ..models.urls import redact_url  # noqa: F401  (the report shows endpoints through it)
 from ..reading import family_sets_budget, reading_summary, truncation_warnings
 from ..records import Suite
+from ..scoring.extract import SYSTEM as EXTRACT_SYSTEM
 from ..store import Store
 
 
@@ -40,6 +41,7 @@ class RunData:
     notes: list[str] = field(default_factory=list)
     counts: dict[str, Any] = field(default_factory=dict)  # store-level counts (unscored, ...)
     last_execution: dict[str, Any] | None = None
+    sent: list[dict[str, Any]] = field(default_factory=list)  # the parameters each kind of call was sent with (sent_params)
     timings: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -89,6 +91,18 @@ def _find_suite(run_dir: Path, config: dict[str, Any]) -> tuple[Suite | None, st
     return None, reason
 
 
+def sent_params(store: Store) -> list[dict[str, Any]]:
+    """The store's sent parameters (Store.sent_params) with each scorer call named for what it is:
+    `extraction` when it carries the extraction model's system prompt, else `judge`."""
+    rows = store.sent_params()
+    for r in rows:
+        if r["kind"] == "scorer":
+            r["kind"] = "extraction" if r.pop("system") == EXTRACT_SYSTEM else "judge"
+        else:
+            r.pop("system")
+    return rows
+
+
 def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = True) -> RunData:
     """Read one run directory. Raises InputError when it is not a run directory."""
     d = Path(run_dir)
@@ -121,6 +135,7 @@ def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = Tru
                 run.timings["metrics"] = time.perf_counter() - t0
                 t0 = time.perf_counter()
                 run.counts, res["usage"] = store.facts()
+                run.sent = sent_params(store)
                 res["reading"] = reading_summary(store)
                 res["warnings"] = truncation_warnings(res["reading"], family_sets_budget(family, (config.get("options") or {}).get("family")))
                 run.timings["store_facts"] = time.perf_counter() - t0

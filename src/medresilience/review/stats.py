@@ -66,7 +66,8 @@ class ReviewStats:
         return {
             "rubric": self.rubric.key, "title": self.rubric.title, "review": {k: v for k, v in self.meta.items() if k != "rubric_def"},
             "counts": {"units": int(self.ratings["unit_id"].nunique()), "tasks": len(self.ratings), "rated": len(rated),
-                       "skipped": int((self.ratings["status"] == "skipped").sum()), "dual_rated_units": self._dual_units()},
+                       "skipped": int((self.ratings["status"] == "skipped").sum()), "dual_rated_units": self._dual_units(),
+                       "reviewers": len(self.progress), "reviewers_rated": int(rated["reviewer"].nunique()) if len(rated) else 0},
             "pass_rates": records(self.pass_rates), "composite": self.composite, "worst_case": self.worst_case,
             "agreement": records(self.agreement), "auto_agreement": records(self.auto), "progress": records(self.progress),
             "flags": records(self.flags), "notes": self.notes,
@@ -321,8 +322,12 @@ def html_page(res: ReviewStats) -> str:
     s = res.summary()
     c = s["counts"]
     sections = []
+    # "by N reviewers" counts those who rated; the others assigned are said apart
+    by = f"{c['reviewers_rated']} reviewer{'s' if c['reviewers_rated'] != 1 else ''}"
+    if c["reviewers"] != c["reviewers_rated"]:
+        by += f" (of {c['reviewers']} assigned)"
     overview = [f"<p class='lead'>{esc(res.rubric.title)}: {c['rated']} ratings of {c['units']} units by "
-                f"{len(res.progress)} reviewers; {c['dual_rated_units']} units rated twice; {c['skipped']} skipped.</p>"]
+                f"{by}; {c['dual_rated_units']} units rated twice; {c['skipped']} skipped.</p>"]
     m = res.meta
     overview.append(f"<p class='note'>Suite {esc(m.get('suite_name'))} v{esc(m.get('suite_version'))}; sample of {esc(m.get('n_sampled'))} "
                     f"from {esc(m.get('population'))} units, stratified by {esc(', '.join(m.get('strata') or []) or 'nothing')}, "

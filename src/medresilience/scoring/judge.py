@@ -46,7 +46,7 @@ from pydantic import (
 )
 
 from ..calls import CallRequest, RunStats, add_stats, request_key, run_calls
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, InputError, validation_problem
 from ..models.openai_compatible import scrub, spec_secrets
 from ..models.serving import serving
 from ..seeding import stable_hash
@@ -206,9 +206,8 @@ class Rubric(BaseModel):
         try:
             return cls.model_validate(data)
         except ValidationError as e:
-            first = e.errors()[0]
-            where = ".".join(str(p) for p in first.get("loc", ())) or None
-            raise InputError(path, None, where, str(first.get("msg", e))) from None
+            where, msg = validation_problem(e)
+            raise InputError(path, None, where, msg) from None
 
 
 # --------------------------------------------------------------------------- reading replies

@@ -19,6 +19,7 @@ type, inline options, empty columns), and for suites built here the study code's
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -36,6 +37,8 @@ from .probe import MisleadingProbe as Probe
 from .taxonomy import CONTENT_TYPE_KEYS, PROVENANCE_KEYS, content_type_key, provenance_key
 
 FORMAT = "medmisbench"
+#: beside exported files whose names are not a study config: {file name: config}
+CONFIG_FILE = "configs.json"
 #: config name -> source dataset
 CONFIGS = {"MEDMISQA": "medqa", "MEDMISMCQA": "medmcqa", "MEDMISXPERTQA": "medxpertqa", "MEDMISJOURNEY": "medjourney",
            "MEDMISHLE": "hle"}
@@ -195,20 +198,31 @@ def _rows_of_file(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield from json_lines(path)
 
 
+def listed_configs(folder: Path) -> dict[str, str]:
+    """file name -> config, from the CONFIG_FILE an export wrote beside files whose names are not
+    one of the study's configs ({} without one)."""
+    try:
+        listed = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v).upper() for k, v in listed.items()} if isinstance(listed, dict) else {}
+
+
 def release_files(path: Path | str, config: str | None = None) -> list[tuple[Path, str]]:
-    """(file, config) pairs of a release: one file, or a folder with one file per config."""
+    """(file, config) pairs of a release: one file, or a folder with one file per config. A file's
+    config is its name's (MEDMISQA.jsonl), its folder's, or the one CONFIG_FILE beside it lists."""
     path = Path(path)
     if not path.exists():
         raise InputError(path, None, None, "file not found")
     if path.is_file():
-        cfg = config or config_of(path.stem) or config_of(path.parent.name)
+        cfg = config or config_of(path.stem) or config_of(path.parent.name) or listed_configs(path.parent).get(path.name)
         if cfg is None:
             raise ConfigError("--config", f"cannot tell the config of {path} from its name; name it (one of {', '.join(CONFIGS)})")
         return [(path, cfg.upper())]
     found = []
     for f in sorted(path.rglob("*")):
-        if f.is_file() and f.suffix.lower() in (".jsonl", ".json", ".parquet"):
-            cfg = config_of(f.stem) or config_of(f.parent.name)
+        if f.is_file() and f.suffix.lower() in (".jsonl", ".json", ".parquet") and f.name != CONFIG_FILE:
+            cfg = config_of(f.stem) or config_of(f.parent.name) or listed_configs(f.parent).get(f.name)
             if cfg is not None:
                 found.append((f, cfg))
     if not found:
@@ -326,6 +340,13 @@ def write_medmisbench(suite: Suite, path: Path | str, fmt: str = "jsonl") -> int
                 for r in rows:
                     fh.write(dump_line(r))
         n += len(rows)
+    # a file whose name does not tell its config (a suite built from other sources) is listed
+    # beside it, so that `medres import` reads back what was written without --config
+    unnamed = {t.name: cfg for cfg, t in targets.items() if config_of(t.stem) != cfg and config_of(t.parent.name) != cfg}
+    if unnamed:
+        folder = next(iter(targets.values())).parent
+        with atomic_write(folder / CONFIG_FILE) as fh:
+            fh.write(json.dumps({**listed_configs(folder), **unnamed}, indent=2, sort_keys=True) + "\n")
     return n
 
 

@@ -7,7 +7,10 @@ inventories (TSV with a header: abbreviation, sense, variation, CUI, frequency).
   written forms; its written form is the most frequent `variation` ("BP_17|B.P_1|bp_2" -> "BP",
   an edge period dropped: "meds." -> "meds"). A row whose abbreviation stands for its sense less
   often than `min_frequency` is not used (by default half the time: "i" for "in" at 1.75% is not a
-  fair stand-in), nor one no shorter than its sense.
+  fair stand-in), nor one no shorter than its sense. That is the study's plain string match on
+  the inventory pairs (rules `study`); the default rules (`clinical`) also leave out number words,
+  lab-report column codes and a sense that is the abbreviation's rare reading in another
+  inventory (see `choose`).
 - Substitution is whole-word (a sense is never replaced inside a longer word), case-insensitive,
   longest sense first (at each position the longest matching sense wins, so "blood pressure"
   becomes "BP" rather than "bld pressure"), and case-aware: an all-lower-case abbreviation takes
@@ -26,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError
+from ...errors import ConfigError, InputError
 
 COLUMNS = ("abbreviation", "sense", "variation", "CUI", "frequency")
 MIN_FREQUENCY = 0.5
@@ -122,19 +125,84 @@ def read_inventory(path: Path | str) -> list[dict[str, Any]]:
     return rows
 
 
-def choose(rows: Iterable[Mapping[str, Any]], min_frequency: float = MIN_FREQUENCY) -> dict[str, Abbreviation]:
-    """sense (lower case) -> its most frequent abbreviation (see the module docstring)."""
+#: number words: a number in a case is clinical content, and "two" -> "II" (read as "type II",
+#: "grade II") is not how a clinician shortens it
+NUMBER_WORDS = frozenset({
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen",
+    "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "thirty", "forty", "fifty", "sixty",
+    "seventy", "eighty", "ninety", "hundred", "thousand", "million", "first", "second", "third", "fourth", "fifth", "sixth",
+    "seventh", "eighth", "ninth", "tenth", "once", "twice", "thrice", "single", "double", "triple", "half",
+})
+_CAPITALISED_WORD = re.compile(r"[A-Z][a-z]+")
+
+
+def column_code(form: str, sense: str) -> bool:
+    """Whether a written form is a lab-report or flowsheet column code rather than what a clinician
+    writes in a note: a sign that changes or adds meaning ("BS+" for "bowel sounds", "Plt-Ct"), two
+    run-together capitalised words ("RespRt"), a lower-case prefix before capitals ("rcSpO2"), or a
+    one-word sense cut to five or more capitals ("LYMPRE", "MONORE")."""
+    if re.search(r"[^A-Za-z0-9/&.']", form):
+        return True
+    if len(_CAPITALISED_WORD.findall(form)) >= 2:
+        return True
+    if form[:1].islower() and any(c.isupper() for c in form):
+        return True
+    letters = [c for c in form if c.isalpha()]
+    return " " not in sense and len(letters) >= 5 and all(c.isupper() for c in letters)
+
+
+def _readings(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], dict[str, float]]:
+    """(inventory, abbreviation) -> {sense: frequency} (the share of the abbreviation's uses in that
+    inventory that mean the sense)."""
+    out: dict[tuple[str, str], dict[str, float]] = {}
+    for r in rows:
+        key = (str(r.get("inventory", "")), str(r["abbreviation"]).lower())
+        sense = " ".join(str(r["sense"]).lower().split())
+        out.setdefault(key, {})[sense] = max(float(r["frequency"]), out.get(key, {}).get(sense, 0.0))
+    return out
+
+
+#: the ways an abbreviation table is chosen from the inventories, by name
+RULES = ("clinical", "study")
+
+
+def choose(rows: Iterable[Mapping[str, Any]], min_frequency: float = MIN_FREQUENCY, rules: str = "clinical") -> dict[str, Abbreviation]:
+    """sense (lower case) -> its most frequent abbreviation (see the module docstring).
+
+    rules `study`: the study's plain string match on the inventory pairs (each sense's most
+    frequent abbreviation that stands for it at least `min_frequency` of the time in its
+    inventory). `clinical` (the default) also leaves out what a clinician would not write that
+    way: number words, contractions cut at the apostrophe ("has not" -> "hasn"), lab-report column codes (`column_code`; of equally frequent written forms
+    the lower-case one is taken, as "extr" over "EXTR"), and a sense that is the abbreviation's
+    rare reading in another inventory that lists it (below `min_frequency` there: "woman" ->
+    "WM", which the discharge summaries read as "white male"; "cardiac" -> "Cor")."""
+    if rules not in RULES:
+        raise ConfigError("--abbreviation-rules", f"'{rules}' is not allowed (allowed: {', '.join(RULES)})")
+    rows = list(rows)
+    clinical = rules == "clinical"
+    readings = _readings(rows) if clinical else {}
     best: dict[str, tuple[tuple[float, int, str], Abbreviation]] = {}
     for r in rows:
         sense = str(r["sense"]).strip()
         if not sense or float(r["frequency"]) < min_frequency:
             continue
+        low = " ".join(sense.lower().split())
+        if clinical:
+            if low in NUMBER_WORDS or low.endswith(" not"):  # "has not" -> "hasn": a contraction cut at its apostrophe
+                continue
+            key = str(r["abbreviation"]).lower()
+            if any(ab == key and senses.get(low, 0.0) < min_frequency for (_, ab), senses in readings.items()):
+                continue
         forms = _forms(str(r.get("variation") or ""))
         if forms:
-            form = min(forms, key=lambda f: (-forms[f], f))
+            # of equally frequent forms the lower-case one under the clinical rules (capitals are
+            # the lab report's), else the first in sort order
+            form = min(forms, key=lambda f: (-forms[f], not f.islower(), f) if clinical else (-forms[f], f))
         else:
             form = str(r["abbreviation"]).replace("_", "/").strip("/") or str(r["abbreviation"])
         if not form or len(form) >= len(sense) or form.lower() == sense.lower():
+            continue
+        if clinical and column_code(form, sense):
             continue
         observed = sum(forms.values())
         cand = Abbreviation(sense, form, str(r["abbreviation"]), float(r["frequency"]), observed, str(r.get("inventory", "")))
@@ -145,11 +213,11 @@ def choose(rows: Iterable[Mapping[str, Any]], min_frequency: float = MIN_FREQUEN
     return {k: v for k, (_, v) in sorted(best.items())}
 
 
-def load_table(paths: Sequence[Path | str], min_frequency: float = MIN_FREQUENCY) -> dict[str, Abbreviation]:
+def load_table(paths: Sequence[Path | str], min_frequency: float = MIN_FREQUENCY, rules: str = "clinical") -> dict[str, Abbreviation]:
     rows: list[dict[str, Any]] = []
     for f in inventory_files(paths):
         rows += read_inventory(f)
-    return choose(rows, min_frequency)
+    return choose(rows, min_frequency, rules)
 
 
 def cased(original: str, form: str) -> str:

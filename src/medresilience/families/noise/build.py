@@ -64,6 +64,7 @@ class NoiseBuildOptions:
     kinds: tuple[str, ...] = KINDS
     abbreviations: tuple[str, ...] = ()
     min_frequency: float = abbr.MIN_FREQUENCY
+    abbreviation_rules: str = "clinical"  # abbreviations.RULES: clinical, or the study's plain string match
     name: str | None = None
     description: str = ""
 
@@ -76,6 +77,8 @@ class NoiseBuildOptions:
             unknown = [v for v in self.variants if v not in CONDITIONS]
             if unknown or not self.variants:
                 raise ConfigError("--variants", f"unknown or no variant ({', '.join(unknown)}); known: {', '.join(CONDITIONS)}")
+        if self.abbreviation_rules not in abbr.RULES:
+            raise ConfigError("--abbreviation-rules", f"'{self.abbreviation_rules}' is not allowed (allowed: {', '.join(abbr.RULES)})")
         bad = [k for k in self.kinds if k not in KINDS]
         if bad or not self.kinds:
             raise ConfigError("--ask", f"unknown question kind(s) {', '.join(bad)} (known: {', '.join(KINDS)})")
@@ -173,7 +176,7 @@ def build_noise(
     need_generator = any(v in GENERATED for v in variants)
     if need_generator and generator is None:
         raise ConfigError("--generator", f"the variants {', '.join(v for v in variants if v in GENERATED)} need a generator model")
-    table = abbr.load_table(options.abbreviations, options.min_frequency) if ABBREVIATIONS in variants else {}
+    table = abbr.load_table(options.abbreviations, options.min_frequency, options.abbreviation_rules) if ABBREVIATIONS in variants else {}
     if checker is not None and not need_generator:
         notes.append("--verify: no checker call was needed (no variant built here comes from the generator)")
         checker = None
@@ -309,6 +312,7 @@ def build_noise(
             "abbreviation_inventories": [{"name": f.name, "sha256": sha256_file(f)} for f in abbr.inventory_files(options.abbreviations)]
             if table else [],
             "min_frequency": options.min_frequency if table else None,
+            "abbreviation_rules": options.abbreviation_rules if table else None,
             **({"checker": generator_identity(checker)} if checker is not None else {}),
         },
         source=source,

@@ -40,6 +40,8 @@ def noise(
     variants: Annotated[Optional[list[str]], typer.Option("--variants", help=f"variants to build, comma separated or repeated: {', '.join(CONDITIONS)} (default: all that can be built)")] = None,
     abbreviations: Annotated[Optional[list[Path]], typer.Option("--abbreviations", help="abbreviation inventory: a TSV (abbreviation, sense, variation, CUI, frequency) or a directory of them; repeatable")] = None,
     min_frequency: Annotated[float, typer.Option("--min-frequency", help="use an abbreviation only if it means its sense at least this share of the time")] = 0.5,
+    abbreviation_rules: Annotated[str, typer.Option("--abbreviation-rules", help="clinical (default: no number words, lab-report column "
+                                                    "codes or rare readings) or study (the study's plain string match on the inventory pairs)")] = "clinical",
     ask: Annotated[str, typer.Option("--ask", help="which questions make cases, comma separated: diagnosis (most likely diagnosis), cause (most likely cause)")] = "diagnosis,cause",
     fmt: Annotated[str, typer.Option("--format", help="input format: auto, items, or a source format (medqa, medmcqa, ...)")] = "auto",
     name: Annotated[Optional[str], typer.Option("--name", help="suite name (default: the directory name)")] = None,
@@ -56,6 +58,7 @@ def noise(
     opts = NoiseBuildOptions(
         seed=seed, variants=chosen, retries=retries, limit=limit, kinds=_split([ask]) or (), name=name,
         abbreviations=tuple(str(p) for p in abbreviations or ()), min_frequency=min_frequency,
+        abbreviation_rules=abbreviation_rules,
     )
     wanted = chosen or CONDITIONS
     gen = parse_model_spec(generator) if any(v in GENERATED for v in wanted) else None

@@ -203,13 +203,13 @@ def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
     cols = [(k, t) for k, t in HEADLINE_COLUMNS if not h[f"{k}_n"].isna().all()]
     rows = []
     for r in h.to_dict("records"):
-        rows.append([f"<b>{esc(r['model'])}</b>", esc(setting_name(r["setting"])),
+        rows.append([f"<b class='wrap'>{esc(r['model'])}</b>", esc(setting_name(r["setting"])),
                      "—" if _isnan(r.get("n_items")) else str(int(r["n_items"])),
                      *[rate_cell(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n")) for k, _ in cols],
                      str(r.get("units_errors") or 0), str(r.get("units_invalid") or 0), str(r.get("units_truncated") or 0),
                      str(r.get("units_unscored") or 0)])
     headers = ["Model", "Setting", "Cases", *[t for _, t in cols], "Errors", "Invalid", "Truncated", "Unscored"]
-    return (f"<p class='lead'>{lead}</p>" if lead else "") + table(rows, headers, numeric=range(2, len(headers)))
+    return f"<h3>{esc(TITLE)}</h3>" + (f"<p class='lead'>{lead}</p>" if lead else "") + table(rows, headers, numeric=range(2, len(headers)))
 
 
 def variant_tables(v: pd.DataFrame) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ...errors import InputError
+from ...errors import InputError, validation_problem
 from ...records import check_field_sizes, text_lines, write_jsonl
 
 CHUNK = 1 << 20
@@ -100,9 +100,8 @@ def read_myths(path: Path | str) -> list[Myth]:
         try:
             out.append(Myth.model_validate(data))
         except ValidationError as e:
-            first = e.errors()[0]
-            where = ".".join(str(p) for p in first.get("loc", ())) or None
-            raise InputError(path, line, where, str(first.get("msg", e))) from None
+            where, msg = validation_problem(e)
+            raise InputError(path, line, where, msg) from None
     if not out:
         raise InputError(path, None, None, "no myth records")
     return out

@@ -378,7 +378,7 @@ def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
     rows = []
     for r in h.to_dict("records"):
         unscored = int(r.get("unscored_k") or 0)
-        rows.append([f"<b>{esc(r['model'])}</b>", esc(setting_name(r["setting"])),
+        rows.append([f"<b class='wrap'>{esc(r['model'])}</b>", esc(setting_name(r["setting"])),
                      "—" if _isnan(r.get("n_items")) else str(int(r["n_items"])),
                      score_cell(r["pcs_p"], r["pcs_lo"], r["pcs_hi"], r["pcs_n"]),
                      rate_cell(r["pcr_p"], r["pcr_lo"], r["pcr_hi"], r["pcr_n"]),

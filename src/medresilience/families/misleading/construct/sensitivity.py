@@ -144,7 +144,8 @@ def spec_from_manifest(suite: Suite) -> ModelSpec:
     """The generator a suite records in its manifest, as a ModelSpec (for reassignment)."""
     g = suite.manifest.generator
     if not g:
-        raise ConfigError("--generator", f"suite {suite.manifest.name!r} records no generator; pass --generator")
+        raise ConfigError("--generator", f"suite {suite.manifest.name!r} records no generator (only a suite `medres build misleading` "
+                                         "wrote does; a bundled or imported one does not): pass --generator SPEC, e.g. --generator embedded")
     try:
         return ModelSpec.model_validate({k: v for k, v in g.items() if k in ModelSpec.model_fields})
     except ValueError as e:

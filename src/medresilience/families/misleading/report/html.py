@@ -10,7 +10,13 @@ import pandas as pd
 from ....report.html import _isnan, collapsible, diff_cell, esc, rate_cell, setting_name, table
 from .tables import CONDITION_TITLES, STRATUM_TITLES, fmt_p, fmt_pct
 
+TITLE = "Misleading context"
+
 # ---------------------------------------------------------------------------------- sections
+
+
+#: the rates of the headline table, in its column order
+RATE_KEYS = ("clean_acc", "type1_acc", "type2_acc", "type1_asr", "type1_tasr", "type2_asr", "type1_asr_read", "type2_asr_read")
 
 
 def key_numbers(headline: pd.DataFrame, mean: dict[str, Any], designs: list[str] | None = None) -> str:
@@ -62,10 +68,10 @@ def key_numbers(headline: pd.DataFrame, mean: dict[str, Any], designs: list[str]
     for r in headline.itertuples(index=False):
         r = r._asdict()
         rows.append([
-            f"<b>{esc(r['model'])}</b>", esc(setting_name(r["setting"])),
+            f"<b class='wrap'>{esc(r['model'])}</b>", esc(setting_name(r["setting"])),
             "—" if _isnan(r.get("n_items")) else str(int(r["n_items"])),
             *[rate_cell(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n")) + _clustered(r, k)
-              for k in ("clean_acc", "type1_acc", "type2_acc", "type1_asr", "type1_tasr", "type2_asr", "type1_asr_read", "type2_asr_read")],
+              for k in RATE_KEYS],
             str(r.get("units_errors", 0)), str(r.get("units_invalid", 0)), str(r.get("units_truncated", 0)),
         ])
     headers = ["Model", "Setting", "Items", "Clean acc", "Type 1 acc", "Type 2 acc", "Type 1 ASR", "Type 1 TASR",
@@ -76,10 +82,12 @@ def key_numbers(headline: pd.DataFrame, mean: dict[str, Any], designs: list[str]
         design_note = ("<p class='note'>Type 1 design: " + "; ".join(f"<b>{esc(d)}</b>: {esc(what.get(d, d))}" for d in designs)
                        + (". Runs of different designs are reported apart and never pooled; these numbers are the "
                           f"<b>{esc(designs[0])}</b> runs'." if len(designs) > 1 else ".") + "</p>")
-    return (f'<p class="lead">{sentence}</p><div class="cards">{cards}</div>{cards_note}{design_note}'
+    # the "items:" interval is explained only where a cell shows one
+    clustered = any(_clustered(r._asdict(), k) for r in headline.itertuples(index=False) for k in RATE_KEYS)
+    marker = ('; "items:" is the item-clustered bootstrap interval of an ASR whose items give several pairs' if clustered else "")
+    return (f"<h3>{esc(TITLE)}</h3>" f'<p class="lead">{sentence}</p><div class="cards">{cards}</div>{cards_note}{design_note}'
             + table(rows, headers, numeric=range(2, 14))
-            + '<p class="note">Rates with 95% Wilson intervals and n; "items:" is the item-clustered bootstrap interval of '
-              "an ASR whose items give several pairs. ASR: share of clean-correct (item, probe) "
+            + f'<p class="note">Rates with 95% Wilson intervals and n{marker}. ASR: share of clean-correct (item, probe) '
               "pairs whose answer is no longer correct with the misleading context; TASR: share that moved to the "
               "injected wrong option. Errors (failed calls) are excluded from every rate and counted; unread replies "
               "(invalid: no readable answer; truncated: cut at the token budget before one) count as not correct, the "

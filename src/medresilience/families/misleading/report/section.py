@@ -29,7 +29,7 @@ from .tables import (
     tests_table,
 )
 
-TITLE = "Misleading context"
+TITLE = H.TITLE
 SUMMARY_COLUMNS = [("clean_acc", "Clean acc"), ("type1_acc", "Type 1 acc"), ("type2_acc", "Type 2 acc"),
                    ("type1_asr", "Type 1 ASR"), ("type1_tasr", "Type 1 TASR"), ("type2_asr", "Type 2 ASR"),
                    ("type1_asr_read", "Type 1 ASR, unread left out"), ("type2_asr_read", "Type 2 ASR, unread left out")]
