@@ -109,13 +109,13 @@ def evaluate(
     config = run_config(suite, specs, opts, family)
     out = Path(out_dir)
     if not (out / "store.sqlite").exists():
-        suite.read()  # no earlier run to settle: a bad suite fails before anything is written
+        suite.check()  # no earlier run to settle: a bad suite fails before anything is written
     with RunLock(out, wait=wait, on_wait=on_wait):  # creates `out`; one process per run directory
         with Store(out / "store.sqlite") as store:
             previous = store.latest_run()
             settled = previous is not None and _same_run(store.run_config(previous), config) and store.run_settled(previous)
             if not settled:
-                suite.read()  # a lazily loaded suite's records, before this run writes anything
+                suite.check()  # a lazily loaded suite's records checked (not held), before this run writes anything
             with atomic_write(out / "run.json") as fh:
                 json.dump(config, fh, indent=2)
             run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"

@@ -24,10 +24,10 @@ import os
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator
 
@@ -260,16 +260,27 @@ def text_lines(path: Path | str, hint: str = "") -> Iterator[tuple[int, str]]:
     """Yield (line number, text) for each line of a UTF-8 file, a leading byte-order mark dropped;
     decoded line by line, so a byte that is not UTF-8 raises an InputError naming its own line
     (the message ending with `hint`)."""
+    for n, _, line in text_lines_at(path, hint):
+        yield n, line
+
+
+def text_lines_at(path: Path | str, hint: str = "") -> Iterator[tuple[int, int, str]]:
+    """As `text_lines`, with each line's byte offset in the file: (line number, offset, text)."""
     path = Path(path)
+    offset = 0
     with path.open("rb") as fh:
         for n, raw in enumerate(fh, 1):
+            at, offset = offset, offset + len(raw)
             if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise InputError(path, n, None, f"not UTF-8 text ({e.reason} at byte {e.start + 1} of the line){hint}") from None
-            yield n, line
+            yield n, at, _decoded(raw, path, n, hint)
+
+
+def _decoded(raw: bytes, path: Path, n: int | None, hint: str = "") -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(path, n, None, f"not UTF-8 text ({e.reason} at byte {e.start + 1} of the line){hint}") from None
 
 
 def read_text(path: Path | str) -> str:
@@ -292,22 +303,43 @@ def iter_json_lines(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, object) for each non-blank line; bad JSON, a byte that is not UTF-8 (on
     its own line) and a text field over `max_field_chars()` raise InputError. A UTF-8 byte-order
     mark is skipped."""
+    for n, _, obj in iter_json_lines_at(path):
+        yield n, obj
+
+
+def iter_json_lines_at(path: Path | str) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """As `iter_json_lines`, with each line's byte offset: (line number, offset, object); the
+    object is read again from its offset with `json_line_at`."""
     path = Path(path)
     if not path.exists():
         raise InputError(path, None, None, "file not found")
     limit = max_field_chars()
-    for n, line in text_lines(path):
+    for n, at, line in text_lines_at(path):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(path, n, None, f"not valid JSON ({e.msg} at column {e.colno})") from None
-        if not isinstance(obj, dict):
-            raise InputError(path, n, None, "expected a JSON object")
-        if len(line) > limit:  # no field of a shorter line can be over the limit
-            check_field_sizes(obj, path, n, limit)
-        yield n, obj
+        yield n, at, _json_object(line, path, n, limit)
+
+
+def json_line_at(fh: BinaryIO, path: Path, offset: int, line: int | None = None) -> dict[str, Any]:
+    """The JSON object of the line at byte `offset` of the open file `fh` (of `path`), checked as
+    `iter_json_lines` checks it; `line` is its number, for errors."""
+    fh.seek(offset)
+    raw = fh.readline()
+    if offset == 0 and raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    return _json_object(_decoded(raw, path, line), path, line, max_field_chars())
+
+
+def _json_object(line: str, path: Path, n: int | None, limit: int) -> dict[str, Any]:
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise InputError(path, n, None, f"not valid JSON ({e.msg} at column {e.colno})") from None
+    if not isinstance(obj, dict):
+        raise InputError(path, n, None, "expected a JSON object")
+    if len(line) > limit:  # no field of a shorter line can be over the limit
+        check_field_sizes(obj, path, n, limit)
+    return obj
 
 
 def open_parquet(path: Path | str) -> Any:
@@ -422,23 +454,140 @@ def sha256_file(path: Path | str) -> str:
 # --------------------------------------------------------------------------- suites
 
 
+def parse_item(obj: dict[str, Any], path: Path, line: int | None) -> Item:
+    """One item line of a suite's items.jsonl (read by `iter_json_lines`), validated."""
+    return parse_record(Item, obj, path, line, sized=True)
+
+
+def parse_probe(obj: dict[str, Any], path: Path, line: int | None, manifest: SuiteManifest) -> Probe:
+    """One probe line of a suite's probes.jsonl (read by `iter_json_lines`), validated as its
+    family's probe (the line's `family`, else the suite's)."""
+    family = obj.get("family") or manifest.family
+    from .family import probe_model
+
+    try:
+        model = probe_model(family) or GenericProbe
+    except KeyError as e:
+        raise InputError(path, line, "family", str(e).strip("'\"")) from None
+    return parse_record(model, {**obj, "family": family}, path, line, sized=True)
+
+
+def check_probe(p: Probe, item: Item | None, path: Path, line: int | None, items_path: Path) -> None:
+    """InputError unless the probe's item exists and the probe fits it."""
+    if item is None:
+        raise InputError(path, line, "item_id", f"no item '{p.item_id}' in {items_path.name}")
+    try:
+        p.check_against(item)
+    except ValueError as e:
+        raise InputError(path, line, getattr(e, "field", None), str(e)) from None
+
+
+def probes_path(d: Path, manifest: SuiteManifest) -> Path | None:
+    """The suite directory's probes.jsonl, None when it has none (InputError when the manifest
+    counts probes)."""
+    ppath = d / "probes.jsonl"
+    if ppath.exists():
+        return ppath
+    if manifest.counts.get("probes"):
+        raise InputError(ppath, None, None, f"is missing (suite.json counts {manifest.counts['probes']} probes)")
+    return None
+
+
 class Suite:
-    """A loaded suite: manifest, items by id (in file order) and probes (in file order)."""
+    """A loaded suite: manifest, items by id (in file order) and probes (in file order).
+
+    A lazily loaded suite holds no record until one is asked for: `items` and `probes` read them
+    all into memory; `check()`, `item_ids()`, `batches()`, `iter_items()` and `iter_probes()` read
+    them from disk as they go (checked once, then read again by offset: `suite_index`), so that a
+    run over a large suite holds one chunk of records at a time."""
 
     def __init__(self, manifest: SuiteManifest, items: list[Item], probes: list[Probe], path: Path | None = None):
         self.manifest = manifest
         self._items = {it.id: it for it in items}
         self._probes = probes
         self._unread: Callable[[], tuple[list[Item], list[Probe]]] | None = None  # a lazy load's records, read on first use
+        self._index: Any = None  # a lazy load's suite_index.SuiteIndex, once checked
         self.path = path
 
     def read(self) -> Suite:
         """Read a lazily loaded suite's records now (InputError on bad input); a no-op otherwise."""
         if self._unread is not None:
             items, probes = self._unread()
-            self._unread = None
+            self._unread, self._index = None, None
             self._items, self._probes = {it.id: it for it in items}, probes
         return self
+
+    def check(self) -> Suite:
+        """Check a lazily loaded suite's records now, streaming (InputError on bad input), keeping
+        where each is rather than the records; a no-op when they are in memory."""
+        if self._unread is not None and self._index is None:
+            from .suite_index import SuiteIndex
+
+            assert self.path is not None
+            self._index = SuiteIndex.build(self.path, self.manifest)
+        return self
+
+    def _streamed(self) -> Any:
+        """The suite's index when its records are read from disk as needed (None: in memory)."""
+        return self.check()._index if self._unread is not None else None
+
+    def item_ids(self) -> list[str]:
+        """Every item id, in file order."""
+        index = self._streamed()
+        return index.item_ids() if index is not None else list(self._items)
+
+    def records_of(self, item_ids: Sequence[str]) -> int:
+        """How many items and probes these items are."""
+        index = self._streamed()
+        if index is not None:
+            return len(item_ids) + sum(index.probe_count(i) for i in item_ids)
+        wanted = set(item_ids)
+        return len(item_ids) + sum(p.item_id in wanted for p in self._probes)
+
+    def batches(self, item_ids: Sequence[str], records: int) -> Iterator[Suite]:
+        """The items of `item_ids`, in that order, with their probes (each item's in file order),
+        as suites in memory of about `records` records (an item and its probes) each, at least
+        one item each: read from disk a batch at a time when the suite is read lazily."""
+        index = self._streamed()
+        if index is not None:
+            count = index.probe_count
+        else:
+            by_item: dict[str, list[Probe]] = {}
+            for p in self._probes:
+                by_item.setdefault(p.item_id, []).append(p)
+
+            def count(item_id: str) -> int:
+                return len(by_item.get(item_id, ()))
+
+        batch: list[str] = []
+        size = 0
+        for item_id in item_ids:
+            batch.append(item_id)
+            size += 1 + count(item_id)
+            if size >= records:
+                yield self._batch(batch, index, by_item if index is None else None)
+                batch, size = [], 0
+        if batch:
+            yield self._batch(batch, index, by_item if index is None else None)
+
+    def _batch(self, item_ids: list[str], index: Any, by_item: dict[str, list[Probe]] | None) -> Suite:
+        if index is not None:
+            items, probes = index.records(item_ids)
+        else:
+            assert by_item is not None
+            items = [self._items[i] for i in item_ids]
+            probes = [p for i in item_ids for p in by_item.get(i, ())]
+        return Suite(self.manifest, items, probes, self.path)
+
+    def iter_items(self) -> Iterator[Item]:
+        """Every item in file order; read from disk as it goes when the suite is read lazily."""
+        index = self._streamed()
+        return index.items() if index is not None else iter(self._items.values())
+
+    def iter_probes(self) -> Iterator[Probe]:
+        """Every probe in file order; read from disk as it goes when the suite is read lazily."""
+        index = self._streamed()
+        return index.probes() if index is not None else iter(self._probes)
 
     @property
     def items(self) -> dict[str, Item]:
@@ -499,37 +648,22 @@ class Suite:
         seen: set[str] = set()
         ipath = d / "items.jsonl"
         for n, obj in iter_json_lines(ipath):
-            it = parse_record(Item, obj, ipath, n, sized=True)
+            it = parse_item(obj, ipath, n)
             if it.id in seen:
                 raise InputError(ipath, n, "id", f"duplicate item id '{it.id}'")
             seen.add(it.id)
             items.append(it)
         by_id = {it.id: it for it in items}
         probes: list[Probe] = []
-        ppath = d / "probes.jsonl"
+        ppath = probes_path(d, manifest)
         pseen: set[str] = set()
-        if not ppath.exists() and manifest.counts.get("probes"):
-            raise InputError(ppath, None, None, f"is missing (suite.json counts {manifest.counts['probes']} probes)")
-        if ppath.exists():
-            from .family import probe_model
-
+        if ppath is not None:
             for n, obj in iter_json_lines(ppath):
-                family = obj.get("family") or manifest.family
-                try:
-                    model = probe_model(family) or GenericProbe
-                except KeyError as e:
-                    raise InputError(ppath, n, "family", str(e).strip("'\"")) from None
-                p = parse_record(model, {**obj, "family": family}, ppath, n, sized=True)
+                p = parse_probe(obj, ppath, n, manifest)
                 if p.id in pseen:
                     raise InputError(ppath, n, "id", f"duplicate probe id '{p.id}'")
                 pseen.add(p.id)
-                item = by_id.get(p.item_id)
-                if item is None:
-                    raise InputError(ppath, n, "item_id", f"no item '{p.item_id}' in {ipath.name}")
-                try:
-                    p.check_against(item)
-                except ValueError as e:
-                    raise InputError(ppath, n, getattr(e, "field", None), str(e)) from None
+                check_probe(p, by_id.get(p.item_id), ppath, n, ipath)
                 probes.append(p)
         return items, probes
 
