@@ -42,7 +42,7 @@ from .family import Family, family_of
 from .models.openai_compatible import OpenAICompatibleModel
 from .models.serving import serving
 from .models.spec import ModelSpec
-from .records import CLEAN, Item, Probe, Suite
+from .records import CLEAN, Item, Probe, Suite, env_number
 from .scoring.judge import run_deferred
 from .scoring.mcq import mcq_params
 from .scoring.types import Scorer, is_deferred
@@ -52,6 +52,10 @@ from .store import Store, UnitRow
 
 __all__ = ["CallRequest", "EvalOptions", "Planned", "PlannedPreCall", "ProgressFn", "RunStats", "check_options", "execute",
            "is_deferred", "plan", "request_key", "run_calls", "run_items", "select_units", "setting_models", "unit_chunks"]
+
+
+#: The default of MEDRES_CHUNK_UNITS: about how many units `execute_plan` plans and runs at a time.
+CHUNK_UNITS = 20_000
 
 
 @dataclass(frozen=True)
@@ -295,15 +299,18 @@ async def execute_plan(
     store: Store,
     progress: ProgressFn | None = None,
     clients: dict[str, OpenAICompatibleModel] | None = None,
-    chunk_units: int = 20_000,
+    chunk_units: int | None = None,
     helpers: Iterable[ModelSpec] = (),
 ) -> RunStats:
     """Plan and run a suite in chunks of about `chunk_units` units: each chunk is planned, recorded,
     deduplicated against the store and run before the next is planned, so memory stays flat as
-    the suite grows (the suite itself is loaded once) and a resume with nothing to do costs one
-    key lookup per unit. The results are the same as `execute(plan(...))`: a chunk boundary only
+    the suite grows (a lazily loaded suite is checked once and read from disk a chunk of items at
+    a time: `Suite.batches`) and a resume with nothing to do costs one key lookup per unit. The results are the same as `execute(plan(...))`: a chunk boundary only
     decides when a call is made, never which. `helpers`: live endpoints of the models the settings
-    call (`setting_models`), served by the caller for the whole run."""
+    call (`setting_models`), served by the caller for the whole run. `chunk_units` None:
+    MEDRES_CHUNK_UNITS, default CHUNK_UNITS."""
+    if chunk_units is None:
+        chunk_units = int(env_number("MEDRES_CHUNK_UNITS", CHUNK_UNITS, integer=True))
     specs = list(specs)
     helpers = list(helpers)
     family = family_of([suite.manifest.family])
