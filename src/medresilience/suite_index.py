@@ -10,6 +10,7 @@ at a time; `items()` and `probes()` stream them in file order."""
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator, Sequence
 from contextlib import nullcontext
 from pathlib import Path
@@ -49,8 +50,7 @@ class SuiteIndex:
         d = Path(directory)
         ipath = d / "items.jsonl"
         ids: dict[str, int] = {}
-        item_at: list[int] = []
-        item_line: list[int] = []
+        item_at, item_line = array("q"), array("q")  # packed as they grow: 8 bytes a record, not a Python int
         for n, at, obj in iter_json_lines_at(ipath):
             it = parse_item(obj, ipath, n)
             if it.id in ids:
@@ -58,9 +58,7 @@ class SuiteIndex:
             ids[it.id] = len(item_at)
             item_at.append(at)
             item_line.append(n)
-        owner: list[int] = []
-        probe_at: list[int] = []
-        probe_line: list[int] = []
+        owner, probe_at, probe_line = array("q"), array("q"), array("q")
         ppath = probes_path(d, manifest)
         if ppath is not None:
             seen: set[str] = set()
@@ -79,12 +77,12 @@ class SuiteIndex:
                     probe_at.append(at)
                     probe_line.append(n)
             del seen
-        own = np.asarray(owner, dtype=np.int64)
+        own = np.frombuffer(owner, dtype=np.int64)
         order = np.argsort(own, kind="stable")  # grouped by item, file order within an item
         start = np.zeros(len(ids) + 1, dtype=np.int64)
         np.cumsum(np.bincount(own, minlength=len(ids)), out=start[1:])
-        return cls(d, manifest, ids, np.asarray(item_at, dtype=np.int64), np.asarray(item_line, dtype=np.int32),
-                   np.asarray(probe_at, dtype=np.int64)[order], np.asarray(probe_line, dtype=np.int32)[order], start)
+        return cls(d, manifest, ids, np.frombuffer(item_at, dtype=np.int64), np.frombuffer(item_line, dtype=np.int64).astype(np.int32),
+                   np.frombuffer(probe_at, dtype=np.int64)[order], np.frombuffer(probe_line, dtype=np.int64)[order].astype(np.int32), start)
 
     def item_ids(self) -> list[str]:
         """Every item id, in file order."""
