@@ -1,6 +1,7 @@
 """The records that flow through the toolkit: Item, Probe and the suite manifest; JSONL reading and
 writing with line-numbered errors; suite directories (suite.json + items.jsonl + probes.jsonl)
-written atomically with checksums.
+written atomically with checksums, and read whole or, for a run over a large suite, checked once
+and read back from disk a chunk of items at a time (`SuiteIndex`).
 
 An Item is one source question of any family: it may carry options and a gold letter (an MCQ), a
 free-text reference (a diagnosis, a correction), or neither (a patient question). A Probe is one
@@ -23,8 +24,10 @@ import json
 import os
 import shutil
 import tempfile
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
@@ -498,7 +501,7 @@ class Suite:
 
     A lazily loaded suite holds no record until one is asked for: `items` and `probes` read them
     all into memory; `check()`, `item_ids()`, `batches()`, `iter_items()` and `iter_probes()` read
-    them from disk as they go (checked once, then read again by offset: `suite_index`), so that a
+    them from disk as they go (checked once, then read again by offset: `SuiteIndex`), so that a
     run over a large suite holds one chunk of records at a time."""
 
     def __init__(self, manifest: SuiteManifest, items: list[Item], probes: list[Probe], path: Path | None = None):
@@ -506,7 +509,7 @@ class Suite:
         self._items = {it.id: it for it in items}
         self._probes = probes
         self._unread: Callable[[], tuple[list[Item], list[Probe]]] | None = None  # a lazy load's records, read on first use
-        self._index: Any = None  # a lazy load's suite_index.SuiteIndex, once checked
+        self._index: SuiteIndex | None = None  # a lazy load's index, once checked
         self.path = path
 
     def read(self) -> Suite:
@@ -521,13 +524,11 @@ class Suite:
         """Check a lazily loaded suite's records now, streaming (InputError on bad input), keeping
         where each is rather than the records; a no-op when they are in memory."""
         if self._unread is not None and self._index is None:
-            from .suite_index import SuiteIndex
-
             assert self.path is not None
             self._index = SuiteIndex.build(self.path, self.manifest)
         return self
 
-    def _streamed(self) -> Any:
+    def _streamed(self) -> SuiteIndex | None:
         """The suite's index when its records are read from disk as needed (None: in memory)."""
         return self.check()._index if self._unread is not None else None
 
@@ -570,7 +571,7 @@ class Suite:
         if batch:
             yield self._batch(batch, index, by_item if index is None else None)
 
-    def _batch(self, item_ids: list[str], index: Any, by_item: dict[str, list[Probe]] | None) -> Suite:
+    def _batch(self, item_ids: list[str], index: SuiteIndex | None, by_item: dict[str, list[Probe]] | None) -> Suite:
         if index is not None:
             items, probes = index.records(item_ids)
         else:
@@ -702,3 +703,110 @@ class Suite:
 
     def probes_for(self, item_id: str) -> list[Probe]:
         return [p for p in self.probes if p.item_id == item_id]
+
+
+class SuiteIndex:
+    """A suite directory's records checked once, streaming, and then read again by byte offset:
+    what a run over a large suite holds instead of the records themselves.
+
+    `build` reads items.jsonl and probes.jsonl line by line with every check of `Suite.load`
+    (line-exact errors, duplicate ids, each probe against its item) and keeps, per item, its id
+    and the offset of its line, and per probe the offset and number of its line, grouped by item
+    in file order (packed arrays: about 20 bytes a record besides the item ids). `records(ids)`
+    reads the items of some ids and their probes back from disk, so a run holds one chunk of
+    records at a time; `items()` and `probes()` stream them in file order."""
+
+    def __init__(self, directory: Path, manifest: SuiteManifest, ids: dict[str, int], item_at: Any, item_line: Any,
+                 probe_at: Any, probe_line: Any, start: Any):  # numpy arrays
+        self.directory, self.manifest = directory, manifest
+        self.items_path, self.probes_path = directory / "items.jsonl", probes_path(directory, manifest)
+        self._ids = ids  # item id -> position in items.jsonl
+        self._item_at, self._item_line = item_at, item_line
+        self._probe_at, self._probe_line, self._start = probe_at, probe_line, start  # probes of item i: [start[i], start[i+1])
+
+    @classmethod
+    def build(cls, directory: Path | str, manifest: SuiteManifest) -> SuiteIndex:
+        """Check every record of the suite directory, streaming (InputError naming file, line and
+        field on the first bad one), and keep where each is."""
+        import numpy as np  # only a run over a suite read lazily needs it
+
+        d = Path(directory)
+        ipath = d / "items.jsonl"
+        ids: dict[str, int] = {}
+        item_at, item_line = array("q"), array("q")  # packed as they grow: 8 bytes a record, not a Python int
+        for n, at, obj in iter_json_lines_at(ipath):
+            it = parse_item(obj, ipath, n)
+            if it.id in ids:
+                raise InputError(ipath, n, "id", f"duplicate item id '{it.id}'")
+            ids[it.id] = len(item_at)
+            item_at.append(at)
+            item_line.append(n)
+        owner, probe_at, probe_line = array("q"), array("q"), array("q")
+        ppath = probes_path(d, manifest)
+        if ppath is not None:
+            seen: set[str] = set()
+            last: tuple[int, Item | None] = (-1, None)  # probes usually follow their item: read it once
+            with open(ipath, "rb") as ifh:
+                for n, at, obj in iter_json_lines_at(ppath):
+                    p = parse_probe(obj, ppath, n, manifest)
+                    if p.id in seen:
+                        raise InputError(ppath, n, "id", f"duplicate probe id '{p.id}'")
+                    seen.add(p.id)
+                    i = ids.get(p.item_id, -1)
+                    if i >= 0 and last[0] != i:
+                        last = (i, parse_item(json_line_at(ifh, ipath, item_at[i], item_line[i]), ipath, item_line[i]))
+                    check_probe(p, last[1] if i >= 0 else None, ppath, n, ipath)
+                    owner.append(i)
+                    probe_at.append(at)
+                    probe_line.append(n)
+            del seen
+        own = np.frombuffer(owner, dtype=np.int64)
+        order = np.argsort(own, kind="stable")  # grouped by item, file order within an item
+        start = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(own, minlength=len(ids)), out=start[1:])
+        return cls(d, manifest, ids, np.frombuffer(item_at, dtype=np.int64), np.frombuffer(item_line, dtype=np.int64).astype(np.int32),
+                   np.frombuffer(probe_at, dtype=np.int64)[order], np.frombuffer(probe_line, dtype=np.int64)[order].astype(np.int32), start)
+
+    def item_ids(self) -> list[str]:
+        """Every item id, in file order."""
+        return list(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    @property
+    def n_probes(self) -> int:
+        return len(self._probe_at)
+
+    def probe_count(self, item_id: str) -> int:
+        i = self._ids[item_id]
+        return int(self._start[i + 1] - self._start[i])
+
+    def records(self, item_ids: Sequence[str]) -> tuple[list[Item], list[Probe]]:
+        """The items of `item_ids` (in that order) and their probes (item by item, each item's in
+        file order), read again from disk."""
+        items: list[Item] = []
+        probes: list[Probe] = []
+        ipath, ppath = self.items_path, self.probes_path
+        with open(ipath, "rb") as ifh, (open(ppath, "rb") if ppath is not None else nullcontext()) as pfh:
+            for item_id in item_ids:
+                i = self._ids[item_id]
+                line = int(self._item_line[i])
+                items.append(parse_item(json_line_at(ifh, ipath, int(self._item_at[i]), line), ipath, line))
+                for j in range(int(self._start[i]), int(self._start[i + 1])):
+                    line = int(self._probe_line[j])
+                    assert ppath is not None
+                    probes.append(parse_probe(json_line_at(pfh, ppath, int(self._probe_at[j]), line), ppath, line, self.manifest))
+        return items, probes
+
+    def items(self) -> Iterator[Item]:
+        """Every item, in file order, read again from disk."""
+        for n, obj in iter_json_lines(self.items_path):
+            yield parse_item(obj, self.items_path, n)
+
+    def probes(self) -> Iterator[Probe]:
+        """Every probe, in file order, read again from disk."""
+        if self.probes_path is None:
+            return
+        for n, obj in iter_json_lines(self.probes_path):
+            yield parse_probe(obj, self.probes_path, n, self.manifest)
