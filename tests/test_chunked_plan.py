@@ -153,3 +153,16 @@ def test_medres_eval_killed_between_chunks_resumes_without_repeating_losing_or_d
     k, c = rows(killed / "store.sqlite"), rows(clean / "store.sqlite")
     assert k == c and len(k[1]) == 60 and k[3] == 0
     assert json.loads((killed / "results.json").read_text())["models"] == json.loads((clean / "results.json").read_text())["models"]
+
+
+def test_a_bad_chunk_size_is_refused_before_anything_is_written(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from medresilience.cli import app
+
+    d = make_tiny_suite().save(tmp_path / "suite")
+    monkeypatch.setenv("MEDRES_CHUNK_UNITS", "0")
+    out = tmp_path / "run"
+    r = CliRunner().invoke(app, ["eval", "--suite", str(d), "--out", str(out), "--model", "openai:stub,base_url=http://127.0.0.1:9/v1"])
+    assert r.exit_code == 2 and "MEDRES_CHUNK_UNITS" in r.output
+    assert not out.exists()

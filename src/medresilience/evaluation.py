@@ -38,7 +38,7 @@ from .models.serving import serving
 from .models.spec import ModelSpec
 from .records import Suite, atomic_write
 from .results import Results
-from .runner import EvalOptions, ProgressFn, RunStats, check_options, epoch_decoding, execute_plan, setting_models
+from .runner import EvalOptions, ProgressFn, RunStats, check_options, chunk_size, epoch_decoding, execute_plan, setting_models
 from .seeding import stable_hash
 from .store import Store
 from .summary import results_markdown
@@ -107,6 +107,7 @@ def evaluate(
     for s in helpers:
         s.api_key()
     config = run_config(suite, specs, opts, family)
+    chunk_units = chunk_size()  # a bad MEDRES_CHUNK_UNITS fails before anything is written
     out = Path(out_dir)
     if not (out / "store.sqlite").exists():
         suite.check()  # no earlier run to settle: a bad suite fails before anything is written
@@ -129,7 +130,8 @@ def evaluate(
             else:
                 with serving([*specs, *helpers]) as live:
                     # planned and run in chunks: memory stays flat as the suite grows
-                    stats = asyncio.run(execute_plan(suite, live[:len(specs)], opts, store, progress, helpers=live[len(specs):]))
+                    stats = asyncio.run(execute_plan(suite, live[:len(specs)], opts, store, progress, chunk_units=chunk_units,
+                                                     helpers=live[len(specs):]))
             config["run_id"] = run_id
             reused = _settled_results(out, previous, run_id, stats) if settled else None
             results = reused or summarise(store, suite, config, stats)

@@ -50,12 +50,18 @@ from .seeding import sample_order, stable_hash
 from .settings import Setting
 from .store import Store, UnitRow
 
-__all__ = ["CallRequest", "EvalOptions", "Planned", "PlannedPreCall", "ProgressFn", "RunStats", "check_options", "execute",
+__all__ = ["CallRequest", "EvalOptions", "Planned", "PlannedPreCall", "ProgressFn", "RunStats", "check_options", "chunk_size", "execute",
            "is_deferred", "plan", "request_key", "run_calls", "run_items", "select_units", "setting_models", "unit_chunks"]
 
 
 #: The default of MEDRES_CHUNK_UNITS: about how many units `execute_plan` plans and runs at a time.
 CHUNK_UNITS = 20_000
+
+
+def chunk_size() -> int:
+    """About how many units a run plans and runs at a time: MEDRES_CHUNK_UNITS, default CHUNK_UNITS
+    (ConfigError naming the variable when it is not a positive whole number)."""
+    return int(env_number("MEDRES_CHUNK_UNITS", CHUNK_UNITS, integer=True))
 
 
 @dataclass(frozen=True)
@@ -305,12 +311,13 @@ async def execute_plan(
     """Plan and run a suite in chunks of about `chunk_units` units: each chunk is planned, recorded,
     deduplicated against the store and run before the next is planned, so memory stays flat as
     the suite grows (a lazily loaded suite is checked once and read from disk a chunk of items at
-    a time: `Suite.batches`) and a resume with nothing to do costs one key lookup per unit. The results are the same as `execute(plan(...))`: a chunk boundary only
-    decides when a call is made, never which. `helpers`: live endpoints of the models the settings
-    call (`setting_models`), served by the caller for the whole run. `chunk_units` None:
-    MEDRES_CHUNK_UNITS, default CHUNK_UNITS."""
+    a time: `Suite.batches`) and a resume with nothing to do costs one key lookup per unit. The
+    results are the same as `execute(plan(...))`: a chunk boundary only decides when a call is
+    made, never which. `helpers`: live endpoints of the models the settings call
+    (`setting_models`), served by the caller for the whole run. `chunk_units` None:
+    `chunk_size()`."""
     if chunk_units is None:
-        chunk_units = int(env_number("MEDRES_CHUNK_UNITS", CHUNK_UNITS, integer=True))
+        chunk_units = chunk_size()
     specs = list(specs)
     helpers = list(helpers)
     family = family_of([suite.manifest.family])
