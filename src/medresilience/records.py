@@ -551,7 +551,7 @@ class Suite:
         one item each: read from disk a batch at a time when the suite is read lazily."""
         index = self._streamed()
         if index is not None:
-            count = index.probe_count
+            count, read = index.probe_count, index.records
         else:
             by_item: dict[str, list[Probe]] = {}
             for p in self._probes:
@@ -560,25 +560,19 @@ class Suite:
             def count(item_id: str) -> int:
                 return len(by_item.get(item_id, ()))
 
+            def read(ids: Sequence[str]) -> tuple[list[Item], list[Probe]]:
+                return [self._items[i] for i in ids], [p for i in ids for p in by_item.get(i, ())]
+
         batch: list[str] = []
         size = 0
         for item_id in item_ids:
             batch.append(item_id)
             size += 1 + count(item_id)
             if size >= records:
-                yield self._batch(batch, index, by_item if index is None else None)
+                yield Suite(self.manifest, *read(batch), self.path)
                 batch, size = [], 0
         if batch:
-            yield self._batch(batch, index, by_item if index is None else None)
-
-    def _batch(self, item_ids: list[str], index: SuiteIndex | None, by_item: dict[str, list[Probe]] | None) -> Suite:
-        if index is not None:
-            items, probes = index.records(item_ids)
-        else:
-            assert by_item is not None
-            items = [self._items[i] for i in item_ids]
-            probes = [p for i in item_ids for p in by_item.get(i, ())]
-        return Suite(self.manifest, items, probes, self.path)
+            yield Suite(self.manifest, *read(batch), self.path)
 
     def iter_items(self) -> Iterator[Item]:
         """Every item in file order; read from disk as it goes when the suite is read lazily."""
