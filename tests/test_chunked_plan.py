@@ -72,8 +72,7 @@ def test_a_suite_streamed_from_disk_in_tiny_chunks_gives_the_store_of_one_held_w
     """A lazily loaded suite whose probe lines are scattered through the file, planned in chunks of
     a few units read from disk (sample order, a limit), leaves the units, requests, calls and scores
     of the same suite held in memory and run in the same chunks, written in the same order, and the
-    same frame; and those of planning everything at once. The clean request of an item is still
-    made once for all its probes, and the suite is never read whole."""
+    same frame; and those of planning everything at once. The suite is never read whole."""
     import pandas as pd
 
     from test_suite_index import _shuffled_suite
@@ -97,7 +96,7 @@ def test_a_suite_streamed_from_disk_in_tiny_chunks_gives_the_store_of_one_held_w
     assert runs["held"][1] == runs["streamed"][1] == runs["at once"][1]
     assert runs["held"][2] == runs["streamed"][2]
     pd.testing.assert_frame_equal(runs["held"][3], runs["streamed"][3])
-    # 10 items x (clean + 3 Type 1 + Type 2) x 2 settings, one call each (the clean one shared by its probes)
+    # 10 items x (clean + 3 Type 1 + Type 2) x 2 settings, one call each
     for stats, rows, _, frame in runs.values():
         assert stats.planned_units == stats.called == len(rows[1]) == 100
         assert frame["item_id"].nunique() == 10
@@ -166,3 +165,25 @@ def test_a_bad_chunk_size_is_refused_before_anything_is_written(tmp_path, monkey
     r = CliRunner().invoke(app, ["eval", "--suite", str(d), "--out", str(out), "--model", "openai:stub,base_url=http://127.0.0.1:9/v1"])
     assert r.exit_code == 2 and "MEDRES_CHUNK_UNITS" in r.output
     assert not out.exists()
+
+
+def test_a_request_shared_by_units_in_different_chunks_is_made_once(tmp_path):
+    """Items whose clean question is the same (another id, the same text) share one request key;
+    streamed in chunks of 5 units, the copies fall in later chunks than the originals and their
+    clean request is not made again: one call per distinct request, as when planned at once."""
+    base = make_tiny_suite()
+    copies = [it.model_copy(update={"id": f"{it.id}-again"}) for it in base.items.values()]
+    d = Suite(base.manifest, [*base.items.values(), *copies], list(base.probes)).save(tmp_path / "suite")
+    lazy = Suite.load(d, lazy=True)
+    opts = EvalOptions(family={"type1": "all"})
+    with StubServer(policy=oracle_policy) as srv:
+        spec = parse_model_spec(f"openai:stub-a,base_url={srv.base_url}")
+        with Store(tmp_path / "s.sqlite") as st:
+            st.record_run("r", {})
+            stats = asyncio.run(execute_plan(lazy, [spec], opts, st, chunk_units=5))
+            units = list(st.conn.execute("SELECT unit_id, key FROM units ORDER BY rowid"))
+        sent = srv.stats.total
+    keys = {k for _, k in units}
+    assert len(units) == 4 * 5 + 4 and len(keys) == 4 * 5  # each copy's clean unit has its original's key
+    assert sent == stats.called == len(keys) and stats.cached == 4
+    assert [u for u, _ in units[-4:]] == [f"{it.id}|clean|none|letter" for it in copies]
