@@ -10,6 +10,7 @@ from conftest import make_tiny_suite, oracle_policy
 from medresilience.families.misleading.metrics import misleading_metrics
 from medresilience.frame import results_frame
 from medresilience.models.spec import parse_model_spec
+from medresilience.records import Suite
 from medresilience.runner import EvalOptions, execute, execute_plan, plan
 from medresilience.store import Store
 from medresilience.testing.stub_server import StubServer
@@ -58,3 +59,131 @@ def test_a_model_stopped_in_one_chunk_stays_stopped(tmp_path):
             stats = asyncio.run(execute_plan(suite, [spec], opts, st, chunk_units=13))
         assert srv.stats.total == 5
     assert stats.called == 5 and stats.not_run == 60 - 5 and len(stats.stopped) == 1
+
+
+def _ordered(store: Store):
+    """The rows in the order they were written (the order of the results)."""
+    units = list(store.conn.execute("SELECT model, unit_id, item_id, probe_id, condition, setting, scoring, key FROM units ORDER BY rowid"))
+    requests = list(store.conn.execute("SELECT key FROM requests ORDER BY rowid"))
+    return units, requests
+
+
+def test_a_suite_streamed_from_disk_in_tiny_chunks_gives_the_store_of_one_held_whole(tmp_path):
+    """A lazily loaded suite whose probe lines are scattered through the file, planned in chunks of
+    a few units read from disk (sample order, a limit), leaves the units, requests, calls and scores
+    of the same suite held in memory and run in the same chunks, written in the same order, and the
+    same frame; and those of planning everything at once. The suite is never read whole."""
+    import pandas as pd
+
+    from test_suite_index import _shuffled_suite
+
+    d = _shuffled_suite(tmp_path)
+    opts = EvalOptions(settings=("none", "caution"), family={"type1": "all"}, sample_seed=3, limit=10)
+    runs = {}
+    with StubServer(policy=oracle_policy) as srv:
+        specs = [parse_model_spec(f"openai:stub-a,base_url={srv.base_url}")]
+        held = Suite.load(d)
+        lazy = Suite.load(d, lazy=True)
+        for name, suite in (("at once", held), ("held", held), ("streamed", lazy)):
+            with Store(tmp_path / f"{name}.sqlite") as st:
+                st.record_run("r", {})
+                if name == "at once":
+                    stats = asyncio.run(execute(plan(suite, specs, opts), specs, st))
+                else:
+                    stats = asyncio.run(execute_plan(suite, specs, opts, st, chunk_units=7))
+                runs[name] = stats, _rows(st), _ordered(st), results_frame(st, suite)
+        assert lazy._unread is not None  # streamed: its records were never all read
+    assert runs["held"][1] == runs["streamed"][1] == runs["at once"][1]
+    assert runs["held"][2] == runs["streamed"][2]
+    pd.testing.assert_frame_equal(runs["held"][3], runs["streamed"][3])
+    # 10 items x (clean + 3 Type 1 + Type 2) x 2 settings, one call each
+    for stats, rows, _, frame in runs.values():
+        assert stats.planned_units == stats.called == len(rows[1]) == 100
+        assert frame["item_id"].nunique() == 10
+
+
+def _cli(suite_dir, out, url):
+    import sys
+
+    return [sys.executable, "-m", "medresilience.cli", "eval", "--suite", str(suite_dir), "--out", str(out), "-O", "type1=all",
+            "--model", f"openai:stub-model,base_url={url},concurrency=2"]
+
+
+def test_medres_eval_killed_between_chunks_resumes_without_repeating_losing_or_duplicating(tmp_path):
+    """`medres eval` streaming its suite in chunks of 20 units, killed (SIGKILL) several chunks in,
+    then run again: no finished call is sent again, and the store and results are those of an
+    uninterrupted run (no row lost or duplicated)."""
+    import json
+    import os
+    import sqlite3
+    import subprocess
+
+    from conftest import ok_keys, sigkill_after
+    from test_suite_index import _shuffled_suite
+
+    d = _shuffled_suite(tmp_path)  # 12 items -> 60 calls, 3 chunks of 20 units
+    log = tmp_path / "stub.jsonl"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "MEDRES_CHUNK_UNITS": "20"}
+    from medresilience.testing.stub_server import Faults
+
+    with StubServer(policy=oracle_policy, faults=Faults(delay=0.05), log_path=log) as srv:
+        killed = tmp_path / "killed"
+        proc = subprocess.Popen(_cli(d, killed, srv.base_url), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        before = sigkill_after(proc, lambda: ok_keys(killed / "store.sqlite"), 25)
+        assert 25 <= len(before) < 60, "the kill must land after the first chunk, before the last"
+        seen = len(log.read_text().splitlines())
+        again = subprocess.run(_cli(d, killed, srv.base_url), env=env, capture_output=True, text=True, timeout=120)
+        assert again.returncode == 0, again.stderr
+        resent = {json.loads(line)["key"] for line in log.read_text().splitlines()[seen:]}
+        assert not resent & before, "a finished call was made again"
+        clean = tmp_path / "clean"
+        ref = subprocess.run(_cli(d, clean, srv.base_url), env=env, capture_output=True, text=True, timeout=120)
+        assert ref.returncode == 0, ref.stderr
+
+    def rows(db):
+        con = sqlite3.connect(db)
+        try:
+            return (sorted(con.execute("SELECT model, unit_id, key FROM units")), sorted(con.execute("SELECT key, status, text FROM calls")),
+                    sorted(con.execute("SELECT key, scorer, label, status FROM scores")),
+                    con.execute("SELECT COUNT(*) - COUNT(DISTINCT key) FROM calls").fetchone()[0])
+        finally:
+            con.close()
+
+    k, c = rows(killed / "store.sqlite"), rows(clean / "store.sqlite")
+    assert k == c and len(k[1]) == 60 and k[3] == 0
+    assert json.loads((killed / "results.json").read_text())["models"] == json.loads((clean / "results.json").read_text())["models"]
+
+
+def test_a_bad_chunk_size_is_refused_before_anything_is_written(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from medresilience.cli import app
+
+    d = make_tiny_suite().save(tmp_path / "suite")
+    monkeypatch.setenv("MEDRES_CHUNK_UNITS", "0")
+    out = tmp_path / "run"
+    r = CliRunner().invoke(app, ["eval", "--suite", str(d), "--out", str(out), "--model", "openai:stub,base_url=http://127.0.0.1:9/v1"])
+    assert r.exit_code == 2 and "MEDRES_CHUNK_UNITS" in r.output
+    assert not out.exists()
+
+
+def test_a_request_shared_by_units_in_different_chunks_is_made_once(tmp_path):
+    """Items whose clean question is the same (another id, the same text) share one request key;
+    streamed in chunks of 5 units, the copies fall in later chunks than the originals and their
+    clean request is not made again: one call per distinct request, as when planned at once."""
+    base = make_tiny_suite()
+    copies = [it.model_copy(update={"id": f"{it.id}-again"}) for it in base.items.values()]
+    d = Suite(base.manifest, [*base.items.values(), *copies], list(base.probes)).save(tmp_path / "suite")
+    lazy = Suite.load(d, lazy=True)
+    opts = EvalOptions(family={"type1": "all"})
+    with StubServer(policy=oracle_policy) as srv:
+        spec = parse_model_spec(f"openai:stub-a,base_url={srv.base_url}")
+        with Store(tmp_path / "s.sqlite") as st:
+            st.record_run("r", {})
+            stats = asyncio.run(execute_plan(lazy, [spec], opts, st, chunk_units=5))
+            units = list(st.conn.execute("SELECT unit_id, key FROM units ORDER BY rowid"))
+        sent = srv.stats.total
+    keys = {k for _, k in units}
+    assert len(units) == 4 * 5 + 4 and len(keys) == 4 * 5  # each copy's clean unit has its original's key
+    assert sent == stats.called == len(keys) and stats.cached == 4
+    assert [u for u, _ in units[-4:]] == [f"{it.id}|clean|none|letter" for it in copies]

@@ -116,10 +116,11 @@ def test_a_lazily_loaded_suite_is_not_read_by_a_settled_rerun_and_bad_records_st
         lazy = Suite.load(d, lazy=True)
         again = evaluate(lazy, [_spec(srv.base_url)], out, EvalOptions())
         assert again.stats.settled_from == first.results.run.run_id and again.results.models == first.results.models
-        assert lazy._unread is not None  # its items and probes were never read
+        assert lazy._unread is not None and lazy._index is None  # its items and probes were never read, not even checked
         limited = Suite.load(d, lazy=True)
-        other = evaluate(limited, [_spec(srv.base_url)], out, EvalOptions(limit=1))  # not the same run: read and planned
-        assert limited._unread is None and other.stats.settled_from is None
+        other = evaluate(limited, [_spec(srv.base_url)], out, EvalOptions(limit=1))  # not the same run: checked and planned
+        assert limited._index is not None and other.stats.settled_from is None
+        assert limited._unread is not None  # its records were streamed from disk, never all held
     # a bad probe line in a lazily loaded suite fails with its file and line before the run writes
     lines = (d / "probes.jsonl").read_text().splitlines()
     lines[1] = json.dumps({**json.loads(lines[1]), "item_id": "nope"})

@@ -39,7 +39,7 @@ from .models.spec import ModelSpec
 from .reading import family_sets_budget, reading_summary, truncation_warnings
 from .records import Suite, atomic_write
 from .results import Results
-from .runner import EvalOptions, ProgressFn, RunStats, check_extract, check_options, epoch_decoding, execute_plan, setting_models
+from .runner import EvalOptions, ProgressFn, RunStats, check_extract, check_options, chunk_size, epoch_decoding, execute_plan, setting_models
 from .seeding import stable_hash
 from .store import Store
 from .summary import results_markdown
@@ -138,15 +138,16 @@ def evaluate(
     for s in helpers:
         s.api_key()
     config = run_config(suite, specs, opts, family)
+    chunk_units = chunk_size()  # a bad MEDRES_CHUNK_UNITS fails before anything is written
     out = Path(out_dir)
     if not (out / "store.sqlite").exists():
-        suite.read()  # no earlier run to settle: a bad suite fails before anything is written
+        suite.check()  # no earlier run to settle: a bad suite fails before anything is written
     with RunLock(out, wait=wait, on_wait=on_wait):  # creates `out`; one process per run directory
         with Store(out / "store.sqlite") as store:
             previous = store.latest_run()
             settled = previous is not None and _same_run(store.run_config(previous), config) and store.run_settled(previous)
             if not settled:
-                suite.read()  # a lazily loaded suite's records, before this run writes anything
+                suite.check()  # a lazily loaded suite's records checked (not held), before this run writes anything
             with atomic_write(out / "run.json") as fh:
                 json.dump(config, fh, indent=2)
             run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
@@ -160,7 +161,8 @@ def evaluate(
             else:
                 with serving([*specs, *helpers]) as live:
                     # planned and run in chunks: memory stays flat as the suite grows
-                    stats = asyncio.run(execute_plan(suite, live[:len(specs)], opts, store, progress, helpers=live[len(specs):]))
+                    stats = asyncio.run(execute_plan(suite, live[:len(specs)], opts, store, progress, chunk_units=chunk_units,
+                                                     helpers=live[len(specs):]))
             config["run_id"] = run_id
             reused = _settled_results(out, previous, run_id, stats) if settled else None
             results = reused or summarise(store, suite, config, stats)

@@ -86,7 +86,8 @@ class Family:
     - `conditions`: the probe conditions it writes, in report order (`clean` is the spine's own);
     - `facets`: probe facets that become frame columns and strata (besides the items' `source`);
     - `options`: a pydantic model of its evaluation options (`medres eval -O key=value`);
-    - `select(suite, options)`: the probes a run plans (default: all);
+    - `select(suite, options)`: the probes a run plans (default: all); a filter of probes, as a run
+      asks it of a suite holding a chunk of its items at a time (`runner.unit_chunks`);
     - `render(item, probe_or_None, scoring, options)`: the chat messages (before any setting);
     - `scorer(item, probe_or_None, scoring, options)`: what turns a reply into a score;
     - `metrics(frame)`: {"models": {model: {setting: block}}, "mean_across_models": {...},

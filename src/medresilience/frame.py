@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -238,18 +238,33 @@ def _categorical(codes: np.ndarray, categories: Sequence[Any]) -> pd.Categorical
     return pd.Categorical.from_codes(codes, categories=pd.Index(cats, dtype=object))
 
 
-def _facts(keys: list[Any], table: dict[Any, tuple], width: int) -> list[list[Any]]:
-    """Per-key fact tuples (None where the key is not in the suite), transposed into columns."""
-    empty = (None,) * width
-    rows = [table.get(k, empty) for k in keys]
-    return [list(col) for col in zip(*rows)] if rows else [[] for _ in range(width)]
+def _facts(records: Iterable[tuple[Any, tuple[Any, ...]]], index: dict[Any, int], width: int) -> list[tuple[np.ndarray, list[Any]]]:
+    """Each fact of the keys in `index` (key -> code), from (key, fact values) records streamed
+    once: (per-key value code, -1 where the value is None or the key not among the records;
+    the values)."""
+    raw = np.full((width, len(index)), -1, dtype=np.int32)
+    seen: list[dict[Any, int]] = [{} for _ in range(width)]
+    for key, values in records:
+        k = index.get(key)
+        if k is None:
+            continue
+        for f, v in enumerate(values):
+            if v is not None:
+                raw[f, k] = seen[f].setdefault(v, len(seen[f]))
+    return [(raw[f], list(seen[f])) for f in range(width)]
 
 
-def _lookup(codes: np.ndarray, values: list[Any]) -> pd.Categorical:
-    """Map per-key values (one per category code) onto rows, as a categorical (-1 -> missing)."""
-    vcodes, vuniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=True)
-    vcodes = np.append(vcodes, -1).astype(np.int32)  # index -1 (missing key) -> missing
-    return _categorical(vcodes[codes], list(vuniques))
+def _lookup(codes: np.ndarray, fact: tuple[np.ndarray, list[Any]]) -> pd.Categorical:
+    """Map per-key values (`_facts`) onto rows, as a categorical (-1 -> missing) whose categories
+    are in the order the keys first show them."""
+    key_codes, values = fact
+    present = key_codes[key_codes >= 0]
+    uniq, first = np.unique(present, return_index=True)
+    order = uniq[np.argsort(first, kind="stable")]
+    remap = np.full(len(values) + 1, -1, dtype=np.int32)  # the last slot: -1 stays missing
+    remap[order] = np.arange(len(order), dtype=np.int32)
+    per_key = np.append(remap[key_codes], -1).astype(np.int32)  # index -1 (missing key) -> missing
+    return _categorical(per_key[codes], [values[i] for i in order])
 
 
 def _same(a: pd.Categorical, b: pd.Categorical) -> np.ndarray:
@@ -277,7 +292,7 @@ def facet_names(suite: Suite) -> list[str]:
     try:
         return list(get(suite.manifest.family).facets)
     except KeyError:
-        return list(dict.fromkeys(k for p in suite.probes for k in p.facet_values()))
+        return list(dict.fromkeys(k for p in suite.iter_probes() for k in p.facet_values()))
 
 
 LATEST = "latest"  # read the units of the store's latest run
@@ -317,13 +332,12 @@ def results_frame(store: Store, suite: Suite, chunk: int = 100_000, run: str | N
               "cost": np.float64, "value": np.float64, "epoch": np.int32}
     cat = {k: (np.concatenate(v) if v else np.array([], dtype=dtypes.get(k, np.int32))) for k, v in cols.items()}
 
-    # item and probe facts, looked up by code
+    # item and probe facts, looked up by code; the suite's records streamed once each
     item_keys = vocab["item_id"].categories
-    item_table = {it.id: (it.source, it.subject, it.answer) for it in suite.items.values()}
-    source, subject, gold = _facts(item_keys, item_table, 3)
+    source, subject, gold = _facts(((it.id, (it.source, it.subject, it.answer)) for it in suite.iter_items()), vocab["item_id"].index, 3)
     probe_keys = vocab["probe_id"].categories
-    probe_table = {p.id: tuple(p.facet_values().get(f) for f in facets) for p in suite.probes}
-    facet_cols = _facts(probe_keys, probe_table, len(facets))
+    facet_cols = _facts(((p.id, tuple(p.facet_values().get(f) for f in facets)) for p in suite.iter_probes()),
+                        vocab["probe_id"].index, len(facets)) if facets else []
 
     call, score = cat["call"], cat["score"]
     status_code = np.full(len(call), 4, dtype=np.int8)  # missing

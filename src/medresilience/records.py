@@ -1,6 +1,7 @@
 """The records that flow through the toolkit: Item, Probe and the suite manifest; JSONL reading and
 writing with line-numbered errors; suite directories (suite.json + items.jsonl + probes.jsonl)
-written atomically with checksums.
+written atomically with checksums, and read whole or, for a run over a large suite, checked once
+and read back from disk a chunk of items at a time (`SuiteIndex`).
 
 An Item is one source question of any family: it may carry options and a gold letter (an MCQ), a
 free-text reference (a diagnosis, a correction), or neither (a patient question). A Probe is one
@@ -23,11 +24,13 @@ import json
 import os
 import shutil
 import tempfile
+from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator
 
@@ -257,16 +260,27 @@ def text_lines(path: Path | str, hint: str = "") -> Iterator[tuple[int, str]]:
     """Yield (line number, text) for each line of a UTF-8 file, a leading byte-order mark dropped;
     decoded line by line, so a byte that is not UTF-8 raises an InputError naming its own line
     (the message ending with `hint`)."""
+    for n, _, line in text_lines_at(path, hint):
+        yield n, line
+
+
+def text_lines_at(path: Path | str, hint: str = "") -> Iterator[tuple[int, int, str]]:
+    """As `text_lines`, with each line's byte offset in the file: (line number, offset, text)."""
     path = Path(path)
+    offset = 0
     with path.open("rb") as fh:
         for n, raw in enumerate(fh, 1):
+            at, offset = offset, offset + len(raw)
             if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise InputError(path, n, None, f"not UTF-8 text ({e.reason} at byte {e.start + 1} of the line){hint}") from None
-            yield n, line
+            yield n, at, _decoded(raw, path, n, hint)
+
+
+def _decoded(raw: bytes, path: Path, n: int | None, hint: str = "") -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(path, n, None, f"not UTF-8 text ({e.reason} at byte {e.start + 1} of the line){hint}") from None
 
 
 def read_text(path: Path | str) -> str:
@@ -289,22 +303,43 @@ def iter_json_lines(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, object) for each non-blank line; bad JSON, a byte that is not UTF-8 (on
     its own line) and a text field over `max_field_chars()` raise InputError. A UTF-8 byte-order
     mark is skipped."""
+    for n, _, obj in iter_json_lines_at(path):
+        yield n, obj
+
+
+def iter_json_lines_at(path: Path | str) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """As `iter_json_lines`, with each line's byte offset: (line number, offset, object); the
+    object is read again from its offset with `json_line_at`."""
     path = Path(path)
     if not path.exists():
         raise InputError(path, None, None, "file not found")
     limit = max_field_chars()
-    for n, line in text_lines(path):
+    for n, at, line in text_lines_at(path):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(path, n, None, f"not valid JSON ({e.msg} at column {e.colno})") from None
-        if not isinstance(obj, dict):
-            raise InputError(path, n, None, "expected a JSON object")
-        if len(line) > limit:  # no field of a shorter line can be over the limit
-            check_field_sizes(obj, path, n, limit)
-        yield n, obj
+        yield n, at, _json_object(line, path, n, limit)
+
+
+def json_line_at(fh: BinaryIO, path: Path, offset: int, line: int | None = None) -> dict[str, Any]:
+    """The JSON object of the line at byte `offset` of the open file `fh` (of `path`), checked as
+    `iter_json_lines` checks it; `line` is its number, for errors."""
+    fh.seek(offset)
+    raw = fh.readline()
+    if offset == 0 and raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    return _json_object(_decoded(raw, path, line), path, line, max_field_chars())
+
+
+def _json_object(line: str, path: Path, n: int | None, limit: int) -> dict[str, Any]:
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise InputError(path, n, None, f"not valid JSON ({e.msg} at column {e.colno})") from None
+    if not isinstance(obj, dict):
+        raise InputError(path, n, None, "expected a JSON object")
+    if len(line) > limit:  # no field of a shorter line can be over the limit
+        check_field_sizes(obj, path, n, limit)
+    return obj
 
 
 def open_parquet(path: Path | str) -> Any:
@@ -419,23 +454,132 @@ def sha256_file(path: Path | str) -> str:
 # --------------------------------------------------------------------------- suites
 
 
+def parse_item(obj: dict[str, Any], path: Path, line: int | None) -> Item:
+    """One item line of a suite's items.jsonl (read by `iter_json_lines`), validated."""
+    return parse_record(Item, obj, path, line, sized=True)
+
+
+def parse_probe(obj: dict[str, Any], path: Path, line: int | None, manifest: SuiteManifest) -> Probe:
+    """One probe line of a suite's probes.jsonl (read by `iter_json_lines`), validated as its
+    family's probe (the line's `family`, else the suite's)."""
+    family = obj.get("family") or manifest.family
+    from .family import probe_model
+
+    try:
+        model = probe_model(family) or GenericProbe
+    except KeyError as e:
+        raise InputError(path, line, "family", str(e).strip("'\"")) from None
+    return parse_record(model, {**obj, "family": family}, path, line, sized=True)
+
+
+def check_probe(p: Probe, item: Item | None, path: Path, line: int | None, items_path: Path) -> None:
+    """InputError unless the probe's item exists and the probe fits it."""
+    if item is None:
+        raise InputError(path, line, "item_id", f"no item '{p.item_id}' in {items_path.name}")
+    try:
+        p.check_against(item)
+    except ValueError as e:
+        raise InputError(path, line, getattr(e, "field", None), str(e)) from None
+
+
+def probes_path(d: Path, manifest: SuiteManifest) -> Path | None:
+    """The suite directory's probes.jsonl, None when it has none (InputError when the manifest
+    counts probes)."""
+    ppath = d / "probes.jsonl"
+    if ppath.exists():
+        return ppath
+    if manifest.counts.get("probes"):
+        raise InputError(ppath, None, None, f"is missing (suite.json counts {manifest.counts['probes']} probes)")
+    return None
+
+
 class Suite:
-    """A loaded suite: manifest, items by id (in file order) and probes (in file order)."""
+    """A loaded suite: manifest, items by id (in file order) and probes (in file order).
+
+    A lazily loaded suite holds no record until one is asked for: `items` and `probes` read them
+    all into memory; `check()`, `item_ids()`, `batches()`, `iter_items()` and `iter_probes()` read
+    them from disk as they go (checked once, then read again by offset: `SuiteIndex`), so that a
+    run over a large suite holds one chunk of records at a time."""
 
     def __init__(self, manifest: SuiteManifest, items: list[Item], probes: list[Probe], path: Path | None = None):
         self.manifest = manifest
         self._items = {it.id: it for it in items}
         self._probes = probes
         self._unread: Callable[[], tuple[list[Item], list[Probe]]] | None = None  # a lazy load's records, read on first use
+        self._index: SuiteIndex | None = None  # a lazy load's index, once checked
         self.path = path
 
     def read(self) -> Suite:
         """Read a lazily loaded suite's records now (InputError on bad input); a no-op otherwise."""
         if self._unread is not None:
             items, probes = self._unread()
-            self._unread = None
+            self._unread, self._index = None, None
             self._items, self._probes = {it.id: it for it in items}, probes
         return self
+
+    def check(self) -> Suite:
+        """Check a lazily loaded suite's records now, streaming (InputError on bad input), keeping
+        where each is rather than the records; a no-op when they are in memory."""
+        if self._unread is not None and self._index is None:
+            assert self.path is not None
+            self._index = SuiteIndex.build(self.path, self.manifest)
+        return self
+
+    def _streamed(self) -> SuiteIndex | None:
+        """The suite's index when its records are read from disk as needed (None: in memory)."""
+        return self.check()._index if self._unread is not None else None
+
+    def item_ids(self) -> list[str]:
+        """Every item id, in file order."""
+        index = self._streamed()
+        return index.item_ids() if index is not None else list(self._items)
+
+    def records_of(self, item_ids: Sequence[str]) -> int:
+        """How many items and probes these items are."""
+        index = self._streamed()
+        if index is not None:
+            return len(item_ids) + sum(index.probe_count(i) for i in item_ids)
+        wanted = set(item_ids)
+        return len(item_ids) + sum(p.item_id in wanted for p in self._probes)
+
+    def batches(self, item_ids: Sequence[str], records: int) -> Iterator[Suite]:
+        """The items of `item_ids`, in that order, with their probes (each item's in file order),
+        as suites in memory of about `records` records (an item and its probes) each, at least
+        one item each: read from disk a batch at a time when the suite is read lazily."""
+        index = self._streamed()
+        if index is not None:
+            count, read = index.probe_count, index.records
+        else:
+            by_item: dict[str, list[Probe]] = {}
+            for p in self._probes:
+                by_item.setdefault(p.item_id, []).append(p)
+
+            def count(item_id: str) -> int:
+                return len(by_item.get(item_id, ()))
+
+            def read(ids: Sequence[str]) -> tuple[list[Item], list[Probe]]:
+                return [self._items[i] for i in ids], [p for i in ids for p in by_item.get(i, ())]
+
+        batch: list[str] = []
+        size = 0
+        for item_id in item_ids:
+            batch.append(item_id)
+            size += 1 + count(item_id)
+            if size >= records:
+                yield Suite(self.manifest, *read(batch), self.path)
+                batch, size = [], 0
+        if batch:
+            yield Suite(self.manifest, *read(batch), self.path)
+
+    def iter_items(self) -> Iterator[Item]:
+        """Every item in file order; read from disk as it goes when the suite is read lazily."""
+        index = self._streamed()
+        return index.items() if index is not None else iter(self._items.values())
+
+    def iter_probes(self) -> Iterator[Probe]:
+        """Every probe in file order; read from disk as it goes when the suite is read lazily."""
+        index = self._streamed()
+        return index.probes() if index is not None else iter(self._probes)
 
     @property
     def items(self) -> dict[str, Item]:
@@ -496,37 +640,22 @@ class Suite:
         seen: set[str] = set()
         ipath = d / "items.jsonl"
         for n, obj in iter_json_lines(ipath):
-            it = parse_record(Item, obj, ipath, n, sized=True)
+            it = parse_item(obj, ipath, n)
             if it.id in seen:
                 raise InputError(ipath, n, "id", f"duplicate item id '{it.id}'")
             seen.add(it.id)
             items.append(it)
         by_id = {it.id: it for it in items}
         probes: list[Probe] = []
-        ppath = d / "probes.jsonl"
+        ppath = probes_path(d, manifest)
         pseen: set[str] = set()
-        if not ppath.exists() and manifest.counts.get("probes"):
-            raise InputError(ppath, None, None, f"is missing (suite.json counts {manifest.counts['probes']} probes)")
-        if ppath.exists():
-            from .family import probe_model
-
+        if ppath is not None:
             for n, obj in iter_json_lines(ppath):
-                family = obj.get("family") or manifest.family
-                try:
-                    model = probe_model(family) or GenericProbe
-                except KeyError as e:
-                    raise InputError(ppath, n, "family", str(e).strip("'\"")) from None
-                p = parse_record(model, {**obj, "family": family}, ppath, n, sized=True)
+                p = parse_probe(obj, ppath, n, manifest)
                 if p.id in pseen:
                     raise InputError(ppath, n, "id", f"duplicate probe id '{p.id}'")
                 pseen.add(p.id)
-                item = by_id.get(p.item_id)
-                if item is None:
-                    raise InputError(ppath, n, "item_id", f"no item '{p.item_id}' in {ipath.name}")
-                try:
-                    p.check_against(item)
-                except ValueError as e:
-                    raise InputError(ppath, n, getattr(e, "field", None), str(e)) from None
+                check_probe(p, by_id.get(p.item_id), ppath, n, ipath)
                 probes.append(p)
         return items, probes
 
@@ -565,3 +694,110 @@ class Suite:
 
     def probes_for(self, item_id: str) -> list[Probe]:
         return [p for p in self.probes if p.item_id == item_id]
+
+
+class SuiteIndex:
+    """A suite directory's records checked once, streaming, and then read again by byte offset:
+    what a run over a large suite holds instead of the records themselves.
+
+    `build` reads items.jsonl and probes.jsonl line by line with every check of `Suite.load`
+    (line-exact errors, duplicate ids, each probe against its item) and keeps, per item, its id
+    and the offset of its line, and per probe the offset and number of its line, grouped by item
+    in file order (packed arrays: about 20 bytes a record besides the item ids). `records(ids)`
+    reads the items of some ids and their probes back from disk, so a run holds one chunk of
+    records at a time; `items()` and `probes()` stream them in file order."""
+
+    def __init__(self, directory: Path, manifest: SuiteManifest, ids: dict[str, int], item_at: Any, item_line: Any,
+                 probe_at: Any, probe_line: Any, start: Any):  # numpy arrays
+        self.directory, self.manifest = directory, manifest
+        self.items_path, self.probes_path = directory / "items.jsonl", probes_path(directory, manifest)
+        self._ids = ids  # item id -> position in items.jsonl
+        self._item_at, self._item_line = item_at, item_line
+        self._probe_at, self._probe_line, self._start = probe_at, probe_line, start  # probes of item i: [start[i], start[i+1])
+
+    @classmethod
+    def build(cls, directory: Path | str, manifest: SuiteManifest) -> SuiteIndex:
+        """Check every record of the suite directory, streaming (InputError naming file, line and
+        field on the first bad one), and keep where each is."""
+        import numpy as np  # only a run over a suite read lazily needs it
+
+        d = Path(directory)
+        ipath = d / "items.jsonl"
+        ids: dict[str, int] = {}
+        item_at, item_line = array("q"), array("q")  # packed as they grow: 8 bytes a record, not a Python int
+        for n, at, obj in iter_json_lines_at(ipath):
+            it = parse_item(obj, ipath, n)
+            if it.id in ids:
+                raise InputError(ipath, n, "id", f"duplicate item id '{it.id}'")
+            ids[it.id] = len(item_at)
+            item_at.append(at)
+            item_line.append(n)
+        owner, probe_at, probe_line = array("q"), array("q"), array("q")
+        ppath = probes_path(d, manifest)
+        if ppath is not None:
+            seen: set[str] = set()
+            last: tuple[int, Item | None] = (-1, None)  # probes usually follow their item: read it once
+            with open(ipath, "rb") as ifh:
+                for n, at, obj in iter_json_lines_at(ppath):
+                    p = parse_probe(obj, ppath, n, manifest)
+                    if p.id in seen:
+                        raise InputError(ppath, n, "id", f"duplicate probe id '{p.id}'")
+                    seen.add(p.id)
+                    i = ids.get(p.item_id, -1)
+                    if i >= 0 and last[0] != i:
+                        last = (i, parse_item(json_line_at(ifh, ipath, item_at[i], item_line[i]), ipath, item_line[i]))
+                    check_probe(p, last[1] if i >= 0 else None, ppath, n, ipath)
+                    owner.append(i)
+                    probe_at.append(at)
+                    probe_line.append(n)
+            del seen
+        own = np.frombuffer(owner, dtype=np.int64)
+        order = np.argsort(own, kind="stable")  # grouped by item, file order within an item
+        start = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(own, minlength=len(ids)), out=start[1:])
+        return cls(d, manifest, ids, np.frombuffer(item_at, dtype=np.int64), np.frombuffer(item_line, dtype=np.int64).astype(np.int32),
+                   np.frombuffer(probe_at, dtype=np.int64)[order], np.frombuffer(probe_line, dtype=np.int64)[order].astype(np.int32), start)
+
+    def item_ids(self) -> list[str]:
+        """Every item id, in file order."""
+        return list(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    @property
+    def n_probes(self) -> int:
+        return len(self._probe_at)
+
+    def probe_count(self, item_id: str) -> int:
+        i = self._ids[item_id]
+        return int(self._start[i + 1] - self._start[i])
+
+    def records(self, item_ids: Sequence[str]) -> tuple[list[Item], list[Probe]]:
+        """The items of `item_ids` (in that order) and their probes (item by item, each item's in
+        file order), read again from disk."""
+        items: list[Item] = []
+        probes: list[Probe] = []
+        ipath, ppath = self.items_path, self.probes_path
+        with open(ipath, "rb") as ifh, (open(ppath, "rb") if ppath is not None else nullcontext()) as pfh:
+            for item_id in item_ids:
+                i = self._ids[item_id]
+                line = int(self._item_line[i])
+                items.append(parse_item(json_line_at(ifh, ipath, int(self._item_at[i]), line), ipath, line))
+                for j in range(int(self._start[i]), int(self._start[i + 1])):
+                    line = int(self._probe_line[j])
+                    assert ppath is not None
+                    probes.append(parse_probe(json_line_at(pfh, ppath, int(self._probe_at[j]), line), ppath, line, self.manifest))
+        return items, probes
+
+    def items(self) -> Iterator[Item]:
+        """Every item, in file order, read again from disk."""
+        for n, obj in iter_json_lines(self.items_path):
+            yield parse_item(obj, self.items_path, n)
+
+    def probes(self) -> Iterator[Probe]:
+        """Every probe, in file order, read again from disk."""
+        if self.probes_path is None:
+            return
+        for n, obj in iter_json_lines(self.probes_path):
+            yield parse_probe(obj, self.probes_path, n, self.manifest)

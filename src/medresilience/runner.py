@@ -32,7 +32,7 @@ stored reply, and the extraction model is called for the ones they leave unread.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +45,7 @@ from .family import Family, family_of
 from .models.openai_compatible import OpenAICompatibleModel
 from .models.serving import serving
 from .models.spec import ModelSpec
-from .records import CLEAN, Item, Probe, Suite
+from .records import CLEAN, Item, Probe, Suite, env_number
 from .scoring.extract import Extractor, ExtractScorer, check_extractor, is_extracting, run_extraction
 from .scoring.judge import run_deferred
 from .scoring.mcq import LetterScorer, mcq_params
@@ -54,8 +54,18 @@ from .seeding import sample_order, stable_hash
 from .settings import Setting
 from .store import Store, UnitRow
 
-__all__ = ["CallRequest", "EvalOptions", "Planned", "PlannedPreCall", "ProgressFn", "RunStats", "check_extract", "check_options", "execute",
-           "is_deferred", "plan", "request_key", "run_calls", "select_units", "setting_models"]
+__all__ = ["CallRequest", "EvalOptions", "Planned", "PlannedPreCall", "ProgressFn", "RunStats", "check_extract", "check_options", "chunk_size", "execute",
+           "is_deferred", "plan", "request_key", "run_calls", "run_items", "select_units", "setting_models", "unit_chunks"]
+
+
+#: The default of MEDRES_CHUNK_UNITS: about how many units `execute_plan` plans and runs at a time.
+CHUNK_UNITS = 20_000
+
+
+def chunk_size() -> int:
+    """About how many units a run plans and runs at a time: MEDRES_CHUNK_UNITS, default CHUNK_UNITS
+    (ConfigError naming the variable when it is not a positive whole number)."""
+    return int(env_number("MEDRES_CHUNK_UNITS", CHUNK_UNITS, integer=True))
 
 
 @dataclass(frozen=True)
@@ -125,22 +135,47 @@ def setting_models(settings: Iterable[str]) -> list[ModelSpec]:
 def select_units(suite: Suite, family: Family, family_options: BaseModel, opts: EvalOptions) -> list[tuple[Item, Probe | None]]:
     """(item, None) for clean, then (item, probe) for each selected probe, item by item: the
     suite's order, or the sample seed's random order; the first `limit` items of it."""
-    items = list(suite.items.values())
+    return [pair for chunk in unit_chunks(suite, family, family_options, opts) for pair in chunk]
+
+
+def run_items(suite: Suite, opts: EvalOptions) -> list[str]:
+    """The ids of the items a run plans, in its order: the suite's, or the sample seed's random
+    order; the first `limit` of it."""
+    ids = suite.item_ids()
     if opts.sample_seed is not None:
-        items = sample_order(items, opts.sample_seed)
+        ids = sample_order(ids, opts.sample_seed)
     if opts.limit is not None:
-        items = items[: opts.limit]
+        ids = ids[: opts.limit]
+    return ids
+
+
+def unit_chunks(suite: Suite, family: Family, family_options: BaseModel, opts: EvalOptions,
+                records: int | None = None) -> Iterator[list[tuple[Item, Probe | None]]]:
+    """`select_units` in pieces of whole items, about `records` items and probes a piece (None:
+    one piece), each read from the suite when it is reached (`Suite.batches`): a lazily loaded
+    suite is held one piece at a time. The family's `select` is applied to each piece's probes
+    (a selection is a filter of probes)."""
+    for _, pairs in _chunks(suite, family, family_options, opts, records):
+        yield pairs
+
+
+def _chunks(suite: Suite, family: Family, family_options: BaseModel, opts: EvalOptions,
+            records: int | None) -> Iterator[tuple[int, list[tuple[Item, Probe | None]]]]:
+    """(records read, pairs) of each piece of `unit_chunks`."""
+    ids = run_items(suite, opts)
     wanted = None if opts.conditions is None else set(opts.conditions)
-    by_item: dict[str, list[Probe]] = {}
-    for p in family.select(suite, family_options):
-        if wanted is None or p.condition in wanted:
-            by_item.setdefault(p.item_id, []).append(p)
-    out: list[tuple[Item, Probe | None]] = []
-    for it in items:
-        if family.clean and (wanted is None or CLEAN in wanted):
-            out.append((it, None))
-        out += [(it, p) for p in by_item.get(it.id, [])]
-    return out
+    clean = family.clean and (wanted is None or CLEAN in wanted)
+    for part in suite.batches(ids, records or len(ids) + 1):
+        by_item: dict[str, list[Probe]] = {}
+        for p in family.select(part, family_options):
+            if wanted is None or p.condition in wanted:
+                by_item.setdefault(p.item_id, []).append(p)
+        out: list[tuple[Item, Probe | None]] = []
+        for it in part.items.values():
+            if clean:
+                out.append((it, None))
+            out += [(it, p) for p in by_item.get(it.id, [])]
+        yield len(part.items) + len(part.probes), out
 
 
 def check_options(family: Family, opts: EvalOptions, specs: Iterable[ModelSpec] = ()) -> BaseModel:
@@ -303,41 +338,53 @@ async def execute_plan(
     store: Store,
     progress: ProgressFn | None = None,
     clients: dict[str, OpenAICompatibleModel] | None = None,
-    chunk_units: int = 20_000,
+    chunk_units: int | None = None,
     helpers: Iterable[ModelSpec] = (),
 ) -> RunStats:
     """Plan and run a suite in chunks of about `chunk_units` units: each chunk is planned, recorded,
     deduplicated against the store and run before the next is planned, so memory stays flat as
-    the suite grows (the suite itself is loaded once) and a resume with nothing to do costs one
-    key lookup per unit. The results are the same as `execute(plan(...))`: a chunk boundary only
-    decides when a call is made, never which. `helpers`: live endpoints of the models the settings
-    call (`setting_models`), served by the caller for the whole run."""
+    the suite grows (a lazily loaded suite is checked once and read from disk a chunk of items at
+    a time: `Suite.batches`) and a resume with nothing to do costs one key lookup per unit. The
+    results are the same as `execute(plan(...))`: a chunk boundary only decides when a call is
+    made, never which. `helpers`: live endpoints of the models the settings call
+    (`setting_models`), served by the caller for the whole run. `chunk_units` None:
+    `chunk_size()`."""
+    if chunk_units is None:
+        chunk_units = chunk_size()
     specs = list(specs)
     helpers = list(helpers)
     family = family_of([suite.manifest.family])
     fopts = check_options(family, opts, specs)
-    pairs = select_units(suite, family, fopts, opts)
     per_pair = max(1, len(specs) * len(opts.settings) * opts.epochs)
     step = max(1, chunk_units // per_pair)
     total = RunStats()
-    n_units = len(pairs) * per_pair
-    done_before = 0
+    records_left = suite.records_of(run_items(suite, opts))  # items and probes before the family's selection
+    records_done = units_done = done_before = 0
 
     with_waits = progress is not None and _takes_waits(progress)
     waits_before = 0
     halted: set[str] = set()
 
+    def units_left() -> int:
+        """The units not yet planned, estimated from the share of records the chunks so far made units."""
+        share = units_done / records_done if records_done else per_pair
+        return round(records_left * share)
+
     def chunk_progress(done: int, todo: int, waits: int = 0) -> None:
         if progress is None:
             return
-        shown = (done_before + done, done_before + todo + max(0, n_units - done_before - todo))
+        shown = (done_before + done, done_before + todo + units_left())
         if with_waits:
             progress(*shown, waits=waits_before + waits)  # type: ignore[call-arg]
         else:
             progress(*shown)
 
-    for start in range(0, len(pairs), step):
-        planned = _plan_pairs(pairs[start:start + step], family, fopts, specs, opts)
+    for records, pairs in _chunks(suite, family, fopts, opts, step):
+        planned = _plan_pairs(pairs, family, fopts, specs, opts)
+        del pairs
+        records_left -= records
+        records_done += records
+        units_done += len(planned)
         part = await execute(planned, specs, store, chunk_progress, clients, halted, helpers)
         waits_before += part.retry_waits
         done_before += part.called

@@ -77,7 +77,7 @@ def _find_suite(run_dir: Path, config: dict[str, Any]) -> tuple[Suite | None, st
     for c in candidates:
         if (c / "suite.json").exists():
             try:
-                return Suite.load(c), None
+                return Suite.load(c, lazy=True).check(), None  # checked now, its records streamed by the frame
             except MedresError as e:
                 problems.append(str(e))
     from ..samples import SAMPLE_NAME, sample_suite
