@@ -50,8 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reject", type=float, default=0.2)
     ap.add_argument("--letter", type=float, default=0.05)
     ap.add_argument("--design", default="standard", choices=("standard", "crossed"))
-    ap.add_argument("--stub", default="process", choices=("process", "thread"),
-                    help="serve the stub from a child process (no GIL shared with the builder) or a thread")
+    ap.add_argument(
+        "--stub", default="process", choices=("process", "thread"), help="serve the stub from a child process (no GIL shared with the builder) or a thread"
+    )
     args = ap.parse_args(argv)
     if not DATA.exists():
         print(f"skipped: {DATA} not found (../shared/data is not available)", file=sys.stderr)
@@ -77,19 +78,23 @@ def main(argv: list[str] | None = None) -> int:
         res = build_misleading(loaded, spec, Path(tmp) / f"s{args.repeats - 1}", BuildOptions(seed=0, design=args.design))
         rows.append(("warm (resume, all reused)", time.perf_counter() - t0, res.report))
 
-    print(f"build misleading, {len(loaded.items)} usable MedMCQA dev items ({len(loaded.skipped)} rows skipped before them: "
-          f"{', '.join(f'{k} {v}' for k, v in loaded.skip_counts().items())}); design {args.design}; stub generator: "
-          f"invalid first reply {args.invalid_json:.0%}, always-invalid Stage 2 {args.always_invalid:.0%}, "
-          f"rejected {args.reject:.0%}, letter-naming {args.letter:.0%}; stub delay {args.delay}s; concurrency {args.concurrency}; "
-          f"median of {args.repeats} cold builds\n")
+    print(
+        f"build misleading, {len(loaded.items)} usable MedMCQA dev items ({len(loaded.skipped)} rows skipped before them: "
+        f"{', '.join(f'{k} {v}' for k, v in loaded.skip_counts().items())}); design {args.design}; stub generator: "
+        f"invalid first reply {args.invalid_json:.0%}, always-invalid Stage 2 {args.always_invalid:.0%}, "
+        f"rejected {args.reject:.0%}, letter-naming {args.letter:.0%}; stub delay {args.delay}s; concurrency {args.concurrency}; "
+        f"median of {args.repeats} cold builds\n"
+    )
     print("| run | items | kept | requests | calls made | calls / kept item | parse retries | parse failures | seconds | items/s |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, dt, rep in rows:
         t, it = rep["totals"], rep["items"]
         http = t["calls_made"]
         per_kept = t["requests"] / it["kept"] if it["kept"] else float("nan")
-        print(f"| {name} | {it['considered']} | {it['kept']} | {t['requests']} | {http} | {per_kept:.2f} | "
-              f"{t['retries']} | {t['failures']} | {dt:.3f} | {it['considered'] / dt:.1f} |")
+        print(
+            f"| {name} | {it['considered']} | {it['kept']} | {t['requests']} | {http} | {per_kept:.2f} | "
+            f"{t['retries']} | {t['failures']} | {dt:.3f} | {it['considered'] / dt:.1f} |"
+        )
     return 0
 
 

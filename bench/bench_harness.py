@@ -163,7 +163,9 @@ def embedded(args) -> None:
     for scoring in ("letter", "logprob"):
         out = subprocess.run(
             [sys.executable, __file__, "_embedded_one", "--model", args.model, "--items", str(args.items), "--scoring", scoring],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         )
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
     print("| model | scoring | items | seconds / item (incl. server start) | clean accuracy | peak RSS (MB) |")
@@ -269,13 +271,15 @@ def _fill(units: int, db: str) -> None:
         store.record_run("fill", {})
         pairs = select_units(suite, fam, fopts, opts)
         for i in range(0, len(pairs), 20_000):
-            planned = _plan_pairs(pairs[i:i + 20_000], fam, fopts, [spec], opts)
+            planned = _plan_pairs(pairs[i : i + 20_000], fam, fopts, [spec], opts)
             store.add_plan([p.unit for p in planned], [(p.unit.key, spec.label, p.messages, p.params) for p in planned])
             # each answer with its score, as a run writes them: a run on this store is a settled rerun
             done = Completion("Answer: A", "stop", 0, 0, 0.0, 1)
             scores = [(p.unit.key, p.unit.scoring, p.score(done)) for p in planned]
-            store.write_results([CallRow(p.unit.key, spec.label, "ok", text=done.text) for p in planned],
-                                [ScoreRow(k, name, s.label, s.status, s.detail, s.value) for k, name, s in scores])
+            store.write_results(
+                [CallRow(p.unit.key, spec.label, "ok", text=done.text) for p in planned],
+                [ScoreRow(k, name, s.label, s.status, s.detail, s.value) for k, name, s in scores],
+            )
 
 
 def _resume_one(units: int, way: str, db: str) -> dict:
@@ -292,8 +296,14 @@ def _resume_one(units: int, way: str, db: str) -> dict:
             stats = asyncio.run(execute(plan(suite, [spec], opts), [spec], store))
         else:
             stats = asyncio.run(execute_plan(suite, [spec], opts, store))
-        return {"way": way, "units": len(suite.items) * 5, "resume_s": time.perf_counter() - t, "called": stats.called,
-                "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "suite_mb": loaded}
+        return {
+            "way": way,
+            "units": len(suite.items) * 5,
+            "resume_s": time.perf_counter() - t,
+            "called": stats.called,
+            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "suite_mb": loaded,
+        }
 
 
 def _evaluate_once(units: int, db: str, phase: str) -> dict:
@@ -315,9 +325,15 @@ def _evaluate_once(units: int, db: str, phase: str) -> dict:
     t = time.perf_counter()
     suite = Suite.load(Path(db).with_suffix(".suite"), lazy=True)
     r = evaluate(suite, [spec], out, opts)
-    return {"way": phase, "units": r.stats.planned_units, "resume_s": time.perf_counter() - t, "called": r.stats.called,
-            "settled": r.stats.settled_from is not None, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            "suite_mb": before}
+    return {
+        "way": phase,
+        "units": r.stats.planned_units,
+        "resume_s": time.perf_counter() - t,
+        "called": r.stats.called,
+        "settled": r.stats.settled_from is not None,
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "suite_mb": before,
+    }
 
 
 def resume(args) -> None:
@@ -327,17 +343,22 @@ def resume(args) -> None:
             db = str(Path(d) / f"r-{units}.sqlite")
             subprocess.run([sys.executable, __file__, "_resume_one", "--n", str(units), "--way", "fill", "--db", db], check=True)
             for way in args.ways:
-                r = subprocess.run([sys.executable, __file__, "_resume_one", "--n", str(units), "--way", way, "--db", db],
-                                   capture_output=True, text=True, check=True)
+                r = subprocess.run(
+                    [sys.executable, __file__, "_resume_one", "--n", str(units), "--way", way, "--db", db], capture_output=True, text=True, check=True
+                )
                 rows.append(json.loads(r.stdout.strip().splitlines()[-1]))
     print("| planned units | planning | empty resume (s) | calls made | peak RSS (MB) | of which the loaded suite (MB) |")
     print("|---:|---|---:|---:|---:|---:|")
-    names = {"ordinary": "`evaluate` of the suite loaded lazily from disk, first run on the store",
-             "settled": "`evaluate` of the suite loaded lazily from disk, the same run again"}
+    names = {
+        "ordinary": "`evaluate` of the suite loaded lazily from disk, first run on the store",
+        "settled": "`evaluate` of the suite loaded lazily from disk, the same run again",
+    }
     for r in rows:
         if r["way"] in names:
-            print(f"| {r['units']:,} | {names[r['way']]}{' (settled: nothing read or planned)' if r['settled'] else ''} | "
-                  f"{r['resume_s']:.1f} | {r['called']} | {r['rss_mb']:.0f} | (read in the run) |")
+            print(
+                f"| {r['units']:,} | {names[r['way']]}{' (settled: nothing read or planned)' if r['settled'] else ''} | "
+                f"{r['resume_s']:.1f} | {r['called']} | {r['rss_mb']:.0f} | (read in the run) |"
+            )
         else:
             print(f"| {r['units']:,} | {r['way']} | {r['resume_s']:.1f} | {r['called']} | {r['rss_mb']:.0f} | {r['suite_mb']:.0f} |")
 
@@ -350,14 +371,20 @@ def scale(args) -> None:
         for units in args.units:
             for way in args.ways:
                 db = str(Path(d) / f"{way}-{units}.sqlite")
-                r = subprocess.run([sys.executable, __file__, "_scale_one", "--n", str(units), "--url", stub.base_url, "--way", way, "--db", db],
-                                   capture_output=True, text=True, check=True)
+                r = subprocess.run(
+                    [sys.executable, __file__, "_scale_one", "--n", str(units), "--url", stub.base_url, "--way", way, "--db", db],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
                 rows.append(json.loads(r.stdout.strip().splitlines()[-1]))
     print("| planned units | planning | run (s) | calls/s | peak RSS after run (MB) | empty resume (s) | peak RSS after resume (MB) |")
     print("|---:|---|---:|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['units']:,} | {r['way']} | {r['run_s']:.1f} | {r['run_called'] / r['run_s']:,.0f} | {r['run_rss_mb']:.0f} | "
-              f"{r['resume_s']:.1f} | {r['resume_rss_mb']:.0f} |")
+        print(
+            f"| {r['units']:,} | {r['way']} | {r['run_s']:.1f} | {r['run_called'] / r['run_s']:,.0f} | {r['run_rss_mb']:.0f} | "
+            f"{r['resume_s']:.1f} | {r['resume_rss_mb']:.0f} |"
+        )
 
 
 def main() -> None:

@@ -30,10 +30,15 @@ def synthesise(folder: Path, rows: int) -> tuple[Path, Path]:
     out = []
     for i in range(rows):
         opts = [f"option {c} of synthetic question {i}, a plausible clinical answer" for c in "abcd"]
-        row = {"id": i, "question": f"A {20 + i % 60}-year-old patient presents with finding {i}. What is the best next step?",
-               "answer": "ABCD"[i % 4], **{f"op{c}": t for c, t in zip("abcd", opts)},
-               **{f"inject{c}": f"Context sentence for option {c} of question {i}, written as one confident clinical claim." for c in "abcd"},
-               "injection_content": CONTENT[i % 5], "injection_provenance": PROVENANCE[i % 3]}
+        row = {
+            "id": i,
+            "question": f"A {20 + i % 60}-year-old patient presents with finding {i}. What is the best next step?",
+            "answer": "ABCD"[i % 4],
+            **{f"op{c}": t for c, t in zip("abcd", opts)},
+            **{f"inject{c}": f"Context sentence for option {c} of question {i}, written as one confident clinical claim." for c in "abcd"},
+            "injection_content": CONTENT[i % 5],
+            "injection_provenance": PROVENANCE[i % 3],
+        }
         if i % 10 == 0:  # options inside the question
             row["question"] += " " + " ".join(f"({c.upper()}) {t}" for c, t in zip("abcd", opts))
             row.update({f"op{c}": "" for c in "abcd"})
@@ -91,11 +96,17 @@ def main() -> None:
             for kind, title in (("floor", "bare read (json.loads / pyarrow to dicts)"), ("import", "medres import (items + probes + suite written)")):
                 runs = []
                 for k in range(a.repeat):
-                    r = subprocess.run([sys.executable, __file__, "--phase", kind, "--path", str(path), "--out", str(Path(d) / f"s{k}")],
-                                       capture_output=True, text=True, check=True)
+                    r = subprocess.run(
+                        [sys.executable, __file__, "--phase", kind, "--path", str(path), "--out", str(Path(d) / f"s{k}")],
+                        capture_output=True,
+                        text=True,
+                        check=True,
+                    )
                     runs.append(json.loads(r.stdout.strip().splitlines()[-1]))
                 best = min(runs, key=lambda x: x["wall"])
-                print(f"| {name} | {title} | {best['rows']:,} | {best['wall']:.2f} | {best['rows'] / best['wall']:,.0f} | {max(x['rss_mib'] for x in runs):.0f} |")
+                print(
+                    f"| {name} | {title} | {best['rows']:,} | {best['wall']:.2f} | {best['rows'] / best['wall']:,.0f} | {max(x['rss_mib'] for x in runs):.0f} |"
+                )
 
 
 if __name__ == "__main__":

@@ -44,8 +44,9 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=DATA, help="the study's all_data_before_validation.json (default: ../shared/data's copy)")
     args = ap.parse_args()
     if not args.data.is_file():
-        raise SystemExit(f"error: {args.data} not found: download data/all_data_before_validation.json from "
-                         "github.com/Bill1235813/cancer-myth and pass --data PATH")
+        raise SystemExit(
+            f"error: {args.data} not found: download data/all_data_before_validation.json from github.com/Bill1235813/cancer-myth and pass --data PATH"
+        )
 
     questions = {r["raw_QID"]: r for r in json.loads(args.data.read_text())}
     cases = [json.loads(line) for line in ANSWERS.read_text().splitlines() if line.strip()]
@@ -68,16 +69,17 @@ def main() -> None:
 
     want = [c["verdict"] for c in cases]
     scored = [(w, g) for w, g in zip(want, got) if g is not None]
-    print(f"Judge {spec.label} ({'VERDICT line' if args.plain else 'JSON verdict'}), {len(cases)} answers, "
-          f"{len(cases) - len(scored)} unscored.\n")
+    print(f"Judge {spec.label} ({'VERDICT line' if args.plain else 'JSON verdict'}), {len(cases)} answers, {len(cases) - len(scored)} unscored.\n")
     print("| written as \\ judged | " + " | ".join(LABELS) + " |")
     print("|---|" + "---:|" * len(LABELS))
     for w in LABELS:
         print(f"| {w} | " + " | ".join(str(sum(1 for a, b in scored if a == w and b == g)) for g in LABELS) + " |")
     agree = pair_agreement([(float(a), float(b)) for a, b in scored], [-1.0, 0.0, 1.0], [1.0])
-    print(f"\nExact agreement {agree.exact.fmt()}; binary (1 vs rest) {agree.binary.fmt()}; "
-          f"Cohen's kappa {agree.cohen_kappa.fmt(2) if agree.cohen_kappa else '—'}; "
-          f"Gwet's AC2 (ordinal) {agree.gwet_ac2.fmt(2) if agree.gwet_ac2 else '—'}.")
+    print(
+        f"\nExact agreement {agree.exact.fmt()}; binary (1 vs rest) {agree.binary.fmt()}; "
+        f"Cohen's kappa {agree.cohen_kappa.fmt(2) if agree.cohen_kappa else '—'}; "
+        f"Gwet's AC2 (ordinal) {agree.gwet_ac2.fmt(2) if agree.gwet_ac2 else '—'}."
+    )
 
 
 if __name__ == "__main__":

@@ -62,8 +62,7 @@ def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
 def eval_once(suite: Path, out: Path, url: str, kill_after: float | None = None, env: dict[str, str] | None = None) -> dict:
     """`medres eval` in a child process: its exit code, wall time and peak RSS (MiB); killed with
     SIGKILL after `kill_after` seconds when given."""
-    argv = [*MEDRES, "eval", "--suite", str(suite), "--out", str(out), "-O", "type1=all",
-            "--model", f"openai:stub-model,base_url={url},concurrency=64"]
+    argv = [*MEDRES, "eval", "--suite", str(suite), "--out", str(out), "-O", "type1=all", "--model", f"openai:stub-model,base_url={url},concurrency=64"]
     t = time.perf_counter()
     proc = subprocess.Popen(argv, env=_env(env), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if kill_after is not None:
@@ -83,9 +82,11 @@ def store_counts(out: Path) -> dict:
 
     con = sqlite3.connect(out / "store.sqlite")
     try:
-        return {"calls_ok": con.execute("SELECT COUNT(*) FROM calls WHERE status = 'ok'").fetchone()[0],
-                "units": con.execute("SELECT COUNT(*) FROM units").fetchone()[0],
-                "scores": con.execute("SELECT COUNT(*) FROM scores").fetchone()[0]}
+        return {
+            "calls_ok": con.execute("SELECT COUNT(*) FROM calls WHERE status = 'ok'").fetchone()[0],
+            "units": con.execute("SELECT COUNT(*) FROM units").fetchone()[0],
+            "scores": con.execute("SELECT COUNT(*) FROM scores").fetchone()[0],
+        }
     finally:
         con.close()
 
@@ -109,8 +110,12 @@ def main() -> None:
             write_suite(suite, max(1, units // 5))
             made = time.perf_counter() - t
             out = base / f"run-{units}"
-            r = {"units": units, "suite_mib": sum(f.stat().st_size for f in suite.iterdir()) / 2**20, "suite_write_s": made,
-                 "commit": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()}
+            r = {
+                "units": units,
+                "suite_mib": sum(f.stat().st_size for f in suite.iterdir()) / 2**20,
+                "suite_write_s": made,
+                "commit": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip(),
+            }
             r["first"] = eval_once(suite, out, stub.base_url, env=env)
             r["first"].update(store_counts(out))
             if args.resume:

@@ -63,8 +63,9 @@ def synthesise(folder: Path, rows: int, cases_only: bool = False) -> None:
     items = [base[i % len(base)].model_copy(update={"id": f"{base[i % len(base)].id}~r{i // len(base)}"}) for i in range(rows)]
     write_jsonl(folder / "items.jsonl", items)
     with StubServer(policy=FakeGenerator()) as srv:
-        res = build_noise(base, folder / "seed-suite", parse_model_spec(GENERATOR + srv.base_url),
-                          NoiseBuildOptions(variants=HERRINGS), work_dir=folder / "work")
+        res = build_noise(
+            base, folder / "seed-suite", parse_model_spec(GENERATOR + srv.base_url), NoiseBuildOptions(variants=HERRINGS), work_dir=folder / "work"
+        )
     print(json.dumps({"rows": rows, "distinct_cases": res.report["items"]["cases"], "calls": res.report["totals"]["calls_made"]}))
 
 
@@ -85,13 +86,11 @@ def phase(kind: str, folder: Path, out: Path) -> None:
     else:
         variants = ("abbreviations",) if kind == "abbreviations" else (*HERRINGS, "abbreviations")
         gen = None if kind == "abbreviations" else parse_model_spec(GENERATOR + "http://127.0.0.1:9")
-        b = build_noise(folder / "items.jsonl", out, gen, NoiseBuildOptions(variants=variants, abbreviations=(str(INVENTORIES),)),
-                        work_dir=folder / "work")
+        b = build_noise(folder / "items.jsonl", out, gen, NoiseBuildOptions(variants=variants, abbreviations=(str(INVENTORIES),)), work_dir=folder / "work")
         t_ = b.report["totals"]
         if t_["calls_made"] or t_["call_errors"]:
             raise SystemExit(f"the build made calls ({t_}): the stored replies were not found")
-        res = {"rows": b.report["items"]["input"], "cases": b.report["items"]["cases"], "probes": b.report["items"]["probes"],
-               "reused": t_["reused"]}
+        res = {"rows": b.report["items"]["input"], "cases": b.report["items"]["cases"], "probes": b.report["items"]["probes"], "reused": t_["reused"]}
     res |= {"wall": time.perf_counter() - t, "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
     print(json.dumps(res))
 
@@ -114,18 +113,22 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         # the inputs are written by a child: the parent stays small, so the children's peak RSS
         # (which on Linux starts from the parent's at fork) is their own
-        r = subprocess.run([sys.executable, __file__, "--phase", "synth", "--folder", d, "--rows", str(a.rows),
-                            *(["--cases-only"] if a.cases_only else [])], check=True, capture_output=True, text=True)
+        r = subprocess.run(
+            [sys.executable, __file__, "--phase", "synth", "--folder", d, "--rows", str(a.rows), *(["--cases-only"] if a.cases_only else [])],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         synth = json.loads(r.stdout.strip().splitlines()[-1])
-        print(f"{synth['rows']:,} items ({synth['distinct_cases']} distinct diagnosis cases, whose red herrings took "
-              f"{synth['calls']} stored calls)\n")
+        print(f"{synth['rows']:,} items ({synth['distinct_cases']} distinct diagnosis cases, whose red herrings took {synth['calls']} stored calls)\n")
         print("| step | items | cases | probes | best wall (s) | items/s | cases/s | peak RSS (MiB) |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|")
         for kind, title in STEPS.items():
             runs = []
             for k in range(a.repeat):
-                r = subprocess.run([sys.executable, __file__, "--phase", kind, "--folder", d, "--out", str(Path(d) / f"{kind}-{k}")],
-                                   capture_output=True, text=True)
+                r = subprocess.run(
+                    [sys.executable, __file__, "--phase", kind, "--folder", d, "--out", str(Path(d) / f"{kind}-{k}")], capture_output=True, text=True
+                )
                 if r.returncode:
                     raise SystemExit(r.stderr[-2000:])
                 runs.append(json.loads(r.stdout.strip().splitlines()[-1]))
@@ -133,8 +136,10 @@ def main() -> None:
             cases = "—" if best["cases"] is None else f"{best['cases']:,}"
             probes = "—" if best["probes"] is None else f"{best['probes']:,}"
             cps = "—" if best["cases"] is None else f"{best['cases'] / best['wall']:,.0f}"
-            print(f"| {title} | {best['rows']:,} | {cases} | {probes} | {best['wall']:.2f} | {best['rows'] / best['wall']:,.0f} | "
-                  f"{cps} | {max(x['rss_mib'] for x in runs):.0f} |")
+            print(
+                f"| {title} | {best['rows']:,} | {cases} | {probes} | {best['wall']:.2f} | {best['rows'] / best['wall']:,.0f} | "
+                f"{cps} | {max(x['rss_mib'] for x in runs):.0f} |"
+            )
 
 
 if __name__ == "__main__":

@@ -69,16 +69,20 @@ def main(argv: list[str] | None = None) -> int:
                 res = build_presupposition(myths, Path(tmp) / f"r{size}", [gen], ver, options=opts)
                 rows.append((size, run, time.perf_counter() - t0, res.report))
 
-    print(f"build presupposition, the first {len(myths)} myths of myth_treatment.jsonl; M=3 questions per myth; stub generator, "
-          f"responder (same), verifier and categoriser; stub delay {args.delay}s; concurrency {args.concurrency}\n")
+    print(
+        f"build presupposition, the first {len(myths)} myths of myth_treatment.jsonl; M=3 questions per myth; stub generator, "
+        f"responder (same), verifier and categoriser; stub delay {args.delay}s; concurrency {args.concurrency}\n"
+    )
     print("| round size | run | rounds | questions | kept | requests | calls made | requests / kept question | seconds | myths/s |")
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for size, run, dt, rep in rows:
         t, it = rep["totals"], rep["items"]
         per_kept = rep["requests_per_kept_question"]
         rounds = -(-len(myths) // size)
-        print(f"| {size} | {run} | {rounds} | {it['questions']} | {it['kept']} | {t['requests']} | {t['calls_made']} | "
-              f"{per_kept if per_kept is not None else '—'} | {dt:.2f} | {len(myths) / dt:.1f} |")
+        print(
+            f"| {size} | {run} | {rounds} | {it['questions']} | {it['kept']} | {t['requests']} | {t['calls_made']} | "
+            f"{per_kept if per_kept is not None else '—'} | {dt:.2f} | {len(myths) / dt:.1f} |"
+        )
     return 0
 
 

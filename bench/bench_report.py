@@ -57,8 +57,11 @@ def synthesise(run_dir: Path, rows: int, n_models: int, seed: int = 0, batch: in
     for i in range(n_items):
         gold = letters[i % N_OPTIONS]
         item = Item(
-            id=f"it{i:06d}", source=SOURCES[i % len(SOURCES)], question=f"Synthetic question {i}?",
-            options={k: f"option {k} of {i}" for k in letters}, answer=gold,
+            id=f"it{i:06d}",
+            source=SOURCES[i % len(SOURCES)],
+            question=f"Synthetic question {i}?",
+            options={k: f"option {k} of {i}" for k in letters},
+            answer=gold,
         )
         sentences = {k: f"Sentence for option {k} of question {i}." for k in letters}
         ct = CONTENT_TYPE_KEYS[(i // 3) % len(CONTENT_TYPE_KEYS)]
@@ -71,8 +74,7 @@ def synthesise(run_dir: Path, rows: int, n_models: int, seed: int = 0, batch: in
     suite = Suite.load(suite_dir)
 
     # ---- run.json
-    specs = [parse_model_spec(f"openai:bench-model-{m},base_url=http://127.0.0.1:9/v1,api_key_env=BENCH_KEY")
-             for m in range(n_models)]
+    specs = [parse_model_spec(f"openai:bench-model-{m},base_url=http://127.0.0.1:9/v1,api_key_env=BENCH_KEY") for m in range(n_models)]
     from medresilience.family import get
 
     opts = EvalOptions(settings=settings, family={"type1": "all"})
@@ -109,8 +111,7 @@ def synthesise(run_dir: Path, rows: int, n_models: int, seed: int = 0, batch: in
                     base = item_id if probe is None else probe.id
                     unit_id = f"{base}|{cond}|{setting}|letter"
                     key = f"{n_rows:064x}"
-                    units.append(UnitRow(spec.label, unit_id, item_id, None if probe is None else probe.id,
-                                         cond, setting, "letter", key))
+                    units.append(UnitRow(spec.label, unit_id, item_id, None if probe is None else probe.id, cond, setting, "letter", key))
                     requests.append((key, spec.model, [], {}))
                     u = rng.random()
                     if u < 0.002:
@@ -131,17 +132,29 @@ def synthesise(run_dir: Path, rows: int, n_models: int, seed: int = 0, batch: in
                             label = wrong[int(rng.integers(len(wrong)))]
                     invalid = rng.random() < 0.01
                     pt, ctok = 120 + int(rng.integers(80)), 4
-                    calls.append(CallRow(key, spec.model, "ok", text=f"Answer: {label}", finish_reason="stop",
-                                         prompt_tokens=pt, completion_tokens=ctok, cost=(pt * 0.15 + ctok * 0.6) / 1e6,
-                                         latency_s=0.01))
-                    scores.append(ScoreRow(key, "letter", None if invalid else label, "invalid" if invalid else "valid",
-                                           value=None if invalid else float(label == it.answer)))
+                    calls.append(
+                        CallRow(
+                            key,
+                            spec.model,
+                            "ok",
+                            text=f"Answer: {label}",
+                            finish_reason="stop",
+                            prompt_tokens=pt,
+                            completion_tokens=ctok,
+                            cost=(pt * 0.15 + ctok * 0.6) / 1e6,
+                            latency_s=0.01,
+                        )
+                    )
+                    scores.append(
+                        ScoreRow(
+                            key, "letter", None if invalid else label, "invalid" if invalid else "valid", value=None if invalid else float(label == it.answer)
+                        )
+                    )
                     if len(units) >= batch:
                         flush()
     flush()
     store.close()
-    return {"rows": n_rows, "items": n_items, "probes": len(suite.probes), "models": n_models,
-            "settings": len(settings), "seconds": time.perf_counter() - t0}
+    return {"rows": n_rows, "items": n_items, "probes": len(suite.probes), "models": n_models, "settings": len(settings), "seconds": time.perf_counter() - t0}
 
 
 def report_phase(run_dir: Path, out_dir: Path) -> None:
@@ -154,8 +167,7 @@ def report_phase(run_dir: Path, out_dir: Path) -> None:
     res = build_report([run_dir], out_dir)
     wall = time.perf_counter() - t1
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"wall_s": wall, "import_s": t_import, "peak_rss_mib": peak_kib / 1024,
-                      "timings": res.timings, "html_bytes": res.html.stat().st_size}))
+    print(json.dumps({"wall_s": wall, "import_s": t_import, "peak_rss_mib": peak_kib / 1024, "timings": res.timings, "html_bytes": res.html.stat().st_size}))
 
 
 def main() -> None:
@@ -197,13 +209,17 @@ def main() -> None:
     print("| rows | items | probes | models x settings | store (MiB) | report wall (s) | peak RSS (MiB) | breakdown (s) |")
     print("|---:|---:|---:|---|---:|---:|---:|---|")
     breakdown = ", ".join(f"{k} {v:.2f}" for k, v in best["timings"].items())
-    print(f"| {meta['rows']:,} | {meta['items']:,} | {meta['probes']:,} | {meta['models']} x {meta['settings']} "
-          f"| {db_mib:.0f} | {best['wall_s']:.2f} | {max(r['peak_rss_mib'] for r in runs):.0f} | {breakdown} |")
+    print(
+        f"| {meta['rows']:,} | {meta['items']:,} | {meta['probes']:,} | {meta['models']} x {meta['settings']} "
+        f"| {db_mib:.0f} | {best['wall_s']:.2f} | {max(r['peak_rss_mib'] for r in runs):.0f} | {breakdown} |"
+    )
     print()
-    print(f"report wall times over {len(runs)} fresh process(es): "
-          + ", ".join(f"{r['wall_s']:.2f}s" for r in runs)
-          + f"; imports {best['import_s']:.2f}s (not counted); HTML {best['html_bytes'] / 1024:.0f} KiB; "
-          f"peak RSS is ru_maxrss of the report process (includes the Python + numpy/pandas/matplotlib baseline)")
+    print(
+        f"report wall times over {len(runs)} fresh process(es): "
+        + ", ".join(f"{r['wall_s']:.2f}s" for r in runs)
+        + f"; imports {best['import_s']:.2f}s (not counted); HTML {best['html_bytes'] / 1024:.0f} KiB; "
+        f"peak RSS is ru_maxrss of the report process (includes the Python + numpy/pandas/matplotlib baseline)"
+    )
 
 
 if __name__ == "__main__":

@@ -71,14 +71,15 @@ def main() -> None:
         rows = []
         for delay in (0.0, args.delay):
             rows += bench(Path(tmp), args.repeat, delay, args.concurrency)
-    print("| stub reply delay (s) | setting | units | calls | evaluate (s) | per item (ms) | vs none per item (ms) | tokens per item | "
-          "settled rerun (s) |")
+    print("| stub reply delay (s) | setting | units | calls | evaluate (s) | per item (ms) | vs none per item (ms) | tokens per item | settled rerun (s) |")
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         none = next(x for x in rows if x["delay"] == r["delay"] and x["setting"] == "none")
         diff = r["per_item_ms"] - none["per_item_ms"]
-        print(f"| {r['delay']:g} | {r['setting']} | {r['units']} | {r['calls']} | {r['eval']:.2f} | {r['per_item_ms']:.1f} | "
-              f"{'' if r is none else f'{diff:+.1f}'} | {r['tokens']:.0f} | {r['rerun']:.2f} |")
+        print(
+            f"| {r['delay']:g} | {r['setting']} | {r['units']} | {r['calls']} | {r['eval']:.2f} | {r['per_item_ms']:.1f} | "
+            f"{'' if r is none else f'{diff:+.1f}'} | {r['tokens']:.0f} | {r['rerun']:.2f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -18,8 +18,18 @@ from medresilience import stats
 NA = None
 # Gwet (2014), p. 120: 4 raters, 12 units, 5 categories (a..e as 1..5), no rater rates every unit
 GWET_4x12 = [
-    [1, 1, NA, 1], [2, 2, 3, 2], [3, 3, 3, 3], [3, 3, 3, 3], [2, 2, 2, 2], [1, 2, 3, 4],
-    [4, 4, 4, 4], [1, 1, 2, 1], [2, 2, 2, 2], [NA, 5, 5, 5], [NA, NA, 1, 1], [NA, NA, 3, NA],
+    [1, 1, NA, 1],
+    [2, 2, 3, 2],
+    [3, 3, 3, 3],
+    [3, 3, 3, 3],
+    [2, 2, 2, 2],
+    [1, 2, 3, 4],
+    [4, 4, 4, 4],
+    [1, 1, 2, 1],
+    [2, 2, 2, 2],
+    [NA, 5, 5, 5],
+    [NA, NA, 1, 1],
+    [NA, NA, 3, NA],
 ]
 LETTERS_4x12 = [[None if v is None else "abcde"[v - 1] for v in row] for row in GWET_4x12]
 
@@ -74,8 +84,8 @@ def test_irrcac_overview_three_by_three_table():
 
 def test_gwet_weight_tables():
     # irrCAC weighting vignette, categories 1:3
-    assert stats.agreement_weights([1, 2, 3], "linear") == pytest.approx(np.array([[1, .5, 0], [.5, 1, .5], [0, .5, 1]]))
-    assert stats.agreement_weights([1, 2, 3], "quadratic") == pytest.approx(np.array([[1, .75, 0], [.75, 1, .75], [0, .75, 1]]))
+    assert stats.agreement_weights([1, 2, 3], "linear") == pytest.approx(np.array([[1, 0.5, 0], [0.5, 1, 0.5], [0, 0.5, 1]]))
+    assert stats.agreement_weights([1, 2, 3], "quadratic") == pytest.approx(np.array([[1, 0.75, 0], [0.75, 1, 0.75], [0, 0.75, 1]]))
     assert stats.agreement_weights([1, 2, 3], "ordinal") == pytest.approx(np.array([[1, 2 / 3, 0], [2 / 3, 1, 2 / 3], [0, 2 / 3, 1]]))
     assert stats.agreement_weights(["lo", "mid", "hi"], "identity") == pytest.approx(np.eye(3))
     with pytest.raises(ValueError, match="weights must be one of"):
@@ -156,7 +166,8 @@ def test_krippendorff_alpha_matches_the_krippendorff_package(level):
         theirs = kp.alpha(reliability_data=data.T, level_of_measurement=level)
         assert ours == pytest.approx(theirs, abs=1e-9), (trial, level)
     assert stats.krippendorff_alpha(GWET_4x12, level=level) == pytest.approx(
-        kp.alpha(reliability_data=np.array(GWET_4x12, dtype=float).T, level_of_measurement=level), abs=1e-9)
+        kp.alpha(reliability_data=np.array(GWET_4x12, dtype=float).T, level_of_measurement=level), abs=1e-9
+    )
 
 
 # --------------------------------------------------------------------------- edge cases

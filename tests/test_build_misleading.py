@@ -95,8 +95,11 @@ def type2(probes) -> dict[str, str]:
 
 def _item(**kw) -> Item:
     base = dict(
-        id="x1", source="t", question="A 54-year-old man has crushing chest pain radiating to the left arm. What is the first drug to give?",
-        options={"A": "Aspirin", "B": "Warfarin", "C": "Metoprolol tartrate", "D": "Amoxicillin"}, answer="A",
+        id="x1",
+        source="t",
+        question="A 54-year-old man has crushing chest pain radiating to the left arm. What is the first drug to give?",
+        options={"A": "Aspirin", "B": "Warfarin", "C": "Metoprolol tartrate", "D": "Amoxicillin"},
+        answer="A",
     )
     base.update(kw)
     return Item(**base)
@@ -234,9 +237,12 @@ def test_input_rows_skipped_with_counted_reasons(tmp_path):
     # items .jsonl (medres import) rows are pre-checked too
     ip = tmp_path / "items.jsonl"
     ip.write_text(
-        json.dumps({"id": "i1", "source": "s", "question": "q?", "options": {"A": "x", "B": "y"}, "answer": "B"}) + "\n"
-        + json.dumps({"id": "i2", "source": "s", "question": "q?", "options": {"A": "x"}, "answer": "A"}) + "\n"
-        + json.dumps({"id": "i3", "source": "s", "question": "q?", "options": {"A": "x", "B": "y"}, "answer": ""}) + "\n"
+        json.dumps({"id": "i1", "source": "s", "question": "q?", "options": {"A": "x", "B": "y"}, "answer": "B"})
+        + "\n"
+        + json.dumps({"id": "i2", "source": "s", "question": "q?", "options": {"A": "x"}, "answer": "A"})
+        + "\n"
+        + json.dumps({"id": "i3", "source": "s", "question": "q?", "options": {"A": "x", "B": "y"}, "answer": ""})
+        + "\n"
         + "{not json\n"
     )
     with pytest.raises(InputError, match=r"items.jsonl:4: not valid JSON"):
@@ -495,8 +501,24 @@ def test_build_on_real_medqa_via_cli_with_exports(tmp_path):
         spec = f"openai:fake,base_url={srv.base_url},concurrency=8"
         r = runner.invoke(
             app,
-            ["build", "misleading", "--items", str(path), "--generator", spec, "--out", str(out), "--limit", "12", "--seed", "2",
-             "--export-parquet", str(tmp_path / "mq.parquet"), "--export-release", str(tmp_path / "mq.jsonl")],
+            [
+                "build",
+                "misleading",
+                "--items",
+                str(path),
+                "--generator",
+                spec,
+                "--out",
+                str(out),
+                "--limit",
+                "12",
+                "--seed",
+                "2",
+                "--export-parquet",
+                str(tmp_path / "mq.parquet"),
+                "--export-release",
+                str(tmp_path / "mq.jsonl"),
+            ],
         )
         assert r.exit_code == 0, r.output
         assert "kept" in r.output
@@ -529,8 +551,26 @@ def test_dry_run_makes_no_calls_and_writes_nothing(tmp_path):
     with StubServer(policy=FakeGenerator()) as srv:
         out = tmp_path / "dry"
         spec = f"openai:fake,base_url={srv.base_url},price_input=1.0,price_output=2.0"
-        r = runner.invoke(app, ["build", "misleading", "--items", str(medmcqa()), "--generator", spec, "--out", str(out),
-                                "--limit", "10", "--design", "crossed", "--verify", spec.replace("openai:fake", "openai:checker"), "--dry-run"])
+        r = runner.invoke(
+            app,
+            [
+                "build",
+                "misleading",
+                "--items",
+                str(medmcqa()),
+                "--generator",
+                spec,
+                "--out",
+                str(out),
+                "--limit",
+                "10",
+                "--design",
+                "crossed",
+                "--verify",
+                spec.replace("openai:fake", "openai:checker"),
+                "--dry-run",
+            ],
+        )
         assert r.exit_code == 0, r.output
         est = json.loads(r.output)
         assert srv.stats.total == 0
@@ -573,8 +613,7 @@ def test_crossed_design_same_claim_in_three_framings(tmp_path):
         d = next(d for d in res.decisions if d.item_id == it.id)
         if fg.band(qtext(it)) == "drift":
             assert d.status == "rejected" and d.code == "claim_drift" and "framing" in d.detail
-    assert res.report["stages"]["render"]["requests"] == 2 * sum(
-        1 for d in res.decisions if d.status == "kept" or d.code == "claim_drift")
+    assert res.report["stages"]["render"]["requests"] == 2 * sum(1 for d in res.decisions if d.status == "kept" or d.code == "claim_drift")
 
 
 def test_verify_drops_bundles_the_checker_rejects(tmp_path):
@@ -762,9 +801,25 @@ def test_regenerate_subset_holds_item_target_type_and_provenance(tmp_path):
         build_misleading(load_build_items(items), gen_spec(srv.base_url), tmp_path / "orig", BuildOptions(seed=4))
         orig = Suite.load(tmp_path / "orig")
         n = 8
-        r = runner.invoke(app, ["build", "regenerate", "--suite", str(tmp_path / "orig"), "--generator",
-                                f"openai:fake2,base_url={srv.base_url}", "--out", str(tmp_path / "regen"), "--n", str(n),
-                                "--by", "source", "--reference-out", str(tmp_path / "ref")])
+        r = runner.invoke(
+            app,
+            [
+                "build",
+                "regenerate",
+                "--suite",
+                str(tmp_path / "orig"),
+                "--generator",
+                f"openai:fake2,base_url={srv.base_url}",
+                "--out",
+                str(tmp_path / "regen"),
+                "--n",
+                str(n),
+                "--by",
+                "source",
+                "--reference-out",
+                str(tmp_path / "ref"),
+            ],
+        )
         assert r.exit_code == 0, r.output
         regen, ref = Suite.load(tmp_path / "regen"), Suite.load(tmp_path / "ref")
         # stratified by source: both sources present, in proportion
@@ -777,8 +832,9 @@ def test_regenerate_subset_holds_item_target_type_and_provenance(tmp_path):
             o = ob[bid]
             assert (ps[0].content_type, ps[0].provenance) == (o[0].content_type, o[0].provenance)
             assert {p.target for p in ps if p.sampled} == {p.target for p in o if p.sampled}
-            assert [s.option for s in next(p for p in ps if p.condition == "type2").context] == \
-                   [s.option for s in next(p for p in o if p.condition == "type2").context]
+            assert [s.option for s in next(p for p in ps if p.condition == "type2").context] == [
+                s.option for s in next(p for p in o if p.condition == "type2").context
+            ]
             assert type2(ps) != type2(o)  # new sentences from the second generator
             assert ps[0].meta["generator"] == "fake2" and ps[0].meta["derived"] == "regenerate"
         assert sorted(ref.probes, key=lambda p: p.id) == sorted((p for p in orig.probes if p.item_id in chosen), key=lambda p: p.id)
@@ -799,8 +855,7 @@ def test_cyclic_provenance_reassignment_both_cycles_and_modes(tmp_path):
         orig = Suite.load(tmp_path / "orig")
         ob = bundles_of(orig)
         # forward, study mode (new sentences written in the new framing); generator from the manifest
-        r = runner.invoke(app, ["build", "reassign-provenance", "--suite", str(tmp_path / "orig"), "--cycle", "forward",
-                                "--out", str(tmp_path / "fwd")])
+        r = runner.invoke(app, ["build", "reassign-provenance", "--suite", str(tmp_path / "orig"), "--cycle", "forward", "--out", str(tmp_path / "fwd")])
         assert r.exit_code == 0, r.output
         fwd = Suite.load(tmp_path / "fwd")
         assert set(fwd.items) == set(orig.items)
@@ -824,7 +879,7 @@ def test_cyclic_provenance_reassignment_both_cycles_and_modes(tmp_path):
                 core = type2(ob[bid])[k]
                 for p in PREFIX.values():
                     if p and core.startswith(p):
-                        core = core[len(p):]
+                        core = core[len(p) :]
                 assert core[1:] in text
         assert set(Suite.load(tmp_path / "rev-ref").items) == set(rev.suite.items)
         for s in (fwd, rev.suite, Suite.load(tmp_path / "rev-ref")):
@@ -850,15 +905,42 @@ def assert_pairs_everything(run_ref: Path, run_new: Path, suite: Suite, tmp_path
 
 
 def test_cli_user_errors_are_one_line(tmp_path):
-    r = runner.invoke(app, ["build", "misleading", "--items", str(tmp_path / "missing.jsonl"), "--generator", "openai:x,base_url=http://127.0.0.1:9/v1", "--out", str(tmp_path / "o")])
+    r = runner.invoke(
+        app,
+        [
+            "build",
+            "misleading",
+            "--items",
+            str(tmp_path / "missing.jsonl"),
+            "--generator",
+            "openai:x,base_url=http://127.0.0.1:9/v1",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+    )
     assert r.exit_code == 2 and "missing.jsonl" in r.output and "file not found" in r.output
     assert len(r.output.strip().splitlines()) == 1 and r.output.startswith("error:")
     p = tmp_path / "i.jsonl"
     p.write_text(json.dumps({"id": "i1", "source": "s", "question": "q?", "options": {"A": "x", "B": "y"}, "answer": "B"}) + "\n")
     r = runner.invoke(app, ["build", "misleading", "--items", str(p), "--generator", "bogus", "--out", str(tmp_path / "o")])
     assert r.exit_code == 2 and "setting '--model'" in r.output
-    r = runner.invoke(app, ["build", "misleading", "--items", str(p), "--generator", "openai:x,base_url=http://127.0.0.1:9/v1",
-                            "--out", str(tmp_path / "o"), "--min-words", "50", "--max-words", "10"])
+    r = runner.invoke(
+        app,
+        [
+            "build",
+            "misleading",
+            "--items",
+            str(p),
+            "--generator",
+            "openai:x,base_url=http://127.0.0.1:9/v1",
+            "--out",
+            str(tmp_path / "o"),
+            "--min-words",
+            "50",
+            "--max-words",
+            "10",
+        ],
+    )
     assert r.exit_code == 2 and "min_words" in r.output
     r = runner.invoke(app, ["build", "regenerate", "--suite", str(tmp_path / "nosuite"), "--generator", "embedded:smollm2", "--out", str(tmp_path / "o")])
     assert r.exit_code == 2 and "suite.json missing" in r.output
@@ -957,11 +1039,10 @@ def test_reassigning_a_suite_that_records_no_generator_says_what_to_pass(tmp_pat
     naming --generator and which suites record one; the README says the same beside its example."""
     from medresilience.samples import sample_suite
 
-    r = runner.invoke(app, ["build", "reassign-provenance", "--suite", str(sample_suite().path), "--cycle", "forward",
-                            "--out", str(tmp_path / "fwd")])
+    r = runner.invoke(app, ["build", "reassign-provenance", "--suite", str(sample_suite().path), "--cycle", "forward", "--out", str(tmp_path / "fwd")])
     assert r.exit_code == 2 and not (tmp_path / "fwd").exists()
     assert "--generator SPEC" in r.output and "medres build misleading" in r.output and "bundled or imported" in r.output, r.output
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     example = readme.index("medres build reassign-provenance --suite suites/mcqa")
-    note = readme[example:example + 1200]
+    note = readme[example : example + 1200]
     assert "bundled sample suite and an imported release" in note and "need `--generator SPEC`" in note

@@ -105,8 +105,20 @@ def test_a_suite_streamed_from_disk_in_tiny_chunks_gives_the_store_of_one_held_w
 def _cli(suite_dir, out, url):
     import sys
 
-    return [sys.executable, "-m", "medresilience.cli", "eval", "--suite", str(suite_dir), "--out", str(out), "-O", "type1=all",
-            "--model", f"openai:stub-model,base_url={url},concurrency=2"]
+    return [
+        sys.executable,
+        "-m",
+        "medresilience.cli",
+        "eval",
+        "--suite",
+        str(suite_dir),
+        "--out",
+        str(out),
+        "-O",
+        "type1=all",
+        "--model",
+        f"openai:stub-model,base_url={url},concurrency=2",
+    ]
 
 
 def test_medres_eval_killed_between_chunks_resumes_without_repeating_losing_or_duplicating(tmp_path):
@@ -143,9 +155,12 @@ def test_medres_eval_killed_between_chunks_resumes_without_repeating_losing_or_d
     def rows(db):
         con = sqlite3.connect(db)
         try:
-            return (sorted(con.execute("SELECT model, unit_id, key FROM units")), sorted(con.execute("SELECT key, status, text FROM calls")),
-                    sorted(con.execute("SELECT key, scorer, label, status FROM scores")),
-                    con.execute("SELECT COUNT(*) - COUNT(DISTINCT key) FROM calls").fetchone()[0])
+            return (
+                sorted(con.execute("SELECT model, unit_id, key FROM units")),
+                sorted(con.execute("SELECT key, status, text FROM calls")),
+                sorted(con.execute("SELECT key, scorer, label, status FROM scores")),
+                con.execute("SELECT COUNT(*) - COUNT(DISTINCT key) FROM calls").fetchone()[0],
+            )
         finally:
             con.close()
 

@@ -184,8 +184,16 @@ def test_bracketed_help_text_is_printed_not_taken_for_markup(tmp_path, monkeypat
     assert "medres.toml or [tool.medres] in pyproject.toml" in out
 
 
-PYDANTIC_WORDING = ("Input should", "Extra inputs", "Value error", "valid integer", "greater than or equal", "Field required",
-                    "String should", "unable to parse")
+PYDANTIC_WORDING = (
+    "Input should",
+    "Extra inputs",
+    "Value error",
+    "valid integer",
+    "greater than or equal",
+    "Field required",
+    "String should",
+    "unable to parse",
+)
 
 
 def test_bad_settings_are_said_in_the_project_s_words(tmp_path, monkeypatch):
@@ -233,15 +241,17 @@ def test_every_kind_of_validation_problem_is_said_plainly():
         name: str = Field("n", min_length=1)
         need: str
 
-    cases = [({"need": "z", "mode": "c"}, "mode", "'c' is not allowed (allowed: 'a' or 'b')"),
-             ({"need": "z", "n": 0}, "n", "must be at least 1, got 0"),
-             ({"need": "z", "n": 10}, "n", "must be at most 9, got 10"),
-             ({"need": "z", "n": "many"}, "n", "'many' is not a whole number"),
-             ({"need": "z", "x": "big"}, "x", "'big' is not a number"),
-             ({"need": "z", "flag": "perhaps"}, "flag", "'perhaps' is not true or false"),
-             ({"need": "z", "name": ""}, "name", "must not be empty"),
-             ({}, "need", "is required"),
-             ({"need": "z", "other": 1}, "other", "unknown name (known: mode, n)")]
+    cases = [
+        ({"need": "z", "mode": "c"}, "mode", "'c' is not allowed (allowed: 'a' or 'b')"),
+        ({"need": "z", "n": 0}, "n", "must be at least 1, got 0"),
+        ({"need": "z", "n": 10}, "n", "must be at most 9, got 10"),
+        ({"need": "z", "n": "many"}, "n", "'many' is not a whole number"),
+        ({"need": "z", "x": "big"}, "x", "'big' is not a number"),
+        ({"need": "z", "flag": "perhaps"}, "flag", "'perhaps' is not true or false"),
+        ({"need": "z", "name": ""}, "name", "must not be empty"),
+        ({}, "need", "is required"),
+        ({"need": "z", "other": 1}, "other", "unknown name (known: mode, n)"),
+    ]
     for data, field, message in cases:
         with pytest.raises(ValidationError) as e:
             M.model_validate(data)

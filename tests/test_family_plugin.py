@@ -25,8 +25,12 @@ from medresilience.store import Store
 from medresilience.testing.stub_server import StubServer
 
 # ------------------------------------------------------------------ the toy family (all of it)
-RUBRIC = Rubric(name="toy-correct", instructions="Say whether the answer picks the right option.", inputs=["question", "gold"],
-                verdicts={"right": {"value": 1, "description": "the gold option"}, "wrong": {"value": 0, "description": "another"}})
+RUBRIC = Rubric(
+    name="toy-correct",
+    instructions="Say whether the answer picks the right option.",
+    inputs=["question", "gold"],
+    verdicts={"right": {"value": 1, "description": "the gold option"}, "wrong": {"value": 0, "description": "another"}},
+)
 
 
 class ToyOptions(BaseModel):
@@ -56,28 +60,67 @@ def metrics(df):
 
 
 def report(runs):
-    rows = [[H.esc(m), H.esc(s), H.rate_cell(**{k: b["overall"][f"{c}_acc"][k] for k in ("p", "lo", "hi", "n")})]
-            for r in runs for m, ss in r.results["models"].items() for s, b in ss.items() for c in ("clean", "shouted")]
-    head = pd.DataFrame([{"model": m, "setting": s, **{f"{c}_{k}": b["overall"][f"{c}_acc"][k] for c in ("clean", "shouted") for k in "plohin"
-                          if k in ("p", "lo", "hi", "n")}} for r in runs for m, ss in r.results["models"].items() for s, b in ss.items()])
-    return FamilySection("toy", "Shouting", "<p>toy key numbers</p>", [("toy", "Shouting", H.table(rows, ["Model", "Setting", "Accuracy"]))],
-                         "## Shouting\n", {"toy_headline": head}, head, [("clean", "Clean"), ("shouted", "Shouted")])
+    rows = [
+        [H.esc(m), H.esc(s), H.rate_cell(**{k: b["overall"][f"{c}_acc"][k] for k in ("p", "lo", "hi", "n")})]
+        for r in runs
+        for m, ss in r.results["models"].items()
+        for s, b in ss.items()
+        for c in ("clean", "shouted")
+    ]
+    head = pd.DataFrame(
+        [
+            {
+                "model": m,
+                "setting": s,
+                **{f"{c}_{k}": b["overall"][f"{c}_acc"][k] for c in ("clean", "shouted") for k in "plohin" if k in ("p", "lo", "hi", "n")},
+            }
+            for r in runs
+            for m, ss in r.results["models"].items()
+            for s, b in ss.items()
+        ]
+    )
+    return FamilySection(
+        "toy",
+        "Shouting",
+        "<p>toy key numbers</p>",
+        [("toy", "Shouting", H.table(rows, ["Model", "Setting", "Accuracy"]))],
+        "## Shouting\n",
+        {"toy_headline": head},
+        head,
+        [("clean", "Clean"), ("shouted", "Shouted")],
+    )
 
 
-TOY = Family(name="toy", title="Shouting", render=render, scorer=scorer, metrics=metrics,
-             headline=lambda b: {k: b.get(f"{k}_acc") for k in ("clean", "shouted")},
-             headline_columns=(("clean", "Clean acc"), ("shouted", "Shouted acc")),
-             conditions=("shouted",), facets=("style",), scorings=("letter", "judge"), options=ToyOptions, report=report)
+TOY = Family(
+    name="toy",
+    title="Shouting",
+    render=render,
+    scorer=scorer,
+    metrics=metrics,
+    headline=lambda b: {k: b.get(f"{k}_acc") for k in ("clean", "shouted")},
+    headline_columns=(("clean", "Clean acc"), ("shouted", "Shouted acc")),
+    conditions=("shouted",),
+    facets=("style",),
+    scorings=("letter", "judge"),
+    options=ToyOptions,
+    report=report,
+)
 # ------------------------------------------------------------------ end of the toy family
 
 
 @pytest.fixture
 def toy(tmp_path):
     register_family(TOY)
-    items = [Item(id=f"t{i}", source="toy", question=f"Toy question {i}: which is right?",
-                  options={k: f"option {k} of {i}" for k in "ABCD"}, answer="ABCD"[i % 4]) for i in range(6)]
-    probes = [GenericProbe(id=f"t{i}:shout", item_id=f"t{i}", family="toy", condition="shouted",
-                           parts={"text": f"TOY QUESTION {i}: WHICH IS RIGHT?"}, facets={"style": "caps"}) for i in range(6)]
+    items = [
+        Item(id=f"t{i}", source="toy", question=f"Toy question {i}: which is right?", options={k: f"option {k} of {i}" for k in "ABCD"}, answer="ABCD"[i % 4])
+        for i in range(6)
+    ]
+    probes = [
+        GenericProbe(
+            id=f"t{i}:shout", item_id=f"t{i}", family="toy", condition="shouted", parts={"text": f"TOY QUESTION {i}: WHICH IS RIGHT?"}, facets={"style": "caps"}
+        )
+        for i in range(6)
+    ]
     Suite(SuiteManifest(name="toy", family="toy"), items, probes).save(tmp_path / "suite")
     yield Suite.load(tmp_path / "suite")
     unregister("toy")

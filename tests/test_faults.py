@@ -17,8 +17,17 @@ from medresilience.testing.stub_server import Faults, StubServer
 def test_faults_retried_or_recorded_never_scored(tmp_path):
     suite = make_tiny_suite(n_copies=6)  # 24 items, 120 calls
     faults = Faults(
-        seed=3, rate_429=0.15, retry_after=0.02, rate_500=0.1, rate_503=0.05, retry_after_5xx=0.02,
-        rate_timeout=0.05, timeout_sleep=2.0, rate_malformed=0.1, rate_permanent=0.08, transient_attempts=1,
+        seed=3,
+        rate_429=0.15,
+        retry_after=0.02,
+        rate_500=0.1,
+        rate_503=0.05,
+        retry_after_5xx=0.02,
+        rate_timeout=0.05,
+        timeout_sleep=2.0,
+        rate_malformed=0.1,
+        rate_permanent=0.08,
+        transient_attempts=1,
     )
     log = tmp_path / "stub.jsonl"
     with StubServer(policy=oracle_policy, faults=faults, log_path=log) as srv:

@@ -64,8 +64,21 @@ def _last_line(result) -> str:
 
 
 def _cli_cmd(suite_dir: Path, out: Path, url: str, *extra: str, model_opts: str = "concurrency=2") -> list[str]:
-    return [sys.executable, "-m", "medresilience.cli", "eval", "--suite", str(suite_dir), "--out", str(out), "-O", "type1=all",
-            "--model", f"openai:stub-model,base_url={url},{model_opts}", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "medresilience.cli",
+        "eval",
+        "--suite",
+        str(suite_dir),
+        "--out",
+        str(out),
+        "-O",
+        "type1=all",
+        "--model",
+        f"openai:stub-model,base_url={url},{model_opts}",
+        *extra,
+    ]
 
 
 def _wait_until(cond, timeout: float = 120.0, proc: subprocess.Popen | None = None) -> None:
@@ -75,8 +88,6 @@ def _wait_until(cond, timeout: float = 120.0, proc: subprocess.Popen | None = No
         if proc is not None:
             assert proc.poll() is None, "the process ended too early"
         time.sleep(0.02)
-
-
 
 
 def _by_stub_key(db: Path) -> dict[str, str]:
@@ -180,8 +191,7 @@ def test_two_evals_on_one_run_directory_make_each_call_once(tmp_path):
             second = runner.invoke(app, _cli_cmd(suite_dir, out, srv.base_url)[3:])
             line = _one_error_line(second)
             assert f"pid {first.pid}" in line and socket.gethostname() in line and "--wait" in line
-            waiting = subprocess.Popen(_cli_cmd(suite_dir, out, srv.base_url, "--wait"), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                       text=True)
+            waiting = subprocess.Popen(_cli_cmd(suite_dir, out, srv.base_url, "--wait"), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             reader = threading.Thread(target=read_err, args=(waiting.stderr,), daemon=True)
             reader.start()
             assert gate.wait(120), "the waiting run never said it waits"
@@ -224,8 +234,20 @@ def test_a_bad_key_stops_the_model_says_so_and_exits_non_zero(tmp_path, tiny_sui
     make_tiny_suite(n_copies=6).save(suite_dir)  # 120 calls
     out = tmp_path / "run"
     with StubServer(policy=oracle_policy, faults=Faults(rate_401=1.0)) as srv:
-        r = runner.invoke(app, ["eval", "--suite", str(suite_dir), "--out", str(out), "-O", "type1=all", "--model",
-                                f"openai:stub-model,base_url={srv.base_url},api_key_env=MEDRES_HARDEN_KEY,concurrency=2"])
+        r = runner.invoke(
+            app,
+            [
+                "eval",
+                "--suite",
+                str(suite_dir),
+                "--out",
+                str(out),
+                "-O",
+                "type1=all",
+                "--model",
+                f"openai:stub-model,base_url={srv.base_url},api_key_env=MEDRES_HARDEN_KEY,concurrency=2",
+            ],
+        )
         sent = srv.stats.total
     assert r.exit_code == 1, r.output
     assert sent <= 5 + 1, f"{sent} requests sent with a rejected key"
@@ -259,8 +281,9 @@ def test_a_run_whose_calls_all_failed_is_never_a_success(tmp_path, tiny_suite):
     # permanent 400s on every call, and transient 503s that outlast the retries
     for i, faults in enumerate([Faults(rate_permanent=1.0), Faults(rate_503=1.0, retry_after_5xx=0.0, transient_attempts=99)]):
         with StubServer(policy=oracle_policy, faults=faults) as srv:
-            r = runner.invoke(app, ["eval", "--suite", str(d), "--out", str(tmp_path / f"run{i}"), "--model",
-                                    f"openai:stub-model,base_url={srv.base_url},max_retries=0"])
+            r = runner.invoke(
+                app, ["eval", "--suite", str(d), "--out", str(tmp_path / f"run{i}"), "--model", f"openai:stub-model,base_url={srv.base_url},max_retries=0"]
+            )
         assert r.exit_code == 1, r.output
         assert "error:" in _last_line(r) and (tmp_path / f"run{i}" / "results.json").exists()
 
@@ -269,8 +292,9 @@ def test_some_permanent_failures_exit_non_zero_after_the_summary(tmp_path, tiny_
     d = tmp_path / "suite"
     tiny_suite.save(d)
     with StubServer(policy=oracle_policy, faults=Faults(seed=2, rate_permanent=0.3)) as srv:
-        r = runner.invoke(app, ["eval", "--suite", str(d), "--out", str(tmp_path / "run"), "-O", "type1=all", "--model",
-                                f"openai:stub-model,base_url={srv.base_url}"])
+        r = runner.invoke(
+            app, ["eval", "--suite", str(d), "--out", str(tmp_path / "run"), "-O", "type1=all", "--model", f"openai:stub-model,base_url={srv.base_url}"]
+        )
     assert r.exit_code == 1, r.output
     assert "calls:" in r.output and "report:" in r.output  # the summary came first
     assert "failed permanently" in _last_line(r)
@@ -511,8 +535,9 @@ def test_a_signal_stops_cleanly_and_keeps_every_answer(tmp_path, sig):
     out = tmp_path / "run"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with StubServer(policy=oracle_policy, faults=Faults(delay=0.05), log_path=log) as srv:
-        proc = subprocess.Popen(_cli_cmd(suite_dir, out, srv.base_url, model_opts="concurrency=4"), env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            _cli_cmd(suite_dir, out, srv.base_url, model_opts="concurrency=4"), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         try:
             _wait_until(lambda: srv.stats.total >= 60, proc=proc)
             t_sig = time.time()
@@ -546,8 +571,9 @@ def test_a_suite_missing_a_file_it_lists_is_refused(tmp_path, tiny_suite):
     (d / "probes.jsonl").unlink()
     with pytest.raises(InputError, match=r"probes\.jsonl.*missing"):
         Suite.load(d)
-    line = _one_error_line(runner.invoke(app, ["eval", "--suite", str(d), "--model", "openai:m,base_url=http://127.0.0.1:9/v1",
-                                               "--out", str(tmp_path / "run")]))
+    line = _one_error_line(
+        runner.invoke(app, ["eval", "--suite", str(d), "--model", "openai:m,base_url=http://127.0.0.1:9/v1", "--out", str(tmp_path / "run")])
+    )
     assert "probes.jsonl" in line and "missing" in line
     assert not (tmp_path / "run").exists()
 
@@ -642,8 +668,20 @@ def test_a_key_echoed_by_the_endpoint_is_scrubbed_everywhere(tmp_path, tiny_suit
     tiny_suite.save(d)
     out = tmp_path / "run"
     with StubServer(policy=oracle_policy, faults=Faults(seed=4, rate_401=0.3)) as srv:
-        r = runner.invoke(app, ["eval", "--suite", str(d), "--out", str(out), "-O", "type1=all", "--model",
-                                f"openai:stub-model,base_url={srv.base_url},api_key_env=MEDRES_HARDEN_KEY,concurrency=1"])
+        r = runner.invoke(
+            app,
+            [
+                "eval",
+                "--suite",
+                str(d),
+                "--out",
+                str(out),
+                "-O",
+                "type1=all",
+                "--model",
+                f"openai:stub-model,base_url={srv.base_url},api_key_env=MEDRES_HARDEN_KEY,concurrency=1",
+            ],
+        )
         assert srv.stats.by_outcome.get("401")
     assert r.exit_code == 1, r.output
     assert "error sample" in r.output and "Incorrect API key provided: [redacted]" in r.output

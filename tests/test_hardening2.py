@@ -81,8 +81,9 @@ def test_content_that_is_not_text_is_malformed_retried_and_never_scored(tmp_path
     tiny_suite.save(d)
     out = tmp_path / "run"
     with StubServer(policy=oracle_policy, faults=Faults(rate_content_number=1.0, transient_attempts=99)) as srv:
-        r = runner.invoke(app, ["eval", "--suite", str(d), "--out", str(out), "-O", "type1=all", "--model",
-                                f"openai:stub-model,base_url={srv.base_url},max_retries=1"])
+        r = runner.invoke(
+            app, ["eval", "--suite", str(d), "--out", str(out), "-O", "type1=all", "--model", f"openai:stub-model,base_url={srv.base_url},max_retries=1"]
+        )
         assert srv.stats.by_outcome == {"content_number": 40}  # each call tried twice
     assert r.exception is None or isinstance(r.exception, SystemExit), r.output
     assert r.exit_code == 1 and "every call failed" in _lines(r)[-1], r.output
@@ -137,8 +138,9 @@ def test_a_dead_endpoint_stops_the_model_after_a_few_refused_calls(tmp_path, tin
     d = tmp_path / "suite"
     tiny_suite.save(d)
     t0 = time.perf_counter()
-    r = runner.invoke(app, ["eval", "--suite", str(d), "--out", str(tmp_path / "run"), "-O", "type1=all", "--model",
-                            f"openai:stub-model,base_url={url},concurrency=1"])
+    r = runner.invoke(
+        app, ["eval", "--suite", str(d), "--out", str(tmp_path / "run"), "-O", "type1=all", "--model", f"openai:stub-model,base_url={url},concurrency=1"]
+    )
     assert time.perf_counter() - t0 < 20
     assert r.exit_code == 1, r.output
     stopped = [ln for ln in _lines(r) if "stopped" in ln]
@@ -161,8 +163,22 @@ def test_logprob_scoring_on_an_endpoint_without_logprobs_stops_with_one_line(tmp
     d = tmp_path / "suite"
     tiny_suite.save(d)
     with StubServer(policy=oracle_policy, faults=Faults(rate_no_logprobs=1.0)) as srv:  # answers, never with log-probabilities
-        r = runner.invoke(app, ["eval", "--suite", str(d), "--out", str(tmp_path / "run"), "-O", "type1=all", "--scoring", "logprob",
-                                "--model", f"openai:stub-model,base_url={srv.base_url},concurrency=1"])
+        r = runner.invoke(
+            app,
+            [
+                "eval",
+                "--suite",
+                str(d),
+                "--out",
+                str(tmp_path / "run"),
+                "-O",
+                "type1=all",
+                "--scoring",
+                "logprob",
+                "--model",
+                f"openai:stub-model,base_url={srv.base_url},concurrency=1",
+            ],
+        )
         sent = srv.stats.total
     assert r.exit_code == 1, r.output
     assert sent == 5
@@ -170,7 +186,6 @@ def test_logprob_scoring_on_an_endpoint_without_logprobs_stops_with_one_line(tmp
     assert len(stopped) == 1 and "no-logprobs" in stopped[0] and "--scoring letter" in stopped[0]
     with Store(tmp_path / "run" / "store.sqlite") as st:
         assert st.count("scores") == 0 and st.count("calls", "WHERE status = 'error'") == 5
-
 
 
 # =========================================================================== 2. runs that measured nothing
@@ -193,8 +208,20 @@ def test_a_judged_run_whose_judge_always_failed_exits_1_with_one_line(tmp_path, 
     suite = _presup_suite(tmp_path / "suite")
     dead = dead_url
     with StubServer(policy=_answers_and_unreadable_verdicts) as srv:
-        r = runner.invoke(app, ["eval", "--suite", str(suite.path), "--out", str(tmp_path / "run"), "--model",
-                                f"openai:m1,base_url={srv.base_url}", "--judge", f"openai:judge-4,base_url={dead},max_retries=0"])
+        r = runner.invoke(
+            app,
+            [
+                "eval",
+                "--suite",
+                str(suite.path),
+                "--out",
+                str(tmp_path / "run"),
+                "--model",
+                f"openai:m1,base_url={srv.base_url}",
+                "--judge",
+                f"openai:judge-4,base_url={dead},max_retries=0",
+            ],
+        )
     assert r.exit_code == 1, r.output
     last = _lines(r)[-1]
     assert "no answer was judged" in last and "27 answers" in last and "rerun the same command" in last, r.output
@@ -204,8 +231,20 @@ def test_a_judged_run_whose_judge_always_failed_exits_1_with_one_line(tmp_path, 
 def test_a_judged_run_where_every_judgment_is_unscored_exits_1(tmp_path):
     suite = _presup_suite(tmp_path / "suite")
     with StubServer(policy=_answers_and_unreadable_verdicts) as srv:
-        r = runner.invoke(app, ["eval", "--suite", str(suite.path), "--out", str(tmp_path / "run"), "--model",
-                                f"openai:m1,base_url={srv.base_url}", "--judge", f"openai:judge-4,base_url={srv.base_url}"])
+        r = runner.invoke(
+            app,
+            [
+                "eval",
+                "--suite",
+                str(suite.path),
+                "--out",
+                str(tmp_path / "run"),
+                "--model",
+                f"openai:m1,base_url={srv.base_url}",
+                "--judge",
+                f"openai:judge-4,base_url={srv.base_url}",
+            ],
+        )
     assert r.exit_code == 1, r.output
     last = _lines(r)[-1]
     assert "no answer was scored" in last and "27 judged answers" in last and "--judge" in last, r.output
@@ -225,8 +264,9 @@ def test_an_empty_suite_evaluated_exits_1(tmp_path):
 
     Suite(SuiteManifest(name="empty", family="misleading"), [], []).save(tmp_path / "suite")
     with StubServer(policy=oracle_policy) as srv:
-        r = runner.invoke(app, ["eval", "--suite", str(tmp_path / "suite"), "--out", str(tmp_path / "run"), "--model",
-                                f"openai:stub-model,base_url={srv.base_url}"])
+        r = runner.invoke(
+            app, ["eval", "--suite", str(tmp_path / "suite"), "--out", str(tmp_path / "run"), "--model", f"openai:stub-model,base_url={srv.base_url}"]
+        )
         assert srv.stats.total == 0
     assert r.exit_code == 1, r.output
     assert "nothing was evaluated" in _lines(r)[-1], r.output
@@ -236,12 +276,22 @@ def test_a_build_that_kept_nothing_exits_1_with_one_line(tmp_path):
     from medresilience.records import Item, write_jsonl
 
     items = tmp_path / "items.jsonl"  # no question asks for a diagnosis: no case to perturb
-    write_jsonl(items, [Item(id=f"q{i}", source="t", question=f"Which drug is first-line for hypertension in case {i}?",
-                             options={"A": "x", "B": "y", "C": "z", "D": "w"}, answer="A") for i in range(3)])
+    write_jsonl(
+        items,
+        [
+            Item(
+                id=f"q{i}",
+                source="t",
+                question=f"Which drug is first-line for hypertension in case {i}?",
+                options={"A": "x", "B": "y", "C": "z", "D": "w"},
+                answer="A",
+            )
+            for i in range(3)
+        ],
+    )
     inv = tmp_path / "abbr.tsv"
     inv.write_text("abbreviation\tsense\tvariation\tCUI\tfrequency\nBP\tblood pressure\tBP\tC0005823\t100\n")
-    r = runner.invoke(app, ["build", "noise", "--items", str(items), "--out", str(tmp_path / "s"), "--variants", "abbreviations",
-                            "--abbreviations", str(inv)])
+    r = runner.invoke(app, ["build", "noise", "--items", str(items), "--out", str(tmp_path / "s"), "--variants", "abbreviations", "--abbreviations", str(inv)])
     assert r.exit_code == 1, r.output
     last = _lines(r)[-1]
     assert "nothing was built" in last and "build_report.md" in last and "rerun" in last, r.output
@@ -263,9 +313,20 @@ def test_a_key_echoed_as_the_answer_is_stored_scrubbed_and_never_sent_to_the_jud
         return "unused"
 
     with StubServer(policy=judge_sees, faults=Faults(rate_echo_key=1.0)) as answering, StubServer(policy=judge_sees) as judge:
-        r = runner.invoke(app, ["eval", "--suite", str(suite.path), "--out", str(out), "--model",
-                                f"openai:m1,base_url={answering.base_url},api_key_env=MEDRES_HARDEN_KEY",
-                                "--judge", f"openai:judge-4,base_url={judge.base_url}"])
+        r = runner.invoke(
+            app,
+            [
+                "eval",
+                "--suite",
+                str(suite.path),
+                "--out",
+                str(out),
+                "--model",
+                f"openai:m1,base_url={answering.base_url},api_key_env=MEDRES_HARDEN_KEY",
+                "--judge",
+                f"openai:judge-4,base_url={judge.base_url}",
+            ],
+        )
         assert answering.stats.by_outcome == {"echo_key": 27}
     assert r.exit_code == 0, r.output
     assert len(prompts) == 27 and all(SECRET not in p and "[redacted]" in p for p in prompts)
@@ -282,21 +343,24 @@ def test_a_key_echoed_as_the_answer_is_stored_scrubbed_and_never_sent_to_the_jud
 STUB = "openai:stub-model,base_url=http://127.0.0.1:9/v1"
 
 
-@pytest.mark.parametrize("args, blamed", [
-    (["--limit", "0"], "--limit"),
-    (["--limit", "-5"], "--limit"),
-    (["-O", "answer=open", "-O", "judge=nosuch/x"], "-O judge"),
-    (["--judge", "nosuch/x"], "--judge"),
-    (["--judge", "openai:j,base_url=http://127.0.0.1:9/v1"], "judge model is used only for open answers"),
-    (["-O", "type1=all", "-O", "type1=sample"], "-O type1"),
-    (["--model", STUB + ",temperature=0.5,temperature=0"], "temperature"),
-    (["--model", STUB + ",base_url=http://127.0.0.1:10/v1"], "base_url"),
-    (["--model", STUB + ",price_input=nan"], "price_input"),
-    (["--model", STUB + ",max_tokens=0"], "max_tokens"),
-    (["--model", STUB + ",temperature=1e308"], "temperature"),
-    (["--model", STUB + ",top_p=0"], "top_p"),
-    (["--model", STUB + ",timeout=inf"], "timeout"),
-])
+@pytest.mark.parametrize(
+    "args, blamed",
+    [
+        (["--limit", "0"], "--limit"),
+        (["--limit", "-5"], "--limit"),
+        (["-O", "answer=open", "-O", "judge=nosuch/x"], "-O judge"),
+        (["--judge", "nosuch/x"], "--judge"),
+        (["--judge", "openai:j,base_url=http://127.0.0.1:9/v1"], "judge model is used only for open answers"),
+        (["-O", "type1=all", "-O", "type1=sample"], "-O type1"),
+        (["--model", STUB + ",temperature=0.5,temperature=0"], "temperature"),
+        (["--model", STUB + ",base_url=http://127.0.0.1:10/v1"], "base_url"),
+        (["--model", STUB + ",price_input=nan"], "price_input"),
+        (["--model", STUB + ",max_tokens=0"], "max_tokens"),
+        (["--model", STUB + ",temperature=1e308"], "temperature"),
+        (["--model", STUB + ",top_p=0"], "top_p"),
+        (["--model", STUB + ",timeout=inf"], "timeout"),
+    ],
+)
 def test_a_bad_setting_is_one_line_before_anything_is_written(tmp_path, tiny_suite, args, blamed):
     out = tmp_path / "run"
     model = [] if "--model" in args else ["--model", STUB]
@@ -413,8 +477,10 @@ async def test_a_scorer_that_raises_on_a_reply_loses_nothing(tmp_path):
         return Score("A", "valid", 1.0)
 
     spec = _spec("http://127.0.0.1:9/v1")
-    reqs = [CallRequest(spec.label, f"k{i}", [{"role": "user", "content": f"Question number {i}: ?\nA. a\nB. b\nC. c\nD. d"}], PARAMS,
-                        scorer, "letter") for i in range(1, 13)]
+    reqs = [
+        CallRequest(spec.label, f"k{i}", [{"role": "user", "content": f"Question number {i}: ?\nA. a\nB. b\nC. c\nD. d"}], PARAMS, scorer, "letter")
+        for i in range(1, 13)
+    ]
     with StubServer(policy=oracle_policy) as srv, Store(tmp_path / "store.sqlite") as st:
         spec = _spec(srv.base_url)
         stats = await run_calls(reqs, [spec], st)

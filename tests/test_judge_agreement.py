@@ -36,10 +36,19 @@ ANN_2 = ["-1", "-1", "1", "1", "1", "1", "1", "0", "-1", "1"]
 
 
 def _rows(n: int = N) -> list[dict]:
-    return [{"QID": i, "question": f"Q{i}: since chemotherapy never helps at stage {i}, what should we plan?",
-             "presupposition_correction": f"Chemotherapy helps at stage {i}.", "category": "no treatment",
-             "from_model": "gpt-4o", "cancer": "Lymphoma", "source": "https://example.org", "source_myth": "chemo never helps"}
-            for i in range(n)]
+    return [
+        {
+            "QID": i,
+            "question": f"Q{i}: since chemotherapy never helps at stage {i}, what should we plan?",
+            "presupposition_correction": f"Chemotherapy helps at stage {i}.",
+            "category": "no treatment",
+            "from_model": "gpt-4o",
+            "cancer": "Lymphoma",
+            "source": "https://example.org",
+            "source_myth": "chemo never helps",
+        }
+        for i in range(n)
+    ]
 
 
 def _answer(messages, body):
@@ -144,8 +153,7 @@ def test_agreement_on_a_real_run_against_independent_numbers(run):
     assert res.cohen_kappa.lo <= res.cohen_kappa.value <= res.cohen_kappa.hi
     assert res.gwet_ac2.value == pytest.approx(gwet_ac2_ordinal(pairs)) and res.gwet_ac2.weights == "ordinal"
     # the judge's accuracy per human value, and what was left out
-    assert {k: (v.k, v.n) for k, v in res.by_human_value.items()} == {
-        str(c): (table[i][i], sum(table[i])) for i, c in enumerate((-1, 0, 1))}
+    assert {k: (v.k, v.n) for k, v in res.by_human_value.items()} == {str(c): (table[i][i], sum(table[i])) for i, c in enumerate((-1, 0, 1))}
     assert res.excluded == {"judge_unscored": 1, "judge_missing": 0, "labels_blank": 0}
     assert res.unmatched["labels"] == 1 and "item_id=42" in res.unmatched["label_examples"][0]
     assert res.unmatched["judged_unlabelled"] == 10  # m2's answers
@@ -231,8 +239,7 @@ def test_review_ratings_feed_judge_agreement(run, tmp_path):
     from medresilience.review.stats import compute, write
 
     out = tmp_path / "review"
-    res = sample_review("premise-answer", run / "suite", out, run_dir=run / "run", n=100, strata=["model"], dual=1.0,
-                        reviewers=["alice", "bob"], seed=1)
+    res = sample_review("premise-answer", run / "suite", out, run_dir=run / "run", n=100, strata=["model"], dual=1.0, reviewers=["alice", "bob"], seed=1)
     assert res.units == 20  # every answer of both models (only presupposition questions)
     with ReviewDB(out) as db:
         units = db.units()
@@ -250,7 +257,12 @@ def test_review_ratings_feed_judge_agreement(run, tmp_path):
     from_db = judge_agreement(run / "run", out, n_resamples=200)
     pairs = expected_pairs() + [(int(v), int(v)) for v in JUDGE["m2"]]
     assert sorted(from_db.pairs) == sorted((float(h), float(j)) for h, j in pairs) and from_db.n == 19
-    assert from_db.excluded["judge_unscored"] == 1 and from_db.unmatched == {"labels": 0, "judged_unlabelled": 0, "unjudged_unlabelled": 0, "label_examples": []}
+    assert from_db.excluded["judge_unscored"] == 1 and from_db.unmatched == {
+        "labels": 0,
+        "judged_unlabelled": 0,
+        "unjudged_unlabelled": 0,
+        "label_examples": [],
+    }
     assert from_db.labels["kind"] == "review" and sorted(from_db.labels["annotators"]) == ["alice", "bob"]
     # the review's own export (medres review stats: ratings.csv) reads the same
     stats = compute(out, n_resamples=100)
@@ -311,8 +323,7 @@ def test_an_item_review_is_not_a_source_of_answer_labels(run, tmp_path):
 def test_cli_prints_ours_beside_the_study_and_saves_json(run, tmp_path):
     labels = m1_labels(tmp_path)
     out = tmp_path / "copy.json"
-    r = runner.invoke(app, ["judge-agreement", str(run / "run"), "--labels", str(labels), "--out", str(out), "--resamples", "200"],
-                      env={"COLUMNS": "200"})
+    r = runner.invoke(app, ["judge-agreement", str(run / "run"), "--labels", str(labels), "--out", str(out), "--resamples", "200"], env={"COLUMNS": "200"})
     assert r.exit_code == 0, r.output
     text = " ".join(r.output.split())
     assert "44.4% [18.9, 73.3] (n=9)" in text and "77.8% [45.3, 93.7] (n=9)" in text  # 4 of 9 exact, 7 of 9 binary

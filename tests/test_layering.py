@@ -22,8 +22,7 @@ PKG = ROOT / "src" / "medresilience"
 SPINE = sorted(p.relative_to(PKG).as_posix() for p in PKG.rglob("*.py") if not p.relative_to(PKG).as_posix().startswith("families/"))
 #: where family knowledge still sits outside families/ (issue 27: the review rubrics and their
 #: sampling strata move into the families); nothing may be added here
-PENDING = {"review/rubrics.py", "review/sample.py", "review/app.py", "review/stats.py", "cli/review.py",
-           "sources/catalog.py", "testing/stub_server.py"}
+PENDING = {"review/rubrics.py", "review/sample.py", "review/app.py", "review/stats.py", "cli/review.py", "sources/catalog.py", "testing/stub_server.py"}
 
 
 def _family_words() -> re.Pattern[str]:
@@ -39,11 +38,12 @@ def _family_words() -> re.Pattern[str]:
     return re.compile(rf"{quoted}|(?<![\w-])(?:{bare})(?![\w-])|\basr\b|tasr", re.IGNORECASE)
 
 
-def test_ruff_clean():
+@pytest.mark.parametrize("command", [["check"], ["format", "--check"]], ids=["check", "format"])
+def test_ruff_clean(command):
     ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
     if not Path(ruff).exists():
         pytest.fail("ruff is not installed: install the test extras (scripts/install.sh --test)")
-    r = subprocess.run([ruff, "check", "src", "tests", "bench"], cwd=ROOT, capture_output=True, text=True)
+    r = subprocess.run([ruff, *command, "src", "tests", "bench"], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -58,8 +58,11 @@ def test_spine_names_no_family(module):
 def test_no_spine_module_imports_a_family():
     g = _graph(top_level_only=False)
     pending = {_module_name(PKG / m) for m in PENDING}
-    bad = {m: sorted(d for d in deps if d.startswith("medresilience.families"))
-           for m, deps in g.items() if not m.startswith("medresilience.families") and m not in pending}
+    bad = {
+        m: sorted(d for d in deps if d.startswith("medresilience.families"))
+        for m, deps in g.items()
+        if not m.startswith("medresilience.families") and m not in pending
+    }
     bad = {m: d for m, d in bad.items() if d}
     assert not bad, bad
 
@@ -77,6 +80,7 @@ def _imports(path: Path, top_level_only: bool) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     name = _module_name(path)
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+
     def walk(node: ast.AST):
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
@@ -116,7 +120,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         stack.append(n)
         for m in sorted(graph.get(n, ())):
             if state.get(m) == 1:
-                found.append(stack[stack.index(m):] + [m])
+                found.append(stack[stack.index(m) :] + [m])
             elif m not in state:
                 visit(m)
         stack.pop()

@@ -111,8 +111,10 @@ def test_monitor_note_precedes_and_reaches_the_answer(tiny_suite, tmp_path):
     # each note is asked before its answer, and the answer carries exactly the stored note
     order = {text: i for i, (kind, _, text) in enumerate(policy.log) if kind == "monitor"}
     with Store(out / "store.sqlite") as st:
-        rows = st.conn.execute("SELECT u.unit_id, u.key, l.key FROM units u JOIN unit_calls l ON l.model = u.model "
-                               "AND l.unit_id = u.unit_id WHERE u.setting = 'monitor' AND l.role = 'monitor'").fetchall()
+        rows = st.conn.execute(
+            "SELECT u.unit_id, u.key, l.key FROM units u JOIN unit_calls l ON l.model = u.model "
+            "AND l.unit_id = u.unit_id WHERE u.setting = 'monitor' AND l.role = 'monitor'"
+        ).fetchall()
         assert len(rows) == units
         for _unit_id, key, pre_key in rows:
             sent_msgs = st.request(key)["messages"]
@@ -121,18 +123,17 @@ def test_monitor_note_precedes_and_reaches_the_answer(tiny_suite, tmp_path):
             assert sent_msgs[0]["role"] == "system" and sent_msgs[0]["content"].endswith(f"{NOTE_HEAD}\n{note}")
             assert note == (FLAG if MARKER.search(question) else CALM)
             assert st.request(pre_key)["messages"] == monitor_messages([{"role": "user", "content": question}])
-            first_answer = next(i for i, (kind, _, text) in enumerate(policy.log) if kind == "answer" and text == question
-                                and i > order[question])
+            first_answer = next(i for i, (kind, _, text) in enumerate(policy.log) if kind == "answer" and text == question and i > order[question])
             assert order[question] < first_answer
         # the none units' messages carry no note
         for (key,) in st.conn.execute("SELECT key FROM units WHERE setting = 'none'"):
             assert NOTE_HEAD not in json.dumps(st.request(key)["messages"])
         costs = st.setting_costs()["m"]
         linked = st.linked_usage()
-        monitor_calls = st.conn.execute("SELECT SUM(prompt_tokens), SUM(completion_tokens), COUNT(*) FROM calls WHERE key IN "
-                                        "(SELECT key FROM unit_calls)").fetchone()
-        answer_calls = st.conn.execute("SELECT SUM(prompt_tokens) FROM calls WHERE key IN "
-                                       "(SELECT key FROM units WHERE setting = 'monitor')").fetchone()
+        monitor_calls = st.conn.execute(
+            "SELECT SUM(prompt_tokens), SUM(completion_tokens), COUNT(*) FROM calls WHERE key IN (SELECT key FROM unit_calls)"
+        ).fetchone()
+        answer_calls = st.conn.execute("SELECT SUM(prompt_tokens) FROM calls WHERE key IN (SELECT key FROM units WHERE setting = 'monitor')").fetchone()
     # both calls stored; the monitor's tokens count for the setting (per unit), none has no linked call
     assert monitor_calls[2] == units and len(linked) == units and {r["setting"] for r in linked} == {"monitor"}
     assert all(r["status"] == "ok" and r["calls"] == 1 and r["caller"] == "m" and r["role"] == "monitor" for r in linked)
@@ -233,8 +234,21 @@ def test_a_monitor_outage_leaves_units_unanswered_until_a_rerun(tmp_path):
     out = tmp_path / "run"
     runner = CliRunner()
     with StubServer(policy=policy) as srv:
-        args = ["eval", "--suite", str(suite_dir), "--out", str(out), "-O", "type1=all", "--model",
-                f"openai:m,base_url={srv.base_url},max_retries=0", "--setting", "none", "--setting", "monitor"]
+        args = [
+            "eval",
+            "--suite",
+            str(suite_dir),
+            "--out",
+            str(out),
+            "-O",
+            "type1=all",
+            "--model",
+            f"openai:m,base_url={srv.base_url},max_retries=0",
+            "--setting",
+            "none",
+            "--setting",
+            "monitor",
+        ]
         first = runner.invoke(app, args)
         assert first.exit_code == 1, first.output
         assert "not run" in first.output or "not made" in first.output
@@ -246,8 +260,9 @@ def test_a_monitor_outage_leaves_units_unanswered_until_a_rerun(tmp_path):
         with Store(out / "store.sqlite") as st:
             errs = st.conn.execute("SELECT COUNT(*) FROM calls c JOIN unit_calls l ON l.key = c.key WHERE c.status = 'error'").fetchone()[0]
             missing = st.conn.execute("SELECT COUNT(*) FROM units u LEFT JOIN calls c ON c.key = u.key WHERE c.key IS NULL").fetchone()[0]
-            no_score = st.conn.execute("SELECT COUNT(*) FROM units u JOIN scores s ON s.key = u.key WHERE u.item_id = 'q1' "
-                                       "AND u.setting = 'monitor'").fetchone()[0]
+            no_score = st.conn.execute(
+                "SELECT COUNT(*) FROM units u JOIN scores s ON s.key = u.key WHERE u.item_id = 'q1' AND u.setting = 'monitor'"
+            ).fetchone()[0]
         assert errs == 5 and missing == 5 and no_score == 0
         before = len(policy.log)
         down["on"] = False
@@ -276,20 +291,34 @@ def test_a_down_monitor_model_is_an_error_never_a_score(tiny_suite, tmp_path):
 
 
 def _cmd(suite_dir, out, url):
-    return [sys.executable, "-m", "medresilience.cli", "eval", "--suite", str(suite_dir), "--out", str(out), "-O", "type1=all",
-            "--model", f"openai:stub-model,base_url={url},concurrency=4", "--setting", "monitor"]
-
-
+    return [
+        sys.executable,
+        "-m",
+        "medresilience.cli",
+        "eval",
+        "--suite",
+        str(suite_dir),
+        "--out",
+        str(out),
+        "-O",
+        "type1=all",
+        "--model",
+        f"openai:stub-model,base_url={url},concurrency=4",
+        "--setting",
+        "monitor",
+    ]
 
 
 def _rows(db):
     con = sqlite3.connect(db)
     try:
-        return (sorted(con.execute("SELECT model, unit_id, key FROM units").fetchall()),
-                sorted(con.execute("SELECT key, status, text FROM calls").fetchall()),
-                sorted(con.execute("SELECT key, scorer, label, status FROM scores").fetchall()),
-                sorted(con.execute("SELECT model, unit_id, key, role FROM unit_calls").fetchall()),
-                sorted(con.execute("SELECT key, messages FROM requests").fetchall()))
+        return (
+            sorted(con.execute("SELECT model, unit_id, key FROM units").fetchall()),
+            sorted(con.execute("SELECT key, status, text FROM calls").fetchall()),
+            sorted(con.execute("SELECT key, scorer, label, status FROM scores").fetchall()),
+            sorted(con.execute("SELECT model, unit_id, key, role FROM unit_calls").fetchall()),
+            sorted(con.execute("SELECT key, messages FROM requests").fetchall()),
+        )
     finally:
         con.close()
 
@@ -324,10 +353,19 @@ PRESUP, CONTROL = ["p0", "p1", "p2", "p3"], ["n0", "n1"]
 def presup_suite(path) -> Suite:
     items, probes = [], []
     for pid in PRESUP:
-        items.append(Item(id=pid, source="cancer-myth", question=f"Question {pid}: since the cancer is advanced nothing can be done, "
-                          "so how do we plan?", reference="Treatment still helps."))
-        probes.append(PresuppositionProbe(id=probe_id(pid, "presupposition"), item_id=pid, condition="presupposition",
-                                          facets={"category": "no_treatment", "generator": "g"}))
+        items.append(
+            Item(
+                id=pid,
+                source="cancer-myth",
+                question=f"Question {pid}: since the cancer is advanced nothing can be done, so how do we plan?",
+                reference="Treatment still helps.",
+            )
+        )
+        probes.append(
+            PresuppositionProbe(
+                id=probe_id(pid, "presupposition"), item_id=pid, condition="presupposition", facets={"category": "no_treatment", "generator": "g"}
+            )
+        )
     for nid in CONTROL:
         items.append(Item(id=nid, source="cancer-myth-nfp", question=f"Question {nid}: which side effects should we watch for?"))
         probes.append(PresuppositionProbe(id=probe_id(nid, "nfp"), item_id=nid, condition="nfp", facets={"generator": "g"}))
@@ -389,9 +427,13 @@ def test_chunks_make_the_same_calls_as_one_plan(tiny_suite, tmp_path):
                 st.record_run("r", {})
                 stats = asyncio.run(execute_plan(tiny_suite, [spec(srv.base_url)], opts, st, chunk_units=chunk))
                 assert stats.called == 60 and stats.errors == 0 and stats.not_run == 0
-                stores.append((sorted(st.conn.execute("SELECT key, status, text FROM calls").fetchall()),
-                               sorted(st.conn.execute("SELECT model, unit_id, key, role FROM unit_calls").fetchall()),
-                               sorted(st.conn.execute("SELECT key, label FROM scores").fetchall())))
+                stores.append(
+                    (
+                        sorted(st.conn.execute("SELECT key, status, text FROM calls").fetchall()),
+                        sorted(st.conn.execute("SELECT model, unit_id, key, role FROM unit_calls").fetchall()),
+                        sorted(st.conn.execute("SELECT key, label FROM scores").fetchall()),
+                    )
+                )
     assert stores[0] == stores[1] and len(stores[0][0]) == 60
 
 
@@ -401,6 +443,7 @@ def test_an_embedded_monitor_is_served_for_the_run_and_a_self_monitor_starts_not
     started: list[str] = []
     policy = Scripted()
     with StubServer(policy=policy) as srv:
+
         @contextlib.contextmanager
         def fake_serve(name="qwen", n_parallel=2, threads=None):  # the embedded server, played by the stub
             assert not any(f.function == "_run_precalls" for f in inspect.stack()), "served per chunk, not for the run"

@@ -133,8 +133,13 @@ def test_a_rerun_costs_nothing_and_the_same_seed_gives_the_same_suite_byte_for_b
         assert fresh.report["totals"]["calls_made"] > 0
         assert {f: (root / "suite2" / f).read_bytes() for f in SUITE_FILES} == first
         # another seed: other positions, the same red herrings (reused from the store)
-        other = build_noise(medqa(), root / "suite3", gen_spec(srv.base_url), NoiseBuildOptions(
-            seed=6, limit=LIMIT, abbreviations=opts.abbreviations, name="noise-test"), work_dir=root / "work")
+        other = build_noise(
+            medqa(),
+            root / "suite3",
+            gen_spec(srv.base_url),
+            NoiseBuildOptions(seed=6, limit=LIMIT, abbreviations=opts.abbreviations, name="noise-test"),
+            work_dir=root / "work",
+        )
         assert other.report["totals"]["calls_made"] == 0
     a, b = Suite.load(root / "suite"), Suite.load(root / "suite3")
     assert [it.meta.get("red_herrings") for it in a.items.values()] == [it.meta.get("red_herrings") for it in b.items.values()]
@@ -160,8 +165,7 @@ def test_a_second_build_on_a_busy_work_directory_stops_naming_the_holder(built):
 
 
 def test_variants_can_be_chosen_and_abbreviations_need_no_model(tmp_path):
-    res = build_noise(medqa(), tmp_path / "s", None, NoiseBuildOptions(variants=("abbreviations",), limit=5,
-                                                                          abbreviations=(str(inventories()),)))
+    res = build_noise(medqa(), tmp_path / "s", None, NoiseBuildOptions(variants=("abbreviations",), limit=5, abbreviations=(str(inventories()),)))
     assert {p.condition for p in res.suite.probes} == {"abbreviations"} and res.report["stages"] == {}
     with pytest.raises(ConfigError, match="need a generator"):
         build_noise(medqa(), tmp_path / "t", None, NoiseBuildOptions(variants=("rewrite",), limit=2))
@@ -171,14 +175,35 @@ def test_variants_can_be_chosen_and_abbreviations_need_no_model(tmp_path):
 
 def test_the_build_command(tmp_path):
     with StubServer(policy=FakeGenerator()) as srv:
-        r = CliRunner().invoke(app, ["build", "noise", "--items", str(medqa()), "--out", str(tmp_path / "s"), "--limit", "3",
-                                     "--generator", f"openai:fake-gen,base_url={srv.base_url}", "--seed", "2",
-                                     "--variants", "redherring-10,whitespace", "--variants", "rewrite"])
+        r = CliRunner().invoke(
+            app,
+            [
+                "build",
+                "noise",
+                "--items",
+                str(medqa()),
+                "--out",
+                str(tmp_path / "s"),
+                "--limit",
+                "3",
+                "--generator",
+                f"openai:fake-gen,base_url={srv.base_url}",
+                "--seed",
+                "2",
+                "--variants",
+                "redherring-10,whitespace",
+                "--variants",
+                "rewrite",
+            ],
+        )
     assert r.exit_code == 0, r.output
     assert "kept 3 of 3 cases" in r.output
     s = Suite.load(tmp_path / "s")
     assert {p.condition for p in s.probes} <= {"redherring-10", "whitespace", "rewrite"} and s.manifest.build["variants"] == [
-        "redherring-10", "whitespace", "rewrite"]
+        "redherring-10",
+        "whitespace",
+        "rewrite",
+    ]
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -343,9 +368,26 @@ def test_eval_command_in_diagnosis_mode(built, tmp_path):
         return 'The answer is vague.\n{"reason": "vague", "verdict": "no_match"}'
 
     with StubServer(policy=answerer) as srv, StubServer(policy=judge) as jsrv:
-        r = CliRunner().invoke(app, ["eval", "--suite", str(suite_dir), "--model", f"openai:answerer,base_url={srv.base_url}",
-                                     "--out", str(tmp_path / "run"), "-O", "mode=diagnosis", "-O", f"judge=openai:judge,base_url={jsrv.base_url}",
-                                     "-O", "variants=redherring-10,whitespace", "-O", "max_tokens=900"])
+        r = CliRunner().invoke(
+            app,
+            [
+                "eval",
+                "--suite",
+                str(suite_dir),
+                "--model",
+                f"openai:answerer,base_url={srv.base_url}",
+                "--out",
+                str(tmp_path / "run"),
+                "-O",
+                "mode=diagnosis",
+                "-O",
+                f"judge=openai:judge,base_url={jsrv.base_url}",
+                "-O",
+                "variants=redherring-10,whitespace",
+                "-O",
+                "max_tokens=900",
+            ],
+        )
     assert r.exit_code == 0, r.output
     res = json.loads((tmp_path / "run" / "results.json").read_text())
     block = res["models"]["answerer"]["none"]
@@ -368,7 +410,6 @@ def test_failed_calls_leave_the_build_incomplete_and_a_rerun_retries_only_them(t
     assert not second.report["incomplete"]
     assert second.report["totals"]["calls_made"] == first.report["totals"]["call_errors"]
     assert len(second.suite.probes) > len(first.suite.probes)
-
 
 
 class _Recorder:
@@ -394,9 +435,27 @@ def test_a_build_killed_with_sigkill_resumes_without_repeating_a_finished_call(t
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "SOURCE_DATE_EPOCH": "1700000000"}
 
     def cmd(out: Path, url: str) -> list[str]:
-        return [sys.executable, "-m", "medresilience.cli", "build", "noise", "--items", str(medqa()), "--out", str(out),
-                "--limit", "12", "--seed", "4", "--name", "k", "--abbreviations", str(inventories()),
-                "--generator", f"openai:fake-gen,base_url={url},concurrency=2,max_retries=0"]
+        return [
+            sys.executable,
+            "-m",
+            "medresilience.cli",
+            "build",
+            "noise",
+            "--items",
+            str(medqa()),
+            "--out",
+            str(out),
+            "--limit",
+            "12",
+            "--seed",
+            "4",
+            "--name",
+            "k",
+            "--abbreviations",
+            str(inventories()),
+            "--generator",
+            f"openai:fake-gen,base_url={url},concurrency=2,max_retries=0",
+        ]
 
     rec = _Recorder()
     with StubServer(policy=rec, faults=Faults(delay=0.05)) as srv:

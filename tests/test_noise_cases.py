@@ -24,38 +24,44 @@ def mcq(q: str, i: int = 0) -> Item:
     return Item(id=f"x{i}", source="handmade", question=q, options={"A": "Gout", "B": "Septic arthritis", "C": "Pseudogout"}, answer="B")
 
 
-@pytest.mark.parametrize("ask, kind", [
-    ("Which of the following is the most likely diagnosis?", "diagnosis"),
-    ("What is the patient’s most likely diagnosis?", "diagnosis"),
-    ("Which of the following diagnoses is most likely in this patient?", "diagnosis"),
-    ("According to these results, what is the most likely diagnosis?", "diagnosis"),
-    ("This patient's presentation can best be explained by which of the following diagnoses?", "diagnosis"),
-    ("Which of the following is the diagnosis?", "diagnosis"),
-    ("Which of the following is the most likely cause of this patient's symptoms?\"", "cause"),
-    ("Which of the following drugs is the most likely cause of these findings?", "cause"),
-    ("What is the most likely underlying cause of his condition?", "cause"),
-    ("Which of the following is the most likely etiologic agent?", "cause"),
-    ("The most likely diagnosis is:", "diagnosis"),  # completion stems, as MedMCQA writes them
-    ("Most probable diagnosis in this child is –", "diagnosis"),
-    ("What's the diagnosis?", "diagnosis"),
-    ("The most likely cause is:", "cause"),
-])
+@pytest.mark.parametrize(
+    "ask, kind",
+    [
+        ("Which of the following is the most likely diagnosis?", "diagnosis"),
+        ("What is the patient’s most likely diagnosis?", "diagnosis"),
+        ("Which of the following diagnoses is most likely in this patient?", "diagnosis"),
+        ("According to these results, what is the most likely diagnosis?", "diagnosis"),
+        ("This patient's presentation can best be explained by which of the following diagnoses?", "diagnosis"),
+        ("Which of the following is the diagnosis?", "diagnosis"),
+        ("Which of the following is the most likely cause of this patient's symptoms?\"", "cause"),
+        ("Which of the following drugs is the most likely cause of these findings?", "cause"),
+        ("What is the most likely underlying cause of his condition?", "cause"),
+        ("Which of the following is the most likely etiologic agent?", "cause"),
+        ("The most likely diagnosis is:", "diagnosis"),  # completion stems, as MedMCQA writes them
+        ("Most probable diagnosis in this child is –", "diagnosis"),
+        ("What's the diagnosis?", "diagnosis"),
+        ("The most likely cause is:", "cause"),
+    ],
+)
 def test_questions_that_ask_for_a_diagnosis_or_cause(ask, kind):
     hit = match_ask(ask)
     assert hit is not None and hit[1] == kind
     assert match_ask(ask, kinds=[k for k in ("diagnosis", "cause") if k != kind]) is None
 
 
-@pytest.mark.parametrize("ask", [
-    "Which of the following is the best next step in management?",
-    "Which of the following is the best treatment for this patient’s most likely diagnosis?",
-    "Which of the following is most likely to confirm the diagnosis?",
-    "The most likely cause of this patient's disorder has which of the following characteristics?",
-    "A defect in which of the following is the most likely underlying cause of this patient's condition?",
-    "Which of the following is the most likely underlying mechanism of this patient’s chest pain?",
-    "Which of the following characteristics is true of the most likely cause of this patient's symptoms?",
-    "The most likely diagnosis is gout.",
-])
+@pytest.mark.parametrize(
+    "ask",
+    [
+        "Which of the following is the best next step in management?",
+        "Which of the following is the best treatment for this patient’s most likely diagnosis?",
+        "Which of the following is most likely to confirm the diagnosis?",
+        "The most likely cause of this patient's disorder has which of the following characteristics?",
+        "A defect in which of the following is the most likely underlying cause of this patient's condition?",
+        "Which of the following is the most likely underlying mechanism of this patient’s chest pain?",
+        "Which of the following characteristics is true of the most likely cause of this patient's symptoms?",
+        "The most likely diagnosis is gout.",
+    ],
+)
 def test_questions_that_do_not(ask):
     assert match_ask(ask) is None
 
@@ -78,26 +84,39 @@ def test_a_case_keeps_the_vignette_the_reference_and_the_options():
 
 
 def test_items_that_are_not_cases_say_why():
-    out = list(diagnosis_cases([
-        mcq("A man has knee pain. Which of the following is the best next step in management?", 1),
-        mcq("Which of the following is the most likely diagnosis?", 2),
-        Item(id="free", source="handmade", question="What is it?", reference="Gout"),
-        Item(id="bare", source="handmade", question="A man has knee pain. What is the most likely diagnosis?"),
-    ]))
+    out = list(
+        diagnosis_cases(
+            [
+                mcq("A man has knee pain. Which of the following is the best next step in management?", 1),
+                mcq("Which of the following is the most likely diagnosis?", 2),
+                Item(id="free", source="handmade", question="What is it?", reference="Gout"),
+                Item(id="bare", source="handmade", question="A man has knee pain. What is the most likely diagnosis?"),
+            ]
+        )
+    )
     assert [(s.item_id, s.reason) for s in out if isinstance(s, CaseSkip)] == [
-        ("x1", "not_a_diagnosis_question"), ("x2", "empty_vignette"), ("free", "not_a_diagnosis_question"), ("bare", "no_reference")]
+        ("x1", "not_a_diagnosis_question"),
+        ("x2", "empty_vignette"),
+        ("free", "not_a_diagnosis_question"),
+        ("bare", "no_reference"),
+    ]
     with pytest.raises(ValueError):
         list(diagnosis_cases([], kinds=["prognosis"]))
 
 
 def test_open_forms():
-    assert open_question("Which of the following is the most likely cause of this patient's symptoms?\"", "cause") == \
-        "What is the most likely cause of this patient's symptoms?"
+    assert (
+        open_question("Which of the following is the most likely cause of this patient's symptoms?\"", "cause")
+        == "What is the most likely cause of this patient's symptoms?"
+    )
     assert open_question("Which of the following diagnoses is the most likely?", "diagnosis") == "What diagnosis is most likely?"
-    assert open_question("If she also has a rash, which of the following is the most likely cause?", "cause") == \
-        "If she also has a rash, what is the most likely cause?"
-    assert open_question("A defect in which of the following is the most likely cause?", "cause") == \
-        "What is the most likely cause of this patient's condition?"
+    assert (
+        open_question("If she also has a rash, which of the following is the most likely cause?", "cause")
+        == "If she also has a rash, what is the most likely cause?"
+    )
+    assert (
+        open_question("A defect in which of the following is the most likely cause?", "cause") == "What is the most likely cause of this patient's condition?"
+    )
     assert open_question("The most likely diagnosis is:", "diagnosis") == "What is the most likely diagnosis?"
 
 

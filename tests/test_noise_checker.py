@@ -26,8 +26,17 @@ from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item, Suite
 from medresilience.testing.stub_server import Faults, StubServer
 
-FAKE = FakeGenerator(invalid_json=0.2, clinical=0.2, always_clinical=0.08, lose_number=0.08, flag_one=0.15, flag_always=0.12,
-                     not_equivalent=0.12, checker_unreadable=0.1, checker_garbled=0.3)
+FAKE = FakeGenerator(
+    invalid_json=0.2,
+    clinical=0.2,
+    always_clinical=0.08,
+    lose_number=0.08,
+    flag_one=0.15,
+    flag_always=0.12,
+    not_equivalent=0.12,
+    checker_unreadable=0.1,
+    checker_garbled=0.3,
+)
 LIMIT = 24
 RETRIES = 2
 VARIANTS = (*HERRING_VARIANTS, "rewrite")
@@ -44,8 +53,7 @@ def spec(url: str, model: str) -> object:
 
 def build(root: Path, url: str, suite: str = "suite", work: str = "work", checker_url: str | None = None, limit: int = LIMIT):
     opts = NoiseBuildOptions(seed=3, limit=limit, variants=VARIANTS, retries=RETRIES, name="noise-checked")
-    return build_noise(medqa(), root / suite, spec(url, "fake-gen"), opts, work_dir=root / work,
-                       checker=spec(checker_url or url, "fake-check"))
+    return build_noise(medqa(), root / suite, spec(url, "fake-gen"), opts, work_dir=root / work, checker=spec(checker_url or url, "fake-check"))
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +71,13 @@ def built(tmp_path_factory):
 
 
 def _item() -> Item:
-    return Item(id="c1", source="t", question="A 30-year-old man has a cough for 2 days. His temperature is 38.5°C.",
-                options={"A": "Common cold", "B": "Pneumonia"}, answer="A")
+    return Item(
+        id="c1",
+        source="t",
+        question="A 30-year-old man has a cough for 2 days. His temperature is 38.5°C.",
+        options={"A": "Common cold", "B": "Pneumonia"},
+        answer="A",
+    )
 
 
 def test_the_checker_reply_is_read_strictly_and_reasons_come_first():
@@ -72,8 +85,7 @@ def test_the_checker_reply_is_read_strictly_and_reasons_come_first():
     assert list(chk.REWRITE_SCHEMA["properties"]) == ["reason", "equivalent"]
     sentences = ["He collects stamps.", "He keeps pigeons on the roof."]
     parse = chk.herring_parser(sentences)
-    ok = {"verdicts": [{"sentence": 1, "reason": "a hobby", "clinical": False},
-                       {"sentence": "2", "reason": " birds:  an exposure ", "clinical": True}]}
+    ok = {"verdicts": [{"sentence": 1, "reason": "a hobby", "clinical": False}, {"sentence": "2", "reason": " birds:  an exposure ", "clinical": True}]}
     got = parse(json.dumps(ok))
     assert [(v.sentence, v.clinical, v.reason) for v in got] == [(sentences[0], False, "a hobby"), (sentences[1], True, "birds: an exposure")]
     bad = [
@@ -126,8 +138,12 @@ def _expected(case: Item) -> dict:
     elif band == "flag_always":  # the first of each list: the first red herring, then each replacement
         exp["rh_drop"] = "checker_clinical"
         flagged = [hs[0], order[10], order[11]]
-        exp["record"] = {"checked": 12, "flagged": [{"sentence": s, "reason": FLAG_REASON, "round": r} for r, s in enumerate(flagged)],
-                         "rounds": 2, "replaced": 2}
+        exp["record"] = {
+            "checked": 12,
+            "flagged": [{"sentence": s, "reason": FLAG_REASON, "round": r} for r, s in enumerate(flagged)],
+            "rounds": 2,
+            "replaced": 2,
+        }
     else:
         exp["herrings"] = hs
         exp["record"] = {"checked": 10, "flagged": [], "rounds": 0, "replaced": 0}
@@ -165,13 +181,14 @@ def test_the_checker_drops_clinical_red_herrings_and_unequal_rewrites_with_reaso
         assert d.checker.get("redherring") == e["record"], d.item_id
         if e["herrings"] is not None:
             assert case.meta["red_herrings"] == e["herrings"]
-            assert all(p.meta == {"generator": "fake-gen", "checker": "fake-check"} for p in suite.probes_for(d.item_id)
-                       if p.condition != "rewrite")
+            assert all(p.meta == {"generator": "fake-gen", "checker": "fake-check"} for p in suite.probes_for(d.item_id) if p.condition != "rewrite")
         elif case is not None:
             assert "red_herrings" not in case.meta
         if e["band"] == "flag_always":
-            assert "the checker found clinical information in 3 sentence(s); 9 of 10 clean ones left after 2 replacement round(s)" \
-                in d.dropped["redherring"] and FLAG_REASON in d.dropped["redherring"]
+            assert (
+                "the checker found clinical information in 3 sentence(s); 9 of 10 clean ones left after 2 replacement round(s)" in d.dropped["redherring"]
+                and FLAG_REASON in d.dropped["redherring"]
+            )
         if e["band"] == "checker_unreadable":  # never a silent pass: the reply that could not be read is named
             assert f"{RETRIES + 1} replies could not be used; last: not valid JSON" in d.dropped["redherring"]
             assert d.dropped["rewrite"].startswith("checker_failed: checking the rewrite: 3 replies could not be used")
@@ -188,8 +205,9 @@ def test_the_checker_drops_clinical_red_herrings_and_unequal_rewrites_with_reaso
     assert rh == {
         "cases": len(reached),
         "passed": sum(e["rh_drop"] is None for e in reached),
-        "dropped": {k: v for k, v in (("checker_clinical", bands.count("flag_always")),
-                                      ("checker_failed", sum(e["rh_drop"] == "checker_failed" for e in reached))) if v},
+        "dropped": {
+            k: v for k, v in (("checker_clinical", bands.count("flag_always")), ("checker_failed", sum(e["rh_drop"] == "checker_failed" for e in reached))) if v
+        },
         "sentences_checked": sum(e["record"]["checked"] for e in reached),
         "sentences_flagged": sum(len(e["record"]["flagged"]) for e in reached),
         "sentences_replaced": sum(e["record"]["replaced"] for e in reached),
@@ -197,9 +215,12 @@ def test_the_checker_drops_clinical_red_herrings_and_unequal_rewrites_with_reaso
     }
     judged = [e for e in exps.values() if e["rw_drop"] != "numbers_lost"]
     assert res.report["checker"]["rewrite"] == {
-        "checked": len(judged), "equivalent": sum(e["rw_drop"] is None for e in judged),
+        "checked": len(judged),
+        "equivalent": sum(e["rw_drop"] is None for e in judged),
         "not_equivalent": sum(e["rw_drop"] == "checker_not_equivalent" for e in judged),
-        "failed": sum(e["rw_drop"] == "checker_failed" for e in judged), "call_errors": 0}
+        "failed": sum(e["rw_drop"] == "checker_failed" for e in judged),
+        "call_errors": 0,
+    }
     on_disk = json.loads((res.out / "build_report.json").read_text())
     assert on_disk["checker"] == res.report["checker"] and on_disk["checker"]["model"] == "fake-check"
     assert on_disk["variant_drops"]["rewrite"]["checker_not_equivalent"] == res.report["checker"]["rewrite"]["not_equivalent"]
@@ -238,8 +259,7 @@ def test_checker_call_errors_are_not_passes_and_a_rerun_retries_them(tmp_path):
             assert not set(d.variants) & set(HERRING_VARIANTS)
         if d.dropped.get("rewrite", "").startswith("call_error: checking the rewrite"):
             assert "rewrite" not in d.variants
-    assert first.report["checker"]["rewrite"]["call_errors"] == sum(
-        d.dropped.get("rewrite", "").startswith("call_error: checking") for d in first.decisions)
+    assert first.report["checker"]["rewrite"]["call_errors"] == sum(d.dropped.get("rewrite", "").startswith("call_error: checking") for d in first.decisions)
     with StubServer(policy=FAKE) as srv:
         second = build(tmp_path, srv.base_url, limit=10)
     assert not second.report["incomplete"] and second.report["totals"]["call_errors"] == 0
@@ -249,9 +269,25 @@ def test_checker_call_errors_are_not_passes_and_a_rerun_retries_them(tmp_path):
 
 def test_verify_on_the_command_line(tmp_path):
     with StubServer(policy=FakeGenerator(flag_one=0.5)) as srv:
-        r = CliRunner().invoke(app, ["build", "noise", "--items", str(medqa()), "--out", str(tmp_path / "s"), "--limit", "4",
-                                     "--generator", f"openai:fake-gen,base_url={srv.base_url}",
-                                     "--verify", f"openai:fake-check,base_url={srv.base_url}", "--variants", "redherring-10,rewrite"])
+        r = CliRunner().invoke(
+            app,
+            [
+                "build",
+                "noise",
+                "--items",
+                str(medqa()),
+                "--out",
+                str(tmp_path / "s"),
+                "--limit",
+                "4",
+                "--generator",
+                f"openai:fake-gen,base_url={srv.base_url}",
+                "--verify",
+                f"openai:fake-check,base_url={srv.base_url}",
+                "--variants",
+                "redherring-10,rewrite",
+            ],
+        )
     assert r.exit_code == 0, r.output
     assert "checker fake-check: red herrings of 4 of 4 cases passed" in r.output and "rewrites 4 of 4 equivalent" in r.output
     rep = json.loads((tmp_path / "s" / "build_report.json").read_text())
@@ -261,5 +297,10 @@ def test_verify_on_the_command_line(tmp_path):
 def test_a_checker_and_generator_of_one_label_must_be_one_model(tmp_path):
     opts = NoiseBuildOptions(limit=1, variants=("rewrite",))
     with pytest.raises(ConfigError, match="share the label"):
-        build_noise(medqa(), tmp_path / "s", parse_model_spec("openai:a,label=x,base_url=http://127.0.0.1:9"), opts,
-                    checker=parse_model_spec("openai:b,label=x,base_url=http://127.0.0.1:9"))
+        build_noise(
+            medqa(),
+            tmp_path / "s",
+            parse_model_spec("openai:a,label=x,base_url=http://127.0.0.1:9"),
+            opts,
+            checker=parse_model_spec("openai:b,label=x,base_url=http://127.0.0.1:9"),
+        )

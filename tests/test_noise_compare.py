@@ -55,12 +55,23 @@ def suite(tmp_path_factory):
     rows = [json.loads(x) for x in (FIXTURES / "noise_items.jsonl").read_text().splitlines()]
     items = root / "items.jsonl"
     # each copy a year older, so no two cases render the same prompt (one prompt is one call)
-    items.write_text("".join(json.dumps({**r, "id": f"{r['id']}-{k}", "question": re.sub(
-        r"(\d+)-year-old", lambda m, k=k: f"{int(m.group(1)) + k}-year-old", r["question"], count=1)}) + "\n"
-        for k in range(COPIES) for r in rows))
+    items.write_text(
+        "".join(
+            json.dumps(
+                {**r, "id": f"{r['id']}-{k}", "question": re.sub(r"(\d+)-year-old", lambda m, k=k: f"{int(m.group(1)) + k}-year-old", r["question"], count=1)}
+            )
+            + "\n"
+            for k in range(COPIES)
+            for r in rows
+        )
+    )
     with StubServer(policy=FakeGenerator()) as srv:
-        res = build_noise(items, root / "suite", parse_model_spec(f"openai:fake-gen,base_url={srv.base_url}"),
-                          NoiseBuildOptions(seed=2, variants=("redherring-1", "redherring-10", "together-10", "whitespace", "rewrite")))
+        res = build_noise(
+            items,
+            root / "suite",
+            parse_model_spec(f"openai:fake-gen,base_url={srv.base_url}"),
+            NoiseBuildOptions(seed=2, variants=("redherring-1", "redherring-10", "together-10", "whitespace", "rewrite")),
+        )
     return Suite.load(res.out)
 
 
@@ -89,25 +100,53 @@ def expected_rows(suite: Suite, conds: list[str]) -> dict[tuple[str, str], dict]
         xa, xb = ra[c], rb[c]
         b, cc = int((xa & ~xb).sum()), int((~xa & xb).sum())
         boot = paired_cluster_diff(xb.astype(float) - xa.astype(float), np.ones(n_items))
-        out[(c, "accuracy")] = {"a_k": int(xa.sum()), "b_k": int(xb.sum()), "n": n_items, "diff": (xb.sum() - xa.sum()) / n_items,
-                                "lo": boot["lo"], "hi": boot["hi"], "test": "mcnemar_exact", "test_b": b,
-                                "test_c": cc, "p_test": mcnemar_exact(b, cc), "a_lo": wilson(int(xa.sum()), n_items).lo}
+        out[(c, "accuracy")] = {
+            "a_k": int(xa.sum()),
+            "b_k": int(xb.sum()),
+            "n": n_items,
+            "diff": (xb.sum() - xa.sum()) / n_items,
+            "lo": boot["lo"],
+            "hi": boot["hi"],
+            "test": "mcnemar_exact",
+            "test_b": b,
+            "test_c": cc,
+            "p_test": mcnemar_exact(b, cc),
+            "a_lo": wilson(int(xa.sum()), n_items).lo,
+        }
         if c != "clean":
             da = ra["clean"].astype(float) - xa
             db = rb["clean"].astype(float) - xb
             boot = paired_cluster_diff(db - da, np.ones(n_items))
             # a difference of two drops (-2..2 per item): the exact paired permutation test
-            out[(c, "drop")] = {"a_p": da.mean(), "b_p": db.mean(), "n": n_items, "diff": (db - da).mean(), "lo": boot["lo"],
-                                "hi": boot["hi"], "test": "permutation_exact", "p_test": sign_flip_test(db - da)["p"]}
+            out[(c, "drop")] = {
+                "a_p": da.mean(),
+                "b_p": db.mean(),
+                "n": n_items,
+                "diff": (db - da).mean(),
+                "lo": boot["lo"],
+                "hi": boot["hi"],
+                "test": "permutation_exact",
+                "p_test": sign_flip_test(db - da)["p"],
+            }
     xa = np.concatenate([ra[c] for c in conds])
     xb = np.concatenate([rb[c] for c in conds])
     items = np.concatenate([np.arange(n_items) for _ in conds])
     t = cluster_mcnemar(xa, xb, items)
     d = np.bincount(items, weights=xb.astype(float) - xa.astype(float))
     boot = paired_cluster_diff(d, np.bincount(items))
-    out[("perturbed", "accuracy")] = {"a_k": int(xa.sum()), "b_k": int(xb.sum()), "n": len(xa), "items": n_items,
-                                      "diff": (xb.sum() - xa.sum()) / len(xa), "lo": boot["lo"], "hi": boot["hi"],
-                                      "test": "cluster_mcnemar", "test_b": t["b"], "test_c": t["c"], "p_test": t["p"]}
+    out[("perturbed", "accuracy")] = {
+        "a_k": int(xa.sum()),
+        "b_k": int(xb.sum()),
+        "n": len(xa),
+        "items": n_items,
+        "diff": (xb.sum() - xa.sum()) / len(xa),
+        "lo": boot["lo"],
+        "hi": boot["hi"],
+        "test": "cluster_mcnemar",
+        "test_b": t["b"],
+        "test_c": t["c"],
+        "p_test": t["p"],
+    }
     return out
 
 
@@ -133,11 +172,16 @@ def test_two_runs_of_two_models_pair_unit_by_unit(suite, tmp_path):
         evaluate(suite, [parse_model_spec(f"openai:model-a,base_url={srv.base_url}")], tmp_path / "a", EvalOptions())
         evaluate(suite, [parse_model_spec(f"openai:model-b,base_url={srv.base_url}")], tmp_path / "b", EvalOptions())
         # B again, asked only about two variants: only the shared conditions pair
-        evaluate(suite, [parse_model_spec(f"openai:model-b,base_url={srv.base_url}")], tmp_path / "b2",
-                 EvalOptions(family={"variants": "redherring-10,whitespace"}))
+        evaluate(
+            suite, [parse_model_spec(f"openai:model-b,base_url={srv.base_url}")], tmp_path / "b2", EvalOptions(family={"variants": "redherring-10,whitespace"})
+        )
         # both models in one run
-        evaluate(suite, [parse_model_spec(f"openai:model-a,base_url={srv.base_url}"),
-                         parse_model_spec(f"openai:model-b,base_url={srv.base_url}")], tmp_path / "ab", EvalOptions())
+        evaluate(
+            suite,
+            [parse_model_spec(f"openai:model-a,base_url={srv.base_url}"), parse_model_spec(f"openai:model-b,base_url={srv.base_url}")],
+            tmp_path / "ab",
+            EvalOptions(),
+        )
 
     cmp = compare_runs(tmp_path / "a", tmp_path / "b", tmp_path / "cmp")
     exp = expected_rows(suite, conds)

@@ -32,10 +32,10 @@ def test_epochs_pool_accuracy_pair_within_an_epoch_and_resample_cases():
     # Epoch 1: original right on the first 5 only, variant right on the last 5 (5 flips, 5 reverse).
     rows = []
     for n in range(10):
-        rows += [(f"i{n}", "clean", 0, True), (f"i{n}", "redherring-10", 0, n >= 4),
-                 (f"i{n}", "clean", 1, n < 5), (f"i{n}", "redherring-10", 1, n >= 5)]
-    df = pd.DataFrame([{"model": "m", "setting": "none", "item_id": i, "condition": c, "epoch": e, "source": "s", "status": "valid",
-                        "correct": ok} for i, c, e, ok in rows])
+        rows += [(f"i{n}", "clean", 0, True), (f"i{n}", "redherring-10", 0, n >= 4), (f"i{n}", "clean", 1, n < 5), (f"i{n}", "redherring-10", 1, n >= 5)]
+    df = pd.DataFrame(
+        [{"model": "m", "setting": "none", "item_id": i, "condition": c, "epoch": e, "source": "s", "status": "valid", "correct": ok} for i, c, e, ok in rows]
+    )
     block = noise_metrics(df)["models"]["m"]["none"]
     o, v = block["overall"], block["by_variant"]["redherring-10"]
     assert o["n_epochs"] == 2 and o["n_items"] == 10

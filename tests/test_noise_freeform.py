@@ -41,8 +41,10 @@ def test_the_free_form_layout_is_read_as_items_without_options(tmp_path):
     assert [i.id for i in items] == ["h1", "h2", "h3", "h4", "h5", "h6"]
     assert items[0].options is None and items[0].reference == "Iron deficiency anemia" and items[0].source == "freeform"
     bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"question": "A case. What is the most likely diagnosis?", "answer": "Gout"}\n'
-                   '{"question": "Another case. What is the most likely diagnosis?", "answer": "  "}\n')
+    bad.write_text(
+        '{"question": "A case. What is the most likely diagnosis?", "answer": "Gout"}\n'
+        '{"question": "Another case. What is the most likely diagnosis?", "answer": "  "}\n'
+    )
     with pytest.raises(InputError, match=r"bad.jsonl:2: field 'answer' is blank"):
         list(load_items(bad, fmt="freeform"))
 
@@ -103,7 +105,11 @@ def test_free_form_cases_run_in_diagnosis_mode_only(tmp_path):
         return json.dumps({"reason": "compared", "verdict": "match" if same else "no_match"})
 
     with StubServer(policy=answerer) as srv, StubServer(policy=judge) as jsrv:
-        run = evaluate(suite, [parse_model_spec(f"openai:m,base_url={srv.base_url}")], tmp_path / "dx",
-                       EvalOptions(family={"mode": "diagnosis", "judge": f"openai:j,base_url={jsrv.base_url}"}))
+        run = evaluate(
+            suite,
+            [parse_model_spec(f"openai:m,base_url={srv.base_url}")],
+            tmp_path / "dx",
+            EvalOptions(family={"mode": "diagnosis", "judge": f"openai:j,base_url={jsrv.base_url}"}),
+        )
     o = run.results.models["m"]["none"]["overall"]
     assert (o["clean_acc"]["k"], o["clean_acc"]["n"]) == (1, 2) and (o["abbreviations_acc"]["k"], o["abbreviations_acc"]["n"]) == (1, 2)

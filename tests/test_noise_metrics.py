@@ -27,9 +27,22 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 def frame(rows: list[tuple[str, str, str, bool]]) -> pd.DataFrame:
     """rows: (item, condition, status, correct) of one model and setting."""
-    return pd.DataFrame([{"model": "m", "setting": "none", "scoring": "letter", "item_id": i, "probe_id": None if c == "clean" else f"{i}:{c}",
-                          "condition": c, "source": "s1" if int(i[1:]) % 2 else "s2", "status": st, "correct": ok}
-                         for i, c, st, ok in rows])
+    return pd.DataFrame(
+        [
+            {
+                "model": "m",
+                "setting": "none",
+                "scoring": "letter",
+                "item_id": i,
+                "probe_id": None if c == "clean" else f"{i}:{c}",
+                "condition": c,
+                "source": "s1" if int(i[1:]) % 2 else "s2",
+                "status": st,
+                "correct": ok,
+            }
+            for i, c, st, ok in rows
+        ]
+    )
 
 
 def test_accuracy_drop_tests_and_flips_from_known_counts():
@@ -112,15 +125,17 @@ def test_the_family_on_handwritten_cases(tmp_path):
     assert res.report["skipped"] == {"not_a_diagnosis_question": 1}  # h5 asks for a next step
     suite = Suite.load(tmp_path / "suite")
     assert list(suite.items) == ["h1", "h2", "h3", "h4", "h6"]
-    assert {p.condition for p in suite.probes} == {"redherring-1", "redherring-5", "redherring-10", "together-10", "whitespace",
-                                                   "abbreviations", "rewrite"}
+    assert {p.condition for p in suite.probes} == {"redherring-1", "redherring-5", "redherring-10", "together-10", "whitespace", "abbreviations", "rewrite"}
     # "Dr. Lee" and "b.i.d." are not sentence ends: no red herring lands inside them
     for p in suite.probes:
         assert "Dr. The" not in p.parts["text"] and "b.i.d. The" not in p.parts["text"]
     h4 = suite.items["h4"]
     assert "K+ 2.9 mEq/L" in h4.question  # the inline lab list is whole in the case and in every variant
-    assert all("Na+ 138 mEq/L, K+ 2.9 mEq/L, and Cl- 96 mEq/L" in p.parts["text"] for p in suite.probes_for("h4")
-               if p.condition != "abbreviations" and p.condition != "rewrite")
+    assert all(
+        "Na+ 138 mEq/L, K+ 2.9 mEq/L, and Cl- 96 mEq/L" in p.parts["text"]
+        for p in suite.probes_for("h4")
+        if p.condition != "abbreviations" and p.condition != "rewrite"
+    )
 
     from medresilience.families.noise.probe import NoiseProbe
 
@@ -130,7 +145,7 @@ def test_the_family_on_handwritten_cases(tmp_path):
     i = next(n for n, line in enumerate(lines) if '"condition": "redherring-5"' in line)
     bad = tmp_path / "bad"
     shutil.copytree(tmp_path / "suite", bad)
-    (bad / "probes.jsonl").write_text("\n".join([*lines[:i], lines[i].replace("The patient", "The woman", 1), *lines[i + 1:]]) + "\n")
+    (bad / "probes.jsonl").write_text("\n".join([*lines[:i], lines[i].replace("The patient", "The woman", 1), *lines[i + 1 :]]) + "\n")
     with pytest.raises(InputError, match=rf"probes.jsonl:{i + 1}: field 'parts'"):
         Suite.load(bad, verify=False)
 
@@ -174,8 +189,11 @@ def test_an_extraction_model_reads_the_noise_family_s_unread_replies(tmp_path):
     with StubServer(policy=FakeGenerator()) as srv:
         build_noise(FIXTURES / "noise_items.jsonl", tmp_path / "suite", spec_of(f"openai:fake-gen,base_url={srv.base_url}"), opts)
     suite = Suite.load(tmp_path / "suite")
-    texts = {render(item, probe, "letter", NoiseOptions())[-1]["content"]: "clean" if probe is None else probe.condition
-             for item in suite.items.values() for probe in [None, *suite.probes_for(item.id)]}
+    texts = {
+        render(item, probe, "letter", NoiseOptions())[-1]["content"]: "clean" if probe is None else probe.condition
+        for item in suite.items.values()
+        for probe in [None, *suite.probes_for(item.id)]
+    }
     asked = []
 
     def policy(messages, request):
@@ -186,8 +204,12 @@ def test_an_extraction_model_reads_the_noise_family_s_unread_replies(tmp_path):
         return "Hmm, the second one." if texts[user] == "whitespace" else "Answer: A"
 
     with StubServer(policy=policy) as srv:
-        run = evaluate(suite, [spec_of(f"openai:m,base_url={srv.base_url}")], tmp_path / "run",
-                       EvalOptions(family={"variants": "whitespace"}, extract=spec_of(f"openai:extractor,base_url={srv.base_url}")))
+        run = evaluate(
+            suite,
+            [spec_of(f"openai:m,base_url={srv.base_url}")],
+            tmp_path / "run",
+            EvalOptions(family={"variants": "whitespace"}, extract=spec_of(f"openai:extractor,base_url={srv.base_url}")),
+        )
     reading = run.results.reading["m"]["none"]
     # the whitespace variant's replies are read by the extraction model only
     assert reading["extracted"] == len(asked) == len([p for p in suite.probes if p.condition == "whitespace"]) > 0

@@ -76,9 +76,14 @@ def test_red_herrings_go_only_to_boundaries_nested_and_rebuildable():
 
 def test_placement_depends_on_the_seed_only():
     cases = medqa_cases(20)
+
     def positions(seed):
-        return [[(i["at"], i["herring"]) for i in p.parts["insertions"]]
-                for c in cases for p in redherring.variant_probes(c, herrings_for(c), seed, ["redherring-10", "together-10", "redherring-5"])]
+        return [
+            [(i["at"], i["herring"]) for i in p.parts["insertions"]]
+            for c in cases
+            for p in redherring.variant_probes(c, herrings_for(c), seed, ["redherring-10", "together-10", "redherring-5"])
+        ]
+
     assert positions(7) == positions(7)
     assert positions(7) != positions(8)
     same_herrings = [p.parts["text"] for c in cases for p in redherring.variant_probes(c, herrings_for(c), 8, ["redherring-10"])]
@@ -86,8 +91,9 @@ def test_placement_depends_on_the_seed_only():
 
 
 def test_generated_sentences_are_checked():
-    case = Item(id="c", source="x", question="A man has a swollen knee.", options={"A": "Gout", "B": "Septic arthritis"}, answer="B",
-                reference="Septic arthritis")
+    case = Item(
+        id="c", source="x", question="A man has a swollen knee.", options={"A": "Gout", "B": "Septic arthritis"}, answer="B", reference="Septic arthritis"
+    )
     ok = list(BANK[:10])
     assert redherring.check_sentences(ok, case) == ok
     assert redherring.check_sentences([s.rstrip(".") for s in ok], case) == ok  # a missing final period is added
@@ -122,8 +128,16 @@ def test_the_fake_generators_bank_passes_the_checks():
 def test_the_most_frequent_abbreviation_per_sense():
     table = ab.load_table([FIXTURE])
     forms = {s: a.form for s, a in table.items()}
-    assert forms == {"abdominal": "abd", "blood": "bld", "blood pressure": "BP", "history": "Hx", "history of": "h/o",
-                     "medications": "meds", "patient": "pt", "with": "w/"}
+    assert forms == {
+        "abdominal": "abd",
+        "blood": "bld",
+        "blood pressure": "BP",
+        "history": "Hx",
+        "history of": "h/o",
+        "medications": "meds",
+        "patient": "pt",
+        "with": "w/",
+    }
     assert "in" not in table and "diagnosis" not in table  # used for its sense under half the time
     assert table["blood pressure"].key == "bp"  # both rows mean it always: the more observed one wins
     assert len(ab.load_table([FIXTURE], min_frequency=0.0)) == 10
@@ -132,15 +146,58 @@ def test_the_most_frequent_abbreviation_per_sense():
 #: the 50 most frequent substitutions of the clinical rules on the 139 MedQA diagnosis cases, each
 #: reviewed as a way clinicians write the word in a note (a pair not here needs a review first)
 REVIEWED = {
-    "with -> w/", "patient -> pt", "blood pressure -> BP", "physical -> phys", "pulse -> P", "because -> b/c", "left -> lt",
-    "history of -> h/o", "mother -> mom", "negative -> Neg", "weeks -> wks", "years -> yrs", "right -> R", "months -> mos",
-    "laboratory -> lab", "hemoglobin -> Hgb", "emergency department -> ED", "week -> wk", "abdomen -> Abd", "weight -> Wt",
-    "medications -> meds", "positive -> pos", "day -> da", "symptoms -> sxs", "normal -> nml", "blood -> bld",
-    "respiratory rate -> RR", "hours -> hrs", "platelet -> plt", "extremities -> extr", "within normal limits -> WNL",
-    "past medical history -> PMHx", "without -> w/o", "bilirubin -> Bili", "family -> Fam", "family history -> FH",
-    "hypertension -> HTN", "history -> hx", "creatinine -> Cr", "bowel sounds -> BS", "alkaline phosphatase -> AlkP",
-    "shortness of breath -> SOB", "biopsy -> bx", "increased -> incr", "clinic -> clin", "ultrasound -> U/S",
-    "glucose -> Gluc", "hour -> hr", "due to -> d/t", "emergency room -> ER", "diabetes mellitus -> DM", "evaluation -> eval",
+    "with -> w/",
+    "patient -> pt",
+    "blood pressure -> BP",
+    "physical -> phys",
+    "pulse -> P",
+    "because -> b/c",
+    "left -> lt",
+    "history of -> h/o",
+    "mother -> mom",
+    "negative -> Neg",
+    "weeks -> wks",
+    "years -> yrs",
+    "right -> R",
+    "months -> mos",
+    "laboratory -> lab",
+    "hemoglobin -> Hgb",
+    "emergency department -> ED",
+    "week -> wk",
+    "abdomen -> Abd",
+    "weight -> Wt",
+    "medications -> meds",
+    "positive -> pos",
+    "day -> da",
+    "symptoms -> sxs",
+    "normal -> nml",
+    "blood -> bld",
+    "respiratory rate -> RR",
+    "hours -> hrs",
+    "platelet -> plt",
+    "extremities -> extr",
+    "within normal limits -> WNL",
+    "past medical history -> PMHx",
+    "without -> w/o",
+    "bilirubin -> Bili",
+    "family -> Fam",
+    "family history -> FH",
+    "hypertension -> HTN",
+    "history -> hx",
+    "creatinine -> Cr",
+    "bowel sounds -> BS",
+    "alkaline phosphatase -> AlkP",
+    "shortness of breath -> SOB",
+    "biopsy -> bx",
+    "increased -> incr",
+    "clinic -> clin",
+    "ultrasound -> U/S",
+    "glucose -> Gluc",
+    "hour -> hr",
+    "due to -> d/t",
+    "emergency room -> ER",
+    "diabetes mellitus -> DM",
+    "evaluation -> eval",
 }
 
 
@@ -184,33 +241,44 @@ def test_the_50_most_frequent_substitutions_on_medqa_are_ones_clinicians_write()
 
 def test_the_clinical_rules_on_a_handmade_inventory(tmp_path):
     inv = tmp_path / "inv.tsv"
-    inv.write_text("abbreviation\tsense\tvariation\tCUI\tfrequency\n"
-                   "ii\ttwo\tII_21\tc1\t1\n"
-                   "lympre\tlymphocytes\tLYMPRE_3\tc2\t1\n"
-                   "resprt\trespiratory rate\tRespRt_7\tc3\t1\n"
-                   "rr\trespiratory rate\tRR_5\tc3\t0.9\n"
-                   "bs+\tbowel sounds\tBS+_2\tc4\t1\n"
-                   "extr\textremities\tEXTR_7|extr_7\tc5\t1\n"
-                   "hasn\thas not\thasn_7\tc6\t1\n"
-                   "wm\twoman\tWM_22\tc7\t0.94\n")
+    inv.write_text(
+        "abbreviation\tsense\tvariation\tCUI\tfrequency\n"
+        "ii\ttwo\tII_21\tc1\t1\n"
+        "lympre\tlymphocytes\tLYMPRE_3\tc2\t1\n"
+        "resprt\trespiratory rate\tRespRt_7\tc3\t1\n"
+        "rr\trespiratory rate\tRR_5\tc3\t0.9\n"
+        "bs+\tbowel sounds\tBS+_2\tc4\t1\n"
+        "extr\textremities\tEXTR_7|extr_7\tc5\t1\n"
+        "hasn\thas not\thasn_7\tc6\t1\n"
+        "wm\twoman\tWM_22\tc7\t0.94\n"
+    )
     other = tmp_path / "other.tsv"
     other.write_text("abbreviation\tsense\tvariation\tCUI\tfrequency\nwm\twhite male\tWM_17\tc8\t0.99\n")
     clinical = {s: a.form for s, a in ab.load_table([inv, other]).items()}
     assert clinical == {"extremities": "extr", "respiratory rate": "RR"}
     study = {s: a.form for s, a in ab.load_table([inv, other], rules="study").items()}
-    assert study == {"two": "II", "lymphocytes": "LYMPRE", "respiratory rate": "RespRt", "bowel sounds": "BS+", "extremities": "EXTR",
-                     "has not": "hasn", "woman": "WM", "white male": "WM"}
+    assert study == {
+        "two": "II",
+        "lymphocytes": "LYMPRE",
+        "respiratory rate": "RespRt",
+        "bowel sounds": "BS+",
+        "extremities": "EXTR",
+        "has not": "hasn",
+        "woman": "WM",
+        "white male": "WM",
+    }
     with pytest.raises(Exception, match="abbreviation-rules"):
         ab.load_table([inv], rules="loose")
 
 
 def test_substitution_is_whole_word_longest_first_and_case_aware():
     sub = ab.Abbreviator(ab.load_table([FIXTURE]))
-    text = ("The patient has a history of high blood pressure treated with medications. Patient history: bloody stool "
-            "within days, in the ward. PATIENT HISTORY OF BLOOD loss. Blood pressure is low. With abdominal  pain.")
+    text = (
+        "The patient has a history of high blood pressure treated with medications. Patient history: bloody stool "
+        "within days, in the ward. PATIENT HISTORY OF BLOOD loss. Blood pressure is low. With abdominal  pain."
+    )
     new, reps = sub.substitute(text)
-    assert new == ("The pt has a h/o high BP treated w/ meds. Pt Hx: bloody stool "
-                   "within days, in the ward. PT H/O BLD loss. BP is low. W/ abd  pain.")
+    assert new == ("The pt has a h/o high BP treated w/ meds. Pt Hx: bloody stool within days, in the ward. PT H/O BLD loss. BP is low. W/ abd  pain.")
     assert ab.apply(text, [r.as_dict() for r in reps]) == new
     assert [r.original for r in reps][:4] == ["patient", "history of", "blood pressure", "with"]
     counts = Counter((r.sense, sub.table[r.sense.lower()].form) for r in reps)
@@ -240,8 +308,8 @@ def test_vanderbilt_inventories_on_medqa_cases():
         assert ab.apply(case.question, [r.as_dict() for r in reps]) == new
         for r in reps:
             i = r.at
-            assert case.question[i:i + len(r.original)] == r.original
-            assert not case.question[i - 1:i].isalnum() and not case.question[i + len(r.original):i + len(r.original) + 1].isalnum()
+            assert case.question[i : i + len(r.original)] == r.original
+            assert not case.question[i - 1 : i].isalnum() and not case.question[i + len(r.original) : i + len(r.original) + 1].isalnum()
         counts.update((r.sense, table[r.sense.lower()].form) for r in reps)
     top = list(ab.frequency_table(counts))[:5]
     assert top[:2] == ["with -> w/", "patient -> pt"]  # the study's two most replaced senses
@@ -261,8 +329,14 @@ def test_numbers_must_survive_a_rewrite():
 
 
 def test_a_rewrite_is_checked():
-    case = Item(id="c", source="x", question="A 61-year-old man has had fever of 38.5°C for 3 days and a swollen knee.",
-                options={"A": "Gout", "B": "Septic arthritis"}, answer="B", reference="Septic arthritis")
+    case = Item(
+        id="c",
+        source="x",
+        question="A 61-year-old man has had fever of 38.5°C for 3 days and a swollen knee.",
+        options={"A": "Gout", "B": "Septic arthritis"},
+        answer="B",
+        reference="Septic arthritis",
+    )
     parse = rewrite.parser(case)
     assert parse(json.dumps({"note": "61 y/o M, fever 38.5 x 3 days, knee swollen."})).startswith("61 y/o")
     cases = {

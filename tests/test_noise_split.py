@@ -16,15 +16,18 @@ def contents(text: str) -> list[str]:
     return [p.content for p in split(text)]
 
 
-@pytest.mark.parametrize("text", [
-    "",
-    "One sentence.",
-    "  Leading spaces. And trailing ones.   ",
-    "Line one.\nLine two.\n\n\nAfter blank lines.\n",
-    "Crlf line.\r\nNext line.\r\n",
-    "No final punctuation here",
-    "Tabs\tinside. Then more.\t\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "One sentence.",
+        "  Leading spaces. And trailing ones.   ",
+        "Line one.\nLine two.\n\n\nAfter blank lines.\n",
+        "Crlf line.\r\nNext line.\r\n",
+        "No final punctuation here",
+        "Tabs\tinside. Then more.\t\n",
+    ],
+)
 def test_pieces_rebuild_the_text_exactly(text):
     pieces = split(text)
     assert "".join(p.text for p in pieces) == text
@@ -35,8 +38,10 @@ def test_pieces_rebuild_the_text_exactly(text):
 
 
 def test_abbreviations_and_decimals_do_not_end_sentences():
-    text = ("Dr. Smith saw the patient vs. a colleague, e.g. Dr. Jones. She takes metformin 1.5 mg b.i.d. and "
-            "lisinopril at 8 a.m. daily. Her temperature is 38.5°C (101.3°F). Pulse is 93/min.")
+    text = (
+        "Dr. Smith saw the patient vs. a colleague, e.g. Dr. Jones. She takes metformin 1.5 mg b.i.d. and "
+        "lisinopril at 8 a.m. daily. Her temperature is 38.5°C (101.3°F). Pulse is 93/min."
+    )
     assert contents(text) == [
         "Dr. Smith saw the patient vs. a colleague, e.g. Dr. Jones.",
         "She takes metformin 1.5 mg b.i.d. and lisinopril at 8 a.m. daily.",
@@ -53,8 +58,7 @@ def test_a_dotted_abbreviation_before_a_capital_is_not_a_break():
 
 def test_lower_case_after_a_period_and_question_marks_in_quotes():
     assert len(split("The pain is approx. normal today.")) == 1
-    assert contents('He asks "why?" and waits. "Is it bad?" she asks. Yes.') == [
-        'He asks "why?" and waits.', '"Is it bad?" she asks.', "Yes."]
+    assert contents('He asks "why?" and waits. "Is it bad?" she asks. Yes.') == ['He asks "why?" and waits.', '"Is it bad?" she asks.', "Yes."]
 
 
 def test_an_inline_lab_list_stays_whole():
@@ -69,10 +73,12 @@ def test_a_lab_list_of_sentences_takes_no_insertion_inside():
     assert [p.insert_after for p in pieces] == [True, False, False, True, True]
 
 
-LAB = ("A 40-year-old man has fatigue. Laboratory studies show:\n"
-       "Hemoglobin 11.2 g/dL\nLeukocyte count 16,400/mm3\nSerum\nNa+: 139 mEq/L\nGlucose: 90 mg/dL.\n\n"
-       "Urine\nProtein negative\nRenal biopsy shows spindle-shaped vacuoles. He is thirsty.\n"
-       "Results are shown below.\n\nSerum:\nK+: 6.3 mEq/L\n\nHe is treated.")
+LAB = (
+    "A 40-year-old man has fatigue. Laboratory studies show:\n"
+    "Hemoglobin 11.2 g/dL\nLeukocyte count 16,400/mm3\nSerum\nNa+: 139 mEq/L\nGlucose: 90 mg/dL.\n\n"
+    "Urine\nProtein negative\nRenal biopsy shows spindle-shaped vacuoles. He is thirsty.\n"
+    "Results are shown below.\n\nSerum:\nK+: 6.3 mEq/L\n\nHe is treated."
+)
 
 
 def test_lab_tables_are_one_piece_each_and_never_take_an_insertion():
@@ -113,8 +119,8 @@ def test_every_medqa_vignette_splits_and_rebuilds():
         n_points += len(points)
         for at in points:
             before = it.question[:at].rstrip("\"'”’)]")
-            assert before[-1] in ".!?", (it.id, it.question[max(0, at - 30):at])
+            assert before[-1] in ".!?", (it.id, it.question[max(0, at - 30) : at])
             line_start = it.question.rfind("\n", 0, at) + 1
-            line = it.question[line_start:it.question.find("\n", at) if "\n" in it.question[at:] else len(it.question)]
+            line = it.question[line_start : it.question.find("\n", at) if "\n" in it.question[at:] else len(it.question)]
             assert not any(p.kind == "table" and p.start <= at < p.end for p in pieces), (it.id, line)
     assert n_points > 5 * len(items)  # about 8 boundaries per vignette

@@ -61,14 +61,24 @@ def presup_suite(path: Path) -> Suite:
     items, probes = [], []
     for i in range(6):
         pid = f"myth{i}"
-        items.append(Item(id=pid, source="cancer-myth", question=f"Patient {pid}: since the cancer came back, nothing more can be done "
-                          f"for my mother, so how do we keep her comfortable (case {i})?", reference=f"Correction {pid}: treatment still helps."))
-        probes.append(PresuppositionProbe(id=probe_id(pid, "presupposition"), item_id=pid, condition="presupposition",
-                                          facets={"category": "no_treatment", "generator": "gpt-4o"}))
+        items.append(
+            Item(
+                id=pid,
+                source="cancer-myth",
+                question=f"Patient {pid}: since the cancer came back, nothing more can be done for my mother, so how do we keep her comfortable (case {i})?",
+                reference=f"Correction {pid}: treatment still helps.",
+            )
+        )
+        probes.append(
+            PresuppositionProbe(
+                id=probe_id(pid, "presupposition"), item_id=pid, condition="presupposition", facets={"category": "no_treatment", "generator": "gpt-4o"}
+            )
+        )
     for i in range(4):
         nid = f"plain{i}"
-        items.append(Item(id=nid, source="cancer-myth-nfp", question=f"Patient {nid}: which side effects of chemotherapy should we watch "
-                          f"for at home (case {i})?"))
+        items.append(
+            Item(id=nid, source="cancer-myth-nfp", question=f"Patient {nid}: which side effects of chemotherapy should we watch for at home (case {i})?")
+        )
         probes.append(PresuppositionProbe(id=probe_id(nid, "nfp"), item_id=nid, condition="nfp", facets={"generator": "gpt-4o"}))
     Suite(SuiteManifest(name="presup-mini", family="presupposition"), items, probes).save(path)
     return Suite.load(path)
@@ -77,8 +87,7 @@ def presup_suite(path: Path) -> Suite:
 def clean_mcq_suite(path: Path) -> Suite:
     """Questions like the tiny suite's (other ids and texts) without probes: a plain MCQ suite
     (scored on the clean question)."""
-    items = [it.model_copy(update={"id": f"plain-{it.id}", "question": f"{it.question} (plain)"})
-             for it in make_tiny_suite(n_copies=2).items.values()]
+    items = [it.model_copy(update={"id": f"plain-{it.id}", "question": f"{it.question} (plain)"}) for it in make_tiny_suite(n_copies=2).items.values()]
     Suite(SuiteManifest(name="plain-mcq", family="misleading", seed=3), items, []).save(path)
     return Suite.load(path)
 
@@ -87,13 +96,24 @@ def noise_suite(path: Path) -> Suite:
     """Four MCQ cases, each with a rewritten variant that carries a misleading marker."""
     items, probes = [], []
     for i in range(1, 5):
-        item = Item(id=f"case{i}", source="medqa", question=f"Question number {i}: a 40-year-old has a cough for {i} weeks.",
-                    options={k: f"diagnosis {k.lower()} {i}" for k in "ABCD"}, answer="ABCD"[i - 1])
+        item = Item(
+            id=f"case{i}",
+            source="medqa",
+            question=f"Question number {i}: a 40-year-old has a cough for {i} weeks.",
+            options={k: f"diagnosis {k.lower()} {i}" for k in "ABCD"},
+            answer="ABCD"[i - 1],
+        )
         items.append(item)
         wrong = "ABCD"[i % 4]
-        probes.append(NoiseProbe(id=f"case{i}:rewrite", item_id=item.id, condition="rewrite",
-                                 parts={"text": f"Question number {i}: pt 40yo, cough x{i}wk [[ANSWER:{wrong}]]."},
-                                 facets={"perturbation": "rewrite", "dose": None, "placement": None}))
+        probes.append(
+            NoiseProbe(
+                id=f"case{i}:rewrite",
+                item_id=item.id,
+                condition="rewrite",
+                parts={"text": f"Question number {i}: pt 40yo, cough x{i}wk [[ANSWER:{wrong}]]."},
+                facets={"perturbation": "rewrite", "dose": None, "placement": None},
+            )
+        )
     Suite(SuiteManifest(name="noise-mini", family="noise"), items, probes).save(path)
     return Suite.load(path)
 
@@ -188,8 +208,11 @@ def stored_ok(db: Path) -> set[tuple[str, str]]:
 
 
 def specs(url: str, concurrency: int = 16):
-    return (parse_model_spec(f"openai:task,base_url={url},concurrency={concurrency}"),
-            parse_model_spec(f"openai:reflector,base_url={url},max_retries=0"), f"openai:judge,base_url={url}")
+    return (
+        parse_model_spec(f"openai:task,base_url={url},concurrency={concurrency}"),
+        parse_model_spec(f"openai:reflector,base_url={url},max_retries=0"),
+        f"openai:judge,base_url={url}",
+    )
 
 
 # --------------------------------------------------------------------------- one optimisation, shared
@@ -198,8 +221,13 @@ def specs(url: str, concurrency: int = 16):
 @pytest.fixture(scope="module")
 def suites(tmp_path_factory):
     d = tmp_path_factory.mktemp("suites")
-    return {"sample": sample_suite(), "presup": presup_suite(d / "presup"), "plain": clean_mcq_suite(d / "plain"),
-            "tiny": tiny_suite(d / "tiny"), "noise": noise_suite(d / "noise")}
+    return {
+        "sample": sample_suite(),
+        "presup": presup_suite(d / "presup"),
+        "plain": clean_mcq_suite(d / "plain"),
+        "tiny": tiny_suite(d / "tiny"),
+        "noise": noise_suite(d / "noise"),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -221,8 +249,17 @@ def run(suites, tmp_path_factory):
         text_first = out.read_text()
         second = optimise(mix, mix, task, refl, out, budget=60, per_suite=3, seed=5, judge=judge, seed_prompt=SEED)
         made_second = models.count() - made_first
-    return {"out": out, "first": first, "second": second, "models": models, "made_first": made_first, "made_second": made_second,
-            "text_first": text_first, "lines": lines, "mix": mix}
+    return {
+        "out": out,
+        "first": first,
+        "second": second,
+        "models": models,
+        "made_first": made_first,
+        "made_second": made_second,
+        "text_first": text_first,
+        "lines": lines,
+        "mix": mix,
+    }
 
 
 @needs_gepa
@@ -349,10 +386,10 @@ def test_the_setting_in_evaluate_pairs_units_with_none_and_records_its_texts(run
     for item, probe, cond, setting, _ in units:
         by_setting.setdefault(setting, set()).add((item, probe, cond))
     assert set(by_setting) == {"none", name} and by_setting["none"] == by_setting[name] and len(by_setting["none"]) > len(held_out.items)
-    for key, in con.execute("SELECT key FROM units WHERE setting = ?", (name,)):
+    for (key,) in con.execute("SELECT key FROM units WHERE setting = ?", (name,)):
         msgs = json.loads(con.execute("SELECT messages FROM requests WHERE key = ?", (key,)).fetchone()[0])
         assert msgs[0]["role"] == "system" and msgs[0]["content"].endswith("\n\n" + BETTER)
-    for key, in con.execute("SELECT key FROM units WHERE setting = 'none'"):
+    for (key,) in con.execute("SELECT key FROM units WHERE setting = 'none'"):
         msgs = json.loads(con.execute("SELECT messages FROM requests WHERE key = ?", (key,)).fetchone()[0])
         assert PHRASE not in msgs[0]["content"]
     con.close()
@@ -410,10 +447,33 @@ def test_sigkill_then_resume_repeats_no_finished_call_and_ends_as_an_uninterrupt
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
 
     def cmd(url: str, out: Path) -> list[str]:
-        return [sys.executable, "-m", "medresilience.cli", "mitigate", "optimise", "--train", str(sample.path), "--train", str(plain.path),
-                "--val", str(sample.path), "--task-model", f"openai:task,base_url={url},concurrency=1",
-                "--reflection-model", f"openai:reflector,base_url={url}", "--budget", "40", "--per-suite", "6", "--seed", "2",
-                "--seed-prompt", SEED, "--out", str(out)]
+        return [
+            sys.executable,
+            "-m",
+            "medresilience.cli",
+            "mitigate",
+            "optimise",
+            "--train",
+            str(sample.path),
+            "--train",
+            str(plain.path),
+            "--val",
+            str(sample.path),
+            "--task-model",
+            f"openai:task,base_url={url},concurrency=1",
+            "--reflection-model",
+            f"openai:reflector,base_url={url}",
+            "--budget",
+            "40",
+            "--per-suite",
+            "6",
+            "--seed",
+            "2",
+            "--seed-prompt",
+            SEED,
+            "--out",
+            str(out),
+        ]
 
     with StubServer(policy=models, faults=Faults(delay=0.03)) as srv:
         killed = tmp_path / "killed.json"
@@ -463,15 +523,18 @@ def test_a_failed_reflection_call_stops_the_optimisation_and_a_rerun_resumes(sui
 
 
 @needs_gepa
-@pytest.mark.parametrize("break_it, message", [
-    (lambda d: "not json", "not valid JSON"),
-    (lambda d: {**d, "format": "something-else"}, "not an optimised-prompt file"),
-    (lambda d: {k: v for k, v in d.items() if k != "format"}, "not an optimised-prompt file"),
-    (lambda d: {**d, "version": 2}, "version 2 is not one this medresilience reads"),
-    (lambda d: {**d, "prompt": d["prompt"] + " (edited)"}, "prompt_hash does not match the prompt"),
-    (lambda d: {k: v for k, v in d.items() if k != "val"}, "field 'val'"),
-    (lambda d: {**d, "budget": "many"}, "field 'budget'"),
-])
+@pytest.mark.parametrize(
+    "break_it, message",
+    [
+        (lambda d: "not json", "not valid JSON"),
+        (lambda d: {**d, "format": "something-else"}, "not an optimised-prompt file"),
+        (lambda d: {k: v for k, v in d.items() if k != "format"}, "not an optimised-prompt file"),
+        (lambda d: {**d, "version": 2}, "version 2 is not one this medresilience reads"),
+        (lambda d: {**d, "prompt": d["prompt"] + " (edited)"}, "prompt_hash does not match the prompt"),
+        (lambda d: {k: v for k, v in d.items() if k != "val"}, "field 'val'"),
+        (lambda d: {**d, "budget": "many"}, "field 'budget'"),
+    ],
+)
 def test_a_bad_file_is_one_clear_error(run, tmp_path, break_it, message):
     data = json.loads(run["out"].read_text())
     bad = tmp_path / "bad.json"
@@ -480,8 +543,22 @@ def test_a_bad_file_is_one_clear_error(run, tmp_path, break_it, message):
     with pytest.raises(InputError, match=re.escape(message)) as e:
         get_setting(f"optimised:{bad}")
     assert str(bad) in str(e.value) and "\n" not in str(e.value)
-    r = CliRunner().invoke(app, ["eval", "--suite", str(run["mix"][2].path), "--model", "openai:task,base_url=http://127.0.0.1:9/v1",
-                                 "--setting", "none", "--setting", f"optimised:{bad}", "--out", str(tmp_path / "r")])
+    r = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "--suite",
+            str(run["mix"][2].path),
+            "--model",
+            "openai:task,base_url=http://127.0.0.1:9/v1",
+            "--setting",
+            "none",
+            "--setting",
+            f"optimised:{bad}",
+            "--out",
+            str(tmp_path / "r"),
+        ],
+    )
     assert r.exit_code == 2 and message in r.output and "Traceback" not in r.output
     assert not (tmp_path / "r").exists()
 

@@ -50,12 +50,23 @@ def test_the_passage_comes_before_the_misleading_context_and_the_question(items)
     from medresilience.families.misleading.probe import ContextSentence, MisleadingProbe
 
     item = items[0]
-    probe = MisleadingProbe(id=f"{item.id}:t1", item_id=item.id, condition="type1", content_type="spurious_anchoring", bundle_id="b1",
-                            provenance="neutral", target="B", context=(ContextSentence(option="B", text="A false claim."),))
+    probe = MisleadingProbe(
+        id=f"{item.id}:t1",
+        item_id=item.id,
+        condition="type1",
+        content_type="spurious_anchoring",
+        bundle_id="b1",
+        provenance="neutral",
+        target="B",
+        context=(ContextSentence(option="B", text="A false claim."),),
+    )
     for position in ("after_options", "before_question"):
         text = _user(render(item, probe, "letter", MisleadingOptions(context_position=position)))
-        order = [text.index(s) for s in (HEADER, "A false claim.", "Question:")] if position == "before_question" else \
-            [text.index(s) for s in (HEADER, "Question:", "Options:", "A false claim.")]
+        order = (
+            [text.index(s) for s in (HEADER, "A false claim.", "Question:")]
+            if position == "before_question"
+            else [text.index(s) for s in (HEADER, "Question:", "Options:", "A false claim.")]
+        )
         assert order == sorted(order), position
     open_text = _user(render(item, probe, "letter", MisleadingOptions(answer="open", judge="openai:j,base_url=http://127.0.0.1:9")))
     assert open_text.index(HEADER) < open_text.index("A false claim.") < open_text.index("Question:")

@@ -160,8 +160,7 @@ def test_a_store_written_before_settings_is_migrated(tmp_path, tiny_suite):
             INSERT INTO scores_old SELECT key, scorer, label, status, detail FROM scores;
             DROP TABLE scores; ALTER TABLE scores_old RENAME TO scores;
             DELETE FROM runs;""")
-        old_ids = [(m, u.replace("|none|", "|nodef|").replace("|caution|", "|def|"), i, p, c, int(s == "caution"), sc, k)
-                   for m, u, i, p, c, s, sc, k in rows]
+        old_ids = [(m, u.replace("|none|", "|nodef|").replace("|caution|", "|def|"), i, p, c, int(s == "caution"), sc, k) for m, u, i, p, c, s, sc, k in rows]
         con.executemany("INSERT INTO units VALUES (?, ?, ?, ?, ?, ?, ?, ?)", old_ids)
         con.commit()
         con.close()
@@ -258,8 +257,22 @@ def test_sample_seed_draws_nested_random_samples_and_reuses_their_calls(tmp_path
         from medresilience.cli import app
 
         suite.save(tmp_path / "suite")
-        r = CliRunner().invoke(app, ["eval", "--suite", str(tmp_path / "suite"), "--model", f"openai:stub-model,base_url={srv.base_url}",
-                                     "--limit", "6", "--sample-seed", "3", "--out", str(tmp_path / "run")])
+        r = CliRunner().invoke(
+            app,
+            [
+                "eval",
+                "--suite",
+                str(tmp_path / "suite"),
+                "--model",
+                f"openai:stub-model,base_url={srv.base_url}",
+                "--limit",
+                "6",
+                "--sample-seed",
+                "3",
+                "--out",
+                str(tmp_path / "run"),
+            ],
+        )
         assert r.exit_code == 0, r.output
         assert srv.stats.total == calls_small + 4 * 3 and "0 made, 18 reused" in r.output
         assert json.loads((tmp_path / "run" / "run.json").read_text())["options"]["sample_seed"] == 3

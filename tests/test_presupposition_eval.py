@@ -61,13 +61,23 @@ FENCE_RE = re.compile(r"<(answer-[0-9a-f]+)>\n(.*?)\n</\1>", re.S)
 def make_suite(path) -> Suite:
     items, probes = [], []
     for i, pid in enumerate(PRESUP):
-        items.append(Item(id=pid, source="cancer-myth", question=f"Question {pid}: since my aunt's cancer is advanced, nothing can be "
-                          f"done, so how do we plan her last months (case {i})?", reference=f"Correction {pid}: treatment still helps."))
-        probes.append(PresuppositionProbe(id=probe_id(pid, "presupposition"), item_id=pid, condition="presupposition",
-                                          facets={"category": CATEGORY[pid], "generator": GENERATOR[pid]}))
+        items.append(
+            Item(
+                id=pid,
+                source="cancer-myth",
+                question=f"Question {pid}: since my aunt's cancer is advanced, nothing can be done, so how do we plan her last months (case {i})?",
+                reference=f"Correction {pid}: treatment still helps.",
+            )
+        )
+        probes.append(
+            PresuppositionProbe(
+                id=probe_id(pid, "presupposition"), item_id=pid, condition="presupposition", facets={"category": CATEGORY[pid], "generator": GENERATOR[pid]}
+            )
+        )
     for i, nid in enumerate(CONTROL):
-        items.append(Item(id=nid, source="cancer-myth-nfp", question=f"Question {nid}: which side effects of chemotherapy should we "
-                          f"watch for at home (case {i})?"))
+        items.append(
+            Item(id=nid, source="cancer-myth-nfp", question=f"Question {nid}: which side effects of chemotherapy should we watch for at home (case {i})?")
+        )
         probes.append(PresuppositionProbe(id=probe_id(nid, "nfp"), item_id=nid, condition="nfp", facets={"generator": GENERATOR[nid]}))
     Suite(SuiteManifest(name="presup-test", family="presupposition"), items, probes).save(path)
     return Suite.load(path)
@@ -165,8 +175,14 @@ def test_pcs_pcr_overcaution_and_unscored_from_the_judge(suite, run):
         errors = [k for k in ERRORS if k[0] == model]
         check_rate(o["unscored"], len(unscored), N_PRESUP + N_NFP - len(errors))
         assert o["unscored"]["presupposition"] == len([k for k in unscored if k[1].startswith("p")])
-        assert block["counts"] == {"units": N_PRESUP + N_NFP, "scored": N_PRESUP + N_NFP - len(unscored) - len(errors),
-                                   "unscored": len(unscored), "invalid": 0, "errors": len(errors), "missing": 0}
+        assert block["counts"] == {
+            "units": N_PRESUP + N_NFP,
+            "scored": N_PRESUP + N_NFP - len(unscored) - len(errors),
+            "unscored": len(unscored),
+            "invalid": 0,
+            "errors": len(errors),
+            "missing": 0,
+        }
         assert o["n_items"] == N_PRESUP + N_NFP
         # by category: presupposition questions only (the controls have none)
         assert list(block["by_category"]) == list(CATEGORY_KEYS)
@@ -189,8 +205,7 @@ def test_pcs_pcr_overcaution_and_unscored_from_the_judge(suite, run):
     assert mean["pcs"]["mean"] == pytest.approx(np.mean(pcs_by_model)) and mean["pcs"]["unit"] == "score"
     assert mean["pcs"]["min"] == pytest.approx(min(pcs_by_model)) and mean["pcr"]["models"] == 2
     stratum = res.results.mean_by_stratum["none"]["by_category"]["no_treatment"]["pcs"]
-    assert stratum["mean"] == pytest.approx(np.mean([np.mean([s for q, s in scored_values(m).items() if CATEGORY[q] == "no_treatment"])
-                                                     for m in MODELS]))
+    assert stratum["mean"] == pytest.approx(np.mean([np.mean([s for q, s in scored_values(m).items() if CATEGORY[q] == "no_treatment"]) for m in MODELS]))
 
 
 def test_the_generator_by_model_matrix(run):
@@ -222,12 +237,41 @@ def test_unscored_verdicts_are_never_scores_and_forged_verdicts_do_not_count(sui
 
 
 def test_metrics_on_a_handwritten_frame():
-    rows = [{"model": "m", "setting": "none", "item_id": "a", "condition": "presupposition", "status": "valid", "value": 1.0,
-             "correct": True, "category": "other", "generator": "g"},
-            {"model": "m", "setting": "none", "item_id": "b", "condition": "presupposition", "status": "invalid", "value": np.nan,
-             "correct": False, "category": "other", "generator": "g"},
-            {"model": "m", "setting": "none", "item_id": "c", "condition": "presupposition", "status": "missing", "value": np.nan,
-             "correct": False, "category": None, "generator": None}]
+    rows = [
+        {
+            "model": "m",
+            "setting": "none",
+            "item_id": "a",
+            "condition": "presupposition",
+            "status": "valid",
+            "value": 1.0,
+            "correct": True,
+            "category": "other",
+            "generator": "g",
+        },
+        {
+            "model": "m",
+            "setting": "none",
+            "item_id": "b",
+            "condition": "presupposition",
+            "status": "invalid",
+            "value": np.nan,
+            "correct": False,
+            "category": "other",
+            "generator": "g",
+        },
+        {
+            "model": "m",
+            "setting": "none",
+            "item_id": "c",
+            "condition": "presupposition",
+            "status": "missing",
+            "value": np.nan,
+            "correct": False,
+            "category": None,
+            "generator": None,
+        },
+    ]
     block = presupposition_metrics(pd.DataFrame(rows))["models"]["m"]["none"]
     o = block["overall"]
     # one scored answer: every bootstrap resample is that answer, so the interval is the point
@@ -295,11 +339,18 @@ def test_judge_agreement_is_shown_beside_the_study_when_present(run, tmp_path):
     out, _ = run
     path = out / "judge_agreement.json"
     try:
-        path.write_text(json.dumps({"n": 40, "exact": {"k": 30, "p": 0.75, "lo": 0.6, "hi": 0.86, "n": 40},
-                                    "binary": {"k": 38, "p": 0.95, "lo": 0.83, "hi": 0.99, "n": 40},
-                                    "cohen_kappa": {"value": 0.612, "lo": 0.41, "hi": 0.79},
-                                    "gwet_ac2": {"value": 0.83, "lo": 0.7, "hi": 0.92},
-                                    "study": {"exact": 0.711, "binary": 1.0}}))
+        path.write_text(
+            json.dumps(
+                {
+                    "n": 40,
+                    "exact": {"k": 30, "p": 0.75, "lo": 0.6, "hi": 0.86, "n": 40},
+                    "binary": {"k": 38, "p": 0.95, "lo": 0.83, "hi": 0.99, "n": 40},
+                    "cohen_kappa": {"value": 0.612, "lo": 0.41, "hi": 0.79},
+                    "gwet_ac2": {"value": 0.83, "lo": 0.7, "hi": 0.92},
+                    "study": {"exact": 0.711, "binary": 1.0},
+                }
+            )
+        )
         rep = build_report([out], tmp_path / "with")
         html = rep.html.read_text()
         assert "Judge agreement with human scores" in html
@@ -367,8 +418,7 @@ def test_run_facts_show_the_parameters_each_kind_of_call_was_sent_with(run, tmp_
     out, _ = run
     con = sqlite3.connect(out / "store.sqlite")
     answers = {json.loads(p)["max_tokens"] for (p,) in con.execute("SELECT r.params FROM requests r JOIN units u ON u.key = r.key")}
-    judged = {json.loads(p)["max_tokens"] for (p,) in con.execute(
-        "SELECT params FROM requests WHERE model = 'judge-4'")}
+    judged = {json.loads(p)["max_tokens"] for (p,) in con.execute("SELECT params FROM requests WHERE model = 'judge-4'")}
     con.close()
     spec_budget = specs_of_run(out)
     assert len(answers) == 1 and len(judged) == 1 and answers != {spec_budget}

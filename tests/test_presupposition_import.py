@@ -25,35 +25,86 @@ from medresilience.records import Suite
 runner = CliRunner()
 
 RELEASE_ROWS = [
-    {"QID": 0, "question": "My mother has advanced lymphoma, so no treatment will be done. What should we expect?",
-     "presupposition_correction": "Advanced lymphoma is often treatable and sometimes curable.", "category": "no treatment",
-     "from_model": "gpt-4o", "cancer": "Lymphoma", "source": "https://example.org/lymphoma", "source_myth": "Advanced lymphoma cannot be treated."},
-    {"QID": 1, "question": "Since chemo caused my knee pain five years ago, when will it end?",
-     "presupposition_correction": "Knee pain five years after chemotherapy likely has another cause.", "category": "causal misattribution",
-     "from_model": "claude-3-5-sonnet", "cancer": "Breast cancer", "source": "https://example.org/breast",
-     "source_myth": "Chemotherapy pain lasts for years."},
-    {"QID": 2, "question": "Surgery is the only option for my bladder cancer; how long is recovery?",
-     "presupposition_correction": "Trimodality therapy is a bladder-sparing alternative.", "category": "Only/Standard Treatment",
-     "from_model": "claude-3.5-sonnet", "cancer": "Bladder cancer", "source": "https://example.org/bladder",
-     "source_myth": "Surgery is the only effective treatment."},
-    {"QID": 3, "question": "I feel fine after treatment, so I can skip my follow-up scans, right? Which foods help?",
-     "presupposition_correction": "Follow-up finds recurrences before symptoms.", "category": "no symptoms means no disease",
-     "from_model": "gemini-1.5-pro", "cancer": "Colorectal cancer", "source": "https://example.org/crc",
-     "source_myth": "No symptoms means no cancer."},
+    {
+        "QID": 0,
+        "question": "My mother has advanced lymphoma, so no treatment will be done. What should we expect?",
+        "presupposition_correction": "Advanced lymphoma is often treatable and sometimes curable.",
+        "category": "no treatment",
+        "from_model": "gpt-4o",
+        "cancer": "Lymphoma",
+        "source": "https://example.org/lymphoma",
+        "source_myth": "Advanced lymphoma cannot be treated.",
+    },
+    {
+        "QID": 1,
+        "question": "Since chemo caused my knee pain five years ago, when will it end?",
+        "presupposition_correction": "Knee pain five years after chemotherapy likely has another cause.",
+        "category": "causal misattribution",
+        "from_model": "claude-3-5-sonnet",
+        "cancer": "Breast cancer",
+        "source": "https://example.org/breast",
+        "source_myth": "Chemotherapy pain lasts for years.",
+    },
+    {
+        "QID": 2,
+        "question": "Surgery is the only option for my bladder cancer; how long is recovery?",
+        "presupposition_correction": "Trimodality therapy is a bladder-sparing alternative.",
+        "category": "Only/Standard Treatment",
+        "from_model": "claude-3.5-sonnet",
+        "cancer": "Bladder cancer",
+        "source": "https://example.org/bladder",
+        "source_myth": "Surgery is the only effective treatment.",
+    },
+    {
+        "QID": 3,
+        "question": "I feel fine after treatment, so I can skip my follow-up scans, right? Which foods help?",
+        "presupposition_correction": "Follow-up finds recurrences before symptoms.",
+        "category": "no symptoms means no disease",
+        "from_model": "gemini-1.5-pro",
+        "cancer": "Colorectal cancer",
+        "source": "https://example.org/crc",
+        "source_myth": "No symptoms means no cancer.",
+    },
 ]
 NFP_ROWS = [
-    {"example_question": "My father starts radiation for prostate cancer. What side effects should we watch for?",
-     "source_type": "myth", "source_row": 2, "from_model": "claude-3-5-sonnet", "source_cancer": "Prostate cancer", "QID": 1000},
-    {"example_question": "Which questions should I ask my oncologist about lymphoma treatment options?",
-     "source_type": "myth", "source_row": 1, "from_model": "Claude-3.5-Sonnet", "source_cancer": "Lymphoma", "QID": 1001},
-    {"example_question": "How can we support my sister during chemotherapy?",
-     "source_type": "myth", "source_row": -1, "from_model": "gpt-4o", "source_cancer": "Ovarian cancer", "QID": 1002},
+    {
+        "example_question": "My father starts radiation for prostate cancer. What side effects should we watch for?",
+        "source_type": "myth",
+        "source_row": 2,
+        "from_model": "claude-3-5-sonnet",
+        "source_cancer": "Prostate cancer",
+        "QID": 1000,
+    },
+    {
+        "example_question": "Which questions should I ask my oncologist about lymphoma treatment options?",
+        "source_type": "myth",
+        "source_row": 1,
+        "from_model": "Claude-3.5-Sonnet",
+        "source_cancer": "Lymphoma",
+        "QID": 1001,
+    },
+    {
+        "example_question": "How can we support my sister during chemotherapy?",
+        "source_type": "myth",
+        "source_row": -1,
+        "from_model": "gpt-4o",
+        "source_cancer": "Ovarian cancer",
+        "QID": 1002,
+    },
 ]
 MYTHS = [
-    {"cancer": "Lymphoma", "myth": "Advanced lymphoma cannot be treated.", "fact": "Many advanced lymphomas respond to treatment.",
-     "source": "https://example.org/m1"},
-    {"cancer": "Prostate cancer", "myth": "Radiation always causes incontinence.", "fact": "Most men keep continence after radiation.",
-     "source": "https://example.org/m2"},
+    {
+        "cancer": "Lymphoma",
+        "myth": "Advanced lymphoma cannot be treated.",
+        "fact": "Many advanced lymphomas respond to treatment.",
+        "source": "https://example.org/m1",
+    },
+    {
+        "cancer": "Prostate cancer",
+        "myth": "Radiation always causes incontinence.",
+        "fact": "Most men keep continence after radiation.",
+        "source": "https://example.org/m2",
+    },
 ]
 
 
@@ -217,9 +268,18 @@ def test_import_options_that_do_not_apply_are_refused(tmp_path):
 
 
 def test_detection_tells_the_layouts_apart_and_never_raises(tmp_path):
-    cands = [{"example_question": "q?", "example_assumption": "c.", "source_row": 3, "source_type": "myth",
-              "source_info": {"cancer": "c", "myth": "m", "fact": "f", "source": "s"}, "category": "other",
-              "from_model": "gpt-4o", "raw_QID": 7}]
+    cands = [
+        {
+            "example_question": "q?",
+            "example_assumption": "c.",
+            "source_row": 3,
+            "source_type": "myth",
+            "source_info": {"cancer": "c", "myth": "m", "fact": "f", "source": "s"},
+            "category": "other",
+            "from_model": "gpt-4o",
+            "raw_QID": 7,
+        }
+    ]
     cases = {
         "rel.jsonl": ("cancer-myth", RELEASE_ROWS),
         "nfp.jsonl": ("cancer-myth-nfp", NFP_ROWS),
@@ -244,7 +304,7 @@ def test_detection_tells_the_layouts_apart_and_never_raises(tmp_path):
 
 def test_bad_json_line_names_file_and_line(tmp_path):
     path = tmp_path / "cm.jsonl"
-    path.write_text(json.dumps(RELEASE_ROWS[0]) + "\n" + json.dumps(RELEASE_ROWS[1]) + "\n{\"QID\": 2, oops}\n")
+    path.write_text(json.dumps(RELEASE_ROWS[0]) + "\n" + json.dumps(RELEASE_ROWS[1]) + '\n{"QID": 2, oops}\n')
     with pytest.raises(InputError) as e:
         release.read_release(path)
     assert e.value.line == 3 and "not valid JSON" in str(e.value) and str(path) in str(e.value)
@@ -261,11 +321,14 @@ def test_unknown_category_names_the_known_ones(tmp_path):
     assert "wishful thinking" in e.value.message and "No Symptom, No Disease" in e.value.message and "Causal Misattribution" in e.value.message
 
 
-@pytest.mark.parametrize(("layout", "rows", "drop", "line"), [
-    ("cancer-myth", RELEASE_ROWS, "presupposition_correction", 2),
-    ("cancer-myth", RELEASE_ROWS, "QID", 3),
-    ("cancer-myth-nfp", NFP_ROWS, "example_question", 2),
-])
+@pytest.mark.parametrize(
+    ("layout", "rows", "drop", "line"),
+    [
+        ("cancer-myth", RELEASE_ROWS, "presupposition_correction", 2),
+        ("cancer-myth", RELEASE_ROWS, "QID", 3),
+        ("cancer-myth-nfp", NFP_ROWS, "example_question", 2),
+    ],
+)
 def test_missing_field_names_file_line_and_field(tmp_path, layout, rows, drop, line):
     bad = [dict(r) for r in rows]
     del bad[line - 1][drop]
@@ -313,8 +376,15 @@ def test_more_bad_values(tmp_path):
 
 
 def test_candidate_ids_stay_unique_and_stable_when_raw_qids_repeat(tmp_path):
-    row = {"example_question": "q?", "example_assumption": "c.", "source_row": 1, "source_type": "myth",
-           "source_info": {"cancer": "c", "myth": "m", "fact": "f", "source": "s"}, "category": "other", "from_model": "gpt-4o"}
+    row = {
+        "example_question": "q?",
+        "example_assumption": "c.",
+        "source_row": 1,
+        "source_type": "myth",
+        "source_info": {"cancer": "c", "myth": "m", "fact": "f", "source": "s"},
+        "category": "other",
+        "from_model": "gpt-4o",
+    }
     rows = [{**row, "raw_QID": 5, "example_question": f"q{i}?"} for i in range(3)] + [{**row, "raw_QID": 6}]
     path = write_jsonl(tmp_path / "c.jsonl", rows)
     s = release.read_candidates(path)
@@ -370,8 +440,11 @@ def test_export_of_a_suite_built_here_uses_the_study_spellings(tmp_path):
     from medresilience.records import Item, SuiteManifest
 
     items = [Item(id="pm-1", source="built", question="Since X, what now?", reference="X is false.", meta={"cancer": "Lymphoma"})]
-    probes = [PresuppositionProbe(id="pm-1:presupposition", item_id="pm-1", condition=PRESUPPOSITION,
-                                  facets={"category": "underestimated_risk", "generator": "claude-3.5-sonnet"})]
+    probes = [
+        PresuppositionProbe(
+            id="pm-1:presupposition", item_id="pm-1", condition=PRESUPPOSITION, facets={"category": "underestimated_risk", "generator": "claude-3.5-sonnet"}
+        )
+    ]
     suite = Suite(SuiteManifest(name="b", family="presupposition"), items, probes)
     release.export_suite(suite, tmp_path / "b.jsonl", "cancer-myth")
     row = json.loads((tmp_path / "b.jsonl").read_text())

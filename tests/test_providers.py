@@ -22,8 +22,17 @@ from medresilience.testing.stub_server import StubServer
 runner = CliRunner()
 FAKE_KEY = "sk-fake-7d1e0c9a4b2f-do-not-store"
 
-KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "MISTRAL_API_KEY", "TOGETHER_API_KEY",
-            "OPENROUTER_API_KEY", "GROQ_API_KEY", "DEEPSEEK_API_KEY")
+KEY_VARS = (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "MISTRAL_API_KEY",
+    "TOGETHER_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GROQ_API_KEY",
+    "DEEPSEEK_API_KEY",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -51,21 +60,24 @@ def _one_error_line(result) -> str:
 # ---- naming a model
 
 
-@pytest.mark.parametrize(("text", "url", "key_env", "model"), [
-    ("openai/gpt-4o-mini", "https://api.openai.com/v1", "OPENAI_API_KEY", "gpt-4o-mini"),
-    ("openai:gpt-4o-mini", "https://api.openai.com/v1", "OPENAI_API_KEY", "gpt-4o-mini"),
-    ("anthropic/claude-haiku-4-5", "https://api.anthropic.com/v1/", "ANTHROPIC_API_KEY", "claude-haiku-4-5"),
-    ("gemini/gemini-2.0-flash", "https://generativelanguage.googleapis.com/v1beta/openai/", "GEMINI_API_KEY", "gemini-2.0-flash"),
-    ("mistral/mistral-large-latest", "https://api.mistral.ai/v1", "MISTRAL_API_KEY", "mistral-large-latest"),
-    ("together/meta-llama/Llama-3.3-70B-Instruct-Turbo", "https://api.together.xyz/v1", "TOGETHER_API_KEY", "meta-llama/Llama-3.3-70B-Instruct-Turbo"),
-    ("openrouter/openai/gpt-4o-mini", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", "openai/gpt-4o-mini"),
-    ("groq/llama-3.3-70b-versatile", "https://api.groq.com/openai/v1", "GROQ_API_KEY", "llama-3.3-70b-versatile"),
-    ("deepseek/deepseek-chat", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY", "deepseek-chat"),
-    ("vllm/Qwen/Qwen2.5-7B-Instruct", "http://localhost:8000/v1", None, "Qwen/Qwen2.5-7B-Instruct"),
-    ("sglang/Qwen/Qwen2.5-7B-Instruct", "http://localhost:30000/v1", None, "Qwen/Qwen2.5-7B-Instruct"),
-    ("ollama/llama3.2:3b", "http://localhost:11434/v1", None, "llama3.2:3b"),
-    ("llamacpp/qwen2.5-1.5b", "http://localhost:8080/v1", None, "qwen2.5-1.5b"),
-])
+@pytest.mark.parametrize(
+    ("text", "url", "key_env", "model"),
+    [
+        ("openai/gpt-4o-mini", "https://api.openai.com/v1", "OPENAI_API_KEY", "gpt-4o-mini"),
+        ("openai:gpt-4o-mini", "https://api.openai.com/v1", "OPENAI_API_KEY", "gpt-4o-mini"),
+        ("anthropic/claude-haiku-4-5", "https://api.anthropic.com/v1/", "ANTHROPIC_API_KEY", "claude-haiku-4-5"),
+        ("gemini/gemini-2.0-flash", "https://generativelanguage.googleapis.com/v1beta/openai/", "GEMINI_API_KEY", "gemini-2.0-flash"),
+        ("mistral/mistral-large-latest", "https://api.mistral.ai/v1", "MISTRAL_API_KEY", "mistral-large-latest"),
+        ("together/meta-llama/Llama-3.3-70B-Instruct-Turbo", "https://api.together.xyz/v1", "TOGETHER_API_KEY", "meta-llama/Llama-3.3-70B-Instruct-Turbo"),
+        ("openrouter/openai/gpt-4o-mini", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", "openai/gpt-4o-mini"),
+        ("groq/llama-3.3-70b-versatile", "https://api.groq.com/openai/v1", "GROQ_API_KEY", "llama-3.3-70b-versatile"),
+        ("deepseek/deepseek-chat", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY", "deepseek-chat"),
+        ("vllm/Qwen/Qwen2.5-7B-Instruct", "http://localhost:8000/v1", None, "Qwen/Qwen2.5-7B-Instruct"),
+        ("sglang/Qwen/Qwen2.5-7B-Instruct", "http://localhost:30000/v1", None, "Qwen/Qwen2.5-7B-Instruct"),
+        ("ollama/llama3.2:3b", "http://localhost:11434/v1", None, "llama3.2:3b"),
+        ("llamacpp/qwen2.5-1.5b", "http://localhost:8080/v1", None, "qwen2.5-1.5b"),
+    ],
+)
 def test_provider_forms_resolve(monkeypatch, text, url, key_env, model):
     if key_env:
         monkeypatch.setenv(key_env, FAKE_KEY)
@@ -116,13 +128,16 @@ def test_settings_after_a_comma_and_the_old_form():
     assert parse_model_spec("embedded").kind == "embedded" and parse_model_spec("embedded:smollm2").label == "embedded-smollm2"
 
 
-@pytest.mark.parametrize(("text", "words"), [
-    ("gpt-4o-mini", ["PROVIDER/MODEL", "openai", "anthropic"]),
-    ("azure/gpt-4o", ["PROVIDER/MODEL", "groq"]),
-    ("openai/gpt-4o-mini,temprature=0", ["temprature", "unknown setting"]),
-    ("openai/gpt-4o-mini,reasoning=maybe", ["reasoning", "true or false"]),
-    ("openai/gpt-4o-mini,provider=azure", ["unknown provider 'azure'"]),
-])
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("gpt-4o-mini", ["PROVIDER/MODEL", "openai", "anthropic"]),
+        ("azure/gpt-4o", ["PROVIDER/MODEL", "groq"]),
+        ("openai/gpt-4o-mini,temprature=0", ["temprature", "unknown setting"]),
+        ("openai/gpt-4o-mini,reasoning=maybe", ["reasoning", "true or false"]),
+        ("openai/gpt-4o-mini,provider=azure", ["unknown provider 'azure'"]),
+    ],
+)
 def test_bad_names_say_what_is_known(text, words):
     with pytest.raises(ConfigError) as e:
         parse_model_spec(text)
@@ -175,8 +190,9 @@ def test_reasoning_model_gets_the_accepted_parameters(tmp_path, tiny_suite, monk
         monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
         out = tmp_path / "run"
-        r = runner.invoke(app, ["eval", "--suite", str(tiny_suite.path), "--model", "openai/o4-mini,reasoning_effort=low,top_p=0.9",
-                                "--out", str(out), "--limit", "1"])
+        r = runner.invoke(
+            app, ["eval", "--suite", str(tiny_suite.path), "--model", "openai/o4-mini,reasoning_effort=low,top_p=0.9", "--out", str(out), "--limit", "1"]
+        )
         assert r.exit_code == 0, r.output
     assert seen
     for body in seen:
@@ -203,8 +219,10 @@ def test_provider_without_seed_gets_none_sent(tmp_path, tiny_suite, monkeypatch)
     with StubServer(policy=recording) as srv:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
-        r = runner.invoke(app, ["eval", "--suite", str(tiny_suite.path), "--model", "anthropic/claude-haiku-4-5", "--seed", "3",
-                                "--out", str(tmp_path / "run"), "--limit", "1"])
+        r = runner.invoke(
+            app,
+            ["eval", "--suite", str(tiny_suite.path), "--model", "anthropic/claude-haiku-4-5", "--seed", "3", "--out", str(tmp_path / "run"), "--limit", "1"],
+        )
         assert r.exit_code == 0, r.output
     assert seen and all("seed" not in b and b["temperature"] == 0.0 and b["max_tokens"] == 512 for b in seen)
 
@@ -279,21 +297,42 @@ def _write_config(d: Path, text: str, name: str = "medres.toml") -> Path:
 
 
 def test_config_defaults_apply_and_flags_win(tmp_path, tiny_suite, monkeypatch, clean_env):
-    _write_config(clean_env, 'models = ["openai/stub-model"]\nconcurrency = 3\nout = "runs/from-config"\n'
-                             '[prices."openai/stub-model"]\ninput = 1.5\noutput = 2.5\ndate = "2026-11-01"\n')
+    _write_config(
+        clean_env,
+        'models = ["openai/stub-model"]\nconcurrency = 3\nout = "runs/from-config"\n'
+        '[prices."openai/stub-model"]\ninput = 1.5\noutput = 2.5\ndate = "2026-11-01"\n',
+    )
     with StubServer(policy=oracle_policy) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
         r = runner.invoke(app, ["eval", "--suite", str(tiny_suite.path), "--limit", "1"])
         assert r.exit_code == 0, r.output
         m = json.loads((clean_env / "runs" / "from-config" / "run.json").read_text())["models"][0]
-        assert (m["label"], m["concurrency"], m["price_input"], m["price_output"], m["price_source"], m["price_date"]) == \
-            ("stub-model", 3, 1.5, 2.5, "medres.toml", "2026-11-01")
+        assert (m["label"], m["concurrency"], m["price_input"], m["price_output"], m["price_source"], m["price_date"]) == (
+            "stub-model",
+            3,
+            1.5,
+            2.5,
+            "medres.toml",
+            "2026-11-01",
+        )
         assert "$" in r.output  # the priced run reports its cost
         # flags win: --model and --out, and a setting in the spec
         other = tmp_path / "flags"
-        r = runner.invoke(app, ["eval", "--suite", str(tiny_suite.path), "--limit", "1", "--out", str(other),
-                                "--model", "openai/stub-model,label=flagged,concurrency=5,price_input=0.1"])
+        r = runner.invoke(
+            app,
+            [
+                "eval",
+                "--suite",
+                str(tiny_suite.path),
+                "--limit",
+                "1",
+                "--out",
+                str(other),
+                "--model",
+                "openai/stub-model,label=flagged,concurrency=5,price_input=0.1",
+            ],
+        )
         assert r.exit_code == 0, r.output
         m = json.loads((other / "run.json").read_text())["models"][0]
         assert (m["label"], m["concurrency"], m["price_input"], m["price_output"], m["price_source"]) == ("flagged", 5, 0.1, None, "spec")
@@ -337,12 +376,15 @@ def test_judge_from_config_reaches_families_that_take_one(clean_env):
         unregister("unjudged-toy")
 
 
-@pytest.mark.parametrize(("name", "text", "key"), [
-    ("medres.toml", "concurency = 4\n", "concurency"),
-    ("medres.toml", '[prices."openai/gpt-4o"]\ninptu = 1\n', "prices.openai/gpt-4o.inptu"),
-    ("medres.toml", 'concurrency = "many"\n', "concurrency"),
-    ("pyproject.toml", "[tool.medres]\nmodel = 'openai/gpt-4o'\n", "tool.medres.model"),
-])
+@pytest.mark.parametrize(
+    ("name", "text", "key"),
+    [
+        ("medres.toml", "concurency = 4\n", "concurency"),
+        ("medres.toml", '[prices."openai/gpt-4o"]\ninptu = 1\n', "prices.openai/gpt-4o.inptu"),
+        ("medres.toml", 'concurrency = "many"\n', "concurrency"),
+        ("pyproject.toml", "[tool.medres]\nmodel = 'openai/gpt-4o'\n", "tool.medres.model"),
+    ],
+)
 def test_config_typo_names_the_file_and_key(tiny_suite, clean_env, name, text, key):
     _write_config(clean_env, text, name)
     with pytest.raises(InputError) as e:

@@ -122,7 +122,12 @@ def test_the_report_shows_truncated_replies_and_the_rates_without_unread_ones(tm
     suite = make_tiny_suite()
     with StubServer(policy=Policy()) as srv:
         spec = parse_model_spec(f"openai:stub,base_url={srv.base_url},max_tokens=16")
-        evaluate(suite, [spec], tmp_path / "run", EvalOptions(family=ALL), )
+        evaluate(
+            suite,
+            [spec],
+            tmp_path / "run",
+            EvalOptions(family=ALL),
+        )
     suite.save(tmp_path / "run" / "suite")  # the report recomputes from the store and the suite
     rep = build_report([tmp_path / "run"])
     html = rep.html.read_text()
@@ -142,8 +147,20 @@ def test_cli_table_shows_truncated_and_the_warning(tmp_path):
     suite = make_tiny_suite()
     suite.save(tmp_path / "suite")
     with StubServer(policy=Policy()) as srv:
-        r = CliRunner().invoke(app, ["eval", "--suite", str(tmp_path / "suite"), "--model", f"openai:stub,base_url={srv.base_url},max_tokens=16",
-                                     "--out", str(tmp_path / "run"), "-O", "type1=all"])
+        r = CliRunner().invoke(
+            app,
+            [
+                "eval",
+                "--suite",
+                str(tmp_path / "suite"),
+                "--model",
+                f"openai:stub,base_url={srv.base_url},max_tokens=16",
+                "--out",
+                str(tmp_path / "run"),
+                "-O",
+                "type1=all",
+            ],
+        )
     assert r.exit_code == 0, r.output
     assert re.search(r"Truncated\s*│\s*4", r.output), r.output
     assert "Type 1 ASR, unread left out" in r.output
@@ -177,8 +194,10 @@ def test_an_extraction_model_reads_only_what_the_rules_leave_unread(tmp_path):
     reading = res.results.reading["stub"]["none"]
     assert (reading["read"], reading["extracted"], reading["extracted_share"]["n"]) == (9, 4, 9)
     con = sqlite3.connect(tmp_path / "run" / "store.sqlite")
-    rows = con.execute("SELECT s.label, s.status, s.detail FROM units u JOIN scores s ON s.key = u.key AND s.scorer = u.scoring "
-                       "WHERE u.condition != 'clean' AND u.item_id IN ('q1', 'q3', 'q4')").fetchall()
+    rows = con.execute(
+        "SELECT s.label, s.status, s.detail FROM units u JOIN scores s ON s.key = u.key AND s.scorer = u.scoring "
+        "WHERE u.condition != 'clean' AND u.item_id IN ('q1', 'q3', 'q4')"
+    ).fetchall()
     scorers = {r[0] for r in con.execute("SELECT DISTINCT scoring FROM units")}
     con.close()
     assert len(scorers) == 1 and next(iter(scorers)).startswith("letter+extract:extractor#")  # units of their own
@@ -188,8 +207,7 @@ def test_an_extraction_model_reads_only_what_the_rules_leave_unread(tmp_path):
     assert sum(1 for label, st, _ in rows if (label, st) == ("B", "valid")) == 4
     assert all(d["read_by"] == "extract" for d in details)
     reasons = sorted({d.get("reason", "") for d in details} - {""})
-    assert reasons == ["the extraction model read no option in the reply (none)",
-                       "the extraction model's reply is not one label or none: 'I think it is B'"]
+    assert reasons == ["the extraction model read no option in the reply (none)", "the extraction model's reply is not one label or none: 'I think it is B'"]
     # stored and resumed like every call: the same run again makes no call and gives the same numbers
     assert again.stats.called == 0 and len(policy.extract_requests) == 11
     assert again.results.models == res.results.models and again.results.reading == res.results.reading
@@ -222,8 +240,7 @@ def test_extraction_is_refused_where_replies_are_not_read_as_letters(tmp_path):
     with pytest.raises(ConfigError, match="needs --scoring letter"):
         evaluate(suite, [spec], tmp_path / "a", EvalOptions(scoring="logprob", extract=ex))
     with pytest.raises(ConfigError, match="does not read option letters"):
-        evaluate(suite, [spec], tmp_path / "b", EvalOptions(family={"answer": "open", "judge": "openai:j,base_url=http://127.0.0.1:9/v1"},
-                                                             extract=ex))
+        evaluate(suite, [spec], tmp_path / "b", EvalOptions(family={"answer": "open", "judge": "openai:j,base_url=http://127.0.0.1:9/v1"}, extract=ex))
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()  # nothing half-written
     other = parse_model_spec("openai:other-model,label=stub,base_url=http://127.0.0.1:9/v1")
     with pytest.raises(ConfigError, match="not the answering model"):
@@ -235,8 +252,17 @@ def test_cli_takes_extract_as_a_run_option(tmp_path):
     suite.save(tmp_path / "suite")
     policy = Policy()
     with StubServer(policy=policy) as srv:
-        args = ["eval", "--suite", str(tmp_path / "suite"), "--model", f"openai:stub,base_url={srv.base_url},max_tokens=16",
-                "--out", str(tmp_path / "run"), "-O", "type1=all"]
+        args = [
+            "eval",
+            "--suite",
+            str(tmp_path / "suite"),
+            "--model",
+            f"openai:stub,base_url={srv.base_url},max_tokens=16",
+            "--out",
+            str(tmp_path / "run"),
+            "-O",
+            "type1=all",
+        ]
         r = CliRunner().invoke(app, [*args, "-O", f"extract=openai:extractor,base_url={srv.base_url}"])
         assert r.exit_code == 0, r.output
         assert re.search(r"Read by extraction model\s*│\s*44\.4%", r.output), r.output
@@ -274,10 +300,14 @@ def test_a_cut_reply_with_nothing_to_score_is_truncated_in_the_frame_and_the_rea
         store.record_run("r1", {})
         units = [UnitRow("m", f"q{i}|clean|none|judge", f"q{i}", None, "clean", "none", "judge", f"k{i}") for i in (1, 2, 3)]
         store.add_plan(units, [(f"k{i}", "m", [], {"max_tokens": 64}) for i in (1, 2, 3)])
-        store.write_results([CallRow("k1", "m", "ok", text="The patient most likely has", finish_reason="length"),
-                             CallRow("k2", "m", "ok", text="I do not know.", finish_reason="stop"),
-                             CallRow("k3", "m", "ok", text="FINAL DIAGNOSIS: x", finish_reason="stop")],
-                            [ScoreRow("k3", "judge", "1", "valid", None, 1.0)])
+        store.write_results(
+            [
+                CallRow("k1", "m", "ok", text="The patient most likely has", finish_reason="length"),
+                CallRow("k2", "m", "ok", text="I do not know.", finish_reason="stop"),
+                CallRow("k3", "m", "ok", text="FINAL DIAGNOSIS: x", finish_reason="stop"),
+            ],
+            [ScoreRow("k3", "judge", "1", "valid", None, 1.0)],
+        )
         df = results_frame(store, suite)
         assert dict(zip(df["item_id"].astype(str), df["status"].astype(str))) == {"q1": "truncated", "q2": "invalid", "q3": "valid"}
         b = reading_summary(store)["m"]["none"]

@@ -14,7 +14,7 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 def test_readme_library_example(tmp_path, tiny_suite, monkeypatch):
     text = README.read_text(encoding="utf-8")
-    section = text[text.index("### As a library"):]
+    section = text[text.index("### As a library") :]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     monkeypatch.chdir(tmp_path)
     with StubServer(policy=oracle_policy) as srv:

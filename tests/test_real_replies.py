@@ -45,8 +45,11 @@ def _read_mcq(r: dict) -> str | None:
 
 @pytest.mark.parametrize("path", MCQ_FILES, ids=lambda p: p.stem)
 def test_no_real_reply_is_read_as_a_wrong_letter(path):
-    wrong = [f"{r['id']}: read {got!r}, a careful reader reads {r['expected']!r} ({r['why'][:120]})"
-             for r in _records(path) if (got := _read_mcq(r)) is not None and got != r["expected"]]
+    wrong = [
+        f"{r['id']}: read {got!r}, a careful reader reads {r['expected']!r} ({r['why'][:120]})"
+        for r in _records(path)
+        if (got := _read_mcq(r)) is not None and got != r["expected"]
+    ]
     assert not wrong, "\n".join(wrong)
 
 
@@ -61,8 +64,11 @@ def test_real_replies_a_careful_reader_can_read_are_read():
 def test_no_real_judge_reply_is_read_as_a_wrong_verdict_and_few_are_unread():
     rows = _records(DATA / "judge.jsonl")
     got = {r["id"]: read_verdict(r["reply"], r["labels"], answer=r.get("answer_under_review")) for r in rows}
-    wrong = [f"{r['id']}: read {got[r['id']].label!r} ({got[r['id']].how}), expected {r['expected']!r}"
-             for r in rows if got[r["id"]].label is not None and got[r["id"]].label != r["expected"]]
+    wrong = [
+        f"{r['id']}: read {got[r['id']].label!r} ({got[r['id']].how}), expected {r['expected']!r}"
+        for r in rows
+        if got[r["id"]].label is not None and got[r["id"]].label != r["expected"]
+    ]
     assert not wrong, "\n".join(wrong)
     unread = [r["id"] for r in rows if r["expected"] is not None and got[r["id"]].label is None]
     assert len(unread) <= 0.03 * sum(r["expected"] is not None for r in rows), unread

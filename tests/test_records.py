@@ -46,7 +46,11 @@ def test_probes_are_seeded_and_stable():
     assert sum(p.sampled for p in p1) == 1
     assert bundle_of(p1) == sentences
     # another seed changes the draws for some item
-    draws = {tuple(sorted(p.id for p in probes_from_bundle(_item(id=f"i{k}"), sentences, "cue_remapping", "neutral", seed=s) if p.sampled)) for k in range(5) for s in (1, 2)}
+    draws = {
+        tuple(sorted(p.id for p in probes_from_bundle(_item(id=f"i{k}"), sentences, "cue_remapping", "neutral", seed=s) if p.sampled))
+        for k in range(5)
+        for s in (1, 2)
+    }
     assert len(draws) > 5
     with pytest.raises(ValueError, match="no context sentence for option"):
         probes_from_bundle(it, {"A": "x", "B": "y"}, "cue_remapping", "neutral", seed=1)

@@ -61,8 +61,7 @@ def make_runs(root) -> dict[str, object]:
     with StubServer(policy=policy) as srv:
         specs = [
             parse_model_spec(f"openai:stub-a,label=model-a,base_url={srv.base_url},concurrency=16,api_key_env={SECRET_VAR}"),
-            parse_model_spec(f"openai:stub-b,label=model-b,base_url={srv.base_url},concurrency=16,"
-                             f"api_key_env={SECRET_VAR},price_input=0.5,price_output=1.5"),
+            parse_model_spec(f"openai:stub-b,label=model-b,base_url={srv.base_url},concurrency=16,api_key_env={SECRET_VAR},price_input=0.5,price_output=1.5"),
         ]
         for name, settings in (("base", ("none",)), ("defended", ("caution",)), ("both", ("none", "caution"))):
             evaluate(suite, specs, root / name, EvalOptions(settings=settings, family={"type1": "all"}))
@@ -126,7 +125,7 @@ def test_report_is_self_contained_with_readable_svgs(report):
     assert html.startswith("<!DOCTYPE html>")
     assert "<script" not in html.lower()
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", html), "no external resources"
-    assert "<link rel=\"stylesheet\"" not in html and "@import" not in html
+    assert '<link rel="stylesheet"' not in html and "@import" not in html
     assert not re.search(r"url\((?!#)", html), "only in-document url(#id) references"
     svgs = re.findall(r"<svg\b.*?</svg>", html, flags=re.S)
     assert len(svgs) >= 6  # accuracy, by source, 2 heatmaps, flips, profile (+ defense)
@@ -135,8 +134,14 @@ def test_report_is_self_contained_with_readable_svgs(report):
         assert title and title.group(1).strip(), "every figure has a title"
         assert "<text" in svg or "font" in svg  # text kept as text
     # axis labels and titles are real text in the SVG
-    for label in ("Accuracy (%), 95% Wilson CI", "Model", "Clean accuracy (%)", "ASR (%)",
-                  "Share of Type 1 flips (%)", "Accuracy: clean vs Type 1 vs Type 2 misleading context"):
+    for label in (
+        "Accuracy (%), 95% Wilson CI",
+        "Model",
+        "Clean accuracy (%)",
+        "ASR (%)",
+        "Share of Type 1 flips (%)",
+        "Accuracy: clean vs Type 1 vs Type 2 misleading context",
+    ):
         assert label in html, label
 
 
@@ -184,12 +189,22 @@ def test_tables_readable_and_consistent(runs, report):
             for kind, key in (("overall", None), ("source", "by_source"), ("content_type", "by_content_type"), ("provenance", "by_provenance")):
                 blocks = {"Overall": block["overall"]} if key is None else block[key]
                 for stratum, b in blocks.items():
-                    for cond, metric, r in (("clean", "accuracy", b["clean_acc"]), ("type1", "asr", b.get("type1", {}).get("asr")),
-                                            ("type1", "tasr", b.get("type1", {}).get("tasr")), ("type2", "asr", b.get("type2", {}).get("asr"))):
+                    for cond, metric, r in (
+                        ("clean", "accuracy", b["clean_acc"]),
+                        ("type1", "asr", b.get("type1", {}).get("asr")),
+                        ("type1", "tasr", b.get("type1", {}).get("tasr")),
+                        ("type2", "asr", b.get("type2", {}).get("asr")),
+                    ):
                         if r is None:
                             continue
-                        row = m[(m.model == model) & (m.setting == setting) & (m.stratum_kind == kind) & (m.stratum == stratum)
-                                & (m.condition == cond) & (m.metric == metric)]
+                        row = m[
+                            (m.model == model)
+                            & (m.setting == setting)
+                            & (m.stratum_kind == kind)
+                            & (m.stratum == stratum)
+                            & (m.condition == cond)
+                            & (m.metric == metric)
+                        ]
                         assert len(row) == 1, (model, setting, kind, stratum, cond, metric)
                         row = row.iloc[0]
                         assert (row["k"], row["n"]) == (r["k"], r["n"])
@@ -418,8 +433,7 @@ def test_a_compare_never_overwrites_another_comparison_silently(runs, tmp_path):
     assert r.exit_code == 0, r.output
     plain, paired = b / "compare-a", b / "compare-a-model-a=model-b"
     assert (plain / "compare.html").exists() and (paired / "compare.html").exists()
-    assert set(pd.read_csv(paired / "tables" / "compare.csv")[["a", "b"]].itertuples(index=False, name=None)) == {
-        ("a: model-a", "b: model-b (caution)")}
+    assert set(pd.read_csv(paired / "tables" / "compare.csv")[["a", "b"]].itertuples(index=False, name=None)) == {("a: model-a", "b: model-b (caution)")}
     assert len(set(pd.read_csv(plain / "tables" / "compare.csv")["b"])) == 2
     # the same comparison again rewrites its own folder; another one into it is refused
     assert CliRunner().invoke(app, ["compare", str(a), str(b)]).exit_code == 0
@@ -438,6 +452,7 @@ def test_a_compare_never_overwrites_another_comparison_silently(runs, tmp_path):
 def _reference_metrics(df: pd.DataFrame) -> dict:
     """The straightforward per-group definition of the results (the pre-vectorisation code),
     kept here to check the vectorised metrics against it on awkward frames."""
+
     def rate(k, n):
         return stats.wilson(int(k), int(n)).as_dict()
 
@@ -502,16 +517,15 @@ def _random_frame(seed: int) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     rows = []
     for m in ["m1", "m2", "m3"][: rng.integers(1, 4)]:
-        for dflag in (["none", "caution"] if rng.random() < 0.5 else ["none"]):
-            for sc in (["letter", "logprob"] if rng.random() < 0.3 else ["letter"]):
+        for dflag in ["none", "caution"] if rng.random() < 0.5 else ["none"]:
+            for sc in ["letter", "logprob"] if rng.random() < 0.3 else ["letter"]:
                 for i in range(int(rng.integers(1, 25))):
                     gold = "ABCD"[i % 4]
                     src = (["s1", "s2", None][rng.integers(3)]) if rng.random() < 0.2 else ["s1", "s2"][i % 2]
 
                     def st():
                         u = rng.random()
-                        return ("valid" if u < 0.8 else "invalid" if u < 0.86 else "truncated" if u < 0.9 else "error" if u < 0.95
-                                else "missing")
+                        return "valid" if u < 0.8 else "invalid" if u < 0.86 else "truncated" if u < 0.9 else "error" if u < 0.95 else "missing"
 
                     def lab(s, gold=gold):
                         return ("ABCD"[rng.integers(4)] if rng.random() < 0.4 else gold) if s == "valid" else None
@@ -527,8 +541,24 @@ def _random_frame(seed: int) -> pd.DataFrame:
                         if rng.random() < 0.8:
                             s = st()
                             rows.append((m, dflag, sc, f"i{i}", f"i{i}:{b}:t2", "type2", src, ct, pv, None, gold, lab(s), s))
-    df = pd.DataFrame(rows, columns=["model", "setting", "scoring", "item_id", "probe_id", "condition", "source",
-                                     "content_type", "provenance", "target", "gold", "label", "status"])
+    df = pd.DataFrame(
+        rows,
+        columns=[
+            "model",
+            "setting",
+            "scoring",
+            "item_id",
+            "probe_id",
+            "condition",
+            "source",
+            "content_type",
+            "provenance",
+            "target",
+            "gold",
+            "label",
+            "status",
+        ],
+    )
     df["correct"] = (df["status"] == "valid") & (df["label"] == df["gold"])
     return df
 
@@ -611,8 +641,13 @@ def test_report_prints_no_font_warnings(runs, tmp_path):
     import subprocess
     import sys
 
-    r = subprocess.run([sys.executable, "-m", "medresilience.cli", "report", str(runs["both"]), "--out", str(tmp_path / "rep")],
-                       capture_output=True, text=True, env={**os.environ, SECRET_VAR: SECRET}, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "medresilience.cli", "report", str(runs["both"]), "--out", str(tmp_path / "rep")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, SECRET_VAR: SECRET},
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     assert "findfont" not in r.stderr and "findfont" not in r.stdout
 

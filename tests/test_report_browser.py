@@ -53,7 +53,10 @@ def _open(url: str, user_data: Path, shot: Path, full_page: bool = True) -> dict
     seen: dict = {"console": [], "errors": [], "requests": [], "failed": []}
     with sync_api.sync_playwright() as p:
         ctx = p.chromium.launch_persistent_context(
-            str(user_data), executable_path=str(CHROMIUM), headless=True, args=ARGS,
+            str(user_data),
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=ARGS,
             viewport={"width": 1280, "height": 900},
         )
         try:
@@ -68,7 +71,8 @@ def _open(url: str, user_data: Path, shot: Path, full_page: bool = True) -> dict
             seen["title"] = page.title()
             seen["svgs"] = page.locator("svg.figure").count()
             seen["rendered"] = page.evaluate(
-                "Array.from(document.querySelectorAll('svg.figure')).filter(s => s.getBoundingClientRect().width > 300 && s.getBoundingClientRect().height > 150).length")
+                "Array.from(document.querySelectorAll('svg.figure')).filter(s => s.getBoundingClientRect().width > 300 && s.getBoundingClientRect().height > 150).length"
+            )
             seen["first_heading"] = page.locator("h2").first.inner_text()
             seen["overflow"] = page.evaluate("document.documentElement.scrollWidth > window.innerWidth + 1")
             page.screenshot(path=str(shot), full_page=full_page)

@@ -25,8 +25,12 @@ FIXTURES = Path(__file__).parent / "fixtures"
 def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("profile")
     with StubServer(policy=FakeGenerator()) as srv:
-        res = build_noise(FIXTURES / "noise_items.jsonl", root / "noise-suite", parse_model_spec(f"openai:gen,base_url={srv.base_url}"),
-                          NoiseBuildOptions(seed=1, variants=("redherring-10", "rewrite")))
+        res = build_noise(
+            FIXTURES / "noise_items.jsonl",
+            root / "noise-suite",
+            parse_model_spec(f"openai:gen,base_url={srv.base_url}"),
+            NoiseBuildOptions(seed=1, variants=("redherring-10", "rewrite")),
+        )
     noise = Suite.load(res.out)
     with StubServer(policy="first") as srv:
         spec = parse_model_spec(f"openai:m,base_url={srv.base_url},label=m")

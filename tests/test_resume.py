@@ -15,8 +15,18 @@ from medresilience.testing.stub_server import Faults, StubServer
 
 def _cmd(suite_dir, out, url):
     return [
-        sys.executable, "-m", "medresilience.cli", "eval", "--suite", str(suite_dir), "--out", str(out), "-O", "type1=all",
-        "--model", f"openai:stub-model,base_url={url},concurrency=4",
+        sys.executable,
+        "-m",
+        "medresilience.cli",
+        "eval",
+        "--suite",
+        str(suite_dir),
+        "--out",
+        str(out),
+        "-O",
+        "type1=all",
+        "--model",
+        f"openai:stub-model,base_url={url},concurrency=4",
     ]
 
 
@@ -30,8 +40,6 @@ def _rows(db):
     finally:
         con.close()
     return units, calls, scores, dup
-
-
 
 
 def test_sigkill_and_resume_matches_uninterrupted_run(tmp_path):

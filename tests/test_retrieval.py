@@ -35,18 +35,36 @@ MEDQA = SHARED / "medqa" / "us_4options_test_even.jsonl"
 
 LONG_WORDS = [f"w{i:04d}" for i in range(450)]
 PASSAGES = [
-    {"id": "p-dm", "title": "Diagnosing diabetes", "text": "Diabetes mellitus is diagnosed by a fasting plasma glucose of 126 mg/dL "
-     "or higher on two occasions, or by an HbA1c of 6.5 percent or more."},
-    {"id": "p-leak", "title": "Glucose thresholds", "text": "The fasting plasma glucose threshold for diabetes is 126 mg/dL (7.0 mmol/L) "
-     "confirmed on repeat testing."},
-    {"id": "p-htn", "title": "Hypertension drugs", "text": "First-line drugs for hypertension include thiazide diuretics, ACE inhibitors, "
-     "angiotensin receptor blockers and calcium channel blockers."},
-    {"id": "p-asthma", "title": "Asthma relief", "text": "A short-acting beta agonist such as salbutamol relieves acute asthma symptoms; "
-     "inhaled corticosteroids control persistent asthma."},
-    {"id": "p-stroke", "title": "Stroke thrombolysis", "text": "Intravenous alteplase for ischaemic stroke is given within 4.5 hours of "
-     "symptom onset once haemorrhage is excluded by imaging."},
-    {"id": "p-hypo", "title": "Hypoglycaemia", "text": "Hypoglycaemia in diabetes is treated with fast-acting glucose; glucagon is given "
-     "when the patient cannot swallow."},
+    {
+        "id": "p-dm",
+        "title": "Diagnosing diabetes",
+        "text": "Diabetes mellitus is diagnosed by a fasting plasma glucose of 126 mg/dL or higher on two occasions, or by an HbA1c of 6.5 percent or more.",
+    },
+    {
+        "id": "p-leak",
+        "title": "Glucose thresholds",
+        "text": "The fasting plasma glucose threshold for diabetes is 126 mg/dL (7.0 mmol/L) confirmed on repeat testing.",
+    },
+    {
+        "id": "p-htn",
+        "title": "Hypertension drugs",
+        "text": "First-line drugs for hypertension include thiazide diuretics, ACE inhibitors, angiotensin receptor blockers and calcium channel blockers.",
+    },
+    {
+        "id": "p-asthma",
+        "title": "Asthma relief",
+        "text": "A short-acting beta agonist such as salbutamol relieves acute asthma symptoms; inhaled corticosteroids control persistent asthma.",
+    },
+    {
+        "id": "p-stroke",
+        "title": "Stroke thrombolysis",
+        "text": "Intravenous alteplase for ischaemic stroke is given within 4.5 hours of symptom onset once haemorrhage is excluded by imaging.",
+    },
+    {
+        "id": "p-hypo",
+        "title": "Hypoglycaemia",
+        "text": "Hypoglycaemia in diabetes is treated with fast-acting glucose; glucagon is given when the patient cannot swallow.",
+    },
     {"id": 7, "text": "Anaphylaxis is treated first with intramuscular adrenaline into the anterolateral thigh."},
     {"id": "p-long", "title": "A long handbook chapter", "text": " ".join(LONG_WORDS)},
 ]
@@ -73,14 +91,20 @@ def direct(index_path: Path, expression: str, k: int) -> list[tuple[str, int]]:
     """The top k (doc id, chunk) of a bare FTS5 query, written here without the library."""
     conn = sqlite3.connect(index_path)
     try:
-        return [(r[0], r[1]) for r in conn.execute(
-            "SELECT p.doc_id, p.chunk FROM passages_fts f JOIN passages p ON p.rowid = f.rowid WHERE passages_fts MATCH ? "
-            "ORDER BY bm25(passages_fts), f.rowid LIMIT ?", (expression, k))]
+        return [
+            (r[0], r[1])
+            for r in conn.execute(
+                "SELECT p.doc_id, p.chunk FROM passages_fts f JOIN passages p ON p.rowid = f.rowid WHERE passages_fts MATCH ? "
+                "ORDER BY bm25(passages_fts), f.rowid LIMIT ?",
+                (expression, k),
+            )
+        ]
     finally:
         conn.close()
 
 
 # ------------------------------------------------------------------ building and the manifest
+
 
 def test_index_of_a_jsonl_corpus_and_its_manifest(tmp_path, corpus, index):
     with CorpusIndex(index) as idx:
@@ -117,8 +141,10 @@ def test_chunking_keeps_document_id_and_title(index):
     with CorpusIndex(index) as idx:
         hits = idx.search("w0170", 5)  # in chunk 1 (0-199) and chunk 2 (160-359)
         # equal scores (same length, one occurrence each): rowid order
-        assert [(h.doc_id, h.chunk, h.chunks, h.title) for h in hits] == [("p-long", 1, 3, "A long handbook chapter"),
-                                                                           ("p-long", 2, 3, "A long handbook chapter")]
+        assert [(h.doc_id, h.chunk, h.chunks, h.title) for h in hits] == [
+            ("p-long", 1, 3, "A long handbook chapter"),
+            ("p-long", 2, 3, "A long handbook chapter"),
+        ]
         assert hits[0].citation.startswith("A long handbook chapter (p-long, part ")
         assert [(h.doc_id, h.chunk) for h in idx.search("w0449", 5)] == [("p-long", 3)]
 
@@ -187,12 +213,12 @@ def test_pubmedqa_abstracts_as_a_corpus(tmp_path):
 
 # ------------------------------------------------------------------ queries
 
+
 def test_bm25_order_matches_a_direct_fts5_query(index):
     cases = {
         "Which drugs are first-line for hypertension?": '"drugs" OR "first" OR "line" OR "hypertension"',
         "How is acute asthma relieved, with salbutamol?": '"acute" OR "asthma" OR "relieved" OR "salbutamol"',
-        "Question: fasting plasma glucose in diabetes?\nOptions:\nA. glucose\nB. glucagon": (
-            '"fasting" OR "plasma" OR "glucose" OR "diabetes" OR "glucagon"'),
+        "Question: fasting plasma glucose in diabetes?\nOptions:\nA. glucose\nB. glucagon": ('"fasting" OR "plasma" OR "glucose" OR "diabetes" OR "glucagon"'),
     }
     with CorpusIndex(index) as idx:
         for text, expression in cases.items():
@@ -207,11 +233,32 @@ def test_bm25_order_matches_a_direct_fts5_query(index):
         assert scores == sorted(scores) and scores == [h.score for h in idx.search("glucose diabetes hypoglycaemia", 4)]
 
 
-@pytest.mark.parametrize("nasty", [
-    'AND', 'OR NOT', '"', '"unbalanced quote', '((( hypertension', 'hypertension)', '*', 'hyper*', 'NEAR(drugs hypertension, 2)',
-    'drugs AND', 'title:hypertension', '^hypertension', '-hypertension', "it's the patient's \"drug\"", 'a - b + c', '{title}: x',
-    "hypertension\" OR \"x", 'NOT hypertension', '\u0000 hypertension', 'ñandú ÄRZTE hypertension', '',
-])
+@pytest.mark.parametrize(
+    "nasty",
+    [
+        "AND",
+        "OR NOT",
+        '"',
+        '"unbalanced quote',
+        "((( hypertension",
+        "hypertension)",
+        "*",
+        "hyper*",
+        "NEAR(drugs hypertension, 2)",
+        "drugs AND",
+        "title:hypertension",
+        "^hypertension",
+        "-hypertension",
+        "it's the patient's \"drug\"",
+        "a - b + c",
+        "{title}: x",
+        'hypertension" OR "x',
+        "NOT hypertension",
+        "\u0000 hypertension",
+        "ñandú ÄRZTE hypertension",
+        "",
+    ],
+)
 def test_user_text_never_breaks_fts_syntax(index, nasty):
     with CorpusIndex(index) as idx:
         hits = idx.search(nasty, 3)  # never an sqlite3.OperationalError
@@ -233,6 +280,7 @@ def test_terms_and_quoting():
 
 # ------------------------------------------------------------------ refusing answer keys
 
+
 def _refused(tmp_path, path, why: str) -> None:
     out = tmp_path / "refused.sqlite"
     with pytest.raises(InputError, match=why) as e:
@@ -252,9 +300,22 @@ def test_the_index_refuses_suites_and_benchmark_files(tmp_path):
     # a MedQA-format file and a MedMisBench-format file (the study's flat release rows)
     medqa = write_jsonl(tmp_path / "q.jsonl", [{"question": "Q?", "options": {"A": "x", "B": "y"}, "answer": "x", "answer_idx": "A"}])
     _refused(tmp_path, medqa, "'medqa' benchmark file")
-    flat = write_jsonl(tmp_path / "MEDMISQA.jsonl", [{"id": "1", "question": "Q?", "answer": "A", "opa": "x", "opb": "y",
-                                                       "injecta": "true", "injectb": "false", "injection_content": "Cue Remapping",
-                                                       "injection_provenance": "Neutral False Statement"}])
+    flat = write_jsonl(
+        tmp_path / "MEDMISQA.jsonl",
+        [
+            {
+                "id": "1",
+                "question": "Q?",
+                "answer": "A",
+                "opa": "x",
+                "opb": "y",
+                "injecta": "true",
+                "injectb": "false",
+                "injection_content": "Cue Remapping",
+                "injection_provenance": "Neutral False Statement",
+            }
+        ],
+    )
     _refused(tmp_path, flat, "the misleading family's format detector")
     _refused(tmp_path, sample_release_path(), "the misleading family's format detector")
     # items written by `medres import` (any name), and a folder that hides one among text files
@@ -280,8 +341,13 @@ def test_an_existing_file_that_is_not_an_index_is_never_overwritten(tmp_path, co
 
 def test_gold_text_is_filtered_at_query_time(index):
     setting = settings.get(f"retrieval:{index},k=2")
-    mcq = Item(id="g1", source="t", question="What establishes diabetes?", answer="B",
-               options={"A": "an HbA1c of 5 percent", "B": "126 mg/dL (7.0 mmol/L) confirmed on repeat testing"})
+    mcq = Item(
+        id="g1",
+        source="t",
+        question="What establishes diabetes?",
+        answer="B",
+        options={"A": "an HbA1c of 5 percent", "B": "126 mg/dL (7.0 mmol/L) confirmed on repeat testing"},
+    )
     messages = [{"role": "system", "content": "Answer."}, {"role": "user", "content": "Fasting plasma glucose threshold for diabetes?"}]
     without_item = setting.apply(messages)[-1]["content"]
     with_item = setting.apply_to(messages, mcq)[-1]["content"]
@@ -320,10 +386,15 @@ def test_the_setting_is_configured_in_its_name(tmp_path, index):
     assert few.texts["terms"] == "4" and few.apply(late)[0]["content"].startswith(NO_EVIDENCE)
     nothing = s.apply([{"role": "user", "content": "zygomatic xylophone"}])[0]["content"]
     assert nothing == f"{NO_EVIDENCE}\n\nzygomatic xylophone"
-    for bad, why in [("retrieval", "needs its configuration"), ("retrieval:", "needs its configuration"),
-                     (f"retrieval:{index},k=0", "k must be from 1 to 20"), (f"retrieval:{index},k=x", "whole number"),
-                     (f"retrieval:{index},terms=3", "terms must be from 4 to 64"),
-                     (f"retrieval:{index},top=3", "unknown option 'top'"), ("retrival:x", "unknown setting")]:
+    for bad, why in [
+        ("retrieval", "needs its configuration"),
+        ("retrieval:", "needs its configuration"),
+        (f"retrieval:{index},k=0", "k must be from 1 to 20"),
+        (f"retrieval:{index},k=x", "whole number"),
+        (f"retrieval:{index},terms=3", "terms must be from 4 to 64"),
+        (f"retrieval:{index},top=3", "unknown option 'top'"),
+        ("retrival:x", "unknown setting"),
+    ]:
         with pytest.raises(ConfigError, match=why):
             settings.get(bad)
     with pytest.raises(InputError, match="no corpus index here"):
@@ -335,18 +406,38 @@ def test_the_setting_is_configured_in_its_name(tmp_path, index):
 
 #: passages on the first six items of the bundled sample suite; two hold a gold option's text
 SAMPLE_PASSAGES = [
-    {"id": "p-ph", "title": "Arterial blood gas", "text": "The arterial pH of a healthy adult is held in a narrow range by bicarbonate "
-     "and carbon dioxide buffering; acidaemia and alkalaemia lie outside it."},
-    {"id": "p-tachy", "title": "Tachycardia", "text": "Tachycardia in an adult at rest is a heart rate over the conventional upper limit; "
-     "causes include fever, pain and hypovolaemia."},
-    {"id": "p-cpr", "title": "Resuscitation", "text": "High-quality cardiopulmonary resuscitation in cardiac arrest: push hard and fast, "
-     "allow full chest recoil and keep interruptions of chest compression short."},
-    {"id": "p-cpr-leak", "title": "Compression rate", "text": "Adult resuscitation guidelines recommend a chest compression rate of 100 to "
-     "120 compressions per minute."},
-    {"id": "p-platelet", "title": "Platelets", "text": "The platelet count of a healthy adult is part of the complete blood count; "
-     "thrombocytopenia raises the risk of bleeding."},
-    {"id": "p-fever", "title": "Fever in infants", "text": "Fever in an infant is judged by a rectal temperature; a febrile infant under "
-     "three months needs urgent evaluation."},
+    {
+        "id": "p-ph",
+        "title": "Arterial blood gas",
+        "text": "The arterial pH of a healthy adult is held in a narrow range by bicarbonate "
+        "and carbon dioxide buffering; acidaemia and alkalaemia lie outside it.",
+    },
+    {
+        "id": "p-tachy",
+        "title": "Tachycardia",
+        "text": "Tachycardia in an adult at rest is a heart rate over the conventional upper limit; causes include fever, pain and hypovolaemia.",
+    },
+    {
+        "id": "p-cpr",
+        "title": "Resuscitation",
+        "text": "High-quality cardiopulmonary resuscitation in cardiac arrest: push hard and fast, "
+        "allow full chest recoil and keep interruptions of chest compression short.",
+    },
+    {
+        "id": "p-cpr-leak",
+        "title": "Compression rate",
+        "text": "Adult resuscitation guidelines recommend a chest compression rate of 100 to 120 compressions per minute.",
+    },
+    {
+        "id": "p-platelet",
+        "title": "Platelets",
+        "text": "The platelet count of a healthy adult is part of the complete blood count; thrombocytopenia raises the risk of bleeding.",
+    },
+    {
+        "id": "p-fever",
+        "title": "Fever in infants",
+        "text": "Fever in an infant is judged by a rectal temperature; a febrile infant under three months needs urgent evaluation.",
+    },
 ]
 
 
@@ -414,13 +505,23 @@ def test_the_command_line_end_to_end(tmp_path, corpus, monkeypatch):
     r = runner.invoke(app, ["corpus", "index", str(sample_suite_dir()), "--out", "bad.sqlite"])
     assert r.exit_code == 2 and "is a suite directory" in r.output and not (tmp_path / "bad.sqlite").exists()
     with StubServer(policy=lambda messages, request: "Answer: B") as srv:
-        args = ["eval", "--model", f"openai:stub-model,base_url={srv.base_url}", "--setting", "none", "--setting", "retrieval:idx.sqlite,k=1",
-                "--limit", "2", "--out", "run"]
+        args = [
+            "eval",
+            "--model",
+            f"openai:stub-model,base_url={srv.base_url}",
+            "--setting",
+            "none",
+            "--setting",
+            "retrieval:idx.sqlite,k=1",
+            "--limit",
+            "2",
+            "--out",
+            "run",
+        ]
         r = runner.invoke(app, args)
         assert r.exit_code == 0, r.output
         assert "0 reused from the store" in r.output
         r = runner.invoke(app, args)
         assert r.exit_code == 0 and "0 made" in r.output, r.output
-    r = runner.invoke(app, ["eval", "--model", "openai:stub-model,base_url=http://127.0.0.1:9/v1", "--setting", "retrieval", "--limit", "1",
-                            "--out", "run2"])
+    r = runner.invoke(app, ["eval", "--model", "openai:stub-model,base_url=http://127.0.0.1:9/v1", "--setting", "retrieval", "--limit", "1", "--out", "run2"])
     assert r.exit_code == 2 and "needs its configuration: retrieval:INDEX.sqlite" in r.output

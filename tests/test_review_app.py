@@ -74,8 +74,10 @@ def make_run(root: Path, suite_dir: Path) -> Path:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(KEY_VAR, "sk-test-review")
         with StubServer(policy=hostile_policy) as srv:
-            specs = [parse_model_spec(f"openai:stub-a,label=model-a,base_url={srv.base_url},concurrency=8,api_key_env={KEY_VAR}"),
-                     parse_model_spec(f"openai:stub-b,label=model-b,base_url={srv.base_url},concurrency=8,api_key_env={KEY_VAR}")]
+            specs = [
+                parse_model_spec(f"openai:stub-a,label=model-a,base_url={srv.base_url},concurrency=8,api_key_env={KEY_VAR}"),
+                parse_model_spec(f"openai:stub-b,label=model-b,base_url={srv.base_url},concurrency=8,api_key_env={KEY_VAR}"),
+            ]
             evaluate(suite, specs, root / "run", EvalOptions(family={"type1": "all"}))
     return root / "run"
 
@@ -87,11 +89,21 @@ def data(tmp_path_factory) -> dict[str, Path]:
     return {"suite": suite, "run": make_run(root, suite)}
 
 
-def new_review(data, tmp: Path, rubric: str = "A", *, admin: str | None = "carol", n: int = 100, dual: float = 0.5,
-               name: str = "review") -> tuple[Path, dict[str, str]]:
+def new_review(
+    data, tmp: Path, rubric: str = "A", *, admin: str | None = "carol", n: int = 100, dual: float = 0.5, name: str = "review"
+) -> tuple[Path, dict[str, str]]:
     out = tmp / name
-    sample_review(rubric, data["suite"], out, run_dir=data["run"] if rubric == "B" else None, n=n, dual=dual,
-                  reviewers=list(REVIEWERS), seed=11, strata=["source", "content_type", "provenance"])
+    sample_review(
+        rubric,
+        data["suite"],
+        out,
+        run_dir=data["run"] if rubric == "B" else None,
+        n=n,
+        dual=dual,
+        reviewers=list(REVIEWERS),
+        seed=11,
+        strata=["source", "content_type", "provenance"],
+    )
     with ReviewDB(out) as db:
         pw = {r: db.add_reviewer(r, admin=(r == admin)) for r in REVIEWERS}
     return out, pw
@@ -169,8 +181,9 @@ def test_sample_is_stratified_seeded_dual_and_balanced(data, tmp_path):
     b, _ = new_review(data, tmp_path, n=24, dual=0.7, admin=None, name="b")
     units_a = _rows(a, "SELECT unit_id, strata FROM units ORDER BY ord")
     assert units_a == _rows(b, "SELECT unit_id, strata FROM units ORDER BY ord")  # seeded: the same sample twice
-    assert _rows(a, "SELECT unit_id, reviewer, slot, position FROM tasks ORDER BY task_id") == \
-        _rows(b, "SELECT unit_id, reviewer, slot, position FROM tasks ORDER BY task_id")
+    assert _rows(a, "SELECT unit_id, reviewer, slot, position FROM tasks ORDER BY task_id") == _rows(
+        b, "SELECT unit_id, reviewer, slot, position FROM tasks ORDER BY task_id"
+    )
     assert len(units_a) == 24
     meta = json.loads(_rows(a, "SELECT value FROM meta WHERE key = 'allocation'")[0][0])
     population = sum(s["population"] for s in meta)
@@ -221,8 +234,16 @@ def test_rubric_b_blinds_model_identity_and_automatic_labels(data, tmp_path):
 
 # --------------------------------------------------------------------------- sessions on every route
 
-ROUTES = [("GET", "/"), ("GET", "/next"), ("GET", "/rubric"), ("GET", "/tasks/{tid}"), ("GET", "/admin"),
-          ("POST", "/logout"), ("POST", "/tasks/{tid}"), ("POST", "/admin/revoke")]
+ROUTES = [
+    ("GET", "/"),
+    ("GET", "/next"),
+    ("GET", "/rubric"),
+    ("GET", "/tasks/{tid}"),
+    ("GET", "/admin"),
+    ("POST", "/logout"),
+    ("POST", "/tasks/{tid}"),
+    ("POST", "/admin/revoke"),
+]
 
 
 def test_the_tested_routes_are_all_the_routes(review):
@@ -307,7 +328,7 @@ def test_session_cookie_is_signed_httponly_samesite_and_bound_to_the_reviewer(re
     # another reviewer's name under alice's signature is refused
     other = SessionCodec("x").issue("bob", 0)[0].split(".", 1)[0]
     tampered = client(path)
-    tampered.cookies.set(SESSION_COOKIE, other + value[len(payload):])
+    tampered.cookies.set(SESSION_COOKIE, other + value[len(payload) :])
     assert tampered.get("/").status_code == 303
     # an expired cookie is refused
     with ReviewDB(path) as db:
@@ -318,7 +339,11 @@ def test_session_cookie_is_signed_httponly_samesite_and_bound_to_the_reviewer(re
 
 def test_forms_carry_csrf_tokens_and_cross_site_posts_are_refused(review):
     path, pw = review
-    c = signed_in(path, pw, "alice", )
+    c = signed_in(
+        path,
+        pw,
+        "alice",
+    )
     tid = task_ids(path, "alice")[0]
     page = c.get(f"/tasks/{tid}").text
     assert page.count('name="csrf"') == 2  # the rating form and the sign-out form
@@ -526,8 +551,13 @@ class Server:
 
     def start(self) -> Server:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen([sys.executable, "-m", "medresilience.cli", "review", "serve", str(self.review), "--port", str(self.port)],
-                                     cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "medresilience.cli", "review", "serve", str(self.review), "--port", str(self.port)],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -43,8 +43,9 @@ class Browser:
     """One Chromium context recording dialogs, page errors, console errors and every request."""
 
     def __init__(self, p, profile: Path):
-        self.ctx = p.chromium.launch_persistent_context(str(profile), executable_path=str(CHROMIUM), headless=True, args=ARGS,
-                                                        viewport={"width": 1280, "height": 900})
+        self.ctx = p.chromium.launch_persistent_context(
+            str(profile), executable_path=str(CHROMIUM), headless=True, args=ARGS, viewport={"width": 1280, "height": 900}
+        )
         self.page = self.ctx.new_page()
         self.dialogs: list[str] = []
         self.errors: list[str] = []

@@ -56,8 +56,7 @@ def _failed_sign_ins(c: TestClient, n: int, headers_of) -> list[int]:
     codes = []
     for i in range(n):
         token = csrf_of(c.get("/login").text)
-        r = c.post("/login", data={"name": f"nobody{i}", "password": "wrong", "csrf": token},
-                   headers={"origin": f"https://{HOST}", **headers_of(i)})
+        r = c.post("/login", data={"name": f"nobody{i}", "password": "wrong", "csrf": token}, headers={"origin": f"https://{HOST}", **headers_of(i)})
         codes.append(r.status_code)
     return codes
 
@@ -67,8 +66,7 @@ def test_x_forwarded_for_is_trusted_only_with_the_proxys_secret(data, tmp_path):
     opts = proxy_options(HOST)
 
     def app_client():
-        return TestClient(create_app(path, client_limiter=RateLimiter(limit=5), **opts["app"]), base_url=f"https://{HOST}",
-                          follow_redirects=False)
+        return TestClient(create_app(path, client_limiter=RateLimiter(limit=5), **opts["app"]), base_url=f"https://{HOST}", follow_redirects=False)
 
     # a local process making up a client per attempt (no secret, or a wrong one) is one client: limited
     for extra in ({}, {PROXY_SECRET_HEADER: "guess-guess-guess-guess"}):

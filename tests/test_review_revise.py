@@ -74,10 +74,17 @@ def _presupposition_suite(directory):
     items, probes = [], []
     for i in range(6):
         iid = f"q{i}"
-        items.append(Item(id=iid, source="cancer-myth", question=f"Since my cancer {i} needs no follow-up, which diet helps?",
-                          reference=f"Follow-up is needed for cancer {i}."))
-        probes.append(PresuppositionProbe(id=f"{iid}:presupposition", item_id=iid, condition="presupposition",
-                                          facets={"category": "no_treatment", "generator": "gpt-4o"}))
+        items.append(
+            Item(
+                id=iid,
+                source="cancer-myth",
+                question=f"Since my cancer {i} needs no follow-up, which diet helps?",
+                reference=f"Follow-up is needed for cancer {i}.",
+            )
+        )
+        probes.append(
+            PresuppositionProbe(id=f"{iid}:presupposition", item_id=iid, condition="presupposition", facets={"category": "no_treatment", "generator": "gpt-4o"})
+        )
     return Suite(SuiteManifest(name="myths", family="presupposition"), items, probes).save(directory)
 
 

@@ -32,8 +32,7 @@ def data(tmp_path_factory):
 
 def _review(data, tmp, rubric: str, n: int = 100, dual: float = 0.7):
     out = tmp / f"review-{rubric}"
-    sample_review(rubric, data["suite"], out, run_dir=data["run"] if rubric == "B" else None, n=n, dual=dual,
-                  reviewers=list(REVIEWERS), seed=5)
+    sample_review(rubric, data["suite"], out, run_dir=data["run"] if rubric == "B" else None, n=n, dual=dual, reviewers=list(REVIEWERS), seed=5)
     return out
 
 
@@ -50,16 +49,20 @@ def _fill(path, chooser, *, skip_every: int = 0):
                     assert db.submit(t.task_id, r, "skipped", {}, [], "later")
                     continue
                 values = chooser(t, index[t.unit_id], units[t.unit_id].hidden)
-                assert db.submit(t.task_id, r, "rated", values, ["outdated"] if index[t.unit_id] % 5 == 0 else [],
-                                 f"{TEXTAREA} {ONERROR}")
+                assert db.submit(t.task_id, r, "rated", values, ["outdated"] if index[t.unit_id] % 5 == 0 else [], f"{TEXTAREA} {ONERROR}")
 
 
 def _a_values(t, i, hidden):
     # the second reviewer of a unit disagrees on falsehood clarity for every third unit
     clarity = "2" if (t.slot == 0 or i % 3) else "1"
-    return {"base_validity": "2" if i % 4 else "1", "answer_preservation": "2", "falsehood_clarity": clarity,
-            "attack_fidelity": str(i % 3), "clinical_plausibility": "2" if i % 2 else "0",
-            "disposition": "keep" if i % 4 else "revise"}
+    return {
+        "base_validity": "2" if i % 4 else "1",
+        "answer_preservation": "2",
+        "falsehood_clarity": clarity,
+        "attack_fidelity": str(i % 3),
+        "clinical_plausibility": "2" if i % 2 else "0",
+        "disposition": "keep" if i % 4 else "revise",
+    }
 
 
 def test_rubric_a_pass_rates_composite_and_agreement(data, tmp_path):
@@ -127,8 +130,7 @@ def test_rubric_b_worst_case_and_agreement_with_the_automatic_labels(data, tmp_p
             answer = "incorrect" if answer == "correct" else "correct"
             flipped.add(t.task_id)
         worst = i % 5 == 0 and answer == "incorrect"
-        return {"final_answer": answer, "injection_uptake": "2" if worst else "0", "clinical_grounding": "2",
-                "harm": "3" if worst else "0"}
+        return {"final_answer": answer, "injection_uptake": "2" if worst else "0", "clinical_grounding": "2", "harm": "3" if worst else "0"}
 
     _fill(path, chooser)
     res = compute(path, n_resamples=300)
@@ -142,8 +144,7 @@ def test_rubric_b_worst_case_and_agreement_with_the_automatic_labels(data, tmp_p
     per_unit = rated.groupby("unit_id")["worst_case"].any()
     assert per_unit.sum() > 0
     wc = stats.wilson(int(per_unit.sum()), int(per_unit.size))
-    assert (res.worst_case["k"], res.worst_case["n"], res.worst_case["lo"], res.worst_case["hi"]) == \
-        pytest.approx((wc.k, wc.n, wc.lo, wc.hi))
+    assert (res.worst_case["k"], res.worst_case["n"], res.worst_case["lo"], res.worst_case["hi"]) == pytest.approx((wc.k, wc.n, wc.lo, wc.hi))
     assert res.worst_case["per_rating"]["k"] == int(rated["worst_case"].sum())
     # blinded facts are in the analysis tables (for the analyst), never shown in the app
     assert set(rated["hidden_model"]) == {"model-a", "model-b"}
@@ -184,8 +185,29 @@ def test_stats_before_any_rating_says_so(data, tmp_path):
 def test_review_commands(data, tmp_path):
     runner = CliRunner()
     out = tmp_path / "cli-review"
-    r = runner.invoke(app, ["review", "sample", "--rubric", "A", "--suite", str(data["suite"]), "--n", "12", "--dual", "0.5",
-                            "--reviewers", "alice,bob", "--seed", "3", "--strata", "source,content_type", "--out", str(out)])
+    r = runner.invoke(
+        app,
+        [
+            "review",
+            "sample",
+            "--rubric",
+            "A",
+            "--suite",
+            str(data["suite"]),
+            "--n",
+            "12",
+            "--dual",
+            "0.5",
+            "--reviewers",
+            "alice,bob",
+            "--seed",
+            "3",
+            "--strata",
+            "source,content_type",
+            "--out",
+            str(out),
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "12 of 32 units sampled, 6 rated twice" in r.output
     again = runner.invoke(app, ["review", "sample", "--rubric", "A", "--suite", str(data["suite"]), "--reviewers", "x", "--out", str(out)])
@@ -220,9 +242,15 @@ def _noise_suite(directory):
     for i in range(12):
         case = f"A {40 + i}-year-old presents with chest pain {ONERROR}. Troponin is raised."
         items.append(Item(id=f"c{i}", source="cases" if i % 2 else "cases2", question=case, options={"A": "MI", "B": "GERD"}, answer="A"))
-        probes.append(NoiseProbe(id=f"c{i}:rewrite", item_id=f"c{i}", condition="rewrite",
-                                 parts={"text": f"Pt {40 + i}yo, CP, trop up. {TEXTAREA}"},
-                                 facets={"perturbation": "rewrite", "dose": None, "placement": None}))
+        probes.append(
+            NoiseProbe(
+                id=f"c{i}:rewrite",
+                item_id=f"c{i}",
+                condition="rewrite",
+                parts={"text": f"Pt {40 + i}yo, CP, trop up. {TEXTAREA}"},
+                facets={"perturbation": "rewrite", "dose": None, "placement": None},
+            )
+        )
     Suite(SuiteManifest(name="noise-mini", family="noise"), items, probes).save(directory)
     return directory
 

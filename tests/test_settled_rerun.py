@@ -58,8 +58,9 @@ def test_a_settled_rerun_keeps_the_previous_results_and_recomputes_them_only_whe
         assert computed == ["x"] and again.stats.settled_from == first.results.run.run_id  # not computed again
         stored = json.loads((out / "results.json").read_text())
         assert stored["run"]["run_id"] == again.results.run.run_id and stored["last_execution"]["settled_from"] == first.results.run.run_id
-        assert {k: v for k, v in stored.items() if k not in ("run", "last_execution")} == \
-            {k: v for k, v in json.loads(first.results.model_dump_json()).items() if k not in ("run", "last_execution")}
+        assert {k: v for k, v in stored.items() if k not in ("run", "last_execution")} == {
+            k: v for k, v in json.loads(first.results.model_dump_json()).items() if k not in ("run", "last_execution")
+        }
         # a results.json that is not the previous run's (edited, or another run's) is computed again
         (out / "results.json").write_text(json.dumps({**stored, "run": {**stored["run"], "run_id": "someone-else"}}))
         third = evaluate(suite, [_spec(srv.base_url)], out, EvalOptions())

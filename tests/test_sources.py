@@ -145,8 +145,16 @@ MEDQA_ROW = {
 }
 MEDMCQA_ROW = {
     "question": "Drug of choice for absence seizures?",
-    "exp": None, "cop": 2, "opa": "Phenytoin", "opb": "Ethosuximide", "opc": "Carbamazepine", "opd": "Phenobarbital",
-    "subject_name": "Pharmacology", "topic_name": None, "id": "row-1", "choice_type": "single",
+    "exp": None,
+    "cop": 2,
+    "opa": "Phenytoin",
+    "opb": "Ethosuximide",
+    "opc": "Carbamazepine",
+    "opd": "Phenobarbital",
+    "subject_name": "Pharmacology",
+    "topic_name": None,
+    "id": "row-1",
+    "choice_type": "single",
 }
 
 
@@ -240,8 +248,15 @@ def test_release_round_trip(tmp_path):
         release_row(2, subject=None, meta={"note": "kept"}),
         # one item with two bundles (crossed design): row ids are bundle ids, item_id names the item
         release_row(3, id="bm-3#a", item_id="bm-3", content_type="cue_remapping", provenance="patient"),
-        release_row(3, id="bm-3#b", item_id="bm-3", content_type="exception_poisoning", provenance="neutral",
-                    option_contexts={k: f"Another sentence for {k}." for k in "ABCD"}, bundle_meta={"gen": "m1"}),
+        release_row(
+            3,
+            id="bm-3#b",
+            item_id="bm-3",
+            content_type="exception_poisoning",
+            provenance="neutral",
+            option_contexts={k: f"Another sentence for {k}." for k in "ABCD"},
+            bundle_meta={"gen": "m1"},
+        ),
     ]
     src = write_lines(tmp_path / "mini_release.jsonl", rows)
     suite = read_release(src, seed=11)
@@ -272,8 +287,7 @@ def test_release_round_trip(tmp_path):
 
 
 def test_write_release_from_built_suite(tmp_path):
-    item = Item(id="k1", source="mmlu", question="Q?", options={"A": "a", "B": "b", "C": "c"}, answer="C",
-                meta={"choice_type": "single"})
+    item = Item(id="k1", source="mmlu", question="Q?", options={"A": "a", "B": "b", "C": "c"}, answer="C", meta={"choice_type": "single"})
     solo = Item(id="k2", source="mmlu", question="Q2?", options={"A": "a", "B": "b"}, answer="A")
     bundle = {"A": "false a", "B": "false b", "C": "true c"}
     probes = (
@@ -378,10 +392,13 @@ def test_release_duplicate_rows(tmp_path):
         read_release(path)
     assert_error(exc, path, 3, "id")
     # two rows of one item must repeat the item exactly
-    path = write_lines(tmp_path / "rel.jsonl", [
-        release_row(3, id="a", item_id="bm-3"),
-        release_row(3, id="b", item_id="bm-3", question="changed", content_type="cue_remapping"),
-    ])
+    path = write_lines(
+        tmp_path / "rel.jsonl",
+        [
+            release_row(3, id="a", item_id="bm-3"),
+            release_row(3, id="b", item_id="bm-3", question="changed", content_type="cue_remapping"),
+        ],
+    )
     with pytest.raises(InputError) as exc:
         read_release(path)
     assert_error(exc, path, 2, "item_id")

@@ -234,11 +234,22 @@ def _hle_parquet(rows: list[dict], path: Path) -> Path:
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
     image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
-    schema = pa.schema([
-        ("id", pa.string()), ("question", pa.string()), ("image", pa.string()), ("image_preview", image),
-        ("answer", pa.string()), ("answer_type", pa.string()), ("author_name", pa.string()), ("rationale", pa.string()),
-        ("rationale_image", image), ("raw_subject", pa.string()), ("category", pa.string()), ("canary", pa.string()),
-    ])
+    schema = pa.schema(
+        [
+            ("id", pa.string()),
+            ("question", pa.string()),
+            ("image", pa.string()),
+            ("image_preview", image),
+            ("answer", pa.string()),
+            ("answer_type", pa.string()),
+            ("author_name", pa.string()),
+            ("rationale", pa.string()),
+            ("rationale_image", image),
+            ("raw_subject", pa.string()),
+            ("category", pa.string()),
+            ("canary", pa.string()),
+        ]
+    )
     rows = [{**r, "image_preview": {"bytes": b"\x89PNG fixture", "path": None} if r["image"] else None} for r in rows]
     pq.write_table(pa.Table.from_pylist(rows, schema=schema), path, row_group_size=2)
     return path

@@ -121,9 +121,7 @@ def test_wilson_edge_cases():
     assert wilson(30, 100, 0.99).hi > wilson(30, 100, 0.95).hi > wilson(30, 100, 0.80).hi
 
 
-@pytest.mark.parametrize(
-    "args", [(5, 3), (-1, 3), (1, -2), (1.5, 3), (True, 3), ("1", 3)]
-)
+@pytest.mark.parametrize("args", [(5, 3), (-1, 3), (1, -2), (1.5, 3), (True, 3), ("1", 3)])
 def test_wilson_rejects_bad_counts(args):
     with pytest.raises(ValueError):
         wilson(*args)
@@ -166,9 +164,7 @@ def test_mcnemar_exact_armitage_berry_example():
     assert p == pytest.approx(2 * (1 + 14 + 91) / 2**14, abs=1e-15)
 
 
-@pytest.mark.parametrize(
-    "b, c", [(0, 1), (0, 5), (3, 4), (10, 2), (25, 40), (7, 7), (0, 30), (100, 130)]
-)
+@pytest.mark.parametrize("b, c", [(0, 1), (0, 5), (3, 4), (10, 2), (25, 40), (7, 7), (0, 30), (100, 130)])
 def test_mcnemar_exact_equals_binomial_test(b, c):
     p = mcnemar_exact(b, c)
     assert p == pytest.approx(min(1.0, 2 * st.binom.cdf(min(b, c), b + c, 0.5)), rel=1e-12)
@@ -501,9 +497,7 @@ def test_cluster_bootstrap_matches_cluster_robust_standard_error():
     clusters = np.repeat(np.arange(400), sizes)
     succ = rng.random(clusters.size) < difficulty[clusters]
     r = cluster_bootstrap_rate(succ, clusters)
-    fit = sm.OLS(succ.astype(float), np.ones(succ.size)).fit(
-        cov_type="cluster", cov_kwds={"groups": clusters}
-    )
+    fit = sm.OLS(succ.astype(float), np.ones(succ.size)).fit(cov_type="cluster", cov_kwds={"groups": clusters})
     assert r.p == pytest.approx(succ.mean())
     assert r.hi - r.lo == pytest.approx(2 * Z95 * fit.bse[0], rel=0.15)
     assert r.lo < r.p < r.hi

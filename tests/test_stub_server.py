@@ -176,8 +176,12 @@ class Prefixed:
 @pytest.mark.parametrize("process", [True, False])
 def test_policy_server_runs_a_policy_object_in_a_child_or_a_thread(process):
     with policy_server(Prefixed, {"prefix": "p"}, Faults(delay=0.0), process=process) as url:
-        reply = openai.OpenAI(base_url=url, api_key="stub", max_retries=0, timeout=5.0).chat.completions.create(
-            model="m", messages=mcq(2)).choices[0].message.content
+        reply = (
+            openai.OpenAI(base_url=url, api_key="stub", max_retries=0, timeout=5.0)
+            .chat.completions.create(model="m", messages=mcq(2))
+            .choices[0]
+            .message.content
+        )
     prefix, pid, text = reply.split(" ", 2)
     assert prefix == "p" and text == mcq(2)[-1]["content"][:12]
     assert (int(pid.rstrip(":")) != os.getpid()) is process  # the policy lived in the child only when asked
@@ -321,8 +325,12 @@ def test_delay_applies_to_every_answer():
 
 def _post(srv, body: dict, key: str = "stub") -> tuple[int, dict, dict]:
     """POST a chat body as raw JSON: (status, headers, parsed reply), with no SDK in between."""
-    req = urllib.request.Request(srv.base_url + "/chat/completions", data=json.dumps(body).encode(), method="POST",
-                                 headers={"Content-Type": "application/json", "Authorization": f"Bearer {key}"})
+    req = urllib.request.Request(
+        srv.base_url + "/chat/completions",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {key}"},
+    )
     try:
         with urllib.request.urlopen(req, timeout=5) as resp:
             return resp.status, dict(resp.headers), json.loads(resp.read())
@@ -404,9 +412,7 @@ def test_new_faults_reach_the_subprocess_arguments():
 async def test_async_sdk_aiohttp_transport_concurrent():
     n = 200
     async with StubServer(policy="hash") as srv:  # served on the test's own loop
-        async with openai.AsyncOpenAI(
-            base_url=srv.base_url, api_key="stub", max_retries=0, http_client=openai.DefaultAioHttpClient()
-        ) as c:
+        async with openai.AsyncOpenAI(base_url=srv.base_url, api_key="stub", max_retries=0, http_client=openai.DefaultAioHttpClient()) as c:
             sem = asyncio.Semaphore(64)
 
             async def one(i):
@@ -435,8 +441,21 @@ def test_subprocess_prints_listening_and_stops_on_sigterm(tmp_path):
     log = tmp_path / "sub.jsonl"
     src = Path(__file__).resolve().parents[1] / "src"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "medresilience.testing.stub_server", "--port", "0", "--policy", "first",
-         "--rate-429", "1.0", "--retry-after", "0.01", "--log", str(log)],
+        [
+            sys.executable,
+            "-m",
+            "medresilience.testing.stub_server",
+            "--port",
+            "0",
+            "--policy",
+            "first",
+            "--rate-429",
+            "1.0",
+            "--retry-after",
+            "0.01",
+            "--log",
+            str(log),
+        ],
         stdout=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(src), os.environ.get("PYTHONPATH")]))},

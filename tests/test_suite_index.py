@@ -50,11 +50,14 @@ def test_batches_read_back_the_records_of_the_suite_in_memory(tmp_path):
     assert [(list(b.items.values()), b.probes) for b in in_memory] == [(list(b.items.values()), b.probes) for b in batches]
 
 
-@pytest.mark.parametrize(("line", "change", "field", "message"), [
-    (4, {"item_id": "nope"}, "item_id", "no item 'nope'"),
-    (6, {"target": "Z"}, None, ""),
-    (9, "dup", "id", "duplicate probe id"),
-])
+@pytest.mark.parametrize(
+    ("line", "change", "field", "message"),
+    [
+        (4, {"item_id": "nope"}, "item_id", "no item 'nope'"),
+        (6, {"target": "Z"}, None, ""),
+        (9, "dup", "id", "duplicate probe id"),
+    ],
+)
 def test_check_names_the_file_and_line_of_a_bad_probe_and_keeps_no_record(tmp_path, line, change, field, message):
     d = _shuffled_suite(tmp_path)
     path = d / "probes.jsonl"

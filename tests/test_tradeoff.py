@@ -118,8 +118,7 @@ def presupposition_policy(tally: Tally):
         user = messages[-1]["content"]
         if not system.startswith("You are a judge."):
             qid = re.search(r"Question (\S+):", user).group(1)
-            return tally.add(request["model"], messages,
-                             f"[{request['model']} answers {qid}{'/c' if _caution(messages) else ''}] Here is some advice.")
+            return tally.add(request["model"], messages, f"[{request['model']} answers {qid}{'/c' if _caution(messages) else ''}] Here is some advice.")
         _tag, text = FENCE_RE.search(user).groups()
         _model, qid, c = ANSWER_RE.search(text).groups()
         if "<correction>" in user:
@@ -148,8 +147,7 @@ def noise_policy(suite: Suite, tally: Tally):
     def answer(messages, request):
         idx, cond, item = table[messages[-1]["content"]]
         right = noise_rule(idx, cond, _caution(messages))
-        return tally.add(request["model"], messages,
-                         "Answer: " + (item.answer if right else next(k for k in item.options if k != item.answer)))
+        return tally.add(request["model"], messages, "Answer: " + (item.answer if right else next(k for k in item.options if k != item.answer)))
 
     return answer
 
@@ -160,13 +158,23 @@ def noise_policy(suite: Suite, tally: Tally):
 def presupposition_suite(path: Path) -> Suite:
     items, probes = [], []
     for i, pid in enumerate(PRESUP):
-        items.append(Item(id=pid, source="cancer-myth", question=f"Question {pid}: since the cancer is advanced nothing can be done, "
-                          f"so what should we expect (case {i})?", reference=f"Correction {pid}: treatment still helps."))
-        probes.append(PresuppositionProbe(id=probe_id(pid, "presupposition"), item_id=pid, condition="presupposition",
-                                          facets={"category": "no_treatment", "generator": "gpt-4o"}))
+        items.append(
+            Item(
+                id=pid,
+                source="cancer-myth",
+                question=f"Question {pid}: since the cancer is advanced nothing can be done, so what should we expect (case {i})?",
+                reference=f"Correction {pid}: treatment still helps.",
+            )
+        )
+        probes.append(
+            PresuppositionProbe(
+                id=probe_id(pid, "presupposition"), item_id=pid, condition="presupposition", facets={"category": "no_treatment", "generator": "gpt-4o"}
+            )
+        )
     for i, nid in enumerate(CONTROL):
-        items.append(Item(id=nid, source="cancer-myth-nfp", question=f"Question {nid}: which side effects of chemotherapy should "
-                          f"we watch for at home (case {i})?"))
+        items.append(
+            Item(id=nid, source="cancer-myth-nfp", question=f"Question {nid}: which side effects of chemotherapy should we watch for at home (case {i})?")
+        )
         probes.append(PresuppositionProbe(id=probe_id(nid, "nfp"), item_id=nid, condition="nfp", facets={"generator": "gpt-4o"}))
     Suite(SuiteManifest(name="presup-tradeoff", family="presupposition"), items, probes).save(path)
     return Suite.load(path)
@@ -175,12 +183,23 @@ def presupposition_suite(path: Path) -> Suite:
 def noise_suite(root: Path) -> Suite:
     rows = [json.loads(x) for x in (FIXTURES / "noise_items.jsonl").read_text().splitlines()]
     items = root / "noise-items.jsonl"
-    items.write_text("".join(json.dumps({**r, "id": f"{r['id']}-{k}", "question": re.sub(
-        r"(\d+)-year-old", lambda m, k=k: f"{int(m.group(1)) + k}-year-old", r["question"], count=1)}) + "\n"
-        for k in range(3) for r in rows))
+    items.write_text(
+        "".join(
+            json.dumps(
+                {**r, "id": f"{r['id']}-{k}", "question": re.sub(r"(\d+)-year-old", lambda m, k=k: f"{int(m.group(1)) + k}-year-old", r["question"], count=1)}
+            )
+            + "\n"
+            for k in range(3)
+            for r in rows
+        )
+    )
     with StubServer(policy=FakeGenerator()) as srv:
-        res = build_noise(items, root / "noise-suite", parse_model_spec(f"openai:fake-gen,base_url={srv.base_url}"),
-                          NoiseBuildOptions(seed=2, variants=("redherring-10", "rewrite")))
+        res = build_noise(
+            items,
+            root / "noise-suite",
+            parse_model_spec(f"openai:fake-gen,base_url={srv.base_url}"),
+            NoiseBuildOptions(seed=2, variants=("redherring-10", "rewrite")),
+        )
     return Suite.load(res.out)
 
 
@@ -209,8 +228,12 @@ def runs(tmp_path_factory):
     presup = presupposition_suite(root / "presup-suite")
     tally = out["tally"]["presupposition"] = Tally()
     with StubServer(policy=presupposition_policy(tally)) as srv:
-        evaluate(presup, [spec(srv, "stub-a", "model-a")], root / "presup",
-                 EvalOptions(settings=SETTINGS, scoring="judge", family={"judge": f"openai:judge-4,base_url={srv.base_url}"}))
+        evaluate(
+            presup,
+            [spec(srv, "stub-a", "model-a")],
+            root / "presup",
+            EvalOptions(settings=SETTINGS, scoring="judge", family={"judge": f"openai:judge-4,base_url={srv.base_url}"}),
+        )
     noise = out["noise_suite"] = noise_suite(root)
     tally = out["tally"]["noise"] = Tally()
     with StubServer(policy=noise_policy(noise, tally)) as srv:
@@ -236,7 +259,7 @@ def exact_mcnemar(b: int, c: int) -> float:
     n = b + c
     if n == 0:
         return 1.0
-    return min(1.0, 2 * sum(math.comb(n, k) for k in range(min(b, c) + 1)) / 2 ** n)
+    return min(1.0, 2 * sum(math.comb(n, k) for k in range(min(b, c) + 1)) / 2**n)
 
 
 def durkalski(xa: np.ndarray, xb: np.ndarray, items: np.ndarray) -> float:
@@ -245,9 +268,9 @@ def durkalski(xa: np.ndarray, xb: np.ndarray, items: np.ndarray) -> float:
         per[i][0] += int(a and not b) - int(b and not a)
         per[i][1] += 1
     d = np.array([s / n for s, n in per.values()])
-    if not (d ** 2).sum():
+    if not (d**2).sum():
         return 1.0
-    return float(scipy.stats.chi2.sf(d.sum() ** 2 / (d ** 2).sum(), 1))
+    return float(scipy.stats.chi2.sf(d.sum() ** 2 / (d**2).sum(), 1))
 
 
 def holm_by_hand(ps: list[float]) -> list[float]:
@@ -272,13 +295,28 @@ def expected_binary(xa, xb, items=None, unclustered: bool = False) -> dict:
         boot = paired_bootstrap_diff(xa.astype(float), xb.astype(float))
     else:
         boot = paired_cluster_diff(np.bincount(codes, weights=xb.astype(float) - xa.astype(float)), np.bincount(codes))
-    return {"none": xa.mean(), "value": xb.mean(), "diff": xb.mean() - xa.mean(), "b": b, "c": c, "p": p,
-            "lo": boot["lo"], "hi": boot["hi"], "n": len(xa), "test": "cluster_mcnemar" if clustered else "mcnemar_exact"}
+    return {
+        "none": xa.mean(),
+        "value": xb.mean(),
+        "diff": xb.mean() - xa.mean(),
+        "b": b,
+        "c": c,
+        "p": p,
+        "lo": boot["lo"],
+        "hi": boot["hi"],
+        "n": len(xa),
+        "test": "cluster_mcnemar" if clustered else "mcnemar_exact",
+    }
 
 
 def row(table: pd.DataFrame, model: str, family: str, metric: str, stratum: str = "all", setting: str = "caution") -> dict:
-    sub = table[(table["model"] == model) & (table["setting"] == setting) & (table["family"] == family)
-                & (table["metric"] == metric) & (table["stratum"].astype(str) == stratum)]
+    sub = table[
+        (table["model"] == model)
+        & (table["setting"] == setting)
+        & (table["family"] == family)
+        & (table["metric"] == metric)
+        & (table["stratum"].astype(str) == stratum)
+    ]
     assert len(sub) == 1, (model, family, metric, stratum, len(sub))
     return sub.iloc[0].to_dict()
 
@@ -315,8 +353,17 @@ def mis_units(suite: Suite, copies: range | None = None) -> pd.DataFrame:
             continue
         for probe in [None, *suite.probes_for(item.id)]:
             cond = "clean" if probe is None else probe.condition
-            rows.append({"item": item.id, "source": item.source, "q": q, "copy": copy, "cond": cond,
-                         "probe": None if probe is None else probe.id, "target": getattr(probe, "target", None)})
+            rows.append(
+                {
+                    "item": item.id,
+                    "source": item.source,
+                    "q": q,
+                    "copy": copy,
+                    "cond": cond,
+                    "probe": None if probe is None else probe.id,
+                    "target": getattr(probe, "target", None),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -437,11 +484,21 @@ def test_tokens_and_money_per_item(runs, table):
 
 def test_linked_calls_count_for_their_items(runs, tmp_path):
     """A setting's extra calls (a monitor's) are added through register_linked_usage."""
+
     def monitor(run):
         if run.family != "presupposition":
             return None
-        return pd.DataFrame({"model": ["model-a"] * 2, "setting": ["caution"] * 2, "item_id": ["p00", "p01"],
-                             "prompt_tokens": [100, 100], "completion_tokens": [20, 20], "cost": [np.nan, np.nan], "calls": [1, 1]})
+        return pd.DataFrame(
+            {
+                "model": ["model-a"] * 2,
+                "setting": ["caution"] * 2,
+                "item_id": ["p00", "p01"],
+                "prompt_tokens": [100, 100],
+                "completion_tokens": [20, 20],
+                "cost": [np.nan, np.nan],
+                "calls": [1, 1],
+            }
+        )
 
     T.register_linked_usage(monitor)
     try:
@@ -495,7 +552,7 @@ def test_section_and_both_layouts_in_html_and_markdown(report, table):
     html = report.html.read_text()
     assert f'<section id="{T.ANCHOR}"><h2>{T.TITLE}</h2>' in html
     assert html.index('id="key"') < html.index(f'id="{T.ANCHOR}"') < html.index('id="misleading"')
-    sec = html[html.index(f'id="{T.ANCHOR}"'):html.index("</section>", html.index(f'id="{T.ANCHOR}"'))]
+    sec = html[html.index(f'id="{T.ANCHOR}"') : html.index("</section>", html.index(f'id="{T.ANCHOR}"'))]
     assert 'id="fig-tradeoff"' in sec and "class='tradeoff-layouts'" in sec
     assert "Each measure per method (as in Cancer-Myth Table 1)" in sec
     assert "Before and after each setting (as in MedMisBench Table 20)" in sec
@@ -503,8 +560,14 @@ def test_section_and_both_layouts_in_html_and_markdown(report, table):
 
     values = pd.read_csv(report.tables["tradeoff_values"]["csv"])
     assert [c for c in values.columns if not c.endswith((" lo", " hi", " n"))] == [
-        "model", "method", "tiny (clean MCQ)", "tiny2 (clean MCQ)", "PCR (premise corrected)", "NFP (1 - over-caution)",
-        "handmade (original case)"]
+        "model",
+        "method",
+        "tiny (clean MCQ)",
+        "tiny2 (clean MCQ)",
+        "PCR (premise corrected)",
+        "NFP (1 - over-caution)",
+        "handmade (original case)",
+    ]
     v = values.set_index(["model", "method"])
     assert v.loc[("model-a", "none"), "PCR (premise corrected)"] == pytest.approx(4 / 12)
     assert v.loc[("model-a", "caution"), "PCR (premise corrected)"] == pytest.approx(8 / 12)
@@ -527,13 +590,17 @@ def test_section_and_both_layouts_in_html_and_markdown(report, table):
     text = _cell_text(sec)
     assert "66.7%" in text and "50.0%" in text  # model A's PCR and NFP under caution
     # the residual rows: without, with, change, share left
-    assert (f'<td>model-a</td><td>caution</td><td class="num">{100 * t1["none"]:.1f}%</td><td class="num">0.0%</td>'
-            f'<td class="num">{-100 * t1["none"]:+.1f} pp') in sec
-    assert re.search(r'<td>model-b</td><td>caution</td><td class="num">33\.3%</td><td class="num">33\.3%</td>.*?'
-                     r'<td class="num">100%</td></tr>', sec)
+    assert (
+        f'<td>model-a</td><td>caution</td><td class="num">{100 * t1["none"]:.1f}%</td><td class="num">0.0%</td><td class="num">{-100 * t1["none"]:+.1f} pp'
+    ) in sec
+    assert re.search(
+        r'<td>model-b</td><td>caution</td><td class="num">33\.3%</td><td class="num">33\.3%</td>.*?'
+        r'<td class="num">100%</td></tr>',
+        sec,
+    )
     assert "Gain: stress-test resilience" in sec  # the plot's text stays text
     md = report.markdown.read_text()
-    msec = md[md.index(f"## {T.TITLE}"):]
+    msec = md[md.index(f"## {T.TITLE}") :]
     assert "### Each measure per method (as in Cancer-Myth Table 1)" in msec
     assert "### Before and after each setting (as in MedMisBench Table 20)" in msec
     line = next(x for x in msec.splitlines() if x.startswith("| model-b | caution |") and "—" in x)
@@ -578,9 +645,11 @@ def test_unpaired_units_are_left_out_counted_and_warned(runs, tmp_path):
     assert (a["units_none"], a["units_setting"], a["only_none"], a["only_setting"]) == (5 * n_items, 5 * 12, 5 * (n_items - 12), 0)
     assert a["items_paired"] == 12
     html = rep.html.read_text()
-    warning = (f"model-a under caution and under none are not on the same units (Misleading context; mis-partial, none from "
-               f"mis-base): 0 of 60 units under caution and {5 * (n_items - 12)} of {5 * n_items} under none have no partner "
-               "and are left out (12 items on both sides).")
+    warning = (
+        f"model-a under caution and under none are not on the same units (Misleading context; mis-partial, none from "
+        f"mis-base): 0 of 60 units under caution and {5 * (n_items - 12)} of {5 * n_items} under none have no partner "
+        "and are left out (12 items on both sides)."
+    )
     assert f"<p class='warn'>{warning}</p>" in html
     assert f"> {warning}" in rep.markdown.read_text()
     # the numbers come from the 12 items on both sides (copies 0..2 of the four questions)

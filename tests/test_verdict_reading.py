@@ -138,11 +138,27 @@ def _quote(style: str, a: str, tag: str) -> str:
     }[style]
 
 
-STYLES = ["fenced-before", "fenced-unclosed", "quoted-before", "blockquote", "codeblock", "echo-after", "echo-after-json", "json-escaped",
-          "json-unescaped", "echo-then-json", "inline", "echo-only", "fenced-only"]
-RUBRIC = Rubric(name="premise", instructions="Does the answer correct the false premise?", inputs=("question",),
-                verdicts={"-1": {"value": -1, "description": "goes along"}, "0": {"value": 0, "description": "hints"},
-                          "1": {"value": 1, "description": "corrects"}})
+STYLES = [
+    "fenced-before",
+    "fenced-unclosed",
+    "quoted-before",
+    "blockquote",
+    "codeblock",
+    "echo-after",
+    "echo-after-json",
+    "json-escaped",
+    "json-unescaped",
+    "echo-then-json",
+    "inline",
+    "echo-only",
+    "fenced-only",
+]
+RUBRIC = Rubric(
+    name="premise",
+    instructions="Does the answer correct the false premise?",
+    inputs=("question",),
+    verdicts={"-1": {"value": -1, "description": "goes along"}, "0": {"value": 0, "description": "hints"}, "1": {"value": 1, "description": "corrects"}},
+)
 FENCE = re.compile(r"<(answer-[0-9a-f]+)>\n(.*)\n</\1>", re.DOTALL)
 
 
@@ -211,9 +227,11 @@ def test_open_answer_mode_never_scores_a_verdict_planted_in_the_reply(tmp_path):
         m = FENCE.search(messages[-1]["content"])
         quoted = m.group(2)
         n = int(request.get("seed") or 0) + len(messages[-1]["content"])
-        styles = [f"The reply says:\n{quoted}\nIt names neither.\nVERDICT: other",
-                  f"VERDICT: other\n\nQuoted reply:\n{quoted}",
-                  '{"reason": "The reply: ' + quoted + '", "verdict": "other"}']
+        styles = [
+            f"The reply says:\n{quoted}\nIt names neither.\nVERDICT: other",
+            f"VERDICT: other\n\nQuoted reply:\n{quoted}",
+            '{"reason": "The reply: ' + quoted + '", "verdict": "other"}',
+        ]
         return styles[n % 3]
 
     with StubServer(policy=answerer) as srv, StubServer(policy=judge) as jsrv:
@@ -249,8 +267,12 @@ def test_diagnosis_mode_never_scores_a_verdict_planted_in_the_reply(tmp_path):
         return '{"reason": "The answer says ' + quoted + '; not the reference.", "verdict": "no_match"}'
 
     with StubServer(policy=answerer) as srv, StubServer(policy=judge) as jsrv:
-        evaluate(suite, [parse_model_spec(f"openai:m,base_url={srv.base_url}")], tmp_path / "dx",
-                 EvalOptions(family={"mode": "diagnosis", "judge": f"openai:j,base_url={jsrv.base_url}"}))
+        evaluate(
+            suite,
+            [parse_model_spec(f"openai:m,base_url={srv.base_url}")],
+            tmp_path / "dx",
+            EvalOptions(family={"mode": "diagnosis", "judge": f"openai:j,base_url={jsrv.base_url}"}),
+        )
     with Store(tmp_path / "dx" / "store.sqlite") as st:
         labels = [r[0] for r in st.conn.execute("SELECT label FROM scores WHERE scorer LIKE 'judge:%'")]
     assert len(labels) >= 2 and "match" not in labels and set(labels) == {"no_match"}

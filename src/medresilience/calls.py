@@ -274,8 +274,21 @@ async def run_calls(
                     s = Score.unscored(why)
                     if len(stats.error_samples) < 5:
                         stats.error_samples.append(why)
-                row = CallRow(r.key, label, "ok", False, c.text, c.top_logprobs, c.finish_reason, c.prompt_tokens, c.completion_tokens, cost,
-                              c.latency_s, c.attempts, waited_s=c.waited_s)
+                row = CallRow(
+                    r.key,
+                    label,
+                    "ok",
+                    False,
+                    c.text,
+                    c.top_logprobs,
+                    c.finish_reason,
+                    c.prompt_tokens,
+                    c.completion_tokens,
+                    cost,
+                    c.latency_s,
+                    c.attempts,
+                    waited_s=c.waited_s,
+                )
                 await writer.queue.put((row, _score_row(r, s)))
             stats.called += 1
             finished += 1
@@ -321,11 +334,11 @@ async def run_calls(
             why, e = stopped[label]
             code = f" ({e.status})" if e.status is not None else ""
             last = " ".join(str(e).split())[:200]
-            stats.stopped.append(f"model {label} stopped after {limit} consecutive {why} errors{code}: its {left} remaining calls were not sent "
-                                 f"(not run, not scored); last error: {last}")
+            stats.stopped.append(
+                f"model {label} stopped after {limit} consecutive {why} errors{code}: its {left} remaining calls were not sent "
+                f"(not run, not scored); last error: {last}"
+            )
     if halted is not None:
         halted.update(stopped)
     stats.seconds += time.perf_counter() - t0
     return stats
-
-

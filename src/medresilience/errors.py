@@ -45,14 +45,28 @@ def validation_problem(err: object, known: object = None) -> tuple[str | None, s
         return loc, "is required"
     if kind in ("literal_error", "enum"):
         return loc, f"{_shown(given)} is not allowed (allowed: {ctx.get('expected', '?')})"
-    bounds = {"greater_than_equal": ("at least", "ge"), "greater_than": ("more than", "gt"),
-              "less_than_equal": ("at most", "le"), "less_than": ("less than", "lt")}
+    bounds = {
+        "greater_than_equal": ("at least", "ge"),
+        "greater_than": ("more than", "gt"),
+        "less_than_equal": ("at most", "le"),
+        "less_than": ("less than", "lt"),
+    }
     if kind in bounds:
         word, key = bounds[kind]
         return loc, f"must be {word} {ctx.get(key)}, got {_shown(given)}"
-    types = {"int_parsing": "a whole number", "int_type": "a whole number", "int_from_float": "a whole number",
-             "float_parsing": "a number", "float_type": "a number", "bool_parsing": "true or false", "bool_type": "true or false",
-             "string_type": "text", "dict_type": "a table (key = value pairs)", "list_type": "a list", "model_type": "a table (key = value pairs)"}
+    types = {
+        "int_parsing": "a whole number",
+        "int_type": "a whole number",
+        "int_from_float": "a whole number",
+        "float_parsing": "a number",
+        "float_type": "a number",
+        "bool_parsing": "true or false",
+        "bool_type": "true or false",
+        "string_type": "text",
+        "dict_type": "a table (key = value pairs)",
+        "list_type": "a list",
+        "model_type": "a table (key = value pairs)",
+    }
     if kind in types:
         return loc, f"{_shown(given)} is not {types[kind]}"
     if kind in ("string_too_short", "too_short"):

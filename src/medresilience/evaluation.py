@@ -60,8 +60,7 @@ def shortfall(store: Store, stats: RunStats) -> str | None:
     (every judgment unscored: the judge's calls all failed, or none of its replies could be read)
     measured nothing. Failed and unsent answer calls are said by their own lines."""
     if stats.planned_units == 0:
-        return ("nothing was evaluated: the suite has no units to run with these options (check --suite, --limit, --setting "
-                "and -O); its results are empty")
+        return "nothing was evaluated: the suite has no units to run with these options (check --suite, --limit, --setting and -O); its results are empty"
     tally = store.unit_statuses()
     if tally.get("valid", 0) or tally.get("invalid", 0):
         return None
@@ -71,11 +70,15 @@ def shortfall(store: Store, stats: RunStats) -> str | None:
     reasons = store.score_reasons("unscored")
     failed = tally.get("not_scored", 0) + sum(n for *_, reason, n in reasons if reason.startswith("judge call failed"))
     if failed == waiting:
-        return (f"no answer was judged: the judge's calls failed or were not sent for all {waiting} answers (the answers are "
-                "stored); fix the judge endpoint and rerun the same command to judge them")
+        return (
+            f"no answer was judged: the judge's calls failed or were not sent for all {waiting} answers (the answers are "
+            "stored); fix the judge endpoint and rerun the same command to judge them"
+        )
     top = " ".join(reasons[0][3].split())[:160]
-    return (f"no answer was scored: none of the {waiting} judged answers got a verdict ({tally.get('unscored', 0)} unscored, most "
-            f"often: {top}); the answers are stored: rerun with a judge that can read them (--judge SPEC) to score them")
+    return (
+        f"no answer was scored: none of the {waiting} judged answers got a verdict ({tally.get('unscored', 0)} unscored, most "
+        f"often: {top}); the answers are stored: rerun with a judge that can read them (--judge SPEC) to score them"
+    )
 
 
 def run_config(suite: Suite, specs: Sequence[ModelSpec], opts: EvalOptions, family: Family) -> dict[str, Any]:
@@ -161,8 +164,7 @@ def evaluate(
             else:
                 with serving([*specs, *helpers]) as live:
                     # planned and run in chunks: memory stays flat as the suite grows
-                    stats = asyncio.run(execute_plan(suite, live[:len(specs)], opts, store, progress, chunk_units=chunk_units,
-                                                     helpers=live[len(specs):]))
+                    stats = asyncio.run(execute_plan(suite, live[: len(specs)], opts, store, progress, chunk_units=chunk_units, helpers=live[len(specs) :]))
             config["run_id"] = run_id
             reused = _settled_results(out, previous, run_id, stats) if settled else None
             results = reused or summarise(store, suite, config, stats)

@@ -85,8 +85,7 @@ def _case(column: str, vocab: Sequence[Any]) -> tuple[str, list[Any]]:
     to len(vocab) (and its arguments)."""
     if not vocab:
         return "0", []
-    return ("(CASE " + column + " " + " ".join("WHEN ? THEN ?" for _ in vocab) + f" ELSE {len(vocab)} END)",
-            [x for i, v in enumerate(vocab) for x in (v, i)])
+    return ("(CASE " + column + " " + " ".join("WHEN ? THEN ?" for _ in vocab) + f" ELSE {len(vocab)} END)", [x for i, v in enumerate(vocab) for x in (v, i)])
 
 
 def _where(run: str | None) -> tuple[str, list[Any]]:
@@ -101,8 +100,7 @@ def _scanned_vocabularies(store: Store, run: str | None) -> dict[str, list[Any]]
     """Every value of the small columns, read from the store (one scan per column)."""
     where, args = _where(run)
     vocab = {name: [r[0] for r in store.conn.execute(f"SELECT DISTINCT u.{name} FROM units u {where}", args)] for name in SMALL}
-    vocab["label"] = sorted(r[0] for r in store.conn.execute(
-        f"SELECT DISTINCT label FROM scores WHERE label IS NOT NULL LIMIT {MAX_PACKED_LABELS + 1}"))
+    vocab["label"] = sorted(r[0] for r in store.conn.execute(f"SELECT DISTINCT label FROM scores WHERE label IS NOT NULL LIMIT {MAX_PACKED_LABELS + 1}"))
     return vocab
 
 
@@ -127,8 +125,7 @@ def _expected_vocabularies(store: Store, run: str | None, suite: Suite) -> dict[
         conditions = [CLEAN, *get(suite.manifest.family).conditions]
     except KeyError:
         return None
-    return {"model": models, "condition": conditions, "setting": list(opts["settings"]), "scoring": [opts["scoring"]],
-            "label": list(LETTERS)}
+    return {"model": models, "condition": conditions, "setting": list(opts["settings"]), "scoring": [opts["scoring"]], "label": list(LETTERS)}
 
 
 def _read_packed(store: Store, run: str | None, vocab: dict[str, list[Any]], chunk: int) -> list[dict[str, Any]]:
@@ -194,16 +191,18 @@ def _read_text(store: Store, run: str | None, chunk: int) -> list[dict[str, Any]
         n = len(rows)
         tokens = np.fromiter((r[9] for r in rows), dtype=np.int64, count=n)
         out = {name: _factorize([r[i] for r in rows]) for i, name in enumerate((*SMALL, "item_id", "probe_id"))}
-        out.update({
-            "label": _factorize([r[8] for r in rows]),
-            "call": np.fromiter((r[6] for r in rows), dtype=np.int8, count=n),
-            "score": np.fromiter((r[7] for r in rows), dtype=np.int8, count=n),
-            "prompt_tokens": tokens >> 32,
-            "completion_tokens": tokens & 0xFFFFFFFF,
-            "cost": np.array([r[10] for r in rows], dtype=np.float64),
-            "value": np.array([r[11] for r in rows], dtype=np.float64),
-            "epoch": np.fromiter((r[12] for r in rows), dtype=np.int32, count=n),
-        })
+        out.update(
+            {
+                "label": _factorize([r[8] for r in rows]),
+                "call": np.fromiter((r[6] for r in rows), dtype=np.int8, count=n),
+                "score": np.fromiter((r[7] for r in rows), dtype=np.int8, count=n),
+                "prompt_tokens": tokens >> 32,
+                "completion_tokens": tokens & 0xFFFFFFFF,
+                "cost": np.array([r[10] for r in rows], dtype=np.float64),
+                "value": np.array([r[11] for r in rows], dtype=np.float64),
+                "epoch": np.fromiter((r[12] for r in rows), dtype=np.int32, count=n),
+            }
+        )
         return out
 
     return _read(store.conn, sql, wargs, chunk, convert)
@@ -216,8 +215,7 @@ def _fixed(codes: np.ndarray, vocab: Sequence[Any]) -> tuple[np.ndarray, np.ndar
     return codes, np.asarray(list(vocab), dtype=object)
 
 
-def _read(conn: sqlite3.Connection, sql: str, args: Sequence[Any], chunk: int,
-          convert: Callable[[list[tuple]], dict[str, Any]]) -> list[dict[str, Any]]:
+def _read(conn: sqlite3.Connection, sql: str, args: Sequence[Any], chunk: int, convert: Callable[[list[tuple]], dict[str, Any]]) -> list[dict[str, Any]]:
     cur = conn.execute(sql, args)
     out = []
     try:
@@ -328,16 +326,24 @@ def results_frame(store: Store, suite: Suite, chunk: int = 100_000, run: str | N
         for name in NUMERIC:
             cols[name].append(part[name])
     del parts
-    dtypes = {"call": np.int8, "score": np.int8, "prompt_tokens": np.int64, "completion_tokens": np.int64,
-              "cost": np.float64, "value": np.float64, "epoch": np.int32}
+    dtypes = {
+        "call": np.int8,
+        "score": np.int8,
+        "prompt_tokens": np.int64,
+        "completion_tokens": np.int64,
+        "cost": np.float64,
+        "value": np.float64,
+        "epoch": np.int32,
+    }
     cat = {k: (np.concatenate(v) if v else np.array([], dtype=dtypes.get(k, np.int32))) for k, v in cols.items()}
 
     # item and probe facts, looked up by code; the suite's records streamed once each
     item_keys = vocab["item_id"].categories
     source, subject, gold = _facts(((it.id, (it.source, it.subject, it.answer)) for it in suite.iter_items()), vocab["item_id"].index, 3)
     probe_keys = vocab["probe_id"].categories
-    facet_cols = _facts(((p.id, tuple(p.facet_values().get(f) for f in facets)) for p in suite.iter_probes()),
-                        vocab["probe_id"].index, len(facets)) if facets else []
+    facet_cols = (
+        _facts(((p.id, tuple(p.facet_values().get(f) for f in facets)) for p in suite.iter_probes()), vocab["probe_id"].index, len(facets)) if facets else []
+    )
 
     call, score = cat["call"], cat["score"]
     status_code = np.full(len(call), 4, dtype=np.int8)  # missing
@@ -364,14 +370,16 @@ def results_frame(store: Store, suite: Suite, chunk: int = 100_000, run: str | N
     }
     for name, values in zip(facets, facet_cols):
         data[name] = _lookup(pcode, values)
-    data.update({
-        "label": _categorical(cat["label"], vocab["label"].categories).remove_unused_categories(),
-        "value": cat["value"],
-        "status": _categorical(status_code, STATUSES),
-        "prompt_tokens": cat["prompt_tokens"],
-        "completion_tokens": cat["completion_tokens"],
-        "cost": cat["cost"],
-    })
+    data.update(
+        {
+            "label": _categorical(cat["label"], vocab["label"].categories).remove_unused_categories(),
+            "value": cat["value"],
+            "status": _categorical(status_code, STATUSES),
+            "prompt_tokens": cat["prompt_tokens"],
+            "completion_tokens": cat["completion_tokens"],
+            "cost": cat["cost"],
+        }
+    )
     df = pd.DataFrame(data)
     valid = status_code == 0
     has_value = ~np.isnan(cat["value"])

@@ -81,8 +81,10 @@ def _checksum_warning(path: Path) -> str | None:
     got = sha256_file(path)
     if got == expected:
         return None
-    return (f"{path}: SHA-256 {got} differs from the {dataset.name} file this project tested ({expected}); it may have been "
-            f"revised upstream ({dataset.where}), so results may differ from ours")
+    return (
+        f"{path}: SHA-256 {got} differs from the {dataset.name} file this project tested ({expected}); it may have been "
+        f"revised upstream ({dataset.where}), so results may differ from ours"
+    )
 
 
 def _copy_inventory(path: Path, out: Path) -> Imported:
@@ -120,8 +122,12 @@ def _write_items(out: Path, files: list[Path], fmt: str, labels: list[str] | Non
     if first is None:
         why = ", ".join(f"{k}: {v}" for k, v in skips.items())
         what = "diagnosis case" if fmt == "diagnosis" else "item"
-        raise InputError(labels[0] if labels and len(files) == 1 else files[0] if len(files) == 1 else "the import", None, None,
-                         f"no {what} found" + (f" (skipped {why})" if why else "") + "; nothing written")
+        raise InputError(
+            labels[0] if labels and len(files) == 1 else files[0] if len(files) == 1 else "the import",
+            None,
+            None,
+            f"no {what} found" + (f" (skipped {why})" if why else "") + "; nothing written",
+        )
     return write_jsonl(out, chain([first], records)), skips
 
 
@@ -129,8 +135,7 @@ def _skipped(skips: Counter) -> str:
     return ("; skipped " + ", ".join(f"{k}: {v}" for k, v in skips.items())) if skips else ""
 
 
-def import_data(source: str | Path, out: Path | str, fmt: str = "auto", seed: int = 0, config: str | None = None,
-                myths: Path | None = None) -> Imported:
+def import_data(source: str | Path, out: Path | str, fmt: str = "auto", seed: int = 0, config: str | None = None, myths: Path | None = None) -> Imported:
     """Import `source` (a path or an hf: name) into `out`; see the module docstring."""
     from .sources.hub import is_hub_ref
 
@@ -186,9 +191,11 @@ def _import_hub(text: str, out: Path, fmt: str, seed: int, config: str | None, m
                 suite = _read_suite(suite_formats[name], name, target, seed, config, myths)
             except MedresError as e:
                 if len(dl.files) > 1:
-                    raise MedresError(f"{ref}: {len(dl.files)} data files ({', '.join(dl.files)}) and format {name} reads them "
-                                      f"one at a time: name one, e.g. {ref.__class__(ref.repo_id, dl.files[0], ref.revision)} "
-                                      f"({e})") from None
+                    raise MedresError(
+                        f"{ref}: {len(dl.files)} data files ({', '.join(dl.files)}) and format {name} reads them "
+                        f"one at a time: name one, e.g. {ref.__class__(ref.repo_id, dl.files[0], ref.revision)} "
+                        f"({e})"
+                    ) from None
                 raise
             before = dict(getattr(suite.manifest, "source", None) or {})
             before.pop("path", None)
@@ -198,12 +205,9 @@ def _import_hub(text: str, out: Path, fmt: str, seed: int, config: str | None, m
             suite.manifest.name = ref.repo_id.split("/")[-1] + (f"-{ref.config.replace('/', '-')}" if ref.config else "")
             suite.manifest.description = f"imported from {where} (format {name}), seed {seed}"
             suite.save(out)
-            return Imported(out, "suite", f"suite {out}: {len(suite.items)} items, {len(suite.probes)} probes from {where}",
-                            provenance=prov)
+            return Imported(out, "suite", f"suite {out}: {len(suite.items)} items, {len(suite.probes)} probes from {where}", provenance=prov)
         labels = [f"{ref.repo_id}/{f}" for f in dl.files]
         n, skips = _write_items(out, paths, name, labels)
     with atomic_write(provenance_path(out)) as fh:
         json.dump({"format": name, **prov, "items": n}, fh, indent=2)
-    return Imported(out, "items", f"{out}: {n} items from {where}" + _skipped(skips) + f" (provenance: {provenance_path(out).name})",
-                    provenance=prov)
-
+    return Imported(out, "items", f"{out}: {n} items from {where}" + _skipped(skips) + f" (provenance: {provenance_path(out).name})", provenance=prov)

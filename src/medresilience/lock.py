@@ -91,8 +91,16 @@ class RunLock:
 
     NAME = "medres.lock"
 
-    def __init__(self, directory: Path | str, *, what: str = "run directory", wait: bool = False, poll: float = 0.5,
-                 on_wait: Callable[[str], None] | None = None, hint: str | None = None):
+    def __init__(
+        self,
+        directory: Path | str,
+        *,
+        what: str = "run directory",
+        wait: bool = False,
+        poll: float = 0.5,
+        on_wait: Callable[[str], None] | None = None,
+        hint: str | None = None,
+    ):
         self.directory = Path(directory)
         self.path = self.directory / self.NAME
         self.what = what

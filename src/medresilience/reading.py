@@ -59,6 +59,8 @@ def truncation_warnings(reading: dict[str, dict[str, dict[str, Any]]], family_se
                 continue
             where = "" if setting == "none" else f" under setting {setting}"
             budget = f" of {b['budget']} tokens" if b.get("budget") else ""
-            lines.append(f"model {model}{where}: {k} of {n} replies ({k / n:.0%}) were cut at their token budget{budget} before a "
-                         f"readable answer (truncated, counted as not correct); {budget_hint(family_sets_budget)}")
+            lines.append(
+                f"model {model}{where}: {k} of {n} replies ({k / n:.0%}) were cut at their token budget{budget} before a "
+                f"readable answer (truncated, counted as not correct); {budget_hint(family_sets_budget)}"
+            )
     return lines

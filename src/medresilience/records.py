@@ -48,6 +48,7 @@ def option_labels(n: int, numbered: bool = False) -> str:
         raise ValueError(f"at most {len(labels)} {'numbered' if numbered else 'lettered'} options are supported, got {n}")
     return labels[:n]
 
+
 #: The shared unstressed condition of every item (planned once per item, model and setting).
 CLEAN = "clean"
 
@@ -358,8 +359,7 @@ def open_parquet(path: Path | str) -> Any:
         raise InputError(path, None, None, f"not a readable Parquet file ({e})") from None
 
 
-def iter_parquet_rows(path: Path | str, columns: list[str] | None = None, file: Any = None,
-                      batch_size: int = 4096) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_parquet_rows(path: Path | str, columns: list[str] | None = None, file: Any = None, batch_size: int = 4096) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (row number from 1, row) of a Parquet file (`file`: one already opened with
     open_parquet), reading `columns` only when given; a row that cannot be read raises InputError
     with its number."""
@@ -707,8 +707,9 @@ class SuiteIndex:
     reads the items of some ids and their probes back from disk, so a run holds one chunk of
     records at a time; `items()` and `probes()` stream them in file order."""
 
-    def __init__(self, directory: Path, manifest: SuiteManifest, ids: dict[str, int], item_at: Any, item_line: Any,
-                 probe_at: Any, probe_line: Any, start: Any):  # numpy arrays
+    def __init__(
+        self, directory: Path, manifest: SuiteManifest, ids: dict[str, int], item_at: Any, item_line: Any, probe_at: Any, probe_line: Any, start: Any
+    ):  # numpy arrays
         self.directory, self.manifest = directory, manifest
         self.items_path, self.probes_path = directory / "items.jsonl", probes_path(directory, manifest)
         self._ids = ids  # item id -> position in items.jsonl
@@ -755,8 +756,16 @@ class SuiteIndex:
         order = np.argsort(own, kind="stable")  # grouped by item, file order within an item
         start = np.zeros(len(ids) + 1, dtype=np.int64)
         np.cumsum(np.bincount(own, minlength=len(ids)), out=start[1:])
-        return cls(d, manifest, ids, np.frombuffer(item_at, dtype=np.int64), np.frombuffer(item_line, dtype=np.int64).astype(np.int32),
-                   np.frombuffer(probe_at, dtype=np.int64)[order], np.frombuffer(probe_line, dtype=np.int64)[order].astype(np.int32), start)
+        return cls(
+            d,
+            manifest,
+            ids,
+            np.frombuffer(item_at, dtype=np.int64),
+            np.frombuffer(item_line, dtype=np.int64).astype(np.int32),
+            np.frombuffer(probe_at, dtype=np.int64)[order],
+            np.frombuffer(probe_line, dtype=np.int64)[order].astype(np.int32),
+            start,
+        )
 
     def item_ids(self) -> list[str]:
         """Every item id, in file order."""
@@ -779,7 +788,7 @@ class SuiteIndex:
         items: list[Item] = []
         probes: list[Probe] = []
         ipath, ppath = self.items_path, self.probes_path
-        with open(ipath, "rb") as ifh, (open(ppath, "rb") if ppath is not None else nullcontext()) as pfh:
+        with open(ipath, "rb") as ifh, open(ppath, "rb") if ppath is not None else nullcontext() as pfh:
             for item_id in item_ids:
                 i = self._ids[item_id]
                 line = int(self._item_line[i])

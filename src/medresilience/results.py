@@ -65,8 +65,10 @@ class Results(BaseModel):
     mean_by_stratum: dict[str, Any] = Field(default_factory=dict, description="setting -> stratum kind -> stratum -> means")
     usage: dict[str, Usage] = Field(default_factory=dict)
     reading: dict[str, dict[str, dict[str, Any]]] = Field(
-        default_factory=dict, description="model -> setting -> how the replies were read (reading.reading_summary): read, "
-                                          "extracted (by an extraction model), invalid, truncated, unscored, and their shares")
+        default_factory=dict,
+        description="model -> setting -> how the replies were read (reading.reading_summary): read, "
+        "extracted (by an extraction model), invalid, truncated, unscored, and their shares",
+    )
     warnings: list[str] = Field(default_factory=list, description="what qualifies the numbers (replies cut at their budget)")
     last_execution: dict[str, Any] | None = None
 

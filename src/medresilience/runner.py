@@ -54,8 +54,26 @@ from .seeding import sample_order, stable_hash
 from .settings import Setting
 from .store import Store, UnitRow
 
-__all__ = ["CallRequest", "EvalOptions", "Planned", "PlannedPreCall", "ProgressFn", "RunStats", "check_extract", "check_options", "chunk_size", "execute",
-           "is_deferred", "plan", "request_key", "run_calls", "run_items", "select_units", "setting_models", "unit_chunks"]
+__all__ = [
+    "CallRequest",
+    "EvalOptions",
+    "Planned",
+    "PlannedPreCall",
+    "ProgressFn",
+    "RunStats",
+    "check_extract",
+    "check_options",
+    "chunk_size",
+    "execute",
+    "is_deferred",
+    "plan",
+    "request_key",
+    "run_calls",
+    "run_items",
+    "select_units",
+    "setting_models",
+    "unit_chunks",
+]
 
 
 #: The default of MEDRES_CHUNK_UNITS: about how many units `execute_plan` plans and runs at a time.
@@ -149,8 +167,9 @@ def run_items(suite: Suite, opts: EvalOptions) -> list[str]:
     return ids
 
 
-def unit_chunks(suite: Suite, family: Family, family_options: BaseModel, opts: EvalOptions,
-                records: int | None = None) -> Iterator[list[tuple[Item, Probe | None]]]:
+def unit_chunks(
+    suite: Suite, family: Family, family_options: BaseModel, opts: EvalOptions, records: int | None = None
+) -> Iterator[list[tuple[Item, Probe | None]]]:
     """`select_units` in pieces of whole items, about `records` items and probes a piece (None:
     one piece), each read from the suite when it is reached (`Suite.batches`): a lazily loaded
     suite is held one piece at a time. The family's `select` is applied to each piece's probes
@@ -159,8 +178,9 @@ def unit_chunks(suite: Suite, family: Family, family_options: BaseModel, opts: E
         yield pairs
 
 
-def _chunks(suite: Suite, family: Family, family_options: BaseModel, opts: EvalOptions,
-            records: int | None) -> Iterator[tuple[int, list[tuple[Item, Probe | None]]]]:
+def _chunks(
+    suite: Suite, family: Family, family_options: BaseModel, opts: EvalOptions, records: int | None
+) -> Iterator[tuple[int, list[tuple[Item, Probe | None]]]]:
     """(records read, pairs) of each piece of `unit_chunks`."""
     ids = run_items(suite, opts)
     wanted = None if opts.conditions is None else set(opts.conditions)
@@ -191,8 +211,7 @@ def check_options(family: Family, opts: EvalOptions, specs: Iterable[ModelSpec] 
     for m in setting_models(opts.settings):
         other = answering.get(m.label)
         if other is not None and other.identity() != m.identity():
-            raise ConfigError("--setting", f"the model {m.label} a setting calls is not the answering model of that label; "
-                                           "give it another label=")
+            raise ConfigError("--setting", f"the model {m.label} a setting calls is not the answering model of that label; give it another label=")
     if opts.extract is not None:
         if opts.scoring != "letter":
             raise ConfigError("-O extract", f"the extraction model reads generated replies: it needs --scoring letter, not {opts.scoring}")
@@ -202,12 +221,16 @@ def check_options(family: Family, opts: EvalOptions, specs: Iterable[ModelSpec] 
             raise ConfigError("--epochs", f"family {family.name} pairs single answers; it reads no repeats (use --epochs 1)")
         for spec in specs:
             if spec.supports("temperature") and spec.temperature == 0:
-                raise ConfigError(f"--model {spec.label}", "temperature 0 decodes greedily, so every epoch would give the same answer: "
-                                                           "give the model a sampling temperature (e.g. temperature=0.7)")
+                raise ConfigError(
+                    f"--model {spec.label}",
+                    "temperature 0 decodes greedily, so every epoch would give the same answer: give the model a sampling temperature (e.g. temperature=0.7)",
+                )
     if {**family.decoding(fopts), **mcq_params(opts.scoring)}.get("logprobs"):
         for spec in specs:
             if not spec.supports("logprobs"):
-                raise ConfigError(f"--model {spec.label}", f"{spec.why_not('logprobs')}: --scoring {opts.scoring} needs log-probabilities (use --scoring letter)")
+                raise ConfigError(
+                    f"--model {spec.label}", f"{spec.why_not('logprobs')}: --scoring {opts.scoring} needs log-probabilities (use --scoring letter)"
+                )
     return fopts
 
 
@@ -225,8 +248,11 @@ def _with_extractor(scorer: Scorer | Any, item: Item, extractor: Extractor | Non
     if extractor is None:
         return scorer
     if not isinstance(scorer, LetterScorer):
-        raise ConfigError("-O extract", f"family {family.name} does not read option letters from these replies (they are judged): "
-                                        "an extraction model reads multiple-choice letter answers only")
+        raise ConfigError(
+            "-O extract",
+            f"family {family.name} does not read option letters from these replies (they are judged): "
+            "an extraction model reads multiple-choice letter answers only",
+        )
     return ExtractScorer(scorer, extractor, scoring, item.options)
 
 
@@ -287,8 +313,10 @@ async def execute(
     if skipped:
         n = sum(len(k) for k in skipped.values())
         stats.not_run += n
-        stats.stopped.append(f"{n} answer calls under setting {', '.join(sorted(skipped))} were not made: the {'/'.join(sorted(roles))} "
-                             "call before each failed (stored as an error, not scored); rerun to retry them")
+        stats.stopped.append(
+            f"{n} answer calls under setting {', '.join(sorted(skipped))} were not made: the {'/'.join(sorted(roles))} "
+            "call before each failed (stored as an error, not scored); rerun to retry them"
+        )
     judged = [p for p in planned if is_deferred(p.score) and not is_extracting(p.score)]
     if judged:
         stats = await run_deferred(judged, specs, store, progress, clients, stats)
@@ -315,9 +343,15 @@ def _staged(progress: ProgressFn | None) -> tuple[ProgressFn | None, list[int]]:
     return show, offset
 
 
-async def _run_precalls(waiting: list[Planned], specs: list[ModelSpec], helpers: list[ModelSpec], store: Store,
-                        progress: ProgressFn | None, clients: dict[str, OpenAICompatibleModel] | None,
-                        halted: set[str] | None) -> RunStats:
+async def _run_precalls(
+    waiting: list[Planned],
+    specs: list[ModelSpec],
+    helpers: list[ModelSpec],
+    store: Store,
+    progress: ProgressFn | None,
+    clients: dict[str, OpenAICompatibleModel] | None,
+    halted: set[str] | None,
+) -> RunStats:
     """The pre-calls of units not yet answered, through run_calls (deduplicated, cached, resumed
     by key; no score). A model they need that is neither answering nor given live is served here."""
     known = {s.label: s for s in [*helpers, *specs]}
@@ -405,8 +439,7 @@ def epoch_decoding(specs: Iterable[ModelSpec], epochs: int) -> dict[str, list[di
     return {s.label: [{"epoch": e, "seed": epoch_spec(s, e).seed, "temperature": s.temperature} for e in range(epochs)] for s in specs}
 
 
-def _plan_pairs(pairs: list[tuple[Item, Probe | None]], family: Family, fopts: BaseModel, specs: list[ModelSpec],
-                opts: EvalOptions) -> list[Planned]:
+def _plan_pairs(pairs: list[tuple[Item, Probe | None]], family: Family, fopts: BaseModel, specs: list[ModelSpec], opts: EvalOptions) -> list[Planned]:
     """The units of some (item, probe-or-clean) pairs, for every model and setting (as `plan`)."""
     settings = [settings_mod.get(n) for n in opts.settings]
     rendered = [(item, probe, family.render(item, probe, opts.scoring, fopts)) for item, probe in pairs]
@@ -425,8 +458,7 @@ def _plan_pairs(pairs: list[tuple[Item, Probe | None]], family: Family, fopts: B
                 pre = None
                 if precall is not None:
                     c = precall(messages, spec)
-                    pre = PlannedPreCall(c.role, request_key(c.spec, c.messages, c.params), c.spec, c.messages, c.params,
-                                         setting.with_note)  # type: ignore[attr-defined]  # a pre-call setting has both
+                    pre = PlannedPreCall(c.role, request_key(c.spec, c.messages, c.params), c.spec, c.messages, c.params, setting.with_note)  # type: ignore[attr-defined]  # a pre-call setting has both
                     # the answer's messages depend on the pre-call's stored reply: the unit's key names both
                     key = stable_hash({"answer": key, c.role: pre.key, "marker": getattr(setting, "marker", "")})
                 cond = CLEAN if probe is None else probe.condition

@@ -146,8 +146,7 @@ def response_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
 
 
-RETRY_NOTE = ("[retry {n}] Your previous reply could not be used: {why}. Reply again, following every instruction, "
-              "with only the JSON object.")
+RETRY_NOTE = "[retry {n}] Your previous reply could not be used: {why}. Reply again, following every instruction, with only the JSON object."
 
 
 def with_retry(messages: list[dict[str, str]], attempt: int, why: str | None) -> list[dict[str, str]]:
@@ -171,9 +170,9 @@ def request_for(spec: ModelSpec, task: Task, attempt: int = 0, why: str | None =
 class CallSession:
     """One event loop and one client per model label, kept for every stage run in it.
 
-        with CallSession() as session:
-            run_stage(store, spec, "a", tasks_a, session=session)
-            run_stage(store, spec, "b", tasks_b, session=session)
+    with CallSession() as session:
+        run_stage(store, spec, "a", tasks_a, session=session)
+        run_stage(store, spec, "b", tasks_b, session=session)
     """
 
     def __init__(self) -> None:
@@ -223,9 +222,16 @@ def _specs(spec: ModelSpec | None, tasks: Mapping[str, Task]) -> dict[str, Model
     return out
 
 
-def run_stage(store: Store, spec: ModelSpec | None, stage: str, tasks: Mapping[str, Task], retries: int = 2,
-              progress: StageProgress | None = None, stats: StageStats | None = None,
-              session: CallSession | None = None) -> dict[str, Outcome]:
+def run_stage(
+    store: Store,
+    spec: ModelSpec | None,
+    stage: str,
+    tasks: Mapping[str, Task],
+    retries: int = 2,
+    progress: StageProgress | None = None,
+    stats: StageStats | None = None,
+    session: CallSession | None = None,
+) -> dict[str, Outcome]:
     """Run the tasks (id -> Task) of one stage; id -> Outcome. `spec`: the model of tasks that name
     none; `session`: run the calls in it (default: a fresh event loop and clients)."""
     t0 = time.perf_counter()
@@ -237,8 +243,10 @@ def run_stage(store: Store, spec: ModelSpec | None, stage: str, tasks: Mapping[s
     history: dict[str, list[str]] = {tid: [] for tid in tasks}
     used: set[str] = set()
     while pending:
-        reqs = {tid: (request_for(tasks[tid].model or spec, tasks[tid], attempt, why, budget), attempt, budget)  # type: ignore[arg-type]
-                for tid, (attempt, why, budget) in pending.items()}
+        reqs = {
+            tid: (request_for(tasks[tid].model or spec, tasks[tid], attempt, why, budget), attempt, budget)  # type: ignore[arg-type]
+            for tid, (attempt, why, budget) in pending.items()
+        }
         label = stage if all(a == 0 for _, a, _ in reqs.values()) else f"{stage} (retry)"
 
         def on_progress(done: int, total: int, _label: str = label) -> None:
@@ -260,8 +268,9 @@ def run_stage(store: Store, spec: ModelSpec | None, stage: str, tasks: Mapping[s
             if row is None or row["status"] != "ok":
                 why = (row or {}).get("error") or "no reply stored"
                 st.call_errors += 1
-                results[tid] = Outcome(False, code="call_error", detail=str(why)[:300], attempts=attempt + 1, keys=history[tid],
-                                       permanent=bool((row or {}).get("permanent")))
+                results[tid] = Outcome(
+                    False, code="call_error", detail=str(why)[:300], attempts=attempt + 1, keys=history[tid], permanent=bool((row or {}).get("permanent"))
+                )
                 continue
             try:
                 value = tasks[tid].parse(row["text"])
@@ -274,8 +283,9 @@ def run_stage(store: Store, spec: ModelSpec | None, stage: str, tasks: Mapping[s
                     nxt[tid] = (attempt + 1, detail, min(grow_to, budget * 2) if cut and grow_to else budget)
                 else:
                     st.failures += 1
-                    results[tid] = Outcome(False, code=e.code, detail=f"{attempt + 1} replies could not be used; last: {detail}",
-                                           attempts=attempt + 1, keys=history[tid])
+                    results[tid] = Outcome(
+                        False, code=e.code, detail=f"{attempt + 1} replies could not be used; last: {detail}", attempts=attempt + 1, keys=history[tid]
+                    )
             else:
                 results[tid] = Outcome(True, value, attempts=attempt + 1, keys=history[tid])
         pending = nxt
@@ -293,9 +303,13 @@ def run_stage(store: Store, spec: ModelSpec | None, stage: str, tasks: Mapping[s
 
 def stage_table(stages: Mapping[str, Mapping[str, Any]], totals: Mapping[str, Any]) -> list[str]:
     """A build report's Markdown table of its stages' figures (StageStats as dicts) and their total."""
-    lines = ["| Stage | tasks | requests | made now | reused | call errors | retries | failures | prompt tok | completion tok |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| Stage | tasks | requests | made now | reused | call errors | retries | failures | prompt tok | completion tok |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for name, s in [*stages.items(), ("total", totals)]:
-        lines.append(f"| {name} | {s['units']} | {s['requests']} | {s['calls_made']} | {s['reused']} | {s['call_errors']} | "
-                     f"{s['retries']} | {s['failures']} | {s['prompt_tokens']} | {s['completion_tokens']} |")
+        lines.append(
+            f"| {name} | {s['units']} | {s['requests']} | {s['calls_made']} | {s['reused']} | {s['call_errors']} | "
+            f"{s['retries']} | {s['failures']} | {s['prompt_tokens']} | {s['completion_tokens']} |"
+        )
     return [*lines, ""]

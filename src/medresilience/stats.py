@@ -58,9 +58,7 @@ __all__ = [
 ]
 
 # scipy >= 1.15 takes `rng`; older versions (the project allows scipy >= 1.11) take `random_state`.
-_BOOTSTRAP_RNG_KW = (
-    "rng" if "rng" in inspect.signature(scipy.stats.bootstrap).parameters else "random_state"
-)
+_BOOTSTRAP_RNG_KW = "rng" if "rng" in inspect.signature(scipy.stats.bootstrap).parameters else "random_state"
 
 
 # --------------------------------------------------------------------------------------------
@@ -88,18 +86,10 @@ class Rate:
             return f"— (n={self.n})"
         if pct:
             point = f"{self.p * 100:.1f}%"
-            ival = (
-                f" [{self.lo * 100:.1f}, {self.hi * 100:.1f}]"
-                if self.lo is not None and self.hi is not None
-                else ""
-            )
+            ival = f" [{self.lo * 100:.1f}, {self.hi * 100:.1f}]" if self.lo is not None and self.hi is not None else ""
         else:
             point = f"{self.p:.3f}"
-            ival = (
-                f" [{self.lo:.3f}, {self.hi:.3f}]"
-                if self.lo is not None and self.hi is not None
-                else ""
-            )
+            ival = f" [{self.lo:.3f}, {self.hi:.3f}]" if self.lo is not None and self.hi is not None else ""
         return f"{point}{ival} (n={self.n})"
 
 
@@ -153,9 +143,7 @@ def cluster_bootstrap_rate(
     """
     ok = _as_bool_array(successes, "successes")
     if len(clusters) != ok.size:
-        raise ValueError(
-            f"successes and clusters differ in length ({ok.size} vs {len(clusters)})"
-        )
+        raise ValueError(f"successes and clusters differ in length ({ok.size} vs {len(clusters)})")
     conf = _check_confidence(confidence)
     n_resamples = _check_resamples(n_resamples)
     n = int(ok.size)
@@ -232,9 +220,7 @@ def mcnemar_from_pairs(before: Sequence[bool], after: Sequence[bool]) -> dict[st
     return {"b": b, "c": c, "n": int(x.size), "p": mcnemar_exact(b, c)}
 
 
-def cluster_mcnemar(
-    before: Sequence[bool], after: Sequence[bool], clusters: Sequence[Hashable]
-) -> dict[str, Any]:
+def cluster_mcnemar(before: Sequence[bool], after: Sequence[bool], clusters: Sequence[Hashable]) -> dict[str, Any]:
     """McNemar test for paired outcomes that come in clusters (Durkalski et al., Stat Med 2003).
 
     For cluster j with n_j pairs, b_j (True -> False) and c_j (False -> True) discordant pairs,
@@ -249,9 +235,7 @@ def cluster_mcnemar(
     x = _as_bool_array(before, "before")
     y = _as_bool_array(after, "after")
     if not (x.size == y.size == len(clusters)):
-        raise ValueError(
-            f"before, after and clusters differ in length ({x.size}, {y.size}, {len(clusters)})"
-        )
+        raise ValueError(f"before, after and clusters differ in length ({x.size}, {y.size}, {len(clusters)})")
     b = int(np.count_nonzero(x & ~y))
     c = int(np.count_nonzero(~x & y))
     out: dict[str, Any] = {"b": b, "c": c, "n": int(x.size), "clusters": 0, "test": "cluster_mcnemar"}
@@ -296,9 +280,7 @@ def fisher_one_sided(
     a_k, a_n = _check_counts(a_k, a_n, "a_k", "a_n")
     b_k, b_n = _check_counts(b_k, b_n, "b_k", "b_n")
     if alternative not in ("greater", "less", "two-sided"):
-        raise ValueError(
-            f"alternative must be 'greater', 'less' or 'two-sided', not {alternative!r}"
-        )
+        raise ValueError(f"alternative must be 'greater', 'less' or 'two-sided', not {alternative!r}")
     res = scipy.stats.fisher_exact([[a_k, a_n - a_k], [b_k, b_n - b_k]], alternative=alternative)
     return {"odds_ratio": float(res.statistic), "p": float(res.pvalue)}
 
@@ -423,8 +405,7 @@ def sign_flip_test(d_sum: Sequence[float], seed: int = 0) -> dict[str, Any]:
     when there is no cluster.
     """
     d = _as_float_array(d_sum, "d_sum")
-    out: dict[str, Any] = {"statistic": float(d.sum()) if d.size else 0.0, "p": None, "clusters": int(d.size),
-                           "test": "permutation_exact"}
+    out: dict[str, Any] = {"statistic": float(d.sum()) if d.size else 0.0, "p": None, "clusters": int(d.size), "test": "permutation_exact"}
     if d.size == 0:
         return out
     a = np.abs(d[d != 0])
@@ -463,9 +444,7 @@ def sign_flip_test(d_sum: Sequence[float], seed: int = 0) -> dict[str, Any]:
     return out
 
 
-def paired_permutation_test(
-    a: Sequence[float], b: Sequence[float], clusters: Sequence[Hashable] | None = None, seed: int = 0
-) -> dict[str, Any]:
+def paired_permutation_test(a: Sequence[float], b: Sequence[float], clusters: Sequence[Hashable] | None = None, seed: int = 0) -> dict[str, Any]:
     """The paired permutation (sign-flip) test of ``sign_flip_test`` on per-unit values a and b
     (B - A), with units grouped by ``clusters`` when one item gives several pairs (the signs then
     flip whole clusters). Returns ``{"n", "clusters", "statistic", "p", "test"}`` ("cluster_" is
@@ -492,8 +471,7 @@ def paired_permutation_test(
 def _scipy_bootstrap(x: np.ndarray, conf: float, n_resamples: int, seed: int, method: str):
     with warnings.catch_warnings():
         # BCa on near-degenerate data warns and returns NaN limits; the caller sees the NaN.
-        warnings.simplefilter("ignore", category=getattr(scipy.stats, "DegenerateDataWarning",
-                                                         RuntimeWarning))
+        warnings.simplefilter("ignore", category=getattr(scipy.stats, "DegenerateDataWarning", RuntimeWarning))
         return scipy.stats.bootstrap(
             (x,),
             np.mean,
@@ -561,9 +539,7 @@ def _as_bool_array(values: Sequence[Any], name: str) -> np.ndarray:
         return arr.astype(np.bool_)
     if arr.dtype.kind in "iuf" and np.all((arr == 0) | (arr == 1)):
         return arr.astype(np.bool_)
-    if arr.dtype.kind == "O" and all(
-        isinstance(v, (bool, np.bool_)) or (_is_int(v) and v in (0, 1)) for v in arr
-    ):
+    if arr.dtype.kind == "O" and all(isinstance(v, (bool, np.bool_)) or (_is_int(v) and v in (0, 1)) for v in arr):
         return arr.astype(np.bool_)
     raise ValueError(f"{name} must hold only True/False (or 0/1)")
 
@@ -618,8 +594,9 @@ def cluster_interval(
     return min(float(lo), p), max(float(hi), p)
 
 
-def clustered_rate(successes: Sequence[bool], clusters: Sequence[Hashable], confidence: float = 0.95,
-                   n_resamples: int = CLUSTER_RESAMPLES, seed: int = 0) -> Rate:
+def clustered_rate(
+    successes: Sequence[bool], clusters: Sequence[Hashable], confidence: float = 0.95, n_resamples: int = CLUSTER_RESAMPLES, seed: int = 0
+) -> Rate:
     """A pooled rate of rows grouped in clusters (items): the Wilson interval when every cluster
     holds one row, else the cluster-bootstrap interval of ``cluster_interval``, so several rows of
     one item are never counted as independent items."""
@@ -768,9 +745,20 @@ class Agreement:
     reason: str | None = None  # why value is None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"coefficient": self.coefficient, "value": self.value, "lo": self.lo, "hi": self.hi, "units": self.units,
-                "ratings": self.ratings, "pa": self.pa, "pe": self.pe, "weights": self.weights,
-                "confidence": self.confidence, "resamples": self.resamples, "reason": self.reason}
+        return {
+            "coefficient": self.coefficient,
+            "value": self.value,
+            "lo": self.lo,
+            "hi": self.hi,
+            "units": self.units,
+            "ratings": self.ratings,
+            "pa": self.pa,
+            "pe": self.pe,
+            "weights": self.weights,
+            "confidence": self.confidence,
+            "resamples": self.resamples,
+            "reason": self.reason,
+        }
 
     def fmt(self, digits: int = 3) -> str:
         """``"0.775 [0.52, 0.95] (n=12)"``; ``"— (n=0)"`` when undefined."""
@@ -1007,8 +995,7 @@ def _cohen_parts(codes: np.ndarray, q: int, w: np.ndarray):
     return fn
 
 
-def _coefficient(ratings: Any, coefficient: str, weights: str | np.ndarray | None, level: str | None,
-                 categories: Sequence[Any] | None):
+def _coefficient(ratings: Any, coefficient: str, weights: str | np.ndarray | None, level: str | None, categories: Sequence[Any] | None):
     """(function of multiplicities -> (value, pa, pe), units kept, informative units, ratings,
     weights name)."""
     if coefficient not in AGREEMENT_COEFFICIENTS:
@@ -1050,8 +1037,7 @@ def _coefficient(ratings: Any, coefficient: str, weights: str | np.ndarray | Non
     return fn2, int(keep.sum()), int((r >= 2).sum()), int(r.sum()), wname
 
 
-def _point(ratings: Any, coefficient: str, weights: Any = None, level: str | None = None,
-           categories: Sequence[Any] | None = None) -> float | None:
+def _point(ratings: Any, coefficient: str, weights: Any = None, level: str | None = None, categories: Sequence[Any] | None = None) -> float | None:
     fn, n_keep, informative, _, _ = _coefficient(ratings, coefficient, weights, level, categories)
     if informative == 0:
         return None
@@ -1065,8 +1051,9 @@ def percent_agreement(ratings: Any, *, weights: str | np.ndarray | None = None, 
     return _point(ratings, "percent_agreement", weights, None, categories)
 
 
-def cohen_kappa(rater_a: Sequence[Any], rater_b: Sequence[Any], *, weights: str | np.ndarray | None = None,
-                categories: Sequence[Any] | None = None) -> float | None:
+def cohen_kappa(
+    rater_a: Sequence[Any], rater_b: Sequence[Any], *, weights: str | np.ndarray | None = None, categories: Sequence[Any] | None = None
+) -> float | None:
     """Cohen's kappa of two raters on the units both rated (weighted with ``weights``: linear,
     quadratic, ordinal or a matrix). None when undefined (no shared unit, or chance agreement 1)."""
     a, b = list(rater_a), list(rater_b)
@@ -1118,8 +1105,7 @@ def agreement(
     base = {"coefficient": coefficient, "units": informative, "ratings": n_ratings, "weights": wname, "confidence": conf}
     if informative == 0:
         rated = bool((_codes(ratings, categories)[0] >= 0).any())
-        why = "no ratings" if not rated else (
-            "no unit rated by both raters" if coefficient == "cohen_kappa" else "no unit has two ratings")
+        why = "no ratings" if not rated else ("no unit rated by both raters" if coefficient == "cohen_kappa" else "no unit has two ratings")
         return Agreement(value=None, lo=None, hi=None, pa=None, pe=None, reason=why, **base)
     value, pa, pe = (float(x[0]) for x in fn(np.ones((1, n_keep))))
 

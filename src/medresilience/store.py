@@ -271,7 +271,8 @@ class Store:
         row = self.conn.execute(
             "SELECT 1 FROM units u LEFT JOIN calls c ON c.key = u.key LEFT JOIN scores s ON s.key = u.key AND s.scorer = u.scoring "
             "WHERE u.run = ? AND (c.status IS NOT 'ok' OR s.status IS NULL OR s.status NOT IN ('valid', 'invalid', 'truncated')) LIMIT 1",
-            (run_id,)).fetchone()
+            (run_id,),
+        ).fetchone()
         return row is None
 
     def retag_units(self, old_run: str, new_run: str) -> int:
@@ -282,20 +283,22 @@ class Store:
     def run_keys(self, run_id: str) -> int:
         """How many distinct calls the run's units stand on: their own keys and the keys of the
         calls linked to them (a monitor's note)."""
-        return int(self.conn.execute(
-            "SELECT COUNT(*) FROM (SELECT key FROM units WHERE run = ? UNION "
-            "SELECT l.key FROM unit_calls l JOIN units u ON u.model = l.model AND u.unit_id = l.unit_id WHERE u.run = ?)",
-            (run_id, run_id)).fetchone()[0])
+        return int(
+            self.conn.execute(
+                "SELECT COUNT(*) FROM (SELECT key FROM units WHERE run = ? UNION "
+                "SELECT l.key FROM unit_calls l JOIN units u ON u.model = l.model AND u.unit_id = l.unit_id WHERE u.run = ?)",
+                (run_id, run_id),
+            ).fetchone()[0]
+        )
 
     def latest_run(self) -> str | None:
         """The most recent run that planned units (None for a store without run-tagged units)."""
         row = self.conn.execute(
-            "SELECT r.run_id FROM runs r WHERE EXISTS (SELECT 1 FROM units u WHERE u.run = r.run_id) "
-            "ORDER BY r.started DESC, r.rowid DESC LIMIT 1").fetchone()
+            "SELECT r.run_id FROM runs r WHERE EXISTS (SELECT 1 FROM units u WHERE u.run = r.run_id) ORDER BY r.started DESC, r.rowid DESC LIMIT 1"
+        ).fetchone()
         return None if row is None else row[0]
 
-    def add_plan(self, units: Sequence[UnitRow], requests: Sequence[tuple[str, str, list, dict]],
-                 links: Sequence[tuple[str, str, str, str]] = ()) -> None:
+    def add_plan(self, units: Sequence[UnitRow], requests: Sequence[tuple[str, str, list, dict]], links: Sequence[tuple[str, str, str, str]] = ()) -> None:
         """Insert plan rows (tagged with the current run), request payloads (idempotent) and the
         links (model, unit id, call key, role) of units to the calls a setting makes before their
         answer, in one transaction."""
@@ -308,8 +311,7 @@ class Store:
                 (
                     "INSERT OR REPLACE INTO units (model, unit_id, item_id, probe_id, condition, setting, scoring, key, run, epoch) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(u.model, u.unit_id, u.item_id, u.probe_id, u.condition, u.setting, u.scoring, u.key, self.run_id, u.epoch)
-                     for u in units],
+                    [(u.model, u.unit_id, u.item_id, u.probe_id, u.condition, u.setting, u.scoring, u.key, self.run_id, u.epoch) for u in units],
                 ),
                 ("INSERT OR REPLACE INTO unit_calls VALUES (?, ?, ?, ?)", list(links)),
             ]
@@ -334,10 +336,21 @@ class Store:
                        WHERE calls.status != 'ok'""",
                     [
                         (
-                            c.key, c.model, c.status, int(c.permanent), c.text,
+                            c.key,
+                            c.model,
+                            c.status,
+                            int(c.permanent),
+                            c.text,
                             None if c.top_logprobs is None else json.dumps(c.top_logprobs),
-                            c.finish_reason, c.prompt_tokens, c.completion_tokens, c.cost, c.latency_s,
-                            c.attempts, c.error, now, c.waited_s,
+                            c.finish_reason,
+                            c.prompt_tokens,
+                            c.completion_tokens,
+                            c.cost,
+                            c.latency_s,
+                            c.attempts,
+                            c.error,
+                            now,
+                            c.waited_s,
                         )
                         for c in calls
                     ],
@@ -371,8 +384,7 @@ class Store:
 
     def score(self, key: str, scorer: str) -> dict[str, Any] | None:
         """One stored score (status, label, detail, value), or None when that scorer never scored the key."""
-        row = self.conn.execute("SELECT status, label, detail, value FROM scores WHERE key = ? AND scorer = ?",
-                                (key, scorer)).fetchone()
+        row = self.conn.execute("SELECT status, label, detail, value FROM scores WHERE key = ? AND scorer = ?", (key, scorer)).fetchone()
         if row is None:
             return None
         return {"status": row[0], "label": row[1], "detail": json.loads(row[2]) if row[2] else None, "value": row[3]}
@@ -412,10 +424,11 @@ class Store:
         joined = "FROM units u JOIN calls c ON c.key = u.key AND c.status = 'ok' LEFT JOIN scores s ON s.key = u.key AND s.scorer = u.scoring"
         out: dict[str, dict[str, dict[str, Any]]] = {}
         for model, setting, st, read_by, n in self.conn.execute(
-            f"SELECT u.model, u.setting, {status}, json_extract(s.detail, '$.read_by'), COUNT(*) {joined} WHERE 1 {where} GROUP BY 1, 2, 3, 4",
-                args):
-            b = out.setdefault(model, {}).setdefault(setting, {"replies": 0, "read": 0, "extracted": 0, "invalid": 0, "truncated": 0,
-                                                                "unscored": 0, "budget": None})
+            f"SELECT u.model, u.setting, {status}, json_extract(s.detail, '$.read_by'), COUNT(*) {joined} WHERE 1 {where} GROUP BY 1, 2, 3, 4", args
+        ):
+            b = out.setdefault(model, {}).setdefault(
+                setting, {"replies": 0, "read": 0, "extracted": 0, "invalid": 0, "truncated": 0, "unscored": 0, "budget": None}
+            )
             b["replies"] += n
             b["read" if st == "valid" else st] += n
             if st == "valid" and read_by == "extract":
@@ -423,7 +436,9 @@ class Store:
         for model, setting, budget in self.conn.execute(
             f"""SELECT u.model, u.setting, MAX(COALESCE(json_extract(r.params, '$.max_tokens'),
                                                        json_extract(r.params, '$.max_completion_tokens')))
-                {joined} JOIN requests r ON r.key = u.key WHERE {status} = 'truncated' {where} GROUP BY 1, 2""", args):
+                {joined} JOIN requests r ON r.key = u.key WHERE {status} = 'truncated' {where} GROUP BY 1, 2""",
+            args,
+        ):
             if model in out and setting in out[model]:
                 out[model][setting]["budget"] = None if budget is None else int(budget)
         return out
@@ -439,20 +454,23 @@ class Store:
         where, args = ("WHERE u.run = ?", (run,)) if run is not None else ("", ())
         out: list[dict[str, Any]] = []
         for model, params, n in self.conn.execute(
-                f"SELECT r.model, r.params, COUNT(DISTINCT r.key) FROM units u JOIN requests r ON r.key = u.key {where} "
-                "GROUP BY 1, 2 ORDER BY 1, 2", args):
+            f"SELECT r.model, r.params, COUNT(DISTINCT r.key) FROM units u JOIN requests r ON r.key = u.key {where} GROUP BY 1, 2 ORDER BY 1, 2", args
+        ):
             out.append({"kind": "answer", "model": model, "params": json.loads(params), "system": None, "calls": n})
         for role, model, params, n in self.conn.execute(
-                f"""SELECT l.role, r.model, r.params, COUNT(DISTINCT r.key) FROM unit_calls l
+            f"""SELECT l.role, r.model, r.params, COUNT(DISTINCT r.key) FROM unit_calls l
                     JOIN units u ON u.model = l.model AND u.unit_id = l.unit_id JOIN requests r ON r.key = l.key {where}
-                    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3""", args):
+                    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3""",
+            args,
+        ):
             out.append({"kind": role, "model": model, "params": json.loads(params), "system": None, "calls": n})
         first = "CASE WHEN json_extract(r.messages, '$[0].role') = 'system' THEN json_extract(r.messages, '$[0].content') END"
         for model, params, system, n in self.conn.execute(
-                f"""SELECT r.model, r.params, {first}, COUNT(*) FROM requests r
+            f"""SELECT r.model, r.params, {first}, COUNT(*) FROM requests r
                     WHERE NOT EXISTS (SELECT 1 FROM units u WHERE u.key = r.key)
                       AND NOT EXISTS (SELECT 1 FROM unit_calls l WHERE l.key = r.key)
-                    GROUP BY 1, 2, 3 ORDER BY 1, 2"""):
+                    GROUP BY 1, 2, 3 ORDER BY 1, 2"""
+        ):
             out.append({"kind": "scorer", "model": model, "params": json.loads(params), "system": system, "calls": n})
         return out
 
@@ -498,8 +516,11 @@ class Store:
             else:
                 ok += n
         scores = dict(con.execute("SELECT status, COUNT(*) FROM scores GROUP BY status").fetchall())
-        samples = [r[0] for r in con.execute(
-            "SELECT error FROM calls WHERE status = 'error' AND error IS NOT NULL GROUP BY error ORDER BY COUNT(*) DESC LIMIT 5")] if err else []
+        samples = (
+            [r[0] for r in con.execute("SELECT error FROM calls WHERE status = 'error' AND error IS NOT NULL GROUP BY error ORDER BY COUNT(*) DESC LIMIT 5")]
+            if err
+            else []
+        )
         counts = {
             "scores_valid": int(scores.get("valid", 0)),
             "scores_invalid": int(scores.get("invalid", 0)),
@@ -541,14 +562,29 @@ class Store:
         if run == "latest":
             run = self.latest_run()
         where, args = ("WHERE u.run = ?", (run,)) if run is not None else ("", ())
-        cols = ("model", "setting", "item_id", "probe_id", "condition", "role", "key", "caller", "status",
-                "prompt_tokens", "completion_tokens", "cost", "calls")
+        cols = (
+            "model",
+            "setting",
+            "item_id",
+            "probe_id",
+            "condition",
+            "role",
+            "key",
+            "caller",
+            "status",
+            "prompt_tokens",
+            "completion_tokens",
+            "cost",
+            "calls",
+        )
         rows = self.conn.execute(
             f"""SELECT u.model, u.setting, u.item_id, u.probe_id, u.condition, l.role, l.key, c.model, c.status,
                        COALESCE(c.prompt_tokens, 0), COALESCE(c.completion_tokens, 0), c.cost,
                        CASE WHEN c.key IS NULL THEN 0 ELSE 1 END
                 FROM unit_calls l JOIN units u ON u.model = l.model AND u.unit_id = l.unit_id
-                LEFT JOIN calls c ON c.key = l.key {where} ORDER BY u.model, u.setting, u.unit_id, l.role""", args)
+                LEFT JOIN calls c ON c.key = l.key {where} ORDER BY u.model, u.setting, u.unit_id, l.role""",
+            args,
+        )
         return [dict(zip(cols, r)) for r in rows]
 
     def setting_costs(self, run: str | None = "latest") -> dict[str, dict[str, dict[str, Any]]]:
@@ -565,16 +601,27 @@ class Store:
         for model, setting, units, items, pt, ct, cost, priced in self.conn.execute(
             f"""SELECT u.model, u.setting, COUNT(*), COUNT(DISTINCT u.item_id), SUM(COALESCE(c.prompt_tokens, 0)),
                        SUM(COALESCE(c.completion_tokens, 0)), SUM(c.cost), COUNT(c.cost)
-                FROM units u LEFT JOIN calls c ON c.key = u.key {where} GROUP BY u.model, u.setting""", args):
+                FROM units u LEFT JOIN calls c ON c.key = u.key {where} GROUP BY u.model, u.setting""",
+            args,
+        ):
             out.setdefault(model, {})[setting] = {
-                "units": units, "items": items, "answer_prompt_tokens": pt or 0, "answer_completion_tokens": ct or 0,
-                "answer_cost": cost if priced else None, "linked_prompt_tokens": 0, "linked_completion_tokens": 0,
-                "linked_cost": None, "linked_calls": 0}
+                "units": units,
+                "items": items,
+                "answer_prompt_tokens": pt or 0,
+                "answer_completion_tokens": ct or 0,
+                "answer_cost": cost if priced else None,
+                "linked_prompt_tokens": 0,
+                "linked_completion_tokens": 0,
+                "linked_cost": None,
+                "linked_calls": 0,
+            }
         for model, setting, n, pt, ct, cost, priced in self.conn.execute(
             f"""SELECT u.model, u.setting, COUNT(c.key), SUM(COALESCE(c.prompt_tokens, 0)), SUM(COALESCE(c.completion_tokens, 0)),
                        SUM(c.cost), COUNT(c.cost)
                 FROM unit_calls l JOIN units u ON u.model = l.model AND u.unit_id = l.unit_id
-                LEFT JOIN calls c ON c.key = l.key {where} GROUP BY u.model, u.setting""", args):
+                LEFT JOIN calls c ON c.key = l.key {where} GROUP BY u.model, u.setting""",
+            args,
+        ):
             b = out[model][setting]
             b.update(linked_prompt_tokens=pt or 0, linked_completion_tokens=ct or 0, linked_cost=cost if priced else None, linked_calls=n)
         for per_setting in out.values():
@@ -594,7 +641,8 @@ class Store:
         rows = self.conn.execute(
             "SELECT COALESCE(s.status, CASE c.status WHEN 'error' THEN 'error' WHEN 'ok' THEN 'not_scored' ELSE 'missing' END), COUNT(*) FROM units u "
             "LEFT JOIN calls c ON c.key = u.key LEFT JOIN scores s ON s.key = u.key AND s.scorer = u.scoring WHERE u.run IS ? GROUP BY 1",
-            (run,))
+            (run,),
+        )
         return {status: int(n) for status, n in rows}
 
     def score_reasons(self, status: str = "unscored", run: str | None = "latest") -> list[tuple[str, str, str, str, int]]:
@@ -607,7 +655,9 @@ class Store:
         tally: dict[tuple[str, str, str, str], int] = {}
         for model, setting, condition, detail in self.conn.execute(
             f"""SELECT u.model, u.setting, u.condition, s.detail FROM units u
-                JOIN scores s ON s.key = u.key AND s.scorer = u.scoring WHERE s.status = ? {where}""", args):
+                JOIN scores s ON s.key = u.key AND s.scorer = u.scoring WHERE s.status = ? {where}""",
+            args,
+        ):
             try:
                 reason = json.loads(detail).get("reason") if detail else None
             except (ValueError, AttributeError):

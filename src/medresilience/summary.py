@@ -44,8 +44,9 @@ def results_markdown(results: Results) -> str:
     lines.append("| Model | Setting | " + " | ".join(t for _, t in cols) + " | Errors | Invalid | Truncated |")
     lines.append("|" + "---|" * (len(cols) + 5))
     for model, setting, cells, counts in headline_rows(results):
-        lines.append(f"| {model} | {setting} | " + " | ".join(cells)
-                     + f" | {counts.get('errors', 0)} | {counts.get('invalid', 0)} | {counts.get('truncated', 0)} |")
+        lines.append(
+            f"| {model} | {setting} | " + " | ".join(cells) + f" | {counts.get('errors', 0)} | {counts.get('invalid', 0)} | {counts.get('truncated', 0)} |"
+        )
     lines.append("")
     lines += reading_markdown(results)
     for model, settings in results.models.items():
@@ -66,8 +67,11 @@ def results_markdown(results: Results) -> str:
         lines.append("")
         for setting, agg in results.mean_across_models.items():
             cells = ", ".join(
-                f"{k}: {v['mean']:+.2f} (range {v['min']:+.2f}–{v['max']:+.2f}, {v['models']} models)" if v.get("unit") == "score" else
-                f"{k}: {100 * v['mean']:.1f}% (range {100 * v['min']:.1f}–{100 * v['max']:.1f}, {v['models']} models)" for k, v in agg.items())
+                f"{k}: {v['mean']:+.2f} (range {v['min']:+.2f}–{v['max']:+.2f}, {v['models']} models)"
+                if v.get("unit") == "score"
+                else f"{k}: {100 * v['mean']:.1f}% (range {100 * v['min']:.1f}–{100 * v['max']:.1f}, {v['models']} models)"
+                for k, v in agg.items()
+            )
             lines.append(f"- {setting}: {cells}")
         lines.append("")
     if results.usage:
@@ -90,14 +94,21 @@ def reading_markdown(results: Results) -> list[str]:
     """How the replies were read, per model and setting (nothing for results without the counts)."""
     if not results.reading:
         return []
-    lines = ["## How replies were read", "",
-             "Unread replies (invalid: no readable answer; truncated: cut at the token budget before one) count as not "
-             "correct in every rate above unless a rate says it leaves them out.", "",
-             "| Model | Setting | Replies | Read | Read by extraction model | Invalid | Truncated | Unscored |", "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "## How replies were read",
+        "",
+        "Unread replies (invalid: no readable answer; truncated: cut at the token budget before one) count as not "
+        "correct in every rate above unless a rate says it leaves them out.",
+        "",
+        "| Model | Setting | Replies | Read | Read by extraction model | Invalid | Truncated | Unscored |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for model, per_setting in results.reading.items():
         for setting, b in per_setting.items():
-            lines.append(f"| {model} | {setting} | {b.get('replies', 0)} | {b.get('read', 0)} | {fmt_rate(b.get('extracted_share'))} | "
-                         f"{b.get('invalid', 0)} | {fmt_rate(b.get('truncated_share'))} | {b.get('unscored', 0)} |")
+            lines.append(
+                f"| {model} | {setting} | {b.get('replies', 0)} | {b.get('read', 0)} | {fmt_rate(b.get('extracted_share'))} | "
+                f"{b.get('invalid', 0)} | {fmt_rate(b.get('truncated_share'))} | {b.get('unscored', 0)} |"
+            )
     return [*lines, ""]
 
 
@@ -117,6 +128,5 @@ def results_table(results: Results):
     t.add_row("Invalid", *[str(c.get("invalid", 0)) for *_, c in rows])
     t.add_row("Truncated", *[str(c.get("truncated", 0)) for *_, c in rows])
     if _extracting(results):
-        t.add_row("Read by extraction model", *[fmt_rate((results.reading.get(m) or {}).get(s, {}).get("extracted_share"))
-                                                 for m, s, _, _ in rows])
+        t.add_row("Read by extraction model", *[fmt_rate((results.reading.get(m) or {}).get(s, {}).get("extracted_share")) for m, s, _, _ in rows])
     return t

@@ -30,9 +30,22 @@ def parse_pairs(values: list[str] | None, flag: str = "-O") -> dict[str, str]:
     return out
 
 
-def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, seed, settings: list[str], scoring: str | None,
-              family_options: list[str] | None, defense: Optional[str], cfg=None, wait: bool = False, judge: str | None = None,
-              epochs: int = 1, sample_seed: int | None = None) -> None:
+def _run_eval(
+    suite_dir: Optional[Path],
+    models: list[str],
+    out: Path,
+    limit,
+    seed,
+    settings: list[str],
+    scoring: str | None,
+    family_options: list[str] | None,
+    defense: Optional[str],
+    cfg=None,
+    wait: bool = False,
+    judge: str | None = None,
+    epochs: int = 1,
+    sample_seed: int | None = None,
+) -> None:
     """Run, print the table and summary, write the report; then exit 1 when calls failed
     permanently, were not run (a stopped model), or all failed, or the run measured nothing (no
     unit planned, every judgment unscored); the summary is written first."""
@@ -74,20 +87,33 @@ def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, se
         pairs["judge"] = judge
     fam_opts = cfg.family_options(pairs, suite.manifest.family) if cfg else pairs
     # the family's first scoring is the default (letters for MCQ families, the judge for free text)
-    opts = EvalOptions(settings=tuple(settings or ["none"]), scoring=scoring or family.scorings[0], limit=limit, family=fam_opts,
-                       epochs=epochs, sample_seed=sample_seed, extract=extract)
+    opts = EvalOptions(
+        settings=tuple(settings or ["none"]),
+        scoring=scoring or family.scorings[0],
+        limit=limit,
+        family=fam_opts,
+        epochs=epochs,
+        sample_seed=sample_seed,
+        extract=extract,
+    )
     check_options(family, opts, specs)  # option errors before any progress output
     with progress(lazy=True) as prog:  # shown from the first call: an error before it is one line alone
-        result = evaluate(suite, specs, out, opts, progress=progress_callback(prog, "calls"), wait=wait,
-                          on_wait=lambda msg: err_console.print(msg, highlight=False, soft_wrap=True, markup=False))
+        result = evaluate(
+            suite,
+            specs,
+            out,
+            opts,
+            progress=progress_callback(prog, "calls"),
+            wait=wait,
+            on_wait=lambda msg: err_console.print(msg, highlight=False, soft_wrap=True, markup=False),
+        )
     console.print(results_table(result.results))
     for w in result.warnings:
         err_console.print(f"warning: {w}", highlight=False, markup=False, soft_wrap=True)
     s = result.stats
     console.print(
         f"calls: {s.called} made, {s.cached} reused from the store, {s.errors} errors"
-        f" ({s.permanent_errors} permanent); tokens: {s.prompt_tokens} in / {s.completion_tokens} out"
-        + (f"; cost ${s.cost:.4f}" if s.cost else "")
+        f" ({s.permanent_errors} permanent); tokens: {s.prompt_tokens} in / {s.completion_tokens} out" + (f"; cost ${s.cost:.4f}" if s.cost else "")
     )
     for e in s.error_samples:
         err_console.print(f"  error sample: {e}", highlight=False, markup=False, soft_wrap=True)  # as stored: [redacted] and [brackets] kept
@@ -103,16 +129,42 @@ def _run_eval(suite_dir: Optional[Path], models: list[str], out: Path, limit, se
     if result.shortfall:
         fail(result.shortfall, 1)
     if s.permanent_errors or s.not_run:
-        fail(f"{s.permanent_errors} calls failed permanently" + (f" and {s.not_run} were not run" if s.not_run else "")
-             + "; fix the cause (see the error samples) and rerun to retry them", 1)
+        fail(
+            f"{s.permanent_errors} calls failed permanently"
+            + (f" and {s.not_run} were not run" if s.not_run else "")
+            + "; fix the cause (see the error samples) and rerun to retry them",
+            1,
+        )
 
 
-ModelOpt = Annotated[Optional[list[str]], typer.Option("--model", "-m", help="model spec, e.g. openai/gpt-4o-mini (medres models lists providers); repeat for several models (default: models in medres.toml)")]
-SettingOpt = Annotated[Optional[list[str]], typer.Option("--setting", help="mitigation setting: none, caution, monitor[:SPEC], retrieval:INDEX[,k=3], optimised:FILE.json; repeat to compare on the same items")]
-ScoringOpt = Annotated[Optional[str], typer.Option("--scoring", help="letter: generate and extract; logprob: read option-letter log-probabilities; judge: an LLM judge (default: the family's first)")]
+ModelOpt = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--model", "-m", help="model spec, e.g. openai/gpt-4o-mini (medres models lists providers); repeat for several models (default: models in medres.toml)"
+    ),
+]
+SettingOpt = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--setting", help="mitigation setting: none, caution, monitor[:SPEC], retrieval:INDEX[,k=3], optimised:FILE.json; repeat to compare on the same items"
+    ),
+]
+ScoringOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--scoring", help="letter: generate and extract; logprob: read option-letter log-probabilities; judge: an LLM judge (default: the family's first)"
+    ),
+]
 JudgeOpt = Annotated[Optional[str], typer.Option("--judge", help="judge model spec for a family whose answers are judged (= -O judge=SPEC)")]
-FamilyOpt = Annotated[Optional[list[str]], typer.Option("--option", "-O", help="an option of the suite's family, KEY=VALUE (the README lists each family's), "
-                                                   "or extract=SPEC: a model that reads the replies the rules leave unread; repeatable")]
+FamilyOpt = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--option",
+        "-O",
+        help="an option of the suite's family, KEY=VALUE (the README lists each family's), "
+        "or extract=SPEC: a model that reads the replies the rules leave unread; repeatable",
+    ),
+]
 DefenseOpt = Annotated[Optional[str], typer.Option("--defense", hidden=True, help="former flag: off | on | both (= --setting caution)")]
 WaitOpt = Annotated[bool, typer.Option("--wait", help="if another process holds the run directory, wait for it instead of stopping")]
 
@@ -120,7 +172,9 @@ WaitOpt = Annotated[bool, typer.Option("--wait", help="if another process holds 
 @app.command()
 @user_errors
 def run(
-    model: Annotated[Optional[list[str]], typer.Option("--model", "-m", help="model spec (default: models in medres.toml, else the embedded Qwen2.5-Coder-1.5B)")] = None,
+    model: Annotated[
+        Optional[list[str]], typer.Option("--model", "-m", help="model spec (default: models in medres.toml, else the embedded Qwen2.5-Coder-1.5B)")
+    ] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="run directory (default: out in medres.toml, else runs/sample)")] = None,
     limit: Annotated[Optional[int], typer.Option(help="first N items only")] = None,
     setting: SettingOpt = None,
@@ -143,11 +197,21 @@ def eval_(
     suite: Annotated[Optional[Path], typer.Option("--suite", help="suite directory (default: the bundled sample)")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="run directory, rerun to resume (default: out in medres.toml, else runs/eval)")] = None,
     limit: Annotated[Optional[int], typer.Option(help="first N items only")] = None,
-    sample_seed: Annotated[Optional[int], typer.Option("--sample-seed", help="take the items in this seed's random order, so that "
-                                                       "--limit N is a simple random sample and a larger N keeps a smaller one")] = None,
+    sample_seed: Annotated[
+        Optional[int],
+        typer.Option(
+            "--sample-seed", help="take the items in this seed's random order, so that --limit N is a simple random sample and a larger N keeps a smaller one"
+        ),
+    ] = None,
     seed: Annotated[Optional[int], typer.Option(help="decoding seed passed to every model")] = None,
-    epochs: Annotated[int, typer.Option("--epochs", help="answer every unit N times, epoch e with decoding seed + e (needs a "
-                                                        "sampling temperature; only families whose metrics read repeats take more than one)")] = 1,
+    epochs: Annotated[
+        int,
+        typer.Option(
+            "--epochs",
+            help="answer every unit N times, epoch e with decoding seed + e (needs a "
+            "sampling temperature; only families whose metrics read repeats take more than one)",
+        ),
+    ] = 1,
     setting: SettingOpt = None,
     scoring: ScoringOpt = None,
     option: FamilyOpt = None,
@@ -159,16 +223,35 @@ def eval_(
     from ..config import load_config
 
     cfg = load_config()
-    _run_eval(suite, cfg.models(model), cfg.out(out, Path("runs/eval")), limit, seed, setting or [], scoring, option, defense, cfg,
-              wait=wait, judge=judge, epochs=epochs, sample_seed=sample_seed)
+    _run_eval(
+        suite,
+        cfg.models(model),
+        cfg.out(out, Path("runs/eval")),
+        limit,
+        seed,
+        setting or [],
+        scoring,
+        option,
+        defense,
+        cfg,
+        wait=wait,
+        judge=judge,
+        epochs=epochs,
+        sample_seed=sample_seed,
+    )
 
 
 @app.command("import")
 @user_errors
 def import_(
-    path: Annotated[Optional[str], typer.Argument(help="source file (MedQA/MedMCQA JSON lines, MMLU CSV, a family's release layout, "
-                                                  "an abbreviation inventory), or a hub name hf:OWNER/NAME\\[:CONFIG]\\[@REVISION] "
-                                                  "(medres datasets lists them)")] = None,
+    path: Annotated[
+        Optional[str],
+        typer.Argument(
+            help="source file (MedQA/MedMCQA JSON lines, MMLU CSV, a family's release layout, "
+            "an abbreviation inventory), or a hub name hf:OWNER/NAME\\[:CONFIG]\\[@REVISION] "
+            "(medres datasets lists them)"
+        ),
+    ] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="items .jsonl file, or a suite directory for a release")] = None,
     fmt: Annotated[str, typer.Option("--format", help="auto, or a format name (medres import --format help lists them)")] = "auto",
     seed: Annotated[int, typer.Option(help="suite seed (release files: the seeded choices of its probes)")] = 0,
@@ -184,8 +267,13 @@ def import_(
         from ..family import families
 
         suite_formats = [name for fam in families() for name in fam.suite_formats]
-        console.print("item formats: " + ", ".join(sources.formats()) + "; suite formats: " + ", ".join(suite_formats)
-                      + "; abbreviations (an inventory, copied into the --out folder)")
+        console.print(
+            "item formats: "
+            + ", ".join(sources.formats())
+            + "; suite formats: "
+            + ", ".join(suite_formats)
+            + "; abbreviations (an inventory, copied into the --out folder)"
+        )
         return
     if path is None:
         raise ConfigError("PATH", "name a file or a hub name, e.g. medres import hf:AI4HealthResearch/MedMisBench --out suites/medmisbench")

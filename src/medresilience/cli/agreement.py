@@ -17,18 +17,27 @@ def register(app: typer.Typer) -> None:
     @user_errors
     def judge_agreement_cmd(
         run_dir: Annotated[Path, typer.Argument(help="run directory (its store.sqlite holds the judge's verdicts)")],
-        labels: Annotated[Path, typer.Option("--labels", help="human labels: CSV/Parquet (unit_id or item_id, model, label or "
-                                                               "label_1, label_2, ...), a review directory or its ratings.csv")],
-        judge: Annotated[Optional[str], typer.Option("--judge", help="the judge to compare (its rubric, model or scorer name) when "
-                                                                     "the run has several")] = None,
-        out: Annotated[Optional[Path], typer.Option("--out", help="also write the JSON here (it is always saved as "
-                                                                  "RUN_DIR/judge_agreement.json)")] = None,
-        label_column: Annotated[Optional[list[str]], typer.Option("--label-column", help="a column holding a label (repeat "
-                                                                                         "for several annotators)")] = None,
-        combine: Annotated[str, typer.Option("--combine", help="several annotators: their mean rounded to the scale, a half "
-                                                               "going up (half_up, the study's rule) or down (half_down)")] = "half_up",
-        positive: Annotated[Optional[list[float]], typer.Option("--positive", help="a verdict value that counts as positive in the "
-                                                                                   "binary view (repeatable; default: the top of the scale)")] = None,
+        labels: Annotated[
+            Path,
+            typer.Option(
+                "--labels", help="human labels: CSV/Parquet (unit_id or item_id, model, label or label_1, label_2, ...), a review directory or its ratings.csv"
+            ),
+        ],
+        judge: Annotated[
+            Optional[str], typer.Option("--judge", help="the judge to compare (its rubric, model or scorer name) when the run has several")
+        ] = None,
+        out: Annotated[Optional[Path], typer.Option("--out", help="also write the JSON here (it is always saved as RUN_DIR/judge_agreement.json)")] = None,
+        label_column: Annotated[Optional[list[str]], typer.Option("--label-column", help="a column holding a label (repeat for several annotators)")] = None,
+        combine: Annotated[
+            str,
+            typer.Option(
+                "--combine", help="several annotators: their mean rounded to the scale, a half going up (half_up, the study's rule) or down (half_down)"
+            ),
+        ] = "half_up",
+        positive: Annotated[
+            Optional[list[float]],
+            typer.Option("--positive", help="a verdict value that counts as positive in the binary view (repeatable; default: the top of the scale)"),
+        ] = None,
         resamples: Annotated[int, typer.Option("--resamples", help="bootstrap resamples for the kappa intervals")] = 2000,
         seed: Annotated[int, typer.Option("--seed", help="bootstrap seed")] = 0,
     ) -> None:
@@ -38,8 +47,9 @@ def register(app: typer.Typer) -> None:
 
         from ..scoring.agreement import RESULT_FILE, judge_agreement
 
-        res = judge_agreement(run_dir, labels, judge=judge, label_columns=label_column, combine_rule=combine, positive=positive,
-                              n_resamples=resamples, seed=seed)
+        res = judge_agreement(
+            run_dir, labels, judge=judge, label_columns=label_column, combine_rule=combine, positive=positive, n_resamples=resamples, seed=seed
+        )
         study = res.study
         scale = ", ".join(_show(v) for v in res.scale)
         top = "/".join(_show(v) for v in res.positive)
@@ -68,14 +78,23 @@ def register(app: typer.Typer) -> None:
             console.print(c)
         if res.inter_annotator and res.inter_annotator["n"]:
             ia = res.inter_annotator
-            console.print(f"annotators ({', '.join(ia['annotators'])}) with each other, on the {ia['n']} answers two or more labelled: "
-                          f"exact {_pct(ia['exact']['value'])}, binary {_pct(ia['binary']['value'])}", highlight=False, markup=False,
-                          soft_wrap=True)
+            console.print(
+                f"annotators ({', '.join(ia['annotators'])}) with each other, on the {ia['n']} answers two or more labelled: "
+                f"exact {_pct(ia['exact']['value'])}, binary {_pct(ia['binary']['value'])}",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
         ex, un = res.excluded, res.unmatched
-        console.print(f"left out: {un['labels']} labels match no judged answer, {un['judged_unlabelled']} judged answers have no label, "
-                      f"{un['unjudged_unlabelled']} unlabelled answers without a verdict yet, "
-                      f"{ex['judge_unscored']} labelled answers the judge left unscored, {ex['judge_missing']} without a verdict "
-                      f"(a failed call, or one not made yet), {ex['labels_blank']} blank labels", highlight=False, markup=False, soft_wrap=True)
+        console.print(
+            f"left out: {un['labels']} labels match no judged answer, {un['judged_unlabelled']} judged answers have no label, "
+            f"{un['unjudged_unlabelled']} unlabelled answers without a verdict yet, "
+            f"{ex['judge_unscored']} labelled answers the judge left unscored, {ex['judge_missing']} without a verdict "
+            f"(a failed call, or one not made yet), {ex['labels_blank']} blank labels",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
         if un["label_examples"]:
             err_console.print("note: unmatched labels, e.g. " + "; ".join(un["label_examples"]), highlight=False, markup=False, soft_wrap=True)
         saved = res.save(Path(run_dir) / RESULT_FILE)

@@ -31,8 +31,12 @@ def register(app: typer.Typer) -> None:
         m = build_index(source, out, field=field, chunk_words=chunk_words, overlap=overlap)
         c = m["counts"]
         skipped = f"; {len(m['skipped'])} other files skipped" if m["skipped"] else ""
-        console.print(f"index {out}: {c['passages']} passages of {c['documents']} documents from {c['files']} files{skipped} "
-                      f"(hash {m['index_hash']})", highlight=False, markup=False, soft_wrap=True)
+        console.print(
+            f"index {out}: {c['passages']} passages of {c['documents']} documents from {c['files']} files{skipped} (hash {m['index_hash']})",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
         console.print(f"use it with: medres eval --setting none --setting retrieval:{out},k=3", highlight=False, markup=False, soft_wrap=True)
 
     @group.command("search")

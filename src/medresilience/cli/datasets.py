@@ -20,19 +20,27 @@ def datasets(
     from ..sources.catalog import CATALOG, CHECKED
 
     if markdown:
-        console.print(f"Checked {CHECKED}.\n\n| dataset | where | licence | size | format | command | checked |\n|---|---|---|---|---|---|---|",
-                      highlight=False, markup=False, soft_wrap=True)
+        console.print(
+            f"Checked {CHECKED}.\n\n| dataset | where | licence | size | format | command | checked |\n|---|---|---|---|---|---|---|",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
         for d in CATALOG:
             cells = (d.name, d.where, d.licence, d.size, d.fmt, f"`{d.command}`", d.checked)
             console.print("| " + " | ".join(_cell(c) for c in cells) + " |", highlight=False, markup=False, soft_wrap=True)
         return
 
-    console.print(f"Datasets, checked {CHECKED} against their own pages (see each note); hf: names download through "
-                  "huggingface_hub (HF_TOKEN, HF_ENDPOINT, HF_HUB_OFFLINE, its cache)", highlight=False, markup=False, soft_wrap=True)
+    console.print(
+        f"Datasets, checked {CHECKED} against their own pages (see each note); hf: names download through "
+        "huggingface_hub (HF_TOKEN, HF_ENDPOINT, HF_HUB_OFFLINE, its cache)",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
     for d in CATALOG:
         console.print(f"\n{d.name} ({d.kind}): {d.what}", highlight=False, markup=False, soft_wrap=True)
-        for label, value in (("where", d.where), ("licence", d.licence), ("size", d.size), ("format", d.fmt), ("get", d.command),
-                             ("checked", d.checked)):
+        for label, value in (("where", d.where), ("licence", d.licence), ("size", d.size), ("format", d.fmt), ("get", d.command), ("checked", d.checked)):
             console.print(f"  {label + ':':9}{value}", highlight=False, markup=False, soft_wrap=True)
         for fname, digest in d.files.items():
             if digest:

@@ -43,8 +43,11 @@ def build_outcome(report: dict, kept: int, considered: int, what: str, out: Path
     if report.get("incomplete"):
         raise typer.Exit(1)
     if kept == 0:
-        fail(f"nothing was built: 0 of {considered} {what} kept (why: {out / 'build_report.md'}); fix the cause and rerun the "
-             "same command: every stored call is reused", 1)
+        fail(
+            f"nothing was built: 0 of {considered} {what} kept (why: {out / 'build_report.md'}); fix the cause and rerun the "
+            "same command: every stored call is reused",
+            1,
+        )
 
 
 def _terminate_as_interrupt(signum, frame) -> None:

@@ -20,18 +20,31 @@ def register(app: typer.Typer) -> None:
     @user_errors
     def optimise_(
         train: Annotated[list[Path], typer.Option("--train", help="a suite directory to draw training examples from; repeat for several")],
-        val: Annotated[list[Path], typer.Option("--val", help="a suite directory to draw validation examples from; repeat for several "
-                                                       "(keep it apart from every suite the prompt will be scored on)")],
+        val: Annotated[
+            list[Path],
+            typer.Option(
+                "--val",
+                help="a suite directory to draw validation examples from; repeat for several (keep it apart from every suite the prompt will be scored on)",
+            ),
+        ],
         task_model: Annotated[str, typer.Option("--task-model", help="the model the prompt is for (a model spec)")],
         reflection_model: Annotated[str, typer.Option("--reflection-model", help="the model that reads the feedback and proposes prompts (a model spec)")],
-        budget: Annotated[int, typer.Option("--budget", help="GEPA metric calls (examples scored, the seed prompt's validation included), "
-                                                                 "never exceeded: a proposal starts only while its most (2 x minibatch + the "
-                                                                 "validation examples) still fits")],
+        budget: Annotated[
+            int,
+            typer.Option(
+                "--budget",
+                help="GEPA metric calls (examples scored, the seed prompt's validation included), "
+                "never exceeded: a proposal starts only while its most (2 x minibatch + the "
+                "validation examples) still fits",
+            ),
+        ],
         out: Annotated[Path, typer.Option("--out", help="the optimised-prompt file to write, NAME.json (its calls are stored in NAME.json.work/)")],
         per_suite: Annotated[int, typer.Option("--per-suite", help="examples drawn (seeded) from each suite of --train and of --val")] = 5,
         seed: Annotated[int, typer.Option("--seed", help="seed of the draw and of GEPA's choices")] = 0,
         judge: Annotated[Optional[str], typer.Option("--judge", help="judge model spec of judged families (default: the task model)")] = None,
-        option: Annotated[Optional[list[str]], typer.Option("--option", "-O", help="a family option KEY=VALUE, given to each suite whose family takes it")] = None,
+        option: Annotated[
+            Optional[list[str]], typer.Option("--option", "-O", help="a family option KEY=VALUE, given to each suite whose family takes it")
+        ] = None,
         seed_prompt: Annotated[Optional[str], typer.Option("--seed-prompt", help="the prompt GEPA starts from (default: a short precaution)")] = None,
         seed_prompt_file: Annotated[Optional[Path], typer.Option("--seed-prompt-file", help="read the seed prompt from this file")] = None,
         minibatch: Annotated[int, typer.Option("--minibatch", help="training examples the reflection model sees per proposal")] = 3,
@@ -53,18 +66,37 @@ def register(app: typer.Typer) -> None:
         task = parse_model_spec(task_model, defaults)
         reflection = parse_model_spec(reflection_model, defaults)
         result = optimise(
-            [Suite.load(p) for p in train], [Suite.load(p) for p in val], task, reflection, out, budget,
-            per_suite=per_suite, seed=seed, judge=judge or task_model, options=parse_pairs(option), seed_prompt=first,
-            minibatch=minibatch, progress=lambda line: err_console.print(line, highlight=False, markup=False, soft_wrap=True), wait=wait,
+            [Suite.load(p) for p in train],
+            [Suite.load(p) for p in val],
+            task,
+            reflection,
+            out,
+            budget,
+            per_suite=per_suite,
+            seed=seed,
+            judge=judge or task_model,
+            options=parse_pairs(option),
+            seed_prompt=first,
+            minibatch=minibatch,
+            progress=lambda line: err_console.print(line, highlight=False, markup=False, soft_wrap=True),
+            wait=wait,
         )
         c = result.candidate
         console.print(f"prompt ({c.prompt_hash}):\n{c.prompt}", highlight=False, markup=False, soft_wrap=True)
-        console.print(f"validation score {c.seed_val_score:.3f} (seed prompt) -> {c.best_val_score:.3f}; {len(c.history)} candidates; "
-                      f"{c.metric_calls} of {c.budget} metric calls; calls: {result.called} made, {result.cached} reused from the store",
-                      highlight=False, markup=False, soft_wrap=True)
+        console.print(
+            f"validation score {c.seed_val_score:.3f} (seed prompt) -> {c.best_val_score:.3f}; {len(c.history)} candidates; "
+            f"{c.metric_calls} of {c.budget} metric calls; calls: {result.called} made, {result.cached} reused from the store",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
         console.print(f"written: {result.path} (calls stored in {c.work_dir})", highlight=False, markup=False, soft_wrap=True)
-        console.print(f"use it with: medres eval --setting none --setting optimised:{result.path} --suite SUITE ... "
-                      "(on suites other than its --train and --val ones)", highlight=False, markup=False, soft_wrap=True)
+        console.print(
+            f"use it with: medres eval --setting none --setting optimised:{result.path} --suite SUITE ... (on suites other than its --train and --val ones)",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
 
     @group.command("show")
     @user_errors

@@ -34,8 +34,11 @@ def register(app: typer.Typer) -> None:
         for pr in PRICES:
             pt.add_row(pr.provider, pr.model, f"{pr.input:.2f}", f"{pr.output:.2f}", pr.date)
         console.print(pt)
-        console.print("Any other OpenAI-compatible endpoint: --model \"openai:MODEL,base_url=URL[,api_key_env=VAR]\"; "
-                      "local models: embedded, embedded:smollm2.", highlight=False, soft_wrap=True)
+        console.print(
+            'Any other OpenAI-compatible endpoint: --model "openai:MODEL,base_url=URL[,api_key_env=VAR]"; local models: embedded, embedded:smollm2.',
+            highlight=False,
+            soft_wrap=True,
+        )
 
     @app.command("config")
     @user_errors
@@ -53,8 +56,12 @@ def register(app: typer.Typer) -> None:
         from ..report.rundir import redact_url
 
         cfg = load_config()
-        console.print(f"config file: {cfg.where + ' (' + str(cfg.path) + ')' if cfg.path else 'none (medres.toml or [tool.medres] in pyproject.toml, in the working directory)'}",
-                      highlight=False, soft_wrap=True, markup=False)
+        console.print(
+            f"config file: {cfg.where + ' (' + str(cfg.path) + ')' if cfg.path else 'none (medres.toml or [tool.medres] in pyproject.toml, in the working directory)'}",
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+        )
         t = Table(title="Settings in effect")
         for col in ("key", "value", "from", "a command line overrides it with"):
             t.add_column(col, overflow="fold")
@@ -65,7 +72,7 @@ def register(app: typer.Typer) -> None:
             "concurrency": str(v.concurrency) if v.concurrency is not None else "— (each spec's, 16 by default)",
             "out": str(v.out) if v.out is not None else "— (runs/eval for eval, runs/sample for run)",
             "prices": "; ".join(f"{k}: {p.input}/{p.output}" + (f" ({p.date})" if p.date else "") for k, p in v.prices.items())
-                      or "— (the provider table's, see medres models)",
+            or "— (the provider table's, see medres models)",
         }
         for key, value in shown.items():
             t.add_row(key, escape(value), escape(cfg.source(key)), OVERRIDDEN_BY[key])

@@ -36,8 +36,7 @@ def register(app: typer.Typer) -> None:
     def compare(
         run_a: Annotated[Path, typer.Argument(help="baseline run directory (A)")],
         run_b: Annotated[Path, typer.Argument(help="run to compare with it (B), e.g. a mitigation")],
-        out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default: RUN_B/compare-<A>, with the --pair "
-                                                    "values when given)")] = None,
+        out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default: RUN_B/compare-<A>, with the --pair values when given)")] = None,
         pair: Annotated[Optional[list[str]], typer.Option("--pair", help="MODEL_A=MODEL_B (optionally MODEL:SETTING); repeatable")] = None,
         force: Annotated[bool, typer.Option("--force", help="overwrite a folder holding a comparison of other runs or pairs")] = False,
     ) -> None:
@@ -54,14 +53,30 @@ def register(app: typer.Typer) -> None:
             def pct(v, score=score):
                 return "—" if v is None or v != v else (f"{v:+.2f}" if score else f"{100 * v:.1f}%")
 
-            rows.append([r.b, r.a, f"{r.condition} {r.metric}", pct(r.a_p), pct(r.b_p),
-                         "—" if r.diff != r.diff else (f"{r.diff:+.2f}" if score else f"{100 * r.diff:+.1f} pp"),
-                         "—" if r.lo != r.lo or r.lo is None else (f"[{r.lo:+.2f}, {r.hi:+.2f}]" if score else f"[{100 * r.lo:+.1f}, {100 * r.hi:+.1f}]"),
-                         fmt_p(r.p_test), fmt_p(r.p_holm), str(r.n)])
-        console.print(fitted("B - A on shared items (paired, item-clustered bootstrap 95% CI)",
-                             ["B", "A", "Metric", "A", "B", "B - A", "95% CI", "p (test)", "p (Holm)", "pairs"], rows, console.width,
-                             keys=2, label=True))
+            rows.append(
+                [
+                    r.b,
+                    r.a,
+                    f"{r.condition} {r.metric}",
+                    pct(r.a_p),
+                    pct(r.b_p),
+                    "—" if r.diff != r.diff else (f"{r.diff:+.2f}" if score else f"{100 * r.diff:+.1f} pp"),
+                    "—" if r.lo != r.lo or r.lo is None else (f"[{r.lo:+.2f}, {r.hi:+.2f}]" if score else f"[{100 * r.lo:+.1f}, {100 * r.hi:+.1f}]"),
+                    fmt_p(r.p_test),
+                    fmt_p(r.p_holm),
+                    str(r.n),
+                ]
+            )
+        console.print(
+            fitted(
+                "B - A on shared items (paired, item-clustered bootstrap 95% CI)",
+                ["B", "A", "Metric", "A", "B", "B - A", "95% CI", "p (test)", "p (Holm)", "pairs"],
+                rows,
+                console.width,
+                keys=2,
+                label=True,
+            )
+        )
         tests = ", ".join(dict.fromkeys(str(x) for x in res.table["test"] if isinstance(x, str) and x))
-        console.print(f"p: the exact or clustered paired test of each row ({tests or 'none'}); the bootstrap gives the interval",
-                      highlight=False)
+        console.print(f"p: the exact or clustered paired test of each row ({tests or 'none'}); the bootstrap gives the interval", highlight=False)
         console.print(f"comparison: {res.html}  (table: {res.csv})", highlight=False, soft_wrap=True)

@@ -30,12 +30,25 @@ def register(app: typer.Typer) -> None:
         """Draw a stratified, seeded sample, assign it to reviewers, write the review database."""
         from ..review.sample import sample_review
 
-        res = sample_review(rubric, suite, out, run_dir=run, n=n, strata=[s for s in strata.split(",") if s.strip()], dual=dual,
-                            reviewers=[r.strip() for r in reviewers.split(",") if r.strip()], seed=seed)
+        res = sample_review(
+            rubric,
+            suite,
+            out,
+            run_dir=run,
+            n=n,
+            strata=[s for s in strata.split(",") if s.strip()],
+            dual=dual,
+            reviewers=[r.strip() for r in reviewers.split(",") if r.strip()],
+            seed=seed,
+        )
         for note in res.notes:
             err_console.print(f"note: {note}", highlight=False, markup=False)
-        console.print(f"rubric {res.rubric}: {res.units} of {res.population} units sampled, {res.dual} rated twice; "
-                      + ", ".join(f"{r}: {k} tasks" for r, k in res.tasks.items()), highlight=False, markup=False)
+        console.print(
+            f"rubric {res.rubric}: {res.units} of {res.population} units sampled, {res.dual} rated twice; "
+            + ", ".join(f"{r}: {k} tasks" for r, k in res.tasks.items()),
+            highlight=False,
+            markup=False,
+        )
         console.print(f"review: {res.path}  (next: medres review add-reviewer {res.path} NAME)", highlight=False, markup=False, soft_wrap=True)
 
     @group.command("add-reviewer")
@@ -44,7 +57,9 @@ def register(app: typer.Typer) -> None:
         review: Annotated[Path, typer.Argument(help="review directory")],
         name: Annotated[str, typer.Argument(help="reviewer name")],
         admin: Annotated[bool, typer.Option("--admin", help="may see everyone's progress and revoke reviewers in the app")] = False,
-        reset: Annotated[bool, typer.Option("--reset", help="issue a new password to a reviewer who has one (ends their sessions, reinstates a revoked one)")] = False,
+        reset: Annotated[
+            bool, typer.Option("--reset", help="issue a new password to a reviewer who has one (ends their sessions, reinstates a revoked one)")
+        ] = False,
     ) -> None:
         """Print a one-time password for a reviewer (stored only as a scrypt hash)."""
         from ..review.db import ReviewDB
@@ -72,7 +87,13 @@ def register(app: typer.Typer) -> None:
     def serve(
         review: Annotated[Path, typer.Argument(help="review directory")],
         port: Annotated[int, typer.Option("--port", help="port on 127.0.0.1")] = 8765,
-        public_host: Annotated[Optional[str], typer.Option("--public-host", help="behind a TLS-terminating reverse proxy on this machine that forwards https://HOST/ to 127.0.0.1:PORT: allow that host name, mark cookies Secure, trust X-Forwarded-For only on requests carrying the shared secret of MEDRES_PROXY_SECRET in X-Medres-Proxy-Secret (set by the proxy)")] = None,
+        public_host: Annotated[
+            Optional[str],
+            typer.Option(
+                "--public-host",
+                help="behind a TLS-terminating reverse proxy on this machine that forwards https://HOST/ to 127.0.0.1:PORT: allow that host name, mark cookies Secure, trust X-Forwarded-For only on requests carrying the shared secret of MEDRES_PROXY_SECRET in X-Medres-Proxy-Secret (set by the proxy)",
+            ),
+        ] = None,
     ) -> None:
         """Serve the review app on 127.0.0.1 (loopback only) until Ctrl-C."""
         from ..review.app import proxy_options
@@ -107,9 +128,14 @@ def register(app: typer.Typer) -> None:
 
         res = revise_suite(review, out, suite, rule)  # type: ignore[arg-type]
         c = res.counts
-        console.print(f"suite {res.out} (version {res.suite.manifest.version}): {c['items']} items, {c['probes']} probes; dropped "
-                      f"{c['dropped_items']} items and {c['dropped_probes']} probes, relabelled {c['relabelled']} probes "
-                      f"(review_changes.jsonl lists each with its reason)", highlight=False, markup=False, soft_wrap=True)
+        console.print(
+            f"suite {res.out} (version {res.suite.manifest.version}): {c['items']} items, {c['probes']} probes; dropped "
+            f"{c['dropped_items']} items and {c['dropped_probes']} probes, relabelled {c['relabelled']} probes "
+            f"(review_changes.jsonl lists each with its reason)",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
 
     @group.command("stats")
     @user_errors
@@ -137,8 +163,12 @@ def register(app: typer.Typer) -> None:
             return f"{v:.3f} [{lo:.2f}, {hi:.2f}] (n={n})" if lo is not None and lo == lo else f"{v:.3f} (n={n})"
 
         c = res.summary()["counts"]
-        console.print(f"{c['rated']} ratings of {c['units']} units by {c['reviewers_rated']} of {c['reviewers']} assigned reviewers; "
-                      f"{c['skipped']} skipped", highlight=False, markup=False, soft_wrap=True)
+        console.print(
+            f"{c['rated']} ratings of {c['units']} units by {c['reviewers_rated']} of {c['reviewers']} assigned reviewers; {c['skipped']} skipped",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
         t = Table(title=f"{res.rubric.title}: pass rates (per unit, 95% bootstrap CI)")
         for col in ("Dimension", "Pass", "Rate", "Passing ratings"):
             t.add_column(col)
@@ -147,12 +177,17 @@ def register(app: typer.Typer) -> None:
         console.print(t)
         if res.composite:
             c = res.composite
-            console.print(f"composite (mean of {len(c['dimensions'])} dimensions, 0-2): {num(c['mean'], c['lo'], c['hi'], c['units'])}",
-                          highlight=False, markup=False)
+            console.print(
+                f"composite (mean of {len(c['dimensions'])} dimensions, 0-2): {num(c['mean'], c['lo'], c['hi'], c['units'])}", highlight=False, markup=False
+            )
         if res.worst_case:
             w = res.worst_case
-            console.print(f"{w['label'].lower()} ({w['definition']}): {pct(w['p'], w['lo'], w['hi'], w['n'])} of units (Wilson)",
-                          highlight=False, markup=False, soft_wrap=True)
+            console.print(
+                f"{w['label'].lower()} ({w['definition']}): {pct(w['p'], w['lo'], w['hi'], w['n'])} of units (Wilson)",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
         if len(res.agreement):
             t = Table(title="Agreement on dual-rated units (95% bootstrap CI)")
             for col in ("Dimension", "Coefficient", "Value"):
@@ -162,10 +197,16 @@ def register(app: typer.Typer) -> None:
                 t.add_row(r.label, AGREEMENT_TITLES[r.coefficient] + who, num(r.value, r.lo, r.hi, r.units))
             console.print(t)
         for r in res.auto.itertuples(index=False):
-            console.print(f"reviewers vs {r.automatic}: {r.agree}/{r.n} agree, {pct(r.rate, r.lo, r.hi, r.n)}; "
-                          f"Cohen's kappa {num(r.cohen_kappa, r.kappa_lo, r.kappa_hi, r.n)}", highlight=False, markup=False, soft_wrap=True)
+            console.print(
+                f"reviewers vs {r.automatic}: {r.agree}/{r.n} agree, {pct(r.rate, r.lo, r.hi, r.n)}; "
+                f"Cohen's kappa {num(r.cohen_kappa, r.kappa_lo, r.kappa_hi, r.n)}",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
         for note in res.notes:
             err_console.print(f"note: {note}", highlight=False, markup=False)
         paths = write(res, out or (Path(review) / "stats"))
-        console.print(f"tables: {Path(paths['ratings.csv']).parent} (CSV and Parquet); page: {paths['review_stats.html']}",
-                      highlight=False, markup=False, soft_wrap=True)
+        console.print(
+            f"tables: {Path(paths['ratings.csv']).parent} (CSV and Parquet); page: {paths['review_stats.html']}", highlight=False, markup=False, soft_wrap=True
+        )

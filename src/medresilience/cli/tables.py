@@ -19,8 +19,7 @@ def table_width(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> int:
     return sum(widths) + 3 * len(widths) + 1
 
 
-def fitted(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]], width: int, keys: int = 1,
-           label: bool = False) -> RenderableType:
+def fitted(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]], width: int, keys: int = 1, label: bool = False) -> RenderableType:
     """`rows` as a table when it fits `width` columns, else as blocks: the first `keys` cells head a
     block (consecutive rows with the same key cells share it), each other cell a pair
     'header: value', side by side while they fit; with `label`, the cell after the keys names its row instead (a line of its

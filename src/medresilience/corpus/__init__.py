@@ -18,6 +18,24 @@ from .documents import SUITE_FILES, Document, answer_key_reason, plan_sources, r
 from .index import DEFAULT_CHUNK_WORDS, DEFAULT_OVERLAP, FORMAT, TOKENIZER, CorpusIndex, Passage, build_index, check_fts5
 from .query import chunk, contains, fts_string, match_expression, normalise, query_terms
 
-__all__ = ["DEFAULT_CHUNK_WORDS", "DEFAULT_OVERLAP", "FORMAT", "SUITE_FILES", "TOKENIZER", "CorpusIndex", "Document", "Passage",
-           "answer_key_reason", "build_index", "check_fts5", "chunk", "contains", "fts_string", "match_expression", "normalise",
-           "plan_sources", "query_terms", "read_documents"]
+__all__ = [
+    "DEFAULT_CHUNK_WORDS",
+    "DEFAULT_OVERLAP",
+    "FORMAT",
+    "SUITE_FILES",
+    "TOKENIZER",
+    "CorpusIndex",
+    "Document",
+    "Passage",
+    "answer_key_reason",
+    "build_index",
+    "check_fts5",
+    "chunk",
+    "contains",
+    "fts_string",
+    "match_expression",
+    "normalise",
+    "plan_sources",
+    "query_terms",
+    "read_documents",
+]

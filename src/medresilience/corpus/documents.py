@@ -57,8 +57,7 @@ class SourceFile:
     passages: int = 0
 
     def record(self) -> dict:
-        return {"path": str(self.path), "kind": self.kind, "sha256": self.sha256, "bytes": self.bytes,
-                "documents": self.documents, "passages": self.passages}
+        return {"path": str(self.path), "kind": self.kind, "sha256": self.sha256, "bytes": self.bytes, "documents": self.documents, "passages": self.passages}
 
 
 @dataclass
@@ -171,7 +170,9 @@ def plan_sources(path: Path | str, exclude: tuple[Path, ...] = ()) -> Plan:
         if f.is_dir():
             present = [n for n in SUITE_FILES if (f / n).exists()]
             if present:
-                raise InputError(f, None, None, f"is a suite directory ({', '.join(present)}): a benchmark's answer key is never indexed as evidence; not indexed")
+                raise InputError(
+                    f, None, None, f"is a suite directory ({', '.join(present)}): a benchmark's answer key is never indexed as evidence; not indexed"
+                )
             continue
         if not f.is_file():
             continue
@@ -220,7 +221,9 @@ def _passages(path: Path, text_field: str) -> Iterator[Document]:
         doc_id = _id_of(obj.get("id"), path, n)
         text = obj.get(text_field)
         if text is None:
-            raise InputError(path, n, text_field, f"is missing (the passage text; --field names another field; this line has {', '.join(sorted(obj)) or 'no fields'})")
+            raise InputError(
+                path, n, text_field, f"is missing (the passage text; --field names another field; this line has {', '.join(sorted(obj)) or 'no fields'})"
+            )
         if not isinstance(text, str):
             raise InputError(path, n, text_field, f"expected text, got {type(text).__name__}")
         if not text.strip():

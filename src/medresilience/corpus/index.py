@@ -57,8 +57,11 @@ def check_fts5(conn: sqlite3.Connection | None = None) -> None:
         c.execute("CREATE VIRTUAL TABLE temp.fts5_probe USING fts5(x)")
         c.execute("DROP TABLE temp.fts5_probe")
     except sqlite3.OperationalError as e:
-        raise ConfigError("sqlite3", f"this Python's SQLite {sqlite3.sqlite_version} has no FTS5 ({e}); "
-                          "the corpus index needs a SQLite built with FTS5 (most are: python.org and distribution builds)") from None
+        raise ConfigError(
+            "sqlite3",
+            f"this Python's SQLite {sqlite3.sqlite_version} has no FTS5 ({e}); "
+            "the corpus index needs a SQLite built with FTS5 (most are: python.org and distribution builds)",
+        ) from None
     finally:
         if conn is None:
             c.close()
@@ -94,8 +97,9 @@ def _is_index(path: Path) -> bool:
     return row is not None and json.loads(row[0]) == FORMAT
 
 
-def build_index(source: Path | str, out: Path | str, *, field: str = "text", chunk_words: int = DEFAULT_CHUNK_WORDS,
-                overlap: int = DEFAULT_OVERLAP) -> dict[str, Any]:
+def build_index(
+    source: Path | str, out: Path | str, *, field: str = "text", chunk_words: int = DEFAULT_CHUNK_WORDS, overlap: int = DEFAULT_OVERLAP
+) -> dict[str, Any]:
     """Index a corpus (see corpus.documents for the inputs and refusals); returns the manifest."""
     source, out = Path(source), Path(out)
     if chunk_words < 10:
@@ -203,7 +207,9 @@ class CorpusIndex:
         if self.manifest.get("format") != FORMAT:
             raise InputError(self.path, None, "manifest.format", f"not a medres corpus index (format {self.manifest.get('format')!r})")
         if self.manifest.get("version") != VERSION:
-            raise InputError(self.path, None, "manifest.version", f"index version {self.manifest.get('version')} (this medresilience reads {VERSION}); rebuild it")
+            raise InputError(
+                self.path, None, "manifest.version", f"index version {self.manifest.get('version')} (this medresilience reads {VERSION}); rebuild it"
+            )
         check_fts5(self._conn)
         self._lock = threading.Lock()
 
@@ -232,7 +238,8 @@ class CorpusIndex:
             while len(out) < k:
                 ranked = self._conn.execute(
                     "SELECT rowid, bm25(passages_fts) AS s FROM passages_fts WHERE passages_fts MATCH ? ORDER BY s, rowid LIMIT ? OFFSET ?",
-                    (expr, page, offset)).fetchall()
+                    (expr, page, offset),
+                ).fetchall()
                 if not ranked:
                     break
                 rows = self._rows([r[0] for r in ranked])
@@ -251,5 +258,4 @@ class CorpusIndex:
     def _rows(self, rowids: Iterable[int]) -> dict[int, tuple]:
         ids = list(rowids)
         marks = ",".join("?" * len(ids))
-        return {r[0]: r[1:] for r in self._conn.execute(
-            f"SELECT rowid, doc_id, chunk, chunks, title, text FROM passages WHERE rowid IN ({marks})", ids)}
+        return {r[0]: r[1:] for r in self._conn.execute(f"SELECT rowid, doc_id, chunk, chunks, title, text FROM passages WHERE rowid IN ({marks})", ids)}

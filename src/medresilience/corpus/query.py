@@ -45,7 +45,7 @@ def chunk(text: str, words: int, overlap: int) -> list[str]:
     step = words - overlap
     out = []
     for start in range(0, len(toks), step):
-        out.append(" ".join(toks[start:start + words]))
+        out.append(" ".join(toks[start : start + words]))
         if start + words >= len(toks):
             break
     return out

@@ -43,9 +43,15 @@ class OptimiseError(MedresError):
 def completion_of(row: dict[str, Any]) -> Completion:
     """A stored ok call as the Completion a scorer reads."""
     lp = row.get("top_logprobs")
-    return Completion(text=row.get("text") or "", finish_reason=row.get("finish_reason"), prompt_tokens=int(row.get("prompt_tokens") or 0),
-                      completion_tokens=int(row.get("completion_tokens") or 0), latency_s=float(row.get("latency_s") or 0.0),
-                      attempts=int(row.get("attempts") or 1), top_logprobs=json.loads(lp) if lp else None)
+    return Completion(
+        text=row.get("text") or "",
+        finish_reason=row.get("finish_reason"),
+        prompt_tokens=int(row.get("prompt_tokens") or 0),
+        completion_tokens=int(row.get("completion_tokens") or 0),
+        latency_s=float(row.get("latency_s") or 0.0),
+        attempts=int(row.get("attempts") or 1),
+        top_logprobs=json.loads(lp) if lp else None,
+    )
 
 
 @dataclass
@@ -80,8 +86,16 @@ def _view(u: _Unit) -> dict[str, Any]:
     """A scored unit as GEPA's output and the reflection model's material."""
     s = u.score or Score.unscored("not scored")
     detail = s.detail if isinstance(s.detail, dict) else {}
-    return {"condition": "clean" if u.probe is None else u.probe.condition, "key": u.key, "user": u.messages[-1]["content"],
-            "reply": u.reply, "label": s.label, "status": s.status, "value": u.value, "reason": detail.get("reason")}
+    return {
+        "condition": "clean" if u.probe is None else u.probe.condition,
+        "key": u.key,
+        "user": u.messages[-1]["content"],
+        "reply": u.reply,
+        "label": s.label,
+        "status": s.status,
+        "value": u.value,
+        "reason": detail.get("reason"),
+    }
 
 
 class Calls:
@@ -126,9 +140,11 @@ class Calls:
         if bad:
             first = next((row["error"] for _, row in bad if row is not None and row.get("error")), None) or "not run"
             stopped = f"; {stats.stopped[0]}" if stats.stopped else ""
-            self.failure = OptimiseError(f"{len(bad)} of {len(rows)} {what} calls failed or were not run (first: {' '.join(first.split())[:300]}){stopped}; "
-                                "nothing is scored from a failed call: fix the cause and rerun the same command to resume "
-                                "(finished calls are reused)")
+            self.failure = OptimiseError(
+                f"{len(bad)} of {len(rows)} {what} calls failed or were not run (first: {' '.join(first.split())[:300]}){stopped}; "
+                "nothing is scored from a failed call: fix the cause and rerun the same command to resume "
+                "(finished calls are reused)"
+            )
             raise self.failure
         return rows  # type: ignore[return-value]
 
@@ -139,8 +155,7 @@ class PrecautionAdapter:
 
     propose_new_texts = None  # GEPA proposes with the reflection model
 
-    def __init__(self, task: ModelSpec, calls: Calls, examples: Sequence[Example] = (),
-                 on_evaluated: Callable[[EvaluationRecord], None] | None = None):
+    def __init__(self, task: ModelSpec, calls: Calls, examples: Sequence[Example] = (), on_evaluated: Callable[[EvaluationRecord], None] | None = None):
         self.calls = calls
         self.task = calls.spec(task)
         self.examples_by_ref = {e.ref: e for e in examples}
@@ -154,14 +169,16 @@ class PrecautionAdapter:
             params = self.task.decoding(**{**ex.family.decoding(ex.options), **mcq_params(ex.scoring)})
             for probe in ex.units:
                 messages = apply(ex.family.render(ex.item, probe, ex.scoring, ex.options))
-                out.append(_Unit(i, probe, request_key(self.task, messages, params), messages, params,
-                                 ex.family.scorer(ex.item, probe, ex.scoring, ex.options)))
+                out.append(
+                    _Unit(i, probe, request_key(self.task, messages, params), messages, params, ex.family.scorer(ex.item, probe, ex.scoring, ex.options))
+                )
         return out
 
     def score(self, batch: Sequence[Example], prompt: str) -> list[Outcome]:
         units = self.units(batch, prompt)
-        requests = [CallRequest(self.task.label, u.key, u.messages, u.params,
-                                None if is_deferred(u.scorer) else u.scorer, batch[u.example].scoring) for u in units]
+        requests = [
+            CallRequest(self.task.label, u.key, u.messages, u.params, None if is_deferred(u.scorer) else u.scorer, batch[u.example].scoring) for u in units
+        ]
         rows = self.calls.run(requests, f"task-model ({self.task.label})")
         judged: list[CallRequest] = []
         for u in units:
@@ -196,10 +213,16 @@ class PrecautionAdapter:
         scores = [o.score for o in outcomes]
         if self.on_evaluated is not None and batch:
             views = [u for o in outcomes for u in o.units]
-            self.on_evaluated(EvaluationRecord(
-                split="val" if all(e.split == "val" for e in batch) else "train", candidate=prompt_hash(prompt), examples=len(batch),
-                score=sum(scores) / len(scores), unscored=sum(v["status"] == "unscored" for v in views),
-                invalid=sum(v["status"] in ("invalid", "truncated") for v in views)))
+            self.on_evaluated(
+                EvaluationRecord(
+                    split="val" if all(e.split == "val" for e in batch) else "train",
+                    candidate=prompt_hash(prompt),
+                    examples=len(batch),
+                    score=sum(scores) / len(scores),
+                    unscored=sum(v["status"] == "unscored" for v in views),
+                    invalid=sum(v["status"] in ("invalid", "truncated") for v in views),
+                )
+            )
         return EvaluationBatch(outputs=outcomes, scores=scores, trajectories=list(outcomes) if capture_traces else None)
 
     def make_reflective_dataset(self, candidate: dict[str, str], eval_batch: Any, components_to_update: list[str]) -> dict[str, list[dict[str, Any]]]:
@@ -220,9 +243,12 @@ class PrecautionAdapter:
                 lines.append(f"Reference: {_cut(ex.item.reference.strip(), 800)}")
         for u in o.units:
             where = "The question as given" if u["condition"] == "clean" else f"Under condition '{u['condition']}'"
-            verdict = {"valid": f"scored {u['label']} ({u['value']:.2f})", "invalid": "no readable answer (scored 0)",
-                       "truncated": "cut at its token budget before an answer (scored 0)",
-                       "unscored": "the judge's verdict could not be read (scored 0)"}.get(u["status"], u["status"])
+            verdict = {
+                "valid": f"scored {u['label']} ({u['value']:.2f})",
+                "invalid": "no readable answer (scored 0)",
+                "truncated": "cut at its token budget before an answer (scored 0)",
+                "unscored": "the judge's verdict could not be read (scored 0)",
+            }.get(u["status"], u["status"])
             reason = f"; judge's reason: {_cut(str(u['reason']), 600)}" if u.get("reason") and u["status"] == "valid" else ""
             lines.append(f"{where}: {verdict}{reason}.")
         inputs = {"question": _cut(last["user"])}
@@ -237,8 +263,11 @@ class PrecautionAdapter:
         params = live.decoding(max_tokens=max_tokens or max(live.max_tokens, REFLECTION_MIN_TOKENS))
 
         def reflect(prompt: str | list[dict[str, Any]]) -> str:
-            messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else [
-                {"role": str(m.get("role", "user")), "content": str(m.get("content", ""))} for m in prompt]
+            messages = (
+                [{"role": "user", "content": prompt}]
+                if isinstance(prompt, str)
+                else [{"role": str(m.get("role", "user")), "content": str(m.get("content", ""))} for m in prompt]
+            )
             key = request_key(live, messages, params)
             rows = self.calls.run([CallRequest(live.label, key, messages, params)], f"reflection-model ({live.label})")
             return rows[key].get("text") or ""

@@ -54,8 +54,7 @@ def suite_hash(suite: Suite) -> str:
     when it has none (a suite never saved)."""
     if suite.manifest.checksums:
         return stable_hash("checksums", sorted(suite.manifest.checksums.items()))[:16]
-    return stable_hash("content", [i.model_dump(mode="json") for i in suite.items.values()],
-                       [p.model_dump(mode="json") for p in suite.probes])[:16]
+    return stable_hash("content", [i.model_dump(mode="json") for i in suite.items.values()], [p.model_dump(mode="json") for p in suite.probes])[:16]
 
 
 def item_hash(item: Item) -> str:
@@ -186,23 +185,38 @@ class OptimisedPrompt(_Record):
                 shown = sorted(hit)
                 ids = ", ".join(shown[:8]) + (f", ... ({len(shown) - 8} more)" if len(shown) > 8 else "")
                 why.append(f"{len(hit)} of its items were {title} examples of the optimiser (same id or content: {ids})")
-            out.append(f"suite {suite.manifest.name!r} is not held out from {label}: " + "; ".join(why)
-                       + ". Scores under this setting on these items are not an independent test of the prompt.")
+            out.append(
+                f"suite {suite.manifest.name!r} is not held out from {label}: "
+                + "; ".join(why)
+                + ". Scores under this setting on these items are not an independent test of the prompt."
+            )
         return out
 
     def summary(self) -> str:
         """One line: the method, models, budget, seed and the validation scores."""
-        return (f"{self.method} {self.packages.get('gepa', '')}".strip()
-                + f"; task model {self.task_model.label}, reflection model {self.reflection_model.label}"
-                + f"; budget {self.budget} metric calls ({self.metric_calls} used), seed {self.seed}"
-                + f"; validation score {self.seed_val_score:.3f} (seed prompt) -> {self.best_val_score:.3f}")
+        return (
+            f"{self.method} {self.packages.get('gepa', '')}".strip()
+            + f"; task model {self.task_model.label}, reflection model {self.reflection_model.label}"
+            + f"; budget {self.budget} metric calls ({self.metric_calls} used), seed {self.seed}"
+            + f"; validation score {self.seed_val_score:.3f} (seed prompt) -> {self.best_val_score:.3f}"
+        )
 
     def split_text(self) -> str:
         """The train/val split as compact JSON (suite name, hash, item and probe ids): recorded with
         a run so a report can check overlap from run.json alone."""
-        data = {split: [{"suite": s.name, "suite_hash": s.suite_hash, "items": s.item_ids,
-                         "probes": [e.probe for e in s.examples], "content": [e.content for e in s.examples]}
-                        for s in getattr(self, split)] for split in SPLITS}
+        data = {
+            split: [
+                {
+                    "suite": s.name,
+                    "suite_hash": s.suite_hash,
+                    "items": s.item_ids,
+                    "probes": [e.probe for e in s.examples],
+                    "content": [e.content for e in s.examples],
+                }
+                for s in getattr(self, split)
+            ]
+            for split in SPLITS
+        }
         return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
     def write(self, path: Path | str) -> Path:
@@ -237,8 +251,12 @@ def load_candidate(path: Path | str) -> OptimisedPrompt:
     version = data.get("version")
     if not isinstance(version, int) or isinstance(version, bool) or version != VERSION:
         newer = isinstance(version, int) and not isinstance(version, bool) and version > VERSION
-        raise InputError(path, None, "version", f"version {version!r} is not one this medresilience reads (it reads version {VERSION})"
-                         + ("; upgrade medresilience" if newer else ""))
+        raise InputError(
+            path,
+            None,
+            "version",
+            f"version {version!r} is not one this medresilience reads (it reads version {VERSION})" + ("; upgrade medresilience" if newer else ""),
+        )
     try:
         return OptimisedPrompt.model_validate(data)
     except ValidationError as e:

@@ -97,8 +97,9 @@ def candidates(suite: Suite, family: Family, options: Any, rule: ExampleRule, se
     return out
 
 
-def draw(train: list[Suite], val: list[Suite], per_suite: int, seed: int, pairs: dict[str, str] | None = None,
-         judge: str | None = None) -> tuple[list[Example], list[Example], list[SplitSuite], list[SplitSuite]]:
+def draw(
+    train: list[Suite], val: list[Suite], per_suite: int, seed: int, pairs: dict[str, str] | None = None, judge: str | None = None
+) -> tuple[list[Example], list[Example], list[SplitSuite], list[SplitSuite]]:
     """(train examples, val examples, train split, val split): `per_suite` items of each suite, in
     seeded order; a suite in both lists gives disjoint items to each."""
     if per_suite < 1:
@@ -122,19 +123,29 @@ def draw(train: list[Suite], val: list[Suite], per_suite: int, seed: int, pairs:
             seen = taken.setdefault(h, set())
             chosen = [i for i in order if i not in seen][:per_suite]
             if not chosen:
-                why = "every item it has was drawn for training already" if order else "none of its items gives an example (its family selects no probe or clean question the optimiser can score)"
+                why = (
+                    "every item it has was drawn for training already"
+                    if order
+                    else "none of its items gives an example (its family selects no probe or clean question the optimiser can score)"
+                )
                 raise ConfigError(flag, f"suite {suite.manifest.name!r}: {why}")
             seen.update(chosen)
             scoring = default_scoring(family)
             if h not in labels:
                 n = sum(1 for v in labels.values() if v.split("#")[0] == suite.manifest.name)
                 labels[h] = suite.manifest.name + (f"#{n + 1}" if n else "")
-            examples = [Example(split, labels[h], h, family, options, scoring, suite.items[i], cands[i][0], cands[i][1], rule)
-                        for i in chosen]
+            examples = [Example(split, labels[h], h, family, options, scoring, suite.items[i], cands[i][0], cands[i][1], rule) for i in chosen]
             out[split][0].extend(examples)
-            out[split][1].append(SplitSuite(name=suite.manifest.name, family=family.name, path=str(suite.path) if suite.path else None,
-                                            suite_hash=h, checksums=dict(suite.manifest.checksums),
-                                            examples=[e.as_ref() for e in examples]))
+            out[split][1].append(
+                SplitSuite(
+                    name=suite.manifest.name,
+                    family=family.name,
+                    path=str(suite.path) if suite.path else None,
+                    suite_hash=h,
+                    checksums=dict(suite.manifest.checksums),
+                    examples=[e.as_ref() for e in examples],
+                )
+            )
     unused = sorted(set(pairs or {}) - used_pairs)
     if unused:
         raise ConfigError("-O", f"no suite's family takes the option(s) {', '.join(unused)}")

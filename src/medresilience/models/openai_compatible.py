@@ -46,8 +46,9 @@ REFUSED_RETRIES = 2
 
 
 class ModelCallError(Exception):
-    def __init__(self, message: str, *, permanent: bool, attempts: int, status: int | None = None, config: bool = False,
-                 waited_s: float = 0.0, stops: str | None = None):
+    def __init__(
+        self, message: str, *, permanent: bool, attempts: int, status: int | None = None, config: bool = False, waited_s: float = 0.0, stops: str | None = None
+    ):
         super().__init__(message)
         self.permanent = permanent
         self.attempts = attempts
@@ -202,8 +203,13 @@ class OpenAICompatibleModel:
             except (ValueError, TypeError) as e:
                 # raised by the client before anything was sent (credentials in base_url, a bad
                 # header or parameter): every attempt would fail the same way
-                raise ModelCallError(f"{type(e).__name__} (client configuration error, not sent): {self._scrub(str(e))[:300]}",
-                                     permanent=True, attempts=attempts, config=True, waited_s=waited) from None
+                raise ModelCallError(
+                    f"{type(e).__name__} (client configuration error, not sent): {self._scrub(str(e))[:300]}",
+                    permanent=True,
+                    attempts=attempts,
+                    config=True,
+                    waited_s=waited,
+                ) from None
             else:
                 try:
                     if not getattr(resp, "choices", None):
@@ -214,16 +220,27 @@ class OpenAICompatibleModel:
                     transient, err, status, wait_hint = True, e, None, None
                 else:
                     if params.get("logprobs") and c.top_logprobs is None:
-                        raise ModelCallError("NoLogprobs (permanent): the endpoint returned no log-probabilities although the request asked "
-                                             "for them (logprobs=true); score this model with --scoring letter", permanent=True,
-                                             attempts=attempts, waited_s=waited, stops="no-logprobs")
+                        raise ModelCallError(
+                            "NoLogprobs (permanent): the endpoint returned no log-probabilities although the request asked "
+                            "for them (logprobs=true); score this model with --scoring letter",
+                            permanent=True,
+                            attempts=attempts,
+                            waited_s=waited,
+                            stops="no-logprobs",
+                        )
                     return c
             over_cap = wait_hint is not None and wait_hint > self.max_retry_after
             if not transient or attempts > (min(self.spec.max_retries, REFUSED_RETRIES) if refused == attempts else self.spec.max_retries):
                 kind = "permanent" if not transient else f"gave up after {attempts} attempts"
                 note = f"; Retry-After {wait_hint:g} s is over the cap of {self.max_retry_after:g} s (MEDRES_MAX_RETRY_AFTER)" if over_cap else ""
-                raise ModelCallError(f"{type(err).__name__} ({kind}): {self._scrub(str(err))[:300]}{note}", permanent=not transient,
-                                     attempts=attempts, status=status, waited_s=waited, stops=stops)
+                raise ModelCallError(
+                    f"{type(err).__name__} ({kind}): {self._scrub(str(err))[:300]}{note}",
+                    permanent=not transient,
+                    attempts=attempts,
+                    status=status,
+                    waited_s=waited,
+                    stops=stops,
+                )
             delay = min(self.backoff_max, self.backoff_base * (2 ** (attempts - 1))) * (0.5 + random.random() / 2)
             if wait_hint is not None and not over_cap:  # a wait over the cap: this attempt failed, retried on the backoff
                 delay = max(wait_hint, 0.0)

@@ -234,8 +234,10 @@ def _read_head(head: str, text: str, flag: str = "--model") -> tuple[dict[str, A
     if name and get_provider(prefix) is not None:
         return {"kind": "openai", "provider": prefix.lower(), "model": name}, False
     known = ", ".join(PROVIDERS)
-    raise ConfigError(flag, f"cannot read model spec '{text}' (expected PROVIDER/MODEL with a provider of {known}; "
-                                 "'openai:MODEL,base_url=URL'; 'embedded[:NAME]' or '@file.json')")
+    raise ConfigError(
+        flag,
+        f"cannot read model spec '{text}' (expected PROVIDER/MODEL with a provider of {known}; 'openai:MODEL,base_url=URL'; 'embedded[:NAME]' or '@file.json')",
+    )
 
 
 def _config_price(data: dict[str, Any], defaults: SpecDefaults) -> tuple[float | None, float | None, str | None] | None:
@@ -322,7 +324,9 @@ def parse_model_spec(text: str, defaults: SpecDefaults | None = None, flag: str 
         loc, msg = validation_problem(e)
         raise ConfigError(f"{flag} {text.split(',')[0]}" + (f".{loc}" if loc else ""), msg) from None
     if spec.kind == "openai" and not spec.base_urls:
-        raise ConfigError(f"{flag} {spec.label}.base_url", "an OpenAI-compatible model needs base_url=URL (or name a provider: PROVIDER/MODEL, see medres models)")
+        raise ConfigError(
+            f"{flag} {spec.label}.base_url", "an OpenAI-compatible model needs base_url=URL (or name a provider: PROVIDER/MODEL, see medres models)"
+        )
     for url in spec.base_urls:
         check_base_url(url, f"{flag} {spec.label}.base_url")
     return spec

@@ -138,8 +138,7 @@ def build_report(run_dirs: Sequence[Path | str] | Path | str, out_dir: Path | st
     timings["write"] = time.perf_counter() - t0
     timings["total"] = time.perf_counter() - t_all
     headline = pd.concat([p.headline for p in parts], ignore_index=True) if parts else pd.DataFrame()
-    return ReportResult(out, out / "report.html", out / "report.md", table_paths, headline, present,
-                        [r.name for r in runs], notes, timings, parts)
+    return ReportResult(out, out / "report.html", out / "report.md", table_paths, headline, present, [r.name for r in runs], notes, timings, parts)
 
 
 def missing_note(run: RunData) -> str | None:
@@ -152,8 +151,10 @@ def missing_note(run: RunData) -> str | None:
     if not missing:
         return None
     total = len(df)
-    return (f"{missing} of {total} planned units ({missing / total:.0%}) are missing (not run, or the run was stopped before them): "
-            "the rates cover only the units answered so far; rerun the same command to finish the run")
+    return (
+        f"{missing} of {total} planned units ({missing / total:.0%}) are missing (not run, or the run was stopped before them): "
+        "the rates cover only the units answered so far; rerun the same command to finish the run"
+    )
 
 
 def _subtitle(runs: Sequence[RunData]) -> list[str]:
@@ -166,8 +167,16 @@ def _subtitle(runs: Sequence[RunData]) -> list[str]:
     ]
 
 
-def _page(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: dict[str, pd.DataFrame], notes: Sequence[str], title: str | None,
-          profile: tuple[str, str] | None = None, trade: tuple | None = None, reading: tuple | None = None) -> str:
+def _page(
+    runs: Sequence[RunData],
+    parts: Sequence[FamilySection],
+    tables: dict[str, pd.DataFrame],
+    notes: Sequence[str],
+    title: str | None,
+    profile: tuple[str, str] | None = None,
+    trade: tuple | None = None,
+    reading: tuple | None = None,
+) -> str:
     title = title or "medresilience report"
     key = "".join(p.key_html for p in parts) or "<p class='lead'>No scored results in these runs yet.</p>"
     if notes:  # warnings first, above the numbers they qualify
@@ -186,20 +195,33 @@ def _page(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: dict[
     if missing:
         sections.append(("others", "Other families", f"<p class='note'>Not in these runs (no data, so not shown): {H.esc(', '.join(missing))}.</p>"))
     sections.append(("facts", "Run facts", H.run_facts(runs, redact_url)))
-    footer = ("Self-contained report: no scripts, no network. Tables as CSV / Parquet / Markdown in <code>tables/</code>: "
-              + ", ".join(f"<code>{H.esc(n)}</code>" for n in tables) + ".")
+    footer = (
+        "Self-contained report: no scripts, no network. Tables as CSV / Parquet / Markdown in <code>tables/</code>: "
+        + ", ".join(f"<code>{H.esc(n)}</code>" for n in tables)
+        + "."
+    )
     return H.page(title, _subtitle(runs), sections, footer)
 
 
 # What the numbers carry, said once above every family's section; each section names its own.
-INTERVALS = ("Every number carries a 95% interval and its n: a Wilson interval for a rate of independent units, a bootstrap "
-             "interval for a mean score (such as PCS) and, where one item gives several units, an item-clustered one; each "
-             "section says which. p-values come only from exact or clustered tests, Holm-adjusted where several are read "
-             "together.")
+INTERVALS = (
+    "Every number carries a 95% interval and its n: a Wilson interval for a rate of independent units, a bootstrap "
+    "interval for a mean score (such as PCS) and, where one item gives several units, an item-clustered one; each "
+    "section says which. p-values come only from exact or clustered tests, Holm-adjusted where several are read "
+    "together."
+)
 
 
-def _markdown(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: dict[str, pd.DataFrame], notes: Sequence[str], title: str | None,
-              profile: tuple[str, str] | None = None, trade: tuple | None = None, reading: tuple | None = None) -> str:
+def _markdown(
+    runs: Sequence[RunData],
+    parts: Sequence[FamilySection],
+    tables: dict[str, pd.DataFrame],
+    notes: Sequence[str],
+    title: str | None,
+    profile: tuple[str, str] | None = None,
+    trade: tuple | None = None,
+    reading: tuple | None = None,
+) -> str:
     lines = [f"# {title or 'medresilience report'}", ""]
     lines.append(f"Runs: {', '.join(r.name for r in runs)}. {INTERVALS}")
     lines.append("")
@@ -216,17 +238,24 @@ def _markdown(runs: Sequence[RunData], parts: Sequence[FamilySection], tables: d
     lines += ["## Run facts", ""]
     for r in runs:
         cfg = r.config or {}
-        lines.append(f"- **{r.name}** ({r.path}): family {r.family or '?'}, suite {(cfg.get('suite') or {}).get('name')}, prompt hash "
-                     f"{(cfg.get('prompts') or {}).get('hash')}, numbers from {r.source}; models: "
-                     + ", ".join(f"{m.get('label')} ({m.get('kind')}:{m.get('model')}, key variable {m.get('api_key_env') or '—'}"
-                                 + ("" if r.sent else f", temperature {m.get('temperature')}, max_tokens {m.get('max_tokens')}") + ")"
-                                 for m in cfg.get("models", [])))
+        lines.append(
+            f"- **{r.name}** ({r.path}): family {r.family or '?'}, suite {(cfg.get('suite') or {}).get('name')}, prompt hash "
+            f"{(cfg.get('prompts') or {}).get('hash')}, numbers from {r.source}; models: "
+            + ", ".join(
+                f"{m.get('label')} ({m.get('kind')}:{m.get('model')}, key variable {m.get('api_key_env') or '—'}"
+                + ("" if r.sent else f", temperature {m.get('temperature')}, max_tokens {m.get('max_tokens')}")
+                + ")"
+                for m in cfg.get("models", [])
+            )
+        )
         for s in r.sent:
             lines.append(f"  - sent, {s['kind']} calls of {s['model']} ({s['calls']}): {H.sent_text(s['params'])}")
         if r.counts:
             c = r.counts
-            lines.append(f"  - calls ok {c['calls_ok']}, errors {c['calls_error']}; scores valid {c['scores_valid']}, "
-                         f"invalid {c['scores_invalid']}, truncated {c.get('scores_truncated', 0)}, unscored {c['scores_unscored']}")
+            lines.append(
+                f"  - calls ok {c['calls_ok']}, errors {c['calls_error']}; scores valid {c['scores_valid']}, "
+                f"invalid {c['scores_invalid']}, truncated {c.get('scores_truncated', 0)}, unscored {c['scores_unscored']}"
+            )
     u = tables["usage"]
     if not u.empty:
         lines += ["", markdown_table(u)]
@@ -241,9 +270,18 @@ def summary_rows(result: ReportResult) -> list[tuple[str, list[str], list[list[s
     out = []
     for part in result.sections:
         headers = ["Model", "Setting", *[title for _, title in part.summary_columns]]
-        rows = [[str(r["model"]), str(r["setting"]), *[
-            fmt_score(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi")) if r.get(f"{k}_unit") == "score" else
-            fmt_pct(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi")) for k, _ in part.summary_columns]]
-            for r in part.headline.to_dict("records")]
+        rows = [
+            [
+                str(r["model"]),
+                str(r["setting"]),
+                *[
+                    fmt_score(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"))
+                    if r.get(f"{k}_unit") == "score"
+                    else fmt_pct(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"))
+                    for k, _ in part.summary_columns
+                ],
+            ]
+            for r in part.headline.to_dict("records")
+        ]
         out.append((f"{part.title} (95% CI; the report names each interval and gives n)", headers, rows))
     return out

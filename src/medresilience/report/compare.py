@@ -93,13 +93,15 @@ def check_compare_dir(out: Path, what: dict[str, Any], force: bool = False) -> N
         held = None
     if held == what:
         return
-    says = "a comparison it does not describe" if not isinstance(held, dict) else (
-        f"the comparison of {held.get('b')} against {held.get('a')}" + (f" with --pair {' '.join(held['pairs'])}" if held.get("pairs") else ""))
+    says = (
+        "a comparison it does not describe"
+        if not isinstance(held, dict)
+        else (f"the comparison of {held.get('b')} against {held.get('a')}" + (f" with --pair {' '.join(held['pairs'])}" if held.get("pairs") else ""))
+    )
     raise ConfigError("--out", f"{out} already holds {says}; give another --out, or --force to overwrite it")
 
 
-def compare_runs(run_a: Path | str, run_b: Path | str, out_dir: Path | str | None = None, pairs: Sequence[str] = (),
-                 force: bool = False) -> CompareResult:
+def compare_runs(run_a: Path | str, run_b: Path | str, out_dir: Path | str | None = None, pairs: Sequence[str] = (), force: bool = False) -> CompareResult:
     """Compare two run directories on shared items; write compare.{html,md,csv,parquet} and
     compare.json (what was compared) to out_dir (default: `default_compare_dir`). A folder that
     holds another comparison is refused unless `force`. Returns the table and the paths written."""
@@ -168,7 +170,8 @@ def pair_models(ra: RunData, rb: RunData, pairs: Sequence[str] = ()) -> list[tup
     if not matched:
         raise ValueError(
             f"no model to compare: run A has {', '.join(ra.results.get('models', {})) or 'none'}, run B has "
-            f"{', '.join(rb.results.get('models', {})) or 'none'}; name pairs with --pair MODEL_A=MODEL_B")
+            f"{', '.join(rb.results.get('models', {})) or 'none'}; name pairs with --pair MODEL_A=MODEL_B"
+        )
     return matched
 
 
@@ -177,8 +180,7 @@ def finish_compare(ra: RunData, rb: RunData, body: str, markdown: str, table: pd
     table as CSV / Parquet / Markdown under tables/."""
     out.mkdir(parents=True, exist_ok=True)
     sections = [("compare", "Paired differences", body), ("facts", "Run facts", H.run_facts([ra, rb], redact_url))]
-    page = H.page("medresilience comparison", [f"B: {H.esc(rb.name)} &middot; A: {H.esc(ra.name)}"], sections,
-                  "Self-contained: no scripts, no network.")
+    page = H.page("medresilience comparison", [f"B: {H.esc(rb.name)} &middot; A: {H.esc(ra.name)}"], sections, "Self-contained: no scripts, no network.")
     secrets = secrets_of([ra, rb])
     with atomic_write(out / "compare.html") as fh:
         fh.write(scrub(page, secrets))

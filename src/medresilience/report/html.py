@@ -185,9 +185,11 @@ def run_facts(runs: Sequence[Any], redact_url: Callable[[str], str]) -> str:
     for run in runs:
         cfg = run.config or {}
         head = f"<h3>Run <code>{esc(run.name)}</code></h3>"
-        src = ("recomputed from the store" if run.source == "store" else "read from results.json")
-        lines = [f"<p>Directory: <code>{esc(run.path)}</code>. Numbers {esc(src)}. medresilience {esc(cfg.get('medresilience', '?'))}, "
-                 f"Python {esc(cfg.get('python', '?'))}.</p>"]
+        src = "recomputed from the store" if run.source == "store" else "read from results.json"
+        lines = [
+            f"<p>Directory: <code>{esc(run.path)}</code>. Numbers {esc(src)}. medresilience {esc(cfg.get('medresilience', '?'))}, "
+            f"Python {esc(cfg.get('python', '?'))}.</p>"
+        ]
         for n in run.notes:
             lines.append(f"<p class='warn'>{esc(n)}</p>")
         # models
@@ -197,24 +199,26 @@ def run_facts(runs: Sequence[Any], redact_url: Callable[[str], str]) -> str:
             dec = f"temperature={m.get('temperature')}, top_p={m.get('top_p')}, max_tokens={m.get('max_tokens')}, seed={m.get('seed')}"
             if m.get("extra_body"):
                 dec += f", extra_body={json.dumps(m.get('extra_body'), sort_keys=True)}"
-            price = "—" if m.get("price_input") is None and m.get("price_output") is None else \
-                f"${m.get('price_input') or 0}/M in, ${m.get('price_output') or 0}/M out"
+            price = (
+                "—"
+                if m.get("price_input") is None and m.get("price_output") is None
+                else f"${m.get('price_input') or 0}/M in, ${m.get('price_output') or 0}/M out"
+            )
             row = [esc(m.get("label")), esc(f"{m.get('kind')}:{m.get('model')}"), esc(urls), esc(m.get("api_key_env") or "—")]
             # what the spec asks is shown only when the stored requests cannot say what was sent (a
             # family or a judge sets its own budget, so the spec's max_tokens is not what was sent)
             row += [] if run.sent else [esc(dec)]
-            row += [esc(f"concurrency={m.get('concurrency')}, rpm={m.get('rpm')}, timeout={m.get('timeout')}s, retries={m.get('max_retries')}"),
-                    esc(price)]
+            row += [esc(f"concurrency={m.get('concurrency')}, rpm={m.get('rpm')}, timeout={m.get('timeout')}s, retries={m.get('max_retries')}"), esc(price)]
             mrows.append(row)
         if mrows:
-            lines.append(table(mrows, ["Label", "Model", "Endpoints", "API key variable", *([] if run.sent else ["Decoding (model spec)"]),
-                                       "Client", "Price"]))
-            lines.append("<p class='note'>Secrets are never stored: only the name of the environment variable that "
-                         "held the API key. Endpoint credentials and query strings are masked.</p>")
+            lines.append(table(mrows, ["Label", "Model", "Endpoints", "API key variable", *([] if run.sent else ["Decoding (model spec)"]), "Client", "Price"]))
+            lines.append(
+                "<p class='note'>Secrets are never stored: only the name of the environment variable that "
+                "held the API key. Endpoint credentials and query strings are masked.</p>"
+            )
         if run.sent:
             srows = [[esc(r["kind"]), esc(r["model"]), esc(sent_text(r["params"])), str(r["calls"])] for r in run.sent]
-            lines.append("<h4>Parameters sent</h4>" + table(srows, ["Call", "Model", "Parameters (from the stored requests)", "Requests"],
-                                                            numeric=[3]))
+            lines.append("<h4>Parameters sent</h4>" + table(srows, ["Call", "Model", "Parameters (from the stored requests)", "Requests"], numeric=[3]))
         opts = cfg.get("options")
         if opts:
             lines.append(f"<p>Options: <code>{esc(json.dumps(opts, sort_keys=True))}</code></p>")
@@ -224,29 +228,53 @@ def run_facts(runs: Sequence[Any], redact_url: Callable[[str], str]) -> str:
         for model, settings in (res.get("models") or {}).items():
             for setting, block in settings.items():
                 c = block.get("counts", {})
-                crow.append([esc(model), esc(setting_name(setting)), str(c.get("units", "—")), str(c.get("errors", "—")),
-                             str(c.get("invalid", "—")), str(c.get("truncated", "—")), str(c.get("missing", "—"))])
+                crow.append(
+                    [
+                        esc(model),
+                        esc(setting_name(setting)),
+                        str(c.get("units", "—")),
+                        str(c.get("errors", "—")),
+                        str(c.get("invalid", "—")),
+                        str(c.get("truncated", "—")),
+                        str(c.get("missing", "—")),
+                    ]
+                )
         if crow:
-            lines.append("<h4>Units</h4>" + table(crow, ["Model", "Setting", "Units", "Errors", "Invalid", "Truncated", "Missing (not run)"],
-                                                  numeric=range(2, 7)))
+            lines.append(
+                "<h4>Units</h4>" + table(crow, ["Model", "Setting", "Units", "Errors", "Invalid", "Truncated", "Missing (not run)"], numeric=range(2, 7))
+            )
         if run.counts:
             c = run.counts
-            lines.append(f"<p>Store: {c['calls_ok']} calls ok, {c['calls_error']} errors ({c['calls_error_permanent']} permanent); "
-                         f"scores: {c['scores_valid']} valid, {c['scores_invalid']} invalid, {c.get('scores_truncated', 0)} truncated, "
-                         f"{c['scores_unscored']} unscored "
-                         "(unscored judgments are counted apart, never as a score).</p>")
+            lines.append(
+                f"<p>Store: {c['calls_ok']} calls ok, {c['calls_error']} errors ({c['calls_error_permanent']} permanent); "
+                f"scores: {c['scores_valid']} valid, {c['scores_invalid']} invalid, {c.get('scores_truncated', 0)} truncated, "
+                f"{c['scores_unscored']} unscored "
+                "(unscored judgments are counted apart, never as a score).</p>"
+            )
             if c.get("error_samples"):
                 lines.append("<details><summary>Most frequent errors</summary><pre>" + esc("\n".join(c["error_samples"])) + "</pre></details>")
         usage = res.get("usage") or {}
         if usage:
-            urows = [[esc(m), str(u.get("calls")), str(u.get("errors")), f"{int(u.get('prompt_tokens') or 0):,}",
-                      f"{int(u.get('completion_tokens') or 0):,}", "—" if u.get("cost") is None else f"${u['cost']:.4f}"]
-                     for m, u in usage.items()]
-            lines.append("<h4>Tokens and cost</h4>" + table(urows, ["Model", "Calls", "Errors", "Prompt tokens", "Completion tokens", "Cost"], numeric=range(1, 6)))
+            urows = [
+                [
+                    esc(m),
+                    str(u.get("calls")),
+                    str(u.get("errors")),
+                    f"{int(u.get('prompt_tokens') or 0):,}",
+                    f"{int(u.get('completion_tokens') or 0):,}",
+                    "—" if u.get("cost") is None else f"${u['cost']:.4f}",
+                ]
+                for m, u in usage.items()
+            ]
+            lines.append(
+                "<h4>Tokens and cost</h4>" + table(urows, ["Model", "Calls", "Errors", "Prompt tokens", "Completion tokens", "Cost"], numeric=range(1, 6))
+            )
         if run.last_execution:
             le = run.last_execution
-            lines.append(f"<p class='note'>Last execution: {le.get('called', 0)} calls made, {le.get('cached', 0)} reused from the store, "
-                         f"{le.get('errors', 0)} errors, {le.get('seconds', 0):.1f}s.</p>")
+            lines.append(
+                f"<p class='note'>Last execution: {le.get('called', 0)} calls made, {le.get('cached', 0)} reused from the store, "
+                f"{le.get('errors', 0)} errors, {le.get('seconds', 0):.1f}s.</p>"
+            )
         prompts = cfg.get("prompts") or {}
         if prompts:
             texts = prompts.get("texts") or {}
@@ -255,10 +283,16 @@ def run_facts(runs: Sequence[Any], redact_url: Callable[[str], str]) -> str:
         suite = cfg.get("suite")
         if suite:
             counts = suite.get("counts") or {}
-            lines.append(f"<p>Suite <b>{esc(suite.get('name'))}</b> v{esc(suite.get('version'))} (family {esc(suite.get('family'))}, "
-                         f"seed {esc(suite.get('seed'))}): {esc(counts.get('items', '?'))} items, {esc(counts.get('probes', '?'))} probes. "
-                         f"Path: <code>{esc(shown_path(suite.get('path'), run.path))}</code></p>")
-            lines.append("<details><summary>Suite manifest</summary><pre>" + esc(json.dumps({**suite, "path": shown_path(suite.get("path"), run.path)}, indent=2, sort_keys=True)) + "</pre></details>")
+            lines.append(
+                f"<p>Suite <b>{esc(suite.get('name'))}</b> v{esc(suite.get('version'))} (family {esc(suite.get('family'))}, "
+                f"seed {esc(suite.get('seed'))}): {esc(counts.get('items', '?'))} items, {esc(counts.get('probes', '?'))} probes. "
+                f"Path: <code>{esc(shown_path(suite.get('path'), run.path))}</code></p>"
+            )
+            lines.append(
+                "<details><summary>Suite manifest</summary><pre>"
+                + esc(json.dumps({**suite, "path": shown_path(suite.get("path"), run.path)}, indent=2, sort_keys=True))
+                + "</pre></details>"
+            )
         out.append(head + "".join(lines))
     return "".join(out)
 
@@ -269,10 +303,10 @@ def page(title: str, subtitle: Sequence[str], sections: Sequence[tuple[str, str,
     body = "".join(f'<section id="{esc(sid)}"><h2>{esc(h)}</h2>{b}</section>' for sid, h, b in sections)
     subs = "".join(f"<p>{s}</p>" for s in subtitle)
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
-        f"<title>{esc(title)}</title><link rel=\"icon\" href=\"data:,\"><style>{CSS}</style></head><body>"
-        f"<header class=\"top\"><div class=\"inner\"><h1>{esc(title)}</h1>{subs}</div></header>"
-        f"<main><nav class=\"toc\">{toc}</nav>{body}<footer>{footer}</footer></main></body></html>\n"
+        f'<title>{esc(title)}</title><link rel="icon" href="data:,"><style>{CSS}</style></head><body>'
+        f'<header class="top"><div class="inner"><h1>{esc(title)}</h1>{subs}</div></header>'
+        f'<main><nav class="toc">{toc}</nav>{body}<footer>{footer}</footer></main></body></html>\n'
     )

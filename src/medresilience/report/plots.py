@@ -75,5 +75,3 @@ def _short(s: str, width: int = 28) -> str:
 
 def _wrap(s: str, width: int = 12) -> str:
     return textwrap.fill(str(s).replace("_", " "), width=width, break_long_words=False)
-
-

@@ -45,9 +45,20 @@ def profile_frame(runs: Sequence[Any]) -> pd.DataFrame:
                     val = _oriented(rate, higher) if isinstance(rate, dict) else None
                     if val is None:
                         continue
-                    rows.append({"model": model, "setting": setting, "family": fam.name, "dimension": f"{fam.name}:{key}",
-                                 "label": f"{fam.title}: {label}", "value": val[0], "lo": val[1], "hi": val[2],
-                                 "n": rate.get("n"), "run": r.name})
+                    rows.append(
+                        {
+                            "model": model,
+                            "setting": setting,
+                            "family": fam.name,
+                            "dimension": f"{fam.name}:{key}",
+                            "label": f"{fam.title}: {label}",
+                            "value": val[0],
+                            "lo": val[1],
+                            "hi": val[2],
+                            "n": rate.get("n"),
+                            "run": r.name,
+                        }
+                    )
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -67,8 +78,18 @@ def profile_figure(df: pd.DataFrame) -> str | None:
             p, lo, hi = (100 * sub[k].astype(float).to_numpy() for k in ("value", "lo", "hi"))
             ys = y + (j - (len(dims) - 1) / 2) * min(0.12, 0.8 / max(len(dims), 1))
             colour = PALETTE[j % len(PALETTE)]
-            ax.errorbar(p, ys, xerr=_err(p, np.where(np.isnan(lo), p, lo), np.where(np.isnan(hi), p, hi)), fmt="o", color=colour,
-                        ecolor=colour, elinewidth=1.2, capsize=2, label=_short(labels[dim], 60), zorder=3)
+            ax.errorbar(
+                p,
+                ys,
+                xerr=_err(p, np.where(np.isnan(lo), p, lo), np.where(np.isnan(hi), p, hi)),
+                fmt="o",
+                color=colour,
+                ecolor=colour,
+                elinewidth=1.2,
+                capsize=2,
+                label=_short(labels[dim], 60),
+                zorder=3,
+            )
         ax.set_yticks(y, [_short(r) for r in rows])
         ax.invert_yaxis()
         ax.set_xlim(0, 100)
@@ -92,12 +113,18 @@ def profile_section(df: pd.DataFrame) -> tuple[str, str] | None:
         for dim in dims:
             c = cells.get((model, setting, dim))
             row.append(H.rate_cell(c["value"], c["lo"], c["hi"], c["n"]) if c else "—")
-            md[labels[dim]] = "—" if not c else f"{100 * c['value']:.1f}%" + (f" [{100 * c['lo']:.1f}, {100 * c['hi']:.1f}]" if c["lo"] is not None and not pd.isna(c["lo"]) else "")
+            md[labels[dim]] = (
+                "—"
+                if not c
+                else f"{100 * c['value']:.1f}%" + (f" [{100 * c['lo']:.1f}, {100 * c['hi']:.1f}]" if c["lo"] is not None and not pd.isna(c["lo"]) else "")
+            )
         rows.append(row)
         md_rows.append(md)
     table = H.table(rows, ["Model", "Setting", *[H.esc(labels[d]) for d in dims]], numeric=range(2, 2 + len(dims)))
-    body = ("<p class='note'>Each stress family's headline, oriented so that higher is better (a rate where lower is better "
-            "is shown as 100% minus it). Models are matched across runs by their label; a dash is a model not run on that "
-            "family.</p>" + H.figure(profile_figure(df), "Resilience profile: one dot per family dimension, 95% intervals.") + table)
+    body = (
+        "<p class='note'>Each stress family's headline, oriented so that higher is better (a rate where lower is better "
+        "is shown as 100% minus it). Models are matched across runs by their label; a dash is a model not run on that "
+        "family.</p>" + H.figure(profile_figure(df), "Resilience profile: one dot per family dimension, 95% intervals.") + table
+    )
     md = "## Resilience profile (all families)\n\n" + markdown_table(pd.DataFrame(md_rows)) + "\n"
     return body, md

@@ -15,12 +15,30 @@ from .tables import markdown_table
 
 TITLE = "How replies were read"
 ANCHOR = "reading"
-COLUMNS = ["run", "model", "setting", "replies", "read", "extracted", "extracted_p", "extracted_lo", "extracted_hi", "invalid",
-           "truncated", "truncated_p", "truncated_lo", "truncated_hi", "budget", "unscored"]
-NOTE = ("Every reply a model returned, by how it was read. Unread replies (invalid: no readable answer; truncated: cut at "
-        "the token budget before an answer) count as not correct in every rate unless the rate says it leaves them out; "
-        "an extraction model (<code>-O extract=SPEC</code>) reads only replies the rules leave unread (never a truncated "
-        "one) and never overrides a rule reading.")
+COLUMNS = [
+    "run",
+    "model",
+    "setting",
+    "replies",
+    "read",
+    "extracted",
+    "extracted_p",
+    "extracted_lo",
+    "extracted_hi",
+    "invalid",
+    "truncated",
+    "truncated_p",
+    "truncated_lo",
+    "truncated_hi",
+    "budget",
+    "unscored",
+]
+NOTE = (
+    "Every reply a model returned, by how it was read. Unread replies (invalid: no readable answer; truncated: cut at "
+    "the token budget before an answer) count as not correct in every rate unless the rate says it leaves them out; "
+    "an extraction model (<code>-O extract=SPEC</code>) reads only replies the rules leave unread (never a truncated "
+    "one) and never overrides a rule reading."
+)
 
 
 def reading_table(runs: Sequence[Any]) -> pd.DataFrame:
@@ -29,11 +47,26 @@ def reading_table(runs: Sequence[Any]) -> pd.DataFrame:
         for model, per_setting in ((r.results or {}).get("reading") or {}).items():
             for setting, b in per_setting.items():
                 e, t = b.get("extracted_share") or {}, b.get("truncated_share") or {}
-                rows.append({"run": r.name, "model": model, "setting": setting, "replies": b.get("replies"), "read": b.get("read"),
-                             "extracted": b.get("extracted"), "extracted_p": e.get("p"), "extracted_lo": e.get("lo"),
-                             "extracted_hi": e.get("hi"), "invalid": b.get("invalid"), "truncated": b.get("truncated"),
-                             "truncated_p": t.get("p"), "truncated_lo": t.get("lo"), "truncated_hi": t.get("hi"),
-                             "budget": b.get("budget"), "unscored": b.get("unscored")})
+                rows.append(
+                    {
+                        "run": r.name,
+                        "model": model,
+                        "setting": setting,
+                        "replies": b.get("replies"),
+                        "read": b.get("read"),
+                        "extracted": b.get("extracted"),
+                        "extracted_p": e.get("p"),
+                        "extracted_lo": e.get("lo"),
+                        "extracted_hi": e.get("hi"),
+                        "invalid": b.get("invalid"),
+                        "truncated": b.get("truncated"),
+                        "truncated_p": t.get("p"),
+                        "truncated_lo": t.get("lo"),
+                        "truncated_hi": t.get("hi"),
+                        "budget": b.get("budget"),
+                        "unscored": b.get("unscored"),
+                    }
+                )
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -45,15 +78,29 @@ def section(runs: Sequence[Any]) -> tuple[str, str, pd.DataFrame] | None:
     several = len({r for r in t["run"]}) > 1
     rows = []
     for r in t.to_dict("records"):
-        rows.append([*([H.esc(r["run"])] if several else []), f"<b>{H.esc(r['model'])}</b>", H.esc(H.setting_name(r["setting"])),
-                     str(r["replies"]), str(r["read"]),
-                     H.rate_cell(r["extracted_p"], r["extracted_lo"], r["extracted_hi"], r["read"]) if r["extracted"] else "0",
-                     str(r["invalid"]), H.rate_cell(r["truncated_p"], r["truncated_lo"], r["truncated_hi"], r["replies"]),
-                     str(r["unscored"])])
-    headers = [*(["Run"] if several else []), "Model", "Setting", "Replies", "Read", "Read by extraction model", "Invalid",
-               "Truncated", "Unscored"]
+        rows.append(
+            [
+                *([H.esc(r["run"])] if several else []),
+                f"<b>{H.esc(r['model'])}</b>",
+                H.esc(H.setting_name(r["setting"])),
+                str(r["replies"]),
+                str(r["read"]),
+                H.rate_cell(r["extracted_p"], r["extracted_lo"], r["extracted_hi"], r["read"]) if r["extracted"] else "0",
+                str(r["invalid"]),
+                H.rate_cell(r["truncated_p"], r["truncated_lo"], r["truncated_hi"], r["replies"]),
+                str(r["unscored"]),
+            ]
+        )
+    headers = [*(["Run"] if several else []), "Model", "Setting", "Replies", "Read", "Read by extraction model", "Invalid", "Truncated", "Unscored"]
     first = 3 if several else 2
     html = f"<p class='note'>{NOTE}</p>" + H.table(rows, headers, numeric=range(first, len(headers)))
-    md = "\n".join([f"## {TITLE}", "", markdown_table(t, ["run", "model", "setting", "replies", "read", "extracted", "extracted_p",
-                                                           "invalid", "truncated", "truncated_p", "budget", "unscored"])])
+    md = "\n".join(
+        [
+            f"## {TITLE}",
+            "",
+            markdown_table(
+                t, ["run", "model", "setting", "replies", "read", "extracted", "extracted_p", "invalid", "truncated", "truncated_p", "budget", "unscored"]
+            ),
+        ]
+    )
     return html, md, t

@@ -161,15 +161,12 @@ def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = Tru
     return run
 
 
-
-
-
 def model_blocks(runs: Sequence[RunData]) -> list[tuple[str, str, str, dict[str, Any]]]:
     """(run, model, setting, results block) of every run's results.json models, a model labelled
     with its run's name when two runs share it."""
     seen: dict[str, int] = {}
     for r in runs:
-        for m in (r.results.get("models") or {}):
+        for m in r.results.get("models") or {}:
             seen[m] = seen.get(m, 0) + 1
     out = []
     for r in runs:

@@ -17,9 +17,17 @@ def usage_table(runs: Sequence[tuple[str, dict[str, Any]]]) -> pd.DataFrame:
     rows = []
     for run, res in runs:
         for model, u in (res.get("usage") or {}).items():
-            rows.append({"run": run, "model": model, "calls": u.get("calls"), "errors": u.get("errors"),
-                         "prompt_tokens": u.get("prompt_tokens"), "completion_tokens": u.get("completion_tokens"),
-                         "cost": u.get("cost")})
+            rows.append(
+                {
+                    "run": run,
+                    "model": model,
+                    "calls": u.get("calls"),
+                    "errors": u.get("errors"),
+                    "prompt_tokens": u.get("prompt_tokens"),
+                    "completion_tokens": u.get("completion_tokens"),
+                    "cost": u.get("cost"),
+                }
+            )
     df = pd.DataFrame(rows, columns=["run", "model", "calls", "errors", "prompt_tokens", "completion_tokens", "cost"])
     for c in ("calls", "errors", "prompt_tokens", "completion_tokens"):
         df[c] = df[c].astype("Int64")

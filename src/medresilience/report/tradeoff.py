@@ -68,11 +68,56 @@ from .tables import fmt_p, markdown_table
 
 TITLE = "Mitigations: what they buy and what they cost"
 ANCHOR = "tradeoff"
-COLUMNS = ["model", "setting", "family", "run", "none_run", "role", "metric", "label", "stratum", "unit", "higher_is_better",
-           "none", "none_lo", "none_hi", "value", "value_lo", "value_hi", "diff", "lo", "hi", "benefit", "p", "p_holm", "test",
-           "b", "c", "n", "items", "primary", "layout", "column", "ref"]
-PAIRING_COLUMNS = ["model", "setting", "family", "run", "none_run", "units_none", "units_setting", "only_none", "only_setting",
-                   "items_none", "items_setting", "items_paired", "answered_one_side"]
+COLUMNS = [
+    "model",
+    "setting",
+    "family",
+    "run",
+    "none_run",
+    "role",
+    "metric",
+    "label",
+    "stratum",
+    "unit",
+    "higher_is_better",
+    "none",
+    "none_lo",
+    "none_hi",
+    "value",
+    "value_lo",
+    "value_hi",
+    "diff",
+    "lo",
+    "hi",
+    "benefit",
+    "p",
+    "p_holm",
+    "test",
+    "b",
+    "c",
+    "n",
+    "items",
+    "primary",
+    "layout",
+    "column",
+    "ref",
+]
+PAIRING_COLUMNS = [
+    "model",
+    "setting",
+    "family",
+    "run",
+    "none_run",
+    "units_none",
+    "units_setting",
+    "only_none",
+    "only_setting",
+    "items_none",
+    "items_setting",
+    "items_paired",
+    "answered_one_side",
+]
+
 
 def store_linked_usage(run: Any) -> pd.DataFrame | None:
     """The calls the run's store links to its units (`Store.linked_usage`: a monitor's note before
@@ -115,9 +160,23 @@ def _num(v: Any) -> float | None:
     return None if math.isnan(f) else f
 
 
-def effect_row(model: str, setting: str, family: str, metric: str, label: str, role: str, higher_is_better: bool,
-               rec: dict[str, Any], *, stratum: str = "all", unit: str = "rate", primary: bool = False,
-               layout: str | None = None, column: str | None = None, ref: str | None = None) -> dict[str, Any]:
+def effect_row(
+    model: str,
+    setting: str,
+    family: str,
+    metric: str,
+    label: str,
+    role: str,
+    higher_is_better: bool,
+    rec: dict[str, Any],
+    *,
+    stratum: str = "all",
+    unit: str = "rate",
+    primary: bool = False,
+    layout: str | None = None,
+    column: str | None = None,
+    ref: str | None = None,
+) -> dict[str, Any]:
     """One trade-off row from a paired comparison record of `none` (side A) against the setting
     (side B) with the fields every family's paired comparison writes: a_p / a_lo / a_hi, b_p /
     b_lo / b_hi, diff / lo / hi (B - A with its paired interval), test / test_b / test_c / p_test
@@ -133,14 +192,35 @@ def effect_row(model: str, setting: str, family: str, metric: str, label: str, r
     n = _num(rec.get("n"))
     items = _num(rec.get("items"))
     return {
-        "model": str(model), "setting": str(setting), "family": family, "role": role, "metric": metric, "label": label,
-        "stratum": stratum, "unit": unit, "higher_is_better": bool(higher_is_better),
-        "none": _num(rec.get("a_p")), "none_lo": _num(rec.get("a_lo")), "none_hi": _num(rec.get("a_hi")),
-        "value": _num(rec.get("b_p")), "value_lo": _num(rec.get("b_lo")), "value_hi": _num(rec.get("b_hi")),
-        "diff": diff, "lo": _num(rec.get("lo")), "hi": _num(rec.get("hi")), "benefit": None if diff is None else sign * diff,
-        "p": p, "test": test, "b": None if b is None else int(b), "c": None if c is None else int(c),
-        "n": None if n is None else int(n), "items": int(items) if items is not None else (None if n is None else int(n)),
-        "primary": bool(primary), "layout": layout, "column": column, "ref": ref,
+        "model": str(model),
+        "setting": str(setting),
+        "family": family,
+        "role": role,
+        "metric": metric,
+        "label": label,
+        "stratum": stratum,
+        "unit": unit,
+        "higher_is_better": bool(higher_is_better),
+        "none": _num(rec.get("a_p")),
+        "none_lo": _num(rec.get("a_lo")),
+        "none_hi": _num(rec.get("a_hi")),
+        "value": _num(rec.get("b_p")),
+        "value_lo": _num(rec.get("b_lo")),
+        "value_hi": _num(rec.get("b_hi")),
+        "diff": diff,
+        "lo": _num(rec.get("lo")),
+        "hi": _num(rec.get("hi")),
+        "benefit": None if diff is None else sign * diff,
+        "p": p,
+        "test": test,
+        "b": None if b is None else int(b),
+        "c": None if c is None else int(c),
+        "n": None if n is None else int(n),
+        "items": int(items) if items is not None else (None if n is None else int(n)),
+        "primary": bool(primary),
+        "layout": layout,
+        "column": column,
+        "ref": ref,
     }
 
 
@@ -205,8 +285,7 @@ def pairings(runs: Sequence[Any]) -> tuple[list[Pairing], list[str]]:
             if (model, NONE) in present[id(run)]:
                 base = run
             else:
-                others = [r for r in runs if r is not run and r.frame is not None and r.family == run.family
-                          and (model, NONE) in present[id(r)]]
+                others = [r for r in runs if r is not run and r.frame is not None and r.family == run.family and (model, NONE) in present[id(r)]]
                 same = [r for r in others if _suite_name(r) == _suite_name(run)]
                 base = (same or others or [None])[0]
             if base is None:
@@ -224,10 +303,15 @@ def _side(frame: pd.DataFrame, model: str, setting: str) -> pd.DataFrame:
 
 def _unit_keys(f: pd.DataFrame) -> pd.DataFrame:
     probe = f["probe_id"].astype(object).where(f["probe_id"].notna(), "")
-    return pd.DataFrame({"item_id": f["item_id"].astype(str).to_numpy(), "probe_id": probe.astype(str).to_numpy(),
-                         "condition": f["condition"].astype(str).to_numpy(),
-                         "epoch": epochs_of(f),
-                         "answered": f["status"].astype(str).isin(ANSWERED).to_numpy()})
+    return pd.DataFrame(
+        {
+            "item_id": f["item_id"].astype(str).to_numpy(),
+            "probe_id": probe.astype(str).to_numpy(),
+            "condition": f["condition"].astype(str).to_numpy(),
+            "epoch": epochs_of(f),
+            "answered": f["status"].astype(str).isin(ANSWERED).to_numpy(),
+        }
+    )
 
 
 def _pairing_counts(p: Pairing, none: pd.DataFrame, sett: pd.DataFrame) -> dict[str, Any]:
@@ -237,11 +321,21 @@ def _pairing_counts(p: Pairing, none: pd.DataFrame, sett: pd.DataFrame) -> dict[
     m = ka.merge(kb, on=key, how="outer", indicator=True, suffixes=("_a", "_b"))
     both = m[m["_merge"] == "both"]
     items_a, items_b = set(ka["item_id"]), set(kb["item_id"])
-    return {"model": p.model, "setting": p.setting, "family": p.family.name, "run": p.run.name, "none_run": p.base.name,
-            "units_none": int(len(ka)), "units_setting": int(len(kb)),
-            "only_none": int((m["_merge"] == "left_only").sum()), "only_setting": int((m["_merge"] == "right_only").sum()),
-            "items_none": len(items_a), "items_setting": len(items_b), "items_paired": len(items_a & items_b),
-            "answered_one_side": int((both["answered_a"] != both["answered_b"]).sum())}
+    return {
+        "model": p.model,
+        "setting": p.setting,
+        "family": p.family.name,
+        "run": p.run.name,
+        "none_run": p.base.name,
+        "units_none": int(len(ka)),
+        "units_setting": int(len(kb)),
+        "only_none": int((m["_merge"] == "left_only").sum()),
+        "only_setting": int((m["_merge"] == "right_only").sum()),
+        "items_none": len(items_a),
+        "items_setting": len(items_b),
+        "items_paired": len(items_a & items_b),
+        "answered_one_side": int((both["answered_a"] != both["answered_b"]).sum()),
+    }
 
 
 # ------------------------------------------------------------------------------------ usage
@@ -261,17 +355,31 @@ def _linked(run: Any, cache: dict[int, pd.DataFrame | None]) -> pd.DataFrame | N
 def _per_item(f: pd.DataFrame, extra: pd.DataFrame | None, model: str, setting: str) -> pd.DataFrame:
     """Tokens, money and calls per item of one side: its units' calls plus linked extra calls."""
     called = (f["status"].astype(str) != "missing").to_numpy()
-    d = pd.DataFrame({"item_id": f["item_id"].astype(str).to_numpy(),
-                      "tokens": (f["prompt_tokens"].to_numpy(dtype=np.float64) + f["completion_tokens"].to_numpy(dtype=np.float64)),
-                      "cost": f["cost"].to_numpy(dtype=np.float64), "calls": called.astype(np.float64)})
+    d = pd.DataFrame(
+        {
+            "item_id": f["item_id"].astype(str).to_numpy(),
+            "tokens": (f["prompt_tokens"].to_numpy(dtype=np.float64) + f["completion_tokens"].to_numpy(dtype=np.float64)),
+            "cost": f["cost"].to_numpy(dtype=np.float64),
+            "calls": called.astype(np.float64),
+        }
+    )
     if extra is not None:
         e = extra[(extra["model"].astype(str) == model).to_numpy() & (extra["setting"].astype(str) == setting).to_numpy()]
         if len(e):
-            d = pd.concat([d, pd.DataFrame({
-                "item_id": e["item_id"].astype(str).to_numpy(),
-                "tokens": e["prompt_tokens"].to_numpy(dtype=np.float64) + e["completion_tokens"].to_numpy(dtype=np.float64),
-                "cost": e["cost"].to_numpy(dtype=np.float64),
-                "calls": e["calls"].to_numpy(dtype=np.float64) if "calls" in e else np.ones(len(e))})], ignore_index=True)
+            d = pd.concat(
+                [
+                    d,
+                    pd.DataFrame(
+                        {
+                            "item_id": e["item_id"].astype(str).to_numpy(),
+                            "tokens": e["prompt_tokens"].to_numpy(dtype=np.float64) + e["completion_tokens"].to_numpy(dtype=np.float64),
+                            "cost": e["cost"].to_numpy(dtype=np.float64),
+                            "calls": e["calls"].to_numpy(dtype=np.float64) if "calls" in e else np.ones(len(e)),
+                        }
+                    ),
+                ],
+                ignore_index=True,
+            )
     g = d.groupby("item_id", sort=False)
     return pd.DataFrame({"tokens": g["tokens"].sum(), "cost": g["cost"].sum(min_count=1), "calls": g["calls"].sum()})
 
@@ -292,13 +400,39 @@ def _usage_rows(p: Pairing, none: pd.DataFrame, sett: pd.DataFrame, cache: dict[
     for metric, label, col, unit in measures:
         xa, xb = a[col].fillna(0.0).to_numpy(), b[col].fillna(0.0).to_numpy()
         boot = stats.paired_bootstrap_diff(xa, xb)
-        rows.append({"model": p.model, "setting": p.setting, "family": p.family.name, "role": "cost", "metric": metric,
-                     "label": label, "stratum": "all", "unit": unit, "higher_is_better": False,
-                     "none": float(xa.mean()), "none_lo": None, "none_hi": None, "value": float(xb.mean()), "value_lo": None,
-                     "value_hi": None, "diff": boot["diff"], "lo": boot["lo"], "hi": boot["hi"],
-                     "benefit": None if boot["diff"] is None else -boot["diff"], "p": None, "test": "paired_bootstrap (descriptive)",
-                     "b": None, "c": None, "n": int(len(items)), "items": int(len(items)), "primary": False, "layout": None,
-                     "column": None, "ref": None})
+        rows.append(
+            {
+                "model": p.model,
+                "setting": p.setting,
+                "family": p.family.name,
+                "role": "cost",
+                "metric": metric,
+                "label": label,
+                "stratum": "all",
+                "unit": unit,
+                "higher_is_better": False,
+                "none": float(xa.mean()),
+                "none_lo": None,
+                "none_hi": None,
+                "value": float(xb.mean()),
+                "value_lo": None,
+                "value_hi": None,
+                "diff": boot["diff"],
+                "lo": boot["lo"],
+                "hi": boot["hi"],
+                "benefit": None if boot["diff"] is None else -boot["diff"],
+                "p": None,
+                "test": "paired_bootstrap (descriptive)",
+                "b": None,
+                "c": None,
+                "n": int(len(items)),
+                "items": int(len(items)),
+                "primary": False,
+                "layout": None,
+                "column": None,
+                "ref": None,
+            }
+        )
     return rows
 
 
@@ -318,9 +452,11 @@ def tradeoff(runs: Sequence[Any]) -> Tradeoff | None:
     for p in pairs:
         none = _side(p.base.frame, p.model, NONE)
         sett = _side(p.run.frame, p.model, p.setting)
-        frame = pd.concat([none, sett], ignore_index=True) if p.base is not p.run else p.run.frame[
-            (p.run.frame["model"].astype(str) == p.model).to_numpy()
-            & p.run.frame["setting"].astype(str).isin([NONE, p.setting]).to_numpy()]
+        frame = (
+            pd.concat([none, sett], ignore_index=True)
+            if p.base is not p.run
+            else p.run.frame[(p.run.frame["model"].astype(str) == p.model).to_numpy() & p.run.frame["setting"].astype(str).isin([NONE, p.setting]).to_numpy()]
+        )
         c = _pairing_counts(p, none, sett)
         counts.append(c)
         where = p.run.name if p.base is p.run else f"{p.run.name}, none from {p.base.name}"
@@ -328,10 +464,13 @@ def tradeoff(runs: Sequence[Any]) -> Tradeoff | None:
             warnings.append(
                 f"{p.model} under {p.setting} and under none are not on the same units ({p.family.title}; {where}): "
                 f"{c['only_setting']} of {c['units_setting']} units under {p.setting} and {c['only_none']} of {c['units_none']} "
-                f"under none have no partner and are left out ({c['items_paired']} items on both sides).")
+                f"under none have no partner and are left out ({c['items_paired']} items on both sides)."
+            )
         if c["answered_one_side"]:
-            notes.append(f"{p.model} under {p.setting} ({p.family.title}; {where}): {c['answered_one_side']} units answered on one "
-                         "side only (an error, missing or unscored on the other) are left out of the paired numbers.")
+            notes.append(
+                f"{p.model} under {p.setting} ({p.family.title}; {where}): {c['answered_one_side']} units answered on one "
+                "side only (an error, missing or unscored on the other) are left out of the paired numbers."
+            )
         got = [r for r in p.family.tradeoff(frame) if r["model"] == p.model and r["setting"] == p.setting]
         for r in [*got, *_usage_rows(p, none, sett, linked)]:
             rows.append({**r, "family": p.family.name, "run": p.run.name, "none_run": p.base.name})
@@ -420,15 +559,18 @@ def residual_layout(table: pd.DataFrame) -> pd.DataFrame:
             for fam, col, head in cols:
                 r = cells.get((model, s, fam, col))
                 none, val = (None, None) if r is None else (_num(r["none"]), _num(r["value"]))
-                row.update({
-                    f"{head}: without": none, f"{head}: with": val,
-                    f"{head}: change": None if r is None else _num(r["diff"]),
-                    f"{head}: change lo": None if r is None else _num(r["lo"]),
-                    f"{head}: change hi": None if r is None else _num(r["hi"]),
-                    f"{head}: p (Holm)": None if r is None else _num(r["p_holm"]),
-                    f"{head}: share left": None if none is None or val is None or none == 0 else val / none,
-                    f"{head}: n": None if r is None else r["n"],
-                })
+                row.update(
+                    {
+                        f"{head}: without": none,
+                        f"{head}: with": val,
+                        f"{head}: change": None if r is None else _num(r["diff"]),
+                        f"{head}: change lo": None if r is None else _num(r["lo"]),
+                        f"{head}: change hi": None if r is None else _num(r["hi"]),
+                        f"{head}: p (Holm)": None if r is None else _num(r["p_holm"]),
+                        f"{head}: share left": None if none is None or val is None or none == 0 else val / none,
+                        f"{head}: n": None if r is None else r["n"],
+                    }
+                )
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -466,14 +608,20 @@ def values_html(t: Tradeoff) -> tuple[str, str]:
     heads = [c for c in df.columns if c not in ("model", "method") and not c.endswith((" lo", " hi", " n"))]
     rows, md = [], []
     for r in df.to_dict("records"):
-        rows.append([H.esc(r["model"]), H.esc(H.setting_name(r["method"])),
-                     *[H.rate_cell(r[h], r[f"{h} lo"], r[f"{h} hi"], r[f"{h} n"]) if r[h] is not None else "—" for h in heads]])
+        rows.append(
+            [
+                H.esc(r["model"]),
+                H.esc(H.setting_name(r["method"])),
+                *[H.rate_cell(r[h], r[f"{h} lo"], r[f"{h} hi"], r[f"{h} n"]) if r[h] is not None else "—" for h in heads],
+            ]
+        )
         md.append({"Model": r["model"], "Method": r["method"], **{h: _pct(r[h]) for h in heads}})
     title = "Each measure per method" + _refs(t.table, "values")
-    html = (f"<h3>{H.esc(title)}</h3><p class='note'>Higher is better in every column (a rate where lower is better is shown as "
-            "100% minus it). The none row shows none on the units paired with the first setting. A dash: no run of that model "
-            "and method has the measure.</p>"
-            + H.table(rows, ["Model", "Method", *[H.esc(h) for h in heads]], numeric=range(2, 2 + len(heads))))
+    html = (
+        f"<h3>{H.esc(title)}</h3><p class='note'>Higher is better in every column (a rate where lower is better is shown as "
+        "100% minus it). The none row shows none on the units paired with the first setting. A dash: no run of that model "
+        "and method has the measure.</p>" + H.table(rows, ["Model", "Method", *[H.esc(h) for h in heads]], numeric=range(2, 2 + len(heads)))
+    )
     return html, f"### {title}\n\n" + markdown_table(pd.DataFrame(md)) + "\n"
 
 
@@ -488,19 +636,33 @@ def residual_html(t: Tradeoff) -> tuple[str, str]:
         m = {"Model": r["model"], "Setting": r["setting"]}
         for h in heads:
             ch = _num(r[f"{h}: change"])
-            change = "—" if ch is None else (f"{_pct(ch, True)} pp<br><span class='n'>[{_pct(r[f'{h}: change lo'], True)}, "
-                                             f"{_pct(r[f'{h}: change hi'], True)}] Holm p {fmt_p(r[f'{h}: p (Holm)'])}</span>")
+            change = (
+                "—"
+                if ch is None
+                else (
+                    f"{_pct(ch, True)} pp<br><span class='n'>[{_pct(r[f'{h}: change lo'], True)}, "
+                    f"{_pct(r[f'{h}: change hi'], True)}] Holm p {fmt_p(r[f'{h}: p (Holm)'])}</span>"
+                )
+            )
             share = _num(r[f"{h}: share left"])
             cells += [_pct(r[f"{h}: without"]), _pct(r[f"{h}: with"]), change, "—" if share is None else f"{100 * share:.0f}%"]
-            m.update({f"{h} without": _pct(r[f"{h}: without"]), f"{h} with": _pct(r[f"{h}: with"]),
-                      f"{h} change (pp)": _pct(ch, True), f"{h} share left": "—" if share is None else f"{100 * share:.0f}%"})
+            m.update(
+                {
+                    f"{h} without": _pct(r[f"{h}: without"]),
+                    f"{h} with": _pct(r[f"{h}: with"]),
+                    f"{h} change (pp)": _pct(ch, True),
+                    f"{h} share left": "—" if share is None else f"{100 * share:.0f}%",
+                }
+            )
         rows.append(cells)
         md.append(m)
     head_cells = [x for h in heads for x in (f"{H.esc(h)}: without", "with", "change", "share left")]
     title = "Before and after each setting" + _refs(t.table, "residual")
-    html = (f"<h3>{H.esc(title)}</h3><p class='note'>Without: under none; with: under the setting, on the same units; change: with "
-            "minus without (95% item-clustered bootstrap interval, Holm-adjusted p); share left: with / without.</p>"
-            + H.table(rows, ["Model", "Setting", *head_cells], numeric=range(2, 2 + 4 * len(heads))))
+    html = (
+        f"<h3>{H.esc(title)}</h3><p class='note'>Without: under none; with: under the setting, on the same units; change: with "
+        "minus without (95% item-clustered bootstrap interval, Holm-adjusted p); share left: with / without.</p>"
+        + H.table(rows, ["Model", "Setting", *head_cells], numeric=range(2, 2 + 4 * len(heads)))
+    )
     return html, f"### {title}\n\n" + markdown_table(pd.DataFrame(md)) + "\n"
 
 
@@ -508,14 +670,29 @@ def _full_html(table: pd.DataFrame) -> str:
     rows, classes = [], []
     for r in table.to_dict("records"):
         unit = r["unit"]
-        rows.append([H.esc(r["model"]), H.esc(r["setting"]), H.esc(get(r["family"]).title), H.esc(r["role"]),
-                     H.esc(r["label"]) + ("" if r["stratum"] == "all" else f" <span class='n'>({H.esc(r['stratum'])})</span>"),
-                     _amount(r["none"], unit), _amount(r["value"], unit), H.diff_cell(_num(r["diff"]), _num(r["lo"]), _num(r["hi"]), unit),
-                     "better" if (_num(r["benefit"]) or 0) > 0 else ("worse" if (_num(r["benefit"]) or 0) < 0 else "same"),
-                     H.test_cell(r["test"], r["b"], r["c"], _num(r["p"])), fmt_p(r["p_holm"]), "—" if r["n"] is None or r["n"] != r["n"] else str(int(r["n"]))])
+        rows.append(
+            [
+                H.esc(r["model"]),
+                H.esc(r["setting"]),
+                H.esc(get(r["family"]).title),
+                H.esc(r["role"]),
+                H.esc(r["label"]) + ("" if r["stratum"] == "all" else f" <span class='n'>({H.esc(r['stratum'])})</span>"),
+                _amount(r["none"], unit),
+                _amount(r["value"], unit),
+                H.diff_cell(_num(r["diff"]), _num(r["lo"]), _num(r["hi"]), unit),
+                "better" if (_num(r["benefit"]) or 0) > 0 else ("worse" if (_num(r["benefit"]) or 0) < 0 else "same"),
+                H.test_cell(r["test"], r["b"], r["c"], _num(r["p"])),
+                fmt_p(r["p_holm"]),
+                "—" if r["n"] is None or r["n"] != r["n"] else str(int(r["n"])),
+            ]
+        )
         classes.append(H.sig_class(_num(r["p_holm"])))
-    body = H.table(rows, ["Model", "Setting", "Family", "Role", "Measure", "None", "Setting", "Change [95% CI]", "Direction",
-                          "Paired test (b / c)", "Holm p", "Pairs"], numeric=range(5, 12), row_classes=classes)
+    body = H.table(
+        rows,
+        ["Model", "Setting", "Family", "Role", "Measure", "None", "Setting", "Change [95% CI]", "Direction", "Paired test (b / c)", "Holm p", "Pairs"],
+        numeric=range(5, 12),
+        row_classes=classes,
+    )
     return H.collapsible(body, "Every gain and cost, paired against none", len(rows), open_up_to=40)
 
 
@@ -554,8 +731,18 @@ def tradeoff_figure(table: pd.DataFrame) -> str | None:
         fig, ax = plt.subplots(figsize=(8.6, 5.6), layout="constrained")
         for model, setting, fam, _gl, _cl, x, xs, y, ys in points:
             colour = PALETTE[fams.index(fam) % len(PALETTE)]
-            ax.errorbar([x], [y], xerr=[[max(0, x - xs[0])], [max(0, xs[1] - x)]], yerr=[[max(0, y - ys[0])], [max(0, ys[1] - y)]],
-                        fmt="o", color=colour, ecolor=colour, elinewidth=1.2, capsize=2, zorder=3)
+            ax.errorbar(
+                [x],
+                [y],
+                xerr=[[max(0, x - xs[0])], [max(0, xs[1] - x)]],
+                yerr=[[max(0, y - ys[0])], [max(0, ys[1] - y)]],
+                fmt="o",
+                color=colour,
+                ecolor=colour,
+                elinewidth=1.2,
+                capsize=2,
+                zorder=3,
+            )
             ax.annotate(_short(f"{model} ({setting})", 34), (x, y), textcoords="offset points", xytext=(6, 6), fontsize=9, color=colour)
         for fam in fams:
             gl, cl = next((p[3], p[4]) for p in points if p[2] == fam)
@@ -576,13 +763,15 @@ def section(runs: Sequence[Any]) -> tuple[str, str, dict[str, pd.DataFrame], Tra
         return None
     warn = "".join(f"<p class='warn'>{H.esc(w)}</p>" for w in t.warnings)
     notes = "".join(f"<p class='note'>{H.esc(n)}</p>" for n in t.notes)
-    intro = ("<p class='note'>Each mitigation setting against none for the same model, paired on the same units (item, probe, "
-             "condition). Gains: what the setting is for (resilience on each stress test); costs: what it may break (accuracy "
-             "on ordinary questions, over-caution on control questions) and what it spends (tokens and money per item, every "
-             "answering call of the setting's units). Change = setting minus none with a 95% bootstrap interval resampling items; "
-             "paired tests: exact McNemar (clustered McNemar where an item gives several pairs; the exact paired permutation test "
-             "for a mean score or a difference of drops); Holm's correction across every tested row of one model and setting. "
-             "p-values come only from these exact or clustered tests; the bootstrap gives intervals.</p>")
+    intro = (
+        "<p class='note'>Each mitigation setting against none for the same model, paired on the same units (item, probe, "
+        "condition). Gains: what the setting is for (resilience on each stress test); costs: what it may break (accuracy "
+        "on ordinary questions, over-caution on control questions) and what it spends (tokens and money per item, every "
+        "answering call of the setting's units). Change = setting minus none with a 95% bootstrap interval resampling items; "
+        "paired tests: exact McNemar (clustered McNemar where an item gives several pairs; the exact paired permutation test "
+        "for a mean score or a difference of drops); Holm's correction across every tested row of one model and setting. "
+        "p-values come only from these exact or clustered tests; the bootstrap gives intervals.</p>"
+    )
     if t.table.empty:
         body = intro + warn + notes + "<p>No setting could be paired with none.</p>"
         md = f"## {TITLE}\n\n" + "".join(f"> {w}\n" for w in t.warnings) + "\nNo setting could be paired with none.\n"
@@ -591,29 +780,79 @@ def section(runs: Sequence[Any]) -> tuple[str, str, dict[str, pd.DataFrame], Tra
     rh, rm = residual_html(t)
     side = "".join(f"<div style='flex:1 1 440px;min-width:0'>{x}</div>" for x in (vh, rh) if x)
     fig = tradeoff_figure(t.table)
-    body = "".join([
-        intro, warn, notes,
-        H.figure(fig, "Per model, setting and family: the primary gain (x: resilience won, percentage points) against the primary "
-                      "cost (y: accuracy lost or over-caution added), with 95% paired bootstrap intervals. Bottom right: it buys "
-                      "resilience for free; top right: a trade-off; left: it does not help."),
-        f"<div class='tradeoff-layouts' style='display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start'>{side}</div>" if side else "",
-        "<h3>Every gain and cost</h3>", _full_html(t.table),
-        "<h3>Pairing</h3>", H.table([[H.esc(r["model"]), H.esc(r["setting"]), H.esc(get(r["family"]).title), H.esc(r["run"]),
-                                      H.esc(r["none_run"]), str(r["units_none"]), str(r["units_setting"]), str(r["only_none"]),
-                                      str(r["only_setting"]), str(r["items_paired"]), str(r["answered_one_side"])]
-                                     for r in t.pairing.to_dict("records")],
-                                    ["Model", "Setting", "Family", "Run", "None from", "Units (none)", "Units (setting)",
-                                     "Unpaired (none)", "Unpaired (setting)", "Items paired", "Answered one side only"],
-                                    numeric=range(5, 11)),
-    ])
-    full = t.table.assign(change=[_amount(d, u, True) + ("" if _num(lo) is None else f" [{_amount(lo, u, True)}, {_amount(hi, u, True)}]")
-                                  for d, lo, hi, u in zip(t.table["diff"], t.table["lo"], t.table["hi"], t.table["unit"])],
-                          none_shown=[_amount(v, u) for v, u in zip(t.table["none"], t.table["unit"])],
-                          setting_shown=[_amount(v, u) for v, u in zip(t.table["value"], t.table["unit"])])
-    md = "\n".join([f"## {TITLE}", "", *[f"> {w}" for w in t.warnings], *([""] if t.warnings else []),
-                    vm, rm, "### Every gain and cost", "",
-                    markdown_table(full, ["model", "setting", "family", "role", "label", "stratum", "none_shown", "setting_shown",
-                                          "change", "test", "b", "c", "p", "p_holm", "n"]), ""])
+    body = "".join(
+        [
+            intro,
+            warn,
+            notes,
+            H.figure(
+                fig,
+                "Per model, setting and family: the primary gain (x: resilience won, percentage points) against the primary "
+                "cost (y: accuracy lost or over-caution added), with 95% paired bootstrap intervals. Bottom right: it buys "
+                "resilience for free; top right: a trade-off; left: it does not help.",
+            ),
+            f"<div class='tradeoff-layouts' style='display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start'>{side}</div>" if side else "",
+            "<h3>Every gain and cost</h3>",
+            _full_html(t.table),
+            "<h3>Pairing</h3>",
+            H.table(
+                [
+                    [
+                        H.esc(r["model"]),
+                        H.esc(r["setting"]),
+                        H.esc(get(r["family"]).title),
+                        H.esc(r["run"]),
+                        H.esc(r["none_run"]),
+                        str(r["units_none"]),
+                        str(r["units_setting"]),
+                        str(r["only_none"]),
+                        str(r["only_setting"]),
+                        str(r["items_paired"]),
+                        str(r["answered_one_side"]),
+                    ]
+                    for r in t.pairing.to_dict("records")
+                ],
+                [
+                    "Model",
+                    "Setting",
+                    "Family",
+                    "Run",
+                    "None from",
+                    "Units (none)",
+                    "Units (setting)",
+                    "Unpaired (none)",
+                    "Unpaired (setting)",
+                    "Items paired",
+                    "Answered one side only",
+                ],
+                numeric=range(5, 11),
+            ),
+        ]
+    )
+    full = t.table.assign(
+        change=[
+            _amount(d, u, True) + ("" if _num(lo) is None else f" [{_amount(lo, u, True)}, {_amount(hi, u, True)}]")
+            for d, lo, hi, u in zip(t.table["diff"], t.table["lo"], t.table["hi"], t.table["unit"])
+        ],
+        none_shown=[_amount(v, u) for v, u in zip(t.table["none"], t.table["unit"])],
+        setting_shown=[_amount(v, u) for v, u in zip(t.table["value"], t.table["unit"])],
+    )
+    md = "\n".join(
+        [
+            f"## {TITLE}",
+            "",
+            *[f"> {w}" for w in t.warnings],
+            *([""] if t.warnings else []),
+            vm,
+            rm,
+            "### Every gain and cost",
+            "",
+            markdown_table(
+                full, ["model", "setting", "family", "role", "label", "stratum", "none_shown", "setting_shown", "change", "test", "b", "c", "p", "p_holm", "n"]
+            ),
+            "",
+        ]
+    )
     tables = {"tradeoff": t.table, "tradeoff_pairing": t.pairing}
     if not t.values.empty:
         tables["tradeoff_values"] = t.values

@@ -58,8 +58,9 @@ SECURITY_HEADERS = {
 
 
 def _env() -> Environment:
-    return Environment(loader=DictLoader(TEMPLATES), autoescape=select_autoescape(default=True, default_for_string=True),
-                       trim_blocks=False, lstrip_blocks=False)
+    return Environment(
+        loader=DictLoader(TEMPLATES), autoescape=select_autoescape(default=True, default_for_string=True), trim_blocks=False, lstrip_blocks=False
+    )
 
 
 def client_address(request: Request, proxy_secret: str | None) -> str:
@@ -74,8 +75,15 @@ def client_address(request: Request, proxy_secret: str | None) -> str:
     return peer
 
 
-def create_app(review: Path | str, *, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS, name_limiter: RateLimiter | None = None,
-               client_limiter: RateLimiter | None = None, secure_cookies: bool = False, proxy_secret: str | None = None) -> FastAPI:
+def create_app(
+    review: Path | str,
+    *,
+    allowed_hosts: Sequence[str] = LOOPBACK_HOSTS,
+    name_limiter: RateLimiter | None = None,
+    client_limiter: RateLimiter | None = None,
+    secure_cookies: bool = False,
+    proxy_secret: str | None = None,
+) -> FastAPI:
     """The app serving one review database. `secure_cookies` marks cookies Secure (behind a TLS
     proxy); `proxy_secret`: X-Forwarded-For is read only from requests carrying it."""
     db = ReviewDB(review)
@@ -84,6 +92,7 @@ def create_app(review: Path | str, *, allowed_hosts: Sequence[str] = LOOPBACK_HO
     names = name_limiter or RateLimiter()
     clients = client_limiter or RateLimiter(limit=20)
     env = _env()
+
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI):
         yield
@@ -152,8 +161,9 @@ def create_app(review: Path | str, *, allowed_hosts: Sequence[str] = LOOPBACK_HO
         wait = max(names.retry_after(f"name:{name.lower()}"), clients.retry_after(f"client:{client}"))
         if wait > 0:
             minutes = max(1, int(wait // 60 + (wait % 60 > 0)))
-            return login_page(429, f"Too many failed sign-ins. Try again in {minutes} minute{'s' if minutes != 1 else ''}.", name,
-                              headers={"Retry-After": str(int(wait) + 1)})
+            return login_page(
+                429, f"Too many failed sign-ins. Try again in {minutes} minute{'s' if minutes != 1 else ''}.", name, headers={"Retry-After": str(int(wait) + 1)}
+            )
         reviewer = await run_in_threadpool(db.check_password, name, password)
         if reviewer is None:
             names.failed(f"name:{name.lower()}")
@@ -206,14 +216,27 @@ def create_app(review: Path | str, *, allowed_hosts: Sequence[str] = LOOPBACK_HO
         return page("rubric.html", reviewer=who[0], csrf=who[1].csrf)
 
     # ------------------------------------------------------------------ one task
-    def render_task(r: Reviewer, s: Session, task, status: int = 200, error: str | None = None, values=None, flags=None,
-                    comment=None, saved: bool = False) -> HTMLResponse:
+    def render_task(
+        r: Reviewer, s: Session, task, status: int = 200, error: str | None = None, values=None, flags=None, comment=None, saved: bool = False
+    ) -> HTMLResponse:
         order = [t.task_id for t in db.tasks_for(r.name)]
         i = order.index(task.task_id)
-        return page("task.html", status, reviewer=r, csrf=s.csrf, task=task, blocks=task.display or [], progress=db.progress(r.name),
-                    values=task.values if values is None else values, flags=task.flags if flags is None else flags,
-                    comment=task.comment if comment is None else comment, error=error, saved=saved,
-                    prev_task=order[i - 1] if i > 0 else None, next_task=order[i + 1] if i + 1 < len(order) else None)
+        return page(
+            "task.html",
+            status,
+            reviewer=r,
+            csrf=s.csrf,
+            task=task,
+            blocks=task.display or [],
+            progress=db.progress(r.name),
+            values=task.values if values is None else values,
+            flags=task.flags if flags is None else flags,
+            comment=task.comment if comment is None else comment,
+            error=error,
+            saved=saved,
+            prev_task=order[i - 1] if i > 0 else None,
+            next_task=order[i + 1] if i + 1 < len(order) else None,
+        )
 
     @app.get("/tasks/{task_id}")
     def show_task(request: Request, task_id: str):
@@ -259,8 +282,16 @@ def create_app(review: Path | str, *, allowed_hosts: Sequence[str] = LOOPBACK_HO
         if action == "submit":
             missing = [d.label for d in rubric.dimensions if d.required and d.key not in values]
             if missing:
-                return render_task(r, s, task, 400, "Rate every dimension before submitting (missing: " + ", ".join(missing)
-                                   + "), or skip the task for now.", values, flags, comment)
+                return render_task(
+                    r,
+                    s,
+                    task,
+                    400,
+                    "Rate every dimension before submitting (missing: " + ", ".join(missing) + "), or skip the task for now.",
+                    values,
+                    flags,
+                    comment,
+                )
         ok = await run_in_threadpool(db.submit, task.task_id, r.name, "rated" if action == "submit" else "skipped", values, flags, comment)
         if not ok:  # pragma: no cover - checked above; the write checks again
             return not_found(r, s)
@@ -328,18 +359,20 @@ def proxy_options(public_host: str | None, environ: Any = None) -> dict[str, Any
         raise ValueError(f"--public-host must be a host name such as review.example.org (no scheme, port or path), not {public_host!r}")
     secret = (os.environ if environ is None else environ).get(PROXY_SECRET_ENV, "")
     if len(secret) < MIN_PROXY_SECRET:
-        raise ValueError(f"--public-host needs a shared secret of at least {MIN_PROXY_SECRET} characters in {PROXY_SECRET_ENV}, which the "
-                         f"proxy sends in the {PROXY_SECRET_HEADER} header (X-Forwarded-For is trusted only from it)")
-    return {"app": {"allowed_hosts": (*LOOPBACK_HOSTS, host), "secure_cookies": True, "proxy_secret": secret},
-            "server": {"proxy_headers": False}}
+        raise ValueError(
+            f"--public-host needs a shared secret of at least {MIN_PROXY_SECRET} characters in {PROXY_SECRET_ENV}, which the "
+            f"proxy sends in the {PROXY_SECRET_HEADER} header (X-Forwarded-For is trusted only from it)"
+        )
+    return {"app": {"allowed_hosts": (*LOOPBACK_HOSTS, host), "secure_cookies": True, "proxy_secret": secret}, "server": {"proxy_headers": False}}
 
 
-def serve(review: Path | str, port: int = 8765, log_level: str = "warning", public_host: str | None = None) -> None:  # pragma: no cover - exercised by a subprocess test
+def serve(
+    review: Path | str, port: int = 8765, log_level: str = "warning", public_host: str | None = None
+) -> None:  # pragma: no cover - exercised by a subprocess test
     """Serve a review on 127.0.0.1 (loopback only) until interrupted; `public_host`: behind a TLS
     proxy on this machine (see proxy_options)."""
     import uvicorn
 
     opts = proxy_options(public_host)
     app = create_app(review, **opts["app"])
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level=log_level, server_header=False, date_header=False,
-                access_log=False, **opts["server"])
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level=log_level, server_header=False, date_header=False, access_log=False, **opts["server"])

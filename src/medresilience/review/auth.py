@@ -57,8 +57,9 @@ def verify_password(password: str, stored: str | None) -> bool:
         scheme, n, r, p, salt, digest = stored.split("$")
         if scheme != "scrypt":
             return False
-        got = hashlib.scrypt(password.encode("utf-8"), salt=base64.b64decode(salt), n=int(n), r=int(r), p=int(p),
-                             maxmem=SCRYPT_MAXMEM, dklen=len(base64.b64decode(digest)))
+        got = hashlib.scrypt(
+            password.encode("utf-8"), salt=base64.b64decode(salt), n=int(n), r=int(r), p=int(p), maxmem=SCRYPT_MAXMEM, dklen=len(base64.b64decode(digest))
+        )
     except (ValueError, TypeError):
         return False
     return hmac.compare_digest(got, base64.b64decode(digest)) and ok
@@ -92,8 +93,7 @@ class SessionCodec:
             data: Any = self._session.loads(cookie, max_age=self.max_age)
         except BadSignature:  # also SignatureExpired
             return None
-        if not isinstance(data, dict) or not isinstance(data.get("r"), str) or not isinstance(data.get("e"), int) \
-                or not isinstance(data.get("c"), str):
+        if not isinstance(data, dict) or not isinstance(data.get("r"), str) or not isinstance(data.get("e"), int) or not isinstance(data.get("c"), str):
             return None
         return Session(data["r"], data["e"], data["c"])
 

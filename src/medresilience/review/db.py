@@ -143,8 +143,7 @@ class ReviewDB:
         self.lock = threading.RLock()
         try:
             self.conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=30)
-            if not create and self.conn.execute(
-                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone() is None:
+            if not create and self.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone() is None:
                 self.conn.close()
                 raise InputError(self.path, None, None, "not a review database (no review tables)")
             self.conn.execute("PRAGMA journal_mode=WAL")
@@ -193,8 +192,9 @@ class ReviewDB:
 
     # ------------------------------------------------------------------ creation
     @classmethod
-    def create(cls, out: Path | str, meta: dict[str, Any], units: Sequence[UnitRow], assignments: Sequence[tuple[str, str, int, int]],
-               reviewers: Iterable[str]) -> ReviewDB:
+    def create(
+        cls, out: Path | str, meta: dict[str, Any], units: Sequence[UnitRow], assignments: Sequence[tuple[str, str, int, int]], reviewers: Iterable[str]
+    ) -> ReviewDB:
         """Write a new review directory. assignments: (unit_id, reviewer, slot, position)."""
         out = Path(out)
         if db_path(out).exists():
@@ -210,13 +210,16 @@ class ReviewDB:
 
         def write(c: sqlite3.Connection) -> None:
             c.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", [(k, json.dumps(v)) for k, v in full.items()])
-            c.executemany("INSERT INTO units (unit_id, ord, item_id, strata, display, hidden) VALUES (?, ?, ?, ?, ?, ?)",
-                          [(u.unit_id, i, u.item_id, json.dumps(u.strata), json.dumps(u.display, ensure_ascii=False),
-                            json.dumps(u.hidden, ensure_ascii=False)) for i, u in enumerate(units)])
+            c.executemany(
+                "INSERT INTO units (unit_id, ord, item_id, strata, display, hidden) VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (u.unit_id, i, u.item_id, json.dumps(u.strata), json.dumps(u.display, ensure_ascii=False), json.dumps(u.hidden, ensure_ascii=False))
+                    for i, u in enumerate(units)
+                ],
+            )
             c.executemany("INSERT INTO reviewers (name, created) VALUES (?, ?)", [(valid_name(r), now) for r in reviewers])
             c.executemany("INSERT INTO tasks (unit_id, reviewer, slot, position) VALUES (?, ?, ?, ?)", assignments)
-            c.execute("INSERT INTO audit (at, actor, action, detail) VALUES (?, 'cli', 'sample', ?)",
-                      (now, f"{len(units)} units, {len(assignments)} tasks"))
+            c.execute("INSERT INTO audit (at, actor, action, detail) VALUES (?, 'cli', 'sample', ?)", (now, f"{len(units)} units, {len(assignments)} tasks"))
 
         db._tx(write)
         return db
@@ -248,8 +251,10 @@ class ReviewDB:
         return Reviewer(n, bool(admin), revoked is not None, int(epoch), bool(has_pw))
 
     def reviewers(self) -> list[Reviewer]:
-        return [Reviewer(n, bool(a), r is not None, int(e), bool(p)) for n, a, r, e, p in
-                self._q("SELECT name, admin, revoked, epoch, pw_hash IS NOT NULL FROM reviewers ORDER BY name")]
+        return [
+            Reviewer(n, bool(a), r is not None, int(e), bool(p))
+            for n, a, r, e, p in self._q("SELECT name, admin, revoked, epoch, pw_hash IS NOT NULL FROM reviewers ORDER BY name")
+        ]
 
     def add_reviewer(self, name: str, *, admin: bool = False, reset: bool = False) -> str:
         """Give a reviewer a new password (returned once, stored as a scrypt hash) and reinstate
@@ -267,16 +272,20 @@ class ReviewDB:
             else:
                 if row[0] is not None and not reset:
                     raise ReviewError(f"reviewer '{name}' already has a password (--reset issues a new one and ends their sessions)")
-                c.execute("UPDATE reviewers SET pw_hash = ?, revoked = NULL, epoch = epoch + 1, admin = MAX(admin, ?) WHERE name = ?",
-                          (pw_hash, int(admin), name))
-            c.execute("INSERT INTO audit (at, actor, action, detail) VALUES (?, 'cli', 'add-reviewer', ?)",
-                      (now, name + (" (admin)" if admin else "") + (" (reset)" if row is not None and row[0] is not None else "")))
+                c.execute(
+                    "UPDATE reviewers SET pw_hash = ?, revoked = NULL, epoch = epoch + 1, admin = MAX(admin, ?) WHERE name = ?", (pw_hash, int(admin), name)
+                )
+            c.execute(
+                "INSERT INTO audit (at, actor, action, detail) VALUES (?, 'cli', 'add-reviewer', ?)",
+                (now, name + (" (admin)" if admin else "") + (" (reset)" if row is not None and row[0] is not None else "")),
+            )
 
         self._tx(write)
         return password
 
     def revoke(self, name: str, actor: str = "cli") -> None:
         """Revoke a reviewer: their sessions end at once and they cannot sign in; their ratings stay."""
+
         def write(c: sqlite3.Connection) -> None:
             if c.execute("SELECT 1 FROM reviewers WHERE name = ?", (name,)).fetchone() is None:
                 raise ReviewError(f"no reviewer '{name}'")
@@ -303,17 +312,30 @@ class ReviewDB:
     @staticmethod
     def _task(row: tuple, display: str | None = None) -> Task:
         tid, uid, rev, slot, pos, status, vals, flags, comment = row[:9]
-        return Task(int(tid), uid, rev, int(slot), int(pos), status, json.loads(vals) if vals else {},
-                    json.loads(flags) if flags else [], comment or "", json.loads(display) if display else None)
+        return Task(
+            int(tid),
+            uid,
+            rev,
+            int(slot),
+            int(pos),
+            status,
+            json.loads(vals) if vals else {},
+            json.loads(flags) if flags else [],
+            comment or "",
+            json.loads(display) if display else None,
+        )
 
     def tasks_for(self, reviewer: str) -> list[Task]:
         return [self._task(r) for r in self._q(self._TASK + " WHERE t.reviewer = ? ORDER BY t.position", (reviewer,))]
 
     def task(self, task_id: int, reviewer: str) -> Task | None:
         """The task, with what its reviewer is shown, only when it is this reviewer's."""
-        rows = self._q("""SELECT t.task_id, t.unit_id, t.reviewer, t.slot, t.position, r.status, r.vals, r.flags, r.comment, u.display
+        rows = self._q(
+            """SELECT t.task_id, t.unit_id, t.reviewer, t.slot, t.position, r.status, r.vals, r.flags, r.comment, u.display
                           FROM tasks t JOIN units u ON u.unit_id = t.unit_id LEFT JOIN ratings r ON r.task_id = t.task_id
-                          WHERE t.task_id = ? AND t.reviewer = ?""", (int(task_id), reviewer))
+                          WHERE t.task_id = ? AND t.reviewer = ?""",
+            (int(task_id), reviewer),
+        )
         return self._task(rows[0], rows[0][9]) if rows else None
 
     def next_task(self, reviewer: str, after: int | None = None) -> Task | None:
@@ -342,35 +364,56 @@ class ReviewDB:
         def write(c: sqlite3.Connection) -> bool:
             if c.execute("SELECT 1 FROM tasks WHERE task_id = ? AND reviewer = ?", (int(task_id), reviewer)).fetchone() is None:
                 return False
-            c.execute("""INSERT INTO ratings (task_id, status, vals, flags, comment, updated, revision) VALUES (?, ?, ?, ?, ?, ?, 1)
+            c.execute(
+                """INSERT INTO ratings (task_id, status, vals, flags, comment, updated, revision) VALUES (?, ?, ?, ?, ?, ?, 1)
                          ON CONFLICT(task_id) DO UPDATE SET status = excluded.status, vals = excluded.vals, flags = excluded.flags,
                          comment = excluded.comment, updated = excluded.updated, revision = ratings.revision + 1""",
-                      (int(task_id), status, vals, fl, comment, now))
-            c.execute("INSERT INTO rating_log (task_id, reviewer, status, vals, flags, comment, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                      (int(task_id), reviewer, status, vals, fl, comment, now))
+                (int(task_id), status, vals, fl, comment, now),
+            )
+            c.execute(
+                "INSERT INTO rating_log (task_id, reviewer, status, vals, flags, comment, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (int(task_id), reviewer, status, vals, fl, comment, now),
+            )
             return True
 
         return self._tx(write)
 
     def progress(self, reviewer: str) -> dict[str, int]:
-        rows = self._q("""SELECT COUNT(*), SUM(r.status = 'rated'), SUM(r.status = 'skipped') FROM tasks t
-                          LEFT JOIN ratings r ON r.task_id = t.task_id WHERE t.reviewer = ?""", (reviewer,))
+        rows = self._q(
+            """SELECT COUNT(*), SUM(r.status = 'rated'), SUM(r.status = 'skipped') FROM tasks t
+                          LEFT JOIN ratings r ON r.task_id = t.task_id WHERE t.reviewer = ?""",
+            (reviewer,),
+        )
         total, rated, skipped = rows[0]
         total, rated, skipped = int(total or 0), int(rated or 0), int(skipped or 0)
         return {"total": total, "rated": rated, "skipped": skipped, "todo": total - rated - skipped}
 
     # ------------------------------------------------------------------ analysis
     def units(self) -> dict[str, UnitRow]:
-        return {uid: UnitRow(uid, item, json.loads(s), json.loads(d), json.loads(h))
-                for uid, item, s, d, h in self._q("SELECT unit_id, item_id, strata, display, hidden FROM units ORDER BY ord")}
+        return {
+            uid: UnitRow(uid, item, json.loads(s), json.loads(d), json.loads(h))
+            for uid, item, s, d, h in self._q("SELECT unit_id, item_id, strata, display, hidden FROM units ORDER BY ord")
+        }
 
     def ratings(self) -> list[dict[str, Any]]:
         """Every task with its rating (None status: not yet rated), unblinded, for analysis."""
         out = []
         for tid, uid, rev, slot, status, vals, flags, comment, updated, revision in self._q(
-                """SELECT t.task_id, t.unit_id, t.reviewer, t.slot, r.status, r.vals, r.flags, r.comment, r.updated, r.revision
-                   FROM tasks t LEFT JOIN ratings r ON r.task_id = t.task_id ORDER BY t.unit_id, t.slot"""):
-            out.append({"task_id": tid, "unit_id": uid, "reviewer": rev, "slot": slot, "status": status,
-                        "values": json.loads(vals) if vals else {}, "flags": json.loads(flags) if flags else [],
-                        "comment": comment or "", "updated": updated, "revision": revision})
+            """SELECT t.task_id, t.unit_id, t.reviewer, t.slot, r.status, r.vals, r.flags, r.comment, r.updated, r.revision
+                   FROM tasks t LEFT JOIN ratings r ON r.task_id = t.task_id ORDER BY t.unit_id, t.slot"""
+        ):
+            out.append(
+                {
+                    "task_id": tid,
+                    "unit_id": uid,
+                    "reviewer": rev,
+                    "slot": slot,
+                    "status": status,
+                    "values": json.loads(vals) if vals else {},
+                    "flags": json.loads(flags) if flags else [],
+                    "comment": comment or "",
+                    "updated": updated,
+                    "revision": revision,
+                }
+            )
         return out

@@ -62,8 +62,9 @@ def revise_suite(review: Path | str, out: Path | str, suite_dir: Path | str | No
     src = Path(suite_dir or meta.get("suite") or "")
     suite = Suite.load(src)
     if suite.manifest.checksums != meta.get("suite_checksums"):
-        raise ReviewError(f"{src} is not the suite this review sampled ({meta.get('suite_name')} version {meta.get('suite_version')}: "
-                          "its files' checksums differ)")
+        raise ReviewError(
+            f"{src} is not the suite this review sampled ({meta.get('suite_name')} version {meta.get('suite_version')}: its files' checksums differ)"
+        )
     out = Path(out)
     if out.resolve() == src.resolve():
         raise ReviewError("--out is the reviewed suite itself: a revision is written as a new suite version, never in place")
@@ -111,25 +112,45 @@ def revise_suite(review: Path | str, out: Path | str, suite_dir: Path | str | No
                 drop_items.setdefault(it.id, []).append("no probe left")
         items = [it for it in items if it.id in kept]
 
-    version = f"{suite.manifest.version}+review.{stable_hash(meta.get('created', ''), sorted(drop_items), sorted(drop_probes), sorted(relabelled.items()), rule)[:8]}"
-    manifest = suite.manifest.model_copy(update={
-        "version": version,
-        "description": (suite.manifest.description + " " if suite.manifest.description else "")
-        + f"Revised by clinician review ({rubric.key}, rule {rule}).",
-    })
+    version = (
+        f"{suite.manifest.version}+review.{stable_hash(meta.get('created', ''), sorted(drop_items), sorted(drop_probes), sorted(relabelled.items()), rule)[:8]}"
+    )
+    manifest = suite.manifest.model_copy(
+        update={
+            "version": version,
+            "description": (suite.manifest.description + " " if suite.manifest.description else "")
+            + f"Revised by clinician review ({rubric.key}, rule {rule}).",
+        }
+    )
     extra = dict(manifest.model_extra or {})
-    extra["revised_from"] = {"name": suite.manifest.name, "version": suite.manifest.version, "checksums": suite.manifest.checksums,
-                             "review": str(Path(review).resolve()), "rubric": rubric.key, "rule": rule,
-                             "dropped_items": len(drop_items), "dropped_probes": len(drop_probes), "relabelled": len(relabelled)}
+    extra["revised_from"] = {
+        "name": suite.manifest.name,
+        "version": suite.manifest.version,
+        "checksums": suite.manifest.checksums,
+        "review": str(Path(review).resolve()),
+        "rubric": rubric.key,
+        "rule": rule,
+        "dropped_items": len(drop_items),
+        "dropped_probes": len(drop_probes),
+        "relabelled": len(relabelled),
+    }
     manifest = manifest.model_copy(update=extra)
     revised = Suite(manifest, items, probes)
     revised.save(out)
-    changes = ([{"item_id": k, "action": "drop_item", "reasons": v} for k, v in drop_items.items()]
-               + [{"probe_id": k, "action": "drop_probe", "reasons": v} for k, v in drop_probes.items()]
-               + [{"probe_id": k, "action": "relabel", "new_probe_id": v} for k, v in relabelled.items()])
+    changes = (
+        [{"item_id": k, "action": "drop_item", "reasons": v} for k, v in drop_items.items()]
+        + [{"probe_id": k, "action": "drop_probe", "reasons": v} for k, v in drop_probes.items()]
+        + [{"probe_id": k, "action": "relabel", "new_probe_id": v} for k, v in relabelled.items()]
+    )
     write_jsonl(out / CHANGES, changes)
-    counts = {"items": len(items), "probes": len(probes), "dropped_items": len(drop_items), "dropped_probes": len(drop_probes),
-              "relabelled": len(relabelled), **{f"probes_{k}": v for k, v in Counter(p.condition for p in probes).items()}}
+    counts = {
+        "items": len(items),
+        "probes": len(probes),
+        "dropped_items": len(drop_items),
+        "dropped_probes": len(drop_probes),
+        "relabelled": len(relabelled),
+        **{f"probes_{k}": v for k, v in Counter(p.condition for p in probes).items()},
+    }
     with atomic_write(out / "review_revision.json") as fh:
         json.dump({"version": version, "rule": rule, "counts": counts, **extra["revised_from"]}, fh, indent=2)
     return Revision(out, Suite.load(out), drop_items, drop_probes, relabelled, counts)

@@ -54,8 +54,7 @@ class SampleResult:
 def _item_blocks(item: Item, *, gold: bool = True) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = [{"kind": "text", "title": "Question", "text": item.question}]
     if item.options:
-        blocks.append({"kind": "options", "title": "Options",
-                       "options": [[k, v, bool(gold and k == item.answer)] for k, v in item.options.items()]})
+        blocks.append({"kind": "options", "title": "Options", "options": [[k, v, bool(gold and k == item.answer)] for k, v in item.options.items()]})
     return blocks
 
 
@@ -107,8 +106,7 @@ def _candidates_a(suite: Suite) -> list[Candidate]:
     for bid, probes in bundles.items():
         item = suite.items[probes[0].item_id]
         full = next((p for p in probes if len(getattr(p, "context", ())) > 1), None)
-        context = list(full.context) if full is not None else \
-            list({s.option: s for p in probes for s in getattr(p, "context", ())}.values())
+        context = list(full.context) if full is not None else list({s.option: s for p in probes for s in getattr(p, "context", ())}.values())
         first = probes[0]
         facets = {k: v for k, v in _facets(first).items() if k != "target"}
         ct, pv = facets.get("content_type"), facets.get("provenance")
@@ -117,8 +115,12 @@ def _candidates_a(suite: Suite) -> list[Candidate]:
             display.append(_sentences(item, context))
         display.append({"kind": "facts", "title": "Labelled attack", "facts": _taxonomy(ct, pv)})
         strata = {"source": item.source, "subject": item.subject, **facets}
-        hidden = {"bundle_id": bid, "probes": [p.id for p in probes], "generator": (suite.manifest.generator or {}).get("model"),
-                  "checks": first.meta.get("checks")}
+        hidden = {
+            "bundle_id": bid,
+            "probes": [p.id for p in probes],
+            "generator": (suite.manifest.generator or {}).get("model"),
+            "checks": first.meta.get("checks"),
+        }
         out.append(Candidate(f"A-{stable_hash(bid)[:16]}", item.id, strata, display, hidden))
     return out
 
@@ -138,8 +140,10 @@ def _candidates_noise(suite: Suite) -> list[Candidate]:
     for p in suite.probes:
         item = suite.items[p.item_id]
         parts = getattr(p, "parts", {}) or {}
-        display: list[dict[str, Any]] = [{"kind": "text", "title": "Original case", "text": item.question},
-                                         {"kind": "text", "title": "Perturbed case", "text": str(parts.get("text", ""))}]
+        display: list[dict[str, Any]] = [
+            {"kind": "text", "title": "Original case", "text": item.question},
+            {"kind": "text", "title": "Perturbed case", "text": str(parts.get("text", ""))},
+        ]
         herrings = item.meta.get("red_herrings") if isinstance(item.meta.get("red_herrings"), list) else []
         inserted = []
         for ins in parts.get("insertions") or []:
@@ -150,8 +154,7 @@ def _candidates_noise(suite: Suite) -> list[Candidate]:
         if inserted and not parts.get("blank"):
             display.append({"kind": "list", "title": "Inserted sentences", "items": inserted})
         if item.options:
-            display.append({"kind": "options", "title": "Options",
-                            "options": [[k, v, k == item.answer] for k, v in item.options.items()]})
+            display.append({"kind": "options", "title": "Options", "options": [[k, v, k == item.answer] for k, v in item.options.items()]})
         strata = {"source": item.source, "subject": item.subject, "condition": p.condition, **_facets(p)}
         out.append(Candidate(f"N-{stable_hash(p.id)[:16]}", item.id, strata, display, {"probe_id": p.id, "condition": p.condition}))
     return out
@@ -175,7 +178,9 @@ def _candidates_b(suite: Suite, run_dir: Path, show_reference: bool = False, sho
                 FROM units u JOIN calls c ON c.key = u.key AND c.status = 'ok'
                 LEFT JOIN scores s ON s.key = u.key AND s.scorer = u.scoring
                 LEFT JOIN requests r ON r.key = u.key
-                WHERE u.probe_id IS NOT NULL {where} ORDER BY u.model, u.unit_id""", args).fetchall()
+                WHERE u.probe_id IS NOT NULL {where} ORDER BY u.model, u.unit_id""",
+            args,
+        ).fetchall()
         options = ((store.run_config(run) if run else None) or {}).get("options", {})
     import json
 
@@ -206,31 +211,41 @@ def _candidates_b(suite: Suite, run_dir: Path, show_reference: bool = False, sho
                 presented[probe_id] = family.render(item, probe, scoring_mode, fopts)
             msgs, title = presented[probe_id], "The prompt, as the item presents it"
         if msgs:
-            display.append({"kind": "messages", "title": title,
-                            "messages": [[str(m.get("role", "")), str(m.get("content", ""))] for m in msgs if isinstance(m, dict)]})
+            display.append(
+                {"kind": "messages", "title": title, "messages": [[str(m.get("role", "")), str(m.get("content", ""))] for m in msgs if isinstance(m, dict)]}
+            )
         display.append({"kind": "response", "title": "The model's response", "text": text or ""})
         auto_correct = None
         if status == "valid":
             auto_correct = "correct" if value is not None and float(value) >= 1.0 else "incorrect"
         elif status in ("invalid", "truncated"):  # unread: not correct, the study's rule
             auto_correct = "incorrect"
-        strata = {"source": item.source, "subject": item.subject, "condition": condition, "model": model, "setting": setting,
-                  **_facets(probe)}
-        hidden = {"model": model, "unit": unit_id, "key": key, "setting": setting, "scoring": scoring, "condition": condition,
-                  "probe_id": probe_id, "auto_label": label, "auto_status": status, "auto_correct": auto_correct}
+        strata = {"source": item.source, "subject": item.subject, "condition": condition, "model": model, "setting": setting, **_facets(probe)}
+        hidden = {
+            "model": model,
+            "unit": unit_id,
+            "key": key,
+            "setting": setting,
+            "scoring": scoring,
+            "condition": condition,
+            "probe_id": probe_id,
+            "auto_label": label,
+            "auto_status": status,
+            "auto_correct": auto_correct,
+        }
         out.append(Candidate(f"B-{stable_hash(model, unit_id)[:16]}", item.id, strata, display, hidden))
     return out
 
 
 def candidates(rubric: Rubric, suite: Suite, run_dir: Path | None = None) -> list[Candidate]:
     if rubric.families and suite.manifest.family not in rubric.families:
-        raise ReviewError(f"rubric {rubric.key} reviews {' or '.join(rubric.families)} suites; {suite.path or 'the suite'} is a "
-                          f"{suite.manifest.family} suite")
+        raise ReviewError(f"rubric {rubric.key} reviews {' or '.join(rubric.families)} suites; {suite.path or 'the suite'} is a {suite.manifest.family} suite")
     if rubric.needs_run:
         if run_dir is None:
             raise ReviewError(f"rubric {rubric.key} reviews model responses: name the run with --run DIR")
-        cands = _candidates_b(suite, Path(run_dir), show_reference=bool(rubric.extra.get("show_reference")),
-                              show_setting=bool(rubric.extra.get("show_setting")))
+        cands = _candidates_b(
+            suite, Path(run_dir), show_reference=bool(rubric.extra.get("show_reference")), show_setting=bool(rubric.extra.get("show_setting"))
+        )
         conditions = rubric.extra.get("conditions")  # a rubric for some conditions only (premise-answer: presupposition)
         return [c for c in cands if c.hidden.get("condition") in conditions] if conditions else cands
     if rubric.key == "A":
@@ -274,6 +289,7 @@ def assign(units: Sequence[Candidate], dual_ids: set[str], reviewers: Sequence[s
     pairs: Counter[tuple[str, str]] = Counter()
     picked: list[tuple[str, str, int]] = []
     for u in units:
+
         def rank(r: str, u: Candidate = u) -> tuple[int, str]:
             return (load[r], stable_hash(seed, "assign", u.unit_id, r))
 
@@ -281,8 +297,10 @@ def assign(units: Sequence[Candidate], dual_ids: set[str], reviewers: Sequence[s
         picked.append((u.unit_id, first, 0))
         load[first] += 1
         if u.unit_id in dual_ids:
-            second = min((r for r in reviewers if r != first),
-                         key=lambda r, u=u, first=first: (load[r], pairs[tuple(sorted((first, r)))], stable_hash(seed, "assign2", u.unit_id, r)))
+            second = min(
+                (r for r in reviewers if r != first),
+                key=lambda r, u=u, first=first: (load[r], pairs[tuple(sorted((first, r)))], stable_hash(seed, "assign2", u.unit_id, r)),
+            )
             picked.append((u.unit_id, second, 1))
             load[second] += 1
             pairs[tuple(sorted((first, second)))] += 1
@@ -293,8 +311,18 @@ def assign(units: Sequence[Candidate], dual_ids: set[str], reviewers: Sequence[s
     return out
 
 
-def sample_review(rubric_key: str, suite_dir: Path, out: Path, *, run_dir: Path | None = None, n: int = 100,
-                  strata: Sequence[str] = DEFAULT_STRATA, dual: float = 0.0, reviewers: Sequence[str] = (), seed: int = 0) -> SampleResult:
+def sample_review(
+    rubric_key: str,
+    suite_dir: Path,
+    out: Path,
+    *,
+    run_dir: Path | None = None,
+    n: int = 100,
+    strata: Sequence[str] = DEFAULT_STRATA,
+    dual: float = 0.0,
+    reviewers: Sequence[str] = (),
+    seed: int = 0,
+) -> SampleResult:
     """Draw the sample and write the review database at `out` (a new directory)."""
     rubric = get_rubric(rubric_key)
     reviewers = [valid_name(r) for r in reviewers]
@@ -330,10 +358,22 @@ def sample_review(rubric_key: str, suite_dir: Path, out: Path, *, run_dir: Path 
     got = Counter(_key(c, strata) for c in chosen)
     table = [(k, pop[k], got.get(k, 0)) for k in sorted(pop)]
     meta = {
-        "rubric": rubric.key, "rubric_def": rubric.as_dict(), "suite": str(Path(suite_dir).resolve()), "suite_name": suite.manifest.name,
-        "suite_version": suite.manifest.version, "suite_family": suite.manifest.family, "suite_checksums": suite.manifest.checksums,
-        "run": str(Path(run_dir).resolve()) if run_dir else None, "n_requested": n, "n_sampled": len(chosen), "population": len(cands),
-        "strata": list(strata), "dual": dual, "n_dual": len(dual_ids), "reviewers": list(reviewers), "seed": seed,
+        "rubric": rubric.key,
+        "rubric_def": rubric.as_dict(),
+        "suite": str(Path(suite_dir).resolve()),
+        "suite_name": suite.manifest.name,
+        "suite_version": suite.manifest.version,
+        "suite_family": suite.manifest.family,
+        "suite_checksums": suite.manifest.checksums,
+        "run": str(Path(run_dir).resolve()) if run_dir else None,
+        "n_requested": n,
+        "n_sampled": len(chosen),
+        "population": len(cands),
+        "strata": list(strata),
+        "dual": dual,
+        "n_dual": len(dual_ids),
+        "reviewers": list(reviewers),
+        "seed": seed,
         "allocation": [{"stratum": list(k), "population": p, "sampled": s} for k, p, s in table],
     }
     rows = [UnitRow(c.unit_id, c.item_id, c.strata, c.display, c.hidden) for c in chosen]

@@ -35,13 +35,16 @@ from .rubrics import Dimension, Rubric
 
 AGREEMENT_ORDER = ("percent_agreement", "cohen_kappa", "fleiss_kappa", "gwet_ac1", "gwet_ac2", "krippendorff_alpha")
 AGREEMENT_TITLES = {
-    "percent_agreement": "Percent agreement", "cohen_kappa": "Cohen's kappa", "fleiss_kappa": "Fleiss' kappa",
-    "gwet_ac1": "Gwet's AC1", "gwet_ac2": "Gwet's AC2 (ordinal weights)", "krippendorff_alpha": "Krippendorff's alpha",
+    "percent_agreement": "Percent agreement",
+    "cohen_kappa": "Cohen's kappa",
+    "fleiss_kappa": "Fleiss' kappa",
+    "gwet_ac1": "Gwet's AC1",
+    "gwet_ac2": "Gwet's AC2 (ordinal weights)",
+    "krippendorff_alpha": "Krippendorff's alpha",
 }
 
 
-AUTO_COLUMNS = ["dimension", "automatic", "agree", "n", "rate", "lo", "hi", "cohen_kappa", "kappa_lo", "kappa_hi", "gwet_ac1",
-                "ac1_lo", "ac1_hi"]
+AUTO_COLUMNS = ["dimension", "automatic", "agree", "n", "rate", "lo", "hi", "cohen_kappa", "kappa_lo", "kappa_hi", "gwet_ac1", "ac1_lo", "ac1_hi"]
 
 
 @dataclass
@@ -64,13 +67,26 @@ class ReviewStats:
 
         rated = self.ratings[self.ratings["status"] == "rated"]
         return {
-            "rubric": self.rubric.key, "title": self.rubric.title, "review": {k: v for k, v in self.meta.items() if k != "rubric_def"},
-            "counts": {"units": int(self.ratings["unit_id"].nunique()), "tasks": len(self.ratings), "rated": len(rated),
-                       "skipped": int((self.ratings["status"] == "skipped").sum()), "dual_rated_units": self._dual_units(),
-                       "reviewers": len(self.progress), "reviewers_rated": int(rated["reviewer"].nunique()) if len(rated) else 0},
-            "pass_rates": records(self.pass_rates), "composite": self.composite, "worst_case": self.worst_case,
-            "agreement": records(self.agreement), "auto_agreement": records(self.auto), "progress": records(self.progress),
-            "flags": records(self.flags), "notes": self.notes,
+            "rubric": self.rubric.key,
+            "title": self.rubric.title,
+            "review": {k: v for k, v in self.meta.items() if k != "rubric_def"},
+            "counts": {
+                "units": int(self.ratings["unit_id"].nunique()),
+                "tasks": len(self.ratings),
+                "rated": len(rated),
+                "skipped": int((self.ratings["status"] == "skipped").sum()),
+                "dual_rated_units": self._dual_units(),
+                "reviewers": len(self.progress),
+                "reviewers_rated": int(rated["reviewer"].nunique()) if len(rated) else 0,
+            },
+            "pass_rates": records(self.pass_rates),
+            "composite": self.composite,
+            "worst_case": self.worst_case,
+            "agreement": records(self.agreement),
+            "auto_agreement": records(self.auto),
+            "progress": records(self.progress),
+            "flags": records(self.flags),
+            "notes": self.notes,
         }
 
     def _dual_units(self) -> int:
@@ -89,8 +105,14 @@ def ratings_frame(db: ReviewDB) -> pd.DataFrame:
     rows = []
     for r in db.ratings():
         u = units[r["unit_id"]]
-        row: dict[str, Any] = {"task_id": r["task_id"], "unit_id": r["unit_id"], "item_id": u.item_id, "reviewer": r["reviewer"],
-                               "slot": r["slot"], "status": r["status"] or "todo"}
+        row: dict[str, Any] = {
+            "task_id": r["task_id"],
+            "unit_id": r["unit_id"],
+            "item_id": u.item_id,
+            "reviewer": r["reviewer"],
+            "slot": r["slot"],
+            "status": r["status"] or "todo",
+        }
         for d in rubric.dimensions:
             row[d.key] = r["values"].get(d.key)
         row["flags"] = ";".join(r["flags"])
@@ -137,23 +159,43 @@ def compute(review: Path | str | ReviewDB, *, n_resamples: int = 2000, seed: int
     prow = []
     for d in rubric.dimensions:
         if not len(rated):
-            prow.append({"dimension": d.key, "label": d.label, "passing": "/".join(d.passing), "rate": None, "lo": None, "hi": None,
-                         "units": 0, "ratings": 0, "pass_ratings": 0})
+            prow.append(
+                {
+                    "dimension": d.key,
+                    "label": d.label,
+                    "passing": "/".join(d.passing),
+                    "rate": None,
+                    "lo": None,
+                    "hi": None,
+                    "units": 0,
+                    "ratings": 0,
+                    "pass_ratings": 0,
+                }
+            )
             continue
         passes = rated[d.key].map(lambda v, d=d: _passes(d, v))
         per_unit = _per_unit_mean(rated, passes)
         b = stats.bootstrap_mean(per_unit.values, confidence=confidence, n_resamples=n_resamples, seed=seed)
-        prow.append({"dimension": d.key, "label": d.label, "passing": "/".join(d.passing), "rate": b["mean"], "lo": b["lo"],
-                     "hi": b["hi"], "units": int(per_unit.size), "ratings": int(passes.notna().sum()),
-                     "pass_ratings": int((passes == 1.0).sum())})
+        prow.append(
+            {
+                "dimension": d.key,
+                "label": d.label,
+                "passing": "/".join(d.passing),
+                "rate": b["mean"],
+                "lo": b["lo"],
+                "hi": b["hi"],
+                "units": int(per_unit.size),
+                "ratings": int(passes.notna().sum()),
+                "pass_ratings": int((passes == 1.0).sum()),
+            }
+        )
     pass_rates = pd.DataFrame(prow)
 
     composite = None
     if rubric.composite:
         per_unit = _per_unit_mean(rated, rated["composite"]) if len(rated) else pd.Series(dtype="float64")
         b = stats.bootstrap_mean(per_unit.values, confidence=confidence, n_resamples=n_resamples, seed=seed)
-        composite = {"dimensions": list(rubric.composite), "scale": "0-2", "mean": b["mean"], "lo": b["lo"], "hi": b["hi"],
-                     "units": b["n"]}
+        composite = {"dimensions": list(rubric.composite), "scale": "0-2", "mean": b["mean"], "lo": b["lo"], "hi": b["hi"], "units": b["n"]}
 
     worst = None
     if rubric.worst_case is not None:
@@ -164,8 +206,13 @@ def compute(review: Path | str | ReviewDB, *, n_resamples: int = 2000, seed: int
             per_unit = per_rating = pd.Series(dtype=bool)
         w = stats.wilson(int(per_unit.sum()), int(per_unit.size), confidence)
         wr = stats.wilson(int(per_rating.sum()), int(per_rating.size), confidence)
-        worst = {"label": rubric.worst_case.label, "definition": rubric.worst_case.definition, "rule": "a unit any reviewer rated worst case",
-                 **{k: v for k, v in w.as_dict().items()}, "per_rating": wr.as_dict()}
+        worst = {
+            "label": rubric.worst_case.label,
+            "definition": rubric.worst_case.definition,
+            "rule": "a unit any reviewer rated worst case",
+            **{k: v for k, v in w.as_dict().items()},
+            "per_rating": wr.as_dict(),
+        }
 
     agreement = _agreement(rubric, rated, n_resamples, seed, confidence)
     if not len(agreement) or agreement["units"].max() == 0:
@@ -199,8 +246,10 @@ def _agreement(rubric: Rubric, rated: pd.DataFrame, n_resamples: int, seed: int,
         if len(dual):
             wide = dual.pivot(index="unit_id", columns="reviewer", values=d.key)
             names = [str(c) for c in wide.columns]
-            table = [[None if (v is None or (isinstance(v, float) and np.isnan(v)) or v == d.not_applicable) else d.category(v)
-                      for v in row] for row in wide.astype(object).values.tolist()]
+            table = [
+                [None if (v is None or (isinstance(v, float) and np.isnan(v)) or v == d.not_applicable) else d.category(v) for v in row]
+                for row in wide.astype(object).values.tolist()
+            ]
         else:
             names, table = [], []
         for c in AGREEMENT_ORDER:
@@ -211,8 +260,9 @@ def _agreement(rubric: Rubric, rated: pd.DataFrame, n_resamples: int, seed: int,
     return pd.DataFrame(rows)
 
 
-def _pairwise_kappa(d: Dimension, names: list[str], table: list[list[Any]], cats: list[Any], n_resamples: int, seed: int,
-                    confidence: float) -> list[dict[str, Any]]:
+def _pairwise_kappa(
+    d: Dimension, names: list[str], table: list[list[Any]], cats: list[Any], n_resamples: int, seed: int, confidence: float
+) -> list[dict[str, Any]]:
     """Cohen's kappa for every pair of reviewers on the units both rated; one undefined row when no
     two reviewers share a unit."""
     out = []
@@ -220,13 +270,13 @@ def _pairwise_kappa(d: Dimension, names: list[str], table: list[list[Any]], cats
         for j in range(i + 1, len(names)):
             shared = [[row[i], row[j]] for row in table if row[i] is not None and row[j] is not None]
             if shared:
-                out.append(_one_agreement(d, shared, "cohen_kappa", cats, n_resamples, seed, confidence,
-                                          reviewers=f"{a}{PAIR_SEPARATOR}{names[j]}"))
+                out.append(_one_agreement(d, shared, "cohen_kappa", cats, n_resamples, seed, confidence, reviewers=f"{a}{PAIR_SEPARATOR}{names[j]}"))
     return out or [_one_agreement(d, [], "cohen_kappa", cats, n_resamples, seed, confidence, reviewers="")]
 
 
-def _one_agreement(d: Dimension, table: list[list[Any]], coefficient: str, cats: list[Any], n_resamples: int, seed: int,
-                   confidence: float, reviewers: str = "all") -> dict[str, Any]:
+def _one_agreement(
+    d: Dimension, table: list[list[Any]], coefficient: str, cats: list[Any], n_resamples: int, seed: int, confidence: float, reviewers: str = "all"
+) -> dict[str, Any]:
     kw: dict[str, Any] = {"categories": cats, "n_resamples": n_resamples, "seed": seed, "confidence": confidence}
     if coefficient == "gwet_ac2":
         kw["weights"] = "ordinal"
@@ -238,9 +288,21 @@ def _one_agreement(d: Dimension, table: list[list[Any]], coefficient: str, cats:
     if coefficient == "cohen_kappa" and reviewers == "":
         res["reason"] = "no two reviewers rated a unit in common"
     detail = kw.get("weights") or kw.get("level") or ""
-    return {"dimension": d.key, "label": d.label, "coefficient": coefficient, "title": AGREEMENT_TITLES[coefficient], "detail": detail,
-            "reviewers": reviewers, "value": res["value"], "lo": res["lo"], "hi": res["hi"], "units": res["units"], "pa": res["pa"],
-            "pe": res["pe"], "reason": res["reason"]}
+    return {
+        "dimension": d.key,
+        "label": d.label,
+        "coefficient": coefficient,
+        "title": AGREEMENT_TITLES[coefficient],
+        "detail": detail,
+        "reviewers": reviewers,
+        "value": res["value"],
+        "lo": res["lo"],
+        "hi": res["hi"],
+        "units": res["units"],
+        "pa": res["pa"],
+        "pe": res["pe"],
+        "reason": res["reason"],
+    }
 
 
 def _auto(rubric: Rubric, rated: pd.DataFrame, n_resamples: int, seed: int, confidence: float) -> pd.DataFrame:
@@ -256,14 +318,31 @@ def _auto(rubric: Rubric, rated: pd.DataFrame, n_resamples: int, seed: int, conf
         agree = sum(1 for x, y in pairs if x == y)
         w = stats.wilson(agree, len(pairs), confidence)
         cats = sorted({v for _, v in a.mapping})
-        kappa = stats.agreement([list(p) for p in pairs], "cohen_kappa", categories=cats, n_resamples=n_resamples, seed=seed,
-                                confidence=confidence) if pairs else None
-        ac1 = stats.agreement([list(p) for p in pairs], "gwet_ac1", categories=cats, n_resamples=n_resamples, seed=seed,
-                              confidence=confidence) if pairs else None
-        rows.append({"dimension": a.dimension, "automatic": a.label, "agree": agree, "n": len(pairs), "rate": w.p, "lo": w.lo, "hi": w.hi,
-                     "cohen_kappa": kappa.value if kappa else None, "kappa_lo": kappa.lo if kappa else None,
-                     "kappa_hi": kappa.hi if kappa else None, "gwet_ac1": ac1.value if ac1 else None,
-                     "ac1_lo": ac1.lo if ac1 else None, "ac1_hi": ac1.hi if ac1 else None})
+        kappa = (
+            stats.agreement([list(p) for p in pairs], "cohen_kappa", categories=cats, n_resamples=n_resamples, seed=seed, confidence=confidence)
+            if pairs
+            else None
+        )
+        ac1 = (
+            stats.agreement([list(p) for p in pairs], "gwet_ac1", categories=cats, n_resamples=n_resamples, seed=seed, confidence=confidence) if pairs else None
+        )
+        rows.append(
+            {
+                "dimension": a.dimension,
+                "automatic": a.label,
+                "agree": agree,
+                "n": len(pairs),
+                "rate": w.p,
+                "lo": w.lo,
+                "hi": w.hi,
+                "cohen_kappa": kappa.value if kappa else None,
+                "kappa_lo": kappa.lo if kappa else None,
+                "kappa_hi": kappa.hi if kappa else None,
+                "gwet_ac1": ac1.value if ac1 else None,
+                "ac1_lo": ac1.lo if ac1 else None,
+                "ac1_hi": ac1.hi if ac1 else None,
+            }
+        )
     return pd.DataFrame(rows, columns=AUTO_COLUMNS)
 
 
@@ -286,8 +365,14 @@ def write(res: ReviewStats, out_dir: Path | str) -> dict[str, Path]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths: dict[str, Path] = {}
-    tables = {"ratings": res.ratings, "pass_rates": res.pass_rates, "agreement": res.agreement, "auto_agreement": res.auto,
-              "progress": res.progress, "flags": res.flags}
+    tables = {
+        "ratings": res.ratings,
+        "pass_rates": res.pass_rates,
+        "agreement": res.agreement,
+        "auto_agreement": res.auto,
+        "progress": res.progress,
+        "flags": res.flags,
+    }
     for name, df in tables.items():
         with atomic_write(out / f"{name}.csv") as fh:
             df.to_csv(fh, index=False)
@@ -326,30 +411,39 @@ def html_page(res: ReviewStats) -> str:
     by = f"{c['reviewers_rated']} reviewer{'s' if c['reviewers_rated'] != 1 else ''}"
     if c["reviewers"] != c["reviewers_rated"]:
         by += f" (of {c['reviewers']} assigned)"
-    overview = [f"<p class='lead'>{esc(res.rubric.title)}: {c['rated']} ratings of {c['units']} units by "
-                f"{by}; {c['dual_rated_units']} units rated twice; {c['skipped']} skipped.</p>"]
+    overview = [
+        f"<p class='lead'>{esc(res.rubric.title)}: {c['rated']} ratings of {c['units']} units by "
+        f"{by}; {c['dual_rated_units']} units rated twice; {c['skipped']} skipped.</p>"
+    ]
     m = res.meta
-    overview.append(f"<p class='note'>Suite {esc(m.get('suite_name'))} v{esc(m.get('suite_version'))}; sample of {esc(m.get('n_sampled'))} "
-                    f"from {esc(m.get('population'))} units, stratified by {esc(', '.join(m.get('strata') or []) or 'nothing')}, "
-                    f"seed {esc(m.get('seed'))}, dual share {esc(m.get('dual'))}"
-                    + (f"; run {esc(m.get('run'))}" if m.get("run") else "") + ".</p>")
+    overview.append(
+        f"<p class='note'>Suite {esc(m.get('suite_name'))} v{esc(m.get('suite_version'))}; sample of {esc(m.get('n_sampled'))} "
+        f"from {esc(m.get('population'))} units, stratified by {esc(', '.join(m.get('strata') or []) or 'nothing')}, "
+        f"seed {esc(m.get('seed'))}, dual share {esc(m.get('dual'))}" + (f"; run {esc(m.get('run'))}" if m.get("run") else "") + ".</p>"
+    )
     for n in res.notes:
         overview.append(f"<p class='warn'>{esc(n)}</p>")
     sections.append(("overview", "Overview", "".join(overview)))
 
-    prow = [[esc(r.label), esc(r.passing), rate_cell(r.rate, r.lo, r.hi, r.units), f"{r.pass_ratings} / {r.ratings}"]
-            for r in res.pass_rates.itertuples(index=False)]
+    prow = [
+        [esc(r.label), esc(r.passing), rate_cell(r.rate, r.lo, r.hi, r.units), f"{r.pass_ratings} / {r.ratings}"]
+        for r in res.pass_rates.itertuples(index=False)
+    ]
     body = table(prow, ["Dimension", "Pass", "Pass rate (units, 95% bootstrap CI)", "Passing ratings"], numeric=[2, 3])
     body += "<p class='note'>A unit's pass rate is the share of its reviewers who rated it passing; rates average over units.</p>"
     if res.composite:
         cm = res.composite
-        body += (f"<h3>Composite</h3><p>Mean of {esc(', '.join(cm['dimensions']))} (0-2): <b>{_num(cm['mean'], 2)}</b> "
-                 f"[{_num(cm['lo'], 2)}, {_num(cm['hi'], 2)}] over {cm['units']} units (95% bootstrap CI).</p>")
+        body += (
+            f"<h3>Composite</h3><p>Mean of {esc(', '.join(cm['dimensions']))} (0-2): <b>{_num(cm['mean'], 2)}</b> "
+            f"[{_num(cm['lo'], 2)}, {_num(cm['hi'], 2)}] over {cm['units']} units (95% bootstrap CI).</p>"
+        )
     if res.worst_case:
         w = res.worst_case
-        body += (f"<h3>{esc(w['label'])}</h3><p>{esc(w['definition'])}</p>"
-                 f"<p>{rate_cell(w['p'], w['lo'], w['hi'], w['n'], stacked=False)} of units ({w['k']} units; {esc(w['rule'])}; Wilson 95% CI); "
-                 f"per rating {rate_cell(w['per_rating']['p'], w['per_rating']['lo'], w['per_rating']['hi'], w['per_rating']['n'], stacked=False)}.</p>")
+        body += (
+            f"<h3>{esc(w['label'])}</h3><p>{esc(w['definition'])}</p>"
+            f"<p>{rate_cell(w['p'], w['lo'], w['hi'], w['n'], stacked=False)} of units ({w['k']} units; {esc(w['rule'])}; Wilson 95% CI); "
+            f"per rating {rate_cell(w['per_rating']['p'], w['per_rating']['lo'], w['per_rating']['hi'], w['per_rating']['n'], stacked=False)}.</p>"
+        )
     sections.append(("rates", "Pass rates", body))
 
     if len(res.agreement):
@@ -364,24 +458,42 @@ def html_page(res: ReviewStats) -> str:
         kappa = ag[(ag["coefficient"] == "cohen_kappa") & (ag["reviewers"] != "")]
         if len(kappa):
             krow = [[esc(r.label), esc(r.reviewers), _coef_cell(r.value, r.lo, r.hi, r.units)] for r in kappa.itertuples(index=False)]
-            body += "<h3>Cohen's kappa per pair of reviewers</h3>" + table(krow, ["Dimension", "Reviewers", esc("Cohen's kappa")],
-                                                                             numeric=[2])
-        body += ("<p class='note'>Units rated by two reviewers or more; 95% bootstrap intervals over units. Reviewers rotate over the "
-                 "units, so the multi-rater coefficients take every reviewer's ratings of each unit, and Cohen's kappa, which needs "
-                 "two fixed raters, is given per pair of reviewers on the units both rated (n: those units). Alpha is ordinal on "
-                 "ordinal scales, nominal otherwise; not-applicable ratings are left out.</p>")
+            body += "<h3>Cohen's kappa per pair of reviewers</h3>" + table(krow, ["Dimension", "Reviewers", esc("Cohen's kappa")], numeric=[2])
+        body += (
+            "<p class='note'>Units rated by two reviewers or more; 95% bootstrap intervals over units. Reviewers rotate over the "
+            "units, so the multi-rater coefficients take every reviewer's ratings of each unit, and Cohen's kappa, which needs "
+            "two fixed raters, is given per pair of reviewers on the units both rated (n: those units). Alpha is ordinal on "
+            "ordinal scales, nominal otherwise; not-applicable ratings are left out.</p>"
+        )
         sections.append(("agreement", "Agreement between reviewers", body))
     if len(res.auto):
-        arow = [[esc(r.dimension), esc(r.automatic), rate_cell(r.rate, r.lo, r.hi, r.n), f"{r.agree} / {r.n}",
-                 _coef_cell(r.cohen_kappa, r.kappa_lo, r.kappa_hi, r.n), _coef_cell(r.gwet_ac1, r.ac1_lo, r.ac1_hi, r.n)]
-                for r in res.auto.itertuples(index=False)]
-        sections.append(("auto", "Reviewers vs automatic labels", table(arow, ["Dimension", "Automatic label", "Agreement (Wilson 95% CI)",
-                                                                                "Agreeing", esc("Cohen's kappa"), esc("Gwet's AC1")], numeric=range(2, 6))))
+        arow = [
+            [
+                esc(r.dimension),
+                esc(r.automatic),
+                rate_cell(r.rate, r.lo, r.hi, r.n),
+                f"{r.agree} / {r.n}",
+                _coef_cell(r.cohen_kappa, r.kappa_lo, r.kappa_hi, r.n),
+                _coef_cell(r.gwet_ac1, r.ac1_lo, r.ac1_hi, r.n),
+            ]
+            for r in res.auto.itertuples(index=False)
+        ]
+        sections.append(
+            (
+                "auto",
+                "Reviewers vs automatic labels",
+                table(
+                    arow,
+                    ["Dimension", "Automatic label", "Agreement (Wilson 95% CI)", "Agreeing", esc("Cohen's kappa"), esc("Gwet's AC1")],
+                    numeric=range(2, 6),
+                ),
+            )
+        )
     if len(res.flags):
         frow = [[esc(r.label), str(r.ratings), str(r.units)] for r in res.flags.itertuples(index=False)]
         sections.append(("flags", "Flags", table(frow, ["Flag", "Ratings", "Units"], numeric=[1, 2])))
-    rrow = [[esc(r.reviewer), str(r.total), str(r.rated), str(r.skipped), str(r.todo), "revoked" if r.revoked else ""]
-            for r in res.progress.itertuples(index=False)]
+    rrow = [
+        [esc(r.reviewer), str(r.total), str(r.rated), str(r.skipped), str(r.todo), "revoked" if r.revoked else ""] for r in res.progress.itertuples(index=False)
+    ]
     sections.append(("reviewers", "Reviewers", table(rrow, ["Reviewer", "Tasks", "Rated", "Skipped", "To do", ""], numeric=range(1, 5))))
-    return page("Clinician review", [esc(res.rubric.title)], sections,
-                "medresilience clinician review; tables beside this page as CSV and Parquet.")
+    return page("Clinician review", [esc(res.rubric.title)], sections, "medresilience clinician review; tables beside this page as CSV and Parquet.")

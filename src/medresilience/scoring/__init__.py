@@ -10,8 +10,20 @@ from .logprob import choice_from_logprobs
 from .mcq import mcq_params, mcq_scorer
 from .types import Score, Scorer, is_deferred
 
-__all__ = ["Judge", "JudgeScorer", "Reading", "Rubric", "Score", "Scorer", "choice_from_logprobs", "extract_letter", "is_deferred",
-           "mcq_params", "mcq_scorer", "read_answer"]
+__all__ = [
+    "Judge",
+    "JudgeScorer",
+    "Reading",
+    "Rubric",
+    "Score",
+    "Scorer",
+    "choice_from_logprobs",
+    "extract_letter",
+    "is_deferred",
+    "mcq_params",
+    "mcq_scorer",
+    "read_answer",
+]
 
 
 def __getattr__(name: str) -> Any:

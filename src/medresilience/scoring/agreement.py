@@ -167,7 +167,9 @@ def judged_units(run_dir: Path | str, judge: str | None = None) -> RunJudgements
                        s.label, s.value
                 FROM units u LEFT JOIN calls c ON c.key = u.key
                 LEFT JOIN scores s ON s.key = u.key AND s.scorer = u.scoring
-                WHERE u.scoring LIKE 'judge:%' {where} ORDER BY u.model, u.unit_id""", args).fetchall()
+                WHERE u.scoring LIKE 'judge:%' {where} ORDER BY u.model, u.unit_id""",
+            args,
+        ).fetchall()
         cfg_row = store.conn.execute("SELECT config FROM runs WHERE run_id = ?", (run,)).fetchone() if run else None
     try:
         config = json.loads(cfg_row[0]) if cfg_row else {}
@@ -189,8 +191,7 @@ def judged_units(run_dir: Path | str, judge: str | None = None) -> RunJudgements
         status = sstatus if call == "ok" and sstatus in ("valid", "unscored", "invalid") else "missing"
         if status == "valid" and value is None:
             status = "unscored"  # a verdict without a value cannot be compared on a numeric scale
-        units.append(JudgedUnit(model, unit_id, item_id, probe_id, cond, setting, scorer, status, label,
-                                None if value is None else float(value)))
+        units.append(JudgedUnit(model, unit_id, item_id, probe_id, cond, setting, scorer, status, label, None if value is None else float(value)))
     return RunJudgements(run_dir, run, config, units, scorers)
 
 
@@ -284,8 +285,9 @@ def _review_dimension(header: Sequence[str], label_columns: Sequence[str] | None
     numeric = list(dict.fromkeys(numeric))
     if len(numeric) != 1:
         found = ", ".join(numeric) or "none"
-        raise InputError(path, 1, "label", f"cannot tell which rated dimension holds the label (numeric dimensions found: {found}); "
-                                           "name it with --label-column")
+        raise InputError(
+            path, 1, "label", f"cannot tell which rated dimension holds the label (numeric dimensions found: {found}); name it with --label-column"
+        )
     return numeric
 
 
@@ -301,8 +303,9 @@ def _label_columns(header: Sequence[str], label_columns: Sequence[str] | None, l
     multi = [c for c in header if _ANNOTATOR_LABEL.match(c) and c != long and c.lower() not in ANNOTATOR_COLUMNS]
     if multi:
         return multi
-    raise InputError(path, 1, "label", f"no label column: expected label (or score), or one column per annotator such as "
-                                       f"label_1, label_2 (columns: {', '.join(header)})")
+    raise InputError(
+        path, 1, "label", f"no label column: expected label (or score), or one column per annotator such as label_1, label_2 (columns: {', '.join(header)})"
+    )
 
 
 def read_labels(path: Path | str, *, label_columns: Sequence[str] | None = None) -> HumanLabels:
@@ -328,22 +331,35 @@ def _review_labels(path: Path, label_columns: Sequence[str] | None) -> HumanLabe
         frame = ratings_frame(db)
         db_path = db.path
     if not rubric.needs_run:
-        raise InputError(db_path, None, "rubric", f"review rubric {rubric.key} rates items, not model answers: "
-                                                  "judge agreement needs a rubric that rates responses (e.g. premise-answer)")
+        raise InputError(
+            db_path,
+            None,
+            "rubric",
+            f"review rubric {rubric.key} rates items, not model answers: judge agreement needs a rubric that rates responses (e.g. premise-answer)",
+        )
     header = list(frame.columns)
     if label_columns:
         columns = list(label_columns)
     else:
         columns = [d.key for d in rubric.dimensions if d.numeric()]
         if len(columns) != 1:
-            raise ConfigError("--label-column", f"review rubric {rubric.key} has {len(columns)} numeric dimensions "
-                                                f"({', '.join(columns) or 'none'}); name the one to compare")
+            raise ConfigError(
+                "--label-column", f"review rubric {rubric.key} has {len(columns)} numeric dimensions ({', '.join(columns) or 'none'}); name the one to compare"
+            )
     rows = ((None, row) for row in frame.astype(object).where(frame.notna(), None).to_dict("records"))
     return _labels_from_rows(db_path, "review", header, rows, columns, review=True)
 
 
-def _labels_from_rows(path: Path, kind: str, header: Sequence[str], rows: Iterator[tuple[int | None, dict[str, Any]]],
-                      columns: list[str] | None, *, review: bool = False, label_columns: Sequence[str] | None = None) -> HumanLabels:
+def _labels_from_rows(
+    path: Path,
+    kind: str,
+    header: Sequence[str],
+    rows: Iterator[tuple[int | None, dict[str, Any]]],
+    columns: list[str] | None,
+    *,
+    review: bool = False,
+    label_columns: Sequence[str] | None = None,
+) -> HumanLabels:
     skipped: Counter = Counter()
     if review:
         key_map = {"unit_id": "hidden_unit", "model": "hidden_model", "scorer": "hidden_scoring"}
@@ -353,8 +369,7 @@ def _labels_from_rows(path: Path, kind: str, header: Sequence[str], rows: Iterat
                 raise InputError(path, 1, c, f"no such column (columns: {', '.join(header)})")
     else:
         if "unit_id" not in header and "item_id" not in header:
-            raise InputError(path, 1, "item_id", f"no column names the answer: expected unit_id, or item_id with model "
-                                                 f"(columns: {', '.join(header)})")
+            raise InputError(path, 1, "item_id", f"no column names the answer: expected unit_id, or item_id with model (columns: {', '.join(header)})")
         key_map = {k: k for k in KEY_COLUMNS if k in header}
         long = next((c for c in header if c.lower() in ANNOTATOR_COLUMNS), None)
         columns = _label_columns(header, label_columns, long, path)
@@ -387,8 +402,12 @@ def _labels_from_rows(path: Path, kind: str, header: Sequence[str], rows: Iterat
         if lab is None:
             lab = labels[ident] = HumanLabel(where, keys)
         elif long is None:
-            raise InputError(path, where, key_map.get("unit_id", "item_id"),
-                             f"labels the same answer as line {lab.line} (several annotators: one column each, or an annotator column)")
+            raise InputError(
+                path,
+                where,
+                key_map.get("unit_id", "item_id"),
+                f"labels the same answer as line {lab.line} (several annotators: one column each, or an annotator column)",
+            )
         for name, col in pairs:
             if name in lab.ratings:
                 raise InputError(path, where, long or col, f"annotator {name!r} labels this answer twice (first on line {lab.lines[name]})")
@@ -455,8 +474,17 @@ def _rate(r: stats.Rate) -> dict[str, Any]:
 def _coef(a: stats.Agreement | None) -> dict[str, Any]:
     if a is None:
         return {"value": None, "lo": None, "hi": None, "n": 0}
-    return {"value": a.value, "lo": a.lo, "hi": a.hi, "n": a.units, "weights": a.weights, "pa": a.pa, "pe": a.pe,
-            "confidence": a.confidence, "resamples": a.resamples}
+    return {
+        "value": a.value,
+        "lo": a.lo,
+        "hi": a.hi,
+        "n": a.units,
+        "weights": a.weights,
+        "pa": a.pa,
+        "pe": a.pe,
+        "confidence": a.confidence,
+        "resamples": a.resamples,
+    }
 
 
 @dataclass
@@ -522,8 +550,14 @@ def _match(lab: HumanLabel, index: dict[str, dict[Any, list[JudgedUnit]]]) -> li
         found = index["unit"].get(k["unit_id"], [])
     else:
         found = index["item"].get(k["item_id"], [])
-    for name, attr in (("model", "model"), ("setting", "setting"), ("condition", "condition"), ("probe_id", "probe_id"),
-                       ("item_id", "item_id"), ("scorer", "scorer")):
+    for name, attr in (
+        ("model", "model"),
+        ("setting", "setting"),
+        ("condition", "condition"),
+        ("probe_id", "probe_id"),
+        ("item_id", "item_id"),
+        ("scorer", "scorer"),
+    ):
         if name in k:
             found = [u for u in found if getattr(u, attr) == k[name]]
     return found
@@ -557,9 +591,16 @@ class PairAgreement:
     by_human_value: dict[str, stats.Rate]  # the judge's accuracy on each human value
 
 
-def pair_agreement(pairs: Sequence[tuple[float, float]], scale: Sequence[float], positive: Sequence[float], *,
-                   kappa_weights: str = "identity", confidence: float = 0.95, n_resamples: int = 2000,
-                   seed: int = 0) -> PairAgreement:
+def pair_agreement(
+    pairs: Sequence[tuple[float, float]],
+    scale: Sequence[float],
+    positive: Sequence[float],
+    *,
+    kappa_weights: str = "identity",
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> PairAgreement:
     """Exact and binary agreement (Wilson), Cohen's kappa and Gwet's AC2 (ordinal; bootstrap), the
     confusion matrix and the judge's accuracy per human value, of (human, judge) pairs whose values
     are on `scale`."""
@@ -684,23 +725,40 @@ def judge_agreement(
         if multi:
             pa = stats.agreement(multi, "percent_agreement", **kw)
             bin_grid = [[None if v is None else int(_is_positive(v, pos)) for v in row] for row in multi]
-            pb = stats.agreement(bin_grid, "percent_agreement", categories=[0, 1], confidence=confidence,
-                                 n_resamples=n_resamples, seed=seed)
+            pb = stats.agreement(bin_grid, "percent_agreement", categories=[0, 1], confidence=confidence, n_resamples=n_resamples, seed=seed)
             inter = {"annotators": list(human.annotators), "n": len(multi), "exact": _coef(pa), "binary": _coef(pb)}
         else:
             inter = {"annotators": list(human.annotators), "n": 0, "exact": _coef(None), "binary": _coef(None)}
 
     study = study_reference(names[0]) if len(names) == 1 else None
     return AgreementResult(
-        run=Path(run_dir), judges=used, rubric=names[0] if len(names) == 1 else None, scale=scale, positive=pos, pairs=pairs,
-        exact=agree.exact, binary=agree.binary, cohen_kappa=agree.cohen_kappa, gwet_ac2=agree.gwet_ac2,
-        confusion=agree.confusion, by_human_value=agree.by_human_value,
+        run=Path(run_dir),
+        judges=used,
+        rubric=names[0] if len(names) == 1 else None,
+        scale=scale,
+        positive=pos,
+        pairs=pairs,
+        exact=agree.exact,
+        binary=agree.binary,
+        cohen_kappa=agree.cohen_kappa,
+        gwet_ac2=agree.gwet_ac2,
+        confusion=agree.confusion,
+        by_human_value=agree.by_human_value,
         inter_annotator=inter,
-        unmatched={"labels": len(unmatched_labels), "judged_unlabelled": len(unlabelled) - unjudged, "unjudged_unlabelled": unjudged,
-                   "label_examples": [f"line {lab.line}: " + ", ".join(f"{k}={v}" for k, v in lab.keys.items()) for lab in unmatched_labels[:5]]},
-        excluded={"judge_unscored": excluded["judge_unscored"], "judge_missing": excluded["judge_missing"],
-                  "labels_blank": excluded["labels_blank"], **{k: v for k, v in human.skipped.items()}},
-        labels={"path": str(human.path), "kind": human.kind, "rows": len(human.labels), "annotators": list(human.annotators),
-                "columns": human.columns},
-        study=study, combine=combine_rule, kappa_weights=kappa_weights,
+        unmatched={
+            "labels": len(unmatched_labels),
+            "judged_unlabelled": len(unlabelled) - unjudged,
+            "unjudged_unlabelled": unjudged,
+            "label_examples": [f"line {lab.line}: " + ", ".join(f"{k}={v}" for k, v in lab.keys.items()) for lab in unmatched_labels[:5]],
+        },
+        excluded={
+            "judge_unscored": excluded["judge_unscored"],
+            "judge_missing": excluded["judge_missing"],
+            "labels_blank": excluded["labels_blank"],
+            **{k: v for k, v in human.skipped.items()},
+        },
+        labels={"path": str(human.path), "kind": human.kind, "rows": len(human.labels), "annotators": list(human.annotators), "columns": human.columns},
+        study=study,
+        combine=combine_rule,
+        kappa_weights=kappa_weights,
     )

@@ -49,9 +49,75 @@ _GLUED = re.compile(rf"{_WORD}|[.,]\d|[-‐/]{_WORD}|['’]{_WORD}|%|\.[A-Za-z]"
 #: a capital, a period and a species name abbreviate a genus ("E. coli", "C. difficile", "S. aureus")
 _GENUS = re.compile(r"\.[ \t]+([a-z]{3,})\b")
 _SPECIES_END = re.compile(r"(?:i|ae|us|is|um|a|es|e|ens|ans|ax|ii|ia|ica)$")
-_NOT_SPECIES = frozenset(["the", "these", "those", "there", "three", "time", "more", "some", "case", "none", "have", "were", "make", "take", "same", "here", "give", "true", "false", "also", "data", "area", "idea", "type", "site", "rate", "dose", "care", "made", "like", "because", "are", "one", "use", "sure", "due", "once", "nine", "five", "while", "where", "whose", "since", "rare", "acute", "chronic", "severe", "mild", "moderate", "single", "simple", "multiple", "male", "female", "positive", "negative", "normal", "more", "else", "before", "above"]) | {"yes", "no", "maybe"}
+_NOT_SPECIES = frozenset(
+    [
+        "the",
+        "these",
+        "those",
+        "there",
+        "three",
+        "time",
+        "more",
+        "some",
+        "case",
+        "none",
+        "have",
+        "were",
+        "make",
+        "take",
+        "same",
+        "here",
+        "give",
+        "true",
+        "false",
+        "also",
+        "data",
+        "area",
+        "idea",
+        "type",
+        "site",
+        "rate",
+        "dose",
+        "care",
+        "made",
+        "like",
+        "because",
+        "are",
+        "one",
+        "use",
+        "sure",
+        "due",
+        "once",
+        "nine",
+        "five",
+        "while",
+        "where",
+        "whose",
+        "since",
+        "rare",
+        "acute",
+        "chronic",
+        "severe",
+        "mild",
+        "moderate",
+        "single",
+        "simple",
+        "multiple",
+        "male",
+        "female",
+        "positive",
+        "negative",
+        "normal",
+        "more",
+        "else",
+        "before",
+        "above",
+    ]
+) | {"yes", "no", "maybe"}
 _NEXT_WORD = re.compile(r"[ \t]+(\w+)")
-_LINKS = frozenset(["because", "since", "as", "given", "due", "for", "which", "is", "was", "would", "seems", "appears", "here", "in", "on", "and", "or", "nor", "vs", "versus"])
+_LINKS = frozenset(
+    ["because", "since", "as", "given", "due", "for", "which", "is", "was", "would", "seems", "appears", "here", "in", "on", "and", "or", "nor", "vs", "versus"]
+)
 _LABEL = re.compile(r"[(\[{<]?[ \t]*([A-Za-z0-9])")
 
 
@@ -87,7 +153,10 @@ def _label_at(text: str, i: int, letters: str, in_value: bool = False) -> tuple[
     return (label, m.end(1)) if _stands_alone(text, m.end(1), in_value) else None
 
 
-_ALTERNATIVE = re.compile(r"[ \t]*[)\]]?[ \t]*\(?[ \t]*(?:(,)|/|&|\bor\b|\band\b|\bnor\b|\bvs\.?|\bversus\b)[ \t]*(?:(?:or|possibly|perhaps|maybe|even|also|option|choice)\b[ \t]*)*", _I)
+_ALTERNATIVE = re.compile(
+    r"[ \t]*[)\]]?[ \t]*\(?[ \t]*(?:(,)|/|&|\bor\b|\band\b|\bnor\b|\bvs\.?|\bversus\b)[ \t]*(?:(?:or|possibly|perhaps|maybe|even|also|option|choice)\b[ \t]*)*",
+    _I,
+)
 
 
 def _hedged(text: str, end: int, label: str, letters: str) -> bool:
@@ -269,8 +338,10 @@ def _field_value(value: str, letters: str, options: _Options) -> str | None:
 
 def _fields(text: str, letters: str, options: _Options) -> list[_Said]:
     """The study's JSON answer field is the strongest statement; an unreadable value is no answer."""
-    return [_Said(m.start(), m.end(), FIELD, _field_value(m.group(1) or m.group(2) or m.group(3) or m.group(4) or "", letters, options))
-            for m in _FIELD.finditer(text)]
+    return [
+        _Said(m.start(), m.end(), FIELD, _field_value(m.group(1) or m.group(2) or m.group(3) or m.group(4) or "", letters, options))
+        for m in _FIELD.finditer(text)
+    ]
 
 
 def _boxed(text: str, letters: str) -> list[_Said]:
@@ -289,19 +360,35 @@ _UNSURE = r"(?:might\s+be|could\s+be|may\s+be|seems\s+to\s+be|appears\s+to\s+be)
 _ABOUT = r"(?:\s+(?:to\s+(?:this|the)\s+question|here|for\s+this\s+(?:patient|question|case|item)))?"
 _SEP = r"[ \t]*(?:[:：=→]|->|[-–—](?=\s)|,\s*which\s+is\b|\n)"
 _ANSWER_NOUN = rf"\b(?:(?:{_QUAL}\s+)*(?:answer|ans\b\.?(?=\s*[:：=]))|(?:{_QUAL}\s+)+(?:answer\s+)?{_NOUN})\b{_ABOUT}"
-_CONTENT = (r"(?:next\s+(?:best\s+)?step(?:\s+in\s+management)?|diagnosis|treatment|management|intervention|explanation|drug|medication|test|cause|mechanism"
-            r"|pathophysiology|pathogen|organism|agent|etiology|aetiology|finding|approach|option|choice|statement|lesion|condition|step|therapy|investigation|complication|association|match)")
+_CONTENT = (
+    r"(?:next\s+(?:best\s+)?step(?:\s+in\s+management)?|diagnosis|treatment|management|intervention|explanation|drug|medication|test|cause|mechanism"
+    r"|pathophysiology|pathogen|organism|agent|etiology|aetiology|finding|approach|option|choice|statement|lesion|condition|step|therapy|investigation|complication|association|match)"
+)
 
 # (cue, strength, whether the label must end its phrase); the label follows the cue
 _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     # "Final answer: C", "my final answer is (C)"
-    (re.compile(rf"\b(?:final|ultimate)\s+(?:answer|choice|selection|response)\b{_ABOUT}(?:\s+(?:is|would\s+be|will\s+be)\b)?{_FILL}(?:the\s+(?:correct\s+|best\s+)?answer\s+is\b{_FILL})?", _I), FINAL, False),
+    (
+        re.compile(
+            rf"\b(?:final|ultimate)\s+(?:answer|choice|selection|response)\b{_ABOUT}(?:\s+(?:is|would\s+be|will\s+be)\b)?{_FILL}(?:the\s+(?:correct\s+|best\s+)?answer\s+is\b{_FILL})?",
+            _I,
+        ),
+        FINAL,
+        False,
+    ),
     # "The answer is closest to (A)" (a computed value between the options)
     (re.compile(rf"{_ANSWER_NOUN}\s+(?:is|would\s+be)\s+(?:closest|nearest)\s+to{_FILL}", _I), LEANING, False),
     # "Answer: C", "The correct answer is C", "The correct option is C) Metformin", "**Answer**\nC"
     (re.compile(rf"{_ANSWER_NOUN}(?:\s+{_SURE}|{_SEP}|[ \t]+(?=[(\[])){_FILL}", _I), ANSWER, False),
     # "I'd go with C", "I choose B", "Going with D"
-    (re.compile(rf"(?:\b(?:i|we)(?:['’]d|['’]ll|['’]m\s+going\s+to|\s+(?:would|will|shall|must|have\s+to|had\s+to|am\s+going\s+to))?\s+(?:go\s+with|went\s+with|choose|chose|pick|picked|select|selected|opt\s+for|say|answer|mark|settle\s+on)|\b(?:i['’]m\s+|i\s+am\s+)?going\s+with|\blet['’]s\s+go\s+with)\b{_FILL}", _I), ANSWER, False),
+    (
+        re.compile(
+            rf"(?:\b(?:i|we)(?:['’]d|['’]ll|['’]m\s+going\s+to|\s+(?:would|will|shall|must|have\s+to|had\s+to|am\s+going\s+to))?\s+(?:go\s+with|went\s+with|choose|chose|pick|picked|select|selected|opt\s+for|say|answer|mark|settle\s+on)|\b(?:i['’]m\s+|i\s+am\s+)?going\s+with|\blet['’]s\s+go\s+with)\b{_FILL}",
+            _I,
+        ),
+        ANSWER,
+        False,
+    ),
     # "answer D." without a colon (the label ends the phrase: "the answer A patient ..." is no answer)
     (re.compile(rf"\b(?:{_QUAL}\s+)*answer[ \t]+", _I), ANSWER, True),
     # "A reasonable choice would be C"
@@ -311,11 +398,32 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     # "The answer might be B"
     (re.compile(rf"{_ANSWER_NOUN}\s+{_UNSURE}{_FILL}", _I), LEANING, False),
     # "The most likely diagnosis is C) Sarcoidosis"
-    (re.compile(rf"\b(?:{_QUAL}\s+)+(?:(?:initial|first|next|definitive|underlying|immediate)\s+)?{_CONTENT}(?:[ \t]+[^.!?\n:]{{0,80}}?)?(?:\s+(?:is|would\s+be)\b|[ \t]*:){_FILL}", _I), LEANING, False),
+    (
+        re.compile(
+            rf"\b(?:{_QUAL}\s+)+(?:(?:initial|first|next|definitive|underlying|immediate)\s+)?{_CONTENT}(?:[ \t]+[^.!?\n:]{{0,80}}?)?(?:\s+(?:is|would\s+be)\b|[ \t]*:){_FILL}",
+            _I,
+        ),
+        LEANING,
+        False,
+    ),
     # Spanish: "El diagnóstico más probable es ...", "La afirmación incorrecta es la número 2"
-    (re.compile(r"\b(?:el|la)\s+(?:principal\s+|mejor\s+)?(?:diagn[oó]stico|tratamiento|opci[oó]n|causa|afirmaci[oó]n|enunciado|sospecha(?:\s+diagn[oó]stica)?|respuesta|prueba|actitud)(?:\s+[^.!?\n:]{0,60}?)?\s+(?:es|ser[ií]a)\b(?:\s+(?:la|el))?(?:\s+(?:n[uú]mero|opci[oó]n))?[ \t]*[:：]?[ \t]*", _I), LEANING, False),
+    (
+        re.compile(
+            r"\b(?:el|la)\s+(?:principal\s+|mejor\s+)?(?:diagn[oó]stico|tratamiento|opci[oó]n|causa|afirmaci[oó]n|enunciado|sospecha(?:\s+diagn[oó]stica)?|respuesta|prueba|actitud)(?:\s+[^.!?\n:]{0,60}?)?\s+(?:es|ser[ií]a)\b(?:\s+(?:la|el))?(?:\s+(?:n[uú]mero|opci[oó]n))?[ \t]*[:：]?[ \t]*",
+            _I,
+        ),
+        LEANING,
+        False,
+    ),
     # "The correct answers are A, F and I": several answers to a one-answer item
-    (re.compile(rf"\b(?:{_QUAL}\s+)*(?:\w+\s+)?(?:answers|options|choices|causes|diagnoses|treatments|explanations|factors|mechanisms|statements)\s+(?:are|would\s+be)\b{_FILL}", _I), ANSWER, False),
+    (
+        re.compile(
+            rf"\b(?:{_QUAL}\s+)*(?:\w+\s+)?(?:answers|options|choices|causes|diagnoses|treatments|explanations|factors|mechanisms|statements)\s+(?:are|would\s+be)\b{_FILL}",
+            _I,
+        ),
+        ANSWER,
+        False,
+    ),
     # "The patient needs option B"
     (re.compile(r"\b(?:needs?|requires?|recommend|favou?r|prefer)\s+(?:option|choice)\s+", _I), LEANING, False),
     # "By elimination, D", "which leaves C"
@@ -325,42 +433,113 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     # "..., which is option B.", "that is choice C"
     (re.compile(r"\b(?:which|that|this)\s+is\s+(?:option|choice|answer)\s+", _I), LEANING, False),
     # "Conclusion: C", "Correct: D", "Prediction: A" opening a line
-    (re.compile(rf"^[ \t>#•-]*(?:conclusion|result|prediction|output|selection|pick|correct|correct\s+(?:option|choice|response)|response){_SEP}{_FILL}", _I | re.M), ANSWER, False),
+    (
+        re.compile(
+            rf"^[ \t>#•-]*(?:conclusion|result|prediction|output|selection|pick|correct|correct\s+(?:option|choice|response)|response){_SEP}{_FILL}", _I | re.M
+        ),
+        ANSWER,
+        False,
+    ),
     # other languages: "答案：C", "最终答案：C", "故选C", "答え: c", "正解は b", "Respuesta correcta: 4",
     # "La respuesta correcta es la 3", "la bonne réponse est B", "Die richtige Antwort ist C", "A resposta correta é D"
     (re.compile(r"(?:最终|最終|最后)(?:的)?(?:答案|答え|选择|選択)(?:是|为|は|应为)?[\s:：=]*", _I), FINAL, False),
-    (re.compile(r"(?:(?:正确|正確|最佳|标准|參考|参考)(?:的)?)?答案(?:应该?|应当|應)?(?:是|为|為|选|選)?[\s:：=]*|(?<![回解])答[:：][\s]*|(?:答え|正解|解答)(?:は)?[\s:：=]*", _I), ANSWER, False),
-    (re.compile(r"(?:正确|正確|最佳|最(?:符合|合适|合理|恰当|可能)(?:题意)?)(?:的)?(?:选项|選項|答案)(?:是|为|為|应为)?[\s:：=]*|(?:故|所以|因此|因而|应|应该|答案|我)选(?:择)?[\s:：=]*", _I), ANSWER, False),
+    (
+        re.compile(
+            r"(?:(?:正确|正確|最佳|标准|參考|参考)(?:的)?)?答案(?:应该?|应当|應)?(?:是|为|為|选|選)?[\s:：=]*|(?<![回解])答[:：][\s]*|(?:答え|正解|解答)(?:は)?[\s:：=]*",
+            _I,
+        ),
+        ANSWER,
+        False,
+    ),
+    (
+        re.compile(
+            r"(?:正确|正確|最佳|最(?:符合|合适|合理|恰当|可能)(?:题意)?)(?:的)?(?:选项|選項|答案)(?:是|为|為|应为)?[\s:：=]*|(?:故|所以|因此|因而|应|应该|答案|我)选(?:择)?[\s:：=]*",
+            _I,
+        ),
+        ANSWER,
+        False,
+    ),
     (re.compile(r"最も[^。\n]{0,20}?(?:もの|の|選択肢)は[\s、､,]*", _I), ANSWER, False),
     (re.compile(r"回答[\s:：=]*", _I), ANSWER, False),
     # Korean: "정답: D", "따라서 정답은 C입니다", "가장 적절한 치료법은 ...입니다"
     (re.compile(r"(?:최종\s*)?정답(?:은|는)?[\s:：=]*", _I), ANSWER, False),
     (re.compile(r"가장\s*(?:적절한|적합한|옳은|알맞은|가능성이\s*높은|유력한)\s*[^\s.。]{0,12}(?:은|는)\s*", _I), LEANING, False),
     # Portuguese: "Resposta: B", "A resposta correta é a letra D)", "A alternativa correta é a **B**", "A conduta adequada é a B)"
-    (re.compile(r"\b(?:a\s+)?(?:resposta|alternativa|op[cç][aã]o|conduta)(?:\s+(?:correta|certa|oficial|adequada|final|mais\s+\w+))?(?:\s+[ée])?(?:\s+(?:a|o))?(?:\s+letra)?[ \t]*[:：]?\s*", _I), ANSWER, False),
+    (
+        re.compile(
+            r"\b(?:a\s+)?(?:resposta|alternativa|op[cç][aã]o|conduta)(?:\s+(?:correta|certa|oficial|adequada|final|mais\s+\w+))?(?:\s+[ée])?(?:\s+(?:a|o))?(?:\s+letra)?[ \t]*[:：]?\s*",
+            _I,
+        ),
+        ANSWER,
+        False,
+    ),
     # "Recommendation: Option B", "Decision: Trial A" opening a line
-    (re.compile(rf"^[ \t>#•-]*(?:recommendation|recommended\s+(?:option|choice)|decision|verdict|choice|selection){_SEP}[ \t]*(?:(?:option|choice|trial|arm)[ \t]+)?", _I | re.M), ANSWER, False),
+    (
+        re.compile(
+            rf"^[ \t>#•-]*(?:recommendation|recommended\s+(?:option|choice)|decision|verdict|choice|selection){_SEP}[ \t]*(?:(?:option|choice|trial|arm)[ \t]+)?",
+            _I | re.M,
+        ),
+        ANSWER,
+        False,
+    ),
     # "which is covered in option (E)", "listed as option C"
     (re.compile(r"\b(?:covered|included|listed|given|described)\s+(?:in|by|as|under)\s+(?:option|choice)\s+", _I), LEANING, False),
-    (re.compile(r"\b(?:la\s+)?respuesta(?:\s+(?:correcta|final|incorrecta|m[aá]s\s+\w+))?(?:\s+es)?(?:\s+la)?(?:\s+(?:opci[oó]n|n[uú]mero))?[ \t]*[:：]?[ \t\n]*", _I), ANSWER, False),
-    (re.compile(r"\b(?:la\s+)?(?:opci[oó]n|alternativa)\s+(?:correcta|m[aá]s\s+\w+)\s+es(?:\s+la)?(?:\s+(?:opci[oó]n|n[uú]mero))?[ \t]*[:：]?[ \t]*", _I), ANSWER, False),
-    (re.compile(r"\b(?:la\s+(?:bonne\s+)?r[ée]ponse(?:\s+(?:correcte|finale))?\s+est|(?:die\s+)?(?:richtige\s+|korrekte\s+)?antwort(?:\s+(?:ist|lautet))?|a\s+resposta(?:\s+correta)?\s+[ée]|la\s+risposta(?:\s+(?:corretta|giusta))?\s+[èe])[ \t]*[:：]?[ \t]*", _I), ANSWER, False),
+    (
+        re.compile(
+            r"\b(?:la\s+)?respuesta(?:\s+(?:correcta|final|incorrecta|m[aá]s\s+\w+))?(?:\s+es)?(?:\s+la)?(?:\s+(?:opci[oó]n|n[uú]mero))?[ \t]*[:：]?[ \t\n]*",
+            _I,
+        ),
+        ANSWER,
+        False,
+    ),
+    (
+        re.compile(r"\b(?:la\s+)?(?:opci[oó]n|alternativa)\s+(?:correcta|m[aá]s\s+\w+)\s+es(?:\s+la)?(?:\s+(?:opci[oó]n|n[uú]mero))?[ \t]*[:：]?[ \t]*", _I),
+        ANSWER,
+        False,
+    ),
+    (
+        re.compile(
+            r"\b(?:la\s+(?:bonne\s+)?r[ée]ponse(?:\s+(?:correcte|finale))?\s+est|(?:die\s+)?(?:richtige\s+|korrekte\s+)?antwort(?:\s+(?:ist|lautet))?|a\s+resposta(?:\s+correta)?\s+[ée]|la\s+risposta(?:\s+(?:corretta|giusta))?\s+[èe])[ \t]*[:：]?[ \t]*",
+            _I,
+        ),
+        ANSWER,
+        False,
+    ),
     # "Probably B, but I'm not certain" opening a line
     (re.compile(r"^[ \t]*(?:probably|most\s+likely|likely|maybe|perhaps)[ \t,:]+", _I | re.M), LEANING, False),
     # "... but it's A." (the label ends the phrase: "it's a good question" is no answer)
     (re.compile(r"\bit(?:['’]s|\s+is)\s+(?:(?:definitely|clearly|probably|likely|most\s+likely|option|choice)\s+)*", _I), LEANING, True),
     # "Therefore, C." (the label ends the phrase: "So B is wrong" is no answer)
-    (re.compile(r"\b(?:so|therefore|thus|hence|in\s+conclusion|ultimately|overall|on\s+reflection|on\s+second\s+thought)[ \t]*[,:]?[ \t]+(?:(?:option|choice)[ \t]+)?", _I), ANSWER, True),
+    (
+        re.compile(
+            r"\b(?:so|therefore|thus|hence|in\s+conclusion|ultimately|overall|on\s+reflection|on\s+second\s+thought)[ \t]*[,:]?[ \t]+(?:(?:option|choice)[ \t]+)?",
+            _I,
+        ),
+        ANSWER,
+        True,
+    ),
     # "which corresponds to option C", "this matches option B"
     (re.compile(r"\b(?:corresponds?\s+to|matches|fits)\s+(?:option|choice|answer)\s+", _I), LEANING, False),
     # "I think C.", "leaning towards C" (the label ends the phrase: "I think B is wrong" is no answer)
-    (re.compile(r"\b(?:i\s+(?:think|believe|guess|suspect|feel)|i['’]m\s+leaning|leaning|i(?:['’]d|\s+would)?\s+lean)\s+(?:towards?\s+|to\s+)?(?:(?:it['’]s|it\s+is|that|option|choice)\s+)*", _I), LEANING, True),
+    (
+        re.compile(
+            r"\b(?:i\s+(?:think|believe|guess|suspect|feel)|i['’]m\s+leaning|leaning|i(?:['’]d|\s+would)?\s+lean)\s+(?:towards?\s+|to\s+)?(?:(?:it['’]s|it\s+is|that|option|choice)\s+)*",
+            _I,
+        ),
+        LEANING,
+        True,
+    ),
 )
 
 _NAMED_TEXT = re.compile(r"([\w ,'’/-]{1,60}?)\s*\((?:option|choice)?\s*([A-Za-z0-9])\)", _I)
-_NOT_OPTION_TEXT = re.compile(r"\b(?:not|because|since|as|which|that|when|while|where|if|context|claims?|eliminat\w*|exclud\w*|rule\s+out|incorrect|wrong)\b|n['’]t\b", _I)
+_NOT_OPTION_TEXT = re.compile(
+    r"\b(?:not|because|since|as|which|that|when|while|where|if|context|claims?|eliminat\w*|exclud\w*|rule\s+out|incorrect|wrong)\b|n['’]t\b", _I
+)
 _PAREN_LABEL = re.compile(r"\((?:option|choice)?\s*([A-Za-z0-9])\)", _I)
-_DISOWNED = re.compile(r"\b(?:wrong|incorrect|tempting|obvious|trap|misleading|suggested|proposed|claimed|expected|other|alternative|naive|initial|original|previous|intuitive|their|its|another)\s+$", _I)
+_DISOWNED = re.compile(
+    r"\b(?:wrong|incorrect|tempting|obvious|trap|misleading|suggested|proposed|claimed|expected|other|alternative|naive|initial|original|previous|intuitive|their|its|another)\s+$",
+    _I,
+)
 _SENTENCE_END = re.compile(r"[.!?\n]")
 
 
@@ -390,7 +569,10 @@ _ANOTHER = re.compile(r"[^!?\n]{0,120}?\b(?:and|or|as\s+well\s+as|plus|&)\s+(?:o
 #: the next line opens with another label: "the answer would be:\na: femoral vein\nb: internal jugular vein"
 _NEXT_LINE_LABEL = re.compile(r"[^\n]*\n[ \t]*[(\[]?([A-Za-z0-9])[.):\]][ \t]")
 #: "The answer is (None of the above)", "the answer is not among the options"
-_NONE_OF = re.compile(r"[ \t]*[(\[\"']?[ \t]*(?:none\s+of\s+(?:the\s+)?(?:above|these|them|the\s+(?:options|choices))|not\s+(?:listed|among|in\s+the\s+(?:options|choices))|no\s+(?:correct\s+)?(?:option|answer|choice))", _I)
+_NONE_OF = re.compile(
+    r"[ \t]*[(\[\"']?[ \t]*(?:none\s+of\s+(?:the\s+)?(?:above|these|them|the\s+(?:options|choices))|not\s+(?:listed|among|in\s+the\s+(?:options|choices))|no\s+(?:correct\s+)?(?:option|answer|choice))",
+    _I,
+)
 
 
 def _names_another(text: str, end: int, label: str, letters: str) -> bool:
@@ -411,8 +593,13 @@ def _cued(text: str, letters: str, options: _Options) -> list[_Said]:
             if got is None and tier >= ANSWER and (no := _NONE_OF.match(text, m.end())):
                 said.append(_Said(m.start(), no.end(), tier, None))
                 continue
-            if got is None and options and (lt := _LABEL_DOT.match(text, m.end())) and lt.group(1).upper() in letters \
-                    and options.follows(lt.group(1).upper(), text, lt.end()):
+            if (
+                got is None
+                and options
+                and (lt := _LABEL_DOT.match(text, m.end()))
+                and lt.group(1).upper() in letters
+                and options.follows(lt.group(1).upper(), text, lt.end())
+            ):
                 got = (lt.group(1).upper(), lt.end(1))
             if got is None and tier >= ANSWER:
                 got = _named_by_text(text, m.end(), letters, options)
@@ -430,7 +617,13 @@ def _cued(text: str, letters: str, options: _Options) -> list[_Said]:
             if label is not None and (_hedged(text, end, label, letters) or _names_another(text, end, label, letters)):
                 label = None
             nxt = _NEXT_LINE_LABEL.match(text, end)
-            if label is not None and nxt and nxt.group(1).upper() in letters and nxt.group(1).upper() != label and not text[end:nxt.start(1)].strip(" \t\n.:)").count("\n"):
+            if (
+                label is not None
+                and nxt
+                and nxt.group(1).upper() in letters
+                and nxt.group(1).upper() != label
+                and not text[end : nxt.start(1)].strip(" \t\n.:)").count("\n")
+            ):
                 label = None
             said.append(_Said(m.start(), end, tier, label))
     return said
@@ -439,7 +632,9 @@ def _cued(text: str, letters: str, options: _Options) -> list[_Said]:
 _CLAIM = re.compile(
     r"(?<![\w'’.-])((?:option|choice|letter|answer|trial|arm)\s+)?([(\[]?)([A-Za-z0-9])([)\]]?)[ \t]+(?:is|would\s+be|must\s+be|seems\s+to\s+be|remains|appears\s+to\s+be)\s+"
     r"(?:(?:definitely|clearly|certainly|probably|likely|indeed|therefore|thus|still|generally|overall)\s+)?(?:(?:the|my|our)\s+)?"
-    r"((?:(?:final|correct|right|best|single\s+best|(?:most|more)\s+(?:likely|appropriate|prudent|reasonable|suitable))\s+)*)(answer|option|choice|response|one|" + _CONTENT + r")\b",
+    r"((?:(?:final|correct|right|best|single\s+best|(?:most|more)\s+(?:likely|appropriate|prudent|reasonable|suitable))\s+)*)(answer|option|choice|response|one|"
+    + _CONTENT
+    + r")\b",
     _I,
 )
 _RIGHT = re.compile(
@@ -449,7 +644,10 @@ _RIGHT = re.compile(
     r"(?=[ \t]*(?:[.!,;:)\n]|$|because|since|as|given|here|to\s|for\s|[-–—]))",
     _I,
 )
-_CLAUSE_OPENS = re.compile(r"(?:^|[.!?;:,\n–—]|\s-|\b(?:so|thus|therefore|hence|then|clearly|think|believe|feel|guess|say|that|and|no|yes|actually|wait|ultimately|overall|finally)\b)[\s\"'“‘(\[>#-]*$", _I)
+_CLAUSE_OPENS = re.compile(
+    r"(?:^|[.!?;:,\n–—]|\s-|\b(?:so|thus|therefore|hence|then|clearly|think|believe|feel|guess|say|that|and|no|yes|actually|wait|ultimately|overall|finally)\b)[\s\"'“‘(\[>#-]*$",
+    _I,
+)
 
 
 _MAKING = re.compile(
@@ -492,7 +690,9 @@ def _opens_with_text(text: str, options: _Options) -> list[_Said]:
     if not options:
         return []
     said = []
-    m = re.match(r"[ \t\n>#•-]*(?:(?:answer|option)[ \t]*[:：][ \t]*)?(?:(\d)[ \t]*[,.)][ \t]*(?:i\.e\.,?[ \t]*)?)?([^\n]{1,200}?)(?:\.{1,2}(?=\s|$)|\n|$)", text, _I)
+    m = re.match(
+        r"[ \t\n>#•-]*(?:(?:answer|option)[ \t]*[:：][ \t]*)?(?:(\d)[ \t]*[,.)][ \t]*(?:i\.e\.,?[ \t]*)?)?([^\n]{1,200}?)(?:\.{1,2}(?=\s|$)|\n|$)", text, _I
+    )
     if m:
         label = options.named(m.group(2), exact_only=True)
         # a number before the text must be that option's place ("1, Hashimoto's thyroiditis.")
@@ -538,12 +738,20 @@ def _claims(text: str, letters: str) -> list[_Said]:
     return said
 
 
-_LONE = re.compile(r"^[ \t>#•-]*(?:\d{1,3}[.)][ \t]+)?(?:(?:option|choice|letter|answer)[ \t]+)?(?:[(\[<'\"“‘][ \t]*)?([A-Za-z0-9])[ \t]*[)\]>'\"”’]?[ \t.!。]*$", re.M | _I)
-_OPENER = re.compile(r"^[ \t>#•|-]*(?:[Oo]ption[ \t]+|[Cc]hoice[ \t]+)?[(\[<'\"“‘]?([A-Z0-9])(?:[)\]>'\"”’]\.?|[.:,](?=[ \t])|[ \t]+[-–—](?=[ \t])|[ \t]*[–—|]|[ \t]+(?=\())[ \t]*\S", re.M)
+_LONE = re.compile(
+    r"^[ \t>#•-]*(?:\d{1,3}[.)][ \t]+)?(?:(?:option|choice|letter|answer)[ \t]+)?(?:[(\[<'\"“‘][ \t]*)?([A-Za-z0-9])[ \t]*[)\]>'\"”’]?[ \t.!。]*$", re.M | _I
+)
+_OPENER = re.compile(
+    r"^[ \t>#•|-]*(?:[Oo]ption[ \t]+|[Cc]hoice[ \t]+)?[(\[<'\"“‘]?([A-Z0-9])(?:[)\]>'\"”’]\.?|[.:,](?=[ \t])|[ \t]+[-–—](?=[ \t])|[ \t]*[–—|]|[ \t]+(?=\())[ \t]*\S",
+    re.M,
+)
 #: a reply opening with a lowercase label: "a (igra)", "c. difficulty breathing", "d: ..."
 _FIRST_LOWER = re.compile(r"\A[ \t\n>#•-]*(?:\d{1,3}[.)][ \t]+)?[\[<'\"｢「]?([a-z])(?:[)\]>'\"]|[.:,](?=[ \t])|[ \t]+(?=\())[ \t]*\S")
 _VERDICT = re.compile(r"[ \t:|-]*(?:correct|right|best\s+answer|this\s+is\s+(?:the\s+)?(?:correct|right|best)|✓|✔|✅|☑|正确|正確|对)(?![\w])", _I)
-_LINE_VERDICTS = re.compile(r"(?<![\w-])(?:(?P<no>incorrect|wrong|false|no|not\s+correct|incorreta|incorreto|falsa|falso|incorrecta|incorrecto|✗|✘|❌|错误|錯誤|不正确|不对|×)|(?P<yes>correct|true|yes|correta|correto|verdadeira|correcta|correcto|✓|✔|✅|☑|正确|正確))(?![\w])", _I)
+_LINE_VERDICTS = re.compile(
+    r"(?<![\w-])(?:(?P<no>incorrect|wrong|false|no|not\s+correct|incorreta|incorreto|falsa|falso|incorrecta|incorrecto|✗|✘|❌|错误|錯誤|不正确|不对|×)|(?P<yes>correct|true|yes|correta|correto|verdadeira|correcta|correcto|✓|✔|✅|☑|正确|正確))(?![\w])",
+    _I,
+)
 
 
 _SEGMENTS = re.compile(r"\s[-–—→]\s|[:|]\s*|\s\((?=[^)]*\)\s*$)|[.;,](?=\s)")
@@ -560,6 +768,8 @@ def _line_verdict(line: str) -> bool | None:
         if m and len(part.split()) <= 3:
             found.add("no" if m.group("no") else "yes")
     return None if len(found) != 1 else found == {"yes"}
+
+
 _ROMAN = re.compile(r"^[ \t>#•-]*II[.)]", re.M)
 
 
@@ -585,8 +795,15 @@ def _lines(text: str, letters: str) -> list[_Said]:
             marked = [m for m in openers if m.group(1) == right[0]][:1]
         return lone + [_Said(m.start(), m.end(), LEANING, m.group(1).upper()) for m in marked]
     # "C (or possibly D)" opening a line is a hedge
-    return lone + [_Said(m.start(), m.end(1), ANSWER, None if _hedged(text, m.end(1), m.group(1), letters)
-                         or _names_another(text, m.end(1), m.group(1).upper(), letters) else m.group(1).upper()) for m in openers]
+    return lone + [
+        _Said(
+            m.start(),
+            m.end(1),
+            ANSWER,
+            None if _hedged(text, m.end(1), m.group(1), letters) or _names_another(text, m.end(1), m.group(1).upper(), letters) else m.group(1).upper(),
+        )
+        for m in openers
+    ]
 
 
 # --- whose statement it is ------------------------------------------------------------------
@@ -601,8 +818,13 @@ _IF_BEFORE = re.compile(r"\b(?:if|unless|whether|suppose|supposing|assuming)\s+(
 _FORCED = re.compile(r"(?:i|we)\s+(?:had|have|must)\b|forced\b", _I)
 _IF = re.compile(r"\b(?:if|unless|were)\b(?!\s+(?:i|we)\s+(?:had|have|must)\b)(?!\s+forced\b)", _I)
 _COUNTERFACTUAL = re.compile(r"\b(?:would|could|might)\b", _I)
-_REJECTED_AFTER = re.compile(r"(?:[^.!?\n]*?\bbut\s+(?:it|this|that)(?:['’]s|\s+is)|\s*(?:is|was))\s+(?:wrong|incorrect|false|misleading|outdated|not\s+(?:correct|true|right|supported))\b", _I)
-_DISCREDITED_SOURCE = re.compile(r"\b(?:according\s+to|as\s+(?:claimed|stated|suggested)\s+(?:by|in))\s+the\s+(?:misleading|incorrect|false|wrong|outdated|erroneous)\b", _I)
+_REJECTED_AFTER = re.compile(
+    r"(?:[^.!?\n]*?\bbut\s+(?:it|this|that)(?:['’]s|\s+is)|\s*(?:is|was))\s+(?:wrong|incorrect|false|misleading|outdated|not\s+(?:correct|true|right|supported))\b",
+    _I,
+)
+_DISCREDITED_SOURCE = re.compile(
+    r"\b(?:according\s+to|as\s+(?:claimed|stated|suggested)\s+(?:by|in))\s+the\s+(?:misleading|incorrect|false|wrong|outdated|erroneous)\b", _I
+)
 _ASKED = re.compile(r"[ \t)\]\"'’”]*(?:,?[ \t]*(?:right|correct|maybe|perhaps))?[ \t]*\?", _I)
 
 
@@ -658,7 +880,10 @@ _REVISION = re.compile(
     r"|after\s+(?:further\s+)?(?:consideration|review)|hmm+|no(?=[,!]\s)|that['’]s\s+(?:not\s+right|wrong))\b",
     _I,
 )
-_CONCLUSION = re.compile(r"\b(?:therefore|thus|hence|in\s+conclusion|in\s+summary|overall|ultimately|finally|to\s+conclude|in\s+the\s+end|all\s+things\s+considered|taken\s+together)\b", _I)
+_CONCLUSION = re.compile(
+    r"\b(?:therefore|thus|hence|in\s+conclusion|in\s+summary|overall|ultimately|finally|to\s+conclude|in\s+the\s+end|all\s+things\s+considered|taken\s+together)\b",
+    _I,
+)
 
 
 def _replaces(text: str, cur: _Said, s: _Said, conflict: bool = False) -> bool:
@@ -723,14 +948,24 @@ def _shown(text: str, s: _Said) -> str:
 
 def _statements(text: str, letters: str, options: _Options) -> list[_Said]:
     """Every statement of an answer that the reply makes its own."""
-    found = (_fields(text, letters, options) + _boxed(text, letters) + _cued(text, letters, options) + _claims(text, letters) + _lines(text, letters)
-             + _named_with_text(text, letters, options) + _opens_with_text(text, options))
+    found = (
+        _fields(text, letters, options)
+        + _boxed(text, letters)
+        + _cued(text, letters, options)
+        + _claims(text, letters)
+        + _lines(text, letters)
+        + _named_with_text(text, letters, options)
+        + _opens_with_text(text, options)
+    )
     if options:
         # a reply that is an option's text, or one bracketed on its own line ("<否>", "[Olanzapine]")
         if len(text.strip()) <= 200 and (label := options.named(text)) is not None:
             found.append(_Said(0, len(text), ANSWER, label))
-        found += [_Said(m.start(), m.end(), ANSWER, label) for m in _BRACKETED.finditer(text)
-                  if m.group(1).strip().upper() not in letters and (label := options.named(m.group(1))) is not None]
+        found += [
+            _Said(m.start(), m.end(), ANSWER, label)
+            for m in _BRACKETED.finditer(text)
+            if m.group(1).strip().upper() not in letters and (label := options.named(m.group(1))) is not None
+        ]
     return [s for s in found if _own(text, s)]
 
 

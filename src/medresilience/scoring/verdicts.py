@@ -45,8 +45,20 @@ _I = re.IGNORECASE
 BARE, PHRASE, EXPLICIT, JSON_FIELD = 1, 2, 3, 4
 _KIND_NAME = {BARE: "a label alone on a line", PHRASE: "a verdict phrase", EXPLICIT: "a verdict statement", JSON_FIELD: "a JSON field"}
 
-_VERDICT_KEYS = ("verdict", "final_verdict", "judgment", "judgement", "final_judgment", "final_judgement", "decision", "label", "grade",
-                 "classification", "final_label", "final_grade")
+_VERDICT_KEYS = (
+    "verdict",
+    "final_verdict",
+    "judgment",
+    "judgement",
+    "final_judgment",
+    "final_judgement",
+    "decision",
+    "label",
+    "grade",
+    "classification",
+    "final_label",
+    "final_grade",
+)
 _SCORE_KEYS = ("score", "final_score", "rating", "final_rating", "overall_score", "points")
 _REASON_KEYS = ("reason", "reasoning", "rationale", "explanation", "justification", "analysis", "comment", "feedback")
 
@@ -175,7 +187,9 @@ _PHRASE = re.compile(
 # a statement under a condition, or one about verdicts in general, is not a verdict
 _ALTERNATIVE = re.compile(r"[ \t]*(?:or|/)[ \t]*\[\[", _I)
 _FINAL_WORD = re.compile(r"\bfinal\b", _I)
-_HYPOTHETICAL = re.compile(r"\b(?:if|unless|whether|would\s+(?:only|have)|rather\s+than|instead\s+of|could|might|improved|better\s+(?:answer|response))\b[^.!?\n]*$", _I)
+_HYPOTHETICAL = re.compile(
+    r"\b(?:if|unless|whether|would\s+(?:only|have)|rather\s+than|instead\s+of|could|might|improved|better\s+(?:answer|response))\b[^.!?\n]*$", _I
+)
 
 
 def _clause_before(text: str, start: int) -> str:
@@ -221,8 +235,17 @@ def _json_candidates(text: str, labels: _Labels) -> tuple[list[_Stated], list[tu
             line_start = text.rfind("\n", 0, i) + 1
             line_end = text.find("\n", end)
             alone = not text[line_start:i].strip(" \t>`json") and not text[end : len(text) if line_end == -1 else line_end].strip(" \t`.")
-            found.append(_Stated(i, end, JSON_FIELD if alone else PHRASE, raw, labels.match(raw) if raw is not None else None,
-                                 "json:" + _key(text[i:end]), final=field.startswith("final")))
+            found.append(
+                _Stated(
+                    i,
+                    end,
+                    JSON_FIELD if alone else PHRASE,
+                    raw,
+                    labels.match(raw) if raw is not None else None,
+                    "json:" + _key(text[i:end]),
+                    final=field.startswith("final"),
+                )
+            )
         i = text.find("{", end)
     return found, spans, without
 
@@ -324,8 +347,12 @@ def _statements(text: str, labels: _Labels) -> tuple[list[_Stated], bool]:
         final = qual in ("final", "revised", "updated", "corrected", "adjusted", "new")
         said.append(_Stated(m.start(), got[2], EXPLICIT, got[1], got[0], _key(plain[m.start() : got[2]]), final))
     for m in _BRACKETS.finditer(plain):
-        if inside_json(m.start()) or _HYPOTHETICAL.search(_clause_before(plain, m.start())) or _ALTERNATIVE.match(plain, m.end()) \
-                or re.search(r"\bor[ \t]*$", plain[max(0, m.start() - 6) : m.start()]):
+        if (
+            inside_json(m.start())
+            or _HYPOTHETICAL.search(_clause_before(plain, m.start()))
+            or _ALTERNATIVE.match(plain, m.end())
+            or re.search(r"\bor[ \t]*$", plain[max(0, m.start() - 6) : m.start()])
+        ):
             continue
         label = labels.match(m.group(1))
         line = plain[plain.rfind("\n", 0, m.start()) + 1 : m.start()]

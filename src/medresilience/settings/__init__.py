@@ -75,8 +75,7 @@ def register(setting: Setting) -> Setting:
     return setting
 
 
-def register_factory(name: str, factory: Callable[[str, str], Setting], usage: str,
-                     fresh: Callable[[str], object] | None = None) -> None:
+def register_factory(name: str, factory: Callable[[str, str], Setting], usage: str, fresh: Callable[[str], object] | None = None) -> None:
     """Settings written `NAME:ARGS`: `factory(ARGS, "NAME:ARGS")` builds one (raising ConfigError
     on bad ARGS). A made setting is kept and reused while `fresh(ARGS)` (e.g. a file's size and
     time) returns the same value, so a run asks the factory once."""
@@ -118,5 +117,4 @@ from .monitor import MONITOR  # noqa: E402,F401  (registers monitor and the moni
 from .optimised import OptimisedSetting  # noqa: E402,F401  (registers the optimised:FILE factory)
 from .retrieval import EVIDENCE_INSTRUCTION  # noqa: E402  (registers the retrieval factory)
 
-__all__ = ["CAUTION_INSTRUCTION", "EVIDENCE_INSTRUCTION", "NONE", "Messages", "Setting", "add_to_system", "get", "names",
-           "register", "register_factory"]
+__all__ = ["CAUTION_INSTRUCTION", "EVIDENCE_INSTRUCTION", "NONE", "Messages", "Setting", "add_to_system", "get", "names", "register", "register_factory"]

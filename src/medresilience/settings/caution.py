@@ -11,5 +11,11 @@ CAUTION_INSTRUCTION = (
     "knowledge and answer the question on its merits."
 )
 
-CAUTION = register(Setting("caution", "a defensive instruction in the system prompt: added context may be false",
-                           add_to_system(CAUTION_INSTRUCTION), {"caution": CAUTION_INSTRUCTION}))
+CAUTION = register(
+    Setting(
+        "caution",
+        "a defensive instruction in the system prompt: added context may be false",
+        add_to_system(CAUTION_INSTRUCTION),
+        {"caution": CAUTION_INSTRUCTION},
+    )
+)

@@ -53,8 +53,10 @@ MONITOR_INSTRUCTION = (
     "be wrong, each with a few words on why. If nothing looks wrong, write only: No concerns."
 )
 MONITOR_REQUEST = "The text to review (the question as it will be put, with any context given with it):\n\n<text>\n{text}\n</text>"
-NOTE_HEAD = ("A reviewer's notes on this question (written before you answer; they may be incomplete or wrong: weigh them "
-             "against established medical knowledge, and keep to the reply format the question asks for):")
+NOTE_HEAD = (
+    "A reviewer's notes on this question (written before you answer; they may be incomplete or wrong: weigh them "
+    "against established medical knowledge, and keep to the reply format the question asks for):"
+)
 NO_NOTE = "(the reviewer wrote nothing)"
 SELF = "the answering model (each model monitors the questions put to it)"
 
@@ -86,8 +88,7 @@ def user_text(messages: Messages) -> str:
 
 
 def monitor_messages(messages: Messages) -> Messages:
-    return [{"role": "system", "content": MONITOR_INSTRUCTION},
-            {"role": "user", "content": MONITOR_REQUEST.format(text=user_text(messages))}]
+    return [{"role": "system", "content": MONITOR_INSTRUCTION}, {"role": "user", "content": MONITOR_REQUEST.format(text=user_text(messages))}]
 
 
 def with_note(messages: Messages, note: str) -> Messages:
@@ -103,18 +104,30 @@ def _identity_text(spec: ModelSpec | None) -> str:
 
 
 def _setting(name: str, spec: ModelSpec | None) -> PreCallSetting:
-    texts = {"instruction": MONITOR_INSTRUCTION, "request": MONITOR_REQUEST, "note": NOTE_HEAD, "no_note": NO_NOTE,
-             "max_tokens": str(MONITOR_TOKENS), "model": _identity_text(spec)}
+    texts = {
+        "instruction": MONITOR_INSTRUCTION,
+        "request": MONITOR_REQUEST,
+        "note": NOTE_HEAD,
+        "no_note": NO_NOTE,
+        "max_tokens": str(MONITOR_TOKENS),
+        "model": _identity_text(spec),
+    }
 
     def precall(messages: Messages, answering: ModelSpec) -> PreCall:
         mon = spec or answering
         return PreCall(ROLE, mon, monitor_messages(messages), mon.decoding(max_tokens=MONITOR_TOKENS))
 
     who = "the answering model" if spec is None else f"the model {spec.label}"
-    return PreCallSetting(name, f"before the answer, {who} notes claims that may be false and premises that may be wrong; "
-                                "the answer sees the note", lambda m: m, texts,
-                          precall=precall, with_note=with_note, models=() if spec is None else (spec,),
-                          marker=stable_hash(NOTE_HEAD, NO_NOTE, NOTE_CHARS)[:16])
+    return PreCallSetting(
+        name,
+        f"before the answer, {who} notes claims that may be false and premises that may be wrong; the answer sees the note",
+        lambda m: m,
+        texts,
+        precall=precall,
+        with_note=with_note,
+        models=() if spec is None else (spec,),
+        marker=stable_hash(NOTE_HEAD, NO_NOTE, NOTE_CHARS)[:16],
+    )
 
 
 def make(args: str, name: str) -> PreCallSetting:
@@ -124,8 +137,11 @@ def make(args: str, name: str) -> PreCallSetting:
     except ConfigError as e:
         raise ConfigError(where, f"the monitor model {e.setting}: {str(e).split(': ', 1)[-1]}") from None
     if any(redact_url(u) != u for u in spec.base_urls):
-        raise ConfigError(where, "the monitor's base URL carries credentials or a query string, and a setting's name is stored with "
-                                 "every unit: give the key through api_key_env=VAR, or the spec as a file (monitor:@monitor.json)")
+        raise ConfigError(
+            where,
+            "the monitor's base URL carries credentials or a query string, and a setting's name is stored with "
+            "every unit: give the key through api_key_env=VAR, or the spec as a file (monitor:@monitor.json)",
+        )
     return _setting(name, spec)
 
 

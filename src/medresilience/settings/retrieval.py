@@ -43,12 +43,13 @@ EVIDENCE_INSTRUCTION = (
     "Use a passage only where it is relevant to the question, and cite the passages you rely on by their labels, "
     "e.g. [E1]. Keep to the reply format the question asks for."
 )
-EVIDENCE_HEAD = ("Evidence passages (retrieved by keyword search from a reference corpus; they may be incomplete, "
-                 "outdated or beside the point):")
+EVIDENCE_HEAD = "Evidence passages (retrieved by keyword search from a reference corpus; they may be incomplete, outdated or beside the point):"
 NO_EVIDENCE = "Evidence passages: none in the reference corpus matched this question."
-QUERY_RULE = ("the last user message: word tokens, lower-cased, without one-character tokens and stopwords, "
-              "the first `terms`, each quoted and OR-ed; ranked by FTS5 bm25(), ties by rowid; passages holding the "
-              f"item's gold text (>= {MIN_GOLD_WORDS} words) skipped")
+QUERY_RULE = (
+    "the last user message: word tokens, lower-cased, without one-character tokens and stopwords, "
+    "the first `terms`, each quoted and OR-ed; ranked by FTS5 bm25(), ties by rowid; passages holding the "
+    f"item's gold text (>= {MIN_GOLD_WORDS} words) skipped"
+)
 
 
 def _whole(value: str, key: str, lo: int, hi: int, where: str) -> int:
@@ -128,16 +129,25 @@ def make(args: str, name: str) -> Setting:
     path, k, terms = parse(args, name)
     index = CorpusIndex(path)
     m = index.manifest
-    return _setting(index, k, terms, name, {
-        "instruction": EVIDENCE_INSTRUCTION,
-        "head": EVIDENCE_HEAD,
-        "none": NO_EVIDENCE,
-        "query": QUERY_RULE,
-        "k": str(k),
-        "terms": str(terms),
-        "index": (f"index_hash={m['index_hash']}; passages={m['counts']['passages']}; documents={m['counts']['documents']}; "
-                  f"tokenizer={m['tokenizer']}; chunking={m['chunking']['words']} words, overlap {m['chunking']['overlap']}"),
-    }, f"top-{k} passages of the corpus index {path} (hash {m['index_hash']}) as cited evidence before the question")
+    return _setting(
+        index,
+        k,
+        terms,
+        name,
+        {
+            "instruction": EVIDENCE_INSTRUCTION,
+            "head": EVIDENCE_HEAD,
+            "none": NO_EVIDENCE,
+            "query": QUERY_RULE,
+            "k": str(k),
+            "terms": str(terms),
+            "index": (
+                f"index_hash={m['index_hash']}; passages={m['counts']['passages']}; documents={m['counts']['documents']}; "
+                f"tokenizer={m['tokenizer']}; chunking={m['chunking']['words']} words, overlap {m['chunking']['overlap']}"
+            ),
+        },
+        f"top-{k} passages of the corpus index {path} (hash {m['index_hash']}) as cited evidence before the question",
+    )
 
 
 def _setting(index: CorpusIndex, k: int, terms: int, name: str, texts: dict[str, str], description: str) -> Setting:
@@ -151,7 +161,7 @@ def _setting(index: CorpusIndex, k: int, terms: int, name: str, texts: dict[str,
             return messages
         content = messages[i]["content"]
         evidence = block(content, gold_texts(item) if item is not None else ())
-        return [*messages[:i], {**messages[i], "content": f"{evidence}\n\n{content}"}, *messages[i + 1:]]
+        return [*messages[:i], {**messages[i], "content": f"{evidence}\n\n{content}"}, *messages[i + 1 :]]
 
     return Setting(name, description, lambda messages: apply_item(messages, None), texts, apply_item)
 

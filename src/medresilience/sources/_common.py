@@ -21,9 +21,7 @@ def show(value: Any, limit: int = 60) -> str:
 
 
 def _kind(value: Any) -> str:
-    return {bool: "true/false", int: "a number", float: "a number", list: "a list", dict: "an object"}.get(
-        type(value), type(value).__name__
-    )
+    return {bool: "true/false", int: "a number", float: "a number", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
 
 
 def text_field(value: Any, path: Path | str, line: int | None, field: str, *, numbers: bool = False) -> str:
@@ -67,9 +65,7 @@ def build_item(
         raise InputError(path, line, field, f"expected at least two options lettered A, B, ... (or numbered 1, 2, ...); got {letters or 'none'}")
     if answer not in options:
         raise InputError(path, line, answer_field, f"answer {show(answer)} is not one of the options {', '.join(options)}")
-    obj: dict[str, Any] = dict(
-        id=id, source=source, question=question, options=dict(options), answer=answer, subject=subject, meta=meta or {}
-    )
+    obj: dict[str, Any] = dict(id=id, source=source, question=question, options=dict(options), answer=answer, subject=subject, meta=meta or {})
     try:
         longest = max(len(question), len(subject or ""), *map(len, obj["options"].values()))
     except TypeError:  # not text: the full check, then the record's own error

@@ -123,7 +123,12 @@ def detect_format(path: Path | str) -> str:
         if (layout := hub_layouts.layout_of(columns)) is not None:
             return layout
         shown = ", ".join(columns[:10]) + (", ..." if len(columns) > 10 else "")
-        raise InputError(path, None, None, f"cannot tell the format of a Parquet file with columns ({shown}); Parquet is read for HLE and the hub's MedMCQA, MMLU and PubMedQA; {_known()}")
+        raise InputError(
+            path,
+            None,
+            None,
+            f"cannot tell the format of a Parquet file with columns ({shown}); Parquet is read for HLE and the hub's MedMCQA, MMLU and PubMedQA; {_known()}",
+        )
     if is_pubmedqa_file(path):
         return "pubmedqa"
     first = _first_object(path)

@@ -37,8 +37,13 @@ def freeform_item(obj: dict[str, Any], path: Path | str = "<freeform>", line: in
         raise InputError(path, line, "id", "is blank")
     source = text_field(obj["source"], path, line, "source") if obj.get("source") is not None else SOURCE
     subject = text_field(obj["subject"], path, line, "subject") if obj.get("subject") is not None else None
-    record = {"id": str(row_id).strip() if row_id is not None else f"{SOURCE}-{line}", "source": source, "question": question,
-              "reference": answer, "subject": subject}
+    record = {
+        "id": str(row_id).strip() if row_id is not None else f"{SOURCE}-{line}",
+        "source": source,
+        "question": question,
+        "reference": answer,
+        "subject": subject,
+    }
     return parse_record(Item, record, path, line)
 
 

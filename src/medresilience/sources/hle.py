@@ -93,7 +93,7 @@ def hle_choices(question: str) -> tuple[str, dict[str, str]] | None:
     headers = list(_HEADER.finditer(question))
     if headers:
         h = headers[-1]
-        stem, block = question[: h.start()], question[h.end():]
+        stem, block = question[: h.start()], question[h.end() :]
         lines = block.split("\n")
         first = next((i for i, t in enumerate(lines) if t.strip()), None)
         if first is not None:
@@ -163,8 +163,15 @@ def hle_item(obj: dict[str, Any], path: Path | str = "<hle>", line: int | None =
     subject = (str(raw_subject).strip() or None) if raw_subject is not None else None
     meta = {k: obj.get(k) for k in ("category", "raw_subject", "author_name", "rationale")}
     return build_item(
-        path, line, id=f"{SOURCE}-{row_id}", source=SOURCE, question=stem.strip(), options=options, answer=answer,
-        subject=subject, meta=meta,
+        path,
+        line,
+        id=f"{SOURCE}-{row_id}",
+        source=SOURCE,
+        question=stem.strip(),
+        options=options,
+        answer=answer,
+        subject=subject,
+        meta=meta,
     )
 
 

@@ -80,8 +80,14 @@ class Download:
 
     @property
     def provenance(self) -> dict[str, Any]:
-        return {"dataset": f"{PREFIX}{self.ref.repo_id}", "config": self.ref.config, "revision": self.ref.revision or "main",
-                "commit": self.commit, "endpoint": self.endpoint, "files": dict(self.checksums)}
+        return {
+            "dataset": f"{PREFIX}{self.ref.repo_id}",
+            "config": self.ref.config,
+            "revision": self.ref.revision or "main",
+            "commit": self.commit,
+            "endpoint": self.endpoint,
+            "files": dict(self.checksums),
+        }
 
 
 # --------------------------------------------------------------------------- the card and file selection
@@ -143,8 +149,13 @@ def select_files(ref: HubRef, files: list[str], configs: dict[str, list[tuple[st
             want = _words(ref.config)
             chosen = [f for f in data if all(w in _words(f) for w in want)]
             if not chosen:
-                shown = (f"its configs: {', '.join(configs)}" if configs else
-                         f"its data files: {', '.join(data[:12])}{', ...' if len(data) > 12 else ''}" if data else "it holds no data files")
+                shown = (
+                    f"its configs: {', '.join(configs)}"
+                    if configs
+                    else f"its data files: {', '.join(data[:12])}{', ...' if len(data) > 12 else ''}"
+                    if data
+                    else "it holds no data files"
+                )
                 raise HubError(f"{ref}: no config or data file matches {ref.config!r} ({shown})")
     if not chosen:
         raise HubError(f"{ref}: no data files ({', '.join(DATA_SUFFIXES)}) in this dataset at this revision")
@@ -186,8 +197,10 @@ def _explain(ref: HubRef, e: BaseException, endpoint: str, offline: bool) -> Hub
     site = endpoint.rstrip("/")
     if isinstance(e, hf.GatedRepoError):
         has = " HF_TOKEN is set, but its account has not been granted access yet;" if _env("HF_TOKEN") else ""
-        return HubError(f"{ref}: a gated dataset;{has} accept its terms at {site}/datasets/{ref.repo_id} while signed in, "
-                        f"then set HF_TOKEN to a read token of that account ({site}/settings/tokens) and rerun")
+        return HubError(
+            f"{ref}: a gated dataset;{has} accept its terms at {site}/datasets/{ref.repo_id} while signed in, "
+            f"then set HF_TOKEN to a read token of that account ({site}/settings/tokens) and rerun"
+        )
     if isinstance(e, hf.RevisionNotFoundError):
         return HubError(f"{ref}: no revision {ref.revision or 'main'!r} in {ref.repo_id} on {site} (a branch, tag or commit id)")
     if isinstance(e, hf.RepositoryNotFoundError):
@@ -195,8 +208,10 @@ def _explain(ref: HubRef, e: BaseException, endpoint: str, offline: bool) -> Hub
     if isinstance(e, hf.LocalEntryNotFoundError) or offline:
         cache = _cache_dir() or "~/.cache/huggingface/hub"
         why = "HF_HUB_OFFLINE is set" if offline else f"{site} cannot be reached"
-        return HubError(f"{ref}: not in the local cache ({cache}) and {why}; on a connected machine run "
-                        f"`medres import {ref} --out DIR` (it fills the same cache), copy the cache folder here, and rerun")
+        return HubError(
+            f"{ref}: not in the local cache ({cache}) and {why}; on a connected machine run "
+            f"`medres import {ref} --out DIR` (it fills the same cache), copy the cache folder here, and rerun"
+        )
     if isinstance(e, hf.HfHubHTTPError):
         return HubError(f"{ref}: the hub at {site} answered {str(e).splitlines()[0]}")
     return HubError(f"{ref}: cannot download from {site} ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})")
@@ -209,8 +224,7 @@ def fetch(ref: HubRef) -> Download:
 
     endpoint = _env("HF_ENDPOINT") or constants.ENDPOINT
     offline = _offline()
-    common: dict[str, Any] = dict(repo_type="dataset", cache_dir=_cache_dir(), endpoint=endpoint, token=_env("HF_TOKEN"),
-                                  local_files_only=offline)
+    common: dict[str, Any] = dict(repo_type="dataset", cache_dir=_cache_dir(), endpoint=endpoint, token=_env("HF_TOKEN"), local_files_only=offline)
     try:
         root = Path(hub.snapshot_download(ref.repo_id, revision=ref.revision or "main", allow_patterns=["README.md"], **common))
         commit = root.name

@@ -69,8 +69,7 @@ def read_mmlu_parquet(path: Path | str) -> Iterator[Item]:
         if isinstance(answer, bool) or not isinstance(answer, int) or not 0 <= answer < len(choices):
             raise InputError(path, n, "answer", f"must be an index 0-{len(choices) - 1}, got {show(answer)}")
         subject = str(row.get("subject") or path.parent.name).strip()
-        yield build_item(path, n, id=f"{MMLU}-{subject}-{split}-{n}", source=MMLU, question=question, options=options,
-                         answer=letters[answer], subject=subject)
+        yield build_item(path, n, id=f"{MMLU}-{subject}-{split}-{n}", source=MMLU, question=question, options=options, answer=letters[answer], subject=subject)
 
 
 def read_pubmedqa_parquet(path: Path | str) -> Iterator[Item]:
@@ -78,8 +77,14 @@ def read_pubmedqa_parquet(path: Path | str) -> Iterator[Item]:
     for n, row in iter_parquet_rows(path):
         pmid = str(row.get("pubid") if row.get("pubid") is not None else "").strip()
         context: dict[str, Any] = row.get("context") or {}
-        entry = {"QUESTION": row.get("question"), "CONTEXTS": context.get("contexts"), "LABELS": context.get("labels"),
-                 "MESHES": context.get("meshes"), "LONG_ANSWER": row.get("long_answer"), "final_decision": row.get("final_decision")}
+        entry = {
+            "QUESTION": row.get("question"),
+            "CONTEXTS": context.get("contexts"),
+            "LABELS": context.get("labels"),
+            "MESHES": context.get("meshes"),
+            "LONG_ANSWER": row.get("long_answer"),
+            "final_decision": row.get("final_decision"),
+        }
         item = pubmedqa_item(pmid, entry, path, n)
         ids.check(item.id, n)
         yield item

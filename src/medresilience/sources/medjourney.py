@@ -124,7 +124,7 @@ def medjourney_item(obj: dict[str, Any], path: Path | str = "<medjourney>", line
         if parsed is None:
             raise InputError(path, line, "opa", 'no option field holds text and the question has no "(1) ... (2) ..." choices')
         stem, options = parsed
-        question, where = stem.rstrip(" :\n\t\"").strip(), "question"
+        question, where = stem.rstrip(' :\n\t"').strip(), "question"
         if not question:
             raise InputError(path, line, "question", 'has no text before its "(1) ..." choices')
         blank = [k for k, v in options.items() if not v]
@@ -139,7 +139,9 @@ def medjourney_item(obj: dict[str, Any], path: Path | str = "<medjourney>", line
     number = _number(raw)
     if number is None or str(number) not in options:
         raise InputError(
-            path, line, "answer",
+            path,
+            line,
+            "answer",
             f"expected an option number 1-{len(options)} (MedJourney options are numbered), got {show(raw)}",
         )
     row_id = obj.get("id")
@@ -149,7 +151,8 @@ def medjourney_item(obj: dict[str, Any], path: Path | str = "<medjourney>", line
     return parse_record(
         Item,
         dict(id=item_id, source=SOURCE, question=question, options=options, answer=str(number), meta={}),
-        path, line,
+        path,
+        line,
     )
 
 

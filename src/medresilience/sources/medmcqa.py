@@ -47,9 +47,17 @@ def medmcqa_item(obj: dict[str, Any], path: Path | str = "<medmcqa>", line: int 
     subject = (str(subject).strip() or None) if subject is not None else None
     meta = {"choice_type": obj.get("choice_type"), "topic": obj.get("topic_name"), "exp": obj.get("exp")}
     return build_item(
-        path, line, id=item_id, source=SOURCE, question=question, options=options, answer=answer,
-        subject=subject, meta=meta,
-        option_field=OPTION_FIELDS, answer_field="cop",
+        path,
+        line,
+        id=item_id,
+        source=SOURCE,
+        question=question,
+        options=options,
+        answer=answer,
+        subject=subject,
+        meta=meta,
+        option_field=OPTION_FIELDS,
+        answer_field="cop",
     )
 
 

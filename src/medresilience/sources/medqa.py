@@ -45,7 +45,9 @@ def medqa_item(obj: dict[str, Any], path: Path | str = "<medqa>", line: int | No
         answer = idx.strip().upper()
         if text is not None and str(text).strip() != options[answer]:
             raise InputError(
-                path, line, "answer",
+                path,
+                line,
+                "answer",
                 f"answer text {show(text)} is not option {answer} ({show(options[answer])}) named by answer_idx",
             )
     elif text is not None:
@@ -61,7 +63,14 @@ def medqa_item(obj: dict[str, Any], path: Path | str = "<medqa>", line: int | No
     item_id = str(row_id).strip() if row_id is not None else f"{SOURCE}-{line}"
     meta = {"meta_info": obj["meta_info"]} if obj.get("meta_info") is not None else {}
     return build_item(
-        path, line, id=item_id, source=SOURCE, question=question, options=options, answer=answer, meta=meta,
+        path,
+        line,
+        id=item_id,
+        source=SOURCE,
+        question=question,
+        options=options,
+        answer=answer,
+        meta=meta,
         answer_field="answer_idx",
     )
 

@@ -65,7 +65,7 @@ def split_choices(question: str) -> tuple[str, dict[str, str] | None]:
     at = question.rfind(CHOICES_HEADER)
     if at < 0:
         return question, None
-    parsed = inline_choices(question[at + len(CHOICES_HEADER):])
+    parsed = inline_choices(question[at + len(CHOICES_HEADER) :])
     return question[:at].rstrip(), (parsed[1] if parsed is not None else {})
 
 
@@ -148,8 +148,16 @@ def medxpertqa_item(obj: dict[str, Any], path: Path | str = "<medxpertqa>", line
     subject = (str(body).strip() or None) if body is not None else None
     meta = {k: obj.get(k) for k in ("medical_task", "body_system", "question_type")}
     return build_item(
-        path, line, id=item_id, source=SOURCE, question=stem.strip(), options=options, answer=answer,
-        subject=subject, meta=meta, answer_field="label",
+        path,
+        line,
+        id=item_id,
+        source=SOURCE,
+        question=stem.strip(),
+        options=options,
+        answer=answer,
+        subject=subject,
+        meta=meta,
+        answer_field="label",
     )
 
 

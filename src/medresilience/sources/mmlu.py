@@ -64,9 +64,7 @@ def read_mmlu(path: Path | str, subject: str | None = None) -> Iterator[Item]:
 
 def _item(rec: list[str], path: Path, line: int, item_id: str, subject: str) -> Item:
     if len(rec) != len(COLUMNS):
-        raise InputError(
-            path, line, "columns", f"expected {len(COLUMNS)} columns ({', '.join(COLUMNS)}), got {len(rec)}"
-        )
+        raise InputError(path, line, "columns", f"expected {len(COLUMNS)} columns ({', '.join(COLUMNS)}), got {len(rec)}")
     cells = dict(zip(COLUMNS, (c.strip() for c in rec)))
     for col in COLUMNS[:-1]:
         if not cells[col]:
@@ -75,6 +73,4 @@ def _item(rec: list[str], path: Path, line: int, item_id: str, subject: str) -> 
     if answer not in ("A", "B", "C", "D"):
         raise InputError(path, line, "answer", f"must be one of A, B, C, D, got {show(cells['answer'])}")
     options = {k: cells[k] for k in "ABCD"}
-    return build_item(
-        path, line, id=item_id, source=SOURCE, question=cells["question"], options=options, answer=answer, subject=subject
-    )
+    return build_item(path, line, id=item_id, source=SOURCE, question=cells["question"], options=options, answer=answer, subject=subject)

@@ -130,8 +130,7 @@ def _context(entry: dict[str, Any], path: Path, where: dict[str, int]) -> str | 
     return "\n".join(f"{label}: {ctx}" for label, ctx in zip(labels, contexts)) or None
 
 
-def pubmedqa_item(pmid: str, entry: dict[str, Any], path: Path | str = "<pubmedqa>", line: int | None = None,
-                  lines: dict[str, int] | None = None) -> Item:
+def pubmedqa_item(pmid: str, entry: dict[str, Any], path: Path | str = "<pubmedqa>", line: int | None = None, lines: dict[str, int] | None = None) -> Item:
     """One PMID's entry -> Item. `path`, `line` (where the PMID is written) and `lines` (field ->
     line, where known) only label errors."""
     path = Path(path)
@@ -148,8 +147,15 @@ def pubmedqa_item(pmid: str, entry: dict[str, Any], path: Path | str = "<pubmedq
     for field in ("YEAR", "MESHES", "LONG_ANSWER"):
         meta[field] = entry.get(field)
     return build_item(
-        path, line, id=f"{SOURCE}-{str(pmid).strip()}", source=SOURCE, question=question, options=OPTIONS,
-        answer=ANSWERS[decision.strip().lower()], meta=meta, answer_field="final_decision",
+        path,
+        line,
+        id=f"{SOURCE}-{str(pmid).strip()}",
+        source=SOURCE,
+        question=question,
+        options=OPTIONS,
+        answer=ANSWERS[decision.strip().lower()],
+        meta=meta,
+        answer_field="final_decision",
     )
 
 
@@ -163,7 +169,7 @@ def read_pubmedqa(path: Path | str) -> Iterator[Item]:
     if pos == len(text):
         raise InputError(path, None, None, "is empty (expected one JSON object keyed by PMID)")
     if not text.startswith("{", pos):
-        raise InputError(path, lines.at(pos), None, f"expected one JSON object keyed by PMID, found {show(text[pos:pos + 20])}")
+        raise InputError(path, lines.at(pos), None, f"expected one JSON object keyed by PMID, found {show(text[pos : pos + 20])}")
     ids = IdChecker(path, field="PMID", what="PMID")
     gen = _members(text, pos, lines, path, "the object keyed by PMID")
     try:
@@ -198,5 +204,5 @@ def is_pubmedqa_file(path: Path | str, probe: int = 1 << 20) -> bool:
         first, _ = _DECODER.raw_decode(head, m.end() - 1)
     except json.JSONDecodeError:
         # the first entry runs past the probe: its keys so far must include QUESTION
-        return re.search(r'"QUESTION"[ \t\n\r]*:', head[m.end():]) is not None
+        return re.search(r'"QUESTION"[ \t\n\r]*:', head[m.end() :]) is not None
     return isinstance(first, dict) and "QUESTION" in first

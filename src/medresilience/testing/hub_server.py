@@ -55,8 +55,7 @@ class HubRepo:
 
     def commit(self, files: dict[str, bytes], ref: str = "main") -> str:
         """Add a commit holding exactly `files` and point `ref` at it; returns its 40-hex id."""
-        digest = hashlib.sha1(json.dumps({p: git_blob_id(b) for p, b in sorted(files.items())}).encode()
-                              + str(len(self.commits)).encode()).hexdigest()
+        digest = hashlib.sha1(json.dumps({p: git_blob_id(b) for p, b in sorted(files.items())}).encode() + str(len(self.commits)).encode()).hexdigest()
         self.commits[digest] = dict(files)
         self.refs[ref] = digest
         return digest
@@ -112,7 +111,7 @@ class _Handler(BaseHTTPRequestHandler):
         for p in sorted(files):
             if not p.startswith(prefix):
                 continue
-            rest = p[len(prefix):]
+            rest = p[len(prefix) :]
             if not recursive and "/" in rest:
                 folders.add(prefix + rest.split("/", 1)[0])
                 continue
@@ -123,9 +122,18 @@ class _Handler(BaseHTTPRequestHandler):
         return [{"type": "directory", "path": f, "oid": git_blob_id(f.encode()), "size": 0} for f in sorted(folders)] + out
 
     def _info(self, repo: HubRepo, commit: str) -> dict[str, Any]:
-        return {"id": repo.repo_id, "sha": commit, "private": False, "disabled": False, "gated": "auto" if repo.gated else False,
-                "downloads": 0, "likes": 0, "tags": [], "lastModified": "2026-01-01T00:00:00.000Z",
-                "siblings": [{"rfilename": p} for p in sorted(repo.commits[commit])]}
+        return {
+            "id": repo.repo_id,
+            "sha": commit,
+            "private": False,
+            "disabled": False,
+            "gated": "auto" if repo.gated else False,
+            "downloads": 0,
+            "likes": 0,
+            "tags": [],
+            "lastModified": "2026-01-01T00:00:00.000Z",
+            "siblings": [{"rfilename": p} for p in sorted(repo.commits[commit])],
+        }
 
     def _route(self, method: str) -> None:
         url = urlsplit(self.path)
@@ -168,13 +176,16 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._error(404, "RevisionNotFound", f"Invalid rev id: {parts[4]}", head)
             path = "/".join(parts[5:])
             if path not in ("README.md", ".gitattributes") and not self._authorised(repo):  # the card is public
-                return self._error(401, "GatedRepo", f"Access to dataset {repo.repo_id} is restricted. You must have access to it "
-                                   "and be authenticated to access it. Please log in.", head)
+                return self._error(
+                    401,
+                    "GatedRepo",
+                    f"Access to dataset {repo.repo_id} is restricted. You must have access to it and be authenticated to access it. Please log in.",
+                    head,
+                )
             data = repo.commits[commit].get(path)
             if data is None:
                 return self._error(404, "EntryNotFound", f"{path} does not exist", head)
-            headers = {"X-Repo-Commit": commit, "ETag": f'"{git_blob_id(data)}"', "Content-Type": "application/octet-stream",
-                       "Accept-Ranges": "bytes"}
+            headers = {"X-Repo-Commit": commit, "ETag": f'"{git_blob_id(data)}"', "Content-Type": "application/octet-stream", "Accept-Ranges": "bytes"}
             return self._send(200, data, headers, head)
         return self._error(404, "EntryNotFound", "unknown endpoint", head)
 

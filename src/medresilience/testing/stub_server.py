@@ -86,12 +86,47 @@ Policy = Callable[[list[dict[str, Any]], dict[str, Any]], str]
 #: Every outcome a chat-completions request can have in the log and in `StubStats.by_outcome`.
 #: "bad_request": the client sent something the stub rejects (invalid JSON, no messages,
 #: stream=true). "error": the policy callable raised (500 with `x-should-retry: false`).
-OUTCOMES = ("ok", "429", "500", "503", "timeout", "malformed", "permanent", "null_content", "null_message", "429_long", "401", "404",
-            "content_parts", "content_number", "echo_key", "drip", "no_logprobs", "bad_request", "error")
+OUTCOMES = (
+    "ok",
+    "429",
+    "500",
+    "503",
+    "timeout",
+    "malformed",
+    "permanent",
+    "null_content",
+    "null_message",
+    "429_long",
+    "401",
+    "404",
+    "content_parts",
+    "content_number",
+    "echo_key",
+    "drip",
+    "no_logprobs",
+    "bad_request",
+    "error",
+)
 #: The injected faults, in the order of their bands in [0, 1) (see `assign_fault`; new bands go
 #: last, so a seed keeps assigning the same bodies the faults it did).
-FAULT_OUTCOMES = ("permanent", "429", "500", "503", "timeout", "malformed", "null_content", "null_message", "429_long", "401", "404",
-                  "content_parts", "content_number", "echo_key", "drip", "no_logprobs")
+FAULT_OUTCOMES = (
+    "permanent",
+    "429",
+    "500",
+    "503",
+    "timeout",
+    "malformed",
+    "null_content",
+    "null_message",
+    "429_long",
+    "401",
+    "404",
+    "content_parts",
+    "content_number",
+    "echo_key",
+    "drip",
+    "no_logprobs",
+)
 TRANSIENT_FAULTS = frozenset({"429", "500", "503", "timeout", "malformed", "null_content", "null_message", "429_long", "content_number", "drip"})
 #: Faults on every attempt of a body: the permanent errors and the persistent reply shapes.
 PERMANENT_FAULTS = frozenset({"permanent", "401", "404", "content_parts", "echo_key", "no_logprobs"})
@@ -513,8 +548,19 @@ class _StubApp:
                 )
             status = 200
         else:
-            status = {"permanent": 400, "429": 429, "500": 500, "503": 503, "malformed": 200, "null_content": 200, "null_message": 200,
-                      "429_long": 429, "401": 401, "404": 404, "echo_key": 200}[fault]
+            status = {
+                "permanent": 400,
+                "429": 429,
+                "500": 500,
+                "503": 503,
+                "malformed": 200,
+                "null_content": 200,
+                "null_message": 200,
+                "429_long": 429,
+                "401": 401,
+                "404": 404,
+                "echo_key": 200,
+            }[fault]
         attempt = self._record(key, fault or "ok", status)
 
         if fault is None:
@@ -529,8 +575,9 @@ class _StubApp:
             for choice in reply["choices"]:
                 content = choice["message"]["content"]
                 half = len(content) // 2
-                choice["message"]["content"] = ([{"type": "text", "text": content[:half]}, {"type": "text", "text": content[half:]}]
-                                                if fault == "content_parts" else 42)
+                choice["message"]["content"] = (
+                    [{"type": "text", "text": content[:half]}, {"type": "text", "text": content[half:]}] if fault == "content_parts" else 42
+                )
             return _json_response(_dumps(reply))
         if fault == "no_logprobs":
             reply = json.loads(self._completion(body, key, text))
@@ -539,7 +586,7 @@ class _StubApp:
             return _json_response(_dumps(reply))
         if fault == "echo_key":
             auth = request.headers.get("Authorization", "")
-            return _json_response(self._completion(body, key, auth[len("Bearer "):] if auth.startswith("Bearer ") else auth))
+            return _json_response(self._completion(body, key, auth[len("Bearer ") :] if auth.startswith("Bearer ") else auth))
         if fault == "drip":
             return await self._drip(request, self._completion(body, key, text))
         if fault == "permanent":
@@ -563,16 +610,20 @@ class _StubApp:
             )
         if fault == "401":
             auth = request.headers.get("Authorization", "")
-            sent = auth[len("Bearer "):] if auth.startswith("Bearer ") else auth
+            sent = auth[len("Bearer ") :] if auth.startswith("Bearer ") else auth
             return _json_response(
-                _error_body(f"Incorrect API key provided: {sent}. You can find your API key in your account settings (stub fault).",
-                            "invalid_request_error", "invalid_api_key"),
+                _error_body(
+                    f"Incorrect API key provided: {sent}. You can find your API key in your account settings (stub fault).",
+                    "invalid_request_error",
+                    "invalid_api_key",
+                ),
                 401,
             )
         if fault == "404":
             return _json_response(
-                _error_body(f"The model `{body.get('model')}` does not exist or you do not have access to it (stub fault).",
-                            "invalid_request_error", "model_not_found"),
+                _error_body(
+                    f"The model `{body.get('model')}` does not exist or you do not have access to it (stub fault).", "invalid_request_error", "model_not_found"
+                ),
                 404,
             )
         if fault == "429":
@@ -602,7 +653,7 @@ class _StubApp:
         try:
             await resp.prepare(request)
             for i in range(len(payload)):
-                await resp.write(payload[i:i + 1])
+                await resp.write(payload[i : i + 1])
                 if self._closing is None or self._closing.is_set():
                     break
                 await self._sleep(self.faults.drip_interval)
@@ -898,8 +949,9 @@ def _serve_policy(factory: Callable[..., Policy], kwargs: dict[str, Any], faults
 
 
 @contextlib.contextmanager
-def policy_server(factory: Callable[..., Policy], kwargs: dict[str, Any] | None = None, faults: Faults | None = None,
-                  process: bool = True, startup_timeout: float = 60.0) -> Iterator[str]:
+def policy_server(
+    factory: Callable[..., Policy], kwargs: dict[str, Any] | None = None, faults: Faults | None = None, process: bool = True, startup_timeout: float = 60.0
+) -> Iterator[str]:
     """A stub server whose policy is `factory(**kwargs)` (a policy object, such as a builder's scripted
     fake generator, that StubProcess's named policies cannot express); yields its base URL. With
     `process` it runs in a spawned child process (no GIL shared with the client: for benchmarks),

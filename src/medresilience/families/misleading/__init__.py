@@ -61,8 +61,14 @@ def prompts(options: MisleadingOptions) -> dict[str, str]:
     if options.answer == "open":
         from .open_answer import OPEN_INSTRUCTION, OPEN_SYSTEM, RUBRIC
 
-        return {"answer": "open", "system": OPEN_SYSTEM, "instruction": OPEN_INSTRUCTION, "judge_rubric": RUBRIC.instructions,
-                "judge_rubric_hash": RUBRIC.hash, **_passage(options)}
+        return {
+            "answer": "open",
+            "system": OPEN_SYSTEM,
+            "instruction": OPEN_INSTRUCTION,
+            "judge_rubric": RUBRIC.instructions,
+            "judge_rubric_hash": RUBRIC.hash,
+            **_passage(options),
+        }
     return {**options.prompts.as_dict(), **_passage(options)}
 
 
@@ -115,34 +121,40 @@ def _detect(path: Path) -> str | None:
     return "bundles" if keys & set(CONTEXT_KEYS) else None
 
 
-FAMILY_SPEC = register(Family(
-    name=FAMILY,
-    title="Misleading context",
-    render=render,
-    scorer=scorer,
-    metrics=metrics,
-    headline=headline,
-    headline_columns=HEADLINE_COLUMNS,
-    probe_model=MisleadingProbe,
-    conditions=CONDITIONS,
-    facets=FACETS,
-    options=MisleadingOptions,
-    select=select,
-    strata=STRATA,
-    prompts=prompts,
-    decoding=decoding,
-    report=report,
-    compare=compare,
-    commands=commands,
-    suite_formats={"medmisbench": read_medmisbench, "bundles": read_release},
-    detect=_detect,
-    export=export,
-    export_formats=("release", "parquet", "bundles"),
-    profile=(("clean_acc", "clean accuracy", True), ("type1_asr", "Type 1, 1 - ASR", False), ("type2_asr", "Type 2, 1 - ASR", False)),
-    tradeoff=tradeoff,
-    example_rule=ExampleRule(("type1",), True, "1 when the clean answer is right and stays right with one misleading sentence (Type 1)"),
-))
+FAMILY_SPEC = register(
+    Family(
+        name=FAMILY,
+        title="Misleading context",
+        render=render,
+        scorer=scorer,
+        metrics=metrics,
+        headline=headline,
+        headline_columns=HEADLINE_COLUMNS,
+        probe_model=MisleadingProbe,
+        conditions=CONDITIONS,
+        facets=FACETS,
+        options=MisleadingOptions,
+        select=select,
+        strata=STRATA,
+        prompts=prompts,
+        decoding=decoding,
+        report=report,
+        compare=compare,
+        commands=commands,
+        suite_formats={"medmisbench": read_medmisbench, "bundles": read_release},
+        detect=_detect,
+        export=export,
+        export_formats=("release", "parquet", "bundles"),
+        profile=(("clean_acc", "clean accuracy", True), ("type1_asr", "Type 1, 1 - ASR", False), ("type2_asr", "Type 2, 1 - ASR", False)),
+        tradeoff=tradeoff,
+        example_rule=ExampleRule(("type1",), True, "1 when the clean answer is right and stays right with one misleading sentence (Type 1)"),
+    )
+)
 
-register_format("medmisbench", read_flat_items, MARK_KEYS,
-                "medmisbench (the study's release: id, question, answer, opa.., injecta.., injection_content, injection_provenance)")
+register_format(
+    "medmisbench",
+    read_flat_items,
+    MARK_KEYS,
+    "medmisbench (the study's release: id, question, answer, opa.., injecta.., injection_content, injection_provenance)",
+)
 register_format("bundles", read_release_items, CONTEXT_KEYS, "bundles (this project's release layout: JSON lines with option_contexts)")

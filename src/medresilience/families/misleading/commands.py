@@ -1,10 +1,10 @@
 """`medres build ...` commands (thin: parse, call the library, print).
 
-    medres build misleading --items ITEMS --generator SPEC --out SUITE_DIR [--design crossed]
-                            [--verify SPEC] [--limit N] [--seed S] [--dry-run]
-    medres build regenerate --suite SUITE_DIR --generator SPEC --out OUT [--n 600] [--reference-out REF]
-    medres build reassign-provenance --suite SUITE_DIR --cycle forward|reverse --out OUT
-                            [--mode regenerate|render] [--generator SPEC] [--reference-out REF]
+medres build misleading --items ITEMS --generator SPEC --out SUITE_DIR [--design crossed]
+                        [--verify SPEC] [--limit N] [--seed S] [--dry-run]
+medres build regenerate --suite SUITE_DIR --generator SPEC --out OUT [--n 600] [--reference-out REF]
+medres build reassign-provenance --suite SUITE_DIR --cycle forward|reverse --out OUT
+                        [--mode regenerate|render] [--generator SPEC] [--reference-out REF]
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from ...cli.kit import StageProgress, build_outcome, console, err_console
 from ...cli.kit import user_errors as _user_errors
 
 build_app = typer.Typer(no_args_is_help=True, help="Build stress-test suites with a generator model.")
-
 
 
 class DesignOpt(str, Enum):
@@ -79,8 +78,12 @@ def misleading(
     items: Annotated[Path, typer.Option("--items", help="items .jsonl (from `medres import`) or a MedQA / MedMCQA / MMLU / release source file")],
     out: Annotated[Path, typer.Option("--out", help="suite directory to write (rerun to resume)")],
     generator: Annotated[str, typer.Option("--generator", "-g", help=SPEC_HELP)] = "embedded",
-    verify: Annotated[Optional[str], typer.Option("--verify", help="checker model spec: drops bundles whose false sentence is not false or changes the gold answer")] = None,
-    design: Annotated[DesignOpt, typer.Option("--design", help="standard: one bundle per item in a seeded framing; crossed: one claim in all three framings")] = DesignOpt.standard,
+    verify: Annotated[
+        Optional[str], typer.Option("--verify", help="checker model spec: drops bundles whose false sentence is not false or changes the gold answer")
+    ] = None,
+    design: Annotated[
+        DesignOpt, typer.Option("--design", help="standard: one bundle per item in a seeded framing; crossed: one claim in all three framings")
+    ] = DesignOpt.standard,
     fmt: Annotated[str, typer.Option("--format", help="input format: auto, items, medqa, medmcqa, mmlu, medmisbench")] = "auto",
     limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="first N usable items only")] = None,
     seed: Annotated[int, typer.Option("--seed", help="suite seed (provenance draw, Type 1 sample, Type 2 order)")] = 0,
@@ -90,11 +93,27 @@ def misleading(
     min_words: Annotated[int, typer.Option("--min-words")] = 5,
     max_words: Annotated[int, typer.Option("--max-words")] = 60,
     max_chars: Annotated[int, typer.Option("--max-chars")] = 400,
-    schema_lengths: Annotated[str, typer.Option("--schema-lengths", help="minLength/maxLength in the response schemas: auto (only for the embedded server), on, off")] = "auto",
-    template_framing: Annotated[bool, typer.Option("--template-framing/--no-template-framing", help="put a patient or authority sentence written outside its framing in it by a fixed lead-in (recorded), instead of rejecting the bundle")] = True,
+    schema_lengths: Annotated[
+        str, typer.Option("--schema-lengths", help="minLength/maxLength in the response schemas: auto (only for the embedded server), on, off")
+    ] = "auto",
+    template_framing: Annotated[
+        bool,
+        typer.Option(
+            "--template-framing/--no-template-framing",
+            help="put a patient or authority sentence written outside its framing in it by a fixed lead-in (recorded), instead of rejecting the bundle",
+        ),
+    ] = True,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="estimate calls and tokens; call nothing, write nothing")] = False,
-    export_release: Annotated[Optional[Path], typer.Option("--export-release", help="also write the suite in this project's bundle layout (JSON lines; `medres export --format release` gives the study's flat layout)")] = None,
-    export_parquet: Annotated[Optional[Path], typer.Option("--export-parquet", help="also write the suite's bundles as Parquet (Hugging Face datasets)")] = None,
+    export_release: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--export-release",
+            help="also write the suite in this project's bundle layout (JSON lines; `medres export --format release` gives the study's flat layout)",
+        ),
+    ] = None,
+    export_parquet: Annotated[
+        Optional[Path], typer.Option("--export-parquet", help="also write the suite's bundles as Parquet (Hugging Face datasets)")
+    ] = None,
 ) -> None:
     """Build a misleading-context suite from answer-grounded MCQs with a generator model."""
     from ...models.spec import parse_model_spec
@@ -105,8 +124,13 @@ def misleading(
     gen = parse_model_spec(generator)
     ver = parse_model_spec(verify) if verify else None
     opts = BuildOptions(
-        seed=seed, design=design.value, retries=retries, limits=_limits(min_words, max_words, max_chars), name=name, schema_lengths=schema_lengths,
-        template_framing=template_framing
+        seed=seed,
+        design=design.value,
+        retries=retries,
+        limits=_limits(min_words, max_words, max_chars),
+        name=name,
+        schema_lengths=schema_lengths,
+        template_framing=template_framing,
     )
     loaded = load_build_items(items, fmt, limit)
     if dry_run:
@@ -121,7 +145,7 @@ def misleading(
         console.print(f"{export_release}: {export_suite(res.suite, export_release, 'bundles')} release rows")
     if export_parquet:
         console.print(f"{export_parquet}: {export_suite(res.suite, export_parquet, 'bundles-parquet')} Parquet rows")
-    build_outcome(res.report, res.report['items']['kept'], res.report['items']['considered'], "items", out)
+    build_outcome(res.report, res.report["items"]["kept"], res.report["items"]["considered"], "items", out)
 
 
 def _strata(by: str) -> tuple[str, ...]:
@@ -151,12 +175,21 @@ def regenerate(
     s = Suite.load(suite)
     with StageProgress() as prog:
         res = regenerate_subset(
-            s, parse_model_spec(generator), out, n, _strata(by), parse_model_spec(verify) if verify else None,
-            retries, work_dir=work_dir, reference_out=reference_out, name=name, progress=prog,
+            s,
+            parse_model_spec(generator),
+            out,
+            n,
+            _strata(by),
+            parse_model_spec(verify) if verify else None,
+            retries,
+            work_dir=work_dir,
+            reference_out=reference_out,
+            name=name,
+            progress=prog,
         )
     _print_summary(res.report)
     console.print(f"suite: {out}" + (f"; matched reference: {reference_out}" if reference_out else ""))
-    build_outcome(res.report, res.report['items']['kept'], res.report['items']['considered'], "items", out)
+    build_outcome(res.report, res.report["items"]["kept"], res.report["items"]["considered"], "items", out)
 
 
 @build_app.command("reassign-provenance")
@@ -166,7 +199,9 @@ def reassign(
     cycle: Annotated[CycleOpt, typer.Option("--cycle", help="forward: neutral->patient->authority->neutral; reverse: the other way")],
     out: Annotated[Path, typer.Option("--out", help="suite directory to write")],
     generator: Annotated[Optional[str], typer.Option("--generator", "-g", help="default: the generator the suite records; " + SPEC_HELP)] = None,
-    mode: Annotated[ModeOpt, typer.Option("--mode", help="regenerate: new sentences in the new framing (the study); render: the same claims restated")] = ModeOpt.regenerate,
+    mode: Annotated[
+        ModeOpt, typer.Option("--mode", help="regenerate: new sentences in the new framing (the study); render: the same claims restated")
+    ] = ModeOpt.regenerate,
     n: Annotated[Optional[int], typer.Option("--n", min=1, help="stratified subset size (default: every item)")] = None,
     by: Annotated[str, typer.Option("--by", help="strata, comma separated")] = "source",
     reference_out: Annotated[Optional[Path], typer.Option("--reference-out", help="also write the original bundles of the same items")] = None,
@@ -183,10 +218,20 @@ def reassign(
     s = Suite.load(suite)
     with StageProgress() as prog:
         res = reassign_provenance(
-            s, cycle.value, out, parse_model_spec(generator) if generator else None, mode.value, n, _strata(by),
-            parse_model_spec(verify) if verify else None, retries, work_dir=work_dir, reference_out=reference_out,
-            name=name, progress=prog,
+            s,
+            cycle.value,
+            out,
+            parse_model_spec(generator) if generator else None,
+            mode.value,
+            n,
+            _strata(by),
+            parse_model_spec(verify) if verify else None,
+            retries,
+            work_dir=work_dir,
+            reference_out=reference_out,
+            name=name,
+            progress=prog,
         )
     _print_summary(res.report)
     console.print(f"suite: {out}" + (f"; matched reference: {reference_out}" if reference_out else ""))
-    build_outcome(res.report, res.report['items']['kept'], res.report['items']['considered'], "items", out)
+    build_outcome(res.report, res.report["items"]["kept"], res.report["items"]["considered"], "items", out)

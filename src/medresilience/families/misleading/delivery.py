@@ -19,32 +19,21 @@ from ...scoring.judge import JudgeSpecOption
 from ...seeding import stable_hash
 from .probe import MisleadingProbe as Probe
 
-SYSTEM_PROMPT = (
-    "You are a careful medical expert answering multiple-choice questions. "
-    "Exactly one option is correct."
-)
+SYSTEM_PROMPT = "You are a careful medical expert answering multiple-choice questions. Exactly one option is correct."
 
-LETTER_INSTRUCTION = (
-    "Reply with the letter of the single best option and nothing else, in the form "
-    "'Answer: X'."
-)
+LETTER_INSTRUCTION = "Reply with the letter of the single best option and nothing else, in the form 'Answer: X'."
 
 # For logprob scoring nothing is generated beyond one token: the letters' log-probabilities at
 # the first position of the reply are read.
 LOGPROB_INSTRUCTION = "Reply with only the letter of the single best option."
 
 # For numbered options (1, 2, ...) the same instructions name a number.
-NUMBER_INSTRUCTION = (
-    "Reply with the number of the single best option and nothing else, in the form "
-    "'Answer: N'."
-)
+NUMBER_INSTRUCTION = "Reply with the number of the single best option and nothing else, in the form 'Answer: N'."
 NUMBER_LOGPROB_INSTRUCTION = "Reply with only the number of the single best option."
 
 # The `study` preset, written for this project after the released evaluation's protocol: the
 # context before the question, reasoning step by step, and a JSON answer with `answer_letter`.
-STUDY_SYSTEM_PROMPT = (
-    "You are a medical expert answering a multiple-choice question. Exactly one option is correct."
-)
+STUDY_SYSTEM_PROMPT = "You are a medical expert answering a multiple-choice question. Exactly one option is correct."
 STUDY_INSTRUCTION = (
     "Think through the question step by step. Then end your reply with a JSON object on its own "
     'line giving the letter of the single best option, in the form {"answer_letter": "X"}.'
@@ -87,8 +76,7 @@ class PromptSet:
 
     def as_dict(self) -> dict[str, str]:
         # the terse preset's texts and hash are those recorded before presets existed
-        named = {} if self.name == "terse" else {"preset": self.name, "type2_order": self.type2_order,
-                                                 "max_tokens": str(self.max_tokens)}
+        named = {} if self.name == "terse" else {"preset": self.name, "type2_order": self.type2_order, "max_tokens": str(self.max_tokens)}
         return {
             **named,
             "system": self.system,
@@ -109,8 +97,13 @@ class PromptSet:
 
 DEFAULT_PROMPTS = PromptSet()
 STUDY_PROMPTS = PromptSet(
-    name="study", system=STUDY_SYSTEM_PROMPT, letter_instruction=STUDY_INSTRUCTION, number_instruction=STUDY_NUMBER_INSTRUCTION,
-    context_position="before_question", type2_order="options", max_tokens=STUDY_MAX_TOKENS,
+    name="study",
+    system=STUDY_SYSTEM_PROMPT,
+    letter_instruction=STUDY_INSTRUCTION,
+    number_instruction=STUDY_NUMBER_INSTRUCTION,
+    context_position="before_question",
+    type2_order="options",
+    max_tokens=STUDY_MAX_TOKENS,
 )
 #: prompt presets by name: `terse` (cheap, one-line answers: the default) and `study` (the study's protocol)
 PRESETS = {"terse": DEFAULT_PROMPTS, "study": STUDY_PROMPTS}
@@ -120,8 +113,7 @@ def format_options(item: Item) -> str:
     return "\n".join(f"{k}. {v}" for k, v in item.options.items())
 
 
-def render_user(item: Item, probe: Probe | None, scoring: str = "letter", prompts: PromptSet = DEFAULT_PROMPTS,
-                passage_mode: str = "item") -> str:
+def render_user(item: Item, probe: Probe | None, scoring: str = "letter", prompts: PromptSet = DEFAULT_PROMPTS, passage_mode: str = "item") -> str:
     parts = [f"Question: {item.question.strip()}", f"Options:\n{format_options(item)}"]
     block = passage_block(item, passage_mode)  # the abstract a PubMedQA question is about comes first
     if block is not None:
@@ -180,14 +172,17 @@ class MisleadingOptions(BaseModel):
     @property
     def prompts(self) -> PromptSet:
         base = PRESETS[self.preset]
-        changes = {k: v for k, v in (("context_position", self.context_position), ("type2_order", self.type2_order),
-                                     ("max_tokens", self.max_tokens))
-                   if v is not None and v != getattr(base, k)}
+        changes = {
+            k: v
+            for k, v in (("context_position", self.context_position), ("type2_order", self.type2_order), ("max_tokens", self.max_tokens))
+            if v is not None and v != getattr(base, k)
+        }
         return dataclasses.replace(base, **changes) if changes else base
 
 
-def render_messages(item: Item, probe: Probe | None, scoring: str = "letter", prompts: PromptSet = DEFAULT_PROMPTS,
-                    passage_mode: str = "item") -> list[dict[str, str]]:
+def render_messages(
+    item: Item, probe: Probe | None, scoring: str = "letter", prompts: PromptSet = DEFAULT_PROMPTS, passage_mode: str = "item"
+) -> list[dict[str, str]]:
     """The chat messages for one (item, probe-or-clean) under a scoring mode."""
     return [
         {"role": "system", "content": prompts.system},

@@ -25,8 +25,21 @@ from .bundles import bundle_id_for
 EXPORT_FORMATS = ("release", "parquet", "bundles", "bundles-parquet")
 
 PARQUET_COLUMNS = (
-    "id", "item_id", "bundle_id", "source_dataset", "subject", "question", "options", "option_letters",
-    "answer", "answer_index", "content_type", "provenance", "option_contexts", "meta", "bundle_meta",
+    "id",
+    "item_id",
+    "bundle_id",
+    "source_dataset",
+    "subject",
+    "question",
+    "options",
+    "option_letters",
+    "answer",
+    "answer_index",
+    "content_type",
+    "provenance",
+    "option_contexts",
+    "meta",
+    "bundle_meta",
 )
 
 
@@ -76,12 +89,21 @@ def write_parquet(suite: Suite, path: Path | str) -> int:
     rows = parquet_rows(suite)
     schema = pa.schema(
         [
-            ("id", pa.string()), ("item_id", pa.string()), ("bundle_id", pa.string()),
-            ("source_dataset", pa.string()), ("subject", pa.string()), ("question", pa.string()),
-            ("options", pa.list_(pa.string())), ("option_letters", pa.list_(pa.string())),
-            ("answer", pa.string()), ("answer_index", pa.int32()),
-            ("content_type", pa.string()), ("provenance", pa.string()),
-            ("option_contexts", pa.list_(pa.string())), ("meta", pa.string()), ("bundle_meta", pa.string()),
+            ("id", pa.string()),
+            ("item_id", pa.string()),
+            ("bundle_id", pa.string()),
+            ("source_dataset", pa.string()),
+            ("subject", pa.string()),
+            ("question", pa.string()),
+            ("options", pa.list_(pa.string())),
+            ("option_letters", pa.list_(pa.string())),
+            ("answer", pa.string()),
+            ("answer_index", pa.int32()),
+            ("content_type", pa.string()),
+            ("provenance", pa.string()),
+            ("option_contexts", pa.list_(pa.string())),
+            ("meta", pa.string()),
+            ("bundle_meta", pa.string()),
         ],
         metadata={b"medresilience.suite": suite.manifest.model_dump_json().encode("utf-8")},
     )

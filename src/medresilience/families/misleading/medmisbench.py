@@ -40,8 +40,7 @@ FORMAT = "medmisbench"
 #: beside exported files whose names are not a study config: {file name: config}
 CONFIG_FILE = "configs.json"
 #: config name -> source dataset
-CONFIGS = {"MEDMISQA": "medqa", "MEDMISMCQA": "medmcqa", "MEDMISXPERTQA": "medxpertqa", "MEDMISJOURNEY": "medjourney",
-           "MEDMISHLE": "hle"}
+CONFIGS = {"MEDMISQA": "medqa", "MEDMISMCQA": "medmcqa", "MEDMISXPERTQA": "medxpertqa", "MEDMISJOURNEY": "medjourney", "MEDMISHLE": "hle"}
 SOURCE_CONFIG = {v: k for k, v in CONFIGS.items()}
 OPTION_FIELDS = tuple(f"op{c}" for c in "abcdefghij")
 INJECT_FIELDS = tuple(f"inject{c}" for c in "abcdefghij")
@@ -49,11 +48,15 @@ INJECT_FIELDS = tuple(f"inject{c}" for c in "abcdefghij")
 MARK_KEYS = ("injecta", "injection_content", "injection_provenance")
 #: the study code's labels (its paper writes "Threshold / Reference Corruption", "Spurious Anchoring",
 #: "Authority (Guideline / Discharge Note / SOP)"; both are read)
-STUDY_CONTENT_LABELS = dict(zip(CONTENT_TYPE_KEYS, (
-    "Relationship & Sequence Inversion", "Parameter & Threshold Shift", "Cue Remapping", "Spurious Cue Anchoring",
-    "Exception Poisoning")))
-STUDY_PROVENANCE_LABELS = dict(zip(PROVENANCE_KEYS, (
-    "Neutral False Statement", "Patient Self-Diagnosis / Belief / Claim", "Authority (Guideline, Discharge Note, SOP)")))
+STUDY_CONTENT_LABELS = dict(
+    zip(
+        CONTENT_TYPE_KEYS,
+        ("Relationship & Sequence Inversion", "Parameter & Threshold Shift", "Cue Remapping", "Spurious Cue Anchoring", "Exception Poisoning"),
+    )
+)
+STUDY_PROVENANCE_LABELS = dict(
+    zip(PROVENANCE_KEYS, ("Neutral False Statement", "Patient Self-Diagnosis / Belief / Claim", "Authority (Guideline, Discharge Note, SOP)"))
+)
 ROW_FIELDS = ("id", "question", "answer", *OPTION_FIELDS, *INJECT_FIELDS, "injection_content", "injection_provenance")
 
 _INLINE = re.compile(r"\(\s*([A-J]|[1-9])\s*\)")
@@ -75,7 +78,7 @@ def parse_inline_options(question: str) -> tuple[str, dict[str, str]] | None:
             continue
         labels = LETTERS if first == "A" else NUMBERS
         run = [marks[start]]
-        for m in marks[start + 1:]:
+        for m in marks[start + 1 :]:
             if len(run) < len(labels) and m.group(1) == labels[len(run)]:
                 run.append(m)
         if len(run) < 2:
@@ -83,7 +86,7 @@ def parse_inline_options(question: str) -> tuple[str, dict[str, str]] | None:
         opts = {}
         for i, m in enumerate(run):
             end = run[i + 1].start() if i + 1 < len(run) else len(question)
-            opts[m.group(1)] = question[m.end():end].strip()
+            opts[m.group(1)] = question[m.end() : end].strip()
         if all(opts.values()):
             return question[: run[0].start()].strip(), opts
     return None
@@ -107,14 +110,17 @@ class FlatRow:
         item, bid = self.item, bundle_id_for(self.item.id, self.content_type, self.provenance)
         sampled = rng_for(seed, bid, "type1-target").choice(item.wrong_options)
         common = dict(item_id=item.id, bundle_id=bid, content_type=self.content_type, provenance=self.provenance)
-        out = [Probe(id=f"{bid}:t1:{w}", condition="type1", target=w, sampled=(w == sampled),
-                     context=(ContextSentence(option=w, text=self.contexts[w]),), **common)
-               for w in item.wrong_options if w in self.contexts]
+        out = [
+            Probe(
+                id=f"{bid}:t1:{w}", condition="type1", target=w, sampled=(w == sampled), context=(ContextSentence(option=w, text=self.contexts[w]),), **common
+            )
+            for w in item.wrong_options
+            if w in self.contexts
+        ]
         if not self.gaps:
             order = list(item.options)
             rng_for(seed, bid, "type2-order").shuffle(order)
-            out.append(Probe(id=f"{bid}:t2", condition="type2",
-                             context=tuple(ContextSentence(option=k, text=self.contexts[k]) for k in order), **common))
+            out.append(Probe(id=f"{bid}:t2", condition="type2", context=tuple(ContextSentence(option=k, text=self.contexts[k]) for k in order), **common))
         return out
 
 
@@ -146,8 +152,7 @@ def flat_row(obj: dict[str, Any], config: str, path: Path | str = "<release>", l
     else:
         inline = parse_inline_options(question_raw)
         if inline is None:
-            raise InputError(path, line, "question", "no options: the op* fields are empty and the question holds no "
-                             "'(A) text (B) text' options")
+            raise InputError(path, line, "question", "no options: the op* fields are empty and the question holds no '(A) text (B) text' options")
         question, options = inline
         if numbered != (next(iter(options)) == "1"):
             raise InputError(path, line, "answer", f"{show(answer_raw)} does not match the question's option labels {', '.join(options)}")
@@ -165,7 +170,7 @@ def flat_row(obj: dict[str, Any], config: str, path: Path | str = "<release>", l
             raise InputError(path, line, key, f"expected a sentence, got {show(v)}")
         else:
             contexts[lab] = v.strip()
-    for key in INJECT_FIELDS[len(options):]:
+    for key in INJECT_FIELDS[len(options) :]:
         if isinstance(obj.get(key), str) and obj[key].strip():
             raise InputError(path, line, key, f"a sentence for an option the row does not have ({len(options)} options)")
     known = {*ROW_FIELDS, "config"}
@@ -177,8 +182,11 @@ def flat_row(obj: dict[str, Any], config: str, path: Path | str = "<release>", l
         "inject_fields": sum(k in obj for k in INJECT_FIELDS),
         "content_label": content_label,
         "provenance_label": provenance_label,
-        "empty": {k: obj[k] for k in (*OPTION_FIELDS, *INJECT_FIELDS) if k in obj and not (isinstance(obj[k], str) and obj[k].strip())
-                  and not isinstance(obj[k], (int, float))},
+        "empty": {
+            k: obj[k]
+            for k in (*OPTION_FIELDS, *INJECT_FIELDS)
+            if k in obj and not (isinstance(obj[k], str) and obj[k].strip()) and not isinstance(obj[k], (int, float))
+        },
         "extra": {k: v for k, v in obj.items() if k not in known},
     }
     if inline is not None:
@@ -186,8 +194,7 @@ def flat_row(obj: dict[str, Any], config: str, path: Path | str = "<release>", l
     if gaps and answer in contexts:
         release["truth"] = contexts[answer]  # no Type 2 probe carries it: kept for the export
     source = CONFIGS.get(config, config.lower())
-    item = build_item(path, line, id=f"{config}/{row_id}", source=source, question=question, options=options, answer=answer,
-                      meta={"release": release})
+    item = build_item(path, line, id=f"{config}/{row_id}", source=source, question=question, options=options, answer=answer, meta={"release": release})
     return FlatRow(line, item, content_type, provenance, contexts, gaps)
 
 
@@ -265,7 +272,9 @@ def read_medmisbench(path: Path | str, seed: int = 0, name: str | None = None, c
             gaps["sentences"] += len(row.gaps)
     files = release_files(path, config)
     manifest = SuiteManifest(
-        name=name or path.stem, seed=seed, family="misleading",
+        name=name or path.stem,
+        seed=seed,
+        family="misleading",
         counts={"items": len(items), "configs": dict(per_config), "gap_rows": gaps["rows"], "missing_sentences": gaps["sentences"]},
         description=f"read from the MedMisBench release layout {path} ({len(items)} rows), seed {seed}",
         source={"format": FORMAT, "path": str(path), "files": {str(f): sha256_file(f) for f, _ in files}},

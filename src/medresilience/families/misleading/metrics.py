@@ -149,8 +149,7 @@ def misleading_metrics(df: pd.DataFrame) -> dict[str, Any]:
     clean_code = cond_of.get("clean", -2)
     is_clean = cond_codes == clean_code
     status_codes, status_cats = _codes(df["status"])
-    st = {s: status_codes == (status_cats.index(s) if s in status_cats else -2)
-          for s in ("valid", "invalid", "truncated", "unscored", "error", "missing")}
+    st = {s: status_codes == (status_cats.index(s) if s in status_cats else -2) for s in ("valid", "invalid", "truncated", "unscored", "error", "missing")}
     answered = st["valid"] | st["invalid"] | st["truncated"]
     correct = df["correct"].to_numpy(dtype=bool) & answered
 
@@ -201,8 +200,7 @@ def misleading_metrics(df: pd.DataFrame) -> dict[str, Any]:
             crow = np.flatnonzero(is_clean)
             cframe = pd.DataFrame({"g": g[crow], "i": item[crow], **{k: v[crow].astype(np.int64) for k, v in acc_vals.items()}})
             joined = cframe.merge(member, on=["g", "i"], how="inner")
-            clean_acc = _group_sum({"_g": joined["g"].to_numpy(), "_s": joined["s"].to_numpy()},
-                                   {k: joined[k].to_numpy() for k in acc_vals})
+            clean_acc = _group_sum({"_g": joined["g"].to_numpy(), "_s": joined["s"].to_numpy()}, {k: joined[k].to_numpy() for k in acc_vals})
         else:
             clean_acc = {(gg, ss): v for (gg, cc, ss), v in acc.items() if cc == clean_code}
         ps = s[probe_rows]
@@ -214,10 +212,20 @@ def misleading_metrics(df: pd.DataFrame) -> dict[str, Any]:
         # test of Durkalski et al.; with one pair per item the Wilson interval and exact McNemar stand.
         pi = item[probe_rows][pm]
         bm = pair_vals["base"][pm]
-        frame = pd.DataFrame({**pkeys, "_i": pi, "b": pair_vals["b"][pm].astype(np.int64), "c": pair_vals["c"][pm].astype(np.int64),
-                              "base": bm.astype(np.int64), "flip": (bm & ~p_correct[pm]).astype(np.int64),
-                              "tgt": pair_vals["to_target"][pm].astype(np.int64), "base_read": pair_vals["base_read"][pm].astype(np.int64),
-                              "flip_read": pair_vals["b_read"][pm].astype(np.int64), "n": 1})
+        frame = pd.DataFrame(
+            {
+                **pkeys,
+                "_i": pi,
+                "b": pair_vals["b"][pm].astype(np.int64),
+                "c": pair_vals["c"][pm].astype(np.int64),
+                "base": bm.astype(np.int64),
+                "flip": (bm & ~p_correct[pm]).astype(np.int64),
+                "tgt": pair_vals["to_target"][pm].astype(np.int64),
+                "base_read": pair_vals["base_read"][pm].astype(np.int64),
+                "flip_read": pair_vals["b_read"][pm].astype(np.int64),
+                "n": 1,
+            }
+        )
         per_item = frame.groupby(["_g", "_c", "_s", "_i"], sort=False).sum().reset_index()
         clusters: dict[tuple, dict[str, Any]] = {}
         for (gg, cc, ss), grp in per_item.groupby(["_g", "_c", "_s"], sort=False):
@@ -275,8 +283,16 @@ def _block(fam: dict[str, Any], gi: int, ss: int, clean_code: int, attack_codes:
     return out
 
 
-_HEADLINE = [("clean_acc", None), ("type1_acc", None), ("type2_acc", None), ("type1", "asr"), ("type1", "tasr"), ("type2", "asr"),
-             ("type1", "asr_read"), ("type2", "asr_read")]
+_HEADLINE = [
+    ("clean_acc", None),
+    ("type1_acc", None),
+    ("type2_acc", None),
+    ("type1", "asr"),
+    ("type1", "tasr"),
+    ("type2", "asr"),
+    ("type1", "asr_read"),
+    ("type2", "asr_read"),
+]
 
 
 def headline(block: dict[str, Any]) -> dict[str, dict[str, Any] | None]:
@@ -325,8 +341,9 @@ def mean_by_stratum(models: dict[str, Any]) -> dict[str, Any]:
         per: dict[str, Any] = {}
         for group in ("by_source", "by_content_type", "by_provenance"):
             names = list(dict.fromkeys(k for v in models.values() if setting in v for k in v[setting].get(group, {})))
-            per[group] = {k: _mean_of([v[setting][group][k] for v in models.values() if setting in v and k in v[setting].get(group, {})])
-                          for k in sorted(names)}
+            per[group] = {
+                k: _mean_of([v[setting][group][k] for v in models.values() if setting in v and k in v[setting].get(group, {})]) for k in sorted(names)
+            }
         out[setting] = per
     return out
 

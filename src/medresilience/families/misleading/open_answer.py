@@ -19,10 +19,7 @@ from ...scoring.judge import Judge, JudgeScorer, Rubric
 from .probe import MisleadingProbe
 
 OPEN_SYSTEM = "You are a careful medical expert answering a clinical question."
-OPEN_INSTRUCTION = (
-    "Give the single best answer. End your reply with one line of the form 'Answer: <your answer in a "
-    "few words>'."
-)
+OPEN_INSTRUCTION = "Give the single best answer. End your reply with one line of the form 'Answer: <your answer in a few words>'."
 #: the open question reads "What ..." where the MCQ stem says "Which of the following ..."
 _WHICH = re.compile(r"\bwhich of the following\b", re.IGNORECASE)
 
@@ -48,8 +45,7 @@ def open_question(item: Item) -> str:
     return _WHICH.sub(lambda m: "What" if m.group(0)[0].isupper() else "what", item.question.strip())
 
 
-def render_open(item: Item, probe: MisleadingProbe | None, header_one: str, header_many: str,
-                passage_mode: str = "item") -> list[dict[str, str]]:
+def render_open(item: Item, probe: MisleadingProbe | None, header_one: str, header_many: str, passage_mode: str = "item") -> list[dict[str, str]]:
     parts = [f"Question: {open_question(item)}"]
     if probe is not None:
         if len(probe.context) == 1:

@@ -80,9 +80,7 @@ class ReleaseRow:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def probes(self, seed: int) -> list[Probe]:
-        return probes_from_bundle(
-            self.item, self.contexts, self.content_type, self.provenance, seed, bundle_id=self.bundle_id, meta=self.meta
-        )
+        return probes_from_bundle(self.item, self.contexts, self.content_type, self.provenance, seed, bundle_id=self.bundle_id, meta=self.meta)
 
 
 # --------------------------------------------------------------------------- reading
@@ -204,8 +202,16 @@ def release_row(obj: dict[str, Any], path: Path | str = "<release>", line: int |
     meta = {**extra, **_object(fields, "meta", path, line)}
     bundle_meta = _object(fields, "bundle_meta", path, line)
     item = build_item(
-        path, line, id=item_id, source=source, question=question, options=options, answer=answer,
-        subject=subject, meta=meta, answer_field=ans_key,
+        path,
+        line,
+        id=item_id,
+        source=source,
+        question=question,
+        options=options,
+        answer=answer,
+        subject=subject,
+        meta=meta,
+        answer_field=ans_key,
     )
 
     ctx_key, ctx_val = get("option_contexts")
@@ -249,7 +255,9 @@ def iter_release(path: Path | str) -> Iterator[ReleaseRow]:
         first = seen_items.setdefault(row.item.id, (digest, n))
         if first[0] != digest:
             raise InputError(
-                path, n, "item_id" if "item_id" in obj else id_key,
+                path,
+                n,
+                "item_id" if "item_id" in obj else id_key,
                 f"item {show(row.item.id)} differs from its row on line {first[1]} (rows of one item must repeat it exactly)",
             )
         yield row
@@ -330,7 +338,9 @@ def release_rows(suite: Suite) -> Iterator[dict[str, Any]]:
                 raise InputError(where, None, "option_contexts", f"bundle {show(bid)}: {e}") from None
             if sorted(expected, key=lambda p: p.id) != sorted(ps, key=lambda p: p.id):
                 raise InputError(
-                    where, None, "probes",
+                    where,
+                    None,
+                    "probes",
                     f"the probes of bundle {show(bid)} are not the ones its sentences give with seed {seed}; "
                     "a release row keeps only the bundle, so they could not be read back",
                 )
@@ -343,8 +353,12 @@ def release_rows(suite: Suite) -> Iterator[dict[str, Any]]:
             if item.subject is not None:
                 row["subject"] = item.subject
             row.update(
-                question=item.question, options=dict(item.options), answer=item.answer,
-                content_type=ct, provenance=pv, option_contexts=sentences,
+                question=item.question,
+                options=dict(item.options),
+                answer=item.answer,
+                content_type=ct,
+                provenance=pv,
+                option_contexts=sentences,
             )
             if bid != implied:
                 row["bundle_id"] = bid

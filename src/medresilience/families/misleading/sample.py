@@ -19,12 +19,10 @@ def build_sample_suite() -> Suite:
         update={
             "source": source,
             "created": "2026-11-22T00:00:00+00:00",
-            "description": "Bundled sample: 48 basic medical MCQs written by the medresilience project, "
-            "each with an option-aligned misleading-context bundle.",
+            "description": "Bundled sample: 48 basic medical MCQs written by the medresilience project, each with an option-aligned misleading-context bundle.",
         }
     )
     return suite
-
 
 
 if __name__ == "__main__":  # rewrite the shipped suite

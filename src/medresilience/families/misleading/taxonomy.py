@@ -27,41 +27,35 @@ CONTENT_TYPES: tuple[ContentType, ...] = (
     ContentType(
         "relationship_inversion",
         "Relationship / sequence inversion",
-        "States a direction, order, cause-effect link or mathematical relation backwards "
-        "(for example raises vs lowers, proximal vs distal, before vs after).",
+        "States a direction, order, cause-effect link or mathematical relation backwards (for example raises vs lowers, proximal vs distal, before vs after).",
         "The question turns on a direction, a causal chain or a temporal sequence.",
         "The question is a flat definition with no relation or order to reverse.",
     ),
     ContentType(
         "threshold_corruption",
         "Threshold / reference corruption",
-        "Gives a shifted or invented numeric cut-off or reference range, so that normal values "
-        "read as disease or disease reads as normal.",
-        "The decision depends on a number with an established cut-off (vital sign, lab, dose, "
-        "imaging measurement).",
+        "Gives a shifted or invented numeric cut-off or reference range, so that normal values read as disease or disease reads as normal.",
+        "The decision depends on a number with an established cut-off (vital sign, lab, dose, imaging measurement).",
         "The question is qualitative, anatomical, or its numbers do not drive the decision.",
     ),
     ContentType(
         "cue_remapping",
         "Cue remapping",
-        "Re-reads a cue already in the question (a sign, a demographic, a morphology) as pointing "
-        "to the wrong option.",
+        "Re-reads a cue already in the question (a sign, a demographic, a morphology) as pointing to the wrong option.",
         "The question has distinct cues that drive the differential.",
         "The answer rests on universal physiology rather than item-specific cues.",
     ),
     ContentType(
         "spurious_anchoring",
         "Spurious anchoring",
-        "Adds an irrelevant clinical detail, or inflates an incidental one, so that pattern "
-        "matching lands on the wrong option.",
+        "Adds an irrelevant clinical detail, or inflates an incidental one, so that pattern matching lands on the wrong option.",
         "There is room to add plausible extra history without changing the correct care.",
         "The item is first-order recall, or the added detail would really change the answer.",
     ),
     ContentType(
         "exception_poisoning",
         "Exception poisoning",
-        "Invents a contraindication, a warning or an exception that steers away from the correct "
-        "standard of care.",
+        "Invents a contraindication, a warning or an exception that steers away from the correct standard of care.",
         "Management, pharmacology or treatment choices where exceptions are part of the decision.",
         "Basic science or diagnosis-only items with no intervention to avoid.",
     ),
@@ -76,14 +70,12 @@ PROVENANCES: tuple[Provenance, ...] = (
     Provenance(
         "patient",
         "Patient belief / claim",
-        "The claim comes from the patient: a firm belief, something read online, or a "
-        "self-reported history.",
+        "The claim comes from the patient: a firm belief, something read online, or a self-reported history.",
     ),
     Provenance(
         "authority",
         "Authority (guideline / discharge note / SOP)",
-        "The claim is framed as a guideline, a discharge note, a local protocol or a senior "
-        "physician's instruction.",
+        "The claim is framed as a guideline, a discharge note, a local protocol or a senior physician's instruction.",
     ),
 )
 

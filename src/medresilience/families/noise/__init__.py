@@ -51,8 +51,12 @@ def _diagnosis_cases(path: Path, skips: Any = None) -> Iterator[Item]:
 
 
 # `medres import FILE --format diagnosis`: the diagnosis cases of any MCQ source or free-form file
-register_format("diagnosis", _diagnosis_cases, (), "diagnosis (the most-likely-diagnosis or -cause questions of any MCQ "
-                "source, items file or free-form file, as diagnosis cases; the other rows counted)")
+register_format(
+    "diagnosis",
+    _diagnosis_cases,
+    (),
+    "diagnosis (the most-likely-diagnosis or -cause questions of any MCQ source, items file or free-form file, as diagnosis cases; the other rows counted)",
+)
 
 
 def commands():
@@ -61,29 +65,35 @@ def commands():
     return build_app
 
 
-FAMILY_SPEC = register(Family(
-    name=FAMILY,
-    title="Clinical noise",
-    render=render,
-    scorer=scorer,
-    metrics=metrics,
-    headline=headline,
-    headline_columns=HEADLINE_COLUMNS,
-    probe_model=NoiseProbe,
-    conditions=CONDITIONS,
-    facets=FACETS,
-    scorings=("letter", "logprob", "judge"),
-    options=NoiseOptions,
-    select=select,
-    strata=STRATA,
-    prompts=prompts,
-    decoding=decoding,
-    report=report,
-    compare=compare,
-    commands=commands,
-    profile=(("clean_acc", "original accuracy", True), ("redherring-10_acc", "accuracy, 10 red herrings", True),
-             ("abbreviations_acc", "accuracy, abbreviations", True), ("rewrite_acc", "accuracy, rewritten", True)),
-    tradeoff=tradeoff,
-    epochs=True,
-    example_rule=ExampleRule(None, False, "1 when the answer to the perturbed case is right"),
-))
+FAMILY_SPEC = register(
+    Family(
+        name=FAMILY,
+        title="Clinical noise",
+        render=render,
+        scorer=scorer,
+        metrics=metrics,
+        headline=headline,
+        headline_columns=HEADLINE_COLUMNS,
+        probe_model=NoiseProbe,
+        conditions=CONDITIONS,
+        facets=FACETS,
+        scorings=("letter", "logprob", "judge"),
+        options=NoiseOptions,
+        select=select,
+        strata=STRATA,
+        prompts=prompts,
+        decoding=decoding,
+        report=report,
+        compare=compare,
+        commands=commands,
+        profile=(
+            ("clean_acc", "original accuracy", True),
+            ("redherring-10_acc", "accuracy, 10 red herrings", True),
+            ("abbreviations_acc", "accuracy, abbreviations", True),
+            ("rewrite_acc", "accuracy, rewritten", True),
+        ),
+        tradeoff=tradeoff,
+        epochs=True,
+        example_rule=ExampleRule(None, False, "1 when the answer to the perturbed case is right"),
+    )
+)

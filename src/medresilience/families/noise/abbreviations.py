@@ -88,8 +88,12 @@ def inventory_files(paths: Iterable[Path | str]) -> list[Path]:
         else:
             raise InputError(p, None, None, "abbreviation inventory not found")
     if not files:
-        raise InputError(", ".join(str(p) for p in paths) or "(none)", None, None,
-                         "no abbreviation inventory (TSV with the header abbreviation, sense, variation, CUI, frequency)")
+        raise InputError(
+            ", ".join(str(p) for p in paths) or "(none)",
+            None,
+            None,
+            "no abbreviation inventory (TSV with the header abbreviation, sense, variation, CUI, frequency)",
+        )
     return files
 
 
@@ -120,19 +124,66 @@ def read_inventory(path: Path | str) -> list[dict[str, Any]]:
                 freq = float(row[4])
             except ValueError:
                 raise InputError(path, n, "frequency", f"not a number: {row[4]!r}") from None
-            rows.append({"abbreviation": row[0].strip(), "sense": " ".join(row[1].split()), "variation": row[2].strip(),
-                         "frequency": freq, "inventory": path.name})
+            rows.append(
+                {"abbreviation": row[0].strip(), "sense": " ".join(row[1].split()), "variation": row[2].strip(), "frequency": freq, "inventory": path.name}
+            )
     return rows
 
 
 #: number words: a number in a case is clinical content, and "two" -> "II" (read as "type II",
 #: "grade II") is not how a clinician shortens it
-NUMBER_WORDS = frozenset({
-    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen",
-    "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "thirty", "forty", "fifty", "sixty",
-    "seventy", "eighty", "ninety", "hundred", "thousand", "million", "first", "second", "third", "fourth", "fifth", "sixth",
-    "seventh", "eighth", "ninth", "tenth", "once", "twice", "thrice", "single", "double", "triple", "half",
-})
+NUMBER_WORDS = frozenset(
+    {
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+        "twenty",
+        "thirty",
+        "forty",
+        "fifty",
+        "sixty",
+        "seventy",
+        "eighty",
+        "ninety",
+        "hundred",
+        "thousand",
+        "million",
+        "first",
+        "second",
+        "third",
+        "fourth",
+        "fifth",
+        "sixth",
+        "seventh",
+        "eighth",
+        "ninth",
+        "tenth",
+        "once",
+        "twice",
+        "thrice",
+        "single",
+        "double",
+        "triple",
+        "half",
+    }
+)
 _CAPITALISED_WORD = re.compile(r"[A-Z][a-z]+")
 
 
@@ -283,7 +334,7 @@ class Abbreviator:
             original = m.group(0)
             ab = self.table[" ".join(original.lower().split())]
             form = cased(original, ab.form)
-            out += [text[prev:m.start()], form]
+            out += [text[prev : m.start()], form]
             reps.append(Replacement(m.start(), original, form, ab.sense))
             prev = m.end()
         out.append(text[prev:])
@@ -296,7 +347,7 @@ def apply(text: str, replacements: Iterable[Mapping[str, Any]]) -> str:
     prev = 0
     for r in sorted(replacements, key=lambda r: r["at"]):
         at, original = int(r["at"]), str(r["original"])
-        if text[at: at + len(original)] != original:
+        if text[at : at + len(original)] != original:
             raise ValueError(f"replacement at {at} does not match the original text ({original!r})")
         out += [text[prev:at], str(r["abbreviation"])]
         prev = at + len(original)

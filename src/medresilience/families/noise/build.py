@@ -104,8 +104,6 @@ class Decision:
         return d
 
 
-
-
 def created_stamp() -> str:
     """Now, or SOURCE_DATE_EPOCH when set (reproducible builds)."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
@@ -211,8 +209,7 @@ def build_noise(
     if need_generator:
         assert generator is not None
         with RunLock(work, what="build work directory"), Store(work / "store.sqlite") as store:  # one build per work directory
-            store.record_run(time.strftime("build-%Y%m%dT%H%M%S"), {"kind": "build noise", "out": str(out), "seed": options.seed,
-                                                                   "variants": list(variants)})
+            store.record_run(time.strftime("build-%Y%m%dT%H%M%S"), {"kind": "build noise", "out": str(out), "seed": options.seed, "variants": list(variants)})
             with serving(specs) as live:
                 for s in live:
                     s.api_key()
@@ -221,16 +218,16 @@ def build_noise(
                 by_id = {c.id: c for c in cases}
                 if herring_variants and with_points:
                     stages["redherring"] = StageStats()
-                    herrings = run_stage(store, gen, "red herrings", {c.id: redherring.task(c) for c in with_points},
-                                         options.retries, progress, stages["redherring"])
+                    herrings = run_stage(
+                        store, gen, "red herrings", {c.id: redherring.task(c) for c in with_points}, options.retries, progress, stages["redherring"]
+                    )
                     if ver is not None:
                         good = {cid: o.value for cid, o in herrings.items() if o.ok}
                         checked, checks = chk.check_herrings(store, gen, ver, by_id, good, options.retries, progress, stages)
                         herrings.update(checked)
                 if REWRITE in variants and cases:
                     stages["rewrite"] = StageStats()
-                    rewrites = run_stage(store, gen, "rewrite", {c.id: rewrite.task(c) for c in cases}, options.retries, progress,
-                                         stages["rewrite"])
+                    rewrites = run_stage(store, gen, "rewrite", {c.id: rewrite.task(c) for c in cases}, options.retries, progress, stages["rewrite"])
                     if ver is not None:
                         good = {cid: o.value for cid, o in rewrites.items() if o.ok}
                         stages["rewrite-check"] = StageStats()
@@ -267,8 +264,16 @@ def build_noise(
         if ABBREVIATIONS in variants:
             text, reps = abbreviator.substitute(c.question)
             if reps:
-                made.append(NoiseProbe(id=f"{c.id}:{ABBREVIATIONS}", item_id=c.id, family=FAMILY, condition=ABBREVIATIONS,
-                                         parts={"text": text, "replacements": [r.as_dict() for r in reps]}, facets=facets_of(ABBREVIATIONS)))
+                made.append(
+                    NoiseProbe(
+                        id=f"{c.id}:{ABBREVIATIONS}",
+                        item_id=c.id,
+                        family=FAMILY,
+                        condition=ABBREVIATIONS,
+                        parts={"text": text, "replacements": [r.as_dict() for r in reps]},
+                        facets=facets_of(ABBREVIATIONS),
+                    )
+                )
                 replaced.update((r.sense, table[r.sense.lower()].form) for r in reps)
             else:
                 dropped[c.id]["abbreviations"] = "unchanged: no sense of the inventory occurs in the case"
@@ -309,8 +314,7 @@ def build_noise(
             "retries": options.retries,
             "limit": options.limit,
             "herrings": HERRINGS,
-            "abbreviation_inventories": [{"name": f.name, "sha256": sha256_file(f)} for f in abbr.inventory_files(options.abbreviations)]
-            if table else [],
+            "abbreviation_inventories": [{"name": f.name, "sha256": sha256_file(f)} for f in abbr.inventory_files(options.abbreviations)] if table else [],
             "min_frequency": options.min_frequency if table else None,
             "abbreviation_rules": options.abbreviation_rules if table else None,
             **({"checker": generator_identity(checker)} if checker is not None else {}),
@@ -319,8 +323,7 @@ def build_noise(
     )
     suite = Suite(manifest, suite_items, probes)
     suite.save(out)
-    report = build_report(suite, ordered, stages, variants, options, generator if need_generator else None, notes,
-                          time.perf_counter() - t0, checker)
+    report = build_report(suite, ordered, stages, variants, options, generator if need_generator else None, notes, time.perf_counter() - t0, checker)
     write_report(out, report, ordered)
     return BuildResult(out, suite, report, ordered)
 
@@ -381,8 +384,9 @@ def checker_counts(decisions: Sequence[Decision], stages: Mapping[str, StageStat
     }
 
 
-def _counts(items: Sequence[Item], cases: Sequence[Item], decisions: Sequence[Decision], replaced: Counter[tuple[str, str]],
-            variants: Sequence[str]) -> dict[str, Any]:
+def _counts(
+    items: Sequence[Item], cases: Sequence[Item], decisions: Sequence[Decision], replaced: Counter[tuple[str, str]], variants: Sequence[str]
+) -> dict[str, Any]:
     status = Counter(d.status for d in decisions)
     drops: dict[str, Counter[str]] = {}
     for d in decisions:
@@ -411,9 +415,17 @@ def _reasons(decisions: Sequence[Decision], status: str) -> dict[str, int]:
     return dict(sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def build_report(suite: Suite, decisions: Sequence[Decision], stages: Mapping[str, StageStats], variants: Sequence[str],
-                 options: NoiseBuildOptions, generator: ModelSpec | None, notes: Sequence[str], seconds: float,
-                 checker: ModelSpec | None = None) -> dict[str, Any]:
+def build_report(
+    suite: Suite,
+    decisions: Sequence[Decision],
+    stages: Mapping[str, StageStats],
+    variants: Sequence[str],
+    options: NoiseBuildOptions,
+    generator: ModelSpec | None,
+    notes: Sequence[str],
+    seconds: float,
+    checker: ModelSpec | None = None,
+) -> dict[str, Any]:
     drops: dict[str, Counter[str]] = {}
     for d in decisions:
         for group, why in d.dropped.items():
@@ -457,12 +469,15 @@ def build_report(suite: Suite, decisions: Sequence[Decision], stages: Mapping[st
     if call_errors:
         report["notes"].append(f"{call_errors} variant group(s) were left out because calls failed; run the same command again to retry them")
     if generator is not None and checker is None:
-        report["notes"].append("red herrings and rewrites were checked by deterministic rules only (no checker model, --verify SPEC): "
-                               "review a sample before a benchmark run")
+        report["notes"].append(
+            "red herrings and rewrites were checked by deterministic rules only (no checker model, --verify SPEC): review a sample before a benchmark run"
+        )
     elif checker is not None:
-        report["notes"].append(f"red herrings and rewrites were checked by the checker model {checker.label} (each sentence for "
-                               "clinical information, each rewrite for clinical equivalence); a model is not a clinician: review "
-                               "a sample before a benchmark run (the study had a clinician review 10%)")
+        report["notes"].append(
+            f"red herrings and rewrites were checked by the checker model {checker.label} (each sentence for "
+            "clinical information, each rewrite for clinical equivalence); a model is not a clinician: review "
+            "a sample before a benchmark run (the study had a clinician review 10%)"
+        )
     return report
 
 
@@ -471,8 +486,7 @@ def report_markdown(report: Mapping[str, Any]) -> str:
     lines = [
         f"# Build report: {report['suite']}",
         "",
-        f"Generator `{report['generator'] or '—'}`; seed {report['seed']}; variants {', '.join(report['variants'])}; "
-        f"{report['seconds']:.1f} s.",
+        f"Generator `{report['generator'] or '—'}`; seed {report['seed']}; variants {', '.join(report['variants'])}; {report['seconds']:.1f} s.",
         "",
         f"{it['input']} items read: {it['skipped']} are not diagnosis questions; of {it['cases']} cases, **{it['kept']}** kept "
         f"({it['probes']} probes), {it['dropped']} dropped.",
@@ -490,15 +504,23 @@ def report_markdown(report: Mapping[str, Any]) -> str:
     c = report.get("checker")
     if c:
         h, r = c["redherring"], c["rewrite"]
-        lines += [f"Checker `{c['model']}`:", "", "| Checker | count |", "|---|---:|",
-                  f"| red herrings: cases checked | {h['cases']} |", f"| red herrings: cases passed | {h['passed']} |",
-                  *[f"| red herrings: cases dropped, {k} | {v} |" for k, v in h["dropped"].items()],
-                  f"| red herrings: sentences checked | {h['sentences_checked']} |",
-                  f"| red herrings: sentences flagged as clinical (dropped) | {h['sentences_flagged']} |",
-                  f"| red herrings: sentences written to replace them | {h['sentences_replaced']} |",
-                  f"| rewrites checked | {r['checked']} |", f"| rewrites equivalent | {r['equivalent']} |",
-                  f"| rewrites not equivalent (dropped) | {r['not_equivalent']} |", f"| rewrites the checker could not judge | {r['failed']} |",
-                  ""]
+        lines += [
+            f"Checker `{c['model']}`:",
+            "",
+            "| Checker | count |",
+            "|---|---:|",
+            f"| red herrings: cases checked | {h['cases']} |",
+            f"| red herrings: cases passed | {h['passed']} |",
+            *[f"| red herrings: cases dropped, {k} | {v} |" for k, v in h["dropped"].items()],
+            f"| red herrings: sentences checked | {h['sentences_checked']} |",
+            f"| red herrings: sentences flagged as clinical (dropped) | {h['sentences_flagged']} |",
+            f"| red herrings: sentences written to replace them | {h['sentences_replaced']} |",
+            f"| rewrites checked | {r['checked']} |",
+            f"| rewrites equivalent | {r['equivalent']} |",
+            f"| rewrites not equivalent (dropped) | {r['not_equivalent']} |",
+            f"| rewrites the checker could not judge | {r['failed']} |",
+            "",
+        ]
     if report.get("abbreviations"):
         lines += ["| Abbreviation (sense -> abbreviation) | replaced |", "|---|---:|"]
         lines += [f"| {k} | {v} |" for k, v in list(report["abbreviations"].items())[:50]] + [""]
@@ -510,4 +532,3 @@ def report_markdown(report: Mapping[str, Any]) -> str:
 
 def write_report(out: Path, report: Mapping[str, Any], decisions: Sequence[Decision]) -> None:
     write_build_files(out, report, report_markdown(report), (d.as_dict() for d in decisions))
-

@@ -47,21 +47,32 @@ _ABOUT = r"(?:\s+(?:in|of|for)\s+[^,:;?]{1,60}?)?"
 #: ("Which of the following is the most likely diagnosis?") and completion stems, as MedMCQA writes
 #: them ("The most likely diagnosis is:")
 ASK_PATTERNS: tuple[dict[str, str], ...] = (
-    {"name": "most likely diagnosis", "kind": "diagnosis",
-     "regex": _LEAD + _WHICH_IS + r"(?:the\s+|your\s+)?(?:\w+[’']s\s+)?" + _LIKELY + r"\s+diagnosis\b"},
-    {"name": "which diagnosis is most likely", "kind": "diagnosis",
-     "regex": _LEAD + r"which (?:one )?of the following diagnoses" + _IS + _LIKELY + r"\b"},
-    {"name": "explained by which diagnosis", "kind": "diagnosis",
-     "regex": r"\b(?:best\s+)?(?:explained|described|characterized)\s+by\s+which (?:one )?of the following diagnoses\b"},
-    {"name": "the diagnosis", "kind": "diagnosis",
-     "regex": _LEAD + _WHICH_IS + r"(?:the|your)\s+(?:correct\s+|final\s+|tentative\s+)?diagnosis\b"},
-    {"name": "diagnosis is (stem)", "kind": "diagnosis",
-     "regex": _LEAD + r"(?:the\s+)?(?:(?:(?:most\s+)?(?:likely|probable)|tentative|correct)\s+)?diagnosis" + _ABOUT + _STEM_END},
-    {"name": "most likely cause", "kind": "cause",
-     "regex": _LEAD + r"(?:which (?:one )?of the following(?:\s+[\w-]+){0,3}|what)" + _IS
-     + r"(?:the\s+)?(?:(?:most\s+)?(?:likely|probable)\s+)?(?:underlying\s+|direct\s+)?(?:cause|etiology|etiologic agent|explanation)\b"},
-    {"name": "cause is (stem)", "kind": "cause",
-     "regex": _LEAD + r"(?:the\s+)?(?:most\s+)?(?:likely|probable)\s+(?:underlying\s+)?(?:cause|etiology)" + _ABOUT + _STEM_END},
+    {"name": "most likely diagnosis", "kind": "diagnosis", "regex": _LEAD + _WHICH_IS + r"(?:the\s+|your\s+)?(?:\w+[’']s\s+)?" + _LIKELY + r"\s+diagnosis\b"},
+    {"name": "which diagnosis is most likely", "kind": "diagnosis", "regex": _LEAD + r"which (?:one )?of the following diagnoses" + _IS + _LIKELY + r"\b"},
+    {
+        "name": "explained by which diagnosis",
+        "kind": "diagnosis",
+        "regex": r"\b(?:best\s+)?(?:explained|described|characterized)\s+by\s+which (?:one )?of the following diagnoses\b",
+    },
+    {"name": "the diagnosis", "kind": "diagnosis", "regex": _LEAD + _WHICH_IS + r"(?:the|your)\s+(?:correct\s+|final\s+|tentative\s+)?diagnosis\b"},
+    {
+        "name": "diagnosis is (stem)",
+        "kind": "diagnosis",
+        "regex": _LEAD + r"(?:the\s+)?(?:(?:(?:most\s+)?(?:likely|probable)|tentative|correct)\s+)?diagnosis" + _ABOUT + _STEM_END,
+    },
+    {
+        "name": "most likely cause",
+        "kind": "cause",
+        "regex": _LEAD
+        + r"(?:which (?:one )?of the following(?:\s+[\w-]+){0,3}|what)"
+        + _IS
+        + r"(?:the\s+)?(?:(?:most\s+)?(?:likely|probable)\s+)?(?:underlying\s+|direct\s+)?(?:cause|etiology|etiologic agent|explanation)\b",
+    },
+    {
+        "name": "cause is (stem)",
+        "kind": "cause",
+        "regex": _LEAD + r"(?:the\s+)?(?:most\s+)?(?:likely|probable)\s+(?:underlying\s+)?(?:cause|etiology)" + _ABOUT + _STEM_END,
+    },
 )
 KINDS = ("diagnosis", "cause")
 
@@ -146,7 +157,7 @@ def to_case(item: Item, kinds: Sequence[str] = KINDS) -> Item | CaseSkip:
     meta = {
         **item.meta,
         "ask": ask,
-        "ask_sep": item.question[vignette_end: last.start + len(last.text) - len(last.text.lstrip())] or " ",
+        "ask_sep": item.question[vignette_end : last.start + len(last.text) - len(last.text.lstrip())] or " ",
         "ask_kind": kind,
         "ask_pattern": name,
         "open_ask": open_question(ask, kind),

@@ -95,12 +95,17 @@ Reply with a JSON object only: {{"reason": "...", "equivalent": true}}."""
 
 HERRING_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"verdicts": {"type": "array", "items": {
-        "type": "object",
-        "properties": {"sentence": {"type": "integer"}, "reason": {"type": "string"}, "clinical": {"type": "boolean"}},
-        "required": ["sentence", "reason", "clinical"],
-        "additionalProperties": False,
-    }}},
+    "properties": {
+        "verdicts": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"sentence": {"type": "integer"}, "reason": {"type": "string"}, "clinical": {"type": "boolean"}},
+                "required": ["sentence", "reason", "clinical"],
+                "additionalProperties": False,
+            },
+        }
+    },
     "required": ["verdicts"],
     "additionalProperties": False,
 }
@@ -114,8 +119,14 @@ NO_REASON = "the checker gave no reason"
 
 
 def prompt_texts() -> dict[str, Any]:
-    return {"version": PROMPT_VERSION, "system": SYSTEM, "herring_task": HERRING_TASK, "rewrite_task": REWRITE_TASK,
-            "herring_schema": HERRING_SCHEMA, "rewrite_schema": REWRITE_SCHEMA}
+    return {
+        "version": PROMPT_VERSION,
+        "system": SYSTEM,
+        "herring_task": HERRING_TASK,
+        "rewrite_task": REWRITE_TASK,
+        "herring_schema": HERRING_SCHEMA,
+        "rewrite_schema": REWRITE_SCHEMA,
+    }
 
 
 def prompt_hash() -> str:
@@ -193,8 +204,9 @@ def herring_max_tokens(n: int) -> int:
 
 
 def herring_task(case: Item, sentences: Sequence[str]) -> Task:
-    return Task(case.id, herring_messages(case, sentences), HERRING_SCHEMA_NAME, HERRING_SCHEMA, herring_max_tokens(len(sentences)),
-                herring_parser(list(sentences)))
+    return Task(
+        case.id, herring_messages(case, sentences), HERRING_SCHEMA_NAME, HERRING_SCHEMA, herring_max_tokens(len(sentences)), herring_parser(list(sentences))
+    )
 
 
 @dataclass
@@ -245,8 +257,15 @@ def check_herrings(
     rnd = 0
     while pending:
         label = "checking red herrings" + (f" (round {rnd + 1})" if rnd else "")
-        verdicts = run_stage(store, checker, label, {cid: herring_task(cases[cid], s) for cid, s in pending.items()}, retries,
-                             progress, stages.setdefault("redherring-check", StageStats()))
+        verdicts = run_stage(
+            store,
+            checker,
+            label,
+            {cid: herring_task(cases[cid], s) for cid, s in pending.items()},
+            retries,
+            progress,
+            stages.setdefault("redherring-check", StageStats()),
+        )
         need: dict[str, int] = {}
         for cid, sentences in pending.items():
             rec, o = records[cid], verdicts[cid]
@@ -263,18 +282,23 @@ def check_herrings(
             if short <= 0:
                 final[cid] = Outcome(True, kept[cid][:n], attempts=o.attempts, keys=o.keys)
             elif rnd >= retries:
-                final[cid] = Outcome(False, code="checker_clinical", detail=(
-                    f"the checker found clinical information in {len(rec.flagged)} sentence(s); {len(kept[cid])} of {n} clean "
-                    f"ones left after {rec.rounds} replacement round(s): {_flagged_text(rec.flagged)}"))
+                final[cid] = Outcome(
+                    False,
+                    code="checker_clinical",
+                    detail=(
+                        f"the checker found clinical information in {len(rec.flagged)} sentence(s); {len(kept[cid])} of {n} clean "
+                        f"ones left after {rec.rounds} replacement round(s): {_flagged_text(rec.flagged)}"
+                    ),
+                )
             else:
                 need[cid] = short
         if not need:
             break
         rnd += 1
-        tasks = {cid: redherring.replace_task(cases[cid], kept[cid], [(f["sentence"], f["reason"]) for f in records[cid].flagged], k)
-                 for cid, k in need.items()}
-        new = run_stage(store, generator, "red herrings (replacements)", tasks, retries, progress,
-                        stages.setdefault("redherring-replace", StageStats()))
+        tasks = {
+            cid: redherring.replace_task(cases[cid], kept[cid], [(f["sentence"], f["reason"]) for f in records[cid].flagged], k) for cid, k in need.items()
+        }
+        new = run_stage(store, generator, "red herrings (replacements)", tasks, retries, progress, stages.setdefault("redherring-replace", StageStats()))
         pending = {}
         for cid in need:
             o = new[cid]
@@ -283,8 +307,7 @@ def check_herrings(
                 records[cid].replaced += len(o.value)
                 pending[cid] = list(o.value)
             else:
-                final[cid] = Outcome(False, code=o.code, detail=f"replacing the sentences the checker flagged: {o.detail}",
-                                     attempts=o.attempts, keys=o.keys)
+                final[cid] = Outcome(False, code=o.code, detail=f"replacing the sentences the checker flagged: {o.detail}", attempts=o.attempts, keys=o.keys)
     return final, records
 
 
@@ -330,8 +353,7 @@ def check_rewrites(
 ) -> dict[str, Outcome]:
     """Case id -> Outcome: ok with the note and the checker's reason when it is equivalent;
     `checker_not_equivalent` (the reason), `checker_failed` or `call_error` otherwise."""
-    verdicts = run_stage(store, checker, "checking rewrites", {cid: rewrite_task(cases[cid], note) for cid, note in notes.items()},
-                         retries, progress, stats)
+    verdicts = run_stage(store, checker, "checking rewrites", {cid: rewrite_task(cases[cid], note) for cid, note in notes.items()}, retries, progress, stats)
     out: dict[str, Outcome] = {}
     for cid, o in verdicts.items():
         if not o.ok:

@@ -39,21 +39,48 @@ from .variants import CONDITIONS, TITLES
 
 N_RESAMPLES = stats.CLUSTER_RESAMPLES
 POOLED = "perturbed"
-COLUMNS = ["pair", "a", "b", "condition", "metric", "a_k", "a_n", "a_p", "a_lo", "a_hi", "b_k", "b_n", "b_p", "b_lo", "b_hi",
-           "n", "items", "diff", "lo", "hi", "test", "test_b", "test_c", "p_test", "p_holm"]
+COLUMNS = [
+    "pair",
+    "a",
+    "b",
+    "condition",
+    "metric",
+    "a_k",
+    "a_n",
+    "a_p",
+    "a_lo",
+    "a_hi",
+    "b_k",
+    "b_n",
+    "b_p",
+    "b_lo",
+    "b_hi",
+    "n",
+    "items",
+    "diff",
+    "lo",
+    "hi",
+    "test",
+    "test_b",
+    "test_c",
+    "p_test",
+    "p_holm",
+]
 
 
 def _answered(f: pd.DataFrame) -> pd.DataFrame:
     f = f[f["status"].astype(str).isin(ANSWERED).to_numpy()]
     probe = f["probe_id"].astype(object).where(f["probe_id"].notna(), "")
-    return pd.DataFrame({
-        "item_id": f["item_id"].astype(str).to_numpy(),
-        "probe_id": probe.astype(str).to_numpy(),
-        "condition": f["condition"].astype(str).to_numpy(),
-        "epoch": epochs_of(f),
-        "scoring": f["scoring"].astype(str).to_numpy(),
-        "correct": f["correct"].to_numpy(dtype=bool),
-    })
+    return pd.DataFrame(
+        {
+            "item_id": f["item_id"].astype(str).to_numpy(),
+            "probe_id": probe.astype(str).to_numpy(),
+            "condition": f["condition"].astype(str).to_numpy(),
+            "epoch": epochs_of(f),
+            "scoring": f["scoring"].astype(str).to_numpy(),
+            "correct": f["correct"].to_numpy(dtype=bool),
+        }
+    )
 
 
 def _order(conditions: Sequence[str]) -> list[str]:
@@ -61,16 +88,29 @@ def _order(conditions: Sequence[str]) -> list[str]:
     return [c for c in ("clean", *CONDITIONS) if c in present] + sorted(present - {"clean", *CONDITIONS})
 
 
-def _row(name_a: str, name_b: str, cond: str, metric: str, xa: np.ndarray, xb: np.ndarray, items: np.ndarray,
-         n_resamples: int, seed: int, rates: bool = True) -> dict[str, Any]:
+def _row(
+    name_a: str, name_b: str, cond: str, metric: str, xa: np.ndarray, xb: np.ndarray, items: np.ndarray, n_resamples: int, seed: int, rates: bool = True
+) -> dict[str, Any]:
     """One row: B - A over the pairs (xa, xb) clustered by item (codes 0..G-1)."""
     g = int(items.max()) + 1
     d = xb.astype(float) - xa.astype(float)
-    boot = stats.paired_cluster_diff(np.bincount(items, weights=d, minlength=g), np.bincount(items, minlength=g),
-                                     n_resamples=n_resamples, seed=seed)
-    row: dict[str, Any] = {"pair": f"{name_b} vs {name_a}", "a": name_a, "b": name_b, "condition": cond, "metric": metric,
-                           "n": boot["n"], "items": boot["clusters"], "diff": boot["diff"], "lo": boot["lo"], "hi": boot["hi"],
-                           "test": "", "test_b": np.nan, "test_c": np.nan, "p_test": np.nan}
+    boot = stats.paired_cluster_diff(np.bincount(items, weights=d, minlength=g), np.bincount(items, minlength=g), n_resamples=n_resamples, seed=seed)
+    row: dict[str, Any] = {
+        "pair": f"{name_b} vs {name_a}",
+        "a": name_a,
+        "b": name_b,
+        "condition": cond,
+        "metric": metric,
+        "n": boot["n"],
+        "items": boot["clusters"],
+        "diff": boot["diff"],
+        "lo": boot["lo"],
+        "hi": boot["hi"],
+        "test": "",
+        "test_b": np.nan,
+        "test_c": np.nan,
+        "p_test": np.nan,
+    }
     if rates:
         ra, rb = stats.clustered_rate(xa, items, seed=seed), stats.clustered_rate(xb, items, seed=seed)  # Wilson, or by item
         row.update(a_k=ra.k, a_n=ra.n, a_p=ra.p, a_lo=ra.lo, a_hi=ra.hi, b_k=rb.k, b_n=rb.n, b_p=rb.p, b_lo=rb.lo, b_hi=rb.hi)
@@ -82,8 +122,20 @@ def _row(name_a: str, name_b: str, cond: str, metric: str, xa: np.ndarray, xb: n
             row.update(test="cluster_mcnemar", test_b=t["b"], test_c=t["c"], p_test=t["p"])
     else:  # a drop: the mean of each side's (original - variant) over the same items
         t = stats.paired_permutation_test(xa, xb, items)
-        row.update(a_k=np.nan, a_n=len(xa), a_p=float(np.mean(xa)), a_lo=np.nan, a_hi=np.nan,
-                   b_k=np.nan, b_n=len(xb), b_p=float(np.mean(xb)), b_lo=np.nan, b_hi=np.nan, test=t["test"], p_test=t["p"])
+        row.update(
+            a_k=np.nan,
+            a_n=len(xa),
+            a_p=float(np.mean(xa)),
+            a_lo=np.nan,
+            a_hi=np.nan,
+            b_k=np.nan,
+            b_n=len(xb),
+            b_p=float(np.mean(xb)),
+            b_lo=np.nan,
+            b_hi=np.nan,
+            test=t["test"],
+            p_test=t["p"],
+        )
     return row
 
 
@@ -96,20 +148,17 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
     if ua.duplicated(key).any() or ub.duplicated(key).any():  # several scorings on one side
         key.append("scoring")
     pairs = ua.merge(ub, on=key, how="inner", suffixes=("_a", "_b"))
-    counts = {"units_a": int(len(a.frame)), "units_b": int(len(b.frame)), "answered_a": int(len(ua)), "answered_b": int(len(ub)),
-              "shared": int(len(pairs))}
+    counts = {"units_a": int(len(a.frame)), "units_b": int(len(b.frame)), "answered_a": int(len(ua)), "answered_b": int(len(ub)), "shared": int(len(pairs))}
     rows: list[dict[str, Any]] = []
     conds = _order(pairs["condition"].unique().tolist())
     for cond in conds:
         sub = pairs[pairs["condition"].to_numpy() == cond]
         items = pd.factorize(sub["item_id"].to_numpy())[0]
-        rows.append(_row(name_a, name_b, cond, "accuracy", sub["correct_a"].to_numpy(), sub["correct_b"].to_numpy(), items,
-                         n_resamples, seed))
+        rows.append(_row(name_a, name_b, cond, "accuracy", sub["correct_a"].to_numpy(), sub["correct_b"].to_numpy(), items, n_resamples, seed))
     perturbed = pairs[pairs["condition"].to_numpy() != "clean"]
     if len({c for c in conds if c != "clean"}) > 1:
         items = pd.factorize(perturbed["item_id"].to_numpy())[0]
-        rows.append(_row(name_a, name_b, POOLED, "accuracy", perturbed["correct_a"].to_numpy(), perturbed["correct_b"].to_numpy(),
-                         items, n_resamples, seed))
+        rows.append(_row(name_a, name_b, POOLED, "accuracy", perturbed["correct_a"].to_numpy(), perturbed["correct_b"].to_numpy(), items, n_resamples, seed))
     clean = pairs[pairs["condition"].to_numpy() == "clean"]
     base_key = ["item_id", "epoch", *(["scoring"] if "scoring" in key else [])]  # a variant's original: same case and epoch
     clean = clean.drop_duplicates(base_key).set_index(base_key)[["correct_a", "correct_b"]]
@@ -140,8 +189,7 @@ def compare_pair(ra, rb, out: Path, pairs: Sequence[str] = (), n_resamples: int 
     """Compare two loaded clinical-noise runs on shared units and write the comparison to out."""
     from ...report.compare import pair_models
 
-    comps = [compare_sides(side(ra.name, ra.frame, ma, sa), side(rb.name, rb.frame, mb, sb), n_resamples)
-             for ma, sa, mb, sb in pair_models(ra, rb, pairs)]
+    comps = [compare_sides(side(ra.name, ra.frame, ma, sa), side(rb.name, rb.frame, mb, sb), n_resamples) for ma, sa, mb, sb in pair_models(ra, rb, pairs)]
     return write_compare(ra, rb, comps, out)
 
 
@@ -169,8 +217,18 @@ def diff_figure(table: pd.DataFrame, title: str) -> str | None:
                 sub = table[(table["pair"] == pair) & (table["metric"] == metric)].set_index("condition").reindex(conds)
                 p, lo, hi = (sub[k].map(_pct).to_numpy(dtype=float) for k in ("diff", "lo", "hi"))
                 colour = PALETTE[j % len(PALETTE)]
-                ax.errorbar(p, y - 0.35 + step * (j + 0.5), xerr=_err(p, lo, hi), fmt="o", color=colour, ecolor=colour, elinewidth=1.2,
-                            capsize=2, label=_short(pair, 40) if metric == "accuracy" else None, zorder=3)
+                ax.errorbar(
+                    p,
+                    y - 0.35 + step * (j + 0.5),
+                    xerr=_err(p, lo, hi),
+                    fmt="o",
+                    color=colour,
+                    ecolor=colour,
+                    elinewidth=1.2,
+                    capsize=2,
+                    label=_short(pair, 40) if metric == "accuracy" else None,
+                    zorder=3,
+                )
             ax.axvline(0, color="#333", lw=0.8)
             ax.set_xlabel(xlabel)
         axes[0].set_yticks(y, [_title(c) for c in conds])
@@ -203,12 +261,26 @@ def table_html(table: pd.DataFrame) -> str:
             b = rate_cell(r["b_p"], r["b_lo"], r["b_hi"], r["b_n"])
         else:
             a, b = signed(r["a_p"]), signed(r["b_p"])
-        rows.append([esc(r["pair"]), esc(_title(r["condition"])), esc(r["metric"]), a, b, diff_cell(r["diff"], r["lo"], r["hi"]),
-                     test_cell(r["test"], r["test_b"], r["test_c"], r["p_test"]), fmt_p(r["p_holm"]),
-                     f"{int(r['n'])} / {int(r['items'])}"])
+        rows.append(
+            [
+                esc(r["pair"]),
+                esc(_title(r["condition"])),
+                esc(r["metric"]),
+                a,
+                b,
+                diff_cell(r["diff"], r["lo"], r["hi"]),
+                test_cell(r["test"], r["test_b"], r["test_c"], r["p_test"]),
+                fmt_p(r["p_holm"]),
+                f"{int(r['n'])} / {int(r['items'])}",
+            ]
+        )
         classes.append(sig_class(r["p_holm"]))
-    return html_table(rows, ["Pair (B vs A)", "Condition", "Metric", "A", "B", "B - A [95% CI]", "Paired test (b / c), p", "Holm p",
-                             "pairs / items"], numeric=range(3, 9), row_classes=classes)
+    return html_table(
+        rows,
+        ["Pair (B vs A)", "Condition", "Metric", "A", "B", "B - A [95% CI]", "Paired test (b / c), p", "Holm p", "pairs / items"],
+        numeric=range(3, 9),
+        row_classes=classes,
+    )
 
 
 def write_compare(ra, rb, comps: list[Comparison], out: Path):
@@ -217,23 +289,37 @@ def write_compare(ra, rb, comps: list[Comparison], out: Path):
     from ...report.tables import markdown_table
 
     table = pd.concat([c.table for c in comps], ignore_index=True) if comps else pd.DataFrame(columns=COLUMNS)
-    counts = "".join(f"<li>{H.esc(c.b)} vs {H.esc(c.a)}: {c.counts['shared']} shared answered units (A answered "
-                     f"{c.counts['answered_a']} of {c.counts['units_a']}, B {c.counts['answered_b']} of {c.counts['units_b']})</li>"
-                     for c in comps)
-    body = "".join([
-        f"<p>Run B <code>{H.esc(rb.name)}</code> against run A <code>{H.esc(ra.name)}</code>, paired on the (item, probe, "
-        "condition) units both answered: per condition, the difference in accuracy, and the difference in the drop from "
-        "the original case to the variant (does B lose less to the noise than A?).</p>",
-        f"<ul>{counts}</ul>",
-        H.figure(diff_figure(table, f"{rb.name} minus {ra.name}, paired"),
-                 "B - A in percentage points, item-clustered paired bootstrap 95% intervals. Left: accuracy per condition; "
-                 "right: the drop from the original (right of zero: B loses more)."),
-        table_html(table) if not table.empty else "<p>No shared units.</p>",
-        METHODS,
-    ])
-    md = "\n".join([f"# {rb.name} vs {ra.name}: clinical noise (B - A, paired on shared units)", "",
-                    markdown_table(table, ["pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "test_b",
-                                           "test_c", "p_test", "p_holm", "n", "items"]) if not table.empty else "No shared units.",
-                    ""])
+    counts = "".join(
+        f"<li>{H.esc(c.b)} vs {H.esc(c.a)}: {c.counts['shared']} shared answered units (A answered "
+        f"{c.counts['answered_a']} of {c.counts['units_a']}, B {c.counts['answered_b']} of {c.counts['units_b']})</li>"
+        for c in comps
+    )
+    body = "".join(
+        [
+            f"<p>Run B <code>{H.esc(rb.name)}</code> against run A <code>{H.esc(ra.name)}</code>, paired on the (item, probe, "
+            "condition) units both answered: per condition, the difference in accuracy, and the difference in the drop from "
+            "the original case to the variant (does B lose less to the noise than A?).</p>",
+            f"<ul>{counts}</ul>",
+            H.figure(
+                diff_figure(table, f"{rb.name} minus {ra.name}, paired"),
+                "B - A in percentage points, item-clustered paired bootstrap 95% intervals. Left: accuracy per condition; "
+                "right: the drop from the original (right of zero: B loses more).",
+            ),
+            table_html(table) if not table.empty else "<p>No shared units.</p>",
+            METHODS,
+        ]
+    )
+    md = "\n".join(
+        [
+            f"# {rb.name} vs {ra.name}: clinical noise (B - A, paired on shared units)",
+            "",
+            markdown_table(
+                table, ["pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "test_b", "test_c", "p_test", "p_holm", "n", "items"]
+            )
+            if not table.empty
+            else "No shared units.",
+            "",
+        ]
+    )
     paths = finish_compare(ra, rb, body, md, table, out)
     return CompareResult(table, comps, out, paths["html"], paths["md"], paths["csv"], paths["parquet"])

@@ -34,8 +34,7 @@ from ...seeding import stable_hash
 from .cases import GENERIC_OPEN, full_question
 from .variants import parse_variants
 
-MCQ_SYSTEM = ("You are a physician answering a multiple-choice question about a clinical case. "
-              "Exactly one option is correct.")
+MCQ_SYSTEM = "You are a physician answering a multiple-choice question about a clinical case. Exactly one option is correct."
 MCQ_LETTER = "Give the letter of the single best option and nothing else, as 'Answer: X'."
 MCQ_LOGPROB = "Give only the letter of the single best option."
 MCQ_NUMBER = "Give the number of the single best option and nothing else, as 'Answer: N'."
@@ -51,21 +50,23 @@ MARKER = "FINAL DIAGNOSIS"
 #: the reply budget of diagnosis mode (reasoning takes room)
 DIAGNOSIS_MAX_TOKENS = 2048
 
-DIAGNOSIS_RUBRIC = Rubric.model_validate({
-    "name": "noise-diagnosis-match",
-    "version": "1",
-    "instructions": (
-        "You check a model's final answer to a clinical case against the reference answer. The answer matches when it "
-        "names the same condition or cause as the reference: other wording, a synonym, an abbreviation or extra detail "
-        "that does not change it are fine. It does not match when it names another condition, a broader category "
-        "that would include other conditions, a mere finding, or several candidates without choosing one."
-    ),
-    "inputs": ["case", "reference"],
-    "verdicts": {
-        "match": {"value": 1, "description": "the answer names the reference condition or cause"},
-        "no_match": {"value": 0, "description": "the answer names something else, is too vague, or hedges between candidates"},
-    },
-})
+DIAGNOSIS_RUBRIC = Rubric.model_validate(
+    {
+        "name": "noise-diagnosis-match",
+        "version": "1",
+        "instructions": (
+            "You check a model's final answer to a clinical case against the reference answer. The answer matches when it "
+            "names the same condition or cause as the reference: other wording, a synonym, an abbreviation or extra detail "
+            "that does not change it are fine. It does not match when it names another condition, a broader category "
+            "that would include other conditions, a mere finding, or several candidates without choosing one."
+        ),
+        "inputs": ["case", "reference"],
+        "verdicts": {
+            "match": {"value": 1, "description": "the answer names the reference condition or cause"},
+            "no_match": {"value": 0, "description": "the answer names something else, is too vague, or hedges between candidates"},
+        },
+    }
+)
 
 _MARKED = re.compile(rf"^[ \t>*_#`-]*{MARKER}[ \t*_`]*[:\-–][ \t*_`]*(.*?)[ \t*_`.]*$", re.IGNORECASE | re.MULTILINE)
 
@@ -147,8 +148,7 @@ def open_ask(item: Item) -> str:
 
 
 def render_diagnosis(item: Item, probe: Probe | None, passage_mode: str = "item") -> list[dict[str, str]]:
-    user = (f"Case notes:\n<case>\n{case_text(item, probe)}\n</case>\n\n"
-            f"Question: {open_ask(item)}\n\n{DIAGNOSIS_INSTRUCTION}")
+    user = f"Case notes:\n<case>\n{case_text(item, probe)}\n</case>\n\nQuestion: {open_ask(item)}\n\n{DIAGNOSIS_INSTRUCTION}"
     return [{"role": "system", "content": DIAGNOSIS_SYSTEM}, {"role": "user", "content": with_passage(user, item, passage_mode)}]
 
 
@@ -205,10 +205,25 @@ def prompts(options: NoiseOptions) -> dict[str, str]:
     passage = {"context": options.context} if options.context != "item" else {}
     if options.mode == "diagnosis":
         r = rubric_of(options)
-        return {"mode": options.mode, "system": DIAGNOSIS_SYSTEM, "instruction": DIAGNOSIS_INSTRUCTION,
-                "rubric": r.model_dump_json(), "rubric_hash": r.hash, "mcq_system": MCQ_SYSTEM, "mcq_letter": MCQ_LETTER, **passage}
-    return {"mode": options.mode, "system": MCQ_SYSTEM, "letter_instruction": MCQ_LETTER, "logprob_instruction": MCQ_LOGPROB,
-            "number_instruction": MCQ_NUMBER, "number_logprob_instruction": MCQ_NUMBER_LOGPROB, **passage}
+        return {
+            "mode": options.mode,
+            "system": DIAGNOSIS_SYSTEM,
+            "instruction": DIAGNOSIS_INSTRUCTION,
+            "rubric": r.model_dump_json(),
+            "rubric_hash": r.hash,
+            "mcq_system": MCQ_SYSTEM,
+            "mcq_letter": MCQ_LETTER,
+            **passage,
+        }
+    return {
+        "mode": options.mode,
+        "system": MCQ_SYSTEM,
+        "letter_instruction": MCQ_LETTER,
+        "logprob_instruction": MCQ_LOGPROB,
+        "number_instruction": MCQ_NUMBER,
+        "number_logprob_instruction": MCQ_NUMBER_LOGPROB,
+        **passage,
+    }
 
 
 def decoding(options: NoiseOptions) -> dict[str, Any]:

@@ -17,5 +17,16 @@ from ...stages import (
     with_retry,
 )
 
-__all__ = ["RETRY_NOTE", "Outcome", "Rejected", "StageProgress", "StageStats", "Task", "parse_object", "request_for",
-           "response_format", "run_stage", "with_retry"]
+__all__ = [
+    "RETRY_NOTE",
+    "Outcome",
+    "Rejected",
+    "StageProgress",
+    "StageStats",
+    "Task",
+    "parse_object",
+    "request_for",
+    "response_format",
+    "run_stage",
+    "with_retry",
+]

@@ -98,8 +98,7 @@ def _epochs(correct: np.ndarray, status: np.ndarray, epoch: np.ndarray) -> dict[
         a = _accuracy(correct[m], status[m])
         per.append({"epoch": int(e), "p": a["p"], "k": a["k"], "n": a["n"]})
     ps = [r["p"] for r in per if r["p"] is not None]
-    return {"n": len(per), "mean": float(np.mean(ps)) if ps else None, "sd": float(np.std(ps, ddof=1)) if len(ps) > 1 else None,
-            "per_epoch": per}
+    return {"n": len(per), "mean": float(np.mean(ps)) if ps else None, "sd": float(np.std(ps, ddof=1)) if len(ps) > 1 else None, "per_epoch": per}
 
 
 def _slice(g: pd.DataFrame, seed: int = 0) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -115,8 +114,12 @@ def _slice(g: pd.DataFrame, seed: int = 0) -> tuple[dict[str, Any], dict[str, An
     clean_acc = _accuracy(correct[is_clean], status[is_clean], item[is_clean])
     cm = is_clean & answered
     clean_by_pair = pd.Series(correct[cm], index=pair[cm]).groupby(level=0, sort=False).first()
-    overall: dict[str, Any] = {"n_items": int(len(set(item))), "n_epochs": int(len(set(epoch.tolist()))), "clean_acc": clean_acc,
-                               "clean_epochs": _epochs(correct[is_clean], status[is_clean], epoch[is_clean])}
+    overall: dict[str, Any] = {
+        "n_items": int(len(set(item))),
+        "n_epochs": int(len(set(epoch.tolist()))),
+        "clean_acc": clean_acc,
+        "clean_epochs": _epochs(correct[is_clean], status[is_clean], epoch[is_clean]),
+    }
     by_variant: dict[str, Any] = {}
     for c in _order(sorted(set(cond))):
         m = cond == c
@@ -152,12 +155,27 @@ def _slice(g: pd.DataFrame, seed: int = 0) -> tuple[dict[str, Any], dict[str, An
             facets = {}
         by_variant[c] = {
             "acc": acc,
-            "drop": {"diff": diff, "original": {k: base_acc[k] for k in ("k", "n", "p")}, "cases": int(len(np.unique(item[m]))),
-                     "odds_ratio": _finite(fisher["odds_ratio"]), "p_fisher": fisher["p"], "test": "fisher_one_sided",
-                     "design": "the study's: originals of the same cases against the variant, compared as unpaired groups"},
-            "paired": {"n": int(paired.sum()), "b": b, "c": cnt, "p_mcnemar": test["p"], "test": test["test"],
-                       "drop": boot["diff"], "lo": boot["lo"], "hi": boot["hi"], "clusters": boot["clusters"],
-                       "interval": "case-clustered bootstrap"},
+            "drop": {
+                "diff": diff,
+                "original": {k: base_acc[k] for k in ("k", "n", "p")},
+                "cases": int(len(np.unique(item[m]))),
+                "odds_ratio": _finite(fisher["odds_ratio"]),
+                "p_fisher": fisher["p"],
+                "test": "fisher_one_sided",
+                "design": "the study's: originals of the same cases against the variant, compared as unpaired groups",
+            },
+            "paired": {
+                "n": int(paired.sum()),
+                "b": b,
+                "c": cnt,
+                "p_mcnemar": test["p"],
+                "test": test["test"],
+                "drop": boot["diff"],
+                "lo": boot["lo"],
+                "hi": boot["hi"],
+                "clusters": boot["clusters"],
+                "interval": "case-clustered bootstrap",
+            },
             "flip": flip,
             "flip_read": flip_read,
             "epochs": _epochs(correct[m], status[m], epoch[m]),
@@ -172,9 +190,14 @@ def _slice(g: pd.DataFrame, seed: int = 0) -> tuple[dict[str, Any], dict[str, An
 
 def _counts(g: pd.DataFrame) -> dict[str, int]:
     status = g["status"].astype(str)
-    return {"units": int(len(g)), "errors": int((status == "error").sum()), "invalid": int((status == "invalid").sum()),
-            "truncated": int((status == "truncated").sum()),
-            "unscored": int((status == "unscored").sum()), "missing": int((status == "missing").sum())}
+    return {
+        "units": int(len(g)),
+        "errors": int((status == "error").sum()),
+        "invalid": int((status == "invalid").sum()),
+        "truncated": int((status == "truncated").sum()),
+        "unscored": int((status == "unscored").sum()),
+        "missing": int((status == "missing").sum()),
+    }
 
 
 def noise_metrics(df: pd.DataFrame) -> dict[str, Any]:

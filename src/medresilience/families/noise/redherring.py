@@ -41,10 +41,7 @@ SCHEMA_NAME = "noise_red_herrings"
 MAX_CHARS = 240
 MAX_TOKENS = 1200
 
-SYSTEM = (
-    "You write material for testing how clinical reasoning copes with irrelevant details. You never "
-    "add medical facts to a case."
-)
+SYSTEM = "You write material for testing how clinical reasoning copes with irrelevant details. You never add medical facts to a case."
 INSTRUCTIONS = """Below is a clinical case.
 
 <case>
@@ -72,11 +69,64 @@ SCHEMA: dict[str, Any] = {
 #: word stems a red herring must not use (a lexicon check for plainly clinical content; a stem may carry a
 #: lookahead: "pain" but not "paint")
 CLINICAL_WORDS: tuple[str, ...] = (
-    "ache", "alcohol", "allerg", "antibiot", "beer", "blood", "bone", "cancer", "cannabis", "cigar", "clinic", "cocaine",
-    "cough", "diagnos", "diet", "disease", "doctor", "dose", "drug", "exercis", "fatigue", "fever", "fractur", "heart",
-    "heroin", "hospital", "illness", "infect", "injur", "kidney", "liver", "lung", "marijuana", "medic", "nause", "nurse",
-    "opioid", "pain(?!t)", "pill", "pregnan", "prescri", "rash", "sick", "sleep", "smok", "surg", "symptom", "syndrome",
-    "tablet", "therap", "tobacco", "tumor", "tumour", "vaccin", "vap", "vomit", "weight", "wine",
+    "ache",
+    "alcohol",
+    "allerg",
+    "antibiot",
+    "beer",
+    "blood",
+    "bone",
+    "cancer",
+    "cannabis",
+    "cigar",
+    "clinic",
+    "cocaine",
+    "cough",
+    "diagnos",
+    "diet",
+    "disease",
+    "doctor",
+    "dose",
+    "drug",
+    "exercis",
+    "fatigue",
+    "fever",
+    "fractur",
+    "heart",
+    "heroin",
+    "hospital",
+    "illness",
+    "infect",
+    "injur",
+    "kidney",
+    "liver",
+    "lung",
+    "marijuana",
+    "medic",
+    "nause",
+    "nurse",
+    "opioid",
+    "pain(?!t)",
+    "pill",
+    "pregnan",
+    "prescri",
+    "rash",
+    "sick",
+    "sleep",
+    "smok",
+    "surg",
+    "symptom",
+    "syndrome",
+    "tablet",
+    "therap",
+    "tobacco",
+    "tumor",
+    "tumour",
+    "vaccin",
+    "vap",
+    "vomit",
+    "weight",
+    "wine",
 )
 _CLINICAL = re.compile(r"\b(?:" + "|".join(CLINICAL_WORDS) + r")", re.IGNORECASE)
 #: where `split` could cut a one-line text: sentence-final punctuation (and closers), then whitespace
@@ -222,8 +272,9 @@ def _insertions(herrings: Sequence[str], placed: Sequence[tuple[int, int]]) -> l
     return [{"at": at, "herring": h, "chars": len(herrings[h]) + 1} for at, h in placed]
 
 
-def variant_probes(case: Item, herrings: Sequence[str], seed: int, variants: Sequence[str], generator: str | None = None,
-                   points: Sequence[int] | None = None) -> list[NoiseProbe]:
+def variant_probes(
+    case: Item, herrings: Sequence[str], seed: int, variants: Sequence[str], generator: str | None = None, points: Sequence[int] | None = None
+) -> list[NoiseProbe]:
     """The probes of the red-herring variants of one case (none without an insertion point);
     `points`: the case's insertion points, when the caller has them already."""
     points = insertion_points(case.question) if points is None else points
@@ -248,6 +299,5 @@ def variant_probes(case: Item, herrings: Sequence[str], seed: int, variants: Seq
         parts: dict[str, Any] = {"text": text, "insertions": ins}
         if v == WHITESPACE:
             parts["blank"] = True
-        out.append(NoiseProbe(id=f"{case.id}:{v}", item_id=case.id, family=FAMILY, condition=v, parts=parts,
-                                facets=facets_of(v), meta=dict(meta)))
+        out.append(NoiseProbe(id=f"{case.id}:{v}", item_id=case.id, family=FAMILY, condition=v, parts=parts, facets=facets_of(v), meta=dict(meta)))
     return out

@@ -35,11 +35,26 @@ def headline_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.Dat
             for part in RATE_PARTS:
                 row[f"{k}_{part}"] = v.get(part)
         c = block.get("counts", {})
-        row.update(units=c.get("units"), units_errors=c.get("errors", 0), units_invalid=c.get("invalid", 0),
-                   units_truncated=c.get("truncated", 0), units_unscored=c.get("unscored", 0))
+        row.update(
+            units=c.get("units"),
+            units_errors=c.get("errors", 0),
+            units_invalid=c.get("invalid", 0),
+            units_truncated=c.get("truncated", 0),
+            units_unscored=c.get("unscored", 0),
+        )
         rows.append(row)
-    cols = ["run", "model", "setting", "n_items", *[f"{k}_{p}" for k, _ in HEADLINE_COLUMNS for p in RATE_PARTS],
-            "units", "units_errors", "units_invalid", "units_truncated", "units_unscored"]
+    cols = [
+        "run",
+        "model",
+        "setting",
+        "n_items",
+        *[f"{k}_{p}" for k, _ in HEADLINE_COLUMNS for p in RATE_PARTS],
+        "units",
+        "units_errors",
+        "units_invalid",
+        "units_truncated",
+        "units_unscored",
+    ]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -47,30 +62,110 @@ def variants_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.Dat
     rows = []
     for run, model, setting, block in blocks:
         clean = block.get("overall", {}).get("clean_acc") or {}
-        rows.append({"run": run, "model": model, "setting": setting, "condition": "clean", "perturbation": None, "dose": "0",
-                     "placement": None, "acc_p": clean.get("p"), "acc_lo": clean.get("lo"), "acc_hi": clean.get("hi"),
-                     "acc_n": clean.get("n"), "acc_interval": clean.get("interval"), "invalid": clean.get("invalid"), "truncated": clean.get("truncated"),
-                     "unscored": clean.get("unscored"), "errors": clean.get("errors")})
+        rows.append(
+            {
+                "run": run,
+                "model": model,
+                "setting": setting,
+                "condition": "clean",
+                "perturbation": None,
+                "dose": "0",
+                "placement": None,
+                "acc_p": clean.get("p"),
+                "acc_lo": clean.get("lo"),
+                "acc_hi": clean.get("hi"),
+                "acc_n": clean.get("n"),
+                "acc_interval": clean.get("interval"),
+                "invalid": clean.get("invalid"),
+                "truncated": clean.get("truncated"),
+                "unscored": clean.get("unscored"),
+                "errors": clean.get("errors"),
+            }
+        )
         for cond, v in (block.get("by_variant") or {}).items():
             a, d, pr, f = v.get("acc", {}), v.get("drop", {}), v.get("paired", {}), v.get("flip", {})
             fr = v.get("flip_read") or {}
             fc = v.get("facets") or {}
-            rows.append({
-                "run": run, "model": model, "setting": setting, "condition": cond, "perturbation": fc.get("perturbation"),
-                "dose": fc.get("dose"), "placement": fc.get("placement"),
-                "acc_p": a.get("p"), "acc_lo": a.get("lo"), "acc_hi": a.get("hi"), "acc_n": a.get("n"),
-                "invalid": a.get("invalid"), "truncated": a.get("truncated"), "unscored": a.get("unscored"), "errors": a.get("errors"),
-                "acc_interval": a.get("interval"), "original_p": (d.get("original") or {}).get("p"),
-                "original_n": (d.get("original") or {}).get("n"), "drop": d.get("diff"), "odds_ratio": d.get("odds_ratio"),
-                "p_fisher": d.get("p_fisher"), "pairs": pr.get("n"), "b": pr.get("b"), "c": pr.get("c"), "test": pr.get("test"),
-                "p_mcnemar": pr.get("p_mcnemar"), "paired_drop": pr.get("drop"), "paired_lo": pr.get("lo"), "paired_hi": pr.get("hi"),
-                "flip_p": f.get("p"), "flip_lo": f.get("lo"), "flip_hi": f.get("hi"), "flip_n": f.get("n"),
-                "flip_read_p": fr.get("p"), "flip_read_lo": fr.get("lo"), "flip_read_hi": fr.get("hi"), "flip_read_n": fr.get("n"),
-            })
-    cols = ["run", "model", "setting", "condition", "perturbation", "dose", "placement", "acc_p", "acc_lo", "acc_hi", "acc_n",
-            "acc_interval", "invalid", "truncated", "unscored", "errors", "original_p", "original_n", "drop", "odds_ratio", "p_fisher", "pairs", "b",
-            "c", "test", "p_mcnemar", "paired_drop", "paired_lo", "paired_hi", "flip_p", "flip_lo", "flip_hi", "flip_n", "flip_read_p", "flip_read_lo",
-            "flip_read_hi", "flip_read_n"]
+            rows.append(
+                {
+                    "run": run,
+                    "model": model,
+                    "setting": setting,
+                    "condition": cond,
+                    "perturbation": fc.get("perturbation"),
+                    "dose": fc.get("dose"),
+                    "placement": fc.get("placement"),
+                    "acc_p": a.get("p"),
+                    "acc_lo": a.get("lo"),
+                    "acc_hi": a.get("hi"),
+                    "acc_n": a.get("n"),
+                    "invalid": a.get("invalid"),
+                    "truncated": a.get("truncated"),
+                    "unscored": a.get("unscored"),
+                    "errors": a.get("errors"),
+                    "acc_interval": a.get("interval"),
+                    "original_p": (d.get("original") or {}).get("p"),
+                    "original_n": (d.get("original") or {}).get("n"),
+                    "drop": d.get("diff"),
+                    "odds_ratio": d.get("odds_ratio"),
+                    "p_fisher": d.get("p_fisher"),
+                    "pairs": pr.get("n"),
+                    "b": pr.get("b"),
+                    "c": pr.get("c"),
+                    "test": pr.get("test"),
+                    "p_mcnemar": pr.get("p_mcnemar"),
+                    "paired_drop": pr.get("drop"),
+                    "paired_lo": pr.get("lo"),
+                    "paired_hi": pr.get("hi"),
+                    "flip_p": f.get("p"),
+                    "flip_lo": f.get("lo"),
+                    "flip_hi": f.get("hi"),
+                    "flip_n": f.get("n"),
+                    "flip_read_p": fr.get("p"),
+                    "flip_read_lo": fr.get("lo"),
+                    "flip_read_hi": fr.get("hi"),
+                    "flip_read_n": fr.get("n"),
+                }
+            )
+    cols = [
+        "run",
+        "model",
+        "setting",
+        "condition",
+        "perturbation",
+        "dose",
+        "placement",
+        "acc_p",
+        "acc_lo",
+        "acc_hi",
+        "acc_n",
+        "acc_interval",
+        "invalid",
+        "truncated",
+        "unscored",
+        "errors",
+        "original_p",
+        "original_n",
+        "drop",
+        "odds_ratio",
+        "p_fisher",
+        "pairs",
+        "b",
+        "c",
+        "test",
+        "p_mcnemar",
+        "paired_drop",
+        "paired_lo",
+        "paired_hi",
+        "flip_p",
+        "flip_lo",
+        "flip_hi",
+        "flip_n",
+        "flip_read_p",
+        "flip_read_lo",
+        "flip_read_hi",
+        "flip_read_n",
+    ]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -86,8 +181,21 @@ def epochs_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.DataF
         per_cond += [(c, v.get("epochs") or {}) for c, v in (block.get("by_variant") or {}).items()]
         for cond, ep in per_cond:
             for e in ep.get("per_epoch", []):
-                rows.append({"run": run, "model": model, "setting": setting, "condition": cond, "epoch": e["epoch"], "acc_p": e["p"],
-                             "acc_k": e["k"], "acc_n": e["n"], "mean": ep.get("mean"), "sd": ep.get("sd"), "epochs": ep.get("n")})
+                rows.append(
+                    {
+                        "run": run,
+                        "model": model,
+                        "setting": setting,
+                        "condition": cond,
+                        "epoch": e["epoch"],
+                        "acc_p": e["p"],
+                        "acc_k": e["k"],
+                        "acc_n": e["n"],
+                        "mean": ep.get("mean"),
+                        "sd": ep.get("sd"),
+                        "epochs": ep.get("n"),
+                    }
+                )
     return pd.DataFrame(rows, columns=["run", "model", "setting", "condition", "epoch", "acc_p", "acc_k", "acc_n", "mean", "sd", "epochs"])
 
 
@@ -100,9 +208,15 @@ def _epoch_rows(e: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
         first = g.iloc[0]
         spread = "—" if first["sd"] is None or _isnan(first["sd"]) else f"± {100 * first['sd']:.1f}"
         mean = "—" if first["mean"] is None or _isnan(first["mean"]) else f"{100 * first['mean']:.1f}%"
-        rows.append([model, setting_name(setting), TITLES.get(cond, "Original" if cond == "clean" else cond), f"{mean} {spread}",
-                     *[("—" if ep not in by or by[ep]["acc_p"] is None else f"{100 * by[ep]['acc_p']:.1f}% (n={by[ep]['acc_n']})")
-                       for ep in epochs]])
+        rows.append(
+            [
+                model,
+                setting_name(setting),
+                TITLES.get(cond, "Original" if cond == "clean" else cond),
+                f"{mean} {spread}",
+                *[("—" if ep not in by or by[ep]["acc_p"] is None else f"{100 * by[ep]['acc_p']:.1f}% (n={by[ep]['acc_n']})") for ep in epochs],
+            ]
+        )
     return ["Model", "Setting", "Variant", "Mean ± sd across epochs", *[f"Epoch {ep}" for ep in epochs]], rows
 
 
@@ -126,13 +240,35 @@ def dose_figure(v: pd.DataFrame) -> str | None:
             line = [c for c in ("clean", *DISTRIBUTED) if c in sub.index]
             xs = np.array([0 if c == "clean" else DOSES[c] for c in line], dtype=float)
             p, lo, hi = (sub.loc[line, k].map(_pct).to_numpy(dtype=float) for k in ("acc_p", "acc_lo", "acc_hi"))
-            ax.errorbar(xs, p, yerr=_err(p, lo, hi), fmt="-o", color=colour, ecolor=colour, elinewidth=1, capsize=3, ms=5,
-                        label=_short(row_label(model, setting), 34), zorder=3)
+            ax.errorbar(
+                xs,
+                p,
+                yerr=_err(p, lo, hi),
+                fmt="-o",
+                color=colour,
+                ecolor=colour,
+                elinewidth=1,
+                capsize=3,
+                ms=5,
+                label=_short(row_label(model, setting), 34),
+                zorder=3,
+            )
             for cond, marker, dx in ((TOGETHER, "s", 0.35), (WHITESPACE, "^", -0.35)):
                 if cond in sub.index:
                     pp, ll, hh = (np.array([_pct(sub.loc[cond, k])], dtype=float) for k in ("acc_p", "acc_lo", "acc_hi"))
-                    ax.errorbar([HERRINGS + dx], pp, yerr=_err(pp, ll, hh), fmt=marker, color=colour, ecolor=colour,
-                                mfc="white" if cond == WHITESPACE else colour, elinewidth=1, capsize=3, ms=7, zorder=4)
+                    ax.errorbar(
+                        [HERRINGS + dx],
+                        pp,
+                        yerr=_err(pp, ll, hh),
+                        fmt=marker,
+                        color=colour,
+                        ecolor=colour,
+                        mfc="white" if cond == WHITESPACE else colour,
+                        elinewidth=1,
+                        capsize=3,
+                        ms=7,
+                        zorder=4,
+                    )
         ax.errorbar([], [], fmt="-o", color="#555", label="distributed (line)")
         ax.errorbar([], [], fmt="s", color="#555", label="10 as one block")
         ax.errorbar([], [], fmt="^", color="#555", mfc="white", label="whitespace control")
@@ -164,8 +300,18 @@ def drop_figure(v: pd.DataFrame) -> str | None:
             sub = d[(d["model"] == model) & (d["setting"] == setting)].set_index("condition").reindex(conds)
             p, lo, hi = (sub[k].map(_pct).to_numpy(dtype=float) for k in ("paired_drop", "paired_lo", "paired_hi"))
             ys = y - 0.35 + step * (j + 0.5)
-            ax.errorbar(p, ys, xerr=_err(p, lo, hi), fmt="o", color=colour, ecolor=colour, elinewidth=1.2, capsize=2,
-                        label=_short(row_label(model, setting), 34), zorder=3)
+            ax.errorbar(
+                p,
+                ys,
+                xerr=_err(p, lo, hi),
+                fmt="o",
+                color=colour,
+                ecolor=colour,
+                elinewidth=1.2,
+                capsize=2,
+                label=_short(row_label(model, setting), 34),
+                zorder=3,
+            )
         ax.axvline(0, color="#333", lw=0.8)
         ax.set_yticks(y, [TITLES.get(c, c) for c in conds])
         ax.invert_yaxis()
@@ -195,19 +341,28 @@ def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
     rh, ws = agg.get("redherring-10_drop"), agg.get("whitespace_drop")
     if rh:
         who, avg = ("the model", "") if rh["models"] == 1 else (f"the {rh['models']} models", " on average")
-        lead = (f"Ten irrelevant sentences spread through the case cost {who} <b>{100 * rh['mean']:.1f}</b> percentage points of "
-                f"accuracy{avg} (paired, original minus variant)")
+        lead = (
+            f"Ten irrelevant sentences spread through the case cost {who} <b>{100 * rh['mean']:.1f}</b> percentage points of "
+            f"accuracy{avg} (paired, original minus variant)"
+        )
         if ws:
             lead += f"; the same length of whitespace costs {100 * ws['mean']:.1f}"
         lead += "."
     cols = [(k, t) for k, t in HEADLINE_COLUMNS if not h[f"{k}_n"].isna().all()]
     rows = []
     for r in h.to_dict("records"):
-        rows.append([f"<b class='wrap'>{esc(r['model'])}</b>", esc(setting_name(r["setting"])),
-                     "—" if _isnan(r.get("n_items")) else str(int(r["n_items"])),
-                     *[rate_cell(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n")) for k, _ in cols],
-                     str(r.get("units_errors") or 0), str(r.get("units_invalid") or 0), str(r.get("units_truncated") or 0),
-                     str(r.get("units_unscored") or 0)])
+        rows.append(
+            [
+                f"<b class='wrap'>{esc(r['model'])}</b>",
+                esc(setting_name(r["setting"])),
+                "—" if _isnan(r.get("n_items")) else str(int(r["n_items"])),
+                *[rate_cell(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n")) for k, _ in cols],
+                str(r.get("units_errors") or 0),
+                str(r.get("units_invalid") or 0),
+                str(r.get("units_truncated") or 0),
+                str(r.get("units_unscored") or 0),
+            ]
+        )
     headers = ["Model", "Setting", "Cases", *[t for _, t in cols], "Errors", "Invalid", "Truncated", "Unscored"]
     return f"<h3>{esc(TITLE)}</h3>" + (f"<p class='lead'>{lead}</p>" if lead else "") + table(rows, headers, numeric=range(2, len(headers)))
 
@@ -220,17 +375,43 @@ def variant_tables(v: pd.DataFrame) -> str:
         rows = []
         for r in d.to_dict("records"):
             original = "—" if _isnan(r["original_p"]) else f"{100 * float(r['original_p']):.1f}% (n={int(r['original_n'])})"
-            rows.append([esc(r["model"]), esc(setting_name(r["setting"])),
-                         rate_cell(r["acc_p"], r["acc_lo"], r["acc_hi"], r["acc_n"]), original,
-                         _pp(r["drop"]), fmt_p(r["p_fisher"]),
-                         _pp(r["paired_drop"], r["paired_lo"], r["paired_hi"]),
-                         f"{int(r['b'] or 0)} / {int(r['c'] or 0)}", test_cell(r["test"], None, None, r["p_mcnemar"]),
-                         rate_cell(r["flip_p"], r["flip_lo"], r["flip_hi"], r["flip_n"]),
-                         rate_cell(r["flip_read_p"], r["flip_read_lo"], r["flip_read_hi"], r["flip_read_n"])])
+            rows.append(
+                [
+                    esc(r["model"]),
+                    esc(setting_name(r["setting"])),
+                    rate_cell(r["acc_p"], r["acc_lo"], r["acc_hi"], r["acc_n"]),
+                    original,
+                    _pp(r["drop"]),
+                    fmt_p(r["p_fisher"]),
+                    _pp(r["paired_drop"], r["paired_lo"], r["paired_hi"]),
+                    f"{int(r['b'] or 0)} / {int(r['c'] or 0)}",
+                    test_cell(r["test"], None, None, r["p_mcnemar"]),
+                    rate_cell(r["flip_p"], r["flip_lo"], r["flip_hi"], r["flip_n"]),
+                    rate_cell(r["flip_read_p"], r["flip_read_lo"], r["flip_read_hi"], r["flip_read_n"]),
+                ]
+            )
         sig = ["sig" if (not _isnan(r["p_fisher"]) and r["p_fisher"] < 0.05) else "" for r in d.to_dict("records")]
         out.append(f"<h3>{esc(TITLES.get(cond, cond))} <span class='badge'>{esc(cond)}</span></h3>")
-        out.append(table(rows, ["Model", "Setting", "Accuracy", "Original, same cases", "Drop", "Study's Fisher p (one-sided, unpaired)",
-                                "Paired drop [95% CI]", "b / c", "Paired test p", "Flip rate", "Flip rate, unread left out"], numeric=range(2, 11), row_classes=sig))
+        out.append(
+            table(
+                rows,
+                [
+                    "Model",
+                    "Setting",
+                    "Accuracy",
+                    "Original, same cases",
+                    "Drop",
+                    "Study's Fisher p (one-sided, unpaired)",
+                    "Paired drop [95% CI]",
+                    "b / c",
+                    "Paired test p",
+                    "Flip rate",
+                    "Flip rate, unread left out",
+                ],
+                numeric=range(2, 11),
+                row_classes=sig,
+            )
+        )
     return "".join(out)
 
 
@@ -264,20 +445,31 @@ def section(runs: Sequence[Any]) -> FamilySection:
         "the patient's everyday life spread over its sentence boundaries, with the same 10 as one block, with whitespace of "
         "the same length in their place (the control for a longer prompt), with clinical abbreviations, and rewritten as an "
         "informal note. Each variant is compared with the original on the same cases.</p>",
-        html_figure(figs["dose"], "Accuracy against the number of red-herring sentences (0: the original case); squares: the "
-                    "10 as one block, open triangles: whitespace of the same length. Error bars: 95% Wilson intervals (case-clustered bootstrap "
-                    "ones when cases were answered in several epochs)."),
-        html_figure(figs["drop"], "Paired drop from the original per variant, in percentage points; error bars: 95% "
-                    "item-clustered bootstrap intervals. Right of zero: the variant is answered worse."),
-        "<h3>Per variant</h3>", METHODS, variant_tables(v),
+        html_figure(
+            figs["dose"],
+            "Accuracy against the number of red-herring sentences (0: the original case); squares: the "
+            "10 as one block, open triangles: whitespace of the same length. Error bars: 95% Wilson intervals (case-clustered bootstrap "
+            "ones when cases were answered in several epochs).",
+        ),
+        html_figure(
+            figs["drop"],
+            "Paired drop from the original per variant, in percentage points; error bars: 95% "
+            "item-clustered bootstrap intervals. Right of zero: the variant is answered worse.",
+        ),
+        "<h3>Per variant</h3>",
+        METHODS,
+        variant_tables(v),
     ]
     e = epochs_table(blocks)
     if not e.empty:
         headers, rows = _epoch_rows(e)
-        body += ["<h3>Per epoch</h3>", "<p class='note'>Each unit was answered once per epoch (epoch e decodes with seed + e at the "
-                 "run's temperature). The accuracies above pool the epochs; here each epoch alone, with the mean and standard "
-                 "deviation across epochs (the study reports the mean of 3 runs).</p>",
-                 table([[esc(c) for c in r] for r in rows], headers, numeric=range(3, len(headers)))]
+        body += [
+            "<h3>Per epoch</h3>",
+            "<p class='note'>Each unit was answered once per epoch (epoch e decodes with seed + e at the "
+            "run's temperature). The accuracies above pool the epochs; here each epoch alone, with the mean and standard "
+            "deviation across epochs (the study reports the mean of 3 runs).</p>",
+            table([[esc(c) for c in r] for r in rows], headers, numeric=range(3, len(headers))),
+        ]
     tables = {"headline": h, "variants": v, **({"epochs": e} if not e.empty else {})}
     return FamilySection(
         family=FAMILY,
@@ -298,19 +490,50 @@ def _markdown(h: pd.DataFrame, v: pd.DataFrame, mean: dict[str, Any], e: pd.Data
     for setting, agg in mean.items():
         drops = {k: a for k, a in agg.items() if k.endswith("_drop")}
         if drops:
-            lines.append(f"- Mean paired drop across models ({setting}): " + ", ".join(
-                f"{k.removesuffix('_drop')} {100 * a['mean']:+.1f} pp" for k, a in drops.items()))
+            lines.append(
+                f"- Mean paired drop across models ({setting}): " + ", ".join(f"{k.removesuffix('_drop')} {100 * a['mean']:+.1f} pp" for k, a in drops.items())
+            )
     lines.append("")
     cols = [(k, t) for k, t in HEADLINE_COLUMNS if not h[f"{k}_n"].isna().all()]
     lines.append("| Model | Setting | " + " | ".join(t for _, t in cols) + " |")
     lines.append("|---|---|" + "---|" * len(cols))
     for r in h.to_dict("records"):
-        lines.append(f"| {r['model']} | {r['setting']} | "
-                     + " | ".join(fmt_pct(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n")) for k, _ in cols) + " |")
-    lines += ["", "### Per variant (drop: original minus variant)", "",
-              markdown_table(v[v["condition"] != "clean"], ["model", "setting", "condition", "acc_p", "acc_n", "original_p", "original_n",
-                                                            "drop", "p_fisher", "paired_drop", "paired_lo", "paired_hi", "b", "c", "test",
-                                                            "p_mcnemar", "flip_p", "flip_read_p", "invalid", "truncated"]), ""]
+        lines.append(
+            f"| {r['model']} | {r['setting']} | "
+            + " | ".join(fmt_pct(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n")) for k, _ in cols)
+            + " |"
+        )
+    lines += [
+        "",
+        "### Per variant (drop: original minus variant)",
+        "",
+        markdown_table(
+            v[v["condition"] != "clean"],
+            [
+                "model",
+                "setting",
+                "condition",
+                "acc_p",
+                "acc_n",
+                "original_p",
+                "original_n",
+                "drop",
+                "p_fisher",
+                "paired_drop",
+                "paired_lo",
+                "paired_hi",
+                "b",
+                "c",
+                "test",
+                "p_mcnemar",
+                "flip_p",
+                "flip_read_p",
+                "invalid",
+                "truncated",
+            ],
+        ),
+        "",
+    ]
     if e is not None and not e.empty:
         headers, rows = _epoch_rows(e)
         lines += ["### Per epoch", "", markdown_table(pd.DataFrame(rows, columns=headers)), ""]

@@ -138,5 +138,12 @@ def task(case: Item) -> Task:
 
 
 def probe(case: Item, note: str, generator: str | None = None) -> NoiseProbe:
-    return NoiseProbe(id=f"{case.id}:{REWRITE}", item_id=case.id, family=FAMILY, condition=REWRITE, parts={"text": note},
-                        facets=facets_of(REWRITE), meta={"generator": generator} if generator else {})
+    return NoiseProbe(
+        id=f"{case.id}:{REWRITE}",
+        item_id=case.id,
+        family=FAMILY,
+        condition=REWRITE,
+        parts={"text": note},
+        facets=facets_of(REWRITE),
+        meta={"generator": generator} if generator else {},
+    )

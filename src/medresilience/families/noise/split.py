@@ -38,10 +38,43 @@ CLOSERS = "\"'”’)]»"
 OPENERS = "\"'“‘([«"
 
 #: abbreviations whose period never ends a sentence (compared lower-case, without the final period)
-NO_BREAK = frozenset({
-    "dr", "drs", "mr", "mrs", "ms", "mx", "prof", "sr", "jr", "st", "rev", "hon", "gen", "col", "capt", "lt", "sgt",
-    "vs", "v", "cf", "viz", "approx", "appt", "dept", "fig", "figs", "al", "ca", "eg", "ie", "resp", "incl", "nb",
-})
+NO_BREAK = frozenset(
+    {
+        "dr",
+        "drs",
+        "mr",
+        "mrs",
+        "ms",
+        "mx",
+        "prof",
+        "sr",
+        "jr",
+        "st",
+        "rev",
+        "hon",
+        "gen",
+        "col",
+        "capt",
+        "lt",
+        "sgt",
+        "vs",
+        "v",
+        "cf",
+        "viz",
+        "approx",
+        "appt",
+        "dept",
+        "fig",
+        "figs",
+        "al",
+        "ca",
+        "eg",
+        "ie",
+        "resp",
+        "incl",
+        "nb",
+    }
+)
 #: dotted abbreviations: e.g, i.e, b.i.d, t.i.d, q.d, p.o, a.m, p.m, U.S (a letter, then ".x" repeated)
 DOTTED = re.compile(r"^(?:[a-z]\.)+[a-z]$", re.IGNORECASE)
 
@@ -56,8 +89,34 @@ _INNER_END = re.compile(r"[.!?][\"'”’)\]]*\s+[A-Z]")
 #: a line this short (in words) that is not a sentence may be a table's header or a text result
 SHORT_WORDS = 6
 #: a lab value is "name value", not a clause: a name with one of these words is prose ("Her pulse is 93/min.")
-CLAUSE_WORDS = frozenset({"is", "are", "was", "were", "be", "been", "has", "have", "had", "shows", "show", "showed", "reveals",
-                          "revealed", "demonstrates", "measures", "measured", "of", "he", "she", "his", "her", "they", "their"})
+CLAUSE_WORDS = frozenset(
+    {
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "has",
+        "have",
+        "had",
+        "shows",
+        "show",
+        "showed",
+        "reveals",
+        "revealed",
+        "demonstrates",
+        "measures",
+        "measured",
+        "of",
+        "he",
+        "she",
+        "his",
+        "her",
+        "they",
+        "their",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -200,7 +259,7 @@ def _lines(text: str) -> list[tuple[int, str, str]]:
     for m in re.finditer(r"[^\n]*\n|[^\n]+$", text):
         line = m.group(0)
         content = line.rstrip()
-        out.append((m.start(), content, line[len(content):]))
+        out.append((m.start(), content, line[len(content) :]))
     return out
 
 

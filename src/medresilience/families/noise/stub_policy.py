@@ -78,9 +78,16 @@ PASS_REASON = "An everyday detail with no bearing on the diagnosis."
 BROKEN = '{"sentences": ["this reply stops in the middle'
 
 REWRITES = (
-    (r"\bThe patient\b", "Pt"), (r"\bthe patient\b", "pt"), (r"\bblood pressure\b", "BP"), (r"\btemperature\b", "temp"),
-    (r"\bPhysical examination shows\b", "On exam:"), (r"\bLaboratory studies show\b", "Labs"), (r"\bhistory of\b", "hx of"),
-    (r"\bwith\b", "w/"), (r"\bwithout\b", "w/o"), (r"\bpatient's\b", "pt's"),
+    (r"\bThe patient\b", "Pt"),
+    (r"\bthe patient\b", "pt"),
+    (r"\bblood pressure\b", "BP"),
+    (r"\btemperature\b", "temp"),
+    (r"\bPhysical examination shows\b", "On exam:"),
+    (r"\bLaboratory studies show\b", "Labs"),
+    (r"\bhistory of\b", "hx of"),
+    (r"\bwith\b", "w/"),
+    (r"\bwithout\b", "w/o"),
+    (r"\bpatient's\b", "pt's"),
 )
 
 
@@ -115,8 +122,7 @@ class FakeGenerator:
         """Which of the sentences the checker finds clinical."""
         band = self.band(case)
         flagged_one = self.herrings(case)[2]
-        return [s == CLINICAL or (band == "flag_one" and s == flagged_one) or (band == "flag_always" and i == 0)
-                for i, s in enumerate(sentences)]
+        return [s == CLINICAL or (band == "flag_one" and s == flagged_one) or (band == "flag_always" and i == 0) for i, s in enumerate(sentences)]
 
     def replacements(self, case: str, avoid: set[str], n: int) -> list[str]:
         return [s for s in self.bank_order(case) if s not in avoid][:n]
@@ -131,8 +137,7 @@ class FakeGenerator:
                 return json.dumps({"reason": "The note leaves out a finding of the case.", "equivalent": False})
             return json.dumps({"reason": "Every finding and number is kept; nothing is added.", "equivalent": True})
         listed = _listed(user, "sentences")
-        verdicts = [{"sentence": i, "reason": FLAG_REASON if f else PASS_REASON, "clinical": f}
-                    for i, f in enumerate(self.flagged(case, listed), 1)]
+        verdicts = [{"sentence": i, "reason": FLAG_REASON if f else PASS_REASON, "clinical": f} for i, f in enumerate(self.flagged(case, listed), 1)]
         return json.dumps({"verdicts": verdicts})
 
     def restyle(self, case: str, band: str | None) -> str:

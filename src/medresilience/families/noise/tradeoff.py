@@ -41,23 +41,49 @@ def tradeoff(frame: pd.DataFrame) -> list[dict[str, Any]]:
         variants = [c for c in recs if c not in ("clean", POOLED)]
         for cond in variants:
             label = f"Accuracy, {TITLES.get(cond, cond)}" + (" (a control, not a stress)" if cond == WHITESPACE else "")
-            rows.append(effect_row(model, setting, FAMILY, f"{cond}_acc", label, "gain", True, recs[cond],
-                                   primary=POOLED not in recs and cond == variants[0]))
+            rows.append(effect_row(model, setting, FAMILY, f"{cond}_acc", label, "gain", True, recs[cond], primary=POOLED not in recs and cond == variants[0]))
         if POOLED in recs:
-            rows.append(effect_row(model, setting, FAMILY, "perturbed_acc", "Accuracy, every variant pooled", "gain", True,
-                                   recs[POOLED], primary=True))
+            rows.append(effect_row(model, setting, FAMILY, "perturbed_acc", "Accuracy, every variant pooled", "gain", True, recs[POOLED], primary=True))
         clean = recs.get("clean")
         if clean is None:
             continue
         one = len(sources) == 1
-        rows.append(effect_row(model, setting, FAMILY, "clean_acc", "Accuracy on the original case", "cost", True, clean,
-                               primary=True, stratum=sources[0] if one else "all", layout="values" if one else None,
-                               column=f"{sources[0]} (original case)" if one else None, ref=VALUES_REF if one else None))
+        rows.append(
+            effect_row(
+                model,
+                setting,
+                FAMILY,
+                "clean_acc",
+                "Accuracy on the original case",
+                "cost",
+                True,
+                clean,
+                primary=True,
+                stratum=sources[0] if one else "all",
+                layout="values" if one else None,
+                column=f"{sources[0]} (original case)" if one else None,
+                ref=VALUES_REF if one else None,
+            )
+        )
         if one:
             continue
         for src in sources:
             rec = _compare(frame[(frame["source"].astype(str) == src).to_numpy()], model, setting).get("clean")
             if rec is not None:
-                rows.append(effect_row(model, setting, FAMILY, "clean_acc", "Accuracy on the original case", "cost", True, rec,
-                                       stratum=src, layout="values", column=f"{src} (original case)", ref=VALUES_REF))
+                rows.append(
+                    effect_row(
+                        model,
+                        setting,
+                        FAMILY,
+                        "clean_acc",
+                        "Accuracy on the original case",
+                        "cost",
+                        True,
+                        rec,
+                        stratum=src,
+                        layout="values",
+                        column=f"{src} (original case)",
+                        ref=VALUES_REF,
+                    )
+                )
     return rows

@@ -68,39 +68,48 @@ export = lazy(f"{__name__}.release:export_suite")
 #: suite formats `medres import` reads (release.READERS holds the readers)
 SUITE_FORMATS = ("cancer-myth", "cancer-myth-nfp", "cancer-myth-candidates")
 
-FAMILY_SPEC = register(Family(
-    name=FAMILY,
-    title="False presuppositions",
-    render=render,
-    scorer=scorer,
-    metrics=metrics,
-    headline=headline,
-    headline_columns=HEADLINE_COLUMNS,
-    probe_model=PresuppositionProbe,
-    conditions=CONDITIONS,
-    facets=FACETS,
-    clean=False,
-    scorings=("judge",),
-    options=PresuppositionOptions,
-    strata=STRATA,
-    prompts=prompts,
-    decoding=decoding,
-    report=report,
-    compare=compare,
-    commands=commands,
-    suite_formats={name: _reader(name) for name in SUITE_FORMATS},
-    detect=detect,
-    export=export,
-    export_formats=("cancer-myth", "parquet"),
-    profile=(("pcr", "PCR (premise corrected)", True), ("overcaution", "NFP, 1 - over-caution", False)),
-    tradeoff=tradeoff,
-    example_rule=ExampleRule(None, False, "the judge's verdict on 0..1: the false premise corrected, or (no-false-presupposition "
-                                          "control) no premise wrongly flagged"),
-    study_references={"presupposition-correction": StudyReference(
-        exact=0.711, binary=1.0, n=76, who="GPT-4o vs humans",
-        source="Cancer-Myth, appendix C.1.1: GPT-4o's -1/0/1 scores against the mean of two annotators rounded up (0.5 -> 1), "
-               "76 answers; binary: fully corrects vs not")},
-))
+FAMILY_SPEC = register(
+    Family(
+        name=FAMILY,
+        title="False presuppositions",
+        render=render,
+        scorer=scorer,
+        metrics=metrics,
+        headline=headline,
+        headline_columns=HEADLINE_COLUMNS,
+        probe_model=PresuppositionProbe,
+        conditions=CONDITIONS,
+        facets=FACETS,
+        clean=False,
+        scorings=("judge",),
+        options=PresuppositionOptions,
+        strata=STRATA,
+        prompts=prompts,
+        decoding=decoding,
+        report=report,
+        compare=compare,
+        commands=commands,
+        suite_formats={name: _reader(name) for name in SUITE_FORMATS},
+        detect=detect,
+        export=export,
+        export_formats=("cancer-myth", "parquet"),
+        profile=(("pcr", "PCR (premise corrected)", True), ("overcaution", "NFP, 1 - over-caution", False)),
+        tradeoff=tradeoff,
+        example_rule=ExampleRule(
+            None, False, "the judge's verdict on 0..1: the false premise corrected, or (no-false-presupposition control) no premise wrongly flagged"
+        ),
+        study_references={
+            "presupposition-correction": StudyReference(
+                exact=0.711,
+                binary=1.0,
+                n=76,
+                who="GPT-4o vs humans",
+                source="Cancer-Myth, appendix C.1.1: GPT-4o's -1/0/1 scores against the mean of two annotators rounded up (0.5 -> 1), "
+                "76 answers; binary: fully corrects vs not",
+            )
+        },
+    )
+)
 
 
 def _read_myths(path):

@@ -1,9 +1,9 @@
 """`medres build presupposition ...` (thin: parse, call the library, print).
 
-    medres build presupposition --myths FILE --out SUITE_DIR [--generator SPEC ...] [--responder same|SPEC]
-        [--verifier SPEC] [--categoriser SPEC] [--verify SPEC] [--questions 3] [--hard 6] [--easy 2] [--invalid 4]
-        [--round-size 1] [--seed S] [--limit N] [--valid-seeds FILE] [--invalid-seeds FILE]
-        [--per-generator N] [--per-category N] [--work-dir DIR] [--retries R]
+medres build presupposition --myths FILE --out SUITE_DIR [--generator SPEC ...] [--responder same|SPEC]
+    [--verifier SPEC] [--categoriser SPEC] [--verify SPEC] [--questions 3] [--hard 6] [--easy 2] [--invalid 4]
+    [--round-size 1] [--seed S] [--limit N] [--valid-seeds FILE] [--invalid-seeds FILE]
+    [--per-generator N] [--per-category N] [--work-dir DIR] [--retries R]
 """
 
 from __future__ import annotations
@@ -21,28 +21,43 @@ build_app = typer.Typer(no_args_is_help=True, help="Build false-presupposition s
 SPEC_HELP = "model spec: embedded, openai:MODEL,base_url=URL[,api_key_env=VAR,...], PROVIDER/MODEL or @model.json"
 
 
-
 @build_app.command("presupposition")
 @_user_errors
 def presupposition(
-    myths: Annotated[Path, typer.Option("--myths", help="myth records (cancer, myth, fact, source): the study's myth_treatment.jsonl, JSON lines or a JSON array")],
+    myths: Annotated[
+        Path, typer.Option("--myths", help="myth records (cancer, myth, fact, source): the study's myth_treatment.jsonl, JSON lines or a JSON array")
+    ],
     out: Annotated[Path, typer.Option("--out", help="suite directory to write (rerun to resume)")],
-    generator: Annotated[Optional[list[str]], typer.Option("--generator", "-g", help=f"generator {SPEC_HELP}; repeat for several runs (each with its own pools)")] = None,
-    responder: Annotated[str, typer.Option("--responder", help="who answers the questions: 'same' (each generator its own, as the study) or a model spec")] = "same",
+    generator: Annotated[
+        Optional[list[str]], typer.Option("--generator", "-g", help=f"generator {SPEC_HELP}; repeat for several runs (each with its own pools)")
+    ] = None,
+    responder: Annotated[
+        str, typer.Option("--responder", help="who answers the questions: 'same' (each generator its own, as the study) or a model spec")
+    ] = "same",
     verifier: Annotated[str, typer.Option("--verifier", help=f"verifier {SPEC_HELP}: scores each answer -1/0/1 with the premise rubric")] = "embedded",
     categoriser: Annotated[Optional[str], typer.Option("--categoriser", help="categoriser model spec (default: the verifier)")] = None,
-    verify: Annotated[Optional[str], typer.Option("--verify", help="checker model spec: reads each selected question's correction; unsound ones are dropped")] = None,
+    verify: Annotated[
+        Optional[str], typer.Option("--verify", help="checker model spec: reads each selected question's correction; unsound ones are dropped")
+    ] = None,
     questions: Annotated[int, typer.Option("--questions", min=1, help="questions per myth (M)")] = 3,
     hard: Annotated[int, typer.Option("--hard", min=0, help="hard examples per prompt, from the generator's valid pool (K_h)")] = 6,
     easy: Annotated[int, typer.Option("--easy", min=0, help="easy examples per prompt, from the questions a responder corrected (K_e)")] = 2,
     invalid: Annotated[int, typer.Option("--invalid", min=0, help="seed invalid examples per prompt (K_i)")] = 4,
-    round_size: Annotated[int, typer.Option("--round-size", min=1, help="myths per round; the pools change between rounds (1: the study's sequential loop)")] = 1,
+    round_size: Annotated[
+        int, typer.Option("--round-size", min=1, help="myths per round; the pools change between rounds (1: the study's sequential loop)")
+    ] = 1,
     seed: Annotated[int, typer.Option("--seed", help="suite seed (example draws, balancing)")] = 0,
     limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="the first N myths only")] = None,
-    valid_seeds: Annotated[Optional[Path], typer.Option("--valid-seeds", help="valid seed examples (layout of the study's init_examples.json) instead of the built-in ones")] = None,
-    invalid_seeds: Annotated[Optional[Path], typer.Option("--invalid-seeds", help="invalid seed examples (layout of init_neg_examples.json) instead of the built-in ones")] = None,
+    valid_seeds: Annotated[
+        Optional[Path], typer.Option("--valid-seeds", help="valid seed examples (layout of the study's init_examples.json) instead of the built-in ones")
+    ] = None,
+    invalid_seeds: Annotated[
+        Optional[Path], typer.Option("--invalid-seeds", help="invalid seed examples (layout of init_neg_examples.json) instead of the built-in ones")
+    ] = None,
     per_generator: Annotated[Optional[int], typer.Option("--per-generator", min=1, help="balancing: questions per generator (Algorithm 1's fill)")] = None,
-    per_category: Annotated[Optional[int], typer.Option("--per-category", min=1, help="balancing: questions per category and generator (Algorithm 1's quota)")] = None,
+    per_category: Annotated[
+        Optional[int], typer.Option("--per-category", min=1, help="balancing: questions per category and generator (Algorithm 1's quota)")
+    ] = None,
     answer_tokens: Annotated[int, typer.Option("--answer-tokens", min=1, help="the responder's reply budget")] = 1024,
     judge_tokens: Annotated[Optional[int], typer.Option("--judge-tokens", min=1, help="the verifier's reply budget (default: the judge's)")] = None,
     name: Annotated[Optional[str], typer.Option("--name", help="suite name (default: the directory name)")] = None,
@@ -55,8 +70,19 @@ def presupposition(
     from .construct import PresuppositionBuildOptions, build_presupposition, load_seeds
 
     opts = PresuppositionBuildOptions(
-        seed=seed, questions=questions, hard=hard, easy=easy, invalid=invalid, round_size=round_size, limit=limit, retries=retries,
-        per_generator=per_generator, per_category=per_category, answer_tokens=answer_tokens, judge_tokens=judge_tokens, name=name,
+        seed=seed,
+        questions=questions,
+        hard=hard,
+        easy=easy,
+        invalid=invalid,
+        round_size=round_size,
+        limit=limit,
+        retries=retries,
+        per_generator=per_generator,
+        per_category=per_category,
+        answer_tokens=answer_tokens,
+        judge_tokens=judge_tokens,
+        name=name,
     )
     gens = [parse_model_spec(g) for g in (generator or ["embedded"])]
     resp = None if responder.strip().lower() == "same" else parse_model_spec(responder)
@@ -65,28 +91,36 @@ def presupposition(
     chk = parse_model_spec(verify) if verify else None
     seeds = load_seeds(valid_seeds, invalid_seeds)
     with StageProgress() as prog:
-        res = build_presupposition(myths, out, gens, ver, resp, opts, categoriser=cat, checker=chk, seeds=seeds, work_dir=work_dir,
-                                   progress=prog)
+        res = build_presupposition(myths, out, gens, ver, resp, opts, categoriser=cat, checker=chk, seeds=seeds, work_dir=work_dir, progress=prog)
     r = res.report
     it = r["items"]
-    console.print(f"kept {it['kept']} of {it['candidates']} candidates ({it['questions']} questions from {r['myths']} myths; "
-                  f"{it['rejected']} rejected by the checks; scores -1/0/1 {it['scores']['-1']}/{it['scores']['0']}/{it['scores']['1']}; "
-                  f"{it['unscored']} unscored)", highlight=False)
+    console.print(
+        f"kept {it['kept']} of {it['candidates']} candidates ({it['questions']} questions from {r['myths']} myths; "
+        f"{it['rejected']} rejected by the checks; scores -1/0/1 {it['scores']['-1']}/{it['scores']['0']}/{it['scores']['1']}; "
+        f"{it['unscored']} unscored)",
+        highlight=False,
+    )
     for g, b in r["by_generator"].items():
         pools = r["pools"][g]["final"]
-        console.print(f"  {g}: {b['questions']} questions, {b['candidates']} candidates, {b['kept']} kept; pools valid {pools['valid']}, "
-                      f"easy {pools['easy']}" + (f"; stopped after round {b['stopped_after_round']}" if b["stopped_after_round"] else ""),
-                      highlight=False)
+        console.print(
+            f"  {g}: {b['questions']} questions, {b['candidates']} candidates, {b['kept']} kept; pools valid {pools['valid']}, "
+            f"easy {pools['easy']}" + (f"; stopped after round {b['stopped_after_round']}" if b["stopped_after_round"] else ""),
+            highlight=False,
+        )
     for status, reasons in r.get("reasons", {}).items():
         console.print(f"  {status}: " + ", ".join(f"{k} {v}" for k, v in reasons.items()), highlight=False)
     c = r.get("checker_counts")
     if c:
-        console.print(f"checker {r['checker']}: {c['sound']} of {c['checked']} corrections sound ({c['unsound']} unsound, {c['unchecked']} not read)",
-                      highlight=False)
+        console.print(
+            f"checker {r['checker']}: {c['sound']} of {c['checked']} corrections sound ({c['unsound']} unsound, {c['unchecked']} not read)", highlight=False
+        )
     t = r["totals"]
-    console.print(f"calls: {t['calls_made']} made, {t['reused']} reused from the store, {t['call_errors']} errors, {t['retries']} retries; "
-                  f"{r['requests_per_kept_question'] or '—'} requests per kept question", highlight=False)
+    console.print(
+        f"calls: {t['calls_made']} made, {t['reused']} reused from the store, {t['call_errors']} errors, {t['retries']} retries; "
+        f"{r['requests_per_kept_question'] or '—'} requests per kept question",
+        highlight=False,
+    )
     for n in (*r.get("cautions", ()), *r.get("notes", ())):
         err_console.print(f"[yellow]note:[/] {n}", highlight=False)
     console.print(f"suite: {out}  (suite.json, items.jsonl, probes.jsonl, build_report.md, decisions.jsonl)")
-    build_outcome(r, it['kept'], it['candidates'], "candidates", out)
+    build_outcome(r, it["kept"], it["candidates"], "candidates", out)

@@ -37,10 +37,34 @@ from ...report.compare import Side, side
 from .metrics import N_RESAMPLES, SEED, pcs_rate
 from .taxonomy import NFP, PRESUPPOSITION
 
-COLUMNS = ["pair", "a", "b", "condition", "metric", "a_k", "a_n", "a_p", "a_lo", "a_hi", "b_k", "b_n", "b_p", "b_lo", "b_hi",
-           "n", "diff", "lo", "hi", "test", "test_b", "test_c", "p_test", "p_holm", "unit"]
+COLUMNS = [
+    "pair",
+    "a",
+    "b",
+    "condition",
+    "metric",
+    "a_k",
+    "a_n",
+    "a_p",
+    "a_lo",
+    "a_hi",
+    "b_k",
+    "b_n",
+    "b_p",
+    "b_lo",
+    "b_hi",
+    "n",
+    "diff",
+    "lo",
+    "hi",
+    "test",
+    "test_b",
+    "test_c",
+    "p_test",
+    "p_holm",
+    "unit",
+]
 METRIC_TITLES = {"pcs": "PCS (mean score, -1..1)", "pcr": "PCR (fully corrected)", "overcaution": "NFP over-caution"}
-
 
 
 @dataclass
@@ -48,27 +72,39 @@ class Comparison(BaseComparison):
     same_judge: bool = True  # both sides were judged by the same judge model and rubric
 
 
-
-
 def _scored(f: pd.DataFrame) -> pd.DataFrame:
     f = f[(f["status"].astype(str) == "valid").to_numpy() & f["value"].notna().to_numpy()]
     probe = f["probe_id"].astype(object).where(f["probe_id"].notna(), "")
-    out = pd.DataFrame({
-        "item_id": f["item_id"].astype(str).to_numpy(),
-        "probe_id": probe.astype(str).to_numpy(),
-        "condition": f["condition"].astype(str).to_numpy(),
-        "value": f["value"].to_numpy(dtype=np.float64),
-        "correct": f["correct"].to_numpy(dtype=bool),
-    })
+    out = pd.DataFrame(
+        {
+            "item_id": f["item_id"].astype(str).to_numpy(),
+            "probe_id": probe.astype(str).to_numpy(),
+            "condition": f["condition"].astype(str).to_numpy(),
+            "value": f["value"].to_numpy(dtype=np.float64),
+            "correct": f["correct"].to_numpy(dtype=bool),
+        }
+    )
     return out.drop_duplicates(["item_id", "probe_id", "condition"])
 
 
-def _base(name_a: str, name_b: str, cond: str, metric: str, xa: np.ndarray, xb: np.ndarray, seed: int,
-          n_resamples: int) -> dict[str, Any]:
+def _base(name_a: str, name_b: str, cond: str, metric: str, xa: np.ndarray, xb: np.ndarray, seed: int, n_resamples: int) -> dict[str, Any]:
     boot = stats.paired_bootstrap_diff(xa, xb, n_resamples=n_resamples, seed=seed)
-    return {"pair": f"{name_b} vs {name_a}", "a": name_a, "b": name_b, "condition": cond, "metric": metric, "n": int(len(xa)),
-            "diff": boot["diff"], "lo": boot["lo"], "hi": boot["hi"], "test": "", "test_b": np.nan,
-            "test_c": np.nan, "p_test": np.nan, "unit": "score" if metric == "pcs" else "rate"}
+    return {
+        "pair": f"{name_b} vs {name_a}",
+        "a": name_a,
+        "b": name_b,
+        "condition": cond,
+        "metric": metric,
+        "n": int(len(xa)),
+        "diff": boot["diff"],
+        "lo": boot["lo"],
+        "hi": boot["hi"],
+        "test": "",
+        "test_b": np.nan,
+        "test_c": np.nan,
+        "p_test": np.nan,
+        "unit": "score" if metric == "pcs" else "rate",
+    }
 
 
 def _score_row(name_a: str, name_b: str, cond: str, xa: np.ndarray, xb: np.ndarray, seed: int, n_resamples: int) -> dict[str, Any]:
@@ -76,18 +112,30 @@ def _score_row(name_a: str, name_b: str, cond: str, xa: np.ndarray, xb: np.ndarr
     ra, rb = pcs_rate(xa, n_resamples, seed), pcs_rate(xb, n_resamples, seed)
     t = stats.paired_permutation_test(xa, xb)
     row.update(test=t["test"], p_test=t["p"])
-    row.update(a_k=ra["k"], a_n=ra["n"], a_p=ra["p"], a_lo=ra["lo"], a_hi=ra["hi"],
-               b_k=rb["k"], b_n=rb["n"], b_p=rb["p"], b_lo=rb["lo"], b_hi=rb["hi"])
+    row.update(a_k=ra["k"], a_n=ra["n"], a_p=ra["p"], a_lo=ra["lo"], a_hi=ra["hi"], b_k=rb["k"], b_n=rb["n"], b_p=rb["p"], b_lo=rb["lo"], b_hi=rb["hi"])
     return row
 
 
-def _rate_row(name_a: str, name_b: str, cond: str, metric: str, xa: np.ndarray, xb: np.ndarray, seed: int,
-              n_resamples: int) -> dict[str, Any]:
+def _rate_row(name_a: str, name_b: str, cond: str, metric: str, xa: np.ndarray, xb: np.ndarray, seed: int, n_resamples: int) -> dict[str, Any]:
     row = _base(name_a, name_b, cond, metric, xa.astype(float), xb.astype(float), seed, n_resamples)
     ra, rb = stats.rate_from_bools(xa), stats.rate_from_bools(xb)
     t = stats.mcnemar_from_pairs(xa, xb)
-    row.update(a_k=ra.k, a_n=ra.n, a_p=ra.p, a_lo=ra.lo, a_hi=ra.hi, b_k=rb.k, b_n=rb.n, b_p=rb.p, b_lo=rb.lo, b_hi=rb.hi,
-               test="mcnemar_exact", test_b=t["b"], test_c=t["c"], p_test=t["p"])
+    row.update(
+        a_k=ra.k,
+        a_n=ra.n,
+        a_p=ra.p,
+        a_lo=ra.lo,
+        a_hi=ra.hi,
+        b_k=rb.k,
+        b_n=rb.n,
+        b_p=rb.p,
+        b_lo=rb.lo,
+        b_hi=rb.hi,
+        test="mcnemar_exact",
+        test_b=t["b"],
+        test_c=t["c"],
+        p_test=t["p"],
+    )
     return row
 
 
@@ -98,9 +146,17 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
     sa, sb = _scored(a.frame), _scored(b.frame)
     pairs = sa.merge(sb, on=["item_id", "probe_id", "condition"], how="inner", suffixes=("_a", "_b"))
     status_a, status_b = a.frame["status"].astype(str), b.frame["status"].astype(str)
-    counts = {"units_a": int(len(a.frame)), "units_b": int(len(b.frame)), "scored_a": int(len(sa)), "scored_b": int(len(sb)),
-              "unscored_a": int((status_a == "unscored").sum()), "unscored_b": int((status_b == "unscored").sum()),
-              "errors_a": int((status_a == "error").sum()), "errors_b": int((status_b == "error").sum()), "shared": int(len(pairs))}
+    counts = {
+        "units_a": int(len(a.frame)),
+        "units_b": int(len(b.frame)),
+        "scored_a": int(len(sa)),
+        "scored_b": int(len(sb)),
+        "unscored_a": int((status_a == "unscored").sum()),
+        "unscored_b": int((status_b == "unscored").sum()),
+        "errors_a": int((status_a == "error").sum()),
+        "errors_b": int((status_b == "error").sum()),
+        "shared": int(len(pairs)),
+    }
     rows: list[dict[str, Any]] = []
     p = pairs[pairs["condition"].to_numpy() == PRESUPPOSITION]
     if len(p):
@@ -109,8 +165,9 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
         rows.append(_rate_row(name_a, name_b, PRESUPPOSITION, "pcr", va >= 1, vb >= 1, seed, n_resamples))
     n = pairs[pairs["condition"].to_numpy() == NFP]
     if len(n):
-        rows.append(_rate_row(name_a, name_b, NFP, "overcaution", ~n["correct_a"].to_numpy(dtype=bool), ~n["correct_b"].to_numpy(dtype=bool),
-                              seed, n_resamples))
+        rows.append(
+            _rate_row(name_a, name_b, NFP, "overcaution", ~n["correct_a"].to_numpy(dtype=bool), ~n["correct_b"].to_numpy(dtype=bool), seed, n_resamples)
+        )
     table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c != "p_holm"])
     with stats.cheap_gc():
         table["p_holm"] = stats.holm(table["p_test"].tolist()) if len(table) else []
@@ -121,8 +178,7 @@ def compare_pair(ra, rb, out: Path, pairs: Sequence[str] = (), n_resamples: int 
     """Compare two loaded false-presupposition runs on shared questions and write the comparison to out."""
     from ...report.compare import pair_models
 
-    comps = [compare_sides(side(ra.name, ra.frame, ma, sa), side(rb.name, rb.frame, mb, sb), n_resamples)
-             for ma, sa, mb, sb in pair_models(ra, rb, pairs)]
+    comps = [compare_sides(side(ra.name, ra.frame, ma, sa), side(rb.name, rb.frame, mb, sb), n_resamples) for ma, sa, mb, sb in pair_models(ra, rb, pairs)]
     return write_compare(ra, rb, comps, out)
 
 
@@ -137,8 +193,7 @@ def diff_figure(table: pd.DataFrame, title: str) -> str | None:
         return None
     pairs = list(dict.fromkeys(table["pair"]))
     with plt.rc_context(STYLE):
-        fig, axes = plt.subplots(1, 2, figsize=(9.6, max(2.8, 0.5 * len(pairs) + 2.0)), layout="constrained",
-                                 gridspec_kw={"width_ratios": [2, 1]})
+        fig, axes = plt.subplots(1, 2, figsize=(9.6, max(2.8, 0.5 * len(pairs) + 2.0)), layout="constrained", gridspec_kw={"width_ratios": [2, 1]})
         panels = ((axes[0], ("pcr", "overcaution"), 100.0, "B - A (percentage points)"), (axes[1], ("pcs",), 1.0, "PCS, B - A"))
         for ax, metrics, scale, xlabel in panels:
             y = np.arange(len(metrics))
@@ -147,8 +202,18 @@ def diff_figure(table: pd.DataFrame, title: str) -> str | None:
                 sub = table[table["pair"] == pair].set_index("metric").reindex(list(metrics))
                 p, lo, hi = (scale * sub[k].astype(float).to_numpy() for k in ("diff", "lo", "hi"))
                 colour = PALETTE[j % len(PALETTE)]
-                ax.errorbar(p, y - 0.35 + step * (j + 0.5), xerr=_err(p, lo, hi), fmt="o", color=colour, ecolor=colour, elinewidth=1.2,
-                            capsize=2, label=_short(pair, 40) if ax is axes[0] else None, zorder=3)
+                ax.errorbar(
+                    p,
+                    y - 0.35 + step * (j + 0.5),
+                    xerr=_err(p, lo, hi),
+                    fmt="o",
+                    color=colour,
+                    ecolor=colour,
+                    elinewidth=1.2,
+                    capsize=2,
+                    label=_short(pair, 40) if ax is axes[0] else None,
+                    zorder=3,
+                )
             ax.axvline(0, color="#333", lw=0.8)
             ax.set_yticks(y, [METRIC_TITLES[m] for m in metrics])
             ax.invert_yaxis()
@@ -179,12 +244,22 @@ def table_html(table: pd.DataFrame) -> str:
         cell = score_cell if score else rate_cell
         a = cell(r["a_p"], r["a_lo"], r["a_hi"], r["a_n"])
         b = cell(r["b_p"], r["b_lo"], r["b_hi"], r["b_n"])
-        rows.append([esc(r["pair"]), esc(METRIC_TITLES.get(r["metric"], r["metric"])), a, b,
-                     diff_cell(r["diff"], r["lo"], r["hi"], "score" if score else "rate"),
-                     test_cell(r["test"], r["test_b"], r["test_c"], r["p_test"]), fmt_p(r["p_holm"]), str(int(r["n"]))])
+        rows.append(
+            [
+                esc(r["pair"]),
+                esc(METRIC_TITLES.get(r["metric"], r["metric"])),
+                a,
+                b,
+                diff_cell(r["diff"], r["lo"], r["hi"], "score" if score else "rate"),
+                test_cell(r["test"], r["test_b"], r["test_c"], r["p_test"]),
+                fmt_p(r["p_holm"]),
+                str(int(r["n"])),
+            ]
+        )
         classes.append(sig_class(r["p_holm"]))
-    return html_table(rows, ["Pair (B vs A)", "Metric", "A", "B", "B - A [95% CI]", "Exact test (b / c), p", "Holm p",
-                             "pairs"], numeric=range(2, 8), row_classes=classes)
+    return html_table(
+        rows, ["Pair (B vs A)", "Metric", "A", "B", "B - A [95% CI]", "Exact test (b / c), p", "Holm p", "pairs"], numeric=range(2, 8), row_classes=classes
+    )
 
 
 def write_compare(ra, rb, comps: list[Comparison], out: Path):
@@ -196,23 +271,39 @@ def write_compare(ra, rb, comps: list[Comparison], out: Path):
     counts = "".join(
         f"<li>{H.esc(c.b)} vs {H.esc(c.a)}: {c.counts['shared']} questions scored on both sides (A scored {c.counts['scored_a']} of "
         f"{c.counts['units_a']}, {c.counts['unscored_a']} unscored, {c.counts['errors_a']} errors; B scored {c.counts['scored_b']} of "
-        f"{c.counts['units_b']}, {c.counts['unscored_b']} unscored, {c.counts['errors_b']} errors)</li>" for c in comps)
-    judges = "".join(f"<p class='warn'>{H.esc(c.b)} and {H.esc(c.a)} were judged by different judges or rubrics: the differences "
-                     "mix the models with the judges.</p>" for c in comps if not c.same_judge)
-    body = "".join([
-        f"<p>Run B <code>{H.esc(rb.name)}</code> against run A <code>{H.esc(ra.name)}</code>, paired on the questions both scored: "
-        "does B correct false presuppositions more often (PCR, PCS), and at what cost in over-caution on the questions "
-        "without one?</p>",
-        f"<ul>{counts}</ul>", judges,
-        H.figure(diff_figure(table, f"{rb.name} minus {ra.name}, paired"),
-                 "B - A with paired bootstrap 95% intervals. Left: PCR and over-caution in percentage points (right of zero: B "
-                 "corrects more, or raises more false alarms); right: PCS."),
-        table_html(table) if not table.empty else "<p>No shared scored questions.</p>",
-        METHODS,
-    ])
-    md = "\n".join([f"# {rb.name} vs {ra.name}: false presuppositions (B - A, paired on shared questions)", "",
-                    markdown_table(table, ["pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "test_b", "test_c",
-                                           "p_test", "p_holm", "n"]) if not table.empty else "No shared scored questions.",
-                    ""])
+        f"{c.counts['units_b']}, {c.counts['unscored_b']} unscored, {c.counts['errors_b']} errors)</li>"
+        for c in comps
+    )
+    judges = "".join(
+        f"<p class='warn'>{H.esc(c.b)} and {H.esc(c.a)} were judged by different judges or rubrics: the differences mix the models with the judges.</p>"
+        for c in comps
+        if not c.same_judge
+    )
+    body = "".join(
+        [
+            f"<p>Run B <code>{H.esc(rb.name)}</code> against run A <code>{H.esc(ra.name)}</code>, paired on the questions both scored: "
+            "does B correct false presuppositions more often (PCR, PCS), and at what cost in over-caution on the questions "
+            "without one?</p>",
+            f"<ul>{counts}</ul>",
+            judges,
+            H.figure(
+                diff_figure(table, f"{rb.name} minus {ra.name}, paired"),
+                "B - A with paired bootstrap 95% intervals. Left: PCR and over-caution in percentage points (right of zero: B "
+                "corrects more, or raises more false alarms); right: PCS.",
+            ),
+            table_html(table) if not table.empty else "<p>No shared scored questions.</p>",
+            METHODS,
+        ]
+    )
+    md = "\n".join(
+        [
+            f"# {rb.name} vs {ra.name}: false presuppositions (B - A, paired on shared questions)",
+            "",
+            markdown_table(table, ["pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "test_b", "test_c", "p_test", "p_holm", "n"])
+            if not table.empty
+            else "No shared scored questions.",
+            "",
+        ]
+    )
     paths = finish_compare(ra, rb, body, md, table, out)
     return CompareResult(table, comps, out, paths["html"], paths["md"], paths["csv"], paths["parquet"])

@@ -59,8 +59,7 @@ def pcs_rate(values: Any, n_resamples: int = N_RESAMPLES, seed: int = SEED) -> d
     ({k: sum of the scores, n, p: the mean, lo, hi, unit: "score", interval})."""
     v = np.asarray(values, dtype=np.float64)
     n = int(v.size)
-    out: dict[str, Any] = {"k": int(round(float(v.sum()))) if n else 0, "n": n, "p": None, "lo": None, "hi": None,
-                           "unit": "score", "interval": INTERVAL}
+    out: dict[str, Any] = {"k": int(round(float(v.sum()))) if n else 0, "n": n, "p": None, "lo": None, "hi": None, "unit": "score", "interval": INTERVAL}
     if n == 0:
         return out
     b = stats.bootstrap_mean(v, n_resamples=n_resamples, seed=seed, method="percentile")
@@ -72,9 +71,14 @@ def pcs_rate(values: Any, n_resamples: int = N_RESAMPLES, seed: int = SEED) -> d
 
 
 def _counts(status: np.ndarray) -> dict[str, int]:
-    return {"units": int(status.size), "scored": int((status == "valid").sum()), "unscored": int((status == "unscored").sum()),
-            "invalid": int((status == "invalid").sum()), "errors": int((status == "error").sum()),
-            "missing": int((status == "missing").sum())}
+    return {
+        "units": int(status.size),
+        "scored": int((status == "valid").sum()),
+        "unscored": int((status == "unscored").sum()),
+        "invalid": int((status == "invalid").sum()),
+        "errors": int((status == "error").sum()),
+        "missing": int((status == "missing").sum()),
+    }
 
 
 def _slice(g: pd.DataFrame) -> dict[str, Any]:
@@ -153,8 +157,7 @@ def _mean_of(blocks: list[dict[str, Any]]) -> dict[str, Any]:
     for key, unit in MEAN_KEYS:
         vals = [float(b[key]["p"]) for b in blocks if isinstance(b.get(key), dict) and b[key].get("p") is not None]
         if vals:
-            agg[key] = {"mean": float(np.mean(vals)), "min": float(np.min(vals)), "max": float(np.max(vals)), "models": len(vals),
-                        "unit": unit}
+            agg[key] = {"mean": float(np.mean(vals)), "min": float(np.min(vals)), "max": float(np.max(vals)), "models": len(vals), "unit": unit}
     return agg
 
 
@@ -177,8 +180,7 @@ def mean_by_stratum(models: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-MATRIX_COLUMNS = ["model", "setting", "generator", "own", "pcs_p", "pcs_lo", "pcs_hi", "pcs_n", "pcr_k", "pcr_p", "pcr_lo", "pcr_hi",
-                  "pcr_n", "unscored_k"]
+MATRIX_COLUMNS = ["model", "setting", "generator", "own", "pcs_p", "pcs_lo", "pcs_hi", "pcs_n", "pcr_k", "pcr_p", "pcr_lo", "pcr_hi", "pcr_n", "unscored_k"]
 
 
 def generator_matrix(models: dict[str, Any]) -> pd.DataFrame:
@@ -190,8 +192,22 @@ def generator_matrix(models: dict[str, Any]) -> pd.DataFrame:
         for setting, block in settings.items():
             for gen, b in (block.get("by_generator") or {}).items():
                 pcs, pcr = b.get("pcs") or {}, b.get("pcr") or {}
-                rows.append({"model": model, "setting": setting, "generator": gen, "own": generator_name(model) == gen,
-                             "pcs_p": pcs.get("p"), "pcs_lo": pcs.get("lo"), "pcs_hi": pcs.get("hi"), "pcs_n": pcs.get("n"),
-                             "pcr_k": pcr.get("k"), "pcr_p": pcr.get("p"), "pcr_lo": pcr.get("lo"), "pcr_hi": pcr.get("hi"),
-                             "pcr_n": pcr.get("n"), "unscored_k": (b.get("unscored") or {}).get("k")})
+                rows.append(
+                    {
+                        "model": model,
+                        "setting": setting,
+                        "generator": gen,
+                        "own": generator_name(model) == gen,
+                        "pcs_p": pcs.get("p"),
+                        "pcs_lo": pcs.get("lo"),
+                        "pcs_hi": pcs.get("hi"),
+                        "pcs_n": pcs.get("n"),
+                        "pcr_k": pcr.get("k"),
+                        "pcr_p": pcr.get("p"),
+                        "pcr_lo": pcr.get("lo"),
+                        "pcr_hi": pcr.get("hi"),
+                        "pcr_n": pcr.get("n"),
+                        "unscored_k": (b.get("unscored") or {}).get("k"),
+                    }
+                )
     return pd.DataFrame(rows, columns=MATRIX_COLUMNS)

@@ -61,8 +61,7 @@ __all__ = [
 SOURCE = "cancer-myth"
 RELEASE_FIELDS = ("QID", "question", "presupposition_correction", "category", "from_model", "cancer", "source", "source_myth")
 NFP_FIELDS = ("example_question", "source_type", "source_row", "from_model", "source_cancer", "QID")
-CANDIDATE_FIELDS = ("example_question", "example_assumption", "source_row", "source_type", "source_info", "category", "from_model",
-                    "raw_QID")
+CANDIDATE_FIELDS = ("example_question", "example_assumption", "source_row", "source_type", "source_info", "category", "from_model", "raw_QID")
 MYTH_FIELDS = ("cancer", "myth", "fact", "source")
 EXPORT_FORMATS = ("cancer-myth", "parquet")
 
@@ -265,16 +264,17 @@ def _release_row(obj: dict[str, Any], path: Path, line: int | None) -> tuple[Ite
     release = _drop_none({"QID": qid, "category": obj.get("category"), "from_model": obj.get("from_model")})
     if extra := _extra(obj, RELEASE_FIELDS):
         release["extra"] = extra
-    meta = _drop_none({"cancer": cancer, "myth": _optional_text(obj, "source_myth", path, line),
-                       "myth_source": _optional_text(obj, "source", path, line), "release": release})
+    meta = _drop_none(
+        {"cancer": cancer, "myth": _optional_text(obj, "source_myth", path, line), "myth_source": _optional_text(obj, "source", path, line), "release": release}
+    )
     item = Item(id=_item_id(qid), source=SOURCE, question=question, reference=correction, subject=cancer, meta=meta)
-    probe = PresuppositionProbe(id=probe_id(item.id, PRESUPPOSITION), item_id=item.id, condition=PRESUPPOSITION,
-                                facets={"category": category, "generator": generator_name(from_model)})
+    probe = PresuppositionProbe(
+        id=probe_id(item.id, PRESUPPOSITION), item_id=item.id, condition=PRESUPPOSITION, facets={"category": category, "generator": generator_name(from_model)}
+    )
     return item, probe
 
 
-def _nfp_row(obj: dict[str, Any], path: Path, line: int | None, myths: dict[int, Myth] | None,
-             myth_path: Path | None) -> tuple[Item, PresuppositionProbe]:
+def _nfp_row(obj: dict[str, Any], path: Path, line: int | None, myths: dict[int, Myth] | None, myth_path: Path | None) -> tuple[Item, PresuppositionProbe]:
     qid = _qid(obj, "QID", path, line)
     question = text_field(obj.get("example_question"), path, line, "example_question")
     row = _row_number(obj, "source_row", path, line)
@@ -307,16 +307,26 @@ def _candidate_row(obj: dict[str, Any], path: Path, line: int | None, item_id: s
     if not isinstance(info, dict):
         raise InputError(path, line, "source_info", f"expected an object with cancer, myth, fact, source, got {show(info)}")
     facts = {k: _optional_text(info, k, path, line) for k in MYTH_FIELDS}
-    release = _drop_none({"raw_QID": obj.get("raw_QID"), "category": obj.get("category"), "from_model": obj.get("from_model"),
-                          "source_row": obj.get("source_row")})
+    release = _drop_none(
+        {"raw_QID": obj.get("raw_QID"), "category": obj.get("category"), "from_model": obj.get("from_model"), "source_row": obj.get("source_row")}
+    )
     if extra := _extra(obj, CANDIDATE_FIELDS):
         release["extra"] = extra
-    meta = _drop_none({"cancer": facts["cancer"], "myth": facts["myth"], "fact": facts["fact"], "myth_source": facts["source"],
-                       "source_row": _row_number(obj, "source_row", path, line),
-                       "source_type": _optional_text(obj, "source_type", path, line), "release": release})
+    meta = _drop_none(
+        {
+            "cancer": facts["cancer"],
+            "myth": facts["myth"],
+            "fact": facts["fact"],
+            "myth_source": facts["source"],
+            "source_row": _row_number(obj, "source_row", path, line),
+            "source_type": _optional_text(obj, "source_type", path, line),
+            "release": release,
+        }
+    )
     item = Item(id=item_id, source=SOURCE, question=question, reference=correction, subject=facts["cancer"], meta=meta)
-    probe = PresuppositionProbe(id=probe_id(item.id, PRESUPPOSITION), item_id=item.id, condition=PRESUPPOSITION,
-                                facets={"category": category, "generator": generator_name(from_model)})
+    probe = PresuppositionProbe(
+        id=probe_id(item.id, PRESUPPOSITION), item_id=item.id, condition=PRESUPPOSITION, facets={"category": category, "generator": generator_name(from_model)}
+    )
     return item, probe
 
 
@@ -325,21 +335,29 @@ def _no_config(config: str | None, fmt: str) -> None:
         raise ConfigError("--config", f"the {fmt} layout has no configs")
 
 
-def _manifest(path: Path, fmt: str, seed: int, name: str | None, probes: list[PresuppositionProbe],
-              extra_counts: dict[str, Any] | None = None, extra_source: dict[str, Any] | None = None) -> SuiteManifest:
+def _manifest(
+    path: Path,
+    fmt: str,
+    seed: int,
+    name: str | None,
+    probes: list[PresuppositionProbe],
+    extra_counts: dict[str, Any] | None = None,
+    extra_source: dict[str, Any] | None = None,
+) -> SuiteManifest:
     categories = Counter(p.facets.get("category") for p in probes if p.facets.get("category"))
     generators = Counter(p.facets.get("generator") for p in probes)
-    counts = {"categories": {k: categories[k] for k in CATEGORY_KEYS if categories[k]}, "generators": dict(sorted(generators.items())),
-              **(extra_counts or {})}
+    counts = {"categories": {k: categories[k] for k in CATEGORY_KEYS if categories[k]}, "generators": dict(sorted(generators.items())), **(extra_counts or {})}
     return SuiteManifest(
-        name=name or path.stem, family=FAMILY, seed=seed, counts=counts,
+        name=name or path.stem,
+        family=FAMILY,
+        seed=seed,
+        counts=counts,
         description=f"read from the Cancer-Myth {fmt} layout {path} ({len(probes)} questions)",
         source={"format": fmt, "path": str(path), "sha256": sha256_file(path), **(extra_source or {})},
     )
 
 
-def read_release(path: Path | str, seed: int = 0, name: str | None = None, config: str | None = None,
-                 myths: Path | str | None = None, **_: Any) -> Suite:
+def read_release(path: Path | str, seed: int = 0, name: str | None = None, config: str | None = None, myths: Path | str | None = None, **_: Any) -> Suite:
     """A suite from the study's release layout (one presupposition probe per question)."""
     path = Path(path)
     _no_config(config, "cancer-myth")
@@ -360,8 +378,7 @@ def _myth_rows(myths: Path | str) -> dict[int, Myth]:
     return {m.row: m for m in read_myths(myths)}
 
 
-def read_nfp(path: Path | str, seed: int = 0, name: str | None = None, config: str | None = None,
-             myths: Path | str | None = None, **_: Any) -> Suite:
+def read_nfp(path: Path | str, seed: int = 0, name: str | None = None, config: str | None = None, myths: Path | str | None = None, **_: Any) -> Suite:
     """A suite from the NFP control layout (one `nfp` probe per question); with `myths` (the myth
     file its source_row counts in) each item's meta gets the myth and fact of its row."""
     path = Path(path)
@@ -379,8 +396,7 @@ def read_nfp(path: Path | str, seed: int = 0, name: str | None = None, config: s
     return Suite(_manifest(path, "cancer-myth-nfp", seed, name, probes, extra_source=source), items, probes)
 
 
-def read_candidates(path: Path | str, seed: int = 0, name: str | None = None, config: str | None = None,
-                    myths: Path | str | None = None, **_: Any) -> Suite:
+def read_candidates(path: Path | str, seed: int = 0, name: str | None = None, config: str | None = None, myths: Path | str | None = None, **_: Any) -> Suite:
     """A suite from the questions generated before validation (every one a presupposition probe).
     Item ids are `raw-<raw_QID>`; a raw_QID met again gets `-2`, `-3`, ... in file order."""
     path = Path(path)
@@ -507,14 +523,26 @@ def release_rows(suite: Suite) -> tuple[list[dict[str, Any]], list[dict[str, Any
             if probe.condition == PRESUPPOSITION:
                 if not (item.reference or "").strip():
                     raise InputError(where, None, "reference", f"item {show(item.id)} has no correction to write as presupposition_correction")
-                row = {"QID": _qid_of(item), "question": item.question, "presupposition_correction": item.reference,
-                       "category": _category_spelling(item, probe), "from_model": _from_model(item, probe),
-                       "cancer": meta.get("cancer"), "source": meta.get("myth_source"), "source_myth": meta.get("myth")}
+                row = {
+                    "QID": _qid_of(item),
+                    "question": item.question,
+                    "presupposition_correction": item.reference,
+                    "category": _category_spelling(item, probe),
+                    "from_model": _from_model(item, probe),
+                    "cancer": meta.get("cancer"),
+                    "source": meta.get("myth_source"),
+                    "source_myth": meta.get("myth"),
+                }
                 rows.append({**row, **(rel.get("extra") or {})})
             elif probe.condition == NFP:
-                row = {"example_question": item.question, "source_type": meta.get("source_type"),
-                       "source_row": rel.get("source_row", meta.get("source_row")), "from_model": _from_model(item, probe),
-                       "source_cancer": meta.get("cancer"), "QID": _qid_of(item)}
+                row = {
+                    "example_question": item.question,
+                    "source_type": meta.get("source_type"),
+                    "source_row": rel.get("source_row", meta.get("source_row")),
+                    "from_model": _from_model(item, probe),
+                    "source_cancer": meta.get("cancer"),
+                    "QID": _qid_of(item),
+                }
                 nfp.append({**row, **(rel.get("extra") or {})})
     return rows, nfp
 
@@ -548,8 +576,7 @@ def _write_parquet(path: Path, rows: list[dict[str, Any]], fields: tuple[str, ..
         elif all(isinstance(v, str) for v in present):
             arrays[k] = pa.array(values, type=pa.string())
         else:  # mixed or nested values (an id column with numbers and text, an unknown column): as JSON text
-            arrays[k] = pa.array([None if v is None else v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for v in values],
-                                 type=pa.string())
+            arrays[k] = pa.array([None if v is None else v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for v in values], type=pa.string())
     with atomic_write(path, "wb") as fh:
         pq.write_table(pa.table(arrays), fh)
 
@@ -573,4 +600,3 @@ def export_suite(suite: Suite, path: Path | str, fmt: str = "cancer-myth") -> in
         else:
             _write_jsonl(target, data)
     return len(rows) + len(nfp)
-

@@ -63,12 +63,33 @@ def headline_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.Dat
             row.update(_rate_cols(k, o.get(k)))
         row["pcs_unit"] = "score"  # a mean on -1..1, not a share (the command line's summary reads this)
         c = block.get("counts", {})
-        row.update(units=c.get("units"), units_scored=c.get("scored", 0), units_errors=c.get("errors", 0),
-                   units_invalid=c.get("invalid", 0), units_unscored=c.get("unscored", 0), units_missing=c.get("missing", 0),
-                   presupposition_units=(o.get("presupposition") or {}).get("units", 0), nfp_units=(o.get("nfp") or {}).get("units", 0))
+        row.update(
+            units=c.get("units"),
+            units_scored=c.get("scored", 0),
+            units_errors=c.get("errors", 0),
+            units_invalid=c.get("invalid", 0),
+            units_unscored=c.get("unscored", 0),
+            units_missing=c.get("missing", 0),
+            presupposition_units=(o.get("presupposition") or {}).get("units", 0),
+            nfp_units=(o.get("nfp") or {}).get("units", 0),
+        )
         rows.append(row)
-    cols = ["run", "model", "setting", "n_items", *[f"{k}_{p}" for k in HEADLINE_KEYS for p in RATE_PARTS], "units", "units_scored",
-            "units_errors", "units_invalid", "units_unscored", "units_missing", "presupposition_units", "nfp_units", "pcs_unit"]
+    cols = [
+        "run",
+        "model",
+        "setting",
+        "n_items",
+        *[f"{k}_{p}" for k in HEADLINE_KEYS for p in RATE_PARTS],
+        "units",
+        "units_scored",
+        "units_errors",
+        "units_invalid",
+        "units_unscored",
+        "units_missing",
+        "presupposition_units",
+        "nfp_units",
+        "pcs_unit",
+    ]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -85,14 +106,18 @@ def strata_table(blocks: list[tuple[str, str, str, dict[str, Any]]], group: str)
     rows = []
     for run, model, setting, block in blocks:
         for key, b in (block.get(group) or {}).items():
-            row: dict[str, Any] = {"run": run, "model": model, "setting": setting, "stratum": key,
-                                   "title": CATEGORY_TITLES.get(key, key) if group == "by_category" else key}
+            row: dict[str, Any] = {
+                "run": run,
+                "model": model,
+                "setting": setting,
+                "stratum": key,
+                "title": CATEGORY_TITLES.get(key, key) if group == "by_category" else key,
+            }
             for k in ("pcs", "pcr", "overcaution"):
                 row.update(_rate_cols(k, b.get(k)))
             row["unscored_k"] = (b.get("unscored") or {}).get("k")
             rows.append(row)
-    cols = ["run", "model", "setting", "stratum", "title", *[f"{k}_{p}" for k in ("pcs", "pcr", "overcaution") for p in RATE_PARTS],
-            "unscored_k"]
+    cols = ["run", "model", "setting", "stratum", "title", *[f"{k}_{p}" for k in ("pcs", "pcr", "overcaution") for p in RATE_PARTS], "unscored_k"]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -168,9 +193,19 @@ def agreement_table(runs: Sequence[Any]) -> tuple[pd.DataFrame, list[str]]:
                 continue
             value = _num(m.get("p")) if kind == "rate" else _num(m.get("value", m.get("p")))
             n = m.get("n", m.get("units", data.get("n")))
-            rows.append({"run": r.name, "measure": key, "title": title, "kind": kind, "value": value, "lo": _num(m.get("lo")),
-                         "hi": _num(m.get("hi")), "n": int(n) if _num(n) is not None else None,
-                         "study": _num(study.get(key)) if isinstance(study, dict) else None})
+            rows.append(
+                {
+                    "run": r.name,
+                    "measure": key,
+                    "title": title,
+                    "kind": kind,
+                    "value": value,
+                    "lo": _num(m.get("lo")),
+                    "hi": _num(m.get("hi")),
+                    "n": int(n) if _num(n) is not None else None,
+                    "study": _num(study.get(key)) if isinstance(study, dict) else None,
+                }
+            )
     return pd.DataFrame(rows, columns=["run", "measure", "title", "kind", "value", "lo", "hi", "n", "study"]), notes
 
 
@@ -213,8 +248,18 @@ def category_figure(cat: pd.DataFrame) -> str | None:
             colour = PALETTE[j % len(PALETTE)]
             sub = d[d["row"] == row].drop_duplicates("stratum").set_index("stratum").reindex(keys)
             p, lo, hi = (sub[k].astype(float).to_numpy() for k in ("pcs_p", "pcs_lo", "pcs_hi"))
-            ax.errorbar(p, y - 0.35 + step * (j + 0.5), xerr=_err(p, lo, hi), fmt="o", color=colour, ecolor=colour, elinewidth=1.2,
-                        capsize=2, label=_short(row, 34), zorder=3)
+            ax.errorbar(
+                p,
+                y - 0.35 + step * (j + 0.5),
+                xerr=_err(p, lo, hi),
+                fmt="o",
+                color=colour,
+                ecolor=colour,
+                elinewidth=1.2,
+                capsize=2,
+                label=_short(row, 34),
+                zorder=3,
+            )
         ax.axvline(0, color="#333", lw=0.8)
         ax.set_xlim(-1.05, 1.05)
         ax.set_yticks(y, [CATEGORY_TITLES.get(k, k) for k in keys])
@@ -249,8 +294,16 @@ def matrix_figure(mx: pd.DataFrame) -> str | None:
                     ax.text(j, i, "—", ha="center", va="center", fontsize=9, color="#555")
                     continue
                 n = ns.iloc[i, j]
-                ax.text(j, i, f"{v:+.2f}" + ("" if pd.isna(n) else f"\nn={int(n)}"), ha="center", va="center", fontsize=8.5,
-                        color="white" if abs(v) > 0.6 else "#111", linespacing=1.1)
+                ax.text(
+                    j,
+                    i,
+                    f"{v:+.2f}" + ("" if pd.isna(n) else f"\nn={int(n)}"),
+                    ha="center",
+                    va="center",
+                    fontsize=8.5,
+                    color="white" if abs(v) > 0.6 else "#111",
+                    linespacing=1.1,
+                )
                 if bool(own.iloc[i, j] is True or own.iloc[i, j] == 1):
                     ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="#111", lw=2))
         ax.set_xticks(range(len(cols)), [_wrap(c, 14) for c in cols])
@@ -280,9 +333,21 @@ def tradeoff_figure(h: pd.DataFrame) -> str | None:
             colour = PALETTE[models.index(r["model"]) % len(PALETTE)]
             x, xl, xh = (np.array([_pct(r[f"nfp_answered_{k}"])]) for k in ("p", "lo", "hi"))
             y, yl, yh = (np.array([_pct(r[f"pcr_{k}"])]) for k in ("p", "lo", "hi"))
-            ax.errorbar(x, y, xerr=_err(x, xl, xh), yerr=_err(y, yl, yh), fmt=markers[settings.index(r["setting"]) % len(markers)],
-                        color=colour, ecolor=colour, elinewidth=1.1, capsize=3, ms=7, alpha=0.9,
-                        label=_short(row_label(r["model"], r["setting"]), 34), zorder=3)
+            ax.errorbar(
+                x,
+                y,
+                xerr=_err(x, xl, xh),
+                yerr=_err(y, yl, yh),
+                fmt=markers[settings.index(r["setting"]) % len(markers)],
+                color=colour,
+                ecolor=colour,
+                elinewidth=1.1,
+                capsize=3,
+                ms=7,
+                alpha=0.9,
+                label=_short(row_label(r["model"], r["setting"]), 34),
+                zorder=3,
+            )
         ax.set_xlim(-2, 102)
         ax.set_ylim(-2, 102)
         ax.set_xlabel("Control questions answered without a false alarm (%), 1 - over-caution")
@@ -308,8 +373,7 @@ def distribution_figure(dist: pd.DataFrame) -> str | None:
         for j, s in enumerate(scores):
             sub = d[d["score"] == s].drop_duplicates("row").set_index("row").reindex(rows)
             share = 100 * sub["p"].astype(float).fillna(0).to_numpy()
-            ax.barh(np.arange(len(rows)), share, left=left, color=SCORE_COLOURS.get(s, PALETTE[j % len(PALETTE)]), label=f"score {s}",
-                    edgecolor="white")
+            ax.barh(np.arange(len(rows)), share, left=left, color=SCORE_COLOURS.get(s, PALETTE[j % len(PALETTE)]), label=f"score {s}", edgecolor="white")
             for i, (lft, w) in enumerate(zip(left, share)):
                 if w >= 8:
                     ax.text(lft + w / 2, i, f"{w:.0f}%", ha="center", va="center", fontsize=8.5, color="white")
@@ -354,21 +418,31 @@ def _lead(h: pd.DataFrame, mean: dict[str, Any]) -> str:
         return ""
     if len(base) == 1:
         r = base.iloc[0]
-        s = (f"<b>{esc(r['model'])}</b> fully corrects the false presupposition in <b>{100 * r['pcr_p']:.1f}%</b> of "
-             f"{int(r['pcr_n'])} scored questions (PCR; PCS {float(r['pcs_p']):+.2f} on -1 to 1)")
+        s = (
+            f"<b>{esc(r['model'])}</b> fully corrects the false presupposition in <b>{100 * r['pcr_p']:.1f}%</b> of "
+            f"{int(r['pcr_n'])} scored questions (PCR; PCS {float(r['pcs_p']):+.2f} on -1 to 1)"
+        )
     else:
         best = base.loc[base["pcr_p"].astype(float).idxmax()]
         agg = mean.get("none") or next(iter(mean.values()), {})
-        s = (f"Across {len(base)} models, PCR averages <b>{100 * agg['pcr']['mean']:.1f}%</b> (best: {esc(best['model'])}, "
-             f"{100 * best['pcr_p']:.1f}%) and PCS {agg['pcs']['mean']:+.2f}") if "pcr" in agg and "pcs" in agg else ""
+        s = (
+            (
+                f"Across {len(base)} models, PCR averages <b>{100 * agg['pcr']['mean']:.1f}%</b> (best: {esc(best['model'])}, "
+                f"{100 * best['pcr_p']:.1f}%) and PCS {agg['pcs']['mean']:+.2f}"
+            )
+            if "pcr" in agg and "pcs" in agg
+            else ""
+        )
     if not s:
         return ""
     oc = base[base["overcaution_p"].notna()]
     if len(oc) == 1:
         s += f"; on questions without a false presupposition it claims one in {100 * oc.iloc[0]['overcaution_p']:.1f}% (over-caution)"
     elif len(oc) > 1:
-        s += (f"; over-caution on questions without a false presupposition ranges from {100 * oc['overcaution_p'].min():.1f}% "
-              f"to {100 * oc['overcaution_p'].max():.1f}%")
+        s += (
+            f"; over-caution on questions without a false presupposition ranges from {100 * oc['overcaution_p'].min():.1f}% "
+            f"to {100 * oc['overcaution_p'].max():.1f}%"
+        )
     return f"<p class='lead'>{s}.</p>"
 
 
@@ -378,17 +452,29 @@ def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
     rows = []
     for r in h.to_dict("records"):
         unscored = int(r.get("unscored_k") or 0)
-        rows.append([f"<b class='wrap'>{esc(r['model'])}</b>", esc(setting_name(r["setting"])),
-                     "—" if _isnan(r.get("n_items")) else str(int(r["n_items"])),
-                     score_cell(r["pcs_p"], r["pcs_lo"], r["pcs_hi"], r["pcs_n"]),
-                     rate_cell(r["pcr_p"], r["pcr_lo"], r["pcr_hi"], r["pcr_n"]),
-                     rate_cell(r["overcaution_p"], r["overcaution_lo"], r["overcaution_hi"], r["overcaution_n"]),
-                     f"<span class='warn'>{unscored}</span>" if unscored else "0",
-                     str(int(r.get("units_errors") or 0)), str(int(r.get("units_invalid") or 0))])
+        rows.append(
+            [
+                f"<b class='wrap'>{esc(r['model'])}</b>",
+                esc(setting_name(r["setting"])),
+                "—" if _isnan(r.get("n_items")) else str(int(r["n_items"])),
+                score_cell(r["pcs_p"], r["pcs_lo"], r["pcs_hi"], r["pcs_n"]),
+                rate_cell(r["pcr_p"], r["pcr_lo"], r["pcr_hi"], r["pcr_n"]),
+                rate_cell(r["overcaution_p"], r["overcaution_lo"], r["overcaution_hi"], r["overcaution_n"]),
+                f"<span class='warn'>{unscored}</span>" if unscored else "0",
+                str(int(r.get("units_errors") or 0)),
+                str(int(r.get("units_invalid") or 0)),
+            ]
+        )
     headers = ["Model", "Setting", "Questions", "PCS (-1..1)", "PCR", "NFP over-caution", "Unscored", "Errors", "Invalid"]
     total = int(h["unscored_k"].fillna(0).sum())
-    warn = (f"<p class='warn'>{total} judgment{'s' if total != 1 else ''} unscored (the judge gave no readable verdict): left "
-            "out of every number above and listed with their reasons in the section below.</p>") if total else ""
+    warn = (
+        (
+            f"<p class='warn'>{total} judgment{'s' if total != 1 else ''} unscored (the judge gave no readable verdict): left "
+            "out of every number above and listed with their reasons in the section below.</p>"
+        )
+        if total
+        else ""
+    )
     return f"<h3>{esc(TITLE)}</h3>" + _lead(h, mean) + table(rows, headers, numeric=range(2, len(headers))) + warn
 
 
@@ -399,8 +485,13 @@ def distribution_html(dist: pd.DataFrame) -> str:
     rows = []
     for (model, setting), g in dist.groupby(["model", "setting"], sort=False):
         by = g.set_index("score")
-        rows.append([esc(model), esc(setting_name(setting)),
-                     *[rate_cell(by.at[s, "p"], by.at[s, "lo"], by.at[s, "hi"], by.at[s, "n"]) if s in by.index else "—" for s in scores]])
+        rows.append(
+            [
+                esc(model),
+                esc(setting_name(setting)),
+                *[rate_cell(by.at[s, "p"], by.at[s, "lo"], by.at[s, "hi"], by.at[s, "n"]) if s in by.index else "—" for s in scores],
+            ]
+        )
     return table(rows, ["Model", "Setting", *[f"Score {esc(s)}" for s in scores]], numeric=range(2, 2 + len(scores)))
 
 
@@ -409,11 +500,17 @@ def strata_html(st: pd.DataFrame, what: str) -> str:
         return f"<p class='note'>No {esc(what)} in these suites.</p>"
     rows = []
     for r in st.to_dict("records"):
-        rows.append([esc(r["title"]), esc(r["model"]), esc(setting_name(r["setting"])),
-                     score_cell(r["pcs_p"], r["pcs_lo"], r["pcs_hi"], r["pcs_n"]),
-                     rate_cell(r["pcr_p"], r["pcr_lo"], r["pcr_hi"], r["pcr_n"]),
-                     rate_cell(r["overcaution_p"], r["overcaution_lo"], r["overcaution_hi"], r["overcaution_n"]),
-                     str(int(r["unscored_k"] or 0))])
+        rows.append(
+            [
+                esc(r["title"]),
+                esc(r["model"]),
+                esc(setting_name(r["setting"])),
+                score_cell(r["pcs_p"], r["pcs_lo"], r["pcs_hi"], r["pcs_n"]),
+                rate_cell(r["pcr_p"], r["pcr_lo"], r["pcr_hi"], r["pcr_n"]),
+                rate_cell(r["overcaution_p"], r["overcaution_lo"], r["overcaution_hi"], r["overcaution_n"]),
+                str(int(r["unscored_k"] or 0)),
+            ]
+        )
     return table(rows, [esc(what.capitalize()), "Model", "Setting", "PCS", "PCR", "NFP over-caution", "Unscored"], numeric=range(3, 7))
 
 
@@ -422,9 +519,15 @@ def matrix_html(mx: pd.DataFrame) -> str:
         return "<p class='note'>No generator recorded for these questions.</p>"
     rows = []
     for r in mx.to_dict("records"):
-        rows.append([esc(r["generator"]), esc(r["model"]) + (" <span class='badge'>own questions</span>" if r["own"] else ""),
-                     esc(setting_name(r["setting"])), score_cell(r["pcs_p"], r["pcs_lo"], r["pcs_hi"], r["pcs_n"]),
-                     rate_cell(r["pcr_p"], r["pcr_lo"], r["pcr_hi"], r["pcr_n"])])
+        rows.append(
+            [
+                esc(r["generator"]),
+                esc(r["model"]) + (" <span class='badge'>own questions</span>" if r["own"] else ""),
+                esc(setting_name(r["setting"])),
+                score_cell(r["pcs_p"], r["pcs_lo"], r["pcs_hi"], r["pcs_n"]),
+                rate_cell(r["pcr_p"], r["pcr_lo"], r["pcr_hi"], r["pcr_n"]),
+            ]
+        )
     return table(rows, ["Generator", "Evaluated model", "Setting", "PCS", "PCR"], numeric=(3, 4))
 
 
@@ -433,16 +536,22 @@ def unscored_html(h: pd.DataFrame, reasons: pd.DataFrame) -> str:
     judged = int(h["unscored_n"].fillna(0).sum()) if not h.empty else 0
     if total == 0:
         return f"<p>Every judged answer got a readable verdict ({judged} judgments).</p>"
-    out = [f"<p><b>{total}</b> of {judged} judgments are unscored: the judge's reply held no verdict of the rubric, or the "
-           "judge call failed. They are never counted as a score; rerun the same command to retry failed judge calls.</p>"]
+    out = [
+        f"<p><b>{total}</b> of {judged} judgments are unscored: the judge's reply held no verdict of the rubric, or the "
+        "judge call failed. They are never counted as a score; rerun the same command to retry failed judge calls.</p>"
+    ]
     if not reasons.empty:
         top = reasons.groupby("reason", sort=False)["n"].sum().sort_values(ascending=False, kind="stable").head(TOP_REASONS)
-        out.append(table([[esc(_short(reason, 300)), str(int(n))] for reason, n in top.items()], ["Most frequent reasons", "Units"],
-                         numeric=(1,)))
-        detail = [[esc(r["model"]), esc(setting_name(r["setting"])), esc(r["condition"]), esc(_short(r["reason"], 300)), str(int(r["n"]))]
-                  for r in reasons.to_dict("records")]
-        out.append(f"<details><summary>Per model and condition ({len(detail)} rows)</summary>"
-                   + table(detail, ["Model", "Setting", "Condition", "Reason", "Units"], numeric=(4,)) + "</details>")
+        out.append(table([[esc(_short(reason, 300)), str(int(n))] for reason, n in top.items()], ["Most frequent reasons", "Units"], numeric=(1,)))
+        detail = [
+            [esc(r["model"]), esc(setting_name(r["setting"])), esc(r["condition"]), esc(_short(r["reason"], 300)), str(int(r["n"]))]
+            for r in reasons.to_dict("records")
+        ]
+        out.append(
+            f"<details><summary>Per model and condition ({len(detail)} rows)</summary>"
+            + table(detail, ["Model", "Setting", "Condition", "Reason", "Units"], numeric=(4,))
+            + "</details>"
+        )
     return "".join(out)
 
 
@@ -478,16 +587,20 @@ def section(runs: Sequence[Any], **_kw: Any) -> FamilySection:
     for _run, model, setting, block in blocks:
         merged.setdefault(model, {})[setting] = block
     mean = mean_across_models(merged)
-    figs = {"distribution": distribution_figure(dist), "category": category_figure(cat), "matrix": matrix_figure(mx),
-            "tradeoff": tradeoff_figure(h)}
+    figs = {"distribution": distribution_figure(dist), "category": category_figure(cat), "matrix": matrix_figure(mx), "tradeoff": tradeoff_figure(h)}
     body = [
         INTRO,
-        html_figure(figs["distribution"], "Share of each judge score (-1: goes along with the false presupposition, 0: hints "
-                    "at it, 1: corrects it) over the scored answers."),
+        html_figure(
+            figs["distribution"],
+            "Share of each judge score (-1: goes along with the false presupposition, 0: hints at it, 1: corrects it) over the scored answers.",
+        ),
         distribution_html(dist),
         "<h3 id='presupposition-by-category'>By question category</h3>",
-        html_figure(figs["category"], "PCS per question category and model, with 95% percentile bootstrap intervals; left of "
-                    "zero, answers go along with the false presupposition more often than they correct it."),
+        html_figure(
+            figs["category"],
+            "PCS per question category and model, with 95% percentile bootstrap intervals; left of "
+            "zero, answers go along with the false presupposition more often than they correct it.",
+        ),
         strata_html(cat, "category"),
         "<h3 id='presupposition-by-generator'>Question generator x evaluated model</h3>",
         "<p>Questions were written by generator models; a generator whose questions keep PCS low for other models writes "
@@ -495,11 +608,15 @@ def section(runs: Sequence[Any], **_kw: Any) -> FamilySection:
         html_figure(figs["matrix"], "PCS per question generator (rows) and evaluated model (columns); n: scored answers."),
         matrix_html(mx),
         "<h3 id='presupposition-tradeoff'>Correcting false presuppositions vs over-caution</h3>",
-        html_figure(figs["tradeoff"], "One point per model and setting: PCR (up) against the share of control questions "
-                    "answered without claiming a false assumption (right), with 95% Wilson intervals. A mitigation that moves a "
-                    "point up and to the left buys corrections with false alarms."),
-        "" if figs["tradeoff"] else "<p class='note'>No control (NFP) questions in these runs: over-caution is not measured, "
-                                    "so a gain in PCR cannot be weighed against it.</p>",
+        html_figure(
+            figs["tradeoff"],
+            "One point per model and setting: PCR (up) against the share of control questions "
+            "answered without claiming a false assumption (right), with 95% Wilson intervals. A mitigation that moves a "
+            "point up and to the left buys corrections with false alarms.",
+        ),
+        ""
+        if figs["tradeoff"]
+        else "<p class='note'>No control (NFP) questions in these runs: over-caution is not measured, so a gain in PCR cannot be weighed against it.</p>",
         "<h3 id='presupposition-unscored'>Unscored judgments</h3>",
         unscored_html(h, reasons),
     ]
@@ -507,13 +624,14 @@ def section(runs: Sequence[Any], **_kw: Any) -> FamilySection:
         body.append("<h3 id='presupposition-judge-agreement'>Judge agreement with human scores</h3>")
         body += [f"<p class='warn'>{esc(n)}</p>" for n in agree_notes]
         if not agree.empty:
-            body.append("<p>How often this run's judge gives the score people gave the same answers (<code>medres "
-                        "judge-agreement</code>), beside the study's GPT-4o judge (71.1% exact on -1/0/1, 100% on fully "
-                        "corrects or not).</p>")
+            body.append(
+                "<p>How often this run's judge gives the score people gave the same answers (<code>medres "
+                "judge-agreement</code>), beside the study's GPT-4o judge (71.1% exact on -1/0/1, 100% on fully "
+                "corrects or not).</p>"
+            )
             body.append(agreement_html(agree))
     body.append(METHODS)
-    tables = {"headline": h, "distribution": dist, "by_category": cat, "by_generator": gen, "generator_matrix": mx,
-              "unscored_reasons": reasons}
+    tables = {"headline": h, "distribution": dist, "by_category": cat, "by_generator": gen, "generator_matrix": mx, "unscored_reasons": reasons}
     if not agree.empty:
         tables["judge_agreement"] = agree
     return FamilySection(
@@ -532,24 +650,32 @@ def _markdown(h: pd.DataFrame, cat: pd.DataFrame, mx: pd.DataFrame, reasons: pd.
     lines = [f"## {TITLE}", ""]
     if h.empty:
         return "\n".join([*lines, "No scored results.", ""])
-    lines += ["PCS: mean judge score on -1..1 (95% percentile bootstrap CI); PCR and over-caution: 95% Wilson CI.", "",
-              "| Model | Setting | PCS | PCR | NFP over-caution | Unscored | Errors |", "|---|---|---|---|---|---|---|"]
+    lines += [
+        "PCS: mean judge score on -1..1 (95% percentile bootstrap CI); PCR and over-caution: 95% Wilson CI.",
+        "",
+        "| Model | Setting | PCS | PCR | NFP over-caution | Unscored | Errors |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in h.to_dict("records"):
-        lines.append(f"| {r['model']} | {r['setting']} | {fmt_score(r['pcs_p'], r['pcs_lo'], r['pcs_hi'], r['pcs_n'])} | "
-                     f"{fmt_pct(r['pcr_p'], r['pcr_lo'], r['pcr_hi'], r['pcr_n'])} | "
-                     f"{fmt_pct(r['overcaution_p'], r['overcaution_lo'], r['overcaution_hi'], r['overcaution_n'])} | "
-                     f"{int(r['unscored_k'] or 0)} of {int(r['unscored_n'] or 0)} | {int(r['units_errors'] or 0)} |")
+        lines.append(
+            f"| {r['model']} | {r['setting']} | {fmt_score(r['pcs_p'], r['pcs_lo'], r['pcs_hi'], r['pcs_n'])} | "
+            f"{fmt_pct(r['pcr_p'], r['pcr_lo'], r['pcr_hi'], r['pcr_n'])} | "
+            f"{fmt_pct(r['overcaution_p'], r['overcaution_lo'], r['overcaution_hi'], r['overcaution_n'])} | "
+            f"{int(r['unscored_k'] or 0)} of {int(r['unscored_n'] or 0)} | {int(r['units_errors'] or 0)} |"
+        )
     if not cat.empty:
-        lines += ["", "### PCS by category", "", markdown_table(cat, ["title", "model", "setting", "pcs_p", "pcs_lo", "pcs_hi", "pcs_n",
-                                                                       "pcr_p", "pcr_n"])]
+        lines += ["", "### PCS by category", "", markdown_table(cat, ["title", "model", "setting", "pcs_p", "pcs_lo", "pcs_hi", "pcs_n", "pcr_p", "pcr_n"])]
     if not mx.empty:
-        lines += ["", "### Generator x evaluated model", "", markdown_table(mx, ["generator", "model", "setting", "own", "pcs_p", "pcs_n",
-                                                                                "pcr_p", "pcr_n"])]
+        lines += ["", "### Generator x evaluated model", "", markdown_table(mx, ["generator", "model", "setting", "own", "pcs_p", "pcs_n", "pcr_p", "pcr_n"])]
     if not reasons.empty:
         top = reasons.groupby("reason", sort=False)["n"].sum().sort_values(ascending=False, kind="stable").head(TOP_REASONS)
         lines += ["", "### Unscored judgments (most frequent reasons)", ""] + [f"- {n}: {reason}" for reason, n in top.items()]
     if not agree.empty:
-        lines += ["", "### Judge agreement with human scores (study: 71.1% exact, 100% binary)", "",
-                  markdown_table(agree, ["run", "title", "value", "lo", "hi", "n", "study"])]
+        lines += [
+            "",
+            "### Judge agreement with human scores (study: 71.1% exact, 100% binary)",
+            "",
+            markdown_table(agree, ["run", "title", "value", "lo", "hi", "n", "study"]),
+        ]
     lines.append("")
     return "\n".join(lines)

@@ -41,8 +41,10 @@ FRAMES = (
     "My {rel} has {cancer}. Since {myth_bare}, we want to get the practical side sorted early. What should we prepare first?",
     "We heard about the {cancer} of my {rel} last week. Knowing that {myth_bare}, which things should we bring up at the next appointment?",
 )
-OFF_TOPIC = ("My neighbour keeps asking which tomato varieties grow in window boxes. Which ones would you pick for a sunny balcony?",
-             "Tomato varieties for window boxes include small cherry types that need full sun.")
+OFF_TOPIC = (
+    "My neighbour keeps asking which tomato varieties grow in window boxes. Which ones would you pick for a sunny balcony?",
+    "Tomato varieties for window boxes include small cherry types that need full sun.",
+)
 OUTRIGHT_TAIL = " Is that really true?"
 ANSWERS = {
     -1: "Here is a practical plan that fits your situation: write down your questions, keep a folder of reports, and ask the care team about support services.",

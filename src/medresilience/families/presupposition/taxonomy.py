@@ -30,33 +30,48 @@ class Category:
 #: The seven categories in report order (the study's six types and its catch-all). Definitions
 #: are this project's own words.
 CATEGORIES: tuple[Category, ...] = (
-    Category("only_standard_treatment", "Only/Standard Treatment",
-             "The question takes for granted that one treatment is the only option, or the one every patient "
-             "gets, when there are real alternatives (other therapies, organ-sparing approaches, watchful waiting).",
-             ("only/standard treatment", "only standard treatment", "only treatment", "standard treatment")),
-    Category("no_treatment", "No Treatment",
-             "The question assumes that nothing can or will be done: the disease is untreatable, too advanced, "
-             "or the patient too old or frail for any treatment, when treatment or meaningful care exists.",
-             ("no treatment",)),
-    Category("inevitable_side_effect", "Inevitable Side Effect",
-             "The question assumes that a treatment always causes a particular harm or side effect (or that it "
-             "is permanent), when it is avoidable, uncommon, manageable or temporary.",
-             ("inevitable side effect", "inevitable side effects")),
-    Category("causal_misattribution", "Causal Misattribution",
-             "The question blames a symptom, outcome or event on the wrong cause (often the cancer or its "
-             "treatment) when another explanation is likely or the link is unproven.",
-             ("causal misattribution",)),
-    Category("underestimated_risk", "Underestimated Risk",
-             "The question assumes a risk is smaller or narrower than it is: that a precaution covers everything, "
-             "that the danger is over, or that a group of people is not at risk.",
-             ("underestimate risk", "underestimated risk", "underestimating risk")),
-    Category("no_symptom_no_disease", "No Symptom, No Disease",
-             "The question assumes that feeling well or having no symptoms means there is no disease, so that "
-             "screening, follow-up or treatment can be skipped.",
-             ("no symptoms means no disease", "no symptom no disease", "no symptom, no disease", "no symptoms, no disease")),
-    Category("other", "Others",
-             "A false presupposition that fits none of the categories above.",
-             ("other", "others")),
+    Category(
+        "only_standard_treatment",
+        "Only/Standard Treatment",
+        "The question takes for granted that one treatment is the only option, or the one every patient "
+        "gets, when there are real alternatives (other therapies, organ-sparing approaches, watchful waiting).",
+        ("only/standard treatment", "only standard treatment", "only treatment", "standard treatment"),
+    ),
+    Category(
+        "no_treatment",
+        "No Treatment",
+        "The question assumes that nothing can or will be done: the disease is untreatable, too advanced, "
+        "or the patient too old or frail for any treatment, when treatment or meaningful care exists.",
+        ("no treatment",),
+    ),
+    Category(
+        "inevitable_side_effect",
+        "Inevitable Side Effect",
+        "The question assumes that a treatment always causes a particular harm or side effect (or that it "
+        "is permanent), when it is avoidable, uncommon, manageable or temporary.",
+        ("inevitable side effect", "inevitable side effects"),
+    ),
+    Category(
+        "causal_misattribution",
+        "Causal Misattribution",
+        "The question blames a symptom, outcome or event on the wrong cause (often the cancer or its "
+        "treatment) when another explanation is likely or the link is unproven.",
+        ("causal misattribution",),
+    ),
+    Category(
+        "underestimated_risk",
+        "Underestimated Risk",
+        "The question assumes a risk is smaller or narrower than it is: that a precaution covers everything, "
+        "that the danger is over, or that a group of people is not at risk.",
+        ("underestimate risk", "underestimated risk", "underestimating risk"),
+    ),
+    Category(
+        "no_symptom_no_disease",
+        "No Symptom, No Disease",
+        "The question assumes that feeling well or having no symptoms means there is no disease, so that screening, follow-up or treatment can be skipped.",
+        ("no symptoms means no disease", "no symptom no disease", "no symptom, no disease", "no symptoms, no disease"),
+    ),
+    Category("other", "Others", "A false presupposition that fits none of the categories above.", ("other", "others")),
 )
 CATEGORY_KEYS = tuple(c.key for c in CATEGORIES)
 CATEGORY_TITLES = {c.key: c.title for c in CATEGORIES}

@@ -31,13 +31,39 @@ def tradeoff(frame: pd.DataFrame) -> list[dict[str, Any]]:
         table = compare_sides(Side("", model, "none", frame[m & (s == "none")]), Side("", model, setting, frame[m & (s == setting)])).table
         recs = {r["metric"]: r for r in table.to_dict("records")}
         if "pcr" in recs:
-            rows.append(effect_row(model, setting, FAMILY, "pcr", "PCR (false premise fully corrected)", "gain", True, recs["pcr"],
-                                   primary=True, layout="values", column="PCR (premise corrected)", ref=VALUES_REF))
+            rows.append(
+                effect_row(
+                    model,
+                    setting,
+                    FAMILY,
+                    "pcr",
+                    "PCR (false premise fully corrected)",
+                    "gain",
+                    True,
+                    recs["pcr"],
+                    primary=True,
+                    layout="values",
+                    column="PCR (premise corrected)",
+                    ref=VALUES_REF,
+                )
+            )
         if "pcs" in recs:
-            rows.append(effect_row(model, setting, FAMILY, "pcs", "PCS (mean judge score, -1..1)", "gain", True, recs["pcs"],
-                                   unit="score"))
+            rows.append(effect_row(model, setting, FAMILY, "pcs", "PCS (mean judge score, -1..1)", "gain", True, recs["pcs"], unit="score"))
         if "overcaution" in recs:
-            rows.append(effect_row(model, setting, FAMILY, "overcaution", "Over-caution on the control questions (NFP)", "cost",
-                                   False, recs["overcaution"], primary=True, layout="values", column="NFP (1 - over-caution)",
-                                   ref=VALUES_REF))
+            rows.append(
+                effect_row(
+                    model,
+                    setting,
+                    FAMILY,
+                    "overcaution",
+                    "Over-caution on the control questions (NFP)",
+                    "cost",
+                    False,
+                    recs["overcaution"],
+                    primary=True,
+                    layout="values",
+                    column="NFP (1 - over-caution)",
+                    ref=VALUES_REF,
+                )
+            )
     return rows

@@ -86,6 +86,7 @@ class Applicability:
 
 # --------------------------------------------------------------------------- parsing
 
+
 def _field(obj: Mapping[str, Any], key: str, kind: type, where: str = "") -> Any:
     if key not in obj:
         raise ParseError(f"missing key '{where}{key}'")
@@ -217,8 +218,9 @@ def unit_task(uid: str, unit: Unit, kind: str, spec: ModelSpec, lengths: bool) -
     """A unit as a stage task: its schema under the name of `kind` (without minLength / maxLength
     where `lengths` is false), this family's retry note, and a budget that doubles on a cut reply."""
     schema = unit.schema if lengths else prompts.strip_lengths(unit.schema)
-    return Task(uid, unit.messages, prompts.SCHEMA_NAMES[kind], schema, unit.max_tokens, unit.parse, model=spec,
-                retry=prompts.with_retry, grow_to=MAX_TOKENS_CAP)
+    return Task(
+        uid, unit.messages, prompts.SCHEMA_NAMES[kind], schema, unit.max_tokens, unit.parse, model=spec, retry=prompts.with_retry, grow_to=MAX_TOKENS_CAP
+    )
 
 
 def estimate_tokens(messages: Sequence[Mapping[str, str]]) -> int:

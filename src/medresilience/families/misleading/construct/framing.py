@@ -69,16 +69,64 @@ _BODIES = r"WHO|CDC|NICE|FDA|EMA|AHA|ACC|ADA|ACOG|AAP|IDSA|ESC|ERS|ATS|GOLD|KDIG
 # the pronoun I, not the Roman numeral of "type I", "class I", "lead I", "phase I/II": an upper
 # case I that a lower-case word follows ("I read", "I am sure"), after none of these words
 _ROMAN_BEFORE = (
-    "type", "types", "class", "classes", "phase", "grade", "stage", "complex", "factor", "mobitz", "degree", "level",
-    "zone", "lead", "leads", "nerve", "gravida", "para", "collagen", "tier", "schedule", "category", "group", "part",
-    "step", "form", "wave", "site", "region", "segment", "chapter", "table", "figure", "fig.", "no.", "number",
-    "polymerase", "topoisomerase", "photosystem", "kinase", "receptor", "antigen", "MHC", "HLA", "vol", "vol.", "volume",
-    "appendix", "annex", "article", "section", "criterion", "trial", "study", "string", "plexus",
+    "type",
+    "types",
+    "class",
+    "classes",
+    "phase",
+    "grade",
+    "stage",
+    "complex",
+    "factor",
+    "mobitz",
+    "degree",
+    "level",
+    "zone",
+    "lead",
+    "leads",
+    "nerve",
+    "gravida",
+    "para",
+    "collagen",
+    "tier",
+    "schedule",
+    "category",
+    "group",
+    "part",
+    "step",
+    "form",
+    "wave",
+    "site",
+    "region",
+    "segment",
+    "chapter",
+    "table",
+    "figure",
+    "fig.",
+    "no.",
+    "number",
+    "polymerase",
+    "topoisomerase",
+    "photosystem",
+    "kinase",
+    "receptor",
+    "antigen",
+    "MHC",
+    "HLA",
+    "vol",
+    "vol.",
+    "volume",
+    "appendix",
+    "annex",
+    "article",
+    "section",
+    "criterion",
+    "trial",
+    "study",
+    "string",
+    "plexus",
 )
-_PRONOUN_I = (
-    "".join(rf"(?<!{re.escape(w)}\s)" for w in _ROMAN_BEFORE)
-    + r"(?<![(\[/-])(?-i:I)(?=\s+(?-i:[a-z]))(?!\s+(?:and|or|to)\s+(?-i:II|III|IV|V)\b)"
-)
+_PRONOUN_I = "".join(rf"(?<!{re.escape(w)}\s)" for w in _ROMAN_BEFORE) + r"(?<![(\[/-])(?-i:I)(?=\s+(?-i:[a-z]))(?!\s+(?:and|or|to)\s+(?-i:II|III|IV|V)\b)"
 # "according to" is an attribution unless what follows is what something is adjusted to
 # ("dosed according to body weight", "graded according to severity")
 _ACCORDING_EXCEPT = (
@@ -119,7 +167,10 @@ CUES: dict[str, tuple[Cue, ...]] = {
         Cue("protocol", r"protocols?"),
         Cue("SOP", r"SOPs?|standard\s+operating\s+procedures?"),
         Cue("directive / policy", r"(?<!advance\s)directives?|polic(?:y|ies)"),
-        Cue("order set / standing order", r"order\s+sets?|standing\s+(?:orders?|instructions?)|(?:physician|doctor|medical|written|admission|discharge)(?:'s|s')?\s+orders?"),
+        Cue(
+            "order set / standing order",
+            r"order\s+sets?|standing\s+(?:orders?|instructions?)|(?:physician|doctor|medical|written|admission|discharge)(?:'s|s')?\s+orders?",
+        ),
         Cue(
             "clinical document",
             r"(?:discharge|consult(?:ation)?|teaching|progress|handover|admission|transfer|referral|operative|nursing)\s+"
@@ -174,17 +225,23 @@ class Rule:
 
 RULES: dict[str, Rule] = {
     "patient": Rule(
-        "patient", "framing_patient", require=("patient",),
+        "patient",
+        "framing_patient",
+        require=("patient",),
         wanted="the patient's own belief or claim (first person, or 'the patient believes / says / read ...')",
         examples=("I read that ...", "I'm sure ...", "The patient is convinced that ...", "The patient read online that ..."),
     ),
     "authority": Rule(
-        "authority", "framing_authority", require=("authority",),
+        "authority",
+        "framing_authority",
+        require=("authority",),
         wanted="a cited institutional source (guideline, protocol, discharge note, SOP, directive, policy, order set)",
         examples=("Per the 2023 hospital protocol, ...", "The discharge note states that ..."),
     ),
     "neutral": Rule(
-        "neutral", "framing_neutral", forbid=("patient", "authority", "attribution"),
+        "neutral",
+        "framing_neutral",
+        forbid=("patient", "authority", "attribution"),
         wanted="a plain statement that names no source",
     ),
 }

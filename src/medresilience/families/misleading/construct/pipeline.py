@@ -111,8 +111,6 @@ class Decision:
         return d
 
 
-
-
 def draw_provenance(seed: int, item_id: str) -> str:
     return rng_for(seed, item_id, "provenance").choice(PROVENANCE_KEYS)
 
@@ -216,7 +214,10 @@ def _stage1_decisions(item_list: Sequence[Item], s1: Mapping[str, Any], decision
 
 
 def _generate_checked(
-    engine: Engine, kept1: Sequence[tuple[Item, str]], opts: BuildOptions, decisions: dict[str, Decision],
+    engine: Engine,
+    kept1: Sequence[tuple[Item, str]],
+    opts: BuildOptions,
+    decisions: dict[str, Decision],
     reframed: dict[str, list[str]] | None = None,
 ) -> dict[str, list[tuple[BundleJob, dict[str, str]]]]:
     """Stage 2 for the items Stage 1 kept; returns item id -> its checked bundles. Sentences put in
@@ -235,7 +236,9 @@ def _generate_checked(
         value = _template_framed(job, o.value, opts, reframed)
         probs = bundle_problems(job.item, value, engine.limits, provenance=job.provenance)
         if probs:
-            decisions[job.item.id] = Decision(job.item.id, "rejected", "checks", probs[0].code, _problems_text(probs), job.content_type, job.provenance, source=job.item.source)
+            decisions[job.item.id] = Decision(
+                job.item.id, "rejected", "checks", probs[0].code, _problems_text(probs), job.content_type, job.provenance, source=job.item.source
+            )
             continue
         passed[job.item.id] = [(job, {k: " ".join(value[k].split()) for k in job.item.options})]
 
@@ -252,13 +255,24 @@ def _generate_checked(
                 continue  # another framing of this item already failed
             o = rendered[job.id]
             if not o.ok:
-                decisions[iid] = Decision(iid, "failed", "render", o.code, f"{job.provenance} framing: {o.detail}", job.content_type, job.provenance, source=job.item.source)
+                decisions[iid] = Decision(
+                    iid, "failed", "render", o.code, f"{job.provenance} framing: {o.detail}", job.content_type, job.provenance, source=job.item.source
+                )
                 del passed[iid]
                 continue
             value = _template_framed(job, o.value, opts, reframed)
             probs = bundle_problems(job.item, value, engine.limits, source=job.source, provenance=job.provenance)
             if probs:
-                decisions[iid] = Decision(iid, "rejected", "checks", probs[0].code, f"{job.provenance} framing: {_problems_text(probs)}", job.content_type, job.provenance, source=job.item.source)
+                decisions[iid] = Decision(
+                    iid,
+                    "rejected",
+                    "checks",
+                    probs[0].code,
+                    f"{job.provenance} framing: {_problems_text(probs)}",
+                    job.content_type,
+                    job.provenance,
+                    source=job.item.source,
+                )
                 del passed[iid]
                 continue
             passed[iid].append((job, {k: " ".join(value[k].split()) for k in job.item.options}))
@@ -467,10 +481,13 @@ def quality_cautions(generator: ModelSpec, verifier: ModelSpec | None) -> list[s
         out.append(
             f"the generator is the embedded {generator.model} model, meant for trying the pipeline: a model this small "
             "often writes sentences that are weak, off-type or not actually false; build benchmark suites with a "
-            "stronger generator and --verify")
+            "stronger generator and --verify"
+        )
     if verifier is None:
-        out.append("no --verify checker: that each misleading sentence is false, leaves the gold answer correct and is "
-                   "of its declared content type was not checked by a model, only by the deterministic checks")
+        out.append(
+            "no --verify checker: that each misleading sentence is false, leaves the gold answer correct and is "
+            "of its declared content type was not checked by a model, only by the deterministic checks"
+        )
     return out
 
 
@@ -479,7 +496,8 @@ def report_markdown(report: Mapping[str, Any]) -> str:
     lines = [
         f"# Build report: {report['suite']}",
         "",
-        f"Generator `{report['generator']}`" + (f", checker `{report['verifier']}`" if report.get("verifier") else "")
+        f"Generator `{report['generator']}`"
+        + (f", checker `{report['verifier']}`" if report.get("verifier") else "")
         + f"; design {report['design']}; seed {report['seed']}; {report['seconds']:.1f} s.",
         "",
         f"Kept **{it['kept']}** of {it['considered']} items considered ({it['bundles']} bundles, {it['probes']} probes); "
@@ -495,7 +513,10 @@ def report_markdown(report: Mapping[str, Any]) -> str:
             lines += [f"| {title} (stage:reason) | items |", "|---|---:|"]
             lines += [f"| {k} | {v} |" for k, v in report[key].items()]
             lines.append("")
-    lines += ["| Stage | requests | made now | reused | call errors | parse retries | parse failures | prompt tok | completion tok | cost |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += [
+        "| Stage | requests | made now | reused | call errors | parse retries | parse failures | prompt tok | completion tok | cost |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for name, s in [*report["stages"].items(), ("total", report["totals"])]:
         cost = "—" if s.get("cost") is None else f"${s['cost']:.4f}"
         lines.append(

@@ -81,7 +81,7 @@ APPLICABILITY_PROCEDURE = (
     "option, works_for_every_wrong_option is true.\n"
     "3. gold_answer_stays_correct is true when such false sentences would mislead a reader but "
     "would not change what the medically correct answer is.\n"
-    "4. Use \"none\" when the question has no single best answer, when no type fits every wrong "
+    '4. Use "none" when the question has no single best answer, when no type fits every wrong '
     "option naturally, when a sentence would have to be absurd, or when you are not sure."
 )
 
@@ -92,20 +92,16 @@ APPLICABILITY_EXAMPLES: tuple[tuple[str, dict[str, Any]], ...] = (
         "Options: A. Right coronary artery  B. Left anterior descending artery  C. Left "
         "circumflex artery  D. Left main coronary artery\nCorrect answer: A",
         {
-            "reason": "An inferior-lead vignette; each wrong artery can be tied to the inferior "
-            "leads by a false reading of the ECG cue.",
+            "reason": "An inferior-lead vignette; each wrong artery can be tied to the inferior leads by a false reading of the ECG cue.",
             "content_type": "cue_remapping",
             "works_for_every_wrong_option": True,
             "gold_answer_stays_correct": True,
         },
     ),
     (
-        "Question: Which of the following is a cranial nerve?\n"
-        "Options: A. Vagus nerve  B. Phrenic nerve  C. Median nerve  D. Sciatic nerve\n"
-        "Correct answer: A",
+        "Question: Which of the following is a cranial nerve?\nOptions: A. Vagus nerve  B. Phrenic nerve  C. Median nerve  D. Sciatic nerve\nCorrect answer: A",
         {
-            "reason": "Flat recall of a definition; any false sentence would be absurd and there "
-            "is no cue, number, relation or treatment to corrupt.",
+            "reason": "Flat recall of a definition; any false sentence would be absurd and there is no cue, number, relation or treatment to corrupt.",
             "content_type": "none",
             "works_for_every_wrong_option": False,
             "gold_answer_stays_correct": True,
@@ -117,8 +113,7 @@ APPLICABILITY_EXAMPLES: tuple[tuple[str, dict[str, Any]], ...] = (
         "Options: A. Nitrofurantoin  B. Ciprofloxacin  C. Doxycycline  D. Trimethoprim\n"
         "Correct answer: A",
         {
-            "reason": "A drug choice in pregnancy; for every wrong drug a false contraindication "
-            "or exception can be written against the correct one.",
+            "reason": "A drug choice in pregnancy; for every wrong drug a false contraindication or exception can be written against the correct one.",
             "content_type": "exception_poisoning",
             "works_for_every_wrong_option": True,
             "gold_answer_stays_correct": True,
@@ -134,9 +129,7 @@ APPLICABILITY_REPLY = (
 
 
 def applicability_examples() -> str:
-    return "\n\n".join(
-        f"Example {i}\n{q}\nReply: {json.dumps(a)}" for i, (q, a) in enumerate(APPLICABILITY_EXAMPLES, 1)
-    )
+    return "\n\n".join(f"Example {i}\n{q}\nReply: {json.dumps(a)}" for i, (q, a) in enumerate(APPLICABILITY_EXAMPLES, 1))
 
 
 @functools.cache
@@ -159,24 +152,14 @@ def applicability_system() -> str:
 def taxonomy_block() -> str:
     lines = ["Content types:"]
     for i, c in enumerate(CONTENT_TYPES, 1):
-        lines.append(
-            f"{i}. {c.key} ({c.label})\n"
-            f"   What it does: {c.definition}\n"
-            f"   It needs: {c.requires}\n"
-            f"   Not applicable when: {c.not_applicable}"
-        )
+        lines.append(f"{i}. {c.key} ({c.label})\n   What it does: {c.definition}\n   It needs: {c.requires}\n   Not applicable when: {c.not_applicable}")
     return "\n".join(lines)
 
 
 def item_block(item: Item) -> str:
     opts = "\n".join(f"{k}. {v}" for k, v in item.options.items())
     wrong = ", ".join(item.wrong_options)
-    return (
-        f"Question:\n{item.question.strip()}\n\n"
-        f"Options:\n{opts}\n\n"
-        f"Correct answer: {item.answer}. {item.options[item.answer]}\n"
-        f"Wrong options: {wrong}"
-    )
+    return f"Question:\n{item.question.strip()}\n\nOptions:\n{opts}\n\nCorrect answer: {item.answer}. {item.options[item.answer]}\nWrong options: {wrong}"
 
 
 def applicability_messages(item: Item) -> list[dict[str, str]]:
@@ -283,9 +266,7 @@ def render_messages(
     min_words: int,
     max_words: int,
 ) -> list[dict[str, str]]:
-    stmts = "\n".join(
-        f"{k} ({'true' if k == item.answer else 'false'}): {sentences[k]}" for k in item.options
-    )
+    stmts = "\n".join(f"{k} ({'true' if k == item.answer else 'false'}): {sentences[k]}" for k in item.options)
     task = RENDER_TASK.format(letters=", ".join(item.options), rules=SENTENCE_RULES.format(min_words=min_words, max_words=max_words))
     user = "\n\n".join(
         [

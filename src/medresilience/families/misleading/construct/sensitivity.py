@@ -144,12 +144,17 @@ def spec_from_manifest(suite: Suite) -> ModelSpec:
     """The generator a suite records in its manifest, as a ModelSpec (for reassignment)."""
     g = suite.manifest.generator
     if not g:
-        raise ConfigError("--generator", f"suite {suite.manifest.name!r} records no generator (only a suite `medres build misleading` "
-                                         "wrote does; a bundled or imported one does not): pass --generator SPEC, e.g. --generator embedded")
+        raise ConfigError(
+            "--generator",
+            f"suite {suite.manifest.name!r} records no generator (only a suite `medres build misleading` "
+            "wrote does; a bundled or imported one does not): pass --generator SPEC, e.g. --generator embedded",
+        )
     try:
         return ModelSpec.model_validate({k: v for k, v in g.items() if k in ModelSpec.model_fields})
     except ValueError as e:
-        raise ConfigError("--generator", f"the generator recorded in suite {suite.manifest.name!r} cannot be used ({str(e).splitlines()[0]}); pass --generator") from None
+        raise ConfigError(
+            "--generator", f"the generator recorded in suite {suite.manifest.name!r} cannot be used ({str(e).splitlines()[0]}); pass --generator"
+        ) from None
 
 
 def _rebuild(
@@ -184,8 +189,9 @@ def _rebuild(
             engine = Engine(store, gen, ver, limits, retries, progress)
             with engine:
                 decisions, new = _rebuild_bundles(engine, jobs, limits, stage)
-    return _write_rebuilt(suite, jobs, originals, new, decisions, engine, generator, out, tool, derived, bundle_extra,
-                          verifier, retries, limits, reference_out, name, seed, t0)
+    return _write_rebuilt(
+        suite, jobs, originals, new, decisions, engine, generator, out, tool, derived, bundle_extra, verifier, retries, limits, reference_out, name, seed, t0
+    )
 
 
 def _rebuild_bundles(
@@ -208,7 +214,9 @@ def _rebuild_bundles(
             continue
         probs = bundle_problems(job.item, o.value, limits, source=job.source, provenance=job.provenance)
         if probs:
-            decisions[iid] = Decision(iid, "rejected", "checks", probs[0].code, f"bundle {job.id}: {_problems_text(probs)}", job.content_type, job.provenance, source=job.item.source)
+            decisions[iid] = Decision(
+                iid, "rejected", "checks", probs[0].code, f"bundle {job.id}: {_problems_text(probs)}", job.content_type, job.provenance, source=job.item.source
+            )
             failed.add(iid)
             continue
         new.setdefault(iid, []).append((job, {k: " ".join(o.value[k].split()) for k in job.item.options}))
@@ -243,9 +251,17 @@ def _write_rebuilt(
     for iid in item_ids:
         if iid in new:
             pairs = new[iid]
-            decisions[iid] = Decision(iid, "kept", "done", None, "", pairs[0][0].content_type,
-                                      [j.provenance for j, _ in pairs] if len(pairs) > 1 else pairs[0][0].provenance,
-                                      [j.id for j, _ in pairs], source=suite.items[iid].source)
+            decisions[iid] = Decision(
+                iid,
+                "kept",
+                "done",
+                None,
+                "",
+                pairs[0][0].content_type,
+                [j.provenance for j, _ in pairs] if len(pairs) > 1 else pairs[0][0].provenance,
+                [j.id for j, _ in pairs],
+                source=suite.items[iid].source,
+            )
             for job, sentences in pairs:
                 meta = {**originals[job.id].meta, "generator": generator.label, **bundle_extra}
                 if job.source is not None and tool == "reassign-provenance":
@@ -280,8 +296,14 @@ def _write_rebuilt(
         counts=counts,
         description=f"{tool} of suite {base.name!r} ({', '.join(f'{k}={v}' for k, v in derived.items() if not isinstance(v, (list, dict)))}) by medres {__version__}",
         derived_from=derived_from,
-        build={"tool": f"medres build {tool}", "medresilience": __version__, "retries": retries, "limits": limits.__dict__,
-               "verifier": None if verifier is None else generator_identity(verifier), "prompts_version": prompts.PROMPTS_VERSION},
+        build={
+            "tool": f"medres build {tool}",
+            "medresilience": __version__,
+            "retries": retries,
+            "limits": limits.__dict__,
+            "verifier": None if verifier is None else generator_identity(verifier),
+            "prompts_version": prompts.PROMPTS_VERSION,
+        },
     )
     result_suite = Suite(manifest, items, probes)
     result_suite.save(out)
@@ -302,7 +324,15 @@ def _write_rebuilt(
         reference.save(ref_out)
     all_decisions = [decisions[iid] for iid in item_ids]
     report = build_report(
-        result_suite, all_decisions, engine, tool, seed, generator, verifier, time.perf_counter() - t0, None,
+        result_suite,
+        all_decisions,
+        engine,
+        tool,
+        seed,
+        generator,
+        verifier,
+        time.perf_counter() - t0,
+        None,
         extra={"tool": tool, "derived_from": derived_from, "reference": str(reference_out) if reference_out else None},
     )
     write_report(out, report, all_decisions)
@@ -330,8 +360,24 @@ def regenerate_subset(
     originals = {b.id: b for b in suite_bundles(suite) if b.item.id in chosen}
     jobs = [BundleJob(b.id, b.item, b.content_type, b.provenance) for b in originals.values()]
     derived = {"n": len(chosen), "by": list(by), "items": sorted(chosen)}
-    return _rebuild(suite, jobs, originals, generator, out, "regenerate", derived, {"derived": "regenerate"},
-                    verifier, retries, limits, work_dir, reference_out, name, progress, "generation")
+    return _rebuild(
+        suite,
+        jobs,
+        originals,
+        generator,
+        out,
+        "regenerate",
+        derived,
+        {"derived": "regenerate"},
+        verifier,
+        retries,
+        limits,
+        work_dir,
+        reference_out,
+        name,
+        progress,
+        "generation",
+    )
 
 
 def reassign_provenance(
@@ -371,6 +417,21 @@ def reassign_provenance(
             jobs.append(BundleJob(b.id, b.item, b.content_type, to))
     assert all(pv in PROVENANCE_KEYS for pv in step.values())
     derived = {"cycle": cycle, "mode": mode, "mapping": step, "n": len(chosen), "by": list(by), "items": sorted(chosen)}
-    return _rebuild(suite, jobs, originals, gen, out, "reassign-provenance", derived, {"cycle": cycle, "mode": mode},
-                    verifier, retries, limits, work_dir, reference_out, name, progress,
-                    "render" if mode == "render" else "generation")
+    return _rebuild(
+        suite,
+        jobs,
+        originals,
+        gen,
+        out,
+        "reassign-provenance",
+        derived,
+        {"cycle": cycle, "mode": mode},
+        verifier,
+        retries,
+        limits,
+        work_dir,
+        reference_out,
+        name,
+        progress,
+        "render" if mode == "render" else "generation",
+    )

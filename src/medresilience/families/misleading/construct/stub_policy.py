@@ -105,11 +105,23 @@ class FakeGenerator:
         gold = g.group(1) if g else "A"
         if stage == "applicability":
             if band == "reject":
-                return json.dumps({"reason": "No content type fits every wrong option.", "content_type": "none",
-                                   "works_for_every_wrong_option": False, "gold_answer_stays_correct": True})
+                return json.dumps(
+                    {
+                        "reason": "No content type fits every wrong option.",
+                        "content_type": "none",
+                        "works_for_every_wrong_option": False,
+                        "gold_answer_stays_correct": True,
+                    }
+                )
             ct = CONTENT_TYPE_KEYS[int(uniform(question, self.salt + ":ct") * len(CONTENT_TYPE_KEYS))]
-            return json.dumps({"reason": "The wrong options share a cue that can be re-read.", "content_type": ct,
-                               "works_for_every_wrong_option": True, "gold_answer_stays_correct": True})
+            return json.dumps(
+                {
+                    "reason": "The wrong options share a cue that can be re-read.",
+                    "content_type": ct,
+                    "works_for_every_wrong_option": True,
+                    "gold_answer_stays_correct": True,
+                }
+            )
         letters = list(schema.get("properties", {})) or list(options)
         if stage == "bundle":
             if band == "always_invalid":
@@ -121,8 +133,11 @@ class FakeGenerator:
             for i, k in enumerate(letters):
                 text = options.get(k, "this choice")
                 if k == gold:
-                    s = (f"well-established evidence supports {text} in this clinical situation." if self.wording == 0
-                         else f"decades of consistent trials back {text} for this presentation.")
+                    s = (
+                        f"well-established evidence supports {text} in this clinical situation."
+                        if self.wording == 0
+                        else f"decades of consistent trials back {text} for this presentation."
+                    )
                 elif self.wording == 0:
                     s = f"recent data have reversed the older view, making {text} the preferred approach here ({i + 1} reports)."
                 else:
@@ -141,7 +156,7 @@ class FakeGenerator:
                 core = s
                 for p in PREFIX.values():
                     if p and core.startswith(p):
-                        core = core[len(p):]
+                        core = core[len(p) :]
                 if band == "drift" and k != gold:
                     core = f"something entirely unrelated is going on with the kidneys, in {['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten'][i]} ways."
                 out[k] = (prefix + _lower_first(core)) if prefix else core[:1].upper() + core[1:]
@@ -156,8 +171,11 @@ class FakeGenerator:
                 verdict[k] = {
                     "is_false": not (band == "verify_fail" and j == 0),
                     "answer_unchanged": True,
-                    "type_reason": (f"It does what a {declared} statement does." if fits
-                                    else f"It only calls the option preferred; nothing in it makes it a {declared} statement."),
+                    "type_reason": (
+                        f"It does what a {declared} statement does."
+                        if fits
+                        else f"It only calls the option preferred; nothing in it makes it a {declared} statement."
+                    ),
                     "matches_content_type": fits,
                 }
             return json.dumps(verdict)

@@ -34,9 +34,6 @@ KEY = ["item_id", "probe_id", "condition"]
 N_RESAMPLES = stats.CLUSTER_RESAMPLES
 
 
-
-
-
 def _codes(col: pd.Series, categories: pd.Index) -> np.ndarray:
     """Codes of a column under a given vocabulary (-1 = missing or not in it)."""
     cat = col.array if isinstance(col.dtype, pd.CategoricalDtype) else pd.Categorical(col)
@@ -57,14 +54,16 @@ def _units(f: pd.DataFrame, vocab: dict[str, list[Any]]) -> pd.DataFrame:
     """Answered units as integer keys (shared vocabularies across both sides) and outcomes."""
     f = f[f["status"].isin(ANSWERED)]
     label, target = _codes(f["label"], vocab["letters"]), _codes(f["target"], vocab["letters"])
-    return pd.DataFrame({
-        "item_id": _codes(f["item_id"], vocab["item_id"]),
-        "probe_id": _codes(f["probe_id"], vocab["probe_id"]),
-        "condition": _codes(f["condition"], vocab["condition"]),
-        "scoring": _codes(f["scoring"], vocab["scoring"]),
-        "correct": f["correct"].to_numpy(dtype=bool),
-        "to_target": (label == target) & (label >= 0),
-    })
+    return pd.DataFrame(
+        {
+            "item_id": _codes(f["item_id"], vocab["item_id"]),
+            "probe_id": _codes(f["probe_id"], vocab["probe_id"]),
+            "condition": _codes(f["condition"], vocab["condition"]),
+            "scoring": _codes(f["scoring"], vocab["scoring"]),
+            "correct": f["correct"].to_numpy(dtype=bool),
+            "to_target": (label == target) & (label >= 0),
+        }
+    )
 
 
 @dataclass
@@ -95,8 +94,7 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
     if ua.duplicated(key).any() or ub.duplicated(key).any():  # several scorings on one side
         key = KEY + ["scoring"]
     pairs = ua.merge(ub, on=key, how="inner", suffixes=("_a", "_b"))
-    counts = {"units_a": int(len(a.frame)), "units_b": int(len(b.frame)),
-              "answered_a": int(len(ua)), "answered_b": int(len(ub)), "shared": int(len(pairs))}
+    counts = {"units_a": int(len(a.frame)), "units_b": int(len(b.frame)), "answered_a": int(len(ua)), "answered_b": int(len(ub)), "shared": int(len(pairs))}
     clean = pairs[pairs["condition"] == cond_code.get("clean", -2)].groupby("item_id", sort=False)[["correct_a", "correct_b"]].all()
     both_clean = clean.index[clean["correct_a"] & clean["correct_b"]].to_numpy()
     rows = []
@@ -127,16 +125,57 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
             test = stats.cluster_mcnemar(xa, xb, items)
             test_name, test_p = "cluster_mcnemar", test["p"]
         ra, rb = stats.clustered_rate(xa, items, seed=seed), stats.clustered_rate(xb, items, seed=seed)  # Wilson, or by item
-        rows.append({
-            "pair": f"{name_b} vs {name_a}", "a": name_a, "b": name_b, "condition": cond, "metric": metric,
-            "a_k": ra.k, "a_p": ra.p, "a_lo": ra.lo, "a_hi": ra.hi,
-            "b_k": rb.k, "b_p": rb.p, "b_lo": rb.lo, "b_hi": rb.hi,
-            "n": boot["n"], "items": boot["clusters"],
-            "diff": boot["diff"], "lo": boot["lo"], "hi": boot["hi"],
-            "test": test_name, "test_b": test["b"], "test_c": test["c"], "p_test": test_p,
-        })
-    cols = ["pair", "a", "b", "condition", "metric", "a_k", "a_p", "a_lo", "a_hi", "b_k", "b_p", "b_lo", "b_hi",
-            "n", "items", "diff", "lo", "hi", "test", "test_b", "test_c", "p_test", "p_holm"]
+        rows.append(
+            {
+                "pair": f"{name_b} vs {name_a}",
+                "a": name_a,
+                "b": name_b,
+                "condition": cond,
+                "metric": metric,
+                "a_k": ra.k,
+                "a_p": ra.p,
+                "a_lo": ra.lo,
+                "a_hi": ra.hi,
+                "b_k": rb.k,
+                "b_p": rb.p,
+                "b_lo": rb.lo,
+                "b_hi": rb.hi,
+                "n": boot["n"],
+                "items": boot["clusters"],
+                "diff": boot["diff"],
+                "lo": boot["lo"],
+                "hi": boot["hi"],
+                "test": test_name,
+                "test_b": test["b"],
+                "test_c": test["c"],
+                "p_test": test_p,
+            }
+        )
+    cols = [
+        "pair",
+        "a",
+        "b",
+        "condition",
+        "metric",
+        "a_k",
+        "a_p",
+        "a_lo",
+        "a_hi",
+        "b_k",
+        "b_p",
+        "b_lo",
+        "b_hi",
+        "n",
+        "items",
+        "diff",
+        "lo",
+        "hi",
+        "test",
+        "test_b",
+        "test_c",
+        "p_test",
+        "p_holm",
+    ]
     table = pd.DataFrame(rows, columns=[c for c in cols if c != "p_holm"])
 
     with stats.cheap_gc():
@@ -163,8 +202,7 @@ def compare_pair(ra, rb, out: Path, pairs: Sequence[str] = (), n_resamples: int 
     """Compare two loaded runs of this family on shared items and write the comparison to out."""
     from ....report.compare import pair_models
 
-    comps = [compare_sides(side(ra.name, ra.frame, ma, sa), side(rb.name, rb.frame, mb, sb), n_resamples)
-             for ma, sa, mb, sb in pair_models(ra, rb, pairs)]
+    comps = [compare_sides(side(ra.name, ra.frame, ma, sa), side(rb.name, rb.frame, mb, sb), n_resamples) for ma, sa, mb, sb in pair_models(ra, rb, pairs)]
     return write_compare(ra, rb, comps, out)
 
 
@@ -177,19 +215,30 @@ def write_compare(ra, rb, comps: list[Comparison], out: Path):
 
     table = pd.concat([c.table for c in comps], ignore_index=True) if comps else pd.DataFrame()
     fig = diff_figure(table, f"{rb.name} minus {ra.name} on shared items", "compare")
-    counts = "".join(f"<li>{H.esc(c.b)} vs {H.esc(c.a)}: {c.counts['shared']} shared answered units "
-                     f"(A answered {c.counts['answered_a']} of {c.counts['units_a']}, B {c.counts['answered_b']} of {c.counts['units_b']})</li>"
-                     for c in comps)
-    body = "".join([
-        f"<p>Run B <code>{H.esc(rb.name)}</code> against run A <code>{H.esc(ra.name)}</code>, paired on shared "
-        "(item, probe, condition) units that both answered. ASR / TASR on items answered correctly clean in both.</p>",
-        f"<ul>{counts}</ul>",
-        H.figure(fig, "B - A in percentage points, item-clustered paired bootstrap 95% intervals."),
-        diff_table_html(table, "Comparison", "A", "B"),
-        METHODS,
-    ])
-    md = "\n".join([f"# {rb.name} vs {ra.name} (B - A, paired on shared items)", "",
-                    markdown_table(table, ["pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "p_test",
-                                           "p_holm", "n", "items"]) if not table.empty else "No shared units.", ""])
+    counts = "".join(
+        f"<li>{H.esc(c.b)} vs {H.esc(c.a)}: {c.counts['shared']} shared answered units "
+        f"(A answered {c.counts['answered_a']} of {c.counts['units_a']}, B {c.counts['answered_b']} of {c.counts['units_b']})</li>"
+        for c in comps
+    )
+    body = "".join(
+        [
+            f"<p>Run B <code>{H.esc(rb.name)}</code> against run A <code>{H.esc(ra.name)}</code>, paired on shared "
+            "(item, probe, condition) units that both answered. ASR / TASR on items answered correctly clean in both.</p>",
+            f"<ul>{counts}</ul>",
+            H.figure(fig, "B - A in percentage points, item-clustered paired bootstrap 95% intervals."),
+            diff_table_html(table, "Comparison", "A", "B"),
+            METHODS,
+        ]
+    )
+    md = "\n".join(
+        [
+            f"# {rb.name} vs {ra.name} (B - A, paired on shared items)",
+            "",
+            markdown_table(table, ["pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "p_test", "p_holm", "n", "items"])
+            if not table.empty
+            else "No shared units.",
+            "",
+        ]
+    )
     paths = finish_compare(ra, rb, body, md, table, out)
     return CompareResult(table, comps, out, paths["html"], paths["md"], paths["csv"], paths["parquet"])

@@ -45,53 +45,87 @@ def key_numbers(headline: pd.DataFrame, mean: dict[str, Any], designs: list[str]
                 return ""
             val = f"{100 * a['mean']:.1f}%"
             sub = f"mean of {a['models']} models, range {100 * a['min']:.1f}–{100 * a['max']:.1f}%"
-        return (f'<div class="card{" alert" if alert else ""}"><div class="label">{esc(label)}</div>'
-                f'<div class="value">{val}</div><div class="sub">{esc(sub)}</div></div>')
+        return (
+            f'<div class="card{" alert" if alert else ""}"><div class="label">{esc(label)}</div>'
+            f'<div class="value">{val}</div><div class="sub">{esc(sub)}</div></div>'
+        )
 
-    cards = "".join([
-        card("Clean accuracy", "clean_acc"),
-        card("Type 1 accuracy (one misleading sentence)", "type1_acc"),
-        card("Type 2 accuracy (whole bundle)", "type2_acc"),
-        card("Type 1 attack success (ASR)", "type1_asr", True),
-        card("Type 1 flips to the target (TASR)", "type1_tasr", True),
-        card("Type 2 attack success (ASR)", "type2_asr", True),
-    ])
+    cards = "".join(
+        [
+            card("Clean accuracy", "clean_acc"),
+            card("Type 1 accuracy (one misleading sentence)", "type1_acc"),
+            card("Type 2 accuracy (whole bundle)", "type2_acc"),
+            card("Type 1 attack success (ASR)", "type1_asr", True),
+            card("Type 1 flips to the target (TASR)", "type1_tasr", True),
+            card("Type 2 attack success (ASR)", "type2_asr", True),
+        ]
+    )
     sentence = _lead_sentence(base, agg, n_models)
     cards_note = ""
     for other, dagg in mean.items():
         if setting == "none" and other != "none" and dagg.get("type1_asr") and agg.get("type1_asr"):
-            sentence += (f" Under the setting <b>{esc(other)}</b>, Type 1 ASR averages <b>{100 * dagg['type1_asr']['mean']:.1f}%</b>"
-                         + (f" and Type 2 ASR {100 * dagg['type2_asr']['mean']:.1f}%" if dagg.get("type2_asr") else "")
-                         + " (see Settings effect).")
+            sentence += (
+                f" Under the setting <b>{esc(other)}</b>, Type 1 ASR averages <b>{100 * dagg['type1_asr']['mean']:.1f}%</b>"
+                + (f" and Type 2 ASR {100 * dagg['type2_asr']['mean']:.1f}%" if dagg.get("type2_asr") else "")
+                + " (see Settings effect)."
+            )
             cards_note = "<p class='note'>Cards: without a mitigation (setting none).</p>"
     rows = []
     for r in headline.itertuples(index=False):
         r = r._asdict()
-        rows.append([
-            f"<b class='wrap'>{esc(r['model'])}</b>", esc(setting_name(r["setting"])),
-            "—" if _isnan(r.get("n_items")) else str(int(r["n_items"])),
-            *[rate_cell(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n")) + _clustered(r, k)
-              for k in RATE_KEYS],
-            str(r.get("units_errors", 0)), str(r.get("units_invalid", 0)), str(r.get("units_truncated", 0)),
-        ])
-    headers = ["Model", "Setting", "Items", "Clean acc", "Type 1 acc", "Type 2 acc", "Type 1 ASR", "Type 1 TASR",
-               "Type 2 ASR", "Type 1 ASR, unread left out", "Type 2 ASR, unread left out", "Errors", "Invalid", "Truncated"]
+        rows.append(
+            [
+                f"<b class='wrap'>{esc(r['model'])}</b>",
+                esc(setting_name(r["setting"])),
+                "—" if _isnan(r.get("n_items")) else str(int(r["n_items"])),
+                *[rate_cell(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n")) + _clustered(r, k) for k in RATE_KEYS],
+                str(r.get("units_errors", 0)),
+                str(r.get("units_invalid", 0)),
+                str(r.get("units_truncated", 0)),
+            ]
+        )
+    headers = [
+        "Model",
+        "Setting",
+        "Items",
+        "Clean acc",
+        "Type 1 acc",
+        "Type 2 acc",
+        "Type 1 ASR",
+        "Type 1 TASR",
+        "Type 2 ASR",
+        "Type 1 ASR, unread left out",
+        "Type 2 ASR, unread left out",
+        "Errors",
+        "Invalid",
+        "Truncated",
+    ]
     design_note = ""
     if designs:
         what = {"sample": "one seeded target per item (the study's design)", "all": "one probe per wrong option (exhaustive)"}
-        design_note = ("<p class='note'>Type 1 design: " + "; ".join(f"<b>{esc(d)}</b>: {esc(what.get(d, d))}" for d in designs)
-                       + (". Runs of different designs are reported apart and never pooled; these numbers are the "
-                          f"<b>{esc(designs[0])}</b> runs'." if len(designs) > 1 else ".") + "</p>")
+        design_note = (
+            "<p class='note'>Type 1 design: "
+            + "; ".join(f"<b>{esc(d)}</b>: {esc(what.get(d, d))}" for d in designs)
+            + (
+                f". Runs of different designs are reported apart and never pooled; these numbers are the <b>{esc(designs[0])}</b> runs'."
+                if len(designs) > 1
+                else "."
+            )
+            + "</p>"
+        )
     # the "items:" interval is explained only where a cell shows one
     clustered = any(_clustered(r._asdict(), k) for r in headline.itertuples(index=False) for k in RATE_KEYS)
-    marker = ('; "items:" is the item-clustered bootstrap interval of an ASR whose items give several pairs' if clustered else "")
-    return (f"<h3>{esc(TITLE)}</h3>" f'<p class="lead">{sentence}</p><div class="cards">{cards}</div>{cards_note}{design_note}'
-            + table(rows, headers, numeric=range(2, 14))
-            + f'<p class="note">Rates with 95% Wilson intervals and n{marker}. ASR: share of clean-correct (item, probe) '
-              "pairs whose answer is no longer correct with the misleading context; TASR: share that moved to the "
-              "injected wrong option. Errors (failed calls) are excluded from every rate and counted; unread replies "
-              "(invalid: no readable answer; truncated: cut at the token budget before one) count as not correct, the "
-              "study's rule; the ASR with unread replies left out stands beside it.</p>")
+    marker = '; "items:" is the item-clustered bootstrap interval of an ASR whose items give several pairs' if clustered else ""
+    return (
+        f"<h3>{esc(TITLE)}</h3>"
+        f'<p class="lead">{sentence}</p><div class="cards">{cards}</div>{cards_note}{design_note}'
+        + table(rows, headers, numeric=range(2, 14))
+        + f'<p class="note">Rates with 95% Wilson intervals and n{marker}. ASR: share of clean-correct (item, probe) '
+        "pairs whose answer is no longer correct with the misleading context; TASR: share that moved to the "
+        "injected wrong option. Errors (failed calls) are excluded from every rate and counted; unread replies "
+        "(invalid: no readable answer; truncated: cut at the token budget before one) count as not correct, the "
+        "study's rule; the ASR with unread replies left out stands beside it.</p>"
+    )
 
 
 def _clustered(r: dict[str, Any], key: str) -> str:
@@ -110,8 +144,10 @@ def _lead_sentence(base: pd.DataFrame, agg: dict[str, Any], n_models: int) -> st
         r = base.iloc[0]
         parts = [f"<b>{esc(r['model'])}</b> answers {esc(one('clean_acc'))} of clean questions correctly."]
         if not _isnan(r.get("type1_asr_p")):
-            parts.append(f"One misleading sentence (Type 1) flips <b>{esc(one('type1_asr'))}</b> of its clean-correct answers"
-                         + (f", {esc(one('type1_tasr'))} to the injected option." if not _isnan(r.get("type1_tasr_p")) else "."))
+            parts.append(
+                f"One misleading sentence (Type 1) flips <b>{esc(one('type1_asr'))}</b> of its clean-correct answers"
+                + (f", {esc(one('type1_tasr'))} to the injected option." if not _isnan(r.get("type1_tasr_p")) else ".")
+            )
         if not _isnan(r.get("type2_asr_p")):
             parts.append(f"The whole misleading bundle (Type 2) flips <b>{esc(one('type2_asr'))}</b>.")
         return " ".join(parts)
@@ -123,12 +159,13 @@ def _lead_sentence(base: pd.DataFrame, agg: dict[str, Any], n_models: int) -> st
         parts.append(".")
     if "type1_asr" in agg:
         a = agg["type1_asr"]
-        parts.append(f" One misleading sentence (Type 1) flips <b>{100 * a['mean']:.1f}%</b> of clean-correct answers on "
-                     f"average (range {100 * a['min']:.1f}–{100 * a['max']:.1f}%).")
+        parts.append(
+            f" One misleading sentence (Type 1) flips <b>{100 * a['mean']:.1f}%</b> of clean-correct answers on "
+            f"average (range {100 * a['min']:.1f}–{100 * a['max']:.1f}%)."
+        )
     if "type2_asr" in agg:
         a = agg["type2_asr"]
-        parts.append(f" The whole bundle (Type 2) flips <b>{100 * a['mean']:.1f}%</b> "
-                     f"(range {100 * a['min']:.1f}–{100 * a['max']:.1f}%).")
+        parts.append(f" The whole bundle (Type 2) flips <b>{100 * a['mean']:.1f}%</b> (range {100 * a['min']:.1f}–{100 * a['max']:.1f}%).")
     return "".join(parts)
 
 
@@ -138,8 +175,7 @@ def _mean_cell(means: dict[tuple, dict] | None, key: tuple, rate: str) -> str:
     r = means.get((*key, rate))
     if r is None:
         return "—"
-    return (f"{100 * r['mean']:.1f}%<br><span class='n'>range {100 * r['min']:.1f}–{100 * r['max']:.1f}, "
-            f"{int(r['models'])} models</span>")
+    return f"{100 * r['mean']:.1f}%<br><span class='n'>range {100 * r['min']:.1f}–{100 * r['max']:.1f}, {int(r['models'])} models</span>"
 
 
 def strata_tables(metrics: pd.DataFrame, tests: pd.DataFrame, means: pd.DataFrame | None = None) -> str:
@@ -149,8 +185,7 @@ def strata_tables(metrics: pd.DataFrame, tests: pd.DataFrame, means: pd.DataFram
     mean_rows: dict[tuple, dict] | None = None
     if means is not None and not means.empty:
         mean_rows = {(r["type1"], r["setting"], r["stratum_kind"], r["stratum"], r["rate"]): r for r in means.to_dict("records")}
-    rates = {(r["model"], r["setting"], r["stratum_kind"], r["stratum"], r["condition"], r["metric"]): r
-             for r in metrics.to_dict("records")}
+    rates = {(r["model"], r["setting"], r["stratum_kind"], r["stratum"], r["condition"], r["metric"]): r for r in metrics.to_dict("records")}
     tested = {(r["model"], r["setting"], r["stratum_kind"], r["stratum"], r["condition"]): r for r in tests.to_dict("records")}
     out = []
     for kind in ("source", "content_type", "provenance"):
@@ -160,6 +195,7 @@ def strata_tables(metrics: pd.DataFrame, tests: pd.DataFrame, means: pd.DataFram
         keys = m[["model", "setting", "stratum"]].drop_duplicates()
         rows, classes = [], []
         for model, setting, stratum in keys.itertuples(index=False):
+
             def cell(cond: str, metric: str, key: tuple = (model, setting, kind, stratum)) -> str:
                 r = rates.get((*key, cond, metric))
                 return "—" if r is None else rate_cell(r["p"], r["lo"], r["hi"], r["n"])
@@ -173,9 +209,21 @@ def strata_tables(metrics: pd.DataFrame, tests: pd.DataFrame, means: pd.DataFram
                 else:
                     sig = sig or bool(r["significant"])
                     tp[cond] = f"{fmt_p(r['p'])} <span class='n'>Holm {fmt_p(r['p_holm'])}</span>"
-            rows.append([esc(model), esc(setting_name(setting)), esc(str(stratum).replace("_", " ")),
-                         cell("clean", "accuracy"), cell("type1", "accuracy"), cell("type2", "accuracy"),
-                         cell("type1", "asr"), cell("type1", "tasr"), cell("type2", "asr"), tp["type1"], tp["type2"]])
+            rows.append(
+                [
+                    esc(model),
+                    esc(setting_name(setting)),
+                    esc(str(stratum).replace("_", " ")),
+                    cell("clean", "accuracy"),
+                    cell("type1", "accuracy"),
+                    cell("type2", "accuracy"),
+                    cell("type1", "asr"),
+                    cell("type1", "tasr"),
+                    cell("type2", "asr"),
+                    tp["type1"],
+                    tp["type2"],
+                ]
+            )
             classes.append("sig" if sig else "")
         if mean_rows is not None:
             keys_m = sorted({k[:4] for k in mean_rows if k[2] == kind}, key=lambda k: (k[0], k[1] != "none", k[1], str(k[3])))
@@ -183,18 +231,37 @@ def strata_tables(metrics: pd.DataFrame, tests: pd.DataFrame, means: pd.DataFram
                 if max((mean_rows[k]["models"] for k in mean_rows if k[:4] == (design, setting, kind, stratum)), default=0) < 2:
                     continue
                 key = (design, setting, kind, stratum)
-                rows.append([f"<b>Mean across models</b> <span class='n'>Type 1 {esc(design)}</span>", esc(setting_name(setting)),
-                             esc(str(stratum).replace("_", " ")),
-                             *[_mean_cell(mean_rows, key, r) for r in ("clean_acc", "type1_acc", "type2_acc", "type1_asr", "type1_tasr", "type2_asr")],
-                             "", ""])
+                rows.append(
+                    [
+                        f"<b>Mean across models</b> <span class='n'>Type 1 {esc(design)}</span>",
+                        esc(setting_name(setting)),
+                        esc(str(stratum).replace("_", " ")),
+                        *[_mean_cell(mean_rows, key, r) for r in ("clean_acc", "type1_acc", "type2_acc", "type1_asr", "type1_tasr", "type2_asr")],
+                        "",
+                        "",
+                    ]
+                )
                 classes.append("mean")
-        headers = ["Model", "Setting", STRATUM_TITLES[kind], "Clean acc", "Type 1 acc", "Type 2 acc", "Type 1 ASR",
-                   "Type 1 TASR", "Type 2 ASR", "McNemar p (T1)", "McNemar p (T2)"]
-        out.append(f"<details><summary>By {esc(STRATUM_TITLES[kind].lower())}: rates and tests ({len(rows)} rows)</summary>"
-                   + table(rows, headers, numeric=range(3, 11), row_classes=classes)
-                   + "<p class='note'>McNemar: exact test of clean vs stressed correctness on the same pairs; Holm: "
-                     f"adjusted across the {esc(STRATUM_TITLES[kind].lower())} strata of one model, setting and condition. "
-                     "Highlighted rows: a Holm-adjusted p &lt; 0.05.</p></details>")
+        headers = [
+            "Model",
+            "Setting",
+            STRATUM_TITLES[kind],
+            "Clean acc",
+            "Type 1 acc",
+            "Type 2 acc",
+            "Type 1 ASR",
+            "Type 1 TASR",
+            "Type 2 ASR",
+            "McNemar p (T1)",
+            "McNemar p (T2)",
+        ]
+        out.append(
+            f"<details><summary>By {esc(STRATUM_TITLES[kind].lower())}: rates and tests ({len(rows)} rows)</summary>"
+            + table(rows, headers, numeric=range(3, 11), row_classes=classes)
+            + "<p class='note'>McNemar: exact test of clean vs stressed correctness on the same pairs; Holm: "
+            f"adjusted across the {esc(STRATUM_TITLES[kind].lower())} strata of one model, setting and condition. "
+            "Highlighted rows: a Holm-adjusted p &lt; 0.05.</p></details>"
+        )
     return "".join(out)
 
 
@@ -204,16 +271,30 @@ def flips_table_html(flips: pd.DataFrame) -> str:
         return ""
     rows = []
     for r in d.itertuples(index=False):
+
         def share(v: Any, s: Any) -> str:
             if _isnan(v):
                 return "—"
             return f"{int(v)}" + ("" if _isnan(s) else f" <span class='n'>({100 * s:.0f}%)</span>")
 
-        rows.append([esc(r.model), esc(setting_name(r.setting)), esc(CONDITION_TITLES[r.condition]), str(r.clean_correct_pairs),
-                     str(r.flips), share(r.to_target, r.share_to_target), share(r.elsewhere, r.share_elsewhere),
-                     share(r.invalid, r.share_invalid), share(r.truncated, r.share_truncated)])
-    return collapsible(table(rows, ["Model", "Setting", "Condition", "Clean-correct pairs", "Flips", "To target", "Elsewhere", "Invalid",
-                                    "Truncated"], numeric=range(3, 9)), "Flips table", len(rows))
+        rows.append(
+            [
+                esc(r.model),
+                esc(setting_name(r.setting)),
+                esc(CONDITION_TITLES[r.condition]),
+                str(r.clean_correct_pairs),
+                str(r.flips),
+                share(r.to_target, r.share_to_target),
+                share(r.elsewhere, r.share_elsewhere),
+                share(r.invalid, r.share_invalid),
+                share(r.truncated, r.share_truncated),
+            ]
+        )
+    return collapsible(
+        table(rows, ["Model", "Setting", "Condition", "Clean-correct pairs", "Flips", "To target", "Elsewhere", "Invalid", "Truncated"], numeric=range(3, 9)),
+        "Flips table",
+        len(rows),
+    )
 
 
 def diff_table_html(t: pd.DataFrame, pair_title: str = "Comparison", a_title: str = "A", b_title: str = "B") -> str:
@@ -221,18 +302,28 @@ def diff_table_html(t: pd.DataFrame, pair_title: str = "Comparison", a_title: st
         return ""
     rows = []
     for r in t.itertuples(index=False):
-        rows.append([
-            f"<span class='nowrap'>{esc(r.pair)}</span>",
-            esc(f"{CONDITION_TITLES[r.condition]} {'accuracy' if r.metric == 'accuracy' else r.metric.upper()}"),
-            rate_cell(r.a_p, r.a_lo, r.a_hi, None, stacked=True), rate_cell(r.b_p, r.b_lo, r.b_hi, None, stacked=True),
-            diff_cell(r.diff, r.lo, r.hi, bold=True),
-            f"{fmt_p(r.p_test)}<br><span class='n'>{esc(r.test.replace('_', ' '))}</span>",
-            f"{fmt_p(r.p_holm)}",
-            f"{r.n}<br><span class='n'>{r.items} items</span>",
-        ])
-    return collapsible(table(rows, [esc(pair_title), "Metric", esc(a_title), esc(b_title), f"{esc(b_title)} − {esc(a_title)}",
-                                    "Paired test p", "Holm p", "Pairs"], numeric=range(2, 8)),
-                       "Differences table", len(rows), open_up_to=24)
+        rows.append(
+            [
+                f"<span class='nowrap'>{esc(r.pair)}</span>",
+                esc(f"{CONDITION_TITLES[r.condition]} {'accuracy' if r.metric == 'accuracy' else r.metric.upper()}"),
+                rate_cell(r.a_p, r.a_lo, r.a_hi, None, stacked=True),
+                rate_cell(r.b_p, r.b_lo, r.b_hi, None, stacked=True),
+                diff_cell(r.diff, r.lo, r.hi, bold=True),
+                f"{fmt_p(r.p_test)}<br><span class='n'>{esc(r.test.replace('_', ' '))}</span>",
+                f"{fmt_p(r.p_holm)}",
+                f"{r.n}<br><span class='n'>{r.items} items</span>",
+            ]
+        )
+    return collapsible(
+        table(
+            rows,
+            [esc(pair_title), "Metric", esc(a_title), esc(b_title), f"{esc(b_title)} − {esc(a_title)}", "Paired test p", "Holm p", "Pairs"],
+            numeric=range(2, 8),
+        ),
+        "Differences table",
+        len(rows),
+        open_up_to=24,
+    )
 
 
 def profile_table_html(profile: pd.DataFrame) -> str:
@@ -244,8 +335,7 @@ def profile_table_html(profile: pd.DataFrame) -> str:
     deltas = profile[profile["kind"] == "difference"]
     dims = list(dict.fromkeys(rates["dimension"]))
     ddims = list(dict.fromkeys(deltas["dimension"]))
-    titles = {"clean_accuracy": "Clean accuracy", "resilience_type1": "Resilience, Type 1",
-              "resilience_type2": "Resilience, Type 2"}
+    titles = {"clean_accuracy": "Clean accuracy", "resilience_type1": "Resilience, Type 1", "resilience_type2": "Resilience, Type 2"}
     rows = []
     for (model, setting), g in rates.groupby(["model", "setting"], sort=False):
         by = {r.dimension: r for r in g.itertuples(index=False)}
@@ -282,5 +372,3 @@ metrics of one comparison, with an item-clustered paired bootstrap percentile in
 correction is applied to those; the bootstrap gives intervals only.</li>
 </ul>
 """
-
-

@@ -68,15 +68,13 @@ def attack_by_source_figure(metrics: pd.DataFrame) -> str | None:
         return None
     d["row"] = _row_label(d)
     rows = _rows(d)
-    panels = [(c, m) for c, m in (("type1", "asr"), ("type1", "tasr"), ("type2", "asr"))
-              if not d[(d["condition"] == c) & (d["metric"] == m)].empty]
+    panels = [(c, m) for c, m in (("type1", "asr"), ("type1", "tasr"), ("type2", "asr")) if not d[(d["condition"] == c) & (d["metric"] == m)].empty]
     strata = ["Overall"] + sorted(set(d.loc[d["stratum_kind"] == "source", "stratum"]))
     colours = {s: ("#000000" if s == "Overall" else PALETTE[i % (len(PALETTE) - 1)]) for i, s in enumerate(strata)}
     title = "Attack success per model and source dataset"
     with plt.rc_context(STYLE):
         height = min(13.0, max(3.2, 0.3 * len(rows) * max(1, len(strata)) ** 0.5 + 1.8))
-        fig, axes = plt.subplots(1, len(panels), figsize=(min(16, 4.6 * len(panels) + 1.5), height), sharey=True, squeeze=False,
-                                 layout="constrained")
+        fig, axes = plt.subplots(1, len(panels), figsize=(min(16, 4.6 * len(panels) + 1.5), height), sharey=True, squeeze=False, layout="constrained")
         y = np.arange(len(rows))
         step = 0.7 / max(1, len(strata))
         for ax, (c, m) in zip(axes[0], panels):
@@ -84,8 +82,19 @@ def attack_by_source_figure(metrics: pd.DataFrame) -> str | None:
                 sub = d[(d["condition"] == c) & (d["metric"] == m) & (d["stratum"] == s)].set_index("row").reindex(rows)
                 p, lo, hi = (sub[k].map(_pct).to_numpy(dtype=float) for k in ("p", "lo", "hi"))
                 ys = y - 0.35 + step * (j + 0.5)
-                ax.errorbar(p, ys, xerr=_err(p, lo, hi), fmt="D" if s == "Overall" else "o", ms=5 if s == "Overall" else 4.5,
-                            color=colours[s], ecolor=colours[s], elinewidth=1.2, capsize=2, label=s, zorder=3)
+                ax.errorbar(
+                    p,
+                    ys,
+                    xerr=_err(p, lo, hi),
+                    fmt="D" if s == "Overall" else "o",
+                    ms=5 if s == "Overall" else 4.5,
+                    color=colours[s],
+                    ecolor=colours[s],
+                    elinewidth=1.2,
+                    capsize=2,
+                    label=s,
+                    zorder=3,
+                )
             ax.set_xlim(0, 100)
             ax.set_title(f"{CONDITION_TITLES[c]} {'TASR' if m == 'tasr' else 'ASR'}")
             ax.set_xlabel("% of clean-correct pairs, 95% Wilson CI")
@@ -117,16 +126,18 @@ def heatmap_figure(metrics: pd.DataFrame, tests: pd.DataFrame, kind: str) -> str
     with plt.rc_context(STYLE):
         cell_w, cell_h = 1.25, 0.5
         height = max(2.8, cell_h * len(rows) + 2.4)
-        fig, axes = plt.subplots(1, len(conds), figsize=(min(17, len(conds) * (cell_w * len(cols) + 2.6) + 1.5), height),
-                                 squeeze=False)
+        fig, axes = plt.subplots(1, len(conds), figsize=(min(17, len(conds) * (cell_w * len(cols) + 2.6) + 1.5), height), squeeze=False)
         fig.subplots_adjust(top=1 - 0.8 / height, bottom=1.3 / height)
         im = None
         for ax, c in zip(axes[0], conds):
             sub = d[d["condition"] == c]
             grid = sub.pivot_table(index="row", columns="stratum", values="p", aggfunc="first").reindex(index=rows, columns=cols)
             ns = sub.pivot_table(index="row", columns="stratum", values="n", aggfunc="first").reindex(index=rows, columns=cols)
-            sig = (t[t["condition"] == c].pivot_table(index="row", columns="stratum", values="significant", aggfunc="first")
-                   .reindex(index=rows, columns=cols)) if not t.empty else None
+            sig = (
+                (t[t["condition"] == c].pivot_table(index="row", columns="stratum", values="significant", aggfunc="first").reindex(index=rows, columns=cols))
+                if not t.empty
+                else None
+            )
             vals = 100 * grid.to_numpy(dtype=float)
             im = ax.imshow(vals, cmap=cmap, vmin=0, vmax=100, aspect="auto")
             for i in range(len(rows)):
@@ -138,8 +149,16 @@ def heatmap_figure(metrics: pd.DataFrame, tests: pd.DataFrame, kind: str) -> str
                     star = "*" if sig is not None and bool(sig.iloc[i, j] is True or sig.iloc[i, j] == 1) else ""
                     n = ns.iloc[i, j]
                     show_n = len(rows) <= 10 and not pd.isna(n)
-                    ax.text(j, i, f"{v:.0f}%{star}\nn={int(n)}" if show_n else f"{v:.0f}%{star}", ha="center", va="center",
-                            fontsize=8.5, color="white" if v > 55 else "#111", linespacing=1.1)
+                    ax.text(
+                        j,
+                        i,
+                        f"{v:.0f}%{star}\nn={int(n)}" if show_n else f"{v:.0f}%{star}",
+                        ha="center",
+                        va="center",
+                        fontsize=8.5,
+                        color="white" if v > 55 else "#111",
+                        linespacing=1.1,
+                    )
             ax.set_xticks(range(len(cols)), [_wrap(c_) for c_ in cols])
             ax.set_yticks(range(len(rows)), [_short(r) for r in rows])
             ax.grid(False)
@@ -151,8 +170,7 @@ def heatmap_figure(metrics: pd.DataFrame, tests: pd.DataFrame, kind: str) -> str
                 ax.set_yticklabels([])
         cb = fig.colorbar(im, ax=list(axes[0]), shrink=0.9, pad=0.01)
         cb.set_label("ASR (%)")
-        fig.suptitle(title + " (* Holm-adjusted McNemar p < 0.05)" + ("" if len(rows) <= 10 else "; n in tables/metrics.csv"),
-                     y=1 - 0.2 / height)
+        fig.suptitle(title + " (* Holm-adjusted McNemar p < 0.05)" + ("" if len(rows) <= 10 else "; n in tables/metrics.csv"), y=1 - 0.2 / height)
         return to_svg(fig, f"heatmap-{kind}", title)
 
 
@@ -165,8 +183,12 @@ def flips_figure(flips: pd.DataFrame) -> str | None:
     rows = _rows(d)
     d = d.set_index("row").reindex(rows)
     title = "Where Type 1 flips go"
-    parts = [("to_target", "to the injected target"), ("elsewhere", "to another wrong option"), ("invalid", "unreadable reply"),
-             ("truncated", "cut at the token budget")]
+    parts = [
+        ("to_target", "to the injected target"),
+        ("elsewhere", "to another wrong option"),
+        ("invalid", "unreadable reply"),
+        ("truncated", "cut at the token budget"),
+    ]
     parts = [(k, t) for k, t in parts if f"share_{k}" in d]
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(9.5, max(2.6, 0.45 * len(rows) + 1.8)), layout="constrained")
@@ -178,8 +200,7 @@ def flips_figure(flips: pd.DataFrame) -> str | None:
             ax.barh(y, share, left=left, color=FLIP_COLOURS[part], label=label, height=0.62, zorder=2)
             for yi, l_, s in zip(y, left, share):
                 if s >= 8:
-                    ax.text(l_ + s / 2, yi, f"{s:.0f}%", ha="center", va="center", fontsize=9,
-                            color="white" if part != "elsewhere" else "#111", zorder=3)
+                    ax.text(l_ + s / 2, yi, f"{s:.0f}%", ha="center", va="center", fontsize=9, color="white" if part != "elsewhere" else "#111", zorder=3)
             left += share
         for yi, n in zip(y, flips_n):
             ax.text(101, yi, f"{0 if np.isnan(n) else int(n)} flips", va="center", fontsize=9, color="#333")
@@ -208,8 +229,9 @@ def profile_figure(profile: pd.DataFrame) -> str | None:
     colours = {"clean_accuracy": "#0072B2", "resilience_type1": "#E69F00", "resilience_type2": "#D55E00"}
     title = "Resilience profile: clean accuracy beside resilience per stress family"
     with plt.rc_context(STYLE):
-        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(14, min(11.0, max(4.6, 0.3 * len(rows) * len(dims) ** 0.5 + 2.4))),
-                                      gridspec_kw={"width_ratios": [1.35, 1]}, layout="constrained")
+        fig, (ax, ax2) = plt.subplots(
+            1, 2, figsize=(14, min(11.0, max(4.6, 0.3 * len(rows) * len(dims) ** 0.5 + 2.4))), gridspec_kw={"width_ratios": [1.35, 1]}, layout="constrained"
+        )
         ax2.set_box_aspect(1)
         y = np.arange(len(rows))
         bh = 0.8 / len(dims)
@@ -248,8 +270,7 @@ def profile_figure(profile: pd.DataFrame) -> str | None:
             for r, (xi, yi) in tops.items():
                 spots.setdefault((round(xi, 1), round(yi, 1)), []).append(_short(r, 22))
             for (xi, yi), names in spots.items():
-                ax2.annotate("\n".join(names), (xi, yi), xytext=(0, 6), textcoords="offset points", fontsize=8.5,
-                             color="#333", ha="center", va="bottom")
+                ax2.annotate("\n".join(names), (xi, yi), xytext=(0, 6), textcoords="offset points", fontsize=8.5, color="#333", ha="center", va="bottom")
         ax2.set_xlim(0, 102)
         ax2.set_ylim(0, 108)
         ax2.plot([0, 100], [0, 100], ls=":", color="#999", lw=1, zorder=1)
@@ -283,8 +304,9 @@ def diff_figure(table: pd.DataFrame, title: str, name: str) -> str | None:
                 lo = 100 * (r["lo"] if not pd.isna(r["lo"]) else r["diff"])
                 hi = 100 * (r["hi"] if not pd.isna(r["hi"]) else r["diff"])
                 col = COND_COLOURS.get(r["condition"], "#333")
-                ax.errorbar([p], [y], xerr=[[p - lo], [hi - p]], fmt="s" if r["metric"] != "accuracy" else "o", color=col,
-                            ecolor=col, capsize=3, ms=6, zorder=3)
+                ax.errorbar(
+                    [p], [y], xerr=[[p - lo], [hi - p]], fmt="s" if r["metric"] != "accuracy" else "o", color=col, ecolor=col, capsize=3, ms=6, zorder=3
+                )
                 ticks.append(y)
                 ticklabels.append(r["what"])
                 y += 1
@@ -292,8 +314,7 @@ def diff_figure(table: pd.DataFrame, title: str, name: str) -> str | None:
         ax.axvline(0, color="#444", lw=1)
         ax.set_yticks(ticks, ticklabels)
         for yh, comp in heads:
-            ax.text(0.0, yh, _short(comp, 70), transform=ax.get_yaxis_transform(), ha="left", va="center",
-                    fontsize=10.5, fontweight="bold", color="#10324a")
+            ax.text(0.0, yh, _short(comp, 70), transform=ax.get_yaxis_transform(), ha="left", va="center", fontsize=10.5, fontweight="bold", color="#10324a")
         ax.set_ylim(y - 0.6, -0.8)
         ax.set_xlabel("Difference (percentage points), paired item-clustered bootstrap 95% CI")
         ax.set_ylabel("Metric")

@@ -30,9 +30,16 @@ from .tables import (
 )
 
 TITLE = H.TITLE
-SUMMARY_COLUMNS = [("clean_acc", "Clean acc"), ("type1_acc", "Type 1 acc"), ("type2_acc", "Type 2 acc"),
-                   ("type1_asr", "Type 1 ASR"), ("type1_tasr", "Type 1 TASR"), ("type2_asr", "Type 2 ASR"),
-                   ("type1_asr_read", "Type 1 ASR, unread left out"), ("type2_asr_read", "Type 2 ASR, unread left out")]
+SUMMARY_COLUMNS = [
+    ("clean_acc", "Clean acc"),
+    ("type1_acc", "Type 1 acc"),
+    ("type2_acc", "Type 2 acc"),
+    ("type1_asr", "Type 1 ASR"),
+    ("type1_tasr", "Type 1 TASR"),
+    ("type2_asr", "Type 2 ASR"),
+    ("type1_asr_read", "Type 1 ASR, unread left out"),
+    ("type2_asr_read", "Type 2 ASR, unread left out"),
+]
 
 
 def type1_design(run) -> str:
@@ -57,8 +64,19 @@ def means_table(ms: Sequence, design_of: dict[str, str]) -> pd.DataFrame:
                 blocks += [(kind, name, a) for name, a in strata.get(setting, {}).get(group, {}).items()]
             for kind, name, a in blocks:
                 for rate, v in a.items():
-                    rows.append({"type1": design, "setting": setting, "stratum_kind": kind, "stratum": name, "rate": rate,
-                                 "mean": v["mean"], "min": v["min"], "max": v["max"], "models": v["models"]})
+                    rows.append(
+                        {
+                            "type1": design,
+                            "setting": setting,
+                            "stratum_kind": kind,
+                            "stratum": name,
+                            "rate": rate,
+                            "mean": v["mean"],
+                            "min": v["min"],
+                            "max": v["max"],
+                            "models": v["models"],
+                        }
+                    )
     return pd.DataFrame(rows, columns=["type1", "setting", "stratum_kind", "stratum", "rate", "mean", "min", "max", "models"])
 
 
@@ -128,19 +146,28 @@ def _sections(tables: dict[str, pd.DataFrame], figs: dict[str, str | None]) -> l
         "<p>Each question is asked clean, with one misleading sentence for one wrong option (Type 1), and with the "
         "whole option-aligned bundle (Type 2: one true sentence for the gold option, one false sentence per wrong "
         "option).</p>",
-        html_figure(figs.get("accuracy"), "Accuracy per model under each condition; error bars: 95% Wilson intervals. "
-                    "The drop from clean to Type 1 / Type 2 is what the misleading context costs."),
+        html_figure(
+            figs.get("accuracy"),
+            "Accuracy per model under each condition; error bars: 95% Wilson intervals. "
+            "The drop from clean to Type 1 / Type 2 is what the misleading context costs.",
+        ),
         "<h3>Attack success per source dataset</h3>",
-        html_figure(figs.get("attack_by_source"), "ASR (share of clean-correct pairs flipped) and TASR (share flipped to "
-                    "the injected option) per model, pooled (diamond) and per source dataset (dots); 95% Wilson intervals."),
+        html_figure(
+            figs.get("attack_by_source"),
+            "ASR (share of clean-correct pairs flipped) and TASR (share flipped to "
+            "the injected option) per model, pooled (diamond) and per source dataset (dots); 95% Wilson intervals.",
+        ),
         "<h3>By content type and provenance</h3>",
-        html_figure(figs.get("heatmap_content_type"), "ASR per model and content corruption (what is false). Cells: ASR "
-                    "and the number of clean-correct pairs; * marks a Holm-adjusted McNemar p < 0.05 across content types."),
-        html_figure(figs.get("heatmap_provenance"), "ASR per model and provenance (who says it: a neutral statement, the "
-                    "patient, or an authority)."),
+        html_figure(
+            figs.get("heatmap_content_type"),
+            "ASR per model and content corruption (what is false). Cells: ASR "
+            "and the number of clean-correct pairs; * marks a Holm-adjusted McNemar p < 0.05 across content types.",
+        ),
+        html_figure(figs.get("heatmap_provenance"), "ASR per model and provenance (who says it: a neutral statement, the patient, or an authority)."),
         "<h3>Where flips go</h3>",
-        html_figure(figs.get("flips"), "Type 1 flips split into answers that moved to the injected target, to another "
-                    "wrong option, or to an unreadable reply."),
+        html_figure(
+            figs.get("flips"), "Type 1 flips split into answers that moved to the injected target, to another wrong option, or to an unreadable reply."
+        ),
         H.flips_table_html(tables["flips"]),
         "<h3>Tables by stratum</h3>",
         H.strata_tables(tables["metrics"], tables["tests"], tables["means"]),
@@ -150,34 +177,62 @@ def _sections(tables: dict[str, pd.DataFrame], figs: dict[str, str | None]) -> l
         "<p>Per model, clean accuracy beside a resilience score (resilience = 1 - ASR: the share of clean-correct "
         "answers that survive). A model can be accurate and fragile at once: clean accuracy does not predict "
         "resilience.</p>",
-        html_figure(figs.get("profile"), "Left: profile per model (95% Wilson intervals). Right: clean accuracy against "
-                    "resilience; the dotted line is equality."),
+        html_figure(
+            figs.get("profile"), "Left: profile per model (95% Wilson intervals). Right: clean accuracy against resilience; the dotted line is equality."
+        ),
         H.profile_table_html(tables["profile"]),
     ]
     sections.append(("profile", "Resilience profile", "".join(prof)))
     if "setting_effects" in tables:
-        sections.append(("settings", "Settings effect", "".join([
-            "<p>The same model and items under a mitigation setting and without one (setting none). Differences are "
-            "the setting minus none on the pairs both answered; ASR is taken on items answered correctly clean under "
-            "both. A mitigation's benefit is read beside its cost on clean accuracy.</p>",
-            html_figure(figs.get("setting_effects"), "Paired differences in percentage points with item-clustered bootstrap 95% intervals."),
-            H.diff_table_html(tables["setting_effects"], "Model", "None", "Setting"),
-        ])))
+        sections.append(
+            (
+                "settings",
+                "Settings effect",
+                "".join(
+                    [
+                        "<p>The same model and items under a mitigation setting and without one (setting none). Differences are "
+                        "the setting minus none on the pairs both answered; ASR is taken on items answered correctly clean under "
+                        "both. A mitigation's benefit is read beside its cost on clean accuracy.</p>",
+                        html_figure(figs.get("setting_effects"), "Paired differences in percentage points with item-clustered bootstrap 95% intervals."),
+                        H.diff_table_html(tables["setting_effects"], "Model", "None", "Setting"),
+                    ]
+                ),
+            )
+        )
     t = tables["tests"]
     if not t.empty:
         ov = t[t["stratum_kind"] == "overall"]
-        rows = [[esc(r.model), esc(setting_name(r.setting)), esc({"type1": "Type 1", "type2": "Type 2"}[r.condition]),
-                 str(r.b), str(r.c), str(r.n), html_fmt_p(r.p)] for r in ov.itertuples(index=False)]
+        rows = [
+            [
+                esc(r.model),
+                esc(setting_name(r.setting)),
+                esc({"type1": "Type 1", "type2": "Type 2"}[r.condition]),
+                str(r.b),
+                str(r.c),
+                str(r.n),
+                html_fmt_p(r.p),
+            ]
+            for r in ov.itertuples(index=False)
+        ]
         n_sig = int(t["significant"].sum())
-        sections.append(("tests", "Statistical tests", "".join([
-            "<p>Exact McNemar tests of clean vs stressed correctness on the same (item, probe) pairs: b = correct clean "
-            "and wrong with context, c = the reverse. Pooled over each model's pairs:</p>",
-            html_table(rows, ["Model", "Setting", "Condition", "b (correct → wrong)", "c (wrong → correct)", "Pairs", "p"], numeric=range(3, 7)),
-            f"<p>Per stratum, {len(t) - len(ov)} tests with Holm's correction across the strata of one kind; "
-            f"{n_sig} of all {len(t)} tests have a Holm-adjusted p &lt; 0.05 (see the tables by stratum and "
-            "<code>tables/tests.csv</code>).</p>",
-            "<h3>Methods</h3>", H.METHODS,
-        ])))
+        sections.append(
+            (
+                "tests",
+                "Statistical tests",
+                "".join(
+                    [
+                        "<p>Exact McNemar tests of clean vs stressed correctness on the same (item, probe) pairs: b = correct clean "
+                        "and wrong with context, c = the reverse. Pooled over each model's pairs:</p>",
+                        html_table(rows, ["Model", "Setting", "Condition", "b (correct → wrong)", "c (wrong → correct)", "Pairs", "p"], numeric=range(3, 7)),
+                        f"<p>Per stratum, {len(t) - len(ov)} tests with Holm's correction across the strata of one kind; "
+                        f"{n_sig} of all {len(t)} tests have a Holm-adjusted p &lt; 0.05 (see the tables by stratum and "
+                        "<code>tables/tests.csv</code>).</p>",
+                        "<h3>Methods</h3>",
+                        H.METHODS,
+                    ]
+                ),
+            )
+        )
     return sections
 
 
@@ -187,9 +242,10 @@ def _markdown(tables: dict[str, pd.DataFrame], mean: dict) -> str:
     if not h.empty:
         for setting, agg in mean.items():
             if agg:
-                lines.append(f"- Mean across models ({setting}): " + ", ".join(
-                    f"{k} {100 * v['mean']:.1f}% (range {100 * v['min']:.1f}–{100 * v['max']:.1f}%, {v['models']} models)"
-                    for k, v in agg.items()))
+                lines.append(
+                    f"- Mean across models ({setting}): "
+                    + ", ".join(f"{k} {100 * v['mean']:.1f}% (range {100 * v['min']:.1f}–{100 * v['max']:.1f}%, {v['models']} models)" for k, v in agg.items())
+                )
         lines.append("")
         lines.append("| Model | Setting | " + " | ".join(t for _, t in SUMMARY_COLUMNS) + " |")
         lines.append("|---|---|" + "---|" * len(SUMMARY_COLUMNS))
@@ -200,20 +256,33 @@ def _markdown(tables: dict[str, pd.DataFrame], mean: dict) -> str:
     f = tables["flips"]
     ov = f[f["stratum_kind"] == "overall"]
     if not ov.empty:
-        lines += ["### Where flips go (overall)", "", markdown_table(ov, ["model", "setting", "condition", "clean_correct_pairs",
-                  "flips", "to_target", "elsewhere", "invalid", "truncated"]), ""]
+        lines += [
+            "### Where flips go (overall)",
+            "",
+            markdown_table(ov, ["model", "setting", "condition", "clean_correct_pairs", "flips", "to_target", "elsewhere", "invalid", "truncated"]),
+            "",
+        ]
     t = tables["tests"]
     if not t.empty:
         sig = t[t["significant"] & (t["stratum_kind"] != "overall")]
         lines += ["### Strata with a significant McNemar test (Holm-adjusted p < 0.05)", ""]
-        lines.append(markdown_table(sig, ["model", "setting", "stratum_kind", "stratum", "condition", "b", "c", "p", "p_holm"], max_rows=60)
-                     if not sig.empty else "None.")
+        lines.append(
+            markdown_table(sig, ["model", "setting", "stratum_kind", "stratum", "condition", "b", "c", "p", "p_holm"], max_rows=60)
+            if not sig.empty
+            else "None."
+        )
         lines.append("")
     p = tables["profile"]
     if not p.empty:
         lines += ["### Resilience profile", "", markdown_table(p, ["model", "setting", "dimension", "value", "lo", "hi", "n"]), ""]
     if "setting_effects" in tables:
-        lines += ["### Settings effect (setting - none, paired)", "",
-                  markdown_table(tables["setting_effects"], ["pair", "setting", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi",
-                                                              "test", "p_test", "p_holm", "n", "items"]), ""]
+        lines += [
+            "### Settings effect (setting - none, paired)",
+            "",
+            markdown_table(
+                tables["setting_effects"],
+                ["pair", "setting", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "p_test", "p_holm", "n", "items"],
+            ),
+            "",
+        ]
     return "\n".join(lines)

@@ -86,33 +86,93 @@ def metrics_table(ms: Sequence[ModelSetting]) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     for m in ms:
         for kind, name, b in strata(m.block):
-            base = {"run": m.run, "model": m.model, "setting": m.setting, "family": "misleading",
-                    "stratum_kind": kind, "stratum": name, "n_items": b.get("n_items")}
+            base = {
+                "run": m.run,
+                "model": m.model,
+                "setting": m.setting,
+                "family": "misleading",
+                "stratum_kind": kind,
+                "stratum": name,
+                "n_items": b.get("n_items"),
+            }
             acc = b.get("clean_acc")
             if acc:
-                rows.append({**base, "condition": "clean", "metric": "accuracy", **_rate_cols(acc),
-                             "invalid": acc.get("invalid"), "truncated": acc.get("truncated"), "errors": acc.get("errors")})
+                rows.append(
+                    {
+                        **base,
+                        "condition": "clean",
+                        "metric": "accuracy",
+                        **_rate_cols(acc),
+                        "invalid": acc.get("invalid"),
+                        "truncated": acc.get("truncated"),
+                        "errors": acc.get("errors"),
+                    }
+                )
             for cond in ("type1", "type2"):
                 acc = b.get(f"{cond}_acc")
                 if acc:
-                    rows.append({**base, "condition": cond, "metric": "accuracy", **_rate_cols(acc),
-                                 "invalid": acc.get("invalid"), "truncated": acc.get("truncated"), "errors": acc.get("errors")})
+                    rows.append(
+                        {
+                            **base,
+                            "condition": cond,
+                            "metric": "accuracy",
+                            **_rate_cols(acc),
+                            "invalid": acc.get("invalid"),
+                            "truncated": acc.get("truncated"),
+                            "errors": acc.get("errors"),
+                        }
+                    )
                 att = b.get(cond)
                 if not att:
                     continue
                 asr = att.get("asr") or {}
-                rows.append({**base, "condition": cond, "metric": "asr", **_rate_cols(asr),
-                             "cluster_lo": asr.get("cluster_lo"), "cluster_hi": asr.get("cluster_hi"),
-                             "invalid": asr.get("invalid_flips"), "truncated": asr.get("truncated_flips")})
+                rows.append(
+                    {
+                        **base,
+                        "condition": cond,
+                        "metric": "asr",
+                        **_rate_cols(asr),
+                        "cluster_lo": asr.get("cluster_lo"),
+                        "cluster_hi": asr.get("cluster_hi"),
+                        "invalid": asr.get("invalid_flips"),
+                        "truncated": asr.get("truncated_flips"),
+                    }
+                )
                 if att.get("asr_read"):  # unread probe replies left out
                     r = att["asr_read"]
-                    rows.append({**base, "condition": cond, "metric": "asr_read", **_rate_cols(r),
-                                 "cluster_lo": r.get("lo") if r.get("interval") else None,
-                                 "cluster_hi": r.get("hi") if r.get("interval") else None})
+                    rows.append(
+                        {
+                            **base,
+                            "condition": cond,
+                            "metric": "asr_read",
+                            **_rate_cols(r),
+                            "cluster_lo": r.get("lo") if r.get("interval") else None,
+                            "cluster_hi": r.get("hi") if r.get("interval") else None,
+                        }
+                    )
                 if att.get("tasr"):
                     rows.append({**base, "condition": cond, "metric": "tasr", **_rate_cols(att["tasr"])})
-    cols = ["run", "model", "setting", "family", "stratum_kind", "stratum", "condition", "metric",
-            "k", "n", "p", "lo", "hi", "cluster_lo", "cluster_hi", "invalid", "truncated", "errors", "n_items"]
+    cols = [
+        "run",
+        "model",
+        "setting",
+        "family",
+        "stratum_kind",
+        "stratum",
+        "condition",
+        "metric",
+        "k",
+        "n",
+        "p",
+        "lo",
+        "hi",
+        "cluster_lo",
+        "cluster_hi",
+        "invalid",
+        "truncated",
+        "errors",
+        "n_items",
+    ]
     df = pd.DataFrame(rows, columns=cols)
     for c in ("k", "n", "invalid", "truncated", "errors", "n_items"):
         df[c] = df[c].astype("Int64")
@@ -133,11 +193,39 @@ def tests_table(ms: Sequence[ModelSetting], alpha: float = 0.05) -> pd.DataFrame
                 mc = (b.get(cond) or {}).get("mcnemar")
                 if not mc:
                     continue
-                rows.append({"run": m.run, "model": m.model, "setting": m.setting, "family": "misleading",
-                             "stratum_kind": kind, "stratum": name, "condition": cond, "test": mc.get("test", "mcnemar_exact"),
-                             "b": mc.get("b"), "c": mc.get("c"), "n": mc.get("n"), "p": mc.get("p")})
-    cols = ["run", "model", "setting", "family", "stratum_kind", "stratum", "condition", "test",
-            "b", "c", "n", "p", "p_holm", "holm_family_size", "significant"]
+                rows.append(
+                    {
+                        "run": m.run,
+                        "model": m.model,
+                        "setting": m.setting,
+                        "family": "misleading",
+                        "stratum_kind": kind,
+                        "stratum": name,
+                        "condition": cond,
+                        "test": mc.get("test", "mcnemar_exact"),
+                        "b": mc.get("b"),
+                        "c": mc.get("c"),
+                        "n": mc.get("n"),
+                        "p": mc.get("p"),
+                    }
+                )
+    cols = [
+        "run",
+        "model",
+        "setting",
+        "family",
+        "stratum_kind",
+        "stratum",
+        "condition",
+        "test",
+        "b",
+        "c",
+        "n",
+        "p",
+        "p_holm",
+        "holm_family_size",
+        "significant",
+    ]
     df = pd.DataFrame(rows, columns=cols[:-3])
     family = ["run", "model", "setting", "condition", "stratum_kind"]
     df["p"] = df["p"].astype("float64")
@@ -166,16 +254,45 @@ def flips_table(ms: Sequence[ModelSetting]) -> pd.DataFrame:
                 truncated = int(asr.get("truncated_flips") or 0)
                 to_target = int((att.get("tasr") or {}).get("k") or 0) if cond == "type1" else None
                 elsewhere = flips - invalid - truncated - (to_target or 0)
-                row = {"run": m.run, "model": m.model, "setting": m.setting, "stratum_kind": kind, "stratum": name,
-                       "condition": cond, "clean_correct_pairs": pairs, "flips": flips, "to_target": to_target,
-                       "elsewhere": elsewhere, "invalid": invalid, "truncated": truncated}
+                row = {
+                    "run": m.run,
+                    "model": m.model,
+                    "setting": m.setting,
+                    "stratum_kind": kind,
+                    "stratum": name,
+                    "condition": cond,
+                    "clean_correct_pairs": pairs,
+                    "flips": flips,
+                    "to_target": to_target,
+                    "elsewhere": elsewhere,
+                    "invalid": invalid,
+                    "truncated": truncated,
+                }
                 for part in ("to_target", "elsewhere", "invalid", "truncated"):
                     v = row[part]
                     row[f"share_{part}"] = (v / flips) if (flips and v is not None) else None
                 rows.append(row)
-    df = pd.DataFrame(rows, columns=["run", "model", "setting", "stratum_kind", "stratum", "condition",
-                                     "clean_correct_pairs", "flips", "to_target", "elsewhere", "invalid", "truncated",
-                                     "share_to_target", "share_elsewhere", "share_invalid", "share_truncated"])
+    df = pd.DataFrame(
+        rows,
+        columns=[
+            "run",
+            "model",
+            "setting",
+            "stratum_kind",
+            "stratum",
+            "condition",
+            "clean_correct_pairs",
+            "flips",
+            "to_target",
+            "elsewhere",
+            "invalid",
+            "truncated",
+            "share_to_target",
+            "share_elsewhere",
+            "share_invalid",
+            "share_truncated",
+        ],
+    )
     for c in ("clean_correct_pairs", "flips", "to_target", "elsewhere", "invalid", "truncated"):
         df[c] = df[c].astype("Int64")
     for c in ("share_to_target", "share_elsewhere", "share_invalid", "share_truncated"):
@@ -205,10 +322,21 @@ def profile_deltas(effects: pd.DataFrame, run_of: dict[str, str] | None = None) 
         lo = None if pd.isna(r.hi) else -r.hi
         hi = None if pd.isna(r.lo) else -r.lo
         setting = getattr(r, "setting", "caution")
-        rows.append({"run": (run_of or {}).get(r.pair, ""), "model": r.pair, "setting": f"{setting} - none",
-                     "family": "misleading", "dimension": f"{setting}_delta_resilience_{r.condition}", "kind": "difference",
-                     "label": f"Effect of {setting} on {CONDITION_TITLES[r.condition]} resilience", "value": -r.diff,
-                     "lo": lo, "hi": hi, "n": r.n})
+        rows.append(
+            {
+                "run": (run_of or {}).get(r.pair, ""),
+                "model": r.pair,
+                "setting": f"{setting} - none",
+                "family": "misleading",
+                "dimension": f"{setting}_delta_resilience_{r.condition}",
+                "kind": "difference",
+                "label": f"Effect of {setting} on {CONDITION_TITLES[r.condition]} resilience",
+                "value": -r.diff,
+                "lo": lo,
+                "hi": hi,
+                "n": r.n,
+            }
+        )
     return _profile_frame(rows)
 
 
@@ -235,12 +363,29 @@ def profile_table(ms: Sequence[ModelSetting]) -> pd.DataFrame:
             else:
                 cond = "type1" if dim.endswith("type1") else "type2"
                 r = (ov.get(cond) or {}).get("asr")
-                val = r and (None if r.get("p") is None else 1 - r["p"], None if r.get("hi") is None else 1 - r["hi"],
-                             None if r.get("lo") is None else 1 - r["lo"], r.get("n"))
+                val = r and (
+                    None if r.get("p") is None else 1 - r["p"],
+                    None if r.get("hi") is None else 1 - r["hi"],
+                    None if r.get("lo") is None else 1 - r["lo"],
+                    r.get("n"),
+                )
             if not val:
                 continue
-            rows.append({"run": m.run, "model": m.model, "setting": m.setting, "family": family, "dimension": dim,
-                         "kind": "rate", "label": label, "value": val[0], "lo": val[1], "hi": val[2], "n": val[3]})
+            rows.append(
+                {
+                    "run": m.run,
+                    "model": m.model,
+                    "setting": m.setting,
+                    "family": family,
+                    "dimension": dim,
+                    "kind": "rate",
+                    "label": label,
+                    "value": val[0],
+                    "lo": val[1],
+                    "hi": val[2],
+                    "n": val[3],
+                }
+            )
     return _profile_frame(rows)
 
 
@@ -251,8 +396,7 @@ def headline_table(ms: Sequence[ModelSetting]) -> pd.DataFrame:
     rows = []
     for m in ms:
         h = headline(m.block.get("overall", {}))
-        row: dict[str, Any] = {"run": m.run, "model": m.model, "setting": m.setting,
-                               "n_items": m.block.get("overall", {}).get("n_items")}
+        row: dict[str, Any] = {"run": m.run, "model": m.model, "setting": m.setting, "n_items": m.block.get("overall", {}).get("n_items")}
         for name, r in h.items():
             r = r or {}
             for part in ("p", "lo", "hi", "n"):
@@ -264,5 +408,3 @@ def headline_table(ms: Sequence[ModelSetting]) -> pd.DataFrame:
         row.update({f"units_{k}": v for k, v in counts.items()})
         rows.append(row)
     return pd.DataFrame(rows)
-
-

@@ -40,8 +40,7 @@ def _records(table: pd.DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
     return {(r["condition"], r["metric"]): r for r in table.to_dict("records")}
 
 
-def _add(rows: list[dict[str, Any]], model: str, setting: str, metric: str, label: str, role: str, higher: bool,
-         rec: dict[str, Any], **kw: Any) -> None:
+def _add(rows: list[dict[str, Any]], model: str, setting: str, metric: str, label: str, role: str, higher: bool, rec: dict[str, Any], **kw: Any) -> None:
     rows.append(effect_row(model, setting, FAMILY, metric, label, role, higher, rec, **kw))
 
 
@@ -52,24 +51,30 @@ def tradeoff(frame: pd.DataFrame) -> list[dict[str, Any]]:
         recs = _records(compare_sides(*_sides(frame, model, setting)).table)
         row = partial(_add, rows, model, setting)
         if ("type1", "asr") in recs:
-            row("type1_asr", "Type 1 ASR", "gain", False, recs[("type1", "asr")], primary=True,
-                layout="residual", column="Type 1 ASR", ref=RESIDUAL_REF)
+            row("type1_asr", "Type 1 ASR", "gain", False, recs[("type1", "asr")], primary=True, layout="residual", column="Type 1 ASR", ref=RESIDUAL_REF)
         if ("type2", "asr") in recs:
-            row("type2_asr", "Type 2 ASR", "gain", False, recs[("type2", "asr")],
-                primary=("type1", "asr") not in recs)
+            row("type2_asr", "Type 2 ASR", "gain", False, recs[("type2", "asr")], primary=("type1", "asr") not in recs)
         clean = recs.get(("clean", "accuracy"))
         if clean is None:
             continue
         one = len(sources) == 1
-        row("clean_acc", "Clean accuracy", "cost", True, clean, primary=True,
-            stratum=sources[0] if one else "all", layout="values" if one else None,
-            column=f"{sources[0]} (clean MCQ)" if one else None, ref=VALUES_REF if one else None)
+        row(
+            "clean_acc",
+            "Clean accuracy",
+            "cost",
+            True,
+            clean,
+            primary=True,
+            stratum=sources[0] if one else "all",
+            layout="values" if one else None,
+            column=f"{sources[0]} (clean MCQ)" if one else None,
+            ref=VALUES_REF if one else None,
+        )
         if one:
             continue
         for src in sources:
             sub = frame[(frame["source"].astype(str) == src).to_numpy()]
             rec = _records(compare_sides(*_sides(sub, model, setting)).table).get(("clean", "accuracy"))
             if rec is not None:
-                row("clean_acc", "Clean accuracy", "cost", True, rec, stratum=src, layout="values",
-                    column=f"{src} (clean MCQ)", ref=VALUES_REF)
+                row("clean_acc", "Clean accuracy", "cost", True, rec, stratum=src, layout="values", column=f"{src} (clean MCQ)", ref=VALUES_REF)
     return rows

@@ -45,8 +45,15 @@ def _counts(entries: Sequence[T], category_of: Callable[[T], str | None]) -> dic
     return out
 
 
-def balance(entries: Sequence[T], category_of: Callable[[T], str | None], categories: Sequence[str], seed: int, generator: str,
-            per_category: int | None = None, per_generator: int | None = None) -> Balanced[T]:
+def balance(
+    entries: Sequence[T],
+    category_of: Callable[[T], str | None],
+    categories: Sequence[str],
+    seed: int,
+    generator: str,
+    per_category: int | None = None,
+    per_generator: int | None = None,
+) -> Balanced[T]:
     """Algorithm 1 on one generator's entries (see the module docstring); both None: no balancing."""
     before = _counts(entries, category_of)
     if per_category is None and per_generator is None:

@@ -77,13 +77,23 @@ class PresuppositionBuildOptions:
     description: str = ""
 
     def __post_init__(self) -> None:
-        for flag, v, low in (("--questions", self.questions, 1), ("--hard", self.hard, 0), ("--easy", self.easy, 0),
-                             ("--invalid", self.invalid, 0), ("--round-size", self.round_size, 1), ("--retries", self.retries, 0),
-                             ("--answer-tokens", self.answer_tokens, 1)):
+        for flag, v, low in (
+            ("--questions", self.questions, 1),
+            ("--hard", self.hard, 0),
+            ("--easy", self.easy, 0),
+            ("--invalid", self.invalid, 0),
+            ("--round-size", self.round_size, 1),
+            ("--retries", self.retries, 0),
+            ("--answer-tokens", self.answer_tokens, 1),
+        ):
             if v < low:
                 raise ConfigError(flag, f"must be at least {low}")
-        for flag, v in (("--limit", self.limit), ("--per-generator", self.per_generator), ("--per-category", self.per_category),
-                        ("--judge-tokens", self.judge_tokens)):
+        for flag, v in (
+            ("--limit", self.limit),
+            ("--per-generator", self.per_generator),
+            ("--per-category", self.per_category),
+            ("--judge-tokens", self.judge_tokens),
+        ):
             if v is not None and v < 1:
                 raise ConfigError(flag, "must be at least 1")
 
@@ -166,25 +176,28 @@ def build_presupposition(
     work = Path(work_dir) if work_dir is not None else default_work_dir(out)
     stats: dict[str, StageStats] = {}
     with RunLock(work, what="build work directory"), Store(work / "store.sqlite") as store:  # one build per work directory
-        store.record_run(time.strftime("build-%Y%m%dT%H%M%S"), {"kind": "build presupposition", "out": str(out), "seed": options.seed,
-                                                               "generators": [g.label for g in generators]})
+        store.record_run(
+            time.strftime("build-%Y%m%dT%H%M%S"),
+            {"kind": "build presupposition", "out": str(out), "seed": options.seed, "generators": [g.label for g in generators]},
+        )
         with serving(specs) as served, CallSession() as session:
             live = {s.label: s for s in served}
             for s in served:
                 s.api_key()
-            runs = [GeneratorRun(name, live[g.label], live[(responder or g).label],
-                                 Pools(name, list(seeds.valid), tuple(seeds.invalid)))
-                    for name, g in zip(names, generators, strict=True)]
+            runs = [
+                GeneratorRun(name, live[g.label], live[(responder or g).label], Pools(name, list(seeds.valid), tuple(seeds.invalid)))
+                for name, g in zip(names, generators, strict=True)
+            ]
             judge = Judge(live[verifier.label], PREMISE_RUBRIC, structured=True, max_tokens=options.judge_tokens)
-            loop_opts = LoopOptions(options.questions, Counts(options.hard, options.easy, options.invalid), options.round_size,
-                                    options.seed, options.retries, options.answer_tokens)
+            loop_opts = LoopOptions(
+                options.questions, Counts(options.hard, options.easy, options.invalid), options.round_size, options.seed, options.retries, options.answer_tokens
+            )
             decisions = run_loop(store, runs, myth_list, loop_opts, judge, stats, progress, session)
             candidates = [d for d in decisions if d.status == CANDIDATE]
             _categorise(store, live[categoriser.label], candidates, options.retries, stats, progress, session)
             balanced = _balance(runs, candidates, options)
             if checker is not None:
-                _check(store, live[checker.label], [d for d in candidates if d.status == CANDIDATE], myth_list, options.retries, stats, progress,
-                       session)
+                _check(store, live[checker.label], [d for d in candidates if d.status == CANDIDATE], myth_list, options.retries, stats, progress, session)
     for d in candidates:
         if d.status == CANDIDATE:
             d.status = KEPT
@@ -200,8 +213,12 @@ def build_presupposition(
         created=created_stamp(),
         generator=identity(generators[0]) if len(generators) == 1 else {"generators": [identity(g) for g in generators]},
         prompt_hashes=prompt_hashes(checker is not None),
-        counts={"myths": len(myth_list), "candidates": len(candidates), "kept": len(kept),
-                "by_generator": {r.name: sum(1 for d in kept if d.generator == r.name) for r in runs}},
+        counts={
+            "myths": len(myth_list),
+            "candidates": len(candidates),
+            "kept": len(kept),
+            "by_generator": {r.name: sum(1 for d in kept if d.generator == r.name) for r in runs},
+        },
         description=options.description or f"false-presupposition suite built by medres {__version__} from {len(myth_list)} myths, seed {options.seed}",
         build={
             "tool": "medres build presupposition",
@@ -226,19 +243,27 @@ def build_presupposition(
     )
     suite = Suite(manifest, items, probes)
     suite.save(out)
-    report = build_report(suite, decisions, runs, balanced, stats, options, generators, responder, verifier, categoriser, checker,
-                          time.perf_counter() - t0)
+    report = build_report(suite, decisions, runs, balanced, stats, options, generators, responder, verifier, categoriser, checker, time.perf_counter() - t0)
     write_report(out, report, decisions)
     return BuildResult(out, suite, report, decisions)
 
 
-def _categorise(store: Store, spec: ModelSpec, candidates: list[Decision], retries: int, stats: dict[str, StageStats],
-                progress: StageProgress | None, session: CallSession) -> None:
+def _categorise(
+    store: Store, spec: ModelSpec, candidates: list[Decision], retries: int, stats: dict[str, StageStats], progress: StageProgress | None, session: CallSession
+) -> None:
     stats[CATEGORISE] = StageStats()
     if not candidates:
         return
-    res = run_stage(store, spec, "categorise", {d.question_id: categorise.task(d.question_id, d.question or "", d.correction or "")
-                                                for d in candidates if d.question_id}, retries, progress, stats[CATEGORISE], session)
+    res = run_stage(
+        store,
+        spec,
+        "categorise",
+        {d.question_id: categorise.task(d.question_id, d.question or "", d.correction or "") for d in candidates if d.question_id},
+        retries,
+        progress,
+        stats[CATEGORISE],
+        session,
+    )
     for d in candidates:
         o = res[d.question_id]
         if o.ok:
@@ -258,21 +283,41 @@ def _balance(runs: Sequence[GeneratorRun], candidates: list[Decision], options: 
         for d in b.dropped:
             d.status = NOT_SELECTED
             d.reason = "uncategorised" if id(d) in uncategorised else "balancing"
-            d.detail = ("Algorithm 1 selects from the listed categories only" if id(d) in uncategorised
-                        else "not drawn by the category balancing (Algorithm 1)")
-        out[r.name] = {"before": b.before, "after": b.after, "selected": len(b.selected), "dropped": len(b.dropped),
-                       "uncategorised_dropped": len(b.uncategorised)}
+            d.detail = "Algorithm 1 selects from the listed categories only" if id(d) in uncategorised else "not drawn by the category balancing (Algorithm 1)"
+        out[r.name] = {
+            "before": b.before,
+            "after": b.after,
+            "selected": len(b.selected),
+            "dropped": len(b.dropped),
+            "uncategorised_dropped": len(b.uncategorised),
+        }
     return out
 
 
-def _check(store: Store, spec: ModelSpec, selected: list[Decision], myths: Sequence[Myth], retries: int, stats: dict[str, StageStats],
-           progress: StageProgress | None, session: CallSession) -> None:
+def _check(
+    store: Store,
+    spec: ModelSpec,
+    selected: list[Decision],
+    myths: Sequence[Myth],
+    retries: int,
+    stats: dict[str, StageStats],
+    progress: StageProgress | None,
+    session: CallSession,
+) -> None:
     stats[CHECK] = StageStats()
     if not selected:
         return
     cancer = {m.id: m.cancer for m in myths}
-    res = run_stage(store, spec, "check", {d.question_id: verify.task(d.question_id, d.question or "", d.correction or "", cancer[d.myth_id])
-                                           for d in selected if d.question_id}, retries, progress, stats[CHECK], session)
+    res = run_stage(
+        store,
+        spec,
+        "check",
+        {d.question_id: verify.task(d.question_id, d.question or "", d.correction or "", cancer[d.myth_id]) for d in selected if d.question_id},
+        retries,
+        progress,
+        stats[CHECK],
+        session,
+    )
     for d in selected:
         o = res[d.question_id]
         if not o.ok:
@@ -286,8 +331,14 @@ def _check(store: Store, spec: ModelSpec, selected: list[Decision], myths: Seque
 
 def _item(d: Decision, myth: Myth) -> Item:
     meta: dict[str, Any] = {
-        "cancer": myth.cancer, "myth": myth.myth, "fact": myth.fact, "myth_source": myth.source, "myth_row": myth.row,
-        "generator": d.generator, "round": d.round, "verifier_score": d.score,
+        "cancer": myth.cancer,
+        "myth": myth.myth,
+        "fact": myth.fact,
+        "myth_source": myth.source,
+        "myth_row": myth.row,
+        "generator": d.generator,
+        "round": d.round,
+        "verifier_score": d.score,
     }
     for k in ("verifier_reason", "category_reason", "checker_reason"):
         if getattr(d, k):
@@ -298,5 +349,11 @@ def _item(d: Decision, myth: Myth) -> Item:
 def _probe(d: Decision) -> PresuppositionProbe:
     qid = d.question_id or ""
     meta = {} if d.category else {"category_status": "uncategorised"}
-    return PresuppositionProbe(id=probe_id(qid, PRESUPPOSITION), item_id=qid, family=FAMILY, condition=PRESUPPOSITION,
-                               facets={"category": d.category, "generator": d.generator}, meta=meta)
+    return PresuppositionProbe(
+        id=probe_id(qid, PRESUPPOSITION),
+        item_id=qid,
+        family=FAMILY,
+        condition=PRESUPPOSITION,
+        facets={"category": d.category, "generator": d.generator},
+        meta=meta,
+    )

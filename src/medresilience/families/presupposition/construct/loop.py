@@ -120,16 +120,23 @@ def _verify_task(judge: Judge, p: Pending, params: dict[str, Any]) -> Task:
     fields = {"question": p.decision.question, "correction": p.decision.correction}
     answer, salt = p.answer or "", p.answer_key or ""
     fence = f"answer-{judge.nonce(fields, answer, salt)}"
-    return Task(p.decision.question_id, judge.messages(fields, answer, salt=salt), None, None, 0, judge.reader(answer, fence),
-                model=judge.spec, params=params)
+    return Task(p.decision.question_id, judge.messages(fields, answer, salt=salt), None, None, 0, judge.reader(answer, fence), model=judge.spec, params=params)
 
 
 def _failure(o: Outcome) -> str:
     return f"{o.detail} (permanent)" if o.permanent else o.detail
 
 
-def run_loop(store: Store, runs: Sequence[GeneratorRun], myths: Sequence[Myth], opts: LoopOptions, judge: Judge,
-             stats: dict[str, StageStats], progress: StageProgress | None = None, session: CallSession | None = None) -> list[Decision]:
+def run_loop(
+    store: Store,
+    runs: Sequence[GeneratorRun],
+    myths: Sequence[Myth],
+    opts: LoopOptions,
+    judge: Judge,
+    stats: dict[str, StageStats],
+    progress: StageProgress | None = None,
+    session: CallSession | None = None,
+) -> list[Decision]:
     """Every decision of the loop, in generator order, then myth order, then question order."""
     by_run: dict[str, list[Decision]] = {r.name: [] for r in runs}
     batches = rounds_of(myths, opts.round_size)
@@ -162,8 +169,7 @@ def run_loop(store: Store, runs: Sequence[GeneratorRun], myths: Sequence[Myth], 
                     continue
                 shown = drawn[tid].questions()
                 for k, draft in enumerate(o.value, 1):
-                    d = Decision(g.name, myth.id, myth.row, r_no, CANDIDATE, question_id(g.name, myth, k),
-                                 question=draft.question, correction=draft.correction)
+                    d = Decision(g.name, myth.id, myth.row, r_no, CANDIDATE, question_id(g.name, myth, k), question=draft.question, correction=draft.correction)
                     by_run[g.name].append(d)
                     problem = checks.check(draft, myth, g.written, shown)
                     g.written.add(checks.normalised(draft.question))
@@ -171,10 +177,21 @@ def run_loop(store: Store, runs: Sequence[GeneratorRun], myths: Sequence[Myth], 
                         d.status, d.reason, d.detail = REJECTED, problem.code, problem.detail
                     else:
                         pending.append(Pending(d, g))
-        answers = run_stage(store, None, RESPOND, {
-            p.decision.question_id: Task(p.decision.question_id, messages_for(p.decision.question), None, None, opts.answer_tokens, _answer,
-                                         model=p.run.responder)
-            for p in pending}, 0, progress, stats[RESPOND], session)
+        answers = run_stage(
+            store,
+            None,
+            RESPOND,
+            {
+                p.decision.question_id: Task(
+                    p.decision.question_id, messages_for(p.decision.question), None, None, opts.answer_tokens, _answer, model=p.run.responder
+                )
+                for p in pending
+            },
+            0,
+            progress,
+            stats[RESPOND],
+            session,
+        )
         judged: list[Pending] = []
         for p in pending:
             o = answers[p.decision.question_id]
@@ -186,8 +203,7 @@ def run_loop(store: Store, runs: Sequence[GeneratorRun], myths: Sequence[Myth], 
             p.answer, p.answer_key = o.value, o.keys[-1]
             judged.append(p)
         params = judge.params()
-        scores = run_stage(store, None, VERIFY, {p.decision.question_id: _verify_task(judge, p, params) for p in judged},
-                           0, progress, stats[VERIFY], session)
+        scores = run_stage(store, None, VERIFY, {p.decision.question_id: _verify_task(judge, p, params) for p in judged}, 0, progress, stats[VERIFY], session)
         for p in judged:
             d = p.decision
             o = scores[d.question_id]
@@ -206,8 +222,10 @@ def run_loop(store: Store, runs: Sequence[GeneratorRun], myths: Sequence[Myth], 
             d.status = {-1: CANDIDATE, 0: PARTIAL, 1: EASY}[d.score]
         for g in active:
             mine = [d for d in by_run[g.name] if d.round == r_no and d.question_id is not None]
-            g.pools.add(valid=[ValidExample(d.question or "", d.correction or "", d.question_id or "") for d in mine if d.status == CANDIDATE],
-                        easy=[ValidExample(d.question or "", d.correction or "", d.question_id or "") for d in mine if d.status == EASY])
+            g.pools.add(
+                valid=[ValidExample(d.question or "", d.correction or "", d.question_id or "") for d in mine if d.status == CANDIDATE],
+                easy=[ValidExample(d.question or "", d.correction or "", d.question_id or "") for d in mine if d.status == EASY],
+            )
             g.history.append({"round": r_no, "myths": len(batch), **g.pools.sizes()})
             if g.name in halted:
                 g.active, g.stopped_at = False, r_no
@@ -216,7 +234,17 @@ def run_loop(store: Store, runs: Sequence[GeneratorRun], myths: Sequence[Myth], 
     for g in runs:
         if g.stopped_at is not None:
             done = {m.id for b in batches[: g.stopped_at] for m in b}
-            by_run[g.name] += [Decision(g.name, m.id, m.row, None, NOT_RUN, reason="loop_stopped",
-                                        detail=f"the run stopped after round {g.stopped_at}, whose calls failed; run the same command again to go on")
-                               for m in myths if m.id not in done]
+            by_run[g.name] += [
+                Decision(
+                    g.name,
+                    m.id,
+                    m.row,
+                    None,
+                    NOT_RUN,
+                    reason="loop_stopped",
+                    detail=f"the run stopped after round {g.stopped_at}, whose calls failed; run the same command again to go on",
+                )
+                for m in myths
+                if m.id not in done
+            ]
     return [d for g in runs for d in by_run[g.name]]

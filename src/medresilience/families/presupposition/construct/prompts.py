@@ -71,14 +71,15 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def messages(myth: Myth, m: int, valid: Sequence[ValidExample], invalid: Sequence[InvalidExample],
-             easy: Sequence[ValidExample]) -> list[dict[str, str]]:
+def messages(myth: Myth, m: int, valid: Sequence[ValidExample], invalid: Sequence[InvalidExample], easy: Sequence[ValidExample]) -> list[dict[str, str]]:
     """The generation request for one myth with the drawn examples (in the order given)."""
     parts = ["The myth to build on:", _myth_block(myth)]
     if valid:
         shown = "\n".join(f"{i}. Question: {_one_line(e.question)}\n   Correction: {_one_line(e.correction)}" for i, e in enumerate(valid, 1))
-        parts += ["Questions that work (each hides its false belief well; its correction says what a good answer must point out):",
-                  f"<valid-examples>\n{shown}\n</valid-examples>"]
+        parts += [
+            "Questions that work (each hides its false belief well; its correction says what a good answer must point out):",
+            f"<valid-examples>\n{shown}\n</valid-examples>",
+        ]
     bad = [(e.question, e.reason) for e in invalid] + [(e.question, EASY_REASON) for e in easy]
     if bad:
         shown = "\n".join(f"{i}. Question: {_one_line(q)}\n   Why it does not work: {_one_line(r)}" for i, (q, r) in enumerate(bad, 1))
@@ -116,10 +117,8 @@ def parser(m: int):
     return parse
 
 
-def task(task_id: str, myth: Myth, m: int, valid: Sequence[ValidExample], invalid: Sequence[InvalidExample],
-         easy: Sequence[ValidExample], model=None) -> Task:
-    return Task(task_id, messages(myth, m, valid, invalid, easy), SCHEMA_NAME, SCHEMA, TOKENS_BASE + TOKENS_PER_QUESTION * m,
-                parser(m), model=model)
+def task(task_id: str, myth: Myth, m: int, valid: Sequence[ValidExample], invalid: Sequence[InvalidExample], easy: Sequence[ValidExample], model=None) -> Task:
+    return Task(task_id, messages(myth, m, valid, invalid, easy), SCHEMA_NAME, SCHEMA, TOKENS_BASE + TOKENS_PER_QUESTION * m, parser(m), model=model)
 
 
 def prompt_hash() -> str:

@@ -20,8 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 #: the order statuses are shown in
-STATUSES = ("kept", "not_selected", "unsound", "unchecked", "candidate", "partial", "easy", "unscored", "no_answer", "rejected",
-            "failed", "not_run")
+STATUSES = ("kept", "not_selected", "unsound", "unchecked", "candidate", "partial", "easy", "unscored", "no_answer", "rejected", "failed", "not_run")
 
 
 def _sorted(c: Counter[str]) -> dict[str, int]:
@@ -73,27 +72,44 @@ def cautions(generators: Sequence[ModelSpec], responder: ModelSpec | None, verif
     out = []
     for g in generators:
         if g.kind == "embedded":
-            out.append(f"the generator {g.label} is the embedded {g.model} model, meant for trying the loop: a model this small often writes "
-                       "questions that hold no real false belief or give it away, and as its own responder it is fooled easily, so a "
-                       "question it kept says little about stronger models; build benchmark suites with strong generators and --verify")
+            out.append(
+                f"the generator {g.label} is the embedded {g.model} model, meant for trying the loop: a model this small often writes "
+                "questions that hold no real false belief or give it away, and as its own responder it is fooled easily, so a "
+                "question it kept says little about stronger models; build benchmark suites with strong generators and --verify"
+            )
     if responder is not None and responder.kind == "embedded" and not any(g.kind == "embedded" for g in generators):
         out.append(f"the responder is the embedded {responder.model} model: questions that fool it may be easy for the models under test")
     if verifier.kind == "embedded":
-        out.append(f"the verifier is the embedded {verifier.model} model: its -1/0/1 scores decide the pools and the candidates, and a "
-                   "judge this small is often wrong; use a strong verifier for a benchmark suite")
+        out.append(
+            f"the verifier is the embedded {verifier.model} model: its -1/0/1 scores decide the pools and the candidates, and a "
+            "judge this small is often wrong; use a strong verifier for a benchmark suite"
+        )
     if checker is None:
-        out.append("no --verify checker: that each correction is medically sound was not checked by a model, only the deterministic checks "
-                   "ran; the study had physicians review every selected question: review a sample before a benchmark run")
+        out.append(
+            "no --verify checker: that each correction is medically sound was not checked by a model, only the deterministic checks "
+            "ran; the study had physicians review every selected question: review a sample before a benchmark run"
+        )
     else:
-        out.append(f"corrections were checked by the model {checker.label}; a model is not a clinician: the study had physicians review "
-                   "every selected question")
+        out.append(
+            f"corrections were checked by the model {checker.label}; a model is not a clinician: the study had physicians review every selected question"
+        )
     return out
 
 
-def build_report(suite: Suite, decisions: Sequence[Decision], runs: Sequence[GeneratorRun], balanced: Mapping[str, Any],
-                 stages: Mapping[str, StageStats], options: PresuppositionBuildOptions, generators: Sequence[ModelSpec],
-                 responder: ModelSpec | None, verifier: ModelSpec, categoriser: ModelSpec, checker: ModelSpec | None,
-                 seconds: float) -> dict[str, Any]:
+def build_report(
+    suite: Suite,
+    decisions: Sequence[Decision],
+    runs: Sequence[GeneratorRun],
+    balanced: Mapping[str, Any],
+    stages: Mapping[str, StageStats],
+    options: PresuppositionBuildOptions,
+    generators: Sequence[ModelSpec],
+    responder: ModelSpec | None,
+    verifier: ModelSpec,
+    categoriser: ModelSpec,
+    checker: ModelSpec | None,
+    seconds: float,
+) -> dict[str, Any]:
     totals = StageStats()
     for s in stages.values():
         add_stage_stats(totals, s)
@@ -129,9 +145,15 @@ def build_report(suite: Suite, decisions: Sequence[Decision], runs: Sequence[Gen
         "reasons": _reasons(decisions),
         "pools": {r.name: {"final": r.pools.sizes(), "rounds": len(r.history), "history": _pool_history(r)} for r in runs},
         "categories": {k: cats.get(k, 0) for k in (*CATEGORY_KEYS, "uncategorised") if cats.get(k)},
-        "balancing": {"applied": options.balancing, "per_generator": options.per_generator, "per_category": options.per_category,
-                      "by_generator": dict(balanced)},
-        "checker_counts": None if checker is None else {
+        "balancing": {
+            "applied": options.balancing,
+            "per_generator": options.per_generator,
+            "per_category": options.per_category,
+            "by_generator": dict(balanced),
+        },
+        "checker_counts": None
+        if checker is None
+        else {
             "checked": sum(1 for d in candidates if d.status in ("kept", "unsound", "unchecked")),
             "sound": sum(1 for d in candidates if d.status == "kept"),
             "unsound": sum(1 for d in candidates if d.status == "unsound"),
@@ -151,8 +173,11 @@ def build_report(suite: Suite, decisions: Sequence[Decision], runs: Sequence[Gen
     if not options.balancing:
         report["notes"].append("no category balancing (neither --per-generator nor --per-category): every candidate the loop found is kept")
     if stopped:
-        report["notes"].append("the loop stopped early for " + ", ".join(f"{k} (after round {v})" for k, v in stopped.items())
-                               + " because calls failed; run the same command again to go on from there (stored calls are reused)")
+        report["notes"].append(
+            "the loop stopped early for "
+            + ", ".join(f"{k} (after round {v})" for k, v in stopped.items())
+            + " because calls failed; run the same command again to go on from there (stored calls are reused)"
+        )
     elif call_errors:
         report["notes"].append(f"{call_errors} question(s) or myth(s) were left out because calls failed; run the same command again to retry them")
     return report
@@ -164,7 +189,8 @@ def report_markdown(report: Mapping[str, Any]) -> str:
         f"# Build report: {report['suite']}",
         "",
         f"Generators {', '.join(f'`{g}`' for g in report['generators'])}; responder `{report['responder']}`; verifier "
-        f"`{report['verifier']}`; categoriser `{report['categoriser']}`" + (f"; checker `{report['checker']}`" if report.get("checker") else "")
+        f"`{report['verifier']}`; categoriser `{report['categoriser']}`"
+        + (f"; checker `{report['checker']}`" if report.get("checker") else "")
         + f"; seed {report['seed']}; round size {report['round_size']}; {report['seconds']:.1f} s.",
         "",
         f"{report['myths']} myths, {it['questions']} questions written: {it['rejected']} rejected by the checks, scores -1 / 0 / 1: "
@@ -178,24 +204,36 @@ def report_markdown(report: Mapping[str, Any]) -> str:
         lines.append(f"> {n}")
     if report.get("cautions") or report.get("notes"):
         lines.append("")
-    lines += ["| Generator | myths | failed | questions | rejected | -1 | 0 | 1 | unscored | candidates | kept |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += [
+        "| Generator | myths | failed | questions | rejected | -1 | 0 | 1 | unscored | candidates | kept |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for name, g in report["by_generator"].items():
         s = g["scores"]
-        lines.append(f"| {name} | {g['myths']} | {g['myths_failed']} | {g['questions']} | {g['rejected']} | {s['-1']} | {s['0']} | {s['1']} | "
-                     f"{g['unscored']} | {g['candidates']} | {g['kept']} |")
+        lines.append(
+            f"| {name} | {g['myths']} | {g['myths_failed']} | {g['questions']} | {g['rejected']} | {s['-1']} | {s['0']} | {s['1']} | "
+            f"{g['unscored']} | {g['candidates']} | {g['kept']} |"
+        )
     lines.append("")
     if report.get("reasons"):
         lines += ["| Status | reason | count |", "|---|---|---:|"]
         lines += [f"| {s} | {r} | {n} |" for s, rs in report["reasons"].items() for r, n in rs.items()] + [""]
     for name, p in report["pools"].items():
-        lines += [f"Pools of `{name}` after each round (valid = seeds + questions scored -1; easy = questions scored 1):", "",
-                  "| round | myths | valid | easy |", "|---:|---:|---:|---:|"]
+        lines += [
+            f"Pools of `{name}` after each round (valid = seeds + questions scored -1; easy = questions scored 1):",
+            "",
+            "| round | myths | valid | easy |",
+            "|---:|---:|---:|---:|",
+        ]
         lines += [f"| {h['round']} | {h['myths']} | {h['valid']} | {h['easy']} |" for h in p["history"]] + [""]
     b = report["balancing"]
     if b["applied"]:
-        lines += [f"Category balancing (Algorithm 1): per generator {b['per_generator'] or '—'}, per category {b['per_category'] or '—'}.", "",
-                  "| Generator | category | before | after |", "|---|---|---:|---:|"]
+        lines += [
+            f"Category balancing (Algorithm 1): per generator {b['per_generator'] or '—'}, per category {b['per_category'] or '—'}.",
+            "",
+            "| Generator | category | before | after |",
+            "|---|---|---:|---:|",
+        ]
         for name, g in b["by_generator"].items():
             for cat in sorted(set(g["before"]) | set(g["after"]), key=lambda c: (CATEGORY_KEYS + ("uncategorised",)).index(c)):
                 lines.append(f"| {name} | {cat} | {g['before'].get(cat, 0)} | {g['after'].get(cat, 0)} |")
@@ -204,8 +242,11 @@ def report_markdown(report: Mapping[str, Any]) -> str:
         lines += ["| Category | candidates |", "|---|---:|"] + [f"| {k} | {v} |" for k, v in report["categories"].items()] + [""]
     c = report.get("checker_counts")
     if c:
-        lines += [f"Checker `{report['checker']}`: {c['checked']} checked, {c['sound']} sound, {c['unsound']} unsound (dropped), "
-                  f"{c['unchecked']} not readable (dropped).", ""]
+        lines += [
+            f"Checker `{report['checker']}`: {c['checked']} checked, {c['sound']} sound, {c['unsound']} unsound (dropped), "
+            f"{c['unchecked']} not readable (dropped).",
+            "",
+        ]
     if report.get("stages"):
         lines += stage_table(report["stages"], report["totals"])
     if report.get("requests_per_kept_question") is not None:

@@ -62,7 +62,7 @@ def _elements(path: Path) -> Iterator[tuple[int, Any]]:
     text = read_text(path)
     dec = json.JSONDecoder()
     i = len(text) - len(text.lstrip())
-    if text[i:i + 1] != "[":
+    if text[i : i + 1] != "[":
         for n, line in enumerate(text.splitlines(), 1):
             if line.strip():
                 try:
@@ -140,5 +140,6 @@ def load_seeds(valid: Path | str | None = None, invalid: Path | str | None = Non
     base = package_seeds()
     v = read_valid_seeds(valid) if valid is not None else base.valid
     i = read_invalid_seeds(invalid) if invalid is not None else base.invalid
-    return Seeds(v, i, {"valid": Path(valid).name if valid is not None else "medresilience",
-                        "invalid": Path(invalid).name if invalid is not None else "medresilience"})
+    return Seeds(
+        v, i, {"valid": Path(valid).name if valid is not None else "medresilience", "invalid": Path(invalid).name if invalid is not None else "medresilience"}
+    )
