@@ -257,3 +257,33 @@ def test_every_kind_of_validation_problem_is_said_plainly():
             M.model_validate(data)
         known = ["mode", "n"] if "other" in data else None
         assert validation_problem(e.value, known) == (field, message)
+
+
+def test_the_eval_summary_fits_80_columns_and_never_cuts_a_number(tmp_path):
+    """`medres eval` with three models in an 80-column terminal: the summary is laid out to fit
+    (blocks of 'header: value' when the table would not), nothing is cut to '…', and every
+    number of the summary is printed whole."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from conftest import make_tiny_suite, oracle_policy
+    from medresilience.testing.stub_server import StubServer
+
+    make_tiny_suite().save(tmp_path / "suite")
+    env = {**os.environ, "COLUMNS": "80", "TERM": "dumb"}
+    with StubServer(policy=oracle_policy) as srv:
+        args = ["eval", "--suite", str(tmp_path / "suite"), "--out", str(tmp_path / "run")]
+        for name in ("stub-model-alpha-2026-11-26", "stub-model-beta-2026-11-26", "stub-model-gamma-2026-11-26"):
+            args += ["--model", f"openai:{name},base_url={srv.base_url}"]
+        p = subprocess.run([sys.executable, "-m", "medresilience.cli", *args], capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    lines = [line for line in p.stdout.splitlines() if not line.startswith(("calls:", "run:", "report:"))]
+    assert max(len(line) for line in lines) <= 80, "\n".join(line for line in lines if len(line) > 80)
+    assert "…" not in p.stdout
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    for name in ("stub-model-alpha-2026-11-26", "stub-model-beta-2026-11-26", "stub-model-gamma-2026-11-26"):
+        assert name in p.stdout
+        clean = results["models"][name]["none"]["overall"]["clean_acc"]
+        assert re.search(rf"{100 * clean['p']:.1f}%", p.stdout), name

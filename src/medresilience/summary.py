@@ -112,21 +112,16 @@ def reading_markdown(results: Results) -> list[str]:
     return [*lines, ""]
 
 
-def results_table(results: Results):
-    """Metrics as rows, one column per model and setting: fits a narrow terminal."""
-    from rich.table import Table
-
+def results_rows(results: Results) -> tuple[str, list[str], list[list[str]]]:
+    """(title, headers, rows) of the run's summary: metrics as rows, one column per model and
+    setting, so that one model fits a narrow terminal (`cli.tables.fitted` lays out more)."""
     family = get(results.family)
     rows = headline_rows(results)
-    t = Table(title=f"medresilience — {results.run.suite or ''}, {family.title} (95% CI, n)")
-    t.add_column("Metric")
-    for model, setting, _, _ in rows:
-        t.add_column(model if setting == "none" else f"{model} ({setting})", justify="right")
-    for i, (_, title) in enumerate(family.headline_columns):
-        t.add_row(title, *[cells[i] for _, _, cells, _ in rows])
-    t.add_row("Errors", *[str(c.get("errors", 0)) for *_, c in rows])
-    t.add_row("Invalid", *[str(c.get("invalid", 0)) for *_, c in rows])
-    t.add_row("Truncated", *[str(c.get("truncated", 0)) for *_, c in rows])
+    headers = ["Metric", *[model if setting == "none" else f"{model} ({setting})" for model, setting, _, _ in rows]]
+    body = [[title, *[cells[i] for _, _, cells, _ in rows]] for i, (_, title) in enumerate(family.headline_columns)]
+    body.append(["Errors", *[str(c.get("errors", 0)) for *_, c in rows]])
+    body.append(["Invalid", *[str(c.get("invalid", 0)) for *_, c in rows]])
+    body.append(["Truncated", *[str(c.get("truncated", 0)) for *_, c in rows]])
     if _extracting(results):
-        t.add_row("Read by extraction model", *[fmt_rate((results.reading.get(m) or {}).get(s, {}).get("extracted_share")) for m, s, _, _ in rows])
-    return t
+        body.append(["Read by extraction model", *[fmt_rate((results.reading.get(m) or {}).get(s, {}).get("extracted_share")) for m, s, _, _ in rows]])
+    return f"medresilience — {results.run.suite or ''}, {family.title} (95% CI, n)", headers, body

@@ -55,7 +55,8 @@ def _run_eval(
     from ..records import Suite
     from ..runner import EvalOptions, check_options
     from ..samples import sample_suite
-    from ..summary import results_table
+    from ..summary import results_rows
+    from .tables import fitted
 
     suite = Suite.load(suite_dir, lazy=True) if suite_dir else sample_suite()  # records read when the run needs them
     specs = [parse_model_spec(m, cfg.spec_defaults() if cfg else None) for m in models]
@@ -107,7 +108,7 @@ def _run_eval(
             wait=wait,
             on_wait=lambda msg: err_console.print(msg, highlight=False, soft_wrap=True, markup=False),
         )
-    console.print(results_table(result.results))
+    console.print(fitted(*results_rows(result.results), console.width))
     for w in result.warnings:
         err_console.print(f"warning: {w}", highlight=False, markup=False, soft_wrap=True)
     s = result.stats
