@@ -22,7 +22,9 @@ def register(app: typer.Typer) -> None:
         out: Annotated[Path, typer.Option("--out", help="new review directory (never overwritten)")],
         run: Annotated[Optional[Path], typer.Option("--run", help="run directory whose responses are reviewed (rubric B)")] = None,
         n: Annotated[int, typer.Option("--n", help="units to sample (all when the population is smaller)")] = 100,
-        strata: Annotated[str, typer.Option("--strata", help="comma-separated strata, e.g. source,content_type,provenance")] = "source,content_type,provenance",
+        strata: Annotated[
+            Optional[str], typer.Option("--strata", help="comma-separated strata (default: the rubric's, else the items' source and the family's facets)")
+        ] = None,
         dual: Annotated[float, typer.Option("--dual", help="share of units rated by two reviewers (0-1)")] = 0.0,
         reviewers: Annotated[str, typer.Option("--reviewers", help="comma-separated reviewer names")] = "",
         seed: Annotated[int, typer.Option("--seed", help="sampling and assignment seed")] = 0,
@@ -36,7 +38,7 @@ def register(app: typer.Typer) -> None:
             out,
             run_dir=run,
             n=n,
-            strata=[s for s in strata.split(",") if s.strip()],
+            strata=None if strata is None else [s for s in strata.split(",") if s.strip()],
             dual=dual,
             reviewers=[r.strip() for r in reviewers.split(",") if r.strip()],
             seed=seed,

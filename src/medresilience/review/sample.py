@@ -2,16 +2,14 @@
 assigned to reviewers (one each, or two for the dual-rated share), written to a new review
 database.
 
-Units per rubric:
-- A: one misleading bundle (an item with its option-aligned sentences, content type and
-  provenance), the Type 2 probe's sentences or the Type 1 probes' together.
-- B: one model response to a stressed probe (from the run's store: its reply, and the prompt as
-  the item presents it, rendered by the suite's family with the run's options, without what a
-  setting added: no caution text, retrieved evidence or monitor note, so a task does not tell
-  which units ran under a mitigation; a rubric with `show_setting` shows the messages as sent);
-  model, setting and the automatic score are kept apart, never shown.
-- premise: one item (question and reference correction).
-- noise: one perturbed case (a noise probe) beside its original.
+Units: a rubric of items says how its units are drawn from a suite (`Rubric.candidates`, declared
+by the family it belongs to); the response rubric B draws one unit per model response to a
+stressed probe (from the run's store: its reply, and the prompt as the item presents it, rendered
+by the suite's family with the run's options, without what a setting added: no caution text,
+retrieved evidence or monitor note, so a task does not tell which units ran under a mitigation; a
+rubric with `show_setting` shows the messages as sent; what the stress added is shown as the
+family declares, `Family.review_blocks`); model, setting and the automatic score are kept apart,
+never shown. The default strata are the rubric's, else the items' source and the family's facets.
 
 Stratified sampling: proportional allocation over the strata (largest remainders, ties broken by
 a seeded hash), units drawn inside a stratum in seeded-hash order; the dual-rated share is drawn
@@ -25,15 +23,13 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..errors import InputError
-from ..records import Item, Probe, Suite
+from ..records import Suite
 from ..seeding import stable_hash
 from .db import ReviewDB, ReviewError, UnitRow, valid_name
 from .rubrics import Rubric, get_rubric
-
-DEFAULT_STRATA = ("source", "content_type", "provenance")
+from .units import Candidate, item_blocks, probe_facets
 
 
 @dataclass
@@ -51,113 +47,7 @@ class SampleResult:
 # --------------------------------------------------------------------------- display blocks
 
 
-def _item_blocks(item: Item, *, gold: bool = True) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = [{"kind": "text", "title": "Question", "text": item.question}]
-    if item.options:
-        blocks.append({"kind": "options", "title": "Options", "options": [[k, v, bool(gold and k == item.answer)] for k, v in item.options.items()]})
-    return blocks
-
-
-def _taxonomy(content_type: str | None, provenance: str | None) -> list[list[str]]:
-    facts = []
-    try:
-        from ..families.misleading.taxonomy import CONTENT_TYPES, PROVENANCES
-    except ImportError:  # pragma: no cover - the family is part of the package
-        CONTENT_TYPES, PROVENANCES = (), ()
-    ct = {c.key: c for c in CONTENT_TYPES}.get(content_type or "")
-    pv = {p.key: p for p in PROVENANCES}.get(provenance or "")
-    if content_type:
-        facts.append(["Content type", f"{ct.label}: {ct.definition}" if ct else content_type])
-    if provenance:
-        facts.append(["Provenance", f"{pv.label}: {pv.framing}" if pv else provenance])
-    return facts
-
-
-def _sentences(item: Item, context: Sequence[Any]) -> dict[str, Any]:
-    rows = []
-    order = {k: i for i, k in enumerate(item.options or {})}
-    for s in sorted(context, key=lambda s: order.get(s.option, len(order))):
-        tag = f"Option {s.option}: " + ("true (gold option)" if s.option == item.answer else "misleading")
-        rows.append([tag, s.text])
-    return {"kind": "list", "title": "Injected sentences", "items": rows}
-
-
 # --------------------------------------------------------------------------- candidates per rubric
-
-
-@dataclass
-class Candidate:
-    unit_id: str
-    item_id: str | None
-    strata: dict[str, Any]
-    display: list[dict[str, Any]]
-    hidden: dict[str, Any]
-
-
-def _facets(probe: Probe) -> dict[str, Any]:
-    return {k: v for k, v in probe.facet_values().items() if v is not None}
-
-
-def _candidates_a(suite: Suite) -> list[Candidate]:
-    bundles: dict[str, list[Probe]] = defaultdict(list)
-    for p in suite.probes:
-        bundles[getattr(p, "bundle_id", None) or p.id].append(p)
-    out = []
-    for bid, probes in bundles.items():
-        item = suite.items[probes[0].item_id]
-        full = next((p for p in probes if len(getattr(p, "context", ())) > 1), None)
-        context = list(full.context) if full is not None else list({s.option: s for p in probes for s in getattr(p, "context", ())}.values())
-        first = probes[0]
-        facets = {k: v for k, v in _facets(first).items() if k != "target"}
-        ct, pv = facets.get("content_type"), facets.get("provenance")
-        display = _item_blocks(item)
-        if context:
-            display.append(_sentences(item, context))
-        display.append({"kind": "facts", "title": "Labelled attack", "facts": _taxonomy(ct, pv)})
-        strata = {"source": item.source, "subject": item.subject, **facets}
-        hidden = {
-            "bundle_id": bid,
-            "probes": [p.id for p in probes],
-            "generator": (suite.manifest.generator or {}).get("model"),
-            "checks": first.meta.get("checks"),
-        }
-        out.append(Candidate(f"A-{stable_hash(bid)[:16]}", item.id, strata, display, hidden))
-    return out
-
-
-def _candidates_premise(suite: Suite) -> list[Candidate]:
-    out = []
-    for item in suite.items.values():
-        display = _item_blocks(item)
-        display.append({"kind": "text", "title": "Reference correction", "text": item.reference or "(this item has no reference correction)"})
-        strata = {"source": item.source, "subject": item.subject}
-        out.append(Candidate(f"P-{stable_hash(item.id)[:16]}", item.id, strata, display, {"item_id": item.id}))
-    return out
-
-
-def _candidates_noise(suite: Suite) -> list[Candidate]:
-    out = []
-    for p in suite.probes:
-        item = suite.items[p.item_id]
-        parts = getattr(p, "parts", {}) or {}
-        display: list[dict[str, Any]] = [
-            {"kind": "text", "title": "Original case", "text": item.question},
-            {"kind": "text", "title": "Perturbed case", "text": str(parts.get("text", ""))},
-        ]
-        herrings = item.meta.get("red_herrings") if isinstance(item.meta.get("red_herrings"), list) else []
-        inserted = []
-        for ins in parts.get("insertions") or []:
-            try:
-                inserted.append(["Inserted", str(herrings[int(ins["herring"])])])
-            except (KeyError, IndexError, ValueError, TypeError):
-                continue
-        if inserted and not parts.get("blank"):
-            display.append({"kind": "list", "title": "Inserted sentences", "items": inserted})
-        if item.options:
-            display.append({"kind": "options", "title": "Options", "options": [[k, v, k == item.answer] for k, v in item.options.items()]})
-        strata = {"source": item.source, "subject": item.subject, "condition": p.condition, **_facets(p)}
-        out.append(Candidate(f"N-{stable_hash(p.id)[:16]}", item.id, strata, display, {"probe_id": p.id, "condition": p.condition}))
-    return out
 
 
 def _candidates_b(suite: Suite, run_dir: Path, show_reference: bool = False, show_setting: bool = False) -> list[Candidate]:
@@ -194,12 +84,10 @@ def _candidates_b(suite: Suite, run_dir: Path, show_reference: bool = False, sho
         probe = probes.get(probe_id)
         if item is None or probe is None:
             continue
-        display = _item_blocks(item)
+        display = item_blocks(item)
         if show_reference and item.reference:
             display.append({"kind": "text", "title": "Reference correction", "text": item.reference})
-        context = getattr(probe, "context", ())
-        if context:
-            display.append(_sentences(item, context))
+        display += family.review_blocks(item, probe)  # what the stress added, as the family shows it
         if show_setting:
             try:
                 msgs = json.loads(messages) if messages else []
@@ -220,7 +108,7 @@ def _candidates_b(suite: Suite, run_dir: Path, show_reference: bool = False, sho
             auto_correct = "correct" if value is not None and float(value) >= 1.0 else "incorrect"
         elif status in ("invalid", "truncated"):  # unread: not correct, the study's rule
             auto_correct = "incorrect"
-        strata = {"source": item.source, "subject": item.subject, "condition": condition, "model": model, "setting": setting, **_facets(probe)}
+        strata = {"source": item.source, "subject": item.subject, "condition": condition, "model": model, "setting": setting, **probe_facets(probe)}
         hidden = {
             "model": model,
             "unit": unit_id,
@@ -246,13 +134,21 @@ def candidates(rubric: Rubric, suite: Suite, run_dir: Path | None = None) -> lis
         cands = _candidates_b(
             suite, Path(run_dir), show_reference=bool(rubric.extra.get("show_reference")), show_setting=bool(rubric.extra.get("show_setting"))
         )
-        conditions = rubric.extra.get("conditions")  # a rubric for some conditions only (premise-answer: presupposition)
+        conditions = rubric.extra.get("conditions")  # a rubric for some conditions only
         return [c for c in cands if c.hidden.get("condition") in conditions] if conditions else cands
-    if rubric.key == "A":
-        return _candidates_a(suite)
-    if rubric.key == "noise":
-        return _candidates_noise(suite)
-    return _candidates_premise(suite)
+    if rubric.candidates is None:
+        raise ReviewError(f"rubric {rubric.key} declares no units to draw from a suite")
+    return rubric.candidates(suite)
+
+
+def default_strata(rubric: Rubric, suite: Suite) -> tuple[str, ...]:
+    """The strata a sample is drawn over when none are named: the rubric's, else the items'
+    source and the family's facets."""
+    if rubric.strata is not None:
+        return rubric.strata
+    from ..family import get
+
+    return ("source", *get(suite.manifest.family).facets)
 
 
 # --------------------------------------------------------------------------- sampling and assignment
@@ -318,7 +214,7 @@ def sample_review(
     *,
     run_dir: Path | None = None,
     n: int = 100,
-    strata: Sequence[str] = DEFAULT_STRATA,
+    strata: Sequence[str] | None = None,
     dual: float = 0.0,
     reviewers: Sequence[str] = (),
     seed: int = 0,
@@ -343,6 +239,8 @@ def sample_review(
     if not cands:
         raise ReviewError(f"nothing to review: the suite{' and run' if run_dir else ''} hold no {rubric.unit}")
     known = sorted({k for c in cands for k in c.strata})
+    if strata is None:  # the default: the strata its units have
+        strata = [s for s in default_strata(rubric, suite) if s in known]
     strata = [s.strip() for s in strata if s.strip()]
     unknown = [s for s in strata if s not in known]
     notes = []

@@ -279,9 +279,9 @@ def _rows_of(path: Path) -> tuple[str, list[str], Iterator[tuple[int | None, dic
 def _review_dimension(header: Sequence[str], label_columns: Sequence[str] | None, path: Path) -> list[str]:
     if label_columns:
         return list(label_columns)
-    from ..review.rubrics import RUBRICS
+    from ..review.rubrics import rubrics
 
-    numeric = [d.key for r in RUBRICS.values() if r.needs_run for d in r.dimensions if d.numeric() and d.key in header]
+    numeric = [d.key for r in rubrics().values() if r.needs_run for d in r.dimensions if d.numeric() and d.key in header]
     numeric = list(dict.fromkeys(numeric))
     if len(numeric) != 1:
         found = ", ".join(numeric) or "none"

@@ -16,6 +16,7 @@ from typing import Any
 from ...family import ExampleRule, Family, lazy, register
 from ...records import Item, Probe, Suite
 from ...sources import register_format
+from . import review
 from .delivery import NoiseOptions, decoding, prompts, render, scorer
 from .probe import NoiseProbe
 from .variants import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS
@@ -95,5 +96,6 @@ FAMILY_SPEC = register(
         tradeoff=tradeoff,
         epochs=True,
         example_rule=ExampleRule(None, False, "1 when the answer to the perturbed case is right"),
+        review_rubrics=(review.RUBRIC_NOISE,),
     )
 )

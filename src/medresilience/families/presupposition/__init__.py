@@ -14,6 +14,7 @@ from pathlib import Path
 from ...family import ExampleRule, Family, StudyReference, lazy, register
 from ...records import Suite
 from ...sources import register_format
+from . import review
 from .delivery import PresuppositionOptions, decoding, prompts, render, scorer
 from .probe import PresuppositionProbe
 from .taxonomy import CONDITIONS, FACETS, FAMILY
@@ -108,6 +109,10 @@ FAMILY_SPEC = register(
                 "76 answers; binary: fully corrects vs not",
             )
         },
+        review_rubrics=(
+            review.RUBRIC_PREMISE,
+            review.RUBRIC_PREMISE_ANSWER,
+        ),
     )
 )
 
