@@ -9,6 +9,7 @@ import re
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Collection
 from pathlib import Path
@@ -18,7 +19,12 @@ import pytest
 from medresilience.families.misleading.bundles import probes_from_bundle
 from medresilience.records import Item, Suite, SuiteManifest
 
-ROOT = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parent  # tests live in folders below this one; their files are found from here
+ROOT = TESTS.parent
+FIXTURES = TESTS / "fixtures"
+# test modules share helpers across folders (`from test_report import make_runs`): every test folder
+# is importable whichever subset of the tests is run
+sys.path[:0] = [str(d) for d in sorted(TESTS.rglob("*")) if d.is_dir() and any(d.glob("test_*.py")) and str(d) not in sys.path]
 SHARED_DATA = Path(os.environ.get("MEDRES_SHARED_DATA") or ROOT.parent / "shared" / "data")  # the env var: data kept elsewhere
 
 

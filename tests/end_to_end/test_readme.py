@@ -4,12 +4,11 @@ server (the boundary we do not own) under the same label, and the suite for the 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-from conftest import oracle_policy
+from conftest import ROOT, oracle_policy
 from medresilience.testing.stub_server import StubServer
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = ROOT / "README.md"
 
 
 def test_readme_library_example(tmp_path, tiny_suite, monkeypatch):

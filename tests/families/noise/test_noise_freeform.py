@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import shared_data
+from conftest import FIXTURES, shared_data
 from medresilience import EvalOptions, evaluate
 from medresilience.cli import app
 from medresilience.errors import ConfigError, InputError
@@ -19,8 +19,6 @@ from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item, Suite, read_jsonl
 from medresilience.sources import detect_format, load_items
 from medresilience.testing.stub_server import StubServer
-
-FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def _freeform(tmp_path: Path) -> Path:
@@ -64,7 +62,7 @@ def test_import_format_diagnosis_from_a_free_form_file(tmp_path):
 
 def test_import_format_diagnosis_that_finds_no_case_fails_and_writes_nothing(tmp_path):
     # PubMedQA asks yes/no questions about abstracts: no diagnosis case among them
-    fixture = Path(__file__).parent / "fixtures" / "pubmedqa_sample.json"
+    fixture = FIXTURES / "pubmedqa_sample.json"
     out = tmp_path / "cases.jsonl"
     r = CliRunner().invoke(app, ["import", str(fixture), "--format", "diagnosis", "--out", str(out)])
     assert r.exit_code == 2, r.output

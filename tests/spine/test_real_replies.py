@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from conftest import TESTS
 from medresilience.scoring.letters import read_answer
 from medresilience.scoring.verdicts import read_verdict
 
-DATA = Path(__file__).parent / "data" / "replies"
+DATA = TESTS / "data" / "replies"
 MCQ_FILES = sorted(DATA.glob("mcq_*.jsonl"))
 SPLITS = {"dev", "heldout", "validation"}
 

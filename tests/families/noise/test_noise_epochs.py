@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from conftest import FIXTURES
 from medresilience import EvalOptions, build_report, evaluate
 from medresilience.errors import ConfigError
 from medresilience.families.noise.build import NoiseBuildOptions, build_noise
@@ -23,8 +24,6 @@ from medresilience.records import Suite
 from medresilience.runner import plan
 from medresilience.stats import cluster_interval, cluster_mcnemar, mcnemar_exact, paired_cluster_diff, sign_flip_test, wilson
 from medresilience.testing.stub_server import StubServer
-
-FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def test_epochs_pool_accuracy_pair_within_an_epoch_and_resample_cases():

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import needs_qwen, needs_xllamacpp, shared_data
+from conftest import ROOT, needs_qwen, needs_xllamacpp, shared_data
 from medresilience.cli import app
 from medresilience.errors import InputError
 from medresilience.evaluation import evaluate
@@ -1042,7 +1042,7 @@ def test_reassigning_a_suite_that_records_no_generator_says_what_to_pass(tmp_pat
     r = runner.invoke(app, ["build", "reassign-provenance", "--suite", str(sample_suite().path), "--cycle", "forward", "--out", str(tmp_path / "fwd")])
     assert r.exit_code == 2 and not (tmp_path / "fwd").exists()
     assert "--generator SPEC" in r.output and "medres build misleading" in r.output and "bundled or imported" in r.output, r.output
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
     example = readme.index("medres build reassign-provenance --suite suites/mcqa")
     note = readme[example : example + 1200]
     assert "bundled sample suite and an imported release" in note and "need `--generator SPEC`" in note

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from pathlib import Path
 
+from conftest import TESTS
 from medresilience.scoring import choice_from_logprobs, extract_letter
 
-TABLE = Path(__file__).parent / "data" / "answer_reading.jsonl"
+TABLE = TESTS / "data" / "answer_reading.jsonl"
 
 
 def _rows() -> list[dict]:

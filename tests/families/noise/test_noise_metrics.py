@@ -5,11 +5,11 @@ by letter against the stub server, report."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from conftest import FIXTURES
 from medresilience import EvalOptions, build_report, evaluate
 from medresilience.errors import InputError
 from medresilience.families.noise.build import NoiseBuildOptions, build_noise
@@ -21,8 +21,6 @@ from medresilience.models.spec import parse_model_spec
 from medresilience.records import Suite
 from medresilience.stats import fisher_one_sided, mcnemar_exact, paired_cluster_diff, wilson
 from medresilience.testing.stub_server import StubServer
-
-FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def frame(rows: list[tuple[str, str, str, bool]]) -> pd.DataFrame:

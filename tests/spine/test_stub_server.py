@@ -20,6 +20,7 @@ import openai
 import pydantic
 import pytest
 
+from conftest import ROOT
 from medresilience.testing.stub_server import (
     Faults,
     StubProcess,
@@ -439,7 +440,7 @@ async def test_thread_server_from_async_code():
 
 def test_subprocess_prints_listening_and_stops_on_sigterm(tmp_path):
     log = tmp_path / "sub.jsonl"
-    src = Path(__file__).resolve().parents[1] / "src"
+    src = ROOT / "src"
     proc = subprocess.Popen(
         [
             sys.executable,

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from conftest import FIXTURES
 from medresilience import EvalOptions, compare_runs, evaluate
 from medresilience.cli import app
 from medresilience.families.noise.build import NoiseBuildOptions, build_noise
@@ -24,7 +24,6 @@ from medresilience.records import Suite
 from medresilience.stats import cluster_mcnemar, holm, mcnemar_exact, paired_cluster_diff, sign_flip_test, wilson
 from medresilience.testing.stub_server import StubServer
 
-FIXTURES = Path(__file__).parent / "fixtures"
 COPIES = 5
 
 

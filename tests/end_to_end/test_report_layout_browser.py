@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CHROMIUM, needs_chromium
+from conftest import CHROMIUM, FIXTURES, needs_chromium
 from conftest import CHROMIUM_ARGS as ARGS
 
 sync_api = needs_chromium()
@@ -24,8 +24,6 @@ from medresilience.models.spec import parse_model_spec  # noqa: E402
 from medresilience.records import Suite  # noqa: E402
 from medresilience.testing.stub_server import StubServer  # noqa: E402
 from test_report import make_tiny_suite, policy  # noqa: E402
-
-FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from conftest import SHARED_DATA
 from medresilience import settings
 from medresilience.cli import app
 from medresilience.corpus import CorpusIndex, build_index, chunk, contains, fts_string, match_expression, query_terms
@@ -29,7 +30,7 @@ from medresilience.settings.retrieval import EVIDENCE_HEAD, NO_EVIDENCE, gold_te
 from medresilience.store import Store
 from medresilience.testing.stub_server import StubServer
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+SHARED = SHARED_DATA
 PUBMEDQA = SHARED / "pubmedqa" / "test_set_half.json"
 MEDQA = SHARED / "medqa" / "us_4options_test_even.jsonl"
 

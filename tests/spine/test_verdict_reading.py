@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
-from conftest import make_tiny_suite
+from conftest import FIXTURES, make_tiny_suite
 from medresilience import EvalOptions, evaluate
 from medresilience.families.noise.build import NoiseBuildOptions, build_noise
 from medresilience.models.spec import parse_model_spec
@@ -24,7 +23,6 @@ from medresilience.store import CallRow, Store, UnitRow
 from medresilience.testing.stub_server import StubServer
 
 PREMISE = ["-1", "0", "1"]
-FIXTURES = Path(__file__).parent / "fixtures"
 
 
 # --------------------------------------------------------------------------- spellings

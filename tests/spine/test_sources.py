@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ROOT, SHARED_DATA
 from medresilience.errors import InputError
 from medresilience.families.misleading.bundles import probes_from_bundle
 from medresilience.families.misleading.release import RELEASE_ALIASES, iter_release, read_release, write_release
@@ -23,8 +24,8 @@ from medresilience.sources import (
     read_mmlu,
 )
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-SAMPLE_RELEASE = Path(__file__).resolve().parents[1] / "src" / "medresilience" / "data" / "basic_medicine_release.jsonl"
+DATA = SHARED_DATA
+SAMPLE_RELEASE = ROOT / "src" / "medresilience" / "data" / "basic_medicine_release.jsonl"
 
 
 def shared(*parts: str) -> Path:

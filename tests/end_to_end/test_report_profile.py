@@ -5,10 +5,9 @@ first option (the boundary we do not own), so every number follows from the suit
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from conftest import FIXTURES
 from medresilience import EvalOptions, build_report, evaluate
 from medresilience.families.noise.build import NoiseBuildOptions, build_noise
 from medresilience.families.noise.stub_policy import FakeGenerator
@@ -17,8 +16,6 @@ from medresilience.records import Suite
 from medresilience.report.profile import profile_frame, profile_section
 from medresilience.samples import sample_suite
 from medresilience.testing.stub_server import StubServer
-
-FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @pytest.fixture(scope="module")

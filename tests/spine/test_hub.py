@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+from conftest import ROOT
 from medresilience.cli import app
 from medresilience.importing import provenance_path
 from medresilience.records import Item, Suite, read_jsonl, sha256_file
@@ -463,7 +464,7 @@ def test_readme_gets_its_data_by_name_and_names_the_shared_folder_once():
     from medresilience.sources.catalog import CATALOG
     from medresilience.sources.hub import parse_ref
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
     data = readme[readme.index("## Data") : readme.index("## Run the released benchmarks on your model")]
     for d in CATALOG:
         if d.hub_id:

@@ -6,7 +6,7 @@ rewritten once, on purpose, when Type 1 under `all` moved to item-clustered stat
 its 2,024 numbers only the ASR / TASR interval bounds and the Type 1 McNemar p-values changed
 (the Wilson bounds are kept beside them as wilson_lo / wilson_hi); every count and rate stayed.
 
-Regenerate only on purpose: MEDRES_WRITE_GOLDEN=1 pytest tests/test_golden_misleading.py"""
+Regenerate only on purpose: MEDRES_WRITE_GOLDEN=1 pytest tests/families/misleading/test_golden_misleading.py"""
 
 from __future__ import annotations
 
@@ -19,13 +19,14 @@ from typing import Any
 
 import pytest
 
+from conftest import TESTS
 from medresilience.evaluation import evaluate
 from medresilience.models.spec import parse_model_spec
 from medresilience.runner import EvalOptions
 from medresilience.samples import sample_suite
 from medresilience.testing.stub_server import StubServer
 
-GOLDEN = Path(__file__).parent / "golden" / "misleading_sample.json"
+GOLDEN = TESTS / "golden" / "misleading_sample.json"
 # setting names as the family-neutral code writes them (the old code wrote no_defense / defense)
 SETTING_NAMES = {"no_defense": "none", "defense": "caution"}
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import shared_data
+from conftest import FIXTURES, shared_data
 from medresilience.errors import InputError
 from medresilience.sources import (
     FORMATS,
@@ -23,8 +23,6 @@ from medresilience.sources import (
     read_medxpertqa,
     read_pubmedqa,
 )
-
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 def fixture(name: str) -> Path:

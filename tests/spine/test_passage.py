@@ -5,10 +5,9 @@ suite of the PubMedQA sample sends the abstract to the model (the stub server's 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from conftest import FIXTURES
 from medresilience import EvalOptions, evaluate, parse_model_spec
 from medresilience.family import families
 from medresilience.passage import HEADER
@@ -16,7 +15,6 @@ from medresilience.records import Item, Suite, SuiteManifest
 from medresilience.sources.pubmedqa import read_pubmedqa
 from medresilience.testing.stub_server import StubServer
 
-FIXTURES = Path(__file__).parent / "fixtures"
 REQUIRED = {"presupposition": {"judge": "openai:judge,base_url=http://127.0.0.1:9"}}
 
 

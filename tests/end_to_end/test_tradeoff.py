@@ -31,7 +31,7 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from conftest import MARKER, make_tiny_suite, oracle_policy
+from conftest import FIXTURES, MARKER, make_tiny_suite, oracle_policy
 from medresilience import EvalOptions, build_report, evaluate
 from medresilience.families.noise.build import NoiseBuildOptions, build_noise
 from medresilience.families.noise.delivery import NoiseOptions
@@ -45,7 +45,6 @@ from medresilience.settings import CAUTION_INSTRUCTION
 from medresilience.stats import paired_bootstrap_diff, paired_cluster_diff, sign_flip_test
 from medresilience.testing.stub_server import StubServer
 
-FIXTURES = Path(__file__).parent / "fixtures"
 COPIES = 8
 SETTINGS = ("none", "caution")
 W = len(CAUTION_INSTRUCTION.split())

@@ -8,6 +8,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from conftest import FIXTURES
 from medresilience.cli import app
 from medresilience.records import Suite
 
@@ -140,9 +141,8 @@ def test_eval_with_family_options_and_settings(tmp_path, tiny_suite):
 
 def test_import_reports_skipped_rows(tmp_path):
     """HLE rows with an image or without options are skipped and said, not silently dropped."""
-    from pathlib import Path
 
-    fixture = Path(__file__).parent / "fixtures" / "hle_sample.jsonl"
+    fixture = FIXTURES / "hle_sample.jsonl"
     r = runner.invoke(app, ["import", str(fixture), "--out", str(tmp_path / "hle.jsonl")])
     assert r.exit_code == 0, r.output
     out = " ".join(r.output.split())  # the console wraps long lines

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
-from conftest import shared_data
+from conftest import FIXTURES, shared_data
 from medresilience.families.noise import abbreviations as ab
 from medresilience.families.noise import redherring, rewrite
 from medresilience.families.noise.cases import CaseSkip, diagnosis_cases, load_items_file
@@ -20,7 +19,7 @@ from medresilience.families.noise.stub_policy import BANK, FakeGenerator
 from medresilience.families.noise.variants import CONDITIONS, HERRING_VARIANTS, facets_of, parse_variants
 from medresilience.records import Item
 
-FIXTURE = Path(__file__).parent / "fixtures" / "noise_abbreviations.tsv"
+FIXTURE = FIXTURES / "noise_abbreviations.tsv"
 
 
 def medqa_cases(n: int | None = None) -> list[Item]:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
+
 PKG = ROOT / "src" / "medresilience"
 
 # The spine: every module outside families/ (derived from the tree, so a new module is checked
