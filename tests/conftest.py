@@ -151,3 +151,14 @@ def tiny_suite(tmp_path) -> Suite:
     s = make_tiny_suite()
     s.save(tmp_path / "tiny_suite")
     return Suite.load(tmp_path / "tiny_suite")
+
+
+@pytest.fixture
+def toy_family():
+    """The toy family of tests/toy_family.py, registered for one test: spine tests run on it."""
+    from medresilience.family import register, unregister
+    from toy_family import TOY
+
+    register(TOY)
+    yield TOY
+    unregister(TOY.name)

@@ -2,7 +2,7 @@
 previous run left every unit answered and scored) plans, serves and calls nothing: the previous
 run's units become the new run's and the results are the same. Anything else (another option, an
 error to retry, an unreadable answer left unscored) takes the ordinary path. The stub server stands
-in for the model (the boundary we do not own)."""
+in for the model (the boundary we do not own); the suite is the toy family's, so these test the spine only."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import json
 
 import pytest
 
-from conftest import make_tiny_suite, oracle_policy
 from medresilience import EvalOptions, evaluate
 from medresilience.models.spec import parse_model_spec
 from medresilience.store import Store
 from medresilience.testing.stub_server import Faults, StubServer
+from toy_family import answerer, make_toy_suite
 
 
 def _spec(url: str):
@@ -26,10 +26,10 @@ def _units(out) -> list[tuple]:
         return sorted(s.conn.execute("SELECT model, unit_id, key FROM units WHERE run = ?", (s.latest_run(),)).fetchall())
 
 
-def test_a_settled_run_is_reused_without_planning(tmp_path):
-    suite = make_tiny_suite()
+def test_a_settled_run_is_reused_without_planning(tmp_path, toy_family):
+    suite = make_toy_suite()
     out = tmp_path / "run"
-    with StubServer(policy=oracle_policy) as srv:
+    with StubServer(policy=answerer) as srv:
         first = evaluate(suite, [_spec(srv.base_url)], out, EvalOptions())
         calls = srv.stats.total
         again = evaluate(suite, [_spec(srv.base_url)], out, EvalOptions())
@@ -43,15 +43,15 @@ def test_a_settled_run_is_reused_without_planning(tmp_path):
     assert json.loads((out / "results.json").read_text())["run"]["run_id"] == again.results.run.run_id
 
 
-def test_a_settled_rerun_keeps_the_previous_results_and_recomputes_them_only_when_the_file_is_not_that_runs(tmp_path, monkeypatch):
+def test_a_settled_rerun_keeps_the_previous_results_and_recomputes_them_only_when_the_file_is_not_that_runs(tmp_path, monkeypatch, toy_family):
     import medresilience.evaluation as ev
 
-    suite = make_tiny_suite()
+    suite = make_toy_suite()
     out = tmp_path / "run"
     computed: list[str] = []
     real = ev.summarise
     monkeypatch.setattr(ev, "summarise", lambda *a, **k: computed.append("x") or real(*a, **k))  # a spy on our own code
-    with StubServer(policy=oracle_policy) as srv:
+    with StubServer(policy=answerer) as srv:
         first = evaluate(suite, [_spec(srv.base_url)], out, EvalOptions())
         assert computed == ["x"]
         again = evaluate(suite, [_spec(srv.base_url)], out, EvalOptions())
@@ -71,14 +71,14 @@ def test_a_settled_rerun_keeps_the_previous_results_and_recomputes_them_only_whe
         assert srv.stats.total == first.stats.called
 
 
-def test_another_option_or_an_error_takes_the_ordinary_path(tmp_path):
-    suite = make_tiny_suite()
+def test_another_option_or_an_error_takes_the_ordinary_path(tmp_path, toy_family):
+    suite = make_toy_suite()
     out = tmp_path / "run"
     # every call fails once: the first run leaves errors, so the next run is not a settled rerun
-    with StubServer(policy=oracle_policy, faults=Faults(rate_500=1.0)) as srv:
+    with StubServer(policy=answerer, faults=Faults(rate_500=1.0)) as srv:
         bad = evaluate(suite, [_spec(srv.base_url)], out, EvalOptions())
     assert bad.stats.errors > 0
-    with StubServer(policy=oracle_policy) as srv:
+    with StubServer(policy=answerer) as srv:
         fixed = evaluate(suite, [_spec(srv.base_url)], out, EvalOptions())
         assert fixed.stats.settled_from is None and fixed.stats.called > 0 and fixed.stats.errors == 0
         limited = evaluate(suite, [_spec(srv.base_url)], out, EvalOptions(limit=2))
@@ -88,8 +88,8 @@ def test_another_option_or_an_error_takes_the_ordinary_path(tmp_path):
         assert again.stats.settled_from == limited.results.run.run_id
 
 
-def test_an_unreadable_answer_is_not_settled(tmp_path):
-    suite = make_tiny_suite()
+def test_an_unreadable_answer_is_not_settled(tmp_path, toy_family):
+    suite = make_toy_suite()
     out = tmp_path / "run"
     with StubServer(policy=lambda m, r: "I cannot say.") as srv:
         first = evaluate(suite, [_spec(srv.base_url)], out, EvalOptions())
@@ -106,13 +106,13 @@ def test_an_unreadable_answer_is_not_settled(tmp_path):
     assert third.stats.settled_from is None
 
 
-def test_a_lazily_loaded_suite_is_not_read_by_a_settled_rerun_and_bad_records_still_fail_first(tmp_path):
+def test_a_lazily_loaded_suite_is_not_read_by_a_settled_rerun_and_bad_records_still_fail_first(tmp_path, toy_family):
     from medresilience.errors import InputError
     from medresilience.records import Suite
 
-    d = make_tiny_suite().save(tmp_path / "suite")
+    d = make_toy_suite().save(tmp_path / "suite")
     out = tmp_path / "run"
-    with StubServer(policy=oracle_policy) as srv:
+    with StubServer(policy=answerer) as srv:
         first = evaluate(Suite.load(d, lazy=True), [_spec(srv.base_url)], out, EvalOptions())
         lazy = Suite.load(d, lazy=True)
         again = evaluate(lazy, [_spec(srv.base_url)], out, EvalOptions())

@@ -1,0 +1,124 @@
+"""A toy family for spine tests, declared in a few dozen lines and registered only while a test
+uses it: each MCQ asked clean and "shouted" (the question in capitals), scored by letter or by an
+LLM judge, reported as accuracy per condition. Spine tests run on it so that they test the spine,
+not a real family; tests/spine/test_family_plugin.py shows it plugs in end to end."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+from pydantic import BaseModel
+
+from medresilience import parse_model_spec
+from medresilience.family import Family
+from medresilience.records import GenericProbe, Item, Suite, SuiteManifest
+from medresilience.report import html as H
+from medresilience.report.section import FamilySection
+from medresilience.scoring import mcq_scorer
+from medresilience.scoring.judge import Judge, Rubric
+from medresilience.stats import wilson
+
+RUBRIC = Rubric(
+    name="toy-correct",
+    instructions="Say whether the answer picks the right option.",
+    inputs=["question", "gold"],
+    verdicts={"right": {"value": 1, "description": "the gold option"}, "wrong": {"value": 0, "description": "another"}},
+)
+
+
+class ToyOptions(BaseModel):
+    judge: str | None = None  # a model spec: score by judge instead of by letter
+
+
+def render(item, probe, scoring, options):
+    q = item.question if probe is None else probe.parts["text"]
+    opts = "\n".join(f"{k}. {v}" for k, v in item.options.items())
+    return [{"role": "system", "content": "Answer with a letter."}, {"role": "user", "content": f"{q}\n{opts}\nAnswer:"}]
+
+
+def scorer(item, probe, scoring, options):
+    if scoring == "judge":
+        return Judge(parse_model_spec(options.judge), RUBRIC, structured=False).scorer({"question": item.question, "gold": item.answer})
+    return mcq_scorer(item, scoring)
+
+
+def metrics(df):
+    models: dict = {}
+    for (model, setting), g in df.groupby(["model", "setting"], observed=True, sort=False):
+        answered = g[g["status"].isin(["valid", "invalid"])]
+        block = {f"{c}_acc": wilson(int(a["correct"].sum()), len(a)).as_dict() for c, a in answered.groupby("condition", observed=True)}
+        block["counts"] = {"units": len(g), "errors": int((g["status"] == "error").sum()), "invalid": int((g["status"] == "invalid").sum())}
+        models.setdefault(str(model), {})[str(setting)] = {"overall": block, "counts": block["counts"]}
+    return {"models": models, "mean_across_models": {}}
+
+
+def report(runs):
+    rows = [
+        [H.esc(m), H.esc(s), H.rate_cell(**{k: b["overall"][f"{c}_acc"][k] for k in ("p", "lo", "hi", "n")})]
+        for r in runs
+        for m, ss in r.results["models"].items()
+        for s, b in ss.items()
+        for c in ("clean", "shouted")
+    ]
+    head = pd.DataFrame(
+        [
+            {
+                "model": m,
+                "setting": s,
+                **{f"{c}_{k}": b["overall"][f"{c}_acc"][k] for c in ("clean", "shouted") for k in "plohin" if k in ("p", "lo", "hi", "n")},
+            }
+            for r in runs
+            for m, ss in r.results["models"].items()
+            for s, b in ss.items()
+        ]
+    )
+    return FamilySection(
+        "toy",
+        "Shouting",
+        "<p>toy key numbers</p>",
+        [("toy", "Shouting", H.table(rows, ["Model", "Setting", "Accuracy"]))],
+        "## Shouting\n",
+        {"toy_headline": head},
+        head,
+        [("clean", "Clean"), ("shouted", "Shouted")],
+    )
+
+
+TOY = Family(
+    name="toy",
+    title="Shouting",
+    render=render,
+    scorer=scorer,
+    metrics=metrics,
+    headline=lambda b: {k: b.get(f"{k}_acc") for k in ("clean", "shouted")},
+    headline_columns=(("clean", "Clean acc"), ("shouted", "Shouted acc")),
+    conditions=("shouted",),
+    facets=("style",),
+    scorings=("letter", "judge"),
+    options=ToyOptions,
+    report=report,
+)
+
+
+def make_toy_suite(n_items: int = 6) -> Suite:
+    """n items with four options (gold cycles A-D), each asked clean and shouted."""
+    items = [
+        Item(id=f"t{i}", source="toy", question=f"Toy question {i}: which is right?", options={k: f"option {k} of {i}" for k in "ABCD"}, answer="ABCD"[i % 4])
+        for i in range(n_items)
+    ]
+    probes = [
+        GenericProbe(
+            id=f"t{i}:shout", item_id=f"t{i}", family="toy", condition="shouted", parts={"text": f"TOY QUESTION {i}: WHICH IS RIGHT?"}, facets={"style": "caps"}
+        )
+        for i in range(n_items)
+    ]
+    return Suite(SuiteManifest(name="toy", family="toy"), items, probes)
+
+
+def answerer(messages, request):
+    """Right on clean questions; on shouted ones right only for even items."""
+    user = messages[-1]["content"]
+    i = int(re.search(r"(\d+):", user).group(1))
+    gold = "ABCD"[i % 4]
+    return f"Answer: {gold if (user.startswith('Toy') or i % 2 == 0) else 'ABCD'[(i + 1) % 4]}"
