@@ -7,13 +7,13 @@ from __future__ import annotations
 import asyncio
 
 from conftest import make_tiny_suite, oracle_policy
-from medresilience.families.misleading.metrics import misleading_metrics
 from medresilience.frame import results_frame
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Suite
 from medresilience.runner import EvalOptions, execute, execute_plan, plan
 from medresilience.store import Store
 from medresilience.testing.stub_server import StubServer
+from toy_family import TOY, answerer, make_toy_suite
 
 
 def _rows(store: Store):
@@ -23,11 +23,11 @@ def _rows(store: Store):
     return units, calls, scores
 
 
-def test_chunks_give_the_same_store_and_numbers(tmp_path):
-    suite = make_tiny_suite(n_copies=3)
-    opts = EvalOptions(settings=("none", "caution"), family={"type1": "all"})
+def test_chunks_give_the_same_store_and_numbers(tmp_path, toy_family):
+    suite = make_toy_suite(30)  # 30 items x 2 conditions x 2 settings x 2 models = 240 units
+    opts = EvalOptions(settings=("none", "caution"))
     seen = []
-    with StubServer(policy=oracle_policy) as srv:
+    with StubServer(policy=answerer) as srv:
         specs = [parse_model_spec(f"openai:stub-a,base_url={srv.base_url}"), parse_model_spec(f"openai:stub-b,temperature=0.3,base_url={srv.base_url}")]
         with Store(tmp_path / "whole.sqlite") as a:
             a.record_run("r", {})
@@ -41,18 +41,18 @@ def test_chunks_give_the_same_store_and_numbers(tmp_path):
     assert rows_a == rows_b
     assert (whole.called, whole.planned_units) == (parts.called, parts.planned_units) == (240, 240)
     assert again.called == 0 and again.cached == 240
-    assert misleading_metrics(frame_a) == misleading_metrics(frame_b)
+    assert TOY.metrics(frame_a) == TOY.metrics(frame_b) and TOY.metrics(frame_a)["models"]
     assert seen[-1] == (240, 240) and all(d <= t for d, t in seen)
 
 
-def test_a_model_stopped_in_one_chunk_stays_stopped(tmp_path):
+def test_a_model_stopped_in_one_chunk_stays_stopped(tmp_path, toy_family):
     """A bad key stops the model after five authentication errors; the later chunks send nothing
     for it (their calls count as not run), so a run in chunks costs what a run at once does."""
     from medresilience.testing.stub_server import Faults
 
-    suite = make_tiny_suite(n_copies=3)
-    opts = EvalOptions(family={"type1": "all"})
-    with StubServer(policy=oracle_policy, faults=Faults(rate_401=1.0)) as srv:
+    suite = make_toy_suite(30)  # 60 units
+    opts = EvalOptions()
+    with StubServer(policy=answerer, faults=Faults(rate_401=1.0)) as srv:
         spec = parse_model_spec(f"openai:stub-a,base_url={srv.base_url},concurrency=1")
         with Store(tmp_path / "s.sqlite") as st:
             st.record_run("r", {})
