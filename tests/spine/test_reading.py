@@ -22,6 +22,7 @@ from medresilience.evaluation import evaluate
 from medresilience.models.spec import parse_model_spec
 from medresilience.report import build_report
 from medresilience.runner import EvalOptions
+from medresilience.scoring.letters import read_answer
 from medresilience.store import ScoreRow, Store
 from medresilience.testing.stub_server import StubServer
 
@@ -312,3 +313,20 @@ def test_a_cut_reply_with_nothing_to_score_is_truncated_in_the_frame_and_the_rea
         assert dict(zip(df["item_id"].astype(str), df["status"].astype(str))) == {"q1": "truncated", "q2": "invalid", "q3": "valid"}
         b = reading_summary(store)["m"]["none"]
         assert (b["replies"], b["read"], b["invalid"], b["truncated"], b["budget"]) == (3, 1, 1, 1, 64)
+
+
+KO_OPTIONS = {"1": "방사선치료", "2": "전체위절제술", "3": "항암화학요법", "4": "퀘티아핀", "5": "내시경점막밑절제술"}
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        ("따라서 퀘티아핀을 선택하는 것이 적절합니다.", "4"),
+        ("현재 치료로는 전체 위절제술이 가장 적절한 선택으로 보입니다.", "2"),  # spacing differs from the option's text
+        ("퀘티아핀을 선택하는 것이 적절하지 않습니다.", None),  # the claim denied
+        ("전체 위절제술이 가장 적절한 치료는 아닙니다.", None),
+        ("방사선치료와 항암화학요법을 함께 선택하는 것이 적절합니다.", None),  # two options' texts
+    ],
+)
+def test_a_korean_claim_names_an_option_by_its_text(reply, expected):
+    assert read_answer(reply, "12345", KO_OPTIONS).label == expected

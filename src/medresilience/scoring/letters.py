@@ -266,12 +266,15 @@ class _Options:
         longest = max(map(len, self.texts.values()))
         if len(said) > 2 * longest + 20:
             return None
-        inside = [k for k, t in self.texts.items() if len(t) >= 2 and t in said]
+        # Korean spacing varies ("전체 위절제술" for "전체위절제술"): Hangul texts are matched without spaces
+        bare = said.replace(" ", "")
+        inside = [k for k, t in self.texts.items() if len(t) >= 2 and (t in said or (_HANGUL.search(t) and t.replace(" ", "") in bare))]
         # an option whose text holds another's ("type 2 diabetes" holds "diabetes") is the one named
         inside = [k for k in inside if not any(j != k and self.texts[k] in self.texts[j] for j in inside)]
         return inside[0] if len(inside) == 1 else None
 
 
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _PHRASE_END = re.compile(r"[.!?。！？;；](?=\s|$)|\n|,\s+(?:because|since|as|which|given)\b|\s+(?:because|since|as\s+it|given\s+that)\b")
 
 
@@ -704,6 +707,26 @@ def _opens_with_text(text: str, options: _Options) -> list[_Said]:
     return said
 
 
+#: Korean, an option's text then a claim that it is the choice: "따라서 퀘티아핀을 선택하는 것이 적절합니다",
+#: "전체 위절제술이 가장 적절한 선택으로 보입니다" (the phrase must hold one option's whole text; "적절하지
+#: 않습니다", "가장 적절한 치료는 아닙니다" deny the claim)
+_KO_TEXT_CLAIM = re.compile(
+    r"([^.。!?\n]{1,80}?)(?:을|를|이|가|은|는)\s*(?:선택하는\s*것이\s*(?:가장\s*)?(?:적절|적합|옳|바람직)(?!하지|치\s*않)|가장\s*(?:적절|적합|알맞|옳|바람직)(?:한|은)\s*(?:선택|치료|방법|처치|검사|답|진단|조치)(?![은는이가]?\s*(?:아니|아닙|아닌)))"
+)
+
+
+def _text_claims(text: str, options: _Options) -> list[_Said]:
+    """Statements that name an option by its text, then claim it: the Korean forms above."""
+    if not options:
+        return []
+    said = []
+    for m in _KO_TEXT_CLAIM.finditer(text):
+        label = options.within(m.group(1))
+        if label is not None:
+            said.append(_Said(m.start(1), m.end(), ANSWER, label))
+    return said
+
+
 #: Japanese, label first: "b: 上顎癌再発が最も考えられる", "｢d: 血管拡張性肉芽腫｣が最も考えられる"
 _JA_CLAIM = re.compile(r"(?:^|[\s、､。｢「(])([A-Za-z0-9])[:：)．.][^\n。]{0,60}?(?:が|を)?(?:最も|もっとも)(?:考えられ|可能性が高|適切|妥当)", re.M)
 
@@ -956,6 +979,7 @@ def _statements(text: str, letters: str, options: _Options) -> list[_Said]:
         + _lines(text, letters)
         + _named_with_text(text, letters, options)
         + _opens_with_text(text, options)
+        + _text_claims(text, options)
     )
     if options:
         # a reply that is an option's text, or one bracketed on its own line ("<否>", "[Olanzapine]")
