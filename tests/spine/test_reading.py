@@ -330,3 +330,22 @@ KO_OPTIONS = {"1": "방사선치료", "2": "전체위절제술", "3": "항암화
 )
 def test_a_korean_claim_names_an_option_by_its_text(reply, expected):
     assert read_answer(reply, "12345", KO_OPTIONS).label == expected
+
+
+TRIALS = {"A": "Trial A", "B": "Trial B", "C": "Neither trial"}
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        ("Trial A enrolls older adults; trial B excludes renal failure.\n\nTherefore, I would enroll this patient in **Trial A**.", "A"),
+        ("Both have merits. Therefore, I would not enroll this patient in Trial A.", None),  # denied
+        ("Both have merits. Therefore, Trial A or Trial B could work.", None),  # two options
+        ("Her age matters; Trial A might fit, but I cannot say more.", None),  # no concluding sentence
+    ],
+)
+def test_a_concluding_sentence_that_names_one_option_by_its_text_is_read(reply, expected):
+    got = read_answer(reply, "ABC", TRIALS)
+    assert got.label == expected
+    if expected:
+        assert "concluding sentence" in got.how

@@ -1026,7 +1026,33 @@ def read_answer(text: str | None, letters: str = "ABCD", options: Mapping[str, s
     if tail is not None and (got := _read(_own_item(tail, letters, opts), letters, opts)) is not None:
         return got
     got = _read(_own_item(plain, letters, opts), letters, opts)
+    if got is None and opts and (concl := _concluding_text(tail if tail is not None else plain, opts)) is not None:
+        return concl
     return got if got is not None else Reading(None, "no statement of an answer")
+
+
+_CONCLUDING = re.compile(
+    r"(?:^|(?<=[.!?。]\s)|(?<=\n))[ \t*#>-]*(?:so|therefore|thus|hence|in\s+conclusion|in\s+summary|overall|ultimately|finally|to\s+conclude|따라서|그러므로|결론적으로|因此|所以|综上|por\s+(?:lo\s+)?tanto|portanto|donc|daher|also)\b[ \t,:]*([^.!?。\n]{3,240})",
+    _I,
+)
+_DENIED = re.compile(
+    r"\b(?:not|no|never|neither|nor|unlikely|less\s+likely|rule[sd]?\s+out|exclude[sd]?|incorrect|wrong|inappropriate|contraindicated|avoid\w*|rather\s+than|instead\s+of|except|versus|vs)\b|않|아니|아닌|不|没|sin\b|pas\b|nicht|kein",
+    _I,
+)
+
+
+def _concluding_text(text: str, opts: _Options) -> Reading | None:
+    """The reply's last concluding sentence ("Therefore, I would enroll this patient in Trial A.")
+    names exactly one option by its whole text and denies nothing: that option."""
+    last = None
+    for m in _CONCLUDING.finditer(text):
+        last = m
+    if last is None or _DENIED.search(last.group(1)):
+        return None
+    label = opts.within(last.group(1))
+    if label is None:
+        return None
+    return Reading(label, f"concluding sentence names option {label} by its text: {_shown(text, _Said(last.start(1), last.end(1), LEANING, label))!r}")
 
 
 def extract_letter(text: str | None, letters: str = "ABCD", options: Mapping[str, str] | None = None) -> str | None:
