@@ -349,3 +349,21 @@ def test_a_concluding_sentence_that_names_one_option_by_its_text_is_read(reply, 
     assert got.label == expected
     if expected:
         assert "concluding sentence" in got.how
+
+
+AIRWAY = {"A": "Airway epithelial shedding", "B": "Airway remodeling", "C": "Airway inflammation", "D": "Airway hyperresponsiveness"}
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        ("The history fits asthma. Airway inflammation is most likely to be associated with the loss of control.", "C"),
+        ("Airway inflammation is not the most likely cause here. Airway remodeling is the most likely cause.", "B"),
+        ("Airway inflammation is the most likely cause. Wait, actually airway remodeling is the best answer.", "B"),  # revised
+        ("Airway inflammation is the most likely cause, and airway remodeling is the best answer too.", None),  # two claims
+        ("If she had smoked, airway remodeling would be the most likely cause.", None),  # counterfactual
+        ("Some argue airway inflammation is the most likely cause, but that is wrong.", None),  # not the whole subject
+    ],
+)
+def test_a_sentence_whose_subject_is_an_option_text_claims_it(reply, expected):
+    assert read_answer(reply, "ABCD", AIRWAY).label == expected

@@ -715,11 +715,31 @@ _KO_TEXT_CLAIM = re.compile(
 )
 
 
+#: English, a sentence whose subject is an option's whole text: "Airway inflammation is most likely to be
+#: associated with ...", "Exploratory laparotomy is the most appropriate next step."
+_EN_TEXT_CLAIM = re.compile(
+    r"(?:^|(?<=[.!?,;:]\s)|(?<=\n))[ \t*#>-]*([^.!?,;:\n]{2,120}?)[*_]*\s+(?:is|would\s+be)\s+(?:the\s+)?(?:(?:single\s+)?best|most\s+likely|most\s+appropriate|correct|right)\b",
+    _I,
+)
+
+
+_LEAD_WORDS = re.compile(
+    r"^(?:(?:wait|actually|so|therefore|thus|hence|hmm+|no|ok(?:ay)?|well|clearly|overall|finally|in\s+conclusion|i\s+think|then|here|and|but|while|whereas|although)\b[\s,:]*)+",
+    _I,
+)
+
+
 def _text_claims(text: str, options: _Options) -> list[_Said]:
-    """Statements that name an option by its text, then claim it: the Korean forms above."""
+    """Statements that name an option by its whole text, then claim it: the forms above."""
     if not options:
         return []
     said = []
+    for m in _EN_TEXT_CLAIM.finditer(text):
+        lead = _LEAD_WORDS.match(m.group(1))
+        start = m.start(1) + (lead.end() if lead else 0)
+        label = options.named(text[start : m.end(1)], exact_only=True)
+        if label is not None:
+            said.append(_Said(start, m.end(), LEANING, label))
     for m in _KO_TEXT_CLAIM.finditer(text):
         label = options.within(m.group(1))
         if label is not None:
