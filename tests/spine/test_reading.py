@@ -367,3 +367,19 @@ AIRWAY = {"A": "Airway epithelial shedding", "B": "Airway remodeling", "C": "Air
 )
 def test_a_sentence_whose_subject_is_an_option_text_claims_it(reply, expected):
     assert read_answer(reply, "ABCD", AIRWAY).label == expected
+
+
+FETAL = {"A": "Fetal hydrocephalus", "B": "Partial molar pregnancy", "C": "Neural tube defect", "D": "Trisomy 18"}
+ECHO = "A) Fetal hydrocephalus\nB) Partial molar pregnancy\nC) Neural tube defect\nD) Trisomy 18"
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        (f"{ECHO}\n\nC) Neural tube defect", "C"),  # the option list echoed, then the answer line
+        (f"{ECHO}\n", None),  # only the echo: no answer
+        ("A. Fetal hydrocephalus - no\nB. Partial molar pregnancy - yes\nC. Neural tube defect - no\nD. Trisomy 18 - no", "B"),  # a verdict list is no echo
+    ],
+)
+def test_an_echo_of_the_option_list_states_no_answer(reply, expected):
+    assert read_answer(reply, "ABCD", FETAL).label == expected

@@ -304,9 +304,24 @@ _ESCAPED_BREAK = re.compile(r"\\n(?=\\n|[^a-z]|$)")
 _NEW_QUESTION = re.compile(r"\n[ \t]*(?:#+[ \t]*)?(?:question|q)[ \t]*\d*[ \t]*[:.：]", _I)
 
 
+def _without_echo(text: str, options: _Options) -> str:
+    """The reply without a copy of the whole option list ("A) Fetal hydrocephalus\nB) ...\nE) ..."
+    line by line, every option in order): an echo of the question states no answer."""
+    if len(options.texts) < 2:
+        return text
+    lines = text.split("\n")
+    want = list(options.texts.items())
+    for i in range(len(lines) - len(want) + 1):
+        block = [_LABEL_LINE.match(lines[i + j]) for j in range(len(want))]
+        if all(b and b.group(1).upper() == k and _norm(b.group(2)) == t for b, (k, t) in zip(block, want, strict=True)):
+            return "\n".join(lines[:i] + lines[i + len(want) :])
+    return text
+
+
 def _own_item(text: str, letters: str, options: _Options) -> str:
     """The reply up to a question it goes on to write itself ("... The answer is (C).\n\nQuestion:
-    Which of ..."): what follows answers another item."""
+    Which of ..."): what follows answers another item; without a copy of the option list."""
+    text = _without_echo(text, options)
     m = _NEW_QUESTION.search(text)
     if m and _statements(text[: m.start()], letters, options):
         return text[: m.start()]
