@@ -61,8 +61,8 @@ import pandas as pd
 from .. import stats
 from ..family import Family, get
 from ..frame import epochs_of
+from ..mitigations import NONE
 from ..scoring.types import ANSWERED
-from ..settings import NONE
 from . import html as H
 from .tables import fmt_p, markdown_table
 
