@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError
+from ..registry import Registry
 
 
 @dataclass(frozen=True)
@@ -221,21 +222,24 @@ RUBRIC_B = Rubric(
 )
 
 
-def rubrics() -> dict[str, Rubric]:
+def _unknown_rubric(message: str) -> ConfigError:
+    return ConfigError("--rubric", message)
+
+
+def rubrics() -> Registry[Rubric]:
     """Every rubric by key: the response rubric B, which any family's runs use, and the rubrics
-    each family declares for its own items (`Family.review_rubrics`)."""
+    each family declares for its own items (`Family.review_rubrics`; the first family declaring a
+    key gives it). Read from the families each time, so a family registered later adds its own."""
     from ..family import families
 
-    out = {RUBRIC_B.key: RUBRIC_B}
+    out: Registry[Rubric] = Registry("rubric", error=_unknown_rubric)
+    out.register(RUBRIC_B.key, RUBRIC_B)
     for fam in families():
         for r in fam.review_rubrics:
-            out.setdefault(r.key, r)
+            if r.key not in out:
+                out.register(r.key, r)
     return out
 
 
 def get_rubric(key: str) -> Rubric:
-    known = rubrics()
-    try:
-        return known[key]
-    except KeyError:
-        raise ConfigError("--rubric", f"unknown rubric '{key}' (known: {', '.join(known)})") from None
+    return rubrics().get(key)
