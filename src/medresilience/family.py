@@ -110,7 +110,7 @@ class Family:
       a run may ask for more than one (`medres eval --epochs N`);
     - `example_rule`: how the prompt optimiser makes examples of its items (`ExampleRule`);
     - `study_references`: rubric name -> a study's published judge-vs-human agreement for it;
-    - `review_rubrics`: the clinician review rubrics of its items and answers (review.rubrics.Rubric,
+    - `review_rubrics`: the clinician review rubrics of its items and answers (review.rubrics.ReviewRubric,
       each with how its units are drawn from a suite); `review_blocks(item, probe)`: what the stress
       added, as a reviewer of a response sees it (display blocks; default none).
     """
@@ -144,7 +144,7 @@ class Family:
     epochs: bool = False  # its metrics read repeated answers (the frame's `epoch`): `medres eval --epochs N`
     example_rule: ExampleRule = ExampleRule()
     study_references: Mapping[str, StudyReference] = field(default_factory=dict)
-    review_rubrics: tuple[Any, ...] = ()  # review.rubrics.Rubric: what clinicians rate on its items and answers
+    review_rubrics: tuple[Any, ...] = ()  # review.rubrics.ReviewRubric: what clinicians rate on its items and answers
     review_blocks: Callable[[Item, Probe], list[dict[str, Any]]] = lambda item, probe: []
 
     def parse_options(self, values: Mapping[str, Any] | BaseModel | None) -> BaseModel:
