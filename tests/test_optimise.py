@@ -27,6 +27,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import make_tiny_suite, sigkill_after
+from medresilience.bundled_suite import sample_suite
 from medresilience.cli import app
 from medresilience.errors import ConfigError, InputError, MedresError
 from medresilience.evaluation import evaluate
@@ -38,7 +39,6 @@ from medresilience.mitigations.optimised import suite_warnings
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item, Suite, SuiteManifest
 from medresilience.runner import EvalOptions
-from medresilience.samples import sample_suite
 from medresilience.testing.stub_server import Faults, StubServer
 
 needs_gepa = pytest.mark.skipif(importlib.util.find_spec("gepa") is None, reason="gepa not installed (pip install '.[optimise]')")

@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from medresilience import mitigations
+from medresilience.bundled_suite import sample_release_path, sample_suite, sample_suite_dir
 from medresilience.cli import app
 from medresilience.corpus import CorpusIndex, build_index, chunk, contains, fts_string, match_expression, query_terms
 from medresilience.errors import ConfigError, InputError
@@ -25,7 +26,6 @@ from medresilience.mitigations.retrieval import EVIDENCE_HEAD, NO_EVIDENCE, gold
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item
 from medresilience.runner import EvalOptions, plan
-from medresilience.samples import sample_release_path, sample_suite, sample_suite_dir
 from medresilience.store import Store
 from medresilience.testing.stub_server import StubServer
 
