@@ -40,7 +40,7 @@ SYLLABLES = ["ka", "ri", "mo", "te", "lu", "sa", "ne", "po", "di", "va", "go", "
 
 def vocabulary(n_pseudo: int = 30_000) -> list[str]:
     """Sample-suite words spread among pseudo-words, in Zipf rank order (deterministic)."""
-    from medresilience.samples import sample_suite
+    from medresilience.bundled_suite import sample_suite
 
     suite = sample_suite()
     texts = [t for it in suite.items.values() for t in (it.question, *(it.options or {}).values())]
@@ -79,8 +79,8 @@ def synthesise(path: Path, passages: int) -> list[tuple[str, str, str]]:
 
 
 def queries(n: int) -> list[str]:
+    from medresilience.bundled_suite import sample_suite
     from medresilience.family import family_of
-    from medresilience.samples import sample_suite
 
     suite = sample_suite()
     fam = family_of([suite.manifest.family])
@@ -151,11 +151,11 @@ def bench_queries(index_path: Path, texts: list[str], repeat: int, terms: int) -
 
 
 def bench_evaluate(index_path: Path, work: Path, repeat: int) -> dict:
-    from medresilience import settings
+    from medresilience.bundled_suite import sample_suite
     from medresilience.evaluation import evaluate
+    from medresilience.mitigations.registry import forget_made
     from medresilience.models.spec import parse_model_spec
     from medresilience.runner import EvalOptions, plan
-    from medresilience.samples import sample_suite
     from medresilience.testing.stub_server import StubProcess
 
     suite = sample_suite()
@@ -168,11 +168,11 @@ def bench_evaluate(index_path: Path, work: Path, repeat: int) -> dict:
         for r in range(repeat):  # alternating none / retrieval, best of each
             for label, setting in (("none", "none"), ("retrieval", name)):
                 b = best.setdefault(label, {"eval": float("inf"), "plan": float("inf")})
-                settings._MADE.clear()  # a fresh setting: its query cache starts empty
+                forget_made()  # a fresh setting: its query cache starts empty
                 t = time.perf_counter()
                 b["units"] = len(plan(suite, [spec], EvalOptions(settings=(setting,))))
                 b["plan"] = min(b["plan"], time.perf_counter() - t)
-                settings._MADE.clear()
+                forget_made()
                 t = time.perf_counter()
                 res = evaluate(suite, [spec], work / f"run-{label}-{r}", EvalOptions(settings=(setting,)))
                 b["eval"] = min(b["eval"], time.perf_counter() - t)

@@ -27,8 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from . import settings as settings_mod
+from . import __version__, mitigations
 from .errors import ConfigError, MedresError
 from .family import Family, family_of
 from .frame import results_frame
@@ -85,10 +84,10 @@ def run_config(suite: Suite, specs: Sequence[ModelSpec], opts: EvalOptions, fami
     fopts = family.parse_options(opts.family)
     texts = dict(family.prompts(fopts))
     for name in opts.settings:
-        texts.update({f"setting.{name}.{k}": v for k, v in settings_mod.get(name).texts.items()})
+        texts.update({f"setting.{name}.{k}": v for k, v in mitigations.get(name).texts.items()})
     helpers = setting_models(opts.settings)
     # a setting may warn about the suite it is run on (an optimised prompt tuned on these items)
-    warnings = [w for name in opts.settings for w in getattr(settings_mod.get(name), "suite_warnings", lambda _s: [])(suite)]
+    warnings = [w for name in opts.settings for w in getattr(mitigations.get(name), "suite_warnings", lambda _s: [])(suite)]
     return {
         "medresilience": __version__,
         "python": platform.python_version(),
@@ -209,7 +208,7 @@ def summarise(store: Store, suite: Suite, config: dict[str, Any], stats: RunStat
             "suite": config["suite"].get("name"),
             "family": family.name,
             "models": [m["label"] for m in config["models"]],
-            "settings": opts.get("settings", [settings_mod.NONE]),
+            "settings": opts.get("settings", [mitigations.NONE]),
             "scoring": opts.get("scoring", "letter"),
             "options": opts,
             "prompt_hash": config["prompts"]["hash"],

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .errors import ConfigError, validation_problem
+from .registry import Registry
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -109,7 +110,7 @@ class Family:
       a run may ask for more than one (`medres eval --epochs N`);
     - `example_rule`: how the prompt optimiser makes examples of its items (`ExampleRule`);
     - `study_references`: rubric name -> a study's published judge-vs-human agreement for it;
-    - `review_rubrics`: the clinician review rubrics of its items and answers (review.rubrics.Rubric,
+    - `review_rubrics`: the clinician review rubrics of its items and answers (review.rubrics.ReviewRubric,
       each with how its units are drawn from a suite); `review_blocks(item, probe)`: what the stress
       added, as a reviewer of a response sees it (display blocks; default none).
     """
@@ -143,7 +144,7 @@ class Family:
     epochs: bool = False  # its metrics read repeated answers (the frame's `epoch`): `medres eval --epochs N`
     example_rule: ExampleRule = ExampleRule()
     study_references: Mapping[str, StudyReference] = field(default_factory=dict)
-    review_rubrics: tuple[Any, ...] = ()  # review.rubrics.Rubric: what clinicians rate on its items and answers
+    review_rubrics: tuple[Any, ...] = ()  # review.rubrics.ReviewRubric: what clinicians rate on its items and answers
     review_blocks: Callable[[Item, Probe], list[dict[str, Any]]] = lambda item, probe: []
 
     def parse_options(self, values: Mapping[str, Any] | BaseModel | None) -> BaseModel:
@@ -162,21 +163,18 @@ class Family:
             raise ConfigError(f"-O {where or 'options'}", f"{msg} (family {self.name} options: {allowed})") from None
 
 
-_REGISTRY: dict[str, Family] = {}
+_REGISTRY: Registry[Family] = Registry("family", sort_known=True)
 _LOADED = False
 _LOCK = threading.Lock()
 
 
 def register(family: Family, replace: bool = False) -> Family:
     """Add a family to the registry (a second family of the same name needs replace=True)."""
-    if family.name in _REGISTRY and not replace and _REGISTRY[family.name] is not family:
-        raise ValueError(f"a family named {family.name!r} is already registered")
-    _REGISTRY[family.name] = family
-    return family
+    return _REGISTRY.register(family.name, family, replace=replace)
 
 
 def unregister(name: str) -> None:
-    _REGISTRY.pop(name, None)
+    _REGISTRY.unregister(name)
 
 
 def _load_builtins() -> None:
@@ -197,16 +195,13 @@ def _load_builtins() -> None:
 def get(name: str) -> Family:
     """The family of that name; KeyError naming the known ones otherwise."""
     _load_builtins()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise KeyError(f"unknown family '{name}' (known: {', '.join(sorted(_REGISTRY)) or 'none'})") from None
+    return _REGISTRY.get(name)
 
 
 def families() -> list[Family]:
     """Every registered family, in registration order."""
     _load_builtins()
-    return list(_REGISTRY.values())
+    return _REGISTRY.values()
 
 
 def probe_model(name: str) -> type[Probe] | None:

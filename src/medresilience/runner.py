@@ -8,7 +8,7 @@ identity, messages, decoding parameters); units with the same key share one call
 already stored `ok` is not called again, so re-running a command resumes it.
 
 A setting may make a call before the answer (a pre-call: a monitor model's note, see
-settings.monitor): `setting.precall(messages, spec)` gives that call and `setting.with_note(messages,
+mitigations.monitor): `setting.precall(messages, spec)` gives that call and `setting.with_note(messages,
 text)` the messages the answer is sent once its reply is stored. The unit's key is still known at
 plan time: hash(the answer's request key over the setting's messages, the pre-call's key, the
 setting's marker); the answer is stored under it with the messages actually sent, and the unit is
@@ -38,10 +38,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from . import settings as settings_mod
+from . import mitigations
 from .calls import CallRequest, ProgressFn, RunStats, _takes_waits, add_stats, request_key, run_calls
 from .errors import ConfigError
 from .family import Family, family_of
+from .mitigations import Setting
 from .models.openai_compatible import OpenAICompatibleModel
 from .models.serving import serving
 from .models.spec import ModelSpec
@@ -51,7 +52,6 @@ from .scoring.judge import run_deferred
 from .scoring.mcq import LetterScorer, mcq_params
 from .scoring.types import Scorer, is_deferred
 from .seeding import sample_order, stable_hash
-from .settings import Setting
 from .store import Store, UnitRow
 
 __all__ = [
@@ -91,7 +91,7 @@ class EvalOptions:
     """What a run plans. `family` holds the suite family's own options (a mapping validated by
     the family, or its options model); `conditions` None means clean plus every condition."""
 
-    settings: tuple[str, ...] = (settings_mod.NONE,)
+    settings: tuple[str, ...] = (mitigations.NONE,)
     scoring: str = "letter"
     limit: int | None = None
     sample_seed: int | None = None  # items in this seed's random order before the limit (seeding.sample_order)
@@ -143,7 +143,7 @@ def setting_models(settings: Iterable[str]) -> list[ModelSpec]:
     label, in order: they are served and checked with the run."""
     out: dict[str, ModelSpec] = {}
     for name in settings:
-        for spec in getattr(settings_mod.get(name), "models", ()):
+        for spec in getattr(mitigations.get(name), "models", ()):
             known = out.setdefault(spec.label, spec)
             if known.identity() != spec.identity():
                 raise ConfigError("--setting", f"two settings call different models labelled {spec.label}; give one another label=")
@@ -205,7 +205,7 @@ def check_options(family: Family, opts: EvalOptions, specs: Iterable[ModelSpec] 
     if opts.scoring not in family.scorings:
         raise ConfigError("--scoring", f"family {family.name} scores by {', '.join(family.scorings)}, not {opts.scoring}")
     for n in opts.settings:
-        settings_mod.get(n)
+        mitigations.get(n)
     specs = list(specs)
     answering = {s.label: s for s in specs}
     for m in setting_models(opts.settings):
@@ -441,7 +441,7 @@ def epoch_decoding(specs: Iterable[ModelSpec], epochs: int) -> dict[str, list[di
 
 def _plan_pairs(pairs: list[tuple[Item, Probe | None]], family: Family, fopts: BaseModel, specs: list[ModelSpec], opts: EvalOptions) -> list[Planned]:
     """The units of some (item, probe-or-clean) pairs, for every model and setting (as `plan`)."""
-    settings = [settings_mod.get(n) for n in opts.settings]
+    settings = [mitigations.get(n) for n in opts.settings]
     rendered = [(item, probe, family.render(item, probe, opts.scoring, fopts)) for item, probe in pairs]
     overrides = {**family.decoding(fopts), **mcq_params(opts.scoring)}  # the scoring's needs win (logprob: 1 token)
     extractor = None if opts.extract is None else Extractor(opts.extract)

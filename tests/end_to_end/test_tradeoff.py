@@ -38,10 +38,10 @@ from medresilience.families.noise.delivery import NoiseOptions
 from medresilience.families.noise.delivery import render as noise_render
 from medresilience.families.noise.stub_policy import FakeGenerator
 from medresilience.families.presupposition.probe import PresuppositionProbe, probe_id
+from medresilience.mitigations import CAUTION_INSTRUCTION
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item, Suite, SuiteManifest
 from medresilience.report import tradeoff as T
-from medresilience.settings import CAUTION_INSTRUCTION
 from medresilience.stats import paired_bootstrap_diff, paired_cluster_diff, sign_flip_test
 from medresilience.testing.stub_server import StubServer
 
@@ -514,7 +514,7 @@ def test_linked_calls_count_for_their_items(runs, tmp_path):
 def test_a_monitor_setting_counts_its_notes(tmp_path):
     """A setting that calls a monitor before each answer: the monitor's calls, stored and linked
     to the units, count in the setting's tokens and calls per item."""
-    monitor = pytest.importorskip("medresilience.settings.monitor")
+    monitor = pytest.importorskip("medresilience.mitigations.monitor")
     suite = make_tiny_suite(n_copies=2)
     suite.save(tmp_path / "suite")
     suite = Suite.load(tmp_path / "suite")

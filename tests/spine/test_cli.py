@@ -100,7 +100,7 @@ def test_bad_model_spec_names_the_setting(tmp_path):
 
 
 def test_import_and_export_release_roundtrip(tmp_path):
-    from medresilience.samples import sample_release_path
+    from medresilience.bundled_suite import sample_release_path
 
     suite_dir = tmp_path / "suite"
     r = runner.invoke(app, ["import", str(sample_release_path()), "--out", str(suite_dir), "--seed", "20261122"])
@@ -199,7 +199,7 @@ PYDANTIC_WORDING = (
 def test_bad_settings_are_said_in_the_project_s_words(tmp_path, monkeypatch):
     """-O options, model spec settings and medres.toml keys: one line naming the option, the value
     given and what is allowed, never the validation library's phrasing."""
-    from medresilience.samples import sample_suite
+    from medresilience.bundled_suite import sample_suite
 
     suite = str(sample_suite().path)
     model = "openai:x,base_url=http://127.0.0.1:9"

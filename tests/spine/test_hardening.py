@@ -491,7 +491,7 @@ def test_an_unusable_out_is_one_line(tmp_path, tiny_suite):
     src.write_text(json.dumps(MEDQA_ROW) + "\n")
     line = _one_error_line(runner.invoke(app, ["import", str(src), "--out", str(afile / "items.jsonl")]))
     assert f"cannot write {afile / 'items.jsonl'}: {afile} is a file, not a directory" in line
-    from medresilience.samples import sample_release_path
+    from medresilience.bundled_suite import sample_release_path
 
     line = _one_error_line(runner.invoke(app, ["import", str(sample_release_path()), "--out", str(afile / "suite")]))
     assert f"{afile} is a file, not a directory" in line

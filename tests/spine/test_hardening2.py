@@ -445,9 +445,9 @@ def test_an_empty_mmlu_csv_is_an_error_and_writes_nothing(tmp_path):
 
 
 def test_rubric_b_tasks_show_the_prompt_without_what_a_setting_added(tmp_path, tiny_suite):
+    from medresilience.mitigations.caution import CAUTION_INSTRUCTION
     from medresilience.review.db import ReviewDB
     from medresilience.review.sample import sample_review
-    from medresilience.settings.caution import CAUTION_INSTRUCTION
 
     with StubServer(policy=oracle_policy) as srv:
         evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions(settings=("none", "caution"), family={"type1": "all"}))

@@ -165,3 +165,16 @@ def test_serving_lives_with_the_models():
     g = _graph(top_level_only=False)
     users = {m for m, deps in g.items() if "medresilience.models.embedded" in deps}
     assert users <= {"medresilience.models.serving", "medresilience.models"}, users
+
+
+#: packages whose modules never import the package itself: its __init__ only gathers them and
+#: states the public API, so importing one module does not run the package's other imports first
+GATHERING_PACKAGES = ("mitigations",)
+
+
+@pytest.mark.parametrize("package", GATHERING_PACKAGES)
+def test_modules_do_not_import_their_package(package):
+    g = _graph(top_level_only=False)
+    name = f"medresilience.{package}"
+    back = sorted(m for m, deps in g.items() if m.startswith(name + ".") and name in deps)
+    assert not back, back

@@ -36,11 +36,11 @@ from medresilience.cli import app
 from medresilience.errors import ConfigError
 from medresilience.families.presupposition.probe import PresuppositionProbe, probe_id
 from medresilience.frame import results_frame
+from medresilience.mitigations import get as get_setting
+from medresilience.mitigations.monitor import MONITOR_INSTRUCTION, NOTE_HEAD, monitor_messages, with_note
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item, Suite, SuiteManifest
 from medresilience.runner import plan
-from medresilience.settings import get as get_setting
-from medresilience.settings.monitor import MONITOR_INSTRUCTION, NOTE_HEAD, monitor_messages, with_note
 from medresilience.store import Store
 from medresilience.testing.stub_server import Faults, StubServer
 

@@ -27,18 +27,18 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import make_tiny_suite, sigkill_after
+from medresilience.bundled_suite import sample_suite
 from medresilience.cli import app
 from medresilience.errors import ConfigError, InputError, MedresError
 from medresilience.evaluation import evaluate
 from medresilience.families.noise.probe import NoiseProbe
 from medresilience.families.presupposition.probe import PresuppositionProbe, probe_id
-from medresilience.mitigate.candidate import FORMAT, VERSION, item_hash, load_candidate, suite_hash
+from medresilience.mitigations import get as get_setting
+from medresilience.mitigations.candidate import FORMAT, VERSION, item_hash, load_candidate, suite_hash
+from medresilience.mitigations.optimised import suite_warnings
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item, Suite, SuiteManifest
 from medresilience.runner import EvalOptions
-from medresilience.samples import sample_suite
-from medresilience.settings import get as get_setting
-from medresilience.settings.optimised import suite_warnings
 from medresilience.testing.stub_server import Faults, StubServer
 
 needs_gepa = pytest.mark.skipif(importlib.util.find_spec("gepa") is None, reason="gepa not installed (pip install '.[optimise]')")
@@ -235,7 +235,7 @@ def run(suites, tmp_path_factory):
     """One optimisation on the mix (train: misleading sample + presupposition + plain MCQ; val: the
     same three, disjoint items), then a rerun of the same command."""
     pytest.importorskip("gepa")
-    from medresilience.mitigate.optimise import optimise
+    from medresilience.mitigations.optimise import optimise
 
     d = tmp_path_factory.mktemp("opt")
     out = d / "precaution.json"
@@ -340,8 +340,8 @@ def test_each_family_is_scored_by_its_own_metric(suites, tmp_path):
     (the verdict on 0..1: -1/0/1 -> 0/0.5/1, a control 1 - flagged), noise (right on the perturbed
     case), a plain MCQ (the clean letter); each under the seed prompt, the helpful one and the
     over-cautious one."""
-    from medresilience.mitigate.adapter import Calls, PrecautionAdapter
-    from medresilience.mitigate.examples import draw
+    from medresilience.mitigations.adapter import Calls, PrecautionAdapter
+    from medresilience.mitigations.examples import draw
     from medresilience.store import Store
 
     mix = [suites["sample"], suites["presup"], suites["noise"], suites["plain"]]
@@ -500,8 +500,8 @@ def test_sigkill_then_resume_repeats_no_finished_call_and_ends_as_an_uninterrupt
 
 @needs_gepa
 def test_a_failed_reflection_call_stops_the_optimisation_and_a_rerun_resumes(suites, tmp_path):
-    from medresilience.mitigate.adapter import OptimiseError
-    from medresilience.mitigate.optimise import optimise
+    from medresilience.mitigations.adapter import OptimiseError
+    from medresilience.mitigations.optimise import optimise
 
     out = tmp_path / "p.json"
     models = Models(suites["sample"], reflector_down=True)
@@ -568,8 +568,8 @@ def test_missing_files_and_gepa_are_clear_errors(tmp_path, monkeypatch):
         get_setting(f"optimised:{tmp_path / 'nope.json'}")
     with pytest.raises(MedresError, match="needs its configuration"):
         get_setting("optimised:")
-    from medresilience.mitigate.adapter import OptimiseError
-    from medresilience.mitigate.optimise import import_gepa
+    from medresilience.mitigations.adapter import OptimiseError
+    from medresilience.mitigations.optimise import import_gepa
 
     monkeypatch.setitem(sys.modules, "gepa", None)
     with pytest.raises(OptimiseError, match=re.escape("pip install 'medresilience[optimise]'")):
@@ -578,7 +578,7 @@ def test_missing_files_and_gepa_are_clear_errors(tmp_path, monkeypatch):
 
 def test_draws_are_seeded_and_a_budget_below_the_validation_is_refused(tmp_path):
     from medresilience.errors import ConfigError
-    from medresilience.mitigate.examples import draw
+    from medresilience.mitigations.examples import draw
 
     s = sample_suite()
     a = draw([s], [s], per_suite=4, seed=3)
@@ -591,7 +591,7 @@ def test_draws_are_seeded_and_a_budget_below_the_validation_is_refused(tmp_path)
         tiny = make_tiny_suite()
         draw([tiny], [tiny], per_suite=4, seed=0)
     if importlib.util.find_spec("gepa") is not None:
-        from medresilience.mitigate.optimise import optimise
+        from medresilience.mitigations.optimise import optimise
 
         task = parse_model_spec("openai:task,base_url=http://127.0.0.1:9/v1")
         with pytest.raises(ConfigError, match="--budget"):
@@ -603,7 +603,7 @@ def test_the_budget_is_kept_never_overrun(suites, tmp_path):
     """A budget that GEPA alone overruns (it checks the budget between proposals, and a proposal
     costs up to 2 x minibatch + the validation examples) is kept: the calls used never exceed it,
     and a budget with no room for one proposal is refused with the number needed."""
-    from medresilience.mitigate.optimise import optimise
+    from medresilience.mitigations.optimise import optimise
 
     models = Models(suites["sample"], suites["plain"])
     mix = [suites["sample"], suites["plain"]]

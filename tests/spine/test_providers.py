@@ -109,7 +109,7 @@ def test_base_url_variable_overrides(monkeypatch, provider):
     assert parse_model_spec(f"{provider}/some-model").base_urls == ["http://proxy.internal:9999/v1"]
     # a base_url in the spec wins over the variable; the key variable stays the provider's
     s = parse_model_spec(f"{provider}/some-model,base_url=http://a/v1|http://b/v1")
-    assert s.base_urls == ["http://a/v1", "http://b/v1"] and s.api_key_env == PROVIDERS[provider].key_env()
+    assert s.base_urls == ["http://a/v1", "http://b/v1"] and s.api_key_env == PROVIDERS.get(provider).key_env()
 
 
 def test_settings_after_a_comma_and_the_old_form():

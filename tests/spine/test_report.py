@@ -23,10 +23,10 @@ from conftest import MARKER, make_tiny_suite, oracle_policy
 from medresilience import stats
 from medresilience.evaluation import evaluate
 from medresilience.families.misleading.metrics import misleading_metrics
+from medresilience.mitigations import CAUTION_INSTRUCTION as DEFENSE_INSTRUCTION
 from medresilience.models.spec import parse_model_spec
 from medresilience.report import build_report, compare_runs
 from medresilience.runner import EvalOptions
-from medresilience.settings import CAUTION_INSTRUCTION as DEFENSE_INSTRUCTION
 from medresilience.testing.stub_server import StubServer
 
 SECRET_VAR = "MEDRES_TEST_REPORT_KEY"

@@ -16,17 +16,17 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import SHARED_DATA
-from medresilience import settings
+from medresilience import mitigations
+from medresilience.bundled_suite import sample_release_path, sample_suite, sample_suite_dir
 from medresilience.cli import app
 from medresilience.corpus import CorpusIndex, build_index, chunk, contains, fts_string, match_expression, query_terms
 from medresilience.errors import ConfigError, InputError
 from medresilience.evaluation import evaluate
 from medresilience.frame import results_frame
+from medresilience.mitigations.retrieval import EVIDENCE_HEAD, NO_EVIDENCE, gold_texts
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item
 from medresilience.runner import EvalOptions, plan
-from medresilience.samples import sample_release_path, sample_suite, sample_suite_dir
-from medresilience.settings.retrieval import EVIDENCE_HEAD, NO_EVIDENCE, gold_texts
 from medresilience.store import Store
 from medresilience.testing.stub_server import StubServer
 
@@ -341,7 +341,7 @@ def test_an_existing_file_that_is_not_an_index_is_never_overwritten(tmp_path, co
 
 
 def test_gold_text_is_filtered_at_query_time(index):
-    setting = settings.get(f"retrieval:{index},k=2")
+    setting = mitigations.get(f"retrieval:{index},k=2")
     mcq = Item(
         id="g1",
         source="t",
@@ -364,13 +364,13 @@ def test_gold_text_is_filtered_at_query_time(index):
     assert "(p-stroke)" in setting.apply(stroke)[0]["content"] and "(p-stroke)" not in setting.apply_to(stroke, free)[0]["content"]
     # none and caution take no item and ignore one
     for name in ("none", "caution"):
-        s = settings.get(name)
+        s = mitigations.get(name)
         assert s.apply_item is None and s.apply_to(messages, mcq) == s.apply(messages)
 
 
 def test_the_setting_is_configured_in_its_name(tmp_path, index):
-    s = settings.get(f"retrieval:{index},k=2")
-    assert s.name == f"retrieval:{index},k=2" and settings.get(f" retrieval:{index},k=2 ") is s  # made once
+    s = mitigations.get(f"retrieval:{index},k=2")
+    assert s.name == f"retrieval:{index},k=2" and mitigations.get(f" retrieval:{index},k=2 ") is s  # made once
     with CorpusIndex(index) as idx:
         assert f"index_hash={idx.index_hash}" in s.texts["index"] and s.texts["k"] == "2"
     question = "Which drugs for hypertension in diabetes?"
@@ -379,11 +379,11 @@ def test_the_setting_is_configured_in_its_name(tmp_path, index):
     user = out[1]["content"]
     assert user.startswith(EVIDENCE_HEAD) and user.endswith(f"\n\n{question}") and user.count("\n[E") == 2
     assert "[E1] Hypertension drugs (p-htn)\nFirst-line drugs" in user
-    assert settings.get(f"retrieval:index={index}").texts["k"] == "3"
+    assert mitigations.get(f"retrieval:index={index}").texts["k"] == "3"
     # terms=M: only the first M query terms (fewer is faster); later words then find nothing
     late = [{"role": "user", "content": "zorbl quix fnord blarg wibble salbutamol"}]
     assert "(p-asthma)" in s.apply(late)[0]["content"]
-    few = settings.get(f"retrieval:{index},terms=4")
+    few = mitigations.get(f"retrieval:{index},terms=4")
     assert few.texts["terms"] == "4" and few.apply(late)[0]["content"].startswith(NO_EVIDENCE)
     nothing = s.apply([{"role": "user", "content": "zygomatic xylophone"}])[0]["content"]
     assert nothing == f"{NO_EVIDENCE}\n\nzygomatic xylophone"
@@ -397,10 +397,10 @@ def test_the_setting_is_configured_in_its_name(tmp_path, index):
         ("retrival:x", "unknown setting"),
     ]:
         with pytest.raises(ConfigError, match=why):
-            settings.get(bad)
+            mitigations.get(bad)
     with pytest.raises(InputError, match="no corpus index here"):
-        settings.get(f"retrieval:{tmp_path / 'missing.sqlite'}")
-    assert "none" in settings.names() and "caution" in settings.names() and any(n.startswith("retrieval:INDEX") for n in settings.names())
+        mitigations.get(f"retrieval:{tmp_path / 'missing.sqlite'}")
+    assert "none" in mitigations.names() and "caution" in mitigations.names() and any(n.startswith("retrieval:INDEX") for n in mitigations.names())
 
 
 # ------------------------------------------------------------------ end to end
@@ -484,7 +484,7 @@ def test_evaluate_pairs_none_and_retrieval_and_resumes(tmp_path, sample_index):
         assert len(got) == 3 and all(topic in u and leak not in u for u in got) and len(gold.split()) >= 4
         # without the item (no filter) the leaking passage would have been among the evidence
         rendered = next(json.loads(m) for s_, i, m in rows if s_ == "none" and i == item_id)
-        assert leak in settings.get(name).apply(rendered)[-1]["content"]
+        assert leak in mitigations.get(name).apply(rendered)[-1]["content"]
     # paired by item, probe and condition across the two settings
     pairs = df.groupby(["item_id", "probe_id", "condition"], dropna=False, observed=True)["setting"].apply(lambda s: sorted(map(str, s)))
     assert len(pairs) == len(df) // 2 and all(v == sorted(["none", name]) for v in pairs)

@@ -49,12 +49,12 @@ def _run_eval(
     """Run, print the table and summary, write the report; then exit 1 when calls failed
     permanently, were not run (a stopped model), or all failed, or the run measured nothing (no
     unit planned, every judgment unscored); the summary is written first."""
+    from ..bundled_suite import sample_suite
     from ..evaluation import evaluate
     from ..family import family_of
     from ..models.spec import parse_model_spec
     from ..records import Suite
     from ..runner import EvalOptions, check_options
-    from ..samples import sample_suite
     from ..summary import results_rows
     from .tables import fitted
 

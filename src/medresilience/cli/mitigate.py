@@ -1,5 +1,5 @@
 """`medres mitigate ...`: mitigations that are found rather than written (thin: parse, call
-medresilience.mitigate, print). `optimise` searches for a precaution prompt with GEPA; `show`
+medresilience.mitigations, print). `optimise` searches for a precaution prompt with GEPA; `show`
 prints an optimised-prompt file and, given suites, whether they overlap its train/val split."""
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def register(app: typer.Typer) -> None:
         """Find a precaution system prompt with GEPA; rerun the same command to resume (stored calls are reused)."""
         from ..config import load_config
         from ..errors import ConfigError
-        from ..mitigate.optimise import SEED_PROMPT, optimise
+        from ..mitigations.optimise import SEED_PROMPT, optimise
         from ..models.spec import parse_model_spec
         from ..records import Suite
         from . import parse_pairs
@@ -105,7 +105,7 @@ def register(app: typer.Typer) -> None:
         suite: Annotated[Optional[list[Path]], typer.Option("--suite", help="a suite to check against the file's train/val split; repeatable")] = None,
     ) -> None:
         """Print an optimised-prompt file and, for each --suite, whether it overlaps the prompt's train/val split."""
-        from ..mitigate.candidate import load_candidate
+        from ..mitigations.candidate import load_candidate
         from ..records import Suite
 
         c = load_candidate(path)

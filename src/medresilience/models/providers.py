@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from ..registry import Registry
+
 #: the request features a provider or model may lack
 FEATURES = ("temperature", "top_p", "seed", "logprobs", "response_format", "reasoning_effort")
 
@@ -100,84 +102,85 @@ REASONING_RULE = ModelRule(
     note=f"max_completion_tokens (default {REASONING_BUDGET:,}), no temperature/top_p/logprobs",
 )
 
-PROVIDERS: dict[str, Provider] = {
-    p.name: p
-    for p in (
-        Provider("openai", "OpenAI", "https://api.openai.com/v1", ("OPENAI_API_KEY",), rules=(REASONING_RULE,)),
-        Provider(
-            "anthropic",
-            "Anthropic",
-            "https://api.anthropic.com/v1/",
-            ("ANTHROPIC_API_KEY",),
-            unsupported=frozenset({"seed", "logprobs", "response_format"}),
-            notes=("temperature capped at 1; extended thinking via extra_body",),
-        ),
-        Provider(
-            "gemini",
-            "Google Gemini",
-            "https://generativelanguage.googleapis.com/v1beta/openai/",
-            ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-            unsupported=frozenset({"seed", "logprobs"}),
-            rules=(
-                ModelRule(
-                    r"^gemini-(2\.5|[3-9])",
-                    "gemini-2.5 and later (thinking)",
-                    min_tokens=REASONING_BUDGET,
-                    note=f"the output budget includes thinking (default {REASONING_BUDGET:,})",
-                ),
-            ),
-            notes=("GOOGLE_API_KEY is read when GEMINI_API_KEY is unset",),
-        ),
-        Provider("mistral", "Mistral AI", "https://api.mistral.ai/v1", ("MISTRAL_API_KEY",), unsupported=frozenset({"logprobs"}), seed_param="random_seed"),
-        Provider(
-            "together",
-            "Together AI",
-            "https://api.together.xyz/v1",
-            ("TOGETHER_API_KEY",),
-            unsupported=frozenset({"logprobs"}),
-            notes=("log-probabilities come back in a shape the client does not read",),
-        ),
-        Provider(
-            "openrouter",
-            "OpenRouter",
-            "https://openrouter.ai/api/v1",
-            ("OPENROUTER_API_KEY",),
-            notes=("model names carry the vendor (openrouter/openai/gpt-4o-mini); features depend on the routed provider",),
-        ),
-        Provider(
-            "groq",
-            "Groq",
-            "https://api.groq.com/openai/v1",
-            ("GROQ_API_KEY",),
-            unsupported=frozenset({"logprobs"}),
-            notes=("temperature 0 is run as 1e-8",),
-        ),
-        Provider(
-            "deepseek",
-            "DeepSeek",
-            "https://api.deepseek.com/v1",
-            ("DEEPSEEK_API_KEY",),
-            unsupported=frozenset({"seed"}),
-            rules=(
-                ModelRule(
-                    r"^deepseek-reasoner",
-                    "deepseek-reasoner (thinking)",
-                    frozenset({"temperature", "top_p", "logprobs"}),
-                    min_tokens=32_768,
-                    note="no temperature/top_p/logprobs; the budget includes reasoning (default 32,768)",
-                ),
+#: the providers a model is named by (PROVIDER/MODEL), in the order `medres models` lists them
+PROVIDERS: Registry[Provider] = Registry("provider", error=ValueError)
+for _provider in (
+    Provider("openai", "OpenAI", "https://api.openai.com/v1", ("OPENAI_API_KEY",), rules=(REASONING_RULE,)),
+    Provider(
+        "anthropic",
+        "Anthropic",
+        "https://api.anthropic.com/v1/",
+        ("ANTHROPIC_API_KEY",),
+        unsupported=frozenset({"seed", "logprobs", "response_format"}),
+        notes=("temperature capped at 1; extended thinking via extra_body",),
+    ),
+    Provider(
+        "gemini",
+        "Google Gemini",
+        "https://generativelanguage.googleapis.com/v1beta/openai/",
+        ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+        unsupported=frozenset({"seed", "logprobs"}),
+        rules=(
+            ModelRule(
+                r"^gemini-(2\.5|[3-9])",
+                "gemini-2.5 and later (thinking)",
+                min_tokens=REASONING_BUDGET,
+                note=f"the output budget includes thinking (default {REASONING_BUDGET:,})",
             ),
         ),
-        Provider("vllm", "vLLM server", "http://localhost:8000/v1", local=True, notes=("started with --api-key? add api_key_env=VLLM_API_KEY",)),
-        Provider("sglang", "SGLang server", "http://localhost:30000/v1", local=True),
-        Provider("ollama", "Ollama", "http://localhost:11434/v1", local=True, notes=("logprobs need Ollama 0.12.11 or later",)),
-        Provider("llamacpp", "llama.cpp server", "http://localhost:8080/v1", local=True),
-    )
-}
+        notes=("GOOGLE_API_KEY is read when GEMINI_API_KEY is unset",),
+    ),
+    Provider("mistral", "Mistral AI", "https://api.mistral.ai/v1", ("MISTRAL_API_KEY",), unsupported=frozenset({"logprobs"}), seed_param="random_seed"),
+    Provider(
+        "together",
+        "Together AI",
+        "https://api.together.xyz/v1",
+        ("TOGETHER_API_KEY",),
+        unsupported=frozenset({"logprobs"}),
+        notes=("log-probabilities come back in a shape the client does not read",),
+    ),
+    Provider(
+        "openrouter",
+        "OpenRouter",
+        "https://openrouter.ai/api/v1",
+        ("OPENROUTER_API_KEY",),
+        notes=("model names carry the vendor (openrouter/openai/gpt-4o-mini); features depend on the routed provider",),
+    ),
+    Provider(
+        "groq",
+        "Groq",
+        "https://api.groq.com/openai/v1",
+        ("GROQ_API_KEY",),
+        unsupported=frozenset({"logprobs"}),
+        notes=("temperature 0 is run as 1e-8",),
+    ),
+    Provider(
+        "deepseek",
+        "DeepSeek",
+        "https://api.deepseek.com/v1",
+        ("DEEPSEEK_API_KEY",),
+        unsupported=frozenset({"seed"}),
+        rules=(
+            ModelRule(
+                r"^deepseek-reasoner",
+                "deepseek-reasoner (thinking)",
+                frozenset({"temperature", "top_p", "logprobs"}),
+                min_tokens=32_768,
+                note="no temperature/top_p/logprobs; the budget includes reasoning (default 32,768)",
+            ),
+        ),
+    ),
+    Provider("vllm", "vLLM server", "http://localhost:8000/v1", local=True, notes=("started with --api-key? add api_key_env=VLLM_API_KEY",)),
+    Provider("sglang", "SGLang server", "http://localhost:30000/v1", local=True),
+    Provider("ollama", "Ollama", "http://localhost:11434/v1", local=True, notes=("logprobs need Ollama 0.12.11 or later",)),
+    Provider("llamacpp", "llama.cpp server", "http://localhost:8080/v1", local=True),
+):
+    PROVIDERS.register(_provider.name, _provider)
 
 
 def get_provider(name: str) -> Provider | None:
-    return PROVIDERS.get(name.lower())
+    name = name.lower()
+    return PROVIDERS.get(name) if name in PROVIDERS else None
 
 
 def provider_for_url(url: str) -> Provider | None:

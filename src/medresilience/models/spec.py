@@ -72,7 +72,7 @@ class ModelSpec(BaseModel):
         if self.provider is not None:
             prov = get_provider(self.provider)
             if prov is None:
-                raise ValueError(f"unknown provider '{self.provider}' (known: {', '.join(PROVIDERS)})")
+                raise ValueError(PROVIDERS.unknown(self.provider))
             if self.kind != "openai":
                 raise ValueError("a provider is for OpenAI-compatible models, not embedded ones")
             self.provider = prov.name
@@ -233,7 +233,7 @@ def _read_head(head: str, text: str, flag: str = "--model") -> tuple[dict[str, A
         return {"kind": "openai", "model": name}, True
     if name and get_provider(prefix) is not None:
         return {"kind": "openai", "provider": prefix.lower(), "model": name}, False
-    known = ", ".join(PROVIDERS)
+    known = ", ".join(PROVIDERS.names())
     raise ConfigError(
         flag,
         f"cannot read model spec '{text}' (expected PROVIDER/MODEL with a provider of {known}; 'openai:MODEL,base_url=URL'; 'embedded[:NAME]' or '@file.json')",

@@ -80,7 +80,7 @@ def _find_suite(run_dir: Path, config: dict[str, Any]) -> tuple[Suite | None, st
                 return Suite.load(c, lazy=True).check(), None  # checked now, its records streamed by the frame
             except MedresError as e:
                 problems.append(str(e))
-    from ..samples import SAMPLE_NAME, sample_suite
+    from ..bundled_suite import SAMPLE_NAME, sample_suite
 
     if meta.get("name") == SAMPLE_NAME:
         try:

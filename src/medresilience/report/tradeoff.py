@@ -61,8 +61,9 @@ import pandas as pd
 from .. import stats
 from ..family import Family, get
 from ..frame import epochs_of
+from ..mitigations import NONE
+from ..registry import Registry
 from ..scoring.types import ANSWERED
-from ..settings import NONE
 from . import html as H
 from .tables import fmt_p, markdown_table
 
@@ -133,21 +134,30 @@ def store_linked_usage(run: Any) -> pd.DataFrame | None:
     return pd.DataFrame(rows) if rows else None
 
 
-#: extra calls linked to units (a monitor's note, ...): fn(run) -> rows, see the module docstring
-_LINKED: list[Callable[[Any], pd.DataFrame | None]] = [store_linked_usage]
+LinkedUsage = Callable[[Any], pd.DataFrame | None]
+
+#: readers of extra calls linked to units (a monitor's note, ...): fn(run) -> rows, see the module
+#: docstring; named by their module and qualified name unless given a name
+_LINKED: Registry[LinkedUsage] = Registry("linked-usage reader")
 
 
-def register_linked_usage(fn: Callable[[Any], pd.DataFrame | None]) -> None:
+def _reader_name(fn: LinkedUsage, name: str | None) -> str:
+    return name or f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', repr(fn))}"
+
+
+def register_linked_usage(fn: LinkedUsage, name: str | None = None) -> None:
     """Count extra calls a setting makes for its units: `fn(run)` returns a DataFrame with columns
     model, setting, item_id, prompt_tokens, completion_tokens, cost (NaN: unpriced) and calls, one
-    row per extra call or already summed; None or an empty frame when the run has none."""
-    if fn not in _LINKED:
-        _LINKED.append(fn)
+    row per extra call or already summed; None or an empty frame when the run has none.
+    Registering the same function again changes nothing."""
+    _LINKED.register(_reader_name(fn, name), fn)
 
 
-def unregister_linked_usage(fn: Callable[[Any], pd.DataFrame | None]) -> None:
-    if fn in _LINKED:
-        _LINKED.remove(fn)
+def unregister_linked_usage(fn: LinkedUsage, name: str | None = None) -> None:
+    _LINKED.unregister(_reader_name(fn, name))
+
+
+register_linked_usage(store_linked_usage)
 
 
 def _num(v: Any) -> float | None:
@@ -344,7 +354,7 @@ def _pairing_counts(p: Pairing, none: pd.DataFrame, sett: pd.DataFrame) -> dict[
 def _linked(run: Any, cache: dict[int, pd.DataFrame | None]) -> pd.DataFrame | None:
     if id(run) not in cache:
         parts = []
-        for fn in _LINKED:
+        for fn in _LINKED.values():
             df = fn(run)
             if df is not None and len(df):
                 parts.append(df)

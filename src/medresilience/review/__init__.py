@@ -12,7 +12,7 @@ with the automatic labels).
 from __future__ import annotations
 
 from .db import ReviewDB, ReviewError
-from .rubrics import Rubric, get_rubric, rubrics
+from .rubrics import ReviewRubric, get_rubric, rubrics
 from .sample import sample_review
 
-__all__ = ["ReviewDB", "ReviewError", "Rubric", "get_rubric", "rubrics", "sample_review"]
+__all__ = ["ReviewDB", "ReviewError", "ReviewRubric", "get_rubric", "rubrics", "sample_review"]

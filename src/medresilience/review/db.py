@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import InputError, MedresError
 from .auth import hash_password, new_password, verify_password
-from .rubrics import Rubric, get_rubric
+from .rubrics import ReviewRubric, get_rubric
 
 DB_NAME = "review.sqlite"
 SCHEMA_VERSION = "1"
@@ -233,7 +233,7 @@ class ReviewDB:
         return {k: json.loads(v) for k, v in self._q("SELECT key, value FROM meta") if k != "secret_key"}
 
     @property
-    def rubric(self) -> Rubric:
+    def rubric(self) -> ReviewRubric:
         return get_rubric(self.meta("rubric"))
 
     def secret_key(self) -> str:

@@ -15,7 +15,8 @@ see (blinding), and how a rating maps onto the automatic label it is compared wi
 - noise (MedQA fragility): a red herring carries clinically significant information; a rewrite is
   clinically equivalent to the original case.
 
-A rubric is plain data. The response rubric B lives here; each family declares the rubrics of its
+A rubric is plain data (`ReviewRubric`: what a clinician rates; the LLM judge's rubric is
+`scoring.judge.Rubric`). The response rubric B lives here; each family declares the rubrics of its
 own items (`Family.review_rubrics`, in its review.py) with how their units are drawn."""
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError
+from ..registry import Registry
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ class AutoCompare:
 
 
 @dataclass(frozen=True)
-class Rubric:
+class ReviewRubric:
     key: str
     title: str
     unit: str  # what one task is: a stressed item, a model response, ...
@@ -141,7 +143,7 @@ def scale(*defs: tuple[str, str, str]) -> tuple[Choice, ...]:
 YES_NO = ("yes", "no")
 
 
-RUBRIC_B = Rubric(
+RUBRIC_B = ReviewRubric(
     key="B",
     title="Rubric B: response correctness and harm",
     unit="a model's response to a stressed item",
@@ -221,21 +223,24 @@ RUBRIC_B = Rubric(
 )
 
 
-def rubrics() -> dict[str, Rubric]:
+def _unknown_rubric(message: str) -> ConfigError:
+    return ConfigError("--rubric", message)
+
+
+def rubrics() -> Registry[ReviewRubric]:
     """Every rubric by key: the response rubric B, which any family's runs use, and the rubrics
-    each family declares for its own items (`Family.review_rubrics`)."""
+    each family declares for its own items (`Family.review_rubrics`; the first family declaring a
+    key gives it). Read from the families each time, so a family registered later adds its own."""
     from ..family import families
 
-    out = {RUBRIC_B.key: RUBRIC_B}
+    out: Registry[ReviewRubric] = Registry("rubric", error=_unknown_rubric)
+    out.register(RUBRIC_B.key, RUBRIC_B)
     for fam in families():
         for r in fam.review_rubrics:
-            out.setdefault(r.key, r)
+            if r.key not in out:
+                out.register(r.key, r)
     return out
 
 
-def get_rubric(key: str) -> Rubric:
-    known = rubrics()
-    try:
-        return known[key]
-    except KeyError:
-        raise ConfigError("--rubric", f"unknown rubric '{key}' (known: {', '.join(known)})") from None
+def get_rubric(key: str) -> ReviewRubric:
+    return rubrics().get(key)

@@ -2,7 +2,7 @@
 assigned to reviewers (one each, or two for the dual-rated share), written to a new review
 database.
 
-Units: a rubric of items says how its units are drawn from a suite (`Rubric.candidates`, declared
+Units: a rubric of items says how its units are drawn from a suite (`ReviewRubric.candidates`, declared
 by the family it belongs to); the response rubric B draws one unit per model response to a
 stressed probe (from the run's store: its reply, and the prompt as the item presents it, rendered
 by the suite's family with the run's options, without what a setting added: no caution text,
@@ -28,7 +28,7 @@ from ..errors import InputError
 from ..records import Suite
 from ..seeding import stable_hash
 from .db import ReviewDB, ReviewError, UnitRow, valid_name
-from .rubrics import Rubric, get_rubric
+from .rubrics import ReviewRubric, get_rubric
 from .units import Candidate, item_blocks, probe_facets
 
 
@@ -125,7 +125,7 @@ def _candidates_b(suite: Suite, run_dir: Path, show_reference: bool = False, sho
     return out
 
 
-def candidates(rubric: Rubric, suite: Suite, run_dir: Path | None = None) -> list[Candidate]:
+def candidates(rubric: ReviewRubric, suite: Suite, run_dir: Path | None = None) -> list[Candidate]:
     if rubric.families and suite.manifest.family not in rubric.families:
         raise ReviewError(f"rubric {rubric.key} reviews {' or '.join(rubric.families)} suites; {suite.path or 'the suite'} is a {suite.manifest.family} suite")
     if rubric.needs_run:
@@ -141,7 +141,7 @@ def candidates(rubric: Rubric, suite: Suite, run_dir: Path | None = None) -> lis
     return rubric.candidates(suite)
 
 
-def default_strata(rubric: Rubric, suite: Suite) -> tuple[str, ...]:
+def default_strata(rubric: ReviewRubric, suite: Suite) -> tuple[str, ...]:
     """The strata a sample is drawn over when none are named: the rubric's, else the items'
     source and the family's facets."""
     if rubric.strata is not None:

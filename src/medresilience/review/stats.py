@@ -31,7 +31,7 @@ import pandas as pd
 
 from .. import stats
 from .db import ReviewDB
-from .rubrics import Dimension, Rubric
+from .rubrics import Dimension, ReviewRubric
 
 AGREEMENT_ORDER = ("percent_agreement", "cohen_kappa", "fleiss_kappa", "gwet_ac1", "gwet_ac2", "krippendorff_alpha")
 AGREEMENT_TITLES = {
@@ -49,7 +49,7 @@ AUTO_COLUMNS = ["dimension", "automatic", "agree", "n", "rate", "lo", "hi", "coh
 
 @dataclass
 class ReviewStats:
-    rubric: Rubric
+    rubric: ReviewRubric
     meta: dict[str, Any]
     ratings: pd.DataFrame  # one row per task (rated, skipped or to do)
     pass_rates: pd.DataFrame
@@ -232,7 +232,7 @@ def compute(review: Path | str | ReviewDB, *, n_resamples: int = 2000, seed: int
 PAIR_SEPARATOR = " / "
 
 
-def _agreement(rubric: Rubric, rated: pd.DataFrame, n_resamples: int, seed: int, confidence: float) -> pd.DataFrame:
+def _agreement(rubric: ReviewRubric, rated: pd.DataFrame, n_resamples: int, seed: int, confidence: float) -> pd.DataFrame:
     """Per dimension: the multi-rater coefficients over every reviewer (`reviewers` "all"), and
     Cohen's kappa per pair of reviewers who rated a unit in common (`reviewers` "alice / bob")."""
     rows = []
@@ -305,7 +305,7 @@ def _one_agreement(
     }
 
 
-def _auto(rubric: Rubric, rated: pd.DataFrame, n_resamples: int, seed: int, confidence: float) -> pd.DataFrame:
+def _auto(rubric: ReviewRubric, rated: pd.DataFrame, n_resamples: int, seed: int, confidence: float) -> pd.DataFrame:
     rows = []
     for a in rubric.auto:
         col = f"hidden_{a.auto_field}"

@@ -21,10 +21,12 @@ import inspect
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
 from ..records import Item, text_lines
+from ..registry import Registry
 from . import hle, hub_layouts, medxpertqa
 from .freeform import is_freeform_row, read_freeform
 from .hle import parquet_columns, read_hle
@@ -37,36 +39,34 @@ from .pubmedqa import is_pubmedqa_file, read_pubmedqa
 
 __all__ = ["FORMATS", "detect_format", "formats", "load_items", "register_format"]
 
-_READERS: dict[str, Callable[[Path], Iterator[Item]]] = {
-    "medqa": read_medqa,
-    "medmcqa": read_medmcqa,
-    "mmlu": read_mmlu,
-    "medxpertqa": read_medxpertqa,
-    "pubmedqa": read_pubmedqa,
-    "hle": read_hle,
-    "medjourney": read_medjourney,
-    "freeform": read_freeform,
-}
-_DOCS = {
-    "medqa": "medqa (JSON lines with answer_idx)",
-    "medmcqa": "medmcqa (JSON lines with opa..opd and cop)",
-    "mmlu": "mmlu (.csv: question, A, B, C, D, answer)",
-    "medxpertqa": "medxpertqa (JSON lines with options, label, medical_task, body_system)",
-    "pubmedqa": "pubmedqa (.json: one object keyed by PMID, with QUESTION and final_decision)",
-    "hle": "hle (JSON lines or .parquet with answer_type; text-only multipleChoice rows)",
-    "medjourney": "medjourney (JSON lines with numbered options opa.. or (1) ... and a number answer)",
-    "freeform": "freeform (JSON lines with question and a free-text answer, no options)",
-}
-#: formats told by the keys of the first object, checked before the built-in JSON-lines formats
-_KEYED: dict[str, frozenset[str]] = {}
+
+@dataclass(frozen=True)
+class ItemFormat:
+    """One item format: `reader(path)` streams its Items; `doc` says what it is in errors; a
+    JSON-lines file whose first object has any of `keys` is detected as it (built-in formats have
+    none: they are told by the rules of `detect_format`)."""
+
+    reader: Callable[..., Iterator[Item]]
+    doc: str
+    keys: frozenset[str] = frozenset()
+
+
+_FORMATS: Registry[ItemFormat] = Registry("format")
+_FORMATS.register("medqa", ItemFormat(read_medqa, "medqa (JSON lines with answer_idx)"))
+_FORMATS.register("medmcqa", ItemFormat(read_medmcqa, "medmcqa (JSON lines with opa..opd and cop)"))
+_FORMATS.register("mmlu", ItemFormat(read_mmlu, "mmlu (.csv: question, A, B, C, D, answer)"))
+_FORMATS.register("medxpertqa", ItemFormat(read_medxpertqa, "medxpertqa (JSON lines with options, label, medical_task, body_system)"))
+_FORMATS.register("pubmedqa", ItemFormat(read_pubmedqa, "pubmedqa (.json: one object keyed by PMID, with QUESTION and final_decision)"))
+_FORMATS.register("hle", ItemFormat(read_hle, "hle (JSON lines or .parquet with answer_type; text-only multipleChoice rows)"))
+_FORMATS.register("medjourney", ItemFormat(read_medjourney, "medjourney (JSON lines with numbered options opa.. or (1) ... and a number answer)"))
+_FORMATS.register("freeform", ItemFormat(read_freeform, "freeform (JSON lines with question and a free-text answer, no options)"))
 
 
 def register_format(name: str, reader: Callable[[Path], Iterator[Item]], keys: Iterable[str], doc: str) -> None:
     """Add an item format: `reader(path)` streams its Items; a JSON-lines file whose first object
-    has any of `keys` is detected as it."""
-    _READERS[name] = reader
-    _DOCS[name] = doc
-    _KEYED[name] = frozenset(keys)
+    has any of `keys` is detected as it (the keys of registered formats are checked before the
+    built-in JSON-lines formats)."""
+    _FORMATS.register(name, ItemFormat(reader, doc, frozenset(keys)))
 
 
 def _families() -> None:
@@ -77,12 +77,12 @@ def _families() -> None:
 
 def formats() -> tuple[str, ...]:
     _families()
-    return tuple(_READERS)
+    return tuple(_FORMATS.names())
 
 
 def _known() -> str:
     _families()
-    return "known formats: " + ", ".join(_DOCS.values())
+    return "known formats: " + ", ".join(f.doc for f in _FORMATS.values())
 
 
 FORMATS: tuple[str, ...] = ("medqa", "medmcqa", "mmlu", "medxpertqa", "pubmedqa", "hle", "medjourney", "freeform")  # the built-in ones; formats() lists all
@@ -137,8 +137,8 @@ def detect_format(path: Path | str) -> str:
     n, obj = first
     keys = set(obj)
     _families()
-    for name, marks in _KEYED.items():
-        if keys & marks:
+    for name in _FORMATS.names():
+        if keys & _FORMATS.get(name).keys:
             return name
     if keys & set(medxpertqa.KEYS):
         return "medxpertqa"
@@ -158,6 +158,10 @@ def detect_format(path: Path | str) -> str:
     raise InputError(path, n, None, f"cannot tell the format from the fields ({shown}); {_known()}")
 
 
+def _reader_of(name: str) -> Callable[..., Iterator[Item]] | None:
+    return _FORMATS.get(name).reader if name in _FORMATS else None
+
+
 def _counts_skips(reader: Callable[..., Iterator[Item]]) -> bool:
     try:
         return "skips" in inspect.signature(reader).parameters
@@ -174,12 +178,12 @@ def load_items(path: Path | str, fmt: str = "auto", skips: Counter | None = None
     name = str(fmt).strip().lower()
     if name == "auto":
         name = detect_format(path)
-    reader = _READERS.get(name)
+    reader = _reader_of(name)
     if path.suffix.lower() == ".parquet" and name in hub_layouts.READERS:  # the hub's Parquet layout of a JSON/CSV source
         reader = hub_layouts.READERS[name]
     if reader is None:
         _families()
-        reader = _READERS.get(name)
+        reader = _reader_of(name)
     if reader is None:
         raise InputError(path, None, None, f"unknown format {fmt!r} (use auto or one of: {', '.join(formats())})")
     if skips is not None and _counts_skips(reader):

@@ -19,6 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import ROOT, needs_qwen, needs_xllamacpp, shared_data
+from medresilience.bundled_suite import sample_release_path
 from medresilience.cli import app
 from medresilience.errors import InputError
 from medresilience.evaluation import evaluate
@@ -35,7 +36,6 @@ from medresilience.families.misleading.taxonomy import CONTENT_TYPE_KEYS, PROVEN
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item, Suite, write_jsonl
 from medresilience.runner import EvalOptions
-from medresilience.samples import sample_release_path
 from medresilience.stages import Rejected
 from medresilience.store import Store
 from medresilience.testing.stub_server import Faults, StubServer
@@ -1037,7 +1037,7 @@ def test_embedded_default_builds_real_medqa_suite_that_eval_runs(tmp_path):
 def test_reassigning_a_suite_that_records_no_generator_says_what_to_pass(tmp_path):
     """The bundled sample suite records no generator: the command stops before writing anything,
     naming --generator and which suites record one; the README says the same beside its example."""
-    from medresilience.samples import sample_suite
+    from medresilience.bundled_suite import sample_suite
 
     r = runner.invoke(app, ["build", "reassign-provenance", "--suite", str(sample_suite().path), "--cycle", "forward", "--out", str(tmp_path / "fwd")])
     assert r.exit_code == 2 and not (tmp_path / "fwd").exists()

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 
 from conftest import TESTS
+from medresilience.bundled_suite import sample_suite
 from medresilience.evaluation import evaluate
 from medresilience.models.spec import parse_model_spec
 from medresilience.runner import EvalOptions
-from medresilience.samples import sample_suite
 from medresilience.testing.stub_server import StubServer
 
 GOLDEN = TESTS / "golden" / "misleading_sample.json"

@@ -270,7 +270,7 @@ def test_what_export_writes_imports_back_without_flags(tmp_path, fmt):
     """The bundled sample suite (built here, not one of the study's configs) exported as a release
     and imported back, as a folder and as its one file, with no --config: the same questions,
     options, answers and context sentences."""
-    from medresilience.samples import sample_suite
+    from medresilience.bundled_suite import sample_suite
 
     suite = sample_suite()
     r = CliRunner().invoke(app, ["export", "--suite", str(suite.path), "--format", fmt, "--out", str(tmp_path / "back")])

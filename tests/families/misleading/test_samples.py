@@ -6,10 +6,10 @@ from __future__ import annotations
 import filecmp
 from collections import Counter
 
-from medresilience.families.misleading.sample import build_sample_suite
+from medresilience.bundled_suite import sample_suite, sample_suite_dir
+from medresilience.families.misleading.rebuild_bundled import build_sample_suite
 from medresilience.families.misleading.taxonomy import CONTENT_TYPE_KEYS, PROVENANCE_KEYS
 from medresilience.records import Suite
-from medresilience.samples import sample_suite, sample_suite_dir
 
 
 def test_sample_suite_is_complete_and_balanced():
@@ -31,5 +31,5 @@ def test_sample_suite_is_complete_and_balanced():
 def test_shipped_suite_equals_rebuild(tmp_path):
     rebuilt = build_sample_suite().save(tmp_path / "basic_medicine")
     for f in ("items.jsonl", "probes.jsonl", "suite.json"):
-        assert filecmp.cmp(rebuilt / f, sample_suite_dir() / f, shallow=False), f"{f} is stale: run python -m medresilience.families.misleading.sample"
+        assert filecmp.cmp(rebuilt / f, sample_suite_dir() / f, shallow=False), f"{f} is stale: run python -m medresilience.families.misleading.rebuild_bundled"
     assert len(Suite.load(rebuilt).probes) == len(sample_suite().probes)

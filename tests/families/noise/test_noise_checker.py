@@ -17,13 +17,13 @@ from medresilience.errors import ConfigError
 from medresilience.families.noise import checker as chk
 from medresilience.families.noise import redherring
 from medresilience.families.noise.build import NoiseBuildOptions, build_noise
-from medresilience.families.noise.engine import Rejected
 from medresilience.families.noise.rewrite import missing_numbers
 from medresilience.families.noise.split import insertion_points
 from medresilience.families.noise.stub_policy import FLAG_REASON, FakeGenerator
 from medresilience.families.noise.variants import HERRING_VARIANTS
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item, Suite
+from medresilience.stages import Rejected
 from medresilience.testing.stub_server import Faults, StubServer
 
 FAKE = FakeGenerator(

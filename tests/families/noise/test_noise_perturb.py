@@ -13,11 +13,11 @@ from conftest import FIXTURES, shared_data
 from medresilience.families.noise import abbreviations as ab
 from medresilience.families.noise import redherring, rewrite
 from medresilience.families.noise.cases import CaseSkip, diagnosis_cases, load_items_file
-from medresilience.families.noise.engine import Rejected
 from medresilience.families.noise.split import insertion_points
 from medresilience.families.noise.stub_policy import BANK, FakeGenerator
 from medresilience.families.noise.variants import CONDITIONS, HERRING_VARIANTS, facets_of, parse_variants
 from medresilience.records import Item
+from medresilience.stages import Rejected
 
 FIXTURE = FIXTURES / "noise_abbreviations.tsv"
 

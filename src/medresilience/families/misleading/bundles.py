@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ...records import Item
-from ...seeding import rng_for, stable_hash
+from ...seeding import rng_for
 from .probe import ContextSentence
 from .probe import MisleadingProbe as Probe
 from .taxonomy import content_type_key, provenance_key
@@ -78,7 +78,3 @@ def bundle_of(probes: list[Probe]) -> dict[str, str]:
     t2 = [p for p in probes if p.condition == "type2"]
     src = t2[0].context if t2 else tuple(s for p in probes for s in p.context)
     return {s.option: s.text for s in sorted(src, key=lambda s: s.option)}
-
-
-def content_hash(item: Item, sentences: Mapping[str, str]) -> str:
-    return stable_hash(item.model_dump(mode="json"), dict(sorted(sentences.items())))[:16]

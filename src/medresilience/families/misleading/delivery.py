@@ -3,7 +3,7 @@ lives here, and a run records the exact texts and their hash.
 
 Clean shows the question and options. Type 1 adds one wrong option's misleading sentence. Type 2
 adds the whole option-aligned bundle in the probe's stored order. Mitigations are settings
-(`medresilience.settings`), applied by the runner to what is rendered here."""
+(`medresilience.mitigations`), applied by the runner to what is rendered here."""
 
 from __future__ import annotations
 

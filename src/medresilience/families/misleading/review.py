@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...records import Item, Probe, Suite
-from ...review.rubrics import Dimension, Flag, Rubric, scale
+from ...review.rubrics import Dimension, Flag, ReviewRubric, scale
 from ...review.units import Candidate, item_blocks, probe_facets
 from ...seeding import stable_hash
 
@@ -64,7 +64,7 @@ def candidates_a(suite: Suite) -> list[Candidate]:
     return out
 
 
-RUBRIC_A = Rubric(
+RUBRIC_A = ReviewRubric(
     key="A",
     title="Rubric A: stressed-item validity",
     unit="a source question with its injected misleading context",

@@ -38,14 +38,13 @@ from ...lock import RunLock
 from ...models.serving import serving
 from ...models.spec import ModelSpec
 from ...records import Item, Suite, SuiteManifest, sha256_file
-from ...stages import stage_table
+from ...stages import Outcome, StageProgress, StageStats, run_stage, stage_table
 from ...store import Store
 from . import abbreviations as abbr
 from . import checker as chk
 from . import redherring, rewrite
 from .cases import KINDS, CaseSkip, diagnosis_cases, load_items_file
 from .checker import HerringCheck
-from .engine import Outcome, StageProgress, StageStats, run_stage
 from .probe import NoiseProbe
 from .split import insertion_points
 from .variants import ABBREVIATIONS, CONDITIONS, FAMILY, GENERATED, HERRING_VARIANTS, HERRINGS, REWRITE, facets_of

@@ -18,7 +18,7 @@ Checker replies are structured output (a JSON schema whose reason field comes be
 verdict). A reply that cannot be read (not JSON, a missing or extra verdict, a verdict that is not
 a boolean) is asked again with the reason, like the generator's; when no reply can be read the
 case's variant group is dropped as `checker_failed` with that reason: never a silent pass. Calls
-go through `engine.run_stage` (`calls.run_calls`, the build's store), so a rerun reads every
+go through `stages.run_stage` (`calls.run_calls`, the build's store), so a rerun reads every
 verdict back and costs nothing."""
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from typing import Any
 from ...models.spec import ModelSpec
 from ...records import Item
 from ...seeding import stable_hash
+from ...stages import Outcome, Rejected, StageProgress, StageStats, Task, parse_object, run_stage
 from ...store import Store
 from . import redherring
-from .engine import Outcome, Rejected, StageProgress, StageStats, Task, parse_object, run_stage
 from .variants import HERRINGS
 
 PROMPT_VERSION = "noise-check/1"

@@ -30,7 +30,6 @@ from ...passage import PassageMode, with_passage
 from ...records import Item, Probe
 from ...scoring.judge import Judge, JudgeScorer, JudgeSpecOption, Rubric
 from ...scoring.mcq import mcq_scorer
-from ...seeding import stable_hash
 from .cases import GENERIC_OPEN, full_question
 from .variants import parse_variants
 
@@ -230,7 +229,3 @@ def decoding(options: NoiseOptions) -> dict[str, Any]:
     if options.mode == "diagnosis":
         return {"max_tokens": options.max_tokens or DIAGNOSIS_MAX_TOKENS}
     return {} if options.max_tokens is None else {"max_tokens": options.max_tokens}
-
-
-def prompts_hash(options: NoiseOptions) -> str:
-    return stable_hash(prompts(options))[:16]

@@ -31,7 +31,7 @@ from typing import Any
 
 from ...records import Item
 from ...seeding import rng_for, stable_hash
-from .engine import Rejected, Task, parse_object
+from ...stages import Rejected, Task, parse_object
 from .probe import NoiseProbe, rebuild
 from .split import CLOSERS, SENTENCE_END, insertion_points, split
 from .variants import DISTRIBUTED, DOSES, FAMILY, HERRINGS, TOGETHER, WHITESPACE, facets_of

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...records import Suite
-from ...review.rubrics import Dimension, Rubric, scale
+from ...review.rubrics import Dimension, ReviewRubric, scale
 from ...review.units import Candidate, probe_facets
 from ...seeding import stable_hash
 
@@ -36,7 +36,7 @@ def candidates_noise(suite: Suite) -> list[Candidate]:
     return out
 
 
-RUBRIC_NOISE = Rubric(
+RUBRIC_NOISE = ReviewRubric(
     key="noise",
     title="Noise review: red herrings and rewrites",
     unit="a clinical case and its perturbed version",

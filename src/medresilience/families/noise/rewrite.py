@@ -23,7 +23,7 @@ from typing import Any
 
 from ...records import Item
 from ...seeding import stable_hash
-from .engine import Rejected, Task, parse_object
+from ...stages import Rejected, Task, parse_object
 from .probe import NoiseProbe
 from .variants import FAMILY, REWRITE, facets_of
 

@@ -227,10 +227,6 @@ def agreement_html(df: pd.DataFrame) -> str:
 # ---------------------------------------------------------------------------------- figures
 
 
-def _labels(d: pd.DataFrame) -> list[str]:
-    return list(dict.fromkeys(row_label(m, s) for m, s in zip(d["model"], d["setting"])))
-
-
 def category_figure(cat: pd.DataFrame) -> str | None:
     """PCS per question category and model (the study's Figure 6), with bootstrap intervals."""
     d = cat[cat["pcs_p"].notna()].copy()

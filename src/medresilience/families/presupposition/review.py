@@ -4,7 +4,7 @@ family as `review_rubrics`; review.sample draws and assigns their units."""
 from __future__ import annotations
 
 from ...records import Suite
-from ...review.rubrics import AutoCompare, Dimension, Flag, Rubric, scale
+from ...review.rubrics import AutoCompare, Dimension, Flag, ReviewRubric, scale
 from ...review.units import Candidate, item_blocks
 from ...seeding import stable_hash
 
@@ -19,7 +19,7 @@ def candidates_premise(suite: Suite) -> list[Candidate]:
     return out
 
 
-RUBRIC_PREMISE = Rubric(
+RUBRIC_PREMISE = ReviewRubric(
     key="premise",
     title="Premise review: false presuppositions",
     unit="a patient question and its reference correction",
@@ -68,7 +68,7 @@ RUBRIC_PREMISE = Rubric(
     strata=("source", "subject"),
 )
 
-RUBRIC_PREMISE_ANSWER = Rubric(
+RUBRIC_PREMISE_ANSWER = ReviewRubric(
     key="premise-answer",
     title="Premise answers: does the response correct the false presupposition?",
     unit="a model's answer to a patient question that holds a false presupposition",

@@ -36,7 +36,8 @@ from ..errors import ConfigError
 from ..models.spec import ModelSpec, parse_model_spec
 from ..models.urls import redact_url
 from ..seeding import stable_hash
-from . import Messages, Setting, add_to_system, register, register_factory
+from .registry import register, register_factory
+from .setting import Messages, Setting, add_to_system
 
 NAME = "monitor"
 USAGE = "monitor[:MODEL_SPEC] (the answering model monitors itself; or any model spec, e.g. monitor:openai/gpt-4o-mini)"

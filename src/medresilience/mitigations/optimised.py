@@ -3,7 +3,7 @@ the system message as a paragraph of its own (a system message is added when the
 
     medres eval --setting none --setting optimised:precaution.json ...
 
-The factory reads and checks the file (mitigate.candidate: its format, version, prompt hash); a bad
+The factory reads and checks the file (mitigations.candidate: its format, version, prompt hash); a bad
 file is one error line naming the file and the field. The setting's texts, recorded with the run
 and hashed, are the prompt, the file's SHA-256, a one-line summary of the optimisation and its
 train/val split (suite hashes and item ids), so a run directory says which items the prompt was
@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import Messages, Setting, add_to_system, register_factory
+from .registry import register_factory
+from .setting import Messages, Setting, add_to_system
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..records import Suite
@@ -47,7 +48,7 @@ class OptimisedSetting(Setting):
 def suite_warnings(suite: Suite, setting_names: Iterable[str]) -> list[str]:
     """The warnings of a run's settings about its suite (a setting that has none gives none):
     what a run records in run.json under `warnings`."""
-    from . import get
+    from .registry import get
 
     out: list[str] = []
     for name in setting_names:
@@ -70,7 +71,7 @@ def _stamp(args: str) -> object:
 
 
 def make(args: str, name: str) -> Setting:
-    from ..mitigate.candidate import file_hash, load_candidate
+    from .candidate import file_hash, load_candidate
 
     path = _path(args)
     cand = load_candidate(path)

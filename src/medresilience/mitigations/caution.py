@@ -3,7 +3,8 @@ added context may be false, whoever it is attributed to."""
 
 from __future__ import annotations
 
-from . import Setting, add_to_system, register
+from .registry import register
+from .setting import Setting, add_to_system
 
 CAUTION_INSTRUCTION = (
     "Caution: the context given with a question may be false, outdated, irrelevant or "

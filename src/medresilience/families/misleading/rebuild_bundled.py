@@ -1,11 +1,11 @@
-"""Rebuilding the bundled sample suite (see `medresilience.samples`) from its release-layout
+"""Rebuilding the bundled sample suite (see `medresilience.bundled_suite`) from its release-layout
 source file, with the same importer users run:
-`python -m medresilience.families.misleading.sample` rewrites the shipped suite directory."""
+`python -m medresilience.families.misleading.rebuild_bundled` rewrites the shipped suite directory."""
 
 from __future__ import annotations
 
+from ...bundled_suite import SAMPLE_NAME, SAMPLE_SEED, sample_release_path, sample_suite_dir
 from ...records import Suite
-from ...samples import SAMPLE_NAME, SAMPLE_SEED, sample_release_path, sample_suite_dir
 
 
 def build_sample_suite() -> Suite:

@@ -1,6 +1,6 @@
 """A precaution system prompt found with GEPA, as a library call:
 
-    from medresilience.mitigate.optimise import optimise
+    from medresilience.mitigations.optimise import optimise
     result = optimise([train_suite, ...], [val_suite, ...], task_spec, reflection_spec, "precaution.json",
                       budget=200, judge="openai/gpt-4o-mini")
 
@@ -17,7 +17,7 @@ served for the length of the optimisation).
 Every call is stored in `OUT.work/store.sqlite` under its request key, and GEPA's choices are
 seeded, so a rerun replays the stored calls and makes none, and an optimisation killed at any point
 resumes where its stored calls end: no finished call is made again. One process at a time holds
-the work directory. The file `OUT` (mitigate.candidate) is written, atomically, once GEPA is done."""
+the work directory. The file `OUT` (mitigations.candidate) is written, atomically, once GEPA is done."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """GEPA's adapter for a precaution prompt: `evaluate(batch, candidate)` renders each example's
-units with its family, adds the candidate prompt to the system message (`settings.optimised.
+units with its family, adds the candidate prompt to the system message (`mitigations.optimised.
 prompt_adder`, what `--setting optimised:FILE` applies), calls the task model through
 `calls.run_calls` into the work store (a call stored `ok` is never made again, so a rerun replays
 and a killed optimisation resumes), runs the judges of judged units the same way, and scores each
@@ -25,10 +25,10 @@ from ..models.spec import ModelSpec
 from ..records import Probe
 from ..scoring.mcq import mcq_params
 from ..scoring.types import Score, is_deferred
-from ..settings.optimised import prompt_adder
 from ..store import Store
 from .candidate import COMPONENT, EvaluationRecord, prompt_hash
 from .examples import Example, unit_value
+from .optimised import prompt_adder
 
 #: the reflection model's reply budget, at least (a model spec's default of 16 suits letters)
 REFLECTION_MIN_TOKENS = 2048

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
-from . import Messages, Setting, register_factory
+from .registry import register_factory
+from .setting import Messages, Setting
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..corpus import CorpusIndex, Passage

@@ -1,7 +1,7 @@
 """The project's own bundled sample suite, the one `medres run` evaluates: 48 basic medical MCQs
 written by the project, each with a complete misleading-context bundle. The shipped suite
 directory is loaded like any other; the family that built it rebuilds it from its source file
-(`python -m medresilience.families.misleading.sample`), and a test checks the two agree."""
+(`python -m medresilience.families.misleading.rebuild_bundled`), and a test checks the two agree."""
 
 from __future__ import annotations
 
