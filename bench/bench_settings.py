@@ -27,7 +27,7 @@ def bench(work: Path, repeat: int, delay: float, concurrency: int) -> list[dict]
     from medresilience.runner import EvalOptions
     from medresilience.samples import sample_suite
     from medresilience.store import Store
-    from medresilience.testing.stub_server import Faults, StubProcess
+    from medresilience.testing.stub import Faults, StubProcess
 
     suite = sample_suite()
     items = len(suite.items)

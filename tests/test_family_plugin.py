@@ -22,7 +22,7 @@ from medresilience.scoring import mcq_scorer
 from medresilience.scoring.judge import Judge, Rubric
 from medresilience.stats import wilson
 from medresilience.store import Store
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 
 # ------------------------------------------------------------------ the toy family (all of it)
 RUBRIC = Rubric(

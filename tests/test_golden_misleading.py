@@ -23,7 +23,7 @@ from medresilience.evaluation import evaluate
 from medresilience.models.spec import parse_model_spec
 from medresilience.runner import EvalOptions
 from medresilience.samples import sample_suite
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 
 GOLDEN = Path(__file__).parent / "golden" / "misleading_sample.json"
 # setting names as the family-neutral code writes them (the old code wrote no_defense / defense)

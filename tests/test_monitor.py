@@ -42,7 +42,7 @@ from medresilience.runner import plan
 from medresilience.settings import get as get_setting
 from medresilience.settings.monitor import MONITOR_INSTRUCTION, NOTE_HEAD, monitor_messages, with_note
 from medresilience.store import Store
-from medresilience.testing.stub_server import Faults, StubServer
+from medresilience.testing.stub import Faults, StubServer
 
 MARKER = re.compile(r"\[\[ANSWER:[A-J]\]\]")
 TEXT = re.compile(r"<text>\n(.*)\n</text>", re.S)

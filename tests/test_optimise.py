@@ -39,7 +39,7 @@ from medresilience.runner import EvalOptions
 from medresilience.samples import sample_suite
 from medresilience.settings import get as get_setting
 from medresilience.settings.optimised import suite_warnings
-from medresilience.testing.stub_server import Faults, StubServer
+from medresilience.testing.stub import Faults, StubServer
 
 needs_gepa = pytest.mark.skipif(importlib.util.find_spec("gepa") is None, reason="gepa not installed (pip install '.[optimise]')")
 

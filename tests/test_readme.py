@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from conftest import oracle_policy
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

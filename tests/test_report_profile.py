@@ -16,7 +16,7 @@ from medresilience.models.spec import parse_model_spec
 from medresilience.records import Suite
 from medresilience.report.profile import profile_frame, profile_section
 from medresilience.samples import sample_suite
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -27,7 +27,7 @@ from medresilience.runner import EvalOptions, plan
 from medresilience.samples import sample_release_path, sample_suite, sample_suite_dir
 from medresilience.settings.retrieval import EVIDENCE_HEAD, NO_EVIDENCE, gold_texts
 from medresilience.store import Store
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 PUBMEDQA = SHARED / "pubmedqa" / "test_set_half.json"

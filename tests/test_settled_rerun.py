@@ -14,7 +14,7 @@ from conftest import make_tiny_suite, oracle_policy
 from medresilience import EvalOptions, evaluate
 from medresilience.models.spec import parse_model_spec
 from medresilience.store import Store
-from medresilience.testing.stub_server import Faults, StubServer
+from medresilience.testing.stub import Faults, StubServer
 
 
 def _spec(url: str):

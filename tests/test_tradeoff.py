@@ -43,7 +43,7 @@ from medresilience.records import Item, Suite, SuiteManifest
 from medresilience.report import tradeoff as T
 from medresilience.settings import CAUTION_INSTRUCTION
 from medresilience.stats import paired_bootstrap_diff, paired_cluster_diff, sign_flip_test
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 
 FIXTURES = Path(__file__).parent / "fixtures"
 COPIES = 8
