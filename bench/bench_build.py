@@ -33,7 +33,7 @@ DATA = ROOT.parent / "shared" / "data" / "medmcqa" / "dev.json"
 def _stub(mode: str, rates: dict, delay: float) -> Iterator[str]:
     """The fake generator's base URL, served from a child process or a thread."""
     from medresilience.families.misleading.construct.stub_policy import FakeGenerator
-    from medresilience.testing.stub_server import Faults, policy_server
+    from medresilience.testing.stub import Faults, policy_server
 
     with policy_server(FakeGenerator, rates, Faults(delay=delay), process=mode == "process") as url:
         yield url

@@ -93,7 +93,7 @@ def _harness(url: str, n_items: int, concurrency: int) -> tuple[float, int]:
 
 
 def throughput(args) -> None:
-    from medresilience.testing.stub_server import StubProcess
+    from medresilience.testing.stub import StubProcess
 
     n_items = args.requests // 5
     rows = []
@@ -115,7 +115,7 @@ def calls(args) -> None:
     from medresilience.models.spec import parse_model_spec
     from medresilience.runner import EvalOptions, execute, plan
     from medresilience.store import Store
-    from medresilience.testing.stub_server import StubServer
+    from medresilience.testing.stub import StubServer
 
     print("| items N | wrong options k | expected N + N*k + N | calls made (Type 1 all) | second run |")
     print("|---|---|---|---|---|")
@@ -364,7 +364,7 @@ def resume(args) -> None:
 
 
 def scale(args) -> None:
-    from medresilience.testing.stub_server import StubProcess
+    from medresilience.testing.stub import StubProcess
 
     rows = []
     with StubProcess(policy="hash") as stub, tempfile.TemporaryDirectory() as d:

@@ -98,7 +98,7 @@ def main() -> None:
     ap.add_argument("--resume", action="store_true", help="also kill a run half way and measure the rerun")
 
     args = ap.parse_args()
-    from medresilience.testing.stub_server import StubProcess
+    from medresilience.testing.stub import StubProcess
 
     env = None
     rows = []

@@ -55,7 +55,7 @@ def synthesise(folder: Path, rows: int, cases_only: bool = False) -> None:
     from medresilience.families.noise.stub_policy import FakeGenerator
     from medresilience.models.spec import parse_model_spec
     from medresilience.records import write_jsonl
-    from medresilience.testing.stub_server import StubServer
+    from medresilience.testing.stub import StubServer
 
     base = load_items_file(MEDQA)
     if cases_only:

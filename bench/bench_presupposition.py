@@ -34,7 +34,7 @@ RATES = dict(invalid_json=0.1, asks_outright=0.05, no_correction=0.05, unreadabl
 def _stub(mode: str, delay: float) -> Iterator[str]:
     """The fake's base URL, served from a child process or a thread."""
     from medresilience.families.presupposition.stub_policy import FakePresupposition
-    from medresilience.testing.stub_server import Faults, policy_server
+    from medresilience.testing.stub import Faults, policy_server
 
     with policy_server(FakePresupposition, RATES, Faults(delay=delay), process=mode == "process") as url:
         yield url

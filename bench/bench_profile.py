@@ -67,7 +67,7 @@ def main() -> None:
     from medresilience import EvalOptions, evaluate, evaluation
     from medresilience.models.spec import parse_model_spec
     from medresilience.report.build import build_report
-    from medresilience.testing.stub_server import StubProcess
+    from medresilience.testing.stub import StubProcess
 
     timed = _Timed()
     timed.wrap_async(evaluation, "execute_plan", "request phase (plan, calls, store writes)")

@@ -156,7 +156,7 @@ def bench_evaluate(index_path: Path, work: Path, repeat: int) -> dict:
     from medresilience.mitigations.registry import forget_made
     from medresilience.models.spec import parse_model_spec
     from medresilience.runner import EvalOptions, plan
-    from medresilience.testing.stub_server import StubProcess
+    from medresilience.testing.stub import StubProcess
 
     suite = sample_suite()
     name = f"retrieval:{index_path},k=3"

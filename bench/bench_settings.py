@@ -27,7 +27,7 @@ def bench(work: Path, repeat: int, delay: float, concurrency: int) -> list[dict]
     from medresilience.models.spec import parse_model_spec
     from medresilience.runner import EvalOptions
     from medresilience.store import Store
-    from medresilience.testing.stub_server import Faults, StubProcess
+    from medresilience.testing.stub import Faults, StubProcess
 
     suite = sample_suite()
     items = len(suite.items)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from conftest import ROOT, oracle_policy
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 
 README = ROOT / "README.md"
 

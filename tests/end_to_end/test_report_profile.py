@@ -15,7 +15,7 @@ from medresilience.families.noise.stub_policy import FakeGenerator
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Suite
 from medresilience.report.profile import profile_frame, profile_section
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 
 
 @pytest.fixture(scope="module")

@@ -43,7 +43,7 @@ from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item, Suite, SuiteManifest
 from medresilience.report import tradeoff as T
 from medresilience.stats import paired_bootstrap_diff, paired_cluster_diff, sign_flip_test
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 
 COPIES = 8
 SETTINGS = ("none", "caution")

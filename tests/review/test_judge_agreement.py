@@ -20,7 +20,7 @@ from medresilience.cli import app
 from medresilience.errors import ConfigError, InputError
 from medresilience.families.presupposition import release
 from medresilience.scoring.agreement import combine, judge_agreement, read_labels
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 
 runner = CliRunner()
 N = 10

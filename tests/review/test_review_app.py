@@ -67,7 +67,7 @@ def make_run(root: Path, suite_dir: Path) -> Path:
     from medresilience.evaluation import evaluate
     from medresilience.models.spec import parse_model_spec
     from medresilience.runner import EvalOptions
-    from medresilience.testing.stub_server import StubServer
+    from medresilience.testing.stub import StubServer
 
     suite = Suite.load(suite_dir)
     with pytest.MonkeyPatch.context() as mp:

@@ -1,4 +1,4 @@
-"""Agreement statistics (stats.py) against published reference values: Gwet's 4-rater, 12-unit
+"""Agreement statistics (stats/agreement.py) against published reference values: Gwet's 4-rater, 12-unit
 example with missing ratings (Handbook of Inter-Rater Reliability, 4th ed., p. 120; irrCAC's
 cac.raw4raters), the irrCAC overview's 3 x 3 contingency table, a textbook 2 x 2 table, and Gwet's
 weight tables; Krippendorff's alpha cross-checked with the `krippendorff` package when it is

@@ -12,7 +12,7 @@ from medresilience.models.spec import parse_model_spec
 from medresilience.records import Suite
 from medresilience.runner import EvalOptions, execute, execute_plan, plan
 from medresilience.store import Store
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 from toy_family import TOY, answerer, make_toy_suite
 
 
@@ -48,7 +48,7 @@ def test_chunks_give_the_same_store_and_numbers(tmp_path, toy_family):
 def test_a_model_stopped_in_one_chunk_stays_stopped(tmp_path, toy_family):
     """A bad key stops the model after five authentication errors; the later chunks send nothing
     for it (their calls count as not run), so a run in chunks costs what a run at once does."""
-    from medresilience.testing.stub_server import Faults
+    from medresilience.testing.stub import Faults
 
     suite = make_toy_suite(30)  # 60 units
     opts = EvalOptions()
@@ -136,7 +136,7 @@ def test_medres_eval_killed_between_chunks_resumes_without_repeating_losing_or_d
     d = _shuffled_suite(tmp_path)  # 12 items -> 60 calls, 3 chunks of 20 units
     log = tmp_path / "stub.jsonl"
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "MEDRES_CHUNK_UNITS": "20"}
-    from medresilience.testing.stub_server import Faults
+    from medresilience.testing.stub import Faults
 
     with StubServer(policy=oracle_policy, faults=Faults(delay=0.05), log_path=log) as srv:
         killed = tmp_path / "killed"

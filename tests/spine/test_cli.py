@@ -118,7 +118,7 @@ def test_eval_with_family_options_and_settings(tmp_path, tiny_suite):
     setting stops with one line naming it, before anything is written or called."""
     from conftest import oracle_policy
     from medresilience.results import Results
-    from medresilience.testing.stub_server import StubServer
+    from medresilience.testing.stub import StubServer
 
     with StubServer(policy=oracle_policy) as srv:
         spec = f"openai:stub-model,base_url={srv.base_url}"
@@ -269,7 +269,7 @@ def test_the_eval_summary_fits_80_columns_and_never_cuts_a_number(tmp_path):
     import sys
 
     from conftest import make_tiny_suite, oracle_policy
-    from medresilience.testing.stub_server import StubServer
+    from medresilience.testing.stub import StubServer
 
     make_tiny_suite().save(tmp_path / "suite")
     env = {**os.environ, "COLUMNS": "80", "TERM": "dumb"}

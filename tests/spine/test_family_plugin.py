@@ -14,7 +14,7 @@ from medresilience import EvalOptions, Suite, build_report, evaluate, parse_mode
 from medresilience.frame import results_frame
 from medresilience.records import GenericProbe
 from medresilience.store import Store
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 from toy_family import answerer, make_toy_suite
 
 

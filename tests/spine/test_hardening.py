@@ -38,7 +38,7 @@ from medresilience.models.spec import parse_model_spec
 from medresilience.records import Suite, iter_json_lines
 from medresilience.runner import EvalOptions
 from medresilience.store import Store
-from medresilience.testing.stub_server import Faults, StubServer
+from medresilience.testing.stub import Faults, StubServer
 
 runner = CliRunner()
 ALL = EvalOptions(family={"type1": "all"})
@@ -92,7 +92,7 @@ def _wait_until(cond, timeout: float = 120.0, proc: subprocess.Popen | None = No
 
 def _by_stub_key(db: Path) -> dict[str, str]:
     """The stub's key of each stored request (a hash of the body sent) -> the store's key."""
-    from medresilience.testing.stub_server import request_key as stub_key
+    from medresilience.testing.stub import request_key as stub_key
 
     con = sqlite3.connect(db)
     try:

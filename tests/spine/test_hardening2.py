@@ -25,7 +25,7 @@ from medresilience.models.openai_compatible import ModelCallError, OpenAICompati
 from medresilience.models.spec import parse_model_spec
 from medresilience.runner import EvalOptions
 from medresilience.store import Store
-from medresilience.testing.stub_server import Faults, StubServer
+from medresilience.testing.stub import Faults, StubServer
 
 runner = CliRunner()
 ALL = EvalOptions(family={"type1": "all"})

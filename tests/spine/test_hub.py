@@ -307,7 +307,7 @@ def test_cancer_myth_by_name_is_a_suite(hub, tmp_path):
 
 
 def test_a_run_on_a_suite_imported_by_name_records_the_data_in_run_json(hub, tmp_path):
-    from medresilience.testing.stub_server import StubServer
+    from medresilience.testing.stub import StubServer
 
     assert _import("hf:AI4HealthResearch/MedMisBench:MEDMISQA", "--out", str(tmp_path / "s")).exit_code == 0
     with StubServer(policy="hash") as srv:

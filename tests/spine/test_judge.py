@@ -17,7 +17,7 @@ from medresilience.models.spec import parse_model_spec
 from medresilience.runner import CallRequest, Planned, execute, request_key, run_calls
 from medresilience.scoring.judge import Judge, JudgeScorer, Rubric, run_deferred
 from medresilience.store import CallRow, Store, UnitRow
-from medresilience.testing.stub_server import Faults, StubServer
+from medresilience.testing.stub import Faults, StubServer
 
 RUBRIC = {
     "name": "premise",

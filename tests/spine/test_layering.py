@@ -21,9 +21,9 @@ PKG = ROOT / "src" / "medresilience"
 # too). None may import a family or name one; the words come from the registry (every family's
 # name) and from the misleading family's own vocabulary.
 SPINE = sorted(p.relative_to(PKG).as_posix() for p in PKG.rglob("*.py") if not p.relative_to(PKG).as_posix().startswith("families/"))
-#: modules outside families/ that name a family in prose or fakes (the dataset catalogue names the
-#: studies' releases; the stub server's fake replies); nothing may be added here
-PENDING = {"sources/catalog.py", "testing/stub_server.py"}
+#: modules outside families/ that name a family in prose (the dataset catalogue names the studies'
+#: releases); nothing may be added here
+PENDING = {"sources/catalog.py"}
 
 
 def _family_words() -> re.Pattern[str]:

@@ -42,7 +42,7 @@ from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item, Suite, SuiteManifest
 from medresilience.runner import plan
 from medresilience.store import Store
-from medresilience.testing.stub_server import Faults, StubServer
+from medresilience.testing.stub import Faults, StubServer
 
 MARKER = re.compile(r"\[\[ANSWER:[A-J]\]\]")
 TEXT = re.compile(r"<text>\n(.*)\n</text>", re.S)

@@ -39,7 +39,7 @@ from medresilience.mitigations.optimised import suite_warnings
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item, Suite, SuiteManifest
 from medresilience.runner import EvalOptions
-from medresilience.testing.stub_server import Faults, StubServer
+from medresilience.testing.stub import Faults, StubServer
 
 needs_gepa = pytest.mark.skipif(importlib.util.find_spec("gepa") is None, reason="gepa not installed (pip install '.[optimise]')")
 

@@ -13,7 +13,7 @@ from medresilience.family import families
 from medresilience.passage import HEADER
 from medresilience.records import Item, Suite, SuiteManifest
 from medresilience.sources.pubmedqa import read_pubmedqa
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 
 REQUIRED = {"presupposition": {"judge": "openai:judge,base_url=http://127.0.0.1:9"}}
 

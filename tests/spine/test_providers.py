@@ -17,7 +17,7 @@ from medresilience.config import load_config
 from medresilience.errors import ConfigError, InputError
 from medresilience.models.providers import PRICES, PROVIDERS, REASONING_BUDGET, known_price
 from medresilience.models.spec import ModelSpec, SpecDefaults, parse_model_spec
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 
 runner = CliRunner()
 FAKE_KEY = "sk-fake-7d1e0c9a4b2f-do-not-store"

@@ -24,7 +24,7 @@ from medresilience.report import build_report
 from medresilience.runner import EvalOptions
 from medresilience.scoring.letters import read_answer
 from medresilience.store import ScoreRow, Store
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 
 # a reasoning-first reply: its answer comes after 36 words, so a 16-token budget cuts it
 RAMBLE = " ".join(["Let", "us", "weigh", "each", "option", "in", "turn", "before", "deciding"] * 4) + " Answer: {x}"

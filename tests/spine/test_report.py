@@ -27,7 +27,7 @@ from medresilience.mitigations import CAUTION_INSTRUCTION as DEFENSE_INSTRUCTION
 from medresilience.models.spec import parse_model_spec
 from medresilience.report import build_report, compare_runs
 from medresilience.runner import EvalOptions
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 
 SECRET_VAR = "MEDRES_TEST_REPORT_KEY"
 SECRET = "sk-test-DO-NOT-LEAK-5f1c2a9b7e"

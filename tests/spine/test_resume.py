@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 from conftest import make_tiny_suite, ok_keys, oracle_policy, sigkill_after
-from medresilience.testing.stub_server import Faults, StubServer
+from medresilience.testing.stub import Faults, StubServer
 
 
 def _cmd(suite_dir, out, url):

@@ -28,7 +28,7 @@ from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item
 from medresilience.runner import EvalOptions, plan
 from medresilience.store import Store
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 
 SHARED = SHARED_DATA
 PUBMEDQA = SHARED / "pubmedqa" / "test_set_half.json"

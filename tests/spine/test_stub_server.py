@@ -21,7 +21,7 @@ import pydantic
 import pytest
 
 from conftest import ROOT
-from medresilience.testing.stub_server import (
+from medresilience.testing.stub import (
     Faults,
     StubProcess,
     StubServer,
@@ -400,11 +400,12 @@ def test_new_fault_bands_keep_the_old_assignments():
 
 
 def test_new_faults_reach_the_subprocess_arguments():
-    from medresilience.testing.stub_server import _cli_args, _faults_from_args, _parser
+    from medresilience.testing.stub.cli import arg_parser, faults_from_args
+    from medresilience.testing.stub.process import cli_args
 
     f = Faults(seed=2, rate_null_content=0.1, rate_null_message=0.1, rate_429_long=0.1, retry_after_long=99.0, rate_401=0.1, rate_404=0.1)
-    args = _parser().parse_args(_cli_args("hash", f, None, "{}", "stub-model", "127.0.0.1", 0))
-    assert _faults_from_args(args) == f
+    args = arg_parser().parse_args(cli_args("hash", f, None, "{}", "stub-model", "127.0.0.1", 0))
+    assert faults_from_args(args) == f
 
 
 # --------------------------------------------------------------------------- async and concurrency
@@ -445,7 +446,7 @@ def test_subprocess_prints_listening_and_stops_on_sigterm(tmp_path):
         [
             sys.executable,
             "-m",
-            "medresilience.testing.stub_server",
+            "medresilience.testing.stub",
             "--port",
             "0",
             "--policy",

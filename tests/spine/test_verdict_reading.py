@@ -20,7 +20,7 @@ from medresilience.records import Suite
 from medresilience.scoring.judge import Judge, JudgeScorer, Rubric, run_deferred
 from medresilience.scoring.verdicts import read_verdict
 from medresilience.store import CallRow, Store, UnitRow
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 
 PREMISE = ["-1", "0", "1"]
 

@@ -10,24 +10,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from .kit import console, err_console, fail, progress, progress_callback, user_errors
+from .kit import console, err_console, fail, parse_pairs, progress, progress_callback, user_errors
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Measure whether models keep correct medical judgments under misleading or messy input.")
-
-
-def parse_pairs(values: list[str] | None, flag: str = "-O") -> dict[str, str]:
-    """KEY=VALUE pairs of a repeatable flag; a key given twice is an error, not the last one winning."""
-    from ..errors import ConfigError
-
-    out: dict[str, str] = {}
-    for v in values or []:
-        key, eq, value = v.partition("=")
-        if not eq or not key.strip():
-            raise ConfigError(flag, f"'{v}' is not KEY=VALUE")
-        if key.strip() in out:
-            raise ConfigError(f"{flag} {key.strip()}", "given twice (give each option once)")
-        out[key.strip()] = value.strip()
-    return out
 
 
 def _run_eval(
@@ -336,7 +321,7 @@ _register_corpus(app)
 _register_mitigate(app)
 _register_datasets(app)
 
-__all__ = ["app", "fail", "main", "parse_pairs"]
+__all__ = ["app", "fail", "main"]
 
 
 def main() -> None:  # pragma: no cover

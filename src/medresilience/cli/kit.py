@@ -1,4 +1,5 @@
-"""What every `medres` command shares: the consoles, the one-line error exit, the progress bar.
+"""What every `medres` command shares: the consoles, the one-line error exit, the progress bar,
+the KEY=VALUE pairs of a repeatable flag.
 
 A command wrapped in `user_errors` ends with one line on stderr, never a traceback, for the
 library's errors (exit 2), an operating-system error such as an unwritable path (exit 2), and an
@@ -35,6 +36,21 @@ def command_group(app: typer.Typer, name: str, help: str) -> typer.Typer:
 def fail(message: str, code: int = 2) -> None:
     err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)  # the message as written, [brackets] included
     raise typer.Exit(code)
+
+
+def parse_pairs(values: list[str] | None, flag: str = "-O") -> dict[str, str]:
+    """KEY=VALUE pairs of a repeatable flag; a key given twice is an error, not the last one winning."""
+    from ..errors import ConfigError
+
+    out: dict[str, str] = {}
+    for v in values or []:
+        key, eq, value = v.partition("=")
+        if not eq or not key.strip():
+            raise ConfigError(flag, f"'{v}' is not KEY=VALUE")
+        if key.strip() in out:
+            raise ConfigError(f"{flag} {key.strip()}", "given twice (give each option once)")
+        out[key.strip()] = value.strip()
+    return out
 
 
 def build_outcome(report: dict, kept: int, considered: int, what: str, out: Path) -> None:

@@ -7,208 +7,212 @@ from typing import Annotated, Optional
 
 import typer
 
+from .kit import command_group, console, err_console, fail, user_errors
+
+
+def sample(
+    rubric: Annotated[str, typer.Option("--rubric", help="A (items), B (responses, needs --run), premise or noise")],
+    suite: Annotated[Path, typer.Option("--suite", help="suite directory")],
+    out: Annotated[Path, typer.Option("--out", help="new review directory (never overwritten)")],
+    run: Annotated[Optional[Path], typer.Option("--run", help="run directory whose responses are reviewed (rubric B)")] = None,
+    n: Annotated[int, typer.Option("--n", help="units to sample (all when the population is smaller)")] = 100,
+    strata: Annotated[
+        Optional[str], typer.Option("--strata", help="comma-separated strata (default: the rubric's, else the items' source and the family's facets)")
+    ] = None,
+    dual: Annotated[float, typer.Option("--dual", help="share of units rated by two reviewers (0-1)")] = 0.0,
+    reviewers: Annotated[str, typer.Option("--reviewers", help="comma-separated reviewer names")] = "",
+    seed: Annotated[int, typer.Option("--seed", help="sampling and assignment seed")] = 0,
+) -> None:
+    """Draw a stratified, seeded sample, assign it to reviewers, write the review database."""
+    from ..review.sample import sample_review
+
+    res = sample_review(
+        rubric,
+        suite,
+        out,
+        run_dir=run,
+        n=n,
+        strata=None if strata is None else [s for s in strata.split(",") if s.strip()],
+        dual=dual,
+        reviewers=[r.strip() for r in reviewers.split(",") if r.strip()],
+        seed=seed,
+    )
+    for note in res.notes:
+        err_console.print(f"note: {note}", highlight=False, markup=False)
+    console.print(
+        f"rubric {res.rubric}: {res.units} of {res.population} units sampled, {res.dual} rated twice; "
+        + ", ".join(f"{r}: {k} tasks" for r, k in res.tasks.items()),
+        highlight=False,
+        markup=False,
+    )
+    console.print(f"review: {res.path}  (next: medres review add-reviewer {res.path} NAME)", highlight=False, markup=False, soft_wrap=True)
+
+
+def add_reviewer(
+    review: Annotated[Path, typer.Argument(help="review directory")],
+    name: Annotated[str, typer.Argument(help="reviewer name")],
+    admin: Annotated[bool, typer.Option("--admin", help="may see everyone's progress and revoke reviewers in the app")] = False,
+    reset: Annotated[
+        bool, typer.Option("--reset", help="issue a new password to a reviewer who has one (ends their sessions, reinstates a revoked one)")
+    ] = False,
+) -> None:
+    """Print a one-time password for a reviewer (stored only as a scrypt hash)."""
+    from ..review.db import ReviewDB
+
+    with ReviewDB(review) as db:
+        password = db.add_reviewer(name, admin=admin, reset=reset)
+    console.print(f"reviewer {name}: password {password}", highlight=False, markup=False)
+    err_console.print("it is shown once and stored only as a hash: hand it over privately", highlight=False, markup=False)
+
+
+def revoke(
+    review: Annotated[Path, typer.Argument(help="review directory")],
+    name: Annotated[str, typer.Argument(help="reviewer name")],
+) -> None:
+    """Revoke a reviewer: signed out at once, cannot sign in; their ratings stay."""
+    from ..review.db import ReviewDB
+
+    with ReviewDB(review) as db:
+        db.revoke(name)
+    console.print(f"reviewer {name} revoked", highlight=False, markup=False)
+
+
+def serve(
+    review: Annotated[Path, typer.Argument(help="review directory")],
+    port: Annotated[int, typer.Option("--port", help="port on 127.0.0.1")] = 8765,
+    public_host: Annotated[
+        Optional[str],
+        typer.Option(
+            "--public-host",
+            help="behind a TLS-terminating reverse proxy on this machine that forwards https://HOST/ to 127.0.0.1:PORT: allow that host name, mark cookies Secure, trust X-Forwarded-For only on requests carrying the shared secret of MEDRES_PROXY_SECRET in X-Medres-Proxy-Secret (set by the proxy)",
+        ),
+    ] = None,
+) -> None:
+    """Serve the review app on 127.0.0.1 (loopback only) until Ctrl-C."""
+    from ..review.app import proxy_options
+    from ..review.app import serve as run_server
+    from ..review.db import ReviewDB
+
+    if not 0 < port < 65536:
+        fail(f"--port must be between 1 and 65535, not {port}")
+    try:
+        proxy_options(public_host)
+    except ValueError as e:
+        fail(str(e))
+    with ReviewDB(review) as db:
+        ready = [r.name for r in db.reviewers() if r.has_password and not r.revoked]
+    if not ready:
+        err_console.print(f"note: no reviewer can sign in yet (medres review add-reviewer {review} NAME)", highlight=False, markup=False)
+    where = f"http://127.0.0.1:{port}/" + (f", reached as https://{public_host}/ through the proxy" if public_host else "")
+    console.print(f"serving {review} on {where}  (Ctrl-C stops)", highlight=False, markup=False, soft_wrap=True)
+    run_server(review, port=port, public_host=public_host)
+
+
+def revise(
+    review: Annotated[Path, typer.Argument(help="review directory")],
+    out: Annotated[Path, typer.Option("--out", help="directory of the new suite version (never the reviewed suite)")],
+    suite: Annotated[Optional[Path], typer.Option("--suite", help="the reviewed suite, if it moved (checked by checksum)")] = None,
+    rule: Annotated[str, typer.Option("--rule", help="any | all | majority: how the reviewers of a unit must agree")] = "any",
+) -> None:
+    """Write a new suite version with the items and probes reviewers marked to drop (and, for
+    premise reviews, questions found to hold no false presupposition moved to the NFP controls)."""
+    from ..review.revise import revise_suite
+
+    res = revise_suite(review, out, suite, rule)  # type: ignore[arg-type]
+    c = res.counts
+    console.print(
+        f"suite {res.out} (version {res.suite.manifest.version}): {c['items']} items, {c['probes']} probes; dropped "
+        f"{c['dropped_items']} items and {c['dropped_probes']} probes, relabelled {c['relabelled']} probes "
+        f"(review_changes.jsonl lists each with its reason)",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+def _pct(p, lo, hi, n) -> str:
+    """A rate as a percentage with its interval and n."""
+    if p is None or p != p:
+        return f"— (n={n})"
+    return f"{100 * p:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] (n={n})" if lo is not None and lo == lo else f"{100 * p:.1f}% (n={n})"
+
+
+def _num(v, lo, hi, n) -> str:
+    """A coefficient with its interval and n."""
+    if v is None or v != v:
+        return f"— (n={n})"
+    return f"{v:.3f} [{lo:.2f}, {hi:.2f}] (n={n})" if lo is not None and lo == lo else f"{v:.3f} (n={n})"
+
+
+def stats_cmd(
+    review: Annotated[Path, typer.Argument(help="review directory")],
+    out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default: REVIEW/stats)")] = None,
+    resamples: Annotated[int, typer.Option("--resamples", help="bootstrap resamples")] = 2000,
+    seed: Annotated[int, typer.Option("--seed", help="bootstrap seed")] = 0,
+) -> None:
+    """Pass rates, composite, worst case, agreement (reviewers, automatic labels); CSV, Parquet, HTML."""
+    from rich.table import Table
+
+    from ..review.stats import AGREEMENT_TITLES, compute, write
+
+    res = compute(review, n_resamples=resamples, seed=seed)
+
+    c = res.summary()["counts"]
+    console.print(
+        f"{c['rated']} ratings of {c['units']} units by {c['reviewers_rated']} of {c['reviewers']} assigned reviewers; {c['skipped']} skipped",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+    t = Table(title=f"{res.rubric.title}: pass rates (per unit, 95% bootstrap CI)")
+    for col in ("Dimension", "Pass", "Rate", "Passing ratings"):
+        t.add_column(col)
+    for r in res.pass_rates.itertuples(index=False):
+        t.add_row(r.label, r.passing, _pct(r.rate, r.lo, r.hi, r.units), f"{r.pass_ratings}/{r.ratings}")
+    console.print(t)
+    if res.composite:
+        c = res.composite
+        console.print(
+            f"composite (mean of {len(c['dimensions'])} dimensions, 0-2): {_num(c['mean'], c['lo'], c['hi'], c['units'])}", highlight=False, markup=False
+        )
+    if res.worst_case:
+        w = res.worst_case
+        console.print(
+            f"{w['label'].lower()} ({w['definition']}): {_pct(w['p'], w['lo'], w['hi'], w['n'])} of units (Wilson)",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+    if len(res.agreement):
+        t = Table(title="Agreement on dual-rated units (95% bootstrap CI)")
+        for col in ("Dimension", "Coefficient", "Value"):
+            t.add_column(col)
+        for r in res.agreement.itertuples(index=False):
+            who = f" ({r.reviewers})" if r.reviewers not in ("all", "") else ""
+            t.add_row(r.label, AGREEMENT_TITLES[r.coefficient] + who, _num(r.value, r.lo, r.hi, r.units))
+        console.print(t)
+    for r in res.auto.itertuples(index=False):
+        console.print(
+            f"reviewers vs {r.automatic}: {r.agree}/{r.n} agree, {_pct(r.rate, r.lo, r.hi, r.n)}; "
+            f"Cohen's kappa {_num(r.cohen_kappa, r.kappa_lo, r.kappa_hi, r.n)}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+    for note in res.notes:
+        err_console.print(f"note: {note}", highlight=False, markup=False)
+    paths = write(res, out or (Path(review) / "stats"))
+    console.print(
+        f"tables: {Path(paths['ratings.csv']).parent} (CSV and Parquet); page: {paths['review_stats.html']}", highlight=False, markup=False, soft_wrap=True
+    )
+
 
 def register(app: typer.Typer) -> None:
     """Add the `review` command group to the main app."""
-    from .kit import command_group, console, err_console, fail, user_errors
-
     group = command_group(app, "review", "Clinician review: sample, rate in a local web app, agreement statistics.")
-
-    @group.command("sample")
-    @user_errors
-    def sample(
-        rubric: Annotated[str, typer.Option("--rubric", help="A (items), B (responses, needs --run), premise or noise")],
-        suite: Annotated[Path, typer.Option("--suite", help="suite directory")],
-        out: Annotated[Path, typer.Option("--out", help="new review directory (never overwritten)")],
-        run: Annotated[Optional[Path], typer.Option("--run", help="run directory whose responses are reviewed (rubric B)")] = None,
-        n: Annotated[int, typer.Option("--n", help="units to sample (all when the population is smaller)")] = 100,
-        strata: Annotated[
-            Optional[str], typer.Option("--strata", help="comma-separated strata (default: the rubric's, else the items' source and the family's facets)")
-        ] = None,
-        dual: Annotated[float, typer.Option("--dual", help="share of units rated by two reviewers (0-1)")] = 0.0,
-        reviewers: Annotated[str, typer.Option("--reviewers", help="comma-separated reviewer names")] = "",
-        seed: Annotated[int, typer.Option("--seed", help="sampling and assignment seed")] = 0,
-    ) -> None:
-        """Draw a stratified, seeded sample, assign it to reviewers, write the review database."""
-        from ..review.sample import sample_review
-
-        res = sample_review(
-            rubric,
-            suite,
-            out,
-            run_dir=run,
-            n=n,
-            strata=None if strata is None else [s for s in strata.split(",") if s.strip()],
-            dual=dual,
-            reviewers=[r.strip() for r in reviewers.split(",") if r.strip()],
-            seed=seed,
-        )
-        for note in res.notes:
-            err_console.print(f"note: {note}", highlight=False, markup=False)
-        console.print(
-            f"rubric {res.rubric}: {res.units} of {res.population} units sampled, {res.dual} rated twice; "
-            + ", ".join(f"{r}: {k} tasks" for r, k in res.tasks.items()),
-            highlight=False,
-            markup=False,
-        )
-        console.print(f"review: {res.path}  (next: medres review add-reviewer {res.path} NAME)", highlight=False, markup=False, soft_wrap=True)
-
-    @group.command("add-reviewer")
-    @user_errors
-    def add_reviewer(
-        review: Annotated[Path, typer.Argument(help="review directory")],
-        name: Annotated[str, typer.Argument(help="reviewer name")],
-        admin: Annotated[bool, typer.Option("--admin", help="may see everyone's progress and revoke reviewers in the app")] = False,
-        reset: Annotated[
-            bool, typer.Option("--reset", help="issue a new password to a reviewer who has one (ends their sessions, reinstates a revoked one)")
-        ] = False,
-    ) -> None:
-        """Print a one-time password for a reviewer (stored only as a scrypt hash)."""
-        from ..review.db import ReviewDB
-
-        with ReviewDB(review) as db:
-            password = db.add_reviewer(name, admin=admin, reset=reset)
-        console.print(f"reviewer {name}: password {password}", highlight=False, markup=False)
-        err_console.print("it is shown once and stored only as a hash: hand it over privately", highlight=False, markup=False)
-
-    @group.command("revoke")
-    @user_errors
-    def revoke(
-        review: Annotated[Path, typer.Argument(help="review directory")],
-        name: Annotated[str, typer.Argument(help="reviewer name")],
-    ) -> None:
-        """Revoke a reviewer: signed out at once, cannot sign in; their ratings stay."""
-        from ..review.db import ReviewDB
-
-        with ReviewDB(review) as db:
-            db.revoke(name)
-        console.print(f"reviewer {name} revoked", highlight=False, markup=False)
-
-    @group.command("serve")
-    @user_errors
-    def serve(
-        review: Annotated[Path, typer.Argument(help="review directory")],
-        port: Annotated[int, typer.Option("--port", help="port on 127.0.0.1")] = 8765,
-        public_host: Annotated[
-            Optional[str],
-            typer.Option(
-                "--public-host",
-                help="behind a TLS-terminating reverse proxy on this machine that forwards https://HOST/ to 127.0.0.1:PORT: allow that host name, mark cookies Secure, trust X-Forwarded-For only on requests carrying the shared secret of MEDRES_PROXY_SECRET in X-Medres-Proxy-Secret (set by the proxy)",
-            ),
-        ] = None,
-    ) -> None:
-        """Serve the review app on 127.0.0.1 (loopback only) until Ctrl-C."""
-        from ..review.app import proxy_options
-        from ..review.app import serve as run_server
-        from ..review.db import ReviewDB
-
-        if not 0 < port < 65536:
-            fail(f"--port must be between 1 and 65535, not {port}")
-        try:
-            proxy_options(public_host)
-        except ValueError as e:
-            fail(str(e))
-        with ReviewDB(review) as db:
-            ready = [r.name for r in db.reviewers() if r.has_password and not r.revoked]
-        if not ready:
-            err_console.print(f"note: no reviewer can sign in yet (medres review add-reviewer {review} NAME)", highlight=False, markup=False)
-        where = f"http://127.0.0.1:{port}/" + (f", reached as https://{public_host}/ through the proxy" if public_host else "")
-        console.print(f"serving {review} on {where}  (Ctrl-C stops)", highlight=False, markup=False, soft_wrap=True)
-        run_server(review, port=port, public_host=public_host)
-
-    @group.command("revise")
-    @user_errors
-    def revise(
-        review: Annotated[Path, typer.Argument(help="review directory")],
-        out: Annotated[Path, typer.Option("--out", help="directory of the new suite version (never the reviewed suite)")],
-        suite: Annotated[Optional[Path], typer.Option("--suite", help="the reviewed suite, if it moved (checked by checksum)")] = None,
-        rule: Annotated[str, typer.Option("--rule", help="any | all | majority: how the reviewers of a unit must agree")] = "any",
-    ) -> None:
-        """Write a new suite version with the items and probes reviewers marked to drop (and, for
-        premise reviews, questions found to hold no false presupposition moved to the NFP controls)."""
-        from ..review.revise import revise_suite
-
-        res = revise_suite(review, out, suite, rule)  # type: ignore[arg-type]
-        c = res.counts
-        console.print(
-            f"suite {res.out} (version {res.suite.manifest.version}): {c['items']} items, {c['probes']} probes; dropped "
-            f"{c['dropped_items']} items and {c['dropped_probes']} probes, relabelled {c['relabelled']} probes "
-            f"(review_changes.jsonl lists each with its reason)",
-            highlight=False,
-            markup=False,
-            soft_wrap=True,
-        )
-
-    @group.command("stats")
-    @user_errors
-    def stats_cmd(
-        review: Annotated[Path, typer.Argument(help="review directory")],
-        out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default: REVIEW/stats)")] = None,
-        resamples: Annotated[int, typer.Option("--resamples", help="bootstrap resamples")] = 2000,
-        seed: Annotated[int, typer.Option("--seed", help="bootstrap seed")] = 0,
-    ) -> None:
-        """Pass rates, composite, worst case, agreement (reviewers, automatic labels); CSV, Parquet, HTML."""
-        from rich.table import Table
-
-        from ..review.stats import AGREEMENT_TITLES, compute, write
-
-        res = compute(review, n_resamples=resamples, seed=seed)
-
-        def pct(p, lo, hi, n) -> str:
-            if p is None or p != p:
-                return f"— (n={n})"
-            return f"{100 * p:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] (n={n})" if lo is not None and lo == lo else f"{100 * p:.1f}% (n={n})"
-
-        def num(v, lo, hi, n) -> str:
-            if v is None or v != v:
-                return f"— (n={n})"
-            return f"{v:.3f} [{lo:.2f}, {hi:.2f}] (n={n})" if lo is not None and lo == lo else f"{v:.3f} (n={n})"
-
-        c = res.summary()["counts"]
-        console.print(
-            f"{c['rated']} ratings of {c['units']} units by {c['reviewers_rated']} of {c['reviewers']} assigned reviewers; {c['skipped']} skipped",
-            highlight=False,
-            markup=False,
-            soft_wrap=True,
-        )
-        t = Table(title=f"{res.rubric.title}: pass rates (per unit, 95% bootstrap CI)")
-        for col in ("Dimension", "Pass", "Rate", "Passing ratings"):
-            t.add_column(col)
-        for r in res.pass_rates.itertuples(index=False):
-            t.add_row(r.label, r.passing, pct(r.rate, r.lo, r.hi, r.units), f"{r.pass_ratings}/{r.ratings}")
-        console.print(t)
-        if res.composite:
-            c = res.composite
-            console.print(
-                f"composite (mean of {len(c['dimensions'])} dimensions, 0-2): {num(c['mean'], c['lo'], c['hi'], c['units'])}", highlight=False, markup=False
-            )
-        if res.worst_case:
-            w = res.worst_case
-            console.print(
-                f"{w['label'].lower()} ({w['definition']}): {pct(w['p'], w['lo'], w['hi'], w['n'])} of units (Wilson)",
-                highlight=False,
-                markup=False,
-                soft_wrap=True,
-            )
-        if len(res.agreement):
-            t = Table(title="Agreement on dual-rated units (95% bootstrap CI)")
-            for col in ("Dimension", "Coefficient", "Value"):
-                t.add_column(col)
-            for r in res.agreement.itertuples(index=False):
-                who = f" ({r.reviewers})" if r.reviewers not in ("all", "") else ""
-                t.add_row(r.label, AGREEMENT_TITLES[r.coefficient] + who, num(r.value, r.lo, r.hi, r.units))
-            console.print(t)
-        for r in res.auto.itertuples(index=False):
-            console.print(
-                f"reviewers vs {r.automatic}: {r.agree}/{r.n} agree, {pct(r.rate, r.lo, r.hi, r.n)}; "
-                f"Cohen's kappa {num(r.cohen_kappa, r.kappa_lo, r.kappa_hi, r.n)}",
-                highlight=False,
-                markup=False,
-                soft_wrap=True,
-            )
-        for note in res.notes:
-            err_console.print(f"note: {note}", highlight=False, markup=False)
-        paths = write(res, out or (Path(review) / "stats"))
-        console.print(
-            f"tables: {Path(paths['ratings.csv']).parent} (CSV and Parquet); page: {paths['review_stats.html']}", highlight=False, markup=False, soft_wrap=True
-        )
+    group.command("sample")(user_errors(sample))
+    group.command("add-reviewer")(user_errors(add_reviewer))
+    group.command("revoke")(user_errors(revoke))
+    group.command("serve")(user_errors(serve))
+    group.command("revise")(user_errors(revise))
+    group.command("stats")(user_errors(stats_cmd))

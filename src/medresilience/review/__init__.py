@@ -7,6 +7,11 @@ with the automatic labels).
     medres review add-reviewer REVIEW alice      # prints a one-time password
     medres review serve REVIEW                   # http://127.0.0.1:8765
     medres review stats REVIEW                   # tables, CSV, Parquet and an HTML page
+
+The web app is app.py (create_app, the security headers, serving), web.py (the state and the
+dependencies its routes share), routes/ (one router per area) and pages.py with templates/ (the
+Jinja2 pages and stylesheet, package data). The package imports the core (errors, records, store,
+stats, the family registry) and the report's HTML primitives, never the CLI.
 """
 
 from __future__ import annotations

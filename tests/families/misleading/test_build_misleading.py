@@ -38,7 +38,7 @@ from medresilience.records import Item, Suite, write_jsonl
 from medresilience.runner import EvalOptions
 from medresilience.stages import Rejected
 from medresilience.store import Store
-from medresilience.testing.stub_server import Faults, StubServer
+from medresilience.testing.stub import Faults, StubServer
 
 runner = CliRunner()
 
@@ -63,7 +63,7 @@ def answerer(url: str) -> object:
 def by_model(**policies):
     """One stub serving several fake models, chosen by the request's model name; anything else
     (the answering model of an evaluation) gets the stub's hash policy."""
-    from medresilience.testing.stub_server import make_policy
+    from medresilience.testing.stub import make_policy
 
     fallback = make_policy("hash")
 

@@ -24,7 +24,7 @@ from medresilience.bundled_suite import sample_suite
 from medresilience.evaluation import evaluate
 from medresilience.models.spec import parse_model_spec
 from medresilience.runner import EvalOptions
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 
 GOLDEN = TESTS / "golden" / "misleading_sample.json"
 # setting names as the family-neutral code writes them (the old code wrote no_defense / defense)

@@ -233,7 +233,7 @@ def _policy(gold: dict[str, str]):
 def test_release_suite_runs_under_both_presets_and_reports_mean_rows(tmp_path):
     from medresilience import EvalOptions, build_report, compare_runs, evaluate, parse_model_spec
     from medresilience.store import Store
-    from medresilience.testing.stub_server import StubServer
+    from medresilience.testing.stub import StubServer
 
     read_medmisbench(write_configs(tmp_path / "rel"), seed=4).save(tmp_path / "suite")
     suite = Suite.load(tmp_path / "suite")

@@ -10,7 +10,7 @@ from medresilience.evaluation import evaluate
 from medresilience.models.spec import parse_model_spec
 from medresilience.runner import EvalOptions
 from medresilience.store import Store
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 
 
 def _spec(url: str, **kw) -> object:

@@ -30,7 +30,7 @@ from medresilience.models.spec import parse_model_spec
 from medresilience.records import Suite
 from medresilience.stats import fisher_one_sided, mcnemar_exact
 from medresilience.store import Store
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 
 FAKE = FakeGenerator(invalid_json=0.3, clinical=0.3, always_clinical=0.15, lose_number=0.2)
 LIMIT = 14
@@ -398,7 +398,7 @@ def test_eval_command_in_diagnosis_mode(built, tmp_path):
 
 
 def test_failed_calls_leave_the_build_incomplete_and_a_rerun_retries_only_them(tmp_path):
-    from medresilience.testing.stub_server import Faults
+    from medresilience.testing.stub import Faults
 
     opts = NoiseBuildOptions(seed=1, limit=8, variants=("redherring-10", "rewrite"))
     with StubServer(policy=FakeGenerator(), faults=Faults(rate_permanent=0.3, seed=3)) as srv:
@@ -430,7 +430,7 @@ def test_a_build_killed_with_sigkill_resumes_without_repeating_a_finished_call(t
     import sys
 
     from conftest import ok_keys, sigkill_after
-    from medresilience.testing.stub_server import Faults
+    from medresilience.testing.stub import Faults
 
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "SOURCE_DATE_EPOCH": "1700000000"}
 

@@ -24,7 +24,7 @@ from medresilience.families.noise.variants import HERRING_VARIANTS
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item, Suite
 from medresilience.stages import Rejected
-from medresilience.testing.stub_server import Faults, StubServer
+from medresilience.testing.stub import Faults, StubServer
 
 FAKE = FakeGenerator(
     invalid_json=0.2,

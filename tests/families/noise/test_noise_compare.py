@@ -22,7 +22,7 @@ from medresilience.families.noise.stub_policy import FakeGenerator
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Suite
 from medresilience.stats import cluster_mcnemar, holm, mcnemar_exact, paired_cluster_diff, sign_flip_test, wilson
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 
 COPIES = 5
 

@@ -23,7 +23,7 @@ from medresilience.models.spec import parse_model_spec
 from medresilience.records import Suite
 from medresilience.runner import plan
 from medresilience.stats import cluster_interval, cluster_mcnemar, mcnemar_exact, paired_cluster_diff, sign_flip_test, wilson
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 
 
 def test_epochs_pool_accuracy_pair_within_an_epoch_and_resample_cases():

@@ -18,7 +18,7 @@ from medresilience.families.noise.build import NoiseBuildOptions, build_noise
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item, Suite, read_jsonl
 from medresilience.sources import detect_format, load_items
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 
 
 def _freeform(tmp_path: Path) -> Path:

@@ -20,7 +20,7 @@ from medresilience.family import get
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Suite
 from medresilience.stats import fisher_one_sided, mcnemar_exact, paired_cluster_diff, wilson
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 
 
 def frame(rows: list[tuple[str, str, str, bool]]) -> pd.DataFrame:

@@ -33,7 +33,7 @@ from medresilience.lock import RunLock
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Suite
 from medresilience.seeding import rng_for
-from medresilience.testing.stub_server import Faults, StubServer
+from medresilience.testing.stub import Faults, StubServer
 
 FAKE = FakePresupposition(
     invalid_json=0.25,

@@ -27,7 +27,7 @@ from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item, Suite, SuiteManifest
 from medresilience.stats import bootstrap_mean, holm, mcnemar_exact, paired_bootstrap_diff, sign_flip_test, wilson
 from medresilience.store import Store
-from medresilience.testing.stub_server import StubServer
+from medresilience.testing.stub import StubServer
 
 MODELS = ("gpt-4o", "tiny-b")
 GENERATORS = ("gpt-4o", "gemini-1.5-pro", "claude-3.5-sonnet")

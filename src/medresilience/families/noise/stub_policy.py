@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ...testing.stub_server import band_of, uniform
+from ...testing.stub import band_of, uniform
 from .checker import HERRING_SCHEMA_NAME as HERRING_CHECK
 from .checker import REWRITE_SCHEMA_NAME as REWRITE_CHECK
 from .redherring import SCHEMA_NAME as HERRING_SCHEMA

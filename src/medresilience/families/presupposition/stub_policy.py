@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ...testing.stub_server import band_of, uniform
+from ...testing.stub import band_of, uniform
 from .taxonomy import CATEGORIES
 
 GENERATOR, VERIFIER, CATEGORISER, CHECKER = "presupposition_questions", "judge_verdict", "presupposition_category", "correction_check"

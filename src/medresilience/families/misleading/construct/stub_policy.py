@@ -2,7 +2,7 @@
 (`policy(messages, request) -> str`) that answers the builder's four structured-output calls the
 way a cooperative model would, with faults in known, deterministic proportions.
 
-    from medresilience.testing.stub_server import StubServer
+    from medresilience.testing.stub import StubServer
     with StubServer(policy=FakeGenerator(invalid_json=0.2)) as srv:
         spec = parse_model_spec(f"openai:fake,base_url={srv.base_url}")
 
@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ....testing.stub_server import band_of, uniform
+from ....testing.stub import band_of, uniform
 from ..taxonomy import CONTENT_TYPE_KEYS
 from .prompts import STAGE_OF_SCHEMA
 

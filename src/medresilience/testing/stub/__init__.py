@@ -1,0 +1,64 @@
+"""A small, fast, local OpenAI-compatible chat-completions server for tests, benchmarks and dry
+runs. Answers come from a policy (a callable or a named built-in); faults (429 with Retry-After,
+500, 503, timeouts, malformed bodies, permanent 400s, and the hostile replies of a hardening
+test: a 200 whose message content is null or whose message is null, a 429 whose Retry-After is
+huge (an hour by default), a 401 whose message echoes the API key the client sent, a 404 for an
+unknown model, a 200 whose content is a list of text parts or a number, a 200 whose answer is the
+API key the client sent, a reply dripped one byte at a time, a reply without the log-probabilities
+asked for) are injected deterministically: which request gets which fault depends only on
+(seed, canonical request body), never on call order, so results do not depend on concurrency.
+Transient faults (429, 500, 503, timeouts, malformed bodies, null content or message, the long
+Retry-After, a numeric content, the drip) hit a request body only on its first `transient_attempts`
+attempts, so a retrying client eventually succeeds; permanent ones (400, 401, 404) and the
+persistent reply shapes (text parts, the echoed key, no log-probabilities) hit every attempt.
+
+In-process (background thread with its own event loop)::
+
+    with StubServer(policy="hash", faults=Faults(rate_429=0.1), log_path="req.jsonl") as srv:
+        client = openai.OpenAI(base_url=srv.base_url, api_key="stub")
+
+As a subprocess (prints ``LISTENING http://127.0.0.1:PORT/v1`` first, serves until SIGTERM)::
+
+    python -m medresilience.testing.stub --port 0 --policy hash --rate-429 0.1 --log req.jsonl
+
+or from Python: ``with StubProcess(policy="hash", faults=...) as proc: proc.base_url``.
+
+Endpoints: ``POST /v1/chat/completions`` (non-streaming), ``GET /v1/models``, ``GET /health``.
+
+The package holds one module per job: ``bodies`` (canonical request bodies), ``faults`` (the fault
+model), ``policies`` (the answers), ``app`` (the request handling), ``server`` (in-process),
+``process`` (as a child process) and ``cli`` (the command line, ``__main__``). Its API is this
+package: the names in ``__all__`` below (``from medresilience.testing.stub import StubServer``).
+It imports nothing of medresilience outside itself; the families' scripted fake replies live in
+the families (``families/*/stub_policy.py``) and use ``uniform`` and ``band_of`` from here.
+"""
+
+from .bodies import canonical_body, request_key
+from .faults import FAULT_OUTCOMES, OUTCOMES, PERMANENT_FAULTS, TRANSIENT_FAULTS, Faults, assign_fault, band_of, uniform
+from .policies import POLICIES, Policy, answer_letter, hash_letter, make_policy, message_text, option_letters
+from .process import StubProcess, policy_server
+from .server import StubServer, StubStats
+
+__all__ = [
+    "FAULT_OUTCOMES",
+    "OUTCOMES",
+    "PERMANENT_FAULTS",
+    "POLICIES",
+    "TRANSIENT_FAULTS",
+    "Faults",
+    "Policy",
+    "StubProcess",
+    "StubServer",
+    "StubStats",
+    "answer_letter",
+    "assign_fault",
+    "band_of",
+    "canonical_body",
+    "hash_letter",
+    "make_policy",
+    "message_text",
+    "option_letters",
+    "policy_server",
+    "request_key",
+    "uniform",
+]
