@@ -587,6 +587,18 @@ def test_dry_run_makes_no_calls_and_writes_nothing(tmp_path):
         assert srv.stats.total == n
 
 
+def test_two_builds_at_one_source_date_epoch_write_the_same_manifest(tmp_path, monkeypatch):
+    """The manifest's `created` follows SOURCE_DATE_EPOCH, as for the other families' builds, so two
+    builds of the same items write the same suite byte for byte."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    loaded = load_build_items(medqa(), limit=4)
+    with StubServer(policy=by_model(fake=FakeGenerator())) as srv:
+        first = build_misleading(loaded, gen_spec(srv.base_url), tmp_path / "a" / "s", BuildOptions(seed=3))
+        second = build_misleading(loaded, gen_spec(srv.base_url), tmp_path / "b" / "s", BuildOptions(seed=3))
+    assert first.suite.manifest.created == second.suite.manifest.created == "2023-11-14T22:13:20+00:00"
+    assert (tmp_path / "a" / "s" / "suite.json").read_bytes() == (tmp_path / "b" / "s" / "suite.json").read_bytes()
+
+
 def test_crossed_design_same_claim_in_three_framings(tmp_path):
     loaded = load_build_items(medqa(), limit=16)
     fg = FakeGenerator(reject=0.1, drift=0.25)

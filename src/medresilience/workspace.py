@@ -52,16 +52,17 @@ def workspace(
     wait: bool = False,
     hint: str | None = None,
 ) -> Iterator[Workspace]:
-    """Hold `work`: every spec's API key is checked first (a missing key variable fails before
-    anything is taken or called), then the lock, the store (recording `run` as `<prefix>-<time>`
-    when given) and the served models."""
-    for s in specs:
-        s.api_key()
+    """Hold `work`: the lock first (a directory held by another process is refused before
+    anything is opened), then the store (recording `run` as `<prefix>-<time>` when given), then
+    the served models, each with its API key checked (a missing key variable fails before
+    anything is called)."""
     work = Path(work)
     with RunLock(work, what=what, wait=wait, hint=hint), Store(work / STORE) as store:
         if run is not None:
             store.record_run(time.strftime(f"{prefix}-%Y%m%dT%H%M%S"), dict(run))
         with serving(specs) as live:
+            for s in live:
+                s.api_key()
             yield Workspace(work, store, live)
 
 
