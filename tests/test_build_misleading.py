@@ -806,6 +806,29 @@ def _mixed_items(tmp_path) -> Path:
     return p
 
 
+def test_a_rebuild_sends_the_schema_lengths_it_is_asked_for(tmp_path):
+    """`medres build regenerate --schema-lengths on` keeps minLength / maxLength in the response
+    schemas it sends to an endpoint other than the embedded server, as `medres build misleading`
+    does (a rebuild's engine was built without the option)."""
+    items = _mixed_items(tmp_path)
+    second, sent = FakeGenerator(wording=1), []
+
+    def recorded(messages, request):
+        sent.append(json.dumps(request.get("response_format")))
+        return second(messages, request)
+
+    with StubServer(policy=by_model(fake=FakeGenerator(), fake2=recorded)) as srv:
+        build_misleading(load_build_items(items), gen_spec(srv.base_url), tmp_path / "orig", BuildOptions(seed=4))
+        args = ["build", "regenerate", "--suite", str(tmp_path / "orig"), "--generator", f"openai:fake2,base_url={srv.base_url}", "--n", "2"]
+        r = runner.invoke(app, [*args, "--out", str(tmp_path / "on"), "--schema-lengths", "on"])
+        assert r.exit_code == 0, r.output
+        assert sent and all("maxLength" in s for s in sent)
+        sent.clear()
+        r = runner.invoke(app, [*args, "--out", str(tmp_path / "auto")])
+        assert r.exit_code == 0, r.output
+        assert sent and not any("maxLength" in s for s in sent)
+
+
 def test_regenerate_subset_holds_item_target_type_and_provenance(tmp_path):
     items = _mixed_items(tmp_path)
     first, second = FakeGenerator(reject=0.1), FakeGenerator(wording=1)

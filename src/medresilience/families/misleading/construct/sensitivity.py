@@ -13,7 +13,8 @@ reassign_provenance   every bundle moved one step around a provenance cycle, hol
 Each writes a suite whose manifest names the suite it was derived from; with `reference_out` it
 also writes the matching original bundles of the same items (only the items rewritten
 successfully), so `medres eval` and the report compare like with like. Calls go through the
-same engine, checks and store as a build (work dir default `<OUT>.build/`)."""
+same engine, checks, store and workspace as a build (work dir default `<OUT>.build/`, held by one
+process at a time; `schema_lengths` as for `build_misleading`)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ from ..probe import MisleadingProbe as Probe
 from ..taxonomy import PROVENANCE_KEYS
 from . import prompts
 from .checks import Limits, bundle_problems
-from .engine import BundleJob, Engine, StageProgress
+from .engine import SCHEMA_LENGTHS, BundleJob, Engine, StageProgress
 from .pipeline import (
     Decision,
     build_report,
@@ -182,6 +183,8 @@ class Rebuild:
 
 
 def _rebuild(r: Rebuild, progress: StageProgress | None) -> SensitivityResult:
+    if r.schema_lengths not in SCHEMA_LENGTHS:
+        raise ConfigError("--schema-lengths", f"unknown value {r.schema_lengths!r} (known: {', '.join(SCHEMA_LENGTHS)})")
     t0 = time.perf_counter()
     work = Path(r.work_dir) if r.work_dir is not None else default_work_dir(r.out)
     specs = check_specs(r.generator, r.verifier)
