@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import typer
 
     from .records import Item, Probe, Suite
+    from .report.compare import CompareSpec
     from .scoring.types import Scorer
 
 Messages = list[dict[str, str]]
@@ -97,7 +98,9 @@ class Family:
     - `strata`: (block key, title) pairs of the per-stratum tables in the Markdown summary;
     - `prompts(options)`: the texts a run sends, recorded with the run and hashed;
     - `decoding(options)`: decoding overrides its options ask for (e.g. an output budget);
-    - `report(runs)`: its report section (`report.FamilySection`), `compare(a, b, out, pairs)`;
+    - `report(runs)`: its report section (`report.FamilySection`); `compare()`: what its paired
+      comparison of two runs holds of its own (`report.compare.CompareSpec`: its pairing and
+      metrics, columns, figure, intro and methods), None when its runs do not pair;
     - `commands()`: a typer app of construction commands, mounted as `medres build NAME ...`;
     - `profile`: (headline key, label, higher is better) of the rates that enter the resilience
       profile across families;
@@ -133,7 +136,7 @@ class Family:
     prompts: Callable[[Any], dict[str, str]] = lambda options: {}
     decoding: Callable[[Any], dict[str, Any]] = lambda options: {}
     report: Callable[..., Any] | None = None
-    compare: Callable[..., Any] | None = None
+    compare: Callable[[], CompareSpec] | None = None
     commands: Callable[[], typer.Typer] | None = None
     suite_formats: Mapping[str, Callable[..., Suite]] = field(default_factory=dict)
     detect: Callable[[Any], str | None] | None = None

@@ -213,16 +213,37 @@ def test_two_evals_on_one_run_directory_make_each_call_once(tmp_path):
     assert len(attempts) == 60 and set(attempts.values()) == {1}
 
 
-def test_build_work_directory_is_locked(tmp_path):
-    from medresilience.families.misleading.construct.pipeline import build_misleading, default_work_dir
+def _build_misleading(gen, out):
+    from medresilience.families.misleading.construct.pipeline import build_misleading
+
+    return build_misleading([it for it, *_ in tiny_items_and_bundles()], gen, out)
+
+
+def _regenerate_subset(gen, out):
+    from medresilience.families.misleading.construct.sensitivity import regenerate_subset
+
+    return regenerate_subset(make_tiny_suite(), gen, out)
+
+
+def _reassign_provenance(gen, out):
+    from medresilience.families.misleading.construct.sensitivity import reassign_provenance
+
+    return reassign_provenance(make_tiny_suite(), "forward", out, gen)
+
+
+@pytest.mark.parametrize("build", [_build_misleading, _regenerate_subset, _reassign_provenance], ids=["build", "regenerate", "reassign"])
+def test_build_work_directory_is_locked(tmp_path, build):
+    """A build, and each construction-sensitivity rebuild, holds its work directory: while another
+    process holds it, it stops naming the holder, before its store is opened."""
+    from medresilience.construction import default_work_dir
     from medresilience.lock import LockHeld, RunLock
 
     out = tmp_path / "suite"
-    items = [it for it, *_ in tiny_items_and_bundles()]
     gen = parse_model_spec("openai:gen,base_url=http://127.0.0.1:9/v1")
     with RunLock(default_work_dir(out)), pytest.raises(LockHeld, match=r"\.build"):
-        build_misleading(items, gen, out)
+        build(gen, out)
     assert not (default_work_dir(out) / "store.sqlite").exists()
+    assert not out.exists()
 
 
 # --------------------------------------------------------------------------- a bad key, an unknown model

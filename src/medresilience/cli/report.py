@@ -41,36 +41,15 @@ def register(app: typer.Typer) -> None:
         force: Annotated[bool, typer.Option("--force", help="overwrite a folder holding a comparison of other runs or pairs")] = False,
     ) -> None:
         """Per-metric differences B - A on shared items, with paired bootstrap intervals and exact or clustered tests."""
-        from ..report.compare import compare_runs
-        from ..report.tables import fmt_p
+        from ..report.compare import SUMMARY_HEADERS, compare_runs, summary_rows
         from .tables import fitted
 
         res = compare_runs(run_a, run_b, out, pairs=pair or (), force=force)
-        rows = []
-        for r in res.table.itertuples(index=False):
-            score = getattr(r, "unit", None) == "score"  # a mean score (e.g. on -1..1), not a share
-
-            def pct(v, score=score):
-                return "—" if v is None or v != v else (f"{v:+.2f}" if score else f"{100 * v:.1f}%")
-
-            rows.append(
-                [
-                    r.b,
-                    r.a,
-                    f"{r.condition} {r.metric}",
-                    pct(r.a_p),
-                    pct(r.b_p),
-                    "—" if r.diff != r.diff else (f"{r.diff:+.2f}" if score else f"{100 * r.diff:+.1f} pp"),
-                    "—" if r.lo != r.lo or r.lo is None else (f"[{r.lo:+.2f}, {r.hi:+.2f}]" if score else f"[{100 * r.lo:+.1f}, {100 * r.hi:+.1f}]"),
-                    fmt_p(r.p_test),
-                    fmt_p(r.p_holm),
-                    str(r.n),
-                ]
-            )
+        rows = summary_rows(res.table)
         console.print(
             fitted(
                 "B - A on shared items (paired, item-clustered bootstrap 95% CI)",
-                ["B", "A", "Metric", "A", "B", "B - A", "95% CI", "p (test)", "p (Holm)", "pairs"],
+                SUMMARY_HEADERS,
                 rows,
                 console.width,
                 keys=2,

@@ -31,12 +31,10 @@ from typing import Any
 
 from .. import __version__
 from ..errors import ConfigError
-from ..lock import RunLock
-from ..models.serving import serving
 from ..models.spec import ModelSpec, parse_model_spec
 from ..records import Suite
 from ..scoring.types import is_deferred
-from ..store import Store
+from ..workspace import created_stamp, workspace
 from .adapter import Calls, OptimiseError, PrecautionAdapter
 from .candidate import (
     COMPONENT,
@@ -149,78 +147,47 @@ def optimise(
     if minibatch < 1:
         raise ConfigError("--minibatch", f"must be at least 1, got {minibatch}")
     train_ex, val_ex, train_split, val_split = draw(list(train), list(val), per_suite, seed, options, judge)
-    # the budget is kept, never overrun: the seed prompt's validation, then a proposal only while
-    # the most it can cost (its minibatch scored under the parent and the new prompt, then the
-    # whole validation set when it improves) still fits
-    proposal = 2 * min(minibatch, len(train_ex)) + len(val_ex)
-    if budget < len(val_ex) + proposal:
-        raise ConfigError(
-            "--budget",
-            f"{budget} metric calls leave no room for a proposal: the seed prompt's validation takes "
-            f"{len(val_ex)} and each proposal up to {proposal} ({2 * min(minibatch, len(train_ex))} on its "
-            f"minibatch, {len(val_ex)} more when it improves); give at least {len(val_ex) + proposal}",
-        )
+    proposal = _proposal_cost(budget, minibatch, len(train_ex), len(val_ex))
     gepa = import_gepa()
     for s in (task, reflection):
         s.api_key()  # a missing key variable fails before anything is called
     judge_spec = parse_model_spec(judge) if judge is not None and _judged(train_ex + val_ex) else None
-    specs: dict[str, ModelSpec] = {}
-    for s in (task, reflection, judge_spec):
-        if s is None:
-            continue
-        known = specs.get(s.label)
-        if known is not None and known.identity() != s.identity():
-            raise ConfigError(
-                "--reflection-model" if s is reflection else "--judge", f"two different models share the label {s.label}; give one another label="
-            )
-        specs.setdefault(s.label, s)
+    specs = _distinct(task, reflection, judge_spec)
     if judge_spec is not None:
         judge_spec.api_key()
     work = work_dir(out)
     evaluations: list[EvaluationRecord] = []
-    with RunLock(work, what="optimisation work directory", wait=wait, hint="wait for it to finish, or rerun with --wait"):
+    hint = "wait for it to finish, or rerun with --wait"
+    with workspace(work, specs, what="optimisation work directory", wait=wait, hint=hint) as ws:
         log = _FileLogger(work / "gepa.log")
         log.log(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S%z')}: optimisation of {out} (budget {budget}, seed {seed}) ---")
-        with Store(work / "store.sqlite") as store, serving(list(specs.values())) as live:
-            calls = Calls(store, live)
-            try:
-                adapter = PrecautionAdapter(task, calls, train_ex + val_ex, evaluations.append)
-                say(f"{len(train_ex)} training and {len(val_ex)} validation examples; budget {budget} metric calls; store {work / 'store.sqlite'}")
-                result = gepa.optimize(
-                    seed_candidate={COMPONENT: seed_prompt},
-                    trainset=train_ex,
-                    valset=val_ex,
-                    adapter=adapter,
-                    reflection_lm=adapter.reflection_lm(reflection),
-                    max_metric_calls=budget,
-                    reflection_minibatch_size=min(minibatch, len(train_ex)),
-                    candidate_selection_strategy="pareto",
-                    seed=seed,
-                    logger=log,
-                    stop_callbacks=[lambda _state: calls.failure is not None, lambda state: state.total_num_evals + proposal > budget],
-                    callbacks=[_Progress(say)],
-                    track_best_outputs=False,
-                    display_progress_bar=False,
-                    raise_on_exception=True,
-                )
-            finally:
-                calls.close()
-            if calls.failure is not None:
-                raise calls.failure
-            usage = store.usage()
-        refs = [e.ref for e in val_ex]
-        history = [
-            CandidateRecord(
-                index=i,
-                parents=[p for p in result.parents[i]],
-                prompt=c[COMPONENT],
-                prompt_hash=prompt_hash(c[COMPONENT]),
-                val_score=float(result.val_aggregate_scores[i]),
-                val_scores={refs[int(k)]: float(v) for k, v in sorted(result.val_subscores[i].items())},
-                found_after=int(result.discovery_eval_counts[i]),
+        calls = Calls(ws.store, ws.models)
+        try:
+            adapter = PrecautionAdapter(task, calls, train_ex + val_ex, evaluations.append)
+            say(f"{len(train_ex)} training and {len(val_ex)} validation examples; budget {budget} metric calls; store {work / 'store.sqlite'}")
+            result = gepa.optimize(
+                seed_candidate={COMPONENT: seed_prompt},
+                trainset=train_ex,
+                valset=val_ex,
+                adapter=adapter,
+                reflection_lm=adapter.reflection_lm(reflection),
+                max_metric_calls=budget,
+                reflection_minibatch_size=min(minibatch, len(train_ex)),
+                candidate_selection_strategy="pareto",
+                seed=seed,
+                logger=log,
+                stop_callbacks=[lambda _state: calls.failure is not None, lambda state: state.total_num_evals + proposal > budget],
+                callbacks=[_Progress(say)],
+                track_best_outputs=False,
+                display_progress_bar=False,
+                raise_on_exception=True,
             )
-            for i, c in enumerate(result.candidates)
-        ]
+        finally:
+            calls.close()
+        if calls.failure is not None:
+            raise calls.failure
+        usage = ws.store.usage()
+        history = _history(result, [e.ref for e in val_ex])
         best = int(result.best_idx)
         cand = OptimisedPrompt(
             format=FORMAT,
@@ -246,8 +213,56 @@ def optimise(
             evaluations=evaluations,
             calls=usage,
             packages={"medresilience": __version__, "gepa": _version("gepa"), "python": platform.python_version()},
-            created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            created=created_stamp(),
             work_dir=str(work),
         )
         cand.write(out)
     return OptimiseResult(out, cand, calls.called, calls.cached)
+
+
+def _proposal_cost(budget: int, minibatch: int, n_train: int, n_val: int) -> int:
+    """The most one proposal can cost in metric calls; ConfigError when the budget leaves no room
+    for one after the seed prompt's validation."""
+    # the budget is kept, never overrun: the seed prompt's validation, then a proposal only while
+    # the most it can cost (its minibatch scored under the parent and the new prompt, then the
+    # whole validation set when it improves) still fits
+    proposal = 2 * min(minibatch, n_train) + n_val
+    if budget < n_val + proposal:
+        raise ConfigError(
+            "--budget",
+            f"{budget} metric calls leave no room for a proposal: the seed prompt's validation takes "
+            f"{n_val} and each proposal up to {proposal} ({2 * min(minibatch, n_train)} on its "
+            f"minibatch, {n_val} more when it improves); give at least {n_val + proposal}",
+        )
+    return proposal
+
+
+def _distinct(task: ModelSpec, reflection: ModelSpec, judge: ModelSpec | None) -> list[ModelSpec]:
+    """The models to serve, one per label; two different models under one label are an error."""
+    specs: dict[str, ModelSpec] = {}
+    for s in (task, reflection, judge):
+        if s is None:
+            continue
+        known = specs.get(s.label)
+        if known is not None and known.identity() != s.identity():
+            raise ConfigError(
+                "--reflection-model" if s is reflection else "--judge", f"two different models share the label {s.label}; give one another label="
+            )
+        specs.setdefault(s.label, s)
+    return list(specs.values())
+
+
+def _history(result: Any, refs: Sequence[str]) -> list[CandidateRecord]:
+    """Every candidate GEPA kept: its parents, prompt, validation scores and when it was found."""
+    return [
+        CandidateRecord(
+            index=i,
+            parents=[p for p in result.parents[i]],
+            prompt=c[COMPONENT],
+            prompt_hash=prompt_hash(c[COMPONENT]),
+            val_score=float(result.val_aggregate_scores[i]),
+            val_scores={refs[int(k)]: float(v) for k, v in sorted(result.val_subscores[i].items())},
+            found_after=int(result.discovery_eval_counts[i]),
+        )
+        for i, c in enumerate(result.candidates)
+    ]

@@ -1,17 +1,22 @@
 """`compare_runs(run_a, run_b)`: two run directories of the same family, paired on shared items.
-The pairing and the metrics are the family's (`Family.compare`); this module loads the runs,
-checks they can be compared, and writes the page around the family's body."""
+The one comparison page: this module loads the runs, checks they can be compared, pairs their
+models, and builds the page (through the `compare.html.j2` template), its table, its terminal
+summary and its files. What is a family's own comes from its `CompareSpec` (`Family.compare()`):
+the pairing and metrics of two sides, its table's columns, its figure, its intro and its methods."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 
 from ..errors import ConfigError
 from ..family import get
@@ -19,7 +24,7 @@ from ..records import atomic_write
 from ..seeding import stable_hash
 from . import html as H
 from .rundir import RunData, load_run, redact_url, scrub, secrets_of
-from .tables import write_tables
+from .tables import fmt_p, markdown_table, write_tables
 
 
 @dataclass
@@ -60,6 +65,59 @@ class Comparison:
     b: str
     table: pd.DataFrame
     counts: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CompareColumn:
+    """One column of the comparison table: its header (text) and its cell (HTML) from a table row."""
+
+    header: str
+    cell: Callable[[dict[str, Any]], str]
+
+
+def answered_counts(c: Comparison) -> str:
+    """How many units paired, for families whose units are answered (or not) on each side."""
+    n = c.counts
+    return f"{n['shared']} shared answered units (A answered {n['answered_a']} of {n['units_a']}, B {n['answered_b']} of {n['units_b']})"
+
+
+@dataclass(frozen=True)
+class CompareSpec:
+    """What a family's comparison holds of its own (`Family.compare()` returns it); the page, the
+    table's layout, the terminal summary and the files are this module's.
+
+    - `sides(a, b)`: the paired differences B - A of two `Side`s (a `Comparison` whose table has
+      the rows of `columns`: pair, a, b, condition, metric, a_p ... p_holm);
+    - `table`: the page's table, one `CompareColumn` each, numbers from column `numeric_from` on;
+      rows shaded by their Holm p when `significance`; folded under `fold` (summary, rows shown
+      open) when given;
+    - `intro`: what is paired and asked (text after "Run B ... against run A ..., ");
+    - `counts(comparison)`: its units paired and left out (text after "B vs A: ");
+    - `warning(comparison)`: a caution about one comparison (text), or None;
+    - `figure(table, title)`: its figure (SVG) or None; `figure_title` is formatted with the runs'
+      names `a` and `b`; `figure_caption` is its caption;
+    - `methods`: its methods note (HTML);
+    - `heading`: the Markdown heading (formatted with `a` and `b`), `markdown_columns` its table;
+    - `empty`: what the page and the Markdown say with no shared units (`empty_on_page`: the page
+      says it too)."""
+
+    sides: Callable[..., Comparison]
+    columns: tuple[str, ...]
+    table: tuple[CompareColumn, ...]
+    numeric_from: int
+    intro: str
+    figure: Callable[[pd.DataFrame, str], str | None]
+    figure_caption: str
+    methods: str
+    heading: str
+    markdown_columns: tuple[str, ...]
+    figure_title: str = "{b} minus {a}, paired"
+    counts: Callable[[Comparison], str] = answered_counts
+    warning: Callable[[Comparison], str | None] = lambda c: None
+    significance: bool = True
+    fold: tuple[str, int] | None = None
+    empty: str = "No shared units."
+    empty_on_page: bool = True
 
 
 def side(run: str, frame: pd.DataFrame, model: str, setting: str) -> Side:
@@ -119,7 +177,9 @@ def compare_runs(run_a: Path | str, run_b: Path | str, out_dir: Path | str | Non
         raise ConfigError("compare", f"family {family.name} has no paired comparison")
     if ra.name == rb.name:
         rb.name = f"{rb.name} (B)"
-    res = family.compare(ra, rb, out, pairs)
+    spec = family.compare()
+    comps = [spec.sides(side(ra.name, ra.frame, ma, sa), side(rb.name, rb.frame, mb, sb)) for ma, sa, mb, sb in pair_models(ra, rb, pairs)]
+    res = write_compare(ra, rb, spec, comps, out)
     with atomic_write(out / "compare.json") as fh:
         fh.write(json.dumps(what, indent=2) + "\n")
     return res
@@ -173,6 +233,75 @@ def pair_models(ra: RunData, rb: RunData, pairs: Sequence[str] = ()) -> list[tup
             f"{', '.join(rb.results.get('models', {})) or 'none'}; name pairs with --pair MODEL_A=MODEL_B"
         )
     return matched
+
+
+@cache
+def _templates() -> Environment:
+    """The report's templates; a value not marked as HTML is escaped as the report escapes it."""
+
+    def finalize(v: Any) -> Any:
+        return v if isinstance(v, Markup) else Markup(H.esc(v))
+
+    return Environment(loader=PackageLoader("medresilience.report", "templates"), autoescape=select_autoescape(default=True), finalize=finalize)
+
+
+def table_rows(spec: CompareSpec, table: pd.DataFrame) -> list[dict[str, Any]]:
+    """The comparison table's rows: the family's cells (HTML) and, when it asks, the row's class
+    by its Holm p."""
+    return [{"cells": [Markup(c.cell(r)) for c in spec.table], "cls": H.sig_class(r["p_holm"]) if spec.significance else ""} for r in table.to_dict("records")]
+
+
+def write_compare(ra: RunData, rb: RunData, spec: CompareSpec, comps: list[Comparison], out: Path) -> CompareResult:
+    """The comparison page, its Markdown and its table files, from the family's comparisons."""
+    table = pd.concat([c.table for c in comps], ignore_index=True) if comps else pd.DataFrame(columns=list(spec.columns))
+    names = {"a": ra.name, "b": rb.name}
+    body = (
+        _templates()
+        .get_template("compare.html.j2")
+        .render(
+            a=ra.name,
+            b=rb.name,
+            spec=spec,
+            comps=comps,
+            warnings=[w for w in (spec.warning(c) for c in comps) if w],
+            svg=Markup(svg) if (svg := spec.figure(table, spec.figure_title.format(**names))) else None,
+            rows=table_rows(spec, table) if not table.empty else None,
+            methods=Markup(spec.methods),
+        )
+    )
+    md = "\n".join(["# " + spec.heading.format(**names), "", markdown_table(table, list(spec.markdown_columns)) if not table.empty else spec.empty, ""])
+    paths = finish_compare(ra, rb, body, md, table, out)
+    return CompareResult(table, comps, out, paths["html"], paths["md"], paths["csv"], paths["parquet"])
+
+
+SUMMARY_HEADERS = ["B", "A", "Metric", "A", "B", "B - A", "95% CI", "p (test)", "p (Holm)", "pairs"]
+
+
+def summary_rows(table: pd.DataFrame) -> list[list[str]]:
+    """The comparison in the terminal: one row per compared metric (`SUMMARY_HEADERS`); a rate in
+    percent, a mean score (a row whose `unit` is "score") in its own numbers."""
+    rows = []
+    for r in table.itertuples(index=False):
+        score = getattr(r, "unit", None) == "score"  # a mean score (e.g. on -1..1), not a share
+
+        def pct(v, score=score):
+            return "—" if v is None or v != v else (f"{v:+.2f}" if score else f"{100 * v:.1f}%")
+
+        rows.append(
+            [
+                r.b,
+                r.a,
+                f"{r.condition} {r.metric}",
+                pct(r.a_p),
+                pct(r.b_p),
+                "—" if r.diff != r.diff else (f"{r.diff:+.2f}" if score else f"{100 * r.diff:+.1f} pp"),
+                "—" if r.lo != r.lo or r.lo is None else (f"[{r.lo:+.2f}, {r.hi:+.2f}]" if score else f"[{100 * r.lo:+.1f}, {100 * r.hi:+.1f}]"),
+                fmt_p(r.p_test),
+                fmt_p(r.p_holm),
+                str(r.n),
+            ]
+        )
+    return rows
 
 
 def finish_compare(ra: RunData, rb: RunData, body: str, markdown: str, table: pd.DataFrame, out: Path) -> dict[str, Path]:

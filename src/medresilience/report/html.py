@@ -74,19 +74,19 @@ def esc(v: Any) -> str:
     return html.escape("" if v is None else str(v), quote=True)
 
 
-def _isnan(v: Any) -> bool:
+def isnan(v: Any) -> bool:
     return v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and np.isnan(v))
 
 
 def rate_cell(p: Any, lo: Any, hi: Any, n: Any, stacked: bool = True) -> str:
     """'71.2%' with '[65.4, 76.4] n=250' beneath it (or beside it when not stacked)."""
-    if _isnan(p):
-        return "—" if _isnan(n) else f'— <span class="n">n={int(n)}</span>'
+    if isnan(p):
+        return "—" if isnan(n) else f'— <span class="n">n={int(n)}</span>'
     s = f"{100 * float(p):.1f}%"
     extra = []
-    if not _isnan(lo) and not _isnan(hi):
+    if not isnan(lo) and not isnan(hi):
         extra.append(f"[{100 * float(lo):.1f}, {100 * float(hi):.1f}]")
-    if not _isnan(n):
+    if not isnan(n):
         extra.append(f"n={int(n)}")
     if extra:  # a narrow column breaks between the interval and n, never inside a number
         s += ("<br>" if stacked else " ") + '<span class="n">' + " ".join(f'<span class="nb">{e}</span>' for e in extra) + "</span>"
@@ -105,31 +105,31 @@ def _change(v: Any, unit: str, with_unit: bool = True) -> str:
 
 def signed(v: Any, unit: str = "rate") -> str:
     """A signed change in its unit's numbers: '+1.2 pp' for a rate, '+0.12' for a score; '—' when missing."""
-    return "—" if _isnan(v) else _change(v, unit)
+    return "—" if isnan(v) else _change(v, unit)
 
 
 def diff_cell(diff: Any, lo: Any, hi: Any, unit: str = "rate", bold: bool = False) -> str:
     """A change with its interval beneath it, the interval in the same numbers without the unit:
     '+1.2 pp' over '[+0.4, +2.0]'."""
-    if _isnan(diff):
+    if isnan(diff):
         return "—"
     head = f"<b>{_change(diff, unit)}</b>" if bold else _change(diff, unit)
-    if _isnan(lo) or _isnan(hi):
+    if isnan(lo) or isnan(hi):
         return head
     return head + f"<br><span class='n'>[{_change(lo, unit, False)}, {_change(hi, unit, False)}]</span>"
 
 
 def test_cell(name: Any, b: Any, c: Any, p: Any) -> str:
     """A paired exact test: 'mcnemar_exact: 12 / 4, p 0.046' (discordant counts b / c when known)."""
-    if not name or _isnan(p):
+    if not name or isnan(p):
         return "—"
-    counts = "" if _isnan(b) or _isnan(c) else f": {int(b)} / {int(c)}"
+    counts = "" if isnan(b) or isnan(c) else f": {int(b)} / {int(c)}"
     return f"{esc(name)}{counts}, p {fmt_p(p)}"
 
 
 def sig_class(p_holm: Any, alpha: float = 0.05) -> str:
     """The row class of a row whose Holm-adjusted p is below alpha."""
-    return "sig" if not _isnan(p_holm) and float(p_holm) < alpha else ""
+    return "sig" if not isnan(p_holm) and float(p_holm) < alpha else ""
 
 
 def table(rows: Sequence[Sequence[str]], headers: Sequence[str], numeric: Sequence[int] = (), row_classes: Sequence[str] | None = None) -> str:

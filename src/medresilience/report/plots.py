@@ -61,17 +61,17 @@ def to_svg(fig: plt.Figure, name: str, title: str) -> str:
     return svg
 
 
-def _pct(v: Any) -> float:
+def pct(v: Any) -> float:
     return np.nan if v is None or (isinstance(v, float) and np.isnan(v)) else 100.0 * float(v)
 
 
-def _err(p: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+def err(p: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.vstack([np.clip(p - lo, 0, None), np.clip(hi - p, 0, None)])
 
 
-def _short(s: str, width: int = 28) -> str:
+def short(s: str, width: int = 28) -> str:
     return s if len(s) <= width else s[: width - 1] + "…"
 
 
-def _wrap(s: str, width: int = 12) -> str:
+def wrap(s: str, width: int = 12) -> str:
     return textwrap.fill(str(s).replace("_", " "), width=width, break_long_words=False)

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..family import get
 from . import html as H
-from .plots import PALETTE, STYLE, _err, _short, plt, to_svg
+from .plots import PALETTE, STYLE, err, plt, short, to_svg
 from .tables import markdown_table
 
 COLUMNS = ["model", "setting", "family", "dimension", "label", "value", "lo", "hi", "n", "run"]
@@ -81,16 +81,16 @@ def profile_figure(df: pd.DataFrame) -> str | None:
             ax.errorbar(
                 p,
                 ys,
-                xerr=_err(p, np.where(np.isnan(lo), p, lo), np.where(np.isnan(hi), p, hi)),
+                xerr=err(p, np.where(np.isnan(lo), p, lo), np.where(np.isnan(hi), p, hi)),
                 fmt="o",
                 color=colour,
                 ecolor=colour,
                 elinewidth=1.2,
                 capsize=2,
-                label=_short(labels[dim], 60),
+                label=short(labels[dim], 60),
                 zorder=3,
             )
-        ax.set_yticks(y, [_short(r) for r in rows])
+        ax.set_yticks(y, [short(r) for r in rows])
         ax.invert_yaxis()
         ax.set_xlim(0, 100)
         ax.set_xlabel("%, higher is better (95% intervals)")

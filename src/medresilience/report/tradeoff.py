@@ -588,7 +588,7 @@ def residual_layout(table: pd.DataFrame) -> pd.DataFrame:
 # ------------------------------------------------------------------------------------ the page
 
 
-def _pct(v: Any, signed: bool = False) -> str:
+def pct(v: Any, signed: bool = False) -> str:
     v = _num(v)
     if v is None:
         return "—"
@@ -625,7 +625,7 @@ def values_html(t: Tradeoff) -> tuple[str, str]:
                 *[H.rate_cell(r[h], r[f"{h} lo"], r[f"{h} hi"], r[f"{h} n"]) if r[h] is not None else "—" for h in heads],
             ]
         )
-        md.append({"Model": r["model"], "Method": r["method"], **{h: _pct(r[h]) for h in heads}})
+        md.append({"Model": r["model"], "Method": r["method"], **{h: pct(r[h]) for h in heads}})
     title = "Each measure per method" + _refs(t.table, "values")
     html = (
         f"<h3>{H.esc(title)}</h3><p class='note'>Higher is better in every column (a rate where lower is better is shown as "
@@ -650,17 +650,17 @@ def residual_html(t: Tradeoff) -> tuple[str, str]:
                 "—"
                 if ch is None
                 else (
-                    f"{_pct(ch, True)} pp<br><span class='n'>[{_pct(r[f'{h}: change lo'], True)}, "
-                    f"{_pct(r[f'{h}: change hi'], True)}] Holm p {fmt_p(r[f'{h}: p (Holm)'])}</span>"
+                    f"{pct(ch, True)} pp<br><span class='n'>[{pct(r[f'{h}: change lo'], True)}, "
+                    f"{pct(r[f'{h}: change hi'], True)}] Holm p {fmt_p(r[f'{h}: p (Holm)'])}</span>"
                 )
             )
             share = _num(r[f"{h}: share left"])
-            cells += [_pct(r[f"{h}: without"]), _pct(r[f"{h}: with"]), change, "—" if share is None else f"{100 * share:.0f}%"]
+            cells += [pct(r[f"{h}: without"]), pct(r[f"{h}: with"]), change, "—" if share is None else f"{100 * share:.0f}%"]
             m.update(
                 {
-                    f"{h} without": _pct(r[f"{h}: without"]),
-                    f"{h} with": _pct(r[f"{h}: with"]),
-                    f"{h} change (pp)": _pct(ch, True),
+                    f"{h} without": pct(r[f"{h}: without"]),
+                    f"{h} with": pct(r[f"{h}: with"]),
+                    f"{h} change (pp)": pct(ch, True),
                     f"{h} share left": "—" if share is None else f"{100 * share:.0f}%",
                 }
             )
@@ -717,7 +717,7 @@ def _point(r: dict[str, Any], sign: float) -> tuple[float, list[float]]:
 def tradeoff_figure(table: pd.DataFrame) -> str | None:
     """Per model, setting and family: the primary gain (x, positive = more resilient) against the
     primary cost (y, positive = worse), in percentage points, with the 95% intervals."""
-    from .plots import PALETTE, STYLE, _short, plt, to_svg
+    from .plots import PALETTE, STYLE, plt, short, to_svg
 
     sub = table[table["primary"].astype(bool) & (table["unit"] == "rate")]
     points = []
@@ -753,10 +753,10 @@ def tradeoff_figure(table: pd.DataFrame) -> str | None:
                 capsize=2,
                 zorder=3,
             )
-            ax.annotate(_short(f"{model} ({setting})", 34), (x, y), textcoords="offset points", xytext=(6, 6), fontsize=9, color=colour)
+            ax.annotate(short(f"{model} ({setting})", 34), (x, y), textcoords="offset points", xytext=(6, 6), fontsize=9, color=colour)
         for fam in fams:
             gl, cl = next((p[3], p[4]) for p in points if p[2] == fam)
-            ax.plot([], [], "o", color=PALETTE[fams.index(fam) % len(PALETTE)], label=_short(f"{get(fam).title}: {gl} vs {cl}", 100))
+            ax.plot([], [], "o", color=PALETTE[fams.index(fam) % len(PALETTE)], label=short(f"{get(fam).title}: {gl} vs {cl}", 100))
         ax.axvline(0, color="#333", lw=0.8)
         ax.axhline(0, color="#333", lw=0.8)
         ax.set_xlabel("Gain: stress-test resilience, setting - none (pp, right is better)")

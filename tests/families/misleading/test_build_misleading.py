@@ -587,6 +587,18 @@ def test_dry_run_makes_no_calls_and_writes_nothing(tmp_path):
         assert srv.stats.total == n
 
 
+def test_two_builds_at_one_source_date_epoch_write_the_same_manifest(tmp_path, monkeypatch):
+    """The manifest's `created` follows SOURCE_DATE_EPOCH, as for the other families' builds, so two
+    builds of the same items write the same suite byte for byte."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    loaded = load_build_items(medqa(), limit=4)
+    with StubServer(policy=by_model(fake=FakeGenerator())) as srv:
+        first = build_misleading(loaded, gen_spec(srv.base_url), tmp_path / "a" / "s", BuildOptions(seed=3))
+        second = build_misleading(loaded, gen_spec(srv.base_url), tmp_path / "b" / "s", BuildOptions(seed=3))
+    assert first.suite.manifest.created == second.suite.manifest.created == "2023-11-14T22:13:20+00:00"
+    assert (tmp_path / "a" / "s" / "suite.json").read_bytes() == (tmp_path / "b" / "s" / "suite.json").read_bytes()
+
+
 def test_crossed_design_same_claim_in_three_framings(tmp_path):
     loaded = load_build_items(medqa(), limit=16)
     fg = FakeGenerator(reject=0.1, drift=0.25)
@@ -792,6 +804,29 @@ def _mixed_items(tmp_path) -> Path:
     p = tmp_path / "items.jsonl"
     write_jsonl(p, items)
     return p
+
+
+def test_a_rebuild_sends_the_schema_lengths_it_is_asked_for(tmp_path):
+    """`medres build regenerate --schema-lengths on` keeps minLength / maxLength in the response
+    schemas it sends to an endpoint other than the embedded server, as `medres build misleading`
+    does (a rebuild's engine was built without the option)."""
+    items = _mixed_items(tmp_path)
+    second, sent = FakeGenerator(wording=1), []
+
+    def recorded(messages, request):
+        sent.append(json.dumps(request.get("response_format")))
+        return second(messages, request)
+
+    with StubServer(policy=by_model(fake=FakeGenerator(), fake2=recorded)) as srv:
+        build_misleading(load_build_items(items), gen_spec(srv.base_url), tmp_path / "orig", BuildOptions(seed=4))
+        args = ["build", "regenerate", "--suite", str(tmp_path / "orig"), "--generator", f"openai:fake2,base_url={srv.base_url}", "--n", "2"]
+        r = runner.invoke(app, [*args, "--out", str(tmp_path / "on"), "--schema-lengths", "on"])
+        assert r.exit_code == 0, r.output
+        assert sent and all("maxLength" in s for s in sent)
+        sent.clear()
+        r = runner.invoke(app, [*args, "--out", str(tmp_path / "auto")])
+        assert r.exit_code == 0, r.output
+        assert sent and not any("maxLength" in s for s in sent)
 
 
 def test_regenerate_subset_holds_item_target_type_and_provenance(tmp_path):

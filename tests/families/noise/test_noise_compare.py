@@ -208,3 +208,17 @@ def test_two_runs_of_two_models_pair_unit_by_unit(suite, tmp_path):
     assert r.exit_code == 0, r.output
     assert (tmp_path / "cli" / "compare.html").exists()
     assert pd.read_csv(tmp_path / "cli" / "tables" / "compare.csv")["diff"].tolist() == pytest.approx(cmp.table["diff"].tolist())
+
+
+def test_the_compare_page_escapes_what_the_runs_are_called(suite, tmp_path):
+    """The page is written through an autoescaping template: a run's name (its directory's) is
+    shown as text wherever it appears, never read as markup."""
+    a, b = tmp_path / "<i>a", tmp_path / "b&\"'"
+    with StubServer(policy=policy(suite, {"model-a": rule_a})) as srv:
+        spec = parse_model_spec(f"openai:model-a,base_url={srv.base_url}")
+        evaluate(suite, [spec], a, EvalOptions(family={"variants": "whitespace"}))
+        evaluate(suite, [spec], b, EvalOptions(family={"variants": "whitespace"}))
+    cmp = compare_runs(a, b, tmp_path / "cmp")
+    body = cmp.html.read_text().split('<section id="facts">')[0]
+    assert "<i>a" not in body and "against run A <code>&lt;i&gt;a</code>" in body
+    assert "Run B <code>b&amp;&quot;&#x27;</code>" in body and "<li>b&amp;&quot;&#x27;: model-a vs &lt;i&gt;a: model-a:" in body

@@ -86,7 +86,7 @@ def decoding(options: MisleadingOptions) -> dict[str, Any]:
 report = lazy(f"{__name__}.report.section:section")
 
 
-compare = lazy(f"{__name__}.report.compare:compare_pair")
+compare = lazy(f"{__name__}.report.compare:compare_spec")
 
 
 tradeoff = lazy(f"{__name__}.report.tradeoff:tradeoff")

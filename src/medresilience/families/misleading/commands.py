@@ -72,6 +72,11 @@ def _print_summary(report: dict[str, Any]) -> None:
 SPEC_HELP = "model spec: embedded, embedded:smollm2, openai:MODEL,base_url=URL[,api_key_env=VAR,...] or @model.json"
 
 
+SchemaLengthsOpt = Annotated[
+    str, typer.Option("--schema-lengths", help="minLength/maxLength in the response schemas: auto (only for the embedded server), on, off")
+]
+
+
 @build_app.command("misleading")
 @_user_errors
 def misleading(
@@ -93,9 +98,7 @@ def misleading(
     min_words: Annotated[int, typer.Option("--min-words")] = 5,
     max_words: Annotated[int, typer.Option("--max-words")] = 60,
     max_chars: Annotated[int, typer.Option("--max-chars")] = 400,
-    schema_lengths: Annotated[
-        str, typer.Option("--schema-lengths", help="minLength/maxLength in the response schemas: auto (only for the embedded server), on, off")
-    ] = "auto",
+    schema_lengths: SchemaLengthsOpt = "auto",
     template_framing: Annotated[
         bool,
         typer.Option(
@@ -165,6 +168,7 @@ def regenerate(
     work_dir: Annotated[Optional[Path], typer.Option("--work-dir", help="call store (default: OUT.build/)")] = None,
     retries: Annotated[int, typer.Option("--retries", min=0)] = 2,
     name: Annotated[Optional[str], typer.Option("--name")] = None,
+    schema_lengths: SchemaLengthsOpt = "auto",
 ) -> None:
     """Generator sensitivity: rewrite a stratified subset with another generator, holding item,
     target, content type and provenance fixed."""
@@ -186,6 +190,7 @@ def regenerate(
             reference_out=reference_out,
             name=name,
             progress=prog,
+            schema_lengths=schema_lengths,
         )
     _print_summary(res.report)
     console.print(f"suite: {out}" + (f"; matched reference: {reference_out}" if reference_out else ""))
@@ -209,6 +214,7 @@ def reassign(
     work_dir: Annotated[Optional[Path], typer.Option("--work-dir")] = None,
     retries: Annotated[int, typer.Option("--retries", min=0)] = 2,
     name: Annotated[Optional[str], typer.Option("--name")] = None,
+    schema_lengths: SchemaLengthsOpt = "auto",
 ) -> None:
     """Provenance sensitivity: move every bundle one step around a provenance cycle."""
     from ...models.spec import parse_model_spec
@@ -231,6 +237,7 @@ def reassign(
             reference_out=reference_out,
             name=name,
             progress=prog,
+            schema_lengths=schema_lengths,
         )
     _print_summary(res.report)
     console.print(f"suite: {out}" + (f"; matched reference: {reference_out}" if reference_out else ""))

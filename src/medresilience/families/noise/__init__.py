@@ -39,7 +39,7 @@ headline = lazy(f"{__name__}.metrics:headline")
 report = lazy(f"{__name__}.report:section")
 
 
-compare = lazy(f"{__name__}.compare:compare_pair")
+compare = lazy(f"{__name__}.compare:compare_spec")
 
 
 tradeoff = lazy(f"{__name__}.tradeoff:tradeoff")

@@ -22,24 +22,21 @@ atomically, at the end; with the same inputs, seed and stored replies it is the 
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ... import __version__
 from ...construction import BuildResult, default_work_dir, write_build_files
 from ...errors import ConfigError
-from ...lock import RunLock
-from ...models.serving import serving
 from ...models.spec import ModelSpec
 from ...records import Item, Suite, SuiteManifest, sha256_file
 from ...stages import Outcome, StageProgress, StageStats, run_stage, stage_table
 from ...store import Store
+from ...workspace import created_stamp, model_identity, workspace
 from . import abbreviations as abbr
 from . import checker as chk
 from . import redherring, rewrite
@@ -101,19 +98,6 @@ class Decision:
         d = {k: v for k, v in self.__dict__.items() if v not in (None, [], {}, "")}
         d.setdefault("status", self.status)
         return d
-
-
-def created_stamp() -> str:
-    """Now, or SOURCE_DATE_EPOCH when set (reproducible builds)."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    when = datetime.fromtimestamp(int(epoch), UTC) if epoch and epoch.strip().isdigit() else datetime.now(UTC)
-    return when.isoformat(timespec="seconds")
-
-
-def generator_identity(spec: ModelSpec) -> dict[str, Any]:
-    """What the manifest records of the generator (no endpoint, no secret)."""
-    ident = spec.identity()
-    return {"label": spec.label, **ident, "identity_hash": spec.identity_hash}
 
 
 def prompt_hashes(checked: bool = False) -> dict[str, str]:
@@ -178,7 +162,31 @@ def build_noise(
         notes.append("--verify: no checker call was needed (no variant built here comes from the generator)")
         checker = None
     specs = check_specs(generator, checker)
+    cases, considered, decisions = _select_cases(item_list, options)
+    made = _Generated(variants, cases)
+    if need_generator:
+        assert generator is not None
+        work = Path(work_dir) if work_dir is not None else default_work_dir(out)
+        run = {"kind": "build noise", "out": str(out), "seed": options.seed, "variants": list(variants)}
+        with workspace(work, specs, run) as ws:  # one build per work directory
+            gen = ws.models[0]
+            ver = None if checker is None else (ws.models[1] if len(ws.models) > 1 else gen)
+            _generate(ws.store, gen, ver, made, options, progress)
+    made.drop_failed_herrings()
+    suite_items, probes, replaced = _variants(made, table, options, generator, checker, decisions)
+    ordered = [decisions[it.id] for it in considered]
+    counts = _counts(item_list, cases, ordered, replaced, variants)
+    manifest = _manifest(out, options, variants, counts, table, source_path, generator if need_generator else None, checker)
+    suite = Suite(manifest, suite_items, probes)
+    suite.save(out)
+    report = build_report(suite, ordered, made.stages, variants, options, generator if need_generator else None, notes, time.perf_counter() - t0, checker)
+    write_report(out, report, ordered)
+    return BuildResult(out, suite, report, ordered)
 
+
+def _select_cases(item_list: Sequence[Item], options: NoiseBuildOptions) -> tuple[list[Item], list[Item], dict[str, Decision]]:
+    """The diagnosis cases to build (the first `limit`), the items considered up to the last of
+    them, and a decision for each item skipped on the way."""
     decisions: dict[str, Decision] = {}
     cases: list[Item] = []
     considered: list[Item] = []
@@ -190,80 +198,94 @@ def build_noise(
             decisions[x.item_id] = Decision(x.item_id, "skipped", x.reason, x.detail, source=it.source)
         else:  # red herrings of an earlier build are not carried over: this build writes its own
             cases.append(x.model_copy(update={"meta": {k: v for k, v in x.meta.items() if k != "red_herrings"}}))
+    return cases, considered, decisions
 
-    herring_variants = [v for v in variants if v in HERRING_VARIANTS]
-    stages: dict[str, StageStats] = {}
-    herrings: dict[str, Outcome] = {}
-    notes_ok: dict[str, str] = {}
-    checks: dict[str, HerringCheck] = {}
-    rewrite_checks: dict[str, str] = {}
-    dropped: dict[str, dict[str, str]] = {c.id: {} for c in cases}
-    points = {c.id: insertion_points(c.question) for c in cases} if herring_variants else {}
-    with_points = [c for c in cases if points.get(c.id)]
-    if herring_variants:
+
+class _Generated:
+    """What the generator (and the checker) wrote for the cases, and why a variant was dropped
+    for a case (variant -> reason)."""
+
+    def __init__(self, variants: Sequence[str], cases: Sequence[Item]):
+        self.variants = tuple(variants)
+        self.cases = list(cases)
+        self.herring_variants = [v for v in variants if v in HERRING_VARIANTS]
+        self.stages: dict[str, StageStats] = {}
+        self.herrings: dict[str, Outcome] = {}
+        self.notes: dict[str, str] = {}
+        self.checks: dict[str, HerringCheck] = {}
+        self.rewrite_checks: dict[str, str] = {}
+        self.dropped: dict[str, dict[str, str]] = {c.id: {} for c in cases}
+        self.points = {c.id: insertion_points(c.question) for c in cases} if self.herring_variants else {}
+        for c in cases if self.herring_variants else ():
+            if not self.points[c.id]:
+                self.dropped[c.id]["redherring"] = "no_insertion_point: the case has no sentence boundary a sentence may follow"
+
+    def drop_failed_herrings(self) -> None:
+        for c in self.cases:
+            o = self.herrings.get(c.id)
+            if self.herring_variants and o is not None and not o.ok:
+                self.dropped[c.id]["redherring"] = f"{o.code}: {o.detail}"
+
+
+def _generate(store: Store, gen: ModelSpec, ver: ModelSpec | None, made: _Generated, options: NoiseBuildOptions, progress: StageProgress | None) -> None:
+    """The generator's red herrings and rewrites (each checked by `ver` when given), into `made`."""
+    cases, stages = made.cases, made.stages
+    by_id = {c.id: c for c in cases}
+    with_points = [c for c in cases if made.points.get(c.id)]
+    if made.herring_variants and with_points:
+        stages["redherring"] = StageStats()
+        made.herrings = run_stage(store, gen, "red herrings", {c.id: redherring.task(c) for c in with_points}, options.retries, progress, stages["redherring"])
+        if ver is not None:
+            good = {cid: o.value for cid, o in made.herrings.items() if o.ok}
+            checked, made.checks = chk.check_herrings(store, gen, ver, by_id, good, options.retries, progress, stages)
+            made.herrings.update(checked)
+    if REWRITE in made.variants and cases:
+        stages["rewrite"] = StageStats()
+        rewrites = run_stage(store, gen, "rewrite", {c.id: rewrite.task(c) for c in cases}, options.retries, progress, stages["rewrite"])
+        if ver is not None:
+            good = {cid: o.value for cid, o in rewrites.items() if o.ok}
+            stages["rewrite-check"] = StageStats()
+            rewrites.update(chk.check_rewrites(store, ver, by_id, good, options.retries, progress, stages["rewrite-check"]))
         for c in cases:
-            if not points[c.id]:
-                dropped[c.id]["redherring"] = "no_insertion_point: the case has no sentence boundary a sentence may follow"
-    work = Path(work_dir) if work_dir is not None else default_work_dir(out)
-    if need_generator:
-        assert generator is not None
-        with RunLock(work, what="build work directory"), Store(work / "store.sqlite") as store:  # one build per work directory
-            store.record_run(time.strftime("build-%Y%m%dT%H%M%S"), {"kind": "build noise", "out": str(out), "seed": options.seed, "variants": list(variants)})
-            with serving(specs) as live:
-                for s in live:
-                    s.api_key()
-                gen = live[0]
-                ver = None if checker is None else (live[1] if len(live) > 1 else gen)
-                by_id = {c.id: c for c in cases}
-                if herring_variants and with_points:
-                    stages["redherring"] = StageStats()
-                    herrings = run_stage(
-                        store, gen, "red herrings", {c.id: redherring.task(c) for c in with_points}, options.retries, progress, stages["redherring"]
-                    )
-                    if ver is not None:
-                        good = {cid: o.value for cid, o in herrings.items() if o.ok}
-                        checked, checks = chk.check_herrings(store, gen, ver, by_id, good, options.retries, progress, stages)
-                        herrings.update(checked)
-                if REWRITE in variants and cases:
-                    stages["rewrite"] = StageStats()
-                    rewrites = run_stage(store, gen, "rewrite", {c.id: rewrite.task(c) for c in cases}, options.retries, progress, stages["rewrite"])
-                    if ver is not None:
-                        good = {cid: o.value for cid, o in rewrites.items() if o.ok}
-                        stages["rewrite-check"] = StageStats()
-                        rewrites.update(chk.check_rewrites(store, ver, by_id, good, options.retries, progress, stages["rewrite-check"]))
-                    for c in cases:
-                        o = rewrites[c.id]
-                        if o.ok and ver is not None:
-                            notes_ok[c.id], rewrite_checks[c.id] = o.value
-                        elif o.ok:
-                            notes_ok[c.id] = o.value
-                        else:
-                            dropped[c.id]["rewrite"] = f"{o.code}: {o.detail}"
-    for c in cases:
-        o = herrings.get(c.id)
-        if herring_variants and o is not None and not o.ok:
-            dropped[c.id]["redherring"] = f"{o.code}: {o.detail}"
+            o = rewrites[c.id]
+            if o.ok and ver is not None:
+                made.notes[c.id], made.rewrite_checks[c.id] = o.value
+            elif o.ok:
+                made.notes[c.id] = o.value
+            else:
+                made.dropped[c.id]["rewrite"] = f"{o.code}: {o.detail}"
 
+
+def _variants(
+    made: _Generated,
+    table: Mapping[str, Any],
+    options: NoiseBuildOptions,
+    generator: ModelSpec | None,
+    checker: ModelSpec | None,
+    decisions: dict[str, Decision],
+) -> tuple[list[Item], list[NoiseProbe], Counter[tuple[str, str]]]:
+    """Each case's probes (the variants that could be built), its decision, and the abbreviations
+    substituted (sense, form) across the cases."""
     gen_label = generator.label if generator is not None else None
     chk_label = checker.label if checker is not None else None
     abbreviator = abbr.Abbreviator(table)
     replaced: Counter[tuple[str, str]] = Counter()
     suite_items: list[Item] = []
     probes: list[NoiseProbe] = []
-    for c in cases:
+    for c in made.cases:
         case = c
-        made: list[NoiseProbe] = []
-        o = herrings.get(c.id)
-        if herring_variants and o is not None and o.ok:
+        built: list[NoiseProbe] = []
+        o = made.herrings.get(c.id)
+        if made.herring_variants and o is not None and o.ok:
             case = c.model_copy(update={"meta": {**c.meta, "red_herrings": list(o.value)}})
-            rh = redherring.variant_probes(case, o.value, options.seed, herring_variants, gen_label, points[c.id])
+            rh = redherring.variant_probes(case, o.value, options.seed, made.herring_variants, gen_label, made.points[c.id])
             if chk_label is not None:
                 rh = [p.model_copy(update={"meta": {**p.meta, "checker": chk_label}}) for p in rh]
-            made += rh
-        if ABBREVIATIONS in variants:
+            built += rh
+        if ABBREVIATIONS in made.variants:
             text, reps = abbreviator.substitute(c.question)
             if reps:
-                made.append(
+                built.append(
                     NoiseProbe(
                         id=f"{c.id}:{ABBREVIATIONS}",
                         item_id=c.id,
@@ -275,33 +297,44 @@ def build_noise(
                 )
                 replaced.update((r.sense, table[r.sense.lower()].form) for r in reps)
             else:
-                dropped[c.id]["abbreviations"] = "unchanged: no sense of the inventory occurs in the case"
-        if REWRITE in variants and c.id in notes_ok:
-            p = rewrite.probe(c, notes_ok[c.id], gen_label)
-            if c.id in rewrite_checks:
-                p = p.model_copy(update={"meta": {**p.meta, "checker": chk_label, "checker_reason": rewrite_checks[c.id]}})
-            made.append(p)
-        made.sort(key=lambda p: CONDITIONS.index(p.condition))
-        built = [p.condition for p in made]
-        seen = _checker_record(checks.get(c.id), rewrite_checks.get(c.id))
-        if made:
+                made.dropped[c.id]["abbreviations"] = "unchanged: no sense of the inventory occurs in the case"
+        if REWRITE in made.variants and c.id in made.notes:
+            p = rewrite.probe(c, made.notes[c.id], gen_label)
+            if c.id in made.rewrite_checks:
+                p = p.model_copy(update={"meta": {**p.meta, "checker": chk_label, "checker_reason": made.rewrite_checks[c.id]}})
+            built.append(p)
+        built.sort(key=lambda p: CONDITIONS.index(p.condition))
+        conditions = [p.condition for p in built]
+        seen = _checker_record(made.checks.get(c.id), made.rewrite_checks.get(c.id))
+        if built:
             suite_items.append(case)
-            probes += made
-            decisions[c.id] = Decision(c.id, "kept", None, "", built, dropped[c.id], c.source, seen)
+            probes += built
+            decisions[c.id] = Decision(c.id, "kept", None, "", conditions, made.dropped[c.id], c.source, seen)
         else:
-            why = "; ".join(f"{k}: {v}" for k, v in dropped[c.id].items()) or "no variant"
-            decisions[c.id] = Decision(c.id, "dropped", "no_variant", why, [], dropped[c.id], c.source, seen)
+            why = "; ".join(f"{k}: {v}" for k, v in made.dropped[c.id].items()) or "no variant"
+            decisions[c.id] = Decision(c.id, "dropped", "no_variant", why, [], made.dropped[c.id], c.source, seen)
+    return suite_items, probes, replaced
 
-    ordered = [decisions[it.id] for it in considered]
-    counts = _counts(item_list, cases, ordered, replaced, variants)
+
+def _manifest(
+    out: Path,
+    options: NoiseBuildOptions,
+    variants: Sequence[str],
+    counts: dict[str, Any],
+    table: Mapping[str, Any],
+    source_path: Path | None,
+    generator: ModelSpec | None,
+    checker: ModelSpec | None,
+) -> SuiteManifest:
+    """The suite's manifest; `generator` None when no variant built comes from one."""
     source = None if source_path is None else {"path": str(source_path), "sha256": sha256_file(source_path)}
-    manifest = SuiteManifest(
+    return SuiteManifest(
         name=options.name or out.name,
         family=FAMILY,
         seed=options.seed,
         created=created_stamp(),
-        generator=None if generator is None or not need_generator else generator_identity(generator),
-        prompt_hashes=prompt_hashes(checker is not None) if need_generator else {},
+        generator=None if generator is None else model_identity(generator),
+        prompt_hashes=prompt_hashes(checker is not None) if generator is not None else {},
         counts=counts,
         description=options.description or f"clinical-noise suite ({', '.join(variants)}) built by medres {__version__}, seed {options.seed}",
         build={
@@ -316,15 +349,10 @@ def build_noise(
             "abbreviation_inventories": [{"name": f.name, "sha256": sha256_file(f)} for f in abbr.inventory_files(options.abbreviations)] if table else [],
             "min_frequency": options.min_frequency if table else None,
             "abbreviation_rules": options.abbreviation_rules if table else None,
-            **({"checker": generator_identity(checker)} if checker is not None else {}),
+            **({"checker": model_identity(checker)} if checker is not None else {}),
         },
         source=source,
     )
-    suite = Suite(manifest, suite_items, probes)
-    suite.save(out)
-    report = build_report(suite, ordered, stages, variants, options, generator if need_generator else None, notes, time.perf_counter() - t0, checker)
-    write_report(out, report, ordered)
-    return BuildResult(out, suite, report, ordered)
 
 
 def _checker_record(herrings: HerringCheck | None, rewrite_reason: str | None) -> dict[str, Any]:

@@ -25,7 +25,6 @@ across them within one comparison; the bootstrap gives the intervals."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,7 +32,7 @@ import pandas as pd
 
 from ... import stats
 from ...frame import epochs_of
-from ...report.compare import Comparison, Side, side
+from ...report.compare import CompareColumn, CompareSpec, Comparison, Side
 from ...scoring.types import ANSWERED
 from .variants import CONDITIONS, TITLES
 
@@ -182,17 +181,6 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
     return Comparison(name_a, name_b, table[COLUMNS], counts)
 
 
-# --------------------------------------------------------------------------- which models pair
-
-
-def compare_pair(ra, rb, out: Path, pairs: Sequence[str] = (), n_resamples: int = N_RESAMPLES):
-    """Compare two loaded clinical-noise runs on shared units and write the comparison to out."""
-    from ...report.compare import pair_models
-
-    comps = [compare_sides(side(ra.name, ra.frame, ma, sa), side(rb.name, rb.frame, mb, sb), n_resamples) for ma, sa, mb, sb in pair_models(ra, rb, pairs)]
-    return write_compare(ra, rb, comps, out)
-
-
 # --------------------------------------------------------------------------- the page
 
 
@@ -202,7 +190,7 @@ def _title(cond: str) -> str:
 
 def diff_figure(table: pd.DataFrame, title: str) -> str | None:
     """B - A per condition (accuracy, and the drop where there is one), with the bootstrap intervals."""
-    from ...report.plots import PALETTE, STYLE, _err, _pct, _short, plt, to_svg
+    from ...report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg
 
     if table.empty:
         return None
@@ -215,18 +203,18 @@ def diff_figure(table: pd.DataFrame, title: str) -> str | None:
             step = 0.7 / max(1, len(pairs))
             for j, pair in enumerate(pairs):
                 sub = table[(table["pair"] == pair) & (table["metric"] == metric)].set_index("condition").reindex(conds)
-                p, lo, hi = (sub[k].map(_pct).to_numpy(dtype=float) for k in ("diff", "lo", "hi"))
+                p, lo, hi = (sub[k].map(pct).to_numpy(dtype=float) for k in ("diff", "lo", "hi"))
                 colour = PALETTE[j % len(PALETTE)]
                 ax.errorbar(
                     p,
                     y - 0.35 + step * (j + 0.5),
-                    xerr=_err(p, lo, hi),
+                    xerr=err(p, lo, hi),
                     fmt="o",
                     color=colour,
                     ecolor=colour,
                     elinewidth=1.2,
                     capsize=2,
-                    label=_short(pair, 40) if metric == "accuracy" else None,
+                    label=short(pair, 40) if metric == "accuracy" else None,
                     zorder=3,
                 )
             ax.axvline(0, color="#333", lw=0.8)
@@ -250,76 +238,47 @@ METHODS = (
 )
 
 
-def table_html(table: pd.DataFrame) -> str:
-    from ...report.html import diff_cell, esc, fmt_p, rate_cell, sig_class, signed, test_cell
-    from ...report.html import table as html_table
+def _sides(r: dict[str, Any]) -> tuple[str, str]:
+    """A and B of one row: the rates with their intervals, or each side's drop."""
+    from ...report.html import rate_cell, signed
 
-    rows, classes = [], []
-    for r in table.to_dict("records"):
-        if r["metric"] == "accuracy":
-            a = rate_cell(r["a_p"], r["a_lo"], r["a_hi"], r["a_n"])
-            b = rate_cell(r["b_p"], r["b_lo"], r["b_hi"], r["b_n"])
-        else:
-            a, b = signed(r["a_p"]), signed(r["b_p"])
-        rows.append(
-            [
-                esc(r["pair"]),
-                esc(_title(r["condition"])),
-                esc(r["metric"]),
-                a,
-                b,
-                diff_cell(r["diff"], r["lo"], r["hi"]),
-                test_cell(r["test"], r["test_b"], r["test_c"], r["p_test"]),
-                fmt_p(r["p_holm"]),
-                f"{int(r['n'])} / {int(r['items'])}",
-            ]
-        )
-        classes.append(sig_class(r["p_holm"]))
-    return html_table(
-        rows,
-        ["Pair (B vs A)", "Condition", "Metric", "A", "B", "B - A [95% CI]", "Paired test (b / c), p", "Holm p", "pairs / items"],
-        numeric=range(3, 9),
-        row_classes=classes,
+    if r["metric"] == "accuracy":
+        return rate_cell(r["a_p"], r["a_lo"], r["a_hi"], r["a_n"]), rate_cell(r["b_p"], r["b_lo"], r["b_hi"], r["b_n"])
+    return signed(r["a_p"]), signed(r["b_p"])
+
+
+def _table() -> tuple[CompareColumn, ...]:
+    from ...report.html import diff_cell, esc, fmt_p, test_cell
+
+    return (
+        CompareColumn("Pair (B vs A)", lambda r: esc(r["pair"])),
+        CompareColumn("Condition", lambda r: esc(_title(r["condition"]))),
+        CompareColumn("Metric", lambda r: esc(r["metric"])),
+        CompareColumn("A", lambda r: _sides(r)[0]),
+        CompareColumn("B", lambda r: _sides(r)[1]),
+        CompareColumn("B - A [95% CI]", lambda r: diff_cell(r["diff"], r["lo"], r["hi"])),
+        CompareColumn("Paired test (b / c), p", lambda r: test_cell(r["test"], r["test_b"], r["test_c"], r["p_test"])),
+        CompareColumn("Holm p", lambda r: fmt_p(r["p_holm"])),
+        CompareColumn("pairs / items", lambda r: f"{int(r['n'])} / {int(r['items'])}"),
     )
 
 
-def write_compare(ra, rb, comps: list[Comparison], out: Path):
-    from ...report import html as H
-    from ...report.compare import CompareResult, finish_compare
-    from ...report.tables import markdown_table
+SPEC = CompareSpec(
+    sides=compare_sides,
+    columns=tuple(COLUMNS),
+    table=_table(),
+    numeric_from=3,
+    intro="paired on the (item, probe, condition) units both answered: per condition, the difference in accuracy, and the "
+    "difference in the drop from the original case to the variant (does B lose less to the noise than A?).",
+    figure=diff_figure,
+    figure_caption="B - A in percentage points, item-clustered paired bootstrap 95% intervals. Left: accuracy per condition; "
+    "right: the drop from the original (right of zero: B loses more).",
+    methods=METHODS,
+    heading="{b} vs {a}: clinical noise (B - A, paired on shared units)",
+    markdown_columns=("pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "test_b", "test_c", "p_test", "p_holm", "n", "items"),
+)
 
-    table = pd.concat([c.table for c in comps], ignore_index=True) if comps else pd.DataFrame(columns=COLUMNS)
-    counts = "".join(
-        f"<li>{H.esc(c.b)} vs {H.esc(c.a)}: {c.counts['shared']} shared answered units (A answered "
-        f"{c.counts['answered_a']} of {c.counts['units_a']}, B {c.counts['answered_b']} of {c.counts['units_b']})</li>"
-        for c in comps
-    )
-    body = "".join(
-        [
-            f"<p>Run B <code>{H.esc(rb.name)}</code> against run A <code>{H.esc(ra.name)}</code>, paired on the (item, probe, "
-            "condition) units both answered: per condition, the difference in accuracy, and the difference in the drop from "
-            "the original case to the variant (does B lose less to the noise than A?).</p>",
-            f"<ul>{counts}</ul>",
-            H.figure(
-                diff_figure(table, f"{rb.name} minus {ra.name}, paired"),
-                "B - A in percentage points, item-clustered paired bootstrap 95% intervals. Left: accuracy per condition; "
-                "right: the drop from the original (right of zero: B loses more).",
-            ),
-            table_html(table) if not table.empty else "<p>No shared units.</p>",
-            METHODS,
-        ]
-    )
-    md = "\n".join(
-        [
-            f"# {rb.name} vs {ra.name}: clinical noise (B - A, paired on shared units)",
-            "",
-            markdown_table(
-                table, ["pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "test_b", "test_c", "p_test", "p_holm", "n", "items"]
-            )
-            if not table.empty
-            else "No shared units.",
-            "",
-        ]
-    )
-    paths = finish_compare(ra, rb, body, md, table, out)
-    return CompareResult(table, comps, out, paths["html"], paths["md"], paths["csv"], paths["parquet"])
+
+def compare_spec() -> CompareSpec:
+    """This family's part of `medres compare` (`Family.compare`)."""
+    return SPEC

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...report.html import _isnan, esc, fmt_p, rate_cell, setting_name, table, test_cell
+from ...report.html import esc, fmt_p, isnan, rate_cell, setting_name, table, test_cell
 from ...report.html import figure as html_figure
-from ...report.plots import PALETTE, STYLE, _err, _pct, _short, plt, to_svg
+from ...report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg
 from ...report.rundir import model_blocks
 from ...report.section import FamilySection
 from ...report.tables import fmt_pct, markdown_table, row_label
@@ -206,8 +206,8 @@ def _epoch_rows(e: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
     for (model, setting, cond), g in e.groupby(["model", "setting", "condition"], sort=False):
         by = {int(r["epoch"]): r for r in g.to_dict("records")}
         first = g.iloc[0]
-        spread = "—" if first["sd"] is None or _isnan(first["sd"]) else f"± {100 * first['sd']:.1f}"
-        mean = "—" if first["mean"] is None or _isnan(first["mean"]) else f"{100 * first['mean']:.1f}%"
+        spread = "—" if first["sd"] is None or isnan(first["sd"]) else f"± {100 * first['sd']:.1f}"
+        mean = "—" if first["mean"] is None or isnan(first["mean"]) else f"{100 * first['mean']:.1f}%"
         rows.append(
             [
                 model,
@@ -239,27 +239,27 @@ def dose_figure(v: pd.DataFrame) -> str | None:
             sub = d[(d["model"] == model) & (d["setting"] == setting)].set_index("condition")
             line = [c for c in ("clean", *DISTRIBUTED) if c in sub.index]
             xs = np.array([0 if c == "clean" else DOSES[c] for c in line], dtype=float)
-            p, lo, hi = (sub.loc[line, k].map(_pct).to_numpy(dtype=float) for k in ("acc_p", "acc_lo", "acc_hi"))
+            p, lo, hi = (sub.loc[line, k].map(pct).to_numpy(dtype=float) for k in ("acc_p", "acc_lo", "acc_hi"))
             ax.errorbar(
                 xs,
                 p,
-                yerr=_err(p, lo, hi),
+                yerr=err(p, lo, hi),
                 fmt="-o",
                 color=colour,
                 ecolor=colour,
                 elinewidth=1,
                 capsize=3,
                 ms=5,
-                label=_short(row_label(model, setting), 34),
+                label=short(row_label(model, setting), 34),
                 zorder=3,
             )
             for cond, marker, dx in ((TOGETHER, "s", 0.35), (WHITESPACE, "^", -0.35)):
                 if cond in sub.index:
-                    pp, ll, hh = (np.array([_pct(sub.loc[cond, k])], dtype=float) for k in ("acc_p", "acc_lo", "acc_hi"))
+                    pp, ll, hh = (np.array([pct(sub.loc[cond, k])], dtype=float) for k in ("acc_p", "acc_lo", "acc_hi"))
                     ax.errorbar(
                         [HERRINGS + dx],
                         pp,
-                        yerr=_err(pp, ll, hh),
+                        yerr=err(pp, ll, hh),
                         fmt=marker,
                         color=colour,
                         ecolor=colour,
@@ -298,18 +298,18 @@ def drop_figure(v: pd.DataFrame) -> str | None:
         for j, (model, setting) in enumerate(rows):
             colour = PALETTE[j % len(PALETTE)]
             sub = d[(d["model"] == model) & (d["setting"] == setting)].set_index("condition").reindex(conds)
-            p, lo, hi = (sub[k].map(_pct).to_numpy(dtype=float) for k in ("paired_drop", "paired_lo", "paired_hi"))
+            p, lo, hi = (sub[k].map(pct).to_numpy(dtype=float) for k in ("paired_drop", "paired_lo", "paired_hi"))
             ys = y - 0.35 + step * (j + 0.5)
             ax.errorbar(
                 p,
                 ys,
-                xerr=_err(p, lo, hi),
+                xerr=err(p, lo, hi),
                 fmt="o",
                 color=colour,
                 ecolor=colour,
                 elinewidth=1.2,
                 capsize=2,
-                label=_short(row_label(model, setting), 34),
+                label=short(row_label(model, setting), 34),
                 zorder=3,
             )
         ax.axvline(0, color="#333", lw=0.8)
@@ -325,10 +325,10 @@ def drop_figure(v: pd.DataFrame) -> str | None:
 
 
 def _pp(v: Any, lo: Any = None, hi: Any = None) -> str:
-    if _isnan(v):
+    if isnan(v):
         return "—"
     s = f"{100 * float(v):+.1f} pp"
-    if not _isnan(lo) and not _isnan(hi):
+    if not isnan(lo) and not isnan(hi):
         s += f'<br><span class="n">[{100 * float(lo):+.1f}, {100 * float(hi):+.1f}]</span>'
     return s
 
@@ -355,7 +355,7 @@ def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
             [
                 f"<b class='wrap'>{esc(r['model'])}</b>",
                 esc(setting_name(r["setting"])),
-                "—" if _isnan(r.get("n_items")) else str(int(r["n_items"])),
+                "—" if isnan(r.get("n_items")) else str(int(r["n_items"])),
                 *[rate_cell(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n")) for k, _ in cols],
                 str(r.get("units_errors") or 0),
                 str(r.get("units_invalid") or 0),
@@ -374,7 +374,7 @@ def variant_tables(v: pd.DataFrame) -> str:
         d = v[v["condition"] == cond]
         rows = []
         for r in d.to_dict("records"):
-            original = "—" if _isnan(r["original_p"]) else f"{100 * float(r['original_p']):.1f}% (n={int(r['original_n'])})"
+            original = "—" if isnan(r["original_p"]) else f"{100 * float(r['original_p']):.1f}% (n={int(r['original_n'])})"
             rows.append(
                 [
                     esc(r["model"]),
@@ -390,7 +390,7 @@ def variant_tables(v: pd.DataFrame) -> str:
                     rate_cell(r["flip_read_p"], r["flip_read_lo"], r["flip_read_hi"], r["flip_read_n"]),
                 ]
             )
-        sig = ["sig" if (not _isnan(r["p_fisher"]) and r["p_fisher"] < 0.05) else "" for r in d.to_dict("records")]
+        sig = ["sig" if (not isnan(r["p_fisher"]) and r["p_fisher"] < 0.05) else "" for r in d.to_dict("records")]
         out.append(f"<h3>{esc(TITLES.get(cond, cond))} <span class='badge'>{esc(cond)}</span></h3>")
         out.append(
             table(

@@ -23,17 +23,15 @@ and the judges."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ... import stats
+from ...report.compare import CompareColumn, CompareSpec, Side
 from ...report.compare import Comparison as BaseComparison
-from ...report.compare import Side, side
 from .metrics import N_RESAMPLES, SEED, pcs_rate
 from .taxonomy import NFP, PRESUPPOSITION
 
@@ -174,20 +172,12 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
     return Comparison(name_a, name_b, table[COLUMNS], counts, same_judge=a.scorers == b.scorers)
 
 
-def compare_pair(ra, rb, out: Path, pairs: Sequence[str] = (), n_resamples: int = N_RESAMPLES):
-    """Compare two loaded false-presupposition runs on shared questions and write the comparison to out."""
-    from ...report.compare import pair_models
-
-    comps = [compare_sides(side(ra.name, ra.frame, ma, sa), side(rb.name, rb.frame, mb, sb), n_resamples) for ma, sa, mb, sb in pair_models(ra, rb, pairs)]
-    return write_compare(ra, rb, comps, out)
-
-
 # --------------------------------------------------------------------------- the page
 
 
 def diff_figure(table: pd.DataFrame, title: str) -> str | None:
     """B - A per pair: PCR and over-caution in percentage points (left), PCS on its scale (right)."""
-    from ...report.plots import PALETTE, STYLE, _err, _short, plt, to_svg
+    from ...report.plots import PALETTE, STYLE, err, plt, short, to_svg
 
     if table.empty:
         return None
@@ -205,13 +195,13 @@ def diff_figure(table: pd.DataFrame, title: str) -> str | None:
                 ax.errorbar(
                     p,
                     y - 0.35 + step * (j + 0.5),
-                    xerr=_err(p, lo, hi),
+                    xerr=err(p, lo, hi),
                     fmt="o",
                     color=colour,
                     ecolor=colour,
                     elinewidth=1.2,
                     capsize=2,
-                    label=_short(pair, 40) if ax is axes[0] else None,
+                    label=short(pair, 40) if ax is axes[0] else None,
                     zorder=3,
                 )
             ax.axvline(0, color="#333", lw=0.8)
@@ -233,77 +223,63 @@ METHODS = (
 )
 
 
-def table_html(table: pd.DataFrame) -> str:
-    from ...report.html import diff_cell, esc, fmt_p, rate_cell, sig_class, test_cell
-    from ...report.html import table as html_table
+def _cell(r: dict[str, Any], side: str) -> str:
+    """One side's PCS (a mean score) or rate, with its interval and n."""
+    from ...report.html import rate_cell
     from .report import score_cell
 
-    rows, classes = [], []
-    for r in table.to_dict("records"):
-        score = r["metric"] == "pcs"
-        cell = score_cell if score else rate_cell
-        a = cell(r["a_p"], r["a_lo"], r["a_hi"], r["a_n"])
-        b = cell(r["b_p"], r["b_lo"], r["b_hi"], r["b_n"])
-        rows.append(
-            [
-                esc(r["pair"]),
-                esc(METRIC_TITLES.get(r["metric"], r["metric"])),
-                a,
-                b,
-                diff_cell(r["diff"], r["lo"], r["hi"], "score" if score else "rate"),
-                test_cell(r["test"], r["test_b"], r["test_c"], r["p_test"]),
-                fmt_p(r["p_holm"]),
-                str(int(r["n"])),
-            ]
-        )
-        classes.append(sig_class(r["p_holm"]))
-    return html_table(
-        rows, ["Pair (B vs A)", "Metric", "A", "B", "B - A [95% CI]", "Exact test (b / c), p", "Holm p", "pairs"], numeric=range(2, 8), row_classes=classes
+    cell = score_cell if r["metric"] == "pcs" else rate_cell
+    return cell(r[f"{side}_p"], r[f"{side}_lo"], r[f"{side}_hi"], r[f"{side}_n"])
+
+
+def _table() -> tuple[CompareColumn, ...]:
+    from ...report.html import diff_cell, esc, fmt_p, test_cell
+
+    return (
+        CompareColumn("Pair (B vs A)", lambda r: esc(r["pair"])),
+        CompareColumn("Metric", lambda r: esc(METRIC_TITLES.get(r["metric"], r["metric"]))),
+        CompareColumn("A", lambda r: _cell(r, "a")),
+        CompareColumn("B", lambda r: _cell(r, "b")),
+        CompareColumn("B - A [95% CI]", lambda r: diff_cell(r["diff"], r["lo"], r["hi"], "score" if r["metric"] == "pcs" else "rate")),
+        CompareColumn("Exact test (b / c), p", lambda r: test_cell(r["test"], r["test_b"], r["test_c"], r["p_test"])),
+        CompareColumn("Holm p", lambda r: fmt_p(r["p_holm"])),
+        CompareColumn("pairs", lambda r: str(int(r["n"]))),
     )
 
 
-def write_compare(ra, rb, comps: list[Comparison], out: Path):
-    from ...report import html as H
-    from ...report.compare import CompareResult, finish_compare
-    from ...report.tables import markdown_table
+def _counts(c: Comparison) -> str:
+    n = c.counts
+    return (
+        f"{n['shared']} questions scored on both sides (A scored {n['scored_a']} of {n['units_a']}, {n['unscored_a']} unscored, "
+        f"{n['errors_a']} errors; B scored {n['scored_b']} of {n['units_b']}, {n['unscored_b']} unscored, {n['errors_b']} errors)"
+    )
 
-    table = pd.concat([c.table for c in comps], ignore_index=True) if comps else pd.DataFrame(columns=COLUMNS)
-    counts = "".join(
-        f"<li>{H.esc(c.b)} vs {H.esc(c.a)}: {c.counts['shared']} questions scored on both sides (A scored {c.counts['scored_a']} of "
-        f"{c.counts['units_a']}, {c.counts['unscored_a']} unscored, {c.counts['errors_a']} errors; B scored {c.counts['scored_b']} of "
-        f"{c.counts['units_b']}, {c.counts['unscored_b']} unscored, {c.counts['errors_b']} errors)</li>"
-        for c in comps
-    )
-    judges = "".join(
-        f"<p class='warn'>{H.esc(c.b)} and {H.esc(c.a)} were judged by different judges or rubrics: the differences mix the models with the judges.</p>"
-        for c in comps
-        if not c.same_judge
-    )
-    body = "".join(
-        [
-            f"<p>Run B <code>{H.esc(rb.name)}</code> against run A <code>{H.esc(ra.name)}</code>, paired on the questions both scored: "
-            "does B correct false presuppositions more often (PCR, PCS), and at what cost in over-caution on the questions "
-            "without one?</p>",
-            f"<ul>{counts}</ul>",
-            judges,
-            H.figure(
-                diff_figure(table, f"{rb.name} minus {ra.name}, paired"),
-                "B - A with paired bootstrap 95% intervals. Left: PCR and over-caution in percentage points (right of zero: B "
-                "corrects more, or raises more false alarms); right: PCS.",
-            ),
-            table_html(table) if not table.empty else "<p>No shared scored questions.</p>",
-            METHODS,
-        ]
-    )
-    md = "\n".join(
-        [
-            f"# {rb.name} vs {ra.name}: false presuppositions (B - A, paired on shared questions)",
-            "",
-            markdown_table(table, ["pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "test_b", "test_c", "p_test", "p_holm", "n"])
-            if not table.empty
-            else "No shared scored questions.",
-            "",
-        ]
-    )
-    paths = finish_compare(ra, rb, body, md, table, out)
-    return CompareResult(table, comps, out, paths["html"], paths["md"], paths["csv"], paths["parquet"])
+
+def _warning(c: Comparison) -> str | None:
+    if c.same_judge:
+        return None
+    return f"{c.b} and {c.a} were judged by different judges or rubrics: the differences mix the models with the judges."
+
+
+SPEC = CompareSpec(
+    sides=compare_sides,
+    columns=tuple(COLUMNS),
+    table=_table(),
+    numeric_from=2,
+    intro="paired on the questions both scored: does B correct false presuppositions more often (PCR, PCS), and at what "
+    "cost in over-caution on the questions without one?",
+    counts=_counts,
+    warning=_warning,
+    figure=diff_figure,
+    figure_caption="B - A with paired bootstrap 95% intervals. Left: PCR and over-caution in percentage points (right of zero: B "
+    "corrects more, or raises more false alarms); right: PCS.",
+    methods=METHODS,
+    heading="{b} vs {a}: false presuppositions (B - A, paired on shared questions)",
+    markdown_columns=("pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "test_b", "test_c", "p_test", "p_holm", "n"),
+    empty="No shared scored questions.",
+)
+
+
+def compare_spec() -> CompareSpec:
+    """This family's part of `medres compare` (`Family.compare`)."""
+    return SPEC

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...report.html import _isnan, esc, rate_cell, setting_name, table
+from ...report.html import esc, isnan, rate_cell, setting_name, table
 from ...report.html import figure as html_figure
-from ...report.plots import PALETTE, STYLE, _err, _pct, _short, _wrap, plt, to_svg
+from ...report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg, wrap
 from ...report.rundir import model_blocks
 from ...report.section import FamilySection
 from ...report.tables import fmt_pct, markdown_table, row_label
@@ -214,12 +214,12 @@ def agreement_html(df: pd.DataFrame) -> str:
     for r in df.to_dict("records"):
         if r["kind"] == "rate":
             ours = rate_cell(r["value"], r["lo"], r["hi"], r["n"])
-            study = "—" if _isnan(r["study"]) else f"{100 * float(r['study']):.1f}%"
+            study = "—" if isnan(r["study"]) else f"{100 * float(r['study']):.1f}%"
         else:
-            ours = "—" if _isnan(r["value"]) else f"{float(r['value']):.3f}"
-            if not _isnan(r["value"]) and not _isnan(r["lo"]) and not _isnan(r["hi"]):
+            ours = "—" if isnan(r["value"]) else f"{float(r['value']):.3f}"
+            if not isnan(r["value"]) and not isnan(r["lo"]) and not isnan(r["hi"]):
                 ours += f"<br><span class='n'>[{float(r['lo']):.3f}, {float(r['hi']):.3f}]</span>"
-            study = "—" if _isnan(r["study"]) else f"{float(r['study']):.3f}"
+            study = "—" if isnan(r["study"]) else f"{float(r['study']):.3f}"
         rows.append([esc(r["run"]), esc(r["title"]), ours, study])
     return table(rows, ["Run", "Measure", "This judge (95% CI, n)", "Study (GPT-4o judge, 76 questions)"], numeric=(2, 3))
 
@@ -247,13 +247,13 @@ def category_figure(cat: pd.DataFrame) -> str | None:
             ax.errorbar(
                 p,
                 y - 0.35 + step * (j + 0.5),
-                xerr=_err(p, lo, hi),
+                xerr=err(p, lo, hi),
                 fmt="o",
                 color=colour,
                 ecolor=colour,
                 elinewidth=1.2,
                 capsize=2,
-                label=_short(row, 34),
+                label=short(row, 34),
                 zorder=3,
             )
         ax.axvline(0, color="#333", lw=0.8)
@@ -302,8 +302,8 @@ def matrix_figure(mx: pd.DataFrame) -> str | None:
                 )
                 if bool(own.iloc[i, j] is True or own.iloc[i, j] == 1):
                     ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="#111", lw=2))
-        ax.set_xticks(range(len(cols)), [_wrap(c, 14) for c in cols])
-        ax.set_yticks(range(len(gens)), [_short(g) for g in gens])
+        ax.set_xticks(range(len(cols)), [wrap(c, 14) for c in cols])
+        ax.set_yticks(range(len(gens)), [short(g) for g in gens])
         ax.grid(False)
         ax.set_xlabel("Evaluated model")
         ax.set_ylabel("Question generator")
@@ -327,13 +327,13 @@ def tradeoff_figure(h: pd.DataFrame) -> str | None:
         fig, ax = plt.subplots(figsize=(8.8, 5.4), layout="constrained")
         for r in d.to_dict("records"):  # colour: the model; marker: the setting
             colour = PALETTE[models.index(r["model"]) % len(PALETTE)]
-            x, xl, xh = (np.array([_pct(r[f"nfp_answered_{k}"])]) for k in ("p", "lo", "hi"))
-            y, yl, yh = (np.array([_pct(r[f"pcr_{k}"])]) for k in ("p", "lo", "hi"))
+            x, xl, xh = (np.array([pct(r[f"nfp_answered_{k}"])]) for k in ("p", "lo", "hi"))
+            y, yl, yh = (np.array([pct(r[f"pcr_{k}"])]) for k in ("p", "lo", "hi"))
             ax.errorbar(
                 x,
                 y,
-                xerr=_err(x, xl, xh),
-                yerr=_err(y, yl, yh),
+                xerr=err(x, xl, xh),
+                yerr=err(y, yl, yh),
                 fmt=markers[settings.index(r["setting"]) % len(markers)],
                 color=colour,
                 ecolor=colour,
@@ -341,7 +341,7 @@ def tradeoff_figure(h: pd.DataFrame) -> str | None:
                 capsize=3,
                 ms=7,
                 alpha=0.9,
-                label=_short(row_label(r["model"], r["setting"]), 34),
+                label=short(row_label(r["model"], r["setting"]), 34),
                 zorder=3,
             )
         ax.set_xlim(-2, 102)
@@ -374,7 +374,7 @@ def distribution_figure(dist: pd.DataFrame) -> str | None:
                 if w >= 8:
                     ax.text(lft + w / 2, i, f"{w:.0f}%", ha="center", va="center", fontsize=8.5, color="white")
             left += share
-        ax.set_yticks(np.arange(len(rows)), [_short(r, 34) for r in rows])
+        ax.set_yticks(np.arange(len(rows)), [short(r, 34) for r in rows])
         ax.invert_yaxis()
         ax.set_xlim(0, 100)
         ax.set_xlabel("Share of scored answers (%)")
@@ -388,23 +388,23 @@ def distribution_figure(dist: pd.DataFrame) -> str | None:
 
 def score_cell(p: Any, lo: Any, hi: Any, n: Any) -> str:
     """A mean score on -1..1: '+0.12' with '[-0.05, +0.30] n=120' beneath."""
-    if _isnan(p):
-        return "—" if _isnan(n) else f'— <span class="n">n={int(n)}</span>'
+    if isnan(p):
+        return "—" if isnan(n) else f'— <span class="n">n={int(n)}</span>'
     extra = []
-    if not _isnan(lo) and not _isnan(hi):
+    if not isnan(lo) and not isnan(hi):
         extra.append(f"[{float(lo):+.2f}, {float(hi):+.2f}]")
-    if not _isnan(n):
+    if not isnan(n):
         extra.append(f"n={int(n)}")
     return f"{float(p):+.2f}" + (f'<br><span class="n">{" ".join(extra)}</span>' if extra else "")
 
 
 def fmt_score(p: Any, lo: Any = None, hi: Any = None, n: Any = None) -> str:
-    if _isnan(p):
-        return "—" if _isnan(n) else f"— (n={int(n)})"
+    if isnan(p):
+        return "—" if isnan(n) else f"— (n={int(n)})"
     s = f"{float(p):+.2f}"
-    if not _isnan(lo) and not _isnan(hi):
+    if not isnan(lo) and not isnan(hi):
         s += f" [{float(lo):+.2f}, {float(hi):+.2f}]"
-    return s + ("" if _isnan(n) else f" n={int(n)}")
+    return s + ("" if isnan(n) else f" n={int(n)}")
 
 
 def _lead(h: pd.DataFrame, mean: dict[str, Any]) -> str:
@@ -452,7 +452,7 @@ def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
             [
                 f"<b class='wrap'>{esc(r['model'])}</b>",
                 esc(setting_name(r["setting"])),
-                "—" if _isnan(r.get("n_items")) else str(int(r["n_items"])),
+                "—" if isnan(r.get("n_items")) else str(int(r["n_items"])),
                 score_cell(r["pcs_p"], r["pcs_lo"], r["pcs_hi"], r["pcs_n"]),
                 rate_cell(r["pcr_p"], r["pcr_lo"], r["pcr_hi"], r["pcr_n"]),
                 rate_cell(r["overcaution_p"], r["overcaution_lo"], r["overcaution_hi"], r["overcaution_n"]),
@@ -538,9 +538,9 @@ def unscored_html(h: pd.DataFrame, reasons: pd.DataFrame) -> str:
     ]
     if not reasons.empty:
         top = reasons.groupby("reason", sort=False)["n"].sum().sort_values(ascending=False, kind="stable").head(TOP_REASONS)
-        out.append(table([[esc(_short(reason, 300)), str(int(n))] for reason, n in top.items()], ["Most frequent reasons", "Units"], numeric=(1,)))
+        out.append(table([[esc(short(reason, 300)), str(int(n))] for reason, n in top.items()], ["Most frequent reasons", "Units"], numeric=(1,)))
         detail = [
-            [esc(r["model"]), esc(setting_name(r["setting"])), esc(r["condition"]), esc(_short(r["reason"], 300)), str(int(r["n"]))]
+            [esc(r["model"]), esc(setting_name(r["setting"])), esc(r["condition"]), esc(short(r["reason"], 300)), str(int(r["n"]))]
             for r in reasons.to_dict("records")
         ]
         out.append(

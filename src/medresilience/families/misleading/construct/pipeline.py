@@ -17,7 +17,8 @@ directory's sibling `<SUITE_DIR>.build/`), so a killed or repeated build makes n
 every decision is recomputed from the stored replies; one build at a time holds a work directory
 (lock.RunLock: a second one stops, naming the holder). The suite is written once, atomically, at
 the end and holds only complete, checked bundles; items whose calls failed are left out, counted,
-and tried again by the next run."""
+and tried again by the next run (the manifest's `created` follows SOURCE_DATE_EPOCH when that is
+set)."""
 
 from __future__ import annotations
 
@@ -31,13 +32,12 @@ from typing import Any, Literal
 from .... import __version__
 from ....construction import BuildResult, default_work_dir, write_build_files
 from ....errors import ConfigError
-from ....lock import RunLock
-from ....models.serving import serving
 from ....models.spec import ModelSpec
 from ....records import Item, Suite, SuiteManifest, sha256_file
 from ....seeding import rng_for
 from ....stages import request_for
 from ....store import Store
+from ....workspace import created_stamp, workspace
 from ..bundles import bundle_id_for, probes_from_bundle
 from ..probe import MisleadingProbe as Probe
 from ..taxonomy import PROVENANCE_KEYS
@@ -136,7 +136,8 @@ def check_specs(generator: ModelSpec, verifier: ModelSpec | None) -> list[ModelS
 # --------------------------------------------------------------------------- the build
 
 
-def _problems_text(problems: Sequence[Problem]) -> str:
+def problems_text(problems: Sequence[Problem]) -> str:
+    """The first four problems of a bundle, then how many more (a decision's detail)."""
     return "; ".join(str(p) for p in problems[:4]) + (f"; and {len(problems) - 4} more" if len(problems) > 4 else "")
 
 
@@ -166,19 +167,16 @@ def build_misleading(
     reframed: dict[str, list[str]] = {}
     bundles: dict[str, list[tuple[BundleJob, dict[str, str]]]] = {}
 
-    with RunLock(work, what="build work directory"), Store(work / "store.sqlite") as store:  # one build per work directory
-        store.record_run(time.strftime("build-%Y%m%dT%H%M%S"), {"kind": "build misleading", "out": str(out), "design": opts.design, "seed": opts.seed})
-        with serving(specs) as live:
-            for s in live:
-                s.api_key()
-            gen = live[0]
-            ver = None if verifier is None else (live[1] if len(live) > 1 else gen)
-            engine = Engine(store, gen, ver, opts.limits, opts.retries, progress, opts.schema_lengths)
-            with engine:
-                s1 = engine.applicability(item_list)  # Stage 1
-                kept1 = _stage1_decisions(item_list, s1, decisions)
-                # Stage 2 (+ render for the crossed design), checks, checker
-                bundles = _generate_checked(engine, kept1, opts, decisions, reframed)
+    run = {"kind": "build misleading", "out": str(out), "design": opts.design, "seed": opts.seed}
+    with workspace(work, specs, run) as ws:  # one build per work directory
+        gen = ws.models[0]
+        ver = None if verifier is None else (ws.models[1] if len(ws.models) > 1 else gen)
+        engine = Engine(ws.store, gen, ver, opts.limits, opts.retries, progress, opts.schema_lengths)
+        with engine:
+            s1 = engine.applicability(item_list)  # Stage 1
+            kept1 = _stage1_decisions(item_list, s1, decisions)
+            # Stage 2 (+ render for the crossed design), checks, checker
+            bundles = _generate_checked(engine, kept1, opts, decisions, reframed)
     for it in item_list:
         if it.id in bundles:
             jobs = bundles[it.id]
@@ -237,7 +235,7 @@ def _generate_checked(
         probs = bundle_problems(job.item, value, engine.limits, provenance=job.provenance)
         if probs:
             decisions[job.item.id] = Decision(
-                job.item.id, "rejected", "checks", probs[0].code, _problems_text(probs), job.content_type, job.provenance, source=job.item.source
+                job.item.id, "rejected", "checks", probs[0].code, problems_text(probs), job.content_type, job.provenance, source=job.item.source
             )
             continue
         passed[job.item.id] = [(job, {k: " ".join(value[k].split()) for k in job.item.options})]
@@ -268,7 +266,7 @@ def _generate_checked(
                     "rejected",
                     "checks",
                     probs[0].code,
-                    f"{job.provenance} framing: {_problems_text(probs)}",
+                    f"{job.provenance} framing: {problems_text(probs)}",
                     job.content_type,
                     job.provenance,
                     source=job.item.source,
@@ -322,7 +320,7 @@ def verify_passed(
             if not o.ok:
                 decisions[iid] = Decision(iid, "failed", "verify", o.code, f"{where(job)}: {o.detail}", **common)
             elif o.value:
-                decisions[iid] = Decision(iid, "rejected", "verify", o.value[0].code, f"{where(job)}: {_problems_text(o.value)}", **common)
+                decisions[iid] = Decision(iid, "rejected", "verify", o.value[0].code, f"{where(job)}: {problems_text(o.value)}", **common)
             else:
                 continue
             del passed[iid]
@@ -383,6 +381,7 @@ def assemble_suite(
         name=opts.name or "misleading",
         seed=opts.seed,
         family="misleading",
+        created=created_stamp(),
         generator=generator_identity(generator),
         prompt_hashes=prompts.prompt_hashes(),
         counts=counts,
@@ -552,16 +551,55 @@ def estimate_build(
     item_list = list(loaded.items if loaded else items)
     check_specs(generator, verifier)
     work = Path(work_dir) if work_dir is not None else (default_work_dir(out) if out is not None else None)
+    stages = {"applicability": _applicability_estimate(item_list, generator, options, work)}
+    stages.update(_later_estimates(item_list, options, verifier))
+    for name, s in stages.items():
+        spec = verifier if name == "verify" and verifier is not None else generator
+        s["cost_typical"] = spec.cost(s["prompt_tokens"], s["completion_tokens_typical"])
+        s["cost_max"] = spec.cost(s["prompt_tokens"], s["completion_tokens_max"])
+    total = {
+        k: sum(s[k] for s in stages.values())
+        for k in ("calls", "calls_with_all_retries", "prompt_tokens", "completion_tokens_typical", "completion_tokens_max")
+    }
+    costs = [s["cost_typical"] for s in stages.values() if s["cost_typical"] is not None]
+    total["cost_typical"] = sum(costs) if costs else None
+    costs = [s["cost_max"] for s in stages.values() if s["cost_max"] is not None]
+    total["cost_max"] = sum(costs) if costs else None
+    return {
+        "items": len(item_list),
+        "skipped": loaded.skip_counts() if loaded else {},
+        "design": options.design,
+        "generator": generator.label,
+        "verifier": None if verifier is None else verifier.label,
+        "stages": stages,
+        "total": total,
+        "note": "upper bounds after Stage 1: every item is assumed to pass the applicability filter; prompt tokens are estimated at 4 characters per token",
+    }
+
+
+def _applicability_estimate(item_list: Sequence[Item], generator: ModelSpec, options: BuildOptions, work: Path | None) -> dict[str, Any]:
+    """Stage 1, exact: one call per item, less the ones already in the work directory's store."""
+    units1 = {it.id: applicability_unit(it) for it in item_list}
+    lengths = use_schema_lengths(generator, options.schema_lengths)
+    keys1 = {iid: request_for(generator, unit_task(iid, u, "applicability", generator, lengths)).key for iid, u in units1.items()}
     stored: set[str] = set()
     store_path = work / "store.sqlite" if work is not None else None
-    units1 = {it.id: applicability_unit(it) for it in item_list}
-    keys1 = {}
-    lengths = use_schema_lengths(generator, options.schema_lengths)
-    for iid, u in units1.items():
-        keys1[iid] = request_for(generator, unit_task(iid, u, "applicability", generator, lengths)).key
     if store_path is not None and store_path.exists():
         with Store(store_path) as st:
             stored = st.finished_keys(keys1.values())
+    todo = len(item_list) - len(stored)
+    return {
+        "calls": todo,
+        "already_stored": len(stored),
+        "calls_with_all_retries": todo * (1 + options.retries),
+        "prompt_tokens": sum(estimate_tokens(u.messages) for iid, u in units1.items() if keys1[iid] not in stored),
+        "completion_tokens_typical": TYPICAL_COMPLETION["applicability"] * todo,
+        "completion_tokens_max": APPLICABILITY_MAX_TOKENS * todo,
+    }
+
+
+def _later_estimates(item_list: Sequence[Item], options: BuildOptions, verifier: ModelSpec | None) -> dict[str, dict[str, Any]]:
+    """Generation, render (crossed design) and verify: upper bounds, as if every item passed Stage 1."""
     n = len(item_list)
     per_item_bundles = 3 if options.design == "crossed" else 1
     gen_prompt = ren_prompt = ver_prompt = 0
@@ -583,14 +621,6 @@ def estimate_build(
         ver_max += per_item_bundles * verify_max_tokens(it)
     r = options.retries
     stages: dict[str, dict[str, Any]] = {
-        "applicability": {
-            "calls": n - len(stored),
-            "already_stored": len(stored),
-            "calls_with_all_retries": (n - len(stored)) * (1 + r),
-            "prompt_tokens": sum(estimate_tokens(u.messages) for iid, u in units1.items() if keys1[iid] not in stored),
-            "completion_tokens_typical": TYPICAL_COMPLETION["applicability"] * (n - len(stored)),
-            "completion_tokens_max": APPLICABILITY_MAX_TOKENS * (n - len(stored)),
-        },
         "generation": {
             "calls": n,
             "calls_with_all_retries": n * (1 + r),
@@ -616,27 +646,4 @@ def estimate_build(
             "completion_tokens_max": ver_max,
             "model": verifier.label,
         }
-    for name, s in stages.items():
-        spec = verifier if name == "verify" and verifier is not None else generator
-        typ = spec.cost(s["prompt_tokens"], s["completion_tokens_typical"])
-        mx = spec.cost(s["prompt_tokens"], s["completion_tokens_max"])
-        s["cost_typical"] = typ
-        s["cost_max"] = mx
-    total = {
-        k: sum(s[k] for s in stages.values())
-        for k in ("calls", "calls_with_all_retries", "prompt_tokens", "completion_tokens_typical", "completion_tokens_max")
-    }
-    costs = [s["cost_typical"] for s in stages.values() if s["cost_typical"] is not None]
-    total["cost_typical"] = sum(costs) if costs else None
-    costs = [s["cost_max"] for s in stages.values() if s["cost_max"] is not None]
-    total["cost_max"] = sum(costs) if costs else None
-    return {
-        "items": n,
-        "skipped": loaded.skip_counts() if loaded else {},
-        "design": options.design,
-        "generator": generator.label,
-        "verifier": None if verifier is None else verifier.label,
-        "stages": stages,
-        "total": total,
-        "note": "upper bounds after Stage 1: every item is assumed to pass the applicability filter; prompt tokens are estimated at 4 characters per token",
-    }
+    return stages

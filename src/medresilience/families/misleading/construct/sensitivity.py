@@ -13,37 +13,37 @@ reassign_provenance   every bundle moved one step around a provenance cycle, hol
 Each writes a suite whose manifest names the suite it was derived from; with `reference_out` it
 also writes the matching original bundles of the same items (only the items rewritten
 successfully), so `medres eval` and the report compare like with like. Calls go through the
-same engine, checks and store as a build (work dir default `<OUT>.build/`)."""
+same engine, checks, store and workspace as a build (work dir default `<OUT>.build/`, held by one
+process at a time; `schema_lengths` as for `build_misleading`)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from .... import __version__
 from ....errors import ConfigError
-from ....models.serving import serving
 from ....models.spec import ModelSpec
 from ....records import Item, Suite, SuiteManifest
 from ....seeding import rng_for
-from ....store import Store
+from ....workspace import created_stamp, workspace
 from ..bundles import bundle_of
 from ..probe import MisleadingProbe as Probe
 from ..taxonomy import PROVENANCE_KEYS
 from . import prompts
 from .checks import Limits, bundle_problems
-from .engine import BundleJob, Engine, StageProgress
+from .engine import SCHEMA_LENGTHS, BundleJob, Engine, StageProgress
 from .pipeline import (
     Decision,
-    _problems_text,
     build_report,
     check_specs,
     default_work_dir,
     generator_identity,
     probes_for,
+    problems_text,
     verify_passed,
     write_report,
 )
@@ -157,41 +157,45 @@ def spec_from_manifest(suite: Suite) -> ModelSpec:
         ) from None
 
 
-def _rebuild(
-    suite: Suite,
-    jobs: Sequence[BundleJob],
-    originals: Mapping[str, SourceBundle],
-    generator: ModelSpec,
-    out: Path,
-    tool: str,
-    derived: dict[str, Any],
-    bundle_extra: Mapping[str, Any],
-    verifier: ModelSpec | None,
-    retries: int,
-    limits: Limits,
-    work_dir: Path | str | None,
-    reference_out: Path | str | None,
-    name: str | None,
-    progress: StageProgress | None,
-    stage: str,
-) -> SensitivityResult:
+@dataclass(frozen=True)
+class Rebuild:
+    """One suite -> suite rebuild: the bundles of `suite` to write again (`jobs`, each standing for
+    the bundle of `originals` with its id), by which models and in which `stage`, into which suite
+    (`out`, named `name`; `reference_out`: the matching original bundles too). `tool` and `derived`
+    say what was done (recorded in the manifest), `bundle_extra` is added to each bundle's meta."""
+
+    suite: Suite
+    jobs: Sequence[BundleJob]
+    originals: Mapping[str, SourceBundle]
+    generator: ModelSpec
+    out: Path
+    tool: str
+    derived: dict[str, Any]
+    bundle_extra: Mapping[str, Any]
+    stage: str
+    verifier: ModelSpec | None = None
+    retries: int = 2
+    limits: Limits = field(default_factory=Limits)
+    schema_lengths: str = "auto"
+    work_dir: Path | str | None = None
+    reference_out: Path | str | None = None
+    name: str | None = None
+
+
+def _rebuild(r: Rebuild, progress: StageProgress | None) -> SensitivityResult:
+    if r.schema_lengths not in SCHEMA_LENGTHS:
+        raise ConfigError("--schema-lengths", f"unknown value {r.schema_lengths!r} (known: {', '.join(SCHEMA_LENGTHS)})")
     t0 = time.perf_counter()
-    work = Path(work_dir) if work_dir is not None else default_work_dir(out)
-    specs = check_specs(generator, verifier)
-    seed = suite.manifest.seed
-    with Store(work / "store.sqlite") as store:
-        store.record_run(time.strftime("sensitivity-%Y%m%dT%H%M%S"), {"kind": tool, "out": str(out), **derived})
-        with serving(specs) as live:
-            for s in live:
-                s.api_key()
-            gen = live[0]
-            ver = None if verifier is None else (live[1] if len(live) > 1 else gen)
-            engine = Engine(store, gen, ver, limits, retries, progress)
-            with engine:
-                decisions, new = _rebuild_bundles(engine, jobs, limits, stage)
-    return _write_rebuilt(
-        suite, jobs, originals, new, decisions, engine, generator, out, tool, derived, bundle_extra, verifier, retries, limits, reference_out, name, seed, t0
-    )
+    work = Path(r.work_dir) if r.work_dir is not None else default_work_dir(r.out)
+    specs = check_specs(r.generator, r.verifier)
+    run = {"kind": r.tool, "out": str(r.out), **r.derived}
+    with workspace(work, specs, run, prefix="sensitivity") as ws:  # one build per work directory
+        gen = ws.models[0]
+        ver = None if r.verifier is None else (ws.models[1] if len(ws.models) > 1 else gen)
+        engine = Engine(ws.store, gen, ver, r.limits, r.retries, progress, r.schema_lengths)
+        with engine:
+            decisions, new = _rebuild_bundles(engine, r.jobs, r.limits, r.stage)
+    return _write_rebuilt(r, new, decisions, engine, t0)
 
 
 def _rebuild_bundles(
@@ -215,7 +219,7 @@ def _rebuild_bundles(
         probs = bundle_problems(job.item, o.value, limits, source=job.source, provenance=job.provenance)
         if probs:
             decisions[iid] = Decision(
-                iid, "rejected", "checks", probs[0].code, f"bundle {job.id}: {_problems_text(probs)}", job.content_type, job.provenance, source=job.item.source
+                iid, "rejected", "checks", probs[0].code, f"bundle {job.id}: {problems_text(probs)}", job.content_type, job.provenance, source=job.item.source
             )
             failed.add(iid)
             continue
@@ -227,58 +231,22 @@ def _rebuild_bundles(
 
 
 def _write_rebuilt(
-    suite: Suite,
-    jobs: Sequence[BundleJob],
-    originals: Mapping[str, SourceBundle],
-    new: Mapping[str, list[tuple[BundleJob, dict[str, str]]]],
-    decisions: dict[str, Decision],
-    engine: Engine,
-    generator: ModelSpec,
-    out: Path,
-    tool: str,
-    derived: dict[str, Any],
-    bundle_extra: Mapping[str, Any],
-    verifier: ModelSpec | None,
-    retries: int,
-    limits: Limits,
-    reference_out: Path | str | None,
-    name: str | None,
-    seed: int,
-    t0: float,
+    r: Rebuild, new: Mapping[str, list[tuple[BundleJob, dict[str, str]]]], decisions: dict[str, Decision], engine: Engine, t0: float
 ) -> SensitivityResult:
-    item_ids = list(dict.fromkeys(j.item.id for j in jobs))
-    probes: list[Probe] = []
-    for iid in item_ids:
-        if iid in new:
-            pairs = new[iid]
-            decisions[iid] = Decision(
-                iid,
-                "kept",
-                "done",
-                None,
-                "",
-                pairs[0][0].content_type,
-                [j.provenance for j, _ in pairs] if len(pairs) > 1 else pairs[0][0].provenance,
-                [j.id for j, _ in pairs],
-                source=suite.items[iid].source,
-            )
-            for job, sentences in pairs:
-                meta = {**originals[job.id].meta, "generator": generator.label, **bundle_extra}
-                if job.source is not None and tool == "reassign-provenance":
-                    meta["provenance_from"] = job.source_provenance
-                elif tool == "reassign-provenance":
-                    meta["provenance_from"] = originals[job.id].provenance
-                probes += probes_for(job, sentences, seed, meta)
+    """The rebuilt suite (the items whose bundles all passed), its reference when asked, and the
+    build report."""
+    item_ids = list(dict.fromkeys(j.item.id for j in r.jobs))
+    probes = _rebuilt_probes(r, new, decisions, item_ids)
     kept_ids = [iid for iid in item_ids if iid in new]
-    items = [suite.items[iid] for iid in kept_ids]
-    base = suite.manifest
+    items = [r.suite.items[iid] for iid in kept_ids]
+    base = r.suite.manifest
     derived_from = {
         "suite": base.name,
-        "path": str(suite.path) if suite.path else None,
+        "path": str(r.suite.path) if r.suite.path else None,
         "checksums": dict(base.checksums),
         "generator": base.generator,
-        "tool": tool,
-        **derived,
+        "tool": r.tool,
+        **r.derived,
     }
     counts = {
         "considered": len(item_ids),
@@ -287,56 +255,97 @@ def _write_rebuilt(
         "failed": sum(1 for d in decisions.values() if d.status == "failed"),
         "bundles": len({p.bundle_id for p in probes}),
     }
-    manifest = SuiteManifest(
-        name=name or out.name,
-        seed=seed,
-        family=base.family,
-        generator=generator_identity(generator),
-        prompt_hashes=prompts.prompt_hashes(),
-        counts=counts,
-        description=f"{tool} of suite {base.name!r} ({', '.join(f'{k}={v}' for k, v in derived.items() if not isinstance(v, (list, dict)))}) by medres {__version__}",
-        derived_from=derived_from,
-        build={
-            "tool": f"medres build {tool}",
-            "medresilience": __version__,
-            "retries": retries,
-            "limits": limits.__dict__,
-            "verifier": None if verifier is None else generator_identity(verifier),
-            "prompts_version": prompts.PROMPTS_VERSION,
-        },
-    )
+    manifest = _manifest(r, counts, derived_from)
     result_suite = Suite(manifest, items, probes)
-    result_suite.save(out)
+    result_suite.save(r.out)
     reference = None
-    if reference_out is not None:
-        ref_out = Path(reference_out)
+    if r.reference_out is not None:
         keep_bids = {j.id for iid in kept_ids for j, _ in new[iid]}
-        ref_probes = [p for p in suite.probes if p.bundle_id in keep_bids]
-        ref_manifest = base.model_copy(
-            update={
-                "name": f"{manifest.name}-reference",
-                "counts": {"kept": len(kept_ids), "bundles": len(keep_bids)},
-                "description": f"the original bundles of suite {base.name!r} for the items of {manifest.name!r} (matched reference)",
-            }
-        )
-        ref_manifest = SuiteManifest.model_validate({**ref_manifest.model_dump(), "derived_from": {**derived_from, "tool": f"{tool} (reference)"}})
-        reference = Suite(ref_manifest, items, ref_probes)
-        reference.save(ref_out)
+        reference = _reference(r, manifest.name, items, keep_bids, len(kept_ids), derived_from)
+        reference.save(Path(r.reference_out))
     all_decisions = [decisions[iid] for iid in item_ids]
     report = build_report(
         result_suite,
         all_decisions,
         engine,
-        tool,
-        seed,
-        generator,
-        verifier,
+        r.tool,
+        base.seed,
+        r.generator,
+        r.verifier,
         time.perf_counter() - t0,
         None,
-        extra={"tool": tool, "derived_from": derived_from, "reference": str(reference_out) if reference_out else None},
+        extra={"tool": r.tool, "derived_from": derived_from, "reference": str(r.reference_out) if r.reference_out else None},
     )
-    write_report(out, report, all_decisions)
-    return SensitivityResult(out, result_suite, reference, report, all_decisions)
+    write_report(r.out, report, all_decisions)
+    return SensitivityResult(r.out, result_suite, reference, report, all_decisions)
+
+
+def _rebuilt_probes(
+    r: Rebuild, new: Mapping[str, list[tuple[BundleJob, dict[str, str]]]], decisions: dict[str, Decision], item_ids: Sequence[str]
+) -> list[Probe]:
+    """The probes of every item whose bundles all passed (each recorded as kept in `decisions`)."""
+    probes: list[Probe] = []
+    for iid in item_ids:
+        if iid not in new:
+            continue
+        pairs = new[iid]
+        decisions[iid] = Decision(
+            iid,
+            "kept",
+            "done",
+            None,
+            "",
+            pairs[0][0].content_type,
+            [j.provenance for j, _ in pairs] if len(pairs) > 1 else pairs[0][0].provenance,
+            [j.id for j, _ in pairs],
+            source=r.suite.items[iid].source,
+        )
+        for job, sentences in pairs:
+            meta = {**r.originals[job.id].meta, "generator": r.generator.label, **r.bundle_extra}
+            if job.source is not None and r.tool == "reassign-provenance":
+                meta["provenance_from"] = job.source_provenance
+            elif r.tool == "reassign-provenance":
+                meta["provenance_from"] = r.originals[job.id].provenance
+            probes += probes_for(job, sentences, r.suite.manifest.seed, meta)
+    return probes
+
+
+def _manifest(r: Rebuild, counts: dict[str, Any], derived_from: dict[str, Any]) -> SuiteManifest:
+    base = r.suite.manifest
+    return SuiteManifest(
+        name=r.name or r.out.name,
+        seed=base.seed,
+        family=base.family,
+        created=created_stamp(),
+        generator=generator_identity(r.generator),
+        prompt_hashes=prompts.prompt_hashes(),
+        counts=counts,
+        description=f"{r.tool} of suite {base.name!r} ({', '.join(f'{k}={v}' for k, v in r.derived.items() if not isinstance(v, (list, dict)))}) by medres {__version__}",
+        derived_from=derived_from,
+        build={
+            "tool": f"medres build {r.tool}",
+            "medresilience": __version__,
+            "retries": r.retries,
+            "limits": r.limits.__dict__,
+            "verifier": None if r.verifier is None else generator_identity(r.verifier),
+            "prompts_version": prompts.PROMPTS_VERSION,
+        },
+    )
+
+
+def _reference(r: Rebuild, name: str, items: list[Item], keep_bids: set[str], n_kept: int, derived_from: dict[str, Any]) -> Suite:
+    """The original bundles of the rebuilt items: the like-for-like reference."""
+    base = r.suite.manifest
+    ref_probes = [p for p in r.suite.probes if p.bundle_id in keep_bids]
+    ref_manifest = base.model_copy(
+        update={
+            "name": f"{name}-reference",
+            "counts": {"kept": n_kept, "bundles": len(keep_bids)},
+            "description": f"the original bundles of suite {base.name!r} for the items of {name!r} (matched reference)",
+        }
+    )
+    ref_manifest = SuiteManifest.model_validate({**ref_manifest.model_dump(), "derived_from": {**derived_from, "tool": f"{r.tool} (reference)"}})
+    return Suite(ref_manifest, items, ref_probes)
 
 
 def regenerate_subset(
@@ -352,6 +361,7 @@ def regenerate_subset(
     reference_out: Path | str | None = None,
     name: str | None = None,
     progress: StageProgress | None = None,
+    schema_lengths: str = "auto",
 ) -> SensitivityResult:
     """Rewrite a stratified subset of `suite` with `generator`, holding item, content type,
     provenance and bundle id (so targets, the Type 1 sample and the Type 2 order) fixed."""
@@ -360,7 +370,7 @@ def regenerate_subset(
     originals = {b.id: b for b in suite_bundles(suite) if b.item.id in chosen}
     jobs = [BundleJob(b.id, b.item, b.content_type, b.provenance) for b in originals.values()]
     derived = {"n": len(chosen), "by": list(by), "items": sorted(chosen)}
-    return _rebuild(
+    rebuild = Rebuild(
         suite,
         jobs,
         originals,
@@ -369,15 +379,16 @@ def regenerate_subset(
         "regenerate",
         derived,
         {"derived": "regenerate"},
+        "generation",
         verifier,
         retries,
         limits,
+        schema_lengths,
         work_dir,
         reference_out,
         name,
-        progress,
-        "generation",
     )
+    return _rebuild(rebuild, progress)
 
 
 def reassign_provenance(
@@ -395,6 +406,7 @@ def reassign_provenance(
     reference_out: Path | str | None = None,
     name: str | None = None,
     progress: StageProgress | None = None,
+    schema_lengths: str = "auto",
 ) -> SensitivityResult:
     """Move every bundle (of a stratified subset when `n` is given) one step around the provenance
     cycle `cycle` (forward or reverse), holding item, content type and bundle id fixed. The
@@ -417,7 +429,8 @@ def reassign_provenance(
             jobs.append(BundleJob(b.id, b.item, b.content_type, to))
     assert all(pv in PROVENANCE_KEYS for pv in step.values())
     derived = {"cycle": cycle, "mode": mode, "mapping": step, "n": len(chosen), "by": list(by), "items": sorted(chosen)}
-    return _rebuild(
+    stage = "render" if mode == "render" else "generation"
+    rebuild = Rebuild(
         suite,
         jobs,
         originals,
@@ -426,12 +439,13 @@ def reassign_provenance(
         "reassign-provenance",
         derived,
         {"cycle": cycle, "mode": mode},
+        stage,
         verifier,
         retries,
         limits,
+        schema_lengths,
         work_dir,
         reference_out,
         name,
-        progress,
-        "render" if mode == "render" else "generation",
     )
+    return _rebuild(rebuild, progress)

@@ -17,21 +17,44 @@ bootstrap gives intervals only."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .... import stats
+from ....report.compare import CompareColumn, CompareSpec, Side, side
 from ....report.compare import Comparison as BaseComparison
-from ....report.compare import Side, side
 from ....scoring.types import ANSWERED
 
 KEY = ["item_id", "probe_id", "condition"]
 N_RESAMPLES = stats.CLUSTER_RESAMPLES
+COLUMNS = [
+    "pair",
+    "a",
+    "b",
+    "condition",
+    "metric",
+    "a_k",
+    "a_p",
+    "a_lo",
+    "a_hi",
+    "b_k",
+    "b_p",
+    "b_lo",
+    "b_hi",
+    "n",
+    "items",
+    "diff",
+    "lo",
+    "hi",
+    "test",
+    "test_b",
+    "test_c",
+    "p_test",
+    "p_holm",
+]
 
 
 def _codes(col: pd.Series, categories: pd.Index) -> np.ndarray:
@@ -151,36 +174,11 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
                 "p_test": test_p,
             }
         )
-    cols = [
-        "pair",
-        "a",
-        "b",
-        "condition",
-        "metric",
-        "a_k",
-        "a_p",
-        "a_lo",
-        "a_hi",
-        "b_k",
-        "b_p",
-        "b_lo",
-        "b_hi",
-        "n",
-        "items",
-        "diff",
-        "lo",
-        "hi",
-        "test",
-        "test_b",
-        "test_c",
-        "p_test",
-        "p_holm",
-    ]
-    table = pd.DataFrame(rows, columns=[c for c in cols if c != "p_holm"])
+    table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c != "p_holm"])
 
     with stats.cheap_gc():
         table["p_holm"] = stats.holm(table["p_test"].tolist()) if len(table) else []
-    return Comparison(name_a, name_b, table[cols], counts)
+    return Comparison(name_a, name_b, table[COLUMNS], counts)
 
 
 def setting_effects(run: str, frame: pd.DataFrame, n_resamples: int = N_RESAMPLES) -> list[Comparison]:
@@ -198,47 +196,49 @@ def setting_effects(run: str, frame: pd.DataFrame, n_resamples: int = N_RESAMPLE
     return out
 
 
-def compare_pair(ra, rb, out: Path, pairs: Sequence[str] = (), n_resamples: int = N_RESAMPLES):
-    """Compare two loaded runs of this family on shared items and write the comparison to out."""
-    from ....report.compare import pair_models
+def _table() -> tuple[CompareColumn, ...]:
+    """The columns of `html.diff_table_html` with the comparison's titles (Comparison, A, B)."""
+    from ....report.html import diff_cell, esc, fmt_p, rate_cell
+    from .tables import CONDITION_TITLES
 
-    comps = [compare_sides(side(ra.name, ra.frame, ma, sa), side(rb.name, rb.frame, mb, sb), n_resamples) for ma, sa, mb, sb in pair_models(ra, rb, pairs)]
-    return write_compare(ra, rb, comps, out)
+    def metric(r: dict[str, Any]) -> str:
+        return esc(f"{CONDITION_TITLES[r['condition']]} {'accuracy' if r['metric'] == 'accuracy' else r['metric'].upper()}")
+
+    return (
+        CompareColumn("Comparison", lambda r: f"<span class='nowrap'>{esc(r['pair'])}</span>"),
+        CompareColumn("Metric", metric),
+        CompareColumn("A", lambda r: rate_cell(r["a_p"], r["a_lo"], r["a_hi"], None, stacked=True)),
+        CompareColumn("B", lambda r: rate_cell(r["b_p"], r["b_lo"], r["b_hi"], None, stacked=True)),
+        CompareColumn("B − A", lambda r: diff_cell(r["diff"], r["lo"], r["hi"], bold=True)),
+        CompareColumn("Paired test p", lambda r: f"{fmt_p(r['p_test'])}<br><span class='n'>{esc(r['test'].replace('_', ' '))}</span>"),
+        CompareColumn("Holm p", lambda r: f"{fmt_p(r['p_holm'])}"),
+        CompareColumn("Pairs", lambda r: f"{r['n']}<br><span class='n'>{r['items']} items</span>"),
+    )
 
 
-def write_compare(ra, rb, comps: list[Comparison], out: Path):
-    from ....report import html as H
-    from ....report.compare import CompareResult, finish_compare
-    from .html import METHODS, diff_table_html
+def _figure(table: pd.DataFrame, title: str) -> str | None:
     from .plots import diff_figure
-    from .tables import markdown_table
 
-    table = pd.concat([c.table for c in comps], ignore_index=True) if comps else pd.DataFrame()
-    fig = diff_figure(table, f"{rb.name} minus {ra.name} on shared items", "compare")
-    counts = "".join(
-        f"<li>{H.esc(c.b)} vs {H.esc(c.a)}: {c.counts['shared']} shared answered units "
-        f"(A answered {c.counts['answered_a']} of {c.counts['units_a']}, B {c.counts['answered_b']} of {c.counts['units_b']})</li>"
-        for c in comps
+    return diff_figure(table, title, "compare")
+
+
+def compare_spec() -> CompareSpec:
+    """This family's part of `medres compare` (`Family.compare`)."""
+    from .html import METHODS
+
+    return CompareSpec(
+        sides=compare_sides,
+        columns=tuple(COLUMNS),
+        table=_table(),
+        numeric_from=2,
+        significance=False,
+        fold=("Differences table", 24),
+        empty_on_page=False,
+        intro="paired on shared (item, probe, condition) units that both answered. ASR / TASR on items answered correctly clean in both.",
+        figure=_figure,
+        figure_title="{b} minus {a} on shared items",
+        figure_caption="B - A in percentage points, item-clustered paired bootstrap 95% intervals.",
+        methods=METHODS,
+        heading="{b} vs {a} (B - A, paired on shared items)",
+        markdown_columns=("pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "p_test", "p_holm", "n", "items"),
     )
-    body = "".join(
-        [
-            f"<p>Run B <code>{H.esc(rb.name)}</code> against run A <code>{H.esc(ra.name)}</code>, paired on shared "
-            "(item, probe, condition) units that both answered. ASR / TASR on items answered correctly clean in both.</p>",
-            f"<ul>{counts}</ul>",
-            H.figure(fig, "B - A in percentage points, item-clustered paired bootstrap 95% intervals."),
-            diff_table_html(table, "Comparison", "A", "B"),
-            METHODS,
-        ]
-    )
-    md = "\n".join(
-        [
-            f"# {rb.name} vs {ra.name} (B - A, paired on shared items)",
-            "",
-            markdown_table(table, ["pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "p_test", "p_holm", "n", "items"])
-            if not table.empty
-            else "No shared units.",
-            "",
-        ]
-    )
-    paths = finish_compare(ra, rb, body, md, table, out)
-    return CompareResult(table, comps, out, paths["html"], paths["md"], paths["csv"], paths["parquet"])

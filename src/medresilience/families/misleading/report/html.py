@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from ....report.html import _isnan, collapsible, diff_cell, esc, rate_cell, setting_name, table
+from ....report.html import collapsible, diff_cell, esc, isnan, rate_cell, setting_name, table
 from .tables import CONDITION_TITLES, STRATUM_TITLES, fmt_p, fmt_pct
 
 TITLE = "Misleading context"
@@ -35,7 +35,7 @@ def key_numbers(headline: pd.DataFrame, mean: dict[str, Any], designs: list[str]
     def card(label: str, key: str, alert: bool = False) -> str:
         if n_models == 1:
             r = base.iloc[0]
-            if _isnan(r.get(f"{key}_p")):
+            if isnan(r.get(f"{key}_p")):
                 return ""
             val = f"{100 * r[f'{key}_p']:.1f}%"
             sub = f"95% CI {100 * r[f'{key}_lo']:.1f}–{100 * r[f'{key}_hi']:.1f}, n={int(r[f'{key}_n'])}"
@@ -77,7 +77,7 @@ def key_numbers(headline: pd.DataFrame, mean: dict[str, Any], designs: list[str]
             [
                 f"<b class='wrap'>{esc(r['model'])}</b>",
                 esc(setting_name(r["setting"])),
-                "—" if _isnan(r.get("n_items")) else str(int(r["n_items"])),
+                "—" if isnan(r.get("n_items")) else str(int(r["n_items"])),
                 *[rate_cell(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n")) + _clustered(r, k) for k in RATE_KEYS],
                 str(r.get("units_errors", 0)),
                 str(r.get("units_invalid", 0)),
@@ -130,7 +130,7 @@ def key_numbers(headline: pd.DataFrame, mean: dict[str, Any], designs: list[str]
 
 def _clustered(r: dict[str, Any], key: str) -> str:
     lo, hi = r.get(f"{key}_cluster_lo"), r.get(f"{key}_cluster_hi")
-    if _isnan(lo) or _isnan(hi):
+    if isnan(lo) or isnan(hi):
         return ""
     return f'<br><span class="n" title="item-clustered bootstrap 95% interval">items: [{100 * lo:.1f}, {100 * hi:.1f}]</span>'
 
@@ -143,12 +143,12 @@ def _lead_sentence(base: pd.DataFrame, agg: dict[str, Any], n_models: int) -> st
     if n_models == 1:
         r = base.iloc[0]
         parts = [f"<b>{esc(r['model'])}</b> answers {esc(one('clean_acc'))} of clean questions correctly."]
-        if not _isnan(r.get("type1_asr_p")):
+        if not isnan(r.get("type1_asr_p")):
             parts.append(
                 f"One misleading sentence (Type 1) flips <b>{esc(one('type1_asr'))}</b> of its clean-correct answers"
-                + (f", {esc(one('type1_tasr'))} to the injected option." if not _isnan(r.get("type1_tasr_p")) else ".")
+                + (f", {esc(one('type1_tasr'))} to the injected option." if not isnan(r.get("type1_tasr_p")) else ".")
             )
-        if not _isnan(r.get("type2_asr_p")):
+        if not isnan(r.get("type2_asr_p")):
             parts.append(f"The whole misleading bundle (Type 2) flips <b>{esc(one('type2_asr'))}</b>.")
         return " ".join(parts)
     parts = [f"Across <b>{n_models} models</b>"]
@@ -273,9 +273,9 @@ def flips_table_html(flips: pd.DataFrame) -> str:
     for r in d.itertuples(index=False):
 
         def share(v: Any, s: Any) -> str:
-            if _isnan(v):
+            if isnan(v):
                 return "—"
-            return f"{int(v)}" + ("" if _isnan(s) else f" <span class='n'>({100 * s:.0f}%)</span>")
+            return f"{int(v)}" + ("" if isnan(s) else f" <span class='n'>({100 * s:.0f}%)</span>")
 
         rows.append(
             [

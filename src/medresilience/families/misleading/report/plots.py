@@ -8,7 +8,7 @@ from typing import Any  # noqa: F401
 import numpy as np
 import pandas as pd
 
-from ....report.plots import PALETTE, STYLE, _err, _pct, _short, _wrap, plt, to_svg
+from ....report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg, wrap
 from ....report.tables import row_label
 from .tables import CONDITION_TITLES, STRATUM_TITLES
 
@@ -44,15 +44,15 @@ def accuracy_figure(metrics: pd.DataFrame) -> str | None:
         bw = 0.8 / len(conds)
         for j, c in enumerate(conds):
             sub = d[d["condition"] == c].set_index("row").reindex(rows)
-            p, lo, hi = (sub[k].map(_pct).to_numpy(dtype=float) for k in ("p", "lo", "hi"))
+            p, lo, hi = (sub[k].map(pct).to_numpy(dtype=float) for k in ("p", "lo", "hi"))
             xs = x - 0.4 + bw * (j + 0.5)
             ax.bar(xs, p, bw * 0.92, color=COND_COLOURS[c], label=CONDITION_TITLES[c], zorder=2)
-            ax.errorbar(xs, p, yerr=_err(p, lo, hi), fmt="none", ecolor="#222", elinewidth=1, capsize=3, zorder=3)
+            ax.errorbar(xs, p, yerr=err(p, lo, hi), fmt="none", ecolor="#222", elinewidth=1, capsize=3, zorder=3)
             if len(rows) * len(conds) <= 24:
                 for xi, pi in zip(xs, p):
                     if not np.isnan(pi):
                         ax.text(xi, 1.5, f"{pi:.0f}", ha="center", va="bottom", fontsize=9, color="white", fontweight="bold", zorder=4)
-        ax.set_xticks(x, [_short(r) for r in rows], rotation=25 if len(rows) > 4 else 0, ha="right" if len(rows) > 4 else "center")
+        ax.set_xticks(x, [short(r) for r in rows], rotation=25 if len(rows) > 4 else 0, ha="right" if len(rows) > 4 else "center")
         ax.set_ylim(0, 105)
         ax.set_ylabel("Accuracy (%), 95% Wilson CI")
         ax.set_xlabel("Model")
@@ -80,12 +80,12 @@ def attack_by_source_figure(metrics: pd.DataFrame) -> str | None:
         for ax, (c, m) in zip(axes[0], panels):
             for j, s in enumerate(strata):
                 sub = d[(d["condition"] == c) & (d["metric"] == m) & (d["stratum"] == s)].set_index("row").reindex(rows)
-                p, lo, hi = (sub[k].map(_pct).to_numpy(dtype=float) for k in ("p", "lo", "hi"))
+                p, lo, hi = (sub[k].map(pct).to_numpy(dtype=float) for k in ("p", "lo", "hi"))
                 ys = y - 0.35 + step * (j + 0.5)
                 ax.errorbar(
                     p,
                     ys,
-                    xerr=_err(p, lo, hi),
+                    xerr=err(p, lo, hi),
                     fmt="D" if s == "Overall" else "o",
                     ms=5 if s == "Overall" else 4.5,
                     color=colours[s],
@@ -99,7 +99,7 @@ def attack_by_source_figure(metrics: pd.DataFrame) -> str | None:
             ax.set_title(f"{CONDITION_TITLES[c]} {'TASR' if m == 'tasr' else 'ASR'}")
             ax.set_xlabel("% of clean-correct pairs, 95% Wilson CI")
             ax.grid(axis="y", visible=False)
-        axes[0][0].set_yticks(y, [_short(r) for r in rows])
+        axes[0][0].set_yticks(y, [short(r) for r in rows])
         axes[0][0].invert_yaxis()
         axes[0][0].set_ylabel("Model")
         handles, labels = axes[0][0].get_legend_handles_labels()
@@ -159,8 +159,8 @@ def heatmap_figure(metrics: pd.DataFrame, tests: pd.DataFrame, kind: str) -> str
                         color="white" if v > 55 else "#111",
                         linespacing=1.1,
                     )
-            ax.set_xticks(range(len(cols)), [_wrap(c_) for c_ in cols])
-            ax.set_yticks(range(len(rows)), [_short(r) for r in rows])
+            ax.set_xticks(range(len(cols)), [wrap(c_) for c_ in cols])
+            ax.set_yticks(range(len(rows)), [short(r) for r in rows])
             ax.grid(False)
             ax.set_title(f"{CONDITION_TITLES[c]} ASR")
             ax.set_xlabel(STRATUM_TITLES.get(kind, kind))
@@ -204,7 +204,7 @@ def flips_figure(flips: pd.DataFrame) -> str | None:
             left += share
         for yi, n in zip(y, flips_n):
             ax.text(101, yi, f"{0 if np.isnan(n) else int(n)} flips", va="center", fontsize=9, color="#333")
-        ax.set_yticks(y, [_short(r) for r in rows])
+        ax.set_yticks(y, [short(r) for r in rows])
         ax.invert_yaxis()
         ax.set_xlim(0, 118)
         ax.set_xticks([0, 20, 40, 60, 80, 100])
@@ -240,8 +240,8 @@ def profile_figure(profile: pd.DataFrame) -> str | None:
             p, lo, hi = (100 * sub[k].astype(float).to_numpy() for k in ("value", "lo", "hi"))
             ys = y - 0.4 + bh * (j + 0.5)
             ax.barh(ys, p, bh * 0.9, color=colours.get(dim, PALETTE[j % len(PALETTE)]), label=labels[dim], zorder=2)
-            ax.errorbar(p, ys, xerr=_err(p, lo, hi), fmt="none", ecolor="#222", elinewidth=1, capsize=2, zorder=3)
-        ax.set_yticks(y, [_short(r) for r in rows])
+            ax.errorbar(p, ys, xerr=err(p, lo, hi), fmt="none", ecolor="#222", elinewidth=1, capsize=2, zorder=3)
+        ax.set_yticks(y, [short(r) for r in rows])
         ax.invert_yaxis()
         ax.set_xlim(0, 100)
         ax.set_xlabel("%, 95% Wilson CI (resilience = 100 - ASR)")
@@ -268,7 +268,7 @@ def profile_figure(profile: pd.DataFrame) -> str | None:
         if len(tops) <= 12:  # one label per position (models that coincide share it)
             spots: dict[tuple[float, float], list[str]] = {}
             for r, (xi, yi) in tops.items():
-                spots.setdefault((round(xi, 1), round(yi, 1)), []).append(_short(r, 22))
+                spots.setdefault((round(xi, 1), round(yi, 1)), []).append(short(r, 22))
             for (xi, yi), names in spots.items():
                 ax2.annotate("\n".join(names), (xi, yi), xytext=(0, 6), textcoords="offset points", fontsize=8.5, color="#333", ha="center", va="bottom")
         ax2.set_xlim(0, 102)
@@ -314,7 +314,7 @@ def diff_figure(table: pd.DataFrame, title: str, name: str) -> str | None:
         ax.axvline(0, color="#444", lw=1)
         ax.set_yticks(ticks, ticklabels)
         for yh, comp in heads:
-            ax.text(0.0, yh, _short(comp, 70), transform=ax.get_yaxis_transform(), ha="left", va="center", fontsize=10.5, fontweight="bold", color="#10324a")
+            ax.text(0.0, yh, short(comp, 70), transform=ax.get_yaxis_transform(), ha="left", va="center", fontsize=10.5, fontweight="bold", color="#10324a")
         ax.set_ylim(y - 0.6, -0.8)
         ax.set_xlabel("Difference (percentage points), paired item-clustered bootstrap 95% CI")
         ax.set_ylabel("Metric")

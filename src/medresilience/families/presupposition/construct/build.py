@@ -19,24 +19,21 @@ when that is set)."""
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from .... import __version__
 from ....construction import BuildResult, default_work_dir
 from ....errors import ConfigError
-from ....lock import RunLock
-from ....models.serving import serving
 from ....models.spec import ModelSpec
 from ....records import Item, Suite, SuiteManifest, sha256_file
 from ....scoring.judge import Judge
 from ....stages import CallSession, StageProgress, StageStats, run_stage
 from ....store import Store
+from ....workspace import created_stamp, model_identity, workspace
 from ..delivery import MAX_TOKENS, PREMISE_RUBRIC
 from ..myths import Myth, read_myths
 from ..probe import PresuppositionProbe, probe_id
@@ -102,18 +99,6 @@ class PresuppositionBuildOptions:
         return self.per_generator is not None or self.per_category is not None
 
 
-def created_stamp() -> str:
-    """Now, or SOURCE_DATE_EPOCH when set (reproducible builds)."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    when = datetime.fromtimestamp(int(epoch), UTC) if epoch and epoch.strip().isdigit() else datetime.now(UTC)
-    return when.isoformat(timespec="seconds")
-
-
-def identity(spec: ModelSpec) -> dict[str, Any]:
-    """What the manifest records of a model (no endpoint, no secret)."""
-    return {"label": spec.label, **spec.identity(), "identity_hash": spec.identity_hash}
-
-
 def prompt_hashes(checked: bool) -> dict[str, str]:
     out = {"generate": prompts.prompt_hash(), "categorise": categorise.prompt_hash(), "verifier_rubric": PREMISE_RUBRIC.hash}
     if checked:
@@ -175,29 +160,23 @@ def build_presupposition(
     specs = distinct_specs(generators, [responder, verifier, categoriser, checker])
     work = Path(work_dir) if work_dir is not None else default_work_dir(out)
     stats: dict[str, StageStats] = {}
-    with RunLock(work, what="build work directory"), Store(work / "store.sqlite") as store:  # one build per work directory
-        store.record_run(
-            time.strftime("build-%Y%m%dT%H%M%S"),
-            {"kind": "build presupposition", "out": str(out), "seed": options.seed, "generators": [g.label for g in generators]},
+    run = {"kind": "build presupposition", "out": str(out), "seed": options.seed, "generators": [g.label for g in generators]}
+    with workspace(work, specs, run) as ws, CallSession() as session:  # one build per work directory
+        store, live = ws.store, {s.label: s for s in ws.models}
+        runs = [
+            GeneratorRun(name, live[g.label], live[(responder or g).label], Pools(name, list(seeds.valid), tuple(seeds.invalid)))
+            for name, g in zip(names, generators, strict=True)
+        ]
+        judge = Judge(live[verifier.label], PREMISE_RUBRIC, structured=True, max_tokens=options.judge_tokens)
+        loop_opts = LoopOptions(
+            options.questions, Counts(options.hard, options.easy, options.invalid), options.round_size, options.seed, options.retries, options.answer_tokens
         )
-        with serving(specs) as served, CallSession() as session:
-            live = {s.label: s for s in served}
-            for s in served:
-                s.api_key()
-            runs = [
-                GeneratorRun(name, live[g.label], live[(responder or g).label], Pools(name, list(seeds.valid), tuple(seeds.invalid)))
-                for name, g in zip(names, generators, strict=True)
-            ]
-            judge = Judge(live[verifier.label], PREMISE_RUBRIC, structured=True, max_tokens=options.judge_tokens)
-            loop_opts = LoopOptions(
-                options.questions, Counts(options.hard, options.easy, options.invalid), options.round_size, options.seed, options.retries, options.answer_tokens
-            )
-            decisions = run_loop(store, runs, myth_list, loop_opts, judge, stats, progress, session)
-            candidates = [d for d in decisions if d.status == CANDIDATE]
-            _categorise(store, live[categoriser.label], candidates, options.retries, stats, progress, session)
-            balanced = _balance(runs, candidates, options)
-            if checker is not None:
-                _check(store, live[checker.label], [d for d in candidates if d.status == CANDIDATE], myth_list, options.retries, stats, progress, session)
+        decisions = run_loop(store, runs, myth_list, loop_opts, judge, stats, progress, session)
+        candidates = [d for d in decisions if d.status == CANDIDATE]
+        _categorise(store, live[categoriser.label], candidates, options.retries, stats, progress, session)
+        balanced = _balance(runs, candidates, options)
+        if checker is not None:
+            _check(store, live[checker.label], [d for d in candidates if d.status == CANDIDATE], myth_list, options.retries, stats, progress, session)
     for d in candidates:
         if d.status == CANDIDATE:
             d.status = KEPT
@@ -205,30 +184,62 @@ def build_presupposition(
     kept = [d for d in decisions if d.status == KEPT]
     items = [_item(d, by_myth[d.myth_id]) for d in kept]
     probes = [_probe(d) for d in kept]
+    counts = {
+        "myths": len(myth_list),
+        "candidates": len(candidates),
+        "kept": len(kept),
+        "by_generator": {r.name: sum(1 for d in kept if d.generator == r.name) for r in runs},
+    }
+    roles = _Roles(generators, responder, verifier, categoriser, checker)
+    manifest = _manifest(out, options, counts, roles, [r.name for r in runs], seeds, source_path, len(myth_list))
+    suite = Suite(manifest, items, probes)
+    suite.save(out)
+    report = build_report(suite, decisions, runs, balanced, stats, options, generators, responder, verifier, categoriser, checker, time.perf_counter() - t0)
+    write_report(out, report, decisions)
+    return BuildResult(out, suite, report, decisions)
+
+
+@dataclass(frozen=True)
+class _Roles:
+    """The models of a build, by what they do (`responder` None: each generator answers its own)."""
+
+    generators: Sequence[ModelSpec]
+    responder: ModelSpec | None
+    verifier: ModelSpec
+    categoriser: ModelSpec
+    checker: ModelSpec | None
+
+
+def _manifest(
+    out: Path,
+    options: PresuppositionBuildOptions,
+    counts: dict[str, Any],
+    roles: _Roles,
+    names: Sequence[str],
+    seeds: Seeds,
+    source_path: Path | None,
+    n_myths: int,
+) -> SuiteManifest:
+    """The suite's manifest: what was built, by which models, from which myths and seeds."""
     source = None if source_path is None else {"path": str(source_path), "sha256": sha256_file(source_path)}
-    manifest = SuiteManifest(
+    return SuiteManifest(
         name=options.name or out.name,
         family=FAMILY,
         seed=options.seed,
         created=created_stamp(),
-        generator=identity(generators[0]) if len(generators) == 1 else {"generators": [identity(g) for g in generators]},
-        prompt_hashes=prompt_hashes(checker is not None),
-        counts={
-            "myths": len(myth_list),
-            "candidates": len(candidates),
-            "kept": len(kept),
-            "by_generator": {r.name: sum(1 for d in kept if d.generator == r.name) for r in runs},
-        },
-        description=options.description or f"false-presupposition suite built by medres {__version__} from {len(myth_list)} myths, seed {options.seed}",
+        generator=model_identity(roles.generators[0]) if len(roles.generators) == 1 else {"generators": [model_identity(g) for g in roles.generators]},
+        prompt_hashes=prompt_hashes(roles.checker is not None),
+        counts=counts,
+        description=options.description or f"false-presupposition suite built by medres {__version__} from {n_myths} myths, seed {options.seed}",
         build={
             "tool": "medres build presupposition",
             "version": BUILD_VERSION,
             "medresilience": __version__,
-            "generators": {r.name: identity(g) for r, g in zip(runs, generators, strict=True)},
-            "responder": "same" if responder is None else identity(responder),
-            "verifier": {**identity(verifier), "rubric": PREMISE_RUBRIC.name, "rubric_hash": PREMISE_RUBRIC.hash},
-            "categoriser": identity(categoriser),
-            "checker": None if checker is None else identity(checker),
+            "generators": {name: model_identity(g) for name, g in zip(names, roles.generators, strict=True)},
+            "responder": "same" if roles.responder is None else model_identity(roles.responder),
+            "verifier": {**model_identity(roles.verifier), "rubric": PREMISE_RUBRIC.name, "rubric_hash": PREMISE_RUBRIC.hash},
+            "categoriser": model_identity(roles.categoriser),
+            "checker": None if roles.checker is None else model_identity(roles.checker),
             "questions": options.questions,
             "examples": {"hard": options.hard, "easy": options.easy, "invalid": options.invalid},
             "round_size": options.round_size,
@@ -241,11 +252,6 @@ def build_presupposition(
         },
         source=source,
     )
-    suite = Suite(manifest, items, probes)
-    suite.save(out)
-    report = build_report(suite, decisions, runs, balanced, stats, options, generators, responder, verifier, categoriser, checker, time.perf_counter() - t0)
-    write_report(out, report, decisions)
-    return BuildResult(out, suite, report, decisions)
 
 
 def _categorise(

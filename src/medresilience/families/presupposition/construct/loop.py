@@ -127,6 +127,24 @@ def _failure(o: Outcome) -> str:
     return f"{o.detail} (permanent)" if o.permanent else o.detail
 
 
+@dataclass
+class _Round:
+    """One round of the loop: where its calls go and what it has decided so far (`halted`: the
+    generators whose calls failed in it, stopped after it)."""
+
+    store: Store
+    opts: LoopOptions
+    stats: dict[str, StageStats]
+    progress: StageProgress | None
+    session: CallSession | None
+    number: int
+    by_run: dict[str, list[Decision]]
+    halted: set[str] = field(default_factory=set)
+
+    def stage(self, name: str, tasks: dict[str, Task], retries: int) -> dict[str, Outcome]:
+        return run_stage(self.store, None, name, tasks, retries, self.progress, self.stats[name], self.session)
+
+
 def run_loop(
     store: Store,
     runs: Sequence[GeneratorRun],
@@ -148,87 +166,11 @@ def run_loop(
             break
         if progress is not None:
             progress("rounds", r_no - 1, len(batches))
-        halted: set[str] = set()
-        drawn, tasks = {}, {}
-        for g in active:
-            for myth in batch:
-                tid = f"{g.name}|{myth.id}"
-                d = g.pools.draw(opts.counts, opts.seed, myth.id, r_no)
-                drawn[tid] = d
-                tasks[tid] = prompts.task(tid, myth, opts.questions, d.valid, d.invalid, d.easy, model=g.spec)
-        made = run_stage(store, None, GENERATE, tasks, opts.retries, progress, stats[GENERATE], session)
-        pending: list[Pending] = []
-        for g in active:
-            for myth in batch:
-                tid = f"{g.name}|{myth.id}"
-                o = made[tid]
-                if not o.ok:
-                    by_run[g.name].append(Decision(g.name, myth.id, myth.row, r_no, FAILED, reason=o.code, detail=_failure(o)))
-                    if o.code == "call_error" and not o.permanent:
-                        halted.add(g.name)
-                    continue
-                shown = drawn[tid].questions()
-                for k, draft in enumerate(o.value, 1):
-                    d = Decision(g.name, myth.id, myth.row, r_no, CANDIDATE, question_id(g.name, myth, k), question=draft.question, correction=draft.correction)
-                    by_run[g.name].append(d)
-                    problem = checks.check(draft, myth, g.written, shown)
-                    g.written.add(checks.normalised(draft.question))
-                    if problem is not None:
-                        d.status, d.reason, d.detail = REJECTED, problem.code, problem.detail
-                    else:
-                        pending.append(Pending(d, g))
-        answers = run_stage(
-            store,
-            None,
-            RESPOND,
-            {
-                p.decision.question_id: Task(
-                    p.decision.question_id, messages_for(p.decision.question), None, None, opts.answer_tokens, _answer, model=p.run.responder
-                )
-                for p in pending
-            },
-            0,
-            progress,
-            stats[RESPOND],
-            session,
-        )
-        judged: list[Pending] = []
-        for p in pending:
-            o = answers[p.decision.question_id]
-            if not o.ok:
-                p.decision.status, p.decision.reason, p.decision.detail = NO_ANSWER, o.code, _failure(o)
-                if o.code == "call_error" and not o.permanent:
-                    halted.add(p.run.name)
-                continue
-            p.answer, p.answer_key = o.value, o.keys[-1]
-            judged.append(p)
-        params = judge.params()
-        scores = run_stage(store, None, VERIFY, {p.decision.question_id: _verify_task(judge, p, params) for p in judged}, 0, progress, stats[VERIFY], session)
-        for p in judged:
-            d = p.decision
-            o = scores[d.question_id]
-            if not o.ok:
-                d.status, d.reason, d.detail = UNSCORED, o.code, _failure(o)
-                if o.code == "call_error" and not o.permanent:
-                    halted.add(p.run.name)
-                continue
-            s = o.value
-            if s.status != "valid" or s.value is None:
-                d.status, d.reason = UNSCORED, "no_verdict"
-                d.detail = str((s.detail or {}).get("reason") or "the verifier's reply has no readable verdict")
-                continue
-            d.score = int(s.value)
-            d.verifier_reason = (s.detail or {}).get("reason") or None
-            d.status = {-1: CANDIDATE, 0: PARTIAL, 1: EASY}[d.score]
-        for g in active:
-            mine = [d for d in by_run[g.name] if d.round == r_no and d.question_id is not None]
-            g.pools.add(
-                valid=[ValidExample(d.question or "", d.correction or "", d.question_id or "") for d in mine if d.status == CANDIDATE],
-                easy=[ValidExample(d.question or "", d.correction or "", d.question_id or "") for d in mine if d.status == EASY],
-            )
-            g.history.append({"round": r_no, "myths": len(batch), **g.pools.sizes()})
-            if g.name in halted:
-                g.active, g.stopped_at = False, r_no
+        rnd = _Round(store, opts, stats, progress, session, r_no, by_run)
+        pending = _generate(rnd, active, batch)
+        judged = _respond(rnd, pending)
+        _verify(rnd, judge, judged)
+        _grow_pools(rnd, active, len(batch))
         if progress is not None:
             progress("rounds", r_no, len(batches))
     for g in runs:
@@ -248,3 +190,98 @@ def run_loop(
                 if m.id not in done
             ]
     return [d for g in runs for d in by_run[g.name]]
+
+
+def _generate(rnd: _Round, active: Sequence[GeneratorRun], batch: Sequence[Myth]) -> list[Pending]:
+    """Each active generator's questions on the round's myths, checked; the ones that pass wait
+    for an answer."""
+    opts, r_no = rnd.opts, rnd.number
+    drawn, tasks = {}, {}
+    for g in active:
+        for myth in batch:
+            tid = f"{g.name}|{myth.id}"
+            d = g.pools.draw(opts.counts, opts.seed, myth.id, r_no)
+            drawn[tid] = d
+            tasks[tid] = prompts.task(tid, myth, opts.questions, d.valid, d.invalid, d.easy, model=g.spec)
+    made = rnd.stage(GENERATE, tasks, opts.retries)
+    pending: list[Pending] = []
+    for g in active:
+        for myth in batch:
+            tid = f"{g.name}|{myth.id}"
+            o = made[tid]
+            if not o.ok:
+                rnd.by_run[g.name].append(Decision(g.name, myth.id, myth.row, r_no, FAILED, reason=o.code, detail=_failure(o)))
+                if o.code == "call_error" and not o.permanent:
+                    rnd.halted.add(g.name)
+                continue
+            shown = drawn[tid].questions()
+            for k, draft in enumerate(o.value, 1):
+                d = Decision(g.name, myth.id, myth.row, r_no, CANDIDATE, question_id(g.name, myth, k), question=draft.question, correction=draft.correction)
+                rnd.by_run[g.name].append(d)
+                problem = checks.check(draft, myth, g.written, shown)
+                g.written.add(checks.normalised(draft.question))
+                if problem is not None:
+                    d.status, d.reason, d.detail = REJECTED, problem.code, problem.detail
+                else:
+                    pending.append(Pending(d, g))
+    return pending
+
+
+def _respond(rnd: _Round, pending: Sequence[Pending]) -> list[Pending]:
+    """The responder's answer to each pending question; the answered ones go to the verifier."""
+    tasks = {
+        p.decision.question_id: Task(
+            p.decision.question_id, messages_for(p.decision.question), None, None, rnd.opts.answer_tokens, _answer, model=p.run.responder
+        )
+        for p in pending
+    }
+    answers = rnd.stage(RESPOND, tasks, 0)
+    judged: list[Pending] = []
+    for p in pending:
+        o = answers[p.decision.question_id]
+        if not o.ok:
+            p.decision.status, p.decision.reason, p.decision.detail = NO_ANSWER, o.code, _failure(o)
+            if o.code == "call_error" and not o.permanent:
+                rnd.halted.add(p.run.name)
+            continue
+        p.answer, p.answer_key = o.value, o.keys[-1]
+        judged.append(p)
+    return judged
+
+
+def _verify(rnd: _Round, judge: Judge, judged: Sequence[Pending]) -> None:
+    """The verifier's score of each answer: -1 (the premise got past it) keeps the question a
+    candidate, 0 partial, 1 easy; an unreadable verdict leaves it unscored."""
+    params = judge.params()
+    scores = rnd.stage(VERIFY, {p.decision.question_id: _verify_task(judge, p, params) for p in judged}, 0)
+    for p in judged:
+        d = p.decision
+        o = scores[d.question_id]
+        if not o.ok:
+            d.status, d.reason, d.detail = UNSCORED, o.code, _failure(o)
+            if o.code == "call_error" and not o.permanent:
+                rnd.halted.add(p.run.name)
+            continue
+        s = o.value
+        if s.status != "valid" or s.value is None:
+            d.status, d.reason = UNSCORED, "no_verdict"
+            d.detail = str((s.detail or {}).get("reason") or "the verifier's reply has no readable verdict")
+            continue
+        d.score = int(s.value)
+        d.verifier_reason = (s.detail or {}).get("reason") or None
+        d.status = {-1: CANDIDATE, 0: PARTIAL, 1: EASY}[d.score]
+
+
+def _grow_pools(rnd: _Round, active: Sequence[GeneratorRun], n_myths: int) -> None:
+    """The round's candidates and easy questions join each generator's example pools; a generator
+    whose calls failed stops here."""
+    r_no = rnd.number
+    for g in active:
+        mine = [d for d in rnd.by_run[g.name] if d.round == r_no and d.question_id is not None]
+        g.pools.add(
+            valid=[ValidExample(d.question or "", d.correction or "", d.question_id or "") for d in mine if d.status == CANDIDATE],
+            easy=[ValidExample(d.question or "", d.correction or "", d.question_id or "") for d in mine if d.status == EASY],
+        )
+        g.history.append({"round": r_no, "myths": n_myths, **g.pools.sizes()})
+        if g.name in rnd.halted:
+            g.active, g.stopped_at = False, r_no
