@@ -26,7 +26,8 @@ from .. import __version__
 from ..family import families as registered_families
 from ..family import get
 from ..records import atomic_write
-from . import html as H
+from .html import esc, run_facts, sent_text
+from .html import page as html_page
 from .profile import profile_frame, profile_section
 from .reading import ANCHOR as READING_ANCHOR
 from .reading import TITLE as READING_TITLE
@@ -161,9 +162,9 @@ def _subtitle(runs: Sequence[RunData]) -> list[str]:
     suites = sorted({str((r.config.get("suite") or {}).get("name") or r.results.get("run", {}).get("suite") or "?") for r in runs})
     now = _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     return [
-        f"Run{'s' if len(runs) > 1 else ''}: {', '.join(H.esc(r.name) for r in runs)} &middot; suite{'s' if len(suites) > 1 else ''}: "
-        f"{', '.join(H.esc(s) for s in suites)}",
-        f"Generated {H.esc(now)} by medresilience {H.esc(__version__)}",
+        f"Run{'s' if len(runs) > 1 else ''}: {', '.join(esc(r.name) for r in runs)} &middot; suite{'s' if len(suites) > 1 else ''}: "
+        f"{', '.join(esc(s) for s in suites)}",
+        f"Generated {esc(now)} by medresilience {esc(__version__)}",
     ]
 
 
@@ -180,7 +181,7 @@ def _page(
     title = title or "medresilience report"
     key = "".join(p.key_html for p in parts) or "<p class='lead'>No scored results in these runs yet.</p>"
     if notes:  # warnings first, above the numbers they qualify
-        key = "".join(f"<p class='warn'>{H.esc(n)}</p>" for n in notes) + key
+        key = "".join(f"<p class='warn'>{esc(n)}</p>" for n in notes) + key
     sections: list[tuple[str, str, str]] = [("key", "Key numbers", key)]
     if profile is not None:
         sections.append(("profile-all", "Resilience profile (all families)", profile[0]))
@@ -193,14 +194,14 @@ def _page(
     shown = {p.family for p in parts}
     missing = [f.title for f in registered_families() if f.name not in shown]
     if missing:
-        sections.append(("others", "Other families", f"<p class='note'>Not in these runs (no data, so not shown): {H.esc(', '.join(missing))}.</p>"))
-    sections.append(("facts", "Run facts", H.run_facts(runs, redact_url)))
+        sections.append(("others", "Other families", f"<p class='note'>Not in these runs (no data, so not shown): {esc(', '.join(missing))}.</p>"))
+    sections.append(("facts", "Run facts", run_facts(runs, redact_url)))
     footer = (
         "Self-contained report: no scripts, no network. Tables as CSV / Parquet / Markdown in <code>tables/</code>: "
-        + ", ".join(f"<code>{H.esc(n)}</code>" for n in tables)
+        + ", ".join(f"<code>{esc(n)}</code>" for n in tables)
         + "."
     )
-    return H.page(title, _subtitle(runs), sections, footer)
+    return html_page(title, _subtitle(runs), sections, footer)
 
 
 # What the numbers carry, said once above every family's section; each section names its own.
@@ -249,7 +250,7 @@ def _markdown(
             )
         )
         for s in r.sent:
-            lines.append(f"  - sent, {s['kind']} calls of {s['model']} ({s['calls']}): {H.sent_text(s['params'])}")
+            lines.append(f"  - sent, {s['kind']} calls of {s['model']} ({s['calls']}): {sent_text(s['params'])}")
         if r.counts:
             c = r.counts
             lines.append(

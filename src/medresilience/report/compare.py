@@ -17,7 +17,8 @@ from ..errors import ConfigError
 from ..family import get
 from ..records import atomic_write
 from ..seeding import stable_hash
-from . import html as H
+from .html import esc, run_facts
+from .html import page as html_page
 from .rundir import RunData, load_run, redact_url, scrub, secrets_of
 from .tables import write_tables
 
@@ -179,8 +180,8 @@ def finish_compare(ra: RunData, rb: RunData, body: str, markdown: str, table: pd
     """Write a comparison page (the family's body, then both runs' facts), its Markdown, and the
     table as CSV / Parquet / Markdown under tables/."""
     out.mkdir(parents=True, exist_ok=True)
-    sections = [("compare", "Paired differences", body), ("facts", "Run facts", H.run_facts([ra, rb], redact_url))]
-    page = H.page("medresilience comparison", [f"B: {H.esc(rb.name)} &middot; A: {H.esc(ra.name)}"], sections, "Self-contained: no scripts, no network.")
+    sections = [("compare", "Paired differences", body), ("facts", "Run facts", run_facts([ra, rb], redact_url))]
+    page = html_page("medresilience comparison", [f"B: {esc(rb.name)} &middot; A: {esc(ra.name)}"], sections, "Self-contained: no scripts, no network.")
     secrets = secrets_of([ra, rb])
     with atomic_write(out / "compare.html") as fh:
         fh.write(scrub(page, secrets))

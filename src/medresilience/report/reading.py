@@ -10,7 +10,8 @@ from typing import Any
 
 import pandas as pd
 
-from . import html as H
+from .html import esc, rate_cell, setting_name
+from .html import table as html_table
 from .tables import markdown_table
 
 TITLE = "How replies were read"
@@ -80,20 +81,20 @@ def section(runs: Sequence[Any]) -> tuple[str, str, pd.DataFrame] | None:
     for r in t.to_dict("records"):
         rows.append(
             [
-                *([H.esc(r["run"])] if several else []),
-                f"<b>{H.esc(r['model'])}</b>",
-                H.esc(H.setting_name(r["setting"])),
+                *([esc(r["run"])] if several else []),
+                f"<b>{esc(r['model'])}</b>",
+                esc(setting_name(r["setting"])),
                 str(r["replies"]),
                 str(r["read"]),
-                H.rate_cell(r["extracted_p"], r["extracted_lo"], r["extracted_hi"], r["read"]) if r["extracted"] else "0",
+                rate_cell(r["extracted_p"], r["extracted_lo"], r["extracted_hi"], r["read"]) if r["extracted"] else "0",
                 str(r["invalid"]),
-                H.rate_cell(r["truncated_p"], r["truncated_lo"], r["truncated_hi"], r["replies"]),
+                rate_cell(r["truncated_p"], r["truncated_lo"], r["truncated_hi"], r["replies"]),
                 str(r["unscored"]),
             ]
         )
     headers = [*(["Run"] if several else []), "Model", "Setting", "Replies", "Read", "Read by extraction model", "Invalid", "Truncated", "Unscored"]
     first = 3 if several else 2
-    html = f"<p class='note'>{NOTE}</p>" + H.table(rows, headers, numeric=range(first, len(headers)))
+    html = f"<p class='note'>{NOTE}</p>" + html_table(rows, headers, numeric=range(first, len(headers)))
     md = "\n".join(
         [
             f"## {TITLE}",

@@ -63,7 +63,10 @@ from ..family import Family, get
 from ..frame import epochs_of
 from ..scoring.types import ANSWERED
 from ..settings import NONE
-from . import html as H
+from .html import collapsible, diff_cell, esc, rate_cell, setting_name, sig_class, test_cell
+from .html import figure as html_figure
+from .html import signed as signed_change
+from .html import table as html_table
 from .tables import fmt_p, markdown_table
 
 TITLE = "Mitigations: what they buy and what they cost"
@@ -590,7 +593,7 @@ def _amount(v: Any, unit: str, signed: bool = False) -> str:
     if v is None:
         return "—"
     if signed:
-        return H.signed(v, unit)
+        return signed_change(v, unit)
     if unit == "rate":
         return f"{100 * v:.1f}%"
     return {"usd": f"{v:.6f}", "score": f"{v:.2f}"}.get(unit, f"{v:.1f}")
@@ -610,17 +613,17 @@ def values_html(t: Tradeoff) -> tuple[str, str]:
     for r in df.to_dict("records"):
         rows.append(
             [
-                H.esc(r["model"]),
-                H.esc(H.setting_name(r["method"])),
-                *[H.rate_cell(r[h], r[f"{h} lo"], r[f"{h} hi"], r[f"{h} n"]) if r[h] is not None else "—" for h in heads],
+                esc(r["model"]),
+                esc(setting_name(r["method"])),
+                *[rate_cell(r[h], r[f"{h} lo"], r[f"{h} hi"], r[f"{h} n"]) if r[h] is not None else "—" for h in heads],
             ]
         )
         md.append({"Model": r["model"], "Method": r["method"], **{h: _pct(r[h]) for h in heads}})
     title = "Each measure per method" + _refs(t.table, "values")
     html = (
-        f"<h3>{H.esc(title)}</h3><p class='note'>Higher is better in every column (a rate where lower is better is shown as "
+        f"<h3>{esc(title)}</h3><p class='note'>Higher is better in every column (a rate where lower is better is shown as "
         "100% minus it). The none row shows none on the units paired with the first setting. A dash: no run of that model "
-        "and method has the measure.</p>" + H.table(rows, ["Model", "Method", *[H.esc(h) for h in heads]], numeric=range(2, 2 + len(heads)))
+        "and method has the measure.</p>" + html_table(rows, ["Model", "Method", *[esc(h) for h in heads]], numeric=range(2, 2 + len(heads)))
     )
     return html, f"### {title}\n\n" + markdown_table(pd.DataFrame(md)) + "\n"
 
@@ -632,7 +635,7 @@ def residual_html(t: Tradeoff) -> tuple[str, str]:
     heads = list(dict.fromkeys(c.split(": ")[0] for c in df.columns if ": " in c))
     rows, md = [], []
     for r in df.to_dict("records"):
-        cells = [H.esc(r["model"]), H.esc(H.setting_name(r["setting"]))]
+        cells = [esc(r["model"]), esc(setting_name(r["setting"]))]
         m = {"Model": r["model"], "Setting": r["setting"]}
         for h in heads:
             ch = _num(r[f"{h}: change"])
@@ -656,12 +659,12 @@ def residual_html(t: Tradeoff) -> tuple[str, str]:
             )
         rows.append(cells)
         md.append(m)
-    head_cells = [x for h in heads for x in (f"{H.esc(h)}: without", "with", "change", "share left")]
+    head_cells = [x for h in heads for x in (f"{esc(h)}: without", "with", "change", "share left")]
     title = "Before and after each setting" + _refs(t.table, "residual")
     html = (
-        f"<h3>{H.esc(title)}</h3><p class='note'>Without: under none; with: under the setting, on the same units; change: with "
+        f"<h3>{esc(title)}</h3><p class='note'>Without: under none; with: under the setting, on the same units; change: with "
         "minus without (95% item-clustered bootstrap interval, Holm-adjusted p); share left: with / without.</p>"
-        + H.table(rows, ["Model", "Setting", *head_cells], numeric=range(2, 2 + 4 * len(heads)))
+        + html_table(rows, ["Model", "Setting", *head_cells], numeric=range(2, 2 + 4 * len(heads)))
     )
     return html, f"### {title}\n\n" + markdown_table(pd.DataFrame(md)) + "\n"
 
@@ -672,28 +675,28 @@ def _full_html(table: pd.DataFrame) -> str:
         unit = r["unit"]
         rows.append(
             [
-                H.esc(r["model"]),
-                H.esc(r["setting"]),
-                H.esc(get(r["family"]).title),
-                H.esc(r["role"]),
-                H.esc(r["label"]) + ("" if r["stratum"] == "all" else f" <span class='n'>({H.esc(r['stratum'])})</span>"),
+                esc(r["model"]),
+                esc(r["setting"]),
+                esc(get(r["family"]).title),
+                esc(r["role"]),
+                esc(r["label"]) + ("" if r["stratum"] == "all" else f" <span class='n'>({esc(r['stratum'])})</span>"),
                 _amount(r["none"], unit),
                 _amount(r["value"], unit),
-                H.diff_cell(_num(r["diff"]), _num(r["lo"]), _num(r["hi"]), unit),
+                diff_cell(_num(r["diff"]), _num(r["lo"]), _num(r["hi"]), unit),
                 "better" if (_num(r["benefit"]) or 0) > 0 else ("worse" if (_num(r["benefit"]) or 0) < 0 else "same"),
-                H.test_cell(r["test"], r["b"], r["c"], _num(r["p"])),
+                test_cell(r["test"], r["b"], r["c"], _num(r["p"])),
                 fmt_p(r["p_holm"]),
                 "—" if r["n"] is None or r["n"] != r["n"] else str(int(r["n"])),
             ]
         )
-        classes.append(H.sig_class(_num(r["p_holm"])))
-    body = H.table(
+        classes.append(sig_class(_num(r["p_holm"])))
+    body = html_table(
         rows,
         ["Model", "Setting", "Family", "Role", "Measure", "None", "Setting", "Change [95% CI]", "Direction", "Paired test (b / c)", "Holm p", "Pairs"],
         numeric=range(5, 12),
         row_classes=classes,
     )
-    return H.collapsible(body, "Every gain and cost, paired against none", len(rows), open_up_to=40)
+    return collapsible(body, "Every gain and cost, paired against none", len(rows), open_up_to=40)
 
 
 def _point(r: dict[str, Any], sign: float) -> tuple[float, list[float]]:
@@ -756,13 +759,77 @@ def tradeoff_figure(table: pd.DataFrame) -> str | None:
         return to_svg(fig, "tradeoff", "Mitigation gain against cost")
 
 
+def _pairing_html(pairing: pd.DataFrame) -> str:
+    """What was paired per model, setting and family: units each side, the unpaired and the items paired."""
+    return html_table(
+        [
+            [
+                esc(r["model"]),
+                esc(r["setting"]),
+                esc(get(r["family"]).title),
+                esc(r["run"]),
+                esc(r["none_run"]),
+                str(r["units_none"]),
+                str(r["units_setting"]),
+                str(r["only_none"]),
+                str(r["only_setting"]),
+                str(r["items_paired"]),
+                str(r["answered_one_side"]),
+            ]
+            for r in pairing.to_dict("records")
+        ],
+        [
+            "Model",
+            "Setting",
+            "Family",
+            "Run",
+            "None from",
+            "Units (none)",
+            "Units (setting)",
+            "Unpaired (none)",
+            "Unpaired (setting)",
+            "Items paired",
+            "Answered one side only",
+        ],
+        numeric=range(5, 11),
+    )
+
+
+def _markdown(t: Tradeoff, vm: str, rm: str) -> str:
+    """The section's Markdown: warnings, the value and residual layouts, then every gain and cost."""
+    full = t.table.assign(
+        change=[
+            _amount(d, u, True) + ("" if _num(lo) is None else f" [{_amount(lo, u, True)}, {_amount(hi, u, True)}]")
+            for d, lo, hi, u in zip(t.table["diff"], t.table["lo"], t.table["hi"], t.table["unit"])
+        ],
+        none_shown=[_amount(v, u) for v, u in zip(t.table["none"], t.table["unit"])],
+        setting_shown=[_amount(v, u) for v, u in zip(t.table["value"], t.table["unit"])],
+    )
+    return "\n".join(
+        [
+            f"## {TITLE}",
+            "",
+            *[f"> {w}" for w in t.warnings],
+            *([""] if t.warnings else []),
+            vm,
+            rm,
+            "### Every gain and cost",
+            "",
+            markdown_table(
+                full, ["model", "setting", "family", "role", "label", "stratum", "none_shown", "setting_shown", "change", "test", "b", "c", "p", "p_holm", "n"]
+            ),
+            "",
+        ]
+    )
+
+
 def section(runs: Sequence[Any]) -> tuple[str, str, dict[str, pd.DataFrame], Tradeoff] | None:
     """(html, markdown, tables, data) of the section, or None when no run has a setting other than none."""
     t = tradeoff(runs)
     if t is None:
         return None
-    warn = "".join(f"<p class='warn'>{H.esc(w)}</p>" for w in t.warnings)
-    notes = "".join(f"<p class='note'>{H.esc(n)}</p>" for n in t.notes)
+    warn = "".join(f"<p class='warn'>{esc(w)}</p>" for w in t.warnings)
+    notes = "".join(f"<p class='note'>{esc(n)}</p>" for n in t.notes)
     intro = (
         "<p class='note'>Each mitigation setting against none for the same model, paired on the same units (item, probe, "
         "condition). Gains: what the setting is for (resilience on each stress test); costs: what it may break (accuracy "
@@ -785,7 +852,7 @@ def section(runs: Sequence[Any]) -> tuple[str, str, dict[str, pd.DataFrame], Tra
             intro,
             warn,
             notes,
-            H.figure(
+            html_figure(
                 fig,
                 "Per model, setting and family: the primary gain (x: resilience won, percentage points) against the primary "
                 "cost (y: accuracy lost or over-caution added), with 95% paired bootstrap intervals. Bottom right: it buys "
@@ -795,64 +862,10 @@ def section(runs: Sequence[Any]) -> tuple[str, str, dict[str, pd.DataFrame], Tra
             "<h3>Every gain and cost</h3>",
             _full_html(t.table),
             "<h3>Pairing</h3>",
-            H.table(
-                [
-                    [
-                        H.esc(r["model"]),
-                        H.esc(r["setting"]),
-                        H.esc(get(r["family"]).title),
-                        H.esc(r["run"]),
-                        H.esc(r["none_run"]),
-                        str(r["units_none"]),
-                        str(r["units_setting"]),
-                        str(r["only_none"]),
-                        str(r["only_setting"]),
-                        str(r["items_paired"]),
-                        str(r["answered_one_side"]),
-                    ]
-                    for r in t.pairing.to_dict("records")
-                ],
-                [
-                    "Model",
-                    "Setting",
-                    "Family",
-                    "Run",
-                    "None from",
-                    "Units (none)",
-                    "Units (setting)",
-                    "Unpaired (none)",
-                    "Unpaired (setting)",
-                    "Items paired",
-                    "Answered one side only",
-                ],
-                numeric=range(5, 11),
-            ),
+            _pairing_html(t.pairing),
         ]
     )
-    full = t.table.assign(
-        change=[
-            _amount(d, u, True) + ("" if _num(lo) is None else f" [{_amount(lo, u, True)}, {_amount(hi, u, True)}]")
-            for d, lo, hi, u in zip(t.table["diff"], t.table["lo"], t.table["hi"], t.table["unit"])
-        ],
-        none_shown=[_amount(v, u) for v, u in zip(t.table["none"], t.table["unit"])],
-        setting_shown=[_amount(v, u) for v, u in zip(t.table["value"], t.table["unit"])],
-    )
-    md = "\n".join(
-        [
-            f"## {TITLE}",
-            "",
-            *[f"> {w}" for w in t.warnings],
-            *([""] if t.warnings else []),
-            vm,
-            rm,
-            "### Every gain and cost",
-            "",
-            markdown_table(
-                full, ["model", "setting", "family", "role", "label", "stratum", "none_shown", "setting_shown", "change", "test", "b", "c", "p", "p_holm", "n"]
-            ),
-            "",
-        ]
-    )
+    md = _markdown(t, vm, rm)
     tables = {"tradeoff": t.table, "tradeoff_pairing": t.pairing}
     if not t.values.empty:
         tables["tradeoff_values"] = t.values
