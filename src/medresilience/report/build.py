@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+from markupsafe import Markup
 
 from .. import __version__
 from ..family import families as registered_families
@@ -35,6 +36,7 @@ from .reading import section as reading_section
 from .rundir import RunData, load_run, redact_url, scrub, secrets_of
 from .section import FamilySection
 from .tables import markdown_table, usage_table, write_tables
+from .templating import macros
 from .tradeoff import ANCHOR as TRADEOFF_ANCHOR
 from .tradeoff import TITLE as TRADEOFF_TITLE
 from .tradeoff import section as tradeoff_section
@@ -179,9 +181,9 @@ def _page(
     reading: tuple | None = None,
 ) -> str:
     title = title or "medresilience report"
-    key = "".join(p.key_html for p in parts) or "<p class='lead'>No scored results in these runs yet.</p>"
-    if notes:  # warnings first, above the numbers they qualify
-        key = "".join(f"<p class='warn'>{esc(n)}</p>" for n in notes) + key
+    parts_of = macros(__package__, "report.html.j2")
+    # warnings first, above the numbers they qualify
+    key = str(parts_of.key_numbers(notes, [Markup(p.key_html) for p in parts if p.key_html]))
     sections: list[tuple[str, str, str]] = [("key", "Key numbers", key)]
     if profile is not None:
         sections.append(("profile-all", "Resilience profile (all families)", profile[0]))
@@ -194,14 +196,9 @@ def _page(
     shown = {p.family for p in parts}
     missing = [f.title for f in registered_families() if f.name not in shown]
     if missing:
-        sections.append(("others", "Other families", f"<p class='note'>Not in these runs (no data, so not shown): {esc(', '.join(missing))}.</p>"))
+        sections.append(("others", "Other families", str(parts_of.others(missing))))
     sections.append(("facts", "Run facts", run_facts(runs, redact_url)))
-    footer = (
-        "Self-contained report: no scripts, no network. Tables as CSV / Parquet / Markdown in <code>tables/</code>: "
-        + ", ".join(f"<code>{esc(n)}</code>" for n in tables)
-        + "."
-    )
-    return html_page(title, _subtitle(runs), sections, footer)
+    return html_page(title, _subtitle(runs), sections, str(parts_of.footer(list(tables))))
 
 
 # What the numbers carry, said once above every family's section; each section names its own.

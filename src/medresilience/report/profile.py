@@ -11,13 +11,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from markupsafe import Markup
 
 from ..family import get
 from .html import esc, rate_cell, setting_name
-from .html import figure as html_figure
 from .html import table as html_table
 from .plots import PALETTE, STYLE, _err, _short, plt, to_svg
 from .tables import markdown_table
+from .templating import macros
 
 COLUMNS = ["model", "setting", "family", "dimension", "label", "value", "lo", "hi", "n", "run"]
 
@@ -123,10 +124,7 @@ def profile_section(df: pd.DataFrame) -> tuple[str, str] | None:
         rows.append(row)
         md_rows.append(md)
     table = html_table(rows, ["Model", "Setting", *[esc(labels[d]) for d in dims]], numeric=range(2, 2 + len(dims)))
-    body = (
-        "<p class='note'>Each stress family's headline, oriented so that higher is better (a rate where lower is better "
-        "is shown as 100% minus it). Models are matched across runs by their label; a dash is a model not run on that "
-        "family.</p>" + html_figure(profile_figure(df), "Resilience profile: one dot per family dimension, 95% intervals.") + table
-    )
+    svg = profile_figure(df)
+    body = str(macros(__package__, "report.html.j2").profile(None if svg is None else Markup(svg), Markup(table)))
     md = "## Resilience profile (all families)\n\n" + markdown_table(pd.DataFrame(md_rows)) + "\n"
     return body, md

@@ -9,10 +9,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
+from markupsafe import Markup
 
 from .html import esc, rate_cell, setting_name
 from .html import table as html_table
 from .tables import markdown_table
+from .templating import macros
 
 TITLE = "How replies were read"
 ANCHOR = "reading"
@@ -34,12 +36,6 @@ COLUMNS = [
     "budget",
     "unscored",
 ]
-NOTE = (
-    "Every reply a model returned, by how it was read. Unread replies (invalid: no readable answer; truncated: cut at "
-    "the token budget before an answer) count as not correct in every rate unless the rate says it leaves them out; "
-    "an extraction model (<code>-O extract=SPEC</code>) reads only replies the rules leave unread (never a truncated "
-    "one) and never overrides a rule reading."
-)
 
 
 def reading_table(runs: Sequence[Any]) -> pd.DataFrame:
@@ -94,7 +90,7 @@ def section(runs: Sequence[Any]) -> tuple[str, str, pd.DataFrame] | None:
         )
     headers = [*(["Run"] if several else []), "Model", "Setting", "Replies", "Read", "Read by extraction model", "Invalid", "Truncated", "Unscored"]
     first = 3 if several else 2
-    html = f"<p class='note'>{NOTE}</p>" + html_table(rows, headers, numeric=range(first, len(headers)))
+    html = str(macros(__package__, "report.html.j2").reading(Markup(html_table(rows, headers, numeric=range(first, len(headers))))))
     md = "\n".join(
         [
             f"## {TITLE}",

@@ -57,6 +57,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from markupsafe import Markup
 
 from .. import stats
 from ..family import Family, get
@@ -64,10 +65,10 @@ from ..frame import epochs_of
 from ..scoring.types import ANSWERED
 from ..settings import NONE
 from .html import collapsible, diff_cell, esc, rate_cell, setting_name, sig_class, test_cell
-from .html import figure as html_figure
 from .html import signed as signed_change
 from .html import table as html_table
 from .tables import fmt_p, markdown_table
+from .templating import macros
 
 TITLE = "Mitigations: what they buy and what they cost"
 ANCHOR = "tradeoff"
@@ -620,11 +621,7 @@ def values_html(t: Tradeoff) -> tuple[str, str]:
         )
         md.append({"Model": r["model"], "Method": r["method"], **{h: _pct(r[h]) for h in heads}})
     title = "Each measure per method" + _refs(t.table, "values")
-    html = (
-        f"<h3>{esc(title)}</h3><p class='note'>Higher is better in every column (a rate where lower is better is shown as "
-        "100% minus it). The none row shows none on the units paired with the first setting. A dash: no run of that model "
-        "and method has the measure.</p>" + html_table(rows, ["Model", "Method", *[esc(h) for h in heads]], numeric=range(2, 2 + len(heads)))
-    )
+    html = str(_templates().values(title, Markup(html_table(rows, ["Model", "Method", *[esc(h) for h in heads]], numeric=range(2, 2 + len(heads))))))
     return html, f"### {title}\n\n" + markdown_table(pd.DataFrame(md)) + "\n"
 
 
@@ -661,11 +658,7 @@ def residual_html(t: Tradeoff) -> tuple[str, str]:
         md.append(m)
     head_cells = [x for h in heads for x in (f"{esc(h)}: without", "with", "change", "share left")]
     title = "Before and after each setting" + _refs(t.table, "residual")
-    html = (
-        f"<h3>{esc(title)}</h3><p class='note'>Without: under none; with: under the setting, on the same units; change: with "
-        "minus without (95% item-clustered bootstrap interval, Holm-adjusted p); share left: with / without.</p>"
-        + html_table(rows, ["Model", "Setting", *head_cells], numeric=range(2, 2 + 4 * len(heads)))
-    )
+    html = str(_templates().residual(title, Markup(html_table(rows, ["Model", "Setting", *head_cells], numeric=range(2, 2 + 4 * len(heads))))))
     return html, f"### {title}\n\n" + markdown_table(pd.DataFrame(md)) + "\n"
 
 
@@ -759,6 +752,10 @@ def tradeoff_figure(table: pd.DataFrame) -> str | None:
         return to_svg(fig, "tradeoff", "Mitigation gain against cost")
 
 
+def _templates() -> Any:
+    return macros(__package__, "tradeoff.html.j2")
+
+
 def _pairing_html(pairing: pd.DataFrame) -> str:
     """What was paired per model, setting and family: units each side, the unpaired and the items paired."""
     return html_table(
@@ -828,47 +825,20 @@ def section(runs: Sequence[Any]) -> tuple[str, str, dict[str, pd.DataFrame], Tra
     t = tradeoff(runs)
     if t is None:
         return None
-    warn = "".join(f"<p class='warn'>{esc(w)}</p>" for w in t.warnings)
-    notes = "".join(f"<p class='note'>{esc(n)}</p>" for n in t.notes)
-    intro = (
-        "<p class='note'>Each mitigation setting against none for the same model, paired on the same units (item, probe, "
-        "condition). Gains: what the setting is for (resilience on each stress test); costs: what it may break (accuracy "
-        "on ordinary questions, over-caution on control questions) and what it spends (tokens and money per item, every "
-        "answering call of the setting's units). Change = setting minus none with a 95% bootstrap interval resampling items; "
-        "paired tests: exact McNemar (clustered McNemar where an item gives several pairs; the exact paired permutation test "
-        "for a mean score or a difference of drops); Holm's correction across every tested row of one model and setting. "
-        "p-values come only from these exact or clustered tests; the bootstrap gives intervals.</p>"
-    )
+    body = _templates().section
     if t.table.empty:
-        body = intro + warn + notes + "<p>No setting could be paired with none.</p>"
+        html = str(body(t.warnings, t.notes, None, [], None, None))
         md = f"## {TITLE}\n\n" + "".join(f"> {w}\n" for w in t.warnings) + "\nNo setting could be paired with none.\n"
-        return body, md, {"tradeoff": t.table, "tradeoff_pairing": t.pairing}, t
+        return html, md, {"tradeoff": t.table, "tradeoff_pairing": t.pairing}, t
     vh, vm = values_html(t)
     rh, rm = residual_html(t)
-    side = "".join(f"<div style='flex:1 1 440px;min-width:0'>{x}</div>" for x in (vh, rh) if x)
     fig = tradeoff_figure(t.table)
-    body = "".join(
-        [
-            intro,
-            warn,
-            notes,
-            html_figure(
-                fig,
-                "Per model, setting and family: the primary gain (x: resilience won, percentage points) against the primary "
-                "cost (y: accuracy lost or over-caution added), with 95% paired bootstrap intervals. Bottom right: it buys "
-                "resilience for free; top right: a trade-off; left: it does not help.",
-            ),
-            f"<div class='tradeoff-layouts' style='display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start'>{side}</div>" if side else "",
-            "<h3>Every gain and cost</h3>",
-            _full_html(t.table),
-            "<h3>Pairing</h3>",
-            _pairing_html(t.pairing),
-        ]
-    )
+    layouts = [Markup(x) for x in (vh, rh) if x]
+    html = str(body(t.warnings, t.notes, None if fig is None else Markup(fig), layouts, Markup(_full_html(t.table)), Markup(_pairing_html(t.pairing))))
     md = _markdown(t, vm, rm)
     tables = {"tradeoff": t.table, "tradeoff_pairing": t.pairing}
     if not t.values.empty:
         tables["tradeoff_values"] = t.values
     if not t.residual.empty:
         tables["tradeoff_residual"] = t.residual
-    return body, md, tables, t
+    return html, md, tables, t
