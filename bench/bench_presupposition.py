@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"skipped: {DATA} not found (../shared/data is not available)", file=sys.stderr)
         return 0
 
-    from medresilience.families.presupposition.construct import PresuppositionBuildOptions, build_presupposition
+    from medresilience.families.presupposition.construct.build import PresuppositionBuildOptions, build_presupposition
     from medresilience.families.presupposition.myths import read_myths
     from medresilience.models.spec import parse_model_spec
 

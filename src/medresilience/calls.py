@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .models.openai_compatible import ModelCallError, OpenAICompatibleModel, scrub, spec_secrets
+from .models.openai_compatible import Completion, ModelCallError, OpenAICompatibleModel, scrub, spec_secrets
 from .models.spec import ModelSpec
 from .records import env_number
 from .scoring.types import Score, Scorer
@@ -86,7 +86,8 @@ ProgressFn = Callable[[int, int], None]  # (done, total); one that also takes `w
 STOP_AFTER = 5
 
 
-def _takes_waits(fn: Callable[..., Any]) -> bool:
+def takes_waits(fn: Callable[..., Any]) -> bool:
+    """Whether a progress callback also takes `waits=` (the count of retry waits)."""
     try:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
@@ -167,6 +168,134 @@ def _score_row(r: CallRequest, s: Score | None) -> ScoreRow | None:
     return ScoreRow(r.score_key or r.key, r.scorer, s.label, s.status, s.detail, s.value)
 
 
+def _plan(requests: Iterable[CallRequest], store: Store, stats: RunStats, halted: set[str] | None) -> dict[str, list[CallRequest]]:
+    """Dedupe by key, store the plan, and keep per model the calls not yet stored `ok`; the calls of
+    a model already halted are counted as not run."""
+    unique: dict[str, CallRequest] = {}
+    for r in requests:
+        unique.setdefault(r.key, r)
+    stats.unique_calls = len(unique)
+    store.add_plan([], [(r.key, r.model, r.messages, r.params) for r in unique.values()])
+    done = store.finished_keys(unique)
+    stats.cached = len(done)
+    todo_by_model: dict[str, list[CallRequest]] = {}
+    for k, r in unique.items():
+        if k not in done:
+            todo_by_model.setdefault(r.model, []).append(r)
+    for label in [m for m in todo_by_model if halted and m in halted]:
+        stats.not_run += len(todo_by_model.pop(label))
+    return todo_by_model
+
+
+class _Calls:
+    """One execution of run_calls: its counters and progress, the error streaks that stop a model,
+    and the workers that send each model's queue and hand every outcome to the writer."""
+
+    def __init__(self, stats: RunStats, progress: ProgressFn | None, total: int, secrets: list[str], limit: int, writer: _Writer):
+        self.stats, self.progress, self.total = stats, progress, total
+        self.secrets, self.limit, self.writer = secrets, limit, writer
+        self.with_waits = progress is not None and takes_waits(progress)
+        self.finished = 0
+        self.streak: dict[str, int] = {}
+        self.stopped: dict[str, tuple[str, ModelCallError]] = {}
+
+    def show(self) -> None:
+        if self.progress is not None:
+            if self.with_waits:
+                self.progress(self.finished, self.total, waits=self.stats.retry_waits)  # type: ignore[call-arg]
+            else:
+                self.progress(self.finished, self.total)
+
+    def on_wait(self, seconds: float) -> None:
+        self.stats.retry_waits += 1
+        self.stats.retry_wait_s += seconds
+        self.show()
+
+    async def worker(self, model: OpenAICompatibleModel, queue: asyncio.Queue[CallRequest]) -> None:
+        label = model.spec.label
+        while label not in self.stopped:
+            try:
+                r = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            try:
+                c = await model.complete(r.messages, r.params)
+            except ModelCallError as e:
+                await self._failed(r, label, e)
+            else:
+                await self._answered(r, model.spec, c)
+            self.stats.called += 1
+            self.finished += 1
+            self.show()
+
+    async def _failed(self, r: CallRequest, label: str, e: ModelCallError) -> None:
+        """Store a failed call (its text without secrets) and stop its model after `limit` errors in a row that stop a model."""
+        stats = self.stats
+        text = scrub(str(e), self.secrets)
+        if text != str(e):
+            e.args = (text,)
+        stats.errors += 1
+        stats.permanent_errors += int(e.permanent)
+        if len(stats.error_samples) < 5:
+            stats.error_samples.append(text)
+        s = r.on_error(e) if r.on_error is not None else None
+        row = CallRow(r.key, label, "error", e.permanent, attempts=e.attempts, error=text, waited_s=e.waited_s)
+        await self.writer.queue.put((row, _score_row(r, s)))
+        why = e.stops_model
+        self.streak[label] = self.streak.get(label, 0) + 1 if why else 0
+        if why and self.limit and self.streak[label] >= self.limit and label not in self.stopped:
+            self.stopped[label] = (why, e)
+
+    async def _answered(self, r: CallRequest, spec: ModelSpec, c: Completion) -> None:
+        """Store a reply (without secrets) with its cost and score; a scorer that raises leaves it unscored with why."""
+        stats = self.stats
+        self.streak[spec.label] = 0
+        c.text = scrub(c.text, self.secrets)
+        cost = spec.cost(c.prompt_tokens, c.completion_tokens)
+        stats.ok += 1
+        stats.prompt_tokens += c.prompt_tokens
+        stats.completion_tokens += c.completion_tokens
+        stats.cost += cost or 0.0
+        try:
+            s = r.score(c) if r.score is not None else None
+        except Exception as e:  # a reply its scorer cannot take: the answer is kept, unscored with why (never a crash)
+            why = scrub(f"the scorer failed on this reply: {type(e).__name__}: {e}", self.secrets)[:300]
+            s = Score.unscored(why)
+            if len(stats.error_samples) < 5:
+                stats.error_samples.append(why)
+        row = CallRow(
+            r.key,
+            spec.label,
+            "ok",
+            False,
+            c.text,
+            c.top_logprobs,
+            c.finish_reason,
+            c.prompt_tokens,
+            c.completion_tokens,
+            cost,
+            c.latency_s,
+            c.attempts,
+            waited_s=c.waited_s,
+        )
+        await self.writer.queue.put((row, _score_row(r, s)))
+
+    def count_left(self, queues: dict[str, asyncio.Queue[CallRequest]]) -> None:
+        """Count the calls left in the queues as not run, with one line per stopped model."""
+        stats = self.stats
+        for label, q in queues.items():
+            left = q.qsize()
+            stats.not_run += left
+            if label in self.stopped:
+                why, e = self.stopped[label]
+                code = f" ({e.status})" if e.status is not None else ""
+                last = " ".join(str(e).split())[:200]
+                stats.stopped.append(
+                    f"model {label} stopped after {self.limit} consecutive {why} errors{code}: its {left} remaining calls were not sent "
+                    f"(not run, not scored); last error: {last}"
+                )
+
+
 async def run_calls(
     requests: Iterable[CallRequest],
     specs: Iterable[ModelSpec],
@@ -184,47 +313,18 @@ async def run_calls(
     models across calls (a run in chunks): their calls are not sent and count as not run."""
     t0 = time.perf_counter()
     stats = stats or RunStats()
-    unique: dict[str, CallRequest] = {}
-    for r in requests:
-        unique.setdefault(r.key, r)
-    stats.unique_calls = len(unique)
-    store.add_plan([], [(r.key, r.model, r.messages, r.params) for r in unique.values()])
-    done = store.finished_keys(unique)
-    stats.cached = len(done)
-    todo_by_model: dict[str, list[CallRequest]] = {}
-    for k, r in unique.items():
-        if k not in done:
-            todo_by_model.setdefault(r.model, []).append(r)
-    for label in [m for m in todo_by_model if halted and m in halted]:
-        stats.not_run += len(todo_by_model.pop(label))
-    total = sum(len(v) for v in todo_by_model.values())
-    finished = 0
-    with_waits = progress is not None and _takes_waits(progress)
-
-    def show() -> None:
-        if progress is not None:
-            if with_waits:
-                progress(finished, total, waits=stats.retry_waits)  # type: ignore[call-arg]
-            else:
-                progress(finished, total)
-
-    show()
+    todo_by_model = _plan(requests, store, stats, halted)
     spec_by_label = {s.label: s for s in specs}
     secrets = sorted({x for s in spec_by_label.values() for x in spec_secrets(s)}, key=len, reverse=True)
     limit = int(env_number("MEDRES_STOP_AFTER_AUTH_ERRORS", STOP_AFTER, integer=True)) if stop_after is None else stop_after
-    streak: dict[str, int] = {}
-    stopped: dict[str, tuple[str, ModelCallError]] = {}
+    writer = _Writer(store)
+    run = _Calls(stats, progress, sum(len(v) for v in todo_by_model.values()), secrets, limit, writer)
+    run.show()
     queues: dict[str, asyncio.Queue[CallRequest]] = {}
     own: list[OpenAICompatibleModel] = []
     borrowed: list[tuple[OpenAICompatibleModel, Any]] = []
-    writer = _Writer(store)
     writer_task = asyncio.create_task(writer.run())
     tasks: list[asyncio.Task[None]] = []
-
-    def on_wait(seconds: float) -> None:
-        stats.retry_waits += 1
-        stats.retry_wait_s += seconds
-        show()
 
     def writer_done(t: asyncio.Task[None]) -> None:
         if not t.cancelled() and t.exception() is not None:  # the store cannot be written: stop calling
@@ -232,68 +332,6 @@ async def run_calls(
                 w.cancel()
 
     writer_task.add_done_callback(writer_done)
-
-    async def worker(model: OpenAICompatibleModel, queue: asyncio.Queue[CallRequest]) -> None:
-        nonlocal finished
-        spec = model.spec
-        label = spec.label
-        while label not in stopped:
-            try:
-                r = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            try:
-                c = await model.complete(r.messages, r.params)
-            except ModelCallError as e:
-                text = scrub(str(e), secrets)
-                if text != str(e):
-                    e.args = (text,)
-                stats.errors += 1
-                stats.permanent_errors += int(e.permanent)
-                if len(stats.error_samples) < 5:
-                    stats.error_samples.append(text)
-                s = r.on_error(e) if r.on_error is not None else None
-                row = CallRow(r.key, label, "error", e.permanent, attempts=e.attempts, error=text, waited_s=e.waited_s)
-                await writer.queue.put((row, _score_row(r, s)))
-                why = e.stops_model
-                streak[label] = streak.get(label, 0) + 1 if why else 0
-                if why and limit and streak[label] >= limit and label not in stopped:
-                    stopped[label] = (why, e)
-            else:
-                streak[label] = 0
-                c.text = scrub(c.text, secrets)
-                cost = spec.cost(c.prompt_tokens, c.completion_tokens)
-                stats.ok += 1
-                stats.prompt_tokens += c.prompt_tokens
-                stats.completion_tokens += c.completion_tokens
-                stats.cost += cost or 0.0
-                try:
-                    s = r.score(c) if r.score is not None else None
-                except Exception as e:  # a reply its scorer cannot take: the answer is kept, unscored with why (never a crash)
-                    why = scrub(f"the scorer failed on this reply: {type(e).__name__}: {e}", secrets)[:300]
-                    s = Score.unscored(why)
-                    if len(stats.error_samples) < 5:
-                        stats.error_samples.append(why)
-                row = CallRow(
-                    r.key,
-                    label,
-                    "ok",
-                    False,
-                    c.text,
-                    c.top_logprobs,
-                    c.finish_reason,
-                    c.prompt_tokens,
-                    c.completion_tokens,
-                    cost,
-                    c.latency_s,
-                    c.attempts,
-                    waited_s=c.waited_s,
-                )
-                await writer.queue.put((row, _score_row(r, s)))
-            stats.called += 1
-            finished += 1
-            show()
-
     try:
         for label, todo in todo_by_model.items():
             spec = spec_by_label[label]
@@ -303,12 +341,12 @@ async def run_calls(
                 own.append(model)
             else:
                 borrowed.append((model, model.on_wait))
-            model.on_wait = on_wait
+            model.on_wait = run.on_wait
             q: asyncio.Queue[CallRequest] = asyncio.Queue()
             for r in todo:
                 q.put_nowait(r)
             queues[label] = q
-            tasks += [asyncio.create_task(worker(model, q)) for _ in range(min(spec.concurrency, len(todo)))]
+            tasks += [asyncio.create_task(run.worker(model, q)) for _ in range(min(spec.concurrency, len(todo)))]
         try:
             await asyncio.gather(*tasks)
         except asyncio.CancelledError:
@@ -327,18 +365,8 @@ async def run_calls(
             for m in own:
                 with contextlib.suppress(Exception):
                     await m.close()
-    for label, q in queues.items():
-        left = q.qsize()
-        stats.not_run += left
-        if label in stopped:
-            why, e = stopped[label]
-            code = f" ({e.status})" if e.status is not None else ""
-            last = " ".join(str(e).split())[:200]
-            stats.stopped.append(
-                f"model {label} stopped after {limit} consecutive {why} errors{code}: its {left} remaining calls were not sent "
-                f"(not run, not scored); last error: {last}"
-            )
+    run.count_left(queues)
     if halted is not None:
-        halted.update(stopped)
+        halted.update(run.stopped)
     stats.seconds += time.perf_counter() - t0
     return stats

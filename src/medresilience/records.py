@@ -213,7 +213,7 @@ def max_field_chars() -> int:
     return int(env_number("MEDRES_MAX_FIELD_CHARS", MAX_FIELD_CHARS, integer=True, minimum=MIN_FIELD_CHARS))
 
 
-def _oversized(obj: Any, limit: int, prefix: str = "") -> tuple[str, int] | None:
+def oversized(obj: Any, limit: int, prefix: str = "") -> tuple[str, int] | None:
     """(dotted field, length) of the first string longer than `limit` in a parsed JSON value."""
     if isinstance(obj, dict):
         items: Iterable[tuple[Any, Any]] = obj.items()
@@ -226,7 +226,7 @@ def _oversized(obj: Any, limit: int, prefix: str = "") -> tuple[str, int] | None
             if len(v) > limit:
                 return f"{prefix}{k}", len(v)
         elif isinstance(v, (dict, list)):
-            found = _oversized(v, limit, f"{prefix}{k}.")
+            found = oversized(v, limit, f"{prefix}{k}.")
             if found:
                 return found
     return None
@@ -240,10 +240,10 @@ def check_field_sizes(obj: Any, path: Path | str, line: int | None, limit: int |
     """InputError naming the first text field of `obj` longer than the limit (default:
     `max_field_chars()`, looked up only when some text is longer than MIN_FIELD_CHARS)."""
     if limit is None:
-        if _oversized(obj, MIN_FIELD_CHARS) is None:
+        if oversized(obj, MIN_FIELD_CHARS) is None:
             return
         limit = max_field_chars()
-    found = _oversized(obj, limit)
+    found = oversized(obj, limit)
     if found:
         raise too_long(path, line, found[0], found[1], limit)
 

@@ -39,7 +39,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from . import mitigations
-from .calls import CallRequest, ProgressFn, RunStats, _takes_waits, add_stats, request_key, run_calls
+from .calls import CallRequest, ProgressFn, RunStats, add_stats, request_key, run_calls, takes_waits
 from .errors import ConfigError
 from .family import Family, family_of
 from .mitigations import Setting
@@ -332,7 +332,7 @@ def _staged(progress: ProgressFn | None) -> tuple[ProgressFn | None, list[int]]:
     if progress is None:
         return None, [0]
     offset = [0]
-    with_waits = _takes_waits(progress)
+    with_waits = takes_waits(progress)
 
     def show(done: int, todo: int, waits: int = 0) -> None:
         if with_waits:
@@ -395,7 +395,7 @@ async def execute_plan(
     records_left = suite.records_of(run_items(suite, opts))  # items and probes before the family's selection
     records_done = units_done = done_before = 0
 
-    with_waits = progress is not None and _takes_waits(progress)
+    with_waits = progress is not None and takes_waits(progress)
     waits_before = 0
     halted: set[str] = set()
 

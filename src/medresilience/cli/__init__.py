@@ -6,13 +6,77 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from .kit import console, err_console, fail, parse_pairs, progress, progress_callback, user_errors
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ..evaluation import RunResult
+    from ..family import Family
+    from ..models.spec import ModelSpec
+
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Measure whether models keep correct medical judgments under misleading or messy input.")
+
+
+def _run_options(family: Family, family_options: list[str] | None, judge: str | None, cfg) -> tuple[dict[str, str], ModelSpec | None]:
+    """The family's -O pairs with --judge folded in, and the run's extraction model (-O extract=SPEC)."""
+    from ..errors import ConfigError
+    from ..models.spec import parse_model_spec
+
+    pairs = parse_pairs(family_options)
+    extract = None
+    if "extract" in pairs:  # -O extract=SPEC is the run's, not the family's: an extraction model for unread replies
+        text = pairs.pop("extract")
+        if not text:
+            raise ConfigError("-O extract", "name the extraction model, e.g. -O extract=openai/gpt-4o-mini")
+        extract = parse_model_spec(text, cfg.spec_defaults() if cfg else None)
+        extract.api_key()
+    if judge is not None:  # --judge SPEC is the family's judge option
+        if "judge" not in family.options.model_fields:
+            raise ConfigError("--judge", f"family {family.name} takes no judge model")
+        if "judge" in pairs:
+            raise ConfigError("--judge", "give the judge once: --judge or -O judge=, not both")
+        parse_model_spec(judge, flag="--judge")  # a bad spec is blamed on the flag that gave it
+        pairs["judge"] = judge
+    return pairs, extract
+
+
+def _print_outcome(result: RunResult) -> None:
+    """The results table, the warnings, the call counts, the error samples and the stopped models."""
+    from ..summary import results_rows
+    from .tables import fitted
+
+    console.print(fitted(*results_rows(result.results), console.width))
+    for w in result.warnings:
+        err_console.print(f"warning: {w}", highlight=False, markup=False, soft_wrap=True)
+    s = result.stats
+    console.print(
+        f"calls: {s.called} made, {s.cached} reused from the store, {s.errors} errors"
+        f" ({s.permanent_errors} permanent); tokens: {s.prompt_tokens} in / {s.completion_tokens} out" + (f"; cost ${s.cost:.4f}" if s.cost else "")
+    )
+    for e in s.error_samples:
+        err_console.print(f"  error sample: {e}", highlight=False, markup=False, soft_wrap=True)  # as stored: [redacted] and [brackets] kept
+    for line in s.stopped:
+        err_console.print(line, highlight=False, soft_wrap=True, markup=False)
+
+
+def _fail_unless_measured(result: RunResult) -> None:
+    """Exit 1 when calls failed permanently, were not run (a stopped model), or all failed, or the
+    run measured nothing (no unit planned, every judgment unscored)."""
+    s = result.stats
+    if s.called and not s.ok:
+        fail(f"every call failed ({s.errors} errors, {s.permanent_errors} permanent); nothing was answered", 1)
+    if result.shortfall:
+        fail(result.shortfall, 1)
+    if s.permanent_errors or s.not_run:
+        fail(
+            f"{s.permanent_errors} calls failed permanently"
+            + (f" and {s.not_run} were not run" if s.not_run else "")
+            + "; fix the cause (see the error samples) and rerun to retry them",
+            1,
+        )
 
 
 def _run_eval(
@@ -40,8 +104,6 @@ def _run_eval(
     from ..models.spec import parse_model_spec
     from ..records import Suite
     from ..runner import EvalOptions, check_options
-    from ..summary import results_rows
-    from .tables import fitted
 
     suite = Suite.load(suite_dir, lazy=True) if suite_dir else sample_suite()  # records read when the run needs them
     specs = [parse_model_spec(m, cfg.spec_defaults() if cfg else None) for m in models]
@@ -52,25 +114,7 @@ def _run_eval(
     if defense is not None:  # the former flag: --defense on = the caution setting
         settings = {"off": ["none"], "on": ["caution"], "both": ["none", "caution"]}[defense]
     family = family_of([suite.manifest.family])
-    pairs = parse_pairs(family_options)
-    extract = None
-    if "extract" in pairs:  # -O extract=SPEC is the run's, not the family's: an extraction model for unread replies
-        from ..errors import ConfigError
-
-        text = pairs.pop("extract")
-        if not text:
-            raise ConfigError("-O extract", "name the extraction model, e.g. -O extract=openai/gpt-4o-mini")
-        extract = parse_model_spec(text, cfg.spec_defaults() if cfg else None)
-        extract.api_key()
-    if judge is not None:  # --judge SPEC is the family's judge option
-        from ..errors import ConfigError
-
-        if "judge" not in family.options.model_fields:
-            raise ConfigError("--judge", f"family {family.name} takes no judge model")
-        if "judge" in pairs:
-            raise ConfigError("--judge", "give the judge once: --judge or -O judge=, not both")
-        parse_model_spec(judge, flag="--judge")  # a bad spec is blamed on the flag that gave it
-        pairs["judge"] = judge
+    pairs, extract = _run_options(family, family_options, judge, cfg)
     fam_opts = cfg.family_options(pairs, suite.manifest.family) if cfg else pairs
     # the family's first scoring is the default (letters for MCQ families, the judge for free text)
     opts = EvalOptions(
@@ -93,34 +137,13 @@ def _run_eval(
             wait=wait,
             on_wait=lambda msg: err_console.print(msg, highlight=False, soft_wrap=True, markup=False),
         )
-    console.print(fitted(*results_rows(result.results), console.width))
-    for w in result.warnings:
-        err_console.print(f"warning: {w}", highlight=False, markup=False, soft_wrap=True)
-    s = result.stats
-    console.print(
-        f"calls: {s.called} made, {s.cached} reused from the store, {s.errors} errors"
-        f" ({s.permanent_errors} permanent); tokens: {s.prompt_tokens} in / {s.completion_tokens} out" + (f"; cost ${s.cost:.4f}" if s.cost else "")
-    )
-    for e in s.error_samples:
-        err_console.print(f"  error sample: {e}", highlight=False, markup=False, soft_wrap=True)  # as stored: [redacted] and [brackets] kept
-    for line in s.stopped:
-        err_console.print(line, highlight=False, soft_wrap=True, markup=False)
+    _print_outcome(result)
     from ..report import build_report
 
     rep = build_report([out])
     console.print(f"run directory: {out}  (results.json, results.md, store.sqlite)")
     console.print(f"report: {rep.html}")
-    if s.called and not s.ok:
-        fail(f"every call failed ({s.errors} errors, {s.permanent_errors} permanent); nothing was answered", 1)
-    if result.shortfall:
-        fail(result.shortfall, 1)
-    if s.permanent_errors or s.not_run:
-        fail(
-            f"{s.permanent_errors} calls failed permanently"
-            + (f" and {s.not_run} were not run" if s.not_run else "")
-            + "; fix the cause (see the error samples) and rerun to retry them",
-            1,
-        )
+    _fail_unless_measured(result)
 
 
 ModelOpt = Annotated[

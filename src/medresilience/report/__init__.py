@@ -1,5 +1,7 @@
 """Reports: tables, plots and one self-contained HTML file per set of runs, and paired comparisons
-of two runs. Heavy imports (matplotlib) happen only when a report is built.
+of two runs. The page is written through Jinja2 templates (templates/, rendered by `templating`;
+a family's sections ship their own). Heavy imports (matplotlib) happen only when a report is built.
+Its modules import each other by module, never through this package.
 
     from medresilience.report import build_report, compare_runs
     result = build_report(["runs/sample"])          # -> ReportResult (.html, .markdown, .tables)

@@ -21,12 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+from markupsafe import Markup
 
 from .. import __version__
 from ..family import families as registered_families
 from ..family import get
 from ..records import atomic_write
-from . import html as H
+from .html import esc, run_facts, sent_text
+from .html import page as html_page
 from .profile import profile_frame, profile_section
 from .reading import ANCHOR as READING_ANCHOR
 from .reading import TITLE as READING_TITLE
@@ -34,6 +36,7 @@ from .reading import section as reading_section
 from .rundir import RunData, load_run, redact_url, scrub, secrets_of
 from .section import FamilySection
 from .tables import markdown_table, usage_table, write_tables
+from .templating import macros
 from .tradeoff import ANCHOR as TRADEOFF_ANCHOR
 from .tradeoff import TITLE as TRADEOFF_TITLE
 from .tradeoff import section as tradeoff_section
@@ -161,9 +164,9 @@ def _subtitle(runs: Sequence[RunData]) -> list[str]:
     suites = sorted({str((r.config.get("suite") or {}).get("name") or r.results.get("run", {}).get("suite") or "?") for r in runs})
     now = _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     return [
-        f"Run{'s' if len(runs) > 1 else ''}: {', '.join(H.esc(r.name) for r in runs)} &middot; suite{'s' if len(suites) > 1 else ''}: "
-        f"{', '.join(H.esc(s) for s in suites)}",
-        f"Generated {H.esc(now)} by medresilience {H.esc(__version__)}",
+        f"Run{'s' if len(runs) > 1 else ''}: {', '.join(esc(r.name) for r in runs)} &middot; suite{'s' if len(suites) > 1 else ''}: "
+        f"{', '.join(esc(s) for s in suites)}",
+        f"Generated {esc(now)} by medresilience {esc(__version__)}",
     ]
 
 
@@ -178,9 +181,9 @@ def _page(
     reading: tuple | None = None,
 ) -> str:
     title = title or "medresilience report"
-    key = "".join(p.key_html for p in parts) or "<p class='lead'>No scored results in these runs yet.</p>"
-    if notes:  # warnings first, above the numbers they qualify
-        key = "".join(f"<p class='warn'>{H.esc(n)}</p>" for n in notes) + key
+    parts_of = macros(__package__, "report.html.j2")
+    # warnings first, above the numbers they qualify
+    key = str(parts_of.key_numbers(notes, [Markup(p.key_html) for p in parts if p.key_html]))
     sections: list[tuple[str, str, str]] = [("key", "Key numbers", key)]
     if profile is not None:
         sections.append(("profile-all", "Resilience profile (all families)", profile[0]))
@@ -193,14 +196,9 @@ def _page(
     shown = {p.family for p in parts}
     missing = [f.title for f in registered_families() if f.name not in shown]
     if missing:
-        sections.append(("others", "Other families", f"<p class='note'>Not in these runs (no data, so not shown): {H.esc(', '.join(missing))}.</p>"))
-    sections.append(("facts", "Run facts", H.run_facts(runs, redact_url)))
-    footer = (
-        "Self-contained report: no scripts, no network. Tables as CSV / Parquet / Markdown in <code>tables/</code>: "
-        + ", ".join(f"<code>{H.esc(n)}</code>" for n in tables)
-        + "."
-    )
-    return H.page(title, _subtitle(runs), sections, footer)
+        sections.append(("others", "Other families", str(parts_of.others(missing))))
+    sections.append(("facts", "Run facts", run_facts(runs, redact_url)))
+    return html_page(title, _subtitle(runs), sections, str(parts_of.footer(list(tables))))
 
 
 # What the numbers carry, said once above every family's section; each section names its own.
@@ -249,7 +247,7 @@ def _markdown(
             )
         )
         for s in r.sent:
-            lines.append(f"  - sent, {s['kind']} calls of {s['model']} ({s['calls']}): {H.sent_text(s['params'])}")
+            lines.append(f"  - sent, {s['kind']} calls of {s['model']} ({s['calls']}): {sent_text(s['params'])}")
         if r.counts:
             c = r.counts
             lines.append(

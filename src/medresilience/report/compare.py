@@ -22,7 +22,8 @@ from ..errors import ConfigError
 from ..family import get
 from ..records import atomic_write
 from ..seeding import stable_hash
-from . import html as H
+from .html import esc, run_facts, sig_class
+from .html import page as html_page
 from .rundir import RunData, load_run, redact_url, scrub, secrets_of
 from .tables import fmt_p, markdown_table, write_tables
 
@@ -240,7 +241,7 @@ def _templates() -> Environment:
     """The report's templates; a value not marked as HTML is escaped as the report escapes it."""
 
     def finalize(v: Any) -> Any:
-        return v if isinstance(v, Markup) else Markup(H.esc(v))
+        return v if isinstance(v, Markup) else Markup(esc(v))
 
     return Environment(loader=PackageLoader("medresilience.report", "templates"), autoescape=select_autoescape(default=True), finalize=finalize)
 
@@ -248,7 +249,7 @@ def _templates() -> Environment:
 def table_rows(spec: CompareSpec, table: pd.DataFrame) -> list[dict[str, Any]]:
     """The comparison table's rows: the family's cells (HTML) and, when it asks, the row's class
     by its Holm p."""
-    return [{"cells": [Markup(c.cell(r)) for c in spec.table], "cls": H.sig_class(r["p_holm"]) if spec.significance else ""} for r in table.to_dict("records")]
+    return [{"cells": [Markup(c.cell(r)) for c in spec.table], "cls": sig_class(r["p_holm"]) if spec.significance else ""} for r in table.to_dict("records")]
 
 
 def write_compare(ra: RunData, rb: RunData, spec: CompareSpec, comps: list[Comparison], out: Path) -> CompareResult:
@@ -308,8 +309,8 @@ def finish_compare(ra: RunData, rb: RunData, body: str, markdown: str, table: pd
     """Write a comparison page (the family's body, then both runs' facts), its Markdown, and the
     table as CSV / Parquet / Markdown under tables/."""
     out.mkdir(parents=True, exist_ok=True)
-    sections = [("compare", "Paired differences", body), ("facts", "Run facts", H.run_facts([ra, rb], redact_url))]
-    page = H.page("medresilience comparison", [f"B: {H.esc(rb.name)} &middot; A: {H.esc(ra.name)}"], sections, "Self-contained: no scripts, no network.")
+    sections = [("compare", "Paired differences", body), ("facts", "Run facts", run_facts([ra, rb], redact_url))]
+    page = html_page("medresilience comparison", [f"B: {esc(rb.name)} &middot; A: {esc(ra.name)}"], sections, "Self-contained: no scripts, no network.")
     secrets = secrets_of([ra, rb])
     with atomic_write(out / "compare.html") as fh:
         fh.write(scrub(page, secrets))

@@ -1,6 +1,7 @@
 """HTML primitives of the self-contained report: inline CSS, escaping, tables, rate cells, figures,
-the run facts and the page itself. No script, no external resource (no fonts, images,
-stylesheets or favicons fetched). Each family writes its sections with these."""
+the run facts and the page itself (the table, the run facts and the page through the templates in
+templates/). No script, no external resource (no fonts, images, stylesheets or favicons fetched).
+Each family writes its sections with these."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from markupsafe import Markup
 
 from .tables import fmt_p, fmt_pct  # noqa: F401  (re-exported for the families' sections)
+from .templating import render
 
 SETTING_TITLES = {"none": "no mitigation"}
 
@@ -134,15 +137,14 @@ def sig_class(p_holm: Any, alpha: float = 0.05) -> str:
 
 def table(rows: Sequence[Sequence[str]], headers: Sequence[str], numeric: Sequence[int] = (), row_classes: Sequence[str] | None = None) -> str:
     """An HTML table from already-escaped cell strings."""
-    num = set(numeric)
-    out = ['<div class="scroll"><table><thead><tr>']
-    out += [f'<th class="num">{h}</th>' if i in num else f"<th>{h}</th>" for i, h in enumerate(headers)]
-    out.append("</tr></thead><tbody>")
-    for ri, r in enumerate(rows):
-        cls = f' class="{row_classes[ri]}"' if row_classes and row_classes[ri] else ""
-        out.append(f"<tr{cls}>" + "".join(f'<td class="num">{c}</td>' if i in num else f"<td>{c}</td>" for i, c in enumerate(r)) + "</tr>")
-    out.append("</tbody></table></div>")
-    return "".join(out)
+    return render(
+        __package__,
+        "table.html.j2",
+        rows=[[Markup(c) for c in r] for r in rows],
+        headers=[Markup(h) for h in headers],
+        numeric=set(numeric),
+        row_classes=row_classes,
+    )
 
 
 def collapsible(body: str, summary: str, n_rows: int, open_up_to: int = 12) -> str:
@@ -180,133 +182,108 @@ def shown_path(path: Any, run_dir: Any) -> str:
         return os.path.relpath(p, Path(str(run_dir)).resolve())
 
 
-def run_facts(runs: Sequence[Any], redact_url: Callable[[str], str]) -> str:
-    out = []
-    for run in runs:
-        cfg = run.config or {}
-        head = f"<h3>Run <code>{esc(run.name)}</code></h3>"
-        src = "recomputed from the store" if run.source == "store" else "read from results.json"
-        lines = [
-            f"<p>Directory: <code>{esc(run.path)}</code>. Numbers {esc(src)}. medresilience {esc(cfg.get('medresilience', '?'))}, "
-            f"Python {esc(cfg.get('python', '?'))}.</p>"
-        ]
-        for n in run.notes:
-            lines.append(f"<p class='warn'>{esc(n)}</p>")
-        # models
-        mrows = []
-        for m in cfg.get("models", []):
-            urls = ", ".join(redact_url(u) for u in m.get("base_urls") or []) or ("embedded (local)" if m.get("kind") == "embedded" else "—")
-            dec = f"temperature={m.get('temperature')}, top_p={m.get('top_p')}, max_tokens={m.get('max_tokens')}, seed={m.get('seed')}"
-            if m.get("extra_body"):
-                dec += f", extra_body={json.dumps(m.get('extra_body'), sort_keys=True)}"
-            price = (
-                "—"
-                if m.get("price_input") is None and m.get("price_output") is None
-                else f"${m.get('price_input') or 0}/M in, ${m.get('price_output') or 0}/M out"
-            )
-            row = [esc(m.get("label")), esc(f"{m.get('kind')}:{m.get('model')}"), esc(urls), esc(m.get("api_key_env") or "—")]
-            # what the spec asks is shown only when the stored requests cannot say what was sent (a
-            # family or a judge sets its own budget, so the spec's max_tokens is not what was sent)
-            row += [] if run.sent else [esc(dec)]
-            row += [esc(f"concurrency={m.get('concurrency')}, rpm={m.get('rpm')}, timeout={m.get('timeout')}s, retries={m.get('max_retries')}"), esc(price)]
-            mrows.append(row)
-        if mrows:
-            lines.append(table(mrows, ["Label", "Model", "Endpoints", "API key variable", *([] if run.sent else ["Decoding (model spec)"]), "Client", "Price"]))
-            lines.append(
-                "<p class='note'>Secrets are never stored: only the name of the environment variable that "
-                "held the API key. Endpoint credentials and query strings are masked.</p>"
-            )
-        if run.sent:
-            srows = [[esc(r["kind"]), esc(r["model"]), esc(sent_text(r["params"])), str(r["calls"])] for r in run.sent]
-            lines.append("<h4>Parameters sent</h4>" + table(srows, ["Call", "Model", "Parameters (from the stored requests)", "Requests"], numeric=[3]))
-        opts = cfg.get("options")
-        if opts:
-            lines.append(f"<p>Options: <code>{esc(json.dumps(opts, sort_keys=True))}</code></p>")
-        # counts
-        res = run.results
-        crow = []
-        for model, settings in (res.get("models") or {}).items():
-            for setting, block in settings.items():
-                c = block.get("counts", {})
-                crow.append(
-                    [
-                        esc(model),
-                        esc(setting_name(setting)),
-                        str(c.get("units", "—")),
-                        str(c.get("errors", "—")),
-                        str(c.get("invalid", "—")),
-                        str(c.get("truncated", "—")),
-                        str(c.get("missing", "—")),
-                    ]
-                )
-        if crow:
-            lines.append(
-                "<h4>Units</h4>" + table(crow, ["Model", "Setting", "Units", "Errors", "Invalid", "Truncated", "Missing (not run)"], numeric=range(2, 7))
-            )
-        if run.counts:
-            c = run.counts
-            lines.append(
-                f"<p>Store: {c['calls_ok']} calls ok, {c['calls_error']} errors ({c['calls_error_permanent']} permanent); "
-                f"scores: {c['scores_valid']} valid, {c['scores_invalid']} invalid, {c.get('scores_truncated', 0)} truncated, "
-                f"{c['scores_unscored']} unscored "
-                "(unscored judgments are counted apart, never as a score).</p>"
-            )
-            if c.get("error_samples"):
-                lines.append("<details><summary>Most frequent errors</summary><pre>" + esc("\n".join(c["error_samples"])) + "</pre></details>")
-        usage = res.get("usage") or {}
-        if usage:
-            urows = [
+def _model_table(run: Any, redact_url: Callable[[str], str]) -> str:
+    """The run's models: endpoints (credentials masked), the key's variable, the decoding the spec asks
+    (when the stored requests cannot say what was sent), the client's limits and the price."""
+    mrows = []
+    for m in (run.config or {}).get("models", []):
+        urls = ", ".join(redact_url(u) for u in m.get("base_urls") or []) or ("embedded (local)" if m.get("kind") == "embedded" else "—")
+        dec = f"temperature={m.get('temperature')}, top_p={m.get('top_p')}, max_tokens={m.get('max_tokens')}, seed={m.get('seed')}"
+        if m.get("extra_body"):
+            dec += f", extra_body={json.dumps(m.get('extra_body'), sort_keys=True)}"
+        price = (
+            "—" if m.get("price_input") is None and m.get("price_output") is None else f"${m.get('price_input') or 0}/M in, ${m.get('price_output') or 0}/M out"
+        )
+        row = [esc(m.get("label")), esc(f"{m.get('kind')}:{m.get('model')}"), esc(urls), esc(m.get("api_key_env") or "—")]
+        # what the spec asks is shown only when the stored requests cannot say what was sent (a
+        # family or a judge sets its own budget, so the spec's max_tokens is not what was sent)
+        row += [] if run.sent else [esc(dec)]
+        row += [esc(f"concurrency={m.get('concurrency')}, rpm={m.get('rpm')}, timeout={m.get('timeout')}s, retries={m.get('max_retries')}"), esc(price)]
+        mrows.append(row)
+    if not mrows:
+        return ""
+    return table(mrows, ["Label", "Model", "Endpoints", "API key variable", *([] if run.sent else ["Decoding (model spec)"]), "Client", "Price"])
+
+
+def _units_table(results: dict[str, Any]) -> str:
+    """Units, errors, invalid, truncated and missing replies per model and setting."""
+    crow = []
+    for model, settings in (results.get("models") or {}).items():
+        for setting, block in settings.items():
+            c = block.get("counts", {})
+            crow.append(
                 [
-                    esc(m),
-                    str(u.get("calls")),
-                    str(u.get("errors")),
-                    f"{int(u.get('prompt_tokens') or 0):,}",
-                    f"{int(u.get('completion_tokens') or 0):,}",
-                    "—" if u.get("cost") is None else f"${u['cost']:.4f}",
+                    esc(model),
+                    esc(setting_name(setting)),
+                    *(str(c.get(k, "—")) for k in ("units", "errors", "invalid", "truncated", "missing")),
                 ]
-                for m, u in usage.items()
-            ]
-            lines.append(
-                "<h4>Tokens and cost</h4>" + table(urows, ["Model", "Calls", "Errors", "Prompt tokens", "Completion tokens", "Cost"], numeric=range(1, 6))
             )
-        if run.last_execution:
-            le = run.last_execution
-            lines.append(
-                f"<p class='note'>Last execution: {le.get('called', 0)} calls made, {le.get('cached', 0)} reused from the store, "
-                f"{le.get('errors', 0)} errors, {le.get('seconds', 0):.1f}s.</p>"
-            )
-        prompts = cfg.get("prompts") or {}
-        if prompts:
-            texts = prompts.get("texts") or {}
-            body = "".join(f"<p><b>{esc(k)}</b></p><pre>{esc(v)}</pre>" for k, v in texts.items())
-            lines.append(f"<details><summary>Prompts (hash <code>{esc(prompts.get('hash'))}</code>)</summary>{body}</details>")
-        suite = cfg.get("suite")
-        if suite:
-            counts = suite.get("counts") or {}
-            lines.append(
-                f"<p>Suite <b>{esc(suite.get('name'))}</b> v{esc(suite.get('version'))} (family {esc(suite.get('family'))}, "
-                f"seed {esc(suite.get('seed'))}): {esc(counts.get('items', '?'))} items, {esc(counts.get('probes', '?'))} probes. "
-                f"Path: <code>{esc(shown_path(suite.get('path'), run.path))}</code></p>"
-            )
-            lines.append(
-                "<details><summary>Suite manifest</summary><pre>"
-                + esc(json.dumps({**suite, "path": shown_path(suite.get("path"), run.path)}, indent=2, sort_keys=True))
-                + "</pre></details>"
-            )
-        out.append(head + "".join(lines))
-    return "".join(out)
+    if not crow:
+        return ""
+    return table(crow, ["Model", "Setting", "Units", "Errors", "Invalid", "Truncated", "Missing (not run)"], numeric=range(2, 7))
+
+
+def _usage_table(usage: dict[str, Any]) -> str:
+    """Calls, errors, tokens and cost per model."""
+    if not usage:
+        return ""
+    urows = [
+        [
+            esc(m),
+            str(u.get("calls")),
+            str(u.get("errors")),
+            f"{int(u.get('prompt_tokens') or 0):,}",
+            f"{int(u.get('completion_tokens') or 0):,}",
+            "—" if u.get("cost") is None else f"${u['cost']:.4f}",
+        ]
+        for m, u in usage.items()
+    ]
+    return table(urows, ["Model", "Calls", "Errors", "Prompt tokens", "Completion tokens", "Cost"], numeric=range(1, 6))
+
+
+def _facts(run: Any, redact_url: Callable[[str], str]) -> dict[str, Any]:
+    """What the run facts template shows of one run; tables come as HTML."""
+    cfg = run.config or {}
+    suite = cfg.get("suite")
+    sent = ""
+    if run.sent:
+        srows = [[esc(r["kind"]), esc(r["model"]), esc(sent_text(r["params"])), str(r["calls"])] for r in run.sent]
+        sent = table(srows, ["Call", "Model", "Parameters (from the stored requests)", "Requests"], numeric=[3])
+    return {
+        "name": run.name,
+        "path": run.path,
+        "source": "recomputed from the store" if run.source == "store" else "read from results.json",
+        "medresilience": cfg.get("medresilience", "?"),
+        "python": cfg.get("python", "?"),
+        "notes": run.notes,
+        "models": Markup(_model_table(run, redact_url)),
+        "sent": Markup(sent),
+        "options": json.dumps(cfg["options"], sort_keys=True) if cfg.get("options") else "",
+        "units": Markup(_units_table(run.results)),
+        "counts": run.counts,
+        "usage": Markup(_usage_table(run.results.get("usage") or {})),
+        "last_execution": run.last_execution,
+        "prompts": cfg.get("prompts") or {},
+        "suite": suite,
+        "suite_path": shown_path(suite.get("path"), run.path) if suite else "",
+        "manifest": json.dumps({**suite, "path": shown_path(suite.get("path"), run.path)}, indent=2, sort_keys=True) if suite else "",
+    }
+
+
+def run_facts(runs: Sequence[Any], redact_url: Callable[[str], str]) -> str:
+    """Each run's facts: where it is, what ran and with what, its units, counts, cost, prompts and suite."""
+    return render(__package__, "run_facts.html.j2", runs=[_facts(run, redact_url) for run in runs])
 
 
 def page(title: str, subtitle: Sequence[str], sections: Sequence[tuple[str, str, str]], footer: str) -> str:
-    """sections: (id, heading, body html). The first section is shown without a rule above it."""
-    toc = "".join(f'<a href="#{esc(sid)}">{esc(h)}</a>' for sid, h, _ in sections)
-    body = "".join(f'<section id="{esc(sid)}"><h2>{esc(h)}</h2>{b}</section>' for sid, h, b in sections)
-    subs = "".join(f"<p>{s}</p>" for s in subtitle)
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
-        f'<title>{esc(title)}</title><link rel="icon" href="data:,"><style>{CSS}</style></head><body>'
-        f'<header class="top"><div class="inner"><h1>{esc(title)}</h1>{subs}</div></header>'
-        f'<main><nav class="toc">{toc}</nav>{body}<footer>{footer}</footer></main></body></html>\n'
+    """sections: (id, heading, body html); subtitle lines and the footer are HTML. The first section
+    is shown without a rule above it."""
+    return render(
+        __package__,
+        "page.html.j2",
+        title=title,
+        subtitle=[Markup(s) for s in subtitle],
+        sections=[(sid, h, Markup(b)) for sid, h, b in sections],
+        footer=Markup(footer),
+        css=Markup(CSS),
     )

@@ -11,11 +11,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from markupsafe import Markup
 
 from ..family import get
-from . import html as H
+from .html import esc, rate_cell, setting_name
+from .html import table as html_table
 from .plots import PALETTE, STYLE, err, plt, short, to_svg
 from .tables import markdown_table
+from .templating import macros
 
 COLUMNS = ["model", "setting", "family", "dimension", "label", "value", "lo", "hi", "n", "run"]
 
@@ -109,10 +112,10 @@ def profile_section(df: pd.DataFrame) -> tuple[str, str] | None:
     cells: dict[tuple[Any, ...], dict[str, Any]] = {(r.model, r.setting, r.dimension): r._asdict() for r in df.itertuples(index=False)}
     rows, md_rows = [], []
     for model, setting in keys:
-        row, md = [H.esc(model), H.esc(H.setting_name(setting))], {"Model": model, "Setting": setting}
+        row, md = [esc(model), esc(setting_name(setting))], {"Model": model, "Setting": setting}
         for dim in dims:
             c = cells.get((model, setting, dim))
-            row.append(H.rate_cell(c["value"], c["lo"], c["hi"], c["n"]) if c else "—")
+            row.append(rate_cell(c["value"], c["lo"], c["hi"], c["n"]) if c else "—")
             md[labels[dim]] = (
                 "—"
                 if not c
@@ -120,11 +123,8 @@ def profile_section(df: pd.DataFrame) -> tuple[str, str] | None:
             )
         rows.append(row)
         md_rows.append(md)
-    table = H.table(rows, ["Model", "Setting", *[H.esc(labels[d]) for d in dims]], numeric=range(2, 2 + len(dims)))
-    body = (
-        "<p class='note'>Each stress family's headline, oriented so that higher is better (a rate where lower is better "
-        "is shown as 100% minus it). Models are matched across runs by their label; a dash is a model not run on that "
-        "family.</p>" + H.figure(profile_figure(df), "Resilience profile: one dot per family dimension, 95% intervals.") + table
-    )
+    table = html_table(rows, ["Model", "Setting", *[esc(labels[d]) for d in dims]], numeric=range(2, 2 + len(dims)))
+    svg = profile_figure(df)
+    body = str(macros(__package__, "report.html.j2").profile(None if svg is None else Markup(svg), Markup(table)))
     md = "## Resilience profile (all families)\n\n" + markdown_table(pd.DataFrame(md_rows)) + "\n"
     return body, md

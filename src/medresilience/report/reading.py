@@ -9,9 +9,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
+from markupsafe import Markup
 
-from . import html as H
+from .html import esc, rate_cell, setting_name
+from .html import table as html_table
 from .tables import markdown_table
+from .templating import macros
 
 TITLE = "How replies were read"
 ANCHOR = "reading"
@@ -33,12 +36,6 @@ COLUMNS = [
     "budget",
     "unscored",
 ]
-NOTE = (
-    "Every reply a model returned, by how it was read. Unread replies (invalid: no readable answer; truncated: cut at "
-    "the token budget before an answer) count as not correct in every rate unless the rate says it leaves them out; "
-    "an extraction model (<code>-O extract=SPEC</code>) reads only replies the rules leave unread (never a truncated "
-    "one) and never overrides a rule reading."
-)
 
 
 def reading_table(runs: Sequence[Any]) -> pd.DataFrame:
@@ -80,20 +77,20 @@ def section(runs: Sequence[Any]) -> tuple[str, str, pd.DataFrame] | None:
     for r in t.to_dict("records"):
         rows.append(
             [
-                *([H.esc(r["run"])] if several else []),
-                f"<b>{H.esc(r['model'])}</b>",
-                H.esc(H.setting_name(r["setting"])),
+                *([esc(r["run"])] if several else []),
+                f"<b>{esc(r['model'])}</b>",
+                esc(setting_name(r["setting"])),
                 str(r["replies"]),
                 str(r["read"]),
-                H.rate_cell(r["extracted_p"], r["extracted_lo"], r["extracted_hi"], r["read"]) if r["extracted"] else "0",
+                rate_cell(r["extracted_p"], r["extracted_lo"], r["extracted_hi"], r["read"]) if r["extracted"] else "0",
                 str(r["invalid"]),
-                H.rate_cell(r["truncated_p"], r["truncated_lo"], r["truncated_hi"], r["replies"]),
+                rate_cell(r["truncated_p"], r["truncated_lo"], r["truncated_hi"], r["replies"]),
                 str(r["unscored"]),
             ]
         )
     headers = [*(["Run"] if several else []), "Model", "Setting", "Replies", "Read", "Read by extraction model", "Invalid", "Truncated", "Unscored"]
     first = 3 if several else 2
-    html = f"<p class='note'>{NOTE}</p>" + H.table(rows, headers, numeric=range(first, len(headers)))
+    html = str(macros(__package__, "report.html.j2").reading(Markup(html_table(rows, headers, numeric=range(first, len(headers))))))
     md = "\n".join(
         [
             f"## {TITLE}",

@@ -57,6 +57,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from markupsafe import Markup
 
 from .. import stats
 from ..family import Family, get
@@ -64,8 +65,11 @@ from ..frame import epochs_of
 from ..mitigations import NONE
 from ..registry import Registry
 from ..scoring.types import ANSWERED
-from . import html as H
+from .html import collapsible, diff_cell, esc, rate_cell, setting_name, sig_class, test_cell
+from .html import signed as signed_change
+from .html import table as html_table
 from .tables import fmt_p, markdown_table
+from .templating import macros
 
 TITLE = "Mitigations: what they buy and what they cost"
 ANCHOR = "tradeoff"
@@ -600,7 +604,7 @@ def _amount(v: Any, unit: str, signed: bool = False) -> str:
     if v is None:
         return "—"
     if signed:
-        return H.signed(v, unit)
+        return signed_change(v, unit)
     if unit == "rate":
         return f"{100 * v:.1f}%"
     return {"usd": f"{v:.6f}", "score": f"{v:.2f}"}.get(unit, f"{v:.1f}")
@@ -620,18 +624,14 @@ def values_html(t: Tradeoff) -> tuple[str, str]:
     for r in df.to_dict("records"):
         rows.append(
             [
-                H.esc(r["model"]),
-                H.esc(H.setting_name(r["method"])),
-                *[H.rate_cell(r[h], r[f"{h} lo"], r[f"{h} hi"], r[f"{h} n"]) if r[h] is not None else "—" for h in heads],
+                esc(r["model"]),
+                esc(setting_name(r["method"])),
+                *[rate_cell(r[h], r[f"{h} lo"], r[f"{h} hi"], r[f"{h} n"]) if r[h] is not None else "—" for h in heads],
             ]
         )
         md.append({"Model": r["model"], "Method": r["method"], **{h: pct(r[h]) for h in heads}})
     title = "Each measure per method" + _refs(t.table, "values")
-    html = (
-        f"<h3>{H.esc(title)}</h3><p class='note'>Higher is better in every column (a rate where lower is better is shown as "
-        "100% minus it). The none row shows none on the units paired with the first setting. A dash: no run of that model "
-        "and method has the measure.</p>" + H.table(rows, ["Model", "Method", *[H.esc(h) for h in heads]], numeric=range(2, 2 + len(heads)))
-    )
+    html = str(_templates().values(title, Markup(html_table(rows, ["Model", "Method", *[esc(h) for h in heads]], numeric=range(2, 2 + len(heads))))))
     return html, f"### {title}\n\n" + markdown_table(pd.DataFrame(md)) + "\n"
 
 
@@ -642,7 +642,7 @@ def residual_html(t: Tradeoff) -> tuple[str, str]:
     heads = list(dict.fromkeys(c.split(": ")[0] for c in df.columns if ": " in c))
     rows, md = [], []
     for r in df.to_dict("records"):
-        cells = [H.esc(r["model"]), H.esc(H.setting_name(r["setting"]))]
+        cells = [esc(r["model"]), esc(setting_name(r["setting"]))]
         m = {"Model": r["model"], "Setting": r["setting"]}
         for h in heads:
             ch = _num(r[f"{h}: change"])
@@ -666,13 +666,9 @@ def residual_html(t: Tradeoff) -> tuple[str, str]:
             )
         rows.append(cells)
         md.append(m)
-    head_cells = [x for h in heads for x in (f"{H.esc(h)}: without", "with", "change", "share left")]
+    head_cells = [x for h in heads for x in (f"{esc(h)}: without", "with", "change", "share left")]
     title = "Before and after each setting" + _refs(t.table, "residual")
-    html = (
-        f"<h3>{H.esc(title)}</h3><p class='note'>Without: under none; with: under the setting, on the same units; change: with "
-        "minus without (95% item-clustered bootstrap interval, Holm-adjusted p); share left: with / without.</p>"
-        + H.table(rows, ["Model", "Setting", *head_cells], numeric=range(2, 2 + 4 * len(heads)))
-    )
+    html = str(_templates().residual(title, Markup(html_table(rows, ["Model", "Setting", *head_cells], numeric=range(2, 2 + 4 * len(heads))))))
     return html, f"### {title}\n\n" + markdown_table(pd.DataFrame(md)) + "\n"
 
 
@@ -682,28 +678,28 @@ def _full_html(table: pd.DataFrame) -> str:
         unit = r["unit"]
         rows.append(
             [
-                H.esc(r["model"]),
-                H.esc(r["setting"]),
-                H.esc(get(r["family"]).title),
-                H.esc(r["role"]),
-                H.esc(r["label"]) + ("" if r["stratum"] == "all" else f" <span class='n'>({H.esc(r['stratum'])})</span>"),
+                esc(r["model"]),
+                esc(r["setting"]),
+                esc(get(r["family"]).title),
+                esc(r["role"]),
+                esc(r["label"]) + ("" if r["stratum"] == "all" else f" <span class='n'>({esc(r['stratum'])})</span>"),
                 _amount(r["none"], unit),
                 _amount(r["value"], unit),
-                H.diff_cell(_num(r["diff"]), _num(r["lo"]), _num(r["hi"]), unit),
+                diff_cell(_num(r["diff"]), _num(r["lo"]), _num(r["hi"]), unit),
                 "better" if (_num(r["benefit"]) or 0) > 0 else ("worse" if (_num(r["benefit"]) or 0) < 0 else "same"),
-                H.test_cell(r["test"], r["b"], r["c"], _num(r["p"])),
+                test_cell(r["test"], r["b"], r["c"], _num(r["p"])),
                 fmt_p(r["p_holm"]),
                 "—" if r["n"] is None or r["n"] != r["n"] else str(int(r["n"])),
             ]
         )
-        classes.append(H.sig_class(_num(r["p_holm"])))
-    body = H.table(
+        classes.append(sig_class(_num(r["p_holm"])))
+    body = html_table(
         rows,
         ["Model", "Setting", "Family", "Role", "Measure", "None", "Setting", "Change [95% CI]", "Direction", "Paired test (b / c)", "Holm p", "Pairs"],
         numeric=range(5, 12),
         row_classes=classes,
     )
-    return H.collapsible(body, "Every gain and cost, paired against none", len(rows), open_up_to=40)
+    return collapsible(body, "Every gain and cost, paired against none", len(rows), open_up_to=40)
 
 
 def _point(r: dict[str, Any], sign: float) -> tuple[float, list[float]]:
@@ -766,79 +762,48 @@ def tradeoff_figure(table: pd.DataFrame) -> str | None:
         return to_svg(fig, "tradeoff", "Mitigation gain against cost")
 
 
-def section(runs: Sequence[Any]) -> tuple[str, str, dict[str, pd.DataFrame], Tradeoff] | None:
-    """(html, markdown, tables, data) of the section, or None when no run has a setting other than none."""
-    t = tradeoff(runs)
-    if t is None:
-        return None
-    warn = "".join(f"<p class='warn'>{H.esc(w)}</p>" for w in t.warnings)
-    notes = "".join(f"<p class='note'>{H.esc(n)}</p>" for n in t.notes)
-    intro = (
-        "<p class='note'>Each mitigation setting against none for the same model, paired on the same units (item, probe, "
-        "condition). Gains: what the setting is for (resilience on each stress test); costs: what it may break (accuracy "
-        "on ordinary questions, over-caution on control questions) and what it spends (tokens and money per item, every "
-        "answering call of the setting's units). Change = setting minus none with a 95% bootstrap interval resampling items; "
-        "paired tests: exact McNemar (clustered McNemar where an item gives several pairs; the exact paired permutation test "
-        "for a mean score or a difference of drops); Holm's correction across every tested row of one model and setting. "
-        "p-values come only from these exact or clustered tests; the bootstrap gives intervals.</p>"
-    )
-    if t.table.empty:
-        body = intro + warn + notes + "<p>No setting could be paired with none.</p>"
-        md = f"## {TITLE}\n\n" + "".join(f"> {w}\n" for w in t.warnings) + "\nNo setting could be paired with none.\n"
-        return body, md, {"tradeoff": t.table, "tradeoff_pairing": t.pairing}, t
-    vh, vm = values_html(t)
-    rh, rm = residual_html(t)
-    side = "".join(f"<div style='flex:1 1 440px;min-width:0'>{x}</div>" for x in (vh, rh) if x)
-    fig = tradeoff_figure(t.table)
-    body = "".join(
+def _templates() -> Any:
+    return macros(__package__, "tradeoff.html.j2")
+
+
+def _pairing_html(pairing: pd.DataFrame) -> str:
+    """What was paired per model, setting and family: units each side, the unpaired and the items paired."""
+    return html_table(
         [
-            intro,
-            warn,
-            notes,
-            H.figure(
-                fig,
-                "Per model, setting and family: the primary gain (x: resilience won, percentage points) against the primary "
-                "cost (y: accuracy lost or over-caution added), with 95% paired bootstrap intervals. Bottom right: it buys "
-                "resilience for free; top right: a trade-off; left: it does not help.",
-            ),
-            f"<div class='tradeoff-layouts' style='display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start'>{side}</div>" if side else "",
-            "<h3>Every gain and cost</h3>",
-            _full_html(t.table),
-            "<h3>Pairing</h3>",
-            H.table(
-                [
-                    [
-                        H.esc(r["model"]),
-                        H.esc(r["setting"]),
-                        H.esc(get(r["family"]).title),
-                        H.esc(r["run"]),
-                        H.esc(r["none_run"]),
-                        str(r["units_none"]),
-                        str(r["units_setting"]),
-                        str(r["only_none"]),
-                        str(r["only_setting"]),
-                        str(r["items_paired"]),
-                        str(r["answered_one_side"]),
-                    ]
-                    for r in t.pairing.to_dict("records")
-                ],
-                [
-                    "Model",
-                    "Setting",
-                    "Family",
-                    "Run",
-                    "None from",
-                    "Units (none)",
-                    "Units (setting)",
-                    "Unpaired (none)",
-                    "Unpaired (setting)",
-                    "Items paired",
-                    "Answered one side only",
-                ],
-                numeric=range(5, 11),
-            ),
-        ]
+            [
+                esc(r["model"]),
+                esc(r["setting"]),
+                esc(get(r["family"]).title),
+                esc(r["run"]),
+                esc(r["none_run"]),
+                str(r["units_none"]),
+                str(r["units_setting"]),
+                str(r["only_none"]),
+                str(r["only_setting"]),
+                str(r["items_paired"]),
+                str(r["answered_one_side"]),
+            ]
+            for r in pairing.to_dict("records")
+        ],
+        [
+            "Model",
+            "Setting",
+            "Family",
+            "Run",
+            "None from",
+            "Units (none)",
+            "Units (setting)",
+            "Unpaired (none)",
+            "Unpaired (setting)",
+            "Items paired",
+            "Answered one side only",
+        ],
+        numeric=range(5, 11),
     )
+
+
+def _markdown(t: Tradeoff, vm: str, rm: str) -> str:
+    """The section's Markdown: warnings, the value and residual layouts, then every gain and cost."""
     full = t.table.assign(
         change=[
             _amount(d, u, True) + ("" if _num(lo) is None else f" [{_amount(lo, u, True)}, {_amount(hi, u, True)}]")
@@ -847,7 +812,7 @@ def section(runs: Sequence[Any]) -> tuple[str, str, dict[str, pd.DataFrame], Tra
         none_shown=[_amount(v, u) for v, u in zip(t.table["none"], t.table["unit"])],
         setting_shown=[_amount(v, u) for v, u in zip(t.table["value"], t.table["unit"])],
     )
-    md = "\n".join(
+    return "\n".join(
         [
             f"## {TITLE}",
             "",
@@ -863,9 +828,27 @@ def section(runs: Sequence[Any]) -> tuple[str, str, dict[str, pd.DataFrame], Tra
             "",
         ]
     )
+
+
+def section(runs: Sequence[Any]) -> tuple[str, str, dict[str, pd.DataFrame], Tradeoff] | None:
+    """(html, markdown, tables, data) of the section, or None when no run has a setting other than none."""
+    t = tradeoff(runs)
+    if t is None:
+        return None
+    body = _templates().section
+    if t.table.empty:
+        html = str(body(t.warnings, t.notes, None, [], None, None))
+        md = f"## {TITLE}\n\n" + "".join(f"> {w}\n" for w in t.warnings) + "\nNo setting could be paired with none.\n"
+        return html, md, {"tradeoff": t.table, "tradeoff_pairing": t.pairing}, t
+    vh, vm = values_html(t)
+    rh, rm = residual_html(t)
+    fig = tradeoff_figure(t.table)
+    layouts = [Markup(x) for x in (vh, rh) if x]
+    html = str(body(t.warnings, t.notes, None if fig is None else Markup(fig), layouts, Markup(_full_html(t.table)), Markup(_pairing_html(t.pairing))))
+    md = _markdown(t, vm, rm)
     tables = {"tradeoff": t.table, "tradeoff_pairing": t.pairing}
     if not t.values.empty:
         tables["tradeoff_values"] = t.values
     if not t.residual.empty:
         tables["tradeoff_residual"] = t.residual
-    return body, md, tables, t
+    return html, md, tables, t

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..records import Suite, atomic_write, write_jsonl
+from ..records import Item, Probe, Suite, atomic_write, write_jsonl
 from ..seeding import stable_hash
-from .db import ReviewDB, ReviewError, db_path
+from .db import ReviewDB, ReviewError, UnitRow, db_path
+from .rubrics import Rubric
 
 Rule = Literal["any", "all", "majority"]
 CHANGES = "review_changes.jsonl"
@@ -47,28 +48,11 @@ def _relabel_id(probe_id: str, old: str, new: str) -> str:
     return probe_id[: -len(old)] + new if probe_id.endswith(":" + old) else f"{probe_id}:{new}"
 
 
-def revise_suite(review: Path | str, out: Path | str, suite_dir: Path | str | None = None, rule: Rule = "any") -> Revision:
-    """Apply the review's decisions to its suite (or `suite_dir`, which must be the same suite)
-    and write the result to `out`, a new directory (never the reviewed suite's own)."""
-    if rule not in ("any", "all", "majority"):
-        raise ReviewError(f"--rule must be any, all or majority, not {rule!r}")
-    with ReviewDB(db_path(review)) as db:
-        rubric = db.rubric
-        meta = db.all_meta()
-        units = db.units()
-        ratings = [r for r in db.ratings() if r["status"] == "rated"]
-    if not rubric.suite_actions:
-        raise ReviewError(f"rubric {rubric.key} rates {rubric.unit}s: its ratings do not change a suite")
-    src = Path(suite_dir or meta.get("suite") or "")
-    suite = Suite.load(src)
-    if suite.manifest.checksums != meta.get("suite_checksums"):
-        raise ReviewError(
-            f"{src} is not the suite this review sampled ({meta.get('suite_name')} version {meta.get('suite_version')}: its files' checksums differ)"
-        )
-    out = Path(out)
-    if out.resolve() == src.resolve():
-        raise ReviewError("--out is the reviewed suite itself: a revision is written as a new suite version, never in place")
-
+def _decisions(
+    ratings: list[dict[str, Any]], units: dict[str, UnitRow], rubric: Rubric, rule: Rule
+) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, str]]:
+    """What the reviewers of each unit decide by `rule`: items to drop, probes to drop (each with
+    its reasons) and the condition an item's probes move to (none for an item that is dropped)."""
     by_unit: dict[str, list[dict[str, Any]]] = {}
     for r in ratings:
         by_unit.setdefault(r["unit_id"], []).append(r)
@@ -88,8 +72,14 @@ def revise_suite(review: Path | str, out: Path | str, suite_dir: Path | str | No
                 drop_probes.setdefault(str(unit.hidden["probe_id"]), []).append(why)
             elif action.startswith("relabel:") and unit.item_id:
                 relabel[unit.item_id] = action.split(":", 1)[1]
-    relabel = {k: v for k, v in relabel.items() if k not in drop_items}
+    return drop_items, drop_probes, {k: v for k, v in relabel.items() if k not in drop_items}
 
+
+def _applied(
+    suite: Suite, drop_items: dict[str, list[str]], drop_probes: dict[str, list[str]], relabel: dict[str, str]
+) -> tuple[list[Item], list[Probe], dict[str, str]]:
+    """The suite's items and probes with the decisions applied, and old probe id -> new for the
+    relabelled probes. `drop_items` gains the items left with no probe."""
     items = [it for it in suite.items.values() if it.id not in drop_items]
     probes = []
     relabelled: dict[str, str] = {}
@@ -111,6 +101,32 @@ def revise_suite(review: Path | str, out: Path | str, suite_dir: Path | str | No
             if it.id not in kept:
                 drop_items.setdefault(it.id, []).append("no probe left")
         items = [it for it in items if it.id in kept]
+    return items, probes, relabelled
+
+
+def revise_suite(review: Path | str, out: Path | str, suite_dir: Path | str | None = None, rule: Rule = "any") -> Revision:
+    """Apply the review's decisions to its suite (or `suite_dir`, which must be the same suite)
+    and write the result to `out`, a new directory (never the reviewed suite's own)."""
+    if rule not in ("any", "all", "majority"):
+        raise ReviewError(f"--rule must be any, all or majority, not {rule!r}")
+    with ReviewDB(db_path(review)) as db:
+        rubric = db.rubric
+        meta = db.all_meta()
+        units = db.units()
+        ratings = [r for r in db.ratings() if r["status"] == "rated"]
+    if not rubric.suite_actions:
+        raise ReviewError(f"rubric {rubric.key} rates {rubric.unit}s: its ratings do not change a suite")
+    src = Path(suite_dir or meta.get("suite") or "")
+    suite = Suite.load(src)
+    if suite.manifest.checksums != meta.get("suite_checksums"):
+        raise ReviewError(
+            f"{src} is not the suite this review sampled ({meta.get('suite_name')} version {meta.get('suite_version')}: its files' checksums differ)"
+        )
+    out = Path(out)
+    if out.resolve() == src.resolve():
+        raise ReviewError("--out is the reviewed suite itself: a revision is written as a new suite version, never in place")
+    drop_items, drop_probes, relabel = _decisions(ratings, units, rubric, rule)
+    items, probes, relabelled = _applied(suite, drop_items, drop_probes, relabel)
 
     version = (
         f"{suite.manifest.version}+review.{stable_hash(meta.get('created', ''), sorted(drop_items), sorted(drop_probes), sorted(relabelled.items()), rule)[:8]}"

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..records import LETTERS, MIN_FIELD_CHARS, NUMBERS, Item, _oversized, check_field_sizes, iter_json_lines, max_field_chars, parse_record, too_long
+from ..records import LETTERS, MIN_FIELD_CHARS, NUMBERS, Item, check_field_sizes, iter_json_lines, max_field_chars, oversized, parse_record, too_long
 
 __all__ = ["IdChecker", "build_item", "json_lines", "read_json_items", "show", "text_field"]
 
@@ -70,7 +70,7 @@ def build_item(
         longest = max(len(question), len(subject or ""), *map(len, obj["options"].values()))
     except TypeError:  # not text: the full check, then the record's own error
         longest = MIN_FIELD_CHARS + 1
-    if longest > MIN_FIELD_CHARS or (obj["meta"] and _oversized(obj["meta"], MIN_FIELD_CHARS)):
+    if longest > MIN_FIELD_CHARS or (obj["meta"] and oversized(obj["meta"], MIN_FIELD_CHARS)):
         try:
             check_field_sizes(obj, path, line)
         except InputError as e:

@@ -27,12 +27,15 @@ from pathlib import Path
 from ..errors import InputError
 from ..records import Item, text_lines
 from ..registry import Registry
-from . import hle, hub_layouts, medxpertqa
 from .freeform import is_freeform_row, read_freeform
+from .hle import KEYS as HLE_KEYS
 from .hle import parquet_columns, read_hle
+from .hub_layouts import READERS as HUB_READERS
+from .hub_layouts import layout_of
 from .medjourney import is_medjourney_row, read_medjourney
 from .medmcqa import read_medmcqa
 from .medqa import read_medqa
+from .medxpertqa import KEYS as MEDXPERTQA_KEYS
 from .medxpertqa import read_medxpertqa
 from .mmlu import read_mmlu
 from .pubmedqa import is_pubmedqa_file, read_pubmedqa
@@ -118,9 +121,9 @@ def detect_format(path: Path | str) -> str:
         return "mmlu"
     if path.suffix.lower() == ".parquet":
         columns = parquet_columns(path)
-        if set(columns) & set(hle.KEYS):
+        if set(columns) & set(HLE_KEYS):
             return "hle"
-        if (layout := hub_layouts.layout_of(columns)) is not None:
+        if (layout := layout_of(columns)) is not None:
             return layout
         shown = ", ".join(columns[:10]) + (", ..." if len(columns) > 10 else "")
         raise InputError(
@@ -140,9 +143,9 @@ def detect_format(path: Path | str) -> str:
     for name in _FORMATS.names():
         if keys & _FORMATS.get(name).keys:
             return name
-    if keys & set(medxpertqa.KEYS):
+    if keys & set(MEDXPERTQA_KEYS):
         return "medxpertqa"
-    if keys & set(hle.KEYS):
+    if keys & set(HLE_KEYS):
         return "hle"
     if keys and all(k.isdigit() and isinstance(v, dict) and "QUESTION" in v for k, v in obj.items()):
         return "pubmedqa"
@@ -179,8 +182,8 @@ def load_items(path: Path | str, fmt: str = "auto", skips: Counter | None = None
     if name == "auto":
         name = detect_format(path)
     reader = _reader_of(name)
-    if path.suffix.lower() == ".parquet" and name in hub_layouts.READERS:  # the hub's Parquet layout of a JSON/CSV source
-        reader = hub_layouts.READERS[name]
+    if path.suffix.lower() == ".parquet" and name in HUB_READERS:  # the hub's Parquet layout of a JSON/CSV source
+        reader = HUB_READERS[name]
     if reader is None:
         _families()
         reader = _reader_of(name)

@@ -21,11 +21,11 @@ from typer.testing import CliRunner
 from conftest import needs_qwen, needs_xllamacpp, ok_keys, shared_data, sigkill_after
 from medresilience.cli import app
 from medresilience.errors import ConfigError, InputError
-from medresilience.families.presupposition.construct import PresuppositionBuildOptions, build_presupposition, package_seeds
 from medresilience.families.presupposition.construct.balance import balance
+from medresilience.families.presupposition.construct.build import PresuppositionBuildOptions, build_presupposition
 from medresilience.families.presupposition.construct.checks import asks_outright, check, content_words, no_premise
 from medresilience.families.presupposition.construct.prompts import Draft
-from medresilience.families.presupposition.construct.seeds import load_seeds, read_invalid_seeds, read_valid_seeds
+from medresilience.families.presupposition.construct.seeds import load_seeds, package_seeds, read_invalid_seeds, read_valid_seeds
 from medresilience.families.presupposition.myths import Myth, read_myths
 from medresilience.families.presupposition.stub_policy import FakePresupposition
 from medresilience.families.presupposition.taxonomy import CATEGORY_KEYS

@@ -22,6 +22,11 @@ from ...cli.kit import user_errors as _user_errors
 build_app = typer.Typer(no_args_is_help=True, help="Build stress-test suites with a generator model.")
 
 
+def commands() -> typer.Typer:
+    """The family's construction commands (its `commands` hook)."""
+    return build_app
+
+
 class DesignOpt(str, Enum):
     standard = "standard"
     crossed = "crossed"

@@ -19,8 +19,8 @@ from typing import Any
 
 from ...errors import ConfigError
 from ...records import LETTERS, Suite
-from . import release as sources
 from .bundles import bundle_id_for
+from .release import release_rows, write_release
 
 EXPORT_FORMATS = ("release", "parquet", "bundles", "bundles-parquet")
 
@@ -47,7 +47,7 @@ def parquet_rows(suite: Suite) -> list[dict[str, Any]]:
     """The release rows of a suite, flattened for Parquet."""
     rows = []
     by_bundle: dict[str, str] = {p.bundle_id: p.item_id for p in suite.probes}
-    for r in sources.release_rows(suite):
+    for r in release_rows(suite):
         letters = list(r["options"])
         item_id = r.get("item_id", r["id"])
         bid = r.get("bundle_id")
@@ -130,7 +130,7 @@ def export_suite(suite: Suite, path: Path | str, fmt: str) -> int:
     if fmt == "parquet":
         return write_medmisbench(suite, path, "parquet")
     if fmt == "bundles":
-        return sources.write_release(suite, path)
+        return write_release(suite, path)
     if fmt == "bundles-parquet":
         return write_parquet(suite, path)
     raise ConfigError("--format", f"unknown export format {fmt!r} (known: {', '.join(EXPORT_FORMATS)})")

@@ -198,7 +198,8 @@ def flat_row(obj: dict[str, Any], config: str, path: Path | str = "<release>", l
     return FlatRow(line, item, content_type, provenance, contexts, gaps)
 
 
-def _rows_of_file(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def rows_of_file(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line or row number, row) of one release file, parquet or JSON lines."""
     if path.suffix.lower() == ".parquet":
         yield from iter_parquet_rows(path)
     else:
@@ -241,7 +242,7 @@ def iter_flat(path: Path | str, config: str | None = None) -> Iterator[FlatRow]:
     """Stream the rows of a release (file or folder); ids are unique per config."""
     for f, cfg in release_files(path, config):
         ids = IdChecker(f)
-        for n, obj in _rows_of_file(f):
+        for n, obj in rows_of_file(f):
             row = flat_row(obj, cfg, f, n)
             ids.check(row.item.id, n, "id")
             yield row

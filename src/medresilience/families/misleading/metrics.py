@@ -24,6 +24,7 @@ intervals and exact tests of a few hundred blocks."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -132,11 +133,39 @@ def _attack(p: dict[str, int] | None, targeted: bool, cluster: dict[str, Any] | 
     return out
 
 
-def misleading_metrics(df: pd.DataFrame) -> dict[str, Any]:
-    """{"models": {label: {setting: {overall, by_source, ...}}}, "mean_across_models": ...}"""
-    if df.empty:
-        return {"models": {}, "mean_across_models": {}, "mean_by_stratum": {}}
-    n_rows = len(df)
+@dataclass
+class _Coded:
+    """The frame's columns as integer codes: (model, setting) groups in first-appearance order,
+    items, scorings, conditions, and each row's status, answered and correct flags."""
+
+    g: np.ndarray
+    g_uniques: np.ndarray
+    model_cats: list[Any]
+    setting_cats: list[Any]
+    n_settings: int
+    item: np.ndarray
+    scoring: np.ndarray
+    cond_codes: np.ndarray
+    cond_of: dict[Any, int]
+    clean_code: int
+    is_clean: np.ndarray
+    st: dict[str, np.ndarray]
+    answered: np.ndarray
+    correct: np.ndarray
+
+
+@dataclass
+class _Pairs:
+    """Each answered Type 1/2 row (`probe_rows`) paired with the answered clean row of its (model,
+    setting, scoring, item), and the per-pair flags the ASR numbers count."""
+
+    attack_codes: dict[str, int]
+    probe_rows: np.ndarray
+    p_correct: np.ndarray
+    vals: dict[str, np.ndarray]
+
+
+def _coded(df: pd.DataFrame) -> _Coded:
     model_codes, model_cats = _codes(df["model"])
     setting_codes, setting_cats = _codes(df["setting"])
     n_settings = max(1, len(setting_cats))
@@ -152,25 +181,28 @@ def misleading_metrics(df: pd.DataFrame) -> dict[str, Any]:
     st = {s: status_codes == (status_cats.index(s) if s in status_cats else -2) for s in ("valid", "invalid", "truncated", "unscored", "error", "missing")}
     answered = st["valid"] | st["invalid"] | st["truncated"]
     correct = df["correct"].to_numpy(dtype=bool) & answered
+    return _Coded(g, g_uniques, model_cats, setting_cats, n_settings, item, scoring, cond_codes, cond_of, clean_code, is_clean, st, answered, correct)
 
-    # ---- pairs: each answered Type 1/2 row with the answered clean row of its (model, setting, scoring, item)
-    n_items = int(item.max()) + 1 if n_rows else 1
-    n_scoring = int(scoring.max()) + 2
-    pair_key = (g.astype(np.int64) * n_scoring + (scoring + 1)) * (n_items + 1) + (item + 1)
-    clean_ok = is_clean & answered
+
+def _pairs(df: pd.DataFrame, k: _Coded) -> _Pairs:
+    n_items = int(k.item.max()) + 1 if len(df) else 1
+    n_scoring = int(k.scoring.max()) + 2
+    pair_key = (k.g.astype(np.int64) * n_scoring + (k.scoring + 1)) * (n_items + 1) + (k.item + 1)
+    clean_ok = k.is_clean & k.answered
     clean_index = pd.Index(pair_key[clean_ok])
-    attack_codes = {c: cond_of[c] for c in ATTACK_CONDITIONS if c in cond_of}
-    is_attack = np.isin(cond_codes, list(attack_codes.values())) & answered
+    attack_codes = {c: k.cond_of[c] for c in ATTACK_CONDITIONS if c in k.cond_of}
+    is_attack = np.isin(k.cond_codes, list(attack_codes.values())) & k.answered
     probe_rows = np.flatnonzero(is_attack)
     partner = clean_index.get_indexer(pair_key[probe_rows])
     probe_rows, partner = probe_rows[partner >= 0], partner[partner >= 0]
-    clean_correct = correct[clean_ok][partner]
-    p_correct = correct[probe_rows]
+    clean_correct = k.correct[clean_ok][partner]
+    p_correct = k.correct[probe_rows]
     to_target = _same(df["label"], df["target"])[probe_rows] if "target" in df else np.zeros(len(probe_rows), bool)
     if "target" in df:  # open answers: the judge's "claim" verdict is the flip to the target
         claim = (np.asarray(df["label"].astype(object)) == "claim") & df["target"].notna().to_numpy()
         to_target = to_target | claim[probe_rows]
-    pair_vals = {
+    st = k.st
+    vals = {
         "b": clean_correct & ~p_correct,
         "c": ~clean_correct & p_correct,
         "base": clean_correct,
@@ -180,90 +212,114 @@ def misleading_metrics(df: pd.DataFrame) -> dict[str, Any]:
         "base_read": clean_correct & st["valid"][probe_rows],  # unread probe replies left out
         "b_read": clean_correct & st["valid"][probe_rows] & ~p_correct,
     }
+    return _Pairs(attack_codes, probe_rows, p_correct, vals)
 
-    acc_vals = {"correct": correct, "answered": answered, "invalid": st["invalid"], "truncated": st["truncated"], "error": st["error"]}
-    families: dict[str, dict[str, Any]] = {}
-    for name, column in STRATA.items():
-        if column is None:
-            s, cats = np.zeros(n_rows, dtype=np.int32), ["overall"]
-        else:
-            s, cats = _codes(df[column])
-        probe_kind = column in PROBE_COLUMNS
-        in_block = (s >= 0) & (~is_clean if probe_kind else True)
-        rows = np.flatnonzero(in_block) if not np.all(in_block) else slice(None)
-        acc = _group_sum({"_g": g[rows], "_c": cond_codes[rows], "_s": s[rows]}, {k: v[rows] for k, v in acc_vals.items()})
-        items = _unique_count({"g": g[rows], "s": s[rows], "i": item[rows]}, ["g", "s"])
-        clean_acc: dict[tuple, dict[str, int]] = {}
-        if probe_kind:
-            # each stratum's clean rows: the clean rows of the items its probes belong to
-            member = pd.DataFrame({"g": g[rows], "i": item[rows], "s": s[rows]}).drop_duplicates()
-            crow = np.flatnonzero(is_clean)
-            cframe = pd.DataFrame({"g": g[crow], "i": item[crow], **{k: v[crow].astype(np.int64) for k, v in acc_vals.items()}})
-            joined = cframe.merge(member, on=["g", "i"], how="inner")
-            clean_acc = _group_sum({"_g": joined["g"].to_numpy(), "_s": joined["s"].to_numpy()}, {k: joined[k].to_numpy() for k in acc_vals})
-        else:
-            clean_acc = {(gg, ss): v for (gg, cc, ss), v in acc.items() if cc == clean_code}
-        ps = s[probe_rows]
-        pm = ps >= 0
-        pkeys = {"_g": g[probe_rows][pm], "_c": cond_codes[probe_rows][pm], "_s": ps[pm]}
-        pairs = _group_sum(pkeys, {k: v[pm] for k, v in pair_vals.items()})
-        # Items as clusters, for blocks where an item gives several pairs (Type 1 under `all`):
-        # the ASR / TASR intervals come from a bootstrap over items and McNemar is the clustered
-        # test of Durkalski et al.; with one pair per item the Wilson interval and exact McNemar stand.
-        pi = item[probe_rows][pm]
-        bm = pair_vals["base"][pm]
-        frame = pd.DataFrame(
-            {
-                **pkeys,
-                "_i": pi,
-                "b": pair_vals["b"][pm].astype(np.int64),
-                "c": pair_vals["c"][pm].astype(np.int64),
-                "base": bm.astype(np.int64),
-                "flip": (bm & ~p_correct[pm]).astype(np.int64),
-                "tgt": pair_vals["to_target"][pm].astype(np.int64),
-                "base_read": pair_vals["base_read"][pm].astype(np.int64),
-                "flip_read": pair_vals["b_read"][pm].astype(np.int64),
-                "n": 1,
-            }
-        )
-        per_item = frame.groupby(["_g", "_c", "_s", "_i"], sort=False).sum().reset_index()
-        clusters: dict[tuple, dict[str, Any]] = {}
-        for (gg, cc, ss), grp in per_item.groupby(["_g", "_c", "_s"], sort=False):
-            if (grp["n"] > 1).any():
-                base = grp[grp["base"] > 0]
-                succ, size = base["flip"].to_numpy(), base["base"].to_numpy()
-                read = grp[grp["base_read"] > 0]
-                durkalski = stats.durkalski((grp["b"] - grp["c"]).to_numpy() / grp["n"].to_numpy())
-                clusters[(int(gg), int(cc), int(ss))] = {
-                    "asr": stats.cluster_interval(succ, size, seed=0),
-                    "tasr": stats.cluster_interval(base["tgt"].to_numpy(), size, seed=0),
-                    "asr_read": stats.cluster_interval(read["flip_read"].to_numpy(), read["base_read"].to_numpy(), seed=0),
-                    "mcnemar": {"test": "cluster_mcnemar", "clusters": len(grp), **durkalski},
-                }
-        families[name] = {"cats": cats, "acc": acc, "items": items, "clean_acc": clean_acc, "pairs": pairs, "clusters": clusters}
 
-    models: dict[str, Any] = {}
-    for gi, code in enumerate(g_uniques):
-        model, setting = model_cats[int(code) // n_settings], str(setting_cats[int(code) % n_settings])
-        block: dict[str, Any] = {}
-        for name, column in STRATA.items():
-            fam = families[name]
-            present = sorted({ss for (gg, ss) in fam["items"] if gg == gi}, key=lambda v: str(fam["cats"][v]))
-            blocks = {str(fam["cats"][ss]): _block(fam, gi, ss, clean_code, attack_codes) for ss in present}
-            if column is None:
-                block[name] = blocks.get("overall") or _block(fam, gi, 0, clean_code, attack_codes)
-            else:
-                block[name] = blocks
-        m = g == gi
-        block["counts"] = {
-            "units": int(m.sum()),
-            "errors": int((st["error"] & m).sum()),
-            "invalid": int((st["invalid"] & m).sum()),
-            "truncated": int((st["truncated"] & m).sum()),
-            "unscored": int((st["unscored"] & m).sum()),
-            "missing": int((st["missing"] & m).sum()),
+def _clusters(pkeys: dict[str, np.ndarray], pi: np.ndarray, pm: np.ndarray, pairs: _Pairs) -> dict[tuple, dict[str, Any]]:
+    """Items as clusters, for blocks where an item gives several pairs (Type 1 under `all`): the
+    ASR / TASR intervals come from a bootstrap over items and McNemar is the clustered test of
+    Durkalski et al.; with one pair per item the Wilson interval and exact McNemar stand."""
+    pv = pairs.vals
+    bm = pv["base"][pm]
+    frame = pd.DataFrame(
+        {
+            **pkeys,
+            "_i": pi,
+            "b": pv["b"][pm].astype(np.int64),
+            "c": pv["c"][pm].astype(np.int64),
+            "base": bm.astype(np.int64),
+            "flip": (bm & ~pairs.p_correct[pm]).astype(np.int64),
+            "tgt": pv["to_target"][pm].astype(np.int64),
+            "base_read": pv["base_read"][pm].astype(np.int64),
+            "flip_read": pv["b_read"][pm].astype(np.int64),
+            "n": 1,
         }
-        models.setdefault(str(model), {})[setting] = block
+    )
+    per_item = frame.groupby(["_g", "_c", "_s", "_i"], sort=False).sum().reset_index()
+    clusters: dict[tuple, dict[str, Any]] = {}
+    for (gg, cc, ss), grp in per_item.groupby(["_g", "_c", "_s"], sort=False):
+        if (grp["n"] > 1).any():
+            base = grp[grp["base"] > 0]
+            succ, size = base["flip"].to_numpy(), base["base"].to_numpy()
+            read = grp[grp["base_read"] > 0]
+            durkalski = stats.durkalski((grp["b"] - grp["c"]).to_numpy() / grp["n"].to_numpy())
+            clusters[(int(gg), int(cc), int(ss))] = {
+                "asr": stats.cluster_interval(succ, size, seed=0),
+                "tasr": stats.cluster_interval(base["tgt"].to_numpy(), size, seed=0),
+                "asr_read": stats.cluster_interval(read["flip_read"].to_numpy(), read["base_read"].to_numpy(), seed=0),
+                "mcnemar": {"test": "cluster_mcnemar", "clusters": len(grp), **durkalski},
+            }
+    return clusters
+
+
+def _stratum(df: pd.DataFrame, k: _Coded, pairs: _Pairs, column: str | None) -> dict[str, Any]:
+    """One stratification's sums per (group, condition, stratum): accuracy counts, item counts,
+    the clean accuracy each stratum is compared with, the pair counts and the item clusters."""
+    g, item = k.g, k.item
+    if column is None:
+        s, cats = np.zeros(len(df), dtype=np.int32), ["overall"]
+    else:
+        s, cats = _codes(df[column])
+    acc_vals = {"correct": k.correct, "answered": k.answered, "invalid": k.st["invalid"], "truncated": k.st["truncated"], "error": k.st["error"]}
+    probe_kind = column in PROBE_COLUMNS
+    in_block = (s >= 0) & (~k.is_clean if probe_kind else True)
+    rows = np.flatnonzero(in_block) if not np.all(in_block) else slice(None)
+    acc = _group_sum({"_g": g[rows], "_c": k.cond_codes[rows], "_s": s[rows]}, {n: v[rows] for n, v in acc_vals.items()})
+    items = _unique_count({"g": g[rows], "s": s[rows], "i": item[rows]}, ["g", "s"])
+    clean_acc: dict[tuple, dict[str, int]] = {}
+    if probe_kind:
+        # each stratum's clean rows: the clean rows of the items its probes belong to
+        member = pd.DataFrame({"g": g[rows], "i": item[rows], "s": s[rows]}).drop_duplicates()
+        crow = np.flatnonzero(k.is_clean)
+        cframe = pd.DataFrame({"g": g[crow], "i": item[crow], **{n: v[crow].astype(np.int64) for n, v in acc_vals.items()}})
+        joined = cframe.merge(member, on=["g", "i"], how="inner")
+        clean_acc = _group_sum({"_g": joined["g"].to_numpy(), "_s": joined["s"].to_numpy()}, {n: joined[n].to_numpy() for n in acc_vals})
+    else:
+        clean_acc = {(gg, ss): v for (gg, cc, ss), v in acc.items() if cc == k.clean_code}
+    probe_rows = pairs.probe_rows
+    ps = s[probe_rows]
+    pm = ps >= 0
+    pkeys = {"_g": g[probe_rows][pm], "_c": k.cond_codes[probe_rows][pm], "_s": ps[pm]}
+    counted = _group_sum(pkeys, {n: v[pm] for n, v in pairs.vals.items()})
+    clusters = _clusters(pkeys, item[probe_rows][pm], pm, pairs)
+    return {"cats": cats, "acc": acc, "items": items, "clean_acc": clean_acc, "pairs": counted, "clusters": clusters}
+
+
+def _model_block(k: _Coded, families: dict[str, dict[str, Any]], gi: int, attack_codes: dict[str, int]) -> dict[str, Any]:
+    """Every stratification's numbers and the unit counts of one (model, setting) group."""
+    block: dict[str, Any] = {}
+    for name, column in STRATA.items():
+        fam = families[name]
+        present = sorted({ss for (gg, ss) in fam["items"] if gg == gi}, key=lambda v: str(fam["cats"][v]))
+        blocks = {str(fam["cats"][ss]): _block(fam, gi, ss, k.clean_code, attack_codes) for ss in present}
+        if column is None:
+            block[name] = blocks.get("overall") or _block(fam, gi, 0, k.clean_code, attack_codes)
+        else:
+            block[name] = blocks
+    m = k.g == gi
+    st = k.st
+    block["counts"] = {
+        "units": int(m.sum()),
+        "errors": int((st["error"] & m).sum()),
+        "invalid": int((st["invalid"] & m).sum()),
+        "truncated": int((st["truncated"] & m).sum()),
+        "unscored": int((st["unscored"] & m).sum()),
+        "missing": int((st["missing"] & m).sum()),
+    }
+    return block
+
+
+def misleading_metrics(df: pd.DataFrame) -> dict[str, Any]:
+    """{"models": {label: {setting: {overall, by_source, ...}}}, "mean_across_models": ...}"""
+    if df.empty:
+        return {"models": {}, "mean_across_models": {}, "mean_by_stratum": {}}
+    k = _coded(df)
+    pairs = _pairs(df, k)
+    families = {name: _stratum(df, k, pairs, column) for name, column in STRATA.items()}
+    models: dict[str, Any] = {}
+    for gi, code in enumerate(k.g_uniques):
+        model, setting = k.model_cats[int(code) // k.n_settings], str(k.setting_cats[int(code) % k.n_settings])
+        models.setdefault(str(model), {})[setting] = _model_block(k, families, gi, pairs.attack_codes)
     return {"models": models, "mean_across_models": mean_across_models(models), "mean_by_stratum": mean_by_stratum(models)}
 
 

@@ -60,10 +60,7 @@ register_format(
 )
 
 
-def commands():
-    from .commands import build_app
-
-    return build_app
+commands = lazy(f"{__name__}.commands:commands")
 
 
 FAMILY_SPEC = register(

@@ -18,6 +18,12 @@ from .variants import CONDITIONS
 
 build_app = typer.Typer(no_args_is_help=True, help="Build clinical-noise suites.")
 
+
+def commands() -> typer.Typer:
+    """The family's construction commands (its `commands` hook)."""
+    return build_app
+
+
 SPEC_HELP = "generator model spec: embedded, openai:MODEL,base_url=URL[,api_key_env=VAR,...] or @model.json"
 
 

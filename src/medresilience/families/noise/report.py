@@ -11,13 +11,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from markupsafe import Markup
 
 from ...report.html import esc, fmt_p, isnan, rate_cell, setting_name, table, test_cell
-from ...report.html import figure as html_figure
 from ...report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg
 from ...report.rundir import model_blocks
 from ...report.section import FamilySection
 from ...report.tables import fmt_pct, markdown_table, row_label
+from ...report.templating import macros
 from .metrics import HEADLINE_COLUMNS, mean_across_models
 from .variants import CONDITIONS, DISTRIBUTED, DOSES, FAMILY, HERRINGS, TITLES, TOGETHER, WHITESPACE
 
@@ -58,115 +59,123 @@ def headline_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.Dat
     return pd.DataFrame(rows, columns=cols)
 
 
+#: the columns of the variants table, in order
+VARIANT_COLUMNS = [
+    "run",
+    "model",
+    "setting",
+    "condition",
+    "perturbation",
+    "dose",
+    "placement",
+    "acc_p",
+    "acc_lo",
+    "acc_hi",
+    "acc_n",
+    "acc_interval",
+    "invalid",
+    "truncated",
+    "unscored",
+    "errors",
+    "original_p",
+    "original_n",
+    "drop",
+    "odds_ratio",
+    "p_fisher",
+    "pairs",
+    "b",
+    "c",
+    "test",
+    "p_mcnemar",
+    "paired_drop",
+    "paired_lo",
+    "paired_hi",
+    "flip_p",
+    "flip_lo",
+    "flip_hi",
+    "flip_n",
+    "flip_read_p",
+    "flip_read_lo",
+    "flip_read_hi",
+    "flip_read_n",
+]
+
+
+def _clean_row(run: str, model: str, setting: str, block: dict[str, Any]) -> dict[str, Any]:
+    """The original case's accuracy of one model and setting (dose 0)."""
+    clean = block.get("overall", {}).get("clean_acc") or {}
+    return {
+        "run": run,
+        "model": model,
+        "setting": setting,
+        "condition": "clean",
+        "perturbation": None,
+        "dose": "0",
+        "placement": None,
+        "acc_p": clean.get("p"),
+        "acc_lo": clean.get("lo"),
+        "acc_hi": clean.get("hi"),
+        "acc_n": clean.get("n"),
+        "acc_interval": clean.get("interval"),
+        "invalid": clean.get("invalid"),
+        "truncated": clean.get("truncated"),
+        "unscored": clean.get("unscored"),
+        "errors": clean.get("errors"),
+    }
+
+
+def _variant_row(run: str, model: str, setting: str, cond: str, v: dict[str, Any]) -> dict[str, Any]:
+    """One variant's accuracy, its drop from the original case (Fisher), the paired test and flips."""
+    a, d, pr, f = v.get("acc", {}), v.get("drop", {}), v.get("paired", {}), v.get("flip", {})
+    fr = v.get("flip_read") or {}
+    fc = v.get("facets") or {}
+    return {
+        "run": run,
+        "model": model,
+        "setting": setting,
+        "condition": cond,
+        "perturbation": fc.get("perturbation"),
+        "dose": fc.get("dose"),
+        "placement": fc.get("placement"),
+        "acc_p": a.get("p"),
+        "acc_lo": a.get("lo"),
+        "acc_hi": a.get("hi"),
+        "acc_n": a.get("n"),
+        "invalid": a.get("invalid"),
+        "truncated": a.get("truncated"),
+        "unscored": a.get("unscored"),
+        "errors": a.get("errors"),
+        "acc_interval": a.get("interval"),
+        "original_p": (d.get("original") or {}).get("p"),
+        "original_n": (d.get("original") or {}).get("n"),
+        "drop": d.get("diff"),
+        "odds_ratio": d.get("odds_ratio"),
+        "p_fisher": d.get("p_fisher"),
+        "pairs": pr.get("n"),
+        "b": pr.get("b"),
+        "c": pr.get("c"),
+        "test": pr.get("test"),
+        "p_mcnemar": pr.get("p_mcnemar"),
+        "paired_drop": pr.get("drop"),
+        "paired_lo": pr.get("lo"),
+        "paired_hi": pr.get("hi"),
+        "flip_p": f.get("p"),
+        "flip_lo": f.get("lo"),
+        "flip_hi": f.get("hi"),
+        "flip_n": f.get("n"),
+        "flip_read_p": fr.get("p"),
+        "flip_read_lo": fr.get("lo"),
+        "flip_read_hi": fr.get("hi"),
+        "flip_read_n": fr.get("n"),
+    }
+
+
 def variants_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.DataFrame:
     rows = []
     for run, model, setting, block in blocks:
-        clean = block.get("overall", {}).get("clean_acc") or {}
-        rows.append(
-            {
-                "run": run,
-                "model": model,
-                "setting": setting,
-                "condition": "clean",
-                "perturbation": None,
-                "dose": "0",
-                "placement": None,
-                "acc_p": clean.get("p"),
-                "acc_lo": clean.get("lo"),
-                "acc_hi": clean.get("hi"),
-                "acc_n": clean.get("n"),
-                "acc_interval": clean.get("interval"),
-                "invalid": clean.get("invalid"),
-                "truncated": clean.get("truncated"),
-                "unscored": clean.get("unscored"),
-                "errors": clean.get("errors"),
-            }
-        )
-        for cond, v in (block.get("by_variant") or {}).items():
-            a, d, pr, f = v.get("acc", {}), v.get("drop", {}), v.get("paired", {}), v.get("flip", {})
-            fr = v.get("flip_read") or {}
-            fc = v.get("facets") or {}
-            rows.append(
-                {
-                    "run": run,
-                    "model": model,
-                    "setting": setting,
-                    "condition": cond,
-                    "perturbation": fc.get("perturbation"),
-                    "dose": fc.get("dose"),
-                    "placement": fc.get("placement"),
-                    "acc_p": a.get("p"),
-                    "acc_lo": a.get("lo"),
-                    "acc_hi": a.get("hi"),
-                    "acc_n": a.get("n"),
-                    "invalid": a.get("invalid"),
-                    "truncated": a.get("truncated"),
-                    "unscored": a.get("unscored"),
-                    "errors": a.get("errors"),
-                    "acc_interval": a.get("interval"),
-                    "original_p": (d.get("original") or {}).get("p"),
-                    "original_n": (d.get("original") or {}).get("n"),
-                    "drop": d.get("diff"),
-                    "odds_ratio": d.get("odds_ratio"),
-                    "p_fisher": d.get("p_fisher"),
-                    "pairs": pr.get("n"),
-                    "b": pr.get("b"),
-                    "c": pr.get("c"),
-                    "test": pr.get("test"),
-                    "p_mcnemar": pr.get("p_mcnemar"),
-                    "paired_drop": pr.get("drop"),
-                    "paired_lo": pr.get("lo"),
-                    "paired_hi": pr.get("hi"),
-                    "flip_p": f.get("p"),
-                    "flip_lo": f.get("lo"),
-                    "flip_hi": f.get("hi"),
-                    "flip_n": f.get("n"),
-                    "flip_read_p": fr.get("p"),
-                    "flip_read_lo": fr.get("lo"),
-                    "flip_read_hi": fr.get("hi"),
-                    "flip_read_n": fr.get("n"),
-                }
-            )
-    cols = [
-        "run",
-        "model",
-        "setting",
-        "condition",
-        "perturbation",
-        "dose",
-        "placement",
-        "acc_p",
-        "acc_lo",
-        "acc_hi",
-        "acc_n",
-        "acc_interval",
-        "invalid",
-        "truncated",
-        "unscored",
-        "errors",
-        "original_p",
-        "original_n",
-        "drop",
-        "odds_ratio",
-        "p_fisher",
-        "pairs",
-        "b",
-        "c",
-        "test",
-        "p_mcnemar",
-        "paired_drop",
-        "paired_lo",
-        "paired_hi",
-        "flip_p",
-        "flip_lo",
-        "flip_hi",
-        "flip_n",
-        "flip_read_p",
-        "flip_read_lo",
-        "flip_read_hi",
-        "flip_read_n",
-    ]
-    return pd.DataFrame(rows, columns=cols)
+        rows.append(_clean_row(run, model, setting, block))
+        rows.extend(_variant_row(run, model, setting, cond, v) for cond, v in (block.get("by_variant") or {}).items())
+    return pd.DataFrame(rows, columns=VARIANT_COLUMNS)
 
 
 def epochs_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.DataFrame:
@@ -336,18 +345,7 @@ def _pp(v: Any, lo: Any = None, hi: Any = None) -> str:
 def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
     if h.empty:
         return "<p class='lead'>No scored results in these runs yet.</p>"
-    lead = ""
     agg = mean.get("none") or next(iter(mean.values()), {})
-    rh, ws = agg.get("redherring-10_drop"), agg.get("whitespace_drop")
-    if rh:
-        who, avg = ("the model", "") if rh["models"] == 1 else (f"the {rh['models']} models", " on average")
-        lead = (
-            f"Ten irrelevant sentences spread through the case cost {who} <b>{100 * rh['mean']:.1f}</b> percentage points of "
-            f"accuracy{avg} (paired, original minus variant)"
-        )
-        if ws:
-            lead += f"; the same length of whitespace costs {100 * ws['mean']:.1f}"
-        lead += "."
     cols = [(k, t) for k, t in HEADLINE_COLUMNS if not h[f"{k}_n"].isna().all()]
     rows = []
     for r in h.to_dict("records"):
@@ -364,11 +362,12 @@ def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
             ]
         )
     headers = ["Model", "Setting", "Cases", *[t for _, t in cols], "Errors", "Invalid", "Truncated", "Unscored"]
-    return f"<h3>{esc(TITLE)}</h3>" + (f"<p class='lead'>{lead}</p>" if lead else "") + table(rows, headers, numeric=range(2, len(headers)))
+    table_html = Markup(table(rows, headers, numeric=range(2, len(headers))))
+    return str(_templates().key_numbers(TITLE, agg.get("redherring-10_drop"), agg.get("whitespace_drop"), table_html))
 
 
 def variant_tables(v: pd.DataFrame) -> str:
-    out = []
+    out = []  # (title, condition, table)
     conds = [c for c in CONDITIONS if c in set(v["condition"])] + sorted(set(v["condition"]) - set(CONDITIONS) - {"clean"})
     for cond in conds:
         d = v[v["condition"] == cond]
@@ -391,44 +390,37 @@ def variant_tables(v: pd.DataFrame) -> str:
                 ]
             )
         sig = ["sig" if (not isnan(r["p_fisher"]) and r["p_fisher"] < 0.05) else "" for r in d.to_dict("records")]
-        out.append(f"<h3>{esc(TITLES.get(cond, cond))} <span class='badge'>{esc(cond)}</span></h3>")
         out.append(
-            table(
-                rows,
-                [
-                    "Model",
-                    "Setting",
-                    "Accuracy",
-                    "Original, same cases",
-                    "Drop",
-                    "Study's Fisher p (one-sided, unpaired)",
-                    "Paired drop [95% CI]",
-                    "b / c",
-                    "Paired test p",
-                    "Flip rate",
-                    "Flip rate, unread left out",
-                ],
-                numeric=range(2, 11),
-                row_classes=sig,
+            (
+                TITLES.get(cond, cond),
+                cond,
+                Markup(
+                    table(
+                        rows,
+                        [
+                            "Model",
+                            "Setting",
+                            "Accuracy",
+                            "Original, same cases",
+                            "Drop",
+                            "Study's Fisher p (one-sided, unpaired)",
+                            "Paired drop [95% CI]",
+                            "b / c",
+                            "Paired test p",
+                            "Flip rate",
+                            "Flip rate, unread left out",
+                        ],
+                        numeric=range(2, 11),
+                        row_classes=sig,
+                    )
+                ),
             )
         )
-    return "".join(out)
+    return str(_templates().variant_tables(out))
 
 
-METHODS = (
-    "<p class='note'>Accuracy: correct over answered units (an unreadable reply counts as wrong and is counted: "
-    "<i>invalid</i>, or <i>truncated</i> when it was cut at its token budget; a judge "
-    "without a verdict is <i>unscored</i> and left out, counted), with 95% Wilson intervals when each case was answered once "
-    "and case-clustered bootstrap intervals when a case was answered several times (epochs). Drop: the accuracy of the "
-    "originals of the same cases (the cases the variant covers) minus the variant's, with the study's one-sided Fisher exact "
-    "test, which compares the two as unpaired groups and pools the epochs (highlighted rows: p &lt; 0.05). Paired drop: "
-    "over the (case, epoch) pairs answered both ways, mean of original minus variant correctness, with a 95% bootstrap "
-    "interval that resamples cases; b / c: right on the original and wrong on the variant / the reverse, tested by the "
-    "exact McNemar test, or by the clustered McNemar test (Durkalski) when a case gives several pairs. Flip rate: among "
-    "pairs answered right on the original, the share answered wrong on the variant (interval as for accuracy); beside it "
-    "the same rate with the pairs whose variant reply was unread (invalid or truncated) left out. p-values "
-    "come only from exact or clustered tests; the bootstrap gives intervals.</p>"
-)
+def _templates() -> Any:
+    return macros(__package__, "report.html.j2")
 
 
 def section(runs: Sequence[Any]) -> FamilySection:
@@ -440,42 +432,19 @@ def section(runs: Sequence[Any]) -> FamilySection:
         merged.setdefault(model, {})[setting] = block
     mean = mean_across_models(merged)
     figs = {"dose": dose_figure(v), "drop": drop_figure(v)}
-    body = [
-        "<p>Each diagnosis case is asked as written (the original) and perturbed: with 1, 5 or 10 irrelevant sentences about "
-        "the patient's everyday life spread over its sentence boundaries, with the same 10 as one block, with whitespace of "
-        "the same length in their place (the control for a longer prompt), with clinical abbreviations, and rewritten as an "
-        "informal note. Each variant is compared with the original on the same cases.</p>",
-        html_figure(
-            figs["dose"],
-            "Accuracy against the number of red-herring sentences (0: the original case); squares: the "
-            "10 as one block, open triangles: whitespace of the same length. Error bars: 95% Wilson intervals (case-clustered bootstrap "
-            "ones when cases were answered in several epochs).",
-        ),
-        html_figure(
-            figs["drop"],
-            "Paired drop from the original per variant, in percentage points; error bars: 95% "
-            "item-clustered bootstrap intervals. Right of zero: the variant is answered worse.",
-        ),
-        "<h3>Per variant</h3>",
-        METHODS,
-        variant_tables(v),
-    ]
     e = epochs_table(blocks)
+    epochs_html = ""
     if not e.empty:
         headers, rows = _epoch_rows(e)
-        body += [
-            "<h3>Per epoch</h3>",
-            "<p class='note'>Each unit was answered once per epoch (epoch e decodes with seed + e at the "
-            "run's temperature). The accuracies above pool the epochs; here each epoch alone, with the mean and standard "
-            "deviation across epochs (the study reports the mean of 3 runs).</p>",
-            table([[esc(c) for c in r] for r in rows], headers, numeric=range(3, len(headers))),
-        ]
+        epochs_html = table([[esc(c) for c in r] for r in rows], headers, numeric=range(3, len(headers)))
+    svgs = {k: None if x is None else Markup(x) for k, x in figs.items()}
+    body = str(_templates().section(svgs, Markup(variant_tables(v)), Markup(epochs_html)))
     tables = {"headline": h, "variants": v, **({"epochs": e} if not e.empty else {})}
     return FamilySection(
         family=FAMILY,
         title=TITLE,
         key_html=key_numbers(h, mean),
-        sections=[(FAMILY, TITLE, "".join(body))],
+        sections=[(FAMILY, TITLE, body)],
         markdown=_markdown(h, v, mean, e),
         tables=tables,
         headline=h,

@@ -44,10 +44,7 @@ compare = lazy(f"{__name__}.compare:compare_spec")
 tradeoff = lazy(f"{__name__}.tradeoff:tradeoff")
 
 
-def commands():
-    from .commands import build_app
-
-    return build_app
+commands = lazy(f"{__name__}.commands:commands")
 
 
 def _reader(name: str):

@@ -9,7 +9,7 @@ medres build presupposition --myths FILE --out SUITE_DIR [--generator SPEC ...] 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -17,6 +17,12 @@ from ...cli.kit import StageProgress, build_outcome, console, err_console
 from ...cli.kit import user_errors as _user_errors
 
 build_app = typer.Typer(no_args_is_help=True, help="Build false-presupposition suites.")
+
+
+def commands() -> typer.Typer:
+    """The family's construction commands (its `commands` hook)."""
+    return build_app
+
 
 SPEC_HELP = "model spec: embedded, openai:MODEL,base_url=URL[,api_key_env=VAR,...], PROVIDER/MODEL or @model.json"
 
@@ -67,7 +73,8 @@ def presupposition(
     """Build a false-presupposition suite with the adversarial loop: generators write patient questions
     that hide a myth, a responder answers them, a verifier keeps the ones it went along with."""
     from ...models.spec import parse_model_spec
-    from .construct import PresuppositionBuildOptions, build_presupposition, load_seeds
+    from .construct.build import PresuppositionBuildOptions, build_presupposition
+    from .construct.seeds import load_seeds
 
     opts = PresuppositionBuildOptions(
         seed=seed,
@@ -93,6 +100,12 @@ def presupposition(
     with StageProgress() as prog:
         res = build_presupposition(myths, out, gens, ver, resp, opts, categoriser=cat, checker=chk, seeds=seeds, work_dir=work_dir, progress=prog)
     r = res.report
+    _print_report(r, out)
+    build_outcome(r, r["items"]["kept"], r["items"]["candidates"], "candidates", out)
+
+
+def _print_report(r: dict[str, Any], out: Path) -> None:
+    """The build report in a few lines: what was kept, per generator, the checks' reasons, the checker, the calls and the notes."""
     it = r["items"]
     console.print(
         f"kept {it['kept']} of {it['candidates']} candidates ({it['questions']} questions from {r['myths']} myths; "
@@ -123,4 +136,3 @@ def presupposition(
     for n in (*r.get("cautions", ()), *r.get("notes", ())):
         err_console.print(f"[yellow]note:[/] {n}", highlight=False)
     console.print(f"suite: {out}  (suite.json, items.jsonl, probes.jsonl, build_report.md, decisions.jsonl)")
-    build_outcome(r, it["kept"], it["candidates"], "candidates", out)

@@ -15,13 +15,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from markupsafe import Markup
 
 from ...report.html import esc, isnan, rate_cell, setting_name, table
-from ...report.html import figure as html_figure
 from ...report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg, wrap
 from ...report.rundir import model_blocks
 from ...report.section import FamilySection
 from ...report.tables import fmt_pct, markdown_table, row_label
+from ...report.templating import macros
 from .metrics import generator_matrix, mean_across_models
 from .taxonomy import CATEGORY_KEYS, CATEGORY_TITLES, FAMILY
 
@@ -408,6 +409,7 @@ def fmt_score(p: Any, lo: Any = None, hi: Any = None, n: Any = None) -> str:
 
 
 def _lead(h: pd.DataFrame, mean: dict[str, Any]) -> str:
+    """The lead sentence, as HTML without its closing full stop ("" when nothing is scored)."""
     base = h[h["setting"] == "none"] if (h["setting"] == "none").any() else h
     base = base[base["pcr_p"].notna()]
     if base.empty:
@@ -439,7 +441,7 @@ def _lead(h: pd.DataFrame, mean: dict[str, Any]) -> str:
             f"; over-caution on questions without a false presupposition ranges from {100 * oc['overcaution_p'].min():.1f}% "
             f"to {100 * oc['overcaution_p'].max():.1f}%"
         )
-    return f"<p class='lead'>{s}.</p>"
+    return s
 
 
 def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
@@ -463,15 +465,8 @@ def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
         )
     headers = ["Model", "Setting", "Questions", "PCS (-1..1)", "PCR", "NFP over-caution", "Unscored", "Errors", "Invalid"]
     total = int(h["unscored_k"].fillna(0).sum())
-    warn = (
-        (
-            f"<p class='warn'>{total} judgment{'s' if total != 1 else ''} unscored (the judge gave no readable verdict): left "
-            "out of every number above and listed with their reasons in the section below.</p>"
-        )
-        if total
-        else ""
-    )
-    return f"<h3>{esc(TITLE)}</h3>" + _lead(h, mean) + table(rows, headers, numeric=range(2, len(headers))) + warn
+    table_html = Markup(table(rows, headers, numeric=range(2, len(headers))))
+    return str(_templates().key_numbers(TITLE, Markup(_lead(h, mean)), table_html, total))
 
 
 def distribution_html(dist: pd.DataFrame) -> str:
@@ -530,44 +525,20 @@ def matrix_html(mx: pd.DataFrame) -> str:
 def unscored_html(h: pd.DataFrame, reasons: pd.DataFrame) -> str:
     total = int(h["unscored_k"].fillna(0).sum()) if not h.empty else 0
     judged = int(h["unscored_n"].fillna(0).sum()) if not h.empty else 0
-    if total == 0:
-        return f"<p>Every judged answer got a readable verdict ({judged} judgments).</p>"
-    out = [
-        f"<p><b>{total}</b> of {judged} judgments are unscored: the judge's reply held no verdict of the rubric, or the "
-        "judge call failed. They are never counted as a score; rerun the same command to retry failed judge calls.</p>"
-    ]
-    if not reasons.empty:
+    reasons_html = detail_html = ""
+    if total and not reasons.empty:
         top = reasons.groupby("reason", sort=False)["n"].sum().sort_values(ascending=False, kind="stable").head(TOP_REASONS)
-        out.append(table([[esc(short(reason, 300)), str(int(n))] for reason, n in top.items()], ["Most frequent reasons", "Units"], numeric=(1,)))
+        reasons_html = table([[esc(short(reason, 300)), str(int(n))] for reason, n in top.items()], ["Most frequent reasons", "Units"], numeric=(1,))
         detail = [
             [esc(r["model"]), esc(setting_name(r["setting"])), esc(r["condition"]), esc(short(r["reason"], 300)), str(int(r["n"]))]
             for r in reasons.to_dict("records")
         ]
-        out.append(
-            f"<details><summary>Per model and condition ({len(detail)} rows)</summary>"
-            + table(detail, ["Model", "Setting", "Condition", "Reason", "Units"], numeric=(4,))
-            + "</details>"
-        )
-    return "".join(out)
+        detail_html = table(detail, ["Model", "Setting", "Condition", "Reason", "Units"], numeric=(4,))
+    return str(_templates().unscored(total, judged, Markup(reasons_html), Markup(detail_html), len(reasons)))
 
 
-INTRO = (
-    "<p>Each patient question either silently assumes something medically false (a false presupposition) or, in the "
-    "control set, assumes nothing false. Every answer is read by an LLM judge with a rubric held as data. On a question "
-    "with a false presupposition the judge compares the answer with the question's correction and scores it -1 (goes "
-    "along with the assumption), 0 (hints that something is off without correcting it) or 1 (corrects it). <b>PCS</b> "
-    "is the mean of these scores (from -1 to 1), <b>PCR</b> the share of answers scored 1. On a control question the "
-    "judge says whether the answer claims a false assumption that the question does not hold; <b>over-caution</b> is the "
-    "share that do. A judge reply without a readable verdict is <i>unscored</i>: counted, never a score.</p>"
-)
-
-METHODS = (
-    "<p class='note'>PCS: mean judge score over the scored answers, with a 95% percentile bootstrap interval (2,000 "
-    "resamples of the answers, seed 0). PCR, the score shares and over-caution: 95% Wilson intervals. Unscored: the share "
-    "of judged answers with no verdict. Call errors (no answer, nothing to judge) and unscored judgments are left out of "
-    "every rate and counted. Categories and generators are the suite's facets; an answer without one counts overall "
-    "only.</p>"
-)
+def _templates() -> Any:
+    return macros(__package__, "report.html.j2")
 
 
 def section(runs: Sequence[Any], **_kw: Any) -> FamilySection:
@@ -584,49 +555,16 @@ def section(runs: Sequence[Any], **_kw: Any) -> FamilySection:
         merged.setdefault(model, {})[setting] = block
     mean = mean_across_models(merged)
     figs = {"distribution": distribution_figure(dist), "category": category_figure(cat), "matrix": matrix_figure(mx), "tradeoff": tradeoff_figure(h)}
-    body = [
-        INTRO,
-        html_figure(
-            figs["distribution"],
-            "Share of each judge score (-1: goes along with the false presupposition, 0: hints at it, 1: corrects it) over the scored answers.",
-        ),
-        distribution_html(dist),
-        "<h3 id='presupposition-by-category'>By question category</h3>",
-        html_figure(
-            figs["category"],
-            "PCS per question category and model, with 95% percentile bootstrap intervals; left of "
-            "zero, answers go along with the false presupposition more often than they correct it.",
-        ),
-        strata_html(cat, "category"),
-        "<h3 id='presupposition-by-generator'>Question generator x evaluated model</h3>",
-        "<p>Questions were written by generator models; a generator whose questions keep PCS low for other models writes "
-        "the harder questions. A framed cell is a model answering its own questions.</p>",
-        html_figure(figs["matrix"], "PCS per question generator (rows) and evaluated model (columns); n: scored answers."),
-        matrix_html(mx),
-        "<h3 id='presupposition-tradeoff'>Correcting false presuppositions vs over-caution</h3>",
-        html_figure(
-            figs["tradeoff"],
-            "One point per model and setting: PCR (up) against the share of control questions "
-            "answered without claiming a false assumption (right), with 95% Wilson intervals. A mitigation that moves a "
-            "point up and to the left buys corrections with false alarms.",
-        ),
-        ""
-        if figs["tradeoff"]
-        else "<p class='note'>No control (NFP) questions in these runs: over-caution is not measured, so a gain in PCR cannot be weighed against it.</p>",
-        "<h3 id='presupposition-unscored'>Unscored judgments</h3>",
-        unscored_html(h, reasons),
-    ]
-    if not agree.empty or agree_notes:
-        body.append("<h3 id='presupposition-judge-agreement'>Judge agreement with human scores</h3>")
-        body += [f"<p class='warn'>{esc(n)}</p>" for n in agree_notes]
-        if not agree.empty:
-            body.append(
-                "<p>How often this run's judge gives the score people gave the same answers (<code>medres "
-                "judge-agreement</code>), beside the study's GPT-4o judge (71.1% exact on -1/0/1, 100% on fully "
-                "corrects or not).</p>"
-            )
-            body.append(agreement_html(agree))
-    body.append(METHODS)
+    svgs = {k: None if x is None else Markup(x) for k, x in figs.items()}
+    body = _templates().section(
+        svgs,
+        Markup(distribution_html(dist)),
+        Markup(strata_html(cat, "category")),
+        Markup(matrix_html(mx)),
+        Markup(unscored_html(h, reasons)),
+        agree_notes,
+        Markup("" if agree.empty else agreement_html(agree)),
+    )
     tables = {"headline": h, "distribution": dist, "by_category": cat, "by_generator": gen, "generator_matrix": mx, "unscored_reasons": reasons}
     if not agree.empty:
         tables["judge_agreement"] = agree
@@ -634,7 +572,7 @@ def section(runs: Sequence[Any], **_kw: Any) -> FamilySection:
         family=FAMILY,
         title=TITLE,
         key_html=key_numbers(h, mean),
-        sections=[(FAMILY, TITLE, "".join(body))],
+        sections=[(FAMILY, TITLE, str(body))],
         markdown=_markdown(h, cat, mx, reasons, agree),
         tables=tables,
         headline=h,

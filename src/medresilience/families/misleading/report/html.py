@@ -6,8 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
+from markupsafe import Markup
 
 from ....report.html import collapsible, diff_cell, esc, isnan, rate_cell, setting_name, table
+from ....report.templating import macros, render
 from .tables import CONDITION_TITLES, STRATUM_TITLES, fmt_p, fmt_pct
 
 TITLE = "Misleading context"
@@ -19,57 +21,56 @@ TITLE = "Misleading context"
 RATE_KEYS = ("clean_acc", "type1_acc", "type2_acc", "type1_asr", "type1_tasr", "type2_asr", "type1_asr_read", "type2_asr_read")
 
 
-def key_numbers(headline: pd.DataFrame, mean: dict[str, Any], designs: list[str] | None = None) -> str:
-    """The opening: a sentence, cards with the cross-model means, and the headline table."""
-    if headline.empty:
-        return "<p class='lead'>No scored results in these runs yet.</p>"
-    designs = designs or []
-    if len(designs) > 1:  # never pool Type 1 designs: the cards and means are the first design's
-        headline = headline[headline["type1"] == designs[0]]
-    nd = headline[headline["setting"] == "none"]
-    base = nd if not nd.empty else headline
-    n_models = len(base)
-    setting = "none" if not nd.empty else str(headline["setting"].iloc[0])
-    agg = mean.get(setting, {})
+#: the cards of the opening: (label, rate key, shown as an alert)
+CARDS = (
+    ("Clean accuracy", "clean_acc", False),
+    ("Type 1 accuracy (one misleading sentence)", "type1_acc", False),
+    ("Type 2 accuracy (whole bundle)", "type2_acc", False),
+    ("Type 1 attack success (ASR)", "type1_asr", True),
+    ("Type 1 flips to the target (TASR)", "type1_tasr", True),
+    ("Type 2 attack success (ASR)", "type2_asr", True),
+)
 
-    def card(label: str, key: str, alert: bool = False) -> str:
-        if n_models == 1:
-            r = base.iloc[0]
-            if isnan(r.get(f"{key}_p")):
-                return ""
-            val = f"{100 * r[f'{key}_p']:.1f}%"
-            sub = f"95% CI {100 * r[f'{key}_lo']:.1f}–{100 * r[f'{key}_hi']:.1f}, n={int(r[f'{key}_n'])}"
-        else:
-            a = agg.get(key)
-            if not a:
-                return ""
-            val = f"{100 * a['mean']:.1f}%"
-            sub = f"mean of {a['models']} models, range {100 * a['min']:.1f}–{100 * a['max']:.1f}%"
-        return (
-            f'<div class="card{" alert" if alert else ""}"><div class="label">{esc(label)}</div>'
-            f'<div class="value">{val}</div><div class="sub">{esc(sub)}</div></div>'
-        )
+#: the headline table's columns
+HEADERS = [
+    "Model",
+    "Setting",
+    "Items",
+    "Clean acc",
+    "Type 1 acc",
+    "Type 2 acc",
+    "Type 1 ASR",
+    "Type 1 TASR",
+    "Type 2 ASR",
+    "Type 1 ASR, unread left out",
+    "Type 2 ASR, unread left out",
+    "Errors",
+    "Invalid",
+    "Truncated",
+]
 
-    cards = "".join(
-        [
-            card("Clean accuracy", "clean_acc"),
-            card("Type 1 accuracy (one misleading sentence)", "type1_acc"),
-            card("Type 2 accuracy (whole bundle)", "type2_acc"),
-            card("Type 1 attack success (ASR)", "type1_asr", True),
-            card("Type 1 flips to the target (TASR)", "type1_tasr", True),
-            card("Type 2 attack success (ASR)", "type2_asr", True),
-        ]
-    )
-    sentence = _lead_sentence(base, agg, n_models)
-    cards_note = ""
-    for other, dagg in mean.items():
-        if setting == "none" and other != "none" and dagg.get("type1_asr") and agg.get("type1_asr"):
-            sentence += (
-                f" Under the setting <b>{esc(other)}</b>, Type 1 ASR averages <b>{100 * dagg['type1_asr']['mean']:.1f}%</b>"
-                + (f" and Type 2 ASR {100 * dagg['type2_asr']['mean']:.1f}%" if dagg.get("type2_asr") else "")
-                + " (see Settings effect)."
-            )
-            cards_note = "<p class='note'>Cards: without a mitigation (setting none).</p>"
+#: what each Type 1 design is, for the design note
+DESIGNS = {"sample": "one seeded target per item (the study's design)", "all": "one probe per wrong option (exhaustive)"}
+
+
+def _card(base: pd.DataFrame, agg: dict[str, Any], n_models: int, label: str, key: str, alert: bool) -> dict[str, Any] | None:
+    """One card: the model's rate with its interval and n, or the mean and range across models; None without one."""
+    if n_models == 1:
+        r = base.iloc[0]
+        if isnan(r.get(f"{key}_p")):
+            return None
+        val = f"{100 * r[f'{key}_p']:.1f}%"
+        sub = f"95% CI {100 * r[f'{key}_lo']:.1f}–{100 * r[f'{key}_hi']:.1f}, n={int(r[f'{key}_n'])}"
+    else:
+        a = agg.get(key)
+        if not a:
+            return None
+        val = f"{100 * a['mean']:.1f}%"
+        sub = f"mean of {a['models']} models, range {100 * a['min']:.1f}–{100 * a['max']:.1f}%"
+    return {"label": label, "value": val, "sub": sub, "alert": alert}
+
+
+def _headline_rows(headline: pd.DataFrame) -> list[list[str]]:
     rows = []
     for r in headline.itertuples(index=False):
         r = r._asdict()
@@ -84,47 +85,45 @@ def key_numbers(headline: pd.DataFrame, mean: dict[str, Any], designs: list[str]
                 str(r.get("units_truncated", 0)),
             ]
         )
-    headers = [
-        "Model",
-        "Setting",
-        "Items",
-        "Clean acc",
-        "Type 1 acc",
-        "Type 2 acc",
-        "Type 1 ASR",
-        "Type 1 TASR",
-        "Type 2 ASR",
-        "Type 1 ASR, unread left out",
-        "Type 2 ASR, unread left out",
-        "Errors",
-        "Invalid",
-        "Truncated",
-    ]
-    design_note = ""
-    if designs:
-        what = {"sample": "one seeded target per item (the study's design)", "all": "one probe per wrong option (exhaustive)"}
-        design_note = (
-            "<p class='note'>Type 1 design: "
-            + "; ".join(f"<b>{esc(d)}</b>: {esc(what.get(d, d))}" for d in designs)
-            + (
-                f". Runs of different designs are reported apart and never pooled; these numbers are the <b>{esc(designs[0])}</b> runs'."
-                if len(designs) > 1
-                else "."
+    return rows
+
+
+def key_numbers(headline: pd.DataFrame, mean: dict[str, Any], designs: list[str] | None = None) -> str:
+    """The opening: a sentence, cards with the cross-model means, and the headline table."""
+    if headline.empty:
+        return render(__package__, "key_numbers.html.j2", empty=True)
+    designs = designs or []
+    if len(designs) > 1:  # never pool Type 1 designs: the cards and means are the first design's
+        headline = headline[headline["type1"] == designs[0]]
+    nd = headline[headline["setting"] == "none"]
+    base = nd if not nd.empty else headline
+    n_models = len(base)
+    setting = "none" if not nd.empty else str(headline["setting"].iloc[0])
+    agg = mean.get(setting, {})
+    cards = [c for label, key, alert in CARDS if (c := _card(base, agg, n_models, label, key, alert)) is not None]
+    sentence = _lead_sentence(base, agg, n_models)
+    cards_note = False
+    for other, dagg in mean.items():
+        if setting == "none" and other != "none" and dagg.get("type1_asr") and agg.get("type1_asr"):
+            sentence += (
+                f" Under the setting <b>{esc(other)}</b>, Type 1 ASR averages <b>{100 * dagg['type1_asr']['mean']:.1f}%</b>"
+                + (f" and Type 2 ASR {100 * dagg['type2_asr']['mean']:.1f}%" if dagg.get("type2_asr") else "")
+                + " (see Settings effect)."
             )
-            + "</p>"
-        )
+            cards_note = True
     # the "items:" interval is explained only where a cell shows one
     clustered = any(_clustered(r._asdict(), k) for r in headline.itertuples(index=False) for k in RATE_KEYS)
-    marker = '; "items:" is the item-clustered bootstrap interval of an ASR whose items give several pairs' if clustered else ""
-    return (
-        f"<h3>{esc(TITLE)}</h3>"
-        f'<p class="lead">{sentence}</p><div class="cards">{cards}</div>{cards_note}{design_note}'
-        + table(rows, headers, numeric=range(2, 14))
-        + f'<p class="note">Rates with 95% Wilson intervals and n{marker}. ASR: share of clean-correct (item, probe) '
-        "pairs whose answer is no longer correct with the misleading context; TASR: share that moved to the "
-        "injected wrong option. Errors (failed calls) are excluded from every rate and counted; unread replies "
-        "(invalid: no readable answer; truncated: cut at the token budget before one) count as not correct, the "
-        "study's rule; the ASR with unread replies left out stands beside it.</p>"
+    return render(
+        __package__,
+        "key_numbers.html.j2",
+        empty=False,
+        title=TITLE,
+        sentence=Markup(sentence),
+        cards=cards,
+        cards_note=cards_note,
+        designs=[(d, DESIGNS.get(d, d)) for d in designs],
+        table=Markup(table(_headline_rows(headline), HEADERS, numeric=range(2, 14))),
+        clustered=clustered,
     )
 
 
@@ -255,13 +254,8 @@ def strata_tables(metrics: pd.DataFrame, tests: pd.DataFrame, means: pd.DataFram
             "McNemar p (T1)",
             "McNemar p (T2)",
         ]
-        out.append(
-            f"<details><summary>By {esc(STRATUM_TITLES[kind].lower())}: rates and tests ({len(rows)} rows)</summary>"
-            + table(rows, headers, numeric=range(3, 11), row_classes=classes)
-            + "<p class='note'>McNemar: exact test of clean vs stressed correctness on the same pairs; Holm: "
-            f"adjusted across the {esc(STRATUM_TITLES[kind].lower())} strata of one model, setting and condition. "
-            "Highlighted rows: a Holm-adjusted p &lt; 0.05.</p></details>"
-        )
+        details = macros(__package__, "sections.html.j2").stratum_details
+        out.append(str(details(STRATUM_TITLES[kind].lower(), len(rows), Markup(table(rows, headers, numeric=range(3, 11), row_classes=classes)))))
     return "".join(out)
 
 

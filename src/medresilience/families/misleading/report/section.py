@@ -7,12 +7,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pandas as pd
+from markupsafe import Markup
 
 from ....report.html import esc, setting_name
-from ....report.html import figure as html_figure
 from ....report.html import fmt_p as html_fmt_p
 from ....report.html import table as html_table
 from ....report.section import FamilySection
+from ....report.templating import macros
 from ..metrics import mean_across_models, mean_by_stratum
 from . import html as H
 from . import plots
@@ -141,63 +142,21 @@ def _figures(tables: dict[str, pd.DataFrame]) -> dict[str, str | None]:
 
 
 def _sections(tables: dict[str, pd.DataFrame], figs: dict[str, str | None]) -> list[tuple[str, str, str]]:
-    sections: list[tuple[str, str, str]] = []
-    body = [
-        "<p>Each question is asked clean, with one misleading sentence for one wrong option (Type 1), and with the "
-        "whole option-aligned bundle (Type 2: one true sentence for the gold option, one false sentence per wrong "
-        "option).</p>",
-        html_figure(
-            figs.get("accuracy"),
-            "Accuracy per model under each condition; error bars: 95% Wilson intervals. "
-            "The drop from clean to Type 1 / Type 2 is what the misleading context costs.",
+    body = macros(__package__, "sections.html.j2")
+    svgs = {k: None if v is None else Markup(v) for k, v in figs.items()}
+    sections: list[tuple[str, str, str]] = [
+        (
+            "misleading",
+            TITLE,
+            str(
+                body.misleading(svgs, Markup(H.flips_table_html(tables["flips"])), Markup(H.strata_tables(tables["metrics"], tables["tests"], tables["means"])))
+            ),
         ),
-        "<h3>Attack success per source dataset</h3>",
-        html_figure(
-            figs.get("attack_by_source"),
-            "ASR (share of clean-correct pairs flipped) and TASR (share flipped to "
-            "the injected option) per model, pooled (diamond) and per source dataset (dots); 95% Wilson intervals.",
-        ),
-        "<h3>By content type and provenance</h3>",
-        html_figure(
-            figs.get("heatmap_content_type"),
-            "ASR per model and content corruption (what is false). Cells: ASR "
-            "and the number of clean-correct pairs; * marks a Holm-adjusted McNemar p < 0.05 across content types.",
-        ),
-        html_figure(figs.get("heatmap_provenance"), "ASR per model and provenance (who says it: a neutral statement, the patient, or an authority)."),
-        "<h3>Where flips go</h3>",
-        html_figure(
-            figs.get("flips"), "Type 1 flips split into answers that moved to the injected target, to another wrong option, or to an unreadable reply."
-        ),
-        H.flips_table_html(tables["flips"]),
-        "<h3>Tables by stratum</h3>",
-        H.strata_tables(tables["metrics"], tables["tests"], tables["means"]),
+        ("profile", "Resilience profile", str(body.profile(svgs, Markup(H.profile_table_html(tables["profile"]))))),
     ]
-    sections.append(("misleading", TITLE, "".join(body)))
-    prof = [
-        "<p>Per model, clean accuracy beside a resilience score (resilience = 1 - ASR: the share of clean-correct "
-        "answers that survive). A model can be accurate and fragile at once: clean accuracy does not predict "
-        "resilience.</p>",
-        html_figure(
-            figs.get("profile"), "Left: profile per model (95% Wilson intervals). Right: clean accuracy against resilience; the dotted line is equality."
-        ),
-        H.profile_table_html(tables["profile"]),
-    ]
-    sections.append(("profile", "Resilience profile", "".join(prof)))
     if "setting_effects" in tables:
         sections.append(
-            (
-                "settings",
-                "Settings effect",
-                "".join(
-                    [
-                        "<p>The same model and items under a mitigation setting and without one (setting none). Differences are "
-                        "the setting minus none on the pairs both answered; ASR is taken on items answered correctly clean under "
-                        "both. A mitigation's benefit is read beside its cost on clean accuracy.</p>",
-                        html_figure(figs.get("setting_effects"), "Paired differences in percentage points with item-clustered bootstrap 95% intervals."),
-                        H.diff_table_html(tables["setting_effects"], "Model", "None", "Setting"),
-                    ]
-                ),
-            )
+            ("settings", "Settings effect", str(body.settings(svgs, Markup(H.diff_table_html(tables["setting_effects"], "Model", "None", "Setting")))))
         )
     t = tables["tests"]
     if not t.empty:
@@ -214,25 +173,9 @@ def _sections(tables: dict[str, pd.DataFrame], figs: dict[str, str | None]) -> l
             ]
             for r in ov.itertuples(index=False)
         ]
-        n_sig = int(t["significant"].sum())
-        sections.append(
-            (
-                "tests",
-                "Statistical tests",
-                "".join(
-                    [
-                        "<p>Exact McNemar tests of clean vs stressed correctness on the same (item, probe) pairs: b = correct clean "
-                        "and wrong with context, c = the reverse. Pooled over each model's pairs:</p>",
-                        html_table(rows, ["Model", "Setting", "Condition", "b (correct → wrong)", "c (wrong → correct)", "Pairs", "p"], numeric=range(3, 7)),
-                        f"<p>Per stratum, {len(t) - len(ov)} tests with Holm's correction across the strata of one kind; "
-                        f"{n_sig} of all {len(t)} tests have a Holm-adjusted p &lt; 0.05 (see the tables by stratum and "
-                        "<code>tables/tests.csv</code>).</p>",
-                        "<h3>Methods</h3>",
-                        H.METHODS,
-                    ]
-                ),
-            )
-        )
+        pooled = html_table(rows, ["Model", "Setting", "Condition", "b (correct → wrong)", "c (wrong → correct)", "Pairs", "p"], numeric=range(3, 7))
+        tests = body.tests(Markup(pooled), len(t) - len(ov), int(t["significant"].sum()), len(t), Markup(H.METHODS))
+        sections.append(("tests", "Statistical tests", str(tests)))
     return sections
 
 
