@@ -161,21 +161,10 @@ def judged_units(run_dir: Path | str, judge: str | None = None) -> RunJudgements
         raise InputError(run_dir, None, None, "not a run directory (store.sqlite missing)")
     with Store(db) as store:
         run = store.latest_run()
-        where, args = ("AND u.run = ?", [run]) if run else ("", [])
-        rows = store.conn.execute(
-            f"""SELECT u.model, u.unit_id, u.item_id, u.probe_id, u.condition, u.setting, u.scoring, c.status, s.status,
-                       s.label, s.value
-                FROM units u LEFT JOIN calls c ON c.key = u.key
-                LEFT JOIN scores s ON s.key = u.key AND s.scorer = u.scoring
-                WHERE u.scoring LIKE 'judge:%' {where} ORDER BY u.model, u.unit_id""",
-            args,
-        ).fetchall()
-        cfg_row = store.conn.execute("SELECT config FROM runs WHERE run_id = ?", (run,)).fetchone() if run else None
-    try:
-        config = json.loads(cfg_row[0]) if cfg_row else {}
-    except ValueError:
-        config = {}
-    all_scorers = sorted({r[6] for r in rows})
+        rows = list(store.unit_results(run, judged=True))
+        cfg = store.run_config(run) if run else None
+    config = cfg.data if cfg is not None else {}
+    all_scorers = sorted({r.scoring for r in rows})
     if not all_scorers:
         raise ConfigError("RUN_DIR", f"{run_dir}: no answer of the latest run was scored by an LLM judge")
     scorers = all_scorers
@@ -185,13 +174,14 @@ def judged_units(run_dir: Path | str, judge: str | None = None) -> RunJudgements
             raise ConfigError("--judge", f"no judge of {run_dir} is named '{judge}' (judges: {', '.join(all_scorers)})")
     keep = set(scorers)
     units = []
-    for model, unit_id, item_id, probe_id, cond, setting, scorer, call, sstatus, label, value in rows:
-        if scorer not in keep:
+    for r in rows:
+        if r.scoring not in keep:
             continue
-        status = sstatus if call == "ok" and sstatus in ("valid", "unscored", "invalid") else "missing"
-        if status == "valid" and value is None:
+        status = r.status if r.call_status == "ok" and r.status in ("valid", "unscored", "invalid") else "missing"
+        if status == "valid" and r.value is None:
             status = "unscored"  # a verdict without a value cannot be compared on a numeric scale
-        units.append(JudgedUnit(model, unit_id, item_id, probe_id, cond, setting, scorer, status, label, None if value is None else float(value)))
+        value = None if r.value is None else float(r.value)
+        units.append(JudgedUnit(r.model, r.unit_id, r.item_id, r.probe_id, r.condition, r.setting, r.scoring, status, r.label, value))
     return RunJudgements(run_dir, run, config, units, scorers)
 
 
