@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from medresilience.families.misleading.bundles import probes_from_bundle
-from medresilience.records import Item, Suite, SuiteManifest
+from medresilience.records import Item, SuiteManifest
+from medresilience.suite import Suite
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("MEDRES_SHARED_DATA") or ROOT.parent / "shared" / "data")  # the env var: data kept elsewhere

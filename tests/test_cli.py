@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from medresilience.cli import app
-from medresilience.records import Suite
+from medresilience.suite import Suite
 
 runner = CliRunner()
 

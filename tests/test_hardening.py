@@ -33,11 +33,12 @@ from conftest import make_tiny_suite, ok_keys, oracle_policy, tiny_items_and_bun
 from medresilience.cli import app
 from medresilience.errors import InputError, MedresError
 from medresilience.evaluation import evaluate
+from medresilience.fileio import iter_json_lines
 from medresilience.models.openai_compatible import ModelCallError, OpenAICompatibleModel
 from medresilience.models.spec import parse_model_spec
-from medresilience.records import Suite, iter_json_lines
 from medresilience.runner import EvalOptions
 from medresilience.store import Store
+from medresilience.suite import Suite
 from medresilience.testing.stub_server import Faults, StubServer
 
 runner = CliRunner()

@@ -37,11 +37,12 @@ from medresilience.errors import ConfigError
 from medresilience.families.presupposition.probe import PresuppositionProbe, probe_id
 from medresilience.frame import results_frame
 from medresilience.models.spec import parse_model_spec
-from medresilience.records import Item, Suite, SuiteManifest
+from medresilience.records import Item, SuiteManifest
 from medresilience.runner import plan
 from medresilience.settings import get as get_setting
 from medresilience.settings.monitor import MONITOR_INSTRUCTION, NOTE_HEAD, monitor_messages, with_note
 from medresilience.store import Store
+from medresilience.suite import Suite
 from medresilience.testing.stub_server import Faults, StubServer
 
 MARKER = re.compile(r"\[\[ANSWER:[A-J]\]\]")

@@ -34,11 +34,12 @@ from medresilience.families.noise.probe import NoiseProbe
 from medresilience.families.presupposition.probe import PresuppositionProbe, probe_id
 from medresilience.mitigate.candidate import FORMAT, VERSION, item_hash, load_candidate, suite_hash
 from medresilience.models.spec import parse_model_spec
-from medresilience.records import Item, Suite, SuiteManifest
+from medresilience.records import Item, SuiteManifest
 from medresilience.runner import EvalOptions
 from medresilience.samples import sample_suite
 from medresilience.settings import get as get_setting
 from medresilience.settings.optimised import suite_warnings
+from medresilience.suite import Suite
 from medresilience.testing.stub_server import Faults, StubServer
 
 needs_gepa = pytest.mark.skipif(importlib.util.find_spec("gepa") is None, reason="gepa not installed (pip install '.[optimise]')")

@@ -12,8 +12,9 @@ import pytest
 from medresilience import EvalOptions, evaluate, parse_model_spec
 from medresilience.family import families
 from medresilience.passage import HEADER
-from medresilience.records import Item, Suite, SuiteManifest
+from medresilience.records import Item, SuiteManifest
 from medresilience.sources.pubmedqa import read_pubmedqa
+from medresilience.suite import Suite
 from medresilience.testing.stub_server import StubServer
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -31,8 +31,8 @@ from medresilience.families.presupposition.stub_policy import FakePresupposition
 from medresilience.families.presupposition.taxonomy import CATEGORY_KEYS
 from medresilience.lock import RunLock
 from medresilience.models.spec import parse_model_spec
-from medresilience.records import Suite
 from medresilience.seeding import rng_for
+from medresilience.suite import Suite
 from medresilience.testing.stub_server import Faults, StubServer
 
 FAKE = FakePresupposition(

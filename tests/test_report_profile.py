@@ -13,9 +13,9 @@ from medresilience import EvalOptions, build_report, evaluate
 from medresilience.families.noise.build import NoiseBuildOptions, build_noise
 from medresilience.families.noise.stub_policy import FakeGenerator
 from medresilience.models.spec import parse_model_spec
-from medresilience.records import Suite
 from medresilience.report.profile import profile_frame, profile_section
 from medresilience.samples import sample_suite
+from medresilience.suite import Suite
 from medresilience.testing.stub_server import StubServer
 
 FIXTURES = Path(__file__).parent / "fixtures"

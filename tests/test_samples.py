@@ -8,8 +8,8 @@ from collections import Counter
 
 from medresilience.families.misleading.sample import build_sample_suite
 from medresilience.families.misleading.taxonomy import CONTENT_TYPE_KEYS, PROVENANCE_KEYS
-from medresilience.records import Suite
 from medresilience.samples import sample_suite, sample_suite_dir
+from medresilience.suite import Suite
 
 
 def test_sample_suite_is_complete_and_balanced():

@@ -13,7 +13,7 @@ import pytest
 from medresilience.errors import InputError
 from medresilience.families.misleading.bundles import probes_from_bundle
 from medresilience.families.misleading.release import RELEASE_ALIASES, iter_release, read_release, write_release
-from medresilience.records import Item, Suite, SuiteManifest
+from medresilience.records import Item, SuiteManifest
 from medresilience.sources import (
     detect_format,
     formats,
@@ -22,6 +22,7 @@ from medresilience.sources import (
     read_medqa,
     read_mmlu,
 )
+from medresilience.suite import Suite
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 SAMPLE_RELEASE = Path(__file__).resolve().parents[1] / "src" / "medresilience" / "data" / "basic_medicine_release.jsonl"

@@ -39,10 +39,11 @@ from medresilience.families.noise.delivery import render as noise_render
 from medresilience.families.noise.stub_policy import FakeGenerator
 from medresilience.families.presupposition.probe import PresuppositionProbe, probe_id
 from medresilience.models.spec import parse_model_spec
-from medresilience.records import Item, Suite, SuiteManifest
+from medresilience.records import Item, SuiteManifest
 from medresilience.report import tradeoff as T
 from medresilience.settings import CAUTION_INSTRUCTION
 from medresilience.stats import paired_bootstrap_diff, paired_cluster_diff, sign_flip_test
+from medresilience.suite import Suite
 from medresilience.testing.stub_server import StubServer
 
 FIXTURES = Path(__file__).parent / "fixtures"

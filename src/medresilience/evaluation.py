@@ -31,17 +31,18 @@ from . import __version__
 from . import settings as settings_mod
 from .errors import ConfigError, MedresError
 from .family import Family, family_of
+from .fileio import atomic_write
 from .frame import results_frame
 from .lock import RunLock
 from .models.openai_compatible import redact_url
 from .models.serving import serving
 from .models.spec import ModelSpec
 from .reading import family_sets_budget, reading_summary, truncation_warnings
-from .records import Suite, atomic_write
 from .results import Results
 from .runner import EvalOptions, ProgressFn, RunStats, check_extract, check_options, chunk_size, epoch_decoding, execute_plan, setting_models
 from .seeding import stable_hash
 from .store import RunConfig, Store
+from .suite import Suite
 from .summary import results_markdown
 
 

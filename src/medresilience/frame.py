@@ -34,9 +34,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .records import CLEAN, LETTERS, Suite
+from .records import CLEAN, LETTERS
 from .store import Store
 from .store_joins import SMALL
+from .suite import Suite
 
 BASE_COLUMNS = ["model", "setting", "scoring", "item_id", "probe_id", "condition", "epoch", "source", "subject", "gold"]
 SCORE_COLUMNS = ["label", "value", "status", "correct", "prompt_tokens", "completion_tokens", "cost"]

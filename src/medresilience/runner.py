@@ -42,10 +42,11 @@ from . import settings as settings_mod
 from .calls import CallRequest, ProgressFn, RunStats, _takes_waits, add_stats, request_key, run_calls
 from .errors import ConfigError
 from .family import Family, family_of
+from .fileio import env_number
 from .models.openai_compatible import OpenAICompatibleModel
 from .models.serving import serving
 from .models.spec import ModelSpec
-from .records import CLEAN, Item, Probe, Suite, env_number
+from .records import CLEAN, Item, Probe
 from .scoring.extract import Extractor, ExtractScorer, check_extractor, is_extracting, run_extraction
 from .scoring.judge import run_deferred
 from .scoring.mcq import LetterScorer, mcq_params
@@ -53,6 +54,7 @@ from .scoring.types import Scorer, is_deferred
 from .seeding import sample_order, stable_hash
 from .settings import Setting
 from .store import Store, UnitRow
+from .suite import Suite
 
 __all__ = [
     "CallRequest",

@@ -52,9 +52,9 @@ def _run_eval(
     from ..evaluation import evaluate
     from ..family import family_of
     from ..models.spec import parse_model_spec
-    from ..records import Suite
     from ..runner import EvalOptions, check_options
     from ..samples import sample_suite
+    from ..suite import Suite
     from ..summary import results_rows
     from .tables import fitted
 
@@ -296,7 +296,7 @@ def export(
     """Write a suite in another layout."""
     from ..errors import ConfigError
     from ..family import get
-    from ..records import Suite
+    from ..suite import Suite
 
     s = Suite.load(suite)
     fam = get(s.manifest.family)

@@ -55,7 +55,7 @@ def register(app: typer.Typer) -> None:
         from ..errors import ConfigError
         from ..mitigate.optimise import SEED_PROMPT, optimise
         from ..models.spec import parse_model_spec
-        from ..records import Suite
+        from ..suite import Suite
         from . import parse_pairs
 
         if seed_prompt is not None and seed_prompt_file is not None:
@@ -106,7 +106,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Print an optimised-prompt file and, for each --suite, whether it overlaps the prompt's train/val split."""
         from ..mitigate.candidate import load_candidate
-        from ..records import Suite
+        from ..suite import Suite
 
         c = load_candidate(path)
         console.print(f"{path}: {c.summary()}", highlight=False, markup=False, soft_wrap=True)

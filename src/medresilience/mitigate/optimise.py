@@ -34,9 +34,9 @@ from ..errors import ConfigError
 from ..lock import RunLock
 from ..models.serving import serving
 from ..models.spec import ModelSpec, parse_model_spec
-from ..records import Suite
 from ..scoring.types import is_deferred
 from ..store import Store
+from ..suite import Suite
 from .adapter import Calls, OptimiseError, PrecautionAdapter
 from .candidate import (
     COMPONENT,

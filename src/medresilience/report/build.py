@@ -25,7 +25,7 @@ import pandas as pd
 from .. import __version__
 from ..family import families as registered_families
 from ..family import get
-from ..records import atomic_write
+from ..fileio import atomic_write
 from . import html as H
 from .profile import profile_frame, profile_section
 from .reading import ANCHOR as READING_ANCHOR

@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..errors import ConfigError
 from ..family import get
-from ..records import atomic_write
+from ..fileio import atomic_write
 from ..seeding import stable_hash
 from . import html as H
 from .rundir import RunData, load_run, redact_url, scrub, secrets_of

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..records import Suite, atomic_write, write_jsonl
+from ..fileio import atomic_write, write_jsonl
 from ..seeding import stable_hash
+from ..suite import Suite
 from .db import ReviewDB, ReviewError, db_path
 
 Rule = Literal["any", "all", "majority"]

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
-from ..records import Suite
 from ..seeding import stable_hash
+from ..suite import Suite
 from .db import ReviewDB, ReviewError, UnitRow, valid_name
 from .rubrics import Rubric, get_rubric
 from .units import Candidate, item_blocks, probe_facets

@@ -48,7 +48,7 @@ from typing import Any
 from .. import stats
 from ..errors import ConfigError, InputError
 from ..family import StudyReference, study_reference
-from ..records import atomic_write, iter_parquet_rows, open_parquet
+from ..fileio import atomic_write, iter_parquet_rows, open_parquet
 
 __all__ = [
     "COMBINE",

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from . import Messages, Setting, add_to_system, register_factory
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..records import Suite
+    from ..suite import Suite
 
 NAME = "optimised"
 USAGE = "optimised:FILE.json (write one with: medres mitigate optimise --train SUITE --val SUITE ... --out FILE.json)"

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..records import LETTERS, MIN_FIELD_CHARS, NUMBERS, Item, _oversized, check_field_sizes, iter_json_lines, max_field_chars, parse_record, too_long
+from ..fileio import MIN_FIELD_CHARS, check_field_sizes, iter_json_lines, max_field_chars, oversized, parse_record, too_long
+from ..records import LETTERS, NUMBERS, Item
 
 __all__ = ["IdChecker", "build_item", "json_lines", "read_json_items", "show", "text_field"]
 
@@ -26,7 +27,7 @@ def _kind(value: Any) -> str:
 
 def text_field(value: Any, path: Path | str, line: int | None, field: str, *, numbers: bool = False) -> str:
     """The stripped text of a required field. Missing, non-text, blank or longer than
-    `records.max_field_chars()` -> InputError on `field`. `numbers=True` accepts a bare number
+    `fileio.max_field_chars()` -> InputError on `field`. `numbers=True` accepts a bare number
     (some option columns hold numbers) as its text."""
     if value is None:
         raise InputError(path, line, field, "is missing")
@@ -70,7 +71,7 @@ def build_item(
         longest = max(len(question), len(subject or ""), *map(len, obj["options"].values()))
     except TypeError:  # not text: the full check, then the record's own error
         longest = MIN_FIELD_CHARS + 1
-    if longest > MIN_FIELD_CHARS or (obj["meta"] and _oversized(obj["meta"], MIN_FIELD_CHARS)):
+    if longest > MIN_FIELD_CHARS or (obj["meta"] and oversized(obj["meta"], MIN_FIELD_CHARS)):
         try:
             check_field_sizes(obj, path, line)
         except InputError as e:
@@ -97,7 +98,7 @@ class IdChecker:
 
 
 def json_lines(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """records.iter_json_lines (which names the line of a non-UTF-8 byte, skips a byte-order mark
+    """fileio.iter_json_lines (which names the line of a non-UTF-8 byte, skips a byte-order mark
     and checks field sizes), with unreadable files as InputErrors too."""
     path = Path(path)
     if path.is_dir():

@@ -24,7 +24,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from ..errors import InputError
-from ..records import Item, text_lines
+from ..fileio import text_lines
+from ..records import Item
 from . import hle, hub_layouts, medxpertqa
 from .freeform import is_freeform_row, read_freeform
 from .hle import parquet_columns, read_hle

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..records import LETTERS, Item, iter_parquet_rows, open_parquet
+from ..fileio import iter_parquet_rows, open_parquet
+from ..records import LETTERS, Item
 from ._common import IdChecker, build_item, json_lines, show, text_field
 from .medxpertqa import inline_choices
 

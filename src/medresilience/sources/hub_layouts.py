@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..records import Item, iter_parquet_rows
+from ..fileio import iter_parquet_rows
+from ..records import Item
 from ._common import IdChecker, build_item, show, text_field
 from .medjourney import medjourney_item
 from .medmcqa import medmcqa_item

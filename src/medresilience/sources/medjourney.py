@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..records import NUMBERS, Item, parse_record
+from ..fileio import parse_record
+from ..records import NUMBERS, Item
 from ._common import read_json_items, show, text_field
 from .medxpertqa import inline_choices
 

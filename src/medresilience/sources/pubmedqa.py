@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..records import Item, read_text
+from ..fileio import read_text
+from ..records import Item
 from ._common import IdChecker, build_item, show, text_field
 
 __all__ = ["ANSWERS", "OPTIONS", "SOURCE", "is_pubmedqa_file", "pubmedqa_item", "read_pubmedqa"]

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ConfigError
-from ...records import LETTERS, Suite
+from ...records import LETTERS
+from ...suite import Suite
 from . import release as sources
 from .bundles import bundle_id_for
 

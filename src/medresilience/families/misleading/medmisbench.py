@@ -28,9 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ConfigError, InputError
-from ...records import LETTERS, NUMBERS, Item, Suite, SuiteManifest, atomic_write, dump_line, iter_parquet_rows, sha256_file
+from ...fileio import atomic_write, dump_line, iter_parquet_rows, sha256_file
+from ...records import LETTERS, NUMBERS, Item, SuiteManifest
 from ...seeding import rng_for
 from ...sources._common import IdChecker, build_item, json_lines, show, text_field
+from ...suite import Suite
 from .bundles import bundle_id_for, bundle_of
 from .probe import ContextSentence
 from .probe import MisleadingProbe as Probe

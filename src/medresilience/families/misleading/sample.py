@@ -4,8 +4,8 @@ source file, with the same importer users run:
 
 from __future__ import annotations
 
-from ...records import Suite
 from ...samples import SAMPLE_NAME, SAMPLE_SEED, sample_release_path, sample_suite_dir
+from ...suite import Suite
 
 
 def build_sample_suite() -> Suite:

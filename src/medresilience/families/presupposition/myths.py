@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...errors import InputError, validation_problem
-from ...records import check_field_sizes, text_lines, write_jsonl
+from ...fileio import check_field_sizes, text_lines, write_jsonl
 
 CHUNK = 1 << 20
 

@@ -35,8 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ConfigError, InputError, MedresError
-from ...records import Item, Suite, SuiteManifest, atomic_write, check_field_sizes, dump_line, iter_parquet_rows, read_text, sha256_file, text_lines
+from ...fileio import atomic_write, check_field_sizes, dump_line, iter_parquet_rows, read_text, sha256_file, text_lines
+from ...records import Item, SuiteManifest
 from ...sources._common import IdChecker, json_lines, show, text_field
+from ...suite import Suite
 from .myths import Myth, read_myths
 from .probe import PresuppositionProbe, probe_id
 from .taxonomy import CATEGORY_KEYS, FAMILY, NFP, PRESUPPOSITION, category_key, generator_name

@@ -31,13 +31,15 @@ from typing import Any, Literal
 from .... import __version__
 from ....construction import BuildResult, default_work_dir, write_build_files
 from ....errors import ConfigError
+from ....fileio import sha256_file
 from ....lock import RunLock
 from ....models.serving import serving
 from ....models.spec import ModelSpec
-from ....records import Item, Suite, SuiteManifest, sha256_file
+from ....records import Item, SuiteManifest
 from ....seeding import rng_for
 from ....stages import request_for
 from ....store import Store
+from ....suite import Suite
 from ..bundles import bundle_id_for, probes_from_bundle
 from ..probe import MisleadingProbe as Probe
 from ..taxonomy import PROVENANCE_KEYS

@@ -27,9 +27,10 @@ from .... import __version__
 from ....errors import ConfigError
 from ....models.serving import serving
 from ....models.spec import ModelSpec
-from ....records import Item, Suite, SuiteManifest
+from ....records import Item, SuiteManifest
 from ....seeding import rng_for
 from ....store import Store
+from ....suite import Suite
 from ..bundles import bundle_of
 from ..probe import MisleadingProbe as Probe
 from ..taxonomy import PROVENANCE_KEYS

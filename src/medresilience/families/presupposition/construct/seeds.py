@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ....errors import InputError
-from ....records import check_field_sizes, read_text
+from ....fileio import check_field_sizes, read_text
 from ....seeding import stable_hash
 
 PACKAGE_SEEDS = "seeds.json"
