@@ -9,6 +9,7 @@ file, line and field, not a prompt sent to a model. It imports only errors.py.""
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import os
@@ -210,6 +211,50 @@ def iter_parquet_rows(path: Path | str, columns: list[str] | None = None, file: 
                 yield n, row
     except OSError as e:
         raise InputError(Path(path), n + 1, None, f"cannot read this Parquet row ({e})") from None
+
+
+def table_rows(path: Path) -> tuple[str, list[str], Iterator[tuple[int | None, dict[str, Any]]]]:
+    """(kind, header, (line, row) ...) of a CSV, TSV (by its suffix) or Parquet file: kind `csv`
+    or `parquet`; each row a dict of its cells by header name, numbered by its line (a CSV row's
+    first line; a Parquet row's number from 1); blank CSV lines skipped. An unreadable file, a row
+    with more or fewer cells than the header, or bad text raise InputError with file and line."""
+    if path.suffix.lower() == ".parquet":
+        pf = open_parquet(path)
+        return "parquet", list(pf.schema_arrow.names), iter_parquet_rows(path, file=pf)
+    try:
+        fh = path.open(encoding="utf-8-sig", newline="")
+    except OSError as e:
+        raise InputError(path, None, None, f"cannot read ({e.strerror or e})") from None
+    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+    try:
+        reader = csv.reader(fh, delimiter=delimiter)
+        header = next(reader, None)
+    except (UnicodeDecodeError, csv.Error) as e:
+        fh.close()
+        raise InputError(path, 1, None, f"not a readable CSV file ({e})") from None
+    if header is None:
+        fh.close()
+        raise InputError(path, None, None, "is empty (expected a header line and one row per labelled answer)")
+    header = [h.strip() for h in header]
+
+    def crows() -> Iterator[tuple[int | None, dict[str, Any]]]:
+        with fh:
+            start = reader.line_num + 1
+            try:
+                for rec in reader:
+                    if not any(c.strip() for c in rec):
+                        start = reader.line_num + 1
+                        continue
+                    if len(rec) != len(header):
+                        raise InputError(path, start, None, f"has {len(rec)} cells, the header has {len(header)}")
+                    yield start, dict(zip(header, rec))
+                    start = reader.line_num + 1
+            except UnicodeDecodeError as e:
+                raise InputError(path, start, None, f"not UTF-8 text ({e.reason})") from None
+            except csv.Error as e:
+                raise InputError(path, start, None, f"not valid CSV ({e})") from None
+
+    return "csv", header, crows()
 
 
 def parse_record(model: type[T], obj: dict[str, Any], path: Path | str, line: int | None, *, sized: bool = False) -> T:
