@@ -599,8 +599,8 @@ def test_a_utf8_bom_is_accepted_everywhere(tmp_path):
 
 
 def test_a_non_utf8_byte_is_reported_on_its_line(tmp_path):
+    from medresilience.fileio import json_lines
     from medresilience.sources import load_items
-    from medresilience.sources._common import json_lines
     from medresilience.sources.detect import detect_format
 
     lines = [s.encode() for s in _medqa_lines(200)]

@@ -87,7 +87,7 @@ def check_field_sizes(obj: Any, path: Path | str, line: int | None, limit: int |
         raise too_long(path, line, found[0], found[1], limit)
 
 
-# --------------------------------------------------------------------------- JSONL
+# --------------------------------------------------------------------------- text and JSON lines
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -182,6 +182,9 @@ def _json_object(line: str, path: Path, n: int | None, limit: int) -> dict[str, 
     return obj
 
 
+# --------------------------------------------------------------------------- rows of data files (JSON, CSV, Parquet)
+
+
 def open_parquet(path: Path | str) -> Any:
     """A Parquet file opened for reading (pyarrow.parquet.ParquetFile); a missing pyarrow, a
     missing file or one that is not Parquet raise InputError."""
@@ -257,6 +260,139 @@ def table_rows(path: Path) -> tuple[str, list[str], Iterator[tuple[int | None, d
     return "csv", header, crows()
 
 
+def show(value: Any, limit: int = 60) -> str:
+    """A short, one-line rendering of a value for an error message."""
+    s = repr(value) if not isinstance(value, str) else repr(value.replace("\n", " "))
+    return s if len(s) <= limit else s[: limit - 4] + "...'"
+
+
+def json_lines(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """fileio.iter_json_lines (which names the line of a non-UTF-8 byte, skips a byte-order mark
+    and checks field sizes), with unreadable files as InputErrors too."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(path, None, None, "is a directory, expected a file")
+    last = 0
+    try:
+        for n, obj in iter_json_lines(path):
+            last = n
+            yield n, obj
+    except UnicodeDecodeError as e:
+        raise InputError(path, None, None, f"not UTF-8 text (at or after line {last + 1}: {e.reason})") from None
+    except OSError as e:
+        raise InputError(path, None, None, f"cannot read ({e.strerror or e})") from None
+
+
+_DECODER = json.JSONDecoder()
+
+
+def json_value_at(text: str, pos: int, path: Path | str) -> tuple[Any, int]:
+    """The JSON value starting at `pos` of a file's text and the position after it; bad JSON is an
+    InputError naming its line and column."""
+    try:
+        return _DECODER.raw_decode(text, pos)
+    except json.JSONDecodeError as e:
+        raise InputError(path, e.lineno, None, f"not valid JSON ({e.msg} at column {e.colno})") from None
+
+
+def _is_parquet(path: Path) -> bool:
+    return path.suffix.lower() == ".parquet"
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    n = len(text)
+    while pos < n and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def json_values(path: Path, text: str) -> Iterator[tuple[int, Any]]:
+    """(line where it starts, value) for each top-level value of a text that holds one or more
+    JSON values one after another; the elements of a top-level array come one by one, each with
+    its own line."""
+    pos, line, counted = 0, 1, 0
+
+    def line_at(p: int) -> int:
+        nonlocal line, counted
+        line += text.count("\n", counted, p)
+        counted = p
+        return line
+
+    n = len(text)
+    while True:
+        pos = _skip_ws(text, pos)
+        if pos >= n:
+            return
+        if text[pos] != "[":
+            start = pos
+            value, pos = json_value_at(text, pos, path)
+            yield line_at(start), value
+            continue
+        pos = _skip_ws(text, pos + 1)
+        if pos < n and text[pos] == "]":
+            pos += 1
+            continue
+        while True:
+            start = pos
+            value, pos = json_value_at(text, pos, path)
+            yield line_at(start), value
+            pos = _skip_ws(text, pos)
+            if pos < n and text[pos] == ",":
+                pos = _skip_ws(text, pos + 1)
+                continue
+            if pos < n and text[pos] == "]":
+                pos += 1
+                break
+            raise InputError(path, line_at(min(pos, n)), None, "not valid JSON (expected ',' or ']' after an array element)")
+
+
+def _first_line(path: Path) -> str | None:
+    """The first non-blank line of a text file (a byte-order mark dropped); None when empty."""
+    for _, line in text_lines(path):
+        if line.strip():
+            return line
+    return None
+
+
+def _one_object_per_line(line: str) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except json.JSONDecodeError:
+        return False
+
+
+def iter_rows(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line, row) for each row of a file: JSON lines (streamed), a JSON array or a stream of
+    pretty-printed objects (line: where the row starts), or Parquet (line: the row number). A row
+    that is not an object, bad JSON and an oversized field are InputErrors naming the line."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, None, None, "file not found")
+    if path.is_dir():
+        raise InputError(path, None, None, "is a directory, expected a file")
+    if _is_parquet(path):
+        yield from iter_parquet_rows(path)
+        return
+    try:
+        first = _first_line(path)
+        if first is None:
+            return
+        if _one_object_per_line(first):
+            yield from json_lines(path)
+            return
+        text = read_text(path)
+    except OSError as e:
+        raise InputError(path, None, None, f"cannot read ({e.strerror or e})") from None
+    for line, value in json_values(path, text):
+        if not isinstance(value, dict):
+            raise InputError(path, line, None, f"expected a JSON object, got {show(value)}")
+        check_field_sizes(value, path, line)
+        yield line, value
+
+
+# --------------------------------------------------------------------------- records
+
+
 def parse_record(model: type[T], obj: dict[str, Any], path: Path | str, line: int | None, *, sized: bool = False) -> T:
     """Validate one record; errors name file, line and field. Its text fields are checked against
     `max_field_chars()` first, unless `sized` says it came from `iter_json_lines` (checked there)."""
@@ -272,6 +408,9 @@ def parse_record(model: type[T], obj: dict[str, Any], path: Path | str, line: in
 def read_jsonl(path: Path | str, model: type[T]) -> Iterator[T]:
     for n, obj in iter_json_lines(path):
         yield parse_record(model, obj, path, n, sized=True)
+
+
+# --------------------------------------------------------------------------- writing
 
 
 def dump_line(record: BaseModel | dict[str, Any]) -> str:
@@ -332,3 +471,11 @@ def sha256_file(path: Path | str) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def write_parquet_table(path: Path | str, table: Any) -> None:
+    """Write a pyarrow Table as a Parquet file, atomically (as `atomic_write`)."""
+    import pyarrow.parquet as pq
+
+    with atomic_write(path, "wb") as fh:
+        pq.write_table(table, fh)

@@ -12,8 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import InputError
+from ..fileio import show
 from ..records import Item
-from ._common import build_item, show
+from ._common import build_item
 
 __all__ = ["COLUMNS", "SOURCE", "SPLIT_SUFFIXES", "mmlu_subject", "read_mmlu"]
 

@@ -106,13 +106,13 @@ def _detect(path: Path) -> str | None:
     """medmisbench: the study's flat layout (a file, or a folder of config files); bundles: this
     project's nested layout (option_contexts)."""
     from ...errors import MedresError
-    from .medmisbench import _rows_of_file, is_flat, release_files
+    from .medmisbench import is_flat, release_files, rows_of_file
 
     path = Path(path)
     try:
         if path.is_dir():
             return "medmisbench" if release_files(path) else None
-        first = next(_rows_of_file(path), None)
+        first = next(rows_of_file(path), None)
     except (MedresError, StopIteration, OSError, ValueError):
         return None
     if first is None:

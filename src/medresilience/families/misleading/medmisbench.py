@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ConfigError, InputError
-from ...fileio import atomic_write, dump_line, iter_parquet_rows, sha256_file
+from ...fileio import atomic_write, dump_line, iter_parquet_rows, json_lines, sha256_file, show, write_parquet_table
 from ...records import LETTERS, NUMBERS, Item, SuiteManifest
 from ...seeding import rng_for
-from ...sources._common import IdChecker, build_item, json_lines, show, text_field
+from ...sources._common import IdChecker, build_item, text_field
 from ...suite import Suite
 from .bundles import bundle_id_for, bundle_of
 from .probe import ContextSentence
@@ -200,7 +200,7 @@ def flat_row(obj: dict[str, Any], config: str, path: Path | str = "<release>", l
     return FlatRow(line, item, content_type, provenance, contexts, gaps)
 
 
-def _rows_of_file(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def rows_of_file(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if path.suffix.lower() == ".parquet":
         yield from iter_parquet_rows(path)
     else:
@@ -243,7 +243,7 @@ def iter_flat(path: Path | str, config: str | None = None) -> Iterator[FlatRow]:
     """Stream the rows of a release (file or folder); ids are unique per config."""
     for f, cfg in release_files(path, config):
         ids = IdChecker(f)
-        for n, obj in _rows_of_file(f):
+        for n, obj in rows_of_file(f):
             row = flat_row(obj, cfg, f, n)
             ids.check(row.item.id, n, "id")
             yield row
@@ -363,9 +363,7 @@ def write_medmisbench(suite: Suite, path: Path | str, fmt: str = "jsonl") -> int
 
 def _write_parquet(rows: list[dict[str, Any]], target: Path) -> None:
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     columns = list(dict.fromkeys(k for r in rows for k in r)) or list(ROW_FIELDS)
     table = pa.Table.from_pylist(rows, schema=None) if rows else pa.table({c: pa.array([], pa.string()) for c in columns})
-    with atomic_write(target, "wb") as fh:
-        pq.write_table(table.select(columns), fh)
+    write_parquet_table(target, table.select(columns))
