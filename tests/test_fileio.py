@@ -1,0 +1,49 @@
+"""The one file module: rows of JSON, CSV and Parquet files with their lines, and the Parquet
+writer, on real files."""
+
+from __future__ import annotations
+
+import pytest
+
+from medresilience.errors import InputError
+from medresilience.fileio import iter_parquet_rows, iter_rows, table_rows, write_parquet_table
+
+
+def test_parquet_written_atomically_and_read_back_by_row(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    target = tmp_path / "out" / "rows.parquet"
+    write_parquet_table(target, pa.table({"id": ["a", "b"], "n": [1, 2]}))
+    assert list(iter_parquet_rows(target)) == [(1, {"id": "a", "n": 1}), (2, {"id": "b", "n": 2})]
+    assert [p.name for p in target.parent.iterdir()] == ["rows.parquet"]  # no temporary file left
+    with pytest.raises((AttributeError, TypeError)):  # not a pyarrow Table
+        write_parquet_table(tmp_path / "out" / "bad.parquet", "not a table")
+    assert [p.name for p in target.parent.iterdir()] == ["rows.parquet"]  # nothing half-written
+
+
+def test_rows_of_every_layout_carry_their_lines(tmp_path):
+    array = tmp_path / "rows.json"
+    array.write_text('[\n  {"id": 1},\n  {"id": 2}\n]\n')
+    assert list(iter_rows(array)) == [(2, {"id": 1}), (3, {"id": 2})]
+    stream = tmp_path / "stream.json"
+    stream.write_text('{\n  "id": 1\n}\n{\n  "id": 2\n}\n')
+    assert list(iter_rows(stream)) == [(1, {"id": 1}), (4, {"id": 2})]
+    lines = tmp_path / "rows.jsonl"
+    lines.write_text('{"id": 1}\n\n{"id": 2}\n')
+    assert list(iter_rows(lines)) == [(1, {"id": 1}), (3, {"id": 2})]
+    not_object = tmp_path / "list.json"
+    not_object.write_text("[\n  [1, 2]\n]\n")
+    with pytest.raises(InputError, match=r"list.json:2: expected a JSON object"):
+        list(iter_rows(not_object))
+
+
+def test_csv_rows_name_the_line_of_a_bad_row(tmp_path):
+    f = tmp_path / "labels.csv"
+    f.write_text("unit_id,label\nu1,1\n\nu2,0,extra\n")
+    kind, header, rows = table_rows(f)
+    assert (kind, header) == ("csv", ["unit_id", "label"])
+    assert next(rows) == (2, {"unit_id": "u1", "label": "1"})
+    with pytest.raises(InputError, match=r"labels.csv:4: has 3 cells, the header has 2"):
+        next(rows)
+    tsv = tmp_path / "labels.tsv"
+    tsv.write_text("unit_id\tlabel\nu1\t1\n")
+    assert list(table_rows(tsv)[2]) == [(2, {"unit_id": "u1", "label": "1"})]
