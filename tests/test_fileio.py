@@ -47,3 +47,28 @@ def test_csv_rows_name_the_line_of_a_bad_row(tmp_path):
     tsv = tmp_path / "labels.tsv"
     tsv.write_text("unit_id\tlabel\nu1\t1\n")
     assert list(table_rows(tsv)[2]) == [(2, {"unit_id": "u1", "label": "1"})]
+
+
+def test_json_values_streamed_in_small_chunks_read_as_the_whole_text(tmp_path):
+    from medresilience.fileio import json_values
+
+    f = tmp_path / "values.json"
+    text = '{"a": 1}\n[\n  {"b": "x"},\n  12345,\n  [1, 2]\n]\n67890\n{"c":\n  {"d": null}}\n[]\n'
+    f.write_text(text)
+    whole = list(json_values(f, text))
+    assert whole == [(1, {"a": 1}), (3, {"b": "x"}), (4, 12345), (5, [1, 2]), (7, 67890), (8, {"c": {"d": None}})]
+    for chunk in (1, 3, 7, 1000):  # a piece ends inside values, numbers and whitespace alike
+        assert list(json_values(f, chunk=chunk)) == whole
+    bad = tmp_path / "bad.json"
+    bad.write_text('[\n  {"a": 1},\n  {"a": 2,, "b": 3}\n]\n')
+    for kwargs in ({"text": bad.read_text()}, {"chunk": 2}):
+        with pytest.raises(InputError, match=r"bad.json:3: not valid JSON \(Expecting property name enclosed in double quotes at column 11\)"):
+            list(json_values(bad, **kwargs))
+    unclosed = tmp_path / "unclosed.json"
+    unclosed.write_text('[\n  {"a": 1}\n  {"a": 2}\n]\n')
+    with pytest.raises(InputError, match=r"unclosed.json:3: not valid JSON \(expected ',' or '\]' after an array element\)"):
+        list(json_values(unclosed, chunk=4))
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(b'{"a": 1}\n{"a": "caf\xe9"}\n')
+    with pytest.raises(InputError, match=r"latin.json:2: not UTF-8 text"):
+        list(json_values(latin, chunk=2))

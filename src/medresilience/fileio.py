@@ -13,6 +13,7 @@ import csv
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -299,51 +300,100 @@ def _is_parquet(path: Path) -> bool:
     return path.suffix.lower() == ".parquet"
 
 
-def _skip_ws(text: str, pos: int) -> int:
-    n = len(text)
-    while pos < n and text[pos] in " \t\r\n":
-        pos += 1
-    return pos
+_JSON_WS = re.compile(r"[ \t\r\n]*")
+#: About how many characters `json_values` holds of a file it streams (more while one value is longer).
+JSON_CHUNK = 1 << 20
 
 
-def json_values(path: Path, text: str) -> Iterator[tuple[int, Any]]:
-    """(line where it starts, value) for each top-level value of a text that holds one or more
-    JSON values one after another; the elements of a top-level array come one by one, each with
-    its own line."""
-    pos, line, counted = 0, 1, 0
+def json_values(path: Path | str, text: str | None = None, *, hint: str = "", chunk: int = JSON_CHUNK) -> Iterator[tuple[int, Any]]:
+    """(line where it starts, value) for each top-level JSON value of a file holding one or more
+    values one after another (JSON lines, a JSON array, pretty-printed objects); the elements of a
+    top-level array come one by one, each with its own line. Parsed from `text` (the file's text,
+    already read) when given, else streamed from the file: decoded line by line (a byte that is not
+    UTF-8 is an InputError naming its line, the message ending with `hint`) and parsed about
+    `chunk` characters at a time. Bad JSON is an InputError naming its line and column."""
+    path = Path(path)
+    pieces = iter((text,)) if text is not None else (t for _, t in text_lines(path, hint))
+    buf, pos, eof = "", 0, False
+    base = (1, 0)  # the line and 0-based column of buf[0]
+    mark, mark_line, mark_col = 0, 1, 0  # the last position asked for in buf, its line and column
 
-    def line_at(p: int) -> int:
-        nonlocal line, counted
-        line += text.count("\n", counted, p)
-        counted = p
-        return line
+    def where(p: int) -> tuple[int, int]:
+        """The line and 1-based column of buf[p], counted on from the last position asked for."""
+        nonlocal mark, mark_line, mark_col
+        if p < mark:
+            mark, (mark_line, mark_col) = 0, base
+        nl = buf.count("\n", mark, p)
+        if nl:
+            mark_line, mark_col = mark_line + nl, p - buf.rfind("\n", mark, p) - 1
+        else:
+            mark_col += p - mark
+        mark = p
+        return mark_line, mark_col + 1
 
-    n = len(text)
-    while True:
-        pos = _skip_ws(text, pos)
-        if pos >= n:
-            return
-        if text[pos] != "[":
-            start = pos
-            value, pos = json_value_at(text, pos, path)
-            yield line_at(start), value
+    def more() -> bool:
+        """Read about `chunk` more characters into the buffer, dropping what is parsed (before
+        `pos`); False at the end of the input."""
+        nonlocal buf, pos, eof, base, mark, mark_line, mark_col
+        parts, size = [], 0
+        if not eof:
+            for piece in pieces:
+                parts.append(piece)
+                size += len(piece)
+                if size >= chunk:
+                    break
+        if not parts:
+            eof = True
+            return False
+        at, column = where(pos)
+        base = (at, column - 1)
+        buf, pos = buf[pos:] + "".join(parts), 0
+        mark, (mark_line, mark_col) = 0, base
+        return True
+
+    def skip_ws() -> bool:
+        """Move past whitespace; False at the end of the input."""
+        nonlocal pos
+        while True:
+            pos = _JSON_WS.match(buf, pos).end()
+            if pos < len(buf):
+                return True
+            if not more():
+                return False
+
+    def value() -> tuple[int, Any]:
+        nonlocal pos
+        while True:
+            try:
+                v, end = _DECODER.raw_decode(buf, pos)
+            except json.JSONDecodeError as e:
+                if more():
+                    continue
+                at, column = where(e.pos)
+                raise InputError(path, at, None, f"not valid JSON ({e.msg} at column {column})") from None
+            if end == len(buf) and more():
+                continue  # a number may go on in the next piece
+            start, pos = where(pos)[0], end
+            return start, v
+
+    while skip_ws():
+        if buf[pos] != "[":
+            yield value()
             continue
-        pos = _skip_ws(text, pos + 1)
-        if pos < n and text[pos] == "]":
+        pos += 1
+        if skip_ws() and buf[pos] == "]":
             pos += 1
             continue
         while True:
-            start = pos
-            value, pos = json_value_at(text, pos, path)
-            yield line_at(start), value
-            pos = _skip_ws(text, pos)
-            if pos < n and text[pos] == ",":
-                pos = _skip_ws(text, pos + 1)
+            yield value()
+            if skip_ws() and buf[pos] == ",":
+                pos += 1
+                skip_ws()
                 continue
-            if pos < n and text[pos] == "]":
+            if pos < len(buf) and buf[pos] == "]":
                 pos += 1
                 break
-            raise InputError(path, line_at(min(pos, n)), None, "not valid JSON (expected ',' or ']' after an array element)")
+            raise InputError(path, where(pos)[0], None, "not valid JSON (expected ',' or ']' after an array element)")
 
 
 def _first_line(path: Path) -> str | None:
