@@ -72,3 +72,19 @@ def test_json_values_streamed_in_small_chunks_read_as_the_whole_text(tmp_path):
     latin.write_bytes(b'{"a": 1}\n{"a": "caf\xe9"}\n')
     with pytest.raises(InputError, match=r"latin.json:2: not UTF-8 text"):
         list(json_values(latin, chunk=2))
+
+
+def test_csv_records_name_the_exact_line_of_a_bad_byte(tmp_path):
+    from medresilience.fileio import csv_records
+    from medresilience.sources.mmlu import read_mmlu
+
+    f = tmp_path / "anatomy_test.csv"
+    good = "".join(f"Question {i}?,a,b,c,d,A\n" for i in range(300))
+    f.write_bytes(b"\xef\xbb\xbf" + b'"A question\nover two lines?",a,b,c,d,B\n\n' + good.encode() + b"Caf\xe9?,a,b,c,d,A\n")
+    records = csv_records(f)
+    assert next(records) == (1, ["A question\nover two lines?", "a", "b", "c", "d", "B"])  # the byte-order mark dropped
+    assert next(records) == (4, ["Question 0?", "a", "b", "c", "d", "A"])  # a blank line skipped
+    with pytest.raises(InputError, match=r"anatomy_test.csv:304: not UTF-8 text"):
+        list(records)
+    with pytest.raises(InputError, match=r"anatomy_test.csv:304: not UTF-8 text"):
+        list(read_mmlu(f))

@@ -225,40 +225,41 @@ def table_rows(path: Path) -> tuple[str, list[str], Iterator[tuple[int | None, d
     if path.suffix.lower() == ".parquet":
         pf = open_parquet(path)
         return "parquet", list(pf.schema_arrow.names), iter_parquet_rows(path, file=pf)
+    records = csv_records(path, "\t" if path.suffix.lower() == ".tsv" else ",")
     try:
-        fh = path.open(encoding="utf-8-sig", newline="")
+        first = next(records, None)
     except OSError as e:
         raise InputError(path, None, None, f"cannot read ({e.strerror or e})") from None
-    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
-    try:
-        reader = csv.reader(fh, delimiter=delimiter)
-        header = next(reader, None)
-    except (UnicodeDecodeError, csv.Error) as e:
-        fh.close()
-        raise InputError(path, 1, None, f"not a readable CSV file ({e})") from None
-    if header is None:
-        fh.close()
+    if first is None:
         raise InputError(path, None, None, "is empty (expected a header line and one row per labelled answer)")
-    header = [h.strip() for h in header]
+    header = [h.strip() for h in first[1]]
 
     def crows() -> Iterator[tuple[int | None, dict[str, Any]]]:
-        with fh:
-            start = reader.line_num + 1
-            try:
-                for rec in reader:
-                    if not any(c.strip() for c in rec):
-                        start = reader.line_num + 1
-                        continue
-                    if len(rec) != len(header):
-                        raise InputError(path, start, None, f"has {len(rec)} cells, the header has {len(header)}")
-                    yield start, dict(zip(header, rec))
-                    start = reader.line_num + 1
-            except UnicodeDecodeError as e:
-                raise InputError(path, start, None, f"not UTF-8 text ({e.reason})") from None
-            except csv.Error as e:
-                raise InputError(path, start, None, f"not valid CSV ({e})") from None
+        for line, rec in records:
+            if len(rec) != len(header):
+                raise InputError(path, line, None, f"has {len(rec)} cells, the header has {len(header)}")
+            yield line, dict(zip(header, rec))
 
     return "csv", header, crows()
+
+
+def csv_records(path: Path | str, delimiter: str = ",", *, quoting: int = csv.QUOTE_MINIMAL, hint: str = "") -> Iterator[tuple[int, list[str]]]:
+    """(line where it starts, cells) of each record of a CSV file (TSV with delimiter "\\t") that
+    has a non-blank cell. Decoded line by line as `text_lines` does (a byte-order mark dropped, a
+    byte that is not UTF-8 an InputError naming its line); a record that is not valid CSV is an
+    InputError naming the line where it starts."""
+    path = Path(path)
+    reader = csv.reader((text for _, text in text_lines(path, hint)), delimiter=delimiter, quoting=quoting)
+    while True:
+        start = reader.line_num + 1
+        try:
+            rec = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            raise InputError(path, start, None, f"not valid CSV ({e})") from None
+        if rec and any(c.strip() for c in rec):
+            yield start, rec
 
 
 def show(value: Any, limit: int = 60) -> str:
