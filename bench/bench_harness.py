@@ -36,7 +36,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 def _synthetic_suite(n_items: int):
     from medresilience.families.misleading.bundles import probes_from_bundle
-    from medresilience.records import Item, Suite, SuiteManifest
+    from medresilience.records import Item, SuiteManifest
+    from medresilience.suite import Suite
 
     items, probes = [], []
     for i in range(n_items):
@@ -132,9 +133,10 @@ def calls(args) -> None:
 def _embedded_one(model: str, n_items: int, scoring: str) -> dict:
     from medresilience.evaluation import evaluate
     from medresilience.models.spec import parse_model_spec
-    from medresilience.records import Suite, SuiteManifest
+    from medresilience.records import SuiteManifest
     from medresilience.runner import EvalOptions
     from medresilience.sources import load_items
+    from medresilience.suite import Suite
 
     path = ROOT.parent / "shared" / "data" / "medqa" / "us_4options_test_even.jsonl"
     items = []
@@ -314,7 +316,7 @@ def _evaluate_once(units: int, db: str, phase: str) -> dict:
     import shutil
 
     from medresilience import evaluate
-    from medresilience.records import Suite
+    from medresilience.suite import Suite
 
     _, spec, opts, _, _ = _resume_setup(0)
     out = Path(db).with_suffix(".run")

@@ -10,7 +10,7 @@ copied into the project). Every answer is judged through the family's judge (the
 the fenced answer, stored and resumable calls in --work); the script prints the confusion matrix,
 exact and binary (PCR's view: 1 vs the rest) agreement with Wilson intervals, Cohen's kappa and
 Gwet's AC2 (ordinal) with bootstrap intervals, as `medres judge-agreement` computes them
-(scoring.agreement.pair_agreement), and the unscored count. A judge that cannot tell a plain
+(review.agreement.pair_agreement), and the unscored count. A judge that cannot tell a plain
 correction from an answer that builds on the myth shows it here, whatever the responder."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def main() -> None:
     from medresilience.families.presupposition.delivery import premise_rubric
     from medresilience.models.serving import serving
     from medresilience.models.spec import parse_model_spec
-    from medresilience.scoring.agreement import pair_agreement
+    from medresilience.review.agreement import pair_agreement
     from medresilience.scoring.judge import Judge, JudgeScorer
     from medresilience.seeding import stable_hash
     from medresilience.store import Store

@@ -41,9 +41,10 @@ def synthesise(run_dir: Path, rows: int, n_models: int, seed: int = 0, batch: in
     from medresilience.families.misleading.bundles import probes_from_bundle
     from medresilience.families.misleading.taxonomy import CONTENT_TYPE_KEYS, PROVENANCE_KEYS
     from medresilience.models.spec import parse_model_spec
-    from medresilience.records import Item, Suite, SuiteManifest
+    from medresilience.records import Item, SuiteManifest
     from medresilience.runner import EvalOptions
     from medresilience.store import CallRow, ScoreRow, Store, UnitRow
+    from medresilience.suite import Suite
 
     settings = ("none", "caution")
     per_item = n_models * len(settings) * UNITS_PER_ITEM

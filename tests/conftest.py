@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from medresilience.families.misleading.bundles import probes_from_bundle
-from medresilience.records import Item, Suite, SuiteManifest
+from medresilience.records import Item, SuiteManifest
+from medresilience.suite import Suite
 
 TESTS = Path(__file__).resolve().parent  # tests live in folders below this one; their files are found from here
 ROOT = TESTS.parent

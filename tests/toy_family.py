@@ -12,12 +12,13 @@ from pydantic import BaseModel
 
 from medresilience import parse_model_spec
 from medresilience.family import Family
-from medresilience.records import GenericProbe, Item, Suite, SuiteManifest
+from medresilience.records import GenericProbe, Item, SuiteManifest
 from medresilience.report import html as H
 from medresilience.report.section import FamilySection
 from medresilience.scoring import mcq_scorer
 from medresilience.scoring.judge import Judge, Rubric
 from medresilience.stats import wilson
+from medresilience.suite import Suite
 
 RUBRIC = Rubric(
     name="toy-correct",

@@ -19,7 +19,7 @@ _PUBLIC = {
     "evaluate": "evaluation",
     "RunResult": "evaluation",
     "EvalOptions": "runner",
-    "Suite": "records",
+    "Suite": "suite",
     "Item": "records",
     "Probe": "records",
     "ModelSpec": "models.spec",
@@ -56,10 +56,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from .family import get as get_family
     from .family import register as register_family
     from .models.spec import ModelSpec, parse_model_spec
-    from .records import Item, Probe, Suite
+    from .records import Item, Probe
     from .report import build_report, compare_runs
     from .results import Results
     from .runner import EvalOptions
+    from .suite import Suite
 
 
 def __getattr__(name: str) -> Any:

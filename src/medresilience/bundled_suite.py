@@ -8,7 +8,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from .records import Suite
+from .suite import Suite
 
 SAMPLE_NAME = "basic_medicine"
 SAMPLE_SEED = 20261122

@@ -22,9 +22,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .fileio import env_number
 from .models.openai_compatible import Completion, ModelCallError, OpenAICompatibleModel, scrub, spec_secrets
 from .models.spec import ModelSpec
-from .records import env_number
 from .scoring.types import Score, Scorer
 from .seeding import stable_hash
 from .store import CallRow, ScoreRow, Store

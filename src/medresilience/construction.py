@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .records import Suite, atomic_write, write_jsonl
+from .fileio import atomic_write, write_jsonl
+from .suite import Suite
 
 REPORT_JSON = "build_report.json"
 REPORT_MD = "build_report.md"

@@ -30,17 +30,18 @@ from typing import Any
 from . import __version__, mitigations
 from .errors import ConfigError, MedresError
 from .family import Family, family_of
+from .fileio import atomic_write
 from .frame import results_frame
 from .lock import RunLock
 from .models.openai_compatible import redact_url
 from .models.serving import serving
 from .models.spec import ModelSpec
 from .reading import family_sets_budget, reading_summary, truncation_warnings
-from .records import Suite, atomic_write
 from .results import Results
 from .runner import EvalOptions, ProgressFn, RunStats, check_extract, check_options, chunk_size, epoch_decoding, execute_plan, setting_models
 from .seeding import stable_hash
-from .store import Store
+from .store import RunConfig, Store
+from .suite import Suite
 from .summary import results_markdown
 
 
@@ -172,12 +173,11 @@ def evaluate(
     return RunResult(out, results, stats, list(config.get("warnings", [])) + list(results.warnings), short)
 
 
-def _same_run(stored: dict[str, Any] | None, config: dict[str, Any]) -> bool:
+def _same_run(stored: RunConfig | None, config: dict[str, Any]) -> bool:
     """Whether a stored run's config is this config (its run id aside), compared as stored JSON."""
     if stored is None:
         return False
-    stored = {k: v for k, v in stored.items() if k != "run_id"}
-    return stored == json.loads(json.dumps(config, default=str))
+    return {k: v for k, v in stored.data.items() if k != "run_id"} == json.loads(json.dumps(config, default=str))
 
 
 def _settled_results(out: Path, previous: str | None, run_id: str, stats: RunStats) -> Results | None:

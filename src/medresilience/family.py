@@ -1,6 +1,6 @@
 """The Family protocol and its registry. A family is declared data: a name, the probe conditions it
 writes, the facets it is reported under, and the functions that plan, render, score, summarise and
-report it. The spine (records, runner, evaluate, frame, report, cli) asks the registry and never
+report it. The spine (suite, runner, evaluate, frame, report, cli) asks the registry and never
 names a family.
 
 Built-in families live in `medresilience.families` and are loaded the first time the registry is
@@ -24,9 +24,10 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     import typer
 
-    from .records import Item, Probe, Suite
+    from .records import Item, Probe
     from .report.compare import CompareSpec
     from .scoring.types import Scorer
+    from .suite import Suite
 
 Messages = list[dict[str, str]]
 

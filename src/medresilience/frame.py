@@ -27,32 +27,22 @@ general way, as text."""
 
 from __future__ import annotations
 
-import json
-import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
+from contextlib import closing
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .records import CLEAN, LETTERS, Suite
+from .records import CLEAN, LETTERS
 from .store import Store
+from .store_joins import SMALL
+from .suite import Suite
 
 BASE_COLUMNS = ["model", "setting", "scoring", "item_id", "probe_id", "condition", "epoch", "source", "subject", "gold"]
 SCORE_COLUMNS = ["label", "value", "status", "correct", "prompt_tokens", "completion_tokens", "cost"]
 STATUSES = ["valid", "invalid", "unscored", "error", "missing", "truncated"]
-SMALL = ("model", "condition", "setting", "scoring")
 MAX_PACKED_LABELS = 4096
-
-_JOIN = """
-FROM units u
-LEFT JOIN calls c ON c.key = u.key
-LEFT JOIN scores s ON s.key = u.key AND s.scorer = u.scoring
-"""
-# 0: no call row; 3: ok, cut at its token budget (finish_reason 'length')
-_CALL = "(CASE c.status WHEN 'ok' THEN (CASE c.finish_reason WHEN 'length' THEN 3 ELSE 1 END) WHEN 'error' THEN 2 ELSE 0 END)"
-_SCORE = "(CASE s.status WHEN 'valid' THEN 1 WHEN 'invalid' THEN 2 WHEN 'unscored' THEN 3 WHEN 'truncated' THEN 4 ELSE 0 END)"  # 0: none
-_TOKENS = "(COALESCE(c.prompt_tokens, 0) * 4294967296 + COALESCE(c.completion_tokens, 0))"
 
 
 class _Codes:
@@ -80,27 +70,14 @@ def _factorize(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(np.int32, copy=False), uniques
 
 
-def _case(column: str, vocab: Sequence[Any]) -> tuple[str, list[Any]]:
-    """A CASE expression mapping a column's values to their index in vocab, and any other value
-    to len(vocab) (and its arguments)."""
-    if not vocab:
-        return "0", []
-    return ("(CASE " + column + " " + " ".join("WHEN ? THEN ?" for _ in vocab) + f" ELSE {len(vocab)} END)", [x for i, v in enumerate(vocab) for x in (v, i)])
-
-
-def _where(run: str | None) -> tuple[str, list[Any]]:
-    return ("WHERE +u.run = ?", [run]) if run is not None else ("", [])  # "+": a scan, not the index
-
-
 class _Unpackable(Exception):
     """A value outside the vocabularies the packed read was given."""
 
 
 def _scanned_vocabularies(store: Store, run: str | None) -> dict[str, list[Any]]:
     """Every value of the small columns, read from the store (one scan per column)."""
-    where, args = _where(run)
-    vocab = {name: [r[0] for r in store.conn.execute(f"SELECT DISTINCT u.{name} FROM units u {where}", args)] for name in SMALL}
-    vocab["label"] = sorted(r[0] for r in store.conn.execute(f"SELECT DISTINCT label FROM scores WHERE label IS NOT NULL LIMIT {MAX_PACKED_LABELS + 1}"))
+    vocab = {name: store.unit_values(name, run) for name in SMALL}
+    vocab["label"] = store.score_labels(MAX_PACKED_LABELS + 1)
     return vocab
 
 
@@ -110,13 +87,11 @@ def _expected_vocabularies(store: Store, run: str | None, suite: Suite) -> dict[
     A value outside them is noticed while reading, and the read starts again with scanned ones."""
     if run is None:
         return None
-    row = store.conn.execute("SELECT config FROM runs WHERE run_id = ?", (run,)).fetchone()
-    try:
-        cfg = json.loads(row[0]) if row else {}
-    except ValueError:
+    cfg = store.run_config(run)
+    if cfg is None:
         return None
-    opts = cfg.get("options") or {}
-    models = [m.get("label") for m in cfg.get("models") or []]
+    opts = cfg.options
+    models = cfg.model_labels
     if not models or not opts.get("settings") or not opts.get("scoring"):
         return None
     from .family import get
@@ -129,27 +104,10 @@ def _expected_vocabularies(store: Store, run: str | None, suite: Suite) -> dict[
 
 
 def _read_packed(store: Store, run: str | None, vocab: dict[str, list[Any]], chunk: int) -> list[dict[str, Any]]:
-    """The join with the small columns packed into one integer (mixed radix). Each digit has one
-    value more than its vocabulary: a value outside it, which raises _Unpackable."""
-    exprs, args, radices = [], [], []
-    for name in SMALL:
-        e, a = _case(f"u.{name}", vocab[name])
-        exprs.append(e)
-        args += a
-        radices.append(len(vocab[name]) + 1)
-    le, la = _case("s.label", vocab["label"])
-    args += la
-    n_labels = len(vocab["label"])
-    # digits: model, condition, setting, scoring, call (4), score (5), label (0: none, 1..n, n+1: unknown)
-    digits = [*exprs, _CALL, _SCORE, f"(CASE WHEN s.label IS NULL THEN 0 ELSE {le} + 1 END)"]
-    radices += [4, 5, n_labels + 2]
-    packed, mult = "0", 1
-    for e, r in zip(digits, radices):
-        packed += f" + {mult} * {e}"
-        mult *= r
-    where, wargs = _where(run)
-    sql = f"SELECT {packed}, u.item_id, u.probe_id, {_TOKENS}, c.cost, s.value, u.epoch {_JOIN} {where}"
-    unknown = [r - 1 for r in radices[:4]] + [None, None, n_labels + 1]
+    """The join with the small columns packed into one integer (`PackedJoin`), each chunk turned
+    into codes at once; a value outside the vocabularies raises _Unpackable."""
+    join = store.joined_packed(run, vocab, chunk)
+    radices, unknown = join.radices, join.unknown
 
     def convert(rows: list[tuple]) -> dict[str, Any]:
         n = len(rows)
@@ -179,14 +137,10 @@ def _read_packed(store: Store, run: str | None, vocab: dict[str, list[Any]], chu
             "epoch": np.fromiter((r[6] for r in rows), dtype=np.int32, count=n),
         }
 
-    return _read(store.conn, sql, [*args, *wargs], chunk, convert)
+    return _converted(join.chunks, convert)
 
 
 def _read_text(store: Store, run: str | None, chunk: int) -> list[dict[str, Any]]:
-    where, wargs = _where(run)
-    sql = f"""SELECT u.model, u.condition, u.setting, u.scoring, u.item_id, u.probe_id, {_CALL}, {_SCORE}, s.label,
-                     {_TOKENS}, c.cost, s.value, u.epoch {_JOIN} {where}"""
-
     def convert(rows: list[tuple]) -> dict[str, Any]:
         n = len(rows)
         tokens = np.fromiter((r[9] for r in rows), dtype=np.int64, count=n)
@@ -205,7 +159,18 @@ def _read_text(store: Store, run: str | None, chunk: int) -> list[dict[str, Any]
         )
         return out
 
-    return _read(store.conn, sql, wargs, chunk, convert)
+    return _converted(store.joined_text(run, chunk), convert)
+
+
+def _converted(chunks: Generator[list[tuple], None, None], convert: Callable[[list[tuple]], dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each chunk of rows converted as it arrives (one chunk of rows held at a time); the store's
+    cursor closed however the reading ends."""
+    out = []
+    with closing(chunks):
+        for rows in chunks:
+            out.append(convert(rows))
+            del rows
+    return out
 
 
 def _fixed(codes: np.ndarray, vocab: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
@@ -213,20 +178,6 @@ def _fixed(codes: np.ndarray, vocab: Sequence[Any]) -> tuple[np.ndarray, np.ndar
     codes = codes.astype(np.int32)
     codes[codes < 0] = -1
     return codes, np.asarray(list(vocab), dtype=object)
-
-
-def _read(conn: sqlite3.Connection, sql: str, args: Sequence[Any], chunk: int, convert: Callable[[list[tuple]], dict[str, Any]]) -> list[dict[str, Any]]:
-    cur = conn.execute(sql, args)
-    out = []
-    try:
-        while True:
-            rows = cur.fetchmany(chunk)
-            if not rows:
-                return out
-            out.append(convert(rows))
-            del rows
-    finally:
-        cur.close()
 
 
 def _categorical(codes: np.ndarray, categories: Sequence[Any]) -> pd.Categorical:

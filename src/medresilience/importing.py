@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError, InputError, MedresError
-from .records import Item, Suite, atomic_write, sha256_file, write_jsonl
+from .fileio import atomic_write, sha256_file, write_jsonl
+from .records import Item
+from .suite import Suite
 
 __all__ = ["Imported", "import_data", "provenance_path"]
 

@@ -42,17 +42,19 @@ from . import mitigations
 from .calls import CallRequest, ProgressFn, RunStats, add_stats, request_key, run_calls, takes_waits
 from .errors import ConfigError
 from .family import Family, family_of
+from .fileio import env_number
 from .mitigations import Setting
 from .models.openai_compatible import OpenAICompatibleModel
 from .models.serving import serving
 from .models.spec import ModelSpec
-from .records import CLEAN, Item, Probe, Suite, env_number
+from .records import CLEAN, Item, Probe
 from .scoring.extract import Extractor, ExtractScorer, check_extractor, is_extracting, run_extraction
 from .scoring.judge import run_deferred
 from .scoring.mcq import LetterScorer, mcq_params
 from .scoring.types import Scorer, is_deferred
 from .seeding import sample_order, stable_hash
 from .store import Store, UnitRow
+from .suite import Suite
 
 __all__ = [
     "CallRequest",

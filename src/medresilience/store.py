@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import MedresError
+from .store_joins import JoinedReads
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -163,6 +164,29 @@ class ScoreRow:
     value: float | None = None
 
 
+@dataclass(frozen=True)
+class RunConfig:
+    """A run's configuration as recorded (`runs.config`): `data` is the JSON object as stored
+    (empty when unreadable); the properties read the parts a reader of the store needs (an absent
+    part is empty)."""
+
+    run_id: str
+    data: dict[str, Any]
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return self.data.get("options") or {}
+
+    @property
+    def model_labels(self) -> list[Any]:
+        """The labels of the run's models, in the order the run listed them."""
+        return [m.get("label") for m in self.data.get("models") or []]
+
+    @property
+    def prompts(self) -> dict[str, Any]:
+        return self.data.get("prompts") or {}
+
+
 class StoreWriteError(MedresError):
     """The store cannot be opened or written: the cause (a full disk, ...) and the path."""
 
@@ -180,7 +204,10 @@ def _is_bug(e: sqlite3.Error) -> bool:
     return isinstance(e, (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError, sqlite3.DataError))
 
 
-class Store:
+class Store(JoinedReads):
+    """A run directory's store; the readers of the units x calls x scores join come from
+    `JoinedReads` (store_joins.py)."""
+
     def __init__(self, path: Path | str):
         self.path = Path(path)
         conn = None
@@ -258,9 +285,16 @@ class Store:
         self._tx([("INSERT OR REPLACE INTO runs VALUES (?, ?, ?)", [(run_id, time.time(), json.dumps(config, default=str))])])
         self.run_id = run_id
 
-    def run_config(self, run_id: str) -> dict[str, Any] | None:
+    def run_config(self, run_id: str) -> RunConfig | None:
+        """The configuration a run recorded (None: no such run)."""
         row = self.conn.execute("SELECT config FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-        return None if row is None else json.loads(row[0])
+        if row is None:
+            return None
+        try:
+            data = json.loads(row[0])
+        except ValueError:
+            data = None
+        return RunConfig(run_id, data if isinstance(data, dict) else {})
 
     def run_settled(self, run_id: str) -> bool:
         """Whether every unit the run planned has an ok call and a valid, invalid or truncated score

@@ -21,7 +21,7 @@ from medresilience import EvalOptions, build_report, evaluate  # noqa: E402
 from medresilience.families.noise.build import NoiseBuildOptions, build_noise  # noqa: E402
 from medresilience.families.noise.stub_policy import FakeGenerator  # noqa: E402
 from medresilience.models.spec import parse_model_spec  # noqa: E402
-from medresilience.records import Suite  # noqa: E402
+from medresilience.suite import Suite  # noqa: E402
 from medresilience.testing.stub import StubServer  # noqa: E402
 from test_report import make_tiny_suite, policy  # noqa: E402
 

@@ -13,8 +13,8 @@ from medresilience.bundled_suite import sample_suite
 from medresilience.families.noise.build import NoiseBuildOptions, build_noise
 from medresilience.families.noise.stub_policy import FakeGenerator
 from medresilience.models.spec import parse_model_spec
-from medresilience.records import Suite
 from medresilience.report.profile import profile_frame, profile_section
+from medresilience.suite import Suite
 from medresilience.testing.stub import StubServer
 
 

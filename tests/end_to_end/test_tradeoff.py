@@ -40,9 +40,10 @@ from medresilience.families.noise.stub_policy import FakeGenerator
 from medresilience.families.presupposition.probe import PresuppositionProbe, probe_id
 from medresilience.mitigations import CAUTION_INSTRUCTION
 from medresilience.models.spec import parse_model_spec
-from medresilience.records import Item, Suite, SuiteManifest
+from medresilience.records import Item, SuiteManifest
 from medresilience.report import tradeoff as T
 from medresilience.stats import paired_bootstrap_diff, paired_cluster_diff, sign_flip_test
+from medresilience.suite import Suite
 from medresilience.testing.stub import StubServer
 
 COPIES = 8

@@ -19,7 +19,7 @@ from medresilience import EvalOptions, evaluate, parse_model_spec
 from medresilience.cli import app
 from medresilience.errors import ConfigError, InputError
 from medresilience.families.presupposition import release
-from medresilience.scoring.agreement import combine, judge_agreement, read_labels
+from medresilience.review.agreement import combine, judge_agreement, read_labels
 from medresilience.testing.stub import StubServer
 
 runner = CliRunner()
@@ -182,7 +182,7 @@ def test_half_down_binary_view_and_unit_ids(run, tmp_path):
     res = judge_agreement(run / "run", m1_labels(tmp_path), positive=[0, 1], n_resamples=100)
     assert res.binary.k == sum((h >= 0) == (j >= 0) for h, j in expected_pairs())
     # labels by the run's unit id, one label column, verdict labels as written
-    from medresilience.scoring.agreement import judged_units
+    from medresilience.review.agreement import judged_units
 
     units = {(u.model, u.item_id): u.unit_id for u in judged_units(run / "run").units}
     path = write_labels(tmp_path / "u.csv", ["unit_id", "model", "score"], [[units[("m2", str(i))], "m2", JUDGE["m2"][i]] for i in range(N)])
@@ -210,7 +210,7 @@ def test_answers_without_a_verdict_yet_are_not_counted_as_judged(run, tmp_path):
     import shutil
     import sqlite3
 
-    from medresilience.scoring.agreement import judged_units
+    from medresilience.review.agreement import judged_units
 
     shutil.copytree(run / "run", tmp_path / "run")
     m2 = [u for u in judged_units(tmp_path / "run").units if u.model == "m2"]

@@ -24,10 +24,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from conftest import ROOT, make_tiny_suite, oracle_policy
-from medresilience.records import Suite
 from medresilience.review import ReviewDB, ReviewError, sample_review
 from medresilience.review.app import SESSION_COOKIE, create_app
 from medresilience.review.auth import RateLimiter, SessionCodec, verify_password
+from medresilience.suite import Suite
 
 KEY_VAR = "MEDRES_TEST_REVIEW_KEY"
 REVIEWERS = ("alice", "bob", "carol")

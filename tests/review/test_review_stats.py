@@ -236,7 +236,8 @@ def test_review_commands(data, tmp_path):
 
 def _noise_suite(directory):
     from medresilience.families.noise.probe import NoiseProbe
-    from medresilience.records import Item, Suite, SuiteManifest
+    from medresilience.records import Item, SuiteManifest
+    from medresilience.suite import Suite
 
     items, probes = [], []
     for i in range(12):

@@ -9,9 +9,9 @@ import asyncio
 from conftest import make_tiny_suite, oracle_policy
 from medresilience.frame import results_frame
 from medresilience.models.spec import parse_model_spec
-from medresilience.records import Suite
 from medresilience.runner import EvalOptions, execute, execute_plan, plan
 from medresilience.store import Store
+from medresilience.suite import Suite
 from medresilience.testing.stub import StubServer
 from toy_family import TOY, answerer, make_toy_suite
 

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from conftest import FIXTURES
 from medresilience.cli import app
-from medresilience.records import Suite
+from medresilience.suite import Suite
 
 runner = CliRunner()
 

@@ -33,11 +33,12 @@ from conftest import make_tiny_suite, ok_keys, oracle_policy, tiny_items_and_bun
 from medresilience.cli import app
 from medresilience.errors import InputError, MedresError
 from medresilience.evaluation import evaluate
+from medresilience.fileio import iter_json_lines
 from medresilience.models.openai_compatible import ModelCallError, OpenAICompatibleModel
 from medresilience.models.spec import parse_model_spec
-from medresilience.records import Suite, iter_json_lines
 from medresilience.runner import EvalOptions
 from medresilience.store import Store
+from medresilience.suite import Suite
 from medresilience.testing.stub import Faults, StubServer
 
 runner = CliRunner()
@@ -619,8 +620,8 @@ def test_a_utf8_bom_is_accepted_everywhere(tmp_path):
 
 
 def test_a_non_utf8_byte_is_reported_on_its_line(tmp_path):
+    from medresilience.fileio import json_lines
     from medresilience.sources import load_items
-    from medresilience.sources._common import json_lines
     from medresilience.sources.detect import detect_format
 
     lines = [s.encode() for s in _medqa_lines(200)]

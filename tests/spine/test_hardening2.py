@@ -260,7 +260,8 @@ def test_a_judged_run_where_every_judgment_is_unscored_exits_1(tmp_path):
 
 
 def test_an_empty_suite_evaluated_exits_1(tmp_path):
-    from medresilience.records import Suite, SuiteManifest
+    from medresilience.records import SuiteManifest
+    from medresilience.suite import Suite
 
     Suite(SuiteManifest(name="empty", family="misleading"), [], []).save(tmp_path / "suite")
     with StubServer(policy=oracle_policy) as srv:
@@ -273,7 +274,8 @@ def test_an_empty_suite_evaluated_exits_1(tmp_path):
 
 
 def test_a_build_that_kept_nothing_exits_1_with_one_line(tmp_path):
-    from medresilience.records import Item, write_jsonl
+    from medresilience.fileio import write_jsonl
+    from medresilience.records import Item
 
     items = tmp_path / "items.jsonl"  # no question asks for a diagnosis: no case to perturb
     write_jsonl(

@@ -19,8 +19,10 @@ from typer.testing import CliRunner
 
 from conftest import ROOT
 from medresilience.cli import app
+from medresilience.fileio import read_jsonl, sha256_file
 from medresilience.importing import provenance_path
-from medresilience.records import Item, Suite, read_jsonl, sha256_file
+from medresilience.records import Item
+from medresilience.suite import Suite
 from medresilience.testing.hub_server import HubRepo, HubServer
 
 runner = CliRunner()

@@ -39,9 +39,10 @@ from medresilience.frame import results_frame
 from medresilience.mitigations import get as get_setting
 from medresilience.mitigations.monitor import MONITOR_INSTRUCTION, NOTE_HEAD, monitor_messages, with_note
 from medresilience.models.spec import parse_model_spec
-from medresilience.records import Item, Suite, SuiteManifest
+from medresilience.records import Item, SuiteManifest
 from medresilience.runner import plan
 from medresilience.store import Store
+from medresilience.suite import Suite
 from medresilience.testing.stub import Faults, StubServer
 
 MARKER = re.compile(r"\[\[ANSWER:[A-J]\]\]")

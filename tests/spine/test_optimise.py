@@ -37,8 +37,9 @@ from medresilience.mitigations import get as get_setting
 from medresilience.mitigations.candidate import FORMAT, VERSION, item_hash, load_candidate, suite_hash
 from medresilience.mitigations.optimised import suite_warnings
 from medresilience.models.spec import parse_model_spec
-from medresilience.records import Item, Suite, SuiteManifest
+from medresilience.records import Item, SuiteManifest
 from medresilience.runner import EvalOptions
+from medresilience.suite import Suite
 from medresilience.testing.stub import Faults, StubServer
 
 needs_gepa = pytest.mark.skipif(importlib.util.find_spec("gepa") is None, reason="gepa not installed (pip install '.[optimise]')")

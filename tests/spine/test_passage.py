@@ -11,8 +11,9 @@ from conftest import FIXTURES
 from medresilience import EvalOptions, evaluate, parse_model_spec
 from medresilience.family import families
 from medresilience.passage import HEADER
-from medresilience.records import Item, Suite, SuiteManifest
+from medresilience.records import Item, SuiteManifest
 from medresilience.sources.pubmedqa import read_pubmedqa
+from medresilience.suite import Suite
 from medresilience.testing.stub import StubServer
 
 REQUIRED = {"presupposition": {"judge": "openai:judge,base_url=http://127.0.0.1:9"}}

@@ -8,7 +8,9 @@ import pytest
 
 from medresilience.errors import InputError
 from medresilience.families.misleading.bundles import bundle_of, probes_from_bundle
-from medresilience.records import Item, Suite, read_jsonl
+from medresilience.fileio import read_jsonl
+from medresilience.records import Item
+from medresilience.suite import Suite
 
 
 def _item(**kw):

@@ -54,7 +54,7 @@ def make_runs(root) -> dict[str, object]:
     The API key variable (SECRET_VAR) must be set."""
     suite = make_tiny_suite(n_copies=COPIES)
     suite.save(root / "suite")
-    from medresilience.records import Suite
+    from medresilience.suite import Suite
 
     suite = Suite.load(root / "suite")
     out = {"suite": root / "suite"}
@@ -229,8 +229,8 @@ def test_flips_agree_with_the_frame(runs, report):
     """The flips table (from the results) agrees with a direct count on the results frame."""
     from medresilience.families.misleading.metrics import paired
     from medresilience.frame import results_frame
-    from medresilience.records import Suite
     from medresilience.store import Store
+    from medresilience.suite import Suite
 
     with Store(runs["both"] / "store.sqlite") as st:
         df = results_frame(st, Suite.load(runs["suite"]))
@@ -600,8 +600,8 @@ def test_frame_packed_read_equals_text_read(runs, tmp_path, monkeypatch):
     import sqlite3
 
     from medresilience import frame as F
-    from medresilience.records import Suite
     from medresilience.store import Store
+    from medresilience.suite import Suite
 
     suite = Suite.load(runs["suite"])
     db = tmp_path / "store.sqlite"

@@ -108,7 +108,7 @@ def test_an_unreadable_answer_is_not_settled(tmp_path, toy_family):
 
 def test_a_lazily_loaded_suite_is_not_read_by_a_settled_rerun_and_bad_records_still_fail_first(tmp_path, toy_family):
     from medresilience.errors import InputError
-    from medresilience.records import Suite
+    from medresilience.suite import Suite
 
     d = make_toy_suite().save(tmp_path / "suite")
     out = tmp_path / "run"

@@ -14,7 +14,7 @@ from conftest import ROOT, SHARED_DATA
 from medresilience.errors import InputError
 from medresilience.families.misleading.bundles import probes_from_bundle
 from medresilience.families.misleading.release import RELEASE_ALIASES, iter_release, read_release, write_release
-from medresilience.records import Item, Suite, SuiteManifest
+from medresilience.records import Item, SuiteManifest
 from medresilience.sources import (
     detect_format,
     formats,
@@ -23,6 +23,7 @@ from medresilience.sources import (
     read_medqa,
     read_mmlu,
 )
+from medresilience.suite import Suite
 
 DATA = SHARED_DATA
 SAMPLE_RELEASE = ROOT / "src" / "medresilience" / "data" / "basic_medicine_release.jsonl"

@@ -11,7 +11,8 @@ import pytest
 
 from conftest import make_tiny_suite
 from medresilience.errors import InputError
-from medresilience.records import Suite, sha256_file
+from medresilience.fileio import sha256_file
+from medresilience.suite import Suite
 
 
 def _shuffled_suite(tmp_path, seed: int = 5):

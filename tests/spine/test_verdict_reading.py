@@ -16,10 +16,10 @@ from conftest import FIXTURES, make_tiny_suite
 from medresilience import EvalOptions, evaluate
 from medresilience.families.noise.build import NoiseBuildOptions, build_noise
 from medresilience.models.spec import parse_model_spec
-from medresilience.records import Suite
 from medresilience.scoring.judge import Judge, JudgeScorer, Rubric, run_deferred
 from medresilience.scoring.verdicts import read_verdict
 from medresilience.store import CallRow, Store, UnitRow
+from medresilience.suite import Suite
 from medresilience.testing.stub import StubServer
 
 PREMISE = ["-1", "0", "1"]

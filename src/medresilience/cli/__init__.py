@@ -102,8 +102,8 @@ def _run_eval(
     from ..evaluation import evaluate
     from ..family import family_of
     from ..models.spec import parse_model_spec
-    from ..records import Suite
     from ..runner import EvalOptions, check_options
+    from ..suite import Suite
 
     suite = Suite.load(suite_dir, lazy=True) if suite_dir else sample_suite()  # records read when the run needs them
     specs = [parse_model_spec(m, cfg.spec_defaults() if cfg else None) for m in models]
@@ -304,7 +304,7 @@ def export(
     """Write a suite in another layout."""
     from ..errors import ConfigError
     from ..family import get
-    from ..records import Suite
+    from ..suite import Suite
 
     s = Suite.load(suite)
     fam = get(s.manifest.family)

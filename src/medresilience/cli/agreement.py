@@ -1,5 +1,5 @@
 """`medres judge-agreement RUN_DIR --labels FILE`: how far a run's LLM judge agrees with human
-labels (thin: parse, call medresilience.scoring.agreement, print)."""
+labels (thin: parse, call medresilience.review.agreement, print)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def register(app: typer.Typer) -> None:
         Cohen's kappa and Gwet's AC2 (bootstrap), the confusion matrix; saved as judge_agreement.json."""
         from rich.table import Table
 
-        from ..scoring.agreement import RESULT_FILE, judge_agreement
+        from ..review.agreement import RESULT_FILE, judge_agreement
 
         res = judge_agreement(
             run_dir, labels, judge=judge, label_columns=label_column, combine_rule=combine, positive=positive, n_resamples=resamples, seed=seed

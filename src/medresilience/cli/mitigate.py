@@ -47,7 +47,7 @@ def optimise_(
     from ..errors import ConfigError
     from ..mitigations.optimise import SEED_PROMPT, optimise
     from ..models.spec import parse_model_spec
-    from ..records import Suite
+    from ..suite import Suite
 
     if seed_prompt is not None and seed_prompt_file is not None:
         raise ConfigError("--seed-prompt", "give the seed prompt once: --seed-prompt or --seed-prompt-file, not both")
@@ -96,7 +96,7 @@ def show(
 ) -> None:
     """Print an optimised-prompt file and, for each --suite, whether it overlaps the prompt's train/val split."""
     from ..mitigations.candidate import load_candidate
-    from ..records import Suite
+    from ..suite import Suite
 
     c = load_candidate(path)
     console.print(f"{path}: {c.summary()}", highlight=False, markup=False, soft_wrap=True)

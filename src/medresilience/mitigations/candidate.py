@@ -31,11 +31,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..errors import InputError, validation_problem
-from ..records import atomic_write
+from ..fileio import atomic_write
 from ..seeding import stable_hash
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..records import Item, Suite
+    from ..records import Item
+    from ..suite import Suite
 
 FORMAT = "medresilience.optimised-prompt"
 SCHEMA = FORMAT

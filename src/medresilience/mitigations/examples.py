@@ -29,8 +29,9 @@ from .candidate import ExampleRef, SplitSuite, item_hash, suite_hash
 if TYPE_CHECKING:  # pragma: no cover
     from pydantic import BaseModel
 
-    from ..records import Item, Probe, Suite
+    from ..records import Item, Probe
     from ..scoring.types import Score
+    from ..suite import Suite
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,8 @@ from typing import Any
 from .. import __version__
 from ..errors import ConfigError
 from ..models.spec import ModelSpec, parse_model_spec
-from ..records import Suite
 from ..scoring.types import is_deferred
+from ..suite import Suite
 from ..workspace import created_stamp, workspace
 from .adapter import Calls, OptimiseError, PrecautionAdapter
 from .candidate import (

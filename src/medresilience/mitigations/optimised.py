@@ -23,7 +23,7 @@ from .registry import register_factory
 from .setting import Messages, Setting, add_to_system
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..records import Suite
+    from ..suite import Suite
 
 NAME = "optimised"
 USAGE = "optimised:FILE.json (write one with: medres mitigate optimise --train SUITE --val SUITE ... --out FILE.json)"

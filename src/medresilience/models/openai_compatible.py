@@ -32,7 +32,7 @@ import openai
 from aiolimiter import AsyncLimiter
 from openai.types.chat import ChatCompletion
 
-from ..records import env_number
+from ..fileio import env_number
 from .spec import ModelSpec
 from .urls import redact_url  # also re-exported: callers import it from here
 

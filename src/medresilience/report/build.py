@@ -26,7 +26,7 @@ from markupsafe import Markup
 from .. import __version__
 from ..family import families as registered_families
 from ..family import get
-from ..records import atomic_write
+from ..fileio import atomic_write
 from .html import esc, run_facts, sent_text
 from .html import page as html_page
 from .profile import profile_frame, profile_section

@@ -20,7 +20,7 @@ from markupsafe import Markup
 
 from ..errors import ConfigError
 from ..family import get
-from ..records import atomic_write
+from ..fileio import atomic_write
 from ..seeding import stable_hash
 from .html import esc, run_facts, sig_class
 from .html import page as html_page

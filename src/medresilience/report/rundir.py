@@ -23,9 +23,9 @@ from ..family import get
 from ..frame import results_frame
 from ..models.urls import redact_url  # noqa: F401  (the report shows endpoints through it)
 from ..reading import family_sets_budget, reading_summary, truncation_warnings
-from ..records import Suite
 from ..scoring.extract import SYSTEM as EXTRACT_SYSTEM
 from ..store import Store
+from ..suite import Suite
 
 
 @dataclass

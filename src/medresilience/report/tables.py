@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..records import atomic_write
+from ..fileio import atomic_write
 
 
 def usage_table(runs: Sequence[tuple[str, dict[str, Any]]]) -> pd.DataFrame:

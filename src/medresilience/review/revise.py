@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..records import Item, Probe, Suite, atomic_write, write_jsonl
+from ..fileio import atomic_write, write_jsonl
+from ..records import Item, Probe
 from ..seeding import stable_hash
+from ..suite import Suite
 from .db import ReviewDB, ReviewError, UnitRow, db_path
-from .rubrics import Rubric
+from .rubrics import ReviewRubric
 
 Rule = Literal["any", "all", "majority"]
 CHANGES = "review_changes.jsonl"
@@ -49,7 +51,7 @@ def _relabel_id(probe_id: str, old: str, new: str) -> str:
 
 
 def _decisions(
-    ratings: list[dict[str, Any]], units: dict[str, UnitRow], rubric: Rubric, rule: Rule
+    ratings: list[dict[str, Any]], units: dict[str, UnitRow], rubric: ReviewRubric, rule: Rule
 ) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, str]]:
     """What the reviewers of each unit decide by `rule`: items to drop, probes to drop (each with
     its reasons) and the condition an item's probes move to (none for an item that is dropped)."""

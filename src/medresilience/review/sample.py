@@ -18,6 +18,7 @@ pairs) and each queue is in its own seeded order, so neighbouring tasks do not r
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -25,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
-from ..records import Suite
 from ..seeding import stable_hash
+from ..suite import Suite
 from .db import ReviewDB, ReviewError, UnitRow, valid_name
 from .rubrics import ReviewRubric, get_rubric
 from .units import Candidate, item_blocks, probe_facets
@@ -61,27 +62,18 @@ def _candidates_b(suite: Suite, run_dir: Path, show_reference: bool = False, sho
     out = []
     with Store(db) as store:
         run = store.latest_run()
-        where, args = ("AND u.run = ?", [run]) if run else ("", [])
-        rows = store.conn.execute(
-            f"""SELECT u.model, u.unit_id, u.item_id, u.probe_id, u.condition, u.setting, u.scoring, u.key, c.text,
-                       s.label, s.status, s.value, r.messages
-                FROM units u JOIN calls c ON c.key = u.key AND c.status = 'ok'
-                LEFT JOIN scores s ON s.key = u.key AND s.scorer = u.scoring
-                LEFT JOIN requests r ON r.key = u.key
-                WHERE u.probe_id IS NOT NULL {where} ORDER BY u.model, u.unit_id""",
-            args,
-        ).fetchall()
-        options = ((store.run_config(run) if run else None) or {}).get("options", {})
-    import json
+        rows = list(store.unit_results(run, answered_probes=True, text=True, messages=True))
+        cfg = store.run_config(run) if run else None
+    options = cfg.data.get("options", {}) if cfg is not None else {}
 
     family = family_of([suite.manifest.family])
     fopts = family.parse_options(options.get("family"))
     scoring_mode = options.get("scoring") or family.scorings[0]
     presented: dict[str, list[dict[str, str]]] = {}  # probe id -> the prompt as the item presents it
 
-    for model, unit_id, item_id, probe_id, condition, setting, scoring, key, text, label, status, value, messages in rows:
-        item = suite.items.get(item_id)
-        probe = probes.get(probe_id)
+    for row in rows:
+        item = suite.items.get(row.item_id)
+        probe = probes.get(row.probe_id)
         if item is None or probe is None:
             continue
         display = item_blocks(item)
@@ -90,38 +82,38 @@ def _candidates_b(suite: Suite, run_dir: Path, show_reference: bool = False, sho
         display += family.review_blocks(item, probe)  # what the stress added, as the family shows it
         if show_setting:
             try:
-                msgs = json.loads(messages) if messages else []
+                msgs = json.loads(row.messages) if row.messages else []
             except json.JSONDecodeError:
                 msgs = []
             title = "What the model was sent"
         else:
-            if probe_id not in presented:
-                presented[probe_id] = family.render(item, probe, scoring_mode, fopts)
-            msgs, title = presented[probe_id], "The prompt, as the item presents it"
+            if row.probe_id not in presented:
+                presented[row.probe_id] = family.render(item, probe, scoring_mode, fopts)
+            msgs, title = presented[row.probe_id], "The prompt, as the item presents it"
         if msgs:
             display.append(
                 {"kind": "messages", "title": title, "messages": [[str(m.get("role", "")), str(m.get("content", ""))] for m in msgs if isinstance(m, dict)]}
             )
-        display.append({"kind": "response", "title": "The model's response", "text": text or ""})
+        display.append({"kind": "response", "title": "The model's response", "text": row.text or ""})
         auto_correct = None
-        if status == "valid":
-            auto_correct = "correct" if value is not None and float(value) >= 1.0 else "incorrect"
-        elif status in ("invalid", "truncated"):  # unread: not correct, the study's rule
+        if row.status == "valid":
+            auto_correct = "correct" if row.value is not None and float(row.value) >= 1.0 else "incorrect"
+        elif row.status in ("invalid", "truncated"):  # unread: not correct, the study's rule
             auto_correct = "incorrect"
-        strata = {"source": item.source, "subject": item.subject, "condition": condition, "model": model, "setting": setting, **probe_facets(probe)}
+        strata = {"source": item.source, "subject": item.subject, "condition": row.condition, "model": row.model, "setting": row.setting, **probe_facets(probe)}
         hidden = {
-            "model": model,
-            "unit": unit_id,
-            "key": key,
-            "setting": setting,
-            "scoring": scoring,
-            "condition": condition,
-            "probe_id": probe_id,
-            "auto_label": label,
-            "auto_status": status,
+            "model": row.model,
+            "unit": row.unit_id,
+            "key": row.key,
+            "setting": row.setting,
+            "scoring": row.scoring,
+            "condition": row.condition,
+            "probe_id": row.probe_id,
+            "auto_label": row.label,
+            "auto_status": row.status,
             "auto_correct": auto_correct,
         }
-        out.append(Candidate(f"B-{stable_hash(model, unit_id)[:16]}", item.id, strata, display, hidden))
+        out.append(Candidate(f"B-{stable_hash(row.model, row.unit_id)[:16]}", item.id, strata, display, hidden))
     return out
 
 

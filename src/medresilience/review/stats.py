@@ -360,7 +360,7 @@ def _parquet_safe(df: pd.DataFrame) -> pd.DataFrame:
 def write(res: ReviewStats, out_dir: Path | str) -> dict[str, Path]:
     """ratings, pass_rates, agreement, auto_agreement, progress and flags as CSV and Parquet,
     summary.json and review_stats.html."""
-    from ..records import atomic_write
+    from ..fileio import atomic_write
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -9,15 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..records import LETTERS, MIN_FIELD_CHARS, NUMBERS, Item, check_field_sizes, iter_json_lines, max_field_chars, oversized, parse_record, too_long
+from ..fileio import MIN_FIELD_CHARS, check_field_sizes, json_lines, max_field_chars, oversized, parse_record, show, too_long
+from ..records import LETTERS, NUMBERS, Item
 
-__all__ = ["IdChecker", "build_item", "json_lines", "read_json_items", "show", "text_field"]
-
-
-def show(value: Any, limit: int = 60) -> str:
-    """A short, one-line rendering of a value for an error message."""
-    s = repr(value) if not isinstance(value, str) else repr(value.replace("\n", " "))
-    return s if len(s) <= limit else s[: limit - 4] + "...'"
+__all__ = ["IdChecker", "build_item", "read_json_items", "text_field"]
 
 
 def _kind(value: Any) -> str:
@@ -26,7 +21,7 @@ def _kind(value: Any) -> str:
 
 def text_field(value: Any, path: Path | str, line: int | None, field: str, *, numbers: bool = False) -> str:
     """The stripped text of a required field. Missing, non-text, blank or longer than
-    `records.max_field_chars()` -> InputError on `field`. `numbers=True` accepts a bare number
+    `fileio.max_field_chars()` -> InputError on `field`. `numbers=True` accepts a bare number
     (some option columns hold numbers) as its text."""
     if value is None:
         raise InputError(path, line, field, "is missing")
@@ -94,23 +89,6 @@ class IdChecker:
             where = f" (first on line {first})" if first is not None else ""
             raise InputError(self.path, line, field or self.field, f"duplicate {self.what} {show(key)}{where}")
         self._seen[key] = line
-
-
-def json_lines(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """records.iter_json_lines (which names the line of a non-UTF-8 byte, skips a byte-order mark
-    and checks field sizes), with unreadable files as InputErrors too."""
-    path = Path(path)
-    if path.is_dir():
-        raise InputError(path, None, None, "is a directory, expected a file")
-    last = 0
-    try:
-        for n, obj in iter_json_lines(path):
-            last = n
-            yield n, obj
-    except UnicodeDecodeError as e:
-        raise InputError(path, None, None, f"not UTF-8 text (at or after line {last + 1}: {e.reason})") from None
-    except OSError as e:
-        raise InputError(path, None, None, f"cannot read ({e.strerror or e})") from None
 
 
 def read_json_items(path: Path | str, make: Callable[[dict[str, Any], Path | str, int], Item]) -> Iterator[Item]:

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
-from ..records import Item, text_lines
+from ..fileio import text_lines
+from ..records import Item
 from ..registry import Registry
 from .freeform import is_freeform_row, read_freeform
 from .hle import KEYS as HLE_KEYS

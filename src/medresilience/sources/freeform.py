@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..records import Item, parse_record
+from ..fileio import parse_record
+from ..records import Item
 from ._common import read_json_items, text_field
 
 __all__ = ["KEYS", "SOURCE", "freeform_item", "is_freeform_row", "read_freeform"]

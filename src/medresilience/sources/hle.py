@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..records import LETTERS, Item, iter_parquet_rows, open_parquet
-from ._common import IdChecker, build_item, json_lines, show, text_field
+from ..fileio import iter_parquet_rows, json_lines, open_parquet, show
+from ..records import LETTERS, Item
+from ._common import IdChecker, build_item, text_field
 from .medxpertqa import inline_choices
 
 __all__ = [

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, MedresError
-from ..records import sha256_file
+from ..fileio import sha256_file
 
 __all__ = ["DATA_SUFFIXES", "Download", "HubError", "HubRef", "card_configs", "fetch", "is_hub_ref", "parse_ref", "select_files"]
 

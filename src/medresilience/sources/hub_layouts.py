@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..records import Item, iter_parquet_rows
-from ._common import IdChecker, build_item, show, text_field
+from ..fileio import iter_parquet_rows, show
+from ..records import Item
+from ._common import IdChecker, build_item, text_field
 from .medjourney import medjourney_item
 from .medmcqa import medmcqa_item
 from .mmlu import SOURCE as MMLU

@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..records import NUMBERS, Item, parse_record
-from ._common import read_json_items, show, text_field
+from ..fileio import parse_record, show
+from ..records import NUMBERS, Item
+from ._common import read_json_items, text_field
 from .medxpertqa import inline_choices
 
 __all__ = ["OPTION_FIELDS", "SOURCE", "is_medjourney_row", "medjourney_item", "read_medjourney"]

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..fileio import show
 from ..records import Item
-from ._common import build_item, read_json_items, show, text_field
+from ._common import build_item, read_json_items, text_field
 
 __all__ = ["OPTION_FIELDS", "SOURCE", "medmcqa_item", "read_medmcqa"]
 

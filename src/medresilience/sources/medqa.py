@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..fileio import show
 from ..records import LETTERS, Item
-from ._common import build_item, read_json_items, show, text_field
+from ._common import build_item, read_json_items, text_field
 
 __all__ = ["SOURCE", "medqa_item", "read_medqa"]
 

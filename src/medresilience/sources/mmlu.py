@@ -7,13 +7,13 @@ clinical_knowledge). Errors name the physical line where the record starts."""
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import InputError
+from ..fileio import csv_records, show
 from ..records import Item
-from ._common import build_item, show
+from ._common import build_item
 
 __all__ = ["COLUMNS", "SOURCE", "SPLIT_SUFFIXES", "mmlu_subject", "read_mmlu"]
 
@@ -40,24 +40,10 @@ def read_mmlu(path: Path | str, subject: str | None = None) -> Iterator[Item]:
         raise InputError(path, None, None, "is a directory, expected a file")
     stem, subject = path.stem, subject or mmlu_subject(path)
     row = 0
-    start = 1
     try:
-        with path.open(encoding="utf-8-sig", newline="") as fh:
-            reader = csv.reader(fh)
-            while True:
-                start = reader.line_num + 1
-                try:
-                    rec = next(reader)
-                except StopIteration:
-                    break
-                except csv.Error as e:
-                    raise InputError(path, start, None, f"not valid CSV ({e})") from None
-                if not rec or all(not c.strip() for c in rec):
-                    continue
-                row += 1
-                yield _item(rec, path, start, f"{SOURCE}-{stem}-{row}", subject)
-    except UnicodeDecodeError as e:
-        raise InputError(path, None, None, f"not UTF-8 text (at or after line {start}: {e.reason})") from None
+        for start, rec in csv_records(path):
+            row += 1
+            yield _item(rec, path, start, f"{SOURCE}-{stem}-{row}", subject)
     except OSError as e:
         raise InputError(path, None, None, f"cannot read ({e.strerror or e})") from None
 

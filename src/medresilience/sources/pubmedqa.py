@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..records import Item, read_text
-from ._common import IdChecker, build_item, show, text_field
+from ..fileio import json_value_at, read_text, show
+from ..records import Item
+from ._common import IdChecker, build_item, text_field
 
 __all__ = ["ANSWERS", "OPTIONS", "SOURCE", "is_pubmedqa_file", "pubmedqa_item", "read_pubmedqa"]
 
@@ -89,20 +90,13 @@ def _walk(text: str, pos: int, lines: _Lines, path: Path, what: str, visit) -> i
         return stop.value
 
 
-def _value(text: str, pos: int, path: Path) -> tuple[Any, int]:
-    try:
-        return _DECODER.raw_decode(text, pos)
-    except json.JSONDecodeError as e:
-        raise InputError(path, e.lineno, None, f"not valid JSON ({e.msg} at column {e.colno})") from None
-
-
 def _entry(text: str, pos: int, lines: _Lines, path: Path, pmid: str) -> tuple[dict[str, Any], dict[str, int], int]:
     """Decode the object of one PMID at `pos`: (fields, field -> line, position after it)."""
     entry: dict[str, Any] = {}
     where: dict[str, int] = {}
 
     def field(key: str, key_line: int, vpos: int) -> int:
-        value, end = _value(text, vpos, path)
+        value, end = json_value_at(text, vpos, path)
         if key in entry:
             raise InputError(path, key_line, key, f"is given twice for PMID {pmid}")
         entry[key], where[key] = value, key_line
@@ -177,7 +171,7 @@ def read_pubmedqa(path: Path | str) -> Iterator[Item]:
         while True:
             ids.check(pmid, line)
             if not text.startswith("{", at):
-                value, _ = _value(text, at, path)
+                value, _ = json_value_at(text, at, path)
                 raise InputError(path, line, "PMID", f"{show(pmid)} should map to an object with QUESTION, CONTEXTS, ..., got {show(value)}")
             entry, where, end = _entry(text, at, lines, path, pmid)
             yield pubmedqa_item(pmid, entry, path, line, where)

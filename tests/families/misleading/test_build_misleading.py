@@ -33,11 +33,13 @@ from medresilience.families.misleading.construct.sensitivity import CYCLES, reas
 from medresilience.families.misleading.construct.stub_policy import PREFIX, FakeGenerator
 from medresilience.families.misleading.release import read_release
 from medresilience.families.misleading.taxonomy import CONTENT_TYPE_KEYS, PROVENANCE_KEYS
+from medresilience.fileio import write_jsonl
 from medresilience.models.spec import parse_model_spec
-from medresilience.records import Item, Suite, write_jsonl
+from medresilience.records import Item
 from medresilience.runner import EvalOptions
 from medresilience.stages import Rejected
 from medresilience.store import Store
+from medresilience.suite import Suite
 from medresilience.testing.stub import Faults, StubServer
 
 runner = CliRunner()

@@ -9,7 +9,7 @@ from collections import Counter
 from medresilience.bundled_suite import sample_suite, sample_suite_dir
 from medresilience.families.misleading.rebuild_bundled import build_sample_suite
 from medresilience.families.misleading.taxonomy import CONTENT_TYPE_KEYS, PROVENANCE_KEYS
-from medresilience.records import Suite
+from medresilience.suite import Suite
 
 
 def test_sample_suite_is_complete_and_balanced():

@@ -27,9 +27,9 @@ from medresilience.families.noise.stub_policy import FakeGenerator
 from medresilience.families.noise.variants import HERRING_VARIANTS
 from medresilience.frame import results_frame
 from medresilience.models.spec import parse_model_spec
-from medresilience.records import Suite
 from medresilience.stats import fisher_one_sided, mcnemar_exact
 from medresilience.store import Store
+from medresilience.suite import Suite
 from medresilience.testing.stub import StubServer
 
 FAKE = FakeGenerator(invalid_json=0.3, clinical=0.3, always_clinical=0.15, lose_number=0.2)

@@ -17,7 +17,8 @@ from medresilience.families.noise.cases import (
     open_question,
     to_case,
 )
-from medresilience.records import Item, write_jsonl
+from medresilience.fileio import write_jsonl
+from medresilience.records import Item
 
 
 def mcq(q: str, i: int = 0) -> Item:

@@ -22,8 +22,9 @@ from medresilience.families.noise.split import insertion_points
 from medresilience.families.noise.stub_policy import FLAG_REASON, FakeGenerator
 from medresilience.families.noise.variants import HERRING_VARIANTS
 from medresilience.models.spec import parse_model_spec
-from medresilience.records import Item, Suite
+from medresilience.records import Item
 from medresilience.stages import Rejected
+from medresilience.suite import Suite
 from medresilience.testing.stub import Faults, StubServer
 
 FAKE = FakeGenerator(

@@ -20,8 +20,8 @@ from medresilience.families.noise.build import NoiseBuildOptions, build_noise
 from medresilience.families.noise.delivery import NoiseOptions, render
 from medresilience.families.noise.stub_policy import FakeGenerator
 from medresilience.models.spec import parse_model_spec
-from medresilience.records import Suite
 from medresilience.stats import cluster_mcnemar, holm, mcnemar_exact, paired_cluster_diff, sign_flip_test, wilson
+from medresilience.suite import Suite
 from medresilience.testing.stub import StubServer
 
 COPIES = 5

@@ -20,9 +20,9 @@ from medresilience.families.noise.delivery import NoiseOptions, render
 from medresilience.families.noise.metrics import noise_metrics
 from medresilience.families.noise.stub_policy import FakeGenerator
 from medresilience.models.spec import parse_model_spec
-from medresilience.records import Suite
 from medresilience.runner import plan
 from medresilience.stats import cluster_interval, cluster_mcnemar, mcnemar_exact, paired_cluster_diff, sign_flip_test, wilson
+from medresilience.suite import Suite
 from medresilience.testing.stub import StubServer
 
 

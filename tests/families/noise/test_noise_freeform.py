@@ -15,9 +15,11 @@ from medresilience import EvalOptions, evaluate
 from medresilience.cli import app
 from medresilience.errors import ConfigError, InputError
 from medresilience.families.noise.build import NoiseBuildOptions, build_noise
+from medresilience.fileio import read_jsonl
 from medresilience.models.spec import parse_model_spec
-from medresilience.records import Item, Suite, read_jsonl
+from medresilience.records import Item
 from medresilience.sources import detect_format, load_items
+from medresilience.suite import Suite
 from medresilience.testing.stub import StubServer
 
 

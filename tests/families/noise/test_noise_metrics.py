@@ -18,8 +18,8 @@ from medresilience.families.noise.metrics import headline, noise_metrics
 from medresilience.families.noise.stub_policy import FakeGenerator
 from medresilience.family import get
 from medresilience.models.spec import parse_model_spec
-from medresilience.records import Suite
 from medresilience.stats import fisher_one_sided, mcnemar_exact, paired_cluster_diff, wilson
+from medresilience.suite import Suite
 from medresilience.testing.stub import StubServer
 
 

@@ -295,6 +295,10 @@ def test_a_bad_inventory_names_file_and_line(tmp_path):
         ab.load_table([bad])
     with pytest.raises(InputError):
         ab.load_table([tmp_path / "missing.tsv"])
+    latin = tmp_path / "latin.tsv"
+    latin.write_bytes(b"\xef\xbb\xbfabbreviation\tsense\tvariation\tCUI\tfrequency\nbp\tblood pressure\tBP_1\tc1\t10\npt\tpati\xe9nt\tPT_1\tc2\t5\n")
+    with pytest.raises(InputError, match=r"latin.tsv:3: not UTF-8 text"):
+        ab.load_table([latin])
 
 
 def test_vanderbilt_inventories_on_medqa_cases():

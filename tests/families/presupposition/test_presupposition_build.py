@@ -31,8 +31,8 @@ from medresilience.families.presupposition.stub_policy import FakePresupposition
 from medresilience.families.presupposition.taxonomy import CATEGORY_KEYS
 from medresilience.lock import RunLock
 from medresilience.models.spec import parse_model_spec
-from medresilience.records import Suite
 from medresilience.seeding import rng_for
+from medresilience.suite import Suite
 from medresilience.testing.stub import Faults, StubServer
 
 FAKE = FakePresupposition(
@@ -620,6 +620,20 @@ def test_seed_files_in_the_study_layout(tmp_path):
         read_valid_seeds(tmp_path)
     own = package_seeds()
     assert len(own.valid) == 2 and len(own.invalid) == 4
+
+
+def test_seed_files_as_json_lines_and_bad_json_named_by_line(tmp_path):
+    lines = tmp_path / "valid.jsonl"
+    lines.write_text('{"example_question": "Q one?", "example_assumption": "A one."}\n\n{"example_question": "Q two?", "example_assumption": "A two."}\n')
+    assert [e.question for e in read_valid_seeds(lines)] == ["Q one?", "Q two?"]
+    bad = tmp_path / "bad.json"
+    bad.write_text('[\n  {"example_question": "Q?", "example_assumption": "A."},\n  {"example_question": "Q2?" "example_assumption": "A2."}\n]\n')
+    with pytest.raises(InputError, match=r"bad.json:3: not valid JSON"):
+        read_valid_seeds(bad)
+    unclosed = tmp_path / "unclosed.json"
+    unclosed.write_text('[\n  {"example_question": "Q?", "example_assumption": "A."}\n  {"example_question": "Q2?", "example_assumption": "A2."}\n]\n')
+    with pytest.raises(InputError, match=r"unclosed.json:3: not valid JSON \(expected ',' or '\]'"):
+        read_valid_seeds(unclosed)
 
 
 def test_the_seed_examples_reach_the_prompt(built, tmp_path):

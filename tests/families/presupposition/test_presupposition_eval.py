@@ -24,9 +24,10 @@ from medresilience.families.presupposition.probe import PresuppositionProbe, pro
 from medresilience.families.presupposition.taxonomy import CATEGORY_KEYS, CATEGORY_TITLES
 from medresilience.frame import results_frame
 from medresilience.models.spec import parse_model_spec
-from medresilience.records import Item, Suite, SuiteManifest
+from medresilience.records import Item, SuiteManifest
 from medresilience.stats import bootstrap_mean, holm, mcnemar_exact, paired_bootstrap_diff, sign_flip_test, wilson
 from medresilience.store import Store
+from medresilience.suite import Suite
 from medresilience.testing.stub import StubServer
 
 MODELS = ("gpt-4o", "tiny-b")

@@ -20,7 +20,7 @@ from medresilience.families.presupposition import release
 from medresilience.families.presupposition.myths import read_myths
 from medresilience.families.presupposition.taxonomy import CATEGORY_KEYS, NFP, PRESUPPOSITION, category_key, generator_name
 from medresilience.family import get
-from medresilience.records import Suite
+from medresilience.suite import Suite
 
 runner = CliRunner()
 

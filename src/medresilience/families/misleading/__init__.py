@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from ...family import ExampleRule, Family, lazy, register
-from ...records import Item, Suite
+from ...records import Item
 from ...scoring.mcq import mcq_scorer
 from ...sources import register_format
+from ...suite import Suite
 from . import review
 from .delivery import MisleadingOptions, render
 from .medmisbench import MARK_KEYS, read_flat_items, read_medmisbench

@@ -178,7 +178,7 @@ def regenerate(
     """Generator sensitivity: rewrite a stratified subset with another generator, holding item,
     target, content type and provenance fixed."""
     from ...models.spec import parse_model_spec
-    from ...records import Suite
+    from ...suite import Suite
     from .construct.sensitivity import regenerate_subset
 
     s = Suite.load(suite)
@@ -223,7 +223,7 @@ def reassign(
 ) -> None:
     """Provenance sensitivity: move every bundle one step around a provenance cycle."""
     from ...models.spec import parse_model_spec
-    from ...records import Suite
+    from ...suite import Suite
     from .construct.sensitivity import reassign_provenance
 
     s = Suite.load(suite)

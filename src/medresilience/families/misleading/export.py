@@ -12,13 +12,13 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from ...errors import ConfigError
-from ...records import LETTERS, Suite
+from ...fileio import write_parquet_table
+from ...records import LETTERS
+from ...suite import Suite
 from .bundles import bundle_id_for
 from .release import release_rows, write_release
 
@@ -83,7 +83,6 @@ def write_parquet(suite: Suite, path: Path | str) -> int:
     """Write the suite's bundles as a Parquet file (atomically); returns the number of rows. The
     suite's manifest (name, seed, generator, prompt hashes) goes into the file's metadata."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     path = Path(path)
     rows = parquet_rows(suite)
@@ -107,17 +106,7 @@ def write_parquet(suite: Suite, path: Path | str) -> int:
         ],
         metadata={b"medresilience.suite": suite.manifest.model_dump_json().encode("utf-8")},
     )
-    table = pa.Table.from_pylist(rows, schema=schema)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(fd)
-    try:
-        pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_parquet_table(path, pa.Table.from_pylist(rows, schema=schema))
     return len(rows)
 
 

@@ -28,9 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ConfigError, InputError
-from ...records import LETTERS, NUMBERS, Item, Suite, SuiteManifest, atomic_write, dump_line, iter_parquet_rows, sha256_file
+from ...fileio import atomic_write, dump_line, iter_parquet_rows, json_lines, sha256_file, show, write_parquet_table
+from ...records import LETTERS, NUMBERS, Item, SuiteManifest
 from ...seeding import rng_for
-from ...sources._common import IdChecker, build_item, json_lines, show, text_field
+from ...sources._common import IdChecker, build_item, text_field
+from ...suite import Suite
 from .bundles import bundle_id_for, bundle_of
 from .probe import ContextSentence
 from .probe import MisleadingProbe as Probe
@@ -362,9 +364,7 @@ def write_medmisbench(suite: Suite, path: Path | str, fmt: str = "jsonl") -> int
 
 def _write_parquet(rows: list[dict[str, Any]], target: Path) -> None:
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     columns = list(dict.fromkeys(k for r in rows for k in r)) or list(ROW_FIELDS)
     table = pa.Table.from_pylist(rows, schema=None) if rows else pa.table({c: pa.array([], pa.string()) for c in columns})
-    with atomic_write(target, "wb") as fh:
-        pq.write_table(table.select(columns), fh)
+    write_parquet_table(target, table.select(columns))

@@ -5,7 +5,7 @@ source file, with the same importer users run:
 from __future__ import annotations
 
 from ...bundled_suite import SAMPLE_NAME, SAMPLE_SEED, sample_release_path, sample_suite_dir
-from ...records import Suite
+from ...suite import Suite
 
 
 def build_sample_suite() -> Suite:

@@ -24,9 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
-from ...records import LETTERS, Item, Suite, SuiteManifest, sha256_file, write_jsonl
+from ...fileio import json_lines, sha256_file, show, write_jsonl
+from ...records import LETTERS, Item, SuiteManifest
 from ...seeding import stable_hash
-from ...sources._common import IdChecker, build_item, json_lines, show, text_field
+from ...sources._common import IdChecker, build_item, text_field
+from ...suite import Suite
 from .bundles import bundle_id_for, bundle_of, check_bundle, probes_from_bundle
 from .probe import MisleadingProbe as Probe
 from .taxonomy import content_type_key, provenance_key

@@ -7,10 +7,11 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from ...records import Item, Probe, Suite
+from ...records import Item, Probe
 from ...review.rubrics import Dimension, Flag, ReviewRubric, scale
 from ...review.units import Candidate, item_blocks, probe_facets
 from ...seeding import stable_hash
+from ...suite import Suite
 
 
 def taxonomy(content_type: str | None, provenance: str | None) -> list[list[str]]:

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from ...family import ExampleRule, Family, lazy, register
-from ...records import Item, Probe, Suite
+from ...records import Item, Probe
 from ...sources import register_format
+from ...suite import Suite
 from . import review
 from .delivery import NoiseOptions, decoding, prompts, render, scorer
 from .probe import NoiseProbe

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ConfigError, InputError
+from ...fileio import csv_records
 
 COLUMNS = ("abbreviation", "sense", "variation", "CUI", "frequency")
 MIN_FREQUENCY = 0.5
@@ -110,23 +111,18 @@ def read_inventory(path: Path | str) -> list[dict[str, Any]]:
     """The rows of one inventory file; a bad row is an InputError naming its line and field."""
     path = Path(path)
     rows = []
-    with path.open(encoding="utf-8", newline="") as fh:
-        reader = csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
-        header = next(reader, None)
-        if header is None or [h.strip() for h in header[:5]] != list(COLUMNS):
-            raise InputError(path, 1, None, f"expected the header {', '.join(COLUMNS)} (tab-separated)")
-        for n, row in enumerate(reader, 2):
-            if not row or not any(c.strip() for c in row):
-                continue
-            if len(row) < 5:
-                raise InputError(path, n, None, f"expected 5 tab-separated fields, got {len(row)}")
-            try:
-                freq = float(row[4])
-            except ValueError:
-                raise InputError(path, n, "frequency", f"not a number: {row[4]!r}") from None
-            rows.append(
-                {"abbreviation": row[0].strip(), "sense": " ".join(row[1].split()), "variation": row[2].strip(), "frequency": freq, "inventory": path.name}
-            )
+    records = csv_records(path, "\t", quoting=csv.QUOTE_NONE)
+    header = next(records, None)
+    if header is None or [h.strip() for h in header[1][:5]] != list(COLUMNS):
+        raise InputError(path, 1, None, f"expected the header {', '.join(COLUMNS)} (tab-separated)")
+    for n, row in records:
+        if len(row) < 5:
+            raise InputError(path, n, None, f"expected 5 tab-separated fields, got {len(row)}")
+        try:
+            freq = float(row[4])
+        except ValueError:
+            raise InputError(path, n, "frequency", f"not a number: {row[4]!r}") from None
+        rows.append({"abbreviation": row[0].strip(), "sense": " ".join(row[1].split()), "variation": row[2].strip(), "frequency": freq, "inventory": path.name})
     return rows
 
 

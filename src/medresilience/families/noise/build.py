@@ -32,10 +32,12 @@ from typing import Any
 from ... import __version__
 from ...construction import BuildResult, default_work_dir, write_build_files
 from ...errors import ConfigError
+from ...fileio import sha256_file
 from ...models.spec import ModelSpec
-from ...records import Item, Suite, SuiteManifest, sha256_file
+from ...records import Item, SuiteManifest
 from ...stages import Outcome, StageProgress, StageStats, run_stage, stage_table
 from ...store import Store
+from ...suite import Suite
 from ...workspace import created_stamp, model_identity, workspace
 from . import abbreviations as abbr
 from . import checker as chk

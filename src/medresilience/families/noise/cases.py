@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
-from ...records import Item, read_jsonl
+from ...fileio import read_jsonl
+from ...records import Item
 from .split import split
 
 _LEAD = r"(?:^|[,;:]\s*)"

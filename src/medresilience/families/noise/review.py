@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...records import Suite
 from ...review.rubrics import Dimension, ReviewRubric, scale
 from ...review.units import Candidate, probe_facets
 from ...seeding import stable_hash
+from ...suite import Suite
 
 
 def candidates_noise(suite: Suite) -> list[Candidate]:

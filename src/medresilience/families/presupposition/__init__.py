@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...family import ExampleRule, Family, StudyReference, lazy, register
-from ...records import Suite
 from ...sources import register_format
+from ...suite import Suite
 from . import review
 from .delivery import PresuppositionOptions, decoding, prompts, render, scorer
 from .probe import PresuppositionProbe

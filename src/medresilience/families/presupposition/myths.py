@@ -9,14 +9,13 @@ object starts, and the field."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...errors import InputError, validation_problem
-from ...records import check_field_sizes, text_lines, write_jsonl
+from ...fileio import check_field_sizes, json_values, write_jsonl
 
 CHUNK = 1 << 20
 
@@ -37,54 +36,11 @@ class Myth(BaseModel):
 
 def _objects(path: Path) -> Iterator[tuple[int, object]]:
     """(line where the value starts, value) for each top-level JSON value in the file; a top-level
-    array yields its elements (with the array's line). The file is decoded line by line (a byte
-    that is not UTF-8 is named by its line) and parsed about CHUNK characters at a time."""
+    array yields its elements (each with its own line). Streamed by fileio.json_values: decoded line
+    by line (a byte that is not UTF-8 is named by its line), parsed about CHUNK characters at a time."""
     if not path.is_file():
         raise InputError(path, None, None, "myth file not found" if not path.exists() else "is a directory, expected a file")
-    lines = text_lines(path, hint=" (a myth file is UTF-8 JSON)")
-
-    def read() -> str:
-        parts, size = [], 0
-        for _n, text in lines:
-            parts.append(text)
-            size += len(text)
-            if size >= CHUNK:
-                break
-        return "".join(parts)
-
-    decoder = json.JSONDecoder()
-    buf = ""
-    line = 1  # line number at buf[0]
-    eof = False
-    while True:
-        stripped = buf.lstrip()
-        line += buf[: len(buf) - len(stripped)].count("\n")
-        buf = stripped
-        if not buf:
-            if eof:
-                return
-            chunk = read()
-            eof = not chunk
-            buf = chunk
-            continue
-        try:
-            value, end = decoder.raw_decode(buf)
-        except json.JSONDecodeError as e:
-            if not eof:
-                more = read()
-                if more:
-                    buf += more
-                    continue
-                eof = True
-                continue
-            raise InputError(path, line + e.lineno - 1, None, f"not valid JSON ({e.msg})") from None
-        if isinstance(value, list):
-            for v in value:
-                yield line, v
-        else:
-            yield line, value
-        line += buf[:end].count("\n")
-        buf = buf[end:]
+    return json_values(path, hint=" (a myth file is UTF-8 JSON)", chunk=CHUNK)
 
 
 def read_myths(path: Path | str) -> list[Myth]:

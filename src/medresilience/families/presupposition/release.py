@@ -35,8 +35,17 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ConfigError, InputError, MedresError
-from ...records import Item, Suite, SuiteManifest, atomic_write, check_field_sizes, dump_line, iter_parquet_rows, read_text, sha256_file, text_lines
-from ...sources._common import IdChecker, json_lines, show, text_field
+from ...fileio import (
+    iter_rows,
+    json_values,
+    sha256_file,
+    show,
+    write_jsonl,
+    write_parquet_table,
+)
+from ...records import Item, SuiteManifest
+from ...sources._common import IdChecker, text_field
+from ...suite import Suite
 from .myths import Myth, read_myths
 from .probe import PresuppositionProbe, probe_id
 from .taxonomy import CATEGORY_KEYS, FAMILY, NFP, PRESUPPOSITION, category_key, generator_name
@@ -50,7 +59,6 @@ __all__ = [
     "STUDY_SPELLING",
     "detect",
     "export_suite",
-    "iter_rows",
     "myth_records",
     "read_candidates",
     "read_nfp",
@@ -80,108 +88,6 @@ STUDY_SPELLING = {
 
 #: how much of a file detection reads at most to find its first row
 DETECT_LIMIT = 8 << 20
-
-
-def _is_parquet(path: Path) -> bool:
-    return path.suffix.lower() == ".parquet"
-
-
-def _skip_ws(text: str, pos: int) -> int:
-    n = len(text)
-    while pos < n and text[pos] in " \t\r\n":
-        pos += 1
-    return pos
-
-
-def _json_values(path: Path, text: str) -> Iterator[tuple[int, Any]]:
-    """(line where it starts, value) for each top-level value of a text that holds one or more
-    JSON values one after another; the elements of a top-level array come one by one, each with
-    its own line."""
-    decoder = json.JSONDecoder()
-    pos, line, counted = 0, 1, 0
-
-    def line_at(p: int) -> int:
-        nonlocal line, counted
-        line += text.count("\n", counted, p)
-        counted = p
-        return line
-
-    def decode(p: int) -> tuple[Any, int]:
-        try:
-            return decoder.raw_decode(text, p)
-        except json.JSONDecodeError as e:
-            raise InputError(path, e.lineno, None, f"not valid JSON ({e.msg} at column {e.colno})") from None
-
-    n = len(text)
-    while True:
-        pos = _skip_ws(text, pos)
-        if pos >= n:
-            return
-        if text[pos] != "[":
-            start = pos
-            value, pos = decode(pos)
-            yield line_at(start), value
-            continue
-        pos = _skip_ws(text, pos + 1)
-        if pos < n and text[pos] == "]":
-            pos += 1
-            continue
-        while True:
-            start = pos
-            value, pos = decode(pos)
-            yield line_at(start), value
-            pos = _skip_ws(text, pos)
-            if pos < n and text[pos] == ",":
-                pos = _skip_ws(text, pos + 1)
-                continue
-            if pos < n and text[pos] == "]":
-                pos += 1
-                break
-            raise InputError(path, line_at(min(pos, n)), None, "not valid JSON (expected ',' or ']' after an array element)")
-
-
-def _first_line(path: Path) -> str | None:
-    """The first non-blank line of a text file (a byte-order mark dropped); None when empty."""
-    for _, line in text_lines(path):
-        if line.strip():
-            return line
-    return None
-
-
-def _one_object_per_line(line: str) -> bool:
-    try:
-        return isinstance(json.loads(line), dict)
-    except json.JSONDecodeError:
-        return False
-
-
-def iter_rows(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line, row) for each row of a file: JSON lines (streamed), a JSON array or a stream of
-    pretty-printed objects (line: where the row starts), or Parquet (line: the row number). A row
-    that is not an object, bad JSON and an oversized field are InputErrors naming the line."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError(path, None, None, "file not found")
-    if path.is_dir():
-        raise InputError(path, None, None, "is a directory, expected a file")
-    if _is_parquet(path):
-        yield from iter_parquet_rows(path)
-        return
-    try:
-        first = _first_line(path)
-        if first is None:
-            return
-        if _one_object_per_line(first):
-            yield from json_lines(path)
-            return
-        text = read_text(path)
-    except OSError as e:
-        raise InputError(path, None, None, f"cannot read ({e.strerror or e})") from None
-    for line, value in _json_values(path, text):
-        if not isinstance(value, dict):
-            raise InputError(path, line, None, f"expected a JSON object, got {show(value)}")
-        check_field_sizes(value, path, line)
-        yield line, value
 
 
 # --------------------------------------------------------------------------- fields
@@ -451,14 +357,14 @@ def _layout(keys: set[str]) -> str | None:
 
 
 def _first_keys(path: Path) -> set[str] | None:
-    if _is_parquet(path):
+    if path.suffix.lower() == ".parquet":
         import pyarrow.parquet as pq
 
         return set(pq.read_schema(path).names)
     with path.open("rb") as fh:
         head = fh.read(DETECT_LIMIT)
     text = head.decode("utf-8-sig", errors="replace")
-    for _, value in _json_values(path, text):  # a row cut at the limit raises, and detection says None
+    for _, value in json_values(path, text):  # a row cut at the limit raises, and detection says None
         return set(value) if isinstance(value, dict) else None
     return None
 
@@ -551,15 +457,8 @@ def _nfp_path(path: Path) -> Path:
     return path.with_name(f"{path.stem}-nfp{path.suffix}")
 
 
-def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-    with atomic_write(path) as fh:
-        for r in rows:
-            fh.write(dump_line(r))
-
-
 def _write_parquet(path: Path, rows: list[dict[str, Any]], fields: tuple[str, ...]) -> None:
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     columns: dict[str, list[Any]] = {f: [] for f in fields}
     for r in rows:
@@ -577,8 +476,7 @@ def _write_parquet(path: Path, rows: list[dict[str, Any]], fields: tuple[str, ..
             arrays[k] = pa.array(values, type=pa.string())
         else:  # mixed or nested values (an id column with numbers and text, an unknown column): as JSON text
             arrays[k] = pa.array([None if v is None else v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for v in values], type=pa.string())
-    with atomic_write(path, "wb") as fh:
-        pq.write_table(pa.table(arrays), fh)
+    write_parquet_table(path, pa.table(arrays))
 
 
 def export_suite(suite: Suite, path: Path | str, fmt: str = "cancer-myth") -> int:
@@ -598,5 +496,5 @@ def export_suite(suite: Suite, path: Path | str, fmt: str = "cancer-myth") -> in
         if fmt == "parquet":
             _write_parquet(target, data, fields)
         else:
-            _write_jsonl(target, data)
+            write_jsonl(target, data)
     return len(rows) + len(nfp)

@@ -3,10 +3,10 @@ family as `review_rubrics`; review.sample draws and assigns their units."""
 
 from __future__ import annotations
 
-from ...records import Suite
 from ...review.rubrics import AutoCompare, Dimension, Flag, ReviewRubric, scale
 from ...review.units import Candidate, item_blocks
 from ...seeding import stable_hash
+from ...suite import Suite
 
 
 def candidates_premise(suite: Suite) -> list[Candidate]:

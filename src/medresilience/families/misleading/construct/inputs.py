@@ -18,7 +18,8 @@ from typing import Any
 
 from .... import sources
 from ....errors import InputError
-from ....records import Item, iter_json_lines, parse_record
+from ....fileio import iter_json_lines, parse_record
+from ....records import Item
 from .checks import item_skip_reason, raw_skip_reason
 
 ITEM_KEYS = frozenset({"id", "source", "question", "options", "answer"})

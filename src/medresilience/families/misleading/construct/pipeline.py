@@ -32,11 +32,13 @@ from typing import Any, Literal
 from .... import __version__
 from ....construction import BuildResult, default_work_dir, write_build_files
 from ....errors import ConfigError
+from ....fileio import sha256_file
 from ....models.spec import ModelSpec
-from ....records import Item, Suite, SuiteManifest, sha256_file
+from ....records import Item, SuiteManifest
 from ....seeding import rng_for
 from ....stages import request_for
 from ....store import Store
+from ....suite import Suite
 from ....workspace import created_stamp, workspace
 from ..bundles import bundle_id_for, probes_from_bundle
 from ..probe import MisleadingProbe as Probe

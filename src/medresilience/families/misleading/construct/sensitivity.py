@@ -27,8 +27,9 @@ from typing import Any, Literal
 from .... import __version__
 from ....errors import ConfigError
 from ....models.spec import ModelSpec
-from ....records import Item, Suite, SuiteManifest
+from ....records import Item, SuiteManifest
 from ....seeding import rng_for
+from ....suite import Suite
 from ....workspace import created_stamp, workspace
 from ..bundles import bundle_of
 from ..probe import MisleadingProbe as Probe

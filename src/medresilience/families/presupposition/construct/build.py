@@ -28,11 +28,13 @@ from typing import Any
 from .... import __version__
 from ....construction import BuildResult, default_work_dir
 from ....errors import ConfigError
+from ....fileio import sha256_file
 from ....models.spec import ModelSpec
-from ....records import Item, Suite, SuiteManifest, sha256_file
+from ....records import Item, SuiteManifest
 from ....scoring.judge import Judge
 from ....stages import CallSession, StageProgress, StageStats, run_stage
 from ....store import Store
+from ....suite import Suite
 from ....workspace import created_stamp, model_identity, workspace
 from ..delivery import MAX_TOKENS, PREMISE_RUBRIC
 from ..myths import Myth, read_myths

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from ....construction import write_build_files
 from ....models.spec import ModelSpec
-from ....records import Suite
 from ....stages import StageStats, add_stage_stats, stage_table
+from ....suite import Suite
 from ..taxonomy import CATEGORY_KEYS
 from .loop import Decision, GeneratorRun
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ....errors import InputError
-from ....records import check_field_sizes, read_text
+from ....fileio import check_field_sizes, json_values, read_text
 from ....seeding import stable_hash
 
 PACKAGE_SEEDS = "seeds.json"
@@ -59,37 +59,7 @@ def _elements(path: Path) -> Iterator[tuple[int, Any]]:
     a JSON-lines file."""
     if not path.exists():
         raise InputError(path, None, None, "seed file not found")
-    text = read_text(path)
-    dec = json.JSONDecoder()
-    i = len(text) - len(text.lstrip())
-    if text[i : i + 1] != "[":
-        for n, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    yield n, json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise InputError(path, n, None, f"not valid JSON ({e.msg})") from None
-        return
-    i += 1
-    while True:
-        while i < len(text) and text[i] in " \t\r\n":
-            i += 1
-        if i < len(text) and text[i] == "]":
-            return
-        line = text.count("\n", 0, i) + 1
-        try:
-            value, i = dec.raw_decode(text, i)
-        except json.JSONDecodeError as e:
-            raise InputError(path, text.count("\n", 0, e.pos) + 1, None, f"not valid JSON ({e.msg})") from None
-        yield line, value
-        while i < len(text) and text[i] in " \t\r\n":
-            i += 1
-        if i < len(text) and text[i] == ",":
-            i += 1
-        elif i < len(text) and text[i] == "]":
-            return
-        else:
-            raise InputError(path, text.count("\n", 0, i) + 1, None, "not valid JSON (expected ',' or ']' after an element)")
+    return json_values(path, read_text(path))
 
 
 def _text(obj: Any, path: Path, line: int, field: str) -> str:

@@ -1,0 +1,532 @@
+"""Reading and writing files, one way for the whole toolkit: UTF-8 text and JSON lines with
+line-exact errors (file, line and field in every InputError), records validated from them, rows of
+CSV and Parquet files, files written atomically (a temporary sibling renamed into place), JSON
+lines and checksums.
+
+Every text field read from a file is at most `max_field_chars()` characters (100,000 unless the
+environment variable MEDRES_MAX_FIELD_CHARS says otherwise): a longer one is an InputError naming
+file, line and field, not a prompt sent to a model. It imports only errors.py."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, BinaryIO, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from .errors import ConfigError, InputError, MedresError, validation_problem
+
+# --------------------------------------------------------------------------- limits from the environment
+
+#: The default of MEDRES_MAX_FIELD_CHARS: the most characters one text field of an input may hold.
+MAX_FIELD_CHARS = 100_000
+#: The lowest MEDRES_MAX_FIELD_CHARS accepted: a shorter text is never checked (no lookup per field).
+MIN_FIELD_CHARS = 1024
+
+
+def env_number(name: str, default: float, *, integer: bool = False, minimum: float = 0.0) -> float:
+    """A positive number (at least `minimum`) from the environment variable `name` (`default` when
+    unset or blank); anything else is a ConfigError naming the variable."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value: float | None = int(raw) if integer else float(raw)
+    except ValueError:
+        value = None
+    if value is None or not (value > 0 and value >= minimum) or value == float("inf"):
+        least = f" of at least {minimum:g}" if minimum else ""
+        raise ConfigError(name, f"'{raw}' is not a positive {'whole ' if integer else ''}number{least}")
+    return value
+
+
+def max_field_chars() -> int:
+    """The most characters a text field read from a file may hold (MEDRES_MAX_FIELD_CHARS, at
+    least MIN_FIELD_CHARS)."""
+    return int(env_number("MEDRES_MAX_FIELD_CHARS", MAX_FIELD_CHARS, integer=True, minimum=MIN_FIELD_CHARS))
+
+
+def oversized(obj: Any, limit: int, prefix: str = "") -> tuple[str, int] | None:
+    """(dotted field, length) of the first string longer than `limit` in a parsed JSON value."""
+    if isinstance(obj, dict):
+        items: Iterable[tuple[Any, Any]] = obj.items()
+    elif isinstance(obj, list):
+        items = enumerate(obj)
+    else:
+        return None
+    for k, v in items:
+        if isinstance(v, str):
+            if len(v) > limit:
+                return f"{prefix}{k}", len(v)
+        elif isinstance(v, (dict, list)):
+            found = oversized(v, limit, f"{prefix}{k}.")
+            if found:
+                return found
+    return None
+
+
+def too_long(path: Path | str, line: int | None, field: str | None, length: int, limit: int) -> InputError:
+    return InputError(path, line, field, f"is {length:,} characters long, over the limit of {limit:,} (set MEDRES_MAX_FIELD_CHARS to allow more)")
+
+
+def check_field_sizes(obj: Any, path: Path | str, line: int | None, limit: int | None = None) -> None:
+    """InputError naming the first text field of `obj` longer than the limit (default:
+    `max_field_chars()`, looked up only when some text is longer than MIN_FIELD_CHARS)."""
+    if limit is None:
+        if oversized(obj, MIN_FIELD_CHARS) is None:
+            return
+        limit = max_field_chars()
+    found = oversized(obj, limit)
+    if found:
+        raise too_long(path, line, found[0], found[1], limit)
+
+
+# --------------------------------------------------------------------------- text and JSON lines
+
+T = TypeVar("T", bound=BaseModel)
+
+
+def _field_of(err: ValidationError) -> tuple[str | None, str]:
+    return validation_problem(err)
+
+
+def text_lines(path: Path | str, hint: str = "") -> Iterator[tuple[int, str]]:
+    """Yield (line number, text) for each line of a UTF-8 file, a leading byte-order mark dropped;
+    decoded line by line, so a byte that is not UTF-8 raises an InputError naming its own line
+    (the message ending with `hint`)."""
+    for n, _, line in text_lines_at(path, hint):
+        yield n, line
+
+
+def text_lines_at(path: Path | str, hint: str = "") -> Iterator[tuple[int, int, str]]:
+    """As `text_lines`, with each line's byte offset in the file: (line number, offset, text)."""
+    path = Path(path)
+    offset = 0
+    with path.open("rb") as fh:
+        for n, raw in enumerate(fh, 1):
+            at, offset = offset, offset + len(raw)
+            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            yield n, at, _decoded(raw, path, n, hint)
+
+
+def _decoded(raw: bytes, path: Path, n: int | None, hint: str = "") -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(path, n, None, f"not UTF-8 text ({e.reason} at byte {e.start + 1} of the line){hint}") from None
+
+
+def read_text(path: Path | str) -> str:
+    """A whole UTF-8 text file (a byte-order mark dropped); a missing file, a folder, a byte that is
+    not UTF-8 or a read failure raise InputError."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, None, None, "file not found")
+    if path.is_dir():
+        raise InputError(path, None, None, "is a directory, expected a file")
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InputError(path, None, None, f"not UTF-8 text ({e.reason} at byte {e.start + 1})") from None
+    except OSError as e:
+        raise InputError(path, None, None, f"cannot read ({e.strerror or e})") from None
+
+
+def iter_json_lines(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, object) for each non-blank line; bad JSON, a byte that is not UTF-8 (on
+    its own line) and a text field over `max_field_chars()` raise InputError. A UTF-8 byte-order
+    mark is skipped."""
+    for n, _, obj in iter_json_lines_at(path):
+        yield n, obj
+
+
+def iter_json_lines_at(path: Path | str) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """As `iter_json_lines`, with each line's byte offset: (line number, offset, object); the
+    object is read again from its offset with `json_line_at`."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, None, None, "file not found")
+    limit = max_field_chars()
+    for n, at, line in text_lines_at(path):
+        if not line.strip():
+            continue
+        yield n, at, _json_object(line, path, n, limit)
+
+
+def json_line_at(fh: BinaryIO, path: Path, offset: int, line: int | None = None) -> dict[str, Any]:
+    """The JSON object of the line at byte `offset` of the open file `fh` (of `path`), checked as
+    `iter_json_lines` checks it; `line` is its number, for errors."""
+    fh.seek(offset)
+    raw = fh.readline()
+    if offset == 0 and raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    return _json_object(_decoded(raw, path, line), path, line, max_field_chars())
+
+
+def _json_object(line: str, path: Path, n: int | None, limit: int) -> dict[str, Any]:
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise InputError(path, n, None, f"not valid JSON ({e.msg} at column {e.colno})") from None
+    if not isinstance(obj, dict):
+        raise InputError(path, n, None, "expected a JSON object")
+    if len(line) > limit:  # no field of a shorter line can be over the limit
+        check_field_sizes(obj, path, n, limit)
+    return obj
+
+
+# --------------------------------------------------------------------------- rows of data files (JSON, CSV, Parquet)
+
+
+def open_parquet(path: Path | str) -> Any:
+    """A Parquet file opened for reading (pyarrow.parquet.ParquetFile); a missing pyarrow, a
+    missing file or one that is not Parquet raise InputError."""
+    path = Path(path)
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise InputError(path, None, None, "reading a Parquet file needs pyarrow (pip install pyarrow)") from None
+    if not path.exists():
+        raise InputError(path, None, None, "file not found")
+    try:
+        return pq.ParquetFile(path)
+    except Exception as e:  # pyarrow raises ArrowInvalid / OSError for a file that is not Parquet
+        raise InputError(path, None, None, f"not a readable Parquet file ({e})") from None
+
+
+def iter_parquet_rows(path: Path | str, columns: list[str] | None = None, file: Any = None, batch_size: int = 4096) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (row number from 1, row) of a Parquet file (`file`: one already opened with
+    open_parquet), reading `columns` only when given; a row that cannot be read raises InputError
+    with its number."""
+    pf = file if file is not None else open_parquet(path)
+    n = 0
+    try:
+        for batch in pf.iter_batches(batch_size=batch_size, columns=columns):
+            for row in batch.to_pylist():
+                n += 1
+                yield n, row
+    except OSError as e:
+        raise InputError(Path(path), n + 1, None, f"cannot read this Parquet row ({e})") from None
+
+
+def table_rows(path: Path) -> tuple[str, list[str], Iterator[tuple[int | None, dict[str, Any]]]]:
+    """(kind, header, (line, row) ...) of a CSV, TSV (by its suffix) or Parquet file: kind `csv`
+    or `parquet`; each row a dict of its cells by header name, numbered by its line (a CSV row's
+    first line; a Parquet row's number from 1); blank CSV lines skipped. An unreadable file, a row
+    with more or fewer cells than the header, or bad text raise InputError with file and line."""
+    if path.suffix.lower() == ".parquet":
+        pf = open_parquet(path)
+        return "parquet", list(pf.schema_arrow.names), iter_parquet_rows(path, file=pf)
+    records = csv_records(path, "\t" if path.suffix.lower() == ".tsv" else ",")
+    try:
+        first = next(records, None)
+    except OSError as e:
+        raise InputError(path, None, None, f"cannot read ({e.strerror or e})") from None
+    if first is None:
+        raise InputError(path, None, None, "is empty (expected a header line and one row per labelled answer)")
+    header = [h.strip() for h in first[1]]
+
+    def crows() -> Iterator[tuple[int | None, dict[str, Any]]]:
+        for line, rec in records:
+            if len(rec) != len(header):
+                raise InputError(path, line, None, f"has {len(rec)} cells, the header has {len(header)}")
+            yield line, dict(zip(header, rec))
+
+    return "csv", header, crows()
+
+
+def csv_records(path: Path | str, delimiter: str = ",", *, quoting: int = csv.QUOTE_MINIMAL, hint: str = "") -> Iterator[tuple[int, list[str]]]:
+    """(line where it starts, cells) of each record of a CSV file (TSV with delimiter "\\t") that
+    has a non-blank cell. Decoded line by line as `text_lines` does (a byte-order mark dropped, a
+    byte that is not UTF-8 an InputError naming its line); a record that is not valid CSV is an
+    InputError naming the line where it starts."""
+    path = Path(path)
+    reader = csv.reader((text for _, text in text_lines(path, hint)), delimiter=delimiter, quoting=quoting)
+    while True:
+        start = reader.line_num + 1
+        try:
+            rec = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            raise InputError(path, start, None, f"not valid CSV ({e})") from None
+        if rec and any(c.strip() for c in rec):
+            yield start, rec
+
+
+def show(value: Any, limit: int = 60) -> str:
+    """A short, one-line rendering of a value for an error message."""
+    s = repr(value) if not isinstance(value, str) else repr(value.replace("\n", " "))
+    return s if len(s) <= limit else s[: limit - 4] + "...'"
+
+
+def json_lines(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """fileio.iter_json_lines (which names the line of a non-UTF-8 byte, skips a byte-order mark
+    and checks field sizes), with unreadable files as InputErrors too."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(path, None, None, "is a directory, expected a file")
+    last = 0
+    try:
+        for n, obj in iter_json_lines(path):
+            last = n
+            yield n, obj
+    except UnicodeDecodeError as e:
+        raise InputError(path, None, None, f"not UTF-8 text (at or after line {last + 1}: {e.reason})") from None
+    except OSError as e:
+        raise InputError(path, None, None, f"cannot read ({e.strerror or e})") from None
+
+
+_DECODER = json.JSONDecoder()
+
+
+def json_value_at(text: str, pos: int, path: Path | str) -> tuple[Any, int]:
+    """The JSON value starting at `pos` of a file's text and the position after it; bad JSON is an
+    InputError naming its line and column."""
+    try:
+        return _DECODER.raw_decode(text, pos)
+    except json.JSONDecodeError as e:
+        raise InputError(path, e.lineno, None, f"not valid JSON ({e.msg} at column {e.colno})") from None
+
+
+def _is_parquet(path: Path) -> bool:
+    return path.suffix.lower() == ".parquet"
+
+
+_JSON_WS = re.compile(r"[ \t\r\n]*")
+#: About how many characters `json_values` holds of a file it streams (more while one value is longer).
+JSON_CHUNK = 1 << 20
+
+
+def json_values(path: Path | str, text: str | None = None, *, hint: str = "", chunk: int = JSON_CHUNK) -> Iterator[tuple[int, Any]]:
+    """(line where it starts, value) for each top-level JSON value of a file holding one or more
+    values one after another (JSON lines, a JSON array, pretty-printed objects); the elements of a
+    top-level array come one by one, each with its own line. Parsed from `text` (the file's text,
+    already read) when given, else streamed from the file: decoded line by line (a byte that is not
+    UTF-8 is an InputError naming its line, the message ending with `hint`) and parsed about
+    `chunk` characters at a time. Bad JSON is an InputError naming its line and column."""
+    path = Path(path)
+    pieces = iter((text,)) if text is not None else (t for _, t in text_lines(path, hint))
+    buf, pos, eof = "", 0, False
+    base = (1, 0)  # the line and 0-based column of buf[0]
+    mark, mark_line, mark_col = 0, 1, 0  # the last position asked for in buf, its line and column
+
+    def where(p: int) -> tuple[int, int]:
+        """The line and 1-based column of buf[p], counted on from the last position asked for."""
+        nonlocal mark, mark_line, mark_col
+        if p < mark:
+            mark, (mark_line, mark_col) = 0, base
+        nl = buf.count("\n", mark, p)
+        if nl:
+            mark_line, mark_col = mark_line + nl, p - buf.rfind("\n", mark, p) - 1
+        else:
+            mark_col += p - mark
+        mark = p
+        return mark_line, mark_col + 1
+
+    def more() -> bool:
+        """Read about `chunk` more characters into the buffer, dropping what is parsed (before
+        `pos`); False at the end of the input."""
+        nonlocal buf, pos, eof, base, mark, mark_line, mark_col
+        parts, size = [], 0
+        if not eof:
+            for piece in pieces:
+                parts.append(piece)
+                size += len(piece)
+                if size >= chunk:
+                    break
+        if not parts:
+            eof = True
+            return False
+        at, column = where(pos)
+        base = (at, column - 1)
+        buf, pos = buf[pos:] + "".join(parts), 0
+        mark, (mark_line, mark_col) = 0, base
+        return True
+
+    def skip_ws() -> bool:
+        """Move past whitespace; False at the end of the input."""
+        nonlocal pos
+        while True:
+            pos = _JSON_WS.match(buf, pos).end()
+            if pos < len(buf):
+                return True
+            if not more():
+                return False
+
+    def value() -> tuple[int, Any]:
+        nonlocal pos
+        while True:
+            try:
+                v, end = _DECODER.raw_decode(buf, pos)
+            except json.JSONDecodeError as e:
+                if more():
+                    continue
+                at, column = where(e.pos)
+                raise InputError(path, at, None, f"not valid JSON ({e.msg} at column {column})") from None
+            if end == len(buf) and more():
+                continue  # a number may go on in the next piece
+            start, pos = where(pos)[0], end
+            return start, v
+
+    while skip_ws():
+        if buf[pos] != "[":
+            yield value()
+            continue
+        pos += 1
+        if skip_ws() and buf[pos] == "]":
+            pos += 1
+            continue
+        while True:
+            yield value()
+            if skip_ws() and buf[pos] == ",":
+                pos += 1
+                skip_ws()
+                continue
+            if pos < len(buf) and buf[pos] == "]":
+                pos += 1
+                break
+            raise InputError(path, where(pos)[0], None, "not valid JSON (expected ',' or ']' after an array element)")
+
+
+def _first_line(path: Path) -> str | None:
+    """The first non-blank line of a text file (a byte-order mark dropped); None when empty."""
+    for _, line in text_lines(path):
+        if line.strip():
+            return line
+    return None
+
+
+def _one_object_per_line(line: str) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except json.JSONDecodeError:
+        return False
+
+
+def iter_rows(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line, row) for each row of a file: JSON lines (streamed), a JSON array or a stream of
+    pretty-printed objects (line: where the row starts), or Parquet (line: the row number). A row
+    that is not an object, bad JSON and an oversized field are InputErrors naming the line."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, None, None, "file not found")
+    if path.is_dir():
+        raise InputError(path, None, None, "is a directory, expected a file")
+    if _is_parquet(path):
+        yield from iter_parquet_rows(path)
+        return
+    try:
+        first = _first_line(path)
+        if first is None:
+            return
+        if _one_object_per_line(first):
+            yield from json_lines(path)
+            return
+        text = read_text(path)
+    except OSError as e:
+        raise InputError(path, None, None, f"cannot read ({e.strerror or e})") from None
+    for line, value in json_values(path, text):
+        if not isinstance(value, dict):
+            raise InputError(path, line, None, f"expected a JSON object, got {show(value)}")
+        check_field_sizes(value, path, line)
+        yield line, value
+
+
+# --------------------------------------------------------------------------- records
+
+
+def parse_record(model: type[T], obj: dict[str, Any], path: Path | str, line: int | None, *, sized: bool = False) -> T:
+    """Validate one record; errors name file, line and field. Its text fields are checked against
+    `max_field_chars()` first, unless `sized` says it came from `iter_json_lines` (checked there)."""
+    if not sized:
+        check_field_sizes(obj, path, line)
+    try:
+        return model.model_validate(obj)
+    except ValidationError as e:
+        field, msg = _field_of(e)
+        raise InputError(path, line, field, msg) from None
+
+
+def read_jsonl(path: Path | str, model: type[T]) -> Iterator[T]:
+    for n, obj in iter_json_lines(path):
+        yield parse_record(model, obj, path, n, sized=True)
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def dump_line(record: BaseModel | dict[str, Any]) -> str:
+    data = record.model_dump(mode="json") if isinstance(record, BaseModel) else record
+    return json.dumps(data, ensure_ascii=False, sort_keys=False) + "\n"
+
+
+class OutputError(MedresError):
+    """A file or directory that cannot be written: its path and why (one line)."""
+
+    def __init__(self, path: Path | str, err: OSError):
+        path = Path(path)
+        why = err.strerror or str(err)
+        blocker = next((a for a in path.parents if a.exists() and not a.is_dir()), None)
+        if blocker is not None:
+            why = f"{blocker} is a file, not a directory"
+        super().__init__(f"cannot write {path}: {why}")
+
+
+class atomic_write:
+    """Write a file through a temporary sibling, renamed into place only on success. A place that
+    cannot be written (a path under a file, a read-only directory) is an OutputError."""
+
+    def __init__(self, path: Path | str, mode: str = "w"):
+        self.path = Path(path)
+        self.mode = mode
+
+    def __enter__(self):
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+        except OSError as e:
+            raise OutputError(self.path, e) from None
+        self._fh = os.fdopen(fd, self.mode, **({} if "b" in self.mode else {"encoding": "utf-8"}))
+        return self._fh
+
+    def __exit__(self, exc_type, exc, tb):
+        self._fh.close()
+        if exc_type is None:
+            os.replace(self._tmp, self.path)
+        else:
+            os.unlink(self._tmp)
+        return False
+
+
+def write_jsonl(path: Path | str, records: Iterable[BaseModel | dict[str, Any]]) -> int:
+    n = 0
+    with atomic_write(path) as fh:
+        for r in records:
+            fh.write(dump_line(r))
+            n += 1
+    return n
+
+
+def sha256_file(path: Path | str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def write_parquet_table(path: Path | str, table: Any) -> None:
+    """Write a pyarrow Table as a Parquet file, atomically (as `atomic_write`)."""
+    import pyarrow.parquet as pq
+
+    with atomic_write(path, "wb") as fh:
+        pq.write_table(table, fh)

@@ -1,0 +1,75 @@
+"""The store's typed readers of the units x calls x scores join and of a run's configuration,
+on a real SQLite store."""
+
+from __future__ import annotations
+
+from medresilience.store import CallRow, RunConfig, ScoreRow, Store, UnitRow
+from medresilience.store_joins import CALL_CODES, SCORE_CODES
+
+
+def _store(tmp_path) -> Store:
+    store = Store(tmp_path / "store.sqlite")
+    store.record_run("r1", {"models": [{"label": "m"}], "options": {"settings": ["none"], "scoring": "judge:x@ab:j#1"}})
+    units = [
+        UnitRow("m", "u1", "i1", None, "clean", "none", "judge:x@ab:j#1", "k1"),
+        UnitRow("m", "u2", "i1", "p1", "type2", "none", "judge:x@ab:j#1", "k2"),
+        UnitRow("m", "u3", "i2", "p2", "type2", "none", "letter", "k3"),
+        UnitRow("m", "u4", "i2", "p3", "type2", "none", "judge:x@ab:j#1", "k4"),
+    ]
+    store.add_plan(units, [(u.key, "m", [{"role": "user", "content": u.unit_id}], {}) for u in units])
+    store.write_results(
+        [
+            CallRow("k1", "m", "ok", text="one"),
+            CallRow("k2", "m", "ok", text="two", finish_reason="length"),
+            CallRow("k3", "m", "ok", text="three"),
+            CallRow("k4", "m", "error", error="boom"),
+        ],
+        [ScoreRow("k1", "judge:x@ab:j#1", "fully", "valid", value=1.0), ScoreRow("k2", "judge:x@ab:j#1", None, "unscored")],
+    )
+    return store
+
+
+def test_unit_results_filters_and_reads_only_what_is_asked(tmp_path):
+    with _store(tmp_path) as store:
+        judged = list(store.unit_results("r1", judged=True))
+        assert [u.unit_id for u in judged] == ["u1", "u2", "u4"]
+        assert [(u.call_status, u.status, u.value) for u in judged] == [("ok", "valid", 1.0), ("ok", "unscored", None), ("error", None, None)]
+        assert all(u.text is None and u.messages is None for u in judged)
+        answered = list(store.unit_results("r1", answered_probes=True, text=True, messages=True))
+        assert [(u.unit_id, u.text) for u in answered] == [("u2", "two"), ("u3", "three")]
+        assert answered[0].messages == '[{"role": "user", "content": "u2"}]'
+        assert list(store.unit_results("another run")) == []
+        assert len(list(store.unit_results(None))) == 4
+
+
+def test_run_config_is_typed_and_unreadable_json_is_empty(tmp_path):
+    with _store(tmp_path) as store:
+        cfg = store.run_config("r1")
+        assert isinstance(cfg, RunConfig)
+        assert cfg.model_labels == ["m"] and cfg.options["scoring"] == "judge:x@ab:j#1" and cfg.prompts == {}
+        assert store.run_config("nope") is None
+        store.conn.execute("UPDATE runs SET config = '{not json' WHERE run_id = 'r1'")
+        assert store.run_config("r1") == RunConfig("r1", {})
+
+
+def test_joined_packed_digits_and_unknown_values(tmp_path):
+    with _store(tmp_path) as store:
+        vocab = {"model": ["m"], "condition": ["clean", "type2"], "setting": ["none"], "scoring": ["judge:x@ab:j#1"], "label": ["fully"]}
+        join = store.joined_packed("r1", vocab, chunk=3)
+        chunks = list(join.chunks)
+        assert [len(c) for c in chunks] == [3, 1]  # streamed `chunk` rows at a time
+        decoded = {}
+        for row in (r for c in chunks for r in c):
+            rest, digits = row[0], []
+            for radix in join.radices:
+                rest, d = divmod(rest, radix)
+                digits.append(d)
+            decoded[row[1], row[2]] = digits
+        # model, condition, setting, scoring (u3's 'letter' is outside: the unknown digit), call, score, label
+        assert decoded["i1", None] == [0, 0, 0, 0, CALL_CODES.index("ok"), SCORE_CODES.index("valid"), 1]
+        assert decoded["i1", "p1"] == [0, 1, 0, 0, CALL_CODES.index("cut"), SCORE_CODES.index("unscored"), 0]
+        assert decoded["i2", "p2"][3] == join.unknown[3]
+        assert decoded["i2", "p3"][4:6] == [CALL_CODES.index("error"), SCORE_CODES.index("none")]
+        text = [r for c in store.joined_text("r1", chunk=10) for r in c]
+        assert sorted(r[3] for r in text) == ["judge:x@ab:j#1"] * 3 + ["letter"]
+        assert store.unit_values("scoring", "r1") == ["judge:x@ab:j#1", "letter"] and store.score_labels(10) == ["fully"]
