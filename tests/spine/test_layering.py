@@ -209,3 +209,42 @@ def test_modules_do_not_import_their_package(package):
     name = f"medresilience.{package}"
     back = sorted(m for m, deps in g.items() if m.startswith(name + ".") and name in deps)
     assert not back, back
+
+
+def _may_import(package_dir: Path) -> set[str] | None:
+    """The top-level modules a package's docstring allows it to import ("May import: a, b, c."); None
+    when it allows anything (the CLI) or every spine module (a family)."""
+    doc = ast.get_docstring(ast.parse((package_dir / "__init__.py").read_text(encoding="utf-8"))) or ""
+    m = re.search(r"^May import: (.+?)\.?$", doc, re.M | re.S)
+    assert m, f"{package_dir.relative_to(PKG)}/__init__.py: the docstring says what the package holds and ends 'May import: ...'"
+    rule = m.group(1)
+    if rule.startswith(("anything", "the spine", "its families")):
+        return None
+    if rule.startswith("nothing"):
+        return set()
+    return {w.strip() for w in rule.split(",")}
+
+
+PACKAGES = sorted(p.parent for p in PKG.glob("*/__init__.py")) + sorted(p.parent for p in (PKG / "families").glob("*/__init__.py"))
+
+
+@pytest.mark.parametrize("package_dir", PACKAGES, ids=lambda p: p.relative_to(PKG).as_posix())
+def test_a_package_imports_only_what_its_docstring_allows(package_dir):
+    allowed = _may_import(package_dir)
+    name = _module_name(package_dir / "__init__.py")
+    g = _graph(top_level_only=False)
+    family = name.startswith("medresilience.families.")
+    bad = set()
+    for m, deps in g.items():
+        if m != name and not m.startswith(name + "."):
+            continue
+        for d in deps:
+            if d == "medresilience" or d == name or d.startswith(name + "."):
+                continue  # the lazy package API, or the package itself
+            top = d.split(".")[1]
+            if family:
+                if d.startswith("medresilience.families.") and d.split(".")[2] != name.split(".")[2]:
+                    bad.add(f"{m} -> {d} (another family)")
+            elif allowed is not None and top not in allowed:
+                bad.add(f"{m} -> {d}")
+    assert not bad, "\n".join(sorted(bad))

@@ -1,6 +1,8 @@
 """`medres`: the thin command line. Each command parses, calls the library, prints. Family-specific
 behaviour (options, import and export formats, construction commands) comes from the family
-registry; this module names no family."""
+registry; this module names no family.
+
+May import: anything in the library (it is the outermost layer; the families' commands use cli.kit)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,9 @@
 
 `documents` reads the inputs and refuses answer keys (suites, benchmark and release files),
 `query` turns a question into an FTS5 expression and chunks documents, `index` builds and
-searches. The command is `medres corpus index CORPUS --out INDEX.sqlite`."""
+searches. The command is `medres corpus index CORPUS --out INDEX.sqlite`.
+
+May import: errors, family, fileio, seeding, sources."""
 
 from __future__ import annotations
 

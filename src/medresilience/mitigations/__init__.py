@@ -27,7 +27,9 @@ when present and `apply(messages)` otherwise.
 
 Submodules import from each other, never from this module; this module imports the ones that
 register themselves and states the public API. The package imports the spine (records, calls,
-store, family, scoring, models, corpus), never a family, the report layer or the CLI."""
+store, family, scoring, models, corpus), never a family, the report layer or the CLI.
+
+May import: calls, corpus, errors, family, fileio, models, records, registry, scoring, seeding, store, suite, workspace."""
 
 from __future__ import annotations
 

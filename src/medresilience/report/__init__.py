@@ -6,7 +6,8 @@ Its modules import each other by module, never through this package.
     from medresilience.report import build_report, compare_runs
     result = build_report(["runs/sample"])          # -> ReportResult (.html, .markdown, .tables)
     cmp = compare_runs("runs/base", "runs/defended")  # -> CompareResult (.table, .html, .csv)
-"""
+
+May import: bundled_suite, errors, family, fileio, frame, mitigations, models, reading, registry, scoring, seeding, stats, store, suite."""
 
 from __future__ import annotations
 

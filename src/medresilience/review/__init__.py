@@ -13,7 +13,8 @@ The web app is app.py (create_app, the security headers, serving), web.py (the s
 dependencies its routes share), routes/ (one router per area) and pages.py with templates/ (the
 Jinja2 pages and stylesheet, package data). The package imports the core (errors, records, store,
 stats, the family registry) and the report's HTML primitives, never the CLI.
-"""
+
+May import: errors, family, fileio, records, registry, report, scoring, seeding, stats, store, suite."""
 
 from __future__ import annotations
 

@@ -8,7 +8,9 @@ format, see `medresilience.family`).
     skips = Counter()
     items = list(load_items("hle/test.parquet", skips=skips))       # skips: reason -> rows left out
 
-Every bad row is an errors.InputError naming file, line and field."""
+Every bad row is an errors.InputError naming file, line and field.
+
+May import: errors, family, fileio, records, registry."""
 
 from __future__ import annotations
 

@@ -25,7 +25,8 @@ Conventions
   size; Holm's correction is applied to those. The bootstraps give intervals, never a p-value.
 - A statistic the data cannot define (no units, one cluster) is None, not an error and not a
   default number.
-"""
+
+May import: nothing of medresilience (numpy, scipy, statsmodels, pandas only)."""
 
 from .agreement import (
     AGREEMENT_COEFFICIENTS,

@@ -3,7 +3,9 @@ provenance framings, delivered one at a time (Type 1: one wrong option's sentenc
 bundle with the truth (Type 2), paired with the clean question; ASR and targeted ASR.
 
 This module declares the family to the registry; the heavy parts (metrics, report, construction)
-are imported when first used."""
+are imported when first used.
+
+May import: the spine (every module outside families/), never another family."""
 
 from __future__ import annotations
 

@@ -5,7 +5,9 @@ clinical abbreviations, and an informal rewrite; asked as an MCQ (scored by lett
 diagnosis judged against the reference. Two runs pair unit by unit in `medres compare`.
 
 This module declares the family to the registry; construction, metrics and the report are
-imported when first used."""
+imported when first used.
+
+May import: the spine (every module outside families/), never another family."""
 
 from __future__ import annotations
 

@@ -5,7 +5,9 @@ over-caution. Suites come from the study's files (`medres import`) or from the a
 generator / responder / verifier loop (`medres build presupposition`).
 
 This module declares the family to the registry; construction, import, metrics and the report
-are imported when first used."""
+are imported when first used.
+
+May import: the spine (every module outside families/), never another family."""
 
 from __future__ import annotations
 
