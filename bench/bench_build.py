@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_build.py [--items 50] [--repeats 3] [--delay 0] [--concurrency 16]
                                           [--design standard|crossed] [--stub process|thread]
 
-The stub (medresilience.families.misleading.construct.stub_policy.FakeGenerator, served by the project's StubServer in a
+The stub (medresilience.families.misleading.testing.FakeGenerator, served by the project's StubServer in a
 child process by default, or a thread with --stub thread) answers with valid and invalid JSON in known proportions, so the numbers also
 show the parse-retry path: by default 25% of the items get a broken first reply at each stage
 (then a valid retry), 5% get only broken Stage 2 replies (recorded failures after 2 retries),
@@ -32,7 +32,7 @@ DATA = ROOT.parent / "shared" / "data" / "medmcqa" / "dev.json"
 @contextlib.contextmanager
 def _stub(mode: str, rates: dict, delay: float) -> Iterator[str]:
     """The fake generator's base URL, served from a child process or a thread."""
-    from medresilience.families.misleading.construct.stub_policy import FakeGenerator
+    from medresilience.families.misleading.testing import FakeGenerator
     from medresilience.testing.stub import Faults, policy_server
 
     with policy_server(FakeGenerator, rates, Faults(delay=delay), process=mode == "process") as url:

@@ -62,7 +62,7 @@ def phase(kind: str, path: Path, out: Path) -> None:
             with path.open() as fh:
                 n = sum(1 for line in fh if json.loads(line))
     else:
-        from medresilience.families.misleading.medmisbench import read_medmisbench
+        from medresilience.families.misleading.formats.medmisbench import read_medmisbench
 
         suite = read_medmisbench(path, seed=0)
         suite.save(out)

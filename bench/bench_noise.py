@@ -6,7 +6,7 @@ vignettes.
 The 637 MedQA test rows of ../shared/data (us_4options_test_even.jsonl) are replicated under new
 ids (`medqa-12~r3`) to `--rows` items, written as an items .jsonl (with `--cases-only`, only the
 rows that are diagnosis cases are replicated, so every item is a case). The fake generator's red
-herrings (families.noise.stub_policy.FakeGenerator, served by the stub server) are stored once
+herrings (families.noise.testing.FakeGenerator, served by the stub server) are stored once
 for the distinct cases, in a work store every measured build shares: the measured builds make no
 call (the generator's URL points nowhere; a build that tried one would fail the benchmark) and
 read every red-herring reply back from the store, as a rerun of a real build does.
@@ -50,9 +50,9 @@ GENERATOR = "openai:fake-gen,max_retries=0,base_url="
 
 def synthesise(folder: Path, rows: int, cases_only: bool = False) -> None:
     """items.jsonl of `rows` items, and the fake generator's replies in folder/work/store.sqlite."""
-    from medresilience.families.noise.build import NoiseBuildOptions, build_noise
-    from medresilience.families.noise.cases import CaseSkip, diagnosis_cases, load_items_file
-    from medresilience.families.noise.stub_policy import FakeGenerator
+    from medresilience.families.noise.construct.build import NoiseBuildOptions, build_noise
+    from medresilience.families.noise.construct.cases import CaseSkip, diagnosis_cases, load_items_file
+    from medresilience.families.noise.testing import FakeGenerator
     from medresilience.fileio import write_jsonl
     from medresilience.models.spec import parse_model_spec
     from medresilience.testing.stub import StubServer
@@ -71,8 +71,8 @@ def synthesise(folder: Path, rows: int, cases_only: bool = False) -> None:
 
 def phase(kind: str, folder: Path, out: Path) -> None:
     """One measured step (imports before the clock starts)."""
-    from medresilience.families.noise.build import NoiseBuildOptions, build_noise
-    from medresilience.families.noise.split import split
+    from medresilience.families.noise.construct.build import NoiseBuildOptions, build_noise
+    from medresilience.families.noise.construct.split import split
     from medresilience.models.spec import parse_model_spec
 
     t = time.perf_counter()

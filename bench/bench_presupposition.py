@@ -4,7 +4,7 @@ study's myth file against a local stub, round size 1 against larger rounds, in o
     .venv/bin/python bench/bench_presupposition.py [--myths 200] [--concurrency 32] [--round-sizes 1,16]
                                                    [--delay 0] [--stub process|thread]
 
-The stub (medresilience.families.presupposition.stub_policy.FakePresupposition, served by the
+The stub (medresilience.families.presupposition.testing.FakePresupposition, served by the
 project's StubServer in a child process by default) plays generator, responder, verifier and
 categoriser, with known shares of broken first generator replies (10%), questions that ask outright
 (5% of myths), empty corrections (5%), unreadable verdicts (5%) and unknown first categories (10%).
@@ -33,7 +33,7 @@ RATES = dict(invalid_json=0.1, asks_outright=0.05, no_correction=0.05, unreadabl
 @contextlib.contextmanager
 def _stub(mode: str, delay: float) -> Iterator[str]:
     """The fake's base URL, served from a child process or a thread."""
-    from medresilience.families.presupposition.stub_policy import FakePresupposition
+    from medresilience.families.presupposition.testing import FakePresupposition
     from medresilience.testing.stub import Faults, policy_server
 
     with policy_server(FakePresupposition, RATES, Faults(delay=delay), process=mode == "process") as url:
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     from medresilience.families.presupposition.construct.build import PresuppositionBuildOptions, build_presupposition
-    from medresilience.families.presupposition.myths import read_myths
+    from medresilience.families.presupposition.formats.myths import read_myths
     from medresilience.models.spec import parse_model_spec
 
     myths = read_myths(DATA)[: args.myths]

@@ -18,8 +18,8 @@ from conftest import CHROMIUM_ARGS as ARGS
 sync_api = needs_chromium()
 
 from medresilience import EvalOptions, build_report, evaluate  # noqa: E402
-from medresilience.families.noise.build import NoiseBuildOptions, build_noise  # noqa: E402
-from medresilience.families.noise.stub_policy import FakeGenerator  # noqa: E402
+from medresilience.families.noise.construct.build import NoiseBuildOptions, build_noise  # noqa: E402
+from medresilience.families.noise.testing import FakeGenerator  # noqa: E402
 from medresilience.models.spec import parse_model_spec  # noqa: E402
 from medresilience.suite import Suite  # noqa: E402
 from medresilience.testing.stub import StubServer  # noqa: E402

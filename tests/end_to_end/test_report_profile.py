@@ -10,8 +10,8 @@ import pytest
 from conftest import FIXTURES
 from medresilience import EvalOptions, build_report, evaluate
 from medresilience.bundled_suite import sample_suite
-from medresilience.families.noise.build import NoiseBuildOptions, build_noise
-from medresilience.families.noise.stub_policy import FakeGenerator
+from medresilience.families.noise.construct.build import NoiseBuildOptions, build_noise
+from medresilience.families.noise.testing import FakeGenerator
 from medresilience.models.spec import parse_model_spec
 from medresilience.report.profile import profile_frame, profile_section
 from medresilience.suite import Suite

@@ -33,10 +33,10 @@ import scipy.stats
 
 from conftest import FIXTURES, MARKER, make_tiny_suite, oracle_policy
 from medresilience import EvalOptions, build_report, evaluate
-from medresilience.families.noise.build import NoiseBuildOptions, build_noise
+from medresilience.families.noise.construct.build import NoiseBuildOptions, build_noise
 from medresilience.families.noise.delivery import NoiseOptions
 from medresilience.families.noise.delivery import render as noise_render
-from medresilience.families.noise.stub_policy import FakeGenerator
+from medresilience.families.noise.testing import FakeGenerator
 from medresilience.families.presupposition.probe import PresuppositionProbe, probe_id
 from medresilience.mitigations import CAUTION_INSTRUCTION
 from medresilience.models.spec import parse_model_spec

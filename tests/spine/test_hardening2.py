@@ -394,7 +394,7 @@ def test_the_build_commands_refuse_a_limit_below_one(tmp_path):
 
 def test_the_myth_reader_names_a_bad_byte_by_file_and_line(tmp_path):
     from medresilience.errors import InputError
-    from medresilience.families.presupposition import myths
+    from medresilience.families.presupposition.formats import myths
 
     good = '{"cancer": "breast", "myth": "M%d.", "fact": "F%d."}\n'
     f = tmp_path / "myths.jsonl"

@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT, SHARED_DATA
 from medresilience.errors import InputError
 from medresilience.families.misleading.bundles import probes_from_bundle
-from medresilience.families.misleading.release import RELEASE_ALIASES, iter_release, read_release, write_release
+from medresilience.families.misleading.formats.release import RELEASE_ALIASES, iter_release, read_release, write_release
 from medresilience.records import Item, SuiteManifest
 from medresilience.sources import (
     detect_format,

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import FIXTURES, make_tiny_suite
 from medresilience import EvalOptions, evaluate
-from medresilience.families.noise.build import NoiseBuildOptions, build_noise
+from medresilience.families.noise.construct.build import NoiseBuildOptions, build_noise
 from medresilience.models.spec import parse_model_spec
 from medresilience.scoring.judge import Judge, JudgeScorer, Rubric, run_deferred
 from medresilience.scoring.verdicts import read_verdict

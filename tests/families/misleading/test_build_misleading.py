@@ -1,7 +1,7 @@
 """`medres build misleading` and its sensitivity tools, end to end against a local stub generator
 (the boundary we do not own: a model) on real MedMCQA / MedQA items from ../shared/data.
 
-The fake generator (build/stub_policy.py) decides each item's behaviour by a hash of its question,
+The fake generator (families/misleading/testing.py) decides each item's behaviour by a hash of its question,
 so every expected count below is computed from the same bands, not guessed."""
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from medresilience.families.misleading.construct.inputs import load_build_items
 from medresilience.families.misleading.construct.pipeline import BuildOptions, build_misleading, draw_provenance, estimate_build
 from medresilience.families.misleading.construct.prompts import PROMPTS_VERSION, prompt_hashes
 from medresilience.families.misleading.construct.sensitivity import CYCLES, reassign_provenance, stratified_subset
-from medresilience.families.misleading.construct.stub_policy import PREFIX, FakeGenerator
-from medresilience.families.misleading.release import read_release
+from medresilience.families.misleading.formats.release import read_release
 from medresilience.families.misleading.taxonomy import CONTENT_TYPE_KEYS, PROVENANCE_KEYS
+from medresilience.families.misleading.testing import PREFIX, FakeGenerator
 from medresilience.fileio import write_jsonl
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item
@@ -737,7 +737,7 @@ class _Flaky(FakeGenerator):
         return super().__call__(messages, request)
 
     def band_fail(self, user: str) -> bool:
-        from medresilience.families.misleading.construct.stub_policy import _QUESTION, _u
+        from medresilience.families.misleading.testing import _QUESTION, _u
 
         return _u(_QUESTION.search(user).group(1).strip(), "flaky") < self.share
 

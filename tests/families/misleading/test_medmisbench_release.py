@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from medresilience.cli import app
 from medresilience.errors import InputError
-from medresilience.families.misleading.medmisbench import parse_inline_options, read_medmisbench, write_medmisbench
+from medresilience.families.misleading.formats.medmisbench import parse_inline_options, read_medmisbench, write_medmisbench
 from medresilience.suite import Suite
 
 runner = CliRunner()

@@ -17,14 +17,14 @@ from conftest import shared_data
 from medresilience import EvalOptions, build_report, evaluate
 from medresilience.cli import app
 from medresilience.errors import ConfigError
-from medresilience.families.noise import abbreviations as ab
-from medresilience.families.noise import redherring
-from medresilience.families.noise.build import NoiseBuildOptions, build_noise
+from medresilience.families.noise.construct import abbreviations as ab
+from medresilience.families.noise.construct import redherring
+from medresilience.families.noise.construct.build import NoiseBuildOptions, build_noise
+from medresilience.families.noise.construct.rewrite import missing_numbers
+from medresilience.families.noise.construct.split import insertion_points
 from medresilience.families.noise.delivery import NoiseOptions, final_diagnosis, render
-from medresilience.families.noise.rewrite import missing_numbers
-from medresilience.families.noise.split import insertion_points
-from medresilience.families.noise.stub_policy import FakeGenerator
-from medresilience.families.noise.variants import HERRING_VARIANTS
+from medresilience.families.noise.taxonomy import HERRING_VARIANTS
+from medresilience.families.noise.testing import FakeGenerator
 from medresilience.frame import results_frame
 from medresilience.models.spec import parse_model_spec
 from medresilience.stats import fisher_one_sided, mcnemar_exact

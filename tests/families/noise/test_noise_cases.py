@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import shared_data
-from medresilience.families.noise.cases import (
+from medresilience.families.noise.construct.cases import (
     ASK_PATTERNS,
     CaseSkip,
     diagnosis_cases,

@@ -14,13 +14,13 @@ from typer.testing import CliRunner
 from conftest import shared_data
 from medresilience.cli import app
 from medresilience.errors import ConfigError
-from medresilience.families.noise import checker as chk
-from medresilience.families.noise import redherring
-from medresilience.families.noise.build import NoiseBuildOptions, build_noise
-from medresilience.families.noise.rewrite import missing_numbers
-from medresilience.families.noise.split import insertion_points
-from medresilience.families.noise.stub_policy import FLAG_REASON, FakeGenerator
-from medresilience.families.noise.variants import HERRING_VARIANTS
+from medresilience.families.noise.construct import checker as chk
+from medresilience.families.noise.construct import redherring
+from medresilience.families.noise.construct.build import NoiseBuildOptions, build_noise
+from medresilience.families.noise.construct.rewrite import missing_numbers
+from medresilience.families.noise.construct.split import insertion_points
+from medresilience.families.noise.taxonomy import HERRING_VARIANTS
+from medresilience.families.noise.testing import FLAG_REASON, FakeGenerator
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item
 from medresilience.stages import Rejected
@@ -163,7 +163,7 @@ def test_the_checker_drops_clinical_red_herrings_and_unequal_rewrites_with_reaso
     decisions = [d for d in res.decisions if d.status != "skipped"]
     assert len(decisions) == LIMIT
     cases = {d.item_id: suite.items.get(d.item_id) for d in decisions}
-    from medresilience.families.noise.cases import diagnosis_cases, load_items_file
+    from medresilience.families.noise.construct.cases import diagnosis_cases, load_items_file
 
     every = {c.id: c for c in diagnosis_cases(load_items_file(medqa()), ("diagnosis", "cause")) if isinstance(c, Item)}
     exps = {iid: _expected(every[iid]) for iid in cases}

@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 from conftest import FIXTURES
 from medresilience import EvalOptions, compare_runs, evaluate
 from medresilience.cli import app
-from medresilience.families.noise.build import NoiseBuildOptions, build_noise
+from medresilience.families.noise.construct.build import NoiseBuildOptions, build_noise
 from medresilience.families.noise.delivery import NoiseOptions, render
-from medresilience.families.noise.stub_policy import FakeGenerator
+from medresilience.families.noise.testing import FakeGenerator
 from medresilience.models.spec import parse_model_spec
 from medresilience.stats import cluster_mcnemar, holm, mcnemar_exact, paired_cluster_diff, sign_flip_test, wilson
 from medresilience.suite import Suite

@@ -14,7 +14,7 @@ from conftest import FIXTURES, shared_data
 from medresilience import EvalOptions, evaluate
 from medresilience.cli import app
 from medresilience.errors import ConfigError, InputError
-from medresilience.families.noise.build import NoiseBuildOptions, build_noise
+from medresilience.families.noise.construct.build import NoiseBuildOptions, build_noise
 from medresilience.fileio import read_jsonl
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item
@@ -78,7 +78,7 @@ def test_import_format_diagnosis_from_medqa():
     path = shared_data("medqa", "us_4options_test_even.jsonl")
     from collections import Counter
 
-    from medresilience.families.noise.cases import read_diagnosis_cases
+    from medresilience.families.noise.construct.cases import read_diagnosis_cases
 
     skips: Counter = Counter()
     cases = list(read_diagnosis_cases(path, skips))

@@ -12,10 +12,10 @@ import pytest
 from conftest import FIXTURES
 from medresilience import EvalOptions, build_report, evaluate
 from medresilience.errors import InputError
-from medresilience.families.noise.build import NoiseBuildOptions, build_noise
+from medresilience.families.noise.construct.build import NoiseBuildOptions, build_noise
 from medresilience.families.noise.delivery import NoiseOptions, render
 from medresilience.families.noise.metrics import headline, noise_metrics
-from medresilience.families.noise.stub_policy import FakeGenerator
+from medresilience.families.noise.testing import FakeGenerator
 from medresilience.family import get
 from medresilience.models.spec import parse_model_spec
 from medresilience.stats import fisher_one_sided, mcnemar_exact, paired_cluster_diff, wilson

@@ -10,12 +10,12 @@ from collections import Counter
 import pytest
 
 from conftest import FIXTURES, shared_data
-from medresilience.families.noise import abbreviations as ab
-from medresilience.families.noise import redherring, rewrite
-from medresilience.families.noise.cases import CaseSkip, diagnosis_cases, load_items_file
-from medresilience.families.noise.split import insertion_points
-from medresilience.families.noise.stub_policy import BANK, FakeGenerator
-from medresilience.families.noise.variants import CONDITIONS, HERRING_VARIANTS, facets_of, parse_variants
+from medresilience.families.noise.construct import abbreviations as ab
+from medresilience.families.noise.construct import redherring, rewrite
+from medresilience.families.noise.construct.cases import CaseSkip, diagnosis_cases, load_items_file
+from medresilience.families.noise.construct.split import insertion_points
+from medresilience.families.noise.taxonomy import CONDITIONS, HERRING_VARIANTS, facets_of, parse_variants
+from medresilience.families.noise.testing import BANK, FakeGenerator
 from medresilience.records import Item
 from medresilience.stages import Rejected
 

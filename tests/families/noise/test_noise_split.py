@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import shared_data
-from medresilience.families.noise.cases import load_items_file
-from medresilience.families.noise.split import insert, insertion_points, is_abbreviation, sentences, split
+from medresilience.families.noise.construct.cases import load_items_file
+from medresilience.families.noise.construct.split import insert, insertion_points, is_abbreviation, sentences, split
 
 
 def contents(text: str) -> list[str]:

@@ -1,6 +1,6 @@
 """`medres build presupposition`: the adversarial generator / responder / verifier loop against the
 local stub server (the boundary we do not own: the models). The fake plays every role and decides
-each myth's and each question's behaviour by a hash of its text (stub_policy.FakePresupposition),
+each myth's and each question's behaviour by a hash of its text (families/presupposition/testing.py: FakePresupposition),
 so every expected outcome below is computed from the same bands, not guessed. The myths are this
 test's own text; one test reads the study's myth file from ../shared/data (skipped when absent)."""
 
@@ -26,9 +26,9 @@ from medresilience.families.presupposition.construct.build import Presupposition
 from medresilience.families.presupposition.construct.checks import asks_outright, check, content_words, no_premise
 from medresilience.families.presupposition.construct.prompts import Draft
 from medresilience.families.presupposition.construct.seeds import load_seeds, package_seeds, read_invalid_seeds, read_valid_seeds
-from medresilience.families.presupposition.myths import Myth, read_myths
-from medresilience.families.presupposition.stub_policy import FakePresupposition
+from medresilience.families.presupposition.formats.myths import Myth, read_myths
 from medresilience.families.presupposition.taxonomy import CATEGORY_KEYS
+from medresilience.families.presupposition.testing import FakePresupposition
 from medresilience.lock import RunLock
 from medresilience.models.spec import parse_model_spec
 from medresilience.seeding import rng_for

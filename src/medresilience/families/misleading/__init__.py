@@ -20,9 +20,9 @@ from ...sources import register_format
 from ...suite import Suite
 from . import review
 from .delivery import MisleadingOptions, render
-from .medmisbench import MARK_KEYS, read_flat_items, read_medmisbench
+from .formats.medmisbench import MARK_KEYS, read_flat_items, read_medmisbench
+from .formats.release import CONTEXT_KEYS, read_release, read_release_items
 from .probe import CONDITIONS, FACETS, FAMILY, MisleadingProbe
-from .release import CONTEXT_KEYS, read_release, read_release_items
 
 HEADLINE_COLUMNS = (
     ("clean_acc", "Clean acc"),
@@ -95,7 +95,7 @@ compare = lazy(f"{__name__}.report.compare:compare_spec")
 tradeoff = lazy(f"{__name__}.report.tradeoff:tradeoff")
 
 
-export = lazy(f"{__name__}.export:export_suite")
+export = lazy(f"{__name__}.formats.export:export_suite")
 
 
 commands = lazy(f"{__name__}.commands:commands")
@@ -105,7 +105,7 @@ def _detect(path: Path) -> str | None:
     """medmisbench: the study's flat layout (a file, or a folder of config files); bundles: this
     project's nested layout (option_contexts)."""
     from ...errors import MedresError
-    from .medmisbench import is_flat, release_files, rows_of_file
+    from .formats.medmisbench import is_flat, release_files, rows_of_file
 
     path = Path(path)
     try:

@@ -127,7 +127,7 @@ def misleading(
     from ...models.spec import parse_model_spec
     from .construct.inputs import load_build_items
     from .construct.pipeline import BuildOptions, build_misleading, estimate_build
-    from .export import export_suite
+    from .formats.export import export_suite
 
     gen = parse_model_spec(generator)
     ver = parse_model_spec(verify) if verify else None

@@ -10,7 +10,7 @@ from ...suite import Suite
 
 def build_sample_suite() -> Suite:
     """The sample suite as the importer builds it from the release file."""
-    from .release import read_release
+    from .formats.release import read_release
 
     suite = read_release(sample_release_path(), seed=SAMPLE_SEED, name=SAMPLE_NAME)
     source = dict(getattr(suite.manifest, "source", None) or {})

@@ -22,7 +22,7 @@ from ...suite import Suite
 from . import review
 from .delivery import NoiseOptions, decoding, prompts, render, scorer
 from .probe import NoiseProbe
-from .variants import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS
+from .taxonomy import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS
 
 STRATA = (("by_source", "By source"),)
 
@@ -39,17 +39,17 @@ metrics = lazy(f"{__name__}.metrics:noise_metrics")
 headline = lazy(f"{__name__}.metrics:headline")
 
 
-report = lazy(f"{__name__}.report:section")
+report = lazy(f"{__name__}.report.section:section")
 
 
-compare = lazy(f"{__name__}.compare:compare_spec")
+compare = lazy(f"{__name__}.report.compare:compare_spec")
 
 
-tradeoff = lazy(f"{__name__}.tradeoff:tradeoff")
+tradeoff = lazy(f"{__name__}.report.tradeoff:tradeoff")
 
 
 def _diagnosis_cases(path: Path, skips: Any = None) -> Iterator[Item]:
-    from .cases import read_diagnosis_cases
+    from .construct.cases import read_diagnosis_cases
 
     return read_diagnosis_cases(path, skips)
 

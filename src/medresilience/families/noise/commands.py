@@ -14,7 +14,7 @@ import typer
 
 from ...cli.kit import StageProgress, build_outcome, console, err_console
 from ...cli.kit import user_errors as _user_errors
-from .variants import CONDITIONS
+from .taxonomy import CONDITIONS
 
 build_app = typer.Typer(no_args_is_help=True, help="Build clinical-noise suites.")
 
@@ -80,8 +80,8 @@ def noise(
     """Build a clinical-noise suite: diagnosis cases with red herrings (1, 5, 10, as a block, and the
     whitespace control), abbreviations and an informal rewrite, each paired with the original."""
     from ...models.spec import parse_model_spec
-    from .build import NoiseBuildOptions, build_noise
-    from .variants import GENERATED, parse_variants
+    from .construct.build import NoiseBuildOptions, build_noise
+    from .taxonomy import GENERATED, parse_variants
 
     chosen = parse_variants(list(variants)) if variants else None
     opts = NoiseBuildOptions(

@@ -30,8 +30,8 @@ from ...passage import PassageMode, with_passage
 from ...records import Item, Probe
 from ...scoring.judge import Judge, JudgeScorer, JudgeSpecOption, Rubric
 from ...scoring.mcq import mcq_scorer
-from .cases import GENERIC_OPEN, full_question
-from .variants import parse_variants
+from .construct.cases import GENERIC_OPEN, full_question
+from .taxonomy import parse_variants
 
 MCQ_SYSTEM = "You are a physician answering a multiple-choice question about a clinical case. Exactly one option is correct."
 MCQ_LETTER = "Give the letter of the single best option and nothing else, as 'Answer: X'."

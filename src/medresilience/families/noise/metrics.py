@@ -44,7 +44,7 @@ import pandas as pd
 from ... import stats
 from ...frame import epochs_of
 from ...scoring.types import ANSWERED
-from .variants import CONDITIONS, HEADLINE_COLUMNS, facets_of
+from .taxonomy import CONDITIONS, HEADLINE_COLUMNS, facets_of
 
 HEADLINE_KEYS = tuple(k for k, _ in HEADLINE_COLUMNS)
 

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from ...records import GenericProbe, Item, ProbeMismatch
-from .abbreviations import apply as apply_replacements
-from .split import insert
-from .variants import FAMILY
+from .construct.abbreviations import apply as apply_replacements
+from .construct.split import insert
+from .taxonomy import FAMILY
 
 
 def rebuild(case_text: str, herrings: Sequence[str], insertions: Sequence[dict[str, Any]], blank: bool = False) -> str:

@@ -37,13 +37,13 @@ metrics = lazy(f"{__name__}.metrics:presupposition_metrics")
 headline = lazy(f"{__name__}.metrics:headline")
 
 
-report = lazy(f"{__name__}.report:section")
+report = lazy(f"{__name__}.report.section:section")
 
 
-compare = lazy(f"{__name__}.compare:compare_spec")
+compare = lazy(f"{__name__}.report.compare:compare_spec")
 
 
-tradeoff = lazy(f"{__name__}.tradeoff:tradeoff")
+tradeoff = lazy(f"{__name__}.report.tradeoff:tradeoff")
 
 
 commands = lazy(f"{__name__}.commands:commands")
@@ -51,7 +51,7 @@ commands = lazy(f"{__name__}.commands:commands")
 
 def _reader(name: str):
     def read(path: Path, **kw) -> Suite:
-        from . import release
+        from .formats import release
 
         return release.READERS[name](path, **kw)
 
@@ -59,10 +59,10 @@ def _reader(name: str):
     return read
 
 
-detect = lazy(f"{__name__}.release:detect")
+detect = lazy(f"{__name__}.formats.release:detect")
 
 
-export = lazy(f"{__name__}.release:export_suite")
+export = lazy(f"{__name__}.formats.release:export_suite")
 
 
 #: suite formats `medres import` reads (release.READERS holds the readers)
@@ -117,7 +117,7 @@ FAMILY_SPEC = register(
 
 
 def _read_myths(path):
-    from .release import myth_records
+    from .formats.release import myth_records
 
     return myth_records(path)
 

@@ -30,7 +30,7 @@ model), ``policies`` (the answers), ``app`` (the request handling), ``server`` (
 ``process`` (as a child process) and ``cli`` (the command line, ``__main__``). Its API is this
 package: the names in ``__all__`` below (``from medresilience.testing.stub import StubServer``).
 It imports nothing of medresilience outside itself; the families' scripted fake replies live in
-the families (``families/*/stub_policy.py``) and use ``uniform`` and ``band_of`` from here.
+the families (``families/*/testing.py``) and use ``uniform`` and ``band_of`` from here.
 """
 
 from .bodies import canonical_body, request_key

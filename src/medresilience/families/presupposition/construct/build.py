@@ -37,7 +37,7 @@ from ....store import Store
 from ....suite import Suite
 from ....workspace import created_stamp, model_identity, workspace
 from ..delivery import MAX_TOKENS, PREMISE_RUBRIC
-from ..myths import Myth, read_myths
+from ..formats.myths import Myth, read_myths
 from ..probe import PresuppositionProbe, probe_id
 from ..taxonomy import CATEGORY_KEYS, FAMILY, PRESUPPOSITION, generator_name
 from . import categorise, prompts, verify

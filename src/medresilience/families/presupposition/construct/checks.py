@@ -28,7 +28,7 @@ import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-from ..myths import Myth
+from ..formats.myths import Myth
 from .prompts import Draft
 
 MIN_CORRECTION_WORDS = 3

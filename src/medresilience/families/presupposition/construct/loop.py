@@ -31,7 +31,7 @@ from ....scoring.judge import Judge
 from ....stages import CallSession, Outcome, Rejected, StageProgress, StageStats, Task, run_stage
 from ....store import Store
 from ..delivery import messages_for
-from ..myths import Myth
+from ..formats.myths import Myth
 from . import checks, prompts
 from .pools import Counts, Pools
 from .seeds import ValidExample

@@ -13,7 +13,7 @@ from typing import Any
 
 from ....seeding import stable_hash
 from ....stages import Rejected, Task, parse_object
-from ..myths import Myth
+from ..formats.myths import Myth
 from .seeds import InvalidExample, ValidExample
 
 SCHEMA_NAME = "presupposition_questions"

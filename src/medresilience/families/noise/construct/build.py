@@ -29,24 +29,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ... import __version__
-from ...construction import BuildResult, default_work_dir, write_build_files
-from ...errors import ConfigError
-from ...fileio import sha256_file
-from ...models.spec import ModelSpec
-from ...records import Item, SuiteManifest
-from ...stages import Outcome, StageProgress, StageStats, run_stage, stage_table
-from ...store import Store
-from ...suite import Suite
-from ...workspace import created_stamp, model_identity, workspace
+from .... import __version__
+from ....construction import BuildResult, default_work_dir, write_build_files
+from ....errors import ConfigError
+from ....fileio import sha256_file
+from ....models.spec import ModelSpec
+from ....records import Item, SuiteManifest
+from ....stages import Outcome, StageProgress, StageStats, run_stage, stage_table
+from ....store import Store
+from ....suite import Suite
+from ....workspace import created_stamp, model_identity, workspace
+from ..probe import NoiseProbe
+from ..taxonomy import ABBREVIATIONS, CONDITIONS, FAMILY, GENERATED, HERRING_VARIANTS, HERRINGS, REWRITE, facets_of
 from . import abbreviations as abbr
 from . import checker as chk
 from . import redherring, rewrite
 from .cases import KINDS, CaseSkip, diagnosis_cases, load_items_file
 from .checker import HerringCheck
-from .probe import NoiseProbe
 from .split import insertion_points
-from .variants import ABBREVIATIONS, CONDITIONS, FAMILY, GENERATED, HERRING_VARIANTS, HERRINGS, REWRITE, facets_of
 
 BUILD_VERSION = "noise-build/1"
 

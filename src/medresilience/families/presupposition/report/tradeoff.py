@@ -14,9 +14,9 @@ from typing import Any
 
 import pandas as pd
 
-from ...report.tradeoff import effect_row
+from ....report.tradeoff import effect_row
+from ..taxonomy import FAMILY
 from .compare import Side, compare_sides
-from .taxonomy import FAMILY
 
 VALUES_REF = "Cancer-Myth Table 1"
 

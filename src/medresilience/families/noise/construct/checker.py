@@ -27,13 +27,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...models.spec import ModelSpec
-from ...records import Item
-from ...seeding import stable_hash
-from ...stages import Outcome, Rejected, StageProgress, StageStats, Task, parse_object, run_stage
-from ...store import Store
+from ....models.spec import ModelSpec
+from ....records import Item
+from ....seeding import stable_hash
+from ....stages import Outcome, Rejected, StageProgress, StageStats, Task, parse_object, run_stage
+from ....store import Store
+from ..taxonomy import HERRINGS
 from . import redherring
-from .variants import HERRINGS
 
 PROMPT_VERSION = "noise-check/1"
 HERRING_SCHEMA_NAME = "noise_red_herrings_check"

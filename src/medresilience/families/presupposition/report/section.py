@@ -17,14 +17,14 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from ...report.html import esc, isnan, rate_cell, setting_name, table
-from ...report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg, wrap
-from ...report.rundir import model_blocks
-from ...report.section import FamilySection
-from ...report.tables import fmt_pct, markdown_table, row_label
-from ...report.templating import macros
-from .metrics import generator_matrix, mean_across_models
-from .taxonomy import CATEGORY_KEYS, CATEGORY_TITLES, FAMILY
+from ....report.html import esc, isnan, rate_cell, setting_name, table
+from ....report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg, wrap
+from ....report.rundir import model_blocks
+from ....report.section import FamilySection
+from ....report.tables import fmt_pct, markdown_table, row_label
+from ....report.templating import macros
+from ..metrics import generator_matrix, mean_across_models
+from ..taxonomy import CATEGORY_KEYS, CATEGORY_TITLES, FAMILY
 
 TITLE = "False presuppositions"
 RATE_PARTS = ("k", "p", "lo", "hi", "n")
@@ -139,7 +139,7 @@ def unscored_reasons(runs: Sequence[Any]) -> pd.DataFrame:
     """The unscored judgments of each run's latest execution, one row per (model, setting,
     condition, reason) with its count, read from the run's store (empty for a run reported from
     results.json alone)."""
-    from ...store import Store
+    from ....store import Store
 
     rows = []
     for r in runs:

@@ -27,16 +27,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...errors import ConfigError, InputError
-from ...fileio import atomic_write, dump_line, iter_parquet_rows, json_lines, sha256_file, show, write_parquet_table
-from ...records import LETTERS, NUMBERS, Item, SuiteManifest
-from ...seeding import rng_for
-from ...sources._common import IdChecker, build_item, text_field
-from ...suite import Suite
-from .bundles import bundle_id_for, bundle_of
-from .probe import ContextSentence
-from .probe import MisleadingProbe as Probe
-from .taxonomy import CONTENT_TYPE_KEYS, PROVENANCE_KEYS, content_type_key, provenance_key
+from ....errors import ConfigError, InputError
+from ....fileio import atomic_write, dump_line, iter_parquet_rows, json_lines, sha256_file, show, write_parquet_table
+from ....records import LETTERS, NUMBERS, Item, SuiteManifest
+from ....seeding import rng_for
+from ....sources._common import IdChecker, build_item, text_field
+from ....suite import Suite
+from ..bundles import bundle_id_for, bundle_of
+from ..probe import ContextSentence
+from ..probe import MisleadingProbe as Probe
+from ..taxonomy import CONTENT_TYPE_KEYS, PROVENANCE_KEYS, content_type_key, provenance_key
 
 FORMAT = "medmisbench"
 #: beside exported files whose names are not a study config: {file name: config}

@@ -15,11 +15,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ...errors import ConfigError
-from ...fileio import write_parquet_table
-from ...records import LETTERS
-from ...suite import Suite
-from .bundles import bundle_id_for
+from ....errors import ConfigError
+from ....fileio import write_parquet_table
+from ....records import LETTERS
+from ....suite import Suite
+from ..bundles import bundle_id_for
 from .release import release_rows, write_release
 
 EXPORT_FORMATS = ("release", "parquet", "bundles", "bundles-parquet")

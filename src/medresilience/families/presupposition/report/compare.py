@@ -29,11 +29,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ... import stats
-from ...report.compare import CompareColumn, CompareSpec, Side
-from ...report.compare import Comparison as BaseComparison
-from .metrics import N_RESAMPLES, SEED, pcs_rate
-from .taxonomy import NFP, PRESUPPOSITION
+from .... import stats
+from ....report.compare import CompareColumn, CompareSpec, Side
+from ....report.compare import Comparison as BaseComparison
+from ..metrics import N_RESAMPLES, SEED, pcs_rate
+from ..taxonomy import NFP, PRESUPPOSITION
 
 COLUMNS = [
     "pair",
@@ -177,7 +177,7 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
 
 def diff_figure(table: pd.DataFrame, title: str) -> str | None:
     """B - A per pair: PCR and over-caution in percentage points (left), PCS on its scale (right)."""
-    from ...report.plots import PALETTE, STYLE, err, plt, short, to_svg
+    from ....report.plots import PALETTE, STYLE, err, plt, short, to_svg
 
     if table.empty:
         return None
@@ -225,15 +225,15 @@ METHODS = (
 
 def _cell(r: dict[str, Any], side: str) -> str:
     """One side's PCS (a mean score) or rate, with its interval and n."""
-    from ...report.html import rate_cell
-    from .report import score_cell
+    from ....report.html import rate_cell
+    from .section import score_cell
 
     cell = score_cell if r["metric"] == "pcs" else rate_cell
     return cell(r[f"{side}_p"], r[f"{side}_lo"], r[f"{side}_hi"], r[f"{side}_n"])
 
 
 def _table() -> tuple[CompareColumn, ...]:
-    from ...report.html import diff_cell, esc, fmt_p, test_cell
+    from ....report.html import diff_cell, esc, fmt_p, test_cell
 
     return (
         CompareColumn("Pair (B vs A)", lambda r: esc(r["pair"])),

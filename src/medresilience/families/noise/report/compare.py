@@ -30,11 +30,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ... import stats
-from ...frame import epochs_of
-from ...report.compare import CompareColumn, CompareSpec, Comparison, Side
-from ...scoring.types import ANSWERED
-from .variants import CONDITIONS, TITLES
+from .... import stats
+from ....frame import epochs_of
+from ....report.compare import CompareColumn, CompareSpec, Comparison, Side
+from ....scoring.types import ANSWERED
+from ..taxonomy import CONDITIONS, TITLES
 
 N_RESAMPLES = stats.CLUSTER_RESAMPLES
 POOLED = "perturbed"
@@ -190,7 +190,7 @@ def _title(cond: str) -> str:
 
 def diff_figure(table: pd.DataFrame, title: str) -> str | None:
     """B - A per condition (accuracy, and the drop where there is one), with the bootstrap intervals."""
-    from ...report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg
+    from ....report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg
 
     if table.empty:
         return None
@@ -240,7 +240,7 @@ METHODS = (
 
 def _sides(r: dict[str, Any]) -> tuple[str, str]:
     """A and B of one row: the rates with their intervals, or each side's drop."""
-    from ...report.html import rate_cell, signed
+    from ....report.html import rate_cell, signed
 
     if r["metric"] == "accuracy":
         return rate_cell(r["a_p"], r["a_lo"], r["a_hi"], r["a_n"]), rate_cell(r["b_p"], r["b_lo"], r["b_hi"], r["b_n"])
@@ -248,7 +248,7 @@ def _sides(r: dict[str, Any]) -> tuple[str, str]:
 
 
 def _table() -> tuple[CompareColumn, ...]:
-    from ...report.html import diff_cell, esc, fmt_p, test_cell
+    from ....report.html import diff_cell, esc, fmt_p, test_cell
 
     return (
         CompareColumn("Pair (B vs A)", lambda r: esc(r["pair"])),

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError
-from ...fileio import read_jsonl
-from ...records import Item
+from ....errors import InputError
+from ....fileio import read_jsonl
+from ....records import Item
 from .split import split
 
 _LEAD = r"(?:^|[,;:]\s*)"
@@ -189,7 +189,7 @@ ITEM_KEYS = frozenset({"id", "source", "question"})
 def load_items_file(path: Path | str, fmt: str = "auto") -> list[Item]:
     """Items from an items .jsonl (one Item per line, as `medres import` writes) or from any source
     file `sources.load_items` reads (MedQA, MedMCQA, MMLU, ...)."""
-    from ... import sources
+    from .... import sources
 
     path = Path(path)
     if not path.exists():

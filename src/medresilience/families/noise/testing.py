@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...testing.stub import band_of, uniform
-from .checker import HERRING_SCHEMA_NAME as HERRING_CHECK
-from .checker import REWRITE_SCHEMA_NAME as REWRITE_CHECK
-from .redherring import SCHEMA_NAME as HERRING_SCHEMA
-from .rewrite import SCHEMA_NAME as REWRITE_SCHEMA
+from .construct.checker import HERRING_SCHEMA_NAME as HERRING_CHECK
+from .construct.checker import REWRITE_SCHEMA_NAME as REWRITE_CHECK
+from .construct.redherring import SCHEMA_NAME as HERRING_SCHEMA
+from .construct.rewrite import SCHEMA_NAME as REWRITE_SCHEMA
 
 BANK = (
     "The patient collects old postcards from coastal towns.",

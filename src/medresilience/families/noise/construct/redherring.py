@@ -29,12 +29,12 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ...records import Item
-from ...seeding import rng_for, stable_hash
-from ...stages import Rejected, Task, parse_object
-from .probe import NoiseProbe, rebuild
+from ....records import Item
+from ....seeding import rng_for, stable_hash
+from ....stages import Rejected, Task, parse_object
+from ..probe import NoiseProbe, rebuild
+from ..taxonomy import DISTRIBUTED, DOSES, FAMILY, HERRINGS, TOGETHER, WHITESPACE, facets_of
 from .split import CLOSERS, SENTENCE_END, insertion_points, split
-from .variants import DISTRIBUTED, DOSES, FAMILY, HERRINGS, TOGETHER, WHITESPACE, facets_of
 
 PROMPT_VERSION = "noise-redherring/1"
 SCHEMA_NAME = "noise_red_herrings"

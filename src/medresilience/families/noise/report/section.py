@@ -13,14 +13,14 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from ...report.html import esc, fmt_p, isnan, rate_cell, setting_name, table, test_cell
-from ...report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg
-from ...report.rundir import model_blocks
-from ...report.section import FamilySection
-from ...report.tables import fmt_pct, markdown_table, row_label
-from ...report.templating import macros
-from .metrics import HEADLINE_COLUMNS, mean_across_models
-from .variants import CONDITIONS, DISTRIBUTED, DOSES, FAMILY, HERRINGS, TITLES, TOGETHER, WHITESPACE
+from ....report.html import esc, fmt_p, isnan, rate_cell, setting_name, table, test_cell
+from ....report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg
+from ....report.rundir import model_blocks
+from ....report.section import FamilySection
+from ....report.tables import fmt_pct, markdown_table, row_label
+from ....report.templating import macros
+from ..metrics import HEADLINE_COLUMNS, mean_across_models
+from ..taxonomy import CONDITIONS, DISTRIBUTED, DOSES, FAMILY, HERRINGS, TITLES, TOGETHER, WHITESPACE
 
 TITLE = "Clinical noise"
 RATE_PARTS = ("p", "lo", "hi", "n")

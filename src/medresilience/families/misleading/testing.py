@@ -32,9 +32,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ....testing.stub import band_of, uniform
-from ..taxonomy import CONTENT_TYPE_KEYS
-from .prompts import STAGE_OF_SCHEMA
+from ...testing.stub import band_of, uniform
+from .construct.prompts import STAGE_OF_SCHEMA
+from .taxonomy import CONTENT_TYPE_KEYS
 
 _QUESTION = re.compile(r"Question:\n(.*?)\n\nOptions:\n", re.DOTALL)
 _OPTION = re.compile(r"^([A-J])\. (.*)$", re.MULTILINE)

@@ -13,9 +13,9 @@ from typing import Any
 
 import pandas as pd
 
-from ...report.tradeoff import effect_row
+from ....report.tradeoff import effect_row
+from ..taxonomy import FAMILY, TITLES, WHITESPACE
 from .compare import POOLED, Side, compare_sides
-from .variants import FAMILY, TITLES, WHITESPACE
 
 VALUES_REF = "Cancer-Myth Table 1"
 

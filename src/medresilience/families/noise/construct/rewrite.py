@@ -21,11 +21,11 @@ import re
 from collections import Counter
 from typing import Any
 
-from ...records import Item
-from ...seeding import stable_hash
-from ...stages import Rejected, Task, parse_object
-from .probe import NoiseProbe
-from .variants import FAMILY, REWRITE, facets_of
+from ....records import Item
+from ....seeding import stable_hash
+from ....stages import Rejected, Task, parse_object
+from ..probe import NoiseProbe
+from ..taxonomy import FAMILY, REWRITE, facets_of
 
 PROMPT_VERSION = "noise-rewrite/1"
 SCHEMA_NAME = "noise_rewrite"

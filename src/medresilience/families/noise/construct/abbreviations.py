@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...errors import ConfigError, InputError
-from ...fileio import csv_records
+from ....errors import ConfigError, InputError
+from ....fileio import csv_records
 
 COLUMNS = ("abbreviation", "sense", "variation", "CUI", "frequency")
 MIN_FREQUENCY = 0.5

@@ -34,8 +34,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ...errors import ConfigError, InputError, MedresError
-from ...fileio import (
+from ....errors import ConfigError, InputError, MedresError
+from ....fileio import (
     iter_rows,
     json_values,
     sha256_file,
@@ -43,12 +43,12 @@ from ...fileio import (
     write_jsonl,
     write_parquet_table,
 )
-from ...records import Item, SuiteManifest
-from ...sources._common import IdChecker, text_field
-from ...suite import Suite
+from ....records import Item, SuiteManifest
+from ....sources._common import IdChecker, text_field
+from ....suite import Suite
+from ..probe import PresuppositionProbe, probe_id
+from ..taxonomy import CATEGORY_KEYS, FAMILY, NFP, PRESUPPOSITION, category_key, generator_name
 from .myths import Myth, read_myths
-from .probe import PresuppositionProbe, probe_id
-from .taxonomy import CATEGORY_KEYS, FAMILY, NFP, PRESUPPOSITION, category_key, generator_name
 
 __all__ = [
     "CANDIDATE_FIELDS",
