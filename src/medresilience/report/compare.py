@@ -10,12 +10,10 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from ..errors import ConfigError
@@ -26,6 +24,7 @@ from .html import esc, run_facts, sig_class
 from .html import page as html_page
 from .rundir import RunData, load_run, redact_url, scrub, secrets_of
 from .tables import fmt_p, markdown_table, write_tables
+from .templating import render as render_template
 
 
 @dataclass
@@ -236,16 +235,6 @@ def pair_models(ra: RunData, rb: RunData, pairs: Sequence[str] = ()) -> list[tup
     return matched
 
 
-@cache
-def _templates() -> Environment:
-    """The report's templates; a value not marked as HTML is escaped as the report escapes it."""
-
-    def finalize(v: Any) -> Any:
-        return v if isinstance(v, Markup) else Markup(esc(v))
-
-    return Environment(loader=PackageLoader("medresilience.report", "templates"), autoescape=select_autoescape(default=True), finalize=finalize)
-
-
 def table_rows(spec: CompareSpec, table: pd.DataFrame) -> list[dict[str, Any]]:
     """The comparison table's rows: the family's cells (HTML) and, when it asks, the row's class
     by its Holm p."""
@@ -256,19 +245,17 @@ def write_compare(ra: RunData, rb: RunData, spec: CompareSpec, comps: list[Compa
     """The comparison page, its Markdown and its table files, from the family's comparisons."""
     table = pd.concat([c.table for c in comps], ignore_index=True) if comps else pd.DataFrame(columns=list(spec.columns))
     names = {"a": ra.name, "b": rb.name}
-    body = (
-        _templates()
-        .get_template("compare.html.j2")
-        .render(
-            a=ra.name,
-            b=rb.name,
-            spec=spec,
-            comps=comps,
-            warnings=[w for w in (spec.warning(c) for c in comps) if w],
-            svg=Markup(svg) if (svg := spec.figure(table, spec.figure_title.format(**names))) else None,
-            rows=table_rows(spec, table) if not table.empty else None,
-            methods=Markup(spec.methods),
-        )
+    body = render_template(
+        __package__,
+        "compare.html.j2",
+        a=ra.name,
+        b=rb.name,
+        spec=spec,
+        comps=comps,
+        warnings=[w for w in (spec.warning(c) for c in comps) if w],
+        svg=Markup(svg) if (svg := spec.figure(table, spec.figure_title.format(**names))) else None,
+        rows=table_rows(spec, table) if not table.empty else None,
+        methods=Markup(spec.methods),
     )
     md = "\n".join(["# " + spec.heading.format(**names), "", markdown_table(table, list(spec.markdown_columns)) if not table.empty else spec.empty, ""])
     paths = finish_compare(ra, rb, body, md, table, out)
