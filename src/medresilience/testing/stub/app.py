@@ -193,12 +193,6 @@ class StubApp:
         with self._lock:
             return StubStats(self._total, dict(self._by_outcome), dict(self._by_key))
 
-    def reset(self) -> None:
-        with self._lock:
-            self._total = 0
-            self._by_outcome.clear()
-            self._by_key.clear()
-
     def _record(self, key: str, outcome: str, status: int) -> int:
         with self._lock:
             attempt = self._by_key.get(key, 0) + 1

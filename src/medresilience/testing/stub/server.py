@@ -73,10 +73,6 @@ class StubServer:
     def stats(self) -> StubStats:
         return self._app.stats()
 
-    def reset_stats(self) -> None:
-        """Forget all counters, attempts included (transient faults hit again)."""
-        self._app.reset()
-
     # ---- async lifecycle (current loop)
     async def astart(self) -> StubServer:
         if self._runner is not None:
