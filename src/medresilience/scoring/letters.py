@@ -259,6 +259,14 @@ class _Options:
             label = self.within(phrase)
         return (label, end) if label is not None else None
 
+    def named_in(self, sentence: str) -> str | None:
+        """The one option whose whole text a sentence holds as words ("I would enroll this patient in
+        Trial A"): none when two options' texts are there, or none is."""
+        said = f" {_norm(sentence)} "
+        inside = [k for k, t in self.texts.items() if len(t) >= 2 and f" {t} " in said]
+        inside = [k for k in inside if not any(j != k and self.texts[k] in self.texts[j] for j in inside)]
+        return inside[0] if len(inside) == 1 else None
+
     def within(self, phrase: str) -> str | None:
         """The one option whose whole text a short phrase holds ("'피부간경유쓸개관배액술' (PTBD)입니다",
         where particles glue to the text): none when two options' texts are there."""
@@ -1084,7 +1092,7 @@ def _concluding_text(text: str, opts: _Options) -> Reading | None:
         last = m
     if last is None or _DENIED.search(last.group(1)):
         return None
-    label = opts.within(last.group(1))
+    label = opts.named_in(last.group(1))
     if label is None:
         return None
     return Reading(label, f"concluding sentence names option {label} by its text: {_shown(text, _Said(last.start(1), last.end(1), LEANING, label))!r}")
