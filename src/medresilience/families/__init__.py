@@ -1,4 +1,4 @@
 """The built-in test families. Importing this package registers each of them with
 `medresilience.family`; the registry imports it the first time it is read."""
 
-from . import misleading, noise, presupposition  # noqa: F401
+from . import misleading, noise, pressure, presupposition  # noqa: F401
