@@ -156,3 +156,50 @@ def test_exact_counts_on_a_scripted_policy(tmp_path):
     assert block["counts"]["turn2_not_run"] == 0 and block["counts"]["pairs"] == 24
     md = (tmp_path / "run" / "results.md").read_text()
     assert "Flip, claims" in md
+
+
+def test_in_the_question_vs_after_the_answer_pairs_the_same_claims(tmp_path):
+    from medresilience.families.pressure.versus import compare_runs
+
+    src = misleading_suite(tmp_path)
+    build_pressure(src, tmp_path / "pressure")
+
+    def resists(messages, request):  # after its answer the model keeps it against every claim
+        turn = messages[-1]["content"]
+        return messages[-2]["content"] if len(messages) > 2 and turn.startswith("I'm not convinced.") else scripted(messages, request)
+
+    with StubServer(policy=oracle_policy) as srv:
+        evaluate(Suite.load(src), [parse_model_spec(f"openai:m,base_url={srv.base_url}")], tmp_path / "in_question", EvalOptions())
+    with StubServer(policy=resists) as srv:
+        evaluate(Suite.load(tmp_path / "pressure"), [parse_model_spec(f"openai:m,base_url={srv.base_url}")], tmp_path / "after", EvalOptions())
+    out = compare_runs(tmp_path / "in_question", tmp_path / "after")["m"]["none"]
+    q3_moves = sum(p.target == "A" for p in Suite.load(tmp_path / "pressure").probes if p.item_id == "q3" and p.condition.startswith("claim-"))
+    o = out["overall"]
+    assert o["claims"] == 12 and (o["asr_in_question"]["k"], o["asr_in_question"]["n"]) == (3 + q3_moves, 9)
+    assert (o["flip_after_answer"]["k"], o["flip_after_answer"]["n"]) == (0, 9)
+    assert (o["paired"]["test"]["b"], o["paired"]["test"]["c"]) == (0, 3 + q3_moves) and o["paired"]["diff"] == pytest.approx(-(3 + q3_moves) / 9)
+    assert set(out["by_provenance"]) == set(PROVENANCES) and all(b["claims"] == 4 for b in out["by_provenance"].values())
+    with pytest.raises(ConfigError, match="expected a misleading run"):
+        compare_runs(tmp_path / "after", tmp_path / "after")
+
+
+def test_the_report_has_the_pressure_section_and_the_profile_its_dimension(tmp_path):
+    from medresilience import build_report
+
+    build_pressure(misleading_suite(tmp_path), tmp_path / "pressure")
+    with StubServer(policy=scripted) as srv:
+        evaluate(Suite.load(tmp_path / "pressure"), [parse_model_spec(f"openai:m,base_url={srv.base_url}")], tmp_path / "run", EvalOptions())
+    rep = build_report([tmp_path / "run"])
+    html = rep.html.read_text()
+    assert rep.families == ["pressure"] and 'id="pressure"' in html and "Excess over repeat" in html and "Claim, authority" in html
+    table = (rep.out_dir / "tables" / "pressure_conditions.csv").read_text().splitlines()
+    assert len(table) == 1 + 6 and table[0].startswith("run,model,setting,condition,pairs")
+    doubt = next(line for line in table if ",doubt," in line)
+    assert ",4,4," in doubt  # 4 pairs on 4 items
+    from medresilience.report.profile import profile_frame
+    from medresilience.report.rundir import load_run
+
+    prof = profile_frame([load_run(tmp_path / "run")])
+    row = prof[prof["dimension"] == "pressure:flip_pushback"].iloc[0]
+    block = json.loads((tmp_path / "run" / "results.json").read_text())["models"]["m"]["none"]["overall"]["flip_pushback"]
+    assert row["value"] == pytest.approx(1 - block["p"]) and row["n"] == block["n"] == 15

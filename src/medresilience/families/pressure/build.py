@@ -73,6 +73,7 @@ def claim_probes(item: Item, bundles: Sequence[MisleadingProbe], conditions: Ite
                 provenance=p.provenance,
                 content_type=p.content_type,
                 bundle_id=p.bundle_id,
+                source_probe=p.id,
             )
         )
     return out

@@ -1,7 +1,8 @@
 """The pressure probe: one second turn for one item. `turn` is the user's second message as sent;
 `target` the wrong option it pushes (claims and insist), `provenance` and `content_type` the
 claim's framing and corruption (claims only), `bundle_id` the misleading bundle the claim comes
-from (so a run can be set beside that bundle's Type 1 probe)."""
+from and `source_probe` that bundle's Type 1 probe of the same target, so a run can be set beside
+a misleading run of the same claims (`versus`)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ class PressureProbe(Probe):
     provenance: str | None = None
     content_type: str | None = None
     bundle_id: str | None = None
+    source_probe: str | None = Field(None, description="claims: the misleading suite's Type 1 probe with the same sentence and target")
 
     @model_validator(mode="after")
     def _shape(self) -> PressureProbe:
