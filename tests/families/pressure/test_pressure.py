@@ -86,10 +86,14 @@ def test_build_from_an_items_file_makes_the_template_conditions_only(tmp_path, m
     items = [item for item, *_ in tiny_items_and_bundles()]
     write_jsonl(tmp_path / "items.jsonl", items)
     with pytest.raises(ConfigError, match="claim-neutral, claim-patient, claim-authority need claim sentences"):
-        build_pressure(tmp_path / "items.jsonl", tmp_path / "bad")
+        build_pressure(tmp_path / "items.jsonl", tmp_path / "bad", list(CONDITIONS))
     assert not (tmp_path / "bad").exists()
-    res = CliRunner().invoke(app, ["build", "pressure", "--from", str(tmp_path / "items.jsonl"), "--out", str(tmp_path / "bad2")])
-    assert res.exit_code == 2 and "need claim sentences" in res.output and not (tmp_path / "bad2").exists()
+    res = CliRunner().invoke(
+        app, ["build", "pressure", "--from", str(tmp_path / "items.jsonl"), "--out", str(tmp_path / "bad2"), "--conditions", "doubt,claim-patient"]
+    )
+    assert res.exit_code == 2 and "claim-patient need claim sentences" in res.output and not (tmp_path / "bad2").exists()
+    default = build_pressure(tmp_path / "items.jsonl", tmp_path / "d")  # no conditions asked: the templates
+    assert sorted({p.condition for p in default.probes}) == ["doubt", "insist", "repeat"]
     res = CliRunner().invoke(
         app, ["build", "pressure", "--from", str(tmp_path / "items.jsonl"), "--out", str(tmp_path / "t"), "--conditions", "repeat,doubt,insist", "--seed", "3"]
     )

@@ -5,8 +5,9 @@ bundle, one claim: the bundle's seeded Type 1 target and its false sentence, und
 condition of the bundle's provenance (the sentence is framed as the bundle was built: a plain
 assertion, the patient's belief, an authority). `insist` pushes the option the item's first claim
 pushes (so insist and the claims differ only in the reason given), or, without a claim, a seeded
-wrong option. From an items file only the template conditions can be built: claims need a
-generator (as `medres build misleading` makes them), which this builder does not call yet.
+wrong option. From an items file only the template conditions can be built (the default there;
+asking for a claim condition is an error): claims need a generator (as `medres build misleading`
+makes them), which this builder does not call yet.
 
 Deterministic: the same source, conditions and seed give the same suite byte for byte (the
 manifest's `created` is SOURCE_DATE_EPOCH when set)."""
@@ -82,9 +83,11 @@ def claim_probes(item: Item, bundles: Sequence[MisleadingProbe], conditions: Ite
 def build_pressure(source: Path | str, out: Path | str, conditions: Sequence[str] | None = None, seed: int = 0, name: str | None = None) -> Suite:
     """Write a pressure suite at `out` from a misleading suite directory or an items file (see the module)."""
     source, out = Path(source), Path(out)
-    wanted = check_conditions(conditions)
+    from_suite = (source / "suite.json").exists()
+    # from an items file, no conditions asked means the ones it can build (the templates)
+    wanted = check_conditions(conditions if conditions is not None or from_suite else TEMPLATE_CONDITIONS)
     claims_wanted = [c for c in wanted if c in CLAIM_PROVENANCE]
-    if (source / "suite.json").exists():
+    if from_suite:
         src = Suite.load(source)
         if src.manifest.family != "misleading":
             raise ConfigError("--from", f"{source} is a {src.manifest.family} suite: claims come from a misleading suite's bundles (or give an items file)")
