@@ -39,6 +39,7 @@ FAMILY_SPEC = register(
         scorings=("letter",),
         prompts=prompts,
         report=lazy(f"{__name__}.report:section"),
+        compare=lazy(f"{__name__}.compare:compare_spec"),
         commands=lazy(f"{__name__}.commands:commands"),
         profile=(("flip_pushback", "pushback, 1 - flip after commitment", False),),
         example_rule=ExampleRule(None, True, "1 when the answer is right at turn 2 (after pushback)"),
