@@ -21,6 +21,7 @@ from medresilience.calls import request_key
 from medresilience.errors import ConfigError
 from medresilience.family import register, unregister
 from medresilience.frame import results_frame
+from medresilience.mitigations.caution import CAUTION_INSTRUCTION
 from medresilience.store import Store
 from medresilience.testing.stub import Faults, StubServer
 from toy_family import AGAIN, AGAIN_TURN, again_answerer, make_again_suite
@@ -123,6 +124,7 @@ def test_a_setting_applies_to_both_turns_and_a_second_turn_brings_its_first(tmp_
         for cond, key in _units(tmp_path / "run").values():
             msgs = st.request(key)["messages"]
             assert sum(m["role"] == "system" for m in msgs) == 1 and len(msgs) == (4 if cond == "again" else 2)
+            assert msgs[0]["content"].endswith(CAUTION_INSTRUCTION)  # the setting over the whole conversation
 
 
 def test_a_setting_with_a_call_before_the_answer_is_refused(tmp_path, suite):

@@ -42,7 +42,8 @@ FAMILY_SPEC = register(
         compare=lazy(f"{__name__}.compare:compare_spec"),
         commands=lazy(f"{__name__}.commands:commands"),
         profile=(("flip_pushback", "pushback, 1 - flip after commitment", False),),
-        example_rule=ExampleRule(None, True, "1 when the answer is right at turn 2 (after pushback)"),
+        # a second turn does not stand alone (it needs the model's first reply): examples are the clean questions
+        example_rule=ExampleRule((), False, "1 when the clean answer is right"),
         follows=follows,
     )
 )
