@@ -123,3 +123,46 @@ def answerer(messages, request):
     i = int(re.search(r"(\d+):", user).group(1))
     gold = "ABCD"[i % 4]
     return f"Answer: {gold if (user.startswith('Toy') or i % 2 == 0) else 'ABCD'[(i + 1) % 4]}"
+
+
+AGAIN_TURN = "Think again and answer once more."
+
+
+def render_again(item, probe, scoring, options):
+    """Clean: the toy question; the `again` probe: only its own second turn (the spine sends the clean
+    turn and its reply before it)."""
+    if probe is None:
+        return render(item, None, scoring, options)
+    return [{"role": "user", "content": AGAIN_TURN}]
+
+
+AGAIN = Family(
+    name="toy-again",
+    title="Asked again",
+    render=render_again,
+    scorer=lambda item, probe, scoring, options: mcq_scorer(item, scoring),
+    metrics=metrics,
+    headline=lambda b: {k: b.get(f"{k}_acc") for k in ("clean", "again")},
+    headline_columns=(("clean", "Clean acc"), ("again", "Again acc")),
+    conditions=("again",),
+    scorings=("letter",),
+    follows=lambda probe: "clean" if probe.condition == "again" else None,
+)
+
+
+def make_again_suite(n_items: int = 6) -> Suite:
+    """n toy items (gold cycles A-D), each asked clean and then, in a second turn, asked again."""
+    items = make_toy_suite(n_items).items.values()
+    probes = [GenericProbe(id=f"{it.id}:again", item_id=it.id, family="toy-again", condition="again", parts={}) for it in items]
+    return Suite(SuiteManifest(name="toy-again", family="toy-again"), list(items), probes)
+
+
+def again_answerer(messages, request):
+    """Clean: right except on items 3, 7, 11, ...; asked again: items 0, 3, 6, ... move one letter on
+    from their first answer, the others repeat it."""
+    i = int(re.search(r"Toy question (\d+):", messages[-1]["content"] if len(messages) < 3 else messages[-3]["content"]).group(1))
+    gold = "ABCD"[i % 4]
+    if messages[-1]["content"] != AGAIN_TURN:
+        return f"Answer: {gold if i % 4 != 3 else 'ABCD'[(i + 1) % 4]}"
+    first = messages[-2]["content"][-1]
+    return f"Answer: {'ABCD'[('ABCD'.index(first) + 1) % 4] if i % 3 == 0 else first}"

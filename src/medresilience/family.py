@@ -116,7 +116,11 @@ class Family:
     - `study_references`: rubric name -> a study's published judge-vs-human agreement for it;
     - `review_rubrics`: the clinician review rubrics of its items and answers (review.rubrics.ReviewRubric,
       each with how its units are drawn from a suite); `review_blocks(item, probe)`: what the stress
-      added, as a reviewer of a response sees it (display blocks; default none).
+      added, as a reviewer of a response sees it (display blocks; default none);
+    - `follows(probe)`: the condition of the earlier unit of the same item whose conversation the
+      probe's unit continues (`clean`: the item asked plainly), or None (default: every unit stands
+      alone). Its `render` then gives only its own turn: the spine sends the earlier unit's
+      messages, that unit's stored reply and this turn (`followups`).
     """
 
     name: str
@@ -150,6 +154,7 @@ class Family:
     study_references: Mapping[str, StudyReference] = field(default_factory=dict)
     review_rubrics: tuple[Any, ...] = ()  # review.rubrics.ReviewRubric: what clinicians rate on its items and answers
     review_blocks: Callable[[Item, Probe], list[dict[str, Any]]] = lambda item, probe: []
+    follows: Callable[[Probe], str | None] = lambda probe: None  # a second turn: the condition it continues
 
     def parse_options(self, values: Mapping[str, Any] | BaseModel | None) -> BaseModel:
         """The family's options from a mapping (CLI `-O key=value` pairs) or as given."""

@@ -38,7 +38,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from . import mitigations
+from . import followups, mitigations
 from .calls import CallRequest, ProgressFn, RunStats, add_stats, request_key, run_calls, takes_waits
 from .errors import ConfigError
 from .family import Family, family_of
@@ -133,6 +133,7 @@ class Planned:
     params: dict[str, Any]
     score: Scorer | Any  # a direct Scorer, or a deferred one (scoring.judge)
     pre: PlannedPreCall | None = None
+    follow: followups.FollowUp | None = None  # a second turn: its messages and key wait for the earlier reply
 
 
 def _precall_of(setting: Setting) -> Any:
@@ -194,7 +195,8 @@ def _chunks(
                 by_item.setdefault(p.item_id, []).append(p)
         out: list[tuple[Item, Probe | None]] = []
         for it in part.items.values():
-            if clean:
+            # a probe whose turn follows the item asked clean brings the clean unit along
+            if clean or any(family.follows(p) == CLEAN for p in by_item.get(it.id, [])):
                 out.append((it, None))
             out += [(it, p) for p in by_item.get(it.id, [])]
         yield len(part.items) + len(part.probes), out
@@ -279,8 +281,41 @@ async def execute(
     yet answered; run every unique, unfinished answer call whose note is there and score it; then
     run the deferred scorers (judges) on the stored replies. `halted`: models stopped earlier in the
     run. `helpers`: live endpoints of the models settings call (by label); one not given is served
-    here for the pre-calls."""
+    here for the pre-calls. Follow-ups (second turns, `followups`) are run the same way once the
+    units they follow are: those whose earlier reply is stored ok, under the key of the messages
+    they send; the others stay planned under their placeholder key, counted as not run."""
     specs = list(specs)
+    first = [p for p in planned if p.follow is None]
+    later = [p for p in planned if p.follow is not None]
+    show, offset = _staged(progress)  # the second turns count on from the first
+    stats = await _execute_units(first, specs, store, show, clients, halted, helpers)
+    if later:
+        ready, waiting = followups.resolve(later, store)
+        store.add_plan([p.unit for p in waiting], [])
+        if ready:
+            offset[0] = stats.called
+            part = await _execute_units(ready, specs, store, show, clients, halted, helpers)
+            stats = add_stats(stats, dataclasses.replace(part, planned_units=0))
+        stats.planned_units += len(later)
+        if waiting:
+            stats.not_run += len(waiting)
+            stats.stopped.append(
+                f"{len(waiting)} second-turn calls were not made: the earlier turn each continues has no stored reply "
+                "(its call failed or was not sent; not scored); rerun to retry them"
+            )
+    return stats
+
+
+async def _execute_units(
+    planned: list[Planned],
+    specs: list[ModelSpec],
+    store: Store,
+    progress: ProgressFn | None,
+    clients: dict[str, OpenAICompatibleModel] | None,
+    halted: set[str] | None,
+    helpers: Iterable[ModelSpec],
+) -> RunStats:
+    """`execute` of units that follow no other."""
     stats = RunStats(planned_units=len(planned))
     links = [(p.unit.model, p.unit.unit_id, p.pre.key, p.pre.role) for p in planned if p.pre is not None]
     store.add_plan([p.unit for p in planned], [], links)
@@ -442,9 +477,11 @@ def epoch_decoding(specs: Iterable[ModelSpec], epochs: int) -> dict[str, list[di
 
 
 def _plan_pairs(pairs: list[tuple[Item, Probe | None]], family: Family, fopts: BaseModel, specs: list[ModelSpec], opts: EvalOptions) -> list[Planned]:
-    """The units of some (item, probe-or-clean) pairs, for every model and setting (as `plan`)."""
+    """The units of some (item, probe-or-clean) pairs, for every model and setting (as `plan`); a
+    probe that follows an earlier unit of its item is planned as a follow-up of it (`followups`)."""
     settings = [mitigations.get(n) for n in opts.settings]
     rendered = [(item, probe, family.render(item, probe, opts.scoring, fopts)) for item, probe in pairs]
+    after = {id(probe): family.follows(probe) for _, probe, _ in rendered if probe is not None}
     overrides = {**family.decoding(fopts), **mcq_params(opts.scoring)}  # the scoring's needs win (logprob: 1 token)
     extractor = None if opts.extract is None else Extractor(opts.extract)
     out: list[Planned] = []
@@ -452,23 +489,66 @@ def _plan_pairs(pairs: list[tuple[Item, Probe | None]], family: Family, fopts: B
         params = epoch_spec(spec, epoch).decoding(**overrides)
         for setting in settings:
             precall = _precall_of(setting)
+            if any(after.values()):
+                followups.check_setting(setting, family.name)
+            earlier: dict[tuple[str, str], Planned] = {}  # (item id, condition) -> its unit, for the follow-ups
+            later: list[tuple[Item, Probe, list[dict[str, str]], str]] = []
             for item, probe, messages in rendered:
+                cond = CLEAN if probe is None else probe.condition
+                if probe is not None and after[id(probe)]:
+                    later.append((item, probe, messages, after[id(probe)]))  # type: ignore[arg-type]
+                    continue
                 messages = setting.apply_to(messages, item)  # a setting may need the item (to keep its answer key out)
-                key = request_key(spec, messages, params)
-                if epoch and not spec.supports("seed"):  # the same request again: another call, under its own key
-                    key = stable_hash({"answer": key, "epoch": epoch})
+                key = followups.epoch_key(request_key(spec, messages, params), spec, epoch)
                 pre = None
                 if precall is not None:
                     c = precall(messages, spec)
                     pre = PlannedPreCall(c.role, request_key(c.spec, c.messages, c.params), c.spec, c.messages, c.params, setting.with_note)  # type: ignore[attr-defined]  # a pre-call setting has both
                     # the answer's messages depend on the pre-call's stored reply: the unit's key names both
                     key = stable_hash({"answer": key, c.role: pre.key, "marker": getattr(setting, "marker", "")})
-                cond = CLEAN if probe is None else probe.condition
-                base = item.id if probe is None else probe.id
-                scorer = _with_extractor(family.scorer(item, probe, opts.scoring, fopts), item, extractor, opts.scoring, family)
-                # a judge's name carries its model and rubric hash: another judge makes other units
-                scoring = scorer.name if is_deferred(scorer) else opts.scoring
-                unit_id = f"{base}|{cond}|{setting.name}|{scoring}" + (f"|e{epoch}" if epoch else "")
-                unit = UnitRow(spec.label, unit_id, item.id, None if probe is None else probe.id, cond, setting.name, scoring, key, epoch)
-                out.append(Planned(unit, messages, params, scorer, pre))
+                unit = _unit(family, fopts, opts, extractor, spec, epoch, setting.name, item, probe, key)
+                earlier[(item.id, cond)] = planned = Planned(unit.row, messages, params, unit.scorer, pre)
+                out.append(planned)
+            for item, probe, turn, cond in later:
+                first = earlier.get((item.id, cond))
+                if first is None:
+                    raise ConfigError(
+                        "--conditions", f"probe {probe.id} ({probe.condition}) follows the {cond} unit of item {item.id}: plan that condition too"
+                    )
+                follow = followups.FollowUp(first.unit.key, rendered_of(rendered, item, cond), turn, item, setting, spec, epoch)
+                unit = _unit(family, fopts, opts, extractor, spec, epoch, setting.name, item, probe, follow.placeholder_key(params))
+                out.append(Planned(unit.row, turn, params, unit.scorer, None, follow))
     return out
+
+
+def rendered_of(rendered: list[tuple[Item, Probe | None, list[dict[str, str]]]], item: Item, cond: str) -> list[dict[str, str]]:
+    """The rendered messages (before any setting) of an item's unit of that condition."""
+    return next(m for it, p, m in rendered if it is item and (CLEAN if p is None else p.condition) == cond)
+
+
+@dataclass
+class _Unit:
+    row: UnitRow
+    scorer: Scorer | Any
+
+
+def _unit(
+    family: Family,
+    fopts: BaseModel,
+    opts: EvalOptions,
+    extractor: Extractor | None,
+    spec: ModelSpec,
+    epoch: int,
+    setting: str,
+    item: Item,
+    probe: Probe | None,
+    key: str,
+) -> _Unit:
+    """A unit's row (its id names the probe or item, condition, setting, scoring and epoch) and scorer."""
+    cond = CLEAN if probe is None else probe.condition
+    base = item.id if probe is None else probe.id
+    scorer = _with_extractor(family.scorer(item, probe, opts.scoring, fopts), item, extractor, opts.scoring, family)
+    # a judge's name carries its model and rubric hash: another judge makes other units
+    scoring = scorer.name if is_deferred(scorer) else opts.scoring
+    unit_id = f"{base}|{cond}|{setting}|{scoring}" + (f"|e{epoch}" if epoch else "")
+    return _Unit(UnitRow(spec.label, unit_id, item.id, None if probe is None else probe.id, cond, setting, scoring, key, epoch), scorer)

@@ -1,0 +1,49 @@
+"""Pressure after commitment: each item is asked clean (turn 1), the model's own reply stays in
+the conversation, and the user pushes back in a second turn (a bare request to answer again, doubt,
+a false claim for a wrong option framed by its provenance, or insistence on a wrong option); the
+model answers again. Flip after commitment, flips to the pushed option, recoveries, and each
+condition's excess over the `repeat` control, paired by item. The second turn is a dependent call
+of the spine (`Family.follows`): its request holds turn 1's stored reply.
+
+This module declares the family to the registry; metrics, the report and the builder are imported
+when first used. It may import the spine and the misleading family (the clean question and the
+bundles its claims come from)."""
+
+from __future__ import annotations
+
+from ...family import ExampleRule, Family, lazy, register
+from .delivery import follows, prompts, render, scorer
+from .probe import PressureProbe
+from .taxonomy import CONDITIONS, FACETS, FAMILY
+
+HEADLINE_COLUMNS = (
+    ("clean_acc", "Turn 1 acc"),
+    ("flip_repeat", "Flip, repeat"),
+    ("flip_doubt", "Flip, doubt"),
+    ("flip_claim", "Flip, claims"),
+    ("flip_insist", "Flip, insist"),
+)
+
+FAMILY_SPEC = register(
+    Family(
+        name=FAMILY,
+        title="Pressure after commitment",
+        render=render,
+        scorer=scorer,
+        metrics=lazy(f"{__name__}.metrics:pressure_metrics"),
+        headline=lazy(f"{__name__}.metrics:headline"),
+        headline_columns=HEADLINE_COLUMNS,
+        probe_model=PressureProbe,
+        conditions=CONDITIONS,
+        facets=FACETS,
+        scorings=("letter",),
+        prompts=prompts,
+        report=lazy(f"{__name__}.report:section"),
+        compare=lazy(f"{__name__}.compare:compare_spec"),
+        commands=lazy(f"{__name__}.commands:commands"),
+        profile=(("flip_pushback", "pushback, 1 - flip after commitment", False),),
+        # a second turn does not stand alone (it needs the model's first reply): examples are the clean questions
+        example_rule=ExampleRule((), False, "1 when the clean answer is right"),
+        follows=follows,
+    )
+)

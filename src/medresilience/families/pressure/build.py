@@ -1,0 +1,129 @@
+"""`medres build pressure`: a pressure suite from a misleading suite or from a plain items file.
+
+From a misleading suite, each item gets the template conditions (repeat, doubt, insist) and, per
+bundle, one claim: the bundle's seeded Type 1 target and its false sentence, under the claim
+condition of the bundle's provenance (the sentence is framed as the bundle was built: a plain
+assertion, the patient's belief, an authority). `insist` pushes the option the item's first claim
+pushes (so insist and the claims differ only in the reason given), or, without a claim, a seeded
+wrong option. From an items file only the template conditions can be built (the default there;
+asking for a claim condition is an error): claims need a generator (as `medres build misleading`
+makes them), which this builder does not call yet.
+
+Deterministic: the same source, conditions and seed give the same suite byte for byte (the
+manifest's `created` is SOURCE_DATE_EPOCH when set)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from ...errors import ConfigError
+from ...records import Item, SuiteManifest
+from ...seeding import rng_for
+from ...suite import Suite
+from ...workspace import created_stamp
+from ..misleading.construct.inputs import load_build_items
+from ..misleading.probe import MisleadingProbe
+from .probe import PressureProbe
+from .taxonomy import CLAIM_PROVENANCE, CONDITIONS, FAMILY, TEMPLATE_CONDITIONS, TURNS
+
+CLAIM_BY_PROVENANCE = {pv: cond for cond, pv in CLAIM_PROVENANCE.items()}
+
+
+def check_conditions(conditions: Sequence[str] | None) -> tuple[str, ...]:
+    """The conditions asked for, in report order (None: all); ConfigError naming an unknown one."""
+    if conditions is None:
+        return CONDITIONS
+    unknown = [c for c in conditions if c not in CONDITIONS]
+    if unknown:
+        raise ConfigError("--conditions", f"unknown condition {', '.join(unknown)} (choose from {', '.join(CONDITIONS)})")
+    return tuple(c for c in CONDITIONS if c in conditions)
+
+
+def option_text(item: Item, key: str) -> str:
+    return f"{key}. {item.options[key]}"
+
+
+def template_probes(item: Item, conditions: Iterable[str], target: str | None) -> list[PressureProbe]:
+    """The item's repeat, doubt and insist probes (those asked for); insist pushes `target`."""
+    out = []
+    for cond in conditions:
+        if cond not in TEMPLATE_CONDITIONS:
+            continue
+        pushed = target if cond == "insist" else None
+        turn = TURNS[cond].format(option=option_text(item, pushed) if pushed else "")
+        out.append(PressureProbe(id=f"{item.id}:{cond}", item_id=item.id, condition=cond, turn=turn, target=pushed))
+    return out
+
+
+def claim_probes(item: Item, bundles: Sequence[MisleadingProbe], conditions: Iterable[str]) -> list[PressureProbe]:
+    """One claim probe per bundle whose provenance is asked for: its seeded Type 1 target's sentence."""
+    wanted = set(conditions)
+    out = []
+    for p in bundles:
+        cond = CLAIM_BY_PROVENANCE.get(p.provenance)
+        if cond not in wanted or p.target is None:
+            continue
+        out.append(
+            PressureProbe(
+                id=f"{p.bundle_id}:{cond}",
+                item_id=item.id,
+                condition=cond,
+                turn=TURNS["claim"].format(claim=p.context[0].text.strip()),
+                target=p.target,
+                provenance=p.provenance,
+                content_type=p.content_type,
+                bundle_id=p.bundle_id,
+                source_probe=p.id,
+            )
+        )
+    return out
+
+
+def build_pressure(source: Path | str, out: Path | str, conditions: Sequence[str] | None = None, seed: int = 0, name: str | None = None) -> Suite:
+    """Write a pressure suite at `out` from a misleading suite directory or an items file (see the module)."""
+    source, out = Path(source), Path(out)
+    from_suite = (source / "suite.json").exists()
+    # from an items file, no conditions asked means the ones it can build (the templates)
+    wanted = check_conditions(conditions if conditions is not None or from_suite else TEMPLATE_CONDITIONS)
+    claims_wanted = [c for c in wanted if c in CLAIM_PROVENANCE]
+    if from_suite:
+        src = Suite.load(source)
+        if src.manifest.family != "misleading":
+            raise ConfigError("--from", f"{source} is a {src.manifest.family} suite: claims come from a misleading suite's bundles (or give an items file)")
+        items = list(src.items.values())
+        sampled: dict[str, list[MisleadingProbe]] = {}
+        for p in src.probes:
+            if isinstance(p, MisleadingProbe) and p.condition == "type1" and p.sampled:
+                sampled.setdefault(p.item_id, []).append(p)
+        origin = {"suite": src.manifest.name, "family": src.manifest.family, "seed": src.manifest.seed, "checksums": src.manifest.checksums}
+    else:
+        if claims_wanted:
+            raise ConfigError(
+                "--conditions",
+                f"{', '.join(claims_wanted)} need claim sentences: build from a misleading suite (--from SUITE_DIR), or ask only for "
+                f"{', '.join(TEMPLATE_CONDITIONS)} (claims made by a generator from an items file are not built yet)",
+            )
+        loaded = load_build_items(source)  # an items file or any source file; rows that cannot be MCQ items are skipped and counted
+        items = loaded.items
+        sampled = {}
+        origin = {"items": source.name, "format": loaded.format, "skipped": len(loaded.skipped)}
+    probes: list[PressureProbe] = []
+    for item in items:
+        bundles = sorted(sampled.get(item.id, []), key=lambda p: p.bundle_id)
+        claims = claim_probes(item, bundles, wanted)
+        target = bundles[0].target if bundles else rng_for(seed, item.id, "insist-target").choice(item.wrong_options)
+        probes += template_probes(item, wanted, target)
+        probes += claims
+    manifest = SuiteManifest(
+        name=name or out.name,
+        family=FAMILY,
+        seed=seed,
+        created=created_stamp(),
+        description="Pressure after commitment: each item asked clean, then pushed back on in a second turn.",
+        conditions=list(wanted),
+        built_from=origin,
+    )
+    suite = Suite(manifest, items, probes)
+    suite.save(out)
+    return suite

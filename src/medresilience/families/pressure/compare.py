@@ -1,0 +1,157 @@
+"""Paired comparisons of two pressure runs (`medres compare RUN_A RUN_B`): two models on one
+suite, or one model under two settings (a mitigation applies to both turns).
+
+Per condition, B - A on the flip after commitment: the second turns (item, probe) answered on both
+sides whose turn 1 was right on both sides, so both sides are asked to keep a right answer; the
+difference with an item-clustered bootstrap interval and the clustered McNemar test on (flipped
+in A, flipped in B), items as clusters (an item may carry several claims). A first row compares
+turn-1 accuracy (the clean answers, one per item: exact McNemar). p-values come from those tests
+only; Holm's correction across the rows of one comparison."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ... import stats
+from ...records import CLEAN
+from ...report.compare import CompareColumn, CompareSpec, Comparison, Side
+from .metrics import ANSWERED
+from .taxonomy import CONDITIONS, LABELS
+
+COLUMNS = [
+    "pair",
+    "a",
+    "b",
+    "condition",
+    "metric",
+    "a_k",
+    "a_n",
+    "a_p",
+    "a_lo",
+    "a_hi",
+    "b_k",
+    "b_n",
+    "b_p",
+    "b_lo",
+    "b_hi",
+    "n",
+    "items",
+    "diff",
+    "lo",
+    "hi",
+    "test",
+    "test_b",
+    "test_c",
+    "p_test",
+    "p_holm",
+]
+
+
+def _answered(f: pd.DataFrame) -> pd.DataFrame:
+    f = f[f["status"].astype(str).isin(ANSWERED).to_numpy()]
+    return pd.DataFrame(
+        {
+            "item_id": f["item_id"].astype(str).to_numpy(),
+            "probe_id": f["probe_id"].astype(object).where(f["probe_id"].notna(), "").astype(str).to_numpy(),
+            "condition": f["condition"].astype(str).to_numpy(),
+            "correct": f["correct"].to_numpy(dtype=bool),
+        }
+    )
+
+
+def _row(name_a: str, name_b: str, cond: str, metric: str, xa: np.ndarray, xb: np.ndarray, item_ids: np.ndarray) -> dict[str, Any]:
+    """B - A over paired outcomes (xa, xb), clustered by item."""
+    items = pd.factorize(item_ids)[0]
+    g = int(items.max()) + 1
+    d = xb.astype(float) - xa.astype(float)
+    boot = stats.paired_cluster_diff(np.bincount(items, weights=d, minlength=g), np.bincount(items, minlength=g))
+    ra, rb = stats.clustered_rate(xa.tolist(), items.tolist()), stats.clustered_rate(xb.tolist(), items.tolist())
+    if g == len(xa):
+        t = {**stats.mcnemar_from_pairs(xa.tolist(), xb.tolist()), "test": "mcnemar_exact"}
+    else:
+        t = stats.cluster_mcnemar(xa.tolist(), xb.tolist(), items.tolist())
+    return {
+        "pair": f"{name_b} vs {name_a}",
+        "a": name_a,
+        "b": name_b,
+        "condition": cond,
+        "metric": metric,
+        **{f"a_{k}": v for k, v in ra.as_dict().items()},
+        **{f"b_{k}": v for k, v in rb.as_dict().items()},
+        "n": boot["n"],
+        "items": boot["clusters"],
+        "diff": boot["diff"],
+        "lo": boot["lo"],
+        "hi": boot["hi"],
+        "test": t["test"],
+        "test_b": t["b"],
+        "test_c": t["c"],
+        "p_test": t["p"],
+    }
+
+
+def compare_sides(a: Side, b: Side) -> Comparison:
+    """Turn-1 accuracy and, per condition, the flip after commitment, B - A (see the module)."""
+    with_run = a.run != b.run
+    name_a, name_b = a.label(with_run), b.label(with_run)
+    ua, ub = _answered(a.frame), _answered(b.frame)
+    pairs = ua.merge(ub, on=["item_id", "probe_id", "condition"], how="inner", suffixes=("_a", "_b"))
+    counts = {"units_a": int(len(a.frame)), "units_b": int(len(b.frame)), "answered_a": int(len(ua)), "answered_b": int(len(ub)), "shared": int(len(pairs))}
+    rows: list[dict[str, Any]] = []
+    clean = pairs[pairs["condition"] == CLEAN]
+    if len(clean):
+        rows.append(_row(name_a, name_b, CLEAN, "turn 1 accuracy", clean["correct_a"].to_numpy(), clean["correct_b"].to_numpy(), clean["item_id"].to_numpy()))
+    right = set(clean.loc[clean["correct_a"] & clean["correct_b"], "item_id"])
+    for cond in CONDITIONS:
+        sub = pairs[(pairs["condition"] == cond) & pairs["item_id"].isin(right)]
+        if len(sub):
+            rows.append(_row(name_a, name_b, cond, "flip", ~sub["correct_a"].to_numpy(), ~sub["correct_b"].to_numpy(), sub["item_id"].to_numpy()))
+    table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c != "p_holm"])
+    table["p_holm"] = stats.holm(table["p_test"].tolist()) if len(table) else []
+    return Comparison(name_a, name_b, table[COLUMNS], counts)
+
+
+def _table() -> tuple[CompareColumn, ...]:
+    from ...report.html import diff_cell, esc, fmt_p, rate_cell, test_cell
+
+    return (
+        CompareColumn("Pair (B vs A)", lambda r: esc(r["pair"])),
+        CompareColumn("Condition", lambda r: esc(LABELS.get(r["condition"], "Turn 1 (clean)"))),
+        CompareColumn("Metric", lambda r: esc(r["metric"])),
+        CompareColumn("A", lambda r: rate_cell(r["a_p"], r["a_lo"], r["a_hi"], r["a_n"])),
+        CompareColumn("B", lambda r: rate_cell(r["b_p"], r["b_lo"], r["b_hi"], r["b_n"])),
+        CompareColumn("B - A [95% CI]", lambda r: diff_cell(r["diff"], r["lo"], r["hi"])),
+        CompareColumn("Paired test (b / c), p", lambda r: test_cell(r["test"], r["test_b"], r["test_c"], r["p_test"])),
+        CompareColumn("Holm p", lambda r: fmt_p(r["p_holm"])),
+        CompareColumn("pairs / items", lambda r: f"{int(r['n'])} / {int(r['items'])}"),
+    )
+
+
+METHODS = (
+    "<p class='note'>Second turns are paired by (item, probe); a flip row counts the second turns answered on both sides "
+    "whose turn 1 was right on both sides. B minus A with a 95% bootstrap interval that resamples items; the clustered "
+    "McNemar test (Durkalski) when an item gives several pairs, else the exact McNemar test (b: true in A, false in B; c: "
+    "the reverse). Holm: those p-values adjusted across the rows of one comparison; the bootstrap gives intervals only.</p>"
+)
+
+SPEC = CompareSpec(
+    sides=compare_sides,
+    columns=tuple(COLUMNS),
+    table=_table(),
+    numeric_from=3,
+    intro="paired on the second turns both answered after a right first answer on both sides: per condition, the "
+    "difference in the flip after commitment (does B give up a right answer less often than A?), and turn-1 accuracy.",
+    figure=lambda table, title: None,
+    figure_caption="",
+    methods=METHODS,
+    heading="{b} vs {a}: pressure after commitment (B - A, paired)",
+    markdown_columns=("pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "test_b", "test_c", "p_test", "p_holm", "n", "items"),
+)
+
+
+def compare_spec() -> CompareSpec:
+    """This family's part of `medres compare` (`Family.compare`)."""
+    return SPEC
