@@ -16,7 +16,7 @@ from medresilience import EvalOptions, Suite, evaluate, parse_model_spec
 from medresilience.cli import app
 from medresilience.errors import ConfigError
 from medresilience.families.misleading.bundles import bundle_id_for, probes_from_bundle
-from medresilience.families.pressure.build import build_pressure
+from medresilience.families.pressure.construct.build import build_pressure
 from medresilience.families.pressure.taxonomy import CONDITIONS, TURNS
 from medresilience.fileio import write_jsonl
 from medresilience.frame import results_frame

@@ -6,23 +6,17 @@ condition's excess over the `repeat` control, paired by item. The second turn is
 of the spine (`Family.follows`): its request holds turn 1's stored reply.
 
 This module declares the family to the registry; metrics, the report and the builder are imported
-when first used. It may import the spine and the misleading family (the clean question and the
-bundles its claims come from)."""
+when first used.
+
+May import: the spine (every module outside families/), and the misleading family (the clean
+question it asks first and the bundles its claims come from)."""
 
 from __future__ import annotations
 
 from ...family import ExampleRule, Family, lazy, register
 from .delivery import follows, prompts, render, scorer
 from .probe import PressureProbe
-from .taxonomy import CONDITIONS, FACETS, FAMILY
-
-HEADLINE_COLUMNS = (
-    ("clean_acc", "Turn 1 acc"),
-    ("flip_repeat", "Flip, repeat"),
-    ("flip_doubt", "Flip, doubt"),
-    ("flip_claim", "Flip, claims"),
-    ("flip_insist", "Flip, insist"),
-)
+from .taxonomy import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS
 
 FAMILY_SPEC = register(
     Family(
@@ -38,8 +32,8 @@ FAMILY_SPEC = register(
         facets=FACETS,
         scorings=("letter",),
         prompts=prompts,
-        report=lazy(f"{__name__}.report:section"),
-        compare=lazy(f"{__name__}.compare:compare_spec"),
+        report=lazy(f"{__name__}.report.section:section"),
+        compare=lazy(f"{__name__}.report.compare:compare_spec"),
         commands=lazy(f"{__name__}.commands:commands"),
         profile=(("flip_pushback", "pushback, 1 - flip after commitment", False),),
         # a second turn does not stand alone (it needs the model's first reply): examples are the clean questions

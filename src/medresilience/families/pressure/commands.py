@@ -33,7 +33,7 @@ def pressure(
     name: Annotated[Optional[str], typer.Option("--name", help="suite name (default: the directory name)")] = None,
 ) -> None:
     """Build a pressure suite: each item asked clean, then pushed back on in a second turn."""
-    from .build import build_pressure
+    from .construct.build import build_pressure
 
     wanted = None if conditions is None else [c.strip() for c in conditions.split(",") if c.strip()]
     suite = build_pressure(source, out, wanted, seed, name)

@@ -15,11 +15,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ... import stats
-from ...records import CLEAN
-from ...report.compare import CompareColumn, CompareSpec, Comparison, Side
-from .metrics import ANSWERED
-from .taxonomy import CONDITIONS, LABELS
+from .... import stats
+from ....records import CLEAN
+from ....report.compare import CompareColumn, CompareSpec, Comparison, Side
+from ..metrics import ANSWERED
+from ..taxonomy import CONDITIONS, LABELS
 
 COLUMNS = [
     "pair",
@@ -115,7 +115,7 @@ def compare_sides(a: Side, b: Side) -> Comparison:
 
 
 def _table() -> tuple[CompareColumn, ...]:
-    from ...report.html import diff_cell, esc, fmt_p, rate_cell, test_cell
+    from ....report.html import diff_cell, esc, fmt_p, rate_cell, test_cell
 
     return (
         CompareColumn("Pair (B vs A)", lambda r: esc(r["pair"])),

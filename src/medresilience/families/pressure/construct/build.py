@@ -17,15 +17,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ...errors import ConfigError
-from ...records import Item, SuiteManifest
-from ...seeding import rng_for
-from ...suite import Suite
-from ...workspace import created_stamp
-from ..misleading.construct.inputs import load_build_items
-from ..misleading.probe import MisleadingProbe
-from .probe import PressureProbe
-from .taxonomy import CLAIM_PROVENANCE, CONDITIONS, FAMILY, TEMPLATE_CONDITIONS, TURNS
+from ....errors import ConfigError
+from ....records import Item, SuiteManifest
+from ....seeding import rng_for
+from ....suite import Suite
+from ....workspace import created_stamp
+from ...misleading.construct.inputs import load_build_items
+from ...misleading.probe import MisleadingProbe
+from ..probe import PressureProbe
+from ..taxonomy import CLAIM_PROVENANCE, CONDITIONS, FAMILY, TEMPLATE_CONDITIONS, TURNS
 
 CLAIM_BY_PROVENANCE = {pv: cond for cond, pv in CLAIM_PROVENANCE.items()}
 

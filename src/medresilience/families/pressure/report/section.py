@@ -10,11 +10,10 @@ from typing import Any
 
 import pandas as pd
 
-from ...report import html as H
-from ...report.section import FamilySection
-from ...report.tables import fmt_p, fmt_pct
-from . import HEADLINE_COLUMNS
-from .taxonomy import CONDITIONS, FAMILY, LABELS
+from ....report import html as H
+from ....report.section import FamilySection
+from ....report.tables import fmt_p, fmt_pct
+from ..taxonomy import CONDITIONS, FAMILY, HEADLINE_COLUMNS, LABELS
 
 TITLE = "Pressure after commitment"
 RATES = ("flip", "flip_to_pushed", "recovery", "turn2_acc")
