@@ -223,3 +223,11 @@ def test_bad_requests_exit_2_and_write_nothing(runs, tmp_path):
     res = runner.invoke(app, ["export", str(tmp_path), "--format", "jsonl", "--out", str(tmp_path / "x.jsonl")])
     assert res.exit_code == 2 and "store.sqlite" in res.output and not (tmp_path / "x.jsonl").exists()
     assert [p.name for p in tmp_path.iterdir()] == []  # no temporary left behind either
+
+
+def test_a_run_or_a_suite_not_both_and_a_run_names_its_format(runs, tmp_path):
+    res = runner.invoke(app, ["export", str(runs / "noise"), "--suite", str(runs / "noise-suite"), "--out", str(tmp_path / "x")])
+    assert res.exit_code == 2 and "not both" in res.output
+    res = runner.invoke(app, ["export", str(runs / "noise"), "--out", str(tmp_path / "x.jsonl")])
+    assert res.exit_code == 2 and "inspect, jsonl, parquet" in res.output
+    assert [p.name for p in tmp_path.iterdir()] == []

@@ -294,26 +294,6 @@ def import_(
     console.print(done.summary, highlight=False, markup=False, soft_wrap=True)
 
 
-@app.command()
-@user_errors
-def export(
-    suite: Annotated[Path, typer.Option("--suite", help="suite directory")],
-    out: Annotated[Path, typer.Option("--out", help="output file")],
-    fmt: Annotated[str, typer.Option("--format", help="a format of the suite's family (misleading: release or parquet)")] = "release",
-) -> None:
-    """Write a suite in another layout."""
-    from ..errors import ConfigError
-    from ..family import get
-    from ..suite import Suite
-
-    s = Suite.load(suite)
-    fam = get(s.manifest.family)
-    if fam.export is None:
-        raise ConfigError("--format", f"family {fam.name} has no export formats")
-    n = fam.export(s, out, fmt)
-    console.print(f"{out}: {n} rows")
-
-
 def _build_group() -> typer.Typer:
     """`medres build ...`: every family's construction commands in one group."""
     from ..family import families
