@@ -140,3 +140,5 @@ def test_viewer_url_option(runs, tmp_path):
     hrefs = re.findall(r'<a class="units" href="([^"]*)"', on)
     assert hrefs and all(h.startswith("http://127.0.0.1:9000/units?run=0&amp;model=m&amp;setting=none&amp;condition=") for h in hrefs)
     assert "--port 9000" in on
+    res = CliRunner().invoke(app, ["report", str(root / "noise"), "--out", str(tmp_path / "bad"), "--viewer-url", "127.0.0.1:8765/units"])
+    assert res.exit_code == 2 and "--viewer-url" in res.output and not (tmp_path / "bad").exists()

@@ -9,6 +9,7 @@ import contextlib
 import html
 import json
 import os
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
+from ..errors import ConfigError
 from .tables import fmt_p, fmt_pct  # noqa: F401  (re-exported for the families' sections)
 from .templating import render
 
@@ -117,6 +119,8 @@ _links: ContextVar[ViewerLinks | None] = ContextVar("viewer_links", default=None
 def viewer_links(base: str | None, runs: Sequence[Any]) -> Iterator[None]:
     """Within: `units_url` links to the viewer at `base` (None: no links), the runs (RunData) by
     their names in the order given to the report."""
+    if base is not None and not re.fullmatch(r"https?://[^\s/?#]+/?", base):
+        raise ConfigError("--viewer-url", f"{base!r} is not the viewer's address, e.g. http://127.0.0.1:8765 (or none: no links)")
     links = None if base is None else ViewerLinks(base, {r.name: (i, frozenset((r.results or {}).get("models") or ())) for i, r in enumerate(runs)})
     token = _links.set(links)
     try:
