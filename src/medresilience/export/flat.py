@@ -31,7 +31,7 @@ def parquet_schema(run: RunUnits):
     return pa.schema([(name, kind(name)) for name in run.columns])
 
 
-def write_parquet_rows(run: RunUnits, out: Path | str, batch: int = 50_000) -> int:
+def write_parquet_rows(run: RunUnits, out: Path | str, batch: int = 10_000) -> int:
     """Write every unit of `run` as one Parquet row, `batch` rows a row group; returns how many."""
     import pyarrow as pa
 

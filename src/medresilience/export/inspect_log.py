@@ -27,7 +27,7 @@ from .. import __version__
 from ..errors import ConfigError
 from ..fileio import atomic_write
 from ..store_joins import UnitRecord
-from .units import RunUnits
+from .units import RunUnits, detail_of
 
 NAN = float("nan")
 #: inspect's stop reasons for the finish reasons a call records
@@ -59,7 +59,7 @@ def _score(u: UnitRecord, row: dict[str, Any]) -> dict[str, dict[str, Any]]:
     if status in ("error", "missing"):
         return {}
     valid = status == "valid" and u.value is not None
-    detail = json.loads(u.detail) if u.detail else None
+    detail = detail_of(u.detail) or None
     score: dict[str, Any] = {
         "value": u.value if valid else NAN,
         "answer": u.label,

@@ -60,7 +60,8 @@ def unit_status(call: int, score: int) -> str:
     return STATUSES[_STATUS[call * len(SCORE_CODES) + score]]
 
 
-def _detail(text: str | None) -> dict[str, Any]:
+def detail_of(text: str | None) -> dict[str, Any]:
+    """A score's stored detail (JSON text) as a mapping (empty when absent or not an object)."""
     if not text:
         return {}
     try:
@@ -107,7 +108,7 @@ class RunUnits:
         family = self.family.name
         for u in self.store.unit_records(self.run_id, chunk):
             source, subject, gold = items.get(u.item_id, (None, None, None))
-            detail = _detail(u.detail)
+            detail = detail_of(u.detail)
             row: dict[str, Any] = {
                 "run": self.run_id,
                 "family": family,
