@@ -16,7 +16,7 @@ import re
 
 import pandas as pd
 import pytest
-from inspect_ai.log import read_eval_log
+from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
 from typer.testing import CliRunner
 
 from conftest import FIXTURES, make_tiny_suite, oracle_policy
@@ -151,6 +151,9 @@ def test_inspect_reads_every_unit_and_the_headline_metrics(runs, family, tmp_pat
             else:
                 assert math.isnan(score.value) and score.reason
         assert set(seen) == set(units)  # every unit, once
+        if suffix == ".eval":  # what `inspect view` lists before it opens a sample
+            assert len(read_eval_log_sample_summaries(str(out))) == len(units)
+            assert read_eval_log(str(out), header_only=True).results.total_samples == len(units)
         got = {sc.name: sc.metrics for sc in log.results.scores}
         for model, settings in results["models"].items():
             for setting, block in settings.items():
