@@ -526,7 +526,18 @@ def sha256_file(path: Path | str) -> str:
 
 def write_parquet_table(path: Path | str, table: Any) -> None:
     """Write a pyarrow Table as a Parquet file, atomically (as `atomic_write`)."""
+    write_parquet_batches(path, table.schema, [table])
+
+
+def write_parquet_batches(path: Path | str, schema: Any, parts: Iterable[Any]) -> None:
+    """Write pyarrow Tables or RecordBatches of one schema as a Parquet file as they come (one
+    row group or more each; bounded memory), atomically (as `atomic_write`: a failure while the
+    parts are made leaves no file)."""
     import pyarrow.parquet as pq
 
-    with atomic_write(path, "wb") as fh:
-        pq.write_table(table, fh)
+    with atomic_write(path, "wb") as fh, pq.ParquetWriter(fh, schema) as writer:
+        for part in parts:
+            if hasattr(part, "to_batches"):
+                writer.write_table(part)
+            else:
+                writer.write_batch(part)

@@ -45,6 +45,20 @@ STATUSES = ["valid", "invalid", "unscored", "error", "missing", "truncated"]
 MAX_PACKED_LABELS = 4096
 
 
+def status_codes(call: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """Each unit's `status` (an index into STATUSES) from its call and score codes
+    (store_joins.CALL_CODES, SCORE_CODES)."""
+    status_code = np.full(len(call), 4, dtype=np.int8)  # missing
+    status_code[call == 2] = 3  # error
+    ok = (call == 1) | (call == 3)
+    status_code[ok & (score == 1)] = 0  # valid
+    status_code[ok & (score != 1)] = 1  # invalid (an invalid reply, or no score row: nothing in it to score)
+    status_code[ok & (score == 3)] = 2  # unscored
+    status_code[ok & (score == 4)] = 5  # truncated
+    status_code[(call == 3) & (score == 0)] = 5  # truncated: cut at its budget with nothing in it to score (no final answer to judge)
+    return status_code
+
+
 class _Codes:
     """A growing vocabulary: strings -> stable integer codes across chunks (None -> -1)."""
 
@@ -296,15 +310,7 @@ def results_frame(store: Store, suite: Suite, chunk: int = 100_000, run: str | N
         _facts(((p.id, tuple(p.facet_values().get(f) for f in facets)) for p in suite.iter_probes()), vocab["probe_id"].index, len(facets)) if facets else []
     )
 
-    call, score = cat["call"], cat["score"]
-    status_code = np.full(len(call), 4, dtype=np.int8)  # missing
-    status_code[call == 2] = 3  # error
-    ok = (call == 1) | (call == 3)
-    status_code[ok & (score == 1)] = 0  # valid
-    status_code[ok & (score != 1)] = 1  # invalid (an invalid reply, or no score row: nothing in it to score)
-    status_code[ok & (score == 3)] = 2  # unscored
-    status_code[ok & (score == 4)] = 5  # truncated
-    status_code[(call == 3) & (score == 0)] = 5  # truncated: cut at its budget with nothing in it to score (no final answer to judge)
+    status_code = status_codes(cat["call"], cat["score"])
 
     icode, pcode = cat["item_id"], cat["probe_id"]
     data: dict[str, Any] = {

@@ -7,6 +7,8 @@ the corpus index).
 Two shapes of the same join:
 - `unit_results`: one typed `UnitResult` per unit, streamed in the store's order (model, unit id),
   for readers that look at units one by one (judge verdicts, review candidates);
+- `unit_records`: one `UnitRecord` per unit with every column of the join and the request as sent
+  (exports of a run), streamed in chunks;
 - `joined_packed` / `joined_text`: the columns the results frame needs, streamed as chunks of plain
   tuples (no object per row: millions of units in bounded memory), the small columns packed into
   one integer per row (`PackedJoin`) or, for a large label vocabulary, as text. Their call and
@@ -129,6 +131,11 @@ class JoinedReads:
         for row in self.conn.execute(sql, args):
             yield UnitResult(*row)
 
+    def unit_records(self, run: str | None, chunk: int = 10_000) -> Iterator[UnitRecord]:
+        """Every unit of `run` (None: every unit) with its request, call and score (`UnitRecord`),
+        ordered by model and unit id, streamed `chunk` rows at a time."""
+        return unit_records(self.conn, run, chunk)
+
     def unit_values(self, column: str, run: str | None) -> list[Any]:
         """The distinct values of one of the `SMALL` unit columns among the units of `run` (None:
         every unit), in the store's order (one scan)."""
@@ -173,3 +180,49 @@ class JoinedReads:
         sql = f"""SELECT u.model, u.condition, u.setting, u.scoring, u.item_id, u.probe_id, {_CALL}, {_SCORE}, s.label,
                          {_TOKENS}, c.cost, s.value, u.epoch {_JOIN} {where}"""
         return _chunks(self.conn, sql, wargs, chunk)
+
+
+@dataclass(frozen=True, slots=True)
+class UnitRecord:
+    """Everything the store holds about one planned answer: the unit, the request as sent
+    (`messages`, JSON text), its call (`call` and `score` are `CALL_CODES` / `SCORE_CODES`
+    indexes; the reply, how it ended, attempts, the error, tokens, latency, cost) and its score
+    under the unit's scoring (label, value, `detail` as JSON text: how the label was read, a
+    judge's reason, why it is unscored)."""
+
+    model: str
+    unit_id: str
+    item_id: str
+    probe_id: str | None
+    condition: str
+    setting: str
+    scoring: str
+    epoch: int
+    key: str
+    messages: str | None
+    call: int
+    reply: str | None
+    finish_reason: str | None
+    attempts: int | None
+    error: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_s: float | None
+    cost: float | None
+    score: int
+    label: str | None
+    value: float | None
+    detail: str | None
+
+
+def unit_records(conn: sqlite3.Connection, run: str | None, chunk: int) -> Iterator[UnitRecord]:
+    """The units of `run` (None: every unit) with everything joined to them (`UnitRecord`), in
+    the store's order (model, unit id), read `chunk` rows at a time (bounded memory)."""
+    where, wargs = ("WHERE u.run = ?", [run]) if run is not None else ("", [])
+    sql = f"""SELECT u.model, u.unit_id, u.item_id, u.probe_id, u.condition, u.setting, u.scoring, u.epoch, u.key, r.messages,
+                     {_CALL}, c.text, c.finish_reason, c.attempts, c.error, c.prompt_tokens, c.completion_tokens, c.latency_s, c.cost,
+                     {_SCORE}, s.label, s.value, s.detail
+              {_JOIN} LEFT JOIN requests r ON r.key = u.key {where} ORDER BY u.model, u.unit_id"""
+    for rows in _chunks(conn, sql, wargs, chunk):
+        for row in rows:
+            yield UnitRecord(*row)

@@ -124,7 +124,11 @@ def test_report_is_self_contained_with_readable_svgs(report):
     html = report.html.read_text()
     assert html.startswith("<!DOCTYPE html>")
     assert "<script" not in html.lower()
-    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", html), "no external resources"
+    # links to the local evidence viewer are the only absolute URLs: anchors, never fetched
+    viewer = re.findall(r'<a class="units" href="(https?:[^"]*)"', html)
+    assert viewer and all(u.startswith("http://127.0.0.1:8765/units?") for u in viewer)
+    fetched = re.sub(r'<a class="units" href="[^"]*"', "", html)
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", fetched), "no external resources"
     assert '<link rel="stylesheet"' not in html and "@import" not in html
     assert not re.search(r"url\((?!#)", html), "only in-document url(#id) references"
     svgs = re.findall(r"<svg\b.*?</svg>", html, flags=re.S)

@@ -73,3 +73,16 @@ def test_joined_packed_digits_and_unknown_values(tmp_path):
         text = [r for c in store.joined_text("r1", chunk=10) for r in c]
         assert sorted(r[3] for r in text) == ["judge:x@ab:j#1"] * 3 + ["letter"]
         assert store.unit_values("scoring", "r1") == ["judge:x@ab:j#1", "letter"] and store.score_labels(10) == ["fully"]
+
+
+def test_unit_records_join_everything_and_stream_in_chunks(tmp_path):
+    with _store(tmp_path) as store:
+        recs = list(store.unit_records("r1", chunk=3))  # four units over two chunks
+        assert [r.unit_id for r in recs] == ["u1", "u2", "u3", "u4"]
+        u1, u2, u3, u4 = recs
+        assert (u1.call, u1.reply, u1.score, u1.label, u1.value) == (CALL_CODES.index("ok"), "one", SCORE_CODES.index("valid"), "fully", 1.0)
+        assert (u2.call, u2.finish_reason, u2.score) == (CALL_CODES.index("cut"), "length", SCORE_CODES.index("unscored"))
+        assert (u3.score, u3.label) == (SCORE_CODES.index("none"), None)  # scored by another scorer than its own
+        assert (u4.call, u4.error, u4.reply) == (CALL_CODES.index("error"), "boom", None)
+        assert u2.messages == '[{"role": "user", "content": "u2"}]' and u1.epoch == 0 and u1.key == "k1"
+        assert list(store.unit_records("another run")) == [] and len(list(store.unit_records(None))) == 4

@@ -296,26 +296,6 @@ def import_(
     console.print(done.summary, highlight=False, markup=False, soft_wrap=True)
 
 
-@app.command()
-@user_errors
-def export(
-    suite: Annotated[Path, typer.Option("--suite", help="suite directory")],
-    out: Annotated[Path, typer.Option("--out", help="output file")],
-    fmt: Annotated[str, typer.Option("--format", help="a format of the suite's family (misleading: release or parquet)")] = "release",
-) -> None:
-    """Write a suite in another layout."""
-    from ..errors import ConfigError
-    from ..family import get
-    from ..suite import Suite
-
-    s = Suite.load(suite)
-    fam = get(s.manifest.family)
-    if fam.export is None:
-        raise ConfigError("--format", f"family {fam.name} has no export formats")
-    n = fam.export(s, out, fmt)
-    console.print(f"{out}: {n} rows")
-
-
 def _build_group() -> typer.Typer:
     """`medres build ...`: every family's construction commands in one group."""
     from ..family import families
@@ -332,6 +312,7 @@ def _build_group() -> typer.Typer:
 from .agreement import register as _register_agreement  # noqa: E402
 from .corpus import register as _register_corpus  # noqa: E402
 from .datasets import register as _register_datasets  # noqa: E402
+from .export import register as _register_export  # noqa: E402
 from .mitigate import register as _register_mitigate  # noqa: E402
 from .models import register as _register_models  # noqa: E402
 from .report import register as _register_report  # noqa: E402
@@ -345,6 +326,7 @@ _register_agreement(app)
 _register_corpus(app)
 _register_mitigate(app)
 _register_datasets(app)
+_register_export(app)
 
 __all__ = ["app", "fail", "main"]
 

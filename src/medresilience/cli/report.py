@@ -18,12 +18,17 @@ def register(app: typer.Typer) -> None:
         run_dirs: Annotated[list[Path], typer.Argument(help="one or more run directories (one report for all)")],
         out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default: RUN_DIR/report)")] = None,
         title: Annotated[Optional[str], typer.Option(help="report title")] = None,
+        viewer_url: Annotated[
+            Optional[str],
+            typer.Option("--viewer-url", help="the evidence viewer (medres view) each rate links to (default http://127.0.0.1:8765); none: no links"),
+        ] = None,
     ) -> None:
         """Write a self-contained HTML report (plus Markdown, CSV and Parquet tables) for runs."""
         from ..report.build import build_report, summary_rows
         from .tables import fitted
 
-        result = build_report(run_dirs, out, title=title)
+        links = {} if viewer_url is None else {"viewer_url": None if viewer_url.strip().lower() == "none" else viewer_url}
+        result = build_report(run_dirs, out, title=title, **links)
         for head, headers, rows in summary_rows(result):
             console.print(fitted(head, headers, rows, console.width, keys=2))
         for note in result.notes:

@@ -15,10 +15,12 @@ masked, and as a last guard the value of every API-key variable named by a model
 from __future__ import annotations
 
 import datetime as _dt
+import shlex
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pandas as pd
 from markupsafe import Markup
@@ -27,7 +29,7 @@ from .. import __version__
 from ..family import families as registered_families
 from ..family import get
 from ..fileio import atomic_write
-from .html import esc, run_facts, sent_text
+from .html import VIEWER_URL, esc, run_facts, sent_text, viewer_links
 from .html import page as html_page
 from .profile import profile_frame, profile_section
 from .reading import ANCHOR as READING_ANCHOR
@@ -75,11 +77,14 @@ def _unique_names(runs: list[RunData]) -> None:
             seen[r.name] = 1
 
 
-def build_report(run_dirs: Sequence[Path | str] | Path | str, out_dir: Path | str | None = None, title: str | None = None) -> ReportResult:
+def build_report(
+    run_dirs: Sequence[Path | str] | Path | str, out_dir: Path | str | None = None, title: str | None = None, viewer_url: str | None = VIEWER_URL
+) -> ReportResult:
     """Write the report of one or more run directories; return what was written.
 
     Several run directories make one report (each model labelled by its run where two runs share a
-    label). Raises InputError (a MedresError) for something that is not a run directory."""
+    label). Its rates link to the units behind them in the evidence viewer at `viewer_url` (None:
+    no links). Raises InputError (a MedresError) for something that is not a run directory."""
     t_all = time.perf_counter()
     if isinstance(run_dirs, (str, Path)):
         run_dirs = [run_dirs]
@@ -96,7 +101,12 @@ def build_report(run_dirs: Sequence[Path | str] | Path | str, out_dir: Path | st
         for k, v in r.timings.items():
             timings[k] = timings.get(k, 0.0) + v
     timings["load"] = time.perf_counter() - t0
+    with viewer_links(viewer_url, runs):
+        return _write(runs, out, title, viewer_url, timings, t_all)
 
+
+def _write(runs: list[RunData], out: Path, title: str | None, viewer_url: str | None, timings: dict[str, float], t_all: float) -> ReportResult:
+    """The sections, tables and pages of the loaded runs, written to `out`."""
     t0 = time.perf_counter()
     order = [f.name for f in registered_families()]
     present = sorted({r.family for r in runs if r.families}, key=lambda f: order.index(f) if f in order else len(order))
@@ -130,7 +140,7 @@ def build_report(run_dirs: Sequence[Path | str] | Path | str, out_dir: Path | st
     reading = reading_section(runs)
     if reading is not None:
         tables["reading"] = reading[2]
-    page = _page(runs, parts, tables, notes, title, shown_profile, trade, reading)
+    page = _page(runs, parts, tables, notes, title, shown_profile, trade, reading, viewer_url)
     md = _markdown(runs, parts, tables, notes, title, shown_profile, trade, reading)
     out.mkdir(parents=True, exist_ok=True)
     with atomic_write(out / "report.html") as fh:
@@ -160,14 +170,19 @@ def missing_note(run: RunData) -> str | None:
     )
 
 
-def _subtitle(runs: Sequence[RunData]) -> list[str]:
+def _subtitle(runs: Sequence[RunData], viewer_url: str | None = None) -> list[str]:
     suites = sorted({str((r.config.get("suite") or {}).get("name") or r.results.get("run", {}).get("suite") or "?") for r in runs})
     now = _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
-    return [
+    lines = [
         f"Run{'s' if len(runs) > 1 else ''}: {', '.join(esc(r.name) for r in runs)} &middot; suite{'s' if len(suites) > 1 else ''}: "
         f"{', '.join(esc(s) for s in suites)}",
         f"Generated {esc(now)} by medresilience {esc(__version__)}",
     ]
+    if viewer_url is not None:
+        port = urlsplit(viewer_url).port
+        view = "medres view " + " ".join(shlex.quote(str(r.path)) for r in runs) + (f" --port {port}" if port and port != urlsplit(VIEWER_URL).port else "")
+        lines.append(f"Each rate links to the replies behind it: start the viewer with <code>{esc(view)}</code> (at {esc(viewer_url)}) before following a link")
+    return lines
 
 
 def _page(
@@ -179,6 +194,7 @@ def _page(
     profile: tuple[str, str] | None = None,
     trade: tuple | None = None,
     reading: tuple | None = None,
+    viewer_url: str | None = None,
 ) -> str:
     title = title or "medresilience report"
     parts_of = macros(__package__, "report.html.j2")
@@ -198,7 +214,7 @@ def _page(
     if missing:
         sections.append(("others", "Other families", str(parts_of.others(missing))))
     sections.append(("facts", "Run facts", run_facts(runs, redact_url)))
-    return html_page(title, _subtitle(runs), sections, str(parts_of.footer(list(tables))))
+    return html_page(title, _subtitle(runs, viewer_url), sections, str(parts_of.footer(list(tables))))
 
 
 # What the numbers carry, said once above every family's section; each section names its own.

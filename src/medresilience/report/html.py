@@ -5,17 +5,23 @@ Each family writes its sections with these."""
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import os
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
+from ..errors import ConfigError
 from .tables import fmt_p, fmt_pct  # noqa: F401  (re-exported for the families' sections)
 from .templating import render
 
@@ -56,6 +62,7 @@ th.num { white-space: normal; hyphens: auto; }
 .wrap { white-space: normal; }
 @media (min-width: 1500px) { main, header.top .inner { max-width: 1440px; } }
 td .n { color: var(--muted); font-size: .8rem; }
+a.units { color: inherit; text-decoration: underline dotted; text-underline-offset: 2px; }
 td.num .n { white-space: normal; }
 .nb { white-space: nowrap; }
 tr.sig td { background: #fff6ec; }
@@ -81,11 +88,63 @@ def isnan(v: Any) -> bool:
     return v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and np.isnan(v))
 
 
-def rate_cell(p: Any, lo: Any, hi: Any, n: Any, stacked: bool = True) -> str:
-    """'71.2%' with '[65.4, 76.4] n=250' beneath it (or beside it when not stacked)."""
+#: the evidence viewer's address (`medres view`'s default port), unless `medres report --viewer-url` says another
+VIEWER_URL = "http://127.0.0.1:8765"
+
+
+@dataclass(frozen=True)
+class ViewerLinks:
+    """Where the report's counts link to: the viewer's base URL and each run of the report by its
+    name, as (its index among the runs given to the report, its model labels)."""
+
+    base: str
+    runs: dict[str, tuple[int, frozenset[str]]]
+
+    def url(self, run: str, model: str, setting: str | None, condition: str | None, outcome: str | None, facets: dict[str, Any]) -> str | None:
+        if run not in self.runs:
+            return None
+        index, models = self.runs[run]
+        suffix = f" [{run}]"  # a model label the report shows with its run's name (two runs share the label)
+        if model not in models and model.endswith(suffix):
+            model = model[: -len(suffix)]
+        query = {"run": index, "model": model, "setting": setting, "condition": condition, "outcome": outcome}
+        query.update(facets)
+        return f"{self.base.rstrip('/')}/units?" + urlencode({k: v for k, v in query.items() if v is not None and not isnan(v)})
+
+
+_links: ContextVar[ViewerLinks | None] = ContextVar("viewer_links", default=None)
+
+
+@contextlib.contextmanager
+def viewer_links(base: str | None, runs: Sequence[Any]) -> Iterator[None]:
+    """Within: `units_url` links to the viewer at `base` (None: no links), the runs (RunData) by
+    their names in the order given to the report."""
+    if base is not None and not re.fullmatch(r"https?://[^\s/?#]+/?", base):
+        raise ConfigError("--viewer-url", f"{base!r} is not the viewer's address, e.g. http://127.0.0.1:8765 (or none: no links)")
+    links = None if base is None else ViewerLinks(base, {r.name: (i, frozenset((r.results or {}).get("models") or ())) for i, r in enumerate(runs)})
+    token = _links.set(links)
+    try:
+        yield
+    finally:
+        _links.reset(token)
+
+
+def units_url(run: str, model: str, setting: str | None = None, condition: str | None = None, outcome: str | None = None, **facets: Any) -> str | None:
+    """The viewer's URL of the units behind a count (`/units?run=..&model=..&setting=..&condition=..
+    &outcome=..&<facet>=..`; a filter that is None is left out), or None when the report is built
+    without viewer links or the run is not one of the report's."""
+    links = _links.get()
+    return None if links is None else links.url(run, model, setting, condition, outcome, facets)
+
+
+def rate_cell(p: Any, lo: Any, hi: Any, n: Any, stacked: bool = True, units: str | None = None) -> str:
+    """'71.2%' with '[65.4, 76.4] n=250' beneath it (or beside it when not stacked); with `units`
+    (a viewer URL, `units_url`), the rate links to the units behind it."""
     if isnan(p):
         return "—" if isnan(n) else f'— <span class="n">n={int(n)}</span>'
     s = f"{100 * float(p):.1f}%"
+    if units:
+        s = f'<a class="units" href="{esc(units)}" title="the units behind this rate, in the viewer">{s}</a>'
     extra = []
     if not isnan(lo) and not isnan(hi):
         extra.append(f"[{100 * float(lo):.1f}, {100 * float(hi):.1f}]")

@@ -62,7 +62,7 @@ def _read_json(path: Path) -> dict[str, Any]:
         raise InputError(path, e.lineno, None, f"not valid JSON ({e.msg})") from None
 
 
-def _find_suite(run_dir: Path, config: dict[str, Any]) -> tuple[Suite | None, str | None]:
+def find_suite(run_dir: Path, config: dict[str, Any]) -> tuple[Suite | None, str | None]:
     """The suite named in run.json: its recorded path, else a `suite/` folder in the run directory,
     else the bundled sample when the names match. Returns (suite, reason it is missing)."""
     meta = config.get("suite") or {}
@@ -119,7 +119,7 @@ def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = Tru
     missing: str | None = None
     if recompute and db_path.exists():
         t0 = time.perf_counter()
-        suite, missing = _find_suite(d, config)
+        suite, missing = find_suite(d, config)
         run.timings["suite"] = time.perf_counter() - t0
         if suite is not None:
             suite_family = suite.manifest.family

@@ -8,8 +8,9 @@ from typing import Any
 import pandas as pd
 from markupsafe import Markup
 
-from ....report.html import collapsible, diff_cell, esc, isnan, rate_cell, setting_name, table
+from ....report.html import collapsible, diff_cell, esc, isnan, rate_cell, setting_name, table, units_url
 from ....report.templating import macros, render
+from ..probe import FACETS
 from .tables import CONDITION_TITLES, STRATUM_TITLES, fmt_p, fmt_pct
 
 TITLE = "Misleading context"
@@ -70,6 +71,15 @@ def _card(base: pd.DataFrame, agg: dict[str, Any], n_models: int, label: str, ke
     return {"label": label, "value": val, "sub": sub, "alert": alert}
 
 
+#: the viewer's outcome of the units behind each metric (accuracy: every unit of the condition)
+OUTCOMES = {"asr": "flip", "asr_read": "flip", "tasr": "flip_to_target"}
+
+
+def _units(r: dict[str, Any], condition: str, metric: str, **facets: Any) -> str | None:
+    """The viewer's URL of the units behind a rate of row r (run, model, setting)."""
+    return units_url(r.get("run", ""), r["model"], r["setting"], condition, OUTCOMES.get(metric), **facets)
+
+
 def _headline_rows(headline: pd.DataFrame) -> list[list[str]]:
     rows = []
     for r in headline.itertuples(index=False):
@@ -79,7 +89,10 @@ def _headline_rows(headline: pd.DataFrame) -> list[list[str]]:
                 f"<b class='wrap'>{esc(r['model'])}</b>",
                 esc(setting_name(r["setting"])),
                 "—" if isnan(r.get("n_items")) else str(int(r["n_items"])),
-                *[rate_cell(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n")) + _clustered(r, k) for k in RATE_KEYS],
+                *[
+                    rate_cell(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n"), units=_units(r, *k.split("_", 1))) + _clustered(r, k)
+                    for k in RATE_KEYS
+                ],
                 str(r.get("units_errors", 0)),
                 str(r.get("units_invalid", 0)),
                 str(r.get("units_truncated", 0)),
@@ -197,7 +210,11 @@ def strata_tables(metrics: pd.DataFrame, tests: pd.DataFrame, means: pd.DataFram
 
             def cell(cond: str, metric: str, key: tuple = (model, setting, kind, stratum)) -> str:
                 r = rates.get((*key, cond, metric))
-                return "—" if r is None else rate_cell(r["p"], r["lo"], r["hi"], r["n"])
+                if r is None:
+                    return "—"
+                # a probe facet filters stressed units only; a source stratum is not a viewer filter
+                linked = key[2] in FACETS and cond != "clean"
+                return rate_cell(r["p"], r["lo"], r["hi"], r["n"], units=_units(r, cond, metric, **{key[2]: key[3]}) if linked else None)
 
             tp = {}
             sig = False

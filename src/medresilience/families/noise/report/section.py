@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from ....report.html import esc, fmt_p, isnan, rate_cell, setting_name, table, test_cell
+from ....report.html import esc, fmt_p, isnan, rate_cell, setting_name, table, test_cell, units_url
 from ....report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg
 from ....report.rundir import model_blocks
 from ....report.section import FamilySection
@@ -342,6 +342,16 @@ def _pp(v: Any, lo: Any = None, hi: Any = None) -> str:
     return s
 
 
+#: the viewer's outcome of the units behind each rate (accuracy: every unit of the variant)
+OUTCOMES = {"flip": "flip", "flip_read": "flip"}
+
+
+def _units(r: dict[str, Any], key: str) -> str | None:
+    """The viewer's URL of the units behind rate `key` (variant_rate) of row r (run, model, setting)."""
+    variant, _, rate = key.partition("_")
+    return units_url(r.get("run", ""), r["model"], r["setting"], variant, OUTCOMES.get(rate))
+
+
 def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
     if h.empty:
         return "<p class='lead'>No scored results in these runs yet.</p>"
@@ -354,7 +364,7 @@ def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
                 f"<b class='wrap'>{esc(r['model'])}</b>",
                 esc(setting_name(r["setting"])),
                 "—" if isnan(r.get("n_items")) else str(int(r["n_items"])),
-                *[rate_cell(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n")) for k, _ in cols],
+                *[rate_cell(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n"), units=_units(r, k)) for k, _ in cols],
                 str(r.get("units_errors") or 0),
                 str(r.get("units_invalid") or 0),
                 str(r.get("units_truncated") or 0),
@@ -378,15 +388,15 @@ def variant_tables(v: pd.DataFrame) -> str:
                 [
                     esc(r["model"]),
                     esc(setting_name(r["setting"])),
-                    rate_cell(r["acc_p"], r["acc_lo"], r["acc_hi"], r["acc_n"]),
+                    rate_cell(r["acc_p"], r["acc_lo"], r["acc_hi"], r["acc_n"], units=_units(r, f"{cond}_acc")),
                     original,
                     _pp(r["drop"]),
                     fmt_p(r["p_fisher"]),
                     _pp(r["paired_drop"], r["paired_lo"], r["paired_hi"]),
                     f"{int(r['b'] or 0)} / {int(r['c'] or 0)}",
                     test_cell(r["test"], None, None, r["p_mcnemar"]),
-                    rate_cell(r["flip_p"], r["flip_lo"], r["flip_hi"], r["flip_n"]),
-                    rate_cell(r["flip_read_p"], r["flip_read_lo"], r["flip_read_hi"], r["flip_read_n"]),
+                    rate_cell(r["flip_p"], r["flip_lo"], r["flip_hi"], r["flip_n"], units=_units(r, f"{cond}_flip")),
+                    rate_cell(r["flip_read_p"], r["flip_read_lo"], r["flip_read_hi"], r["flip_read_n"], units=_units(r, f"{cond}_flip_read")),
                 ]
             )
         sig = ["sig" if (not isnan(r["p_fisher"]) and r["p_fisher"] < 0.05) else "" for r in d.to_dict("records")]

@@ -17,14 +17,14 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from ....report.html import esc, isnan, rate_cell, setting_name, table
+from ....report.html import esc, isnan, rate_cell, setting_name, table, units_url
 from ....report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg, wrap
 from ....report.rundir import model_blocks
 from ....report.section import FamilySection
 from ....report.tables import fmt_pct, markdown_table, row_label
 from ....report.templating import macros
 from ..metrics import generator_matrix, mean_across_models
-from ..taxonomy import CATEGORY_KEYS, CATEGORY_TITLES, FAMILY
+from ..taxonomy import CATEGORY_KEYS, CATEGORY_TITLES, FAMILY, NFP, PRESUPPOSITION
 
 TITLE = "False presuppositions"
 RATE_PARTS = ("k", "p", "lo", "hi", "n")
@@ -444,6 +444,11 @@ def _lead(h: pd.DataFrame, mean: dict[str, Any]) -> str:
     return s
 
 
+def _units(r: dict[str, Any], condition: str, **facets: Any) -> str | None:
+    """The viewer's URL of the units of `condition` behind a rate of row r (run, model, setting)."""
+    return units_url(r.get("run", ""), r["model"], r["setting"], condition, **facets)
+
+
 def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
     if h.empty:
         return "<p class='lead'>No scored results in these runs yet.</p>"
@@ -456,8 +461,8 @@ def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
                 esc(setting_name(r["setting"])),
                 "—" if isnan(r.get("n_items")) else str(int(r["n_items"])),
                 score_cell(r["pcs_p"], r["pcs_lo"], r["pcs_hi"], r["pcs_n"]),
-                rate_cell(r["pcr_p"], r["pcr_lo"], r["pcr_hi"], r["pcr_n"]),
-                rate_cell(r["overcaution_p"], r["overcaution_lo"], r["overcaution_hi"], r["overcaution_n"]),
+                rate_cell(r["pcr_p"], r["pcr_lo"], r["pcr_hi"], r["pcr_n"], units=_units(r, PRESUPPOSITION)),
+                rate_cell(r["overcaution_p"], r["overcaution_lo"], r["overcaution_hi"], r["overcaution_n"], units=_units(r, NFP)),
                 f"<span class='warn'>{unscored}</span>" if unscored else "0",
                 str(int(r.get("units_errors") or 0)),
                 str(int(r.get("units_invalid") or 0)),

@@ -1,0 +1,144 @@
+"""The report's rates link to the units behind them in the evidence viewer
+(`/units?run=<index>&model=..&setting=..&condition=..&outcome=..&<facet>=..`), from real runs of
+the three families against the stub server. Each link is checked against the run's units as
+`medres export` writes them: the filters of an accuracy link select exactly the units its n
+counts (the answered ones), a flip link's filters the stressed units the rate's k counts; two
+runs sharing a model label are told apart by the run index and the real label, a hostile model
+label stays inert text in the href, and `--viewer-url none` leaves no link and no viewer line."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import FIXTURES, make_tiny_suite, oracle_policy
+from medresilience import EvalOptions, build_report, evaluate
+from medresilience.cli import app
+from medresilience.export import export_run
+from medresilience.families.noise.construct.build import NoiseBuildOptions, build_noise
+from medresilience.families.noise.testing import FakeGenerator
+from medresilience.models.spec import parse_model_spec
+from medresilience.suite import Suite
+from medresilience.testing.stub import StubServer
+from test_export import presupposition_policy, presupposition_suite
+
+HOSTILE = 'm"><svg/onload=alert(1)>&x [y]'
+LINK = re.compile(r'<a class="units" href="([^"]*)"[^>]*>([0-9.]+)%</a>(?:<br>)?\s*(?:<span class="n">.*?n=(\d+)</span>)?')
+RUNS = ("mis", "presup", "noise", "mis2")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("links")
+    make_tiny_suite(n_copies=2).save(root / "mis-suite")
+    mis = Suite.load(root / "mis-suite")
+    with StubServer(policy=oracle_policy) as srv:
+        specs = [parse_model_spec(f"openai:a,label=m-a,base_url={srv.base_url}"), parse_model_spec(f"openai:h,label={HOSTILE},base_url={srv.base_url}")]
+        evaluate(mis, specs, root / "mis", EvalOptions(settings=("none", "caution"), family={"type1": "all"}))
+        evaluate(mis, specs[:1], root / "mis2", EvalOptions(limit=4))
+    presup = presupposition_suite(root / "presup-suite")
+    with StubServer(policy=presupposition_policy) as srv:
+        spec = parse_model_spec(f"openai:m,label=m,base_url={srv.base_url}")
+        evaluate(presup, [spec], root / "presup", EvalOptions(scoring="judge", family={"judge": f"openai:judge,base_url={srv.base_url}"}))
+    with StubServer(policy=FakeGenerator()) as srv:
+        res = build_noise(
+            FIXTURES / "noise_items.jsonl",
+            root / "noise-suite",
+            parse_model_spec(f"openai:gen,base_url={srv.base_url}"),
+            NoiseBuildOptions(seed=1, variants=("redherring-10", "rewrite")),
+        )
+    with StubServer(policy="first") as srv:
+        evaluate(Suite.load(res.out), [parse_model_spec(f"openai:m,label=m,base_url={srv.base_url}")], root / "noise", EvalOptions())
+    rows = {}
+    for i, name in enumerate(RUNS):
+        export_run(root / name, "jsonl", root / f"{name}.jsonl")
+        rows[i] = [json.loads(x) for x in (root / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()]
+    return root, rows
+
+
+def links(page: str) -> list[tuple[dict[str, str], float, int | None]]:
+    """(filters, the rate in %, n) of every linked rate of the page."""
+    out = []
+    for href, pct, n in LINK.findall(page):
+        url = html.unescape(href)
+        assert url.startswith("http://127.0.0.1:8765/units?")
+        out.append((dict(parse_qsl(urlsplit(url).query)), float(pct), int(n) if n else None))
+    return out
+
+
+def matching(rows: dict[int, list[dict]], f: dict[str, str]) -> list[dict]:
+    facets = {k: v for k, v in f.items() if k not in ("run", "model", "setting", "condition", "outcome")}
+    return [
+        r
+        for r in rows[int(f["run"])]
+        if r["model"] == f["model"] and r["setting"] == f["setting"] and r["condition"] == f["condition"] and all(str(r.get(k)) == v for k, v in facets.items())
+    ]
+
+
+def flips(rows: list[dict], stressed: list[dict], target: bool) -> int:
+    """Stressed units wrong (unread counts as wrong) whose clean unit of the same item was right
+    (and, for flips to the target, answered with the probe's target)."""
+    clean = {(r["model"], r["setting"], r["item_id"], r["epoch"]): r for r in rows if r["condition"] == "clean"}
+    n = 0
+    for r in stressed:
+        c = clean.get((r["model"], r["setting"], r["item_id"], r["epoch"]))
+        if c is None or c["value"] != 1 or r["status"] == "error" or r["value"] == 1:
+            continue
+        n += (r["label"] == r["target"]) if target else 1
+    return n
+
+
+@pytest.fixture(scope="module")
+def page(runs):
+    root, _ = runs
+    return build_report([root / n for n in RUNS], out_dir=root / "report").html.read_text(encoding="utf-8")
+
+
+def test_every_rate_links_to_the_units_it_counts(runs, page):
+    _, rows = runs
+    found = links(page)
+    assert {int(f["run"]) for f, _, _ in found} == {0, 1, 2, 3}
+    checked = flipped = 0
+    for f, pct, n in found:
+        units = matching(rows, f)
+        assert units, f  # every link names units of its run
+        if f.get("outcome") is None and n is not None:
+            answered = [u for u in units if u["status"] not in ("error", "missing", "unscored")]  # what a rate counts
+            assert n == len(answered) or n == len({u["item_id"] for u in answered}), f
+            checked += 1
+        elif f.get("outcome") in ("flip", "flip_to_target") and n is not None and int(f["run"]) in (0, 3):
+            k = flips(rows[int(f["run"])], units, f["outcome"] == "flip_to_target")
+            assert k == round(pct * n / 100), f
+            flipped += 1
+    assert checked > 10 and flipped > 4
+
+
+def test_shared_and_hostile_model_labels(runs, page):
+    found = links(page)
+    models = {(f["run"], f["model"]) for f, _, _ in found}
+    assert ("0", "m-a") in models and ("3", "m-a") in models  # shown as "m-a [mis2]", linked by its own label
+    assert ("0", HOSTILE) in models  # the label comes back whole from the href
+    assert "<svg/onload" not in page  # and nowhere raw in the page
+    line = re.search(r"start the viewer with <code>(.*?)</code>", page).group(1)
+    assert html.unescape(line).startswith("medres view ") and all(n in line for n in RUNS)
+
+
+def test_viewer_url_option(runs, tmp_path):
+    root, _ = runs
+    res = CliRunner().invoke(app, ["report", str(root / "noise"), "--out", str(tmp_path / "off"), "--viewer-url", "none"])
+    assert res.exit_code == 0, res.output
+    off = (tmp_path / "off" / "report.html").read_text(encoding="utf-8")
+    assert 'class="units"' not in off and "medres view" not in off
+    res = CliRunner().invoke(app, ["report", str(root / "noise"), "--out", str(tmp_path / "on"), "--viewer-url", "http://127.0.0.1:9000"])
+    assert res.exit_code == 0, res.output
+    on = (tmp_path / "on" / "report.html").read_text(encoding="utf-8")
+    hrefs = re.findall(r'<a class="units" href="([^"]*)"', on)
+    assert hrefs and all(h.startswith("http://127.0.0.1:9000/units?run=0&amp;model=m&amp;setting=none&amp;condition=") for h in hrefs)
+    assert "--port 9000" in on
+    res = CliRunner().invoke(app, ["report", str(root / "noise"), "--out", str(tmp_path / "bad"), "--viewer-url", "127.0.0.1:8765/units"])
+    assert res.exit_code == 2 and "--viewer-url" in res.output and not (tmp_path / "bad").exists()
