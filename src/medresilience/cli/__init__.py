@@ -334,6 +334,7 @@ from .mitigate import register as _register_mitigate  # noqa: E402
 from .models import register as _register_models  # noqa: E402
 from .report import register as _register_report  # noqa: E402
 from .review import register as _register_review  # noqa: E402
+from .view import register as _register_view  # noqa: E402
 
 app.add_typer(_build_group(), name="build")
 _register_report(app)
@@ -343,6 +344,7 @@ _register_agreement(app)
 _register_corpus(app)
 _register_mitigate(app)
 _register_datasets(app)
+_register_view(app)
 
 __all__ = ["app", "fail", "main"]
 
