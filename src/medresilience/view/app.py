@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from .pages import CSP, Links, environment
@@ -66,6 +66,9 @@ def create_app(runs: Sequence[RunView], *, allowed_hosts: Sequence[str] = LOOPBA
             q = parse_query(request.query_params.multi_items(), runs)
         except QueryError as e:
             return bad(e, False)
+        if any(v == "" for _k, v in request.query_params.multi_items()):
+            # the filter form sends its empty fields: answer with the filter's stable URL
+            return RedirectResponse(q.url(), status_code=303)
         return HTMLResponse(pages.units(q))
 
     @app.get("/unit/{run}/{unit_id:path}", response_class=HTMLResponse)

@@ -145,7 +145,7 @@ def parse_query(params: Iterable[tuple[str, str]], runs: Sequence[RunView]) -> U
             raise QueryError(f"outcome {o!r}: this run's family knows {', '.join(rv.outcomes)}")
     facets = []
     for k, v in single.items():
-        if k in FIXED_PARAMS:
+        if k in FIXED_PARAMS or v == "":
             continue
         if k not in rv.facets:
             raise QueryError(f"parameter {k!r}: not a filter of run {run} (facets: {', '.join(rv.facets) or 'none'})")
