@@ -210,3 +210,14 @@ def test_export_writes_static_pages_with_a_cap(served, tmp_path):
     assert cli.exit_code == 2 and "not an earlier viewer export" in cli.output and (other / "keep.txt").exists()
     cli = CliRunner().invoke(cli_app, ["view", str(served["dirs"]["misleading"]), "--export", str(tmp_path / "cli-site"), "--max-units", "20"])
     assert cli.exit_code == 0 and "capped" in cli.output and (tmp_path / "cli-site" / "index.html").exists()
+
+
+def test_only_loopback_host_names_are_served(served):
+    c = served["client"]
+    assert c.get("/", headers={"host": "127.0.0.1:8766"}).status_code == 200
+    assert c.get("/", headers={"host": "viewer.example.org"}).status_code == 400  # DNS rebinding
+    import inspect
+
+    from medresilience.cli.view import view
+
+    assert inspect.signature(view).parameters["host"].default == "127.0.0.1"
