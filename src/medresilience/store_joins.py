@@ -194,7 +194,7 @@ VIEW_COLUMNS = ("n", "model", "unit_id", "item_id", "probe_id", "condition", "se
 class ViewFilter:
     """A filter of the viewer's index: equalities on unit columns and facets (by position in the
     facets the index was built with), outcome names (`OUTCOME_BITS`: every one must hold) and a
-    text searched (case-insensitively) in the replies and the prompts as sent."""
+    text searched (case-insensitively for ASCII letters) in the replies and the prompts as sent."""
 
     model: str | None = None
     setting: str | None = None
@@ -221,11 +221,12 @@ class ViewFilter:
             parts.append("(v.flags & ?) = ?")
             args += [bits, bits]
         if self.q:
-            # instr over lower(): a plain substring, no pattern characters to escape
+            # LIKE with its pattern characters escaped: a plain substring, case-insensitive for ASCII
+            like = "%" + self.q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             parts.append(
-                "v.key IN (SELECT key FROM main.calls WHERE instr(lower(text), ?) UNION SELECT key FROM main.requests WHERE instr(lower(messages), ?))"
+                "v.key IN (SELECT key FROM main.calls WHERE text LIKE ? ESCAPE '\\' UNION SELECT key FROM main.requests WHERE messages LIKE ? ESCAPE '\\')"
             )
-            args += [self.q.lower(), self.q.lower()]
+            args += [like, like]
         return " AND ".join(parts), args
 
 

@@ -109,6 +109,9 @@ def test_filters_page_and_search(served):
     q = api(served, run=0, q="Misleading claim")
     assert q["total"] and q["counts"]["condition"].get("clean", 0) == 0
     assert api(served, run=0, q="no such text anywhere")["total"] == 0
+    # a plain substring: LIKE's pattern characters are text, and ASCII case is ignored
+    assert api(served, run=0, q="%")["total"] == api(served, run=0, q="_")["total"] == 0
+    assert api(served, run=0, q="ANSWER: A")["total"] == api(served, run=0, q="answer: a")["total"] > 0
     # outcome given twice: both must hold
     both = api(served, run=0, outcome=["flip", "flip_to_target"])
     assert both["total"] == api(served, run=0, outcome="flip_to_target")["total"]
