@@ -138,6 +138,9 @@ def test_a_flip_side_by_side_with_its_clean_pair_and_the_injected_sentence_marke
     assert "Misleading claim" in added and "Question number" not in added  # only the stress is marked
     assert a["evidence"]["score"]["label"] == flip["facets"]["target"] and a["evidence"]["reading"]["read"].startswith("an answer")
     assert a["evidence"]["call"]["attempts"] == 1 and a["evidence"]["call"]["prompt_tokens"] > 0
+    across = {(x["model"], x["setting"]): x for x in ev["across"]}
+    assert set(across) == {(m, s) for m in ("model-a", "model-b") for s in ("none", "caution")}  # side by side
+    assert all(x["condition"] == "type1" and x["probe_id"] == flip["probe_id"] and "Answer:" in x["reply"] for x in across.values())
     settings = {(s["setting"], s["condition"]) for s in ev["siblings"]}
     assert ("caution", "type1") in settings and ("none", "clean") in settings  # the item across settings
     html = c.get(f"/unit/0/{quote(flip['unit_id'], safe='')}").text

@@ -151,6 +151,9 @@ def test_a_flip_beside_its_clean_pair_with_the_stress_marked(served, tmp_path):
             assert marks.count() >= 1 and "Misleading claim" in marks.first.inner_text()
             assert pair.locator("section.clean ins.added").count() == 0
             assert "read as" in pair.locator("section.stressed dl.reading").inner_text()
+            assert b.page.locator("#across section.card").count() == 4  # 2 models x 2 settings, side by side
+            boxes = [b.page.locator("#across section.card").nth(i).bounding_box() for i in range(2)]
+            assert boxes[0]["x"] < boxes[1]["x"] and abs(boxes[0]["y"] - boxes[1]["y"]) < 5
             shot = tmp_path / "unit.png"
             b.page.screenshot(path=str(shot), full_page=True)
             assert shot.stat().st_size > 20_000

@@ -307,8 +307,8 @@ def unit_evidence(rv: RunView, unit_id: str) -> dict[str, Any] | None:
     """Everything about one unit id of a run, per model (None: no such unit): its evidence (the
     messages with the stressed part marked against the clean unit of the same model, setting and
     repeat; the reply; the score and how it was read; the call), its clean pair's evidence, its
-    outcomes, and its item's other units (every condition, model and setting) for the side-by-side
-    views."""
+    outcomes; `across`: the same probe and condition under every model and setting, with each
+    reply; and its item's other units (every condition, model and setting)."""
     with rv.lock:
         rows = [_row(rv, r) for r in rv.store.view_units_of_id(unit_id, len(rv.facets))]
         if not rows:
@@ -335,7 +335,14 @@ def unit_evidence(rv: RunView, unit_id: str) -> dict[str, Any] | None:
             if ev is not None:
                 ev["marked"] = marked_messages(clean["messages"] if clean else None, ev["messages"])
             per_model.append({"row": r, "evidence": ev, "clean_row": pair, "clean": clean})
-    return {"run": rv.index, "unit_id": unit_id, "item_id": item, "models": per_model, "siblings": siblings, "facets": rows[0]["facets"]}
+        # the same probe and condition under every model and setting, each with its reply
+        first = rows[0]
+        across = []
+        for s in siblings:
+            if s["probe_id"] == first["probe_id"] and s["condition"] == first["condition"] and s["epoch"] == first["epoch"]:
+                d = rv.store.unit_detail(s["model"], s["unit_id"])
+                across.append({**s, "reply": (d.call or {}).get("text") if d else None})
+    return {"run": rv.index, "unit_id": unit_id, "item_id": item, "models": per_model, "across": across, "siblings": siblings, "facets": rows[0]["facets"]}
 
 
 def close_all(runs: Sequence[RunView]) -> None:
