@@ -153,8 +153,10 @@ def test_a_judged_unit_shows_the_verdict_and_reason(served):
     ev = c.get(f"/api/unit/1/{quote(unit['unit_id'], safe='')}").json()
     e = ev["models"][0]["evidence"]
     assert e["judged"] and e["score"]["label"] in ("-1", "0", "1") and e["reading"]["reason"].startswith("as the rules say")
+    # the judge's full reply, found by the judge call's key the verdict recorded
+    assert json.loads(e["judge_reply"]) == {"reason": e["reading"]["reason"], "verdict": e["score"]["label"]}
     html = c.get(f"/unit/1/{quote(unit['unit_id'], safe='')}").text
-    assert "Judge" in html and "verdict" in html
+    assert "Judge" in html and "verdict" in html and "The judge's full reply" in html
 
 
 def test_hostile_text_is_escaped(served):

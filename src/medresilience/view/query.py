@@ -291,6 +291,10 @@ def _evidence(rv: RunView, model: str, unit_id: str) -> dict[str, Any] | None:
         return None
     score = d.score
     detail = score.get("detail") if score else None
+    judged = str(d.unit.get("scoring", "")).startswith("judge:")
+    # a judge's verdict names the call it was read from (runs made since the key was recorded)
+    call_key = detail.get("call") if judged and isinstance(detail, dict) else None
+    judge_reply = rv.store.ok_texts([call_key]).get(call_key) if isinstance(call_key, str) else None
     return {
         "unit": d.unit,
         "messages": d.messages,
@@ -298,7 +302,8 @@ def _evidence(rv: RunView, model: str, unit_id: str) -> dict[str, Any] | None:
         "call": d.call,
         "score": score,
         "reading": detail if isinstance(detail, dict) else ({} if detail is None else {"detail": detail}),
-        "judged": str(d.unit.get("scoring", "")).startswith("judge:"),
+        "judged": judged,
+        "judge_reply": judge_reply,
         "linked": [{"role": r, "status": s, "text": t} for r, s, t in d.linked],
     }
 
