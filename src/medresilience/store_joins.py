@@ -262,9 +262,13 @@ class ViewReads:
         reference: str | None,
         target: str | None,
         unread_flips: bool,
+        item_facets: Sequence[str] = (),
+        item_rows: Iterable[tuple[str, Sequence[Any]]] = (),
     ) -> int:
         """Index the units of `run` (None: every unit) in store order (model, unit id), with the
-        probes' `facets` values (from (probe id, values) rows); returns the number of units.
+        items' `item_facets` values (from (item id, values) rows; every unit of the item has them)
+        then the probes' `facets` values (from (probe id, values) rows), as the columns f0, f1, ...
+        in that order; returns the number of units.
 
         A unit is right when its score is valid with value 1. Outcomes (`OUTCOME_BITS`): unread
         (invalid), truncated, unscored and error from its state; against the unit of its item
@@ -273,15 +277,12 @@ class ViewReads:
         `unread_flips`), flip_to_target (a flip whose label is the probe's `target` facet) and
         recovered (the reference answered and not right, this one right)."""
         c = self.conn
-        fcols = [f"f{i}" for i in range(len(facets))]
-        c.executescript("DROP TABLE IF EXISTS temp.vp; DROP TABLE IF EXISTS temp.vu; DROP TABLE IF EXISTS temp.vc;")
-        c.execute(f"CREATE TEMP TABLE vp (probe_id TEXT PRIMARY KEY{''.join(f', {f} TEXT' for f in fcols)})")
-        c.execute("BEGIN")
-        c.executemany(
-            f"INSERT OR REPLACE INTO temp.vp VALUES ({', '.join('?' * (1 + len(fcols)))})",
-            ((pid, *(None if v is None else str(v) for v in values)) for pid, values in probe_facets),
-        )
-        c.execute("COMMIT")
+        icols = [f"f{i}" for i in range(len(item_facets))]
+        pcols = [f"f{len(icols) + i}" for i in range(len(facets))]
+        fcols = icols + pcols
+        c.executescript("DROP TABLE IF EXISTS temp.vi; DROP TABLE IF EXISTS temp.vp; DROP TABLE IF EXISTS temp.vu; DROP TABLE IF EXISTS temp.vc;")
+        self._view_facts("vi", "item_id", icols, item_rows)
+        self._view_facts("vp", "probe_id", pcols, probe_facets)
         c.execute(
             f"""CREATE TEMP TABLE vu (n INTEGER PRIMARY KEY, model TEXT, unit_id TEXT, item_id TEXT, probe_id TEXT, condition TEXT,
                     setting TEXT, epoch INTEGER, key TEXT, state TEXT, label TEXT, value REAL, correct INTEGER, flags INTEGER
@@ -292,9 +293,11 @@ class ViewReads:
             f"""INSERT INTO temp.vu (model, unit_id, item_id, probe_id, condition, setting, epoch, key, state, label, value, correct, flags
                     {"".join(f", {f}" for f in fcols)})
                 SELECT u.model, u.unit_id, u.item_id, u.probe_id, u.condition, u.setting, u.epoch, u.key, {_STATE}, s.label, s.value,
-                       (c.status = 'ok' AND s.status = 'valid' AND s.value >= 1), 0 {"".join(f", p.{f}" for f in fcols)}
+                       (c.status = 'ok' AND s.status = 'valid' AND s.value >= 1), 0 {"".join(f", i.{f}" for f in icols)}
+                       {"".join(f", p.{f}" for f in pcols)}
                 FROM units u LEFT JOIN calls c ON c.key = u.key LEFT JOIN scores s ON s.key = u.key AND s.scorer = u.scoring
-                LEFT JOIN temp.vp p ON p.probe_id = u.probe_id {where} ORDER BY u.model, u.unit_id""",
+                LEFT JOIN temp.vi i ON i.item_id = u.item_id LEFT JOIN temp.vp p ON p.probe_id = u.probe_id {where}
+                ORDER BY u.model, u.unit_id""",
             args,
         )
         c.execute(f"UPDATE temp.vu SET flags = {_STATE_BITS}")
@@ -302,7 +305,7 @@ class ViewReads:
         if reference is not None:
             unread = f"vu.state IN {_ANSWERED}" if unread_flips else "vu.state = 'valid'"
             ref_wrong = f"r.state IN {_ANSWERED}" if unread_flips else "r.state = 'valid'"
-            tcol = f"f{list(facets).index(target)}" if target in facets else None
+            tcol = pcols[list(facets).index(target)] if target in facets else None
             to_target = f"(CASE WHEN vu.label = vu.{tcol} THEN 3 ELSE 1 END)" if tcol else "1"
             c.execute(
                 f"""UPDATE temp.vu SET flags = flags | COALESCE((SELECT CASE
@@ -320,6 +323,17 @@ class ViewReads:
         c.execute(f"CREATE TEMP TABLE vc AS SELECT {groups}, COUNT(*) AS n FROM temp.vu GROUP BY {groups}")
         c.execute("ANALYZE temp")
         return int(c.execute("SELECT COUNT(*) FROM temp.vu").fetchone()[0])
+
+    def _view_facts(self, table: str, key: str, cols: Sequence[str], rows: Iterable[tuple[str, Sequence[Any]]]) -> None:
+        """A temporary table of facts by id (an item's or a probe's facets as text)."""
+        c = self.conn
+        c.execute(f"CREATE TEMP TABLE {table} ({key} TEXT PRIMARY KEY{''.join(f', {f} TEXT' for f in cols)})")
+        c.execute("BEGIN")
+        c.executemany(
+            f"INSERT OR REPLACE INTO temp.{table} VALUES ({', '.join('?' * (1 + len(cols)))})",
+            ((rid, *(None if v is None else str(v) for v in values)) for rid, values in rows),
+        )
+        c.execute("COMMIT")
 
     def view_values(self, column: str) -> list[Any]:
         """The distinct values of an indexed column (model, setting, condition, f0, ...), sorted."""

@@ -68,7 +68,12 @@ def test_misleading_counts_match_results_json(served):
     assert api(served, run=0, model="model-a", setting="none", condition="type1", outcome="flip_to_target")["total"] > 0
     everything = api(served, run=0)
     assert everything["total"] == 384 and everything["counts"]["model"] == {"model-a": 192, "model-b": 192}
-    assert everything["facets"] == ["content_type", "provenance", "target"] and everything["family"] == "misleading"
+    assert everything["facets"] == ["source", "content_type", "provenance", "target"] and everything["family"] == "misleading"
+    # the report's strata by source dataset: an item fact, filtered like a facet
+    for source, block in res["models"]["model-a"]["none"]["by_source"].items():
+        got = api(served, run=0, model="model-a", setting="none", condition="type1", outcome="flip", source=source)
+        assert got["total"] == block["type1"]["asr"]["k"] and all(u["facets"]["source"] == source for u in got["units"])
+    assert set(res["models"]["model-a"]["none"]["by_source"]) == {"tiny", "tiny2"}
 
 
 def test_noise_flips_match_results_json(served):

@@ -41,6 +41,8 @@ OUTCOME_TITLES = {
 }
 # the query parameters every run has; the others name facets
 FIXED_PARAMS = ("run", "model", "setting", "condition", "outcome", "q", "page")
+#: item facts filtered like facets (the report's strata by source dataset)
+ITEM_FACETS = ("source",)
 
 
 class QueryError(MedresError):
@@ -201,23 +203,38 @@ def open_run(index: int, run_dir: Path | str) -> RunView:
     except KeyError:
         family, _ = None, notes.append(f"family {name!r} is not registered here: no outcomes against a reference")
     facets: tuple[str, ...] = ()
+    item_facets: tuple[str, ...] = ()
     probe_rows: Iterable[tuple[str, Sequence[Any]]] = ()
+    item_rows: Iterable[tuple[str, Sequence[Any]]] = ()
     if suite is None:
         notes.append("the run's suite was not found: no facet filters")
     else:
         facets = tuple(facet_names(suite))
+        # the items' source dataset, a stratum of every family's report, unless a probe facet names it
+        item_facets = tuple(f for f in ITEM_FACETS if f not in facets)
         probe_rows = ((p.id, [p.facet_values().get(f) for f in facets]) for p in suite.iter_probes())
+        item_rows = ((it.id, [getattr(it, f, None) for f in item_facets]) for it in suite.items.values())
     store = Store.read_only(d / "store.sqlite")
     try:
         run_id = store.latest_run()
         o = family.outcomes if family else Outcomes()
-        n = store.build_view_index(run_id, facets, probe_rows, reference=o.reference, target=o.target, unread_flips=o.unread_flips)
+        n = store.build_view_index(
+            run_id,
+            facets,
+            probe_rows,
+            reference=o.reference,
+            target=o.target,
+            unread_flips=o.unread_flips,
+            item_facets=item_facets,
+            item_rows=item_rows,
+        )
+        columns = (*item_facets, *facets)
         values = {c: store.view_values(c) for c in ("model", "setting", "condition")}
-        values.update({f: store.view_values(f"f{i}") for i, f in enumerate(facets)})
+        values.update({f: store.view_values(f"f{i}") for i, f in enumerate(columns)})
     except BaseException:
         store.close()
         raise
-    return RunView(index, d, config, family, facets, store, run_id, n, notes, values)
+    return RunView(index, d, config, family, columns, store, run_id, n, notes, values)
 
 
 def open_runs(run_dirs: Sequence[Path | str]) -> list[RunView]:
