@@ -4,6 +4,7 @@ status and costs), filtered and counted, side by side with its clean pair and ac
 settings; a JSON API; and the same pages as static files.
 
 Modules: query.py (run directories opened read-only, filters, pages, counts, one unit's
-evidence), diff.py (the stressed prompt marked against the clean one), pages.py (templates and
-the stylesheet), app.py (the FastAPI app and its routes), export.py (static pages).
+evidence), diff.py (the stressed prompt marked against the clean one), pages.py (templates, the
+stylesheet and the served URLs), render.py (the pages from the query layer), app.py (the FastAPI
+app and its routes), export.py (the static pages).
 It may import the spine (store, family, suite, records, errors); nothing imports it but the CLI."""
