@@ -20,6 +20,8 @@ from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .errors import InputError
+
 _JOIN = """
 FROM units u
 LEFT JOIN calls c ON c.key = u.key
@@ -276,6 +278,25 @@ class ViewReads:
         (the reference right, this one answered and not right; an unread reply counts only when
         `unread_flips`), flip_to_target (a flip whose label is the probe's `target` facet) and
         recovered (the reference answered and not right, this one right)."""
+        try:
+            return self._build_view_index(run, facets, probe_facets, reference, target, unread_flips, item_facets, item_rows)
+        except sqlite3.OperationalError as e:
+            # a store of an older layout is migrated only when opened for writing
+            raise InputError(
+                getattr(self, "path", "store"), None, None, f"cannot be indexed read-only ({e}); open the run once with medres report RUN to bring it up to date"
+            ) from None
+
+    def _build_view_index(
+        self,
+        run: str | None,
+        facets: Sequence[str],
+        probe_facets: Iterable[tuple[str, Sequence[Any]]],
+        reference: str | None,
+        target: str | None,
+        unread_flips: bool,
+        item_facets: Sequence[str],
+        item_rows: Iterable[tuple[str, Sequence[Any]]],
+    ) -> int:
         c = self.conn
         icols = [f"f{i}" for i in range(len(item_facets))]
         pcols = [f"f{len(icols) + i}" for i in range(len(facets))]

@@ -96,3 +96,23 @@ def test_filters_pages_and_counts(store):
     d = store.unit_detail("m", "i1:p|s|none|letter")
     assert d.call["text"] == "reply 1 100%" and d.score["label"] == "B" and d.messages[0]["content"] == "question i1 s"
     assert store.unit_detail("m", "nope") is None
+
+
+def test_a_store_of_an_older_layout_is_named_not_migrated(tmp_path):
+    import sqlite3
+
+    from medresilience.errors import InputError
+
+    path = tmp_path / "old.sqlite"
+    with Store(path) as st:
+        st.record_run("r1", {})
+        st.add_plan([UnitRow("m", "i1|clean|none|letter", "i1", None, "clean", "none", "letter", "k")], [("k", "m", [], {})])
+    con = sqlite3.connect(path)
+    con.execute("ALTER TABLE units DROP COLUMN epoch")  # the layout before repeats
+    con.close()
+    with Store.read_only(path) as ro, pytest.raises(InputError, match=r"cannot be indexed read-only.*medres report"):
+        ro.build_view_index("r1", (), (), reference=None, target=None, unread_flips=True)
+    with Store(path):  # opened for writing: migrated
+        pass
+    with Store.read_only(path) as ro:
+        assert ro.build_view_index("r1", (), (), reference=None, target=None, unread_flips=True) == 1
