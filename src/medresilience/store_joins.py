@@ -283,7 +283,10 @@ class ViewReads:
         except sqlite3.OperationalError as e:
             # a store of an older layout is migrated only when opened for writing
             raise InputError(
-                getattr(self, "path", "store"), None, None, f"cannot be indexed read-only ({e}); open the run once with medres report RUN to bring it up to date"
+                getattr(self, "path", "store"),
+                None,
+                None,
+                f"cannot be indexed read-only ({e}); open the run once with medres report RUN to bring it up to date",
             ) from None
 
     def _build_view_index(
