@@ -189,3 +189,33 @@ def test_hostile_text_is_inert_and_nothing_is_written(served, tmp_path):
             b.ctx.close()
     after = {k: hashlib.sha256((d / "store.sqlite").read_bytes()).hexdigest() for k, d in served["dirs"].items()}
     assert after == served["before"]
+
+
+def test_the_static_copy_is_inert_and_its_links_work(served, tmp_path):
+    out = tmp_path / "site"
+    dirs = served["dirs"]
+    res = subprocess.run(
+        [sys.executable, "-m", "medresilience.cli", "view", *(str(dirs[k]) for k in ORDER), "--export", str(out), "--max-units", "60"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    with sync_api.sync_playwright() as p:
+        b = Browser(p, tmp_path / "profile")
+        try:
+            b.page.goto((out / "index.html").as_uri(), wait_until="load")
+            b.page.locator("a", has_text="mis-label").first.click()
+            b.page.wait_for_load_state("load")
+            assert b.page.url.endswith("units-r3-all-p1.html") and "Capped at 60 units" in b.page.inner_text("main")
+            b.page.locator("#units tbody tr a").first.click()
+            b.page.wait_for_load_state("load")
+            assert "/unit-r3-" in b.page.url and b.page.locator("div.pair").count() >= 1
+            for page in sorted(out.glob("*.html"))[:40]:
+                b.page.goto(page.as_uri(), wait_until="load")
+                assert b.inert() == {"title": False, "scripts": 0, "media": 0, "handlers": 0}, page
+            assert not b.dialogs and not b.errors
+            assert all(r.startswith("file://") for r in b.requests), b.requests
+        finally:
+            b.ctx.close()

@@ -18,6 +18,8 @@ CSS = (resources.files(__package__) / "templates" / "view.css").read_text(encodi
 CSS_HASH = "sha256-" + base64.b64encode(hashlib.sha256(CSS.encode("utf-8")).digest()).decode("ascii")
 #: no script at all, the one inline stylesheet by its hash, forms only to this site, never framed
 CSP = f"default-src 'none'; style-src '{CSS_HASH}'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+#: the same policy in a static copy's <meta> (no header there; frame-ancestors is a header's only)
+CSP_META = f"default-src 'none'; style-src '{CSS_HASH}'; form-action 'none'; base-uri 'none'"
 
 
 class Links:

@@ -9,7 +9,7 @@ from typing import Any
 
 from jinja2 import Environment
 
-from .pages import CSS, Links
+from .pages import CSP_META, CSS, Links
 from .query import OUTCOME_TITLES, RunView, UnitQuery, unit_evidence, units_page
 
 
@@ -45,7 +45,15 @@ class Renderer:
 
     def _page(self, template: str, **ctx: Any) -> str:
         return self.env.get_template(template).render(
-            css=CSS, runs=self.runs, links=self.links, blank=blank, refined=refined, cap_note=self.cap_note, outcome_titles=OUTCOME_TITLES, **ctx
+            css=CSS,
+            csp_meta=CSP_META if self.links.static else None,
+            runs=self.runs,
+            links=self.links,
+            blank=blank,
+            refined=refined,
+            cap_note=self.cap_note,
+            outcome_titles=OUTCOME_TITLES,
+            **ctx,
         )
 
     def index(self) -> str:
