@@ -234,3 +234,23 @@ def test_only_loopback_host_names_are_served(served):
     from medresilience.cli.view import view
 
     assert inspect.signature(view).parameters["host"].default == "127.0.0.1"
+
+
+def test_a_run_whose_suite_is_gone_is_served_without_facets(served, tmp_path):
+    import shutil
+
+    run = tmp_path / "noise-moved"
+    shutil.copytree(served["dirs"]["noise"], run)
+    config = json.loads((run / "run.json").read_text())
+    config["suite"]["path"] = str(tmp_path / "nowhere")
+    (run / "run.json").write_text(json.dumps(config))
+    [rv] = open_runs([run])
+    try:
+        assert rv.facets == () and any("suite was not found" in n for n in rv.notes)
+        assert rv.units == served["runs"][2].units and "flip" in rv.outcomes  # the family still pairs clean and stressed
+        client = TestClient(create_app([rv]), base_url="http://127.0.0.1")
+        body = client.get("/api/units", params={"outcome": "flip"}).json()
+        assert body["total"] == api(served, run=2, outcome="flip")["total"]
+        assert "suite was not found" in client.get("/units").text
+    finally:
+        rv.close()

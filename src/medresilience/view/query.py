@@ -170,7 +170,8 @@ def _read_config(run_dir: Path) -> dict[str, Any]:
 
 def _suite_of(run_dir: Path, config: dict[str, Any]) -> Suite | None:
     """The suite a run was made from: run.json's suite path (as given, then from the run directory),
-    else the run directory's `suite/`, else the bundled sample of that name; None when none loads."""
+    else the run directory's `suite/`, else the bundled sample of that name; None when none loads
+    or its checksums no longer match (as the report finds it)."""
     meta = config.get("suite") or {}
     candidates = []
     if meta.get("path"):
@@ -180,7 +181,7 @@ def _suite_of(run_dir: Path, config: dict[str, Any]) -> Suite | None:
     for c in candidates:
         if (c / "suite.json").exists():
             try:
-                return Suite.load(c, lazy=True)
+                return Suite.load(c, lazy=True).check()  # a suite changed since the run is not this run's
             except MedresError:
                 continue
     from ..bundled_suite import SAMPLE_NAME, sample_suite
@@ -198,16 +199,17 @@ def open_run(index: int, run_dir: Path | str) -> RunView:
     notes: list[str] = []
     suite = _suite_of(d, config)
     name = str(config.get("family") or (config.get("suite") or {}).get("family") or (suite.manifest.family if suite else ""))
+    family = None
     try:
         family = get(name) if name else None
     except KeyError:
-        family, _ = None, notes.append(f"family {name!r} is not registered here: no outcomes against a reference")
+        notes.append(f"family {name!r} is not registered here: no outcomes against a reference")
     facets: tuple[str, ...] = ()
     item_facets: tuple[str, ...] = ()
     probe_rows: Iterable[tuple[str, Sequence[Any]]] = ()
     item_rows: Iterable[tuple[str, Sequence[Any]]] = ()
     if suite is None:
-        notes.append("the run's suite was not found: no facet filters")
+        notes.append("the run's suite was not found (or changed since the run): no facet filters")
     else:
         facets = tuple(facet_names(suite))
         # the items' source dataset, a stratum of every family's report, unless a probe facet names it
