@@ -221,6 +221,8 @@ def test_export_writes_static_pages_with_a_cap(served, tmp_path):
     (other / "keep.txt").write_text("x")
     cli = CliRunner().invoke(cli_app, ["view", str(served["dirs"]["misleading"]), "--export", str(other)])
     assert cli.exit_code == 2 and "not an earlier viewer export" in cli.output and (other / "keep.txt").exists()
+    cli = CliRunner().invoke(cli_app, ["view", str(served["dirs"]["misleading"]), "--export", str(tmp_path / "zero"), "--max-units", "0"])
+    assert cli.exit_code == 2 and "--max-units" in cli.output and not (tmp_path / "zero").exists()
     cli = CliRunner().invoke(cli_app, ["view", str(served["dirs"]["misleading"]), "--export", str(tmp_path / "cli-site"), "--max-units", "20"])
     assert cli.exit_code == 0 and "capped" in cli.output and (tmp_path / "cli-site" / "index.html").exists()
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import ConfigError, InputError
 from .pages import Links, environment
 from .query import PAGE_SIZE, RunView, UnitQuery, unit_evidence, units_page
 from .render import Renderer
@@ -82,6 +82,8 @@ def _lists(rv: RunView, max_units: int, size: int) -> list[tuple[UnitQuery, int,
 def export_site(runs: Sequence[RunView], out: Path | str, max_units: int = 1000, size: int = PAGE_SIZE) -> ExportResult:
     """Write the static pages of `runs` into `out` (a new directory, or an earlier export, which is
     replaced). InputError when `out` is another non-empty directory or a file."""
+    if max_units < 1:
+        raise ConfigError("--max-units", f"must be 1 or more, not {max_units}")
     out = Path(out)
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).exists())):
         raise InputError(out, None, None, "exists and is not an earlier viewer export (choose a new directory)")
