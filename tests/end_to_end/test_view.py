@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from medresilience.cli import app as cli_app
 from medresilience.store import Store
 from medresilience.view.app import create_app
-from medresilience.view.export import MARKER, export_site
+from medresilience.view.export import MARKER, export_site, unit_file
 from medresilience.view.query import open_runs
 from view_runs import make_runs
 
@@ -208,10 +208,12 @@ def test_export_writes_static_pages_with_a_cap(served, tmp_path):
     assert (out / MARKER).exists() and (out / "index.html").exists()
     assert res.capped and any("run 0" in c for c in res.capped)
     first = (out / "units-r0-all-p1.html").read_text()
-    assert "Capped at 60 units" in first and 'href="units-r0-all-p2.html"' in first and "/units?" not in first
+    assert "Capped: each list stops at the page holding its 60th unit" in first and 'href="units-r0-all-p2.html"' in first and "/units?" not in first
     assert (out / "units-r0-flip-p1.html").exists() and (out / "units-r2-flip-p1.html").exists()
-    units = list(out.glob("unit-r0-*.html"))
-    assert 60 <= len(units) <= 60 + 50  # the first 60 of the list, plus the flips' pages
+    # a unit's page for every unit an exported list shows: the first 100 of all (2 pages of 50), the flips
+    shown = {u["unit_id"] for p in (1, 2) for u in api(served, run=0, page=p)["units"]}
+    shown |= {u["unit_id"] for o in ("flip", "flip_to_target") for p in (1, 2) for u in api(served, run=0, outcome=o, page=p)["units"]}
+    assert {p.name for p in out.glob("unit-r0-*.html")} == {unit_file(0, u) for u in shown}
     assert "<script" not in "".join(p.read_text() for p in out.glob("*.html"))
     # a second export replaces the first; another directory is refused
     export_site(served["runs"][:1], out, max_units=10)

@@ -4,9 +4,10 @@ that has units; and the page of every unit those lists show. Files are flat in D
 list and page (units-r0-all-p1.html, units-r0-flip-p1.html) and by a hash of the unit id
 (unit-r0-<hash>.html), linked relatively, so DIR opens from disk or any static host.
 
-A size cap (`max_units` unit pages per run) keeps a large run shareable: each list stops at the
-pages that hold its first `max_units` units, and every page says so when it applies; a link to a
-unit beyond the cap leads to a page that explains it. The export is written beside DIR and moved
+A size cap (`max_units` per list) keeps a large run shareable: each list stops at the pages that
+hold its first `max_units` units (so a run writes at most `max_units` unit pages per list), and
+every page says so when it applies; a link to a unit or page beyond the cap leads to a page that
+explains it. The export is written beside DIR and moved
 into place whole: an interrupted export leaves no half-written DIR."""
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ def export_site(runs: Sequence[RunView], out: Path | str, max_units: int = 1000,
             links.lists_done.update(list_file(q, p) for p in range(1, pages + 1))
             if pages * size < total:
                 capped.append(f"run {rv.index} ({rv.name}), {'outcome ' + q.outcome[0] if q.outcome else 'all units'}: {min(total, pages * size)} of {total}")
-    note = f"Capped at {max_units} units per list (--max-units): " + "; ".join(capped) + "." if capped else None
+    note = f"Capped: each list stops at the page holding its {max_units}th unit (--max-units): " + "; ".join(capped) + "." if capped else None
     pages_r = Renderer(environment(), runs, links, cap_note=note)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
@@ -114,14 +115,14 @@ def export_site(runs: Sequence[RunView], out: Path | str, max_units: int = 1000,
 def _write(runs: Sequence[RunView], plan: dict, links: StaticLinks, pages_r: Renderer, tmp: Path, size: int, max_units: int) -> int:
     files = 0
     listed: dict[int, list[str]] = {}
+    # a unit's page is written when an exported list page shows it
     for rv in runs:
         order = listed.setdefault(rv.index, [])
         for q, pages, _total in plan[rv.index]:
             for p in range(1, pages + 1):
                 for u in units_page(rv, replace(q, page=p), size)["units"]:
-                    if len(order) < max_units or (rv.index, u["unit_id"]) in links.units_done:
-                        if (rv.index, u["unit_id"]) not in links.units_done:
-                            order.append(u["unit_id"])
+                    if (rv.index, u["unit_id"]) not in links.units_done:
+                        order.append(u["unit_id"])
                         links.units_done.add((rv.index, u["unit_id"]))
     for rv in runs:
         for q, pages, _total in plan[rv.index]:
