@@ -77,6 +77,20 @@ class StudyReference:
         return {"exact": self.exact, "binary": self.binary, "n": self.n, "who": self.who, "source": self.source}
 
 
+@dataclass(frozen=True)
+class Outcomes:
+    """What the evidence viewer may call a stressed unit's outcome, read against the unit of the
+    same item under the `reference` condition (same model, setting and repeat): flip (the reference
+    right, this one wrong), recovered (the reference wrong, this one right) and, with `target` (the
+    probe facet naming the label the stress pushes toward), flip to the target. `unread_flips`: an
+    unread or cut reply counts as wrong (the study's rule). None: the family pairs no reference
+    (unread, truncated, unscored and error are every family's)."""
+
+    reference: str | None = None
+    target: str | None = None
+    unread_flips: bool = True
+
+
 def all_probes(suite: Suite, options: BaseModel) -> Iterator[Probe]:
     """The default selection: every probe of the suite."""
     return iter(suite.probes)
@@ -114,6 +128,7 @@ class Family:
       a run may ask for more than one (`medres eval --epochs N`);
     - `example_rule`: how the prompt optimiser makes examples of its items (`ExampleRule`);
     - `study_references`: rubric name -> a study's published judge-vs-human agreement for it;
+    - `outcomes`: how the evidence viewer names what happened to a stressed unit (`Outcomes`);
     - `review_rubrics`: the clinician review rubrics of its items and answers (review.rubrics.ReviewRubric,
       each with how its units are drawn from a suite); `review_blocks(item, probe)`: what the stress
       added, as a reviewer of a response sees it (display blocks; default none);
@@ -152,6 +167,7 @@ class Family:
     epochs: bool = False  # its metrics read repeated answers (the frame's `epoch`): `medres eval --epochs N`
     example_rule: ExampleRule = ExampleRule()
     study_references: Mapping[str, StudyReference] = field(default_factory=dict)
+    outcomes: Outcomes = Outcomes()
     review_rubrics: tuple[Any, ...] = ()  # review.rubrics.ReviewRubric: what clinicians rate on its items and answers
     review_blocks: Callable[[Item, Probe], list[dict[str, Any]]] = lambda item, probe: []
     follows: Callable[[Probe], str | None] = lambda probe: None  # a second turn: the condition it continues

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import MedresError
-from .store_joins import JoinedReads
+from .store_joins import JoinedReads, ViewReads
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -204,9 +204,9 @@ def _is_bug(e: sqlite3.Error) -> bool:
     return isinstance(e, (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError, sqlite3.DataError))
 
 
-class Store(JoinedReads):
+class Store(JoinedReads, ViewReads):
     """A run directory's store; the readers of the units x calls x scores join come from
-    `JoinedReads` (store_joins.py)."""
+    `JoinedReads` and the evidence viewer's indexed readers from `ViewReads` (store_joins.py)."""
 
     def __init__(self, path: Path | str):
         self.path = Path(path)
@@ -225,6 +225,23 @@ class Store(JoinedReads):
                 conn.close()
             raise StoreWriteError(self.path, e, "open") from e
         self.run_id: str | None = None
+
+    @classmethod
+    def read_only(cls, path: Path | str) -> Store:
+        """The store opened for reading only (SQLite URI mode=ro): nothing is migrated
+        or created and no statement can change the file. A missing or unreadable file raises
+        StoreWriteError naming it. Temporary tables (a reader's own indexes) may still be made:
+        they live in SQLite's temporary database, never in the file."""
+        self = cls.__new__(cls)
+        self.path, self.run_id = Path(path), None
+        if not self.path.is_file():
+            raise StoreWriteError(self.path, FileNotFoundError(2, "no such file", str(self.path)), "open")
+        try:
+            self.conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
+            self.conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        except sqlite3.Error as e:
+            raise StoreWriteError(self.path, e, "open") from e
+        return self
 
     def _columns(self, table: str) -> set[str]:
         return {r[1] for r in self.conn.execute(f"PRAGMA table_info({table})")}

@@ -16,10 +16,13 @@ Two shapes of the same join:
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from .errors import InputError
 
 _JOIN = """
 FROM units u
@@ -226,3 +229,261 @@ def unit_records(conn: sqlite3.Connection, run: str | None, chunk: int) -> Itera
     for rows in _chunks(conn, sql, wargs, chunk):
         for row in rows:
             yield UnitRecord(*row)
+
+
+#: the outcome bits of a unit in the viewer's index (`ViewReads`), in the order they are shown
+OUTCOME_BITS = {"flip": 1, "flip_to_target": 2, "recovered": 4, "unread": 8, "truncated": 16, "unscored": 32, "error": 64}
+# a unit's state, read as the results frame reads it: the call's failure, else its score's status,
+# else (a reply with no score row) truncated when cut at its budget, else invalid
+_STATE = (
+    "(CASE WHEN c.status = 'error' THEN 'error' WHEN c.status IS NULL THEN 'missing' WHEN s.status IS NOT NULL THEN s.status "
+    "WHEN c.finish_reason = 'length' THEN 'truncated' ELSE 'invalid' END)"
+)
+_STATE_BITS = "(CASE state WHEN 'invalid' THEN 8 WHEN 'truncated' THEN 16 WHEN 'unscored' THEN 32 WHEN 'error' THEN 64 ELSE 0 END)"
+_ANSWERED = "('valid', 'invalid', 'truncated')"
+#: the columns of a row of `ViewReads.view_page`, then one per facet
+VIEW_COLUMNS = ("n", "model", "unit_id", "item_id", "probe_id", "condition", "setting", "epoch", "state", "label", "value", "flags")
+
+
+@dataclass(frozen=True)
+class ViewFilter:
+    """A filter of the viewer's index: equalities on unit columns and facets (by position in the
+    facets the index was built with), outcome names (`OUTCOME_BITS`: every one must hold) and a
+    text searched (case-insensitively for ASCII letters) in the replies and the prompts as sent."""
+
+    model: str | None = None
+    setting: str | None = None
+    condition: str | None = None
+    item_id: str | None = None
+    facets: tuple[tuple[int, str], ...] = ()
+    outcomes: tuple[str, ...] = ()
+    q: str | None = None
+
+    def where(self) -> tuple[str, list[Any]]:
+        parts, args = ["1"], []
+        for col in ("model", "setting", "condition", "item_id"):
+            v = getattr(self, col)
+            if v is not None:
+                parts.append(f"v.{col} = ?")
+                args.append(v)
+        for i, v in self.facets:
+            parts.append(f"v.f{int(i)} = ?")
+            args.append(v)
+        bits = 0
+        for name in self.outcomes:
+            bits |= OUTCOME_BITS[name]
+        if bits:
+            parts.append("(v.flags & ?) = ?")
+            args += [bits, bits]
+        if self.q:
+            # LIKE with its pattern characters escaped: a plain substring, case-insensitive for ASCII
+            like = "%" + self.q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            parts.append(
+                "v.key IN (SELECT key FROM main.calls WHERE text LIKE ? ESCAPE '\\' UNION SELECT key FROM main.requests WHERE messages LIKE ? ESCAPE '\\')"
+            )
+            args += [like, like]
+        return " AND ".join(parts), args
+
+
+@dataclass(frozen=True)
+class UnitDetail:
+    """Everything stored about one unit: its plan row, the request as sent (messages, params), its
+    call (status, reply, finish reason, attempts, tokens, latency, waiting, cost, error) and its
+    score under its scoring (label, status, value, scorer, detail as stored: how it was read, or
+    the judge's reason), and the calls a setting made before it (role, reply, status)."""
+
+    unit: dict[str, Any]
+    messages: list[dict[str, Any]] | None
+    params: dict[str, Any] | None
+    call: dict[str, Any] | None
+    score: dict[str, Any] | None
+    linked: tuple[tuple[str, str | None, str | None], ...] = ()
+
+
+class ViewReads:
+    """The evidence viewer's readers (mixed into `Store`): an index of one run's units in SQLite's
+    temporary database (never in the store file, so a store opened read-only serves it), holding
+    per unit its state, whether it is right, its probe's facets and its outcome bits, with indexes
+    for the viewer's filters; pages and counts of a filter from it; one unit's stored detail."""
+
+    conn: sqlite3.Connection
+
+    def build_view_index(
+        self,
+        run: str | None,
+        facets: Sequence[str],
+        probe_facets: Iterable[tuple[str, Sequence[Any]]],
+        *,
+        reference: str | None,
+        target: str | None,
+        unread_flips: bool,
+        item_facets: Sequence[str] = (),
+        item_rows: Iterable[tuple[str, Sequence[Any]]] = (),
+    ) -> int:
+        """Index the units of `run` (None: every unit) in store order (model, unit id), with the
+        items' `item_facets` values (from (item id, values) rows; every unit of the item has them)
+        then the probes' `facets` values (from (probe id, values) rows), as the columns f0, f1, ...
+        in that order; returns the number of units.
+
+        A unit is right when its score is valid with value 1. Outcomes (`OUTCOME_BITS`): unread
+        (invalid), truncated, unscored and error from its state; against the unit of its item
+        under the `reference` condition (same model, setting and repeat; None: no pairing): flip
+        (the reference right, this one answered and not right; an unread reply counts only when
+        `unread_flips`), flip_to_target (a flip whose label is the probe's `target` facet) and
+        recovered (the reference answered and not right, this one right)."""
+        try:
+            return self._build_view_index(run, facets, probe_facets, reference, target, unread_flips, item_facets, item_rows)
+        except sqlite3.OperationalError as e:
+            # a store of an older layout is migrated only when opened for writing
+            raise InputError(
+                getattr(self, "path", "store"),
+                None,
+                None,
+                f"cannot be indexed read-only ({e}); open the run once with medres report RUN to bring it up to date",
+            ) from None
+
+    def _build_view_index(
+        self,
+        run: str | None,
+        facets: Sequence[str],
+        probe_facets: Iterable[tuple[str, Sequence[Any]]],
+        reference: str | None,
+        target: str | None,
+        unread_flips: bool,
+        item_facets: Sequence[str],
+        item_rows: Iterable[tuple[str, Sequence[Any]]],
+    ) -> int:
+        c = self.conn
+        icols = [f"f{i}" for i in range(len(item_facets))]
+        pcols = [f"f{len(icols) + i}" for i in range(len(facets))]
+        fcols = icols + pcols
+        c.executescript("DROP TABLE IF EXISTS temp.vi; DROP TABLE IF EXISTS temp.vp; DROP TABLE IF EXISTS temp.vu; DROP TABLE IF EXISTS temp.vc;")
+        self._view_facts("vi", "item_id", icols, item_rows)
+        self._view_facts("vp", "probe_id", pcols, probe_facets)
+        c.execute(
+            f"""CREATE TEMP TABLE vu (n INTEGER PRIMARY KEY, model TEXT, unit_id TEXT, item_id TEXT, probe_id TEXT, condition TEXT,
+                    setting TEXT, epoch INTEGER, key TEXT, state TEXT, label TEXT, value REAL, correct INTEGER, flags INTEGER
+                    {"".join(f", {f} TEXT" for f in fcols)})"""
+        )
+        where, args = ("WHERE u.run = ?", [run]) if run is not None else ("", [])
+        c.execute(
+            f"""INSERT INTO temp.vu (model, unit_id, item_id, probe_id, condition, setting, epoch, key, state, label, value, correct, flags
+                    {"".join(f", {f}" for f in fcols)})
+                SELECT u.model, u.unit_id, u.item_id, u.probe_id, u.condition, u.setting, u.epoch, u.key, {_STATE}, s.label, s.value,
+                       (c.status = 'ok' AND s.status = 'valid' AND s.value >= 1), 0 {"".join(f", i.{f}" for f in icols)}
+                       {"".join(f", p.{f}" for f in pcols)}
+                FROM units u LEFT JOIN calls c ON c.key = u.key LEFT JOIN scores s ON s.key = u.key AND s.scorer = u.scoring
+                LEFT JOIN temp.vi i ON i.item_id = u.item_id LEFT JOIN temp.vp p ON p.probe_id = u.probe_id {where}
+                ORDER BY u.model, u.unit_id""",
+            args,
+        )
+        c.execute(f"UPDATE temp.vu SET flags = {_STATE_BITS}")
+        c.execute("CREATE INDEX temp.vu_pair ON vu(item_id, model, setting, epoch, condition)")
+        if reference is not None:
+            unread = f"vu.state IN {_ANSWERED}" if unread_flips else "vu.state = 'valid'"
+            ref_wrong = f"r.state IN {_ANSWERED}" if unread_flips else "r.state = 'valid'"
+            tcol = pcols[list(facets).index(target)] if target in facets else None
+            to_target = f"(CASE WHEN vu.label = vu.{tcol} THEN 3 ELSE 1 END)" if tcol else "1"
+            c.execute(
+                f"""UPDATE temp.vu SET flags = flags | COALESCE((SELECT CASE
+                        WHEN r.correct AND NOT vu.correct AND {unread} THEN {to_target}
+                        WHEN {ref_wrong} AND NOT r.correct AND vu.correct THEN 4 ELSE 0 END
+                      FROM temp.vu r WHERE r.item_id = vu.item_id AND r.model = vu.model AND r.setting = vu.setting
+                        AND r.epoch = vu.epoch AND r.condition = ?), 0)
+                    WHERE condition != ?""",
+                (reference, reference),
+            )
+        for col in ("unit_id", "model", "setting", "condition", "flags", *fcols):
+            c.execute(f"CREATE INDEX temp.vu_{col} ON vu({col})")
+        # the counts of every filter but a text search, read from this small table, not the units
+        groups = ", ".join(["model", "setting", "condition", "flags", *fcols])
+        c.execute(f"CREATE TEMP TABLE vc AS SELECT {groups}, COUNT(*) AS n FROM temp.vu GROUP BY {groups}")
+        c.execute("ANALYZE temp")
+        return int(c.execute("SELECT COUNT(*) FROM temp.vu").fetchone()[0])
+
+    def _view_facts(self, table: str, key: str, cols: Sequence[str], rows: Iterable[tuple[str, Sequence[Any]]]) -> None:
+        """A temporary table of facts by id (an item's or a probe's facets as text)."""
+        c = self.conn
+        c.execute(f"CREATE TEMP TABLE {table} ({key} TEXT PRIMARY KEY{''.join(f', {f} TEXT' for f in cols)})")
+        c.execute("BEGIN")
+        c.executemany(
+            f"INSERT OR REPLACE INTO temp.{table} VALUES ({', '.join('?' * (1 + len(cols)))})",
+            ((rid, *(None if v is None else str(v) for v in values)) for rid, values in rows),
+        )
+        c.execute("COMMIT")
+
+    def view_values(self, column: str) -> list[Any]:
+        """The distinct values of an indexed column (model, setting, condition, f0, ...), sorted."""
+        if column not in ("model", "setting", "condition") and not (column.startswith("f") and column[1:].isdigit()):
+            raise ValueError(f"not an indexed column: {column}")
+        return [r[0] for r in self.conn.execute(f"SELECT DISTINCT {column} FROM temp.vu WHERE {column} IS NOT NULL ORDER BY 1")]
+
+    def view_page(self, flt: ViewFilter, offset: int, limit: int, n_facets: int) -> list[tuple]:
+        """One page of the units a filter keeps, in store order: rows of `VIEW_COLUMNS` then the facets."""
+        where, args = flt.where()
+        cols = ", ".join([*(f"v.{c}" for c in VIEW_COLUMNS), *(f"v.f{i}" for i in range(n_facets))])
+        return self.conn.execute(f"SELECT {cols} FROM temp.vu v WHERE {where} ORDER BY v.n LIMIT ? OFFSET ?", [*args, int(limit), int(offset)]).fetchall()
+
+    def view_counts(self, flt: ViewFilter, n_facets: int) -> list[tuple]:
+        """The units a filter keeps, counted per (model, setting, condition, outcome bits, facets...):
+        from the index's table of counts, or, for a text search or an item, by a scan of the units."""
+        where, args = flt.where()
+        cols = ", ".join(["v.model", "v.setting", "v.condition", "v.flags", *(f"v.f{i}" for i in range(n_facets))])
+        if flt.q or flt.item_id is not None:
+            return self.conn.execute(f"SELECT {cols}, COUNT(*) FROM temp.vu v WHERE {where} GROUP BY {cols}", args).fetchall()
+        return self.conn.execute(f"SELECT {cols}, SUM(v.n) FROM temp.vc v WHERE {where} GROUP BY {cols}", args).fetchall()
+
+    def unit_detail(self, model: str, unit_id: str) -> UnitDetail | None:
+        """What the store holds about one unit (None: no such unit)."""
+        cur = self.conn.execute(
+            """SELECT u.model, u.unit_id, u.item_id, u.probe_id, u.condition, u.setting, u.scoring, u.key, u.epoch, u.run,
+                      r.messages, r.params FROM units u LEFT JOIN requests r ON r.key = u.key WHERE u.model = ? AND u.unit_id = ?""",
+            (model, unit_id),
+        )
+        unit = _row_dict(cur)
+        if unit is None:
+            return None
+        messages, params = _loads(unit.pop("messages")), _loads(unit.pop("params"))
+        call = _row_dict(
+            self.conn.execute(
+                """SELECT status, permanent, text, finish_reason, prompt_tokens, completion_tokens, cost, latency_s, attempts, error,
+                          waited_s, model FROM calls WHERE key = ?""",
+                (unit["key"],),
+            )
+        )
+        score = _row_dict(
+            self.conn.execute("SELECT scorer, label, status, detail, value FROM scores WHERE key = ? AND scorer = ?", (unit["key"], unit["scoring"]))
+        )
+        if score is not None:
+            score["detail"] = _loads(score["detail"])
+        linked = self.conn.execute(
+            "SELECT l.role, c.status, c.text FROM unit_calls l LEFT JOIN calls c ON c.key = l.key WHERE l.model = ? AND l.unit_id = ? ORDER BY l.role",
+            (model, unit_id),
+        ).fetchall()
+        return UnitDetail(unit, messages, params, call, score, tuple(linked))
+
+    def view_units_of_item(self, item_id: str, n_facets: int) -> list[tuple]:
+        """Every indexed unit of one item (all models, settings and conditions), as `view_page` rows."""
+        cols = ", ".join([*(f"v.{c}" for c in VIEW_COLUMNS), *(f"v.f{i}" for i in range(n_facets))])
+        return self.conn.execute(f"SELECT {cols} FROM temp.vu v WHERE v.item_id = ? ORDER BY v.n", (item_id,)).fetchall()
+
+    def view_units_of_id(self, unit_id: str, n_facets: int) -> list[tuple]:
+        """The indexed units of one unit id (one per model), as `view_page` rows."""
+        cols = ", ".join([*(f"v.{c}" for c in VIEW_COLUMNS), *(f"v.f{i}" for i in range(n_facets))])
+        return self.conn.execute(f"SELECT {cols} FROM temp.vu v WHERE v.unit_id = ? ORDER BY v.n", (unit_id,)).fetchall()
+
+
+def _row_dict(cur: sqlite3.Cursor) -> dict[str, Any] | None:
+    """The first row of a query as {column: value} (None: no row)."""
+    row = cur.fetchone()
+    return None if row is None else dict(zip((d[0] for d in cur.description), row))
+
+
+def _loads(text: Any) -> Any:
+    """A stored JSON column (None and unreadable text stay as they are)."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text

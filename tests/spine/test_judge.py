@@ -115,9 +115,17 @@ def test_structured_json_verdicts_stored_under_answer_key(tmp_path):
         }
         assert all(v["scorer"] == judge.name for v in got.values())
         read = 'a JSON field: {"reason": "judged No: aspiri", "verdict": "1"}'
-        assert got["k-reject"]["detail"] == {"reason": "judged No: aspiri", "read": read}
+        # the verdict names the judge call it was read from: the judge's full reply is found by it
+        call = scorer.judge_requests("k-reject", ANSWERS["k-reject"])[0].key
+        assert got["k-reject"]["detail"] == {"reason": "judged No: aspiri", "read": read, "call": call}
+        assert json.loads(st.ok_texts([call])[call])["verdict"] == "1"
         # the store's own reader gives the same row, and nothing for a scorer that never ran
-        assert st.score("k-reject", judge.name) == {"status": "valid", "label": "1", "detail": {"reason": "judged No: aspiri", "read": read}, "value": 1.0}
+        assert st.score("k-reject", judge.name) == {
+            "status": "valid",
+            "label": "1",
+            "detail": {"reason": "judged No: aspiri", "read": read, "call": call},
+            "value": 1.0,
+        }
         assert st.score("k-reject", "judge:other") is None and st.score("k-missing", judge.name) is None
     fmt = seen[0]["response_format"]
     assert fmt["type"] == "json_schema" and fmt["json_schema"]["strict"] is True

@@ -317,6 +317,7 @@ from .mitigate import register as _register_mitigate  # noqa: E402
 from .models import register as _register_models  # noqa: E402
 from .report import register as _register_report  # noqa: E402
 from .review import register as _register_review  # noqa: E402
+from .view import register as _register_view  # noqa: E402
 
 app.add_typer(_build_group(), name="build")
 _register_report(app)
@@ -327,6 +328,7 @@ _register_corpus(app)
 _register_mitigate(app)
 _register_datasets(app)
 _register_export(app)
+_register_view(app)
 
 __all__ = ["app", "fail", "main"]
 

@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import InputError
 from ..family import Family, get
 from ..frame import STATUSES, status_codes
-from ..report.rundir import find_suite
+from ..run_suite import find_run_suite
 from ..store import Store
 from ..store_joins import CALL_CODES, SCORE_CODES, UnitRecord
 from ..suite import Suite
@@ -178,7 +178,7 @@ def open_run(run_dir: Path | str) -> RunUnits:
         config = json.loads(cfg_path.read_text(encoding="utf-8")) if cfg_path.is_file() else {}
     except json.JSONDecodeError as e:
         raise InputError(cfg_path, e.lineno, None, f"not valid JSON ({e.msg})") from None
-    suite, missing = find_suite(d, config)
+    suite, missing = find_run_suite(d, config)
     if suite is None:
         raise InputError(d, None, None, f"cannot export without the run's suite: {missing}")
     try:

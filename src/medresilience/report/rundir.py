@@ -18,14 +18,14 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import InputError, MedresError
+from ..errors import InputError
 from ..family import get
 from ..frame import results_frame
 from ..models.urls import redact_url  # noqa: F401  (the report shows endpoints through it)
 from ..reading import family_sets_budget, reading_summary, truncation_warnings
+from ..run_suite import find_run_suite
 from ..scoring.extract import SYSTEM as EXTRACT_SYSTEM
 from ..store import Store
-from ..suite import Suite
 
 
 @dataclass
@@ -62,35 +62,6 @@ def _read_json(path: Path) -> dict[str, Any]:
         raise InputError(path, e.lineno, None, f"not valid JSON ({e.msg})") from None
 
 
-def find_suite(run_dir: Path, config: dict[str, Any]) -> tuple[Suite | None, str | None]:
-    """The suite named in run.json: its recorded path, else a `suite/` folder in the run directory,
-    else the bundled sample when the names match. Returns (suite, reason it is missing)."""
-    meta = config.get("suite") or {}
-    candidates: list[Path] = []
-    if meta.get("path"):
-        p = Path(meta["path"])
-        candidates.append(p if p.is_absolute() else (run_dir / p))
-        if not p.is_absolute():
-            candidates.append(Path.cwd() / p)
-    candidates.append(run_dir / "suite")
-    problems = []
-    for c in candidates:
-        if (c / "suite.json").exists():
-            try:
-                return Suite.load(c, lazy=True).check(), None  # checked now, its records streamed by the frame
-            except MedresError as e:
-                problems.append(str(e))
-    from ..bundled_suite import SAMPLE_NAME, sample_suite
-
-    if meta.get("name") == SAMPLE_NAME:
-        try:
-            return sample_suite(), None
-        except MedresError as e:  # pragma: no cover - the shipped suite is checked by its own test
-            problems.append(str(e))
-    reason = "; ".join(problems) or f"suite not found (looked in: {', '.join(str(c) for c in candidates)})"
-    return None, reason
-
-
 def sent_params(store: Store) -> list[dict[str, Any]]:
     """The store's sent parameters (Store.sent_params) with each scorer call named for what it is:
     `extraction` when it carries the extraction model's system prompt, else `judge`."""
@@ -119,7 +90,7 @@ def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = Tru
     missing: str | None = None
     if recompute and db_path.exists():
         t0 = time.perf_counter()
-        suite, missing = find_suite(d, config)
+        suite, missing = find_run_suite(d, config)
         run.timings["suite"] = time.perf_counter() - t0
         if suite is not None:
             suite_family = suite.manifest.family

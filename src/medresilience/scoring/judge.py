@@ -26,6 +26,7 @@ The rules this module keeps:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -372,6 +373,13 @@ def _failed(e: ModelCallError) -> Score:
     return Score.unscored(f"judge call failed: {e}", permanent=bool(getattr(e, "permanent", False)), attempts=getattr(e, "attempts", None))
 
 
+def _with_call(score: Callable[[Any], Score], key: str, reply: Any) -> Score:
+    """The judge's score with the key of the judge call it was read from in its detail (`call`), so
+    a reader of the store (the evidence viewer) finds the judge's full reply."""
+    s = score(reply)
+    return dataclasses.replace(s, detail={**(s.detail if isinstance(s.detail, dict) else {}), "call": key})
+
+
 class JudgeScorer:
     """The deferred scorer of one unit: the judge and the unit's fields. The runner stores the
     answer first, then `run_deferred` asks `judge_requests` for the judge's call."""
@@ -403,7 +411,19 @@ class JudgeScorer:
         params = judge.params()
         key = request_key(judge.spec, messages, params)
         fence = f"answer-{judge.nonce(self.fields, answer_text, answer_key)}"
-        return [CallRequest(judge.spec.label, key, messages, params, judge.reader(answer_text, fence), self.name, answer_key, _failed)]
+        read = judge.reader(answer_text, fence)
+        return [
+            CallRequest(
+                judge.spec.label,
+                key,
+                messages,
+                params,
+                functools.partial(_with_call, read, key),
+                self.name,
+                answer_key,
+                functools.partial(_with_call, _failed, key),
+            )
+        ]
 
 
 # --------------------------------------------------------------------------- running judges

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ...family import ExampleRule, Family, lazy, register
-from ...records import Item
+from ...family import ExampleRule, Family, Outcomes, lazy, register
+from ...records import CLEAN, Item
 from ...scoring.mcq import mcq_scorer
 from ...sources import register_format
 from ...suite import Suite
@@ -149,6 +149,7 @@ FAMILY_SPEC = register(
         profile=(("clean_acc", "clean accuracy", True), ("type1_asr", "Type 1, 1 - ASR", False), ("type2_asr", "Type 2, 1 - ASR", False)),
         tradeoff=tradeoff,
         example_rule=ExampleRule(("type1",), True, "1 when the clean answer is right and stays right with one misleading sentence (Type 1)"),
+        outcomes=Outcomes(reference=CLEAN, target="target"),
         review_rubrics=(review.RUBRIC_A,),
         review_blocks=review.review_blocks,
     )

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ...family import ExampleRule, Family, lazy, register
-from ...records import Item, Probe
+from ...family import ExampleRule, Family, Outcomes, lazy, register
+from ...records import CLEAN, Item, Probe
 from ...sources import register_format
 from ...suite import Suite
 from . import review
@@ -96,6 +96,7 @@ FAMILY_SPEC = register(
         tradeoff=tradeoff,
         epochs=True,
         example_rule=ExampleRule(None, False, "1 when the answer to the perturbed case is right"),
+        outcomes=Outcomes(reference=CLEAN),
         review_rubrics=(review.RUBRIC_NOISE,),
     )
 )

@@ -1,0 +1,108 @@
+"""Benchmark: the evidence viewer (`medres view`) on a synthetic run of N units (default 1,000,000).
+
+    .venv/bin/python bench/bench_view.py                    # 1M units, 10 models x 2 settings
+    .venv/bin/python bench/bench_view.py --rows 200000      # smaller
+    .venv/bin/python bench/bench_view.py --dir /tmp/x       # where the synthetic run lives (cached)
+
+The run is bench_report.py's synthetic misleading run (written through the store's own writers,
+with its suite and run.json: Type 1 all + Type 2, flips to the target and elsewhere, unread
+replies, errors and missing units). The viewer opens it as `medres view` does (the store read-only,
+the latest run's units indexed in SQLite's temporary database), then each request is timed through
+the app itself (FastAPI's TestClient: routing, the query, the page's template), best of three:
+the first page, each kind of filter, a deep page, a text search and one unit's page. The store file's
+digest is compared before and after. A Markdown table is printed at the end."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import resource
+import sys
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+
+def _digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _best(client, url: str, repeat: int = 3) -> tuple[float, dict | None]:
+    best, body = float("inf"), None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        r = client.get(url)
+        best = min(best, time.perf_counter() - t)
+        assert r.status_code == 200, (url, r.status_code, r.text[:300])
+        body = r.json() if url.startswith("/api/") else None
+    return best, body
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--models", type=int, default=10)
+    ap.add_argument("--dir", type=Path, default=Path("/tmp/medres-bench-view"))
+    args = ap.parse_args()
+    from fastapi.testclient import TestClient
+
+    from bench_report import synthesise
+    from medresilience.view.app import create_app
+    from medresilience.view.query import open_runs
+
+    run_dir = args.dir / f"run-{args.rows}-{args.models}"
+    if not (run_dir / "store.sqlite").exists():
+        run_dir.mkdir(parents=True, exist_ok=True)
+        info = synthesise(run_dir, args.rows, args.models)
+        print(f"synthesised {info['rows']:,} units in {info['seconds']:.1f} s", file=sys.stderr)
+    before = _digest(run_dir / "store.sqlite")
+    t = time.perf_counter()
+    runs = open_runs([run_dir])
+    opened = time.perf_counter() - t
+    rv = runs[0]
+    client = TestClient(create_app(runs), base_url="http://127.0.0.1")
+    m0, s0 = rv.values["model"][0], rv.values["setting"][0]
+    queries = [
+        ("first page (HTML)", "/units?run=0"),
+        ("first page (API)", "/api/units?run=0"),
+        ("model", f"/api/units?run=0&model={quote(m0)}"),
+        ("model + setting + condition", f"/api/units?run=0&model={quote(m0)}&setting={s0}&condition=type1"),
+        ("outcome flip", "/api/units?run=0&outcome=flip"),
+        ("outcome flip to target, condition type2", "/api/units?run=0&condition=type2&outcome=flip_to_target"),
+        ("outcome unread", "/api/units?run=0&outcome=unread"),
+        ("outcome error", "/api/units?run=0&outcome=error"),
+        ("facet content_type", "/api/units?run=0&content_type=threshold_corruption"),
+        ("facet + outcome + model (HTML)", f"/units?run=0&model={quote(m0)}&outcome=flip&provenance=patient"),
+        ("page 10,000", "/api/units?run=0&page=10000"),
+        ("text search (replies and prompts)", "/api/units?run=0&q=answer:%20d"),
+    ]
+    rows = []
+    for name, url in queries:
+        sec, body = _best(client, url)
+        rows.append((name, sec, body["total"] if body else None))
+    first = client.get("/api/units?run=0&outcome=flip").json()["units"][0]
+    sec, _ = _best(client, f"/unit/0/{quote(first['unit_id'], safe='')}")
+    rows.append(("one unit's page (its models, clean pair, item)", sec, None))
+    client.close()
+    rv.close()
+    after = _digest(run_dir / "store.sqlite")
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"\n{rv.units:,} units; opened and indexed in {opened:.1f} s; peak RSS {rss:.0f} MiB; store unchanged: {before == after}\n")
+    print("| request | seconds (best of 3) | units matching |")
+    print("|---|---:|---:|")
+    for name, sec, total in rows:
+        print(f"| {name} | {sec:.3f} | {'' if total is None else f'{total:,}'} |")
+    if before != after:
+        raise SystemExit("the store file changed")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,12 @@
+"""The read-only evidence viewer: every unit of one or more run directories (the messages sent
+with the stressed part marked, the reply, how it was read, the judge's verdict, the call's
+status and costs), filtered and counted, side by side with its clean pair and across models and
+settings; a JSON API; and the same pages as static files.
+
+Modules: query.py (run directories opened read-only, filters, pages, counts, one unit's
+evidence), diff.py (the stressed prompt marked against the clean one), pages.py (templates, the
+stylesheet and the served URLs), render.py (the pages from the query layer), app.py (the FastAPI
+app and its routes), export.py (the static pages).
+Nothing imports it but the CLI.
+
+May import: errors, family, frame, records, run_suite, store, store_joins, suite."""

@@ -1,0 +1,353 @@
+"""Run directories opened for the viewer, read-only, and what it asks of them.
+
+`open_runs` opens each run directory's store with SQLite's mode=ro and indexes the units of its
+latest run (the units its results describe) in SQLite's temporary database, with each unit's
+state, its probe's facets and its outcome bits (the family's `Outcomes`): a page and the counts of
+a filter are then indexed queries, also on a store of a million units. Every read goes through the
+store's readers; nothing here writes.
+
+`UnitQuery` is one filter as the URL carries it (`run`, `model`, `setting`, `condition`,
+`outcome`, one parameter per facet, `q`, `page`); a bad value is a `QueryError` (HTTP 400)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from ..errors import InputError, MedresError
+from ..family import Family, Outcomes, get
+from ..frame import facet_names
+from ..records import CLEAN
+from ..run_suite import find_run_suite
+from ..store import Store
+from ..store_joins import OUTCOME_BITS, VIEW_COLUMNS, ViewFilter
+from .diff import marked_messages
+
+PAGE_SIZE = 50
+#: the outcome names, with what each means, in the order the viewer shows them
+OUTCOME_TITLES = {
+    "flip": "flip (the clean answer right, this one wrong)",
+    "flip_to_target": "flip to the target (wrong, with the label the stress pushed toward)",
+    "recovered": "recovered (the clean answer wrong, this one right)",
+    "unread": "unread (a reply with no readable answer)",
+    "truncated": "truncated (cut at its token budget)",
+    "unscored": "unscored (the scorer could not decide)",
+    "error": "error (the call failed)",
+}
+# the query parameters every run has; the others name facets
+FIXED_PARAMS = ("run", "model", "setting", "condition", "outcome", "q", "page")
+#: item facts filtered like facets (the report's strata by source dataset)
+ITEM_FACETS = ("source",)
+
+
+class QueryError(MedresError):
+    """A filter the viewer cannot apply (an unknown run, outcome or parameter, a bad page)."""
+
+
+@dataclass
+class RunView:
+    """One run directory as the viewer serves it: its store opened read-only with the index of its
+    latest run's units, its family (None: not registered here) and facets, and notes on what could
+    not be read (a suite not found: no facets)."""
+
+    index: int
+    path: Path
+    config: dict[str, Any]
+    family: Family | None
+    facets: tuple[str, ...]
+    store: Store
+    run_id: str | None
+    units: int
+    notes: list[str] = field(default_factory=list)
+    values: dict[str, list[Any]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def outcomes(self) -> tuple[str, ...]:
+        """The outcome names this run's family defines."""
+        o = self.family.outcomes if self.family else Outcomes()
+        return tuple(
+            n for n in OUTCOME_BITS if not (n in ("flip", "recovered") and o.reference is None) and not (n == "flip_to_target" and o.target not in self.facets)
+        )
+
+    def close(self) -> None:
+        self.store.close()
+
+
+@dataclass(frozen=True)
+class UnitQuery:
+    """One filter of one run, as its URL says it."""
+
+    run: int = 0
+    model: str | None = None
+    setting: str | None = None
+    condition: str | None = None
+    outcome: tuple[str, ...] = ()
+    facets: tuple[tuple[str, str], ...] = ()
+    q: str | None = None
+    page: int = 1
+
+    def params(self, page: int | None = None, **changes: Any) -> list[tuple[str, str]]:
+        """The query parameters of this filter (with changes), in the URL scheme's order."""
+        me = replace(self, **changes) if changes else self
+        out: list[tuple[str, str]] = [("run", str(me.run))]
+        for k in ("model", "setting", "condition"):
+            v = getattr(me, k)
+            if v is not None:
+                out.append((k, v))
+        out += [("outcome", o) for o in me.outcome]
+        out += list(me.facets)
+        if me.q:
+            out.append(("q", me.q))
+        p = me.page if page is None else page
+        if p != 1:
+            out.append(("page", str(p)))
+        return out
+
+    def url(self, page: int | None = None, **changes: Any) -> str:
+        return "/units?" + urlencode(self.params(page, **changes))
+
+    def facet(self, name: str) -> str | None:
+        return dict(self.facets).get(name)
+
+
+def parse_query(params: Iterable[tuple[str, str]], runs: Sequence[RunView]) -> UnitQuery:
+    """A UnitQuery from URL parameters; QueryError names the parameter that cannot be used."""
+    pairs = [(k, v) for k, v in params]
+    single: dict[str, str] = {}
+    outcome: list[str] = []
+    for k, v in pairs:
+        if k == "outcome":
+            outcome += [o for o in v.split(",") if o]
+        elif k in single:
+            raise QueryError(f"parameter {k} given twice")
+        else:
+            single[k] = v
+    try:
+        run = int(single.get("run", "0"))
+        page = int(single.get("page", "1"))
+    except ValueError:
+        raise QueryError("run and page must be whole numbers") from None
+    if not 0 <= run < len(runs):
+        raise QueryError(f"run {run}: the viewer serves runs 0..{len(runs) - 1}")
+    if page < 1:
+        raise QueryError("page must be 1 or more")
+    rv = runs[run]
+    for o in outcome:
+        if o not in rv.outcomes:
+            raise QueryError(f"outcome {o!r}: this run's family knows {', '.join(rv.outcomes)}")
+    facets = []
+    for k, v in single.items():
+        if k in FIXED_PARAMS or v == "":
+            continue
+        if k not in rv.facets:
+            raise QueryError(f"parameter {k!r}: not a filter of run {run} (facets: {', '.join(rv.facets) or 'none'})")
+        facets.append((k, v))
+    facets.sort(key=lambda kv: rv.facets.index(kv[0]))
+    blank = {k: (single.get(k) or None) for k in ("model", "setting", "condition", "q")}
+    return UnitQuery(run, blank["model"], blank["setting"], blank["condition"], tuple(dict.fromkeys(outcome)), tuple(facets), blank["q"], page)
+
+
+def _read_config(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / "run.json"
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise InputError(path, e.lineno, None, f"not valid JSON ({e.msg})") from None
+    return data if isinstance(data, dict) else {}
+
+
+def open_run(index: int, run_dir: Path | str) -> RunView:
+    """Open one run directory read-only and index its latest run's units. InputError when it is
+    not a run directory (no store.sqlite)."""
+    d = Path(run_dir)
+    if not (d / "store.sqlite").is_file():
+        raise InputError(d, None, None, "not a run directory (no store.sqlite)")
+    config = _read_config(d)
+    notes: list[str] = []
+    suite, _missing = find_run_suite(d, config)
+    name = str(config.get("family") or (config.get("suite") or {}).get("family") or (suite.manifest.family if suite else ""))
+    family = None
+    try:
+        family = get(name) if name else None
+    except KeyError:
+        notes.append(f"family {name!r} is not registered here: no outcomes against a reference")
+    facets: tuple[str, ...] = ()
+    item_facets: tuple[str, ...] = ()
+    probe_rows: Iterable[tuple[str, Sequence[Any]]] = ()
+    item_rows: Iterable[tuple[str, Sequence[Any]]] = ()
+    if suite is None:
+        notes.append("the run's suite was not found (or changed since the run): no facet filters")
+    else:
+        facets = tuple(facet_names(suite))
+        # the items' source dataset, a stratum of every family's report, unless a probe facet names it
+        item_facets = tuple(f for f in ITEM_FACETS if f not in facets)
+        probe_rows = ((p.id, [p.facet_values().get(f) for f in facets]) for p in suite.iter_probes())
+        item_rows = ((it.id, [getattr(it, f, None) for f in item_facets]) for it in suite.items.values())
+    store = Store.read_only(d / "store.sqlite")
+    try:
+        run_id = store.latest_run()
+        o = family.outcomes if family else Outcomes()
+        n = store.build_view_index(
+            run_id,
+            facets,
+            probe_rows,
+            reference=o.reference,
+            target=o.target,
+            unread_flips=o.unread_flips,
+            item_facets=item_facets,
+            item_rows=item_rows,
+        )
+        columns = (*item_facets, *facets)
+        values = {c: store.view_values(c) for c in ("model", "setting", "condition")}
+        values.update({f: store.view_values(f"f{i}") for i, f in enumerate(columns)})
+    except BaseException:
+        store.close()
+        raise
+    return RunView(index, d, config, family, columns, store, run_id, n, notes, values)
+
+
+def open_runs(run_dirs: Sequence[Path | str]) -> list[RunView]:
+    """Open every run directory (the index of each is its place in the list); on a failure the ones
+    opened are closed."""
+    out: list[RunView] = []
+    try:
+        for i, d in enumerate(run_dirs):
+            out.append(open_run(i, d))
+    except BaseException:
+        for rv in out:
+            rv.close()
+        raise
+    return out
+
+
+def _filter(rv: RunView, q: UnitQuery, **over: Any) -> ViewFilter:
+    return ViewFilter(
+        model=q.model,
+        setting=q.setting,
+        condition=q.condition,
+        facets=tuple((rv.facets.index(k), v) for k, v in q.facets),
+        outcomes=q.outcome,
+        q=q.q,
+        **over,
+    )
+
+
+def _outcomes_of(flags: int, names: Sequence[str]) -> list[str]:
+    return [n for n in names if flags & OUTCOME_BITS[n]]
+
+
+def _row(rv: RunView, row: Sequence[Any]) -> dict[str, Any]:
+    d = dict(zip(VIEW_COLUMNS, row))
+    d.pop("n")
+    d["run"] = rv.index
+    d["outcomes"] = _outcomes_of(d.pop("flags"), rv.outcomes)
+    d["facets"] = {f: row[len(VIEW_COLUMNS) + i] for i, f in enumerate(rv.facets)} if len(row) > len(VIEW_COLUMNS) else {}
+    return d
+
+
+def units_page(rv: RunView, q: UnitQuery, size: int = PAGE_SIZE) -> dict[str, Any]:
+    """One page of the units a filter keeps, with the counts of everything it keeps: `total`,
+    `pages`, `units` (run, model, unit_id, item_id, probe_id, condition, setting, epoch, state,
+    label, value, outcomes, facets) and `counts` (by model, setting, condition, outcome, facet)."""
+    flt = _filter(rv, q)
+    with rv.lock:
+        rows = rv.store.view_page(flt, (q.page - 1) * size, size, len(rv.facets))
+        grouped = rv.store.view_counts(flt, len(rv.facets))
+    counts: dict[str, dict[str, int]] = {"model": {}, "setting": {}, "condition": {}, "outcome": dict.fromkeys(rv.outcomes, 0)}
+    counts.update({f: {} for f in rv.facets})
+    total = 0
+    for g in grouped:
+        n = g[-1]
+        total += n
+        for key, v in zip(("model", "setting", "condition"), g[:3]):
+            counts[key][v] = counts[key].get(v, 0) + n
+        for o in _outcomes_of(g[3], rv.outcomes):
+            counts["outcome"][o] += n
+        for i, f in enumerate(rv.facets):
+            v = g[4 + i]
+            if v is not None:
+                counts[f][v] = counts[f].get(v, 0) + n
+    pages = max(1, -(-total // size))
+    return {"run": rv.index, "page": q.page, "pages": pages, "page_size": size, "total": total, "counts": counts, "units": [_row(rv, r) for r in rows]}
+
+
+def _evidence(rv: RunView, model: str, unit_id: str) -> dict[str, Any] | None:
+    d = rv.store.unit_detail(model, unit_id)
+    if d is None:
+        return None
+    score = d.score
+    detail = score.get("detail") if score else None
+    judged = str(d.unit.get("scoring", "")).startswith("judge:")
+    # a judge's verdict names the call it was read from (runs made since the key was recorded)
+    call_key = detail.get("call") if judged and isinstance(detail, dict) else None
+    judge_reply = rv.store.ok_texts([call_key]).get(call_key) if isinstance(call_key, str) else None
+    return {
+        "unit": d.unit,
+        "messages": d.messages,
+        "params": d.params,
+        "call": d.call,
+        "score": score,
+        "reading": detail if isinstance(detail, dict) else ({} if detail is None else {"detail": detail}),
+        "judged": judged,
+        "judge_reply": judge_reply,
+        "linked": [{"role": r, "status": s, "text": t} for r, s, t in d.linked],
+    }
+
+
+def unit_evidence(rv: RunView, unit_id: str) -> dict[str, Any] | None:
+    """Everything about one unit id of a run, per model (None: no such unit): its evidence (the
+    messages with the stressed part marked against the clean unit of the same model, setting and
+    repeat; the reply; the score and how it was read; the call), its clean pair's evidence, its
+    outcomes; `across`: the same probe and condition under every model and setting, with each
+    reply; and its item's other units (every condition, model and setting)."""
+    with rv.lock:
+        rows = [_row(rv, r) for r in rv.store.view_units_of_id(unit_id, len(rv.facets))]
+        if not rows:
+            return None
+        item = rows[0]["item_id"]
+        siblings = [_row(rv, r) for r in rv.store.view_units_of_item(item, len(rv.facets))]
+        ref = (rv.family.outcomes.reference if rv.family else None) or CLEAN
+        per_model = []
+        for r in rows:
+            ev = _evidence(rv, r["model"], unit_id)
+            pair = next(
+                (
+                    s
+                    for s in siblings
+                    if s["model"] == r["model"]
+                    and s["setting"] == r["setting"]
+                    and s["epoch"] == r["epoch"]
+                    and s["condition"] == ref
+                    and s["unit_id"] != unit_id
+                ),
+                None,
+            )
+            clean = _evidence(rv, pair["model"], pair["unit_id"]) if pair else None
+            if ev is not None:
+                ev["marked"] = marked_messages(clean["messages"] if clean else None, ev["messages"])
+            per_model.append({"row": r, "evidence": ev, "clean_row": pair, "clean": clean})
+        # the same probe and condition under every model and setting, each with its reply
+        first = rows[0]
+        across = []
+        for s in siblings:
+            if s["probe_id"] == first["probe_id"] and s["condition"] == first["condition"] and s["epoch"] == first["epoch"]:
+                d = rv.store.unit_detail(s["model"], s["unit_id"])
+                across.append({**s, "reply": (d.call or {}).get("text") if d else None})
+    return {"run": rv.index, "unit_id": unit_id, "item_id": item, "models": per_model, "across": across, "siblings": siblings, "facets": rows[0]["facets"]}
+
+
+def close_all(runs: Sequence[RunView]) -> None:
+    for rv in runs:
+        rv.close()

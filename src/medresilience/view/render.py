@@ -1,0 +1,72 @@
+"""The viewer's pages rendered from the query layer, for the app and for the static export alike:
+the list of runs, one filtered page of a run's units, one unit's evidence."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from jinja2 import Environment
+
+from .pages import CSP_META, CSS, Links
+from .query import OUTCOME_TITLES, RunView, UnitQuery, unit_evidence, units_page
+
+
+def blank(run: int) -> UnitQuery:
+    """The unfiltered first page of a run."""
+    return UnitQuery(run=run)
+
+
+def refined(q: UnitQuery, dim: str, value: Any) -> UnitQuery:
+    """The filter with one more condition (a count's link): page 1 again."""
+    if dim == "outcome":
+        return replace(q, outcome=tuple(dict.fromkeys((*q.outcome, value))), page=1)
+    if dim in ("model", "setting", "condition"):
+        return replace(q, page=1, **{dim: value})
+    return replace(q, facets=(*((k, v) for k, v in q.facets if k != dim), (dim, str(value))), page=1)
+
+
+def describe(q: UnitQuery) -> str:
+    """The filter in words (for the page's heading)."""
+    parts = [f"{k} = {v}" for k, v in (("model", q.model), ("setting", q.setting), ("condition", q.condition)) if v is not None]
+    parts += [f"{k} = {v}" for k, v in q.facets]
+    parts += [f"outcome {o}" for o in q.outcome]
+    if q.q:
+        parts.append(f"text contains {q.q!r}")
+    return ", ".join(parts)
+
+
+class Renderer:
+    """The pages of a set of runs, linked by `links`."""
+
+    def __init__(self, env: Environment, runs: Sequence[RunView], links: Links, cap_note: str | None = None):
+        self.env, self.runs, self.links, self.cap_note = env, runs, links, cap_note
+
+    def _page(self, template: str, **ctx: Any) -> str:
+        return self.env.get_template(template).render(
+            css=CSS,
+            csp_meta=CSP_META if self.links.static else None,
+            runs=self.runs,
+            links=self.links,
+            blank=blank,
+            refined=refined,
+            cap_note=self.cap_note,
+            outcome_titles=OUTCOME_TITLES,
+            **ctx,
+        )
+
+    def index(self) -> str:
+        return self._page("index.html")
+
+    def message(self, heading: str, message: str) -> str:
+        return self._page("message.html", heading=heading, message=message)
+
+    def units(self, q: UnitQuery, page: dict[str, Any] | None = None) -> str:
+        rv = self.runs[q.run]
+        return self._page("units.html", rv=rv, q=q, page=page or units_page(rv, q), filters_text=describe(q))
+
+    def unit(self, run: int, unit_id: str, ev: dict[str, Any] | None = None) -> str | None:
+        rv = self.runs[run]
+        ev = ev or unit_evidence(rv, unit_id)
+        return None if ev is None else self._page("unit.html", rv=rv, ev=ev)

@@ -1,0 +1,260 @@
+"""The evidence viewer (`medres view`) over runs of the three families made against the stub
+server (tests/end_to_end/view_runs.py): the JSON API's counts against each run's results.json,
+filters and their stable URLs, a unit's evidence (its clean pair, the stressed part marked, how
+the label was read, the judge), the static export and its cap, bad filters, and that nothing is
+written to a run (the store file byte for byte, and no route but GET)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+from medresilience.cli import app as cli_app
+from medresilience.store import Store
+from medresilience.view.app import create_app
+from medresilience.view.export import MARKER, export_site, unit_file
+from medresilience.view.query import open_runs
+from view_runs import make_runs
+
+ORDER = ("misleading", "presupposition", "noise", "label")
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    root = tmp_path_factory.mktemp("view")
+    dirs = make_runs(root)
+    before = {k: _digest(d / "store.sqlite") for k, d in dirs.items()}
+    runs = open_runs([dirs[k] for k in ORDER])
+    client = TestClient(create_app(runs), base_url="http://127.0.0.1")
+    yield {"dirs": dirs, "runs": runs, "client": client, "before": before, "root": root}
+    client.close()
+    for rv in runs:
+        rv.close()
+
+
+def api(served, **params) -> dict:
+    r = served["client"].get("/api/units", params=params)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def results(served, family: str) -> dict:
+    return json.loads((served["dirs"][family] / "results.json").read_text())
+
+
+def test_misleading_counts_match_results_json(served):
+    res = results(served, "misleading")
+    for model in ("model-a", "model-b"):
+        for setting in ("none", "caution"):
+            block = res["models"][model][setting]["overall"]
+            for cond in ("type1", "type2"):
+                flips = api(served, run=0, model=model, setting=setting, condition=cond, outcome="flip")
+                assert flips["total"] == block[cond]["asr"]["k"], (model, setting, cond)
+                assert flips["counts"]["outcome"]["flip"] == block[cond]["asr"]["k"]
+            targeted = api(served, run=0, model=model, setting=setting, condition="type1", outcome="flip_to_target")
+            assert targeted["total"] == block["type1"]["tasr"]["k"]
+            # stub-a follows every misleading sentence: some of its flips are targeted
+    assert api(served, run=0, model="model-a", setting="none", condition="type1", outcome="flip_to_target")["total"] > 0
+    everything = api(served, run=0)
+    assert everything["total"] == 384 and everything["counts"]["model"] == {"model-a": 192, "model-b": 192}
+    assert everything["facets"] == ["source", "content_type", "provenance", "target"] and everything["family"] == "misleading"
+    # the report's strata by source dataset: an item fact, filtered like a facet
+    for source, block in res["models"]["model-a"]["none"]["by_source"].items():
+        got = api(served, run=0, model="model-a", setting="none", condition="type1", outcome="flip", source=source)
+        assert got["total"] == block["type1"]["asr"]["k"] and all(u["facets"]["source"] == source for u in got["units"])
+    assert set(res["models"]["model-a"]["none"]["by_source"]) == {"tiny", "tiny2"}
+
+
+def test_noise_flips_match_results_json(served):
+    res = results(served, "noise")
+    for setting in ("none", "caution"):
+        block = res["models"]["model-a"][setting]["overall"]
+        for cond in ("redherring-10", "rewrite"):
+            got = api(served, run=2, setting=setting, condition=cond, outcome="flip")
+            assert got["total"] == block[f"{cond}_flip"]["k"], (setting, cond)
+    flips = api(served, run=2, outcome="flip")
+    assert all(u["condition"] != "clean" and "flip" in u["outcomes"] for u in flips["units"])
+    assert "flip_to_target" not in flips["outcomes"]  # noise declares no target
+
+
+def test_presupposition_counts_match_results_json(served):
+    res = results(served, "presupposition")
+    for setting in ("none", "caution"):
+        block = res["models"]["model-a"][setting]
+        got = api(served, run=1, setting=setting)
+        for cond in ("presupposition", "nfp"):
+            assert got["counts"]["condition"][cond] == block["overall"][cond]["units"]
+        assert got["counts"]["outcome"]["unscored"] == block["overall"]["unscored"]["k"]
+        assert got["counts"]["category"] == {k: v["n_items"] for k, v in block["by_category"].items()}
+    body = api(served, run=1)
+    assert body["outcomes"] == ["unread", "truncated", "unscored", "error"]  # no reference condition: no flips
+    assert served["client"].get("/api/units", params={"run": 1, "outcome": "flip"}).status_code == 400
+
+
+def test_filters_page_and_search(served):
+    a = api(served, run=0, content_type="cue_remapping", provenance="neutral")
+    assert a["total"] and all(u["facets"]["content_type"] == "cue_remapping" and u["facets"]["provenance"] == "neutral" for u in a["units"])
+    # paging: pages of 50 in store order, together every unit once
+    seen = []
+    for page in range(1, api(served, run=0)["pages"] + 1):
+        seen += [(u["model"], u["unit_id"]) for u in api(served, run=0, page=page)["units"]]
+    assert len(seen) == len(set(seen)) == 384 and seen == sorted(seen)
+    # search over replies and prompts: the misleading sentence only stressed prompts carry
+    q = api(served, run=0, q="Misleading claim")
+    assert q["total"] and q["counts"]["condition"].get("clean", 0) == 0
+    assert api(served, run=0, q="no such text anywhere")["total"] == 0
+    # a plain substring: LIKE's pattern characters are text, and ASCII case is ignored
+    assert api(served, run=0, q="%")["total"] == api(served, run=0, q="_")["total"] == 0
+    assert api(served, run=0, q="ANSWER: A")["total"] == api(served, run=0, q="answer: a")["total"] > 0
+    # outcome given twice: both must hold
+    both = api(served, run=0, outcome=["flip", "flip_to_target"])
+    assert both["total"] == api(served, run=0, outcome="flip_to_target")["total"]
+
+
+def test_bad_filters_are_400_with_the_reason(served):
+    c = served["client"]
+    for params, word in (({"run": 9}, "run 9"), ({"run": 0, "outcome": "nope"}, "nope"), ({"run": 0, "colour": "red"}, "colour"), ({"page": "x"}, "whole")):
+        r = c.get("/api/units", params=params)
+        assert r.status_code == 400 and word in r.json()["error"]
+        assert c.get("/units", params=params).status_code == 400
+    assert c.get("/unit/0/no-such-unit").status_code == 404
+
+
+def test_a_flip_side_by_side_with_its_clean_pair_and_the_injected_sentence_marked(served):
+    c = served["client"]
+    flip = api(served, run=0, model="model-a", setting="none", condition="type1", outcome="flip_to_target")["units"][0]
+    ev = c.get(f"/api/unit/0/{quote(flip['unit_id'], safe='')}").json()
+    assert {m["row"]["model"] for m in ev["models"]} == {"model-a", "model-b"}  # the same unit across models
+    a = next(m for m in ev["models"] if m["row"]["model"] == "model-a")
+    assert a["clean_row"]["condition"] == "clean" and a["clean_row"]["setting"] == "none"
+    user = next(m for m in a["evidence"]["marked"] if m["role"] == "user")
+    added = "".join(t for k, t in user["runs"] if k == "added")
+    assert "Misleading claim" in added and "Question number" not in added  # only the stress is marked
+    assert a["evidence"]["score"]["label"] == flip["facets"]["target"] and a["evidence"]["reading"]["read"].startswith("an answer")
+    assert a["evidence"]["call"]["attempts"] == 1 and a["evidence"]["call"]["prompt_tokens"] > 0
+    across = {(x["model"], x["setting"]): x for x in ev["across"]}
+    assert set(across) == {(m, s) for m in ("model-a", "model-b") for s in ("none", "caution")}  # side by side
+    assert all(x["condition"] == "type1" and x["probe_id"] == flip["probe_id"] and "Answer:" in x["reply"] for x in across.values())
+    settings = {(s["setting"], s["condition"]) for s in ev["siblings"]}
+    assert ("caution", "type1") in settings and ("none", "clean") in settings  # the item across settings
+    html = c.get(f"/unit/0/{quote(flip['unit_id'], safe='')}").text
+    assert '<ins class="added">' in html and "Misleading claim" in html
+
+
+def test_a_judged_unit_shows_the_verdict_and_reason(served):
+    c = served["client"]
+    unit = api(served, run=1, condition="presupposition")["units"][0]
+    ev = c.get(f"/api/unit/1/{quote(unit['unit_id'], safe='')}").json()
+    e = ev["models"][0]["evidence"]
+    assert e["judged"] and e["score"]["label"] in ("-1", "0", "1") and e["reading"]["reason"].startswith("as the rules say")
+    # the judge's full reply, found by the judge call's key the verdict recorded
+    assert json.loads(e["judge_reply"]) == {"reason": e["reading"]["reason"], "verdict": e["score"]["label"]}
+    html = c.get(f"/unit/1/{quote(unit['unit_id'], safe='')}").text
+    assert "Judge" in html and "verdict" in html and "The judge's full reply" in html
+
+
+def test_hostile_text_is_escaped(served):
+    c = served["client"]
+    label = api(served, run=3, q="pwned")
+    assert label["total"]
+    hostile_label = [u for u in api(served, run=3, condition="type1", page=1)["units"] if u["label"] and "<script>" in u["label"]]
+    pages = [c.get("/units", params={"run": 3, "condition": "type1"}).text, c.get("/units", params={"run": 1}).text]
+    pages += [c.get(f"/unit/{r}/{quote(api(served, run=r)['units'][0]['unit_id'], safe='')}").text for r in (0, 1, 2)]
+    assert hostile_label  # a label another tool wrote
+    pages.append(c.get(f"/unit/3/{quote(hostile_label[0]['unit_id'], safe='')}").text)
+    for html in pages:
+        assert "<script" not in html and "<img" not in html  # shown as text: the browser test checks no handler runs
+        assert "&lt;script&gt;" in html
+    r = c.get("/units", params={"run": 0})
+    assert "script-src" not in r.headers["content-security-policy"] and r.headers["x-frame-options"] == "DENY"
+
+
+def test_nothing_is_written(served):
+    c = served["client"]
+    for method in ("post", "put", "delete", "patch"):
+        assert getattr(c, method)("/units").status_code == 405
+    api(served, run=0, q="x")
+    assert {k: _digest(d / "store.sqlite") for k, d in served["dirs"].items()} == served["before"]
+    for d in served["dirs"].values():
+        assert not (d / "store.sqlite-wal").exists() or (d / "store.sqlite-wal").stat().st_size == 0
+    # the viewer's connection cannot write the store even if asked to
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        served["runs"][0].store.conn.execute("DELETE FROM units")
+
+
+def test_read_only_open_of_a_missing_store_names_it(tmp_path):
+    from medresilience.store import StoreWriteError
+
+    with pytest.raises(StoreWriteError, match="no such file"):
+        Store.read_only(tmp_path / "nope.sqlite")
+    res = CliRunner().invoke(cli_app, ["view", str(tmp_path)])
+    assert res.exit_code == 2 and "not a run directory" in res.output
+
+
+def test_export_writes_static_pages_with_a_cap(served, tmp_path):
+    out = tmp_path / "site"
+    res = export_site(served["runs"][:3], out, max_units=60)
+    assert (out / MARKER).exists() and (out / "index.html").exists()
+    assert res.capped and any("run 0" in c for c in res.capped)
+    first = (out / "units-r0-all-p1.html").read_text()
+    assert "Capped: each list stops at the page holding its 60th unit" in first and 'href="units-r0-all-p2.html"' in first and "/units?" not in first
+    assert (out / "units-r0-flip-p1.html").exists() and (out / "units-r2-flip-p1.html").exists()
+    # a unit's page for every unit an exported list shows: the first 100 of all (2 pages of 50), the flips
+    shown = {u["unit_id"] for p in (1, 2) for u in api(served, run=0, page=p)["units"]}
+    shown |= {u["unit_id"] for o in ("flip", "flip_to_target") for p in (1, 2) for u in api(served, run=0, outcome=o, page=p)["units"]}
+    assert {p.name for p in out.glob("unit-r0-*.html")} == {unit_file(0, u) for u in shown}
+    assert "<script" not in "".join(p.read_text() for p in out.glob("*.html"))
+    # a second export replaces the first; another directory is refused
+    export_site(served["runs"][:1], out, max_units=10)
+    assert not (out / "units-r2-flip-p1.html").exists()
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "keep.txt").write_text("x")
+    cli = CliRunner().invoke(cli_app, ["view", str(served["dirs"]["misleading"]), "--export", str(other)])
+    assert cli.exit_code == 2 and "not an earlier viewer export" in cli.output and (other / "keep.txt").exists()
+    cli = CliRunner().invoke(cli_app, ["view", str(served["dirs"]["misleading"]), "--export", str(tmp_path / "zero"), "--max-units", "0"])
+    assert cli.exit_code == 2 and "--max-units" in cli.output and not (tmp_path / "zero").exists()
+    cli = CliRunner().invoke(cli_app, ["view", str(served["dirs"]["misleading"]), "--export", str(tmp_path / "cli-site"), "--max-units", "20"])
+    assert cli.exit_code == 0 and "capped" in cli.output and (tmp_path / "cli-site" / "index.html").exists()
+
+
+def test_only_loopback_host_names_are_served(served):
+    c = served["client"]
+    assert c.get("/", headers={"host": "127.0.0.1:8766"}).status_code == 200
+    assert c.get("/", headers={"host": "viewer.example.org"}).status_code == 400  # DNS rebinding
+    import inspect
+
+    from medresilience.cli.view import view
+
+    assert inspect.signature(view).parameters["host"].default == "127.0.0.1"
+
+
+def test_a_run_whose_suite_is_gone_is_served_without_facets(served, tmp_path):
+    import shutil
+
+    run = tmp_path / "noise-moved"
+    shutil.copytree(served["dirs"]["noise"], run)
+    config = json.loads((run / "run.json").read_text())
+    config["suite"]["path"] = str(tmp_path / "nowhere")
+    (run / "run.json").write_text(json.dumps(config))
+    [rv] = open_runs([run])
+    try:
+        assert rv.facets == () and any("suite was not found" in n for n in rv.notes)
+        assert rv.units == served["runs"][2].units and "flip" in rv.outcomes  # the family still pairs clean and stressed
+        client = TestClient(create_app([rv]), base_url="http://127.0.0.1")
+        body = client.get("/api/units", params={"outcome": "flip"}).json()
+        assert body["total"] == api(served, run=2, outcome="flip")["total"]
+        assert "suite was not found" in client.get("/units").text
+    finally:
+        rv.close()

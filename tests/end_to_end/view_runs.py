@@ -1,0 +1,81 @@
+"""Runs of the three families for the viewer's tests, made against the stub server with the
+trade-off test's policies (misleading: two models under none and caution; presupposition: judged
+by a stub judge; noise: red herrings and a rewrite), every reply, judge reason and one probe facet
+carrying hostile text, plus a copy of the misleading run whose one score label is hostile."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from conftest import make_tiny_suite
+from medresilience import EvalOptions, evaluate
+from medresilience.store import ScoreRow, Store
+from medresilience.suite import Suite
+from medresilience.testing.stub import StubServer
+from test_tradeoff import (
+    COPIES,
+    SETTINGS,
+    Tally,
+    misleading_policy,
+    noise_policy,
+    noise_suite,
+    presupposition_policy,
+    presupposition_suite,
+    spec,
+)
+
+SCRIPT = "<script>document.title='pwned'</script>"
+IMG = '<img src=x onerror="document.title=1">'
+HOSTILE = f" {SCRIPT} {IMG} </td></pre>"
+
+
+def hostile(policy):
+    """The policy's replies with hostile text after the answer, and a judge's reason with it."""
+
+    def answer(messages, request):
+        reply = policy(messages, request)
+        if reply.startswith("{"):
+            data = json.loads(reply)
+            data["reason"] = data["reason"] + HOSTILE
+            return json.dumps(data)
+        return reply + "\n" + HOSTILE
+
+    return answer
+
+
+def make_runs(root: Path) -> dict[str, Path]:
+    mis = make_tiny_suite(n_copies=COPIES)
+    mis.save(root / "mis-suite")
+    mis = Suite.load(root / "mis-suite")
+    with StubServer(policy=hostile(misleading_policy(Tally()))) as srv:
+        evaluate(mis, [spec(srv, "stub-a", "model-a"), spec(srv, "stub-b", "model-b", priced=True)], root / "mis", EvalOptions(settings=SETTINGS))
+    presup = presupposition_suite(root / "presup-suite")
+    # one probe's facet is hostile text (a facet value is shown as a filter option and in each row)
+    probes = (root / "presup-suite" / "probes.jsonl").read_text().splitlines()
+    first = json.loads(probes[0])
+    first["facets"]["generator"] = "gpt-4o" + HOSTILE
+    probes[0] = json.dumps(first)
+    (root / "presup-suite" / "probes.jsonl").write_text("\n".join(probes) + "\n")
+    manifest = json.loads((root / "presup-suite" / "suite.json").read_text())
+    if "checksums" in manifest:
+        manifest.pop("checksums")
+        (root / "presup-suite" / "suite.json").write_text(json.dumps(manifest))
+    presup = Suite.load(root / "presup-suite")
+    with StubServer(policy=hostile(presupposition_policy(Tally()))) as srv:
+        evaluate(
+            presup,
+            [spec(srv, "stub-a", "model-a")],
+            root / "presup",
+            EvalOptions(settings=SETTINGS, scoring="judge", family={"judge": f"openai:judge-4,base_url={srv.base_url}"}),
+        )
+    noise = noise_suite(root)
+    with StubServer(policy=hostile(noise_policy(noise, Tally()))) as srv:
+        evaluate(noise, [spec(srv, "stub-a", "model-a")], root / "noise", EvalOptions(settings=SETTINGS))
+    # a store another tool wrote: one score's label is hostile text
+    shutil.copytree(root / "mis", root / "mis-label")
+    with Store(root / "mis-label" / "store.sqlite") as st:
+        unit = next(u for u in st.unit_results(st.latest_run()) if u.condition == "type1")
+        st.write_results([], [ScoreRow(unit.key, unit.scoring, "B" + HOSTILE, "valid", {"read": "written by another tool"}, 0.0)])
+    return {"misleading": root / "mis", "presupposition": root / "presup", "noise": root / "noise", "label": root / "mis-label"}

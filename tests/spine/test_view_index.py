@@ -1,0 +1,118 @@
+"""The viewer's index of a store's units (Store.build_view_index, store_joins.ViewReads): each
+unit's outcome read against the unit of its item under the reference condition, as the family's
+`Outcomes` says; filters, pages and counts; the store opened read-only stays unchanged."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from medresilience.store import CallRow, ScoreRow, Store, UnitRow
+from medresilience.store_joins import ViewFilter
+
+# (item, condition, target, call status, finish, score status, label, value)
+ROWS = [
+    ("i1", "clean", None, "ok", "stop", "valid", "A", 1.0),
+    ("i1", "s", "B", "ok", "stop", "valid", "B", 0.0),  # flip to the target
+    ("i2", "clean", None, "ok", "stop", "valid", "A", 1.0),
+    ("i2", "s", "B", "ok", "stop", "valid", "C", 0.0),  # flip elsewhere
+    ("i3", "clean", None, "ok", "stop", "valid", "A", 1.0),
+    ("i3", "s", "B", "ok", "stop", "invalid", None, None),  # unread: a flip only when unread flips count
+    ("i4", "clean", None, "ok", "stop", "valid", "B", 0.0),
+    ("i4", "s", "C", "ok", "stop", "valid", "A", 1.0),  # recovered
+    ("i5", "clean", None, "ok", "stop", "valid", "A", 1.0),
+    ("i5", "s", "B", "error", None, None, None, None),  # error: never a flip
+    ("i6", "clean", None, "ok", "length", "truncated", None, None),
+    ("i6", "s", "B", "ok", "stop", "unscored", None, None),  # unscored, its reference truncated
+]
+
+
+@pytest.fixture
+def store(tmp_path):
+    path = tmp_path / "store.sqlite"
+    with Store(path) as st:
+        st.record_run("r1", {})
+        units, calls, scores, reqs = [], [], [], []
+        for n, (item, cond, _t, cstatus, finish, sstatus, label, value) in enumerate(ROWS):
+            key = f"k{n}"
+            probe = None if cond == "clean" else f"{item}:p"
+            units.append(UnitRow("m", f"{probe or item}|{cond}|none|letter", item, probe, cond, "none", "letter", key))
+            reqs.append((key, "m", [{"role": "user", "content": f"question {item} {cond}"}], {}))
+            calls.append(CallRow(key, "m", cstatus, text=None if cstatus == "error" else f"reply {n} 100%", finish_reason=finish))
+            if sstatus:
+                scores.append(ScoreRow(key, "letter", label, sstatus, value=value))
+        st.add_plan(units, reqs)
+        st.write_results(calls, scores)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    ro = Store.read_only(path)
+    yield ro
+    ro.close()
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == digest
+
+
+def _index(st: Store, **kw) -> dict[str, int]:
+    probes = [(f"{item}:p", [t]) for item, cond, t, *_ in ROWS if cond != "clean"]
+    st.build_view_index("r1", ("target",), probes, **kw)
+    return {r[2]: r[11] for r in st.view_page(ViewFilter(), 0, 100, 1)}
+
+
+def _names(flags: int) -> set[str]:
+    from medresilience.store_joins import OUTCOME_BITS
+
+    return {k for k, b in OUTCOME_BITS.items() if flags & b}
+
+
+def test_outcomes_against_the_reference(store):
+    got = {uid.split("|")[0] + "|" + uid.split("|")[1]: _names(f) for uid, f in _index(store, reference="clean", target="target", unread_flips=True).items()}
+    assert got["i1:p|s"] == {"flip", "flip_to_target"}
+    assert got["i2:p|s"] == {"flip"}
+    assert got["i3:p|s"] == {"flip", "unread"}
+    assert got["i4:p|s"] == {"recovered"}
+    assert got["i5:p|s"] == {"error"}
+    assert got["i6:p|s"] == {"unscored"} and got["i6|clean"] == {"truncated"}
+    assert all(not got[f"i{i}|clean"] for i in range(1, 6))
+
+
+def test_unread_replies_not_counted_as_flips_and_no_reference(store):
+    got = {uid.split("|")[0]: _names(f) for uid, f in _index(store, reference="clean", target="target", unread_flips=False).items() if "|s|" in uid}
+    assert got["i3:p"] == {"unread"} and got["i1:p"] == {"flip", "flip_to_target"}
+    got = {uid.split("|")[0]: _names(f) for uid, f in _index(store, reference=None, target=None, unread_flips=True).items() if "|s|" in uid}
+    assert got["i1:p"] == set() and got["i3:p"] == {"unread"} and got["i4:p"] == set()
+
+
+def test_filters_pages_and_counts(store):
+    _index(store, reference="clean", target="target", unread_flips=True)
+    flips = store.view_page(ViewFilter(outcomes=("flip",)), 0, 10, 1)
+    assert [r[3] for r in flips] == ["i1", "i2", "i3"]
+    assert sum(r[-1] for r in store.view_counts(ViewFilter(outcomes=("flip",)), 1)) == 3
+    assert sum(r[-1] for r in store.view_counts(ViewFilter(facets=((0, "B"),)), 1)) == 5  # the target facet B: every probe but i4
+    assert [r[3] for r in store.view_page(ViewFilter(condition="s"), 2, 2, 1)] == ["i3", "i4"]  # a page in store order
+    # text search: a plain substring of replies or prompts ("%" is text, not a pattern)
+    assert sum(r[-1] for r in store.view_counts(ViewFilter(q="QUESTION i4"), 1)) == 2
+    assert sum(r[-1] for r in store.view_counts(ViewFilter(q="100%"), 1)) == 11  # every reply but the error's
+    assert sum(r[-1] for r in store.view_counts(ViewFilter(q="0%"), 1)) == 11
+    assert store.view_counts(ViewFilter(q="1%0"), 1) == []
+    d = store.unit_detail("m", "i1:p|s|none|letter")
+    assert d.call["text"] == "reply 1 100%" and d.score["label"] == "B" and d.messages[0]["content"] == "question i1 s"
+    assert store.unit_detail("m", "nope") is None
+
+
+def test_a_store_of_an_older_layout_is_named_not_migrated(tmp_path):
+    import sqlite3
+
+    from medresilience.errors import InputError
+
+    path = tmp_path / "old.sqlite"
+    with Store(path) as st:
+        st.record_run("r1", {})
+        st.add_plan([UnitRow("m", "i1|clean|none|letter", "i1", None, "clean", "none", "letter", "k")], [("k", "m", [], {})])
+    con = sqlite3.connect(path)
+    con.execute("ALTER TABLE units DROP COLUMN epoch")  # the layout before repeats
+    con.close()
+    with Store.read_only(path) as ro, pytest.raises(InputError, match=r"cannot be indexed read-only.*medres report"):
+        ro.build_view_index("r1", (), (), reference=None, target=None, unread_flips=True)
+    with Store(path):  # opened for writing: migrated
+        pass
+    with Store.read_only(path) as ro:
+        assert ro.build_view_index("r1", (), (), reference=None, target=None, unread_flips=True) == 1
