@@ -15,32 +15,42 @@ def sample(
     suite: Annotated[Path, typer.Option("--suite", help="suite directory")],
     out: Annotated[Path, typer.Option("--out", help="new review directory (never overwritten)")],
     run: Annotated[Optional[Path], typer.Option("--run", help="run directory whose responses are reviewed (rubric B)")] = None,
-    n: Annotated[int, typer.Option("--n", help="units to sample (all when the population is smaller)")] = 100,
+    n: Annotated[Optional[int], typer.Option("--n", help="units to sample (all when the population is smaller; default 100)")] = None,
     strata: Annotated[
         Optional[str], typer.Option("--strata", help="comma-separated strata (default: the rubric's, else the items' source and the family's facets)")
     ] = None,
     dual: Annotated[float, typer.Option("--dual", help="share of units rated by two reviewers (0-1)")] = 0.0,
     reviewers: Annotated[str, typer.Option("--reviewers", help="comma-separated reviewer names")] = "",
     seed: Annotated[int, typer.Option("--seed", help="sampling and assignment seed")] = 0,
+    raters: Annotated[int, typer.Option("--raters", help="distinct reviewers per unit")] = 1,
+    quota: Annotated[
+        Optional[str], typer.Option("--quota", help="fixed units per cell instead of --n: KEY=VALUE:N,... (a cell of several strata: K1=V1+K2=V2:N)")
+    ] = None,
 ) -> None:
     """Draw a stratified, seeded sample, assign it to reviewers, write the review database."""
-    from ..review.sample import sample_review
+    from ..review.sample import parse_quotas, sample_review
+
+    if quota is not None and n is not None:
+        fail("--quota fixes the sample's size: give --quota or --n, not both")
 
     res = sample_review(
         rubric,
         suite,
         out,
         run_dir=run,
-        n=n,
+        n=100 if n is None else n,
         strata=None if strata is None else [s for s in strata.split(",") if s.strip()],
         dual=dual,
         reviewers=[r.strip() for r in reviewers.split(",") if r.strip()],
         seed=seed,
+        raters=raters,
+        quotas=None if quota is None else parse_quotas(quota),
     )
     for note in res.notes:
         err_console.print(f"note: {note}", highlight=False, markup=False)
     console.print(
-        f"rubric {res.rubric}: {res.units} of {res.population} units sampled, {res.dual} rated twice; "
+        f"rubric {res.rubric}: {res.units} of {res.population} units sampled, "
+        + (f"{res.dual} rated twice; " if res.raters == 1 else f"{res.raters} reviewers each ({res.dual} with one more); ")
         + ", ".join(f"{r}: {k} tasks" for r, k in res.tasks.items()),
         highlight=False,
         markup=False,
