@@ -217,6 +217,34 @@ def stats_cmd(
     )
 
 
+def export_cmd(
+    review: Annotated[Path, typer.Argument(help="review directory")],
+    out: Annotated[Path, typer.Option("--out", help="CSV file: rater, unit, item, dimension, value, stratum_KEY...")],
+) -> None:
+    """Write every rating as CSV, one row per rater, unit and dimension (flags, comments and skips as rows too)."""
+    from ..review.exchange import export_ratings
+
+    n = export_ratings(review, out)
+    console.print(f"{n} rows: {out}", highlight=False, markup=False, soft_wrap=True)
+
+
+def import_cmd(
+    ratings: Annotated[Path, typer.Argument(help="CSV of rater, unit, item, dimension, value (and stratum_KEY columns)")],
+    rubric: Annotated[str, typer.Option("--rubric", help="the rubric the ratings follow")],
+    out: Annotated[Path, typer.Option("--out", help="new review directory (never overwritten)")],
+) -> None:
+    """Make a review of ratings collected elsewhere, so `medres review stats` analyses them."""
+    from ..review.exchange import import_ratings
+
+    res = import_ratings(ratings, rubric, out)
+    console.print(
+        f"rubric {res.rubric}: {res.ratings} ratings ({res.skipped} skipped) of {res.units} units by {res.raters} raters; review: {res.path}",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+
+
 def register(app: typer.Typer) -> None:
     """Add the `review` command group to the main app."""
     group = command_group(app, "review", "Clinician review: sample, rate in a local web app, agreement statistics.")
@@ -226,3 +254,5 @@ def register(app: typer.Typer) -> None:
     group.command("serve")(user_errors(serve))
     group.command("revise")(user_errors(revise))
     group.command("stats")(user_errors(stats_cmd))
+    group.command("export")(user_errors(export_cmd))
+    group.command("import")(user_errors(import_cmd))
