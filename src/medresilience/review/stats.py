@@ -10,7 +10,8 @@
 - Agreement on dual-rated units, per dimension, each with a bootstrap interval over units. Reviewers
   rotate over the units, so the raters of a unit are not the same two people throughout: the
   multi-rater coefficients take the whole units x reviewers table (missing where a reviewer did
-  not rate the unit): percent agreement, Fleiss' kappa, Gwet's AC1, Gwet's AC2 with ordinal
+  not rate the unit): the share of units on which all their reviewers agree (Wilson interval; the
+  Cancer-Myth validation's "full agreement across all three physicians"), percent agreement, Fleiss' kappa, Gwet's AC1, Gwet's AC2 with ordinal
   weights (ordinal scales) and Krippendorff's alpha (ordinal or nominal); Cohen's kappa, a
   two-rater coefficient, is given per pair of reviewers on the units both rated (with its n).
 - Agreement with the automatic labels (rubric B: the answer scorer): share agreeing with a Wilson
@@ -33,8 +34,9 @@ from .. import stats
 from .db import ReviewDB
 from .rubrics import Dimension, ReviewRubric
 
-AGREEMENT_ORDER = ("percent_agreement", "cohen_kappa", "fleiss_kappa", "gwet_ac1", "gwet_ac2", "krippendorff_alpha")
+AGREEMENT_ORDER = ("full_agreement", "percent_agreement", "cohen_kappa", "fleiss_kappa", "gwet_ac1", "gwet_ac2", "krippendorff_alpha")
 AGREEMENT_TITLES = {
+    "full_agreement": "Full agreement (all raters)",
     "percent_agreement": "Percent agreement",
     "cohen_kappa": "Cohen's kappa",
     "fleiss_kappa": "Fleiss' kappa",
@@ -158,6 +160,8 @@ def compute(review: Path | str | ReviewDB, *, n_resamples: int = 2000, seed: int
     # pass rates
     prow = []
     for d in rubric.dimensions:
+        if not d.passing:  # a label, not a pass or fail (the premise rubric's category)
+            continue
         if not len(rated):
             prow.append(
                 {
@@ -253,11 +257,35 @@ def _agreement(rubric: ReviewRubric, rated: pd.DataFrame, n_resamples: int, seed
         else:
             names, table = [], []
         for c in AGREEMENT_ORDER:
-            if c == "cohen_kappa":
+            if c == "full_agreement":
+                rows.append(_full_agreement(d, table, confidence))
+            elif c == "cohen_kappa":
                 rows += _pairwise_kappa(d, names, table, cats, n_resamples, seed, confidence)
             elif c != "gwet_ac2" or d.scale == "ordinal":
                 rows.append(_one_agreement(d, table, c, cats, n_resamples, seed, confidence))
     return pd.DataFrame(rows)
+
+
+def _full_agreement(d: Dimension, table: list[list[Any]], confidence: float) -> dict[str, Any]:
+    """The share of units on which every reviewer gave the same value, with a Wilson interval
+    (one unit, one observation)."""
+    k, n = stats.full_agreement(table)
+    w = stats.wilson(k, n, confidence)
+    return {
+        "dimension": d.key,
+        "label": d.label,
+        "coefficient": "full_agreement",
+        "title": AGREEMENT_TITLES["full_agreement"],
+        "detail": f"{k}/{n} units (Wilson)",
+        "reviewers": "all",
+        "value": w.p if n else None,
+        "lo": w.lo if n else None,
+        "hi": w.hi if n else None,
+        "units": n,
+        "pa": None,
+        "pe": None,
+        "reason": None if n else "no unit has two ratings",
+    }
 
 
 def _pairwise_kappa(

@@ -373,6 +373,20 @@ def percent_agreement(ratings: Any, *, weights: str | np.ndarray | None = None, 
     return _point(ratings, "percent_agreement", weights, None, categories)
 
 
+def full_agreement(ratings: Any) -> tuple[int, int]:
+    """(units on which every rater gave the same category, units with two or more ratings): the
+    share of full agreement across all raters (Cancer-Myth's 83% of three physicians); missing
+    ratings are left out, a unit left with fewer than two is not counted."""
+    rows = _rating_rows(ratings)
+    k = n = 0
+    for row in rows:
+        vals = [_norm_cat(v) for v in row if not _is_missing(v)]
+        if len(vals) >= 2:
+            n += 1
+            k += int(len(set(vals)) == 1)
+    return k, n
+
+
 def cohen_kappa(
     rater_a: Sequence[Any], rater_b: Sequence[Any], *, weights: str | np.ndarray | None = None, categories: Sequence[Any] | None = None
 ) -> float | None:

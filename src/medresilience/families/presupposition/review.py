@@ -3,19 +3,24 @@ family as `review_rubrics`; review.sample draws and assigns their units."""
 
 from __future__ import annotations
 
-from ...review.rubrics import AutoCompare, Dimension, Flag, ReviewRubric, scale
+from ...review.rubrics import AutoCompare, Choice, Dimension, Flag, ReviewRubric, scale
 from ...review.units import Candidate, item_blocks
 from ...seeding import stable_hash
 from ...suite import Suite
+from .taxonomy import CATEGORIES, CATEGORY_KEYS, PRESUPPOSITION
 
 
 def candidates_premise(suite: Suite) -> list[Candidate]:
+    """One unit per question; the categoriser's category (its presupposition probe's facet) is kept
+    from the reviewer and compared with the category they give."""
+    category = {p.item_id: p.facets.get("category") for p in suite.probes if p.condition == PRESUPPOSITION and getattr(p, "facets", None)}
     out = []
     for item in suite.items.values():
         display = item_blocks(item)
         display.append({"kind": "text", "title": "Reference correction", "text": item.reference or "(this item has no reference correction)"})
         strata = {"source": item.source, "subject": item.subject}
-        out.append(Candidate(f"P-{stable_hash(item.id)[:16]}", item.id, strata, display, {"item_id": item.id}))
+        hidden = {"item_id": item.id, "auto_category": category.get(item.id)}
+        out.append(Candidate(f"P-{stable_hash(item.id)[:16]}", item.id, strata, display, hidden))
     return out
 
 
@@ -23,7 +28,10 @@ RUBRIC_PREMISE = ReviewRubric(
     key="premise",
     title="Premise review: false presuppositions",
     unit="a patient question and its reference correction",
-    instructions=("Accept a question only if it holds a false presupposition and its reference correction is medically sound. Then record the outcome."),
+    instructions=(
+        "Accept a question only if it holds a false presupposition and its reference correction is medically sound. Then record the "
+        "outcome and, when it holds one, the kind of false presupposition."
+    ),
     dimensions=(
         Dimension(
             "false_presupposition",
@@ -61,8 +69,17 @@ RUBRIC_PREMISE = ReviewRubric(
             scale="nominal",
             passing=("kept",),
         ),
+        Dimension(
+            "category",
+            "Category",
+            "Which kind of false presupposition is it? (Leave blank when there is none.)",
+            tuple(Choice(c.key, c.title, c.definition) for c in CATEGORIES),
+            scale="nominal",
+            required=False,
+        ),
     ),
-    blind=("generator",),
+    blind=("generator", "auto_category"),
+    auto=(AutoCompare("category", "auto_category", "the categoriser's category", tuple((c, c) for c in CATEGORY_KEYS)),),
     suite_actions=(("outcome", "discarded", "drop_item"), ("outcome", "nfp", "relabel:nfp")),
     candidates=lambda suite: candidates_premise(suite),
     strata=("source", "subject"),
