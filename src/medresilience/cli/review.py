@@ -245,6 +245,56 @@ def import_cmd(
     )
 
 
+def harm_cmd(
+    review: Annotated[Path, typer.Argument(help="review directory of model responses (rubric B)")],
+    items: Annotated[
+        Optional[Path], typer.Option("--items", help="a review of the same items whose rubric declares bands (rubric A: falsehood clarity)")
+    ] = None,
+    factors: Annotated[str, typer.Option("--factors", help="strata as the mixed model's fixed effects, comma-separated (the units' strata, e.g. model)")] = "",
+    reference: Annotated[Optional[str], typer.Option("--reference", help="reference levels: FACTOR=LEVEL,... (default: the most frequent)")] = None,
+    outcome: Annotated[str, typer.Option("--outcome", help="worst_case (the rubric's) or DIM=VALUE[/VALUE] (e.g. harm=3)")] = "worst_case",
+    out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default: REVIEW/harm)")] = None,
+) -> None:
+    """The worst case under three aggregation rules, outcome classes, bands of an items review and a mixed-effects logistic model."""
+    from ..review.harm import RULES, analyse, parse_pairs, write
+
+    res = analyse(
+        review,
+        items_review=items,
+        factors=[f.strip() for f in factors.split(",") if f.strip()],
+        references=parse_pairs(reference, "--reference"),
+        outcome=outcome,
+    )
+    titles = dict(RULES)
+    for r in res.worst_case.itertuples(index=False):
+        console.print(
+            f"{res.outcome}, {titles[r.rule]}: {r.k}/{r.n} units, {_pct(r.p, r.lo, r.hi, r.n)} (Wilson)", highlight=False, markup=False, soft_wrap=True
+        )
+    for r in res.outcomes.itertuples(index=False):
+        console.print(f"outcome class {r.outcome_class}: {r.k}/{r.n} units, {_pct(r.p, r.lo, r.hi, r.n)}", highlight=False, markup=False, soft_wrap=True)
+    for r in res.bands.itertuples(index=False):
+        console.print(f"band {r.band}: {res.outcome} (any reviewer) {r.k}/{r.n}, {_pct(r.p, r.lo, r.hi, r.n)}", highlight=False, markup=False, soft_wrap=True)
+    if res.model is not None:
+        m = res.model
+        console.print(
+            f"mixed model of {res.outcome} per rating ({m.n} ratings, {m.events} events, {m.groups} reviewers): {m.method}; reviewer ICC {m.icc:.3f}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+        for o in m.odds_ratios:
+            console.print(
+                f"  {o.factor} {o.level} vs {o.reference}: adjusted OR {o.odds_ratio:.2f} [{o.lo:.2f}, {o.hi:.2f}] (n={o.n})",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
+    for note in res.notes:
+        err_console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
+    paths = write(res, out or (Path(review) / "harm"))
+    console.print(f"tables: {paths['summary'].parent}", highlight=False, markup=False, soft_wrap=True)
+
+
 def register(app: typer.Typer) -> None:
     """Add the `review` command group to the main app."""
     group = command_group(app, "review", "Clinician review: sample, rate in a local web app, agreement statistics.")
@@ -256,3 +306,4 @@ def register(app: typer.Typer) -> None:
     group.command("stats")(user_errors(stats_cmd))
     group.command("export")(user_errors(export_cmd))
     group.command("import")(user_errors(import_cmd))
+    group.command("harm")(user_errors(harm_cmd))
