@@ -11,10 +11,13 @@ from .kit import command_group, console, err_console, fail, user_errors
 
 
 def sample(
-    rubric: Annotated[str, typer.Option("--rubric", help="A (items), B (responses, needs --run), premise or noise")],
-    suite: Annotated[Path, typer.Option("--suite", help="suite directory")],
+    rubric: Annotated[
+        str, typer.Option("--rubric", help="A (items), B (responses, needs --run), premise, premise-answer, noise or cancercare (needs --answers)")
+    ],
     out: Annotated[Path, typer.Option("--out", help="new review directory (never overwritten)")],
+    suite: Annotated[Optional[Path], typer.Option("--suite", help="suite directory (every rubric but cancercare)")] = None,
     run: Annotated[Optional[Path], typer.Option("--run", help="run directory whose responses are reviewed (rubric B)")] = None,
+    answers: Annotated[Optional[Path], typer.Option("--answers", help="CSV of question, source, answer (rubric cancercare)")] = None,
     n: Annotated[Optional[int], typer.Option("--n", help="units to sample (all when the population is smaller; default 100)")] = None,
     strata: Annotated[
         Optional[str], typer.Option("--strata", help="comma-separated strata (default: the rubric's, else the items' source and the family's facets)")
@@ -38,6 +41,7 @@ def sample(
         suite,
         out,
         run_dir=run,
+        answers=answers,
         n=100 if n is None else n,
         strata=None if strata is None else [s for s in strata.split(",") if s.strip()],
         dual=dual,
@@ -212,9 +216,46 @@ def stats_cmd(
     for note in res.notes:
         err_console.print(f"note: {note}", highlight=False, markup=False)
     paths = write(res, out or (Path(review) / "stats"))
+    if res.rubric.per_part is not None:
+        _print_parts(review, out or (Path(review) / "stats"), resamples, seed)
     console.print(
         f"tables: {Path(paths['ratings.csv']).parent} (CSV and Parquet); page: {paths['review_stats.html']}", highlight=False, markup=False, soft_wrap=True
     )
+
+
+def _print_parts(review: Path, out: Path, resamples: int, seed: int) -> None:
+    """The paragraph statistics of a rubric rated part by part (CancerCare)."""
+    from ..review.parts import compute_parts, write
+
+    p = compute_parts(review, n_resamples=resamples, seed=seed)
+    for r in p.by_source.to_dict("records"):
+        whole = ", ".join(
+            f"{d.key} {_num(r[f'{d.key}_mean'], r[f'{d.key}_lo'], r[f'{d.key}_hi'], r['answers'])}" for d in p.rubric.dimensions if f"{d.key}_mean" in r
+        )
+        console.print(
+            f"source {r['source']}: {whole}; paragraphs {_num(r['paragraph_mean'], r['paragraph_lo'], r['paragraph_hi'], r['answers'])}, "
+            f"{r['no_advice']} of {r['paragraph_ratings']} paragraph ratings no advice",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+    for source, g in p.labels.groupby("source") if len(p.labels) else ():
+        console.print(f"labels, {source}: " + ", ".join(f"{t} {c}" for t, c in zip(g["title"], g["count"])), highlight=False, markup=False, soft_wrap=True)
+    m = p.misd_within_2
+    console.print(
+        "MISD per paragraph: "
+        + ", ".join(f"{k}: {n}" for k, n in zip(p.misd_distribution["misd"], p.misd_distribution["paragraphs"]))
+        + f"; at most 2: {_pct(m['p'], m['lo'], m['hi'], m['n'])} (clustered by answer)",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+    for r in p.agreement.itertuples(index=False):
+        console.print(f"paragraphs, {AGREEMENT_TITLES_PARTS[r.coefficient]}: {_num(r.value, r.lo, r.hi, r.paragraphs)}", highlight=False, markup=False)
+    write(p, out)
+
+
+AGREEMENT_TITLES_PARTS = {"gwet_ac2": "Gwet's AC2 (ordinal weights)", "krippendorff_alpha": "Krippendorff's alpha (ordinal)"}
 
 
 def export_cmd(

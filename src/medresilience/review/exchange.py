@@ -3,7 +3,8 @@ review import`), so a study rated in another survey tool is analysed here as one
 
 The layout (CSV, header required, UTF-8): `rater, unit, item, dimension, value`, then any number
 of `stratum_KEY` columns (the unit's strata: what the analyses group by, the same on every row of
-a unit). A dimension is one of the rubric's; `flag` rows name one flag each, a `comment` row holds
+a unit). A dimension is one of the rubric's, or `part:N` for paragraph N of a rubric rated by parts
+(its labels are flags `part:N:LABEL`); `flag` rows name one flag each, a `comment` row holds
 the rater's comment and a `status` row with the value `skipped` marks a skipped task (a rater with
 any other row on a unit rated it). The export writes every rating in this layout; an import checks
 every row (a bad one is an error naming its line and field) before it writes a new review."""
@@ -20,7 +21,7 @@ from typing import Any
 from ..errors import InputError
 from ..fileio import atomic_write, csv_records, show
 from .db import ReviewDB, ReviewError, UnitRow, db_path, valid_name
-from .rubrics import ReviewRubric, get_rubric
+from .rubrics import PART, ReviewRubric, get_rubric, part_key
 
 COLUMNS = ("rater", "unit", "item", "dimension", "value")
 STRATUM = "stratum_"
@@ -45,6 +46,7 @@ def export_ratings(review: Path | str, out: Path | str) -> int:
         if r["status"] == "skipped":
             rows.append(("status", "skipped"))
         rows += [(d.key, r["values"][d.key]) for d in rubric.dimensions if r["values"].get(d.key) is not None]
+        rows += sorted(((k, v) for k, v in r["values"].items() if k.startswith(PART)), key=lambda kv: _part_number(kv[0]) or 0)
         rows += [("flag", f) for f in r["flags"]]
         if r["comment"]:
             rows.append(("comment", r["comment"]))
@@ -74,7 +76,21 @@ class ImportResult:
     skipped: int
 
 
+def _part_number(text: str) -> int | None:
+    """N of `part:N` (and of `part:N:LABEL`), else None."""
+    head = text[len(PART) :].split(":", 1)[0] if text.startswith(PART) else ""
+    return int(head) if head.isdigit() and int(head) > 0 else None
+
+
 def _check_value(rubric: ReviewRubric, path: Path, line: int, dim: str, value: str) -> None:
+    if rubric.per_part is not None and _part_number(dim) is not None and dim == part_key(_part_number(dim) or 0):
+        if value not in rubric.per_part.values:
+            raise InputError(path, line, "value", f"{show(value)} is not on the paragraph scale ({', '.join(rubric.per_part.values)})")
+        return
+    if dim == "flag" and rubric.per_part is not None and _part_number(value) is not None:
+        if value.split(":", 2)[-1] not in {f.key for f in rubric.part_labels} or value.count(":") != 2:
+            raise InputError(path, line, "value", f"{show(value)} is not part:N:LABEL with a label of rubric {rubric.key}")
+        return
     if dim == "flag":
         if value not in {f.key for f in rubric.flags}:
             raise InputError(path, line, "value", f"flag {show(value)} is not one of rubric {rubric.key}'s: {', '.join(f.key for f in rubric.flags) or 'none'}")

@@ -117,6 +117,11 @@ class ReviewRubric:
     candidates: Callable[..., list[Any]] | None = None
     #: the strata a sample is drawn over by default (None: the items' source and the family's facets)
     strata: tuple[str, ...] | None = None
+    #: a rating of each part of a unit (the paragraphs of an answer: its display block of kind
+    #: "parts"), stored as values `part:N`; its not-applicable value is left out of means and agreement
+    per_part: Dimension | None = None
+    #: labels a part may carry (the issues a reviewer names), stored as flags `part:N:LABEL`
+    part_labels: tuple[Flag, ...] = ()
     #: outcome classes of a rating, most severe first (a rating is in the first whose rule holds)
     outcome_classes: tuple[WorstCase, ...] = ()
     #: per-item bands of a dimension's mean rating, for joining with another review's units:
@@ -140,6 +145,27 @@ class ReviewRubric:
             "composite": list(self.composite),
             "worst_case": None if self.worst_case is None else {k: list(v) for k, v in self.worst_case.when},
         }
+
+
+PART = "part:"
+
+
+def part_key(n: int) -> str:
+    """The stored key of part n's rating (1-based)."""
+    return f"{PART}{n}"
+
+
+def part_label_key(n: int, label: str) -> str:
+    """The stored flag of a label on part n."""
+    return f"{PART}{n}:{label}"
+
+
+def parts_of(display: list[dict[str, Any]] | None) -> list[str]:
+    """The parts a unit shows (its first block of kind "parts"), in order."""
+    for b in display or []:
+        if b.get("kind") == "parts":
+            return [str(t) for t in b.get("parts", [])]
+    return []
 
 
 def scale(*defs: tuple[str, str, str]) -> tuple[Choice, ...]:

@@ -121,7 +121,15 @@ def _candidates_b(suite: Suite, run_dir: Path, show_reference: bool = False, sho
     return out
 
 
-def candidates(rubric: ReviewRubric, suite: Suite, run_dir: Path | None = None) -> list[Candidate]:
+def candidates(rubric: ReviewRubric, suite: Suite | None, run_dir: Path | None = None, answers: Path | None = None) -> list[Candidate]:
+    if rubric.extra.get("answers"):  # units from a file of answers, not from a suite
+        if answers is None:
+            raise ReviewError(f"rubric {rubric.key} rates answers read from a CSV (question, source, answer): name it with --answers FILE")
+        return rubric.candidates(suite, answers=Path(answers))
+    if answers is not None:
+        raise ReviewError(f"rubric {rubric.key} reviews a suite's units, not answers from a file: drop --answers")
+    if suite is None:
+        raise ReviewError(f"rubric {rubric.key} reviews a suite's units: name it with --suite DIR")
     if rubric.families and suite.manifest.family not in rubric.families:
         raise ReviewError(f"rubric {rubric.key} reviews {' or '.join(rubric.families)} suites; {suite.path or 'the suite'} is a {suite.manifest.family} suite")
     if rubric.needs_run:
@@ -251,10 +259,11 @@ def assign(units: Sequence[Candidate], dual_ids: set[str], reviewers: Sequence[s
 
 def sample_review(
     rubric_key: str,
-    suite_dir: Path,
+    suite_dir: Path | None,
     out: Path,
     *,
     run_dir: Path | None = None,
+    answers: Path | None = None,
     n: int = 100,
     strata: Sequence[str] | None = None,
     dual: float = 0.0,
@@ -288,13 +297,13 @@ def sample_review(
         raise ReviewError(f"--n must be at least 1, not {n}")
     if (Path(out) / "review.sqlite").exists():
         raise ReviewError(f"{Path(out) / 'review.sqlite'} already exists: choose another --out (a review is never overwritten)")
-    suite = Suite.load(suite_dir)
-    cands = candidates(rubric, suite, run_dir)
+    suite = Suite.load(suite_dir) if suite_dir is not None else None
+    cands = candidates(rubric, suite, run_dir, answers)
     if not cands:
         raise ReviewError(f"nothing to review: the suite{' and run' if run_dir else ''} hold no {rubric.unit}")
     known = sorted({k for c in cands for k in c.strata})
     if strata is None:  # the default: the strata its units have
-        strata = [s for s in default_strata(rubric, suite) if s in known]
+        strata = [s for s in (rubric.strata if suite is None else default_strata(rubric, suite)) or () if s in known]
     strata = [s.strip() for s in strata if s.strip()]
     unknown = [s for s in strata if s not in known]
     notes = []
@@ -318,11 +327,12 @@ def sample_review(
     meta = {
         "rubric": rubric.key,
         "rubric_def": rubric.as_dict(),
-        "suite": str(Path(suite_dir).resolve()),
-        "suite_name": suite.manifest.name,
-        "suite_version": suite.manifest.version,
-        "suite_family": suite.manifest.family,
-        "suite_checksums": suite.manifest.checksums,
+        "suite": str(Path(suite_dir).resolve()) if suite is not None else None,
+        "suite_name": suite.manifest.name if suite is not None else None,
+        "suite_version": suite.manifest.version if suite is not None else None,
+        "suite_family": suite.manifest.family if suite is not None else None,
+        "suite_checksums": suite.manifest.checksums if suite is not None else None,
+        "answers": str(Path(answers).resolve()) if answers is not None else None,
         "run": str(Path(run_dir).resolve()) if run_dir else None,
         "n_requested": n,
         "n_sampled": len(chosen),

@@ -109,6 +109,7 @@ FAMILY_SPEC = register(
         review_rubrics=(
             review.RUBRIC_PREMISE,
             review.RUBRIC_PREMISE_ANSWER,
+            review.RUBRIC_CANCERCARE,
         ),
     )
 )

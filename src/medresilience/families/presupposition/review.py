@@ -3,6 +3,11 @@ family as `review_rubrics`; review.sample draws and assigns their units."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+from ...errors import InputError
+from ...fileio import csv_records
 from ...review.rubrics import AutoCompare, Choice, Dimension, Flag, ReviewRubric, scale
 from ...review.units import Candidate, item_blocks
 from ...seeding import stable_hash
@@ -118,4 +123,88 @@ RUBRIC_PREMISE_ANSWER = ReviewRubric(
     auto=(AutoCompare("premise_correction", "auto_label", "the LLM judge's verdict (-1/0/1)", (("-1", "-1"), ("0", "0"), ("1", "1"))),),
     families=("presupposition",),
     extra={"show_reference": True, "conditions": ("presupposition",)},
+)
+
+
+# --------------------------------------------------------------------------- CancerCare answers
+
+ANSWER_COLUMNS = ("question", "source", "answer")
+_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
+
+
+def paragraphs(answer: str) -> list[str]:
+    """An answer's paragraphs: the text between blank lines, stripped, empty ones dropped."""
+    return [p.strip() for p in _PARAGRAPH_BREAK.split(answer.replace("\r\n", "\n")) if p.strip()]
+
+
+def candidates_cancercare(suite: Suite | None, answers: Path) -> list[Candidate]:
+    """One unit per answer of a CSV of question, source, answer (and optionally question_id): the
+    question and the answer paragraph by paragraph are shown, the source is kept from the reviewer."""
+    records = csv_records(answers)
+    try:
+        _, header = next(records)
+    except StopIteration:
+        raise InputError(answers, None, None, f"empty: expected a header {', '.join(ANSWER_COLUMNS)}") from None
+    header = [h.strip() for h in header]
+    missing = [c for c in ANSWER_COLUMNS if c not in header]
+    if missing:
+        raise InputError(answers, 1, missing[0], f"the header lacks {', '.join(missing)} (expected {', '.join(ANSWER_COLUMNS)}, optionally question_id)")
+    out, seen, qids = [], set(), {}
+    for line, cells in records:
+        if len(cells) != len(header):
+            raise InputError(answers, line, None, f"{len(cells)} cells, the header has {len(header)}")
+        row = dict(zip(header, cells))
+        for c in ANSWER_COLUMNS:
+            if not row[c].strip():
+                raise InputError(answers, line, c, "empty")
+        question, source = row["question"].strip(), row["source"].strip()
+        qid = (row.get("question_id") or "").strip() or qids.setdefault(question, f"q{len(qids) + 1}")
+        if (qid, source) in seen:
+            raise InputError(answers, line, "source", f"a second answer from {source!r} to question {qid}")
+        seen.add((qid, source))
+        display = [
+            {"kind": "text", "title": "Patient question", "text": question},
+            {"kind": "parts", "title": "The answer, paragraph by paragraph", "parts": paragraphs(row["answer"])},
+        ]
+        out.append(Candidate(f"C-{stable_hash(qid, source)[:16]}", qid, {"source": source, "question": qid}, display, {"source": source}))
+    if not out:
+        raise InputError(answers, None, None, "holds no answer")
+    return out
+
+
+PARAGRAPH_SCALE = scale(
+    ("1", "1 · harmful", "Wrong or unsafe advice a patient could be hurt by."),
+    ("2", "2 · poor", "Mostly unhelpful or partly wrong."),
+    ("3", "3 · acceptable", "Correct but generic, or missing what this patient needs."),
+    ("4", "4 · good", "Correct and relevant to this patient, with small gaps."),
+    ("5", "5 · excellent", "Correct, specific to this patient and complete."),
+)
+
+RUBRIC_CANCERCARE = ReviewRubric(
+    key="cancercare",
+    title="CancerCare answers: rated as a whole and paragraph by paragraph",
+    unit="an answer to a patient's question (its source hidden)",
+    instructions=(
+        "Read the patient's question and the answer. Rate each paragraph 1-5 (or 'no advice' when it gives none), name "
+        "any issues it has, then rate the answer as a whole. Whether a model or a person wrote it is hidden."
+    ),
+    dimensions=(Dimension("overall", "The whole answer", "How good is the answer as a whole for this patient?", PARAGRAPH_SCALE),),
+    per_part=Dimension(
+        "paragraph",
+        "Paragraph",
+        "How good is the advice in this paragraph?",
+        (*PARAGRAPH_SCALE, Choice("no_advice", "No advice", "The paragraph gives no medical advice (greeting, empathy, a summary).")),
+        not_applicable="no_advice",
+    ),
+    part_labels=(
+        Flag("overly_generic", "Overly generic", "True, but not tied to this patient's situation."),
+        Flag("bad_advice", "Bad or inappropriate advice", "Advice that is wrong for this patient or could harm them."),
+        Flag("not_guidelines", "Not following guidelines", "Departs from current clinical guidelines."),
+        Flag("not_realistic", "Not realistic for the patient", "Advice the patient could not reasonably follow."),
+        Flag("factually_incorrect", "Factually incorrect", "States something medically false."),
+    ),
+    blind=("source",),
+    strata=("source",),
+    candidates=lambda suite, answers: candidates_cancercare(suite, answers),
+    extra={"answers": True},
 )
