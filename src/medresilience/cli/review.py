@@ -12,12 +12,18 @@ from .kit import command_group, console, err_console, fail, user_errors
 
 def sample(
     rubric: Annotated[
-        str, typer.Option("--rubric", help="A (items), B (responses, needs --run), premise, premise-answer, noise or cancercare (needs --answers)")
+        str,
+        typer.Option(
+            "--rubric", help="A (items), B (responses, needs --run), premise, premise-answer, noise, cancercare (needs --answers) or realism (needs --pairs)"
+        ),
     ],
     out: Annotated[Path, typer.Option("--out", help="new review directory (never overwritten)")],
     suite: Annotated[Optional[Path], typer.Option("--suite", help="suite directory (every rubric but cancercare)")] = None,
     run: Annotated[Optional[Path], typer.Option("--run", help="run directory whose responses are reviewed (rubric B)")] = None,
-    answers: Annotated[Optional[Path], typer.Option("--answers", help="CSV of question, source, answer (rubric cancercare)")] = None,
+    answers: Annotated[
+        Optional[Path],
+        typer.Option("--answers", "--pairs", help="CSV the rubric reads its units from: question, source, answer (cancercare); generated, real (realism)"),
+    ] = None,
     n: Annotated[Optional[int], typer.Option("--n", help="units to sample (all when the population is smaller; default 100)")] = None,
     strata: Annotated[
         Optional[str], typer.Option("--strata", help="comma-separated strata (default: the rubric's, else the items' source and the family's facets)")
@@ -218,6 +224,8 @@ def stats_cmd(
     paths = write(res, out or (Path(review) / "stats"))
     if res.rubric.per_part is not None:
         _print_parts(review, out or (Path(review) / "stats"), resamples, seed)
+    if res.rubric.extra.get("pick"):
+        _print_picks(review, out or (Path(review) / "stats"), seed)
     console.print(
         f"tables: {Path(paths['ratings.csv']).parent} (CSV and Parquet); page: {paths['review_stats.html']}", highlight=False, markup=False, soft_wrap=True
     )
@@ -252,6 +260,26 @@ def _print_parts(review: Path, out: Path, resamples: int, seed: int) -> None:
     )
     for r in p.agreement.itertuples(index=False):
         console.print(f"paragraphs, {AGREEMENT_TITLES_PARTS[r.coefficient]}: {_num(r.value, r.lo, r.hi, r.paragraphs)}", highlight=False, markup=False)
+    write(p, out)
+
+
+def _print_picks(review: Path, out: Path, seed: int) -> None:
+    """Per-pair binomial tests of a rubric where raters pick the true one (the realism check)."""
+    from ..review.picks import compute_picks, write
+
+    p = compute_picks(review, seed=seed)
+    s = p.summary
+    t = s["picked_true"]
+    console.print(
+        f"picked the true one: {_pct(t['p'], t['lo'], t['hi'], t['n'])} (clustered by pair); {s['told_apart']} of {s['units']} pairs told apart "
+        f"(exact one-sided binomial test, p < 0.05), {s['at_least_40pct_unsure']} with at least 40% of raters unable to tell",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+    for r in p.per_unit.itertuples(index=False):
+        if r.n:
+            console.print(f"  {r.item_id}: {r.k}/{r.n} picked the true one, p = {r.p_value:.3f}", highlight=False, markup=False)
     write(p, out)
 
 

@@ -124,7 +124,7 @@ def _candidates_b(suite: Suite, run_dir: Path, show_reference: bool = False, sho
 def candidates(rubric: ReviewRubric, suite: Suite | None, run_dir: Path | None = None, answers: Path | None = None) -> list[Candidate]:
     if rubric.extra.get("answers"):  # units from a file of answers, not from a suite
         if answers is None:
-            raise ReviewError(f"rubric {rubric.key} rates answers read from a CSV (question, source, answer): name it with --answers FILE")
+            raise ReviewError(f"rubric {rubric.key} reads its units from a CSV: name it with --answers FILE (or --pairs FILE)")
         return rubric.candidates(suite, answers=Path(answers))
     if answers is not None:
         raise ReviewError(f"rubric {rubric.key} reviews a suite's units, not answers from a file: drop --answers")

@@ -43,6 +43,7 @@ from .agreement import (
 from .mixed import MixedLogit, OddsRatio, mixed_logistic
 from .rates import CLUSTER_RESAMPLES, Rate, cluster_bootstrap_rate, cluster_interval, clustered_rate, rate_from_bools, wilson
 from .tests import (
+    binomial_test,
     bootstrap_mean,
     cheap_gc,
     cluster_mcnemar,
@@ -66,6 +67,7 @@ __all__ = [
     "Rate",
     "agreement",
     "agreement_weights",
+    "binomial_test",
     "bootstrap_mean",
     "cheap_gc",
     "cluster_bootstrap_rate",

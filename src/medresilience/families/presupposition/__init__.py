@@ -110,6 +110,7 @@ FAMILY_SPEC = register(
             review.RUBRIC_PREMISE,
             review.RUBRIC_PREMISE_ANSWER,
             review.RUBRIC_CANCERCARE,
+            review.RUBRIC_REALISM,
         ),
     )
 )
