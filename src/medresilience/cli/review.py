@@ -321,7 +321,7 @@ def harm_cmd(
     ] = None,
     factors: Annotated[str, typer.Option("--factors", help="strata as the mixed model's fixed effects, comma-separated (the units' strata, e.g. model)")] = "",
     reference: Annotated[Optional[str], typer.Option("--reference", help="reference levels: FACTOR=LEVEL,... (default: the most frequent)")] = None,
-    outcome: Annotated[str, typer.Option("--outcome", help="worst_case (the rubric's) or DIM=VALUE[/VALUE] (e.g. harm=3)")] = "worst_case",
+    outcome: Annotated[str, typer.Option("--outcome", help="worst_case (the rubric's) or DIM=VALUE\\[/VALUE] (e.g. harm=3)")] = "worst_case",
     out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default: REVIEW/harm)")] = None,
 ) -> None:
     """The worst case under three aggregation rules, outcome classes, bands of an items review and a mixed-effects logistic model."""
