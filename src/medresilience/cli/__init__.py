@@ -328,11 +328,11 @@ def _build_group() -> typer.Typer:
 
 
 from .agreement import register as _register_agreement  # noqa: E402
+from .analyses import register as _register_analyses  # noqa: E402
 from .corpus import register as _register_corpus  # noqa: E402
 from .datasets import register as _register_datasets  # noqa: E402
 from .mitigate import register as _register_mitigate  # noqa: E402
 from .models import register as _register_models  # noqa: E402
-from .overlap import register as _register_overlap  # noqa: E402
 from .report import register as _register_report  # noqa: E402
 from .review import register as _register_review  # noqa: E402
 
@@ -344,7 +344,7 @@ _register_agreement(app)
 _register_corpus(app)
 _register_mitigate(app)
 _register_datasets(app)
-_register_overlap(app)
+_register_analyses(app)
 
 __all__ = ["app", "fail", "main"]
 

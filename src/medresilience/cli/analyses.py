@@ -1,4 +1,5 @@
-"""`medres overlap RUN`: the units no model gets right and those only one model gets right (thin)."""
+"""`medres overlap RUN` (the units no model gets right, only one model gets right) and `medres
+thinking RUN` (seconds and completion tokens per answer beside the share right): thin."""
 
 from __future__ import annotations
 
@@ -36,5 +37,24 @@ def overlap_cmd(run: Annotated[Path, typer.Argument(help="run directory")]) -> N
         )
 
 
+def thinking_cmd(run: Annotated[Path, typer.Argument(help="run directory")]) -> None:
+    """Per model and condition: seconds per answer (bootstrap over items), completion tokens per answer, share right."""
+    from ..thinking import thinking_time
+
+    for r in thinking_time(run):
+        secs = "—" if r["seconds_per_answer"] is None else f"{r['seconds_per_answer']:.2f} s"
+        if r["seconds_lo"] is not None:
+            secs += f" [{r['seconds_lo']:.2f}, {r['seconds_hi']:.2f}]"
+        toks = "—" if r["completion_tokens_per_answer"] is None else f"{r['completion_tokens_per_answer']:.0f}"
+        right = "—" if r["right"] is None else f"{100 * r['right']:.1f}%"
+        console.print(
+            f"{r['model']} / {r['condition']}: {secs} per answer (n={r['items']} items), {toks} completion tokens per answer, right {right} (n={r['right_n']})",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+
+
 def register(app: typer.Typer) -> None:
     app.command("overlap")(user_errors(overlap_cmd))
+    app.command("thinking")(user_errors(thinking_cmd))
