@@ -10,8 +10,8 @@ each answer rated 1-5 as a whole and paragraph by paragraph, with issue labels),
   (max - min of their 1-5 ratings), its distribution and the share of paragraphs with MISD <= 2
   (clustered by answer).
 - Ordinal agreement on the paragraphs: Gwet's AC2 with ordinal weights and Krippendorff's ordinal
-  alpha over the paragraphs x raters table ("no advice" missing), with bootstrap intervals over
-  paragraphs."""
+  alpha over the paragraphs x raters table ("no advice" missing), with bootstrap intervals that
+  resample answers (a paragraph's neighbours are not independent of it)."""
 
 from __future__ import annotations
 
@@ -135,14 +135,15 @@ def compute_parts(review: Path | str, *, n_resamples: int = 2000, seed: int = 0,
     within = stats.clustered_rate((misd["misd"] <= 2).tolist(), misd["unit_id"].tolist(), confidence, seed=seed)
     misd_within_2 = {"k": within.k, "n": within.n, "p": within.p, "lo": within.lo, "hi": within.hi, "clusters": "answers"}
 
-    table = []
+    table, answers_of = [], []
     if len(scored):
         wide = scored.pivot_table(index=["unit_id", "part"], columns="reviewer", values="score", aggfunc="first")
         table = [[None if pd.isna(v) else int(v) for v in row] for row in wide.values.tolist()]
+        answers_of = [uid for uid, _ in wide.index]  # the paragraphs of an answer resample together
     cats = [int(v) for v in rubric.per_part.rated_values()]
     arows = []
     for coef, kw in (("gwet_ac2", {"weights": "ordinal"}), ("krippendorff_alpha", {"level": "ordinal"})):
-        res = stats.agreement(table, coef, categories=cats, n_resamples=n_resamples, seed=seed, confidence=confidence, **kw)
+        res = stats.agreement(table, coef, categories=cats, n_resamples=n_resamples, seed=seed, confidence=confidence, clusters=answers_of or None, **kw)
         arows.append({"coefficient": coef, "detail": "ordinal", "value": res.value, "lo": res.lo, "hi": res.hi, "paragraphs": res.units, "reason": res.reason})
     return PartsStats(rubric, by_source, labels, misd, dist, misd_within_2, pd.DataFrame(arows))
 
