@@ -6,6 +6,7 @@ on paragraphs) hand-counted; bad answer files are one-line errors; ratings by pa
 from __future__ import annotations
 
 import csv
+import json
 
 import pytest
 from typer.testing import CliRunner
@@ -117,6 +118,10 @@ def test_cli_stats_and_ratings_by_part_out_and_in(rated, tmp_path):
     out = " ".join(r.output.split())
     assert "source human:" in out and "MISD per paragraph: 0: 2, 1: 2, 2: 4" in out and "Overly generic 2" in out
     assert (tmp_path / "s" / "parts_misd.csv").is_file() and (tmp_path / "s" / "parts_by_source.csv").is_file()
+    html = (tmp_path / "s" / "review_stats.html").read_text()
+    assert "Answers by source, paragraph by paragraph" in html and "Maximum inter-rater score difference" in html and "Overly generic" in html
+    summary = json.loads((tmp_path / "s" / "summary.json").read_text())
+    assert summary["parts"]["misd_within_2"]["n"] == 8
     path = tmp_path / "r.csv"
     export_ratings(rated, path)
     import_ratings(path, "cancercare", tmp_path / "imp")

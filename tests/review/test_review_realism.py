@@ -71,6 +71,8 @@ def test_cli_stats(rated, tmp_path):
     out = " ".join(r.output.split())
     assert "2 of 10 pairs told apart" in out and "6 with at least 40% of raters unable to tell" in out and "p4: 6/10 picked the true one, p = 0.377" in out
     assert (tmp_path / "s" / "picks.csv").is_file()
+    html = (tmp_path / "s" / "review_stats.html").read_text()
+    assert "Which one is real" in html and "2 of 10 pairs told apart" in html
 
 
 def test_bad_pair_files(tmp_path):

@@ -222,20 +222,17 @@ def stats_cmd(
     for note in res.notes:
         err_console.print(f"note: {note}", highlight=False, markup=False)
     paths = write(res, out or (Path(review) / "stats"))
-    if res.rubric.per_part is not None:
-        _print_parts(review, out or (Path(review) / "stats"), resamples, seed)
-    if res.rubric.extra.get("pick"):
-        _print_picks(review, out or (Path(review) / "stats"), seed)
+    if res.parts is not None:
+        _print_parts(res.parts)
+    if res.picks is not None:
+        _print_picks(res.picks)
     console.print(
         f"tables: {Path(paths['ratings.csv']).parent} (CSV and Parquet); page: {paths['review_stats.html']}", highlight=False, markup=False, soft_wrap=True
     )
 
 
-def _print_parts(review: Path, out: Path, resamples: int, seed: int) -> None:
+def _print_parts(p) -> None:
     """The paragraph statistics of a rubric rated part by part (CancerCare)."""
-    from ..review.parts import compute_parts, write
-
-    p = compute_parts(review, n_resamples=resamples, seed=seed)
     for r in p.by_source.to_dict("records"):
         whole = ", ".join(
             f"{d.key} {_num(r[f'{d.key}_mean'], r[f'{d.key}_lo'], r[f'{d.key}_hi'], r['answers'])}" for d in p.rubric.dimensions if f"{d.key}_mean" in r
@@ -260,14 +257,10 @@ def _print_parts(review: Path, out: Path, resamples: int, seed: int) -> None:
     )
     for r in p.agreement.itertuples(index=False):
         console.print(f"paragraphs, {AGREEMENT_TITLES_PARTS[r.coefficient]}: {_num(r.value, r.lo, r.hi, r.paragraphs)}", highlight=False, markup=False)
-    write(p, out)
 
 
-def _print_picks(review: Path, out: Path, seed: int) -> None:
+def _print_picks(p) -> None:
     """Per-pair binomial tests of a rubric where raters pick the true one (the realism check)."""
-    from ..review.picks import compute_picks, write
-
-    p = compute_picks(review, seed=seed)
     s = p.summary
     t = s["picked_true"]
     console.print(
@@ -280,7 +273,6 @@ def _print_picks(review: Path, out: Path, seed: int) -> None:
     for r in p.per_unit.itertuples(index=False):
         if r.n:
             console.print(f"  {r.item_id}: {r.k}/{r.n} picked the true one, p = {r.p_value:.3f}", highlight=False, markup=False)
-    write(p, out)
 
 
 AGREEMENT_TITLES_PARTS = {"gwet_ac2": "Gwet's AC2 (ordinal weights)", "krippendorff_alpha": "Krippendorff's alpha (ordinal)"}

@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from .. import stats
-from .db import ReviewDB
+from .db import ReviewDB, opened
 from .rubrics import PART, ReviewRubric, part_key
 
 GROUP = "source"
@@ -89,8 +89,8 @@ def _mean_row(values: pd.Series, n_resamples: int, seed: int, confidence: float)
     return b["mean"], b["lo"], b["hi"]
 
 
-def compute_parts(review: Path | str, *, n_resamples: int = 2000, seed: int = 0, confidence: float = 0.95) -> PartsStats:
-    with ReviewDB(review) as db:
+def compute_parts(review: Path | str | ReviewDB, *, n_resamples: int = 2000, seed: int = 0, confidence: float = 0.95) -> PartsStats:
+    with opened(review) as db:
         rubric = db.rubric
         if rubric.per_part is None:
             raise ValueError(f"rubric {rubric.key} is not rated part by part")

@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from .. import stats
-from .db import ReviewDB
+from .db import ReviewDB, opened
 
 ALPHA = 0.05
 UNSURE_SHARE = 0.6  # at most this share picking the true one: at least 40% could not tell
@@ -30,8 +30,8 @@ class PickStats:
     summary: dict[str, Any]
 
 
-def compute_picks(review: Path | str, *, confidence: float = 0.95, seed: int = 0) -> PickStats:
-    with ReviewDB(review) as db:
+def compute_picks(review: Path | str | ReviewDB, *, confidence: float = 0.95, seed: int = 0) -> PickStats:
+    with opened(review) as db:
         rubric = db.rubric
         pick = rubric.extra.get("pick")
         if not pick:
