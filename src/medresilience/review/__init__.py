@@ -3,7 +3,8 @@ secure web app to rate it (FastAPI + Jinja2 server pages on 127.0.0.1), and the 
 ratings (pass rates, the rubric-A composite, the worst-case rate, agreement between reviewers and
 with the automatic labels); `agreement/`: how far a run's LLM judge agrees with human labels
 (`medres judge-agreement`); exchange.py: ratings as CSV out and in; harm.py: MedMisBench's
-analyses of a response review.
+analyses of a response review; parts.py and picks.py: the statistics of a rubric rated paragraph
+by paragraph (CancerCare) and of one where raters pick the true one of two (the realism check).
 
     medres review sample --rubric A --suite SUITE --n 100 --dual 0.7 --reviewers alice,bob --out REVIEW
     medres review add-reviewer REVIEW alice      # prints a one-time password
