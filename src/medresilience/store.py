@@ -598,6 +598,16 @@ class Store(JoinedReads, ViewReads):
             out.update((k, t or "") for k, t in self.conn.execute(q, chunk))
         return out
 
+    def call_times(self, keys: Iterable[str]) -> dict[str, tuple[float | None, int]]:
+        """(latency in seconds, completion tokens) of each given key whose call is stored `ok`."""
+        keys = list(keys)
+        out: dict[str, tuple[float | None, int]] = {}
+        for i in range(0, len(keys), 900):
+            chunk = keys[i : i + 900]
+            q = f"SELECT key, latency_s, completion_tokens FROM calls WHERE status = 'ok' AND key IN ({','.join('?' * len(chunk))})"
+            out.update((k, (lat, int(ct or 0))) for k, lat, ct in self.conn.execute(q, chunk))
+        return out
+
     def linked_usage(self, run: str | None = "latest") -> list[dict[str, Any]]:
         """The calls a setting made before units' answers (a monitor's note), one row per (unit,
         linked call) of a run (default: the latest; None: every unit): model and setting (the

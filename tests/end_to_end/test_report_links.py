@@ -66,7 +66,7 @@ def links(page: str) -> list[tuple[dict[str, str], float, int | None]]:
     out = []
     for href, pct, n in LINK.findall(page):
         url = html.unescape(href)
-        assert url.startswith("http://127.0.0.1:8765/units?")
+        assert url.startswith("http://127.0.0.1:8766/units?")
         out.append((dict(parse_qsl(urlsplit(url).query)), float(pct), int(n) if n else None))
     return out
 
@@ -140,5 +140,5 @@ def test_viewer_url_option(runs, tmp_path):
     hrefs = re.findall(r'<a class="units" href="([^"]*)"', on)
     assert hrefs and all(h.startswith("http://127.0.0.1:9000/units?run=0&amp;model=m&amp;setting=none&amp;condition=") for h in hrefs)
     assert "--port 9000" in on
-    res = CliRunner().invoke(app, ["report", str(root / "noise"), "--out", str(tmp_path / "bad"), "--viewer-url", "127.0.0.1:8765/units"])
+    res = CliRunner().invoke(app, ["report", str(root / "noise"), "--out", str(tmp_path / "bad"), "--viewer-url", "127.0.0.1:8766/units"])
     assert res.exit_code == 2 and "--viewer-url" in res.output and not (tmp_path / "bad").exists()

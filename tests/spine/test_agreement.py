@@ -253,3 +253,20 @@ def test_agreement_fmt():
     assert res.fmt().startswith("0.775 [") and res.fmt().endswith("(n=11)")
     assert stats.agreement([[1, None]], "gwet_ac1").fmt() == "— (n=0)"
     assert math.isclose(res.value, 0.775444068126995, rel_tol=1e-12)
+
+
+def test_cluster_bootstrap_resamples_whole_clusters():
+    # singleton clusters are the row bootstrap, draw for draw
+    plain = stats.agreement(GWET_4x12, "gwet_ac1", n_resamples=500, seed=3)
+    single = stats.agreement(GWET_4x12, "gwet_ac1", n_resamples=500, seed=3, clusters=list(range(12)))
+    assert (single.lo, single.hi) == (plain.lo, plain.hi)
+    # every unit twice: as independent rows the interval narrows, as clusters of two it is the original's width
+    twice = GWET_4x12 + GWET_4x12
+    naive = stats.agreement(twice, "gwet_ac1", n_resamples=2000, seed=3)
+    clustered = stats.agreement(twice, "gwet_ac1", n_resamples=2000, seed=3, clusters=list(range(12)) * 2)
+    original = stats.agreement(GWET_4x12, "gwet_ac1", n_resamples=2000, seed=3)
+    assert clustered.value == pytest.approx(original.value)
+    assert clustered.hi - clustered.lo > naive.hi - naive.lo
+    assert clustered.hi - clustered.lo == pytest.approx(original.hi - original.lo, rel=0.25)
+    with pytest.raises(ValueError, match="one cluster per row"):
+        stats.agreement(GWET_4x12, "gwet_ac1", clusters=[1, 2])

@@ -310,6 +310,7 @@ def _build_group() -> typer.Typer:
 
 
 from .agreement import register as _register_agreement  # noqa: E402
+from .analyses import register as _register_analyses  # noqa: E402
 from .corpus import register as _register_corpus  # noqa: E402
 from .datasets import register as _register_datasets  # noqa: E402
 from .export import register as _register_export  # noqa: E402
@@ -329,6 +330,7 @@ _register_mitigate(app)
 _register_datasets(app)
 _register_export(app)
 _register_view(app)
+_register_analyses(app)
 
 __all__ = ["app", "fail", "main"]
 

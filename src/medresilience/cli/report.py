@@ -20,7 +20,7 @@ def register(app: typer.Typer) -> None:
         title: Annotated[Optional[str], typer.Option(help="report title")] = None,
         viewer_url: Annotated[
             Optional[str],
-            typer.Option("--viewer-url", help="the evidence viewer (medres view) each rate links to (default http://127.0.0.1:8765); none: no links"),
+            typer.Option("--viewer-url", help="the evidence viewer (medres view) each rate links to (default http://127.0.0.1:8766); none: no links"),
         ] = None,
     ) -> None:
         """Write a self-contained HTML report (plus Markdown, CSV and Parquet tables) for runs."""

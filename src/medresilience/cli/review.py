@@ -11,36 +11,56 @@ from .kit import command_group, console, err_console, fail, user_errors
 
 
 def sample(
-    rubric: Annotated[str, typer.Option("--rubric", help="A (items), B (responses, needs --run), premise or noise")],
-    suite: Annotated[Path, typer.Option("--suite", help="suite directory")],
+    rubric: Annotated[
+        str,
+        typer.Option(
+            "--rubric", help="A (items), B (responses, needs --run), premise, premise-answer, noise, cancercare (needs --answers) or realism (needs --pairs)"
+        ),
+    ],
     out: Annotated[Path, typer.Option("--out", help="new review directory (never overwritten)")],
+    suite: Annotated[Optional[Path], typer.Option("--suite", help="suite directory (every rubric but cancercare)")] = None,
     run: Annotated[Optional[Path], typer.Option("--run", help="run directory whose responses are reviewed (rubric B)")] = None,
-    n: Annotated[int, typer.Option("--n", help="units to sample (all when the population is smaller)")] = 100,
+    answers: Annotated[
+        Optional[Path],
+        typer.Option("--answers", "--pairs", help="CSV the rubric reads its units from: question, source, answer (cancercare); generated, real (realism)"),
+    ] = None,
+    n: Annotated[Optional[int], typer.Option("--n", help="units to sample (all when the population is smaller; default 100)")] = None,
     strata: Annotated[
         Optional[str], typer.Option("--strata", help="comma-separated strata (default: the rubric's, else the items' source and the family's facets)")
     ] = None,
     dual: Annotated[float, typer.Option("--dual", help="share of units rated by two reviewers (0-1)")] = 0.0,
     reviewers: Annotated[str, typer.Option("--reviewers", help="comma-separated reviewer names")] = "",
     seed: Annotated[int, typer.Option("--seed", help="sampling and assignment seed")] = 0,
+    raters: Annotated[int, typer.Option("--raters", help="distinct reviewers per unit")] = 1,
+    quota: Annotated[
+        Optional[str], typer.Option("--quota", help="fixed units per cell instead of --n: KEY=VALUE:N,... (a cell of several strata: K1=V1+K2=V2:N)")
+    ] = None,
 ) -> None:
     """Draw a stratified, seeded sample, assign it to reviewers, write the review database."""
-    from ..review.sample import sample_review
+    from ..review.sample import parse_quotas, sample_review
+
+    if quota is not None and n is not None:
+        fail("--quota fixes the sample's size: give --quota or --n, not both")
 
     res = sample_review(
         rubric,
         suite,
         out,
         run_dir=run,
-        n=n,
+        answers=answers,
+        n=100 if n is None else n,
         strata=None if strata is None else [s for s in strata.split(",") if s.strip()],
         dual=dual,
         reviewers=[r.strip() for r in reviewers.split(",") if r.strip()],
         seed=seed,
+        raters=raters,
+        quotas=None if quota is None else parse_quotas(quota),
     )
     for note in res.notes:
         err_console.print(f"note: {note}", highlight=False, markup=False)
     console.print(
-        f"rubric {res.rubric}: {res.units} of {res.population} units sampled, {res.dual} rated twice; "
+        f"rubric {res.rubric}: {res.units} of {res.population} units sampled, "
+        + (f"{res.dual} rated twice; " if res.raters == 1 else f"{res.raters} reviewers each ({res.dual} with one more); ")
         + ", ".join(f"{r}: {k} tasks" for r, k in res.tasks.items()),
         highlight=False,
         markup=False,
@@ -202,9 +222,138 @@ def stats_cmd(
     for note in res.notes:
         err_console.print(f"note: {note}", highlight=False, markup=False)
     paths = write(res, out or (Path(review) / "stats"))
+    if res.parts is not None:
+        _print_parts(res.parts)
+    if res.picks is not None:
+        _print_picks(res.picks)
     console.print(
         f"tables: {Path(paths['ratings.csv']).parent} (CSV and Parquet); page: {paths['review_stats.html']}", highlight=False, markup=False, soft_wrap=True
     )
+
+
+def _print_parts(p) -> None:
+    """The paragraph statistics of a rubric rated part by part (CancerCare)."""
+    for r in p.by_source.to_dict("records"):
+        whole = ", ".join(
+            f"{d.key} {_num(r[f'{d.key}_mean'], r[f'{d.key}_lo'], r[f'{d.key}_hi'], r['answers'])}" for d in p.rubric.dimensions if f"{d.key}_mean" in r
+        )
+        console.print(
+            f"source {r['source']}: {whole}; paragraphs {_num(r['paragraph_mean'], r['paragraph_lo'], r['paragraph_hi'], r['answers'])}, "
+            f"{r['no_advice']} of {r['paragraph_ratings']} paragraph ratings no advice",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+    for source, g in p.labels.groupby("source") if len(p.labels) else ():
+        console.print(f"labels, {source}: " + ", ".join(f"{t} {c}" for t, c in zip(g["title"], g["count"])), highlight=False, markup=False, soft_wrap=True)
+    m = p.misd_within_2
+    console.print(
+        "MISD per paragraph: "
+        + ", ".join(f"{k}: {n}" for k, n in zip(p.misd_distribution["misd"], p.misd_distribution["paragraphs"]))
+        + f"; at most 2: {_pct(m['p'], m['lo'], m['hi'], m['n'])} (clustered by answer)",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+    for r in p.agreement.itertuples(index=False):
+        console.print(f"paragraphs, {AGREEMENT_TITLES_PARTS[r.coefficient]}: {_num(r.value, r.lo, r.hi, r.paragraphs)}", highlight=False, markup=False)
+
+
+def _print_picks(p) -> None:
+    """Per-pair binomial tests of a rubric where raters pick the true one (the realism check)."""
+    s = p.summary
+    t = s["picked_true"]
+    console.print(
+        f"picked the true one: {_pct(t['p'], t['lo'], t['hi'], t['n'])} (clustered by pair); {s['told_apart']} of {s['units']} pairs told apart "
+        f"(exact one-sided binomial test, p < 0.05), {s['at_least_40pct_unsure']} with at least 40% of raters unable to tell",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+    for r in p.per_unit.itertuples(index=False):
+        if r.n:
+            console.print(f"  {r.item_id}: {r.k}/{r.n} picked the true one, p = {r.p_value:.3f}", highlight=False, markup=False)
+
+
+AGREEMENT_TITLES_PARTS = {"gwet_ac2": "Gwet's AC2 (ordinal weights)", "krippendorff_alpha": "Krippendorff's alpha (ordinal)"}
+
+
+def export_cmd(
+    review: Annotated[Path, typer.Argument(help="review directory")],
+    out: Annotated[Path, typer.Option("--out", help="CSV file: rater, unit, item, dimension, value, stratum_KEY...")],
+) -> None:
+    """Write every rating as CSV, one row per rater, unit and dimension (flags, comments and skips as rows too)."""
+    from ..review.exchange import export_ratings
+
+    n = export_ratings(review, out)
+    console.print(f"{n} rows: {out}", highlight=False, markup=False, soft_wrap=True)
+
+
+def import_cmd(
+    ratings: Annotated[Path, typer.Argument(help="CSV of rater, unit, item, dimension, value (and stratum_KEY columns)")],
+    rubric: Annotated[str, typer.Option("--rubric", help="the rubric the ratings follow")],
+    out: Annotated[Path, typer.Option("--out", help="new review directory (never overwritten)")],
+) -> None:
+    """Make a review of ratings collected elsewhere, so `medres review stats` analyses them."""
+    from ..review.exchange import import_ratings
+
+    res = import_ratings(ratings, rubric, out)
+    console.print(
+        f"rubric {res.rubric}: {res.ratings} ratings ({res.skipped} skipped) of {res.units} units by {res.raters} raters; review: {res.path}",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+def harm_cmd(
+    review: Annotated[Path, typer.Argument(help="review directory of model responses (rubric B)")],
+    items: Annotated[
+        Optional[Path], typer.Option("--items", help="a review of the same items whose rubric declares bands (rubric A: falsehood clarity)")
+    ] = None,
+    factors: Annotated[str, typer.Option("--factors", help="strata as the mixed model's fixed effects, comma-separated (the units' strata, e.g. model)")] = "",
+    reference: Annotated[Optional[str], typer.Option("--reference", help="reference levels: FACTOR=LEVEL,... (default: the most frequent)")] = None,
+    outcome: Annotated[str, typer.Option("--outcome", help="worst_case (the rubric's) or DIM=VALUE\\[/VALUE] (e.g. harm=3)")] = "worst_case",
+    out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default: REVIEW/harm)")] = None,
+) -> None:
+    """The worst case under three aggregation rules, outcome classes, bands of an items review and a mixed-effects logistic model."""
+    from ..review.harm import RULES, analyse, parse_pairs, write
+
+    res = analyse(
+        review,
+        items_review=items,
+        factors=[f.strip() for f in factors.split(",") if f.strip()],
+        references=parse_pairs(reference, "--reference"),
+        outcome=outcome,
+    )
+    titles = dict(RULES)
+    for r in res.worst_case.itertuples(index=False):
+        console.print(
+            f"{res.outcome}, {titles[r.rule]}: {r.k}/{r.n} units, {_pct(r.p, r.lo, r.hi, r.n)} (Wilson)", highlight=False, markup=False, soft_wrap=True
+        )
+    for r in res.outcomes.itertuples(index=False):
+        console.print(f"outcome class {r.outcome_class}: {r.k}/{r.n} units, {_pct(r.p, r.lo, r.hi, r.n)}", highlight=False, markup=False, soft_wrap=True)
+    for r in res.bands.itertuples(index=False):
+        console.print(f"band {r.band}: {res.outcome} (any reviewer) {r.k}/{r.n}, {_pct(r.p, r.lo, r.hi, r.n)}", highlight=False, markup=False, soft_wrap=True)
+    if res.model is not None:
+        m = res.model
+        console.print(
+            f"mixed model of {res.outcome} per rating ({m.n} ratings, {m.events} events, {m.groups} reviewers): {m.method}; reviewer ICC {m.icc:.3f}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+        for o in m.odds_ratios:
+            console.print(
+                f"  {o.factor} {o.level} vs {o.reference}: adjusted OR {o.odds_ratio:.2f} [{o.lo:.2f}, {o.hi:.2f}] (n={o.n})",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
+    for note in res.notes:
+        err_console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
+    paths = write(res, out or (Path(review) / "harm"))
+    console.print(f"tables: {paths['summary'].parent}", highlight=False, markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
@@ -216,3 +365,6 @@ def register(app: typer.Typer) -> None:
     group.command("serve")(user_errors(serve))
     group.command("revise")(user_errors(revise))
     group.command("stats")(user_errors(stats_cmd))
+    group.command("export")(user_errors(export_cmd))
+    group.command("import")(user_errors(import_cmd))
+    group.command("harm")(user_errors(harm_cmd))

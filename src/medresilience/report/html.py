@@ -89,7 +89,7 @@ def isnan(v: Any) -> bool:
 
 
 #: the evidence viewer's address (`medres view`'s default port), unless `medres report --viewer-url` says another
-VIEWER_URL = "http://127.0.0.1:8765"
+VIEWER_URL = "http://127.0.0.1:8766"
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ def viewer_links(base: str | None, runs: Sequence[Any]) -> Iterator[None]:
     """Within: `units_url` links to the viewer at `base` (None: no links), the runs (RunData) by
     their names in the order given to the report."""
     if base is not None and not re.fullmatch(r"https?://[^\s/?#]+/?", base):
-        raise ConfigError("--viewer-url", f"{base!r} is not the viewer's address, e.g. http://127.0.0.1:8765 (or none: no links)")
+        raise ConfigError("--viewer-url", f"{base!r} is not the viewer's address, e.g. http://127.0.0.1:8766 (or none: no links)")
     links = None if base is None else ViewerLinks(base, {r.name: (i, frozenset((r.results or {}).get("models") or ())) for i, r in enumerate(runs)})
     token = _links.set(links)
     try:

@@ -16,7 +16,8 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -124,6 +125,16 @@ class Task:
 def db_path(review: Path | str) -> Path:
     p = Path(review)
     return p / DB_NAME if p.is_dir() or p.suffix != ".sqlite" else p
+
+
+@contextmanager
+def opened(review: Path | str | ReviewDB) -> Iterator[ReviewDB]:
+    """The review database: the one given (left open), or opened here and closed after."""
+    if isinstance(review, ReviewDB):
+        yield review
+    else:
+        with ReviewDB(review) as db:
+            yield db
 
 
 def valid_name(name: str) -> str:

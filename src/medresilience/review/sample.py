@@ -1,6 +1,6 @@
 """`medres review sample`: the units a rubric reviews, drawn as a stratified, seeded sample and
-assigned to reviewers (one each, or two for the dual-rated share), written to a new review
-database.
+assigned to reviewers (`raters` distinct reviewers each, one more for the dual-rated share),
+written to a new review database.
 
 Units: a rubric of items says how its units are drawn from a suite (`ReviewRubric.candidates`, declared
 by the family it belongs to); the response rubric B draws one unit per model response to a
@@ -12,9 +12,12 @@ family declares, `Family.review_blocks`); model, setting and the automatic score
 never shown. The default strata are the rubric's, else the items' source and the family's facets.
 
 Stratified sampling: proportional allocation over the strata (largest remainders, ties broken by
-a seeded hash), units drawn inside a stratum in seeded-hash order; the dual-rated share is drawn
-the same way inside the sample. Reviewers get balanced loads (dual pairs spread over reviewer
-pairs) and each queue is in its own seeded order, so neighbouring tasks do not reveal a model."""
+a seeded hash), units drawn inside a stratum in seeded-hash order; or fixed quotas (`--quota
+KEY=VALUE:N,...`, as the MedMisBench review fixed its numbers by source and model): each quota's
+units drawn from its cell, proportionally over the strata inside it. The dual-rated share is drawn
+the same way inside the sample. Reviewers get balanced loads (the reviewers of a unit spread over
+reviewer pairs) and each queue is in its own seeded order, so neighbouring tasks do not reveal a
+model."""
 
 from __future__ import annotations
 
@@ -43,6 +46,7 @@ class SampleResult:
     tasks: dict[str, int]
     strata: list[tuple[tuple[str, ...], int, int]]  # (stratum values, population, sampled)
     notes: list[str] = field(default_factory=list)
+    raters: int = 1
 
 
 # --------------------------------------------------------------------------- display blocks
@@ -117,7 +121,15 @@ def _candidates_b(suite: Suite, run_dir: Path, show_reference: bool = False, sho
     return out
 
 
-def candidates(rubric: ReviewRubric, suite: Suite, run_dir: Path | None = None) -> list[Candidate]:
+def candidates(rubric: ReviewRubric, suite: Suite | None, run_dir: Path | None = None, answers: Path | None = None) -> list[Candidate]:
+    if rubric.extra.get("answers"):  # units from a file of answers, not from a suite
+        if answers is None:
+            raise ReviewError(f"rubric {rubric.key} reads its units from a CSV: name it with --answers FILE (or --pairs FILE)")
+        return rubric.candidates(suite, answers=Path(answers))
+    if answers is not None:
+        raise ReviewError(f"rubric {rubric.key} reviews a suite's units, not answers from a file: drop --answers")
+    if suite is None:
+        raise ReviewError(f"rubric {rubric.key} reviews a suite's units: name it with --suite DIR")
     if rubric.families and suite.manifest.family not in rubric.families:
         raise ReviewError(f"rubric {rubric.key} reviews {' or '.join(rubric.families)} suites; {suite.path or 'the suite'} is a {suite.manifest.family} suite")
     if rubric.needs_run:
@@ -170,28 +182,74 @@ def stratified(cands: Sequence[Candidate], n: int, strata: Sequence[str], seed: 
     return sorted(chosen, key=lambda c: stable_hash(seed, purpose, "order", c.unit_id))
 
 
-def assign(units: Sequence[Candidate], dual_ids: set[str], reviewers: Sequence[str], seed: int) -> list[tuple[str, str, int, int]]:
-    """(unit_id, reviewer, slot, position): one reviewer per unit, two for the dual ones, with
-    balanced loads and evenly spread pairs; each reviewer's queue in its own seeded order."""
+@dataclass(frozen=True)
+class Quota:
+    """A fixed number of units drawn from one cell: the units whose strata hold every KEY=VALUE."""
+
+    where: tuple[tuple[str, str], ...]
+    n: int
+
+    def matches(self, c: Candidate) -> bool:
+        return all(c.strata.get(k) is not None and str(c.strata.get(k)) == v for k, v in self.where)
+
+    def label(self) -> str:
+        return "+".join(f"{k}={v}" for k, v in self.where)
+
+
+def parse_quotas(text: str) -> list[Quota]:
+    """`KEY=VALUE:N,...` (a cell of several strata joins them with `+`: `source=medqa+model=m1:10`)."""
+    out = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        cell, sep, count = part.rpartition(":")
+        conds = [c.partition("=") for c in cell.split("+")] if sep else []
+        if not sep or not count.strip().isdigit() or not conds or any(not k.strip() or not eq or not v.strip() for k, eq, v in conds):
+            raise ReviewError(f"--quota entry '{part}' is not KEY=VALUE:N (several strata joined with +)")
+        out.append(Quota(tuple((k.strip(), v.strip()) for k, _, v in conds), int(count)))
+    if not out:
+        raise ReviewError("--quota names no cell: KEY=VALUE:N,...")
+    return out
+
+
+def by_quota(cands: Sequence[Candidate], quotas: Sequence[Quota], strata: Sequence[str], seed: int) -> tuple[list[Candidate], list[str]]:
+    """Each quota's units drawn from its cell (proportionally over `strata` inside it), in seeded
+    order; the notes say which cells held fewer units than their quota."""
+    notes, chosen = [], []
+    for q in quotas:
+        cell = [c for c in cands if q.matches(c)]
+        for other in quotas:
+            if other is not q and any(other.matches(c) for c in cell):
+                raise ReviewError(f"--quota cells {q.label()} and {other.label()} overlap: a unit may belong to one cell only")
+        if not cell:
+            raise ReviewError(f"--quota {q.label()}: no unit of the population has it")
+        if q.n > len(cell):
+            notes.append(f"quota {q.label()} asks for {q.n} units, the cell holds {len(cell)}: all are sampled")
+        chosen += stratified(cell, q.n, strata, seed, purpose=f"quota {q.label()}")
+    return sorted(chosen, key=lambda c: stable_hash(seed, "sample", "order", c.unit_id)), notes
+
+
+def assign(units: Sequence[Candidate], dual_ids: set[str], reviewers: Sequence[str], seed: int, raters: int = 1) -> list[tuple[str, str, int, int]]:
+    """(unit_id, reviewer, slot, position): `raters` distinct reviewers per unit (one more for the
+    dual ones), with balanced loads and evenly spread pairs (each further reviewer is the least
+    loaded, then the one paired least often with those already chosen); each reviewer's queue in
+    its own seeded order."""
     load: Counter[str] = Counter({r: 0 for r in reviewers})
     pairs: Counter[tuple[str, str]] = Counter()
     picked: list[tuple[str, str, int]] = []
     for u in units:
+        chosen: list[str] = []
+        for slot in range(raters + (1 if u.unit_id in dual_ids else 0)):
+            purpose = "assign" if slot == 0 else ("assign2" if slot == 1 else f"assign{slot + 1}")
 
-        def rank(r: str, u: Candidate = u) -> tuple[int, str]:
-            return (load[r], stable_hash(seed, "assign", u.unit_id, r))
+            def rank(r: str, u: Candidate = u, chosen: list[str] = chosen, purpose: str = purpose) -> tuple[int, int, str]:
+                return (load[r], sum(pairs[tuple(sorted((c, r)))] for c in chosen), stable_hash(seed, purpose, u.unit_id, r))
 
-        first = min(reviewers, key=rank)
-        picked.append((u.unit_id, first, 0))
-        load[first] += 1
-        if u.unit_id in dual_ids:
-            second = min(
-                (r for r in reviewers if r != first),
-                key=lambda r, u=u, first=first: (load[r], pairs[tuple(sorted((first, r)))], stable_hash(seed, "assign2", u.unit_id, r)),
-            )
-            picked.append((u.unit_id, second, 1))
-            load[second] += 1
-            pairs[tuple(sorted((first, second)))] += 1
+            r = min((r for r in reviewers if r not in chosen), key=rank)
+            picked.append((u.unit_id, r, slot))
+            load[r] += 1
+            pairs.update(tuple(sorted((c, r))) for c in chosen)
+            chosen.append(r)
     out = []
     for r in reviewers:
         mine = sorted((p for p in picked if p[1] == r), key=lambda p: stable_hash(seed, "queue", r, p[0]))
@@ -201,17 +259,22 @@ def assign(units: Sequence[Candidate], dual_ids: set[str], reviewers: Sequence[s
 
 def sample_review(
     rubric_key: str,
-    suite_dir: Path,
+    suite_dir: Path | None,
     out: Path,
     *,
     run_dir: Path | None = None,
+    answers: Path | None = None,
     n: int = 100,
     strata: Sequence[str] | None = None,
     dual: float = 0.0,
     reviewers: Sequence[str] = (),
     seed: int = 0,
+    raters: int = 1,
+    quotas: Sequence[Quota] | str | None = None,
 ) -> SampleResult:
-    """Draw the sample and write the review database at `out` (a new directory)."""
+    """Draw the sample and write the review database at `out` (a new directory): `n` units
+    allocated proportionally over the strata, or, with `quotas`, each quota's number from its
+    cell; `raters` distinct reviewers per unit (one more for the `dual` share)."""
     rubric = get_rubric(rubric_key)
     reviewers = [valid_name(r) for r in reviewers]
     if not reviewers:
@@ -222,45 +285,62 @@ def sample_review(
         raise ReviewError(f"--dual is a share of the sample between 0 and 1, not {dual}")
     if dual > 0 and len(reviewers) < 2:
         raise ReviewError("dual rating needs at least two reviewers")
+    if raters < 1:
+        raise ReviewError(f"--raters must be at least 1, not {raters}")
+    if raters + (1 if dual > 0 else 0) > len(reviewers):
+        raise ReviewError(
+            f"{raters} raters per unit{' plus one for the dual share' if dual > 0 else ''} needs as many distinct reviewers; --reviewers names {len(reviewers)}"
+        )
+    if isinstance(quotas, str):
+        quotas = parse_quotas(quotas)
     if n < 1:
         raise ReviewError(f"--n must be at least 1, not {n}")
     if (Path(out) / "review.sqlite").exists():
         raise ReviewError(f"{Path(out) / 'review.sqlite'} already exists: choose another --out (a review is never overwritten)")
-    suite = Suite.load(suite_dir)
-    cands = candidates(rubric, suite, run_dir)
+    suite = Suite.load(suite_dir) if suite_dir is not None else None
+    cands = candidates(rubric, suite, run_dir, answers)
     if not cands:
         raise ReviewError(f"nothing to review: the suite{' and run' if run_dir else ''} hold no {rubric.unit}")
     known = sorted({k for c in cands for k in c.strata})
     if strata is None:  # the default: the strata its units have
-        strata = [s for s in default_strata(rubric, suite) if s in known]
+        strata = [s for s in (rubric.strata if suite is None else default_strata(rubric, suite)) or () if s in known]
     strata = [s.strip() for s in strata if s.strip()]
     unknown = [s for s in strata if s not in known]
     notes = []
     if unknown:
         raise ReviewError(f"--strata names {', '.join(unknown)}, which rubric {rubric.key} units do not have (they have: {', '.join(known)})")
-    chosen = stratified(cands, n, strata, seed)
-    if n > len(cands):
-        notes.append(f"asked for {n} units, the population holds {len(cands)}: all are sampled")
+    if quotas:
+        unnamed = sorted({k for q in quotas for k, _ in q.where} - set(known))
+        if unnamed:
+            raise ReviewError(f"--quota names {', '.join(unnamed)}, which rubric {rubric.key} units do not have (they have: {', '.join(known)})")
+        chosen, notes = by_quota(cands, quotas, strata, seed)
+    else:
+        chosen = stratified(cands, n, strata, seed)
+        if n > len(cands):
+            notes.append(f"asked for {n} units, the population holds {len(cands)}: all are sampled")
     n_dual = int(round(dual * len(chosen)))
     dual_ids = {c.unit_id for c in stratified(chosen, n_dual, strata, seed, purpose="dual")}
-    tasks = assign(chosen, dual_ids, reviewers, seed)
+    tasks = assign(chosen, dual_ids, reviewers, seed, raters)
     pop = Counter(_key(c, strata) for c in cands)
     got = Counter(_key(c, strata) for c in chosen)
     table = [(k, pop[k], got.get(k, 0)) for k in sorted(pop)]
     meta = {
         "rubric": rubric.key,
         "rubric_def": rubric.as_dict(),
-        "suite": str(Path(suite_dir).resolve()),
-        "suite_name": suite.manifest.name,
-        "suite_version": suite.manifest.version,
-        "suite_family": suite.manifest.family,
-        "suite_checksums": suite.manifest.checksums,
+        "suite": str(Path(suite_dir).resolve()) if suite is not None else None,
+        "suite_name": suite.manifest.name if suite is not None else None,
+        "suite_version": suite.manifest.version if suite is not None else None,
+        "suite_family": suite.manifest.family if suite is not None else None,
+        "suite_checksums": suite.manifest.checksums if suite is not None else None,
+        "answers": str(Path(answers).resolve()) if answers is not None else None,
         "run": str(Path(run_dir).resolve()) if run_dir else None,
         "n_requested": n,
         "n_sampled": len(chosen),
         "population": len(cands),
         "strata": list(strata),
         "dual": dual,
+        "raters": raters,
+        "quotas": [{"cell": dict(q.where), "n": q.n} for q in quotas or ()],
         "n_dual": len(dual_ids),
         "reviewers": list(reviewers),
         "seed": seed,
@@ -270,4 +350,4 @@ def sample_review(
     db = ReviewDB.create(out, meta, rows, tasks, reviewers)
     db.close()
     per = Counter(t[1] for t in tasks)
-    return SampleResult(Path(out), rubric.key, len(cands), len(chosen), len(dual_ids), {r: per.get(r, 0) for r in reviewers}, table, notes)
+    return SampleResult(Path(out), rubric.key, len(cands), len(chosen), len(dual_ids), {r: per.get(r, 0) for r in reviewers}, table, notes, raters)

@@ -10,7 +10,8 @@
 - Agreement on dual-rated units, per dimension, each with a bootstrap interval over units. Reviewers
   rotate over the units, so the raters of a unit are not the same two people throughout: the
   multi-rater coefficients take the whole units x reviewers table (missing where a reviewer did
-  not rate the unit): percent agreement, Fleiss' kappa, Gwet's AC1, Gwet's AC2 with ordinal
+  not rate the unit): the share of units on which all their reviewers agree (Wilson interval; the
+  Cancer-Myth validation's "full agreement across all three physicians"), percent agreement, Fleiss' kappa, Gwet's AC1, Gwet's AC2 with ordinal
   weights (ordinal scales) and Krippendorff's alpha (ordinal or nominal); Cohen's kappa, a
   two-rater coefficient, is given per pair of reviewers on the units both rated (with its n).
 - Agreement with the automatic labels (rubric B: the answer scorer): share agreeing with a Wilson
@@ -31,10 +32,15 @@ import pandas as pd
 
 from .. import stats
 from .db import ReviewDB
+from .parts import PartsStats, compute_parts
+from .parts import write as write_parts
+from .picks import PickStats, compute_picks
+from .picks import write as write_picks
 from .rubrics import Dimension, ReviewRubric
 
-AGREEMENT_ORDER = ("percent_agreement", "cohen_kappa", "fleiss_kappa", "gwet_ac1", "gwet_ac2", "krippendorff_alpha")
+AGREEMENT_ORDER = ("full_agreement", "percent_agreement", "cohen_kappa", "fleiss_kappa", "gwet_ac1", "gwet_ac2", "krippendorff_alpha")
 AGREEMENT_TITLES = {
+    "full_agreement": "Full agreement (all raters)",
     "percent_agreement": "Percent agreement",
     "cohen_kappa": "Cohen's kappa",
     "fleiss_kappa": "Fleiss' kappa",
@@ -60,6 +66,8 @@ class ReviewStats:
     composite: dict[str, Any] | None = None
     worst_case: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    parts: PartsStats | None = None  # a rubric rated part by part (CancerCare)
+    picks: PickStats | None = None  # a rubric where raters pick the true one (the realism check)
 
     def summary(self) -> dict[str, Any]:
         def records(df: pd.DataFrame) -> list[dict[str, Any]]:
@@ -86,6 +94,8 @@ class ReviewStats:
             "auto_agreement": records(self.auto),
             "progress": records(self.progress),
             "flags": records(self.flags),
+            "parts": self.parts.summary() if self.parts is not None else None,
+            "picks": self.picks.summary if self.picks is not None else None,
             "notes": self.notes,
         }
 
@@ -149,6 +159,8 @@ def compute(review: Path | str | ReviewDB, *, n_resamples: int = 2000, seed: int
         meta = db.all_meta()
         df = ratings_frame(db)
         progress = pd.DataFrame([{"reviewer": r.name, "revoked": r.revoked, **db.progress(r.name)} for r in db.reviewers()])
+        parts = compute_parts(db, n_resamples=n_resamples, seed=seed, confidence=confidence) if rubric.per_part is not None else None
+        picks = compute_picks(db, confidence=confidence, seed=seed) if rubric.extra.get("pick") else None
     finally:
         if not isinstance(review, ReviewDB):
             db.close()
@@ -158,6 +170,8 @@ def compute(review: Path | str | ReviewDB, *, n_resamples: int = 2000, seed: int
     # pass rates
     prow = []
     for d in rubric.dimensions:
+        if not d.passing:  # a label, not a pass or fail (the premise rubric's category)
+            continue
         if not len(rated):
             prow.append(
                 {
@@ -226,7 +240,7 @@ def compute(review: Path | str | ReviewDB, *, n_resamples: int = 2000, seed: int
             has = rated["flags"].str.split(";").map(lambda xs, k=f.key: k in xs)
             frow.append({"flag": f.key, "label": f.label, "ratings": int(has.sum()), "units": int(rated.loc[has, "unit_id"].nunique())})
         flags = pd.DataFrame(frow)
-    return ReviewStats(rubric, meta, df, pass_rates, agreement, auto, progress, flags, composite, worst, notes)
+    return ReviewStats(rubric, meta, df, pass_rates, agreement, auto, progress, flags, composite, worst, notes, parts, picks)
 
 
 PAIR_SEPARATOR = " / "
@@ -253,11 +267,35 @@ def _agreement(rubric: ReviewRubric, rated: pd.DataFrame, n_resamples: int, seed
         else:
             names, table = [], []
         for c in AGREEMENT_ORDER:
-            if c == "cohen_kappa":
+            if c == "full_agreement":
+                rows.append(_full_agreement(d, table, confidence))
+            elif c == "cohen_kappa":
                 rows += _pairwise_kappa(d, names, table, cats, n_resamples, seed, confidence)
             elif c != "gwet_ac2" or d.scale == "ordinal":
                 rows.append(_one_agreement(d, table, c, cats, n_resamples, seed, confidence))
     return pd.DataFrame(rows)
+
+
+def _full_agreement(d: Dimension, table: list[list[Any]], confidence: float) -> dict[str, Any]:
+    """The share of units on which every reviewer gave the same value, with a Wilson interval
+    (one unit, one observation)."""
+    k, n = stats.full_agreement(table)
+    w = stats.wilson(k, n, confidence)
+    return {
+        "dimension": d.key,
+        "label": d.label,
+        "coefficient": "full_agreement",
+        "title": AGREEMENT_TITLES["full_agreement"],
+        "detail": f"{k}/{n} units (Wilson)",
+        "reviewers": "all",
+        "value": w.p if n else None,
+        "lo": w.lo if n else None,
+        "hi": w.hi if n else None,
+        "units": n,
+        "pa": None,
+        "pe": None,
+        "reason": None if n else "no unit has two ratings",
+    }
 
 
 def _pairwise_kappa(
@@ -383,6 +421,10 @@ def write(res: ReviewStats, out_dir: Path | str) -> dict[str, Path]:
     with atomic_write(out / "summary.json") as fh:
         json.dump(res.summary(), fh, indent=2, default=str)
     paths["summary.json"] = out / "summary.json"
+    if res.parts is not None:
+        paths.update(write_parts(res.parts, out))
+    if res.picks is not None:
+        paths.update(write_picks(res.picks, out))
     with atomic_write(out / "review_stats.html") as fh:
         fh.write(html_page(res))
     paths["review_stats.html"] = out / "review_stats.html"
@@ -489,6 +531,7 @@ def html_page(res: ReviewStats) -> str:
                 ),
             )
         )
+    sections += _parts_sections(res) + _picks_sections(res)
     if len(res.flags):
         frow = [[esc(r.label), str(r.ratings), str(r.units)] for r in res.flags.itertuples(index=False)]
         sections.append(("flags", "Flags", table(frow, ["Flag", "Ratings", "Units"], numeric=[1, 2])))
@@ -497,3 +540,64 @@ def html_page(res: ReviewStats) -> str:
     ]
     sections.append(("reviewers", "Reviewers", table(rrow, ["Reviewer", "Tasks", "Rated", "Skipped", "To do", ""], numeric=range(1, 5))))
     return page("Clinician review", [esc(res.rubric.title)], sections, "medresilience clinician review; tables beside this page as CSV and Parquet.")
+
+
+def _parts_sections(res: ReviewStats) -> list[tuple[str, str, str]]:
+    """The paragraph statistics of a rubric rated part by part: means per source, labels, MISD, agreement."""
+    from ..report.html import esc, rate_cell, table
+
+    p = res.parts
+    if p is None:
+        return []
+    whole = [d for d in res.rubric.dimensions if f"{d.key}_mean" in p.by_source.columns]
+    rows = [
+        [
+            esc(r["source"]),
+            str(r["answers"]),
+            *[_coef_cell(r[f"{d.key}_mean"], r[f"{d.key}_lo"], r[f"{d.key}_hi"], r["answers"]) for d in whole],
+            _coef_cell(r["paragraph_mean"], r["paragraph_lo"], r["paragraph_hi"], r["answers"]),
+            f"{r['no_advice']} / {r['paragraph_ratings']}",
+        ]
+        for r in p.by_source.to_dict("records")
+    ]
+    body = table(rows, ["Source", "Answers", *[esc(f"{d.label} (mean)") for d in whole], "Paragraphs (mean)", "No advice"], numeric=range(1, len(whole) + 4))
+    if len(p.labels):
+        labels = p.labels.pivot(index="title", columns="source", values="count")
+        body += "<h3>Issue labels per source (paragraph ratings)</h3>" + table(
+            [[esc(t), *[str(int(v)) for v in row]] for t, row in zip(labels.index, labels.values.tolist())],
+            ["Label", *[esc(c) for c in labels.columns]],
+            numeric=range(1, len(labels.columns) + 1),
+        )
+    m = p.misd_within_2
+    body += "<h3>Maximum inter-rater score difference per paragraph</h3>" + table(
+        [[str(r.misd), str(r.paragraphs)] for r in p.misd_distribution.itertuples(index=False)], ["MISD", "Paragraphs"], numeric=[1]
+    )
+    body += f"<p>MISD at most 2: {rate_cell(m['p'], m['lo'], m['hi'], m['n'], stacked=False)} (interval clustered by answer).</p>"
+    body += table(
+        [[esc(AGREEMENT_TITLES.get(r.coefficient, r.coefficient)), _coef_cell(r.value, r.lo, r.hi, r.paragraphs)] for r in p.agreement.itertuples(index=False)],
+        ["Ordinal agreement on paragraphs", "Value"],
+        numeric=[1],
+    )
+    body += "<p class='note'>Means: bootstrap intervals over answers; a paragraph's rating is its raters' mean, 'no advice' left out. Agreement intervals resample answers.</p>"
+    return [("parts", "Answers by source, paragraph by paragraph", body)]
+
+
+def _picks_sections(res: ReviewStats) -> list[tuple[str, str, str]]:
+    """Per-pair binomial tests of a rubric where raters pick the true one."""
+    from ..report.html import esc, rate_cell, table
+
+    k = res.picks
+    if k is None:
+        return []
+    s, t = k.summary, k.summary["picked_true"]
+    rows = [
+        [esc(r.item_id), f"{r.k} / {r.n}", "—" if r.p_value is None else f"{r.p_value:.3f}", "yes" if r.told_apart else "no"]
+        for r in k.per_unit.itertuples(index=False)
+        if r.n
+    ]
+    body = (
+        f"<p>Picked the true one: {rate_cell(t['p'], t['lo'], t['hi'], t['n'], stacked=False)} (clustered by pair); "
+        f"{s['told_apart']} of {s['units']} pairs told apart; {s['at_least_40pct_unsure']} with at least 40% of raters unable to tell.</p>"
+        + table(rows, ["Pair", "Picked the true one", "p (exact, one-sided)", "Told apart (p < 0.05)"], numeric=[1, 2])
+    )
+    return [("picks", "Which one is real", body)]

@@ -7,8 +7,8 @@ edge cases, plain-Python results that serialise to JSON) and the cluster bootstr
 library offers in vectorised form.
 
 The package holds one module per job: ``rates`` (rates and their intervals), ``tests`` (exact and
-clustered tests, bootstraps), ``agreement`` (inter-rater agreement) and ``checks`` (the input
-checks they share). Its API is this package: ``from medresilience import stats`` then
+clustered tests, bootstraps), ``agreement`` (inter-rater agreement), ``mixed`` (a mixed-effects
+logistic model with a random intercept per reviewer) and ``checks`` (the input checks they share). Its API is this package: ``from medresilience import stats`` then
 ``stats.wilson(...)``, or ``from medresilience.stats import wilson``; the names below in
 ``__all__`` are that API. The package imports only numpy, pandas, scipy and statsmodels, never
 another medresilience module.
@@ -35,13 +35,16 @@ from .agreement import (
     agreement_weights,
     cohen_kappa,
     fleiss_kappa,
+    full_agreement,
     gwet_ac1,
     gwet_ac2,
     krippendorff_alpha,
     percent_agreement,
 )
+from .mixed import MixedLogit, OddsRatio, mixed_logistic
 from .rates import CLUSTER_RESAMPLES, Rate, cluster_bootstrap_rate, cluster_interval, clustered_rate, rate_from_bools, wilson
 from .tests import (
+    binomial_test,
     bootstrap_mean,
     cheap_gc,
     cluster_mcnemar,
@@ -60,9 +63,12 @@ __all__ = [
     "AGREEMENT_COEFFICIENTS",
     "CLUSTER_RESAMPLES",
     "Agreement",
+    "MixedLogit",
+    "OddsRatio",
     "Rate",
     "agreement",
     "agreement_weights",
+    "binomial_test",
     "bootstrap_mean",
     "cheap_gc",
     "cluster_bootstrap_rate",
@@ -73,12 +79,14 @@ __all__ = [
     "durkalski",
     "fisher_one_sided",
     "fleiss_kappa",
+    "full_agreement",
     "gwet_ac1",
     "gwet_ac2",
     "holm",
     "krippendorff_alpha",
     "mcnemar_exact",
     "mcnemar_from_pairs",
+    "mixed_logistic",
     "paired_bootstrap_diff",
     "paired_cluster_diff",
     "paired_permutation_test",

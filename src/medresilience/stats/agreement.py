@@ -319,7 +319,7 @@ def _cohen_parts(codes: np.ndarray, q: int, w: np.ndarray):
 
 def _coefficient(ratings: Any, coefficient: str, weights: str | np.ndarray | None, level: str | None, categories: Sequence[Any] | None):
     """(function of multiplicities -> (value, pa, pe), units kept, informative units, ratings,
-    weights name)."""
+    weights name, the mask of the rows kept)."""
     if coefficient not in AGREEMENT_COEFFICIENTS:
         raise ValueError(f"coefficient must be one of {', '.join(AGREEMENT_COEFFICIENTS)}, not {coefficient!r}")
     codes, cats = _codes(ratings, categories)
@@ -331,7 +331,7 @@ def _coefficient(ratings: Any, coefficient: str, weights: str | np.ndarray | Non
         counts = _count_matrix(codes, q)
         keep = counts.sum(axis=1) >= 2
         k = _Krippendorff(counts[keep], cats, lvl)
-        return k.parts, int(keep.sum()), int(keep.sum()), int(counts[keep].sum()), lvl
+        return k.parts, int(keep.sum()), int(keep.sum()), int(counts[keep].sum()), lvl, keep
     if coefficient == "gwet_ac2" and weights is None:
         weights = "quadratic"
     if coefficient == "gwet_ac1":
@@ -344,7 +344,7 @@ def _coefficient(ratings: Any, coefficient: str, weights: str | np.ndarray | Non
             raise ValueError(f"Cohen's kappa takes two raters (two columns), got {codes.shape[1]}")
         both = (codes[:, 0] >= 0) & (codes[:, 1] >= 0)
         fn = _cohen_parts(codes[both], q, w)
-        return fn, int(both.sum()), int(both.sum()), int(2 * both.sum()), wname
+        return fn, int(both.sum()), int(both.sum()), int(2 * both.sum()), wname, both
     counts = _count_matrix(codes, q)
     r = counts.sum(axis=1)
     keep = r >= 1
@@ -356,11 +356,11 @@ def _coefficient(ratings: Any, coefficient: str, weights: str | np.ndarray | Non
         value = pa.copy() if kind == "none" else _chance_corrected(pa, pe)
         return value, pa, pe
 
-    return fn2, int(keep.sum()), int((r >= 2).sum()), int(r.sum()), wname
+    return fn2, int(keep.sum()), int((r >= 2).sum()), int(r.sum()), wname, keep
 
 
 def _point(ratings: Any, coefficient: str, weights: Any = None, level: str | None = None, categories: Sequence[Any] | None = None) -> float | None:
-    fn, n_keep, informative, _, _ = _coefficient(ratings, coefficient, weights, level, categories)
+    fn, n_keep, informative, _, _, _ = _coefficient(ratings, coefficient, weights, level, categories)
     if informative == 0:
         return None
     value = float(fn(np.ones((1, n_keep)))[0][0])
@@ -371,6 +371,20 @@ def percent_agreement(ratings: Any, *, weights: str | np.ndarray | None = None, 
     """Share of agreeing rater pairs, averaged over units with two or more ratings (Gwet's p_a;
     weighted with ``weights``). None when no unit has two ratings."""
     return _point(ratings, "percent_agreement", weights, None, categories)
+
+
+def full_agreement(ratings: Any) -> tuple[int, int]:
+    """(units on which every rater gave the same category, units with two or more ratings): the
+    share of full agreement across all raters (Cancer-Myth's 83% of three physicians); missing
+    ratings are left out, a unit left with fewer than two is not counted."""
+    rows = _rating_rows(ratings)
+    k = n = 0
+    for row in rows:
+        vals = [_norm_cat(v) for v in row if not _is_missing(v)]
+        if len(vals) >= 2:
+            n += 1
+            k += int(len(set(vals)) == 1)
+    return k, n
 
 
 def cohen_kappa(
@@ -416,14 +430,18 @@ def agreement(
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
+    clusters: Sequence[Any] | None = None,
 ) -> Agreement:
     """One coefficient (``AGREEMENT_COEFFICIENTS``) with a percentile bootstrap interval that
-    resamples units (rows) with replacement. ``weights`` for the Gwet family, Fleiss' and Cohen's
-    kappa (AC2 defaults to quadratic), ``level`` for Krippendorff's alpha. Cohen's kappa takes a
-    two-column table (units rated by both)."""
+    resamples units (rows) with replacement, or, given ``clusters`` (one key per row: the answer
+    several paragraphs belong to), whole clusters. ``weights`` for the Gwet family, Fleiss' and
+    Cohen's kappa (AC2 defaults to quadratic), ``level`` for Krippendorff's alpha. Cohen's kappa
+    takes a two-column table (units rated by both)."""
     conf = check_confidence(confidence)
     n_resamples = check_resamples(n_resamples)
-    fn, n_keep, informative, n_ratings, wname = _coefficient(ratings, coefficient, weights, level, categories)
+    fn, n_keep, informative, n_ratings, wname, kept = _coefficient(ratings, coefficient, weights, level, categories)
+    if clusters is not None and len(clusters) != len(kept):
+        raise ValueError(f"clusters must name one cluster per row ({len(kept)} rows, {len(clusters)} clusters)")
     base = {"coefficient": coefficient, "units": informative, "ratings": n_ratings, "weights": wname, "confidence": conf}
     if informative == 0:
         rated = bool((_codes(ratings, categories)[0] >= 0).any())
@@ -438,11 +456,20 @@ def agreement(
         why = None if math.isfinite(value) else "undefined on these ratings (chance agreement is 1: one category throughout)"
         return Agreement(value=clean(value), lo=None, hi=None, pa=clean(pa), pe=clean(pe), reason=why, **base)
     rng = np.random.default_rng(seed)
+    # each kept row's cluster (its own when none are given): a resample draws clusters, and a
+    # row weighs as often as its cluster was drawn
+    if clusters is None:
+        codes, n_clusters = np.arange(n_keep), n_keep
+    else:
+        kept_keys = [c for c, k in zip(clusters, kept) if k]
+        index: dict[Any, int] = {}
+        codes = np.array([index.setdefault(c, len(index)) for c in kept_keys], dtype=np.int64)
+        n_clusters = len(index)
     block = max(1, 2_000_000 // n_keep)
     parts = []
     for start in range(0, n_resamples, block):
         m = min(block, n_resamples - start)
-        f = rng.multinomial(n_keep, np.full(n_keep, 1.0 / n_keep), size=m).astype(np.float64)
+        f = rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=m).astype(np.float64)[:, codes]
         parts.append(fn(f)[0])
     dist = np.concatenate(parts)
     dist = dist[np.isfinite(dist)]

@@ -119,6 +119,17 @@ def durkalski(per_cluster: Sequence[float]) -> dict[str, Any]:
     return {"statistic": stat, "p": float(scipy.stats.chi2.sf(stat, 1))}
 
 
+def binomial_test(k: int, n: int, p: float = 0.5, alternative: Literal["greater", "less", "two-sided"] = "greater") -> float | None:
+    """The exact binomial test of k successes in n trials against success probability p
+    (``scipy.stats.binomtest``); "greater": the chance of k or more. None when n == 0."""
+    k, n = check_counts(k, n)
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"p must be strictly between 0 and 1, not {p}")
+    if n == 0:
+        return None
+    return float(scipy.stats.binomtest(k, n, p, alternative=alternative).pvalue)
+
+
 def fisher_one_sided(
     a_k: int,
     a_n: int,

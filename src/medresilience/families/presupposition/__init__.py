@@ -111,6 +111,8 @@ FAMILY_SPEC = register(
         review_rubrics=(
             review.RUBRIC_PREMISE,
             review.RUBRIC_PREMISE_ANSWER,
+            review.RUBRIC_CANCERCARE,
+            review.RUBRIC_REALISM,
         ),
     )
 )

@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
 from ..auth import same_token
+from ..rubrics import part_key, part_label_key, parts_of
 from ..web import ReviewState, SignedIn, State, Who
 
 MAX_COMMENT = 4000
@@ -55,6 +56,7 @@ def _render_task(
         csrf=who.session.csrf,
         task=task,
         blocks=task.display or [],
+        parts=parts_of(task.display),
         progress=state.db.progress(r.name),
         values=task.values if values is None else values,
         flags=task.flags if flags is None else flags,
@@ -85,7 +87,7 @@ async def rate_task(request: Request, task_id: str, state: State, who: Who):
     action = form.get("action")
     if action not in ("submit", "skip"):
         return _render_task(state, who, task, 400, "Choose Submit rating or Skip for now.")
-    rating = _read_rating(state, form, action)
+    rating = _read_rating(state, form, action, task)
     if isinstance(rating, tuple):
         error, values, flags, comment = rating
         return _render_task(state, who, task, 400, error, values, flags, comment)
@@ -99,7 +101,23 @@ async def rate_task(request: Request, task_id: str, state: State, who: Who):
     return RedirectResponse(f"/tasks/{nxt.task_id}?saved=1" if nxt else "/", status_code=303)
 
 
-def _read_rating(state: ReviewState, form: Any, action: str) -> dict[str, Any] | tuple[str, Any, Any, Any]:
+def _read_parts(rubric: Any, form: Any, task: Any, values: dict[str, str], flags: list[str]) -> str | None:
+    """Each part's rating (`part_N`) and labels (`partlabel_N`) into values and flags; why not, if not."""
+    known = {f.key for f in rubric.part_labels}
+    for n in range(1, len(parts_of(task.display)) + 1):
+        v = form.get(f"part_{n}")
+        if v not in (None, ""):
+            if v not in rubric.per_part.values:
+                return f"'{v}' is not a rating of a paragraph."
+            values[part_key(n)] = str(v)
+        labels = [str(x) for x in form.getlist(f"partlabel_{n}")]
+        if any(x not in known for x in labels):
+            return "Unknown label."
+        flags += [part_label_key(n, x) for x in labels]
+    return None
+
+
+def _read_rating(state: ReviewState, form: Any, action: str, task: Any) -> dict[str, Any] | tuple[str, Any, Any, Any]:
     """The rating a form holds ({"values", "flags", "comment"}), or why it is refused with what
     the form is shown again with (error, values, flags, comment; None: the stored one)."""
     rubric = state.rubric
@@ -115,11 +133,17 @@ def _read_rating(state: ReviewState, form: Any, action: str) -> dict[str, Any] |
     flags = [str(f) for f in form.getlist("flag")]
     if any(f not in known for f in flags):
         return "Unknown flag.", values, flags, None
+    if rubric.per_part is not None:
+        problem = _read_parts(rubric, form, task, values, flags)
+        if problem:
+            return problem, values, flags, None
     comment = str(form.get("comment") or "")
     if len(comment) > MAX_COMMENT:
         return f"The comment is longer than {MAX_COMMENT} characters.", values, flags, comment
     if action == "submit":
         missing = [d.label for d in rubric.dimensions if d.required and d.key not in values]
+        if rubric.per_part is not None:
+            missing += [f"paragraph {n}" for n in range(1, len(parts_of(task.display)) + 1) if part_key(n) not in values]
         if missing:
             return "Rate every dimension before submitting (missing: " + ", ".join(missing) + "), or skip the task for now.", values, flags, comment
     return {"values": values, "flags": flags, "comment": comment}

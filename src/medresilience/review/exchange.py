@@ -1,0 +1,203 @@
+"""Ratings out and in, one row per rater, unit and dimension (`medres review export` / `medres
+review import`), so a study rated in another survey tool is analysed here as one rated in the app.
+
+The layout (CSV, header required, UTF-8): `rater, unit, item, dimension, value`, then any number
+of `stratum_KEY` columns (the unit's strata: what the analyses group by, the same on every row of
+a unit). A dimension is one of the rubric's, or `part:N` for paragraph N of a rubric rated by parts
+(its labels are flags `part:N:LABEL`); `flag` rows name one flag each, a `comment` row holds
+the rater's comment and a `status` row with the value `skipped` marks a skipped task (a rater with
+any other row on a unit rated it). The export writes every rating in this layout; an import checks
+every row (a bad one is an error naming its line and field) before it writes a new review."""
+
+from __future__ import annotations
+
+import csv
+import io
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..fileio import atomic_write, csv_records, show
+from .db import ReviewDB, ReviewError, UnitRow, db_path, valid_name
+from .rubrics import PART, ReviewRubric, get_rubric, part_key
+
+COLUMNS = ("rater", "unit", "item", "dimension", "value")
+STRATUM = "stratum_"
+SPECIAL = ("flag", "comment", "status")
+
+
+def export_ratings(review: Path | str, out: Path | str) -> int:
+    """Write every rating of the review at `out` in the exchange layout; the number of rows."""
+    with ReviewDB(review) as db:
+        rubric, units, ratings = db.rubric, db.units(), db.ratings()
+    keys = sorted({k for u in units.values() for k in u.strata})
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow([*COLUMNS, *(STRATUM + k for k in keys)])
+    n = 0
+    for r in ratings:
+        if r["status"] is None:
+            continue
+        u = units[r["unit_id"]]
+        tail = ["" if u.strata.get(k) is None else str(u.strata[k]) for k in keys]
+        rows: list[tuple[str, str]] = []
+        if r["status"] == "skipped":
+            rows.append(("status", "skipped"))
+        rows += [(d.key, r["values"][d.key]) for d in rubric.dimensions if r["values"].get(d.key) is not None]
+        rows += sorted(((k, v) for k, v in r["values"].items() if k.startswith(PART)), key=lambda kv: _part_number(kv[0]) or 0)
+        rows += [("flag", f) for f in r["flags"]]
+        if r["comment"]:
+            rows.append(("comment", r["comment"]))
+        for dim, value in rows:
+            w.writerow([r["reviewer"], r["unit_id"], u.item_id or "", dim, value, *tail])
+            n += 1
+    with atomic_write(Path(out)) as fh:
+        fh.write(buf.getvalue())
+    return n
+
+
+@dataclass
+class _Task:
+    status: str = "rated"
+    values: dict[str, str] | None = None
+    flags: list[str] | None = None
+    comment: str = ""
+
+
+@dataclass
+class ImportResult:
+    path: Path
+    rubric: str
+    units: int
+    raters: int
+    ratings: int
+    skipped: int
+
+
+def _part_number(text: str) -> int | None:
+    """N of `part:N` (and of `part:N:LABEL`), else None."""
+    head = text[len(PART) :].split(":", 1)[0] if text.startswith(PART) else ""
+    return int(head) if head.isdigit() and int(head) > 0 else None
+
+
+def _check_value(rubric: ReviewRubric, path: Path, line: int, dim: str, value: str) -> None:
+    if rubric.per_part is not None and _part_number(dim) is not None and dim == part_key(_part_number(dim) or 0):
+        if value not in rubric.per_part.values:
+            raise InputError(path, line, "value", f"{show(value)} is not on the paragraph scale ({', '.join(rubric.per_part.values)})")
+        return
+    if dim == "flag" and rubric.per_part is not None and _part_number(value) is not None:
+        if value.split(":", 2)[-1] not in {f.key for f in rubric.part_labels} or value.count(":") != 2:
+            raise InputError(path, line, "value", f"{show(value)} is not part:N:LABEL with a label of rubric {rubric.key}")
+        return
+    if dim == "flag":
+        if value not in {f.key for f in rubric.flags}:
+            raise InputError(path, line, "value", f"flag {show(value)} is not one of rubric {rubric.key}'s: {', '.join(f.key for f in rubric.flags) or 'none'}")
+        return
+    if dim == "status":
+        if value != "skipped":
+            raise InputError(path, line, "value", f"a status row says skipped, not {show(value)}")
+        return
+    if dim == "comment":
+        return
+    try:
+        d = rubric.dimension(dim)
+    except KeyError:
+        known = ", ".join([*(d.key for d in rubric.dimensions), *SPECIAL])
+        raise InputError(path, line, "dimension", f"{show(dim)} is not a dimension of rubric {rubric.key} (one of: {known})") from None
+    if value not in d.values:
+        raise InputError(path, line, "value", f"{show(value)} is not on the {dim} scale ({', '.join(d.values)})")
+
+
+def read_ratings(path: Path | str, rubric: ReviewRubric) -> tuple[dict[str, UnitRow], dict[tuple[str, str], _Task]]:
+    """The units and (unit, rater) tasks of a ratings file, every row checked."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, None, None, "no such file")
+    records = csv_records(path)
+    try:
+        _, header = next(records)
+    except StopIteration:
+        raise InputError(path, None, None, f"empty: expected a header {', '.join(COLUMNS)}") from None
+    header = [h.strip() for h in header]
+    missing = [c for c in COLUMNS if c not in header]
+    if missing:
+        raise InputError(path, 1, missing[0], f"the header lacks {', '.join(missing)} (expected {', '.join(COLUMNS)}, then stratum_KEY columns)")
+    extra = [h for h in header if h not in COLUMNS and not h.startswith(STRATUM)]
+    if extra:
+        raise InputError(path, 1, extra[0], f"unknown column (expected {', '.join(COLUMNS)}, then stratum_KEY columns)")
+    units: dict[str, UnitRow] = {}
+    tasks: dict[tuple[str, str], _Task] = {}
+    seen: set[tuple[str, str, str, str]] = set()
+    for line, cells in records:
+        if len(cells) != len(header):
+            raise InputError(path, line, None, f"{len(cells)} cells, the header has {len(header)}")
+        row = dict(zip(header, cells))
+        for c in ("rater", "unit", "dimension"):
+            if not row[c].strip():
+                raise InputError(path, line, c, "empty")
+        try:
+            rater = valid_name(row["rater"])
+        except ReviewError as e:
+            raise InputError(path, line, "rater", str(e)) from None
+        unit, dim, value = row["unit"].strip(), row["dimension"].strip(), row["value"] if row["dimension"].strip() == "comment" else row["value"].strip()
+        _check_value(rubric, path, line, dim, value)
+        key = (rater, unit, dim, value if dim == "flag" else "")
+        if key in seen:
+            raise InputError(path, line, "dimension", f"{rater} rated {dim}{' ' + value if dim == 'flag' else ''} of unit {show(unit)} twice")
+        seen.add(key)
+        strata = {h[len(STRATUM) :]: (row[h] or None) for h in header if h.startswith(STRATUM)}
+        item = row["item"].strip() or None
+        if unit not in units:
+            units[unit] = UnitRow(unit, item, strata, [], {})
+        elif units[unit].item_id != item or units[unit].strata != strata:
+            raise InputError(path, line, "item" if units[unit].item_id != item else "stratum", f"unit {show(unit)} differs from its first row")
+        t = tasks.setdefault((unit, rater), _Task(values={}, flags=[]))
+        if dim == "status":
+            t.status = "skipped"
+        elif dim == "flag":
+            t.flags.append(value)  # type: ignore[union-attr]
+        elif dim == "comment":
+            t.comment = value
+        else:
+            t.values[dim] = value  # type: ignore[index]
+    if not tasks:
+        raise InputError(path, None, None, "holds no rating")
+    for (unit, rater), t in tasks.items():
+        if t.status == "skipped" and (t.values or t.flags):
+            raise InputError(path, None, "status", f"{rater} both skipped and rated unit {show(unit)}")
+    return units, tasks
+
+
+def import_ratings(path: Path | str, rubric_key: str, out: Path | str) -> ImportResult:
+    """A new review at `out` holding the ratings of `path` (checked in full first)."""
+    rubric = get_rubric(rubric_key)
+    if db_path(out).exists():
+        raise ReviewError(f"{db_path(out)} already exists: choose another --out (a review is never overwritten)")
+    units, tasks = read_ratings(path, rubric)
+    raters = sorted({r for _, r in tasks})
+    slots: dict[str, int] = {}
+    loads: dict[str, int] = {}
+    assignments: list[tuple[str, str, int, int]] = []
+    for unit, rater in tasks:
+        assignments.append((unit, rater, slots.get(unit, 0), loads.get(rater, 0)))
+        slots[unit] = slots.get(unit, 0) + 1
+        loads[rater] = loads.get(rater, 0) + 1
+    meta: dict[str, Any] = {
+        "rubric": rubric.key,
+        "rubric_def": rubric.as_dict(),
+        "imported_from": str(Path(path).resolve()),
+        "imported": time.time(),
+        "n_sampled": len(units),
+        "population": len(units),
+        "strata": sorted({k for u in units.values() for k in u.strata}),
+        "reviewers": raters,
+    }
+    with ReviewDB.create(out, meta, list(units.values()), assignments, raters) as db:
+        ids = {(t.unit_id, t.reviewer): t.task_id for r in raters for t in db.tasks_for(r)}
+        for key, t in tasks.items():
+            db.submit(ids[key], key[1], t.status, t.values or {}, t.flags or [], t.comment)
+        db.audit("cli", "import", f"{len(tasks)} ratings from {Path(path).name}")
+    skipped = sum(1 for t in tasks.values() if t.status == "skipped")
+    return ImportResult(Path(out), rubric.key, len(units), len(raters), len(tasks) - skipped, skipped)

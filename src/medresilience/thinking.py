@@ -1,0 +1,65 @@
+"""Thinking time per model (Cancer-Myth Table 4: the share fully right beside the seconds per
+question): per model and condition of a run, the mean latency of an answer call with a bootstrap
+interval over items, the mean completion tokens per answer and the share right (a valid score of
+at least 1, clustered by item).
+
+Latency is the call's wall time as stored with every call (retries not included); the reasoning
+tokens some providers report in their usage are not stored yet, so completion tokens (which
+include them where a provider counts them there) stand beside the seconds."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from . import stats
+from .errors import InputError
+
+
+def thinking_time(run_dir: Path | str, *, seed: int = 0, n_resamples: int = 2000) -> list[dict[str, Any]]:
+    from .store import Store
+
+    db = Path(run_dir) / "store.sqlite"
+    if not db.is_file():
+        raise InputError(run_dir, None, None, "not a run directory (store.sqlite missing)")
+    with Store(db) as store:
+        results = list(store.unit_results(store.latest_run()))
+        times = store.call_times({r.key for r in results})
+    groups: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    for r in results:
+        groups[(r.model, r.condition)].append(r)
+    rows = []
+    for (model, condition), rs in sorted(groups.items()):
+        per_item: dict[str, list[float]] = defaultdict(list)
+        tokens = []
+        for r in rs:
+            if r.key not in times:  # no answer stored: neither seconds nor tokens
+                continue
+            lat, ct = times[r.key]
+            if lat is not None:
+                per_item[str(r.item_id)].append(float(lat))
+            tokens.append(ct)
+        item_means = [sum(v) / len(v) for v in per_item.values()]
+        b = stats.bootstrap_mean(item_means, n_resamples=n_resamples, seed=seed)
+        scored = [r for r in rs if r.status in ("valid", "invalid", "truncated")]
+        right = stats.clustered_rate(
+            [r.status == "valid" and r.value is not None and float(r.value) >= 1.0 for r in scored], [str(r.item_id) for r in scored], seed=seed
+        )
+        rows.append(
+            {
+                "model": model,
+                "condition": condition,
+                "answers": len(tokens),
+                "seconds_per_answer": b["mean"],
+                "seconds_lo": b["lo"],
+                "seconds_hi": b["hi"],
+                "items": b["n"],
+                "completion_tokens_per_answer": sum(tokens) / len(tokens) if tokens else None,
+                "right": right.p,
+                "right_lo": right.lo,
+                "right_hi": right.hi,
+                "right_n": right.n,
+            }
+        )
+    return rows
