@@ -1,1 +1,3 @@
-"""Test helpers that ship with the package: a local OpenAI-compatible stub server."""
+"""Test helpers that ship with the package: a local OpenAI-compatible stub server (`stub`), a local
+Hugging Face Hub (`hub_server`) and a local search service of the agent's HTTP backend
+(`search_server`)."""
