@@ -17,6 +17,11 @@ the pre-calls first (deduplicated, cached and resumed by key, never scored), the
 units whose pre-call is stored ok; a unit whose pre-call failed is not answered (counted as not run;
 the frame shows it missing) and a rerun retries it.
 
+A setting may obtain the answer through an agent (`setting.agent`, mitigations.agent): its units
+are run as conversations of stored steps (mitigations.agent_run) before the other answers, under a
+key naming the answer's request key, the agent's marker and its protocol; their judges run after,
+on the stored final answers, like any other.
+
 Epochs (`EvalOptions.epochs`, for a family that reads repeats): every unit is planned once per
 epoch, epoch e decoding with seed (the model's seed) + e, so that each epoch is another sample of
 the same sampling temperature; epoch 0 is the unit of a one-epoch run (same id, same key), and
@@ -44,6 +49,7 @@ from .errors import ConfigError
 from .family import Family, family_of
 from .fileio import env_number
 from .mitigations import Setting
+from .mitigations.agent_run import run_agents
 from .models.openai_compatible import OpenAICompatibleModel
 from .models.serving import serving
 from .models.spec import ModelSpec
@@ -133,6 +139,8 @@ class Planned:
     params: dict[str, Any]
     score: Scorer | Any  # a direct Scorer, or a deferred one (scoring.judge)
     pre: PlannedPreCall | None = None
+    agent: Any = None  # the setting's AgentConfig when an agent obtains the answer (mitigations.agent)
+    item: Item | None = None  # the unit's item (an agent keeps its answer key out of what it finds)
 
 
 def _precall_of(setting: Setting) -> Any:
@@ -295,11 +303,16 @@ async def execute(
             offset[0] = part.called
             stats = add_stats(stats, part)
             notes = store.ok_texts({p.pre.key for p in waiting if p.pre is not None})
+    agents = [p for p in planned if p.agent is not None]
+    if agents:  # their answers come from the agent's steps (mitigations.agent_run)
+        stats = add_stats(stats, await run_agents(agents, specs, store, clients, halted))
     skipped: dict[str, set[str]] = {}  # setting -> answer keys held back
     roles: set[str] = set()
 
     def requests() -> Iterable[CallRequest]:
         for p in planned:
+            if p.agent is not None:
+                continue
             messages = p.messages
             if p.pre is not None and p.unit.key not in answered:
                 note = notes.get(p.pre.key)
@@ -452,6 +465,9 @@ def _plan_pairs(pairs: list[tuple[Item, Probe | None]], family: Family, fopts: B
         params = epoch_spec(spec, epoch).decoding(**overrides)
         for setting in settings:
             precall = _precall_of(setting)
+            agent = getattr(setting, "agent", None)
+            if agent is not None and params.get("logprobs"):
+                raise ConfigError(f"--setting {setting.name}", "the agent answers in text after its steps: score it with --scoring letter")
             for item, probe, messages in rendered:
                 messages = setting.apply_to(messages, item)  # a setting may need the item (to keep its answer key out)
                 key = request_key(spec, messages, params)
@@ -463,6 +479,8 @@ def _plan_pairs(pairs: list[tuple[Item, Probe | None]], family: Family, fopts: B
                     pre = PlannedPreCall(c.role, request_key(c.spec, c.messages, c.params), c.spec, c.messages, c.params, setting.with_note)  # type: ignore[attr-defined]  # a pre-call setting has both
                     # the answer's messages depend on the pre-call's stored reply: the unit's key names both
                     key = stable_hash({"answer": key, c.role: pre.key, "marker": getattr(setting, "marker", "")})
+                if agent is not None:  # the answer comes from the agent's steps: the key names the agent and its protocol
+                    key = stable_hash({"answer": key, "agent": agent.marker, "protocol": agent.protocol_for(spec)})
                 cond = CLEAN if probe is None else probe.condition
                 base = item.id if probe is None else probe.id
                 scorer = _with_extractor(family.scorer(item, probe, opts.scoring, fopts), item, extractor, opts.scoring, family)
@@ -470,5 +488,5 @@ def _plan_pairs(pairs: list[tuple[Item, Probe | None]], family: Family, fopts: B
                 scoring = scorer.name if is_deferred(scorer) else opts.scoring
                 unit_id = f"{base}|{cond}|{setting.name}|{scoring}" + (f"|e{epoch}" if epoch else "")
                 unit = UnitRow(spec.label, unit_id, item.id, None if probe is None else probe.id, cond, setting.name, scoring, key, epoch)
-                out.append(Planned(unit, messages, params, scorer, pre))
+                out.append(Planned(unit, messages, params, scorer, pre, agent, item if agent is not None else None))
     return out
