@@ -607,6 +607,32 @@ class Store(JoinedReads):
                 }
         return out
 
+    def linked_texts(self, role: str, run: str | None = "latest") -> list[dict[str, Any]]:
+        """The stored text of the call linked to each unit of a run (default: the latest; None:
+        every unit) under `role` (an agent's `agent.trajectory`), one row per unit with a linked
+        call stored ok: model, setting, unit_id, item_id, probe_id, condition, key (the unit's), text."""
+        if run == "latest":
+            run = self.latest_run()
+        where, args = ("AND u.run = ?", (role, run)) if run is not None else ("", (role,))
+        cols = ("model", "setting", "unit_id", "item_id", "probe_id", "condition", "key", "text")
+        rows = self.conn.execute(
+            f"""SELECT u.model, u.setting, u.unit_id, u.item_id, u.probe_id, u.condition, u.key, c.text
+                FROM unit_calls l JOIN units u ON u.model = l.model AND u.unit_id = l.unit_id
+                JOIN calls c ON c.key = l.key AND c.status = 'ok' WHERE l.role = ? {where} ORDER BY u.model, u.setting, u.unit_id""",
+            args,
+        )
+        return [dict(zip(cols, r)) for r in rows]
+
+    def request_messages(self, keys: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+        """key -> the messages stored with each given request key that has them."""
+        keys = list(keys)
+        out: dict[str, list[dict[str, Any]]] = {}
+        for i in range(0, len(keys), 900):
+            chunk = keys[i : i + 900]
+            q = f"SELECT key, messages FROM requests WHERE key IN ({','.join('?' * len(chunk))})"
+            out.update((k, json.loads(m)) for k, m in self.conn.execute(q, chunk))
+        return out
+
     def linked_usage(self, run: str | None = "latest") -> list[dict[str, Any]]:
         """The calls a setting made before units' answers (a monitor's note), one row per (unit,
         linked call) of a run (default: the latest; None: every unit): model and setting (the

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -167,7 +168,7 @@ def test_the_agent_searches_reads_and_answers_with_cited_passages(tmp_path, inde
     units, summaries, roles = agent_rows(tmp_path / "run")
     assert len(units) == 6 and all(u[1:] == ("ok", "Answer: C", None, "valid") for u in units)  # the SOURCE lines are not the answer
     assert sent == 6 + 6 * 3  # the none answers, then three steps per agent unit
-    assert roles == {"agent.step1": 6, "agent.step2": 6, "agent.step3": 6, "agent.tool1.1": 6, "agent.tool2.1": 6, "agent.trajectory": 6}
+    assert roles == {"agent.step1": 6, "agent.step2": 6, "agent.answer": 6, "agent.tool1.1": 6, "agent.tool2.1": 6, "agent.trajectory": 6}
     s = summaries[0]
     assert (s["protocol"], s["outcome"], s["steps"], s["tool_calls"], s["malformed"]) == (protocol, "answered", 3, 2, 0)
     assert s["searches"] == ["chest compression cardiac arrest"] and s["reads"] == [pid]
@@ -215,7 +216,7 @@ def test_malformed_tool_calls_are_answered_and_counted(tmp_path, index):
     assert all(u[1:] == ("ok", "Answer: C", None, "valid") for u in units)
     assert (summaries[0]["malformed"], summaries[0]["tool_calls"], summaries[0]["reads"], summaries[0]["cited"]) == (2, 3, ["P999"], [])
     with Store(tmp_path / "run" / "store.sqlite") as st:
-        key4 = st.conn.execute("SELECT key FROM unit_calls WHERE role = 'agent.step4' LIMIT 1").fetchone()[0]
+        key4 = st.conn.execute("SELECT key FROM unit_calls WHERE role = 'agent.answer' LIMIT 1").fetchone()[0]
         tools = [m["content"] for m in st.request(key4)["messages"] if m["role"] == "tool"]
     assert tools[0].startswith("Error: the arguments are not JSON") and "unknown tool 'browse'" in tools[1]
     assert tools[2] == "No passage with id P999 (ids come from search results)."
@@ -352,3 +353,50 @@ def test_kill_mid_trajectory_and_resume_repeats_no_finished_step(tmp_path, index
     k, c = _rows(killed / "store.sqlite"), _rows(clean / "store.sqlite")
     assert k == c and len(k[0]) == 12 and sum(1 for r in k[1] if r[1] == "stub-model" and r[4]) == 24
     assert re.search(r"agent", json.dumps(k[3]))
+
+
+# ------------------------------------------------------------------ the report
+
+
+def test_the_report_shows_steps_searches_citations_and_the_paired_effect(tmp_path, index):
+    from medresilience.report.build import build_report
+
+    pid = cpr_id(index)
+    follow = scripted_agent(script(pid))
+
+    def policy(messages, body):  # the first step searches the whole question, context and all
+        if body.get("tools") and not any(m["role"] == "assistant" for m in messages):
+            question = next(m["content"] for m in messages if m["role"] == "user")
+            return {
+                "content": None,
+                "tool_calls": [{"id": "c0", "type": "function", "function": {"name": "search", "arguments": json.dumps({"query": question})}}],
+            }
+        return follow(messages, body)
+
+    name = f"agent:{index},k=2"
+    with StubServer(policy=policy) as srv:
+        evaluate(sample_suite(), [spec(srv.base_url)], tmp_path / "run", EvalOptions(settings=("none", name), limit=4))
+    rep = build_report(tmp_path / "run", tmp_path / "rep")
+    agent = pd.read_csv(rep.tables["agent"]["csv"])
+    units = pd.read_csv(rep.tables["agent_units"]["csv"])
+    row = agent.iloc[0]
+    assert (row["units"], row["items"], row["steps_mean"], row["tool_calls_mean"], row["short_k"]) == (12, 4, 3.0, 2.0, 0)
+    # every stressed unit searched its own question, injected text and all; clean units are left out
+    assert (row["searched_injected_k"], row["searched_injected_n"]) == (8, 8) and units["searched_injected"].isna().sum() == 4
+    assert (row["cited_exist_k"], row["cited_exist_n"], row["cited_contain_k"], row["cited_contain_n"]) == (12, 24, 12, 12)
+    assert row["cited_exist_p"] == 0.5 and row["cited_contain_p"] == 1.0
+    trade = pd.read_csv(rep.tables["tradeoff"]["csv"])
+    mine = trade[trade["setting"] == name]
+    assert {"tokens_per_item", "calls_per_item"} <= set(mine["metric"]) and mine["p"].notna().any()
+    calls = mine[mine["metric"] == "calls_per_item"].iloc[0]
+    assert (calls["none"], calls["value"]) == (3.0, 9.0)  # three answers against three units x three steps: tool rows are not calls
+    tokens = mine[mine["metric"] == "tokens_per_item"].iloc[0]
+    with Store(tmp_path / "run" / "store.sqlite") as st:
+        steps = st.conn.execute("SELECT SUM(prompt_tokens + completion_tokens) FROM calls WHERE model = 'stub-model' AND tool_calls IS NOT NULL").fetchone()[0]
+        last = st.conn.execute(
+            "SELECT SUM(c.prompt_tokens + c.completion_tokens) FROM calls c JOIN unit_calls l ON l.key = c.key WHERE l.role = 'agent.answer'"
+        ).fetchone()[0]
+    assert tokens["value"] == pytest.approx((steps + last) / 4)  # every step's tokens, per item
+    page = rep.html.read_text()
+    assert "Search agents: steps, searches and citations" in page and "Searched for the injected text" in page
+    assert "## Search agents" in rep.markdown.read_text()

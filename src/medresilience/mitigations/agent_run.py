@@ -9,11 +9,13 @@ resumes it. The tool calls a step asks for are carried out against the search ba
 results stored as calls of the model `search` keyed by (backend identity, tool, argument, k, the
 item's answer-key texts), so a resumed run sees the same results even from a web search.
 
-Every call is linked to its units in the store (`unit_calls`): the steps as `agent.step<n>`, the
-tool results as `agent.tool<n>.<i>`, and the trajectory's summary as `agent.trajectory`, so a
-setting's cost counts every step. The unit's own key holds the final answer (no tokens of its own:
-they are the steps'), scored by the unit's scorer, or, for an item that used its steps or tokens
-without one, an error `agent out of steps` / `agent over its token budget` (not scored).
+Every call is linked to its units in the store (`unit_calls`) once its step is taken: the steps
+that went on as `agent.step<n>`, the last one as `agent.answer`, the tool results as
+`agent.tool<n>.<i>`, and the trajectory's summary as `agent.trajectory`, so a setting's cost counts
+every step. The unit's own key holds the final answer (no tokens of its own: they are the steps';
+it stands for the `agent.answer` call when calls are counted), scored by the unit's scorer, or, for
+an item that used its steps or tokens without one, an error `agent out of steps` / `agent over its
+token budget` (not scored).
 
 The trajectory summary (JSON, the `agent.trajectory` call's text): protocol, outcome (answered,
 out_of_steps, out_of_tokens), steps, tool_calls, malformed (tool calls that could not be carried
@@ -40,12 +42,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..models.openai_compatible import OpenAICompatibleModel
     from ..models.spec import ModelSpec
 
-__all__ = ["SEARCH_MODEL", "TRAJECTORY_MODEL", "run_agents"]
+__all__ = ["ANSWER_ROLE", "NOT_MODEL_CALLS", "SEARCH_MODEL", "TRAJECTORY_MODEL", "TRAJECTORY_ROLE", "run_agents"]
 
 #: the model label the tool results are stored under
 SEARCH_MODEL = "search"
 #: the model label of the trajectory summaries
 TRAJECTORY_MODEL = "agent"
+#: the role linking a unit to its trajectory summary
+TRAJECTORY_ROLE = "agent.trajectory"
+#: the role linking a unit to the step that ended its trajectory (the unit's own row stands for that call)
+ANSWER_ROLE = "agent.answer"
+#: the labels of stored rows that are not model calls (tool results, summaries)
+NOT_MODEL_CALLS = (SEARCH_MODEL, TRAJECTORY_MODEL)
 OUT_OF_STEPS = "agent out of steps"
 OUT_OF_TOKENS = "agent over its token budget"
 
@@ -187,7 +195,7 @@ async def _finish(t: Trajectory, outcome: str, turn: dict[str, Any] | None, stor
     summary_key = stable_hash({"trajectory": first.unit.key})
     summary = CallRow(summary_key, TRAJECTORY_MODEL, "ok", text=json.dumps(_summary(t, outcome, cited), ensure_ascii=False))
     store.add_plan([], [(first.unit.key, first.unit.model, t.messages[: len(t.messages)], {**first.params, "agent": t.config.marker})])
-    store.add_plan([], [], t.link(summary_key, "agent.trajectory"))
+    store.add_plan([], [], t.link(summary_key, TRAJECTORY_ROLE) + t.link(t.key, ANSWER_ROLE))
     store.write_results([row, summary], scores)
 
 
@@ -205,6 +213,7 @@ async def _advance(t: Trajectory, turn: dict[str, Any], store: Store, stats: Run
     if t.step >= t.config.steps or sum(t.tokens) >= t.config.tokens:
         await _finish(t, "out_of_steps" if t.step >= t.config.steps else "out_of_tokens", None, store, stats)
         return False
+    store.add_plan([], [], t.link(t.key, f"agent.step{t.step}"))
     await _act(t, turn, actions, store)
     return True
 
@@ -236,14 +245,11 @@ async def run_agents(
     active = [_start(units, spec_of[units[0].unit.model]) for key, units in by_key.items() if key not in done]
     failed = 0
     while active:
-        links: list[tuple[str, str, str, str]] = []
         requests = []
         for t in active:
             t.step += 1
             t.key = request_key(t.spec, t.messages, t.params)
-            links += t.link(t.key, f"agent.step{t.step}")
             requests.append(CallRequest(t.spec.label, t.key, list(t.messages), t.params))
-        store.add_plan([], [], links)
         stats = add_stats(stats, await run_calls(requests, specs, store, None, clients, RunStats(), halted=halted))
         turns = store.turns([t.key for t in active])
         going = []

@@ -27,6 +27,9 @@ from .. import __version__
 from ..family import families as registered_families
 from ..family import get
 from ..fileio import atomic_write
+from .agent import ANCHOR as AGENT_ANCHOR
+from .agent import TITLE as AGENT_TITLE
+from .agent import section as agent_section
 from .html import esc, run_facts, sent_text
 from .html import page as html_page
 from .profile import profile_frame, profile_section
@@ -130,8 +133,11 @@ def build_report(run_dirs: Sequence[Path | str] | Path | str, out_dir: Path | st
     reading = reading_section(runs)
     if reading is not None:
         tables["reading"] = reading[2]
-    page = _page(runs, parts, tables, notes, title, shown_profile, trade, reading)
-    md = _markdown(runs, parts, tables, notes, title, shown_profile, trade, reading)
+    agents = agent_section(runs)  # None unless some run has an agent setting
+    if agents is not None:
+        tables.update(agents[2])
+    page = _page(runs, parts, tables, notes, title, shown_profile, trade, reading, agents)
+    md = _markdown(runs, parts, tables, notes, title, shown_profile, trade, reading, agents)
     out.mkdir(parents=True, exist_ok=True)
     with atomic_write(out / "report.html") as fh:
         fh.write(scrub(page, secrets))
@@ -179,6 +185,7 @@ def _page(
     profile: tuple[str, str] | None = None,
     trade: tuple | None = None,
     reading: tuple | None = None,
+    agents: tuple | None = None,
 ) -> str:
     title = title or "medresilience report"
     parts_of = macros(__package__, "report.html.j2")
@@ -189,6 +196,8 @@ def _page(
         sections.append(("profile-all", "Resilience profile (all families)", profile[0]))
     if trade is not None:
         sections.append((TRADEOFF_ANCHOR, TRADEOFF_TITLE, trade[0]))
+    if agents is not None:
+        sections.append((AGENT_ANCHOR, AGENT_TITLE, agents[0]))
     for p in parts:
         sections += p.sections
     if reading is not None:
@@ -219,6 +228,7 @@ def _markdown(
     profile: tuple[str, str] | None = None,
     trade: tuple | None = None,
     reading: tuple | None = None,
+    agents: tuple | None = None,
 ) -> str:
     lines = [f"# {title or 'medresilience report'}", ""]
     lines.append(f"Runs: {', '.join(r.name for r in runs)}. {INTERVALS}")
@@ -229,6 +239,8 @@ def _markdown(
         lines += [profile[1], ""]
     if trade is not None:
         lines += [trade[1], ""]
+    if agents is not None:
+        lines += [agents[1], ""]
     for p in parts:
         lines += [p.markdown, ""]
     if reading is not None:
