@@ -281,6 +281,53 @@ def test_a_judged_family_under_the_agent(tmp_path, index):
     assert m[f"agent:{index}"]["overall"]["pcr"]["k"] == 1 and m["none"]["overall"]["pcr"]["k"] == 0
 
 
+def test_the_noise_family_under_the_agent(tmp_path, index):
+    from conftest import FIXTURES
+    from medresilience.families.noise.build import NoiseBuildOptions, build_noise
+
+    rows = [json.loads(line) for line in (FIXTURES / "noise_items.jsonl").read_text().splitlines()]
+    src = tmp_path / "open.jsonl"
+    src.write_text("".join(json.dumps({"id": o["id"], "question": o["question"], "answer": o["options"][o["answer"]]}) + "\n" for o in rows))
+    inventory = str(FIXTURES / "noise_abbreviations.tsv")
+    built = build_noise(src, tmp_path / "suite", None, NoiseBuildOptions(variants=("abbreviations",), abbreviations=(inventory,)))
+    suite = Suite.load(built.out)
+
+    def judge(messages, request):
+        same = "<reference>\nIron deficiency anemia\n</reference>" in messages[-1]["content"]
+        return json.dumps({"reason": "compared", "verdict": "match" if same else "no_match"})
+
+    agent = scripted_agent([("search", "microcytic anemia ferritin"), ("answer", "Reasoning.\nFINAL DIAGNOSIS: Iron deficiency anemia")])
+    name = f"agent:{index}"
+    with StubServer(policy=agent) as srv, StubServer(policy=judge) as jsrv:
+        opts = EvalOptions(settings=("none", name), family={"mode": "diagnosis", "judge": f"openai:j,base_url={jsrv.base_url}"})
+        run = evaluate(suite, [spec(srv.base_url)], tmp_path / "dx", opts)
+    o = run.results.models["stub-model"][name]["overall"]
+    assert (o["clean_acc"]["k"], o["clean_acc"]["n"]) == (1, 2) and (o["abbreviations_acc"]["k"], o["abbreviations_acc"]["n"]) == (1, 2)
+    units, summaries, _ = agent_rows(tmp_path / "dx")
+    assert len(units) == 4 and all(u[1] == "ok" for u in units) and {s["steps"] for s in summaries} == {2}
+
+
+def test_the_command_line_runs_the_agent_and_says_what_ran_out_of_steps(tmp_path, index, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with StubServer(policy=scripted_agent([("search", "cardiac arrest")])) as srv:
+        args = [
+            "eval",
+            "--model",
+            f"openai:stub-model,base_url={srv.base_url}",
+            "--setting",
+            "none",
+            "--setting",
+            f"agent:{index},steps=2",
+            "--limit",
+            "1",
+            "--out",
+            "run",
+        ]
+        r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    assert "agent: 3 units used their steps or token budget without a final answer" in " ".join(r.output.split())
+
+
 # ------------------------------------------------------------------ kill -9 mid-trajectory
 
 
