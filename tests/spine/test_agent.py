@@ -135,10 +135,15 @@ def test_the_setting_is_configured_in_its_name(index):
         (f"agent:{index},colour=red", "unknown option 'colour'"),
         (f"agent:{index},key_env=X", "key_env= is for a search service URL"),
         ("agent:steps=3", "no search backend given"),
+        ("agent:http://127.0.0.1:9/v1,key_env=NO_SUCH_SEARCH_KEY_VAR", "NO_SUCH_SEARCH_KEY_VAR .* is not set"),
     ]:
         with pytest.raises(ConfigError, match=why):
             mitigations.get(bad)
     assert "agent:INDEX.sqlite|URL" in " ".join(mitigations.names())
+    from medresilience.runner import plan
+
+    with pytest.raises(ConfigError, match="score it with --scoring letter"):
+        plan(sample_suite(), [spec("http://127.0.0.1:9/v1")], EvalOptions(settings=(f"agent:{index}",), scoring="logprob", limit=1))
 
 
 def test_medres_models_says_which_protocol_each_provider_gets(monkeypatch):
@@ -187,6 +192,10 @@ def test_the_agent_searches_reads_and_answers_with_cited_passages(tmp_path, inde
         req = st.request(key2)
         df = results_frame(st, sample_suite())
     last = req["messages"][-1]
+    with Store(tmp_path / "run" / "store.sqlite") as st:
+        unit_key = st.conn.execute("SELECT key FROM units WHERE setting = ? LIMIT 1", (name,)).fetchone()[0]
+        whole = st.request(unit_key)["messages"]
+    assert whole[-1] == {"role": "assistant", "content": ANSWER.format(pid=pid)} and len(whole) > len(req["messages"])
     assert last["role"] == ("tool" if protocol == "tools" else "user") and f"[{pid}] Resuscitation (p-cpr)" in last["content"]
     assert ("tools" in req["params"]) == (protocol == "tools")
     assert set(df["setting"]) == {"none", name} and len(df) == 12  # paired with none on the same units

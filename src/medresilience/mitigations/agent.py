@@ -25,6 +25,7 @@ tokens of all of them; an item that reaches either without a final answer is rec
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -204,6 +205,8 @@ def _backend(target: str, key_env: str | None, where: str) -> SearchBackend:
     from .search import HttpSearch, LocalSearch
 
     if target.startswith(("http://", "https://")):
+        if key_env and not os.environ.get(key_env):
+            raise ConfigError(where, f"environment variable {key_env} (the search service's key) is not set")
         return HttpSearch(target, key_env)
     if key_env:
         raise ConfigError(where, "key_env= is for a search service URL, not a local index")

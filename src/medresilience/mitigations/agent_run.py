@@ -194,7 +194,9 @@ async def _finish(t: Trajectory, outcome: str, turn: dict[str, Any] | None, stor
         stats.agent_short += len(t.units)
     summary_key = stable_hash({"trajectory": first.unit.key})
     summary = CallRow(summary_key, TRAJECTORY_MODEL, "ok", text=json.dumps(_summary(t, outcome, cited), ensure_ascii=False))
-    store.add_plan([], [(first.unit.key, first.unit.model, t.messages[: len(t.messages)], {**first.params, "agent": t.config.marker})])
+    # the unit's request: the whole conversation, its last reply included (what a reader of the unit sees)
+    conversation = t.messages + ([{"role": "assistant", "content": turn["text"]}] if turn is not None else [])
+    store.add_plan([], [(first.unit.key, first.unit.model, conversation, {**first.params, "agent": t.config.marker})])
     store.add_plan([], [], t.link(summary_key, TRAJECTORY_ROLE) + t.link(t.key, ANSWER_ROLE))
     store.write_results([row, summary], scores)
 
