@@ -290,7 +290,7 @@ def test_a_judged_family_under_the_agent(tmp_path, index):
     assert m[f"agent:{index}"]["overall"]["pcr"]["k"] == 1 and m["none"]["overall"]["pcr"]["k"] == 0
 
 
-def test_the_noise_family_under_the_agent(tmp_path, index):
+def test_the_noise_family_under_the_agent(tmp_path, index, monkeypatch):
     from conftest import FIXTURES
     from medresilience.families.noise.build import NoiseBuildOptions, build_noise
 
@@ -314,6 +314,14 @@ def test_the_noise_family_under_the_agent(tmp_path, index):
     assert (o["clean_acc"]["k"], o["clean_acc"]["n"]) == (1, 2) and (o["abbreviations_acc"]["k"], o["abbreviations_acc"]["n"]) == (1, 2)
     units, summaries, _ = agent_rows(tmp_path / "dx")
     assert len(units) == 4 and all(u[1] == "ok" for u in units) and {s["steps"] for s in summaries} == {2}
+    # epochs of a model that takes no seed: each epoch's steps are calls of their own
+    with StubServer(policy=agent) as srv, StubServer(policy=judge) as jsrv:
+        unseeded = parse_model_spec(f"openai:stub-model,base_url={srv.base_url},provider=anthropic,api_key_env=STUB_KEY,temperature=0.7")
+        opts = EvalOptions(settings=(name,), epochs=2, family={"mode": "diagnosis", "judge": f"openai:j,base_url={jsrv.base_url}"})
+        monkeypatch.setenv("STUB_KEY", "stub-key-1")
+        run = evaluate(suite, [unseeded], tmp_path / "epochs", opts)
+        steps = srv.stats.total
+    assert not unseeded.supports("seed") and steps == 2 * 4 * 2 and run.stats.not_run == 0  # 2 epochs x 4 units x 2 steps
 
 
 def test_the_command_line_runs_the_agent_and_says_what_ran_out_of_steps(tmp_path, index, monkeypatch):

@@ -251,6 +251,9 @@ async def run_agents(
         for t in active:
             t.step += 1
             t.key = request_key(t.spec, t.messages, t.params)
+            epoch = t.units[0].unit.epoch
+            if epoch and not t.spec.supports("seed"):  # another epoch's step is another call, as the runner keys answers
+                t.key = stable_hash({"answer": t.key, "epoch": epoch})
             requests.append(CallRequest(t.spec.label, t.key, list(t.messages), t.params))
         stats = add_stats(stats, await run_calls(requests, specs, store, None, clients, RunStats(), halted=halted))
         turns = store.turns([t.key for t in active])
