@@ -464,3 +464,35 @@ def test_the_report_shows_steps_searches_citations_and_the_paired_effect(tmp_pat
     page = rep.html.read_text()
     assert "Search agents: steps, searches and citations" in page and "Searched for the injected text" in page
     assert "## Search agents" in rep.markdown.read_text()
+
+
+# ------------------------------------------------------------------ chunks (the toy family)
+
+
+def test_chunks_give_the_same_trajectories_as_one_plan(tmp_path, index, toy_family):
+    from medresilience.runner import execute, execute_plan, plan
+    from toy_family import answerer, make_toy_suite
+
+    suite = make_toy_suite(5)
+    opts = EvalOptions(settings=("none", f"agent:{index},k=1"))
+    policy = scripted_agent([("search", "toy question"), ("answer", "Answer: B")], fallback=answerer)
+    stores = []
+    with StubServer(policy=policy) as srv:
+        specs = [spec(srv.base_url)]
+        for chunk in (None, 3):
+            with Store(tmp_path / f"s{chunk}.sqlite") as st:
+                st.record_run("r", {})
+                if chunk is None:
+                    stats = asyncio.run(execute(plan(suite, specs, opts), specs, st))
+                else:
+                    stats = asyncio.run(execute_plan(suite, specs, opts, st, chunk_units=chunk))
+                assert stats.planned_units == 20 and stats.not_run == 0
+                stores.append(
+                    (
+                        sorted(st.conn.execute("SELECT key, model, status, text, tool_calls FROM calls").fetchall()),
+                        sorted(st.conn.execute("SELECT model, unit_id, key, role FROM unit_calls").fetchall()),
+                        sorted(st.conn.execute("SELECT key, scorer, label, status FROM scores").fetchall()),
+                    )
+                )
+    assert stores[0] == stores[1] and len(stores[0][1]) == 10 * 4  # per agent unit: step, tool, answer, trajectory
+    assert sum(1 for _, _, label, _ in stores[0][2] if label == "B") >= 10  # every agent answer scored
