@@ -305,7 +305,9 @@ async def execute(
             notes = store.ok_texts({p.pre.key for p in waiting if p.pre is not None})
     agents = [p for p in planned if p.agent is not None]
     if agents:  # their answers come from the agent's steps (mitigations.agent_run)
-        stats = add_stats(stats, await run_agents(agents, specs, store, clients, halted))
+        part = await run_agents(agents, specs, store, clients, halted, show)
+        offset[0] += part.called  # the answers' progress counts on from the agents' steps
+        stats = add_stats(stats, part)
     skipped: dict[str, set[str]] = {}  # setting -> answer keys held back
     roles: set[str] = set()
 

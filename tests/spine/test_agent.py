@@ -165,14 +165,17 @@ def test_the_agent_searches_reads_and_answers_with_cited_passages(tmp_path, inde
     pid = cpr_id(index)
     name = f"agent:{index},steps=5,k=2,protocol={protocol}"
     opts = EvalOptions(settings=("none", name), limit=2)
+    seen: list[tuple[int, int]] = []
     with StubServer(policy=scripted_agent(script(pid))) as srv:
-        res = evaluate(sample_suite(), [spec(srv.base_url)], tmp_path / "run", opts)
+        res = evaluate(sample_suite(), [spec(srv.base_url)], tmp_path / "run", opts, progress=lambda d, t: seen.append((d, t)))
         sent = srv.stats.total
         again = evaluate(sample_suite(), [spec(srv.base_url)], tmp_path / "run", opts)
         assert srv.stats.total == sent and again.stats.called == 0  # resumed: no step made twice
     units, summaries, roles = agent_rows(tmp_path / "run")
     assert len(units) == 6 and all(u[1:] == ("ok", "Answer: C", None, "valid") for u in units)  # the SOURCE lines are not the answer
     assert sent == 6 + 6 * 3  # the none answers, then three steps per agent unit
+    done = [d for d, _ in seen]
+    assert seen[-1] == (sent, sent) and done == sorted(done) and set(done) == set(range(sent + 1))  # every step counted as it ends
     assert roles == {"agent.step1": 6, "agent.step2": 6, "agent.answer": 6, "agent.tool1.1": 6, "agent.tool2.1": 6, "agent.trajectory": 6}
     s = summaries[0]
     assert (s["protocol"], s["outcome"], s["steps"], s["tool_calls"], s["malformed"]) == (protocol, "answered", 3, 2, 0)

@@ -28,7 +28,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..calls import CallRequest, RunStats, add_stats, request_key, run_calls
+from ..calls import CallRequest, ProgressFn, RunStats, add_stats, request_key, run_calls
 from ..corpus.query import contains
 from ..models.openai_compatible import Completion
 from ..scoring.types import Score, is_deferred
@@ -236,9 +236,18 @@ async def run_agents(
     store: Store,
     clients: dict[str, OpenAICompatibleModel] | None = None,
     halted: set[str] | None = None,
+    progress: ProgressFn | None = None,
 ) -> RunStats:
-    """Run the conversations of the planned agent units not yet answered (see the module doc)."""
+    """Run the conversations of the planned agent units not yet answered (see the module doc).
+    `progress(done, todo, waits=)` counts the steps made so far across rounds (a round's steps are
+    known only once the round before is taken)."""
     stats = RunStats()
+    made = [0]
+
+    def shown(done: int, todo: int, waits: int = 0) -> None:
+        if progress is not None:
+            progress(made[0] + done, made[0] + todo, waits=waits)  # type: ignore[call-arg]
+
     by_key: dict[str, list[Any]] = {}
     for p in planned:
         by_key.setdefault(p.unit.key, []).append(p)
@@ -255,7 +264,9 @@ async def run_agents(
             if epoch and not t.spec.supports("seed"):  # another epoch's step is another call, as the runner keys answers
                 t.key = stable_hash({"answer": t.key, "epoch": epoch})
             requests.append(CallRequest(t.spec.label, t.key, list(t.messages), t.params))
-        stats = add_stats(stats, await run_calls(requests, specs, store, None, clients, RunStats(), halted=halted))
+        part = await run_calls(requests, specs, store, shown, clients, RunStats(), halted=halted)
+        made[0] += part.called
+        stats = add_stats(stats, part)
         turns = store.turns([t.key for t in active])
         going = []
         for t in active:
