@@ -18,9 +18,10 @@ The setting leaves the family's messages as they are (`apply` is the identity) a
 answer is obtained (`AgentConfig`): the runner hands its units to `agent_run.run_agents`, which
 stores every step as an ordinary call keyed by the conversation so far. How the answer is scored
 does not change: the final answer text goes to the family's scorer like any other reply. `steps`
-(default 8) caps the model calls of one item, `tokens` (default 32,000) the prompt and completion
-tokens of all of them; an item that reaches either without a final answer is recorded as such
-(an error `agent out of steps` / `agent over its token budget`, counted apart, never scored)."""
+(default 8) caps the model calls of one unit (an item as asked once: clean, or under one probe),
+`tokens` (default 32,000) the prompt and completion tokens of all of them; a unit that reaches
+either without a final answer is recorded as such (an error `agent out of steps` / `agent over its
+token budget`, counted apart, never scored)."""
 
 from __future__ import annotations
 

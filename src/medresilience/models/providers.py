@@ -176,8 +176,23 @@ for _provider in (
             ),
         ),
     ),
-    Provider("vllm", "vLLM server", "http://localhost:8000/v1", local=True, notes=("started with --api-key? add api_key_env=VLLM_API_KEY",)),
-    Provider("sglang", "SGLang server", "http://localhost:30000/v1", local=True),
+    Provider(
+        "vllm",
+        "vLLM server",
+        "http://localhost:8000/v1",
+        local=True,
+        notes=(
+            "started with --api-key? add api_key_env=VLLM_API_KEY",
+            "the agent's tools need the server started with --enable-auto-tool-choice --tool-call-parser NAME (else agent:...,protocol=text)",
+        ),
+    ),
+    Provider(
+        "sglang",
+        "SGLang server",
+        "http://localhost:30000/v1",
+        local=True,
+        notes=("the agent's tools need the server started with --tool-call-parser NAME (else agent:...,protocol=text)",),
+    ),
     Provider("ollama", "Ollama", "http://localhost:11434/v1", local=True, notes=("logprobs need Ollama 0.12.11 or later",)),
     Provider("llamacpp", "llama.cpp server", "http://localhost:8080/v1", local=True),
 ):
