@@ -150,7 +150,7 @@ def test_medres_models_says_which_protocol_each_provider_gets(monkeypatch):
     from medresilience.cli import kit
     from medresilience.models.providers import PROVIDERS
 
-    monkeypatch.setattr(kit.console, "width", 400)
+    monkeypatch.setattr(kit.console, "_width", 400)  # the private field: undone, the console measures its width again
     r = CliRunner().invoke(app, ["models"])
     assert r.exit_code == 0 and "agent protocol" in r.output and r.output.count("tools (function calling)") == len(PROVIDERS.values())
     no_tools = mitigations.agent.AgentConfig(None, protocol="auto")  # type: ignore[arg-type]

@@ -284,5 +284,8 @@ async def run_agents(
         active = going
     if failed:
         stats.not_run += failed
-        stats.stopped.append(f"{failed} agent units stopped at a step or a search that failed (stored as errors, not scored); rerun to resume them")
+        stats.stopped.append(
+            f"{failed} agent units stopped at a step that failed (stored as an error) or a search that failed: not answered, "
+            "not scored; rerun to resume them from their last stored step"
+        )
     return stats
