@@ -54,6 +54,7 @@ class RunStats:
     retry_wait_s: float = 0.0
     stopped: list[str] = field(default_factory=list)  # one line per stopped model
     settled_from: str | None = None  # a rerun of this settled run: nothing was planned or called
+    agent_short: int = 0  # agent units that used their steps or tokens without a final answer (not scored)
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items()}
@@ -277,6 +278,7 @@ class _Calls:
             c.latency_s,
             c.attempts,
             waited_s=c.waited_s,
+            tool_calls=c.tool_calls,
         )
         await self.writer.queue.put((row, _score_row(r, s)))
 

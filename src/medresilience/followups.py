@@ -72,6 +72,8 @@ def check_setting(setting: Setting, family_name: str) -> None:
     """A setting that makes a call before each answer (a monitor's note) is not taken by follow-up turns."""
     if getattr(setting, "precall", None) is not None:
         raise ConfigError("--setting", f"setting {setting.name} makes a call before each answer; family {family_name}'s second turns do not take it")
+    if getattr(setting, "agent", None) is not None:
+        raise ConfigError("--setting", f"setting {setting.name} answers through an agent's steps; family {family_name}'s second turns do not take it")
 
 
 def resolve(later: Sequence[Planned], store: Store) -> tuple[list[Planned], list[Planned]]:

@@ -17,6 +17,11 @@ the pre-calls first (deduplicated, cached and resumed by key, never scored), the
 units whose pre-call is stored ok; a unit whose pre-call failed is not answered (counted as not run;
 the frame shows it missing) and a rerun retries it.
 
+A setting may obtain the answer through an agent (`setting.agent`, mitigations.agent): its units
+are run as conversations of stored steps (mitigations.agent_run) before the other answers, under a
+key naming the answer's request key, the agent's marker and its protocol; their judges run after,
+on the stored final answers, like any other.
+
 Epochs (`EvalOptions.epochs`, for a family that reads repeats): every unit is planned once per
 epoch, epoch e decoding with seed (the model's seed) + e, so that each epoch is another sample of
 the same sampling temperature; epoch 0 is the unit of a one-epoch run (same id, same key), and
@@ -44,6 +49,7 @@ from .errors import ConfigError
 from .family import Family, family_of
 from .fileio import env_number
 from .mitigations import Setting
+from .mitigations.agent_run import run_agents
 from .models.openai_compatible import OpenAICompatibleModel
 from .models.serving import serving
 from .models.spec import ModelSpec
@@ -134,6 +140,8 @@ class Planned:
     score: Scorer | Any  # a direct Scorer, or a deferred one (scoring.judge)
     pre: PlannedPreCall | None = None
     follow: followups.FollowUp | None = None  # a second turn: its messages and key wait for the earlier reply
+    agent: Any = None  # the setting's AgentConfig when an agent obtains the answer (mitigations.agent)
+    item: Item | None = None  # the unit's item (an agent keeps its answer key out of what it finds)
 
 
 def _precall_of(setting: Setting) -> Any:
@@ -330,11 +338,18 @@ async def _execute_units(
             offset[0] = part.called
             stats = add_stats(stats, part)
             notes = store.ok_texts({p.pre.key for p in waiting if p.pre is not None})
+    agents = [p for p in planned if p.agent is not None]
+    if agents:  # their answers come from the agent's steps (mitigations.agent_run)
+        part = await run_agents(agents, specs, store, clients, halted, show)
+        offset[0] += part.called  # the answers' progress counts on from the agents' steps
+        stats = add_stats(stats, part)
     skipped: dict[str, set[str]] = {}  # setting -> answer keys held back
     roles: set[str] = set()
 
     def requests() -> Iterable[CallRequest]:
         for p in planned:
+            if p.agent is not None:
+                continue
             messages = p.messages
             if p.pre is not None and p.unit.key not in answered:
                 note = notes.get(p.pre.key)
@@ -493,6 +508,9 @@ def _plan_pairs(pairs: list[tuple[Item, Probe | None]], family: Family, fopts: B
                 followups.check_setting(setting, family.name)
             earlier: dict[tuple[str, str], Planned] = {}  # (item id, condition) -> its unit, for the follow-ups
             later: list[tuple[Item, Probe, list[dict[str, str]], str]] = []
+            agent = getattr(setting, "agent", None)
+            if agent is not None and params.get("logprobs"):
+                raise ConfigError(f"--setting {setting.name}", "the agent answers in text after its steps: score it with --scoring letter")
             for item, probe, messages in rendered:
                 cond = CLEAN if probe is None else probe.condition
                 if probe is not None and after[id(probe)]:
@@ -506,8 +524,12 @@ def _plan_pairs(pairs: list[tuple[Item, Probe | None]], family: Family, fopts: B
                     pre = PlannedPreCall(c.role, request_key(c.spec, c.messages, c.params), c.spec, c.messages, c.params, setting.with_note)  # type: ignore[attr-defined]  # a pre-call setting has both
                     # the answer's messages depend on the pre-call's stored reply: the unit's key names both
                     key = stable_hash({"answer": key, c.role: pre.key, "marker": getattr(setting, "marker", "")})
+                if agent is not None:  # the answer comes from the agent's steps: the key names the agent and its protocol
+                    key = stable_hash({"answer": key, "agent": agent.marker, "protocol": agent.protocol_for(spec)})
                 unit = _unit(family, fopts, opts, extractor, spec, epoch, setting.name, item, probe, key)
-                earlier[(item.id, cond)] = planned = Planned(unit.row, messages, params, unit.scorer, pre)
+                earlier[(item.id, cond)] = planned = Planned(
+                    unit.row, messages, params, unit.scorer, pre, agent=agent, item=item if agent is not None else None
+                )
                 out.append(planned)
             for item, probe, turn, cond in later:
                 first = earlier.get((item.id, cond))

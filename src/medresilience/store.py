@@ -73,7 +73,8 @@ CREATE TABLE IF NOT EXISTS calls (
     attempts INTEGER NOT NULL DEFAULT 1,
     error TEXT,
     updated REAL NOT NULL,
-    waited_s REAL NOT NULL DEFAULT 0
+    waited_s REAL NOT NULL DEFAULT 0,
+    tool_calls TEXT
 );
 CREATE TABLE IF NOT EXISTS unit_calls (
     model TEXT NOT NULL,
@@ -152,6 +153,7 @@ class CallRow:
     attempts: int = 1
     error: str | None = None
     waited_s: float = 0.0  # seconds spent waiting between its attempts (backoff and Retry-After)
+    tool_calls: Any = None  # the tools an agent's step called (a list, stored as JSON), or None
 
 
 @dataclass(frozen=True)
@@ -263,6 +265,8 @@ class Store(JoinedReads, ViewReads):
             script += "ALTER TABLE units ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;"
         if calls and "waited_s" not in calls:
             script += "ALTER TABLE calls ADD COLUMN waited_s REAL NOT NULL DEFAULT 0;"
+        if calls and "tool_calls" not in calls:
+            script += "ALTER TABLE calls ADD COLUMN tool_calls TEXT;"
         if script:
             self.conn.executescript(f"BEGIN IMMEDIATE; {script} COMMIT;")
 
@@ -375,15 +379,15 @@ class Store(JoinedReads, ViewReads):
             [
                 (
                     """INSERT INTO calls (key, model, status, permanent, text, top_logprobs, finish_reason, prompt_tokens,
-                                          completion_tokens, cost, latency_s, attempts, error, updated, waited_s)
-                       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+                                          completion_tokens, cost, latency_s, attempts, error, updated, waited_s, tool_calls)
+                       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
                        ON CONFLICT(key) DO UPDATE SET
                          status=excluded.status, permanent=excluded.permanent, text=excluded.text,
                          top_logprobs=excluded.top_logprobs, finish_reason=excluded.finish_reason,
                          prompt_tokens=excluded.prompt_tokens, completion_tokens=excluded.completion_tokens,
                          cost=excluded.cost, latency_s=excluded.latency_s,
                          attempts=calls.attempts + excluded.attempts, error=excluded.error, updated=excluded.updated,
-                         waited_s=calls.waited_s + excluded.waited_s
+                         waited_s=calls.waited_s + excluded.waited_s, tool_calls=excluded.tool_calls
                        WHERE calls.status != 'ok'""",
                     [
                         (
@@ -402,6 +406,7 @@ class Store(JoinedReads, ViewReads):
                             c.error,
                             now,
                             c.waited_s,
+                            None if c.tool_calls is None else json.dumps(c.tool_calls, ensure_ascii=False),
                         )
                         for c in calls
                     ],
@@ -606,6 +611,53 @@ class Store(JoinedReads, ViewReads):
             chunk = keys[i : i + 900]
             q = f"SELECT key, latency_s, completion_tokens FROM calls WHERE status = 'ok' AND key IN ({','.join('?' * len(chunk))})"
             out.update((k, (lat, int(ct or 0))) for k, lat, ct in self.conn.execute(q, chunk))
+        return out
+
+    def turns(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """key -> {text, tool_calls (a list or None), finish_reason, prompt_tokens, completion_tokens}
+        of each given key whose call is stored `ok` (an agent's steps)."""
+        keys = list(keys)
+        out: dict[str, dict[str, Any]] = {}
+        for i in range(0, len(keys), 900):
+            chunk = keys[i : i + 900]
+            q = (
+                "SELECT key, text, tool_calls, finish_reason, prompt_tokens, completion_tokens FROM calls "
+                f"WHERE status = 'ok' AND key IN ({','.join('?' * len(chunk))})"
+            )
+            for k, text, tools, finish, pt, ct in self.conn.execute(q, chunk):
+                out[k] = {
+                    "text": text or "",
+                    "tool_calls": None if tools is None else json.loads(tools),
+                    "finish_reason": finish,
+                    "prompt_tokens": pt or 0,
+                    "completion_tokens": ct or 0,
+                }
+        return out
+
+    def linked_texts(self, role: str, run: str | None = "latest") -> list[dict[str, Any]]:
+        """The stored text of the call linked to each unit of a run (default: the latest; None:
+        every unit) under `role` (an agent's `agent.trajectory`), one row per unit with a linked
+        call stored ok: model, setting, unit_id, item_id, probe_id, condition, key (the unit's), text."""
+        if run == "latest":
+            run = self.latest_run()
+        where, args = ("AND u.run = ?", (role, run)) if run is not None else ("", (role,))
+        cols = ("model", "setting", "unit_id", "item_id", "probe_id", "condition", "key", "text")
+        rows = self.conn.execute(
+            f"""SELECT u.model, u.setting, u.unit_id, u.item_id, u.probe_id, u.condition, u.key, c.text
+                FROM unit_calls l JOIN units u ON u.model = l.model AND u.unit_id = l.unit_id
+                JOIN calls c ON c.key = l.key AND c.status = 'ok' WHERE l.role = ? {where} ORDER BY u.model, u.setting, u.unit_id""",
+            args,
+        )
+        return [dict(zip(cols, r)) for r in rows]
+
+    def request_messages(self, keys: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+        """key -> the messages stored with each given request key that has them."""
+        keys = list(keys)
+        out: dict[str, list[dict[str, Any]]] = {}
+        for i in range(0, len(keys), 900):
+            chunk = keys[i : i + 900]
+            q = f"SELECT key, messages FROM requests WHERE key IN ({','.join('?' * len(chunk))})"
+            out.update((k, json.loads(m)) for k, m in self.conn.execute(q, chunk))
         return out
 
     def linked_usage(self, run: str | None = "latest") -> list[dict[str, Any]]:

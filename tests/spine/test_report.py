@@ -126,7 +126,7 @@ def test_report_is_self_contained_with_readable_svgs(report):
     assert "<script" not in html.lower()
     # links to the local evidence viewer are the only absolute URLs: anchors, never fetched
     viewer = re.findall(r'<a class="units" href="(https?:[^"]*)"', html)
-    assert viewer and all(u.startswith("http://127.0.0.1:8765/units?") for u in viewer)
+    assert viewer and all(u.startswith("http://127.0.0.1:8766/units?") for u in viewer)
     fetched = re.sub(r'<a class="units" href="[^"]*"', "", html)
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", fetched), "no external resources"
     assert '<link rel="stylesheet"' not in html and "@import" not in html

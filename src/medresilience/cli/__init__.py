@@ -62,6 +62,13 @@ def _print_outcome(result: RunResult) -> None:
         err_console.print(f"  error sample: {e}", highlight=False, markup=False, soft_wrap=True)  # as stored: [redacted] and [brackets] kept
     for line in s.stopped:
         err_console.print(line, highlight=False, soft_wrap=True, markup=False)
+    if s.agent_short:
+        console.print(
+            f"agent: {s.agent_short} units used their steps or token budget without a final answer (recorded as such, never scored)",
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+        )
 
 
 def _fail_unless_measured(result: RunResult) -> None:

@@ -22,11 +22,11 @@ def register(app: typer.Typer) -> None:
         from ..models.providers import PRICES, PROVIDERS
 
         t = Table(title="Providers: --model PROVIDER/MODEL[,KEY=VALUE...]", show_lines=False)
-        for col in ("provider", "URL (override variable)", "key variable", "quirks"):
+        for col in ("provider", "URL (override variable)", "key variable", "quirks", "agent protocol"):
             t.add_column(col, overflow="fold")
         for p in PROVIDERS.values():
             key = " or ".join(p.key_envs) if p.key_envs else "none (local)"
-            t.add_row(f"{p.name}\n[dim]{p.title}[/]", f"{p.base_url}\n[dim]{p.base_url_env}[/]", key, "\n".join(p.quirks()) or "—")
+            t.add_row(f"{p.name}\n[dim]{p.title}[/]", f"{p.base_url}\n[dim]{p.base_url_env}[/]", key, "\n".join(p.quirks()) or "—", p.agent_protocol)
         console.print(t)
         pt = Table(title="Known prices (USD per 1M tokens; used when a spec and medres.toml set none)")
         for col in ("provider", "model", "input", "output", "listed"):

@@ -1,4 +1,4 @@
-"""A local evidence corpus for the `retrieval` setting: a full-text index in one SQLite file
+"""A local evidence corpus for the `retrieval` and `agent` settings: a full-text index in one SQLite file
 (FTS5, BM25 ranking), no server.
 
     from medresilience.corpus import CorpusIndex, build_index

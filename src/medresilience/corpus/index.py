@@ -12,7 +12,7 @@ renames it over `out` when complete, so a failed or interrupted build leaves not
 Search: `CorpusIndex.search(text, k, exclude=())` ranks passages by FTS5 `bm25()` (title and text
 weighted alike; lower is better) over `query.match_expression(text)`, ties broken by rowid, and
 skips passages that hold any `exclude` text as a run of whole words. Same index and text, same
-passages."""
+passages. `CorpusIndex.passage(rowid)` reads one passage back (the search agent's `read`)."""
 
 from __future__ import annotations
 
@@ -254,6 +254,15 @@ class CorpusIndex:
                     break
                 offset += page
         return out
+
+    def passage(self, rowid: int) -> Passage | None:
+        """The passage stored under `rowid` (rank 0, score 0), or None when there is none."""
+        with self._lock:
+            row = self._rows([rowid]).get(rowid)
+        if row is None:
+            return None
+        doc_id, ch, chunks, title, body = row
+        return Passage(0, rowid, doc_id, ch, chunks, title, body, 0.0)
 
     def _rows(self, rowids: Iterable[int]) -> dict[int, tuple]:
         ids = list(rowids)

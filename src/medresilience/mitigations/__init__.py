@@ -16,7 +16,9 @@ when present and `apply(messages)` otherwise.
 - `setting`: `Setting`, `NONE`, `add_to_system`;
 - `registry`: `register`, `register_factory`, `get`, `names` (and the `none` setting);
 - the settings, one module each, registering themselves when imported: `caution`, `monitor`
-  (`monitor[:SPEC]`), `retrieval` (`retrieval:INDEX`), `optimised` (`optimised:FILE`);
+  (`monitor[:SPEC]`), `retrieval` (`retrieval:INDEX`), `optimised` (`optimised:FILE`), `agent`
+  (`agent:INDEX|URL`: a search agent whose steps the runner runs through `agent_run`, over the
+  backends of `search`);
 - the optimiser behind `medres mitigate optimise`, which searches for a precaution system prompt
   with GEPA (the `gepa` package, an optional extra) on a small mix of items drawn from several
   suites, scored by each family's own metric, and writes it to the versioned file `optimised:FILE`
@@ -33,6 +35,7 @@ May import: calls, corpus, errors, family, fileio, models, records, registry, sc
 
 from __future__ import annotations
 
+from .agent import AgentConfig, AgentSetting  # registers the agent factory
 from .candidate import SCHEMA, VERSION, OptimisedPrompt, load_candidate
 from .caution import CAUTION_INSTRUCTION  # registers caution
 from .monitor import MONITOR  # registers monitor and the monitor:SPEC factory
@@ -48,6 +51,8 @@ __all__ = [
     "NONE",
     "SCHEMA",
     "VERSION",
+    "AgentConfig",
+    "AgentSetting",
     "Messages",
     "OptimisedPrompt",
     "OptimisedSetting",

@@ -53,7 +53,7 @@ QUERY_RULE = (
 )
 
 
-def _whole(value: str, key: str, lo: int, hi: int, where: str) -> int:
+def whole_number(value: str, key: str, lo: int, hi: int, where: str) -> int:
     try:
         n = int(value)
     except ValueError:
@@ -81,9 +81,9 @@ def parse(args: str, name: str) -> tuple[Path, int, int]:
         elif key == "index":
             path = value.strip()
         elif key == "k":
-            k = _whole(value, "k", 1, MAX_K, where)
+            k = whole_number(value, "k", 1, MAX_K, where)
         elif key == "terms":
-            terms = _whole(value, "terms", MIN_TERMS, MAX_TERMS, where)
+            terms = whole_number(value, "terms", MIN_TERMS, MAX_TERMS, where)
         else:
             raise ConfigError(where, f"unknown option {key!r} (known: k, terms, index); {USAGE}")
     if not path:

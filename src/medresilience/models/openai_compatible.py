@@ -109,6 +109,8 @@ class Completion:
     extra: dict[str, Any] = field(default_factory=dict)
     waits: int = 0  # waits before its retries
     waited_s: float = 0.0  # their total seconds
+    #: the tools the reply calls, as sent back ({"id", "type", "function": {"name", "arguments"}}), or None
+    tool_calls: list[dict[str, Any]] | None = None
 
 
 def _retry_after(err: Exception) -> float | None:
@@ -259,6 +261,9 @@ class OpenAICompatibleModel:
         if choice.message is None:
             raise _Malformed("the reply's message is null")
         text = _content_text(choice.message.content)
+        calls = _tool_calls(getattr(choice.message, "tool_calls", None))
+        if text is None and calls:
+            text = ""  # a reply that only calls tools
         if text is None:
             refusal = getattr(choice.message, "refusal", None)
             if not (isinstance(refusal, str) and refusal):
@@ -287,6 +292,7 @@ class OpenAICompatibleModel:
             attempts=attempts,
             top_logprobs=tops,
             raw_model=getattr(resp, "model", None),
+            tool_calls=calls,
         )
 
 
@@ -332,3 +338,18 @@ def _content_text(content: Any) -> str | None:
         if all(isinstance(t, str) for t in texts):
             return "".join(texts)
     raise _Malformed(f"the reply's message content is {type(content).__name__}, not text or a list of text parts")
+
+
+def _tool_calls(calls: Any) -> list[dict[str, Any]] | None:
+    """A reply's tool calls as plain dicts (id, type, function name and arguments text), or None
+    when it calls none. The arguments are kept as sent: a caller reads them (and names a malformed
+    one); a call without a function is malformed."""
+    if not calls:
+        return None
+    out = []
+    for c in calls:
+        fn = getattr(c, "function", None)
+        if fn is None:
+            raise _Malformed("a tool call without a function")
+        out.append({"id": str(getattr(c, "id", "") or ""), "type": "function", "function": {"name": str(fn.name or ""), "arguments": str(fn.arguments or "")}})
+    return out

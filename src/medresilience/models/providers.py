@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 from ..registry import Registry
 
 #: the request features a provider or model may lack
-FEATURES = ("temperature", "top_p", "seed", "logprobs", "response_format", "reasoning_effort")
+FEATURES = ("temperature", "top_p", "seed", "logprobs", "response_format", "reasoning_effort", "tools")
 
 #: OpenAI's advice: reserve at least 25,000 tokens for reasoning and output when starting out
 REASONING_BUDGET = 25_000
@@ -80,6 +80,12 @@ class Provider:
 
     def rule(self, model: str) -> ModelRule | None:
         return next((r for r in self.rules if r.matches(model)), None)
+
+    @property
+    def agent_protocol(self) -> str:
+        """How the `agent` setting gives this provider's models its tools: the OpenAI tools API
+        (function calling), or plain-text SEARCH / READ lines where the provider takes no tools."""
+        return "text actions" if "tools" in self.unsupported else "tools (function calling)"
 
     def quirks(self) -> list[str]:
         """The quirks in words (for `medres models`)."""
@@ -170,8 +176,23 @@ for _provider in (
             ),
         ),
     ),
-    Provider("vllm", "vLLM server", "http://localhost:8000/v1", local=True, notes=("started with --api-key? add api_key_env=VLLM_API_KEY",)),
-    Provider("sglang", "SGLang server", "http://localhost:30000/v1", local=True),
+    Provider(
+        "vllm",
+        "vLLM server",
+        "http://localhost:8000/v1",
+        local=True,
+        notes=(
+            "started with --api-key? add api_key_env=VLLM_API_KEY",
+            "the agent's tools need the server started with --enable-auto-tool-choice --tool-call-parser NAME (else agent:...,protocol=text)",
+        ),
+    ),
+    Provider(
+        "sglang",
+        "SGLang server",
+        "http://localhost:30000/v1",
+        local=True,
+        notes=("the agent's tools need the server started with --tool-call-parser NAME (else agent:...,protocol=text)",),
+    ),
     Provider("ollama", "Ollama", "http://localhost:11434/v1", local=True, notes=("logprobs need Ollama 0.12.11 or later",)),
     Provider("llamacpp", "llama.cpp server", "http://localhost:8080/v1", local=True),
 ):

@@ -29,6 +29,9 @@ from .. import __version__
 from ..family import families as registered_families
 from ..family import get
 from ..fileio import atomic_write
+from .agent import ANCHOR as AGENT_ANCHOR
+from .agent import TITLE as AGENT_TITLE
+from .agent import section as agent_section
 from .html import VIEWER_URL, esc, run_facts, sent_text, viewer_links
 from .html import page as html_page
 from .profile import profile_frame, profile_section
@@ -140,8 +143,11 @@ def _write(runs: list[RunData], out: Path, title: str | None, viewer_url: str | 
     reading = reading_section(runs)
     if reading is not None:
         tables["reading"] = reading[2]
-    page = _page(runs, parts, tables, notes, title, shown_profile, trade, reading, viewer_url)
-    md = _markdown(runs, parts, tables, notes, title, shown_profile, trade, reading)
+    agents = agent_section(runs)  # None unless some run has an agent setting
+    if agents is not None:
+        tables.update(agents[2])
+    page = _page(runs, parts, tables, notes, title, shown_profile, trade, reading, viewer_url, agents)
+    md = _markdown(runs, parts, tables, notes, title, shown_profile, trade, reading, agents)
     out.mkdir(parents=True, exist_ok=True)
     with atomic_write(out / "report.html") as fh:
         fh.write(scrub(page, secrets))
@@ -195,6 +201,7 @@ def _page(
     trade: tuple | None = None,
     reading: tuple | None = None,
     viewer_url: str | None = None,
+    agents: tuple | None = None,
 ) -> str:
     title = title or "medresilience report"
     parts_of = macros(__package__, "report.html.j2")
@@ -205,6 +212,8 @@ def _page(
         sections.append(("profile-all", "Resilience profile (all families)", profile[0]))
     if trade is not None:
         sections.append((TRADEOFF_ANCHOR, TRADEOFF_TITLE, trade[0]))
+    if agents is not None:
+        sections.append((AGENT_ANCHOR, AGENT_TITLE, agents[0]))
     for p in parts:
         sections += p.sections
     if reading is not None:
@@ -235,6 +244,7 @@ def _markdown(
     profile: tuple[str, str] | None = None,
     trade: tuple | None = None,
     reading: tuple | None = None,
+    agents: tuple | None = None,
 ) -> str:
     lines = [f"# {title or 'medresilience report'}", ""]
     lines.append(f"Runs: {', '.join(r.name for r in runs)}. {INTERVALS}")
@@ -245,6 +255,8 @@ def _markdown(
         lines += [profile[1], ""]
     if trade is not None:
         lines += [trade[1], ""]
+    if agents is not None:
+        lines += [agents[1], ""]
     for p in parts:
         lines += [p.markdown, ""]
     if reading is not None:

@@ -63,6 +63,7 @@ from .. import stats
 from ..family import Family, get
 from ..frame import epochs_of
 from ..mitigations import NONE
+from ..mitigations.agent_run import ANSWER_ROLE, NOT_MODEL_CALLS
 from ..registry import Registry
 from ..scoring.types import ANSWERED
 from .html import collapsible, diff_cell, esc, rate_cell, setting_name, sig_class, test_cell
@@ -135,7 +136,13 @@ def store_linked_usage(run: Any) -> pd.DataFrame | None:
     with Store(db) as store:
         read = getattr(store, "linked_usage", None)
         rows = read() if read is not None else []
-    return pd.DataFrame(rows) if rows else None
+    if not rows:
+        return None
+    df = pd.DataFrame(rows)
+    # an agent's tool results and summaries are stored, not model calls; its last step is the call
+    # the unit's own row stands for (counted once, from the frame)
+    df.loc[df["caller"].isin(NOT_MODEL_CALLS) | (df["role"] == ANSWER_ROLE), "calls"] = 0
+    return df
 
 
 LinkedUsage = Callable[[Any], pd.DataFrame | None]

@@ -1,3 +1,5 @@
-"""Test helpers that ship with the package: a local OpenAI-compatible stub server.
+"""Test helpers that ship with the package: a local OpenAI-compatible stub server (`stub`), a local
+Hugging Face Hub (`hub_server`) and a local search service of the agent's HTTP backend
+(`search_server`).
 
-May import: nothing of medresilience (the stub server and the hub server stand alone)."""
+May import: nothing of medresilience (each helper stands alone)."""

@@ -14,7 +14,7 @@ question it asks first and the bundles its claims come from)."""
 from __future__ import annotations
 
 from ...family import ExampleRule, Family, lazy, register
-from .delivery import follows, prompts, render, scorer
+from .delivery import PressureOptions, follows, prompts, render, scorer
 from .probe import PressureProbe
 from .taxonomy import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS
 
@@ -31,6 +31,7 @@ FAMILY_SPEC = register(
         conditions=CONDITIONS,
         facets=FACETS,
         scorings=("letter",),
+        options=PressureOptions,
         prompts=prompts,
         report=lazy(f"{__name__}.report.section:section"),
         compare=lazy(f"{__name__}.report.compare:compare_spec"),

@@ -6,6 +6,9 @@ of the second request, so it must be a reply, not one token's log-probabilities.
 
 from __future__ import annotations
 
+from pydantic import BaseModel, ConfigDict
+
+from ...passage import PassageMode
 from ...records import Item
 from ...scoring.mcq import mcq_scorer
 from ...scoring.types import Scorer
@@ -14,9 +17,17 @@ from .probe import PressureProbe
 from .taxonomy import CONDITIONS, TURNS
 
 
-def render(item: Item, probe: PressureProbe | None, scoring: str, options: object) -> list[dict[str, str]]:
+class PressureOptions(BaseModel):
+    """context: `item` asks an item that has a passage (PubMedQA's abstract) with it in turn 1,
+    as every family does; `none` leaves it out."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    context: PassageMode = "item"
+
+
+def render(item: Item, probe: PressureProbe | None, scoring: str, options: PressureOptions) -> list[dict[str, str]]:
     if probe is None:
-        return render_messages(item, None, scoring, DEFAULT_PROMPTS)
+        return render_messages(item, None, scoring, DEFAULT_PROMPTS, options.context)
     return [{"role": "user", "content": probe.turn}]
 
 
@@ -29,9 +40,11 @@ def follows(probe: PressureProbe) -> str | None:
     return "clean" if probe.condition in CONDITIONS else None
 
 
-def prompts(options: object) -> dict[str, str]:
-    """The texts a run sends: the clean question's system prompt and instruction, and each second-turn template."""
+def prompts(options: PressureOptions) -> dict[str, str]:
+    """The texts a run sends: the clean question's system prompt and instruction, and each second-turn
+    template (the passage setting only when it differs from the default, so earlier runs' hashes stand)."""
     return {
+        **({"context": options.context} if options.context != "item" else {}),
         "system": DEFAULT_PROMPTS.system,
         "letter_instruction": DEFAULT_PROMPTS.letter_instruction,
         **{f"turn.{k}": v for k, v in TURNS.items()},

@@ -26,13 +26,15 @@ or from Python: ``with StubProcess(policy="hash", faults=...) as proc: proc.base
 Endpoints: ``POST /v1/chat/completions`` (non-streaming), ``GET /v1/models``, ``GET /health``.
 
 The package holds one module per job: ``bodies`` (canonical request bodies), ``faults`` (the fault
-model), ``policies`` (the answers), ``app`` (the request handling), ``server`` (in-process),
+model), ``policies`` (the answers), ``agent_policy`` (a scripted search agent answering with tool
+calls or text actions), ``app`` (the request handling), ``server`` (in-process),
 ``process`` (as a child process) and ``cli`` (the command line, ``__main__``). Its API is this
 package: the names in ``__all__`` below (``from medresilience.testing.stub import StubServer``).
 It imports nothing of medresilience outside itself; the families' scripted fake replies live in
 the families (``families/*/testing.py``) and use ``uniform`` and ``band_of`` from here.
 """
 
+from .agent_policy import is_agent_request, scripted_agent
 from .bodies import canonical_body, request_key
 from .faults import FAULT_OUTCOMES, OUTCOMES, PERMANENT_FAULTS, TRANSIENT_FAULTS, Faults, assign_fault, band_of, uniform
 from .policies import POLICIES, Policy, answer_letter, hash_letter, make_policy, message_text, option_letters
@@ -55,10 +57,12 @@ __all__ = [
     "band_of",
     "canonical_body",
     "hash_letter",
+    "is_agent_request",
     "make_policy",
     "message_text",
     "option_letters",
     "policy_server",
     "request_key",
+    "scripted_agent",
     "uniform",
 ]

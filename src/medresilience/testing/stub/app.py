@@ -274,13 +274,13 @@ class StubApp:
             fault = None
         return fault, digest
 
-    def _answer(self, body: dict[str, Any], key: str) -> str | web.Response:
-        """The policy's reply text; a policy that raises (a bug in a test's policy) is a 500 the
+    def _answer(self, body: dict[str, Any], key: str) -> Any:
+        """The policy's reply text (or a dict with `content` and `tool_calls`); a policy that raises (a bug in a test's policy) is a 500 the
         client must not retry, so it fails loudly."""
         try:
             text = self.policy(body["messages"], body)
-            if not isinstance(text, str):
-                raise TypeError(f"policy returned {type(text).__name__}, not str")
+            if not isinstance(text, str) and not (isinstance(text, dict) and isinstance(text.get("tool_calls"), list)):
+                raise TypeError(f"policy returned {type(text).__name__}, not str or a reply with tool_calls")
         except Exception as e:
             self._record(key, "error", 500)
             return _json_response(
@@ -292,7 +292,7 @@ class StubApp:
 
     async def _answered_reply(self, request: web.Request, fault: str | None, body: dict[str, Any], key: str, text: str) -> web.StreamResponse:
         """The completion of the policy's text, as a fault that keeps the answer shapes it."""
-        if fault in (None, "timeout"):
+        if fault in (None, "timeout") or isinstance(text, dict):  # a tool-call reply keeps its shape
             return _json_response(self._completion(body, key, text))
         if fault == "drip":
             return await self._drip(request, self._completion(body, key, text))
@@ -345,8 +345,10 @@ class StubApp:
             pass
         return resp
 
-    def _completion(self, body: dict[str, Any], key: str, text: str) -> bytes:
+    def _completion(self, body: dict[str, Any], key: str, text: Any) -> bytes:
         messages = body["messages"]
+        if isinstance(text, dict):  # a reply with tool calls (agent_policy)
+            return self._tool_completion(body, key, text)
         want_logprobs = bool(body.get("logprobs"))
         max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
         finish = "stop"
@@ -379,6 +381,23 @@ class StubApp:
             "model": body.get("model") or self.model,
             "system_fingerprint": "medres-stub",
             "choices": choices,
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
+        }
+        return dumps(out)
+
+    def _tool_completion(self, body: dict[str, Any], key: str, reply: dict[str, Any]) -> bytes:
+        """A completion whose message carries the policy's tool calls (finish_reason tool_calls)."""
+        content = reply.get("content")
+        message = {"role": "assistant", "content": content, "refusal": None, "tool_calls": reply["tool_calls"]}
+        prompt_tokens = sum(_words(message_text(m)) for m in body["messages"] if isinstance(m, dict))
+        completion_tokens = _words(content or "") + sum(_words(json.dumps(c)) for c in reply["tool_calls"])
+        out = {
+            "id": f"chatcmpl-stub-{key[:20]}-{self._seq}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model") or self.model,
+            "system_fingerprint": "medres-stub",
+            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "tool_calls"}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
         }
         return dumps(out)

@@ -10,7 +10,8 @@ from typing import Any
 
 from .bodies import canonical_body
 
-Policy = Callable[[list[dict[str, Any]], dict[str, Any]], str]
+#: (messages, request body) -> the reply text, or a dict {"content", "tool_calls"} (agent_policy)
+Policy = Callable[[list[dict[str, Any]], dict[str, Any]], Any]
 
 DEFAULT_LETTERS = ("A", "B", "C", "D")
 _OPTION_RE = re.compile(r"^([A-J])[.)]\s", re.MULTILINE)
