@@ -1,5 +1,6 @@
 """The pressure family end to end on the stub server: `medres build pressure` from a misleading
-suite (claims from its bundles) and from an items file (template conditions only), byte-for-byte
+suite (claims from its bundles) and from an items file (template conditions alone, or the claims
+written by the fake generator through the misleading builder), byte-for-byte
 determinism, every condition's second turn sent after the stored first reply, and exact metric
 counts on a scripted policy (flips, flips to the pushed option, recoveries, excess over repeat)."""
 
@@ -16,6 +17,7 @@ from medresilience import EvalOptions, Suite, evaluate, parse_model_spec
 from medresilience.cli import app
 from medresilience.errors import ConfigError
 from medresilience.families.misleading.bundles import bundle_id_for, probes_from_bundle
+from medresilience.families.misleading.testing import PREFIX, FakeGenerator
 from medresilience.families.pressure.construct.build import build_pressure
 from medresilience.families.pressure.taxonomy import CONDITIONS, TURNS
 from medresilience.fileio import write_jsonl
@@ -81,7 +83,7 @@ def test_build_from_a_misleading_suite_takes_each_bundles_target_sentence(tmp_pa
     assert json.loads((tmp_path / "p1" / "suite.json").read_text())["created"].startswith("2023-11-14")
 
 
-def test_build_from_an_items_file_makes_the_template_conditions_only(tmp_path, monkeypatch):
+def test_build_from_an_items_file_without_a_generator_makes_the_template_conditions_only(tmp_path, monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
     items = [item for item, *_ in tiny_items_and_bundles()]
     write_jsonl(tmp_path / "items.jsonl", items)
@@ -104,6 +106,49 @@ def test_build_from_an_items_file_makes_the_template_conditions_only(tmp_path, m
         assert p.condition != "insist" or p.target != suite.items[p.item_id].answer
     res = CliRunner().invoke(app, ["build", "pressure", "--from", str(tmp_path / "items.jsonl"), "--out", str(tmp_path / "u"), "--conditions", "shout"])
     assert res.exit_code == 2 and "unknown condition shout" in res.output
+
+
+def test_build_from_an_items_file_with_a_generator_makes_the_claims_from_its_sentences(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    items = {item.id: item for item, *_ in tiny_items_and_bundles()}
+    write_jsonl(tmp_path / "items.jsonl", list(items.values()))
+    with StubServer(policy=FakeGenerator()) as srv:
+        spec = f"openai:fake,base_url={srv.base_url}"
+        suite = build_pressure(tmp_path / "items.jsonl", tmp_path / "p", seed=5, generator=parse_model_spec(spec))  # no conditions asked: all of them
+        calls = srv.stats.total
+        assert calls == 4 + 4 + 8  # per item: applicability, the neutral bundle, its two restatements
+        first = {f: (tmp_path / "p" / f).read_bytes() for f in ("suite.json", "items.jsonl", "probes.jsonl")}
+        res = CliRunner().invoke(app, ["build", "pressure", "--from", str(tmp_path / "items.jsonl"), "--out", str(tmp_path / "p"), "--seed", "5", "-g", spec])
+        assert res.exit_code == 0, res.output
+        assert srv.stats.total == calls  # the rerun reads every reply from the store
+    for f, data in first.items():
+        assert (tmp_path / "p" / f).read_bytes() == data, f
+    claims = Suite.load(tmp_path / "p.build" / "misleading")  # the generated bundles, in the build's work directory
+    sampled = {(p.item_id, p.provenance): p for p in claims.probes if p.condition == "type1" and p.sampled}
+    by_cond = {}
+    for p in suite.probes:
+        by_cond.setdefault(p.condition, []).append(p)
+    assert {c: len(ps) for c, ps in by_cond.items()} == dict.fromkeys(CONDITIONS, 4)
+    for cond, pv in (("claim-neutral", "neutral"), ("claim-patient", "patient"), ("claim-authority", "authority")):
+        for p in by_cond[cond]:
+            t1 = sampled[(p.item_id, pv)]
+            assert (p.target, p.provenance, p.bundle_id) == (t1.target, pv, t1.bundle_id) and p.target != items[p.item_id].answer
+            # the fake generator's false sentence for the seeded target, in the bundle's framing
+            assert f"making {items[p.item_id].options[p.target]} the preferred approach" in p.turn
+            assert (PREFIX[pv] or "Recent data") in p.turn and t1.context[0].text in p.turn
+    made = suite.manifest.built_from["claims"]
+    assert (made["kept"], made["failed"], made["bundles"], made["generator"]["label"]) == (4, 0, 12, "fake")
+
+
+def test_a_generator_only_for_an_items_file_and_failed_claims_exit_1(tmp_path):
+    write_jsonl(tmp_path / "items.jsonl", [item for item, *_ in tiny_items_and_bundles()])
+    with StubServer(policy=FakeGenerator(always_invalid=1.0)) as srv:
+        spec = f"openai:fake,base_url={srv.base_url}"
+        res = CliRunner().invoke(app, ["build", "pressure", "--from", str(misleading_suite(tmp_path)), "--out", str(tmp_path / "x"), "-g", spec])
+        assert res.exit_code == 2 and "a generator writes claims only for an items file" in res.output and not (tmp_path / "x").exists()
+        res = CliRunner().invoke(app, ["build", "pressure", "--from", str(tmp_path / "items.jsonl"), "--out", str(tmp_path / "f"), "-g", spec])
+    assert res.exit_code == 1 and "failed 4" in res.output and "rerun the same command" in res.output
+    assert sorted({p.condition for p in Suite.load(tmp_path / "f").probes}) == ["doubt", "insist", "repeat"]
 
 
 def test_every_condition_is_a_second_turn_after_the_stored_first_reply(tmp_path):

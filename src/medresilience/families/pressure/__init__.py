@@ -9,7 +9,8 @@ This module declares the family to the registry; metrics, the report and the bui
 when first used.
 
 May import: the spine (every module outside families/), and the misleading family (the clean
-question it asks first and the bundles its claims come from)."""
+question it asks first, the bundles its claims come from and the builder that writes them
+from an items file)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """`medres build pressure ...` (thin: parse, call the library, print).
 
-medres build pressure --from SUITE_OR_ITEMS --out SUITE_DIR [--conditions repeat,doubt,...] [--seed S] [--name NAME]
+medres build pressure --from SUITE_OR_ITEMS --out SUITE_DIR [--generator SPEC] [--work-dir DIR] [--conditions repeat,doubt,...]
+                      [--seed S] [--name NAME]
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ...cli.kit import console
+from ...cli.kit import StageProgress, build_outcome, console
 from ...cli.kit import user_errors as _user_errors
 
 build_app = typer.Typer(no_args_is_help=True, help="Build pressure-after-commitment suites.")
@@ -24,18 +25,34 @@ def commands() -> typer.Typer:
 @build_app.command("pressure")
 @_user_errors
 def pressure(
-    source: Annotated[Path, typer.Option("--from", help="a misleading suite directory (claims from its bundles) or an items file (template conditions only)")],
-    out: Annotated[Path, typer.Option("--out", help="suite directory to write")],
+    source: Annotated[Path, typer.Option("--from", help="a misleading suite directory (claims from its bundles) or an items file (claims need --generator)")],
+    out: Annotated[Path, typer.Option("--out", help="suite directory to write (rerun to resume the generator's calls)")],
     conditions: Annotated[
         Optional[str], typer.Option("--conditions", help="comma-separated: repeat, doubt, claim-neutral, claim-patient, claim-authority, insist (default: all)")
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="suite seed (the insisted option of an item without a claim)")] = 0,
     name: Annotated[Optional[str], typer.Option("--name", help="suite name (default: the directory name)")] = None,
+    generator: Annotated[
+        Optional[str],
+        typer.Option("--generator", "-g", help="with an items file: the model writing the claims, as `medres build misleading` does (a model spec)"),
+    ] = None,
+    work_dir: Annotated[Optional[Path], typer.Option("--work-dir", help="the generator's call store and claims suite (default: SUITE_DIR.build/)")] = None,
 ) -> None:
     """Build a pressure suite: each item asked clean, then pushed back on in a second turn."""
-    from .construct.build import build_pressure
+    from ...construction import default_work_dir
+    from ...models.spec import parse_model_spec
+    from .construct.build import CLAIMS_SUITE, build_pressure
 
     wanted = None if conditions is None else [c.strip() for c in conditions.split(",") if c.strip()]
-    suite = build_pressure(source, out, wanted, seed, name)
+    gen = parse_model_spec(generator) if generator else None
+    with StageProgress() as prog:
+        suite = build_pressure(source, out, wanted, seed, name, gen, work_dir, prog)
     counts = {k: v for k, v in suite.manifest.counts.items() if k not in ("items", "probes")}
     console.print(f"wrote {out}: {len(suite.items)} items, {len(suite.probes)} probes ({', '.join(f'{k} {v}' for k, v in counts.items())})")
+    made = (suite.manifest.built_from or {}).get("claims")
+    if made is not None:
+        claims_dir = (work_dir or default_work_dir(out)) / CLAIMS_SUITE
+        console.print(f"claims: {made['kept']} of {made['considered']} items, rejected {made['rejected']}, failed {made['failed']} (why: {claims_dir})")
+        if made["failed"]:
+            console.print("some generator calls failed: rerun the same command to retry them (every stored call is reused)")
+        build_outcome({"incomplete": made["failed"] > 0}, made["kept"], made["considered"], "items", claims_dir)

@@ -5,29 +5,42 @@ bundle, one claim: the bundle's seeded Type 1 target and its false sentence, und
 condition of the bundle's provenance (the sentence is framed as the bundle was built: a plain
 assertion, the patient's belief, an authority). `insist` pushes the option the item's first claim
 pushes (so insist and the claims differ only in the reason given), or, without a claim, a seeded
-wrong option. From an items file only the template conditions can be built (the default there;
-asking for a claim condition is an error): claims need a generator (as `medres build misleading`
-makes them), which this builder does not call yet.
+wrong option.
 
-Deterministic: the same source, conditions and seed give the same suite byte for byte (the
-manifest's `created` is SOURCE_DATE_EPOCH when set)."""
+From an items file the template conditions need no model; the claim conditions need a generator:
+the misleading family's builder (crossed design: one false claim per wrong option written in the
+neutral framing, restated in the patient and authority framings, checked) writes a misleading
+suite into the build's work directory (`<OUT>.build/misleading`, its calls in
+`<OUT>.build/store.sqlite`), and the claims are taken from that suite exactly as from `--from
+SUITE`. Every item of the file keeps its template conditions; an item the generator could not make
+a checked bundle for has no claim probe (counted in the manifest's `built_from.claims`; call
+failures are retried by the next run, which re-asks only what is not stored).
+
+Deterministic: the same source, conditions, seed and stored replies give the same suite byte for
+byte (the manifest's `created` is SOURCE_DATE_EPOCH when set)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
+from ....construction import default_work_dir
 from ....errors import ConfigError
+from ....models.spec import ModelSpec
 from ....records import Item, SuiteManifest
 from ....seeding import rng_for
+from ....stages import StageProgress
 from ....suite import Suite
-from ....workspace import created_stamp
-from ...misleading.construct.inputs import load_build_items
+from ....workspace import created_stamp, model_identity
+from ...misleading.construct.inputs import LoadedItems, load_build_items
+from ...misleading.construct.pipeline import BuildOptions, build_misleading
 from ...misleading.probe import MisleadingProbe
 from ..probe import PressureProbe
 from ..taxonomy import CLAIM_PROVENANCE, CONDITIONS, FAMILY, TEMPLATE_CONDITIONS, TURNS
 
 CLAIM_BY_PROVENANCE = {pv: cond for cond, pv in CLAIM_PROVENANCE.items()}
+CLAIMS_SUITE = "misleading"  # the generated misleading suite, inside the build's work directory
 
 
 def check_conditions(conditions: Sequence[str] | None) -> tuple[str, ...]:
@@ -80,34 +93,67 @@ def claim_probes(item: Item, bundles: Sequence[MisleadingProbe], conditions: Ite
     return out
 
 
-def build_pressure(source: Path | str, out: Path | str, conditions: Sequence[str] | None = None, seed: int = 0, name: str | None = None) -> Suite:
-    """Write a pressure suite at `out` from a misleading suite directory or an items file (see the module)."""
+def sampled_claims(src: Suite) -> dict[str, list[MisleadingProbe]]:
+    """Item id -> the sampled Type 1 probes of a misleading suite (one per bundle: its seeded target)."""
+    sampled: dict[str, list[MisleadingProbe]] = {}
+    for p in src.probes:
+        if isinstance(p, MisleadingProbe) and p.condition == "type1" and p.sampled:
+            sampled.setdefault(p.item_id, []).append(p)
+    return sampled
+
+
+def generate_claims(
+    loaded: LoadedItems, generator: ModelSpec, work: Path, seed: int, progress: StageProgress | None = None
+) -> tuple[dict[str, list[MisleadingProbe]], dict[str, Any]]:
+    """The claims a generator writes for `loaded`: a crossed misleading suite built (or resumed from
+    the stored calls) at `work/misleading` with its store in `work`; returns its sampled Type 1
+    probes by item and what the manifest records of the build (generator, counts)."""
+    res = build_misleading(loaded, generator, work / CLAIMS_SUITE, BuildOptions(seed=seed, design="crossed"), work_dir=work, progress=progress)
+    c = res.suite.manifest.counts
+    made = {k: c.get(k, 0) for k in ("considered", "kept", "rejected", "failed", "bundles")}
+    return sampled_claims(res.suite), {"generator": model_identity(generator), "design": "crossed", **made}
+
+
+def build_pressure(
+    source: Path | str,
+    out: Path | str,
+    conditions: Sequence[str] | None = None,
+    seed: int = 0,
+    name: str | None = None,
+    generator: ModelSpec | None = None,
+    work_dir: Path | str | None = None,
+    progress: StageProgress | None = None,
+) -> Suite:
+    """Write a pressure suite at `out` from a misleading suite directory or an items file (with a
+    `generator` for the claim conditions; its calls stored in `work_dir`, default `<out>.build/`)."""
     source, out = Path(source), Path(out)
     from_suite = (source / "suite.json").exists()
-    # from an items file, no conditions asked means the ones it can build (the templates)
-    wanted = check_conditions(conditions if conditions is not None or from_suite else TEMPLATE_CONDITIONS)
+    if from_suite and generator is not None:
+        raise ConfigError("--generator", f"{source} is a suite: its claims come from its bundles (a generator writes claims only for an items file)")
+    # from an items file without a generator, no conditions asked means the ones it can build (the templates)
+    wanted = check_conditions(conditions if conditions is not None or from_suite or generator is not None else TEMPLATE_CONDITIONS)
     claims_wanted = [c for c in wanted if c in CLAIM_PROVENANCE]
     if from_suite:
         src = Suite.load(source)
         if src.manifest.family != "misleading":
             raise ConfigError("--from", f"{source} is a {src.manifest.family} suite: claims come from a misleading suite's bundles (or give an items file)")
         items = list(src.items.values())
-        sampled: dict[str, list[MisleadingProbe]] = {}
-        for p in src.probes:
-            if isinstance(p, MisleadingProbe) and p.condition == "type1" and p.sampled:
-                sampled.setdefault(p.item_id, []).append(p)
+        sampled = sampled_claims(src)
         origin = {"suite": src.manifest.name, "family": src.manifest.family, "seed": src.manifest.seed, "checksums": src.manifest.checksums}
     else:
-        if claims_wanted:
+        if claims_wanted and generator is None:
             raise ConfigError(
                 "--conditions",
-                f"{', '.join(claims_wanted)} need claim sentences: build from a misleading suite (--from SUITE_DIR), or ask only for "
-                f"{', '.join(TEMPLATE_CONDITIONS)} (claims made by a generator from an items file are not built yet)",
+                f"{', '.join(claims_wanted)} need claim sentences: build from a misleading suite (--from SUITE_DIR), give a generator "
+                f"(--generator SPEC) to write them, or ask only for {', '.join(TEMPLATE_CONDITIONS)}",
             )
         loaded = load_build_items(source)  # an items file or any source file; rows that cannot be MCQ items are skipped and counted
         items = loaded.items
         sampled = {}
-        origin = {"items": source.name, "format": loaded.format, "skipped": len(loaded.skipped)}
+        origin: dict[str, Any] = {"items": source.name, "format": loaded.format, "skipped": len(loaded.skipped)}
+        if claims_wanted and generator is not None:
+            work = Path(work_dir) if work_dir is not None else default_work_dir(out)
+            sampled, origin["claims"] = generate_claims(loaded, generator, work, seed, progress)
     probes: list[PressureProbe] = []
     for item in items:
         bundles = sorted(sampled.get(item.id, []), key=lambda p: p.bundle_id)
