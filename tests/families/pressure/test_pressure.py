@@ -146,6 +146,10 @@ def test_a_generator_only_for_an_items_file_and_failed_claims_exit_1(tmp_path):
         spec = f"openai:fake,base_url={srv.base_url}"
         res = CliRunner().invoke(app, ["build", "pressure", "--from", str(misleading_suite(tmp_path)), "--out", str(tmp_path / "x"), "-g", spec])
         assert res.exit_code == 2 and "a generator writes claims only for an items file" in res.output and not (tmp_path / "x").exists()
+        res = CliRunner().invoke(
+            app, ["build", "pressure", "--from", str(tmp_path / "items.jsonl"), "--out", str(tmp_path / "t"), "-g", spec, "--conditions", "repeat,insist"]
+        )
+        assert res.exit_code == 0 and srv.stats.total == 0  # no claim asked: the generator is not called
         res = CliRunner().invoke(app, ["build", "pressure", "--from", str(tmp_path / "items.jsonl"), "--out", str(tmp_path / "f"), "-g", spec])
     assert res.exit_code == 1 and "failed 4" in res.output and "rerun the same command" in res.output
     assert sorted({p.condition for p in Suite.load(tmp_path / "f").probes}) == ["doubt", "insist", "repeat"]

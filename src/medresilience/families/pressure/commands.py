@@ -28,9 +28,15 @@ def pressure(
     source: Annotated[Path, typer.Option("--from", help="a misleading suite directory (claims from its bundles) or an items file (claims need --generator)")],
     out: Annotated[Path, typer.Option("--out", help="suite directory to write (rerun to resume the generator's calls)")],
     conditions: Annotated[
-        Optional[str], typer.Option("--conditions", help="comma-separated: repeat, doubt, claim-neutral, claim-patient, claim-authority, insist (default: all)")
+        Optional[str],
+        typer.Option(
+            "--conditions",
+            help="comma-separated: repeat, doubt, claim-neutral, claim-patient, claim-authority, insist (default: all; from an items file without --generator: repeat, doubt, insist)",
+        ),
     ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="suite seed (the insisted option of an item without a claim)")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", help="suite seed (the claims' seeded targets when a generator writes them, the insisted option of an item without a claim)")
+    ] = 0,
     name: Annotated[Optional[str], typer.Option("--name", help="suite name (default: the directory name)")] = None,
     generator: Annotated[
         Optional[str],
