@@ -279,6 +279,7 @@ class _Calls:
             c.attempts,
             waited_s=c.waited_s,
             tool_calls=c.tool_calls,
+            reasoning_tokens=c.reasoning_tokens,
         )
         await self.writer.queue.put((row, _score_row(r, s)))
 

@@ -74,7 +74,8 @@ CREATE TABLE IF NOT EXISTS calls (
     error TEXT,
     updated REAL NOT NULL,
     waited_s REAL NOT NULL DEFAULT 0,
-    tool_calls TEXT
+    tool_calls TEXT,
+    reasoning_tokens INTEGER
 );
 CREATE TABLE IF NOT EXISTS unit_calls (
     model TEXT NOT NULL,
@@ -154,6 +155,7 @@ class CallRow:
     error: str | None = None
     waited_s: float = 0.0  # seconds spent waiting between its attempts (backoff and Retry-After)
     tool_calls: Any = None  # the tools an agent's step called (a list, stored as JSON), or None
+    reasoning_tokens: int | None = None  # as the provider's usage reports them; None: not reported
 
 
 @dataclass(frozen=True)
@@ -267,6 +269,8 @@ class Store(JoinedReads, ViewReads):
             script += "ALTER TABLE calls ADD COLUMN waited_s REAL NOT NULL DEFAULT 0;"
         if calls and "tool_calls" not in calls:
             script += "ALTER TABLE calls ADD COLUMN tool_calls TEXT;"
+        if calls and "reasoning_tokens" not in calls:  # stores from before: every call's count is not reported
+            script += "ALTER TABLE calls ADD COLUMN reasoning_tokens INTEGER;"
         if script:
             self.conn.executescript(f"BEGIN IMMEDIATE; {script} COMMIT;")
 
@@ -379,15 +383,17 @@ class Store(JoinedReads, ViewReads):
             [
                 (
                     """INSERT INTO calls (key, model, status, permanent, text, top_logprobs, finish_reason, prompt_tokens,
-                                          completion_tokens, cost, latency_s, attempts, error, updated, waited_s, tool_calls)
-                       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+                                          completion_tokens, cost, latency_s, attempts, error, updated, waited_s, tool_calls,
+                                          reasoning_tokens)
+                       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
                        ON CONFLICT(key) DO UPDATE SET
                          status=excluded.status, permanent=excluded.permanent, text=excluded.text,
                          top_logprobs=excluded.top_logprobs, finish_reason=excluded.finish_reason,
                          prompt_tokens=excluded.prompt_tokens, completion_tokens=excluded.completion_tokens,
                          cost=excluded.cost, latency_s=excluded.latency_s,
                          attempts=calls.attempts + excluded.attempts, error=excluded.error, updated=excluded.updated,
-                         waited_s=calls.waited_s + excluded.waited_s, tool_calls=excluded.tool_calls
+                         waited_s=calls.waited_s + excluded.waited_s, tool_calls=excluded.tool_calls,
+                         reasoning_tokens=excluded.reasoning_tokens
                        WHERE calls.status != 'ok'""",
                     [
                         (
@@ -407,6 +413,7 @@ class Store(JoinedReads, ViewReads):
                             now,
                             c.waited_s,
                             None if c.tool_calls is None else json.dumps(c.tool_calls, ensure_ascii=False),
+                            c.reasoning_tokens,
                         )
                         for c in calls
                     ],
@@ -603,14 +610,15 @@ class Store(JoinedReads, ViewReads):
             out.update((k, t or "") for k, t in self.conn.execute(q, chunk))
         return out
 
-    def call_times(self, keys: Iterable[str]) -> dict[str, tuple[float | None, int]]:
-        """(latency in seconds, completion tokens) of each given key whose call is stored `ok`."""
+    def call_times(self, keys: Iterable[str]) -> dict[str, tuple[float | None, int, int | None]]:
+        """(latency in seconds, completion tokens, reasoning tokens or None when the provider
+        reported none) of each given key whose call is stored `ok`."""
         keys = list(keys)
-        out: dict[str, tuple[float | None, int]] = {}
+        out: dict[str, tuple[float | None, int, int | None]] = {}
         for i in range(0, len(keys), 900):
             chunk = keys[i : i + 900]
-            q = f"SELECT key, latency_s, completion_tokens FROM calls WHERE status = 'ok' AND key IN ({','.join('?' * len(chunk))})"
-            out.update((k, (lat, int(ct or 0))) for k, lat, ct in self.conn.execute(q, chunk))
+            q = f"SELECT key, latency_s, completion_tokens, reasoning_tokens FROM calls WHERE status = 'ok' AND key IN ({','.join('?' * len(chunk))})"
+            out.update((k, (lat, int(ct or 0), None if rt is None else int(rt))) for k, lat, ct, rt in self.conn.execute(q, chunk))
         return out
 
     def turns(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:

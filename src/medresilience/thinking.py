@@ -1,11 +1,14 @@
 """Thinking time per model (Cancer-Myth Table 4: the share fully right beside the seconds per
 question): per model and condition of a run, the mean latency of an answer call with a bootstrap
-interval over items, the mean completion tokens per answer and the share right (a valid score of
-at least 1, clustered by item).
+interval over items, the mean completion tokens per answer, the mean reasoning tokens per answer
+and the share right (a valid score of at least 1, clustered by item).
 
-Latency is the call's wall time as stored with every call (retries not included); the reasoning
-tokens some providers report in their usage are not stored yet, so completion tokens (which
-include them where a provider counts them there) stand beside the seconds."""
+Latency is the call's wall time as stored with every call (retries not included). Reasoning
+tokens are what the provider reported in the call's usage
+(`usage.completion_tokens_details.reasoning_tokens`), stored with the call; they are averaged over
+the answers whose call reported a count (`reasoning_reported` of `answers`) and are None when no
+call did (an older store, or a provider that reports none): never estimated. Providers that report
+them count them among the completion tokens too."""
 
 from __future__ import annotations
 
@@ -32,14 +35,16 @@ def thinking_time(run_dir: Path | str, *, seed: int = 0, n_resamples: int = 2000
     rows = []
     for (model, condition), rs in sorted(groups.items()):
         per_item: dict[str, list[float]] = defaultdict(list)
-        tokens = []
+        tokens, thought = [], []
         for r in rs:
             if r.key not in times:  # no answer stored: neither seconds nor tokens
                 continue
-            lat, ct = times[r.key]
+            lat, ct, rt = times[r.key]
             if lat is not None:
                 per_item[str(r.item_id)].append(float(lat))
             tokens.append(ct)
+            if rt is not None:
+                thought.append(rt)
         item_means = [sum(v) / len(v) for v in per_item.values()]
         b = stats.bootstrap_mean(item_means, n_resamples=n_resamples, seed=seed)
         scored = [r for r in rs if r.status in ("valid", "invalid", "truncated")]
@@ -56,6 +61,8 @@ def thinking_time(run_dir: Path | str, *, seed: int = 0, n_resamples: int = 2000
                 "seconds_hi": b["hi"],
                 "items": b["n"],
                 "completion_tokens_per_answer": sum(tokens) / len(tokens) if tokens else None,
+                "reasoning_tokens_per_answer": sum(thought) / len(thought) if thought else None,
+                "reasoning_reported": len(thought),
                 "right": right.p,
                 "right_lo": right.lo,
                 "right_hi": right.hi,

@@ -1,5 +1,5 @@
 """`medres overlap RUN` (the units no model gets right, only one model gets right) and `medres
-thinking RUN` (seconds and completion tokens per answer beside the share right): thin."""
+thinking RUN` (seconds, completion and reasoning tokens per answer beside the share right): thin."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def overlap_cmd(run: Annotated[Path, typer.Argument(help="run directory")]) -> N
 
 
 def thinking_cmd(run: Annotated[Path, typer.Argument(help="run directory")]) -> None:
-    """Per model and condition: seconds per answer (bootstrap over items), completion tokens per answer, share right."""
+    """Per model and condition: seconds per answer (bootstrap over items), completion tokens and reported reasoning tokens per answer, share right."""
     from ..thinking import thinking_time
 
     for r in thinking_time(run):
@@ -46,9 +46,15 @@ def thinking_cmd(run: Annotated[Path, typer.Argument(help="run directory")]) -> 
         if r["seconds_lo"] is not None:
             secs += f" [{r['seconds_lo']:.2f}, {r['seconds_hi']:.2f}]"
         toks = "—" if r["completion_tokens_per_answer"] is None else f"{r['completion_tokens_per_answer']:.0f}"
+        if r["reasoning_tokens_per_answer"] is None:
+            thought = "reasoning tokens not reported"
+        else:
+            shy = f", reported by {r['reasoning_reported']} of {r['answers']} answers" if r["reasoning_reported"] < r["answers"] else ""
+            thought = f"{r['reasoning_tokens_per_answer']:.0f} reasoning tokens per answer{shy}"
         right = "—" if r["right"] is None else f"{100 * r['right']:.1f}%"
         console.print(
-            f"{r['model']} / {r['condition']}: {secs} per answer (n={r['items']} items), {toks} completion tokens per answer, right {right} (n={r['right_n']})",
+            f"{r['model']} / {r['condition']}: {secs} per answer (n={r['items']} items), {toks} completion tokens per answer, {thought}, "
+            f"right {right} (n={r['right_n']})",
             highlight=False,
             markup=False,
             soft_wrap=True,

@@ -14,7 +14,10 @@ server that drips its reply cannot hold a call past it. A refused connection is 
 with its URL and retried at most REFUSED_RETRIES times; the error stops the model (run_calls
 stops it after a few in a row, as for a rejected key). A reply without the log-probabilities the
 request asked for is a permanent error that stops the model too: such an endpoint cannot be
-scored by log-probabilities."""
+scored by log-probabilities.
+
+Token counts are read from the reply's usage as the provider reports them: prompt and completion
+tokens (0 when absent) and the reasoning tokens of a thinking model (None when not reported)."""
 
 from __future__ import annotations
 
@@ -111,6 +114,9 @@ class Completion:
     waited_s: float = 0.0  # their total seconds
     #: the tools the reply calls, as sent back ({"id", "type", "function": {"name", "arguments"}}), or None
     tool_calls: list[dict[str, Any]] | None = None
+    #: the reasoning tokens the provider reports (usage.completion_tokens_details.reasoning_tokens),
+    #: or None when it reports none: never estimated (from a reasoning text or otherwise)
+    reasoning_tokens: int | None = None
 
 
 def _retry_after(err: Exception) -> float | None:
@@ -293,7 +299,17 @@ class OpenAICompatibleModel:
             top_logprobs=tops,
             raw_model=getattr(resp, "model", None),
             tool_calls=calls,
+            reasoning_tokens=_reasoning_tokens(usage),
         )
+
+
+def _reasoning_tokens(usage: Any) -> int | None:
+    """The reasoning tokens a reply's usage reports (`completion_tokens_details.reasoning_tokens`,
+    a count of at least 0), else None: a missing, null or malformed count is not reported, and
+    nothing is inferred from a reasoning text (`message.reasoning_content`) a server sends."""
+    details = getattr(usage, "completion_tokens_details", None)
+    n = details.get("reasoning_tokens") if isinstance(details, dict) else getattr(details, "reasoning_tokens", None)
+    return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None
 
 
 def _limiter(rpm: float) -> AsyncLimiter:

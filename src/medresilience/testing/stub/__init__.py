@@ -23,6 +23,11 @@ As a subprocess (prints ``LISTENING http://127.0.0.1:PORT/v1`` first, serves unt
 
 or from Python: ``with StubProcess(policy="hash", faults=...) as proc: proc.base_url``.
 
+A policy may answer like a thinking model: a dict ``{"content": ..., "reasoning_tokens": N,
+"reasoning_content": ...}`` sends the count as ``usage.completion_tokens_details.reasoning_tokens``
+(and among the completion tokens) and the text as the message's ``reasoning_content``; each only
+when the policy gives it.
+
 Endpoints: ``POST /v1/chat/completions`` (non-streaming), ``GET /v1/models``, ``GET /health``.
 
 The package holds one module per job: ``bodies`` (canonical request bodies), ``faults`` (the fault

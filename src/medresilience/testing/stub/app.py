@@ -37,6 +37,22 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
+def _is_tool_reply(reply: Any) -> bool:
+    return isinstance(reply, dict) and isinstance(reply.get("tool_calls"), list)
+
+
+def _reply_dict(reply: Any) -> bool:
+    """Whether a policy's reply is a dict the stub can send: tool calls (agent_policy), or a
+    `content` text with `reasoning_content` (sent as the message's reasoning text) and/or
+    `reasoning_tokens` (an int, or None for a null, sent as usage.completion_tokens_details)."""
+    if _is_tool_reply(reply):
+        return True
+    if not (isinstance(reply, dict) and isinstance(reply.get("content"), str)) or set(reply) - {"content", "reasoning_content", "reasoning_tokens"}:
+        return False
+    thought = reply.get("reasoning_tokens")
+    return (thought is None or (isinstance(thought, int) and not isinstance(thought, bool))) and isinstance(reply.get("reasoning_content", ""), str)
+
+
 def _logprobs_entry(messages: list[dict[str, Any]], letter: str | None, top_n: int) -> dict[str, Any]:
     letters = option_letters(messages) or list(DEFAULT_LETTERS)
     if letter is None:
@@ -275,12 +291,13 @@ class StubApp:
         return fault, digest
 
     def _answer(self, body: dict[str, Any], key: str) -> Any:
-        """The policy's reply text (or a dict with `content` and `tool_calls`); a policy that raises (a bug in a test's policy) is a 500 the
-        client must not retry, so it fails loudly."""
+        """The policy's reply text (or a reply dict: `content` and `tool_calls`, or `content` with
+        `reasoning_content` and/or `reasoning_tokens`); a policy that raises (a bug in a test's
+        policy) or returns anything else is a 500 the client must not retry, so it fails loudly."""
         try:
             text = self.policy(body["messages"], body)
-            if not isinstance(text, str) and not (isinstance(text, dict) and isinstance(text.get("tool_calls"), list)):
-                raise TypeError(f"policy returned {type(text).__name__}, not str or a reply with tool_calls")
+            if not isinstance(text, str) and not _reply_dict(text):
+                raise TypeError(f"policy returned {type(text).__name__}, not str or a reply dict (tool_calls, or content with reasoning)")
         except Exception as e:
             self._record(key, "error", 500)
             return _json_response(
@@ -290,9 +307,9 @@ class StubApp:
             )
         return text
 
-    async def _answered_reply(self, request: web.Request, fault: str | None, body: dict[str, Any], key: str, text: str) -> web.StreamResponse:
+    async def _answered_reply(self, request: web.Request, fault: str | None, body: dict[str, Any], key: str, text: Any) -> web.StreamResponse:
         """The completion of the policy's text, as a fault that keeps the answer shapes it."""
-        if fault in (None, "timeout") or isinstance(text, dict):  # a tool-call reply keeps its shape
+        if fault in (None, "timeout") or _is_tool_reply(text):  # a tool-call reply keeps its shape
             return _json_response(self._completion(body, key, text))
         if fault == "drip":
             return await self._drip(request, self._completion(body, key, text))
@@ -347,8 +364,11 @@ class StubApp:
 
     def _completion(self, body: dict[str, Any], key: str, text: Any) -> bytes:
         messages = body["messages"]
-        if isinstance(text, dict):  # a reply with tool calls (agent_policy)
+        if _is_tool_reply(text):  # a reply with tool calls (agent_policy)
             return self._tool_completion(body, key, text)
+        reasoning: dict[str, Any] = {}
+        if isinstance(text, dict):  # a reply with reasoning: the text is its content
+            reasoning, text = text, text["content"]
         want_logprobs = bool(body.get("logprobs"))
         max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
         finish = "stop"
@@ -371,9 +391,16 @@ class StubApp:
         n = body.get("n")
         n = n if isinstance(n, int) and 0 < n <= 128 else 1
         message = {"role": "assistant", "content": text, "refusal": None}
+        if "reasoning_content" in reasoning:
+            message["reasoning_content"] = reasoning["reasoning_content"]
         choices = [{"index": i, "message": message, "logprobs": logprobs, "finish_reason": finish} for i in range(n)]
         prompt_tokens = sum(_words(message_text(m)) for m in messages if isinstance(m, dict))
-        completion_tokens = _words(text) * n
+        # reasoning tokens count among the completion tokens, as the OpenAI API counts them
+        thought = reasoning.get("reasoning_tokens")
+        completion_tokens = (_words(text) + (thought if isinstance(thought, int) else 0)) * n
+        usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens}
+        if "reasoning_tokens" in reasoning:
+            usage["completion_tokens_details"] = {"reasoning_tokens": thought if thought is None else thought * n}
         out = {
             "id": f"chatcmpl-stub-{key[:20]}-{self._seq}",
             "object": "chat.completion",
@@ -381,7 +408,7 @@ class StubApp:
             "model": body.get("model") or self.model,
             "system_fingerprint": "medres-stub",
             "choices": choices,
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
+            "usage": usage,
         }
         return dumps(out)
 

@@ -10,7 +10,10 @@ from typing import Any
 
 from .bodies import canonical_body
 
-#: (messages, request body) -> the reply text, or a dict {"content", "tool_calls"} (agent_policy)
+#: (messages, request body) -> the reply text, or a dict: {"content", "tool_calls"} (agent_policy), or
+#: {"content", "reasoning_content", "reasoning_tokens"} (either of the last two may be left out): a
+#: thinking model's reply, its reasoning text in the message and its count in the usage as the
+#: policy gives them (an absent one is not sent; the stub never derives one from the other)
 Policy = Callable[[list[dict[str, Any]], dict[str, Any]], Any]
 
 DEFAULT_LETTERS = ("A", "B", "C", "D")
