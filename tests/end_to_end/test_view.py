@@ -17,12 +17,16 @@ import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
+from medresilience import EvalOptions, evaluate, parse_model_spec
+from medresilience.bundled_suite import sample_suite
 from medresilience.cli import app as cli_app
+from medresilience.corpus import build_index
 from medresilience.store import Store
+from medresilience.testing.stub import StubServer, scripted_agent
 from medresilience.view.app import create_app
 from medresilience.view.export import MARKER, export_site, unit_file
 from medresilience.view.query import open_runs
-from view_runs import make_runs
+from view_runs import CPR, make_runs
 
 ORDER = ("misleading", "presupposition", "noise", "label", "agent", "pressure")
 AGENT_RUN, PRESSURE_RUN = ORDER.index("agent"), ORDER.index("pressure")
@@ -329,3 +333,29 @@ def test_a_second_turn_shows_both_turns_and_links_the_first(served):
     assert f'href="/unit/{PRESSURE_RUN}/{quote(earlier["unit_id"], safe="")}"' in html[at[0] : at[1]]  # the turn-1 unit, linked
     stressed = html.split('<section class="card stressed">')[1].split("</section>\n</div>")[0]
     assert "Turn 1: the question" in stressed and "Messages sent" not in stressed  # the turns replace the flat list
+
+
+def test_an_agent_out_of_steps_shows_every_step_in_number_order(tmp_path):
+    (tmp_path / "corpus.jsonl").write_text(json.dumps({"id": "p-cpr", "title": "Resuscitation", "text": CPR}) + "\n", encoding="utf-8")
+    build_index(tmp_path / "corpus.jsonl", tmp_path / "corpus.sqlite")
+    with StubServer(policy=scripted_agent([("search", "cardiac arrest")])) as srv:  # never answers
+        evaluate(
+            sample_suite(),
+            [parse_model_spec(f"openai:stub-model,base_url={srv.base_url}")],
+            tmp_path / "run",
+            EvalOptions(settings=(f"agent:{tmp_path / 'corpus.sqlite'},steps=11",), limit=1),
+        )
+    [rv] = open_runs([tmp_path / "run"])
+    try:
+        client = TestClient(create_app([rv]), base_url="http://127.0.0.1")
+        unit = client.get("/api/units").json()["units"][0]
+        ev = client.get(f"/api/unit/0/{quote(unit['unit_id'], safe='')}").json()["models"][0]["evidence"]
+        steps = ev["trajectory"]["steps"]
+        # step 10 after step 9 (not after step 1, as the roles sort by name)
+        assert [s["n"] for s in steps] == list(range(1, 12)) and steps[-1]["role"] == "agent.answer"
+        assert all(s["tool_calls"][0]["name"] == "search" for s in steps) and all(s["read_back"] for s in steps[:-1])
+        assert steps[-1]["read_back"] == [] and ev["trajectory"]["summary"]["outcome"] == "out_of_steps"
+        html = client.get(f"/unit/0/{quote(unit['unit_id'], safe='')}").text
+        assert "Not carried out: the trajectory ended here (out of steps)" in html and html.find("Step 9") < html.find("Step 10") < html.find("Step 11")
+    finally:
+        rv.close()
