@@ -290,14 +290,16 @@ class UnitDetail:
     """Everything stored about one unit: its plan row, the request as sent (messages, params), its
     call (status, reply, finish reason, attempts, tokens, latency, waiting, cost, error) and its
     score under its scoring (label, status, value, scorer, detail as stored: how it was read, or
-    the judge's reason), and the calls a setting made before it (role, reply, status)."""
+    the judge's reason), and the calls linked to it (a setting's call before it, an agent's steps,
+    tool results and summary): role, key, status, text, tool_calls, finish_reason, prompt and
+    completion tokens, cost, latency_s, attempts, error and model, in role order."""
 
     unit: dict[str, Any]
     messages: list[dict[str, Any]] | None
     params: dict[str, Any] | None
     call: dict[str, Any] | None
     score: dict[str, Any] | None
-    linked: tuple[tuple[str, str | None, str | None], ...] = ()
+    linked: tuple[dict[str, Any], ...] = ()
 
 
 class ViewReads:
@@ -456,11 +458,15 @@ class ViewReads:
         )
         if score is not None:
             score["detail"] = _loads(score["detail"])
-        linked = self.conn.execute(
-            "SELECT l.role, c.status, c.text FROM unit_calls l LEFT JOIN calls c ON c.key = l.key WHERE l.model = ? AND l.unit_id = ? ORDER BY l.role",
+        cur = self.conn.execute(
+            """SELECT l.role, l.key, c.status, c.text, c.tool_calls, c.finish_reason, c.prompt_tokens, c.completion_tokens, c.cost,
+                      c.latency_s, c.attempts, c.error, c.model FROM unit_calls l LEFT JOIN calls c ON c.key = l.key
+                WHERE l.model = ? AND l.unit_id = ? ORDER BY l.role""",
             (model, unit_id),
-        ).fetchall()
-        return UnitDetail(unit, messages, params, call, score, tuple(linked))
+        )
+        cols = [d[0] for d in cur.description]
+        linked = tuple({**dict(zip(cols, r)), "tool_calls": _loads(r[4])} for r in cur)
+        return UnitDetail(unit, messages, params, call, score, linked)
 
     def view_units_of_item(self, item_id: str, n_facets: int) -> list[tuple]:
         """Every indexed unit of one item (all models, settings and conditions), as `view_page` rows."""

@@ -1,8 +1,9 @@
 """The evidence viewer (`medres view`) over runs of the three families made against the stub
 server (tests/end_to_end/view_runs.py): the JSON API's counts against each run's results.json,
 filters and their stable URLs, a unit's evidence (its clean pair, the stressed part marked, how
-the label was read, the judge), the static export and its cap, bad filters, and that nothing is
-written to a run (the store file byte for byte, and no route but GET)."""
+the label was read, the judge), an agent unit's whole trajectory, a second turn's two turns, the
+static export and its cap, bad filters, and that nothing is written to a run (the store file byte
+for byte, and no route but GET)."""
 
 from __future__ import annotations
 
@@ -16,14 +17,19 @@ import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
+from medresilience import EvalOptions, evaluate, parse_model_spec
+from medresilience.bundled_suite import sample_suite
 from medresilience.cli import app as cli_app
+from medresilience.corpus import build_index
 from medresilience.store import Store
+from medresilience.testing.stub import StubServer, scripted_agent
 from medresilience.view.app import create_app
 from medresilience.view.export import MARKER, export_site, unit_file
 from medresilience.view.query import open_runs
-from view_runs import make_runs
+from view_runs import CPR, make_runs
 
-ORDER = ("misleading", "presupposition", "noise", "label")
+ORDER = ("misleading", "presupposition", "noise", "label", "agent", "pressure")
+AGENT_RUN, PRESSURE_RUN = ORDER.index("agent"), ORDER.index("pressure")
 
 
 def _digest(path: Path) -> str:
@@ -173,6 +179,10 @@ def test_hostile_text_is_escaped(served):
     pages += [c.get(f"/unit/{r}/{quote(api(served, run=r)['units'][0]['unit_id'], safe='')}").text for r in (0, 1, 2)]
     assert hostile_label  # a label another tool wrote
     pages.append(c.get(f"/unit/3/{quote(hostile_label[0]['unit_id'], safe='')}").text)
+    # tool results carrying hostile text (a passage's title and text), in an agent's trajectory
+    agent_unit = agent_units(served)[0]["unit_id"]
+    pages.append(c.get(f"/unit/{AGENT_RUN}/{quote(agent_unit, safe='')}").text)
+    assert "Resuscitation &lt;script&gt;" in pages[-1]
     for html in pages:
         assert "<script" not in html and "<img" not in html  # shown as text: the browser test checks no handler runs
         assert "&lt;script&gt;" in html
@@ -256,5 +266,96 @@ def test_a_run_whose_suite_is_gone_is_served_without_facets(served, tmp_path):
         body = client.get("/api/units", params={"outcome": "flip"}).json()
         assert body["total"] == api(served, run=2, outcome="flip")["total"]
         assert "suite was not found" in client.get("/units").text
+    finally:
+        rv.close()
+
+
+def agent_units(served) -> list[dict]:
+    return [u for u in api(served, run=AGENT_RUN)["units"] if u["setting"].startswith("agent:")]
+
+
+def test_an_agent_units_whole_trajectory_in_order(served):
+    c = served["client"]
+    units = agent_units(served)
+    assert len(units) == 3
+    unit = next(u for u in units if u["condition"] == "clean")
+    ev = c.get(f"/api/unit/{AGENT_RUN}/{quote(unit['unit_id'], safe='')}").json()["models"][0]["evidence"]
+    tr = ev["trajectory"]
+    steps = tr["steps"]
+    assert [s["n"] for s in steps] == [1, 2, 3] and [s["role"] for s in steps] == ["agent.step1", "agent.step2", "agent.answer"]
+    search, read, answer = steps
+    assert search["tool_calls"] == [{"name": "search", "arguments": '{"query": "chest compression cardiac arrest"}'}]
+    pid = search["tools"][0]["hits"][0]["id"]
+    assert search["tools"][0]["tool"] == "search" and search["tools"][0]["arg"] == "chest compression cardiac arrest"
+    assert [m["role"] for m in search["read_back"]] == ["tool"] and f"[{pid}] Resuscitation" in search["read_back"][0]["content"]
+    assert read["tool_calls"] == [{"name": "read", "arguments": json.dumps({"id": pid})}] and "push hard and fast" in read["read_back"][0]["content"]
+    assert answer["tool_calls"] == [] and answer["read_back"] == [] and f'SOURCE: {pid} "push hard and fast"' in answer["text"]
+    assert all(s["status"] == "ok" and s["prompt_tokens"] > 0 for s in steps)
+    assert tr["summary"]["outcome"] == "answered" and tr["summary"]["searches"] == ["chest compression cardiac arrest"] and tr["summary"]["reads"] == [pid]
+    assert [(x["id"], x["exists"], x["contains"]) for x in tr["summary"]["cited"]] == [(pid, True, True), ("P999", False, False)]
+    # the messages sent first are the opening; the steps' calls are shown in the trajectory, not as calls before the answer
+    assert tr["opening"] < len(ev["messages"]) and all(m["role"] != "assistant" for m in ev["messages"][: ev["opening"]])
+    assert ev["linked"] == [] and ev["call"]["text"] == "Answer: C"
+    html = c.get(f"/unit/{AGENT_RUN}/{quote(unit['unit_id'], safe='')}").text
+    marks = [
+        "The agent's trajectory",
+        "Step 1",
+        "search({&#34;query&#34;: &#34;chest compression cardiac arrest&#34;})",
+        "Step 2",
+        "Step 3",
+        "Citations",
+        "Final answer",
+    ]
+    at = [html.find(m) for m in marks]
+    assert -1 not in at and at == sorted(at), dict(zip(marks, at))
+    # the unit under none has no trajectory
+    plain = next(u for u in api(served, run=AGENT_RUN, setting="none")["units"])
+    assert c.get(f"/api/unit/{AGENT_RUN}/{quote(plain['unit_id'], safe='')}").json()["models"][0]["evidence"]["trajectory"] is None
+
+
+def test_a_second_turn_shows_both_turns_and_links_the_first(served):
+    c = served["client"]
+    unit = api(served, run=PRESSURE_RUN, condition="doubt")["units"][0]
+    ev = c.get(f"/api/unit/{PRESSURE_RUN}/{quote(unit['unit_id'], safe='')}").json()["models"][0]["evidence"]
+    t = ev["turns"]
+    earlier = t["earlier"]
+    assert earlier["condition"] == "clean" and earlier["item_id"] == unit["item_id"] and earlier["model"] == unit["model"]
+    first = c.get(f"/api/unit/{PRESSURE_RUN}/{quote(earlier['unit_id'], safe='')}").json()["models"][0]["evidence"]
+    assert first["turns"] is None  # the clean question stands alone
+    assert t["turn1"]["reply"] == first["call"]["text"] and t["same_reply"] is True
+    assert [m["content"] for m in t["turn1"]["messages"]] == [m["content"] for m in first["messages"]]
+    assert [m["role"] for m in t["turn2"]["messages"]] == ["user"] and t["turn2"]["messages"][0]["content"].startswith("Are you sure?")
+    assert t["turn2"]["reply"] == ev["call"]["text"]
+    html = c.get(f"/unit/{PRESSURE_RUN}/{quote(unit['unit_id'], safe='')}").text
+    marks = ["Turn 1: the question", "Turn 1: the reply", "Turn 2: the push-back", "Are you sure?", "Turn 2: the reply"]
+    at = [html.find(m) for m in marks]
+    assert -1 not in at and at == sorted(at), dict(zip(marks, at))
+    assert f'href="/unit/{PRESSURE_RUN}/{quote(earlier["unit_id"], safe="")}"' in html[at[0] : at[1]]  # the turn-1 unit, linked
+    stressed = html.split('<section class="card stressed">')[1].split("</section>\n</div>")[0]
+    assert "Turn 1: the question" in stressed and "Messages sent" not in stressed  # the turns replace the flat list
+
+
+def test_an_agent_out_of_steps_shows_every_step_in_number_order(tmp_path):
+    (tmp_path / "corpus.jsonl").write_text(json.dumps({"id": "p-cpr", "title": "Resuscitation", "text": CPR}) + "\n", encoding="utf-8")
+    build_index(tmp_path / "corpus.jsonl", tmp_path / "corpus.sqlite")
+    with StubServer(policy=scripted_agent([("search", "cardiac arrest")])) as srv:  # never answers
+        evaluate(
+            sample_suite(),
+            [parse_model_spec(f"openai:stub-model,base_url={srv.base_url}")],
+            tmp_path / "run",
+            EvalOptions(settings=(f"agent:{tmp_path / 'corpus.sqlite'},steps=11",), limit=1),
+        )
+    [rv] = open_runs([tmp_path / "run"])
+    try:
+        client = TestClient(create_app([rv]), base_url="http://127.0.0.1")
+        unit = client.get("/api/units").json()["units"][0]
+        ev = client.get(f"/api/unit/0/{quote(unit['unit_id'], safe='')}").json()["models"][0]["evidence"]
+        steps = ev["trajectory"]["steps"]
+        # step 10 after step 9 (not after step 1, as the roles sort by name)
+        assert [s["n"] for s in steps] == list(range(1, 12)) and steps[-1]["role"] == "agent.answer"
+        assert all(s["tool_calls"][0]["name"] == "search" for s in steps) and all(s["read_back"] for s in steps[:-1])
+        assert steps[-1]["read_back"] == [] and ev["trajectory"]["summary"]["outcome"] == "out_of_steps"
+        html = client.get(f"/unit/0/{quote(unit['unit_id'], safe='')}").text
+        assert "Not carried out: the trajectory ended here (out of steps)" in html and html.find("Step 9") < html.find("Step 10") < html.find("Step 11")
     finally:
         rv.close()

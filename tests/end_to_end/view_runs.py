@@ -1,7 +1,9 @@
 """Runs of the three families for the viewer's tests, made against the stub server with the
 trade-off test's policies (misleading: two models under none and caution; presupposition: judged
 by a stub judge; noise: red herrings and a rewrite), every reply, judge reason and one probe facet
-carrying hostile text, plus a copy of the misleading run whose one score label is hostile."""
+carrying hostile text, plus a copy of the misleading run whose one score label is hostile; an
+agent run (the stub's scripted agent: a search, a read, a cited answer) over a local index whose
+passages carry hostile text; and a pressure run (a second turn after each clean answer)."""
 
 from __future__ import annotations
 
@@ -10,10 +12,13 @@ import shutil
 from pathlib import Path
 
 from conftest import make_tiny_suite
-from medresilience import EvalOptions, evaluate
+from medresilience import EvalOptions, evaluate, parse_model_spec
+from medresilience.bundled_suite import sample_suite
+from medresilience.corpus import CorpusIndex, build_index
+from medresilience.families.pressure.construct.build import build_pressure
 from medresilience.store import ScoreRow, Store
 from medresilience.suite import Suite
-from medresilience.testing.stub import StubServer
+from medresilience.testing.stub import StubServer, scripted_agent
 from test_tradeoff import (
     COPIES,
     SETTINGS,
@@ -78,4 +83,39 @@ def make_runs(root: Path) -> dict[str, Path]:
     with Store(root / "mis-label" / "store.sqlite") as st:
         unit = next(u for u in st.unit_results(st.latest_run()) if u.condition == "type1")
         st.write_results([], [ScoreRow(unit.key, unit.scoring, "B" + HOSTILE, "valid", {"read": "written by another tool"}, 0.0)])
-    return {"misleading": root / "mis", "presupposition": root / "presup", "noise": root / "noise", "label": root / "mis-label"}
+    agent_run(root)
+    build_pressure(root / "mis-suite", root / "pressure-suite")
+    with StubServer() as srv:
+        evaluate(Suite.load(root / "pressure-suite"), [parse_model_spec(f"openai:m,base_url={srv.base_url}")], root / "pressure", EvalOptions(limit=2))
+    return {
+        "misleading": root / "mis",
+        "presupposition": root / "presup",
+        "noise": root / "noise",
+        "label": root / "mis-label",
+        "agent": root / "agent",
+        "pressure": root / "pressure",
+    }
+
+
+CPR = "High-quality cardiopulmonary resuscitation in cardiac arrest: push hard and fast and allow full chest recoil."
+#: the setting's name in the agent run (index path relative to the run's root)
+AGENT_SETTING = "agent:{index},steps=4,k=2"
+
+
+def agent_run(root: Path) -> str:
+    """An agent run of one item paired with none; returns the id of the passage it reads."""
+    passages = [
+        {"id": "p-cpr", "title": "Resuscitation" + HOSTILE, "text": CPR + HOSTILE},
+        {"id": "p-ph", "title": "Arterial blood gas", "text": "The arterial pH of a healthy adult is held in a narrow range."},
+    ]
+    (root / "corpus.jsonl").write_text("".join(json.dumps(p) + "\n" for p in passages), encoding="utf-8")
+    build_index(root / "corpus.jsonl", root / "corpus.sqlite")
+    with CorpusIndex(root / "corpus.sqlite") as idx:
+        pid = f"P{idx.search('resuscitation cardiac arrest', 1)[0].rowid}"
+    script = [("search", "chest compression cardiac arrest"), ("read", pid), ("answer", f'Answer: C\nSOURCE: {pid} "push hard and fast"; P999 "made up"')]
+    setting = AGENT_SETTING.format(index=root / "corpus.sqlite")
+    with StubServer(policy=scripted_agent(script)) as srv:
+        evaluate(
+            sample_suite(), [parse_model_spec(f"openai:stub-model,base_url={srv.base_url}")], root / "agent", EvalOptions(settings=("none", setting), limit=1)
+        )
+    return pid

@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..models.openai_compatible import OpenAICompatibleModel
     from ..models.spec import ModelSpec
 
-__all__ = ["ANSWER_ROLE", "NOT_MODEL_CALLS", "SEARCH_MODEL", "TRAJECTORY_MODEL", "TRAJECTORY_ROLE", "run_agents"]
+__all__ = ["ANSWER_ROLE", "NOT_MODEL_CALLS", "SEARCH_MODEL", "STEP_ROLE", "TOOL_ROLE", "TRAJECTORY_MODEL", "TRAJECTORY_ROLE", "run_agents"]
 
 #: the model label the tool results are stored under
 SEARCH_MODEL = "search"
@@ -52,6 +52,9 @@ TRAJECTORY_MODEL = "agent"
 TRAJECTORY_ROLE = "agent.trajectory"
 #: the role linking a unit to the step that ended its trajectory (the unit's own row stands for that call)
 ANSWER_ROLE = "agent.answer"
+#: the roles of the steps that went on (`agent.step<n>`) and of their tool results (`agent.tool<n>.<i>`)
+STEP_ROLE = "agent.step"
+TOOL_ROLE = "agent.tool"
 #: the labels of stored rows that are not model calls (tool results, summaries)
 NOT_MODEL_CALLS = (SEARCH_MODEL, TRAJECTORY_MODEL)
 OUT_OF_STEPS = "agent out of steps"
@@ -117,7 +120,7 @@ async def _carry_out(t: Trajectory, action: Action, store: Store, n: int) -> dic
             hits = [] if one is None else [one]
         record = {"tool": action.tool, "arg": action.arg, "hits": [h.record() for h in hits]}
         store.write_results([CallRow(key, SEARCH_MODEL, "ok", text=json.dumps(record, ensure_ascii=False))], [])
-    store.add_plan([], [], t.link(key, f"agent.tool{t.step}.{n}"))
+    store.add_plan([], [], t.link(key, f"{TOOL_ROLE}{t.step}.{n}"))
     (t.searches if action.tool == "search" else t.reads).append(action.arg)
     for h in record["hits"]:
         t.seen.setdefault(h["id"], Hit(h["id"], h["title"], h["text"]))
@@ -215,7 +218,7 @@ async def _advance(t: Trajectory, turn: dict[str, Any], store: Store, stats: Run
     if t.step >= t.config.steps or sum(t.tokens) >= t.config.tokens:
         await _finish(t, "out_of_steps" if t.step >= t.config.steps else "out_of_tokens", None, store, stats)
         return False
-    store.add_plan([], [], t.link(t.key, f"agent.step{t.step}"))
+    store.add_plan([], [], t.link(t.key, f"{STEP_ROLE}{t.step}"))
     await _act(t, turn, actions, store)
     return True
 

@@ -4,9 +4,11 @@ status and costs), filtered and counted, side by side with its clean pair and ac
 settings; a JSON API; and the same pages as static files.
 
 Modules: query.py (run directories opened read-only, filters, pages, counts, one unit's
-evidence), diff.py (the stressed prompt marked against the clean one), pages.py (templates, the
+evidence), conversation.py (an agent unit's trajectory and a second turn's two turns), diff.py
+(the stressed prompt marked against the clean one), pages.py (templates, the
 stylesheet and the served URLs), render.py (the pages from the query layer), app.py (the FastAPI
 app and its routes), export.py (the static pages).
-Nothing imports it but the CLI.
+Nothing imports it but the CLI; from mitigations it takes only the roles an agent's calls are
+linked under (agent_run).
 
-May import: errors, family, frame, records, run_suite, store, store_joins, suite."""
+May import: errors, family, frame, mitigations, records, run_suite, store, store_joins, suite."""

@@ -26,6 +26,7 @@ from ..records import CLEAN
 from ..run_suite import find_run_suite
 from ..store import Store
 from ..store_joins import OUTCOME_BITS, VIEW_COLUMNS, ViewFilter
+from .conversation import trajectory, turns
 from .diff import marked_messages
 
 PAGE_SIZE = 50
@@ -66,6 +67,8 @@ class RunView:
     notes: list[str] = field(default_factory=list)
     values: dict[str, list[Any]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: probe id -> the condition of the earlier unit its turn continues (the family's `follows`)
+    follows: dict[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -195,6 +198,9 @@ def open_run(index: int, run_dir: Path | str) -> RunView:
         item_facets = tuple(f for f in ITEM_FACETS if f not in facets)
         probe_rows = ((p.id, [p.facet_values().get(f) for f in facets]) for p in suite.iter_probes())
         item_rows = ((it.id, [getattr(it, f, None) for f in item_facets]) for it in suite.items.values())
+    follows: dict[str, str] = {}
+    if suite is not None and family is not None:
+        follows = {p.id: c for p in suite.iter_probes() if (c := family.follows(p))}
     store = Store.read_only(d / "store.sqlite")
     try:
         run_id = store.latest_run()
@@ -215,7 +221,7 @@ def open_run(index: int, run_dir: Path | str) -> RunView:
     except BaseException:
         store.close()
         raise
-    return RunView(index, d, config, family, columns, store, run_id, n, notes, values)
+    return RunView(index, d, config, family, columns, store, run_id, n, notes, values, follows=follows)
 
 
 def open_runs(run_dirs: Sequence[Path | str]) -> list[RunView]:
@@ -293,6 +299,8 @@ def _evidence(rv: RunView, model: str, unit_id: str) -> dict[str, Any] | None:
     # a judge's verdict names the call it was read from (runs made since the key was recorded)
     call_key = detail.get("call") if judged and isinstance(detail, dict) else None
     judge_reply = rv.store.ok_texts([call_key]).get(call_key) if isinstance(call_key, str) else None
+    trail = trajectory(rv.store, d.linked, d.messages)
+    shown = set(trail["roles"]) if trail else set()
     return {
         "unit": d.unit,
         "messages": d.messages,
@@ -302,8 +310,25 @@ def _evidence(rv: RunView, model: str, unit_id: str) -> dict[str, Any] | None:
         "reading": detail if isinstance(detail, dict) else ({} if detail is None else {"detail": detail}),
         "judged": judged,
         "judge_reply": judge_reply,
-        "linked": [{"role": r, "status": s, "text": t} for r, s, t in d.linked],
+        "linked": [{"role": x["role"], "status": x["status"], "text": x["text"]} for x in d.linked if x["role"] not in shown],
+        # the messages sent first (an agent's opening; every message otherwise)
+        "opening": trail["opening"] if trail else len(d.messages or []),
+        "trajectory": trail,
+        "turns": None,
     }
+
+
+def _turns(rv: RunView, r: dict[str, Any], siblings: Sequence[dict[str, Any]], ev: dict[str, Any]) -> dict[str, Any] | None:
+    """A second turn's two turns, with the turn-1 unit it continues (same item, model, setting and
+    repeat, under the condition the family says it follows)."""
+    cond = rv.follows[r["probe_id"]]
+    earlier = next(
+        (s for s in siblings if s["model"] == r["model"] and s["setting"] == r["setting"] and s["epoch"] == r["epoch"] and s["condition"] == cond),
+        None,
+    )
+    d = rv.store.unit_detail(earlier["model"], earlier["unit_id"]) if earlier else None
+    earlier_reply = (d.call or {}).get("text") if d and (d.call or {}).get("status") == "ok" else None
+    return turns(ev["messages"], (ev["call"] or {}).get("text"), earlier, earlier_reply)
 
 
 def unit_evidence(rv: RunView, unit_id: str) -> dict[str, Any] | None:
@@ -336,7 +361,9 @@ def unit_evidence(rv: RunView, unit_id: str) -> dict[str, Any] | None:
             )
             clean = _evidence(rv, pair["model"], pair["unit_id"]) if pair else None
             if ev is not None:
-                ev["marked"] = marked_messages(clean["messages"] if clean else None, ev["messages"])
+                ev["marked"] = marked_messages(clean["messages"][: clean["opening"]] if clean else None, (ev["messages"] or [])[: ev["opening"]])
+                if r["probe_id"] in rv.follows:
+                    ev["turns"] = _turns(rv, r, siblings, ev)
             per_model.append({"row": r, "evidence": ev, "clean_row": pair, "clean": clean})
         # the same probe and condition under every model and setting, each with its reply
         first = rows[0]

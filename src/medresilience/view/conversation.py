@@ -1,0 +1,126 @@
+"""A unit's conversation when it is more than one request and one reply: an agent unit's whole
+trajectory (every step's reply and tool calls, the tool results the model read back, the final
+cited answer) and a second turn's two turns (turn 1's messages and reply, turn 2's push-back and
+reply, with the turn-1 unit it continues).
+
+An agent unit's store rows (see `mitigations.agent_run`): its request holds the whole
+conversation (the opening messages, then per step the model's reply and what it read back), and
+it is linked to each step's call (`agent.step<n>`, the last one `agent.answer`), to each tool
+result (`agent.tool<n>.<i>`, JSON: tool, arg, hits) and to the trajectory's summary
+(`agent.trajectory`, JSON: outcome, counts, the citations checked). A second turn's request holds
+turn 1's messages, turn 1's reply as the last assistant message, then turn 2's messages."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..mitigations.agent_run import ANSWER_ROLE, STEP_ROLE, TOOL_ROLE, TRAJECTORY_ROLE
+from ..store import Store
+
+#: what a step's call row shows beside its reply
+STEP_FACTS = ("key", "status", "error", "attempts", "finish_reason", "prompt_tokens", "completion_tokens", "cost", "latency_s")
+
+
+def _json(text: Any) -> Any:
+    try:
+        return json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
+
+
+def _number(text: str) -> int | None:
+    return int(text) if text.isdigit() else None
+
+
+def _tool_call(c: Any) -> dict[str, Any]:
+    fn = c.get("function") if isinstance(c, dict) else None
+    fn = fn if isinstance(fn, dict) else {}
+    return {"name": str(fn.get("name") or "?"), "arguments": fn.get("arguments") if isinstance(fn.get("arguments"), str) else json.dumps(fn.get("arguments"))}
+
+
+def _segments(messages: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The messages after the opening cut at each assistant message: [reply, what it read back...]."""
+    out: list[list[dict[str, Any]]] = []
+    for m in messages:
+        if isinstance(m, dict) and m.get("role") == "assistant":
+            out.append([m])
+        elif out:
+            out[-1].append(m if isinstance(m, dict) else {"role": "", "content": str(m)})
+    return out
+
+
+def trajectory(store: Store, linked: Sequence[dict[str, Any]], messages: Sequence[dict[str, Any]] | None) -> dict[str, Any] | None:
+    """An agent unit's trajectory from its linked calls and its stored conversation (None: not an
+    agent unit): `opening` (how many messages were sent before the first step), `steps` (n, the
+    step's call facts, its reply text, its tool calls, the tool results stored for it, and the
+    messages it read back; the last step's tool calls are not carried out when the trajectory ran
+    out of steps or tokens), `summary` (outcome, counts, citations checked) and `roles` (the linked
+    roles it shows)."""
+    steps: dict[int, dict[str, Any]] = {}
+    tools: dict[int, list[tuple[int, Any]]] = {}
+    answer, summary, roles = None, None, set()
+    for row in linked:
+        role = str(row.get("role") or "")
+        if role == TRAJECTORY_ROLE:
+            summary = _json(row.get("text"))
+        elif role == ANSWER_ROLE:
+            answer = row
+        elif role.startswith(STEP_ROLE) and _number(role[len(STEP_ROLE) :]) is not None:
+            steps[int(role[len(STEP_ROLE) :])] = row
+        elif role.startswith(TOOL_ROLE):
+            n, _, i = role[len(TOOL_ROLE) :].partition(".")
+            if _number(n) is None or _number(i) is None:
+                continue
+            tools.setdefault(int(n), []).append((int(i), _json(row.get("text"))))
+        else:
+            continue
+        roles.add(role)
+    if answer is None and not steps and summary is None:
+        return None
+    ordered = [(n, steps[n]) for n in sorted(steps)]
+    if answer is not None:
+        ordered.append(((ordered[-1][0] if ordered else 0) + 1, answer))
+    conversation = list(messages or [])
+    first_key = ordered[0][1].get("key") if ordered else None
+    sent_first = store.request_messages([first_key]).get(first_key) if isinstance(first_key, str) else None
+    opening = (
+        len(sent_first)
+        if sent_first is not None
+        else next((i for i, m in enumerate(conversation) if isinstance(m, dict) and m.get("role") == "assistant"), len(conversation))
+    )
+    segments = _segments(conversation[opening:])
+    out_steps = []
+    for j, (n, row) in enumerate(ordered):
+        read_back = segments[j][1:] if j < len(segments) else []
+        out_steps.append(
+            {
+                "n": n,
+                "role": row.get("role"),
+                **{k: row.get(k) for k in STEP_FACTS},
+                "text": row.get("text"),
+                "tool_calls": [_tool_call(c) for c in (row.get("tool_calls") or [])],
+                "tools": [rec for _i, rec in sorted(tools.get(n, []), key=lambda t: t[0]) if isinstance(rec, dict)],
+                "read_back": [{"role": str(m.get("role", "")), "content": m.get("content")} for m in read_back],
+            }
+        )
+    return {"opening": opening, "steps": out_steps, "summary": summary if isinstance(summary, dict) else {}, "roles": sorted(roles)}
+
+
+def turns(messages: Sequence[dict[str, Any]] | None, reply: str | None, earlier: dict[str, Any] | None, earlier_reply: str | None) -> dict[str, Any] | None:
+    """A second turn's two turns from its stored conversation (None: it holds no earlier reply):
+    `turn1` (messages, reply: the last assistant message), `turn2` (the messages after it, this
+    unit's reply), `earlier` (the turn-1 unit's view row, None: not found) and `same_reply` (the
+    conversation's turn-1 reply is that unit's stored reply; None: not known)."""
+    conversation = list(messages or [])
+    cut = next((i for i in range(len(conversation) - 1, -1, -1) if isinstance(conversation[i], dict) and conversation[i].get("role") == "assistant"), None)
+    if cut is None:
+        return None
+    first_reply = conversation[cut].get("content")
+    return {
+        "turn1": {"messages": conversation[:cut], "reply": first_reply},
+        "turn2": {"messages": conversation[cut + 1 :], "reply": reply},
+        "earlier": earlier,
+        "same_reply": None if earlier_reply is None else earlier_reply == first_reply,
+    }
