@@ -276,11 +276,14 @@ class ViewFilter:
             parts.append("(v.flags & ?) = ?")
             args += [bits, bits]
         if self.q:
-            # LIKE with its pattern characters escaped: a plain substring, case-insensitive for ASCII
-            like = "%" + self.q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            parts.append(
-                "v.key IN (SELECT key FROM main.calls WHERE text LIKE ? ESCAPE '\\' UNION SELECT key FROM main.requests WHERE messages LIKE ? ESCAPE '\\')"
-            )
+            # a plain substring, case-insensitive for ASCII, through the trigram index: LIKE without
+            # ESCAPE uses it; a text holding a pattern character (%, _ or a backslash) is escaped and scanned
+            if any(ch in self.q for ch in "%_\\"):
+                like = "%" + self.q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+                match = "reply LIKE ? ESCAPE '\\' OR prompt LIKE ? ESCAPE '\\'"
+            else:
+                like, match = f"%{self.q}%", "reply LIKE ? OR prompt LIKE ?"
+            parts.append(f"v.n IN (SELECT rowid FROM temp.vt WHERE {match})")
             args += [like, like]
         return " AND ".join(parts), args
 
@@ -357,7 +360,9 @@ class ViewReads:
         icols = [f"f{i}" for i in range(len(item_facets))]
         pcols = [f"f{len(icols) + i}" for i in range(len(facets))]
         fcols = icols + pcols
-        c.executescript("DROP TABLE IF EXISTS temp.vi; DROP TABLE IF EXISTS temp.vp; DROP TABLE IF EXISTS temp.vu; DROP TABLE IF EXISTS temp.vc;")
+        c.executescript(
+            "DROP TABLE IF EXISTS temp.vi; DROP TABLE IF EXISTS temp.vp; DROP TABLE IF EXISTS temp.vu; DROP TABLE IF EXISTS temp.vc; DROP TABLE IF EXISTS temp.vt;"
+        )
         self._view_facts("vi", "item_id", icols, item_rows)
         self._view_facts("vp", "probe_id", pcols, probe_facets)
         c.execute(
@@ -378,6 +383,13 @@ class ViewReads:
             args,
         )
         c.execute(f"UPDATE temp.vu SET flags = {_STATE_BITS}")
+        # the text search's index: each unit's reply and prompt as sent, by the unit's row (trigrams:
+        # any substring of three characters or more is looked up, shorter ones scan this table)
+        c.execute("CREATE VIRTUAL TABLE temp.vt USING fts5(reply, prompt, tokenize='trigram')")
+        c.execute(
+            """INSERT INTO temp.vt (rowid, reply, prompt) SELECT v.n, c.text, r.messages
+                FROM temp.vu v LEFT JOIN main.calls c ON c.key = v.key LEFT JOIN main.requests r ON r.key = v.key"""
+        )
         c.execute("CREATE INDEX temp.vu_pair ON vu(item_id, model, setting, epoch, condition)")
         if reference is not None:
             unread = f"vu.state IN {_ANSWERED}" if unread_flips else "vu.state = 'valid'"

@@ -116,3 +116,15 @@ def test_a_store_of_an_older_layout_is_named_not_migrated(tmp_path):
         pass
     with Store.read_only(path) as ro:
         assert ro.build_view_index("r1", (), (), reference=None, target=None, unread_flips=True) == 1
+
+
+def test_text_search_goes_through_the_trigram_index(store):
+    _index(store, reference="clean", target="target", unread_flips=True)
+    # a plain text of three characters or more is looked up in the index, not scanned from the store
+    where, args = ViewFilter(q="reply 1").where()
+    plan = " ".join(r[-1] for r in store.conn.execute(f"EXPLAIN QUERY PLAN SELECT v.n FROM temp.vu v WHERE {where}", args))
+    assert "VIRTUAL TABLE INDEX" in plan and "calls" not in plan and "requests" not in plan
+    assert sum(r[-1] for r in store.view_counts(ViewFilter(q="REPLY 1"), 1)) == 3  # reply 1, reply 10, reply 11
+    # shorter texts and texts with pattern characters still find their substrings
+    assert sum(r[-1] for r in store.view_counts(ViewFilter(q="i4"), 1)) == 2
+    assert sum(r[-1] for r in store.view_counts(ViewFilter(q="y 1_"), 1)) == 0
