@@ -232,7 +232,7 @@ def unit_records(conn: sqlite3.Connection, run: str | None, chunk: int) -> Itera
 
 
 #: the outcome bits of a unit in the viewer's index (`ViewReads`), in the order they are shown
-OUTCOME_BITS = {"flip": 1, "flip_to_target": 2, "recovered": 4, "unread": 8, "truncated": 16, "unscored": 32, "error": 64}
+OUTCOME_BITS = {"flip": 1, "flip_read": 128, "flip_to_target": 2, "recovered": 4, "unread": 8, "truncated": 16, "unscored": 32, "error": 64}
 # a unit's state, read as the results frame reads it: the call's failure, else its score's status,
 # else (a reply with no score row) truncated when cut at its budget, else invalid
 _STATE = (
@@ -332,7 +332,8 @@ class ViewReads:
         (invalid), truncated, unscored and error from its state; against the unit of its item
         under the `reference` condition (same model, setting and repeat; None: no pairing): flip
         (the reference right, this one answered and not right; an unread reply counts only when
-        `unread_flips`), flip_to_target (a flip whose label is the probe's `target` facet) and
+        `unread_flips`), flip_read (a flip whose reply was read: the rates that leave unread
+        replies out), flip_to_target (a flip whose label is the probe's `target` facet) and
         recovered (the reference answered and not right, this one right)."""
         try:
             return self._build_view_index(run, facets, probe_facets, reference, target, unread_flips, item_facets, item_rows)
@@ -395,7 +396,9 @@ class ViewReads:
             unread = f"vu.state IN {_ANSWERED}" if unread_flips else "vu.state = 'valid'"
             ref_wrong = f"r.state IN {_ANSWERED}" if unread_flips else "r.state = 'valid'"
             tcol = pcols[list(facets).index(target)] if target in facets else None
+            # a flip: 1, with 2 when to the target, with 128 when its reply was read
             to_target = f"(CASE WHEN vu.label = vu.{tcol} THEN 3 ELSE 1 END)" if tcol else "1"
+            to_target += " | (CASE WHEN vu.state = 'valid' THEN 128 ELSE 0 END)"
             c.execute(
                 f"""UPDATE temp.vu SET flags = flags | COALESCE((SELECT CASE
                         WHEN r.correct AND NOT vu.correct AND {unread} THEN {to_target}

@@ -65,9 +65,9 @@ def _names(flags: int) -> set[str]:
 
 def test_outcomes_against_the_reference(store):
     got = {uid.split("|")[0] + "|" + uid.split("|")[1]: _names(f) for uid, f in _index(store, reference="clean", target="target", unread_flips=True).items()}
-    assert got["i1:p|s"] == {"flip", "flip_to_target"}
-    assert got["i2:p|s"] == {"flip"}
-    assert got["i3:p|s"] == {"flip", "unread"}
+    assert got["i1:p|s"] == {"flip", "flip_read", "flip_to_target"}
+    assert got["i2:p|s"] == {"flip", "flip_read"}
+    assert got["i3:p|s"] == {"flip", "unread"}  # a flip, its reply not read
     assert got["i4:p|s"] == {"recovered"}
     assert got["i5:p|s"] == {"error"}
     assert got["i6:p|s"] == {"unscored"} and got["i6|clean"] == {"truncated"}
@@ -76,7 +76,7 @@ def test_outcomes_against_the_reference(store):
 
 def test_unread_replies_not_counted_as_flips_and_no_reference(store):
     got = {uid.split("|")[0]: _names(f) for uid, f in _index(store, reference="clean", target="target", unread_flips=False).items() if "|s|" in uid}
-    assert got["i3:p"] == {"unread"} and got["i1:p"] == {"flip", "flip_to_target"}
+    assert got["i3:p"] == {"unread"} and got["i1:p"] == {"flip", "flip_read", "flip_to_target"}
     got = {uid.split("|")[0]: _names(f) for uid, f in _index(store, reference=None, target=None, unread_flips=True).items() if "|s|" in uid}
     assert got["i1:p"] == set() and got["i3:p"] == {"unread"} and got["i4:p"] == set()
 
