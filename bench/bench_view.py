@@ -83,6 +83,7 @@ def main() -> None:
         ("facet + outcome + model (HTML)", f"/units?run=0&model={quote(m0)}&outcome=flip&provenance=patient"),
         ("page 10,000", "/api/units?run=0&page=10000"),
         ("text search (replies and prompts)", "/api/units?run=0&q=answer:%20d"),
+        ("text search, a text no reply holds", "/api/units?run=0&q=metformin"),
     ]
     rows = []
     for name, url in queries:

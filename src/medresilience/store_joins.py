@@ -277,13 +277,14 @@ class ViewFilter:
             args += [bits, bits]
         if self.q:
             # a plain substring, case-insensitive for ASCII, through the trigram index: LIKE without
-            # ESCAPE uses it; a text holding a pattern character (%, _ or a backslash) is escaped and scanned
+            # ESCAPE on one column uses it (OR would scan); a text holding a pattern character (%, _
+            # or a backslash) is escaped and scanned
             if any(ch in self.q for ch in "%_\\"):
                 like = "%" + self.q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-                match = "reply LIKE ? ESCAPE '\\' OR prompt LIKE ? ESCAPE '\\'"
+                esc = " ESCAPE '\\'"
             else:
-                like, match = f"%{self.q}%", "reply LIKE ? OR prompt LIKE ?"
-            parts.append(f"v.n IN (SELECT rowid FROM temp.vt WHERE {match})")
+                like, esc = f"%{self.q}%", ""
+            parts.append(f"v.n IN (SELECT rowid FROM temp.vt WHERE reply LIKE ?{esc} UNION SELECT rowid FROM temp.vt WHERE prompt LIKE ?{esc})")
             args += [like, like]
         return " AND ".join(parts), args
 
