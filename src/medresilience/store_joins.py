@@ -276,17 +276,22 @@ class ViewFilter:
             parts.append("(v.flags & ?) = ?")
             args += [bits, bits]
         if self.q:
-            # a plain substring, case-insensitive for ASCII, through the trigram index: LIKE without
-            # ESCAPE on one column uses it (OR would scan); a text holding a pattern character (%, _
-            # or a backslash) is escaped and scanned
-            if any(ch in self.q for ch in "%_\\"):
-                like = "%" + self.q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-                esc = " ESCAPE '\\'"
-            else:
-                like, esc = f"%{self.q}%", ""
-            parts.append(f"v.n IN (SELECT rowid FROM temp.vt WHERE reply LIKE ?{esc} UNION SELECT rowid FROM temp.vt WHERE prompt LIKE ?{esc})")
-            args += [like, like]
+            # the matches of the text, put in temp.vq by `ViewReads` before the filter is used
+            parts.append("v.n IN (SELECT n FROM temp.vq)")
         return " AND ".join(parts), args
+
+    def search(self) -> tuple[str, list[Any]]:
+        """The query of the units whose reply or prompt holds the text `q` (a plain substring,
+        case-insensitive for ASCII), through the trigram index: LIKE without ESCAPE on one column
+        uses it (an OR of the columns would scan); a text holding a pattern character (%, _ or a
+        backslash) is escaped and scanned."""
+        q = self.q or ""
+        if any(ch in q for ch in "%_\\"):
+            like = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            esc = " ESCAPE '\\'"
+        else:
+            like, esc = f"%{q}%", ""
+        return f"SELECT rowid FROM temp.vt WHERE reply LIKE ?{esc} UNION SELECT rowid FROM temp.vt WHERE prompt LIKE ?{esc}", [like, like]
 
 
 @dataclass(frozen=True)
@@ -311,6 +316,8 @@ class ViewReads:
     for the viewer's filters; pages and counts of a filter from it; one unit's stored detail."""
 
     conn: sqlite3.Connection
+    #: the text whose matches temp.vq holds (None: none)
+    _view_q: str | None = None
 
     def build_view_index(
         self,
@@ -363,8 +370,9 @@ class ViewReads:
         pcols = [f"f{len(icols) + i}" for i in range(len(facets))]
         fcols = icols + pcols
         c.executescript(
-            "DROP TABLE IF EXISTS temp.vi; DROP TABLE IF EXISTS temp.vp; DROP TABLE IF EXISTS temp.vu; DROP TABLE IF EXISTS temp.vc; DROP TABLE IF EXISTS temp.vt;"
+            "DROP TABLE IF EXISTS temp.vi; DROP TABLE IF EXISTS temp.vp; DROP TABLE IF EXISTS temp.vu; DROP TABLE IF EXISTS temp.vc; DROP TABLE IF EXISTS temp.vt; DROP TABLE IF EXISTS temp.vq;"
         )
+        self._view_q = None
         self._view_facts("vi", "item_id", icols, item_rows)
         self._view_facts("vp", "probe_id", pcols, probe_facets)
         c.execute(
@@ -434,8 +442,20 @@ class ViewReads:
             raise ValueError(f"not an indexed column: {column}")
         return [r[0] for r in self.conn.execute(f"SELECT DISTINCT {column} FROM temp.vu WHERE {column} IS NOT NULL ORDER BY 1")]
 
+    def _view_search(self, flt: ViewFilter) -> None:
+        """Put the matches of the filter's text in temp.vq, searched once: the last text's matches
+        are kept, so its pages, counts and refinements do not search again."""
+        if not flt.q or self._view_q == flt.q:
+            return
+        sql, args = flt.search()
+        self.conn.execute("DROP TABLE IF EXISTS temp.vq")
+        self.conn.execute("CREATE TEMP TABLE vq (n INTEGER PRIMARY KEY)")
+        self.conn.execute(f"INSERT INTO temp.vq {sql}", args)
+        self._view_q = flt.q
+
     def view_page(self, flt: ViewFilter, offset: int, limit: int, n_facets: int) -> list[tuple]:
         """One page of the units a filter keeps, in store order: rows of `VIEW_COLUMNS` then the facets."""
+        self._view_search(flt)
         where, args = flt.where()
         cols = ", ".join([*(f"v.{c}" for c in VIEW_COLUMNS), *(f"v.f{i}" for i in range(n_facets))])
         return self.conn.execute(f"SELECT {cols} FROM temp.vu v WHERE {where} ORDER BY v.n LIMIT ? OFFSET ?", [*args, int(limit), int(offset)]).fetchall()
@@ -443,6 +463,7 @@ class ViewReads:
     def view_counts(self, flt: ViewFilter, n_facets: int) -> list[tuple]:
         """The units a filter keeps, counted per (model, setting, condition, outcome bits, facets...):
         from the index's table of counts, or, for a text search or an item, by a scan of the units."""
+        self._view_search(flt)
         where, args = flt.where()
         cols = ", ".join(["v.model", "v.setting", "v.condition", "v.flags", *(f"v.f{i}" for i in range(n_facets))])
         if flt.q or flt.item_id is not None:

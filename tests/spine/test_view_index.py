@@ -121,8 +121,8 @@ def test_a_store_of_an_older_layout_is_named_not_migrated(tmp_path):
 def test_text_search_goes_through_the_trigram_index(store):
     _index(store, reference="clean", target="target", unread_flips=True)
     # a plain text of three characters or more is looked up in the index, not scanned from the store
-    where, args = ViewFilter(q="reply 1").where()
-    plan = " ".join(r[-1] for r in store.conn.execute(f"EXPLAIN QUERY PLAN SELECT v.n FROM temp.vu v WHERE {where}", args))
+    sql, args = ViewFilter(q="reply 1").search()
+    plan = " ".join(r[-1] for r in store.conn.execute(f"EXPLAIN QUERY PLAN {sql}", args))
     assert plan.count("VIRTUAL TABLE INDEX 0:L") == 2 and "calls" not in plan and "requests" not in plan  # L: LIKE on a column
     assert sum(r[-1] for r in store.view_counts(ViewFilter(q="REPLY 1"), 1)) == 3  # reply 1, reply 10, reply 11
     # shorter texts and texts with pattern characters still find their substrings
