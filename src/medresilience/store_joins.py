@@ -232,7 +232,7 @@ def unit_records(conn: sqlite3.Connection, run: str | None, chunk: int) -> Itera
 
 
 #: the outcome bits of a unit in the viewer's index (`ViewReads`), in the order they are shown
-OUTCOME_BITS = {"flip": 1, "flip_to_target": 2, "recovered": 4, "unread": 8, "truncated": 16, "unscored": 32, "error": 64}
+OUTCOME_BITS = {"flip": 1, "flip_read": 128, "flip_to_target": 2, "recovered": 4, "unread": 8, "truncated": 16, "unscored": 32, "error": 64}
 # a unit's state, read as the results frame reads it: the call's failure, else its score's status,
 # else (a reply with no score row) truncated when cut at its budget, else invalid
 _STATE = (
@@ -276,13 +276,22 @@ class ViewFilter:
             parts.append("(v.flags & ?) = ?")
             args += [bits, bits]
         if self.q:
-            # LIKE with its pattern characters escaped: a plain substring, case-insensitive for ASCII
-            like = "%" + self.q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            parts.append(
-                "v.key IN (SELECT key FROM main.calls WHERE text LIKE ? ESCAPE '\\' UNION SELECT key FROM main.requests WHERE messages LIKE ? ESCAPE '\\')"
-            )
-            args += [like, like]
+            # the matches of the text, put in temp.vq by `ViewReads` before the filter is used
+            parts.append("v.n IN (SELECT n FROM temp.vq)")
         return " AND ".join(parts), args
+
+    def search(self) -> tuple[str, list[Any]]:
+        """The query of the units whose reply or prompt holds the text `q` (a plain substring,
+        case-insensitive for ASCII), through the trigram index: LIKE without ESCAPE on one column
+        uses it (an OR of the columns would scan); a text holding a pattern character (%, _ or a
+        backslash) is escaped and scanned."""
+        q = self.q or ""
+        if any(ch in q for ch in "%_\\"):
+            like = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            esc = " ESCAPE '\\'"
+        else:
+            like, esc = f"%{q}%", ""
+        return f"SELECT rowid FROM temp.vt WHERE reply LIKE ?{esc} UNION SELECT rowid FROM temp.vt WHERE prompt LIKE ?{esc}", [like, like]
 
 
 @dataclass(frozen=True)
@@ -309,6 +318,8 @@ class ViewReads:
     for the viewer's filters; pages and counts of a filter from it; one unit's stored detail."""
 
     conn: sqlite3.Connection
+    #: the text whose matches temp.vq holds (None: none)
+    _view_q: str | None = None
 
     def build_view_index(
         self,
@@ -331,7 +342,8 @@ class ViewReads:
         (invalid), truncated, unscored and error from its state; against the unit of its item
         under the `reference` condition (same model, setting and repeat; None: no pairing): flip
         (the reference right, this one answered and not right; an unread reply counts only when
-        `unread_flips`), flip_to_target (a flip whose label is the probe's `target` facet) and
+        `unread_flips`), flip_read (a flip whose reply was read: the rates that leave unread
+        replies out), flip_to_target (a flip whose label is the probe's `target` facet) and
         recovered (the reference answered and not right, this one right)."""
         try:
             return self._build_view_index(run, facets, probe_facets, reference, target, unread_flips, item_facets, item_rows)
@@ -359,7 +371,10 @@ class ViewReads:
         icols = [f"f{i}" for i in range(len(item_facets))]
         pcols = [f"f{len(icols) + i}" for i in range(len(facets))]
         fcols = icols + pcols
-        c.executescript("DROP TABLE IF EXISTS temp.vi; DROP TABLE IF EXISTS temp.vp; DROP TABLE IF EXISTS temp.vu; DROP TABLE IF EXISTS temp.vc;")
+        c.executescript(
+            "DROP TABLE IF EXISTS temp.vi; DROP TABLE IF EXISTS temp.vp; DROP TABLE IF EXISTS temp.vu; DROP TABLE IF EXISTS temp.vc; DROP TABLE IF EXISTS temp.vt; DROP TABLE IF EXISTS temp.vq;"
+        )
+        self._view_q = None
         self._view_facts("vi", "item_id", icols, item_rows)
         self._view_facts("vp", "probe_id", pcols, probe_facets)
         c.execute(
@@ -380,12 +395,21 @@ class ViewReads:
             args,
         )
         c.execute(f"UPDATE temp.vu SET flags = {_STATE_BITS}")
+        # the text search's index: each unit's reply and prompt as sent, by the unit's row (trigrams:
+        # any substring of three characters or more is looked up, shorter ones scan this table)
+        c.execute("CREATE VIRTUAL TABLE temp.vt USING fts5(reply, prompt, tokenize='trigram')")
+        c.execute(
+            """INSERT INTO temp.vt (rowid, reply, prompt) SELECT v.n, c.text, r.messages
+                FROM temp.vu v LEFT JOIN main.calls c ON c.key = v.key LEFT JOIN main.requests r ON r.key = v.key"""
+        )
         c.execute("CREATE INDEX temp.vu_pair ON vu(item_id, model, setting, epoch, condition)")
         if reference is not None:
             unread = f"vu.state IN {_ANSWERED}" if unread_flips else "vu.state = 'valid'"
             ref_wrong = f"r.state IN {_ANSWERED}" if unread_flips else "r.state = 'valid'"
             tcol = pcols[list(facets).index(target)] if target in facets else None
+            # a flip: 1, with 2 when to the target, with 128 when its reply was read
             to_target = f"(CASE WHEN vu.label = vu.{tcol} THEN 3 ELSE 1 END)" if tcol else "1"
+            to_target += " | (CASE WHEN vu.state = 'valid' THEN 128 ELSE 0 END)"
             c.execute(
                 f"""UPDATE temp.vu SET flags = flags | COALESCE((SELECT CASE
                         WHEN r.correct AND NOT vu.correct AND {unread} THEN {to_target}
@@ -420,8 +444,20 @@ class ViewReads:
             raise ValueError(f"not an indexed column: {column}")
         return [r[0] for r in self.conn.execute(f"SELECT DISTINCT {column} FROM temp.vu WHERE {column} IS NOT NULL ORDER BY 1")]
 
+    def _view_search(self, flt: ViewFilter) -> None:
+        """Put the matches of the filter's text in temp.vq, searched once: the last text's matches
+        are kept, so its pages, counts and refinements do not search again."""
+        if not flt.q or self._view_q == flt.q:
+            return
+        sql, args = flt.search()
+        self.conn.execute("DROP TABLE IF EXISTS temp.vq")
+        self.conn.execute("CREATE TEMP TABLE vq (n INTEGER PRIMARY KEY)")
+        self.conn.execute(f"INSERT INTO temp.vq {sql}", args)
+        self._view_q = flt.q
+
     def view_page(self, flt: ViewFilter, offset: int, limit: int, n_facets: int) -> list[tuple]:
         """One page of the units a filter keeps, in store order: rows of `VIEW_COLUMNS` then the facets."""
+        self._view_search(flt)
         where, args = flt.where()
         cols = ", ".join([*(f"v.{c}" for c in VIEW_COLUMNS), *(f"v.f{i}" for i in range(n_facets))])
         return self.conn.execute(f"SELECT {cols} FROM temp.vu v WHERE {where} ORDER BY v.n LIMIT ? OFFSET ?", [*args, int(limit), int(offset)]).fetchall()
@@ -429,6 +465,7 @@ class ViewReads:
     def view_counts(self, flt: ViewFilter, n_facets: int) -> list[tuple]:
         """The units a filter keeps, counted per (model, setting, condition, outcome bits, facets...):
         from the index's table of counts, or, for a text search or an item, by a scan of the units."""
+        self._view_search(flt)
         where, args = flt.where()
         cols = ", ".join(["v.model", "v.setting", "v.condition", "v.flags", *(f"v.f{i}" for i in range(n_facets))])
         if flt.q or flt.item_id is not None:

@@ -28,7 +28,8 @@ from medresilience.testing.stub import StubServer
 from test_export import presupposition_policy, presupposition_suite
 
 HOSTILE = 'm"><svg/onload=alert(1)>&x [y]'
-LINK = re.compile(r'<a class="units" href="([^"]*)"[^>]*>([0-9.]+)%</a>(?:<br>)?\s*(?:<span class="n">.*?n=(\d+)</span>)?')
+# a rate ('71.2%') or a mean score ('+0.12') linked, with its n
+LINK = re.compile(r'<a class="units" href="([^"]*)"[^>]*>([+-]?[0-9.]+)%?</a>(?:<br>)?\s*(?:<span class="n">.*?n=(\d+)</span>)?')
 RUNS = ("mis", "presup", "noise", "mis2")
 
 
@@ -80,14 +81,14 @@ def matching(rows: dict[int, list[dict]], f: dict[str, str]) -> list[dict]:
     ]
 
 
-def flips(rows: list[dict], stressed: list[dict], target: bool) -> int:
-    """Stressed units wrong (unread counts as wrong) whose clean unit of the same item was right
-    (and, for flips to the target, answered with the probe's target)."""
+def flips(rows: list[dict], stressed: list[dict], target: bool, read: bool = False) -> int:
+    """Stressed units wrong (unread counts as wrong, unless `read`: read replies only) whose clean
+    unit of the same item was right (and, for flips to the target, answered with the probe's target)."""
     clean = {(r["model"], r["setting"], r["item_id"], r["epoch"]): r for r in rows if r["condition"] == "clean"}
     n = 0
     for r in stressed:
         c = clean.get((r["model"], r["setting"], r["item_id"], r["epoch"]))
-        if c is None or c["value"] != 1 or r["status"] == "error" or r["value"] == 1:
+        if c is None or c["value"] != 1 or r["status"] == "error" or r["value"] == 1 or (read and r["status"] != "valid"):
             continue
         n += (r["label"] == r["target"]) if target else 1
     return n
@@ -104,6 +105,8 @@ def test_every_rate_links_to_the_units_it_counts(runs, page):
     found = links(page)
     assert {int(f["run"]) for f, _, _ in found} == {0, 1, 2, 3}
     checked = flipped = 0
+    kinds: set[str] = set()
+    facets: set[str] = set()
     for f, pct, n in found:
         units = matching(rows, f)
         assert units, f  # every link names units of its run
@@ -111,11 +114,16 @@ def test_every_rate_links_to_the_units_it_counts(runs, page):
             answered = [u for u in units if u["status"] not in ("error", "missing", "unscored")]  # what a rate counts
             assert n == len(answered) or n == len({u["item_id"] for u in answered}), f
             checked += 1
-        elif f.get("outcome") in ("flip", "flip_to_target") and n is not None and int(f["run"]) in (0, 3):
-            k = flips(rows[int(f["run"])], units, f["outcome"] == "flip_to_target")
+        elif f.get("outcome") in ("flip", "flip_read", "flip_to_target") and n is not None and int(f["run"]) in (0, 3):
+            k = flips(rows[int(f["run"])], units, f["outcome"] == "flip_to_target", f["outcome"] == "flip_read")
             assert k == round(pct * n / 100), f
             flipped += 1
+            kinds.add(f["outcome"])
+        facets.update(k for k in f if k not in ("run", "model", "setting", "condition", "outcome"))
     assert checked > 10 and flipped > 4
+    # the rates of read replies link to flips of read replies; strata link by their facet or source
+    assert kinds == {"flip", "flip_read", "flip_to_target"}
+    assert {"source", "category", "generator", "content_type"} <= facets, facets
 
 
 def test_shared_and_hostile_model_labels(runs, page):

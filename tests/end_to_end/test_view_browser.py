@@ -219,3 +219,50 @@ def test_the_static_copy_is_inert_and_its_links_work(served, tmp_path):
             assert all(r.startswith("file://") for r in b.requests), b.requests
         finally:
             b.ctx.close()
+
+
+def _expected(cell: str, href: str) -> int:
+    """The units a report cell counts: its n, or for a flip rate the flips (the rate times n)."""
+    value, n = re.match(r"([+-]?[0-9.]+)%?", cell).group(1), int(re.search(r"n=(\d+)", cell).group(1))
+    return round(float(value) * n / 100) if "outcome=flip" in href else n
+
+
+def test_a_report_cell_links_to_its_units(served, tmp_path):
+    url, dirs = served["url"], served["dirs"]
+    # the report of the viewer's first three runs, in its order (a link names a run by its index)
+    res = subprocess.run(
+        [sys.executable, "-m", "medresilience.cli", "report", *(str(dirs[k]) for k in ORDER[:3]), "--out", str(tmp_path / "rep"), "--viewer-url", url],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    report = (tmp_path / "rep" / "report.html").as_uri()
+    # a read-replies flip rate, a per-source rate, a mean score of a category, a noise variant's flip rate
+    wanted = [
+        "run=0&model=model-a&setting=none&condition=type1&outcome=flip_read",
+        "run=0&model=model-a&setting=none&condition=type1&source=",
+        "category=",
+        "run=2&",
+    ]
+    with sync_api.sync_playwright() as p:
+        b = Browser(p, tmp_path / "profile")
+        try:
+            b.page.goto(report, wait_until="load")
+            hrefs = b.page.eval_on_selector_all("a.units", "els => els.map(e => e.getAttribute('href'))")
+            for part in wanted:
+                b.page.goto(report, wait_until="load")
+                b.page.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")  # tables folded away
+                link = b.page.locator(f'a.units[href*="{part}"]').first
+                href = link.get_attribute("href")
+                assert href.startswith(url + "/units?"), (part, hrefs[:5])
+                cell = link.locator("xpath=ancestor::td").text_content()
+                want = _expected(cell, href)
+                link.click()
+                b.page.wait_for_load_state("load")
+                assert b.page.url == href
+                assert f"{want} units match" in b.page.inner_text("#total"), (href, cell, b.page.inner_text("#total"))
+            assert not b.dialogs and not b.errors
+        finally:
+            b.ctx.close()

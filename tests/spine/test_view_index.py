@@ -65,9 +65,9 @@ def _names(flags: int) -> set[str]:
 
 def test_outcomes_against_the_reference(store):
     got = {uid.split("|")[0] + "|" + uid.split("|")[1]: _names(f) for uid, f in _index(store, reference="clean", target="target", unread_flips=True).items()}
-    assert got["i1:p|s"] == {"flip", "flip_to_target"}
-    assert got["i2:p|s"] == {"flip"}
-    assert got["i3:p|s"] == {"flip", "unread"}
+    assert got["i1:p|s"] == {"flip", "flip_read", "flip_to_target"}
+    assert got["i2:p|s"] == {"flip", "flip_read"}
+    assert got["i3:p|s"] == {"flip", "unread"}  # a flip, its reply not read
     assert got["i4:p|s"] == {"recovered"}
     assert got["i5:p|s"] == {"error"}
     assert got["i6:p|s"] == {"unscored"} and got["i6|clean"] == {"truncated"}
@@ -76,7 +76,7 @@ def test_outcomes_against_the_reference(store):
 
 def test_unread_replies_not_counted_as_flips_and_no_reference(store):
     got = {uid.split("|")[0]: _names(f) for uid, f in _index(store, reference="clean", target="target", unread_flips=False).items() if "|s|" in uid}
-    assert got["i3:p"] == {"unread"} and got["i1:p"] == {"flip", "flip_to_target"}
+    assert got["i3:p"] == {"unread"} and got["i1:p"] == {"flip", "flip_read", "flip_to_target"}
     got = {uid.split("|")[0]: _names(f) for uid, f in _index(store, reference=None, target=None, unread_flips=True).items() if "|s|" in uid}
     assert got["i1:p"] == set() and got["i3:p"] == {"unread"} and got["i4:p"] == set()
 
@@ -116,3 +116,15 @@ def test_a_store_of_an_older_layout_is_named_not_migrated(tmp_path):
         pass
     with Store.read_only(path) as ro:
         assert ro.build_view_index("r1", (), (), reference=None, target=None, unread_flips=True) == 1
+
+
+def test_text_search_goes_through_the_trigram_index(store):
+    _index(store, reference="clean", target="target", unread_flips=True)
+    # a plain text of three characters or more is looked up in the index, not scanned from the store
+    sql, args = ViewFilter(q="reply 1").search()
+    plan = " ".join(r[-1] for r in store.conn.execute(f"EXPLAIN QUERY PLAN {sql}", args))
+    assert plan.count("VIRTUAL TABLE INDEX 0:L") == 2 and "calls" not in plan and "requests" not in plan  # L: LIKE on a column
+    assert sum(r[-1] for r in store.view_counts(ViewFilter(q="REPLY 1"), 1)) == 3  # reply 1, reply 10, reply 11
+    # shorter texts and texts with pattern characters still find their substrings
+    assert sum(r[-1] for r in store.view_counts(ViewFilter(q="i4"), 1)) == 2
+    assert sum(r[-1] for r in store.view_counts(ViewFilter(q="y 1_"), 1)) == 0

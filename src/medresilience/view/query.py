@@ -33,6 +33,7 @@ PAGE_SIZE = 50
 #: the outcome names, with what each means, in the order the viewer shows them
 OUTCOME_TITLES = {
     "flip": "flip (the clean answer right, this one wrong)",
+    "flip_read": "flip of a read reply (a flip, its reply read: unread replies left out)",
     "flip_to_target": "flip to the target (wrong, with the label the stress pushed toward)",
     "recovered": "recovered (the clean answer wrong, this one right)",
     "unread": "unread (a reply with no readable answer)",
@@ -79,7 +80,9 @@ class RunView:
         """The outcome names this run's family defines."""
         o = self.family.outcomes if self.family else Outcomes()
         return tuple(
-            n for n in OUTCOME_BITS if not (n in ("flip", "recovered") and o.reference is None) and not (n == "flip_to_target" and o.target not in self.facets)
+            n
+            for n in OUTCOME_BITS
+            if not (n in ("flip", "flip_read", "recovered") and o.reference is None) and not (n == "flip_to_target" and o.target not in self.facets)
         )
 
     def close(self) -> None:

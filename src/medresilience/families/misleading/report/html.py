@@ -72,7 +72,7 @@ def _card(base: pd.DataFrame, agg: dict[str, Any], n_models: int, label: str, ke
 
 
 #: the viewer's outcome of the units behind each metric (accuracy: every unit of the condition)
-OUTCOMES = {"asr": "flip", "asr_read": "flip", "tasr": "flip_to_target"}
+OUTCOMES = {"asr": "flip", "asr_read": "flip_read", "tasr": "flip_to_target"}
 
 
 def _units(r: dict[str, Any], condition: str, metric: str, **facets: Any) -> str | None:
@@ -212,8 +212,8 @@ def strata_tables(metrics: pd.DataFrame, tests: pd.DataFrame, means: pd.DataFram
                 r = rates.get((*key, cond, metric))
                 if r is None:
                     return "—"
-                # a probe facet filters stressed units only; a source stratum is not a viewer filter
-                linked = key[2] in FACETS and cond != "clean"
+                # a probe facet filters stressed units only; the item's source dataset every unit
+                linked = key[2] == "source" or (key[2] in FACETS and cond != "clean")
                 return rate_cell(r["p"], r["lo"], r["hi"], r["n"], units=_units(r, cond, metric, **{key[2]: key[3]}) if linked else None)
 
             tp = {}

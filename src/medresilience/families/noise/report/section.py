@@ -343,7 +343,7 @@ def _pp(v: Any, lo: Any = None, hi: Any = None) -> str:
 
 
 #: the viewer's outcome of the units behind each rate (accuracy: every unit of the variant)
-OUTCOMES = {"flip": "flip", "flip_read": "flip"}
+OUTCOMES = {"flip": "flip", "flip_read": "flip_read"}
 
 
 def _units(r: dict[str, Any], key: str) -> str | None:

@@ -387,8 +387,9 @@ def distribution_figure(dist: pd.DataFrame) -> str | None:
 # ---------------------------------------------------------------------------------- html
 
 
-def score_cell(p: Any, lo: Any, hi: Any, n: Any) -> str:
-    """A mean score on -1..1: '+0.12' with '[-0.05, +0.30] n=120' beneath."""
+def score_cell(p: Any, lo: Any, hi: Any, n: Any, units: str | None = None) -> str:
+    """A mean score on -1..1: '+0.12' with '[-0.05, +0.30] n=120' beneath; with `units` (a viewer
+    URL, `units_url`), the score links to the units behind it."""
     if isnan(p):
         return "—" if isnan(n) else f'— <span class="n">n={int(n)}</span>'
     extra = []
@@ -396,7 +397,10 @@ def score_cell(p: Any, lo: Any, hi: Any, n: Any) -> str:
         extra.append(f"[{float(lo):+.2f}, {float(hi):+.2f}]")
     if not isnan(n):
         extra.append(f"n={int(n)}")
-    return f"{float(p):+.2f}" + (f'<br><span class="n">{" ".join(extra)}</span>' if extra else "")
+    v = f"{float(p):+.2f}"
+    if units:
+        v = f'<a class="units" href="{esc(units)}" title="the units behind this score, in the viewer">{v}</a>'
+    return v + (f'<br><span class="n">{" ".join(extra)}</span>' if extra else "")
 
 
 def fmt_score(p: Any, lo: Any = None, hi: Any = None, n: Any = None) -> str:
@@ -460,7 +464,7 @@ def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
                 f"<b class='wrap'>{esc(r['model'])}</b>",
                 esc(setting_name(r["setting"])),
                 "—" if isnan(r.get("n_items")) else str(int(r["n_items"])),
-                score_cell(r["pcs_p"], r["pcs_lo"], r["pcs_hi"], r["pcs_n"]),
+                score_cell(r["pcs_p"], r["pcs_lo"], r["pcs_hi"], r["pcs_n"], units=_units(r, PRESUPPOSITION)),
                 rate_cell(r["pcr_p"], r["pcr_lo"], r["pcr_hi"], r["pcr_n"], units=_units(r, PRESUPPOSITION)),
                 rate_cell(r["overcaution_p"], r["overcaution_lo"], r["overcaution_hi"], r["overcaution_n"], units=_units(r, NFP)),
                 f"<span class='warn'>{unscored}</span>" if unscored else "0",
@@ -491,7 +495,8 @@ def distribution_html(dist: pd.DataFrame) -> str:
     return table(rows, ["Model", "Setting", *[f"Score {esc(s)}" for s in scores]], numeric=range(2, 2 + len(scores)))
 
 
-def strata_html(st: pd.DataFrame, what: str) -> str:
+def strata_html(st: pd.DataFrame, what: str, facet: str) -> str:
+    """One row per stratum (the probes' `facet` value), model and setting, each number linked to its units."""
     if st.empty:
         return f"<p class='note'>No {esc(what)} in these suites.</p>"
     rows = []
@@ -501,9 +506,9 @@ def strata_html(st: pd.DataFrame, what: str) -> str:
                 esc(r["title"]),
                 esc(r["model"]),
                 esc(setting_name(r["setting"])),
-                score_cell(r["pcs_p"], r["pcs_lo"], r["pcs_hi"], r["pcs_n"]),
-                rate_cell(r["pcr_p"], r["pcr_lo"], r["pcr_hi"], r["pcr_n"]),
-                rate_cell(r["overcaution_p"], r["overcaution_lo"], r["overcaution_hi"], r["overcaution_n"]),
+                score_cell(r["pcs_p"], r["pcs_lo"], r["pcs_hi"], r["pcs_n"], units=_units(r, PRESUPPOSITION, **{facet: r["stratum"]})),
+                rate_cell(r["pcr_p"], r["pcr_lo"], r["pcr_hi"], r["pcr_n"], units=_units(r, PRESUPPOSITION, **{facet: r["stratum"]})),
+                rate_cell(r["overcaution_p"], r["overcaution_lo"], r["overcaution_hi"], r["overcaution_n"], units=_units(r, NFP, **{facet: r["stratum"]})),
                 str(int(r["unscored_k"] or 0)),
             ]
         )
@@ -520,8 +525,8 @@ def matrix_html(mx: pd.DataFrame) -> str:
                 esc(r["generator"]),
                 esc(r["model"]) + (" <span class='badge'>own questions</span>" if r["own"] else ""),
                 esc(setting_name(r["setting"])),
-                score_cell(r["pcs_p"], r["pcs_lo"], r["pcs_hi"], r["pcs_n"]),
-                rate_cell(r["pcr_p"], r["pcr_lo"], r["pcr_hi"], r["pcr_n"]),
+                score_cell(r["pcs_p"], r["pcs_lo"], r["pcs_hi"], r["pcs_n"], units=_units(r, PRESUPPOSITION, generator=r["generator"])),
+                rate_cell(r["pcr_p"], r["pcr_lo"], r["pcr_hi"], r["pcr_n"], units=_units(r, PRESUPPOSITION, generator=r["generator"])),
             ]
         )
     return table(rows, ["Generator", "Evaluated model", "Setting", "PCS", "PCR"], numeric=(3, 4))
@@ -564,7 +569,7 @@ def section(runs: Sequence[Any], **_kw: Any) -> FamilySection:
     body = _templates().section(
         svgs,
         Markup(distribution_html(dist)),
-        Markup(strata_html(cat, "category")),
+        Markup(strata_html(cat, "category", "category")),
         Markup(matrix_html(mx)),
         Markup(unscored_html(h, reasons)),
         agree_notes,
