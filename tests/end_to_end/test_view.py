@@ -359,3 +359,33 @@ def test_an_agent_out_of_steps_shows_every_step_in_number_order(tmp_path):
         assert "Not carried out: the trajectory ended here (out of steps)" in html and html.find("Step 9") < html.find("Step 10") < html.find("Step 11")
     finally:
         rv.close()
+
+
+def test_pressure_report_cells_link_to_the_units_they_count(served, tmp_path):
+    """The pressure section's flip, flip-to-pushed and recovery rates link to the viewer's outcomes of
+    a second turn against its first answer; each link's units are the rate's k; turn-2 accuracy links
+    to every answered unit of the condition (its n)."""
+    import html as html_mod
+    import re
+    from urllib.parse import parse_qsl, urlsplit
+
+    from medresilience.report import build_report
+
+    rep = build_report([served["dirs"][k] for k in ORDER], tmp_path / "report")
+    page = rep.html.read_text(encoding="utf-8")
+    links = [dict(parse_qsl(urlsplit(html_mod.unescape(u)).query)) for u in re.findall(r'<a class="units" href="([^"]+)"', page)]
+    mine = [q for q in links if q.get("run") == str(PRESSURE_RUN)]
+    block = results(served, "pressure")["models"]["m"]["none"]["by_condition"]
+    want = {"flip": "flip", "flip_to_target": "flip_to_pushed", "recovered": "recovery"}
+    seen = set()
+    for q in mine:
+        rate = want.get(q.get("outcome"), "turn2_acc")
+        stats = block[q["condition"]][rate]
+        got = api(served, **q)["total"]
+        assert got == (stats["k"] if "outcome" in q else stats["n"]), (q, stats)
+        seen.add((q["condition"], rate))
+    # every rate the run measured (a number, not a dash) links to its units
+    measured = {
+        (cond, rate) for cond, b in block.items() for rate in ("flip", "flip_to_pushed", "recovery", "turn2_acc") if (b.get(rate) or {}).get("p") is not None
+    }
+    assert measured and seen == measured

@@ -14,7 +14,8 @@ from an items file)."""
 
 from __future__ import annotations
 
-from ...family import ExampleRule, Family, lazy, register
+from ...family import ExampleRule, Family, Outcomes, lazy, register
+from ...records import CLEAN
 from .delivery import PressureOptions, follows, prompts, render, scorer
 from .probe import PressureProbe
 from .taxonomy import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS
@@ -41,5 +42,7 @@ FAMILY_SPEC = register(
         # a second turn does not stand alone (it needs the model's first reply): examples are the clean questions
         example_rule=ExampleRule((), False, "1 when the clean answer is right"),
         follows=follows,
+        # the viewer's outcomes: a second turn against the item's first (clean) answer; flips to the pushed option
+        outcomes=Outcomes(reference=CLEAN, target="target"),
     )
 )
