@@ -26,6 +26,35 @@ from .rundir import RunData, load_run, redact_url, scrub, secrets_of
 from .tables import fmt_p, markdown_table, write_tables
 from .templating import render as render_template
 
+#: the columns of a paired comparison table, in order (a family keeps those its comparison fills)
+PAIRED_COLUMNS = (
+    "pair",
+    "a",
+    "b",
+    "condition",
+    "metric",
+    "a_k",
+    "a_n",
+    "a_p",
+    "a_lo",
+    "a_hi",
+    "b_k",
+    "b_n",
+    "b_p",
+    "b_lo",
+    "b_hi",
+    "n",
+    "items",
+    "diff",
+    "lo",
+    "hi",
+    "test",
+    "test_b",
+    "test_c",
+    "p_test",
+    "p_holm",
+)
+
 
 @dataclass
 class CompareResult:

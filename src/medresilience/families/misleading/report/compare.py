@@ -24,37 +24,13 @@ import numpy as np
 import pandas as pd
 
 from .... import stats
-from ....report.compare import CompareColumn, CompareSpec, Side, side
+from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Side, side
 from ....report.compare import Comparison as BaseComparison
 from ....scoring.types import ANSWERED
 
 KEY = ["item_id", "probe_id", "condition"]
 N_RESAMPLES = stats.CLUSTER_RESAMPLES
-COLUMNS = [
-    "pair",
-    "a",
-    "b",
-    "condition",
-    "metric",
-    "a_k",
-    "a_p",
-    "a_lo",
-    "a_hi",
-    "b_k",
-    "b_p",
-    "b_lo",
-    "b_hi",
-    "n",
-    "items",
-    "diff",
-    "lo",
-    "hi",
-    "test",
-    "test_b",
-    "test_c",
-    "p_test",
-    "p_holm",
-]
+COLUMNS = [c for c in PAIRED_COLUMNS if c not in ("a_n", "b_n")]
 
 
 def _codes(col: pd.Series, categories: pd.Index) -> np.ndarray:

@@ -17,37 +17,11 @@ import pandas as pd
 
 from .... import stats
 from ....records import CLEAN
-from ....report.compare import CompareColumn, CompareSpec, Comparison, Side
+from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Comparison, Side
 from ..metrics import ANSWERED
 from ..taxonomy import CONDITIONS, LABELS
 
-COLUMNS = [
-    "pair",
-    "a",
-    "b",
-    "condition",
-    "metric",
-    "a_k",
-    "a_n",
-    "a_p",
-    "a_lo",
-    "a_hi",
-    "b_k",
-    "b_n",
-    "b_p",
-    "b_lo",
-    "b_hi",
-    "n",
-    "items",
-    "diff",
-    "lo",
-    "hi",
-    "test",
-    "test_b",
-    "test_c",
-    "p_test",
-    "p_holm",
-]
+COLUMNS = list(PAIRED_COLUMNS)
 
 
 def _answered(f: pd.DataFrame) -> pd.DataFrame:

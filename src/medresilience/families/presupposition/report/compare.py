@@ -30,38 +30,12 @@ import numpy as np
 import pandas as pd
 
 from .... import stats
-from ....report.compare import CompareColumn, CompareSpec, Side
+from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Side
 from ....report.compare import Comparison as BaseComparison
 from ..metrics import N_RESAMPLES, SEED, pcs_rate
 from ..taxonomy import NFP, PRESUPPOSITION
 
-COLUMNS = [
-    "pair",
-    "a",
-    "b",
-    "condition",
-    "metric",
-    "a_k",
-    "a_n",
-    "a_p",
-    "a_lo",
-    "a_hi",
-    "b_k",
-    "b_n",
-    "b_p",
-    "b_lo",
-    "b_hi",
-    "n",
-    "diff",
-    "lo",
-    "hi",
-    "test",
-    "test_b",
-    "test_c",
-    "p_test",
-    "p_holm",
-    "unit",
-]
+COLUMNS = [*(c for c in PAIRED_COLUMNS if c != "items"), "unit"]  # the unit the scores are counted in
 METRIC_TITLES = {"pcs": "PCS (mean score, -1..1)", "pcr": "PCR (fully corrected)", "overcaution": "NFP over-caution"}
 
 
