@@ -1,5 +1,5 @@
-"""One client for every model: the OpenAI chat-completions protocol through the `openai` SDK
-(async, aiohttp transport). Retries transient faults (429, 5xx, timeouts, connection errors,
+"""One client for every model: the OpenAI chat-completions protocol, sent through the lean
+transport of `transport.py` (aiohttp; the `openai` SDK's exceptions for what fails). Retries transient faults (429, 5xx, timeouts, connection errors,
 malformed bodies, a reply whose message or content is null or neither text nor a list of text
 parts; text parts are joined into the reply's text) with exponential backoff that honours
 Retry-After up to a cap (MEDRES_MAX_RETRY_AFTER seconds, default 60: a longer wait fails the
@@ -31,12 +31,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-import openai
 from aiolimiter import AsyncLimiter
-from openai.types.chat import ChatCompletion
 
 from ..fileio import env_number
 from .spec import ModelSpec
+from .transport import ChatTransport, sdk
 from .urls import redact_url  # also re-exported: callers import it from here
 
 TRANSIENT_STATUS = {408, 409, 429, 500, 502, 503, 504, 520, 522, 524, 529}
@@ -151,16 +150,7 @@ class OpenAICompatibleModel:
         #: called with the seconds of each wait before a retry, as it begins (progress display)
         self.on_wait: Callable[[float], None] | None = None
         key = spec.api_key()
-        self._clients = [
-            openai.AsyncOpenAI(
-                base_url=url,
-                api_key=key,
-                max_retries=0,
-                timeout=spec.timeout,
-                http_client=openai.DefaultAioHttpClient(timeout=spec.timeout),
-            )
-            for url in spec.base_urls
-        ]
+        self._clients = [ChatTransport(url, key, spec.timeout) for url in spec.base_urls]
         self._next = itertools.cycle(range(len(self._clients)))
         self._limiter = _limiter(spec.rpm) if spec.rpm else None
 
@@ -185,28 +175,23 @@ class OpenAICompatibleModel:
             t0 = time.perf_counter()
             stops = None
             try:
-                # The SDK's public low-level `post`: same client, retries off, typed response; the
-                # body is already plain JSON, so the per-call TypedDict transform of
-                # `chat.completions.create` (a third of the client's CPU here) is skipped. The
-                # deadline covers the whole attempt: the transport's timeout bounds each read only.
+                # The deadline covers the whole attempt: the transport's timeout bounds each read only.
                 async with asyncio.timeout(self.spec.timeout):
-                    resp = await client.post(
-                        "/chat/completions",
-                        body={"model": self.spec.model, "messages": messages, **params, **self.spec.extra_body},
-                        cast_to=ChatCompletion,
-                    )
-            except openai.APIStatusError as e:
+                    resp = await client.post({"model": self.spec.model, "messages": messages, **params, **self.spec.extra_body})
+            # an except clause's class is looked up only when something was raised: sdk() imports
+            # the SDK at the first failure
+            except sdk().APIStatusError as e:
                 transient = e.status_code in TRANSIENT_STATUS
                 err, status, wait_hint = e, e.status_code, _retry_after(e)
             except TimeoutError:
                 transient, status, wait_hint = True, None, None
                 err = DeadlineExceeded(f"no complete reply within the timeout of {self.spec.timeout:g} s")
-            except (openai.APITimeoutError, openai.APIConnectionError) as e:
+            except (sdk().APITimeoutError, sdk().APIConnectionError) as e:
                 transient, err, status, wait_hint = True, e, None, None
                 if _refused(e):
                     refused += 1
                     err, stops = ConnectionRefused(f"connection refused at {redact_url(str(client.base_url))}"), "connection-refused"
-            except (openai.APIResponseValidationError, json.JSONDecodeError, UnicodeDecodeError) as e:  # a malformed body
+            except (json.JSONDecodeError, UnicodeDecodeError) as e:  # a malformed body
                 transient, err, status, wait_hint = True, e, None, None
             except (ValueError, TypeError) as e:
                 # raised by the client before anything was sent (credentials in base_url, a bad
@@ -220,7 +205,7 @@ class OpenAICompatibleModel:
                 ) from None
             else:
                 try:
-                    if not getattr(resp, "choices", None):
+                    if not isinstance(resp, dict) or not resp.get("choices"):
                         raise _Malformed("response has no choices")
                     c = self._completion(resp, time.perf_counter() - t0, attempts)
                     c.waits, c.waited_s = waits, waited
@@ -262,53 +247,68 @@ class OpenAICompatibleModel:
     def _scrub(self, text: str) -> str:
         return scrub(text, self.secrets)
 
-    def _completion(self, resp: Any, latency: float, attempts: int) -> Completion:
-        choice = resp.choices[0]
-        if choice.message is None:
-            raise _Malformed("the reply's message is null")
-        text = _content_text(choice.message.content)
-        calls = _tool_calls(getattr(choice.message, "tool_calls", None))
+    def _completion(self, resp: dict[str, Any], latency: float, attempts: int) -> Completion:
+        """A reply's JSON object as a Completion; a reply without a readable message is malformed."""
+        choice = resp["choices"][0]
+        if not isinstance(choice, dict):
+            raise _Malformed("the reply's choice is not an object")
+        message = choice.get("message")
+        if not isinstance(message, dict):
+            raise _Malformed("the reply's message is null" if message is None else "the reply's message is not an object")
+        text = _content_text(message.get("content"))
+        calls = _tool_calls(message.get("tool_calls"))
         if text is None and calls:
             text = ""  # a reply that only calls tools
         if text is None:
-            refusal = getattr(choice.message, "refusal", None)
+            refusal = message.get("refusal")
             if not (isinstance(refusal, str) and refusal):
                 raise _Malformed("the reply's message content is null")
             text = refusal  # a refusal is an answer (scored as one)
-        usage = resp.usage
-        tops = None
-        lp = getattr(choice, "logprobs", None)
-        if lp is not None and getattr(lp, "content", None):
-            tops = []
-            for pos in lp.content:
-                d: dict[str, float] = {}
-                for t in pos.top_logprobs or []:
-                    # keep the best logprob per surface form
-                    if t.token not in d or t.logprob > d[t.token]:
-                        d[t.token] = t.logprob
-                if pos.token not in d:
-                    d[pos.token] = pos.logprob
-                tops.append(d)
+        usage = _fields(resp.get("usage"))
+        model = resp.get("model")
         return Completion(
             text=text,
-            finish_reason=choice.finish_reason,
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            finish_reason=choice.get("finish_reason"),
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
             latency_s=latency,
             attempts=attempts,
-            top_logprobs=tops,
-            raw_model=getattr(resp, "model", None),
+            top_logprobs=_top_logprobs(choice.get("logprobs")),
+            raw_model=model if isinstance(model, str) else None,
             tool_calls=calls,
             reasoning_tokens=_reasoning_tokens(usage),
         )
 
 
-def _reasoning_tokens(usage: Any) -> int | None:
+def _fields(value: Any) -> dict[str, Any]:
+    """An optional object of a reply: itself when it is one, else empty (absent, null or malformed)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _top_logprobs(logprobs: Any) -> list[dict[str, float]] | None:
+    """Per generated position, the best log-probability of each token form offered there (the
+    chosen token included); None when the reply carries none."""
+    content = _fields(logprobs).get("content")
+    if not content:
+        return None
+    tops = []
+    for pos in content:
+        d: dict[str, float] = {}
+        for t in pos.get("top_logprobs") or []:
+            token, logprob = t["token"], float(t["logprob"])
+            if token not in d or logprob > d[token]:  # keep the best logprob per surface form
+                d[token] = logprob
+        if pos["token"] not in d:
+            d[pos["token"]] = float(pos["logprob"])
+        tops.append(d)
+    return tops
+
+
+def _reasoning_tokens(usage: dict[str, Any]) -> int | None:
     """The reasoning tokens a reply's usage reports (`completion_tokens_details.reasoning_tokens`,
     a count of at least 0), else None: a missing, null or malformed count is not reported, and
     nothing is inferred from a reasoning text (`message.reasoning_content`) a server sends."""
-    details = getattr(usage, "completion_tokens_details", None)
-    n = details.get("reasoning_tokens") if isinstance(details, dict) else getattr(details, "reasoning_tokens", None)
+    n = _fields(usage.get("completion_tokens_details")).get("reasoning_tokens")
     return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None
 
 
@@ -350,7 +350,7 @@ def _content_text(content: Any) -> str | None:
     if content is None or isinstance(content, str):
         return content
     if isinstance(content, list) and content:
-        texts = [p.get("text") if isinstance(p, dict) else getattr(p, "text", None) for p in content]
+        texts = [p.get("text") if isinstance(p, dict) else None for p in content]
         if all(isinstance(t, str) for t in texts):
             return "".join(texts)
     raise _Malformed(f"the reply's message content is {type(content).__name__}, not text or a list of text parts")
@@ -362,10 +362,14 @@ def _tool_calls(calls: Any) -> list[dict[str, Any]] | None:
     one); a call without a function is malformed."""
     if not calls:
         return None
+    if not isinstance(calls, list):
+        raise _Malformed("the reply's tool calls are not a list")
     out = []
     for c in calls:
-        fn = getattr(c, "function", None)
-        if fn is None:
+        fn = c.get("function") if isinstance(c, dict) else None
+        if not isinstance(fn, dict):
             raise _Malformed("a tool call without a function")
-        out.append({"id": str(getattr(c, "id", "") or ""), "type": "function", "function": {"name": str(fn.name or ""), "arguments": str(fn.arguments or "")}})
+        out.append(
+            {"id": str(c.get("id") or ""), "type": "function", "function": {"name": str(fn.get("name") or ""), "arguments": str(fn.get("arguments") or "")}}
+        )
     return out
