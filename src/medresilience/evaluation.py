@@ -27,16 +27,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__, mitigations
+from . import __version__, mitigations, preload
 from .errors import ConfigError, MedresError
 from .family import Family, family_of
 from .fileio import atomic_write
-from .frame import results_frame
 from .lock import RunLock
 from .models.openai_compatible import redact_url
 from .models.serving import serving
 from .models.spec import ModelSpec
-from .reading import family_sets_budget, reading_summary, truncation_warnings
 from .results import Results
 from .runner import EvalOptions, ProgressFn, RunStats, check_extract, check_options, chunk_size, epoch_decoding, execute_plan, setting_models
 from .seeding import stable_hash
@@ -162,9 +160,11 @@ def evaluate(
                 unique = store.run_keys(run_id)  # answers and the calls before them (a monitor's notes)
                 stats = RunStats(planned_units=n, unique_calls=unique, cached=unique, settled_from=previous)
             else:
+                loading = preload.Preload(family).start()  # the results' libraries load while the calls run
                 with serving([*specs, *helpers]) as live:
                     # planned and run in chunks: memory stays flat as the suite grows
                     stats = asyncio.run(execute_plan(suite, live[: len(specs)], opts, store, progress, chunk_units=chunk_units, helpers=live[len(specs) :]))
+                loading.finish()
             config["run_id"] = run_id
             reused = _settled_results(out, previous, run_id, stats) if settled else None
             results = reused or summarise(store, suite, config, stats)
@@ -196,6 +196,9 @@ def _settled_results(out: Path, previous: str | None, run_id: str, stats: RunSta
 
 def summarise(store: Store, suite: Suite, config: dict[str, Any], stats: RunStats | None = None) -> Results:
     """The results of the store's latest run, computed through the suite's family."""
+    from .frame import results_frame  # these load while the calls run (see `preload`)
+    from .reading import family_sets_budget, reading_summary, truncation_warnings
+
     family = family_of([suite.manifest.family])
     df = results_frame(store, suite)
     res = family.metrics(df)

@@ -48,6 +48,7 @@ def lazy(target: str) -> Callable[..., Any]:
 
     hook.__name__ = name
     hook.__qualname__ = target
+    hook.module = module  # type: ignore[attr-defined]  # what `preload` imports ahead of the first call
     return hook
 
 
