@@ -50,6 +50,9 @@ class RunResult:
     stats: RunStats
     warnings: list[str] = field(default_factory=list)  # also in run.json under `warnings`
     shortfall: str | None = None  # what the run was asked and did not do, in one line (see `shortfall`)
+    #: the results frame the results were computed from (for the report built next); None when
+    #: the results were a settled rerun's
+    frame: Any = field(default=None, repr=False)
 
 
 def shortfall(store: Store, stats: RunStats) -> str | None:
@@ -167,10 +170,10 @@ def evaluate(
                 loading.finish()
             config["run_id"] = run_id
             reused = _settled_results(out, previous, run_id, stats) if settled else None
-            results = reused or summarise(store, suite, config, stats)
+            results, frame = (reused, None) if reused is not None else _summary(store, suite, config, stats)
             short = shortfall(store, stats)
         write_results(out, results)
-    return RunResult(out, results, stats, list(config.get("warnings", [])) + list(results.warnings), short)
+    return RunResult(out, results, stats, list(config.get("warnings", [])) + list(results.warnings), short, frame)
 
 
 def _same_run(stored: RunConfig | None, config: dict[str, Any]) -> bool:
@@ -196,6 +199,11 @@ def _settled_results(out: Path, previous: str | None, run_id: str, stats: RunSta
 
 def summarise(store: Store, suite: Suite, config: dict[str, Any], stats: RunStats | None = None) -> Results:
     """The results of the store's latest run, computed through the suite's family."""
+    return _summary(store, suite, config, stats)[0]
+
+
+def _summary(store: Store, suite: Suite, config: dict[str, Any], stats: RunStats | None = None) -> tuple[Results, Any]:
+    """The results of the store's latest run and the results frame they come from."""
     from .frame import results_frame  # these load while the calls run (see `preload`)
     from .reading import family_sets_budget, reading_summary, truncation_warnings
 
@@ -223,7 +231,7 @@ def summarise(store: Store, suite: Suite, config: dict[str, Any], stats: RunStat
         reading=reading,
         warnings=truncation_warnings(reading, family_sets_budget(family, opts.get("family"))),
         last_execution=None if stats is None else asdict(stats),
-    )
+    ), df
 
 
 def write_results(out: Path, results: Results) -> None:

@@ -676,3 +676,21 @@ def test_compare_markdown_is_the_page_not_the_raw_table(runs, tmp_path):
     md = cmp.markdown.read_text()
     assert md.startswith("# ") and "paired on shared items" in md
     assert cmp.csv.parent.name == "tables" and cmp.csv.exists() and cmp.parquet.exists()
+
+
+def test_report_from_the_frame_evaluate_returns(runs, tmp_path, monkeypatch):
+    """`medres eval` hands the frame its results came from to the report: the same report as one
+    that reads the suite and the store again."""
+    from medresilience.suite import Suite
+
+    monkeypatch.setenv(SECRET_VAR, SECRET)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    with StubServer(policy=policy) as srv:
+        spec = parse_model_spec(f"openai:stub-a,label=model-a,base_url={srv.base_url},concurrency=16,api_key_env={SECRET_VAR}")
+        res = evaluate(Suite.load(runs["suite"]), [spec], tmp_path / "run", EvalOptions(settings=("none", "caution"), family={"type1": "all"}))
+    assert res.frame is not None and len(res.frame) == res.stats.planned_units
+    again = build_report([tmp_path / "run"], tmp_path / "again")
+    handed = build_report([tmp_path / "run"], tmp_path / "handed", frames={tmp_path / "run": res.frame})
+    assert handed.timings["suite"] < again.timings["suite"]
+    for name in ("report.md", "report.html"):
+        assert (tmp_path / "handed" / name).read_text() == (tmp_path / "again" / name).read_text()

@@ -149,7 +149,7 @@ def _run_eval(
     _print_outcome(result)
     from ..report import build_report
 
-    rep = build_report([out])
+    rep = build_report([out], frames=None if result.frame is None else {Path(out): result.frame})
     console.print(f"run directory: {out}  (results.json, results.md, store.sqlite)")
     console.print(f"report: {rep.html}")
     _fail_unless_measured(result)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as _dt
 import shlex
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -81,13 +81,18 @@ def _unique_names(runs: list[RunData]) -> None:
 
 
 def build_report(
-    run_dirs: Sequence[Path | str] | Path | str, out_dir: Path | str | None = None, title: str | None = None, viewer_url: str | None = VIEWER_URL
+    run_dirs: Sequence[Path | str] | Path | str,
+    out_dir: Path | str | None = None,
+    title: str | None = None,
+    viewer_url: str | None = VIEWER_URL,
+    frames: Mapping[Path, pd.DataFrame] | None = None,
 ) -> ReportResult:
     """Write the report of one or more run directories; return what was written.
 
     Several run directories make one report (each model labelled by its run where two runs share a
     label). Its rates link to the units behind them in the evidence viewer at `viewer_url` (None:
-    no links). Raises InputError (a MedresError) for something that is not a run directory."""
+    no links). `frames`: results frames the caller already holds, by run directory (`load_run`).
+    Raises InputError (a MedresError) for something that is not a run directory."""
     t_all = time.perf_counter()
     if isinstance(run_dirs, (str, Path)):
         run_dirs = [run_dirs]
@@ -98,7 +103,7 @@ def build_report(
     timings: dict[str, float] = {}
 
     t0 = time.perf_counter()
-    runs = [load_run(d) for d in dirs]
+    runs = [load_run(d, frame=(frames or {}).get(d)) for d in dirs]
     _unique_names(runs)
     for r in runs:
         for k, v in r.timings.items():

@@ -74,8 +74,10 @@ def sent_params(store: Store) -> list[dict[str, Any]]:
     return rows
 
 
-def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = True) -> RunData:
-    """Read one run directory. Raises InputError when it is not a run directory."""
+def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = True, frame: pd.DataFrame | None = None) -> RunData:
+    """Read one run directory. Raises InputError when it is not a run directory. `frame`: the
+    results frame of the store's latest run when the caller has just computed it (`medres eval`
+    after `evaluate`), so the suite is not read and the frame not built a second time."""
     d = Path(run_dir)
     if not d.is_dir():
         raise InputError(d, None, None, "not a directory")
@@ -90,13 +92,13 @@ def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = Tru
     missing: str | None = None
     if recompute and db_path.exists():
         t0 = time.perf_counter()
-        suite, missing = find_run_suite(d, config)
+        suite, missing = (None, None) if frame is not None else find_run_suite(d, config)
         run.timings["suite"] = time.perf_counter() - t0
-        if suite is not None:
-            suite_family = suite.manifest.family
+        if suite is not None or frame is not None:
+            suite_family = run.family if suite is None else suite.manifest.family
             with Store(db_path) as store:
                 t0 = time.perf_counter()
-                df = results_frame(store, suite)
+                df = frame if suite is None else results_frame(store, suite)
                 del suite  # the frame holds what the report needs
                 run.timings["frame"] = time.perf_counter() - t0
                 t0 = time.perf_counter()
