@@ -171,6 +171,29 @@ def report_phase(run_dir: Path, out_dir: Path) -> None:
     print(json.dumps({"wall_s": wall, "import_s": t_import, "peak_rss_mib": peak_kib / 1024, "timings": res.timings, "html_bytes": res.html.stat().st_size}))
 
 
+def tail_phase(run_dir: Path, out_dir: Path) -> None:
+    """Child process: what `medres eval` does after its calls (the results from the store, results.json,
+    the report from the same frame), with the imports the calls did not already make; one JSON line."""
+    t0 = time.perf_counter()
+    from medresilience.evaluation import summarise_with_frame, write_results
+    from medresilience.report import build_report
+    from medresilience.run_suite import find_run_suite
+    from medresilience.store import Store
+
+    t_import = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    config = json.loads((run_dir / "run.json").read_text())
+    suite, _ = find_run_suite(run_dir, config)
+    with Store(run_dir / "store.sqlite") as store:
+        results, frame = summarise_with_frame(store, suite, config)
+    write_results(run_dir, results)
+    t_results = time.perf_counter() - t1
+    build_report([run_dir], out_dir, frames={run_dir: frame})
+    wall = time.perf_counter() - t1
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"wall_s": wall, "import_s": t_import, "results_s": t_results, "report_s": wall - t_results, "peak_rss_mib": peak_kib / 1024}))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
@@ -178,13 +201,17 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, default=None, help="synthetic run directory (kept and reused)")
     ap.add_argument("--fresh", action="store_true", help="re-synthesise even if the directory exists")
     ap.add_argument("--repeat", type=int, default=1, help="time the report this many times (fresh processes)")
-    ap.add_argument("--phase", choices=["all", "report"], default="all", help=argparse.SUPPRESS)
+    ap.add_argument("--tail", action="store_true", help="time what `medres eval` does after its calls (results and report) instead of the report alone")
+    ap.add_argument("--phase", choices=["all", "report", "tail"], default="all", help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     run_dir = args.dir or Path(f"/tmp/medres-bench-{args.rows}-{args.models}")
     out_dir = args.out or run_dir / "report"
     if args.phase == "report":
         report_phase(run_dir, out_dir)
+        return
+    if args.phase == "tail":
+        tail_phase(run_dir, out_dir)
         return
 
     meta_path = run_dir / "bench.json"
@@ -197,6 +224,9 @@ def main() -> None:
     meta = json.loads(meta_path.read_text())
     db_mib = (run_dir / "store.sqlite").stat().st_size / 2**20
 
+    if args.tail:
+        _print_tail(run_dir, out_dir, meta, args.repeat)
+        return
     runs = []
     for _ in range(args.repeat):
         cmd = [sys.executable, __file__, "--phase", "report", "--dir", str(run_dir), "--out", str(out_dir)]
@@ -220,6 +250,24 @@ def main() -> None:
         + ", ".join(f"{r['wall_s']:.2f}s" for r in runs)
         + f"; imports {best['import_s']:.2f}s (not counted); HTML {best['html_bytes'] / 1024:.0f} KiB; "
         f"peak RSS is ru_maxrss of the report process (includes the Python + numpy/pandas/matplotlib baseline)"
+    )
+
+
+def _print_tail(run_dir: Path, out_dir: Path, meta: dict, repeat: int) -> None:
+    runs = []
+    for _ in range(repeat):
+        cmd = [sys.executable, __file__, "--phase", "tail", "--dir", str(run_dir), "--out", str(out_dir)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            sys.stderr.write(proc.stdout + proc.stderr)
+            raise SystemExit(proc.returncode)
+        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    best = min(runs, key=lambda r: r["wall_s"])
+    print("| rows | models x settings | imports (s) | results (s) | report (s) | after the calls (s) | peak RSS (MiB) |")
+    print("|---:|---|---:|---:|---:|---:|---:|")
+    print(
+        f"| {meta['rows']:,} | {meta['models']} x {meta['settings']} | {best['import_s']:.2f} | {best['results_s']:.2f} | {best['report_s']:.2f} "
+        f"| {best['wall_s']:.2f} | {max(r['peak_rss_mib'] for r in runs):.0f} |"
     )
 
 

@@ -170,7 +170,7 @@ def evaluate(
                 loading.finish()
             config["run_id"] = run_id
             reused = _settled_results(out, previous, run_id, stats) if settled else None
-            results, frame = (reused, None) if reused is not None else _summary(store, suite, config, stats)
+            results, frame = (reused, None) if reused is not None else summarise_with_frame(store, suite, config, stats)
             short = shortfall(store, stats)
         write_results(out, results)
     return RunResult(out, results, stats, list(config.get("warnings", [])) + list(results.warnings), short, frame)
@@ -199,10 +199,10 @@ def _settled_results(out: Path, previous: str | None, run_id: str, stats: RunSta
 
 def summarise(store: Store, suite: Suite, config: dict[str, Any], stats: RunStats | None = None) -> Results:
     """The results of the store's latest run, computed through the suite's family."""
-    return _summary(store, suite, config, stats)[0]
+    return summarise_with_frame(store, suite, config, stats)[0]
 
 
-def _summary(store: Store, suite: Suite, config: dict[str, Any], stats: RunStats | None = None) -> tuple[Results, Any]:
+def summarise_with_frame(store: Store, suite: Suite, config: dict[str, Any], stats: RunStats | None = None) -> tuple[Results, Any]:
     """The results of the store's latest run and the results frame they come from."""
     from .frame import results_frame  # these load while the calls run (see `preload`)
     from .reading import family_sets_budget, reading_summary, truncation_warnings

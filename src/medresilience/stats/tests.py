@@ -334,6 +334,11 @@ def paired_permutation_test(a: Sequence[float], b: Sequence[float], clusters: Se
     return {"n": int(d.size), **out}
 
 
+#: the most resampled values one vectorised batch of a bootstrap holds (memory O(batch * n): 32 MiB
+#: of float64 and as much of indices), so a bootstrap over 100,000 items does not take gigabytes
+BOOTSTRAP_BATCH_VALUES = 4_000_000
+
+
 def _scipy_bootstrap(x: np.ndarray, conf: float, n_resamples: int, seed: int, method: str):
     with warnings.catch_warnings():
         # BCa on near-degenerate data warns and returns NaN limits; the caller sees the NaN.
@@ -345,6 +350,7 @@ def _scipy_bootstrap(x: np.ndarray, conf: float, n_resamples: int, seed: int, me
             confidence_level=conf,
             method=method,
             vectorized=True,
+            batch=max(1, min(n_resamples, BOOTSTRAP_BATCH_VALUES // max(1, x.size))),
             **{_BOOTSTRAP_RNG_KW: np.random.default_rng(seed)},
         )
 
