@@ -115,9 +115,9 @@ def _medres(argv: list[str], preload: bool) -> None:
 # ---- the parent
 
 
-def _run(argv: list[str], core: int | None, env: dict[str, str] | None = None) -> tuple[float, str, str]:
+def _run(argv: list[str], core: int | None, env: dict[str, str] | None = None, cwd: Path | None = None) -> tuple[float, str, str]:
     t = time.perf_counter()
-    p = subprocess.run(argv, capture_output=True, text=True, preexec_fn=_pin(core), env=env)
+    p = subprocess.run(argv, capture_output=True, text=True, preexec_fn=_pin(core), env=env, cwd=cwd)
     whole = time.perf_counter() - t
     if p.returncode != 0:
         raise RuntimeError(f"{argv[:4]} exited {p.returncode}: {p.stderr[-2000:]}")
@@ -186,7 +186,7 @@ def _inspect_once(d: Path, url: str, args, core: int | None, r: int) -> tuple[fl
     argv = [
         inspect,
         "eval",
-        str(task),
+        task.name,
         "--model",
         "openai-api/stub/stub-model",
         "--max-connections",
@@ -195,8 +195,10 @@ def _inspect_once(d: Path, url: str, args, core: int | None, r: int) -> tuple[fl
         str(logs),
         "--log-format",
         "json",
+        "--display",
+        "none",
     ]
-    whole, _, _ = _run(argv, core, env)
+    whole, _, _ = _run(argv, core, env, cwd=task.parent)
     log = read_eval_log(str(next(logs.glob("*.json"))), header_only=True)
     from datetime import datetime
 
