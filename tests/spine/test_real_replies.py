@@ -17,7 +17,7 @@ from medresilience.scoring.verdicts import read_verdict
 
 DATA = TESTS / "data" / "replies"
 MCQ_FILES = sorted(DATA.glob("mcq_*.jsonl"))
-SPLITS = {"dev", "heldout", "validation"}
+SPLITS = {"dev", "heldout", "validation", "validation2"}
 
 
 def _records(*paths: Path) -> list[dict]:
