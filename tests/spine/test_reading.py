@@ -383,3 +383,103 @@ ECHO = "A) Fetal hydrocephalus\nB) Partial molar pregnancy\nC) Neural tube defec
 )
 def test_an_echo_of_the_option_list_states_no_answer(reply, expected):
     assert read_answer(reply, "ABCD", FETAL).label == expected
+
+
+# The cases below are excerpts of real replies in tests/data/replies/mcq_d.jsonl (MedAgentsBench).
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        # d-0094 (QwQ-32B): cut off while double-checking; "So D is correct" is scratch work
+        (
+            "<think>\nOption D: TE speech requires a surgically created puncture. So D is correct.\n\nLet me double-check each point. For A, esophageal speech uses air from the esophagus, not lungs directly. So",
+            None,
+        ),
+        # d-0088 (QwQ-32B): the options listed inside an unfinished thought
+        (
+            "<think>\nThe question is a bit ambiguous. Wait, the options are (A) yes (B) no (C) maybe. The study states that HER2 was significant in univariate analysis, so the answer might be yes",
+            None,
+        ),
+        # the same thought closed, then answered: the answer after it stands
+        ("<think>\nSo D is correct. Let me double-check each point.\n</think>\n\nD", "D"),
+    ],
+)
+def test_a_reply_cut_off_inside_its_reasoning_states_no_answer(reply, expected):
+    got = read_answer(reply, "ABCD")
+    assert got.label == expected
+    if expected is None:
+        assert "never closed" in got.how
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        # d-0132: three labelled options after "Answer:" for a one-answer item
+        (
+            "Answer: (A) IRV (Inspiratory Reserve Volume), (B) ERV (Expiratory Reserve Volume), (D) TV (Tidal Volume) \n\n(Note: VC is the sum of IRV, ERV, and TV.)",
+            None,
+        ),
+        # d-0127, d-0119: one labelled option whose text has commas or a colon
+        ("Answer: (C) OPV 3 doses, 1 IPV, 3 Pentavalent and 2 measles", "C"),
+        (
+            "Answer: (A) Ball-and-socket joint: The head of the joint is ball-shaped and the socket is deep and concave, allowing for the greatest range of motion.",
+            "A",
+        ),
+    ],
+)
+def test_labelled_options_listed_after_the_answer_are_a_hedge(reply, expected):
+    assert read_answer(reply, "ABCD").label == expected
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        # d-0053: a qualified answer phrase ending in "is:", the label opening the next line
+        (
+            "(A) Optic disk: Lesions at the optic disk typically cause central scotomas.\n\n(B) Optic chiasma: Lesions here cause bitemporal hemianopia.\n\n(C) Lateral geniculate body: Lesions here can cause a keyhole-shaped defect.\n\n"
+            "However, the closest association is the optic disk.\n\nTherefore, the best possible answer from the given options is:\n\n(A) Optic disk",
+            "A",
+        ),
+        # d-0065: a content noun with an inserted clause
+        (
+            "- **(I) Meniere disease with right-sided predominance**: Not described here.\n- **(J) Eustachian tube dysfunction affecting the right ear**: Less likely given the debris.\n\n### Conclusion:\nThe most probable diagnosis, considering the physical findings and tuning fork test results, is:\n**(A) Bilateral cerumen impaction with greater severity on the right**\n\nThis diagnosis explains the conductive hearing loss.",
+            "A",
+        ),
+        # d-0064: a per-option list marking three options correct, then the answer it settles on
+        (
+            "Now, let's summarize the findings:\n- (A) is correct for vocal fold paralysis.\n- (B) is likely incorrect for fry phonation.\n- (C) is correct for falsetto.\n- (D) is correct for adductor spasmodic dysphonia.\n\n"
+            "Given that the question asks for the correct interpretation, the most definitive answer based on the analysis is:\n\n**A**: In vocal fold paralysis, the glottal closure index is smaller.",
+            "A",
+        ),
+        # the phrase names two options on the next lines: a hedge
+        ("The most likely diagnosis, given the findings, is:\n(B) Gout\n(C) Pseudogout", None),
+    ],
+)
+def test_an_answer_phrase_ending_in_is_colon_reads_the_label_on_the_next_line(reply, expected):
+    assert read_answer(reply, "ABCDEFGHIJ").label == expected
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        # d-0057: several "correct statements" listed one per line, then the single best answer
+        (
+            "After analyzing all the options, the correct statements are:\n\n- (A) It has an articular disc of fibrocartilage.\n- (D) Proprioceptive information is carried by the masseteric and auriculotemporal nerves.\n- (G) Its articular surfaces are covered by fibrocartilage.\n\n"
+            "Since the question asks for the true statement, the best answer is:\n\n(D) Proprioceptive information is carried by the masseteric and auriculotemporal nerves.",
+            "D",
+        ),
+        # the same list with no single answer after it
+        (
+            "After analyzing all the options, the correct statements are:\n\n- (A) It has an articular disc of fibrocartilage.\n- (D) Proprioceptive information is carried by the masseteric nerve.",
+            None,
+        ),
+        # a-0115: "(J) is correct" early, then narrowed to three and cut off
+        (
+            "The joints are connected by a membrane, so (J) is correct. The exoskeleton does not split, eliminating (I). The remaining options are (D), (F), and (G). The muscular system is responsible for movement.",
+            None,
+        ),
+    ],
+)
+def test_a_plural_answer_is_a_hedge_however_its_labels_are_laid_out(reply, expected):
+    assert read_answer(reply, "ABCDEFGHIJ").label == expected

@@ -291,6 +291,7 @@ _PHRASE_END = re.compile(r"[.!?。！？;；](?=\s|$)|\n|,\s+(?:because|since|as
 _TEX_WRAP = re.compile(r"\\(?:text|textbf|mathrm|mathbf|mbox)\s*\{([^{}]*)\}")
 _MARKUP = re.compile(r"\*+|`+|__+|\$+|\\[()\[\]]")
 _THINK_END = re.compile(r"</think(?:ing)?>", _I)
+_THINK_OPEN = re.compile(r"<think(?:ing)?>", _I)
 
 
 _SPECIAL_TOKEN = re.compile(r"<\|[^|<>\n]{1,40}\|>|</?s>|<(?:eos|end_of_turn|start_of_turn|eot_id)>", _I)
@@ -391,6 +392,23 @@ _CONTENT = (
     r"|pathophysiology|pathogen|organism|agent|etiology|aetiology|finding|approach|option|choice|statement|lesion|condition|step|therapy|investigation|complication|association|match)"
 )
 
+#: "The correct answers are A, F and I", "the correct statements are:\n- (A) ...\n- (D) ...", "the
+#: remaining options are (D), (F) and (G)": a plural names several answers to a one-answer item,
+#: a hedge however many labels follow
+_SEVERAL = re.compile(
+    rf"\b(?:{_QUAL}\s+)*(?:\w+\s+)?(?:answers|options|choices|causes|diagnoses|treatments|explanations|factors|mechanisms|statements)\s+(?:are|would\s+be)\b{_FILL}",
+    _I,
+)
+
+#: "the best possible answer from the given options is:\n\n(A) Optic disk", "The most probable
+#: diagnosis, considering the findings, is:\n(A) ...": a phrase about the answer that ends in "is:",
+#: the label opening the next line (a phrase that denies or excepts is none; a second label line
+#: after it makes a list, a hedge)
+_IS_COLON = re.compile(
+    rf"\b(?:answer|{_CONTENT})\b(?:(?!\b(?:not|incorrect|wrong|false|except|least|if)\b)[^.!?\n:]){{0,80}}?\s(?:is|would\s+be)[ \t]*:[ \t]*\n\s*",
+    _I,
+)
+
 # (cue, strength, whether the label must end its phrase); the label follows the cue
 _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     # "Final answer: C", "my final answer is (C)"
@@ -441,15 +459,10 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
         LEANING,
         False,
     ),
+    # "the best possible answer from the given options is:\n\n(A) Optic disk"
+    (_IS_COLON, ANSWER, False),
     # "The correct answers are A, F and I": several answers to a one-answer item
-    (
-        re.compile(
-            rf"\b(?:{_QUAL}\s+)*(?:\w+\s+)?(?:answers|options|choices|causes|diagnoses|treatments|explanations|factors|mechanisms|statements)\s+(?:are|would\s+be)\b{_FILL}",
-            _I,
-        ),
-        ANSWER,
-        False,
-    ),
+    (_SEVERAL, ANSWER, False),
     # "The patient needs option B"
     (re.compile(r"\b(?:needs?|requires?|recommend|favou?r|prefer)\s+(?:option|choice)\s+", _I), LEANING, False),
     # "By elimination, D", "which leaves C"
@@ -593,7 +606,7 @@ def _named_by_text(text: str, i: int, letters: str, options: _Options) -> tuple[
 _LABEL_DOT = re.compile(r"[ \t]*[(\[]?([A-Za-z0-9])[.):\]][ \t]+")
 _ANOTHER = re.compile(r"[^!?\n]{0,120}?\b(?:and|or|as\s+well\s+as|plus|&)\s+(?:option\s+|choice\s+)?[(\[]?([A-Za-z0-9])[.)\]](?=[ \t]+[A-Za-z0-9])", _I)
 #: the next line opens with another label: "the answer would be:\na: femoral vein\nb: internal jugular vein"
-_NEXT_LINE_LABEL = re.compile(r"[^\n]*\n[ \t]*[(\[]?([A-Za-z0-9])[.):\]][ \t]")
+_NEXT_LINE_LABEL = re.compile(r"[^\n]*\n[ \t>#•*-]*[(\[]?([A-Za-z0-9])[.):\]][ \t]")
 #: "The answer is (None of the above)", "the answer is not among the options"
 _NONE_OF = re.compile(
     r"[ \t]*[(\[\"']?[ \t]*(?:none\s+of\s+(?:the\s+)?(?:above|these|them|the\s+(?:options|choices))|not\s+(?:listed|among|in\s+the\s+(?:options|choices))|no\s+(?:correct\s+)?(?:option|answer|choice))",
@@ -601,10 +614,14 @@ _NONE_OF = re.compile(
 )
 
 
+#: "Answer: (A) IRV (...), (B) ERV (...), (D) TV (...)": more labelled options listed after a comma
+_LISTED = re.compile(r"[^.!?\n]{0,120}?[,;][ \t]*(?:and[ \t]+)?[(\[]([A-Za-z0-9])[)\]](?=[ \t]+[A-Za-z0-9])", _I)
+
+
 def _names_another(text: str, end: int, label: str, letters: str) -> bool:
-    """'The correct answer is C. Dengue ... and E. Yellow fever.': a second option in the sentence."""
-    m = _ANOTHER.match(text, end)
-    return bool(m and m.group(1).upper() in letters and m.group(1).upper() != label)
+    """'The correct answer is C. Dengue ... and E. Yellow fever.', 'Answer: (A) IRV, (B) ERV': a
+    second option in the sentence."""
+    return any((m := p.match(text, end)) and m.group(1).upper() in letters and m.group(1).upper() != label for p in (_ANOTHER, _LISTED))
 
 
 def _cued(text: str, letters: str, options: _Options) -> list[_Said]:
@@ -640,7 +657,7 @@ def _cued(text: str, letters: str, options: _Options) -> list[_Said]:
             if got is None or (bare and _NEXT_WORD.match(text, got[1] + (text[got[1] : got[1] + 1] in ")]>"))):
                 continue
             label, end = got
-            if label is not None and (_hedged(text, end, label, letters) or _names_another(text, end, label, letters)):
+            if label is not None and (pattern is _SEVERAL or _hedged(text, end, label, letters) or _names_another(text, end, label, letters)):
                 label = None
             nxt = _NEXT_LINE_LABEL.match(text, end)
             if (
@@ -648,7 +665,7 @@ def _cued(text: str, letters: str, options: _Options) -> list[_Said]:
                 and nxt
                 and nxt.group(1).upper() in letters
                 and nxt.group(1).upper() != label
-                and not text[end : nxt.start(1)].strip(" \t\n.:)").count("\n")
+                and (pattern is _IS_COLON or not text[end : nxt.start(1)].strip(" \t\n.:)").count("\n"))
             ):
                 label = None
             said.append(_Said(m.start(), end, tier, label))
@@ -1066,6 +1083,10 @@ def read_answer(text: str | None, letters: str = "ABCD", options: Mapping[str, s
     opts = _Options(options, letters)
     plain = _plain(text)
     tail = _after_thinking(plain)
+    # a reasoning block opened and never closed was cut off while thinking: what it weighs
+    # ("So D is correct. Let me double-check ...") is scratch work, not the reply's answer
+    if tail is None and _THINK_OPEN.search(plain):
+        return Reading(None, "cut off inside its reasoning: <think> is never closed")
     if tail is not None and (got := _read(_own_item(tail, letters, opts), letters, opts)) is not None:
         return got
     got = _read(_own_item(plain, letters, opts), letters, opts)
