@@ -483,3 +483,68 @@ def test_an_answer_phrase_ending_in_is_colon_reads_the_label_on_the_next_line(re
 )
 def test_a_plural_answer_is_a_hedge_however_its_labels_are_laid_out(reply, expected):
     assert read_answer(reply, "ABCDEFGHIJ").label == expected
+
+
+BLINDNESS = {"A": "Trachoma", "B": "Onchocerciasis", "C": "Vitamin A deficiency", "D": "Glaucoma", "E": "Cataracts"}
+FAITHS = {"A": "Tao", "B": "Jewish", "C": "Hindu", "D": "Baha'i", "E": "Islam", "F": "Zoroastrianism", "G": "Sikhism"}
+
+
+@pytest.mark.parametrize(
+    "reply, options, expected",
+    [
+        # b-0306: the subject is an option's whole text, "the leading cause"
+        (
+            "Explanation: \nTrachoma is the leading cause of blindness in Africa. Trachoma is an infection of the eye caused by Chlamydia trachomatis.",
+            BLINDNESS,
+            "A",
+        ),
+        # c-0163: the last sentence naming an option ends with its text, after a copula
+        (
+            "This question is about cultural practices and beliefs, not medical facts.  \n\nThe practice of very rapid disposal of the body before sundown on the day of death is most closely associated with **Zoroastrianism**. \n\n\nLet me know if you have any other questions!",
+            FAITHS,
+            "F",
+        ),
+        ("The practice is most closely associated with Zoroastrianism. Islam also buries quickly.", FAITHS, None),  # a later sentence names another
+        ("The practice might be associated with Zoroastrianism.", FAITHS, None),  # a doubt
+        ("The practice is not associated with Zoroastrianism.", FAITHS, None),  # a denial
+    ],
+)
+def test_an_english_sentence_that_claims_one_option_by_its_text_is_read(reply, options, expected):
+    assert read_answer(reply, "ABCDEFGHIJ"[: len(options)], options).label == expected
+
+
+PERTUSSIS = {"1": "백일해", "2": "흡인폐렴", "3": "세기관지염", "4": "클라미디아폐렴", "5": "리노바이러스폐렴"}
+URTICARIA = {"1": "물사마귀", "2": "혈관부종", "3": "접촉피부염", "4": "피부그림증", "5": "콜린두드러기"}
+VARICES = {"1": "라니티딘", "2": "락툴로오스", "3": "세프트리악손", "4": "분지쇄아미노산", "5": "우르소데옥시콜산"}
+
+
+@pytest.mark.parametrize(
+    "reply, options, expected",
+    [
+        # c-0105: "X(pertussis)는 ... 일치합니다" (X is consistent with the findings)
+        (
+            "혈액검사 결과는 백혈구 수치가 높고 림프구가 증가하여 있습니다. 백일해(pertussis)는 이러한 임상 증상과 혈액검사 결과와 일치합니다. 백일해는 초기에는 감기 증상과 비슷하다가 급격히 발작적인 기침 증상이 나타납니다.",
+            PERTUSSIS,
+            "1",
+        ),
+        # c-0115: "이러한 증상은 X의 전형적인 특징입니다" (the typical feature of X)
+        (
+            "발진은 1~2시간 후에 저절로 사라집니다. 이러한 증상은 콜린두드러기의 전형적인 특징입니다. 나머지 선택지는 환자의 증상 및 발진의 형태와 맞지 않습니다.",
+            URTICARIA,
+            "5",
+        ),
+        # c-0117: "X은 ... 도움이 됩니다" (X helps)
+        (
+            "이러한 경우 혈역학적 안정화를 위해 항생제의 투여가 권장됩니다. 세프트리악손은 이러한 목적을 위해 사용되는 항생제로, 감염을 예방하고 출혈을 멈추는데 도움이 됩니다. 다른 선택지들은 출혈과 직접 관련이 없습니다.",
+            VARICES,
+            "3",
+        ),
+        ("백일해는 이러한 임상 증상과 일치하지 않습니다.", PERTUSSIS, None),  # denied
+        ("백일해는 이러한 증상과 일치합니다. 세기관지염도 이러한 증상과 일치합니다.", PERTUSSIS, None),  # two options endorsed
+    ],
+)
+def test_a_korean_sentence_endorsing_one_option_by_its_text_is_read(reply, options, expected):
+    got = read_answer(reply, "12345", options)
+    assert got.label == expected
+    if expected:
+        assert "Korean sentence" in got.how

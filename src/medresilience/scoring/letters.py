@@ -756,9 +756,10 @@ _KO_TEXT_CLAIM = re.compile(
 
 
 #: English, a sentence whose subject is an option's whole text: "Airway inflammation is most likely to be
-#: associated with ...", "Exploratory laparotomy is the most appropriate next step."
+#: associated with ...", "Exploratory laparotomy is the most appropriate next step.", "Trachoma is the
+#: leading cause of blindness in Africa."
 _EN_TEXT_CLAIM = re.compile(
-    r"(?:^|(?<=[.!?,;:]\s)|(?<=\n))[ \t*#>-]*([^.!?,;:\n]{2,120}?)[*_]*\s+(?:is|would\s+be)\s+(?:the\s+)?(?:(?:single\s+)?best|most\s+likely|most\s+appropriate|correct|right)\b",
+    r"(?:^|(?<=[.!?,;:]\s)|(?<=\n))[ \t*#>-]*([^.!?,;:\n]{2,120}?)[*_]*\s+(?:is|would\s+be)\s+(?:the\s+)?(?:(?:single\s+)?best|most\s+(?:likely|appropriate|probable|suitable)|correct|right|leading)\b",
     _I,
 )
 
@@ -1090,8 +1091,11 @@ def read_answer(text: str | None, letters: str = "ABCD", options: Mapping[str, s
     if tail is not None and (got := _read(_own_item(tail, letters, opts), letters, opts)) is not None:
         return got
     got = _read(_own_item(plain, letters, opts), letters, opts)
-    if got is None and opts and (concl := _concluding_text(tail if tail is not None else plain, opts)) is not None:
-        return concl
+    if got is None and opts:
+        rest = tail if tail is not None else plain
+        for fallback in (_concluding_text, _complement_text, _ko_endorsed_text):
+            if (concl := fallback(rest, opts)) is not None:
+                return concl
     return got if got is not None else Reading(None, "no statement of an answer")
 
 
@@ -1117,6 +1121,63 @@ def _concluding_text(text: str, opts: _Options) -> Reading | None:
     if label is None:
         return None
     return Reading(label, f"concluding sentence names option {label} by its text: {_shown(text, _Said(last.start(1), last.end(1), LEANING, label))!r}")
+
+
+_SENTENCE = re.compile(r"[^.!?。\n]+(?:[.!?。]+|\n|$)")
+_COPULA = re.compile(r"\b(?:is|are|was|were|would\s+be)\b", _I)
+_UNSURE_WORDS = re.compile(r"\b(?:might|may|could|possibly|perhaps|maybe|either|unclear|uncertain|cannot|can['’]t|or)\b|\?", _I)
+
+
+def _complement_text(text: str, opts: _Options) -> Reading | None:
+    """The last sentence that names an option by its whole text ends with it, after a copula and
+    without a denial or a doubt ("... is most closely associated with **Zoroastrianism**."): that
+    option. A later sentence naming another option, or none named at the end, reads nothing."""
+    last = None
+    for m in _SENTENCE.finditer(text):
+        if opts.named_in(m.group()) is not None or any(f" {t} " in f" {_norm(m.group())} " for t in opts.texts.values()):
+            last = m
+    if last is None:
+        return None
+    sentence = last.group().strip()
+    label = opts.named_in(sentence)
+    if label is None or not _norm(sentence).endswith(" " + opts.texts[label]) or not _COPULA.search(sentence):
+        return None
+    if _DENIED.search(sentence) or _UNSURE_WORDS.search(sentence):
+        return None
+    return Reading(label, f"last sentence ends with option {label}'s text: {_shown(text, _Said(last.start(), last.end(), LEANING, label))!r}")
+
+
+#: Korean, a sentence endorsing the option whose text it holds: "백일해(pertussis)는 이러한 임상 증상과 ...
+#: 일치합니다" (consistent with), "이러한 증상은 콜린두드러기의 전형적인 특징입니다" (the typical feature of),
+#: "탐색개복술을 통해 정확한 진단과 처치가 필요합니다" (needed), "... 간쐐기절제술 및 림프절절제술입니다" (the
+#: text then the copula); a denial ("않", "아니", "없", "낮") endorses nothing
+_KO_ENDORSES = re.compile(
+    r"(?:일치합니다|일치한다|적절합니다|적절하다|적합합니다|적합하다|필요합니다|필요하다|특징입니다|특징이다|의심됩니다|의심된다|해당합니다|권장됩니다|도움이\s*됩니다|가능성이\s*(?:가장\s*)?높습니다)[.。]?\s*$"
+)
+_KO_DENIED = re.compile(r"않|아니|아닌|없|낮")
+
+
+def _ko_endorsed_text(text: str, opts: _Options) -> Reading | None:
+    """The one option that the reply's Korean endorsing sentences name by its text (every such
+    sentence naming the same one): that option."""
+    if not _HANGUL.search(text):
+        return None
+    found: dict[str, re.Match[str]] = {}
+    for m in _SENTENCE.finditer(text):
+        sentence = m.group().strip()
+        bare = _norm(sentence).replace(" ", "")
+        # the options whose whole text (of three characters or more) the sentence holds, spacing aside
+        held = [k for k, t in opts.texts.items() if len(t.replace(" ", "")) >= 3 and t.replace(" ", "") in bare]
+        held = [k for k in held if not any(j != k and opts.texts[k] in opts.texts[j] for j in held)]
+        if len(held) != 1 or _KO_DENIED.search(sentence):
+            continue
+        label = held[0]
+        if _KO_ENDORSES.search(sentence) or re.search(re.escape(opts.texts[label].replace(" ", "")) + r"(?:이)?(?:입니다|이다)", bare):
+            found[label] = m
+    if len(found) != 1:
+        return None
+    ((label, m),) = found.items()
+    return Reading(label, f"Korean sentence endorses option {label} by its text: {_shown(text, _Said(m.start(), m.end(), LEANING, label))!r}")
 
 
 def extract_letter(text: str | None, letters: str = "ABCD", options: Mapping[str, str] | None = None) -> str | None:
