@@ -548,3 +548,45 @@ def test_a_korean_sentence_endorsing_one_option_by_its_text_is_read(reply, optio
     assert got.label == expected
     if expected:
         assert "Korean sentence" in got.how
+
+
+JMLE = {"A": "Rorschachテスト", "B": "田中・Binet知能検査", "C": "津守・稲毛式発達検査", "D": "Wechsler成人知能検査", "E": "簡易精神症状評価尺度"}
+
+
+def test_a_last_line_ending_in_a_colon_introduces_and_does_not_answer():
+    # d-0144 (gemma-3-1b, stored clipped): the answer "e" first, then an explanation cut at a list heading
+    reply = "e\n\n解説：\n\n患者さんの症状は認知機能低下と診断されることが多いです。\n\n*   **簡易精神症状評価尺度:** 認知機能の低下を評価するのに役立ちます。\n*   **田中・Binet知能検査:*"
+    assert read_answer(reply, "ABCDE", JMLE).label == "E"
+    assert read_answer("The findings point to an intelligence test.\n田中・Binet知能検査", "ABCDE", JMLE).label == "B"  # a last line that is an option's text
+
+
+ABDOMEN = "    *   **A) IV fluids:** Fluids alone are not enough here.\n    *   **B) CT abdomen:** Delaying surgery for a CT scan is not the best course of action.\n    *   **C) Morphine:** It is not the priority in this situation.\n"
+
+
+@pytest.mark.parametrize(
+    "reply, letters, expected",
+    [
+        # a-0144 (medXpertQA): every option discussed, one line endorses, the others reject; cut in the conclusion
+        (
+            ABDOMEN
+            + "    *   **D) Exploratory laparotomy:** Given the hemodynamic instability, an exploratory laparotomy is the most appropriate next step.\n\n**Conclusion:** The patient's condition requires immediate surgical intervention to",
+            "ABCD",
+            "D",
+        ),
+        # the same discussion cut off before the last option (a-0151): nothing concluded
+        (
+            ABDOMEN + "    *   **D) Exploratory laparotomy:** Given the hemodynamic instability, an exploratory laparotomy is the most appropriate next step.",
+            "ABCDE",
+            None,
+        ),
+        # two lines endorse: no single option
+        (
+            ABDOMEN.replace("It is not the priority", "Morphine is the best first step")
+            + "    *   **D) Exploratory laparotomy:** It is the most appropriate next step.",
+            "ABCD",
+            None,
+        ),
+    ],
+)
+def test_the_one_option_a_complete_per_option_discussion_endorses_is_read(reply, letters, expected):
+    assert read_answer(reply, letters).label == expected

@@ -742,7 +742,8 @@ def _opens_with_text(text: str, options: _Options) -> list[_Said]:
         if label is not None and (m.group(1) is None or list(options.texts_raw).index(label) + 1 == int(m.group(1))):
             said.append(_Said(m.start(2), m.end(2), ANSWER, label))
     lines = [x for x in text.rstrip().splitlines() if x.strip()]
-    if len(lines) > 1 and (label := options.named(lines[-1].strip().rstrip("."), exact_only=True)) is not None:
+    # a last line ending in a colon introduces what follows ("* 田中・Binet知能検査:" cut there): no answer
+    if len(lines) > 1 and not lines[-1].rstrip().endswith((":", "：")) and (label := options.named(lines[-1].strip().rstrip("."), exact_only=True)) is not None:
         said.append(_Said(len(text.rstrip()) - len(lines[-1]), len(text.rstrip()), ANSWER, label))
     return said
 
@@ -855,6 +856,25 @@ def _line_verdict(line: str) -> bool | None:
 
 
 _ROMAN = re.compile(r"^[ \t>#•-]*II[.)]", re.M)
+#: a list line that endorses its option ("D) Exploratory laparotomy: ... is the most appropriate next
+#: step"), and one that rejects its own ("... is not the best course of action", "does not fit")
+_ENDORSES = re.compile(r"\b(?:is|are|would\s+be|remains)\s+(?:the\s+)?(?:most\s+(?:appropriate|likely|suitable|reasonable)|best|correct|right)\b", _I)
+_REJECTS = re.compile(r"\b(?:not|never|unlikely|incorrect|wrong|less\s+likely)\b|n['’]t\b", _I)
+
+
+def _endorsed_line(text: str, openers: list[re.Match[str]], letters: str) -> list[re.Match[str]]:
+    """In a per-option discussion that goes through every option, the one option line that
+    endorses its option while two or more others reject theirs and none other endorses: a leaning
+    towards it (a discussion cut off before the last options concludes nothing)."""
+    if {m.group(1) for m in openers} != set(letters):
+        return []
+    ends = [m.start() for m in openers[1:]] + [len(text)]
+    lines = [text[m.start() : min(e, text.find("\n", m.end()) if "\n" in text[m.end() :] else len(text))] for m, e in zip(openers, ends, strict=True)]
+    endorsed = [
+        m for m, line in zip(openers, lines, strict=True) if any(not _REJECTS.search(line, max(0, e.start() - 30), e.start()) for e in _ENDORSES.finditer(line))
+    ]
+    rejecting = sum(bool(_REJECTS.search(line)) for m, line in zip(openers, lines, strict=True) if m not in endorsed)
+    return endorsed if len({m.group(1) for m in endorsed}) == 1 and rejecting >= 2 else []
 
 
 def _lines(text: str, letters: str) -> list[_Said]:
@@ -877,6 +897,8 @@ def _lines(text: str, letters: str) -> list[_Said]:
         right = [k for k, v in verdicts.items() if v]
         if not marked and len(right) == 1 and sum(v is False for v in verdicts.values()) >= 2:
             marked = [m for m in openers if m.group(1) == right[0]][:1]
+        if not marked:
+            marked = _endorsed_line(text, openers, letters)
         return lone + [_Said(m.start(), m.end(), LEANING, m.group(1).upper()) for m in marked]
     # "C (or possibly D)" opening a line is a hedge
     return lone + [
