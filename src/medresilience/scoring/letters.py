@@ -23,6 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from .option_texts import PAREN_LABEL, OptionTexts, concluded_by_text, norm_text
+
 _I = re.IGNORECASE
 
 # statement strengths, weakest first
@@ -181,111 +183,6 @@ def _label_in_value(value: str, letters: str) -> str | None:
     return None if got is None or _hedged(value, got[1], got[0], letters) else got[0]
 
 
-# --- option texts ---------------------------------------------------------------------------
-
-_NORM_DROP = re.compile(r"[*_`\"'“”‘’«»「」『』【】<>]+")
-_NORM_PUNCT = re.compile(r"[\s.,;:!?。，；：！？、()（）\[\]-]+")
-
-
-def _norm(text: str) -> str:
-    """Text compared with option texts: casefolded, without quotes, markup or punctuation runs."""
-    return _NORM_PUNCT.sub(" ", _NORM_DROP.sub("", unicodedata.normalize("NFKC", text))).strip().casefold()
-
-
-class _Options:
-    """An item's option texts, to read a reply that names an option by its text ("Answer:
-    Olanzapine.", 'the answer is "no"', "<否>") instead of its label."""
-
-    def __init__(self, options: Mapping[str, str] | None, letters: str):
-        self.texts_raw = dict(options or {})
-        # an option text that repeats its own label ("a.\tColonic carcinomas") is read without it
-        self.texts = {k: _norm(re.sub(rf"^\s*[(\[]?{re.escape(k)}[.)\]:]\s+", "", v, flags=_I)) for k, v in self.texts_raw.items() if k in letters}
-        self.texts = {k: t for k, t in self.texts.items() if t}
-        self.bare = {k: b for k, v in self.texts_raw.items() if k in self.texts and (b := _norm(re.sub(r"\([^()]*\)", " ", v))) and b != self.texts[k]}
-
-    def __bool__(self) -> bool:
-        return bool(self.texts)
-
-    def named(self, phrase: str, exact_only: bool = False) -> str | None:
-        """The one option a phrase names: its whole text, its text then more ("Olanzapine, because
-        ..."), or most of its text ("Autosomal dominant polycystic kidney disease" for "... (ADPKD)")."""
-        said = _norm(phrase)
-        if not said:
-            return None
-        exact = [k for k, t in self.texts.items() if said in (t, self.bare.get(k))]
-        if exact:
-            return exact[0] if len(exact) == 1 else None
-        if exact_only:
-            return None
-        longer = [k for k, t in self.texts.items() if said.startswith(t + " ") and len(t) >= 3]
-        # "Real seal and Raeko sealer": a second option's text after the first
-        if longer and any(t in said[len(self.texts[k]) :] for k in longer for j, t in self.texts.items() if j != k and len(t) >= 3):
-            return None
-        if longer:
-            best = max(len(self.texts[k]) for k in longer)
-            top = [k for k in longer if len(self.texts[k]) == best]
-            return top[0] if len(top) == 1 else None
-        shorter = [k for k, t in self.texts.items() if t.startswith(said + " ") and len(said) >= max(6, 0.6 * len(t))]
-        return shorter[0] if len(shorter) == 1 else None
-
-    def follows(self, label: str, text: str, i: int) -> bool:
-        """Whether the text at i opens with the option's own text ("B. Hepatitis B virus ...")."""
-        own = self.texts.get(label)
-        if not own:
-            return False
-        said = _norm(text[i : i + len(own) + 40])
-        return said == own or said.startswith(own + " ") or (len(own) > 12 and own.startswith(said[: max(12, len(said) - 1)]))
-
-    def mentions(self, text: str) -> list[tuple[int, int, str]]:
-        """Places the reply names an option by its text and then its label in brackets
-        ("acute renal failure (I)", "慢性骨髄性白血病(b)"): (start, end, label)."""
-        out = []
-        for m in _PAREN_LABEL.finditer(text):
-            label = m.group(1).upper()
-            own = self.texts.get(label)
-            if own and _norm(text[max(0, m.start() - len(own) - 40) : m.start()]).endswith(own):
-                out.append((m.start(), m.end(), label))
-        return out
-
-    def at(self, text: str, i: int, exact_only: bool = False) -> tuple[str | None, int] | None:
-        """The option a phrase starting at i names (up to the end of its sentence or line)."""
-        m = _PHRASE_END.search(text, i)
-        end = m.start() if m else len(text)
-        if end - i > 300:
-            return None
-        phrase = text[i:end]
-        label = self.named(phrase, exact_only)
-        if label is None and not exact_only:
-            label = self.within(phrase)
-        return (label, end) if label is not None else None
-
-    def named_in(self, sentence: str) -> str | None:
-        """The one option whose whole text a sentence holds as words ("I would enroll this patient in
-        Trial A"): none when two options' texts are there, or none is."""
-        said = f" {_norm(sentence)} "
-        inside = [k for k, t in self.texts.items() if len(t) >= 2 and f" {t} " in said]
-        inside = [k for k in inside if not any(j != k and self.texts[k] in self.texts[j] for j in inside)]
-        return inside[0] if len(inside) == 1 else None
-
-    def within(self, phrase: str) -> str | None:
-        """The one option whose whole text a short phrase holds ("'피부간경유쓸개관배액술' (PTBD)입니다",
-        where particles glue to the text): none when two options' texts are there."""
-        said = _norm(phrase)
-        longest = max(map(len, self.texts.values()))
-        if len(said) > 2 * longest + 20:
-            return None
-        # Korean spacing varies ("전체 위절제술" for "전체위절제술"): Hangul texts are matched without spaces
-        bare = said.replace(" ", "")
-        inside = [k for k, t in self.texts.items() if len(t) >= 2 and (t in said or (_HANGUL.search(t) and t.replace(" ", "") in bare))]
-        # an option whose text holds another's ("type 2 diabetes" holds "diabetes") is the one named
-        inside = [k for k in inside if not any(j != k and self.texts[k] in self.texts[j] for j in inside)]
-        return inside[0] if len(inside) == 1 else None
-
-
-_HANGUL = re.compile(r"[\uac00-\ud7a3]")
-_PHRASE_END = re.compile(r"[.!?。！？;；](?=\s|$)|\n|,\s+(?:because|since|as|which|given)\b|\s+(?:because|since|as\s+it|given\s+that)\b")
-
-
 # --- the reply's text -----------------------------------------------------------------------
 
 _TEX_WRAP = re.compile(r"\\(?:text|textbf|mathrm|mathbf|mbox)\s*\{([^{}]*)\}")
@@ -313,7 +210,7 @@ _ESCAPED_BREAK = re.compile(r"\\n(?=\\n|[^a-z]|$)")
 _NEW_QUESTION = re.compile(r"\n[ \t]*(?:#+[ \t]*)?(?:question|q)[ \t]*\d*[ \t]*[:.：]", _I)
 
 
-def _without_echo(text: str, options: _Options) -> str:
+def _without_echo(text: str, options: OptionTexts) -> str:
     """The reply without a copy of the whole option list ("A) Fetal hydrocephalus\nB) ...\nE) ..."
     line by line, every option in order): an echo of the question states no answer."""
     if len(options.texts) < 2:
@@ -322,12 +219,12 @@ def _without_echo(text: str, options: _Options) -> str:
     want = list(options.texts.items())
     for i in range(len(lines) - len(want) + 1):
         block = [_LABEL_LINE.match(lines[i + j]) for j in range(len(want))]
-        if all(b and b.group(1).upper() == k and _norm(b.group(2)) == t for b, (k, t) in zip(block, want, strict=True)):
+        if all(b and b.group(1).upper() == k and norm_text(b.group(2)) == t for b, (k, t) in zip(block, want, strict=True)):
             return "\n".join(lines[:i] + lines[i + len(want) :])
     return text
 
 
-def _own_item(text: str, letters: str, options: _Options) -> str:
+def _own_item(text: str, letters: str, options: OptionTexts) -> str:
     """The reply up to a question it goes on to write itself ("... The answer is (C).\n\nQuestion:
     Which of ..."): what follows answers another item; without a copy of the option list."""
     text = _without_echo(text, options)
@@ -354,7 +251,7 @@ _FIELD = re.compile(
 _BOXED = re.compile(r"\\boxed\s*\{([^{}]*)\}")
 
 
-def _field_value(value: str, letters: str, options: _Options) -> str | None:
+def _field_value(value: str, letters: str, options: OptionTexts) -> str | None:
     """A field's value: a label ("C", "C) Metformin"), an option's text ("no") or a sentence that
     states one ("The answer is C")."""
     label = _label_in_value(value, letters)
@@ -363,7 +260,7 @@ def _field_value(value: str, letters: str, options: _Options) -> str | None:
     return label if label is not None or len(value.split()) < 3 else read_answer(value, letters, options.texts_raw).label
 
 
-def _fields(text: str, letters: str, options: _Options) -> list[_Said]:
+def _fields(text: str, letters: str, options: OptionTexts) -> list[_Said]:
     """The study's JSON answer field is the strongest statement; an unreadable value is no answer."""
     return [
         _Said(m.start(), m.end(), FIELD, _field_value(m.group(1) or m.group(2) or m.group(3) or m.group(4) or "", letters, options))
@@ -574,7 +471,6 @@ _NAMED_TEXT = re.compile(r"([\w ,'’/-]{1,60}?)\s*\((?:option|choice)?\s*([A-Za
 _NOT_OPTION_TEXT = re.compile(
     r"\b(?:not|because|since|as|which|that|when|while|where|if|context|claims?|eliminat\w*|exclud\w*|rule\s+out|incorrect|wrong)\b|n['’]t\b", _I
 )
-_PAREN_LABEL = re.compile(r"\((?:option|choice)?\s*([A-Za-z0-9])\)", _I)
 _DISOWNED = re.compile(
     r"\b(?:wrong|incorrect|tempting|obvious|trap|misleading|suggested|proposed|claimed|expected|other|alternative|naive|initial|original|previous|intuitive|their|its|another)\s+$",
     _I,
@@ -582,16 +478,16 @@ _DISOWNED = re.compile(
 _SENTENCE_END = re.compile(r"[.!?\n]")
 
 
-def _named_by_text(text: str, i: int, letters: str, options: _Options) -> tuple[str | None, int] | None:
+def _named_by_text(text: str, i: int, letters: str, options: OptionTexts) -> tuple[str | None, int] | None:
     """'The answer is Metformin (C)': the option's text, then its label in parentheses."""
     m = _NAMED_TEXT.match(text, i)
     if not m or len(m.group(1).split()) > 6 or _NOT_OPTION_TEXT.search(m.group(1)) or m.group(2).upper() not in letters:
         return None
     label = m.group(2).upper()
     stop = _SENTENCE_END.search(text, m.end())
-    others = {g.upper() for g in _PAREN_LABEL.findall(text, m.end(), stop.start() if stop else len(text))} & set(letters)
+    others = {g.upper() for g in PAREN_LABEL.findall(text, m.end(), stop.start() if stop else len(text))} & set(letters)
     # "Metformin (C) or insulin (D)" names two options; "riboflavin (B)" where riboflavin is C's text, two
-    said = _norm(m.group(1))
+    said = norm_text(m.group(1))
     if options:
         named = {k for k, t in options.texts.items() if said == t or said.endswith(" " + t)}
         own = {w for w in options.texts.get(label, "").split() if len(w) >= 4}
@@ -624,7 +520,7 @@ def _names_another(text: str, end: int, label: str, letters: str) -> bool:
     return any((m := p.match(text, end)) and m.group(1).upper() in letters and m.group(1).upper() != label for p in (_ANOTHER, _LISTED))
 
 
-def _cued(text: str, letters: str, options: _Options) -> list[_Said]:
+def _cued(text: str, letters: str, options: OptionTexts) -> list[_Said]:
     """Statements where a cue introduces the label: "Answer: C", "the answer is (C)", "I'd go with C"."""
     said = []
     for pattern, tier, bare in _CUES:
@@ -703,7 +599,7 @@ _IS_PAREN = re.compile(r"\b(?:is|are|would\s+be)\s+(?:option\s+|choice\s+)?\(([A
 _IS_LABEL_TEXT = re.compile(r"\b(?:is|are|be|was)[ \t]+(?:option[ \t]+|choice[ \t]+)?[(\[]?([A-Za-z0-9])[.):\]][ \t]+", _I)
 
 
-def _named_with_text(text: str, letters: str, options: _Options) -> list[_Said]:
+def _named_with_text(text: str, letters: str, options: OptionTexts) -> list[_Said]:
     """With the item's option texts: "... in Africa is B. Hepatitis B virus" (a label then its own
     text) is an answer; "acute renal failure (I)" (a text then its own label) a leaning."""
     if not options:
@@ -726,7 +622,7 @@ def _named_with_text(text: str, letters: str, options: _Options) -> list[_Said]:
 _LABEL_LINE = re.compile(r"^[ \t>#•*-]*[(\[]?([A-Za-z0-9])[.):\]][ \t]+([^\n]{1,120}?)[ \t.]*$", re.M)
 
 
-def _opens_with_text(text: str, options: _Options) -> list[_Said]:
+def _opens_with_text(text: str, options: OptionTexts) -> list[_Said]:
     """A reply whose first line or sentence is an option's text ("Colonic carcinomas\n...",
     "28 weeks. Explanation: ...", "4, i.e. Skin biopsy."), or whose last line is ("... consistent
     with a lesion of the frontal eye field.\nFrontal eye field")."""
@@ -771,7 +667,7 @@ _LEAD_WORDS = re.compile(
 )
 
 
-def _text_claims(text: str, options: _Options) -> list[_Said]:
+def _text_claims(text: str, options: OptionTexts) -> list[_Said]:
     """Statements that name an option by its whole text, then claim it: the forms above."""
     if not options:
         return []
@@ -1052,7 +948,7 @@ def _shown(text: str, s: _Said) -> str:
     return re.sub(r"\s+", " ", text[s.start : s.end]).strip()[:160]
 
 
-def _statements(text: str, letters: str, options: _Options) -> list[_Said]:
+def _statements(text: str, letters: str, options: OptionTexts) -> list[_Said]:
     """Every statement of an answer that the reply makes its own."""
     found = (
         _fields(text, letters, options)
@@ -1085,7 +981,7 @@ class Reading:
     how: str
 
 
-def _read(text: str, letters: str, options: _Options) -> Reading | None:
+def _read(text: str, letters: str, options: OptionTexts) -> Reading | None:
     said = _statements(text, letters, options)
     if not said:
         return None
@@ -1103,7 +999,7 @@ def read_answer(text: str | None, letters: str = "ABCD", options: Mapping[str, s
     text; without them only labels are read."""
     if not text or not text.strip():
         return Reading(None, "empty reply")
-    opts = _Options(options, letters)
+    opts = OptionTexts(options, letters)
     plain = _plain(text)
     tail = _after_thinking(plain)
     # a reasoning block opened and never closed was cut off while thinking: what it weighs
@@ -1115,91 +1011,9 @@ def read_answer(text: str | None, letters: str = "ABCD", options: Mapping[str, s
     got = _read(_own_item(plain, letters, opts), letters, opts)
     if got is None and opts:
         rest = tail if tail is not None else plain
-        for fallback in (_concluding_text, _complement_text, _ko_endorsed_text):
-            if (concl := fallback(rest, opts)) is not None:
-                return concl
+        if (concl := concluded_by_text(rest, opts)) is not None:
+            return Reading(concl.label, f"{concl.how}: {_shown(rest, _Said(concl.start, concl.end, LEANING, concl.label))!r}")
     return got if got is not None else Reading(None, "no statement of an answer")
-
-
-_CONCLUDING = re.compile(
-    r"(?:^|(?<=[.!?。]\s)|(?<=\n))[ \t*#>-]*(?:so|therefore|thus|hence|in\s+conclusion|in\s+summary|overall|ultimately|finally|to\s+conclude|따라서|그러므로|결론적으로|因此|所以|综上|por\s+(?:lo\s+)?tanto|portanto|donc|daher|also)\b[ \t,:]*([^.!?。\n]{3,240})",
-    _I,
-)
-_DENIED = re.compile(
-    r"\b(?:not|no|never|neither|nor|unlikely|less\s+likely|rule[sd]?\s+out|exclude[sd]?|incorrect|wrong|inappropriate|contraindicated|avoid\w*|rather\s+than|instead\s+of|except|versus|vs)\b|않|아니|아닌|不|没|sin\b|pas\b|nicht|kein",
-    _I,
-)
-
-
-def _concluding_text(text: str, opts: _Options) -> Reading | None:
-    """The reply's last concluding sentence ("Therefore, I would enroll this patient in Trial A.")
-    names exactly one option by its whole text and denies nothing: that option."""
-    last = None
-    for m in _CONCLUDING.finditer(text):
-        last = m
-    if last is None or _DENIED.search(last.group(1)):
-        return None
-    label = opts.named_in(last.group(1))
-    if label is None:
-        return None
-    return Reading(label, f"concluding sentence names option {label} by its text: {_shown(text, _Said(last.start(1), last.end(1), LEANING, label))!r}")
-
-
-_SENTENCE = re.compile(r"[^.!?。\n]+(?:[.!?。]+|\n|$)")
-_COPULA = re.compile(r"\b(?:is|are|was|were|would\s+be)\b", _I)
-_UNSURE_WORDS = re.compile(r"\b(?:might|may|could|possibly|perhaps|maybe|either|unclear|uncertain|cannot|can['’]t|or)\b|\?", _I)
-
-
-def _complement_text(text: str, opts: _Options) -> Reading | None:
-    """The last sentence that names an option by its whole text ends with it, after a copula and
-    without a denial or a doubt ("... is most closely associated with **Zoroastrianism**."): that
-    option. A later sentence naming another option, or none named at the end, reads nothing."""
-    last = None
-    for m in _SENTENCE.finditer(text):
-        if opts.named_in(m.group()) is not None or any(f" {t} " in f" {_norm(m.group())} " for t in opts.texts.values()):
-            last = m
-    if last is None:
-        return None
-    sentence = last.group().strip()
-    label = opts.named_in(sentence)
-    if label is None or not _norm(sentence).endswith(" " + opts.texts[label]) or not _COPULA.search(sentence):
-        return None
-    if _DENIED.search(sentence) or _UNSURE_WORDS.search(sentence):
-        return None
-    return Reading(label, f"last sentence ends with option {label}'s text: {_shown(text, _Said(last.start(), last.end(), LEANING, label))!r}")
-
-
-#: Korean, a sentence endorsing the option whose text it holds: "백일해(pertussis)는 이러한 임상 증상과 ...
-#: 일치합니다" (consistent with), "이러한 증상은 콜린두드러기의 전형적인 특징입니다" (the typical feature of),
-#: "탐색개복술을 통해 정확한 진단과 처치가 필요합니다" (needed), "... 간쐐기절제술 및 림프절절제술입니다" (the
-#: text then the copula); a denial ("않", "아니", "없", "낮") endorses nothing
-_KO_ENDORSES = re.compile(
-    r"(?:일치합니다|일치한다|적절합니다|적절하다|적합합니다|적합하다|필요합니다|필요하다|특징입니다|특징이다|의심됩니다|의심된다|해당합니다|권장됩니다|도움이\s*됩니다|가능성이\s*(?:가장\s*)?높습니다)[.。]?\s*$"
-)
-_KO_DENIED = re.compile(r"않|아니|아닌|없|낮")
-
-
-def _ko_endorsed_text(text: str, opts: _Options) -> Reading | None:
-    """The one option that the reply's Korean endorsing sentences name by its text (every such
-    sentence naming the same one): that option."""
-    if not _HANGUL.search(text):
-        return None
-    found: dict[str, re.Match[str]] = {}
-    for m in _SENTENCE.finditer(text):
-        sentence = m.group().strip()
-        bare = _norm(sentence).replace(" ", "")
-        # the options whose whole text (of three characters or more) the sentence holds, spacing aside
-        held = [k for k, t in opts.texts.items() if len(t.replace(" ", "")) >= 3 and t.replace(" ", "") in bare]
-        held = [k for k in held if not any(j != k and opts.texts[k] in opts.texts[j] for j in held)]
-        if len(held) != 1 or _KO_DENIED.search(sentence):
-            continue
-        label = held[0]
-        if _KO_ENDORSES.search(sentence) or re.search(re.escape(opts.texts[label].replace(" ", "")) + r"(?:이)?(?:입니다|이다)", bare):
-            found[label] = m
-    if len(found) != 1:
-        return None
-    ((label, m),) = found.items()
-    return Reading(label, f"Korean sentence endorses option {label} by its text: {_shown(text, _Said(m.start(), m.end(), LEANING, label))!r}")
 
 
 def extract_letter(text: str | None, letters: str = "ABCD", options: Mapping[str, str] | None = None) -> str | None:
