@@ -515,6 +515,8 @@ def test_an_english_sentence_that_claims_one_option_by_its_text_is_read(reply, o
 
 PERTUSSIS = {"1": "백일해", "2": "흡인폐렴", "3": "세기관지염", "4": "클라미디아폐렴", "5": "리노바이러스폐렴"}
 URTICARIA = {"1": "물사마귀", "2": "혈관부종", "3": "접촉피부염", "4": "피부그림증", "5": "콜린두드러기"}
+URINE = {"1": "경과관찰", "2": "콩팥 생검", "3": "콩팥 초음파", "4": "소변검사 재검", "5": "소변 단백질전기이동"}
+GALLBLADDER = {"1": "경과관찰", "2": "항암화학치료", "3": "온쓸개관절제술", "4": "이자샘창자절제술", "5": "간쐐기절제술 및 림프절절제술"}
 VARICES = {"1": "라니티딘", "2": "락툴로오스", "3": "세프트리악손", "4": "분지쇄아미노산", "5": "우르소데옥시콜산"}
 
 
@@ -539,6 +541,20 @@ VARICES = {"1": "라니티딘", "2": "락툴로오스", "3": "세프트리악손
             VARICES,
             "3",
         ),
+        # c-0108: the option's words with particles and endings glued on ("소변검사를 재검하는" for "소변검사 재검")
+        (
+            "소변 비중이 높으면서 단백질이 검출되는 경우 일시적인 요인일 가능성이 있으므로 이를 결정하기 위해 먼저 소변검사를 재검하는 것이 적절합니다. 재검사 결과에 따라 다음 단계로 진단을 이어나가는 것이 바람직합니다.",
+            URINE,
+            "4",
+        ),
+        # c-0112: the option's text takes the copula; a negation in a later clause ("퍼지지 않았는지") is not about it
+        (
+            "가장 적합한 선택은 종양이 쓸개바닥에 위치하고 있으므로 간쐐기절제술 및 림프절절제술입니다, 이는 종양이 더 이상 퍼지지 않았는지 확인하고, 남아 있는 암세포를 제거하기 위한 조치입니다.",
+            GALLBLADDER,
+            "5",
+        ),
+        ("가장 적합한 선택은 간쐐기절제술 및 림프절절제술이 아닙니다.", GALLBLADDER, None),  # the copula clause denies
+        ("먼저 소변검사를 재검하는 것은 적절하지 않습니다.", URINE, None),  # the endorsement denied
         ("백일해는 이러한 임상 증상과 일치하지 않습니다.", PERTUSSIS, None),  # denied
         ("백일해는 이러한 증상과 일치합니다. 세기관지염도 이러한 증상과 일치합니다.", PERTUSSIS, None),  # two options endorsed
     ],
@@ -551,6 +567,29 @@ def test_a_korean_sentence_endorsing_one_option_by_its_text_is_read(reply, optio
 
 
 JMLE = {"A": "Rorschachテスト", "B": "田中・Binet知能検査", "C": "津守・稲毛式発達検査", "D": "Wechsler成人知能検査", "E": "簡易精神症状評価尺度"}
+
+
+@pytest.mark.parametrize(
+    "reply, letters, options, expected",
+    [
+        ("The answer is not Metformin.", "ABCD", {"A": "Metformin", "B": "Insulin", "C": "Diet", "D": "Exercise"}, None),
+        ("The answer is Metformin.", "ABCD", {"A": "Metformin", "B": "Insulin", "C": "Diet", "D": "Exercise"}, "A"),
+        # a negation inside the option's own text is the option's
+        (
+            "Answer: No remarkable physical exam finding",
+            "ABCD",
+            {"A": "Globular uterus", "B": "Irregular uterus", "C": "Tender adnexa", "D": "No remarkable physical exam finding"},
+            "D",
+        ),
+        ("가장 적합한 선택은 간쐐기절제술 및 림프절절제술이 아닙니다.", "12345", GALLBLADDER, None),
+        ("따라서 정답은 간쐐기절제술 및 림프절절제술입니다.", "12345", GALLBLADDER, "5"),
+    ],
+)
+def test_an_option_text_named_after_an_answer_cue_to_deny_it_is_no_answer(reply, letters, options, expected):
+    got = read_answer(reply, letters, options)
+    assert got.label == expected
+    if expected is None:
+        assert "no single option" in got.how
 
 
 def test_a_last_line_ending_in_a_colon_introduces_and_does_not_answer():

@@ -923,7 +923,7 @@ def _settle(text: str, said: list[_Said]) -> tuple[_Said | None, str]:
             conflict = conflict or (cur.label is not None and s.label is not None)
             cur = _Said(cur.start, s.end, cur.tier, None)
     if cur is not None and cur.label is None and not why:
-        why = f"hedged: {_shown(text, cur)!r} names more than one option"
+        why = f"hedged: {_shown(text, cur)!r} names no single option (several, or one it denies)"
     return cur, why
 
 

@@ -95,6 +95,10 @@ class OptionTexts:
         label = self.named(phrase, exact_only)
         if label is None and not exact_only:
             label = self.within(phrase)
+        # "the answer is not Metformin", "정답은 X이 아닙니다": the text named to deny it (a negation
+        # inside the option's own text, "No remarkable finding", is the option's)
+        if label is not None and _NEGATION.search(norm_text(phrase).replace(self.texts[label], " ")):
+            return None, end
         return (label, end) if label is not None else None
 
     def named_in(self, sentence: str) -> str | None:
@@ -121,6 +125,7 @@ class OptionTexts:
 
 
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
+_NEGATION = re.compile(r"\b(?:not|never|no|neither|nor|none)\b|n['’]t\b|않|아니|아닌|아닙|不是|并非|ではない|ではありません|じゃない", _I)
 _PHRASE_END = re.compile(r"[.!?。！？;；](?=\s|$)|\n|,\s+(?:because|since|as|which|given)\b|\s+(?:because|since|as\s+it|given\s+that)\b")
 
 
@@ -182,22 +187,41 @@ _KO_ENDORSES = re.compile(
 _KO_DENIED = re.compile(r"않|아니|아닌|없|낮")
 
 
+def _ko_held(segment: str, opts: OptionTexts) -> list[str]:
+    """The options whose whole text (of three characters or more) a Korean segment holds: spacing
+    aside ("전체 위절제술" for "전체위절제술"), or word by word with particles and endings glued on
+    ("소변검사를 재검하는" holds "소변검사 재검")."""
+    bare = norm_text(segment).replace(" ", "")
+    tokens = norm_text(segment).split()
+    held = []
+    for k, t in opts.texts.items():
+        words = t.split()
+        if len(t.replace(" ", "")) < 3:
+            continue
+        if t.replace(" ", "") in bare or (
+            len(words) > 1 and any(all(tokens[i + j].startswith(w) for j, w in enumerate(words)) for i in range(len(tokens) - len(words) + 1))
+        ):
+            held.append(k)
+    return [k for k in held if not any(j != k and opts.texts[k] in opts.texts[j] for j in held)]
+
+
 def _ko_endorsed(text: str, opts: OptionTexts) -> TextConclusion | None:
     """The one option that the reply's Korean endorsing sentences name by its text (every such
-    sentence naming the same one): that option."""
+    sentence naming the same one): that option. A sentence ending in an endorsement must deny
+    nothing; one whose option text takes the copula ("... X입니다, 이는 ...") must deny nothing in
+    that clause."""
     if not _HANGUL.search(text):
         return None
     found: dict[str, re.Match[str]] = {}
     for m in _SENTENCE.finditer(text):
         sentence = m.group().strip()
-        bare = norm_text(sentence).replace(" ", "")
-        # the options whose whole text (of three characters or more) the sentence holds, spacing aside
-        held = [k for k, t in opts.texts.items() if len(t.replace(" ", "")) >= 3 and t.replace(" ", "") in bare]
-        held = [k for k in held if not any(j != k and opts.texts[k] in opts.texts[j] for j in held)]
-        if len(held) != 1 or _KO_DENIED.search(sentence):
+        held = _ko_held(sentence, opts)
+        if len(held) != 1:
             continue
         label = held[0]
-        if _KO_ENDORSES.search(sentence) or re.search(re.escape(opts.texts[label].replace(" ", "")) + r"(?:이)?(?:입니다|이다)", bare):
+        copula = re.compile(re.escape(opts.texts[label].replace(" ", "")) + r"(?:이)?(?:입니다|이다)")
+        clauses = [c for c in re.split(r"[,，]", sentence) if copula.search(norm_text(c).replace(" ", ""))]
+        if (_KO_ENDORSES.search(sentence) and not _KO_DENIED.search(sentence)) or (clauses and not _KO_DENIED.search(clauses[0])):
             found[label] = m
     if len(found) != 1:
         return None
