@@ -452,6 +452,17 @@ def test_labelled_options_listed_after_the_answer_are_a_hedge(reply, expected):
             "Given that the question asks for the correct interpretation, the most definitive answer based on the analysis is:\n\n**A**: In vocal fold paralysis, the glottal closure index is smaller.",
             "A",
         ),
+        # d-0165, d-0174: a superlative subject other than "answer" or a clinical noun, after a per-option review
+        (
+            "   - (A) Restart rosuvastatin at a lower dose: possible, but symptoms were significant.\n   - (D) Initiate fish oils: mainly lowers triglycerides.\n\n"
+            "Based on this analysis, the best course of action is:\n\n(C) Initiate a different statin",
+            "C",
+        ),
+        (
+            "(A) Speaking loudly as if shouting: This does not relate to the accent method.\n\n(D) Singing while performing a lip trill: This can be related to the accent method.\n\n"
+            "After analyzing all the options, the most relevant activity related to the accent method is:\n\n**D** - Singing while performing a lip trill.",
+            "D",
+        ),
         # the phrase names two options on the next lines: a hedge
         ("The most likely diagnosis, given the findings, is:\n(B) Gout\n(C) Pseudogout", None),
     ],

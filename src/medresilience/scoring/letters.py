@@ -298,11 +298,12 @@ _SEVERAL = re.compile(
 )
 
 #: "the best possible answer from the given options is:\n\n(A) Optic disk", "The most probable
-#: diagnosis, considering the findings, is:\n(A) ...": a phrase about the answer that ends in "is:",
+#: diagnosis, considering the findings, is:\n(A) ...", "the best course of action is:\n\n(C) ...": a
+#: phrase about the answer (or a superlative subject) that ends in "is:",
 #: the label opening the next line (a phrase that denies or excepts is none; a second label line
 #: after it makes a list, a hedge)
 _IS_COLON = re.compile(
-    rf"\b(?:answer|{_CONTENT})\b(?:(?!\b(?:not|incorrect|wrong|false|except|least|if)\b)[^.!?\n:]){{0,80}}?\s(?:is|would\s+be)[ \t]*:[ \t]*\n\s*",
+    rf"(?:\b(?:answer|{_CONTENT})\b|\bthe\s+(?:most\s+\w+|best|correct|right)\b)(?:(?!\b(?:not|incorrect|wrong|false|except|least|if)\b)[^.!?\n:]){{0,80}}?\s(?:is|would\s+be)[ \t]*:[ \t]*\n\s*",
     _I,
 )
 
