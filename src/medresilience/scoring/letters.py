@@ -302,10 +302,11 @@ _SEVERAL = re.compile(
 #: phrase about the answer (or a superlative subject) that ends in "is:",
 #: the label opening the next line (a phrase that denies or excepts is none; a second label line
 #: after it makes a list, a hedge)
-_IS_COLON = re.compile(
-    rf"(?:\b(?:answer|{_CONTENT})\b|\bthe\s+(?:most\s+\w+|best|correct|right)\b)(?:(?!\b(?:not|incorrect|wrong|false|except|least|if)\b)[^.!?\n:]){{0,80}}?\s(?:is|would\s+be)[ \t]*:[ \t]*\n\s*",
-    _I,
-)
+_IS_COLON_TAIL = r"(?:(?!\b(?:not|incorrect|wrong|false|except|least|if)\b)[^.!?\n:]){0,80}?\s(?:is|would\s+be)[ \t]*:[ \t]*\n\s*"
+#: ... an answer when the phrase is about the answer, option, choice or statement; a leaning when it
+#: is about a diagnosis, a drug, a course of action (a later "the best choice is: D" outweighs it)
+_IS_COLON_ANSWER = re.compile(r"\b(?:answer|option|choice|statement)\b" + _IS_COLON_TAIL, _I)
+_IS_COLON = re.compile(rf"(?:\b{_CONTENT}\b|\bthe\s+(?:most\s+\w+|best|correct|right)\b)" + _IS_COLON_TAIL, _I)
 
 # (cue, strength, whether the label must end its phrase); the label follows the cue
 _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
@@ -358,7 +359,8 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
         False,
     ),
     # "the best possible answer from the given options is:\n\n(A) Optic disk"
-    (_IS_COLON, ANSWER, False),
+    (_IS_COLON_ANSWER, ANSWER, False),
+    (_IS_COLON, LEANING, False),
     # "The correct answers are A, F and I": several answers to a one-answer item
     (_SEVERAL, ANSWER, False),
     # "The patient needs option B"
@@ -562,7 +564,7 @@ def _cued(text: str, letters: str, options: OptionTexts) -> list[_Said]:
                 and nxt
                 and nxt.group(1).upper() in letters
                 and nxt.group(1).upper() != label
-                and (pattern is _IS_COLON or not text[end : nxt.start(1)].strip(" \t\n.:)").count("\n"))
+                and (pattern in (_IS_COLON, _IS_COLON_ANSWER) or not text[end : nxt.start(1)].strip(" \t\n.:)").count("\n"))
             ):
                 label = None
             said.append(_Said(m.start(), end, tier, label))
