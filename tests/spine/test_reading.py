@@ -640,3 +640,11 @@ ABDOMEN = "    *   **A) IV fluids:** Fluids alone are not enough here.\n    *   
 )
 def test_the_one_option_a_complete_per_option_discussion_endorses_is_read(reply, letters, expected):
     assert read_answer(reply, letters).label == expected
+
+
+def test_an_answer_field_whose_quotes_are_escaped_several_times_is_read():
+    # b-0120 (MedRAG-style JSON stored inside a JSON string): the field's quotes carry three backslashes
+    reply = '{"step_by_step_thinking": "... it is not a TNF inhibitor, but rather an IL-6 receptor antagonist. Therefore, the correct answer is:\\n\\n{\\\\\\"answer_choice\\\\\\": \\"B\\\\\\"}\\n"}'
+    got = read_answer(reply, "AB")
+    assert got.label == "B" and got.how.startswith("an answer field")
+    assert read_answer('{"answer_choice": "B"}', "AB").label == "B"

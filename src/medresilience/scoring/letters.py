@@ -243,9 +243,10 @@ def _after_thinking(text: str) -> str | None:
 # --- statements -------------------------------------------------------------------------------
 
 _FIELD_KEYS = r"answer_letter|final_answer|answer_choice|answer_option|answer_label|correct_answer|correct_option|selected_answer|selected_option|chosen_answer|chosen_option|final_choice"
+#: a quote may be escaped any number of times (JSON stored inside JSON: '{\\\\\\"answer_choice\\\\\\": \\"B\\\\\\"}')
 _FIELD = re.compile(
-    rf"""(?:\\?["'](?:{_FIELD_KEYS}|answer|choice|option|letter|prediction|predicted|predicted_answer|predicted_option|pred|selected|selection|output|result|response|final|correct|label)\\?["']|(?:(?<=\\n)|\b)(?:{_FIELD_KEYS})\b\\?["']?)"""
-    r"""\s*:\s*(?:"([^"\n]*)"|'([^'\n]*)'|(\d+)\b|(\(?[A-Za-z]\)?)(?!\w)|(?:null|none|false)\b)""",
+    rf"""(?:\\*["'](?:{_FIELD_KEYS}|answer|choice|option|letter|prediction|predicted|predicted_answer|predicted_option|pred|selected|selection|output|result|response|final|correct|label)\\*["']|(?:(?<=\\n)|\b)(?:{_FIELD_KEYS})\b\\*["']?)"""
+    r"""\s*:\s*(?:\\*"([^"\n]*?)\\*"|'([^'\n]*)'|(\d+)\b|(\(?[A-Za-z]\)?)(?!\w)|(?:null|none|false)\b)""",
     _I,
 )
 _BOXED = re.compile(r"\\boxed\s*\{([^{}]*)\}")
