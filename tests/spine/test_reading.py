@@ -383,3 +383,268 @@ ECHO = "A) Fetal hydrocephalus\nB) Partial molar pregnancy\nC) Neural tube defec
 )
 def test_an_echo_of_the_option_list_states_no_answer(reply, expected):
     assert read_answer(reply, "ABCD", FETAL).label == expected
+
+
+# The cases below are excerpts of real replies in tests/data/replies/mcq_d.jsonl (MedAgentsBench).
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        # d-0094 (QwQ-32B): cut off while double-checking; "So D is correct" is scratch work
+        (
+            "<think>\nOption D: TE speech requires a surgically created puncture. So D is correct.\n\nLet me double-check each point. For A, esophageal speech uses air from the esophagus, not lungs directly. So",
+            None,
+        ),
+        # d-0088 (QwQ-32B): the options listed inside an unfinished thought
+        (
+            "<think>\nThe question is a bit ambiguous. Wait, the options are (A) yes (B) no (C) maybe. The study states that HER2 was significant in univariate analysis, so the answer might be yes",
+            None,
+        ),
+        # the same thought closed, then answered: the answer after it stands
+        ("<think>\nSo D is correct. Let me double-check each point.\n</think>\n\nD", "D"),
+    ],
+)
+def test_a_reply_cut_off_inside_its_reasoning_states_no_answer(reply, expected):
+    got = read_answer(reply, "ABCD")
+    assert got.label == expected
+    if expected is None:
+        assert "never closed" in got.how
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        # d-0132: three labelled options after "Answer:" for a one-answer item
+        (
+            "Answer: (A) IRV (Inspiratory Reserve Volume), (B) ERV (Expiratory Reserve Volume), (D) TV (Tidal Volume) \n\n(Note: VC is the sum of IRV, ERV, and TV.)",
+            None,
+        ),
+        # d-0127, d-0119: one labelled option whose text has commas or a colon
+        ("Answer: (C) OPV 3 doses, 1 IPV, 3 Pentavalent and 2 measles", "C"),
+        (
+            "Answer: (A) Ball-and-socket joint: The head of the joint is ball-shaped and the socket is deep and concave, allowing for the greatest range of motion.",
+            "A",
+        ),
+    ],
+)
+def test_labelled_options_listed_after_the_answer_are_a_hedge(reply, expected):
+    assert read_answer(reply, "ABCD").label == expected
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        # d-0053: a qualified answer phrase ending in "is:", the label opening the next line
+        (
+            "(A) Optic disk: Lesions at the optic disk typically cause central scotomas.\n\n(B) Optic chiasma: Lesions here cause bitemporal hemianopia.\n\n(C) Lateral geniculate body: Lesions here can cause a keyhole-shaped defect.\n\n"
+            "However, the closest association is the optic disk.\n\nTherefore, the best possible answer from the given options is:\n\n(A) Optic disk",
+            "A",
+        ),
+        # d-0065: a content noun with an inserted clause
+        (
+            "- **(I) Meniere disease with right-sided predominance**: Not described here.\n- **(J) Eustachian tube dysfunction affecting the right ear**: Less likely given the debris.\n\n### Conclusion:\nThe most probable diagnosis, considering the physical findings and tuning fork test results, is:\n**(A) Bilateral cerumen impaction with greater severity on the right**\n\nThis diagnosis explains the conductive hearing loss.",
+            "A",
+        ),
+        # d-0064: a per-option list marking three options correct, then the answer it settles on
+        (
+            "Now, let's summarize the findings:\n- (A) is correct for vocal fold paralysis.\n- (B) is likely incorrect for fry phonation.\n- (C) is correct for falsetto.\n- (D) is correct for adductor spasmodic dysphonia.\n\n"
+            "Given that the question asks for the correct interpretation, the most definitive answer based on the analysis is:\n\n**A**: In vocal fold paralysis, the glottal closure index is smaller.",
+            "A",
+        ),
+        # d-0165, d-0174: a superlative subject other than "answer" or a clinical noun, after a per-option review
+        (
+            "   - (A) Restart rosuvastatin at a lower dose: possible, but symptoms were significant.\n   - (D) Initiate fish oils: mainly lowers triglycerides.\n\n"
+            "Based on this analysis, the best course of action is:\n\n(C) Initiate a different statin",
+            "C",
+        ),
+        (
+            "(A) Speaking loudly as if shouting: This does not relate to the accent method.\n\n(D) Singing while performing a lip trill: This can be related to the accent method.\n\n"
+            "After analyzing all the options, the most relevant activity related to the accent method is:\n\n**D** - Singing while performing a lip trill.",
+            "D",
+        ),
+        # the phrase names two options on the next lines: a hedge
+        ("The most likely diagnosis, given the findings, is:\n(B) Gout\n(C) Pseudogout", None),
+    ],
+)
+def test_an_answer_phrase_ending_in_is_colon_reads_the_label_on_the_next_line(reply, expected):
+    assert read_answer(reply, "ABCDEFGHIJ").label == expected
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        # d-0057: several "correct statements" listed one per line, then the single best answer
+        (
+            "After analyzing all the options, the correct statements are:\n\n- (A) It has an articular disc of fibrocartilage.\n- (D) Proprioceptive information is carried by the masseteric and auriculotemporal nerves.\n- (G) Its articular surfaces are covered by fibrocartilage.\n\n"
+            "Since the question asks for the true statement, the best answer is:\n\n(D) Proprioceptive information is carried by the masseteric and auriculotemporal nerves.",
+            "D",
+        ),
+        # the same list with no single answer after it
+        (
+            "After analyzing all the options, the correct statements are:\n\n- (A) It has an articular disc of fibrocartilage.\n- (D) Proprioceptive information is carried by the masseteric nerve.",
+            None,
+        ),
+        # a-0115: "(J) is correct" early, then narrowed to three and cut off
+        (
+            "The joints are connected by a membrane, so (J) is correct. The exoskeleton does not split, eliminating (I). The remaining options are (D), (F), and (G). The muscular system is responsible for movement.",
+            None,
+        ),
+    ],
+)
+def test_a_plural_answer_is_a_hedge_however_its_labels_are_laid_out(reply, expected):
+    assert read_answer(reply, "ABCDEFGHIJ").label == expected
+
+
+BLINDNESS = {"A": "Trachoma", "B": "Onchocerciasis", "C": "Vitamin A deficiency", "D": "Glaucoma", "E": "Cataracts"}
+FAITHS = {"A": "Tao", "B": "Jewish", "C": "Hindu", "D": "Baha'i", "E": "Islam", "F": "Zoroastrianism", "G": "Sikhism"}
+
+
+@pytest.mark.parametrize(
+    "reply, options, expected",
+    [
+        # b-0306: the subject is an option's whole text, "the leading cause"
+        (
+            "Explanation: \nTrachoma is the leading cause of blindness in Africa. Trachoma is an infection of the eye caused by Chlamydia trachomatis.",
+            BLINDNESS,
+            "A",
+        ),
+        # c-0163: the last sentence naming an option ends with its text, after a copula
+        (
+            "This question is about cultural practices and beliefs, not medical facts.  \n\nThe practice of very rapid disposal of the body before sundown on the day of death is most closely associated with **Zoroastrianism**. \n\n\nLet me know if you have any other questions!",
+            FAITHS,
+            "F",
+        ),
+        ("The practice is most closely associated with Zoroastrianism. Islam also buries quickly.", FAITHS, None),  # a later sentence names another
+        ("The practice might be associated with Zoroastrianism.", FAITHS, None),  # a doubt
+        ("The practice is not associated with Zoroastrianism.", FAITHS, None),  # a denial
+    ],
+)
+def test_an_english_sentence_that_claims_one_option_by_its_text_is_read(reply, options, expected):
+    assert read_answer(reply, "ABCDEFGHIJ"[: len(options)], options).label == expected
+
+
+PERTUSSIS = {"1": "백일해", "2": "흡인폐렴", "3": "세기관지염", "4": "클라미디아폐렴", "5": "리노바이러스폐렴"}
+URTICARIA = {"1": "물사마귀", "2": "혈관부종", "3": "접촉피부염", "4": "피부그림증", "5": "콜린두드러기"}
+URINE = {"1": "경과관찰", "2": "콩팥 생검", "3": "콩팥 초음파", "4": "소변검사 재검", "5": "소변 단백질전기이동"}
+GALLBLADDER = {"1": "경과관찰", "2": "항암화학치료", "3": "온쓸개관절제술", "4": "이자샘창자절제술", "5": "간쐐기절제술 및 림프절절제술"}
+VARICES = {"1": "라니티딘", "2": "락툴로오스", "3": "세프트리악손", "4": "분지쇄아미노산", "5": "우르소데옥시콜산"}
+
+
+@pytest.mark.parametrize(
+    "reply, options, expected",
+    [
+        # c-0105: "X(pertussis)는 ... 일치합니다" (X is consistent with the findings)
+        (
+            "혈액검사 결과는 백혈구 수치가 높고 림프구가 증가하여 있습니다. 백일해(pertussis)는 이러한 임상 증상과 혈액검사 결과와 일치합니다. 백일해는 초기에는 감기 증상과 비슷하다가 급격히 발작적인 기침 증상이 나타납니다.",
+            PERTUSSIS,
+            "1",
+        ),
+        # c-0115: "이러한 증상은 X의 전형적인 특징입니다" (the typical feature of X)
+        (
+            "발진은 1~2시간 후에 저절로 사라집니다. 이러한 증상은 콜린두드러기의 전형적인 특징입니다. 나머지 선택지는 환자의 증상 및 발진의 형태와 맞지 않습니다.",
+            URTICARIA,
+            "5",
+        ),
+        # c-0117: "X은 ... 도움이 됩니다" (X helps)
+        (
+            "이러한 경우 혈역학적 안정화를 위해 항생제의 투여가 권장됩니다. 세프트리악손은 이러한 목적을 위해 사용되는 항생제로, 감염을 예방하고 출혈을 멈추는데 도움이 됩니다. 다른 선택지들은 출혈과 직접 관련이 없습니다.",
+            VARICES,
+            "3",
+        ),
+        # c-0108: the option's words with particles and endings glued on ("소변검사를 재검하는" for "소변검사 재검")
+        (
+            "소변 비중이 높으면서 단백질이 검출되는 경우 일시적인 요인일 가능성이 있으므로 이를 결정하기 위해 먼저 소변검사를 재검하는 것이 적절합니다. 재검사 결과에 따라 다음 단계로 진단을 이어나가는 것이 바람직합니다.",
+            URINE,
+            "4",
+        ),
+        # c-0112: the option's text takes the copula; a negation in a later clause ("퍼지지 않았는지") is not about it
+        (
+            "가장 적합한 선택은 종양이 쓸개바닥에 위치하고 있으므로 간쐐기절제술 및 림프절절제술입니다, 이는 종양이 더 이상 퍼지지 않았는지 확인하고, 남아 있는 암세포를 제거하기 위한 조치입니다.",
+            GALLBLADDER,
+            "5",
+        ),
+        ("가장 적합한 선택은 간쐐기절제술 및 림프절절제술이 아닙니다.", GALLBLADDER, None),  # the copula clause denies
+        ("먼저 소변검사를 재검하는 것은 적절하지 않습니다.", URINE, None),  # the endorsement denied
+        ("백일해는 이러한 임상 증상과 일치하지 않습니다.", PERTUSSIS, None),  # denied
+        ("백일해는 이러한 증상과 일치합니다. 세기관지염도 이러한 증상과 일치합니다.", PERTUSSIS, None),  # two options endorsed
+    ],
+)
+def test_a_korean_sentence_endorsing_one_option_by_its_text_is_read(reply, options, expected):
+    got = read_answer(reply, "12345", options)
+    assert got.label == expected
+    if expected:
+        assert "Korean sentence" in got.how
+
+
+JMLE = {"A": "Rorschachテスト", "B": "田中・Binet知能検査", "C": "津守・稲毛式発達検査", "D": "Wechsler成人知能検査", "E": "簡易精神症状評価尺度"}
+
+
+@pytest.mark.parametrize(
+    "reply, letters, options, expected",
+    [
+        ("The answer is not Metformin.", "ABCD", {"A": "Metformin", "B": "Insulin", "C": "Diet", "D": "Exercise"}, None),
+        ("The answer is Metformin.", "ABCD", {"A": "Metformin", "B": "Insulin", "C": "Diet", "D": "Exercise"}, "A"),
+        # a negation inside the option's own text is the option's
+        (
+            "Answer: No remarkable physical exam finding",
+            "ABCD",
+            {"A": "Globular uterus", "B": "Irregular uterus", "C": "Tender adnexa", "D": "No remarkable physical exam finding"},
+            "D",
+        ),
+        ("가장 적합한 선택은 간쐐기절제술 및 림프절절제술이 아닙니다.", "12345", GALLBLADDER, None),
+        ("따라서 정답은 간쐐기절제술 및 림프절절제술입니다.", "12345", GALLBLADDER, "5"),
+    ],
+)
+def test_an_option_text_named_after_an_answer_cue_to_deny_it_is_no_answer(reply, letters, options, expected):
+    got = read_answer(reply, letters, options)
+    assert got.label == expected
+    if expected is None:
+        assert "no single option" in got.how
+
+
+def test_a_last_line_ending_in_a_colon_introduces_and_does_not_answer():
+    # d-0144 (gemma-3-1b, stored clipped): the answer "e" first, then an explanation cut at a list heading
+    reply = "e\n\n解説：\n\n患者さんの症状は認知機能低下と診断されることが多いです。\n\n*   **簡易精神症状評価尺度:** 認知機能の低下を評価するのに役立ちます。\n*   **田中・Binet知能検査:*"
+    assert read_answer(reply, "ABCDE", JMLE).label == "E"
+    assert read_answer("The findings point to an intelligence test.\n田中・Binet知能検査", "ABCDE", JMLE).label == "B"  # a last line that is an option's text
+
+
+ABDOMEN = "    *   **A) IV fluids:** Fluids alone are not enough here.\n    *   **B) CT abdomen:** Delaying surgery for a CT scan is not the best course of action.\n    *   **C) Morphine:** It is not the priority in this situation.\n"
+
+
+@pytest.mark.parametrize(
+    "reply, letters, expected",
+    [
+        # a-0144 (medXpertQA): every option discussed, one line endorses, the others reject; cut in the conclusion
+        (
+            ABDOMEN
+            + "    *   **D) Exploratory laparotomy:** Given the hemodynamic instability, an exploratory laparotomy is the most appropriate next step.\n\n**Conclusion:** The patient's condition requires immediate surgical intervention to",
+            "ABCD",
+            "D",
+        ),
+        # the same discussion cut off before the last option (a-0151): nothing concluded
+        (
+            ABDOMEN + "    *   **D) Exploratory laparotomy:** Given the hemodynamic instability, an exploratory laparotomy is the most appropriate next step.",
+            "ABCDE",
+            None,
+        ),
+        # two lines endorse: no single option
+        (
+            ABDOMEN.replace("It is not the priority", "Morphine is the best first step")
+            + "    *   **D) Exploratory laparotomy:** It is the most appropriate next step.",
+            "ABCD",
+            None,
+        ),
+    ],
+)
+def test_the_one_option_a_complete_per_option_discussion_endorses_is_read(reply, letters, expected):
+    assert read_answer(reply, letters).label == expected
+
+
+def test_an_answer_field_whose_quotes_are_escaped_several_times_is_read():
+    # b-0120 (MedRAG-style JSON stored inside a JSON string): the field's quotes carry three backslashes
+    reply = '{"step_by_step_thinking": "... it is not a TNF inhibitor, but rather an IL-6 receptor antagonist. Therefore, the correct answer is:\\n\\n{\\\\\\"answer_choice\\\\\\": \\"B\\\\\\"}\\n"}'
+    got = read_answer(reply, "AB")
+    assert got.label == "B" and got.how.startswith("an answer field")
+    assert read_answer('{"answer_choice": "B"}', "AB").label == "B"

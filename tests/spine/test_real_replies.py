@@ -1,4 +1,4 @@
-"""The answer and verdict readers on real replies (tests/data/replies): replies of 137 models
+"""The answer and verdict readers on real replies (tests/data/replies): replies of 149 models
 copied from public evaluation outputs and labelled by hand. A reader may leave a reply it cannot
 read unread (counted, shown, never a score), but it must never read a wrong letter or verdict.
 The measured shares by style are in RESULTS.md (bench/bench_reading.py prints them)."""
@@ -17,7 +17,7 @@ from medresilience.scoring.verdicts import read_verdict
 
 DATA = TESTS / "data" / "replies"
 MCQ_FILES = sorted(DATA.glob("mcq_*.jsonl"))
-SPLITS = {"dev", "heldout", "validation"}
+SPLITS = {"dev", "heldout", "validation", "validation2"}
 
 
 def _records(*paths: Path) -> list[dict]:
@@ -59,7 +59,8 @@ def test_real_replies_a_careful_reader_can_read_are_read():
     unread = [r for r in readable if _read_mcq(r) is None]
     by_style = Counter(s for r in unread for s in (r["style"] if isinstance(r["style"], list) else r["style"].split(",")))
     # what is left is mostly an option paraphrased rather than named, which -O extract= reads
-    assert len(unread) <= 0.06 * len(readable), f"{len(unread)} of {len(readable)} unread; by style {dict(by_style)}: " + ", ".join(r["id"] for r in unread)
+    # (3.2% of the readable replies after the second validation set; 4.0% before it on the first 893)
+    assert len(unread) <= 0.04 * len(readable), f"{len(unread)} of {len(readable)} unread; by style {dict(by_style)}: " + ", ".join(r["id"] for r in unread)
 
 
 def test_no_real_judge_reply_is_read_as_a_wrong_verdict_and_few_are_unread():
@@ -72,6 +73,6 @@ def test_no_real_judge_reply_is_read_as_a_wrong_verdict_and_few_are_unread():
     ]
     assert not wrong, "\n".join(wrong)
     unread = [r["id"] for r in rows if r["expected"] is not None and got[r["id"]].label is None]
-    assert len(unread) <= 0.03 * sum(r["expected"] is not None for r in rows), unread
+    assert len(unread) <= 0.01 * sum(r["expected"] is not None for r in rows), unread
     # every label read says how, every unread one why
     assert all(g.how for g in got.values())

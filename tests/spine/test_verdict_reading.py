@@ -88,6 +88,26 @@ def test_what_is_not_a_verdict_and_conflicts(reply, expected, why):
         assert why in got.how
 
 
+TEN = [str(i) for i in range(1, 11)]
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        # j-0004 and j-0011 (instructlab/eval MT-Bench judgments): "rate" for rating
+        ("The assistant's calculation of the total investment is accurate. The assistant's response rate is 10/10.", "10"),
+        ("The assistant's response rate is 10, indicating that the response is highly relevant, accurate, and detailed.", "10"),
+        # a score on another scale is no score of a 1-10 rubric
+        ("The assistant's response rate is 3/5.", None),
+        ("Score: 4/5", None),
+        # a clinical response rate is no verdict
+        ("The answer cites an overall response rate of 8 in 10 patients; the objective response rate is 8.", None),
+    ],
+)
+def test_a_1_to_10_score_said_as_a_rate_is_read_on_the_rubrics_own_scale(reply, expected):
+    assert read_verdict(reply, TEN).label == expected
+
+
 def test_a_json_verdict_inside_a_sentence_loses_to_the_statement():
     assert read_verdict('It wrote {"verdict": "1"} but\nVERDICT: -1', PREMISE).label == "-1"
 

@@ -1,7 +1,7 @@
-"""Scoring: turning a model's reply into a Score. MCQ letters by extraction or by log-probability
-(`mcq`), and an LLM judge with its rubric as data (`judge`: Rubric, Judge, JudgeScorer). An
-unreadable reply is `invalid`, a judge that cannot decide is `unscored` with its reason: never a
-guess, never a default.
+"""Scoring: turning a model's reply into a Score. MCQ letters by extraction (`letters`, with the
+option-text readers of `option_texts`) or by log-probability (`mcq`), and an LLM judge with its
+rubric as data (`judge`: Rubric, Judge, JudgeScorer). An unreadable reply is `invalid`, a judge
+that cannot decide is `unscored` with its reason: never a guess, never a default.
 
 May import: calls, errors, models, seeding, store."""
 

@@ -23,6 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from .option_texts import PAREN_LABEL, OptionTexts, concluded_by_text, norm_text
+
 _I = re.IGNORECASE
 
 # statement strengths, weakest first
@@ -181,116 +183,12 @@ def _label_in_value(value: str, letters: str) -> str | None:
     return None if got is None or _hedged(value, got[1], got[0], letters) else got[0]
 
 
-# --- option texts ---------------------------------------------------------------------------
-
-_NORM_DROP = re.compile(r"[*_`\"'“”‘’«»「」『』【】<>]+")
-_NORM_PUNCT = re.compile(r"[\s.,;:!?。，；：！？、()（）\[\]-]+")
-
-
-def _norm(text: str) -> str:
-    """Text compared with option texts: casefolded, without quotes, markup or punctuation runs."""
-    return _NORM_PUNCT.sub(" ", _NORM_DROP.sub("", unicodedata.normalize("NFKC", text))).strip().casefold()
-
-
-class _Options:
-    """An item's option texts, to read a reply that names an option by its text ("Answer:
-    Olanzapine.", 'the answer is "no"', "<否>") instead of its label."""
-
-    def __init__(self, options: Mapping[str, str] | None, letters: str):
-        self.texts_raw = dict(options or {})
-        # an option text that repeats its own label ("a.\tColonic carcinomas") is read without it
-        self.texts = {k: _norm(re.sub(rf"^\s*[(\[]?{re.escape(k)}[.)\]:]\s+", "", v, flags=_I)) for k, v in self.texts_raw.items() if k in letters}
-        self.texts = {k: t for k, t in self.texts.items() if t}
-        self.bare = {k: b for k, v in self.texts_raw.items() if k in self.texts and (b := _norm(re.sub(r"\([^()]*\)", " ", v))) and b != self.texts[k]}
-
-    def __bool__(self) -> bool:
-        return bool(self.texts)
-
-    def named(self, phrase: str, exact_only: bool = False) -> str | None:
-        """The one option a phrase names: its whole text, its text then more ("Olanzapine, because
-        ..."), or most of its text ("Autosomal dominant polycystic kidney disease" for "... (ADPKD)")."""
-        said = _norm(phrase)
-        if not said:
-            return None
-        exact = [k for k, t in self.texts.items() if said in (t, self.bare.get(k))]
-        if exact:
-            return exact[0] if len(exact) == 1 else None
-        if exact_only:
-            return None
-        longer = [k for k, t in self.texts.items() if said.startswith(t + " ") and len(t) >= 3]
-        # "Real seal and Raeko sealer": a second option's text after the first
-        if longer and any(t in said[len(self.texts[k]) :] for k in longer for j, t in self.texts.items() if j != k and len(t) >= 3):
-            return None
-        if longer:
-            best = max(len(self.texts[k]) for k in longer)
-            top = [k for k in longer if len(self.texts[k]) == best]
-            return top[0] if len(top) == 1 else None
-        shorter = [k for k, t in self.texts.items() if t.startswith(said + " ") and len(said) >= max(6, 0.6 * len(t))]
-        return shorter[0] if len(shorter) == 1 else None
-
-    def follows(self, label: str, text: str, i: int) -> bool:
-        """Whether the text at i opens with the option's own text ("B. Hepatitis B virus ...")."""
-        own = self.texts.get(label)
-        if not own:
-            return False
-        said = _norm(text[i : i + len(own) + 40])
-        return said == own or said.startswith(own + " ") or (len(own) > 12 and own.startswith(said[: max(12, len(said) - 1)]))
-
-    def mentions(self, text: str) -> list[tuple[int, int, str]]:
-        """Places the reply names an option by its text and then its label in brackets
-        ("acute renal failure (I)", "慢性骨髄性白血病(b)"): (start, end, label)."""
-        out = []
-        for m in _PAREN_LABEL.finditer(text):
-            label = m.group(1).upper()
-            own = self.texts.get(label)
-            if own and _norm(text[max(0, m.start() - len(own) - 40) : m.start()]).endswith(own):
-                out.append((m.start(), m.end(), label))
-        return out
-
-    def at(self, text: str, i: int, exact_only: bool = False) -> tuple[str | None, int] | None:
-        """The option a phrase starting at i names (up to the end of its sentence or line)."""
-        m = _PHRASE_END.search(text, i)
-        end = m.start() if m else len(text)
-        if end - i > 300:
-            return None
-        phrase = text[i:end]
-        label = self.named(phrase, exact_only)
-        if label is None and not exact_only:
-            label = self.within(phrase)
-        return (label, end) if label is not None else None
-
-    def named_in(self, sentence: str) -> str | None:
-        """The one option whose whole text a sentence holds as words ("I would enroll this patient in
-        Trial A"): none when two options' texts are there, or none is."""
-        said = f" {_norm(sentence)} "
-        inside = [k for k, t in self.texts.items() if len(t) >= 2 and f" {t} " in said]
-        inside = [k for k in inside if not any(j != k and self.texts[k] in self.texts[j] for j in inside)]
-        return inside[0] if len(inside) == 1 else None
-
-    def within(self, phrase: str) -> str | None:
-        """The one option whose whole text a short phrase holds ("'피부간경유쓸개관배액술' (PTBD)입니다",
-        where particles glue to the text): none when two options' texts are there."""
-        said = _norm(phrase)
-        longest = max(map(len, self.texts.values()))
-        if len(said) > 2 * longest + 20:
-            return None
-        # Korean spacing varies ("전체 위절제술" for "전체위절제술"): Hangul texts are matched without spaces
-        bare = said.replace(" ", "")
-        inside = [k for k, t in self.texts.items() if len(t) >= 2 and (t in said or (_HANGUL.search(t) and t.replace(" ", "") in bare))]
-        # an option whose text holds another's ("type 2 diabetes" holds "diabetes") is the one named
-        inside = [k for k in inside if not any(j != k and self.texts[k] in self.texts[j] for j in inside)]
-        return inside[0] if len(inside) == 1 else None
-
-
-_HANGUL = re.compile(r"[\uac00-\ud7a3]")
-_PHRASE_END = re.compile(r"[.!?。！？;；](?=\s|$)|\n|,\s+(?:because|since|as|which|given)\b|\s+(?:because|since|as\s+it|given\s+that)\b")
-
-
 # --- the reply's text -----------------------------------------------------------------------
 
 _TEX_WRAP = re.compile(r"\\(?:text|textbf|mathrm|mathbf|mbox)\s*\{([^{}]*)\}")
 _MARKUP = re.compile(r"\*+|`+|__+|\$+|\\[()\[\]]")
 _THINK_END = re.compile(r"</think(?:ing)?>", _I)
+_THINK_OPEN = re.compile(r"<think(?:ing)?>", _I)
 
 
 _SPECIAL_TOKEN = re.compile(r"<\|[^|<>\n]{1,40}\|>|</?s>|<(?:eos|end_of_turn|start_of_turn|eot_id)>", _I)
@@ -312,7 +210,7 @@ _ESCAPED_BREAK = re.compile(r"\\n(?=\\n|[^a-z]|$)")
 _NEW_QUESTION = re.compile(r"\n[ \t]*(?:#+[ \t]*)?(?:question|q)[ \t]*\d*[ \t]*[:.：]", _I)
 
 
-def _without_echo(text: str, options: _Options) -> str:
+def _without_echo(text: str, options: OptionTexts) -> str:
     """The reply without a copy of the whole option list ("A) Fetal hydrocephalus\nB) ...\nE) ..."
     line by line, every option in order): an echo of the question states no answer."""
     if len(options.texts) < 2:
@@ -321,12 +219,12 @@ def _without_echo(text: str, options: _Options) -> str:
     want = list(options.texts.items())
     for i in range(len(lines) - len(want) + 1):
         block = [_LABEL_LINE.match(lines[i + j]) for j in range(len(want))]
-        if all(b and b.group(1).upper() == k and _norm(b.group(2)) == t for b, (k, t) in zip(block, want, strict=True)):
+        if all(b and b.group(1).upper() == k and norm_text(b.group(2)) == t for b, (k, t) in zip(block, want, strict=True)):
             return "\n".join(lines[:i] + lines[i + len(want) :])
     return text
 
 
-def _own_item(text: str, letters: str, options: _Options) -> str:
+def _own_item(text: str, letters: str, options: OptionTexts) -> str:
     """The reply up to a question it goes on to write itself ("... The answer is (C).\n\nQuestion:
     Which of ..."): what follows answers another item; without a copy of the option list."""
     text = _without_echo(text, options)
@@ -345,15 +243,16 @@ def _after_thinking(text: str) -> str | None:
 # --- statements -------------------------------------------------------------------------------
 
 _FIELD_KEYS = r"answer_letter|final_answer|answer_choice|answer_option|answer_label|correct_answer|correct_option|selected_answer|selected_option|chosen_answer|chosen_option|final_choice"
+#: a quote may be escaped any number of times (JSON stored inside JSON: '{\\\\\\"answer_choice\\\\\\": \\"B\\\\\\"}')
 _FIELD = re.compile(
-    rf"""(?:\\?["'](?:{_FIELD_KEYS}|answer|choice|option|letter|prediction|predicted|predicted_answer|predicted_option|pred|selected|selection|output|result|response|final|correct|label)\\?["']|(?:(?<=\\n)|\b)(?:{_FIELD_KEYS})\b\\?["']?)"""
-    r"""\s*:\s*(?:"([^"\n]*)"|'([^'\n]*)'|(\d+)\b|(\(?[A-Za-z]\)?)(?!\w)|(?:null|none|false)\b)""",
+    rf"""(?:\\*["'](?:{_FIELD_KEYS}|answer|choice|option|letter|prediction|predicted|predicted_answer|predicted_option|pred|selected|selection|output|result|response|final|correct|label)\\*["']|(?:(?<=\\n)|\b)(?:{_FIELD_KEYS})\b\\*["']?)"""
+    r"""\s*:\s*(?:\\*"([^"\n]*?)\\*"|'([^'\n]*)'|(\d+)\b|(\(?[A-Za-z]\)?)(?!\w)|(?:null|none|false)\b)""",
     _I,
 )
 _BOXED = re.compile(r"\\boxed\s*\{([^{}]*)\}")
 
 
-def _field_value(value: str, letters: str, options: _Options) -> str | None:
+def _field_value(value: str, letters: str, options: OptionTexts) -> str | None:
     """A field's value: a label ("C", "C) Metformin"), an option's text ("no") or a sentence that
     states one ("The answer is C")."""
     label = _label_in_value(value, letters)
@@ -362,7 +261,7 @@ def _field_value(value: str, letters: str, options: _Options) -> str | None:
     return label if label is not None or len(value.split()) < 3 else read_answer(value, letters, options.texts_raw).label
 
 
-def _fields(text: str, letters: str, options: _Options) -> list[_Said]:
+def _fields(text: str, letters: str, options: OptionTexts) -> list[_Said]:
     """The study's JSON answer field is the strongest statement; an unreadable value is no answer."""
     return [
         _Said(m.start(), m.end(), FIELD, _field_value(m.group(1) or m.group(2) or m.group(3) or m.group(4) or "", letters, options))
@@ -390,6 +289,25 @@ _CONTENT = (
     r"(?:next\s+(?:best\s+)?step(?:\s+in\s+management)?|diagnosis|treatment|management|intervention|explanation|drug|medication|test|cause|mechanism"
     r"|pathophysiology|pathogen|organism|agent|etiology|aetiology|finding|approach|option|choice|statement|lesion|condition|step|therapy|investigation|complication|association|match)"
 )
+
+#: "The correct answers are A, F and I", "the correct statements are:\n- (A) ...\n- (D) ...", "the
+#: remaining options are (D), (F) and (G)": a plural names several answers to a one-answer item,
+#: a hedge however many labels follow
+_SEVERAL = re.compile(
+    rf"\b(?:{_QUAL}\s+)*(?:\w+\s+)?(?:answers|options|choices|causes|diagnoses|treatments|explanations|factors|mechanisms|statements)\s+(?:are|would\s+be)\b{_FILL}",
+    _I,
+)
+
+#: "the best possible answer from the given options is:\n\n(A) Optic disk", "The most probable
+#: diagnosis, considering the findings, is:\n(A) ...", "the best course of action is:\n\n(C) ...": a
+#: phrase about the answer (or a superlative subject) that ends in "is:",
+#: the label opening the next line (a phrase that denies or excepts is none; a second label line
+#: after it makes a list, a hedge)
+_IS_COLON_TAIL = r"(?:(?!\b(?:not|incorrect|wrong|false|except|least|if)\b)[^.!?\n:]){0,80}?\s(?:is|would\s+be)[ \t]*:[ \t]*\n\s*"
+#: ... an answer when the phrase is about the answer, option, choice or statement; a leaning when it
+#: is about a diagnosis, a drug, a course of action (a later "the best choice is: D" outweighs it)
+_IS_COLON_ANSWER = re.compile(r"\b(?:answer|option|choice|statement)\b" + _IS_COLON_TAIL, _I)
+_IS_COLON = re.compile(rf"(?:\b{_CONTENT}\b|\bthe\s+(?:most\s+\w+|best|correct|right)\b)" + _IS_COLON_TAIL, _I)
 
 # (cue, strength, whether the label must end its phrase); the label follows the cue
 _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
@@ -441,15 +359,11 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
         LEANING,
         False,
     ),
+    # "the best possible answer from the given options is:\n\n(A) Optic disk"
+    (_IS_COLON_ANSWER, ANSWER, False),
+    (_IS_COLON, LEANING, False),
     # "The correct answers are A, F and I": several answers to a one-answer item
-    (
-        re.compile(
-            rf"\b(?:{_QUAL}\s+)*(?:\w+\s+)?(?:answers|options|choices|causes|diagnoses|treatments|explanations|factors|mechanisms|statements)\s+(?:are|would\s+be)\b{_FILL}",
-            _I,
-        ),
-        ANSWER,
-        False,
-    ),
+    (_SEVERAL, ANSWER, False),
     # "The patient needs option B"
     (re.compile(r"\b(?:needs?|requires?|recommend|favou?r|prefer)\s+(?:option|choice)\s+", _I), LEANING, False),
     # "By elimination, D", "which leaves C"
@@ -561,7 +475,6 @@ _NAMED_TEXT = re.compile(r"([\w ,'’/-]{1,60}?)\s*\((?:option|choice)?\s*([A-Za
 _NOT_OPTION_TEXT = re.compile(
     r"\b(?:not|because|since|as|which|that|when|while|where|if|context|claims?|eliminat\w*|exclud\w*|rule\s+out|incorrect|wrong)\b|n['’]t\b", _I
 )
-_PAREN_LABEL = re.compile(r"\((?:option|choice)?\s*([A-Za-z0-9])\)", _I)
 _DISOWNED = re.compile(
     r"\b(?:wrong|incorrect|tempting|obvious|trap|misleading|suggested|proposed|claimed|expected|other|alternative|naive|initial|original|previous|intuitive|their|its|another)\s+$",
     _I,
@@ -569,16 +482,16 @@ _DISOWNED = re.compile(
 _SENTENCE_END = re.compile(r"[.!?\n]")
 
 
-def _named_by_text(text: str, i: int, letters: str, options: _Options) -> tuple[str | None, int] | None:
+def _named_by_text(text: str, i: int, letters: str, options: OptionTexts) -> tuple[str | None, int] | None:
     """'The answer is Metformin (C)': the option's text, then its label in parentheses."""
     m = _NAMED_TEXT.match(text, i)
     if not m or len(m.group(1).split()) > 6 or _NOT_OPTION_TEXT.search(m.group(1)) or m.group(2).upper() not in letters:
         return None
     label = m.group(2).upper()
     stop = _SENTENCE_END.search(text, m.end())
-    others = {g.upper() for g in _PAREN_LABEL.findall(text, m.end(), stop.start() if stop else len(text))} & set(letters)
+    others = {g.upper() for g in PAREN_LABEL.findall(text, m.end(), stop.start() if stop else len(text))} & set(letters)
     # "Metformin (C) or insulin (D)" names two options; "riboflavin (B)" where riboflavin is C's text, two
-    said = _norm(m.group(1))
+    said = norm_text(m.group(1))
     if options:
         named = {k for k, t in options.texts.items() if said == t or said.endswith(" " + t)}
         own = {w for w in options.texts.get(label, "").split() if len(w) >= 4}
@@ -593,7 +506,7 @@ def _named_by_text(text: str, i: int, letters: str, options: _Options) -> tuple[
 _LABEL_DOT = re.compile(r"[ \t]*[(\[]?([A-Za-z0-9])[.):\]][ \t]+")
 _ANOTHER = re.compile(r"[^!?\n]{0,120}?\b(?:and|or|as\s+well\s+as|plus|&)\s+(?:option\s+|choice\s+)?[(\[]?([A-Za-z0-9])[.)\]](?=[ \t]+[A-Za-z0-9])", _I)
 #: the next line opens with another label: "the answer would be:\na: femoral vein\nb: internal jugular vein"
-_NEXT_LINE_LABEL = re.compile(r"[^\n]*\n[ \t]*[(\[]?([A-Za-z0-9])[.):\]][ \t]")
+_NEXT_LINE_LABEL = re.compile(r"[^\n]*\n[ \t>#•*-]*[(\[]?([A-Za-z0-9])[.):\]][ \t]")
 #: "The answer is (None of the above)", "the answer is not among the options"
 _NONE_OF = re.compile(
     r"[ \t]*[(\[\"']?[ \t]*(?:none\s+of\s+(?:the\s+)?(?:above|these|them|the\s+(?:options|choices))|not\s+(?:listed|among|in\s+the\s+(?:options|choices))|no\s+(?:correct\s+)?(?:option|answer|choice))",
@@ -601,13 +514,17 @@ _NONE_OF = re.compile(
 )
 
 
+#: "Answer: (A) IRV (...), (B) ERV (...), (D) TV (...)": more labelled options listed after a comma
+_LISTED = re.compile(r"[^.!?\n]{0,120}?[,;][ \t]*(?:and[ \t]+)?[(\[]([A-Za-z0-9])[)\]](?=[ \t]+[A-Za-z0-9])", _I)
+
+
 def _names_another(text: str, end: int, label: str, letters: str) -> bool:
-    """'The correct answer is C. Dengue ... and E. Yellow fever.': a second option in the sentence."""
-    m = _ANOTHER.match(text, end)
-    return bool(m and m.group(1).upper() in letters and m.group(1).upper() != label)
+    """'The correct answer is C. Dengue ... and E. Yellow fever.', 'Answer: (A) IRV, (B) ERV': a
+    second option in the sentence."""
+    return any((m := p.match(text, end)) and m.group(1).upper() in letters and m.group(1).upper() != label for p in (_ANOTHER, _LISTED))
 
 
-def _cued(text: str, letters: str, options: _Options) -> list[_Said]:
+def _cued(text: str, letters: str, options: OptionTexts) -> list[_Said]:
     """Statements where a cue introduces the label: "Answer: C", "the answer is (C)", "I'd go with C"."""
     said = []
     for pattern, tier, bare in _CUES:
@@ -640,7 +557,7 @@ def _cued(text: str, letters: str, options: _Options) -> list[_Said]:
             if got is None or (bare and _NEXT_WORD.match(text, got[1] + (text[got[1] : got[1] + 1] in ")]>"))):
                 continue
             label, end = got
-            if label is not None and (_hedged(text, end, label, letters) or _names_another(text, end, label, letters)):
+            if label is not None and (pattern is _SEVERAL or _hedged(text, end, label, letters) or _names_another(text, end, label, letters)):
                 label = None
             nxt = _NEXT_LINE_LABEL.match(text, end)
             if (
@@ -648,7 +565,7 @@ def _cued(text: str, letters: str, options: _Options) -> list[_Said]:
                 and nxt
                 and nxt.group(1).upper() in letters
                 and nxt.group(1).upper() != label
-                and not text[end : nxt.start(1)].strip(" \t\n.:)").count("\n")
+                and (pattern in (_IS_COLON, _IS_COLON_ANSWER) or not text[end : nxt.start(1)].strip(" \t\n.:)").count("\n"))
             ):
                 label = None
             said.append(_Said(m.start(), end, tier, label))
@@ -686,7 +603,7 @@ _IS_PAREN = re.compile(r"\b(?:is|are|would\s+be)\s+(?:option\s+|choice\s+)?\(([A
 _IS_LABEL_TEXT = re.compile(r"\b(?:is|are|be|was)[ \t]+(?:option[ \t]+|choice[ \t]+)?[(\[]?([A-Za-z0-9])[.):\]][ \t]+", _I)
 
 
-def _named_with_text(text: str, letters: str, options: _Options) -> list[_Said]:
+def _named_with_text(text: str, letters: str, options: OptionTexts) -> list[_Said]:
     """With the item's option texts: "... in Africa is B. Hepatitis B virus" (a label then its own
     text) is an answer; "acute renal failure (I)" (a text then its own label) a leaning."""
     if not options:
@@ -709,7 +626,7 @@ def _named_with_text(text: str, letters: str, options: _Options) -> list[_Said]:
 _LABEL_LINE = re.compile(r"^[ \t>#•*-]*[(\[]?([A-Za-z0-9])[.):\]][ \t]+([^\n]{1,120}?)[ \t.]*$", re.M)
 
 
-def _opens_with_text(text: str, options: _Options) -> list[_Said]:
+def _opens_with_text(text: str, options: OptionTexts) -> list[_Said]:
     """A reply whose first line or sentence is an option's text ("Colonic carcinomas\n...",
     "28 weeks. Explanation: ...", "4, i.e. Skin biopsy."), or whose last line is ("... consistent
     with a lesion of the frontal eye field.\nFrontal eye field")."""
@@ -725,7 +642,8 @@ def _opens_with_text(text: str, options: _Options) -> list[_Said]:
         if label is not None and (m.group(1) is None or list(options.texts_raw).index(label) + 1 == int(m.group(1))):
             said.append(_Said(m.start(2), m.end(2), ANSWER, label))
     lines = [x for x in text.rstrip().splitlines() if x.strip()]
-    if len(lines) > 1 and (label := options.named(lines[-1].strip().rstrip("."), exact_only=True)) is not None:
+    # a last line ending in a colon introduces what follows ("* 田中・Binet知能検査:" cut there): no answer
+    if len(lines) > 1 and not lines[-1].rstrip().endswith((":", "：")) and (label := options.named(lines[-1].strip().rstrip("."), exact_only=True)) is not None:
         said.append(_Said(len(text.rstrip()) - len(lines[-1]), len(text.rstrip()), ANSWER, label))
     return said
 
@@ -739,9 +657,10 @@ _KO_TEXT_CLAIM = re.compile(
 
 
 #: English, a sentence whose subject is an option's whole text: "Airway inflammation is most likely to be
-#: associated with ...", "Exploratory laparotomy is the most appropriate next step."
+#: associated with ...", "Exploratory laparotomy is the most appropriate next step.", "Trachoma is the
+#: leading cause of blindness in Africa."
 _EN_TEXT_CLAIM = re.compile(
-    r"(?:^|(?<=[.!?,;:]\s)|(?<=\n))[ \t*#>-]*([^.!?,;:\n]{2,120}?)[*_]*\s+(?:is|would\s+be)\s+(?:the\s+)?(?:(?:single\s+)?best|most\s+likely|most\s+appropriate|correct|right)\b",
+    r"(?:^|(?<=[.!?,;:]\s)|(?<=\n))[ \t*#>-]*([^.!?,;:\n]{2,120}?)[*_]*\s+(?:is|would\s+be)\s+(?:the\s+)?(?:(?:single\s+)?best|most\s+(?:likely|appropriate|probable|suitable)|correct|right|leading)\b",
     _I,
 )
 
@@ -752,7 +671,7 @@ _LEAD_WORDS = re.compile(
 )
 
 
-def _text_claims(text: str, options: _Options) -> list[_Said]:
+def _text_claims(text: str, options: OptionTexts) -> list[_Said]:
     """Statements that name an option by its whole text, then claim it: the forms above."""
     if not options:
         return []
@@ -837,6 +756,25 @@ def _line_verdict(line: str) -> bool | None:
 
 
 _ROMAN = re.compile(r"^[ \t>#•-]*II[.)]", re.M)
+#: a list line that endorses its option ("D) Exploratory laparotomy: ... is the most appropriate next
+#: step"), and one that rejects its own ("... is not the best course of action", "does not fit")
+_ENDORSES = re.compile(r"\b(?:is|are|would\s+be|remains)\s+(?:the\s+)?(?:most\s+(?:appropriate|likely|suitable|reasonable)|best|correct|right)\b", _I)
+_REJECTS = re.compile(r"\b(?:not|never|unlikely|incorrect|wrong|less\s+likely)\b|n['’]t\b", _I)
+
+
+def _endorsed_line(text: str, openers: list[re.Match[str]], letters: str) -> list[re.Match[str]]:
+    """In a per-option discussion that goes through every option, the one option line that
+    endorses its option while two or more others reject theirs and none other endorses: a leaning
+    towards it (a discussion cut off before the last options concludes nothing)."""
+    if {m.group(1) for m in openers} != set(letters):
+        return []
+    ends = [m.start() for m in openers[1:]] + [len(text)]
+    lines = [text[m.start() : min(e, text.find("\n", m.end()) if "\n" in text[m.end() :] else len(text))] for m, e in zip(openers, ends, strict=True)]
+    endorsed = [
+        m for m, line in zip(openers, lines, strict=True) if any(not _REJECTS.search(line, max(0, e.start() - 30), e.start()) for e in _ENDORSES.finditer(line))
+    ]
+    rejecting = sum(bool(_REJECTS.search(line)) for m, line in zip(openers, lines, strict=True) if m not in endorsed)
+    return endorsed if len({m.group(1) for m in endorsed}) == 1 and rejecting >= 2 else []
 
 
 def _lines(text: str, letters: str) -> list[_Said]:
@@ -859,6 +797,8 @@ def _lines(text: str, letters: str) -> list[_Said]:
         right = [k for k, v in verdicts.items() if v]
         if not marked and len(right) == 1 and sum(v is False for v in verdicts.values()) >= 2:
             marked = [m for m in openers if m.group(1) == right[0]][:1]
+        if not marked:
+            marked = _endorsed_line(text, openers, letters)
         return lone + [_Said(m.start(), m.end(), LEANING, m.group(1).upper()) for m in marked]
     # "C (or possibly D)" opening a line is a hedge
     return lone + [
@@ -987,7 +927,7 @@ def _settle(text: str, said: list[_Said]) -> tuple[_Said | None, str]:
             conflict = conflict or (cur.label is not None and s.label is not None)
             cur = _Said(cur.start, s.end, cur.tier, None)
     if cur is not None and cur.label is None and not why:
-        why = f"hedged: {_shown(text, cur)!r} names more than one option"
+        why = f"hedged: {_shown(text, cur)!r} names no single option (several, or one it denies)"
     return cur, why
 
 
@@ -1012,7 +952,7 @@ def _shown(text: str, s: _Said) -> str:
     return re.sub(r"\s+", " ", text[s.start : s.end]).strip()[:160]
 
 
-def _statements(text: str, letters: str, options: _Options) -> list[_Said]:
+def _statements(text: str, letters: str, options: OptionTexts) -> list[_Said]:
     """Every statement of an answer that the reply makes its own."""
     found = (
         _fields(text, letters, options)
@@ -1045,7 +985,7 @@ class Reading:
     how: str
 
 
-def _read(text: str, letters: str, options: _Options) -> Reading | None:
+def _read(text: str, letters: str, options: OptionTexts) -> Reading | None:
     said = _statements(text, letters, options)
     if not said:
         return None
@@ -1063,39 +1003,21 @@ def read_answer(text: str | None, letters: str = "ABCD", options: Mapping[str, s
     text; without them only labels are read."""
     if not text or not text.strip():
         return Reading(None, "empty reply")
-    opts = _Options(options, letters)
+    opts = OptionTexts(options, letters)
     plain = _plain(text)
     tail = _after_thinking(plain)
+    # a reasoning block opened and never closed was cut off while thinking: what it weighs
+    # ("So D is correct. Let me double-check ...") is scratch work, not the reply's answer
+    if tail is None and _THINK_OPEN.search(plain):
+        return Reading(None, "cut off inside its reasoning: <think> is never closed")
     if tail is not None and (got := _read(_own_item(tail, letters, opts), letters, opts)) is not None:
         return got
     got = _read(_own_item(plain, letters, opts), letters, opts)
-    if got is None and opts and (concl := _concluding_text(tail if tail is not None else plain, opts)) is not None:
-        return concl
+    if got is None and opts:
+        rest = tail if tail is not None else plain
+        if (concl := concluded_by_text(rest, opts)) is not None:
+            return Reading(concl.label, f"{concl.how}: {_shown(rest, _Said(concl.start, concl.end, LEANING, concl.label))!r}")
     return got if got is not None else Reading(None, "no statement of an answer")
-
-
-_CONCLUDING = re.compile(
-    r"(?:^|(?<=[.!?。]\s)|(?<=\n))[ \t*#>-]*(?:so|therefore|thus|hence|in\s+conclusion|in\s+summary|overall|ultimately|finally|to\s+conclude|따라서|그러므로|결론적으로|因此|所以|综上|por\s+(?:lo\s+)?tanto|portanto|donc|daher|also)\b[ \t,:]*([^.!?。\n]{3,240})",
-    _I,
-)
-_DENIED = re.compile(
-    r"\b(?:not|no|never|neither|nor|unlikely|less\s+likely|rule[sd]?\s+out|exclude[sd]?|incorrect|wrong|inappropriate|contraindicated|avoid\w*|rather\s+than|instead\s+of|except|versus|vs)\b|않|아니|아닌|不|没|sin\b|pas\b|nicht|kein",
-    _I,
-)
-
-
-def _concluding_text(text: str, opts: _Options) -> Reading | None:
-    """The reply's last concluding sentence ("Therefore, I would enroll this patient in Trial A.")
-    names exactly one option by its whole text and denies nothing: that option."""
-    last = None
-    for m in _CONCLUDING.finditer(text):
-        last = m
-    if last is None or _DENIED.search(last.group(1)):
-        return None
-    label = opts.named_in(last.group(1))
-    if label is None:
-        return None
-    return Reading(label, f"concluding sentence names option {label} by its text: {_shown(text, _Said(last.start(1), last.end(1), LEANING, label))!r}")
 
 
 def extract_letter(text: str | None, letters: str = "ABCD", options: Mapping[str, str] | None = None) -> str | None:

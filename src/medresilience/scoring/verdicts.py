@@ -116,9 +116,10 @@ class _Labels:
             return None
         got = self.by_canon.get(_canon(raw))
         if got is None and self.numeric:
-            # "8/10", "8 out of 10": the score before the scale
-            m = re.match(r"^([+-]?\d+(?:\.0+)?)\s*(?:/|out\s+of)\s*\d+$", raw, _I)
-            if m:
+            # "8/10", "8 out of 10": the score before the scale, when the scale is the rubric's own
+            # ("3/5" on a 1-10 rubric is no score of it)
+            m = re.match(r"^([+-]?\d+(?:\.0+)?)\s*(?:/|out\s+of)\s*(\d+)$", raw, _I)
+            if m and int(m.group(2)) == max(int(label) for label in self.labels):
                 got = self.by_canon.get(_canon(m.group(1)))
         return got
 
@@ -181,7 +182,10 @@ _PHRASE = re.compile(
     r"\b(?:(?:i|we)\s+(?:would\s+|will\s+|therefore\s+|thus\s+|hence\s+)?(?:give|assign|award|rate|score|grade)|give|assign|award|deserves?|earns?|merits?|warrants?)[ \t]+"
     r"(?:(?:it|this(?:[ \t]+(?:answer|response|reply))?|the[ \t]+(?:answer|response|reply|assistant['’]s[ \t]+(?:answer|response)))[ \t]+)?(?:(?:an?|the)[ \t]+)?"
     r"(?:(?:score|rating|verdict|grade|label)[ \t]+)?(?:(?:of|as|at)[ \t]+)?(?:an?[ \t]+)?"
-    r"|\b(?:is|was|be)[ \t]+(?:rated|scored|graded)[ \t]+(?:as[ \t]+)?(?:an?[ \t]+)?(?:score[ \t]+of[ \t]+)?",
+    r"|\b(?:is|was|be)[ \t]+(?:rated|scored|graded)[ \t]+(?:as[ \t]+)?(?:an?[ \t]+)?(?:score[ \t]+of[ \t]+)?"
+    # "The assistant's response rate is 10/10." ("rate" for rating, said of the response under
+    # review; a clinical "overall response rate" is none)
+    r"|\b(?:assistant['’]s|model['’]s|this)[ \t]+(?:response|answer|reply)[ \t]+rat(?:e|ing)[ \t]+(?:is|was|would[ \t]+be)[ \t]+(?:an?[ \t]+)?",
     _I,
 )
 # a statement under a condition, or one about verdicts in general, is not a verdict

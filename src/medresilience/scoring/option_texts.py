@@ -1,0 +1,246 @@
+"""An item's option texts, and the replies that name an option by its text rather than its label.
+
+`OptionTexts` compares a reply's phrases with the item's option texts (normalised by `norm_text`):
+the one option a phrase names, holds or opens with. `concluded_by_text` reads a reply that states
+no label but concludes on one option by its whole text: a concluding sentence ("Therefore, I would
+enroll this patient in Trial A."), the complement ending the last sentence that names an option
+("... is most closely associated with Zoroastrianism."), or Korean sentences endorsing it ("X는 ...
+일치합니다"). Each is read only when it names exactly one option and denies or doubts nothing.
+
+May import: nothing outside the standard library."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+from typing import NamedTuple
+
+_I = re.IGNORECASE
+
+#: a label in brackets after an option's text: "acute renal failure (I)", "(option C)"
+PAREN_LABEL = re.compile(r"\((?:option|choice)?\s*([A-Za-z0-9])\)", _I)
+
+_NORM_DROP = re.compile(r"[*_`\"'“”‘’«»「」『』【】<>]+")
+_NORM_PUNCT = re.compile(r"[\s.,;:!?。，；：！？、()（）\[\]-]+")
+
+
+def norm_text(text: str) -> str:
+    """Text compared with option texts: casefolded, without quotes, markup or punctuation runs."""
+    return _NORM_PUNCT.sub(" ", _NORM_DROP.sub("", unicodedata.normalize("NFKC", text))).strip().casefold()
+
+
+class OptionTexts:
+    """An item's option texts, to read a reply that names an option by its text ("Answer:
+    Olanzapine.", 'the answer is "no"', "<否>") instead of its label."""
+
+    def __init__(self, options: Mapping[str, str] | None, letters: str):
+        self.texts_raw = dict(options or {})
+        # an option text that repeats its own label ("a.\tColonic carcinomas") is read without it
+        self.texts = {k: norm_text(re.sub(rf"^\s*[(\[]?{re.escape(k)}[.)\]:]\s+", "", v, flags=_I)) for k, v in self.texts_raw.items() if k in letters}
+        self.texts = {k: t for k, t in self.texts.items() if t}
+        self.bare = {k: b for k, v in self.texts_raw.items() if k in self.texts and (b := norm_text(re.sub(r"\([^()]*\)", " ", v))) and b != self.texts[k]}
+
+    def __bool__(self) -> bool:
+        return bool(self.texts)
+
+    def named(self, phrase: str, exact_only: bool = False) -> str | None:
+        """The one option a phrase names: its whole text, its text then more ("Olanzapine, because
+        ..."), or most of its text ("Autosomal dominant polycystic kidney disease" for "... (ADPKD)")."""
+        said = norm_text(phrase)
+        if not said:
+            return None
+        exact = [k for k, t in self.texts.items() if said in (t, self.bare.get(k))]
+        if exact:
+            return exact[0] if len(exact) == 1 else None
+        if exact_only:
+            return None
+        longer = [k for k, t in self.texts.items() if said.startswith(t + " ") and len(t) >= 3]
+        # "Real seal and Raeko sealer": a second option's text after the first
+        if longer and any(t in said[len(self.texts[k]) :] for k in longer for j, t in self.texts.items() if j != k and len(t) >= 3):
+            return None
+        if longer:
+            best = max(len(self.texts[k]) for k in longer)
+            top = [k for k in longer if len(self.texts[k]) == best]
+            return top[0] if len(top) == 1 else None
+        shorter = [k for k, t in self.texts.items() if t.startswith(said + " ") and len(said) >= max(6, 0.6 * len(t))]
+        return shorter[0] if len(shorter) == 1 else None
+
+    def follows(self, label: str, text: str, i: int) -> bool:
+        """Whether the text at i opens with the option's own text ("B. Hepatitis B virus ...")."""
+        own = self.texts.get(label)
+        if not own:
+            return False
+        said = norm_text(text[i : i + len(own) + 40])
+        return said == own or said.startswith(own + " ") or (len(own) > 12 and own.startswith(said[: max(12, len(said) - 1)]))
+
+    def mentions(self, text: str) -> list[tuple[int, int, str]]:
+        """Places the reply names an option by its text and then its label in brackets
+        ("acute renal failure (I)", "慢性骨髄性白血病(b)"): (start, end, label)."""
+        out = []
+        for m in PAREN_LABEL.finditer(text):
+            label = m.group(1).upper()
+            own = self.texts.get(label)
+            if own and norm_text(text[max(0, m.start() - len(own) - 40) : m.start()]).endswith(own):
+                out.append((m.start(), m.end(), label))
+        return out
+
+    def at(self, text: str, i: int, exact_only: bool = False) -> tuple[str | None, int] | None:
+        """The option a phrase starting at i names (up to the end of its sentence or line)."""
+        m = _PHRASE_END.search(text, i)
+        end = m.start() if m else len(text)
+        if end - i > 300:
+            return None
+        phrase = text[i:end]
+        label = self.named(phrase, exact_only)
+        if label is None and not exact_only:
+            label = self.within(phrase)
+        # "the answer is not Metformin", "정답은 X이 아닙니다": the text named to deny it (a negation
+        # inside the option's own text, "No remarkable finding", is the option's)
+        if label is not None and _NEGATION.search(norm_text(phrase).replace(self.texts[label], " ")):
+            return None, end
+        return (label, end) if label is not None else None
+
+    def named_in(self, sentence: str) -> str | None:
+        """The one option whose whole text a sentence holds as words ("I would enroll this patient in
+        Trial A"): none when two options' texts are there, or none is."""
+        said = f" {norm_text(sentence)} "
+        inside = [k for k, t in self.texts.items() if len(t) >= 2 and f" {t} " in said]
+        inside = [k for k in inside if not any(j != k and self.texts[k] in self.texts[j] for j in inside)]
+        return inside[0] if len(inside) == 1 else None
+
+    def within(self, phrase: str) -> str | None:
+        """The one option whose whole text a short phrase holds ("'피부간경유쓸개관배액술' (PTBD)입니다",
+        where particles glue to the text): none when two options' texts are there."""
+        said = norm_text(phrase)
+        longest = max(map(len, self.texts.values()))
+        if len(said) > 2 * longest + 20:
+            return None
+        # Korean spacing varies ("전체 위절제술" for "전체위절제술"): Hangul texts are matched without spaces
+        bare = said.replace(" ", "")
+        inside = [k for k, t in self.texts.items() if len(t) >= 2 and (t in said or (_HANGUL.search(t) and t.replace(" ", "") in bare))]
+        # an option whose text holds another's ("type 2 diabetes" holds "diabetes") is the one named
+        inside = [k for k in inside if not any(j != k and self.texts[k] in self.texts[j] for j in inside)]
+        return inside[0] if len(inside) == 1 else None
+
+
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+_NEGATION = re.compile(r"\b(?:not|never|no|neither|nor|none)\b|n['’]t\b|않|아니|아닌|아닙|不是|并非|ではない|ではありません|じゃない", _I)
+_PHRASE_END = re.compile(r"[.!?。！？;；](?=\s|$)|\n|,\s+(?:because|since|as|which|given)\b|\s+(?:because|since|as\s+it|given\s+that)\b")
+
+
+_CONCLUDING = re.compile(
+    r"(?:^|(?<=[.!?。]\s)|(?<=\n))[ \t*#>-]*(?:so|therefore|thus|hence|in\s+conclusion|in\s+summary|overall|ultimately|finally|to\s+conclude|따라서|그러므로|결론적으로|因此|所以|综上|por\s+(?:lo\s+)?tanto|portanto|donc|daher|also)\b[ \t,:]*([^.!?。\n]{3,240})",
+    _I,
+)
+_DENIED = re.compile(
+    r"\b(?:not|no|never|neither|nor|unlikely|less\s+likely|rule[sd]?\s+out|exclude[sd]?|incorrect|wrong|inappropriate|contraindicated|avoid\w*|rather\s+than|instead\s+of|except|versus|vs)\b|않|아니|아닌|不|没|sin\b|pas\b|nicht|kein",
+    _I,
+)
+
+
+def _concluding(text: str, opts: OptionTexts) -> TextConclusion | None:
+    """The reply's last concluding sentence ("Therefore, I would enroll this patient in Trial A.")
+    names exactly one option by its whole text and denies nothing: that option."""
+    last = None
+    for m in _CONCLUDING.finditer(text):
+        last = m
+    if last is None or _DENIED.search(last.group(1)):
+        return None
+    label = opts.named_in(last.group(1))
+    if label is None:
+        return None
+    return TextConclusion(label, last.start(1), last.end(1), f"concluding sentence names option {label} by its text")
+
+
+_SENTENCE = re.compile(r"[^.!?。\n]+(?:[.!?。]+|\n|$)")
+_COPULA = re.compile(r"\b(?:is|are|was|were|would\s+be)\b", _I)
+_UNSURE_WORDS = re.compile(r"\b(?:might|may|could|possibly|perhaps|maybe|either|unclear|uncertain|cannot|can['’]t|or)\b|\?", _I)
+
+
+def _complement(text: str, opts: OptionTexts) -> TextConclusion | None:
+    """The last sentence that names an option by its whole text ends with it, after a copula and
+    without a denial or a doubt ("... is most closely associated with **Zoroastrianism**."): that
+    option. A later sentence naming another option, or none named at the end, reads nothing."""
+    last = None
+    for m in _SENTENCE.finditer(text):
+        if opts.named_in(m.group()) is not None or any(f" {t} " in f" {norm_text(m.group())} " for t in opts.texts.values()):
+            last = m
+    if last is None:
+        return None
+    sentence = last.group().strip()
+    label = opts.named_in(sentence)
+    if label is None or not norm_text(sentence).endswith(" " + opts.texts[label]) or not _COPULA.search(sentence):
+        return None
+    if _DENIED.search(sentence) or _UNSURE_WORDS.search(sentence):
+        return None
+    return TextConclusion(label, last.start(), last.end(), f"last sentence ends with option {label}'s text")
+
+
+#: Korean, a sentence endorsing the option whose text it holds: "백일해(pertussis)는 이러한 임상 증상과 ...
+#: 일치합니다" (consistent with), "이러한 증상은 콜린두드러기의 전형적인 특징입니다" (the typical feature of),
+#: "탐색개복술을 통해 정확한 진단과 처치가 필요합니다" (needed), "... 간쐐기절제술 및 림프절절제술입니다" (the
+#: text then the copula); a denial ("않", "아니", "없", "낮") endorses nothing
+_KO_ENDORSES = re.compile(
+    r"(?:일치합니다|일치한다|적절합니다|적절하다|적합합니다|적합하다|필요합니다|필요하다|특징입니다|특징이다|의심됩니다|의심된다|해당합니다|권장됩니다|도움이\s*됩니다|가능성이\s*(?:가장\s*)?높습니다)[.。]?\s*$"
+)
+_KO_DENIED = re.compile(r"않|아니|아닌|없|낮")
+
+
+def _ko_held(segment: str, opts: OptionTexts) -> list[str]:
+    """The options whose whole text (of three characters or more) a Korean segment holds: spacing
+    aside ("전체 위절제술" for "전체위절제술"), or word by word with particles and endings glued on
+    ("소변검사를 재검하는" holds "소변검사 재검")."""
+    bare = norm_text(segment).replace(" ", "")
+    tokens = norm_text(segment).split()
+    held = []
+    for k, t in opts.texts.items():
+        words = t.split()
+        if len(t.replace(" ", "")) < 3:
+            continue
+        if t.replace(" ", "") in bare or (
+            len(words) > 1 and any(all(tokens[i + j].startswith(w) for j, w in enumerate(words)) for i in range(len(tokens) - len(words) + 1))
+        ):
+            held.append(k)
+    return [k for k in held if not any(j != k and opts.texts[k] in opts.texts[j] for j in held)]
+
+
+def _ko_endorsed(text: str, opts: OptionTexts) -> TextConclusion | None:
+    """The one option that the reply's Korean endorsing sentences name by its text (every such
+    sentence naming the same one): that option. A sentence ending in an endorsement must deny
+    nothing; one whose option text takes the copula ("... X입니다, 이는 ...") must deny nothing in
+    that clause."""
+    if not _HANGUL.search(text):
+        return None
+    found: dict[str, re.Match[str]] = {}
+    for m in _SENTENCE.finditer(text):
+        sentence = m.group().strip()
+        held = _ko_held(sentence, opts)
+        if len(held) != 1:
+            continue
+        label = held[0]
+        copula = re.compile(re.escape(opts.texts[label].replace(" ", "")) + r"(?:이)?(?:입니다|이다)")
+        clauses = [c for c in re.split(r"[,，]", sentence) if copula.search(norm_text(c).replace(" ", ""))]
+        if (_KO_ENDORSES.search(sentence) and not _KO_DENIED.search(sentence)) or (clauses and not _KO_DENIED.search(clauses[0])):
+            found[label] = m
+    if len(found) != 1:
+        return None
+    ((label, m),) = found.items()
+    return TextConclusion(label, m.start(), m.end(), f"Korean sentence endorses option {label} by its text")
+
+
+class TextConclusion(NamedTuple):
+    """An option a reply concludes on by its text: the label, the span that says so, and how."""
+
+    label: str
+    start: int
+    end: int
+    how: str
+
+
+def concluded_by_text(text: str, opts: OptionTexts) -> TextConclusion | None:
+    """The option a reply that states no label concludes on by its whole text, or None."""
+    for read in (_concluding, _complement, _ko_endorsed):
+        if (got := read(text, opts)) is not None:
+            return got
+    return None
