@@ -16,7 +16,7 @@ import pytest
 
 from medresilience.models.openai_compatible import OpenAICompatibleModel, _refused
 from medresilience.models.spec import parse_model_spec
-from medresilience.models.transport import ChatTransport, endpoint
+from medresilience.models.transport import ChatTransport, endpoint, env_proxy
 from medresilience.testing.stub import Faults, StubServer
 
 BODY = {"model": "stub-model", "messages": [{"role": "user", "content": "Which? A. x B. y"}], "max_tokens": 8}
@@ -120,3 +120,22 @@ def test_the_cli_does_not_import_the_sdk():
     code = "import sys, medresilience.cli, medresilience.calls; print('openai' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_no_proxy_bypasses_the_proxy(monkeypatch):
+    """NO_PROXY names the hosts reached directly: a dead proxy is never tried for them."""
+    with StubServer() as srv:
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{_free_port()}")
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+        reply = _post(srv.base_url)
+        assert reply["choices"][0]["message"]["content"]
+
+
+def test_proxy_credentials_go_to_the_proxy_not_the_url(monkeypatch):
+    for k in ("HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("HTTPS_PROXY", "http://user:pw@proxy.example:3128")
+    proxy, headers = env_proxy("https://api.example/v1/chat/completions")
+    assert proxy == "http://proxy.example:3128" and headers == {"Proxy-Authorization": "Basic dXNlcjpwdw=="}  # user:pw
+    monkeypatch.setenv("NO_PROXY", "api.example")
+    assert env_proxy("https://api.example/v1/chat/completions") == (None, None)

@@ -13,8 +13,9 @@ keeps the SDK's interface where callers depend on it:
   cause chained (a refused connection keeps its ConnectionRefusedError in the chain); a read
   that times out raises `openai.APITimeoutError`;
 - a body that is not JSON raises json.JSONDecodeError (or UnicodeDecodeError), as the SDK does.
-Headers are the SDK's essentials: a bearer key, JSON content type, a user agent. Proxies come
-from the environment (HTTP(S)_PROXY, NO_PROXY), as with the SDK's client.
+Headers are the SDK's essentials: a bearer key, JSON content type, a user agent. The proxy comes
+from the environment (HTTP(S)_PROXY, NO_PROXY), as with the SDK's client, read once per transport
+(aiohttp's `trust_env` reads it, and ~/.netrc, in a worker thread at every request).
 
 The SDK itself (a third of a second to import) is imported when the first failure needs one of
 its exceptions (`sdk()`), so a command that makes no failing call never loads it."""
@@ -24,9 +25,10 @@ from __future__ import annotations
 import functools
 import importlib
 import json
+import urllib.request
 from types import ModuleType
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import aiohttp
 
@@ -56,6 +58,21 @@ def _http() -> ModuleType:
     return importlib.import_module(sdk().DefaultAsyncHttpxClient.__mro__[1].__module__.partition(".")[0])
 
 
+def env_proxy(url: str) -> tuple[str | None, dict[str, str] | None]:
+    """The proxy the environment names for `url` and the headers that carry its credentials, or
+    (None, None): the standard library's reading of HTTP_PROXY / HTTPS_PROXY and NO_PROXY, as
+    aiohttp's own."""
+    parts = urlsplit(url)
+    if parts.hostname and urllib.request.proxy_bypass(parts.hostname):
+        return None, None
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    if not proxy:
+        return None, None
+    p = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+    headers = {"Proxy-Authorization": aiohttp.encode_basic_auth(unquote(p.username), unquote(p.password or ""))} if p.username else None
+    return urlunsplit(p._replace(netloc=p.netloc.rpartition("@")[2])), headers
+
+
 def endpoint(base_url: str, path: str = "chat/completions") -> str:
     """`path` under `base_url` as the SDK joins them: the base's path gains a slash and the path,
     its query string is kept."""
@@ -76,13 +93,14 @@ class ChatTransport:
             "User-Agent": f"medresilience/{__version__}",
         }
         self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeout, sock_read=timeout)
+        self._proxy, self._proxy_headers = env_proxy(self.url)
         self._session: aiohttp.ClientSession | None = None
 
     def _open(self) -> aiohttp.ClientSession:
         # made at the first call, inside the running event loop; no cap on connections: the caller
         # bounds the requests in flight
         if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), timeout=self._timeout, trust_env=True)
+            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), timeout=self._timeout)
         return self._session
 
     async def close(self) -> None:
@@ -94,7 +112,7 @@ class ChatTransport:
         """The reply's parsed JSON for one request body; the SDK's exceptions for what fails."""
         data = json.dumps(body, separators=(",", ":")).encode()
         try:
-            async with self._open().post(self.url, data=data, headers=self._headers) as resp:
+            async with self._open().post(self.url, data=data, headers=self._headers, proxy=self._proxy, proxy_headers=self._proxy_headers) as resp:
                 raw = await resp.read()
                 status, headers = resp.status, resp.headers
         except TimeoutError as e:  # aiohttp's read or connect timeout (the caller's deadline cancels instead)
