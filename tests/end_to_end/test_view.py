@@ -104,7 +104,7 @@ def test_presupposition_counts_match_results_json(served):
         assert got["counts"]["outcome"]["unscored"] == block["overall"]["unscored"]["k"]
         assert got["counts"]["category"] == {k: v["n_items"] for k, v in block["by_category"].items()}
     body = api(served, run=1)
-    assert body["outcomes"] == ["unread", "truncated", "unscored", "error"]  # no reference condition: no flips
+    assert body["outcomes"] == ["unread", "truncated", "unscored", "error", "extracted"]  # no reference condition: no flips
     assert served["client"].get("/api/units", params={"run": 1, "outcome": "flip"}).status_code == 400
 
 
