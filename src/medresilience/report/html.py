@@ -155,6 +155,25 @@ def rate_cell(p: Any, lo: Any, hi: Any, n: Any, stacked: bool = True, units: str
     return s
 
 
+def linked(text: str, units: str | None, what: str = "number") -> str:
+    """`text` (escaped), linked to the units behind it when `units` (a viewer URL) is given."""
+    if not units:
+        return esc(text)
+    return f'<a class="units" href="{esc(units)}" title="the units behind this {what}, in the viewer">{esc(text)}</a>'
+
+
+def count_cell(k: Any, units: str | None = None, text: str | None = None) -> str:
+    """A count ('12', or `text` when given, which starts with the count); with `units` (a viewer
+    URL, `units_url`) and a count above 0, the count links to the units it counts."""
+    if isnan(k):
+        return "—"
+    shown = text if text is not None else str(int(k))
+    if not units or not int(k):
+        return esc(shown)
+    head, _, tail = shown.partition(" ")
+    return linked(head, units, "count") + (" " + esc(tail) if tail else "")
+
+
 #: how a signed change is written per unit (its scale, digits and suffix); any other unit (tokens,
 #: calls, ...) as a plain number with one decimal
 _CHANGE_FORMATS = {"rate": (100, 1, " pp"), "score": (1, 2, ""), "usd": (1, 6, "")}
