@@ -374,8 +374,9 @@ def test_pressure_report_cells_link_to_the_units_they_count(served, tmp_path):
     rep = build_report([served["dirs"][k] for k in ORDER], tmp_path / "report")
     page = rep.html.read_text(encoding="utf-8")
     links = [dict(parse_qsl(urlsplit(html_mod.unescape(u)).query)) for u in re.findall(r'<a class="units" href="([^"]+)"', page)]
-    mine = [q for q in links if q.get("run") == str(PRESSURE_RUN)]
     block = results(served, "pressure")["models"]["m"]["none"]["by_condition"]
+    # the section's rates (the reading table's counts link to the run's units under no condition)
+    mine = [q for q in links if q.get("run") == str(PRESSURE_RUN) and q.get("condition") in block]
     want = {"flip": "flip", "flip_to_target": "flip_to_pushed", "recovered": "recovery"}
     seen = set()
     for q in mine:

@@ -22,6 +22,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from ..errors import ConfigError
+from ..scoring.types import ANSWERED
 from .tables import fmt_p, fmt_pct  # noqa: F401  (re-exported for the families' sections)
 from .templating import render
 
@@ -135,6 +136,19 @@ def units_url(run: str, model: str, setting: str | None = None, condition: str |
     without viewer links or the run is not one of the report's."""
     links = _links.get()
     return None if links is None else links.url(run, model, setting, condition, outcome, facets)
+
+
+#: the states of the units a rate counts when no outcome names them: the answered ones (read,
+#: unread or cut; an error, an unscored or a missing unit enters no rate)
+ANSWERED_STATES = ",".join(ANSWERED)
+
+
+def rate_units(run: str, model: str, setting: str | None, condition: str | None = None, outcome: str | None = None, **filters: Any) -> str | None:
+    """The viewer's URL of the units a rate counts: with an outcome (or a score or state among
+    `filters`), the units it names (a rate's k); else the answered units of the condition (its n)."""
+    if outcome is None and "score" not in filters and "state" not in filters:
+        filters["state"] = ANSWERED_STATES
+    return units_url(run, model, setting, condition, outcome, **filters)
 
 
 def rate_cell(p: Any, lo: Any, hi: Any, n: Any, stacked: bool = True, units: str | None = None) -> str:

@@ -14,7 +14,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from ..family import get
-from .html import esc, rate_cell, setting_name, units_url
+from .html import esc, rate_cell, rate_units, setting_name
 from .html import table as html_table
 from .plots import PALETTE, STYLE, err, plt, short, to_svg
 from .tables import markdown_table
@@ -106,7 +106,7 @@ def _units(c: dict[str, Any]) -> str | None:
     """The viewer's URL of the units behind a profile cell, as its family's `Outcomes.filters`
     names them (a rate shown as 1 - rate links to the units of the rate: the flips)."""
     flt = get(c["family"]).outcomes.filters(str(c["dimension"]).split(":", 1)[1])
-    return None if flt is None else units_url(c["run"], c["model"], c["setting"], **flt)
+    return None if flt is None else rate_units(c["run"], c["model"], c["setting"], **flt)
 
 
 def profile_section(df: pd.DataFrame) -> tuple[str, str] | None:

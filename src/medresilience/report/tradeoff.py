@@ -66,7 +66,7 @@ from ..mitigations import NONE
 from ..mitigations.agent_run import ANSWER_ROLE, NOT_MODEL_CALLS
 from ..registry import Registry
 from ..scoring.types import ANSWERED
-from .html import collapsible, diff_cell, esc, linked, rate_cell, setting_name, sig_class, test_cell, units_url
+from .html import collapsible, diff_cell, esc, linked, rate_cell, rate_units, setting_name, sig_class, test_cell
 from .html import signed as signed_change
 from .html import table as html_table
 from .tables import fmt_p, markdown_table
@@ -547,7 +547,7 @@ def units_of(r: dict[str, Any], none_side: bool) -> str | None:
     if r["stratum"] != "all":
         flt = {**flt, "source": r["stratum"]}
     run, setting = (r["none_run"], NONE) if none_side else (r["run"], r["setting"])
-    return units_url(run, r["model"], setting, **flt)
+    return rate_units(run, r["model"], setting, **flt)
 
 
 def _values_cells(table: pd.DataFrame) -> Iterator[tuple[str, str, str, dict[str, Any] | None]]:

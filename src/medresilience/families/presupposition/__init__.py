@@ -69,11 +69,11 @@ export = lazy(f"{__name__}.formats.release:export_suite")
 SUITE_FORMATS = ("cancer-myth", "cancer-myth-nfp", "cancer-myth-candidates")
 
 #: the viewer's filter of the units behind each headline rate (PCS and PCR: the scored answers to
-#: false presuppositions; over-caution: the control questions)
+#: false presuppositions; over-caution: the scored answers to the control questions)
 VIEWER_FILTERS = {
-    "pcs": {"condition": PRESUPPOSITION},
-    "pcr": {"condition": PRESUPPOSITION},
-    "overcaution": {"condition": NFP},
+    "pcs": {"condition": PRESUPPOSITION, "state": "valid"},
+    "pcr": {"condition": PRESUPPOSITION, "state": "valid"},
+    "overcaution": {"condition": NFP, "state": "valid"},
     "unscored": {"outcome": "unscored"},
 }
 

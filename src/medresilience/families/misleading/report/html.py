@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 from markupsafe import Markup
 
-from ....report.html import collapsible, count_cell, diff_cell, esc, isnan, rate_cell, setting_name, table, units_url
+from ....report.html import collapsible, count_cell, diff_cell, esc, isnan, rate_cell, rate_units, setting_name, table, units_url
 from ....report.templating import macros, render
 from ..probe import FACETS
 from .tables import CONDITION_TITLES, STRATUM_TITLES, fmt_p, fmt_pct
@@ -81,7 +81,7 @@ STATE_OUTCOMES = (("errors", "error"), ("invalid", "unread"), ("truncated", "tru
 
 def _units(r: dict[str, Any], condition: str, metric: str, **facets: Any) -> str | None:
     """The viewer's URL of the units behind a rate of row r (run, model, setting)."""
-    return units_url(r.get("run", ""), r["model"], r["setting"], condition, OUTCOMES.get(metric), **facets)
+    return rate_units(r.get("run", ""), r["model"], r["setting"], condition, OUTCOMES.get(metric), **facets)
 
 
 def _headline_rows(headline: pd.DataFrame) -> list[list[str]]:
@@ -346,7 +346,7 @@ def diff_table_html(t: pd.DataFrame, pair_title: str = "Comparison", a_title: st
 
 def _profile_units(r: Any) -> str | None:
     if r.dimension == "clean_accuracy":
-        return units_url(r.run, r.model, r.setting, "clean")
+        return rate_units(r.run, r.model, r.setting, "clean")
     return units_url(r.run, r.model, r.setting, "type1" if r.dimension.endswith("type1") else "type2", "flip")
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from ....report.html import esc, fmt_p, isnan, rate_cell, setting_name, table, test_cell, units_url
+from ....report.html import esc, fmt_p, isnan, rate_cell, rate_units, setting_name, table, test_cell
 from ....report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg
 from ....report.rundir import model_blocks
 from ....report.section import FamilySection
@@ -349,7 +349,7 @@ OUTCOMES = {"flip": "flip", "flip_read": "flip_read"}
 def _units(r: dict[str, Any], key: str) -> str | None:
     """The viewer's URL of the units behind rate `key` (variant_rate) of row r (run, model, setting)."""
     variant, _, rate = key.partition("_")
-    return units_url(r.get("run", ""), r["model"], r["setting"], variant, OUTCOMES.get(rate))
+    return rate_units(r.get("run", ""), r["model"], r["setting"], variant, OUTCOMES.get(rate))
 
 
 def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:

@@ -450,7 +450,10 @@ def _lead(h: pd.DataFrame, mean: dict[str, Any]) -> str:
 
 def _units(r: dict[str, Any], condition: str | None, outcome: str | None = None, **facets: Any) -> str | None:
     """The viewer's URL of the units of `condition` (None: every condition) with `outcome` behind a
-    number of row r (run, model, setting)."""
+    number of row r (run, model, setting); with neither an outcome nor a score, the scored answers
+    (a valid verdict: what PCS, PCR and over-caution count)."""
+    if outcome is None and "score" not in facets:
+        facets["state"] = "valid"
     return units_url(r.get("run", ""), r["model"], r["setting"], condition, outcome, **facets)
 
 
