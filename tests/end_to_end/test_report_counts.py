@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
 from medresilience import EvalOptions, build_report, evaluate, parse_model_spec
-from medresilience.report.html import VIEWER_URL
 from medresilience.suite import Suite
 from medresilience.testing.stub import Faults, StubServer
 from medresilience.testing.stub.policies import messages_digest
 from medresilience.view.query import close_all, open_runs, parse_query, units_page
+from medresilience.viewer_address import VIEWER_URL
 from view_runs import make_runs
 
 RUNS = ("misleading", "presupposition", "noise", "agent", "pressure")
@@ -219,3 +220,14 @@ def test_no_count_left_bare(report, section, heads):
         heads = re.compile("|".join(re.escape(h) for h in heads))
     assert [c for c in cells if c["section"] == section and re.fullmatch(heads, c["head"]) and c["links"]], section
     assert not bare(cells, section, heads), bare(cells, section, heads)
+
+
+def test_the_viewers_default_address_is_written_once():
+    """`medres view`, its app and the report's links take the viewer's default port from one
+    constant (viewer_address): no other source file writes it."""
+    import medresilience
+    from medresilience.viewer_address import VIEWER_PORT
+
+    src = Path(medresilience.__file__).parent
+    writers = [p.relative_to(src).as_posix() for p in src.rglob("*.py") if str(VIEWER_PORT) in p.read_text(encoding="utf-8")]
+    assert writers == ["viewer_address.py"]

@@ -23,6 +23,7 @@ from markupsafe import Markup
 
 from ..errors import ConfigError
 from ..scoring.types import ANSWERED
+from ..viewer_address import VIEWER_URL
 from .tables import fmt_p, fmt_pct  # noqa: F401  (re-exported for the families' sections)
 from .templating import render
 
@@ -89,10 +90,6 @@ def isnan(v: Any) -> bool:
     return v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and np.isnan(v))
 
 
-#: the evidence viewer's address (`medres view`'s default port), unless `medres report --viewer-url` says another
-VIEWER_URL = "http://127.0.0.1:8766"
-
-
 @dataclass(frozen=True)
 class ViewerLinks:
     """Where the report's counts link to: the viewer's base URL and each run of the report by its
@@ -121,7 +118,7 @@ def viewer_links(base: str | None, runs: Sequence[Any]) -> Iterator[None]:
     """Within: `units_url` links to the viewer at `base` (None: no links), the runs (RunData) by
     their names in the order given to the report."""
     if base is not None and not re.fullmatch(r"https?://[^\s/?#]+/?", base):
-        raise ConfigError("--viewer-url", f"{base!r} is not the viewer's address, e.g. http://127.0.0.1:8766 (or none: no links)")
+        raise ConfigError("--viewer-url", f"{base!r} is not the viewer's address, e.g. {VIEWER_URL} (or none: no links)")
     links = None if base is None else ViewerLinks(base, {r.name: (i, frozenset((r.results or {}).get("models") or ())) for i, r in enumerate(runs)})
     token = _links.set(links)
     try:
