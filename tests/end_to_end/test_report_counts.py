@@ -153,7 +153,7 @@ def test_every_linked_number_is_the_viewers_count(report):
     # a rate shown without its n (before and after a setting) links to units a sized cell links to
     assert not set(unsized) - confirmed, set(unsized) - confirmed
     # every family's section and the report's shared tables link counts the viewer confirms
-    assert {"misleading", "presupposition", "noise", "pressure", "reading", "profile-all", "tradeoff", "key"} <= set(checked), checked
+    assert {"misleading", "presupposition", "noise", "pressure", "reading", "profile-all", "profile", "tradeoff", "key", "tests"} <= set(checked), checked
     assert sum(checked.values()) > 150, checked
 
 
@@ -212,6 +212,8 @@ def test_clean_accuracy_of_a_probe_facet_links_the_clean_units_of_its_items(repo
         ("tradeoff", re.compile(r".*\((clean MCQ|original case)\)|PCR .*|NFP .*|.*: without|with")),
         ("key", re.compile(r"Errors|Invalid|Truncated|Unscored")),
         ("misleading", re.compile(r"Flips|To target|Invalid|Truncated")),
+        ("tests", re.compile(r"[bc] \(.*\)")),
+        ("noise", "b / c"),
     ],
 )
 def test_no_count_left_bare(report, section, heads):

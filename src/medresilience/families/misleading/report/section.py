@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pandas as pd
 from markupsafe import Markup
 
-from ....report.html import esc, setting_name
+from ....report.html import count_cell, esc, setting_name, units_url
 from ....report.html import fmt_p as html_fmt_p
 from ....report.html import table as html_table
 from ....report.section import FamilySection
@@ -166,8 +166,9 @@ def _sections(tables: dict[str, pd.DataFrame], figs: dict[str, str | None]) -> l
                 esc(r.model),
                 esc(setting_name(r.setting)),
                 esc({"type1": "Type 1", "type2": "Type 2"}[r.condition]),
-                str(r.b),
-                str(r.c),
+                # b: the flips, c: the recoveries of the condition
+                count_cell(r.b, units_url(r.run, r.model, r.setting, r.condition, "flip")),
+                count_cell(r.c, units_url(r.run, r.model, r.setting, r.condition, "recovered")),
                 str(r.n),
                 html_fmt_p(r.p),
             ]

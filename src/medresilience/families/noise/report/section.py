@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from ....report.html import esc, fmt_p, isnan, rate_cell, rate_units, setting_name, table, test_cell
+from ....report.html import count_cell, esc, fmt_p, isnan, rate_cell, rate_units, setting_name, table, test_cell, units_url
 from ....report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg
 from ....report.rundir import model_blocks
 from ....report.section import FamilySection
@@ -343,7 +343,7 @@ def _pp(v: Any, lo: Any = None, hi: Any = None) -> str:
 
 
 #: the viewer's outcome of the units behind each rate (accuracy: every unit of the variant)
-OUTCOMES = {"flip": "flip", "flip_read": "flip_read"}
+OUTCOMES = {"flip": "flip", "flip_read": "flip_read", "recovered": "recovered"}
 
 
 def _units(r: dict[str, Any], key: str) -> str | None:
@@ -365,10 +365,10 @@ def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
                 esc(setting_name(r["setting"])),
                 "—" if isnan(r.get("n_items")) else str(int(r["n_items"])),
                 *[rate_cell(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n"), units=_units(r, k)) for k, _ in cols],
-                str(r.get("units_errors") or 0),
-                str(r.get("units_invalid") or 0),
-                str(r.get("units_truncated") or 0),
-                str(r.get("units_unscored") or 0),
+                *[
+                    count_cell(r.get(f"units_{k}") or 0, units_url(r.get("run", ""), r["model"], r["setting"], None, outcome))
+                    for k, outcome in (("errors", "error"), ("invalid", "unread"), ("truncated", "truncated"), ("unscored", "unscored"))
+                ],
             ]
         )
     headers = ["Model", "Setting", "Cases", *[t for _, t in cols], "Errors", "Invalid", "Truncated", "Unscored"]
@@ -393,7 +393,8 @@ def variant_tables(v: pd.DataFrame) -> str:
                     _pp(r["drop"]),
                     fmt_p(r["p_fisher"]),
                     _pp(r["paired_drop"], r["paired_lo"], r["paired_hi"]),
-                    f"{int(r['b'] or 0)} / {int(r['c'] or 0)}",
+                    # b: right on the original, wrong here (the flips); c: the reverse (recovered)
+                    count_cell(r["b"] or 0, _units(r, f"{cond}_flip")) + " / " + count_cell(r["c"] or 0, _units(r, f"{cond}_recovered")),
                     test_cell(r["test"], None, None, r["p_mcnemar"]),
                     rate_cell(r["flip_p"], r["flip_lo"], r["flip_hi"], r["flip_n"], units=_units(r, f"{cond}_flip")),
                     rate_cell(r["flip_read_p"], r["flip_read_lo"], r["flip_read_hi"], r["flip_read_n"], units=_units(r, f"{cond}_flip_read")),
