@@ -213,6 +213,7 @@ def test_clean_accuracy_of_a_probe_facet_links_the_clean_units_of_its_items(repo
         ("key", re.compile(r"Errors|Invalid|Truncated|Unscored")),
         ("misleading", re.compile(r"Flips|To target|Invalid|Truncated")),
         ("tests", re.compile(r"[bc] \(.*\)")),
+        ("tradeoff", re.compile(r"Units \((none|setting)\)")),
         ("noise", "b / c"),
     ],
 )

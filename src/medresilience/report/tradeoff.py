@@ -66,7 +66,7 @@ from ..mitigations import NONE
 from ..mitigations.agent_run import ANSWER_ROLE, NOT_MODEL_CALLS
 from ..registry import Registry
 from ..scoring.types import ANSWERED
-from .html import collapsible, diff_cell, esc, linked, rate_cell, rate_units, setting_name, sig_class, test_cell
+from .html import collapsible, count_cell, diff_cell, esc, linked, rate_cell, rate_units, setting_name, sig_class, test_cell, units_url
 from .html import signed as signed_change
 from .html import table as html_table
 from .tables import fmt_p, markdown_table
@@ -813,8 +813,9 @@ def _pairing_html(pairing: pd.DataFrame) -> str:
                 esc(get(r["family"]).title),
                 esc(r["run"]),
                 esc(r["none_run"]),
-                str(r["units_none"]),
-                str(r["units_setting"]),
+                # each side's units in the viewer (the unpaired and the items have no one filter)
+                count_cell(r["units_none"], units_url(r["none_run"], r["model"], NONE)),
+                count_cell(r["units_setting"], units_url(r["run"], r["model"], r["setting"])),
                 str(r["only_none"]),
                 str(r["only_setting"]),
                 str(r["items_paired"]),
