@@ -59,6 +59,8 @@ class Cells(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
+        if self.cell is not None:
+            self.cell["text"] += " "  # a line break or a span apart from the text before it
         if tag == "section":
             self.section = a.get("id")
         elif tag == "table":
@@ -214,6 +216,7 @@ def test_clean_accuracy_of_a_probe_facet_links_the_clean_units_of_its_items(repo
         ("misleading", re.compile(r"Flips|To target|Invalid|Truncated")),
         ("tests", re.compile(r"[bc] \(.*\)")),
         ("tradeoff", re.compile(r"Units \((none|setting)\)")),
+        ("settings", re.compile(r"None|Setting")),
         ("noise", "b / c"),
     ],
 )

@@ -3,6 +3,7 @@ the profile table and the methods note, drawn with the report's HTML primitives.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -315,7 +316,22 @@ def flips_table_html(flips: pd.DataFrame) -> str:
     )
 
 
-def diff_table_html(t: pd.DataFrame, pair_title: str = "Comparison", a_title: str = "A", b_title: str = "B") -> str:
+def setting_effect_units(run_of: dict[str, str]) -> Callable[[Any, bool], str | None]:
+    """The viewer's URLs of a settings-effect row's two sides (the model's run: `run_of`): the units
+    of its rate under none (`none_side`) or under the setting."""
+
+    def units(r: Any, none_side: bool) -> str | None:
+        row = {"run": run_of.get(r.pair, ""), "model": r.pair, "setting": "none" if none_side else r.setting}
+        return _units(row, r.condition, r.metric)
+
+    return units
+
+
+def diff_table_html(
+    t: pd.DataFrame, pair_title: str = "Comparison", a_title: str = "A", b_title: str = "B", units: Callable[[Any, bool], str | None] | None = None
+) -> str:
+    """The paired differences, one row per pair, condition and metric; with `units` (row, side A?)
+    -> a viewer URL, each side's rate links to its units."""
     if t.empty:
         return ""
     rows = []
@@ -324,8 +340,8 @@ def diff_table_html(t: pd.DataFrame, pair_title: str = "Comparison", a_title: st
             [
                 f"<span class='nowrap'>{esc(r.pair)}</span>",
                 esc(f"{CONDITION_TITLES[r.condition]} {'accuracy' if r.metric == 'accuracy' else r.metric.upper()}"),
-                rate_cell(r.a_p, r.a_lo, r.a_hi, None, stacked=True),
-                rate_cell(r.b_p, r.b_lo, r.b_hi, None, stacked=True),
+                rate_cell(r.a_p, r.a_lo, r.a_hi, None, stacked=True, units=units(r, True) if units else None),
+                rate_cell(r.b_p, r.b_lo, r.b_hi, None, stacked=True, units=units(r, False) if units else None),
                 diff_cell(r.diff, r.lo, r.hi, bold=True),
                 f"{fmt_p(r.p_test)}<br><span class='n'>{esc(r.test.replace('_', ' '))}</span>",
                 f"{fmt_p(r.p_holm)}",
