@@ -85,6 +85,13 @@ def main() -> None:
         ("outcome error", "/api/units?run=0&outcome=error"),
         ("facet content_type", "/api/units?run=0&content_type=threshold_corruption"),
         ("facet + outcome + model (HTML)", f"/units?run=0&model={quote(m0)}&outcome=flip&provenance=patient"),
+        ("score (a valid score's value)", "/api/units?run=0&score=0"),
+        ("state: a model's answered units of a condition", f"/api/units?run=0&model={quote(m0)}&setting={s0}&condition=clean&state=valid,invalid,truncated"),
+        ("facet by item: the clean units of a content type's items", "/api/units?run=0&condition=clean&content_type=threshold_corruption&scope=item"),
+        (
+            "facet by item, one model and setting",
+            f"/api/units?run=0&model={quote(m0)}&setting={s0}&condition=clean&content_type=threshold_corruption&scope=item&state=valid,invalid,truncated",
+        ),
         ("page 10,000", "/api/units?run=0&page=10000"),
         ("text search (replies and prompts)", tuple(f"/api/units?run=0&q={w}:%20d" for w in ("answer", "Answer", "ANSWER"))),
         ("the same search, page 2 (its matches kept)", "/api/units?run=0&q=ANSWER:%20d&page=2"),
