@@ -217,7 +217,7 @@ def test_clean_accuracy_of_a_probe_facet_links_the_clean_units_of_its_items(repo
         ("tests", re.compile(r"[bc] \(.*\)")),
         ("tradeoff", re.compile(r"Units \((none|setting)\)")),
         ("settings", re.compile(r"None|Setting")),
-        ("noise", "b / c"),
+        ("noise", "b / c|Original, same cases"),
     ],
 )
 def test_no_count_left_bare(report, section, heads):

@@ -13,14 +13,15 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from ....report.html import count_cell, esc, fmt_p, isnan, rate_cell, rate_units, setting_name, table, test_cell, units_url
+from ....records import CLEAN
+from ....report.html import count_cell, esc, fmt_p, isnan, linked, rate_cell, rate_units, setting_name, table, test_cell, units_url
 from ....report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg
 from ....report.rundir import model_blocks
 from ....report.section import FamilySection
 from ....report.tables import fmt_pct, markdown_table, row_label
 from ....report.templating import macros
 from ..metrics import HEADLINE_COLUMNS, mean_across_models
-from ..taxonomy import CONDITIONS, DISTRIBUTED, DOSES, FAMILY, HERRINGS, TITLES, TOGETHER, WHITESPACE
+from ..taxonomy import CONDITIONS, DISTRIBUTED, DOSES, FAMILY, HERRINGS, TITLES, TOGETHER, WHITESPACE, facets_of
 
 TITLE = "Clinical noise"
 RATE_PARTS = ("p", "lo", "hi", "n")
@@ -352,6 +353,16 @@ def _units(r: dict[str, Any], key: str) -> str | None:
     return rate_units(r.get("run", ""), r["model"], r["setting"], variant, OUTCOMES.get(rate))
 
 
+def _originals(r: dict[str, Any], variant: str) -> str | None:
+    """The viewer's URL of the originals of the cases a variant covers (the clean units of the items
+    with a unit of the variant's facets: scope=item), answered: the study's baseline of its drop."""
+    try:
+        facets = {k: v for k, v in facets_of(variant).items() if v is not None}
+    except ValueError:  # a variant this version does not know: no facets to select its cases by
+        return None
+    return rate_units(r.get("run", ""), r["model"], r["setting"], CLEAN, **facets, scope="item")
+
+
 def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
     if h.empty:
         return "<p class='lead'>No scored results in these runs yet.</p>"
@@ -383,7 +394,7 @@ def variant_tables(v: pd.DataFrame) -> str:
         d = v[v["condition"] == cond]
         rows = []
         for r in d.to_dict("records"):
-            original = "—" if isnan(r["original_p"]) else f"{100 * float(r['original_p']):.1f}% (n={int(r['original_n'])})"
+            original = "—" if isnan(r["original_p"]) else linked(f"{100 * float(r['original_p']):.1f}%", _originals(r, cond)) + f" (n={int(r['original_n'])})"
             rows.append(
                 [
                     esc(r["model"]),
