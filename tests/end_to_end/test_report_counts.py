@@ -155,7 +155,9 @@ def test_every_linked_number_is_the_viewers_count(report):
     # a rate shown without its n (before and after a setting) links to units a sized cell links to
     assert not set(unsized) - confirmed, set(unsized) - confirmed
     # every family's section and the report's shared tables link counts the viewer confirms
-    assert {"misleading", "presupposition", "noise", "pressure", "reading", "profile-all", "profile", "tradeoff", "key", "tests"} <= set(checked), checked
+    assert {"misleading", "presupposition", "noise", "pressure", "reading", "profile-all", "profile", "tradeoff", "key", "tests", "agent", "settings"} <= set(
+        checked
+    ), checked
     assert sum(checked.values()) > 150, checked
 
 
@@ -218,6 +220,7 @@ def test_clean_accuracy_of_a_probe_facet_links_the_clean_units_of_its_items(repo
         ("tradeoff", re.compile(r"Units \((none|setting)\)")),
         ("settings", re.compile(r"None|Setting")),
         ("noise", "b / c|Original, same cases"),
+        ("agent", "Units"),
     ],
 )
 def test_no_count_left_bare(report, section, heads):
