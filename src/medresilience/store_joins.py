@@ -242,6 +242,8 @@ OUTCOME_BITS = {
     "unscored": 32,
     "error": 64,
     "extracted": 256,
+    "paired": 512,
+    "reference_right": 1024,
 }
 #: a unit's states in the viewer's index (the `state` filter), as the results frame reads them
 VIEW_STATES = ("valid", "invalid", "truncated", "unscored", "error", "missing")
@@ -382,7 +384,9 @@ class ViewReads:
         (the reference right, this one answered and not right; an unread reply counts only when
         `unread_flips`), flip_read (a flip whose reply was read: the rates that leave unread
         replies out), flip_to_target (a flip whose label is the probe's `target` facet) and
-        recovered (the reference answered and not right, this one right)."""
+        recovered (the reference answered and not right, this one right), paired (the reference and
+        this one answered, as flips count them: the pairs of a paired test) and reference_right (the
+        reference right, this one answered: the pairs a flip rate counts)."""
         try:
             return self._build_view_index(run, facets, probe_facets, reference, target, unread_flips, item_facets, item_rows)
         except sqlite3.OperationalError as e:
@@ -445,14 +449,16 @@ class ViewReads:
         if reference is not None:
             unread = f"vu.state IN {_ANSWERED}" if unread_flips else "vu.state = 'valid'"
             ref_wrong = f"r.state IN {_ANSWERED}" if unread_flips else "r.state = 'valid'"
+            # the pairs the paired rates count: both answered (512); the reference right (1024)
+            pair_bits = f"(CASE WHEN {ref_wrong} AND {unread} THEN 512 ELSE 0 END) | (CASE WHEN r.correct AND {unread} THEN 1024 ELSE 0 END)"
             tcol = pcols[list(facets).index(target)] if target in facets else None
             # a flip: 1, with 2 when to the target, with 128 when its reply was read
             to_target = f"(CASE WHEN vu.label = vu.{tcol} THEN 3 ELSE 1 END)" if tcol else "1"
             to_target += " | (CASE WHEN vu.state = 'valid' THEN 128 ELSE 0 END)"
             c.execute(
-                f"""UPDATE temp.vu SET flags = flags | COALESCE((SELECT CASE
+                f"""UPDATE temp.vu SET flags = flags | COALESCE((SELECT (CASE
                         WHEN r.correct AND NOT vu.correct AND {unread} THEN {to_target}
-                        WHEN {ref_wrong} AND NOT r.correct AND vu.correct THEN 4 ELSE 0 END
+                        WHEN {ref_wrong} AND NOT r.correct AND vu.correct THEN 4 ELSE 0 END) | {pair_bits}
                       FROM temp.vu r WHERE r.item_id = vu.item_id AND r.model = vu.model AND r.setting = vu.setting
                         AND r.epoch = vu.epoch AND r.condition = ?), 0)
                     WHERE condition != ?""",

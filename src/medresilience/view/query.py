@@ -42,7 +42,12 @@ OUTCOME_TITLES = {
     "unscored": "unscored (the scorer could not decide)",
     "error": "error (the call failed)",
     "extracted": "extracted (a label the extraction model read from the reply)",
+    "paired": "paired (this one and its clean pair answered: the pairs a paired test counts)",
+    "reference_right": "clean right (its clean pair right, this one answered: the pairs a flip rate counts)",
 }
+#: outcomes that say which pairs a rate counts, not what happened to a unit: the static export
+#: writes no list of them
+PAIR_OUTCOMES = ("paired", "reference_right")
 # the query parameters every run has; the others name facets
 FIXED_PARAMS = ("run", "model", "setting", "condition", "outcome", "score", "state", "scope", "q", "page")
 #: what the facet filters select: units with the values (`unit`), or every unit of an item with a
@@ -87,7 +92,8 @@ class RunView:
         return tuple(
             n
             for n in OUTCOME_BITS
-            if not (n in ("flip", "flip_read", "recovered") and o.reference is None) and not (n == "flip_to_target" and o.target not in self.facets)
+            if not (n in ("flip", "flip_read", "recovered", *PAIR_OUTCOMES) and o.reference is None)
+            and not (n == "flip_to_target" and o.target not in self.facets)
         )
 
     def close(self) -> None:

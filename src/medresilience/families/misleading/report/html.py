@@ -300,7 +300,7 @@ def flips_table_html(flips: pd.DataFrame) -> str:
                 esc(r.model),
                 esc(setting_name(r.setting)),
                 esc(CONDITION_TITLES[r.condition]),
-                str(r.clean_correct_pairs),
+                count_cell(r.clean_correct_pairs, units_url(r.run, r.model, r.setting, r.condition, "reference_right")),
                 count_cell(r.flips, units_url(r.run, r.model, r.setting, r.condition, "flip")),
                 # the flips to the target, elsewhere (no one filter), to an unread or a cut reply
                 share(r.to_target, r.share_to_target, "flip_to_target"),

@@ -174,7 +174,7 @@ def _sections(tables: dict[str, pd.DataFrame], figs: dict[str, str | None], run_
                 # b: the flips, c: the recoveries of the condition
                 count_cell(r.b, units_url(r.run, r.model, r.setting, r.condition, "flip")),
                 count_cell(r.c, units_url(r.run, r.model, r.setting, r.condition, "recovered")),
-                str(r.n),
+                count_cell(r.n, units_url(r.run, r.model, r.setting, r.condition, "paired")),
                 html_fmt_p(r.p),
             ]
             for r in ov.itertuples(index=False)
