@@ -85,6 +85,7 @@ def main() -> None:
         ("outcome error", "/api/units?run=0&outcome=error"),
         ("facet content_type", "/api/units?run=0&content_type=threshold_corruption"),
         ("facet + outcome + model (HTML)", f"/units?run=0&model={quote(m0)}&outcome=flip&provenance=patient"),
+        ("outcome reference_right, condition type1 (a flip rate's n)", "/api/units?run=0&condition=type1&outcome=reference_right"),
         ("score (a valid score's value)", "/api/units?run=0&score=0"),
         ("state: a model's answered units of a condition", f"/api/units?run=0&model={quote(m0)}&setting={s0}&condition=clean&state=valid,invalid,truncated"),
         ("facet by item: the clean units of a content type's items", "/api/units?run=0&condition=clean&content_type=threshold_corruption&scope=item"),
