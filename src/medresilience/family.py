@@ -85,11 +85,15 @@ class Outcomes:
     right, this one wrong), recovered (the reference wrong, this one right) and, with `target` (the
     probe facet naming the label the stress pushes toward), flip to the target. `unread_flips`: an
     unread or cut reply counts as wrong (the study's rule). None: the family pairs no reference
-    (unread, truncated, unscored and error are every family's)."""
+    (unread, truncated, unscored and error are every family's). `filters(key)`: the viewer's filter
+    of the units behind the headline (or trade-off) rate `key`, as the query parameters of its
+    units page (condition, outcome, score), None when no one filter selects them (a rate pooled
+    over several conditions)."""
 
     reference: str | None = None
     target: str | None = None
     unread_flips: bool = True
+    filters: Callable[[str], dict[str, str] | None] = lambda key: None
 
 
 def all_probes(suite: Suite, options: BaseModel) -> Iterator[Probe]:

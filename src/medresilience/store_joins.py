@@ -232,14 +232,35 @@ def unit_records(conn: sqlite3.Connection, run: str | None, chunk: int) -> Itera
 
 
 #: the outcome bits of a unit in the viewer's index (`ViewReads`), in the order they are shown
-OUTCOME_BITS = {"flip": 1, "flip_read": 128, "flip_to_target": 2, "recovered": 4, "unread": 8, "truncated": 16, "unscored": 32, "error": 64}
+OUTCOME_BITS = {
+    "flip": 1,
+    "flip_read": 128,
+    "flip_to_target": 2,
+    "recovered": 4,
+    "unread": 8,
+    "truncated": 16,
+    "unscored": 32,
+    "error": 64,
+    "extracted": 256,
+    "paired": 512,
+    "reference_right": 1024,
+}
+#: a unit's states in the viewer's index (the `state` filter), as the results frame reads them
+VIEW_STATES = ("valid", "invalid", "truncated", "unscored", "error", "missing")
 # a unit's state, read as the results frame reads it: the call's failure, else its score's status,
 # else (a reply with no score row) truncated when cut at its budget, else invalid
 _STATE = (
     "(CASE WHEN c.status = 'error' THEN 'error' WHEN c.status IS NULL THEN 'missing' WHEN s.status IS NOT NULL THEN s.status "
     "WHEN c.finish_reason = 'length' THEN 'truncated' ELSE 'invalid' END)"
 )
-_STATE_BITS = "(CASE state WHEN 'invalid' THEN 8 WHEN 'truncated' THEN 16 WHEN 'unscored' THEN 32 WHEN 'error' THEN 64 ELSE 0 END)"
+# a label an extraction model read (the score's detail says read_by "extract") is the outcome extracted
+_STATE_BITS = (
+    "(CASE state WHEN 'invalid' THEN 8 WHEN 'truncated' THEN 16 WHEN 'unscored' THEN 32 WHEN 'error' THEN 64 "
+    "WHEN 'valid' THEN (CASE read_by WHEN 'extract' THEN 256 ELSE 0 END) ELSE 0 END)"
+)
+# a unit's score as the filter `score` names it: the value of a valid score, written as Python's
+# f"{value:g}" writes it (-1, 0, 1, 0.5), None for every other state
+_SCORE_TEXT = "(CASE WHEN state = 'valid' AND value IS NOT NULL THEN printf('%g', value) END)"
 _ANSWERED = "('valid', 'invalid', 'truncated')"
 #: the columns of a row of `ViewReads.view_page`, then one per facet
 VIEW_COLUMNS = ("n", "model", "unit_id", "item_id", "probe_id", "condition", "setting", "epoch", "state", "label", "value", "flags")
@@ -248,8 +269,11 @@ VIEW_COLUMNS = ("n", "model", "unit_id", "item_id", "probe_id", "condition", "se
 @dataclass(frozen=True)
 class ViewFilter:
     """A filter of the viewer's index: equalities on unit columns and facets (by position in the
-    facets the index was built with), outcome names (`OUTCOME_BITS`: every one must hold) and a
-    text searched (case-insensitively for ASCII letters) in the replies and the prompts as sent."""
+    facets the index was built with), a score (a valid score's value as `_SCORE_TEXT` writes it),
+    states (`VIEW_STATES`: any one of them), outcome names (`OUTCOME_BITS`: every one must hold)
+    and a text searched (case-insensitively for ASCII letters) in the replies and the prompts as
+    sent. `by_item`: the facets select items (every unit of an item one of whose units has the
+    values, so a clean unit, which has no probe, goes with the probes of its item), not units."""
 
     model: str | None = None
     setting: str | None = None
@@ -258,15 +282,30 @@ class ViewFilter:
     facets: tuple[tuple[int, str], ...] = ()
     outcomes: tuple[str, ...] = ()
     q: str | None = None
+    score: str | None = None
+    states: tuple[str, ...] = ()
+    by_item: bool = False
+
+    @property
+    def scans(self) -> bool:
+        """Whether its counts need a scan of the units (not the index's table of counts)."""
+        return bool(self.q) or self.item_id is not None or (self.by_item and bool(self.facets))
 
     def where(self) -> tuple[str, list[Any]]:
         parts, args = ["1"], []
-        for col in ("model", "setting", "condition", "item_id"):
+        for col in ("model", "setting", "condition", "item_id", "score"):
             v = getattr(self, col)
             if v is not None:
                 parts.append(f"v.{col} = ?")
                 args.append(v)
-        for i, v in self.facets:
+        if self.states:
+            parts.append(f"v.state IN ({', '.join('?' * len(self.states))})")
+            args += list(self.states)
+        if self.by_item and self.facets:
+            has = " AND ".join(f"p.f{int(i)} = ?" for i, _ in self.facets)
+            parts.append(f"v.item_id IN (SELECT p.item_id FROM temp.vu p WHERE {has})")
+            args += [v for _, v in self.facets]
+        for i, v in () if self.by_item else self.facets:
             parts.append(f"v.f{int(i)} = ?")
             args.append(v)
         bits = 0
@@ -338,13 +377,16 @@ class ViewReads:
         then the probes' `facets` values (from (probe id, values) rows), as the columns f0, f1, ...
         in that order; returns the number of units.
 
-        A unit is right when its score is valid with value 1. Outcomes (`OUTCOME_BITS`): unread
-        (invalid), truncated, unscored and error from its state; against the unit of its item
+        A unit is right when its score is valid with value 1; its `score` is its valid score's value
+        as text (`_SCORE_TEXT`). Outcomes (`OUTCOME_BITS`): unread (invalid), truncated, unscored
+        and error from its state, extracted (a valid label an extraction model read); against the unit of its item
         under the `reference` condition (same model, setting and repeat; None: no pairing): flip
         (the reference right, this one answered and not right; an unread reply counts only when
         `unread_flips`), flip_read (a flip whose reply was read: the rates that leave unread
         replies out), flip_to_target (a flip whose label is the probe's `target` facet) and
-        recovered (the reference answered and not right, this one right)."""
+        recovered (the reference answered and not right, this one right), paired (the reference and
+        this one answered, as flips count them: the pairs of a paired test) and reference_right (the
+        reference right, this one answered: the pairs a flip rate counts)."""
         try:
             return self._build_view_index(run, facets, probe_facets, reference, target, unread_flips, item_facets, item_rows)
         except sqlite3.OperationalError as e:
@@ -379,22 +421,23 @@ class ViewReads:
         self._view_facts("vp", "probe_id", pcols, probe_facets)
         c.execute(
             f"""CREATE TEMP TABLE vu (n INTEGER PRIMARY KEY, model TEXT, unit_id TEXT, item_id TEXT, probe_id TEXT, condition TEXT,
-                    setting TEXT, epoch INTEGER, key TEXT, state TEXT, label TEXT, value REAL, correct INTEGER, flags INTEGER
-                    {"".join(f", {f} TEXT" for f in fcols)})"""
+                    setting TEXT, epoch INTEGER, key TEXT, state TEXT, label TEXT, value REAL, correct INTEGER, flags INTEGER,
+                    read_by TEXT, score TEXT {"".join(f", {f} TEXT" for f in fcols)})"""
         )
         where, args = ("WHERE u.run = ?", [run]) if run is not None else ("", [])
         c.execute(
-            f"""INSERT INTO temp.vu (model, unit_id, item_id, probe_id, condition, setting, epoch, key, state, label, value, correct, flags
-                    {"".join(f", {f}" for f in fcols)})
+            f"""INSERT INTO temp.vu (model, unit_id, item_id, probe_id, condition, setting, epoch, key, state, label, value, correct, flags,
+                    read_by {"".join(f", {f}" for f in fcols)})
                 SELECT u.model, u.unit_id, u.item_id, u.probe_id, u.condition, u.setting, u.epoch, u.key, {_STATE}, s.label, s.value,
-                       (c.status = 'ok' AND s.status = 'valid' AND s.value >= 1), 0 {"".join(f", i.{f}" for f in icols)}
+                       (c.status = 'ok' AND s.status = 'valid' AND s.value >= 1), 0,
+                       (CASE WHEN json_valid(s.detail) THEN json_extract(s.detail, '$.read_by') END) {"".join(f", i.{f}" for f in icols)}
                        {"".join(f", p.{f}" for f in pcols)}
                 FROM units u LEFT JOIN calls c ON c.key = u.key LEFT JOIN scores s ON s.key = u.key AND s.scorer = u.scoring
                 LEFT JOIN temp.vi i ON i.item_id = u.item_id LEFT JOIN temp.vp p ON p.probe_id = u.probe_id {where}
                 ORDER BY u.model, u.unit_id""",
             args,
         )
-        c.execute(f"UPDATE temp.vu SET flags = {_STATE_BITS}")
+        c.execute(f"UPDATE temp.vu SET flags = {_STATE_BITS}, score = {_SCORE_TEXT}")
         # the text search's index: each unit's reply and prompt as sent, by the unit's row (trigrams:
         # any substring of three characters or more is looked up, shorter ones scan this table)
         c.execute("CREATE VIRTUAL TABLE temp.vt USING fts5(reply, prompt, tokenize='trigram')")
@@ -406,23 +449,25 @@ class ViewReads:
         if reference is not None:
             unread = f"vu.state IN {_ANSWERED}" if unread_flips else "vu.state = 'valid'"
             ref_wrong = f"r.state IN {_ANSWERED}" if unread_flips else "r.state = 'valid'"
+            # the pairs the paired rates count: both answered (512); the reference right (1024)
+            pair_bits = f"(CASE WHEN {ref_wrong} AND {unread} THEN 512 ELSE 0 END) | (CASE WHEN r.correct AND {unread} THEN 1024 ELSE 0 END)"
             tcol = pcols[list(facets).index(target)] if target in facets else None
             # a flip: 1, with 2 when to the target, with 128 when its reply was read
             to_target = f"(CASE WHEN vu.label = vu.{tcol} THEN 3 ELSE 1 END)" if tcol else "1"
             to_target += " | (CASE WHEN vu.state = 'valid' THEN 128 ELSE 0 END)"
             c.execute(
-                f"""UPDATE temp.vu SET flags = flags | COALESCE((SELECT CASE
+                f"""UPDATE temp.vu SET flags = flags | COALESCE((SELECT (CASE
                         WHEN r.correct AND NOT vu.correct AND {unread} THEN {to_target}
-                        WHEN {ref_wrong} AND NOT r.correct AND vu.correct THEN 4 ELSE 0 END
+                        WHEN {ref_wrong} AND NOT r.correct AND vu.correct THEN 4 ELSE 0 END) | {pair_bits}
                       FROM temp.vu r WHERE r.item_id = vu.item_id AND r.model = vu.model AND r.setting = vu.setting
                         AND r.epoch = vu.epoch AND r.condition = ?), 0)
                     WHERE condition != ?""",
                 (reference, reference),
             )
-        for col in ("unit_id", "model", "setting", "condition", "flags", *fcols):
+        for col in ("unit_id", "model", "setting", "condition", "flags", "state", "score", *fcols):
             c.execute(f"CREATE INDEX temp.vu_{col} ON vu({col})")
         # the counts of every filter but a text search, read from this small table, not the units
-        groups = ", ".join(["model", "setting", "condition", "flags", *fcols])
+        groups = ", ".join(["model", "setting", "condition", "flags", "state", "score", *fcols])
         c.execute(f"CREATE TEMP TABLE vc AS SELECT {groups}, COUNT(*) AS n FROM temp.vu GROUP BY {groups}")
         c.execute("ANALYZE temp")
         return int(c.execute("SELECT COUNT(*) FROM temp.vu").fetchone()[0])
@@ -440,7 +485,7 @@ class ViewReads:
 
     def view_values(self, column: str) -> list[Any]:
         """The distinct values of an indexed column (model, setting, condition, f0, ...), sorted."""
-        if column not in ("model", "setting", "condition") and not (column.startswith("f") and column[1:].isdigit()):
+        if column not in ("model", "setting", "condition", "score") and not (column.startswith("f") and column[1:].isdigit()):
             raise ValueError(f"not an indexed column: {column}")
         return [r[0] for r in self.conn.execute(f"SELECT DISTINCT {column} FROM temp.vu WHERE {column} IS NOT NULL ORDER BY 1")]
 
@@ -463,12 +508,13 @@ class ViewReads:
         return self.conn.execute(f"SELECT {cols} FROM temp.vu v WHERE {where} ORDER BY v.n LIMIT ? OFFSET ?", [*args, int(limit), int(offset)]).fetchall()
 
     def view_counts(self, flt: ViewFilter, n_facets: int) -> list[tuple]:
-        """The units a filter keeps, counted per (model, setting, condition, outcome bits, facets...):
-        from the index's table of counts, or, for a text search or an item, by a scan of the units."""
+        """The units a filter keeps, counted per (model, setting, condition, outcome bits, state,
+        score, facets...): from the index's table of counts, or, for a text search, an item or
+        facets selecting items, by a scan of the units."""
         self._view_search(flt)
         where, args = flt.where()
-        cols = ", ".join(["v.model", "v.setting", "v.condition", "v.flags", *(f"v.f{i}" for i in range(n_facets))])
-        if flt.q or flt.item_id is not None:
+        cols = ", ".join(["v.model", "v.setting", "v.condition", "v.flags", "v.state", "v.score", *(f"v.f{i}" for i in range(n_facets))])
+        if flt.scans:
             return self.conn.execute(f"SELECT {cols}, COUNT(*) FROM temp.vu v WHERE {where} GROUP BY {cols}", args).fetchall()
         return self.conn.execute(f"SELECT {cols}, SUM(v.n) FROM temp.vc v WHERE {where} GROUP BY {cols}", args).fetchall()
 

@@ -72,12 +72,24 @@ def links(page: str) -> list[tuple[dict[str, str], float, int | None]]:
     return out
 
 
+FILTERS = ("run", "model", "setting", "condition", "outcome", "state", "score", "scope")
+
+
 def matching(rows: dict[int, list[dict]], f: dict[str, str]) -> list[dict]:
-    facets = {k: v for k, v in f.items() if k not in ("run", "model", "setting", "condition", "outcome")}
+    """The exported units a link's filters keep (all but its outcome): its states, a valid score's
+    value, its facets on the unit (or, with scope=item, on some unit of its item)."""
+    facets = {k: v for k, v in f.items() if k not in FILTERS}
+    run = rows[int(f["run"])]
+    items = {r["item_id"] for r in run if all(str(r.get(k)) == v for k, v in facets.items())}
     return [
         r
-        for r in rows[int(f["run"])]
-        if r["model"] == f["model"] and r["setting"] == f["setting"] and r["condition"] == f["condition"] and all(str(r.get(k)) == v for k, v in facets.items())
+        for r in run
+        if r["model"] == f["model"]
+        and r["setting"] == f["setting"]
+        and f.get("condition", r["condition"]) == r["condition"]
+        and ("state" not in f or r["status"] in f["state"].split(","))
+        and ("score" not in f or (r["status"] == "valid" and f"{r['value']:g}" == f["score"]))
+        and (r["item_id"] in items if f.get("scope") == "item" else all(str(r.get(k)) == v for k, v in facets.items()))
     ]
 
 
@@ -109,17 +121,18 @@ def test_every_rate_links_to_the_units_it_counts(runs, page):
     facets: set[str] = set()
     for f, pct, n in found:
         units = matching(rows, f)
-        assert units, f  # every link names units of its run
-        if f.get("outcome") is None and n is not None:
+        assert units or pct == 0, f  # every link names units of its run (a share of 0 none)
+        if f.get("outcome") is None and "score" not in f and n is not None:
             answered = [u for u in units if u["status"] not in ("error", "missing", "unscored")]  # what a rate counts
             assert n == len(answered) or n == len({u["item_id"] for u in answered}), f
             checked += 1
         elif f.get("outcome") in ("flip", "flip_read", "flip_to_target") and n is not None and int(f["run"]) in (0, 3):
             k = flips(rows[int(f["run"])], units, f["outcome"] == "flip_to_target", f["outcome"] == "flip_read")
-            assert k == round(pct * n / 100), f
+            # a resilience (1 - ASR, in the profiles) links to the flips it counts out
+            assert k in (round(pct * n / 100), n - round(pct * n / 100)), f
             flipped += 1
             kinds.add(f["outcome"])
-        facets.update(k for k in f if k not in ("run", "model", "setting", "condition", "outcome"))
+        facets.update(k for k in f if k not in FILTERS)
     assert checked > 10 and flipped > 4
     # the rates of read replies link to flips of read replies; strata link by their facet or source
     assert kinds == {"flip", "flip_read", "flip_to_target"}
@@ -146,7 +159,7 @@ def test_viewer_url_option(runs, tmp_path):
     assert res.exit_code == 0, res.output
     on = (tmp_path / "on" / "report.html").read_text(encoding="utf-8")
     hrefs = re.findall(r'<a class="units" href="([^"]*)"', on)
-    assert hrefs and all(h.startswith("http://127.0.0.1:9000/units?run=0&amp;model=m&amp;setting=none&amp;condition=") for h in hrefs)
+    assert hrefs and all(h.startswith("http://127.0.0.1:9000/units?run=0&amp;model=m&amp;setting=none&amp;") for h in hrefs)
     assert "--port 9000" in on
     res = CliRunner().invoke(app, ["report", str(root / "noise"), "--out", str(tmp_path / "bad"), "--viewer-url", "127.0.0.1:8766/units"])
     assert res.exit_code == 2 and "--viewer-url" in res.output and not (tmp_path / "bad").exists()

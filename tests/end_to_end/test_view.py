@@ -104,7 +104,7 @@ def test_presupposition_counts_match_results_json(served):
         assert got["counts"]["outcome"]["unscored"] == block["overall"]["unscored"]["k"]
         assert got["counts"]["category"] == {k: v["n_items"] for k, v in block["by_category"].items()}
     body = api(served, run=1)
-    assert body["outcomes"] == ["unread", "truncated", "unscored", "error"]  # no reference condition: no flips
+    assert body["outcomes"] == ["unread", "truncated", "unscored", "error", "extracted"]  # no reference condition: no flips
     assert served["client"].get("/api/units", params={"run": 1, "outcome": "flip"}).status_code == 400
 
 
@@ -374,11 +374,15 @@ def test_pressure_report_cells_link_to_the_units_they_count(served, tmp_path):
     rep = build_report([served["dirs"][k] for k in ORDER], tmp_path / "report")
     page = rep.html.read_text(encoding="utf-8")
     links = [dict(parse_qsl(urlsplit(html_mod.unescape(u)).query)) for u in re.findall(r'<a class="units" href="([^"]+)"', page)]
-    mine = [q for q in links if q.get("run") == str(PRESSURE_RUN)]
     block = results(served, "pressure")["models"]["m"]["none"]["by_condition"]
+    # the section's rates (the reading table's counts link to the run's units under no condition)
+    mine = [q for q in links if q.get("run") == str(PRESSURE_RUN) and q.get("condition") in block]
     want = {"flip": "flip", "flip_to_target": "flip_to_pushed", "recovered": "recovery"}
     seen = set()
     for q in mine:
+        if q.get("outcome") == "paired":  # the pairs column: second turns answered after an answered first
+            assert api(served, **q)["total"] == block[q["condition"]]["pairs"]
+            continue
         rate = want.get(q.get("outcome"), "turn2_acc")
         stats = block[q["condition"]][rate]
         got = api(served, **q)["total"]

@@ -133,6 +133,35 @@ def test_filter_form_stable_urls_and_counts(served, tmp_path):
             b.ctx.close()
 
 
+def test_score_filter_from_its_count_and_the_form(served, tmp_path):
+    """A judged run's count of answers per score links to those answers (score=-1, a stable URL);
+    the form's score field gives the same page."""
+    url = served["url"]
+    with sync_api.sync_playwright() as p:
+        b = Browser(p, tmp_path / "profile")
+        try:
+            b.page.goto(f"{url}/units?run=1&condition=presupposition", wait_until="load")
+            shown = _count(b.page, "score", "-1")
+            b.page.locator('table.count[data-dim="score"] a', has_text="-1").first.click()
+            b.page.wait_for_load_state("load")
+            assert re.search(r"/units\?run=1&condition=presupposition&score=-1$", b.page.url), b.page.url
+            api = httpx.get(f"{url}/api/units", params={"run": 1, "condition": "presupposition", "score": "-1"}).json()
+            assert shown == api["total"] > 0 and f"{shown} units match" in b.page.inner_text("#total")
+            assert {u["value"] for u in api["units"]} == {-1} and {u["state"] for u in api["units"]} == {"valid"}
+            assert b.page.locator("#units tbody tr").count() == shown
+            assert api["counts"]["score"] == {"-1": shown}  # the counts follow the filter
+            # the form: clear the score, pick it again, submit: the same stable URL
+            b.page.goto(f"{url}/units?run=1&condition=presupposition", wait_until="load")
+            b.page.select_option('select[name="score"]', "-1")
+            b.page.click("form.filters button[type=submit]")
+            b.page.wait_for_load_state("load")
+            assert re.search(r"/units\?run=1&condition=presupposition&score=-1$", b.page.url), b.page.url
+            assert f"{shown} units match" in b.page.inner_text("#total")
+            assert not b.dialogs and not b.errors
+        finally:
+            b.ctx.close()
+
+
 def test_a_flip_beside_its_clean_pair_with_the_stress_marked(served, tmp_path):
     url = served["url"]
     with sync_api.sync_playwright() as p:

@@ -65,10 +65,12 @@ def _names(flags: int) -> set[str]:
 
 def test_outcomes_against_the_reference(store):
     got = {uid.split("|")[0] + "|" + uid.split("|")[1]: _names(f) for uid, f in _index(store, reference="clean", target="target", unread_flips=True).items()}
-    assert got["i1:p|s"] == {"flip", "flip_read", "flip_to_target"}
-    assert got["i2:p|s"] == {"flip", "flip_read"}
-    assert got["i3:p|s"] == {"flip", "unread"}  # a flip, its reply not read
-    assert got["i4:p|s"] == {"recovered"}
+    # every answered unit whose reference is answered is paired; reference_right: the reference right
+    pair = {"paired", "reference_right"}
+    assert got["i1:p|s"] == {"flip", "flip_read", "flip_to_target", *pair}
+    assert got["i2:p|s"] == {"flip", "flip_read", *pair}
+    assert got["i3:p|s"] == {"flip", "unread", *pair}  # a flip, its reply not read
+    assert got["i4:p|s"] == {"recovered", "paired"}
     assert got["i5:p|s"] == {"error"}
     assert got["i6:p|s"] == {"unscored"} and got["i6|clean"] == {"truncated"}
     assert all(not got[f"i{i}|clean"] for i in range(1, 6))
@@ -76,7 +78,8 @@ def test_outcomes_against_the_reference(store):
 
 def test_unread_replies_not_counted_as_flips_and_no_reference(store):
     got = {uid.split("|")[0]: _names(f) for uid, f in _index(store, reference="clean", target="target", unread_flips=False).items() if "|s|" in uid}
-    assert got["i3:p"] == {"unread"} and got["i1:p"] == {"flip", "flip_read", "flip_to_target"}
+    # an unread reply is no answer when unread flips do not count: no flip, no pair
+    assert got["i3:p"] == {"unread"} and got["i1:p"] == {"flip", "flip_read", "flip_to_target", "paired", "reference_right"}
     got = {uid.split("|")[0]: _names(f) for uid, f in _index(store, reference=None, target=None, unread_flips=True).items() if "|s|" in uid}
     assert got["i1:p"] == set() and got["i3:p"] == {"unread"} and got["i4:p"] == set()
 
@@ -96,6 +99,27 @@ def test_filters_pages_and_counts(store):
     d = store.unit_detail("m", "i1:p|s|none|letter")
     assert d.call["text"] == "reply 1 100%" and d.score["label"] == "B" and d.messages[0]["content"] == "question i1 s"
     assert store.unit_detail("m", "nope") is None
+
+
+def test_score_state_and_item_scope_filters(store):
+    _index(store, reference="clean", target="target", unread_flips=True)
+
+    def n(**kw) -> int:
+        return sum(r[-1] for r in store.view_counts(ViewFilter(**kw), 1))
+
+    # a valid score's value as the metrics write it; counted per score like the other filters
+    assert store.view_values("score") == ["0", "1"]
+    assert n(score="0") == 3 and n(score="1") == 5 and n(score="0", condition="s") == 2
+    assert [r[3] for r in store.view_page(ViewFilter(score="0"), 0, 10, 1)] == ["i1", "i2", "i4"]
+    # states, any of them
+    assert n(states=("valid",)) == 8 and n(states=("invalid", "truncated")) == 2 and n(states=("error", "missing")) == 1
+    # facets by item: the clean units of the items with a probe of target C (i4) or B (the others)
+    assert n(condition="clean", facets=((0, "C"),)) == 0  # by unit: a clean unit has no probe facet
+    assert n(condition="clean", facets=((0, "C"),), by_item=True) == 1
+    assert [r[3] for r in store.view_page(ViewFilter(condition="clean", facets=((0, "B"),), by_item=True), 0, 10, 1)] == ["i1", "i2", "i3", "i5", "i6"]
+    assert n(facets=((0, "B"),), by_item=True) == 10  # every unit of those items
+    # the pairs a flip rate counts (its n) and a paired test's
+    assert n(outcomes=("reference_right",)) == 3 and n(outcomes=("paired",)) == 4
 
 
 def test_a_store_of_an_older_layout_is_named_not_migrated(tmp_path):

@@ -7,6 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..viewer_address import VIEWER_URL
+
 
 def register(app: typer.Typer) -> None:
     """Add the report commands to the main app."""
@@ -20,7 +22,7 @@ def register(app: typer.Typer) -> None:
         title: Annotated[Optional[str], typer.Option(help="report title")] = None,
         viewer_url: Annotated[
             Optional[str],
-            typer.Option("--viewer-url", help="the evidence viewer (medres view) each rate links to (default http://127.0.0.1:8766); none: no links"),
+            typer.Option("--viewer-url", help=f"the evidence viewer (medres view) each rate links to (default {VIEWER_URL}); none: no links"),
         ] = None,
     ) -> None:
         """Write a self-contained HTML report (plus Markdown, CSV and Parquet tables) for runs."""

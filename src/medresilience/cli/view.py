@@ -7,13 +7,14 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..viewer_address import VIEWER_HOST, VIEWER_PORT
 from .kit import console, user_errors
 
 
 def view(
     runs: Annotated[list[Path], typer.Argument(help="run directories (each is addressed by its place in this list: run=0, 1, ...)")],
-    host: Annotated[str, typer.Option("--host", help="address to bind (loopback unless told otherwise)")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="port to serve on")] = 8766,
+    host: Annotated[str, typer.Option("--host", help="address to bind (loopback unless told otherwise)")] = VIEWER_HOST,
+    port: Annotated[int, typer.Option("--port", help="port to serve on")] = VIEWER_PORT,
     export: Annotated[Optional[Path], typer.Option("--export", help="write the pages as static files into this new directory instead of serving")] = None,
     max_units: Annotated[int, typer.Option("--max-units", help="with --export: unit pages per list of a run (the size cap)")] = 1000,
 ) -> None:

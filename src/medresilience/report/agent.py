@@ -28,7 +28,7 @@ import pandas as pd
 from .. import stats
 from ..corpus.query import query_terms
 from ..mitigations.agent_run import TRAJECTORY_ROLE
-from .html import esc, rate_cell, setting_name
+from .html import count_cell, esc, rate_cell, setting_name, units_url
 from .html import table as html_table
 from .tables import fmt_pct, markdown_table
 
@@ -186,7 +186,7 @@ def section(runs: Sequence[Any]) -> tuple[str, str, dict[str, pd.DataFrame]] | N
                 *([esc(r["run"])] if several else []),
                 f"<b>{esc(r['model'])}</b>",
                 esc(setting_name(r["setting"])),
-                f"{r['units']} ({r['items']} items)",
+                count_cell(r["units"], units_url(r["run"], r["model"], r["setting"]), f"{r['units']} ({r['items']} items)"),
                 _mean_cell(r, "steps"),
                 _mean_cell(r, "tool_calls") + (f" ({r['malformed']} malformed)" if r["malformed"] else ""),
                 _mean_cell(r, "tokens"),

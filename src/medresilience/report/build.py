@@ -29,10 +29,11 @@ from .. import __version__
 from ..family import families as registered_families
 from ..family import get
 from ..fileio import atomic_write
+from ..viewer_address import VIEWER_URL
 from .agent import ANCHOR as AGENT_ANCHOR
 from .agent import TITLE as AGENT_TITLE
 from .agent import section as agent_section
-from .html import VIEWER_URL, esc, run_facts, sent_text, viewer_links
+from .html import esc, run_facts, sent_text, viewer_links
 from .html import page as html_page
 from .profile import profile_frame, profile_section
 from .reading import ANCHOR as READING_ANCHOR

@@ -22,6 +22,8 @@ import pandas as pd
 from markupsafe import Markup
 
 from ..errors import ConfigError
+from ..scoring.types import ANSWERED
+from ..viewer_address import VIEWER_URL
 from .tables import fmt_p, fmt_pct  # noqa: F401  (re-exported for the families' sections)
 from .templating import render
 
@@ -88,10 +90,6 @@ def isnan(v: Any) -> bool:
     return v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and np.isnan(v))
 
 
-#: the evidence viewer's address (`medres view`'s default port), unless `medres report --viewer-url` says another
-VIEWER_URL = "http://127.0.0.1:8766"
-
-
 @dataclass(frozen=True)
 class ViewerLinks:
     """Where the report's counts link to: the viewer's base URL and each run of the report by its
@@ -120,7 +118,7 @@ def viewer_links(base: str | None, runs: Sequence[Any]) -> Iterator[None]:
     """Within: `units_url` links to the viewer at `base` (None: no links), the runs (RunData) by
     their names in the order given to the report."""
     if base is not None and not re.fullmatch(r"https?://[^\s/?#]+/?", base):
-        raise ConfigError("--viewer-url", f"{base!r} is not the viewer's address, e.g. http://127.0.0.1:8766 (or none: no links)")
+        raise ConfigError("--viewer-url", f"{base!r} is not the viewer's address, e.g. {VIEWER_URL} (or none: no links)")
     links = None if base is None else ViewerLinks(base, {r.name: (i, frozenset((r.results or {}).get("models") or ())) for i, r in enumerate(runs)})
     token = _links.set(links)
     try:
@@ -135,6 +133,19 @@ def units_url(run: str, model: str, setting: str | None = None, condition: str |
     without viewer links or the run is not one of the report's."""
     links = _links.get()
     return None if links is None else links.url(run, model, setting, condition, outcome, facets)
+
+
+#: the states of the units a rate counts when no outcome names them: the answered ones (read,
+#: unread or cut; an error, an unscored or a missing unit enters no rate)
+ANSWERED_STATES = ",".join(ANSWERED)
+
+
+def rate_units(run: str, model: str, setting: str | None, condition: str | None = None, outcome: str | None = None, **filters: Any) -> str | None:
+    """The viewer's URL of the units a rate counts: with an outcome (or a score or state among
+    `filters`), the units it names (a rate's k); else the answered units of the condition (its n)."""
+    if outcome is None and "score" not in filters and "state" not in filters:
+        filters["state"] = ANSWERED_STATES
+    return units_url(run, model, setting, condition, outcome, **filters)
 
 
 def rate_cell(p: Any, lo: Any, hi: Any, n: Any, stacked: bool = True, units: str | None = None) -> str:
@@ -153,6 +164,25 @@ def rate_cell(p: Any, lo: Any, hi: Any, n: Any, stacked: bool = True, units: str
     if extra:  # a narrow column breaks between the interval and n, never inside a number
         s += ("<br>" if stacked else " ") + '<span class="n">' + " ".join(f'<span class="nb">{e}</span>' for e in extra) + "</span>"
     return s
+
+
+def linked(text: str, units: str | None, what: str = "number") -> str:
+    """`text` (escaped), linked to the units behind it when `units` (a viewer URL) is given."""
+    if not units:
+        return esc(text)
+    return f'<a class="units" href="{esc(units)}" title="the units behind this {what}, in the viewer">{esc(text)}</a>'
+
+
+def count_cell(k: Any, units: str | None = None, text: str | None = None) -> str:
+    """A count ('12', or `text` when given, which starts with the count); with `units` (a viewer
+    URL, `units_url`) and a count above 0, the count links to the units it counts."""
+    if isnan(k):
+        return "—"
+    shown = text if text is not None else str(int(k))
+    if not units or not int(k):
+        return esc(shown)
+    head, _, tail = shown.partition(" ")
+    return linked(head, units, "count") + (" " + esc(tail) if tail else "")
 
 
 #: how a signed change is written per unit (its scale, digits and suffix); any other unit (tokens,

@@ -14,7 +14,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from ..family import get
-from .html import esc, rate_cell, setting_name
+from .html import esc, rate_cell, rate_units, setting_name
 from .html import table as html_table
 from .plots import PALETTE, STYLE, err, plt, short, to_svg
 from .tables import markdown_table
@@ -102,6 +102,13 @@ def profile_figure(df: pd.DataFrame) -> str | None:
     return to_svg(fig, "profile-all", "Resilience profile across test families")
 
 
+def _units(c: dict[str, Any]) -> str | None:
+    """The viewer's URL of the units behind a profile cell, as its family's `Outcomes.filters`
+    names them (a rate shown as 1 - rate links to the units of the rate: the flips)."""
+    flt = get(c["family"]).outcomes.filters(str(c["dimension"]).split(":", 1)[1])
+    return None if flt is None else rate_units(c["run"], c["model"], c["setting"], **flt)
+
+
 def profile_section(df: pd.DataFrame) -> tuple[str, str] | None:
     """(html, markdown) of the cross-family profile, or None when fewer than two families have data."""
     if df.empty or df["family"].nunique() < 2:
@@ -115,7 +122,7 @@ def profile_section(df: pd.DataFrame) -> tuple[str, str] | None:
         row, md = [esc(model), esc(setting_name(setting))], {"Model": model, "Setting": setting}
         for dim in dims:
             c = cells.get((model, setting, dim))
-            row.append(rate_cell(c["value"], c["lo"], c["hi"], c["n"]) if c else "—")
+            row.append(rate_cell(c["value"], c["lo"], c["hi"], c["n"], units=_units(c)) if c else "—")
             md[labels[dim]] = (
                 "—"
                 if not c

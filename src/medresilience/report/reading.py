@@ -11,12 +11,14 @@ from typing import Any
 import pandas as pd
 from markupsafe import Markup
 
-from .html import esc, rate_cell, setting_name
+from .html import count_cell, esc, rate_cell, setting_name, units_url
 from .html import table as html_table
 from .tables import markdown_table
 from .templating import macros
 
 TITLE = "How replies were read"
+#: the viewer's states of the units with a reply (a call stored ok): the table's replies
+REPLIED = "valid,invalid,truncated,unscored"
 ANCHOR = "reading"
 COLUMNS = [
     "run",
@@ -75,17 +77,21 @@ def section(runs: Sequence[Any]) -> tuple[str, str, pd.DataFrame] | None:
     several = len({r for r in t["run"]}) > 1
     rows = []
     for r in t.to_dict("records"):
+
+        def units(outcome: str | None = None, r: dict[str, Any] = r, **state: str) -> str | None:
+            return units_url(r["run"], r["model"], r["setting"], None, outcome, **state)
+
         rows.append(
             [
                 *([esc(r["run"])] if several else []),
                 f"<b>{esc(r['model'])}</b>",
                 esc(setting_name(r["setting"])),
-                str(r["replies"]),
-                str(r["read"]),
-                rate_cell(r["extracted_p"], r["extracted_lo"], r["extracted_hi"], r["read"]) if r["extracted"] else "0",
-                str(r["invalid"]),
-                rate_cell(r["truncated_p"], r["truncated_lo"], r["truncated_hi"], r["replies"]),
-                str(r["unscored"]),
+                count_cell(r["replies"], units(state=REPLIED)),
+                count_cell(r["read"], units(state="valid")),
+                rate_cell(r["extracted_p"], r["extracted_lo"], r["extracted_hi"], r["read"], units=units("extracted")) if r["extracted"] else "0",
+                count_cell(r["invalid"], units("unread")),
+                rate_cell(r["truncated_p"], r["truncated_lo"], r["truncated_hi"], r["replies"], units=units("truncated")),
+                count_cell(r["unscored"], units("unscored")),
             ]
         )
     headers = [*(["Run"] if several else []), "Model", "Setting", "Replies", "Read", "Read by extraction model", "Invalid", "Truncated", "Unscored"]

@@ -12,8 +12,8 @@ units under `none` and under one or more other settings (from one run, or the se
 the `none` units of another run of the same family); `effect_row` builds a row from a paired
 comparison. Row fields:
 
-- model, setting, family; metric (a key), label (for people), stratum (e.g. a source dataset,
-  `all` when pooled); role: `gain` (what the setting is for) or `cost` (what it may break);
+- model, setting, family; metric (a key: the family's `Outcomes.filters` names the viewer's filter
+  of its units), label (for people), stratum (an items' source dataset, `all` when pooled); role: `gain` (what the setting is for) or `cost` (what it may break);
 - unit: `rate` (a share, 0..1) or `score` (a mean score); higher_is_better;
 - none, none_lo, none_hi: the measure under `none` on the paired units, with its 95% interval;
   value, value_lo, value_hi: the same under the setting;
@@ -51,7 +51,7 @@ planned on one side only is left out, counted, and the section warns."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,7 +66,7 @@ from ..mitigations import NONE
 from ..mitigations.agent_run import ANSWER_ROLE, NOT_MODEL_CALLS
 from ..registry import Registry
 from ..scoring.types import ANSWERED
-from .html import collapsible, diff_cell, esc, rate_cell, setting_name, sig_class, test_cell
+from .html import collapsible, count_cell, diff_cell, esc, linked, rate_cell, rate_units, setting_name, sig_class, test_cell, units_url
 from .html import signed as signed_change
 from .html import table as html_table
 from .tables import fmt_p, markdown_table
@@ -537,34 +537,52 @@ def _layout_cells(table: pd.DataFrame, layout: str) -> tuple[list[tuple[str, str
     return _columns(table, layout), {(r["model"], r["setting"], r["family"], str(r["column"])): r for r in sub.to_dict("records")}
 
 
+def units_of(r: dict[str, Any], none_side: bool) -> str | None:
+    """The viewer's URL of the units behind one side of a trade-off row (`none_side`: the `none`
+    units it is paired with), as its family's `Outcomes.filters` names them; None for a measure no
+    one filter selects (tokens, money, a pooled rate)."""
+    flt = get(r["family"]).outcomes.filters(str(r["metric"]))
+    if flt is None:
+        return None
+    if r["stratum"] != "all":
+        flt = {**flt, "source": r["stratum"]}
+    run, setting = (r["none_run"], NONE) if none_side else (r["run"], r["setting"])
+    return rate_units(run, r["model"], setting, **flt)
+
+
+def _values_cells(table: pd.DataFrame) -> Iterator[tuple[str, str, str, dict[str, Any] | None]]:
+    """(model, method, header, the trade-off row shown) of each cell of the value-per-method layout:
+    under `none`, the `none` side of the model's first setting with the measure."""
+    cols, cells = _layout_cells(table, "values")
+    for model, settings in _order(table):
+        for method in [NONE, *settings]:
+            for fam, col, head in cols:
+                if method == NONE:
+                    r = next((cells[(model, s, fam, col)] for s in settings if (model, s, fam, col) in cells), None)
+                else:
+                    r = cells.get((model, method, fam, col))
+                yield model, method, head, r
+
+
 def values_layout(table: pd.DataFrame) -> pd.DataFrame:
     """One row per model and method (none, then each setting), one column per `values` measure:
     its value oriented so that higher is better (a rate where lower is better as 1 - rate), with
     the interval and n in `<header> lo` / `hi` / `n` columns; None where a run is missing."""
-    cols, cells = _layout_cells(table, "values")
-    if not cols:
+    if not _columns(table, "values"):
         return pd.DataFrame()
-    rows = []
-    for model, settings in _order(table):
-        for method in [NONE, *settings]:
-            row: dict[str, Any] = {"model": model, "method": method}
-            for fam, col, head in cols:
-                if method == NONE:
-                    r = next((cells[(model, s, fam, col)] for s in settings if (model, s, fam, col) in cells), None)
-                    v, lo, hi = ("none", "none_lo", "none_hi")
-                else:
-                    r = cells.get((model, method, fam, col))
-                    v, lo, hi = ("value", "value_lo", "value_hi")
-                if r is None:
-                    row.update({head: None, f"{head} lo": None, f"{head} hi": None, f"{head} n": None})
-                    continue
-                hb, unit = r["higher_is_better"], r["unit"]
-                a, b = _oriented(r[lo], hb, unit), _oriented(r[hi], hb, unit)
-                if a is not None and b is not None and a > b:
-                    a, b = b, a
-                row.update({head: _oriented(r[v], hb, unit), f"{head} lo": a, f"{head} hi": b, f"{head} n": r["n"]})
-            rows.append(row)
-    return pd.DataFrame(rows)
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for model, method, head, r in _values_cells(table):
+        row = rows.setdefault((model, method), {"model": model, "method": method})
+        v, lo, hi = ("none", "none_lo", "none_hi") if method == NONE else ("value", "value_lo", "value_hi")
+        if r is None:
+            row.update({head: None, f"{head} lo": None, f"{head} hi": None, f"{head} n": None})
+            continue
+        hb, unit = r["higher_is_better"], r["unit"]
+        a, b = _oriented(r[lo], hb, unit), _oriented(r[hi], hb, unit)
+        if a is not None and b is not None and a > b:
+            a, b = b, a
+        row.update({head: _oriented(r[v], hb, unit), f"{head} lo": a, f"{head} hi": b, f"{head} n": r["n"]})
+    return pd.DataFrame(list(rows.values()))
 
 
 def residual_layout(table: pd.DataFrame) -> pd.DataFrame:
@@ -627,13 +645,18 @@ def values_html(t: Tradeoff) -> tuple[str, str]:
     if df.empty:
         return "", ""
     heads = [c for c in df.columns if c not in ("model", "method") and not c.endswith((" lo", " hi", " n"))]
+    # each value links to the units of its side (a rate shown as 1 - rate: the units of the rate)
+    units = {(m, method, h): units_of(r, method == NONE) for m, method, h, r in _values_cells(t.table) if r is not None}
     rows, md = [], []
     for r in df.to_dict("records"):
         rows.append(
             [
                 esc(r["model"]),
                 esc(setting_name(r["method"])),
-                *[rate_cell(r[h], r[f"{h} lo"], r[f"{h} hi"], r[f"{h} n"]) if r[h] is not None else "—" for h in heads],
+                *[
+                    rate_cell(r[h], r[f"{h} lo"], r[f"{h} hi"], r[f"{h} n"], units=units.get((r["model"], r["method"], h))) if r[h] is not None else "—"
+                    for h in heads
+                ],
             ]
         )
         md.append({"Model": r["model"], "Method": r["method"], **{h: pct(r[h]) for h in heads}})
@@ -647,6 +670,8 @@ def residual_html(t: Tradeoff) -> tuple[str, str]:
     if df.empty:
         return "", ""
     heads = list(dict.fromkeys(c.split(": ")[0] for c in df.columns if ": " in c))
+    cols, by_key = _layout_cells(t.table, "residual")
+    shown = {(m, s, head): r for (m, s, f, c), r in by_key.items() for f2, c2, head in cols if (f2, c2) == (f, c)}
     rows, md = [], []
     for r in df.to_dict("records"):
         cells = [esc(r["model"]), esc(setting_name(r["setting"]))]
@@ -662,7 +687,12 @@ def residual_html(t: Tradeoff) -> tuple[str, str]:
                 )
             )
             share = _num(r[f"{h}: share left"])
-            cells += [pct(r[f"{h}: without"]), pct(r[f"{h}: with"]), change, "—" if share is None else f"{100 * share:.0f}%"]
+            row = shown.get((r["model"], r["setting"], h))
+            sides = [
+                linked(pct(r[f"{h}: {side}"]), units_of(row, side == "without") if row and _num(r[f"{h}: {side}"]) is not None else None)
+                for side in ("without", "with")
+            ]
+            cells += [*sides, change, "—" if share is None else f"{100 * share:.0f}%"]
             m.update(
                 {
                     f"{h} without": pct(r[f"{h}: without"]),
@@ -690,8 +720,8 @@ def _full_html(table: pd.DataFrame) -> str:
                 esc(get(r["family"]).title),
                 esc(r["role"]),
                 esc(r["label"]) + ("" if r["stratum"] == "all" else f" <span class='n'>({esc(r['stratum'])})</span>"),
-                _amount(r["none"], unit),
-                _amount(r["value"], unit),
+                linked(_amount(r["none"], unit), units_of(r, True) if _num(r["none"]) is not None else None),
+                linked(_amount(r["value"], unit), units_of(r, False) if _num(r["value"]) is not None else None),
                 diff_cell(_num(r["diff"]), _num(r["lo"]), _num(r["hi"]), unit),
                 "better" if (_num(r["benefit"]) or 0) > 0 else ("worse" if (_num(r["benefit"]) or 0) < 0 else "same"),
                 test_cell(r["test"], r["b"], r["c"], _num(r["p"])),
@@ -783,8 +813,9 @@ def _pairing_html(pairing: pd.DataFrame) -> str:
                 esc(get(r["family"]).title),
                 esc(r["run"]),
                 esc(r["none_run"]),
-                str(r["units_none"]),
-                str(r["units_setting"]),
+                # each side's units in the viewer (the unpaired and the items have no one filter)
+                count_cell(r["units_none"], units_url(r["none_run"], r["model"], NONE)),
+                count_cell(r["units_setting"], units_url(r["run"], r["model"], r["setting"])),
                 str(r["only_none"]),
                 str(r["only_setting"]),
                 str(r["items_paired"]),

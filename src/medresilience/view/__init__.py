@@ -11,4 +11,4 @@ app and its routes), export.py (the static pages).
 Nothing imports it but the CLI; from mitigations it takes only the roles an agent's calls are
 linked under (agent_run).
 
-May import: errors, family, frame, mitigations, records, run_suite, store, store_joins, suite."""
+May import: errors, family, frame, mitigations, records, run_suite, store, store_joins, suite, viewer_address."""

@@ -22,6 +22,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
+from ..viewer_address import VIEWER_HOST, VIEWER_PORT
 from .pages import CSP, Links, environment
 from .query import QueryError, RunView, close_all, open_runs, parse_query, unit_evidence, units_page
 from .render import Renderer
@@ -114,7 +115,7 @@ async def _security_headers(request: Request, call_next: Any) -> Response:
 
 
 def serve(
-    run_dirs: Sequence[Path | str], host: str = "127.0.0.1", port: int = 8766, on_ready: Any = None
+    run_dirs: Sequence[Path | str], host: str = VIEWER_HOST, port: int = VIEWER_PORT, on_ready: Any = None
 ) -> None:  # pragma: no cover - a subprocess test runs it
     """Open the runs and serve them on host:port until interrupted; `on_ready(url)` is called once
     the runs are indexed."""

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..errors import ConfigError, InputError
 from .pages import Links, environment
-from .query import PAGE_SIZE, RunView, UnitQuery, unit_evidence, units_page
+from .query import PAGE_SIZE, PAIR_OUTCOMES, RunView, UnitQuery, unit_evidence, units_page
 from .render import Renderer
 
 MARKER = ".medres-view-export"
@@ -73,7 +73,7 @@ def _lists(rv: RunView, max_units: int, size: int) -> list[tuple[UnitQuery, int,
     """(filter, pages written, units it keeps) of each exported list of a run."""
     out = []
     first = units_page(rv, UnitQuery(run=rv.index), size)
-    queries = [UnitQuery(run=rv.index)] + [UnitQuery(run=rv.index, outcome=(o,)) for o, n in first["counts"]["outcome"].items() if n]
+    queries = [UnitQuery(run=rv.index)] + [UnitQuery(run=rv.index, outcome=(o,)) for o, n in first["counts"]["outcome"].items() if n and o not in PAIR_OUTCOMES]
     for q in queries:
         total = first["total"] if not q.outcome else first["counts"]["outcome"][q.outcome[0]]
         out.append((q, min(-(-total // size), -(-max_units // size)) or 1, total))

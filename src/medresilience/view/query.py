@@ -7,7 +7,8 @@ a filter are then indexed queries, also on a store of a million units. Every rea
 store's readers; nothing here writes.
 
 `UnitQuery` is one filter as the URL carries it (`run`, `model`, `setting`, `condition`,
-`outcome`, one parameter per facet, `q`, `page`); a bad value is a `QueryError` (HTTP 400)."""
+`outcome`, `score`, `state`, one parameter per facet, `scope`, `q`, `page`); a bad value is a
+`QueryError` (HTTP 400)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from ..frame import facet_names
 from ..records import CLEAN
 from ..run_suite import find_run_suite
 from ..store import Store
-from ..store_joins import OUTCOME_BITS, VIEW_COLUMNS, ViewFilter
+from ..store_joins import OUTCOME_BITS, VIEW_COLUMNS, VIEW_STATES, ViewFilter
 from .conversation import trajectory, turns
 from .diff import marked_messages
 
@@ -40,9 +41,18 @@ OUTCOME_TITLES = {
     "truncated": "truncated (cut at its token budget)",
     "unscored": "unscored (the scorer could not decide)",
     "error": "error (the call failed)",
+    "extracted": "extracted (a label the extraction model read from the reply)",
+    "paired": "paired (this one and its clean pair answered: the pairs a paired test counts)",
+    "reference_right": "clean right (its clean pair right, this one answered: the pairs a flip rate counts)",
 }
+#: outcomes that say which pairs a rate counts, not what happened to a unit: the static export
+#: writes no list of them
+PAIR_OUTCOMES = ("paired", "reference_right")
 # the query parameters every run has; the others name facets
-FIXED_PARAMS = ("run", "model", "setting", "condition", "outcome", "q", "page")
+FIXED_PARAMS = ("run", "model", "setting", "condition", "outcome", "score", "state", "scope", "q", "page")
+#: what the facet filters select: units with the values (`unit`), or every unit of an item with a
+#: unit that has them (`item`: the clean units of the items whose probes have a content type)
+SCOPES = ("unit", "item")
 #: item facts filtered like facets (the report's strata by source dataset)
 ITEM_FACETS = ("source",)
 
@@ -82,7 +92,8 @@ class RunView:
         return tuple(
             n
             for n in OUTCOME_BITS
-            if not (n in ("flip", "flip_read", "recovered") and o.reference is None) and not (n == "flip_to_target" and o.target not in self.facets)
+            if not (n in ("flip", "flip_read", "recovered", *PAIR_OUTCOMES) and o.reference is None)
+            and not (n == "flip_to_target" and o.target not in self.facets)
         )
 
     def close(self) -> None:
@@ -91,7 +102,8 @@ class RunView:
 
 @dataclass(frozen=True)
 class UnitQuery:
-    """One filter of one run, as its URL says it."""
+    """One filter of one run, as its URL says it: `score`, a valid score's value as the metrics
+    write it (-1, 0, 1); `state`, any of the units' states (`VIEW_STATES`)."""
 
     run: int = 0
     model: str | None = None
@@ -101,6 +113,9 @@ class UnitQuery:
     facets: tuple[tuple[str, str], ...] = ()
     q: str | None = None
     page: int = 1
+    score: str | None = None
+    state: tuple[str, ...] = ()
+    scope: str = "unit"
 
     def params(self, page: int | None = None, **changes: Any) -> list[tuple[str, str]]:
         """The query parameters of this filter (with changes), in the URL scheme's order."""
@@ -111,7 +126,13 @@ class UnitQuery:
             if v is not None:
                 out.append((k, v))
         out += [("outcome", o) for o in me.outcome]
+        if me.score is not None:
+            out.append(("score", me.score))
+        if me.state:
+            out.append(("state", ",".join(me.state)))
         out += list(me.facets)
+        if me.scope != "unit":
+            out.append(("scope", me.scope))
         if me.q:
             out.append(("q", me.q))
         p = me.page if page is None else page
@@ -131,9 +152,12 @@ def parse_query(params: Iterable[tuple[str, str]], runs: Sequence[RunView]) -> U
     pairs = [(k, v) for k, v in params]
     single: dict[str, str] = {}
     outcome: list[str] = []
+    state: list[str] = []
     for k, v in pairs:
         if k == "outcome":
             outcome += [o for o in v.split(",") if o]
+        elif k == "state":
+            state += [x for x in v.split(",") if x]
         elif k in single:
             raise QueryError(f"parameter {k} given twice")
         else:
@@ -151,6 +175,12 @@ def parse_query(params: Iterable[tuple[str, str]], runs: Sequence[RunView]) -> U
     for o in outcome:
         if o not in rv.outcomes:
             raise QueryError(f"outcome {o!r}: this run's family knows {', '.join(rv.outcomes)}")
+    for x in state:
+        if x not in VIEW_STATES:
+            raise QueryError(f"state {x!r}: a unit's state is one of {', '.join(VIEW_STATES)}")
+    scope = single.get("scope") or "unit"
+    if scope not in SCOPES:
+        raise QueryError(f"scope {scope!r}: the facets select {' or '.join(SCOPES)}")
     facets = []
     for k, v in single.items():
         if k in FIXED_PARAMS or v == "":
@@ -159,8 +189,20 @@ def parse_query(params: Iterable[tuple[str, str]], runs: Sequence[RunView]) -> U
             raise QueryError(f"parameter {k!r}: not a filter of run {run} (facets: {', '.join(rv.facets) or 'none'})")
         facets.append((k, v))
     facets.sort(key=lambda kv: rv.facets.index(kv[0]))
-    blank = {k: (single.get(k) or None) for k in ("model", "setting", "condition", "q")}
-    return UnitQuery(run, blank["model"], blank["setting"], blank["condition"], tuple(dict.fromkeys(outcome)), tuple(facets), blank["q"], page)
+    blank = {k: (single.get(k) or None) for k in ("model", "setting", "condition", "q", "score")}
+    return UnitQuery(
+        run,
+        blank["model"],
+        blank["setting"],
+        blank["condition"],
+        tuple(dict.fromkeys(outcome)),
+        tuple(facets),
+        blank["q"],
+        page,
+        blank["score"],
+        tuple(dict.fromkeys(state)),
+        scope,
+    )
 
 
 def _read_config(run_dir: Path) -> dict[str, Any]:
@@ -219,7 +261,7 @@ def open_run(index: int, run_dir: Path | str) -> RunView:
             item_rows=item_rows,
         )
         columns = (*item_facets, *facets)
-        values = {c: store.view_values(c) for c in ("model", "setting", "condition")}
+        values = {c: store.view_values(c) for c in ("model", "setting", "condition", "score")}
         values.update({f: store.view_values(f"f{i}") for i, f in enumerate(columns)})
     except BaseException:
         store.close()
@@ -249,6 +291,9 @@ def _filter(rv: RunView, q: UnitQuery, **over: Any) -> ViewFilter:
         facets=tuple((rv.facets.index(k), v) for k, v in q.facets),
         outcomes=q.outcome,
         q=q.q,
+        score=q.score,
+        states=q.state,
+        by_item=q.scope == "item",
         **over,
     )
 
@@ -269,12 +314,13 @@ def _row(rv: RunView, row: Sequence[Any]) -> dict[str, Any]:
 def units_page(rv: RunView, q: UnitQuery, size: int = PAGE_SIZE) -> dict[str, Any]:
     """One page of the units a filter keeps, with the counts of everything it keeps: `total`,
     `pages`, `units` (run, model, unit_id, item_id, probe_id, condition, setting, epoch, state,
-    label, value, outcomes, facets) and `counts` (by model, setting, condition, outcome, facet)."""
+    label, value, outcomes, facets) and `counts` (by model, setting, condition, outcome, state,
+    score, facet)."""
     flt = _filter(rv, q)
     with rv.lock:
         rows = rv.store.view_page(flt, (q.page - 1) * size, size, len(rv.facets))
         grouped = rv.store.view_counts(flt, len(rv.facets))
-    counts: dict[str, dict[str, int]] = {"model": {}, "setting": {}, "condition": {}, "outcome": dict.fromkeys(rv.outcomes, 0)}
+    counts: dict[str, dict[str, int]] = {"model": {}, "setting": {}, "condition": {}, "outcome": dict.fromkeys(rv.outcomes, 0), "state": {}, "score": {}}
     counts.update({f: {} for f in rv.facets})
     total = 0
     for g in grouped:
@@ -284,10 +330,15 @@ def units_page(rv: RunView, q: UnitQuery, size: int = PAGE_SIZE) -> dict[str, An
             counts[key][v] = counts[key].get(v, 0) + n
         for o in _outcomes_of(g[3], rv.outcomes):
             counts["outcome"][o] += n
+        for key, v in (("state", g[4]), ("score", g[5])):
+            if v is not None:
+                counts[key][v] = counts[key].get(v, 0) + n
         for i, f in enumerate(rv.facets):
-            v = g[4 + i]
+            v = g[6 + i]
             if v is not None:
                 counts[f][v] = counts[f].get(v, 0) + n
+    counts["state"] = {x: counts["state"][x] for x in VIEW_STATES if x in counts["state"]}
+    counts["score"] = dict(sorted(counts["score"].items(), key=lambda kv: float(kv[0])))
     pages = max(1, -(-total // size))
     return {"run": rv.index, "page": q.page, "pages": pages, "page_size": size, "total": total, "counts": counts, "units": [_row(rv, r) for r in rows]}
 

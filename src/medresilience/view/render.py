@@ -10,7 +10,7 @@ from typing import Any
 from jinja2 import Environment
 
 from .pages import CSP_META, CSS, Links
-from .query import OUTCOME_TITLES, RunView, UnitQuery, unit_evidence, units_page
+from .query import OUTCOME_TITLES, VIEW_STATES, RunView, UnitQuery, unit_evidence, units_page
 
 
 def blank(run: int) -> UnitQuery:
@@ -22,8 +22,10 @@ def refined(q: UnitQuery, dim: str, value: Any) -> UnitQuery:
     """The filter with one more condition (a count's link): page 1 again."""
     if dim == "outcome":
         return replace(q, outcome=tuple(dict.fromkeys((*q.outcome, value))), page=1)
-    if dim in ("model", "setting", "condition"):
+    if dim in ("model", "setting", "condition", "score"):
         return replace(q, page=1, **{dim: value})
+    if dim == "state":
+        return replace(q, state=(value,), page=1)
     return replace(q, facets=(*((k, v) for k, v in q.facets if k != dim), (dim, str(value))), page=1)
 
 
@@ -31,6 +33,12 @@ def describe(q: UnitQuery) -> str:
     """The filter in words (for the page's heading)."""
     parts = [f"{k} = {v}" for k, v in (("model", q.model), ("setting", q.setting), ("condition", q.condition)) if v is not None]
     parts += [f"{k} = {v}" for k, v in q.facets]
+    if q.score is not None:
+        parts.append(f"score = {q.score}")
+    if q.state:
+        parts.append(f"state {' or '.join(q.state)}")
+    if q.facets and q.scope == "item":
+        parts.append("every unit of the items with those facets")
     parts += [f"outcome {o}" for o in q.outcome]
     if q.q:
         parts.append(f"text contains {q.q!r}")
@@ -53,6 +61,7 @@ class Renderer:
             refined=refined,
             cap_note=self.cap_note,
             outcome_titles=OUTCOME_TITLES,
+            states=VIEW_STATES,
             **ctx,
         )
 

@@ -25,6 +25,18 @@ from .probe import NoiseProbe
 from .taxonomy import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS
 
 STRATA = (("by_source", "By source"),)
+#: the viewer's outcome of each rate's units, by the rate's suffix (accuracy: every unit of the condition)
+RATE_OUTCOMES = {"_flip_read": "flip_read", "_flip": "flip", "_acc": None}
+
+
+def viewer_filter(key: str) -> dict[str, str] | None:
+    """The viewer's filter of the units behind a headline rate ("rewrite_flip": the rewrite's flips);
+    None for a rate pooled over every variant."""
+    for suffix, outcome in RATE_OUTCOMES.items():
+        cond = key[: -len(suffix)]
+        if key.endswith(suffix) and cond in (CLEAN, *CONDITIONS):
+            return {"condition": cond, **({"outcome": outcome} if outcome else {})}
+    return None
 
 
 def select(suite: Suite, options: NoiseOptions) -> Iterator[Probe]:
@@ -96,7 +108,7 @@ FAMILY_SPEC = register(
         tradeoff=tradeoff,
         epochs=True,
         example_rule=ExampleRule(None, False, "1 when the answer to the perturbed case is right"),
-        outcomes=Outcomes(reference=CLEAN),
+        outcomes=Outcomes(reference=CLEAN, filters=viewer_filter),
         review_rubrics=(review.RUBRIC_NOISE,),
     )
 )

@@ -20,6 +20,16 @@ from .delivery import PressureOptions, follows, prompts, render, scorer
 from .probe import PressureProbe
 from .taxonomy import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS
 
+
+def viewer_filter(key: str) -> dict[str, str] | None:
+    """The viewer's filter of the units behind a headline rate ("flip_doubt": the flips after
+    doubt); None for a rate pooled over several conditions (the claims, every pushback)."""
+    if key == "clean_acc":
+        return {"condition": CLEAN}
+    kind, _, cond = key.partition("_")
+    return {"condition": cond, "outcome": "flip"} if kind == "flip" and cond in CONDITIONS else None
+
+
 FAMILY_SPEC = register(
     Family(
         name=FAMILY,
@@ -43,6 +53,6 @@ FAMILY_SPEC = register(
         example_rule=ExampleRule((), False, "1 when the clean answer is right"),
         follows=follows,
         # the viewer's outcomes: a second turn against the item's first (clean) answer; flips to the pushed option
-        outcomes=Outcomes(reference=CLEAN, target="target"),
+        outcomes=Outcomes(reference=CLEAN, target="target", filters=viewer_filter),
     )
 )

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...family import ExampleRule, Family, StudyReference, lazy, register
+from ...family import ExampleRule, Family, Outcomes, StudyReference, lazy, register
 from ...sources import register_format
 from ...suite import Suite
 from . import review
 from .delivery import PresuppositionOptions, decoding, prompts, render, scorer
 from .probe import PresuppositionProbe
-from .taxonomy import CONDITIONS, FACETS, FAMILY
+from .taxonomy import CONDITIONS, FACETS, FAMILY, NFP, PRESUPPOSITION
 
 #: the headline numbers of an overall block (PCS is a mean score on -1..1, the others rates)
 HEADLINE_COLUMNS = (
@@ -68,6 +68,20 @@ export = lazy(f"{__name__}.formats.release:export_suite")
 #: suite formats `medres import` reads (release.READERS holds the readers)
 SUITE_FORMATS = ("cancer-myth", "cancer-myth-nfp", "cancer-myth-candidates")
 
+#: the viewer's filter of the units behind each headline rate (PCS and PCR: the scored answers to
+#: false presuppositions; over-caution: the scored answers to the control questions)
+VIEWER_FILTERS = {
+    "pcs": {"condition": PRESUPPOSITION, "state": "valid"},
+    "pcr": {"condition": PRESUPPOSITION, "state": "valid"},
+    "overcaution": {"condition": NFP, "state": "valid"},
+    "unscored": {"outcome": "unscored"},
+}
+
+
+def viewer_filter(key: str) -> dict[str, str] | None:
+    return VIEWER_FILTERS.get(key)
+
+
 FAMILY_SPEC = register(
     Family(
         name=FAMILY,
@@ -95,6 +109,7 @@ FAMILY_SPEC = register(
         export_formats=("cancer-myth", "parquet"),
         profile=(("pcr", "PCR (premise corrected)", True), ("overcaution", "NFP, 1 - over-caution", False)),
         tradeoff=tradeoff,
+        outcomes=Outcomes(filters=viewer_filter),
         example_rule=ExampleRule(
             None, False, "the judge's verdict on 0..1: the false premise corrected, or (no-false-presupposition control) no premise wrongly flagged"
         ),

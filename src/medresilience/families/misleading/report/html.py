@@ -3,12 +3,13 @@ the profile table and the methods note, drawn with the report's HTML primitives.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 from markupsafe import Markup
 
-from ....report.html import collapsible, diff_cell, esc, isnan, rate_cell, setting_name, table, units_url
+from ....report.html import collapsible, count_cell, diff_cell, esc, isnan, rate_cell, rate_units, setting_name, table, units_url
 from ....report.templating import macros, render
 from ..probe import FACETS
 from .tables import CONDITION_TITLES, STRATUM_TITLES, fmt_p, fmt_pct
@@ -75,9 +76,13 @@ def _card(base: pd.DataFrame, agg: dict[str, Any], n_models: int, label: str, ke
 OUTCOMES = {"asr": "flip", "asr_read": "flip_read", "tasr": "flip_to_target"}
 
 
+#: the key numbers' unit counts and the viewer's outcome of the units each counts
+STATE_OUTCOMES = (("errors", "error"), ("invalid", "unread"), ("truncated", "truncated"))
+
+
 def _units(r: dict[str, Any], condition: str, metric: str, **facets: Any) -> str | None:
     """The viewer's URL of the units behind a rate of row r (run, model, setting)."""
-    return units_url(r.get("run", ""), r["model"], r["setting"], condition, OUTCOMES.get(metric), **facets)
+    return rate_units(r.get("run", ""), r["model"], r["setting"], condition, OUTCOMES.get(metric), **facets)
 
 
 def _headline_rows(headline: pd.DataFrame) -> list[list[str]]:
@@ -93,9 +98,7 @@ def _headline_rows(headline: pd.DataFrame) -> list[list[str]]:
                     rate_cell(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n"), units=_units(r, *k.split("_", 1))) + _clustered(r, k)
                     for k in RATE_KEYS
                 ],
-                str(r.get("units_errors", 0)),
-                str(r.get("units_invalid", 0)),
-                str(r.get("units_truncated", 0)),
+                *[count_cell(r.get(f"units_{k}", 0), units_url(r.get("run", ""), r["model"], r["setting"], None, o)) for k, o in STATE_OUTCOMES],
             ]
         )
     return rows
@@ -212,9 +215,12 @@ def strata_tables(metrics: pd.DataFrame, tests: pd.DataFrame, means: pd.DataFram
                 r = rates.get((*key, cond, metric))
                 if r is None:
                     return "—"
-                # a probe facet filters stressed units only; the item's source dataset every unit
-                linked = key[2] == "source" or (key[2] in FACETS and cond != "clean")
-                return rate_cell(r["p"], r["lo"], r["hi"], r["n"], units=_units(r, cond, metric, **{key[2]: key[3]}) if linked else None)
+                # a probe facet filters stressed units; a stratum's clean accuracy is that of the
+                # clean units of the items its probes belong to (scope=item); the items' source
+                # dataset filters every unit
+                scope = {"scope": "item"} if key[2] in FACETS and cond == "clean" else {}
+                linked = key[2] == "source" or key[2] in FACETS
+                return rate_cell(r["p"], r["lo"], r["hi"], r["n"], units=_units(r, cond, metric, **{key[2]: key[3]}, **scope) if linked else None)
 
             tp = {}
             sig = False
@@ -283,22 +289,24 @@ def flips_table_html(flips: pd.DataFrame) -> str:
     rows = []
     for r in d.itertuples(index=False):
 
-        def share(v: Any, s: Any) -> str:
+        def share(v: Any, s: Any, outcome: str | None = None, r: Any = r) -> str:
             if isnan(v):
                 return "—"
-            return f"{int(v)}" + ("" if isnan(s) else f" <span class='n'>({100 * s:.0f}%)</span>")
+            units = units_url(r.run, r.model, r.setting, r.condition, outcome) if outcome else None
+            return count_cell(v, units) + ("" if isnan(s) else f" <span class='n'>({100 * s:.0f}%)</span>")
 
         rows.append(
             [
                 esc(r.model),
                 esc(setting_name(r.setting)),
                 esc(CONDITION_TITLES[r.condition]),
-                str(r.clean_correct_pairs),
-                str(r.flips),
-                share(r.to_target, r.share_to_target),
+                count_cell(r.clean_correct_pairs, units_url(r.run, r.model, r.setting, r.condition, "reference_right")),
+                count_cell(r.flips, units_url(r.run, r.model, r.setting, r.condition, "flip")),
+                # the flips to the target, elsewhere (no one filter), to an unread or a cut reply
+                share(r.to_target, r.share_to_target, "flip_to_target"),
                 share(r.elsewhere, r.share_elsewhere),
-                share(r.invalid, r.share_invalid),
-                share(r.truncated, r.share_truncated),
+                share(r.invalid, r.share_invalid, "flip,unread"),
+                share(r.truncated, r.share_truncated, "flip,truncated"),
             ]
         )
     return collapsible(
@@ -308,7 +316,22 @@ def flips_table_html(flips: pd.DataFrame) -> str:
     )
 
 
-def diff_table_html(t: pd.DataFrame, pair_title: str = "Comparison", a_title: str = "A", b_title: str = "B") -> str:
+def setting_effect_units(run_of: dict[str, str]) -> Callable[[Any, bool], str | None]:
+    """The viewer's URLs of a settings-effect row's two sides (the model's run: `run_of`): the units
+    of its rate under none (`none_side`) or under the setting."""
+
+    def units(r: Any, none_side: bool) -> str | None:
+        row = {"run": run_of.get(r.pair, ""), "model": r.pair, "setting": "none" if none_side else r.setting}
+        return _units(row, r.condition, r.metric)
+
+    return units
+
+
+def diff_table_html(
+    t: pd.DataFrame, pair_title: str = "Comparison", a_title: str = "A", b_title: str = "B", units: Callable[[Any, bool], str | None] | None = None
+) -> str:
+    """The paired differences, one row per pair, condition and metric; with `units` (row, side A?)
+    -> a viewer URL, each side's rate links to its units."""
     if t.empty:
         return ""
     rows = []
@@ -317,8 +340,8 @@ def diff_table_html(t: pd.DataFrame, pair_title: str = "Comparison", a_title: st
             [
                 f"<span class='nowrap'>{esc(r.pair)}</span>",
                 esc(f"{CONDITION_TITLES[r.condition]} {'accuracy' if r.metric == 'accuracy' else r.metric.upper()}"),
-                rate_cell(r.a_p, r.a_lo, r.a_hi, None, stacked=True),
-                rate_cell(r.b_p, r.b_lo, r.b_hi, None, stacked=True),
+                rate_cell(r.a_p, r.a_lo, r.a_hi, None, stacked=True, units=units(r, True) if units else None),
+                rate_cell(r.b_p, r.b_lo, r.b_hi, None, stacked=True, units=units(r, False) if units else None),
                 diff_cell(r.diff, r.lo, r.hi, bold=True),
                 f"{fmt_p(r.p_test)}<br><span class='n'>{esc(r.test.replace('_', ' '))}</span>",
                 f"{fmt_p(r.p_holm)}",
@@ -337,6 +360,12 @@ def diff_table_html(t: pd.DataFrame, pair_title: str = "Comparison", a_title: st
     )
 
 
+def _profile_units(r: Any) -> str | None:
+    if r.dimension == "clean_accuracy":
+        return rate_units(r.run, r.model, r.setting, "clean")
+    return units_url(r.run, r.model, r.setting, "type1" if r.dimension.endswith("type1") else "type2", "flip")
+
+
 def profile_table_html(profile: pd.DataFrame) -> str:
     """One row per model and setting: clean accuracy, resilience, and each mitigation's effect on
     resilience (percentage points, paired bootstrap CI) where it ran beside setting none."""
@@ -351,7 +380,8 @@ def profile_table_html(profile: pd.DataFrame) -> str:
     for (model, setting), g in rates.groupby(["model", "setting"], sort=False):
         by = {r.dimension: r for r in g.itertuples(index=False)}
         cells = [f"<b>{esc(model)}</b>", esc(setting_name(setting))]
-        cells += [rate_cell(by[d].value, by[d].lo, by[d].hi, by[d].n) if d in by else "—" for d in dims]
+        # clean accuracy links to the clean units, a resilience (1 - ASR) to the flips it counts
+        cells += [rate_cell(by[d].value, by[d].lo, by[d].hi, by[d].n, units=_profile_units(by[d])) if d in by else "—" for d in dims]
         if ddims:
             dd = {r.dimension: r for r in deltas[deltas["model"] == model].itertuples(index=False)}
             for d in ddims:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pandas as pd
 from markupsafe import Markup
 
-from ....report.html import esc, setting_name
+from ....report.html import count_cell, esc, setting_name, units_url
 from ....report.html import fmt_p as html_fmt_p
 from ....report.html import table as html_table
 from ....report.section import FamilySection
@@ -97,6 +97,7 @@ def section(runs: Sequence) -> FamilySection:
         "profile": profile_table(ms),
     }
     effects: list[Comparison] = []
+    run_of: dict[str, str] = {}  # a model's run, for the settings effect's links
     for r in runs:
         if r.frame is not None:
             effects += setting_effects(r.name, r.frame)
@@ -118,7 +119,7 @@ def section(runs: Sequence) -> FamilySection:
         family="misleading",
         title=TITLE,
         key_html=H.key_numbers(tables["headline"], mean, designs),
-        sections=_sections(tables, figs),
+        sections=_sections(tables, figs, run_of),
         markdown=_markdown(tables, mean),
         tables=tables,
         headline=tables["headline"],
@@ -141,7 +142,7 @@ def _figures(tables: dict[str, pd.DataFrame]) -> dict[str, str | None]:
     return figs
 
 
-def _sections(tables: dict[str, pd.DataFrame], figs: dict[str, str | None]) -> list[tuple[str, str, str]]:
+def _sections(tables: dict[str, pd.DataFrame], figs: dict[str, str | None], run_of: dict[str, str]) -> list[tuple[str, str, str]]:
     body = macros(__package__, "sections.html.j2")
     svgs = {k: None if v is None else Markup(v) for k, v in figs.items()}
     sections: list[tuple[str, str, str]] = [
@@ -156,7 +157,11 @@ def _sections(tables: dict[str, pd.DataFrame], figs: dict[str, str | None]) -> l
     ]
     if "setting_effects" in tables:
         sections.append(
-            ("settings", "Settings effect", str(body.settings(svgs, Markup(H.diff_table_html(tables["setting_effects"], "Model", "None", "Setting")))))
+            (
+                "settings",
+                "Settings effect",
+                str(body.settings(svgs, Markup(H.diff_table_html(tables["setting_effects"], "Model", "None", "Setting", H.setting_effect_units(run_of))))),
+            )
         )
     t = tables["tests"]
     if not t.empty:
@@ -166,9 +171,10 @@ def _sections(tables: dict[str, pd.DataFrame], figs: dict[str, str | None]) -> l
                 esc(r.model),
                 esc(setting_name(r.setting)),
                 esc({"type1": "Type 1", "type2": "Type 2"}[r.condition]),
-                str(r.b),
-                str(r.c),
-                str(r.n),
+                # b: the flips, c: the recoveries of the condition
+                count_cell(r.b, units_url(r.run, r.model, r.setting, r.condition, "flip")),
+                count_cell(r.c, units_url(r.run, r.model, r.setting, r.condition, "recovered")),
+                count_cell(r.n, units_url(r.run, r.model, r.setting, r.condition, "paired")),
                 html_fmt_p(r.p),
             ]
             for r in ov.itertuples(index=False)

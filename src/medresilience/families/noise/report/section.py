@@ -13,14 +13,15 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from ....report.html import esc, fmt_p, isnan, rate_cell, setting_name, table, test_cell, units_url
+from ....records import CLEAN
+from ....report.html import count_cell, esc, fmt_p, isnan, linked, rate_cell, rate_units, setting_name, table, test_cell, units_url
 from ....report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg
 from ....report.rundir import model_blocks
 from ....report.section import FamilySection
 from ....report.tables import fmt_pct, markdown_table, row_label
 from ....report.templating import macros
 from ..metrics import HEADLINE_COLUMNS, mean_across_models
-from ..taxonomy import CONDITIONS, DISTRIBUTED, DOSES, FAMILY, HERRINGS, TITLES, TOGETHER, WHITESPACE
+from ..taxonomy import CONDITIONS, DISTRIBUTED, DOSES, FAMILY, HERRINGS, TITLES, TOGETHER, WHITESPACE, facets_of
 
 TITLE = "Clinical noise"
 RATE_PARTS = ("p", "lo", "hi", "n")
@@ -343,13 +344,23 @@ def _pp(v: Any, lo: Any = None, hi: Any = None) -> str:
 
 
 #: the viewer's outcome of the units behind each rate (accuracy: every unit of the variant)
-OUTCOMES = {"flip": "flip", "flip_read": "flip_read"}
+OUTCOMES = {"flip": "flip", "flip_read": "flip_read", "recovered": "recovered"}
 
 
 def _units(r: dict[str, Any], key: str) -> str | None:
     """The viewer's URL of the units behind rate `key` (variant_rate) of row r (run, model, setting)."""
     variant, _, rate = key.partition("_")
-    return units_url(r.get("run", ""), r["model"], r["setting"], variant, OUTCOMES.get(rate))
+    return rate_units(r.get("run", ""), r["model"], r["setting"], variant, OUTCOMES.get(rate))
+
+
+def _originals(r: dict[str, Any], variant: str) -> str | None:
+    """The viewer's URL of the originals of the cases a variant covers (the clean units of the items
+    with a unit of the variant's facets: scope=item), answered: the study's baseline of its drop."""
+    try:
+        facets = {k: v for k, v in facets_of(variant).items() if v is not None}
+    except ValueError:  # a variant this version does not know: no facets to select its cases by
+        return None
+    return rate_units(r.get("run", ""), r["model"], r["setting"], CLEAN, **facets, scope="item")
 
 
 def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
@@ -365,10 +376,10 @@ def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
                 esc(setting_name(r["setting"])),
                 "—" if isnan(r.get("n_items")) else str(int(r["n_items"])),
                 *[rate_cell(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n"), units=_units(r, k)) for k, _ in cols],
-                str(r.get("units_errors") or 0),
-                str(r.get("units_invalid") or 0),
-                str(r.get("units_truncated") or 0),
-                str(r.get("units_unscored") or 0),
+                *[
+                    count_cell(r.get(f"units_{k}") or 0, units_url(r.get("run", ""), r["model"], r["setting"], None, outcome))
+                    for k, outcome in (("errors", "error"), ("invalid", "unread"), ("truncated", "truncated"), ("unscored", "unscored"))
+                ],
             ]
         )
     headers = ["Model", "Setting", "Cases", *[t for _, t in cols], "Errors", "Invalid", "Truncated", "Unscored"]
@@ -383,7 +394,7 @@ def variant_tables(v: pd.DataFrame) -> str:
         d = v[v["condition"] == cond]
         rows = []
         for r in d.to_dict("records"):
-            original = "—" if isnan(r["original_p"]) else f"{100 * float(r['original_p']):.1f}% (n={int(r['original_n'])})"
+            original = "—" if isnan(r["original_p"]) else linked(f"{100 * float(r['original_p']):.1f}%", _originals(r, cond)) + f" (n={int(r['original_n'])})"
             rows.append(
                 [
                     esc(r["model"]),
@@ -393,7 +404,8 @@ def variant_tables(v: pd.DataFrame) -> str:
                     _pp(r["drop"]),
                     fmt_p(r["p_fisher"]),
                     _pp(r["paired_drop"], r["paired_lo"], r["paired_hi"]),
-                    f"{int(r['b'] or 0)} / {int(r['c'] or 0)}",
+                    # b: right on the original, wrong here (the flips); c: the reverse (recovered)
+                    count_cell(r["b"] or 0, _units(r, f"{cond}_flip")) + " / " + count_cell(r["c"] or 0, _units(r, f"{cond}_recovered")),
                     test_cell(r["test"], None, None, r["p_mcnemar"]),
                     rate_cell(r["flip_p"], r["flip_lo"], r["flip_hi"], r["flip_n"], units=_units(r, f"{cond}_flip")),
                     rate_cell(r["flip_read_p"], r["flip_read_lo"], r["flip_read_hi"], r["flip_read_n"], units=_units(r, f"{cond}_flip_read")),

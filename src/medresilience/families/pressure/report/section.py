@@ -66,9 +66,15 @@ def _html(t: pd.DataFrame) -> str:
         return "<p>No scored results.</p>"
     rows = []
     for r in t.itertuples():
-        cells = [H.esc(r.model), H.esc(r.setting), H.esc(LABELS[r.condition]), str(r.pairs)]
+        # the pairs: the second turns answered after an answered first turn
+        cells = [
+            H.esc(r.model),
+            H.esc(r.setting),
+            H.esc(LABELS[r.condition]),
+            H.count_cell(r.pairs, H.units_url(r.run, r.model, r.setting, r.condition, "paired")),
+        ]
         cells += [
-            H.rate_cell(*(getattr(r, f"{k}_{x}") for x in ("p", "lo", "hi", "n")), units=H.units_url(r.run, r.model, r.setting, r.condition, OUTCOMES[k]))
+            H.rate_cell(*(getattr(r, f"{k}_{x}") for x in ("p", "lo", "hi", "n")), units=H.rate_units(r.run, r.model, r.setting, r.condition, OUTCOMES[k]))
             for k in RATES
         ]
         cells.append(H.diff_cell(r.excess, r.excess_lo, r.excess_hi))

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from ....report.html import esc, isnan, rate_cell, setting_name, table, units_url
+from ....report.html import count_cell, esc, isnan, rate_cell, setting_name, table, units_url
 from ....report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg, wrap
 from ....report.rundir import model_blocks
 from ....report.section import FamilySection
@@ -448,9 +448,13 @@ def _lead(h: pd.DataFrame, mean: dict[str, Any]) -> str:
     return s
 
 
-def _units(r: dict[str, Any], condition: str, **facets: Any) -> str | None:
-    """The viewer's URL of the units of `condition` behind a rate of row r (run, model, setting)."""
-    return units_url(r.get("run", ""), r["model"], r["setting"], condition, **facets)
+def _units(r: dict[str, Any], condition: str | None, outcome: str | None = None, **facets: Any) -> str | None:
+    """The viewer's URL of the units of `condition` (None: every condition) with `outcome` behind a
+    number of row r (run, model, setting); with neither an outcome nor a score, the scored answers
+    (a valid verdict: what PCS, PCR and over-caution count)."""
+    if outcome is None and "score" not in facets:
+        facets["state"] = "valid"
+    return units_url(r.get("run", ""), r["model"], r["setting"], condition, outcome, **facets)
 
 
 def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
@@ -467,9 +471,9 @@ def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
                 score_cell(r["pcs_p"], r["pcs_lo"], r["pcs_hi"], r["pcs_n"], units=_units(r, PRESUPPOSITION)),
                 rate_cell(r["pcr_p"], r["pcr_lo"], r["pcr_hi"], r["pcr_n"], units=_units(r, PRESUPPOSITION)),
                 rate_cell(r["overcaution_p"], r["overcaution_lo"], r["overcaution_hi"], r["overcaution_n"], units=_units(r, NFP)),
-                f"<span class='warn'>{unscored}</span>" if unscored else "0",
-                str(int(r.get("units_errors") or 0)),
-                str(int(r.get("units_invalid") or 0)),
+                f"<span class='warn'>{count_cell(unscored, _units(r, None, 'unscored'))}</span>" if unscored else "0",
+                count_cell(r.get("units_errors") or 0, _units(r, None, "error")),
+                count_cell(r.get("units_invalid") or 0, _units(r, None, "unread")),
             ]
         )
     headers = ["Model", "Setting", "Questions", "PCS (-1..1)", "PCR", "NFP over-caution", "Unscored", "Errors", "Invalid"]
@@ -483,13 +487,18 @@ def distribution_html(dist: pd.DataFrame) -> str:
         return ""
     scores = sorted(set(dist["score"]), key=float)
     rows = []
-    for (model, setting), g in dist.groupby(["model", "setting"], sort=False):
+    for (_run, model, setting), g in dist.groupby(["run", "model", "setting"], sort=False):
         by = g.set_index("score")
+        r = g.iloc[0].to_dict()
         rows.append(
             [
                 esc(model),
                 esc(setting_name(setting)),
-                *[rate_cell(by.at[s, "p"], by.at[s, "lo"], by.at[s, "hi"], by.at[s, "n"]) if s in by.index else "—" for s in scores],
+                # each share links to the scored answers judged that score
+                *[
+                    rate_cell(by.at[s, "p"], by.at[s, "lo"], by.at[s, "hi"], by.at[s, "n"], units=_units(r, PRESUPPOSITION, score=s)) if s in by.index else "—"
+                    for s in scores
+                ],
             ]
         )
     return table(rows, ["Model", "Setting", *[f"Score {esc(s)}" for s in scores]], numeric=range(2, 2 + len(scores)))
@@ -509,7 +518,7 @@ def strata_html(st: pd.DataFrame, what: str, facet: str) -> str:
                 score_cell(r["pcs_p"], r["pcs_lo"], r["pcs_hi"], r["pcs_n"], units=_units(r, PRESUPPOSITION, **{facet: r["stratum"]})),
                 rate_cell(r["pcr_p"], r["pcr_lo"], r["pcr_hi"], r["pcr_n"], units=_units(r, PRESUPPOSITION, **{facet: r["stratum"]})),
                 rate_cell(r["overcaution_p"], r["overcaution_lo"], r["overcaution_hi"], r["overcaution_n"], units=_units(r, NFP, **{facet: r["stratum"]})),
-                str(int(r["unscored_k"] or 0)),
+                count_cell(r["unscored_k"] or 0, _units(r, None, "unscored", **{facet: r["stratum"]})),
             ]
         )
     return table(rows, [esc(what.capitalize()), "Model", "Setting", "PCS", "PCR", "NFP over-caution", "Unscored"], numeric=range(3, 7))

@@ -1,0 +1,243 @@
+"""Every count in the report links to the units behind it, and the evidence viewer counts the same
+units: a report over real runs of the four families (the viewer tests' runs: misleading under none
+and caution with two models, presupposition judged by a stub judge, clinical noise, a search agent,
+pressure after commitment) is read cell by cell; each linked number's URL is parsed and answered by
+the viewer's own query layer (`parse_query`, `units_page`) over the same run directories, and the
+viewer's total must equal the number the cell shows: a count itself; for a rate, its k (a link
+with an outcome or a score: the flips, the answers judged -1, the extracted labels; for a rate
+shown as 1 - rate, its n - k) or its n (the units of a condition or a stratum); for a mean score,
+its n. Tables whose every count must be linked (the score distribution, the reading table, both
+profiles, the trade-off's values, a stratum's clean accuracy) are checked for a number left bare."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+
+from medresilience import EvalOptions, build_report, evaluate, parse_model_spec
+from medresilience.suite import Suite
+from medresilience.testing.stub import Faults, StubServer
+from medresilience.testing.stub.policies import messages_digest
+from medresilience.view.query import close_all, open_runs, parse_query, units_page
+from medresilience.viewer_address import VIEWER_URL
+from view_runs import make_runs
+
+RUNS = ("misleading", "presupposition", "noise", "agent", "pressure")
+
+
+def mixed(messages, request):
+    """A third of the replies answer, a third are unreadable, a third run past a 3-word budget."""
+    return ("Answer: A", "I cannot tell", "Let me think about this case step by step first")[messages_digest(messages)[0] % 3]
+
+
+def faulty_run(root):
+    """A misleading run with failed calls, unread replies and cut ones (the key numbers' counts)."""
+    with StubServer(policy=mixed, faults=Faults(seed=3, rate_permanent=0.2)) as srv:
+        spec = parse_model_spec(f"openai:f,label=m-f,max_tokens=3,base_url={srv.base_url}")
+        evaluate(Suite.load(root / "mis-suite"), [spec], root / "faulty", EvalOptions())
+    return root / "faulty"
+
+
+class Cells(HTMLParser):
+    """Every table cell of a page: (section id, header of its column, its text, its links as
+    (href, link text))."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cells: list[dict] = []
+        self.section: str | None = None
+        self.heads: list[str] = []
+        self.in_head = False
+        self.cell: dict | None = None
+        self.col = 0
+        self.row = 0
+        self.link: list | None = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if self.cell is not None:
+            self.cell["text"] += " "  # a line break or a span apart from the text before it
+        if tag == "section":
+            self.section = a.get("id")
+        elif tag == "table":
+            self.heads = []
+        elif tag == "thead":
+            self.in_head = True
+        elif tag == "tr":
+            self.col = 0
+            self.row += 1
+        elif tag == "th" and self.in_head:
+            self.heads.append("")
+        elif tag == "td":
+            self.cell = {"section": self.section, "row": self.row, "col": self.col, "text": "", "links": []}
+        elif tag == "a" and self.cell is not None and a.get("class") == "units":
+            self.link = [a["href"], ""]
+
+    def handle_endtag(self, tag):
+        if tag == "thead":
+            self.in_head = False
+        elif tag == "td" and self.cell is not None:
+            c = self.cell
+            c["head"] = self.heads[c["col"]] if c["col"] < len(self.heads) else ""
+            c["text"] = " ".join(c["text"].split())
+            self.cells.append(c)
+            self.cell = None
+            self.col += 1
+        elif tag == "a" and self.link is not None:
+            self.cell["links"].append(tuple(self.link))
+            self.link = None
+
+    def handle_data(self, data):
+        if self.in_head and self.heads:
+            self.heads[-1] += data
+        if self.cell is not None:
+            self.cell["text"] += data
+        if self.link is not None:
+            self.link[1] += data
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    root = tmp_path_factory.mktemp("counts")
+    dirs = make_runs(root)
+    runs = [*(dirs[n] for n in RUNS), faulty_run(root)]
+    page = build_report(runs, out_dir=root / "report").html.read_text(encoding="utf-8")
+    parser = Cells()
+    parser.feed(page)
+    opened = open_runs(runs)
+    yield parser.cells, opened
+    close_all(opened)
+
+
+def viewer_total(opened, href: str) -> tuple[dict[str, str], int]:
+    """The filters of a report link and the number of units the viewer shows for them."""
+    assert href.startswith(VIEWER_URL + "/units?"), href
+    params = parse_qsl(urlsplit(href).query)
+    q = parse_query(params, opened)
+    return dict(params), units_page(opened[q.run], q)["total"]
+
+
+def expected(cell: dict, text: str, filters: dict[str, str], pairs: int | None) -> int | None:
+    """The number of units a linked number of a cell stands for (see the module's docstring); its n
+    is the cell's, else its row's pairs (None: neither shows one)."""
+    if re.fullmatch(r"\d+", text):
+        return int(text)
+    found = re.search(r"n=(\d+)", cell["text"])
+    if found is None and pairs is None:
+        return None
+    n = int(found.group(1)) if found else pairs
+    if text.endswith("%") and ("outcome" in filters or "score" in filters):
+        k = round(float(text[:-1]) * n / 100)
+        return n - k if "1 - " in cell["head"] or "Resilience" in cell["head"] else k
+    return n
+
+
+def test_every_linked_number_is_the_viewers_count(report):
+    cells, opened = report
+    checked: dict[str, int] = {}
+    confirmed: set[str] = set()
+    pairs = {c["row"]: int(c["text"].split()[0]) for c in cells if c["head"] == "Pairs" and c["text"][:1].isdigit()}
+    unsized = []
+    for c in cells:
+        for href, text in c["links"]:
+            filters, total = viewer_total(opened, href)
+            want = expected(c, text.strip(), filters, pairs.get(c["row"]))
+            if want is None:
+                unsized.append(href)
+                continue
+            assert total == want, (c, filters, total)
+            confirmed.add(href)
+            checked[c["section"]] = checked.get(c["section"], 0) + 1
+    # a rate shown without its n (before and after a setting) links to units a sized cell links to
+    assert not set(unsized) - confirmed, set(unsized) - confirmed
+    # every family's section and the report's shared tables link counts the viewer confirms
+    assert {"misleading", "presupposition", "noise", "pressure", "reading", "profile-all", "profile", "tradeoff", "key", "tests", "agent", "settings"} <= set(
+        checked
+    ), checked
+    assert sum(checked.values()) > 150, checked
+
+
+def bare(cells: list[dict], section: str, head: str | re.Pattern) -> list[dict]:
+    """The cells of a column holding a nonzero number with no link."""
+    return [
+        c
+        for c in cells
+        if c["section"] == section
+        and (re.fullmatch(head, c["head"]) if isinstance(head, re.Pattern) else c["head"] == head)
+        and re.search(r"[1-9]", c["text"])
+        and not c["links"]
+    ]
+
+
+def test_score_distribution_links_each_score(report):
+    cells, opened = report
+    scores = [c for c in cells if c["section"] == "presupposition" and c["head"].startswith("Score ")]
+    assert {c["head"] for c in scores} == {"Score -1", "Score 0", "Score 1"}
+    assert all(c["links"] for c in scores) and not bare(cells, "presupposition", re.compile(r"Score .*"))
+    seen = set()
+    for c in scores:
+        filters, total = viewer_total(opened, c["links"][0][0])
+        assert filters["score"] == c["head"].split()[1] and filters["condition"] == "presupposition"
+        units = units_page(opened[int(filters["run"])], parse_query(parse_qsl(urlsplit(c["links"][0][0]).query), opened))["units"]
+        assert len(units) == total
+        if not total:
+            assert c["text"].startswith("0.0%")
+            continue
+        assert {u["state"] for u in units} == {"valid"} and {f"{u['value']:g}" for u in units} == {filters["score"]}
+        seen.add(filters["score"])
+    assert seen == {"-1", "0", "1"}
+
+
+def test_clean_accuracy_of_a_probe_facet_links_the_clean_units_of_its_items(report):
+    cells, opened = report
+    clean = [c for c in cells if c["section"] == "misleading" and c["head"] == "Clean acc" and c["links"]]
+    by_facet = [c for c in clean if any(k in c["links"][0][0] for k in ("content_type=", "provenance="))]
+    # every stratum's clean accuracy is linked (a mean across models is no count of units)
+    assert by_facet and not [c for c in bare(cells, "misleading", "Clean acc") if "models" not in c["text"]]
+    for c in by_facet:
+        filters, total = viewer_total(opened, c["links"][0][0])
+        assert filters["scope"] == "item" and filters["condition"] == "clean"
+        q = parse_query(parse_qsl(urlsplit(c["links"][0][0]).query), opened)
+        units = units_page(opened[q.run], q, size=1000)["units"]
+        assert total == int(re.search(r"n=(\d+)", c["text"]).group(1)) == len(units)
+        assert all(u["condition"] == "clean" and u["probe_id"] is None for u in units)
+
+
+@pytest.mark.parametrize(
+    "section, heads",
+    [
+        ("reading", ("Replies", "Read", "Read by extraction model", "Invalid", "Truncated", "Unscored")),
+        ("profile-all", re.compile(r"(Misleading context|False presuppositions|Clinical noise): .*")),
+        ("profile", re.compile(r"Clean accuracy|Resilience, Type \d")),
+        ("tradeoff", re.compile(r".*\((clean MCQ|original case)\)|PCR .*|NFP .*|.*: without|with")),
+        ("key", re.compile(r"Errors|Invalid|Truncated|Unscored")),
+        ("misleading", re.compile(r"Clean-correct pairs|Flips|To target|Invalid|Truncated")),
+        ("tests", re.compile(r"[bc] \(.*\)|Pairs")),
+        ("pressure", "Pairs"),
+        ("tradeoff", re.compile(r"Units \((none|setting)\)")),
+        ("settings", re.compile(r"None|Setting")),
+        ("noise", "b / c|Original, same cases"),
+        ("agent", "Units"),
+    ],
+)
+def test_no_count_left_bare(report, section, heads):
+    cells, _ = report
+    if isinstance(heads, tuple):
+        heads = re.compile("|".join(re.escape(h) for h in heads))
+    assert [c for c in cells if c["section"] == section and re.fullmatch(heads, c["head"]) and c["links"]], section
+    assert not bare(cells, section, heads), bare(cells, section, heads)
+
+
+def test_the_viewers_default_address_is_written_once():
+    """`medres view`, its app and the report's links take the viewer's default port from one
+    constant (viewer_address): no other source file writes it."""
+    import medresilience
+    from medresilience.viewer_address import VIEWER_PORT
+
+    src = Path(medresilience.__file__).parent
+    writers = [p.relative_to(src).as_posix() for p in src.rglob("*.py") if str(VIEWER_PORT) in p.read_text(encoding="utf-8")]
+    assert writers == ["viewer_address.py"]
