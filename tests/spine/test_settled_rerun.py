@@ -49,8 +49,8 @@ def test_a_settled_rerun_keeps_the_previous_results_and_recomputes_them_only_whe
     suite = make_toy_suite()
     out = tmp_path / "run"
     computed: list[str] = []
-    real = ev.summarise
-    monkeypatch.setattr(ev, "summarise", lambda *a, **k: computed.append("x") or real(*a, **k))  # a spy on our own code
+    real = ev.summarise_with_frame
+    monkeypatch.setattr(ev, "summarise_with_frame", lambda *a, **k: computed.append("x") or real(*a, **k))  # a spy on our own code
     with StubServer(policy=answerer) as srv:
         first = evaluate(suite, [_spec(srv.base_url)], out, EvalOptions())
         assert computed == ["x"]
