@@ -291,10 +291,12 @@ _CONTENT = (
 )
 
 #: "The correct answers are A, F and I", "the correct statements are:\n- (A) ...\n- (D) ...", "the
-#: remaining options are (D), (F) and (G)": a plural names several answers to a one-answer item,
-#: a hedge however many labels follow
+#: remaining options are (D), (F) and (G)", "the most likely additional clinical findings would be:",
+#: "the true statements regarding naloxone are A and J": a plural names several answers to a
+#: one-answer item, a hedge however many labels follow
 _SEVERAL = re.compile(
-    rf"\b(?:{_QUAL}\s+)*(?:\w+\s+)?(?:answers|options|choices|causes|diagnoses|treatments|explanations|factors|mechanisms|statements)\s+(?:are|would\s+be)\b{_FILL}",
+    rf"\b(?:{_QUAL}\s+)*(?:\w+\s+){{0,3}}(?:answers|options|choices|causes|diagnoses|treatments|explanations|factors|mechanisms|statements|steps|findings|features|vaccines|medications|interventions)"
+    r"(?:\s+(?:regarding|about|of|for|in|during)(?:\s+[\w-]+){1,4}?)?\s+(?:are|would\s+be)\b" + _FILL,
     _I,
 )
 
@@ -504,9 +506,13 @@ def _named_by_text(text: str, i: int, letters: str, options: OptionTexts) -> tup
 
 
 _LABEL_DOT = re.compile(r"[ \t]*[(\[]?([A-Za-z0-9])[.):\]][ \t]+")
-_ANOTHER = re.compile(r"[^!?\n]{0,120}?\b(?:and|or|as\s+well\s+as|plus|&)\s+(?:option\s+|choice\s+)?[(\[]?([A-Za-z0-9])[.)\]](?=[ \t]+[A-Za-z0-9])", _I)
-#: the next line opens with another label: "the answer would be:\na: femoral vein\nb: internal jugular vein"
-_NEXT_LINE_LABEL = re.compile(r"[^\n]*\n[ \t>#•*-]*[(\[]?([A-Za-z0-9])[.):\]][ \t]")
+#: "... C. Dengue ... and E. Yellow fever", "E: Fingerstick glucose level followed by B: CT of the head"
+_ANOTHER = re.compile(
+    r"[^!?\n]{0,120}?\b(?:and|or|as\s+well\s+as|plus|&|followed\s+by)\s+(?:option\s+|choice\s+)?[(\[]?([A-Za-z0-9])[.):\]](?=[ \t]+[A-Za-z0-9])", _I
+)
+#: the next line opens with another label: "the answer would be:\na: femoral vein\nb: internal jugular vein",
+#: or does after a line that only joins them: "the correct answer is:\nA: ...\nAnd\nJ: ..."
+_NEXT_LINE_LABEL = re.compile(r"[^\n]*\n(?:[ \t>#•*-]*(?:and|or|plus|&)[ \t:]*\n)?[ \t>#•*-]*[(\[]?([A-Za-z0-9])[.):\]][ \t]", _I)
 #: "The answer is (None of the above)", "the answer is not among the options"
 _NONE_OF = re.compile(
     r"[ \t]*[(\[\"']?[ \t]*(?:none\s+of\s+(?:the\s+)?(?:above|these|them|the\s+(?:options|choices))|not\s+(?:listed|among|in\s+the\s+(?:options|choices))|no\s+(?:correct\s+)?(?:option|answer|choice))",
@@ -736,7 +742,12 @@ _OPENER = re.compile(
 )
 #: a reply opening with a lowercase label: "a (igra)", "c. difficulty breathing", "d: ..."
 _FIRST_LOWER = re.compile(r"\A[ \t\n>#•-]*(?:\d{1,3}[.)][ \t]+)?[\[<'\"｢「]?([a-z])(?:[)\]>'\"]|[.:,](?=[ \t])|[ \t]+(?=\())[ \t]*\S")
-_VERDICT = re.compile(r"[ \t:|-]*(?:correct|right|best\s+answer|this\s+is\s+(?:the\s+)?(?:correct|right|best)|✓|✔|✅|☑|正确|正確|对)(?![\w])", _I)
+#: "C: correct", "B - right.", "D ✓"; "(I) Right ventricular hypertrophy" opens an option's text:
+#: "right" is a verdict only where its segment ends
+_VERDICT = re.compile(
+    r"[ \t:|-]*(?:correct|right(?=[ \t]*(?:[.!,;:)\]|\n(–—-]|$|(?:answer|choice|option)\b))|best\s+answer|this\s+is\s+(?:the\s+)?(?:correct|right|best)|✓|✔|✅|☑|正确|正確|对)(?![\w])",
+    _I,
+)
 _LINE_VERDICTS = re.compile(
     r"(?<![\w-])(?:(?P<no>incorrect|wrong|false|no|not\s+correct|incorreta|incorreto|falsa|falso|incorrecta|incorrecto|✗|✘|❌|错误|錯誤|不正确|不对|×)|(?P<yes>correct|true|yes|correta|correto|verdadeira|correcta|correcto|✓|✔|✅|☑|正确|正確))(?![\w])",
     _I,
