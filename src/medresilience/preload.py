@@ -13,6 +13,7 @@ left for the caller's own import to fail, where its error is reported."""
 from __future__ import annotations
 
 import importlib
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -36,6 +37,9 @@ MODULES = (
 )
 #: the share of the CPU the thread takes while the calls run
 DUTY = 0.25
+#: the interpreter's switch interval while the thread imports (Python's default is 5 ms, long
+#: enough for an import to hold up every reply the event loop has waiting)
+SWITCH_S = 0.0005
 
 
 def family_modules(family: Family) -> list[str]:
@@ -62,10 +66,15 @@ class Preload:
         self._thread.join()
 
     def _run(self) -> None:
-        for name in self.modules:
-            t = time.perf_counter()
-            try:
-                importlib.import_module(name)
-            except Exception:  # the caller's own import reports it
-                continue
-            self._done.wait((time.perf_counter() - t) * (1 - DUTY) / DUTY)
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(SWITCH_S)  # the event loop gets the interpreter back within SWITCH_S
+        try:
+            for name in self.modules:
+                t = time.perf_counter()
+                try:
+                    importlib.import_module(name)
+                except Exception:  # the caller's own import reports it
+                    continue
+                self._done.wait((time.perf_counter() - t) * (1 - DUTY) / DUTY)
+        finally:
+            sys.setswitchinterval(interval)

@@ -287,3 +287,18 @@ def test_the_eval_summary_fits_80_columns_and_never_cuts_a_number(tmp_path):
         assert name in p.stdout
         clean = results["models"][name]["none"]["overall"]["clean_acc"]
         assert re.search(rf"{100 * clean['p']:.1f}%", p.stdout), name
+
+
+def test_the_medres_command_keeps_its_exit_codes_and_output():
+    """`medres` (cli.main: the app, then gc.freeze before the interpreter's exit) exits as the app does."""
+    import subprocess
+    import sys
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        code = "import sys; from medresilience.cli import main; sys.argv = ['medres', *sys.argv[1:]]; main()"
+        return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
+
+    ok = run("--help")
+    assert ok.returncode == 0 and "Usage" in ok.stdout
+    bad = run("no-such-command")
+    assert bad.returncode == 2 and "No such command" in bad.stderr

@@ -6,6 +6,7 @@ May import: anything in the library (it is the outermost layer; the families' co
 
 from __future__ import annotations
 
+import gc
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
@@ -342,8 +343,14 @@ _register_analyses(app)
 __all__ = ["app", "fail", "main"]
 
 
-def main() -> None:  # pragma: no cover
-    app()
+def main() -> None:
+    """The `medres` command: the app, then the objects it made frozen out of the garbage
+    collector's passes at exit (gc.freeze), which would otherwise walk every object of pandas,
+    scipy and matplotlib once more (about 0.2 s a command); nothing else of the exit changes."""
+    try:
+        app()
+    finally:
+        gc.freeze()
 
 
 if __name__ == "__main__":  # pragma: no cover
