@@ -98,13 +98,17 @@ class ViewerLinks:
     base: str
     runs: dict[str, tuple[int, frozenset[str]]]
 
-    def url(self, run: str, model: str, setting: str | None, condition: str | None, outcome: str | None, facets: dict[str, Any]) -> str | None:
+    def url(
+        self, run: str, model: str | None, setting: str | None, condition: str | Sequence[str] | None, outcome: str | None, facets: dict[str, Any]
+    ) -> str | None:
         if run not in self.runs:
             return None
         index, models = self.runs[run]
         suffix = f" [{run}]"  # a model label the report shows with its run's name (two runs share the label)
-        if model not in models and model.endswith(suffix):
+        if model is not None and model not in models and model.endswith(suffix):
             model = model[: -len(suffix)]
+        if condition is not None and not isinstance(condition, str):
+            condition = ",".join(condition)  # any of several conditions (a rate pooled over them)
         query = {"run": index, "model": model, "setting": setting, "condition": condition, "outcome": outcome}
         query.update(facets)
         return f"{self.base.rstrip('/')}/units?" + urlencode({k: v for k, v in query.items() if v is not None and not isnan(v)})
@@ -127,10 +131,13 @@ def viewer_links(base: str | None, runs: Sequence[Any]) -> Iterator[None]:
         _links.reset(token)
 
 
-def units_url(run: str, model: str, setting: str | None = None, condition: str | None = None, outcome: str | None = None, **facets: Any) -> str | None:
+def units_url(
+    run: str, model: str | None, setting: str | None = None, condition: str | Sequence[str] | None = None, outcome: str | None = None, **facets: Any
+) -> str | None:
     """The viewer's URL of the units behind a count (`/units?run=..&model=..&setting=..&condition=..
-    &outcome=..&<facet>=..`; a filter that is None is left out), or None when the report is built
-    without viewer links or the run is not one of the report's."""
+    &outcome=..&<facet>=..`; a filter that is None is left out: no model, every model of the run;
+    several conditions, any of them), or None when the report is built without viewer links or the
+    run is not one of the report's."""
     links = _links.get()
     return None if links is None else links.url(run, model, setting, condition, outcome, facets)
 
@@ -140,7 +147,9 @@ def units_url(run: str, model: str, setting: str | None = None, condition: str |
 ANSWERED_STATES = ",".join(ANSWERED)
 
 
-def rate_units(run: str, model: str, setting: str | None, condition: str | None = None, outcome: str | None = None, **filters: Any) -> str | None:
+def rate_units(
+    run: str, model: str | None, setting: str | None, condition: str | Sequence[str] | None = None, outcome: str | None = None, **filters: Any
+) -> str | None:
     """The viewer's URL of the units a rate counts: with an outcome (or a score or state among
     `filters`), the units it names (a rate's k); else the answered units of the condition (its n)."""
     if outcome is None and "score" not in filters and "state" not in filters:
