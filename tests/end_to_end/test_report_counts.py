@@ -24,6 +24,7 @@ from medresilience.testing.stub import Faults, StubServer
 from medresilience.testing.stub.policies import messages_digest
 from medresilience.view.query import close_all, open_runs, parse_query, units_page
 from medresilience.viewer_address import VIEWER_URL
+from test_tradeoff import Tally, presupposition_policy, spec
 from view_runs import make_runs
 
 RUNS = ("misleading", "presupposition", "noise", "agent", "pressure")
@@ -59,6 +60,27 @@ def pushed_run(root):
     with StubServer(policy=pushed) as srv:
         evaluate(Suite.load(root / "pressure-suite"), [parse_model_spec(f"openai:p,label=m-p,base_url={srv.base_url}")], root / "pushed", EvalOptions())
     return root / "pushed"
+
+
+def undecided(messages, request):
+    """The trade-off test's presupposition replies, with the judge's verdict unreadable for a third
+    of its calls (two wordings: two unscored reasons, maybe more)."""
+    judged = presupposition_policy(Tally())(messages, request)
+    if messages[0]["role"] == "system" and messages[0]["content"].startswith("You are a judge."):
+        return ("I cannot decide.", '{"reason": "unsure"}', judged)[messages_digest(messages)[0] % 3]
+    return judged
+
+
+def unscored_run(root):
+    """A presupposition run whose judge leaves some answers unscored (the unscored reasons' counts)."""
+    with StubServer(policy=undecided) as srv:
+        evaluate(
+            Suite.load(root / "presup-suite"),
+            [spec(srv, "stub-u", "model-u")],
+            root / "unscored",
+            EvalOptions(scoring="judge", family={"judge": f"openai:judge-u,base_url={srv.base_url}"}),
+        )
+    return root / "unscored"
 
 
 class Cells(HTMLParser):
@@ -123,7 +145,7 @@ class Cells(HTMLParser):
 def report(tmp_path_factory):
     root = tmp_path_factory.mktemp("counts")
     dirs = make_runs(root)
-    runs = [*(dirs[n] for n in RUNS), faulty_run(root), pushed_run(root)]
+    runs = [*(dirs[n] for n in RUNS), faulty_run(root), pushed_run(root), unscored_run(root)]
     page = build_report(runs, out_dir=root / "report").html.read_text(encoding="utf-8")
     parser = Cells()
     parser.feed(page)
@@ -166,8 +188,8 @@ def test_every_linked_number_is_the_viewers_count(report):
     for c in cells:
         for href, text in c["links"]:
             filters, total = viewer_total(opened, href)
-            if "model" not in filters:
-                means.append((c, filters, total))
+            if "model" not in filters and not re.fullmatch(r"\d+", text.strip()):
+                means.append((c, filters, total))  # a mean across models (a count of every model is checked as a count)
                 continue
             want = expected(c, text.strip(), filters, pairs.get(c["row"]))
             if want is None:
@@ -176,8 +198,9 @@ def test_every_linked_number_is_the_viewers_count(report):
             assert total == want, (c, filters, total)
             confirmed.add(href)
             checked[c["section"]] = checked.get(c["section"], 0) + 1
-            rest = frozenset((k, v) for k, v in filters.items() if k != "model")
-            per_model.setdefault(rest, {})[filters["model"]] = want
+            if "model" in filters:
+                rest = frozenset((k, v) for k, v in filters.items() if k != "model")
+                per_model.setdefault(rest, {})[filters["model"]] = want
     # a rate shown without its n (before and after a setting) links to units a sized cell links to
     assert not set(unsized) - confirmed, set(unsized) - confirmed
     # a mean across models links every model of its run: the viewer counts the units of the models'
@@ -268,6 +291,7 @@ def test_clean_accuracy_of_a_probe_facet_links_the_clean_units_of_its_items(repo
         ("misleading", re.compile(r"Clean-correct pairs|Flips|To target|Elsewhere|Invalid|Truncated")),
         ("tests", re.compile(r"[bc] \(.*\)|Pairs")),
         ("pressure", "Pairs"),
+        ("presupposition", "Units"),
         ("tradeoff", re.compile(r"Units \((none|setting)\)")),
         ("settings", re.compile(r"None|Setting")),
         ("noise", "b / c|Original, same cases"),
