@@ -287,7 +287,7 @@ def test_clean_accuracy_of_a_probe_facet_links_the_clean_units_of_its_items(repo
         ("profile-all", re.compile(r"(Misleading context|False presuppositions|Clinical noise|Pressure after commitment): .*")),
         ("profile", re.compile(r"Clean accuracy|Resilience, Type \d")),
         ("tradeoff", re.compile(r".*\((clean MCQ|original case)\)|PCR .*|NFP .*|.*: without|with")),
-        ("key", re.compile(r"Errors|Invalid|Truncated|Unscored")),
+        ("key", re.compile(r"Errors|Invalid|Truncated|Unscored|Items|Cases")),
         ("misleading", re.compile(r"Clean-correct pairs|Flips|To target|Elsewhere|Invalid|Truncated")),
         ("tests", re.compile(r"[bc] \(.*\)|Pairs")),
         ("pressure", "Pairs"),
@@ -315,3 +315,16 @@ def test_the_viewers_default_address_is_written_once():
     src = Path(medresilience.__file__).parent
     writers = [p.relative_to(src).as_posix() for p in src.rglob("*.py") if str(VIEWER_PORT) in p.read_text(encoding="utf-8")]
     assert writers == ["viewer_address.py"]
+
+
+def test_an_items_count_links_only_a_run_asked_once(tmp_path):
+    """An items count links to the units of a condition planned once per item; a run that asked
+    each unit several times (epochs) has more of them than items: its count stays unlinked."""
+    from medresilience.report.html import items_url, viewer_links
+    from medresilience.report.rundir import RunData
+
+    once = RunData(tmp_path / "a", "a", {"options": {"epochs": 1}}, {"models": {"m": {}}})
+    twice = RunData(tmp_path / "b", "b", {"options": {"epochs": 2}}, {"models": {"m": {}}})
+    with viewer_links(VIEWER_URL, [once, twice]):
+        assert items_url("a", "m", "none", "clean") == VIEWER_URL + "/units?run=0&model=m&setting=none&condition=clean"
+        assert items_url("b", "m", "none", "clean") is None

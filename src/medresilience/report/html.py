@@ -93,10 +93,12 @@ def isnan(v: Any) -> bool:
 @dataclass(frozen=True)
 class ViewerLinks:
     """Where the report's counts link to: the viewer's base URL and each run of the report by its
-    name, as (its index among the runs given to the report, its model labels)."""
+    name, as (its index among the runs given to the report, its model labels); `repeated`, the runs
+    that asked each unit more than once (epochs)."""
 
     base: str
     runs: dict[str, tuple[int, frozenset[str]]]
+    repeated: frozenset[str] = frozenset()
 
     def url(
         self, run: str, model: str | None, setting: str | None, condition: str | Sequence[str] | None, outcome: str | None, facets: dict[str, Any]
@@ -123,7 +125,10 @@ def viewer_links(base: str | None, runs: Sequence[Any]) -> Iterator[None]:
     their names in the order given to the report."""
     if base is not None and not re.fullmatch(r"https?://[^\s/?#]+/?", base):
         raise ConfigError("--viewer-url", f"{base!r} is not the viewer's address, e.g. {VIEWER_URL} (or none: no links)")
-    links = None if base is None else ViewerLinks(base, {r.name: (i, frozenset((r.results or {}).get("models") or ())) for i, r in enumerate(runs)})
+    links = None
+    if base is not None:
+        repeated = frozenset(r.name for r in runs if int(((r.config or {}).get("options") or {}).get("epochs") or 1) > 1)
+        links = ViewerLinks(base, {r.name: (i, frozenset((r.results or {}).get("models") or ())) for i, r in enumerate(runs)}, repeated)
     token = _links.set(links)
     try:
         yield
@@ -140,6 +145,16 @@ def units_url(
     run is not one of the report's."""
     links = _links.get()
     return None if links is None else links.url(run, model, setting, condition, outcome, facets)
+
+
+def items_url(run: str, model: str | None, setting: str | None, condition: str) -> str | None:
+    """The viewer's URL of the units behind an items count: the units of `condition`, which a family
+    plans once per item (misleading's and noise's clean units); None when the run asked each unit
+    more than once (its units of the condition are the items times the repeats)."""
+    links = _links.get()
+    if links is None or run in links.repeated:
+        return None
+    return units_url(run, model, setting, condition)
 
 
 #: the states of the units a rate counts when no outcome names them: the answered ones (read,

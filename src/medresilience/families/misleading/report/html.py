@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 from markupsafe import Markup
 
-from ....report.html import collapsible, count_cell, diff_cell, esc, isnan, linked, rate_cell, rate_units, setting_name, table, units_url
+from ....report.html import collapsible, count_cell, diff_cell, esc, isnan, items_url, linked, rate_cell, rate_units, setting_name, table, units_url
 from ....report.templating import macros, render
 from ..probe import FACETS
 from .tables import CONDITION_TITLES, STRATUM_TITLES, fmt_p, fmt_pct
@@ -93,7 +93,8 @@ def _headline_rows(headline: pd.DataFrame) -> list[list[str]]:
             [
                 f"<b class='wrap'>{esc(r['model'])}</b>",
                 esc(setting_name(r["setting"])),
-                "—" if isnan(r.get("n_items")) else str(int(r["n_items"])),
+                # the items: one clean unit each
+                count_cell(r.get("n_items"), items_url(r.get("run", ""), r["model"], r["setting"], "clean")),
                 *[
                     rate_cell(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n"), units=_units(r, *k.split("_", 1))) + _clustered(r, k)
                     for k in RATE_KEYS
