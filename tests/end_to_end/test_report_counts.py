@@ -328,3 +328,30 @@ def test_an_items_count_links_only_a_run_asked_once(tmp_path):
     with viewer_links(VIEWER_URL, [once, twice]):
         assert items_url("a", "m", "none", "clean") == VIEWER_URL + "/units?run=0&model=m&setting=none&condition=clean"
         assert items_url("b", "m", "none", "clean") is None
+
+
+def test_the_compare_pages_counts_are_the_viewers(tmp_path_factory):
+    """`medres compare A B` links each side's units and answered units (A as the viewer's run 0,
+    B as run 1: `medres view A B`); the viewer counts the same units."""
+    from medresilience.report.compare import compare_runs
+
+    root = tmp_path_factory.mktemp("compare")
+    dirs = make_runs(root)
+    a, b = dirs["misleading"], faulty_run(root)
+    page = compare_runs(a, b, root / "cmp", pairs=["model-a=m-f"]).html.read_text(encoding="utf-8")
+    assert f"medres view {a} {b}" in page
+    parser = Cells()
+    parser.feed(page)
+    linked = [c for c in parser.cells if c["section"] == "compare" and c["head"] in ("Units", "Answered")]
+    assert linked and not [c for c in linked if not c["links"] and c["text"] != "0"]
+    opened = open_runs([a, b])
+    try:
+        runs = set()
+        for c in linked:
+            for href, text in c["links"]:
+                filters, total = viewer_total(opened, href)
+                assert total == int(text), (c, filters, total)
+                runs.add(filters["run"])
+        assert runs == {"0", "1"}
+    finally:
+        close_all(opened)
