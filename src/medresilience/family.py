@@ -87,8 +87,8 @@ class Outcomes:
     unread or cut reply counts as wrong (the study's rule). None: the family pairs no reference
     (unread, truncated, unscored and error are every family's). `filters(key)`: the viewer's filter
     of the units behind the headline (or trade-off) rate `key`, as the query parameters of its
-    units page (condition, outcome, score), None when no one filter selects them (a rate pooled
-    over several conditions)."""
+    units page (condition, outcome, score; a rate pooled over several conditions names them all,
+    comma-separated), None when no one filter selects them."""
 
     reference: str | None = None
     target: str | None = None
