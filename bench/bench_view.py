@@ -9,7 +9,7 @@ with its suite and run.json: Type 1 all + Type 2, flips to the target and elsewh
 replies, errors and missing units). The viewer opens it as `medres view` does (the store read-only,
 the latest run's units indexed in SQLite's temporary database), then each request is timed through
 the app itself (FastAPI's TestClient: routing, the query, the page's template), best of three:
-the first page, each kind of filter, a deep page, a text search (each time spelled another way, so it
+the first page, each kind of filter (several conditions, every model, an unscored reason too), a deep page, a text search (each time spelled another way, so it
 searches again) and one unit's page. The store file's
 digest is compared before and after. A Markdown table is printed at the end."""
 
@@ -93,6 +93,13 @@ def main() -> None:
             "facet by item, one model and setting",
             f"/api/units?run=0&model={quote(m0)}&setting={s0}&condition=clean&content_type=threshold_corruption&scope=item&state=valid,invalid,truncated",
         ),
+        ("several conditions: the flips of type1 or type2 (a pooled rate's k)", "/api/units?run=0&condition=type1,type2&outcome=flip"),
+        ("outcome flip elsewhere, condition type1", "/api/units?run=0&condition=type1&outcome=flip_elsewhere"),
+        (
+            "every model: a stratum's clean units (a mean across models)",
+            f"/api/units?run=0&setting={s0}&condition=clean&content_type=threshold_corruption&scope=item&state=valid,invalid,truncated",
+        ),
+        ("an unscored reason", "/api/units?run=0&reason=" + quote((rv.values["reason"] or ["(no reason recorded)"])[0])),
         ("page 10,000", "/api/units?run=0&page=10000"),
         ("text search (replies and prompts)", tuple(f"/api/units?run=0&q={w}:%20d" for w in ("answer", "Answer", "ANSWER"))),
         ("the same search, page 2 (its matches kept)", "/api/units?run=0&q=ANSWER:%20d&page=2"),

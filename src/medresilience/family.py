@@ -83,12 +83,13 @@ class Outcomes:
     """What the evidence viewer may call a stressed unit's outcome, read against the unit of the
     same item under the `reference` condition (same model, setting and repeat): flip (the reference
     right, this one wrong), recovered (the reference wrong, this one right) and, with `target` (the
-    probe facet naming the label the stress pushes toward), flip to the target. `unread_flips`: an
+    probe facet naming the label the stress pushes toward), flip to the target and flip elsewhere
+    (a read flip to another wrong label). `unread_flips`: an
     unread or cut reply counts as wrong (the study's rule). None: the family pairs no reference
     (unread, truncated, unscored and error are every family's). `filters(key)`: the viewer's filter
     of the units behind the headline (or trade-off) rate `key`, as the query parameters of its
-    units page (condition, outcome, score), None when no one filter selects them (a rate pooled
-    over several conditions)."""
+    units page (condition, outcome, score; a rate pooled over several conditions names them all,
+    comma-separated), None when no one filter selects them."""
 
     reference: str | None = None
     target: str | None = None

@@ -244,6 +244,7 @@ OUTCOME_BITS = {
     "extracted": 256,
     "paired": 512,
     "reference_right": 1024,
+    "flip_elsewhere": 2048,
 }
 #: a unit's states in the viewer's index (the `state` filter), as the results frame reads them
 VIEW_STATES = ("valid", "invalid", "truncated", "unscored", "error", "missing")
@@ -262,6 +263,12 @@ _STATE_BITS = (
 # f"{value:g}" writes it (-1, 0, 1, 0.5), None for every other state
 _SCORE_TEXT = "(CASE WHEN state = 'valid' AND value IS NOT NULL THEN printf('%g', value) END)"
 _ANSWERED = "('valid', 'invalid', 'truncated')"
+# an unscored unit's reason (the filter `reason`), as `Store.score_reasons` reads it: its score
+# detail's reason, else '(no reason recorded)'; None for every other state
+_REASON = (
+    "(CASE WHEN c.status = 'ok' AND s.status = 'unscored' THEN COALESCE(NULLIF(CASE WHEN json_valid(s.detail) "
+    "THEN CAST(json_extract(s.detail, '$.reason') AS TEXT) END, ''), '(no reason recorded)') END)"
+)
 #: the columns of a row of `ViewReads.view_page`, then one per facet
 VIEW_COLUMNS = ("n", "model", "unit_id", "item_id", "probe_id", "condition", "setting", "epoch", "state", "label", "value", "flags")
 
@@ -269,7 +276,8 @@ VIEW_COLUMNS = ("n", "model", "unit_id", "item_id", "probe_id", "condition", "se
 @dataclass(frozen=True)
 class ViewFilter:
     """A filter of the viewer's index: equalities on unit columns and facets (by position in the
-    facets the index was built with), a score (a valid score's value as `_SCORE_TEXT` writes it),
+    facets the index was built with; `condition` one or several: any one of them), a score (a valid
+    score's value as `_SCORE_TEXT` writes it), an unscored unit's `reason` (its score detail's),
     states (`VIEW_STATES`: any one of them), outcome names (`OUTCOME_BITS`: every one must hold)
     and a text searched (case-insensitively for ASCII letters) in the replies and the prompts as
     sent. `by_item`: the facets select items (every unit of an item one of whose units has the
@@ -277,7 +285,7 @@ class ViewFilter:
 
     model: str | None = None
     setting: str | None = None
-    condition: str | None = None
+    condition: str | tuple[str, ...] | None = None
     item_id: str | None = None
     facets: tuple[tuple[int, str], ...] = ()
     outcomes: tuple[str, ...] = ()
@@ -285,6 +293,7 @@ class ViewFilter:
     score: str | None = None
     states: tuple[str, ...] = ()
     by_item: bool = False
+    reason: str | None = None
 
     @property
     def scans(self) -> bool:
@@ -293,11 +302,16 @@ class ViewFilter:
 
     def where(self) -> tuple[str, list[Any]]:
         parts, args = ["1"], []
-        for col in ("model", "setting", "condition", "item_id", "score"):
+        for col in ("model", "setting", "condition", "item_id", "score", "reason"):
             v = getattr(self, col)
-            if v is not None:
+            if v is None or v == ():
+                continue
+            if isinstance(v, tuple) and len(v) > 1:
+                parts.append(f"v.{col} IN ({', '.join('?' * len(v))})")
+                args += list(v)
+            else:
                 parts.append(f"v.{col} = ?")
-                args.append(v)
+                args.append(v[0] if isinstance(v, tuple) else v)
         if self.states:
             parts.append(f"v.state IN ({', '.join('?' * len(self.states))})")
             args += list(self.states)
@@ -378,12 +392,13 @@ class ViewReads:
         in that order; returns the number of units.
 
         A unit is right when its score is valid with value 1; its `score` is its valid score's value
-        as text (`_SCORE_TEXT`). Outcomes (`OUTCOME_BITS`): unread (invalid), truncated, unscored
+        as text (`_SCORE_TEXT`); its `reason`, an unscored unit's reason (`_REASON`). Outcomes (`OUTCOME_BITS`): unread (invalid), truncated, unscored
         and error from its state, extracted (a valid label an extraction model read); against the unit of its item
         under the `reference` condition (same model, setting and repeat; None: no pairing): flip
         (the reference right, this one answered and not right; an unread reply counts only when
         `unread_flips`), flip_read (a flip whose reply was read: the rates that leave unread
-        replies out), flip_to_target (a flip whose label is the probe's `target` facet) and
+        replies out), flip_to_target (a flip whose label is the probe's `target` facet),
+        flip_elsewhere (with a `target`: a read flip to a label other than the target) and
         recovered (the reference answered and not right, this one right), paired (the reference and
         this one answered, as flips count them: the pairs of a paired test) and reference_right (the
         reference right, this one answered: the pairs a flip rate counts)."""
@@ -422,15 +437,15 @@ class ViewReads:
         c.execute(
             f"""CREATE TEMP TABLE vu (n INTEGER PRIMARY KEY, model TEXT, unit_id TEXT, item_id TEXT, probe_id TEXT, condition TEXT,
                     setting TEXT, epoch INTEGER, key TEXT, state TEXT, label TEXT, value REAL, correct INTEGER, flags INTEGER,
-                    read_by TEXT, score TEXT {"".join(f", {f} TEXT" for f in fcols)})"""
+                    read_by TEXT, score TEXT, reason TEXT {"".join(f", {f} TEXT" for f in fcols)})"""
         )
         where, args = ("WHERE u.run = ?", [run]) if run is not None else ("", [])
         c.execute(
             f"""INSERT INTO temp.vu (model, unit_id, item_id, probe_id, condition, setting, epoch, key, state, label, value, correct, flags,
-                    read_by {"".join(f", {f}" for f in fcols)})
+                    read_by, reason {"".join(f", {f}" for f in fcols)})
                 SELECT u.model, u.unit_id, u.item_id, u.probe_id, u.condition, u.setting, u.epoch, u.key, {_STATE}, s.label, s.value,
                        (c.status = 'ok' AND s.status = 'valid' AND s.value >= 1), 0,
-                       (CASE WHEN json_valid(s.detail) THEN json_extract(s.detail, '$.read_by') END) {"".join(f", i.{f}" for f in icols)}
+                       (CASE WHEN json_valid(s.detail) THEN json_extract(s.detail, '$.read_by') END), {_REASON} {"".join(f", i.{f}" for f in icols)}
                        {"".join(f", p.{f}" for f in pcols)}
                 FROM units u LEFT JOIN calls c ON c.key = u.key LEFT JOIN scores s ON s.key = u.key AND s.scorer = u.scoring
                 LEFT JOIN temp.vi i ON i.item_id = u.item_id LEFT JOIN temp.vp p ON p.probe_id = u.probe_id {where}
@@ -455,6 +470,8 @@ class ViewReads:
             # a flip: 1, with 2 when to the target, with 128 when its reply was read
             to_target = f"(CASE WHEN vu.label = vu.{tcol} THEN 3 ELSE 1 END)" if tcol else "1"
             to_target += " | (CASE WHEN vu.state = 'valid' THEN 128 ELSE 0 END)"
+            if tcol:  # a read flip to a label other than the target: 2048
+                to_target += f" | (CASE WHEN vu.state = 'valid' AND vu.label IS NOT vu.{tcol} THEN 2048 ELSE 0 END)"
             c.execute(
                 f"""UPDATE temp.vu SET flags = flags | COALESCE((SELECT (CASE
                         WHEN r.correct AND NOT vu.correct AND {unread} THEN {to_target}
@@ -464,10 +481,10 @@ class ViewReads:
                     WHERE condition != ?""",
                 (reference, reference),
             )
-        for col in ("unit_id", "model", "setting", "condition", "flags", "state", "score", *fcols):
+        for col in ("unit_id", "model", "setting", "condition", "flags", "state", "score", "reason", *fcols):
             c.execute(f"CREATE INDEX temp.vu_{col} ON vu({col})")
         # the counts of every filter but a text search, read from this small table, not the units
-        groups = ", ".join(["model", "setting", "condition", "flags", "state", "score", *fcols])
+        groups = ", ".join(["model", "setting", "condition", "flags", "state", "score", "reason", *fcols])
         c.execute(f"CREATE TEMP TABLE vc AS SELECT {groups}, COUNT(*) AS n FROM temp.vu GROUP BY {groups}")
         c.execute("ANALYZE temp")
         return int(c.execute("SELECT COUNT(*) FROM temp.vu").fetchone()[0])
@@ -485,7 +502,7 @@ class ViewReads:
 
     def view_values(self, column: str) -> list[Any]:
         """The distinct values of an indexed column (model, setting, condition, f0, ...), sorted."""
-        if column not in ("model", "setting", "condition", "score") and not (column.startswith("f") and column[1:].isdigit()):
+        if column not in ("model", "setting", "condition", "score", "reason") and not (column.startswith("f") and column[1:].isdigit()):
             raise ValueError(f"not an indexed column: {column}")
         return [r[0] for r in self.conn.execute(f"SELECT DISTINCT {column} FROM temp.vu WHERE {column} IS NOT NULL ORDER BY 1")]
 
@@ -509,11 +526,11 @@ class ViewReads:
 
     def view_counts(self, flt: ViewFilter, n_facets: int) -> list[tuple]:
         """The units a filter keeps, counted per (model, setting, condition, outcome bits, state,
-        score, facets...): from the index's table of counts, or, for a text search, an item or
+        score, unscored reason, facets...): from the index's table of counts, or, for a text search, an item or
         facets selecting items, by a scan of the units."""
         self._view_search(flt)
         where, args = flt.where()
-        cols = ", ".join(["v.model", "v.setting", "v.condition", "v.flags", "v.state", "v.score", *(f"v.f{i}" for i in range(n_facets))])
+        cols = ", ".join(["v.model", "v.setting", "v.condition", "v.flags", "v.state", "v.score", "v.reason", *(f"v.f{i}" for i in range(n_facets))])
         if flt.scans:
             return self.conn.execute(f"SELECT {cols}, COUNT(*) FROM temp.vu v WHERE {where} GROUP BY {cols}", args).fetchall()
         return self.conn.execute(f"SELECT {cols}, SUM(v.n) FROM temp.vc v WHERE {where} GROUP BY {cols}", args).fetchall()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 
@@ -24,6 +24,7 @@ from medresilience.testing.stub import Faults, StubServer
 from medresilience.testing.stub.policies import messages_digest
 from medresilience.view.query import close_all, open_runs, parse_query, units_page
 from medresilience.viewer_address import VIEWER_URL
+from test_tradeoff import Tally, presupposition_policy, spec
 from view_runs import make_runs
 
 RUNS = ("misleading", "presupposition", "noise", "agent", "pressure")
@@ -40,6 +41,46 @@ def faulty_run(root):
         spec = parse_model_spec(f"openai:f,label=m-f,max_tokens=3,base_url={srv.base_url}")
         evaluate(Suite.load(root / "mis-suite"), [spec], root / "faulty", EvalOptions())
     return root / "faulty"
+
+
+def pushed(messages, request):
+    """Turn 1 right (the tiny suite's gold letter); a second turn moved off it for half the
+    pushbacks (by the digest of the conversation)."""
+    users = [m["content"] for m in messages if m["role"] == "user"]
+    num = re.search(r"Question number (\d+)", users[0])
+    gold = "ABCD"[(int(num.group(1)) - 1) % 4] if num else "A"
+    if len(users) > 1 and messages_digest(messages)[0] % 2:
+        return "Answer: " + ("B" if gold == "A" else "A")
+    return f"Answer: {gold}"
+
+
+def pushed_run(root):
+    """A pressure run whose first answers are right, so its pooled flips (claims, every pushback)
+    have pairs."""
+    with StubServer(policy=pushed) as srv:
+        evaluate(Suite.load(root / "pressure-suite"), [parse_model_spec(f"openai:p,label=m-p,base_url={srv.base_url}")], root / "pushed", EvalOptions())
+    return root / "pushed"
+
+
+def undecided(messages, request):
+    """The trade-off test's presupposition replies, with the judge's verdict unreadable for a third
+    of its calls (two wordings: two unscored reasons, maybe more)."""
+    judged = presupposition_policy(Tally())(messages, request)
+    if messages[0]["role"] == "system" and messages[0]["content"].startswith("You are a judge."):
+        return ("I cannot decide.", '{"reason": "unsure"}', judged)[messages_digest(messages)[0] % 3]
+    return judged
+
+
+def unscored_run(root):
+    """A presupposition run whose judge leaves some answers unscored (the unscored reasons' counts)."""
+    with StubServer(policy=undecided) as srv:
+        evaluate(
+            Suite.load(root / "presup-suite"),
+            [spec(srv, "stub-u", "model-u")],
+            root / "unscored",
+            EvalOptions(scoring="judge", family={"judge": f"openai:judge-u,base_url={srv.base_url}"}),
+        )
+    return root / "unscored"
 
 
 class Cells(HTMLParser):
@@ -104,7 +145,7 @@ class Cells(HTMLParser):
 def report(tmp_path_factory):
     root = tmp_path_factory.mktemp("counts")
     dirs = make_runs(root)
-    runs = [*(dirs[n] for n in RUNS), faulty_run(root)]
+    runs = [*(dirs[n] for n in RUNS), faulty_run(root), pushed_run(root), unscored_run(root)]
     page = build_report(runs, out_dir=root / "report").html.read_text(encoding="utf-8")
     parser = Cells()
     parser.feed(page)
@@ -141,10 +182,15 @@ def test_every_linked_number_is_the_viewers_count(report):
     checked: dict[str, int] = {}
     confirmed: set[str] = set()
     pairs = {c["row"]: int(c["text"].split()[0]) for c in cells if c["head"] == "Pairs" and c["text"][:1].isdigit()}
-    unsized = []
+    unsized, means = [], []
+    # each model's number, by the filters of its link without the model
+    per_model: dict[frozenset, dict[str, int]] = {}
     for c in cells:
         for href, text in c["links"]:
             filters, total = viewer_total(opened, href)
+            if "model" not in filters and not re.fullmatch(r"\d+", text.strip()):
+                means.append((c, filters, total))  # a mean across models (a count of every model is checked as a count)
+                continue
             want = expected(c, text.strip(), filters, pairs.get(c["row"]))
             if want is None:
                 unsized.append(href)
@@ -152,12 +198,36 @@ def test_every_linked_number_is_the_viewers_count(report):
             assert total == want, (c, filters, total)
             confirmed.add(href)
             checked[c["section"]] = checked.get(c["section"], 0) + 1
+            if "model" in filters:
+                rest = frozenset((k, v) for k, v in filters.items() if k != "model")
+                per_model.setdefault(rest, {})[filters["model"]] = want
     # a rate shown without its n (before and after a setting) links to units a sized cell links to
     assert not set(unsized) - confirmed, set(unsized) - confirmed
+    # a mean across models links every model of its run: the viewer counts the units of the models'
+    # own cells (their numbers summed), each model of the run with units under the filter has one
+    for c, filters, total in means:
+        shown = per_model.get(frozenset(filters.items()), {})
+        rv = opened[int(filters["run"])]
+        with_units = {m for m in rv.values["model"] if viewer_total(opened, VIEWER_URL + "/units?" + urlencode({**filters, "model": m}))[1]}
+        assert with_units <= set(shown), (c, filters, shown)
+        assert total == sum(shown.values()), (c, filters, shown, total)
+        checked[c["section"] + " (means)"] = checked.get(c["section"] + " (means)", 0) + 1
     # every family's section and the report's shared tables link counts the viewer confirms
-    assert {"misleading", "presupposition", "noise", "pressure", "reading", "profile-all", "profile", "tradeoff", "key", "tests", "agent", "settings"} <= set(
-        checked
-    ), checked
+    assert {
+        "misleading",
+        "misleading (means)",
+        "presupposition",
+        "noise",
+        "pressure",
+        "reading",
+        "profile-all",
+        "profile",
+        "tradeoff",
+        "key",
+        "tests",
+        "agent",
+        "settings",
+    } <= set(checked), checked
     assert sum(checked.values()) > 150, checked
 
 
@@ -195,9 +265,12 @@ def test_score_distribution_links_each_score(report):
 def test_clean_accuracy_of_a_probe_facet_links_the_clean_units_of_its_items(report):
     cells, opened = report
     clean = [c for c in cells if c["section"] == "misleading" and c["head"] == "Clean acc" and c["links"]]
-    by_facet = [c for c in clean if any(k in c["links"][0][0] for k in ("content_type=", "provenance="))]
-    # every stratum's clean accuracy is linked (a mean across models is no count of units)
+    # a model's cells (a mean across models' cell links every model's: test_every_linked_number_...)
+    by_facet = [c for c in clean if any(k in c["links"][0][0] for k in ("content_type=", "provenance=")) and "model=" in c["links"][0][0]]
+    # every stratum's clean accuracy is linked, a mean across models when its models are one run's
+    # (the report's other means average the models of several runs: no one viewer URL holds them)
     assert by_facet and not [c for c in bare(cells, "misleading", "Clean acc") if "models" not in c["text"]]
+    assert [c for c in clean if "models" in c["text"]]
     for c in by_facet:
         filters, total = viewer_total(opened, c["links"][0][0])
         assert filters["scope"] == "item" and filters["condition"] == "clean"
@@ -211,13 +284,14 @@ def test_clean_accuracy_of_a_probe_facet_links_the_clean_units_of_its_items(repo
     "section, heads",
     [
         ("reading", ("Replies", "Read", "Read by extraction model", "Invalid", "Truncated", "Unscored")),
-        ("profile-all", re.compile(r"(Misleading context|False presuppositions|Clinical noise): .*")),
+        ("profile-all", re.compile(r"(Misleading context|False presuppositions|Clinical noise|Pressure after commitment): .*")),
         ("profile", re.compile(r"Clean accuracy|Resilience, Type \d")),
         ("tradeoff", re.compile(r".*\((clean MCQ|original case)\)|PCR .*|NFP .*|.*: without|with")),
-        ("key", re.compile(r"Errors|Invalid|Truncated|Unscored")),
-        ("misleading", re.compile(r"Clean-correct pairs|Flips|To target|Invalid|Truncated")),
+        ("key", re.compile(r"Errors|Invalid|Truncated|Unscored|Items|Cases")),
+        ("misleading", re.compile(r"Clean-correct pairs|Flips|To target|Elsewhere|Invalid|Truncated")),
         ("tests", re.compile(r"[bc] \(.*\)|Pairs")),
         ("pressure", "Pairs"),
+        ("presupposition", "Units"),
         ("tradeoff", re.compile(r"Units \((none|setting)\)")),
         ("settings", re.compile(r"None|Setting")),
         ("noise", "b / c|Original, same cases"),
@@ -241,3 +315,43 @@ def test_the_viewers_default_address_is_written_once():
     src = Path(medresilience.__file__).parent
     writers = [p.relative_to(src).as_posix() for p in src.rglob("*.py") if str(VIEWER_PORT) in p.read_text(encoding="utf-8")]
     assert writers == ["viewer_address.py"]
+
+
+def test_an_items_count_links_only_a_run_asked_once(tmp_path):
+    """An items count links to the units of a condition planned once per item; a run that asked
+    each unit several times (epochs) has more of them than items: its count stays unlinked."""
+    from medresilience.report.html import items_url, viewer_links
+    from medresilience.report.rundir import RunData
+
+    once = RunData(tmp_path / "a", "a", {"options": {"epochs": 1}}, {"models": {"m": {}}})
+    twice = RunData(tmp_path / "b", "b", {"options": {"epochs": 2}}, {"models": {"m": {}}})
+    with viewer_links(VIEWER_URL, [once, twice]):
+        assert items_url("a", "m", "none", "clean") == VIEWER_URL + "/units?run=0&model=m&setting=none&condition=clean"
+        assert items_url("b", "m", "none", "clean") is None
+
+
+def test_the_compare_pages_counts_are_the_viewers(tmp_path_factory):
+    """`medres compare A B` links each side's units and answered units (A as the viewer's run 0,
+    B as run 1: `medres view A B`); the viewer counts the same units."""
+    from medresilience.report.compare import compare_runs
+
+    root = tmp_path_factory.mktemp("compare")
+    dirs = make_runs(root)
+    a, b = dirs["misleading"], faulty_run(root)
+    page = compare_runs(a, b, root / "cmp", pairs=["model-a=m-f"]).html.read_text(encoding="utf-8")
+    assert f"medres view {a} {b}" in page
+    parser = Cells()
+    parser.feed(page)
+    linked = [c for c in parser.cells if c["section"] == "compare" and c["head"] in ("Units", "Answered")]
+    assert linked and not [c for c in linked if not c["links"] and c["text"] != "0"]
+    opened = open_runs([a, b])
+    try:
+        runs = set()
+        for c in linked:
+            for href, text in c["links"]:
+                filters, total = viewer_total(opened, href)
+                assert total == int(text), (c, filters, total)
+                runs.add(filters["run"])
+        assert runs == {"0", "1"}
+    finally:
+        close_all(opened)

@@ -128,6 +128,26 @@ def test_filters_page_and_search(served):
     assert both["total"] == api(served, run=0, outcome="flip_to_target")["total"]
 
 
+def test_several_conditions_and_flips_elsewhere(served):
+    """condition=a,b (any of them) in the API, the page and its filter bar; flip_elsewhere counts
+    the flips the results call elsewhere (not to the target, not unread, not cut)."""
+    res = results(served, "misleading")["models"]["model-a"]["none"]["overall"]
+    both = api(served, run=0, model="model-a", setting="none", condition="type1,type2", outcome="flip")
+    assert both["total"] == res["type1"]["asr"]["k"] + res["type2"]["asr"]["k"] > 0
+    assert set(both["counts"]["condition"]) == {"type1", "type2"}
+    page = served["client"].get("/units", params={"run": 0, "condition": "type1,type2"})
+    assert page.status_code == 200 and "condition type1 or type2" in page.text and 'value="type1,type2" selected' in page.text
+    for cond in ("type1", "type2"):
+        asr = res[cond]["asr"]
+        to_target = res[cond]["tasr"]["k"] if cond == "type1" else 0
+        got = api(served, run=0, model="model-a", setting="none", condition=cond, outcome="flip_elsewhere")
+        assert got["total"] == asr["k"] - asr["invalid_flips"] - asr["truncated_flips"] - to_target, cond
+        assert all(u["state"] == "valid" and "flip_to_target" not in u["outcomes"] for u in got["units"])
+    assert "flip_elsewhere" not in api(served, run=2)["outcomes"]  # noise declares no target
+    # (a reason's units against the report's tally: test_report_counts, whose judge leaves some unscored)
+    assert api(served, run=1, reason="no such reason")["total"] == 0
+
+
 def test_bad_filters_are_400_with_the_reason(served):
     c = served["client"]
     for params, word in (({"run": 9}, "run 9"), ({"run": 0, "outcome": "nope"}, "nope"), ({"run": 0, "colour": "red"}, "colour"), ({"page": "x"}, "whole")):

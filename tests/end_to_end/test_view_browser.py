@@ -273,7 +273,7 @@ def test_a_report_cell_links_to_its_units(served, tmp_path):
         "run=0&model=model-a&setting=none&condition=type1&outcome=flip_read",
         "run=0&model=model-a&setting=none&condition=type1&source=",
         "category=",
-        "run=2&",
+        "run=2&model=model-a&setting=none&condition=redherring-10&outcome=flip",
     ]
     with sync_api.sync_playwright() as p:
         b = Browser(p, tmp_path / "profile")

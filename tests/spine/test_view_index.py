@@ -41,7 +41,8 @@ def store(tmp_path):
             reqs.append((key, "m", [{"role": "user", "content": f"question {item} {cond}"}], {}))
             calls.append(CallRow(key, "m", cstatus, text=None if cstatus == "error" else f"reply {n} 100%", finish_reason=finish))
             if sstatus:
-                scores.append(ScoreRow(key, "letter", label, sstatus, value=value))
+                detail = {"reason": "no verdict in the reply"} if sstatus == "unscored" else None
+                scores.append(ScoreRow(key, "letter", label, sstatus, detail, value=value))
         st.add_plan(units, reqs)
         st.write_results(calls, scores)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -68,7 +69,7 @@ def test_outcomes_against_the_reference(store):
     # every answered unit whose reference is answered is paired; reference_right: the reference right
     pair = {"paired", "reference_right"}
     assert got["i1:p|s"] == {"flip", "flip_read", "flip_to_target", *pair}
-    assert got["i2:p|s"] == {"flip", "flip_read", *pair}
+    assert got["i2:p|s"] == {"flip", "flip_read", "flip_elsewhere", *pair}  # a read flip to a label not the target
     assert got["i3:p|s"] == {"flip", "unread", *pair}  # a flip, its reply not read
     assert got["i4:p|s"] == {"recovered", "paired"}
     assert got["i5:p|s"] == {"error"}
@@ -82,6 +83,9 @@ def test_unread_replies_not_counted_as_flips_and_no_reference(store):
     assert got["i3:p"] == {"unread"} and got["i1:p"] == {"flip", "flip_read", "flip_to_target", "paired", "reference_right"}
     got = {uid.split("|")[0]: _names(f) for uid, f in _index(store, reference=None, target=None, unread_flips=True).items() if "|s|" in uid}
     assert got["i1:p"] == set() and got["i3:p"] == {"unread"} and got["i4:p"] == set()
+    # without a target, no flip is to the target or elsewhere
+    got = {uid.split("|")[0]: _names(f) for uid, f in _index(store, reference="clean", target=None, unread_flips=True).items() if "|s|" in uid}
+    assert got["i2:p"] == {"flip", "flip_read", "paired", "reference_right"}
 
 
 def test_filters_pages_and_counts(store):
@@ -120,6 +124,26 @@ def test_score_state_and_item_scope_filters(store):
     assert n(facets=((0, "B"),), by_item=True) == 10  # every unit of those items
     # the pairs a flip rate counts (its n) and a paired test's
     assert n(outcomes=("reference_right",)) == 3 and n(outcomes=("paired",)) == 4
+
+
+def test_several_conditions_and_an_unscored_reason(store):
+    """`condition` takes several values (any of them: a rate pooled over conditions); `reason`
+    selects the unscored units of one reason, read as the report's tally of reasons reads it."""
+    _index(store, reference="clean", target="target", unread_flips=True)
+
+    def n(**kw) -> int:
+        return sum(r[-1] for r in store.view_counts(ViewFilter(**kw), 1))
+
+    assert n(condition=("clean", "s")) == 12 and n(condition=("s",)) == n(condition="s") == 6
+    assert n(condition=("s", "other"), outcomes=("flip",)) == 3 and n(condition=("clean", "other")) == 6
+    assert [r[3] for r in store.view_page(ViewFilter(condition=("s", "clean"), item_id="i2"), 0, 10, 1)] == ["i2", "i2"]
+    tally = store.score_reasons("unscored", run="r1")
+    assert [(r[3], r[4]) for r in tally] == [("no verdict in the reply", 1)]
+    assert store.view_values("reason") == ["no verdict in the reply"]
+    assert n(reason="no verdict in the reply") == 1 and n(reason="no verdict in the reply", condition="clean") == 0 and n(reason="other") == 0
+    # counted per reason like the other filters (the reason column of a count row)
+    assert [r[6] for r in store.view_counts(ViewFilter(reason="no verdict in the reply"), 1)] == ["no verdict in the reply"]
+    assert n(outcomes=("flip_elsewhere",)) == 1
 
 
 def test_a_store_of_an_older_layout_is_named_not_migrated(tmp_path):

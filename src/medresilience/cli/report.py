@@ -46,12 +46,17 @@ def register(app: typer.Typer) -> None:
         out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default: RUN_B/compare-<A>, with the --pair values when given)")] = None,
         pair: Annotated[Optional[list[str]], typer.Option("--pair", help="MODEL_A=MODEL_B (optionally MODEL:SETTING); repeatable")] = None,
         force: Annotated[bool, typer.Option("--force", help="overwrite a folder holding a comparison of other runs or pairs")] = False,
+        viewer_url: Annotated[
+            Optional[str],
+            typer.Option("--viewer-url", help=f"the evidence viewer (medres view A B) each side's counts link to (default {VIEWER_URL}); none: no links"),
+        ] = None,
     ) -> None:
         """Per-metric differences B - A on shared items, with paired bootstrap intervals and exact or clustered tests."""
         from ..report.compare import SUMMARY_HEADERS, compare_runs, summary_rows
         from .tables import fitted
 
-        res = compare_runs(run_a, run_b, out, pairs=pair or (), force=force)
+        links = {} if viewer_url is None else {"viewer_url": None if viewer_url.strip().lower() == "none" else viewer_url}
+        res = compare_runs(run_a, run_b, out, pairs=pair or (), force=force, **links)
         rows = summary_rows(res.table)
         console.print(
             fitted(

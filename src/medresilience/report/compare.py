@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,8 +20,10 @@ from markupsafe import Markup
 from ..errors import ConfigError
 from ..family import get
 from ..fileio import atomic_write
+from ..scoring.types import ANSWERED
 from ..seeding import stable_hash
-from .html import esc, run_facts, sig_class
+from ..viewer_address import VIEWER_URL
+from .html import count_cell, esc, rate_units, run_facts, setting_name, sig_class, table, units_url, viewer_links
 from .html import page as html_page
 from .rundir import RunData, load_run, redact_url, scrub, secrets_of
 from .tables import fmt_p, markdown_table, write_tables
@@ -188,10 +191,19 @@ def check_compare_dir(out: Path, what: dict[str, Any], force: bool = False) -> N
     raise ConfigError("--out", f"{out} already holds {says}; give another --out, or --force to overwrite it")
 
 
-def compare_runs(run_a: Path | str, run_b: Path | str, out_dir: Path | str | None = None, pairs: Sequence[str] = (), force: bool = False) -> CompareResult:
+def compare_runs(
+    run_a: Path | str,
+    run_b: Path | str,
+    out_dir: Path | str | None = None,
+    pairs: Sequence[str] = (),
+    force: bool = False,
+    viewer_url: str | None = VIEWER_URL,
+) -> CompareResult:
     """Compare two run directories on shared items; write compare.{html,md,csv,parquet} and
     compare.json (what was compared) to out_dir (default: `default_compare_dir`). A folder that
-    holds another comparison is refused unless `force`. Returns the table and the paths written."""
+    holds another comparison is refused unless `force`. Each side's unit counts link to its units
+    in the evidence viewer at `viewer_url` over both runs (A as run 0, B as run 1; None: no links).
+    Returns the table and the paths written."""
     out = Path(out_dir) if out_dir else default_compare_dir(run_a, run_b, pairs)
     what = _compared(run_a, run_b, pairs)
     check_compare_dir(out, what, force)
@@ -207,8 +219,10 @@ def compare_runs(run_a: Path | str, run_b: Path | str, out_dir: Path | str | Non
     if ra.name == rb.name:
         rb.name = f"{rb.name} (B)"
     spec = family.compare()
-    comps = [spec.sides(side(ra.name, ra.frame, ma, sa), side(rb.name, rb.frame, mb, sb)) for ma, sa, mb, sb in pair_models(ra, rb, pairs)]
-    res = write_compare(ra, rb, spec, comps, out)
+    sides = [(side(ra.name, ra.frame, ma, sa), side(rb.name, rb.frame, mb, sb)) for ma, sa, mb, sb in pair_models(ra, rb, pairs)]
+    comps = [spec.sides(a, b) for a, b in sides]
+    with viewer_links(viewer_url, [ra, rb]):
+        res = write_compare(ra, rb, spec, comps, out, sides_table(sides), _viewer_line(ra, rb, viewer_url))
     with atomic_write(out / "compare.json") as fh:
         fh.write(json.dumps(what, indent=2) + "\n")
     return res
@@ -270,8 +284,39 @@ def table_rows(spec: CompareSpec, table: pd.DataFrame) -> list[dict[str, Any]]:
     return [{"cells": [Markup(c.cell(r)) for c in spec.table], "cls": sig_class(r["p_holm"]) if spec.significance else ""} for r in table.to_dict("records")]
 
 
-def write_compare(ra: RunData, rb: RunData, spec: CompareSpec, comps: list[Comparison], out: Path) -> CompareResult:
-    """The comparison page, its Markdown and its table files, from the family's comparisons."""
+def sides_table(sides: Sequence[tuple[Side, Side]]) -> str:
+    """Each side's units (its model and setting in its run) and the answered ones, each count linked
+    to those units in the viewer (`viewer_links` over the two runs), or '' with no sides."""
+    rows = []
+    for pair in sides:
+        for which, s in zip("AB", pair):
+            status = s.frame["status"].astype(str) if "status" in s.frame else pd.Series([], dtype=str)
+            answered = int(status.isin(ANSWERED).sum())
+            rows.append(
+                [
+                    which,
+                    esc(s.run),
+                    esc(s.model),
+                    esc(setting_name(s.setting)),
+                    count_cell(len(s.frame), units_url(s.run, s.model, s.setting)),
+                    count_cell(answered, rate_units(s.run, s.model, s.setting)),
+                ]
+            )
+    return table(rows, ["Side", "Run", "Model", "Setting", "Units", "Answered"], numeric=(4, 5)) if rows else ""
+
+
+def _viewer_line(ra: RunData, rb: RunData, viewer_url: str | None) -> str | None:
+    if viewer_url is None:
+        return None
+    view = "medres view " + " ".join(shlex.quote(str(r.path)) for r in (ra, rb))
+    return f"Each side's counts link to its units: start the viewer with {view} (at {viewer_url}) before following a link."
+
+
+def write_compare(
+    ra: RunData, rb: RunData, spec: CompareSpec, comps: list[Comparison], out: Path, sides_html: str = "", viewer_line: str | None = None
+) -> CompareResult:
+    """The comparison page, its Markdown and its table files, from the family's comparisons (with
+    each side's unit counts, `sides_table`, and how to start the viewer they link to)."""
     table = pd.concat([c.table for c in comps], ignore_index=True) if comps else pd.DataFrame(columns=list(spec.columns))
     names = {"a": ra.name, "b": rb.name}
     body = render_template(
@@ -285,6 +330,8 @@ def write_compare(ra: RunData, rb: RunData, spec: CompareSpec, comps: list[Compa
         svg=Markup(svg) if (svg := spec.figure(table, spec.figure_title.format(**names))) else None,
         rows=table_rows(spec, table) if not table.empty else None,
         methods=Markup(spec.methods),
+        sides=Markup(sides_html),
+        viewer_line=viewer_line,
     )
     md = "\n".join(["# " + spec.heading.format(**names), "", markdown_table(table, list(spec.markdown_columns)) if not table.empty else spec.empty, ""])
     paths = finish_compare(ra, rb, body, md, table, out)

@@ -93,18 +93,24 @@ def isnan(v: Any) -> bool:
 @dataclass(frozen=True)
 class ViewerLinks:
     """Where the report's counts link to: the viewer's base URL and each run of the report by its
-    name, as (its index among the runs given to the report, its model labels)."""
+    name, as (its index among the runs given to the report, its model labels); `repeated`, the runs
+    that asked each unit more than once (epochs)."""
 
     base: str
     runs: dict[str, tuple[int, frozenset[str]]]
+    repeated: frozenset[str] = frozenset()
 
-    def url(self, run: str, model: str, setting: str | None, condition: str | None, outcome: str | None, facets: dict[str, Any]) -> str | None:
+    def url(
+        self, run: str, model: str | None, setting: str | None, condition: str | Sequence[str] | None, outcome: str | None, facets: dict[str, Any]
+    ) -> str | None:
         if run not in self.runs:
             return None
         index, models = self.runs[run]
         suffix = f" [{run}]"  # a model label the report shows with its run's name (two runs share the label)
-        if model not in models and model.endswith(suffix):
+        if model is not None and model not in models and model.endswith(suffix):
             model = model[: -len(suffix)]
+        if condition is not None and not isinstance(condition, str):
+            condition = ",".join(condition)  # any of several conditions (a rate pooled over them)
         query = {"run": index, "model": model, "setting": setting, "condition": condition, "outcome": outcome}
         query.update(facets)
         return f"{self.base.rstrip('/')}/units?" + urlencode({k: v for k, v in query.items() if v is not None and not isnan(v)})
@@ -119,7 +125,10 @@ def viewer_links(base: str | None, runs: Sequence[Any]) -> Iterator[None]:
     their names in the order given to the report."""
     if base is not None and not re.fullmatch(r"https?://[^\s/?#]+/?", base):
         raise ConfigError("--viewer-url", f"{base!r} is not the viewer's address, e.g. {VIEWER_URL} (or none: no links)")
-    links = None if base is None else ViewerLinks(base, {r.name: (i, frozenset((r.results or {}).get("models") or ())) for i, r in enumerate(runs)})
+    links = None
+    if base is not None:
+        repeated = frozenset(r.name for r in runs if int(((r.config or {}).get("options") or {}).get("epochs") or 1) > 1)
+        links = ViewerLinks(base, {r.name: (i, frozenset((r.results or {}).get("models") or ())) for i, r in enumerate(runs)}, repeated)
     token = _links.set(links)
     try:
         yield
@@ -127,12 +136,25 @@ def viewer_links(base: str | None, runs: Sequence[Any]) -> Iterator[None]:
         _links.reset(token)
 
 
-def units_url(run: str, model: str, setting: str | None = None, condition: str | None = None, outcome: str | None = None, **facets: Any) -> str | None:
+def units_url(
+    run: str, model: str | None, setting: str | None = None, condition: str | Sequence[str] | None = None, outcome: str | None = None, **facets: Any
+) -> str | None:
     """The viewer's URL of the units behind a count (`/units?run=..&model=..&setting=..&condition=..
-    &outcome=..&<facet>=..`; a filter that is None is left out), or None when the report is built
-    without viewer links or the run is not one of the report's."""
+    &outcome=..&<facet>=..`; a filter that is None is left out: no model, every model of the run;
+    several conditions, any of them), or None when the report is built without viewer links or the
+    run is not one of the report's."""
     links = _links.get()
     return None if links is None else links.url(run, model, setting, condition, outcome, facets)
+
+
+def items_url(run: str, model: str | None, setting: str | None, condition: str) -> str | None:
+    """The viewer's URL of the units behind an items count: the units of `condition`, which a family
+    plans once per item (misleading's and noise's clean units); None when the run asked each unit
+    more than once (its units of the condition are the items times the repeats)."""
+    links = _links.get()
+    if links is None or run in links.repeated:
+        return None
+    return units_url(run, model, setting, condition)
 
 
 #: the states of the units a rate counts when no outcome names them: the answered ones (read,
@@ -140,7 +162,9 @@ def units_url(run: str, model: str, setting: str | None = None, condition: str |
 ANSWERED_STATES = ",".join(ANSWERED)
 
 
-def rate_units(run: str, model: str, setting: str | None, condition: str | None = None, outcome: str | None = None, **filters: Any) -> str | None:
+def rate_units(
+    run: str, model: str | None, setting: str | None, condition: str | Sequence[str] | None = None, outcome: str | None = None, **filters: Any
+) -> str | None:
     """The viewer's URL of the units a rate counts: with an outcome (or a score or state among
     `filters`), the units it names (a rate's k); else the answered units of the condition (its n)."""
     if outcome is None and "score" not in filters and "state" not in filters:

@@ -7,8 +7,8 @@ a filter are then indexed queries, also on a store of a million units. Every rea
 store's readers; nothing here writes.
 
 `UnitQuery` is one filter as the URL carries it (`run`, `model`, `setting`, `condition`,
-`outcome`, `score`, `state`, one parameter per facet, `scope`, `q`, `page`); a bad value is a
-`QueryError` (HTTP 400)."""
+`outcome`, `score`, `state`, `reason`, one parameter per facet, `scope`, `q`, `page`); a bad value
+is a `QueryError` (HTTP 400)."""
 
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ OUTCOME_TITLES = {
     "flip": "flip (the clean answer right, this one wrong)",
     "flip_read": "flip of a read reply (a flip, its reply read: unread replies left out)",
     "flip_to_target": "flip to the target (wrong, with the label the stress pushed toward)",
+    "flip_elsewhere": "flip elsewhere (a read flip to a wrong label other than the target)",
     "recovered": "recovered (the clean answer wrong, this one right)",
     "unread": "unread (a reply with no readable answer)",
     "truncated": "truncated (cut at its token budget)",
@@ -49,7 +50,7 @@ OUTCOME_TITLES = {
 #: writes no list of them
 PAIR_OUTCOMES = ("paired", "reference_right")
 # the query parameters every run has; the others name facets
-FIXED_PARAMS = ("run", "model", "setting", "condition", "outcome", "score", "state", "scope", "q", "page")
+FIXED_PARAMS = ("run", "model", "setting", "condition", "outcome", "score", "state", "reason", "scope", "q", "page")
 #: what the facet filters select: units with the values (`unit`), or every unit of an item with a
 #: unit that has them (`item`: the clean units of the items whose probes have a content type)
 SCOPES = ("unit", "item")
@@ -93,7 +94,7 @@ class RunView:
             n
             for n in OUTCOME_BITS
             if not (n in ("flip", "flip_read", "recovered", *PAIR_OUTCOMES) and o.reference is None)
-            and not (n == "flip_to_target" and o.target not in self.facets)
+            and not (n in ("flip_to_target", "flip_elsewhere") and o.target not in self.facets)
         )
 
     def close(self) -> None:
@@ -102,13 +103,15 @@ class RunView:
 
 @dataclass(frozen=True)
 class UnitQuery:
-    """One filter of one run, as its URL says it: `score`, a valid score's value as the metrics
-    write it (-1, 0, 1); `state`, any of the units' states (`VIEW_STATES`)."""
+    """One filter of one run, as its URL says it: `model` None, every model of the run; `condition`,
+    any of its conditions (comma-separated in the URL: a rate pooled over several; empty, any);
+    `score`, a valid score's value as the metrics write it (-1, 0, 1); `state`, any of the units'
+    states (`VIEW_STATES`); `reason`, an unscored unit's reason as the report tallies it."""
 
     run: int = 0
     model: str | None = None
     setting: str | None = None
-    condition: str | None = None
+    condition: tuple[str, ...] = ()
     outcome: tuple[str, ...] = ()
     facets: tuple[tuple[str, str], ...] = ()
     q: str | None = None
@@ -116,20 +119,25 @@ class UnitQuery:
     score: str | None = None
     state: tuple[str, ...] = ()
     scope: str = "unit"
+    reason: str | None = None
 
     def params(self, page: int | None = None, **changes: Any) -> list[tuple[str, str]]:
         """The query parameters of this filter (with changes), in the URL scheme's order."""
         me = replace(self, **changes) if changes else self
         out: list[tuple[str, str]] = [("run", str(me.run))]
-        for k in ("model", "setting", "condition"):
+        for k in ("model", "setting"):
             v = getattr(me, k)
             if v is not None:
                 out.append((k, v))
+        if me.condition:
+            out.append(("condition", ",".join(me.condition)))
         out += [("outcome", o) for o in me.outcome]
         if me.score is not None:
             out.append(("score", me.score))
         if me.state:
             out.append(("state", ",".join(me.state)))
+        if me.reason is not None:
+            out.append(("reason", me.reason))
         out += list(me.facets)
         if me.scope != "unit":
             out.append(("scope", me.scope))
@@ -153,11 +161,14 @@ def parse_query(params: Iterable[tuple[str, str]], runs: Sequence[RunView]) -> U
     single: dict[str, str] = {}
     outcome: list[str] = []
     state: list[str] = []
+    condition: list[str] = []
     for k, v in pairs:
         if k == "outcome":
             outcome += [o for o in v.split(",") if o]
         elif k == "state":
             state += [x for x in v.split(",") if x]
+        elif k == "condition":
+            condition += [x for x in v.split(",") if x]
         elif k in single:
             raise QueryError(f"parameter {k} given twice")
         else:
@@ -189,12 +200,12 @@ def parse_query(params: Iterable[tuple[str, str]], runs: Sequence[RunView]) -> U
             raise QueryError(f"parameter {k!r}: not a filter of run {run} (facets: {', '.join(rv.facets) or 'none'})")
         facets.append((k, v))
     facets.sort(key=lambda kv: rv.facets.index(kv[0]))
-    blank = {k: (single.get(k) or None) for k in ("model", "setting", "condition", "q", "score")}
+    blank = {k: (single.get(k) or None) for k in ("model", "setting", "q", "score", "reason")}
     return UnitQuery(
         run,
         blank["model"],
         blank["setting"],
-        blank["condition"],
+        tuple(dict.fromkeys(condition)),
         tuple(dict.fromkeys(outcome)),
         tuple(facets),
         blank["q"],
@@ -202,6 +213,7 @@ def parse_query(params: Iterable[tuple[str, str]], runs: Sequence[RunView]) -> U
         blank["score"],
         tuple(dict.fromkeys(state)),
         scope,
+        blank["reason"],
     )
 
 
@@ -261,7 +273,7 @@ def open_run(index: int, run_dir: Path | str) -> RunView:
             item_rows=item_rows,
         )
         columns = (*item_facets, *facets)
-        values = {c: store.view_values(c) for c in ("model", "setting", "condition", "score")}
+        values = {c: store.view_values(c) for c in ("model", "setting", "condition", "score", "reason")}
         values.update({f: store.view_values(f"f{i}") for i, f in enumerate(columns)})
     except BaseException:
         store.close()
@@ -294,6 +306,7 @@ def _filter(rv: RunView, q: UnitQuery, **over: Any) -> ViewFilter:
         score=q.score,
         states=q.state,
         by_item=q.scope == "item",
+        reason=q.reason,
         **over,
     )
 
@@ -315,12 +328,20 @@ def units_page(rv: RunView, q: UnitQuery, size: int = PAGE_SIZE) -> dict[str, An
     """One page of the units a filter keeps, with the counts of everything it keeps: `total`,
     `pages`, `units` (run, model, unit_id, item_id, probe_id, condition, setting, epoch, state,
     label, value, outcomes, facets) and `counts` (by model, setting, condition, outcome, state,
-    score, facet)."""
+    score, unscored reason, facet)."""
     flt = _filter(rv, q)
     with rv.lock:
         rows = rv.store.view_page(flt, (q.page - 1) * size, size, len(rv.facets))
         grouped = rv.store.view_counts(flt, len(rv.facets))
-    counts: dict[str, dict[str, int]] = {"model": {}, "setting": {}, "condition": {}, "outcome": dict.fromkeys(rv.outcomes, 0), "state": {}, "score": {}}
+    counts: dict[str, dict[str, int]] = {
+        "model": {},
+        "setting": {},
+        "condition": {},
+        "outcome": dict.fromkeys(rv.outcomes, 0),
+        "state": {},
+        "score": {},
+        "reason": {},
+    }
     counts.update({f: {} for f in rv.facets})
     total = 0
     for g in grouped:
@@ -330,11 +351,11 @@ def units_page(rv: RunView, q: UnitQuery, size: int = PAGE_SIZE) -> dict[str, An
             counts[key][v] = counts[key].get(v, 0) + n
         for o in _outcomes_of(g[3], rv.outcomes):
             counts["outcome"][o] += n
-        for key, v in (("state", g[4]), ("score", g[5])):
+        for key, v in (("state", g[4]), ("score", g[5]), ("reason", g[6])):
             if v is not None:
                 counts[key][v] = counts[key].get(v, 0) + n
         for i, f in enumerate(rv.facets):
-            v = g[6 + i]
+            v = g[7 + i]
             if v is not None:
                 counts[f][v] = counts[f].get(v, 0) + n
     counts["state"] = {x: counts["state"][x] for x in VIEW_STATES if x in counts["state"]}

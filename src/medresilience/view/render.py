@@ -22,21 +22,25 @@ def refined(q: UnitQuery, dim: str, value: Any) -> UnitQuery:
     """The filter with one more condition (a count's link): page 1 again."""
     if dim == "outcome":
         return replace(q, outcome=tuple(dict.fromkeys((*q.outcome, value))), page=1)
-    if dim in ("model", "setting", "condition", "score"):
+    if dim in ("model", "setting", "score", "reason"):
         return replace(q, page=1, **{dim: value})
-    if dim == "state":
-        return replace(q, state=(value,), page=1)
+    if dim in ("state", "condition"):
+        return replace(q, page=1, **{dim: (value,)})
     return replace(q, facets=(*((k, v) for k, v in q.facets if k != dim), (dim, str(value))), page=1)
 
 
 def describe(q: UnitQuery) -> str:
     """The filter in words (for the page's heading)."""
-    parts = [f"{k} = {v}" for k, v in (("model", q.model), ("setting", q.setting), ("condition", q.condition)) if v is not None]
+    parts = [f"{k} = {v}" for k, v in (("model", q.model), ("setting", q.setting)) if v is not None]
+    if q.condition:
+        parts.append(f"condition {' or '.join(q.condition)}")
     parts += [f"{k} = {v}" for k, v in q.facets]
     if q.score is not None:
         parts.append(f"score = {q.score}")
     if q.state:
         parts.append(f"state {' or '.join(q.state)}")
+    if q.reason is not None:
+        parts.append(f"unscored for the reason {q.reason!r}")
     if q.facets and q.scope == "item":
         parts.append("every unit of the items with those facets")
     parts += [f"outcome {o}" for o in q.outcome]

@@ -22,7 +22,7 @@ from ...suite import Suite
 from . import review
 from .delivery import NoiseOptions, decoding, prompts, render, scorer
 from .probe import NoiseProbe
-from .taxonomy import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS
+from .taxonomy import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS, POOLED
 
 STRATA = (("by_source", "By source"),)
 #: the viewer's outcome of each rate's units, by the rate's suffix (accuracy: every unit of the condition)
@@ -30,8 +30,10 @@ RATE_OUTCOMES = {"_flip_read": "flip_read", "_flip": "flip", "_acc": None}
 
 
 def viewer_filter(key: str) -> dict[str, str] | None:
-    """The viewer's filter of the units behind a headline rate ("rewrite_flip": the rewrite's flips);
-    None for a rate pooled over every variant."""
+    """The viewer's filter of the units behind a headline rate ("rewrite_flip": the rewrite's flips;
+    "perturbed_acc": the units of every variant)."""
+    if key == f"{POOLED}_acc":
+        return {"condition": ",".join(CONDITIONS)}
     for suffix, outcome in RATE_OUTCOMES.items():
         cond = key[: -len(suffix)]
         if key.endswith(suffix) and cond in (CLEAN, *CONDITIONS):

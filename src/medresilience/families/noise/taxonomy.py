@@ -18,6 +18,8 @@ CONDITIONS = (*DISTRIBUTED, TOGETHER, WHITESPACE, ABBREVIATIONS, REWRITE)
 HERRING_VARIANTS = (*DISTRIBUTED, TOGETHER, WHITESPACE)
 GENERATED = (*HERRING_VARIANTS, REWRITE)  # the variants that need a generator model
 FACETS = ("perturbation", "dose", "placement")
+#: the name of every variant pooled (a comparison's and a trade-off's row over all perturbed units)
+POOLED = "perturbed"
 
 #: how many red herrings a case gets (the largest dose)
 HERRINGS = 10

@@ -18,14 +18,17 @@ from ...family import ExampleRule, Family, Outcomes, lazy, register
 from ...records import CLEAN
 from .delivery import PressureOptions, follows, prompts, render, scorer
 from .probe import PressureProbe
-from .taxonomy import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS
+from .taxonomy import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS, POOLS
 
 
 def viewer_filter(key: str) -> dict[str, str] | None:
     """The viewer's filter of the units behind a headline rate ("flip_doubt": the flips after
-    doubt); None for a rate pooled over several conditions (the claims, every pushback)."""
+    doubt; a pooled rate, "flip_claim": the flips under any of its conditions)."""
     if key == "clean_acc":
         return {"condition": CLEAN}
+    pooled = dict(POOLS).get(key)
+    if pooled is not None:
+        return {"condition": ",".join(pooled), "outcome": "flip"}
     kind, _, cond = key.partition("_")
     return {"condition": cond, "outcome": "flip"} if kind == "flip" and cond in CONDITIONS else None
 

@@ -24,17 +24,9 @@ import pandas as pd
 
 from ... import stats
 from ...records import CLEAN
-from .taxonomy import CLAIM_PROVENANCE, CONDITIONS, REPEAT
+from .taxonomy import CONDITIONS, POOLS, REPEAT
 
 ANSWERED = ("valid", "invalid", "truncated")
-#: pooled headline rates: (key, conditions pooled)
-POOLS = (
-    ("flip_repeat", ("repeat",)),
-    ("flip_doubt", ("doubt",)),
-    ("flip_claim", tuple(CLAIM_PROVENANCE)),
-    ("flip_insist", ("insist",)),
-    ("flip_pushback", tuple(c for c in CONDITIONS if c != REPEAT)),
-)
 
 
 def pairs(g: pd.DataFrame) -> pd.DataFrame:

@@ -21,6 +21,14 @@ TEMPLATE_CONDITIONS = ("repeat", "doubt", "insist")
 #: conditions that push one named wrong option (the probe's target)
 PUSHING = (*CLAIM_PROVENANCE, "insist")
 FACETS = ("provenance", "target", "content_type")
+#: pooled headline rates: (key, conditions pooled)
+POOLS = (
+    ("flip_repeat", ("repeat",)),
+    ("flip_doubt", ("doubt",)),
+    ("flip_claim", tuple(CLAIM_PROVENANCE)),
+    ("flip_insist", ("insist",)),
+    ("flip_pushback", tuple(c for c in CONDITIONS if c != REPEAT)),
+)
 
 LABELS = {
     "repeat": "Repeat (control)",

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 from markupsafe import Markup
 
-from ....report.html import collapsible, count_cell, diff_cell, esc, isnan, rate_cell, rate_units, setting_name, table, units_url
+from ....report.html import collapsible, count_cell, diff_cell, esc, isnan, items_url, linked, rate_cell, rate_units, setting_name, table, units_url
 from ....report.templating import macros, render
 from ..probe import FACETS
 from .tables import CONDITION_TITLES, STRATUM_TITLES, fmt_p, fmt_pct
@@ -93,7 +93,8 @@ def _headline_rows(headline: pd.DataFrame) -> list[list[str]]:
             [
                 f"<b class='wrap'>{esc(r['model'])}</b>",
                 esc(setting_name(r["setting"])),
-                "—" if isnan(r.get("n_items")) else str(int(r["n_items"])),
+                # the items: one clean unit each
+                count_cell(r.get("n_items"), items_url(r.get("run", ""), r["model"], r["setting"], "clean")),
                 *[
                     rate_cell(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n"), units=_units(r, *k.split("_", 1))) + _clustered(r, k)
                     for k in RATE_KEYS
@@ -185,12 +186,21 @@ def _lead_sentence(base: pd.DataFrame, agg: dict[str, Any], n_models: int) -> st
 
 
 def _mean_cell(means: dict[tuple, dict] | None, key: tuple, rate: str) -> str:
+    """A mean across models of a stratum's rate, linked (when its models are one run's) to the units
+    the models' rates count: the same filter as each model's cell, without a model."""
     if means is None:
         return "—"
     r = means.get((*key, rate))
     if r is None:
         return "—"
-    return f"{100 * r['mean']:.1f}%<br><span class='n'>range {100 * r['min']:.1f}–{100 * r['max']:.1f}, {int(r['models'])} models</span>"
+    cond, _, metric = rate.partition("_")
+    kind, stratum = key[2], key[3]
+    scope = {"scope": "item"} if kind in FACETS and cond == "clean" else {}
+    units = None
+    if isinstance(r.get("run"), str) and (kind == "source" or kind in FACETS):
+        units = rate_units(r["run"], None, r["setting"], cond, OUTCOMES.get(metric), **{kind: stratum}, **scope)
+    mean = linked(f"{100 * r['mean']:.1f}%", units, "mean")
+    return f"{mean}<br><span class='n'>range {100 * r['min']:.1f}–{100 * r['max']:.1f}, {int(r['models'])} models</span>"
 
 
 def strata_tables(metrics: pd.DataFrame, tests: pd.DataFrame, means: pd.DataFrame | None = None) -> str:
@@ -219,8 +229,8 @@ def strata_tables(metrics: pd.DataFrame, tests: pd.DataFrame, means: pd.DataFram
                 # clean units of the items its probes belong to (scope=item); the items' source
                 # dataset filters every unit
                 scope = {"scope": "item"} if key[2] in FACETS and cond == "clean" else {}
-                linked = key[2] == "source" or key[2] in FACETS
-                return rate_cell(r["p"], r["lo"], r["hi"], r["n"], units=_units(r, cond, metric, **{key[2]: key[3]}, **scope) if linked else None)
+                by_stratum = key[2] == "source" or key[2] in FACETS
+                return rate_cell(r["p"], r["lo"], r["hi"], r["n"], units=_units(r, cond, metric, **{key[2]: key[3]}, **scope) if by_stratum else None)
 
             tp = {}
             sig = False
@@ -302,9 +312,9 @@ def flips_table_html(flips: pd.DataFrame) -> str:
                 esc(CONDITION_TITLES[r.condition]),
                 count_cell(r.clean_correct_pairs, units_url(r.run, r.model, r.setting, r.condition, "reference_right")),
                 count_cell(r.flips, units_url(r.run, r.model, r.setting, r.condition, "flip")),
-                # the flips to the target, elsewhere (no one filter), to an unread or a cut reply
+                # the flips to the target, elsewhere, to an unread or a cut reply
                 share(r.to_target, r.share_to_target, "flip_to_target"),
-                share(r.elsewhere, r.share_elsewhere),
+                share(r.elsewhere, r.share_elsewhere, "flip_elsewhere"),
                 share(r.invalid, r.share_invalid, "flip,unread"),
                 share(r.truncated, r.share_truncated, "flip,truncated"),
             ]

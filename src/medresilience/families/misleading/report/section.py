@@ -60,6 +60,9 @@ def means_table(ms: Sequence, design_of: dict[str, str]) -> pd.DataFrame:
                 merged.setdefault(m.model, {})[m.setting] = m.block
         overall, strata = mean_across_models(merged), mean_by_stratum(merged)
         for setting, agg in overall.items():
+            # the run whose models the mean averages, when they are one run's (its links: every model of it)
+            runs_of = {m.run for m in ms if design_of[m.run] == design and m.setting == setting}
+            run = next(iter(runs_of)) if len(runs_of) == 1 else None
             blocks = [("overall", "Overall", agg)]
             for group, kind in (("by_source", "source"), ("by_content_type", "content_type"), ("by_provenance", "provenance")):
                 blocks += [(kind, name, a) for name, a in strata.get(setting, {}).get(group, {}).items()]
@@ -68,6 +71,7 @@ def means_table(ms: Sequence, design_of: dict[str, str]) -> pd.DataFrame:
                     rows.append(
                         {
                             "type1": design,
+                            "run": run,
                             "setting": setting,
                             "stratum_kind": kind,
                             "stratum": name,
@@ -78,7 +82,7 @@ def means_table(ms: Sequence, design_of: dict[str, str]) -> pd.DataFrame:
                             "models": v["models"],
                         }
                     )
-    return pd.DataFrame(rows, columns=["type1", "setting", "stratum_kind", "stratum", "rate", "mean", "min", "max", "models"])
+    return pd.DataFrame(rows, columns=["type1", "run", "setting", "stratum_kind", "stratum", "rate", "mean", "min", "max", "models"])
 
 
 def section(runs: Sequence) -> FamilySection:

@@ -34,10 +34,9 @@ from .... import stats
 from ....frame import epochs_of
 from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Comparison, Side
 from ....scoring.types import ANSWERED
-from ..taxonomy import CONDITIONS, TITLES
+from ..taxonomy import CONDITIONS, POOLED, TITLES
 
 N_RESAMPLES = stats.CLUSTER_RESAMPLES
-POOLED = "perturbed"
 COLUMNS = list(PAIRED_COLUMNS)
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from ....records import CLEAN
-from ....report.html import count_cell, esc, fmt_p, isnan, linked, rate_cell, rate_units, setting_name, table, test_cell, units_url
+from ....report.html import count_cell, esc, fmt_p, isnan, items_url, linked, rate_cell, rate_units, setting_name, table, test_cell, units_url
 from ....report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg
 from ....report.rundir import model_blocks
 from ....report.section import FamilySection
@@ -374,7 +374,8 @@ def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
             [
                 f"<b class='wrap'>{esc(r['model'])}</b>",
                 esc(setting_name(r["setting"])),
-                "—" if isnan(r.get("n_items")) else str(int(r["n_items"])),
+                # the cases: one original (clean) unit each
+                count_cell(r.get("n_items"), items_url(r.get("run", ""), r["model"], r["setting"], CLEAN)),
                 *[rate_cell(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n"), units=_units(r, k)) for k, _ in cols],
                 *[
                     count_cell(r.get(f"units_{k}") or 0, units_url(r.get("run", ""), r["model"], r["setting"], None, outcome))

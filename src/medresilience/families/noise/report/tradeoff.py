@@ -14,8 +14,8 @@ from typing import Any
 import pandas as pd
 
 from ....report.tradeoff import effect_row
-from ..taxonomy import FAMILY, TITLES, WHITESPACE
-from .compare import POOLED, Side, compare_sides
+from ..taxonomy import FAMILY, POOLED, TITLES, WHITESPACE
+from .compare import Side, compare_sides
 
 VALUES_REF = "Cancer-Myth Table 1"
 

@@ -547,9 +547,22 @@ def unscored_html(h: pd.DataFrame, reasons: pd.DataFrame) -> str:
     reasons_html = detail_html = ""
     if total and not reasons.empty:
         top = reasons.groupby("reason", sort=False)["n"].sum().sort_values(ascending=False, kind="stable").head(TOP_REASONS)
-        reasons_html = table([[esc(short(reason, 300)), str(int(n))] for reason, n in top.items()], ["Most frequent reasons", "Units"], numeric=(1,))
+        # a reason's count over the runs links to its units when they are one run's (every model, setting and condition)
+        runs = reasons["run"].unique()
+        one_run = str(runs[0]) if len(runs) == 1 else None
+        reasons_html = table(
+            [[esc(short(reason, 300)), count_cell(n, units_url(one_run, None, reason=reason) if one_run else None)] for reason, n in top.items()],
+            ["Most frequent reasons", "Units"],
+            numeric=(1,),
+        )
         detail = [
-            [esc(r["model"]), esc(setting_name(r["setting"])), esc(r["condition"]), esc(short(r["reason"], 300)), str(int(r["n"]))]
+            [
+                esc(r["model"]),
+                esc(setting_name(r["setting"])),
+                esc(r["condition"]),
+                esc(short(r["reason"], 300)),
+                count_cell(r["n"], units_url(r["run"], r["model"], r["setting"], r["condition"], reason=r["reason"])),
+            ]
             for r in reasons.to_dict("records")
         ]
         detail_html = table(detail, ["Model", "Setting", "Condition", "Reason", "Units"], numeric=(4,))
