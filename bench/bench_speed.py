@@ -2,8 +2,7 @@
 64 in flight, sent to the local stub server by
 - a raw aiohttp loop (no SDK, no harness: the client ceiling),
 - a bare `openai` SDK loop (`chat.completions.create` over the SDK's aiohttp transport),
-- `medres eval` (the real command: plan, calls, store, results, the HTML report), once as it runs
-  (the results' libraries imported while the calls run) and once with them imported after,
+- `medres eval` (the real command: plan, calls, store, results, the HTML report),
 - inspect_ai's `multiple_choice` and lm-eval's `local-chat-completions`, where installed,
 at a stub latency of 0 and 50 ms. The stub runs in its own process pinned to one core and each
 client in its own process pinned to the other (when the machine has two), so a client's CPU is its
@@ -86,15 +85,10 @@ def _client(kind: str, url: str, payload_file: str, concurrency: int) -> None:
     print(json.dumps({"requests": len(payloads), "phase": phase}))
 
 
-def _medres(argv: list[str], preload: bool) -> None:
-    """The real `medres eval` command, with its request phase timed; `preload=False`: the results'
-    libraries are imported after the calls instead of during them."""
+def _medres(argv: list[str]) -> None:
+    """The real `medres eval` command (cli.main, the console script's entry), with its request phase timed."""
     from medresilience import evaluation
-    from medresilience.cli import app
-
-    if not preload:
-        evaluation.preload.Preload.start = lambda self: self
-        evaluation.preload.Preload.finish = lambda self: None
+    from medresilience.cli import main
 
     inner, seconds = evaluation.execute_plan, []
 
@@ -106,8 +100,9 @@ def _medres(argv: list[str], preload: bool) -> None:
             seconds.append(time.perf_counter() - t)
 
     evaluation.execute_plan = timed
+    sys.argv = ["medres", *argv]
     try:
-        app(argv, standalone_mode=False)
+        main()
     finally:
         print(json.dumps({"phase": sum(seconds)}), file=sys.stderr)
 
@@ -165,12 +160,10 @@ def _one_delay(delay: float, args, d: Path, client_core: int | None, stub_core: 
                 res = json.loads(stdout)
                 out.setdefault(kind, []).append((res["requests"] / whole, res["requests"] / res["phase"]))
             spec = f"openai:stub-model,base_url={url},concurrency={args.concurrency}"
-            for kind in ("medres", "medres-late"):
-                run_dir = d / f"run-{kind}-{delay}-{r}"
-                eval_argv = ["eval", "--suite", str(suite_dir), "--model", spec, "--out", str(run_dir)]
-                whole, _, stderr = _run([*me, "_" + kind.replace("-", "_"), *eval_argv], client_core)
-                phase = json.loads(stderr.strip().splitlines()[-1])["phase"]
-                out.setdefault(kind, []).append((len(payloads) / whole, len(payloads) / phase))
+            run_dir = d / f"run-{delay}-{r}"
+            whole, _, stderr = _run([*me, "_medres", "eval", "--suite", str(suite_dir), "--model", spec, "--out", str(run_dir)], client_core)
+            phase = json.loads(stderr.strip().splitlines()[-1])["phase"]
+            out.setdefault("medres", []).append((len(payloads) / whole, len(payloads) / phase))
             if args.peers and _installed("inspect_ai"):
                 out.setdefault("inspect", []).append(_inspect_once(d, url, args, client_core, r))
     return out
@@ -227,7 +220,6 @@ def _print(results: dict, args, pinned: bool) -> None:
         "aiohttp": "raw aiohttp loop",
         "sdk": "openai SDK loop (aiohttp transport)",
         "medres": "`medres eval` (plan, calls, store, results, report)",
-        "medres-late": "`medres eval`, the results' libraries imported after the calls",
         "inspect": "inspect_ai multiple_choice",
     }
     delays = list(results)
@@ -257,7 +249,7 @@ def _print(results: dict, args, pinned: bool) -> None:
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "_client":
         _client(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
-    elif len(sys.argv) > 1 and sys.argv[1] in ("_medres", "_medres_late"):
-        _medres(sys.argv[2:], preload=sys.argv[1] == "_medres")
+    elif len(sys.argv) > 1 and sys.argv[1] == "_medres":
+        _medres(sys.argv[2:])
     else:
         main()

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__, mitigations, preload
+from . import __version__, mitigations
 from .errors import ConfigError, MedresError
 from .family import Family, family_of
 from .fileio import atomic_write
@@ -163,11 +163,9 @@ def evaluate(
                 unique = store.run_keys(run_id)  # answers and the calls before them (a monitor's notes)
                 stats = RunStats(planned_units=n, unique_calls=unique, cached=unique, settled_from=previous)
             else:
-                loading = preload.Preload(family).start()  # the results' libraries load while the calls run
                 with serving([*specs, *helpers]) as live:
                     # planned and run in chunks: memory stays flat as the suite grows
                     stats = asyncio.run(execute_plan(suite, live[: len(specs)], opts, store, progress, chunk_units=chunk_units, helpers=live[len(specs) :]))
-                loading.finish()
             config["run_id"] = run_id
             reused = _settled_results(out, previous, run_id, stats) if settled else None
             results, frame = (reused, None) if reused is not None else summarise_with_frame(store, suite, config, stats)
@@ -204,7 +202,7 @@ def summarise(store: Store, suite: Suite, config: dict[str, Any], stats: RunStat
 
 def summarise_with_frame(store: Store, suite: Suite, config: dict[str, Any], stats: RunStats | None = None) -> tuple[Results, Any]:
     """The results of the store's latest run and the results frame they come from."""
-    from .frame import results_frame  # these load while the calls run (see `preload`)
+    from .frame import results_frame  # pandas, scipy and statsmodels: imported when results are computed
     from .reading import family_sets_budget, reading_summary, truncation_warnings
 
     family = family_of([suite.manifest.family])

@@ -48,7 +48,6 @@ def lazy(target: str) -> Callable[..., Any]:
 
     hook.__name__ = name
     hook.__qualname__ = target
-    hook.module = module  # type: ignore[attr-defined]  # what `preload` imports ahead of the first call
     return hook
 
 
