@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .option_texts import PAREN_LABEL, OptionTexts, concluded_by_text, norm_text
+from .option_texts import PAREN_LABEL, OptionTexts, concluded_by_text, norm_text, option_texts
 
 _I = re.IGNORECASE
 
@@ -1018,7 +1018,7 @@ def read_answer(text: str | None, letters: str = "ABCD", options: Mapping[str, s
     text; without them only labels are read."""
     if not text or not text.strip():
         return Reading(None, "empty reply")
-    opts = OptionTexts(options, letters)
+    opts = option_texts(options, letters)
     plain = _plain(text)
     tail = _after_thinking(plain)
     # a reasoning block opened and never closed was cut off while thinking: what it weighs

@@ -11,6 +11,7 @@ May import: nothing outside the standard library."""
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -30,9 +31,21 @@ def norm_text(text: str) -> str:
     return _NORM_PUNCT.sub(" ", _NORM_DROP.sub("", unicodedata.normalize("NFKC", text))).strip().casefold()
 
 
+def option_texts(options: Mapping[str, str] | None, letters: str) -> OptionTexts:
+    """The OptionTexts of an item, made once per distinct (options, letters): a run reads several
+    replies of each item, and normalising its texts is most of the cost of reading a short reply."""
+    return _option_texts(tuple((options or {}).items()), letters)
+
+
+@functools.lru_cache(maxsize=4096)
+def _option_texts(options: tuple[tuple[str, str], ...], letters: str) -> OptionTexts:
+    return OptionTexts(dict(options), letters)
+
+
 class OptionTexts:
     """An item's option texts, to read a reply that names an option by its text ("Answer:
-    Olanzapine.", 'the answer is "no"', "<否>") instead of its label."""
+    Olanzapine.", 'the answer is "no"', "<否>") instead of its label. Read-only once made (shared
+    through `option_texts`)."""
 
     def __init__(self, options: Mapping[str, str] | None, letters: str):
         self.texts_raw = dict(options or {})
