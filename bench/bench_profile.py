@@ -71,7 +71,7 @@ def main() -> None:
 
     timed = _Timed()
     timed.wrap_async(evaluation, "execute_plan", "request phase (plan, calls, store writes)")
-    timed.wrap(evaluation, "summarise", "results (frame, metrics, results.json/md)")
+    timed.wrap(evaluation, "summarise_with_frame", "results (frame, metrics, results.json/md)")
     n_items = max(1, args.requests // 3)  # clean, one Type 1 probe and the Type 2 bundle per item
     suite = _synthetic_suite(n_items)
     with StubProcess(policy="hash") as stub:
@@ -85,7 +85,7 @@ def main() -> None:
                     prof.enable()
                 res = evaluate(suite, [spec], Path(d) / "run", EvalOptions())
                 t1 = time.perf_counter()
-                build_report([Path(d) / "run"])  # what `medres eval` does next
+                build_report([Path(d) / "run"], frames={Path(d) / "run": res.frame})  # what `medres eval` does next
                 prof.disable()
                 t2 = time.perf_counter()
             timed.seconds["the HTML report and figures"] = t2 - t1
