@@ -127,7 +127,11 @@ def evaluate(
     progress: ProgressFn | None = None,
     wait: bool = False,
     on_wait: Callable[[str], None] | None = None,
+    summarise: Callable[[Store, Suite, dict[str, Any], RunStats | None], tuple[Results, Any]] | None = None,
 ) -> RunResult:
+    """Run (or resume) `suite` on `specs` into `out_dir` and return what it measured.
+    `summarise`: computes the results and the frame they come from (default
+    `summarise_with_frame`; `medres eval` passes a worker process's, see results_worker)."""
     labels = [s.label for s in specs]
     if len(set(labels)) != len(labels):
         raise ConfigError("--model", f"two models share the label {sorted(labels)}; give each a distinct label=")
@@ -168,7 +172,7 @@ def evaluate(
                     stats = asyncio.run(execute_plan(suite, live[: len(specs)], opts, store, progress, chunk_units=chunk_units, helpers=live[len(specs) :]))
             config["run_id"] = run_id
             reused = _settled_results(out, previous, run_id, stats) if settled else None
-            results, frame = (reused, None) if reused is not None else summarise_with_frame(store, suite, config, stats)
+            results, frame = (reused, None) if reused is not None else (summarise or summarise_with_frame)(store, suite, config, stats)
             short = shortfall(store, stats)
         write_results(out, results)
     return RunResult(out, results, stats, list(config.get("warnings", [])) + list(results.warnings), short, frame)

@@ -112,6 +112,7 @@ def _run_eval(
     from ..evaluation import evaluate
     from ..family import family_of
     from ..models.spec import parse_model_spec
+    from ..results_worker import ResultsWorker
     from ..runner import EvalOptions, check_options
     from ..suite import Suite
 
@@ -137,22 +138,23 @@ def _run_eval(
         extract=extract,
     )
     check_options(family, opts, specs)  # option errors before any progress output
-    with progress(lazy=True) as prog:  # shown from the first call: an error before it is one line alone
-        result = evaluate(
-            suite,
-            specs,
-            out,
-            opts,
-            progress=progress_callback(prog, "calls"),
-            wait=wait,
-            on_wait=lambda msg: err_console.print(msg, highlight=False, soft_wrap=True, markup=False),
-        )
-    _print_outcome(result)
-    from ..report import build_report
-
-    rep = build_report([out], frames=None if result.frame is None else {Path(out): result.frame})
+    # the results and the report are computed by a worker that loads their libraries during the calls
+    with ResultsWorker(suite) as worker:
+        with progress(lazy=True) as prog:  # shown from the first call: an error before it is one line alone
+            result = evaluate(
+                suite,
+                specs,
+                out,
+                opts,
+                progress=progress_callback(prog, "calls"),
+                wait=wait,
+                on_wait=lambda msg: err_console.print(msg, highlight=False, soft_wrap=True, markup=False),
+                summarise=worker.summarise,
+            )
+        _print_outcome(result)
+        html = worker.report(Path(out), result.frame)
     console.print(f"run directory: {out}  (results.json, results.md, store.sqlite)")
-    console.print(f"report: {rep.html}")
+    console.print(f"report: {html}")
     _fail_unless_measured(result)
 
 

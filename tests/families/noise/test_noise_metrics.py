@@ -14,7 +14,8 @@ from medresilience import EvalOptions, build_report, evaluate
 from medresilience.errors import InputError
 from medresilience.families.noise.construct.build import NoiseBuildOptions, build_noise
 from medresilience.families.noise.delivery import NoiseOptions, render
-from medresilience.families.noise.metrics import headline, noise_metrics
+from medresilience.families.noise.headline import headline
+from medresilience.families.noise.metrics import noise_metrics
 from medresilience.families.noise.testing import FakeGenerator
 from medresilience.family import get
 from medresilience.models.spec import parse_model_spec

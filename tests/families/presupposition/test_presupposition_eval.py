@@ -19,7 +19,8 @@ from typer.testing import CliRunner
 
 from medresilience import EvalOptions, build_report, compare_runs, evaluate
 from medresilience.cli import app
-from medresilience.families.presupposition.metrics import generator_matrix, headline, pcs_rate, presupposition_metrics
+from medresilience.families.presupposition.headline import headline
+from medresilience.families.presupposition.metrics import generator_matrix, pcs_rate, presupposition_metrics
 from medresilience.families.presupposition.probe import PresuppositionProbe, probe_id
 from medresilience.families.presupposition.taxonomy import CATEGORY_KEYS, CATEGORY_TITLES
 from medresilience.frame import results_frame

@@ -69,7 +69,7 @@ def scorer(item: Item, probe: MisleadingProbe | None, scoring: str, options: Mis
 metrics = lazy(f"{__name__}.metrics:misleading_metrics")
 
 
-headline = lazy(f"{__name__}.metrics:headline")
+headline = lazy(f"{__name__}.headline:headline")
 
 
 def prompts(options: MisleadingOptions) -> dict[str, str]:

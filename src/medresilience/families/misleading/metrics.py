@@ -32,6 +32,7 @@ import pandas as pd
 
 from ... import stats
 from ...scoring.types import ANSWERED
+from .headline import headline
 
 STRATA = {"overall": None, "by_source": "source", "by_content_type": "content_type", "by_provenance": "provenance"}
 # Strata of an item column cover all of an item's rows; strata of a probe column cover the probes
@@ -336,29 +337,6 @@ def _block(fam: dict[str, Any], gi: int, ss: int, clean_code: int, attack_codes:
             continue
         out[f"{cond}_acc"] = _accuracy(a)
         out[cond] = _attack(fam["pairs"].get((gi, cc, ss)), cond == "type1", fam["clusters"].get((gi, cc, ss)))
-    return out
-
-
-_HEADLINE = [
-    ("clean_acc", None),
-    ("type1_acc", None),
-    ("type2_acc", None),
-    ("type1", "asr"),
-    ("type1", "tasr"),
-    ("type2", "asr"),
-    ("type1", "asr_read"),
-    ("type2", "asr_read"),
-]
-
-
-def headline(block: dict[str, Any]) -> dict[str, dict[str, Any] | None]:
-    """The headline rates of one overall block, keyed clean_acc .. type2_asr, then the two ASRs with
-    unread replies left out (type1_asr_read, type2_asr_read)."""
-    out: dict[str, dict[str, Any] | None] = {}
-    for a, b in _HEADLINE:
-        name = a if b is None else f"{a}_{b}"
-        v = block.get(a)
-        out[name] = (v if b is None else (v or {}).get(b)) if v else None
     return out
 
 

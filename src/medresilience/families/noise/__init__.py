@@ -50,7 +50,7 @@ def select(suite: Suite, options: NoiseOptions) -> Iterator[Probe]:
 metrics = lazy(f"{__name__}.metrics:noise_metrics")
 
 
-headline = lazy(f"{__name__}.metrics:headline")
+headline = lazy(f"{__name__}.headline:headline")
 
 
 report = lazy(f"{__name__}.report.section:section")

@@ -44,9 +44,7 @@ import pandas as pd
 from ... import stats
 from ...frame import epochs_of
 from ...scoring.types import ANSWERED
-from .taxonomy import CONDITIONS, HEADLINE_COLUMNS, facets_of
-
-HEADLINE_KEYS = tuple(k for k, _ in HEADLINE_COLUMNS)
+from .taxonomy import CONDITIONS, facets_of
 
 
 def _finite(v: Any) -> float | None:
@@ -213,11 +211,6 @@ def noise_metrics(df: pd.DataFrame) -> dict[str, Any]:
         block["counts"] = _counts(g)
         models.setdefault(str(model), {})[str(setting)] = block
     return {"models": models, "mean_across_models": mean_across_models(models), "mean_by_stratum": {}}
-
-
-def headline(block: dict[str, Any]) -> dict[str, dict[str, Any] | None]:
-    """The headline rates of one overall block (None where the suite has no such variant)."""
-    return {k: block.get(k) for k in HEADLINE_KEYS}
 
 
 def mean_across_models(models: dict[str, Any]) -> dict[str, Any]:

@@ -118,8 +118,3 @@ def pressure_metrics(df: pd.DataFrame) -> dict[str, Any]:
     for (model, setting), g in df.groupby(["model", "setting"], observed=True, sort=False):
         models.setdefault(str(model), {})[str(setting)] = model_block(g)
     return {"models": models, "mean_across_models": {}}
-
-
-def headline(block: dict[str, Any]) -> dict[str, dict[str, Any] | None]:
-    """The overall block's headline rates (turn 1 accuracy, the pooled flips)."""
-    return {k: block.get(k) for k in ("clean_acc", *(key for key, _ in POOLS))}

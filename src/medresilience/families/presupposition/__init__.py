@@ -34,7 +34,7 @@ STRATA = (("by_category", "By category"), ("by_generator", "By generator"))
 metrics = lazy(f"{__name__}.metrics:presupposition_metrics")
 
 
-headline = lazy(f"{__name__}.metrics:headline")
+headline = lazy(f"{__name__}.headline:headline")
 
 
 report = lazy(f"{__name__}.report.section:section")

@@ -38,7 +38,6 @@ import pandas as pd
 from ... import stats
 from .taxonomy import CATEGORY_KEYS, NFP, PRESUPPOSITION, generator_name
 
-HEADLINE_KEYS = ("pcs", "pcr", "overcaution", "unscored")
 #: the answers that reached the judge (an error or a missing unit has no answer to judge)
 JUDGED = ("valid", "invalid", "unscored")
 #: the bootstrap behind every PCS interval
@@ -139,12 +138,6 @@ def presupposition_metrics(df: pd.DataFrame) -> dict[str, Any]:
         }
         models.setdefault(str(model), {})[str(setting)] = block
     return {"models": models, "mean_across_models": mean_across_models(models), "mean_by_stratum": mean_by_stratum(models)}
-
-
-def headline(block: dict[str, Any]) -> dict[str, dict[str, Any] | None]:
-    """The headline numbers of an overall (or stratum) block: PCS (a mean score), PCR,
-    over-caution on the control and the unscored share."""
-    return {k: block.get(k) for k in HEADLINE_KEYS}
 
 
 def _settings(models: dict[str, Any]) -> list[str]:

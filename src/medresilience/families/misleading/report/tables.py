@@ -391,7 +391,7 @@ def profile_table(ms: Sequence[ModelSetting]) -> pd.DataFrame:
 
 def headline_table(ms: Sequence[ModelSetting]) -> pd.DataFrame:
     """The headline numbers, one row per model and setting (wide: p, lo, hi, n per metric)."""
-    from ..metrics import headline
+    from ..headline import headline
 
     rows = []
     for m in ms:

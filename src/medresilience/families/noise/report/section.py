@@ -20,8 +20,8 @@ from ....report.rundir import model_blocks
 from ....report.section import FamilySection
 from ....report.tables import fmt_pct, markdown_table, row_label
 from ....report.templating import macros
-from ..metrics import HEADLINE_COLUMNS, mean_across_models
-from ..taxonomy import CONDITIONS, DISTRIBUTED, DOSES, FAMILY, HERRINGS, TITLES, TOGETHER, WHITESPACE, facets_of
+from ..metrics import mean_across_models
+from ..taxonomy import CONDITIONS, DISTRIBUTED, DOSES, FAMILY, HEADLINE_COLUMNS, HERRINGS, TITLES, TOGETHER, WHITESPACE, facets_of
 
 TITLE = "Clinical noise"
 RATE_PARTS = ("p", "lo", "hi", "n")

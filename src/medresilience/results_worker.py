@@ -1,0 +1,155 @@
+"""The results and the report of `medres eval` computed in a low-priority worker process that loads
+their libraries while the run's calls are in flight.
+
+pandas, scipy, statsmodels and matplotlib take about a second to import; imported after the calls,
+that second is added to every run. The worker is forked before the calls start (it shares the
+suite as the command loaded it), imports those libraries at the lowest CPU priority (nice 19: the
+process making the calls gets the CPU whenever it wants it, which a thread could not be given),
+then waits. When the calls are done it computes the results from the store (`summarise_with_frame`:
+the same code the command's own process would run) and, with the same frame, writes the report.
+
+Nothing depends on the worker: when it cannot be started (no fork on this platform, or
+MEDRES_RESULTS_WORKER=0), dies, or fails, the command computes the same results and report in its
+own process. The worker never writes results.json (the command does, under the run's lock) and
+exits when the command's end of its pipe closes (the command ended, even by kill -9)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+from .results import Results
+from .store import Store
+from .suite import Suite
+
+#: what the worker imports while it waits (the results' and the report's libraries)
+PRELOAD = ("medresilience.frame", "medresilience.reading", "medresilience.report.build")
+#: the worker's niceness: the lowest CPU priority
+NICE = 19
+
+
+def enabled() -> bool:
+    """Whether `medres eval` uses a worker: on platforms that fork, unless MEDRES_RESULTS_WORKER=0."""
+    return sys.platform.startswith("linux") and os.environ.get("MEDRES_RESULTS_WORKER", "1") != "0"
+
+
+def _serve(conn: Any, suite: Suite, modules: tuple[str, ...]) -> None:
+    """The worker: import, then answer requests until the pipe closes."""
+    import importlib
+
+    try:
+        os.nice(NICE)
+    except OSError:  # pragma: no cover - a platform that refuses it: the worker still helps
+        pass
+    for name in modules:
+        importlib.import_module(name)
+    try:
+        suite.check()  # a lazily loaded suite's index, as the command builds its own before the calls
+    except Exception:  # the command's own check reports a bad suite
+        pass
+    frames: dict[Path, Any] = {}
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError, KeyboardInterrupt):
+            return
+        if msg is None:
+            return
+        try:
+            conn.send(("ok", _handle(msg, suite, frames)))
+        except Exception:  # every failure goes back to the command, which computes it itself
+            conn.send(("error", traceback.format_exc(limit=20)))
+
+
+def _handle(msg: tuple[Any, ...], suite: Suite, frames: dict[Path, Any]) -> Any:
+    kind = msg[0]
+    if kind == "results":
+        from .evaluation import summarise_with_frame
+
+        _, store_path, config, stats = msg
+        with Store(Path(store_path)) as store:
+            results, frame = summarise_with_frame(store, suite, config, stats)
+        frames[Path(store_path).resolve().parent] = frame
+        return results.model_dump_json()
+    if kind == "report":
+        from .report import build_report
+
+        _, out, kwargs = msg
+        frame = frames.get(Path(out).resolve())
+        rep = build_report([Path(out)], frames=None if frame is None else {Path(out): frame}, **kwargs)
+        return str(rep.html)
+    raise ValueError(f"unknown request {kind!r}")
+
+
+class ResultsWorker:
+    """`with ResultsWorker(suite) as w:` then `evaluate(..., summarise=w.summarise)` and
+    `w.report(out)`; every request falls back to the command's own process."""
+
+    def __init__(self, suite: Suite):
+        self.suite = suite
+        self._conn: Any = None
+        self._proc: Any = None
+        self.used = False  # whether the worker produced what was asked (for tests and diagnostics)
+
+    def __enter__(self) -> ResultsWorker:
+        if enabled():
+            ctx = multiprocessing.get_context("fork")
+            self._conn, child = ctx.Pipe()
+            self._proc = ctx.Process(target=_serve, args=(child, self.suite, PRELOAD), name="medres-results", daemon=True)
+            self._proc.start()
+            child.close()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.send(None)
+            except OSError:
+                pass
+            self._conn.close()
+            self._conn = None
+        if self._proc is not None:
+            self._proc.join(timeout=5)
+            if self._proc.is_alive():  # pragma: no cover - a worker stuck in a request
+                self._proc.kill()
+            self._proc = None
+
+    def _ask(self, *msg: Any) -> Any | None:
+        """The worker's answer, or None when it could not give one (not started, dead, failed)."""
+        if self._conn is None:
+            return None
+        try:
+            self._conn.send(msg)
+            status, value = self._conn.recv()
+        except (EOFError, OSError):
+            self.close()
+            return None
+        return value if status == "ok" else None
+
+    def summarise(self, store: Store, suite: Suite, config: dict[str, Any], stats: Any = None) -> tuple[Results, Any]:
+        """The results as `evaluation.summarise_with_frame` computes them, from the worker when it
+        can (the frame stays there, for the report), else in this process."""
+        from .evaluation import summarise_with_frame
+
+        got = self._ask("results", str(store.path), config, stats)
+        if got is not None:
+            self.used = True
+            return Results.model_validate_json(got), None
+        return summarise_with_frame(store, suite, config, stats)
+
+    def report(self, out: Path, frame: Any = None, **kwargs: Any) -> Path:
+        """The report of run directory `out` (its report.html), written by the worker when it holds
+        the run's frame, else here (with `frame` when the command computed it)."""
+        got = self._ask("report", str(out), kwargs) if frame is None else None
+        if got is not None:
+            return Path(got)
+        from .report import build_report
+
+        return build_report([out], frames=None if frame is None else {Path(out): frame}, **kwargs).html

@@ -1,0 +1,85 @@
+"""`medres eval` computes its results and report in a low-priority worker process that loaded their
+libraries during the calls (results_worker): the same numbers and tables as the command's own
+process, a fallback when the worker is gone, and a command that never loads pandas itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from medresilience.evaluation import evaluate
+from medresilience.models.spec import parse_model_spec
+from medresilience.report import build_report
+from medresilience.results_worker import ResultsWorker, enabled
+from medresilience.runner import EvalOptions
+from medresilience.testing.stub import StubServer
+from toy_family import make_toy_suite
+
+pytestmark = pytest.mark.skipif(not enabled(), reason="the worker forks: Linux only")
+
+
+def _tables(report_dir):
+    return {p.name: p.read_text() for p in sorted((report_dir / "tables").glob("*.csv"))}
+
+
+def _numbers(results) -> dict:
+    return json.loads(results.model_dump_json(include={"models", "mean_across_models", "mean_by_stratum", "usage", "reading"}))
+
+
+def test_the_workers_results_and_report_are_the_commands_own(tmp_path, toy_family):
+    suite = make_toy_suite()
+    a_run, b_run = tmp_path / "a" / "run", tmp_path / "b" / "run"  # one name: the tables name their run
+    with StubServer() as srv:
+        spec = parse_model_spec(f"openai:stub-model,base_url={srv.base_url},concurrency=8")
+        with ResultsWorker(suite) as worker:
+            a = evaluate(suite, [spec], a_run, EvalOptions(), summarise=worker.summarise)
+            html = worker.report(a_run, a.frame, out_dir=tmp_path / "a" / "report")
+            assert worker.used and a.frame is None  # the frame stayed in the worker
+        b = evaluate(suite, [spec], b_run, EvalOptions())
+    build_report([b_run], tmp_path / "b" / "report", frames={b_run: b.frame})
+    assert html == tmp_path / "a" / "report" / "report.html" and html.exists()
+    assert _numbers(a.results) == _numbers(b.results)
+    assert _tables(tmp_path / "a" / "report") == _tables(tmp_path / "b" / "report")
+    assert json.loads((a_run / "results.json").read_text())["models"] == json.loads((b_run / "results.json").read_text())["models"]
+
+
+def test_a_dead_worker_leaves_the_command_to_compute_them(tmp_path, toy_family):
+    suite = make_toy_suite()
+    with StubServer() as srv:
+        spec = parse_model_spec(f"openai:stub-model,base_url={srv.base_url},concurrency=8")
+        with ResultsWorker(suite) as worker:
+            worker._proc.kill()
+            worker._proc.join()
+            a = evaluate(suite, [spec], tmp_path / "a", EvalOptions(), summarise=worker.summarise)
+            html = worker.report(tmp_path / "a", a.frame, out_dir=tmp_path / "a-report")
+            assert not worker.used and a.frame is not None
+        b = evaluate(suite, [spec], tmp_path / "b", EvalOptions())
+    assert _numbers(a.results) == _numbers(b.results) and html.exists()
+
+
+def test_the_command_leaves_the_results_libraries_to_the_worker(tmp_path):
+    """`medres eval` in a fresh process: the run, results.json and the report are written, and the
+    command's own process never imported pandas (the worker did); with MEDRES_RESULTS_WORKER=0 it does."""
+    code = (
+        "import sys\n"
+        "from medresilience.cli import main\n"
+        "sys.argv = ['medres', *sys.argv[1:]]\n"
+        "try:\n"
+        "    main()\n"
+        "finally:\n"
+        "    print('PANDAS', 'pandas' in sys.modules, file=sys.stderr)\n"
+    )
+    with StubServer() as srv:
+        for worker, expect in (("1", "False"), ("0", "True")):
+            out = tmp_path / f"run-{worker}"
+            env = dict(os.environ, MEDRES_RESULTS_WORKER=worker)
+            args = ["eval", "--model", f"openai:stub-model,base_url={srv.base_url}", "--out", str(out), "--limit", "4"]
+            p = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=300)
+            assert p.returncode == 0, p.stderr[-2000:]
+            assert f"PANDAS {expect}" in p.stderr
+            assert (out / "results.json").exists() and (out / "report" / "report.html").exists()
+            assert "report:" in p.stdout
