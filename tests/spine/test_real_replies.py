@@ -17,7 +17,7 @@ from medresilience.scoring.verdicts import read_verdict
 
 DATA = TESTS / "data" / "replies"
 MCQ_FILES = sorted(DATA.glob("mcq_*.jsonl"))
-SPLITS = {"dev", "heldout", "validation", "validation2", "validation3"}
+SPLITS = {"dev", "heldout", "validation", "validation2", "validation3", "validation4"}
 
 
 def _records(*paths: Path) -> list[dict]:
@@ -94,3 +94,13 @@ def test_no_real_judge_reply_is_read_as_a_wrong_verdict_and_few_are_unread():
     assert len(unread) <= 0.01 * sum(r["expected"] is not None for r in rows), unread
     # every label read says how, every unread one why
     assert all(g.how for g in got.values())
+
+
+def test_an_off_scale_judge_score_is_unscored_never_rounded():
+    # the fourth validation set's MT-Bench judges give "Rating: [[8.5]]" / "[[9.5]]" on the 1-10
+    # integer scale seven times: no label of the rubric, so no verdict (8 or 9 would be invented)
+    rows = [r for r in _records(DATA / "judge.jsonl") if "off_scale" in r["style"]]
+    assert len(rows) >= 7 and all(r["expected"] is None for r in rows)
+    for r in rows:
+        got = read_verdict(r["reply"], r["labels"], answer=r.get("answer_under_review"))
+        assert got.label is None and "is not a label" in got.how, (r["id"], got.how)
