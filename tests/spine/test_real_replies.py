@@ -17,7 +17,7 @@ from medresilience.scoring.verdicts import read_verdict
 
 DATA = TESTS / "data" / "replies"
 MCQ_FILES = sorted(DATA.glob("mcq_*.jsonl"))
-SPLITS = {"dev", "heldout", "validation", "validation2", "validation3"}
+SPLITS = {"dev", "heldout", "validation", "validation2", "validation3", "validation4"}
 
 
 def _records(*paths: Path) -> list[dict]:
@@ -94,3 +94,27 @@ def test_no_real_judge_reply_is_read_as_a_wrong_verdict_and_few_are_unread():
     assert len(unread) <= 0.01 * sum(r["expected"] is not None for r in rows), unread
     # every label read says how, every unread one why
     assert all(g.how for g in got.values())
+
+
+def test_an_off_scale_judge_score_is_unscored_never_rounded():
+    # the fourth validation set's MT-Bench judges give "Rating: [[8.5]]" / "[[9.5]]" on the 1-10
+    # integer scale seven times: no label of the rubric, so no verdict (8 or 9 would be invented)
+    rows = [r for r in _records(DATA / "judge.jsonl") if "off_scale" in r["style"]]
+    assert len(rows) >= 7 and all(r["expected"] is None for r in rows)
+    for r in rows:
+        got = read_verdict(r["reply"], r["labels"], answer=r.get("answer_under_review"))
+        assert got.label is None and "is not a label" in got.how, (r["id"], got.how)
+
+
+#: fourth-validation-set judge replies whose own text holds other labels or scores: the answer's
+#: ratings ("a rating of 8.8", "self-rating of 4/5", "5, 1 and 3"), per-criterion verdicts
+#: ("((B>A))" beside a final "[[B>>A]]"), a verdict-like list in the judge's own code
+#: ("[[topRight, handleIn, handleOut]]", "[[0]*(n+1) ...") and the same score twice ("9 out of 10")
+OTHER_LABELS_IN_THE_JUDGES_TEXT = ["j-0216", "j-0219", "j-0220", "j-0221", "j-0241", "j-0270", "j-0272", "j-0287", "j-0292", "j-0293"]
+
+
+@pytest.mark.parametrize("rid", OTHER_LABELS_IN_THE_JUDGES_TEXT)
+def test_other_labels_in_a_real_judges_text_leave_its_final_verdict_read(rid):
+    r = next(r for r in _records(DATA / "judge.jsonl") if r["id"] == rid)
+    got = read_verdict(r["reply"], r["labels"], answer=r.get("answer_under_review"))
+    assert r["expected"] is not None and got.label == r["expected"], got.how
