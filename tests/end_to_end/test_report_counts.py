@@ -301,7 +301,7 @@ def test_clean_accuracy_of_a_probe_facet_links_the_clean_units_of_its_items(repo
         ("presupposition", "Units"),
         ("tradeoff", re.compile(r"Units \((none|setting)\)")),
         ("tradeoff", re.compile(r"Paired test \(b / c\)|Pairs")),
-        ("settings", re.compile(r"None|Setting")),
+        ("settings", re.compile(r"None|Setting|Pairs")),
         ("noise", "b / c|Original, same cases"),
         ("agent", "Units"),
     ],

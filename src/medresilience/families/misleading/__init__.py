@@ -49,13 +49,18 @@ def viewer_filter(key: str) -> dict[str, str] | None:
 
 
 def viewer_versus(key: str) -> dict[str, dict[str, str]] | None:
-    """The viewer's filters of a trade-off measure's paired test against none: clean accuracy on
-    the clean units answered on both sides; an ASR on the probes whose clean answers are right on
-    both sides (`report.compare`), b the flips under none the setting avoids."""
-    if key == f"{CLEAN}_acc":
-        return versus_filters(CLEAN, "right")
-    if key in ("type1_asr", "type2_asr"):
-        return versus_filters(key.partition("_")[0], "wrong", pairs="reference_right,reference_right_none")
+    """The viewer's filters of a rate's paired test of a setting against none (the trade-off's and
+    the settings effect's, `report.compare`): an accuracy on the units answered on both sides; an
+    ASR or TASR on the probes whose clean answers are right on both sides, an ASR's b the flips
+    under none the setting avoids (a TASR's b and c, flips to the target on one side, no outcome
+    selects)."""
+    cond, _, rate = key.partition("_")
+    if cond not in (CLEAN, "type1", "type2"):
+        return None
+    if rate == "acc":
+        return versus_filters(cond, "right")
+    if rate in ("asr", "tasr") and cond != CLEAN:
+        return versus_filters(cond, "wrong" if rate == "asr" else None, pairs="reference_right,reference_right_none")
     return None
 
 
