@@ -107,8 +107,8 @@ def versus_filters(condition: str, event: str | None, pairs: str = "paired_none"
     none: `pairs` (outcome names every pair has, comma-separated; default both answered), and,
     where the test counts an `event` (`right`: a unit right, as accuracy counts; `wrong`: a unit
     not right, as an attack success or over-caution counts; None: none an outcome selects, as of a
-    mean score or a flip to the target), its discordant pairs b (the event under none and not under the setting) and c (the
-    reverse)."""
+    mean score or a flip to the target), its discordant pairs b (the event under none and not under
+    the setting) and c (the reverse)."""
     out = {"pairs": {"condition": condition, "outcome": pairs}}
     if event is not None:
         if event not in ("right", "wrong"):

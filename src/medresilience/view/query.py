@@ -359,13 +359,14 @@ def units_page(rv: RunView, q: UnitQuery, size: int = PAGE_SIZE) -> dict[str, An
     }
     counts.update({f: {} for f in rv.facets})
     total = 0
+    # the units per value of the outcome bits, named once per value (the groups are many, the values few)
+    by_flags: dict[int, int] = {}
     for g in grouped:
         n = g[-1]
         total += n
         for key, v in zip(("model", "setting", "condition"), g[:3]):
             counts[key][v] = counts[key].get(v, 0) + n
-        for o in _outcomes_of(g[3], rv.outcomes):
-            counts["outcome"][o] += n
+        by_flags[g[3]] = by_flags.get(g[3], 0) + n
         for key, v in (("state", g[4]), ("score", g[5]), ("reason", g[6])):
             if v is not None:
                 counts[key][v] = counts[key].get(v, 0) + n
@@ -373,6 +374,10 @@ def units_page(rv: RunView, q: UnitQuery, size: int = PAGE_SIZE) -> dict[str, An
             v = g[7 + i]
             if v is not None:
                 counts[f][v] = counts[f].get(v, 0) + n
+    names = rv.outcomes
+    for flags, n in by_flags.items():
+        for o in _outcomes_of(flags, names):
+            counts["outcome"][o] += n
     counts["state"] = {x: counts["state"][x] for x in VIEW_STATES if x in counts["state"]}
     counts["score"] = dict(sorted(counts["score"].items(), key=lambda kv: float(kv[0])))
     pages = max(1, -(-total // size))
