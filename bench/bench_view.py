@@ -9,7 +9,8 @@ with its suite and run.json: Type 1 all + Type 2, flips to the target and elsewh
 replies, errors and missing units). The viewer opens it as `medres view` does (the store read-only,
 the latest run's units indexed in SQLite's temporary database), then each request is timed through
 the app itself (FastAPI's TestClient: routing, the query, the page's template), best of three:
-the first page, each kind of filter (several conditions, every model, an unscored reason too), a deep page, a text search (each time spelled another way, so it
+the first page, each kind of filter (several conditions, every model, an unscored reason, the
+units under a setting read against none too), a deep page, a text search (each time spelled another way, so it
 searches again) and one unit's page. The store file's
 digest is compared before and after. A Markdown table is printed at the end."""
 
@@ -74,6 +75,7 @@ def main() -> None:
     rv = runs[0]
     client = TestClient(create_app(runs), base_url="http://127.0.0.1")
     m0, s0 = rv.values["model"][0], rv.values["setting"][0]
+    s1 = next((s for s in rv.values["setting"] if s != "none"), s0)  # a setting read against none
     queries = [
         ("first page (HTML)", "/units?run=0"),
         ("first page (API)", "/api/units?run=0"),
@@ -100,6 +102,12 @@ def main() -> None:
             f"/api/units?run=0&setting={s0}&condition=clean&content_type=threshold_corruption&scope=item&state=valid,invalid,truncated",
         ),
         ("an unscored reason", "/api/units?run=0&reason=" + quote((rv.values["reason"] or ["(no reason recorded)"])[0])),
+        ("against none: a setting's clean pairs (a trade-off's pairs)", f"/api/units?run=0&model={quote(m0)}&setting={s1}&condition=clean&outcome=paired_none"),
+        (
+            "against none: an ASR's b (the flips under none the setting avoids)",
+            f"/api/units?run=0&model={quote(m0)}&setting={s1}&condition=type1&outcome=reference_right,reference_right_none,better_than_none",
+        ),
+        ("against none: worse than none, every model", "/api/units?run=0&outcome=worse_than_none"),
         ("page 10,000", "/api/units?run=0&page=10000"),
         ("text search (replies and prompts)", tuple(f"/api/units?run=0&q={w}:%20d" for w in ("answer", "Answer", "ANSWER"))),
         ("the same search, page 2 (its matches kept)", "/api/units?run=0&q=ANSWER:%20d&page=2"),

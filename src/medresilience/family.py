@@ -88,12 +88,35 @@ class Outcomes:
     (unread, truncated, unscored and error are every family's). `filters(key)`: the viewer's filter
     of the units behind the headline (or trade-off) rate `key`, as the query parameters of its
     units page (condition, outcome, score; a rate pooled over several conditions names them all,
-    comma-separated), None when no one filter selects them."""
+    comma-separated), None when no one filter selects them. Without `unread_flips`, an unread or
+    cut reply is no answer: no flip, no pair (a family whose rates count scored answers only).
+    `versus(key)`: the viewer's filters of the units behind the paired test of the trade-off
+    measure `key` against none (`versus_filters`: its pairs, b and c, on the units under the
+    setting), None when no outcome selects them."""
 
     reference: str | None = None
     target: str | None = None
     unread_flips: bool = True
     filters: Callable[[str], dict[str, str] | None] = lambda key: None
+    versus: Callable[[str], dict[str, dict[str, str]] | None] = lambda key: None
+
+
+def versus_filters(condition: str, event: str | None, pairs: str = "paired_none") -> dict[str, dict[str, str]]:
+    """The viewer's filters of a setting's paired test against none on the units of `condition`
+    (several: comma-separated), read on the units under the setting against the same units under
+    none: `pairs` (outcome names every pair has, comma-separated; default both answered), and,
+    where the test counts an `event` (`right`: a unit right, as accuracy counts; `wrong`: a unit
+    not right, as an attack success or over-caution counts; None: none an outcome selects, as of a
+    mean score or a flip to the target), its discordant pairs b (the event under none and not under
+    the setting) and c (the reverse)."""
+    out = {"pairs": {"condition": condition, "outcome": pairs}}
+    if event is not None:
+        if event not in ("right", "wrong"):
+            raise ValueError(f"event must be right, wrong or None, not {event!r}")
+        lost, gained = f"{pairs},worse_than_none", f"{pairs},better_than_none"
+        b, c = (lost, gained) if event == "right" else (gained, lost)
+        out.update(b={"condition": condition, "outcome": b}, c={"condition": condition, "outcome": c})
+    return out
 
 
 def all_probes(suite: Suite, options: BaseModel) -> Iterator[Probe]:

@@ -245,6 +245,10 @@ OUTCOME_BITS = {
     "paired": 512,
     "reference_right": 1024,
     "flip_elsewhere": 2048,
+    "paired_none": 4096,
+    "better_than_none": 8192,
+    "worse_than_none": 16384,
+    "reference_right_none": 32768,
 }
 #: a unit's states in the viewer's index (the `state` filter), as the results frame reads them
 VIEW_STATES = ("valid", "invalid", "truncated", "unscored", "error", "missing")
@@ -385,6 +389,7 @@ class ViewReads:
         unread_flips: bool,
         item_facets: Sequence[str] = (),
         item_rows: Iterable[tuple[str, Sequence[Any]]] = (),
+        baseline: str | None = None,
     ) -> int:
         """Index the units of `run` (None: every unit) in store order (model, unit id), with the
         items' `item_facets` values (from (item id, values) rows; every unit of the item has them)
@@ -401,9 +406,19 @@ class ViewReads:
         flip_elsewhere (with a `target`: a read flip to a label other than the target) and
         recovered (the reference answered and not right, this one right), paired (the reference and
         this one answered, as flips count them: the pairs of a paired test) and reference_right (the
-        reference right, this one answered: the pairs a flip rate counts)."""
+        reference right, this one answered: the pairs a flip rate counts).
+
+        Across settings, a unit under a setting other than `baseline` (None: no such pairing) against
+        its counterpart, the unit of the same model, item, probe, condition and repeat under
+        `baseline` in the same run: paired_none (both answered, as flips count them: the pairs of a
+        setting's paired test), better_than_none (both answered, this one right and the counterpart
+        not), worse_than_none (the reverse) and reference_right_none (the counterpart's
+        reference_right)."""
         try:
-            return self._build_view_index(run, facets, probe_facets, reference, target, unread_flips, item_facets, item_rows)
+            self._build_view_index(run, facets, probe_facets, reference, target, unread_flips, item_facets, item_rows)
+            if baseline is not None:
+                self._view_versus(baseline, unread_flips)
+            return self._view_counts_table(len(item_facets) + len(facets))
         except sqlite3.OperationalError as e:
             # a store of an older layout is migrated only when opened for writing
             raise InputError(
@@ -423,7 +438,7 @@ class ViewReads:
         unread_flips: bool,
         item_facets: Sequence[str],
         item_rows: Iterable[tuple[str, Sequence[Any]]],
-    ) -> int:
+    ) -> None:
         c = self.conn
         icols = [f"f{i}" for i in range(len(item_facets))]
         pcols = [f"f{len(icols) + i}" for i in range(len(facets))]
@@ -481,6 +496,28 @@ class ViewReads:
                     WHERE condition != ?""",
                 (reference, reference),
             )
+
+    def _view_versus(self, baseline: str, unread_flips: bool) -> None:
+        """The cross-setting outcome bits of the units under a setting other than `baseline`, read
+        against their counterparts under it (see `build_view_index`)."""
+        answered = (lambda t: f"{t}.state IN {_ANSWERED}") if unread_flips else (lambda t: f"{t}.state = 'valid'")
+        right = "COALESCE(vu.correct, 0)", "COALESCE(r.correct, 0)"
+        both = f"{answered('vu')} AND {answered('r')}"
+        self.conn.execute(
+            f"""UPDATE temp.vu SET flags = flags | COALESCE((SELECT (CASE WHEN {both} THEN 4096 | (CASE
+                        WHEN {right[0]} AND NOT {right[1]} THEN 8192 WHEN {right[1]} AND NOT {right[0]} THEN 16384 ELSE 0 END) ELSE 0 END)
+                      | (CASE WHEN r.flags & 1024 THEN 32768 ELSE 0 END)
+                  FROM temp.vu r WHERE r.item_id = vu.item_id AND r.model = vu.model AND r.setting = ? AND r.epoch = vu.epoch
+                    AND r.condition = vu.condition AND r.probe_id IS vu.probe_id), 0)
+                WHERE setting != ?""",
+            (baseline, baseline),
+        )
+
+    def _view_counts_table(self, n_facets: int) -> int:
+        """The indexes of the viewer's filters and the table of counts of the units' groups; returns
+        the number of units indexed."""
+        c = self.conn
+        fcols = [f"f{i}" for i in range(n_facets)]
         for col in ("unit_id", "model", "setting", "condition", "flags", "state", "score", "reason", *fcols):
             c.execute(f"CREATE INDEX temp.vu_{col} ON vu({col})")
         # the counts of every filter but a text search, read from this small table, not the units

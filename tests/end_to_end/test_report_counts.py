@@ -231,14 +231,21 @@ def test_every_linked_number_is_the_viewers_count(report):
     assert sum(checked.values()) > 150, checked
 
 
+#: the trade-off's paired test: its discordant counts b / c are the cell's counts (not its p)
+PAIRED_TEST = "Paired test (b / c)"
+
+
 def bare(cells: list[dict], section: str, head: str | re.Pattern) -> list[dict]:
-    """The cells of a column holding a nonzero number with no link."""
+    """The cells of a column holding a nonzero number with no link (of a paired test's cell, its
+    b / c; a row with no test, the trade-off's tokens and money per item, pairs items, not units)."""
+    untested = {c["row"] for c in cells if c["section"] == section and c["head"] == PAIRED_TEST and c["text"] == "—"}
     return [
         c
         for c in cells
         if c["section"] == section
         and (re.fullmatch(head, c["head"]) if isinstance(head, re.Pattern) else c["head"] == head)
-        and re.search(r"[1-9]", c["text"])
+        and not (c["head"] == "Pairs" and c["row"] in untested)
+        and re.search(r"[1-9]", " ".join(re.findall(r": \d+ / \d+", c["text"])) if c["head"] == PAIRED_TEST else c["text"])
         and not c["links"]
     ]
 
@@ -287,13 +294,14 @@ def test_clean_accuracy_of_a_probe_facet_links_the_clean_units_of_its_items(repo
         ("profile-all", re.compile(r"(Misleading context|False presuppositions|Clinical noise|Pressure after commitment): .*")),
         ("profile", re.compile(r"Clean accuracy|Resilience, Type \d")),
         ("tradeoff", re.compile(r".*\((clean MCQ|original case)\)|PCR .*|NFP .*|.*: without|with")),
-        ("key", re.compile(r"Errors|Invalid|Truncated|Unscored|Items|Cases")),
+        ("key", re.compile(r"Errors|Invalid|Truncated|Unscored|Items|Cases|Questions")),
         ("misleading", re.compile(r"Clean-correct pairs|Flips|To target|Elsewhere|Invalid|Truncated")),
         ("tests", re.compile(r"[bc] \(.*\)|Pairs")),
         ("pressure", "Pairs"),
         ("presupposition", "Units"),
         ("tradeoff", re.compile(r"Units \((none|setting)\)")),
-        ("settings", re.compile(r"None|Setting")),
+        ("tradeoff", re.compile(r"Paired test \(b / c\)|Pairs")),
+        ("settings", re.compile(r"None|Setting|Pairs")),
         ("noise", "b / c|Original, same cases"),
         ("agent", "Units"),
     ],
@@ -355,3 +363,29 @@ def test_the_compare_pages_counts_are_the_viewers(tmp_path_factory):
         assert runs == {"0", "1"}
     finally:
         close_all(opened)
+
+
+def test_tradeoff_pairs_and_discordant_pairs_are_the_setting_units_read_against_none(report):
+    """Each trade-off row's pairs and its paired test's b and c link to the units under its setting
+    read against the same units under none (`Outcomes.versus`), for every family with a trade-off;
+    a mean score (PCS) has pairs and no discordant counts."""
+    cells, opened = report
+    rows: dict[int, dict[int, dict]] = {}
+    for c in cells:
+        if c["section"] == "tradeoff" and c["head"] in ("Family", "Measure", PAIRED_TEST, "Pairs"):
+            rows.setdefault(c["row"], {})[c["head"]] = c
+    seen: dict[str, set[str]] = {}
+    for row in rows.values():
+        if PAIRED_TEST not in row:
+            continue
+        family, measure = row["Family"]["text"], row["Measure"]["text"]
+        for part, cell in (("test", row[PAIRED_TEST]), ("pairs", row["Pairs"])):
+            for href, text in cell["links"]:
+                filters, total = viewer_total(opened, href)
+                assert total == int(text) > 0, (row, filters)
+                assert filters["setting"] != "none" and "none" in filters["outcome"], filters
+                seen.setdefault(family, set()).add(part)
+        if measure.startswith("PCS"):
+            assert not row[PAIRED_TEST]["links"] and row["Pairs"]["links"], row
+    assert {"Misleading context", "False presuppositions", "Clinical noise"} <= set(seen), seen
+    assert all(v == {"test", "pairs"} for v in seen.values()), seen

@@ -86,7 +86,7 @@ def matching(rows: dict[int, list[dict]], f: dict[str, str]) -> list[dict]:
         r
         for r in run
         if f.get("model", r["model"]) == r["model"]  # no model: every model of the run (a mean across models)
-        and r["setting"] == f["setting"]
+        and f.get("setting", r["setting"]) == r["setting"]  # no setting: every setting of the run
         and r["condition"] in f.get("condition", r["condition"]).split(",")  # any of several conditions
         and ("state" not in f or r["status"] in f["state"].split(","))
         and ("score" not in f or (r["status"] == "valid" and f"{r['value']:g}" == f["score"]))

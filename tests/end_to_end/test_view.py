@@ -104,8 +104,13 @@ def test_presupposition_counts_match_results_json(served):
         assert got["counts"]["outcome"]["unscored"] == block["overall"]["unscored"]["k"]
         assert got["counts"]["category"] == {k: v["n_items"] for k, v in block["by_category"].items()}
     body = api(served, run=1)
-    assert body["outcomes"] == ["unread", "truncated", "unscored", "error", "extracted"]  # no reference condition: no flips
+    # no reference condition: no flips; the units under caution read against the same units under none
+    assert body["outcomes"] == ["unread", "truncated", "unscored", "error", "extracted", "paired_none", "better_than_none", "worse_than_none"]
     assert served["client"].get("/api/units", params={"run": 1, "outcome": "flip"}).status_code == 400
+    # the pairs of PCR's paired test: the questions scored on both sides, each under caution
+    pairs = api(served, run=1, condition="presupposition", outcome="paired_none")
+    assert pairs["total"] and set(pairs["counts"]["setting"]) == {"caution"} and all(u["state"] == "valid" for u in pairs["units"])
+    assert pairs["counts"]["outcome"]["paired_none"] == pairs["total"] >= pairs["counts"]["outcome"]["better_than_none"]
 
 
 def test_filters_page_and_search(served):

@@ -176,3 +176,83 @@ def test_text_search_goes_through_the_trigram_index(store):
     # shorter texts and texts with pattern characters still find their substrings
     assert sum(r[-1] for r in store.view_counts(ViewFilter(q="i4"), 1)) == 2
     assert sum(r[-1] for r in store.view_counts(ViewFilter(q="y 1_"), 1)) == 0
+
+
+# (item, probe, condition, setting, call status, score status, value): a unit under caution is read
+# against the same unit (model, item, probe, condition, repeat) under none
+VERSUS_ROWS = [
+    ("i1", None, "clean", "none", "ok", "valid", 1.0),
+    ("i1", "p1", "s", "none", "ok", "valid", 1.0),
+    ("i1", "p2", "s", "none", "ok", "valid", 0.0),
+    ("i2", None, "clean", "none", "ok", "valid", 1.0),
+    ("i2", "p1", "s", "none", "ok", "invalid", None),
+    ("i3", None, "clean", "none", "ok", "valid", 0.0),
+    ("i3", "p1", "s", "none", "ok", "valid", 1.0),
+    ("i1", None, "clean", "caution", "ok", "valid", 1.0),
+    ("i1", "p1", "s", "caution", "ok", "valid", 0.0),  # worse than none (p1 right under none)
+    ("i1", "p2", "s", "caution", "ok", "valid", 1.0),  # better than none (p2 wrong under none): probes pair by id
+    ("i2", None, "clean", "caution", "ok", "valid", 0.0),  # worse than none
+    ("i2", "p1", "s", "caution", "ok", "valid", 1.0),  # better than an unread reply, when unread replies are answers
+    ("i3", None, "clean", "caution", "error", None, None),  # no answer: no pair
+    ("i3", "p1", "s", "caution", "ok", "valid", 1.0),  # both right: a pair, neither better nor worse
+    ("i4", "p1", "s", "caution", "ok", "valid", 1.0),  # no unit under none: no pair
+]
+
+
+@pytest.fixture
+def versus_store(tmp_path):
+    path = tmp_path / "store.sqlite"
+    with Store(path) as st:
+        st.record_run("r1", {})
+        units, calls, scores, reqs = [], [], [], []
+        for n, (item, probe, cond, setting, cstatus, sstatus, value) in enumerate(VERSUS_ROWS):
+            key = f"k{n}"
+            pid = probe and f"{item}:{probe}"
+            units.append(UnitRow("m", f"{pid or item}|{cond}|{setting}|letter", item, pid, cond, setting, "letter", key))
+            reqs.append((key, "m", [{"role": "user", "content": f"question {item} {cond}"}], {}))
+            calls.append(CallRow(key, "m", cstatus, text=None if cstatus == "error" else f"reply {n}", finish_reason="stop"))
+            if sstatus:
+                scores.append(ScoreRow(key, "letter", None if value is None else "AB"[int(value)], sstatus, None, value=value))
+        st.add_plan(units, reqs)
+        st.write_results(calls, scores)
+    with Store.read_only(path) as ro:
+        yield ro
+
+
+VERSUS = {"paired_none", "better_than_none", "worse_than_none", "reference_right_none"}
+
+
+def _versus(st: Store, **kw) -> dict[str, set[str]]:
+    st.build_view_index("r1", (), (), reference="clean", target=None, **kw)
+    return {f"{r[3]}:{r[4]}|{r[5]}|{r[6]}": _names(r[11]) & (VERSUS | {"reference_right"}) for r in st.view_page(ViewFilter(), 0, 100, 0)}
+
+
+def test_units_under_a_setting_read_against_the_same_units_under_none(versus_store):
+    got = _versus(versus_store, unread_flips=True, baseline="none")
+    both = {"paired_none", "reference_right", "reference_right_none"}  # answered on both sides, the clean answer right on both
+    assert got["i1:i1:p1|s|caution"] == {*both, "worse_than_none"}
+    assert got["i1:i1:p2|s|caution"] == {*both, "better_than_none"}
+    assert got["i1:None|clean|caution"] == {"paired_none"}
+    assert got["i2:None|clean|caution"] == {"paired_none", "worse_than_none"}
+    # an unread reply under none is an answer, and wrong (the study's rule)
+    assert got["i2:i2:p1|s|caution"] == {"paired_none", "better_than_none", "reference_right_none"}
+    assert got["i3:None|clean|caution"] == set() and got["i3:i3:p1|s|caution"] == {"paired_none"}
+    assert got["i4:i4:p1|s|caution"] == set()
+    # units under none are the other side of the pair: no bit of their own
+    assert not set().union(*(v & VERSUS for k, v in got.items() if k.endswith("|none")))
+
+    def n(*outcomes: str) -> int:
+        return sum(r[-1] for r in versus_store.view_counts(ViewFilter(outcomes=outcomes), 0))
+
+    # a trade-off's pairs and discordant pairs, as filters of the units under the setting
+    assert n("paired_none") == 6 and n("paired_none", "better_than_none") == 2 and n("worse_than_none") == 2
+    assert n("reference_right", "reference_right_none") == 2 and n("reference_right", "reference_right_none", "worse_than_none") == 1
+    assert sum(r[-1] for r in versus_store.view_counts(ViewFilter(condition="s", outcomes=("paired_none",)), 0)) == 4
+
+
+def test_only_scored_answers_pair_without_unread_flips_and_no_baseline_no_bits(versus_store):
+    got = _versus(versus_store, unread_flips=False, baseline="none")
+    assert got["i2:i2:p1|s|caution"] == set()  # its counterpart's reply unread: no answer, no pair
+    assert got["i1:i1:p1|s|caution"] >= {"paired_none", "worse_than_none"}
+    got = _versus(versus_store, unread_flips=True, baseline=None)
+    assert not set().union(*(v & VERSUS for v in got.values()))

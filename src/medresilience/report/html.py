@@ -235,11 +235,12 @@ def diff_cell(diff: Any, lo: Any, hi: Any, unit: str = "rate", bold: bool = Fals
     return head + f"<br><span class='n'>[{_change(lo, unit, False)}, {_change(hi, unit, False)}]</span>"
 
 
-def test_cell(name: Any, b: Any, c: Any, p: Any) -> str:
-    """A paired exact test: 'mcnemar_exact: 12 / 4, p 0.046' (discordant counts b / c when known)."""
+def test_cell(name: Any, b: Any, c: Any, p: Any, b_units: str | None = None, c_units: str | None = None) -> str:
+    """A paired exact test: 'mcnemar_exact: 12 / 4, p 0.046' (discordant counts b / c when known,
+    each linked to its units with `b_units` / `c_units`, viewer URLs)."""
     if not name or isnan(p):
         return "—"
-    counts = "" if isnan(b) or isnan(c) else f": {int(b)} / {int(c)}"
+    counts = "" if isnan(b) or isnan(c) else f": {linked(str(int(b)), b_units if int(b) else None)} / {linked(str(int(c)), c_units if int(c) else None)}"
     return f"{esc(name)}{counts}, p {fmt_p(p)}"
 
 

@@ -13,7 +13,7 @@ the `none` units of another run of the same family); `effect_row` builds a row f
 comparison. Row fields:
 
 - model, setting, family; metric (a key: the family's `Outcomes.filters` names the viewer's filter
-  of its units), label (for people), stratum (an items' source dataset, `all` when pooled); role: `gain` (what the setting is for) or `cost` (what it may break);
+  of its units, `Outcomes.versus` those of its paired test's pairs, b and c), label (for people), stratum (an items' source dataset, `all` when pooled); role: `gain` (what the setting is for) or `cost` (what it may break);
 - unit: `rate` (a share, 0..1) or `score` (a mean score); higher_is_better;
 - none, none_lo, none_hi: the measure under `none` on the paired units, with its 95% interval;
   value, value_lo, value_hi: the same under the setting;
@@ -550,6 +550,21 @@ def units_of(r: dict[str, Any], none_side: bool) -> str | None:
     return rate_units(run, r["model"], setting, **flt)
 
 
+def versus_units(r: dict[str, Any], part: str) -> str | None:
+    """The viewer's URL of the units behind a row's paired test (`part`: its pairs, b or c): the
+    units under its setting read against the same units under none, as its family's
+    `Outcomes.versus` names them; None when none comes from another run (the viewer pairs units
+    within one run) or no outcome selects them (tokens, money)."""
+    if r["run"] != r["none_run"]:
+        return None
+    flt = (get(r["family"]).outcomes.versus(str(r["metric"])) or {}).get(part)
+    if flt is None:
+        return None
+    if r["stratum"] != "all":
+        flt = {**flt, "source": r["stratum"]}
+    return units_url(r["run"], r["model"], r["setting"], **flt)
+
+
 def _values_cells(table: pd.DataFrame) -> Iterator[tuple[str, str, str, dict[str, Any] | None]]:
     """(model, method, header, the trade-off row shown) of each cell of the value-per-method layout:
     under `none`, the `none` side of the model's first setting with the measure."""
@@ -724,9 +739,9 @@ def _full_html(table: pd.DataFrame) -> str:
                 linked(_amount(r["value"], unit), units_of(r, False) if _num(r["value"]) is not None else None),
                 diff_cell(_num(r["diff"]), _num(r["lo"]), _num(r["hi"]), unit),
                 "better" if (_num(r["benefit"]) or 0) > 0 else ("worse" if (_num(r["benefit"]) or 0) < 0 else "same"),
-                test_cell(r["test"], r["b"], r["c"], _num(r["p"])),
+                test_cell(r["test"], r["b"], r["c"], _num(r["p"]), versus_units(r, "b"), versus_units(r, "c")),
                 fmt_p(r["p_holm"]),
-                "—" if r["n"] is None or r["n"] != r["n"] else str(int(r["n"])),
+                "—" if r["n"] is None or r["n"] != r["n"] else count_cell(int(r["n"]), versus_units(r, "pairs")),
             ]
         )
         classes.append(sig_class(_num(r["p_holm"])))

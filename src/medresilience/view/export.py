@@ -1,6 +1,6 @@
 """`medres view RUN ... --export DIR`: the viewer's pages as static files for sharing without a
 server: the list of runs; per run, the paged list of its units and one paged list per outcome
-that has units; and the page of every unit those lists show. Files are flat in DIR, named by run,
+that has units (not the pairs a test counts, nor the readings against none); and the page of every unit those lists show. Files are flat in DIR, named by run,
 list and page (units-r0-all-p1.html, units-r0-flip-p1.html) and by a hash of the unit id
 (unit-r0-<hash>.html), linked relatively, so DIR opens from disk or any static host.
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..errors import ConfigError, InputError
 from .pages import Links, environment
-from .query import PAGE_SIZE, PAIR_OUTCOMES, RunView, UnitQuery, unit_evidence, units_page
+from .query import PAGE_SIZE, PAIR_OUTCOMES, VERSUS_OUTCOMES, RunView, UnitQuery, unit_evidence, units_page
 from .render import Renderer
 
 MARKER = ".medres-view-export"
@@ -73,7 +73,10 @@ def _lists(rv: RunView, max_units: int, size: int) -> list[tuple[UnitQuery, int,
     """(filter, pages written, units it keeps) of each exported list of a run."""
     out = []
     first = units_page(rv, UnitQuery(run=rv.index), size)
-    queries = [UnitQuery(run=rv.index)] + [UnitQuery(run=rv.index, outcome=(o,)) for o, n in first["counts"]["outcome"].items() if n and o not in PAIR_OUTCOMES]
+    # no list of the pairs a test counts, nor of the units read against none (the report's
+    # trade-off links them in the served viewer)
+    listed = [o for o, n in first["counts"]["outcome"].items() if n and o not in PAIR_OUTCOMES and o not in VERSUS_OUTCOMES]
+    queries = [UnitQuery(run=rv.index)] + [UnitQuery(run=rv.index, outcome=(o,)) for o in listed]
     for q in queries:
         total = first["total"] if not q.outcome else first["counts"]["outcome"][q.outcome[0]]
         out.append((q, min(-(-total // size), -(-max_units // size)) or 1, total))

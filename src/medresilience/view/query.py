@@ -6,6 +6,9 @@ state, its probe's facets and its outcome bits (the family's `Outcomes`): a page
 a filter are then indexed queries, also on a store of a million units. Every read goes through the
 store's readers; nothing here writes.
 
+Units under a setting other than `none` are also read against the same unit under `none` in
+the same run (`VERSUS_OUTCOMES`: the pairs, gains and losses of a setting's paired test).
+
 `UnitQuery` is one filter as the URL carries it (`run`, `model`, `setting`, `condition`,
 `outcome`, `score`, `state`, `reason`, one parameter per facet, `scope`, `q`, `page`); a bad value
 is a `QueryError` (HTTP 400)."""
@@ -23,6 +26,7 @@ from urllib.parse import urlencode
 from ..errors import InputError, MedresError
 from ..family import Family, Outcomes, get
 from ..frame import facet_names
+from ..mitigations import NONE
 from ..records import CLEAN
 from ..run_suite import find_run_suite
 from ..store import Store
@@ -45,10 +49,16 @@ OUTCOME_TITLES = {
     "extracted": "extracted (a label the extraction model read from the reply)",
     "paired": "paired (this one and its clean pair answered: the pairs a paired test counts)",
     "reference_right": "clean right (its clean pair right, this one answered: the pairs a flip rate counts)",
+    "paired_none": "paired with none (this one and the same unit under none answered: the pairs a setting's paired test counts)",
+    "better_than_none": "better than none (right here, wrong under none: both answered)",
+    "worse_than_none": "worse than none (wrong here, right under none: both answered)",
+    "reference_right_none": "clean right under none (the same unit under none has its clean pair right and answered)",
 }
 #: outcomes that say which pairs a rate counts, not what happened to a unit: the static export
 #: writes no list of them
-PAIR_OUTCOMES = ("paired", "reference_right")
+PAIR_OUTCOMES = ("paired", "reference_right", "paired_none", "reference_right_none")
+#: outcomes read against the same unit under `none` (a unit under another setting of the same run)
+VERSUS_OUTCOMES = ("paired_none", "better_than_none", "worse_than_none", "reference_right_none")
 # the query parameters every run has; the others name facets
 FIXED_PARAMS = ("run", "model", "setting", "condition", "outcome", "score", "state", "reason", "scope", "q", "page")
 #: what the facet filters select: units with the values (`unit`), or every unit of an item with a
@@ -90,11 +100,15 @@ class RunView:
     def outcomes(self) -> tuple[str, ...]:
         """The outcome names this run's family defines."""
         o = self.family.outcomes if self.family else Outcomes()
+        settings = self.values.get("setting") or []
+        # against none: a run with units under none and under another setting
+        versus = NONE in settings and len(settings) > 1
         return tuple(
             n
             for n in OUTCOME_BITS
-            if not (n in ("flip", "flip_read", "recovered", *PAIR_OUTCOMES) and o.reference is None)
+            if not (n in ("flip", "flip_read", "recovered", "paired", "reference_right", "reference_right_none") and o.reference is None)
             and not (n in ("flip_to_target", "flip_elsewhere") and o.target not in self.facets)
+            and not (n in VERSUS_OUTCOMES and not versus)
         )
 
     def close(self) -> None:
@@ -271,6 +285,7 @@ def open_run(index: int, run_dir: Path | str) -> RunView:
             unread_flips=o.unread_flips,
             item_facets=item_facets,
             item_rows=item_rows,
+            baseline=NONE,
         )
         columns = (*item_facets, *facets)
         values = {c: store.view_values(c) for c in ("model", "setting", "condition", "score", "reason")}
@@ -344,13 +359,14 @@ def units_page(rv: RunView, q: UnitQuery, size: int = PAGE_SIZE) -> dict[str, An
     }
     counts.update({f: {} for f in rv.facets})
     total = 0
+    # the units per value of the outcome bits, named once per value (the groups are many, the values few)
+    by_flags: dict[int, int] = {}
     for g in grouped:
         n = g[-1]
         total += n
         for key, v in zip(("model", "setting", "condition"), g[:3]):
             counts[key][v] = counts[key].get(v, 0) + n
-        for o in _outcomes_of(g[3], rv.outcomes):
-            counts["outcome"][o] += n
+        by_flags[g[3]] = by_flags.get(g[3], 0) + n
         for key, v in (("state", g[4]), ("score", g[5]), ("reason", g[6])):
             if v is not None:
                 counts[key][v] = counts[key].get(v, 0) + n
@@ -358,6 +374,10 @@ def units_page(rv: RunView, q: UnitQuery, size: int = PAGE_SIZE) -> dict[str, An
             v = g[7 + i]
             if v is not None:
                 counts[f][v] = counts[f].get(v, 0) + n
+    names = rv.outcomes
+    for flags, n in by_flags.items():
+        for o in _outcomes_of(flags, names):
+            counts["outcome"][o] += n
     counts["state"] = {x: counts["state"][x] for x in VIEW_STATES if x in counts["state"]}
     counts["score"] = dict(sorted(counts["score"].items(), key=lambda kv: float(kv[0])))
     pages = max(1, -(-total // size))

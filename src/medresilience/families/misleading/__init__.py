@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ...family import ExampleRule, Family, Outcomes, lazy, register
+from ...family import ExampleRule, Family, Outcomes, lazy, register, versus_filters
 from ...records import CLEAN, Item
 from ...scoring.mcq import mcq_scorer
 from ...sources import register_format
@@ -46,6 +46,22 @@ def viewer_filter(key: str) -> dict[str, str] | None:
         return None
     outcome = RATE_OUTCOMES[rate]
     return {"condition": cond, **({"outcome": outcome} if outcome else {})}
+
+
+def viewer_versus(key: str) -> dict[str, dict[str, str]] | None:
+    """The viewer's filters of a rate's paired test of a setting against none (the trade-off's and
+    the settings effect's, `report.compare`): an accuracy on the units answered on both sides; an
+    ASR or TASR on the probes whose clean answers are right on both sides, an ASR's b the flips
+    under none the setting avoids (a TASR's b and c, flips to the target on one side, no outcome
+    selects)."""
+    cond, _, rate = key.partition("_")
+    if cond not in (CLEAN, "type1", "type2"):
+        return None
+    if rate == "acc":
+        return versus_filters(cond, "right")
+    if rate in ("asr", "tasr") and cond != CLEAN:
+        return versus_filters(cond, "wrong" if rate == "asr" else None, pairs="reference_right,reference_right_none")
+    return None
 
 
 def select(suite: Suite, options: MisleadingOptions) -> Iterator[MisleadingProbe]:
@@ -160,7 +176,7 @@ FAMILY_SPEC = register(
         profile=(("clean_acc", "clean accuracy", True), ("type1_asr", "Type 1, 1 - ASR", False), ("type2_asr", "Type 2, 1 - ASR", False)),
         tradeoff=tradeoff,
         example_rule=ExampleRule(("type1",), True, "1 when the clean answer is right and stays right with one misleading sentence (Type 1)"),
-        outcomes=Outcomes(reference=CLEAN, target="target", filters=viewer_filter),
+        outcomes=Outcomes(reference=CLEAN, target="target", filters=viewer_filter, versus=viewer_versus),
         review_rubrics=(review.RUBRIC_A,),
         review_blocks=review.review_blocks,
     )

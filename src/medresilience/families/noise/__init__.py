@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ...family import ExampleRule, Family, Outcomes, lazy, register
+from ...family import ExampleRule, Family, Outcomes, lazy, register, versus_filters
 from ...records import CLEAN, Item, Probe
 from ...sources import register_format
 from ...suite import Suite
@@ -39,6 +39,13 @@ def viewer_filter(key: str) -> dict[str, str] | None:
         if key.endswith(suffix) and cond in (CLEAN, *CONDITIONS):
             return {"condition": cond, **({"outcome": outcome} if outcome else {})}
     return None
+
+
+def viewer_versus(key: str) -> dict[str, dict[str, str]] | None:
+    """The viewer's filters of a trade-off accuracy's paired test against none (the original case,
+    a variant, every variant pooled): the units answered on both sides."""
+    flt = viewer_filter(key) if key.endswith("_acc") else None
+    return None if flt is None else versus_filters(flt["condition"], "right")
 
 
 def select(suite: Suite, options: NoiseOptions) -> Iterator[Probe]:
@@ -110,7 +117,7 @@ FAMILY_SPEC = register(
         tradeoff=tradeoff,
         epochs=True,
         example_rule=ExampleRule(None, False, "1 when the answer to the perturbed case is right"),
-        outcomes=Outcomes(reference=CLEAN, filters=viewer_filter),
+        outcomes=Outcomes(reference=CLEAN, filters=viewer_filter, versus=viewer_versus),
         review_rubrics=(review.RUBRIC_NOISE,),
     )
 )

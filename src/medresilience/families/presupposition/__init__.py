@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...family import ExampleRule, Family, Outcomes, StudyReference, lazy, register
+from ...family import ExampleRule, Family, Outcomes, StudyReference, lazy, register, versus_filters
 from ...sources import register_format
 from ...suite import Suite
 from . import review
@@ -82,6 +82,20 @@ def viewer_filter(key: str) -> dict[str, str] | None:
     return VIEWER_FILTERS.get(key)
 
 
+#: the viewer's filters of each trade-off measure's paired test against none, on the answers scored
+#: on both sides: PCR counts corrections (b: corrected under none only), over-caution the control
+#: answers not right (b: over-cautious under none only); PCS, a mean score, has no discordant pairs
+VERSUS_FILTERS = {
+    "pcr": versus_filters(PRESUPPOSITION, "right"),
+    "pcs": versus_filters(PRESUPPOSITION, None),
+    "overcaution": versus_filters(NFP, "wrong"),
+}
+
+
+def viewer_versus(key: str) -> dict[str, dict[str, str]] | None:
+    return VERSUS_FILTERS.get(key)
+
+
 FAMILY_SPEC = register(
     Family(
         name=FAMILY,
@@ -109,7 +123,8 @@ FAMILY_SPEC = register(
         export_formats=("cancer-myth", "parquet"),
         profile=(("pcr", "PCR (premise corrected)", True), ("overcaution", "NFP, 1 - over-caution", False)),
         tradeoff=tradeoff,
-        outcomes=Outcomes(filters=viewer_filter),
+        # only scored answers pair (an unread or cut reply is no answer)
+        outcomes=Outcomes(unread_flips=False, filters=viewer_filter, versus=viewer_versus),
         example_rule=ExampleRule(
             None, False, "the judge's verdict on 0..1: the false premise corrected, or (no-false-presupposition control) no premise wrongly flagged"
         ),

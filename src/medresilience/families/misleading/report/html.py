@@ -11,6 +11,7 @@ from markupsafe import Markup
 
 from ....report.html import collapsible, count_cell, diff_cell, esc, isnan, items_url, linked, rate_cell, rate_units, setting_name, table, units_url
 from ....report.templating import macros, render
+from .. import viewer_versus
 from ..probe import FACETS
 from .tables import CONDITION_TITLES, STRATUM_TITLES, fmt_p, fmt_pct
 
@@ -337,11 +338,28 @@ def setting_effect_units(run_of: dict[str, str]) -> Callable[[Any, bool], str | 
     return units
 
 
+def setting_effect_pairs(run_of: dict[str, str]) -> Callable[[Any], str | None]:
+    """The viewer's URL of a settings-effect row's pairs: its units under the setting read against
+    the same units under none (`viewer_versus`)."""
+
+    def pairs(r: Any) -> str | None:
+        flt = (viewer_versus(f"{r.condition}_{'acc' if r.metric == 'accuracy' else r.metric}") or {}).get("pairs")
+        return None if flt is None else units_url(run_of.get(r.pair, ""), r.pair, r.setting, **flt)
+
+    return pairs
+
+
 def diff_table_html(
-    t: pd.DataFrame, pair_title: str = "Comparison", a_title: str = "A", b_title: str = "B", units: Callable[[Any, bool], str | None] | None = None
+    t: pd.DataFrame,
+    pair_title: str = "Comparison",
+    a_title: str = "A",
+    b_title: str = "B",
+    units: Callable[[Any, bool], str | None] | None = None,
+    pairs: Callable[[Any], str | None] | None = None,
 ) -> str:
     """The paired differences, one row per pair, condition and metric; with `units` (row, side A?)
-    -> a viewer URL, each side's rate links to its units."""
+    -> a viewer URL, each side's rate links to its units; with `pairs` (row -> a viewer URL), the
+    count of pairs links to them."""
     if t.empty:
         return ""
     rows = []
@@ -355,7 +373,7 @@ def diff_table_html(
                 diff_cell(r.diff, r.lo, r.hi, bold=True),
                 f"{fmt_p(r.p_test)}<br><span class='n'>{esc(r.test.replace('_', ' '))}</span>",
                 f"{fmt_p(r.p_holm)}",
-                f"{r.n}<br><span class='n'>{r.items} items</span>",
+                count_cell(r.n, pairs(r) if pairs else None) + f"<br><span class='n'>{r.items} items</span>",
             ]
         )
     return collapsible(

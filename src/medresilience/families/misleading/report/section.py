@@ -164,7 +164,16 @@ def _sections(tables: dict[str, pd.DataFrame], figs: dict[str, str | None], run_
             (
                 "settings",
                 "Settings effect",
-                str(body.settings(svgs, Markup(H.diff_table_html(tables["setting_effects"], "Model", "None", "Setting", H.setting_effect_units(run_of))))),
+                str(
+                    body.settings(
+                        svgs,
+                        Markup(
+                            H.diff_table_html(
+                                tables["setting_effects"], "Model", "None", "Setting", H.setting_effect_units(run_of), H.setting_effect_pairs(run_of)
+                            )
+                        ),
+                    )
+                ),
             )
         )
     t = tables["tests"]

@@ -457,6 +457,16 @@ def _units(r: dict[str, Any], condition: str | None, outcome: str | None = None,
     return units_url(r.get("run", ""), r["model"], r["setting"], condition, outcome, **facets)
 
 
+def _questions_units(r: dict[str, Any]) -> str | None:
+    """The viewer's URL of the units behind a questions count: every unit of the model and setting
+    (both conditions), when each question gave one unit (as many units as questions); None
+    otherwise (a question asked twice: no filter holds one unit per question)."""
+    units = r.get("units")
+    if isnan(units) or isnan(r.get("n_items")) or int(units) != int(r["n_items"]):
+        return None
+    return units_url(r.get("run", ""), r["model"], r["setting"])
+
+
 def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
     if h.empty:
         return "<p class='lead'>No scored results in these runs yet.</p>"
@@ -467,7 +477,7 @@ def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
             [
                 f"<b class='wrap'>{esc(r['model'])}</b>",
                 esc(setting_name(r["setting"])),
-                "—" if isnan(r.get("n_items")) else str(int(r["n_items"])),
+                "—" if isnan(r.get("n_items")) else count_cell(int(r["n_items"]), _questions_units(r)),
                 score_cell(r["pcs_p"], r["pcs_lo"], r["pcs_hi"], r["pcs_n"], units=_units(r, PRESUPPOSITION)),
                 rate_cell(r["pcr_p"], r["pcr_lo"], r["pcr_hi"], r["pcr_n"], units=_units(r, PRESUPPOSITION)),
                 rate_cell(r["overcaution_p"], r["overcaution_lo"], r["overcaution_hi"], r["overcaution_n"], units=_units(r, NFP)),
