@@ -37,9 +37,11 @@ def enabled() -> bool:
     return sys.platform.startswith("linux") and os.environ.get("MEDRES_RESULTS_WORKER", "1") != "0"
 
 
-def _serve(conn: Any, suite: Suite, modules: tuple[str, ...]) -> None:
+def _serve(conn: Any, command_end: Any, suite: Suite, modules: tuple[str, ...]) -> None:
     """The worker: import, then answer requests until the pipe closes."""
     import importlib
+
+    command_end.close()  # the command's end, inherited by the fork: held open, its closing would go unseen
 
     try:
         os.nice(NICE)
@@ -99,7 +101,7 @@ class ResultsWorker:
         if enabled():
             ctx = multiprocessing.get_context("fork")
             self._conn, child = ctx.Pipe()
-            self._proc = ctx.Process(target=_serve, args=(child, self.suite, PRELOAD), name="medres-results", daemon=True)
+            self._proc = ctx.Process(target=_serve, args=(child, self._conn, self.suite, PRELOAD), name="medres-results", daemon=True)
             self._proc.start()
             child.close()
         return self

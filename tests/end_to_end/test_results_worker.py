@@ -83,3 +83,35 @@ def test_the_command_leaves_the_results_libraries_to_the_worker(tmp_path):
             assert f"PANDAS {expect}" in p.stderr
             assert (out / "results.json").exists() and (out / "report" / "report.html").exists()
             assert "report:" in p.stdout
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return any(line.startswith("State:") and "Z" in line.split()[1] for line in fh)  # a zombie has exited
+    except FileNotFoundError:
+        return True
+
+
+def test_the_worker_exits_when_the_command_is_killed(tmp_path):
+    """kill -9 of the command (the resume tests' fault) leaves no worker behind: it sees its pipe close."""
+    import signal
+    import time
+
+    code = (
+        "import sys, time\n"
+        "from medresilience.bundled_suite import sample_suite\n"
+        "from medresilience.results_worker import ResultsWorker\n"
+        "w = ResultsWorker(sample_suite()).__enter__()\n"
+        "print(w._proc.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    worker = int(proc.stdout.readline())
+    assert not _gone(worker)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 30  # it may be importing first
+    while not _gone(worker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _gone(worker)
