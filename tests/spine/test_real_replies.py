@@ -17,7 +17,7 @@ from medresilience.scoring.verdicts import read_verdict
 
 DATA = TESTS / "data" / "replies"
 MCQ_FILES = sorted(DATA.glob("mcq_*.jsonl"))
-SPLITS = {"dev", "heldout", "validation", "validation2", "validation3"}
+SPLITS = {"dev", "heldout", "validation", "validation2", "validation3", "validation4"}
 
 
 def _records(*paths: Path) -> list[dict]:
@@ -94,3 +94,22 @@ def test_no_real_judge_reply_is_read_as_a_wrong_verdict_and_few_are_unread():
     assert len(unread) <= 0.01 * sum(r["expected"] is not None for r in rows), unread
     # every label read says how, every unread one why
     assert all(g.how for g in got.values())
+
+
+def test_the_fourth_validation_set_is_real_varied_and_read_without_a_wrong_letter():
+    # validation4 (mcq_f.jsonl): Japanese JSON replies and Chinese exam labels, first measured
+    # 79 of 80 read as labelled, 0 wrong, 1 unread (f-0002, a quoted JSON value)
+    rows = _records(DATA / "mcq_f.jsonl")
+    assert len(rows) >= 80 and {r["split"] for r in rows} == {"validation4"}
+    assert max(Counter(r["source"]["repo"] for r in rows).values()) <= 40
+    assert not [r["id"] for r in rows if (got := _read_mcq(r)) is not None and got != r["expected"]]
+    assert sum(_read_mcq(r) is None for r in rows if r["expected"] is not None) <= 1
+
+
+def test_a_json_answer_value_that_is_itself_quoted_is_read():
+    # f-0002: a model asked for {"answer": "a", ...} wrote {"answer": "\"a\"", ...}
+    r = next(r for r in _records(DATA / "mcq_f.jsonl") if r["id"] == "f-0002")
+    got = read_answer(r["reply"], r["letters"], r.get("option_texts"))
+    assert (got.label, r["expected"]) == ("A", "A"), got.how
+    assert read_answer('{"answer_letter": "\\"C\\""}', "ABCD").label == "C"
+    assert read_answer('{"answer": "\\"\\""}', "ABCD").label is None

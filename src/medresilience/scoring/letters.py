@@ -243,10 +243,11 @@ def _after_thinking(text: str) -> str | None:
 # --- statements -------------------------------------------------------------------------------
 
 _FIELD_KEYS = r"answer_letter|final_answer|answer_choice|answer_option|answer_label|correct_answer|correct_option|selected_answer|selected_option|chosen_answer|chosen_option|final_choice"
-#: a quote may be escaped any number of times (JSON stored inside JSON: '{\\\\\\"answer_choice\\\\\\": \\"B\\\\\\"}')
+#: a quote may be escaped any number of times (JSON stored inside JSON: '{\\\\\\"answer_choice\\\\\\": \\"B\\\\\\"}'),
+#: and a string value may itself be quoted ('{"answer": "\\"a\\""}': the label inside the quotes)
 _FIELD = re.compile(
     rf"""(?:\\*["'](?:{_FIELD_KEYS}|answer|choice|option|letter|prediction|predicted|predicted_answer|predicted_option|pred|selected|selection|output|result|response|final|correct|label)\\*["']|(?:(?<=\\n)|\b)(?:{_FIELD_KEYS})\b\\*["']?)"""
-    r"""\s*:\s*(?:\\*"([^"\n]*?)\\*"|'([^'\n]*)'|(\d+)\b|(\(?[A-Za-z]\)?)(?!\w)|(?:null|none|false)\b)""",
+    r"""\s*:\s*(?:\\*"\\+"([^"\n\\]+)\\+"\\*"|\\*"([^"\n]*?)\\*"|'([^'\n]*)'|(\d+)\b|(\(?[A-Za-z]\)?)(?!\w)|(?:null|none|false)\b)""",
     _I,
 )
 _BOXED = re.compile(r"\\boxed\s*\{([^{}]*)\}")
@@ -263,10 +264,7 @@ def _field_value(value: str, letters: str, options: OptionTexts) -> str | None:
 
 def _fields(text: str, letters: str, options: OptionTexts) -> list[_Said]:
     """The study's JSON answer field is the strongest statement; an unreadable value is no answer."""
-    return [
-        _Said(m.start(), m.end(), FIELD, _field_value(m.group(1) or m.group(2) or m.group(3) or m.group(4) or "", letters, options))
-        for m in _FIELD.finditer(text)
-    ]
+    return [_Said(m.start(), m.end(), FIELD, _field_value(next((g for g in m.groups() if g), ""), letters, options)) for m in _FIELD.finditer(text)]
 
 
 def _boxed(text: str, letters: str) -> list[_Said]:
