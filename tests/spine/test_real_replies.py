@@ -113,3 +113,25 @@ def test_a_json_answer_value_that_is_itself_quoted_is_read():
     assert (got.label, r["expected"]) == ("A", "A"), got.how
     assert read_answer('{"answer_letter": "\\"C\\""}', "ABCD").label == "C"
     assert read_answer('{"answer": "\\"\\""}', "ABCD").label is None
+
+
+#: replies that name an option by its text with a few characters changed (the dataset's own text
+#: is mangled: "Live bihs + Still bih", "aicles ... dru"; or a paraphrase close to the text)
+NEAR_COPIES = {"b-0229": "2", "d-0109": "C", "d-0112": "C", "d-0125": "A"}
+
+
+@pytest.mark.parametrize("rid", sorted(NEAR_COPIES))
+def test_an_answer_that_nearly_copies_one_options_text_is_read_as_that_option(rid):
+    r = next(r for r in _records(*MCQ_FILES) if r["id"] == rid)
+    got = read_answer(r["reply"], r["letters"], r.get("option_texts"))
+    assert (got.label, r["expected"]) == (NEAR_COPIES[rid], NEAR_COPIES[rid]), got.how
+
+
+def test_a_near_copy_is_not_read_when_another_option_is_close_or_the_reply_denies_it():
+    options = {"A": "Research papers and other aicles proving efficacy of the dru", "B": "Advertisements", "C": "Free samples", "D": "Gifts"}
+    assert read_answer("Answer: Research papers and other articles proving efficacy of the drug", "ABCD", options).label == "A"
+    assert read_answer("Answer: not research papers and other articles proving efficacy of the drug", "ABCD", options).label is None
+    close = {"A": "Live bihs + Still bih", "B": "Live births only", "C": "Still births only", "D": "Abortions"}
+    assert read_answer("Answer: Live births + Still births", "ABCD", close).label is None
+    # a short phrase is never read as a near copy
+    assert read_answer("Answer: Gift", "ABCD", {"A": "Gifts in kind", "B": "Gilt", "C": "Lift", "D": "Rift"}).label is None

@@ -11,6 +11,7 @@ May import: nothing outside the standard library."""
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 import unicodedata
@@ -77,7 +78,21 @@ class OptionTexts:
             top = [k for k in longer if len(self.texts[k]) == best]
             return top[0] if len(top) == 1 else None
         shorter = [k for k, t in self.texts.items() if t.startswith(said + " ") and len(said) >= max(6, 0.6 * len(t))]
-        return shorter[0] if len(shorter) == 1 else None
+        return shorter[0] if len(shorter) == 1 else self.nearly(said)
+
+    def nearly(self, said: str) -> str | None:
+        """The one option a normalised phrase copies with a few characters changed (a typo, or text
+        the dataset mangled: "Live births + Still births" for "Live bihs + Still bih"): at least 85%
+        alike, and no other option more than 60% alike. Short phrases, and phrases that deny or doubt
+        ("not ...") where the option does not, are never read this way."""
+        if len(said) < 12:
+            return None
+        matchers = {k: difflib.SequenceMatcher(None, said, t) for k, t in self.texts.items()}
+        # the quick ratios bound the ratio from above: most phrases are ruled out without it
+        near = [k for k, m in matchers.items() if m.real_quick_ratio() >= 0.85 and m.quick_ratio() >= 0.85 and m.ratio() >= 0.85]
+        if len(near) != 1 or any(m.real_quick_ratio() > 0.6 and m.quick_ratio() > 0.6 and m.ratio() > 0.6 for k, m in matchers.items() if k != near[0]):
+            return None
+        return None if _NEGATION.search(said) and not _NEGATION.search(self.texts[near[0]]) else near[0]
 
     def follows(self, label: str, text: str, i: int) -> bool:
         """Whether the text at i opens with the option's own text ("B. Hepatitis B virus ...")."""
