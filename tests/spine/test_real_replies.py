@@ -97,13 +97,16 @@ def test_no_real_judge_reply_is_read_as_a_wrong_verdict_and_few_are_unread():
 
 
 def test_the_fourth_validation_set_is_real_varied_and_read_without_a_wrong_letter():
-    # validation4 (mcq_f.jsonl): Japanese JSON replies and Chinese exam labels, first measured
-    # 79 of 80 read as labelled, 0 wrong, 1 unread (f-0002, a quoted JSON value)
+    # validation4 (mcq_f.jsonl): Japanese JSON replies, Chinese exam labels and MIRAGE JSON
+    # replies; first measured 119 of 120 as labelled, 0 wrong, 1 unread (f-0002)
     rows = _records(DATA / "mcq_f.jsonl")
-    assert len(rows) >= 80 and {r["split"] for r in rows} == {"validation4"}
-    assert max(Counter(r["source"]["repo"] for r in rows).values()) <= 40
+    assert len(rows) >= 120 and {r["split"] for r in rows} == {"validation4"}
+    by_repo = Counter(r["source"]["repo"] for r in rows)
+    assert len(by_repo) >= 3 and max(by_repo.values()) <= 40
+    used_before = {r["source"]["repo"] for p in MCQ_FILES if p.name != "mcq_f.jsonl" for r in _records(p) if r.get("source")}
+    assert not used_before & set(by_repo)
     assert not [r["id"] for r in rows if (got := _read_mcq(r)) is not None and got != r["expected"]]
-    assert sum(_read_mcq(r) is None for r in rows if r["expected"] is not None) <= 1
+    assert not [r["id"] for r in rows if r["expected"] is not None and _read_mcq(r) is None]
 
 
 def test_a_json_answer_value_that_is_itself_quoted_is_read():
