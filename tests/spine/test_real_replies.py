@@ -148,3 +148,6 @@ def test_an_options_text_inside_a_longer_latin_word_is_not_that_option():
     assert read_answer("Answer: Bilateral epicondylitis", "ABCD", options).label is None
     assert read_answer("Answer: lateral epicondylitis, because of the pain", "ABCD", options).label == "C"
     assert read_answer("정답은 '피부간경유쓸개관배액술'입니다", "ABCD", {"A": "피부간경유쓸개관배액술", "B": "수술", "C": "관찰", "D": "약물"}).label == "A"
+    # the same in a Korean sentence endorsing an option by its text
+    assert read_answer("이 환자는 bilateral epicondylitis가 의심됩니다.", "ABCD", options).label is None
+    assert read_answer("이 환자는 lateral epicondylitis가 의심됩니다.", "ABCD", options).label == "C"

@@ -255,8 +255,11 @@ def _ko_held(segment: str, opts: OptionTexts) -> list[str]:
         words = t.split()
         if len(t.replace(" ", "")) < 3:
             continue
-        if t.replace(" ", "") in bare or (
-            len(words) > 1 and any(all(tokens[i + j].startswith(w) for j, w in enumerate(words)) for i in range(len(tokens) - len(words) + 1))
+        # spacing is ignored for Hangul texts only: a Latin text glued to a Latin letter is another word
+        if (
+            (_HANGUL.search(t) and t.replace(" ", "") in bare)
+            or _holds(" ".join(tokens), t)
+            or (len(words) > 1 and any(all(tokens[i + j].startswith(w) for j, w in enumerate(words)) for i in range(len(tokens) - len(words) + 1)))
         ):
             held.append(k)
     return [k for k in held if not any(j != k and opts.texts[k] in opts.texts[j] for j in held)]
