@@ -151,3 +151,20 @@ def test_an_options_text_inside_a_longer_latin_word_is_not_that_option():
     # the same in a Korean sentence endorsing an option by its text
     assert read_answer("이 환자는 bilateral epicondylitis가 의심됩니다.", "ABCD", options).label is None
     assert read_answer("이 환자는 lateral epicondylitis가 의심됩니다.", "ABCD", options).label == "C"
+
+
+def test_an_answer_field_chaining_labels_into_an_order_is_no_single_option():
+    # gpt-4-32k in Teddy-XiongGZ/MIRAGE (prediction/medmcqa/cot/OpenAI/gpt-4-32k/dev_04f192d7-...json),
+    # found by reading all 30,071 MIRAGE replies and comparing with their answer_choice field:
+    # the only field the reader read against it, as B
+    reply = (
+        '{"step_by_step_thinking": "The auditory pathway starts at the cochlear nucleus (B) after the sound has been '
+        "transduced into neural signals by the cochlea. From the cochlear nucleus, the signals are sent to the superior "
+        "olivary complex (not listed here), then to the inferior colliculus (A). From the inferior colliculus, the signals "
+        "are sent to the medial geniculate body (D) in the thalamus. Finally, the signals are sent to the auditory cortex "
+        '(C) where they are processed as sound.", "answer_choice": "B>A>D>C"}'
+    )
+    assert read_answer(reply, "ABCD").label is None
+    assert read_answer('{"answer_choice": "2 -> 4 -> 1 -> 3"}', "1234").label is None
+    assert read_answer('{"answer_choice": "<B>"}', "ABCD").label == "B"
+    assert read_answer('{"answer_choice": "C"}', "ABCD").label == "C"
