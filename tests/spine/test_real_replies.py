@@ -168,3 +168,14 @@ def test_an_answer_field_chaining_labels_into_an_order_is_no_single_option():
     assert read_answer('{"answer_choice": "2 -> 4 -> 1 -> 3"}', "1234").label is None
     assert read_answer('{"answer_choice": "<B>"}', "ABCD").label == "B"
     assert read_answer('{"answer_choice": "C"}', "ABCD").label == "C"
+
+
+def test_an_answer_field_listing_labels_with_spaces_names_several_options():
+    # Preferred-MedLLM-Qwen-72B on 119F67 ("2つ選べ") in docto-rin/IgakuQA119
+    # (answers/demo/119F_pfn-medllm-qwen-72b.json), found by reading all 788 of its and
+    # Qwen2.5-72B's replies against their answer field: "a e" was read as A
+    reply = '{"answer": "a e", "confidence": 0.79432826, "explanation": "意識は清明であり、血中梅毒トレポネーマ抗体〈tpha〉と非トレポネーマ脂質抗体〈rpr〉はいずれも陽性である。"}'
+    assert read_answer(reply, "ABCDE").label is None
+    assert read_answer('{"answer": "A C D"}', "ABCDE").label is None
+    assert read_answer('{"answer": "e 確信度(0~1): 0.95"}', "ABCDE").label == "E"
+    assert read_answer('{"answer": "C 1"}', "ABCDE").label == "C"  # "1" is no label of this item

@@ -174,13 +174,14 @@ def _hedged(text: str, end: int, label: str, letters: str) -> bool:
 _VALUE_LEAD = re.compile(r"[ \t\"'(\[]*(?:(?:option|choice|letter|answer)\s*:?\s*)?", _I)
 
 
-#: labels chained into an order ("B>A>D>C", "2-4-1-3", "A → C → B"): a sequence, not one option
-_LABEL_CHAIN = re.compile(r"\W*([A-Za-z0-9])(?:\s*(?:>|<|->|=>|→|-|–)\s*[A-Za-z0-9]){2,}\W*")
+#: a value of labels only, chained into an order ("B>A>D>C", "2-4-1-3", "A → C → B") or listed
+#: with spaces ("a e", "A C D"): a sequence or several options, not one
+_LABEL_CHAIN = re.compile(r"\W*[A-Za-z0-9](?:\s*(?:>|<|->|=>|→|-|–)\s*[A-Za-z0-9]){2,}\W*|\W*[A-Za-z0-9](?:\s+[A-Za-z0-9])+\W*")
 
 
 def _label_in_value(value: str, letters: str) -> str | None:
     """A field or box names an option when it opens with a lone label: "C", "(c)", "C) Metformin"."""
-    if _LABEL_CHAIN.fullmatch(value):
+    if _LABEL_CHAIN.fullmatch(value) and len(named := {c.upper() for c in re.findall(r"[A-Za-z0-9]", value)}) > 1 and named <= set(letters.upper()):
         return None
     lead = _VALUE_LEAD.match(value)
     got = _label_at(value, lead.end() if lead else 0, letters, in_value=True)
