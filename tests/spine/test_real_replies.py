@@ -179,3 +179,18 @@ def test_an_answer_field_listing_labels_with_spaces_names_several_options():
     assert read_answer('{"answer": "A C D"}', "ABCDE").label is None
     assert read_answer('{"answer": "e 確信度(0~1): 0.95"}', "ABCDE").label == "E"
     assert read_answer('{"answer": "C 1"}', "ABCDE").label == "C"  # "1" is no label of this item
+
+
+def test_an_option_named_then_conceded_in_the_same_sentence_is_no_leaning():
+    # Qwen2.5-72B's explanation on 119B32 in docto-rin/IgakuQA119 (answers/demo/119B_qwen2_5-72b.json,
+    # answer field "b"), read alone as A: it concludes on b's text ("まず行うべきは輸液の減量です"), then
+    # sets a aside ("酸素投与（a）も選択肢にはなりますが、...必要性は低いです": a is also an option, but ...)
+    options = {"A": "酸素投与", "B": "輸液の減量", "C": "緊急血液透析", "D": "薬物による抗癌治療", "E": "下大静脈フィルター留置術"}
+    reply = (
+        "患者は食欲不振、下腿の浮腫の増悪、喀痰の増加などの症状を呈しています。これらの症状は、輸液過剰による心不全を示唆します。"
+        "そのため、まず行うべきは輸液の減量です。酸素投与（a）も選択肢にはなりますが、現在のspo2が96%であり、酸素投与の必要性は低いです。"
+        "他の選択肢（c, d, e）は、現在の症状や患者の療養環境を考慮すると、緊急の介入としては適切ではありません。"
+    )
+    assert read_answer(reply, "ABCDE", options).label in (None, "B")
+    assert read_answer("輸液の減量（b）が最も適切です。", "ABCDE", options).label == "B"
+    assert read_answer("Reducing fluids (B) is unlikely to help here; oxygen is needed.", "ABCDE", {"A": "Oxygen", "B": "Reducing fluids"}).label != "B"

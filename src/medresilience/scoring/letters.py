@@ -624,7 +624,7 @@ def _named_with_text(text: str, letters: str, options: OptionTexts) -> list[_Sai
         label = m.group(1).upper()
         if label in letters and options.follows(label, text, m.end()):
             said.append(_Said(m.start(), m.end(), ANSWER, None if _names_another(text, m.end(1), label, letters) else label))
-    said += [_Said(a, b, LEANING, label) for a, b, label in options.mentions(text) if label in letters]
+    said += [_Said(a, b, LEANING, label) for a, b, label in options.mentions(text) if label in letters and not _CONCEDED.match(_sentence_after(text, b))]
     # a line giving one option's label with another option's text ("D. EEG" where EEG is C)
     # contradicts itself: an answer with no option, which leaves the reply ambiguous
     for m in _LABEL_LINE.finditer(text):
@@ -634,6 +634,13 @@ def _named_with_text(text: str, letters: str, options: OptionTexts) -> list[_Sai
     return said
 
 
+#: an option named by its text and label, then conceded or set aside in the same sentence:
+#: "酸素投与（a）も選択肢にはなりますが、...必要性は低いです", "Oxygen (A) is also an option, but ..."
+_CONCEDED = re.compile(
+    r"[ \t]*(?:も[^。！？\n]*?が[、,]|(?:is|was|could|may|might|would|can)\s+(?:also|still)\b[^.!?\n]*?[,;]?\s*\b(?:but|however|although|yet)\b"
+    r"|(?:is|was|seems|appears)\s+(?:less\s+likely|unlikely|not\b|incorrect|wrong|ruled\s+out))",
+    _I,
+)
 _LABEL_LINE = re.compile(r"^[ \t>#•*-]*[(\[]?([A-Za-z0-9])[.):\]][ \t]+([^\n]{1,120}?)[ \t.]*$", re.M)
 
 
