@@ -194,3 +194,16 @@ def test_an_option_named_then_conceded_in_the_same_sentence_is_no_leaning():
     assert read_answer(reply, "ABCDE", options).label in (None, "B")
     assert read_answer("輸液の減量（b）が最も適切です。", "ABCDE", options).label == "B"
     assert read_answer("Reducing fluids (B) is unlikely to help here; oxygen is needed.", "ABCDE", {"A": "Oxygen", "B": "Reducing fluids"}).label != "B"
+
+
+def test_one_line_walking_through_each_option_is_no_answer_first():
+    # gpt-4-32k's reasoning in Teddy-XiongGZ/MIRAGE (prediction/medmcqa/cot/OpenAI/gpt-4-32k/dev_179b5138-...json,
+    # answer_choice "C"), read alone as A, the label opening the reply: found by reading the reasoning of
+    # 7,147 MIRAGE replies alone against their answer field (31 of 58 differences were this form)
+    walk = (
+        "A. PCR is a technique that amplifies DNA, not RNA. B. Sanger's technique is a method of DNA sequencing. "
+        "D. Western blot is a method used to detect specific protein molecules from among a mixture of proteins. "
+        "C. Next generation sequencing can be used to sequence DNA as well as RNA, so it is based on both DNA and RNA."
+    )
+    assert read_answer(walk, "ABCD").label is None
+    assert read_answer("B. Metformin. It lowers hepatic glucose output.", "ABCD").label == "B"

@@ -753,6 +753,8 @@ _OPENER = re.compile(
     re.M,
 )
 #: a reply opening with a lowercase label: "a (igra)", "c. difficulty breathing", "d: ..."
+#: a label opening a sentence inside a line ("... RNA. B. Sanger's technique ...")
+_INLINE_OPENER = re.compile(r"[.!?][ \t]+[(\[]?([A-Z])[.)\]][ \t]+\S")
 _FIRST_LOWER = re.compile(r"\A[ \t\n>#•-]*(?:\d{1,3}[.)][ \t]+)?[\[<'\"｢「]?([a-z])(?:[)\]>'\"]|[.:,](?=[ \t])|[ \t]+(?=\())[ \t]*\S")
 #: "C: correct", "B - right.", "D ✓"; "(I) Right ventricular hypertrophy" opens an option's text:
 #: "right" is a verdict only where its segment ends
@@ -827,6 +829,10 @@ def _lines(text: str, letters: str) -> list[_Said]:
         if not marked:
             marked = _endorsed_line(text, openers, letters)
         return lone + [_Said(m.start(), m.end(), LEANING, m.group(1).upper()) for m in marked]
+    # "A. PCR amplifies DNA. B. Sanger's technique ... C. ...": one line opened by a label and
+    # going on through the next options in turn is a walkthrough of each option, not an answer
+    if openers and len({m.group(1) for m in openers} | {m.group(1) for m in _INLINE_OPENER.finditer(text) if m.group(1) in letters}) > 2:
+        return lone
     # "C (or possibly D)" opening a line is a hedge
     return lone + [
         _Said(
