@@ -207,3 +207,18 @@ def test_one_line_walking_through_each_option_is_no_answer_first():
     )
     assert read_answer(walk, "ABCD").label is None
     assert read_answer("B. Metformin. It lowers hepatic glucose output.", "ABCD").label == "B"
+
+
+def test_an_option_set_aside_after_an_apposition_and_a_signed_number_after_a_are_no_answers():
+    # gpt-4-32k's reasoning in Teddy-XiongGZ/MIRAGE, read alone against its answer field: "Therefore, option D,
+    # which states all of the above, is also incorrect." (field A) and "Therefore, a +1 station implies ..."
+    # (field B) were read as D and A
+    assert read_answer("... which are options B and C. Therefore, option D, which states all of the above, is also incorrect.", "ABCD").label is None
+    assert read_answer("... (option C). Therefore, option D (all of the above) is also not correct.", "ABCD").label is None
+    assert (
+        read_answer(
+            "distal to the ischial spines is +1 to +5 station. Therefore, a +1 station implies that the fetal head is 1 cm below the ischial spine.", "ABCD"
+        ).label
+        is None
+    )
+    assert read_answer("Therefore, option D is correct.", "ABCD").label == "D"

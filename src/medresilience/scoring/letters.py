@@ -116,7 +116,8 @@ _NOT_SPECIES = frozenset(
         "above",
     ]
 ) | {"yes", "no", "maybe"}
-_NEXT_WORD = re.compile(r"[ \t]+(\w+)")
+#: the word after a label; a sign before a number is part of it ("a +1 station", "a -2 shift")
+_NEXT_WORD = re.compile(r"[ \t]+[+\-−±~≈]?(\w+)")
 _LINKS = frozenset(
     ["because", "since", "as", "given", "due", "for", "which", "is", "was", "would", "seems", "appears", "here", "in", "on", "and", "or", "nor", "vs", "versus"]
 )
@@ -858,7 +859,8 @@ _FORCED = re.compile(r"(?:i|we)\s+(?:had|have|must)\b|forced\b", _I)
 _IF = re.compile(r"\b(?:if|unless|were)\b(?!\s+(?:i|we)\s+(?:had|have|must)\b)(?!\s+forced\b)", _I)
 _COUNTERFACTUAL = re.compile(r"\b(?:would|could|might)\b", _I)
 _REJECTED_AFTER = re.compile(
-    r"(?:[^.!?\n]*?\bbut\s+(?:it|this|that)(?:['’]s|\s+is)|\s*(?:is|was))\s+(?:wrong|incorrect|false|misleading|outdated|not\s+(?:correct|true|right|supported))\b",
+    r"(?:[^.!?\n]*?\bbut\s+(?:it|this|that)(?:['’]s|\s+is)|(?:,[^,.!?\n]{1,80},|[ \t]*\([^()\n]{1,80}\))?\s*(?:is|was))\s+(?:also\s+)?"
+    r"(?:wrong|incorrect|false|misleading|outdated|not\s+(?:correct|true|right|supported))\b",
     _I,
 )
 _DISCREDITED_SOURCE = re.compile(
