@@ -754,9 +754,9 @@ _OPENER = re.compile(
     re.M,
 )
 #: a reply opening with a lowercase label: "a (igra)", "c. difficulty breathing", "d: ..."
+_FIRST_LOWER = re.compile(r"\A[ \t\n>#•-]*(?:\d{1,3}[.)][ \t]+)?[\[<'\"｢「]?([a-z])(?:[)\]>'\"]|[.:,](?=[ \t])|[ \t]+(?=\())[ \t]*\S")
 #: a label opening a sentence inside a line ("... RNA. B. Sanger's technique ...")
 _INLINE_OPENER = re.compile(r"[.!?][ \t]+[(\[]?([A-Z])[.)\]][ \t]+\S")
-_FIRST_LOWER = re.compile(r"\A[ \t\n>#•-]*(?:\d{1,3}[.)][ \t]+)?[\[<'\"｢「]?([a-z])(?:[)\]>'\"]|[.:,](?=[ \t])|[ \t]+(?=\())[ \t]*\S")
 #: "C: correct", "B - right.", "D ✓"; "(I) Right ventricular hypertrophy" opens an option's text:
 #: "right" is a verdict only where its segment ends
 _VERDICT = re.compile(
