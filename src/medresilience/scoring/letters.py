@@ -116,7 +116,8 @@ _NOT_SPECIES = frozenset(
         "above",
     ]
 ) | {"yes", "no", "maybe"}
-_NEXT_WORD = re.compile(r"[ \t]+(\w+)")
+#: the word after a label; a sign before a number is part of it ("a +1 station", "a -2 shift")
+_NEXT_WORD = re.compile(r"[ \t]+[+\-−±~≈]?(\w+)")
 _LINKS = frozenset(
     ["because", "since", "as", "given", "due", "for", "which", "is", "was", "would", "seems", "appears", "here", "in", "on", "and", "or", "nor", "vs", "versus"]
 )
@@ -174,8 +175,15 @@ def _hedged(text: str, end: int, label: str, letters: str) -> bool:
 _VALUE_LEAD = re.compile(r"[ \t\"'(\[]*(?:(?:option|choice|letter|answer)\s*:?\s*)?", _I)
 
 
+#: a value of labels only, chained into an order ("B>A>D>C", "2-4-1-3", "A → C → B") or listed
+#: with spaces ("a e", "A C D"): a sequence or several options, not one
+_LABEL_CHAIN = re.compile(r"\W*[A-Za-z0-9](?:\s*(?:>|<|->|=>|→|-|–)\s*[A-Za-z0-9]){2,}\W*|\W*[A-Za-z0-9](?:\s+[A-Za-z0-9])+\W*")
+
+
 def _label_in_value(value: str, letters: str) -> str | None:
     """A field or box names an option when it opens with a lone label: "C", "(c)", "C) Metformin"."""
+    if _LABEL_CHAIN.fullmatch(value) and len(named := {c.upper() for c in re.findall(r"[A-Za-z0-9]", value)}) > 1 and named <= set(letters.upper()):
+        return None
     lead = _VALUE_LEAD.match(value)
     got = _label_at(value, lead.end() if lead else 0, letters, in_value=True)
     if got is not None and not re.match(r"[ \t]*(?:$|[).:\],;\]>'\"\\]|\s)", value[got[1] :]):
@@ -243,10 +251,11 @@ def _after_thinking(text: str) -> str | None:
 # --- statements -------------------------------------------------------------------------------
 
 _FIELD_KEYS = r"answer_letter|final_answer|answer_choice|answer_option|answer_label|correct_answer|correct_option|selected_answer|selected_option|chosen_answer|chosen_option|final_choice"
-#: a quote may be escaped any number of times (JSON stored inside JSON: '{\\\\\\"answer_choice\\\\\\": \\"B\\\\\\"}')
+#: a quote may be escaped any number of times (JSON stored inside JSON: '{\\\\\\"answer_choice\\\\\\": \\"B\\\\\\"}'),
+#: and a string value may itself be quoted ('{"answer": "\\"a\\""}': the label inside the quotes)
 _FIELD = re.compile(
     rf"""(?:\\*["'](?:{_FIELD_KEYS}|answer|choice|option|letter|prediction|predicted|predicted_answer|predicted_option|pred|selected|selection|output|result|response|final|correct|label)\\*["']|(?:(?<=\\n)|\b)(?:{_FIELD_KEYS})\b\\*["']?)"""
-    r"""\s*:\s*(?:\\*"([^"\n]*?)\\*"|'([^'\n]*)'|(\d+)\b|(\(?[A-Za-z]\)?)(?!\w)|(?:null|none|false)\b)""",
+    r"""\s*:\s*(?:\\*"\\+"([^"\n\\]+)\\+"\\*"|\\*"([^"\n]*?)\\*"|'([^'\n]*)'|(\d+)\b|(\(?[A-Za-z]\)?)(?!\w)|(?:null|none|false)\b)""",
     _I,
 )
 _BOXED = re.compile(r"\\boxed\s*\{([^{}]*)\}")
@@ -263,10 +272,7 @@ def _field_value(value: str, letters: str, options: OptionTexts) -> str | None:
 
 def _fields(text: str, letters: str, options: OptionTexts) -> list[_Said]:
     """The study's JSON answer field is the strongest statement; an unreadable value is no answer."""
-    return [
-        _Said(m.start(), m.end(), FIELD, _field_value(m.group(1) or m.group(2) or m.group(3) or m.group(4) or "", letters, options))
-        for m in _FIELD.finditer(text)
-    ]
+    return [_Said(m.start(), m.end(), FIELD, _field_value(next((g for g in m.groups() if g), ""), letters, options)) for m in _FIELD.finditer(text)]
 
 
 def _boxed(text: str, letters: str) -> list[_Said]:
@@ -619,7 +625,7 @@ def _named_with_text(text: str, letters: str, options: OptionTexts) -> list[_Sai
         label = m.group(1).upper()
         if label in letters and options.follows(label, text, m.end()):
             said.append(_Said(m.start(), m.end(), ANSWER, None if _names_another(text, m.end(1), label, letters) else label))
-    said += [_Said(a, b, LEANING, label) for a, b, label in options.mentions(text) if label in letters]
+    said += [_Said(a, b, LEANING, label) for a, b, label in options.mentions(text) if label in letters and not _CONCEDED.match(_sentence_after(text, b))]
     # a line giving one option's label with another option's text ("D. EEG" where EEG is C)
     # contradicts itself: an answer with no option, which leaves the reply ambiguous
     for m in _LABEL_LINE.finditer(text):
@@ -629,6 +635,13 @@ def _named_with_text(text: str, letters: str, options: OptionTexts) -> list[_Sai
     return said
 
 
+#: an option named by its text and label, then conceded or set aside in the same sentence:
+#: "酸素投与（a）も選択肢にはなりますが、...必要性は低いです", "Oxygen (A) is also an option, but ..."
+_CONCEDED = re.compile(
+    r"[ \t]*(?:も[^。！？\n]*?が[、,]|(?:is|was|could|may|might|would|can)\s+(?:also|still)\b[^.!?\n]*?[,;]?\s*\b(?:but|however|although|yet)\b"
+    r"|(?:is|was|seems|appears)\s+(?:less\s+likely|unlikely|not\b|incorrect|wrong|ruled\s+out))",
+    _I,
+)
 _LABEL_LINE = re.compile(r"^[ \t>#•*-]*[(\[]?([A-Za-z0-9])[.):\]][ \t]+([^\n]{1,120}?)[ \t.]*$", re.M)
 
 
@@ -742,6 +755,8 @@ _OPENER = re.compile(
 )
 #: a reply opening with a lowercase label: "a (igra)", "c. difficulty breathing", "d: ..."
 _FIRST_LOWER = re.compile(r"\A[ \t\n>#•-]*(?:\d{1,3}[.)][ \t]+)?[\[<'\"｢「]?([a-z])(?:[)\]>'\"]|[.:,](?=[ \t])|[ \t]+(?=\())[ \t]*\S")
+#: a label opening a sentence inside a line ("... RNA. B. Sanger's technique ...")
+_INLINE_OPENER = re.compile(r"[.!?][ \t]+[(\[]?([A-Z])[.)\]][ \t]+\S")
 #: "C: correct", "B - right.", "D ✓"; "(I) Right ventricular hypertrophy" opens an option's text:
 #: "right" is a verdict only where its segment ends
 _VERDICT = re.compile(
@@ -815,6 +830,10 @@ def _lines(text: str, letters: str) -> list[_Said]:
         if not marked:
             marked = _endorsed_line(text, openers, letters)
         return lone + [_Said(m.start(), m.end(), LEANING, m.group(1).upper()) for m in marked]
+    # "A. PCR amplifies DNA. B. Sanger's technique ... C. ...": one line opened by a label and
+    # going on through the next options in turn is a walkthrough of each option, not an answer
+    if openers and len({m.group(1) for m in openers} | {m.group(1) for m in _INLINE_OPENER.finditer(text) if m.group(1) in letters}) > 2:
+        return lone
     # "C (or possibly D)" opening a line is a hedge
     return lone + [
         _Said(
@@ -840,7 +859,8 @@ _FORCED = re.compile(r"(?:i|we)\s+(?:had|have|must)\b|forced\b", _I)
 _IF = re.compile(r"\b(?:if|unless|were)\b(?!\s+(?:i|we)\s+(?:had|have|must)\b)(?!\s+forced\b)", _I)
 _COUNTERFACTUAL = re.compile(r"\b(?:would|could|might)\b", _I)
 _REJECTED_AFTER = re.compile(
-    r"(?:[^.!?\n]*?\bbut\s+(?:it|this|that)(?:['’]s|\s+is)|\s*(?:is|was))\s+(?:wrong|incorrect|false|misleading|outdated|not\s+(?:correct|true|right|supported))\b",
+    r"(?:[^.!?\n]*?\bbut\s+(?:it|this|that)(?:['’]s|\s+is)|(?:,[^,.!?\n]{1,80},|[ \t]*\([^()\n]{1,80}\))?\s*(?:is|was))\s+(?:also\s+)?"
+    r"(?:wrong|incorrect|false|misleading|outdated|not\s+(?:correct|true|right|supported))\b",
     _I,
 )
 _DISCREDITED_SOURCE = re.compile(

@@ -31,6 +31,27 @@ def norm_text(text: str) -> str:
     return _NORM_PUNCT.sub(" ", _NORM_DROP.sub("", unicodedata.normalize("NFKC", text))).strip().casefold()
 
 
+def _lost_letters(said: list[str], own: list[str]) -> bool:
+    """Whether each word of `own` is the word of `said` at its place, or that word with a few
+    letters lost (at most three, at most two in a row, never its first); and some are lost."""
+    if len(said) != len(own):
+        return False
+    for full, short in zip(said, own):
+        if full == short:
+            continue
+        if not short or short[0] != full[0] or not 0 < len(full) - len(short) <= 3:
+            return False
+        i, run = 0, 0
+        for c in full:
+            if i < len(short) and c == short[i]:
+                i, run = i + 1, 0
+            elif (run := run + 1) > 2:
+                return False
+        if i < len(short):
+            return False
+    return True
+
+
 def option_texts(options: Mapping[str, str] | None, letters: str) -> OptionTexts:
     """The OptionTexts of an item, made once per distinct (options, letters): a run reads several
     replies of each item, and normalising its texts is most of the cost of reading a short reply."""
@@ -77,7 +98,19 @@ class OptionTexts:
             top = [k for k in longer if len(self.texts[k]) == best]
             return top[0] if len(top) == 1 else None
         shorter = [k for k, t in self.texts.items() if t.startswith(said + " ") and len(said) >= max(6, 0.6 * len(t))]
-        return shorter[0] if len(shorter) == 1 else None
+        return shorter[0] if len(shorter) == 1 else self.nearly(said)
+
+    def nearly(self, said: str) -> str | None:
+        """The one option whose text is a normalised phrase with a few letters lost, as datasets
+        lose them ("Live bihs + Still bih" for "Live births + Still births", "aicles ... dru" for
+        "articles ... drug"): word for word, each option word is the phrase's word or that word
+        missing a few letters, never its first nor three in a row ("decreased" is not "increased",
+        "bilateral" not "lateral", "antagonist" not "agonist"). Short phrases are never read so."""
+        words = said.split()
+        if len(said) < 12:
+            return None
+        near = [k for k, t in self.texts.items() if t != said and _lost_letters(words, t.split())]
+        return near[0] if len(near) == 1 else None
 
     def follows(self, label: str, text: str, i: int) -> bool:
         """Whether the text at i opens with the option's own text ("B. Hepatitis B virus ...")."""
@@ -131,13 +164,24 @@ class OptionTexts:
             return None
         # Korean spacing varies ("전체 위절제술" for "전체위절제술"): Hangul texts are matched without spaces
         bare = said.replace(" ", "")
-        inside = [k for k, t in self.texts.items() if len(t) >= 2 and (t in said or (_HANGUL.search(t) and t.replace(" ", "") in bare))]
+        inside = [k for k, t in self.texts.items() if len(t) >= 2 and (_holds(said, t) or (_HANGUL.search(t) and t.replace(" ", "") in bare))]
         # an option whose text holds another's ("type 2 diabetes" holds "diabetes") is the one named
         inside = [k for k in inside if not any(j != k and self.texts[k] in self.texts[j] for j in inside)]
         return inside[0] if len(inside) == 1 else None
 
 
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
+_LATIN = "0-9a-z\u00c0-\u024f"
+
+
+def _holds(said: str, text: str) -> bool:
+    """Whether a normalised phrase holds an option's text, glued only to what is not a Latin word
+    (particles glue to CJK text; "bilateral epicondylitis" does not hold "lateral epicondylitis")."""
+    if text not in said:
+        return False
+    return re.search(rf"(?<![{_LATIN}]){re.escape(text)}(?![{_LATIN}])", said) is not None
+
+
 _NEGATION = re.compile(r"\b(?:not|never|no|neither|nor|none)\b|n['’]t\b|않|아니|아닌|아닙|不是|并非|ではない|ではありません|じゃない", _I)
 _PHRASE_END = re.compile(r"[.!?。！？;；](?=\s|$)|\n|,\s+(?:because|since|as|which|given)\b|\s+(?:because|since|as\s+it|given\s+that)\b")
 
@@ -211,8 +255,11 @@ def _ko_held(segment: str, opts: OptionTexts) -> list[str]:
         words = t.split()
         if len(t.replace(" ", "")) < 3:
             continue
-        if t.replace(" ", "") in bare or (
-            len(words) > 1 and any(all(tokens[i + j].startswith(w) for j, w in enumerate(words)) for i in range(len(tokens) - len(words) + 1))
+        # spacing is ignored for Hangul texts only: a Latin text glued to a Latin letter is another word
+        if (
+            (_HANGUL.search(t) and t.replace(" ", "") in bare)
+            or _holds(" ".join(tokens), t)
+            or (len(words) > 1 and any(all(tokens[i + j].startswith(w) for j, w in enumerate(words)) for i in range(len(tokens) - len(words) + 1)))
         ):
             held.append(k)
     return [k for k in held if not any(j != k and opts.texts[k] in opts.texts[j] for j in held)]
