@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from .loopback import LoopbackServer
 
 __all__ = ["HubRepo", "HubServer", "git_blob_id"]
 
@@ -206,30 +207,15 @@ class _Server(ThreadingHTTPServer):
     requests: list[tuple[str, str]]
 
 
-class HubServer:
+class HubServer(LoopbackServer):
     """The local hub, serving `repos` on 127.0.0.1 (a free port) from a background thread."""
 
     def __init__(self, repos: list[HubRepo], tokens: set[str] | None = None):
-        self._server = _Server(("127.0.0.1", 0), _Handler)
+        super().__init__(_Server(("127.0.0.1", 0), _Handler))
         self._server.repos = {r.repo_id: r for r in repos}
         self._server.tokens = set(tokens or ())
         self._server.requests = []
-        self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    @property
-    def requests(self) -> list[tuple[str, str]]:
-        return self._server.requests
-
-    def __enter__(self) -> HubServer:
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return self.root_url

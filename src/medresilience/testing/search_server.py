@@ -21,6 +21,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from .loopback import LoopbackServer
+
 __all__ = ["SearchServer"]
 
 _WORD = re.compile(r"\w+")
@@ -87,30 +89,15 @@ class _Server(ThreadingHTTPServer):
     lock: threading.Lock
 
 
-class SearchServer:
+class SearchServer(LoopbackServer):
     """The local search service over `docs` (dicts with id, title, text, url), from a background thread."""
 
     def __init__(self, docs: list[dict[str, str]], token: str | None = None, fail_first: int = 0, shape: str = "good"):
-        self._server = _Server(("127.0.0.1", 0), _Handler)
+        super().__init__(_Server(("127.0.0.1", 0), _Handler))
         s = self._server
         s.docs, s.by_id = list(docs), {d["id"]: d for d in docs}
         s.token, s.fail_left, s.shape, s.requests, s.lock = token, fail_first, shape, [], threading.Lock()
-        self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    @property
-    def requests(self) -> list[tuple[str, Any]]:
-        return self._server.requests
-
-    def __enter__(self) -> SearchServer:
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return f"{self.root_url}/v1"
