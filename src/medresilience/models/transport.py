@@ -129,18 +129,13 @@ class ChatTransport:
     def _status_error(self, status: int, headers: Any, raw: bytes) -> Exception:
         """The SDK's exception for an error reply, with the same message, body and response."""
         response = _http().Response(status, headers=list(headers.items()), content=raw, request=self._request())
-        message = f"Error code: {status}"
         text = raw.decode("utf-8", "replace").strip()
-        body: Any = text
         try:
-            body = json.loads(text)
+            body: Any = json.loads(text)
         except ValueError:
-            pass
-        else:
-            error = body.get("error", body) if isinstance(body, dict) else None
-            said = error.get("message") if isinstance(error, dict) else None
-            if isinstance(said, str) and said:
-                message += f" - {said}"
-        data = body.get("error", body) if isinstance(body, dict) else body
+            body = text
+        data = body.get("error", body) if isinstance(body, dict) else body  # the error object, as the SDK keeps it
+        said = data.get("message") if isinstance(data, dict) else None
+        message = f"Error code: {status}" + (f" - {said}" if isinstance(said, str) and said else "")
         name = _STATUS_ERRORS.get(status, "InternalServerError" if status >= 500 else "APIStatusError")
         return getattr(sdk(), name)(message, response=response, body=data)
