@@ -227,14 +227,7 @@ def main() -> None:
     if args.tail:
         _print_tail(run_dir, out_dir, meta, args.repeat)
         return
-    runs = []
-    for _ in range(args.repeat):
-        cmd = [sys.executable, __file__, "--phase", "report", "--dir", str(run_dir), "--out", str(out_dir)]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            sys.stderr.write(proc.stdout + proc.stderr)
-            raise SystemExit(proc.returncode)
-        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    runs = _children("report", run_dir, out_dir, args.repeat)
     best = min(runs, key=lambda r: r["wall_s"])
     print()
     print("| rows | items | probes | models x settings | store (MiB) | report wall (s) | peak RSS (MiB) | breakdown (s) |")
@@ -253,15 +246,21 @@ def main() -> None:
     )
 
 
-def _print_tail(run_dir: Path, out_dir: Path, meta: dict, repeat: int) -> None:
+def _children(phase: str, run_dir: Path, out_dir: Path, repeat: int) -> list[dict]:
+    """The JSON line of `repeat` fresh processes running `phase` (a child that fails stops the bench)."""
     runs = []
     for _ in range(repeat):
-        cmd = [sys.executable, __file__, "--phase", "tail", "--dir", str(run_dir), "--out", str(out_dir)]
+        cmd = [sys.executable, __file__, "--phase", phase, "--dir", str(run_dir), "--out", str(out_dir)]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             sys.stderr.write(proc.stdout + proc.stderr)
             raise SystemExit(proc.returncode)
         runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return runs
+
+
+def _print_tail(run_dir: Path, out_dir: Path, meta: dict, repeat: int) -> None:
+    runs = _children("tail", run_dir, out_dir, repeat)
     best = min(runs, key=lambda r: r["wall_s"])
     print("| rows | models x settings | imports (s) | results (s) | report (s) | after the calls (s) | peak RSS (MiB) |")
     print("|---:|---|---:|---:|---:|---:|---:|")
