@@ -199,11 +199,6 @@ def _settled_results(out: Path, previous: str | None, run_id: str, stats: RunSta
     return old.model_copy(update={"run": run, "last_execution": asdict(stats)})
 
 
-def summarise(store: Store, suite: Suite, config: dict[str, Any], stats: RunStats | None = None) -> Results:
-    """The results of the store's latest run, computed through the suite's family."""
-    return summarise_with_frame(store, suite, config, stats)[0]
-
-
 def summarise_with_frame(store: Store, suite: Suite, config: dict[str, Any], stats: RunStats | None = None) -> tuple[Results, Any]:
     """The results of the store's latest run and the results frame they come from."""
     from .frame import results_frame  # pandas, scipy and statsmodels: imported when results are computed
