@@ -523,6 +523,12 @@ class ViewReads:
         # the counts of every filter but a text search, read from this small table, not the units
         groups = ", ".join(["model", "setting", "condition", "flags", "state", "score", "reason", *fcols])
         c.execute(f"CREATE TEMP TABLE vc AS SELECT {groups}, COUNT(*) AS n FROM temp.vu GROUP BY {groups}")
+        # each unit's group (its row of vc), so a scan's counts group by one integer, not every column
+        same = " AND ".join(f"vc.{col} IS vu.{col}" for col in groups.split(", "))
+        c.execute(f"CREATE INDEX temp.vc_groups ON vc({groups})")
+        c.execute("ALTER TABLE temp.vu ADD COLUMN g INTEGER")
+        c.execute(f"UPDATE temp.vu SET g = (SELECT vc.rowid FROM temp.vc WHERE {same})")
+        c.execute("DROP INDEX temp.vc_groups")
         c.execute("ANALYZE temp")
         return int(c.execute("SELECT COUNT(*) FROM temp.vu").fetchone()[0])
 
@@ -569,7 +575,9 @@ class ViewReads:
         where, args = flt.where()
         cols = ", ".join(["v.model", "v.setting", "v.condition", "v.flags", "v.state", "v.score", "v.reason", *(f"v.f{i}" for i in range(n_facets))])
         if flt.scans:
-            return self.conn.execute(f"SELECT {cols}, COUNT(*) FROM temp.vu v WHERE {where} GROUP BY {cols}", args).fetchall()
+            # the units kept, counted by their group (an integer), then named by the group's row
+            kept = f"SELECT v.g, COUNT(*) AS k FROM temp.vu v WHERE {where} GROUP BY v.g"
+            return self.conn.execute(f"SELECT {cols}, t.k FROM ({kept}) t JOIN temp.vc v ON v.rowid = t.g", args).fetchall()
         return self.conn.execute(f"SELECT {cols}, SUM(v.n) FROM temp.vc v WHERE {where} GROUP BY {cols}", args).fetchall()
 
     def unit_detail(self, model: str, unit_id: str) -> UnitDetail | None:

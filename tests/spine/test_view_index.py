@@ -100,6 +100,11 @@ def test_filters_pages_and_counts(store):
     assert sum(r[-1] for r in store.view_counts(ViewFilter(q="100%"), 1)) == 11  # every reply but the error's
     assert sum(r[-1] for r in store.view_counts(ViewFilter(q="0%"), 1)) == 11
     assert store.view_counts(ViewFilter(q="1%0"), 1) == []
+    # a scan's counts (a text, an item) are the table of counts' groups, group for group
+    table = sorted(store.view_counts(ViewFilter(condition="s"), 1), key=repr)
+    assert sorted(store.view_counts(ViewFilter(condition="s", q="question"), 1), key=repr) == table
+    assert sorted(store.view_counts(ViewFilter(condition="s", q="i"), 1), key=repr) == table  # shorter than a trigram
+    assert sum(r[-1] for r in store.view_counts(ViewFilter(item_id="i1", condition="s"), 1)) == 1
     d = store.unit_detail("m", "i1:p|s|none|letter")
     assert d.call["text"] == "reply 1 100%" and d.score["label"] == "B" and d.messages[0]["content"] == "question i1 s"
     assert store.unit_detail("m", "nope") is None
