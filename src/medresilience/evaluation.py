@@ -31,6 +31,7 @@ from . import __version__, mitigations
 from .errors import ConfigError, MedresError
 from .family import Family, family_of
 from .fileio import atomic_write
+from .heap import cheap_gc
 from .lock import RunLock
 from .models.openai_compatible import redact_url
 from .models.serving import serving
@@ -167,7 +168,9 @@ def evaluate(
                 unique = store.run_keys(run_id)  # answers and the calls before them (a monitor's notes)
                 stats = RunStats(planned_units=n, unique_calls=unique, cached=unique, settled_from=previous)
             else:
-                with serving([*specs, *helpers]) as live:
+                # the objects alive before the calls (imported modules, the suite) stay out of the
+                # collector's passes while they run
+                with serving([*specs, *helpers]) as live, cheap_gc():
                     # planned and run in chunks: memory stays flat as the suite grows
                     stats = asyncio.run(execute_plan(suite, live[: len(specs)], opts, store, progress, chunk_units=chunk_units, helpers=live[len(specs) :]))
             config["run_id"] = run_id

@@ -26,7 +26,10 @@ Conventions
 - A statistic the data cannot define (no units, one cluster) is None, not an error and not a
   default number.
 
-May import: nothing of medresilience (numpy, scipy, statsmodels, pandas only)."""
+Its libraries are numpy, scipy, statsmodels and pandas; of medresilience it uses only the
+collector helper.
+
+May import: heap."""
 
 from .agreement import (
     AGREEMENT_COEFFICIENTS,
@@ -46,7 +49,6 @@ from .rates import CLUSTER_RESAMPLES, Rate, cluster_bootstrap_rate, cluster_inte
 from .tests import (
     binomial_test,
     bootstrap_mean,
-    cheap_gc,
     cluster_mcnemar,
     durkalski,
     fisher_one_sided,
@@ -70,7 +72,6 @@ __all__ = [
     "agreement_weights",
     "binomial_test",
     "bootstrap_mean",
-    "cheap_gc",
     "cluster_bootstrap_rate",
     "cluster_interval",
     "cluster_mcnemar",

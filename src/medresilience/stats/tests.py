@@ -4,12 +4,10 @@ paired differences, which give intervals, never a p-value."""
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import inspect
 import math
 import warnings
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -18,6 +16,7 @@ import scipy.stats
 from statsmodels.stats.contingency_tables import mcnemar as _sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 
+from ..heap import cheap_gc
 from .checks import as_bool_array, as_float_array, check_confidence, check_counts, check_nonneg_int, check_resamples, cluster_codes
 from .rates import CLUSTER_RESAMPLES
 
@@ -25,7 +24,6 @@ __all__ = [
     "PERMUTATION_ENUMERATE",
     "PERMUTATION_RESAMPLES",
     "bootstrap_mean",
-    "cheap_gc",
     "cluster_mcnemar",
     "durkalski",
     "fisher_one_sided",
@@ -413,15 +411,3 @@ def _patterns(d: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         u, counts = np.unique(key, return_counts=True)
         return np.stack([(u // 2**21 - 2**20).astype(np.float64), (u % 2**21).astype(np.float64)], axis=1), counts
     return np.unique(np.stack([d, m], axis=1), axis=0, return_counts=True)
-
-
-@contextlib.contextmanager
-def cheap_gc() -> Iterator[None]:
-    """Freeze the objects alive now for the duration, so that a library's explicit gc.collect()
-    (statsmodels' Holm calls it on every use) scans only what is new instead of the whole heap
-    (0.1 s per call with pandas, scipy and matplotlib loaded, and more with a large frame)."""
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .... import stats
+from ....heap import cheap_gc
 from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Side, side
 from ....report.compare import Comparison as BaseComparison
 from ....scoring.types import ANSWERED
@@ -152,7 +153,7 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
         )
     table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c != "p_holm"])
 
-    with stats.cheap_gc():
+    with cheap_gc():
         table["p_holm"] = stats.holm(table["p_test"].tolist()) if len(table) else []
     return Comparison(name_a, name_b, table[COLUMNS], counts)
 

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .... import stats
+from ....heap import cheap_gc
 from ....report.tables import fmt_p, fmt_pct, markdown_table, usage_table, write_tables  # noqa: F401
 
 STRATUM_KINDS = {"overall": "overall", "by_source": "source", "by_content_type": "content_type", "by_provenance": "provenance"}
@@ -74,7 +75,7 @@ def holm_groups(df: pd.DataFrame, by: list[str], column: str = "p") -> pd.Series
     out = pd.Series(np.nan, index=df.index, dtype="float64")
     if df.empty:
         return out
-    with stats.cheap_gc():
+    with cheap_gc():
         for _, idx in df.groupby(by, sort=False).groups.items():
             out.loc[idx] = stats.holm(df.loc[idx, column].tolist())
     return out

@@ -32,6 +32,7 @@ import pandas as pd
 
 from .... import stats
 from ....frame import epochs_of
+from ....heap import cheap_gc
 from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Comparison, Side
 from ....scoring.types import ANSWERED
 from ..taxonomy import CONDITIONS, POOLED, TITLES
@@ -149,7 +150,7 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
         db = cb.astype(float) - vb.astype(float)
         rows.append(_row(name_a, name_b, cond, "drop", da, db, items, n_resamples, seed, rates=False))
     table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c != "p_holm"])
-    with stats.cheap_gc():
+    with cheap_gc():
         table["p_holm"] = stats.holm(table["p_test"].tolist()) if len(table) else []
     return Comparison(name_a, name_b, table[COLUMNS], counts)
 

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .... import stats
+from ....heap import cheap_gc
 from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Side
 from ....report.compare import Comparison as BaseComparison
 from ..metrics import N_RESAMPLES, SEED, pcs_rate
@@ -141,7 +142,7 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
             _rate_row(name_a, name_b, NFP, "overcaution", ~n["correct_a"].to_numpy(dtype=bool), ~n["correct_b"].to_numpy(dtype=bool), seed, n_resamples)
         )
     table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c != "p_holm"])
-    with stats.cheap_gc():
+    with cheap_gc():
         table["p_holm"] = stats.holm(table["p_test"].tolist()) if len(table) else []
     return Comparison(name_a, name_b, table[COLUMNS], counts, same_judge=a.scorers == b.scorers)
 
