@@ -263,6 +263,23 @@ class Suite:
         return [p for p in self.probes if p.item_id == item_id]
 
 
+def _grouped(owner: array, n_items: int, at: array, line: array) -> tuple[array, array, array]:
+    """The probes' offsets and lines grouped by their item (file order within an item), and where
+    each item's probes start: a counting sort, one pass over the probes (parsing them costs far more)."""
+    start = array("q", bytes(8 * (n_items + 1)))
+    for o in owner:
+        start[o + 1] += 1
+    for i in range(n_items):
+        start[i + 1] += start[i]
+    nxt = start[:-1]
+    g_at, g_line = array("q", bytes(8 * len(owner))), array("q", bytes(8 * len(owner)))
+    for j, o in enumerate(owner):
+        k = nxt[o]
+        nxt[o] = k + 1
+        g_at[k], g_line[k] = at[j], line[j]
+    return start, g_at, g_line
+
+
 class SuiteIndex:
     """A suite directory's records checked once, streaming, and then read again by byte offset:
     what a run over a large suite holds instead of the records themselves.
@@ -270,13 +287,13 @@ class SuiteIndex:
     `build` reads items.jsonl and probes.jsonl line by line with every check of `Suite.load`
     (line-exact errors, duplicate ids, each probe against its item) and keeps, per item, its id
     and the offset of its line, and per probe the offset and number of its line, grouped by item
-    in file order (packed arrays: about 20 bytes a record besides the item ids). `records(ids)`
+    in file order (packed arrays: 16 bytes a record besides the item ids). `records(ids)`
     reads the items of some ids and their probes back from disk, so a run holds one chunk of
     records at a time; `items()` and `probes()` stream them in file order."""
 
     def __init__(
         self, directory: Path, manifest: SuiteManifest, ids: dict[str, int], item_at: Any, item_line: Any, probe_at: Any, probe_line: Any, start: Any
-    ):  # numpy arrays
+    ):  # packed arrays (array.array)
         self.directory, self.manifest = directory, manifest
         self.items_path, self.probes_path = directory / "items.jsonl", probes_path(directory, manifest)
         self._ids = ids  # item id -> position in items.jsonl
@@ -287,8 +304,6 @@ class SuiteIndex:
     def build(cls, directory: Path | str, manifest: SuiteManifest) -> SuiteIndex:
         """Check every record of the suite directory, streaming (InputError naming file, line and
         field on the first bad one), and keep where each is."""
-        import numpy as np  # only a run over a suite read lazily needs it
-
         d = Path(directory)
         ipath = d / "items.jsonl"
         ids: dict[str, int] = {}
@@ -319,20 +334,8 @@ class SuiteIndex:
                     probe_at.append(at)
                     probe_line.append(n)
             del seen
-        own = np.frombuffer(owner, dtype=np.int64)
-        order = np.argsort(own, kind="stable")  # grouped by item, file order within an item
-        start = np.zeros(len(ids) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(own, minlength=len(ids)), out=start[1:])
-        return cls(
-            d,
-            manifest,
-            ids,
-            np.frombuffer(item_at, dtype=np.int64),
-            np.frombuffer(item_line, dtype=np.int64).astype(np.int32),
-            np.frombuffer(probe_at, dtype=np.int64)[order],
-            np.frombuffer(probe_line, dtype=np.int64)[order].astype(np.int32),
-            start,
-        )
+        start, probe_at, probe_line = _grouped(owner, len(ids), probe_at, probe_line)
+        return cls(d, manifest, ids, item_at, item_line, probe_at, probe_line, start)
 
     def item_ids(self) -> list[str]:
         """Every item id, in file order."""

@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from medresilience.bundled_suite import sample_suite
 from medresilience.evaluation import evaluate
 from medresilience.models.spec import parse_model_spec
 from medresilience.report import build_report
@@ -63,7 +64,8 @@ def test_a_dead_worker_leaves_the_command_to_compute_them(tmp_path, toy_family):
 
 def test_the_command_leaves_the_results_libraries_to_the_worker(tmp_path):
     """`medres eval` in a fresh process: the run, results.json and the report are written, and the
-    command's own process never imported pandas (the worker did); with MEDRES_RESULTS_WORKER=0 it does."""
+    command's own process never imported pandas (the worker did); with MEDRES_RESULTS_WORKER=0 it does.
+    The suite is read lazily from its directory (as `--suite` reads it), and without numpy."""
     code = (
         "import sys\n"
         "from medresilience.cli import main\n"
@@ -71,13 +73,14 @@ def test_the_command_leaves_the_results_libraries_to_the_worker(tmp_path):
         "try:\n"
         "    main()\n"
         "finally:\n"
-        "    print('PANDAS', 'pandas' in sys.modules, file=sys.stderr)\n"
+        "    print('PANDAS', 'pandas' in sys.modules, 'NUMPY', 'numpy' in sys.modules, file=sys.stderr)\n"
     )
+    suite = sample_suite().save(tmp_path / "suite")
     with StubServer() as srv:
-        for worker, expect in (("1", "False"), ("0", "True")):
+        for worker, expect in (("1", "False NUMPY False"), ("0", "True NUMPY True")):
             out = tmp_path / f"run-{worker}"
             env = dict(os.environ, MEDRES_RESULTS_WORKER=worker)
-            args = ["eval", "--model", f"openai:stub-model,base_url={srv.base_url}", "--out", str(out), "--limit", "4"]
+            args = ["eval", "--suite", str(suite), "--model", f"openai:stub-model,base_url={srv.base_url}", "--out", str(out), "--limit", "4"]
             p = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=300)
             assert p.returncode == 0, p.stderr[-2000:]
             assert f"PANDAS {expect}" in p.stderr
