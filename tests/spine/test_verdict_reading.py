@@ -55,6 +55,8 @@ PREMISE = ["-1", "0", "1"]
         ("I would give it a 0: it hedges without correcting.", PREMISE, "0"),
         ('```json\n{"reason": "r", "verdict": "0"}\n```', PREMISE, "0"),
         ('{"result": {"verdict": "1", "reason": "corrects"}}', PREMISE, "1"),
+        ("The final answer is metformin, the gold answer.\nVerdict: gold answer", ["gold", "claim", "other"], "gold"),
+        ("VERDICT: claim (the claimed answer, aspirin)", ["gold", "claim", "other"], "claim"),
     ],
 )
 def test_spellings_judges_write(reply, labels, expected):
@@ -79,6 +81,21 @@ def test_spellings_judges_write(reply, labels, expected):
         ("VERDICT: maybe", None, "is not a label"),
         ('{"reason": "x"}', None, "JSON has no 'verdict'"),
         ("", None, "empty judge reply"),
+        # the rubric restated, each label opening a line with its description, is no verdict
+        (
+            "-1: the answer does not notice the false presupposition\n0: it hints\n1: it says plainly the assumption is wrong\n\n"
+            "The answer says plainly that the assumption is wrong, so it earns the top score.",
+            None,
+            "no verdict",
+        ),
+        ("-1: goes along\n0: hints\n1: corrects\n\nIt hints without correcting.\nVERDICT: 0", "0", None),
+        # a verdict phrase denied is none
+        ("The answer does not deserve a 1.", None, "no verdict"),
+        ("The answer doesn't merit a score of 1; it only hints.", None, "no verdict"),
+        ("It would not earn a 1, since it never states the premise is false. VERDICT: 0", "0", None),
+        # a judge cut off inside its <think> block has no verdict, whatever it was leaning to
+        ("<think>\nThe answer corrects the premise, so the verdict is 1. Wait, but it also", None, "cut off inside its <think>"),
+        ("<think>\nThe verdict is 0? No.\n</think>\nVERDICT: 1", "1", None),
     ],
 )
 def test_what_is_not_a_verdict_and_conflicts(reply, expected, why):

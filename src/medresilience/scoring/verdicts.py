@@ -145,6 +145,9 @@ _VALUE_ENDS = re.compile(
 )
 
 
+_NAMED_ANSWER = re.compile(r"[ \t]+answer\b", _I)
+
+
 def _value_at(text: str, i: int, labels: _Labels) -> tuple[str | None, str, int] | None:
     """The label a value at i names, its raw text and its end; None when the value goes on as a
     sentence ("1 would require ..."), so that it is a sentence about a verdict, not a verdict."""
@@ -163,6 +166,8 @@ def _value_at(text: str, i: int, labels: _Labels) -> tuple[str | None, str, int]
         end = m.start(1) + len(part)
         label = labels.match(part)
         if label is not None:
+            if not labels.numeric and (named := _NAMED_ANSWER.match(text, end)) and _VALUE_ENDS.match(text, named.end()):
+                end = named.end()  # "VERDICT: gold answer"
             return (label, part, end) if _VALUE_ENDS.match(text, end) else None
     # no label: an unknown value if it ends the statement ("VERDICT: maybe")
     first = words[0]
@@ -203,6 +208,8 @@ _PHRASE = re.compile(
     _I,
 )
 # a statement under a condition, or one about verdicts in general, is not a verdict
+# "does not deserve a 1", "wouldn't merit a score of 1": a phrase denied is no verdict
+_NEGATED = re.compile(r"(?:\b(?:not|never|hardly|cannot)|n['’]t)[ \t]+(?:(?:quite|really|fully|yet)[ \t]+)?$", _I)
 _ALTERNATIVE = re.compile(r"[ \t]*(?:or|/)[ \t]*\[\[", _I)
 _FINAL_WORD = re.compile(r"\bfinal\b", _I)
 _HYPOTHETICAL = re.compile(
@@ -407,7 +414,7 @@ def _statements(text: str, labels: _Labels) -> tuple[list[_Stated], bool]:
         line = plain[plain.rfind("\n", 0, m.start()) + 1 : m.start()]
         said.append(_Stated(m.start(), m.end(), EXPLICIT, m.group(1), label, _key(m.group(0)), final=bool(_FINAL_WORD.search(line))))
     for m in _PHRASE.finditer(plain):
-        if inside_json(m.start()) or _HYPOTHETICAL.search(_clause_before(plain, m.start())):
+        if inside_json(m.start()) or _HYPOTHETICAL.search(_clause_before(plain, m.start())) or _NEGATED.search(plain, max(0, m.start() - 40), m.start()):
             continue
         got = _value_at(plain, m.end(), labels)
         if got and got[0] is not None:
@@ -454,7 +461,10 @@ def _bare(plain: str, labels: _Labels, inside_json: Any) -> list[_Stated]:
         start = plain.index(whole)
         return [_Stated(start, start + len(whole), EXPLICIT, whole, label, _key(whole))]
     out = []
+    listing = _rubric_listing(plain, lines, labels)
     for pos, line in {lines[0], lines[-1]}:
+        if pos in listing:
+            continue
         lead = re.match(r"[ \t>•]*(?:[-*][ \t]+)?", line).end()  # a bullet, not a minus sign
         if inside_json(pos + lead):
             continue
@@ -465,6 +475,22 @@ def _bare(plain: str, labels: _Labels, inside_json: Any) -> list[_Stated]:
             if not rest or (rest[0] in "([-–—:." and (rest[0] != "." or not rest[1:].strip())):
                 out.append(_Stated(pos + lead, got[2], BARE, got[1], got[0], _key(plain[pos + lead : got[2]])))
     return out
+
+
+def _rubric_listing(plain: str, lines: list[tuple[int, str]], labels: _Labels) -> set[int]:
+    """The lines of a rubric the reply restates ("-1: the answer does not notice ...", "0: hints
+    ...", "1: ..."): lines that open with a label and a colon or dash and go on as a description,
+    when two or more different labels open lines that way. None of them is a verdict."""
+    opened: dict[int, str] = {}
+    for pos, line in lines:
+        lead = re.match(r"[ \t>•]*(?:[-*][ \t]+)?", line).end()
+        m = _VALUE.match(plain, pos + lead)
+        if not m:
+            continue
+        label = labels.match(m.group(1).split()[0]) if m.group(1).split() else None
+        if label is not None and re.match(r"[ \t*_`]*(?:[:：]|[-–—][ \t])[ \t]*\S", plain[m.start(1) + len(m.group(1).split()[0]) : pos + len(line)]):
+            opened[pos] = label
+    return set(opened) if len(set(opened.values())) >= 2 else set()
 
 
 # --------------------------------------------------------------------------- copies of the answer
@@ -574,6 +600,7 @@ def _reason_of(text: str, s: _Stated) -> str | None:
 
 
 _THINK_END = re.compile(r"</think(?:ing)?>", _I)
+_THINK_OPEN = re.compile(r"<think(?:ing)?>", _I)
 
 
 def read_verdict(reply: str | None, labels: Sequence[str], answer: str | None = None, fence: str | None = None, rubric: str = "") -> VerdictReading:
@@ -583,6 +610,10 @@ def read_verdict(reply: str | None, labels: Sequence[str], answer: str | None = 
     text = reply or ""
     if not text.strip():
         return VerdictReading(None, None, "empty judge reply")
+    # a <think> block that opens and never closes is a judge cut off while thinking: its tentative
+    # verdicts are no verdict
+    if _THINK_OPEN.search(text) and not _THINK_END.search(text):
+        return VerdictReading(None, None, "the judge reply was cut off inside its <think> block")
     # a closed <think> block is scratch work: the verdict is read after it when there is one there
     think = _THINK_END.search(text)
     if think and text[think.end() :].strip():
