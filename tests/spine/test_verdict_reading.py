@@ -57,6 +57,11 @@ PREMISE = ["-1", "0", "1"]
         ('{"result": {"verdict": "1", "reason": "corrects"}}', PREMISE, "1"),
         ("The final answer is metformin, the gold answer.\nVerdict: gold answer", ["gold", "claim", "other"], "gold"),
         ("VERDICT: claim (the claimed answer, aspirin)", ["gold", "claim", "other"], "claim"),
+        ("VERDICT: <no_match>", ["match", "no_match"], "no_match"),
+        # a JSON verdict value opening with a label and a gloss
+        ('{"verdict": "1 - corrects the premise"}', PREMISE, "1"),
+        ('{"verdict": "1 (corrects)", "reason": "x"}', PREMISE, "1"),
+        ('{"verdict": "gold answer"}', ["gold", "claim", "other"], "gold"),
     ],
 )
 def test_spellings_judges_write(reply, labels, expected):
@@ -81,6 +86,7 @@ def test_spellings_judges_write(reply, labels, expected):
         ("VERDICT: maybe", None, "is not a label"),
         ('{"reason": "x"}', None, "JSON has no 'verdict'"),
         ("", None, "empty judge reply"),
+        ('{"verdict": "1 would require an explicit correction"}', None, "is not a label"),
         # the rubric restated, each label opening a line with its description, is no verdict
         (
             "-1: the answer does not notice the false presupposition\n0: it hints\n1: it says plainly the assumption is wrong\n\n"
@@ -145,6 +151,14 @@ def test_a_json_verdict_inside_a_sentence_loses_to_the_statement():
         ("La respuesta corrige la premisa.\nVeredicto: 1", PREMISE, "1"),
         ("Die Antwort übernimmt die Annahme. Bewertung: -1", PREMISE, "-1"),
         ("평가: 0", PREMISE, "0"),
+        ("최종 판정: 1", PREMISE, "1"),
+        ("判定结果：1", PREMISE, "1"),
+        ("スコア: 4", FIVE, "4"),
+        ("Veredicto final: 1", PREMISE, "1"),
+        ("Note finale : 4", FIVE, "4"),
+        ("Gesamtbewertung: 3", FIVE, "3"),
+        ("Note: 1 point deducted for length.", FIVE, None),
+        ("評価内容: 回答は正確。", FIVE, None),
         # a verdict field written as a line (HLE/BrowseComp "correct: yes", HealthBench out of JSON)
         ("extracted_final_answer: metformin\nreasoning: it matches\ncorrect: yes\nconfidence: 90%", ["yes", "no"], "yes"),
         ("explanation: The response never mentions 911.\ncriteria_met: false", ["true", "false"], "false"),

@@ -266,13 +266,25 @@ def _json_candidates(text: str, labels: _Labels) -> tuple[list[_Stated], list[tu
                     end,
                     JSON_FIELD if alone else PHRASE,
                     raw,
-                    labels.match(raw) if raw is not None else None,
+                    _json_label(raw, labels),
                     "json:" + _key(text[i:end]),
                     final=field.startswith("final"),
                 )
             )
         i = text.find("{", end)
     return found, spans, without
+
+
+def _json_label(raw: str | None, labels: _Labels) -> str | None:
+    """A JSON verdict value's label: the value itself, or a label opening it with a gloss ("1 -
+    corrects the premise", "1 (corrects)", "gold answer"); a label going on as a sentence ("1 would
+    require ...") is none."""
+    if raw is None:
+        return None
+    got = labels.match(raw)
+    if got is None and (value := _value_at(raw.strip(), 0, labels)) is not None:
+        got = value[0]
+    return got
 
 
 def _matching_brace(text: str, i: int) -> int | None:
@@ -430,8 +442,11 @@ def _statements(text: str, labels: _Labels) -> tuple[list[_Stated], bool]:
 # the statement, as every statement does.
 _TAG = re.compile(r"\[[ \t]*(?:result|verdict|score|grade|rating|judg(?:e)?ment|label)[ \t]*\][ \t]*[:：=]?[ \t]*", _I)
 _FOREIGN_CUE = re.compile(
-    r"(?:最终|最終|総合|综合|总体|總體)?(?:判定|判断|判斷|評価|评价|評價|评分|評分|得分|分数|分數|点数|結論|结论|判決|판정|평가|점수|결론)[ \t]*[:：=][ \t]*"
-    r"|(?<![\w-])(?:veredicto|veredito|verdetto|urteil|bewertung|punteggio|puntuaci[oó]n|calificaci[oó]n|avalia[cç][aã]o|[eé]valuation)[ \t]*[:：=][ \t]*",
+    r"(?:最终|最終|総合|综合|总体|總體|최종[ \t]*)?(?:判定|判断|判斷|評価|评价|評價|评分|評分|評点|得分|分数|分數|点数|採点|スコア|結論|结论|判決|판정|평가|점수|결론)"
+    r"(?:结果|結果)?[ \t]*[:：=][ \t]*"
+    r"|(?<![\w-])(?:veredicto|veredito|verdetto|giudizio|urteil|(?:gesamt|end)?bewertung|punteggio|valutazione|puntuaci[oó]n|pontua[cç][aã]o|"
+    r"calificaci[oó]n|avalia[cç][aã]o|[eé]valuation)(?:[ \t]+final[e]?)?[ \t]*[:：=][ \t]*"
+    r"|(?<![\w-])note[ \t]+finale[ \t]*[:：=][ \t]*",
     _I,
 )
 _FIELD_LINE = re.compile(r"^[ \t>*_#-]*(?:criteria_met|is_correct|correct|is_match|match|is_equivalent|equivalent|passed|pass)[ \t*_`]*[:：=][ \t]*", _I | re.M)
