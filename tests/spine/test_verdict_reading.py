@@ -173,6 +173,14 @@ def test_tags_cues_of_other_languages_field_lines_and_table_rows(reply, labels, 
     assert got.label == expected, got.how
 
 
+def test_the_rubrics_format_quoted_beside_the_judges_own_verdict_is_not_the_judges():
+    # read as conflicting verdicts before ('5' and '3')
+    assert read_verdict('The required format is "Rating: [[5]]". My rating: [[3]]', TEN).label == "3"
+    assert read_verdict('As in the example "VERDICT: 1", the answer only hints.\nVERDICT: 0', PREMISE).label == "0"
+    # quoted alone, it is the judge's
+    assert read_verdict('In the requested format: "VERDICT: 1"', PREMISE).label == "1"
+
+
 def test_labels_told_apart_only_by_case_are_matched_as_written():
     # AlpacaEval names its two outputs "m" and "M": read case-blind, "M" was read as "m"
     assert read_verdict('{"ordered_models": [{"model": "M", "rank": 1}, {"model": "m", "rank": 2}]}', ["m", "M"]).label == "M"

@@ -217,6 +217,10 @@ _HYPOTHETICAL = re.compile(
 )
 
 
+# a statement inside a quoted format or example ('the format is "Rating: [[5]]"') quotes the rubric
+_QUOTED_FORMAT = re.compile(r"\b(?:format|template|for\s+example|e\.g\.|example|such\s+as)\b[^.!?\n]*[\"“'‘`][^\"”'’`]*$", _I)
+
+
 def _clause_before(text: str, start: int) -> str:
     cut = max(text.rfind(c, 0, start) for c in ".!?\n;")
     return text[cut + 1 : start]
@@ -648,6 +652,10 @@ def read_verdict(reply: str | None, labels: Sequence[str], answer: str | None = 
         # every verdict sits in a copy of the answer, or is worded exactly as one the answer plants
         where = "inside the answer under review (quoted, echoed or fenced)" if not own else "worded exactly as a verdict the answer under review writes itself"
         return VerdictReading(None, None, f"the only verdict in the judge reply is {where}, which cannot give one")
+    # the rubric's format or example quoted beside the judge's own verdict is not the judge's
+    plain = _unmarked(text)
+    own_words = [s for s in clear if not _QUOTED_FORMAT.search(_clause_before(plain, s.start))]
+    clear = own_words or clear
     top = max(s.kind for s in clear)
     ranked = [s for s in clear if s.kind == top]
     # a value that is no label ("tie") beside one that is ("[[A=B]]") is the judge's gloss
