@@ -159,6 +159,7 @@ def test_a_json_verdict_inside_a_sentence_loses_to_the_statement():
         ("Gesamtbewertung: 3", FIVE, "3"),
         ("Note: 1 point deducted for length.", FIVE, None),
         ("評価内容: 回答は正確。", FIVE, None),
+        ("结论：回答纠正了错误前提。\n\n1", PREMISE, "1"),
         # a verdict field written as a line (HLE/BrowseComp "correct: yes", HealthBench out of JSON)
         ("extracted_final_answer: metformin\nreasoning: it matches\ncorrect: yes\nconfidence: 90%", ["yes", "no"], "yes"),
         ("explanation: The response never mentions 911.\ncriteria_met: false", ["true", "false"], "false"),

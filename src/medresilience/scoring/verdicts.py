@@ -457,13 +457,15 @@ _FIELD_LINE = re.compile(r"^[ \t>*_#-]*(?:criteria_met|is_correct|correct|is_mat
 
 
 def _tagged(plain: str, labels: _Labels, inside_json: Any) -> list[_Stated]:
+    """The statements these name, when their value is a label (a value that is none, such as a
+    whole sentence written without spaces after "结论：", is no statement here)."""
     out = []
     for pattern in (_TAG, _FOREIGN_CUE, _FIELD_LINE):
         for m in pattern.finditer(plain):
             if inside_json(m.start()) or _HYPOTHETICAL.search(_clause_before(plain, m.start())):
                 continue
             got = _value_at(plain, m.end(), labels)
-            if got is not None:
+            if got is not None and got[0] is not None:
                 line = plain[plain.rfind("\n", 0, m.start()) + 1 : m.start()]
                 out.append(_Stated(m.start(), got[2], EXPLICIT, got[1], got[0], _key(plain[m.start() : got[2]]), final=bool(_FINAL_WORD.search(line))))
     return out
