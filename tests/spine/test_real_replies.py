@@ -17,7 +17,8 @@ from medresilience.scoring.verdicts import read_verdict
 
 DATA = TESTS / "data" / "replies"
 MCQ_FILES = sorted(DATA.glob("mcq_*.jsonl"))
-SPLITS = {"dev", "heldout", "validation", "validation2", "validation3", "validation4"}
+JUDGE_FILES = sorted(DATA.glob("judge*.jsonl"))
+SPLITS = {"dev", "heldout", "validation", "validation2", "validation3", "validation4", "validation5"}
 
 
 def _records(*paths: Path) -> list[dict]:
@@ -25,7 +26,7 @@ def _records(*paths: Path) -> list[dict]:
 
 
 def test_the_corpus_is_real_sourced_and_well_formed():
-    mcq, judge = _records(*MCQ_FILES), _records(DATA / "judge.jsonl")
+    mcq, judge = _records(*MCQ_FILES), _records(*JUDGE_FILES)
     assert len(mcq) >= 400 and len(judge) >= 150
     for r in mcq + judge:
         assert r["split"] in SPLITS and r["licence"] and r["reply"] is not None, r["id"]
@@ -82,7 +83,7 @@ def test_the_third_validation_sets_misreads_are_read_as_a_careful_reader_reads_t
 
 
 def test_no_real_judge_reply_is_read_as_a_wrong_verdict_and_few_are_unread():
-    rows = _records(DATA / "judge.jsonl")
+    rows = _records(*JUDGE_FILES)
     got = {r["id"]: read_verdict(r["reply"], r["labels"], answer=r.get("answer_under_review")) for r in rows}
     wrong = [
         f"{r['id']}: read {got[r['id']].label!r} ({got[r['id']].how}), expected {r['expected']!r}"
@@ -246,3 +247,31 @@ def test_an_option_set_aside_after_an_apposition_and_a_signed_number_after_a_are
         is None
     )
     assert read_answer("Therefore, option D is correct.", "ABCD").label == "D"
+
+
+def test_the_fifth_validation_set_of_judge_replies_is_real_varied_and_read_as_labelled():
+    # validation5 (judge_v5.jsonl): Auto-J critiques and critique comparisons, Japanese grades,
+    # WildBench JSON scores, AlpacaEval rankings and HealthBench criteria_met grades; first
+    # measured 119 of 133 as labelled, 0 wrong, 14 unread (every ranking with one model first)
+    rows = _records(DATA / "judge_v5.jsonl")
+    assert len(rows) >= 100 and {r["split"] for r in rows} == {"validation5"} and all(r["id"].startswith("v5-") for r in rows)
+    by_repo = Counter(r["source"]["repo"] for r in rows)
+    assert len(by_repo) >= 5 and max(by_repo.values()) <= 30
+    assert not {r["source"]["repo"] for r in _records(DATA / "judge.jsonl") if r.get("source")} & set(by_repo)
+    assert not any(r.get("constructed") for r in rows)
+    got = {r["id"]: read_verdict(r["reply"], r["labels"], answer=r.get("answer_under_review")) for r in rows}
+    assert not [i for i, r in zip(got, rows, strict=True) if got[i].label != r["expected"]]
+
+
+def test_a_json_ranking_is_read_as_the_one_candidate_ranked_first_and_a_tie_as_none():
+    # AlpacaEval's chain-of-thought annotator (tatsu-lab/alpaca_eval, alpaca_eval_cot_gpt4_turbo_fn)
+    # ranks the outputs 'm' and 'M': {"concise_explanation": ..., "ordered_models": [{"model": "M",
+    # "rank": 1}, {"model": "m", "rank": 2}]}. All 14 with one model ranked first were unread
+    # ("no 'verdict'"); the labels differ only by case, so once read, 'M' was read as 'm'
+    rows = [r for r in _records(DATA / "judge_v5.jsonl") if "ranking" in r["style"]]
+    assert {r["expected"] for r in rows} == {"m", "M", None}
+    for r in rows:
+        got = read_verdict(r["reply"], r["labels"], answer=r.get("answer_under_review"))
+        assert got.label == r["expected"], (r["id"], got.how)
+        if r["expected"] is None:
+            assert "tie" in got.how, got.how

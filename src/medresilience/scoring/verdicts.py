@@ -4,14 +4,18 @@ the judge copied out of the answer it judges.
 What counts as a verdict, strongest first:
 - a top-level JSON object (alone on its lines, code-fenced or not; a Python dict literal too) with a
   `verdict` field (also `final_verdict`, `judgment`, `decision`, `label`, `grade`, `classification`),
-  or, when the rubric's labels are numbers, a `score` / `rating` field;
+  or, when the rubric's labels are numbers, a `score` / `rating` field, or a ranking of the
+  candidates (`[{"model": "m", "rank": 1}, ...]`: the one ranked first; a tie names none);
 - an explicit statement: "VERDICT: 1", "Final verdict: -1", "My verdict: 1.", "Verdict = 1",
-  "Score: -1", "The verdict is no_match", a bracketed "[[8]]", or a reply that is only a label
-  ("1", "+1", "correct");
+  "Score: -1", "The verdict is no_match", a bracketed "[[8]]", a tag ("[RESULT] 4"), a cue of
+  another language with its colon ("判定: 1", "Veredicto: 1"), a verdict field written as a line
+  ("criteria_met: false", "correct: yes"), a table row "| Verdict | -1 |", or a reply that is
+  only a label ("1", "+1", "correct");
 - a phrase ("I would give it a score of 1"), a JSON object inside a sentence;
 - a label alone opening or closing the reply ("1 (corrects)\\n\\nThe answer ...").
 A value is a rubric label read leniently ("+1" is "1", "**Correct**" is "correct", "flags premise"
-is "flags_premise", "8/10" is "8"). A sentence about a verdict is not one: a value followed by more
+is "flags_premise", "8/10" is "8", "4点" is "4"), except that labels told apart only by case ("m"
+and "M") are matched as written. A sentence about a verdict is not one: a value followed by more
 of the sentence ("VERDICT: 1 would require an explicit correction") is not read.
 
 Only the strongest kind present decides. Its statements are read in order: the same label again
@@ -105,8 +109,15 @@ class _Labels:
     def __init__(self, labels: Sequence[str]):
         self.labels = list(labels)
         self.by_canon: dict[str, str] = {}
+        # labels told apart only by case ("m" and "M") are matched as written
+        self.by_case: dict[str, str] = {}
         for label in self.labels:
-            self.by_canon.setdefault(_canon(label), label)
+            key = _canon(label)
+            if key in self.by_canon and self.by_canon[key] != label:
+                self.by_case[label.strip()] = label
+                self.by_case.setdefault(self.by_canon[key].strip(), self.by_canon[key])
+            self.by_canon.setdefault(key, label)
+        self.case_bound = {_canon(label) for label in self.by_case}
         self.numeric = all(_NUM.match(label.strip()) for label in self.labels)
         self.max_words = max(len(re.split(r"[\s_-]+", label)) for label in self.labels)
 
@@ -114,7 +125,8 @@ class _Labels:
         raw = raw.strip()
         if not raw:
             return None
-        got = self.by_canon.get(_canon(raw))
+        key = _canon(raw)
+        got = self.by_case.get(raw.strip("*_`\"'“”‘’[](){}<>").strip().rstrip(".,;:!")) if key in self.case_bound else self.by_canon.get(key)
         if got is None and self.numeric:
             # "8/10", "8 out of 10": the score before the scale, when the scale is the rubric's own
             # ("3/5" on a 1-10 rubric is no score of it)
@@ -128,7 +140,12 @@ _ARTICLE = re.compile(r"[ \t]*an?[ \t]+(?=[+\-−]?\d)", _I)
 # a value: a signed number, or one to four words (labels such as "flags premise", "A>B")
 _VALUE = re.compile(r"[ \t]*[\[(\"'“‘<]*[ \t]*([+\-−]?\s?\d+(?:\.\d+)?(?:\s*(?:/|out\s+of)\s*\d+)?|[^\W\d][\w>=<+-]*(?:[ \t_-]+[^\W\d][\w-]*){0,3})", _I)
 # what may follow a value for it to be the whole statement: nothing, punctuation, a gloss
-_VALUE_ENDS = re.compile(r"[ \t\]\)\"'”’>}]*(?:$|[.,;:!\n]|[(\[]|[-–—]\s|\s+(?:because|since|as|given|for|out\s+of|points?)\b|\s*$)", _I | re.M)
+_VALUE_ENDS = re.compile(
+    r"(?:点|分|점)?[ \t\]\)\"'”’>}|]*(?:$|[.,;:!\n。、，；：！]|[(\[（]|[-–—]\s|\s+(?:because|since|as|given|for|out\s+of|points?)\b|\s*$)", _I | re.M
+)
+
+
+_NAMED_ANSWER = re.compile(r"[ \t]+answer\b", _I)
 
 
 def _value_at(text: str, i: int, labels: _Labels) -> tuple[str | None, str, int] | None:
@@ -149,6 +166,8 @@ def _value_at(text: str, i: int, labels: _Labels) -> tuple[str | None, str, int]
         end = m.start(1) + len(part)
         label = labels.match(part)
         if label is not None:
+            if not labels.numeric and (named := _NAMED_ANSWER.match(text, end)) and _VALUE_ENDS.match(text, named.end()):
+                end = named.end()  # "VERDICT: gold answer"
             return (label, part, end) if _VALUE_ENDS.match(text, end) else None
     # no label: an unknown value if it ends the statement ("VERDICT: maybe")
     first = words[0]
@@ -173,7 +192,7 @@ _CUE = re.compile(
     r"(?:(?<![\w-])(?P<qual>final|overall|my|our|revised|updated|corrected|adjusted|new|the)[ \t]+)?"
     r"(?<![\w-])(?P<noun>verdict|score|rating|grade|judg(?:e)?ment|decision|evaluation|assessment|classification|label|conclusion|result)"
     r"(?:[ \t]+(?:score|label|verdict))?(?:[ \t]+(?:for|of)[ \t]+(?:this|the|that)[ \t]+(?:answer|response|reply|conversation|assistant)(?:['’]s[ \t]+\w+)?)?"
-    r"(?P<sep>[ \t]*(?:[:：=]|->|→|[-–—](?=[ \t])|\bis\b:?|\bwould\s+be\b)[ \t]*|[ \t]*\n[ \t\n]*)",
+    r"(?P<sep>[ \t]*(?:[:：=]|->|→|[-–—](?=[ \t])|\bis\b:?|\bwould\s+be\b)[ \t]*|[ \t]*\n[ \t\n]*|[ \t]*\|[ \t]*)",
     _I,
 )
 _BRACKETS = re.compile(r"\[\[[ \t]*([^\[\]\n]{1,20}?)[ \t]*\]\]")
@@ -189,11 +208,17 @@ _PHRASE = re.compile(
     _I,
 )
 # a statement under a condition, or one about verdicts in general, is not a verdict
+# "does not deserve a 1", "wouldn't merit a score of 1": a phrase denied is no verdict
+_NEGATED = re.compile(r"(?:\b(?:not|never|hardly|cannot)|n['’]t)[ \t]+(?:(?:quite|really|fully|yet)[ \t]+)?$", _I)
 _ALTERNATIVE = re.compile(r"[ \t]*(?:or|/)[ \t]*\[\[", _I)
 _FINAL_WORD = re.compile(r"\bfinal\b", _I)
 _HYPOTHETICAL = re.compile(
     r"\b(?:if|unless|whether|would\s+(?:only|have)|rather\s+than|instead\s+of|could|might|improved|better\s+(?:answer|response))\b[^.!?\n]*$", _I
 )
+
+
+# a statement inside a quoted format or example ('the format is "Rating: [[5]]"') quotes the rubric
+_QUOTED_FORMAT = re.compile(r"\b(?:format|template|for\s+example|e\.g\.|example|such\s+as)\b[^.!?\n]*[\"“'‘`][^\"”'’`]*$", _I)
 
 
 def _clause_before(text: str, start: int) -> str:
@@ -245,13 +270,25 @@ def _json_candidates(text: str, labels: _Labels) -> tuple[list[_Stated], list[tu
                     end,
                     JSON_FIELD if alone else PHRASE,
                     raw,
-                    labels.match(raw) if raw is not None else None,
+                    _json_label(raw, labels),
                     "json:" + _key(text[i:end]),
                     final=field.startswith("final"),
                 )
             )
         i = text.find("{", end)
     return found, spans, without
+
+
+def _json_label(raw: str | None, labels: _Labels) -> str | None:
+    """A JSON verdict value's label: the value itself, or a label opening it with a gloss ("1 -
+    corrects the premise", "1 (corrects)", "gold answer"); a label going on as a sentence ("1 would
+    require ...") is none."""
+    if raw is None:
+        return None
+    got = labels.match(raw)
+    if got is None and (value := _value_at(raw.strip(), 0, labels)) is not None:
+        got = value[0]
+    return got
 
 
 def _matching_brace(text: str, i: int) -> int | None:
@@ -297,6 +334,9 @@ def _field_of(obj: dict[str, Any], labels: _Labels, depth: int = 0) -> tuple[str
             inner = _field_of(v, labels, depth + 1)
             if inner is not None:
                 return inner
+    ranked = _ranked_first(obj, labels)
+    if ranked is not None:
+        return ranked
     # another field named for a verdict ("criteria_met": true, "if_score": 0.8) whose value is a label
     named = [(k, v) for k, v in obj.items() if _VERDICTISH.search(str(k)) and not isinstance(v, dict | list)]
     hits = [(k, ("true" if v else "false") if isinstance(v, bool) else str(v)) for k, v in named]
@@ -309,6 +349,31 @@ def _field_of(obj: dict[str, Any], labels: _Labels, depth: int = 0) -> tuple[str
     if len(others) == 1 and not isinstance(others[0][1], dict | list | bool) and labels.match(str(others[0][1])) is not None:
         v = others[0][1]
         return (str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)), str(others[0][0]).casefold()
+    return None
+
+
+_RANK_KEYS = ("rank", "ranking", "position", "place")
+
+
+def _ranked_first(obj: dict[str, Any], labels: _Labels) -> tuple[str | None, str] | None:
+    """A ranking of the candidates ({"ordered_models": [{"model": "m", "rank": 1}, {"model": "M",
+    "rank": 2}]}): each entry a rank and one value that is a label. The one entry ranked first is
+    the verdict; several sharing the first rank are a tie, which names no label."""
+    for key, v in obj.items():
+        if not isinstance(v, list) or len(v) < 2 or not all(isinstance(e, dict) for e in v):
+            continue
+        entries = []
+        for e in v:
+            ranks = [r for k, r in e.items() if str(k).casefold() in _RANK_KEYS]
+            named = [str(x) for k, x in e.items() if str(k).casefold() not in _RANK_KEYS and isinstance(x, str | int) and not isinstance(x, bool)]
+            named = [x for x in named if labels.match(x) is not None]
+            if len(ranks) != 1 or isinstance(ranks[0], bool) or not re.fullmatch(r"\d+", str(ranks[0]).strip()) or len(named) != 1:
+                break
+            entries.append((int(str(ranks[0]).strip()), named[0]))
+        else:
+            best = min(r for r, _ in entries)
+            first = [x for r, x in entries if r == best]
+            return (first[0] if len(first) == 1 else "a tie of " + " and ".join(first)), str(key).casefold()
     return None
 
 
@@ -343,8 +408,11 @@ def _statements(text: str, labels: _Labels) -> tuple[list[_Stated], bool]:
         # "evaluation", "label", "conclusion" ... name a verdict only with a colon or an equals sign
         if noun not in _STRONG_NOUNS and not re.search(r"[:：=]", m.group("sep")) and qual not in ("final", "my", "overall"):
             continue
-        if "\n" in m.group("sep") and not re.match(r"^[ \t>#*]*$", plain[plain.rfind("\n", 0, m.start()) + 1 : m.start()]):
+        opening = plain[plain.rfind("\n", 0, m.start()) + 1 : m.start()]
+        if "\n" in m.group("sep") and not re.match(r"^[ \t>#*]*$", opening):
             continue  # "verdict" then a line break is a heading only when it opens its line
+        if "|" in m.group("sep") and not re.match(r"^[ \t]*\|[ \t]*$", opening):
+            continue  # "| Verdict | -1 |": a table row naming the verdict in its first cell
         got = _value_at(plain, m.end(), labels)
         if got is None or _HYPOTHETICAL.search(_clause_before(plain, m.start())):
             continue
@@ -362,13 +430,45 @@ def _statements(text: str, labels: _Labels) -> tuple[list[_Stated], bool]:
         line = plain[plain.rfind("\n", 0, m.start()) + 1 : m.start()]
         said.append(_Stated(m.start(), m.end(), EXPLICIT, m.group(1), label, _key(m.group(0)), final=bool(_FINAL_WORD.search(line))))
     for m in _PHRASE.finditer(plain):
-        if inside_json(m.start()) or _HYPOTHETICAL.search(_clause_before(plain, m.start())):
+        if inside_json(m.start()) or _HYPOTHETICAL.search(_clause_before(plain, m.start())) or _NEGATED.search(plain, max(0, m.start() - 40), m.start()):
             continue
         got = _value_at(plain, m.end(), labels)
         if got and got[0] is not None:
             said.append(_Stated(m.start(), got[2], PHRASE, got[1], got[0], _key(plain[m.start() : got[2]])))
+    said += _tagged(plain, labels, inside_json)
     said += _bare(plain, labels, inside_json)
     return sorted(said, key=lambda s: (s.start, -s.kind)), without
+
+
+# Statements named by a tag, a word of another language or a field written as a line:
+# "[RESULT] 4" (Prometheus), "判定: 1", "Veredicto: 1", "criteria_met: false", "correct: yes".
+# Each needs its separator (a colon or equals sign, the tag's bracket) and a value that ends
+# the statement, as every statement does.
+_TAG = re.compile(r"\[[ \t]*(?:result|verdict|score|grade|rating|judg(?:e)?ment|label)[ \t]*\][ \t]*[:：=]?[ \t]*", _I)
+_FOREIGN_CUE = re.compile(
+    r"(?:最终|最終|総合|综合|总体|總體|최종[ \t]*)?(?:判定|判断|判斷|評価|评价|評價|评分|評分|評点|得分|分数|分數|点数|採点|スコア|結論|结论|判決|판정|평가|점수|결론)"
+    r"(?:结果|結果)?[ \t]*[:：=][ \t]*"
+    r"|(?<![\w-])(?:veredicto|veredito|verdetto|giudizio|urteil|(?:gesamt|end)?bewertung|punteggio|valutazione|puntuaci[oó]n|pontua[cç][aã]o|"
+    r"calificaci[oó]n|avalia[cç][aã]o|[eé]valuation)(?:[ \t]+final[e]?)?[ \t]*[:：=][ \t]*"
+    r"|(?<![\w-])note[ \t]+finale[ \t]*[:：=][ \t]*",
+    _I,
+)
+_FIELD_LINE = re.compile(r"^[ \t>*_#-]*(?:criteria_met|is_correct|correct|is_match|match|is_equivalent|equivalent|passed|pass)[ \t*_`]*[:：=][ \t]*", _I | re.M)
+
+
+def _tagged(plain: str, labels: _Labels, inside_json: Any) -> list[_Stated]:
+    """The statements these name, when their value is a label (a value that is none, such as a
+    whole sentence written without spaces after "结论：", is no statement here)."""
+    out = []
+    for pattern in (_TAG, _FOREIGN_CUE, _FIELD_LINE):
+        for m in pattern.finditer(plain):
+            if inside_json(m.start()) or _HYPOTHETICAL.search(_clause_before(plain, m.start())):
+                continue
+            got = _value_at(plain, m.end(), labels)
+            if got is not None and got[0] is not None:
+                line = plain[plain.rfind("\n", 0, m.start()) + 1 : m.start()]
+                out.append(_Stated(m.start(), got[2], EXPLICIT, got[1], got[0], _key(plain[m.start() : got[2]]), final=bool(_FINAL_WORD.search(line))))
+    return out
 
 
 def _bare(plain: str, labels: _Labels, inside_json: Any) -> list[_Stated]:
@@ -382,7 +482,10 @@ def _bare(plain: str, labels: _Labels, inside_json: Any) -> list[_Stated]:
         start = plain.index(whole)
         return [_Stated(start, start + len(whole), EXPLICIT, whole, label, _key(whole))]
     out = []
+    listing = _rubric_listing(plain, lines, labels)
     for pos, line in {lines[0], lines[-1]}:
+        if pos in listing:
+            continue
         lead = re.match(r"[ \t>•]*(?:[-*][ \t]+)?", line).end()  # a bullet, not a minus sign
         if inside_json(pos + lead):
             continue
@@ -393,6 +496,22 @@ def _bare(plain: str, labels: _Labels, inside_json: Any) -> list[_Stated]:
             if not rest or (rest[0] in "([-–—:." and (rest[0] != "." or not rest[1:].strip())):
                 out.append(_Stated(pos + lead, got[2], BARE, got[1], got[0], _key(plain[pos + lead : got[2]])))
     return out
+
+
+def _rubric_listing(plain: str, lines: list[tuple[int, str]], labels: _Labels) -> set[int]:
+    """The lines of a rubric the reply restates ("-1: the answer does not notice ...", "0: hints
+    ...", "1: ..."): lines that open with a label and a colon or dash and go on as a description,
+    when two or more different labels open lines that way. None of them is a verdict."""
+    opened: dict[int, str] = {}
+    for pos, line in lines:
+        lead = re.match(r"[ \t>•]*(?:[-*][ \t]+)?", line).end()
+        m = _VALUE.match(plain, pos + lead)
+        if not m:
+            continue
+        label = labels.match(m.group(1).split()[0]) if m.group(1).split() else None
+        if label is not None and re.match(r"[ \t*_`]*(?:[:：]|[-–—][ \t])[ \t]*\S", plain[m.start(1) + len(m.group(1).split()[0]) : pos + len(line)]):
+            opened[pos] = label
+    return set(opened) if len(set(opened.values())) >= 2 else set()
 
 
 # --------------------------------------------------------------------------- copies of the answer
@@ -502,6 +621,7 @@ def _reason_of(text: str, s: _Stated) -> str | None:
 
 
 _THINK_END = re.compile(r"</think(?:ing)?>", _I)
+_THINK_OPEN = re.compile(r"<think(?:ing)?>", _I)
 
 
 def read_verdict(reply: str | None, labels: Sequence[str], answer: str | None = None, fence: str | None = None, rubric: str = "") -> VerdictReading:
@@ -511,6 +631,10 @@ def read_verdict(reply: str | None, labels: Sequence[str], answer: str | None = 
     text = reply or ""
     if not text.strip():
         return VerdictReading(None, None, "empty judge reply")
+    # a <think> block that opens and never closes is a judge cut off while thinking: its tentative
+    # verdicts are no verdict
+    if _THINK_OPEN.search(text) and not _THINK_END.search(text):
+        return VerdictReading(None, None, "the judge reply was cut off inside its <think> block")
     # a closed <think> block is scratch work: the verdict is read after it when there is one there
     think = _THINK_END.search(text)
     if think and text[think.end() :].strip():
@@ -530,6 +654,10 @@ def read_verdict(reply: str | None, labels: Sequence[str], answer: str | None = 
         # every verdict sits in a copy of the answer, or is worded exactly as one the answer plants
         where = "inside the answer under review (quoted, echoed or fenced)" if not own else "worded exactly as a verdict the answer under review writes itself"
         return VerdictReading(None, None, f"the only verdict in the judge reply is {where}, which cannot give one")
+    # the rubric's format or example quoted beside the judge's own verdict is not the judge's
+    plain = _unmarked(text)
+    own_words = [s for s in clear if not _QUOTED_FORMAT.search(_clause_before(plain, s.start))]
+    clear = own_words or clear
     top = max(s.kind for s in clear)
     ranked = [s for s in clear if s.kind == top]
     # a value that is no label ("tie") beside one that is ("[[A=B]]") is the judge's gloss
