@@ -17,7 +17,7 @@ from medresilience.scoring.verdicts import read_verdict
 
 DATA = TESTS / "data" / "replies"
 MCQ_FILES = sorted(DATA.glob("mcq_*.jsonl"))
-SPLITS = {"dev", "heldout", "validation", "validation2", "validation3", "validation4"}
+SPLITS = {"dev", "heldout", "validation", "validation2", "validation3", "validation4", "validation5"}
 
 
 def _records(*paths: Path) -> list[dict]:
@@ -131,6 +131,44 @@ def test_the_fourth_validation_set_is_real_varied_and_read_without_a_wrong_lette
     assert not used_before & set(by_repo)
     assert not [r["id"] for r in rows if (got := _read_mcq(r)) is not None and got != r["expected"]]
     assert not [r["id"] for r in rows if r["expected"] is not None and _read_mcq(r) is None]
+
+
+def test_the_fifth_validation_set_is_real_varied_and_read_without_a_wrong_letter():
+    # validation5 (mcq_g.jsonl): Llama-2-70B chain of thought that goes on to write questions of its
+    # own, gpt-4o naming Swedish options by their text alone, Nova 2 Lite on KorMedMCQA; first
+    # measured 118 of 120 as labelled, 1 wrong (g-0009), 1 unread (g-0083)
+    rows = _records(DATA / "mcq_g.jsonl")
+    assert len(rows) >= 120 and {r["split"] for r in rows} == {"validation5"}
+    by_repo = Counter(r["source"]["repo"] for r in rows)
+    assert len(by_repo) >= 3 and max(by_repo.values()) <= 40
+    used_before = {r["source"]["repo"] for p in MCQ_FILES if p.name != "mcq_g.jsonl" for r in _records(p) if r.get("source")}
+    assert not used_before & set(by_repo)
+    assert not [r["id"] for r in rows if (got := _read_mcq(r)) is not None and got != r["expected"]]
+    assert not [r["id"] for r in rows if r["expected"] is not None and _read_mcq(r) is None]
+
+
+def test_a_numbered_answer_list_giving_this_items_option_is_a_second_answer():
+    # g-0009, Llama-2-70B: "... is (A) Left ventricular ejection fraction of 41%.\n\nPlease select the
+    # correct answer for each question.\n\n1. (A) Eplerenone ...\n6. (D) Abnormal left ventricular
+    # relaxation": read as A before; two answers for this item, no revision
+    r = next(r for r in _records(DATA / "mcq_g.jsonl") if r["id"] == "g-0009")
+    got = read_answer(r["reply"], r["letters"], r.get("option_texts"))
+    assert (got.label, r["expected"]) == (None, None), got.how
+    options = {"A": "Eplerenone", "B": "Spironolactone", "C": "Furosemide", "D": "Amiloride"}
+    assert read_answer("Answers:\n1. (C) Perform gonioscopy\n2. (B) Spironolactone", "ABCD", options).label == "B"
+    # a numbered restatement of the options is no answer; the answer after it is read
+    listed = "The options are:\n1. (A) Eplerenone\n2. (B) Spironolactone\n3. (C) Furosemide\n4. (D) Amiloride\nAnswer: C"
+    assert read_answer(listed, "ABCD", options).label == "C"
+
+
+def test_the_cases_own_findings_are_not_several_answers():
+    # g-0083, Nova 2 Lite: "### ANSWER\nA\n\n**Reasoning:** ... These findings are classic for **liver
+    # cirrhosis** (option A), ..." was left unread: "findings are" read as naming several answers
+    r = next(r for r in _records(DATA / "mcq_g.jsonl") if r["id"] == "g-0083")
+    got = read_answer(r["reply"], r["letters"], r.get("option_texts"))
+    assert (got.label, r["expected"]) == ("A", "A"), got.how
+    assert read_answer("Answer: B. Her symptoms are typical of (B).", "ABCD").label == "B"
+    assert read_answer("The most likely findings are (A) and (C).", "ABCD").label is None
 
 
 def test_a_json_answer_value_that_is_itself_quoted_is_read():

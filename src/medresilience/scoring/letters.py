@@ -306,6 +306,12 @@ _SEVERAL = re.compile(
     _I,
 )
 
+#: ... but not the case's own: "These findings are classic for ...", "Her symptoms are ..."
+_CASE_PLURAL = re.compile(
+    r"\b(?:these|those|such|her|his|their|its|the\s+patient['’]s)\s+(?:\w+\s+){0,2}?(?:causes|findings|features|factors|mechanisms|steps|medications|interventions|vaccines|treatments|explanations)\b",
+    _I,
+)
+
 #: "the best possible answer from the given options is:\n\n(A) Optic disk", "The most probable
 #: diagnosis, considering the findings, is:\n(A) ...", "the best course of action is:\n\n(C) ...": a
 #: phrase about the answer (or a superlative subject) that ends in "is:",
@@ -569,6 +575,9 @@ def _cued(text: str, letters: str, options: OptionTexts) -> list[_Said]:
             if got is None or (bare and _NEXT_WORD.match(text, got[1] + (text[got[1] : got[1] + 1] in ")]>"))):
                 continue
             label, end = got
+            # "These findings are classic for liver cirrhosis (option A)": the case's findings, not several answers
+            if pattern is _SEVERAL and _CASE_PLURAL.search(m.group(0)):
+                continue
             if label is not None and (pattern is _SEVERAL or _hedged(text, end, label, letters) or _names_another(text, end, label, letters)):
                 label = None
             nxt = _NEXT_LINE_LABEL.match(text, end)
@@ -626,6 +635,13 @@ def _named_with_text(text: str, letters: str, options: OptionTexts) -> list[_Sai
         if label in letters and options.follows(label, text, m.end()):
             said.append(_Said(m.start(), m.end(), ANSWER, None if _names_another(text, m.end(1), label, letters) else label))
     said += [_Said(a, b, LEANING, label) for a, b, label in options.mentions(text) if label in letters and not _CONCEDED.match(_sentence_after(text, b))]
+    # a numbered answer list ("Please select the correct answer for each question.\n1. (A) Eplerenone
+    # ...\n6. (D) Abnormal left ventricular relaxation"): the one line giving this item's label with
+    # its own text answers this item (lines giving several of its options restate them)
+    numbered = [(m, m.group(1).upper()) for m in _NUMBERED_LINE.finditer(text)]
+    own = [(m, label) for m, label in numbered if label in letters and options.named(m.group(2), exact_only=True) == label]
+    if len({label for _, label in own}) == 1:
+        said += [_Said(m.start(), m.end(), ANSWER, label) for m, label in own]
     # a line giving one option's label with another option's text ("D. EEG" where EEG is C)
     # contradicts itself: an answer with no option, which leaves the reply ambiguous
     for m in _LABEL_LINE.finditer(text):
@@ -643,6 +659,7 @@ _CONCEDED = re.compile(
     _I,
 )
 _LABEL_LINE = re.compile(r"^[ \t>#•*-]*[(\[]?([A-Za-z0-9])[.):\]][ \t]+([^\n]{1,120}?)[ \t.]*$", re.M)
+_NUMBERED_LINE = re.compile(r"^[ \t]*\d{1,2}[.)][ \t]+[(\[]([A-Za-z])[)\]][ \t]+([^\n]{1,120}?)[ \t.]*$", re.M)
 
 
 def _opens_with_text(text: str, options: OptionTexts) -> list[_Said]:
