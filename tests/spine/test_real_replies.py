@@ -1,4 +1,4 @@
-"""The answer and verdict readers on real replies (tests/data/replies): replies of 158 models
+"""The answer and verdict readers on real replies (tests/data/replies): replies of 159 models
 copied from public evaluation outputs and labelled by hand. A reader may leave a reply it cannot
 read unread (counted, shown, never a score), but it must never read a wrong letter or verdict.
 The measured shares by style are in RESULTS.md (bench/bench_reading.py prints them)."""
