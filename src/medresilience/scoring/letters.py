@@ -673,7 +673,7 @@ _CONCEDED = re.compile(
     r"|(?:is|was|seems|appears)\s+(?:less\s+likely|unlikely|not\b|incorrect|wrong|ruled\s+out))",
     _I,
 )
-_LABEL_THEN_TEXT = re.compile(r"(?:^[ \t>#•*-]*|(?<=[.!?])[ \t]*)[(\[]?([A-Za-z])[.:)\]][ \t]+", re.M)
+_LABEL_THEN_TEXT = re.compile(r"(?:^|(?<=[.!?]))[ \t>#•*-]*[(\[]?([A-Za-z])[.:)\]][ \t]+", re.M)
 _NUMBERED_LINE = re.compile(r"^[ \t]*\d{1,2}[.)][ \t]+[(\[]([A-Za-z])[)\]][ \t]+([^\n]{1,120}?)[ \t.]*$", re.M)
 
 
@@ -966,7 +966,8 @@ def _own(text: str, s: _Said) -> bool:
         return False
     # set aside as not offered: "the correct answer (A) Alpha cell tumor. However, the provided
     # options do not include this correct answer, so ... (C)"
-    if _NOT_OFFERED.match(text, s.end):
+    window = text[s.end : s.end + 400].lower()
+    if ("option" in window or "choice" in window) and _NOT_OFFERED.match(text, s.end):
         return False
     # the answer to one part of a question: "The answer to (b) is (E)"
     if _PART.search(before):

@@ -135,7 +135,11 @@ class OptionTexts:
         words = said.split()
         if len(said) < 12:
             return None
-        near = [k for k, t in self.texts.items() if t != said and any(_lost_letters(words, own.split()) for own in (t, self.stray.get(k, t)))]
+        near = [
+            k
+            for k, t in self.texts.items()
+            if t != said and any(_lost_letters(words, own.split()) for own in ((t, self.stray[k]) if k in self.stray else (t,)))
+        ]
         return near[0] if len(near) == 1 else None
 
     def cut_short(self, phrase: str) -> str | None:
