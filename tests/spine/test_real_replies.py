@@ -383,3 +383,21 @@ def test_an_opening_number_gives_an_options_place_only_outside_a_numbered_list()
     listed = "1. Breast cancer is common worldwide.\n2. Prostate cancer affects men.\n3. Cervical cancer is the most common here."
     assert read_answer(listed, "ABCD", options).label is None
     assert read_answer("3. Cervical cancer is not the most common here.", "ABCD", options).label is None
+
+
+def test_the_last_option_of_an_inline_option_list_is_no_answer():
+    # gpt-4o few-shot on MMLU in xk-huang/medagents-benchmark (output/mmlu/gpt-4o-mmlu-test_hard-few_shot.json,
+    # commit 56ca11eb): read as A before the label-with-its-own-text rule, then left ambiguous by it
+    # ("(D) increase in respiratory rate." ends the echoed list), found by comparing the readers on
+    # 25,486 unlabelled MedAgentsBench replies
+    options = {
+        "A": "constriction of the laryngeal entrance.",
+        "B": "upward movement of the epiglottis.",
+        "C": "downward movement of the larynx.",
+        "D": "increase in respiratory rate.",
+    }
+    reply = (
+        "Options:\n(A) constriction of the laryngeal entrance. (B) upward movement of the epiglottis. (C) downward movement of "
+        "the larynx. (D) increase in respiratory rate.\n\nAnswer: constriction of the laryngeal entrance."
+    )
+    assert read_answer(reply, "ABCD", options).label == "A"

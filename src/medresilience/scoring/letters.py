@@ -660,7 +660,14 @@ def _gives_own_text(text: str, m: re.Match[str], letters: str, options: OptionTe
     label = m.group(1).upper()
     end = text.find("\n", m.end())
     rest = _GLOSS.sub("", text[m.end() : end if end >= 0 else len(text)])
-    return label in letters and options.named(rest, exact_only=True) == label
+    # the last of an inline option list ("(A) constriction ... (B) upward ... (D) increase in
+    # respiratory rate.") is no answer
+    start = text.rfind("\n", 0, m.start()) + 1
+    listed = {x.upper() for x in _BRACKETED_LABEL.findall(text, start, m.start())} - {label}
+    return label in letters and not listed and options.named(rest, exact_only=True) == label
+
+
+_BRACKETED_LABEL = re.compile(r"[(\[]([A-Za-z])[)\]][ \t]")
 
 
 _GLOSS = re.compile(r"[ \t]*\([^()\n]*\)[ \t.*]*$")
