@@ -1,4 +1,4 @@
-"""The answer and verdict readers on real replies (tests/data/replies): replies of 150 models
+"""The answer and verdict readers on real replies (tests/data/replies): replies of 159 models
 copied from public evaluation outputs and labelled by hand. A reader may leave a reply it cannot
 read unread (counted, shown, never a score), but it must never read a wrong letter or verdict.
 The measured shares by style are in RESULTS.md (bench/bench_reading.py prints them)."""
@@ -61,8 +61,8 @@ def test_real_replies_a_careful_reader_can_read_are_read():
     by_style = Counter(s for r in unread for s in (r["style"] if isinstance(r["style"], list) else r["style"].split(",")))
     # what is left is mostly an option paraphrased rather than named, which -O extract= reads
     # (3.2% of the readable replies after the second validation set; 4.0% before it on the first 893;
-    # 3.0% of 1,231 readable with the third)
-    assert len(unread) <= 0.04 * len(readable), f"{len(unread)} of {len(readable)} unread; by style {dict(by_style)}: " + ", ".join(r["id"] for r in unread)
+    # 3.0% of 1,231 readable with the third; 2.2% of 1,245 with the fifth, 1.0% after its rules)
+    assert len(unread) <= 0.01 * len(readable), f"{len(unread)} of {len(readable)} unread; by style {dict(by_style)}: " + ", ".join(r["id"] for r in unread)
 
 
 #: replies of the third validation set that the reader read wrong (or left unread) when first
@@ -132,6 +132,44 @@ def test_the_fourth_validation_set_is_real_varied_and_read_without_a_wrong_lette
     assert not used_before & set(by_repo)
     assert not [r["id"] for r in rows if (got := _read_mcq(r)) is not None and got != r["expected"]]
     assert not [r["id"] for r in rows if r["expected"] is not None and _read_mcq(r) is None]
+
+
+def test_the_fifth_validation_set_is_real_varied_and_read_without_a_wrong_letter():
+    # validation5 (mcq_g.jsonl): Llama-2-70B chain of thought that goes on to write questions of its
+    # own, gpt-4o naming Swedish options by their text alone, Nova 2 Lite on KorMedMCQA; first
+    # measured 118 of 120 as labelled, 1 wrong (g-0009), 1 unread (g-0083)
+    rows = _records(DATA / "mcq_g.jsonl")
+    assert len(rows) >= 120 and {r["split"] for r in rows} == {"validation5"}
+    by_repo = Counter(r["source"]["repo"] for r in rows)
+    assert len(by_repo) >= 3 and max(by_repo.values()) <= 40
+    used_before = {r["source"]["repo"] for p in MCQ_FILES if p.name != "mcq_g.jsonl" for r in _records(p) if r.get("source")}
+    assert not used_before & set(by_repo)
+    assert not [r["id"] for r in rows if (got := _read_mcq(r)) is not None and got != r["expected"]]
+    assert not [r["id"] for r in rows if r["expected"] is not None and _read_mcq(r) is None]
+
+
+def test_a_numbered_answer_list_giving_this_items_option_is_a_second_answer():
+    # g-0009, Llama-2-70B: "... is (A) Left ventricular ejection fraction of 41%.\n\nPlease select the
+    # correct answer for each question.\n\n1. (A) Eplerenone ...\n6. (D) Abnormal left ventricular
+    # relaxation": read as A before; two answers for this item, no revision
+    r = next(r for r in _records(DATA / "mcq_g.jsonl") if r["id"] == "g-0009")
+    got = read_answer(r["reply"], r["letters"], r.get("option_texts"))
+    assert (got.label, r["expected"]) == (None, None), got.how
+    options = {"A": "Eplerenone", "B": "Spironolactone", "C": "Furosemide", "D": "Amiloride"}
+    assert read_answer("Answers:\n1. (C) Perform gonioscopy\n2. (B) Spironolactone", "ABCD", options).label == "B"
+    # a numbered restatement of the options is no answer; the answer after it is read
+    listed = "The options are:\n1. (A) Eplerenone\n2. (B) Spironolactone\n3. (C) Furosemide\n4. (D) Amiloride\nAnswer: C"
+    assert read_answer(listed, "ABCD", options).label == "C"
+
+
+def test_the_cases_own_findings_are_not_several_answers():
+    # g-0083, Nova 2 Lite: "### ANSWER\nA\n\n**Reasoning:** ... These findings are classic for **liver
+    # cirrhosis** (option A), ..." was left unread: "findings are" read as naming several answers
+    r = next(r for r in _records(DATA / "mcq_g.jsonl") if r["id"] == "g-0083")
+    got = read_answer(r["reply"], r["letters"], r.get("option_texts"))
+    assert (got.label, r["expected"]) == ("A", "A"), got.how
+    assert read_answer("Answer: B. Her symptoms are typical of (B).", "ABCD").label == "B"
+    assert read_answer("The most likely findings are (A) and (C).", "ABCD").label is None
 
 
 def test_a_json_answer_value_that_is_itself_quoted_is_read():
@@ -275,3 +313,120 @@ def test_a_json_ranking_is_read_as_the_one_candidate_ranked_first_and_a_tie_as_n
         assert got.label == r["expected"], (r["id"], got.how)
         if r["expected"] is None:
             assert "tie" in got.how, got.how
+
+
+#: replies left unread before the fifth round of rules, each now read as its label by a general
+#: rule (RESULTS.md): a dataset's typo in the option ("Reverse c shoulder replacement",
+#: "mucogingigival", "3 lPV ... I measles"); boxed intermediate numbers naming no option; an answer
+#: the reply sets aside as not among the options; "if only one answer is required, the best choice
+#: would be:"; a line ending in a colon, then a last line with a label and its own text; a label
+#: with its own whole text opening a line or glued after a sentence; options or a run of answers
+#: the reply goes on to write for other questions; a reply cut off inside an option's text; an
+#: option's text with an added article before its label; Korean verb endings and "관련이 깊다";
+#: an opening number giving the option's place on a lettered item
+READ_BY_THE_FIFTH_ROUND = {
+    "d-0111": "C",
+    "d-0113": "A",
+    "d-0126": "B",
+    "a-0310": "C",
+    "d-0161": "C",
+    "e-0131": "B",
+    "e-0008": "J",
+    "b-0044": "D",
+    "b-0050": "D",
+    "c-0217": "A",
+    "a-0070": "C",
+    "a-0176": "C",
+    "e-0047": "D",
+    "c-0109": "3",
+    "c-0114": "2",
+    "b-0292": "C",
+}
+
+
+@pytest.mark.parametrize("rid", sorted(READ_BY_THE_FIFTH_ROUND))
+def test_replies_the_fifth_round_of_rules_reads_are_read_as_labelled(rid):
+    r = next(r for r in _records(*MCQ_FILES) if r["id"] == rid)
+    got = read_answer(r["reply"], r["letters"], r.get("option_texts"))
+    assert (got.label, r["expected"]) == (READ_BY_THE_FIFTH_ROUND[rid], READ_BY_THE_FIFTH_ROUND[rid]), got.how
+
+
+def test_a_datasets_typos_never_turn_a_number_or_a_capital_letter_into_another_option():
+    doses = {"A": "100 mg of aspirin daily", "B": "325 mg of aspirin daily", "C": "No aspirin", "D": "Clopidogrel alone"}
+    assert read_answer("Answer: 10 mg of aspirin daily", "ABCD", doses).label is None
+    hepatitis = {"A": "Hepatitis B virus infection", "B": "Alcohol use", "C": "Aflatoxin exposure", "D": "Obesity"}
+    assert read_answer("Answer: Hepatitis virus infection", "ABCD", hepatitis).label is None
+    assert read_answer("Answer: Increaed cardiac outpt", "ABCD", {"A": "Increased cardiac output", "B": "Bradycardia"}).label is None
+    assert read_answer("Answer: Type 1 diabetes mellitus", "ABCD", {"A": "Type I diabetes mellitus", "B": "Type II diabetes mellitus"}).label == "A"
+
+
+def test_boxed_numbers_are_computed_values_only_where_they_name_no_known_option():
+    options = {"A": "0.58", "B": "0.79", "C": "0.32", "D": "0.86"}
+    # a boxed number that is an option's value is still a statement (here against the answer after it)
+    assert read_answer("So the value is \\boxed{0.79}. So the answer is (C).", "ABCD", options).label is None
+    # without the option texts a boxed number may be an option's value: the reply stays unread
+    assert read_answer("Answer: B. Recomputing, \\boxed{0.58}", "ABCD").label is None
+    assert (
+        read_answer("Frequencies \\boxed{0.58} and \\boxed{0.79}. So the answer is (C).", "ABCD", {"A": "x y", "B": "y z", "C": "z w", "D": "w x"}).label == "C"
+    )
+
+
+def test_answers_set_aside_or_given_under_a_condition_on_the_answer_stay_apart():
+    assert read_answer("Answer: C. The correct answer is (A).", "ABCD").label is None
+    assert read_answer("If the patient were pregnant, the best choice would be B.", "ABCD").label is None
+    assert read_answer("If only one answer is allowed, the best choice would be B.", "ABCD").label == "B"
+
+
+def test_a_label_with_its_own_text_is_an_answer_only_when_it_is_the_only_one_so_given():
+    options = {"A": "Ethanol", "B": "Naltrexone", "C": "Naloxone", "D": "Fomepizole"}
+    assert read_answer("Options:\na: Ethanol\nb: Naltrexone", "ABCD", options).label is None
+    assert read_answer("Consider:\na: Ethanol because of its availability", "ABCD", options).label is None
+    assert read_answer("He needs an antidote.c: naloxone", "ABCD", options).label == "C"
+
+
+def test_the_replies_own_questions_and_answer_runs_are_not_this_items_answers():
+    options = {"A": "Asymmetric focal cortical atrophy", "B": "Midbrain atrophy", "C": "Frontal atrophy", "D": "Enlarged ventricles"}
+    restated = "Answer: C\n\nThe options were:\nA. Asymmetric focal cortical atrophy\nB. Midbrain atrophy\nC. Frontal atrophy"
+    assert read_answer(restated, "ABCD", options).label == "C"
+    assert read_answer("The answer is (C).\nThe answer is (C).\nThe answer is (C).", "ABCD").label == "C"
+    assert read_answer("Answer: B\n\nThe answer is (C).\nThe answer is (G).\nThe answer is (F).", "ABCDEFG").label == "B"
+
+
+def test_a_cut_off_option_text_is_read_only_when_one_option_begins_with_it_and_nothing_follows():
+    options = {"A": "Social stressors", "B": "Posterior urethral valves", "C": "Posterior urethral stricture", "D": "Constipation"}
+    assert read_answer("the most likely predisposing factor is posterior ureth", "ABCD", options).label is None
+    one = {"A": "Social stressors", "B": "Posterior urethral valves", "C": "Urethral stricture", "D": "Constipation"}
+    assert read_answer("the most likely predisposing factor is posterior ureth", "ABCD", one).label == "B"
+    assert read_answer("the most likely predisposing factor is posterior ureth.", "ABCD", one).label is None
+
+
+def test_korean_endings_and_denials_are_read_as_they_are_meant():
+    options = {"1": "혈압을 측정한다", "2": "수액을 투여한다", "3": "안정을 취하게 한다"}
+    assert read_answer("수액을 투여하는 것이 도움이 될 수 있습니다.", "123", options).label == "2"
+    assert read_answer("수액을 투여하는 것은 도움이 될 가능성이 낮습니다.", "123", options).label is None
+
+
+def test_an_opening_number_gives_an_options_place_only_outside_a_numbered_list():
+    options = {"A": "Breast cancer", "B": "Prostate cancer", "C": "Cervical cancer", "D": "Liver cancer"}
+    assert read_answer("3. Cervical cancer is the most common cancer in these women.", "ABCD", options).label == "C"
+    listed = "1. Breast cancer is common worldwide.\n2. Prostate cancer affects men.\n3. Cervical cancer is the most common here."
+    assert read_answer(listed, "ABCD", options).label is None
+    assert read_answer("3. Cervical cancer is not the most common here.", "ABCD", options).label is None
+
+
+def test_the_last_option_of_an_inline_option_list_is_no_answer():
+    # gpt-4o few-shot on MMLU in xk-huang/medagents-benchmark (output/mmlu/gpt-4o-mmlu-test_hard-few_shot.json,
+    # commit 56ca11eb): read as A before the label-with-its-own-text rule, then left ambiguous by it
+    # ("(D) increase in respiratory rate." ends the echoed list), found by comparing the readers on
+    # 25,486 unlabelled MedAgentsBench replies
+    options = {
+        "A": "constriction of the laryngeal entrance.",
+        "B": "upward movement of the epiglottis.",
+        "C": "downward movement of the larynx.",
+        "D": "increase in respiratory rate.",
+    }
+    reply = (
+        "Options:\n(A) constriction of the laryngeal entrance. (B) upward movement of the epiglottis. (C) downward movement of "
+        "the larynx. (D) increase in respiratory rate.\n\nAnswer: constriction of the laryngeal entrance."
+    )
+    assert read_answer(reply, "ABCD", options).label == "A"

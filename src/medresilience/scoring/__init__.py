@@ -1,5 +1,6 @@
 """Scoring: turning a model's reply into a Score. MCQ letters by extraction (`letters`, with the
-option-text readers of `option_texts`) or by log-probability (`mcq`), and an LLM judge with its
+option-text readers of `option_texts` and, in `other_items`, the text a reply writes for other
+items) or by log-probability (`mcq`), and an LLM judge with its
 rubric as data (`judge`: Rubric, Judge, JudgeScorer). An unreadable reply is `invalid`, a judge
 that cannot decide is `unscored` with its reason: never a guess, never a default.
 

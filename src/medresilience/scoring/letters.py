@@ -23,7 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .option_texts import PAREN_LABEL, OptionTexts, concluded_by_text, norm_text, option_texts
+from .option_texts import DENIED, LABEL_LINE, PAREN_LABEL, OptionTexts, concluded_by_text, norm_text, option_texts
+from .other_items import answer_run, new_question, other_options, without_echo
 
 _I = re.IGNORECASE
 
@@ -215,30 +216,16 @@ def _plain(text: str) -> str:
 
 
 _ESCAPED_BREAK = re.compile(r"\\n(?=\\n|[^a-z]|$)")
-_NEW_QUESTION = re.compile(r"\n[ \t]*(?:#+[ \t]*)?(?:question|q)[ \t]*\d*[ \t]*[:.：]", _I)
-
-
-def _without_echo(text: str, options: OptionTexts) -> str:
-    """The reply without a copy of the whole option list ("A) Fetal hydrocephalus\nB) ...\nE) ..."
-    line by line, every option in order): an echo of the question states no answer."""
-    if len(options.texts) < 2:
-        return text
-    lines = text.split("\n")
-    want = list(options.texts.items())
-    for i in range(len(lines) - len(want) + 1):
-        block = [_LABEL_LINE.match(lines[i + j]) for j in range(len(want))]
-        if all(b and b.group(1).upper() == k and norm_text(b.group(2)) == t for b, (k, t) in zip(block, want, strict=True)):
-            return "\n".join(lines[:i] + lines[i + len(want) :])
-    return text
 
 
 def _own_item(text: str, letters: str, options: OptionTexts) -> str:
     """The reply up to a question it goes on to write itself ("... The answer is (C).\n\nQuestion:
-    Which of ..."): what follows answers another item; without a copy of the option list."""
-    text = _without_echo(text, options)
-    m = _NEW_QUESTION.search(text)
-    if m and _statements(text[: m.start()], letters, options):
-        return text[: m.start()]
+    Which of ..."), to options of its own, or to a run of answers to other questions: what follows
+    answers another item; without a copy of the option list."""
+    text = without_echo(text, options)
+    for cut in (new_question(text), other_options(text, options), answer_run(text)):
+        if cut is not None and _statements(text[:cut], letters, options):
+            return text[:cut]
     return text
 
 
@@ -275,9 +262,19 @@ def _fields(text: str, letters: str, options: OptionTexts) -> list[_Said]:
     return [_Said(m.start(), m.end(), FIELD, _field_value(next((g for g in m.groups() if g), ""), letters, options)) for m in _FIELD.finditer(text)]
 
 
-def _boxed(text: str, letters: str) -> list[_Said]:
-    """\\boxed{C} marks a final answer."""
-    return [_Said(m.start(), m.end(), FINAL, _label_in_value(m.group(1), letters)) for m in _BOXED.finditer(text) if m.group(1).strip()]
+def _boxed(text: str, letters: str, options: OptionTexts) -> list[_Said]:
+    """\\boxed{C} marks a final answer; a boxed number that is no label and names none of the
+    item's options ("\\boxed{0.58}" for a recombination frequency) is a computed value."""
+    said = []
+    for m in _BOXED.finditer(text):
+        value = m.group(1).strip()
+        label = _label_in_value(value, letters)
+        if value and not (label is None and options and _NUMBER.fullmatch(value) and options.named(value) is None):
+            said.append(_Said(m.start(), m.end(), FINAL, label))
+    return said
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:[.,]\d+)?|[.,]\d+)\s*%?")
 
 
 _FILL = (
@@ -293,7 +290,7 @@ _SEP = r"[ \t]*(?:[:：=→]|->|[-–—](?=\s)|,\s*which\s+is\b|\n)"
 _ANSWER_NOUN = rf"\b(?:(?:{_QUAL}\s+)*(?:answer|ans\b\.?(?=\s*[:：=]))|(?:{_QUAL}\s+)+(?:answer\s+)?{_NOUN})\b{_ABOUT}"
 _CONTENT = (
     r"(?:next\s+(?:best\s+)?step(?:\s+in\s+management)?|diagnosis|treatment|management|intervention|explanation|drug|medication|test|cause|mechanism"
-    r"|pathophysiology|pathogen|organism|agent|etiology|aetiology|finding|approach|option|choice|statement|lesion|condition|step|therapy|investigation|complication|association|match)"
+    r"|pathophysiology|pathogen|organism|agent|etiology|aetiology|finding|approach|option|choice|statement|lesion|condition|step|therapy|investigation|complication|association|match|factor)"
 )
 
 #: "The correct answers are A, F and I", "the correct statements are:\n- (A) ...\n- (D) ...", "the
@@ -303,6 +300,12 @@ _CONTENT = (
 _SEVERAL = re.compile(
     rf"\b(?:{_QUAL}\s+)*(?:\w+\s+){{0,3}}(?:answers|options|choices|causes|diagnoses|treatments|explanations|factors|mechanisms|statements|steps|findings|features|vaccines|medications|interventions)"
     r"(?:\s+(?:regarding|about|of|for|in|during)(?:\s+[\w-]+){1,4}?)?\s+(?:are|would\s+be)\b" + _FILL,
+    _I,
+)
+
+#: ... but not the case's own: "These findings are classic for ...", "Her symptoms are ..."
+_CASE_PLURAL = re.compile(
+    r"\b(?:these|those|such|her|his|their|its|the\s+patient['’]s)\s+(?:\w+\s+){0,2}?(?:causes|findings|features|factors|mechanisms|steps|medications|interventions|vaccines|treatments|explanations)\b",
     _I,
 )
 
@@ -352,7 +355,7 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     # "The most likely diagnosis is C) Sarcoidosis"
     (
         re.compile(
-            rf"\b(?:{_QUAL}\s+)+(?:(?:initial|first|next|definitive|underlying|immediate)\s+)?{_CONTENT}(?:[ \t]+[^.!?\n:]{{0,80}}?)?(?:\s+(?:is|would\s+be)\b|[ \t]*:){_FILL}",
+            rf"\b(?:{_QUAL}\s+)+(?:(?:initial|first|next|definitive|underlying|immediate|predisposing|contributing|risk)\s+)?{_CONTENT}(?:[ \t]+[^.!?\n:]{{0,80}}?)?(?:\s+(?:is|would\s+be)\b|[ \t]*:){_FILL}",
             _I,
         ),
         LEANING,
@@ -569,6 +572,9 @@ def _cued(text: str, letters: str, options: OptionTexts) -> list[_Said]:
             if got is None or (bare and _NEXT_WORD.match(text, got[1] + (text[got[1] : got[1] + 1] in ")]>"))):
                 continue
             label, end = got
+            # "These findings are classic for liver cirrhosis (option A)": the case's findings, not several answers
+            if pattern is _SEVERAL and _CASE_PLURAL.search(m.group(0)):
+                continue
             if label is not None and (pattern is _SEVERAL or _hedged(text, end, label, letters) or _names_another(text, end, label, letters)):
                 label = None
             nxt = _NEXT_LINE_LABEL.match(text, end)
@@ -626,13 +632,45 @@ def _named_with_text(text: str, letters: str, options: OptionTexts) -> list[_Sai
         if label in letters and options.follows(label, text, m.end()):
             said.append(_Said(m.start(), m.end(), ANSWER, None if _names_another(text, m.end(1), label, letters) else label))
     said += [_Said(a, b, LEANING, label) for a, b, label in options.mentions(text) if label in letters and not _CONCEDED.match(_sentence_after(text, b))]
+    # a numbered answer list ("Please select the correct answer for each question.\n1. (A) Eplerenone
+    # ...\n6. (D) Abnormal left ventricular relaxation"): the one line giving this item's label with
+    # its own text answers this item (lines giving several of its options restate them)
+    numbered = [(m, m.group(1).upper()) for m in _NUMBERED_LINE.finditer(text)]
+    own = [(m, label) for m, label in numbered if label in letters and options.named(m.group(2), exact_only=True) == label]
+    if len({label for _, label in own}) == 1:
+        said += [_Said(m.start(), m.end(), ANSWER, label) for m, label in own]
+    # a label opening a line or glued after a sentence ("... as soon as possible.d: \"how do you
+    # understand diabetes?\"", "d: bartholin's gland inflammation (...)"), then its own whole text:
+    # an answer when it is the only option so given (several restate the options)
+    given = [(m, m.group(1).upper()) for m in _LABEL_THEN_TEXT.finditer(text) if _gives_own_text(text, m, letters, options)]
+    if len({label for _, label in given}) == 1:
+        said += [_Said(m.start(1), m.end(), ANSWER, None if _names_another(text, m.end(), label, letters) else label) for m, label in given]
     # a line giving one option's label with another option's text ("D. EEG" where EEG is C)
     # contradicts itself: an answer with no option, which leaves the reply ambiguous
-    for m in _LABEL_LINE.finditer(text):
+    for m in LABEL_LINE.finditer(text):
         label, named = m.group(1).upper(), options.named(m.group(2), exact_only=True)
         if label in letters and named is not None and named != label:
             said.append(_Said(m.start(), m.end(), ANSWER, None, contra=True))
     return said
+
+
+def _gives_own_text(text: str, m: re.Match[str], letters: str, options: OptionTexts) -> bool:
+    """Whether the label at m is followed by its own option's whole text and nothing more on the
+    line but a gloss in brackets ("d: bartholin's gland inflammation (painful swelling ...)")."""
+    label = m.group(1).upper()
+    end = text.find("\n", m.end())
+    rest = _GLOSS.sub("", text[m.end() : end if end >= 0 else len(text)])
+    # the last of an inline option list ("(A) constriction ... (B) upward ... (D) increase in
+    # respiratory rate.") is no answer
+    start = text.rfind("\n", 0, m.start()) + 1
+    listed = {x.upper() for x in _BRACKETED_LABEL.findall(text, start, m.start())} - {label}
+    return label in letters and not listed and options.named(rest, exact_only=True) == label
+
+
+_BRACKETED_LABEL = re.compile(r"[(\[]([A-Za-z])[)\]][ \t]")
+
+
+_GLOSS = re.compile(r"[ \t]*\([^()\n]*\)[ \t.*]*$")
 
 
 #: an option named by its text and label, then conceded or set aside in the same sentence:
@@ -642,7 +680,8 @@ _CONCEDED = re.compile(
     r"|(?:is|was|seems|appears)\s+(?:less\s+likely|unlikely|not\b|incorrect|wrong|ruled\s+out))",
     _I,
 )
-_LABEL_LINE = re.compile(r"^[ \t>#•*-]*[(\[]?([A-Za-z0-9])[.):\]][ \t]+([^\n]{1,120}?)[ \t.]*$", re.M)
+_LABEL_THEN_TEXT = re.compile(r"(?:^|(?<=[.!?]))[ \t>#•*-]*[(\[]?([A-Za-z])[.:)\]][ \t]+", re.M)
+_NUMBERED_LINE = re.compile(r"^[ \t]*\d{1,2}[.)][ \t]+[(\[]([A-Za-z])[)\]][ \t]+([^\n]{1,120}?)[ \t.]*$", re.M)
 
 
 def _opens_with_text(text: str, options: OptionTexts) -> list[_Said]:
@@ -660,11 +699,31 @@ def _opens_with_text(text: str, options: OptionTexts) -> list[_Said]:
         # a number before the text must be that option's place ("1, Hashimoto's thyroiditis.")
         if label is not None and (m.group(1) is None or list(options.texts_raw).index(label) + 1 == int(m.group(1))):
             said.append(_Said(m.start(2), m.end(2), ANSWER, label))
+        # "3. Explanation: Cervical cancer is the most common ..." on a lettered item: the number is
+        # the option's place and the first sentence names that option's text (not a numbered list)
+        elif m.group(1) and (place := _by_place(m, options)) is not None:
+            said.append(_Said(m.start(1), m.end(2), ANSWER, place))
     lines = [x for x in text.rstrip().splitlines() if x.strip()]
     # a last line ending in a colon introduces what follows ("* 田中・Binet知能検査:" cut there): no answer
     if len(lines) > 1 and not lines[-1].rstrip().endswith((":", "：")) and (label := options.named(lines[-1].strip().rstrip("."), exact_only=True)) is not None:
         said.append(_Said(len(text.rstrip()) - len(lines[-1]), len(text.rstrip()), ANSWER, label))
+    # "... the last motor function to return to normal is likely to be:\n(J) Full extension of the
+    # elbow": a line ending in a colon (not one announcing several), then one last line giving a
+    # label with its own text
+    last = LABEL_LINE.fullmatch(lines[-1]) if len(lines) > 1 and lines[-2].rstrip().endswith((":", "：")) else None
+    if last and options.named(last.group(2), exact_only=True) == last.group(1).upper() and not _SEVERAL.search(lines[-2]):
+        said.append(_Said(len(text.rstrip()) - len(lines[-1]), len(text.rstrip()), ANSWER, last.group(1).upper()))
     return said
+
+
+def _by_place(m: re.Match[str], options: OptionTexts) -> str | None:
+    """The option at the place an opening number gives, when the sentence after it names that
+    option's text and denies nothing, and no second numbered line follows."""
+    labels = list(options.texts_raw)
+    n = int(m.group(1))
+    if labels[0].isdigit() or not 0 < n <= len(labels) or re.search(r"^[ \t]*2[.)]", m.string, re.M) or DENIED.search(m.group(2)):
+        return None
+    return labels[n - 1] if options.named_in(m.group(2)) == labels[n - 1] else None
 
 
 #: Korean, an option's text then a claim that it is the choice: "따라서 퀘티아핀을 선택하는 것이 적절합니다",
@@ -856,7 +915,8 @@ _REPORTED = re.compile(
 )
 _IF_BEFORE = re.compile(r"\b(?:if|unless|whether|suppose|supposing|assuming)\s+(?:the\s+|option\s+|choice\s+|it\s+(?:is|were)\s+)?$", _I)
 _FORCED = re.compile(r"(?:i|we)\s+(?:had|have|must)\b|forced\b", _I)
-_IF = re.compile(r"\b(?:if|unless|were)\b(?!\s+(?:i|we)\s+(?:had|have|must)\b)(?!\s+forced\b)", _I)
+#: ... not a condition on the form of the answer: "if only one answer is required, the best choice would be: (B)"
+_IF = re.compile(r"\b(?:if|unless|were)\b(?!\s+(?:i|we)\s+(?:had|have|must)\b)(?!\s+forced\b)(?!\s+(?:only\s+one|just\s+one|a\s+single)\b)", _I)
 _COUNTERFACTUAL = re.compile(r"\b(?:would|could|might)\b", _I)
 _REJECTED_AFTER = re.compile(
     r"(?:[^.!?\n]*?\bbut\s+(?:it|this|that)(?:['’]s|\s+is)|(?:,[^,.!?\n]{1,80},|[ \t]*\([^()\n]{1,80}\))?\s*(?:is|was))\s+(?:also\s+)?"
@@ -865,6 +925,11 @@ _REJECTED_AFTER = re.compile(
 )
 _DISCREDITED_SOURCE = re.compile(
     r"\b(?:according\s+to|as\s+(?:claimed|stated|suggested)\s+(?:by|in))\s+the\s+(?:misleading|incorrect|false|wrong|outdated|erroneous)\b", _I
+)
+_NOT_OFFERED = re.compile(
+    r"[^.!?\n]*[.!?]?[ \t]*(?:however|but)?,?[^.!?\n]{0,40}?\b(?:options?|choices?)\s+(?:do(?:es)?\s+not|don['’]t)\s+(?:include|contain|list|offer)\s+(?:this|that|it|the\s+correct|such)\b"
+    r"|[^.!?\n]*[.!?]?[ \t]*(?:however|but)?,?[ \t]*(?:this|that|it)\s+is\s+not\s+(?:among|in|listed\s+(?:in|among))\s+the\s+(?:given\s+|provided\s+)?(?:options|choices)\b",
+    _I,
 )
 _ASKED = re.compile(r"[ \t)\]\"'’”]*(?:,?[ \t]*(?:right|correct|maybe|perhaps))?[ \t]*\?", _I)
 
@@ -905,6 +970,11 @@ def _own(text: str, s: _Said) -> bool:
     # "B is the answer according to the misleading context"
     after = _sentence_after(text, s.end)
     if _REJECTED_AFTER.match(after) or _DISCREDITED_SOURCE.search(after):
+        return False
+    # set aside as not offered: "the correct answer (A) Alpha cell tumor. However, the provided
+    # options do not include this correct answer, so ... (C)"
+    window = text[s.end : s.end + 400].lower()
+    if ("option" in window or "choice" in window) and _NOT_OFFERED.match(text, s.end):
         return False
     # the answer to one part of a question: "The answer to (b) is (E)"
     if _PART.search(before):
@@ -991,7 +1061,7 @@ def _statements(text: str, letters: str, options: OptionTexts) -> list[_Said]:
     """Every statement of an answer that the reply makes its own."""
     found = (
         _fields(text, letters, options)
-        + _boxed(text, letters)
+        + _boxed(text, letters, options)
         + _cued(text, letters, options)
         + _claims(text, letters)
         + _lines(text, letters)

@@ -21,7 +21,17 @@ _I = re.IGNORECASE
 
 #: a label in brackets after an option's text: "acute renal failure (I)", "(option C)"
 PAREN_LABEL = re.compile(r"\((?:option|choice)?\s*([A-Za-z0-9])\)", _I)
+#: a line opened by a label and holding a text: "B. Metformin", "(C) Naloxone", "- d: ..."
+LABEL_LINE = re.compile(r"^[ \t>#•*-]*[(\[]?([A-Za-z0-9])[.):\]][ \t]+([^\n]{1,120}?)[ \t.]*$", re.M)
 
+_ARTICLES = re.compile(r"(?<= )(?:the|a|an)(?= )")
+
+
+def _without_articles(text: str) -> str:
+    return " ".join(_ARTICLES.sub(" ", f" {text} ").split())
+
+
+_STRAY = re.compile(r"(?<=\S)\s[a-z](?=\s)")
 _NORM_DROP = re.compile(r"[*_`\"'“”‘’«»「」『』【】<>]+")
 _NORM_PUNCT = re.compile(r"[\s.,;:!?。，；：！？、()（）\[\]-]+")
 
@@ -31,25 +41,38 @@ def norm_text(text: str) -> str:
     return _NORM_PUNCT.sub(" ", _NORM_DROP.sub("", unicodedata.normalize("NFKC", text))).strip().casefold()
 
 
+def _lost(full: str, short: str) -> bool:
+    """Whether `short` is `full` with a few letters lost: at most three, at most two in a row,
+    never its first, never a digit ("10" is not "100")."""
+    if not short or short[0] != full[0] or not 0 < len(full) - len(short) <= 3 or any(c.isdigit() for c in full):
+        return False
+    i, run = 0, 0
+    for c in full:
+        if i < len(short) and c == short[i]:
+            i, run = i + 1, 0
+        elif (run := run + 1) > 2:
+            return False
+    return i == len(short)
+
+
+#: letters a scan or a typist confuses: "3 lPV" for "3 IPV", "I measles" for "1 measles"
+_CONFUSED = str.maketrans("l1", "ii")
+
+
 def _lost_letters(said: list[str], own: list[str]) -> bool:
-    """Whether each word of `own` is the word of `said` at its place, or that word with a few
-    letters lost (at most three, at most two in a row, never its first); and some are lost."""
+    """Whether each word of `own` is the word of `said` at its place, or differs from it as a
+    dataset's typo does: a few letters lost (`_lost`), a few typed twice (`_stuttered`), or "l",
+    "1" and "I" confused; and some word differs."""
     if len(said) != len(own):
         return False
-    for full, short in zip(said, own):
-        if full == short:
-            continue
-        if not short or short[0] != full[0] or not 0 < len(full) - len(short) <= 3:
-            return False
-        i, run = 0, 0
-        for c in full:
-            if i < len(short) and c == short[i]:
-                i, run = i + 1, 0
-            elif (run := run + 1) > 2:
-                return False
-        if i < len(short):
-            return False
-    return True
+    return all(a == b or _lost(a, b) or _stuttered(b, a) or (len(a) == len(b) and a.translate(_CONFUSED) == b.translate(_CONFUSED)) for a, b in zip(said, own))
+
+
+def _stuttered(own: str, said: str) -> bool:
+    """Whether `own` is `said` with one to three of its letters typed twice in a row, as a dataset's
+    typo ("mucogingigival" for "mucogingival"); a reply that lost letters is not read so."""
+    k = len(own) - len(said)
+    return 0 < k <= 3 and not any(c.isdigit() for c in own) and any(own == said[:i] + said[i - k : i] + said[i:] for i in range(k, len(said) + 1))
 
 
 def option_texts(options: Mapping[str, str] | None, letters: str) -> OptionTexts:
@@ -73,6 +96,9 @@ class OptionTexts:
         # an option text that repeats its own label ("a.\tColonic carcinomas") is read without it
         self.texts = {k: norm_text(re.sub(rf"^\s*[(\[]?{re.escape(k)}[.)\]:]\s+", "", v, flags=_I)) for k, v in self.texts_raw.items() if k in letters}
         self.texts = {k: t for k, t in self.texts.items() if t}
+        # a stray lowercase letter inside an option's text, as datasets leave them ("Reverse c shoulder
+        # replacement"): read also without it
+        self.stray = {k: b for k, v in self.texts_raw.items() if k in self.texts and (b := norm_text(_STRAY.sub(" ", v))) != self.texts[k]}
         self.bare = {k: b for k, v in self.texts_raw.items() if k in self.texts and (b := norm_text(re.sub(r"\([^()]*\)", " ", v))) and b != self.texts[k]}
 
     def __bool__(self) -> bool:
@@ -109,8 +135,19 @@ class OptionTexts:
         words = said.split()
         if len(said) < 12:
             return None
-        near = [k for k, t in self.texts.items() if t != said and _lost_letters(words, t.split())]
+        near = [
+            k
+            for k, t in self.texts.items()
+            if t != said and any(_lost_letters(words, own.split()) for own in ((t, self.stray[k]) if k in self.stray else (t,)))
+        ]
         return near[0] if len(near) == 1 else None
+
+    def cut_short(self, phrase: str) -> str | None:
+        """The one option whose text begins with the phrase cut inside a word ("posterior ureth"
+        for "posterior urethral valves"), the phrase holding most of it."""
+        said = norm_text(phrase)
+        cut = [k for k, t in self.texts.items() if t.startswith(said) and t[len(said) : len(said) + 1].isalnum()]
+        return cut[0] if len(cut) == 1 and len(said) >= max(8, 0.6 * len(self.texts[cut[0]])) else None
 
     def follows(self, label: str, text: str, i: int) -> bool:
         """Whether the text at i opens with the option's own text ("B. Hepatitis B virus ...")."""
@@ -127,7 +164,10 @@ class OptionTexts:
         for m in PAREN_LABEL.finditer(text):
             label = m.group(1).upper()
             own = self.texts.get(label)
-            if own and norm_text(text[max(0, m.start() - len(own) - 40) : m.start()]).endswith(own):
+            before = norm_text(text[max(0, m.start() - len(own or "") - 60) : m.start()])
+            # an article the reply adds ("reverse the anticoagulation with ..." for "Reverse
+            # anticoagulation with ...") does not hide the text
+            if own and (before.endswith(own) or _without_articles(before).endswith(_without_articles(own))):
                 out.append((m.start(), m.end(), label))
         return out
 
@@ -141,6 +181,10 @@ class OptionTexts:
         label = self.named(phrase, exact_only)
         if label is None and not exact_only:
             label = self.within(phrase)
+        # a reply cut off while naming an option ("... is posterior ureth"): the one option whose
+        # text the phrase begins, cut inside a word, when nothing follows it
+        if label is None and not exact_only and not text[end:].strip() and re.search(r"\w\Z", phrase.rstrip()):
+            label = self.cut_short(phrase)
         # "the answer is not Metformin", "정답은 X이 아닙니다": the text named to deny it (a negation
         # inside the option's own text, "No remarkable finding", is the option's)
         if label is not None and _NEGATION.search(norm_text(phrase).replace(self.texts[label], " ")):
@@ -190,7 +234,7 @@ _CONCLUDING = re.compile(
     r"(?:^|(?<=[.!?。]\s)|(?<=\n))[ \t*#>-]*(?:so|therefore|thus|hence|in\s+conclusion|in\s+summary|overall|ultimately|finally|to\s+conclude|따라서|그러므로|결론적으로|因此|所以|综上|por\s+(?:lo\s+)?tanto|portanto|donc|daher|also)\b[ \t,:]*([^.!?。\n]{3,240})",
     _I,
 )
-_DENIED = re.compile(
+DENIED = re.compile(
     r"\b(?:not|no|never|neither|nor|unlikely|less\s+likely|rule[sd]?\s+out|exclude[sd]?|incorrect|wrong|inappropriate|contraindicated|avoid\w*|rather\s+than|instead\s+of|except|versus|vs)\b|않|아니|아닌|不|没|sin\b|pas\b|nicht|kein",
     _I,
 )
@@ -202,7 +246,7 @@ def _concluding(text: str, opts: OptionTexts) -> TextConclusion | None:
     last = None
     for m in _CONCLUDING.finditer(text):
         last = m
-    if last is None or _DENIED.search(last.group(1)):
+    if last is None or DENIED.search(last.group(1)):
         return None
     label = opts.named_in(last.group(1))
     if label is None:
@@ -229,7 +273,7 @@ def _complement(text: str, opts: OptionTexts) -> TextConclusion | None:
     label = opts.named_in(sentence)
     if label is None or not norm_text(sentence).endswith(" " + opts.texts[label]) or not _COPULA.search(sentence):
         return None
-    if _DENIED.search(sentence) or _UNSURE_WORDS.search(sentence):
+    if DENIED.search(sentence) or _UNSURE_WORDS.search(sentence):
         return None
     return TextConclusion(label, last.start(), last.end(), f"last sentence ends with option {label}'s text")
 
@@ -239,9 +283,10 @@ def _complement(text: str, opts: OptionTexts) -> TextConclusion | None:
 #: "탐색개복술을 통해 정확한 진단과 처치가 필요합니다" (needed), "... 간쐐기절제술 및 림프절절제술입니다" (the
 #: text then the copula); a denial ("않", "아니", "없", "낮") endorses nothing
 _KO_ENDORSES = re.compile(
-    r"(?:일치합니다|일치한다|적절합니다|적절하다|적합합니다|적합하다|필요합니다|필요하다|특징입니다|특징이다|의심됩니다|의심된다|해당합니다|권장됩니다|도움이\s*됩니다|가능성이\s*(?:가장\s*)?높습니다)[.。]?\s*$"
+    r"(?:일치합니다|일치한다|적절합니다|적절하다|적합합니다|적합하다|필요합니다|필요하다|특징입니다|특징이다|의심됩니다|의심된다|해당합니다|권장됩니다|도움이\s*(?:됩니다|될\s*수\s*있습니다)|관련이\s*깊(?:다|습니다)|가능성이\s*(?:가장\s*)?높습니다)[.。]?\s*$"
 )
-_KO_DENIED = re.compile(r"않|아니|아닌|없|낮")
+#: ("낮" is "low", as in "가능성이 낮습니다"; "낮추" is "to lower", no denial)
+_KO_DENIED = re.compile(r"않|아니|아닌|없|낮(?!추)")
 
 
 def _ko_held(segment: str, opts: OptionTexts) -> list[str]:
@@ -259,10 +304,20 @@ def _ko_held(segment: str, opts: OptionTexts) -> list[str]:
         if (
             (_HANGUL.search(t) and t.replace(" ", "") in bare)
             or _holds(" ".join(tokens), t)
-            or (len(words) > 1 and any(all(tokens[i + j].startswith(w) for j, w in enumerate(words)) for i in range(len(tokens) - len(words) + 1)))
+            or (len(words) > 1 and any(all(tokens[i + j].startswith(_ko_stem(w)) for j, w in enumerate(words)) for i in range(len(tokens) - len(words) + 1)))
         ):
             held.append(k)
     return [k for k in held if not any(j != k and opts.texts[k] in opts.texts[j] for j in held)]
+
+
+def _ko_stem(word: str) -> str:
+    """A Korean word as it begins when endings are glued on: a verb's plain form without its ending
+    ("물어본다" as "물어보" in "물어보는 것은", "시행한다" as "시행하"); any other word as it is."""
+    if len(word) < 3 or not word.endswith("다") or not _HANGUL.fullmatch(word[-2]):
+        return word
+    code = ord(word[-2]) - 0xAC00
+    # the syllable before 다 carries the ending's ㄴ as its final consonant (보 + ㄴ = 본)
+    return word[:-2] + chr(0xAC00 + code - 4) if code % 28 == 4 else word
 
 
 def _ko_endorsed(text: str, opts: OptionTexts) -> TextConclusion | None:
