@@ -48,7 +48,6 @@ def lazy(target: str) -> Callable[..., Any]:
 
     hook.__name__ = name
     hook.__qualname__ = target
-    hook.module = module  # type: ignore[attr-defined]  # what it loads: a worker may load it ahead
     return hook
 
 

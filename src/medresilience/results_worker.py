@@ -28,8 +28,6 @@ from .suite import Suite
 
 #: what the worker imports while it waits (the results' and the report's libraries)
 PRELOAD = ("medresilience.frame", "medresilience.reading", "medresilience.report.build")
-#: the family hooks the results and the report call (their modules are loaded ahead: `_warm`)
-REPORT_HOOKS = ("metrics", "headline", "report", "tradeoff")
 #: the worker's niceness: the lowest CPU priority
 NICE = 19
 
@@ -55,10 +53,6 @@ def _serve(conn: Any, command_end: Any, suite: Suite, modules: tuple[str, ...]) 
         suite.check()  # a lazily loaded suite's index, as the command builds its own before the calls
     except Exception:  # the command's own check reports a bad suite
         pass
-    try:
-        _warm(suite)
-    except Exception:  # the report loads and compiles what it needs itself
-        pass
     frames: dict[Path, Any] = {}
     while True:
         try:
@@ -71,27 +65,6 @@ def _serve(conn: Any, command_end: Any, suite: Suite, modules: tuple[str, ...]) 
             conn.send(("ok", _handle(msg, suite, frames)))
         except Exception:  # every failure goes back to the command, which computes it itself
             conn.send(("error", traceback.format_exc(limit=20)))
-
-
-def _warm(suite: Suite) -> None:
-    """Load what the first report would: the modules of the suite's family's results and report
-    hooks (`REPORT_HOOKS`), and compile the templates of the report and of every package among them
-    that ships some."""
-    import importlib
-
-    from .family import family_of
-    from .report import templating
-
-    family = family_of([suite.manifest.family])
-    packages = {templating.__package__}
-    for hook in REPORT_HOOKS:
-        name = getattr(getattr(family, hook, None), "module", None)
-        if isinstance(name, str):
-            module = importlib.import_module(name)
-            if module.__file__ and (Path(module.__file__).parent / "templates").is_dir():
-                packages.add(module.__package__)
-    for package in sorted(p for p in packages if p):
-        templating.compile_templates(package)
 
 
 def _handle(msg: tuple[Any, ...], suite: Suite, frames: dict[Path, Any]) -> Any:

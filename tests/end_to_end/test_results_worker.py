@@ -118,18 +118,3 @@ def test_the_worker_exits_when_the_command_is_killed(tmp_path):
     while not _gone(worker) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _gone(worker)
-
-
-def test_the_worker_warms_the_first_report():
-    """While the calls run, the worker loads the family's results and report modules and compiles
-    every template the report renders (the report's and the family's), so the first report
-    compiles none."""
-    from medresilience.report import templating
-    from medresilience.results_worker import _warm
-
-    templating.environment.cache_clear()
-    _warm(sample_suite())
-    for package in ("medresilience.report", "medresilience.families.misleading.report"):
-        env = templating.environment(package)
-        assert env.list_templates() and {t for _, t in env.cache} == set(env.list_templates())
-    assert "medresilience.families.misleading.report.section" in sys.modules

@@ -21,9 +21,6 @@ class _JoinedLines(BaseLoader):
     def __init__(self, package: str):
         self.inner = PackageLoader(package, "templates")
 
-    def list_templates(self) -> list[str]:
-        return self.inner.list_templates()
-
     def get_source(self, environment: Environment, template: str) -> tuple[str, str | None, Any]:
         source, filename, uptodate = self.inner.get_source(environment, template)
         return "".join(line.strip() for line in source.splitlines()), filename, uptodate
@@ -50,13 +47,3 @@ def render(package: str, template: str, **context: Any) -> str:
 def macros(package: str, template: str) -> Any:
     """The macros of `package`'s template `template`, each called like a function returning HTML."""
     return environment(package).get_template(template).module
-
-
-def compile_templates(package: str) -> int:
-    """Compile every template `package`'s environment finds (its own and the report's) into the
-    environment's cache, so that rendering later compiles none; returns how many."""
-    env = environment(package)
-    names = env.list_templates()
-    for name in names:
-        env.get_template(name)
-    return len(names)
