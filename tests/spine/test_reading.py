@@ -648,3 +648,38 @@ def test_an_answer_field_whose_quotes_are_escaped_several_times_is_read():
     got = read_answer(reply, "AB")
     assert got.label == "B" and got.how.startswith("an answer field")
     assert read_answer('{"answer_choice": "B"}', "AB").label == "B"
+
+
+def test_a_terse_reply_is_read_at_once_as_every_rule_reads_it():
+    """`read_answer` reads a reply that is only a label or "Answer: " and a label without running
+    every rule; wherever it does, the label and the how are what every rule gives (`full_reading`),
+    over labels A-Z in the spellings below, option sets that could be confused with a label (blood
+    groups, a text "Answer", yes/no/maybe) and every real reply of tests/data/replies."""
+    from conftest import TESTS
+    from medresilience.scoring.letters import full_reading, terse_answer
+
+    spellings = ["{}", "{}.", "Answer: {}", "Answer:{}", "Answer: {}.", "  {}  ", "\n{}\n", "Answer:  {}.\n", "Answer: {} ", "Answer: {}.\n\n"]
+    texts = [s.format(lab) for lab in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcd" for s in spellings]
+    fired = 0
+    for letters in ("ABCD", "ABCDE", "ABCDEFGHIJ", "ABC"):
+        option_sets = [None, {k: f"option {k} text" for k in letters}]
+        option_sets += [dict(zip(letters, ts)) for ts in (["I", "A", "Answer", "B", "none"], ["B", "A", "AB", "O", "E"], ["Yes", "No", "Maybe"])]
+        for options in option_sets:
+            for text in texts:
+                quick = terse_answer(text, letters, options)
+                if quick is not None:
+                    fired += 1
+                    assert (quick.label, quick.how) == (full_reading(text, letters, options).label, full_reading(text, letters, options).how), (text, options)
+    assert fired > 500
+    assert terse_answer("B", "ABCD", {"A": "A", "B": "AB", "C": "B", "D": "O"}) is None  # "B" could be option C's text
+    real = 0
+    for path in sorted((TESTS / "data" / "replies").glob("mcq_*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            r = json.loads(line)
+            letters = "".join(r["letters"])
+            quick = terse_answer(r["reply"], letters, r.get("option_texts"))
+            if quick is not None:
+                real += 1
+                full = full_reading(r["reply"], letters, r.get("option_texts"))
+                assert (quick.label, quick.how) == (full.label, full.how), r["id"]
+    assert real >= 20

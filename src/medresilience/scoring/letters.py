@@ -1102,10 +1102,39 @@ def _read(text: str, letters: str, options: OptionTexts) -> Reading | None:
     return Reading(cur.label, f"{_TIER_NAME[cur.tier]}: {_shown(text, cur)}")
 
 
+#: a reply that is its answer and nothing else: "B", "B.", "Answer: B", "Answer:B." (the label upper case)
+_TERSE = re.compile(r"\s*(?:(Answer: ?)([A-Z])\.?|([A-Z])\.?)\s*")
+
+
+def terse_answer(text: str, letters: str, options: Mapping[str, str] | None = None) -> Reading | None:
+    """The reading of a reply that is only a label or "Answer: " and a label, read at once (the
+    reading `full_reading` gives it: tests/spine/test_reading.py checks that); None for any other
+    reply, and for one whose words could be an option's text ("B" among the blood groups)."""
+    m = _TERSE.fullmatch(text)
+    if m is None:
+        return None
+    label = m.group(2) or m.group(3)
+    if label not in letters:
+        return None
+    if options:
+        said = f" {norm_text(text)} "
+        if any(t and f" {t} " in said for t in map(norm_text, options.values())):
+            return None
+    shown = f"{m.group(1)}{label}" if m.group(1) else text.strip()
+    return Reading(label, f"an answer: {shown}")
+
+
 def read_answer(text: str | None, letters: str = "ABCD", options: Mapping[str, str] | None = None) -> Reading:
     """The option label a reply commits to (one of `letters`) and how it was read; None when the
     reply names none or is ambiguous. `options` (label -> text) lets a reply name an option by its
     text; without them only labels are read."""
+    if text and (quick := terse_answer(text, letters, options)) is not None:
+        return quick
+    return full_reading(text, letters, options)
+
+
+def full_reading(text: str | None, letters: str = "ABCD", options: Mapping[str, str] | None = None) -> Reading:
+    """`read_answer` by every rule (what it gives a terse reply too, more slowly)."""
     if not text or not text.strip():
         return Reading(None, "empty reply")
     opts = option_texts(options, letters)
