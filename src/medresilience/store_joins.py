@@ -249,6 +249,8 @@ OUTCOME_BITS = {
     "better_than_none": 8192,
     "worse_than_none": 16384,
     "reference_right_none": 32768,
+    "flip_to_target_only_none": 65536,
+    "flip_to_target_only_here": 131072,
 }
 #: a unit's states in the viewer's index (the `state` filter), as the results frame reads them
 VIEW_STATES = ("valid", "invalid", "truncated", "unscored", "error", "missing")
@@ -412,8 +414,9 @@ class ViewReads:
         its counterpart, the unit of the same model, item, probe, condition and repeat under
         `baseline` in the same run: paired_none (both answered, as flips count them: the pairs of a
         setting's paired test), better_than_none (both answered, this one right and the counterpart
-        not), worse_than_none (the reverse) and reference_right_none (the counterpart's
-        reference_right)."""
+        not), worse_than_none (the reverse), flip_to_target_only_none (both answered, the counterpart
+        a flip to the target and this one not: a targeted rate's b), flip_to_target_only_here (the reverse: its
+        c) and reference_right_none (the counterpart's reference_right)."""
         try:
             self._build_view_index(run, facets, probe_facets, reference, target, unread_flips, item_facets, item_rows)
             if baseline is not None:
@@ -503,8 +506,10 @@ class ViewReads:
         answered = (lambda t: f"{t}.state IN {_ANSWERED}") if unread_flips else (lambda t: f"{t}.state = 'valid'")
         right = "COALESCE(vu.correct, 0)", "COALESCE(r.correct, 0)"
         both = f"{answered('vu')} AND {answered('r')}"
+        # a flip to the target (2) on one side only: 65536 under none only, 131072 here only
+        target = "(CASE WHEN (r.flags & 2) AND NOT (vu.flags & 2) THEN 65536 WHEN (vu.flags & 2) AND NOT (r.flags & 2) THEN 131072 ELSE 0 END)"
         self.conn.execute(
-            f"""UPDATE temp.vu SET flags = flags | COALESCE((SELECT (CASE WHEN {both} THEN 4096 | (CASE
+            f"""UPDATE temp.vu SET flags = flags | COALESCE((SELECT (CASE WHEN {both} THEN 4096 | {target} | (CASE
                         WHEN {right[0]} AND NOT {right[1]} THEN 8192 WHEN {right[1]} AND NOT {right[0]} THEN 16384 ELSE 0 END) ELSE 0 END)
                       | (CASE WHEN r.flags & 1024 THEN 32768 ELSE 0 END)
                   FROM temp.vu r WHERE r.item_id = vu.item_id AND r.model = vu.model AND r.setting = ? AND r.epoch = vu.epoch

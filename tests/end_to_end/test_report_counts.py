@@ -22,7 +22,9 @@ from medresilience import EvalOptions, build_report, evaluate, parse_model_spec
 from medresilience.suite import Suite
 from medresilience.testing.stub import Faults, StubServer
 from medresilience.testing.stub.policies import messages_digest
+from medresilience.view.pages import Links, environment
 from medresilience.view.query import close_all, open_runs, parse_query, units_page
+from medresilience.view.render import Renderer
 from medresilience.viewer_address import VIEWER_URL
 from test_tradeoff import Tally, presupposition_policy, spec
 from view_runs import make_runs
@@ -301,7 +303,7 @@ def test_clean_accuracy_of_a_probe_facet_links_the_clean_units_of_its_items(repo
         ("presupposition", "Units"),
         ("tradeoff", re.compile(r"Units \((none|setting)\)")),
         ("tradeoff", re.compile(r"Paired test \(b / c\)|Pairs")),
-        ("settings", re.compile(r"None|Setting|Pairs")),
+        ("settings", re.compile(r"None|Setting|Pairs|Paired test \(b / c\)")),
         ("noise", "b / c|Original, same cases"),
         ("agent", "Units"),
     ],
@@ -389,3 +391,37 @@ def test_tradeoff_pairs_and_discordant_pairs_are_the_setting_units_read_against_
             assert not row[PAIRED_TEST]["links"] and row["Pairs"]["links"], row
     assert {"Misleading context", "False presuppositions", "Clinical noise"} <= set(seen), seen
     assert all(v == {"test", "pairs"} for v in seen.values()), seen
+
+
+def test_settings_effect_tests_link_their_discordant_pairs_a_tasrs_flips_to_the_target_on_one_side(report):
+    """The settings effect's paired tests (each rate of a setting against none in one run) link
+    their b and c: a TASR's are its probes flipped to the target under none only
+    (`flip_to_target_only_none`) and under the setting only (`flip_to_target_only_here`), on the
+    probes whose clean answers are right on both sides; the viewer counts the cell's number."""
+    cells, opened = report
+    rows: dict[int, dict[str, dict]] = {}
+    for c in cells:
+        if c["section"] == "settings":
+            rows.setdefault(c["row"], {})[c["head"]] = c
+    tasr = []
+    for row in rows.values():
+        test, metric = row[PAIRED_TEST], row["Metric"]["text"]
+        b, c = (int(x) for x in re.search(r": (\d+) / (\d+)", test["text"]).groups())
+        # a zero is not linked: the links are b's then c's, of those not zero
+        shown = [(part, n) for part, n in (("b", b), ("c", c)) if n]
+        assert [int(text) for _href, text in test["links"]] == [n for _part, n in shown], row
+        for (part, n), (href, _text) in zip(shown, test["links"]):
+            filters, total = viewer_total(opened, href)
+            assert total == n and filters["setting"] != "none", (row, filters)
+            if metric.endswith("TASR"):
+                side = "none" if part == "b" else "here"
+                assert filters["outcome"] == f"reference_right,reference_right_none,flip_to_target_only_{side}", filters
+                # the outcome is one of the run's: counted in the API and offered in the filter bar
+                q = parse_query(parse_qsl(urlsplit(href).query), opened)
+                assert units_page(opened[q.run], q)["counts"]["outcome"][f"flip_to_target_only_{side}"] == n
+                bar = Renderer(environment(), opened, Links()).units(q)
+                assert f'<option value="flip_to_target_only_{side}" selected>' in bar
+                tasr.append(part)
+    assert tasr, "no TASR with a discordant pair"
+    # a family with no target (presupposition) has no such outcome
+    assert not {"flip_to_target_only_none", "flip_to_target_only_here"} & set(opened[RUNS.index("presupposition")].outcomes)

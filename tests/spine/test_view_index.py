@@ -256,3 +256,73 @@ def test_only_scored_answers_pair_without_unread_flips_and_no_baseline_no_bits(v
     assert got["i1:i1:p1|s|caution"] >= {"paired_none", "worse_than_none"}
     got = _versus(versus_store, unread_flips=True, baseline=None)
     assert not set().union(*(v & VERSUS for v in got.values()))
+
+
+# (item, probe, condition, setting, score status, label): gold A, every probe's target B
+TARGET_ROWS = [
+    ("i1", None, "clean", "none", "valid", "A"),
+    ("i1", None, "clean", "caution", "valid", "A"),
+    ("i1", "p1", "s", "none", "valid", "B"),
+    ("i1", "p1", "s", "caution", "valid", "C"),  # to the target under none only (b)
+    ("i1", "p2", "s", "none", "valid", "C"),
+    ("i1", "p2", "s", "caution", "valid", "B"),  # to the target under the setting only (c)
+    ("i1", "p3", "s", "none", "valid", "B"),
+    ("i1", "p3", "s", "caution", "valid", "B"),  # to the target on both sides: neither
+    ("i1", "p4", "s", "none", "valid", "B"),
+    ("i1", "p4", "s", "caution", "valid", "A"),  # right under the setting: b (and better than none)
+    ("i2", None, "clean", "none", "valid", "A"),
+    ("i2", None, "clean", "caution", "valid", "C"),  # clean wrong under the setting: no flip there
+    ("i2", "p1", "s", "none", "valid", "B"),
+    ("i2", "p1", "s", "caution", "valid", "B"),  # b, but not a TASR pair (the clean answer wrong on one side)
+    ("i3", None, "clean", "none", "valid", "A"),
+    ("i3", None, "clean", "caution", "valid", "A"),
+    ("i3", "p1", "s", "none", "invalid", None),  # unread under none: an answer only when unread replies count
+    ("i3", "p1", "s", "caution", "valid", "B"),  # c when unread replies are answers
+]
+
+
+@pytest.fixture
+def target_store(tmp_path):
+    path = tmp_path / "store.sqlite"
+    with Store(path) as st:
+        st.record_run("r1", {})
+        units, calls, scores, reqs = [], [], [], []
+        for n, (item, probe, cond, setting, sstatus, label) in enumerate(TARGET_ROWS):
+            key = f"k{n}"
+            pid = probe and f"{item}:{probe}"
+            units.append(UnitRow("m", f"{pid or item}|{cond}|{setting}|letter", item, pid, cond, setting, "letter", key))
+            reqs.append((key, "m", [{"role": "user", "content": f"question {item} {cond}"}], {}))
+            calls.append(CallRow(key, "m", "ok", text=f"reply {n}", finish_reason="stop"))
+            scores.append(ScoreRow(key, "letter", label, sstatus, None, value=None if label is None else float(label == "A")))
+        st.add_plan(units, reqs)
+        st.write_results(calls, scores)
+    with Store.read_only(path) as ro:
+        yield ro
+
+
+TARGET_VERSUS = {"flip_to_target_only_none", "flip_to_target_only_here"}
+
+
+def test_flips_to_the_target_on_one_side_against_none(target_store):
+    """A TASR's b and c against none: a flip to the target under none and not under the setting
+    (`flip_to_target_only_none`), and the reverse (`flip_to_target_only_here`), both answered; its
+    pairs (the clean answer right on both sides) keep only the probes the TASR's test counts."""
+    probes = [(pid, ["B"]) for pid in sorted({f"{i}:{p}" for i, p, *_ in TARGET_ROWS if p})]
+    target_store.build_view_index("r1", ("target",), probes, reference="clean", target="target", unread_flips=True, baseline="none")
+    got = {f"{r[4]}|{r[6]}": _names(r[11]) & TARGET_VERSUS for r in target_store.view_page(ViewFilter(), 0, 100, 1)}
+    assert got["i1:p1|caution"] == {"flip_to_target_only_none"} and got["i1:p4|caution"] == {"flip_to_target_only_none"}
+    assert got["i1:p2|caution"] == {"flip_to_target_only_here"} and got["i3:p1|caution"] == {"flip_to_target_only_here"}
+    assert got["i1:p3|caution"] == set() and got["i2:p1|caution"] == {"flip_to_target_only_none"}
+    # units under none are the other side of the pair
+    assert not set().union(*(v for k, v in got.items() if k.endswith("|none")))
+
+    def n(*outcomes: str) -> int:
+        return sum(r[-1] for r in target_store.view_counts(ViewFilter(outcomes=outcomes), 1))
+
+    tasr = ("reference_right", "reference_right_none")
+    assert n(*tasr) == 5 and n(*tasr, "flip_to_target_only_none") == 2 and n(*tasr, "flip_to_target_only_here") == 2
+    assert n("flip_to_target_only_none") == 3
+    # an unread reply under none is no answer when unread replies are left out: no pair, no c
+    target_store.build_view_index("r1", ("target",), probes, reference="clean", target="target", unread_flips=False, baseline="none")
+    got = {f"{r[4]}|{r[6]}": _names(r[11]) & TARGET_VERSUS for r in target_store.view_page(ViewFilter(), 0, 100, 1)}
+    assert got["i3:p1|caution"] == set() and got["i1:p2|caution"] == {"flip_to_target_only_here"}

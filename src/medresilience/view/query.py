@@ -52,13 +52,24 @@ OUTCOME_TITLES = {
     "paired_none": "paired with none (this one and the same unit under none answered: the pairs a setting's paired test counts)",
     "better_than_none": "better than none (right here, wrong under none: both answered)",
     "worse_than_none": "worse than none (wrong here, right under none: both answered)",
+    "flip_to_target_only_none": "flip to the target under none only (the same unit under none flipped to the target, this one not: both answered)",
+    "flip_to_target_only_here": "flip to the target here only (this one flipped to the target, the same unit under none not: both answered)",
     "reference_right_none": "clean right under none (the same unit under none has its clean pair right and answered)",
 }
 #: outcomes that say which pairs a rate counts, not what happened to a unit: the static export
 #: writes no list of them
 PAIR_OUTCOMES = ("paired", "reference_right", "paired_none", "reference_right_none")
 #: outcomes read against the same unit under `none` (a unit under another setting of the same run)
-VERSUS_OUTCOMES = ("paired_none", "better_than_none", "worse_than_none", "reference_right_none")
+VERSUS_OUTCOMES = (
+    "paired_none",
+    "better_than_none",
+    "worse_than_none",
+    "reference_right_none",
+    "flip_to_target_only_none",
+    "flip_to_target_only_here",
+)
+#: outcomes read against the probe's target facet (the family's `Outcomes.target`)
+TARGET_OUTCOMES = ("flip_to_target", "flip_elsewhere", "flip_to_target_only_none", "flip_to_target_only_here")
 # the query parameters every run has; the others name facets
 FIXED_PARAMS = ("run", "model", "setting", "condition", "outcome", "score", "state", "reason", "scope", "q", "page")
 #: what the facet filters select: units with the values (`unit`), or every unit of an item with a
@@ -107,7 +118,7 @@ class RunView:
             n
             for n in OUTCOME_BITS
             if not (n in ("flip", "flip_read", "recovered", "paired", "reference_right", "reference_right_none") and o.reference is None)
-            and not (n in ("flip_to_target", "flip_elsewhere") and o.target not in self.facets)
+            and not (n in TARGET_OUTCOMES and o.target not in self.facets)
             and not (n in VERSUS_OUTCOMES and not versus)
         )
 
