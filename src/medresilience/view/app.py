@@ -89,7 +89,7 @@ def create_app(runs: Sequence[RunView], *, allowed_hosts: Sequence[str] = LOOPBA
             return bad(e, True)
         rv = runs[q.run]
         body = units_page(rv, q)
-        body.update(run_dir=str(rv.path), family=rv.family.name if rv.family else None, facets=list(rv.facets), outcomes=list(rv.outcomes))
+        body.update(run_dir=str(rv.path), family=rv.family.name if rv.family else None, facets=list(rv.facets), outcomes=list(rv.outcomes_of(q)))
         return JSONResponse(body)
 
     @app.get("/api/unit/{run}/{unit_id:path}")
