@@ -412,7 +412,8 @@ class ViewReads:
     """The evidence viewer's readers (mixed into `Store`): an index of one run's units in SQLite's
     temporary database (never in the store file, so a store opened read-only serves it), holding
     per unit its state, whether it is right, its probe's facets and its outcome bits, with indexes
-    for the viewer's filters; pages and counts of a filter from it; one unit's stored detail."""
+    for the viewer's filters; pages and counts of a filter from it; a pairing of its units with
+    another index's (`view_pair`: another run's units); one unit's stored detail."""
 
     conn: sqlite3.Connection
     #: the text whose matches temp.vq holds (None: none)
@@ -638,8 +639,8 @@ class ViewReads:
 
     def view_counts(self, flt: ViewFilter, n_facets: int) -> list[tuple]:
         """The units a filter keeps, counted per (model, setting, condition, outcome bits, state,
-        score, unscored reason, facets...): from the index's table of counts, or, for a text search, an item or
-        facets selecting items, by a scan of the units."""
+        score, unscored reason, facets...): from the index's table of counts, or, for a text search, an item,
+        facets selecting items or a pairing (`ViewFilter.paired`), by a scan of the units."""
         self._view_search(flt)
         where, args = flt.where()
         cols = ", ".join(["v.model", "v.setting", "v.condition", flt.flags, "v.state", "v.score", "v.reason", *(f"v.f{i}" for i in range(n_facets))])

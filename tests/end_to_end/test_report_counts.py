@@ -492,19 +492,20 @@ def test_settings_effect_tests_link_their_discordant_pairs_a_tasrs_flips_to_the_
 
 
 def test_a_pairing_names_a_run_of_the_same_family(report):
-    """`versus=` pairs a run's units with another run's of the same family only; its model and
-    setting must be that run's; `versus_model` or `versus_setting` alone is refused."""
+    """`versus=` pairs one model's units of a run with another run's of the same family only; its
+    model and setting must be that run's; `versus_model` or `versus_setting` alone is refused."""
     from medresilience.view.query import QueryError
 
     _cells, opened = report
     mis, presup = RUNS.index("misleading"), RUNS.index("presupposition")
     faulty = len(RUNS)  # the faulty misleading run (model m-f, none only)
     for params, says in (
-        ({"versus": presup}, "same family"),
-        ({"versus": faulty, "versus_model": "model-a"}, "versus_model 'model-a'"),
-        ({"versus": faulty, "versus_setting": "caution"}, "versus_setting 'caution'"),
+        ({"versus": presup, "model": "model-a"}, "same family"),
+        ({"versus": faulty}, "give model="),
+        ({"versus": faulty, "model": "model-a", "versus_model": "model-a"}, "versus_model 'model-a'"),
+        ({"versus": faulty, "model": "model-a", "versus_setting": "caution"}, "versus_setting 'caution'"),
         ({"versus_model": "m-f"}, "give versus=RUN"),
-        ({"versus": 99}, "versus 99"),
+        ({"versus": 99, "model": "model-a"}, "versus 99"),
     ):
         with pytest.raises(QueryError, match=says):
             parse_query([("run", str(mis)), *((k, str(v)) for k, v in params.items())], opened)

@@ -7,11 +7,13 @@ a filter are then indexed queries, also on a store of a million units. Every rea
 store's readers; nothing here writes.
 
 Units under a setting other than `none` are also read against the same unit under `none` in
-the same run (`VERSUS_OUTCOMES`: the pairs, gains and losses of a setting's paired test).
+the same run (`VERSUS_OUTCOMES`: the pairs, gains and losses of a setting's paired test); a filter
+naming another run (`versus`) reads them against that run's units instead (`paired`: two runs
+compared, a setting against another run's none).
 
 `UnitQuery` is one filter as the URL carries it (`run`, `model`, `setting`, `condition`,
-`outcome`, `score`, `state`, `reason`, one parameter per facet, `scope`, `q`, `page`); a bad value
-is a `QueryError` (HTTP 400)."""
+`outcome`, `score`, `state`, `reason`, one parameter per facet, `scope`, `versus`,
+`versus_model`, `versus_setting`, `q`, `page`); a bad value is a `QueryError` (HTTP 400)."""
 
 from __future__ import annotations
 
@@ -167,7 +169,7 @@ class UnitQuery:
     any of its conditions (comma-separated in the URL: a rate pooled over several; empty, any);
     `score`, a valid score's value as the metrics write it (-1, 0, 1); `state`, any of the units'
     states (`VIEW_STATES`); `reason`, an unscored unit's reason as the report tallies it;
-    `versus`, another run (its index) whose units the outcomes against a counterpart (`paired_none`,
+    `versus`, another run (its index; with a `model`) whose units the outcomes against a counterpart (`paired_none`,
     `better_than_none`, ...) read, each unit against the one of the same item, probe, condition
     and repeat under `versus_model` (None: the unit's own model) and `versus_setting` (None: none)
     there, instead of the same unit under none in this run."""
@@ -292,7 +294,8 @@ def parse_query(params: Iterable[tuple[str, str]], runs: Sequence[RunView]) -> U
 
 def _versus(single: dict[str, str], runs: Sequence[RunView], rv: RunView) -> tuple[int | None, str | None, str | None]:
     """The pairing a filter asks for (`versus`, `versus_model`, `versus_setting`), checked: another
-    run the viewer serves, of the same family, with that model and setting."""
+    run the viewer serves, of the same family, with that model and setting, for the units of one
+    model (`model`)."""
     if not single.get("versus"):
         if single.get("versus_model") or single.get("versus_setting"):
             raise QueryError("versus_model and versus_setting name the other side of a pairing: give versus=RUN too")
@@ -303,6 +306,9 @@ def _versus(single: dict[str, str], runs: Sequence[RunView], rv: RunView) -> tup
         raise QueryError("versus must be a run's number") from None
     if not 0 <= j < len(runs):
         raise QueryError(f"versus {j}: the viewer serves runs 0..{len(runs) - 1}")
+    if not single.get("model"):
+        # one model's units at a time: a pairing is made on first use, and stays under a second then
+        raise QueryError("versus pairs one model's units with another run's: give model= too")
     other = runs[j]
     if rv.family is None or other.family is None or rv.family.name != other.family.name:
         mine, theirs = (x.family.name if x.family else "unknown" for x in (rv, other))
