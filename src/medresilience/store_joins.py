@@ -550,43 +550,38 @@ class ViewReads:
             (baseline, baseline),
         )
 
-    def view_counterparts(self, model: str | None, setting: str) -> list[tuple]:
-        """The indexed units of `model` (None: every model) under `setting`, as the other side of a
-        pairing (`view_pair`): (model, item_id, probe_id, condition, epoch, state, correct, flags)."""
-        where, args = ("setting = ? AND model = ?", [setting, model]) if model is not None else ("setting = ?", [setting])
-        return self.conn.execute(f"SELECT model, item_id, probe_id, condition, epoch, state, correct, flags FROM temp.vu WHERE {where}", args).fetchall()
+    def view_counterparts(self, model: str, setting: str) -> list[tuple]:
+        """The indexed units of `model` under `setting`, as the other side of a pairing
+        (`view_pair`): (item_id, probe_id, condition, epoch, state, correct, flags)."""
+        return self.conn.execute(
+            "SELECT item_id, probe_id, condition, epoch, state, correct, flags FROM temp.vu WHERE setting = ? AND model = ?", (setting, model)
+        ).fetchall()
 
-    def view_pair(self, counterparts: Iterable[Sequence[Any]], *, model: str | None, setting: str | None, same_model: bool, unread_flips: bool) -> int:
-        """Pair the indexed units of `model` and `setting` (None: any) with `counterparts` (rows of
-        `view_counterparts`, another index's: another run's units of one setting), each unit with the
-        one of the same item, probe, condition and repeat (and of its own model when `same_model`,
-        else the counterparts are one model's), and keep their bits against them (`VERSUS_BITS`,
-        read as against none: `build_view_index`) in temp.vx for filters `paired`; returns the
-        units paired. The last pairing is kept until the next."""
+    def view_pair(self, counterparts: Iterable[Sequence[Any]], *, model: str, setting: str | None, unread_flips: bool) -> int:
+        """Pair the indexed units of `model` under `setting` (None: any) with `counterparts` (rows
+        of `view_counterparts`, another index's: another run's units of one model and setting),
+        each unit with the one of the same item, probe, condition and repeat, and keep their bits
+        against them (`VERSUS_BITS`, read as against none: `build_view_index`) in temp.vx for
+        filters `paired`; returns the units paired. The last pairing is kept until the next."""
         c = self.conn
         c.executescript(
             """DROP TABLE IF EXISTS temp.vo; DROP TABLE IF EXISTS temp.vx;
-               CREATE TEMP TABLE vo (model TEXT, item_id TEXT, probe_id TEXT, condition TEXT, epoch INTEGER, state TEXT,
-                                     correct INTEGER, flags INTEGER);
+               CREATE TEMP TABLE vo (item_id TEXT, probe_id TEXT, condition TEXT, epoch INTEGER, state TEXT, correct INTEGER, flags INTEGER);
                CREATE TEMP TABLE vx (n INTEGER PRIMARY KEY, flags INTEGER);"""
         )
         c.execute("BEGIN")
-        c.executemany("INSERT INTO temp.vo VALUES (?, ?, ?, ?, ?, ?, ?, ?)", counterparts)
+        c.executemany("INSERT INTO temp.vo VALUES (?, ?, ?, ?, ?, ?, ?)", counterparts)
         c.execute("COMMIT")
-        c.execute("CREATE INDEX temp.vo_pair ON vo(item_id, condition, epoch, model)")
-        where, args = ["1"], []
-        for col, v in (("model", model), ("setting", setting)):
-            if v is not None:
-                where.append(f"vu.{col} = ?")
-                args.append(v)
+        c.execute("CREATE INDEX temp.vo_pair ON vo(item_id, condition, epoch)")
+        where, args = ("vu.model = ? AND vu.setting = ?", [model, setting]) if setting is not None else ("vu.model = ?", [model])
+        # one counterpart per unit (the first, should a repeat be planned twice)
         c.execute(
-            f"""INSERT INTO temp.vx (n, flags) SELECT vu.n, (SELECT {_versus_bits(unread_flips)} FROM temp.vo r
-                    WHERE r.item_id = vu.item_id AND r.condition = vu.condition AND r.epoch = vu.epoch AND r.probe_id IS vu.probe_id
-                      {"AND r.model = vu.model" if same_model else ""} LIMIT 1)
-                FROM temp.vu WHERE {" AND ".join(where)}""",
+            f"""INSERT OR IGNORE INTO temp.vx (n, flags) SELECT vu.n, {_versus_bits(unread_flips)}
+                FROM temp.vu JOIN temp.vo r ON r.item_id = vu.item_id AND r.condition = vu.condition AND r.epoch = vu.epoch
+                  AND r.probe_id IS vu.probe_id
+                WHERE {where}""",
             args,
         )
-        c.execute("DELETE FROM temp.vx WHERE flags IS NULL")
         return int(c.execute("SELECT COUNT(*) FROM temp.vx").fetchone()[0])
 
     def _view_counts_table(self, n_facets: int) -> int:

@@ -344,7 +344,7 @@ def test_units_paired_with_another_runs_units(tmp_path):
         b.build_view_index("r1", ("target",), TARGET_PROBES, baseline=None, **kw)
         own = {r[2]: r[11] for r in a.view_page(ViewFilter(setting="caution"), 0, 100, 1)}
         # b's units under caution (model m2) against a's under none (model m): another model, so not by label
-        n = b.view_pair(a.view_counterparts("m", "none"), model="m2", setting="caution", same_model=False, unread_flips=True)
+        n = b.view_pair(a.view_counterparts("m", "none"), model="m2", setting="caution", unread_flips=True)
         assert n == 9
         rows = b.view_page(ViewFilter(setting="caution", paired=True), 0, 100, 1)
         assert {r[2]: r[11] for r in rows} == own
@@ -355,10 +355,10 @@ def test_units_paired_with_another_runs_units(tmp_path):
 
         for outcomes in (("paired_none",), ("reference_right", "reference_right_none", "flip_to_target_only_none"), ("worse_than_none",)):
             assert count(b, outcomes=outcomes, paired=True) == count(a, outcomes=outcomes) > 0, outcomes
-        # by label: no counterpart of model m2 among a's units of m
-        assert b.view_pair(a.view_counterparts(None, "none"), model=None, setting=None, same_model=True, unread_flips=True) == 0
+        # a model or setting the other run does not have: no counterpart
+        assert b.view_pair(a.view_counterparts("m2", "none"), model="m2", setting=None, unread_flips=True) == 0
         assert count(b, outcomes=("paired_none",), paired=True) == 0
         # a's own units under none paired with b's under none (the same answers): both answered, none better or worse
-        assert a.view_pair(b.view_counterparts("m2", "none"), model="m", setting="none", same_model=False, unread_flips=True) == 9
+        assert a.view_pair(b.view_counterparts("m2", "none"), model="m", setting="none", unread_flips=True) == 9
         assert count(a, setting="none", outcomes=("paired_none",), paired=True) == 9
         assert count(a, setting="none", outcomes=("better_than_none",), paired=True) == 0

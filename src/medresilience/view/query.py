@@ -414,12 +414,12 @@ def paired(rv: RunView, q: UnitQuery) -> Iterator[None]:
         if q.versus is not None and rv.pairing != key:
             other = rv.peers[q.versus]
             with other.lock:
-                rows = other.store.view_counterparts(q.versus_model or q.model, q.versus_setting or NONE)
+                rows = other.store.view_counterparts(q.versus_model or str(q.model), q.versus_setting or NONE)
         with rv.lock:
             if q.versus is None or rv.pairing == key or rows is not None:
                 if q.versus is not None and rv.pairing != key:
                     unread = rv.family.outcomes.unread_flips if rv.family else True
-                    rv.store.view_pair(rows, model=q.model, setting=q.setting, same_model=q.versus_model is None, unread_flips=unread)
+                    rv.store.view_pair(rows, model=str(q.model), setting=q.setting, unread_flips=unread)
                     rv.pairing = key
                 yield
                 return
