@@ -10,7 +10,8 @@ replies, errors and missing units). The viewer opens it as `medres view` does (t
 the latest run's units indexed in SQLite's temporary database), then each request is timed through
 the app itself (FastAPI's TestClient: routing, the query, the page's template), best of three:
 the first page, each kind of filter (several conditions, every model, an unscored reason, the
-units under a setting read against none too), a deep page, a text search (each time spelled another way, so it
+units under a setting read against none too, and paired with the same run opened again as run 1:
+`versus=1`, each pairing made anew), a deep page, a text search (each time spelled another way, so it
 searches again) and one unit's page. The store file's
 digest is compared before and after. A Markdown table is printed at the end."""
 
@@ -70,11 +71,12 @@ def main() -> None:
         print(f"synthesised {info['rows']:,} units in {info['seconds']:.1f} s", file=sys.stderr)
     before = _digest(run_dir / "store.sqlite")
     t = time.perf_counter()
-    runs = open_runs([run_dir])
-    opened = time.perf_counter() - t
+    runs = open_runs([run_dir, run_dir])  # the same run again as run 1: the other side of a pairing (`versus=1`)
+    opened = (time.perf_counter() - t) / 2
     rv = runs[0]
     client = TestClient(create_app(runs), base_url="http://127.0.0.1")
-    m0, s0 = rv.values["model"][0], rv.values["setting"][0]
+    ms, s0 = rv.values["model"], rv.values["setting"][0]
+    m0 = ms[0]
     s1 = next((s for s in rv.values["setting"] if s != "none"), s0)  # a setting read against none
     queries = [
         ("first page (HTML)", "/units?run=0"),
@@ -108,6 +110,26 @@ def main() -> None:
             f"/api/units?run=0&model={quote(m0)}&setting={s1}&condition=type1&outcome=reference_right,reference_right_none,better_than_none",
         ),
         ("against none: worse than none, every model", "/api/units?run=0&outcome=worse_than_none"),
+        (
+            "against none: a TASR's b (flips to the target under none only)",
+            f"/api/units?run=0&model={quote(m0)}&setting={s1}&condition=type1&outcome=reference_right,reference_right_none,flip_to_target_only_none",
+        ),
+        (
+            "another run: a model's units under a setting paired with run 1's under none (`versus=1`, paired_none); each repeat another model, so each pairs anew",
+            tuple(f"/api/units?run=0&model={quote(m)}&setting={s1}&versus=1&outcome=paired_none" for m in ms[:3]),
+        ),
+        (
+            "another run, the pairing kept: its ASR's b",
+            f"/api/units?run=0&model={quote(ms[2])}&setting={s1}&condition=type1&versus=1&outcome=reference_right,reference_right_none,better_than_none",
+        ),
+        (
+            "another run, another model under none (a comparison's shared units: `versus_model=`); each repeat pairs anew",
+            tuple(f"/api/units?run=0&model={quote(ms[i])}&setting=none&versus=1&versus_model={quote(ms[i + 1])}&outcome=paired_none" for i in range(3)),
+        ),
+        (
+            "another run, every setting of a model (no `setting=`); each repeat another model",
+            tuple(f"/api/units?run=0&model={quote(m)}&versus=1&outcome=paired_none" for m in ms[3:6]),
+        ),
         ("page 10,000", "/api/units?run=0&page=10000"),
         ("text search (replies and prompts)", tuple(f"/api/units?run=0&q={w}:%20d" for w in ("answer", "Answer", "ANSWER"))),
         ("the same search, page 2 (its matches kept)", "/api/units?run=0&q=ANSWER:%20d&page=2"),
@@ -121,10 +143,11 @@ def main() -> None:
     sec, _ = _best(client, f"/unit/0/{quote(first['unit_id'], safe='')}")
     rows.append(("one unit's page (its models, clean pair, item)", sec, None))
     client.close()
-    rv.close()
+    for r in runs:
+        r.close()
     after = _digest(run_dir / "store.sqlite")
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"\n{rv.units:,} units; opened and indexed in {opened:.1f} s; peak RSS {rss:.0f} MiB; store unchanged: {before == after}\n")
+    print(f"\n{rv.units:,} units; opened and indexed in {opened:.1f} s (each of its two copies); peak RSS {rss:.0f} MiB; store unchanged: {before == after}\n")
     print("| request | seconds (best of 3) | units matching |")
     print("|---|---:|---:|")
     for name, sec, total in rows:

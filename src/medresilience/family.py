@@ -92,7 +92,8 @@ class Outcomes:
     cut reply is no answer: no flip, no pair (a family whose rates count scored answers only).
     `versus(key)`: the viewer's filters of the units behind the paired test of the trade-off
     measure `key` against none (`versus_filters`: its pairs, b and c, on the units under the
-    setting), None when no outcome selects them."""
+    setting; the event the test counts, `VERSUS_EVENTS`, is the family's to declare), None when no
+    outcome selects them."""
 
     reference: str | None = None
     target: str | None = None
@@ -101,20 +102,29 @@ class Outcomes:
     versus: Callable[[str], dict[str, dict[str, str]] | None] = lambda key: None
 
 
+#: the viewer's outcomes of a paired test's discordant pairs against none, by the event it counts:
+#: (b: the event under none only, c: under the setting only)
+VERSUS_EVENTS = {
+    "right": ("worse_than_none", "better_than_none"),
+    "wrong": ("better_than_none", "worse_than_none"),
+    "to_target": ("flip_to_target_only_none", "flip_to_target_only_here"),
+}
+
+
 def versus_filters(condition: str, event: str | None, pairs: str = "paired_none") -> dict[str, dict[str, str]]:
     """The viewer's filters of a setting's paired test against none on the units of `condition`
     (several: comma-separated), read on the units under the setting against the same units under
     none: `pairs` (outcome names every pair has, comma-separated; default both answered), and,
     where the test counts an `event` (`right`: a unit right, as accuracy counts; `wrong`: a unit
-    not right, as an attack success or over-caution counts; None: none an outcome selects, as of a
-    mean score or a flip to the target), its discordant pairs b (the event under none and not under
-    the setting) and c (the reverse)."""
+    not right, as an attack success or over-caution counts; `to_target`: a flip to the label the
+    stress pushed toward, as a targeted attack success counts, read with `Outcomes.target`; None:
+    none an outcome selects, as of a mean score), its discordant pairs b (the event under none and
+    not under the setting) and c (the reverse)."""
     out = {"pairs": {"condition": condition, "outcome": pairs}}
     if event is not None:
-        if event not in ("right", "wrong"):
-            raise ValueError(f"event must be right, wrong or None, not {event!r}")
-        lost, gained = f"{pairs},worse_than_none", f"{pairs},better_than_none"
-        b, c = (lost, gained) if event == "right" else (gained, lost)
+        if event not in VERSUS_EVENTS:
+            raise ValueError(f"event must be {', '.join(VERSUS_EVENTS)} or None, not {event!r}")
+        b, c = (f"{pairs},{o}" for o in VERSUS_EVENTS[event])
         out.update(b={"condition": condition, "outcome": b}, c={"condition": condition, "outcome": c})
     return out
 

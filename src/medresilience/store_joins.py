@@ -249,7 +249,19 @@ OUTCOME_BITS = {
     "better_than_none": 8192,
     "worse_than_none": 16384,
     "reference_right_none": 32768,
+    "flip_to_target_only_none": 65536,
+    "flip_to_target_only_here": 131072,
 }
+#: the bits read against a counterpart (the same unit under none in the run, or in another run when
+#: a filter pairs the units with another run's: `ViewFilter.paired`)
+VERSUS_BITS = (
+    OUTCOME_BITS["paired_none"]
+    | OUTCOME_BITS["better_than_none"]
+    | OUTCOME_BITS["worse_than_none"]
+    | OUTCOME_BITS["reference_right_none"]
+    | OUTCOME_BITS["flip_to_target_only_none"]
+    | OUTCOME_BITS["flip_to_target_only_here"]
+)
 #: a unit's states in the viewer's index (the `state` filter), as the results frame reads them
 VIEW_STATES = ("valid", "invalid", "truncated", "unscored", "error", "missing")
 # a unit's state, read as the results frame reads it: the call's failure, else its score's status,
@@ -273,6 +285,21 @@ _REASON = (
     "(CASE WHEN c.status = 'ok' AND s.status = 'unscored' THEN COALESCE(NULLIF(CASE WHEN json_valid(s.detail) "
     "THEN CAST(json_extract(s.detail, '$.reason') AS TEXT) END, ''), '(no reason recorded)') END)"
 )
+
+
+def _versus_bits(unread_flips: bool) -> str:
+    """The bits of a unit `vu` against its counterpart `r` (`VERSUS_BITS`, see
+    `ViewReads.build_view_index`): paired (both answered: 4096), then better (8192) or worse
+    (16384), a flip to the target on one side only (65536 the counterpart's, 131072 this one's),
+    and the counterpart's reference right (32768)."""
+    answered = (lambda t: f"{t}.state IN {_ANSWERED}") if unread_flips else (lambda t: f"{t}.state = 'valid'")
+    right = "COALESCE(vu.correct, 0)", "COALESCE(r.correct, 0)"
+    target = "(CASE WHEN (r.flags & 2) AND NOT (vu.flags & 2) THEN 65536 WHEN (vu.flags & 2) AND NOT (r.flags & 2) THEN 131072 ELSE 0 END)"
+    return f"""((CASE WHEN {answered("vu")} AND {answered("r")} THEN 4096 | {target} | (CASE
+                WHEN {right[0]} AND NOT {right[1]} THEN 8192 WHEN {right[1]} AND NOT {right[0]} THEN 16384 ELSE 0 END) ELSE 0 END)
+              | (CASE WHEN r.flags & 1024 THEN 32768 ELSE 0 END))"""
+
+
 #: the columns of a row of `ViewReads.view_page`, then one per facet
 VIEW_COLUMNS = ("n", "model", "unit_id", "item_id", "probe_id", "condition", "setting", "epoch", "state", "label", "value", "flags")
 
@@ -298,11 +325,24 @@ class ViewFilter:
     states: tuple[str, ...] = ()
     by_item: bool = False
     reason: str | None = None
+    #: the bits against a counterpart (`VERSUS_BITS`) read from the pairing the index holds
+    #: (`ViewReads.view_pair`: each unit against another run's), not against none in the run
+    paired: bool = False
 
     @property
     def scans(self) -> bool:
         """Whether its counts need a scan of the units (not the index's table of counts)."""
-        return bool(self.q) or self.item_id is not None or (self.by_item and bool(self.facets))
+        return bool(self.q) or self.item_id is not None or (self.by_item and bool(self.facets)) or self.paired
+
+    @property
+    def source(self) -> str:
+        """The units it reads (as `v`), with the pairing's bits (as `x`) when paired."""
+        return "temp.vu v LEFT JOIN temp.vx x ON x.n = v.n" if self.paired else "temp.vu v"
+
+    @property
+    def flags(self) -> str:
+        """A unit's outcome bits: with a pairing, those against a counterpart are the pairing's."""
+        return f"((v.flags & {~VERSUS_BITS}) | COALESCE(x.flags, 0))" if self.paired else "v.flags"
 
     def where(self) -> tuple[str, list[Any]]:
         parts, args = ["1"], []
@@ -330,7 +370,7 @@ class ViewFilter:
         for name in self.outcomes:
             bits |= OUTCOME_BITS[name]
         if bits:
-            parts.append("(v.flags & ?) = ?")
+            parts.append(f"({self.flags} & ?) = ?")
             args += [bits, bits]
         if self.q:
             # the matches of the text, put in temp.vq by `ViewReads` before the filter is used
@@ -372,7 +412,8 @@ class ViewReads:
     """The evidence viewer's readers (mixed into `Store`): an index of one run's units in SQLite's
     temporary database (never in the store file, so a store opened read-only serves it), holding
     per unit its state, whether it is right, its probe's facets and its outcome bits, with indexes
-    for the viewer's filters; pages and counts of a filter from it; one unit's stored detail."""
+    for the viewer's filters; pages and counts of a filter from it; a pairing of its units with
+    another index's (`view_pair`: another run's units); one unit's stored detail."""
 
     conn: sqlite3.Connection
     #: the text whose matches temp.vq holds (None: none)
@@ -412,8 +453,9 @@ class ViewReads:
         its counterpart, the unit of the same model, item, probe, condition and repeat under
         `baseline` in the same run: paired_none (both answered, as flips count them: the pairs of a
         setting's paired test), better_than_none (both answered, this one right and the counterpart
-        not), worse_than_none (the reverse) and reference_right_none (the counterpart's
-        reference_right)."""
+        not), worse_than_none (the reverse), flip_to_target_only_none (both answered, the counterpart
+        a flip to the target and this one not: a targeted rate's b), flip_to_target_only_here (the reverse: its
+        c) and reference_right_none (the counterpart's reference_right)."""
         try:
             self._build_view_index(run, facets, probe_facets, reference, target, unread_flips, item_facets, item_rows)
             if baseline is not None:
@@ -500,18 +542,47 @@ class ViewReads:
     def _view_versus(self, baseline: str, unread_flips: bool) -> None:
         """The cross-setting outcome bits of the units under a setting other than `baseline`, read
         against their counterparts under it (see `build_view_index`)."""
-        answered = (lambda t: f"{t}.state IN {_ANSWERED}") if unread_flips else (lambda t: f"{t}.state = 'valid'")
-        right = "COALESCE(vu.correct, 0)", "COALESCE(r.correct, 0)"
-        both = f"{answered('vu')} AND {answered('r')}"
         self.conn.execute(
-            f"""UPDATE temp.vu SET flags = flags | COALESCE((SELECT (CASE WHEN {both} THEN 4096 | (CASE
-                        WHEN {right[0]} AND NOT {right[1]} THEN 8192 WHEN {right[1]} AND NOT {right[0]} THEN 16384 ELSE 0 END) ELSE 0 END)
-                      | (CASE WHEN r.flags & 1024 THEN 32768 ELSE 0 END)
+            f"""UPDATE temp.vu SET flags = flags | COALESCE((SELECT {_versus_bits(unread_flips)}
                   FROM temp.vu r WHERE r.item_id = vu.item_id AND r.model = vu.model AND r.setting = ? AND r.epoch = vu.epoch
                     AND r.condition = vu.condition AND r.probe_id IS vu.probe_id), 0)
                 WHERE setting != ?""",
             (baseline, baseline),
         )
+
+    def view_counterparts(self, model: str, setting: str) -> list[tuple]:
+        """The indexed units of `model` under `setting`, as the other side of a pairing
+        (`view_pair`): (item_id, probe_id, condition, epoch, state, correct, flags)."""
+        return self.conn.execute(
+            "SELECT item_id, probe_id, condition, epoch, state, correct, flags FROM temp.vu WHERE setting = ? AND model = ?", (setting, model)
+        ).fetchall()
+
+    def view_pair(self, counterparts: Iterable[Sequence[Any]], *, model: str, setting: str | None, unread_flips: bool) -> int:
+        """Pair the indexed units of `model` under `setting` (None: any) with `counterparts` (rows
+        of `view_counterparts`, another index's: another run's units of one model and setting),
+        each unit with the one of the same item, probe, condition and repeat, and keep their bits
+        against them (`VERSUS_BITS`, read as against none: `build_view_index`) in temp.vx for
+        filters `paired`; returns the units paired. The last pairing is kept until the next."""
+        c = self.conn
+        c.executescript(
+            """DROP TABLE IF EXISTS temp.vo; DROP TABLE IF EXISTS temp.vx;
+               CREATE TEMP TABLE vo (item_id TEXT, probe_id TEXT, condition TEXT, epoch INTEGER, state TEXT, correct INTEGER, flags INTEGER);
+               CREATE TEMP TABLE vx (n INTEGER PRIMARY KEY, flags INTEGER);"""
+        )
+        c.execute("BEGIN")
+        c.executemany("INSERT INTO temp.vo VALUES (?, ?, ?, ?, ?, ?, ?)", counterparts)
+        c.execute("COMMIT")
+        c.execute("CREATE INDEX temp.vo_pair ON vo(item_id, condition, epoch)")
+        where, args = ("vu.model = ? AND vu.setting = ?", [model, setting]) if setting is not None else ("vu.model = ?", [model])
+        # one counterpart per unit (the first, should a repeat be planned twice)
+        c.execute(
+            f"""INSERT OR IGNORE INTO temp.vx (n, flags) SELECT vu.n, {_versus_bits(unread_flips)}
+                FROM temp.vu JOIN temp.vo r ON r.item_id = vu.item_id AND r.condition = vu.condition AND r.epoch = vu.epoch
+                  AND r.probe_id IS vu.probe_id
+                WHERE {where}""",
+            args,
+        )
+        return int(c.execute("SELECT COUNT(*) FROM temp.vx").fetchone()[0])
 
     def _view_counts_table(self, n_facets: int) -> int:
         """The indexes of the viewer's filters and the table of counts of the units' groups; returns
@@ -564,17 +635,19 @@ class ViewReads:
         """One page of the units a filter keeps, in store order: rows of `VIEW_COLUMNS` then the facets."""
         self._view_search(flt)
         where, args = flt.where()
-        cols = ", ".join([*(f"v.{c}" for c in VIEW_COLUMNS), *(f"v.f{i}" for i in range(n_facets))])
-        return self.conn.execute(f"SELECT {cols} FROM temp.vu v WHERE {where} ORDER BY v.n LIMIT ? OFFSET ?", [*args, int(limit), int(offset)]).fetchall()
+        cols = ", ".join([*(flt.flags if c == "flags" else f"v.{c}" for c in VIEW_COLUMNS), *(f"v.f{i}" for i in range(n_facets))])
+        return self.conn.execute(f"SELECT {cols} FROM {flt.source} WHERE {where} ORDER BY v.n LIMIT ? OFFSET ?", [*args, int(limit), int(offset)]).fetchall()
 
     def view_counts(self, flt: ViewFilter, n_facets: int) -> list[tuple]:
         """The units a filter keeps, counted per (model, setting, condition, outcome bits, state,
-        score, unscored reason, facets...): from the index's table of counts, or, for a text search, an item or
-        facets selecting items, by a scan of the units."""
+        score, unscored reason, facets...): from the index's table of counts, or, for a text search, an item,
+        facets selecting items or a pairing (`ViewFilter.paired`), by a scan of the units."""
         self._view_search(flt)
         where, args = flt.where()
-        cols = ", ".join(["v.model", "v.setting", "v.condition", "v.flags", "v.state", "v.score", "v.reason", *(f"v.f{i}" for i in range(n_facets))])
+        cols = ", ".join(["v.model", "v.setting", "v.condition", flt.flags, "v.state", "v.score", "v.reason", *(f"v.f{i}" for i in range(n_facets))])
         if flt.scans:
+            if flt.paired:  # the outcome bits come from the pairing: counted by every column
+                return self.conn.execute(f"SELECT {cols}, COUNT(*) FROM {flt.source} WHERE {where} GROUP BY {cols}", args).fetchall()
             # the units kept, counted by their group (an integer), then named by the group's row
             kept = f"SELECT v.g, COUNT(*) AS k FROM temp.vu v WHERE {where} GROUP BY v.g"
             return self.conn.execute(f"SELECT {cols}, t.k FROM ({kept}) t JOIN temp.vc v ON v.rowid = t.g", args).fetchall()

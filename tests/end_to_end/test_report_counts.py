@@ -11,6 +11,7 @@ profiles, the trade-off's values, a stratum's clean accuracy) are checked for a 
 
 from __future__ import annotations
 
+import html
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -22,10 +23,12 @@ from medresilience import EvalOptions, build_report, evaluate, parse_model_spec
 from medresilience.suite import Suite
 from medresilience.testing.stub import Faults, StubServer
 from medresilience.testing.stub.policies import messages_digest
+from medresilience.view.pages import Links, environment
 from medresilience.view.query import close_all, open_runs, parse_query, units_page
+from medresilience.view.render import Renderer
 from medresilience.viewer_address import VIEWER_URL
-from test_tradeoff import Tally, presupposition_policy, spec
-from view_runs import make_runs
+from test_tradeoff import Tally, misleading_policy, presupposition_policy, spec
+from view_runs import hostile, make_runs
 
 RUNS = ("misleading", "presupposition", "noise", "agent", "pressure")
 
@@ -301,7 +304,7 @@ def test_clean_accuracy_of_a_probe_facet_links_the_clean_units_of_its_items(repo
         ("presupposition", "Units"),
         ("tradeoff", re.compile(r"Units \((none|setting)\)")),
         ("tradeoff", re.compile(r"Paired test \(b / c\)|Pairs")),
-        ("settings", re.compile(r"None|Setting|Pairs")),
+        ("settings", re.compile(r"None|Setting|Pairs|Paired test \(b / c\)")),
         ("noise", "b / c|Original, same cases"),
         ("agent", "Units"),
     ],
@@ -338,29 +341,92 @@ def test_an_items_count_links_only_a_run_asked_once(tmp_path):
         assert items_url("b", "m", "none", "clean") is None
 
 
-def test_the_compare_pages_counts_are_the_viewers(tmp_path_factory):
-    """`medres compare A B` links each side's units and answered units (A as the viewer's run 0,
-    B as run 1: `medres view A B`); the viewer counts the same units."""
-    from medresilience.report.compare import compare_runs
-
+@pytest.fixture(scope="module")
+def compared(tmp_path_factory):
+    """The viewer tests' runs and the faulty misleading run (another model)."""
     root = tmp_path_factory.mktemp("compare")
     dirs = make_runs(root)
-    a, b = dirs["misleading"], faulty_run(root)
-    page = compare_runs(a, b, root / "cmp", pairs=["model-a=m-f"]).html.read_text(encoding="utf-8")
-    assert f"medres view {a} {b}" in page
+    return root, dirs, faulty_run(root)
+
+
+def linked_counts(page: str, section: str, heads: set[str]) -> list[tuple[str, str, str]]:
+    """(what, href, number) of each linked count of a comparison page: its cells under `heads` and
+    the shared units it names before its table."""
     parser = Cells()
     parser.feed(page)
-    linked = [c for c in parser.cells if c["section"] == "compare" and c["head"] in ("Units", "Answered")]
-    assert linked and not [c for c in linked if not c["links"] and c["text"] != "0"]
-    opened = open_runs([a, b])
-    try:
-        runs = set()
-        for c in linked:
-            for href, text in c["links"]:
+    out = [(c["head"], href, text) for c in parser.cells if c["section"] == section and c["head"] in heads for href, text in c["links"]]
+    shared = re.findall(r'<a class="units" href="([^"]+)"[^>]*>(\d+)</a> (?:shared answered units|questions scored on both sides)', page)
+    return out + [("shared", html.unescape(href), n) for href, n in shared]
+
+
+def test_the_compare_pages_counts_are_the_viewers(compared):
+    """`medres compare A B` links each side's units and answered units (A as the viewer's run 0,
+    B as run 1: `medres view A B`), its shared units and each measure's pairs (and, where the page
+    shows them, its test's b and c): B's units read against A's (`versus=0`, A's model and setting
+    where they differ); the viewer counts the same units."""
+    from medresilience.report.compare import compare_runs
+
+    root, dirs, faulty = compared
+    presup = dirs["presupposition"]
+    for a, b, pair, heads, versus in (
+        (dirs["misleading"], faulty, "model-a=m-f", {"Units", "Answered", "Pairs"}, {"versus_model": "model-a"}),
+        # a run against itself: its units under caution against its units under none, read as another run's
+        (presup, presup, "model-a:none=model-a:caution", {"Units", "Answered", "pairs", "Exact test (b / c), p"}, {}),
+        (dirs["noise"], dirs["noise"], "model-a:none=model-a:caution", {"Units", "Answered", "pairs / items", "Paired test (b / c), p"}, {}),
+    ):
+        page = compare_runs(a, b, root / f"cmp-{b.name}-{pair}", pairs=[pair]).html.read_text(encoding="utf-8")
+        assert f"medres view {a} {b}" in page
+        linked = linked_counts(page, "compare", heads)
+        assert {"shared", *heads} <= {what for what, _h, _t in linked}, linked
+        opened = open_runs([a, b])
+        try:
+            runs = set()
+            for what, href, text in linked:
                 filters, total = viewer_total(opened, href)
-                assert total == int(text), (c, filters, total)
+                assert total == int(text), (what, filters, total)
                 runs.add(filters["run"])
-        assert runs == {"0", "1"}
+                if what not in ("Units", "Answered"):
+                    assert filters["run"] == "1" and filters["versus"] == "0", filters
+                    assert {k: v for k, v in filters.items() if k in ("versus_model", "versus_setting")} == versus, filters
+                    # the page keeps the pairing in its filter form, and offers the outcomes read against it
+                    page_html = Renderer(environment(), opened, Links()).units(parse_query(parse_qsl(urlsplit(href).query), opened))
+                    assert '<input type="hidden" name="versus" value="0">' in page_html
+                    assert '<option value="paired_none"' in page_html
+            assert runs == {"0", "1"}
+        finally:
+            close_all(opened)
+
+
+def test_a_tradeoff_row_with_none_from_another_run_links_its_pairs(compared, tmp_path):
+    """A setting run without none pairs with none of another run (the trade-off's rule): its rows'
+    pairs and discordant pairs link to the setting's units read against the none run's
+    (`versus=`), and the viewer counts the cell's number."""
+    root, _dirs, _faulty = compared
+    runs = [tmp_path / "base", tmp_path / "caution"]
+    with StubServer(policy=hostile(misleading_policy(Tally()))) as srv:
+        for run, setting in zip(runs, ("none", "caution")):
+            evaluate(Suite.load(root / "mis-suite"), [spec(srv, "stub-a", "model-a")], run, EvalOptions(settings=(setting,)))
+    page = build_report(runs, out_dir=tmp_path / "report").html.read_text(encoding="utf-8")
+    parser = Cells()
+    parser.feed(page)
+    rows: dict[int, dict[str, dict]] = {}
+    for c in parser.cells:
+        if c["section"] == "tradeoff":
+            rows.setdefault(c["row"], {})[c["head"]] = c
+    opened = open_runs(runs)
+    try:
+        seen = set()
+        for row in rows.values():
+            if PAIRED_TEST not in row:
+                continue
+            for part, cell in (("test", row[PAIRED_TEST]), ("pairs", row["Pairs"])):
+                for href, text in cell["links"]:
+                    filters, total = viewer_total(opened, href)
+                    assert total == int(text) > 0, (row, filters)
+                    if filters["run"] == "1":
+                        assert filters["versus"] == "0" and "versus_model" not in filters and "versus_setting" not in filters, filters
+                        seen.add(part)
+        assert seen == {"test", "pairs"}, seen
     finally:
         close_all(opened)
 
@@ -389,3 +455,66 @@ def test_tradeoff_pairs_and_discordant_pairs_are_the_setting_units_read_against_
             assert not row[PAIRED_TEST]["links"] and row["Pairs"]["links"], row
     assert {"Misleading context", "False presuppositions", "Clinical noise"} <= set(seen), seen
     assert all(v == {"test", "pairs"} for v in seen.values()), seen
+
+
+def test_settings_effect_tests_link_their_discordant_pairs_a_tasrs_flips_to_the_target_on_one_side(report):
+    """The settings effect's paired tests (each rate of a setting against none in one run) link
+    their b and c: a TASR's are its probes flipped to the target under none only
+    (`flip_to_target_only_none`) and under the setting only (`flip_to_target_only_here`), on the
+    probes whose clean answers are right on both sides; the viewer counts the cell's number."""
+    cells, opened = report
+    rows: dict[int, dict[str, dict]] = {}
+    for c in cells:
+        if c["section"] == "settings":
+            rows.setdefault(c["row"], {})[c["head"]] = c
+    tasr = []
+    for row in rows.values():
+        test, metric = row[PAIRED_TEST], row["Metric"]["text"]
+        b, c = (int(x) for x in re.search(r": (\d+) / (\d+)", test["text"]).groups())
+        # a zero is not linked: the links are b's then c's, of those not zero
+        shown = [(part, n) for part, n in (("b", b), ("c", c)) if n]
+        assert [int(text) for _href, text in test["links"]] == [n for _part, n in shown], row
+        for (part, n), (href, _text) in zip(shown, test["links"]):
+            filters, total = viewer_total(opened, href)
+            assert total == n and filters["setting"] != "none", (row, filters)
+            if metric.endswith("TASR"):
+                side = "none" if part == "b" else "here"
+                assert filters["outcome"] == f"reference_right,reference_right_none,flip_to_target_only_{side}", filters
+                # the outcome is one of the run's: counted in the API and offered in the filter bar
+                q = parse_query(parse_qsl(urlsplit(href).query), opened)
+                assert units_page(opened[q.run], q)["counts"]["outcome"][f"flip_to_target_only_{side}"] == n
+                bar = Renderer(environment(), opened, Links()).units(q)
+                assert f'<option value="flip_to_target_only_{side}" selected>' in bar
+                tasr.append(part)
+    assert tasr, "no TASR with a discordant pair"
+    # a family with no target (presupposition) has no such outcome
+    assert not {"flip_to_target_only_none", "flip_to_target_only_here"} & set(opened[RUNS.index("presupposition")].outcomes)
+
+
+def test_a_pairing_names_a_run_of_the_same_family(report):
+    """`versus=` pairs one model's units of a run with another run's of the same family only; its
+    model and setting must be that run's; `versus_model` or `versus_setting` alone is refused."""
+    from medresilience.view.query import QueryError
+
+    _cells, opened = report
+    mis, presup = RUNS.index("misleading"), RUNS.index("presupposition")
+    faulty = len(RUNS)  # the faulty misleading run (model m-f, none only)
+    for params, says in (
+        ({"versus": presup, "model": "model-a"}, "same family"),
+        ({"versus": faulty}, "give model="),
+        ({"versus": faulty, "model": "model-a", "versus_model": "model-a"}, "versus_model 'model-a'"),
+        ({"versus": faulty, "model": "model-a", "versus_setting": "caution"}, "versus_setting 'caution'"),
+        ({"versus_model": "m-f"}, "give versus=RUN"),
+        ({"versus": 99, "model": "model-a"}, "versus 99"),
+    ):
+        with pytest.raises(QueryError, match=says):
+            parse_query([("run", str(mis)), *((k, str(v)) for k, v in params.items())], opened)
+    q = parse_query([("run", str(mis)), ("model", "model-a"), ("versus", str(faulty)), ("versus_model", "m-f"), ("outcome", "paired_none")], opened)
+    assert parse_qsl(urlsplit(q.url()).query) == [
+        ("run", str(mis)),
+        ("model", "model-a"),
+        ("outcome", "paired_none"),
+        ("versus", str(faulty)),
+        ("versus_model", "m-f"),
+    ]
+    assert units_page(opened[mis], q)["total"] > 0

@@ -9,7 +9,7 @@ import hashlib
 import pytest
 
 from medresilience.store import CallRow, ScoreRow, Store, UnitRow
-from medresilience.store_joins import ViewFilter
+from medresilience.store_joins import VERSUS_BITS, ViewFilter
 
 # (item, condition, target, call status, finish, score status, label, value)
 ROWS = [
@@ -261,3 +261,109 @@ def test_only_scored_answers_pair_without_unread_flips_and_no_baseline_no_bits(v
     assert got["i1:i1:p1|s|caution"] >= {"paired_none", "worse_than_none"}
     got = _versus(versus_store, unread_flips=True, baseline=None)
     assert not set().union(*(v & VERSUS for v in got.values()))
+
+
+# (item, probe, condition, setting, score status, label): gold A, every probe's target B
+TARGET_ROWS = [
+    ("i1", None, "clean", "none", "valid", "A"),
+    ("i1", None, "clean", "caution", "valid", "A"),
+    ("i1", "p1", "s", "none", "valid", "B"),
+    ("i1", "p1", "s", "caution", "valid", "C"),  # to the target under none only (b)
+    ("i1", "p2", "s", "none", "valid", "C"),
+    ("i1", "p2", "s", "caution", "valid", "B"),  # to the target under the setting only (c)
+    ("i1", "p3", "s", "none", "valid", "B"),
+    ("i1", "p3", "s", "caution", "valid", "B"),  # to the target on both sides: neither
+    ("i1", "p4", "s", "none", "valid", "B"),
+    ("i1", "p4", "s", "caution", "valid", "A"),  # right under the setting: b (and better than none)
+    ("i2", None, "clean", "none", "valid", "A"),
+    ("i2", None, "clean", "caution", "valid", "C"),  # clean wrong under the setting: no flip there
+    ("i2", "p1", "s", "none", "valid", "B"),
+    ("i2", "p1", "s", "caution", "valid", "B"),  # b, but not a TASR pair (the clean answer wrong on one side)
+    ("i3", None, "clean", "none", "valid", "A"),
+    ("i3", None, "clean", "caution", "valid", "A"),
+    ("i3", "p1", "s", "none", "invalid", None),  # unread under none: an answer only when unread replies count
+    ("i3", "p1", "s", "caution", "valid", "B"),  # c when unread replies are answers
+]
+
+
+def _target_store(path, model: str = "m"):
+    """A store of `TARGET_ROWS` for `model`, opened read-only."""
+    with Store(path) as st:
+        st.record_run("r1", {})
+        units, calls, scores, reqs = [], [], [], []
+        for n, (item, probe, cond, setting, sstatus, label) in enumerate(TARGET_ROWS):
+            key = f"k{n}"
+            pid = probe and f"{item}:{probe}"
+            units.append(UnitRow(model, f"{pid or item}|{cond}|{setting}|letter", item, pid, cond, setting, "letter", key))
+            reqs.append((key, model, [{"role": "user", "content": f"question {item} {cond}"}], {}))
+            calls.append(CallRow(key, model, "ok", text=f"reply {n}", finish_reason="stop"))
+            scores.append(ScoreRow(key, "letter", label, sstatus, None, value=None if label is None else float(label == "A")))
+        st.add_plan(units, reqs)
+        st.write_results(calls, scores)
+    return Store.read_only(path)
+
+
+@pytest.fixture
+def target_store(tmp_path):
+    with _target_store(tmp_path / "store.sqlite") as ro:
+        yield ro
+
+
+TARGET_VERSUS = {"flip_to_target_only_none", "flip_to_target_only_here"}
+TARGET_PROBES = [(pid, ["B"]) for pid in sorted({f"{i}:{p}" for i, p, *_ in TARGET_ROWS if p})]
+
+
+def test_flips_to_the_target_on_one_side_against_none(target_store):
+    """A TASR's b and c against none: a flip to the target under none and not under the setting
+    (`flip_to_target_only_none`), and the reverse (`flip_to_target_only_here`), both answered; its
+    pairs (the clean answer right on both sides) keep only the probes the TASR's test counts."""
+    probes = TARGET_PROBES
+    target_store.build_view_index("r1", ("target",), probes, reference="clean", target="target", unread_flips=True, baseline="none")
+    got = {f"{r[4]}|{r[6]}": _names(r[11]) & TARGET_VERSUS for r in target_store.view_page(ViewFilter(), 0, 100, 1)}
+    assert got["i1:p1|caution"] == {"flip_to_target_only_none"} and got["i1:p4|caution"] == {"flip_to_target_only_none"}
+    assert got["i1:p2|caution"] == {"flip_to_target_only_here"} and got["i3:p1|caution"] == {"flip_to_target_only_here"}
+    assert got["i1:p3|caution"] == set() and got["i2:p1|caution"] == {"flip_to_target_only_none"}
+    # units under none are the other side of the pair
+    assert not set().union(*(v for k, v in got.items() if k.endswith("|none")))
+
+    def n(*outcomes: str) -> int:
+        return sum(r[-1] for r in target_store.view_counts(ViewFilter(outcomes=outcomes), 1))
+
+    tasr = ("reference_right", "reference_right_none")
+    assert n(*tasr) == 5 and n(*tasr, "flip_to_target_only_none") == 2 and n(*tasr, "flip_to_target_only_here") == 2
+    assert n("flip_to_target_only_none") == 3
+    # an unread reply under none is no answer when unread replies are left out: no pair, no c
+    target_store.build_view_index("r1", ("target",), probes, reference="clean", target="target", unread_flips=False, baseline="none")
+    got = {f"{r[4]}|{r[6]}": _names(r[11]) & TARGET_VERSUS for r in target_store.view_page(ViewFilter(), 0, 100, 1)}
+    assert got["i3:p1|caution"] == set() and got["i1:p2|caution"] == {"flip_to_target_only_here"}
+
+
+def test_units_paired_with_another_runs_units(tmp_path):
+    """`view_pair`: a run's units read against another run's (`view_counterparts`: its units of
+    one model and setting), each with the unit of the same item, probe, condition and repeat,
+    give the bits a unit under a setting has against none in its own run; a filter `paired` reads
+    them (its page and its counts), one that is not reads the run's own."""
+    kw = {"reference": "clean", "target": "target", "unread_flips": True}
+    with _target_store(tmp_path / "a.sqlite", "m") as a, _target_store(tmp_path / "b.sqlite", "m2") as b:
+        a.build_view_index("r1", ("target",), TARGET_PROBES, baseline="none", **kw)
+        b.build_view_index("r1", ("target",), TARGET_PROBES, baseline=None, **kw)
+        own = {r[2]: r[11] for r in a.view_page(ViewFilter(setting="caution"), 0, 100, 1)}
+        # b's units under caution (model m2) against a's under none (model m): another model, so not by label
+        n = b.view_pair(a.view_counterparts("m", "none"), model="m2", setting="caution", unread_flips=True)
+        assert n == 9
+        rows = b.view_page(ViewFilter(setting="caution", paired=True), 0, 100, 1)
+        assert {r[2]: r[11] for r in rows} == own
+        assert not any(r[11] & VERSUS_BITS for r in b.view_page(ViewFilter(setting="caution"), 0, 100, 1))
+
+        def count(st, **kw) -> int:
+            return sum(r[-1] for r in st.view_counts(ViewFilter(**kw), 1))
+
+        for outcomes in (("paired_none",), ("reference_right", "reference_right_none", "flip_to_target_only_none"), ("worse_than_none",)):
+            assert count(b, outcomes=outcomes, paired=True) == count(a, outcomes=outcomes) > 0, outcomes
+        # a model or setting the other run does not have: no counterpart
+        assert b.view_pair(a.view_counterparts("m2", "none"), model="m2", setting=None, unread_flips=True) == 0
+        assert count(b, outcomes=("paired_none",), paired=True) == 0
+        # a's own units under none paired with b's under none (the same answers): both answered, none better or worse
+        assert a.view_pair(b.view_counterparts("m2", "none"), model="m", setting="none", unread_flips=True) == 9
+        assert count(a, setting="none", outcomes=("paired_none",), paired=True) == 9
+        assert count(a, setting="none", outcomes=("better_than_none",), paired=True) == 0

@@ -18,12 +18,12 @@ import pandas as pd
 from markupsafe import Markup
 
 from ..errors import ConfigError
-from ..family import get
+from ..family import Family, get
 from ..fileio import atomic_write
 from ..scoring.types import ANSWERED
 from ..seeding import stable_hash
 from ..viewer_address import VIEWER_URL
-from .html import count_cell, esc, rate_units, run_facts, setting_name, sig_class, table, units_url, viewer_links
+from .html import count_cell, esc, pair_url, rate_units, run_facts, setting_name, sig_class, table, units_url, viewer_links
 from .html import page as html_page
 from .rundir import RunData, load_run, redact_url, scrub, secrets_of
 from .tables import fmt_p, markdown_table, write_tables
@@ -97,6 +97,9 @@ class Comparison:
     b: str
     table: pd.DataFrame
     counts: dict[str, int] = field(default_factory=dict)
+    #: viewer URLs of its counts (`pair_links`): `shared` (the units paired), `rows` (per table row,
+    #: its paired test's `pairs`, `b` and `c`)
+    units: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -107,10 +110,12 @@ class CompareColumn:
     cell: Callable[[dict[str, Any]], str]
 
 
-def answered_counts(c: Comparison) -> str:
-    """How many units paired, for families whose units are answered (or not) on each side."""
+def answered_counts(c: Comparison) -> Markup:
+    """How many units paired, for families whose units are answered (or not) on each side (the
+    shared ones linked to them in the viewer)."""
     n = c.counts
-    return f"{n['shared']} shared answered units (A answered {n['answered_a']} of {n['units_a']}, B {n['answered_b']} of {n['units_b']})"
+    shared = count_cell(n["shared"], c.units.get("shared"))
+    return Markup(f"{shared} shared answered units (A answered {n['answered_a']} of {n['units_a']}, B {n['answered_b']} of {n['units_b']})")
 
 
 @dataclass(frozen=True)
@@ -131,7 +136,11 @@ class CompareSpec:
     - `methods`: its methods note (HTML);
     - `heading`: the Markdown heading (formatted with `a` and `b`), `markdown_columns` its table;
     - `empty`: what the page and the Markdown say with no shared units (`empty_on_page`: the page
-      says it too)."""
+      says it too);
+    - `versus_key(row)`: the key of a table row's measure in the family's `Outcomes.versus` (its
+      paired test's pairs, b and c as viewer filters), None when none selects its units; a row's
+      cells find their URLs in `row["units"]` (`pairs`, `b`, `c`), and `counts` its shared units'
+      in `comparison.units["shared"]`."""
 
     sides: Callable[..., Comparison]
     columns: tuple[str, ...]
@@ -150,6 +159,7 @@ class CompareSpec:
     fold: tuple[str, int] | None = None
     empty: str = "No shared units."
     empty_on_page: bool = True
+    versus_key: Callable[[dict[str, Any]], str | None] = lambda r: None
 
 
 def side(run: str, frame: pd.DataFrame, model: str, setting: str) -> Side:
@@ -222,6 +232,8 @@ def compare_runs(
     sides = [(side(ra.name, ra.frame, ma, sa), side(rb.name, rb.frame, mb, sb)) for ma, sa, mb, sb in pair_models(ra, rb, pairs)]
     comps = [spec.sides(a, b) for a, b in sides]
     with viewer_links(viewer_url, [ra, rb]):
+        for (a, b), comp in zip(sides, comps):
+            comp.units = pair_links(family, spec, a, b, comp)
         res = write_compare(ra, rb, spec, comps, out, sides_table(sides), _viewer_line(ra, rb, viewer_url))
     with atomic_write(out / "compare.json") as fh:
         fh.write(json.dumps(what, indent=2) + "\n")
@@ -278,10 +290,29 @@ def pair_models(ra: RunData, rb: RunData, pairs: Sequence[str] = ()) -> list[tup
     return matched
 
 
-def table_rows(spec: CompareSpec, table: pd.DataFrame) -> list[dict[str, Any]]:
+def pair_links(family: Family, spec: CompareSpec, a: Side, b: Side, comp: Comparison) -> dict[str, Any]:
+    """The viewer's URLs of a comparison's counts (within `viewer_links`): B's units read against
+    A's (`pair_url`: the same item, probe, condition and repeat under A's model and setting):
+    `shared`, those answered on both sides (`paired_none`, as the family counts an answer), and
+    per table row its paired test's `pairs`, `b` and `c`, as the family's `Outcomes.versus` names
+    them for the row's measure (`CompareSpec.versus_key`)."""
+    other = (a.run, a.model, a.setting)
+    rows = []
+    for r in comp.table.to_dict("records"):
+        key = spec.versus_key(r)
+        flt = (family.outcomes.versus(key) or {}) if key is not None else {}
+        rows.append({part: pair_url(b.run, b.model, b.setting, other, **f) for part, f in flt.items()})
+    return {"shared": pair_url(b.run, b.model, b.setting, other, outcome="paired_none"), "rows": rows}
+
+
+def table_rows(spec: CompareSpec, table: pd.DataFrame, units: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
     """The comparison table's rows: the family's cells (HTML) and, when it asks, the row's class
-    by its Holm p."""
-    return [{"cells": [Markup(c.cell(r)) for c in spec.table], "cls": sig_class(r["p_holm"]) if spec.significance else ""} for r in table.to_dict("records")]
+    by its Holm p; `units`, each row's viewer URLs (`pair_links`), given to its cells as
+    `row["units"]`."""
+    records = table.to_dict("records")
+    for r, u in zip(records, units or [{}] * len(records)):
+        r["units"] = u
+    return [{"cells": [Markup(c.cell(r)) for c in spec.table], "cls": sig_class(r["p_holm"]) if spec.significance else ""} for r in records]
 
 
 def sides_table(sides: Sequence[tuple[Side, Side]]) -> str:
@@ -328,7 +359,7 @@ def write_compare(
         comps=comps,
         warnings=[w for w in (spec.warning(c) for c in comps) if w],
         svg=Markup(svg) if (svg := spec.figure(table, spec.figure_title.format(**names))) else None,
-        rows=table_rows(spec, table) if not table.empty else None,
+        rows=table_rows(spec, table, [u for c in comps for u in c.units.get("rows") or [{}] * len(c.table)]) if not table.empty else None,
         methods=Markup(spec.methods),
         sides=Markup(sides_html),
         viewer_line=viewer_line,

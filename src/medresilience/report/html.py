@@ -22,6 +22,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from ..errors import ConfigError
+from ..mitigations import NONE
 from ..scoring.types import ANSWERED
 from ..viewer_address import VIEWER_URL
 from .tables import fmt_p, fmt_pct  # noqa: F401  (re-exported for the families' sections)
@@ -100,15 +101,21 @@ class ViewerLinks:
     runs: dict[str, tuple[int, frozenset[str]]]
     repeated: frozenset[str] = frozenset()
 
+    def label(self, run: str, model: str | None) -> str | None:
+        """A model's label in its run (a label the report shows with its run's name, as two runs
+        share it, without that name)."""
+        suffix = f" [{run}]"
+        if model is not None and model not in self.runs[run][1] and model.endswith(suffix):
+            return model[: -len(suffix)]
+        return model
+
     def url(
         self, run: str, model: str | None, setting: str | None, condition: str | Sequence[str] | None, outcome: str | None, facets: dict[str, Any]
     ) -> str | None:
         if run not in self.runs:
             return None
-        index, models = self.runs[run]
-        suffix = f" [{run}]"  # a model label the report shows with its run's name (two runs share the label)
-        if model is not None and model not in models and model.endswith(suffix):
-            model = model[: -len(suffix)]
+        index = self.runs[run][0]
+        model = self.label(run, model)
         if condition is not None and not isinstance(condition, str):
             condition = ",".join(condition)  # any of several conditions (a rate pooled over them)
         query = {"run": index, "model": model, "setting": setting, "condition": condition, "outcome": outcome}
@@ -145,6 +152,26 @@ def units_url(
     run is not one of the report's."""
     links = _links.get()
     return None if links is None else links.url(run, model, setting, condition, outcome, facets)
+
+
+def pair_url(run: str, model: str, setting: str, other: tuple[str, str, str], **filters: Any) -> str | None:
+    """The viewer's URL of the units of (run, model, setting) read against their counterparts in
+    `other`, (run, model, setting): the same item, probe, condition and repeat there (`versus=`,
+    with `versus_model` and `versus_setting` where they differ from the unit's model and none), as
+    `filters` (condition, outcome, facets) select them; None when a run is not the report's. The
+    same model under none in the same run is the index's own reading (no `versus`)."""
+    links = _links.get()
+    o_run, o_model, o_setting = other
+    if links is None or o_run not in links.runs or run not in links.runs:
+        return None
+    o_model, same = links.label(o_run, o_model), links.label(run, model)
+    if (o_run, o_model, o_setting) != (run, same, NONE):
+        filters["versus"] = links.runs[o_run][0]
+        if o_model != same:
+            filters["versus_model"] = o_model
+        if o_setting != NONE:
+            filters["versus_setting"] = o_setting
+    return units_url(run, model, setting, **filters)
 
 
 def items_url(run: str, model: str | None, setting: str | None, condition: str) -> str | None:

@@ -66,7 +66,7 @@ from ..mitigations import NONE
 from ..mitigations.agent_run import ANSWER_ROLE, NOT_MODEL_CALLS
 from ..registry import Registry
 from ..scoring.types import ANSWERED
-from .html import collapsible, count_cell, diff_cell, esc, linked, rate_cell, rate_units, setting_name, sig_class, test_cell, units_url
+from .html import collapsible, count_cell, diff_cell, esc, linked, pair_url, rate_cell, rate_units, setting_name, sig_class, test_cell, units_url
 from .html import signed as signed_change
 from .html import table as html_table
 from .tables import fmt_p, markdown_table
@@ -552,17 +552,15 @@ def units_of(r: dict[str, Any], none_side: bool) -> str | None:
 
 def versus_units(r: dict[str, Any], part: str) -> str | None:
     """The viewer's URL of the units behind a row's paired test (`part`: its pairs, b or c): the
-    units under its setting read against the same units under none, as its family's
-    `Outcomes.versus` names them; None when none comes from another run (the viewer pairs units
-    within one run) or no outcome selects them (tokens, money)."""
-    if r["run"] != r["none_run"]:
-        return None
+    units under its setting read against the same units under none (in the same run, or in the
+    run its none comes from: `versus=`), as its family's `Outcomes.versus` names them; None when
+    no outcome selects them (tokens, money)."""
     flt = (get(r["family"]).outcomes.versus(str(r["metric"])) or {}).get(part)
     if flt is None:
         return None
     if r["stratum"] != "all":
         flt = {**flt, "source": r["stratum"]}
-    return units_url(r["run"], r["model"], r["setting"], **flt)
+    return pair_url(r["run"], r["model"], r["setting"], (r["none_run"], r["model"], NONE), **flt)
 
 
 def _values_cells(table: pd.DataFrame) -> Iterator[tuple[str, str, str, dict[str, Any] | None]]:

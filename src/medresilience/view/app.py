@@ -1,7 +1,7 @@
 """The viewer's web app (FastAPI, server-rendered Jinja2 pages, no script), read-only.
 
 Routes (GET only; every other method is refused): `/` (the runs), `/units?run=&model=&setting=&
-condition=&outcome=&score=&state=&reason=&<facet>=&scope=&q=&page=` (a filtered, counted page of a
+condition=&outcome=&score=&state=&reason=&<facet>=&scope=&versus=&q=&page=` (a filtered, counted page of a
 run's units: the stable URL scheme report cells link to; `query.UnitQuery`), `/unit/<run>/<unit id>` (one unit's evidence, side by side with its
 clean pair and across models, with its item's other units), `/api/units?...` (the same filter as
 JSON, paged) and `/api/unit/<run>/<unit id>`.
@@ -89,7 +89,7 @@ def create_app(runs: Sequence[RunView], *, allowed_hosts: Sequence[str] = LOOPBA
             return bad(e, True)
         rv = runs[q.run]
         body = units_page(rv, q)
-        body.update(run_dir=str(rv.path), family=rv.family.name if rv.family else None, facets=list(rv.facets), outcomes=list(rv.outcomes))
+        body.update(run_dir=str(rv.path), family=rv.family.name if rv.family else None, facets=list(rv.facets), outcomes=list(rv.outcomes_of(q)))
         return JSONResponse(body)
 
     @app.get("/api/unit/{run}/{unit_id:path}")

@@ -7,17 +7,20 @@ a filter are then indexed queries, also on a store of a million units. Every rea
 store's readers; nothing here writes.
 
 Units under a setting other than `none` are also read against the same unit under `none` in
-the same run (`VERSUS_OUTCOMES`: the pairs, gains and losses of a setting's paired test).
+the same run (`VERSUS_OUTCOMES`: the pairs, gains and losses of a setting's paired test); a filter
+naming another run (`versus`) reads them against that run's units instead (`paired`: two runs
+compared, a setting against another run's none).
 
 `UnitQuery` is one filter as the URL carries it (`run`, `model`, `setting`, `condition`,
-`outcome`, `score`, `state`, `reason`, one parameter per facet, `scope`, `q`, `page`); a bad value
-is a `QueryError` (HTTP 400)."""
+`outcome`, `score`, `state`, `reason`, one parameter per facet, `scope`, `versus`,
+`versus_model`, `versus_setting`, `q`, `page`); a bad value is a `QueryError` (HTTP 400)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -52,15 +55,41 @@ OUTCOME_TITLES = {
     "paired_none": "paired with none (this one and the same unit under none answered: the pairs a setting's paired test counts)",
     "better_than_none": "better than none (right here, wrong under none: both answered)",
     "worse_than_none": "worse than none (wrong here, right under none: both answered)",
+    "flip_to_target_only_none": "flip to the target under none only (the same unit under none flipped to the target, this one not: both answered)",
+    "flip_to_target_only_here": "flip to the target here only (this one flipped to the target, the same unit under none not: both answered)",
     "reference_right_none": "clean right under none (the same unit under none has its clean pair right and answered)",
 }
 #: outcomes that say which pairs a rate counts, not what happened to a unit: the static export
 #: writes no list of them
 PAIR_OUTCOMES = ("paired", "reference_right", "paired_none", "reference_right_none")
 #: outcomes read against the same unit under `none` (a unit under another setting of the same run)
-VERSUS_OUTCOMES = ("paired_none", "better_than_none", "worse_than_none", "reference_right_none")
+VERSUS_OUTCOMES = (
+    "paired_none",
+    "better_than_none",
+    "worse_than_none",
+    "reference_right_none",
+    "flip_to_target_only_none",
+    "flip_to_target_only_here",
+)
+#: outcomes read against the probe's target facet (the family's `Outcomes.target`)
+TARGET_OUTCOMES = ("flip_to_target", "flip_elsewhere", "flip_to_target_only_none", "flip_to_target_only_here")
 # the query parameters every run has; the others name facets
-FIXED_PARAMS = ("run", "model", "setting", "condition", "outcome", "score", "state", "reason", "scope", "q", "page")
+FIXED_PARAMS = (
+    "run",
+    "model",
+    "setting",
+    "condition",
+    "outcome",
+    "score",
+    "state",
+    "reason",
+    "scope",
+    "q",
+    "page",
+    "versus",
+    "versus_model",
+    "versus_setting",
+)
 #: what the facet filters select: units with the values (`unit`), or every unit of an item with a
 #: unit that has them (`item`: the clean units of the items whose probes have a content type)
 SCOPES = ("unit", "item")
@@ -91,6 +120,10 @@ class RunView:
     lock: threading.Lock = field(default_factory=threading.Lock)
     #: probe id -> the condition of the earlier unit its turn continues (the family's `follows`)
     follows: dict[str, str] = field(default_factory=dict)
+    #: every run the viewer serves, this one among them (the other side of a pairing: `versus=`)
+    peers: list[RunView] = field(default_factory=list, repr=False, compare=False)
+    #: the pairing its index holds (`paired`), by what it paired
+    pairing: tuple | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -107,9 +140,24 @@ class RunView:
             n
             for n in OUTCOME_BITS
             if not (n in ("flip", "flip_read", "recovered", "paired", "reference_right", "reference_right_none") and o.reference is None)
-            and not (n in ("flip_to_target", "flip_elsewhere") and o.target not in self.facets)
+            and not (n in TARGET_OUTCOMES and o.target not in self.facets)
             and not (n in VERSUS_OUTCOMES and not versus)
         )
+
+    @property
+    def paired_outcomes(self) -> tuple[str, ...]:
+        """The outcome names a filter pairing its units with another run's (`versus=`) adds: those
+        read against a counterpart, as its family reads them."""
+        o = self.family.outcomes if self.family else Outcomes()
+        return tuple(
+            n
+            for n in VERSUS_OUTCOMES
+            if not (n == "reference_right_none" and o.reference is None) and not (n in TARGET_OUTCOMES and o.target not in self.facets)
+        )
+
+    def outcomes_of(self, q: UnitQuery) -> tuple[str, ...]:
+        """The outcome names of a filter of this run: with a pairing, those read against it too."""
+        return self.outcomes if q.versus is None else tuple(dict.fromkeys((*self.outcomes, *self.paired_outcomes)))
 
     def close(self) -> None:
         self.store.close()
@@ -120,7 +168,11 @@ class UnitQuery:
     """One filter of one run, as its URL says it: `model` None, every model of the run; `condition`,
     any of its conditions (comma-separated in the URL: a rate pooled over several; empty, any);
     `score`, a valid score's value as the metrics write it (-1, 0, 1); `state`, any of the units'
-    states (`VIEW_STATES`); `reason`, an unscored unit's reason as the report tallies it."""
+    states (`VIEW_STATES`); `reason`, an unscored unit's reason as the report tallies it;
+    `versus`, another run (its index; with a `model`) whose units the outcomes against a counterpart (`paired_none`,
+    `better_than_none`, ...) read, each unit against the one of the same item, probe, condition
+    and repeat under `versus_model` (None: the unit's own model) and `versus_setting` (None: none)
+    there, instead of the same unit under none in this run."""
 
     run: int = 0
     model: str | None = None
@@ -134,6 +186,9 @@ class UnitQuery:
     state: tuple[str, ...] = ()
     scope: str = "unit"
     reason: str | None = None
+    versus: int | None = None
+    versus_model: str | None = None
+    versus_setting: str | None = None
 
     def params(self, page: int | None = None, **changes: Any) -> list[tuple[str, str]]:
         """The query parameters of this filter (with changes), in the URL scheme's order."""
@@ -153,6 +208,9 @@ class UnitQuery:
         if me.reason is not None:
             out.append(("reason", me.reason))
         out += list(me.facets)
+        if me.versus is not None:
+            out.append(("versus", str(me.versus)))
+            out += [(k, v) for k in ("versus_model", "versus_setting") if (v := getattr(me, k)) is not None]
         if me.scope != "unit":
             out.append(("scope", me.scope))
         if me.q:
@@ -197,9 +255,11 @@ def parse_query(params: Iterable[tuple[str, str]], runs: Sequence[RunView]) -> U
     if page < 1:
         raise QueryError("page must be 1 or more")
     rv = runs[run]
+    versus = _versus(single, runs, rv)
+    known = rv.outcomes_of(UnitQuery(versus=versus[0]))
     for o in outcome:
-        if o not in rv.outcomes:
-            raise QueryError(f"outcome {o!r}: this run's family knows {', '.join(rv.outcomes)}")
+        if o not in known:
+            raise QueryError(f"outcome {o!r}: this run's family knows {', '.join(known)}")
     for x in state:
         if x not in VIEW_STATES:
             raise QueryError(f"state {x!r}: a unit's state is one of {', '.join(VIEW_STATES)}")
@@ -228,7 +288,36 @@ def parse_query(params: Iterable[tuple[str, str]], runs: Sequence[RunView]) -> U
         tuple(dict.fromkeys(state)),
         scope,
         blank["reason"],
+        *versus,
     )
+
+
+def _versus(single: dict[str, str], runs: Sequence[RunView], rv: RunView) -> tuple[int | None, str | None, str | None]:
+    """The pairing a filter asks for (`versus`, `versus_model`, `versus_setting`), checked: another
+    run the viewer serves, of the same family, with that model and setting, for the units of one
+    model (`model`)."""
+    if not single.get("versus"):
+        if single.get("versus_model") or single.get("versus_setting"):
+            raise QueryError("versus_model and versus_setting name the other side of a pairing: give versus=RUN too")
+        return None, None, None
+    try:
+        j = int(single["versus"])
+    except ValueError:
+        raise QueryError("versus must be a run's number") from None
+    if not 0 <= j < len(runs):
+        raise QueryError(f"versus {j}: the viewer serves runs 0..{len(runs) - 1}")
+    if not single.get("model"):
+        # one model's units at a time: a pairing is made on first use, and stays under a second then
+        raise QueryError("versus pairs one model's units with another run's: give model= too")
+    other = runs[j]
+    if rv.family is None or other.family is None or rv.family.name != other.family.name:
+        mine, theirs = (x.family.name if x.family else "unknown" for x in (rv, other))
+        raise QueryError(f"versus {j}: its units pair only with a run of the same family (run {rv.index} is {mine}, run {j} is {theirs})")
+    model, setting = single.get("versus_model") or None, single.get("versus_setting") or None
+    for key, v in (("model", model), ("setting", setting or NONE)):
+        if v is not None and v not in other.values.get(key, []):
+            raise QueryError(f"versus_{key} {v!r}: run {j} has {', '.join(map(str, other.values.get(key, []))) or 'none'}")
+    return j, model, setting
 
 
 def _read_config(run_dir: Path) -> dict[str, Any]:
@@ -307,7 +396,34 @@ def open_runs(run_dirs: Sequence[Path | str]) -> list[RunView]:
         for rv in out:
             rv.close()
         raise
+    for rv in out:
+        rv.peers = out
     return out
+
+
+@contextlib.contextmanager
+def paired(rv: RunView, q: UnitQuery) -> Iterator[None]:
+    """Hold the lock of `rv` with its index holding the pairing `q` asks for (`versus`; none: the
+    lock only): its units of the filter's model and setting, each against the unit of the same
+    item, probe, condition and repeat of the other run under `versus_model` (None: its own model)
+    and `versus_setting` (None: none), kept until another is asked for. The other run's units are
+    read under its own lock, never while holding this one's."""
+    key = (q.versus, q.versus_model, q.versus_setting or NONE, q.model, q.setting)
+    while True:
+        rows = None
+        if q.versus is not None and rv.pairing != key:
+            other = rv.peers[q.versus]
+            with other.lock:
+                rows = other.store.view_counterparts(q.versus_model or str(q.model), q.versus_setting or NONE)
+        with rv.lock:
+            if q.versus is None or rv.pairing == key or rows is not None:
+                if q.versus is not None and rv.pairing != key:
+                    unread = rv.family.outcomes.unread_flips if rv.family else True
+                    rv.store.view_pair(rows, model=str(q.model), setting=q.setting, unread_flips=unread)
+                    rv.pairing = key
+                yield
+                return
+        # another request paired the index otherwise since it was looked at: read again
 
 
 def _filter(rv: RunView, q: UnitQuery, **over: Any) -> ViewFilter:
@@ -322,6 +438,7 @@ def _filter(rv: RunView, q: UnitQuery, **over: Any) -> ViewFilter:
         states=q.state,
         by_item=q.scope == "item",
         reason=q.reason,
+        paired=q.versus is not None,
         **over,
     )
 
@@ -330,11 +447,11 @@ def _outcomes_of(flags: int, names: Sequence[str]) -> list[str]:
     return [n for n in names if flags & OUTCOME_BITS[n]]
 
 
-def _row(rv: RunView, row: Sequence[Any]) -> dict[str, Any]:
+def _row(rv: RunView, row: Sequence[Any], names: Sequence[str] | None = None) -> dict[str, Any]:
     d = dict(zip(VIEW_COLUMNS, row))
     d.pop("n")
     d["run"] = rv.index
-    d["outcomes"] = _outcomes_of(d.pop("flags"), rv.outcomes)
+    d["outcomes"] = _outcomes_of(d.pop("flags"), rv.outcomes if names is None else names)
     d["facets"] = {f: row[len(VIEW_COLUMNS) + i] for i, f in enumerate(rv.facets)} if len(row) > len(VIEW_COLUMNS) else {}
     return d
 
@@ -345,14 +462,14 @@ def units_page(rv: RunView, q: UnitQuery, size: int = PAGE_SIZE) -> dict[str, An
     label, value, outcomes, facets) and `counts` (by model, setting, condition, outcome, state,
     score, unscored reason, facet)."""
     flt = _filter(rv, q)
-    with rv.lock:
+    with paired(rv, q):
         rows = rv.store.view_page(flt, (q.page - 1) * size, size, len(rv.facets))
         grouped = rv.store.view_counts(flt, len(rv.facets))
     counts: dict[str, dict[str, int]] = {
         "model": {},
         "setting": {},
         "condition": {},
-        "outcome": dict.fromkeys(rv.outcomes, 0),
+        "outcome": dict.fromkeys(rv.outcomes_of(q), 0),
         "state": {},
         "score": {},
         "reason": {},
@@ -374,14 +491,14 @@ def units_page(rv: RunView, q: UnitQuery, size: int = PAGE_SIZE) -> dict[str, An
             v = g[7 + i]
             if v is not None:
                 counts[f][v] = counts[f].get(v, 0) + n
-    names = rv.outcomes
+    names = rv.outcomes_of(q)
     for flags, n in by_flags.items():
         for o in _outcomes_of(flags, names):
             counts["outcome"][o] += n
     counts["state"] = {x: counts["state"][x] for x in VIEW_STATES if x in counts["state"]}
     counts["score"] = dict(sorted(counts["score"].items(), key=lambda kv: float(kv[0])))
     pages = max(1, -(-total // size))
-    return {"run": rv.index, "page": q.page, "pages": pages, "page_size": size, "total": total, "counts": counts, "units": [_row(rv, r) for r in rows]}
+    return {"run": rv.index, "page": q.page, "pages": pages, "page_size": size, "total": total, "counts": counts, "units": [_row(rv, r, names) for r in rows]}
 
 
 def _evidence(rv: RunView, model: str, unit_id: str) -> dict[str, Any] | None:

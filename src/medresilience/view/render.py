@@ -44,6 +44,8 @@ def describe(q: UnitQuery) -> str:
     if q.facets and q.scope == "item":
         parts.append("every unit of the items with those facets")
     parts += [f"outcome {o}" for o in q.outcome]
+    if q.versus is not None:
+        parts.append(f"read against run {q.versus}'s units of {q.versus_model or 'the same model'} under {q.versus_setting or 'none'}")
     if q.q:
         parts.append(f"text contains {q.q!r}")
     return ", ".join(parts)

@@ -52,15 +52,14 @@ def viewer_versus(key: str) -> dict[str, dict[str, str]] | None:
     """The viewer's filters of a rate's paired test of a setting against none (the trade-off's and
     the settings effect's, `report.compare`): an accuracy on the units answered on both sides; an
     ASR or TASR on the probes whose clean answers are right on both sides, an ASR's b the flips
-    under none the setting avoids (a TASR's b and c, flips to the target on one side, no outcome
-    selects)."""
+    under none the setting avoids, a TASR's b the flips to the target under none only."""
     cond, _, rate = key.partition("_")
     if cond not in (CLEAN, "type1", "type2"):
         return None
     if rate == "acc":
         return versus_filters(cond, "right")
     if rate in ("asr", "tasr") and cond != CLEAN:
-        return versus_filters(cond, "wrong" if rate == "asr" else None, pairs="reference_right,reference_right_none")
+        return versus_filters(cond, "wrong" if rate == "asr" else "to_target", pairs="reference_right,reference_right_none")
     return None
 
 

@@ -175,7 +175,7 @@ def setting_effects(run: str, frame: pd.DataFrame, n_resamples: int = N_RESAMPLE
 
 def _table() -> tuple[CompareColumn, ...]:
     """The columns of `html.diff_table_html` with the comparison's titles (Comparison, A, B)."""
-    from ....report.html import diff_cell, esc, fmt_p, rate_cell
+    from ....report.html import count_cell, diff_cell, esc, fmt_p, rate_cell
     from .tables import CONDITION_TITLES
 
     def metric(r: dict[str, Any]) -> str:
@@ -189,7 +189,7 @@ def _table() -> tuple[CompareColumn, ...]:
         CompareColumn("B − A", lambda r: diff_cell(r["diff"], r["lo"], r["hi"], bold=True)),
         CompareColumn("Paired test p", lambda r: f"{fmt_p(r['p_test'])}<br><span class='n'>{esc(r['test'].replace('_', ' '))}</span>"),
         CompareColumn("Holm p", lambda r: f"{fmt_p(r['p_holm'])}"),
-        CompareColumn("Pairs", lambda r: f"{r['n']}<br><span class='n'>{r['items']} items</span>"),
+        CompareColumn("Pairs", lambda r: count_cell(r["n"], r["units"].get("pairs")) + f"<br><span class='n'>{r['items']} items</span>"),
     )
 
 
@@ -218,4 +218,10 @@ def compare_spec() -> CompareSpec:
         methods=METHODS,
         heading="{b} vs {a} (B - A, paired on shared items)",
         markdown_columns=("pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "p_test", "p_holm", "n", "items"),
+        versus_key=versus_key,
     )
+
+
+def versus_key(r: dict[str, Any]) -> str:
+    """A table row's measure as the family's `viewer_versus` names it ("type1_asr", "clean_acc")."""
+    return f"{r['condition']}_{'acc' if r['metric'] == 'accuracy' else r['metric']}"

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 from markupsafe import Markup
 
-from ....report.html import collapsible, count_cell, diff_cell, esc, isnan, items_url, linked, rate_cell, rate_units, setting_name, table, units_url
+from ....report.html import collapsible, count_cell, diff_cell, esc, isnan, items_url, linked, rate_cell, rate_units, setting_name, table, test_cell, units_url
 from ....report.templating import macros, render
 from .. import viewer_versus
 from ..probe import FACETS
@@ -338,15 +338,15 @@ def setting_effect_units(run_of: dict[str, str]) -> Callable[[Any, bool], str | 
     return units
 
 
-def setting_effect_pairs(run_of: dict[str, str]) -> Callable[[Any], str | None]:
-    """The viewer's URL of a settings-effect row's pairs: its units under the setting read against
-    the same units under none (`viewer_versus`)."""
+def setting_effect_versus(run_of: dict[str, str]) -> Callable[[Any, str], str | None]:
+    """The viewer's URL of a settings-effect row's paired test (`part`: its pairs, b or c): its
+    units under the setting read against the same units under none (`viewer_versus`)."""
 
-    def pairs(r: Any) -> str | None:
-        flt = (viewer_versus(f"{r.condition}_{'acc' if r.metric == 'accuracy' else r.metric}") or {}).get("pairs")
+    def versus(r: Any, part: str) -> str | None:
+        flt = (viewer_versus(f"{r.condition}_{'acc' if r.metric == 'accuracy' else r.metric}") or {}).get(part)
         return None if flt is None else units_url(run_of.get(r.pair, ""), r.pair, r.setting, **flt)
 
-    return pairs
+    return versus
 
 
 def diff_table_html(
@@ -355,15 +355,17 @@ def diff_table_html(
     a_title: str = "A",
     b_title: str = "B",
     units: Callable[[Any, bool], str | None] | None = None,
-    pairs: Callable[[Any], str | None] | None = None,
+    versus: Callable[[Any, str], str | None] | None = None,
 ) -> str:
-    """The paired differences, one row per pair, condition and metric; with `units` (row, side A?)
-    -> a viewer URL, each side's rate links to its units; with `pairs` (row -> a viewer URL), the
-    count of pairs links to them."""
+    """The paired differences, one row per pair, condition and metric, each with its paired test
+    (b / c, p); with `units` (row, side A?) -> a viewer URL, each side's rate links to its units;
+    with `versus` (row, part) -> a viewer URL, the count of pairs (`pairs`) and the test's b and c
+    link to them."""
     if t.empty:
         return ""
     rows = []
     for r in t.itertuples(index=False):
+        link = (lambda part, r=r: versus(r, part)) if versus else (lambda part: None)
         rows.append(
             [
                 f"<span class='nowrap'>{esc(r.pair)}</span>",
@@ -371,15 +373,15 @@ def diff_table_html(
                 rate_cell(r.a_p, r.a_lo, r.a_hi, None, stacked=True, units=units(r, True) if units else None),
                 rate_cell(r.b_p, r.b_lo, r.b_hi, None, stacked=True, units=units(r, False) if units else None),
                 diff_cell(r.diff, r.lo, r.hi, bold=True),
-                f"{fmt_p(r.p_test)}<br><span class='n'>{esc(r.test.replace('_', ' '))}</span>",
+                test_cell(r.test, r.test_b, r.test_c, r.p_test, link("b"), link("c")),
                 f"{fmt_p(r.p_holm)}",
-                count_cell(r.n, pairs(r) if pairs else None) + f"<br><span class='n'>{r.items} items</span>",
+                count_cell(r.n, link("pairs")) + f"<br><span class='n'>{r.items} items</span>",
             ]
         )
     return collapsible(
         table(
             rows,
-            [esc(pair_title), "Metric", esc(a_title), esc(b_title), f"{esc(b_title)} − {esc(a_title)}", "Paired test p", "Holm p", "Pairs"],
+            [esc(pair_title), "Metric", esc(a_title), esc(b_title), f"{esc(b_title)} − {esc(a_title)}", "Paired test (b / c)", "Holm p", "Pairs"],
             numeric=range(2, 8),
         ),
         "Differences table",

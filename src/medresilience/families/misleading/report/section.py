@@ -169,7 +169,7 @@ def _sections(tables: dict[str, pd.DataFrame], figs: dict[str, str | None], run_
                         svgs,
                         Markup(
                             H.diff_table_html(
-                                tables["setting_effects"], "Model", "None", "Setting", H.setting_effect_units(run_of), H.setting_effect_pairs(run_of)
+                                tables["setting_effects"], "Model", "None", "Setting", H.setting_effect_units(run_of), H.setting_effect_versus(run_of)
                             )
                         ),
                     )

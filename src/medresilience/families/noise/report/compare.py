@@ -222,7 +222,7 @@ def _sides(r: dict[str, Any]) -> tuple[str, str]:
 
 
 def _table() -> tuple[CompareColumn, ...]:
-    from ....report.html import diff_cell, esc, fmt_p, test_cell
+    from ....report.html import count_cell, diff_cell, esc, fmt_p, test_cell
 
     return (
         CompareColumn("Pair (B vs A)", lambda r: esc(r["pair"])),
@@ -231,9 +231,11 @@ def _table() -> tuple[CompareColumn, ...]:
         CompareColumn("A", lambda r: _sides(r)[0]),
         CompareColumn("B", lambda r: _sides(r)[1]),
         CompareColumn("B - A [95% CI]", lambda r: diff_cell(r["diff"], r["lo"], r["hi"])),
-        CompareColumn("Paired test (b / c), p", lambda r: test_cell(r["test"], r["test_b"], r["test_c"], r["p_test"])),
+        CompareColumn(
+            "Paired test (b / c), p", lambda r: test_cell(r["test"], r["test_b"], r["test_c"], r["p_test"], r["units"].get("b"), r["units"].get("c"))
+        ),
         CompareColumn("Holm p", lambda r: fmt_p(r["p_holm"])),
-        CompareColumn("pairs / items", lambda r: f"{int(r['n'])} / {int(r['items'])}"),
+        CompareColumn("pairs / items", lambda r: count_cell(int(r["n"]), r["units"].get("pairs")) + f" / {int(r['items'])}"),
     )
 
 
@@ -250,6 +252,8 @@ SPEC = CompareSpec(
     methods=METHODS,
     heading="{b} vs {a}: clinical noise (B - A, paired on shared units)",
     markdown_columns=("pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "test_b", "test_c", "p_test", "p_holm", "n", "items"),
+    # an accuracy's pairs, b and c as the family's `viewer_versus` names them (a drop pairs two pairs: none)
+    versus_key=lambda r: f"{r['condition']}_acc" if r["metric"] == "accuracy" else None,
 )
 
 

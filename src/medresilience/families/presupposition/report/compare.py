@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from markupsafe import Markup
 
 from .... import stats
 from ....heap import cheap_gc
@@ -208,7 +209,7 @@ def _cell(r: dict[str, Any], side: str) -> str:
 
 
 def _table() -> tuple[CompareColumn, ...]:
-    from ....report.html import diff_cell, esc, fmt_p, test_cell
+    from ....report.html import count_cell, diff_cell, esc, fmt_p, test_cell
 
     return (
         CompareColumn("Pair (B vs A)", lambda r: esc(r["pair"])),
@@ -216,17 +217,20 @@ def _table() -> tuple[CompareColumn, ...]:
         CompareColumn("A", lambda r: _cell(r, "a")),
         CompareColumn("B", lambda r: _cell(r, "b")),
         CompareColumn("B - A [95% CI]", lambda r: diff_cell(r["diff"], r["lo"], r["hi"], "score" if r["metric"] == "pcs" else "rate")),
-        CompareColumn("Exact test (b / c), p", lambda r: test_cell(r["test"], r["test_b"], r["test_c"], r["p_test"])),
+        CompareColumn("Exact test (b / c), p", lambda r: test_cell(r["test"], r["test_b"], r["test_c"], r["p_test"], r["units"].get("b"), r["units"].get("c"))),
         CompareColumn("Holm p", lambda r: fmt_p(r["p_holm"])),
-        CompareColumn("pairs", lambda r: str(int(r["n"]))),
+        CompareColumn("pairs", lambda r: count_cell(int(r["n"]), r["units"].get("pairs"))),
     )
 
 
-def _counts(c: Comparison) -> str:
+def _counts(c: Comparison) -> Markup:
+    from ....report.html import count_cell
+
     n = c.counts
-    return (
-        f"{n['shared']} questions scored on both sides (A scored {n['scored_a']} of {n['units_a']}, {n['unscored_a']} unscored, "
-        f"{n['errors_a']} errors; B scored {n['scored_b']} of {n['units_b']}, {n['unscored_b']} unscored, {n['errors_b']} errors)"
+    return Markup(
+        f"{count_cell(n['shared'], c.units.get('shared'))} questions scored on both sides (A scored {n['scored_a']} of {n['units_a']}, "
+        f"{n['unscored_a']} unscored, {n['errors_a']} errors; B scored {n['scored_b']} of {n['units_b']}, {n['unscored_b']} unscored, "
+        f"{n['errors_b']} errors)"
     )
 
 
@@ -252,6 +256,8 @@ SPEC = CompareSpec(
     heading="{b} vs {a}: false presuppositions (B - A, paired on shared questions)",
     markdown_columns=("pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "test_b", "test_c", "p_test", "p_holm", "n"),
     empty="No shared scored questions.",
+    # each measure's pairs, b and c as the family's `viewer_versus` names them
+    versus_key=lambda r: r["metric"],
 )
 
 
