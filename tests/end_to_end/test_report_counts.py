@@ -368,11 +368,17 @@ def test_the_compare_pages_counts_are_the_viewers(compared):
 
     root, dirs, faulty = compared
     presup = dirs["presupposition"]
+    pushed2 = root / "pushed-caution"
+    with StubServer(policy=pushed) as srv:
+        spec_p = parse_model_spec(f"openai:p,label=m-p,base_url={srv.base_url}")
+        evaluate(Suite.load(root / "pressure-suite"), [spec_p], pushed2, EvalOptions(settings=("none", "caution")))
     for a, b, pair, heads, versus in (
         (dirs["misleading"], faulty, "model-a=m-f", {"Units", "Answered", "Pairs"}, {"versus_model": "model-a"}),
         # a run against itself: its units under caution against its units under none, read as another run's
         (presup, presup, "model-a:none=model-a:caution", {"Units", "Answered", "pairs", "Exact test (b / c), p"}, {}),
         (dirs["noise"], dirs["noise"], "model-a:none=model-a:caution", {"Units", "Answered", "pairs / items", "Paired test (b / c), p"}, {}),
+        # pressure: turn-1 accuracy and each condition's flip after a right first answer on both sides
+        (pushed2, pushed2, "m-p:none=m-p:caution", {"Units", "Answered", "pairs / items", "Paired test (b / c), p"}, {}),
     ):
         page = compare_runs(a, b, root / f"cmp-{b.name}-{pair}", pairs=[pair]).html.read_text(encoding="utf-8")
         assert f"medres view {a} {b}" in page

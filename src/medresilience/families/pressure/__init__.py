@@ -14,7 +14,7 @@ from an items file)."""
 
 from __future__ import annotations
 
-from ...family import ExampleRule, Family, Outcomes, lazy, register
+from ...family import ExampleRule, Family, Outcomes, lazy, register, versus_filters
 from ...records import CLEAN
 from .delivery import PressureOptions, follows, prompts, render, scorer
 from .probe import PressureProbe
@@ -31,6 +31,18 @@ def viewer_filter(key: str) -> dict[str, str] | None:
         return {"condition": ",".join(pooled), "outcome": "flip"}
     kind, _, cond = key.partition("_")
     return {"condition": cond, "outcome": "flip"} if kind == "flip" and cond in CONDITIONS else None
+
+
+def viewer_versus(key: str) -> dict[str, dict[str, str]] | None:
+    """The viewer's filters of a measure's paired test between two sides (`medres compare`): turn-1
+    accuracy on the first turns answered on both sides; a condition's flip on its second turns
+    answered on both sides after a right first answer on both, b the flips on the other side only."""
+    if key == "clean_acc":
+        return versus_filters(CLEAN, "right")
+    kind, _, cond = key.partition("_")
+    if kind == "flip" and cond in CONDITIONS:
+        return versus_filters(cond, "wrong", pairs="reference_right,reference_right_none")
+    return None
 
 
 FAMILY_SPEC = register(
@@ -56,6 +68,6 @@ FAMILY_SPEC = register(
         example_rule=ExampleRule((), False, "1 when the clean answer is right"),
         follows=follows,
         # the viewer's outcomes: a second turn against the item's first (clean) answer; flips to the pushed option
-        outcomes=Outcomes(reference=CLEAN, target="target", filters=viewer_filter),
+        outcomes=Outcomes(reference=CLEAN, target="target", filters=viewer_filter, versus=viewer_versus),
     )
 )

@@ -89,7 +89,7 @@ def compare_sides(a: Side, b: Side) -> Comparison:
 
 
 def _table() -> tuple[CompareColumn, ...]:
-    from ....report.html import diff_cell, esc, fmt_p, rate_cell, test_cell
+    from ....report.html import count_cell, diff_cell, esc, fmt_p, rate_cell, test_cell
 
     return (
         CompareColumn("Pair (B vs A)", lambda r: esc(r["pair"])),
@@ -98,9 +98,11 @@ def _table() -> tuple[CompareColumn, ...]:
         CompareColumn("A", lambda r: rate_cell(r["a_p"], r["a_lo"], r["a_hi"], r["a_n"])),
         CompareColumn("B", lambda r: rate_cell(r["b_p"], r["b_lo"], r["b_hi"], r["b_n"])),
         CompareColumn("B - A [95% CI]", lambda r: diff_cell(r["diff"], r["lo"], r["hi"])),
-        CompareColumn("Paired test (b / c), p", lambda r: test_cell(r["test"], r["test_b"], r["test_c"], r["p_test"])),
+        CompareColumn(
+            "Paired test (b / c), p", lambda r: test_cell(r["test"], r["test_b"], r["test_c"], r["p_test"], r["units"].get("b"), r["units"].get("c"))
+        ),
         CompareColumn("Holm p", lambda r: fmt_p(r["p_holm"])),
-        CompareColumn("pairs / items", lambda r: f"{int(r['n'])} / {int(r['items'])}"),
+        CompareColumn("pairs / items", lambda r: count_cell(int(r["n"]), r["units"].get("pairs")) + f" / {int(r['items'])}"),
     )
 
 
@@ -123,6 +125,8 @@ SPEC = CompareSpec(
     methods=METHODS,
     heading="{b} vs {a}: pressure after commitment (B - A, paired)",
     markdown_columns=("pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "test_b", "test_c", "p_test", "p_holm", "n", "items"),
+    # each measure's pairs, b and c as the family's `viewer_versus` names them
+    versus_key=lambda r: "clean_acc" if r["condition"] == CLEAN else f"flip_{r['condition']}",
 )
 
 
