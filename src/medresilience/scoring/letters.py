@@ -1117,8 +1117,9 @@ def terse_answer(text: str, letters: str, options: Mapping[str, str] | None = No
     if label not in letters:
         return None
     if options:
-        said = f" {norm_text(text)} "
-        if any(t and f" {t} " in said for t in map(norm_text, options.values())):
+        # the item's option texts as every rule reads them (made once per item): none may be the reply's words
+        said, known = f" {norm_text(text)} ", option_texts(options, letters)
+        if any(f" {t} " in said for t in (*known.texts.values(), *known.stray.values(), *known.bare.values())):
             return None
     shown = f"{m.group(1)}{label}" if m.group(1) else text.strip()
     return Reading(label, f"an answer: {shown}")
