@@ -494,7 +494,7 @@ class ViewReads:
         c.execute(
             f"""CREATE TEMP TABLE vu (n INTEGER PRIMARY KEY, model TEXT, unit_id TEXT, item_id TEXT, probe_id TEXT, condition TEXT,
                     setting TEXT, epoch INTEGER, key TEXT, state TEXT, label TEXT, value REAL, correct INTEGER, flags INTEGER,
-                    read_by TEXT, score TEXT, reason TEXT {"".join(f", {f} TEXT" for f in fcols)})"""
+                    read_by TEXT, score TEXT, reason TEXT, g INTEGER {"".join(f", {f} TEXT" for f in fcols)})"""
         )
         where, args = ("WHERE u.run = ?", [run]) if run is not None else ("", [])
         c.execute(
@@ -592,12 +592,12 @@ class ViewReads:
         for col in ("unit_id", "model", "setting", "condition", "flags", "state", "score", "reason", *fcols):
             c.execute(f"CREATE INDEX temp.vu_{col} ON vu({col})")
         # the counts of every filter but a text search, read from this small table, not the units
-        groups = ", ".join(["model", "setting", "condition", "flags", "state", "score", "reason", *fcols])
+        group_cols = ["model", "setting", "condition", "flags", "state", "score", "reason", *fcols]
+        groups = ", ".join(group_cols)
         c.execute(f"CREATE TEMP TABLE vc AS SELECT {groups}, COUNT(*) AS n FROM temp.vu GROUP BY {groups}")
-        # each unit's group (its row of vc), so a scan's counts group by one integer, not every column
-        same = " AND ".join(f"vc.{col} IS vu.{col}" for col in groups.split(", "))
+        # each unit's group (its row of vc: `g`), so a scan's counts group by one integer, not every column
+        same = " AND ".join(f"vc.{col} IS vu.{col}" for col in group_cols)
         c.execute(f"CREATE INDEX temp.vc_groups ON vc({groups})")
-        c.execute("ALTER TABLE temp.vu ADD COLUMN g INTEGER")
         c.execute(f"UPDATE temp.vu SET g = (SELECT vc.rowid FROM temp.vc WHERE {same})")
         c.execute("DROP INDEX temp.vc_groups")
         c.execute("ANALYZE temp")
