@@ -121,28 +121,24 @@ def test_other_labels_in_a_real_judges_text_leave_its_final_verdict_read(rid):
     assert r["expected"] is not None and got.label == r["expected"], got.how
 
 
-def test_the_fourth_validation_set_is_real_varied_and_read_without_a_wrong_letter():
-    # validation4 (mcq_f.jsonl): Japanese JSON replies, Chinese exam labels and MIRAGE JSON
-    # replies; first measured 119 of 120 as labelled, 0 wrong, 1 unread (f-0002)
-    rows = _records(DATA / "mcq_f.jsonl")
-    assert len(rows) >= 120 and {r["split"] for r in rows} == {"validation4"}
+@pytest.mark.parametrize(
+    "name, split",
+    [
+        # validation4: Japanese JSON replies, Chinese exam labels and MIRAGE JSON replies; first
+        # measured 119 of 120 as labelled, 0 wrong, 1 unread (f-0002)
+        ("mcq_f.jsonl", "validation4"),
+        # validation5: Llama-2-70B chain of thought that goes on to write questions of its own,
+        # gpt-4o naming Swedish options by their text alone, Nova 2 Lite on KorMedMCQA; first
+        # measured 118 of 120 as labelled, 1 wrong (g-0009), 1 unread (g-0083)
+        ("mcq_g.jsonl", "validation5"),
+    ],
+)
+def test_a_validation_set_is_real_varied_and_read_without_a_wrong_letter(name, split):
+    rows = _records(DATA / name)
+    assert len(rows) >= 120 and {r["split"] for r in rows} == {split}
     by_repo = Counter(r["source"]["repo"] for r in rows)
     assert len(by_repo) >= 3 and max(by_repo.values()) <= 40
-    used_before = {r["source"]["repo"] for p in MCQ_FILES if p.name != "mcq_f.jsonl" for r in _records(p) if r.get("source")}
-    assert not used_before & set(by_repo)
-    assert not [r["id"] for r in rows if (got := _read_mcq(r)) is not None and got != r["expected"]]
-    assert not [r["id"] for r in rows if r["expected"] is not None and _read_mcq(r) is None]
-
-
-def test_the_fifth_validation_set_is_real_varied_and_read_without_a_wrong_letter():
-    # validation5 (mcq_g.jsonl): Llama-2-70B chain of thought that goes on to write questions of its
-    # own, gpt-4o naming Swedish options by their text alone, Nova 2 Lite on KorMedMCQA; first
-    # measured 118 of 120 as labelled, 1 wrong (g-0009), 1 unread (g-0083)
-    rows = _records(DATA / "mcq_g.jsonl")
-    assert len(rows) >= 120 and {r["split"] for r in rows} == {"validation5"}
-    by_repo = Counter(r["source"]["repo"] for r in rows)
-    assert len(by_repo) >= 3 and max(by_repo.values()) <= 40
-    used_before = {r["source"]["repo"] for p in MCQ_FILES if p.name != "mcq_g.jsonl" for r in _records(p) if r.get("source")}
+    used_before = {r["source"]["repo"] for p in MCQ_FILES if p.name != name for r in _records(p) if r.get("source")}
     assert not used_before & set(by_repo)
     assert not [r["id"] for r in rows if (got := _read_mcq(r)) is not None and got != r["expected"]]
     assert not [r["id"] for r in rows if r["expected"] is not None and _read_mcq(r) is None]

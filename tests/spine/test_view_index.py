@@ -28,23 +28,44 @@ ROWS = [
 ]
 
 
-@pytest.fixture
-def store(tmp_path):
-    path = tmp_path / "store.sqlite"
+def _write_store(path, rows, model: str = "m") -> None:
+    """A store of one run, r1, of `model`: a unit per row (item, probe id, condition, setting,
+    call status, reply text, finish reason, score as (label, status, detail, value) or None),
+    asked "question <item> <condition>"."""
     with Store(path) as st:
         st.record_run("r1", {})
         units, calls, scores, reqs = [], [], [], []
-        for n, (item, cond, _t, cstatus, finish, sstatus, label, value) in enumerate(ROWS):
+        for n, (item, probe, cond, setting, cstatus, text, finish, score) in enumerate(rows):
             key = f"k{n}"
-            probe = None if cond == "clean" else f"{item}:p"
-            units.append(UnitRow("m", f"{probe or item}|{cond}|none|letter", item, probe, cond, "none", "letter", key))
-            reqs.append((key, "m", [{"role": "user", "content": f"question {item} {cond}"}], {}))
-            calls.append(CallRow(key, "m", cstatus, text=None if cstatus == "error" else f"reply {n} 100%", finish_reason=finish))
-            if sstatus:
-                detail = {"reason": "no verdict in the reply"} if sstatus == "unscored" else None
+            units.append(UnitRow(model, f"{probe or item}|{cond}|{setting}|letter", item, probe, cond, setting, "letter", key))
+            reqs.append((key, model, [{"role": "user", "content": f"question {item} {cond}"}], {}))
+            calls.append(CallRow(key, model, cstatus, text=None if cstatus == "error" else text, finish_reason=finish))
+            if score is not None:
+                label, sstatus, detail, value = score
                 scores.append(ScoreRow(key, "letter", label, sstatus, detail, value=value))
         st.add_plan(units, reqs)
         st.write_results(calls, scores)
+
+
+@pytest.fixture
+def store(tmp_path):
+    path = tmp_path / "store.sqlite"
+    _write_store(
+        path,
+        [
+            (
+                item,
+                None if cond == "clean" else f"{item}:p",
+                cond,
+                "none",
+                cstatus,
+                f"reply {n} 100%",
+                finish,
+                (label, sstatus, {"reason": "no verdict in the reply"} if sstatus == "unscored" else None, value) if sstatus else None,
+            )
+            for n, (item, cond, _t, cstatus, finish, sstatus, label, value) in enumerate(ROWS)
+        ],
+    )
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     ro = Store.read_only(path)
     yield ro
@@ -207,19 +228,22 @@ VERSUS_ROWS = [
 @pytest.fixture
 def versus_store(tmp_path):
     path = tmp_path / "store.sqlite"
-    with Store(path) as st:
-        st.record_run("r1", {})
-        units, calls, scores, reqs = [], [], [], []
-        for n, (item, probe, cond, setting, cstatus, sstatus, value) in enumerate(VERSUS_ROWS):
-            key = f"k{n}"
-            pid = probe and f"{item}:{probe}"
-            units.append(UnitRow("m", f"{pid or item}|{cond}|{setting}|letter", item, pid, cond, setting, "letter", key))
-            reqs.append((key, "m", [{"role": "user", "content": f"question {item} {cond}"}], {}))
-            calls.append(CallRow(key, "m", cstatus, text=None if cstatus == "error" else f"reply {n}", finish_reason="stop"))
-            if sstatus:
-                scores.append(ScoreRow(key, "letter", None if value is None else "AB"[int(value)], sstatus, None, value=value))
-        st.add_plan(units, reqs)
-        st.write_results(calls, scores)
+    _write_store(
+        path,
+        [
+            (
+                item,
+                probe and f"{item}:{probe}",
+                cond,
+                setting,
+                cstatus,
+                f"reply {n}",
+                "stop",
+                (None if value is None else "AB"[int(value)], sstatus, None, value) if sstatus else None,
+            )
+            for n, (item, probe, cond, setting, cstatus, sstatus, value) in enumerate(VERSUS_ROWS)
+        ],
+    )
     with Store.read_only(path) as ro:
         yield ro
 
@@ -288,18 +312,23 @@ TARGET_ROWS = [
 
 def _target_store(path, model: str = "m"):
     """A store of `TARGET_ROWS` for `model`, opened read-only."""
-    with Store(path) as st:
-        st.record_run("r1", {})
-        units, calls, scores, reqs = [], [], [], []
-        for n, (item, probe, cond, setting, sstatus, label) in enumerate(TARGET_ROWS):
-            key = f"k{n}"
-            pid = probe and f"{item}:{probe}"
-            units.append(UnitRow(model, f"{pid or item}|{cond}|{setting}|letter", item, pid, cond, setting, "letter", key))
-            reqs.append((key, model, [{"role": "user", "content": f"question {item} {cond}"}], {}))
-            calls.append(CallRow(key, model, "ok", text=f"reply {n}", finish_reason="stop"))
-            scores.append(ScoreRow(key, "letter", label, sstatus, None, value=None if label is None else float(label == "A")))
-        st.add_plan(units, reqs)
-        st.write_results(calls, scores)
+    _write_store(
+        path,
+        [
+            (
+                item,
+                probe and f"{item}:{probe}",
+                cond,
+                setting,
+                "ok",
+                f"reply {n}",
+                "stop",
+                (label, sstatus, None, None if label is None else float(label == "A")),
+            )
+            for n, (item, probe, cond, setting, sstatus, label) in enumerate(TARGET_ROWS)
+        ],
+        model,
+    )
     return Store.read_only(path)
 
 
