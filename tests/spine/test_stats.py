@@ -418,6 +418,19 @@ def _brute_force_sign_flip(d):
     return float(np.mean(np.abs(signs @ d) >= abs(d.sum()) - 1e-9))
 
 
+def test_sign_flip_test_with_a_wide_distribution_convolves_by_fft_and_stays_exact():
+    # |d| = 1000 a thousand times and 7 twice: the second convolution (1,000,001 x 15 values) is
+    # past the direct-convolution limit, so it goes through scipy.signal.fftconvolve.
+    d = [1000] * 520 + [-1000] * 480 + [7, 7]
+    total, t = 1000 * 1000 + 14, abs(sum(d))
+    x, y = np.arange(1001)[:, None], np.arange(3)[None, :]
+    s = 1000 * x + 7 * y  # the sum of the |d_j| that keep a + sign
+    mass = st.binom.pmf(x, 1000, 0.5) * st.binom.pmf(y, 2, 0.5)
+    expected = float(mass[np.abs(2 * s - total) >= t].sum())
+    assert 0.1 < expected < 0.3
+    assert stats.sign_flip_test(d)["p"] == pytest.approx(expected, rel=1e-6)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_sign_flip_test_matches_enumerating_every_sign_pattern(seed):
     rng = np.random.default_rng(seed)
