@@ -50,7 +50,7 @@ def _serve(conn: Any, command_end: Any, suite: Suite, modules: tuple[str, ...]) 
     for name in modules:
         importlib.import_module(name)
     try:
-        suite.check()  # a lazily loaded suite's index, as the command builds its own before the calls
+        suite.check()  # a lazily loaded suite's index (a no-op when the command checked it before the fork)
     except Exception:  # the command's own check reports a bad suite
         pass
     frames: dict[Path, Any] = {}

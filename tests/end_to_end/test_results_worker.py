@@ -65,9 +65,16 @@ def test_a_dead_worker_leaves_the_command_to_compute_them(tmp_path, toy_family):
 def test_the_command_leaves_the_results_libraries_to_the_worker(tmp_path):
     """`medres eval` in a fresh process: the run, results.json and the report are written, and the
     command's own process never imported pandas (the worker did); with MEDRES_RESULTS_WORKER=0 it does.
-    The suite is read lazily from its directory (as `--suite` reads it), and without numpy."""
+    The suite is read lazily from its directory (as `--suite` reads it), and without numpy; it is
+    checked once, by the command before the fork (the worker shares its index)."""
     code = (
-        "import sys\n"
+        "import os, sys\n"
+        "from medresilience import suite as S\n"
+        "build = S.SuiteIndex.build.__func__\n"
+        "def counted(cls, *a, **k):\n"
+        "    open(os.environ['BUILDS'], 'a').write(f'{os.getpid()}\\n')\n"
+        "    return build(cls, *a, **k)\n"
+        "S.SuiteIndex.build = classmethod(counted)\n"
         "from medresilience.cli import main\n"
         "sys.argv = ['medres', *sys.argv[1:]]\n"
         "try:\n"
@@ -79,13 +86,15 @@ def test_the_command_leaves_the_results_libraries_to_the_worker(tmp_path):
     with StubServer() as srv:
         for worker, expect in (("1", "False NUMPY False"), ("0", "True NUMPY True")):
             out = tmp_path / f"run-{worker}"
-            env = dict(os.environ, MEDRES_RESULTS_WORKER=worker)
+            builds = tmp_path / f"builds-{worker}"
+            env = dict(os.environ, MEDRES_RESULTS_WORKER=worker, BUILDS=str(builds))
             args = ["eval", "--suite", str(suite), "--model", f"openai:stub-model,base_url={srv.base_url}", "--out", str(out), "--limit", "4"]
             p = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=300)
             assert p.returncode == 0, p.stderr[-2000:]
             assert f"PANDAS {expect}" in p.stderr
             assert (out / "results.json").exists() and (out / "report" / "report.html").exists()
             assert "report:" in p.stdout
+            assert len(builds.read_text().split()) == 1  # one process built the suite's index
 
 
 def _gone(pid: int) -> bool:

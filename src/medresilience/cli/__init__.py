@@ -138,6 +138,8 @@ def _run_eval(
         extract=extract,
     )
     check_options(family, opts, specs)  # option errors before any progress output
+    if not (Path(out) / "store.sqlite").exists():
+        suite.check()  # as `evaluate` would first: done before the fork, the worker shares the check
     # the results and the report are computed by a worker that loads their libraries during the calls
     with ResultsWorker(suite) as worker:
         with progress(lazy=True) as prog:  # shown from the first call: an error before it is one line alone
