@@ -86,9 +86,12 @@ def _client(kind: str, url: str, payload_file: str, concurrency: int) -> None:
 
 
 def _medres(argv: list[str]) -> None:
-    """The real `medres eval` command (cli.main, the console script's entry), with its request phase timed."""
-    from medresilience import evaluation
-    from medresilience.cli import main
+    """The real `medres eval` command (launch.main, the console script's entry), with its request phase timed."""
+    from medresilience import launch
+    from medresilience.heap import frozen_imports
+
+    with frozen_imports():  # as launch.main imports the command's modules
+        from medresilience import evaluation
 
     inner, seconds = evaluation.execute_plan, []
 
@@ -102,7 +105,7 @@ def _medres(argv: list[str]) -> None:
     evaluation.execute_plan = timed
     sys.argv = ["medres", *argv]
     try:
-        main()
+        launch.main()
     finally:
         print(json.dumps({"phase": sum(seconds)}), file=sys.stderr)
 

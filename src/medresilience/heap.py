@@ -21,3 +21,21 @@ def cheap_gc() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
+
+
+@contextlib.contextmanager
+def frozen_imports() -> Iterator[None]:
+    """Import with the collector paused, then freeze what the imports made. Importing pandas, scipy
+    and matplotlib allocates some 250,000 objects and leaves almost no garbage, so each pass the
+    allocations trigger walks them for nothing (about 0.15 s over those imports); frozen, the
+    modules' objects are skipped by the passes after them too. The little garbage the imports left
+    is held until a `cheap_gc` block unfreezes everything. The collector is left as it was found
+    (paused or not), so blocks nest."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if was_enabled:
+            gc.enable()

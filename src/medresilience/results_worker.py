@@ -22,6 +22,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from .heap import frozen_imports
 from .results import Results
 from .store import Store
 from .suite import Suite
@@ -47,8 +48,9 @@ def _serve(conn: Any, command_end: Any, suite: Suite, modules: tuple[str, ...]) 
         os.nice(NICE)
     except OSError:  # pragma: no cover - a platform that refuses it: the worker still helps
         pass
-    for name in modules:
-        importlib.import_module(name)
+    with frozen_imports():  # no collector pass over the libraries as they load, nor after
+        for name in modules:
+            importlib.import_module(name)
     try:
         suite.check()  # a lazily loaded suite's index (a no-op when the command checked it before the fork)
     except Exception:  # the command's own check reports a bad suite
