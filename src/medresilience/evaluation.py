@@ -204,12 +204,12 @@ def _settled_results(out: Path, previous: str | None, run_id: str, stats: RunSta
 
 def summarise_with_frame(store: Store, suite: Suite, config: dict[str, Any], stats: RunStats | None = None) -> tuple[Results, Any]:
     """The results of the store's latest run and the results frame they come from."""
-    from .frame import results_frame  # pandas, scipy and statsmodels: imported when results are computed
+    from .frame import frame_metrics, results_frame  # pandas, scipy and statsmodels: imported when results are computed
     from .reading import family_sets_budget, reading_summary, truncation_warnings
 
     family = family_of([suite.manifest.family])
     df = results_frame(store, suite)
-    res = family.metrics(df)
+    res = frame_metrics(family, df)
     opts = config.get("options", {})
     reading = reading_summary(store)
     return Results(

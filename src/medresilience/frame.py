@@ -27,6 +27,7 @@ general way, as text."""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Generator, Iterable, Sequence
 from contextlib import closing
 from typing import Any
@@ -344,3 +345,19 @@ def results_frame(store: Store, suite: Suite, chunk: int = 100_000, run: str | N
     by_letter = _same(df["label"].array, df["gold"].array)  # stores written before scores had values
     df["correct"] = valid & np.where(has_value, by_value, by_letter)
     return df[[*BASE_COLUMNS, *facets, *SCORE_COLUMNS]]
+
+
+#: (the frame, its family's name, its metrics) of the frame last measured (`frame_metrics`)
+_LAST_METRICS: list[tuple[weakref.ref, str, dict[str, Any]]] = []
+
+
+def frame_metrics(family: Any, df: pd.DataFrame) -> dict[str, Any]:
+    """`family.metrics(df)`, computed once for the frame last measured: `medres eval`'s results and
+    then its report read the same frame. The dict is shared: a caller adding to it copies it first."""
+    if _LAST_METRICS:
+        ref, name, metrics = _LAST_METRICS[0]
+        if ref() is df and name == family.name:
+            return metrics
+    metrics = family.metrics(df)
+    _LAST_METRICS[:] = [(weakref.ref(df), family.name, metrics)]
+    return metrics

@@ -127,3 +127,32 @@ def test_the_worker_exits_when_the_command_is_killed(tmp_path):
     while not _gone(worker) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _gone(worker)
+
+
+def test_a_runs_results_and_its_report_measure_the_frame_once(tmp_path, toy_family):
+    """The family's metrics of a run's frame are computed for its results and read again by its
+    report from the same frame (frame_metrics); a report that builds its own frame computes them."""
+    import dataclasses
+
+    from medresilience.family import register, unregister
+
+    calls: list[int] = []
+
+    def counted(df):
+        calls.append(len(df))
+        return toy_family.metrics(df)
+
+    unregister(toy_family.name)
+    register(dataclasses.replace(toy_family, metrics=counted))
+    from medresilience.suite import Suite
+
+    suite = Suite.load(make_toy_suite().save(tmp_path / "suite"))  # on disk: a report finds it to read the store
+    with StubServer() as srv:
+        spec = parse_model_spec(f"openai:stub-model,base_url={srv.base_url},concurrency=8")
+        res = evaluate(suite, [spec], tmp_path / "run", EvalOptions())
+    assert len(calls) == 1
+    build_report([tmp_path / "run"], tmp_path / "report", frames={tmp_path / "run": res.frame})
+    assert len(calls) == 1 and (tmp_path / "report" / "report.html").exists()
+    build_report([tmp_path / "run"], tmp_path / "report2")  # no frame given: read from the store
+    assert len(calls) == 2
+    assert _tables(tmp_path / "report") == _tables(tmp_path / "report2") != {}

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..family import get
-from ..frame import results_frame
+from ..frame import frame_metrics, results_frame
 from ..models.urls import redact_url  # noqa: F401  (the report shows endpoints through it)
 from ..reading import family_sets_budget, reading_summary, truncation_warnings
 from ..run_suite import find_run_suite
@@ -103,7 +103,7 @@ def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = Tru
                 run.timings["frame"] = time.perf_counter() - t0
                 t0 = time.perf_counter()
                 family = get(suite_family)
-                res = dict(family.metrics(df))
+                res = dict(frame_metrics(family, df))  # computed once when the results came from this frame
                 res["family"] = family.name
                 run.timings["metrics"] = time.perf_counter() - t0
                 t0 = time.perf_counter()
