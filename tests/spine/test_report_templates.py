@@ -63,3 +63,38 @@ def test_every_template_ships_with_the_package():
     templates = list(PKG.rglob("*.j2"))
     assert templates
     assert [p.relative_to(PKG).as_posix() for p in templates if p not in shipped] == []
+
+
+def test_compiled_templates_are_kept_between_processes(tmp_path):
+    """A second process renders the page from the compiled templates the first left in the user's
+    temporary directory (no template compiled again), and renders the same page."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import jinja2\n"
+        "compiled = []\n"
+        "inner = jinja2.Environment.compile\n"
+        "def counted(self, *a, **k):\n"
+        "    compiled.append(1)\n"
+        "    return inner(self, *a, **k)\n"
+        "jinja2.Environment.compile = counted\n"
+        "from medresilience.report.html import page\n"
+        "out = page('t', ['x'], [('a', 'A', '<p>y</p>')], 'f')\n"
+        "print(len(compiled), hash(out))\n"
+    )
+    env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONHASHSEED="0")
+    first, second = (subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split() for _ in range(2))
+    assert int(first[0]) > 0 and int(second[0]) == 0 and first[1] == second[1]
+    assert list(tmp_path.glob("_jinja2-cache-*/__jinja2_*.cache"))
+
+
+def test_a_compiled_template_that_cannot_be_kept_is_rendered_all_the_same(tmp_path):
+    from jinja2 import DictLoader, Environment
+
+    from medresilience.report.templating import _CompiledTemplates
+
+    cache = _CompiledTemplates(str(tmp_path / "missing"))  # no such directory: every write fails
+    env = Environment(loader=DictLoader({"t": "{{ x }}!"}), bytecode_cache=cache)
+    assert env.get_template("t").render(x=1) == "1!"
