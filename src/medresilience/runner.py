@@ -36,7 +36,9 @@ stored reply, and the extraction model is called for the ones they leave unread.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -86,6 +88,9 @@ __all__ = [
 
 #: The default of MEDRES_CHUNK_UNITS: about how many units `execute_plan` plans and runs at a time.
 CHUNK_UNITS = 20_000
+#: the items of a run's first chunk at most (divided among its models, settings and epochs): planned
+#: alone, so that the calls start at once
+FIRST_CHUNK_ITEMS = 64
 
 
 def chunk_size() -> int:
@@ -190,13 +195,17 @@ def unit_chunks(
 
 
 def _chunks(
-    suite: Suite, family: Family, family_options: BaseModel, opts: EvalOptions, records: int | None
+    suite: Suite, family: Family, family_options: BaseModel, opts: EvalOptions, records: int | None, first: int | None = None
 ) -> Iterator[tuple[int, list[tuple[Item, Probe | None]]]]:
-    """(records read, pairs) of each piece of `unit_chunks`."""
+    """(records read, pairs) of each piece of `unit_chunks`; `first`: the items of the first piece
+    at most (the others are of about `records` records)."""
     ids = run_items(suite, opts)
     wanted = None if opts.conditions is None else set(opts.conditions)
     clean = family.clean and (wanted is None or CLEAN in wanted)
-    for part in suite.batches(ids, records or len(ids) + 1):
+    size = records or len(ids) + 1
+    head = len(ids) if first is None else min(first, len(ids))
+    parts = itertools.chain(suite.batches(ids[:head], size), suite.batches(ids[head:], size) if head < len(ids) else ())
+    for part in parts:
         by_item: dict[str, list[Probe]] = {}
         for p in family.select(part, family_options):
             if wanted is None or p.condition in wanted:
@@ -465,13 +474,28 @@ async def execute_plan(
         else:
             progress(*shown)
 
-    for records, pairs in _chunks(suite, family, fopts, opts, step):
-        planned = _plan_pairs(pairs, family, fopts, specs, opts)
-        del pairs
+    # the first chunk is small, so the calls start at once; every next chunk is planned in a thread
+    # while the calls of the one before it run (at most two chunks planned at a time)
+    chunks = _chunks(suite, family, fopts, opts, step, first=max(1, FIRST_CHUNK_ITEMS // per_pair))
+
+    def plan_next() -> tuple[int, list[Planned]] | None:
+        got = next(chunks, None)
+        return None if got is None else (got[0], _plan_pairs(got[1], family, fopts, specs, opts))
+
+    ahead = plan_next()
+    while ahead is not None:
+        records, planned = ahead
         records_left -= records
         records_done += records
         units_done += len(planned)
-        part = await execute(planned, specs, store, chunk_progress, clients, halted, helpers)
+        running = asyncio.ensure_future(execute(planned, specs, store, chunk_progress, clients, halted, helpers))
+        planning = asyncio.ensure_future(asyncio.to_thread(plan_next))
+        try:
+            part = await running
+        except BaseException:
+            planning.add_done_callback(_retrieved)  # the calls failed: the next chunk is not run
+            raise
+        ahead = await planning  # a bad record of the next chunk fails once this chunk's calls are stored
         waits_before += part.retry_waits
         done_before += part.called
         total = add_stats(total, part)
@@ -479,6 +503,12 @@ async def execute_plan(
     if progress is not None:
         progress(done_before, done_before)
     return total
+
+
+def _retrieved(future: asyncio.Future) -> None:
+    """A planning given up on: its result or error is dropped (not reported as never retrieved)."""
+    if not future.cancelled():
+        future.exception()
 
 
 def epoch_spec(spec: ModelSpec, epoch: int) -> ModelSpec:

@@ -202,3 +202,34 @@ def test_a_request_shared_by_units_in_different_chunks_is_made_once(tmp_path):
     assert len(units) == 4 * 5 + 4 and len(keys) == 4 * 5  # each copy's clean unit has its original's key
     assert sent == stats.called == len(keys) and stats.cached == 4
     assert [u for u, _ in units[-4:]] == [f"{it.id}|clean|none|letter" for it in copies]
+
+
+def test_the_next_chunk_is_planned_while_the_calls_of_the_one_before_run(tmp_path, toy_family, monkeypatch):
+    """The first chunk is small and the calls start with it; each next chunk is planned in a thread
+    while the replies of the chunk before are still awaited (the stub holds each for 0.4 s)."""
+    import threading
+
+    from medresilience import runner
+    from medresilience.testing.stub import Faults
+
+    planning: list[tuple[str, int, int]] = []  # (thread, requests the stub has, replies back) at each chunk's planning
+    done = [0]
+    inner = runner._plan_pairs
+
+    def seen(pairs, *a, **k):
+        planning.append((threading.current_thread().name, srv.stats.total, done[0]))
+        return inner(pairs, *a, **k)
+
+    monkeypatch.setattr(runner, "_plan_pairs", seen)
+    monkeypatch.setattr(runner, "FIRST_CHUNK_ITEMS", 4)
+    suite = make_toy_suite(12)  # 24 units: a first chunk of 4 items, then chunks of about 10 records
+    with StubServer(policy=answerer, faults=Faults(delay=0.4)) as srv:
+        spec = parse_model_spec(f"openai:stub-a,base_url={srv.base_url},concurrency=64")
+        with Store(tmp_path / "s.sqlite") as st:
+            st.record_run("r", {})
+            stats = asyncio.run(execute_plan(suite, [spec], EvalOptions(), st, progress=lambda d, t: done.__setitem__(0, d), chunk_units=10))
+    assert stats.called == stats.planned_units == 24
+    first, second = planning[0], planning[1]
+    assert first[0] == threading.main_thread().name and first[1] == 0  # nothing is sent before the first chunk is planned
+    assert second[0] != threading.main_thread().name and second[2] == 0  # planned in a thread, no reply back yet
+    assert len(planning) >= 3
