@@ -17,7 +17,6 @@ starts nothing more. Their identity is among the setting's texts, so it enters t
 
 from __future__ import annotations
 
-import asyncio
 import json
 import platform
 import time
@@ -27,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__, mitigations
+from . import __version__, event_loop, mitigations
 from .errors import ConfigError, MedresError
 from .family import Family, family_of
 from .fileio import atomic_write
@@ -148,6 +147,7 @@ def evaluate(
         s.api_key()
     config = run_config(suite, specs, opts, family)
     chunk_units = chunk_size()  # a bad MEDRES_CHUNK_UNITS fails before anything is written
+    new_loop = event_loop.loop_factory()  # and a bad MEDRES_EVENT_LOOP
     out = Path(out_dir)
     if not (out / "store.sqlite").exists():
         suite.check()  # no earlier run to settle: a bad suite fails before anything is written
@@ -172,7 +172,9 @@ def evaluate(
                 # collector's passes while they run
                 with serving([*specs, *helpers]) as live, cheap_gc():
                     # planned and run in chunks: memory stays flat as the suite grows
-                    stats = asyncio.run(execute_plan(suite, live[: len(specs)], opts, store, progress, chunk_units=chunk_units, helpers=live[len(specs) :]))
+                    stats = event_loop.run(
+                        execute_plan(suite, live[: len(specs)], opts, store, progress, chunk_units=chunk_units, helpers=live[len(specs) :]), new_loop
+                    )
             config["run_id"] = run_id
             reused = _settled_results(out, previous, run_id, stats) if settled else None
             results, frame = (reused, None) if reused is not None else (summarise or summarise_with_frame)(store, suite, config, stats)

@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from . import event_loop
 from .calls import CallRequest, ProgressFn, RunStats, request_key, run_calls
 from .errors import ConfigError
 from .models.openai_compatible import OpenAICompatibleModel
@@ -176,7 +177,7 @@ class CallSession:
     """
 
     def __init__(self) -> None:
-        self._runner = asyncio.Runner()
+        self._runner = asyncio.Runner(loop_factory=event_loop.loop_factory())
         self._clients: dict[str, OpenAICompatibleModel] = {}
 
     def __enter__(self) -> CallSession:
@@ -257,7 +258,7 @@ def run_stage(
         if session is not None:
             rs = session.run_calls(batch, list(specs.values()), store, on_progress)
         else:
-            rs = asyncio.run(run_calls(batch, list(specs.values()), store, on_progress))
+            rs = event_loop.run(run_calls(batch, list(specs.values()), store, on_progress))
         st.calls_made += rs.called
         st.reused += rs.cached
         nxt: dict[str, tuple[int, str | None, int]] = {}
