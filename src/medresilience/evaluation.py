@@ -149,8 +149,7 @@ def evaluate(
     chunk_units = chunk_size()  # a bad MEDRES_CHUNK_UNITS fails before anything is written
     new_loop = event_loop.loop_factory()  # and a bad MEDRES_EVENT_LOOP
     out = Path(out_dir)
-    if not (out / "store.sqlite").exists():
-        suite.check()  # no earlier run to settle: a bad suite fails before anything is written
+    check_new_run_suite(suite, out)
     with RunLock(out, wait=wait, on_wait=on_wait):  # creates `out`; one process per run directory
         with Store(out / "store.sqlite") as store:
             previous = store.latest_run()
@@ -181,6 +180,13 @@ def evaluate(
             short = shortfall(store, stats)
         write_results(out, results)
     return RunResult(out, results, stats, list(config.get("warnings", [])) + list(results.warnings), short, frame)
+
+
+def check_new_run_suite(suite: Suite, out: Path) -> None:
+    """Check a lazily read suite now when `out` holds no earlier run to settle, so that a bad suite
+    fails before anything is written (a rerun checks it only when it has calls to make)."""
+    if not (out / "store.sqlite").exists():
+        suite.check()
 
 
 def _same_run(stored: RunConfig | None, config: dict[str, Any]) -> bool:

@@ -109,7 +109,7 @@ def _run_eval(
     permanently, were not run (a stopped model), or all failed, or the run measured nothing (no
     unit planned, every judgment unscored); the summary is written first."""
     from ..bundled_suite import sample_suite
-    from ..evaluation import evaluate
+    from ..evaluation import check_new_run_suite, evaluate
     from ..family import family_of
     from ..models.spec import parse_model_spec
     from ..results_worker import ResultsWorker
@@ -138,8 +138,7 @@ def _run_eval(
         extract=extract,
     )
     check_options(family, opts, specs)  # option errors before any progress output
-    if not (Path(out) / "store.sqlite").exists():
-        suite.check()  # as `evaluate` would first: done before the fork, the worker shares the check
+    check_new_run_suite(suite, Path(out))  # as `evaluate` would first: before the fork, the worker shares the check
     # the results and the report are computed by a worker that loads their libraries during the calls
     with ResultsWorker(suite) as worker:
         with progress(lazy=True) as prog:  # shown from the first call: an error before it is one line alone
