@@ -184,9 +184,14 @@ NEAR_COPIES = {"d-0109": "C", "d-0112": "C", "d-0125": "A"}
 
 @pytest.mark.parametrize("rid", sorted(NEAR_COPIES))
 def test_an_answer_naming_an_options_text_that_lost_letters_is_read_as_that_option(rid):
+    _assert_read_as_labelled(rid, NEAR_COPIES[rid])
+
+
+def _assert_read_as_labelled(rid: str, label: str) -> None:
+    """Reply `rid` of the answer files is labelled `label` and read as it."""
     r = next(r for r in _records(*MCQ_FILES) if r["id"] == rid)
     got = read_answer(r["reply"], r["letters"], r.get("option_texts"))
-    assert (got.label, r["expected"]) == (NEAR_COPIES[rid], NEAR_COPIES[rid]), got.how
+    assert (got.label, r["expected"]) == (label, label), got.how
 
 
 def test_lost_letters_never_turn_one_word_into_another_nor_pick_between_two_options():
@@ -342,9 +347,7 @@ READ_BY_THE_FIFTH_ROUND = {
 
 @pytest.mark.parametrize("rid", sorted(READ_BY_THE_FIFTH_ROUND))
 def test_replies_the_fifth_round_of_rules_reads_are_read_as_labelled(rid):
-    r = next(r for r in _records(*MCQ_FILES) if r["id"] == rid)
-    got = read_answer(r["reply"], r["letters"], r.get("option_texts"))
-    assert (got.label, r["expected"]) == (READ_BY_THE_FIFTH_ROUND[rid], READ_BY_THE_FIFTH_ROUND[rid]), got.how
+    _assert_read_as_labelled(rid, READ_BY_THE_FIFTH_ROUND[rid])
 
 
 def test_a_datasets_typos_never_turn_a_number_or_a_capital_letter_into_another_option():
