@@ -161,18 +161,14 @@ def test_a_numbered_answer_list_giving_this_items_option_is_a_second_answer():
 def test_the_cases_own_findings_are_not_several_answers():
     # g-0083, Nova 2 Lite: "### ANSWER\nA\n\n**Reasoning:** ... These findings are classic for **liver
     # cirrhosis** (option A), ..." was left unread: "findings are" read as naming several answers
-    r = next(r for r in _records(DATA / "mcq_g.jsonl") if r["id"] == "g-0083")
-    got = read_answer(r["reply"], r["letters"], r.get("option_texts"))
-    assert (got.label, r["expected"]) == ("A", "A"), got.how
+    _assert_read_as_labelled("g-0083", "A")
     assert read_answer("Answer: B. Her symptoms are typical of (B).", "ABCD").label == "B"
     assert read_answer("The most likely findings are (A) and (C).", "ABCD").label is None
 
 
 def test_a_json_answer_value_that_is_itself_quoted_is_read():
     # f-0002: a model asked for {"answer": "a", ...} wrote {"answer": "\"a\"", ...}
-    r = next(r for r in _records(DATA / "mcq_f.jsonl") if r["id"] == "f-0002")
-    got = read_answer(r["reply"], r["letters"], r.get("option_texts"))
-    assert (got.label, r["expected"]) == ("A", "A"), got.how
+    _assert_read_as_labelled("f-0002", "A")
     assert read_answer('{"answer_letter": "\\"C\\""}', "ABCD").label == "C"
     assert read_answer('{"answer": "\\"\\""}', "ABCD").label is None
 
