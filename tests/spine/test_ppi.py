@@ -1,0 +1,222 @@
+"""Label-corrected (prediction-powered) rates: stats.ppi against ppi_python's own numbers, its
+input rules, and its coverage by simulation (a known truth, a reader of known error, a stratified
+audit weighted toward the units the headline number turns on, 1,000 seeded runs)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from medresilience.stats.ppi import MIN_AUDITED_PER_STRATUM, PPIRate, ppi_mean, ppi_mean_ci, ppi_ratio
+
+
+def reference_datasets() -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(Y, Yhat, Yhat_unlabeled) per name: a copy of bench/ppi_reference.py's ``datasets``."""
+    out = {}
+    for name, seed, n, big_n, p, flip in [("balanced", 11, 150, 2000, 0.6, 0.1), ("noisy", 12, 80, 900, 0.35, 0.3), ("rare", 13, 300, 5000, 0.08, 0.05)]:
+        rng = np.random.default_rng(seed)
+        y_all = (rng.random(n + big_n) < p).astype(float)
+        yhat_all = np.where(rng.random(n + big_n) < flip, 1 - y_all, y_all)
+        out[name] = (y_all[:n], yhat_all[:n], yhat_all[n:])
+    return out
+
+
+# These numbers came from ppi_python 0.2.3 (ppi_py.ppi_mean_ci and ppi_py.ppi_mean_pointestimate,
+# alpha=0.05) on exactly the datasets above, printed by bench/ppi_reference.py run in a separate
+# environment (ppi_python is not a dependency). Per dataset: PPI (lam=1) estimate, lo, hi; PPI++
+# (lam tuned, clipped to [0, 1]) estimate, lo, hi; lam = 1 - n/(n+N) estimate, lo, hi.
+REFERENCE = {
+    "balanced": (
+        0.5945,
+        0.5443820611310327,
+        0.6446179388689673,
+        0.6044802812478433,
+        0.5578899251912327,
+        0.6510706373044538,
+        0.5972093023255814,
+        0.5488826792135181,
+        0.6455359254376448,
+    ),
+    "noisy": (
+        0.47500000000000003,
+        0.3507749608321367,
+        0.5992250391678634,
+        0.3843279306606823,
+        0.2850646383404627,
+        0.48359122298090196,
+        0.46479591836734696,
+        0.34565329033705267,
+        0.5839385463976412,
+    ),
+    "rare": (
+        0.10366666666666667,
+        0.08425043968246682,
+        0.12308289365086653,
+        0.08077852610153267,
+        0.06366950460915631,
+        0.09788754759390904,
+        0.10119496855345912,
+        0.08276271098537825,
+        0.11962722612153999,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCE))
+def test_textbook_ppi_matches_ppi_python(name):
+    y, yhat, yhat_u = reference_datasets()[name]
+    ref = REFERENCE[name]
+    est, lo, hi, lam = ppi_mean_ci(y, yhat, yhat_u, lam=1.0)
+    assert (est, lo, hi) == pytest.approx(ref[0:3], abs=1e-12)
+    assert lam == 1.0
+    est, lo, hi, lam = ppi_mean_ci(y, yhat, yhat_u)
+    assert (est, lo, hi) == pytest.approx(ref[3:6], abs=1e-12)
+    assert 0.0 <= lam <= 1.0
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCE))
+def test_audit_design_is_ppi_with_audited_units_labelled(name):
+    """The audit reads a sample of the run's own units: with one stratum and lam = 1 the estimate
+    is ppi_python's with labelled = audited, unlabelled = the rest and lam' = 1 - n/(n+N); the
+    interval (finite-population two-phase variance) agrees with its one to within 1% of width."""
+    y, yhat, yhat_u = reference_datasets()[name]
+    ref = REFERENCE[name]
+    machine = np.concatenate([yhat, yhat_u])
+    human = np.concatenate([y, np.full(yhat_u.size, np.nan)])
+    r = ppi_mean(machine, human, lam=1.0)
+    assert r.estimate == pytest.approx(ref[6], abs=1e-12)
+    assert (r.hi - r.lo) == pytest.approx(ref[8] - ref[7], rel=0.01)
+    assert (r.n_audited, r.n_total, r.lam, r.n_strata) == (y.size, machine.size, 1.0, 1)
+    tuned = ppi_mean(machine, human)
+    human_only = ppi_mean(machine, human, lam=0.0)
+    assert human_only.estimate == pytest.approx(y.mean(), abs=1e-12)
+    # PPI++: never wider than the human-only interval nor than untuned PPI on the same design.
+    assert tuned.width <= human_only.width + 1e-12
+    assert tuned.width <= r.width + 1e-12
+
+
+def test_none_marks_unaudited_units_and_plain_interval_is_wilson():
+    from medresilience.stats import wilson
+
+    machine = [1, 1, 0, 1, 0, 1, 1, 0, 1, 1]
+    human = [1, 0, 0, None, None, 1, None, 1, None, None]
+    r = ppi_mean(machine, human)
+    w = wilson(7, 10)
+    assert (r.plain, r.plain_lo, r.plain_hi) == (w.p, w.lo, w.hi)
+    assert r.n_audited == 5 and r.n_total == 10
+    assert 0.0 <= r.lo <= r.estimate <= r.hi <= 1.0
+    d = r.as_dict()
+    assert d["estimate"] == r.estimate and d["widening"] == r.widening and d["refused"] is None
+
+
+def test_a_stratum_with_one_audited_unit_is_refused_with_its_name():
+    machine = [1, 0, 1, 1, 0, 1, 1, 0]
+    human = [1, 0, 1, None, 1, None, None, None]
+    strata = ["flip", "flip", "flip", "flip", "unread", "unread", "unread", "unread"]
+    r = ppi_mean(machine, human, strata=strata)
+    assert r.estimate is None and r.lo is None
+    assert "'unread' (1 of 4 audited)" in r.refused
+    assert r.label_error_line().startswith("no label-corrected interval: fewer than 2 audited")
+    assert MIN_AUDITED_PER_STRATUM == 2
+    # A stratum read in full needs no variance of its own: one unit of one is fine.
+    r = ppi_mean([1, 0, 1, 1, 0], [1, 0, None, None, 1], strata=["a", "a", "a", "a", "b"])
+    assert r.refused is None and r.estimate is not None
+
+
+def test_bad_input_is_an_error():
+    with pytest.raises(ValueError, match="differ in length"):
+        ppi_mean([1, 0, 1], [1, None])
+    with pytest.raises(ValueError, match="machine holds a missing"):
+        ppi_mean([1, float("nan"), 1], [1, None, None])
+    with pytest.raises(ValueError, match="same units"):
+        ppi_ratio([0, 1, 0], [1, 1, 0], [0, None, None], [1, 1, None])
+    with pytest.raises(ValueError, match="strata has 2 entries"):
+        ppi_mean([1, 0, 1], [1, 0, None], strata=["a", "b"])
+
+
+def test_label_error_line():
+    r = PPIRate("mean", 0.6, 0.55, 0.65, 150, 2000, 0.62, 0.6, 0.64, 0.8, 0.95, 1)
+    assert r.widening == pytest.approx(2.5)
+    assert r.label_error_line() == "label error widens the interval by 6.0 points (150%)"
+
+
+# --------------------------------------------------------------------------- coverage simulation
+
+RUNS = 1000
+
+
+def stratified_audit(rng: np.random.Generator, strata: np.ndarray, quota: dict[int, int]) -> np.ndarray:
+    """The audit's draw: ``quota[h]`` units uniformly without replacement within stratum h."""
+    keys = rng.random(strata.size)
+    audited = np.zeros(strata.size, dtype=bool)
+    for h, k in quota.items():
+        idx = np.flatnonzero(strata == h)
+        audited[idx[np.argsort(keys[idx])[:k]]] = True
+    return audited
+
+
+def read(rng: np.random.Generator, truth: np.ndarray, wrong_if_right: float, wrong_if_wrong: float, unread: float) -> tuple[np.ndarray, np.ndarray]:
+    """A reader of known error on a 0/1 "correct" truth: unread at a rate (then counted not
+    correct), and wrong at a rate that depends on the truth (a correct answer misread as wrong more
+    often than the reverse). Returns (machine "correct", machine unread)."""
+    u = rng.random(truth.size)
+    is_unread = u < unread
+    flip = rng.random(truth.size) < np.where(truth == 1, wrong_if_right, wrong_if_wrong)
+    machine = np.where(is_unread, 0, np.where(flip, 1 - truth, truth))
+    return machine.astype(float), is_unread
+
+
+def test_accuracy_interval_covers_the_truth_under_a_reader_of_known_error():
+    rng = np.random.default_rng(20261129)
+    p_true, units = 0.7, 2000
+    quota = {0: 50, 1: 70, 2: 80}  # unread, read incorrect, read correct: 200 audited
+    ppi_cover = plain_cover = 0
+    widening = []
+    for _ in range(RUNS):
+        truth = (rng.random(units) < p_true).astype(float)
+        machine, unread = read(rng, truth, wrong_if_right=0.08, wrong_if_wrong=0.03, unread=0.05)
+        strata = np.where(unread, 0, np.where(machine == 0, 1, 2))
+        audited = stratified_audit(rng, strata, quota)
+        r = ppi_mean(machine, np.where(audited, truth, np.nan), strata=strata)
+        ppi_cover += r.lo <= p_true <= r.hi
+        plain_cover += r.plain_lo <= p_true <= r.plain_hi
+        widening.append(r.widening)
+    ppi_rate, plain_rate = ppi_cover / RUNS, plain_cover / RUNS
+    print(
+        f"accuracy: PPI 95% interval covered {ppi_rate:.3f}, plain {plain_rate:.3f} (shortfall {0.95 - plain_rate:.3f}), median widening {np.median(widening):.2f}x"
+    )
+    assert ppi_rate >= 0.94
+    assert plain_rate < ppi_rate - 0.2
+
+
+def test_asr_interval_covers_the_truth_with_probes_clustered_by_item():
+    rng = np.random.default_rng(41)
+    items, probes = 700, 3  # 2,100 pairs; the probes of an item share its clean answer
+    p_clean, asr_true = 0.7, 0.25
+    quota = {0: 80, 1: 80, 2: 40}  # machine flips, clean-correct kept, clean not correct
+    item = np.repeat(np.arange(items), probes)
+    ppi_cover = plain_cover = 0
+    widening = []
+    for _ in range(RUNS):
+        clean = np.repeat((rng.random(items) < p_clean).astype(float), probes)
+        # Items differ in how easily they are swayed (Beta with mean asr_true): probes of an item
+        # flip together more often than independent pairs would.
+        sway = np.repeat(rng.beta(1.0, 3.0, items), probes)
+        stressed = np.where(clean == 1, (rng.random(items * probes) >= sway).astype(float), (rng.random(items * probes) < 0.2).astype(float))
+        m_clean_item, _ = read(rng, clean[::probes], 0.04, 0.02, 0.02)
+        m_clean = np.repeat(m_clean_item, probes)
+        m_stressed, _ = read(rng, stressed, 0.08, 0.03, 0.05)
+        num, den = clean * (1 - stressed), clean
+        m_num, m_den = m_clean * (1 - m_stressed), m_clean
+        strata = np.where(m_num == 1, 0, np.where(m_den == 1, 1, 2))
+        audited = stratified_audit(rng, strata, quota)
+        r = ppi_ratio(m_num, m_den, np.where(audited, num, np.nan), np.where(audited, den, np.nan), strata=strata, clusters=item)
+        ppi_cover += r.lo <= asr_true <= r.hi
+        plain_cover += r.plain_lo <= asr_true <= r.plain_hi
+        widening.append(r.widening)
+    ppi_rate, plain_rate = ppi_cover / RUNS, plain_cover / RUNS
+    print(
+        f"ASR: PPI 95% interval covered {ppi_rate:.3f}, plain {plain_rate:.3f} (shortfall {0.95 - plain_rate:.3f}), median widening {np.median(widening):.2f}x"
+    )
+    assert ppi_rate >= 0.94
+    assert plain_rate < ppi_rate - 0.2
