@@ -45,19 +45,24 @@ The estimator (a two-phase, or "double", sample: phase 1 = the N units of the ru
 labels; phase 2 = the stratified audit sample with human labels):
 
     theta = lam * mean_N(machine) + sum_h (N_h / N) * mean_{n_h}(human - lam * machine)
-    var   = S_y^2 / N * deff  +  sum_h (N_h / N)^2 * (1/n_h - 1/N_h) * s_h^2(human - lam * machine)
+    var   = S_y^2 / N + C  +  sum_h (N_h / N)^2 * (1/n_h - 1/N_h) * s_h^2(human - lam * machine)
 
-With lam = 1 this is the brief's "mean of machine labels over all units plus mean rectifier";
-lam = 0 is the human-only (stratified) estimate. The first variance term is the sampling variance
-of the units themselves (what the rate would have if every unit were audited; S_y^2 estimated
-by the same two-phase estimator from its two moments, ``deff`` the cluster design effect measured on the machine labels over all N
-units, never below 1); the second is the label-error term. Because the audit sample is part of the
-N units (not a separate set as in the PPI paper), the finite-population factor (1/n_h - 1/N_h)
-replaces 1/n_h and no separate "machine mean" variance term is added: the machine mean over the
-same N units is part of phase 1 (with one stratum this is the same estimator as PPI with the
-audited units as the labelled set, the rest as the unlabelled set and lam' = lam * (1 - n/N)).
+With lam = 1 this is the mean of the machine labels over all units plus the mean rectifier
+(human - machine) of each stratum; lam = 0 is the human-only (stratified) estimate. The first
+variance terms are the sampling variance of the units themselves (what the rate would have if every
+unit were audited): S_y^2 / N, with S_y^2 estimated by the same two-phase estimator from its two
+moments, and C, the covariance of units of one item (0 without clusters; see
+``_cluster_cross_term``: measured on the machine labels of all N units, scaled up by the reader's
+attenuation measured on the audit). The last is the label-error term. Because the audit sample is
+part of the N units (not a separate set as in the PPI paper), the finite-population factor
+(1/n_h - 1/N_h) replaces 1/n_h and no separate "machine mean" variance term is added: the machine
+mean over the same N units is part of phase 1. With one stratum this is the same estimator as PPI
+with the audited units as the labelled set, the rest as the unlabelled set and
+lam' = lam * (1 - n/N), and its interval agrees with ppi_python's to within 1% of width.
 ``lam`` (one for all strata) minimises the label-error term, clipped to [0, 1], so the interval is
-never wider than the human-only one (lam = 0) by more than estimation noise.
+never wider than the human-only one (lam = 0) by more than estimation noise. When the strata are
+built from the machine reading itself (flip / kept / unread), the machine value is constant within
+each stratum and lam has no effect: the estimate is then the stratified mean of the human labels.
 
 Ratios use the delta method (linearisation): theta = mu_num / mu_den with both means estimated as
 above with one shared lam, and var(theta) = var(estimate of mean(num - theta * den)) / mu_den^2,
@@ -82,7 +87,7 @@ import numpy as np
 from scipy.stats import norm
 
 from .checks import check_confidence, cluster_codes
-from .rates import clustered_rate, wilson
+from .rates import cluster_interval, wilson
 
 __all__ = ["MIN_AUDITED_PER_STRATUM", "PPIRate", "ppi_mean", "ppi_mean_ci", "ppi_ratio"]
 
@@ -235,6 +240,16 @@ def _audited_floats(values: Sequence[Any], name: str) -> np.ndarray:
     return arr
 
 
+def _codes(values: Sequence[Hashable]) -> tuple[np.ndarray, list[Any]]:
+    """Integer code per unit and the value of each code (numpy arrays of numbers or strings by
+    np.unique, anything else by first appearance)."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "biuUS":
+        uniq, codes = np.unique(values, return_inverse=True)
+        return codes.reshape(-1), uniq.tolist()
+    codes = cluster_codes(values)
+    return codes, list(dict.fromkeys(values))
+
+
 def _design(n_units: int, audited: np.ndarray, strata: Sequence[Hashable] | None, clusters: Sequence[Hashable] | None) -> _Design:
     if strata is None:
         codes = np.zeros(n_units, dtype=np.int64)
@@ -242,8 +257,7 @@ def _design(n_units: int, audited: np.ndarray, strata: Sequence[Hashable] | None
     else:
         if len(strata) != n_units:
             raise ValueError(f"strata has {len(strata)} entries for {n_units} units")
-        codes = cluster_codes(strata)
-        names = list(dict.fromkeys(strata))
+        codes, names = _codes(strata)
     big_n_h = np.bincount(codes).astype(np.float64)
     n_h = np.bincount(codes[audited], minlength=big_n_h.size).astype(np.float64)
     short = [
@@ -258,7 +272,7 @@ def _design(n_units: int, audited: np.ndarray, strata: Sequence[Hashable] | None
     if clusters is not None:
         if len(clusters) != n_units:
             raise ValueError(f"clusters has {len(clusters)} entries for {n_units} units")
-        ccodes = cluster_codes(clusters)
+        ccodes, _ = _codes(clusters)
         if int(ccodes.max(initial=-1)) + 1 == n_units:
             ccodes = None
     return _Design(codes, audited, big_n_h / n_units, fpc, n_h, ccodes, refused)
@@ -294,20 +308,34 @@ def _tuned_lam(d: _Design, m: dict[str, np.ndarray]) -> float:
     return float(np.clip((a * m["cyf"]).sum() / den, 0.0, 1.0))
 
 
-def _deff(d: _Design, f: np.ndarray) -> float:
-    """Cluster design effect of a unit mean, measured on the machine values of all N units: the
-    cluster-robust variance of the mean over the iid variance; 1 without clusters, never below 1
-    (a shared clean answer makes units of one item agree, never disagree)."""
+KAPPA_FLOOR = 0.5
+
+
+def _cluster_cross_term(d: _Design, f: np.ndarray, m: dict[str, np.ndarray]) -> float:
+    """The part of var(mean of y over N units) that comes from units of one item moving together:
+    (sum over items of the squared item total, with the G/(G-1) of the cluster-robust variance,
+    minus the sum of squares) / N^2, measured on the machine values of all N units (the human ones
+    exist only on the audit) and divided by kappa^2, kappa = cov(y, f) / var(y) from the audit:
+    if the machine value is kappa * y plus reading noise independent between the units of an item,
+    the machine's cross-products are kappa^2 times the truth's. Reading noise shared by an item's
+    units (a misread clean answer) only raises the machine's cross-products, so the term errs wide.
+    kappa lies in [KAPPA_FLOOR, 1] (a reader that weak gets at most 4x, never less than 1x); the
+    term is never below 0. 0 without clusters."""
     if d.clusters is None:
-        return 1.0
+        return 0.0
     n = f.size
     g = int(d.clusters.max()) + 1
-    s2 = float(np.var(f, ddof=1))
-    if g < 2 or s2 <= 0:
-        return 1.0
-    tot = np.bincount(d.clusters, weights=f - f.mean(), minlength=g)
-    v_cr = g / (g - 1) * float((tot**2).sum()) / n**2
-    return max(1.0, v_cr / (s2 / n))
+    if g < 2:
+        return 0.0
+    fc = f - f.mean()
+    tot = np.bincount(d.clusters, weights=fc, minlength=g)
+    cross = (g / (g - 1) * float((tot**2).sum()) - float((fc**2).sum())) / n**2
+    w = d.weight
+    my, mf = float((w * m["my"]).sum()), float((w * m["mf"]).sum())
+    cov_yf = float((w * (m["cyf"] + (m["my"] - my) * (m["mf"] - mf))).sum())
+    var_y = float((w * (m["vy"] + (m["my"] - my) ** 2)).sum())
+    kappa = float(np.clip(cov_yf / var_y, KAPPA_FLOOR, 1.0)) if var_y > 0 else 1.0
+    return max(cross, 0.0) / kappa**2
 
 
 def _two_phase(d: _Design, y: np.ndarray, f: np.ndarray, lam: float | None) -> tuple[float, float, float]:
@@ -322,7 +350,7 @@ def _two_phase(d: _Design, y: np.ndarray, f: np.ndarray, lam: float | None) -> t
     # this is theta * (1 - theta)): the machine values of all N units carry most of it.
     m2 = float(lam * (f * f).mean() + (d.weight * (m["m2y"] - lam * m["m2f"])).sum())
     s2_y = max(m2 - theta**2, 0.0) * f.size / max(f.size - 1, 1)
-    unit_term = s2_y / f.size * _deff(d, f)
+    unit_term = s2_y / f.size + _cluster_cross_term(d, f, m)
     return theta, unit_term + label_term, lam
 
 
@@ -330,10 +358,23 @@ def _is_binary(*arrays: np.ndarray) -> bool:
     return all(bool(np.all((x[~np.isnan(x)] == 0) | (x[~np.isnan(x)] == 1))) for x in arrays)
 
 
-def _plain_mean(f: np.ndarray, clusters: Sequence[Hashable] | None, conf: float) -> tuple[float, float, float]:
+def _plain_rate(ok: np.ndarray, clusters: np.ndarray | None, conf: float) -> tuple[float, float, float]:
+    """Machine-only rate of 0/1 values: Wilson, or the cluster bootstrap of ``stats.clustered_rate``
+    when some item holds several units (``clusters``: item code per unit)."""
+    k, n = int(ok.sum()), int(ok.size)
+    w = wilson(k, n, conf)
+    if clusters is not None:
+        size = np.bincount(clusters)
+        keep = size > 0
+        if int(keep.sum()) < n:
+            lo, hi = cluster_interval(np.bincount(clusters, weights=ok)[keep].astype(np.int64), size[keep], conf)
+            return float(w.p), float(lo), float(hi)  # type: ignore[arg-type]
+    return float(w.p), float(w.lo), float(w.hi)  # type: ignore[arg-type]
+
+
+def _plain_mean(f: np.ndarray, clusters: np.ndarray | None, conf: float) -> tuple[float, float, float]:
     if _is_binary(f):
-        r = clustered_rate(f.astype(bool), clusters, conf) if clusters is not None else wilson(int(f.sum()), f.size, conf)
-        return float(r.p), float(r.lo), float(r.hi)  # type: ignore[arg-type]
+        return _plain_rate(f, clusters, conf)
     z = norm.ppf(0.5 + conf / 2)
     se = float(np.std(f, ddof=1)) / math.sqrt(f.size)
     return float(f.mean()), float(f.mean()) - z * se, float(f.mean()) + z * se
@@ -365,8 +406,8 @@ def ppi_mean(
     audited = ~np.isnan(y)
     if f.size == 0:
         return PPIRate("mean", None, None, None, 0, 0, None, None, None, None, conf, 0, "no units")
-    plain, plo, phi = _plain_mean(f, clusters, conf)
     d = _design(f.size, audited, strata, clusters)
+    plain, plo, phi = _plain_mean(f, d.clusters, conf)
     common = {"n_audited": int(audited.sum()), "n_total": int(f.size), "plain": plain, "plain_lo": plo, "plain_hi": phi}
     if d.refused:
         return PPIRate("mean", None, None, None, **common, lam=None, confidence=conf, n_strata=d.weight.size, refused=d.refused)
@@ -396,16 +437,14 @@ def ppi_ratio(
     if not np.array_equal(audited, ~np.isnan(yd)):
         raise ValueError("human_num and human_den must be audited (not None/NaN) on the same units")
     binary = _is_binary(fn, fd, yn, yd) and bool(np.all(fn <= fd)) and bool(np.all(yn[audited] <= yd[audited]))
-    k, n = int(fn.sum()), int(fd.sum())
+    d = _design(fn.size, audited, strata, clusters)
     plain: tuple[float | None, float | None, float | None] = (None, None, None)
-    if binary and n > 0:
+    if binary and fd.sum() > 0:
         rows = fd.astype(bool)
-        r = clustered_rate(fn[rows].astype(bool), [c for c, keep in zip(clusters, rows) if keep], conf) if clusters is not None else wilson(k, n, conf)
-        plain = (r.p, r.lo, r.hi)
+        plain = _plain_rate(fn[rows], None if d.clusters is None else d.clusters[rows], conf)
     elif fd.sum() > 0:
         plain = (float(fn.sum() / fd.sum()), None, None)
     common = {"n_audited": int(audited.sum()), "n_total": int(fn.size), "plain": plain[0], "plain_lo": plain[1], "plain_hi": plain[2]}
-    d = _design(fn.size, audited, strata, clusters)
     if d.refused:
         return PPIRate("ratio", None, None, None, **common, lam=None, confidence=conf, n_strata=d.weight.size, refused=d.refused)
     yn0, yd0 = np.where(audited, yn, 0.0), np.where(audited, yd, 0.0)
