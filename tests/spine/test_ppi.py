@@ -134,10 +134,44 @@ def test_bad_input_is_an_error():
         ppi_mean([1, 0, 1], [1, 0, None], strata=["a", "b"])
 
 
+def test_a_score_mean_is_machine_mean_plus_rectifier_with_a_normal_plain_interval():
+    """A score (PCS-like, 0..2), one stratum, lam = 1: the estimate by hand; the plain interval is
+    the normal interval of the machine mean; the label-corrected one is in the right place."""
+    rng = np.random.default_rng(5)
+    truth = rng.integers(0, 3, 400).astype(float)
+    machine = np.clip(truth + rng.choice([-1.0, 0.0, 0.0, 0.0, 1.0], 400), 0, 2)
+    audited = np.zeros(400, dtype=bool)
+    audited[rng.choice(400, 60, replace=False)] = True
+    human = np.where(audited, truth, np.nan)
+    r = ppi_mean(machine, human, lam=1.0)
+    assert r.estimate == pytest.approx(machine.mean() + (truth - machine)[audited].mean(), abs=1e-12)
+    half = 1.959963984540054 * machine.std(ddof=1) / np.sqrt(400)
+    assert (r.plain_lo, r.plain_hi) == pytest.approx((machine.mean() - half, machine.mean() + half), abs=1e-12)
+    assert r.lo < truth.mean() < r.hi
+    assert r.hi - r.lo > r.plain_hi - r.plain_lo
+
+
+def test_clustered_units_get_the_clustered_plain_interval():
+    from medresilience.stats import clustered_rate
+
+    rng = np.random.default_rng(8)
+    item = np.repeat(np.arange(150), 4)
+    truth = np.repeat(rng.random(150) < 0.6, 4).astype(float)
+    machine = np.where(rng.random(600) < 0.1, 1 - truth, truth)
+    human = np.where(rng.random(600) < 0.2, truth, np.nan)
+    r = ppi_mean(machine, human, clusters=item)
+    c = clustered_rate(machine.astype(bool), list(item))
+    assert (r.plain, r.plain_lo, r.plain_hi) == pytest.approx((c.p, c.lo, c.hi), abs=1e-12)
+    # Units of one item move together: the interval is wider than with every unit its own item.
+    assert r.width > ppi_mean(machine, human).width
+
+
 def test_label_error_line():
     r = PPIRate("mean", 0.6, 0.55, 0.65, 150, 2000, 0.62, 0.6, 0.64, 0.8, 0.95, 1)
     assert r.widening == pytest.approx(2.5)
     assert r.label_error_line() == "label error widens the interval by 6.0 points (150%)"
+    assert r.fmt() == "60.0% [55.0, 65.0] (audited 150 of 2000)"
+    assert r.fmt(pct=False) == "0.600 [0.550, 0.650] (audited 150 of 2000)"
 
 
 # --------------------------------------------------------------------------- coverage simulation

@@ -147,6 +147,16 @@ class PPIRate:
         amount = f"{abs(diff):.1f} {unit}".strip() if pct else f"{abs(diff):.3f}"
         return f"label error {verb} the interval by {amount}{share}"
 
+    def fmt(self, pct: bool = True) -> str:
+        """``"61.2% [55.7, 66.1] (audited 150 of 2150)"`` (pct) or ``"0.612 [0.557, 0.661] ..."``;
+        ``"— (...)"`` when refused or undefined."""
+        tail = f"(audited {self.n_audited} of {self.n_total})"
+        if self.estimate is None or self.lo is None or self.hi is None:
+            return f"— {tail}"
+        if pct:
+            return f"{self.estimate * 100:.1f}% [{self.lo * 100:.1f}, {self.hi * 100:.1f}] {tail}"
+        return f"{self.estimate:.3f} [{self.lo:.3f}, {self.hi:.3f}] {tail}"
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
