@@ -48,6 +48,25 @@ def accuracy(runs: int, seed: int, units: int, p: float, err: tuple[float, float
     return [*(hits[:3] / runs), float(np.median(widen))]
 
 
+def by_condition(runs: int, seed: int, per: int, quota: dict[int, int]) -> list[float]:
+    """Two conditions (clean p=.75, stressed p=.55) as the strata, the stressed one audited more:
+    the machine varies within strata, so lam matters."""
+    rng = np.random.default_rng(seed)
+    p = (0.75 + 0.55) / 2
+    strata = np.repeat([0, 1], per)
+    hits = np.zeros(3)
+    widen = []
+    for _ in range(runs):
+        truth = (rng.random(2 * per) < np.repeat([0.75, 0.55], per)).astype(float)
+        machine = read(rng, truth, 0.08, 0.03, 0.05)[0]
+        human = np.where(audit(rng, strata, quota), truth, np.nan)
+        r = ppi_mean(machine, human, strata=strata)
+        r1 = ppi_mean(machine, human, strata=strata, lam=1.0)
+        hits += [r.lo <= p <= r.hi, r1.lo <= p <= r1.hi, r.plain_lo <= p <= r.plain_hi]
+        widen.append(r.widening)
+    return [*(hits / runs), float(np.median(widen))]
+
+
 def attack(runs: int, seed: int, items: int, probes: int, quota: dict[int, int]) -> list[float]:
     rng = np.random.default_rng(seed)
     item = np.repeat(np.arange(items), probes)
@@ -82,6 +101,7 @@ def main() -> None:
         ("accuracy p=.7 N=2000 audit 200 (50/70/80)", lambda s: accuracy(runs, s, 2000, 0.7, (0.08, 0.03, 0.05), {0: 50, 1: 70, 2: 80})),
         ("accuracy p=.7 N=2000 audit 100 (25/35/40)", lambda s: accuracy(runs, s, 2000, 0.7, (0.08, 0.03, 0.05), {0: 25, 1: 35, 2: 40})),
         ("accuracy p=.5 N=5000 audit 300, reader 2% wrong 1% unread", lambda s: accuracy(runs, s, 5000, 0.5, (0.02, 0.02, 0.01), {0: 20, 1: 140, 2: 140})),
+        ("accuracy, strata = 2 conditions of 1000, audit 40/140", lambda s: by_condition(runs, s, 1000, {0: 40, 1: 140})),
         ("attack 700 items x 3 probes, audit 200 (80/80/40)", lambda s: attack(runs, s, 700, 3, {0: 80, 1: 80, 2: 40})),
         ("attack 300 items x 5 probes, audit 120 (50/50/20)", lambda s: attack(runs, s, 300, 5, {0: 50, 1: 50, 2: 20})),
     ]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from medresilience.stats import ppi as ppi_module
 from medresilience.stats.ppi import MIN_AUDITED_PER_STRATUM, PPIRate, ppi_mean, ppi_mean_ci, ppi_ratio
 
 
@@ -75,17 +76,23 @@ def test_textbook_ppi_matches_ppi_python(name):
 
 
 @pytest.mark.parametrize("name", sorted(REFERENCE))
-def test_audit_design_is_ppi_with_audited_units_labelled(name):
+def test_audit_design_is_ppi_with_audited_units_labelled(name, monkeypatch):
     """The audit reads a sample of the run's own units: with one stratum and lam = 1 the estimate
     is ppi_python's with labelled = audited, unlabelled = the rest and lam' = 1 - n/(n+N); the
-    interval (finite-population two-phase variance) agrees with its one to within 1% of width."""
+    interval (finite-population two-phase variance) agrees with its one to within 1% of width
+    without the pseudo-unit of disagreement, and is wider by at most 10% with it."""
     y, yhat, yhat_u = reference_datasets()[name]
     ref = REFERENCE[name]
     machine = np.concatenate([yhat, yhat_u])
     human = np.concatenate([y, np.full(yhat_u.size, np.nan)])
     r = ppi_mean(machine, human, lam=1.0)
     assert r.estimate == pytest.approx(ref[6], abs=1e-12)
-    assert (r.hi - r.lo) == pytest.approx(ref[8] - ref[7], rel=0.01)
+    assert 1.0 < (r.hi - r.lo) / (ref[8] - ref[7]) < 1.10
+    with monkeypatch.context() as m:
+        m.setattr(ppi_module, "PSEUDO_UNITS", 0.0)
+        bare = ppi_mean(machine, human, lam=1.0)
+    assert bare.estimate == r.estimate
+    assert (bare.hi - bare.lo) == pytest.approx(ref[8] - ref[7], rel=0.01)
     assert (r.n_audited, r.n_total, r.lam, r.n_strata) == (y.size, machine.size, 1.0, 1)
     tuned = ppi_mean(machine, human)
     human_only = ppi_mean(machine, human, lam=0.0)
@@ -221,6 +228,32 @@ def test_accuracy_interval_covers_the_truth_under_a_reader_of_known_error():
     )
     assert ppi_rate >= 0.94
     assert plain_rate < ppi_rate - 0.2
+
+
+def test_accuracy_interval_covers_the_truth_with_strata_by_condition_and_tuned_lam():
+    """Strata that are not the machine reading (two conditions, the stressed one audited at 3.5x
+    the rate of the clean one), so the machine varies within strata and PPI++ tunes lam."""
+    rng = np.random.default_rng(7)
+    per, p_clean, p_stressed = 1000, 0.75, 0.55
+    p_true = (p_clean + p_stressed) / 2
+    strata = np.repeat([0, 1], per)
+    ppi_cover = plain_cover = 0
+    lams = []
+    for _ in range(RUNS):
+        truth = (rng.random(2 * per) < np.repeat([p_clean, p_stressed], per)).astype(float)
+        machine, _ = read(rng, truth, wrong_if_right=0.08, wrong_if_wrong=0.03, unread=0.05)
+        audited = stratified_audit(rng, strata, {0: 40, 1: 140})
+        r = ppi_mean(machine, np.where(audited, truth, np.nan), strata=strata)
+        ppi_cover += r.lo <= p_true <= r.hi
+        plain_cover += r.plain_lo <= p_true <= r.plain_hi
+        lams.append(r.lam)
+    ppi_rate, plain_rate = ppi_cover / RUNS, plain_cover / RUNS
+    print(
+        f"accuracy, condition strata: PPI++ covered {ppi_rate:.3f}, plain {plain_rate:.3f} (shortfall {0.95 - plain_rate:.3f}), median lam {np.median(lams):.2f}"
+    )
+    assert ppi_rate >= 0.94
+    assert plain_rate < ppi_rate - 0.2
+    assert 0.5 < float(np.median(lams)) < 1.0
 
 
 def test_asr_interval_covers_the_truth_with_probes_clustered_by_item():

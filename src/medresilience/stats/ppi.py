@@ -47,6 +47,9 @@ labels; phase 2 = the stratified audit sample with human labels):
     theta = lam * mean_N(machine) + sum_h (N_h / N) * mean_{n_h}(human - lam * machine)
     var   = S_y^2 / N + C  +  sum_h (N_h / N)^2 * (1/n_h - 1/N_h) * s_h^2(human - lam * machine)
 
+(s_h^2 with one pseudo-unit of disagreement added, see ``_two_phase``, so that a stratum whose
+audit happened to see no disagreement does not get zero label error.)
+
 With lam = 1 this is the mean of the machine labels over all units plus the mean rectifier
 (human - machine) of each stratum; lam = 0 is the human-only (stratified) estimate. The first
 variance terms are the sampling variance of the units themselves (what the rate would have if every
@@ -319,6 +322,7 @@ def _tuned_lam(d: _Design, m: dict[str, np.ndarray]) -> float:
 
 
 KAPPA_FLOOR = 0.5
+PSEUDO_UNITS = 1.0
 
 
 def _cluster_cross_term(d: _Design, f: np.ndarray, m: dict[str, np.ndarray]) -> float:
@@ -354,8 +358,17 @@ def _two_phase(d: _Design, y: np.ndarray, f: np.ndarray, lam: float | None) -> t
     if lam is None:
         lam = _tuned_lam(d, m)
     theta = float(lam * f.mean() + (d.weight * (m["my"] - lam * m["mf"])).sum())
-    s2_resid = m["vy"] - 2 * lam * m["cyf"] + lam**2 * m["vf"]
-    label_term = float((d.weight**2 * d.fpc * np.maximum(s2_resid, 0.0)).sum())
+    s2_resid = np.maximum(m["vy"] - 2 * lam * m["cyf"] + lam**2 * m["vf"], 0.0)
+    # Each stratum's residual variance as if one more audited unit (PSEUDO_UNITS) had shown a
+    # residual one label-span (the range of the values) from the mean: an audit that saw no or one
+    # disagreement in a stratum would otherwise claim the reader is perfect there, the Wald
+    # interval's failure (remedied for a proportion by Agresti-Coull's pseudo-counts). Simulated
+    # (bench/bench_ppi_coverage.py), 0 pseudo-units covered 93% with 40 audited units in a stratum
+    # of 1000, 1 covers 95-97% in every setting, 2 covers 97-98%.
+    span = max(float(np.ptp(f)) if f.size else 0.0, float(np.ptp(y[d.audited])) if d.audited.any() else 0.0)
+    dof = np.maximum(d.n_h - 1.0, 0.0)
+    s2_resid = (s2_resid * dof + PSEUDO_UNITS * span**2) / (dof + PSEUDO_UNITS)
+    label_term = float((d.weight**2 * d.fpc * s2_resid).sum())
     # S_y^2 = E[y^2] - E[y]^2 with both moments estimated the same two-phase way (for 0/1 values
     # this is theta * (1 - theta)): the machine values of all N units carry most of it.
     m2 = float(lam * (f * f).mean() + (d.weight * (m["m2y"] - lam * m["m2f"])).sum())
