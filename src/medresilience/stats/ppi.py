@@ -61,7 +61,8 @@ part of the N units (not a separate set as in the PPI paper), the finite-populat
 (1/n_h - 1/N_h) replaces 1/n_h and no separate "machine mean" variance term is added: the machine
 mean over the same N units is part of phase 1. With one stratum this is the same estimator as PPI
 with the audited units as the labelled set, the rest as the unlabelled set and
-lam' = lam * (1 - n/N), and its interval agrees with ppi_python's to within 1% of width.
+lam' = lam * (1 - n/N), and its interval agrees with ppi_python's to within 1% of width
+(without the pseudo-units; with them it is up to 10% wider on the test's datasets).
 ``lam`` (one for all strata) minimises the label-error term, clipped to [0, 1], so the interval is
 never wider than the human-only one (lam = 0) by more than estimation noise. When the strata are
 built from the machine reading itself (flip / kept / unread), the machine value is constant within
