@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .models.spec import ModelSpec
     from .store import Store
 
+_MCQ_ONLY = "answer_format=schema asks for one of the item's option labels, for multiple-choice answers only"
 PROMPT, SCHEMA = "prompt", "schema"
 FORMATS = (PROMPT, SCHEMA)
 #: the scorer name the probe's outcome is stored under (label: schema, rejected or ignored)
@@ -64,6 +65,8 @@ def check_answer_format(family: Family, opts: Any, settings: Iterable[Any]) -> N
         raise ConfigError("-O answer_format", f"must be {' or '.join(FORMATS)}, not {fmt!r}")
     if fmt == PROMPT:
         return
+    if "letter" not in family.scorings:
+        raise ConfigError("-O answer_format", f"family {family.name} does not read option letters from its replies (they are judged): {_MCQ_ONLY}")
     if opts.scoring != "letter":
         raise ConfigError("-O answer_format", f"a schema answer is generated and read from its answer field: it needs --scoring letter, not {opts.scoring}")
     if opts.extract is not None:
@@ -77,11 +80,7 @@ def schema_scorer_of(scorer: Any, family: Family) -> None:
     """A unit's family scorer can be replaced by the schema reading: it reads option letters
     (ConfigError naming the family otherwise: its replies are judged, not read as letters)."""
     if not isinstance(scorer, LetterScorer):
-        raise ConfigError(
-            "-O answer_format",
-            f"family {family.name} does not read option letters from these replies (they are judged): "
-            "answer_format=schema asks for one of the item's option labels, for multiple-choice answers only",
-        )
+        raise ConfigError("-O answer_format", f"family {family.name} does not read option letters from these replies (they are judged): {_MCQ_ONLY}")
 
 
 def declared_formats(specs: Iterable[ModelSpec], fmt: str) -> dict[str, str]:

@@ -49,6 +49,7 @@ from .runner import (
     execute_plan,
     setting_models,
 )
+from .scoring.schema_answer import answer_response_format
 from .seeding import stable_hash
 from .store import RunConfig, Store
 from .suite import Suite
@@ -99,6 +100,9 @@ def run_config(suite: Suite, specs: Sequence[ModelSpec], opts: EvalOptions, fami
     texts = dict(family.prompts(fopts))
     for name in opts.settings:
         texts.update({f"setting.{name}.{k}": v for k, v in mitigations.get(name).texts.items()})
+    if opts.answer_format != PROMPT:  # the schema is sent with every answer: it enters the prompts hash
+        shape = json.dumps(answer_response_format("ABCD"), sort_keys=True)
+        texts["answer_format"] = f"{opts.answer_format}: {shape} (the enum: each item's option labels)"
     helpers = setting_models(opts.settings)
     # a setting may warn about the suite it is run on (an optimised prompt tuned on these items)
     warnings = [w for name in opts.settings for w in getattr(mitigations.get(name), "suite_warnings", lambda _s: [])(suite)]

@@ -22,7 +22,7 @@ from medresilience.errors import ConfigError
 from medresilience.records import Item
 from medresilience.scoring.schema_answer import SCHEMA_NAME, SchemaScorer, answer_schema, read_schema_answer
 from medresilience.store import Store
-from medresilience.testing.stub import StubServer, fit_to_schema, hash_letter
+from medresilience.testing.stub import Faults, StubServer, fit_to_schema, hash_letter
 
 ITEM = Item(id="x", source="s", question="q?", options={k: f"option {k}" for k in "ABCD"}, answer="C")
 
@@ -238,3 +238,65 @@ def test_the_command_line_says_the_fallback_once_and_succeeds(tmp_path, suite):
     assert result.exit_code == 0, result.output
     assert result.output.count("rejects response_format") == 1
     assert result.output.count("warning: model stub-model") == 1
+
+
+def test_a_probe_that_fails_otherwise_decides_nothing(tmp_path, suite):
+    """A fault every later call would repeat (here a rejected key) is no answer about the schema:
+    the schema is kept, the answers meet the fault and are reported, the next run probes again."""
+    with StubServer(policy=oracle_policy, response_format="honour", faults=Faults(rate_401=1.0)) as srv:
+        spec = _spec(srv)
+        res = evaluate(suite, [spec], tmp_path / "run", EvalOptions(answer_format="schema"))
+    assert res.stats.fallbacks == []
+    assert res.stats.errors > 0 and res.stats.stopped  # the answers' own failures, as any run reports them
+    with Store(tmp_path / "run" / "store.sqlite") as st:
+        assert st.score(probe_request(spec).key, PROBE_SCORER) is None
+        assert all("response_format" in st.request(k)["params"] for k, _, _ in _units(tmp_path / "run").values())
+
+
+def test_a_family_that_judges_its_replies_takes_no_schema(tmp_path):
+    """A free-text family (false presuppositions, judged) is refused before anything is written."""
+    from medresilience.families.presupposition.probe import PresuppositionProbe, probe_id
+    from medresilience.suite import Suite as S
+    from medresilience.suite import SuiteManifest
+
+    item = Item(id="p1", source="cancer-myth", question="Since nothing can be done, how do we plan?", reference="Treatment still helps.")
+    probe = PresuppositionProbe(
+        id=probe_id("p1", "presupposition"), item_id="p1", condition="presupposition", facets={"category": "no_treatment", "generator": "g"}
+    )
+    S(SuiteManifest(name="presup", family="presupposition"), [item], [probe]).save(tmp_path / "suite")
+    suite = Suite.load(tmp_path / "suite")
+    spec = parse_model_spec("openai:m,base_url=http://127.0.0.1:9")
+    opts = EvalOptions(answer_format="schema", scoring="judge", family={"judge": "openai:j,base_url=http://127.0.0.1:9"})
+    with pytest.raises(ConfigError, match="family presupposition does not read option letters from its replies"):
+        evaluate(suite, [spec], tmp_path / "run", opts)
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_provider_table_says_which_providers_take_the_schema():
+    from medresilience.models.providers import PROVIDERS
+
+    takes = {p.name: "response_format" not in p.unsupported for p in PROVIDERS.values()}
+    assert takes["openai"] and takes["vllm"] and takes["sglang"] and takes["llamacpp"] and takes["ollama"]
+    assert not takes["anthropic"] and not takes["deepseek"]  # DeepSeek: JSON mode only, no schema
+    assert PROVIDERS.get("deepseek").structured_answers == "no" and PROVIDERS.get("vllm").structured_answers == "yes"
+    assert parse_model_spec("deepseek/deepseek-chat").supports("response_format") is False
+    assert parse_model_spec("embedded").supports("response_format") is True  # the llama.cpp server
+
+
+def test_a_mode_that_judges_its_replies_takes_no_schema(tmp_path, suite):
+    """A family that reads letters in one mode and judges in another (open answers, judged against
+    the reference) is refused in the judged mode, before anything is written."""
+    spec = parse_model_spec("openai:m,base_url=http://127.0.0.1:9")
+    opts = EvalOptions(answer_format="schema", family={"answer": "open", "judge": "openai:j,base_url=http://127.0.0.1:9"})
+    with pytest.raises(ConfigError, match="does not read option letters from these replies"):
+        evaluate(suite, [spec], tmp_path / "run", opts)
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_schema_enters_the_runs_prompts_hash(tmp_path, suite):
+    with StubServer(policy="hash", response_format="honour") as srv:
+        spec = _spec(srv)
+        runs = {fmt: evaluate(suite, [spec], tmp_path / fmt, EvalOptions(answer_format=fmt)) for fmt in ("prompt", "schema")}
+    texts = {fmt: json.loads((tmp_path / fmt / "run.json").read_text())["prompts"] for fmt in runs}
+    assert "answer_format" not in texts["prompt"]["texts"] and '"enum": ["A", "B", "C", "D"]' in texts["schema"]["texts"]["answer_format"]
+    assert texts["prompt"]["hash"] != texts["schema"]["hash"]
