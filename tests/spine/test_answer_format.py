@@ -300,3 +300,32 @@ def test_the_schema_enters_the_runs_prompts_hash(tmp_path, suite):
     texts = {fmt: json.loads((tmp_path / fmt / "run.json").read_text())["prompts"] for fmt in runs}
     assert "answer_format" not in texts["prompt"]["texts"] and '"enum": ["A", "B", "C", "D"]' in texts["schema"]["texts"]["answer_format"]
     assert texts["prompt"]["hash"] != texts["schema"]["hash"]
+
+
+def test_a_second_turn_is_asked_with_the_schema_too(tmp_path):
+    """A turn that continues an earlier unit's conversation (the toy family of tests/toy_family.py)
+    carries the earlier JSON reply and is asked and read with the schema as well."""
+    from medresilience.family import register, unregister
+    from toy_family import AGAIN, AGAIN_TURN, again_answerer, make_again_suite
+
+    def schema_again(messages, request):  # the toy's answerer reads the first reply's letter at its end
+        plain = [dict(m, content="Answer: " + json.loads(m["content"])["answer"]) if m["role"] == "assistant" else m for m in messages]
+        return again_answerer(plain, request)
+
+    register(AGAIN)
+    try:
+        make_again_suite(8).save(tmp_path / "suite")
+        suite = Suite.load(tmp_path / "suite")
+        with StubServer(policy=schema_again, response_format="honour") as srv:
+            res = evaluate(suite, [_spec(srv, "toy-model")], tmp_path / "run", EvalOptions(answer_format="schema"))
+        h = res.results.headline("toy-model")
+        assert (h["clean"].k, h["clean"].n) == (6, 8) and (h["again"].k, h["again"].n) == (4, 8)  # as in the prompt format
+        reqs = _requests(tmp_path / "run")
+        seconds = [r for u, r in reqs.items() if "|again|" in u]
+        assert len(seconds) == 8 and all("response_format" in r["params"] for r in reqs.values())
+        for r in seconds:
+            assert r["messages"][-1] == {"role": "user", "content": AGAIN_TURN}
+            assert json.loads(r["messages"][-2]["content"])["answer"] in "ABCD"  # the stored JSON reply, as sent back
+        assert all(status == "valid" for _, _, status in _units(tmp_path / "run").values())
+    finally:
+        unregister(AGAIN.name)
