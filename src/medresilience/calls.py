@@ -55,6 +55,7 @@ class RunStats:
     stopped: list[str] = field(default_factory=list)  # one line per stopped model
     settled_from: str | None = None  # a rerun of this settled run: nothing was planned or called
     agent_short: int = 0  # agent units that used their steps or tokens without a final answer (not scored)
+    fallbacks: list[str] = field(default_factory=list)  # one line per model asked in another format than the run asked (answer_format)
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items()}

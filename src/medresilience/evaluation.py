@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, event_loop, mitigations
+from .answer_format import PROMPT, declared_warnings
 from .errors import ConfigError, MedresError
 from .family import Family, family_of
 from .fileio import atomic_write
@@ -36,7 +37,19 @@ from .models.openai_compatible import redact_url
 from .models.serving import serving
 from .models.spec import ModelSpec
 from .results import Results
-from .runner import EvalOptions, ProgressFn, RunStats, check_extract, check_options, chunk_size, epoch_decoding, execute_plan, setting_models
+from .runner import (
+    EvalOptions,
+    ProgressFn,
+    RunStats,
+    check_answer_units,
+    check_extract,
+    check_options,
+    chunk_size,
+    epoch_decoding,
+    execute_plan,
+    setting_models,
+)
+from .scoring.schema_answer import answer_response_format
 from .seeding import stable_hash
 from .store import RunConfig, Store
 from .suite import Suite
@@ -87,9 +100,13 @@ def run_config(suite: Suite, specs: Sequence[ModelSpec], opts: EvalOptions, fami
     texts = dict(family.prompts(fopts))
     for name in opts.settings:
         texts.update({f"setting.{name}.{k}": v for k, v in mitigations.get(name).texts.items()})
+    if opts.answer_format != PROMPT:  # the schema is sent with every answer: it enters the prompts hash
+        shape = json.dumps(answer_response_format("ABCD"), sort_keys=True)
+        texts["answer_format"] = f"{opts.answer_format}: {shape} (the enum: each item's option labels)"
     helpers = setting_models(opts.settings)
     # a setting may warn about the suite it is run on (an optimised prompt tuned on these items)
     warnings = [w for name in opts.settings for w in getattr(mitigations.get(name), "suite_warnings", lambda _s: [])(suite)]
+    warnings += declared_warnings(specs, opts.answer_format)  # a model the provider table declares without response_format
     return {
         "medresilience": __version__,
         "python": platform.python_version(),
@@ -106,6 +123,8 @@ def run_config(suite: Suite, specs: Sequence[ModelSpec], opts: EvalOptions, fami
             "epochs": opts.epochs,
             # the extraction model of replies the rules leave unread (only when there is one)
             **({"extract": _public(opts.extract)} if opts.extract is not None else {}),
+            # how the answers were asked for (only when not the prompt format, so earlier runs' configs stand)
+            **({"answer_format": opts.answer_format} if opts.answer_format != PROMPT else {}),
         },
         # each epoch's decoding seed and temperature (one entry per model with one epoch)
         "decoding": epoch_decoding(specs, opts.epochs),
@@ -142,6 +161,7 @@ def evaluate(
     if opts.extract is not None:
         opts.extract.api_key()
         check_extract(suite, family, family.parse_options(opts.family), opts)
+    check_answer_units(suite, family, family.parse_options(opts.family), opts)
     helpers = [m for m in setting_models(opts.settings) if m.label not in labels]  # a monitor:SPEC's model
     for s in helpers:
         s.api_key()

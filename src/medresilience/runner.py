@@ -46,6 +46,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from . import followups, mitigations
+from .answer_format import SCHEMA, check_answer_format, declared_formats, resolve_formats, schema_scorer_of
 from .calls import CallRequest, ProgressFn, RunStats, add_stats, request_key, run_calls, takes_waits
 from .errors import ConfigError
 from .family import Family, family_of
@@ -59,6 +60,7 @@ from .records import CLEAN, Item, Probe
 from .scoring.extract import Extractor, ExtractScorer, check_extractor, is_extracting, run_extraction
 from .scoring.judge import run_deferred
 from .scoring.mcq import LetterScorer, mcq_params
+from .scoring.schema_answer import SchemaScorer, answer_response_format
 from .scoring.types import Scorer, is_deferred
 from .seeding import sample_order, stable_hash
 from .store import Store, UnitRow
@@ -71,6 +73,7 @@ __all__ = [
     "PlannedPreCall",
     "ProgressFn",
     "RunStats",
+    "check_answer_units",
     "check_extract",
     "check_options",
     "chunk_size",
@@ -112,6 +115,7 @@ class EvalOptions:
     family: Mapping[str, Any] | BaseModel | None = None
     epochs: int = 1
     extract: ModelSpec | None = None  # the extraction model for replies the rules leave unread (-O extract=SPEC)
+    answer_format: str = "prompt"  # prompt, or schema: a response_format JSON answer where the model takes one (answer_format)
 
     def __post_init__(self) -> None:
         if self.epochs < 1:
@@ -233,6 +237,7 @@ def check_options(family: Family, opts: EvalOptions, specs: Iterable[ModelSpec] 
         other = answering.get(m.label)
         if other is not None and other.identity() != m.identity():
             raise ConfigError("--setting", f"the model {m.label} a setting calls is not the answering model of that label; give it another label=")
+    check_answer_format(family, opts, [mitigations.get(n) for n in opts.settings])
     if opts.extract is not None:
         if opts.scoring != "letter":
             raise ConfigError("-O extract", f"the extraction model reads generated replies: it needs --scoring letter, not {opts.scoring}")
@@ -262,6 +267,15 @@ def check_extract(suite: Suite, family: Family, family_options: BaseModel, opts:
         return
     for item, probe in select_units(suite, family, family_options, dataclasses.replace(opts, limit=1))[:1]:
         _with_extractor(family.scorer(item, probe, opts.scoring, family_options), item, Extractor(opts.extract), opts.scoring, family)
+
+
+def check_answer_units(suite: Suite, family: Family, family_options: BaseModel, opts: EvalOptions) -> None:
+    """With the schema answer format, the suite's replies must be read as option letters (a family
+    or mode that judges its replies takes no schema): ConfigError otherwise, before anything is written."""
+    if opts.answer_format != SCHEMA:
+        return
+    for item, probe in select_units(suite, family, family_options, dataclasses.replace(opts, limit=1))[:1]:
+        schema_scorer_of(family.scorer(item, probe, opts.scoring, family_options), family)
 
 
 def _with_extractor(scorer: Scorer | Any, item: Item, extractor: Extractor | None, scoring: str, family: Family) -> Scorer | Any:
@@ -477,10 +491,12 @@ async def execute_plan(
     # the first chunk is small, so the calls start at once; every next chunk is planned in a thread
     # while the calls of the one before it run (at most two chunks planned at a time)
     chunks = _chunks(suite, family, fopts, opts, step, first=max(1, FIRST_CHUNK_ITEMS // per_pair))
+    # the format each model's answers are asked in (a probe per model that may take the schema)
+    formats = await resolve_formats(specs, opts.answer_format, store, total, clients)
 
     def plan_next() -> tuple[int, list[Planned]] | None:
         got = next(chunks, None)
-        return None if got is None else (got[0], _plan_pairs(got[1], family, fopts, specs, opts))
+        return None if got is None else (got[0], _plan_pairs(got[1], family, fopts, specs, opts, formats))
 
     ahead = plan_next()
     while ahead is not None:
@@ -521,9 +537,21 @@ def epoch_decoding(specs: Iterable[ModelSpec], epochs: int) -> dict[str, list[di
     return {s.label: [{"epoch": e, "seed": epoch_spec(s, e).seed, "temperature": s.temperature} for e in range(epochs)] for s in specs}
 
 
-def _plan_pairs(pairs: list[tuple[Item, Probe | None]], family: Family, fopts: BaseModel, specs: list[ModelSpec], opts: EvalOptions) -> list[Planned]:
+def _plan_pairs(
+    pairs: list[tuple[Item, Probe | None]],
+    family: Family,
+    fopts: BaseModel,
+    specs: list[ModelSpec],
+    opts: EvalOptions,
+    formats: Mapping[str, str] | None = None,
+) -> list[Planned]:
     """The units of some (item, probe-or-clean) pairs, for every model and setting (as `plan`); a
-    probe that follows an earlier unit of its item is planned as a follow-up of it (`followups`)."""
+    probe that follows an earlier unit of its item is planned as a follow-up of it (`followups`).
+    `formats`: model label -> the format its answers are asked in (`answer_format`): a schema
+    answer's request carries the item's response_format (so its key differs from the prompt
+    format's) and is read from its answer field; None: as the provider table declares them."""
+    if formats is None:
+        formats = declared_formats(specs, opts.answer_format)
     settings = [mitigations.get(n) for n in opts.settings]
     rendered = [(item, probe, family.render(item, probe, opts.scoring, fopts)) for item, probe in pairs]
     after = {id(probe): family.follows(probe) for _, probe, _ in rendered if probe is not None}
@@ -532,6 +560,11 @@ def _plan_pairs(pairs: list[tuple[Item, Probe | None]], family: Family, fopts: B
     out: list[Planned] = []
     for spec, epoch in ((s, e) for s in specs for e in range(opts.epochs)):
         params = epoch_spec(spec, epoch).decoding(**overrides)
+        schema = formats.get(spec.label) == SCHEMA
+
+        def item_params(item: Item, params: dict[str, Any] = params, schema: bool = schema) -> dict[str, Any]:
+            return {**params, "response_format": answer_response_format(item.letters)} if schema else params
+
         for setting in settings:
             precall = _precall_of(setting)
             if any(after.values()):
@@ -547,7 +580,8 @@ def _plan_pairs(pairs: list[tuple[Item, Probe | None]], family: Family, fopts: B
                     later.append((item, probe, messages, after[id(probe)]))  # type: ignore[arg-type]
                     continue
                 messages = setting.apply_to(messages, item)  # a setting may need the item (to keep its answer key out)
-                key = followups.epoch_key(request_key(spec, messages, params), spec, epoch)
+                sent = item_params(item)
+                key = followups.epoch_key(request_key(spec, messages, sent), spec, epoch)
                 pre = None
                 if precall is not None:
                     c = precall(messages, spec)
@@ -556,10 +590,8 @@ def _plan_pairs(pairs: list[tuple[Item, Probe | None]], family: Family, fopts: B
                     key = stable_hash({"answer": key, c.role: pre.key, "marker": getattr(setting, "marker", "")})
                 if agent is not None:  # the answer comes from the agent's steps: the key names the agent and its protocol
                     key = stable_hash({"answer": key, "agent": agent.marker, "protocol": agent.protocol_for(spec)})
-                unit = _unit(family, fopts, opts, extractor, spec, epoch, setting.name, item, probe, key)
-                earlier[(item.id, cond)] = planned = Planned(
-                    unit.row, messages, params, unit.scorer, pre, agent=agent, item=item if agent is not None else None
-                )
+                unit = _unit(family, fopts, opts, extractor, spec, epoch, setting.name, item, probe, key, schema)
+                earlier[(item.id, cond)] = planned = Planned(unit.row, messages, sent, unit.scorer, pre, agent=agent, item=item if agent is not None else None)
                 out.append(planned)
             for item, probe, turn, cond in later:
                 first = earlier.get((item.id, cond))
@@ -568,8 +600,9 @@ def _plan_pairs(pairs: list[tuple[Item, Probe | None]], family: Family, fopts: B
                         "--conditions", f"probe {probe.id} ({probe.condition}) follows the {cond} unit of item {item.id}: plan that condition too"
                     )
                 follow = followups.FollowUp(first.unit.key, rendered_of(rendered, item, cond), turn, item, setting, spec, epoch)
-                unit = _unit(family, fopts, opts, extractor, spec, epoch, setting.name, item, probe, follow.placeholder_key(params))
-                out.append(Planned(unit.row, turn, params, unit.scorer, None, follow))
+                sent = item_params(item)
+                unit = _unit(family, fopts, opts, extractor, spec, epoch, setting.name, item, probe, follow.placeholder_key(sent), schema)
+                out.append(Planned(unit.row, turn, sent, unit.scorer, None, follow))
     return out
 
 
@@ -595,11 +628,17 @@ def _unit(
     item: Item,
     probe: Probe | None,
     key: str,
+    schema: bool = False,
 ) -> _Unit:
-    """A unit's row (its id names the probe or item, condition, setting, scoring and epoch) and scorer."""
+    """A unit's row (its id names the probe or item, condition, setting, scoring and epoch) and
+    scorer (`schema`: its answer is asked with the schema and read from its answer field)."""
     cond = CLEAN if probe is None else probe.condition
     base = item.id if probe is None else probe.id
-    scorer = _with_extractor(family.scorer(item, probe, opts.scoring, fopts), item, extractor, opts.scoring, family)
+    scorer = family.scorer(item, probe, opts.scoring, fopts)
+    if schema:
+        schema_scorer_of(scorer, family)
+        scorer = SchemaScorer(item)
+    scorer = _with_extractor(scorer, item, extractor, opts.scoring, family)
     # a judge's name carries its model and rubric hash: another judge makes other units
     scoring = scorer.name if is_deferred(scorer) else opts.scoring
     unit_id = f"{base}|{cond}|{setting}|{scoring}" + (f"|e{epoch}" if epoch else "")

@@ -23,12 +23,14 @@ if TYPE_CHECKING:  # pragma: no cover
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Measure whether models keep correct medical judgments under misleading or messy input.")
 
 
-def _run_options(family: Family, family_options: list[str] | None, judge: str | None, cfg) -> tuple[dict[str, str], ModelSpec | None]:
-    """The family's -O pairs with --judge folded in, and the run's extraction model (-O extract=SPEC)."""
+def _run_options(family: Family, family_options: list[str] | None, judge: str | None, cfg) -> tuple[dict[str, str], ModelSpec | None, str]:
+    """The family's -O pairs with --judge folded in, the run's extraction model (-O extract=SPEC)
+    and its answer format (-O answer_format=prompt|schema)."""
     from ..errors import ConfigError
     from ..models.spec import parse_model_spec
 
     pairs = parse_pairs(family_options)
+    answer_format = pairs.pop("answer_format", "prompt")  # the run's, not the family's: how answers are asked for
     extract = None
     if "extract" in pairs:  # -O extract=SPEC is the run's, not the family's: an extraction model for unread replies
         text = pairs.pop("extract")
@@ -43,7 +45,7 @@ def _run_options(family: Family, family_options: list[str] | None, judge: str | 
             raise ConfigError("--judge", "give the judge once: --judge or -O judge=, not both")
         parse_model_spec(judge, flag="--judge")  # a bad spec is blamed on the flag that gave it
         pairs["judge"] = judge
-    return pairs, extract
+    return pairs, extract, answer_format
 
 
 def _print_outcome(result: RunResult) -> None:
@@ -61,6 +63,8 @@ def _print_outcome(result: RunResult) -> None:
     )
     for e in s.error_samples:
         err_console.print(f"  error sample: {e}", highlight=False, markup=False, soft_wrap=True)  # as stored: [redacted] and [brackets] kept
+    for line in s.fallbacks:
+        err_console.print(f"warning: {line}", highlight=False, markup=False, soft_wrap=True)
     for line in s.stopped:
         err_console.print(line, highlight=False, soft_wrap=True, markup=False)
     if s.agent_short:
@@ -125,7 +129,7 @@ def _run_eval(
     if defense is not None:  # the former flag: --defense on = the caution setting
         settings = {"off": ["none"], "on": ["caution"], "both": ["none", "caution"]}[defense]
     family = family_of([suite.manifest.family])
-    pairs, extract = _run_options(family, family_options, judge, cfg)
+    pairs, extract, answer_format = _run_options(family, family_options, judge, cfg)
     fam_opts = cfg.family_options(pairs, suite.manifest.family) if cfg else pairs
     # the family's first scoring is the default (letters for MCQ families, the judge for free text)
     opts = EvalOptions(
@@ -136,6 +140,7 @@ def _run_eval(
         epochs=epochs,
         sample_seed=sample_seed,
         extract=extract,
+        answer_format=answer_format,
     )
     check_options(family, opts, specs)  # option errors before any progress output
     check_new_run_suite(suite, Path(out))  # as `evaluate` would first: before the fork, the worker shares the check
@@ -184,7 +189,8 @@ FamilyOpt = Annotated[
         "--option",
         "-O",
         help="an option of the suite's family, KEY=VALUE (the README lists each family's), "
-        "or extract=SPEC: a model that reads the replies the rules leave unread; repeatable",
+        "or extract=SPEC: a model that reads the replies the rules leave unread, "
+        "or answer_format=schema: a JSON answer through response_format where the model takes it; repeatable",
     ),
 ]
 DefenseOpt = Annotated[Optional[str], typer.Option("--defense", hidden=True, help="former flag: off | on | both (= --setting caution)")]

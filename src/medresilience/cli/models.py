@@ -22,11 +22,18 @@ def register(app: typer.Typer) -> None:
         from ..models.providers import PRICES, PROVIDERS
 
         t = Table(title="Providers: --model PROVIDER/MODEL[,KEY=VALUE...]", show_lines=False)
-        for col in ("provider", "URL (override variable)", "key variable", "quirks", "agent protocol"):
+        for col in ("provider", "URL (override variable)", "key variable", "quirks", "agent protocol", "JSON schema"):
             t.add_column(col, overflow="fold")
         for p in PROVIDERS.values():
             key = " or ".join(p.key_envs) if p.key_envs else "none (local)"
-            t.add_row(f"{p.name}\n[dim]{p.title}[/]", f"{p.base_url}\n[dim]{p.base_url_env}[/]", key, "\n".join(p.quirks()) or "—", p.agent_protocol)
+            t.add_row(
+                f"{p.name}\n[dim]{p.title}[/]",
+                f"{p.base_url}\n[dim]{p.base_url_env}[/]",
+                key,
+                "\n".join(p.quirks()) or "—",
+                p.agent_protocol,
+                p.structured_answers,
+            )
         console.print(t)
         pt = Table(title="Known prices (USD per 1M tokens; used when a spec and medres.toml set none)")
         for col in ("provider", "model", "input", "output", "listed"):
@@ -35,7 +42,10 @@ def register(app: typer.Typer) -> None:
             pt.add_row(pr.provider, pr.model, f"{pr.input:.2f}", f"{pr.output:.2f}", pr.date)
         console.print(pt)
         console.print(
-            'Any other OpenAI-compatible endpoint: --model "openai:MODEL,base_url=URL[,api_key_env=VAR]"; local models: embedded, embedded:smollm2.',
+            'Any other OpenAI-compatible endpoint: --model "openai:MODEL,base_url=URL[,api_key_env=VAR]"; local models: embedded, embedded:smollm2 '
+            "(llama.cpp: JSON schema yes). JSON schema: whether -O answer_format=schema (and a structured judge) sends response_format "
+            "json_schema; a model asked for it is probed once per run directory, and one that rejects or ignores it is asked in the "
+            "prompt format, as the run says.",
             highlight=False,
             soft_wrap=True,
         )

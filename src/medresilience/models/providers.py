@@ -26,7 +26,10 @@ from urllib.parse import urlsplit
 
 from ..registry import Registry
 
-#: the request features a provider or model may lack
+#: the request features a provider or model may lack. `response_format` means a JSON schema
+#: (`{"type": "json_schema", ...}`, strict) that the server decodes under: structured judge verdicts
+#: and `-O answer_format=schema` answers are asked for only where it is not declared missing (a
+#: provider with JSON mode alone, `json_object`, lacks it).
 FEATURES = ("temperature", "top_p", "seed", "logprobs", "response_format", "reasoning_effort", "tools")
 
 #: OpenAI's advice: reserve at least 25,000 tokens for reasoning and output when starting out
@@ -62,6 +65,7 @@ class Provider:
     seed_param: str = "seed"  # the request's name for the seed
     rules: tuple[ModelRule, ...] = ()
     notes: tuple[str, ...] = ()
+    schema_note: str = ""  # where its json_schema support depends on the model or server version
 
     @property
     def base_url_env(self) -> str:
@@ -80,6 +84,13 @@ class Provider:
 
     def rule(self, model: str) -> ModelRule | None:
         return next((r for r in self.rules if r.matches(model)), None)
+
+    @property
+    def structured_answers(self) -> str:
+        """Whether `-O answer_format=schema` is sent to this provider's models (`medres models`)."""
+        if "response_format" in self.unsupported:
+            return "no"
+        return self.schema_note or "yes"
 
     @property
     def agent_protocol(self) -> str:
@@ -144,6 +155,7 @@ for _provider in (
         ("TOGETHER_API_KEY",),
         unsupported=frozenset({"logprobs"}),
         notes=("log-probabilities come back in a shape the client does not read",),
+        schema_note="some models",
     ),
     Provider(
         "openrouter",
@@ -151,6 +163,7 @@ for _provider in (
         "https://openrouter.ai/api/v1",
         ("OPENROUTER_API_KEY",),
         notes=("model names carry the vendor (openrouter/openai/gpt-4o-mini); features depend on the routed provider",),
+        schema_note="if routed so",
     ),
     Provider(
         "groq",
@@ -159,13 +172,15 @@ for _provider in (
         ("GROQ_API_KEY",),
         unsupported=frozenset({"logprobs"}),
         notes=("temperature 0 is run as 1e-8",),
+        schema_note="some models",
     ),
     Provider(
         "deepseek",
         "DeepSeek",
         "https://api.deepseek.com/v1",
         ("DEEPSEEK_API_KEY",),
-        unsupported=frozenset({"seed"}),
+        unsupported=frozenset({"seed", "response_format"}),
+        notes=("JSON mode (json_object) only: no JSON schema",),
         rules=(
             ModelRule(
                 r"^deepseek-reasoner",
@@ -193,7 +208,14 @@ for _provider in (
         local=True,
         notes=("the agent's tools need the server started with --tool-call-parser NAME (else agent:...,protocol=text)",),
     ),
-    Provider("ollama", "Ollama", "http://localhost:11434/v1", local=True, notes=("logprobs need Ollama 0.12.11 or later",)),
+    Provider(
+        "ollama",
+        "Ollama",
+        "http://localhost:11434/v1",
+        local=True,
+        notes=("logprobs need Ollama 0.12.11 or later",),
+        schema_note="Ollama 0.5+",
+    ),
     Provider("llamacpp", "llama.cpp server", "http://localhost:8080/v1", local=True),
 ):
     PROVIDERS.register(_provider.name, _provider)

@@ -28,6 +28,11 @@ A policy may answer like a thinking model: a dict ``{"content": ..., "reasoning_
 (and among the completion tokens) and the text as the message's ``reasoning_content``; each only
 when the policy gives it.
 
+A request's ``response_format`` json_schema is ignored by default (the policy's text is sent as
+is); ``response_format="honour"`` sends a JSON object of the schema instead (``fit_to_schema``:
+the policy's letter in the enum property, its text in a string property), ``"reject"`` answers
+400 naming ``response_format``, as a server without structured output does.
+
 Endpoints: ``POST /v1/chat/completions`` (non-streaming), ``GET /v1/models``, ``GET /health``.
 
 The package holds one module per job: ``bodies`` (canonical request bodies), ``faults`` (the fault
@@ -42,7 +47,7 @@ the families (``families/*/testing.py``) and use ``uniform`` and ``band_of`` fro
 from .agent_policy import is_agent_request, scripted_agent
 from .bodies import canonical_body, request_key
 from .faults import FAULT_OUTCOMES, OUTCOMES, PERMANENT_FAULTS, TRANSIENT_FAULTS, Faults, assign_fault, band_of, uniform
-from .policies import POLICIES, Policy, answer_letter, hash_letter, make_policy, message_text, option_letters
+from .policies import POLICIES, RESPONSE_FORMAT_MODES, Policy, answer_letter, fit_to_schema, hash_letter, make_policy, message_text, option_letters
 from .process import StubProcess, policy_server
 from .server import StubServer, StubStats
 
@@ -51,6 +56,7 @@ __all__ = [
     "OUTCOMES",
     "PERMANENT_FAULTS",
     "POLICIES",
+    "RESPONSE_FORMAT_MODES",
     "TRANSIENT_FAULTS",
     "Faults",
     "Policy",
@@ -61,6 +67,7 @@ __all__ = [
     "assign_fault",
     "band_of",
     "canonical_body",
+    "fit_to_schema",
     "hash_letter",
     "is_agent_request",
     "make_policy",

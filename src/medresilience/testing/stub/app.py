@@ -18,7 +18,18 @@ from aiohttp import web
 
 from .bodies import canonical_body, dumps
 from .faults import PERMANENT_FAULTS, Faults, fault_digest, fault_from_digest
-from .policies import DEFAULT_LETTERS, Policy, answer_letter, make_policy, message_text, messages_digest, option_letters
+from .policies import (
+    DEFAULT_LETTERS,
+    REJECT_MESSAGE,
+    RESPONSE_FORMAT_MODES,
+    Policy,
+    answer_letter,
+    fit_to_schema,
+    make_policy,
+    message_text,
+    messages_digest,
+    option_letters,
+)
 
 
 def _error_body(message: str, type_: str, code: str | None, param: str | None = None) -> bytes:
@@ -86,6 +97,16 @@ _FAULT_STATUS = {
     "404": 404,
     "echo_key": 200,
 }
+
+
+def _json_schema(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The schema of a request's `response_format` json_schema, or None (no such response_format)."""
+    rf = body.get("response_format")
+    if not isinstance(rf, dict) or rf.get("type") != "json_schema":
+        return None
+    js = rf.get("json_schema")
+    schema = js.get("schema") if isinstance(js, dict) else None
+    return schema if isinstance(schema, dict) else {}
 
 
 def _chat_body(raw: bytes) -> dict[str, Any] | None:
@@ -167,7 +188,11 @@ class StubApp:
         log_path: str | os.PathLike[str] | None = None,
         json_text: str = "{}",
         model: str = "stub-model",
+        response_format: str = "ignore",
     ) -> None:
+        if response_format not in RESPONSE_FORMAT_MODES:
+            raise ValueError(f"response_format must be one of {', '.join(RESPONSE_FORMAT_MODES)}, not {response_format!r}")
+        self.response_format = response_format
         self.policy = make_policy(policy, json_text=json_text)
         self.policy_name = policy if isinstance(policy, str) else getattr(policy, "__name__", "callable")
         self.faults = faults or Faults()
@@ -256,6 +281,9 @@ class StubApp:
         key = hashlib.sha256(canon).hexdigest()
         if body.get("stream"):
             return await self._reject(key, "streaming is not supported by the stub server", "stream")
+        schema = _json_schema(body)
+        if schema is not None and self.response_format == "reject":
+            return await self._reject(key, REJECT_MESSAGE, "response_format")
         fault, digest = self._fault_of(canon, self._next_attempt(key))
         text = ""
         if fault in _ANSWERED:
@@ -263,6 +291,8 @@ class StubApp:
             if isinstance(answer, web.Response):
                 return answer
             text = answer
+            if schema is not None and self.response_format == "honour" and isinstance(text, str):
+                text = fit_to_schema(text, schema)
         attempt = self._record(key, fault or "ok", 200 if fault in _ANSWERED else _FAULT_STATUS[fault])
         faults = self.faults
         await self._sleep(faults.timeout_sleep + faults.delay if fault == "timeout" else faults.delay)

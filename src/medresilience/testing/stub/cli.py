@@ -12,7 +12,7 @@ from typing import Any
 
 from . import __doc__ as _PACKAGE_DOC
 from .faults import Faults
-from .policies import POLICIES
+from .policies import POLICIES, RESPONSE_FORMAT_MODES
 from .server import StubServer
 
 
@@ -23,6 +23,9 @@ def arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", default="hash", choices=POLICIES)
     p.add_argument("--json-text", default="{}", help="the text the json_fixed policy returns")
     p.add_argument("--model", default="stub-model", help="the id listed by /v1/models")
+    p.add_argument(
+        "--response-format", default="ignore", choices=RESPONSE_FORMAT_MODES, help="a json_schema response_format: ignored, honoured, or rejected (400)"
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the fault assignment")
     p.add_argument("--delay", type=float, default=0.0, help="seconds added to every chat response")
     p.add_argument("--rate-429", type=float, default=0.0)
@@ -83,7 +86,9 @@ def faults_from_args(args: argparse.Namespace) -> Faults:
 
 
 async def _serve(args: argparse.Namespace, faults: Faults) -> None:
-    server = StubServer(args.policy, faults, args.log, json_text=args.json_text, model=args.model, host=args.host, port=args.port)
+    server = StubServer(
+        args.policy, faults, args.log, json_text=args.json_text, model=args.model, host=args.host, port=args.port, response_format=args.response_format
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -4,6 +4,7 @@ policies and the prompt readers they share (option letters, the answer letter of
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -86,6 +87,41 @@ def _policy_gullible(messages: list[dict[str, Any]], request: dict[str, Any]) ->
 
 def _policy_echo(messages: list[dict[str, Any]], request: dict[str, Any]) -> str:
     return _last_user_text(messages)
+
+
+#: What the stub does with a request's `response_format` json_schema: `ignore` it (the policy's text
+#: is sent as is, like a server that drops the parameter), `honour` it (the reply is a JSON object
+#: of the schema: `fit_to_schema`), or `reject` it (400, as a server without structured output answers).
+RESPONSE_FORMAT_MODES = ("ignore", "honour", "reject")
+#: the error a rejecting stub gives (the words OpenAI's API uses for a model without structured output)
+REJECT_MESSAGE = "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model."
+
+
+def fit_to_schema(text: str, schema: dict[str, Any]) -> str:
+    """The policy's reply as a server decoding under `schema` would send it: a reply that is
+    already a JSON object as is; otherwise an object of the schema's properties: an enum property
+    gets the letter the text gives ("Answer: C") when the enum has it, else the enum's first value
+    (guided decoding can only emit an allowed value); a string property the text; a number 0, a
+    boolean false, anything else null."""
+    try:
+        if isinstance(json.loads(text), dict):
+            return text
+    except ValueError:
+        pass
+    out: dict[str, Any] = {}
+    for name, prop in (schema.get("properties") or {}).items():
+        prop = prop if isinstance(prop, dict) else {}
+        enum, kind = prop.get("enum"), prop.get("type")
+        if enum:
+            letter = answer_letter(text)
+            out[name] = letter if letter in enum else enum[0]
+        elif kind == "string":
+            out[name] = text
+        elif kind in ("number", "integer"):
+            out[name] = 0
+        else:
+            out[name] = False if kind == "boolean" else None
+    return json.dumps(out)
 
 
 #: Named built-in policies.

@@ -28,10 +28,12 @@ def cli_args(
     model: str,
     host: str,
     port: int,
+    response_format: str = "ignore",
 ) -> list[str]:
     """The command line of `python -m medresilience.testing.stub` with these settings (what
     cli.arg_parser and cli.faults_from_args read back)."""
     args = ["--host", host, "--port", str(port), "--policy", policy, "--model", model, "--json-text", json_text]
+    args += ["--response-format", response_format]
     f = faults
     args += ["--seed", str(f.seed), "--delay", repr(f.delay)]
     args += ["--rate-429", repr(f.rate_429), "--retry-after", repr(f.retry_after)]
@@ -69,11 +71,12 @@ class StubProcess:
         port: int = 0,
         python: str | None = None,
         startup_timeout: float = 30.0,
+        response_format: str = "ignore",
     ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"StubProcess needs a named policy ({', '.join(POLICIES)}), got {policy!r}")
         self.argv = [python or sys.executable, "-m", "medresilience.testing.stub"]
-        self.argv += cli_args(policy, faults or Faults(), log_path, json_text, model, host, port)
+        self.argv += cli_args(policy, faults or Faults(), log_path, json_text, model, host, port, response_format)
         self.startup_timeout = startup_timeout
         self.proc: subprocess.Popen[str] | None = None
         self.base_url: str = ""

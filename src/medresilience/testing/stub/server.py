@@ -43,8 +43,9 @@ class StubServer:
         model: str = "stub-model",
         host: str = "127.0.0.1",
         port: int = 0,
+        response_format: str = "ignore",
     ) -> None:
-        self._app = StubApp(policy, faults, log_path, json_text=json_text, model=model)
+        self._app = StubApp(policy, faults, log_path, json_text=json_text, model=model, response_format=response_format)
         self.host = host
         self._requested_port = port
         self.port: int | None = None
