@@ -9,11 +9,14 @@ file, line and field, not a prompt sent to a model. It imports only errors.py.""
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import errno
 import hashlib
 import json
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -481,15 +484,47 @@ class OutputError(MedresError):
         super().__init__(f"cannot write {path}: {why}")
 
 
+def node_kind(path: Path | str) -> str | None:
+    """What `path` itself is when it exists and is not a regular file ("a symbolic link", "a
+    directory", "a named pipe (FIFO)", "a device", "a socket"); None when it is a regular file or
+    does not exist. A link is a link (lstat), whatever it points to."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
+
+
+def refuse_non_regular(path: Path | str) -> None:
+    """OutputError when `path` exists and is not a regular file: an output never replaces a link, a
+    pipe, a device or a directory with a file (as root a device would be gone)."""
+    kind = node_kind(path)
+    if kind is not None:
+        raise OutputError(path, OSError(errno.EEXIST, f"it is {kind}, not a regular file; not replaced (choose another path)"))
+
+
 class atomic_write:
     """Write a file through a temporary sibling, renamed into place only on success. A place that
-    cannot be written (a path under a file, a read-only directory) is an OutputError."""
+    cannot be written (a path under a file, a read-only directory) or that exists and is not a
+    regular file (`refuse_non_regular`, checked before writing and again just before the rename)
+    is an OutputError; the temporary file is removed on every failure."""
 
     def __init__(self, path: Path | str, mode: str = "w"):
         self.path = Path(path)
         self.mode = mode
 
     def __enter__(self):
+        refuse_non_regular(self.path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
@@ -499,11 +534,24 @@ class atomic_write:
         return self._fh
 
     def __exit__(self, exc_type, exc, tb):
-        self._fh.close()
-        if exc_type is None:
-            os.replace(self._tmp, self.path)
-        else:
-            os.unlink(self._tmp)
+        placed = False
+        try:
+            try:
+                self._fh.close()
+            except OSError as e:  # the last bytes could not be written (a full disk)
+                if exc_type is None:
+                    raise OutputError(self.path, e) from None
+            if exc_type is None:
+                refuse_non_regular(self.path)
+                try:
+                    os.replace(self._tmp, self.path)
+                except OSError as e:
+                    raise OutputError(self.path, e) from None
+                placed = True
+        finally:
+            if not placed:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self._tmp)
         return False
 
 

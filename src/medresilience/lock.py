@@ -33,7 +33,7 @@ try:
 except ImportError:  # pragma: no cover - not on POSIX
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["DirectoryError", "LockHeld", "RunLock"]
+__all__ = ["DirectoryError", "LockHeld", "RunLock", "held"]
 
 
 class LockHeld(MedresError):
@@ -223,3 +223,26 @@ def _same_file(fd: int, path: Path) -> bool:
     except OSError:
         return False
     return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def held(directory: Path | str) -> bool:
+    """Whether a live process holds the lock of `directory` now (its lock file exists and its
+    flock is taken). Asks with a shared, non-blocking flock on a read-only descriptor, so it works
+    on read-only storage and takes nothing. Where `flock` is not available, a lock file counts as held."""
+    path = Path(directory) / RunLock.NAME
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        if fcntl is None:
+            return True
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError as e:
+            return e.errno in (errno.EAGAIN, errno.EACCES)
+        return False
+    finally:
+        os.close(fd)  # drops the shared flock if it was taken

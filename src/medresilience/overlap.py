@@ -43,7 +43,7 @@ def overlap(run_dir: Path | str, *, seed: int = 0) -> Overlap:
     db = Path(run_dir) / "store.sqlite"
     if not db.is_file():
         raise InputError(run_dir, None, None, "not a run directory (store.sqlite missing)")
-    with Store(db) as store:
+    with Store.read_only(db) as store:
         run = store.latest_run()
         results = list(store.unit_results(run))
     models = sorted({r.model for r in results})

@@ -96,6 +96,9 @@ CREATE TABLE IF NOT EXISTS scores (
 );
 """
 
+#: every table SCHEMA makes (a store from before some of them is read through a migrated copy)
+_TABLES = {"runs", "requests", "units", "calls", "unit_calls", "scores"}
+
 # Stores from before `truncated` (a reply cut at its budget before an answer): the scores table is
 # rebuilt with the wider status check (SQLite cannot change a CHECK in place); its rows are kept.
 _MIGRATE_SCORES = """
@@ -232,19 +235,48 @@ class Store(JoinedReads, ViewReads):
 
     @classmethod
     def read_only(cls, path: Path | str) -> Store:
-        """The store opened for reading only (SQLite URI mode=ro): nothing is migrated
-        or created and no statement can change the file. A missing or unreadable file raises
-        StoreWriteError naming it. Temporary tables (a reader's own indexes) may still be made:
-        they live in SQLite's temporary database, never in the file."""
+        """The store opened for reading only: nothing is migrated or created in its directory and
+        no statement can change the file, so a run on read-only storage can be read.
+
+        When nothing has the store open (no `-wal` file beside it: a WAL connection keeps one while
+        open; and no live process holds the run directory's lock, `lock.held`) it is opened with
+        SQLite's `immutable=1`: no locking and no `-wal`/`-shm` files, which read-only storage
+        could not hold. Otherwise (a run in progress, or one killed with its WAL unmerged) it is
+        opened `mode=ro`, which reads the writer's WAL and so sees its commits; on read-only
+        storage that needs the `-shm` file to be there. A store written before a migration is
+        copied into memory and migrated there. A missing, unreadable or empty file, or one without
+        a run's tables, raises StoreWriteError naming it. Temporary tables (a reader's own indexes)
+        live in SQLite's temporary database, never in the file."""
+        from .lock import held
+
         self = cls.__new__(cls)
         self.path, self.run_id = Path(path), None
         if not self.path.is_file():
             raise StoreWriteError(self.path, FileNotFoundError(2, "no such file", str(self.path)), "open")
+        wal = self.path.with_name(self.path.name + "-wal")
+        mode = "mode=ro" if wal.exists() or held(self.path.parent) else "immutable=1"
+        conn = None
         try:
-            self.conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
-            self.conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            conn = self.conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?{mode}", uri=True, isolation_level=None, check_same_thread=False)
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if not {"units", "calls"} <= tables:
+                what = "an empty file" if not tables else f"no units and calls tables (has: {', '.join(sorted(tables))})"
+                raise StoreWriteError(self.path, ValueError(f"not a run's store ({what})"), "open")
+            script = self._migration_script()
+            if script or not tables >= _TABLES:
+                self.conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+                conn.backup(self.conn)
+                conn.close()
+                self.conn.executescript(f"BEGIN; {script} COMMIT;")
+                self.conn.executescript(SCHEMA)
         except sqlite3.Error as e:
+            if conn is not None:
+                conn.close()
             raise StoreWriteError(self.path, e, "open") from e
+        except BaseException:
+            if conn is not None:
+                conn.close()
+            raise
         return self
 
     def _columns(self, table: str) -> set[str]:
@@ -255,6 +287,12 @@ class Store(JoinedReads, ViewReads):
         return row[0] if row and row[0] else ""
 
     def _migrate(self) -> None:
+        script = self._migration_script()
+        if script:
+            self.conn.executescript(f"BEGIN IMMEDIATE; {script} COMMIT;")
+
+    def _migration_script(self) -> str:
+        """The statements that bring a store written before a migration up to SCHEMA ("" when none)."""
         units, scores, calls = self._columns("units"), self._columns("scores"), self._columns("calls")
         script = ""
         if "defense" in units:
@@ -271,8 +309,7 @@ class Store(JoinedReads, ViewReads):
             script += "ALTER TABLE calls ADD COLUMN tool_calls TEXT;"
         if calls and "reasoning_tokens" not in calls:  # stores from before: every call's count is not reported
             script += "ALTER TABLE calls ADD COLUMN reasoning_tokens INTEGER;"
-        if script:
-            self.conn.executescript(f"BEGIN IMMEDIATE; {script} COMMIT;")
+        return script
 
     def close(self) -> None:
         self.conn.close()

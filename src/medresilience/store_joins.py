@@ -462,13 +462,9 @@ class ViewReads:
                 self._view_versus(baseline, unread_flips)
             return self._view_counts_table(len(item_facets) + len(facets))
         except sqlite3.OperationalError as e:
-            # a store of an older layout is migrated only when opened for writing
-            raise InputError(
-                getattr(self, "path", "store"),
-                None,
-                None,
-                f"cannot be indexed read-only ({e}); open the run once with medres report RUN to bring it up to date",
-            ) from None
+            # a store of an older layout is read through a migrated copy (Store.read_only): this is
+            # a store this version does not know
+            raise InputError(getattr(self, "path", "store"), None, None, f"cannot be indexed ({e})") from None
 
     def _build_view_index(
         self,

@@ -26,7 +26,7 @@ def thinking_time(run_dir: Path | str, *, seed: int = 0, n_resamples: int = 2000
     db = Path(run_dir) / "store.sqlite"
     if not db.is_file():
         raise InputError(run_dir, None, None, "not a run directory (store.sqlite missing)")
-    with Store(db) as store:
+    with Store.read_only(db) as store:
         results = list(store.unit_results(store.latest_run()))
         times = store.call_times({r.key for r in results})
     groups: dict[tuple[str, str], list[Any]] = defaultdict(list)

@@ -7,6 +7,7 @@ either the local server or a closed port: the real hub is never called."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import socket
@@ -23,7 +24,7 @@ from medresilience.fileio import read_jsonl, sha256_file
 from medresilience.importing import provenance_path
 from medresilience.records import Item
 from medresilience.suite import Suite
-from medresilience.testing.hub_server import HubRepo, HubServer
+from medresilience.testing.hub_server import HubRepo, HubServer, git_blob_id
 
 runner = CliRunner()
 
@@ -513,3 +514,55 @@ def test_a_one_file_release_with_several_files_says_to_name_one(hub, tmp_path):
     r = _import("hf:Cancer-Myth/Cancer-Myth:v2", "--out", str(tmp_path / "cm"))
     assert r.exit_code == 0, r.output
     assert len(Suite.load(tmp_path / "cm").items) == 1
+
+
+# --------------------------------------------------------------------------- bytes against the listed ids
+
+QA = "data/medmisqa.parquet"
+OTHER = _parquet([_flat(1, "C"), _flat(2, "B")])  # a valid file of the same layout and size, the answers swapped
+assert len(OTHER) == len(MEDMIS_FILES[QA]) and MEDMIS_FILES[QA] != OTHER
+
+
+def test_bytes_other_than_the_listed_blob_id_are_refused_naming_the_file(hub, tmp_path):
+    """A mirror that serves other bytes under the blob id the tree lists (ETag included) is caught by
+    hashing what arrived (git's blob SHA-1 of a regular file); nothing is imported and the bad copy
+    does not stay in the cache to be read offline later."""
+    repo = hub.repos["AI4HealthResearch/MedMisBench"]
+    repo.served[QA] = OTHER
+    r = _import("hf:AI4HealthResearch/MedMisBench:MEDMISQA", "--out", str(tmp_path / "s"))
+    assert r.exit_code == 2, r.output
+    line = _one_line(r)
+    assert QA in line and "does not match" in line and git_blob_id(MEDMIS_FILES[QA]) in line and git_blob_id(OTHER) in line
+    assert not (tmp_path / "s").exists()
+    repo.served.clear()  # the mirror is fixed: the file is fetched again, and imported
+    before = len(_resolved(hub))
+    r = _import("hf:AI4HealthResearch/MedMisBench:MEDMISQA", "--out", str(tmp_path / "s"))
+    assert r.exit_code == 0, r.output
+    assert len(_resolved(hub)) > before and len(Suite.load(tmp_path / "s").items) == 2
+
+
+def test_an_lfs_file_is_checked_against_its_sha256(hub, tmp_path, monkeypatch):
+    repo = hub.repos["AI4HealthResearch/MedMisBench"]
+    repo.lfs.add(QA)
+    r = _import("hf:AI4HealthResearch/MedMisBench:MEDMISQA", "--out", str(tmp_path / "good"))
+    assert r.exit_code == 0, r.output  # the LFS listing and headers as the client reads them
+    repo.served[QA] = OTHER
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "another-cache"))  # not the good copy just cached
+    r = _import("hf:AI4HealthResearch/MedMisBench:MEDMISQA", "--out", str(tmp_path / "bad"))
+    assert r.exit_code == 2, r.output
+    line = _one_line(r)
+    assert QA in line and hashlib.sha256(MEDMIS_FILES[QA]).hexdigest() in line and "SHA-256" in line
+    assert not (tmp_path / "bad").exists()
+
+
+def test_a_cached_file_changed_since_is_refused_offline(hub, tmp_path, monkeypatch):
+    """Offline the listing is not at hand: the cache names each file's blob by its id, and the
+    bytes are checked against that name."""
+    ref = "hf:AI4HealthResearch/MedMisBench:MEDMISQA"
+    assert _import(ref, "--out", str(tmp_path / "a")).exit_code == 0
+    [blob] = [p for p in (tmp_path / "hf-home").rglob(git_blob_id(MEDMIS_FILES[QA])) if p.parent.name == "blobs"]
+    blob.write_bytes(OTHER)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    r = _import(ref, "--out", str(tmp_path / "b"))
+    assert r.exit_code == 2 and QA in _one_line(r) and "does not match" in _one_line(r), r.output
+    assert not (tmp_path / "b").exists()

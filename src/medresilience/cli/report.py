@@ -2,12 +2,30 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
+from ..errors import MedresError
 from ..viewer_address import VIEWER_URL
+
+
+@contextlib.contextmanager
+def _default_out(out: Optional[Path], where: str) -> Iterator[None]:
+    """Without --out the outputs go into a run directory (`where`); a run on read-only storage is
+    still read, and then the one line says to give --out instead."""
+    try:
+        yield
+    except OSError as e:
+        if out is not None or e.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+            raise
+        raise MedresError(
+            f"cannot write into the run directory ({where}, the default place): {e.strerror or e}; give --out DIR to write elsewhere (the run itself is only read)"
+        ) from None
 
 
 def register(app: typer.Typer) -> None:
@@ -30,7 +48,8 @@ def register(app: typer.Typer) -> None:
         from .tables import fitted
 
         links = {} if viewer_url is None else {"viewer_url": None if viewer_url.strip().lower() == "none" else viewer_url}
-        result = build_report(run_dirs, out, title=title, **links)
+        with _default_out(out, f"{run_dirs[0]}/report" if run_dirs else "RUN_DIR/report"):
+            result = build_report(run_dirs, out, title=title, **links)
         for head, headers, rows in summary_rows(result):
             console.print(fitted(head, headers, rows, console.width, keys=2))
         for note in result.notes:
@@ -56,7 +75,8 @@ def register(app: typer.Typer) -> None:
         from .tables import fitted
 
         links = {} if viewer_url is None else {"viewer_url": None if viewer_url.strip().lower() == "none" else viewer_url}
-        res = compare_runs(run_a, run_b, out, pairs=pair or (), force=force, **links)
+        with _default_out(out, f"{run_b}/compare-..."):
+            res = compare_runs(run_a, run_b, out, pairs=pair or (), force=force, **links)
         rows = summary_rows(res.table)
         console.print(
             fitted(

@@ -29,6 +29,7 @@ from typing import Any
 
 from .. import __version__
 from ..errors import ConfigError, InputError
+from ..fileio import node_kind
 from ..seeding import stable_hash
 from .documents import plan_sources, read_documents
 from .query import chunk, contains, match_expression
@@ -106,7 +107,10 @@ def build_index(
         raise ConfigError("--chunk-words", f"at least 10 words, got {chunk_words}")
     if not 0 <= overlap < chunk_words:
         raise ConfigError("--overlap", f"0 <= overlap < chunk words ({chunk_words}), got {overlap}")
-    if out.exists() and (out.is_dir() or not _is_index(out)):
+    kind = node_kind(out)
+    if kind is not None:  # a link, a pipe, a device or a directory is never replaced by the index
+        raise InputError(out, None, None, f"exists and is {kind}, not a medres corpus index; not overwritten (choose another --out)")
+    if out.exists() and not _is_index(out):
         raise InputError(out, None, None, "exists and is not a medres corpus index; not overwritten (choose another --out)")
     check_fts5()
     plan = plan_sources(source, exclude=(out,))  # refuses an answer key before anything is read

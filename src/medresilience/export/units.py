@@ -185,7 +185,7 @@ def open_run(run_dir: Path | str) -> RunUnits:
         family = get(suite.manifest.family)
     except KeyError:
         raise InputError(d, None, "family", f"unknown test family {suite.manifest.family!r}") from None
-    store = Store(db)
+    store = Store.read_only(db)
     run_id = store.latest_run()
     if run_id is None:
         store.close()

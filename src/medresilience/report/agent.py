@@ -81,7 +81,7 @@ def _run_units(run: Any) -> list[dict[str, Any]]:
     db = run.path / "store.sqlite"
     if not db.exists():
         return []
-    with Store(db) as store:
+    with Store.read_only(db) as store:
         rows = store.linked_texts(TRAJECTORY_ROLE)
         if not rows:
             return []

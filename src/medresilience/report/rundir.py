@@ -96,7 +96,7 @@ def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = Tru
         run.timings["suite"] = time.perf_counter() - t0
         if suite is not None or frame is not None:
             suite_family = run.family if suite is None else suite.manifest.family
-            with Store(db_path) as store:
+            with Store.read_only(db_path) as store:
                 t0 = time.perf_counter()
                 df = frame if suite is None else results_frame(store, suite)
                 del suite  # the frame holds what the report needs

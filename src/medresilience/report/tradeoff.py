@@ -133,7 +133,7 @@ def store_linked_usage(run: Any) -> pd.DataFrame | None:
     db = run.path / "store.sqlite"
     if run.frame is None or not db.exists():
         return None
-    with Store(db) as store:
+    with Store.read_only(db) as store:
         read = getattr(store, "linked_usage", None)
         rows = read() if read is not None else []
     if not rows:

@@ -64,7 +64,7 @@ def _candidates_b(suite: Suite, run_dir: Path, show_reference: bool = False, sho
         raise InputError(run_dir, None, None, "not a run directory (store.sqlite missing)")
     probes = {p.id: p for p in suite.probes}
     out = []
-    with Store(db) as store:
+    with Store.read_only(db) as store:
         run = store.latest_run()
         rows = list(store.unit_results(run, answered_probes=True, text=True, messages=True))
         cfg = store.run_config(run) if run else None

@@ -17,11 +17,19 @@ The card is fetched first (it fixes the commit a branch or tag resolves to), the
 that commit, then the selected files, all pinned to the commit. Offline (HF_HUB_OFFLINE=1) the
 files come from the cache or not at all. Every failure is one HubError line saying what to do: a
 gated dataset (accept its terms, set HF_TOKEN), an unknown name or revision, no network and no
-cached copy."""
+cached copy.
+
+Every file taken is checked against the id the hub's listing gives it before it is read: the git
+blob id (SHA-1 of "blob <size>\\0" + bytes) of a regular file, the SHA-256 of an LFS file; offline,
+against the id the cache files its blob under. A file whose bytes do not match (a mirror or cache
+serving other content under the same id) is a HubError naming it, and its copy is removed from
+the cache so a rerun downloads it again."""
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
+import hashlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -29,7 +37,6 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, MedresError
-from ..fileio import sha256_file
 
 __all__ = ["DATA_SUFFIXES", "Download", "HubError", "HubRef", "card_configs", "fetch", "is_hub_ref", "parse_ref", "select_files"]
 
@@ -230,11 +237,14 @@ def fetch(ref: HubRef) -> Download:
         commit = root.name
         readme = root / "README.md"
         configs = card_configs(readme.read_text(encoding="utf-8", errors="replace")) if readme.is_file() else {}
+        listed: dict[str, tuple[str, str]] = {}  # repo path -> (kind, id) as the listing gives it
         if offline:
             listing = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
         else:
             api = hub.HfApi(endpoint=endpoint, token=common["token"])
-            listing = list(api.list_repo_files(ref.repo_id, repo_type="dataset", revision=commit))
+            tree = [e for e in api.list_repo_tree(ref.repo_id, repo_type="dataset", revision=commit, recursive=True) if hasattr(e, "blob_id")]
+            listed = {e.path: ("SHA-256", e.lfs.sha256) if e.lfs else ("git blob id", e.blob_id) for e in tree}
+            listing = [e.path for e in tree]
         try:
             files = select_files(ref, listing, configs)
         except HubError:
@@ -249,5 +259,41 @@ def fetch(ref: HubRef) -> Download:
     missing = [f for f in files if not (root / f).is_file()]
     if missing:
         raise _explain(ref, FileNotFoundError(missing[0]), endpoint, True)
-    checksums = {f: sha256_file(root / f) for f in files}
+    checksums = {f: _checked(ref, root / f, f, listed.get(f) or _cache_id(root / f), endpoint) for f in files}
     return Download(ref, commit, endpoint, root, files, checksums, offline)
+
+
+def _cache_id(path: Path) -> tuple[str, str] | None:
+    """The id the hub's cache files `path`'s blob under (the name its link points to: a git blob
+    id of 40 hex digits or an LFS SHA-256 of 64); None for a copy that is not a link (nothing to
+    check against)."""
+    if not path.is_symlink():
+        return None
+    name = Path(os.readlink(path)).name
+    if re.fullmatch(r"[0-9a-f]{40}", name):
+        return ("git blob id", name)
+    return ("SHA-256", name) if re.fullmatch(r"[0-9a-f]{64}", name) else None
+
+
+def _checked(ref: HubRef, path: Path, name: str, expected: tuple[str, str] | None, endpoint: str) -> str:
+    """The SHA-256 of the downloaded file `name`, after checking its bytes against `expected`
+    (kind, id). A mismatch removes the copy from the cache and is a HubError naming the file."""
+    size = path.stat().st_size
+    sha256, blob = hashlib.sha256(), hashlib.sha1(b"blob %d\0" % size)
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            sha256.update(chunk)
+            blob.update(chunk)
+    got = {"SHA-256": sha256.hexdigest(), "git blob id": blob.hexdigest()}
+    if expected is not None and got[expected[0]] != expected[1]:
+        kind, want = expected
+        with contextlib.suppress(OSError):  # a bad copy must not be read from the cache later
+            target = path.resolve()
+            path.unlink()
+            target.unlink()
+        raise HubError(
+            f"{ref}: {name} does not match the hub's listing: its {kind} is {got[kind]}, the listing says {want} "
+            f"(the hub or mirror at {endpoint.rstrip('/')}, or the cache, holds other bytes under that id); "
+            "nothing imported, the copy is removed from the cache"
+        )
+    return got["SHA-256"]

@@ -13,6 +13,12 @@ Endpoints (repo = OWNER/NAME, rev = a branch, tag or commit id, URL-quoted):
 - ``HEAD`` / ``GET /datasets/{repo}/resolve/{rev}/{path}``: the file, with the headers the client
   reads: ``X-Repo-Commit``, ``ETag`` (the git blob id, quoted) and ``Content-Length``.
 
+A path in a repo's `lfs` is listed as the hub lists an LFS file (its `lfs` {oid: the content's
+SHA-256, size, pointerSize}; `oid` the blob id of its pointer file) and served with the headers
+the client reads for one (``X-Linked-Etag``: the SHA-256, ``X-Linked-Size``). A path in a repo's
+`served` is downloaded as those bytes instead of the committed ones, while its listing and ETag
+still name the committed file: a mirror serving other content under the same id.
+
 A gated dataset answers its info, tree and card (README.md) to anyone, like the hub, and its other
 files only to a request
 carrying ``Authorization: Bearer <token>`` with a token in `tokens`; others get 401 with
@@ -37,7 +43,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from .loopback import LoopbackServer
 
-__all__ = ["HubRepo", "HubServer", "git_blob_id"]
+__all__ = ["HubRepo", "HubServer", "git_blob_id", "lfs_pointer"]
 
 
 def git_blob_id(data: bytes) -> str:
@@ -45,14 +51,22 @@ def git_blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
+def lfs_pointer(data: bytes) -> bytes:
+    """The git LFS pointer file that stands for `data` in the repository."""
+    return f"version https://git-lfs.github.com/spec/v1\noid sha256:{hashlib.sha256(data).hexdigest()}\nsize {len(data)}\n".encode()
+
+
 @dataclass
 class HubRepo:
-    """One dataset repository: commits (id -> {path: bytes}) and refs (branch or tag -> commit id)."""
+    """One dataset repository: commits (id -> {path: bytes}) and refs (branch or tag -> commit id);
+    `lfs`: the paths stored as LFS files; `served`: path -> the bytes a download gets instead."""
 
     repo_id: str
     gated: bool = False
     commits: dict[str, dict[str, bytes]] = field(default_factory=dict)
     refs: dict[str, str] = field(default_factory=dict)
+    lfs: set[str] = field(default_factory=set)
+    served: dict[str, bytes] = field(default_factory=dict)
 
     def commit(self, files: dict[str, bytes], ref: str = "main") -> str:
         """Add a commit holding exactly `files` and point `ref` at it; returns its 40-hex id."""
@@ -105,7 +119,14 @@ class _Handler(BaseHTTPRequestHandler):
         auth = self.headers.get("Authorization", "")
         return auth.startswith("Bearer ") and auth[7:] in self.server.tokens
 
-    def _entries(self, files: dict[str, bytes], under: str, recursive: bool) -> list[dict[str, Any]]:
+    def _file_entry(self, repo: HubRepo, path: str, data: bytes) -> dict[str, Any]:
+        if path not in repo.lfs:
+            return {"type": "file", "path": path, "size": len(data), "oid": git_blob_id(data)}
+        pointer = lfs_pointer(data)
+        lfs = {"oid": hashlib.sha256(data).hexdigest(), "size": len(data), "pointerSize": len(pointer)}
+        return {"type": "file", "path": path, "size": len(data), "oid": git_blob_id(pointer), "lfs": lfs}
+
+    def _entries(self, repo: HubRepo, files: dict[str, bytes], under: str, recursive: bool) -> list[dict[str, Any]]:
         prefix = f"{under.strip('/')}/" if under.strip("/") else ""
         out: list[dict[str, Any]] = []
         folders: set[str] = set()
@@ -119,7 +140,7 @@ class _Handler(BaseHTTPRequestHandler):
             if recursive:
                 parts = rest.split("/")[:-1]
                 folders.update(prefix + "/".join(parts[: i + 1]) for i in range(len(parts)))
-            out.append({"type": "file", "path": p, "size": len(files[p]), "oid": git_blob_id(files[p])})
+            out.append(self._file_entry(repo, p, files[p]))
         return [{"type": "directory", "path": f, "oid": git_blob_id(f.encode()), "size": 0} for f in sorted(folders)] + out
 
     def _info(self, repo: HubRepo, commit: str) -> dict[str, Any]:
@@ -158,14 +179,14 @@ class _Handler(BaseHTTPRequestHandler):
                 files = repo.commits[commit]
                 if rest[0] == "tree":
                     recursive = parse_qs(url.query).get("recursive", ["false"])[0].lower() in ("1", "true")
-                    return self._json(200, self._entries(files, "/".join(rest[2:]), recursive), head=head)
+                    return self._json(200, self._entries(repo, files, "/".join(rest[2:]), recursive), head=head)
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length).decode() if length else ""
                 try:
                     paths = json.loads(raw).get("paths", [])
                 except ValueError:
                     paths = parse_qs(raw).get("paths", [])
-                entries = [e for e in self._entries(files, "", True) if e["path"] in set(paths) and e["type"] == "file"]
+                entries = [e for e in self._entries(repo, files, "", True) if e["path"] in set(paths) and e["type"] == "file"]
                 return self._json(200, entries, head=head)
             return self._error(404, "EntryNotFound", "unknown endpoint")
         if parts[:1] == ["datasets"] and len(parts) >= 6 and parts[3] == "resolve":
@@ -187,7 +208,11 @@ class _Handler(BaseHTTPRequestHandler):
             if data is None:
                 return self._error(404, "EntryNotFound", f"{path} does not exist", head)
             headers = {"X-Repo-Commit": commit, "ETag": f'"{git_blob_id(data)}"', "Content-Type": "application/octet-stream", "Accept-Ranges": "bytes"}
-            return self._send(200, data, headers, head)
+            if path in repo.lfs:
+                headers.update(
+                    {"ETag": f'"{git_blob_id(lfs_pointer(data))}"', "X-Linked-Etag": f'"{hashlib.sha256(data).hexdigest()}"', "X-Linked-Size": str(len(data))}
+                )
+            return self._send(200, repo.served.get(path, data), headers, head)
         return self._error(404, "EntryNotFound", "unknown endpoint", head)
 
     def do_GET(self) -> None:

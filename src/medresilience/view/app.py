@@ -9,11 +9,16 @@ JSON, paged) and `/api/unit/<run>/<unit id>`.
 The run directories' stores are opened read-only (SQLite mode=ro) and nothing is written
 anywhere. Every text is escaped by Jinja2's autoescape; each response carries a strict
 Content-Security-Policy (no script, the inline stylesheet by its hash), no caching, no framing;
-only Host headers naming the loopback address are served unless the viewer is bound elsewhere."""
+only Host headers naming the loopback address are served. Binding any other address needs
+`public=True` (`medres view --public`), which says what is exposed and still serves only the Host
+names it lists (the machine's names and addresses and `allow_hosts`): never any Host, so a page
+elsewhere cannot reach the viewer through DNS rebinding."""
 
 from __future__ import annotations
 
 import contextlib
+import ipaddress
+import socket
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +27,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
+from ..errors import MedresError
 from ..viewer_address import VIEWER_HOST, VIEWER_PORT
 from .pages import CSP, Links, environment
 from .query import QueryError, RunView, close_all, open_runs, parse_query, unit_evidence, units_page
@@ -114,16 +120,67 @@ async def _security_headers(request: Request, call_next: Any) -> Response:
     return response
 
 
+def is_loopback(host: str) -> bool:
+    """Whether `host` is a loopback address (or `localhost`): only this machine can connect."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _machine_names() -> list[str]:
+    """This machine's host names and the addresses they resolve to (what a browser elsewhere on
+    the network would put in its Host header)."""
+    names = [socket.gethostname(), socket.getfqdn()]
+    with contextlib.suppress(OSError):
+        names += [info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None)]
+    return list(dict.fromkeys(n for n in names if n))
+
+
+def exposure(run_dirs: Sequence[Path | str], host: str, port: int, *, public: bool, allow_hosts: Sequence[str] = ()) -> tuple[list[str], str | None]:
+    """The Host names the viewer bound to `host` answers, and what binding it exposes (None on a
+    loopback address). A non-loopback address without `public` is a MedresError: binding it would
+    serve every unit's messages and replies to whoever can reach the machine."""
+    if is_loopback(host):
+        return list(dict.fromkeys([*LOOPBACK_HOSTS, host, *allow_hosts])), None
+    if not public:
+        raise MedresError(
+            f"--host {host} is not a loopback address: it would serve the runs to anyone who can reach this machine; "
+            "add --public to do so (or use an SSH tunnel to 127.0.0.1)"
+        )
+    wildcard = host in ("0.0.0.0", "::")
+    hosts = list(dict.fromkeys([*LOOPBACK_HOSTS, *([] if wildcard else [host]), *_machine_names(), *allow_hosts]))
+    where = "every interface of this machine" if wildcard else f"address {host}"
+    message = (
+        f"PUBLIC: serving on {where} (port {port}), with no authentication, every unit's messages, replies, "
+        f"judgments and call records of: {', '.join(str(d) for d in run_dirs)}; "
+        f"answering Host names {', '.join(hosts)} (add others with --allow-host)"
+    )
+    return hosts, message
+
+
 def serve(
-    run_dirs: Sequence[Path | str], host: str = VIEWER_HOST, port: int = VIEWER_PORT, on_ready: Any = None
+    run_dirs: Sequence[Path | str],
+    host: str = VIEWER_HOST,
+    port: int = VIEWER_PORT,
+    on_ready: Any = None,
+    *,
+    public: bool = False,
+    allow_hosts: Sequence[str] = (),
+    say: Any = print,
 ) -> None:  # pragma: no cover - a subprocess test runs it
     """Open the runs and serve them on host:port until interrupted; `on_ready(url)` is called once
-    the runs are indexed."""
+    the runs are indexed. A non-loopback `host` needs `public` (see `exposure`), and `say` is told
+    what that exposes before anything is bound."""
     import uvicorn
 
+    hosts, message = exposure(run_dirs, host, port, public=public, allow_hosts=allow_hosts)
     runs = open_runs(run_dirs)
-    hosts = LOOPBACK_HOSTS if host in LOOPBACK_HOSTS else ["*"]
     app = create_app(runs, allowed_hosts=hosts)
+    if message is not None:
+        say(message)
     if on_ready is not None:
         on_ready(f"http://{host}:{port}/")
     uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False, date_header=False, access_log=False)

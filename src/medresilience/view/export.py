@@ -85,10 +85,12 @@ def _lists(rv: RunView, max_units: int, size: int) -> list[tuple[UnitQuery, int,
 
 def export_site(runs: Sequence[RunView], out: Path | str, max_units: int = 1000, size: int = PAGE_SIZE) -> ExportResult:
     """Write the static pages of `runs` into `out` (a new directory, or an earlier export, which is
-    replaced). InputError when `out` is another non-empty directory or a file."""
+    replaced). InputError when `out` is another non-empty directory, a file or a symbolic link."""
     if max_units < 1:
         raise ConfigError("--max-units", f"must be 1 or more, not {max_units}")
     out = Path(out)
+    if out.is_symlink():  # replacing it would put the pages where the link was, not where it points
+        raise InputError(out, None, None, "is a symbolic link; not replaced (give the directory itself, or a new one)")
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).exists())):
         raise InputError(out, None, None, "exists and is not an earlier viewer export (choose a new directory)")
     links = StaticLinks()

@@ -255,6 +255,10 @@ def parse_query(params: Iterable[tuple[str, str]], runs: Sequence[RunView]) -> U
     if page < 1:
         raise QueryError("page must be 1 or more")
     rv = runs[run]
+    # a page past the last a run's units can fill is refused (it also keeps the offset in SQLite's range)
+    last = max(1, -(-rv.units // PAGE_SIZE))
+    if page > last:
+        raise QueryError(f"page {page}: run {run}'s units fill at most {last} page(s) of {PAGE_SIZE}")
     versus = _versus(single, runs, rv)
     known = rv.outcomes_of(UnitQuery(versus=versus[0]))
     for o in outcome:

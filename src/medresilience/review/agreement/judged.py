@@ -91,7 +91,7 @@ def judged_units(run_dir: Path | str, judge: str | None = None) -> RunJudgements
     db = run_dir / "store.sqlite"
     if not db.is_file():
         raise InputError(run_dir, None, None, "not a run directory (store.sqlite missing)")
-    with Store(db) as store:
+    with Store.read_only(db) as store:
         run = store.latest_run()
         rows = list(store.unit_results(run, judged=True))
         cfg = store.run_config(run) if run else None

@@ -146,7 +146,7 @@ def unscored_reasons(runs: Sequence[Any]) -> pd.DataFrame:
         db = Path(r.path) / "store.sqlite"
         if r.source != "store" or not db.is_file():
             continue
-        with Store(db) as st:
+        with Store.read_only(db) as st:
             for model, setting, cond, reason, n in st.score_reasons("unscored"):
                 rows.append({"run": r.name, "model": model, "setting": setting, "condition": cond, "reason": reason, "n": n})
     return pd.DataFrame(rows, columns=["run", "model", "setting", "condition", "reason", "n"])
