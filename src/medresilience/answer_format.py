@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from .calls import CallRequest, RunStats, add_stats, request_key, run_calls
 from .errors import ConfigError
 from .scoring.mcq import LetterScorer
+from .scoring.schema_answer import answer_response_format
 from .scoring.types import Score
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,6 +57,22 @@ PROBE_MESSAGES = [{"role": "user", "content": "Say hello."}]
 PROBE_LABELS = ("yes", "no")
 #: the probe's output budget: room for {"answer": "yes"} in any tokenizer
 PROBE_TOKENS = 32
+
+
+#: a schema answer's least output budget: its reasoning field comes first, so a budget made for a
+#: terse "Answer: X" (the embedded models' 16 tokens) would cut every schema reply before its answer
+#: (the embedded Qwen's schema replies ran to 171 tokens); a larger budget given is kept
+SCHEMA_MIN_TOKENS = 512
+
+
+def schema_params(params: dict[str, Any], letters: str) -> dict[str, Any]:
+    """An answer's decoding parameters asked with the schema: the item's response_format, and a
+    `max_tokens` below SCHEMA_MIN_TOKENS raised to it (`max_completion_tokens`, a reasoning model's
+    budget, is its provider's and is kept)."""
+    out = {**params, "response_format": answer_response_format(letters)}
+    if isinstance(out.get("max_tokens"), int) and out["max_tokens"] < SCHEMA_MIN_TOKENS:
+        out["max_tokens"] = SCHEMA_MIN_TOKENS
+    return out
 
 
 def check_answer_format(family: Family, opts: Any, settings: Iterable[Any]) -> None:

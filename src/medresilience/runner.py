@@ -46,7 +46,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from . import followups, mitigations
-from .answer_format import SCHEMA, check_answer_format, declared_formats, resolve_formats, schema_scorer_of
+from .answer_format import SCHEMA, check_answer_format, declared_formats, resolve_formats, schema_params, schema_scorer_of
 from .calls import CallRequest, ProgressFn, RunStats, add_stats, request_key, run_calls, takes_waits
 from .errors import ConfigError
 from .family import Family, family_of
@@ -60,7 +60,7 @@ from .records import CLEAN, Item, Probe
 from .scoring.extract import Extractor, ExtractScorer, check_extractor, is_extracting, run_extraction
 from .scoring.judge import run_deferred
 from .scoring.mcq import LetterScorer, mcq_params
-from .scoring.schema_answer import SchemaScorer, answer_response_format
+from .scoring.schema_answer import SchemaScorer
 from .scoring.types import Scorer, is_deferred
 from .seeding import sample_order, stable_hash
 from .store import Store, UnitRow
@@ -563,7 +563,7 @@ def _plan_pairs(
         schema = formats.get(spec.label) == SCHEMA
 
         def item_params(item: Item, params: dict[str, Any] = params, schema: bool = schema) -> dict[str, Any]:
-            return {**params, "response_format": answer_response_format(item.letters)} if schema else params
+            return schema_params(params, item.letters) if schema else params
 
         for setting in settings:
             precall = _precall_of(setting)

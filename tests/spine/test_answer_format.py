@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from conftest import make_tiny_suite, oracle_policy
 from medresilience import EvalOptions, Suite, evaluate, parse_model_spec
-from medresilience.answer_format import PROBE_SCORER, probe_request
+from medresilience.answer_format import PROBE_SCORER, SCHEMA_MIN_TOKENS, probe_request
 from medresilience.calls import request_key
 from medresilience.errors import ConfigError
 from medresilience.records import Item
@@ -123,6 +123,17 @@ def test_an_honouring_server_answers_every_unit_with_the_schema(tmp_path, suite)
     run_json = json.loads((tmp_path / "schema" / "run.json").read_text())
     assert run_json["options"]["answer_format"] == "schema"
     assert "answer_format" not in json.loads((tmp_path / "prompt" / "run.json").read_text())["options"]
+
+
+@pytest.mark.parametrize(("given", "sent"), [(16, SCHEMA_MIN_TOKENS), (SCHEMA_MIN_TOKENS + 100, SCHEMA_MIN_TOKENS + 100)])
+def test_a_schema_answer_gets_room_for_its_reasoning(tmp_path, suite, given, sent):
+    # a terse budget (the embedded models' 16 tokens) would cut every schema reply before its answer field
+    with StubServer(policy="hash", response_format="honour") as srv:
+        spec = parse_model_spec(f"openai:stub-model,base_url={srv.base_url},max_tokens={given}")
+        evaluate(suite, [spec], tmp_path / "schema", EvalOptions(answer_format="schema", limit=1))
+        evaluate(suite, [spec], tmp_path / "prompt", EvalOptions(limit=1))
+    assert {r["params"]["max_tokens"] for r in _requests(tmp_path / "schema").values()} == {sent}
+    assert {r["params"]["max_tokens"] for r in _requests(tmp_path / "prompt").values()} == {given}  # the prompt format keeps its budget
 
 
 def test_a_rejecting_server_falls_back_once_to_the_prompt_format(tmp_path, suite):
