@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .fileio import env_number
+from .breaker import Breaker, stop_limit
 from .models.openai_compatible import Completion, ModelCallError, OpenAICompatibleModel, scrub, spec_secrets
 from .models.spec import ModelSpec
 from .scoring.types import Score, Scorer
@@ -83,9 +83,6 @@ def add_stats(total: RunStats, part: RunStats) -> RunStats:
 
 
 ProgressFn = Callable[[int, int], None]  # (done, total); one that also takes `waits=` gets the count of retry waits
-
-#: The default of MEDRES_STOP_AFTER_AUTH_ERRORS: consecutive authentication / not-found errors that stop a model.
-STOP_AFTER = 5
 
 
 def takes_waits(fn: Callable[..., Any]) -> bool:
@@ -198,8 +195,8 @@ class _Calls:
         self.secrets, self.limit, self.writer = secrets, limit, writer
         self.with_waits = progress is not None and takes_waits(progress)
         self.finished = 0
-        self.streak: dict[str, int] = {}
-        self.stopped: dict[str, tuple[str, ModelCallError]] = {}
+        self.breaker = Breaker(limit)
+        self.stopped: dict[str, tuple[str, ModelCallError]] = self.breaker.stopped
 
     def show(self) -> None:
         if self.progress is not None:
@@ -243,15 +240,12 @@ class _Calls:
         s = r.on_error(e) if r.on_error is not None else None
         row = CallRow(r.key, label, "error", e.permanent, attempts=e.attempts, error=text, waited_s=e.waited_s)
         await self.writer.queue.put((row, _score_row(r, s)))
-        why = e.stops_model
-        self.streak[label] = self.streak.get(label, 0) + 1 if why else 0
-        if why and self.limit and self.streak[label] >= self.limit and label not in self.stopped:
-            self.stopped[label] = (why, e)
+        self.breaker.failed(label, e.stops_model, e)
 
     async def _answered(self, r: CallRequest, spec: ModelSpec, c: Completion) -> None:
         """Store a reply (without secrets) with its cost and score; a scorer that raises leaves it unscored with why."""
         stats = self.stats
-        self.streak[spec.label] = 0
+        self.breaker.succeeded(spec.label)
         c.text = scrub(c.text, self.secrets)
         cost = spec.cost(c.prompt_tokens, c.completion_tokens)
         stats.ok += 1
@@ -320,7 +314,7 @@ async def run_calls(
     todo_by_model = _plan(requests, store, stats, halted)
     spec_by_label = {s.label: s for s in specs}
     secrets = sorted({x for s in spec_by_label.values() for x in spec_secrets(s)}, key=len, reverse=True)
-    limit = int(env_number("MEDRES_STOP_AFTER_AUTH_ERRORS", STOP_AFTER, integer=True)) if stop_after is None else stop_after
+    limit = stop_limit() if stop_after is None else stop_after
     writer = _Writer(store)
     run = _Calls(stats, progress, sum(len(v) for v in todo_by_model.values()), secrets, limit, writer)
     run.show()

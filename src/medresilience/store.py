@@ -243,7 +243,9 @@ class Store(JoinedReads, ViewReads):
         SQLite's `immutable=1`: no locking and no `-wal`/`-shm` files, which read-only storage
         could not hold. Otherwise (a run in progress, or one killed with its WAL unmerged) it is
         opened `mode=ro`, which reads the writer's WAL and so sees its commits; on read-only
-        storage that needs the `-shm` file to be there. A store written before a migration is
+        storage that needs the `-shm` file to be there. The choice is made once, at the open: a
+        reader that stays open (the viewer) while a writer starts on the run afterwards does not see
+        its commits and may fail on pages it moves; reopen it once the writer is done. A store written before a migration is
         copied into memory and migrated there. A missing, unreadable or empty file, or one without
         a run's tables, raises StoreWriteError naming it. Temporary tables (a reader's own indexes)
         live in SQLite's temporary database, never in the file."""

@@ -499,3 +499,21 @@ def test_chunks_give_the_same_trajectories_as_one_plan(tmp_path, index, toy_fami
                 )
     assert stores[0] == stores[1] and len(stores[0][1]) == 10 * 4  # per agent unit: step, tool, answer, trajectory
     assert sum(1 for _, _, label, _ in stores[0][2] if label == "B") >= 10  # every agent answer scored
+
+
+def test_a_hanging_search_service_stops_after_repeated_failures_and_the_units_are_not_run(tmp_path, monkeypatch):
+    """Three agent units against a search service that never answers: the first two searches time
+    out after four attempts each, then the breaker (MEDRES_STOP_AFTER_AUTH_ERRORS=2, the model
+    endpoints' limit) stops the service, so the third unit fails with nothing sent. Each unit is
+    counted as not run, with the reason, and resumes on a rerun."""
+    monkeypatch.setenv("MEDRES_STOP_AFTER_AUTH_ERRORS", "2")
+    monkeypatch.setenv("MEDRES_SEARCH_TIMEOUT", "0.3")
+    with SearchServer([], hang=True) as web, StubServer(policy=scripted_agent(script("web-cpr"))) as srv:
+        res = evaluate(sample_suite(), [spec(srv.base_url)], tmp_path / "run", EvalOptions(settings=(f"agent:{web.url}",), limit=1))
+        asked = len(web.requests)
+    assert asked == 2 * 4
+    stats = res.stats
+    assert stats.not_run == 3 and any("3 agent units stopped" in line for line in stats.stopped), stats
+    assert any("stopped after 2 failed requests in a row" in s for s in stats.error_samples), stats.error_samples
+    units, _, _ = agent_rows(tmp_path / "run")
+    assert len(units) == 3 and all(u[1] is None for u in units)  # no answer stored: a rerun resumes them

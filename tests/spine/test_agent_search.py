@@ -94,3 +94,51 @@ def test_a_refused_connection_is_retried_then_named(tmp_path: Path):
         url = srv.url
     with pytest.raises(SearchError, match="gave up after 4 attempts"):
         run(HttpSearch(url, backoff=0.01, timeout=2).search("asthma", 1, ()))
+
+
+# ------------------------------------------------------------------ a hanging or flooding service
+
+
+def test_a_hanging_service_is_stopped_by_the_breaker_after_repeated_failures(monkeypatch):
+    """Each request to a service that never answers times out; after MEDRES_STOP_AFTER_AUTH_ERRORS
+    failed requests in a row (the model endpoints' limit) nothing more is sent: counted in requests
+    the service received, not in seconds."""
+    monkeypatch.setenv("MEDRES_STOP_AFTER_AUTH_ERRORS", "2")
+    with SearchServer(DOCS, hang=True) as srv:
+        backend = HttpSearch(srv.url, timeout=0.3, backoff=0.01)
+        errors = []
+        for _ in range(5):  # five units' searches
+            with pytest.raises(SearchError) as e:
+                run(backend.search("asthma", 1, ()))
+            errors.append(str(e.value))
+        assert len(srv.requests) == 2 * 4  # two requests of four attempts each, then none
+    assert all("gave up after 4 attempts" in m and "Timeout" in m for m in errors[:2])
+    assert all("stopped after 2 failed requests in a row" in m for m in errors[2:])
+
+
+def test_a_success_resets_the_breaker(monkeypatch):
+    monkeypatch.setenv("MEDRES_STOP_AFTER_AUTH_ERRORS", "2")
+    with SearchServer(DOCS, fail_first=4) as srv:  # the first request fails all four attempts
+        backend = HttpSearch(srv.url, backoff=0.01)
+        with pytest.raises(SearchError, match="gave up"):
+            run(backend.search("asthma", 1, ()))
+        assert run(backend.search("asthma", 1, ()))[0].id == "w-asthma"
+        srv._server.fail_left = 4
+        with pytest.raises(SearchError, match="gave up"):  # one failure in a row again: not stopped
+            run(backend.search("asthma", 1, ()))
+        assert run(backend.search("asthma", 1, ()))[0].id == "w-asthma"
+
+
+def test_a_reply_past_the_byte_cap_is_an_error_read_no_further():
+    """A 64 MiB reply against the 8 MiB default cap: refused while it streams (the service saw the
+    client stop reading long before the end), once (not retried), as a SearchError."""
+    size = 64 * 2**20
+    with SearchServer(DOCS, huge=size) as srv:
+        backend = HttpSearch(srv.url, backoff=0.01)
+        with pytest.raises(SearchError, match="larger than 8388608 bytes"):
+            run(backend.search("asthma", 1, ()))
+        assert len(srv.requests) == 1
+    assert srv.sent < size // 2
+    with SearchServer(DOCS, huge=4096) as srv:  # under the cap: read as usual
+        [hit] = run(HttpSearch(srv.url).search("asthma", 1, ()))
+        assert hit.id == "big" and len(hit.text) > 4000

@@ -126,3 +126,16 @@ def test_an_empty_or_tableless_store_is_one_line(tmp_path):
         with pytest.raises(StoreWriteError, match=why):
             Store.read_only(d / "store.sqlite")
         assert (d / "store.sqlite").read_bytes() == before and _files(d) == {"store.sqlite"}
+
+
+def test_a_run_locked_by_a_live_writer_is_seen_as_held(tmp_path):
+    """`lock.held` decides, with the WAL file, whether a store may be opened immutable: true while
+    a process holds the run lock, false once it lets go or when there is no lock file."""
+    from medresilience.lock import RunLock, held
+
+    assert not held(tmp_path)
+    with RunLock(tmp_path):
+        assert held(tmp_path)
+    assert not held(tmp_path)
+    (tmp_path / RunLock.NAME).write_text('{"pid": 1}')  # a killed run's file, its flock gone
+    assert not held(tmp_path)

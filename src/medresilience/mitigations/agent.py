@@ -208,7 +208,10 @@ def _backend(target: str, key_env: str | None, where: str) -> SearchBackend:
     if target.startswith(("http://", "https://")):
         if key_env and not os.environ.get(key_env):
             raise ConfigError(where, f"environment variable {key_env} (the search service's key) is not set")
-        return HttpSearch(target, key_env)
+        from ..fileio import env_number
+
+        # MEDRES_SEARCH_TIMEOUT: the seconds one request to the service may take (default 30)
+        return HttpSearch(target, key_env, timeout=env_number("MEDRES_SEARCH_TIMEOUT", 30.0, minimum=0.01))
     if key_env:
         raise ConfigError(where, "key_env= is for a search service URL, not a local index")
     from ..corpus import CorpusIndex

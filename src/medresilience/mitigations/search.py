@@ -11,7 +11,11 @@
   with `Authorization: Bearer <key>` when a key variable is named (`key_env=VAR`; the key itself is
   never stored). `url` is optional; `id`, `title` and `text` are strings. A 5xx, a timeout or a
   refused connection is retried (`RETRIES` times, with backoff); a reply of another shape is a
-  `SearchError` naming what is wrong.
+  `SearchError` naming what is wrong. A reply body is read as it streams and refused past
+  `max_bytes` (`MAX_REPLY_BYTES`), without retrying. A request that fails (after its retries, or
+  over the cap) counts towards the model endpoints' circuit breaker (`breaker.Breaker`, the same
+  MEDRES_STOP_AFTER_AUTH_ERRORS limit): after that many failures in a row the service is stopped
+  and every later request is a `SearchError` at once, with nothing sent.
 
 Both leave out a passage that holds the item's answer key as a run of whole words (the gold
 option's text or the reference, when it has at least `retrieval.MIN_GOLD_WORDS` words: the rule of
@@ -25,15 +29,24 @@ import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..breaker import Breaker, stop_limit
 from ..corpus.query import contains
 from ..errors import MedresError
 
-__all__ = ["RETRIES", "Hit", "HttpSearch", "LocalSearch", "SearchBackend", "SearchError"]
+__all__ = ["MAX_REPLY_BYTES", "RETRIES", "Hit", "HttpSearch", "LocalSearch", "SearchBackend", "SearchError"]
 
 #: retries of a failed request to a search service (after the first attempt)
 RETRIES = 3
 #: the longest passage text a tool result carries (characters)
 TEXT_CHARS = 4000
+#: the most bytes of one reply read from a search service: k passages kept at TEXT_CHARS each are
+#: far below it; more is a fault of the service, not a result
+MAX_REPLY_BYTES = 8 * 2**20
+_CHUNK = 64 * 1024
+
+
+class _TooLarge(Exception):
+    """A reply past the byte cap (raised while it streams)."""
 
 
 class SearchError(MedresError):
@@ -94,11 +107,22 @@ class HttpSearch:
 
     name = "http"
 
-    def __init__(self, url: str, key_env: str | None = None, timeout: float = 30.0, backoff: float = 0.5):
+    def __init__(
+        self,
+        url: str,
+        key_env: str | None = None,
+        timeout: float = 30.0,
+        backoff: float = 0.5,
+        max_bytes: int = MAX_REPLY_BYTES,
+        stop_after: int | None = None,
+    ):
         self.url = url.rstrip("/")
         self.key_env = key_env
         self.timeout = timeout
         self.backoff = backoff
+        self.max_bytes = max_bytes
+        self.breaker = Breaker(stop_limit() if stop_after is None else stop_after)
+        self.attempts = 0  # requests sent, over the backend's life
         self.identity = f"http {self.url}"
 
     def _headers(self) -> dict[str, str]:
@@ -112,7 +136,23 @@ class HttpSearch:
         return {"Authorization": f"Bearer {key}"}
 
     async def _post(self, op: str, payload: dict[str, Any]) -> Any:
-        """The JSON reply of one request (None on 404), retried on 429, 5xx, timeouts and connection errors."""
+        """The JSON reply of one request (None on 404), retried on 429, 5xx, timeouts and connection
+        errors; a failure counts towards the breaker, and a stopped service is not asked again."""
+        if self.breaker.is_stopped(self.url):
+            _why, last = self.breaker.stopped[self.url]
+            raise SearchError(
+                f"search backend {self.url} stopped after {self.breaker.limit} failed requests in a row: not asked again in this run "
+                f"(rerun to resume); last error: {last}"
+            )
+        try:
+            body = await self._retried(op, payload)
+        except SearchError as e:
+            self.breaker.failed(self.url, "search-service", " ".join(str(e).split())[:200])
+            raise
+        self.breaker.succeeded(self.url)
+        return body
+
+    async def _retried(self, op: str, payload: dict[str, Any]) -> Any:
         import aiohttp
 
         headers = self._headers()
@@ -121,8 +161,11 @@ class HttpSearch:
             for attempt in range(RETRIES + 1):
                 if attempt:
                     await asyncio.sleep(self.backoff * 2 ** (attempt - 1))
+                self.attempts += 1
                 try:
                     status, body = await self._attempt(session, op, payload, headers)
+                except _TooLarge:
+                    raise SearchError(f"search backend {self.url}/{op}: the reply is larger than {self.max_bytes} bytes (not read further)") from None
                 except (aiohttp.ClientError, TimeoutError) as e:
                     last = f"{type(e).__name__}: {e}"
                     continue
@@ -140,8 +183,16 @@ class HttpSearch:
         raise SearchError(f"search backend {self.url}/{op}: gave up after {RETRIES + 1} attempts ({last})")
 
     async def _attempt(self, session: Any, op: str, payload: dict[str, Any], headers: dict[str, str]) -> tuple[int, str]:
+        """One request: its status and body, read as it streams and stopped past `max_bytes`."""
         async with session.post(f"{self.url}/{op}", json=payload, headers=headers) as resp:
-            return resp.status, await resp.text()
+            if (resp.content_length or 0) > self.max_bytes:
+                raise _TooLarge
+            raw = bytearray()
+            async for chunk in resp.content.iter_chunked(_CHUNK):
+                raw += chunk
+                if len(raw) > self.max_bytes:
+                    raise _TooLarge
+            return resp.status, raw.decode(resp.charset or "utf-8", errors="replace")
 
     def _hit(self, value: Any, where: str) -> Hit:
         if not isinstance(value, dict):

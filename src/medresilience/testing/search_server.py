@@ -7,7 +7,10 @@ backend (mitigations.search.HttpSearch), so the backend is tested without leavin
 
 With a `token`, a request without ``Authorization: Bearer <token>`` gets 401. `fail_first` makes
 the first n requests answer 503 (the backend retries them); `shape` "bad" answers a search with
-{"hits": ...} instead of {"results": ...}. Every request is logged in `requests` as (path, body).
+{"hits": ...} instead of {"results": ...}; `hang` never answers (each request is held until the
+server stops); `huge` answers a search with a JSON reply of that many bytes, streamed in 1 MiB
+chunks without a Content-Length, stopping when the client closes (`sent` counts the bytes that
+went out). Every request is logged in `requests` as (path, body).
 
     with SearchServer([{"id": "d1", "title": "...", "text": "..."}]) as srv:
         HttpSearch(srv.url)
@@ -59,6 +62,11 @@ class _Handler(BaseHTTPRequestHandler):
             srv.fail_left -= int(failing)
         if failing:
             return self._json(503, {"error": "overloaded (stub fault)"})
+        if srv.hang:
+            srv.stopping.wait()
+            return None
+        if srv.huge and self.path.rstrip("/").endswith("/search"):
+            return self._huge(srv.huge)
         if srv.token and self.headers.get("Authorization") != f"Bearer {srv.token}":
             return self._json(401, {"error": "missing or wrong bearer token"})
         if not isinstance(body, dict):
@@ -69,6 +77,29 @@ class _Handler(BaseHTTPRequestHandler):
             found = srv.by_id.get(str(body.get("id")))
             return self._json(200, found) if found else self._json(404, {"error": "no such id"})
         return self._json(404, {"error": f"no endpoint {self.path}"})
+
+    def _huge(self, size: int) -> None:
+        """A search reply of `size` bytes (one passage whose text fills it), without a Content-Length."""
+        srv = self.server
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        head, tail = b'{"results": [{"id": "big", "title": "big", "text": "', b'"}]}'
+        chunk = b"x" * 2**20
+        left = size - len(head) - len(tail)
+        try:
+            self.wfile.write(head)
+            while left > 0:
+                part = chunk[: min(left, len(chunk))]
+                self.wfile.write(part)
+                left -= len(part)
+                with srv.lock:
+                    srv.sent += len(part)
+            self.wfile.write(tail)
+        except OSError:  # the client stopped reading and closed
+            pass
+        self.close_connection = True
 
     def _search(self, body: dict[str, Any]) -> None:
         srv = self.server
@@ -87,16 +118,30 @@ class _Server(ThreadingHTTPServer):
     shape: str
     requests: list[tuple[str, Any]]
     lock: threading.Lock
+    hang: bool
+    huge: int
+    sent: int
+    stopping: threading.Event
 
 
 class SearchServer(LoopbackServer):
     """The local search service over `docs` (dicts with id, title, text, url), from a background thread."""
 
-    def __init__(self, docs: list[dict[str, str]], token: str | None = None, fail_first: int = 0, shape: str = "good"):
+    def __init__(self, docs: list[dict[str, str]], token: str | None = None, fail_first: int = 0, shape: str = "good", hang: bool = False, huge: int = 0):
         super().__init__(_Server(("127.0.0.1", 0), _Handler))
         s = self._server
         s.docs, s.by_id = list(docs), {d["id"]: d for d in docs}
         s.token, s.fail_left, s.shape, s.requests, s.lock = token, fail_first, shape, [], threading.Lock()
+        s.hang, s.huge, s.sent, s.stopping = hang, huge, 0, threading.Event()
+
+    def __exit__(self, *exc: Any) -> None:
+        self._server.stopping.set()  # lets held requests go
+        super().__exit__(*exc)
+
+    @property
+    def sent(self) -> int:
+        """Bytes of `huge` replies that went out."""
+        return self._server.sent
 
     @property
     def url(self) -> str:
