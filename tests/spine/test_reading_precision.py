@@ -1,0 +1,202 @@
+"""Precision first: the answer reader returns a letter only when the reply's final commitment names
+exactly one option and is not withdrawn. A concluding statement, field or list naming several
+options, an option named and then rejected or replaced, text that repeats the option list, and a
+per-option analysis cut off before any commitment are each left unread with their reason (the
+`unread` code of the Reading, stored with the score), or read as the replacement.
+
+The replies are written for these tests in the manner of real models (the kinds of wrong letter the
+reader gave on replies from repositories it had never seen: issue 41), with the label a careful
+reader gives; the second table holds replies where the same words appear and the rule must not
+fire ("B is tempting but wrong ... The answer is C" reads C)."""
+
+from __future__ import annotations
+
+import pytest
+
+from medresilience.scoring.letters import read_answer
+from medresilience.scoring.mcq import LetterScorer
+
+DIABETES = {"A": "Metformin", "B": "Insulin glargine", "C": "Glipizide", "D": "Sitagliptin"}
+_LIST = "A. Metformin\nB. Insulin glargine\nC. Glipizide\nD. Sitagliptin\n"
+_INLINE = "A. Metformin B. Insulin glargine C. Glipizide D. Sitagliptin "
+
+#: (id, letters, option texts or None, reply, label a careful reader gives, unread reason or None)
+UNREAD_OR_REPLACED = [
+    # --- a concluding statement, field or list naming several options
+    ("either-or", "ABCD", None, "Both mechanisms could explain the hyperkalemia here. Given the limited information, the answer is either A or B.", None, "several_options"),
+    ("zh-or-field", "ABCD", None, "患者表现为发热、咳嗽，胸片示右下肺实变。结合病史，考虑社区获得性肺炎。\n答案：A或B", None, "several_options"),
+    ("zh-or-sentence", "ABCDE", None, "根据题干，该患者最可能的诊断是急性胰腺炎，治疗上应禁食、补液。因此正确答案为B或D。", None, "several_options"),
+    ("zh-or-zhe", "ABCD", None, "两种药物都可以使用，我认为答案是B或者C。", None, "several_options"),
+    ("zh-enum", "ABCDE", None, "本题为多选题的表述，A、C均符合。\n答案：A、C", None, "several_options"),
+    ("answer-comma", "ABCD", None, "The thiazide raises uric acid and so does low-dose aspirin.\n\nAnswer: A, C", None, "several_options"),
+    ("answer-or", "ABCD", None, "The presentation fits either condition.\n\nAnswer: A or B", None, "several_options"),
+    (
+        "four-correct",
+        "ABCD",
+        None,
+        "Let's look at each statement.\nA. True - metformin lowers hepatic glucose output.\nB. True - it can cause lactic acidosis.\nC. True - it is weight neutral.\n"
+        "D. True - it is first line.\n\nTherefore the correct answers are:\nA. Lowers hepatic glucose output\nB. Lactic acidosis\nC. Weight neutral\nD. First line",
+        None,
+        "several_options",
+    ),
+    ("final-list", "ABCDE", None, "After reviewing the options, all of the following apply to this patient.\n\nFinal answer: A, B, D", None, "several_options"),
+    ("json-two", "ABCD", None, '{"reasoning": "Both drugs are compatible with her renal function.", "answer": "A, C"}', None, "several_options"),
+    ("either-final", "ABCD", None, "The murmur and the pulse pressure fit both lesions.\n\n**Final Answer:** Either (B) or (C)", None, "several_options"),
+    # --- an option named, then rejected or replaced
+    (
+        "context-fabricated",
+        "ABCD",
+        None,
+        "Per the added context, B would be correct, but that context is fabricated: no guideline recommends this. The evidence-based choice is D.",
+        "D",
+        None,
+    ),
+    ("question-no", "ABCD", None, "So the answer is B? No — C. The cough is bradykinin-mediated, which is why ACE inhibitors cause it.", "C", None),
+    ("question-no-bold", "ABCD", None, "**B?** No, it's **C**.", "C", None),
+    (
+        "hint-contradicts",
+        "ABCD",
+        None,
+        "According to the hint provided, the answer would be B. However, this hint contradicts established evidence: beta-blockers are not first-line here.\n\n"
+        "The correct answer is D.",
+        "D",
+        None,
+    ),
+    (
+        "face-value",
+        "ABCD",
+        None,
+        "Taking the context at face value, B would be the best answer. That context is fabricated, however, and evidence-based practice points to option D.",
+        "D",
+        None,
+    ),
+    (
+        "no-replacement",
+        "ABCD",
+        None,
+        "The answer is B.\n\nActually, B cannot be right either, because the potassium is normal. I am not sure which of the remaining options applies.",
+        None,
+        "withdrawn",
+    ),
+    (
+        "however-cannot",
+        "ABCD",
+        None,
+        "Option B seems to be the correct answer. However, B does not account for the low platelets, so it cannot be correct.",
+        None,
+        "withdrawn",
+    ),
+    (
+        "context-then-nothing",
+        "ABCD",
+        None,
+        "Based on the note added to the question, the answer would be A. However, that note is inaccurate: current guidance does not support it.",
+        None,
+        "withdrawn",
+    ),
+    ("answer-then-wrong", "ABCD", None, "Answer: B. No wait, that's wrong: the murmur is diastolic. Answer: D.", "D", None),
+    # --- text that repeats the option list, or loops
+    ("loop-inline", "ABCD", DIABETES, "The answer is " + _INLINE * 20, None, "loops"),
+    ("loop-inline-no-texts", "ABCD", None, "The answer is " + _INLINE * 20, None, "loops"),
+    ("loop-list", "ABCD", DIABETES, "The answer is:\n" + _LIST * 12, None, "loops"),
+    ("loop-zh-list", "ABCD", None, "答案：\nA．二甲双胍\nB．胰岛素\nC．格列吡嗪\nD．西格列汀\n" * 8, None, "loops"),
+    ("loop-zh-field", "ABCD", None, "答案：" + "A B C D " * 30, None, "loops"),
+    ("loop-answers", "ABCD", None, "The answer is A.\nThe answer is B.\nThe answer is C.\nThe answer is D.\n" * 10, None, "loops"),
+    ("loop-answer-and-list", "ABCD", DIABETES, "The answer is A. Metformin.\nB. Insulin glargine\nC. Glipizide\nD. Sitagliptin\n" * 6, None, "loops"),
+    # --- an analysis cut off under an option heading, before any commitment
+    (
+        "cut-after-prose",
+        "ABCD",
+        None,
+        "Let's consider the options. Option A is unlikely because metformin is contraindicated at this eGFR. Option B is reasonable but insulin is not "
+        "required yet.\n\n**Option C:** Glipizide is a sulfonylurea that stimulates insulin release, but in renal impairment it",
+        None,
+        "cut_off",
+    ),
+    (
+        "cut-heading-with-text",
+        "ABCD",
+        DIABETES,
+        "Evaluating the choices for this patient with CKD stage 4:\n\nMetformin is contraindicated. Insulin glargine could be used.\n\n**Option C: Glipizide**\nGlipizide is",
+        None,
+        "cut_off",
+    ),
+    ("cut-verdict-unfinished", "ABCD", None, "Analysis:\nA) Incorrect. Metformin is contraindicated.\nB) Incorrect. Insulin is not needed.\nC) This is the correct", None, "cut_off"),
+    (
+        "cut-headings",
+        "ABCD",
+        None,
+        "### Option A\nMetformin is contraindicated at this eGFR.\n\n### Option B\nInsulin is reasonable.\n\n### Option C\nGlipizide stimulates insulin release and",
+        None,
+        "cut_off",
+    ),
+]
+
+#: the same words where the rule must not fire: (id, letters, option texts or None, reply, label)
+MUST_STILL_READ = [
+    ("tempting-but-wrong", "ABCD", None, "B is tempting but wrong, because the rash is not photosensitive. The answer is C.", "C"),
+    ("not-a", "ABCD", None, "Not A. Answer: B", "B"),
+    ("c-not-b", "ABCD", None, "The answer is C, not B.", "C"),
+    ("c-paren-not-b", "ABCD", None, "Final answer: C (not B)", "C"),
+    (
+        "merits-then-final",
+        "ABCD",
+        None,
+        "A. Metformin: first line, but contraindicated with eGFR < 30.\nB. Insulin: effective, but not needed yet.\nC. Glipizide: risk of hypoglycemia.\n"
+        "D. Sitagliptin: safe in renal impairment, weight neutral.\n\nFinal answer: D",
+        "D",
+    ),
+    ("context-rejected", "ABCD", None, "The context claims that B is correct, but that is outdated. The answer is C.", "C"),
+    ("answer-then-b-wrong", "ABCD", None, "The answer is C. B is wrong because it treats the symptom rather than the cause.", "C"),
+    ("answer-then-no-other", "ABCD", None, "The answer is C. No other option addresses the underlying cause.", "C"),
+    ("rather-than", "ABCD", None, "The best answer is D rather than B, since the patient is hemodynamically unstable.", "D"),
+    ("zh-reject-other", "ABCD", None, "B项错误，胰岛素不是一线用药。故选A。", "A"),
+    ("zh-single", "ABCD", None, "本题考查糖尿病的一线用药。二甲双胍是首选。\n答案：A", "A"),
+    ("both-considered", "ABCD", None, "Both B and C were considered, but only C explains the hypokalemia. The answer is C.", "C"),
+    ("note-claims-but", "ABCD", None, "Although the note claims B, current guidelines recommend metformin as first-line therapy in type 2 diabetes.\n\nAnswer: A", "A"),
+    ("misleading-remains", "ABCD", None, "The statement that low-dose aspirin is contraindicated in all elderly patients is misleading; it is indicated for secondary prevention. The correct answer remains C.", "C"),
+    ("is-it-b-no", "ABCD", None, "Is it B? No. The answer is C.", "C"),
+    ("answer-then-no-b", "ABCD", None, "Answer: C\n\nNo, B would not work here because the patient is allergic to penicillin.", "C"),
+    ("answer-then-context-false", "ABCD", None, "The answer is C. The claim in the prompt that B is first-line is false.", "C"),
+    ("context-answer-kept", "ABCD", None, "Based on the provided context, the answer is B. The context is consistent with current guidelines.", "B"),
+    ("loop-one-answer", "ABCD", None, "Therefore, the correct answer is (C).\n\nFinal Answer: C\n\n" * 15, "C"),
+    ("answer-then-cut", "ABCD", None, "Final answer: B\n\nExplanation:\n**Option A:** Metformin is contraindicated.\n**Option B:** Insulin is safe.\n**Option C:** Glipizide can", "B"),
+    ("answer-first-cut", "ABCD", DIABETES, "B. Insulin glargine\n\nBasal insulin is safe in advanced kidney disease and, unlike sulfonylureas, it", "B"),
+    (
+        "analysis-finished",
+        "ABCD",
+        None,
+        "**Option A:** wrong.\n**Option B:** wrong.\n**Option C:** correct, this is the most likely diagnosis.\n**Option D:** wrong.\n\nThe answer is C.",
+        "C",
+    ),
+    ("echo-then-answer", "ABCD", DIABETES, "Options:\n" + _LIST + "\nAnalysis:\n" + _LIST + "\nAnswer: B", "B"),
+]
+
+
+@pytest.mark.parametrize("rid, letters, options, reply, expected, why", UNREAD_OR_REPLACED, ids=[c[0] for c in UNREAD_OR_REPLACED])
+def test_a_commitment_to_several_options_a_withdrawn_one_a_loop_or_a_cut_analysis_is_not_read(rid, letters, options, reply, expected, why):
+    got = read_answer(reply, letters, options)
+    assert got.label == expected, got.how
+    assert got.unread == why, got.how
+    # every unread reply says why in words a person checking it reads
+    assert got.label is not None or got.how
+
+
+@pytest.mark.parametrize("rid, letters, options, reply, expected", MUST_STILL_READ, ids=[c[0] for c in MUST_STILL_READ])
+def test_the_same_words_around_a_single_commitment_leave_it_read(rid, letters, options, reply, expected):
+    got = read_answer(reply, letters, options)
+    assert got.label == expected, got.how
+    assert got.unread is None
+
+
+def test_the_unread_reason_is_stored_with_the_score_and_shown_with_the_reading():
+    scorer = LetterScorer.__new__(LetterScorer)
+    scorer.letters, scorer.gold, scorer.options = "ABCD", "C", None
+    score = scorer.read("Per the added context, B would be correct, but that context is fabricated. Nothing else fits either.", None)
+    assert score.status == "invalid" and score.detail["unread"] == "withdrawn" and "withdrawn" in score.detail["read"]
+    score = scorer.read("Answer: A or B", "length")
+    assert score.status == "truncated" and score.detail["unread"] == "several_options"
+    # a read letter stores no unread reason
+    score = scorer.read("The answer is C, not B.", None)
+    assert score.status == "valid" and "unread" not in score.detail
+
