@@ -23,7 +23,14 @@ _INLINE = "A. Metformin B. Insulin glargine C. Glipizide D. Sitagliptin "
 #: (id, letters, option texts or None, reply, label a careful reader gives, unread reason or None)
 UNREAD_OR_REPLACED = [
     # --- a concluding statement, field or list naming several options
-    ("either-or", "ABCD", None, "Both mechanisms could explain the hyperkalemia here. Given the limited information, the answer is either A or B.", None, "several_options"),
+    (
+        "either-or",
+        "ABCD",
+        None,
+        "Both mechanisms could explain the hyperkalemia here. Given the limited information, the answer is either A or B.",
+        None,
+        "several_options",
+    ),
     ("zh-or-field", "ABCD", None, "患者表现为发热、咳嗽，胸片示右下肺实变。结合病史，考虑社区获得性肺炎。\n答案：A或B", None, "several_options"),
     ("zh-or-sentence", "ABCDE", None, "根据题干，该患者最可能的诊断是急性胰腺炎，治疗上应禁食、补液。因此正确答案为B或D。", None, "several_options"),
     ("zh-or-zhe", "ABCD", None, "两种药物都可以使用，我认为答案是B或者C。", None, "several_options"),
@@ -121,7 +128,14 @@ UNREAD_OR_REPLACED = [
         None,
         "cut_off",
     ),
-    ("cut-verdict-unfinished", "ABCD", None, "Analysis:\nA) Incorrect. Metformin is contraindicated.\nB) Incorrect. Insulin is not needed.\nC) This is the correct", None, "cut_off"),
+    (
+        "cut-verdict-unfinished",
+        "ABCD",
+        None,
+        "Analysis:\nA) Incorrect. Metformin is contraindicated.\nB) Incorrect. Insulin is not needed.\nC) This is the correct",
+        None,
+        "cut_off",
+    ),
     (
         "cut-headings",
         "ABCD",
@@ -153,14 +167,32 @@ MUST_STILL_READ = [
     ("zh-reject-other", "ABCD", None, "B项错误，胰岛素不是一线用药。故选A。", "A"),
     ("zh-single", "ABCD", None, "本题考查糖尿病的一线用药。二甲双胍是首选。\n答案：A", "A"),
     ("both-considered", "ABCD", None, "Both B and C were considered, but only C explains the hypokalemia. The answer is C.", "C"),
-    ("note-claims-but", "ABCD", None, "Although the note claims B, current guidelines recommend metformin as first-line therapy in type 2 diabetes.\n\nAnswer: A", "A"),
-    ("misleading-remains", "ABCD", None, "The statement that low-dose aspirin is contraindicated in all elderly patients is misleading; it is indicated for secondary prevention. The correct answer remains C.", "C"),
+    (
+        "note-claims-but",
+        "ABCD",
+        None,
+        "Although the note claims B, current guidelines recommend metformin as first-line therapy in type 2 diabetes.\n\nAnswer: A",
+        "A",
+    ),
+    (
+        "misleading-remains",
+        "ABCD",
+        None,
+        "The statement that low-dose aspirin is contraindicated in all elderly patients is misleading; it is indicated for secondary prevention. The correct answer remains C.",
+        "C",
+    ),
     ("is-it-b-no", "ABCD", None, "Is it B? No. The answer is C.", "C"),
     ("answer-then-no-b", "ABCD", None, "Answer: C\n\nNo, B would not work here because the patient is allergic to penicillin.", "C"),
     ("answer-then-context-false", "ABCD", None, "The answer is C. The claim in the prompt that B is first-line is false.", "C"),
     ("context-answer-kept", "ABCD", None, "Based on the provided context, the answer is B. The context is consistent with current guidelines.", "B"),
     ("loop-one-answer", "ABCD", None, "Therefore, the correct answer is (C).\n\nFinal Answer: C\n\n" * 15, "C"),
-    ("answer-then-cut", "ABCD", None, "Final answer: B\n\nExplanation:\n**Option A:** Metformin is contraindicated.\n**Option B:** Insulin is safe.\n**Option C:** Glipizide can", "B"),
+    (
+        "answer-then-cut",
+        "ABCD",
+        None,
+        "Final answer: B\n\nExplanation:\n**Option A:** Metformin is contraindicated.\n**Option B:** Insulin is safe.\n**Option C:** Glipizide can",
+        "B",
+    ),
     ("answer-first-cut", "ABCD", DIABETES, "B. Insulin glargine\n\nBasal insulin is safe in advanced kidney disease and, unlike sulfonylureas, it", "B"),
     (
         "analysis-finished",
@@ -199,4 +231,3 @@ def test_the_unread_reason_is_stored_with_the_score_and_shown_with_the_reading()
     # a read letter stores no unread reason
     score = scorer.read("The answer is C, not B.", None)
     assert score.status == "valid" and "unread" not in score.detail
-

@@ -42,6 +42,9 @@ class _Said(NamedTuple):
     #: the statement contradicts itself (a label with another option's text): no later answer
     #: settles it as one settles a hedge
     contra: bool = False
+    #: why a statement without a label names no option (an UNREAD reason): several options by
+    #: default, "no_option" ("none of the above", a field naming none), "contradicts", "withdrawn"
+    why: str = "several_options"
 
 
 # --- labels -------------------------------------------------------------------------------
@@ -259,7 +262,19 @@ def _field_value(value: str, letters: str, options: OptionTexts) -> str | None:
 
 def _fields(text: str, letters: str, options: OptionTexts) -> list[_Said]:
     """The study's JSON answer field is the strongest statement; an unreadable value is no answer."""
-    return [_Said(m.start(), m.end(), FIELD, _field_value(next((g for g in m.groups() if g), ""), letters, options)) for m in _FIELD.finditer(text)]
+    said = []
+    for m in _FIELD.finditer(text):
+        value = next((g for g in m.groups() if g), "")
+        said.append(_Said(m.start(), m.end(), FIELD, _field_value(value, letters, options), why=_why_no_label(value, letters)))
+    return said
+
+
+def _why_no_label(value: str, letters: str) -> str:
+    """Why a field or box that names no single option names none: several labels, or none."""
+    return "several_options" if len(set(_LONE_LETTER.findall(value.upper())) & set(letters)) > 1 else "no_option"
+
+
+_LONE_LETTER = re.compile(r"(?<![A-Z0-9])([A-Z0-9])(?![A-Z0-9])")
 
 
 def _boxed(text: str, letters: str, options: OptionTexts) -> list[_Said]:
@@ -270,7 +285,7 @@ def _boxed(text: str, letters: str, options: OptionTexts) -> list[_Said]:
         value = m.group(1).strip()
         label = _label_in_value(value, letters)
         if value and not (label is None and options and _NUMBER.fullmatch(value) and options.named(value) is None):
-            said.append(_Said(m.start(), m.end(), FINAL, label))
+            said.append(_Said(m.start(), m.end(), FINAL, label, why=_why_no_label(value, letters)))
     return said
 
 
@@ -549,7 +564,7 @@ def _cued(text: str, letters: str, options: OptionTexts) -> list[_Said]:
                 continue
             got: tuple[str | None, int] | None = _label_at(text, m.end(), letters)
             if got is None and tier >= ANSWER and (no := _NONE_OF.match(text, m.end())):
-                said.append(_Said(m.start(), no.end(), tier, None))
+                said.append(_Said(m.start(), no.end(), tier, None, why="no_option"))
                 continue
             if (
                 got is None
@@ -650,7 +665,7 @@ def _named_with_text(text: str, letters: str, options: OptionTexts) -> list[_Sai
     for m in LABEL_LINE.finditer(text):
         label, named = m.group(1).upper(), options.named(m.group(2), exact_only=True)
         if label in letters and named is not None and named != label:
-            said.append(_Said(m.start(), m.end(), ANSWER, None, contra=True))
+            said.append(_Said(m.start(), m.end(), ANSWER, None, contra=True, why="contradicts"))
     return said
 
 
@@ -1010,11 +1025,11 @@ def _replaces(text: str, cur: _Said, s: _Said, conflict: bool = False) -> bool:
     return s.tier > cur.tier or (s.tier == cur.tier and bool(_CONCLUSION.search(_clause_before(text, s.start))))
 
 
-def _settle(text: str, said: list[_Said]) -> tuple[_Said | None, str]:
+def _settle(text: str, said: list[_Said]) -> tuple[_Said | None, str, str]:
     """The statement the reply ends on, read in order as a reader follows a conclusion, and why
-    it has no label when it has none."""
+    it has no label when it has none (in words, and as an UNREAD reason)."""
     cur: _Said | None = None
-    why = ""
+    why, code = "", ""
     conflict = False
     for s in _merged(said):
         if cur is None:
@@ -1029,11 +1044,21 @@ def _settle(text: str, said: list[_Said]) -> tuple[_Said | None, str]:
         elif s.tier == cur.tier:
             if not conflict:
                 why = f"ambiguous: {cur.label or 'a hedge'} and {s.label or 'a hedge'} are stated alike with no revision between them"
+                code = "ambiguous"
             conflict = conflict or (cur.label is not None and s.label is not None)
-            cur = _Said(cur.start, s.end, cur.tier, None)
+            cur = _Said(cur.start, s.end, cur.tier, None, why=cur.why if cur.label is None else "several_options")
     if cur is not None and cur.label is None and not why:
-        why = f"hedged: {_shown(text, cur)!r} names no single option (several, or one it denies)"
-    return cur, why
+        why, code = f"{_HEDGE_WORDS.get(cur.why, cur.why)}: {_shown(text, cur)!r}", cur.why
+    return cur, why, code
+
+
+#: how each reason a statement names no option is said to a person checking the reading
+_HEDGE_WORDS = {
+    "several_options": "several options: the statement names more than one option",
+    "no_option": "no option: the statement names none of the options",
+    "contradicts": "contradicts itself: one option's label with another option's text",
+    "withdrawn": "withdrawn: the option stated is taken back and no single option replaces it",
+}
 
 
 def _merged(said: list[_Said]) -> list[_Said]:
@@ -1043,7 +1068,7 @@ def _merged(said: list[_Said]) -> list[_Said]:
     for s in sorted(said, key=lambda s: (s.start, -s.tier)):
         if out and s.start < out[-1].end and s.label == out[-1].label:
             last = out[-1]
-            out[-1] = _Said(last.start, max(last.end, s.end), max(last.tier, s.tier), last.label)
+            out[-1] = last._replace(end=max(last.end, s.end), tier=max(last.tier, s.tier))
         else:
             out.append(s)
     return out
@@ -1084,21 +1109,30 @@ def _statements(text: str, letters: str, options: OptionTexts) -> list[_Said]:
 @dataclass(frozen=True)
 class Reading:
     """The option a reply commits to (None: unread) and how it was read: the statement it was
-    read from, or why none was read (shown to a person checking the label)."""
+    read from, or why none was read (shown to a person checking the label); `unread` is that
+    reason as one of UNREAD (None when a label was read)."""
 
     label: str | None
     how: str
+    unread: str | None = None
+
+
+#: why a reply is unread: empty; cut off (inside its reasoning, or in an option's analysis before
+#: any commitment); no statement of an answer; two options stated alike; a statement naming
+#: several options, none, or a label with another option's text; an option taken back with no
+#: single option replacing it; text that repeats the option list
+UNREAD = ("empty", "cut_off", "no_answer", "ambiguous", "several_options", "no_option", "contradicts", "withdrawn", "loops")
 
 
 def _read(text: str, letters: str, options: OptionTexts) -> Reading | None:
     said = _statements(text, letters, options)
     if not said:
         return None
-    cur, why = _settle(text, said)
+    cur, why, code = _settle(text, said)
     if cur is None:
         return None
     if cur.label is None:
-        return Reading(None, why)
+        return Reading(None, why, code)
     return Reading(cur.label, f"{_TIER_NAME[cur.tier]}: {_shown(text, cur)}")
 
 
@@ -1137,14 +1171,14 @@ def read_answer(text: str | None, letters: str = "ABCD", options: Mapping[str, s
 def full_reading(text: str | None, letters: str = "ABCD", options: Mapping[str, str] | None = None) -> Reading:
     """`read_answer` by every rule (what it gives a terse reply too, more slowly)."""
     if not text or not text.strip():
-        return Reading(None, "empty reply")
+        return Reading(None, "empty reply", "empty")
     opts = option_texts(options, letters)
     plain = _plain(text)
     tail = _after_thinking(plain)
     # a reasoning block opened and never closed was cut off while thinking: what it weighs
     # ("So D is correct. Let me double-check ...") is scratch work, not the reply's answer
     if tail is None and _THINK_OPEN.search(plain):
-        return Reading(None, "cut off inside its reasoning: <think> is never closed")
+        return Reading(None, "cut off inside its reasoning: <think> is never closed", "cut_off")
     if tail is not None and (got := _read(_own_item(tail, letters, opts), letters, opts)) is not None:
         return got
     got = _read(_own_item(plain, letters, opts), letters, opts)
@@ -1152,7 +1186,7 @@ def full_reading(text: str | None, letters: str = "ABCD", options: Mapping[str, 
         rest = tail if tail is not None else plain
         if (concl := concluded_by_text(rest, opts)) is not None:
             return Reading(concl.label, f"{concl.how}: {_shown(rest, _Said(concl.start, concl.end, LEANING, concl.label))!r}")
-    return got if got is not None else Reading(None, "no statement of an answer")
+    return got if got is not None else Reading(None, "no statement of an answer", "no_answer")
 
 
 def extract_letter(text: str | None, letters: str = "ABCD", options: Mapping[str, str] | None = None) -> str | None:
