@@ -160,8 +160,9 @@ def _label_at(text: str, i: int, letters: str, in_value: bool = False) -> tuple[
     return (label, m.end(1)) if _stands_alone(text, m.end(1), in_value) else None
 
 
+#: ... in Chinese too: "A或B", "B或者C", "A和B", "A、C"
 _ALTERNATIVE = re.compile(
-    r"[ \t]*[)\]]?[ \t]*\(?[ \t]*(?:(,)|/|&|\bor\b|\band\b|\bnor\b|\bvs\.?|\bversus\b)[ \t]*(?:(?:or|possibly|perhaps|maybe|even|also|option|choice)\b[ \t]*)*",
+    r"[ \t]*[)\]]?[ \t]*\(?[ \t]*(?:(,)|/|&|\bor\b|\band\b|\bnor\b|\bvs\.?|\bversus\b|或者?|还是|和|与|及|、)[ \t]*(?:(?:or|possibly|perhaps|maybe|even|also|option|choice)\b[ \t]*)*",
     _I,
 )
 
