@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 from .option_texts import DENIED, LABEL_LINE, PAREN_LABEL, OptionTexts, concluded_by_text, norm_text, option_texts
 from .other_items import answer_run, new_question, other_options, without_echo
+from .withdrawals import withdrawal
 
 _I = re.IGNORECASE
 
@@ -298,7 +299,7 @@ _FILL = (
     r"""|one|probably|likely|most\s+likely|clearly|definitely|certainly|actually|therefore|thus|then|still|either|both|between|simply|just)\b)*"""
 )
 _NOUN = r"(?:option|choice|selection|response|pick)"
-_QUAL = r"(?:correct|right|best|single\s+best|most\s+(?:likely|appropriate|accurate)|my|our|final|true|real|actual|selected|chosen|predicted)"
+_QUAL = r"(?:correct|right|best|evidence[- ]based|guideline[- ](?:based|concordant)|medically\s+(?:correct|accurate|sound)|single\s+best|most\s+(?:likely|appropriate|accurate)|my|our|final|true|real|actual|selected|chosen|predicted)"
 _SURE = r"(?:is|would\s+be|will\s+be|should\s+be|must\s+be|has\s+to\s+be|remains)\b"
 _UNSURE = r"(?:might\s+be|could\s+be|may\s+be|seems\s+to\s+be|appears\s+to\s+be)\b"
 _ABOUT = r"(?:\s+(?:to\s+(?:this|the)\s+question|here|for\s+this\s+(?:patient|question|case|item)))?"
@@ -487,6 +488,15 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     ),
     # "which corresponds to option C", "this matches option B"
     (re.compile(r"\b(?:corresponds?\s+to|matches|fits)\s+(?:option|choice|answer)\s+", _I), LEANING, False),
+    # "... evidence-based practice points to option D", "the evidence supports option C"
+    (re.compile(r"\b(?:points?|pointing)\s+(?:to|towards?)\s+(?:option|choice|answer)\s+|\bsupports?\s+(?:option|choice)\s+", _I), ANSWER, False),
+    # "B? No — C.", "So the answer is B? No, it's C." (the question is not the reply's answer; the
+    # label ends the phrase)
+    (
+        re.compile(r"\?[ \t]*(?:no|nope)\b[ \t]*[,.;:!—–-]*[ \t]*(?:(?:it['’]s|it\s+is|(?:the\s+)?answer\s+is|rather|actually|instead)[ \t,:]*)*", _I),
+        ANSWER,
+        True,
+    ),
     # "I think C.", "leaning towards C" (the label ends the phrase: "I think B is wrong" is no answer)
     (
         re.compile(
@@ -1104,7 +1114,18 @@ def _statements(text: str, letters: str, options: OptionTexts) -> list[_Said]:
             for m in _BRACKETED.finditer(text)
             if m.group(1).strip().upper() not in letters and (label := options.named(m.group(1))) is not None
         ]
-    return [s for s in found if _own(text, s)]
+    return [_unless_withdrawn(text, s) for s in found if _own(text, s)]
+
+
+def _unless_withdrawn(text: str, s: _Said) -> _Said:
+    """The statement, or, when the reply takes it back ("The answer is B. Actually, B cannot be
+    right"; "Per the added context, B would be correct, but that context is fabricated"), a
+    statement of no option where it does so, which a later statement of one option replaces (the
+    JSON answer field is never taken back)."""
+    if s.label is None or s.tier == FIELD:
+        return s
+    span = withdrawal(text, s.start, s.end, s.label, _clause_before(text, s.start))
+    return s if span is None else _Said(span[0], span[1], min(s.tier, ANSWER), None, why="withdrawn")
 
 
 @dataclass(frozen=True)
