@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 from .option_texts import DENIED, LABEL_LINE, PAREN_LABEL, OptionTexts, concluded_by_text, norm_text, option_texts
 from .other_items import answer_run, new_question, other_options, without_echo
+from .unfinished import cut_off_analysis, in_option_sections, loop_start
 from .withdrawals import withdrawal
 
 _I = re.IGNORECASE
@@ -1148,6 +1149,19 @@ UNREAD = ("empty", "cut_off", "no_answer", "ambiguous", "several_options", "no_o
 
 def _read(text: str, letters: str, options: OptionTexts) -> Reading | None:
     said = _statements(text, letters, options)
+    # what the reply says where it repeats the option list, or in an option's analysis it is cut
+    # off in, commits to nothing: a statement before either still does
+    loop = loop_start(text, letters)
+    if loop is not None:
+        said = [s for s in said if s.end <= loop]
+        if not said:
+            return Reading(None, f"loops: the reply repeats the option list from {text[loop : loop + 60]!r}", "loops")
+    cut = cut_off_analysis(text, letters, options.texts if options else None)
+    if cut is not None:
+        sections = in_option_sections(text, cut, letters)
+        said = [s for s in said if not any(a <= s.start < b for a, b in sections)]
+        if not said:
+            return Reading(None, f"cut off in its analysis of the options, before any commitment: ...{text[-60:]!r}", "cut_off")
     if not said:
         return None
     cur, why, code = _settle(text, said)
