@@ -146,6 +146,78 @@ UNREAD_OR_REPLACED = [
     ),
 ]
 
+#: the forms the sixth validation set (held out: mcq_h/mcq_i, first measured with the rules above)
+#: read as a wrong letter, written anew for each phrasing class: a reasoning trace cut off under an
+#: option's heading or while stating its answer (anton-npv/CoTFaithChecker), the pronoun "I" after a
+#: cue and an option named as what another model concluded or dismissed (0n4li/collab-ai), an echoed
+#: prompt's "You were previously confident that the correct answer is E" (carlwharris/cog-bias-med-LLMs),
+#: an option given and then called incorrect (themrcesi/mir2023)
+TEN = "ABCDEFGHIJ"
+HELD_OUT_FORMS = [
+    (
+        "trace-cut-under-heading",
+        "ABCD",
+        None,
+        "Okay, let me work through this. Saturated fat raises LDL.\n\nOption A: swapping saturated fat for n-6 lowers triglycerides, I think.\n\n"
+        "So replacing saturated fat with n-6 would lower triglycerides, making A correct.\n\nOption B says monounsaturated fat raises LDL, which is wrong.\n\nOption D:",
+        None,
+        "cut_off",
+    ),
+    (
+        "trace-cut-stating-answer",
+        "ABCD",
+        None,
+        "Hmm, so the hypothalamus starts it, which is option D, but that option says LH, which the pituitary releases. So maybe it is A, the pituitary "
+        "releasing FSH. I'm not certain.\n\nAlternatively, maybe the answer is",
+        None,
+        "cut_off",
+    ),
+    ("pronoun-i-after-cue", TEN, None, "CONCLUSION:\nI would argue that the answer is indeed (H), as it matches the accepted value.", "H", None),
+    ("pronoun-i-field", TEN, None, '{"answer": "I would choose C"}', "C", None),
+    (
+        "echoed-confidence",
+        "ABCDE",
+        None,
+        "### Question: A man on haloperidol smacks his lips. You were previously confident that the correct answer is E: Palsy. Which describes his symptoms?\n"
+        "### Answer: The slow onset after months of an antipsychotic points to a late movement disorder, not a",
+        None,
+        None,
+    ),
+    (
+        "your-conclusion",
+        "ABCD",
+        None,
+        "I see your reasoning, but you concluded that the answer is B, and I cannot agree with that: the murmur is diastolic. I would like to discuss this further.",
+        None,
+        None,
+    ),
+    (
+        "disagree-with-text",
+        "ABCD",
+        DIABETES,
+        "Thank you for the analysis. In summary, I would have to disagree with your conclusion of metformin and would like to keep discussing renal dosing.",
+        None,
+        "no_answer",
+    ),
+    (
+        "dismissal-of-text",
+        "ABCD",
+        DIABETES,
+        "Your points on renal function are well taken. Finally, I agree with your dismissal of sitagliptin.",
+        None,
+        "no_answer",
+    ),
+    (
+        "given-then-incorrect-es",
+        "1234",
+        {"1": "El tamaño muestral", "2": "La amplitud del intervalo", "3": "La falta de significación estadística", "4": "La pérdida de seguimiento"},
+        "3) La falta de significación estadística. es incorrecta, ya que no indica sesgo. Los otros criterios sí lo son.",
+        None,
+        "withdrawn",
+    ),
+    ("given-then-incorrect-en", "ABCD", DIABETES, "C. Glipizide is incorrect here, since sulfonylureas accumulate in renal failure.", None, "withdrawn"),
+]
+
 #: the same words where the rule must not fire: (id, letters, option texts or None, reply, label)
 MUST_STILL_READ = [
     ("tempting-but-wrong", "ABCD", None, "B is tempting but wrong, because the rash is not photosensitive. The answer is C.", "C"),
@@ -202,6 +274,20 @@ MUST_STILL_READ = [
         "C",
     ),
     ("echo-then-answer", "ABCD", DIABETES, "Options:\n" + _LIST + "\nAnalysis:\n" + _LIST + "\nAnswer: B", "B"),
+    ("final-then-cut-stating", "ABCD", None, "Final answer: B\n\nTo explain why: basal insulin is safe in renal failure, so the answer is", "B"),
+    (
+        "cut-after-conclusion",
+        "ABCD",
+        None,
+        "A) wrong.\nB) wrong.\nC) wrong.\n\nTherefore, among A through D, the answer is D.\n\nD) Sitagliptin: this is a DPP-4 inhibitor that",
+        "D",
+    ),
+    ("option-i", TEN, None, "Answer: I", "I"),
+    ("option-i-because", TEN, None, "The answer is I because the others do not fit.", "I"),
+    ("option-i-final", TEN, None, "After weighing each option, I conclude.\n\nFinal answer: I.", "I"),
+    ("if-you-think", "ABCD", None, "If you look at the timing, the answer is B.", "B"),
+    ("correct-after-text", "ABCD", DIABETES, "C. Glipizide is correct: it is the only oral agent listed that she can take.", "C"),
+    ("discussion-keeps-own", "ABCD", None, "You suggested B, but I still think the answer is C because the potassium is low.", "C"),
 ]
 
 
@@ -212,6 +298,14 @@ def test_a_commitment_to_several_options_a_withdrawn_one_a_loop_or_a_cut_analysi
     assert got.unread == why, got.how
     # every unread reply says why in words a person checking it reads
     assert got.label is not None or got.how
+
+
+@pytest.mark.parametrize("rid, letters, options, reply, expected, why", HELD_OUT_FORMS, ids=[c[0] for c in HELD_OUT_FORMS])
+def test_the_held_out_sets_wrong_letter_forms_are_unread_or_read_as_committed(rid, letters, options, reply, expected, why):
+    got = read_answer(reply, letters, options)
+    assert got.label == expected, got.how
+    if why is not None:
+        assert got.unread == why, got.how
 
 
 @pytest.mark.parametrize("rid, letters, options, reply, expected", MUST_STILL_READ, ids=[c[0] for c in MUST_STILL_READ])
