@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 from .option_texts import DENIED, LABEL_LINE, PAREN_LABEL, OptionTexts, concluded_by_text, norm_text, option_texts
 from .other_items import answer_run, new_question, other_options, without_echo
-from .unfinished import cut_off_analysis, in_option_sections, loop_start
+from .unfinished import cut_off_analysis, in_option_sections, loop_start, stops_stating_answer
 from .withdrawals import withdrawal
 
 _I = re.IGNORECASE
@@ -44,9 +44,10 @@ class _Said(NamedTuple):
     #: the statement contradicts itself (a label with another option's text): no later answer
     #: settles it as one settles a hedge
     contra: bool = False
-    #: why a statement without a label names no option (an UNREAD reason): several options by
-    #: default, "no_option" ("none of the above", a field naming none), "contradicts", "withdrawn"
-    why: str = "several_options"
+    #: why a statement without a label names no option (an UNREAD reason): "several_options",
+    #: "no_option" ("none of the above", a field naming none), "contradicts", "withdrawn", else
+    #: "hedged" (several, or one it names to deny it)
+    why: str = "hedged"
 
 
 # --- labels -------------------------------------------------------------------------------
@@ -127,6 +128,49 @@ _NEXT_WORD = re.compile(r"[ \t]+[+\-−±~≈]?(\w+)")
 _LINKS = frozenset(
     ["because", "since", "as", "given", "due", "for", "which", "is", "was", "would", "seems", "appears", "here", "in", "on", "and", "or", "nor", "vs", "versus"]
 )
+#: words after "I" that make it the pronoun ("I would argue that the answer is H"), not option I
+_I_VERBS = frozenset(
+    [
+        "would",
+        "was",
+        "am",
+        "will",
+        "shall",
+        "can",
+        "could",
+        "should",
+        "must",
+        "have",
+        "had",
+        "do",
+        "did",
+        "think",
+        "believe",
+        "agree",
+        "disagree",
+        "choose",
+        "chose",
+        "select",
+        "pick",
+        "prefer",
+        "feel",
+        "guess",
+        "suspect",
+        "need",
+        "want",
+        "see",
+        "argue",
+        "conclude",
+        "lean",
+        "go",
+        "say",
+        "recommend",
+        "cannot",
+        "also",
+        "still",
+        "really",
+    ]
+)
 _LABEL = re.compile(r"[(\[{<]?[ \t]*([A-Za-z0-9])")
 
 
@@ -144,6 +188,9 @@ def _stands_alone(text: str, end: int, in_value: bool = False) -> bool:
     # "A", "I", a lowercase letter or a digit before a word is an article, a pronoun or a quantity
     # ("A 45-year-old", "I think", "a beta-blocker", "2 mg"), unless the word links ("A because")
     m = _NEXT_WORD.match(rest)
+    # "I would argue", "I think C": the pronoun, wherever it stands
+    if c == "I" and m and m.group(1).lower() in _I_VERBS:
+        return False
     return in_value or not (m and (c in "AI" or c.islower() or c.isdigit()) and m.group(1).lower() not in _LINKS)
 
 
@@ -297,7 +344,7 @@ _NUMBER = re.compile(r"[-+]?(?:\d+(?:[.,]\d+)?|[.,]\d+)\s*%?")
 
 _FILL = (
     r"""(?:[\s:：=>#,"'“”‘’(\[\-–—→]|\bno\.|\b(?:option|choice|letter|number|answer|that|it['’]?s|it\s+is|i\s+think|i\s+believe|i['’]d\s+say|i\s+would\s+say"""
-    r"""|one|probably|likely|most\s+likely|clearly|definitely|certainly|actually|therefore|thus|then|still|either|both|between|simply|just)\b)*"""
+    r"""|one|probably|likely|most\s+likely|clearly|definitely|certainly|indeed|actually|therefore|thus|then|still|either|both|between|simply|just)\b)*"""
 )
 _NOUN = r"(?:option|choice|selection|response|pick)"
 _QUAL = r"(?:correct|right|best|evidence[- ]based|guideline[- ](?:based|concordant)|medically\s+(?:correct|accurate|sound)|single\s+best|most\s+(?:likely|appropriate|accurate)|my|our|final|true|real|actual|selected|chosen|predicted)"
@@ -599,11 +646,12 @@ def _cued(text: str, letters: str, options: OptionTexts) -> list[_Said]:
             if got is None or (bare and _NEXT_WORD.match(text, got[1] + (text[got[1] : got[1] + 1] in ")]>"))):
                 continue
             label, end = got
+            why = "hedged"
             # "These findings are classic for liver cirrhosis (option A)": the case's findings, not several answers
             if pattern is _SEVERAL and _CASE_PLURAL.search(m.group(0)):
                 continue
             if label is not None and (pattern is _SEVERAL or _hedged(text, end, label, letters) or _names_another(text, end, label, letters)):
-                label = None
+                label, why = None, "several_options"
             nxt = _NEXT_LINE_LABEL.match(text, end)
             if (
                 label is not None
@@ -612,8 +660,8 @@ def _cued(text: str, letters: str, options: OptionTexts) -> list[_Said]:
                 and nxt.group(1).upper() != label
                 and (pattern in (_IS_COLON, _IS_COLON_ANSWER) or not text[end : nxt.start(1)].strip(" \t\n.:)").count("\n"))
             ):
-                label = None
-            said.append(_Said(m.start(), end, tier, label))
+                label, why = None, "several_options"
+            said.append(_Said(m.start(), end, tier, label, why=why))
     return said
 
 
@@ -657,7 +705,7 @@ def _named_with_text(text: str, letters: str, options: OptionTexts) -> list[_Sai
     for m in _IS_LABEL_TEXT.finditer(text):
         label = m.group(1).upper()
         if label in letters and options.follows(label, text, m.end()):
-            said.append(_Said(m.start(), m.end(), ANSWER, None if _names_another(text, m.end(1), label, letters) else label))
+            said.append(_Said(m.start(), m.end(), ANSWER, None if _names_another(text, m.end(1), label, letters) else label, why="several_options"))
     said += [_Said(a, b, LEANING, label) for a, b, label in options.mentions(text) if label in letters and not _CONCEDED.match(_sentence_after(text, b))]
     # a numbered answer list ("Please select the correct answer for each question.\n1. (A) Eplerenone
     # ...\n6. (D) Abnormal left ventricular relaxation"): the one line giving this item's label with
@@ -671,7 +719,9 @@ def _named_with_text(text: str, letters: str, options: OptionTexts) -> list[_Sai
     # an answer when it is the only option so given (several restate the options)
     given = [(m, m.group(1).upper()) for m in _LABEL_THEN_TEXT.finditer(text) if _gives_own_text(text, m, letters, options)]
     if len({label for _, label in given}) == 1:
-        said += [_Said(m.start(1), m.end(), ANSWER, None if _names_another(text, m.end(), label, letters) else label) for m, label in given]
+        said += [
+            _Said(m.start(1), m.end(), ANSWER, None if _names_another(text, m.end(), label, letters) else label, why="several_options") for m, label in given
+        ]
     # a line giving one option's label with another option's text ("D. EEG" where EEG is C)
     # contradicts itself: an answer with no option, which leaves the reply ambiguous
     for m in LABEL_LINE.finditer(text):
@@ -927,6 +977,7 @@ def _lines(text: str, letters: str) -> list[_Said]:
             m.end(1),
             ANSWER,
             None if _hedged(text, m.end(1), m.group(1), letters) or _names_another(text, m.end(1), m.group(1).upper(), letters) else m.group(1).upper(),
+            why="several_options",
         )
         for m in openers
     ]
@@ -937,7 +988,11 @@ def _lines(text: str, letters: str) -> list[_Said]:
 _CLAUSE_START = re.compile(r"[.!?;\n]|\b(?:but|however|whereas|although|though|yet)\b|\band\s+(?=(?:i|we)\b)", _I)
 _REPORTED = re.compile(
     r"(?<!\bthe )(?<!\ba )(?<!\bthis )(?<!\bthat )\b(?:claim(?:s|ed)?|says|said|states|stated|asserts?|asserted|argues|argued|alleges?|alleged|insists?|purports?|suggests?\s+that|implies"
-    r"|would\s+have\s+(?:us|you|me)\s+(?:believe|think|choose|pick)|wants\s+(?:us|you|me)\s+to|quoted)\b",
+    r"|would\s+have\s+(?:us|you|me)\s+(?:believe|think|choose|pick)|wants\s+(?:us|you|me)\s+to|quoted"
+    # what the person or model addressed holds: "You were previously confident that the correct answer
+    # is E", "you concluded that the answer is B", "your conclusion that ..."
+    r"|you\s+(?:were|are)\s+(?:\w+\s+)?(?:confident|sure|certain|convinced)|you\s+(?:(?:previously|earlier|initially)\s+)?(?:said|stated|suggested|claimed|concluded|chose|picked|selected|proposed|argued|believed|thought)"
+    r"|your\s+(?:\w+\s+)?(?:conclusion|answer|choice|suggestion|position|view)\s+(?:of|that|was|is))\b",
     _I,
 )
 _IF_BEFORE = re.compile(r"\b(?:if|unless|whether|suppose|supposing|assuming)\s+(?:the\s+|option\s+|choice\s+|it\s+(?:is|were)\s+)?$", _I)
@@ -1058,7 +1113,7 @@ def _settle(text: str, said: list[_Said]) -> tuple[_Said | None, str, str]:
                 why = f"ambiguous: {cur.label or 'a hedge'} and {s.label or 'a hedge'} are stated alike with no revision between them"
                 code = "ambiguous"
             conflict = conflict or (cur.label is not None and s.label is not None)
-            cur = _Said(cur.start, s.end, cur.tier, None, why=cur.why if cur.label is None else "several_options")
+            cur = _Said(cur.start, s.end, cur.tier, None, why=cur.why if cur.label is None else "ambiguous")
     if cur is not None and cur.label is None and not why:
         why, code = f"{_HEDGE_WORDS.get(cur.why, cur.why)}: {_shown(text, cur)!r}", cur.why
     return cur, why, code
@@ -1070,6 +1125,7 @@ _HEDGE_WORDS = {
     "no_option": "no option: the statement names none of the options",
     "contradicts": "contradicts itself: one option's label with another option's text",
     "withdrawn": "withdrawn: the option stated is taken back and no single option replaces it",
+    "hedged": "hedged: the statement names no single option (several, or one it denies)",
 }
 
 
@@ -1115,17 +1171,26 @@ def _statements(text: str, letters: str, options: OptionTexts) -> list[_Said]:
             for m in _BRACKETED.finditer(text)
             if m.group(1).strip().upper() not in letters and (label := options.named(m.group(1))) is not None
         ]
-    return [_unless_withdrawn(text, s) for s in found if _own(text, s)]
+    return [_unless_withdrawn(text, s, options) for s in found if _own(text, s)]
 
 
-def _unless_withdrawn(text: str, s: _Said) -> _Said:
+_TEXT_NEXT = re.compile(r"[ \t]*[).:\]]?[ \t]*")
+
+
+def _unless_withdrawn(text: str, s: _Said, options: OptionTexts) -> _Said:
     """The statement, or, when the reply takes it back ("The answer is B. Actually, B cannot be
     right"; "Per the added context, B would be correct, but that context is fabricated"), a
     statement of no option where it does so, which a later statement of one option replaces (the
     JSON answer field is never taken back)."""
     if s.label is None or s.tier == FIELD:
         return s
-    span = withdrawal(text, s.start, s.end, s.label, _clause_before(text, s.start))
+    end = s.end
+    # "C. Glipizide is incorrect here": the option's own text after its label, then the rejection
+    own = options.texts_raw.get(s.label, "") if options else ""
+    at = _TEXT_NEXT.match(text, end).end()
+    if own and text[at : at + len(own)].casefold() == own.casefold():
+        end = at + len(own)
+    span = withdrawal(text, s.start, end, s.label, _clause_before(text, s.start))
     return s if span is None else _Said(span[0], span[1], min(s.tier, ANSWER), None, why="withdrawn")
 
 
@@ -1143,8 +1208,9 @@ class Reading:
 #: why a reply is unread: empty; cut off (inside its reasoning, or in an option's analysis before
 #: any commitment); no statement of an answer; two options stated alike; a statement naming
 #: several options, none, or a label with another option's text; an option taken back with no
-#: single option replacing it; text that repeats the option list
-UNREAD = ("empty", "cut_off", "no_answer", "ambiguous", "several_options", "no_option", "contradicts", "withdrawn", "loops")
+#: single option replacing it; another hedge (several, or one named to deny it); text that repeats
+#: the option list
+UNREAD = ("empty", "cut_off", "no_answer", "ambiguous", "several_options", "no_option", "contradicts", "withdrawn", "hedged", "loops")
 
 
 def _read(text: str, letters: str, options: OptionTexts) -> Reading | None:
@@ -1158,10 +1224,17 @@ def _read(text: str, letters: str, options: OptionTexts) -> Reading | None:
             return Reading(None, f"loops: the reply repeats the option list from {text[loop : loop + 60]!r}", "loops")
     cut = cut_off_analysis(text, letters, options.texts if options else None)
     if cut is not None:
+        # inside the analysis, a leaning weighs an option; only a statement of an answer commits
         sections = in_option_sections(text, cut, letters)
-        said = [s for s in said if not any(a <= s.start < b for a, b in sections)]
+        said = [s for s in said if not any(a <= s.start < b for a, b in sections) and not (s.start >= cut and s.tier == LEANING)]
         if not said:
             return Reading(None, f"cut off in its analysis of the options, before any commitment: ...{text[-60:]!r}", "cut_off")
+    # a reply cut off while stating its answer ("... Alternatively, maybe the answer is") was about
+    # to commit: only a final answer it gave before stands
+    if stops_stating_answer(text):
+        said = [s for s in said if s.tier >= FINAL]
+        if not said:
+            return Reading(None, f"cut off while stating its answer: ...{text[-60:]!r}", "cut_off")
     if not said:
         return None
     cur, why, code = _settle(text, said)

@@ -235,7 +235,7 @@ _CONCLUDING = re.compile(
     _I,
 )
 DENIED = re.compile(
-    r"\b(?:not|no|never|neither|nor|unlikely|less\s+likely|rule[sd]?\s+out|exclude[sd]?|incorrect|wrong|inappropriate|contraindicated|avoid\w*|rather\s+than|instead\s+of|except|versus|vs)\b|않|아니|아닌|不|没|sin\b|pas\b|nicht|kein",
+    r"\b(?:not|no|never|neither|nor|unlikely|less\s+likely|rule[sd]?\s+out|exclude[sd]?|incorrect|wrong|inappropriate|contraindicated|avoid\w*|rather\s+than|instead\s+of|except|versus|vs|disagree\w*|dismiss\w*|reject\w*|refut\w*)\b|않|아니|아닌|不|没|sin\b|pas\b|nicht|kein",
     _I,
 )
 

@@ -65,6 +65,10 @@ _ANALYSING = re.compile(
 _ANSWER_WORD = re.compile(r"\b(?i:answer|final|correct\s+(?:option|choice))\b|答案|正确|正確|答え|正解|정답")
 
 
+#: a line that ends on its verdict on the option ("D. Trisomy 18 - no", "C) Glipizide: incorrect") is complete
+_VERDICT_END = re.compile(r"(?:[-–—:|.,;(]\s*(?i:yes|no|correct|incorrect|true|false|wrong|right|likely|unlikely)|[✓✔✗✘❌✅×])\s*$")
+
+
 def _heading(line: str, letters: str) -> re.Match[str] | None:
     m = _HEADING.match(line)
     return m if m is not None and (m.group(1) or m.group(2)) in letters else None
@@ -99,9 +103,10 @@ def cut_off_analysis(text: str, letters: str, texts: Mapping[str, str] | None = 
     # ... nor is an option's title followed by a line that is no sentence under way
     if m is None and last > 0 and (h := _heading(lines[last - 1], letters)) is not None and _alone(h, lines[last - 1]) and len(lines[last].split()) >= 2:
         m, last = h, last - 1
-    elif m is not None and not _alone(m, lines[last]) and not _ANALYSING.search(lines[last][m.end() :]):
+    elif m is not None and not _alone(m, lines[last]) and (not _ANALYSING.search(lines[last][m.end() :]) or _VERDICT_END.search(lines[last])):
         return None
-    if m is None or (last > 0 and lines[last - 1].rstrip().endswith((":", "："))):
+    above = next((x for x in reversed(lines[:last]) if x.strip()), "")
+    if m is None or above.rstrip().endswith((":", "：")):
         return None
     at = sum(len(x) + 1 for x in lines[:last])
     heads = [h for h in _HEADING.finditer(text, 0, at) if _label(h) in letters]
@@ -132,3 +137,17 @@ def in_option_sections(text: str, start: int, letters: str) -> list[tuple[int, i
         under = (m is not None and _alone(m, line)) or (under and bool(line.strip()) and m is None)
         pos = end + 1
     return out
+
+
+#: the end of a reply that breaks off where its answer was to follow: "... maybe the answer is",
+#: "The correct option would be (", "Answer:"
+_STATING = re.compile(
+    r"(?:\b(?:(?:correct|final|best|right|most\s+likely)\s+)?(?:answer|option|choice)\s+(?:is|would\s+be|should\s+be|must\s+be|might\s+be|could\s+be|may\s+be)"
+    r"|\b(?i:answer)\s*[:：]|答案(?:是|为)?[:：]?)[\s(\[*]*$",
+    re.I,
+)
+
+
+def stops_stating_answer(text: str) -> bool:
+    """Whether the reply breaks off just where it was stating its answer."""
+    return _STATING.search(text[-80:]) is not None

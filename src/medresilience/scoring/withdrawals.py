@@ -59,6 +59,12 @@ _NOT_RIGHT = (
     r"|(?:is|can\s+be)\s+ruled\s+out"
 )
 _WORD = r"[0-9A-Za-z_]"
+#: an option given and at once called wrong, in the languages the corpus holds
+_CALLED_WRONG = re.compile(
+    r"[ \t]*[.,:;)]?[ \t]*(?:[-–—][ \t]*)?(?:(?:is|es|est|ist|é|è|está)[ \t]+(?:(?:also|therefore|thus|clearly|también|tamb[ée]m)[ \t]+)?)?"
+    r"(?:incorrect[aoe]?|wrong|false|fals[ao]|fausse|faux|falsch|erróne[ao]|errad[ao]|not[ \t]+(?:correct|right|true)|no[ \t]+(?:es[ \t]+)?(?:correct[ao]|verdader[ao]))\b",
+    _I,
+)
 
 
 def _rejects_option(window: str, label: str) -> re.Match[str] | None:
@@ -91,6 +97,9 @@ def withdrawal(text: str, start: int, end: int, label: str, clause: str) -> tupl
     """The span of the rejection that takes back the statement text[start:end] of option `label`
     (`clause`: the statement's clause up to it), or None when it stands. The rejection is looked for
     in the rest of the statement's sentence and the two sentences after it."""
+    # called incorrect at once: "C. Glipizide is incorrect here", "3) <option 3's text>. es incorrecta"
+    if now := _CALLED_WRONG.match(text, end):
+        return now.start(), now.end()
     a, b = _sentences_after(text, end, 2)
     window = text[a:b]
     m = _rejects_option(window, label)
