@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -35,31 +36,66 @@ SPLITS = ("dev", "heldout", "validation", "validation2", "validation3", "validat
 ISSUE_41 = "issue 41's six unseen repositories (not in the corpus)"
 
 #: each precision rule: its name, what it does, the repositories whose replies motivated it, and how
-#: to switch it off for the ablation (a patch of the reader's module attribute)
+#: to switch it off for the ablation: (module, attribute, what replaces it given the original)
+_NEVER = re.compile(r"(?!)")
+_NO_HIT: Callable = lambda *a, **k: None  # noqa: E731 - a rule that never fires
 RULES: list[dict] = [
     {
         "rule": "several_options_zh",
         "what": "two labels joined in Chinese ('A或B', 'A、C') name several options",
         "motivated_by": [ISSUE_41],
-        "off": ("medresilience.scoring.letters", "_ALTERNATIVE"),
+        "off": [("letters", "_ALTERNATIVE", lambda old: re.compile(old.pattern.replace("|或者?|还是|和|与|及|、", ""), old.flags))],
     },
     {
         "rule": "withdrawn",
-        "what": "an option taken back (or stated on a source then rejected) is no commitment; 'B? No - C', 'points to option D', 'evidence-based choice' state the replacement",
+        "what": "an option taken back, or stated on a source then rejected, is no commitment (the cues for its replacement stay on)",
         "motivated_by": [ISSUE_41],
-        "off": ("medresilience.scoring.letters", "withdrawal"),
+        "off": [("withdrawals", "_rejects_option", lambda old: _NO_HIT), ("withdrawals", "_SOURCE_REJECTED", lambda old: _NEVER)],
     },
     {
         "rule": "loops",
         "what": "text repeating a run of labels three times with the same text commits to nothing",
         "motivated_by": [ISSUE_41],
-        "off": ("medresilience.scoring.letters", "loop_start"),
+        "off": [("letters", "loop_start", lambda old: _NO_HIT)],
     },
     {
         "rule": "cut_off",
-        "what": "a per-option analysis cut off mid-sentence under an option's heading commits to nothing",
-        "motivated_by": [ISSUE_41],
-        "off": ("medresilience.scoring.letters", "cut_off_analysis"),
+        "what": "a per-option analysis cut off mid-sentence under an option's heading commits to nothing, and a leaning inside it only weighs",
+        "motivated_by": [ISSUE_41, "anton-npv/CoTFaithChecker"],
+        "off": [("letters", "cut_off_analysis", lambda old: _NO_HIT)],
+    },
+    {
+        "rule": "cut_while_stating",
+        "what": "a reply cut off while stating its answer keeps only a final answer",
+        "motivated_by": ["anton-npv/CoTFaithChecker"],
+        "off": [("letters", "stops_stating_answer", lambda old: lambda *a: False)],
+    },
+    {
+        "rule": "pronoun_i",
+        "what": "'I' before a verb ('I would argue') is the pronoun, not option I",
+        "motivated_by": ["0n4li/collab-ai"],
+        "off": [("letters", "_I_VERBS", lambda old: frozenset())],
+    },
+    {
+        "rule": "addressee",
+        "what": "what the addressee holds ('You were previously confident that the correct answer is E', 'you concluded') is not the reply's",
+        "motivated_by": ["carlwharris/cog-bias-med-LLMs", "0n4li/collab-ai"],
+        "off": [("letters", "_ADDRESSEE", lambda old: _NEVER)],
+    },
+    {
+        "rule": "disagreed_text",
+        "what": "an option named by its text as what the reply disagrees with or dismisses is not concluded on",
+        "motivated_by": ["0n4li/collab-ai"],
+        "off": [
+            (mod, "DENIED", lambda old: re.compile(old.pattern.replace(r"\b(?:disagree\w*|dismiss\w*|reject\w*|refut\w*)\b|", ""), old.flags))
+            for mod in ("option_texts", "letters")
+        ],
+    },
+    {
+        "rule": "called_wrong",
+        "what": "an option given and at once called incorrect ('3) <text>. es incorrecta') is withdrawn",
+        "motivated_by": ["themrcesi/mir2023"],
+        "off": [("withdrawals", "_CALLED_WRONG", lambda old: _NEVER)],
     },
 ]
 
@@ -130,20 +166,16 @@ def _rule_off(rule: dict):
     """The reader with one rule switched off (for the ablation only)."""
     import importlib
 
-    mod_name, attr = rule["off"]
-    mod = importlib.import_module(mod_name)
-    saved = getattr(mod, attr)
-    if attr == "_ALTERNATIVE":
-        import re
-
-        off = re.compile(saved.pattern.replace("|或者?|还是|和|与|及|、", ""), saved.flags)
-    else:
-        off: Callable = lambda *a, **k: None  # noqa: E731 - a rule that never fires
-    setattr(mod, attr, off)
+    saved = []
+    for mod_name, attr, off in rule["off"]:
+        mod = importlib.import_module(f"medresilience.scoring.{mod_name}")
+        saved.append((mod, attr, getattr(mod, attr)))
+        setattr(mod, attr, off(getattr(mod, attr)))
     try:
         yield
     finally:
-        setattr(mod, attr, saved)
+        for mod, attr, old in reversed(saved):
+            setattr(mod, attr, old)
 
 
 def ablation(rows: list[dict], read: dict[str, dict]) -> str:
