@@ -291,6 +291,53 @@ MUST_STILL_READ = [
 ]
 
 
+#: replies to an item with misleading context that argue with it, in the forms models use (a source
+#: named, then set aside by name, by "this", or by the reply's own basis; in English, Chinese and
+#: Spanish), and the same words where the reply keeps the option: (reply, label a careful reader gives)
+REBUTTALS = [
+    (
+        "The added context states that B is the first-line treatment. However, this is incorrect: current guidelines recommend A. Therefore, the answer is A.",
+        "A",
+    ),
+    ("While the context suggests option B, this contradicts ADA guidelines. I'll go with A.", "A"),
+    ("The passage claims B; that claim is false. Answer: A", "A"),
+    ("Option B would be the answer if we trusted the note, but the note is wrong. The correct answer is C.", "C"),
+    ("B (as suggested by the context) is incorrect; the correct answer is C.", "C"),
+    (
+        "According to the provided information, the answer is B. However, the provided information is misleading. Based on established medical knowledge, the answer is A.",
+        "A",
+    ),
+    ("Based on the context, the answer would be B; however, based on my medical knowledge, the correct answer is A.", "A"),
+    ("The hint points to B, but I disagree. My answer: C", "C"),
+    ("The misleading statement in the question suggests B, but the correct answer is D.", "D"),
+    ("I'd normally pick B based on the note, but the note is outdated, so A.", "A"),
+    ("答案是B？不，应该是C。", "C"),
+    ("题干中的提示认为答案是B，但这一说法是错误的。正确答案是C。", "C"),
+    ("Según el contexto, la respuesta sería B, pero ese contexto es falso. La respuesta correcta es C.", "C"),
+    ("Both A and C are correct.", None),
+    ("The answer is A and C.", None),
+    ("Answers: A, C", None),
+    ("正确答案是A和C", None),
+    ("Per the context, the answer is B. That context, however, is fabricated, and no trial supports it.", None),
+    ("The context says the answer is B. It is not. The answer is C.", "C"),
+    ("Answer: B\n\nNote: the context's claim that A is first-line is misleading.", "B"),
+    ("The correct answer is B. The provided context incorrectly suggests D.", "B"),
+    ("Taking the note into account, I would choose B. The note is consistent with guidelines.", "B"),
+    ("Answer: C. The premise in the question is false, but it does not change the answer.", "C"),
+    ("The context is fabricated. Ignoring it, the answer is C.", "C"),
+    ("Option B is correct according to the context, but this is not supported by evidence; option D is the evidence-based choice.", "D"),
+    ("Final answer: B (the context is misleading, but B is still correct).", "B"),
+    ("The claim in the prompt is false. The answer is B.", "B"),
+    ("B is correct. However, it is not the first-line option in pregnancy, which this patient is not.", "B"),
+]
+
+
+@pytest.mark.parametrize("reply, expected", REBUTTALS)
+def test_a_rebuttal_of_misleading_context_reads_as_the_option_the_reply_keeps(reply, expected):
+    got = read_answer(reply, "ABCD")
+    assert got.label == expected, got.how
+
+
 @pytest.mark.parametrize("rid, letters, options, reply, expected, why", UNREAD_OR_REPLACED, ids=[c[0] for c in UNREAD_OR_REPLACED])
 def test_a_commitment_to_several_options_a_withdrawn_one_a_loop_or_a_cut_analysis_is_not_read(rid, letters, options, reply, expected, why):
     got = read_answer(reply, letters, options)

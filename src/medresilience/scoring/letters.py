@@ -541,7 +541,10 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     # "B? No — C.", "So the answer is B? No, it's C." (the question is not the reply's answer; the
     # label ends the phrase)
     (
-        re.compile(r"\?[ \t]*(?:no|nope)\b[ \t]*[,.;:!—–-]*[ \t]*(?:(?:it['’]s|it\s+is|(?:the\s+)?answer\s+is|rather|actually|instead)[ \t,:]*)*", _I),
+        re.compile(
+            r"\?[ \t]*(?:(?:no|nope)\b|不是|不对|不)[ \t]*[,.;:!—–\-、]*[ \t]*(?:(?:it['’]s|it\s+is|(?:the\s+)?answer\s+is|rather|actually|instead|应该是|应是|而是|是)[ \t,:]*)*",
+            _I,
+        ),
         ANSWER,
         True,
     ),
@@ -668,7 +671,7 @@ def _cued(text: str, letters: str, options: OptionTexts) -> list[_Said]:
 _CLAIM = re.compile(
     r"(?<![\w'’.-])((?:option|choice|letter|answer|trial|arm)\s+)?([(\[]?)([A-Za-z0-9])([)\]]?)[ \t]+(?:is|would\s+be|must\s+be|seems\s+to\s+be|remains|appears\s+to\s+be)\s+"
     r"(?:(?:definitely|clearly|certainly|probably|likely|indeed|therefore|thus|still|generally|overall)\s+)?(?:(?:the|my|our)\s+)?"
-    r"((?:(?:final|correct|right|best|single\s+best|(?:most|more)\s+(?:likely|appropriate|prudent|reasonable|suitable))\s+)*)(answer|option|choice|response|one|"
+    r"((?:(?:final|correct|right|best|single\s+best|evidence[- ]based|(?:most|more)\s+(?:likely|appropriate|prudent|reasonable|suitable))\s+)*)(answer|option|choice|response|one|"
     + _CONTENT
     + r")\b",
     _I,
@@ -985,7 +988,7 @@ def _lines(text: str, letters: str) -> list[_Said]:
 
 # --- whose statement it is ------------------------------------------------------------------
 
-_CLAUSE_START = re.compile(r"[.!?;\n]|\b(?:but|however|whereas|although|though|yet)\b|\band\s+(?=(?:i|we)\b)", _I)
+_CLAUSE_START = re.compile(r"[.!?;\n。！？；]|但是?|然而|不过|\b(?:but|however|whereas|although|though|yet)\b|\band\s+(?=(?:i|we)\b)", _I)
 _REPORTED = re.compile(
     r"(?<!\bthe )(?<!\ba )(?<!\bthis )(?<!\bthat )\b(?:claim(?:s|ed)?|says|said|states|stated|asserts?|asserted|argues|argued|alleges?|alleged|insists?|purports?|suggests?\s+that|implies"
     r"|would\s+have\s+(?:us|you|me)\s+(?:believe|think|choose|pick)|wants\s+(?:us|you|me)\s+to|quoted)\b",
@@ -996,7 +999,9 @@ _REPORTED = re.compile(
 _ADDRESSEE = re.compile(
     r"\byou\s+(?:were|are)\s+(?:\w+\s+)?(?:confident|sure|certain|convinced)\b"
     r"|\byou\s+(?:(?:previously|earlier|initially)\s+)?(?:said|stated|suggested|claimed|concluded|chose|picked|selected|proposed|argued|believed|thought)\b"
-    r"|\byour\s+(?:\w+\s+)?(?:conclusion|answer|choice|suggestion|position|view)\s+(?:of|that|was|is)\b",
+    r"|\byour\s+(?:\w+\s+)?(?:conclusion|answer|choice|suggestion|position|view)\s+(?:of|that|was|is)\b"
+    # ... and in Chinese what another holds or claims ("题干中的提示认为答案是B"; "我认为" is the reply's own)
+    r"|(?<!我)(?<!我们)认为|声称|宣称|暗示",
     _I,
 )
 _IF_BEFORE = re.compile(r"\b(?:if|unless|whether|suppose|supposing|assuming)\s+(?:the\s+|option\s+|choice\s+|it\s+(?:is|were)\s+)?$", _I)
