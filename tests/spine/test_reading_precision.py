@@ -218,6 +218,27 @@ HELD_OUT_FORMS = [
     ("given-then-incorrect-en", "ABCD", DIABETES, "C. Glipizide is incorrect here, since sulfonylureas accumulate in renal failure.", None, "withdrawn"),
 ]
 
+#: forms the held-out sixth validation set left unread although they commit to one option, written
+#: anew: a bracketed answer heading ("【回答】b", naoto-iwase/JMLE2026-Bench), a Python dict or JSON
+#: with a Spanish, Portuguese, French or Chinese answer key (themrcesi/mir2023), "la opción número 2"
+#: (lorenaaricetagarcia/llm-fse-evaluation), Chinese "...是E选项" (openmedlab/PULSE-EVAL,
+#: ywjawmw/TCMBench), "Option I is the most accurate answer" (0n4li/collab-ai); with neighbours that
+#: must stay unread: (id, letters, reply, label)
+HELD_OUT_RECALL = [
+    ("bracket-heading-ja", "ABCDE", "起座呼吸が特徴的である。\n\n---\n\n## 【回答】c", "C"),
+    ("bracket-heading-zh", "ABCDE", "综上所述，应首选手术治疗。\n【答案】B", "B"),
+    ("dict-respuesta", "1234", "{'respuesta': '3', 'explicacion': 'La vacuna de virus vivos está contraindicada en la inmunodeficiencia.'}", "3"),
+    ("json-resposta", "ABCDE", '{"resposta": "D", "justificativa": "O quadro é típico de apendicite."}', "D"),
+    ("json-reponse", "ABCD", '{"réponse": "B", "explication": "La bradycardie oriente vers un bloc."}', "B"),
+    ("dict-two-values", "1234", "{'respuesta': '2, 3', 'explicacion': 'Ambas son correctas.'}", None),
+    ("opcion-numero", "12345", "Tras valorar el caso, la respuesta correcta es la opción número 2. Derivar a un cirujano especialista.", "2"),
+    ("zh-is-option", "ABCDE", "右大腿的X光检查并不重要。因此，不恰当的急诊处置是E选项，立位胸腹部透视检查。", "E"),
+    ("zh-should-be-option", "ABCDE", "中冲穴位于手中指的尖端中央。因此，中冲穴的定位应该是A选项。", "A"),
+    ("zh-option-rejected", "ABCDE", "认真负责的服务态度（D选项）并不特指古代医德，因此D选项是不正确的。", None),
+    ("zh-options-listed", "ABCDE", "可能是B选项或C选项，需要进一步检查。", None),
+    ("most-accurate", TEN, "I AGREE with your points and believe Option I is the most accurate answer. The discussion can be concluded.", "I"),
+]
+
 #: the same words where the rule must not fire: (id, letters, option texts or None, reply, label)
 MUST_STILL_READ = [
     ("tempting-but-wrong", "ABCD", None, "B is tempting but wrong, because the rash is not photosensitive. The answer is C.", "C"),
@@ -330,6 +351,12 @@ REBUTTALS = [
     ("The claim in the prompt is false. The answer is B.", "B"),
     ("B is correct. However, it is not the first-line option in pregnancy, which this patient is not.", "B"),
 ]
+
+
+@pytest.mark.parametrize("rid, letters, reply, expected", HELD_OUT_RECALL, ids=[c[0] for c in HELD_OUT_RECALL])
+def test_the_held_out_sets_unread_forms_that_commit_to_one_option_are_read(rid, letters, reply, expected):
+    got = read_answer(reply, letters)
+    assert got.label == expected, got.how
 
 
 @pytest.mark.parametrize("reply, expected", REBUTTALS)
