@@ -39,6 +39,19 @@ ISSUE_41 = "issue 41's six unseen repositories (not in the corpus)"
 #: to switch it off for the ablation: (module, attribute, what replaces it given the original)
 _NEVER = re.compile(r"(?!)")
 _NO_HIT: Callable = lambda *a, **k: None  # noqa: E731 - a rule that never fires
+
+
+def _edit(old: re.Pattern[str], fragment: str, new: str) -> re.Pattern[str]:
+    """A pattern without one fragment of its source (the rule switched off)."""
+    assert fragment in old.pattern, fragment
+    return re.compile(old.pattern.replace(fragment, new), old.flags)
+
+
+def _cues_edit(fragment: str, new: str | None) -> Callable:
+    """The reader's cue table with the cues holding `fragment` edited (or never matching: None)."""
+    return lambda old: tuple(((_NEVER if new is None else _edit(p, fragment, new)) if fragment in p.pattern else p, tier, bare) for p, tier, bare in old)
+
+
 RULES: list[dict] = [
     {
         "rule": "several_options_zh",
@@ -96,6 +109,36 @@ RULES: list[dict] = [
         "what": "an option given and at once called incorrect ('3) <text>. es incorrecta') is withdrawn",
         "motivated_by": ["themrcesi/mir2023"],
         "off": [("withdrawals", "_CALLED_WRONG", lambda old: _NEVER)],
+    },
+    {
+        "rule": "bracket_heading",
+        "what": "an answer heading in brackets ('【回答】c', '【答案】B')",
+        "motivated_by": ["naoto-iwase/JMLE2026-Bench"],
+        "off": [("letters", "_CUES", _cues_edit("】」』\\]", ""))],
+    },
+    {
+        "rule": "answer_keys",
+        "what": "a dict or JSON answer key in Spanish, Portuguese, French, Italian, German, Chinese, Japanese or Korean",
+        "motivated_by": ["themrcesi/mir2023"],
+        "off": [("letters", "_FIELD", lambda old: _edit(old, "|respuesta|resposta|r[ée]ponse|risposta|antwort|答案|回答|正解|정답", ""))],
+    },
+    {
+        "rule": "opcion_numero",
+        "what": "'la respuesta correcta es la opción número 2'",
+        "motivated_by": ["lorenaaricetagarcia/llm-fse-evaluation"],
+        "off": [("letters", "_CUES", _cues_edit("){0,2}[ \\t]*[:：]?[ \\t\\n]*", ")?[ \\t]*[:：]?[ \\t\\n]*"))],
+    },
+    {
+        "rule": "zh_is_option",
+        "what": "Chinese '...是E选项', '应该是A选项' (a leaning; not when another option or a denial follows)",
+        "motivated_by": ["openmedlab/PULSE-EVAL", "ywjawmw/TCMBench"],
+        "off": [("letters", "_CUES", _cues_edit("选项|選項|项|項", None))],
+    },
+    {
+        "rule": "most_accurate",
+        "what": "'Option I is the most accurate answer'",
+        "motivated_by": ["0n4li/collab-ai"],
+        "off": [("letters", "_CLAIM", lambda old: _edit(old, "|accurate))", "))"))],
     },
 ]
 

@@ -294,7 +294,7 @@ _FIELD_KEYS = r"answer_letter|final_answer|answer_choice|answer_option|answer_la
 #: a quote may be escaped any number of times (JSON stored inside JSON: '{\\\\\\"answer_choice\\\\\\": \\"B\\\\\\"}'),
 #: and a string value may itself be quoted ('{"answer": "\\"a\\""}': the label inside the quotes)
 _FIELD = re.compile(
-    rf"""(?:\\*["'](?:{_FIELD_KEYS}|answer|choice|option|letter|prediction|predicted|predicted_answer|predicted_option|pred|selected|selection|output|result|response|final|correct|label)\\*["']|(?:(?<=\\n)|\b)(?:{_FIELD_KEYS})\b\\*["']?)"""
+    rf"""(?:\\*["'](?:{_FIELD_KEYS}|answer|choice|option|letter|prediction|predicted|predicted_answer|predicted_option|pred|selected|selection|output|result|response|final|correct|label|respuesta|resposta|r[ée]ponse|risposta|antwort|答案|回答|正解|정답)\\*["']|(?:(?<=\\n)|\b)(?:{_FIELD_KEYS})\b\\*["']?)"""
     r"""\s*:\s*(?:\\*"\\+"([^"\n\\]+)\\+"\\*"|\\*"([^"\n]*?)\\*"|'([^'\n]*)'|(\d+)\b|(\(?[A-Za-z]\)?)(?!\w)|(?:null|none|false)\b)""",
     _I,
 )
@@ -461,7 +461,7 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     (re.compile(r"(?:最终|最終|最后)(?:的)?(?:答案|答え|选择|選択)(?:是|为|は|应为)?[\s:：=]*", _I), FINAL, False),
     (
         re.compile(
-            r"(?:(?:正确|正確|最佳|标准|參考|参考)(?:的)?)?答案(?:应该?|应当|應)?(?:是|为|為|选|選)?[\s:：=]*|(?<![回解])答[:：][\s]*|(?:答え|正解|解答)(?:は)?[\s:：=]*",
+            r"(?:(?:正确|正確|最佳|标准|參考|参考)(?:的)?)?答案(?:应该?|应当|應)?(?:是|为|為|选|選)?[\s:：=】」』\]]*|(?<![回解])答[:：][\s]*|(?:答え|正解|解答)(?:は)?[\s:：=]*",
             _I,
         ),
         ANSWER,
@@ -476,7 +476,9 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
         False,
     ),
     (re.compile(r"最も[^。\n]{0,20}?(?:もの|の|選択肢)は[\s、､,]*", _I), ANSWER, False),
-    (re.compile(r"回答[\s:：=]*", _I), ANSWER, False),
+    (re.compile(r"回答[\s:：=】」』\]]*", _I), ANSWER, False),
+    # "因此，不恰当的急诊处置是E选项", "定位应该是A选项": an option named as what the subject is
+    (re.compile(r"(?:应该?是|应为|就是|即为|是|为|选择)\s*(?=[A-Za-z]\s*(?:选项|選項|项|項)(?![^。\n]{0,6}?(?:或|和|、|不)))", _I), LEANING, False),
     # Korean: "정답: D", "따라서 정답은 C입니다", "가장 적절한 치료법은 ...입니다"
     (re.compile(r"(?:최종\s*)?정답(?:은|는)?[\s:：=]*", _I), ANSWER, False),
     (re.compile(r"가장\s*(?:적절한|적합한|옳은|알맞은|가능성이\s*높은|유력한)\s*[^\s.。]{0,12}(?:은|는)\s*", _I), LEANING, False),
@@ -502,7 +504,7 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     (re.compile(r"\b(?:covered|included|listed|given|described)\s+(?:in|by|as|under)\s+(?:option|choice)\s+", _I), LEANING, False),
     (
         re.compile(
-            r"\b(?:la\s+)?respuesta(?:\s+(?:correcta|final|incorrecta|m[aá]s\s+\w+))?(?:\s+es)?(?:\s+la)?(?:\s+(?:opci[oó]n|n[uú]mero))?[ \t]*[:：]?[ \t\n]*",
+            r"\b(?:la\s+)?respuesta(?:\s+(?:correcta|final|incorrecta|m[aá]s\s+\w+))?(?:\s+es)?(?:\s+la)?(?:\s+(?:opci[oó]n|n[uú]mero)){0,2}[ \t]*[:：]?[ \t\n]*",
             _I,
         ),
         ANSWER,
@@ -671,7 +673,7 @@ def _cued(text: str, letters: str, options: OptionTexts) -> list[_Said]:
 _CLAIM = re.compile(
     r"(?<![\w'’.-])((?:option|choice|letter|answer|trial|arm)\s+)?([(\[]?)([A-Za-z0-9])([)\]]?)[ \t]+(?:is|would\s+be|must\s+be|seems\s+to\s+be|remains|appears\s+to\s+be)\s+"
     r"(?:(?:definitely|clearly|certainly|probably|likely|indeed|therefore|thus|still|generally|overall)\s+)?(?:(?:the|my|our)\s+)?"
-    r"((?:(?:final|correct|right|best|single\s+best|evidence[- ]based|(?:most|more)\s+(?:likely|appropriate|prudent|reasonable|suitable))\s+)*)(answer|option|choice|response|one|"
+    r"((?:(?:final|correct|right|best|single\s+best|evidence[- ]based|(?:most|more)\s+(?:likely|appropriate|prudent|reasonable|suitable|accurate))\s+)*)(answer|option|choice|response|one|"
     + _CONTENT
     + r")\b",
     _I,
