@@ -309,6 +309,11 @@ MUST_STILL_READ = [
     ("if-you-think", "ABCD", None, "If you look at the timing, the answer is B.", "B"),
     ("correct-after-text", "ABCD", DIABETES, "C. Glipizide is correct: it is the only oral agent listed that she can take.", "C"),
     ("discussion-keeps-own", "ABCD", None, "You suggested B, but I still think the answer is C because the potassium is low.", "C"),
+    ("not-correct-to", "ABCD", None, "The answer is C. However, it is not correct to start insulin before metformin.", "C"),
+    ("incorrect-if", "ABCD", None, "The answer is B. But B is incorrect if the patient is pregnant; she is not.", "B"),
+    ("this-wrong-for", "ABCD", None, "Answer: C. This is wrong for patients with renal failure, but she has normal renal function.", "C"),
+    ("incorrect-to-assume", "ABCD", None, "The answer is C. However, it is incorrect to assume that all patients need imaging.", "C"),
+    ("text-incorrect-to", "ABCD", DIABETES, "C. Glipizide\n\nIt is incorrect to stop it before surgery; continue it.", "C"),
 ]
 
 

@@ -58,16 +58,19 @@ _SOURCE_REJECTED = re.compile(
 )
 #: a turn that opens a rejection of what was just said
 _TURN = r"(?:however|but|actually|wait|hmm+|on\s+(?:closer|further|second)\s+(?:inspection|look|thought|reflection|examination)|that\s+said|then\s+again)"
+#: ... said of the option itself, not of something it does or under a condition ("it is not correct
+#: to start insulin first", "B is incorrect if she is pregnant")
 _NOT_RIGHT = (
-    r"(?:cannot|can['’]t|could\s+not|couldn['’]t)\s+be\s+(?:(?:the\s+)?(?:correct|right|best|answer)|true)"
+    r"(?:(?:cannot|can['’]t|could\s+not|couldn['’]t)\s+be\s+(?:(?:the\s+)?(?:correct|right|best|answer)|true)"
     r"|(?:is|was|would\s+be)\s+(?:(?:also|actually|therefore|thus|clearly)\s+)?(?:wrong|incorrect|not\s+(?:correct|right|(?:the\s+)?(?:correct|right|best)\s+(?:answer|option|choice)))"
-    r"|(?:is|can\s+be)\s+ruled\s+out"
+    r"|(?:is|can\s+be)\s+ruled\s+out)"
+    r"(?!\s+(?:to|that|when|if|unless|only|in\s+(?:general|all|every|most)|for\s+(?:all|every|most|patients|people)|about)\b)"
 )
 _WORD = r"[0-9A-Za-z_]"
 #: an option given and at once called wrong, in the languages the corpus holds
 _CALLED_WRONG = re.compile(
     r"[ \t]*[.,:;)]?[ \t]*(?:[-–—][ \t]*)?(?:(?:is|es|est|ist|é|è|está)[ \t]+(?:(?:also|therefore|thus|clearly|también|tamb[ée]m)[ \t]+)?)?"
-    r"(?:incorrect[aoe]?|wrong|false|fals[ao]|fausse|faux|falsch|erróne[ao]|errad[ao]|not[ \t]+(?:correct|right|true)|no[ \t]+(?:es[ \t]+)?(?:correct[ao]|verdader[ao]))\b",
+    r"(?:incorrect[aoe]?|wrong|false|fals[ao]|fausse|faux|falsch|erróne[ao]|errad[ao]|not[ \t]+(?:correct|right|true)|no[ \t]+(?:es[ \t]+)?(?:correct[ao]|verdader[ao]))\b(?![ \t]+(?:to|that|when|if|unless|si|cuando|para)\b)",
     _I,
 )
 
