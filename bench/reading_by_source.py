@@ -69,7 +69,7 @@ RULES: list[dict] = [
         "rule": "loops",
         "what": "text repeating a run of labels three times with the same text commits to nothing",
         "motivated_by": [ISSUE_41],
-        "off": [("letters", "loop_start", lambda old: _NO_HIT)],
+        "off": [("letters", "loop_span", lambda old: _NO_HIT)],
     },
     {
         "rule": "cut_off",

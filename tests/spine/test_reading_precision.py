@@ -279,6 +279,8 @@ MUST_STILL_READ = [
     ("answer-then-context-false", "ABCD", None, "The answer is C. The claim in the prompt that B is first-line is false.", "C"),
     ("context-answer-kept", "ABCD", None, "Based on the provided context, the answer is B. The context is consistent with current guidelines.", "B"),
     ("loop-one-answer", "ABCD", None, "Therefore, the correct answer is (C).\n\nFinal Answer: C\n\n" * 15, "C"),
+    ("loop-then-answer", "ABCD", DIABETES, "Options: " + _INLINE * 4 + "\n\nAnswer: B", "B"),
+    ("answer-then-loop", "ABCD", DIABETES, "Final answer: C\n\n" + _INLINE * 6, "C"),
     (
         "answer-then-cut",
         "ABCD",

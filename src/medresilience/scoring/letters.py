@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 from .option_texts import DENIED, LABEL_LINE, PAREN_LABEL, OptionTexts, concluded_by_text, norm_text, option_texts
 from .other_items import answer_run, new_question, other_options, without_echo
-from .unfinished import cut_off_analysis, in_option_sections, loop_start, stops_stating_answer
+from .unfinished import cut_off_analysis, in_option_sections, loop_span, stops_stating_answer
 from .withdrawals import withdrawal
 
 _I = re.IGNORECASE
@@ -1228,11 +1228,11 @@ def _read(text: str, letters: str, options: OptionTexts) -> Reading | None:
     said = _statements(text, letters, options)
     # what the reply says where it repeats the option list, or in an option's analysis it is cut
     # off in, commits to nothing: a statement before either still does
-    loop = loop_start(text, letters)
+    loop = loop_span(text, letters)
     if loop is not None:
-        said = [s for s in said if s.end <= loop]
+        said = [s for s in said if s.end <= loop[0] or s.end > loop[1]]
         if not said:
-            return Reading(None, f"loops: the reply repeats the option list from {text[loop : loop + 60]!r}", "loops")
+            return Reading(None, f"loops: the reply repeats the option list from {text[loop[0] : loop[0] + 60]!r}", "loops")
     cut = cut_off_analysis(text, letters, options.texts if options else None)
     if cut is not None:
         # inside the analysis, a leaning weighs an option; only a statement of an answer commits

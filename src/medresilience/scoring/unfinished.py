@@ -30,23 +30,28 @@ def _same(a: str, b: str, last: bool = False) -> bool:
     return a == b or (last and len(b) >= 2 and a.startswith(b))
 
 
-def loop_start(text: str, letters: str) -> int | None:
-    """Where the reply starts repeating a run of two or more different labels three times over with
-    the same text each time (the option list, or "The answer is A. ... The answer is D." in turn),
-    or None. One answer repeated ("Final Answer: C" again and again) is no such loop."""
+def loop_span(text: str, letters: str) -> tuple[int, int] | None:
+    """Where the reply repeats a run of two or more different labels three times over with the
+    same text each time (the option list, or "The answer is A. ... The answer is D." in turn): from
+    the first label of the loop to the label after its last turn (the end of the text when it loops
+    to the end), or None. One answer repeated ("Final Answer: C" again and again) is no such loop."""
     items = [(m.start(), m.group(1)) for m in _ITEM.finditer(text) if m.group(1) in letters]
     labels = [label for _, label in items]
     n = len(labels)
     for i in range(n):
         for k in range(2, len(letters) + 1):
-            if i + 3 * k > n or len(set(labels[i : i + k])) != k:
+            cycle = labels[i : i + k]
+            if i + 3 * k > n or len(set(cycle)) != k:
                 break
-            if labels[i + k : i + 2 * k] != labels[i : i + k] or labels[i + 2 * k : i + 3 * k] != labels[i : i + k]:
+            if labels[i + k : i + 2 * k] != cycle or labels[i + 2 * k : i + 3 * k] != cycle:
                 continue
             a, b, c = items[i][0], items[i + k][0], items[i + 2 * k][0]
             d = items[i + 3 * k][0] if i + 3 * k < n else len(text)
             if b - a <= _TURN_MAX and c - b <= _TURN_MAX and _same(text[a:b], text[b:c]) and _same(text[b:c], text[c:d], last=i + 3 * k >= n):
-                return a
+                j = i + 3 * k
+                while j < n and labels[j] == cycle[(j - i) % k]:
+                    j += 1
+                return a, items[j][0] if j < n else len(text)
     return None
 
 
