@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import make_tiny_suite
+from medresilience.reading import reading_summary, why_text
 from medresilience.scoring.letters import read_answer
 from medresilience.scoring.mcq import LetterScorer
+from medresilience.store import CallRow, ScoreRow, Store, UnitRow
 
 DIABETES = {"A": "Metformin", "B": "Insulin glargine", "C": "Glipizide", "D": "Sitagliptin"}
 _LIST = "A. Metformin\nB. Insulin glargine\nC. Glipizide\nD. Sitagliptin\n"
@@ -396,13 +399,31 @@ def test_the_same_words_around_a_single_commitment_leave_it_read(rid, letters, o
     assert got.unread is None
 
 
-def test_the_unread_reason_is_stored_with_the_score_and_shown_with_the_reading():
-    scorer = LetterScorer.__new__(LetterScorer)
-    scorer.letters, scorer.gold, scorer.options = "ABCD", "C", None
-    score = scorer.read("Per the added context, B would be correct, but that context is fabricated. Nothing else fits either.", None)
-    assert score.status == "invalid" and score.detail["unread"] == "withdrawn" and "withdrawn" in score.detail["read"]
-    score = scorer.read("Answer: A or B", "length")
-    assert score.status == "truncated" and score.detail["unread"] == "several_options"
-    # a read letter stores no unread reason
-    score = scorer.read("The answer is C, not B.", None)
-    assert score.status == "valid" and "unread" not in score.detail
+def test_the_unread_reason_is_stored_with_the_score_and_counted_in_the_runs_reading(tmp_path):
+    """The reader's reason goes into the score detail (`unread`), the store counts the unread
+    replies of a run by it, and the report's reading table and the summary show it."""
+    item = next(iter(make_tiny_suite().items.values()))
+    scorer = LetterScorer(item)
+    wrong = next(x for x in item.letters if x != item.answer)
+    replies = {
+        "k1": (f"Per the added context, {wrong} would be correct, but that context is fabricated. Nothing else fits either.", "stop"),
+        "k2": (f"Answer: {item.answer} or {wrong}", "length"),
+        "k3": (f"The answer is {item.answer}, not {wrong}.", "stop"),
+        "k4": (f"Answer: {wrong}, {item.answer}", "stop"),
+    }
+    scores = {k: scorer.read(text, finish) for k, (text, finish) in replies.items()}
+    assert scores["k1"].status == "invalid" and scores["k1"].detail["unread"] == "withdrawn" and "withdrawn" in scores["k1"].detail["read"]
+    assert scores["k2"].status == "truncated" and scores["k2"].detail["unread"] == "several_options"
+    assert scores["k3"].status == "valid" and "unread" not in scores["k3"].detail
+    with Store(tmp_path / "store.sqlite") as store:
+        store.record_run("r1", {})
+        units = [UnitRow("m", f"{item.id}|{k}", item.id, None, "clean", "none", "letter", k) for k in replies]
+        store.add_plan(units, [(k, "m", [], {"max_tokens": 64}) for k in replies])
+        store.write_results(
+            [CallRow(k, "m", "ok", text=text, finish_reason=finish) for k, (text, finish) in replies.items()],
+            [ScoreRow(k, "letter", sc.label, sc.status, sc.detail, sc.value) for k, sc in scores.items()],
+        )
+        b = reading_summary(store)["m"]["none"]
+    assert (b["read"], b["invalid"], b["truncated"]) == (1, 2, 1)
+    assert b["unread_why"] == {"several_options": 2, "withdrawn": 1}
+    assert why_text(b["unread_why"]) == "several_options 2, withdrawn 1"
