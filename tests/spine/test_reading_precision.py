@@ -314,6 +314,8 @@ MUST_STILL_READ = [
     ("if-you-think", "ABCD", None, "If you look at the timing, the answer is B.", "B"),
     ("correct-after-text", "ABCD", DIABETES, "C. Glipizide is correct: it is the only oral agent listed that she can take.", "C"),
     ("discussion-keeps-own", "ABCD", None, "You suggested B, but I still think the answer is C because the potassium is low.", "C"),
+    ("zh-unsure-of-answer", "ABCD", None, "我选择B，但我不确定这个答案", "B"),
+    ("unsure-of-answer", "ABCD", None, "Answer: B. I am not sure about this answer", "B"),
     ("not-correct-to", "ABCD", None, "The answer is C. However, it is not correct to start insulin before metformin.", "C"),
     ("incorrect-if", "ABCD", None, "The answer is B. But B is incorrect if the patient is pregnant; she is not.", "B"),
     ("this-wrong-for", "ABCD", None, "Answer: C. This is wrong for patients with renal failure, but she has normal renal function.", "C"),

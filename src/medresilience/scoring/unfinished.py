@@ -148,7 +148,7 @@ def in_option_sections(text: str, start: int, letters: str) -> list[tuple[int, i
 #: "The correct option would be (", "Answer:"
 _STATING = re.compile(
     r"(?:\b(?:(?:correct|final|best|right|most\s+likely)\s+)?(?:answer|option|choice)\s+(?:is|would\s+be|should\s+be|must\s+be|might\s+be|could\s+be|may\s+be)"
-    r"|\b(?i:answer)\s*[:：]|答案(?:是|为)?[:：]?)[\s(\[*]*$",
+    r"|\b(?i:answer)\s*[:：]|答案(?:(?:是|为)[:：]?|[:：]))[\s(\[*]*$",
     re.I,
 )
 
