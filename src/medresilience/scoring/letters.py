@@ -129,48 +129,11 @@ _LINKS = frozenset(
     ["because", "since", "as", "given", "due", "for", "which", "is", "was", "would", "seems", "appears", "here", "in", "on", "and", "or", "nor", "vs", "versus"]
 )
 #: words after "I" that make it the pronoun ("I would argue that the answer is H"), not option I
-_I_VERBS = frozenset(
-    [
-        "would",
-        "was",
-        "am",
-        "will",
-        "shall",
-        "can",
-        "could",
-        "should",
-        "must",
-        "have",
-        "had",
-        "do",
-        "did",
-        "think",
-        "believe",
-        "agree",
-        "disagree",
-        "choose",
-        "chose",
-        "select",
-        "pick",
-        "prefer",
-        "feel",
-        "guess",
-        "suspect",
-        "need",
-        "want",
-        "see",
-        "argue",
-        "conclude",
-        "lean",
-        "go",
-        "say",
-        "recommend",
-        "cannot",
-        "also",
-        "still",
-        "really",
-    ]
-)
+_I_VERBS = frozenset([
+    "would", "was", "am", "will", "shall", "can", "could", "should", "must", "have", "had", "do", "did", "think",
+    "believe", "agree", "disagree", "choose", "chose", "select", "pick", "prefer", "feel", "guess", "suspect", "need",
+    "want", "see", "argue", "conclude", "lean", "go", "say", "recommend", "cannot", "also", "still", "really",
+])  # fmt: skip
 _LABEL = re.compile(r"[(\[{<]?[ \t]*([A-Za-z0-9])")
 
 
@@ -1003,7 +966,7 @@ _ADDRESSEE = re.compile(
     r"|\byou\s+(?:(?:previously|earlier|initially)\s+)?(?:said|stated|suggested|claimed|concluded|chose|picked|selected|proposed|argued|believed|thought)\b"
     r"|\byour\s+(?:\w+\s+)?(?:conclusion|answer|choice|suggestion|position|view)\s+(?:of|that|was|is)\b"
     # ... and in Chinese what another holds or claims ("题干中的提示认为答案是B"; "我认为" is the reply's own)
-    r"|(?<!我)(?<!我们)认为|声称|宣称|暗示",
+    r"|(?<!我)(?<!我们)认为|声称|宣称",
     _I,
 )
 _IF_BEFORE = re.compile(r"\b(?:if|unless|whether|suppose|supposing|assuming)\s+(?:the\s+|option\s+|choice\s+|it\s+(?:is|were)\s+)?$", _I)
