@@ -46,8 +46,8 @@ def _read_mcq(r: dict) -> str | None:
 
 
 #: the sixth validation set (mcq_h.jsonl and mcq_i.jsonl, split validation6): the replies the reader
-#: does not read as labelled, each with its reading (None: unread). They are held out of the two
-#: corpus-wide tests that follow and each is an expected failure of
+#: does not read as labelled, each with its reading (None: unread; none is read as another letter).
+#: They are held out of the two corpus-wide tests that follow and each is an expected failure of
 #: test_a_sixth_validation_set_miss_is_read_as_labelled, strict, so a reply the reader comes to read
 #: as labelled must leave this list. First measured on the unchanged reader (a9cbae2): mcq_i 94 of 189
 #: as labelled, 1 wrong (i-0083: "3) ... es incorrecta" read as 3 on an item that asks which option
@@ -66,7 +66,14 @@ _VALIDATION6_UNREAD = [
     "i-0061", "i-0062", "i-0065", "i-0066", "i-0067", "i-0068", "i-0070", "i-0071", "i-0072", "i-0073", "i-0074", "i-0076",
     "i-0078", "i-0079", "i-0091", "i-0136", "i-0144", "i-0152", "i-0153",
 ]  # fmt: skip
-VALIDATION6_FIRST_READINGS: dict[str, str | None] = dict.fromkeys(_VALIDATION6_UNREAD, None)
+VALIDATION6_MISSES: dict[str, str | None] = dict.fromkeys(_VALIDATION6_UNREAD, None)
+#: the wrong letters of the first measurement (the unchanged reader, a9cbae2), kept as the record of
+#: it: a reasoning model cut off while weighing options read from a mid-thought leaning (h-0001,
+#: h-0003); a discussion turn naming the other model's option by its text to reject it (h-0036,
+#: h-0044); "CONCLUSION:\nI would argue that the answer is indeed (H)" read as the pronoun I (h-0070);
+#: a reply echoing the prompt's misleading "the correct answer is E: Palsy" read as E (h-0140); "3)
+#: <text>. es incorrecta" read as 3 (i-0083)
+VALIDATION6_FIRST_WRONG = {"h-0001": "A", "h-0003": "A", "h-0036": "F", "h-0044": "D", "h-0070": "I", "h-0140": "E", "i-0083": "3"}
 
 
 @pytest.mark.parametrize("path", MCQ_FILES, ids=lambda p: p.stem)
@@ -74,13 +81,13 @@ def test_no_real_reply_is_read_as_a_wrong_letter(path):
     wrong = [
         f"{r['id']}: read {got!r}, a careful reader reads {r['expected']!r} ({r['why'][:120]})"
         for r in _records(path)
-        if r["id"] not in VALIDATION6_FIRST_READINGS and (got := _read_mcq(r)) is not None and got != r["expected"]
+        if r["id"] not in VALIDATION6_MISSES and (got := _read_mcq(r)) is not None and got != r["expected"]
     ]
     assert not wrong, "\n".join(wrong)
 
 
 def test_real_replies_a_careful_reader_can_read_are_read():
-    readable = [r for r in _records(*MCQ_FILES) if r["expected"] is not None and r["id"] not in VALIDATION6_FIRST_READINGS]
+    readable = [r for r in _records(*MCQ_FILES) if r["expected"] is not None and r["id"] not in VALIDATION6_MISSES]
     unread = [r for r in readable if _read_mcq(r) is None]
     by_style = Counter(s for r in unread for s in (r["style"] if isinstance(r["style"], list) else r["style"].split(",")))
     # what is left is mostly an option paraphrased rather than named, which -O extract= reads
@@ -451,23 +458,42 @@ def test_the_last_option_of_an_inline_option_list_is_no_answer():
     assert read_answer(reply, "ABCD", options).label == "A"
 
 
-def test_the_sixth_validation_set_is_real_varied_and_its_first_misses_are_listed():
-    # mcq_i.jsonl: Chinese medical models on MedQA-Mainland and TCM items, ChatGPT on the Spanish MIR
-    # 2023 (prose and Python dicts), Ollama models on Spanish FSE items, twelve models on the 120th
-    # Japanese exam; every reply the reader misses is in VALIDATION6_FIRST_READINGS with its reading
-    rows = _records(DATA / "mcq_i.jsonl")
-    assert len(rows) >= 150 and {r["split"] for r in rows} == {"validation6"} and all(r["id"].startswith("i-") for r in rows)
+@pytest.mark.parametrize(
+    "name, prefix, described",
+    [
+        # R1-Distill-Llama-8B under sycophancy, urgency and leaked-answer hints, two models arguing over
+        # MMLU-Pro health and biology answers, DeepSeek-R1 and OLMo-2 on gender-swapped DiagnosisArena
+        # cases, gemma-3-4b deferring to a wrong suggestion, five models under BiasMedQA's misleading
+        # sentences; first measured 135 of 160 as labelled, 6 wrong, 19 unread of 141 readable
+        ("mcq_h.jsonl", "h-", "replies-a"),
+        # Chinese medical models on MedQA-Mainland and TCM items, ChatGPT on the Spanish MIR 2023 (prose
+        # and Python dicts), Ollama models on Spanish FSE items, twelve models on the 120th Japanese exam;
+        # first measured 94 of 189 as labelled, 1 wrong, 94 unread of 161 readable
+        ("mcq_i.jsonl", "i-", "replies-b"),
+    ],
+)
+def test_the_sixth_validation_set_is_real_varied_and_misread_only_where_listed(name, prefix, described):
+    rows = _records(DATA / name)
+    assert len(rows) >= 150 and {r["split"] for r in rows} == {"validation6"} and all(r["id"].startswith(prefix) for r in rows)
     by_repo = Counter(r["source"]["repo"] for r in rows)
     assert len(by_repo) >= 5 and max(by_repo.values()) <= 40
-    used_before = {r["source"]["repo"] for p in MCQ_FILES if p.name != "mcq_i.jsonl" for r in _records(p) if r.get("source")}
+    used_before = {r["source"]["repo"] for p in MCQ_FILES if p.name not in ("mcq_h.jsonl", "mcq_i.jsonl") for r in _records(p) if r.get("source")}
     assert not used_before & set(by_repo)
-    misses = {r["id"]: got for r in rows + _records(DATA / "mcq_h.jsonl") if (got := _read_mcq(r)) != r["expected"]}
-    assert {rid: got for rid, got in misses.items() if VALIDATION6_FIRST_READINGS.get(rid, "-") != got} == {}
+    assert not any(r.get("constructed") for r in rows)
+    misses = {r["id"]: got for r in rows if (got := _read_mcq(r)) != r["expected"]}
+    assert misses == {rid: got for rid, got in VALIDATION6_MISSES.items() if rid.startswith(prefix)}
+
+
+@pytest.mark.parametrize("rid", sorted(VALIDATION6_FIRST_WRONG))
+def test_a_first_measured_wrong_letter_of_the_sixth_set_is_now_read_as_labelled_or_unread(rid):
+    r = next(r for r in _records(DATA / "mcq_h.jsonl", DATA / "mcq_i.jsonl") if r["id"] == rid)
+    got = read_answer(r["reply"], r["letters"], r.get("option_texts"))
+    assert got.label in (None, r["expected"]) and got.label != VALIDATION6_FIRST_WRONG[rid], got.how
 
 
 @pytest.mark.parametrize(
     "rid",
-    [pytest.param(rid, marks=pytest.mark.xfail(strict=True, reason=f"read {got!r} (None: unread)")) for rid, got in VALIDATION6_FIRST_READINGS.items()],
+    [pytest.param(rid, marks=pytest.mark.xfail(strict=True, reason=f"read {got!r} (None: unread)")) for rid, got in VALIDATION6_MISSES.items()],
 )
 def test_a_sixth_validation_set_miss_is_read_as_labelled(rid):
     r = next(r for r in _records(DATA / "mcq_h.jsonl", DATA / "mcq_i.jsonl") if r["id"] == rid)
