@@ -314,6 +314,7 @@ MUST_STILL_READ = [
     ("if-you-think", "ABCD", None, "If you look at the timing, the answer is B.", "B"),
     ("correct-after-text", "ABCD", DIABETES, "C. Glipizide is correct: it is the only oral agent listed that she can take.", "C"),
     ("discussion-keeps-own", "ABCD", None, "You suggested B, but I still think the answer is C because the potassium is low.", "C"),
+    ("information-then-not-true-that", "ABCD", None, "Based on the information provided, the answer is B. It is not true that A is first-line here.", "B"),
     ("zh-unsure-of-answer", "ABCD", None, "我选择B，但我不确定这个答案", "B"),
     ("unsure-of-answer", "ABCD", None, "Answer: B. I am not sure about this answer", "B"),
     ("not-correct-to", "ABCD", None, "The answer is C. However, it is not correct to start insulin before metformin.", "C"),

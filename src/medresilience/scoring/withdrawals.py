@@ -106,6 +106,8 @@ def _sentences_after(text: str, end: int, n: int) -> tuple[int, int]:
 #: ("; however, based on my medical knowledge, the correct answer is A")
 _THIS_REJECTED = re.compile(
     r"\b(?:this|that|it)" + _ASIDE + r"\s+(?:(?:is|was|seems|appears)\s+)+(?:(?:entirely|completely|clearly|simply|actually|plainly)\s+)*" + _FALSE + r"\b"
+    # ... said of the source, not of a claim it introduces ("It is not true that A is first-line")
+    r"(?!\s+(?:that|to|when|if|for|in|about)\b)"
     r"|\b(?:this|that|it)\s+(?:contradicts?|conflicts?\s+with|goes\s+against)\b",
     _I,
 )
