@@ -4,7 +4,8 @@ From the store (`Store.reading`): the replies (units whose call is stored ok), h
 (`read`), how many of those labels an extraction model supplied (`extracted`, with its share of
 the labels as a rate), and the replies left unread: `invalid` (complete, no readable answer),
 `truncated` (cut at the token budget before one, with its share of the replies as a rate) and
-`unscored` (the scorer could not decide). A run warns when more than TRUNCATION_WARN of a model's
+`unscored` (the scorer could not decide), and the unread ones by the reason the reader gave
+(`unread_why`). A run warns when more than TRUNCATION_WARN of a model's
 replies under one setting were truncated, naming the budget they were cut at and the setting that
 raises it."""
 
@@ -30,6 +31,11 @@ def reading_summary(store: Store, run: str | None = "latest") -> dict[str, dict[
             b["extracted_share"] = stats.wilson(b["extracted"], b["read"]).as_dict()
             b["truncated_share"] = stats.wilson(b["truncated"], b["replies"]).as_dict()
     return out
+
+
+def why_text(counts: dict[str, int] | None) -> str:
+    """The unread replies by the reason the reader gave, most first: "several_options 3, withdrawn 1"."""
+    return ", ".join(f"{k} {v}" for k, v in sorted((counts or {}).items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def family_sets_budget(family: Family, options: Any) -> bool:

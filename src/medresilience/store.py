@@ -517,24 +517,31 @@ class Store(JoinedReads, ViewReads):
         `extracted` (of those, labels an extraction model supplied: the score's detail says
         read_by "extract"), `invalid`, `truncated`, `unscored` (a reply with no score row is read
         as the results frame reads it: `truncated` when it was cut at its budget, else `invalid`),
-        and `budget`: the largest reply budget (max_tokens or max_completion_tokens) asked of a
-        truncated reply (None when none was cut)."""
+        `budget`: the largest reply budget (max_tokens or max_completion_tokens) asked of a
+        truncated reply (None when none was cut), and `unread_why`: the invalid and truncated
+        replies by the reason the reader gave (the score detail's `unread`; "unrecorded" where none
+        was stored)."""
         if run == "latest":
             run = self.latest_run()
         where, args = ("AND u.run = ?", (run,)) if run is not None else ("", ())
         status = "(CASE WHEN s.status IS NOT NULL THEN s.status WHEN c.finish_reason = 'length' THEN 'truncated' ELSE 'invalid' END)"
         joined = "FROM units u JOIN calls c ON c.key = u.key AND c.status = 'ok' LEFT JOIN scores s ON s.key = u.key AND s.scorer = u.scoring"
         out: dict[str, dict[str, dict[str, Any]]] = {}
-        for model, setting, st, read_by, n in self.conn.execute(
-            f"SELECT u.model, u.setting, {status}, json_extract(s.detail, '$.read_by'), COUNT(*) {joined} WHERE 1 {where} GROUP BY 1, 2, 3, 4", args
+        for model, setting, st, read_by, why, n in self.conn.execute(
+            f"SELECT u.model, u.setting, {status}, json_extract(s.detail, '$.read_by'), json_extract(s.detail, '$.unread'), COUNT(*) {joined} "
+            f"WHERE 1 {where} GROUP BY 1, 2, 3, 4, 5",
+            args,
         ):
             b = out.setdefault(model, {}).setdefault(
-                setting, {"replies": 0, "read": 0, "extracted": 0, "invalid": 0, "truncated": 0, "unscored": 0, "budget": None}
+                setting, {"replies": 0, "read": 0, "extracted": 0, "invalid": 0, "truncated": 0, "unscored": 0, "budget": None, "unread_why": {}}
             )
             b["replies"] += n
             b["read" if st == "valid" else st] += n
             if st == "valid" and read_by == "extract":
                 b["extracted"] += n
+            if st in ("invalid", "truncated"):
+                reason = str(why) if why else "unrecorded"
+                b["unread_why"][reason] = b["unread_why"].get(reason, 0) + n
         for model, setting, budget in self.conn.execute(
             f"""SELECT u.model, u.setting, MAX(COALESCE(json_extract(r.params, '$.max_tokens'),
                                                        json_extract(r.params, '$.max_completion_tokens')))

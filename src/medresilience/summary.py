@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .family import get
+from .reading import why_text
 from .results import Results
 
 
@@ -100,14 +101,14 @@ def reading_markdown(results: Results) -> list[str]:
         "Unread replies (invalid: no readable answer; truncated: cut at the token budget before one) count as not "
         "correct in every rate above unless a rate says it leaves them out.",
         "",
-        "| Model | Setting | Replies | Read | Read by extraction model | Invalid | Truncated | Unscored |",
-        "|---|---|---|---|---|---|---|---|",
+        "| Model | Setting | Replies | Read | Read by extraction model | Invalid | Truncated | Unscored | Unread because |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for model, per_setting in results.reading.items():
         for setting, b in per_setting.items():
             lines.append(
                 f"| {model} | {setting} | {b.get('replies', 0)} | {b.get('read', 0)} | {fmt_rate(b.get('extracted_share'))} | "
-                f"{b.get('invalid', 0)} | {fmt_rate(b.get('truncated_share'))} | {b.get('unscored', 0)} |"
+                f"{b.get('invalid', 0)} | {fmt_rate(b.get('truncated_share'))} | {b.get('unscored', 0)} | {why_text(b.get('unread_why'))} |"
             )
     return [*lines, ""]
 

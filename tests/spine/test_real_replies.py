@@ -45,44 +45,35 @@ def _read_mcq(r: dict) -> str | None:
     return read_answer(r["reply"], r["letters"], r.get("option_texts")).label
 
 
-#: the sixth validation set's replies (mcq_h.jsonl, split validation6) the reader read as another
-#: letter or left unread when first measured, before any rule they prompt: id -> its reading then
-#: (None = unread). The general tests set these aside so that they stay green; the tests below keep
-#: each one visible: it must still read as listed or as labelled, and once it reads as labelled its
-#: strict xfail fails, asking for its removal. Kinds (notes of the measurement): a reasoning model cut
-#: off while weighing options read from a mid-thought leaning (h-0001, h-0003); a discussion turn
-#: rejecting the other model's option by its text read as that option (h-0036); "CONCLUSION:\nI would
-#: argue that the answer is indeed (H)" read as the pronoun I (h-0070); a reply echoing the prompt's
-#: misleading "the correct answer is E: Palsy" read as E (h-0140); a closing "I AGREE"/"The answer is
-#: indeed (J)" turn of a ten-option discussion left unread (h-0037 ... h-0073); an answer cut off
-#: inside its option's text (h-0151, "hydrochloroth")
-VALIDATION6_FIRST_READINGS = {
-    "h-0001": "A",
-    "h-0003": "A",
-    "h-0036": "F",
-    "h-0037": None,
-    "h-0038": None,
-    "h-0041": None,
-    "h-0042": None,
-    "h-0043": None,
-    "h-0044": "D",
-    "h-0045": None,
-    "h-0046": None,
-    "h-0049": None,
-    "h-0050": None,
-    "h-0054": None,
-    "h-0061": None,
-    "h-0062": None,
-    "h-0063": None,
-    "h-0065": None,
-    "h-0066": None,
-    "h-0067": None,
-    "h-0070": "I",
-    "h-0073": None,
-    "h-0138": None,
-    "h-0140": "E",
-    "h-0151": None,
-}
+#: the sixth validation set (mcq_h.jsonl and mcq_i.jsonl, split validation6): the replies the reader
+#: does not read as labelled, each with its reading (None: unread; none is read as another letter).
+#: They are held out of the two corpus-wide tests that follow and each is an expected failure of
+#: test_a_sixth_validation_set_miss_is_read_as_labelled, strict, so a reply the reader comes to read
+#: as labelled must leave this list. First measured on the unchanged reader (a9cbae2): mcq_i 94 of 189
+#: as labelled, 1 wrong (i-0083: "3) ... es incorrecta" read as 3 on an item that asks which option
+#: is a criterion), 94 of 161 readable unread ("【回答】b", Python dicts with a "respuesta" key, "la
+#: opción número 1", Chinese "...是E选项", replies naming an option by its text); mcq_h 6 wrong
+#: (h-0001, h-0003, h-0036, h-0044, h-0070, h-0140), 19 unread. After the precision rules and the
+#: fixes those wrong letters prompted (RESULTS: reading by source): no wrong letter; i-0078, "3)
+#: <text>. Es incorrecta" on an item asking for the INCORRECT statement, is now unread, since the same
+#: words answer the opposite question in i-0083 and the reader is not given the question. After the
+#: recall forms it prompted ("【回答】c", a "respuesta" key, "la opción número 2", "...是E选项"):
+#: 55 of 306 readable unread, none wrong
+_VALIDATION6_UNREAD = [
+    "h-0036", "h-0037", "h-0038", "h-0041", "h-0042", "h-0044", "h-0045", "h-0046", "h-0049", "h-0050", "h-0061", "h-0062",
+    "h-0063", "h-0065", "h-0066", "h-0067", "h-0138", "h-0151", "i-0004", "i-0005", "i-0007", "i-0008", "i-0024", "i-0032",
+    "i-0042", "i-0043", "i-0044", "i-0045", "i-0046", "i-0047", "i-0049", "i-0053", "i-0055", "i-0057", "i-0058", "i-0059",
+    "i-0061", "i-0062", "i-0065", "i-0066", "i-0067", "i-0068", "i-0070", "i-0071", "i-0072", "i-0073", "i-0074", "i-0076",
+    "i-0078", "i-0079", "i-0091", "i-0136", "i-0144", "i-0152", "i-0153",
+]  # fmt: skip
+VALIDATION6_MISSES: dict[str, str | None] = dict.fromkeys(_VALIDATION6_UNREAD, None)
+#: the wrong letters of the first measurement (the unchanged reader, a9cbae2), kept as the record of
+#: it: a reasoning model cut off while weighing options read from a mid-thought leaning (h-0001,
+#: h-0003); a discussion turn naming the other model's option by its text to reject it (h-0036,
+#: h-0044); "CONCLUSION:\nI would argue that the answer is indeed (H)" read as the pronoun I (h-0070);
+#: a reply echoing the prompt's misleading "the correct answer is E: Palsy" read as E (h-0140); "3)
+#: <text>. es incorrecta" read as 3 (i-0083)
+VALIDATION6_FIRST_WRONG = {"h-0001": "A", "h-0003": "A", "h-0036": "F", "h-0044": "D", "h-0070": "I", "h-0140": "E", "i-0083": "3"}
 
 
 @pytest.mark.parametrize("path", MCQ_FILES, ids=lambda p: p.stem)
@@ -90,13 +81,13 @@ def test_no_real_reply_is_read_as_a_wrong_letter(path):
     wrong = [
         f"{r['id']}: read {got!r}, a careful reader reads {r['expected']!r} ({r['why'][:120]})"
         for r in _records(path)
-        if r["id"] not in VALIDATION6_FIRST_READINGS and (got := _read_mcq(r)) is not None and got != r["expected"]
+        if r["id"] not in VALIDATION6_MISSES and (got := _read_mcq(r)) is not None and got != r["expected"]
     ]
     assert not wrong, "\n".join(wrong)
 
 
 def test_real_replies_a_careful_reader_can_read_are_read():
-    readable = [r for r in _records(*MCQ_FILES) if r["expected"] is not None and r["id"] not in VALIDATION6_FIRST_READINGS]
+    readable = [r for r in _records(*MCQ_FILES) if r["expected"] is not None and r["id"] not in VALIDATION6_MISSES]
     unread = [r for r in readable if _read_mcq(r) is None]
     by_style = Counter(s for r in unread for s in (r["style"] if isinstance(r["style"], list) else r["style"].split(",")))
     # what is left is mostly an option paraphrased rather than named, which -O extract= reads
@@ -467,39 +458,44 @@ def test_the_last_option_of_an_inline_option_list_is_no_answer():
     assert read_answer(reply, "ABCD", options).label == "A"
 
 
-def test_the_sixth_validation_set_is_real_varied_and_misread_only_where_listed():
-    # validation6 (mcq_h.jsonl): R1-Distill-Llama-8B under sycophancy, urgency and leaked-answer
-    # hints, two models arguing over MMLU-Pro health and biology answers, DeepSeek-R1 and OLMo-2 on
-    # gender-swapped DiagnosisArena cases, gemma-3-4b deferring to a wrong suggestion, five models
-    # under BiasMedQA's misleading sentences; first measured 135 of 160 as labelled, 6 wrong, 19
-    # unread of 141 readable (the ids of VALIDATION6_FIRST_READINGS)
-    rows = _records(DATA / "mcq_h.jsonl")
-    assert len(rows) >= 150 and {r["split"] for r in rows} == {"validation6"} and all(r["id"].startswith("h-") for r in rows)
+@pytest.mark.parametrize(
+    "name, prefix, described",
+    [
+        # R1-Distill-Llama-8B under sycophancy, urgency and leaked-answer hints, two models arguing over
+        # MMLU-Pro health and biology answers, DeepSeek-R1 and OLMo-2 on gender-swapped DiagnosisArena
+        # cases, gemma-3-4b deferring to a wrong suggestion, five models under BiasMedQA's misleading
+        # sentences; first measured 135 of 160 as labelled, 6 wrong, 19 unread of 141 readable
+        ("mcq_h.jsonl", "h-", "replies-a"),
+        # Chinese medical models on MedQA-Mainland and TCM items, ChatGPT on the Spanish MIR 2023 (prose
+        # and Python dicts), Ollama models on Spanish FSE items, twelve models on the 120th Japanese exam;
+        # first measured 94 of 189 as labelled, 1 wrong, 94 unread of 161 readable
+        ("mcq_i.jsonl", "i-", "replies-b"),
+    ],
+)
+def test_the_sixth_validation_set_is_real_varied_and_misread_only_where_listed(name, prefix, described):
+    rows = _records(DATA / name)
+    assert len(rows) >= 150 and {r["split"] for r in rows} == {"validation6"} and all(r["id"].startswith(prefix) for r in rows)
     by_repo = Counter(r["source"]["repo"] for r in rows)
     assert len(by_repo) >= 5 and max(by_repo.values()) <= 40
-    used_before = {r["source"]["repo"] for p in MCQ_FILES if p.name != "mcq_h.jsonl" for r in _records(p) if r.get("source")}
+    used_before = {r["source"]["repo"] for p in MCQ_FILES if p.name not in ("mcq_h.jsonl", "mcq_i.jsonl") for r in _records(p) if r.get("source")}
     assert not used_before & set(by_repo)
     assert not any(r.get("constructed") for r in rows)
-    missed = {r["id"] for r in rows if _read_mcq(r) != r["expected"]}
-    assert missed <= set(VALIDATION6_FIRST_READINGS), sorted(missed - set(VALIDATION6_FIRST_READINGS))
+    misses = {r["id"]: got for r in rows if (got := _read_mcq(r)) != r["expected"]}
+    assert misses == {rid: got for rid, got in VALIDATION6_MISSES.items() if rid.startswith(prefix)}
 
 
-@pytest.mark.parametrize("rid", sorted(VALIDATION6_FIRST_READINGS))
-def test_a_listed_misreading_of_the_sixth_validation_set_changes_only_to_its_label(rid):
-    r = next(r for r in _records(DATA / "mcq_h.jsonl") if r["id"] == rid)
+@pytest.mark.parametrize("rid", sorted(VALIDATION6_FIRST_WRONG))
+def test_a_first_measured_wrong_letter_of_the_sixth_set_is_now_read_as_labelled_or_unread(rid):
+    r = next(r for r in _records(DATA / "mcq_h.jsonl", DATA / "mcq_i.jsonl") if r["id"] == rid)
     got = read_answer(r["reply"], r["letters"], r.get("option_texts"))
-    assert got.label in (VALIDATION6_FIRST_READINGS[rid], r["expected"]), got.how
+    assert got.label in (None, r["expected"]) and got.label != VALIDATION6_FIRST_WRONG[rid], got.how
 
 
 @pytest.mark.parametrize(
     "rid",
-    [
-        pytest.param(
-            rid, marks=pytest.mark.xfail(strict=True, reason="misread when first measured; remove from VALIDATION6_FIRST_READINGS once read as labelled")
-        )
-        for rid in sorted(VALIDATION6_FIRST_READINGS)
-    ],
+    [pytest.param(rid, marks=pytest.mark.xfail(strict=True, reason=f"read {got!r} (None: unread)")) for rid, got in VALIDATION6_MISSES.items()],
 )
-def test_a_listed_misreading_of_the_sixth_validation_set_is_read_as_labelled(rid):
-    r = next(r for r in _records(DATA / "mcq_h.jsonl") if r["id"] == rid)
-    assert read_answer(r["reply"], r["letters"], r.get("option_texts")).label == r["expected"]
+def test_a_sixth_validation_set_miss_is_read_as_labelled(rid):
+    r = next(r for r in _records(DATA / "mcq_h.jsonl", DATA / "mcq_i.jsonl") if r["id"] == rid)
+    got = read_answer(r["reply"], r["letters"], r.get("option_texts"))
+    assert got.label == r["expected"], f"{rid}: read {got.label!r} ({got.how}); labelled {r['expected']!r}: {r['why']}"

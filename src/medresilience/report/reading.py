@@ -1,7 +1,7 @@
 """The report's section on how replies were read (every family): per run, model and setting, the
 replies, how many got a label, the share an extraction model supplied, and the unread ones
-(invalid; truncated: cut at the token budget, with its share; unscored), as a table and as
-Markdown. Drawn from each run's `reading` (reading.reading_summary, recomputed from the store)."""
+(invalid; truncated: cut at the token budget, with its share; unscored) with the reasons the
+reader gave for the unread ones, as a table and as Markdown. Drawn from each run's `reading` (reading.reading_summary, recomputed from the store)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 from markupsafe import Markup
 
+from ..reading import why_text
 from .html import count_cell, esc, rate_cell, setting_name, units_url
 from .html import table as html_table
 from .tables import markdown_table
@@ -37,6 +38,7 @@ COLUMNS = [
     "truncated_hi",
     "budget",
     "unscored",
+    "unread_why",
 ]
 
 
@@ -64,6 +66,7 @@ def reading_table(runs: Sequence[Any]) -> pd.DataFrame:
                         "truncated_hi": t.get("hi"),
                         "budget": b.get("budget"),
                         "unscored": b.get("unscored"),
+                        "unread_why": why_text(b.get("unread_why")),
                     }
                 )
     return pd.DataFrame(rows, columns=COLUMNS)
@@ -92,17 +95,44 @@ def section(runs: Sequence[Any]) -> tuple[str, str, pd.DataFrame] | None:
                 count_cell(r["invalid"], units("unread")),
                 rate_cell(r["truncated_p"], r["truncated_lo"], r["truncated_hi"], r["replies"], units=units("truncated")),
                 count_cell(r["unscored"], units("unscored")),
+                esc(r["unread_why"]),
             ]
         )
-    headers = [*(["Run"] if several else []), "Model", "Setting", "Replies", "Read", "Read by extraction model", "Invalid", "Truncated", "Unscored"]
+    headers = [
+        *(["Run"] if several else []),
+        "Model",
+        "Setting",
+        "Replies",
+        "Read",
+        "Read by extraction model",
+        "Invalid",
+        "Truncated",
+        "Unscored",
+        "Unread because",
+    ]
     first = 3 if several else 2
-    html = str(macros(__package__, "report.html.j2").reading(Markup(html_table(rows, headers, numeric=range(first, len(headers))))))
+    html = str(macros(__package__, "report.html.j2").reading(Markup(html_table(rows, headers, numeric=range(first, len(headers) - 1)))))
     md = "\n".join(
         [
             f"## {TITLE}",
             "",
             markdown_table(
-                t, ["run", "model", "setting", "replies", "read", "extracted", "extracted_p", "invalid", "truncated", "truncated_p", "budget", "unscored"]
+                t,
+                [
+                    "run",
+                    "model",
+                    "setting",
+                    "replies",
+                    "read",
+                    "extracted",
+                    "extracted_p",
+                    "invalid",
+                    "truncated",
+                    "truncated_p",
+                    "budget",
+                    "unscored",
+                    "unread_why",
+                ],
             ),
         ]
     )

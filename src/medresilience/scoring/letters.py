@@ -25,6 +25,8 @@ from typing import NamedTuple
 
 from .option_texts import DENIED, LABEL_LINE, PAREN_LABEL, OptionTexts, concluded_by_text, norm_text, option_texts
 from .other_items import answer_run, new_question, other_options, without_echo
+from .unfinished import cut_off_analysis, in_option_sections, loop_span, stops_stating_answer
+from .withdrawals import withdrawal
 
 _I = re.IGNORECASE
 
@@ -42,6 +44,10 @@ class _Said(NamedTuple):
     #: the statement contradicts itself (a label with another option's text): no later answer
     #: settles it as one settles a hedge
     contra: bool = False
+    #: why a statement without a label names no option (an UNREAD reason): "several_options",
+    #: "no_option" ("none of the above", a field naming none), "contradicts", "withdrawn", else
+    #: "hedged" (several, or one it names to deny it)
+    why: str = "hedged"
 
 
 # --- labels -------------------------------------------------------------------------------
@@ -122,6 +128,12 @@ _NEXT_WORD = re.compile(r"[ \t]+[+\-−±~≈]?(\w+)")
 _LINKS = frozenset(
     ["because", "since", "as", "given", "due", "for", "which", "is", "was", "would", "seems", "appears", "here", "in", "on", "and", "or", "nor", "vs", "versus"]
 )
+#: words after "I" that make it the pronoun ("I would argue that the answer is H"), not option I
+_I_VERBS = frozenset([
+    "would", "was", "am", "will", "shall", "can", "could", "should", "must", "have", "had", "do", "did", "think",
+    "believe", "agree", "disagree", "choose", "chose", "select", "pick", "prefer", "feel", "guess", "suspect", "need",
+    "want", "see", "argue", "conclude", "lean", "go", "say", "recommend", "cannot", "also", "still", "really",
+])  # fmt: skip
 _LABEL = re.compile(r"[(\[{<]?[ \t]*([A-Za-z0-9])")
 
 
@@ -139,6 +151,9 @@ def _stands_alone(text: str, end: int, in_value: bool = False) -> bool:
     # "A", "I", a lowercase letter or a digit before a word is an article, a pronoun or a quantity
     # ("A 45-year-old", "I think", "a beta-blocker", "2 mg"), unless the word links ("A because")
     m = _NEXT_WORD.match(rest)
+    # "I would argue", "I think C": the pronoun, wherever it stands
+    if c == "I" and m and m.group(1).lower() in _I_VERBS:
+        return False
     return in_value or not (m and (c in "AI" or c.islower() or c.isdigit()) and m.group(1).lower() not in _LINKS)
 
 
@@ -157,8 +172,9 @@ def _label_at(text: str, i: int, letters: str, in_value: bool = False) -> tuple[
     return (label, m.end(1)) if _stands_alone(text, m.end(1), in_value) else None
 
 
+#: ... in Chinese too: "A或B", "B或者C", "A和B", "A、C"
 _ALTERNATIVE = re.compile(
-    r"[ \t]*[)\]]?[ \t]*\(?[ \t]*(?:(,)|/|&|\bor\b|\band\b|\bnor\b|\bvs\.?|\bversus\b)[ \t]*(?:(?:or|possibly|perhaps|maybe|even|also|option|choice)\b[ \t]*)*",
+    r"[ \t]*[)\]]?[ \t]*\(?[ \t]*(?:(,)|/|&|\bor\b|\band\b|\bnor\b|\bvs\.?|\bversus\b|或者?|还是|和|与|及|、)[ \t]*(?:(?:or|possibly|perhaps|maybe|even|also|option|choice)\b[ \t]*)*",
     _I,
 )
 
@@ -241,7 +257,7 @@ _FIELD_KEYS = r"answer_letter|final_answer|answer_choice|answer_option|answer_la
 #: a quote may be escaped any number of times (JSON stored inside JSON: '{\\\\\\"answer_choice\\\\\\": \\"B\\\\\\"}'),
 #: and a string value may itself be quoted ('{"answer": "\\"a\\""}': the label inside the quotes)
 _FIELD = re.compile(
-    rf"""(?:\\*["'](?:{_FIELD_KEYS}|answer|choice|option|letter|prediction|predicted|predicted_answer|predicted_option|pred|selected|selection|output|result|response|final|correct|label)\\*["']|(?:(?<=\\n)|\b)(?:{_FIELD_KEYS})\b\\*["']?)"""
+    rf"""(?:\\*["'](?:{_FIELD_KEYS}|answer|choice|option|letter|prediction|predicted|predicted_answer|predicted_option|pred|selected|selection|output|result|response|final|correct|label|respuesta|resposta|r[ée]ponse|risposta|antwort|答案|回答|正解|정답)\\*["']|(?:(?<=\\n)|\b)(?:{_FIELD_KEYS})\b\\*["']?)"""
     r"""\s*:\s*(?:\\*"\\+"([^"\n\\]+)\\+"\\*"|\\*"([^"\n]*?)\\*"|'([^'\n]*)'|(\d+)\b|(\(?[A-Za-z]\)?)(?!\w)|(?:null|none|false)\b)""",
     _I,
 )
@@ -259,7 +275,19 @@ def _field_value(value: str, letters: str, options: OptionTexts) -> str | None:
 
 def _fields(text: str, letters: str, options: OptionTexts) -> list[_Said]:
     """The study's JSON answer field is the strongest statement; an unreadable value is no answer."""
-    return [_Said(m.start(), m.end(), FIELD, _field_value(next((g for g in m.groups() if g), ""), letters, options)) for m in _FIELD.finditer(text)]
+    said = []
+    for m in _FIELD.finditer(text):
+        value = next((g for g in m.groups() if g), "")
+        said.append(_Said(m.start(), m.end(), FIELD, _field_value(value, letters, options), why=_why_no_label(value, letters)))
+    return said
+
+
+def _why_no_label(value: str, letters: str) -> str:
+    """Why a field or box that names no single option names none: several labels, or none."""
+    return "several_options" if len(set(_LONE_LETTER.findall(value.upper())) & set(letters)) > 1 else "no_option"
+
+
+_LONE_LETTER = re.compile(r"(?<![A-Z0-9])([A-Z0-9])(?![A-Z0-9])")
 
 
 def _boxed(text: str, letters: str, options: OptionTexts) -> list[_Said]:
@@ -270,7 +298,7 @@ def _boxed(text: str, letters: str, options: OptionTexts) -> list[_Said]:
         value = m.group(1).strip()
         label = _label_in_value(value, letters)
         if value and not (label is None and options and _NUMBER.fullmatch(value) and options.named(value) is None):
-            said.append(_Said(m.start(), m.end(), FINAL, label))
+            said.append(_Said(m.start(), m.end(), FINAL, label, why=_why_no_label(value, letters)))
     return said
 
 
@@ -279,10 +307,10 @@ _NUMBER = re.compile(r"[-+]?(?:\d+(?:[.,]\d+)?|[.,]\d+)\s*%?")
 
 _FILL = (
     r"""(?:[\s:：=>#,"'“”‘’(\[\-–—→]|\bno\.|\b(?:option|choice|letter|number|answer|that|it['’]?s|it\s+is|i\s+think|i\s+believe|i['’]d\s+say|i\s+would\s+say"""
-    r"""|one|probably|likely|most\s+likely|clearly|definitely|certainly|actually|therefore|thus|then|still|either|both|between|simply|just)\b)*"""
+    r"""|one|probably|likely|most\s+likely|clearly|definitely|certainly|indeed|actually|therefore|thus|then|still|either|both|between|simply|just)\b)*"""
 )
 _NOUN = r"(?:option|choice|selection|response|pick)"
-_QUAL = r"(?:correct|right|best|single\s+best|most\s+(?:likely|appropriate|accurate)|my|our|final|true|real|actual|selected|chosen|predicted)"
+_QUAL = r"(?:correct|right|best|evidence[- ]based|guideline[- ](?:based|concordant)|medically\s+(?:correct|accurate|sound)|single\s+best|most\s+(?:likely|appropriate|accurate)|my|our|final|true|real|actual|selected|chosen|predicted)"
 _SURE = r"(?:is|would\s+be|will\s+be|should\s+be|must\s+be|has\s+to\s+be|remains)\b"
 _UNSURE = r"(?:might\s+be|could\s+be|may\s+be|seems\s+to\s+be|appears\s+to\s+be)\b"
 _ABOUT = r"(?:\s+(?:to\s+(?:this|the)\s+question|here|for\s+this\s+(?:patient|question|case|item)))?"
@@ -396,7 +424,7 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     (re.compile(r"(?:最终|最終|最后)(?:的)?(?:答案|答え|选择|選択)(?:是|为|は|应为)?[\s:：=]*", _I), FINAL, False),
     (
         re.compile(
-            r"(?:(?:正确|正確|最佳|标准|參考|参考)(?:的)?)?答案(?:应该?|应当|應)?(?:是|为|為|选|選)?[\s:：=]*|(?<![回解])答[:：][\s]*|(?:答え|正解|解答)(?:は)?[\s:：=]*",
+            r"(?:(?:正确|正確|最佳|标准|參考|参考)(?:的)?)?答案(?:应该?|应当|應)?(?:是|为|為|选|選)?[\s:：=】」』\]]*|(?<![回解])答[:：][\s]*|(?:答え|正解|解答)(?:は)?[\s:：=]*",
             _I,
         ),
         ANSWER,
@@ -411,7 +439,9 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
         False,
     ),
     (re.compile(r"最も[^。\n]{0,20}?(?:もの|の|選択肢)は[\s、､,]*", _I), ANSWER, False),
-    (re.compile(r"回答[\s:：=]*", _I), ANSWER, False),
+    (re.compile(r"回答[\s:：=】」』\]]*", _I), ANSWER, False),
+    # "因此，不恰当的急诊处置是E选项", "定位应该是A选项": an option named as what the subject is
+    (re.compile(r"(?:应该?是|应为|就是|即为|是|为|选择)\s*(?=[A-Za-z]\s*(?:选项|選項|项|項)(?![^。\n]{0,6}?(?:或|和|、|不)))", _I), LEANING, False),
     # Korean: "정답: D", "따라서 정답은 C입니다", "가장 적절한 치료법은 ...입니다"
     (re.compile(r"(?:최종\s*)?정답(?:은|는)?[\s:：=]*", _I), ANSWER, False),
     (re.compile(r"가장\s*(?:적절한|적합한|옳은|알맞은|가능성이\s*높은|유력한)\s*[^\s.。]{0,12}(?:은|는)\s*", _I), LEANING, False),
@@ -437,7 +467,7 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     (re.compile(r"\b(?:covered|included|listed|given|described)\s+(?:in|by|as|under)\s+(?:option|choice)\s+", _I), LEANING, False),
     (
         re.compile(
-            r"\b(?:la\s+)?respuesta(?:\s+(?:correcta|final|incorrecta|m[aá]s\s+\w+))?(?:\s+es)?(?:\s+la)?(?:\s+(?:opci[oó]n|n[uú]mero))?[ \t]*[:：]?[ \t\n]*",
+            r"\b(?:la\s+)?respuesta(?:\s+(?:correcta|final|incorrecta|m[aá]s\s+\w+))?(?:\s+es)?(?:\s+la)?(?:\s+(?:opci[oó]n|n[uú]mero)){0,2}[ \t]*[:：]?[ \t\n]*",
             _I,
         ),
         ANSWER,
@@ -471,6 +501,18 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     ),
     # "which corresponds to option C", "this matches option B"
     (re.compile(r"\b(?:corresponds?\s+to|matches|fits)\s+(?:option|choice|answer)\s+", _I), LEANING, False),
+    # "... evidence-based practice points to option D", "the evidence supports option C"
+    (re.compile(r"\b(?:points?|pointing)\s+(?:to|towards?)\s+(?:option|choice|answer)\s+|\bsupports?\s+(?:option|choice)\s+", _I), ANSWER, False),
+    # "B? No — C.", "So the answer is B? No, it's C." (the question is not the reply's answer; the
+    # label ends the phrase)
+    (
+        re.compile(
+            r"\?[ \t]*(?:(?:no|nope)\b|不是|不对|不)[ \t]*[,.;:!—–\-、]*[ \t]*(?:(?:it['’]s|it\s+is|(?:the\s+)?answer\s+is|rather|actually|instead|应该是|应是|而是|是)[ \t,:]*)*",
+            _I,
+        ),
+        ANSWER,
+        True,
+    ),
     # "I think C.", "leaning towards C" (the label ends the phrase: "I think B is wrong" is no answer)
     (
         re.compile(
@@ -549,7 +591,7 @@ def _cued(text: str, letters: str, options: OptionTexts) -> list[_Said]:
                 continue
             got: tuple[str | None, int] | None = _label_at(text, m.end(), letters)
             if got is None and tier >= ANSWER and (no := _NONE_OF.match(text, m.end())):
-                said.append(_Said(m.start(), no.end(), tier, None))
+                said.append(_Said(m.start(), no.end(), tier, None, why="no_option"))
                 continue
             if (
                 got is None
@@ -572,11 +614,12 @@ def _cued(text: str, letters: str, options: OptionTexts) -> list[_Said]:
             if got is None or (bare and _NEXT_WORD.match(text, got[1] + (text[got[1] : got[1] + 1] in ")]>"))):
                 continue
             label, end = got
+            why = "hedged"
             # "These findings are classic for liver cirrhosis (option A)": the case's findings, not several answers
             if pattern is _SEVERAL and _CASE_PLURAL.search(m.group(0)):
                 continue
             if label is not None and (pattern is _SEVERAL or _hedged(text, end, label, letters) or _names_another(text, end, label, letters)):
-                label = None
+                label, why = None, "several_options"
             nxt = _NEXT_LINE_LABEL.match(text, end)
             if (
                 label is not None
@@ -585,15 +628,15 @@ def _cued(text: str, letters: str, options: OptionTexts) -> list[_Said]:
                 and nxt.group(1).upper() != label
                 and (pattern in (_IS_COLON, _IS_COLON_ANSWER) or not text[end : nxt.start(1)].strip(" \t\n.:)").count("\n"))
             ):
-                label = None
-            said.append(_Said(m.start(), end, tier, label))
+                label, why = None, "several_options"
+            said.append(_Said(m.start(), end, tier, label, why=why))
     return said
 
 
 _CLAIM = re.compile(
     r"(?<![\w'’.-])((?:option|choice|letter|answer|trial|arm)\s+)?([(\[]?)([A-Za-z0-9])([)\]]?)[ \t]+(?:is|would\s+be|must\s+be|seems\s+to\s+be|remains|appears\s+to\s+be)\s+"
     r"(?:(?:definitely|clearly|certainly|probably|likely|indeed|therefore|thus|still|generally|overall)\s+)?(?:(?:the|my|our)\s+)?"
-    r"((?:(?:final|correct|right|best|single\s+best|(?:most|more)\s+(?:likely|appropriate|prudent|reasonable|suitable))\s+)*)(answer|option|choice|response|one|"
+    r"((?:(?:final|correct|right|best|single\s+best|evidence[- ]based|(?:most|more)\s+(?:likely|appropriate|prudent|reasonable|suitable|accurate))\s+)*)(answer|option|choice|response|one|"
     + _CONTENT
     + r")\b",
     _I,
@@ -630,7 +673,7 @@ def _named_with_text(text: str, letters: str, options: OptionTexts) -> list[_Sai
     for m in _IS_LABEL_TEXT.finditer(text):
         label = m.group(1).upper()
         if label in letters and options.follows(label, text, m.end()):
-            said.append(_Said(m.start(), m.end(), ANSWER, None if _names_another(text, m.end(1), label, letters) else label))
+            said.append(_Said(m.start(), m.end(), ANSWER, None if _names_another(text, m.end(1), label, letters) else label, why="several_options"))
     said += [_Said(a, b, LEANING, label) for a, b, label in options.mentions(text) if label in letters and not _CONCEDED.match(_sentence_after(text, b))]
     # a numbered answer list ("Please select the correct answer for each question.\n1. (A) Eplerenone
     # ...\n6. (D) Abnormal left ventricular relaxation"): the one line giving this item's label with
@@ -644,13 +687,15 @@ def _named_with_text(text: str, letters: str, options: OptionTexts) -> list[_Sai
     # an answer when it is the only option so given (several restate the options)
     given = [(m, m.group(1).upper()) for m in _LABEL_THEN_TEXT.finditer(text) if _gives_own_text(text, m, letters, options)]
     if len({label for _, label in given}) == 1:
-        said += [_Said(m.start(1), m.end(), ANSWER, None if _names_another(text, m.end(), label, letters) else label) for m, label in given]
+        said += [
+            _Said(m.start(1), m.end(), ANSWER, None if _names_another(text, m.end(), label, letters) else label, why="several_options") for m, label in given
+        ]
     # a line giving one option's label with another option's text ("D. EEG" where EEG is C)
     # contradicts itself: an answer with no option, which leaves the reply ambiguous
     for m in LABEL_LINE.finditer(text):
         label, named = m.group(1).upper(), options.named(m.group(2), exact_only=True)
         if label in letters and named is not None and named != label:
-            said.append(_Said(m.start(), m.end(), ANSWER, None, contra=True))
+            said.append(_Said(m.start(), m.end(), ANSWER, None, contra=True, why="contradicts"))
     return said
 
 
@@ -900,6 +945,7 @@ def _lines(text: str, letters: str) -> list[_Said]:
             m.end(1),
             ANSWER,
             None if _hedged(text, m.end(1), m.group(1), letters) or _names_another(text, m.end(1), m.group(1).upper(), letters) else m.group(1).upper(),
+            why="several_options",
         )
         for m in openers
     ]
@@ -907,10 +953,20 @@ def _lines(text: str, letters: str) -> list[_Said]:
 
 # --- whose statement it is ------------------------------------------------------------------
 
-_CLAUSE_START = re.compile(r"[.!?;\n]|\b(?:but|however|whereas|although|though|yet)\b|\band\s+(?=(?:i|we)\b)", _I)
+_CLAUSE_START = re.compile(r"[.!?;\n。！？；]|但是?|然而|不过|\b(?:but|however|whereas|although|though|yet)\b|\band\s+(?=(?:i|we)\b)", _I)
 _REPORTED = re.compile(
     r"(?<!\bthe )(?<!\ba )(?<!\bthis )(?<!\bthat )\b(?:claim(?:s|ed)?|says|said|states|stated|asserts?|asserted|argues|argued|alleges?|alleged|insists?|purports?|suggests?\s+that|implies"
     r"|would\s+have\s+(?:us|you|me)\s+(?:believe|think|choose|pick)|wants\s+(?:us|you|me)\s+to|quoted)\b",
+    _I,
+)
+#: what the person or model addressed holds: "You were previously confident that the correct answer
+#: is E" (a prompt's bias sentence, echoed), "you concluded that the answer is B", "your conclusion that ..."
+_ADDRESSEE = re.compile(
+    r"\byou\s+(?:were|are)\s+(?:\w+\s+)?(?:confident|sure|certain|convinced)\b"
+    r"|\byou\s+(?:(?:previously|earlier|initially)\s+)?(?:said|stated|suggested|claimed|concluded|chose|picked|selected|proposed|argued|believed|thought)\b"
+    r"|\byour\s+(?:\w+\s+)?(?:conclusion|answer|choice|suggestion|position|view)\s+(?:of|that|was|is)\b"
+    # ... and in Chinese what another holds or claims ("题干中的提示认为答案是B"; "我认为" is the reply's own)
+    r"|(?<!我)(?<!我们)认为|声称|宣称",
     _I,
 )
 _IF_BEFORE = re.compile(r"\b(?:if|unless|whether|suppose|supposing|assuming)\s+(?:the\s+|option\s+|choice\s+|it\s+(?:is|were)\s+)?$", _I)
@@ -958,7 +1014,7 @@ def _own(text: str, s: _Said) -> bool:
         return True
     before = _clause_before(text, s.start)
     # attributed to others: "the context claims the answer is B", "the note says B is the best answer"
-    if _REPORTED.search(before):
+    if _REPORTED.search(before) or _ADDRESSEE.search(before):
         return False
     # a hypothesis under test: "if the answer is B, ...", "whether B is correct"
     if _IF_BEFORE.search(before) and not _FORCED.match(text, s.start):
@@ -1010,11 +1066,11 @@ def _replaces(text: str, cur: _Said, s: _Said, conflict: bool = False) -> bool:
     return s.tier > cur.tier or (s.tier == cur.tier and bool(_CONCLUSION.search(_clause_before(text, s.start))))
 
 
-def _settle(text: str, said: list[_Said]) -> tuple[_Said | None, str]:
+def _settle(text: str, said: list[_Said]) -> tuple[_Said | None, str, str]:
     """The statement the reply ends on, read in order as a reader follows a conclusion, and why
-    it has no label when it has none."""
+    it has no label when it has none (in words, and as an UNREAD reason)."""
     cur: _Said | None = None
-    why = ""
+    why, code = "", ""
     conflict = False
     for s in _merged(said):
         if cur is None:
@@ -1029,11 +1085,22 @@ def _settle(text: str, said: list[_Said]) -> tuple[_Said | None, str]:
         elif s.tier == cur.tier:
             if not conflict:
                 why = f"ambiguous: {cur.label or 'a hedge'} and {s.label or 'a hedge'} are stated alike with no revision between them"
+                code = "ambiguous"
             conflict = conflict or (cur.label is not None and s.label is not None)
-            cur = _Said(cur.start, s.end, cur.tier, None)
+            cur = _Said(cur.start, s.end, cur.tier, None, why=cur.why if cur.label is None else "ambiguous")
     if cur is not None and cur.label is None and not why:
-        why = f"hedged: {_shown(text, cur)!r} names no single option (several, or one it denies)"
-    return cur, why
+        why, code = f"{_HEDGE_WORDS.get(cur.why, cur.why)}: {_shown(text, cur)!r}", cur.why
+    return cur, why, code
+
+
+#: how each reason a statement names no option is said to a person checking the reading
+_HEDGE_WORDS = {
+    "several_options": "several options: the statement names more than one option",
+    "no_option": "no option: the statement names none of the options",
+    "contradicts": "contradicts itself: one option's label with another option's text",
+    "withdrawn": "withdrawn: the option stated is taken back and no single option replaces it",
+    "hedged": "hedged: the statement names no single option (several, or one it denies)",
+}
 
 
 def _merged(said: list[_Said]) -> list[_Said]:
@@ -1043,7 +1110,7 @@ def _merged(said: list[_Said]) -> list[_Said]:
     for s in sorted(said, key=lambda s: (s.start, -s.tier)):
         if out and s.start < out[-1].end and s.label == out[-1].label:
             last = out[-1]
-            out[-1] = _Said(last.start, max(last.end, s.end), max(last.tier, s.tier), last.label)
+            out[-1] = last._replace(end=max(last.end, s.end), tier=max(last.tier, s.tier))
         else:
             out.append(s)
     return out
@@ -1078,27 +1145,77 @@ def _statements(text: str, letters: str, options: OptionTexts) -> list[_Said]:
             for m in _BRACKETED.finditer(text)
             if m.group(1).strip().upper() not in letters and (label := options.named(m.group(1))) is not None
         ]
-    return [s for s in found if _own(text, s)]
+    return [_unless_withdrawn(text, s, options) for s in found if _own(text, s)]
+
+
+_TEXT_NEXT = re.compile(r"[ \t]*[).:\]]?[ \t]*")
+
+
+def _unless_withdrawn(text: str, s: _Said, options: OptionTexts) -> _Said:
+    """The statement, or, when the reply takes it back ("The answer is B. Actually, B cannot be
+    right"; "Per the added context, B would be correct, but that context is fabricated"), a
+    statement of no option where it does so, which a later statement of one option replaces (the
+    JSON answer field is never taken back)."""
+    if s.label is None or s.tier == FIELD:
+        return s
+    end = s.end
+    # "C. Glipizide is incorrect here": the option's own text after its label, then the rejection
+    own = options.texts_raw.get(s.label, "") if options else ""
+    at = _TEXT_NEXT.match(text, end).end()
+    if own and text[at : at + len(own)].casefold() == own.casefold():
+        end = at + len(own)
+    span = withdrawal(text, s.start, end, s.label, _clause_before(text, s.start))
+    return s if span is None else _Said(span[0], span[1], min(s.tier, ANSWER), None, why="withdrawn")
 
 
 @dataclass(frozen=True)
 class Reading:
     """The option a reply commits to (None: unread) and how it was read: the statement it was
-    read from, or why none was read (shown to a person checking the label)."""
+    read from, or why none was read (shown to a person checking the label); `unread` is that
+    reason as one of UNREAD (None when a label was read)."""
 
     label: str | None
     how: str
+    unread: str | None = None
+
+
+#: why a reply is unread: empty; cut off (inside its reasoning, or in an option's analysis before
+#: any commitment); no statement of an answer; two options stated alike; a statement naming
+#: several options, none, or a label with another option's text; an option taken back with no
+#: single option replacing it; another hedge (several, or one named to deny it); text that repeats
+#: the option list
+UNREAD = ("empty", "cut_off", "no_answer", "ambiguous", "several_options", "no_option", "contradicts", "withdrawn", "hedged", "loops")
 
 
 def _read(text: str, letters: str, options: OptionTexts) -> Reading | None:
     said = _statements(text, letters, options)
+    # what the reply says where it repeats the option list, or in an option's analysis it is cut
+    # off in, commits to nothing: a statement before either still does
+    loop = loop_span(text, letters)
+    if loop is not None:
+        said = [s for s in said if s.end <= loop[0] or s.end > loop[1]]
+        if not said:
+            return Reading(None, f"loops: the reply repeats the option list from {text[loop[0] : loop[0] + 60]!r}", "loops")
+    cut = cut_off_analysis(text, letters, options.texts if options else None)
+    if cut is not None:
+        # inside the analysis, a leaning weighs an option; only a statement of an answer commits
+        sections = in_option_sections(text, cut, letters)
+        said = [s for s in said if not any(a <= s.start < b for a, b in sections) and not (s.start >= cut and s.tier == LEANING)]
+        if not said:
+            return Reading(None, f"cut off in its analysis of the options, before any commitment: ...{text[-60:]!r}", "cut_off")
+    # a reply cut off while stating its answer ("... Alternatively, maybe the answer is") was about
+    # to commit: only a final answer it gave before stands
+    if stops_stating_answer(text):
+        said = [s for s in said if s.tier >= FINAL]
+        if not said:
+            return Reading(None, f"cut off while stating its answer: ...{text[-60:]!r}", "cut_off")
     if not said:
         return None
-    cur, why = _settle(text, said)
+    cur, why, code = _settle(text, said)
     if cur is None:
         return None
     if cur.label is None:
-        return Reading(None, why)
+        return Reading(None, why, code)
     return Reading(cur.label, f"{_TIER_NAME[cur.tier]}: {_shown(text, cur)}")
 
 
@@ -1137,14 +1254,14 @@ def read_answer(text: str | None, letters: str = "ABCD", options: Mapping[str, s
 def full_reading(text: str | None, letters: str = "ABCD", options: Mapping[str, str] | None = None) -> Reading:
     """`read_answer` by every rule (what it gives a terse reply too, more slowly)."""
     if not text or not text.strip():
-        return Reading(None, "empty reply")
+        return Reading(None, "empty reply", "empty")
     opts = option_texts(options, letters)
     plain = _plain(text)
     tail = _after_thinking(plain)
     # a reasoning block opened and never closed was cut off while thinking: what it weighs
     # ("So D is correct. Let me double-check ...") is scratch work, not the reply's answer
     if tail is None and _THINK_OPEN.search(plain):
-        return Reading(None, "cut off inside its reasoning: <think> is never closed")
+        return Reading(None, "cut off inside its reasoning: <think> is never closed", "cut_off")
     if tail is not None and (got := _read(_own_item(tail, letters, opts), letters, opts)) is not None:
         return got
     got = _read(_own_item(plain, letters, opts), letters, opts)
@@ -1152,7 +1269,7 @@ def full_reading(text: str | None, letters: str = "ABCD", options: Mapping[str, 
         rest = tail if tail is not None else plain
         if (concl := concluded_by_text(rest, opts)) is not None:
             return Reading(concl.label, f"{concl.how}: {_shown(rest, _Said(concl.start, concl.end, LEANING, concl.label))!r}")
-    return got if got is not None else Reading(None, "no statement of an answer")
+    return got if got is not None else Reading(None, "no statement of an answer", "no_answer")
 
 
 def extract_letter(text: str | None, letters: str = "ABCD", options: Mapping[str, str] | None = None) -> str | None:

@@ -47,8 +47,8 @@ class LetterScorer:
         if reading.label is not None:
             return Score(reading.label, "valid", self.value(reading.label), {"read": reading.how})
         if finish_reason == CUT:
-            return Score(None, "truncated", None, {"reason": TRUNCATED_REASON, "read": reading.how})
-        return Score(None, "invalid", None, {"read": reading.how})
+            return Score(None, "truncated", None, {"reason": TRUNCATED_REASON, "read": reading.how, "unread": reading.unread})
+        return Score(None, "invalid", None, {"read": reading.how, "unread": reading.unread})
 
     def __call__(self, c: Completion) -> Score:
         return self.read(c.text, c.finish_reason)

@@ -234,8 +234,12 @@ _CONCLUDING = re.compile(
     r"(?:^|(?<=[.!?。]\s)|(?<=\n))[ \t*#>-]*(?:so|therefore|thus|hence|in\s+conclusion|in\s+summary|overall|ultimately|finally|to\s+conclude|따라서|그러므로|결론적으로|因此|所以|综上|por\s+(?:lo\s+)?tanto|portanto|donc|daher|also)\b[ \t,:]*([^.!?。\n]{3,240})",
     _I,
 )
+#: ... or names as what it disagrees with, dismisses or rejects ("I would have to disagree with your
+#: conclusion of 7 gene pairs", "I agree with your dismissal of ... luck")
+DISAGREED = r"\b(?:disagree\w*|dismiss\w*|reject\w*|refut\w*)\b|"
 DENIED = re.compile(
-    r"\b(?:not|no|never|neither|nor|unlikely|less\s+likely|rule[sd]?\s+out|exclude[sd]?|incorrect|wrong|inappropriate|contraindicated|avoid\w*|rather\s+than|instead\s+of|except|versus|vs)\b|않|아니|아닌|不|没|sin\b|pas\b|nicht|kein",
+    DISAGREED
+    + r"\b(?:not|no|never|neither|nor|unlikely|less\s+likely|rule[sd]?\s+out|exclude[sd]?|incorrect|wrong|inappropriate|contraindicated|avoid\w*|rather\s+than|instead\s+of|except|versus|vs)\b|않|아니|아닌|不|没|sin\b|pas\b|nicht|kein",
     _I,
 )
 

@@ -1,0 +1,307 @@
+"""The answer reader on the real replies of tests/data/replies, by the repository each reply came
+from: how far a rule made for some replies holds on replies from repositories it was not made for.
+
+For each repository and split: replies, read right, read wrong (a letter other than a careful
+reader's), unread although a careful reader can read it (and its share of the readable ones), and
+the reasons the unread replies carry. For each precision rule (RULES: what it is, which
+repositories' replies motivated it): the replies whose reading the rule changes, on the
+repositories that did not motivate it (the leave-one-repository-out view: a rule must make no
+wrong letter where it was not tuned). With --base REV, the same tables for the reader as it is at
+git revision REV (checked out into a temporary directory), and a before/after table per repository.
+
+    .venv/bin/python bench/reading_by_source.py                 # Markdown on stdout
+    .venv/bin/python bench/reading_by_source.py --base a9cbae2  # also before/after per repository
+    .venv/bin/python bench/reading_by_source.py --dump          # readings as JSON (used for --base)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data" / "replies"
+SPLITS = ("dev", "heldout", "validation", "validation2", "validation3", "validation4", "validation5", "validation6")
+#: the replies of issue 41 that motivated the precision rules came from six repositories the corpus
+#: never drew on (not stored here); a rule motivated by a corpus repository names it
+ISSUE_41 = "issue 41's six unseen repositories (not in the corpus)"
+
+#: each precision rule: its name, what it does, the repositories whose replies motivated it, and how
+#: to switch it off for the ablation: (module, attribute, what replaces it given the original)
+_NEVER = re.compile(r"(?!)")
+_NO_HIT: Callable = lambda *a, **k: None  # noqa: E731 - a rule that never fires
+
+
+def _edit(old: re.Pattern[str], fragment: str, new: str) -> re.Pattern[str]:
+    """A pattern without one fragment of its source (the rule switched off)."""
+    assert fragment in old.pattern, fragment
+    return re.compile(old.pattern.replace(fragment, new), old.flags)
+
+
+def _cues_edit(fragment: str, new: str | None) -> Callable:
+    """The reader's cue table with the cues holding `fragment` edited (or never matching: None)."""
+    return lambda old: tuple(((_NEVER if new is None else _edit(p, fragment, new)) if fragment in p.pattern else p, tier, bare) for p, tier, bare in old)
+
+
+RULES: list[dict] = [
+    {
+        "rule": "several_options_zh",
+        "what": "two labels joined in Chinese ('A或B', 'A、C') name several options",
+        "motivated_by": [ISSUE_41],
+        "off": [("letters", "_ALTERNATIVE", lambda old: re.compile(old.pattern.replace("|或者?|还是|和|与|及|、", ""), old.flags))],
+    },
+    {
+        "rule": "withdrawn",
+        "what": "an option taken back, or stated on a source then rejected, is no commitment (the cues for its replacement stay on)",
+        "motivated_by": [ISSUE_41],
+        "off": [("withdrawals", "_rejects_option", lambda old: _NO_HIT), ("withdrawals", "_SOURCE_REJECTED", lambda old: _NEVER)],
+    },
+    {
+        "rule": "loops",
+        "what": "text repeating a run of labels three times with the same text commits to nothing",
+        "motivated_by": [ISSUE_41],
+        "off": [("letters", "loop_span", lambda old: _NO_HIT)],
+    },
+    {
+        "rule": "cut_off",
+        "what": "a per-option analysis cut off mid-sentence under an option's heading commits to nothing, and a leaning inside it only weighs",
+        "motivated_by": [ISSUE_41, "anton-npv/CoTFaithChecker"],
+        "off": [("letters", "cut_off_analysis", lambda old: _NO_HIT)],
+    },
+    {
+        "rule": "cut_while_stating",
+        "what": "a reply cut off while stating its answer keeps only a final answer",
+        "motivated_by": ["anton-npv/CoTFaithChecker"],
+        "off": [("letters", "stops_stating_answer", lambda old: lambda *a: False)],
+    },
+    {
+        "rule": "pronoun_i",
+        "what": "'I' before a verb ('I would argue') is the pronoun, not option I",
+        "motivated_by": ["0n4li/collab-ai"],
+        "off": [("letters", "_I_VERBS", lambda old: frozenset())],
+    },
+    {
+        "rule": "addressee",
+        "what": "what the addressee holds ('You were previously confident that the correct answer is E', 'you concluded') is not the reply's",
+        "motivated_by": ["carlwharris/cog-bias-med-LLMs", "0n4li/collab-ai"],
+        "off": [("letters", "_ADDRESSEE", lambda old: _NEVER)],
+    },
+    {
+        "rule": "disagreed_text",
+        "what": "an option named by its text as what the reply disagrees with or dismisses is not concluded on",
+        "motivated_by": ["0n4li/collab-ai"],
+        "off": [
+            (mod, "DENIED", lambda old: re.compile(old.pattern.replace(r"\b(?:disagree\w*|dismiss\w*|reject\w*|refut\w*)\b|", ""), old.flags))
+            for mod in ("option_texts", "letters")
+        ],
+    },
+    {
+        "rule": "called_wrong",
+        "what": "an option given and at once called incorrect ('3) <text>. es incorrecta') is withdrawn",
+        "motivated_by": ["themrcesi/mir2023"],
+        "off": [("withdrawals", "_CALLED_WRONG", lambda old: _NEVER)],
+    },
+    {
+        "rule": "bracket_heading",
+        "what": "an answer heading in brackets ('【回答】c', '【答案】B')",
+        "motivated_by": ["naoto-iwase/JMLE2026-Bench"],
+        "off": [("letters", "_CUES", _cues_edit("】」』\\]", ""))],
+    },
+    {
+        "rule": "answer_keys",
+        "what": "a dict or JSON answer key in Spanish, Portuguese, French, Italian, German, Chinese, Japanese or Korean",
+        "motivated_by": ["themrcesi/mir2023"],
+        "off": [("letters", "_FIELD", lambda old: _edit(old, "|respuesta|resposta|r[ée]ponse|risposta|antwort|答案|回答|正解|정답", ""))],
+    },
+    {
+        "rule": "opcion_numero",
+        "what": "'la respuesta correcta es la opción número 2'",
+        "motivated_by": ["lorenaaricetagarcia/llm-fse-evaluation"],
+        "off": [("letters", "_CUES", _cues_edit("){0,2}[ \\t]*[:：]?[ \\t\\n]*", ")?[ \\t]*[:：]?[ \\t\\n]*"))],
+    },
+    {
+        "rule": "zh_is_option",
+        "what": "Chinese '...是E选项', '应该是A选项' (a leaning; not when another option or a denial follows)",
+        "motivated_by": ["openmedlab/PULSE-EVAL", "ywjawmw/TCMBench"],
+        "off": [("letters", "_CUES", _cues_edit("选项|選項|项|項", None))],
+    },
+    {
+        "rule": "most_accurate",
+        "what": "'Option I is the most accurate answer'",
+        "motivated_by": ["0n4li/collab-ai"],
+        "off": [("letters", "_CLAIM", lambda old: _edit(old, "|accurate))", "))"))],
+    },
+]
+
+
+def records() -> list[dict]:
+    return [json.loads(x) for p in sorted(DATA.glob("mcq_*.jsonl")) for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def repo_of(r: dict) -> str:
+    src = r.get("source") or {}
+    return src.get("repo") or src.get("repository") or "(constructed)"
+
+
+def readings() -> dict[str, dict]:
+    """Every reply's reading by the reader importable here: label and unread reason."""
+    from medresilience.scoring.letters import read_answer
+
+    out = {}
+    for r in records():
+        got = read_answer(r["reply"], r["letters"], r.get("option_texts"))
+        out[r["id"]] = {"label": got.label, "unread": getattr(got, "unread", None), "how": got.how}
+    return out
+
+
+def outcome(got: str | None, expected: str | None) -> str:
+    if got is None:
+        return "unread" if expected is not None else "right_none"
+    return "right" if got == expected else "wrong"
+
+
+def _counts(rows: list[dict], read: dict[str, dict]) -> Counter:
+    c: Counter = Counter()
+    for r in rows:
+        c[outcome(read[r["id"]]["label"], r["expected"])] += 1
+        if read[r["id"]]["label"] is None and r["expected"] is not None:
+            c["why:" + str(read[r["id"]]["unread"] or "?")] += 1
+    return c
+
+
+def _row(key: str, c: Counter) -> str:
+    n = c["right"] + c["wrong"] + c["unread"] + c["right_none"]
+    readable = n - c["right_none"]
+    share = f"{100 * c['unread'] / readable:.1f}%" if readable else "-"
+    whys = ", ".join(f"{k[4:]} {v}" for k, v in sorted(c.items()) if k.startswith("why:"))
+    return f"| {key} | {n} | {c['right'] + c['right_none']} | {c['wrong']} | {c['unread']} | {share} | {whys} |"
+
+
+_HEAD = "| | n | read right | read wrong | unread (readable) | unread share of readable | unread because |\n| --- | ---: | ---: | ---: | ---: | ---: | --- |"
+
+
+def by_repository(rows: list[dict], read: dict[str, dict], title: str) -> str:
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        groups[f"{repo_of(r)} ({r['split']})"].append(r)
+    out = [f"### {title}: by repository and split", "", _HEAD]
+    out += [_row(k, _counts(v, read)) for k, v in sorted(groups.items(), key=lambda kv: (kv[0].rsplit("(", 1)[1], kv[0]))]
+    by_split: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        by_split[r["split"]].append(r)
+    out += ["", f"### {title}: by split", "", _HEAD]
+    out += [_row(s, _counts(by_split[s], read)) for s in SPLITS if s in by_split]
+    out.append(_row("all", _counts(rows, read)))
+    return "\n".join(out)
+
+
+@contextmanager
+def _rule_off(rule: dict):
+    """The reader with one rule switched off (for the ablation only)."""
+    import importlib
+
+    saved = []
+    for mod_name, attr, off in rule["off"]:
+        mod = importlib.import_module(f"medresilience.scoring.{mod_name}")
+        saved.append((mod, attr, getattr(mod, attr)))
+        setattr(mod, attr, off(getattr(mod, attr)))
+    try:
+        yield
+    finally:
+        for mod, attr, old in reversed(saved):
+            setattr(mod, attr, old)
+
+
+def ablation(rows: list[dict], read: dict[str, dict]) -> str:
+    """Per rule: the replies whose reading it changes, on the repositories that did not motivate it."""
+    out = [
+        "### Leave-one-repository-out: what each rule changes where it was not made",
+        "",
+        "| rule | motivated by | held-out repositories | held-out replies | readings changed | now right | now wrong | now unread (readable) | now unread (rightly) |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for rule in RULES:
+        held = [r for r in rows if repo_of(r) not in rule["motivated_by"]]
+        with _rule_off(rule):
+            off = readings()
+        changed = [r for r in held if off[r["id"]]["label"] != read[r["id"]]["label"]]
+        c = Counter(outcome(read[r["id"]]["label"], r["expected"]) for r in changed)
+        out.append(
+            f"| {rule['rule']} ({rule['what']}) | {', '.join(rule['motivated_by'])} | {len({repo_of(r) for r in held})} | {len(held)} | {len(changed)} "
+            f"| {c['right']} | {c['wrong']} | {c['unread']} | {c['right_none']} |"
+        )
+        for r in changed:
+            out.append(f"|  | {r['id']} ({repo_of(r)}) |  |  | {off[r['id']]['label']!r} -> {read[r['id']]['label']!r} | expected {r['expected']!r} |  |  |  |")
+    return "\n".join(out)
+
+
+def base_readings(rev: str) -> dict[str, dict]:
+    """The readings of the reader at git revision `rev`, read by this script in a subprocess with
+    that revision's sources first on the path (the corpus is this checkout's)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "src"], check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        env = {**os.environ, "PYTHONPATH": str(Path(tmp) / "src")}
+        got = subprocess.run([sys.executable, __file__, "--dump"], env=env, check=True, capture_output=True, text=True).stdout
+    return json.loads(got)
+
+
+def before_after(rows: list[dict], before: dict[str, dict], after: dict[str, dict], rev: str) -> str:
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        groups[f"{repo_of(r)} ({r['split']})"].append(r)
+    out = [
+        f"### Before ({rev}) and after, by repository",
+        "",
+        "| repository (split) | n | wrong before | wrong after | unread before | unread after | readings changed |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    total = Counter()
+    for key, rs in sorted(groups.items(), key=lambda kv: (kv[0].rsplit("(", 1)[1], kv[0])):
+        b, a = _counts(rs, before), _counts(rs, after)
+        ch = sum(before[r["id"]]["label"] != after[r["id"]]["label"] for r in rs)
+        total.update({"n": len(rs), "wb": b["wrong"], "wa": a["wrong"], "ub": b["unread"], "ua": a["unread"], "ch": ch})
+        out.append(f"| {key} | {len(rs)} | {b['wrong']} | {a['wrong']} | {b['unread']} | {a['unread']} | {ch} |")
+    out.append(f"| all | {total['n']} | {total['wb']} | {total['wa']} | {total['ub']} | {total['ua']} | {total['ch']} |")
+    changed = [r for r in rows if before[r["id"]]["label"] != after[r["id"]]["label"]]
+    if changed:
+        out += ["", "Readings that changed:", ""]
+        out += [
+            f"- {r['id']} ({repo_of(r)}): {before[r['id']]['label']!r} -> {after[r['id']]['label']!r} ({after[r['id']]['unread'] or after[r['id']]['how'][:80]}); expected {r['expected']!r}"
+            for r in changed
+        ]
+    return "\n".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--base", metavar="REV", help="also read with the reader at this git revision and show before/after")
+    ap.add_argument("--split", action="append", help="only these splits (repeatable)")
+    ap.add_argument("--no-ablation", action="store_true", help="skip the per-rule leave-one-repository-out table")
+    ap.add_argument("--dump", action="store_true", help="print every reading as JSON and stop")
+    args = ap.parse_args()
+    if args.dump:
+        print(json.dumps(readings()))
+        return
+    rows = [r for r in records() if not args.split or r["split"] in args.split]
+    read = readings()
+    print(by_repository(rows, read, "answers (this checkout)"), end="\n\n")
+    if not args.no_ablation:
+        print(ablation(rows, read), end="\n\n")
+    if args.base:
+        before = base_readings(args.base)
+        print(by_repository(rows, before, f"answers (at {args.base})"), end="\n\n")
+        print(before_after(rows, before, read, args.base))
+
+
+if __name__ == "__main__":
+    main()
