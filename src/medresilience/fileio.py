@@ -31,6 +31,17 @@ MAX_FIELD_CHARS = 100_000
 MIN_FIELD_CHARS = 1024
 
 
+#: A lone UTF-16 surrogate: valid JSON can carry one (`"\\ud800"`), no UTF-8 can encode it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def storable_text(text: str) -> str:
+    """`text` as UTF-8 (and so the store, a file) can hold it: each lone UTF-16 surrogate becomes
+    U+FFFD, the replacement character; everything else is kept as is. Every text a server returns
+    goes through it before it is read or stored, so one such reply costs only itself."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
 def env_number(name: str, default: float, *, integer: bool = False, minimum: float = 0.0) -> float:
     """A positive number (at least `minimum`) from the environment variable `name` (`default` when
     unset or blank); anything else is a ConfigError naming the variable."""
