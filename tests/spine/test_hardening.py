@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import make_tiny_suite, ok_keys, oracle_policy, tiny_items_and_bundles
+from conftest import make_tiny_suite, ok_keys, oracle_policy, store_key_by_stub_key, tiny_items_and_bundles
 from medresilience.cli import app
 from medresilience.errors import InputError, MedresError
 from medresilience.evaluation import evaluate
@@ -89,18 +89,6 @@ def _wait_until(cond, timeout: float = 120.0, proc: subprocess.Popen | None = No
         if proc is not None:
             assert proc.poll() is None, "the process ended too early"
         time.sleep(0.02)
-
-
-def _by_stub_key(db: Path) -> dict[str, str]:
-    """The stub's key of each stored request (a hash of the body sent) -> the store's key."""
-    from medresilience.testing.stub import request_key as stub_key
-
-    con = sqlite3.connect(db)
-    try:
-        rows = con.execute("SELECT key, model, messages, params FROM requests").fetchall()
-    finally:
-        con.close()
-    return {stub_key({"model": model, "messages": json.loads(m), **json.loads(p)}): k for k, model, m, p in rows}
 
 
 def _dead_pid() -> int:
@@ -572,7 +560,7 @@ def test_a_signal_stops_cleanly_and_keeps_every_answer(tmp_path, sig):
         assert "Traceback" not in err
         assert "interrupted" in [ln for ln in err.splitlines() if ln.strip()][-1]
         kept = ok_keys(out / "store.sqlite")
-        to_store = _by_stub_key(out / "store.sqlite")
+        to_store = store_key_by_stub_key(out / "store.sqlite")
         # every answer delivered well before the signal is in the store
         delivered = {to_store[e["key"]] for e in map(json.loads, log.read_text().splitlines()) if e["outcome"] == "ok" and e["t"] < t_sig - 0.3}
         assert len(delivered) >= 20 and delivered <= kept

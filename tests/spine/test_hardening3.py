@@ -279,3 +279,29 @@ def test_every_csv_writer_goes_through_the_one_rule():
     assert len(direct) == 2  # csv.writer in write_csv, to_csv in write_csv_frame
     # the writers of the toolkit's CSV files, each through the rule
     assert {"review/exchange.py", "review/stats.py", "review/picks.py", "review/parts.py", "review/harm.py", "report/tables.py"} <= through
+
+
+# =========================================================================== 13. resume past one chunk of keys
+
+
+def test_a_rerun_over_more_finished_calls_than_one_query_chunk_sends_none_again(tmp_path):
+    """1,901 finished calls (more than two of the store's 900-key query chunks, the last one
+    partial): a rerun of the same requests makes no call, and the store's readers by key see every
+    one of them (a chunk that dropped or skipped a key would re-send it)."""
+    import asyncio
+
+    from medresilience.calls import CallRequest, run_calls
+    from medresilience.models.spec import parse_model_spec
+
+    params = {"temperature": 0.0, "max_tokens": 8}
+    n = 1901
+    with StubServer(policy=oracle_policy) as srv, Store(tmp_path / "s.sqlite") as st:
+        spec = parse_model_spec(f"openai:stub-model,base_url={srv.base_url},concurrency=64,max_retries=0")
+        reqs = [CallRequest(spec.label, f"k{i:05d}", [{"role": "user", "content": f"Question {i}?\nA. a\nB. b"}], params) for i in range(n)]
+        first = asyncio.run(run_calls(reqs, [spec], st))
+        assert first.called == srv.stats.total == n
+        again = asyncio.run(run_calls(reqs, [spec], st))
+        assert srv.stats.total == n and again.cached == n and again.called == 0
+        keys = [r.key for r in reqs]
+        assert st.finished_keys([*keys, "never-planned"]) == set(keys)
+        assert set(st.replies(keys)) == set(keys)
