@@ -188,7 +188,7 @@ def _json_object(line: str, path: Path, n: int | None, limit: int) -> dict[str, 
     except json.JSONDecodeError as e:
         raise InputError(path, n, None, f"not valid JSON ({e.msg} at column {e.colno})") from None
     if not isinstance(obj, dict):
-        raise InputError(path, n, None, "expected a JSON object")
+        raise InputError(path, n, None, f"expected a JSON object, got {show(obj)}")
     if len(line) > limit:  # no field of a shorter line can be over the limit
         check_field_sizes(obj, path, n, limit)
     return obj
