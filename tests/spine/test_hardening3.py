@@ -305,3 +305,44 @@ def test_a_rerun_over_more_finished_calls_than_one_query_chunk_sends_none_again(
         keys = [r.key for r in reqs]
         assert st.finished_keys([*keys, "never-planned"]) == set(keys)
         assert set(st.replies(keys)) == set(keys)
+
+
+# =========================================================================== 6. control characters in a model label
+
+
+def test_a_model_label_with_a_control_character_is_refused(tmp_path, tiny_suite):
+    import pytest
+
+    from medresilience.errors import ConfigError
+    from medresilience.models.spec import parse_model_spec
+
+    for bad in ("a\nb", "a\rb", "tab\there", "nul\x00", "esc\x1b[31m", "line\u2028sep"):
+        with pytest.raises(ConfigError, match=r"label.*control character"):
+            parse_model_spec(f"embedded,label={bad}")
+        with pytest.raises(ConfigError, match=r"label.*control character"):
+            parse_model_spec(f"openai:m,base_url=http://127.0.0.1:9/v1,label={bad}")
+    with pytest.raises(ConfigError, match=r"model.*control character"):
+        parse_model_spec("openai:m\nx,base_url=http://127.0.0.1:9/v1")  # the label it would default to
+    assert parse_model_spec("embedded,label=qwen 1.5B (ünïcode)").label == "qwen 1.5B (ünïcode)"
+    d = tmp_path / "suite"
+    tiny_suite.save(d)
+    with StubServer(policy=oracle_policy) as srv:
+        line = _one_error_line(
+            runner.invoke(app, ["eval", "--suite", str(d), "--out", str(tmp_path / "run"), "--model", f"openai:stub-model,base_url={srv.base_url},label=a\nb"])
+        )
+        assert srv.stats.total == 0
+    assert "label" in line and "control character" in line and "U+000A" in line, line
+    assert not (tmp_path / "run").exists()
+
+
+# =========================================================================== 5. an empty bundles import
+
+
+def test_importing_an_empty_release_is_refused_and_writes_nothing(tmp_path):
+    for name, text in (("empty.jsonl", ""), ("blank.jsonl", "\n  \n")):
+        f = tmp_path / name
+        f.write_text(text, encoding="utf-8")
+        out = tmp_path / f"suite-{name}"
+        line = _one_error_line(runner.invoke(app, ["import", str(f), "--format", "bundles", "--out", str(out)]))
+        assert str(f) in line and "no item" in line, line
+        assert not out.exists()
