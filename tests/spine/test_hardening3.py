@@ -346,3 +346,49 @@ def test_importing_an_empty_release_is_refused_and_writes_nothing(tmp_path):
         line = _one_error_line(runner.invoke(app, ["import", str(f), "--format", "bundles", "--out", str(out)]))
         assert str(f) in line and "no item" in line, line
         assert not out.exists()
+
+
+# =========================================================================== 4. a signal in the results phase
+
+
+def test_the_results_worker_is_silent_when_the_command_leaves_mid_request(tmp_path, tiny_suite, capfd):
+    """A signal in the results phase ends the command while its worker computes: the worker's
+    answer then meets a closed pipe. It ends without a word (the command prints the one
+    "interrupted" line), for an answer and for an error alike; SIGINT (sent to the whole
+    foreground group by Ctrl-C) is the command's to handle, not the worker's."""
+    import signal
+
+    from medresilience import results_worker
+    from medresilience.results_worker import ResultsWorker
+
+    if not results_worker.enabled():
+        import pytest
+
+        pytest.skip("the results worker runs where processes fork (Linux)")
+    d = tmp_path / "suite"
+    tiny_suite.save(d)
+    out = tmp_path / "run"
+    with StubServer(policy=oracle_policy) as srv:
+        r = runner.invoke(app, _eval(d, out, srv.base_url))
+        assert r.exit_code == 0, r.output
+    capfd.readouterr()
+    for request in (("report", str(out), {}), ("no such request",)):
+        w = ResultsWorker(tiny_suite).__enter__()
+        proc = w._proc
+        w._conn.send(request)
+        w._conn.close()  # the command is gone before the answer (its end of the pipe closed)
+        w._conn = None
+        proc.join(timeout=120)
+        assert proc.exitcode == 0
+        assert capfd.readouterr().err == "", request
+    w = ResultsWorker(tiny_suite).__enter__()
+    try:
+        assert w._ask("no such request") is None  # one round trip: the worker is serving
+        os_kill = __import__("os").kill
+        os_kill(w._proc.pid, signal.SIGINT)
+        w._conn.send(("no such request",))
+        status, _ = w._conn.recv()  # answered (an error), not killed by the SIGINT
+        assert status == "error" and w._proc.is_alive()
+    finally:
+        w.close()
+    assert capfd.readouterr().err == ""
