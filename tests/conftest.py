@@ -4,6 +4,7 @@ an oracle answer policy for the stub server (the stub is the boundary we do not 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import signal
@@ -75,6 +76,19 @@ def ok_keys(db: Path) -> set[str]:
         return set()
     finally:
         con.close()
+
+
+def store_key_by_stub_key(db: Path) -> dict[str, str]:
+    """The stub's key of each request a store holds (a hash of the HTTP body sent) -> the store's
+    key (a hash of its own): the stub's request log speaks the first, the store the second."""
+    from medresilience.testing.stub import request_key as stub_key
+
+    con = sqlite3.connect(db)
+    try:
+        rows = con.execute("SELECT key, model, messages, params FROM requests").fetchall()
+    finally:
+        con.close()
+    return {stub_key({"model": model, "messages": json.loads(m), **json.loads(p)}): k for k, model, m, p in rows}
 
 
 def sigkill_after(proc: subprocess.Popen, finished: Callable[[], Collection], at_least: int, timeout: float = 60) -> Collection:

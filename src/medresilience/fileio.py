@@ -34,6 +34,17 @@ MAX_FIELD_CHARS = 100_000
 MIN_FIELD_CHARS = 1024
 
 
+#: A lone UTF-16 surrogate: valid JSON can carry one (`"\\ud800"`), no UTF-8 can encode it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def storable_text(text: str) -> str:
+    """`text` as UTF-8 (and so the store, a file) can hold it: each lone UTF-16 surrogate becomes
+    U+FFFD, the replacement character; everything else is kept as is. Every text a server returns
+    goes through it before it is read or stored, so one such reply costs only itself."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
 def env_number(name: str, default: float, *, integer: bool = False, minimum: float = 0.0) -> float:
     """A positive number (at least `minimum`) from the environment variable `name` (`default` when
     unset or blank); anything else is a ConfigError naming the variable."""
@@ -180,7 +191,7 @@ def _json_object(line: str, path: Path, n: int | None, limit: int) -> dict[str, 
     except json.JSONDecodeError as e:
         raise InputError(path, n, None, f"not valid JSON ({e.msg} at column {e.colno})") from None
     if not isinstance(obj, dict):
-        raise InputError(path, n, None, "expected a JSON object")
+        raise InputError(path, n, None, f"expected a JSON object, got {show(obj)}")
     if len(line) > limit:  # no field of a shorter line can be over the limit
         check_field_sizes(obj, path, n, limit)
     return obj
@@ -223,46 +234,80 @@ def iter_parquet_rows(path: Path | str, columns: list[str] | None = None, file: 
 def table_rows(path: Path) -> tuple[str, list[str], Iterator[tuple[int | None, dict[str, Any]]]]:
     """(kind, header, (line, row) ...) of a CSV, TSV (by its suffix) or Parquet file: kind `csv`
     or `parquet`; each row a dict of its cells by header name, numbered by its line (a CSV row's
-    first line; a Parquet row's number from 1); blank CSV lines skipped. An unreadable file, a row
-    with more or fewer cells than the header, or bad text raise InputError with file and line."""
+    first line; a Parquet row's number from 1); blank CSV lines skipped; a CSV cell the CSV rule
+    quoted (see `csv_cell`) read back as typed. An unreadable file, a row with more or fewer cells
+    than the header, an unclosed quote swallowing rows, or bad text raise InputError with file and
+    line."""
     if path.suffix.lower() == ".parquet":
         pf = open_parquet(path)
         return "parquet", list(pf.schema_arrow.names), iter_parquet_rows(path, file=pf)
-    records = csv_records(path, "\t" if path.suffix.lower() == ".tsv" else ",")
+    records = csv_records(path, "\t" if path.suffix.lower() == ".tsv" else ",", shaped=True)
     try:
         first = next(records, None)
     except OSError as e:
         raise InputError(path, None, None, f"cannot read ({e.strerror or e})") from None
     if first is None:
         raise InputError(path, None, None, "is empty (expected a header line and one row per labelled answer)")
-    header = [h.strip() for h in first[1]]
+    header = [csv_text(h.strip()) for h in first[1]]
 
     def crows() -> Iterator[tuple[int | None, dict[str, Any]]]:
         for line, rec in records:
             if len(rec) != len(header):
                 raise InputError(path, line, None, f"has {len(rec)} cells, the header has {len(header)}")
-            yield line, dict(zip(header, rec))
+            yield line, dict(zip(header, map(csv_text, rec)))
 
     return "csv", header, crows()
 
 
-def csv_records(path: Path | str, delimiter: str = ",", *, quoting: int = csv.QUOTE_MINIMAL, hint: str = "") -> Iterator[tuple[int, list[str]]]:
+def csv_records(
+    path: Path | str, delimiter: str = ",", *, quoting: int = csv.QUOTE_MINIMAL, hint: str = "", shaped: bool = False
+) -> Iterator[tuple[int, list[str]]]:
     """(line where it starts, cells) of each record of a CSV file (TSV with delimiter "\\t") that
     has a non-blank cell. Decoded line by line as `text_lines` does (a byte-order mark dropped, a
     byte that is not UTF-8 an InputError naming its line); a record that is not valid CSV is an
-    InputError naming the line where it starts."""
+    InputError naming the line where it starts.
+
+    With `shaped` (a file whose first record is its header), a record whose quoted field runs over
+    a line that, read alone, has as many cells as the header is an InputError naming the line where
+    the field opens: an unclosed quote would otherwise swallow the rows after it into one cell."""
     path = Path(path)
-    reader = csv.reader((text for _, text in text_lines(path, hint)), delimiter=delimiter, quoting=quoting)
+    held: list[str] = []  # the physical lines of the record being read (csv reads no further ahead)
+
+    def feed() -> Iterator[str]:
+        for _, text in text_lines(path, hint):
+            held.append(text)
+            yield text
+
+    reader = csv.reader(feed(), delimiter=delimiter, quoting=quoting)
+    width: int | None = None
     while True:
         start = reader.line_num + 1
+        held.clear()
         try:
             rec = next(reader)
         except StopIteration:
             return
         except csv.Error as e:
             raise InputError(path, start, None, f"not valid CSV ({e})") from None
+        if shaped and width is not None and len(held) > 1:
+            _refuse_swallowed_rows(path, start, held, width, delimiter, quoting)
         if rec and any(c.strip() for c in rec):
+            width = len(rec) if width is None else width
             yield start, rec
+
+
+def _refuse_swallowed_rows(path: Path, start: int, lines: list[str], width: int, delimiter: str, quoting: int) -> None:
+    for n, text in enumerate(lines[1:], start + 1):
+        cells = next(csv.reader([text], delimiter=delimiter, quoting=quoting), [])
+        if len(cells) == width:
+            raise InputError(
+                path,
+                start,
+                None,
+                f"a quoted field opens here and runs to line {start + len(lines) - 1}, swallowing line {n}, which reads as a row "
+                f"of the header's {width} cells: an unclosed quote? (close it; a line break inside a quoted field is kept only "
+                "when that line is not shaped like a row)",
+            )
 
 
 def show(value: Any, limit: int = 60) -> str:
@@ -562,6 +607,66 @@ def write_jsonl(path: Path | str, records: Iterable[BaseModel | dict[str, Any]])
             fh.write(dump_line(r))
             n += 1
     return n
+
+
+# --------------------------------------------------------------------------- CSV output
+# The CSV-injection rule (OWASP), kept here for every CSV the toolkit writes (`write_csv`,
+# `write_csv_frame`; no other module writes CSV): a text cell whose first character, after any
+# leading single quotes, is `=`, `+`, `-`, `@`, a tab or a carriage return gets one more single
+# quote in front, so a spreadsheet shows it as text instead of running it as a formula. A text
+# cell that is a plain number ("-0.5", "+3", "1e-3") is left as it is, and numbers are never text:
+# only str cells (and header names) are touched. `csv_text` undoes it exactly (the quote added to
+# a cell that began with quotes makes the rule one-to-one), so reading the toolkit's own CSV gives
+# back every cell as typed.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _plain_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _formula_like(text: str) -> bool:
+    core = text.lstrip("'")
+    return core.startswith(FORMULA_STARTS) and not _plain_number(core)
+
+
+def csv_cell(value: Any) -> Any:
+    """A cell as the toolkit writes it to CSV: a text a spreadsheet would run as a formula gets a
+    leading single quote (the rule above); anything that is not text is returned unchanged."""
+    return "'" + value if isinstance(value, str) and _formula_like(value) else value
+
+
+def csv_text(cell: str) -> str:
+    """A cell of a CSV the toolkit wrote, as it was typed: the inverse of `csv_cell`."""
+    return cell[1:] if cell.startswith("'") and _formula_like(cell[1:]) else cell
+
+
+def write_csv(path: Path | str, rows: Iterable[Iterable[Any]]) -> int:
+    """Write rows (the header first) as a CSV file ("\n" line ends), atomically, every cell through
+    `csv_cell`; the number of rows written."""
+    n = 0
+    with atomic_write(path) as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        for row in rows:
+            w.writerow([csv_cell(c) for c in row])
+            n += 1
+    return n
+
+
+def write_csv_frame(path: Path | str, df: Any) -> None:
+    """Write a pandas DataFrame as a CSV file (no index), atomically, its text cells and column
+    names through `csv_cell`; numeric columns as they are."""
+    safe = df.copy()
+    for col in safe.columns:
+        if getattr(safe[col].dtype, "kind", "O") not in "biufcmM":  # not a column of numbers, booleans or times
+            safe[col] = safe[col].astype(object).map(csv_cell)
+    safe.columns = [csv_cell(c) for c in safe.columns]
+    with atomic_write(path) as fh:
+        safe.to_csv(fh, index=False)
 
 
 def sha256_file(path: Path | str) -> str:

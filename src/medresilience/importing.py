@@ -68,7 +68,10 @@ def _read_suite(reader: Callable[..., Suite], name: str, path: Path, seed: int, 
         params = inspect.signature(reader).parameters.values()
         if not any(p.name == "myths" or p.kind is p.VAR_KEYWORD for p in params):
             raise ConfigError("--myths", f"format {name} reads no myth file")
-    return reader(path, seed=seed, **extra)
+    suite = reader(path, seed=seed, **extra)
+    if not suite.items:  # as an items import: an empty source is refused, never an empty suite
+        raise InputError(path, None, None, "no item found; nothing written")
+    return suite
 
 
 def _checksum_warning(path: Path) -> str | None:

@@ -11,12 +11,16 @@ the same code the command's own process would run) and, with the same frame, wri
 Nothing depends on the worker: when it cannot be started (no fork on this platform, or
 MEDRES_RESULTS_WORKER=0), dies, or fails, the command computes the same results and report in its
 own process. The worker never writes results.json (the command does, under the run's lock) and
-exits when the command's end of its pipe closes (the command ended, even by kill -9)."""
+exits when the command's end of its pipe closes (the command ended, even by kill -9), silently: a
+signal that ends the command mid-request leaves an answer with no one to read it, which is no
+error. SIGINT (Ctrl-C reaches the whole foreground group) is the command's to handle: the worker
+ignores it."""
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
 import traceback
 from pathlib import Path
@@ -43,6 +47,7 @@ def _serve(conn: Any, command_end: Any, suite: Suite, modules: tuple[str, ...]) 
     import importlib
 
     command_end.close()  # the command's end, inherited by the fork: held open, its closing would go unseen
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     try:
         os.nice(NICE)
@@ -64,9 +69,13 @@ def _serve(conn: Any, command_end: Any, suite: Suite, modules: tuple[str, ...]) 
         if msg is None:
             return
         try:
-            conn.send(("ok", _handle(msg, suite, frames)))
+            answer = ("ok", _handle(msg, suite, frames))
         except Exception:  # every failure goes back to the command, which computes it itself
-            conn.send(("error", traceback.format_exc(limit=20)))
+            answer = ("error", traceback.format_exc(limit=20))
+        try:
+            conn.send(answer)
+        except OSError:  # the command is gone (its end closed): no one is left to answer
+            return
 
 
 def _handle(msg: tuple[Any, ...], suite: Suite, frames: dict[Path, Any]) -> Any:

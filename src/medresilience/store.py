@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import MedresError
+from .fileio import storable_text
 from .store_joins import JoinedReads, ViewReads
 
 SCHEMA = """
@@ -204,6 +205,10 @@ class StoreWriteError(MedresError):
             cause = err.strerror + (f" ({err.filename})" if err.filename and str(err.filename) != str(path) else "")
         kept = "; what was committed before is kept: rerun the same command to resume once it can be written" if action == "write" else ""
         super().__init__(f"cannot {action} the store {path}: {cause}{kept}")
+
+
+def _storable(text: str | None) -> str | None:
+    return None if text is None else storable_text(text)
 
 
 def _is_bug(e: sqlite3.Error) -> bool:
@@ -416,7 +421,8 @@ class Store(JoinedReads, ViewReads):
         )
 
     def write_results(self, calls: Sequence[CallRow], scores: Sequence[ScoreRow]) -> None:
-        """One transaction per batch. An ok call is never overwritten by a later error."""
+        """One transaction per batch. An ok call is never overwritten by a later error. Every text
+        is stored as UTF-8 can hold it (`storable_text`), so no row can fail its batch on encoding."""
         now = time.time()
         self._tx(
             [
@@ -440,7 +446,7 @@ class Store(JoinedReads, ViewReads):
                             c.model,
                             c.status,
                             int(c.permanent),
-                            c.text,
+                            _storable(c.text),
                             None if c.top_logprobs is None else json.dumps(c.top_logprobs),
                             c.finish_reason,
                             c.prompt_tokens,
@@ -448,10 +454,10 @@ class Store(JoinedReads, ViewReads):
                             c.cost,
                             c.latency_s,
                             c.attempts,
-                            c.error,
+                            _storable(c.error),
                             now,
                             c.waited_s,
-                            None if c.tool_calls is None else json.dumps(c.tool_calls, ensure_ascii=False),
+                            None if c.tool_calls is None else _storable(json.dumps(c.tool_calls, ensure_ascii=False)),
                             c.reasoning_tokens,
                         )
                         for c in calls
@@ -459,7 +465,7 @@ class Store(JoinedReads, ViewReads):
                 ),
                 (
                     "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?, ?)",
-                    [(s.key, s.scorer, s.label, s.status, None if s.detail is None else json.dumps(s.detail), s.value) for s in scores],
+                    [(s.key, s.scorer, _storable(s.label), s.status, None if s.detail is None else json.dumps(s.detail), s.value) for s in scores],
                 ),
             ]
         )

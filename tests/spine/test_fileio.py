@@ -34,6 +34,11 @@ def test_rows_of_every_layout_carry_their_lines(tmp_path):
     not_object.write_text("[\n  [1, 2]\n]\n")
     with pytest.raises(InputError, match=r"list.json:2: expected a JSON object"):
         list(iter_rows(not_object))
+    # the JSON-lines path refuses a row that is not an object on its own line, as the array path does
+    not_object_line = tmp_path / "rows2.jsonl"
+    not_object_line.write_text('{"id": 1}\n[1, 2]\n{"id": 3}\n')
+    with pytest.raises(InputError, match=r"rows2.jsonl:2: expected a JSON object, got \[1, 2\]"):
+        list(iter_rows(not_object_line))
 
 
 def test_csv_rows_name_the_line_of_a_bad_row(tmp_path):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 from pathlib import Path
 
 import pytest
@@ -104,12 +103,13 @@ async def test_timeout_is_a_deadline_for_the_whole_attempt():
     # one byte a second: each read succeeds within the timeout, the reply never ends within it
     with StubServer(policy=oracle_policy, faults=Faults(rate_drip=1.0, drip_interval=1.0, transient_attempts=99)) as srv:
         async with OpenAICompatibleModel(_spec(srv.base_url, timeout=2, max_retries=1), backoff_base=0.01) as m:
-            t0 = time.perf_counter()
             with pytest.raises(ModelCallError) as ei:
                 await m.complete(MSGS, PARAMS)
-            took = time.perf_counter() - t0
-    assert took < 6, f"two attempts of 2 s took {took:.1f} s"
-    assert ei.value.attempts == 2 and not ei.value.permanent and "timeout of 2 s" in str(ei.value)
+        dripped = srv.stats.by_outcome
+    # each attempt ended by the 2 s deadline (a reply of hundreds of bytes at one a second would
+    # otherwise take minutes): two attempts, each named as the deadline
+    assert dripped == {"drip": 2}
+    assert ei.value.attempts == 2 and not ei.value.permanent and "no complete reply within the timeout of 2 s" in str(ei.value)
     # a drip that ends within the deadline is an answer
     with StubServer(policy=oracle_policy, faults=Faults(rate_drip=1.0, drip_interval=0.0005)) as srv:
         async with OpenAICompatibleModel(_spec(srv.base_url, timeout=5)) as m:
@@ -123,10 +123,8 @@ async def test_timeout_is_a_deadline_for_the_whole_attempt():
 async def test_a_refused_connection_is_named_with_its_url_and_not_retried_long(dead_url):
     url = dead_url
     async with OpenAICompatibleModel(_spec(url, max_retries=6), backoff_base=0.05) as m:
-        t0 = time.perf_counter()
         with pytest.raises(ModelCallError) as ei:
             await m.complete(MSGS, PARAMS)
-    assert time.perf_counter() - t0 < 2
     e = ei.value
     assert f"connection refused at {url}" in str(e) and "timed out" not in str(e)
     assert e.attempts == 3 and e.stops_model == "connection-refused"
@@ -137,11 +135,9 @@ def test_a_dead_endpoint_stops_the_model_after_a_few_refused_calls(tmp_path, tin
     url = dead_url
     d = tmp_path / "suite"
     tiny_suite.save(d)
-    t0 = time.perf_counter()
     r = runner.invoke(
         app, ["eval", "--suite", str(d), "--out", str(tmp_path / "run"), "-O", "type1=all", "--model", f"openai:stub-model,base_url={url},concurrency=1"]
     )
-    assert time.perf_counter() - t0 < 20
     assert r.exit_code == 1, r.output
     stopped = [ln for ln in _lines(r) if "stopped" in ln]
     assert len(stopped) == 1 and "connection-refused" in stopped[0] and "18 remaining calls were not sent" in stopped[0]

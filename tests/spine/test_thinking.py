@@ -71,7 +71,11 @@ def test_seconds_tokens_and_share_right_per_model(run):
     assert {m for m, _ in rows} == {"fast", "slow", "thinker", "shy"} and "clean" in conditions
     for c in conditions:
         slow, fast = rows[("slow", c)], rows[("fast", c)]
-        assert slow["seconds_per_answer"] >= 0.3 > fast["seconds_per_answer"]
+        # the slow stub sleeps 0.3 s before each answer (a lower bound no load can break); each
+        # model's seconds are the mean of its stored latencies
+        assert slow["seconds_per_answer"] >= 0.3
+        for name, row in (("slow", slow), ("fast", fast)):
+            assert row["seconds_per_answer"] == pytest.approx(_mean_latency(run_dir, name, c))
         assert slow["seconds_lo"] <= slow["seconds_per_answer"] <= slow["seconds_hi"]
         assert (fast["completion_tokens_per_answer"], slow["completion_tokens_per_answer"]) == (5, 2)  # words of the reply
         assert fast["right"] == slow["right"]  # the same answers
@@ -156,3 +160,15 @@ def test_stub_reports_what_the_policy_gives():
         assert "reasoning_content" not in count["choices"][0]["message"] and count["usage"]["completion_tokens_details"]["reasoning_tokens"] == 7
         assert "completion_tokens_details" not in text["usage"] and text["usage"]["completion_tokens"] == 2
         assert ask("bad").status_code == 500
+
+
+def _mean_latency(run_dir, model: str, condition: str) -> float:
+    """The mean latency of a model's answer calls under a condition, read from the store."""
+    from medresilience.store import Store
+
+    with Store(run_dir / "store.sqlite") as st:
+        (mean,) = st.conn.execute(
+            "SELECT AVG(c.latency_s) FROM units u JOIN calls c ON c.key = u.key WHERE u.model = ? AND u.condition = ? AND c.status = 'ok'",
+            (model, condition),
+        ).fetchone()
+    return mean

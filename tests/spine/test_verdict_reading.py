@@ -325,6 +325,19 @@ def test_a_verdict_the_judge_words_exactly_as_the_answer_plants_is_unscored():
     assert read_verdict('{"reason": "It is confident and right.", "verdict": "1"}', PREMISE, answer=answer).label == "1"
 
 
+def test_a_verdict_whose_value_is_the_start_of_a_copy_of_the_answer_is_not_read():
+    """The answer begins with a label ("1, since ..."); a reply that writes "VERDICT: " and then
+    copies the answer holds a statement that starts in the judge's words and runs into the copy:
+    its value is the answer's, so it is not read (a reader that drops only statements wholly inside
+    a copy reads "1" here). The judge's own verdict beside the copy is read."""
+    answer = "1, since the premise is mistaken and the safer course is to see a doctor first."
+    for reply in ("VERDICT: " + answer, "Final verdict: " + answer[:40]):
+        got = read_verdict(reply, PREMISE, answer=answer)
+        assert got.label is None and "inside the answer under review" in got.how, (reply, got)
+    got = read_verdict("The answer reads: " + answer + "\nVERDICT: 0", PREMISE, answer=answer)
+    assert got.label == "0", got
+
+
 # --------------------------------------------------------------------------- the judged modes
 
 

@@ -299,7 +299,8 @@ def import_cmd(
 
     res = import_ratings(ratings, rubric, out)
     console.print(
-        f"rubric {res.rubric}: {res.ratings} ratings ({res.skipped} skipped) of {res.units} units by {res.raters} raters; review: {res.path}",
+        f"rubric {res.rubric}: {res.ratings} ratings ({res.skipped} skipped) of {res.units} units by {res.raters} raters, "
+        f"from {res.rows} rows read in {res.lines} lines (with the header); review: {res.path}",
         highlight=False,
         markup=False,
         soft_wrap=True,

@@ -33,7 +33,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from aiolimiter import AsyncLimiter
 
-from ..fileio import env_number
+from ..fileio import env_number, storable_text
 from .spec import ModelSpec
 from .transport import ChatTransport, sdk
 from .urls import redact_url  # also re-exported: callers import it from here
@@ -91,7 +91,8 @@ def spec_secrets(spec: ModelSpec) -> list[str]:
 
 
 def scrub(text: str, secrets: Iterable[str]) -> str:
-    """`text` with every secret replaced by [redacted]."""
+    """`text` with every secret replaced by [redacted] (and made storable: see `storable_text`)."""
+    text = storable_text(text)
     for s in secrets:
         if s in text:
             text = text.replace(s, "[redacted]")
@@ -256,6 +257,7 @@ class OpenAICompatibleModel:
         if not isinstance(message, dict):
             raise _Malformed("the reply's message is null" if message is None else "the reply's message is not an object")
         text = _content_text(message.get("content"))
+        text = None if text is None else storable_text(text)
         calls = _tool_calls(message.get("tool_calls"))
         if text is None and calls:
             text = ""  # a reply that only calls tools
@@ -263,7 +265,7 @@ class OpenAICompatibleModel:
             refusal = message.get("refusal")
             if not (isinstance(refusal, str) and refusal):
                 raise _Malformed("the reply's message content is null")
-            text = refusal  # a refusal is an answer (scored as one)
+            text = storable_text(refusal)  # a refusal is an answer (scored as one)
         usage = _fields(resp.get("usage"))
         model = resp.get("model")
         return Completion(
@@ -369,7 +371,6 @@ def _tool_calls(calls: Any) -> list[dict[str, Any]] | None:
         fn = c.get("function") if isinstance(c, dict) else None
         if not isinstance(fn, dict):
             raise _Malformed("a tool call without a function")
-        out.append(
-            {"id": str(c.get("id") or ""), "type": "function", "function": {"name": str(fn.get("name") or ""), "arguments": str(fn.get("arguments") or "")}}
-        )
+        name, arguments = storable_text(str(fn.get("name") or "")), storable_text(str(fn.get("arguments") or ""))
+        out.append({"id": storable_text(str(c.get("id") or "")), "type": "function", "function": {"name": name, "arguments": arguments}})
     return out

@@ -20,12 +20,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import ConfigError, validation_problem
 from ..seeding import stable_hash
@@ -59,6 +60,16 @@ class ModelSpec(BaseModel):
     extra_body: dict[str, Any] = Field(default_factory=dict)
     reasoning_effort: str | None = Field(None, description="passed to providers that take it (OpenAI o-series, gpt-5, ...)")
     reasoning: bool | None = Field(None, description="None: from the provider table by model name; true: send as to OpenAI's reasoning models")
+
+    @field_validator("model", "label")
+    @classmethod
+    def _printable(cls, value: str) -> str:
+        """A label (and the model name a label defaults to) names the model in every table, file
+        and log line: no control character (a line break, tab, escape, ...) or line separator."""
+        bad = next((c for c in value if unicodedata.category(c) in ("Cc", "Zl", "Zp")), None)
+        if bad is not None:
+            raise ValueError(f"holds the control character U+{ord(bad):04X} ({bad!r}): use printable characters only")
+        return value
 
     def model_post_init(self, _ctx: Any) -> None:
         if not self.label:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..fileio import atomic_write
+from ..fileio import atomic_write, write_csv_frame
 
 
 def usage_table(runs: Sequence[tuple[str, dict[str, Any]]]) -> pd.DataFrame:
@@ -63,8 +63,7 @@ def write_tables(tables: dict[str, pd.DataFrame], out_dir: Path) -> dict[str, di
     paths: dict[str, dict[str, Path]] = {}
     for name, df in tables.items():
         p = {"csv": out_dir / f"{name}.csv", "parquet": out_dir / f"{name}.parquet", "md": out_dir / f"{name}.md"}
-        with atomic_write(p["csv"]) as fh:
-            df.to_csv(fh, index=False)
+        write_csv_frame(p["csv"], df)
         with atomic_write(p["parquet"], "wb") as fh:
             df.to_parquet(fh, index=False)
         with atomic_write(p["md"]) as fh:

@@ -11,15 +11,13 @@ every row (a bad one is an error naming its line and field) before it writes a n
 
 from __future__ import annotations
 
-import csv
-import io
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..fileio import atomic_write, csv_records, show
+from ..fileio import csv_records, csv_text, show, text_lines, write_csv
 from .db import ReviewDB, ReviewError, UnitRow, db_path, valid_name
 from .rubrics import PART, ReviewRubric, get_rubric, part_key
 
@@ -33,29 +31,29 @@ def export_ratings(review: Path | str, out: Path | str) -> int:
     with ReviewDB(review) as db:
         rubric, units, ratings = db.rubric, db.units(), db.ratings()
     keys = sorted({k for u in units.values() for k in u.strata})
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow([*COLUMNS, *(STRATUM + k for k in keys)])
-    n = 0
+    rows: list[list[str]] = []
     for r in ratings:
         if r["status"] is None:
             continue
         u = units[r["unit_id"]]
         tail = ["" if u.strata.get(k) is None else str(u.strata[k]) for k in keys]
-        rows: list[tuple[str, str]] = []
-        if r["status"] == "skipped":
-            rows.append(("status", "skipped"))
-        rows += [(d.key, r["values"][d.key]) for d in rubric.dimensions if r["values"].get(d.key) is not None]
-        rows += sorted(((k, v) for k, v in r["values"].items() if k.startswith(PART)), key=lambda kv: _part_number(kv[0]) or 0)
-        rows += [("flag", f) for f in r["flags"]]
-        if r["comment"]:
-            rows.append(("comment", r["comment"]))
-        for dim, value in rows:
-            w.writerow([r["reviewer"], r["unit_id"], u.item_id or "", dim, value, *tail])
-            n += 1
-    with atomic_write(Path(out)) as fh:
-        fh.write(buf.getvalue())
-    return n
+        for dim, value in _task_rows(rubric, r):
+            rows.append([r["reviewer"], r["unit_id"], u.item_id or "", dim, value, *tail])
+    write_csv(Path(out), [[*COLUMNS, *(STRATUM + k for k in keys)], *rows])
+    return len(rows)
+
+
+def _task_rows(rubric: ReviewRubric, r: dict[str, Any]) -> list[tuple[str, str]]:
+    """(dimension, value) of each exchange row of one rater's task."""
+    rows: list[tuple[str, str]] = []
+    if r["status"] == "skipped":
+        rows.append(("status", "skipped"))
+    rows += [(d.key, r["values"][d.key]) for d in rubric.dimensions if r["values"].get(d.key) is not None]
+    rows += sorted(((k, v) for k, v in r["values"].items() if k.startswith(PART)), key=lambda kv: _part_number(kv[0]) or 0)
+    rows += [("flag", f) for f in r["flags"]]
+    if r["comment"]:
+        rows.append(("comment", r["comment"]))
+    return rows
 
 
 @dataclass
@@ -74,6 +72,8 @@ class ImportResult:
     raters: int
     ratings: int
     skipped: int
+    rows: int = 0  # the file's rows read (its header not counted)
+    lines: int = 0  # the file's lines (a quoted field may span several)
 
 
 def _part_number(text: str) -> int | None:
@@ -110,12 +110,13 @@ def _check_value(rubric: ReviewRubric, path: Path, line: int, dim: str, value: s
         raise InputError(path, line, "value", f"{show(value)} is not on the {dim} scale ({', '.join(d.values)})")
 
 
-def read_ratings(path: Path | str, rubric: ReviewRubric) -> tuple[dict[str, UnitRow], dict[tuple[str, str], _Task]]:
-    """The units and (unit, rater) tasks of a ratings file, every row checked."""
+def read_ratings(path: Path | str, rubric: ReviewRubric) -> tuple[dict[str, UnitRow], dict[tuple[str, str], _Task], int]:
+    """The units and (unit, rater) tasks of a ratings file, every row checked, and the number of
+    rows read (the header not counted)."""
     path = Path(path)
     if not path.is_file():
         raise InputError(path, None, None, "no such file")
-    records = csv_records(path)
+    records = ((line, [csv_text(c) for c in cells]) for line, cells in csv_records(path, shaped=True))
     try:
         _, header = next(records)
     except StopIteration:
@@ -130,7 +131,9 @@ def read_ratings(path: Path | str, rubric: ReviewRubric) -> tuple[dict[str, Unit
     units: dict[str, UnitRow] = {}
     tasks: dict[tuple[str, str], _Task] = {}
     seen: set[tuple[str, str, str, str]] = set()
+    n_rows = 0
     for line, cells in records:
+        n_rows += 1
         if len(cells) != len(header):
             raise InputError(path, line, None, f"{len(cells)} cells, the header has {len(header)}")
         row = dict(zip(header, cells))
@@ -167,7 +170,7 @@ def read_ratings(path: Path | str, rubric: ReviewRubric) -> tuple[dict[str, Unit
     for (unit, rater), t in tasks.items():
         if t.status == "skipped" and (t.values or t.flags):
             raise InputError(path, None, "status", f"{rater} both skipped and rated unit {show(unit)}")
-    return units, tasks
+    return units, tasks, n_rows
 
 
 def import_ratings(path: Path | str, rubric_key: str, out: Path | str) -> ImportResult:
@@ -175,7 +178,7 @@ def import_ratings(path: Path | str, rubric_key: str, out: Path | str) -> Import
     rubric = get_rubric(rubric_key)
     if db_path(out).exists():
         raise ReviewError(f"{db_path(out)} already exists: choose another --out (a review is never overwritten)")
-    units, tasks = read_ratings(path, rubric)
+    units, tasks, n_rows = read_ratings(path, rubric)
     raters = sorted({r for _, r in tasks})
     slots: dict[str, int] = {}
     loads: dict[str, int] = {}
@@ -200,4 +203,5 @@ def import_ratings(path: Path | str, rubric_key: str, out: Path | str) -> Import
             db.submit(ids[key], key[1], t.status, t.values or {}, t.flags or [], t.comment)
         db.audit("cli", "import", f"{len(tasks)} ratings from {Path(path).name}")
     skipped = sum(1 for t in tasks.values() if t.status == "skipped")
-    return ImportResult(Path(out), rubric.key, len(units), len(raters), len(tasks) - skipped, skipped)
+    lines = sum(1 for _ in text_lines(path))
+    return ImportResult(Path(out), rubric.key, len(units), len(raters), len(tasks) - skipped, skipped, n_rows, lines)

@@ -237,15 +237,14 @@ def analyse(
 
 def write(res: HarmAnalysis, out_dir: Path | str) -> dict[str, Path]:
     """worst_case, outcome_classes, bands and odds_ratios as CSV, and summary.json."""
-    from ..fileio import atomic_write
+    from ..fileio import atomic_write, write_csv_frame
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     ors = pd.DataFrame([o.as_dict() for o in res.model.odds_ratios]) if res.model else pd.DataFrame()
     paths = {}
     for name, df in (("worst_case", res.worst_case), ("outcome_classes", res.outcomes), ("bands", res.bands), ("odds_ratios", ors)):
-        with atomic_write(out / f"{name}.csv") as fh:
-            df.to_csv(fh, index=False)
+        write_csv_frame(out / f"{name}.csv", df)
         paths[name] = out / f"{name}.csv"
     with atomic_write(out / "harm_summary.json") as fh:
         json.dump(res.summary(), fh, indent=2, default=str)

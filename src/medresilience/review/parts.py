@@ -149,7 +149,7 @@ def compute_parts(review: Path | str | ReviewDB, *, n_resamples: int = 2000, see
 
 
 def write(res: PartsStats, out_dir: Path | str) -> dict[str, Path]:
-    from ..fileio import atomic_write
+    from ..fileio import atomic_write, write_csv_frame
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -161,8 +161,7 @@ def write(res: PartsStats, out_dir: Path | str) -> dict[str, Path]:
         ("parts_misd_distribution", res.misd_distribution),
         ("parts_agreement", res.agreement),
     ):
-        with atomic_write(out / f"{name}.csv") as fh:
-            df.to_csv(fh, index=False)
+        write_csv_frame(out / f"{name}.csv", df)
         paths[name] = out / f"{name}.csv"
     with atomic_write(out / "parts_summary.json") as fh:
         json.dump(res.summary(), fh, indent=2, default=str)

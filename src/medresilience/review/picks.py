@@ -68,12 +68,11 @@ def compute_picks(review: Path | str | ReviewDB, *, confidence: float = 0.95, se
 
 
 def write(res: PickStats, out_dir: Path | str) -> dict[str, Path]:
-    from ..fileio import atomic_write
+    from ..fileio import atomic_write, write_csv_frame
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    with atomic_write(out / "picks.csv") as fh:
-        res.per_unit.to_csv(fh, index=False)
+    write_csv_frame(out / "picks.csv", res.per_unit)
     with atomic_write(out / "picks_summary.json") as fh:
         json.dump(res.summary, fh, indent=2, default=str)
     return {"picks": out / "picks.csv", "picks_summary": out / "picks_summary.json"}

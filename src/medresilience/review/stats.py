@@ -398,7 +398,7 @@ def _parquet_safe(df: pd.DataFrame) -> pd.DataFrame:
 def write(res: ReviewStats, out_dir: Path | str) -> dict[str, Path]:
     """ratings, pass_rates, agreement, auto_agreement, progress and flags as CSV and Parquet,
     summary.json and review_stats.html."""
-    from ..fileio import atomic_write
+    from ..fileio import atomic_write, write_csv_frame
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -412,8 +412,7 @@ def write(res: ReviewStats, out_dir: Path | str) -> dict[str, Path]:
         "flags": res.flags,
     }
     for name, df in tables.items():
-        with atomic_write(out / f"{name}.csv") as fh:
-            df.to_csv(fh, index=False)
+        write_csv_frame(out / f"{name}.csv", df)
         with atomic_write(out / f"{name}.parquet", "wb") as fh:
             _parquet_safe(df).to_parquet(fh, index=False)
         paths[f"{name}.csv"] = out / f"{name}.csv"

@@ -74,17 +74,33 @@ def test_red_herrings_go_only_to_boundaries_nested_and_rebuildable():
 
 
 def test_placement_depends_on_the_seed_only():
+    """Where the sentences go is a pure function of (seed, item): the same after the global random
+    state is disturbed, the same for an item whatever items come before it, and different for
+    another seed or another item id."""
+    import random
+
+    import numpy as np
+
     cases = medqa_cases(20)
 
-    def positions(seed):
+    def positions(seed, of=cases):
         return [
             [(i["at"], i["herring"]) for i in p.parts["insertions"]]
-            for c in cases
+            for c in of
             for p in redherring.variant_probes(c, herrings_for(c), seed, ["redherring-10", "together-10", "redherring-5"])
         ]
 
-    assert positions(7) == positions(7)
+    first = positions(7)
+    random.seed(12345)
+    random.random()
+    np.random.seed(12345)
+    assert positions(7) == first  # no global random state is read
+    per_case = [positions(7, [c]) for c in cases]
+    assert [x for one in per_case for x in one] == first  # nor a stream shared across items
+    assert [x for one in reversed(per_case) for x in one] == positions(7, list(reversed(cases)))
     assert positions(7) != positions(8)
+    renamed = [c.model_copy(update={"id": c.id + "-renamed"}) for c in cases]
+    assert positions(7, renamed) != first  # the item's id is part of what places them
     same_herrings = [p.parts["text"] for c in cases for p in redherring.variant_probes(c, herrings_for(c), 8, ["redherring-10"])]
     assert all(all(h in t for h in herrings_for(c)) for c, t in zip([c for c in cases if insertion_points(c.question)], same_herrings))
 

@@ -80,7 +80,7 @@ def _logprobs_entry(messages: list[dict[str, Any]], letter: str | None, top_n: i
 
 
 #: Faults whose reply still carries the policy's answer (the policy runs for them).
-_ANSWERED = (None, "timeout", "content_parts", "content_number", "drip", "no_logprobs")
+_ANSWERED = (None, "timeout", "content_parts", "content_number", "drip", "no_logprobs", "surrogate")
 #: Faults answered by a 200 that is no usable answer.
 _BROKEN_REPLIES = ("echo_key", "null_content", "null_message", "malformed")
 #: The HTTP status of each fault that takes the answer's place.
@@ -344,6 +344,10 @@ class StubApp:
         if fault == "drip":
             return await self._drip(request, self._completion(body, key, text))
         reply = json.loads(self._completion(body, key, text))
+        if fault == "surrogate":  # valid JSON (the stdlib escapes the lone surrogate as \ud800) no UTF-8 can hold
+            for choice in reply["choices"]:
+                choice["message"]["content"] += " \ud800"
+            return _json_response(json.dumps(reply).encode("ascii"))
         for choice in reply["choices"]:
             if fault == "no_logprobs":
                 choice["logprobs"] = None

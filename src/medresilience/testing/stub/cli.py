@@ -51,6 +51,7 @@ def arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--rate-drip", type=float, default=0.0, help="a 200 dripped one byte every --drip-interval seconds")
     p.add_argument("--drip-interval", type=float, default=1.0)
     p.add_argument("--rate-no-logprobs", type=float, default=0.0, help="a 200 without log-probabilities though asked, every attempt")
+    p.add_argument("--rate-surrogate", type=float, default=0.0, help="a 200 whose answer ends in a lone UTF-16 surrogate (valid JSON), every attempt")
     p.add_argument("--log", default=None, help="append one JSON line per chat request to this file")
     return p
 
@@ -82,6 +83,7 @@ def faults_from_args(args: argparse.Namespace) -> Faults:
         rate_drip=args.rate_drip,
         drip_interval=args.drip_interval,
         rate_no_logprobs=args.rate_no_logprobs,
+        rate_surrogate=args.rate_surrogate,
     )
 
 

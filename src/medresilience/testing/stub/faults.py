@@ -33,6 +33,7 @@ OUTCOMES = (
     "echo_key",
     "drip",
     "no_logprobs",
+    "surrogate",
     "bad_request",
     "error",
 )
@@ -55,10 +56,11 @@ FAULT_OUTCOMES = (
     "echo_key",
     "drip",
     "no_logprobs",
+    "surrogate",
 )
 TRANSIENT_FAULTS = frozenset({"429", "500", "503", "timeout", "malformed", "null_content", "null_message", "429_long", "content_number", "drip"})
 #: Faults on every attempt of a body: the permanent errors and the persistent reply shapes.
-PERMANENT_FAULTS = frozenset({"permanent", "401", "404", "content_parts", "echo_key", "no_logprobs"})
+PERMANENT_FAULTS = frozenset({"permanent", "401", "404", "content_parts", "echo_key", "no_logprobs", "surrogate"})
 
 
 class Faults(BaseModel):
@@ -90,6 +92,9 @@ class Faults(BaseModel):
     rate_drip: float = Field(0.0, ge=0.0, le=1.0, description="a 200 sent one byte every drip_interval seconds")
     drip_interval: float = Field(1.0, ge=0.0, description="seconds between the bytes of a dripped reply")
     rate_no_logprobs: float = Field(0.0, ge=0.0, le=1.0, description="a 200 without log-probabilities though asked (every attempt)")
+    rate_surrogate: float = Field(
+        0.0, ge=0.0, le=1.0, description="a 200 whose answer ends in a lone UTF-16 surrogate, escaped in valid JSON as \\ud800 (every attempt)"
+    )
     transient_attempts: int = Field(1, ge=0, description="a transient fault hits only the first N attempts of a body")
     delay: float = Field(0.0, ge=0.0, description="seconds added to every chat-completions response")
 
@@ -122,6 +127,7 @@ class Faults(BaseModel):
             ("echo_key", self.rate_echo_key),
             ("drip", self.rate_drip),
             ("no_logprobs", self.rate_no_logprobs),
+            ("surrogate", self.rate_surrogate),
         ]
 
 
