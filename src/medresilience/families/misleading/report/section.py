@@ -12,6 +12,7 @@ from markupsafe import Markup
 from ....report.html import count_cell, esc, setting_name, units_url
 from ....report.html import fmt_p as html_fmt_p
 from ....report.html import table as html_table
+from ....report.rundir import names_of
 from ....report.section import FamilySection
 from ....report.templating import macros
 from ..metrics import mean_across_models, mean_by_stratum
@@ -87,7 +88,8 @@ def means_table(ms: Sequence, design_of: dict[str, str]) -> pd.DataFrame:
 
 def section(runs: Sequence) -> FamilySection:
     pairs = [(r.name, r.results) for r in runs]
-    ms = model_settings(pairs)
+    names = names_of(runs)
+    ms = model_settings(pairs, names)
     design_of = {r.name: type1_design(r) for r in runs}
     headline = headline_table(ms)
     if not headline.empty:
@@ -122,7 +124,7 @@ def section(runs: Sequence) -> FamilySection:
     return FamilySection(
         family="misleading",
         title=TITLE,
-        key_html=H.key_numbers(tables["headline"], mean, designs),
+        key_html=H.key_numbers(tables["headline"], mean, designs, names),
         sections=_sections(tables, figs, run_of),
         markdown=_markdown(tables, mean),
         tables=tables,
