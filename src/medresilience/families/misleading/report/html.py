@@ -190,9 +190,10 @@ def _lead_sentence(base: pd.DataFrame, agg: dict[str, Any], n_models: int, entri
     return "".join(parts)
 
 
-def _mean_cell(means: dict[tuple, dict] | None, key: tuple, rate: str) -> str:
+def _mean_cell(means: dict[tuple, dict] | None, key: tuple, rate: str, per_run: bool = False) -> str:
     """A mean across models of a stratum's rate, linked (when its models are one run's) to the units
-    the models' rates count: the same filter as each model's cell, without a model."""
+    the models' rates count: the same filter as each model's cell, without a model. `per_run`: some
+    model is in several runs (model_names), each run one entry of the mean, and the cell says so."""
     if means is None:
         return "—"
     r = means.get((*key, rate))
@@ -205,13 +206,15 @@ def _mean_cell(means: dict[tuple, dict] | None, key: tuple, rate: str) -> str:
     if isinstance(r.get("run"), str) and (kind == "source" or kind in FACETS):
         units = rate_units(r["run"], None, r["setting"], cond, OUTCOMES.get(metric), **{kind: stratum}, **scope)
     mean = linked(f"{100 * r['mean']:.1f}%", units, "mean")
-    return f"{mean}<br><span class='n'>range {100 * r['min']:.1f}–{100 * r['max']:.1f}, {int(r['models'])} models</span>"
+    n = int(r["models"])
+    counted = f"{n} entries (one per run of a model)" if per_run else f"{n} model{'s' if n != 1 else ''}"
+    return f"{mean}<br><span class='n'>range {100 * r['min']:.1f}–{100 * r['max']:.1f}, {counted}</span>"
 
 
-def strata_tables(metrics: pd.DataFrame, tests: pd.DataFrame, means: pd.DataFrame | None = None) -> str:
+def strata_tables(metrics: pd.DataFrame, tests: pd.DataFrame, means: pd.DataFrame | None = None, per_run: bool = False) -> str:
     """Per stratum kind (source, content type, provenance): one collapsible table of rates and
     tests, with a mean-across-models row per stratum (per setting and Type 1 design) when several
-    models ran, as the study's tables show."""
+    models ran, as the study's tables show (`per_run`: a model in several runs is one entry per run)."""
     mean_rows: dict[tuple, dict] | None = None
     if means is not None and not means.empty:
         mean_rows = {(r["type1"], r["setting"], r["stratum_kind"], r["stratum"], r["rate"]): r for r in means.to_dict("records")}
@@ -273,7 +276,7 @@ def strata_tables(metrics: pd.DataFrame, tests: pd.DataFrame, means: pd.DataFram
                         f"<b>Mean across models</b> <span class='n'>Type 1 {esc(design)}</span>",
                         esc(setting_name(setting)),
                         esc(str(stratum).replace("_", " ")),
-                        *[_mean_cell(mean_rows, key, r) for r in ("clean_acc", "type1_acc", "type2_acc", "type1_asr", "type1_tasr", "type2_asr")],
+                        *[_mean_cell(mean_rows, key, r, per_run) for r in ("clean_acc", "type1_acc", "type2_acc", "type1_asr", "type1_tasr", "type2_asr")],
                         "",
                         "",
                     ]

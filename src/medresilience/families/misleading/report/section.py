@@ -120,13 +120,14 @@ def section(runs: Sequence) -> FamilySection:
         if design_of[m.run] == (designs[0] if designs else None):
             merged.setdefault(m.model, {})[m.setting] = m.block
     mean = mean_across_models(merged)
+    per_run = any(m.model != m.label for m in ms)  # a model in several runs: a mean's entries are runs
     figs = _figures(tables)
     return FamilySection(
         family="misleading",
         title=TITLE,
         key_html=H.key_numbers(tables["headline"], mean, designs, names),
-        sections=_sections(tables, figs, run_of),
-        markdown=_markdown(tables, mean),
+        sections=_sections(tables, figs, run_of, per_run),
+        markdown=_markdown(tables, mean, per_run),
         tables=tables,
         headline=tables["headline"],
         summary_columns=SUMMARY_COLUMNS,
@@ -148,7 +149,7 @@ def _figures(tables: dict[str, pd.DataFrame]) -> dict[str, str | None]:
     return figs
 
 
-def _sections(tables: dict[str, pd.DataFrame], figs: dict[str, str | None], run_of: dict[str, str]) -> list[tuple[str, str, str]]:
+def _sections(tables: dict[str, pd.DataFrame], figs: dict[str, str | None], run_of: dict[str, str], per_run: bool = False) -> list[tuple[str, str, str]]:
     body = macros(__package__, "sections.html.j2")
     svgs = {k: None if v is None else Markup(v) for k, v in figs.items()}
     sections: list[tuple[str, str, str]] = [
@@ -156,7 +157,9 @@ def _sections(tables: dict[str, pd.DataFrame], figs: dict[str, str | None], run_
             "misleading",
             TITLE,
             str(
-                body.misleading(svgs, Markup(H.flips_table_html(tables["flips"])), Markup(H.strata_tables(tables["metrics"], tables["tests"], tables["means"])))
+                body.misleading(
+                    svgs, Markup(H.flips_table_html(tables["flips"])), Markup(H.strata_tables(tables["metrics"], tables["tests"], tables["means"], per_run))
+                )
             ),
         ),
         ("profile", "Resilience profile", str(body.profile(svgs, Markup(H.profile_table_html(tables["profile"]))))),
@@ -200,15 +203,18 @@ def _sections(tables: dict[str, pd.DataFrame], figs: dict[str, str | None], run_
     return sections
 
 
-def _markdown(tables: dict[str, pd.DataFrame], mean: dict) -> str:
+def _markdown(tables: dict[str, pd.DataFrame], mean: dict, per_run: bool = False) -> str:
     lines = [f"## {TITLE}", ""]
+    counted = "entries (one per run of a model)" if per_run else "models"
     h = tables["headline"]
     if not h.empty:
         for setting, agg in mean.items():
             if agg:
                 lines.append(
                     f"- Mean across models ({setting}): "
-                    + ", ".join(f"{k} {100 * v['mean']:.1f}% (range {100 * v['min']:.1f}–{100 * v['max']:.1f}%, {v['models']} models)" for k, v in agg.items())
+                    + ", ".join(
+                        f"{k} {100 * v['mean']:.1f}% (range {100 * v['min']:.1f}–{100 * v['max']:.1f}%, {v['models']} {counted})" for k, v in agg.items()
+                    )
                 )
         lines.append("")
         lines.append("| Model | Setting | " + " | ".join(t for _, t in SUMMARY_COLUMNS) + " |")
