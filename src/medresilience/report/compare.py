@@ -376,7 +376,7 @@ def sides_table(sides: Sequence[tuple[Side, Side]]) -> str:
                 [
                     which,
                     esc(s.run),
-                    esc(s.model),
+                    esc(s.name or s.model),
                     esc(setting_name(s.setting)),
                     count_cell(len(s.frame), units_url(s.run, s.model, s.setting)),
                     count_cell(answered, rate_units(s.run, s.model, s.setting)),
