@@ -103,10 +103,13 @@ def section(runs: Sequence) -> FamilySection:
         "profile": profile_table(ms),
     }
     effects: list[Comparison] = []
-    run_of: dict[str, str] = {}  # a model's run, for the settings effect's links
+    run_of: dict[str, str] = {}  # a model's name -> its run, for the settings effect's links
     for r in runs:
         if r.frame is not None:
-            effects += setting_effects(r.name, r.frame)
+            for c in setting_effects(r.name, r.frame):
+                if len(c.table):  # its model by its name (model_names): a label in two runs is two rows
+                    c.table["pair"] = [names.name(r.name, str(p)) for p in c.table["pair"]]
+                effects.append(c)
     if effects:
         tables["setting_effects"] = pd.concat([c.table for c in effects], ignore_index=True)
         run_of = {c.table["pair"].iloc[0]: c.run for c in effects if len(c.table)}
