@@ -180,8 +180,9 @@ def expected(cell: dict, text: str, filters: dict[str, str], pairs: int | None) 
     return n
 
 
-def test_every_linked_number_is_the_viewers_count(report):
-    cells, opened = report
+def confirm_links(cells: list[dict], opened) -> dict[str, int]:
+    """Every linked number of a report's cells against the viewer's count of its units (see the
+    module's docstring); returns how many were confirmed per section."""
     checked: dict[str, int] = {}
     confirmed: set[str] = set()
     pairs = {c["row"]: int(c["text"].split()[0]) for c in cells if c["head"] == "Pairs" and c["text"][:1].isdigit()}
@@ -215,6 +216,12 @@ def test_every_linked_number_is_the_viewers_count(report):
         assert with_units <= set(shown), (c, filters, shown)
         assert total == sum(shown.values()), (c, filters, shown, total)
         checked[c["section"] + " (means)"] = checked.get(c["section"] + " (means)", 0) + 1
+    return checked
+
+
+def test_every_linked_number_is_the_viewers_count(report):
+    cells, opened = report
+    checked = confirm_links(cells, opened)
     # every family's section and the report's shared tables link counts the viewer confirms
     assert {
         "misleading",
@@ -524,3 +531,37 @@ def test_a_pairing_names_a_run_of_the_same_family(report):
         ("versus_model", "m-f"),
     ]
     assert units_page(opened[mis], q)["total"] > 0
+
+
+def test_a_label_in_two_runs_of_one_family_links_each_runs_own_units(compared, tmp_path):
+    """model-a and model-b are in two misleading runs (the viewer tests' run and its copy whose one
+    score label another tool wrote) and in a noise run: the report names them per run
+    (`model-a [mis]`, `model-a [mis-label]`, `model-a [noise]`; model_names), and every linked
+    number is the viewer's count of the units of its own run (the row's run, the label alone)."""
+    _root, dirs, _faulty = compared
+    runs = [dirs["misleading"], dirs["label"], dirs["noise"]]
+    rep = build_report(runs, out_dir=tmp_path / "report")
+    parser = Cells()
+    parser.feed(rep.html.read_text(encoding="utf-8"))
+    opened = open_runs(runs)
+    try:
+        checked = confirm_links(parser.cells, opened)
+        assert {"misleading", "profile-all", "profile", "tradeoff", "key", "reading", "settings"} <= set(checked), checked
+        names = [r.name for r in runs]
+        rows: dict[tuple[str, int], list[dict]] = {}
+        for c in parser.cells:
+            rows.setdefault((c["section"], c["row"]), []).append(c)
+        qualified = 0
+        for row in rows.values():
+            named = [m for c in row if (m := re.fullmatch(r"(model-[ab]) \[([\w-]+)\]", c["text"]))]
+            if not named:
+                continue
+            label, run = named[0].groups()
+            for c in row:
+                for href, _text in c["links"]:
+                    filters = dict(parse_qsl(urlsplit(href).query))
+                    assert (filters["run"], filters.get("model", label)) == (str(names.index(run)), label), (c, filters)
+                    qualified += 1
+        assert qualified > 50, qualified
+    finally:
+        close_all(opened)

@@ -641,13 +641,14 @@ def test_unpaired_units_are_left_out_counted_and_warned(runs, tmp_path):
     rep = build_report([root / "mis-base", root / "mis-partial"], out_dir=tmp_path / "partial")
     pairing = pd.read_csv(rep.tables["tradeoff_pairing"]["csv"]).set_index("model")
     n_items = len(runs["mis_suite"].items)
-    a = pairing.loc["model-a"]
+    # model-a is in both misleading runs: each is named with its run (model_names), the setting's here
+    a = pairing.loc["model-a [mis-partial]"]
     assert (a["run"], a["none_run"]) == ("mis-partial", "mis-base")
     assert (a["units_none"], a["units_setting"], a["only_none"], a["only_setting"]) == (5 * n_items, 5 * 12, 5 * (n_items - 12), 0)
     assert a["items_paired"] == 12
     html = rep.html.read_text()
     warning = (
-        f"model-a under caution and under none are not on the same units (Misleading context; mis-partial, none from "
+        f"model-a [mis-partial] under caution and under none are not on the same units (Misleading context; mis-partial, none from "
         f"mis-base): 0 of 60 units under caution and {5 * (n_items - 12)} of {5 * n_items} under none have no partner "
         "and are left out (12 items on both sides)."
     )
@@ -657,6 +658,6 @@ def test_unpaired_units_are_left_out_counted_and_warned(runs, tmp_path):
     t = pd.read_csv(rep.tables["tradeoff"]["csv"])
     exp = mis_expected(runs["mis_suite"], "model-a", copies=range(3))
     for (metric, stratum), e in exp.items():
-        check(row(t, "model-a", "misleading", metric, stratum), e)
-    tok = row(t, "model-a", "misleading", "tokens_per_item")
+        check(row(t, "model-a [mis-partial]", "misleading", metric, stratum), e)
+    tok = row(t, "model-a [mis-partial]", "misleading", "tokens_per_item")
     assert tok["n"] == 12 and tok["diff"] == pytest.approx(5 * W)

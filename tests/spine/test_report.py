@@ -340,16 +340,17 @@ def test_not_a_run_directory(tmp_path):
 def test_compare_baseline_vs_defended(runs, tmp_path):
     cmp = compare_runs(runs["base"], runs["defended"], tmp_path / "cmp")
     t = cmp.table
-    a = t[(t.a == "base: model-a") & (t.condition == "type1") & (t.metric == "asr")].iloc[0]
-    assert a["b"] == "defended: model-a (caution)"
+    # both runs hold model-a and model-b: each side is named with its run (model_names)
+    a = t[(t.a == "model-a [base]") & (t.condition == "type1") & (t.metric == "asr")].iloc[0]
+    assert a["b"] == "model-a [defended] (caution)"
     assert math.isclose(a["diff"], -4 / 9) and a["lo"] <= a["diff"] <= a["hi"] < 0
     assert a["test"] == "cluster_mcnemar" and a["p_test"] < 0.01 and "p_boot" not in t
     assert a["n"] == 9 * COPIES and a["items"] == 3 * COPIES
-    acc = t[(t.a == "base: model-a") & (t.condition == "type1") & (t.metric == "accuracy")].iloc[0]
+    acc = t[(t.a == "model-a [base]") & (t.condition == "type1") & (t.metric == "accuracy")].iloc[0]
     assert acc["diff"] > 0 and acc["p_holm"] >= acc["p_test"]
     for _, g in t.groupby("pair"):
         assert g["p_holm"].tolist() == pytest.approx(stats.holm(g["p_test"].tolist()))
-    b = t[(t.a == "base: model-b") & (t.condition == "type1") & (t.metric == "asr")].iloc[0]
+    b = t[(t.a == "model-b [base]") & (t.condition == "type1") & (t.metric == "asr")].iloc[0]
     assert b["diff"] == 0 and b["p_test"] == 1.0
     clean = t[t.condition == "clean"]
     assert (clean["diff"] == 0).all() and (clean["test"] == "mcnemar_exact").all()
@@ -437,7 +438,7 @@ def test_a_compare_never_overwrites_another_comparison_silently(runs, tmp_path):
     assert r.exit_code == 0, r.output
     plain, paired = b / "compare-a", b / "compare-a-model-a=model-b"
     assert (plain / "compare.html").exists() and (paired / "compare.html").exists()
-    assert set(pd.read_csv(paired / "tables" / "compare.csv")[["a", "b"]].itertuples(index=False, name=None)) == {("a: model-a", "b: model-b (caution)")}
+    assert set(pd.read_csv(paired / "tables" / "compare.csv")[["a", "b"]].itertuples(index=False, name=None)) == {("model-a [a]", "model-b [b] (caution)")}
     assert len(set(pd.read_csv(plain / "tables" / "compare.csv")["b"])) == 2
     # the same comparison again rewrites its own folder; another one into it is refused
     assert CliRunner().invoke(app, ["compare", str(a), str(b)]).exit_code == 0

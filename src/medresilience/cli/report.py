@@ -52,8 +52,10 @@ def register(app: typer.Typer) -> None:
             result = build_report(run_dirs, out, title=title, **links)
         for head, headers, rows in summary_rows(result):
             console.print(fitted(head, headers, rows, console.width, keys=2))
+        from rich.markup import escape
+
         for note in result.notes:
-            err_console.print(f"[yellow]note:[/] {note}", highlight=False)
+            err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)  # a run-qualified name holds brackets
         console.print(f"families: {', '.join(result.families) or 'none'}; tables: {result.out_dir / 'tables'}")
         console.print(f"report: {result.html}", highlight=False, soft_wrap=True)
 
@@ -77,6 +79,10 @@ def register(app: typer.Typer) -> None:
         links = {} if viewer_url is None else {"viewer_url": None if viewer_url.strip().lower() == "none" else viewer_url}
         with _default_out(out, f"{run_b}/compare-..."):
             res = compare_runs(run_a, run_b, out, pairs=pair or (), force=force, **links)
+        for line in res.compared:
+            console.print(f"compared: {line}", highlight=False, markup=False)
+        for line in res.left_out:
+            err_console.print(f"not compared: {line}", style="yellow", highlight=False, markup=False)
         rows = summary_rows(res.table)
         console.print(
             fitted(

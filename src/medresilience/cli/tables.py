@@ -29,7 +29,7 @@ def fitted(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]], wi
         for i, h in enumerate(headers):
             t.add_column(h, justify="left" if i < keys or not any(_numeric(r[i]) for r in rows) else "right", no_wrap=True, overflow="ignore")
         for r in rows:
-            t.add_row(*r)
+            t.add_row(*(Text(c) for c in r))  # as text: a run-qualified model name holds brackets, not markup
         return t
     out: list[RenderableType] = [Text(title, style="italic")]
     last: tuple[str, ...] | None = None

@@ -97,7 +97,7 @@ def _run_units(run: Any) -> list[dict[str, Any]]:
         out.append(
             {
                 "run": run.name,
-                "model": r["model"],
+                "model": run.model_name(r["model"]),  # its name in the report (model_names)
                 "setting": r["setting"],
                 "unit_id": r["unit_id"],
                 "item_id": r["item_id"],

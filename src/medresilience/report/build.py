@@ -29,6 +29,7 @@ from .. import __version__
 from ..family import families as registered_families
 from ..family import get
 from ..fileio import atomic_write
+from ..model_names import distinct_run_names
 from ..viewer_address import VIEWER_URL
 from .agent import ANCHOR as AGENT_ANCHOR
 from .agent import TITLE as AGENT_TITLE
@@ -39,7 +40,7 @@ from .profile import profile_frame, profile_section
 from .reading import ANCHOR as READING_ANCHOR
 from .reading import TITLE as READING_TITLE
 from .reading import section as reading_section
-from .rundir import RunData, load_run, redact_url, scrub, secrets_of
+from .rundir import RunData, load_run, name_models, names_of, redact_url, scrub, secrets_of
 from .section import FamilySection
 from .tables import markdown_table, usage_table, write_tables
 from .templating import macros
@@ -71,16 +72,6 @@ def default_out_dir(run_dirs: Sequence[Path]) -> Path:
     return run_dirs[0].resolve().parent / f"report-{names}"[:120]
 
 
-def _unique_names(runs: list[RunData]) -> None:
-    seen: dict[str, int] = {}
-    for r in runs:
-        if r.name in seen:
-            seen[r.name] += 1
-            r.name = f"{r.name}#{seen[r.name]}"
-        else:
-            seen[r.name] = 1
-
-
 def build_report(
     run_dirs: Sequence[Path | str] | Path | str,
     out_dir: Path | str | None = None,
@@ -105,7 +96,9 @@ def build_report(
 
     t0 = time.perf_counter()
     runs = [load_run(d, frame=(frames or {}).get(d)) for d in dirs]
-    _unique_names(runs)
+    for r, name in zip(runs, distinct_run_names(r.name for r in runs)):
+        r.name = name
+    name_models(runs)  # the one rule for a model in several runs: every view names models by it
     for r in runs:
         for k, v in r.timings.items():
             timings[k] = timings.get(k, 0.0) + v
@@ -132,7 +125,7 @@ def _write(runs: list[RunData], out: Path, title: str | None, viewer_url: str | 
     timings["tables"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    notes = [f"{r.name}: {n}" for r in runs for n in r.notes]
+    notes = names_of(runs).notes() + [f"{r.name}: {n}" for r in runs for n in r.notes]
     notes += [f"{r.name}: {w}" for r in runs for w in (r.config or {}).get("warnings", [])]
     notes += [f"{r.name}: {w}" for r in runs for w in (r.results or {}).get("warnings", [])]
     notes += [f"{r.name}: {n}" for r in runs if (n := missing_note(r))]

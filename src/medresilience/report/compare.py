@@ -20,12 +20,13 @@ from markupsafe import Markup
 from ..errors import ConfigError
 from ..family import Family, get
 from ..fileio import atomic_write
+from ..model_names import model_names
 from ..scoring.types import ANSWERED
 from ..seeding import stable_hash
 from ..viewer_address import VIEWER_URL
 from .html import count_cell, esc, pair_url, rate_units, run_facts, setting_name, sig_class, table, units_url, viewer_links
 from .html import page as html_page
-from .rundir import RunData, load_run, redact_url, scrub, secrets_of
+from .rundir import RunData, load_run, redact_url, run_models, scrub, secrets_of
 from .tables import fmt_p, markdown_table, write_tables
 from .templating import render as render_template
 
@@ -68,6 +69,10 @@ class CompareResult:
     markdown: Path
     csv: Path
     parquet: Path
+    #: what was compared ("B's ... against A's ...", one line per pair of sides) and what of either
+    #: run was not (a model or setting with no partner on the other side, and how to compare it)
+    compared: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -78,9 +83,14 @@ class Side:
     model: str
     setting: str  # none, or a mitigation's name
     frame: pd.DataFrame
+    #: the model's name over the two runs (model_names: run-qualified when both runs hold its label)
+    name: str = ""
 
-    def label(self, with_run: bool) -> str:
-        return (f"{self.run}: " if with_run else "") + self.model + ("" if self.setting == "none" else f" ({self.setting})")
+    def label(self, with_run: bool = False) -> str:
+        """The side as the comparison names it: the model's name, and its setting other than none
+        (`with_run` is kept for the families' calls: the name already says the run where the
+        label alone would not)."""
+        return (self.name or self.model) + ("" if self.setting == "none" else f" ({self.setting})")
 
     @property
     def scorers(self) -> list[str]:
@@ -162,9 +172,9 @@ class CompareSpec:
     versus_key: Callable[[dict[str, Any]], str | None] = lambda r: None
 
 
-def side(run: str, frame: pd.DataFrame, model: str, setting: str) -> Side:
+def side(run: str, frame: pd.DataFrame, model: str, setting: str, name: str | None = None) -> Side:
     f = frame[(frame["model"].astype(str) == model).to_numpy() & (frame["setting"].astype(str) == setting).to_numpy()]
-    return Side(run, model, setting, f)
+    return Side(run, model, setting, f, name or model)
 
 
 def default_compare_dir(run_a: Path | str, run_b: Path | str, pairs: Sequence[str] = ()) -> Path:
@@ -226,15 +236,23 @@ def compare_runs(
     family = get(ra.family)
     if family.compare is None:
         raise ConfigError("compare", f"family {family.name} has no paired comparison")
+    same = Path(run_a).resolve() == Path(rb.path).resolve()
     if ra.name == rb.name:
         rb.name = f"{rb.name} (B)"
+    # the one naming rule (model_names) over the two runs; one run on both sides is one run
+    names = model_names([run_models(ra)] if same else [run_models(ra), run_models(rb)])
+    ra.names = rb.names = names
     spec = family.compare()
-    sides = [(side(ra.name, ra.frame, ma, sa), side(rb.name, rb.frame, mb, sb)) for ma, sa, mb, sb in pair_models(ra, rb, pairs)]
+    matched = pair_models(ra, rb, pairs)
+    sides = [(side(ra.name, ra.frame, ma, sa, names.name(ra.name, ma)), side(rb.name, rb.frame, mb, sb, names.name(rb.name, mb))) for ma, sa, mb, sb in matched]
     comps = [spec.sides(a, b) for a, b in sides]
+    compared = [f"B's {b.name} under {b.setting} against A's {a.name} under {a.setting}" for a, b in sides]
+    left_out = unpaired(ra, rb, matched, explicit=bool(pairs))
     with viewer_links(viewer_url, [ra, rb]):
         for (a, b), comp in zip(sides, comps):
             comp.units = pair_links(family, spec, a, b, comp)
-        res = write_compare(ra, rb, spec, comps, out, sides_table(sides), _viewer_line(ra, rb, viewer_url))
+        res = write_compare(ra, rb, spec, comps, out, sides_table(sides), _viewer_line(ra, rb, viewer_url), left_out)
+    res.compared, res.left_out = compared, left_out
     with atomic_write(out / "compare.json") as fh:
         fh.write(json.dumps(what, indent=2) + "\n")
     return res
@@ -243,9 +261,11 @@ def compare_runs(
 def match_models(a: dict[str, Any], b: dict[str, Any], pairs: Sequence[str] = ()) -> list[tuple[str, str, str, str]]:
     """(model A, setting A, model B, setting B) to compare. Explicit ``pairs`` ("MODEL_A=MODEL_B",
     each optionally "MODEL:SETTING") win; otherwise each model label in both runs is matched with
-    itself (a setting with the same setting, or the one setting each run has), and with no label
-    shared and one model on each side, those two are compared. Family-neutral: it reads only the
-    model and setting names of two runs' results."""
+    itself, and with no label shared and one model on each side, those two are compared. A matched
+    model's settings pair by name: each setting both sides hold, none first (the settings of one
+    side with no partner are left out: `unpaired` names them); with no setting in common, the one
+    setting of each side, and with several on a side and none shared, a ValueError lists them and
+    asks for --pair. Family-neutral: it reads only the model and setting names of two runs' results."""
     ma, mb = a.get("models", {}), b.get("models", {})
 
     def parse(text: str, models: dict[str, Any], which: str) -> tuple[str, str | None]:
@@ -259,9 +279,15 @@ def match_models(a: dict[str, Any], b: dict[str, Any], pairs: Sequence[str] = ()
     def settings(la: str, va: dict, lb: str, vb: dict, sa: str | None, sb: str | None) -> list[tuple[str, str, str, str]]:
         if sa or sb:
             return [(la, sa or ("none" if "none" in va else next(iter(va))), lb, sb or ("none" if "none" in vb else next(iter(vb))))]
+        common = sorted((s for s in va if s in vb), key=lambda s: s != "none")
+        if common:
+            return [(la, s, lb, s) for s in common]
         if len(va) == 1 and len(vb) == 1:
             return [(la, next(iter(va)), lb, next(iter(vb)))]
-        return [(la, s, lb, s) for s in sorted((s for s in va if s in vb), key=lambda s: s != "none")]
+        raise ValueError(
+            f"no setting to pair: model '{la}' has {', '.join(va)} in run A and '{lb}' has {', '.join(vb)} in run B, none in "
+            f"common; name the settings to compare with --pair {la}:SETTING_A={lb}:SETTING_B (repeat it for each pair)"
+        )
 
     if pairs:
         out: list[tuple[str, str, str, str]] = []
@@ -288,6 +314,29 @@ def pair_models(ra: RunData, rb: RunData, pairs: Sequence[str] = ()) -> list[tup
             f"{', '.join(rb.results.get('models', {})) or 'none'}; name pairs with --pair MODEL_A=MODEL_B"
         )
     return matched
+
+
+def unpaired(ra: RunData, rb: RunData, matched: Sequence[tuple[str, str, str, str]], explicit: bool = False) -> list[str]:
+    """What of either run a comparison leaves out: each model and setting on no side of `matched`,
+    with why (`explicit`: the pairs were named with --pair) and, where its model was matched, the
+    --pair that would compare it against the other run's partner of its model."""
+    out = []
+    for which, run, other, own, theirs in (("A", ra, "B", 0, 2), ("B", rb, "A", 2, 0)):
+        used = {(t[own], t[own + 1]) for t in matched}
+        for model, settings in (run.results.get("models") or {}).items():
+            for setting in settings:
+                if (model, setting) in used:
+                    continue
+                partner = next(((t[theirs], t[theirs + 1]) for t in matched if t[own] == model), None)
+                if explicit:
+                    why = "not named by --pair"
+                elif partner is None:
+                    why = f"no model of run {other} is paired with it; name one with --pair MODEL_A=MODEL_B"
+                else:
+                    pair = {which: f"{model}:{setting}", other: f"{partner[0]}:{partner[1]}"}
+                    why = f"run {other} has no {setting} to pair it with; to compare it with {other}'s {partner[0]} under {partner[1]}: --pair {pair['A']}={pair['B']}"
+                out.append(f"{which}'s {run.model_name(model)} under {setting} ({why})")
+    return out
 
 
 def pair_links(family: Family, spec: CompareSpec, a: Side, b: Side, comp: Comparison) -> dict[str, Any]:
@@ -327,7 +376,7 @@ def sides_table(sides: Sequence[tuple[Side, Side]]) -> str:
                 [
                     which,
                     esc(s.run),
-                    esc(s.model),
+                    esc(s.name or s.model),
                     esc(setting_name(s.setting)),
                     count_cell(len(s.frame), units_url(s.run, s.model, s.setting)),
                     count_cell(answered, rate_units(s.run, s.model, s.setting)),
@@ -344,10 +393,18 @@ def _viewer_line(ra: RunData, rb: RunData, viewer_url: str | None) -> str | None
 
 
 def write_compare(
-    ra: RunData, rb: RunData, spec: CompareSpec, comps: list[Comparison], out: Path, sides_html: str = "", viewer_line: str | None = None
+    ra: RunData,
+    rb: RunData,
+    spec: CompareSpec,
+    comps: list[Comparison],
+    out: Path,
+    sides_html: str = "",
+    viewer_line: str | None = None,
+    left_out: Sequence[str] = (),
 ) -> CompareResult:
     """The comparison page, its Markdown and its table files, from the family's comparisons (with
-    each side's unit counts, `sides_table`, and how to start the viewer they link to)."""
+    each side's unit counts, `sides_table`, how to start the viewer they link to, and what of
+    either run was not compared, `unpaired`)."""
     table = pd.concat([c.table for c in comps], ignore_index=True) if comps else pd.DataFrame(columns=list(spec.columns))
     names = {"a": ra.name, "b": rb.name}
     body = render_template(
@@ -363,8 +420,10 @@ def write_compare(
         methods=Markup(spec.methods),
         sides=Markup(sides_html),
         viewer_line=viewer_line,
+        left_out=list(left_out),
     )
-    md = "\n".join(["# " + spec.heading.format(**names), "", markdown_table(table, list(spec.markdown_columns)) if not table.empty else spec.empty, ""])
+    said = ["Compared: " + "; ".join(f"{c.b} against {c.a}" for c in comps) + ".", "", *(f"> Not compared: {w}" for w in left_out), ""]
+    md = "\n".join(["# " + spec.heading.format(**names), "", *said, markdown_table(table, list(spec.markdown_columns)) if not table.empty else spec.empty, ""])
     paths = finish_compare(ra, rb, body, md, table, out)
     return CompareResult(table, comps, out, paths["html"], paths["md"], paths["csv"], paths["parquet"])
 

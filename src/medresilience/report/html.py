@@ -12,7 +12,7 @@ import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -23,8 +23,10 @@ from markupsafe import Markup
 
 from ..errors import ConfigError
 from ..mitigations import NONE
+from ..model_names import ModelNames
 from ..scoring.types import ANSWERED
 from ..viewer_address import VIEWER_URL
+from .rundir import names_of
 from .tables import fmt_p, fmt_pct  # noqa: F401  (re-exported for the families' sections)
 from .templating import render
 
@@ -100,14 +102,14 @@ class ViewerLinks:
     base: str
     runs: dict[str, tuple[int, frozenset[str]]]
     repeated: frozenset[str] = frozenset()
+    names: ModelNames = field(default_factory=ModelNames)
 
     def label(self, run: str, model: str | None) -> str | None:
-        """A model's label in its run (a label the report shows with its run's name, as two runs
-        share it, without that name)."""
-        suffix = f" [{run}]"
-        if model is not None and model not in self.runs[run][1] and model.endswith(suffix):
-            return model[: -len(suffix)]
-        return model
+        """A model's label in its run: a model's name in the report (`model_names`: run-qualified
+        where the label is ambiguous among the report's runs) read back to its label."""
+        if model is None or model in self.runs[run][1]:
+            return model
+        return self.names.label_of(model)
 
     def url(
         self, run: str, model: str | None, setting: str | None, condition: str | Sequence[str] | None, outcome: str | None, facets: dict[str, Any]
@@ -135,7 +137,7 @@ def viewer_links(base: str | None, runs: Sequence[Any]) -> Iterator[None]:
     links = None
     if base is not None:
         repeated = frozenset(r.name for r in runs if int(((r.config or {}).get("options") or {}).get("epochs") or 1) > 1)
-        links = ViewerLinks(base, {r.name: (i, frozenset((r.results or {}).get("models") or ())) for i, r in enumerate(runs)}, repeated)
+        links = ViewerLinks(base, {r.name: (i, frozenset((r.results or {}).get("models") or ())) for i, r in enumerate(runs)}, repeated, names_of(runs))
     token = _links.set(links)
     try:
         yield

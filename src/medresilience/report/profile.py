@@ -1,8 +1,9 @@
 """The resilience profile across families: for each model and setting, one number per declared
 dimension of every family in the report (a family declares `Family.profile`: headline keys, their
 labels, and whether higher is better), each oriented so that higher is better (a rate where lower
-is better is shown as 1 - rate, its interval flipped). A model is matched across runs by its label.
-Only rates are profiled (a mean score such as one on -1..1 is not a share and is left out)."""
+is better is shown as 1 - rate, its interval flipped). A model is matched across runs by its name
+(model_names: its label, which meets one model's runs of different families in one row; run-qualified,
+`label [run]`, where two runs of one family hold the label, so that no row mixes two runs). Only rates are profiled (a mean score such as one on -1..1 is not a share and is left out)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from ..family import get
 from .html import esc, rate_cell, rate_units, setting_name
 from .html import table as html_table
 from .plots import PALETTE, STYLE, err, plt, short, to_svg
+from .rundir import names_of
 from .tables import markdown_table
 from .templating import macros
 
@@ -34,7 +36,9 @@ def _oriented(rate: dict[str, Any], higher_is_better: bool) -> tuple[float, floa
 
 
 def profile_frame(runs: Sequence[Any]) -> pd.DataFrame:
-    """One row per (model, setting, family dimension) over the runs' results."""
+    """One row per (model, setting, family dimension) over the runs' results, each model by its
+    name among the runs (`names_of`)."""
+    names = names_of(runs)
     rows = []
     for r in runs:
         if not r.family:
@@ -50,7 +54,7 @@ def profile_frame(runs: Sequence[Any]) -> pd.DataFrame:
                         continue
                     rows.append(
                         {
-                            "model": model,
+                            "model": names.name(r.name, model),
                             "setting": setting,
                             "family": fam.name,
                             "dimension": f"{fam.name}:{key}",

@@ -14,6 +14,7 @@ from markupsafe import Markup
 from ..reading import why_text
 from .html import count_cell, esc, rate_cell, setting_name, units_url
 from .html import table as html_table
+from .rundir import names_of
 from .tables import markdown_table
 from .templating import macros
 
@@ -43,6 +44,8 @@ COLUMNS = [
 
 
 def reading_table(runs: Sequence[Any]) -> pd.DataFrame:
+    """One row per run, model (by its name among the runs, `names_of`) and setting."""
+    names = names_of(runs)
     rows = []
     for r in runs:
         for model, per_setting in ((r.results or {}).get("reading") or {}).items():
@@ -51,7 +54,7 @@ def reading_table(runs: Sequence[Any]) -> pd.DataFrame:
                 rows.append(
                     {
                         "run": r.name,
-                        "model": model,
+                        "model": names.name(r.name, model),
                         "setting": setting,
                         "replies": b.get("replies"),
                         "read": b.get("read"),

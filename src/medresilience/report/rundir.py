@@ -21,6 +21,7 @@ import pandas as pd
 from ..errors import InputError
 from ..family import get
 from ..frame import frame_metrics, results_frame
+from ..model_names import ModelNames, RunModels, model_names, recorded_models
 from ..models.urls import redact_url  # noqa: F401  (the report shows endpoints through it)
 from ..reading import family_sets_budget, reading_summary, truncation_warnings
 from ..run_suite import find_run_suite
@@ -43,6 +44,12 @@ class RunData:
     last_execution: dict[str, Any] | None = None
     sent: list[dict[str, Any]] = field(default_factory=list)  # the parameters each kind of call was sent with (sent_params)
     timings: dict[str, float] = field(default_factory=dict)
+    #: the names of the models of every run shown with this one (`name_models`; None: its labels)
+    names: ModelNames | None = None
+
+    def model_name(self, label: str) -> str:
+        """A model label of this run as the views over it and its companions name it."""
+        return label if self.names is None else self.names.name(self.name, label)
 
     @property
     def family(self) -> str:
@@ -134,20 +141,37 @@ def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = Tru
     return run
 
 
+def run_models(run: RunData) -> RunModels:
+    """What the naming rule reads of a run: its name, family, and the labels of its results and
+    of its run.json with the model each records."""
+    labels = dict.fromkeys(
+        [*(run.results.get("models") or {}), *(str(m["label"]) for m in (run.config or {}).get("models") or [] if m.get("label") is not None)]
+    )
+    return RunModels(run.name, run.family, recorded_models(run.config, labels))
+
+
+def name_models(runs: Sequence[RunData]) -> ModelNames:
+    """Name the models of runs shown together (`model_names`: the one rule for a model in several
+    runs) and give each run the names; the runs' names must already be distinct."""
+    names = model_names(run_models(r) for r in runs)
+    for r in runs:
+        r.names = names
+    return names
+
+
+def names_of(runs: Sequence[RunData]) -> ModelNames:
+    """The model names the runs were given together (`name_models`), else those of these runs alone."""
+    given = {id(r.names) for r in runs if r.names is not None}
+    if len(given) == 1 and all(r.names is not None for r in runs):
+        return runs[0].names  # type: ignore[return-value]
+    return model_names(run_models(r) for r in runs)
+
+
 def model_blocks(runs: Sequence[RunData]) -> list[tuple[str, str, str, dict[str, Any]]]:
-    """(run, model, setting, results block) of every run's results.json models, a model labelled
-    with its run's name when two runs share it."""
-    seen: dict[str, int] = {}
-    for r in runs:
-        for m in r.results.get("models") or {}:
-            seen[m] = seen.get(m, 0) + 1
-    out = []
-    for r in runs:
-        for m, settings in (r.results.get("models") or {}).items():
-            label = m if seen[m] == 1 else f"{m} [{r.name}]"
-            for s, block in settings.items():
-                out.append((r.name, label, s, block))
-    return out
+    """(run, model, setting, results block) of every run's results.json models, each model by its
+    name among the runs shown together (`name_models`)."""
+    names = names_of(runs)
+    return [(r.name, names.name(r.name, m), s, block) for r in runs for m, settings in (r.results.get("models") or {}).items() for s, block in settings.items()]
 
 
 def secrets_of(runs: list[RunData]) -> list[str]:

@@ -299,7 +299,7 @@ def pairings(runs: Sequence[Any]) -> tuple[list[Pairing], list[str]]:
             if fam.tradeoff is None:
                 notes.append(f"{fam.title} states no trade-off: {model} under {setting} ({run.name}) is not in the table")
                 continue
-            key = (fam.name, model, setting)
+            key = (fam.name, run.model_name(model), setting)  # by its name: a label in two runs is two entries
             if key in seen:
                 notes.append(f"{model} under {setting} on {fam.title} is in runs {seen[key]} and {run.name}: the table shows {seen[key]}")
                 continue
@@ -479,22 +479,23 @@ def tradeoff(runs: Sequence[Any]) -> Tradeoff | None:
             else p.run.frame[(p.run.frame["model"].astype(str) == p.model).to_numpy() & p.run.frame["setting"].astype(str).isin([NONE, p.setting]).to_numpy()]
         )
         c = _pairing_counts(p, none, sett)
-        counts.append(c)
+        counts.append({**c, "model": p.run.model_name(p.model)})
         where = p.run.name if p.base is p.run else f"{p.run.name}, none from {p.base.name}"
         if c["only_none"] or c["only_setting"]:
             warnings.append(
-                f"{p.model} under {p.setting} and under none are not on the same units ({p.family.title}; {where}): "
+                f"{p.run.model_name(p.model)} under {p.setting} and under none are not on the same units ({p.family.title}; {where}): "
                 f"{c['only_setting']} of {c['units_setting']} units under {p.setting} and {c['only_none']} of {c['units_none']} "
                 f"under none have no partner and are left out ({c['items_paired']} items on both sides)."
             )
         if c["answered_one_side"]:
             notes.append(
-                f"{p.model} under {p.setting} ({p.family.title}; {where}): {c['answered_one_side']} units answered on one "
+                f"{p.run.model_name(p.model)} under {p.setting} ({p.family.title}; {where}): {c['answered_one_side']} units answered on one "
                 "side only (an error, missing or unscored on the other) are left out of the paired numbers."
             )
         got = [r for r in p.family.tradeoff(frame) if r["model"] == p.model and r["setting"] == p.setting]
         for r in [*got, *_usage_rows(p, none, sett, linked)]:
-            rows.append({**r, "family": p.family.name, "run": p.run.name, "none_run": p.base.name})
+            # the model by its name in the report (model_names), that of the setting's run
+            rows.append({**r, "model": p.run.model_name(p.model), "family": p.family.name, "run": p.run.name, "none_run": p.base.name})
     table = pd.DataFrame(rows, columns=COLUMNS)
     if len(table):
         table["p_holm"] = np.nan

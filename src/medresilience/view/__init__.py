@@ -9,6 +9,7 @@ evidence), conversation.py (an agent unit's trajectory and a second turn's two t
 stylesheet and the served URLs), render.py (the pages from the query layer), app.py (the FastAPI
 app and its routes), export.py (the static pages).
 Nothing imports it but the CLI; from mitigations it takes only the roles an agent's calls are
-linked under (agent_run) and the name of the setting others are read against (`NONE`).
+linked under (agent_run) and the name of the setting others are read against (`NONE`); from
+model_names the one rule naming a model held by several runs (as a report over them names it).
 
-May import: errors, family, frame, mitigations, records, run_suite, store, store_joins, suite, viewer_address."""
+May import: errors, family, frame, mitigations, model_names, records, run_suite, store, store_joins, suite, viewer_address."""

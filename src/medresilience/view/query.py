@@ -30,6 +30,7 @@ from ..errors import InputError, MedresError
 from ..family import Family, Outcomes, get
 from ..frame import facet_names
 from ..mitigations import NONE
+from ..model_names import RunModels, distinct_run_names, model_names, recorded_models
 from ..records import CLEAN
 from ..run_suite import find_run_suite
 from ..store import Store
@@ -124,6 +125,12 @@ class RunView:
     peers: list[RunView] = field(default_factory=list, repr=False, compare=False)
     #: the pairing its index holds (`paired`), by what it paired
     pairing: tuple | None = field(default=None, repr=False, compare=False)
+    #: label -> the model's name over every run served (model_names: `label [run]` where the label
+    #: is ambiguous among them, as a report over the same runs names it)
+    model_names: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    def model_name(self, label: Any) -> str:
+        return self.model_names.get(str(label), str(label))
 
     @property
     def name(self) -> str:
@@ -400,8 +407,13 @@ def open_runs(run_dirs: Sequence[Path | str]) -> list[RunView]:
         for rv in out:
             rv.close()
         raise
-    for rv in out:
+    names = model_names(
+        RunModels(run, rv.family.name if rv.family else "", recorded_models(rv.config, [str(m) for m in rv.values.get("model") or []]))
+        for rv, run in zip(out, distinct_run_names(rv.name for rv in out))
+    )
+    for rv, run in zip(out, distinct_run_names(rv.name for rv in out)):
         rv.peers = out
+        rv.model_names = {str(m): names.name(run, str(m)) for m in rv.values.get("model") or []}
     return out
 
 

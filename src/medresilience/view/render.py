@@ -29,9 +29,12 @@ def refined(q: UnitQuery, dim: str, value: Any) -> UnitQuery:
     return replace(q, facets=(*((k, v) for k, v in q.facets if k != dim), (dim, str(value))), page=1)
 
 
-def describe(q: UnitQuery) -> str:
-    """The filter in words (for the page's heading)."""
+def describe(q: UnitQuery, rv: RunView | None = None) -> str:
+    """The filter in words (for the page's heading); a model by its label, and its name over the
+    runs served where that differs (`RunView.model_name`: `label [run]`)."""
     parts = [f"{k} = {v}" for k, v in (("model", q.model), ("setting", q.setting)) if v is not None]
+    if q.model is not None and rv is not None and rv.model_name(q.model) != str(q.model):
+        parts[0] += f" (shown as {rv.model_name(q.model)} over these runs)"
     if q.condition:
         parts.append(f"condition {' or '.join(q.condition)}")
     parts += [f"{k} = {v}" for k, v in q.facets]
@@ -79,7 +82,7 @@ class Renderer:
 
     def units(self, q: UnitQuery, page: dict[str, Any] | None = None) -> str:
         rv = self.runs[q.run]
-        return self._page("units.html", rv=rv, q=q, page=page or units_page(rv, q), filters_text=describe(q))
+        return self._page("units.html", rv=rv, q=q, page=page or units_page(rv, q), filters_text=describe(q, rv))
 
     def unit(self, run: int, unit_id: str, ev: dict[str, Any] | None = None) -> str | None:
         rv = self.runs[run]

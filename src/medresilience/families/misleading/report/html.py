@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 from markupsafe import Markup
 
+from ....model_names import ModelNames, entries_phrase
 from ....report.html import collapsible, count_cell, diff_cell, esc, isnan, items_url, linked, rate_cell, rate_units, setting_name, table, test_cell, units_url
 from ....report.templating import macros, render
 from .. import viewer_versus
@@ -56,7 +57,7 @@ HEADERS = [
 DESIGNS = {"sample": "one seeded target per item (the study's design)", "all": "one probe per wrong option (exhaustive)"}
 
 
-def _card(base: pd.DataFrame, agg: dict[str, Any], n_models: int, label: str, key: str, alert: bool) -> dict[str, Any] | None:
+def _card(base: pd.DataFrame, agg: dict[str, Any], n_models: int, label: str, key: str, alert: bool, entries: str = "") -> dict[str, Any] | None:
     """One card: the model's rate with its interval and n, or the mean and range across models; None without one."""
     if n_models == 1:
         r = base.iloc[0]
@@ -69,7 +70,7 @@ def _card(base: pd.DataFrame, agg: dict[str, Any], n_models: int, label: str, ke
         if not a:
             return None
         val = f"{100 * a['mean']:.1f}%"
-        sub = f"mean of {a['models']} models, range {100 * a['min']:.1f}–{100 * a['max']:.1f}%"
+        sub = f"mean of {entries or str(a['models']) + ' models'}, range {100 * a['min']:.1f}–{100 * a['max']:.1f}%"
     return {"label": label, "value": val, "sub": sub, "alert": alert}
 
 
@@ -106,8 +107,10 @@ def _headline_rows(headline: pd.DataFrame) -> list[list[str]]:
     return rows
 
 
-def key_numbers(headline: pd.DataFrame, mean: dict[str, Any], designs: list[str] | None = None) -> str:
-    """The opening: a sentence, cards with the cross-model means, and the headline table."""
+def key_numbers(headline: pd.DataFrame, mean: dict[str, Any], designs: list[str] | None = None, names: ModelNames | None = None) -> str:
+    """The opening: a sentence, cards with the cross-model means (one value per model's name,
+    `names`: a model in several runs is one entry per run, and the sentence says so), and the
+    headline table."""
     if headline.empty:
         return render(__package__, "key_numbers.html.j2", empty=True)
     designs = designs or []
@@ -118,8 +121,9 @@ def key_numbers(headline: pd.DataFrame, mean: dict[str, Any], designs: list[str]
     n_models = len(base)
     setting = "none" if not nd.empty else str(headline["setting"].iloc[0])
     agg = mean.get(setting, {})
-    cards = [c for label, key, alert in CARDS if (c := _card(base, agg, n_models, label, key, alert)) is not None]
-    sentence = _lead_sentence(base, agg, n_models)
+    entries = entries_phrase(list(base["model"]), names)
+    cards = [c for label, key, alert in CARDS if (c := _card(base, agg, n_models, label, key, alert, entries)) is not None]
+    sentence = _lead_sentence(base, agg, n_models, entries)
     cards_note = False
     for other, dagg in mean.items():
         if setting == "none" and other != "none" and dagg.get("type1_asr") and agg.get("type1_asr"):
@@ -152,7 +156,7 @@ def _clustered(r: dict[str, Any], key: str) -> str:
     return f'<br><span class="n" title="item-clustered bootstrap 95% interval">items: [{100 * lo:.1f}, {100 * hi:.1f}]</span>'
 
 
-def _lead_sentence(base: pd.DataFrame, agg: dict[str, Any], n_models: int) -> str:
+def _lead_sentence(base: pd.DataFrame, agg: dict[str, Any], n_models: int, entries: str = "") -> str:
     def one(key: str) -> str:
         r = base.iloc[0]
         return fmt_pct(r.get(f"{key}_p"), r.get(f"{key}_lo"), r.get(f"{key}_hi"), r.get(f"{key}_n"))
@@ -168,7 +172,7 @@ def _lead_sentence(base: pd.DataFrame, agg: dict[str, Any], n_models: int) -> st
         if not isnan(r.get("type2_asr_p")):
             parts.append(f"The whole misleading bundle (Type 2) flips <b>{esc(one('type2_asr'))}</b>.")
         return " ".join(parts)
-    parts = [f"Across <b>{n_models} models</b>"]
+    parts = [f"Across <b>{esc(entries or f'{n_models} models')}</b>"]
     if "clean_acc" in agg:
         a = agg["clean_acc"]
         parts.append(f" clean accuracy averages {100 * a['mean']:.1f}% (range {100 * a['min']:.1f}–{100 * a['max']:.1f}%).")
@@ -186,9 +190,10 @@ def _lead_sentence(base: pd.DataFrame, agg: dict[str, Any], n_models: int) -> st
     return "".join(parts)
 
 
-def _mean_cell(means: dict[tuple, dict] | None, key: tuple, rate: str) -> str:
+def _mean_cell(means: dict[tuple, dict] | None, key: tuple, rate: str, per_run: bool = False) -> str:
     """A mean across models of a stratum's rate, linked (when its models are one run's) to the units
-    the models' rates count: the same filter as each model's cell, without a model."""
+    the models' rates count: the same filter as each model's cell, without a model. `per_run`: some
+    model is in several runs (model_names), each run one entry of the mean, and the cell says so."""
     if means is None:
         return "—"
     r = means.get((*key, rate))
@@ -201,13 +206,15 @@ def _mean_cell(means: dict[tuple, dict] | None, key: tuple, rate: str) -> str:
     if isinstance(r.get("run"), str) and (kind == "source" or kind in FACETS):
         units = rate_units(r["run"], None, r["setting"], cond, OUTCOMES.get(metric), **{kind: stratum}, **scope)
     mean = linked(f"{100 * r['mean']:.1f}%", units, "mean")
-    return f"{mean}<br><span class='n'>range {100 * r['min']:.1f}–{100 * r['max']:.1f}, {int(r['models'])} models</span>"
+    n = int(r["models"])
+    counted = f"{n} entries (one per run of a model)" if per_run else f"{n} model{'s' if n != 1 else ''}"
+    return f"{mean}<br><span class='n'>range {100 * r['min']:.1f}–{100 * r['max']:.1f}, {counted}</span>"
 
 
-def strata_tables(metrics: pd.DataFrame, tests: pd.DataFrame, means: pd.DataFrame | None = None) -> str:
+def strata_tables(metrics: pd.DataFrame, tests: pd.DataFrame, means: pd.DataFrame | None = None, per_run: bool = False) -> str:
     """Per stratum kind (source, content type, provenance): one collapsible table of rates and
     tests, with a mean-across-models row per stratum (per setting and Type 1 design) when several
-    models ran, as the study's tables show."""
+    models ran, as the study's tables show (`per_run`: a model in several runs is one entry per run)."""
     mean_rows: dict[tuple, dict] | None = None
     if means is not None and not means.empty:
         mean_rows = {(r["type1"], r["setting"], r["stratum_kind"], r["stratum"], r["rate"]): r for r in means.to_dict("records")}
@@ -269,7 +276,7 @@ def strata_tables(metrics: pd.DataFrame, tests: pd.DataFrame, means: pd.DataFram
                         f"<b>Mean across models</b> <span class='n'>Type 1 {esc(design)}</span>",
                         esc(setting_name(setting)),
                         esc(str(stratum).replace("_", " ")),
-                        *[_mean_cell(mean_rows, key, r) for r in ("clean_acc", "type1_acc", "type2_acc", "type1_asr", "type1_tasr", "type2_asr")],
+                        *[_mean_cell(mean_rows, key, r, per_run) for r in ("clean_acc", "type1_acc", "type2_acc", "type1_asr", "type1_tasr", "type2_asr")],
                         "",
                         "",
                     ]

@@ -12,6 +12,7 @@ from markupsafe import Markup
 from ....report.html import count_cell, esc, setting_name, units_url
 from ....report.html import fmt_p as html_fmt_p
 from ....report.html import table as html_table
+from ....report.rundir import names_of
 from ....report.section import FamilySection
 from ....report.templating import macros
 from ..metrics import mean_across_models, mean_by_stratum
@@ -87,7 +88,8 @@ def means_table(ms: Sequence, design_of: dict[str, str]) -> pd.DataFrame:
 
 def section(runs: Sequence) -> FamilySection:
     pairs = [(r.name, r.results) for r in runs]
-    ms = model_settings(pairs)
+    names = names_of(runs)
+    ms = model_settings(pairs, names)
     design_of = {r.name: type1_design(r) for r in runs}
     headline = headline_table(ms)
     if not headline.empty:
@@ -101,10 +103,13 @@ def section(runs: Sequence) -> FamilySection:
         "profile": profile_table(ms),
     }
     effects: list[Comparison] = []
-    run_of: dict[str, str] = {}  # a model's run, for the settings effect's links
+    run_of: dict[str, str] = {}  # a model's name -> its run, for the settings effect's links
     for r in runs:
         if r.frame is not None:
-            effects += setting_effects(r.name, r.frame)
+            for c in setting_effects(r.name, r.frame):
+                if len(c.table):  # its model by its name (model_names): a label in two runs is two rows
+                    c.table["pair"] = [names.name(r.name, str(p)) for p in c.table["pair"]]
+                effects.append(c)
     if effects:
         tables["setting_effects"] = pd.concat([c.table for c in effects], ignore_index=True)
         run_of = {c.table["pair"].iloc[0]: c.run for c in effects if len(c.table)}
@@ -118,13 +123,14 @@ def section(runs: Sequence) -> FamilySection:
         if design_of[m.run] == (designs[0] if designs else None):
             merged.setdefault(m.model, {})[m.setting] = m.block
     mean = mean_across_models(merged)
+    per_run = any(m.model != m.label for m in ms)  # a model in several runs: a mean's entries are runs
     figs = _figures(tables)
     return FamilySection(
         family="misleading",
         title=TITLE,
-        key_html=H.key_numbers(tables["headline"], mean, designs),
-        sections=_sections(tables, figs, run_of),
-        markdown=_markdown(tables, mean),
+        key_html=H.key_numbers(tables["headline"], mean, designs, names),
+        sections=_sections(tables, figs, run_of, per_run),
+        markdown=_markdown(tables, mean, per_run),
         tables=tables,
         headline=tables["headline"],
         summary_columns=SUMMARY_COLUMNS,
@@ -146,7 +152,7 @@ def _figures(tables: dict[str, pd.DataFrame]) -> dict[str, str | None]:
     return figs
 
 
-def _sections(tables: dict[str, pd.DataFrame], figs: dict[str, str | None], run_of: dict[str, str]) -> list[tuple[str, str, str]]:
+def _sections(tables: dict[str, pd.DataFrame], figs: dict[str, str | None], run_of: dict[str, str], per_run: bool = False) -> list[tuple[str, str, str]]:
     body = macros(__package__, "sections.html.j2")
     svgs = {k: None if v is None else Markup(v) for k, v in figs.items()}
     sections: list[tuple[str, str, str]] = [
@@ -154,7 +160,9 @@ def _sections(tables: dict[str, pd.DataFrame], figs: dict[str, str | None], run_
             "misleading",
             TITLE,
             str(
-                body.misleading(svgs, Markup(H.flips_table_html(tables["flips"])), Markup(H.strata_tables(tables["metrics"], tables["tests"], tables["means"])))
+                body.misleading(
+                    svgs, Markup(H.flips_table_html(tables["flips"])), Markup(H.strata_tables(tables["metrics"], tables["tests"], tables["means"], per_run))
+                )
             ),
         ),
         ("profile", "Resilience profile", str(body.profile(svgs, Markup(H.profile_table_html(tables["profile"]))))),
@@ -198,15 +206,18 @@ def _sections(tables: dict[str, pd.DataFrame], figs: dict[str, str | None], run_
     return sections
 
 
-def _markdown(tables: dict[str, pd.DataFrame], mean: dict) -> str:
+def _markdown(tables: dict[str, pd.DataFrame], mean: dict, per_run: bool = False) -> str:
     lines = [f"## {TITLE}", ""]
+    counted = "entries (one per run of a model)" if per_run else "models"
     h = tables["headline"]
     if not h.empty:
         for setting, agg in mean.items():
             if agg:
                 lines.append(
                     f"- Mean across models ({setting}): "
-                    + ", ".join(f"{k} {100 * v['mean']:.1f}% (range {100 * v['min']:.1f}–{100 * v['max']:.1f}%, {v['models']} models)" for k, v in agg.items())
+                    + ", ".join(
+                        f"{k} {100 * v['mean']:.1f}% (range {100 * v['min']:.1f}–{100 * v['max']:.1f}%, {v['models']} {counted})" for k, v in agg.items()
+                    )
                 )
         lines.append("")
         lines.append("| Model | Setting | " + " | ".join(t for _, t in SUMMARY_COLUMNS) + " |")

@@ -14,6 +14,7 @@ import pandas as pd
 
 from .... import stats
 from ....heap import cheap_gc
+from ....model_names import ModelNames, RunModels, model_names
 from ....report.tables import fmt_p, fmt_pct, markdown_table, usage_table, write_tables  # noqa: F401
 
 STRATUM_KINDS = {"overall": "overall", "by_source": "source", "by_content_type": "content_type", "by_provenance": "provenance"}
@@ -28,7 +29,7 @@ class ModelSetting:
     """One model in one setting (a named mitigation, or none) of one run."""
 
     run: str
-    model: str  # as shown: the model label, or "label [run]" when two runs share a label
+    model: str  # its name in the views (model_names: "label [run]" where the label is ambiguous)
     label: str  # the model label in its run
     setting: str  # "none" or a mitigation's name
     block: dict[str, Any]
@@ -39,19 +40,17 @@ class ModelSetting:
         return self.model if self.setting == "none" else f"{self.model} ({self.setting})"
 
 
-def model_settings(runs: Sequence[tuple[str, dict[str, Any]]]) -> list[ModelSetting]:
-    """Every (run, model, setting) of the given (run name, results) pairs, in run and result order.
-    Model labels are kept as they are unless two runs use the same label; then the run is added."""
-    seen: dict[str, int] = {}
-    for _, res in runs:
-        for label in res.get("models", {}):
-            seen[label] = seen.get(label, 0) + 1
+def model_settings(runs: Sequence[tuple[str, dict[str, Any]]], names: ModelNames | None = None) -> list[ModelSetting]:
+    """Every (run, model, setting) of the given (run name, results) pairs, in run and result order,
+    each model by its name among the runs shown together (`names`: the one rule of
+    model_names; None: the rule over these runs)."""
+    if names is None:
+        names = model_names(RunModels(run, "", {label: "" for label in res.get("models", {})}) for run, res in runs)
     out = []
     for run, res in runs:
         for label, settings in res.get("models", {}).items():
-            shown = label if seen[label] == 1 else f"{label} [{run}]"
             for setting in sorted(settings, key=lambda x: x != "none"):
-                out.append(ModelSetting(run, shown, label, setting, settings[setting]))
+                out.append(ModelSetting(run, names.name(run, label), label, setting, settings[setting]))
     return out
 
 

@@ -13,10 +13,11 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
+from ....model_names import ModelNames, entries_phrase
 from ....records import CLEAN
 from ....report.html import count_cell, esc, fmt_p, isnan, items_url, linked, rate_cell, rate_units, setting_name, table, test_cell, units_url
 from ....report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg
-from ....report.rundir import model_blocks
+from ....report.rundir import model_blocks, names_of
 from ....report.section import FamilySection
 from ....report.tables import fmt_pct, markdown_table, row_label
 from ....report.templating import macros
@@ -363,10 +364,16 @@ def _originals(r: dict[str, Any], variant: str) -> str | None:
     return rate_units(r.get("run", ""), r["model"], r["setting"], CLEAN, **facets, scope="item")
 
 
-def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
+def key_numbers(h: pd.DataFrame, mean: dict[str, Any], names: ModelNames | None = None) -> str:
+    """The opening: the mean drops across models (one value per model's name, `names`: a model in
+    several runs is one entry per run, and the sentence says so) and the headline table."""
     if h.empty:
         return "<p class='lead'>No scored results in these runs yet.</p>"
-    agg = mean.get("none") or next(iter(mean.values()), {})
+    setting = "none" if "none" in mean else next(iter(mean), "none")
+    agg = mean.get(setting, {})
+    shown = list(dict.fromkeys(h.loc[h["setting"] == setting, "model"]))
+    rh = agg.get("redherring-10_drop")
+    entries = entries_phrase(shown, names) if rh and rh.get("models") == len(shown) else None
     cols = [(k, t) for k, t in HEADLINE_COLUMNS if not h[f"{k}_n"].isna().all()]
     rows = []
     for r in h.to_dict("records"):
@@ -385,7 +392,7 @@ def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
         )
     headers = ["Model", "Setting", "Cases", *[t for _, t in cols], "Errors", "Invalid", "Truncated", "Unscored"]
     table_html = Markup(table(rows, headers, numeric=range(2, len(headers))))
-    return str(_templates().key_numbers(TITLE, agg.get("redherring-10_drop"), agg.get("whitespace_drop"), table_html))
+    return str(_templates().key_numbers(TITLE, rh, agg.get("whitespace_drop"), table_html, entries))
 
 
 def variant_tables(v: pd.DataFrame) -> str:
@@ -447,6 +454,7 @@ def _templates() -> Any:
 
 
 def section(runs: Sequence[Any]) -> FamilySection:
+    names = names_of(runs)
     blocks = model_blocks(runs)
     h = headline_table(blocks)
     v = variants_table(blocks)
@@ -466,7 +474,7 @@ def section(runs: Sequence[Any]) -> FamilySection:
     return FamilySection(
         family=FAMILY,
         title=TITLE,
-        key_html=key_numbers(h, mean),
+        key_html=key_numbers(h, mean, names),
         sections=[(FAMILY, TITLE, body)],
         markdown=_markdown(h, v, mean, e),
         tables=tables,

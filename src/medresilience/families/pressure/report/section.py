@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from ....report import html as H
+from ....report.rundir import names_of
 from ....report.section import FamilySection
 from ....report.tables import fmt_p, fmt_pct
 from ..taxonomy import CONDITIONS, FAMILY, HEADLINE_COLUMNS, LABELS
@@ -27,7 +28,9 @@ INTRO = (
 
 
 def conditions_table(runs: Sequence[Any]) -> pd.DataFrame:
-    """One row per (run, model, setting, condition) with each rate's p, lo, hi, n and the excess over repeat."""
+    """One row per (run, model, setting, condition) with each rate's p, lo, hi, n and the excess over
+    repeat, each model by its name among the runs (`names_of`)."""
+    names = names_of(runs)
     rows = []
     for r in runs:
         for model, settings in (r.results.get("models") or {}).items():
@@ -36,7 +39,14 @@ def conditions_table(runs: Sequence[Any]) -> pd.DataFrame:
                     b = (block.get("by_condition") or {}).get(cond)
                     if b is None:
                         continue
-                    row: dict[str, Any] = {"run": r.name, "model": model, "setting": setting, "condition": cond, "pairs": b["pairs"], "items": b["items"]}
+                    row: dict[str, Any] = {
+                        "run": r.name,
+                        "model": names.name(r.name, model),
+                        "setting": setting,
+                        "condition": cond,
+                        "pairs": b["pairs"],
+                        "items": b["items"],
+                    }
                     for k in RATES:
                         v = b.get(k) or {}
                         row.update({f"{k}_{x}": v.get(x) for x in ("p", "lo", "hi", "n")})
@@ -50,13 +60,18 @@ def conditions_table(runs: Sequence[Any]) -> pd.DataFrame:
 
 
 def headline_table(runs: Sequence[Any]) -> pd.DataFrame:
+    names = names_of(runs)
     rows = []
     for r in runs:
         for model, settings in (r.results.get("models") or {}).items():
             for setting, block in settings.items():
                 o = block.get("overall", {})
                 rows.append(
-                    {"model": model, "setting": setting, **{f"{k}_{x}": (o.get(k) or {}).get(x) for k, _ in HEADLINE_COLUMNS for x in ("p", "lo", "hi", "n")}}
+                    {
+                        "model": names.name(r.name, model),
+                        "setting": setting,
+                        **{f"{k}_{x}": (o.get(k) or {}).get(x) for k, _ in HEADLINE_COLUMNS for x in ("p", "lo", "hi", "n")},
+                    }
                 )
     return pd.DataFrame(rows)
 

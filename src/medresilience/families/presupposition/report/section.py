@@ -17,9 +17,10 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
+from ....model_names import ModelNames, entries_phrase
 from ....report.html import count_cell, esc, isnan, rate_cell, setting_name, table, units_url
 from ....report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg, wrap
-from ....report.rundir import model_blocks
+from ....report.rundir import model_blocks, names_of
 from ....report.section import FamilySection
 from ....report.tables import fmt_pct, markdown_table, row_label
 from ....report.templating import macros
@@ -412,7 +413,7 @@ def fmt_score(p: Any, lo: Any = None, hi: Any = None, n: Any = None) -> str:
     return s + ("" if isnan(n) else f" n={int(n)}")
 
 
-def _lead(h: pd.DataFrame, mean: dict[str, Any]) -> str:
+def _lead(h: pd.DataFrame, mean: dict[str, Any], names: ModelNames | None = None) -> str:
     """The lead sentence, as HTML without its closing full stop ("" when nothing is scored)."""
     base = h[h["setting"] == "none"] if (h["setting"] == "none").any() else h
     base = base[base["pcr_p"].notna()]
@@ -429,7 +430,7 @@ def _lead(h: pd.DataFrame, mean: dict[str, Any]) -> str:
         agg = mean.get("none") or next(iter(mean.values()), {})
         s = (
             (
-                f"Across {len(base)} models, PCR averages <b>{100 * agg['pcr']['mean']:.1f}%</b> (best: {esc(best['model'])}, "
+                f"Across {esc(entries_phrase(list(base['model']), names))}, PCR averages <b>{100 * agg['pcr']['mean']:.1f}%</b> (best: {esc(best['model'])}, "
                 f"{100 * best['pcr_p']:.1f}%) and PCS {agg['pcs']['mean']:+.2f}"
             )
             if "pcr" in agg and "pcs" in agg
@@ -467,7 +468,9 @@ def _questions_units(r: dict[str, Any]) -> str | None:
     return units_url(r.get("run", ""), r["model"], r["setting"])
 
 
-def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
+def key_numbers(h: pd.DataFrame, mean: dict[str, Any], names: ModelNames | None = None) -> str:
+    """The opening: the lead sentence (its means one value per model's name, `names`: a model in
+    several runs is one entry per run, and the sentence says so) and the headline table."""
     if h.empty:
         return "<p class='lead'>No scored results in these runs yet.</p>"
     rows = []
@@ -489,7 +492,7 @@ def key_numbers(h: pd.DataFrame, mean: dict[str, Any]) -> str:
     headers = ["Model", "Setting", "Questions", "PCS (-1..1)", "PCR", "NFP over-caution", "Unscored", "Errors", "Invalid"]
     total = int(h["unscored_k"].fillna(0).sum())
     table_html = Markup(table(rows, headers, numeric=range(2, len(headers))))
-    return str(_templates().key_numbers(TITLE, Markup(_lead(h, mean)), table_html, total))
+    return str(_templates().key_numbers(TITLE, Markup(_lead(h, mean, names)), table_html, total))
 
 
 def distribution_html(dist: pd.DataFrame) -> str:
@@ -584,6 +587,7 @@ def _templates() -> Any:
 
 
 def section(runs: Sequence[Any], **_kw: Any) -> FamilySection:
+    names = names_of(runs)
     blocks = model_blocks(runs)
     h = headline_table(blocks)
     dist = distribution_table(blocks)
@@ -613,7 +617,7 @@ def section(runs: Sequence[Any], **_kw: Any) -> FamilySection:
     return FamilySection(
         family=FAMILY,
         title=TITLE,
-        key_html=key_numbers(h, mean),
+        key_html=key_numbers(h, mean, names),
         sections=[(FAMILY, TITLE, str(body))],
         markdown=_markdown(h, cat, mx, reasons, agree),
         tables=tables,
