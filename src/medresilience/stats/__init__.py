@@ -8,7 +8,8 @@ library offers in vectorised form.
 
 The package holds one module per job: ``rates`` (rates and their intervals), ``tests`` (exact and
 clustered tests, bootstraps), ``agreement`` (inter-rater agreement), ``mixed`` (a mixed-effects
-logistic model with a random intercept per reviewer) and ``checks`` (the input checks they share). Its API is this package: ``from medresilience import stats`` then
+logistic model with a random intercept per reviewer), ``ppi`` (label-corrected, prediction-powered
+rates from a label audit) and ``checks`` (the input checks they share). Its API is this package: ``from medresilience import stats`` then
 ``stats.wilson(...)``, or ``from medresilience.stats import wilson``; the names below in
 ``__all__`` are that API. The package imports only numpy, pandas, scipy and statsmodels, never
 another medresilience module.
@@ -45,6 +46,7 @@ from .agreement import (
     percent_agreement,
 )
 from .mixed import MixedLogit, OddsRatio, mixed_logistic
+from .ppi import MIN_AUDITED_PER_STRATUM, PPIRate, ppi_mean, ppi_mean_ci, ppi_ratio
 from .rates import CLUSTER_RESAMPLES, Rate, cluster_bootstrap_rate, cluster_interval, clustered_rate, rate_from_bools, wilson
 from .tests import (
     binomial_test,
@@ -64,9 +66,11 @@ from .tests import (
 __all__ = [
     "AGREEMENT_COEFFICIENTS",
     "CLUSTER_RESAMPLES",
+    "MIN_AUDITED_PER_STRATUM",
     "Agreement",
     "MixedLogit",
     "OddsRatio",
+    "PPIRate",
     "Rate",
     "agreement",
     "agreement_weights",
@@ -92,6 +96,9 @@ __all__ = [
     "paired_cluster_diff",
     "paired_permutation_test",
     "percent_agreement",
+    "ppi_mean",
+    "ppi_mean_ci",
+    "ppi_ratio",
     "rate_from_bools",
     "sign_flip_test",
     "wilson",
