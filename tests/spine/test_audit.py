@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import random
 import re
 import signal
 import subprocess
@@ -169,10 +170,11 @@ def test_an_audit_by_a_reader_model_finds_exactly_the_planted_disagreements(tmp_
     plain = {"clean": 6 / 8, "type1": 12 / 24, "type2": 4 / 8}
     for row in found["corrected"]:
         c = row["condition"]
-        assert row["plain"]["p"] == pytest.approx(plain[c])
-        assert row["corrected"]["p"] == pytest.approx(truth[c])
-        assert abs(row["corrected"]["p"] - truth[c]) < abs(row["plain"]["p"] - truth[c])
-        assert "wider" in row["line"] or "narrower" in row["line"]
+        assert row["plain"] == pytest.approx(plain[c]) and row["refused"] is None
+        assert row["estimate"] == pytest.approx(truth[c])
+        assert abs(row["estimate"] - truth[c]) < abs(row["plain"] - truth[c])
+        assert row["lo"] <= truth[c] <= row["hi"] and not row["plain_lo"] <= truth[c] <= row["plain_hi"]
+        assert row["line"].startswith("label error")
     # results.json holds the block; audit.json every sampled unit with its stratum and inclusion probability
     saved = Results.load(run / "results.json")
     assert saved.audit["readers"]["model:reader"]["disagreements"] == dis
@@ -235,9 +237,17 @@ def test_sampling_is_seeded_stratified_and_weighted():
     bigger = draw(units, 40, "run", 0)
     for tier in TIER_WEIGHT:  # a larger n extends the smaller draw within each stratum
         assert {u.unit_id for u in a if u.tier == tier} <= {u.unit_id for u in bigger if u.tier == tier}
-    # every stratum gets a unit once n reaches the number of strata, and none more than it holds
+    # every stratum gets two units (or all it holds) when n allows, one each when n reaches the
+    # number of strata, and none more than it holds
     assert allocate({("a", "reference"): 100, ("b", "unread"): 1, ("c", "flip"): 2}, 3, 0) == {("a", "reference"): 1, ("b", "unread"): 1, ("c", "flip"): 1}
+    assert allocate({("a", "reference"): 100, ("b", "unread"): 1, ("c", "flip"): 2}, 5, 0) == {("a", "reference"): 2, ("b", "unread"): 1, ("c", "flip"): 2}
     assert allocate({("a", "reference"): 3, ("b", "unread"): 1}, 10, 0) == {("a", "reference"): 3, ("b", "unread"): 1}
+    rng = random.Random(5)
+    for _ in range(300):  # any sizes and n: exactly min(n, N) units, none above a stratum's size
+        sizes = {(str(i), rng.choice(list(TIER_WEIGHT))): rng.randint(0, 30) for i in range(rng.randint(1, 8))}
+        n = rng.randint(0, 120)
+        got = allocate(sizes, n, rng.random())
+        assert sum(got.values()) == min(n, sum(sizes.values())) and all(0 <= got[k] <= sizes[k] for k in sizes)
 
 
 def test_a_killed_audit_resumes_without_repeating_a_finished_call(tmp_path):

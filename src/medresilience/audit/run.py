@@ -2,7 +2,7 @@
 a second reading of each sampled unit from a reader model (audit.reader; its calls stored in the
 run's store and resumed) and/or from people (audit.people: a `reading` review written for them, or
 their rated review read back), and summarises what it finds (audit.summary) with the
-label-corrected headline rates where ppi's estimator is available (audit.corrected).
+label-corrected headline rates (audit.corrected).
 
 It writes `audit.json` in the run directory (the design, every sampled unit with its stratum,
 inclusion probability and readings) and the summary as the `audit` block of results.json (the CLI

@@ -15,8 +15,9 @@ Design (stratified, weighted toward the units a headline number turns on):
   reference condition) and `reference`.
 - The n units are allocated over the strata in proportion to TIER_WEIGHT[tier] x N_h (N_h: the
   stratum's units), by largest remainders with ties broken by a seeded hash, each stratum capped
-  at N_h; when n reaches the number of strata every stratum gets at least one unit, so every cell
-  of the audit's table is measured.
+  at N_h. First every stratum gets a floor: min(N_h, stats.MIN_AUDITED_PER_STRATUM) units when n
+  allows it for all (the least a label-corrected rate needs to measure a stratum's label error),
+  else one unit each when n reaches the number of strata, so every cell of the table is measured.
 - Inside a stratum the n_h units are drawn without replacement in the order of a hash of (run,
   seed, model, unit id): the same run and seed give the same sample on any machine, and a larger n
   extends a smaller one's draw within each stratum.
@@ -33,6 +34,7 @@ from dataclasses import asdict, dataclass
 
 from ..records import CLEAN, Item
 from ..seeding import stable_hash
+from ..stats import MIN_AUDITED_PER_STRATUM
 from ..store_joins import CALL_CODES, SCORE_CODES, UnitRecord
 
 #: how much more a unit of each tier weighs in the allocation than a reference unit
@@ -120,31 +122,33 @@ def population(records: Iterable[UnitRecord], items: dict[str, Item], reference:
 
 def allocate(sizes: dict[tuple[str, ...], int], n: int, seed: object) -> dict[tuple[str, ...], int]:
     """n units over strata of the given sizes, in proportion to TIER_WEIGHT[tier] x N_h (the tier is
-    a stratum's last part), capped at N_h; one each first when n reaches the number of strata."""
+    a stratum's last part), capped at N_h, above a floor (see the module): a stratum whose share
+    falls below its floor or above its size is fixed there and the rest shared again."""
     n = max(0, min(n, sum(sizes.values())))
-    alloc = dict.fromkeys(sizes, 0)
     strata = [k for k, size in sizes.items() if size > 0]
-    if n >= len(strata):
-        for k in strata:
-            alloc[k] = 1
-    left = n - sum(alloc.values())
-    while left > 0:
-        open_ = [k for k in strata if alloc[k] < sizes[k]]
-        weight = {k: TIER_WEIGHT.get(k[-1], 1.0) * (sizes[k] - alloc[k]) for k in open_}
-        total = sum(weight.values())
-        quota = {k: left * w / total for k, w in weight.items()}
-        extra = {k: min(int(math.floor(q)), sizes[k] - alloc[k]) for k, q in quota.items()}
-        rest = left - sum(extra.values())
-        order = sorted(open_, key=lambda k: (-(quota[k] - extra[k]), stable_hash(seed, "audit-stratum", k)))
-        for k in order:
-            if rest <= 0:
-                break
-            if alloc[k] + extra[k] < sizes[k]:
-                extra[k] += 1
-                rest -= 1
-        for k, e in extra.items():
-            alloc[k] += e
-        left = n - sum(alloc.values())
+    floor = {k: min(sizes[k], MIN_AUDITED_PER_STRATUM) for k in strata}
+    if n < sum(floor.values()):
+        floor = dict.fromkeys(strata, 1 if n >= len(strata) else 0)
+    fixed: dict[tuple[str, ...], int] = {}
+    quota: dict[tuple[str, ...], float] = {}
+    while True:
+        free = [k for k in strata if k not in fixed]
+        left = n - sum(fixed.values())
+        total = sum(TIER_WEIGHT.get(k[-1], 1.0) * sizes[k] for k in free)
+        quota = {k: left * TIER_WEIGHT.get(k[-1], 1.0) * sizes[k] / total for k in free} if total else {}
+        pinned = {k: sizes[k] for k, q in quota.items() if q > sizes[k]} or {k: floor[k] for k, q in quota.items() if q < floor[k]}
+        if not pinned:
+            break
+        fixed.update(pinned)
+    alloc = dict.fromkeys(sizes, 0)
+    alloc.update(fixed)
+    alloc.update({k: int(math.floor(q)) for k, q in quota.items()})
+    rest = n - sum(alloc.values())
+    for k in sorted(quota, key=lambda k: (-(quota[k] - alloc[k]), stable_hash(seed, "audit-stratum", k)))[:rest]:
+        alloc[k] += 1
+    for k in sorted(strata, key=lambda k: stable_hash(seed, "audit-fill", k)):  # what pinning left over, where there is room
+        more = min(sizes[k] - alloc[k], n - sum(alloc.values()))
+        alloc[k] += max(0, more)
     return alloc
 
 

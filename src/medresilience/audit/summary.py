@@ -79,8 +79,7 @@ def summarise_reader(units: Sequence[AuditUnit], readings: dict[str, SecondReadi
     for u, s in pairs:
         cells[u.cell].append((u, s))
     rows = [{"model": m, "setting": st, "condition": c, **_shares(p)} for (m, st, c), p in sorted(cells.items())]
-    overall = _shares(pairs)
-    # pooled over cells, each unit still stands for N_h / n_h units: the shares of the whole population
+    overall = _shares(pairs)  # every cell pooled, each unit still standing for N_h / n_h units
     return {
         "sampled": len(units),
         "read": len(pairs),

@@ -39,12 +39,16 @@ def reader_rows(found: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
+def _pct(p: float | None, lo: float | None, hi: float | None) -> str:
+    return "—" if p is None or lo is None or hi is None else f"{100 * p:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
 def corrected_line(row: dict[str, Any]) -> str:
-    p, c = row["plain"], row["corrected"]
-    plain = "—" if p.get("p") is None else f"{100 * p['p']:.1f}% [{100 * p['lo']:.1f}, {100 * p['hi']:.1f}]"
-    fixed = f"{100 * c['p']:.1f}% [{100 * c['lo']:.1f}, {100 * c['hi']:.1f}]"
+    """One label-corrected rate beside the plain one, with how much wider label error makes it."""
+    plain = _pct(row["plain"], row["plain_lo"], row["plain_hi"])
+    fixed = _pct(row["estimate"], row["lo"], row["hi"])
     where = f"{row['model']}" + ("" if row["setting"] == "none" else f" ({row['setting']})") + f" / {row['condition']}"
-    return f"{where}: {row['metric']} {plain} (run's reading, n={p['n']}) -> {fixed} label-corrected ({c['audited']} audited); {row['line']}"
+    return f"{where}: {row['metric']} {plain} on the run's reading (n={row['n_total']}), {fixed} label-corrected ({row['n_audited']} audited); {row['line']}"
 
 
 def heading(name: str, found: dict[str, Any]) -> str:
