@@ -319,6 +319,9 @@ def test_people_read_the_sample_in_the_review_app_and_the_audit_takes_their_read
     bad = c.get(f"/tasks/{tasks[0].task_id}")
     form = {"csrf": re.search(r'name="csrf" value="([^"]+)"', bad.text).group(1), "action": "submit", "dim_reading": "F"}
     assert c.post(f"/tasks/{tasks[0].task_id}", data=form).status_code == 400  # not an option of this item
+    from medresilience.review.stats import compute
+
+    assert compute(tmp_path / "review", n_resamples=50).progress["rated"].sum() == 20  # the review's own statistics read it
     res = audit_run(run, 1000, people=tmp_path / "review")
     found = res.block["readers"]["people"]
     assert found["read"] == 19 and found["unscored_reasons"] == {"the reviewers could not tell": 1}
@@ -363,3 +366,24 @@ def test_cli_audit_and_eval_with_audit(tmp_path):
         )
         assert no_reader.exit_code != 0 and "--reader" in no_reader.output and not (tmp_path / "r2").exists()
     assert "Label audit" in page and page.count("/unit/0/") >= 9
+
+
+def test_a_sampled_audit_weights_its_units_and_still_corrects_the_rates(tmp_path):
+    policy = Answers()
+    with StubServer(policy=policy) as srv:
+        run = _run(tmp_path, policy, srv)
+        res = audit_run(run, 24, reader=_reader(srv), seed=3)
+        again = audit_run(run, 24, reader=_reader(srv), seed=3)
+    assert res.block["n_sampled"] == 24 and again.stats.called == 0
+    assert [u.unit_id for u in res.units] == [u.unit_id for u in again.units]  # seeded
+    assert all(s["n"] >= min(s["N"], 2) for s in res.block["strata"]) and sum(s["n"] for s in res.block["strata"]) == 24
+    assert any(u.pi < 1 for u in res.units) and all(u.pi == pytest.approx(u.n_h / u.N_h) for u in res.units)
+    found = res.block["readers"]["model:reader"]
+    for c in found["cells"]:
+        for key in ("agreement", "wrong_letter", "unread"):
+            s = c[key]
+            assert s["n"] == 0 or s["lo"] <= s["p"] <= s["hi"]
+    # type 1: the run's reading says half right (q3 and q4 read as the key), truly none is
+    t1 = next(r for r in found["corrected"] if r["condition"] == "type1")
+    assert t1["plain"] == pytest.approx(0.5) and t1["refused"] is None and t1["n_audited"] < t1["n_total"]
+    assert abs(t1["estimate"]) < abs(t1["plain"]) and t1["lo"] <= 0.0 < t1["plain_lo"]
