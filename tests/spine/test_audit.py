@@ -168,13 +168,22 @@ def test_an_audit_by_a_reader_model_finds_exactly_the_planted_disagreements(tmp_
     # the label-corrected accuracy is the truth on a census; the plain one is off where the rules misread
     truth = {"clean": 1.0, "type1": 0.0, "type2": 0.0}
     plain = {"clean": 6 / 8, "type1": 12 / 24, "type2": 4 / 8}
-    for row in found["corrected"]:
+    accuracy = [r for r in found["corrected"] if r["metric"] == "accuracy"]
+    assert len(accuracy) == 3
+    for row in accuracy:
         c = row["condition"]
         assert row["plain"] == pytest.approx(plain[c]) and row["refused"] is None
         assert row["estimate"] == pytest.approx(truth[c])
         assert abs(row["estimate"] - truth[c]) < abs(row["plain"] - truth[c])
         assert row["lo"] <= truth[c] <= row["hi"] and not row["plain_lo"] <= truth[c] <= row["plain_hi"]
         assert row["line"].startswith("label error")
+    # the flip rate (reference right, stressed wrong): the run's reading misses q3's and q4's flips
+    # (read as the key) and q3's clean reply (unread); truly every stressed reply is a flip
+    flips = {r["condition"]: r for r in found["corrected"] if r["metric"] == "flip_rate"}
+    assert set(flips) == {"type1", "type2"}
+    assert flips["type1"]["plain"] == pytest.approx(6 / 9) and flips["type2"]["plain"] == pytest.approx(2 / 3)
+    for row in flips.values():
+        assert row["refused"] is None and abs(row["estimate"] - 1.0) < abs(row["plain"] - 1.0) and row["lo"] <= 1.0 <= row["hi"]
     # results.json holds the block; audit.json every sampled unit with its stratum and inclusion probability
     saved = Results.load(run / "results.json")
     assert saved.audit["readers"]["model:reader"]["disagreements"] == dis
@@ -384,6 +393,6 @@ def test_a_sampled_audit_weights_its_units_and_still_corrects_the_rates(tmp_path
             s = c[key]
             assert s["n"] == 0 or s["lo"] <= s["p"] <= s["hi"]
     # type 1: the run's reading says half right (q3 and q4 read as the key), truly none is
-    t1 = next(r for r in found["corrected"] if r["condition"] == "type1")
+    t1 = next(r for r in found["corrected"] if r["condition"] == "type1" and r["metric"] == "accuracy")
     assert t1["plain"] == pytest.approx(0.5) and t1["refused"] is None and t1["n_audited"] < t1["n_total"]
     assert abs(t1["estimate"]) < abs(t1["plain"]) and t1["lo"] <= 0.0 < t1["plain_lo"]

@@ -28,7 +28,7 @@ from ..suite import Suite
 from ..viewer_address import VIEWER_URL
 from .people import people_readings, write_review
 from .reader import ReaderModel, SecondReading, read_sample
-from .sample import TIER_WEIGHT, AuditUnit, draw, population, strata_sizes
+from .sample import TIER_WEIGHT, AuditUnit, draw, population, reference_pairs, strata_sizes
 from .summary import summarise_reader
 
 DESIGN = (
@@ -109,21 +109,35 @@ def audit_run(
     with RunLock(run_dir), Store(run_dir / "store.sqlite") as store:
         inp = _inputs(store, run_dir, suite)
         units = draw(inp.pop, n, inp.identity, seed)
+        pairs = _pairs(units, inp)
+        read = units + pairs  # a sampled stressed unit's reference pair is read too (a flip reads both)
         stats, sources = RunStats(), {}
         if reader is not None:
             rm = ReaderModel(reader)
-            stats, readings = event_loop.run(read_sample(units, inp.items, rm, store, progress))
+            stats, readings = event_loop.run(read_sample(read, inp.items, rm, store, progress))
             sources[f"model:{reader.label}"] = readings
         tasks = 0
         if review_out is not None:
-            replies = {k: t for k, (t, _) in store.replies(u.key for u in units).items()}
-            tasks = write_review(Path(review_out), units, inp.items, replies, reviewers, run_dir=run_dir, seed=seed, raters=raters)
+            replies = {k: t for k, (t, _) in store.replies(u.key for u in read).items()}
+            tasks = write_review(Path(review_out), read, inp.items, replies, reviewers, run_dir=run_dir, seed=seed, raters=raters)
         if people is not None:
-            keys = {u.key for u in units}
+            keys = {u.key for u in read}
             sources["people"] = {k: r for k, r in people_readings(people).items() if k in keys}
     block = _block(inp, units, sources, n, seed, viewer, reader)
     _write(run_dir, block, units, sources)
     return AuditResult(block, units, stats, tasks)
+
+
+def _pairs(units: list[AuditUnit], inp: _Inputs) -> list[AuditUnit]:
+    """The reference units of the sampled stressed units that the sample does not hold itself."""
+    refs = reference_pairs(inp.pop, inp.reference)
+    have = {u.key for u in units}
+    out: dict[str, AuditUnit] = {}
+    for u in units:
+        r = refs.get(u.key)
+        if r is not None and r.key not in have:
+            out.setdefault(r.key, r)
+    return list(out.values())
 
 
 def _block(
@@ -151,7 +165,7 @@ def _block(
     }
     for name, readings in sources.items():
         found = summarise_reader(units, readings, viewer)
-        found["corrected"] = corrected_rates(inp.pop, units, readings)
+        found["corrected"] = corrected_rates(inp.pop, units, readings, reference_pairs(inp.pop, inp.reference))
         out["readers"][name] = found
     return out
 

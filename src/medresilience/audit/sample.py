@@ -178,3 +178,13 @@ def _with_sizes(u: AuditUnit, N_h: int, n_h: int) -> AuditUnit:
     from dataclasses import replace
 
     return replace(u, N_h=N_h, n_h=n_h)
+
+
+def reference_pairs(units: Iterable[AuditUnit], reference: str | None) -> dict[str, AuditUnit]:
+    """stressed unit's key -> the unit of the same model, setting, item and repeat under the
+    reference condition (the pair a flip is read against); empty without a reference condition."""
+    if reference is None:
+        return {}
+    units = list(units)
+    ref = {(u.model, u.setting, u.item_id, u.epoch): u for u in units if u.condition == reference}
+    return {u.key: r for u in units if u.condition != reference and (r := ref.get((u.model, u.setting, u.item_id, u.epoch))) is not None}
