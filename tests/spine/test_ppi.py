@@ -80,7 +80,7 @@ def test_audit_design_is_ppi_with_audited_units_labelled(name, monkeypatch):
     """The audit reads a sample of the run's own units: with one stratum and lam = 1 the estimate
     is ppi_python's with labelled = audited, unlabelled = the rest and lam' = 1 - n/(n+N); the
     interval (finite-population two-phase variance) agrees with its one to within 1% of width
-    without the pseudo-unit of disagreement, and is wider by at most 10% with it."""
+    without the pseudo-units of label variance, and is wider by at most 10% with them."""
     y, yhat, yhat_u = reference_datasets()[name]
     ref = REFERENCE[name]
     machine = np.concatenate([yhat, yhat_u])
