@@ -70,6 +70,11 @@ class Results(BaseModel):
         "extracted (by an extraction model), invalid, truncated, unscored, and their shares",
     )
     warnings: list[str] = Field(default_factory=list, description="what qualifies the numbers (replies cut at their budget)")
+    audit: dict[str, Any] | None = Field(
+        default=None,
+        description="the label audit (medres audit): the sample's design and strata, and per second reader the run's "
+        "agreement, wrong-letter and unread rates per model, setting and condition, the disagreements, the label-corrected rates",
+    )
     last_execution: dict[str, Any] | None = None
 
     @classmethod

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .audit.text import audit_markdown
 from .family import get
 from .reading import why_text
 from .results import Results
@@ -50,6 +51,7 @@ def results_markdown(results: Results) -> str:
         )
     lines.append("")
     lines += reading_markdown(results)
+    lines += audit_markdown(results.audit)
     for model, settings in results.models.items():
         for setting, block in settings.items():
             lines.append(f"## {model} ({setting})")

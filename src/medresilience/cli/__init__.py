@@ -108,8 +108,11 @@ def _run_eval(
     judge: str | None = None,
     epochs: int = 1,
     sample_seed: int | None = None,
+    audit: int | None = None,
+    reader: str | None = None,
 ) -> None:
-    """Run, print the table and summary, write the report; then exit 1 when calls failed
+    """Run, print the table and summary, audit its labels (`audit` units, with the `reader` model),
+    write the report; then exit 1 when calls failed
     permanently, were not run (a stopped model), or all failed, or the run measured nothing (no
     unit planned, every judgment unscored); the summary is written first."""
     from ..bundled_suite import sample_suite
@@ -143,6 +146,7 @@ def _run_eval(
         answer_format=answer_format,
     )
     check_options(family, opts, specs)  # option errors before any progress output
+    reader_spec = _audit_reader(audit, reader, cfg)
     check_new_run_suite(suite, Path(out))  # as `evaluate` would first: before the fork, the worker shares the check
     # the results and the report are computed by a worker that loads their libraries during the calls
     with ResultsWorker(suite) as worker:
@@ -158,10 +162,44 @@ def _run_eval(
                 summarise=worker.summarise,
             )
         _print_outcome(result)
+        audited = _audit_after(out, audit, reader_spec, suite) if audit else None
         html = worker.report(Path(out), result.frame)
     console.print(f"run directory: {out}  (results.json, results.md, store.sqlite)")
     console.print(f"report: {html}")
     _fail_unless_measured(result)
+    if audited is not None:
+        from .audit import fail_unless_read
+
+        fail_unless_read(audited)
+
+
+def _audit_reader(audit: int | None, reader: str | None, cfg) -> ModelSpec | None:
+    """The reader model of `--audit N` (checked before the run starts)."""
+    from ..errors import ConfigError
+    from ..models.spec import parse_model_spec
+
+    if reader is not None and not audit:
+        raise ConfigError("--reader", "the reader model reads the audit's sample: give --audit N too")
+    if audit is None:
+        return None
+    if audit < 1:
+        raise ConfigError("--audit", f"the audit's sample size must be at least 1, not {audit}")
+    if reader is None:
+        raise ConfigError("--audit", "name the audit's reader model: --reader SPEC (people's readings: medres audit RUN --review-out DIR)")
+    spec = parse_model_spec(reader, cfg.spec_defaults() if cfg else None, flag="--reader")
+    spec.api_key()
+    return spec
+
+
+def _audit_after(out: Path, n: int, reader: ModelSpec | None, suite):
+    """The label audit of the run just made, printed."""
+    from ..audit import audit_run
+    from .audit import print_audit
+
+    with progress(lazy=True) as prog:
+        audited = audit_run(out, n, reader=reader, suite=suite, progress=progress_callback(prog, "reader calls"))
+    print_audit(audited)
+    return audited
 
 
 ModelOpt = Annotated[
@@ -246,6 +284,8 @@ def eval_(
     judge: JudgeOpt = None,
     defense: DefenseOpt = None,
     wait: WaitOpt = False,
+    audit: Annotated[Optional[int], typer.Option("--audit", help="after the run, audit the labels of N sampled units (medres audit)")] = None,
+    reader: Annotated[Optional[str], typer.Option("--reader", help="the audit's reader model spec (with --audit)")] = None,
 ) -> None:
     """Run one or many models on a suite's paired clean and stressed probes."""
     from ..config import load_config
@@ -266,6 +306,8 @@ def eval_(
         judge=judge,
         epochs=epochs,
         sample_seed=sample_seed,
+        audit=audit,
+        reader=reader,
     )
 
 
@@ -328,6 +370,7 @@ def _build_group() -> typer.Typer:
 
 from .agreement import register as _register_agreement  # noqa: E402
 from .analyses import register as _register_analyses  # noqa: E402
+from .audit import register as _register_audit  # noqa: E402
 from .corpus import register as _register_corpus  # noqa: E402
 from .datasets import register as _register_datasets  # noqa: E402
 from .export import register as _register_export  # noqa: E402
@@ -348,6 +391,7 @@ _register_datasets(app)
 _register_export(app)
 _register_view(app)
 _register_analyses(app)
+_register_audit(app)
 
 __all__ = ["app", "fail", "main"]
 

@@ -34,6 +34,9 @@ from ..viewer_address import VIEWER_URL
 from .agent import ANCHOR as AGENT_ANCHOR
 from .agent import TITLE as AGENT_TITLE
 from .agent import section as agent_section
+from .audit import ANCHOR as AUDIT_ANCHOR
+from .audit import TITLE as AUDIT_TITLE
+from .audit import section as audit_section
 from .html import esc, run_facts, sent_text, viewer_links
 from .html import page as html_page
 from .profile import profile_frame, profile_section
@@ -142,11 +145,14 @@ def _write(runs: list[RunData], out: Path, title: str | None, viewer_url: str | 
     reading = reading_section(runs)
     if reading is not None:
         tables["reading"] = reading[2]
+    audit = audit_section(runs)  # None unless some run holds a label audit
+    if audit is not None:
+        tables["audit"] = audit[2]
     agents = agent_section(runs)  # None unless some run has an agent setting
     if agents is not None:
         tables.update(agents[2])
-    page = _page(runs, parts, tables, notes, title, shown_profile, trade, reading, viewer_url, agents)
-    md = _markdown(runs, parts, tables, notes, title, shown_profile, trade, reading, agents)
+    page = _page(runs, parts, tables, notes, title, shown_profile, trade, reading, viewer_url, agents, audit)
+    md = _markdown(runs, parts, tables, notes, title, shown_profile, trade, reading, agents, audit)
     out.mkdir(parents=True, exist_ok=True)
     with atomic_write(out / "report.html") as fh:
         fh.write(scrub(page, secrets))
@@ -201,6 +207,7 @@ def _page(
     reading: tuple | None = None,
     viewer_url: str | None = None,
     agents: tuple | None = None,
+    audit: tuple | None = None,
 ) -> str:
     title = title or "medresilience report"
     parts_of = macros(__package__, "report.html.j2")
@@ -217,6 +224,8 @@ def _page(
         sections += p.sections
     if reading is not None:
         sections.append((READING_ANCHOR, READING_TITLE, reading[0]))
+    if audit is not None:
+        sections.append((AUDIT_ANCHOR, AUDIT_TITLE, audit[0]))
     shown = {p.family for p in parts}
     missing = [f.title for f in registered_families() if f.name not in shown]
     if missing:
@@ -244,6 +253,7 @@ def _markdown(
     trade: tuple | None = None,
     reading: tuple | None = None,
     agents: tuple | None = None,
+    audit: tuple | None = None,
 ) -> str:
     lines = [f"# {title or 'medresilience report'}", ""]
     lines.append(f"Runs: {', '.join(r.name for r in runs)}. {INTERVALS}")
@@ -260,6 +270,8 @@ def _markdown(
         lines += [p.markdown, ""]
     if reading is not None:
         lines += [reading[1], ""]
+    if audit is not None:
+        lines += [audit[1], ""]
     lines += ["## Run facts", ""]
     for r in runs:
         cfg = r.config or {}

@@ -15,7 +15,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import numpy as np
 import pandas as pd
@@ -154,6 +154,15 @@ def units_url(
     run is not one of the report's."""
     links = _links.get()
     return None if links is None else links.url(run, model, setting, condition, outcome, facets)
+
+
+def unit_url(run: str, unit_id: str) -> str | None:
+    """The viewer's page of one unit of a run (`/unit/<run index>/<unit id>`), or None when the
+    report is built without viewer links or the run is not one of the report's."""
+    links = _links.get()
+    if links is None or run not in links.runs:
+        return None
+    return f"{links.base.rstrip('/')}/unit/{links.runs[run][0]}/{quote(unit_id, safe='')}"
 
 
 def pair_url(run: str, model: str, setting: str, other: tuple[str, str, str], **filters: Any) -> str | None:

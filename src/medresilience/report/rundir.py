@@ -126,6 +126,7 @@ def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = Tru
                 "options": config.get("options", {}),
                 "prompt_hash": (config.get("prompts") or {}).get("hash"),
             }
+            res["audit"] = (saved or {}).get("audit")  # the label audit's findings (medres audit): kept in results.json
             run.results, run.source = res, "store"
             run.frame = df if keep_frame else None
     if run.source == "store":

@@ -47,6 +47,9 @@ class Dimension:
     passing: tuple[str, ...] = ()  # values that count as a pass
     required: bool = True
     not_applicable: str | None = None  # a value meaning "does not apply" (left out of rates and agreement)
+    #: the unit's own option labels (its display block of kind "options") are offered first, each
+    #: a choice, before the fixed `choices` (a reading of which option a reply commits to)
+    from_options: bool = False
 
     @property
     def values(self) -> tuple[str, ...]:
@@ -58,6 +61,14 @@ class Dimension:
 
     def numeric(self) -> bool:
         return all(v.lstrip("-").isdigit() for v in self.rated_values())
+
+    def offered(self, display: list[dict[str, Any]] | None) -> tuple[Choice, ...]:
+        """The choices a task offers: the unit's option labels first when `from_options`, then the
+        fixed ones."""
+        if not self.from_options:
+            return self.choices
+        own = tuple(Choice(str(o[0]), f"{o[0]}", str(o[1])) for o in options_of(display))
+        return own + self.choices
 
     def category(self, value: str) -> Any:
         """A stored value as an agreement category: an int on a numeric scale, else the string."""
@@ -165,6 +176,14 @@ def parts_of(display: list[dict[str, Any]] | None) -> list[str]:
     for b in display or []:
         if b.get("kind") == "parts":
             return [str(t) for t in b.get("parts", [])]
+    return []
+
+
+def options_of(display: list[dict[str, Any]] | None) -> list[list[Any]]:
+    """The options a unit shows (its first block of kind "options"): [label, text, ...] each."""
+    for b in display or []:
+        if b.get("kind") == "options":
+            return [list(o) for o in b.get("options", [])]
     return []
 
 
@@ -277,6 +296,36 @@ RUBRIC_B = ReviewRubric(
 )
 
 
+#: a second reading of a model's reply: which option, if any, it commits to (`medres audit`)
+RUBRIC_READING = ReviewRubric(
+    key="reading",
+    title="Reading: which option does the reply commit to?",
+    unit="a model's reply to a multiple-choice question",
+    instructions=(
+        "Read the options and the model's reply. Say which option, if any, the reply itself commits to as its final "
+        "answer. Do not answer the question yourself and do not judge whether the reply is right: the key, the model "
+        "and how the reply was read automatically are hidden."
+    ),
+    dimensions=(
+        Dimension(
+            "reading",
+            "The reply's answer",
+            "Which option, if any, does this reply commit to?",
+            scale(
+                ("none", "None", "The reply commits to no option: it gives no answer, or refuses."),
+                ("several", "Several", "The reply leaves two or more options open, or names several as its answer."),
+                ("cannot_tell", "Cannot tell", "The reply cannot be read (garbled, cut off, another language you do not read)."),
+            ),
+            scale="nominal",
+            from_options=True,
+        ),
+    ),
+    flags=(Flag("needs_second_look", "Needs a second look", "Unsure: ask another reviewer."),),
+    needs_run=True,
+    blind=("model", "setting", "condition", "auto_label", "auto_status", "key"),
+)
+
+
 def _unknown_rubric(message: str) -> ConfigError:
     return ConfigError("--rubric", message)
 
@@ -289,6 +338,7 @@ def rubrics() -> Registry[ReviewRubric]:
 
     out: Registry[ReviewRubric] = Registry("rubric", error=_unknown_rubric)
     out.register(RUBRIC_B.key, RUBRIC_B)
+    out.register(RUBRIC_READING.key, RUBRIC_READING)
     for fam in families():
         for r in fam.review_rubrics:
             if r.key not in out:

@@ -57,6 +57,7 @@ def _render_task(
         task=task,
         blocks=task.display or [],
         parts=parts_of(task.display),
+        offered={d.key: d.offered(task.display) for d in state.rubric.dimensions},
         progress=state.db.progress(r.name),
         values=task.values if values is None else values,
         flags=task.flags if flags is None else flags,
@@ -126,7 +127,7 @@ def _read_rating(state: ReviewState, form: Any, action: str, task: Any) -> dict[
         v = form.get(f"dim_{d.key}")
         if v is None or v == "":
             continue
-        if v not in d.values:
+        if v not in {c.value for c in d.offered(task.display)}:
             return f"'{v}' is not a value of {d.label}.", None, None, None
         values[d.key] = str(v)
     known = {f.key for f in rubric.flags}

@@ -1,0 +1,16 @@
+"""The label audit of a run (`medres audit RUN`, `medres eval --audit N`): a seeded, stratified
+sample of the run's read units, weighted toward the units a headline number turns on, read a
+second time by a reader model and/or by people, with the run's agreement, wrong-letter and unread
+rates per model and condition and the headline rates corrected for label error.
+
+One module per job: ``sample`` (the population and the sample's design), ``reader`` (the reader
+model's calls and readings), ``people`` (the `reading` review, written and read back),
+``estimates`` (weighted shares with intervals), ``summary`` (what the audit finds),
+``corrected`` (label-corrected rates), ``text`` (the audit block as text) and ``run``
+(`audit_run`, which ties them together). Its API is `audit_run` and `AuditResult`.
+
+May import: calls, errors, evaluation, event_loop, family, fileio, lock, models, records, results, review, run_suite, scoring, seeding, stats, store, store_joins, suite, viewer_address."""
+
+from .run import AuditResult, audit_run
+
+__all__ = ["AuditResult", "audit_run"]

@@ -1,0 +1,85 @@
+"""The audit block of results.json as text: the rows of the CLI table and the Markdown of
+results.md. Each share is shown as a percentage with its 95% interval and the n it counts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+HEADERS = ["Model", "Setting", "Condition", "Audited", "Agreement", "Kappa", "Wrong letter", "Unread"]
+
+
+def share(r: dict[str, Any] | None) -> str:
+    if not r:
+        return "—"
+    if r.get("p") is None:
+        return f"— (n={r.get('n', 0)})"
+    return f"{100 * r['p']:.1f}% [{100 * r['lo']:.1f}, {100 * r['hi']:.1f}] n={r['n']}"
+
+
+def _kappa(k: float | None) -> str:
+    return "—" if k is None else f"{k:.2f}"
+
+
+def reader_rows(found: dict[str, Any]) -> list[list[str]]:
+    """One row per (model, setting, condition) and one for the whole sample."""
+    rows = []
+    for c in [*found.get("cells", []), {"model": "all", "setting": "", "condition": "", **(found.get("overall") or {})}]:
+        rows.append(
+            [
+                str(c["model"]),
+                str(c["setting"]),
+                str(c["condition"]),
+                str(c.get("audited", 0)),
+                share(c.get("agreement")),
+                _kappa(c.get("kappa")),
+                share(c.get("wrong_letter")),
+                share(c.get("unread")),
+            ]
+        )
+    return rows
+
+
+def _pct(p: float | None, lo: float | None, hi: float | None) -> str:
+    return "—" if p is None or lo is None or hi is None else f"{100 * p:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def corrected_line(row: dict[str, Any]) -> str:
+    """One label-corrected rate beside the plain one, with how much wider label error makes it."""
+    plain = _pct(row["plain"], row["plain_lo"], row["plain_hi"])
+    fixed = _pct(row["estimate"], row["lo"], row["hi"])
+    where = f"{row['model']}" + ("" if row["setting"] == "none" else f" ({row['setting']})") + f" / {row['condition']}"
+    return f"{where}: {row['metric']} {plain} on the run's reading (n={row['n_total']}), {fixed} label-corrected ({row['n_audited']} audited); {row['line']}"
+
+
+def heading(name: str, found: dict[str, Any]) -> str:
+    who = "people" if name == "people" else f"the reader model {name.split(':', 1)[-1]}"
+    extra = f", {found['unscored']} unscored" if found.get("unscored") else ""
+    missing = f", {found['not_read']} not read" if found.get("not_read") else ""
+    return f"Second reading by {who}: {found['read']} of {found['sampled']} sampled units read{extra}{missing}; {len(found.get('disagreements', []))} disagreements"
+
+
+def audit_markdown(block: dict[str, Any] | None) -> list[str]:
+    """The audit's section of results.md (nothing without an audit)."""
+    if not block:
+        return []
+    lines = [
+        "## Label audit",
+        "",
+        f"{block['n_sampled']} of {block['population']} read units sampled (seed {block['seed']}; {block['design']}). "
+        "Agreement: the second reading is the run's; wrong letter: of the units the run read as an option, the second "
+        "reading is another or none; unread: of the units the second reading reads as an option, the run read none.",
+        "",
+    ]
+    lines += [f"> {n}" for n in block.get("notes", [])]
+    for name, found in (block.get("readers") or {}).items():
+        lines += [f"### {heading(name, found)}", "", "| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
+        lines += ["| " + " | ".join(r) + " |" for r in reader_rows(found)]
+        lines.append("")
+        for d in found.get("disagreements", []):
+            lines.append(
+                f"- {d['model']} / {d['condition']} {d['unit_id']}: run read {d['run_reading']}, second reading {d['second_reading']} (key {d['key']}) {d['viewer_url'] or d['viewer_path']}"
+            )
+        if found.get("corrected"):
+            lines += ["", "Label-corrected rates:", ""] + [f"- {corrected_line(r)}" for r in found["corrected"]]
+        lines.append("")
+    return lines
