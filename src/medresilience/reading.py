@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import stats
 from .errors import MedresError
 from .family import Family
 from .store import Store
@@ -25,6 +24,8 @@ TRUNCATION_WARN = 0.05
 def reading_summary(store: Store, run: str | None = "latest") -> dict[str, dict[str, dict[str, Any]]]:
     """model -> setting -> the reading counts of a run's units (Store.reading) with two rates:
     `extracted_share` (extracted / read) and `truncated_share` (truncated / replies)."""
+    from . import stats  # loads numpy and pandas: the summary's text helpers (why_text) stay light for the command's process
+
     out = store.reading(run)
     for per_setting in out.values():
         for b in per_setting.values():

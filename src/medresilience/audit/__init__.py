@@ -11,6 +11,18 @@ model's calls and readings), ``people`` (the `reading` review, written and read 
 
 May import: calls, errors, evaluation, event_loop, family, fileio, lock, models, records, results, review, run_suite, scoring, seeding, stats, store, store_joins, suite, viewer_address."""
 
-from .run import AuditResult, audit_run
+from __future__ import annotations
+
+from typing import Any
 
 __all__ = ["AuditResult", "audit_run"]
+
+
+def __getattr__(name: str) -> Any:
+    # `run` (and through it stats, pandas and numpy) loads on first use: the run summary imports
+    # `audit.text` in the command's own process, which leaves those libraries to the results worker
+    if name in __all__:
+        from . import run
+
+        return getattr(run, name)
+    raise AttributeError(name)
