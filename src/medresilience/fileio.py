@@ -535,7 +535,7 @@ def node_kind(path: Path | str) -> str | None:
     does not exist. A link is a link (lstat), whatever it points to."""
     try:
         mode = os.lstat(path).st_mode
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # absent, or under a file: the write names the blocker
         return None
     if stat.S_ISREG(mode):
         return None

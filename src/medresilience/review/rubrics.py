@@ -338,11 +338,11 @@ def rubrics() -> Registry[ReviewRubric]:
 
     out: Registry[ReviewRubric] = Registry("rubric", error=_unknown_rubric)
     out.register(RUBRIC_B.key, RUBRIC_B)
-    out.register(RUBRIC_READING.key, RUBRIC_READING)
     for fam in families():
         for r in fam.review_rubrics:
             if r.key not in out:
                 out.register(r.key, r)
+    out.register(RUBRIC_READING.key, RUBRIC_READING)  # the label audit's, for any family's letter-read units
     return out
 
 
