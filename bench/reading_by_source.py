@@ -30,7 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "replies"
-SPLITS = ("dev", "heldout", "validation", "validation2", "validation3", "validation4", "validation5", "validation6")
+SPLITS = ("dev", "heldout", "validation", "validation2", "validation3", "validation4", "validation5", "validation6", "validation7")
 #: the replies of issue 41 that motivated the precision rules came from six repositories the corpus
 #: never drew on (not stored here); a rule motivated by a corpus repository names it
 ISSUE_41 = "issue 41's six unseen repositories (not in the corpus)"
@@ -204,6 +204,27 @@ def by_repository(rows: list[dict], read: dict[str, dict], title: str) -> str:
     return "\n".join(out)
 
 
+def by_style(rows: list[dict], read: dict[str, dict], title: str) -> str:
+    """The same counts per style tag (a reply counts under each of its tags)."""
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        for tag in r["style"] if isinstance(r["style"], list) else r["style"].split(","):
+            groups[tag].append(r)
+    out = [f"### {title}: by style tag", "", _HEAD]
+    out += [_row(k, _counts(v, read)) for k, v in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+    return "\n".join(out)
+
+
+def wrong_letters(rows: list[dict], read: dict[str, dict]) -> str:
+    """Each reply read as a letter other than its label: what was read, how, and the label's why."""
+    out = [
+        f"- {r['id']} ({repo_of(r)}): read {read[r['id']]['label']!r} ({read[r['id']]['how'][:100]}); labelled {r['expected']!r}: {r['why']}"
+        for r in rows
+        if outcome(read[r["id"]]["label"], r["expected"]) == "wrong"
+    ]
+    return "\n".join(["### Wrong letters", ""] + (out or ["(none)"]))
+
+
 @contextmanager
 def _rule_off(rule: dict):
     """The reader with one rule switched off (for the ablation only)."""
@@ -288,6 +309,7 @@ def main() -> None:
     ap.add_argument("--split", action="append", help="only these splits (repeatable)")
     ap.add_argument("--no-ablation", action="store_true", help="skip the per-rule leave-one-repository-out table")
     ap.add_argument("--dump", action="store_true", help="print every reading as JSON and stop")
+    ap.add_argument("--by-style", action="store_true", help="also the counts per style tag and the list of wrong letters")
     args = ap.parse_args()
     if args.dump:
         print(json.dumps(readings()))
@@ -295,6 +317,9 @@ def main() -> None:
     rows = [r for r in records() if not args.split or r["split"] in args.split]
     read = readings()
     print(by_repository(rows, read, "answers (this checkout)"), end="\n\n")
+    if args.by_style:
+        print(by_style(rows, read, "answers (this checkout)"), end="\n\n")
+        print(wrong_letters(rows, read), end="\n\n")
     if not args.no_ablation:
         print(ablation(rows, read), end="\n\n")
     if args.base:

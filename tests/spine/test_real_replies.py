@@ -18,7 +18,7 @@ from medresilience.scoring.verdicts import read_verdict
 DATA = TESTS / "data" / "replies"
 MCQ_FILES = sorted(DATA.glob("mcq_*.jsonl"))
 JUDGE_FILES = sorted(DATA.glob("judge*.jsonl"))
-SPLITS = {"dev", "heldout", "validation", "validation2", "validation3", "validation4", "validation5", "validation6"}
+SPLITS = {"dev", "heldout", "validation", "validation2", "validation3", "validation4", "validation5", "validation6", "validation7"}
 
 
 def _records(*paths: Path) -> list[dict]:
@@ -75,19 +75,38 @@ VALIDATION6_MISSES: dict[str, str | None] = dict.fromkeys(_VALIDATION6_UNREAD, N
 #: <text>. es incorrecta" read as 3 (i-0083)
 VALIDATION6_FIRST_WRONG = {"h-0001": "A", "h-0003": "A", "h-0036": "F", "h-0044": "D", "h-0070": "I", "h-0140": "E", "i-0083": "3"}
 
+#: the seventh validation set (mcq_j.jsonl, split validation7): the replies the reader did not read as
+#: labelled when first measured (the reader as it was at 9e29750, unchanged), each with its reading
+#: (None: unread). Held out of the corpus-wide tests like the sixth set's; each is a strict expected
+#: failure of test_a_seventh_validation_set_miss_is_read_as_labelled, so a fix shows. First measured:
+#: 155 of 195 as labelled, 1 wrong (j7-0030: "the answer is **IIIA**" (option B) then "Final Answer:
+#: (A)", read as A), 39 of 182 readable unread: medgemma's "</reasoning><prediction>b</prediction>"
+#: and chat-template leaks in Swedish (22), a JSON "diagnosis" key (12), an option named by its
+#: unlettered text in $\boxed{}$ beside other option texts (2), a second turn concluding on an
+#: option's text alone (j7-0050), a Swedish conclusion cut by the budget (j7-0134), and six answers to
+#: the prompt's worked examples (j7-0162)
+_VALIDATION7_UNREAD = [
+    "j7-0050", "j7-0082", "j7-0085", "j7-0116", "j7-0119", "j7-0121", "j7-0123", "j7-0124", "j7-0125", "j7-0126", "j7-0127", "j7-0128",
+    "j7-0132", "j7-0134", "j7-0135", "j7-0138", "j7-0140", "j7-0141", "j7-0142", "j7-0143", "j7-0145", "j7-0146", "j7-0147", "j7-0148",
+    "j7-0149", "j7-0151", "j7-0162", "j7-0184", "j7-0185", "j7-0186", "j7-0187", "j7-0188", "j7-0189", "j7-0190", "j7-0191", "j7-0192",
+    "j7-0193", "j7-0194", "j7-0195",
+]  # fmt: skip
+VALIDATION7_MISSES: dict[str, str | None] = {"j7-0030": "A", **dict.fromkeys(_VALIDATION7_UNREAD, None)}
+HELD_OUT_MISSES = {**VALIDATION6_MISSES, **VALIDATION7_MISSES}
+
 
 @pytest.mark.parametrize("path", MCQ_FILES, ids=lambda p: p.stem)
 def test_no_real_reply_is_read_as_a_wrong_letter(path):
     wrong = [
         f"{r['id']}: read {got!r}, a careful reader reads {r['expected']!r} ({r['why'][:120]})"
         for r in _records(path)
-        if r["id"] not in VALIDATION6_MISSES and (got := _read_mcq(r)) is not None and got != r["expected"]
+        if r["id"] not in HELD_OUT_MISSES and (got := _read_mcq(r)) is not None and got != r["expected"]
     ]
     assert not wrong, "\n".join(wrong)
 
 
 def test_real_replies_a_careful_reader_can_read_are_read():
-    readable = [r for r in _records(*MCQ_FILES) if r["expected"] is not None and r["id"] not in VALIDATION6_MISSES]
+    readable = [r for r in _records(*MCQ_FILES) if r["expected"] is not None and r["id"] not in HELD_OUT_MISSES]
     unread = [r for r in readable if _read_mcq(r) is None]
     by_style = Counter(s for r in unread for s in (r["style"] if isinstance(r["style"], list) else r["style"].split(",")))
     # what is left is mostly an option paraphrased rather than named, which -O extract= reads
@@ -497,5 +516,31 @@ def test_a_first_measured_wrong_letter_of_the_sixth_set_is_now_read_as_labelled_
 )
 def test_a_sixth_validation_set_miss_is_read_as_labelled(rid):
     r = next(r for r in _records(DATA / "mcq_h.jsonl", DATA / "mcq_i.jsonl") if r["id"] == rid)
+    got = read_answer(r["reply"], r["letters"], r.get("option_texts"))
+    assert got.label == r["expected"], f"{rid}: read {got.label!r} ({got.how}); labelled {r['expected']!r}: {r['why']}"
+
+
+def test_the_seventh_validation_set_is_real_varied_and_misread_only_where_listed():
+    # gemma-3 and medgemma under budget forcing (two turns, some revising), gemma-3-270m looping,
+    # medgemma-1.5 naming unlettered image classes by text, qwen3:8b on perturbed items, medgemma in
+    # Swedish with XML tags and chat-template leaks, DeepSeek-R1 and Llama-3.3 on MMLU-Pro health,
+    # gpt-4.1-mini and gpt-5-nano JSON; labelled by hand before any reader ran on it
+    rows = _records(DATA / "mcq_j.jsonl")
+    assert len(rows) >= 150 and {r["split"] for r in rows} == {"validation7"} and all(r["id"].startswith("j7-") for r in rows)
+    by_repo = Counter(r["source"]["repo"] for r in rows)
+    assert len(by_repo) >= 6 and max(by_repo.values()) <= 0.45 * len(rows)
+    used_before = {r["source"]["repo"] for p in MCQ_FILES if p.name != "mcq_j.jsonl" for r in _records(p) if r.get("source")}
+    assert not used_before & set(by_repo)
+    assert not any(r.get("constructed") for r in rows)
+    misses = {r["id"]: got for r in rows if (got := _read_mcq(r)) != r["expected"]}
+    assert misses == VALIDATION7_MISSES
+
+
+@pytest.mark.parametrize(
+    "rid",
+    [pytest.param(rid, marks=pytest.mark.xfail(strict=True, reason=f"read {got!r} (None: unread)")) for rid, got in VALIDATION7_MISSES.items()],
+)
+def test_a_seventh_validation_set_miss_is_read_as_labelled(rid):
+    r = next(r for r in _records(DATA / "mcq_j.jsonl") if r["id"] == rid)
     got = read_answer(r["reply"], r["letters"], r.get("option_texts"))
     assert got.label == r["expected"], f"{rid}: read {got.label!r} ({got.how}); labelled {r['expected']!r}: {r['why']}"
