@@ -82,9 +82,10 @@ VALIDATION6_FIRST_WRONG = {"h-0001": "A", "h-0003": "A", "h-0036": "F", "h-0044"
 #: 155 of 195 as labelled, 1 wrong (j7-0030: "the answer is **IIIA**" (option B) then "Final Answer:
 #: (A)", read as A), 39 of 182 readable unread: medgemma's "</reasoning><prediction>b</prediction>"
 #: and chat-template leaks in Swedish (22), a JSON "diagnosis" key (12), an option named by its
-#: unlettered text in $\boxed{}$ beside other option texts (2), a second turn concluding on an
-#: option's text alone (j7-0050), a Swedish conclusion cut by the budget (j7-0134), and six answers to
-#: the prompt's worked examples (j7-0162)
+#: unlettered text in $\boxed{}$ beside other option texts (2), a second turn concluding "**C.
+#: Coagulation disorder type DIC** is the most common complication" with no answer line (j7-0050), a
+#: Swedish reply cut by the budget after stating its first action (j7-0134), and six answers to the
+#: prompt's worked examples (j7-0162)
 _VALIDATION7_UNREAD = [
     "j7-0050", "j7-0082", "j7-0085", "j7-0116", "j7-0119", "j7-0121", "j7-0123", "j7-0124", "j7-0125", "j7-0126", "j7-0127", "j7-0128",
     "j7-0132", "j7-0134", "j7-0135", "j7-0138", "j7-0140", "j7-0141", "j7-0142", "j7-0143", "j7-0145", "j7-0146", "j7-0147", "j7-0148",
