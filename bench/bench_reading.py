@@ -62,7 +62,11 @@ def main() -> None:
                 by_style[s][o] += 1
             if o in ("wrong", "unread"):
                 misses.append(f"{r['id']} ({kind}, {r['split']}): {o}, read {got.label!r} ({got.how}); expected {r['expected']!r}: {r['why'][:160]}")
-        order = [s for s in ("dev", "heldout", "validation", "validation2", "validation3", "validation4", "validation5", "validation6", "all") if s in by_split]
+        order = [
+            s
+            for s in ("dev", "heldout", "validation", "validation2", "validation3", "validation4", "validation5", "validation6", "validation7", "all")
+            if s in by_split
+        ]
         print(_table(f"{kind}: by split", {s: by_split[s] for s in order}), end="\n\n")
         print(_table(f"{kind}: by style", dict(sorted(by_style.items(), key=lambda kv: -sum(kv[1].values())))), end="\n\n")
     if args.misses:
