@@ -290,7 +290,9 @@ def export_cmd(
 
 
 def import_cmd(
-    ratings: Annotated[Path, typer.Argument(help="CSV of rater, unit, item, dimension, value (and stratum_KEY columns)")],
+    ratings: Annotated[
+        Path, typer.Argument(help="CSV of rater, unit, item, dimension, value (and stratum_KEY, hidden_KEY columns: realism needs hidden_real_position)")
+    ],
     rubric: Annotated[str, typer.Option("--rubric", help="the rubric the ratings follow")],
     out: Annotated[Path, typer.Option("--out", help="new review directory (never overwritten)")],
 ) -> None:
