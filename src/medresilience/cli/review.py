@@ -347,8 +347,9 @@ def harm_cmd(
             soft_wrap=True,
         )
         for o in m.odds_ratios:
+            ratio = "none finite" if o.odds_ratio is None else f"{o.odds_ratio:.2f} [{o.lo:.2f}, {o.hi:.2f}]"
             console.print(
-                f"  {o.factor} {o.level} vs {o.reference}: adjusted OR {o.odds_ratio:.2f} [{o.lo:.2f}, {o.hi:.2f}] (n={o.n})",
+                f"  {o.factor} {o.level} vs {o.reference}: adjusted OR {ratio} (n={o.n}, {o.events} events){'; ' + o.note if o.note else ''}",
                 highlight=False,
                 markup=False,
                 soft_wrap=True,
