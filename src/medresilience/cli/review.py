@@ -341,7 +341,7 @@ def harm_cmd(
     if res.model is not None:
         m = res.model
         console.print(
-            f"mixed model of {res.outcome} per rating ({m.n} ratings, {m.events} events, {m.groups} reviewers): {m.method}; reviewer ICC {m.icc:.3f}",
+            f"mixed model of {res.outcome} per rating ({m.n} ratings fitted, {m.events} events, {m.groups} reviewers): {m.method}; reviewer ICC {m.icc:.3f}",
             highlight=False,
             markup=False,
             soft_wrap=True,

@@ -92,7 +92,8 @@ def radar(axes: list[str], series: dict[str, tuple[list[float], list[float], lis
             v = np.asarray(p, dtype=float)
             ring = np.append(v, v[0])
             ax.plot(np.append(angles, angles[0]), ring, color=colour, linewidth=1.6, marker="o", markersize=4, label=short(label, 40))
-            ax.fill(np.append(angles, angles[0]), np.nan_to_num(ring), color=colour, alpha=0.08)
+            if not np.isnan(v).any():  # a missing value is a gap in the line, never a fill to 0
+                ax.fill(np.append(angles, angles[0]), ring, color=colour, alpha=0.08)
             for a, lo_i, hi_i in zip(angles, lo, hi):
                 if not (np.isnan(lo_i) or np.isnan(hi_i)):
                     ax.plot([a, a], [lo_i, hi_i], color=colour, linewidth=2.4, alpha=0.5)
