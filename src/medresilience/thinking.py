@@ -1,5 +1,6 @@
-"""Thinking time per model (Cancer-Myth Table 4: the share fully right beside the seconds per
-question): per model and condition of a run, the mean latency of an answer call with a bootstrap
+"""Thinking time per model configuration (Cancer-Myth Table 4: the share fully right beside the
+seconds per question): per model, setting and condition of a run (never pooled over settings: a
+setting is part of the configuration), the mean latency of an answer call with a bootstrap
 interval over items, the mean completion tokens per answer, the mean reasoning tokens per answer
 and the share right (a valid score of at least 1, clustered by item).
 
@@ -29,11 +30,11 @@ def thinking_time(run_dir: Path | str, *, seed: int = 0, n_resamples: int = 2000
     with Store.read_only(db) as store:
         results = list(store.unit_results(store.latest_run()))
         times = store.call_times({r.key for r in results})
-    groups: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    groups: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
     for r in results:
-        groups[(r.model, r.condition)].append(r)
+        groups[(r.model, r.setting, r.condition)].append(r)
     rows = []
-    for (model, condition), rs in sorted(groups.items()):
+    for (model, setting, condition), rs in sorted(groups.items()):
         per_item: dict[str, list[float]] = defaultdict(list)
         tokens, thought = [], []
         for r in rs:
@@ -54,6 +55,7 @@ def thinking_time(run_dir: Path | str, *, seed: int = 0, n_resamples: int = 2000
         rows.append(
             {
                 "model": model,
+                "setting": setting,
                 "condition": condition,
                 "answers": len(tokens),
                 "seconds_per_answer": b["mean"],

@@ -66,3 +66,30 @@ def _run(path):
     from medresilience.report.rundir import load_run
 
     return load_run(path)
+
+
+def test_the_radar_draws_the_profile_and_writes_its_data(runs):
+    """MedMisBench's Fig. 14: one spoke per dimension, one polygon per model, from the profile table;
+    its data as tables/profile_radar.csv, the same numbers the profile holds."""
+    import csv
+
+    from medresilience.report.profile import profile_radar
+
+    root = runs[0]
+    df = profile_frame([_run(root / "mis"), _run(root / "noise")])
+    rep = build_report([root / "mis", root / "noise"], out_dir=root / "r-radar")
+    html = rep.html.read_text()
+    assert 'id="fig-profile-radar"' in html and "Resilience profile (radar)" in html
+    with open(root / "r-radar" / "tables" / "profile_radar.csv", newline="", encoding="utf-8") as fh:
+        (row,) = list(csv.DictReader(fh))
+    assert row["model"] == "m" and row["setting"] == "none"
+    for r in df.itertuples():
+        assert float(row[f"{r.dimension}:value"]) == pytest.approx(r.value) and int(row[f"{r.dimension}:n"]) == r.n
+    svg = profile_radar(df)
+    assert svg.count("<title>") == 1 and all(lbl.split(":")[0].split()[0] in svg for lbl in df["label"])
+    # one family of three dimensions (clean accuracy, Type 1 and Type 2 as 1 - ASR): the radar alone
+    alone = build_report([root / "mis"], out_dir=root / "r-alone")
+    page = alone.html.read_text()
+    assert 'id="fig-profile-radar"' in page and "Resilience profile (all families)" not in page
+    assert (root / "r-alone" / "tables" / "profile_radar.csv").is_file()
+    assert profile_radar(df[df["family"] == "pressure"]) is None  # fewer than three spokes: no radar

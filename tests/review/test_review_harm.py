@@ -1,7 +1,8 @@
 """MedMisBench's clinician analyses (`medres review harm`), hand-counted on ratings imported in
 the exchange layout: the worst case under the any / mean / every-reviewer rules, the outcome
 classes (the most severe any reviewer gave), the falsehood-clarity bands of a rubric-A review of
-the same items, another outcome (harm=3) and the mixed model's table and method."""
+the same items, another outcome (harm=3) and the mixed model's table and method (a level with no
+events gets no odds ratio, with a note)."""
 
 from __future__ import annotations
 
@@ -94,7 +95,7 @@ def test_cli_harm_with_the_mixed_model(tmp_path):
     assert r.exit_code == 0, r.output
     out = " ".join(r.output.split())
     assert "worst case, any reviewer (conservative): 3/7 units" in out.lower()
-    assert "band soft:" in out and "BinomialBayesMixedGLM" in out and "reviewer ICC" in out
+    assert "band soft:" in out and "maximum-likelihood" in out and "reviewer ICC" in out
     summary = json.loads((tmp_path / "h" / "harm_summary.json").read_text())
     assert summary["model"]["references"] == {"model": "m1", "falsehood_clarity": "clear"}
     assert {(o["factor"], o["level"]) for o in summary["model"]["odds_ratios"]} == {
@@ -104,5 +105,9 @@ def test_cli_harm_with_the_mixed_model(tmp_path):
     }
     with open(tmp_path / "h" / "odds_ratios.csv", newline="") as fh:
         assert len(list(csv.DictReader(fh))) == 3
+    # model m2 has no worst case in its 4 ratings: separation, so no finite odds ratio and a note (no prior's value)
+    m2 = next(o for o in summary["model"]["odds_ratios"] if o["level"] == "m2")
+    assert (m2["odds_ratio"], m2["lo"], m2["hi"], m2["events"]) == (None, None, None, 0) and "separation" in m2["note"]
+    assert "model m2 vs m1: adjusted OR none finite (n=4, 0 events)" in out and any("separation" in n for n in summary["notes"])
     r = CliRunner().invoke(app, ["review", "harm", str(rb), "--factors", "model", "--reference", "model=m9"])
     assert r.exit_code == 2 and "m9" in r.output

@@ -94,3 +94,68 @@ def test_binomial_test_edges():
         stats.binomial_test(11, 10)
     with pytest.raises(ValueError, match="strictly between"):
         stats.binomial_test(1, 2, p=1.0)
+
+
+# --------------------------------------------------------------------------- picks made in another tool
+
+
+def _survey_export(path, real_column="stratum_real_position", *, blank_at=None):
+    """The picks of RIGHT (10 pairs x 10 raters) as another survey tool would export them in the
+    exchange layout: which question is real given per unit in `real_column`."""
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["rater", "unit", "item", "dimension", "value", "stratum_pair", *([real_column] if real_column else [])])
+        for i in range(10):
+            real = "1" if i % 3 else "2"
+            for j, r in enumerate(RATERS):
+                pick = real if j < RIGHT[i] else ("2" if real == "1" else "1")
+                cell = "" if (i, j) == blank_at else real
+                w.writerow([r, f"u{i}", f"p{i}", "which_real", pick, f"p{i}", *([cell] if real_column else [])])
+    return path
+
+
+@pytest.mark.parametrize("column", ["stratum_real_position", "hidden_real_position"])
+def test_imported_picks_are_scored_against_the_real_one(tmp_path, column):
+    path = _survey_export(tmp_path / "picks.csv", column)
+    r = CliRunner().invoke(app, ["review", "import", str(path), "--rubric", "realism", "--out", str(tmp_path / "imported")])
+    assert r.exit_code == 0, r.output
+    res = compute_picks(tmp_path / "imported")
+    per = res.per_unit.set_index("item_id")
+    assert [int(per.loc[f"p{i}", "k"]) for i in range(10)] == RIGHT and set(per["n"]) == {10}
+    assert per.loc["p1", "p_value"] == pytest.approx(11 / 1024) and per.loc["p4", "p_value"] == pytest.approx(386 / 1024)
+    assert [per.loc[f"p{i}", "p_value"] for i in range(10)] == pytest.approx([stats.binomial_test(k, 10) for k in RIGHT])
+    s = res.summary
+    assert (s["picked_true"]["k"], s["picked_true"]["n"]) == (67, 100) and (s["told_apart"], s["at_least_40pct_unsure"]) == (2, 6)
+
+
+def test_a_file_that_does_not_say_which_is_real_is_refused(tmp_path):
+    from medresilience.review.exchange import import_ratings
+
+    path = _survey_export(tmp_path / "picks.csv", None)
+    with pytest.raises(InputError, match="does not give") as e:
+        import_ratings(path, "realism", tmp_path / "o")
+    assert (e.value.line, e.value.field) == (1, "hidden_real_position")
+    r = CliRunner().invoke(app, ["review", "import", str(path), "--rubric", "realism", "--out", str(tmp_path / "o")])
+    assert r.exit_code != 0 and "hidden_real_position" in r.output and not (tmp_path / "o").exists()
+    path = _survey_export(tmp_path / "blank.csv", blank_at=(3, 4))
+    with pytest.raises(InputError, match="empty") as e:
+        import_ratings(path, "realism", tmp_path / "o")
+    assert (e.value.line, e.value.field) == (1 + 3 * 10 + 4 + 1, "stratum_real_position")
+    path = _survey_export(tmp_path / "three.csv")
+    path.write_text(path.read_text().replace(",p1,1\n", ",p1,3\n"), encoding="utf-8")
+    with pytest.raises(InputError, match="'3' is not one of 1, 2"):
+        import_ratings(path, "realism", tmp_path / "o")
+    assert not (tmp_path / "o").exists()
+
+
+def test_export_and_import_keep_which_is_real(rated, tmp_path):
+    from medresilience.review.exchange import export_ratings, import_ratings
+
+    export_ratings(rated, tmp_path / "out.csv")
+    with open(tmp_path / "out.csv", newline="", encoding="utf-8") as fh:
+        assert "hidden_real_position" in next(csv.reader(fh))
+    import_ratings(tmp_path / "out.csv", "realism", tmp_path / "again")
+    before, after = compute_picks(rated), compute_picks(tmp_path / "again")
+    assert before.summary == after.summary
+    key = lambda res: res.per_unit.drop(columns="unit_id").sort_values("item_id").reset_index(drop=True)  # noqa: E731
+    assert key(before).equals(key(after))

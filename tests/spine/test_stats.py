@@ -604,3 +604,14 @@ def test_cluster_interval_matches_stats_cluster_bootstrap():
 
 
 # ------------------------------------------------------------------------------ metrics (vectorised)
+
+
+def test_one_pair_per_item_gets_the_exact_mcnemar_several_get_durkalski():
+    # b=0, c=2 on two items: the exact test gives 0.5 (Durkalski would give the asymptotic 0.157)
+    one = stats.paired_mcnemar([False, False], [True, True], ["q1", "q2"])
+    assert (one["test"], one["b"], one["c"], one["clusters"]) == ("mcnemar_exact", 0, 2, 2) and one["p"] == pytest.approx(0.5)
+    assert stats.cluster_mcnemar([False, False], [True, True], ["q1", "q2"])["p"] == pytest.approx(0.1573, abs=1e-4)
+    several = stats.paired_mcnemar([False, False, False], [True, True, True], ["q1", "q1", "q2"])
+    assert several["test"] == "cluster_mcnemar" and several == stats.cluster_mcnemar([False, False, False], [True, True, True], ["q1", "q1", "q2"])
+    assert stats.paired_mcnemar([], [], [])["p"] == 1.0
+    assert (stats.several_pairs([1, 1, 1]), stats.several_pairs([1, 2]), stats.several_pairs([])) == (False, True, False)

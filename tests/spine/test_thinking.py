@@ -1,6 +1,7 @@
 """Thinking time per model (`medres thinking RUN`): a stub model that answers 0.3 s late and one
 that answers at once; the seconds per answer, the completion tokens per answer (the stub counts
-the reply's words) and the share right come back per model and condition. Two thinking models
+the reply's words) and the share right come back per model, setting and condition (a run with
+two settings gives a row for each, never one pooling both, as Cancer-Myth's Table 4). Two thinking models
 beside them: one whose usage reports reasoning tokens (with its reasoning text), one that sends
 its reasoning text but reports a count only for some replies (a null for the others): the
 reported counts are stored with every call and averaged over the answers that reported one,
@@ -111,10 +112,10 @@ def test_cli(run):
     _, run_dir = run
     r = CliRunner().invoke(app, ["thinking", str(run_dir)])
     assert r.exit_code == 0, r.output
-    assert "slow / clean:" in r.output and "per answer" in r.output
+    assert "slow / none / clean:" in r.output and "per answer" in r.output
     lines = {line.split(":")[0]: line for line in r.output.splitlines() if " / " in line}
-    assert f"{THOUGHT} reasoning tokens per answer," in lines["thinker / clean"]
-    assert "reasoning tokens not reported" in lines["fast / clean"]
+    assert f"{THOUGHT} reasoning tokens per answer," in lines["thinker / none / clean"]
+    assert "reasoning tokens not reported" in lines["fast / none / clean"]
     shy = [line for name, line in lines.items() if name.startswith("shy /") and "reported by" in line]
     assert shy and all(f"{SOMETIMES} reasoning tokens per answer, reported by " in line for line in shy)
 
@@ -172,3 +173,36 @@ def _mean_latency(run_dir, model: str, condition: str) -> float:
             (model, condition),
         ).fetchone()
     return mean
+
+
+def cautious_only(suite):
+    """Right (the gold letter) under the caution setting's system prompt, wrong without it."""
+    gold = {it.question: it.answer for it in suite.items.values()}
+
+    def policy(messages, request):
+        right = next(g for q, g in gold.items() if q in messages[-1]["content"])
+        if any(m["role"] == "system" and "Caution:" in m["content"] for m in messages):
+            return f"Answer: {right}"
+        return "Answer: " + ("B" if right == "A" else "A")
+
+    return policy
+
+
+def test_one_row_per_setting_never_pooled(tmp_path):
+    from medresilience.evaluation import evaluate
+    from medresilience.models.spec import parse_model_spec
+    from medresilience.runner import EvalOptions
+    from medresilience.testing.stub import StubServer
+
+    suite = make_tiny_suite()
+    with StubServer(policy=cautious_only(suite)) as srv:
+        spec = parse_model_spec(f"openai:m,base_url={srv.base_url}")
+        evaluate(suite, [spec], tmp_path / "run", EvalOptions(settings=("none", "caution")))
+    rows = {(r["model"], r["setting"], r["condition"]): r for r in thinking_time(tmp_path / "run", n_resamples=50)}
+    n = len(suite.items)
+    assert (rows[("m", "none", "clean")]["right"], rows[("m", "none", "clean")]["right_n"]) == (0.0, n)
+    assert (rows[("m", "caution", "clean")]["right"], rows[("m", "caution", "clean")]["right_n"]) == (1.0, n)  # not 50% of 2n
+    out = CliRunner().invoke(app, ["thinking", str(tmp_path / "run")])
+    assert out.exit_code == 0, out.output
+    lines = {line.split(":")[0]: line for line in out.output.splitlines() if " / " in line}
+    assert f"right 100.0% (n={n})" in lines["m / caution / clean"] and f"right 0.0% (n={n})" in lines["m / none / clean"]

@@ -38,7 +38,7 @@ def overlap_cmd(run: Annotated[Path, typer.Argument(help="run directory")]) -> N
 
 
 def thinking_cmd(run: Annotated[Path, typer.Argument(help="run directory")]) -> None:
-    """Per model and condition: seconds per answer (bootstrap over items), completion tokens and reported reasoning tokens per answer, share right."""
+    """Per model, setting and condition: seconds per answer (bootstrap over items), completion tokens and reported reasoning tokens per answer, share right."""
     from ..thinking import thinking_time
 
     for r in thinking_time(run):
@@ -53,7 +53,7 @@ def thinking_cmd(run: Annotated[Path, typer.Argument(help="run directory")]) -> 
             thought = f"{r['reasoning_tokens_per_answer']:.0f} reasoning tokens per answer{shy}"
         right = "—" if r["right"] is None else f"{100 * r['right']:.1f}%"
         console.print(
-            f"{r['model']} / {r['condition']}: {secs} per answer (n={r['items']} items), {toks} completion tokens per answer, {thought}, "
+            f"{r['model']} / {r['setting']} / {r['condition']}: {secs} per answer (n={r['items']} items), {toks} completion tokens per answer, {thought}, "
             f"right {right} (n={r['right_n']})",
             highlight=False,
             markup=False,

@@ -290,7 +290,9 @@ def export_cmd(
 
 
 def import_cmd(
-    ratings: Annotated[Path, typer.Argument(help="CSV of rater, unit, item, dimension, value (and stratum_KEY columns)")],
+    ratings: Annotated[
+        Path, typer.Argument(help="CSV of rater, unit, item, dimension, value (and stratum_KEY, hidden_KEY columns: realism needs hidden_real_position)")
+    ],
     rubric: Annotated[str, typer.Option("--rubric", help="the rubric the ratings follow")],
     out: Annotated[Path, typer.Option("--out", help="new review directory (never overwritten)")],
 ) -> None:
@@ -339,14 +341,15 @@ def harm_cmd(
     if res.model is not None:
         m = res.model
         console.print(
-            f"mixed model of {res.outcome} per rating ({m.n} ratings, {m.events} events, {m.groups} reviewers): {m.method}; reviewer ICC {m.icc:.3f}",
+            f"mixed model of {res.outcome} per rating ({m.n} ratings fitted, {m.events} events, {m.groups} reviewers): {m.method}; reviewer ICC {m.icc:.3f}",
             highlight=False,
             markup=False,
             soft_wrap=True,
         )
         for o in m.odds_ratios:
+            ratio = "none finite" if o.odds_ratio is None else f"{o.odds_ratio:.2f} [{o.lo:.2f}, {o.hi:.2f}]"
             console.print(
-                f"  {o.factor} {o.level} vs {o.reference}: adjusted OR {o.odds_ratio:.2f} [{o.lo:.2f}, {o.hi:.2f}] (n={o.n})",
+                f"  {o.factor} {o.level} vs {o.reference}: adjusted OR {ratio} (n={o.n}, {o.events} events){'; ' + o.note if o.note else ''}",
                 highlight=False,
                 markup=False,
                 soft_wrap=True,

@@ -39,7 +39,7 @@ from .audit import TITLE as AUDIT_TITLE
 from .audit import section as audit_section
 from .html import esc, run_facts, sent_text, viewer_links
 from .html import page as html_page
-from .profile import profile_frame, profile_section
+from .profile import RADAR_MIN_AXES, profile_frame, profile_section, radar_frame, radar_section
 from .reading import ANCHOR as READING_ANCHOR
 from .reading import TITLE as READING_TITLE
 from .reading import section as reading_section
@@ -137,6 +137,10 @@ def _write(runs: list[RunData], out: Path, title: str | None, viewer_url: str | 
     shown_profile = profile_section(profile)
     if shown_profile is not None:
         tables["profile_all"] = profile
+    # the radar (MedMisBench Fig. 14) of three dimensions or more: in the cross-family section, else alone
+    radar = radar_section(profile) if shown_profile is None else None
+    if not profile.empty and profile["dimension"].nunique() >= RADAR_MIN_AXES:
+        tables["profile_radar"] = radar_frame(profile)
     t0 = time.perf_counter()
     trade = tradeoff_section(runs)  # None unless some run has a setting other than none
     if trade is not None:
@@ -151,8 +155,8 @@ def _write(runs: list[RunData], out: Path, title: str | None, viewer_url: str | 
     agents = agent_section(runs)  # None unless some run has an agent setting
     if agents is not None:
         tables.update(agents[2])
-    page = _page(runs, parts, tables, notes, title, shown_profile, trade, reading, viewer_url, agents, audit)
-    md = _markdown(runs, parts, tables, notes, title, shown_profile, trade, reading, agents, audit)
+    page = _page(runs, parts, tables, notes, title, shown_profile, trade, reading, viewer_url, agents, audit, radar)
+    md = _markdown(runs, parts, tables, notes, title, shown_profile, trade, reading, agents, audit, radar)
     out.mkdir(parents=True, exist_ok=True)
     with atomic_write(out / "report.html") as fh:
         fh.write(scrub(page, secrets))
@@ -208,6 +212,7 @@ def _page(
     viewer_url: str | None = None,
     agents: tuple | None = None,
     audit: tuple | None = None,
+    radar: tuple[str, str] | None = None,
 ) -> str:
     title = title or "medresilience report"
     parts_of = macros(__package__, "report.html.j2")
@@ -216,6 +221,8 @@ def _page(
     sections: list[tuple[str, str, str]] = [("key", "Key numbers", key)]
     if profile is not None:
         sections.append(("profile-all", "Resilience profile (all families)", profile[0]))
+    if radar is not None:
+        sections.append(("profile-radar", "Resilience profile", radar[0]))
     if trade is not None:
         sections.append((TRADEOFF_ANCHOR, TRADEOFF_TITLE, trade[0]))
     if agents is not None:
@@ -254,6 +261,7 @@ def _markdown(
     reading: tuple | None = None,
     agents: tuple | None = None,
     audit: tuple | None = None,
+    radar: tuple[str, str] | None = None,
 ) -> str:
     lines = [f"# {title or 'medresilience report'}", ""]
     lines.append(f"Runs: {', '.join(r.name for r in runs)}. {INTERVALS}")
@@ -262,6 +270,8 @@ def _markdown(
         lines.append(f"> {n}")
     if profile is not None:
         lines += [profile[1], ""]
+    if radar is not None:
+        lines += [radar[1], ""]
     if trade is not None:
         lines += [trade[1], ""]
     if agents is not None:

@@ -75,3 +75,31 @@ def short(s: str, width: int = 28) -> str:
 
 def wrap(s: str, width: int = 12) -> str:
     return textwrap.fill(str(s).replace("_", " "), width=width, break_long_words=False)
+
+
+def radar(axes: list[str], series: dict[str, tuple[list[float], list[float], list[float]]], name: str, title: str) -> str:
+    """A radar (spider) chart: one spoke per axis (0-100%, higher is better outward), one closed
+    polygon per series (value, lo, hi per axis, in %; NaN where the series has no value there),
+    each value's interval drawn as a segment along its spoke."""
+    angles = np.linspace(0, 2 * np.pi, len(axes), endpoint=False)
+    with plt.rc_context(STYLE):
+        fig = plt.figure(figsize=(7.5, 6.5), layout="constrained")
+        ax = fig.add_subplot(projection="polar")
+        ax.set_theta_offset(np.pi / 2)
+        ax.set_theta_direction(-1)
+        for j, (label, (p, lo, hi)) in enumerate(series.items()):
+            colour = PALETTE[j % len(PALETTE)]
+            v = np.asarray(p, dtype=float)
+            ring = np.append(v, v[0])
+            ax.plot(np.append(angles, angles[0]), ring, color=colour, linewidth=1.6, marker="o", markersize=4, label=short(label, 40))
+            if not np.isnan(v).any():  # a missing value is a gap in the line, never a fill to 0
+                ax.fill(np.append(angles, angles[0]), ring, color=colour, alpha=0.08)
+            for a, lo_i, hi_i in zip(angles, lo, hi):
+                if not (np.isnan(lo_i) or np.isnan(hi_i)):
+                    ax.plot([a, a], [lo_i, hi_i], color=colour, linewidth=2.4, alpha=0.5)
+        ax.set_xticks(angles, [wrap(a, 18) for a in axes])
+        ax.set_ylim(0, 100)
+        ax.set_yticks([25, 50, 75, 100], ["25", "50", "75", "100%"])
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2, frameon=False)
+        ax.set_title(title)
+        return to_svg(fig, name, title)  # inside the style: its text stays text

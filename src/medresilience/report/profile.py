@@ -17,7 +17,7 @@ from markupsafe import Markup
 from ..family import get
 from .html import esc, rate_cell, rate_units, setting_name
 from .html import table as html_table
-from .plots import PALETTE, STYLE, err, plt, short, to_svg
+from .plots import PALETTE, STYLE, err, plt, radar, short, to_svg
 from .rundir import names_of
 from .tables import markdown_table
 from .templating import macros
@@ -106,6 +106,50 @@ def profile_figure(df: pd.DataFrame) -> str | None:
     return to_svg(fig, "profile-all", "Resilience profile across test families")
 
 
+RADAR_MIN_AXES = 3  # a radar of fewer spokes is a line: the dot figure shows those
+
+
+def radar_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """The data the radar draws (a resilience radar, as the studies draw one): one row per model and setting, per
+    dimension its value and interval (higher is better), the dimensions in the profile's order."""
+    dims = list(dict.fromkeys(df["dimension"]))
+    rows = []
+    for (model, setting), g in df.groupby(["model", "setting"], sort=False):
+        row: dict[str, Any] = {"model": model, "setting": setting}
+        by = g.drop_duplicates("dimension").set_index("dimension")
+        for d in dims:
+            for k in ("value", "lo", "hi", "n"):
+                row[f"{d}:{k}"] = by.loc[d, k] if d in by.index else None
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def profile_radar(df: pd.DataFrame) -> str | None:
+    """The resilience profile as a radar: one spoke per dimension, one polygon per model and
+    setting, each value with its 95% interval along its spoke; None below three dimensions."""
+    dims = list(dict.fromkeys(df["dimension"])) if not df.empty else []
+    if len(dims) < RADAR_MIN_AXES:
+        return None
+    labels = dict(zip(df["dimension"], df["label"]))
+    wide = radar_frame(df)
+    series = {}
+    for r in wide.to_dict("records"):
+        name = str(r["model"]) if r["setting"] == "none" else f"{r['model']} ({r['setting']})"
+        series[name] = tuple([100 * float(np.nan if r[f"{d}:{k}"] is None else r[f"{d}:{k}"]) for d in dims] for k in ("value", "lo", "hi"))
+    return radar([labels[d] for d in dims], series, "profile-radar", "Resilience profile (radar)")
+
+
+def radar_section(df: pd.DataFrame) -> tuple[str, str] | None:
+    """(html, markdown) of the radar alone, for a report the cross-family section leaves out (one
+    family that declares three dimensions or more)."""
+    svg = profile_radar(df)
+    if svg is None:
+        return None
+    body = str(macros(__package__, "report.html.j2").profile(Markup(svg), Markup("")))
+    md = "## Resilience profile\n\nThe radar's data: `tables/profile_radar.csv` (per model and setting, each dimension's value, interval and n; higher is better).\n"
+    return body, md
+
+
 def _units(c: dict[str, Any]) -> str | None:
     """The viewer's URL of the units behind a profile cell, as its family's `Outcomes.filters`
     names them (a rate shown as 1 - rate links to the units of the rate: the flips)."""
@@ -136,6 +180,8 @@ def profile_section(df: pd.DataFrame) -> tuple[str, str] | None:
         md_rows.append(md)
     table = html_table(rows, ["Model", "Setting", *[esc(labels[d]) for d in dims]], numeric=range(2, 2 + len(dims)))
     svg = profile_figure(df)
-    body = str(macros(__package__, "report.html.j2").profile(None if svg is None else Markup(svg), Markup(table)))
+    spider = profile_radar(df)
+    figures = None if svg is None else Markup(svg + (spider or ""))
+    body = str(macros(__package__, "report.html.j2").profile(figures, Markup(table)))
     md = "## Resilience profile (all families)\n\n" + markdown_table(pd.DataFrame(md_rows)) + "\n"
     return body, md

@@ -3,7 +3,11 @@ review import`), so a study rated in another survey tool is analysed here as one
 
 The layout (CSV, header required, UTF-8): `rater, unit, item, dimension, value`, then any number
 of `stratum_KEY` columns (the unit's strata: what the analyses group by, the same on every row of
-a unit). A dimension is one of the rubric's, or `part:N` for paragraph N of a rubric rated by parts
+a unit) and `hidden_KEY` columns (the unit's answer key: the blinded facts the rubric scores its
+ratings against, e.g. `hidden_real_position` of the realism check, which question of the pair is
+the real one; the export writes them, and an import also takes a `stratum_KEY` column of such a
+fact). A rubric whose ratings are picks scored against a hidden fact (`extra["pick"]`) refuses a
+file that does not give that fact for every unit. A dimension is one of the rubric's, or `part:N` for paragraph N of a rubric rated by parts
 (its labels are flags `part:N:LABEL`); `flag` rows name one flag each, a `comment` row holds
 the rater's comment and a `status` row with the value `skipped` marks a skipped task (a rater with
 any other row on a unit rated it). The export writes every rating in this layout; an import checks
@@ -23,6 +27,7 @@ from .rubrics import PART, ReviewRubric, get_rubric, part_key
 
 COLUMNS = ("rater", "unit", "item", "dimension", "value")
 STRATUM = "stratum_"
+HIDDEN = "hidden_"
 SPECIAL = ("flag", "comment", "status")
 
 
@@ -31,16 +36,25 @@ def export_ratings(review: Path | str, out: Path | str) -> int:
     with ReviewDB(review) as db:
         rubric, units, ratings = db.rubric, db.units(), db.ratings()
     keys = sorted({k for u in units.values() for k in u.strata})
+    facts = [k for k in answer_key(rubric) if any(u.hidden.get(k) is not None for u in units.values())]
     rows: list[list[str]] = []
     for r in ratings:
         if r["status"] is None:
             continue
         u = units[r["unit_id"]]
         tail = ["" if u.strata.get(k) is None else str(u.strata[k]) for k in keys]
+        tail += ["" if u.hidden.get(k) is None else str(u.hidden[k]) for k in facts]
         for dim, value in _task_rows(rubric, r):
             rows.append([r["reviewer"], r["unit_id"], u.item_id or "", dim, value, *tail])
-    write_csv(Path(out), [[*COLUMNS, *(STRATUM + k for k in keys)], *rows])
+    write_csv(Path(out), [[*COLUMNS, *(STRATUM + k for k in keys), *(HIDDEN + k for k in facts)], *rows])
     return len(rows)
+
+
+def answer_key(rubric: ReviewRubric) -> list[str]:
+    """The hidden facts a rubric scores ratings against: its pick's fact and its automatic labels."""
+    pick = rubric.extra.get("pick")
+    keys = [pick[1]] if pick else []
+    return keys + [a.auto_field for a in rubric.auto if a.auto_field not in keys]
 
 
 def _task_rows(rubric: ReviewRubric, r: dict[str, Any]) -> list[tuple[str, str]]:
@@ -110,6 +124,38 @@ def _check_value(rubric: ReviewRubric, path: Path, line: int, dim: str, value: s
         raise InputError(path, line, "value", f"{show(value)} is not on the {dim} scale ({', '.join(d.values)})")
 
 
+def _fact_columns(rubric: ReviewRubric, path: Path, header: list[str]) -> dict[str, str]:
+    """Hidden fact -> the column that gives it: `hidden_KEY`, else `stratum_KEY` for a fact of the
+    rubric's answer key. A rubric of picks needs its pick's fact (else the picks would be scored
+    against nothing)."""
+    cols = {h[len(HIDDEN) :]: h for h in header if h.startswith(HIDDEN)}
+    for k in answer_key(rubric):
+        if k not in cols and STRATUM + k in header:
+            cols[k] = STRATUM + k
+    pick = rubric.extra.get("pick")
+    if pick and pick[1] not in cols:
+        raise InputError(
+            path,
+            1,
+            HIDDEN + pick[1],
+            f"rubric {rubric.key} scores each {pick[0]} pick against the unit's {pick[1]}, which this file does not give: "
+            f"add a {HIDDEN}{pick[1]} (or {STRATUM}{pick[1]}) column, the value of {pick[0]} that is the true one",
+        )
+    return cols
+
+
+def _facts(rubric: ReviewRubric, path: Path, line: int, row: dict[str, str], cols: dict[str, str]) -> dict[str, str]:
+    """A row's hidden facts (empty cells left out); the pick's fact must be a value of its dimension."""
+    out = {k: row[c].strip() for k, c in cols.items() if row[c].strip()}
+    pick = rubric.extra.get("pick")
+    if pick:
+        allowed = rubric.dimension(pick[0]).values
+        if out.get(pick[1]) not in allowed:
+            got = "empty" if pick[1] not in out else f"{show(out[pick[1]])} is not one of {', '.join(allowed)}"
+            raise InputError(path, line, cols[pick[1]], f"{got}: every unit must say which {pick[0]} value is the true one ({', '.join(allowed)})")
+    return out
+
+
 def read_ratings(path: Path | str, rubric: ReviewRubric) -> tuple[dict[str, UnitRow], dict[tuple[str, str], _Task], int]:
     """The units and (unit, rater) tasks of a ratings file, every row checked, and the number of
     rows read (the header not counted)."""
@@ -125,9 +171,10 @@ def read_ratings(path: Path | str, rubric: ReviewRubric) -> tuple[dict[str, Unit
     missing = [c for c in COLUMNS if c not in header]
     if missing:
         raise InputError(path, 1, missing[0], f"the header lacks {', '.join(missing)} (expected {', '.join(COLUMNS)}, then stratum_KEY columns)")
-    extra = [h for h in header if h not in COLUMNS and not h.startswith(STRATUM)]
+    extra = [h for h in header if h not in COLUMNS and not h.startswith((STRATUM, HIDDEN))]
     if extra:
-        raise InputError(path, 1, extra[0], f"unknown column (expected {', '.join(COLUMNS)}, then stratum_KEY columns)")
+        raise InputError(path, 1, extra[0], f"unknown column (expected {', '.join(COLUMNS)}, then stratum_KEY and hidden_KEY columns)")
+    facts = _fact_columns(rubric, path, header)
     units: dict[str, UnitRow] = {}
     tasks: dict[tuple[str, str], _Task] = {}
     seen: set[tuple[str, str, str, str]] = set()
@@ -151,11 +198,13 @@ def read_ratings(path: Path | str, rubric: ReviewRubric) -> tuple[dict[str, Unit
             raise InputError(path, line, "dimension", f"{rater} rated {dim}{' ' + value if dim == 'flag' else ''} of unit {show(unit)} twice")
         seen.add(key)
         strata = {h[len(STRATUM) :]: (row[h] or None) for h in header if h.startswith(STRATUM)}
+        hidden = _facts(rubric, path, line, row, facts)
         item = row["item"].strip() or None
         if unit not in units:
-            units[unit] = UnitRow(unit, item, strata, [], {})
-        elif units[unit].item_id != item or units[unit].strata != strata:
-            raise InputError(path, line, "item" if units[unit].item_id != item else "stratum", f"unit {show(unit)} differs from its first row")
+            units[unit] = UnitRow(unit, item, strata, [], hidden)
+        elif units[unit].item_id != item or units[unit].strata != strata or units[unit].hidden != hidden:
+            field = "item" if units[unit].item_id != item else "stratum" if units[unit].strata != strata else "hidden"
+            raise InputError(path, line, field, f"unit {show(unit)} differs from its first row")
         t = tasks.setdefault((unit, rater), _Task(values={}, flags=[]))
         if dim == "status":
             t.status = "skipped"

@@ -13,7 +13,8 @@
   (any reviewer) per band.
 - A mixed-effects logistic model of the per-rating outcome (the worst case, or DIM=VALUES) with
   fixed effects for the named strata (and the band) and the reviewer as a random intercept:
-  adjusted odds ratios, the reviewer ICC and the method (stats.mixed_logistic)."""
+  adjusted odds ratios with Wald intervals from the maximum-likelihood fit, the reviewer ICC and the
+  method (stats.mixed_logistic; a level with no events has no finite odds ratio and a note)."""
 
 from __future__ import annotations
 
@@ -228,6 +229,7 @@ def analyse(
                 references=references or {},
                 confidence=confidence,
             )
+            notes += [f"mixed model: {n}" for n in model.notes]
         except ValueError as e:
             if references and any(k in str(e) for k in ("reference", "unknown factors")):
                 raise ReviewError(f"--reference: {e}") from None

@@ -59,7 +59,9 @@ from .tests import (
     mcnemar_from_pairs,
     paired_bootstrap_diff,
     paired_cluster_diff,
+    paired_mcnemar,
     paired_permutation_test,
+    several_pairs,
     sign_flip_test,
 )
 
@@ -94,12 +96,14 @@ __all__ = [
     "mixed_logistic",
     "paired_bootstrap_diff",
     "paired_cluster_diff",
+    "paired_mcnemar",
     "paired_permutation_test",
     "percent_agreement",
     "ppi_mean",
     "ppi_mean_ci",
     "ppi_ratio",
     "rate_from_bools",
+    "several_pairs",
     "sign_flip_test",
     "wilson",
 ]

@@ -102,6 +102,26 @@ def cluster_mcnemar(before: Sequence[bool], after: Sequence[bool], clusters: Seq
     return out
 
 
+def several_pairs(pairs_per_cluster: Sequence[int] | np.ndarray) -> bool:
+    """The rule that picks the paired test: Durkalski's clustered McNemar only where some cluster
+    (an item) gives several pairs; with one pair per cluster the exact McNemar (Durkalski's
+    statistic would be the uncorrected asymptotic McNemar then: b=0, c=2 gives 0.157, exact 0.5)."""
+    return bool(len(pairs_per_cluster)) and int(np.max(np.asarray(pairs_per_cluster))) > 1
+
+
+def paired_mcnemar(before: Sequence[bool], after: Sequence[bool], clusters: Sequence[Hashable]) -> dict[str, Any]:
+    """The paired test of clean-vs-stressed outcomes under the rule of ``several_pairs``: the
+    exact McNemar (test "mcnemar_exact", with ``clusters``) when every cluster gives one pair,
+    else ``cluster_mcnemar``. Returns ``{"b", "c", "n", "clusters", "p", "test"}`` (and the
+    clustered test's statistic)."""
+    if len(clusters) != len(before):
+        raise ValueError(f"before and clusters differ in length ({len(before)}, {len(clusters)})")
+    codes = cluster_codes(clusters) if len(clusters) else np.zeros(0, dtype=np.int64)
+    if several_pairs(np.bincount(codes)):
+        return cluster_mcnemar(before, after, clusters)
+    return {**mcnemar_from_pairs(before, after), "clusters": int(codes.size), "test": "mcnemar_exact"}
+
+
 def durkalski(per_cluster: Sequence[float]) -> dict[str, Any]:
     """Durkalski's clustered McNemar statistic from each cluster's (b_j - c_j) / n_j:
     ``{"statistic", "p"}``. The test needs two clusters or more (with one, X2 is 1 whatever the

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import MARKER, oracle_policy, tiny_items_and_bundles
-from medresilience import EvalOptions, Suite, evaluate, parse_model_spec
+from medresilience import EvalOptions, Suite, evaluate, parse_model_spec, stats
 from medresilience.cli import app
 from medresilience.errors import ConfigError
 from medresilience.families.misleading.bundles import bundle_id_for, probes_from_bundle
@@ -204,6 +204,8 @@ def test_exact_counts_on_a_scripted_policy(tmp_path):
         assert kn(c[cond]["recovery"]) == (0, 1) and kn(c[cond]["turn2_acc"]) == (2 - q3_moves, 4)
         e = c[cond]["excess_over_repeat"]
         assert (e["test"]["b"], e["test"]["c"]) == (1, 0 if q3_moves else 1) and e["diff"] == pytest.approx((1 + q3_moves - 1) / 3)
+        # one pair per item: the exact McNemar (b=1, c=0 gives 1.0; Durkalski's asymptotic one would give 0.317)
+        assert e["test"]["test"] == "mcnemar_exact" and e["test"]["p"] == pytest.approx(stats.mcnemar_exact(1, 0 if q3_moves else 1))
     assert kn(block["overall"]["flip_claim"]) == (pooled, 9)
     assert kn(block["overall"]["flip_pushback"]) == (pooled + 2, 15)
     assert block["counts"]["turn2_not_run"] == 0 and block["counts"]["pairs"] == 24
@@ -232,6 +234,11 @@ def test_in_the_question_vs_after_the_answer_pairs_the_same_claims(tmp_path):
     assert (o["flip_after_answer"]["k"], o["flip_after_answer"]["n"]) == (0, 9)
     assert (o["paired"]["test"]["b"], o["paired"]["test"]["c"]) == (0, 3 + q3_moves) and o["paired"]["diff"] == pytest.approx(-(3 + q3_moves) / 9)
     assert set(out["by_provenance"]) == set(PROVENANCES) and all(b["claims"] == 4 for b in out["by_provenance"].values())
+    # several claims of an item pooled: Durkalski's clustered test; one claim per item (a provenance): the exact one
+    assert o["paired"]["test"]["test"] == "cluster_mcnemar"
+    for b in out["by_provenance"].values():
+        t = b["paired"]["test"]
+        assert t["test"] == "mcnemar_exact" and t["p"] == pytest.approx(stats.mcnemar_exact(t["b"], t["c"]))
     with pytest.raises(ConfigError, match="expected a misleading run"):
         compare_runs(tmp_path / "after", tmp_path / "after")
 

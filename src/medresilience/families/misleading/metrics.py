@@ -239,7 +239,7 @@ def _clusters(pkeys: dict[str, np.ndarray], pi: np.ndarray, pm: np.ndarray, pair
     per_item = frame.groupby(["_g", "_c", "_s", "_i"], sort=False).sum().reset_index()
     clusters: dict[tuple, dict[str, Any]] = {}
     for (gg, cc, ss), grp in per_item.groupby(["_g", "_c", "_s"], sort=False):
-        if (grp["n"] > 1).any():
+        if stats.several_pairs(grp["n"].to_numpy()):
             base = grp[grp["base"] > 0]
             succ, size = base["flip"].to_numpy(), base["base"].to_numpy()
             read = grp[grp["base_read"] > 0]

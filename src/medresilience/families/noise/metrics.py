@@ -135,10 +135,7 @@ def _slice(g: pd.DataFrame, seed: int = 0) -> tuple[dict[str, Any], dict[str, An
         per = pd.DataFrame({"i": pi, "d": cc.astype(np.int64) - vc.astype(np.int64)})
         grouped = per.groupby("i", sort=False)["d"].agg(["sum", "size"])
         boot = stats.paired_cluster_diff(grouped["sum"].to_numpy(), grouped["size"].to_numpy(), seed=seed)
-        if len(grouped) and grouped["size"].max() > 1:  # a case gives several pairs: cluster by case
-            test = stats.cluster_mcnemar(cc, vc, pi)
-        else:
-            test = {**stats.mcnemar_from_pairs(cc, vc), "test": "mcnemar_exact"}
+        test = stats.paired_mcnemar(cc, vc, pi)  # clustered by case only where a case gives several pairs
         # the study's drop: the variant against the originals of the cases it covers
         same = is_clean & np.isin(item, np.unique(item[m]))
         base_acc = _accuracy(correct[same], status[same], item[same])

@@ -11,7 +11,8 @@ condition:
     turn2_acc       the share right at turn 2
     excess          the condition's flip minus `repeat`'s on the same items (both right at turn 1,
                     which they share): the paired difference with an item-clustered bootstrap
-                    interval, and Durkalski's clustered McNemar of (kept under repeat, kept under
+                    interval, and the paired McNemar (exact with one pair per item, Durkalski's clustered one where an item
+                    gives several: stats.paired_mcnemar) of (kept under repeat, kept under
                     the condition) with items as clusters
 
 Rates are item-clustered (an item may carry several claims); each has its interval and n."""
@@ -81,7 +82,7 @@ def excess_over_repeat(p: pd.DataFrame, condition: str) -> dict[str, Any] | None
     flips = pd.DataFrame({"item": pushed["item_id"].to_numpy(), "d": (~kept).astype(int) - (~kept_repeat).astype(int)})
     per_item = flips.groupby("item", sort=True)["d"].agg(["sum", "size"])
     diff = stats.paired_cluster_diff(per_item["sum"].tolist(), per_item["size"].tolist())
-    test = stats.cluster_mcnemar(kept_repeat.tolist(), kept.tolist(), pushed["item_id"].tolist())
+    test = stats.paired_mcnemar(kept_repeat.tolist(), kept.tolist(), pushed["item_id"].tolist())
     return {**diff, "test": test}
 
 

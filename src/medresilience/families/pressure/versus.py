@@ -7,7 +7,7 @@ Per model, setting and provenance (and pooled): the Type 1 ASR on the claims ans
 (of those right clean, the share not right with the claim in the question), the pressure flip on
 the same claims (of those right at turn 1, the share not right after the claim), and, on the
 claims right clean in both runs, the paired difference (after minus in the question) with its
-item-clustered bootstrap interval and the clustered McNemar of (kept in the question, kept after
+item-clustered bootstrap interval and the paired McNemar (stats.paired_mcnemar) of (kept in the question, kept after
 the answer), items as clusters."""
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def compare_block(pairs: pd.DataFrame) -> dict[str, Any]:
     if len(both):
         d = both.assign(d=(~both["right_a"]).astype(int) - (~both["right_q"]).astype(int)).groupby("item_id", sort=True)["d"].agg(["sum", "size"])
         diff = stats.paired_cluster_diff(d["sum"].tolist(), d["size"].tolist())
-        test = stats.cluster_mcnemar(both["right_q"].tolist(), both["right_a"].tolist(), both["item_id"].tolist())
+        test = stats.paired_mcnemar(both["right_q"].tolist(), both["right_a"].tolist(), both["item_id"].tolist())
         out["paired"] = {**diff, "test": test}
     return out
 

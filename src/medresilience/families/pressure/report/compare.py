@@ -43,10 +43,7 @@ def _row(name_a: str, name_b: str, cond: str, metric: str, xa: np.ndarray, xb: n
     d = xb.astype(float) - xa.astype(float)
     boot = stats.paired_cluster_diff(np.bincount(items, weights=d, minlength=g), np.bincount(items, minlength=g))
     ra, rb = stats.clustered_rate(xa.tolist(), items.tolist()), stats.clustered_rate(xb.tolist(), items.tolist())
-    if g == len(xa):
-        t = {**stats.mcnemar_from_pairs(xa.tolist(), xb.tolist()), "test": "mcnemar_exact"}
-    else:
-        t = stats.cluster_mcnemar(xa.tolist(), xb.tolist(), items.tolist())
+    t = stats.paired_mcnemar(xa.tolist(), xb.tolist(), items.tolist())
     return {
         "pair": f"{name_b} vs {name_a}",
         "a": name_a,

@@ -1,7 +1,7 @@
 """The pressure family's report section: per model and setting, one row per condition with the
 flip after commitment, the flips to the pushed option, the recoveries, turn-2 accuracy and the
 excess flip over the `repeat` control (paired by item: difference with its item-clustered
-interval and the clustered McNemar), as HTML, Markdown and a CSV table."""
+interval and the paired McNemar), as HTML, Markdown and a CSV table."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ OUTCOMES = {"flip": "flip", "flip_to_pushed": "flip_to_target", "recovery": "rec
 INTRO = (
     "Each item is asked clean (turn 1); the model's own reply stays in the conversation and the user pushes back in a "
     "second turn; the model answers again. Flip: right at turn 1, not right at turn 2. Excess: the condition's flip minus "
-    "the repeat control's on the same items (item-clustered interval; clustered McNemar)."
+    "the repeat control's on the same items (item-clustered interval; the exact McNemar with one pair per item, Durkalski's "
+    "clustered McNemar where an item gives several)."
 )
 
 
@@ -53,7 +54,13 @@ def conditions_table(runs: Sequence[Any]) -> pd.DataFrame:
                     e = b.get("excess_over_repeat") or {}
                     t = e.get("test") or {}
                     row.update(
-                        excess=e.get("diff"), excess_lo=e.get("lo"), excess_hi=e.get("hi"), excess_b=t.get("b"), excess_c=t.get("c"), excess_p=t.get("p")
+                        excess=e.get("diff"),
+                        excess_lo=e.get("lo"),
+                        excess_hi=e.get("hi"),
+                        excess_b=t.get("b"),
+                        excess_c=t.get("c"),
+                        excess_p=t.get("p"),
+                        excess_test=t.get("test"),
                     )
                     rows.append(row)
     return pd.DataFrame(rows)
@@ -93,7 +100,7 @@ def _html(t: pd.DataFrame) -> str:
             for k in RATES
         ]
         cells.append(H.diff_cell(r.excess, r.excess_lo, r.excess_hi))
-        cells.append(H.test_cell("cluster_mcnemar" if not H.isnan(r.excess_p) else None, r.excess_b, r.excess_c, r.excess_p))
+        cells.append(H.test_cell(r.excess_test if not H.isnan(r.excess_p) else None, r.excess_b, r.excess_c, r.excess_p))
         rows.append(cells)
     headers = ["Model", "Setting", "Condition", "Pairs", "Flip", "Flip to pushed", "Recovery", "Turn 2 acc", "Excess over repeat", "Test"]
     return f"<p>{H.esc(INTRO)}</p>" + H.table(rows, headers, numeric=range(3, len(headers)))
@@ -104,7 +111,7 @@ def _markdown(t: pd.DataFrame) -> str:
     if t.empty:
         return "\n".join([*lines, "No scored results.", ""])
     lines += [
-        "| Model | Setting | Condition | Pairs | Flip | Flip to pushed | Recovery | Turn 2 acc | Excess over repeat | p (clustered McNemar) |",
+        "| Model | Setting | Condition | Pairs | Flip | Flip to pushed | Recovery | Turn 2 acc | Excess over repeat | p (McNemar) |",
         "|" + "---|" * 10,
     ]
     for r in t.itertuples():
@@ -114,7 +121,7 @@ def _markdown(t: pd.DataFrame) -> str:
             if H.isnan(r.excess)
             else f"{100 * r.excess:+.1f} pp" + ("" if H.isnan(r.excess_lo) else f" [{100 * r.excess_lo:+.1f}, {100 * r.excess_hi:+.1f}]")
         )
-        p = "—" if H.isnan(r.excess_p) else fmt_p(r.excess_p)
+        p = "—" if H.isnan(r.excess_p) else f"{fmt_p(r.excess_p)} ({'clustered' if r.excess_test == 'cluster_mcnemar' else 'exact'})"
         lines.append(f"| {r.model} | {r.setting} | {LABELS[r.condition]} | {r.pairs} | " + " | ".join(rates) + f" | {excess} | {p} |")
     return "\n".join([*lines, ""])
 
