@@ -461,21 +461,26 @@ def test_a_missing_file_the_catalog_knows_says_where_to_get_it(tmp_path):
     assert "file not found" in line and "github.com/Bill1235813/cancer-myth" in line
 
 
-def test_readme_gets_its_data_by_name_and_names_the_shared_folder_once():
+def test_the_docs_get_their_data_by_name_and_name_the_shared_folder_once():
+    """The data page (docs/how-to/data.md) gets every catalogued dataset by hub name; every `hf:`
+    import anywhere in the documentation names a catalogued dataset; one line, about the tests,
+    names ../shared."""
     import re
 
     from medresilience.sources.catalog import CATALOG
     from medresilience.sources.hub import parse_ref
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    data = readme[readme.index("## Data") : readme.index("## Run the released benchmarks on your model")]
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    docs = "\n".join(p.read_text(encoding="utf-8") for p in pages)
+    page = (ROOT / "docs" / "how-to" / "data.md").read_text(encoding="utf-8")
+    data = page[: page.index("## Data in and out")]
     for d in CATALOG:
         if d.hub_id:
             assert f"hf:{d.hub_id}" in data, d.name
     hub_ids = {d.hub_id for d in CATALOG if d.hub_id}
-    refs = re.findall(r"medres import (hf:\S+)", readme)
+    refs = re.findall(r"medres import (hf:\S+)", docs)
     assert refs and all(parse_ref(r).repo_id in hub_ids for r in refs)
-    shared = [ln for ln in readme.splitlines() if "../shared" in ln]
+    shared = [ln for ln in docs.splitlines() if "../shared" in ln]
     assert len(shared) == 1 and "tests" in shared[0], shared
 
 

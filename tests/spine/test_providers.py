@@ -116,7 +116,7 @@ def test_settings_after_a_comma_and_the_old_form():
     s = parse_model_spec("openai/gpt-4o-mini,temperature=0.3,concurrency=8,api_key_env=MY_KEY,label=mini")
     assert (s.temperature, s.concurrency, s.api_key_env, s.label) == (0.3, 8, "MY_KEY", "mini")
     # the existing form: any endpoint, no key unless named, and the parameters it sent before (the default reply
-    # budget is 512 tokens since replies cut at 16 were counted as attack successes: README, "How replies are read")
+    # budget is 512 tokens since replies cut at 16 were counted as attack successes: docs/concepts/reading.md, "How replies are read")
     old = parse_model_spec("openai:Qwen/Qwen2.5-7B-Instruct,base_url=http://gpu1:8000/v1|http://gpu2:8000/v1,concurrency=128,top_p=0.9")
     assert old.provider is None and old.api_key_env is None and old.base_urls == ["http://gpu1:8000/v1", "http://gpu2:8000/v1"]
     assert old.decoding() == {"temperature": 0.0, "max_tokens": 512, "top_p": 0.9, "seed": 0}
@@ -167,7 +167,7 @@ def test_supports_and_decoding_follow_the_table():
     # reasoning=true for an endpoint the table does not know; reasoning=false turns the rule off
     assert parse_model_spec("openai:my-o3,base_url=http://proxy/v1,reasoning=true").decoding()["max_completion_tokens"] == REASONING_BUDGET
     assert parse_model_spec("openai/o3,reasoning=false").decoding() == {"temperature": 0.0, "max_tokens": 512, "seed": 0}
-    # the embedded models answer the terse prompt within a few tokens on a CPU: they keep 16 (README)
+    # the embedded models answer the terse prompt within a few tokens on a CPU: they keep 16 (docs/concepts/reading.md)
     assert parse_model_spec("embedded").decoding()["max_tokens"] == 16 and parse_model_spec("embedded:smollm2").max_tokens == 16
     ds = parse_model_spec("deepseek/deepseek-reasoner")
     assert ds.decoding() == {"max_tokens": 32_768} and not ds.supports("logprobs")

@@ -211,7 +211,8 @@ ModelOpt = Annotated[
 SettingOpt = Annotated[
     Optional[list[str]],
     typer.Option(
-        "--setting", help="mitigation setting: none, caution, monitor[:SPEC], retrieval:INDEX[,k=3], optimised:FILE.json; repeat to compare on the same items"
+        "--setting",
+        help="mitigation setting: none, caution, monitor[:SPEC], retrieval:INDEX[,k=3], agent:INDEX|URL[,steps=8,k=3], optimised:FILE.json; repeat to compare on the same items",
     ),
 ]
 ScoringOpt = Annotated[
@@ -226,7 +227,7 @@ FamilyOpt = Annotated[
     typer.Option(
         "--option",
         "-O",
-        help="an option of the suite's family, KEY=VALUE (the README lists each family's), "
+        help="an option of the suite's family, KEY=VALUE (each family's page of the documentation lists them), "
         "or extract=SPEC: a model that reads the replies the rules leave unread, "
         "or answer_format=schema: a JSON answer through response_format where the model takes it; repeatable",
     ),

@@ -9,6 +9,15 @@ from typing import Annotated, Optional
 import typer
 
 
+def _format_help() -> str:
+    """The --format help: every family's suite formats as the registry declares them (its first is
+    the default), and the run formats."""
+    from ..family import families
+
+    suites = "; ".join(f"{f.name}: {', '.join(f.export_formats)}" for f in families() if f.export is not None and f.export_formats)
+    return f"a suite: a format of its family ({suites}; default: the family's first); a run: inspect (an inspect_ai eval log, FILE.eval or FILE.json), jsonl or parquet (one flat row per unit)"
+
+
 def register(app: typer.Typer) -> None:
     """Add the export command to the main app."""
     from .kit import console, user_errors
@@ -23,7 +32,7 @@ def register(app: typer.Typer) -> None:
             Optional[str],
             typer.Option(
                 "--format",
-                help="a suite: a format of its family (misleading: release or parquet; default release); a run: inspect (an inspect_ai eval log, FILE.eval or FILE.json), jsonl or parquet (one flat row per unit)",
+                help=_format_help(),
             ),
         ] = None,
     ) -> None:
@@ -47,5 +56,5 @@ def register(app: typer.Typer) -> None:
         fam = get(s.manifest.family)
         if fam.export is None:
             raise ConfigError("--format", f"family {fam.name} has no export formats")
-        n = fam.export(s, out, fmt or "release")
+        n = fam.export(s, out, fmt or (fam.export_formats[0] if fam.export_formats else "release"))
         console.print(f"{out}: {n} rows")

@@ -47,7 +47,7 @@ class ModelSpec(BaseModel):
     api_key_env: str | None = None
     temperature: float = Field(0.0, ge=0.0, le=2.0, allow_inf_nan=False)
     top_p: float | None = Field(None, gt=0.0, le=1.0, allow_inf_nan=False)
-    max_tokens: int = Field(512, ge=1)  # the reply budget: room for a chat model that explains before it answers (README); embedded: 16
+    max_tokens: int = Field(512, ge=1)  # the reply budget: room for a chat model that explains before it answers (docs/concepts/reading.md); embedded: 16
     seed: int | None = 0
     concurrency: int = Field(16, ge=1, le=4096)
     rpm: float | None = Field(None, gt=0, allow_inf_nan=False)

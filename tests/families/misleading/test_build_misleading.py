@@ -1073,13 +1073,14 @@ def test_embedded_default_builds_real_medqa_suite_that_eval_runs(tmp_path):
 
 def test_reassigning_a_suite_that_records_no_generator_says_what_to_pass(tmp_path):
     """The bundled sample suite records no generator: the command stops before writing anything,
-    naming --generator and which suites record one; the README says the same beside its example."""
+    naming --generator and which suites record one; the misleading page of the docs says the same
+    beside its example."""
     from medresilience.bundled_suite import sample_suite
 
     r = runner.invoke(app, ["build", "reassign-provenance", "--suite", str(sample_suite().path), "--cycle", "forward", "--out", str(tmp_path / "fwd")])
     assert r.exit_code == 2 and not (tmp_path / "fwd").exists()
     assert "--generator SPEC" in r.output and "medres build misleading" in r.output and "bundled or imported" in r.output, r.output
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    example = readme.index("medres build reassign-provenance --suite suites/mcqa")
-    note = readme[example : example + 1200]
+    page = (ROOT / "docs" / "how-to" / "misleading.md").read_text(encoding="utf-8")
+    example = page.index("medres build reassign-provenance --suite suites/mcqa")
+    note = page[example : example + 1200]
     assert "bundled sample suite and an imported release" in note and "need `--generator SPEC`" in note

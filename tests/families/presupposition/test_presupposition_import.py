@@ -420,6 +420,16 @@ def test_export_round_trip(tmp_path, fmt):
         assert table.to_pylist()[1] == {**RELEASE_ROWS[1], "annotator_note": None}
 
 
+def test_export_without_format_writes_the_familys_first_format(tmp_path):
+    """`medres export --suite` with no --format writes the suite's family's first export format (the
+    release layout here), as its help says; it used to ask every family for `release`."""
+    src = write_jsonl(tmp_path / "cm.jsonl", [dict(r) for r in RELEASE_ROWS])
+    assert runner.invoke(app, ["import", str(src), "--out", str(tmp_path / "suite")]).exit_code == 0
+    r = runner.invoke(app, ["export", "--suite", str(tmp_path / "suite"), "--out", str(tmp_path / "back.jsonl")])
+    assert r.exit_code == 0, r.output
+    assert list(release.read_release(tmp_path / "back.jsonl").items) == list(Suite.load(tmp_path / "suite").items)
+
+
 def test_export_of_nfp_and_mixed_suites(tmp_path):
     myths = write_pretty_stream(tmp_path / "m.jsonl", MYTHS)
     nfp = release.read_nfp(write_jsonl(tmp_path / "nfp.jsonl", NFP_ROWS), myths=myths)
