@@ -27,6 +27,7 @@ from .option_texts import DENIED, LABEL_LINE, PAREN_LABEL, OptionTexts, conclude
 from .other_items import answer_run, new_question, other_options, without_echo
 from .unfinished import cut_off_analysis, in_option_sections, loop_span, stops_stating_answer
 from .withdrawals import withdrawal
+from .zh_claims import zh_text_claims
 
 _I = re.IGNORECASE
 
@@ -1140,6 +1141,8 @@ def _statements(text: str, letters: str, options: OptionTexts) -> list[_Said]:
         # a reply that is an option's text, or one bracketed on its own line ("<否>", "[Olanzapine]")
         if len(text.strip()) <= 200 and (label := options.named(text)) is not None:
             found.append(_Said(0, len(text), ANSWER, label))
+        # Chinese: "最适宜的处方是银翘散", "所以病位在心" (a sentence claiming one option by its text)
+        found += [_Said(c.start, c.end, LEANING, c.label) for c in zh_text_claims(text, options.texts)]
         found += [
             _Said(m.start(), m.end(), ANSWER, label)
             for m in _BRACKETED.finditer(text)
