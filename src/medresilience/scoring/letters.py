@@ -691,6 +691,15 @@ def _named_with_text(text: str, letters: str, options: OptionTexts) -> list[_Sai
         said += [
             _Said(m.start(1), m.end(), ANSWER, None if _names_another(text, m.end(), label, letters) else label, why="several_options") for m, label in given
         ]
+    # the reply opening with a label and its own option's text ("1.E. Atrial myxoma The patient's
+    # ...", "B：房室传导阻滞是...", glued in Chinese) answers, when no other label opens a line
+    if (first := _OPENS_LABELLED.match(text)) and (label := first.group(1).upper()) in letters and _opens_own_text(text, first.end(), label, options):
+        others = {m.group(1).upper() for m in (*LABEL_LINE.finditer(text), *_OPENER.finditer(text))} & set(letters)
+        if others <= {label}:
+            # "A. Enterovirus 70 and D. Coxsackie A24": a second option after it
+            said.append(
+                _Said(first.start(1), first.end(), ANSWER, None if _names_another(text, first.end(1), label, letters) else label, why="several_options")
+            )
     # a line giving one option's label with another option's text ("D. EEG" where EEG is C)
     # contradicts itself: an answer with no option, which leaves the reply ambiguous
     for m in LABEL_LINE.finditer(text):
@@ -698,6 +707,16 @@ def _named_with_text(text: str, letters: str, options: OptionTexts) -> list[_Sai
         if label in letters and named is not None and named != label:
             said.append(_Said(m.start(), m.end(), ANSWER, None, contra=True, why="contradicts"))
     return said
+
+
+def _opens_own_text(text: str, i: int, label: str, options: OptionTexts) -> bool:
+    """Whether the text at i opens with the option's own text (in Chinese glued to what follows:
+    "房室传导阻滞是...")."""
+    own = options.texts.get(label, "")
+    return options.follows(label, text, i) or (bool(_CJK.match(own)) and norm_text(text[i : i + len(own) + 2]).startswith(own))
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def _gives_own_text(text: str, m: re.Match[str], letters: str, options: OptionTexts) -> bool:
@@ -714,6 +733,8 @@ def _gives_own_text(text: str, m: re.Match[str], letters: str, options: OptionTe
 
 
 _BRACKETED_LABEL = re.compile(r"[(\[]([A-Za-z])[)\]][ \t]")
+#: a label opening the reply, after an answer number or none ("1.E. ", "B：", "(c) ")
+_OPENS_LABELLED = re.compile(r"\A[ \t\n>#•*-]*(?:\d{1,3}[.)][ \t]*)?[(\[]?([A-Za-z])[.:)\]][ \t]*")
 
 
 _GLOSS = re.compile(r"[ \t]*\([^()\n]*\)[ \t.*]*$")
