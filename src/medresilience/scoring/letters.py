@@ -127,7 +127,29 @@ _NOT_SPECIES = frozenset(
 #: the word after a label; a sign before a number is part of it ("a +1 station", "a -2 shift")
 _NEXT_WORD = re.compile(r"[ \t]+[+\-−±~≈]?(\w+)")
 _LINKS = frozenset(
-    ["because", "since", "as", "given", "due", "for", "which", "is", "was", "would", "seems", "appears", "here", "in", "on", "and", "or", "nor", "vs", "versus"]
+    [
+        "because",
+        "since",
+        "as",
+        "given",
+        "due",
+        "for",
+        "which",
+        "is",
+        "was",
+        "would",
+        "seems",
+        "appears",
+        "being",
+        "here",
+        "in",
+        "on",
+        "and",
+        "or",
+        "nor",
+        "vs",
+        "versus",
+    ]
 )
 #: words after "I" that make it the pronoun ("I would argue that the answer is H"), not option I
 _I_VERBS = frozenset([
@@ -311,7 +333,7 @@ _FILL = (
     r"""|one|probably|likely|most\s+likely|clearly|definitely|certainly|indeed|actually|therefore|thus|then|still|either|both|between|simply|just)\b)*"""
 )
 _NOUN = r"(?:option|choice|selection|response|pick)"
-_QUAL = r"(?:correct|right|best|evidence[- ]based|guideline[- ](?:based|concordant)|medically\s+(?:correct|accurate|sound)|single\s+best|most\s+(?:likely|appropriate|accurate)|my|our|final|true|real|actual|selected|chosen|predicted)"
+_QUAL = r"(?:correct|right|best|updated|revised|amended|evidence[- ]based|guideline[- ](?:based|concordant)|medically\s+(?:correct|accurate|sound)|single\s+best|most\s+(?:likely|appropriate|accurate)|my|our|final|true|real|actual|selected|chosen|predicted)"
 _SURE = r"(?:is|would\s+be|will\s+be|should\s+be|must\s+be|has\s+to\s+be|remains)\b"
 _UNSURE = r"(?:might\s+be|could\s+be|may\s+be|seems\s+to\s+be|appears\s+to\s+be)\b"
 _ABOUT = r"(?:\s+(?:to\s+(?:this|the)\s+question|here|for\s+this\s+(?:patient|question|case|item)))?"
@@ -363,11 +385,11 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     # "The answer is closest to (A)" (a computed value between the options)
     (re.compile(rf"{_ANSWER_NOUN}\s+(?:is|would\s+be)\s+(?:closest|nearest)\s+to{_FILL}", _I), LEANING, False),
     # "Answer: C", "The correct answer is C", "The correct option is C) Metformin", "**Answer**\nC"
-    (re.compile(rf"{_ANSWER_NOUN}(?:\s+{_SURE}|{_SEP}|[ \t]+(?=[(\[])){_FILL}", _I), ANSWER, False),
+    (re.compile(rf"{_ANSWER_NOUN}(?:\s+{_SURE}|{_SEP}|[ \t]+(?=[(\[])|,[^,.!?\n]{{1,100}},\s+{_SURE}){_FILL}", _I), ANSWER, False),
     # "I'd go with C", "I choose B", "Going with D"
     (
         re.compile(
-            rf"(?:\b(?:i|we)(?:['’]d|['’]ll|['’]m\s+going\s+to|\s+(?:would|will|shall|must|have\s+to|had\s+to|am\s+going\s+to))?\s+(?:go\s+with|went\s+with|choose|chose|pick|picked|select|selected|opt\s+for|say|answer|mark|settle\s+on)|\b(?:i['’]m\s+|i\s+am\s+)?going\s+with|\blet['’]s\s+go\s+with)\b{_FILL}",
+            rf"(?:\b(?:i|we)(?:['’]d|['’]ll|['’]m\s+going\s+to|\s+(?:would|will|shall|must|have\s+to|had\s+to|am\s+going\s+to))?\s+(?:go\s+with|went\s+with|choose|chose|pick|picked|select|selected|opt\s+for|say|answer|mark|settle\s+on|(?:still\s+)?maintain|(?:still\s+)?stand\s+by)|\b(?:i['’]m\s+|i\s+am\s+)?going\s+with|\blet['’]s\s+go\s+with)\b{_FILL}",
             _I,
         ),
         ANSWER,
@@ -525,6 +547,7 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     ),
 )
 
+_REASON_WORDS = frozenset(["because", "since", "given"])
 _NAMED_TEXT = re.compile(r"([\w ,'’/-]{1,60}?)\s*\((?:option|choice)?\s*([A-Za-z0-9])\)", _I)
 _NOT_OPTION_TEXT = re.compile(
     r"\b(?:not|because|since|as|which|that|when|while|where|if|context|claims?|eliminat\w*|exclud\w*|rule\s+out|incorrect|wrong)\b|n['’]t\b", _I
@@ -612,7 +635,9 @@ def _cued(text: str, letters: str, options: OptionTexts) -> list[_Said]:
                 if got is not None:
                     said.append(_Said(m.start(), got[1], tier, got[0]))
                     continue
-            if got is None or (bare and _NEXT_WORD.match(text, got[1] + (text[got[1] : got[1] + 1] in ")]>"))):
+            nxt_word = _NEXT_WORD.match(text, got[1] + (text[got[1] : got[1] + 1] in ")]>")) if got is not None else None
+            # ... a label ending its phrase may be followed by its reason ("I would lean towards option (F) because ...")
+            if got is None or (bare and nxt_word and nxt_word.group(1).lower() not in _REASON_WORDS):
                 continue
             label, end = got
             why = "hedged"
@@ -635,11 +660,14 @@ def _cued(text: str, letters: str, options: OptionTexts) -> list[_Said]:
 
 
 _CLAIM = re.compile(
-    r"(?<![\w'’.-])((?:option|choice|letter|answer|trial|arm)\s+)?([(\[]?)([A-Za-z0-9])([)\]]?)[ \t]+(?:is|would\s+be|must\s+be|seems\s+to\s+be|remains|appears\s+to\s+be)\s+"
+    r"(?<![\w'’.-])((?:option|choice|letter|answer|trial|arm)\s+)?([(\[]?)([A-Za-z0-9])([)\]]?)"
+    # an aside (only after an option named as one) between it and its claim: "Option F, stating that \"...\", remains the best
+    # answer", "option A (dissatisfaction with ...) is the most compelling answer", "option (F) – \"1\" – is"
+    r"(?(1)(?P<aside>\s*,[^.!?\n]{1,120}?,[\"”]?|[ \t]*\([^()\n]{1,80}\)|[ \t]+[–—-][^.!?\n]{1,60}?[–—-])?|)"
+    r"[ \t]+(?:still\s+)?(?:is|would\s+be|must\s+be|seems\s+to\s+be|remains|appears\s+to\s+be|being|should\s+be\s+(?:regarded|considered|seen)\s+as)\s+"
     r"(?:(?:definitely|clearly|certainly|probably|likely|indeed|therefore|thus|still|generally|overall)\s+)?(?:(?:the|my|our)\s+)?"
-    r"((?:(?:final|correct|right|best|single\s+best|evidence[- ]based|(?:most|more)\s+(?:likely|appropriate|prudent|reasonable|suitable|accurate))\s+)*)(answer|option|choice|response|one|"
-    + _CONTENT
-    + r")\b",
+    r"(?P<quals>(?:(?:final|correct|right|best|better|single\s+best|evidence[- ]based|(?:most|more)\s+(?:likely|appropriate|prudent|reasonable|suitable|accurate|favou?rable|compelling|precise))(?:\s+and)?\s+)*)"
+    r"(?P<noun>answer|option|choice|response|one|fit|representation|" + _CONTENT + r")\b",
     _I,
 )
 _RIGHT = re.compile(
@@ -861,7 +889,7 @@ def _claims(text: str, letters: str) -> list[_Said]:
             if not named and not _CLAUSE_OPENS.search(text, max(0, m.start() - 40), m.start()):
                 continue
             if pattern is _CLAIM:
-                quals, noun = m.group(5).lower(), m.group(6).lower()
+                quals, noun = m.group("quals").lower(), m.group("noun").lower()
                 # "C is the right one", "C is the best treatment": a bare "one"/"treatment" says nothing
                 if noun not in ("answer", "option", "choice", "response") and not quals:
                     continue
@@ -991,6 +1019,7 @@ _ADDRESSEE = re.compile(
     r"|(?<!我)(?<!我们)认为|声称|宣称",
     _I,
 )
+_DISPUTED = re.compile(r"\b(?:disagree\w*|(?:do\s+not|don['’]t|cannot|can['’]t)\s+agree|doubt\w*|not\s+convinced)\b", _I)
 _IF_BEFORE = re.compile(r"\b(?:if|unless|whether|suppose|supposing|assuming)\s+(?:the\s+|option\s+|choice\s+|it\s+(?:is|were)\s+)?$", _I)
 _FORCED = re.compile(r"(?:i|we)\s+(?:had|have|must)\b|forced\b", _I)
 #: ... not a condition on the form of the answer: "if only one answer is required, the best choice would be: (B)"
@@ -1037,6 +1066,9 @@ def _own(text: str, s: _Said) -> bool:
     before = _clause_before(text, s.start)
     # attributed to others: "the context claims the answer is B", "the note says B is the best answer"
     if _REPORTED.search(before) or _ADDRESSEE.search(before):
+        return False
+    # disputed: "I disagree that option H is the best answer", "I doubt that B is correct"
+    if _DISPUTED.search(before):
         return False
     # a hypothesis under test: "if the answer is B, ...", "whether B is correct"
     if _IF_BEFORE.search(before) and not _FORCED.match(text, s.start):
