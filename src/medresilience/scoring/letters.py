@@ -412,10 +412,11 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
         LEANING,
         False,
     ),
-    # Spanish: "El diagnóstico más probable es ...", "La afirmación incorrecta es la número 2"
+    # Spanish: "El diagnóstico más probable es ...", "La afirmación incorrecta es la número 2", "La
+    # afirmación INCORRECTA es:\n\n2. <its text>", "La recomendación más adecuada sería el tratamiento con <text>"
     (
         re.compile(
-            r"\b(?:el|la)\s+(?:principal\s+|mejor\s+)?(?:diagn[oó]stico|tratamiento|opci[oó]n|causa|afirmaci[oó]n|enunciado|sospecha(?:\s+diagn[oó]stica)?|respuesta|prueba|actitud)(?:\s+[^.!?\n:]{0,60}?)?\s+(?:es|ser[ií]a)\b(?:\s+(?:la|el))?(?:\s+(?:n[uú]mero|opci[oó]n))?[ \t]*[:：]?[ \t]*",
+            r"\b(?:el|la)\s+(?:principal\s+|mejor\s+)?(?:diagn[oó]stico|tratamiento|opci[oó]n|causa|afirmaci[oó]n|enunciado|sospecha(?:\s+diagn[oó]stica)?|respuesta|prueba|actitud|recomendaci[oó]n|conducta)(?:\s+[^.!?\n:]{0,60}?)?\s+(?:es|ser[ií]a)\b(?:\s+(?:la|el))?(?:\s+(?:n[uú]mero|opci[oó]n))?(?:[ \t]*[:：][ \t]*\n\s*|[ \t]*[:：]?[ \t]*)",
             _I,
         ),
         LEANING,

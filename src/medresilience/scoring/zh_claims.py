@@ -15,7 +15,8 @@ what the answer *is*. It is none when the clause denies or doubts (不, 非, 无
 "应该是寒和暑"), or when the sentence holds a second option's text ("特点是<B>，<C>，..." restates
 options), when it restates an option after its label ("A选项是<A's text>", a walk through the
 options), or when a hypothesis precedes it in its sentence (如果, 假如, 若). An option text of one
-character is read only where it ends the sentence.
+character is read only where it ends the sentence. An ending all the options share (a formula such
+as "主之", "governs it") may be left off: "应选用葛根汤" names "葛根汤主之".
 
 May import: option_texts (the texts come in as a label -> text map, normalised by its `norm_text`)."""
 
@@ -90,11 +91,33 @@ def zh_text_claims(text: str, texts: Mapping[str, str]) -> list[ZhClaim]:
     if not texts or not _CJK.search(text):
         return []
     out = []
+    # an ending every option shares is a formula a reply may leave off ("...主之"): the first form
+    # (the whole texts, then each shorter) that the sentence holds any option in is the one read
+    short = _without_shared_end(texts)
     for m in _SENTENCE.finditer(text):
         sentence = norm_text(m.group())
         if not _CJK.search(sentence):
             continue
-        held = _held(sentence, texts)
-        if len(held) == 1 and _claims_in(sentence, held[0], texts[held[0]]):
+        for forms in (texts, *short):
+            held = _held(sentence, forms)
+            if held:
+                break
+        if len(held) == 1 and _claims_in(sentence, held[0], forms[held[0]]):
             out.append(ZhClaim(held[0], m.start(), m.end()))
+    return out
+
+
+def _without_shared_end(texts: Mapping[str, str]) -> list[dict[str, str]]:
+    """The option texts without an ending every one of them shares ("葛根汤主之", "黄连汤主之" without
+    "之", then without "主之"), shortest ending first, while at least two characters of each are
+    left and they stay distinct (the longest shared ending, "汤主之", would leave the herb "葛根" for
+    the formula "葛根汤")."""
+    vals = list(texts.values())
+    out = []
+    n = 1
+    while len(vals) > 1 and all(len(v) > n + 1 for v in vals) and len({v[-n] for v in vals}) == 1:
+        short = {k: v[:-n] for k, v in texts.items()}
+        if len(set(short.values())) == len(short):
+            out.append(short)
+        n += 1
     return out
