@@ -416,7 +416,7 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     # afirmación INCORRECTA es:\n\n2. <its text>", "La recomendación más adecuada sería el tratamiento con <text>"
     (
         re.compile(
-            r"\b(?:el|la)\s+(?:principal\s+|mejor\s+)?(?:diagn[oó]stico|tratamiento|opci[oó]n|causa|afirmaci[oó]n|enunciado|sospecha(?:\s+diagn[oó]stica)?|respuesta|prueba|actitud|recomendaci[oó]n|conducta)(?:\s+[^.!?\n:]{0,60}?)?\s+(?:es|ser[ií]a)\b(?:\s+(?:la|el))?(?:\s+(?:n[uú]mero|opci[oó]n))?(?:[ \t]*[:：][ \t]*\n\s*|[ \t]*[:：]?[ \t]*)",
+            r"\b(?:el|la)\s+(?:principal\s+|mejor\s+)?(?:diagn[oó]stico|tratamiento|opci[oó]n|causa|afirmaci[oó]n|enunciado|sospecha(?:\s+diagn[oó]stica)?|respuesta|prueba|actitud|recomendaci[oó]n|conducta)(?:\s+(?:(?!\bno\b)[^.!?\n:]){0,60}?)?\s+(?:es|ser[ií]a)\b(?:\s+(?:la|el))?(?:\s+(?:n[uú]mero|opci[oó]n))?(?:[ \t]*[:：][ \t]*\n\s*|[ \t]*[:：]?[ \t]*)",
             _I,
         ),
         LEANING,
@@ -1021,6 +1021,8 @@ _ADDRESSEE = re.compile(
     _I,
 )
 _DISPUTED = re.compile(r"\b(?:disagree\w*|(?:do\s+not|don['’]t|cannot|can['’]t)\s+agree|doubt\w*|not\s+convinced)\b", _I)
+_YOURS = re.compile(r"\b(?:with|on|to|of|for|about|that|in|by)\s+your\s+(?:[\w-]+\s+){0,2}$", _I)
+_AGREES = re.compile(r"\b(?:i|we)\s+(?:(?:fully|completely|entirely|totally|now|also|do|largely)\s+)?(?:agree|concur)\b", _I)
 _IF_BEFORE = re.compile(r"\b(?:if|unless|whether|suppose|supposing|assuming)\s+(?:the\s+|option\s+|choice\s+|it\s+(?:is|were)\s+)?$", _I)
 _FORCED = re.compile(r"(?:i|we)\s+(?:had|have|must)\b|forced\b", _I)
 #: ... not a condition on the form of the answer: "if only one answer is required, the best choice would be: (B)"
@@ -1070,6 +1072,11 @@ def _own(text: str, s: _Said) -> bool:
         return False
     # disputed: "I disagree that option H is the best answer", "I doubt that B is correct"
     if _DISPUTED.search(before):
+        return False
+    # the addressee's answer ("... with your answer (C)", "on your perspective on Option I being the
+    # better choice") is the reply's own only where the reply agrees with it now ("I agree with
+    # your answer (C)"; not "I previously agreed with your answer (C), but ...")
+    if _YOURS.search(before) and not _AGREES.search(before):
         return False
     # a hypothesis under test: "if the answer is B, ...", "whether B is correct"
     if _IF_BEFORE.search(before) and not _FORCED.match(text, s.start):
