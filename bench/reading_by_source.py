@@ -201,6 +201,12 @@ RULES: list[dict] = [
         "off": [("letters", "_DISPUTED", lambda old: _NEVER)],
     },
     {
+        "rule": "addressee_answer",
+        "what": "the addressee's answer ('... with your answer (C)') is the reply's own only where it agrees now ('I agree with your answer (C)')",
+        "motivated_by": ["0n4li/collab-ai"],
+        "off": [("letters", "_YOURS", lambda old: _NEVER)],
+    },
+    {
         "rule": "es_statement_line",
         "what": "Spanish 'La afirmación INCORRECTA es:\\n\\n2. <its text>', 'La recomendación más adecuada sería <an option's text>'",
         "motivated_by": ["lorenaaricetagarcia/llm-fse-evaluation", "themrcesi/mir2023"],

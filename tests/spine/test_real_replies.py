@@ -63,7 +63,7 @@ def _read_mcq(r: dict) -> str | None:
 #: reply with its own text, Spanish "La afirmación INCORRECTA es:\n\n2. ..."): 16 unread, none wrong.
 #: What is left needs the question (i-0044, i-0049, i-0076, i-0078, i-0153: an option called
 #: incorrect, or not, on an item asking for the exception: the same words answer the opposite
-#: question), or names the option only in other words (i-0073, i-0079, i-0136, i-0144; h-0036,
+#: question), or names the option only in other words or in no claim form (i-0073, i-0079, i-0136, i-0144; h-0036,
 #: h-0037, h-0038, h-0063 on "12 gene pairs" and "1"), or weighs it without a claim (h-0044 "I lean
 #: towards crediting more weight on Option (F)", h-0065 agreeing with the other's "case for
 #: dissatisfaction (Option A)", i-0066 "<text>具有...的功效，最适合治疗此证")
