@@ -147,6 +147,12 @@ RULES: list[dict] = [
         "off": [("letters", "zh_text_claims", lambda old: lambda *a, **k: [])],
     },
     {
+        "rule": "zh_later_best",
+        "what": "... or a sentence opened by the text whose later clause calls it the most suitable ('附桂八味丸具有...的功效，最适合治疗此证')",
+        "motivated_by": ["ywjawmw/TCMBench"],
+        "off": [("zh_claims", "_LATER_BEST", lambda old: _NEVER)],
+    },
+    {
         "rule": "zh_shared_ending",
         "what": "... which may leave off an ending every option shares ('应选用葛根汤' for '葛根汤主之')",
         "motivated_by": ["ywjawmw/TCMBench"],
@@ -193,6 +199,12 @@ RULES: list[dict] = [
             ("letters", "_CUES", _cues_edit("|,[^,.!?\\n]{1,100},\\s+", "|(?!)")),
             ("letters", "_REASON_WORDS", lambda old: frozenset()),
         ],
+    },
+    {
+        "rule": "strong_case",
+        "what": "'a solid case for dissatisfaction (Option A)', 'a compelling case for Option I' (a leaning; not 'no compelling case')",
+        "motivated_by": ["0n4li/collab-ai"],
+        "off": [("letters", "_CUES", _cues_edit("case\\s+for\\s+", None))],
     },
     {
         "rule": "disputed",

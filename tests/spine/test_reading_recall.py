@@ -58,6 +58,8 @@ CASES = [
     ("zh-two-claims", "ABCDE", PRESCRIPTIONS, "最适宜的处方是银翘散。最适宜的处方是桑菊饮。", None),
     ("zh-several-in-sentence", "ABCDE", PRESCRIPTIONS, "常用的方剂是银翘散，桑菊饮。", None),
     ("zh-discussed-then-concluded", "ABCDE", PRESCRIPTIONS, "银翘散是治疗风温的经典方剂。但本证以咳嗽为主，最适宜的处方是桑菊饮。", "B"),
+    ("zh-later-clause-best", "ABCDE", PRESCRIPTIONS, "桑菊饮具有疏风清热的功效，最适合治疗此证。", "B"),
+    ("zh-later-clause-denied", "ABCDE", PRESCRIPTIONS, "桑菊饮具有疏风清热的功效，但不是最适合治疗此证的方剂。", None),
     ("zh-shared-ending-herb", "ABCDE", FORMULAS, "葛根汤的主要成分是葛根。", None),
     # --- a reply opening with a label and its own option's text
     ("opens-numbered", "ABCDE", MURMUR, "1.E. Atrial myxoma The patient's history of atrial arrhythmia and loss of conscious", "E"),
@@ -80,6 +82,9 @@ CASES = [
     ("stand-by", TEN, None, "I stand by option F for when the first mammals appeared.", "F"),
     ("lean-because", TEN, None, "I would lean towards option (F) because it is simpler.", "F"),
     ("agree-your-answer", TEN, None, "I AGREE with your answer (C) and the discussion can be concluded.", "C"),
+    ("strong-case", TEN, None, "In sum, you build a solid case for dissatisfaction (Option A) being the main factor. I AGREE with your assessment.", "A"),
+    ("strong-case-then-other", TEN, None, "You make a compelling case for Option I, but I still think B is correct.", None),
+    ("no-strong-case", TEN, None, "There is no compelling case for option I here.", None),
     # ... not where the reply disputes it, or where the option is the addressee's and the reply
     # does not agree with it now
     ("disagree-that", TEN, None, "I disagree that option H is the best answer.", None),

@@ -60,16 +60,15 @@ def _read_mcq(r: dict) -> str | None:
 #: recall forms it prompted ("【回答】c", a "respuesta" key, "la opción número 2", "...是E选项"):
 #: 55 of 306 readable unread, none wrong. After the forms of the second recall round (Chinese
 #: sentences claiming one option by its text, a discussion turn's own stance, a label opening the
-#: reply with its own text, Spanish "La afirmación INCORRECTA es:\n\n2. ..."): 16 unread, none wrong.
+#: reply with its own text, Spanish "La afirmación INCORRECTA es:\n\n2. ..."): 14 unread, none wrong.
 #: What is left needs the question (i-0044, i-0049, i-0076, i-0078, i-0153: an option called
 #: incorrect, or not, on an item asking for the exception: the same words answer the opposite
 #: question), or names the option only in other words or in no claim form (i-0073, i-0079, i-0136, i-0144; h-0036,
 #: h-0037, h-0038, h-0063 on "12 gene pairs" and "1"), or weighs it without a claim (h-0044 "I lean
-#: towards crediting more weight on Option (F)", h-0065 agreeing with the other's "case for
-#: dissatisfaction (Option A)", i-0066 "<text>具有...的功效，最适合治疗此证")
+#: towards crediting more weight on Option (F)")
 _VALIDATION6_UNREAD = [
-    "h-0036", "h-0037", "h-0038", "h-0044", "h-0063", "h-0065", "i-0044", "i-0049", "i-0066", "i-0073", "i-0076", "i-0078",
-    "i-0079", "i-0136", "i-0144", "i-0153",
+    "h-0036", "h-0037", "h-0038", "h-0044", "h-0063", "i-0044", "i-0049", "i-0073", "i-0076", "i-0078", "i-0079", "i-0136",
+    "i-0144", "i-0153",
 ]  # fmt: skip
 VALIDATION6_MISSES: dict[str, str | None] = dict.fromkeys(_VALIDATION6_UNREAD, None)
 #: the wrong letters of the first measurement (the unchanged reader, a9cbae2), kept as the record of

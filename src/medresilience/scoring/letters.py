@@ -429,6 +429,16 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     (_SEVERAL, ANSWER, False),
     # "The patient needs option B"
     (re.compile(r"\b(?:needs?|requires?|recommend|favou?r|prefer)\s+(?:option|choice)\s+", _I), LEANING, False),
+    # "you make a compelling case for Option I", "a solid case for dissatisfaction (Option A)": the
+    # reply judges the case for the option strong (not "no compelling case for")
+    (
+        re.compile(
+            r"(?<!\bno\s)(?<!\bnot\s)\b(?:a|your|the)\s+(?:very\s+)?(?:solid|strong|compelling|convincing|persuasive)\s+case\s+for\s+(?:(?:[\w'’-]+\s+){0,6}?\((?=option\s+[A-Za-z0-9]\))|)option\s+",
+            _I,
+        ),
+        LEANING,
+        False,
+    ),
     # "By elimination, D", "which leaves C"
     (re.compile(rf"\b(?:by\s+(?:(?:the\s+)?process\s+of\s+)?elimination|(?:that|which|this)\s+leaves(?:\s+(?:us\s+with|only))?){_FILL}", _I), ANSWER, False),
     # "Eliminating A, B and D leaves C." (the label ends the phrase: "leaves A as ..." is no answer)

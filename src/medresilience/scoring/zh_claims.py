@@ -7,7 +7,9 @@ whole text and no other's, and either
 - the text ends a clause right after a word that makes it what the sentence's subject is or
   prescribes: a copula or classifier (是, 为, 即, 属于, 称为, 在于, 在, 位于) or a choice or course
   (首选, 选用, 应该, 治疗 ...): "...的病毒是HBV。", "应该吊销其执业证书"; or
-- the text opens a clause and is then called the most or the right one: "<text>是...最佳方法".
+- the text opens a clause and is then called the most or the right one: "<text>是...最佳方法", or
+  opens the sentence and a later clause, its subject left out, calls it the most suitable:
+  "附桂八味丸具有温阳补肾的功效，最适合治疗此证".
 
 Each is a commitment in the way "The most likely diagnosis is X" is in English: the sentence says
 what the answer *is*. It is none when the clause denies or doubts (不, 非, 无, 没, 未, 排除, 鉴别,
@@ -46,6 +48,10 @@ _IF = re.compile(r"如果|假如|假设|若|倘若|要是")
 _CALLED_BEST = re.compile(r"^(?:是|为)[^ ]{0,40}?(?:最|正确|首选)")
 
 
+_LEAD = re.compile(r"(?:(?:因此|所以|综上所述|综上|故|总之)\s?)?")
+_LATER_BEST = re.compile(r" (?:是|为)?最(?:适合|适宜|合适|宜|佳)")
+
+
 class ZhClaim(NamedTuple):
     """A sentence's claim on an option: the label and the span (in the reply) of its sentence."""
 
@@ -81,6 +87,11 @@ def _claims_in(sentence: str, label: str, text: str) -> bool:
             if at_end and _BEFORE.search(before):
                 return True
             if not before and len(text) > 1 and _CALLED_BEST.match(after):
+                return True
+            # the text opens the sentence and a later clause, its subject left out, calls it the
+            # most suitable: "附桂八味丸具有温阳补肾的功效，最适合治疗此证"
+            lead = _LEAD.match(sentence)
+            if i == lead.end() and len(text) > 1 and _LATER_BEST.search(sentence, end) and not _DENIES.search(sentence, end):
                 return True
         i = sentence.find(text, i + 1)
     return False
