@@ -54,6 +54,8 @@ CASES = [
     ("zh-doubted", "ABCDE", PRESCRIPTIONS, "本证的处方可能是银翘散。", None),
     ("zh-joined", "ABCDE", EVILS, "具有明显季节性的邪气应该是寒和暑。", None),
     ("zh-restated", "ABCDE", PRESCRIPTIONS, "A选项是银翘散。B选项是桑菊饮。C选项是清咽栀豉汤。", None),
+    ("zh-differential", "ABCDE", {"A": "急性支气管炎", "B": "支气管扩张", "C": "胸膜炎", "D": "肺炎", "E": "肺癌"}, "本病需要鉴别的是肺癌。", None),
+    ("zh-excluded", "ABCDE", {"A": "急性支气管炎", "B": "支气管扩张", "C": "胸膜炎", "D": "肺炎", "E": "肺癌"}, "首先应排除的是肺癌。", None),
     ("zh-hypothesis", "ABCDE", PRESCRIPTIONS, "如果患者以咳嗽为主，应首选桑菊饮。", None),
     ("zh-two-claims", "ABCDE", PRESCRIPTIONS, "最适宜的处方是银翘散。最适宜的处方是桑菊饮。", None),
     ("zh-several-in-sentence", "ABCDE", PRESCRIPTIONS, "常用的方剂是银翘散，桑菊饮。", None),
