@@ -138,7 +138,94 @@ RULES: list[dict] = [
         "rule": "most_accurate",
         "what": "'Option I is the most accurate answer'",
         "motivated_by": ["0n4li/collab-ai"],
-        "off": [("letters", "_CLAIM", lambda old: _edit(old, "|accurate))", "))"))],
+        "off": [("letters", "_CLAIM", lambda old: _edit(old, "|accurate|", "|"))],
+    },
+    {
+        "rule": "zh_text_claim",
+        "what": "a Chinese sentence claiming one option by its whole text ('最适宜的处方是银翘散', '所以病位在心', '<text>是...最佳方法'; not denied, doubted, joined, restated after its label or after a hypothesis)",
+        "motivated_by": ["ywjawmw/TCMBench", "openmedlab/PULSE-EVAL"],
+        "off": [("letters", "zh_text_claims", lambda old: lambda *a, **k: [])],
+    },
+    {
+        "rule": "zh_later_best",
+        "what": "... or a sentence opened by the text whose later clause calls it the most suitable ('附桂八味丸具有...的功效，最适合治疗此证')",
+        "motivated_by": ["ywjawmw/TCMBench"],
+        "off": [("zh_claims", "_LATER_BEST", lambda old: _NEVER)],
+    },
+    {
+        "rule": "zh_shared_ending",
+        "what": "... which may leave off an ending every option shares ('应选用葛根汤' for '葛根汤主之')",
+        "motivated_by": ["ywjawmw/TCMBench"],
+        "off": [("zh_claims", "_without_shared_end", lambda old: lambda texts: [])],
+    },
+    {
+        "rule": "opens_labelled",
+        "what": "a reply opening with a label and its own option's text ('1.E. Atrial myxoma ...', 'B：房室传导阻滞是...'), no other label opening a line",
+        "motivated_by": ["carlwharris/cog-bias-med-LLMs", "openmedlab/PULSE-EVAL"],
+        "off": [("letters", "_OPENS_LABELLED", lambda old: _NEVER)],
+    },
+    {
+        "rule": "cut_lost_letters",
+        "what": "a reply cut off inside an option's word that the option spells with a few letters lost ('hydrochloroth' for 'Hydrochlorthiazide')",
+        "motivated_by": ["carlwharris/cog-bias-med-LLMs"],
+        "off": [("option_texts", "_begins_cut", lambda old: lambda t, s: t.startswith(s) and t[len(s) : len(s) + 1].isalnum())],
+    },
+    {
+        "rule": "claim_aside",
+        "what": "an option named as one, an aside, then its claim ('Option F, stating that ..., remains the best answer', 'option A (...) is the most compelling answer')",
+        "motivated_by": ["0n4li/collab-ai"],
+        "off": [("letters", "_CLAIM", lambda old: re.compile(re.sub(r"\(\?\(1\)\(\?P<aside>.*?\)\?\|\)", "", old.pattern, count=1), old.flags))],
+    },
+    {
+        "rule": "claim_better",
+        "what": "'Option I being the more favorable choice', 'option J should be regarded as the better representation', 'Option D still remains the best fit'",
+        "motivated_by": ["0n4li/collab-ai"],
+        "off": [
+            (
+                "letters",
+                "_CLAIM",
+                lambda old: _edit(
+                    _edit(_edit(old, "|being|should\\s+be\\s+(?:regarded|considered|seen)\\s+as", ""), "|better|", "|"), "|favou?rable|compelling|precise", ""
+                ),
+            )
+        ],
+    },
+    {
+        "rule": "own_stance",
+        "what": "'My updated answer, considering ..., is (H)', 'I maintain that option J', 'I stand by option F', 'I would lean towards option (F) because ...'",
+        "motivated_by": ["0n4li/collab-ai"],
+        "off": [
+            ("letters", "_CUES", _cues_edit("|(?:still\\s+)?maintain|(?:still\\s+)?stand\\s+by", "")),
+            ("letters", "_CUES", _cues_edit("|,[^,.!?\\n]{1,100},\\s+", "|(?!)")),
+            ("letters", "_REASON_WORDS", lambda old: frozenset()),
+        ],
+    },
+    {
+        "rule": "strong_case",
+        "what": "'a solid case for dissatisfaction (Option A)', 'a compelling case for Option I' (a leaning; not 'no compelling case')",
+        "motivated_by": ["0n4li/collab-ai"],
+        "off": [("letters", "_CUES", _cues_edit("case\\s+for\\s+", None))],
+    },
+    {
+        "rule": "disputed",
+        "what": "a claim after 'I disagree that', 'I doubt', 'not convinced' is not the reply's",
+        "motivated_by": ["0n4li/collab-ai"],
+        "off": [("letters", "_DISPUTED", lambda old: _NEVER)],
+    },
+    {
+        "rule": "addressee_answer",
+        "what": "the addressee's answer ('... with your answer (C)') is the reply's own only where it agrees now ('I agree with your answer (C)')",
+        "motivated_by": ["0n4li/collab-ai"],
+        "off": [("letters", "_YOURS", lambda old: _NEVER)],
+    },
+    {
+        "rule": "es_statement_line",
+        "what": "Spanish 'La afirmación INCORRECTA es:\\n\\n2. <its text>', 'La recomendación más adecuada sería <an option's text>'",
+        "motivated_by": ["lorenaaricetagarcia/llm-fse-evaluation", "themrcesi/mir2023"],
+        "off": [
+            ("letters", "_CUES", _cues_edit("|recomendaci[oó]n|conducta", "")),
+            ("letters", "_CUES", _cues_edit("(?:[ \\t]*[:：][ \\t]*\\n\\s*|[ \\t]*[:：]?[ \\t]*)", "[ \\t]*[:：]?[ \\t]*")),
+        ],
     },
 ]
 

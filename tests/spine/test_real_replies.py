@@ -58,13 +58,17 @@ def _read_mcq(r: dict) -> str | None:
 #: <text>. Es incorrecta" on an item asking for the INCORRECT statement, is now unread, since the same
 #: words answer the opposite question in i-0083 and the reader is not given the question. After the
 #: recall forms it prompted ("【回答】c", a "respuesta" key, "la opción número 2", "...是E选项"):
-#: 55 of 306 readable unread, none wrong
+#: 55 of 306 readable unread, none wrong. After the forms of the second recall round (Chinese
+#: sentences claiming one option by its text, a discussion turn's own stance, a label opening the
+#: reply with its own text, Spanish "La afirmación INCORRECTA es:\n\n2. ..."): 14 unread, none wrong.
+#: What is left needs the question (i-0044, i-0049, i-0076, i-0078, i-0153: an option called
+#: incorrect, or not, on an item asking for the exception: the same words answer the opposite
+#: question), or names the option only in other words or in no claim form (i-0073, i-0079, i-0136, i-0144; h-0036,
+#: h-0037, h-0038, h-0063 on "12 gene pairs" and "1"), or weighs it without a claim (h-0044 "I lean
+#: towards crediting more weight on Option (F)")
 _VALIDATION6_UNREAD = [
-    "h-0036", "h-0037", "h-0038", "h-0041", "h-0042", "h-0044", "h-0045", "h-0046", "h-0049", "h-0050", "h-0061", "h-0062",
-    "h-0063", "h-0065", "h-0066", "h-0067", "h-0138", "h-0151", "i-0004", "i-0005", "i-0007", "i-0008", "i-0024", "i-0032",
-    "i-0042", "i-0043", "i-0044", "i-0045", "i-0046", "i-0047", "i-0049", "i-0053", "i-0055", "i-0057", "i-0058", "i-0059",
-    "i-0061", "i-0062", "i-0065", "i-0066", "i-0067", "i-0068", "i-0070", "i-0071", "i-0072", "i-0073", "i-0074", "i-0076",
-    "i-0078", "i-0079", "i-0091", "i-0136", "i-0144", "i-0152", "i-0153",
+    "h-0036", "h-0037", "h-0038", "h-0044", "h-0063", "i-0044", "i-0049", "i-0073", "i-0076", "i-0078", "i-0079", "i-0136",
+    "i-0144", "i-0153",
 ]  # fmt: skip
 VALIDATION6_MISSES: dict[str, str | None] = dict.fromkeys(_VALIDATION6_UNREAD, None)
 #: the wrong letters of the first measurement (the unchanged reader, a9cbae2), kept as the record of

@@ -27,6 +27,7 @@ from .option_texts import DENIED, LABEL_LINE, PAREN_LABEL, OptionTexts, conclude
 from .other_items import answer_run, new_question, other_options, without_echo
 from .unfinished import cut_off_analysis, in_option_sections, loop_span, stops_stating_answer
 from .withdrawals import withdrawal
+from .zh_claims import zh_text_claims
 
 _I = re.IGNORECASE
 
@@ -126,7 +127,29 @@ _NOT_SPECIES = frozenset(
 #: the word after a label; a sign before a number is part of it ("a +1 station", "a -2 shift")
 _NEXT_WORD = re.compile(r"[ \t]+[+\-−±~≈]?(\w+)")
 _LINKS = frozenset(
-    ["because", "since", "as", "given", "due", "for", "which", "is", "was", "would", "seems", "appears", "here", "in", "on", "and", "or", "nor", "vs", "versus"]
+    [
+        "because",
+        "since",
+        "as",
+        "given",
+        "due",
+        "for",
+        "which",
+        "is",
+        "was",
+        "would",
+        "seems",
+        "appears",
+        "being",
+        "here",
+        "in",
+        "on",
+        "and",
+        "or",
+        "nor",
+        "vs",
+        "versus",
+    ]
 )
 #: words after "I" that make it the pronoun ("I would argue that the answer is H"), not option I
 _I_VERBS = frozenset([
@@ -310,7 +333,7 @@ _FILL = (
     r"""|one|probably|likely|most\s+likely|clearly|definitely|certainly|indeed|actually|therefore|thus|then|still|either|both|between|simply|just)\b)*"""
 )
 _NOUN = r"(?:option|choice|selection|response|pick)"
-_QUAL = r"(?:correct|right|best|evidence[- ]based|guideline[- ](?:based|concordant)|medically\s+(?:correct|accurate|sound)|single\s+best|most\s+(?:likely|appropriate|accurate)|my|our|final|true|real|actual|selected|chosen|predicted)"
+_QUAL = r"(?:correct|right|best|updated|revised|amended|evidence[- ]based|guideline[- ](?:based|concordant)|medically\s+(?:correct|accurate|sound)|single\s+best|most\s+(?:likely|appropriate|accurate)|my|our|final|true|real|actual|selected|chosen|predicted)"
 _SURE = r"(?:is|would\s+be|will\s+be|should\s+be|must\s+be|has\s+to\s+be|remains)\b"
 _UNSURE = r"(?:might\s+be|could\s+be|may\s+be|seems\s+to\s+be|appears\s+to\s+be)\b"
 _ABOUT = r"(?:\s+(?:to\s+(?:this|the)\s+question|here|for\s+this\s+(?:patient|question|case|item)))?"
@@ -362,11 +385,11 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     # "The answer is closest to (A)" (a computed value between the options)
     (re.compile(rf"{_ANSWER_NOUN}\s+(?:is|would\s+be)\s+(?:closest|nearest)\s+to{_FILL}", _I), LEANING, False),
     # "Answer: C", "The correct answer is C", "The correct option is C) Metformin", "**Answer**\nC"
-    (re.compile(rf"{_ANSWER_NOUN}(?:\s+{_SURE}|{_SEP}|[ \t]+(?=[(\[])){_FILL}", _I), ANSWER, False),
+    (re.compile(rf"{_ANSWER_NOUN}(?:\s+{_SURE}|{_SEP}|[ \t]+(?=[(\[])|,[^,.!?\n]{{1,100}},\s+{_SURE}){_FILL}", _I), ANSWER, False),
     # "I'd go with C", "I choose B", "Going with D"
     (
         re.compile(
-            rf"(?:\b(?:i|we)(?:['’]d|['’]ll|['’]m\s+going\s+to|\s+(?:would|will|shall|must|have\s+to|had\s+to|am\s+going\s+to))?\s+(?:go\s+with|went\s+with|choose|chose|pick|picked|select|selected|opt\s+for|say|answer|mark|settle\s+on)|\b(?:i['’]m\s+|i\s+am\s+)?going\s+with|\blet['’]s\s+go\s+with)\b{_FILL}",
+            rf"(?:\b(?:i|we)(?:['’]d|['’]ll|['’]m\s+going\s+to|\s+(?:would|will|shall|must|have\s+to|had\s+to|am\s+going\s+to))?\s+(?:go\s+with|went\s+with|choose|chose|pick|picked|select|selected|opt\s+for|say|answer|mark|settle\s+on|(?:still\s+)?maintain|(?:still\s+)?stand\s+by)|\b(?:i['’]m\s+|i\s+am\s+)?going\s+with|\blet['’]s\s+go\s+with)\b{_FILL}",
             _I,
         ),
         ANSWER,
@@ -389,10 +412,11 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
         LEANING,
         False,
     ),
-    # Spanish: "El diagnóstico más probable es ...", "La afirmación incorrecta es la número 2"
+    # Spanish: "El diagnóstico más probable es ...", "La afirmación incorrecta es la número 2", "La
+    # afirmación INCORRECTA es:\n\n2. <its text>", "La recomendación más adecuada sería el tratamiento con <text>"
     (
         re.compile(
-            r"\b(?:el|la)\s+(?:principal\s+|mejor\s+)?(?:diagn[oó]stico|tratamiento|opci[oó]n|causa|afirmaci[oó]n|enunciado|sospecha(?:\s+diagn[oó]stica)?|respuesta|prueba|actitud)(?:\s+[^.!?\n:]{0,60}?)?\s+(?:es|ser[ií]a)\b(?:\s+(?:la|el))?(?:\s+(?:n[uú]mero|opci[oó]n))?[ \t]*[:：]?[ \t]*",
+            r"\b(?:el|la)\s+(?:principal\s+|mejor\s+)?(?:diagn[oó]stico|tratamiento|opci[oó]n|causa|afirmaci[oó]n|enunciado|sospecha(?:\s+diagn[oó]stica)?|respuesta|prueba|actitud|recomendaci[oó]n|conducta)(?:\s+(?:(?!\bno\b)[^.!?\n:]){0,60}?)?\s+(?:es|ser[ií]a)\b(?:\s+(?:la|el))?(?:\s+(?:n[uú]mero|opci[oó]n))?(?:[ \t]*[:：][ \t]*\n\s*|[ \t]*[:：]?[ \t]*)",
             _I,
         ),
         LEANING,
@@ -405,6 +429,16 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     (_SEVERAL, ANSWER, False),
     # "The patient needs option B"
     (re.compile(r"\b(?:needs?|requires?|recommend|favou?r|prefer)\s+(?:option|choice)\s+", _I), LEANING, False),
+    # "you make a compelling case for Option I", "a solid case for dissatisfaction (Option A)": the
+    # reply judges the case for the option strong (not "no compelling case for")
+    (
+        re.compile(
+            r"(?<!\bno\s)(?<!\bnot\s)\b(?:a|your|the)\s+(?:very\s+)?(?:solid|strong|compelling|convincing|persuasive)\s+case\s+for\s+(?:(?:[\w'’-]+\s+){0,6}?\((?=option\s+[A-Za-z0-9]\))|)option\s+",
+            _I,
+        ),
+        LEANING,
+        False,
+    ),
     # "By elimination, D", "which leaves C"
     (re.compile(rf"\b(?:by\s+(?:(?:the\s+)?process\s+of\s+)?elimination|(?:that|which|this)\s+leaves(?:\s+(?:us\s+with|only))?){_FILL}", _I), ANSWER, False),
     # "Eliminating A, B and D leaves C." (the label ends the phrase: "leaves A as ..." is no answer)
@@ -524,6 +558,7 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     ),
 )
 
+_REASON_WORDS = frozenset(["because", "since", "given"])
 _NAMED_TEXT = re.compile(r"([\w ,'’/-]{1,60}?)\s*\((?:option|choice)?\s*([A-Za-z0-9])\)", _I)
 _NOT_OPTION_TEXT = re.compile(
     r"\b(?:not|because|since|as|which|that|when|while|where|if|context|claims?|eliminat\w*|exclud\w*|rule\s+out|incorrect|wrong)\b|n['’]t\b", _I
@@ -611,7 +646,9 @@ def _cued(text: str, letters: str, options: OptionTexts) -> list[_Said]:
                 if got is not None:
                     said.append(_Said(m.start(), got[1], tier, got[0]))
                     continue
-            if got is None or (bare and _NEXT_WORD.match(text, got[1] + (text[got[1] : got[1] + 1] in ")]>"))):
+            nxt_word = _NEXT_WORD.match(text, got[1] + (text[got[1] : got[1] + 1] in ")]>")) if got is not None else None
+            # ... a label ending its phrase may be followed by its reason ("I would lean towards option (F) because ...")
+            if got is None or (bare and nxt_word and nxt_word.group(1).lower() not in _REASON_WORDS):
                 continue
             label, end = got
             why = "hedged"
@@ -634,11 +671,14 @@ def _cued(text: str, letters: str, options: OptionTexts) -> list[_Said]:
 
 
 _CLAIM = re.compile(
-    r"(?<![\w'’.-])((?:option|choice|letter|answer|trial|arm)\s+)?([(\[]?)([A-Za-z0-9])([)\]]?)[ \t]+(?:is|would\s+be|must\s+be|seems\s+to\s+be|remains|appears\s+to\s+be)\s+"
+    r"(?<![\w'’.-])((?:option|choice|letter|answer|trial|arm)\s+)?([(\[]?)([A-Za-z0-9])([)\]]?)"
+    # an aside (only after an option named as one) between it and its claim: "Option F, stating that \"...\", remains the best
+    # answer", "option A (dissatisfaction with ...) is the most compelling answer", "option (F) – \"1\" – is"
+    r"(?(1)(?P<aside>\s*,[^.!?\n]{1,120}?,[\"”]?|[ \t]*\([^()\n]{1,80}\)|[ \t]+[–—-][^.!?\n]{1,60}?[–—-])?|)"
+    r"[ \t]+(?:still\s+)?(?:is|would\s+be|must\s+be|seems\s+to\s+be|remains|appears\s+to\s+be|being|should\s+be\s+(?:regarded|considered|seen)\s+as)\s+"
     r"(?:(?:definitely|clearly|certainly|probably|likely|indeed|therefore|thus|still|generally|overall)\s+)?(?:(?:the|my|our)\s+)?"
-    r"((?:(?:final|correct|right|best|single\s+best|evidence[- ]based|(?:most|more)\s+(?:likely|appropriate|prudent|reasonable|suitable|accurate))\s+)*)(answer|option|choice|response|one|"
-    + _CONTENT
-    + r")\b",
+    r"(?P<quals>(?:(?:final|correct|right|best|better|single\s+best|evidence[- ]based|(?:most|more)\s+(?:likely|appropriate|prudent|reasonable|suitable|accurate|favou?rable|compelling|precise))(?:\s+and)?\s+)*)"
+    r"(?P<noun>answer|option|choice|response|one|fit|representation|" + _CONTENT + r")\b",
     _I,
 )
 _RIGHT = re.compile(
@@ -690,6 +730,15 @@ def _named_with_text(text: str, letters: str, options: OptionTexts) -> list[_Sai
         said += [
             _Said(m.start(1), m.end(), ANSWER, None if _names_another(text, m.end(), label, letters) else label, why="several_options") for m, label in given
         ]
+    # the reply opening with a label and its own option's text ("1.E. Atrial myxoma The patient's
+    # ...", "B：房室传导阻滞是...", glued in Chinese) answers, when no other label opens a line
+    if (first := _OPENS_LABELLED.match(text)) and (label := first.group(1).upper()) in letters and _opens_own_text(text, first.end(), label, options):
+        others = {m.group(1).upper() for m in (*LABEL_LINE.finditer(text), *_OPENER.finditer(text))} & set(letters)
+        if others <= {label}:
+            # "A. Enterovirus 70 and D. Coxsackie A24": a second option after it
+            said.append(
+                _Said(first.start(1), first.end(), ANSWER, None if _names_another(text, first.end(1), label, letters) else label, why="several_options")
+            )
     # a line giving one option's label with another option's text ("D. EEG" where EEG is C)
     # contradicts itself: an answer with no option, which leaves the reply ambiguous
     for m in LABEL_LINE.finditer(text):
@@ -697,6 +746,16 @@ def _named_with_text(text: str, letters: str, options: OptionTexts) -> list[_Sai
         if label in letters and named is not None and named != label:
             said.append(_Said(m.start(), m.end(), ANSWER, None, contra=True, why="contradicts"))
     return said
+
+
+def _opens_own_text(text: str, i: int, label: str, options: OptionTexts) -> bool:
+    """Whether the text at i opens with the option's own text (in Chinese glued to what follows:
+    "房室传导阻滞是...")."""
+    own = options.texts.get(label, "")
+    return options.follows(label, text, i) or (bool(_CJK.match(own)) and norm_text(text[i : i + len(own) + 2]).startswith(own))
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def _gives_own_text(text: str, m: re.Match[str], letters: str, options: OptionTexts) -> bool:
@@ -713,6 +772,8 @@ def _gives_own_text(text: str, m: re.Match[str], letters: str, options: OptionTe
 
 
 _BRACKETED_LABEL = re.compile(r"[(\[]([A-Za-z])[)\]][ \t]")
+#: a label opening the reply, after an answer number or none ("1.E. ", "B：", "(c) ")
+_OPENS_LABELLED = re.compile(r"\A[ \t\n>#•*-]*(?:\d{1,3}[.)][ \t]*)?[(\[]?([A-Za-z])[.:)\]][ \t]*")
 
 
 _GLOSS = re.compile(r"[ \t]*\([^()\n]*\)[ \t.*]*$")
@@ -839,7 +900,7 @@ def _claims(text: str, letters: str) -> list[_Said]:
             if not named and not _CLAUSE_OPENS.search(text, max(0, m.start() - 40), m.start()):
                 continue
             if pattern is _CLAIM:
-                quals, noun = m.group(5).lower(), m.group(6).lower()
+                quals, noun = m.group("quals").lower(), m.group("noun").lower()
                 # "C is the right one", "C is the best treatment": a bare "one"/"treatment" says nothing
                 if noun not in ("answer", "option", "choice", "response") and not quals:
                     continue
@@ -969,6 +1030,9 @@ _ADDRESSEE = re.compile(
     r"|(?<!我)(?<!我们)认为|声称|宣称",
     _I,
 )
+_DISPUTED = re.compile(r"\b(?:disagree\w*|(?:do\s+not|don['’]t|cannot|can['’]t)\s+agree|doubt\w*|not\s+convinced)\b", _I)
+_YOURS = re.compile(r"\b(?:with|on|to|of|for|about|that|in|by)\s+your\s+(?:[\w-]+\s+){0,2}$", _I)
+_AGREES = re.compile(r"\b(?:i|we)\s+(?:(?:fully|completely|entirely|totally|now|also|do|largely)\s+)?(?:agree|concur)\b", _I)
 _IF_BEFORE = re.compile(r"\b(?:if|unless|whether|suppose|supposing|assuming)\s+(?:the\s+|option\s+|choice\s+|it\s+(?:is|were)\s+)?$", _I)
 _FORCED = re.compile(r"(?:i|we)\s+(?:had|have|must)\b|forced\b", _I)
 #: ... not a condition on the form of the answer: "if only one answer is required, the best choice would be: (B)"
@@ -1015,6 +1079,14 @@ def _own(text: str, s: _Said) -> bool:
     before = _clause_before(text, s.start)
     # attributed to others: "the context claims the answer is B", "the note says B is the best answer"
     if _REPORTED.search(before) or _ADDRESSEE.search(before):
+        return False
+    # disputed: "I disagree that option H is the best answer", "I doubt that B is correct"
+    if _DISPUTED.search(before):
+        return False
+    # the addressee's answer ("... with your answer (C)", "on your perspective on Option I being the
+    # better choice") is the reply's own only where the reply agrees with it now ("I agree with
+    # your answer (C)"; not "I previously agreed with your answer (C), but ...")
+    if _YOURS.search(before) and not _AGREES.search(before):
         return False
     # a hypothesis under test: "if the answer is B, ...", "whether B is correct"
     if _IF_BEFORE.search(before) and not _FORCED.match(text, s.start):
@@ -1140,6 +1212,8 @@ def _statements(text: str, letters: str, options: OptionTexts) -> list[_Said]:
         # a reply that is an option's text, or one bracketed on its own line ("<否>", "[Olanzapine]")
         if len(text.strip()) <= 200 and (label := options.named(text)) is not None:
             found.append(_Said(0, len(text), ANSWER, label))
+        # Chinese: "最适宜的处方是银翘散", "所以病位在心" (a sentence claiming one option by its text)
+        found += [_Said(c.start, c.end, LEANING, c.label) for c in zh_text_claims(text, options.texts)]
         found += [
             _Said(m.start(), m.end(), ANSWER, label)
             for m in _BRACKETED.finditer(text)

@@ -144,9 +144,10 @@ class OptionTexts:
 
     def cut_short(self, phrase: str) -> str | None:
         """The one option whose text begins with the phrase cut inside a word ("posterior ureth"
-        for "posterior urethral valves"), the phrase holding most of it."""
+        for "posterior urethral valves"), the phrase holding most of it; the option may have lost
+        a few of the phrase's letters, as datasets lose them ("hydrochloroth" for "Hydrochlorthiazide")."""
         said = norm_text(phrase)
-        cut = [k for k, t in self.texts.items() if t.startswith(said) and t[len(said) : len(said) + 1].isalnum()]
+        cut = [k for k, t in self.texts.items() if _begins_cut(t, said)]
         return cut[0] if len(cut) == 1 and len(said) >= max(8, 0.6 * len(self.texts[cut[0]])) else None
 
     def follows(self, label: str, text: str, i: int) -> bool:
@@ -212,6 +213,14 @@ class OptionTexts:
         # an option whose text holds another's ("type 2 diabetes" holds "diabetes") is the one named
         inside = [k for k in inside if not any(j != k and self.texts[k] in self.texts[j] for j in inside)]
         return inside[0] if len(inside) == 1 else None
+
+
+def _begins_cut(text: str, said: str) -> bool:
+    """Whether an option's text begins with the phrase and goes on inside its last word, or does so
+    with a few of the phrase's letters lost (`_lost`: never its first, at most two in a row)."""
+    if text.startswith(said) and text[len(said) : len(said) + 1].isalnum():
+        return True
+    return any(_lost(said, text[: len(said) - k]) and text[len(said) - k : len(said) - k + 1].isalnum() for k in (1, 2, 3) if len(said) - k > 0)
 
 
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
