@@ -42,6 +42,7 @@ from .suite import Suite
 BASE_COLUMNS = ["model", "setting", "scoring", "item_id", "probe_id", "condition", "epoch", "source", "subject", "gold"]
 SCORE_COLUMNS = ["label", "value", "status", "correct", "prompt_tokens", "completion_tokens", "cost"]
 STATUSES = ["valid", "invalid", "unscored", "error", "missing", "truncated"]
+# each status by its index in STATUSES (a unit's status code in the frame)
 _VALID, _INVALID, _UNSCORED, _ERROR, _MISSING, _TRUNCATED = range(len(STATUSES))
 MAX_PACKED_LABELS = 4096
 
@@ -340,7 +341,7 @@ def results_frame(store: Store, suite: Suite, chunk: int = 100_000, run: str | N
         }
     )
     df = pd.DataFrame(data)
-    valid = status_code == 0
+    valid = status_code == _VALID
     has_value = ~np.isnan(cat["value"])
     by_value = np.nan_to_num(cat["value"], nan=0.0) >= 1.0
     by_letter = _same(df["label"].array, df["gold"].array)  # stores written before scores had values

@@ -85,3 +85,16 @@ def test_unit_records_join_everything_and_stream_in_chunks(tmp_path):
         assert (u4.call, u4.error, u4.reply) == (CallCode.ERROR, "boom", None)
         assert u2.messages == '[{"role": "user", "content": "u2"}]' and u1.epoch == 0 and u1.key == "k1"
         assert list(store.unit_records("another run")) == [] and len(list(store.unit_records(None))) == 4
+
+
+def test_results_and_records_extend_the_one_unit_type(tmp_path):
+    """A unit's identity is declared once (`UnitRow`): the readers' results are units with what
+    was joined to them, and give back the unit as planned."""
+    with _store(tmp_path) as store:
+        planned = UnitRow("m", "u2", "i1", "p1", "type2", "none", "judge:x@ab:j#1", "k2")
+        result = next(u for u in store.unit_results("r1") if u.unit_id == "u2")
+        record = next(u for u in store.unit_records("r1") if u.unit_id == "u2")
+        assert isinstance(result, UnitRow) and isinstance(record, UnitRow)
+        assert result.unit == record.unit == planned and type(result.unit) is UnitRow
+        # the codes name the stored statuses they stand for
+        assert record.score.status == "unscored" and record.call is CallCode.CUT and ScoreCode.NONE.status is None

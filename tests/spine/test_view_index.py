@@ -397,3 +397,19 @@ def test_units_paired_with_another_runs_units(tmp_path):
         assert a.pair(b.counterparts("m2", "none"), model="m", setting="none", unread_flips=True) == 9
         assert count(a, setting="none", outcomes=("paired_none",), paired=True) == 9
         assert count(a, setting="none", outcomes=("better_than_none",), paired=True) == 0
+
+
+def test_the_index_is_built_only_on_a_read_only_connection(tmp_path):
+    """The store hands the viewer's index its connection only when opened read-only; through it
+    the index's tables live in SQLite's temporary database and the store's tables cannot change."""
+    import sqlite3
+
+    path = tmp_path / "store.sqlite"
+    _write_store(path, [("i1", None, "clean", "none", "ok", "reply", "stop", ("A", "valid", None, 1.0))])
+    with Store(path) as st, pytest.raises(ValueError, match="read_only"):
+        ViewIndex(st)
+    with Store.read_only(path) as ro:
+        ix = ViewIndex(ro)
+        assert ix.build("r1", (), (), reference=None, target=None, unread_flips=True) == 1
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            ix.conn.execute("DELETE FROM units")
