@@ -36,27 +36,29 @@ import numpy as np
 import pandas as pd
 
 from .records import CLEAN, LETTERS
-from .store import Store
-from .store_joins import SMALL
+from .store import SMALL, CallCode, ScoreCode, Store
 from .suite import Suite
 
 BASE_COLUMNS = ["model", "setting", "scoring", "item_id", "probe_id", "condition", "epoch", "source", "subject", "gold"]
 SCORE_COLUMNS = ["label", "value", "status", "correct", "prompt_tokens", "completion_tokens", "cost"]
 STATUSES = ["valid", "invalid", "unscored", "error", "missing", "truncated"]
+# each status by its index in STATUSES (a unit's status code in the frame)
+_VALID, _INVALID, _UNSCORED, _ERROR, _MISSING, _TRUNCATED = range(len(STATUSES))
 MAX_PACKED_LABELS = 4096
 
 
 def status_codes(call: np.ndarray, score: np.ndarray) -> np.ndarray:
-    """Each unit's `status` (an index into STATUSES) from its call and score codes
-    (store_joins.CALL_CODES, SCORE_CODES)."""
-    status_code = np.full(len(call), 4, dtype=np.int8)  # missing
-    status_code[call == 2] = 3  # error
-    ok = (call == 1) | (call == 3)
-    status_code[ok & (score == 1)] = 0  # valid
-    status_code[ok & (score != 1)] = 1  # invalid (an invalid reply, or no score row: nothing in it to score)
-    status_code[ok & (score == 3)] = 2  # unscored
-    status_code[ok & (score == 4)] = 5  # truncated
-    status_code[(call == 3) & (score == 0)] = 5  # truncated: cut at its budget with nothing in it to score (no final answer to judge)
+    """Each unit's `status` (an index into STATUSES) from its call and score codes (`CallCode`,
+    `ScoreCode`)."""
+    status_code = np.full(len(call), _MISSING, dtype=np.int8)
+    status_code[call == CallCode.ERROR] = _ERROR
+    ok = (call == CallCode.OK) | (call == CallCode.CUT)
+    status_code[ok & (score == ScoreCode.VALID)] = _VALID
+    status_code[ok & (score != ScoreCode.VALID)] = _INVALID  # an invalid reply, or no score row: nothing in it to score
+    status_code[ok & (score == ScoreCode.UNSCORED)] = _UNSCORED
+    status_code[ok & (score == ScoreCode.TRUNCATED)] = _TRUNCATED
+    # cut at its budget with nothing in it to score (no final answer to judge)
+    status_code[(call == CallCode.CUT) & (score == ScoreCode.NONE)] = _TRUNCATED
     return status_code
 
 
@@ -339,7 +341,7 @@ def results_frame(store: Store, suite: Suite, chunk: int = 100_000, run: str | N
         }
     )
     df = pd.DataFrame(data)
-    valid = status_code == 0
+    valid = status_code == _VALID
     has_value = ~np.isnan(cat["value"])
     by_value = np.nan_to_num(cat["value"], nan=0.0) >= 1.0
     by_letter = _same(df["label"].array, df["gold"].array)  # stores written before scores had values

@@ -3,8 +3,7 @@ on a real SQLite store."""
 
 from __future__ import annotations
 
-from medresilience.store import CallRow, RunConfig, ScoreRow, Store, UnitRow
-from medresilience.store_joins import CALL_CODES, SCORE_CODES
+from medresilience.store import CallCode, CallRow, RunConfig, ScoreCode, ScoreRow, Store, UnitRow
 
 
 def _store(tmp_path) -> Store:
@@ -66,10 +65,10 @@ def test_joined_packed_digits_and_unknown_values(tmp_path):
                 digits.append(d)
             decoded[row[1], row[2]] = digits
         # model, condition, setting, scoring (u3's 'letter' is outside: the unknown digit), call, score, label
-        assert decoded["i1", None] == [0, 0, 0, 0, CALL_CODES.index("ok"), SCORE_CODES.index("valid"), 1]
-        assert decoded["i1", "p1"] == [0, 1, 0, 0, CALL_CODES.index("cut"), SCORE_CODES.index("unscored"), 0]
+        assert decoded["i1", None] == [0, 0, 0, 0, CallCode.OK, ScoreCode.VALID, 1]
+        assert decoded["i1", "p1"] == [0, 1, 0, 0, CallCode.CUT, ScoreCode.UNSCORED, 0]
         assert decoded["i2", "p2"][3] == join.unknown[3]
-        assert decoded["i2", "p3"][4:6] == [CALL_CODES.index("error"), SCORE_CODES.index("none")]
+        assert decoded["i2", "p3"][4:6] == [CallCode.ERROR, ScoreCode.NONE]
         text = [r for c in store.joined_text("r1", chunk=10) for r in c]
         assert sorted(r[3] for r in text) == ["judge:x@ab:j#1"] * 3 + ["letter"]
         assert store.unit_values("scoring", "r1") == ["judge:x@ab:j#1", "letter"] and store.score_labels(10) == ["fully"]
@@ -80,9 +79,22 @@ def test_unit_records_join_everything_and_stream_in_chunks(tmp_path):
         recs = list(store.unit_records("r1", chunk=3))  # four units over two chunks
         assert [r.unit_id for r in recs] == ["u1", "u2", "u3", "u4"]
         u1, u2, u3, u4 = recs
-        assert (u1.call, u1.reply, u1.score, u1.label, u1.value) == (CALL_CODES.index("ok"), "one", SCORE_CODES.index("valid"), "fully", 1.0)
-        assert (u2.call, u2.finish_reason, u2.score) == (CALL_CODES.index("cut"), "length", SCORE_CODES.index("unscored"))
-        assert (u3.score, u3.label) == (SCORE_CODES.index("none"), None)  # scored by another scorer than its own
-        assert (u4.call, u4.error, u4.reply) == (CALL_CODES.index("error"), "boom", None)
+        assert (u1.call, u1.reply, u1.score, u1.label, u1.value) == (CallCode.OK, "one", ScoreCode.VALID, "fully", 1.0)
+        assert (u2.call, u2.finish_reason, u2.score) == (CallCode.CUT, "length", ScoreCode.UNSCORED)
+        assert (u3.score, u3.label) == (ScoreCode.NONE, None)  # scored by another scorer than its own
+        assert (u4.call, u4.error, u4.reply) == (CallCode.ERROR, "boom", None)
         assert u2.messages == '[{"role": "user", "content": "u2"}]' and u1.epoch == 0 and u1.key == "k1"
         assert list(store.unit_records("another run")) == [] and len(list(store.unit_records(None))) == 4
+
+
+def test_results_and_records_extend_the_one_unit_type(tmp_path):
+    """A unit's identity is declared once (`UnitRow`): the readers' results are units with what
+    was joined to them, and give back the unit as planned."""
+    with _store(tmp_path) as store:
+        planned = UnitRow("m", "u2", "i1", "p1", "type2", "none", "judge:x@ab:j#1", "k2")
+        result = next(u for u in store.unit_results("r1") if u.unit_id == "u2")
+        record = next(u for u in store.unit_records("r1") if u.unit_id == "u2")
+        assert isinstance(result, UnitRow) and isinstance(record, UnitRow)
+        assert result.unit == record.unit == planned and type(result.unit) is UnitRow
+        # the codes name the stored statuses they stand for
+        assert record.score.status == "unscored" and record.call is CallCode.CUT and ScoreCode.NONE.status is None

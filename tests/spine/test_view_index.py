@@ -1,4 +1,4 @@
-"""The viewer's index of a store's units (Store.build_view_index, store_joins.ViewReads): each
+"""The viewer's index of a store's units (view.index.ViewIndex, on a store opened read-only): each
 unit's outcome read against the unit of its item under the reference condition, as the family's
 `Outcomes` says; filters, pages and counts; the store opened read-only stays unchanged."""
 
@@ -9,7 +9,8 @@ import hashlib
 import pytest
 
 from medresilience.store import CallRow, ScoreRow, Store, UnitRow
-from medresilience.store_joins import VERSUS_BITS, ViewFilter
+from medresilience.view.index import VERSUS as VERSUS_BITS
+from medresilience.view.index import Outcome, ViewFilter, ViewIndex
 
 # (item, condition, target, call status, finish, score status, label, value)
 ROWS = [
@@ -73,20 +74,23 @@ def store(tmp_path):
     assert hashlib.sha256(path.read_bytes()).hexdigest() == digest
 
 
-def _index(st: Store, **kw) -> dict[str, int]:
+@pytest.fixture
+def index(store):
+    return ViewIndex(store)
+
+
+def _index(st: ViewIndex, **kw) -> dict[str, int]:
     probes = [(f"{item}:p", [t]) for item, cond, t, *_ in ROWS if cond != "clean"]
-    st.build_view_index("r1", ("target",), probes, **kw)
-    return {r[2]: r[11] for r in st.view_page(ViewFilter(), 0, 100, 1)}
+    st.build("r1", ("target",), probes, **kw)
+    return {r[2]: r[11] for r in st.page(ViewFilter(), 0, 100, 1)}
 
 
 def _names(flags: int) -> set[str]:
-    from medresilience.store_joins import OUTCOME_BITS
-
-    return {k for k, b in OUTCOME_BITS.items() if flags & b}
+    return {str(o.name) for o in Outcome if flags & o}
 
 
-def test_outcomes_against_the_reference(store):
-    got = {uid.split("|")[0] + "|" + uid.split("|")[1]: _names(f) for uid, f in _index(store, reference="clean", target="target", unread_flips=True).items()}
+def test_outcomes_against_the_reference(index):
+    got = {uid.split("|")[0] + "|" + uid.split("|")[1]: _names(f) for uid, f in _index(index, reference="clean", target="target", unread_flips=True).items()}
     # every answered unit whose reference is answered is paired; reference_right: the reference right
     pair = {"paired", "reference_right"}
     assert got["i1:p|s"] == {"flip", "flip_read", "flip_to_target", *pair}
@@ -98,77 +102,77 @@ def test_outcomes_against_the_reference(store):
     assert all(not got[f"i{i}|clean"] for i in range(1, 6))
 
 
-def test_unread_replies_not_counted_as_flips_and_no_reference(store):
-    got = {uid.split("|")[0]: _names(f) for uid, f in _index(store, reference="clean", target="target", unread_flips=False).items() if "|s|" in uid}
+def test_unread_replies_not_counted_as_flips_and_no_reference(index):
+    got = {uid.split("|")[0]: _names(f) for uid, f in _index(index, reference="clean", target="target", unread_flips=False).items() if "|s|" in uid}
     # an unread reply is no answer when unread flips do not count: no flip, no pair
     assert got["i3:p"] == {"unread"} and got["i1:p"] == {"flip", "flip_read", "flip_to_target", "paired", "reference_right"}
-    got = {uid.split("|")[0]: _names(f) for uid, f in _index(store, reference=None, target=None, unread_flips=True).items() if "|s|" in uid}
+    got = {uid.split("|")[0]: _names(f) for uid, f in _index(index, reference=None, target=None, unread_flips=True).items() if "|s|" in uid}
     assert got["i1:p"] == set() and got["i3:p"] == {"unread"} and got["i4:p"] == set()
     # without a target, no flip is to the target or elsewhere
-    got = {uid.split("|")[0]: _names(f) for uid, f in _index(store, reference="clean", target=None, unread_flips=True).items() if "|s|" in uid}
+    got = {uid.split("|")[0]: _names(f) for uid, f in _index(index, reference="clean", target=None, unread_flips=True).items() if "|s|" in uid}
     assert got["i2:p"] == {"flip", "flip_read", "paired", "reference_right"}
 
 
-def test_filters_pages_and_counts(store):
-    _index(store, reference="clean", target="target", unread_flips=True)
-    flips = store.view_page(ViewFilter(outcomes=("flip",)), 0, 10, 1)
+def test_filters_pages_and_counts(store, index):
+    _index(index, reference="clean", target="target", unread_flips=True)
+    flips = index.page(ViewFilter(outcomes=("flip",)), 0, 10, 1)
     assert [r[3] for r in flips] == ["i1", "i2", "i3"]
-    assert sum(r[-1] for r in store.view_counts(ViewFilter(outcomes=("flip",)), 1)) == 3
-    assert sum(r[-1] for r in store.view_counts(ViewFilter(facets=((0, "B"),)), 1)) == 5  # the target facet B: every probe but i4
-    assert [r[3] for r in store.view_page(ViewFilter(condition="s"), 2, 2, 1)] == ["i3", "i4"]  # a page in store order
+    assert sum(r[-1] for r in index.counts(ViewFilter(outcomes=("flip",)), 1)) == 3
+    assert sum(r[-1] for r in index.counts(ViewFilter(facets=((0, "B"),)), 1)) == 5  # the target facet B: every probe but i4
+    assert [r[3] for r in index.page(ViewFilter(condition="s"), 2, 2, 1)] == ["i3", "i4"]  # a page in store order
     # text search: a plain substring of replies or prompts ("%" is text, not a pattern)
-    assert sum(r[-1] for r in store.view_counts(ViewFilter(q="QUESTION i4"), 1)) == 2
-    assert sum(r[-1] for r in store.view_counts(ViewFilter(q="100%"), 1)) == 11  # every reply but the error's
-    assert sum(r[-1] for r in store.view_counts(ViewFilter(q="0%"), 1)) == 11
-    assert store.view_counts(ViewFilter(q="1%0"), 1) == []
+    assert sum(r[-1] for r in index.counts(ViewFilter(q="QUESTION i4"), 1)) == 2
+    assert sum(r[-1] for r in index.counts(ViewFilter(q="100%"), 1)) == 11  # every reply but the error's
+    assert sum(r[-1] for r in index.counts(ViewFilter(q="0%"), 1)) == 11
+    assert index.counts(ViewFilter(q="1%0"), 1) == []
     # a scan's counts (a text, an item) are the table of counts' groups, group for group
-    table = sorted(store.view_counts(ViewFilter(condition="s"), 1), key=repr)
-    assert sorted(store.view_counts(ViewFilter(condition="s", q="question"), 1), key=repr) == table
-    assert sorted(store.view_counts(ViewFilter(condition="s", q="i"), 1), key=repr) == table  # shorter than a trigram
-    assert sum(r[-1] for r in store.view_counts(ViewFilter(item_id="i1", condition="s"), 1)) == 1
+    table = sorted(index.counts(ViewFilter(condition="s"), 1), key=repr)
+    assert sorted(index.counts(ViewFilter(condition="s", q="question"), 1), key=repr) == table
+    assert sorted(index.counts(ViewFilter(condition="s", q="i"), 1), key=repr) == table  # shorter than a trigram
+    assert sum(r[-1] for r in index.counts(ViewFilter(item_id="i1", condition="s"), 1)) == 1
     d = store.unit_detail("m", "i1:p|s|none|letter")
     assert d.call["text"] == "reply 1 100%" and d.score["label"] == "B" and d.messages[0]["content"] == "question i1 s"
     assert store.unit_detail("m", "nope") is None
 
 
-def test_score_state_and_item_scope_filters(store):
-    _index(store, reference="clean", target="target", unread_flips=True)
+def test_score_state_and_item_scope_filters(index):
+    _index(index, reference="clean", target="target", unread_flips=True)
 
     def n(**kw) -> int:
-        return sum(r[-1] for r in store.view_counts(ViewFilter(**kw), 1))
+        return sum(r[-1] for r in index.counts(ViewFilter(**kw), 1))
 
     # a valid score's value as the metrics write it; counted per score like the other filters
-    assert store.view_values("score") == ["0", "1"]
+    assert index.values("score") == ["0", "1"]
     assert n(score="0") == 3 and n(score="1") == 5 and n(score="0", condition="s") == 2
-    assert [r[3] for r in store.view_page(ViewFilter(score="0"), 0, 10, 1)] == ["i1", "i2", "i4"]
+    assert [r[3] for r in index.page(ViewFilter(score="0"), 0, 10, 1)] == ["i1", "i2", "i4"]
     # states, any of them
     assert n(states=("valid",)) == 8 and n(states=("invalid", "truncated")) == 2 and n(states=("error", "missing")) == 1
     # facets by item: the clean units of the items with a probe of target C (i4) or B (the others)
     assert n(condition="clean", facets=((0, "C"),)) == 0  # by unit: a clean unit has no probe facet
     assert n(condition="clean", facets=((0, "C"),), by_item=True) == 1
-    assert [r[3] for r in store.view_page(ViewFilter(condition="clean", facets=((0, "B"),), by_item=True), 0, 10, 1)] == ["i1", "i2", "i3", "i5", "i6"]
+    assert [r[3] for r in index.page(ViewFilter(condition="clean", facets=((0, "B"),), by_item=True), 0, 10, 1)] == ["i1", "i2", "i3", "i5", "i6"]
     assert n(facets=((0, "B"),), by_item=True) == 10  # every unit of those items
     # the pairs a flip rate counts (its n) and a paired test's
     assert n(outcomes=("reference_right",)) == 3 and n(outcomes=("paired",)) == 4
 
 
-def test_several_conditions_and_an_unscored_reason(store):
+def test_several_conditions_and_an_unscored_reason(store, index):
     """`condition` takes several values (any of them: a rate pooled over conditions); `reason`
     selects the unscored units of one reason, read as the report's tally of reasons reads it."""
-    _index(store, reference="clean", target="target", unread_flips=True)
+    _index(index, reference="clean", target="target", unread_flips=True)
 
     def n(**kw) -> int:
-        return sum(r[-1] for r in store.view_counts(ViewFilter(**kw), 1))
+        return sum(r[-1] for r in index.counts(ViewFilter(**kw), 1))
 
     assert n(condition=("clean", "s")) == 12 and n(condition=("s",)) == n(condition="s") == 6
     assert n(condition=("s", "other"), outcomes=("flip",)) == 3 and n(condition=("clean", "other")) == 6
-    assert [r[3] for r in store.view_page(ViewFilter(condition=("s", "clean"), item_id="i2"), 0, 10, 1)] == ["i2", "i2"]
+    assert [r[3] for r in index.page(ViewFilter(condition=("s", "clean"), item_id="i2"), 0, 10, 1)] == ["i2", "i2"]
     tally = store.score_reasons("unscored", run="r1")
     assert [(r[3], r[4]) for r in tally] == [("no verdict in the reply", 1)]
-    assert store.view_values("reason") == ["no verdict in the reply"]
+    assert index.values("reason") == ["no verdict in the reply"]
     assert n(reason="no verdict in the reply") == 1 and n(reason="no verdict in the reply", condition="clean") == 0 and n(reason="other") == 0
     # counted per reason like the other filters (the reason column of a count row)
-    assert [r[6] for r in store.view_counts(ViewFilter(reason="no verdict in the reply"), 1)] == ["no verdict in the reply"]
+    assert [r[6] for r in index.counts(ViewFilter(reason="no verdict in the reply"), 1)] == ["no verdict in the reply"]
     assert n(outcomes=("flip_elsewhere",)) == 1
 
 
@@ -184,20 +188,20 @@ def test_a_store_of_an_older_layout_is_read_through_a_migrated_copy_not_changed(
     con.close()
     before = path.read_bytes()
     with Store.read_only(path) as ro:  # migrated in memory: the file is never changed
-        assert ro.build_view_index("r1", (), (), reference=None, target=None, unread_flips=True) == 1
+        assert ViewIndex(ro).build("r1", (), (), reference=None, target=None, unread_flips=True) == 1
     assert path.read_bytes() == before and "epoch" not in {r[1] for r in sqlite3.connect(path).execute("PRAGMA table_info(units)")}
 
 
-def test_text_search_goes_through_the_trigram_index(store):
-    _index(store, reference="clean", target="target", unread_flips=True)
+def test_text_search_goes_through_the_trigram_index(index):
+    _index(index, reference="clean", target="target", unread_flips=True)
     # a plain text of three characters or more is looked up in the index, not scanned from the store
     sql, args = ViewFilter(q="reply 1").search()
-    plan = " ".join(r[-1] for r in store.conn.execute(f"EXPLAIN QUERY PLAN {sql}", args))
+    plan = " ".join(r[-1] for r in index.conn.execute(f"EXPLAIN QUERY PLAN {sql}", args))
     assert plan.count("VIRTUAL TABLE INDEX 0:L") == 2 and "calls" not in plan and "requests" not in plan  # L: LIKE on a column
-    assert sum(r[-1] for r in store.view_counts(ViewFilter(q="REPLY 1"), 1)) == 3  # reply 1, reply 10, reply 11
+    assert sum(r[-1] for r in index.counts(ViewFilter(q="REPLY 1"), 1)) == 3  # reply 1, reply 10, reply 11
     # shorter texts and texts with pattern characters still find their substrings
-    assert sum(r[-1] for r in store.view_counts(ViewFilter(q="i4"), 1)) == 2
-    assert sum(r[-1] for r in store.view_counts(ViewFilter(q="y 1_"), 1)) == 0
+    assert sum(r[-1] for r in index.counts(ViewFilter(q="i4"), 1)) == 2
+    assert sum(r[-1] for r in index.counts(ViewFilter(q="y 1_"), 1)) == 0
 
 
 # (item, probe, condition, setting, call status, score status, value): a unit under caution is read
@@ -223,7 +227,7 @@ VERSUS_ROWS = [
 
 @pytest.fixture
 def versus_store(tmp_path):
-    path = tmp_path / "store.sqlite"
+    path = tmp_path / "index.sqlite"
     _write_store(
         path,
         [
@@ -241,15 +245,15 @@ def versus_store(tmp_path):
         ],
     )
     with Store.read_only(path) as ro:
-        yield ro
+        yield ViewIndex(ro)
 
 
 VERSUS = {"paired_none", "better_than_none", "worse_than_none", "reference_right_none"}
 
 
-def _versus(st: Store, **kw) -> dict[str, set[str]]:
-    st.build_view_index("r1", (), (), reference="clean", target=None, **kw)
-    return {f"{r[3]}:{r[4]}|{r[5]}|{r[6]}": _names(r[11]) & (VERSUS | {"reference_right"}) for r in st.view_page(ViewFilter(), 0, 100, 0)}
+def _versus(st: ViewIndex, **kw) -> dict[str, set[str]]:
+    st.build("r1", (), (), reference="clean", target=None, **kw)
+    return {f"{r[3]}:{r[4]}|{r[5]}|{r[6]}": _names(r[11]) & (VERSUS | {"reference_right"}) for r in st.page(ViewFilter(), 0, 100, 0)}
 
 
 def test_units_under_a_setting_read_against_the_same_units_under_none(versus_store):
@@ -267,12 +271,12 @@ def test_units_under_a_setting_read_against_the_same_units_under_none(versus_sto
     assert not set().union(*(v & VERSUS for k, v in got.items() if k.endswith("|none")))
 
     def n(*outcomes: str) -> int:
-        return sum(r[-1] for r in versus_store.view_counts(ViewFilter(outcomes=outcomes), 0))
+        return sum(r[-1] for r in versus_store.counts(ViewFilter(outcomes=outcomes), 0))
 
     # a trade-off's pairs and discordant pairs, as filters of the units under the setting
     assert n("paired_none") == 6 and n("paired_none", "better_than_none") == 2 and n("worse_than_none") == 2
     assert n("reference_right", "reference_right_none") == 2 and n("reference_right", "reference_right_none", "worse_than_none") == 1
-    assert sum(r[-1] for r in versus_store.view_counts(ViewFilter(condition="s", outcomes=("paired_none",)), 0)) == 4
+    assert sum(r[-1] for r in versus_store.counts(ViewFilter(condition="s", outcomes=("paired_none",)), 0)) == 4
 
 
 def test_only_scored_answers_pair_without_unread_flips_and_no_baseline_no_bits(versus_store):
@@ -331,7 +335,7 @@ def _target_store(path, model: str = "m"):
 @pytest.fixture
 def target_store(tmp_path):
     with _target_store(tmp_path / "store.sqlite") as ro:
-        yield ro
+        yield ViewIndex(ro)
 
 
 TARGET_VERSUS = {"flip_to_target_only_none", "flip_to_target_only_here"}
@@ -343,8 +347,8 @@ def test_flips_to_the_target_on_one_side_against_none(target_store):
     (`flip_to_target_only_none`), and the reverse (`flip_to_target_only_here`), both answered; its
     pairs (the clean answer right on both sides) keep only the probes the TASR's test counts."""
     probes = TARGET_PROBES
-    target_store.build_view_index("r1", ("target",), probes, reference="clean", target="target", unread_flips=True, baseline="none")
-    got = {f"{r[4]}|{r[6]}": _names(r[11]) & TARGET_VERSUS for r in target_store.view_page(ViewFilter(), 0, 100, 1)}
+    target_store.build("r1", ("target",), probes, reference="clean", target="target", unread_flips=True, baseline="none")
+    got = {f"{r[4]}|{r[6]}": _names(r[11]) & TARGET_VERSUS for r in target_store.page(ViewFilter(), 0, 100, 1)}
     assert got["i1:p1|caution"] == {"flip_to_target_only_none"} and got["i1:p4|caution"] == {"flip_to_target_only_none"}
     assert got["i1:p2|caution"] == {"flip_to_target_only_here"} and got["i3:p1|caution"] == {"flip_to_target_only_here"}
     assert got["i1:p3|caution"] == set() and got["i2:p1|caution"] == {"flip_to_target_only_none"}
@@ -352,14 +356,14 @@ def test_flips_to_the_target_on_one_side_against_none(target_store):
     assert not set().union(*(v for k, v in got.items() if k.endswith("|none")))
 
     def n(*outcomes: str) -> int:
-        return sum(r[-1] for r in target_store.view_counts(ViewFilter(outcomes=outcomes), 1))
+        return sum(r[-1] for r in target_store.counts(ViewFilter(outcomes=outcomes), 1))
 
     tasr = ("reference_right", "reference_right_none")
     assert n(*tasr) == 5 and n(*tasr, "flip_to_target_only_none") == 2 and n(*tasr, "flip_to_target_only_here") == 2
     assert n("flip_to_target_only_none") == 3
     # an unread reply under none is no answer when unread replies are left out: no pair, no c
-    target_store.build_view_index("r1", ("target",), probes, reference="clean", target="target", unread_flips=False, baseline="none")
-    got = {f"{r[4]}|{r[6]}": _names(r[11]) & TARGET_VERSUS for r in target_store.view_page(ViewFilter(), 0, 100, 1)}
+    target_store.build("r1", ("target",), probes, reference="clean", target="target", unread_flips=False, baseline="none")
+    got = {f"{r[4]}|{r[6]}": _names(r[11]) & TARGET_VERSUS for r in target_store.page(ViewFilter(), 0, 100, 1)}
     assert got["i3:p1|caution"] == set() and got["i1:p2|caution"] == {"flip_to_target_only_here"}
 
 
@@ -369,26 +373,43 @@ def test_units_paired_with_another_runs_units(tmp_path):
     give the bits a unit under a setting has against none in its own run; a filter `paired` reads
     them (its page and its counts), one that is not reads the run's own."""
     kw = {"reference": "clean", "target": "target", "unread_flips": True}
-    with _target_store(tmp_path / "a.sqlite", "m") as a, _target_store(tmp_path / "b.sqlite", "m2") as b:
-        a.build_view_index("r1", ("target",), TARGET_PROBES, baseline="none", **kw)
-        b.build_view_index("r1", ("target",), TARGET_PROBES, baseline=None, **kw)
-        own = {r[2]: r[11] for r in a.view_page(ViewFilter(setting="caution"), 0, 100, 1)}
+    with _target_store(tmp_path / "a.sqlite", "m") as sa, _target_store(tmp_path / "b.sqlite", "m2") as sb:
+        a, b = ViewIndex(sa), ViewIndex(sb)
+        a.build("r1", ("target",), TARGET_PROBES, baseline="none", **kw)
+        b.build("r1", ("target",), TARGET_PROBES, baseline=None, **kw)
+        own = {r[2]: r[11] for r in a.page(ViewFilter(setting="caution"), 0, 100, 1)}
         # b's units under caution (model m2) against a's under none (model m): another model, so not by label
-        n = b.view_pair(a.view_counterparts("m", "none"), model="m2", setting="caution", unread_flips=True)
+        n = b.pair(a.counterparts("m", "none"), model="m2", setting="caution", unread_flips=True)
         assert n == 9
-        rows = b.view_page(ViewFilter(setting="caution", paired=True), 0, 100, 1)
+        rows = b.page(ViewFilter(setting="caution", paired=True), 0, 100, 1)
         assert {r[2]: r[11] for r in rows} == own
-        assert not any(r[11] & VERSUS_BITS for r in b.view_page(ViewFilter(setting="caution"), 0, 100, 1))
+        assert not any(r[11] & VERSUS_BITS for r in b.page(ViewFilter(setting="caution"), 0, 100, 1))
 
         def count(st, **kw) -> int:
-            return sum(r[-1] for r in st.view_counts(ViewFilter(**kw), 1))
+            return sum(r[-1] for r in st.counts(ViewFilter(**kw), 1))
 
         for outcomes in (("paired_none",), ("reference_right", "reference_right_none", "flip_to_target_only_none"), ("worse_than_none",)):
             assert count(b, outcomes=outcomes, paired=True) == count(a, outcomes=outcomes) > 0, outcomes
         # a model or setting the other run does not have: no counterpart
-        assert b.view_pair(a.view_counterparts("m2", "none"), model="m2", setting=None, unread_flips=True) == 0
+        assert b.pair(a.counterparts("m2", "none"), model="m2", setting=None, unread_flips=True) == 0
         assert count(b, outcomes=("paired_none",), paired=True) == 0
         # a's own units under none paired with b's under none (the same answers): both answered, none better or worse
-        assert a.view_pair(b.view_counterparts("m2", "none"), model="m", setting="none", unread_flips=True) == 9
+        assert a.pair(b.counterparts("m2", "none"), model="m", setting="none", unread_flips=True) == 9
         assert count(a, setting="none", outcomes=("paired_none",), paired=True) == 9
         assert count(a, setting="none", outcomes=("better_than_none",), paired=True) == 0
+
+
+def test_the_index_is_built_only_on_a_read_only_connection(tmp_path):
+    """The store hands the viewer's index its connection only when opened read-only; through it
+    the index's tables live in SQLite's temporary database and the store's tables cannot change."""
+    import sqlite3
+
+    path = tmp_path / "store.sqlite"
+    _write_store(path, [("i1", None, "clean", "none", "ok", "reply", "stop", ("A", "valid", None, 1.0))])
+    with Store(path) as st, pytest.raises(ValueError, match="read_only"):
+        ViewIndex(st)
+    with Store.read_only(path) as ro:
+        ix = ViewIndex(ro)
+        assert ix.build("r1", (), (), reference=None, target=None, unread_flips=True) == 1
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            ix.conn.execute("DELETE FROM units")

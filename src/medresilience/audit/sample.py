@@ -35,13 +35,13 @@ from dataclasses import asdict, dataclass
 from ..records import CLEAN, Item
 from ..seeding import stable_hash
 from ..stats import MIN_AUDITED_PER_STRATUM
-from ..store_joins import CALL_CODES, SCORE_CODES, UnitRecord
+from ..store import CallCode, ScoreStatus, UnitRecord
 
 #: how much more a unit of each tier weighs in the allocation than a reference unit
 TIER_WEIGHT = {"unread": 4.0, "extracted": 4.0, "flip": 4.0, "stressed": 2.0, "reference": 1.0}
 TIERS = tuple(TIER_WEIGHT)
 #: the statuses of a settled reading (the population); unread: no option
-READ_STATUSES = ("valid", "invalid", "truncated")
+READ_STATUSES = (ScoreStatus.VALID, ScoreStatus.INVALID, ScoreStatus.TRUNCATED)
 
 
 @dataclass(frozen=True)
@@ -98,10 +98,10 @@ def population(records: Iterable[UnitRecord], items: dict[str, Item], reference:
     rows = []
     for r in records:
         item = items.get(r.item_id)
-        status = SCORE_CODES[r.score]
-        if item is None or not item.options or not _letter_scoring(r.scoring) or CALL_CODES[r.call] not in ("ok", "cut") or status not in READ_STATUSES:
+        status = r.score.status
+        if item is None or not item.options or not _letter_scoring(r.scoring) or r.call not in (CallCode.OK, CallCode.CUT) or status not in READ_STATUSES:
             continue
-        label = r.label if status == "valid" else None
+        label = r.label if status == ScoreStatus.VALID else None
         rows.append((r, item, label, status))
     right = {(r.model, r.setting, r.item_id, r.epoch, r.condition): label is not None and label == item.answer for r, item, label, _ in rows}
     out = []

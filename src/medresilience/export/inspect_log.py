@@ -26,7 +26,7 @@ from typing import IO, Any
 from .. import __version__
 from ..errors import ConfigError
 from ..fileio import atomic_write
-from ..store_joins import UnitRecord
+from ..store import UnitRecord
 from .units import RunUnits, detail_of
 
 NAN = float("nan")

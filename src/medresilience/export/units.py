@@ -19,8 +19,7 @@ from ..errors import InputError
 from ..family import Family, get
 from ..frame import STATUSES, status_codes
 from ..run_suite import find_run_suite
-from ..store import Store
-from ..store_joins import CALL_CODES, SCORE_CODES, UnitRecord
+from ..store import CallCode, ScoreCode, Store, UnitRecord
 from ..suite import Suite
 
 #: the columns of every row, in order; the family's facets follow `source`..`gold`
@@ -51,13 +50,14 @@ INTEGERS = frozenset({"epoch", "attempts", "prompt_tokens", "completion_tokens"}
 REALS = frozenset({"value", "latency_s", "cost"})
 
 # status of every (call code, score code): the results frame's rule, looked up per row
-_STATUS = status_codes(np.repeat(np.arange(len(CALL_CODES)), len(SCORE_CODES)), np.tile(np.arange(len(SCORE_CODES)), len(CALL_CODES)))
-_CALL_STATUS = (None, "ok", "error", "ok")
+_STATUS = status_codes(np.repeat(np.arange(len(CallCode)), len(ScoreCode)), np.tile(np.arange(len(ScoreCode)), len(CallCode)))
+# the stored call status of each CallCode (a cut reply's call is ok)
+_CALL_STATUS = {CallCode.NONE: None, CallCode.OK: "ok", CallCode.ERROR: "error", CallCode.CUT: "ok"}
 
 
 def unit_status(call: int, score: int) -> str:
     """The unit's status (frame.STATUSES) from its call and score codes."""
-    return STATUSES[_STATUS[call * len(SCORE_CODES) + score]]
+    return STATUSES[_STATUS[call * len(ScoreCode) + score]]
 
 
 def detail_of(text: str | None) -> dict[str, Any]:

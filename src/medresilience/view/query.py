@@ -1,10 +1,10 @@
 """Run directories opened for the viewer, read-only, and what it asks of them.
 
-`open_runs` opens each run directory's store with SQLite's mode=ro and indexes the units of its
-latest run (the units its results describe) in SQLite's temporary database, with each unit's
-state, its probe's facets and its outcome bits (the family's `Outcomes`): a page and the counts of
-a filter are then indexed queries, also on a store of a million units. Every read goes through the
-store's readers; nothing here writes.
+`open_runs` opens each run directory's store read-only (`Store.read_only`) and indexes the units
+of its latest run (the units its results describe) in SQLite's temporary database (`ViewIndex`),
+with each unit's state, its probe's facets and its outcomes (the family's `Outcomes`): a page and
+the counts of a filter are then indexed queries, also on a store of a million units. Every read
+goes through the store's readers and the index; nothing here writes.
 
 Units under a setting other than `none` are also read against the same unit under `none` in
 the same run (`VERSUS_OUTCOMES`: the pairs, gains and losses of a setting's paired test); a filter
@@ -34,9 +34,9 @@ from ..model_names import RunModels, distinct_run_names, model_names, recorded_m
 from ..records import CLEAN
 from ..run_suite import find_run_suite
 from ..store import Store
-from ..store_joins import OUTCOME_BITS, VIEW_COLUMNS, VIEW_STATES, ViewFilter
 from .conversation import trajectory, turns
 from .diff import marked_messages
+from .index import OUTCOMES, VIEW_COLUMNS, VIEW_STATES, Outcome, ViewFilter, ViewIndex
 
 PAGE_SIZE = 50
 #: the outcome names, with what each means, in the order the viewer shows them
@@ -114,6 +114,8 @@ class RunView:
     family: Family | None
     facets: tuple[str, ...]
     store: Store
+    #: the index of its latest run's units, on the store's read-only connection
+    unit_index: ViewIndex
     run_id: str | None
     units: int
     notes: list[str] = field(default_factory=list)
@@ -145,7 +147,7 @@ class RunView:
         versus = NONE in settings and len(settings) > 1
         return tuple(
             n
-            for n in OUTCOME_BITS
+            for n in OUTCOMES
             if not (n in ("flip", "flip_read", "recovered", "paired", "reference_right", "reference_right_none") and o.reference is None)
             and not (n in TARGET_OUTCOMES and o.target not in self.facets)
             and not (n in VERSUS_OUTCOMES and not versus)
@@ -376,7 +378,8 @@ def open_run(index: int, run_dir: Path | str) -> RunView:
     try:
         run_id = store.latest_run()
         o = family.outcomes if family else Outcomes()
-        n = store.build_view_index(
+        unit_index = ViewIndex(store)
+        n = unit_index.build(
             run_id,
             facets,
             probe_rows,
@@ -388,12 +391,12 @@ def open_run(index: int, run_dir: Path | str) -> RunView:
             baseline=NONE,
         )
         columns = (*item_facets, *facets)
-        values = {c: store.view_values(c) for c in ("model", "setting", "condition", "score", "reason")}
-        values.update({f: store.view_values(f"f{i}") for i, f in enumerate(columns)})
+        values = {c: unit_index.values(c) for c in ("model", "setting", "condition", "score", "reason")}
+        values.update({f: unit_index.values(f"f{i}") for i, f in enumerate(columns)})
     except BaseException:
         store.close()
         raise
-    return RunView(index, d, config, family, columns, store, run_id, n, notes, values, follows=follows)
+    return RunView(index, d, config, family, columns, store, unit_index, run_id, n, notes, values, follows=follows)
 
 
 def open_runs(run_dirs: Sequence[Path | str]) -> list[RunView]:
@@ -430,12 +433,12 @@ def paired(rv: RunView, q: UnitQuery) -> Iterator[None]:
         if q.versus is not None and rv.pairing != key:
             other = rv.peers[q.versus]
             with other.lock:
-                rows = other.store.view_counterparts(q.versus_model or str(q.model), q.versus_setting or NONE)
+                rows = other.unit_index.counterparts(q.versus_model or str(q.model), q.versus_setting or NONE)
         with rv.lock:
             if q.versus is None or rv.pairing == key or rows is not None:
                 if q.versus is not None and rv.pairing != key:
                     unread = rv.family.outcomes.unread_flips if rv.family else True
-                    rv.store.view_pair(rows, model=str(q.model), setting=q.setting, unread_flips=unread)
+                    rv.unit_index.pair(rows, model=str(q.model), setting=q.setting, unread_flips=unread)
                     rv.pairing = key
                 yield
                 return
@@ -460,7 +463,7 @@ def _filter(rv: RunView, q: UnitQuery, **over: Any) -> ViewFilter:
 
 
 def _outcomes_of(flags: int, names: Sequence[str]) -> list[str]:
-    return [n for n in names if flags & OUTCOME_BITS[n]]
+    return [n for n in names if flags & Outcome[n]]
 
 
 def _row(rv: RunView, row: Sequence[Any], names: Sequence[str] | None = None) -> dict[str, Any]:
@@ -479,8 +482,8 @@ def units_page(rv: RunView, q: UnitQuery, size: int = PAGE_SIZE) -> dict[str, An
     score, unscored reason, facet)."""
     flt = _filter(rv, q)
     with paired(rv, q):
-        rows = rv.store.view_page(flt, (q.page - 1) * size, size, len(rv.facets))
-        grouped = rv.store.view_counts(flt, len(rv.facets))
+        rows = rv.unit_index.page(flt, (q.page - 1) * size, size, len(rv.facets))
+        grouped = rv.unit_index.counts(flt, len(rv.facets))
     counts: dict[str, dict[str, int]] = {
         "model": {},
         "setting": {},
@@ -566,11 +569,11 @@ def unit_evidence(rv: RunView, unit_id: str) -> dict[str, Any] | None:
     outcomes; `across`: the same probe and condition under every model and setting, with each
     reply; and its item's other units (every condition, model and setting)."""
     with rv.lock:
-        rows = [_row(rv, r) for r in rv.store.view_units_of_id(unit_id, len(rv.facets))]
+        rows = [_row(rv, r) for r in rv.unit_index.units_of_id(unit_id, len(rv.facets))]
         if not rows:
             return None
         item = rows[0]["item_id"]
-        siblings = [_row(rv, r) for r in rv.store.view_units_of_item(item, len(rv.facets))]
+        siblings = [_row(rv, r) for r in rv.unit_index.units_of_item(item, len(rv.facets))]
         ref = (rv.family.outcomes.reference if rv.family else None) or CLEAN
         per_model = []
         for r in rows:

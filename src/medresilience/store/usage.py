@@ -1,0 +1,222 @@
+"""Readers of what a run's calls spent and how its replies were read, for the run's summary and
+report: usage per model, the facts of a store, what a setting cost (its units' calls and the calls
+linked to them), the decoding parameters sent, and how replies were read."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .base import Connected
+from .codes import CallStatus, ScoreStatus
+
+# how a reply stored ok was read: its score's status, else (no score row) truncated when it was cut
+# at its budget, else invalid, as the results frame reads it
+_READ_STATUS = f"(CASE WHEN s.status IS NOT NULL THEN s.status WHEN c.finish_reason = 'length' THEN '{ScoreStatus.TRUNCATED}' ELSE '{ScoreStatus.INVALID}' END)"
+
+
+class UsageReads(Connected):
+    """The readers of spending and reading (mixed into `Store`)."""
+
+    def reading(self, run: str | None = "latest") -> dict[str, dict[str, dict[str, Any]]]:
+        """model -> setting -> how the replies of a run's units (default: the latest; None: every
+        unit) were read: `replies` (units whose call is stored ok), `read` (a valid label),
+        `extracted` (of those, labels an extraction model supplied: the score's detail says
+        read_by "extract"), `invalid`, `truncated`, `unscored` (a reply with no score row is read
+        as the results frame reads it: `truncated` when it was cut at its budget, else `invalid`),
+        `budget`: the largest reply budget (max_tokens or max_completion_tokens) asked of a
+        truncated reply (None when none was cut), and `unread_why`: the invalid and truncated
+        replies by the reason the reader gave (the score detail's `unread`; "unrecorded" where none
+        was stored)."""
+        if run == "latest":
+            run = self.latest_run()
+        where, args = ("AND u.run = ?", (run,)) if run is not None else ("", ())
+        status = _READ_STATUS
+        joined = f"FROM units u JOIN calls c ON c.key = u.key AND c.status = '{CallStatus.OK}' LEFT JOIN scores s ON s.key = u.key AND s.scorer = u.scoring"
+        out: dict[str, dict[str, dict[str, Any]]] = {}
+        for model, setting, st, read_by, why, n in self.conn.execute(
+            f"SELECT u.model, u.setting, {status}, json_extract(s.detail, '$.read_by'), json_extract(s.detail, '$.unread'), COUNT(*) {joined} "
+            f"WHERE 1 {where} GROUP BY 1, 2, 3, 4, 5",
+            args,
+        ):
+            b = out.setdefault(model, {}).setdefault(
+                setting, {"replies": 0, "read": 0, "extracted": 0, "invalid": 0, "truncated": 0, "unscored": 0, "budget": None, "unread_why": {}}
+            )
+            b["replies"] += n
+            b["read" if st == ScoreStatus.VALID else st] += n
+            if st == ScoreStatus.VALID and read_by == "extract":
+                b["extracted"] += n
+            if st in (ScoreStatus.INVALID, ScoreStatus.TRUNCATED):
+                reason = str(why) if why else "unrecorded"
+                b["unread_why"][reason] = b["unread_why"].get(reason, 0) + n
+        for model, setting, budget in self.conn.execute(
+            f"""SELECT u.model, u.setting, MAX(COALESCE(json_extract(r.params, '$.max_tokens'),
+                                                       json_extract(r.params, '$.max_completion_tokens')))
+                {joined} JOIN requests r ON r.key = u.key WHERE {status} = '{ScoreStatus.TRUNCATED}' {where} GROUP BY 1, 2""",
+            args,
+        ):
+            if model in out and setting in out[model]:
+                out[model][setting]["budget"] = None if budget is None else int(budget)
+        return out
+
+    def sent_params(self, run: str | None = "latest") -> list[dict[str, Any]]:
+        """The decoding parameters the stored requests were sent with, one row per (kind, model,
+        params): kind `answer` (the units of a run, default the latest; None: every unit), a linked
+        call's role (`monitor`, ...), or `scorer` for a call no unit plans (a judge's verdict or an
+        extraction, made from stored replies; `system` holds its system prompt so the caller can
+        tell which); `params` as sent (a dict) and `calls`, the number of requests."""
+        if run == "latest":
+            run = self.latest_run()
+        where, args = ("WHERE u.run = ?", (run,)) if run is not None else ("", ())
+        out: list[dict[str, Any]] = []
+        for model, params, n in self.conn.execute(
+            f"SELECT r.model, r.params, COUNT(DISTINCT r.key) FROM units u JOIN requests r ON r.key = u.key {where} GROUP BY 1, 2 ORDER BY 1, 2", args
+        ):
+            out.append({"kind": "answer", "model": model, "params": json.loads(params), "system": None, "calls": n})
+        for role, model, params, n in self.conn.execute(
+            f"""SELECT l.role, r.model, r.params, COUNT(DISTINCT r.key) FROM unit_calls l
+                    JOIN units u ON u.model = l.model AND u.unit_id = l.unit_id JOIN requests r ON r.key = l.key {where}
+                    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3""",
+            args,
+        ):
+            out.append({"kind": role, "model": model, "params": json.loads(params), "system": None, "calls": n})
+        first = "CASE WHEN json_extract(r.messages, '$[0].role') = 'system' THEN json_extract(r.messages, '$[0].content') END"
+        for model, params, system, n in self.conn.execute(
+            f"""SELECT r.model, r.params, {first}, COUNT(*) FROM requests r
+                    WHERE NOT EXISTS (SELECT 1 FROM units u WHERE u.key = r.key)
+                      AND NOT EXISTS (SELECT 1 FROM unit_calls l WHERE l.key = r.key)
+                    GROUP BY 1, 2, 3 ORDER BY 1, 2"""
+        ):
+            out.append({"kind": "scorer", "model": model, "params": json.loads(params), "system": system, "calls": n})
+        return out
+
+    def facts(self) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        """(counts, usage) of a store in two scans. usage: per model, calls,
+        prompt and completion tokens, cost (None when no call was priced) and errors."""
+        con = self.conn
+        usage: dict[str, dict[str, Any]] = {}
+        ok = err = perm = 0
+        for model, status, permanent, n, pt, ct, cost, priced in con.execute(
+            """SELECT model, status, permanent, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost),
+                      COUNT(cost) FROM calls GROUP BY model, status, permanent"""
+        ):
+            u = usage.setdefault(model, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": None, "errors": 0})
+            u["calls"] += n
+            u["prompt_tokens"] += pt or 0
+            u["completion_tokens"] += ct or 0
+            if priced:
+                u["cost"] = (u["cost"] or 0.0) + cost
+            if status == CallStatus.ERROR:
+                u["errors"] += n
+                err += n
+                perm += n if permanent else 0
+            else:
+                ok += n
+        scores = dict(con.execute("SELECT status, COUNT(*) FROM scores GROUP BY status").fetchall())
+        samples = (
+            [
+                r[0]
+                for r in con.execute(
+                    f"SELECT error FROM calls WHERE status = '{CallStatus.ERROR}' AND error IS NOT NULL GROUP BY error ORDER BY COUNT(*) DESC LIMIT 5"
+                )
+            ]
+            if err
+            else []
+        )
+        counts = {
+            **{f"scores_{s}": int(scores.get(s, 0)) for s in (ScoreStatus.VALID, ScoreStatus.INVALID, ScoreStatus.TRUNCATED, ScoreStatus.UNSCORED)},
+            "calls_ok": ok,
+            "calls_error": err,
+            "calls_error_permanent": perm,
+            "error_samples": samples,
+        }
+        return counts, usage
+
+    def usage(self) -> dict[str, dict[str, Any]]:
+        """Per model: calls, prompt and completion tokens, cost (None when no call was priced), errors."""
+        return self.facts()[1]
+
+    def linked_usage(self, run: str | None = "latest") -> list[dict[str, Any]]:
+        """The calls a setting made before units' answers (a monitor's note), one row per (unit,
+        linked call) of a run (default: the latest; None: every unit): model and setting (the
+        unit's: the monitor's tokens count for the answering model's setting, whichever model
+        wrote the note), item_id, probe_id, condition, role, key, caller (the model label that
+        made the call), status (ok | error | None when not made), prompt_tokens,
+        completion_tokens, cost (None: unpriced or not made) and calls (1 when made, else 0).
+
+        Attribution is per unit, as the results frame gives each unit its answer call's tokens:
+        a linked call two units share counts for each. This is the reader for a setting's cost
+        per item (tokens and money per item): add these rows to the frame's own
+        prompt_tokens / completion_tokens / cost of the same (model, setting, item_id)."""
+        if run == "latest":
+            run = self.latest_run()
+        where, args = ("WHERE u.run = ?", (run,)) if run is not None else ("", ())
+        cols = (
+            "model",
+            "setting",
+            "item_id",
+            "probe_id",
+            "condition",
+            "role",
+            "key",
+            "caller",
+            "status",
+            "prompt_tokens",
+            "completion_tokens",
+            "cost",
+            "calls",
+        )
+        rows = self.conn.execute(
+            f"""SELECT u.model, u.setting, u.item_id, u.probe_id, u.condition, l.role, l.key, c.model, c.status,
+                       COALESCE(c.prompt_tokens, 0), COALESCE(c.completion_tokens, 0), c.cost,
+                       CASE WHEN c.key IS NULL THEN 0 ELSE 1 END
+                FROM unit_calls l JOIN units u ON u.model = l.model AND u.unit_id = l.unit_id
+                LEFT JOIN calls c ON c.key = l.key {where} ORDER BY u.model, u.setting, u.unit_id, l.role""",
+            args,
+        )
+        return [dict(zip(cols, r)) for r in rows]
+
+    def setting_costs(self, run: str | None = "latest") -> dict[str, dict[str, dict[str, Any]]]:
+        """model -> setting -> what the setting's units of a run (default: the latest; None: every
+        unit) spent, per unit as the frame counts it: units, items, answer_prompt_tokens,
+        answer_completion_tokens, answer_cost (the units' own calls), linked_prompt_tokens,
+        linked_completion_tokens, linked_cost, linked_calls (calls made before the answers, e.g. a
+        monitor's note), and prompt_tokens, completion_tokens, cost (all of them; cost None when
+        no call was priced). Divide by `items` for the cost per item."""
+        if run == "latest":
+            run = self.latest_run()
+        where, args = ("WHERE u.run = ?", (run,)) if run is not None else ("", ())
+        out: dict[str, dict[str, dict[str, Any]]] = {}
+        for model, setting, units, items, pt, ct, cost, priced in self.conn.execute(
+            f"""SELECT u.model, u.setting, COUNT(*), COUNT(DISTINCT u.item_id), SUM(COALESCE(c.prompt_tokens, 0)),
+                       SUM(COALESCE(c.completion_tokens, 0)), SUM(c.cost), COUNT(c.cost)
+                FROM units u LEFT JOIN calls c ON c.key = u.key {where} GROUP BY u.model, u.setting""",
+            args,
+        ):
+            out.setdefault(model, {})[setting] = {
+                "units": units,
+                "items": items,
+                "answer_prompt_tokens": pt or 0,
+                "answer_completion_tokens": ct or 0,
+                "answer_cost": cost if priced else None,
+                "linked_prompt_tokens": 0,
+                "linked_completion_tokens": 0,
+                "linked_cost": None,
+                "linked_calls": 0,
+            }
+        for model, setting, n, pt, ct, cost, priced in self.conn.execute(
+            f"""SELECT u.model, u.setting, COUNT(c.key), SUM(COALESCE(c.prompt_tokens, 0)), SUM(COALESCE(c.completion_tokens, 0)),
+                       SUM(c.cost), COUNT(c.cost)
+                FROM unit_calls l JOIN units u ON u.model = l.model AND u.unit_id = l.unit_id
+                LEFT JOIN calls c ON c.key = l.key {where} GROUP BY u.model, u.setting""",
+            args,
+        ):
+            b = out[model][setting]
+            b.update(linked_prompt_tokens=pt or 0, linked_completion_tokens=ct or 0, linked_cost=cost if priced else None, linked_calls=n)
+        for per_setting in out.values():
+            for b in per_setting.values():
+                b["prompt_tokens"] = b["answer_prompt_tokens"] + b["linked_prompt_tokens"]
+                b["completion_tokens"] = b["answer_completion_tokens"] + b["linked_completion_tokens"]
+                costs = [c for c in (b["answer_cost"], b["linked_cost"]) if c is not None]
+                b["cost"] = sum(costs) if costs else None
+        return out
