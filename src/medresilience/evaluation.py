@@ -1,4 +1,6 @@
-"""One evaluation, end to end, as a library call: suite + models + options -> run directory.
+"""One evaluation, end to end, as a library call: a resolved run (`resolved.ResolvedRun`), or suite +
+models + options (resolved here by `resolve_run`) -> run directory. Nothing here looks a family,
+an option or a setting up by name, nor checks a key: the resolved run holds them.
 
 A run directory holds `store.sqlite` (every request, call, score), `run.json` (models without
 secrets, options, settings, prompt texts and hash, suite manifest), `results.json` (see
