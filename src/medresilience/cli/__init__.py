@@ -131,7 +131,7 @@ def _run_eval(
         settings = {"off": ["none"], "on": ["caution"], "both": ["none", "caution"]}[defense]
     family = family_of([suite.manifest.family])
     pairs, extract, answer_format = _run_options(family, family_options, judge, cfg)
-    fam_opts = cfg.family_options(pairs, suite.manifest.family) if cfg else pairs
+    fam_opts = cfg.family_options(pairs, family) if cfg else pairs
     # the family's first scoring is the default (letters for MCQ families, the judge for free text)
     opts = EvalOptions(
         settings=tuple(settings or ["none"]),
