@@ -77,9 +77,10 @@ def synthesise(run_dir: Path, rows: int, n_models: int, seed: int = 0, batch: in
     # ---- run.json
     specs = [parse_model_spec(f"openai:bench-model-{m},base_url=http://127.0.0.1:9/v1,api_key_env=BENCH_KEY") for m in range(n_models)]
     from medresilience.family import get
+    from medresilience.resolved import resolve_run
 
     opts = EvalOptions(settings=settings, family={"type1": "all"})
-    config = run_config(suite, specs, opts, get("misleading"))
+    config = run_config(resolve_run(suite, specs, opts, family=get("misleading"), check_keys=False))
     (run_dir / "run.json").write_text(json.dumps(config, indent=2))
 
     # ---- store

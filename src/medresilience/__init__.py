@@ -18,7 +18,9 @@ __version__ = "0.1.0"
 _PUBLIC = {
     "evaluate": "evaluation",
     "RunResult": "evaluation",
-    "EvalOptions": "runner",
+    "EvalOptions": "resolved",
+    "ResolvedRun": "resolved",
+    "resolve_run": "resolved",
     "Suite": "suite",
     "Item": "records",
     "Probe": "records",
@@ -38,6 +40,7 @@ __all__ = [
     "Item",
     "ModelSpec",
     "Probe",
+    "ResolvedRun",
     "Results",
     "RunResult",
     "Suite",
@@ -48,6 +51,7 @@ __all__ = [
     "get_family",
     "parse_model_spec",
     "register_family",
+    "resolve_run",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -58,8 +62,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .models.spec import ModelSpec, parse_model_spec
     from .records import Item, Probe
     from .report import build_report, compare_runs
+    from .resolved import EvalOptions, ResolvedRun, resolve_run
     from .results import Results
-    from .runner import EvalOptions
     from .suite import Suite
 
 

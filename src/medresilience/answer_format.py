@@ -43,6 +43,7 @@ from .scoring.types import Score
 
 if TYPE_CHECKING:  # pragma: no cover
     from .family import Family
+    from .mitigations.setting import Setting
     from .models.openai_compatible import Completion, ModelCallError, OpenAICompatibleModel
     from .models.spec import ModelSpec
     from .store import Store
@@ -75,7 +76,7 @@ def schema_params(params: dict[str, Any], letters: str) -> dict[str, Any]:
     return out
 
 
-def check_answer_format(family: Family, opts: Any, settings: Iterable[Any]) -> None:
+def check_answer_format(family: Family, opts: Any, settings: Iterable[Setting]) -> None:
     """The run's options and settings can take the schema format (ConfigError otherwise)."""
     fmt = opts.answer_format
     if fmt not in FORMATS:
@@ -89,7 +90,7 @@ def check_answer_format(family: Family, opts: Any, settings: Iterable[Any]) -> N
     if opts.extract is not None:
         raise ConfigError("-O answer_format", "a schema answer is read from its answer field, never by an extraction model: drop -O extract")
     for s in settings:
-        if getattr(s, "agent", None) is not None:
+        if s.agent is not None:
             raise ConfigError(f"--setting {s.name}", "the agent answers in text after its steps: -O answer_format=schema is not for agent settings")
 
 

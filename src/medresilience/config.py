@@ -23,12 +23,15 @@ import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import ConfigError, InputError, validation_problem
 from .models.spec import SpecDefaults
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .family import Family
 
 CONFIG_FILE = "medres.toml"
 PYPROJECT = "pyproject.toml"
@@ -103,13 +106,14 @@ class Config:
         prices = {k: (p.input, p.output, p.date) for k, p in v.prices.items()}
         return SpecDefaults(settings, prices, self.where or "config")
 
-    def family_options(self, given: Mapping[str, str], family_name: str) -> dict[str, str]:
-        """`-O` options plus the file's judge, when the suite's family takes one and no -O judge= is given."""
+    def family_options(self, given: Mapping[str, str], family: Family | str) -> dict[str, str]:
+        """`-O` options plus the file's judge, when the suite's family (as the run resolved it, or
+        looked up by name) takes one and no -O judge= is given."""
         out = dict(given)
         if self.values.judge and "judge" not in out:
             from .family import get
 
-            if "judge" in get(family_name).options.model_fields:
+            if "judge" in (get(family) if isinstance(family, str) else family).options.model_fields:
                 out["judge"] = self.values.judge
         return out
 

@@ -1,4 +1,6 @@
-"""One evaluation, end to end, as a library call: suite + models + options -> run directory.
+"""One evaluation, end to end, as a library call: a resolved run (`resolved.ResolvedRun`), or suite +
+models + options (resolved here by `resolve_run`) -> run directory. Nothing here looks a family,
+an option or a setting up by name, nor checks a key: the resolved run holds them.
 
 A run directory holds `store.sqlite` (every request, call, score), `run.json` (models without
 secrets, options, settings, prompt texts and hash, suite manifest), `results.json` (see
@@ -28,7 +30,7 @@ from typing import Any
 
 from . import __version__, event_loop, mitigations
 from .answer_format import PROMPT, declared_warnings
-from .errors import ConfigError, MedresError
+from .errors import MedresError
 from .family import Family, family_of
 from .fileio import atomic_write
 from .heap import cheap_gc
@@ -36,19 +38,9 @@ from .lock import RunLock
 from .models.openai_compatible import redact_url
 from .models.serving import serving
 from .models.spec import ModelSpec
+from .resolved import EvalOptions, ResolvedRun, models_of, resolve_run
 from .results import Results
-from .runner import (
-    EvalOptions,
-    ProgressFn,
-    RunStats,
-    check_answer_units,
-    check_extract,
-    check_options,
-    chunk_size,
-    epoch_decoding,
-    execute_plan,
-    setting_models,
-)
+from .runner import ProgressFn, RunStats, chunk_size, epoch_decoding, execute_run
 from .scoring.schema_answer import answer_response_format
 from .seeding import stable_hash
 from .store import RunConfig, Store
@@ -95,17 +87,18 @@ def shortfall(store: Store, stats: RunStats) -> str | None:
     )
 
 
-def run_config(suite: Suite, specs: Sequence[ModelSpec], opts: EvalOptions, family: Family) -> dict[str, Any]:
-    fopts = family.parse_options(opts.family)
+def run_config(run: ResolvedRun) -> dict[str, Any]:
+    """What run.json records of a resolved run (and what a rerun is compared by)."""
+    suite, specs, opts, family, fopts = run.suite, run.specs, run.options, run.family, run.family_options
     texts = dict(family.prompts(fopts))
-    for name in opts.settings:
-        texts.update({f"setting.{name}.{k}": v for k, v in mitigations.get(name).texts.items()})
+    for setting in run.settings:
+        texts.update({f"setting.{setting.name}.{k}": v for k, v in setting.texts.items()})
     if opts.answer_format != PROMPT:  # the schema is sent with every answer: it enters the prompts hash
         shape = json.dumps(answer_response_format("ABCD"), sort_keys=True)
         texts["answer_format"] = f"{opts.answer_format}: {shape} (the enum: each item's option labels)"
-    helpers = setting_models(opts.settings)
+    helpers = models_of(run.settings)  # every model a setting calls (one an answering model is too)
     # a setting may warn about the suite it is run on (an optimised prompt tuned on these items)
-    warnings = [w for name in opts.settings for w in getattr(mitigations.get(name), "suite_warnings", lambda _s: [])(suite)]
+    warnings = [w for setting in run.settings for w in setting.warnings_about(suite)]
     warnings += declared_warnings(specs, opts.answer_format)  # a model the provider table declares without response_format
     return {
         "medresilience": __version__,
@@ -139,33 +132,30 @@ def _public(spec: ModelSpec) -> dict[str, Any]:
 
 
 def evaluate(
-    suite: Suite,
-    specs: Sequence[ModelSpec],
-    out_dir: Path | str,
+    suite: Suite | ResolvedRun,
+    specs: Sequence[ModelSpec] = (),
+    out_dir: Path | str | None = None,
     opts: EvalOptions = EvalOptions(),
     progress: ProgressFn | None = None,
     wait: bool = False,
     on_wait: Callable[[str], None] | None = None,
-    summarise: Callable[[Store, Suite, dict[str, Any], RunStats | None], tuple[Results, Any]] | None = None,
+    summarise: Callable[[Store, ResolvedRun, dict[str, Any], RunStats | None], tuple[Results, Any]] | None = None,
 ) -> RunResult:
-    """Run (or resume) `suite` on `specs` into `out_dir` and return what it measured.
-    `summarise`: computes the results and the frame they come from (default
+    """Run (or resume) a resolved run (`resolved.resolve_run`; then `specs` and `opts` are not
+    given), or `suite` on `specs` with `opts` (resolved here), into `out_dir` and return what it
+    measured. `summarise`: computes the results and the frame they come from (default
     `summarise_with_frame`; `medres eval` passes a worker process's, see results_worker)."""
-    labels = [s.label for s in specs]
-    if len(set(labels)) != len(labels):
-        raise ConfigError("--model", f"two models share the label {sorted(labels)}; give each a distinct label=")
-    for s in specs:
-        s.api_key()  # a missing key variable fails before anything is written or called
-    family = family_of([suite.manifest.family])
-    check_options(family, opts, specs)  # bad options (or a model without what the scoring needs) fail before anything is written
-    if opts.extract is not None:
-        opts.extract.api_key()
-        check_extract(suite, family, family.parse_options(opts.family), opts)
-    check_answer_units(suite, family, family.parse_options(opts.family), opts)
-    helpers = [m for m in setting_models(opts.settings) if m.label not in labels]  # a monitor:SPEC's model
-    for s in helpers:
-        s.api_key()
-    config = run_config(suite, specs, opts, family)
+    if out_dir is None:
+        raise TypeError("evaluate() needs out_dir, the run directory")
+    if isinstance(suite, ResolvedRun):
+        if specs or opts != EvalOptions():
+            raise TypeError("evaluate() of a resolved run takes its models and options from it")
+        run = suite
+    else:
+        run = resolve_run(suite, specs, opts)  # bad options, models or keys fail before anything is written
+    suite, specs = run.suite, run.specs
+    helpers = run.setting_models
+    config = run_config(run)
     chunk_units = chunk_size()  # a bad MEDRES_CHUNK_UNITS fails before anything is written
     new_loop = event_loop.loop_factory()  # and a bad MEDRES_EVENT_LOOP
     out = Path(out_dir)
@@ -191,14 +181,12 @@ def evaluate(
                 # collector's passes while they run
                 with serving([*specs, *helpers]) as live, cheap_gc():
                     # planned and run in chunks: memory stays flat as the suite grows
-                    stats = event_loop.run(
-                        execute_plan(suite, live[: len(specs)], opts, store, progress, chunk_units=chunk_units, helpers=live[len(specs) :]), new_loop
-                    )
+                    stats = event_loop.run(execute_run(run.served(live), store, progress, chunk_units=chunk_units), new_loop)
             config["run_id"] = run_id
             reused = _settled_results(out, previous, run_id, stats) if settled else None
-            results, frame = (reused, None) if reused is not None else (summarise or summarise_with_frame)(store, suite, config, stats)
+            results, frame = (reused, None) if reused is not None else (summarise or summarise_with_frame)(store, run, config, stats)
             short = shortfall(store, stats)
-        write_results(out, results)
+        write_results(out, results, run.family)
     return RunResult(out, results, stats, list(config.get("warnings", [])) + list(results.warnings), short, frame)
 
 
@@ -230,13 +218,17 @@ def _settled_results(out: Path, previous: str | None, run_id: str, stats: RunSta
     return old.model_copy(update={"run": run, "last_execution": asdict(stats)})
 
 
-def summarise_with_frame(store: Store, suite: Suite, config: dict[str, Any], stats: RunStats | None = None) -> tuple[Results, Any]:
-    """The results of the store's latest run and the results frame they come from."""
+def summarise_with_frame(store: Store, suite: Suite | ResolvedRun, config: dict[str, Any], stats: RunStats | None = None) -> tuple[Results, Any]:
+    """The results of the store's latest run and the results frame they come from: of a resolved
+    run (its family and options as resolved), or of a suite (its family looked up here)."""
     from .frame import frame_metrics, results_frame  # pandas, scipy and statsmodels: imported when results are computed
     from .reading import family_sets_budget, reading_summary, truncation_warnings
 
-    family = family_of([suite.manifest.family])
-    df = results_frame(store, suite)
+    if isinstance(suite, ResolvedRun):
+        family, suite, fopts = suite.family, suite.suite, suite.family_options
+    else:
+        family, fopts = family_of([suite.manifest.family]), None
+    df = results_frame(store, suite, family=family)
     res = frame_metrics(family, df)
     opts = config.get("options", {})
     reading = reading_summary(store)
@@ -257,13 +249,14 @@ def summarise_with_frame(store: Store, suite: Suite, config: dict[str, Any], sta
         mean_by_stratum=res.get("mean_by_stratum", {}),
         usage=store.usage(),
         reading=reading,
-        warnings=truncation_warnings(reading, family_sets_budget(family, opts.get("family"))),
+        warnings=truncation_warnings(reading, family_sets_budget(family, opts.get("family") if fopts is None else fopts)),
         last_execution=None if stats is None else asdict(stats),
     ), df
 
 
-def write_results(out: Path, results: Results) -> None:
+def write_results(out: Path, results: Results, family: Family | None = None) -> None:
+    """results.json and results.md (`family`: the results' family as resolved; else looked up by name)."""
     with atomic_write(out / "results.json") as fh:
         fh.write(results.model_dump_json(indent=2))
     with atomic_write(out / "results.md") as fh:
-        fh.write(results_markdown(results))
+        fh.write(results_markdown(results, family))

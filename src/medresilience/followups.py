@@ -70,9 +70,9 @@ def epoch_key(key: str, spec: ModelSpec, epoch: int) -> str:
 
 def check_setting(setting: Setting, family_name: str) -> None:
     """A setting that makes a call before each answer (a monitor's note) is not taken by follow-up turns."""
-    if getattr(setting, "precall", None) is not None:
+    if setting.precall is not None:
         raise ConfigError("--setting", f"setting {setting.name} makes a call before each answer; family {family_name}'s second turns do not take it")
-    if getattr(setting, "agent", None) is not None:
+    if setting.agent is not None:
         raise ConfigError("--setting", f"setting {setting.name} answers through an agent's steps; family {family_name}'s second turns do not take it")
 
 

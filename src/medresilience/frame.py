@@ -30,7 +30,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Generator, Iterable, Sequence
 from contextlib import closing
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -38,6 +38,9 @@ import pandas as pd
 from .records import CLEAN, LETTERS
 from .store import SMALL, CallCode, ScoreCode, Store
 from .suite import Suite
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .family import Family
 
 BASE_COLUMNS = ["model", "setting", "scoring", "item_id", "probe_id", "condition", "epoch", "source", "subject", "gold"]
 SCORE_COLUMNS = ["label", "value", "status", "correct", "prompt_tokens", "completion_tokens", "cost"]
@@ -98,7 +101,7 @@ def _scanned_vocabularies(store: Store, run: str | None) -> dict[str, list[Any]]
     return vocab
 
 
-def _expected_vocabularies(store: Store, run: str | None, suite: Suite) -> dict[str, list[Any]] | None:
+def _expected_vocabularies(store: Store, run: str | None, suite: Suite, family: Family | None = None) -> dict[str, list[Any]] | None:
     """The small vocabularies a run declared (its models, settings and scoring, the family's
     conditions, option letters as labels), without scanning; None when the run does not say.
     A value outside them is noticed while reading, and the read starts again with scanned ones."""
@@ -114,7 +117,7 @@ def _expected_vocabularies(store: Store, run: str | None, suite: Suite) -> dict[
     from .family import get
 
     try:
-        conditions = [CLEAN, *get(suite.manifest.family).conditions]
+        conditions = [CLEAN, *(family or get(suite.manifest.family)).conditions]
     except KeyError:
         return None
     return {"model": models, "condition": conditions, "setting": list(opts["settings"]), "scoring": [opts["scoring"]], "label": list(LETTERS)}
@@ -251,12 +254,13 @@ def epochs_of(df: pd.DataFrame) -> np.ndarray:
     return df["epoch"].to_numpy() if "epoch" in df else np.zeros(len(df), dtype=np.int32)
 
 
-def facet_names(suite: Suite) -> list[str]:
-    """The probe facets of a suite: those its family declares, else those its probes carry."""
+def facet_names(suite: Suite, family: Family | None = None) -> list[str]:
+    """The probe facets of a suite: those its family (`family`, else the suite's by name) declares,
+    else those its probes carry."""
     from .family import get
 
     try:
-        return list(get(suite.manifest.family).facets)
+        return list((family or get(suite.manifest.family)).facets)
     except KeyError:
         return list(dict.fromkeys(k for p in suite.iter_probes() for k in p.facet_values()))
 
@@ -264,7 +268,7 @@ def facet_names(suite: Suite) -> list[str]:
 LATEST = "latest"  # read the units of the store's latest run
 
 
-def results_frame(store: Store, suite: Suite, chunk: int = 100_000, run: str | None = LATEST) -> pd.DataFrame:
+def results_frame(store: Store, suite: Suite, chunk: int = 100_000, run: str | None = LATEST, family: Family | None = None) -> pd.DataFrame:
     """One row per unit of the store's latest run (or of `run`; None: every unit), with the suite's
     facts; the store is streamed in pieces of ``chunk`` rows. (Reading with several threads or
     loading the suite beside the read was tried and measured: both are slower, the per-row Python
@@ -272,7 +276,7 @@ def results_frame(store: Store, suite: Suite, chunk: int = 100_000, run: str | N
     if run == LATEST:
         run = store.latest_run()
     parts = None
-    expected = _expected_vocabularies(store, run, suite)
+    expected = _expected_vocabularies(store, run, suite, family)
     if expected is not None:
         try:
             parts = _read_packed(store, run, expected, chunk)
@@ -284,7 +288,7 @@ def results_frame(store: Store, suite: Suite, chunk: int = 100_000, run: str | N
             parts = _read_text(store, run, chunk)
         else:
             parts = _read_packed(store, run, scanned, chunk)
-    facets = facet_names(suite)
+    facets = facet_names(suite, family)
     initial = {"condition": [CLEAN]}
     vocab = {name: _Codes(initial.get(name, ())) for name in TEXT_COLUMNS}
     cols: dict[str, list[np.ndarray]] = {k: [] for k in (*TEXT_COLUMNS, *NUMERIC)}

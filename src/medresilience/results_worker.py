@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .heap import frozen_imports
+from .resolved import ResolvedRun
 from .results import Results
 from .store import Store
 from .suite import Suite
@@ -42,7 +43,7 @@ def enabled() -> bool:
     return sys.platform.startswith("linux") and os.environ.get("MEDRES_RESULTS_WORKER", "1") != "0"
 
 
-def _serve(conn: Any, command_end: Any, suite: Suite, modules: tuple[str, ...]) -> None:
+def _serve(conn: Any, command_end: Any, source: Suite | ResolvedRun, modules: tuple[str, ...]) -> None:
     """The worker: import, then answer requests until the pipe closes."""
     import importlib
 
@@ -57,7 +58,9 @@ def _serve(conn: Any, command_end: Any, suite: Suite, modules: tuple[str, ...]) 
         for name in modules:
             importlib.import_module(name)
     try:
-        suite.check()  # a lazily loaded suite's index (a no-op when the command checked it before the fork)
+        (
+            source.suite if isinstance(source, ResolvedRun) else source
+        ).check()  # a lazily loaded suite's index (a no-op when the command checked it before the fork)
     except Exception:  # the command's own check reports a bad suite
         pass
     frames: dict[Path, Any] = {}
@@ -69,7 +72,7 @@ def _serve(conn: Any, command_end: Any, suite: Suite, modules: tuple[str, ...]) 
         if msg is None:
             return
         try:
-            answer = ("ok", _handle(msg, suite, frames))
+            answer = ("ok", _handle(msg, source, frames))
         except Exception:  # every failure goes back to the command, which computes it itself
             answer = ("error", traceback.format_exc(limit=20))
         try:
@@ -78,14 +81,14 @@ def _serve(conn: Any, command_end: Any, suite: Suite, modules: tuple[str, ...]) 
             return
 
 
-def _handle(msg: tuple[Any, ...], suite: Suite, frames: dict[Path, Any]) -> Any:
+def _handle(msg: tuple[Any, ...], source: Suite | ResolvedRun, frames: dict[Path, Any]) -> Any:
     kind = msg[0]
     if kind == "results":
         from .evaluation import summarise_with_frame
 
         _, store_path, config, stats = msg
         with Store(Path(store_path)) as store:
-            results, frame = summarise_with_frame(store, suite, config, stats)
+            results, frame = summarise_with_frame(store, source, config, stats)
         frames[Path(store_path).resolve().parent] = frame
         return results.model_dump_json()
     if kind == "report":
@@ -99,10 +102,11 @@ def _handle(msg: tuple[Any, ...], suite: Suite, frames: dict[Path, Any]) -> Any:
 
 
 class ResultsWorker:
-    """`with ResultsWorker(suite) as w:` then `evaluate(..., summarise=w.summarise)` and
-    `w.report(out)`; every request falls back to the command's own process."""
+    """`with ResultsWorker(run) as w:` then `evaluate(run, ..., summarise=w.summarise)` and
+    `w.report(out)`; every request falls back to the command's own process. `run`: the resolved
+    run (the worker computes its results with the run's family and options as resolved), or a suite."""
 
-    def __init__(self, suite: Suite):
+    def __init__(self, suite: Suite | ResolvedRun):
         self.suite = suite
         self._conn: Any = None
         self._proc: Any = None
@@ -146,7 +150,7 @@ class ResultsWorker:
             return None
         return value if status == "ok" else None
 
-    def summarise(self, store: Store, suite: Suite, config: dict[str, Any], stats: Any = None) -> tuple[Results, Any]:
+    def summarise(self, store: Store, suite: Suite | ResolvedRun, config: dict[str, Any], stats: Any = None) -> tuple[Results, Any]:
         """The results as `evaluation.summarise_with_frame` computes them, from the worker when it
         can (the frame stays there, for the report), else in this process."""
         from .evaluation import summarise_with_frame

@@ -7,20 +7,24 @@ turns the rendered messages into the messages sent. Each unit has a request key 
 identity, messages, decoding parameters); units with the same key share one call, and a key
 already stored `ok` is not called again, so re-running a command resumes it.
 
-A setting may make a call before the answer (a pre-call: a monitor model's note, see
-mitigations.monitor): `setting.precall(messages, spec)` gives that call and `setting.with_note(messages,
-text)` the messages the answer is sent once its reply is stored. The unit's key is still known at
-plan time: hash(the answer's request key over the setting's messages, the pre-call's key, the
-setting's marker); the answer is stored under it with the messages actually sent, and the unit is
-linked to its pre-call in the store (role, key), so the setting's cost counts both. `execute` runs
-the pre-calls first (deduplicated, cached and resumed by key, never scored), then the answers of the
-units whose pre-call is stored ok; a unit whose pre-call failed is not answered (counted as not run;
-the frame shows it missing) and a rerun retries it.
+The runner takes a resolved run (`resolved.ResolvedRun`: the suite, its family and parsed options,
+the settings and the models, looked up and checked once) and looks nothing up by name. What a
+setting does besides changing the messages is declared in its type (`mitigations.setting.Setting`):
 
-A setting may obtain the answer through an agent (`setting.agent`, mitigations.agent): its units
-are run as conversations of stored steps (mitigations.agent_run) before the other answers, under a
-key naming the answer's request key, the agent's marker and its protocol; their judges run after,
-on the stored final answers, like any other.
+- a pre-call (`setting.precall`, a monitor model's note, see mitigations.monitor): `precall.make(messages,
+  spec)` gives the call made before the answer and `precall.with_note(messages, text)` the messages
+  the answer is sent once its reply is stored. The unit's key is still known at plan time: hash(the
+  answer's request key over the setting's messages, the pre-call's key, the setting's marker); the
+  answer is stored under it with the messages actually sent, and the unit is linked to its pre-call
+  in the store (role, key), so the setting's cost counts both. `execute` runs the pre-calls first
+  (deduplicated, cached and resumed by key, never scored), then the answers of the units whose
+  pre-call is stored ok; a unit whose pre-call failed is not answered (counted as not run; the frame
+  shows it missing) and a rerun retries it.
+- an answer loop (`setting.agent`, an `AnswerLoop`: a search agent's steps, mitigations.agent): the
+  setting obtains the answer itself. Its units are keyed by `loop.unit_key(answer key, model)` and
+  handed to `loop.run(...)` before the other answers, which stores every call it makes and each
+  unit's final answer under the unit's key; their judges run after, on the stored final answers,
+  like any other.
 
 Epochs (`EvalOptions.epochs`, for a family that reads repeats): every unit is planned once per
 epoch, epoch e decoding with seed (the model's seed) + e, so that each epoch is another sample of
@@ -38,31 +42,28 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import itertools
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel
-
-from . import followups, mitigations
-from .answer_format import SCHEMA, check_answer_format, declared_formats, resolve_formats, schema_params, schema_scorer_of
+from . import followups
+from .answer_format import SCHEMA, declared_formats, resolve_formats, schema_params, schema_scorer_of
 from .calls import CallRequest, ProgressFn, RunStats, add_stats, request_key, run_calls, takes_waits
 from .errors import ConfigError
-from .family import Family, family_of
 from .fileio import env_number
-from .mitigations import Setting
-from .mitigations.agent_run import run_agents
+from .mitigations.setting import AnswerLoop, Messages, PreCallStep
 from .models.openai_compatible import OpenAICompatibleModel
 from .models.serving import serving
 from .models.spec import ModelSpec
 from .records import CLEAN, Item, Probe
-from .scoring.extract import Extractor, ExtractScorer, check_extractor, is_extracting, run_extraction
+from .resolved import EvalOptions, ResolvedRun, check_answer_units, check_extract, check_options, resolve_run, setting_models, with_extractor
+from .scoring.extract import Extractor, is_extracting, run_extraction
 from .scoring.judge import run_deferred
-from .scoring.mcq import LetterScorer, mcq_params
+from .scoring.mcq import mcq_params
 from .scoring.schema_answer import SchemaScorer
-from .scoring.types import Scorer, is_deferred
-from .seeding import sample_order, stable_hash
+from .scoring.types import AnyScorer, DeferredScorer, is_deferred
+from .seeding import stable_hash
+from .selection import pieces, run_items, select_units, unit_chunks
 from .store import Store, UnitRow
 from .suite import Suite
 
@@ -72,20 +73,26 @@ __all__ = [
     "Planned",
     "PlannedPreCall",
     "ProgressFn",
+    "ResolvedRun",
     "RunStats",
     "check_answer_units",
     "check_extract",
     "check_options",
     "chunk_size",
     "execute",
+    "execute_plan",
+    "execute_run",
     "is_deferred",
     "plan",
+    "plan_run",
     "request_key",
+    "resolve_run",
     "run_calls",
     "run_items",
     "select_units",
     "setting_models",
     "unit_chunks",
+    "with_extractor",
 ]
 
 
@@ -102,201 +109,41 @@ def chunk_size() -> int:
     return int(env_number("MEDRES_CHUNK_UNITS", CHUNK_UNITS, integer=True))
 
 
-@dataclass(frozen=True)
-class EvalOptions:
-    """What a run plans. `family` holds the suite family's own options (a mapping validated by
-    the family, or its options model); `conditions` None means clean plus every condition."""
-
-    settings: tuple[str, ...] = (mitigations.NONE,)
-    scoring: str = "letter"
-    limit: int | None = None
-    sample_seed: int | None = None  # items in this seed's random order before the limit (seeding.sample_order)
-    conditions: tuple[str, ...] | None = None
-    family: Mapping[str, Any] | BaseModel | None = None
-    epochs: int = 1
-    extract: ModelSpec | None = None  # the extraction model for replies the rules leave unread (-O extract=SPEC)
-    answer_format: str = "prompt"  # prompt, or schema: a response_format JSON answer where the model takes one (answer_format)
-
-    def __post_init__(self) -> None:
-        if self.epochs < 1:
-            raise ConfigError("--epochs", f"at least one epoch is needed, not {self.epochs}")
-        if self.limit is not None and self.limit < 1:
-            raise ConfigError("--limit", f"the number of items must be at least 1, not {self.limit}")
-        if not self.settings:
-            raise ConfigError("--setting", "at least one setting is needed (none for no mitigation)")
-        if len(set(self.settings)) != len(self.settings):
-            raise ConfigError("--setting", f"a setting is named twice: {', '.join(self.settings)}")
-
-
 @dataclass
 class PlannedPreCall:
     """The call a unit's setting makes before its answer: its key, model (spec and label),
-    messages and parameters, role; `with_note(messages, text)` makes the answer's messages."""
+    messages and parameters, role; `step.with_note(messages, text)` makes the answer's messages."""
 
     role: str
     key: str
     spec: ModelSpec
-    messages: list[dict[str, str]]
+    messages: Messages
     params: dict[str, Any]
-    with_note: Any  # Callable[[messages, str], messages]
+    step: PreCallStep
 
 
 @dataclass
 class Planned:
     unit: UnitRow
-    messages: list[dict[str, str]]  # with a pre-call: the messages before its note is added
+    messages: Messages  # with a pre-call: the messages before its note is added
     params: dict[str, Any]
-    score: Scorer | Any  # a direct Scorer, or a deferred one (scoring.judge)
+    score: AnyScorer  # a direct Scorer, or a deferred one (scoring.judge, scoring.extract)
     pre: PlannedPreCall | None = None
     follow: followups.FollowUp | None = None  # a second turn: its messages and key wait for the earlier reply
-    agent: Any = None  # the setting's AgentConfig when an agent obtains the answer (mitigations.agent)
-    item: Item | None = None  # the unit's item (an agent keeps its answer key out of what it finds)
+    loop: AnswerLoop | None = None  # the setting's answer loop when it obtains the answer itself (an agent's steps)
+    item: Item | None = None  # the unit's item (an answer loop keeps its answer key out of what it finds)
 
 
-def _precall_of(setting: Setting) -> Any:
-    """The setting's pre-call maker (None: it makes no call before the answer)."""
-    return getattr(setting, "precall", None)
+def plan(suite: Suite | ResolvedRun, specs: Iterable[ModelSpec] = (), opts: EvalOptions = EvalOptions()) -> list[Planned]:
+    """Every unit of a run at once (`execute_plan` plans and runs in chunks): of a resolved run,
+    or of `suite` on `specs` with `opts` (resolved here, keys unchecked: planning calls nothing)."""
+    run = suite if isinstance(suite, ResolvedRun) else resolve_run(suite, specs, opts, check_keys=False)
+    return plan_run(run)
 
 
-def setting_models(settings: Iterable[str]) -> list[ModelSpec]:
-    """The models the named settings call besides the answering ones (a monitor:SPEC's), one per
-    label, in order: they are served and checked with the run."""
-    out: dict[str, ModelSpec] = {}
-    for name in settings:
-        for spec in getattr(mitigations.get(name), "models", ()):
-            known = out.setdefault(spec.label, spec)
-            if known.identity() != spec.identity():
-                raise ConfigError("--setting", f"two settings call different models labelled {spec.label}; give one another label=")
-    return list(out.values())
-
-
-def select_units(suite: Suite, family: Family, family_options: BaseModel, opts: EvalOptions) -> list[tuple[Item, Probe | None]]:
-    """(item, None) for clean, then (item, probe) for each selected probe, item by item: the
-    suite's order, or the sample seed's random order; the first `limit` items of it."""
-    return [pair for chunk in unit_chunks(suite, family, family_options, opts) for pair in chunk]
-
-
-def run_items(suite: Suite, opts: EvalOptions) -> list[str]:
-    """The ids of the items a run plans, in its order: the suite's, or the sample seed's random
-    order; the first `limit` of it."""
-    ids = suite.item_ids()
-    if opts.sample_seed is not None:
-        ids = sample_order(ids, opts.sample_seed)
-    if opts.limit is not None:
-        ids = ids[: opts.limit]
-    return ids
-
-
-def unit_chunks(
-    suite: Suite, family: Family, family_options: BaseModel, opts: EvalOptions, records: int | None = None
-) -> Iterator[list[tuple[Item, Probe | None]]]:
-    """`select_units` in pieces of whole items, about `records` items and probes a piece (None:
-    one piece), each read from the suite when it is reached (`Suite.batches`): a lazily loaded
-    suite is held one piece at a time. The family's `select` is applied to each piece's probes
-    (a selection is a filter of probes)."""
-    for _, pairs in _chunks(suite, family, family_options, opts, records):
-        yield pairs
-
-
-def _chunks(
-    suite: Suite, family: Family, family_options: BaseModel, opts: EvalOptions, records: int | None, first: int | None = None
-) -> Iterator[tuple[int, list[tuple[Item, Probe | None]]]]:
-    """(records read, pairs) of each piece of `unit_chunks`; `first`: the items of the first piece
-    at most (the others are of about `records` records)."""
-    ids = run_items(suite, opts)
-    wanted = None if opts.conditions is None else set(opts.conditions)
-    clean = family.clean and (wanted is None or CLEAN in wanted)
-    size = records or len(ids) + 1
-    head = len(ids) if first is None else min(first, len(ids))
-    parts = itertools.chain(suite.batches(ids[:head], size), suite.batches(ids[head:], size) if head < len(ids) else ())
-    for part in parts:
-        by_item: dict[str, list[Probe]] = {}
-        for p in family.select(part, family_options):
-            if wanted is None or p.condition in wanted:
-                by_item.setdefault(p.item_id, []).append(p)
-        out: list[tuple[Item, Probe | None]] = []
-        for it in part.items.values():
-            # a probe whose turn follows the item asked clean brings the clean unit along
-            if clean or any(family.follows(p) == CLEAN for p in by_item.get(it.id, [])):
-                out.append((it, None))
-            out += [(it, p) for p in by_item.get(it.id, [])]
-        yield len(part.items) + len(part.probes), out
-
-
-def check_options(family: Family, opts: EvalOptions, specs: Iterable[ModelSpec] = ()) -> BaseModel:
-    """The family's options, after checking the scoring and settings, and that each model takes
-    what the scoring needs (log-probabilities) (ConfigError otherwise)."""
-    fopts = family.parse_options(opts.family)
-    if opts.scoring not in family.scorings:
-        raise ConfigError("--scoring", f"family {family.name} scores by {', '.join(family.scorings)}, not {opts.scoring}")
-    for n in opts.settings:
-        mitigations.get(n)
-    specs = list(specs)
-    answering = {s.label: s for s in specs}
-    for m in setting_models(opts.settings):
-        other = answering.get(m.label)
-        if other is not None and other.identity() != m.identity():
-            raise ConfigError("--setting", f"the model {m.label} a setting calls is not the answering model of that label; give it another label=")
-    check_answer_format(family, opts, [mitigations.get(n) for n in opts.settings])
-    if opts.extract is not None:
-        if opts.scoring != "letter":
-            raise ConfigError("-O extract", f"the extraction model reads generated replies: it needs --scoring letter, not {opts.scoring}")
-        check_extractor(opts.extract, specs)
-    if opts.epochs > 1:
-        if not family.epochs:
-            raise ConfigError("--epochs", f"family {family.name} pairs single answers; it reads no repeats (use --epochs 1)")
-        for spec in specs:
-            if spec.supports("temperature") and spec.temperature == 0:
-                raise ConfigError(
-                    f"--model {spec.label}",
-                    "temperature 0 decodes greedily, so every epoch would give the same answer: give the model a sampling temperature (e.g. temperature=0.7)",
-                )
-    if {**family.decoding(fopts), **mcq_params(opts.scoring)}.get("logprobs"):
-        for spec in specs:
-            if not spec.supports("logprobs"):
-                raise ConfigError(
-                    f"--model {spec.label}", f"{spec.why_not('logprobs')}: --scoring {opts.scoring} needs log-probabilities (use --scoring letter)"
-                )
-    return fopts
-
-
-def check_extract(suite: Suite, family: Family, family_options: BaseModel, opts: EvalOptions) -> None:
-    """With an extraction model, the suite's replies must be read as option letters (a family or
-    mode that judges its replies takes none): ConfigError otherwise, before anything is written."""
-    if opts.extract is None:
-        return
-    for item, probe in select_units(suite, family, family_options, dataclasses.replace(opts, limit=1))[:1]:
-        _with_extractor(family.scorer(item, probe, opts.scoring, family_options), item, Extractor(opts.extract), opts.scoring, family)
-
-
-def check_answer_units(suite: Suite, family: Family, family_options: BaseModel, opts: EvalOptions) -> None:
-    """With the schema answer format, the suite's replies must be read as option letters (a family
-    or mode that judges its replies takes no schema): ConfigError otherwise, before anything is written."""
-    if opts.answer_format != SCHEMA:
-        return
-    for item, probe in select_units(suite, family, family_options, dataclasses.replace(opts, limit=1))[:1]:
-        schema_scorer_of(family.scorer(item, probe, opts.scoring, family_options), family)
-
-
-def _with_extractor(scorer: Scorer | Any, item: Item, extractor: Extractor | None, scoring: str, family: Family) -> Scorer | Any:
-    """The unit's scorer, read with the extraction model where the run has one."""
-    if extractor is None:
-        return scorer
-    if not isinstance(scorer, LetterScorer):
-        raise ConfigError(
-            "-O extract",
-            f"family {family.name} does not read option letters from these replies (they are judged): "
-            "an extraction model reads multiple-choice letter answers only",
-        )
-    return ExtractScorer(scorer, extractor, scoring, item.options)
-
-
-def plan(suite: Suite, specs: Iterable[ModelSpec], opts: EvalOptions) -> list[Planned]:
-    """Every unit of a run at once (`execute_plan` plans and runs in chunks)."""
-    family = family_of([suite.manifest.family])
-    specs = list(specs)
-    fopts = check_options(family, opts, specs)
-    return _plan_pairs(select_units(suite, family, fopts, opts), family, fopts, specs, opts)
+def plan_run(run: ResolvedRun) -> list[Planned]:
+    """Every unit of a resolved run at once."""
+    return _plan_pairs(select_units(run.suite, run.family, run.family_options, run.options), run)
 
 
 async def execute(
@@ -361,17 +208,16 @@ async def _execute_units(
             offset[0] = part.called
             stats = add_stats(stats, part)
             notes = store.ok_texts({p.pre.key for p in waiting if p.pre is not None})
-    agents = [p for p in planned if p.agent is not None]
-    if agents:  # their answers come from the agent's steps (mitigations.agent_run)
-        part = await run_agents(agents, specs, store, clients, halted, show)
-        offset[0] += part.called  # the answers' progress counts on from the agents' steps
+    for loop, units in _by_loop(planned):  # their answers come from the loop's own calls (an agent's steps)
+        part = await loop.run(units, specs, store, clients, halted, show)
+        offset[0] += part.called  # the answers' progress counts on from the loop's calls
         stats = add_stats(stats, part)
     skipped: dict[str, set[str]] = {}  # setting -> answer keys held back
     roles: set[str] = set()
 
     def requests() -> Iterable[CallRequest]:
         for p in planned:
-            if p.agent is not None:
+            if p.loop is not None:
                 continue
             messages = p.messages
             if p.pre is not None and p.unit.key not in answered:
@@ -380,7 +226,7 @@ async def _execute_units(
                     skipped.setdefault(p.unit.setting, set()).add(p.unit.key)
                     roles.add(p.pre.role)
                     continue
-                messages = p.pre.with_note(p.messages, note)
+                messages = p.pre.step.with_note(p.messages, note)
             yield CallRequest(p.unit.model, p.unit.key, messages, p.params, None if is_deferred(p.score) else p.score, p.unit.scoring)
 
     part = await run_calls(requests(), specs, store, show, clients, RunStats(), halted=halted)
@@ -399,6 +245,15 @@ async def _execute_units(
     if extracted:
         stats = await run_extraction(extracted, store, progress, clients, stats)
     return stats
+
+
+def _by_loop(planned: list[Planned]) -> list[tuple[AnswerLoop, list[Planned]]]:
+    """The units whose setting obtains the answer itself, by answer loop, in plan order."""
+    out: dict[int, tuple[AnswerLoop, list[Planned]]] = {}
+    for p in planned:
+        if p.loop is not None:
+            out.setdefault(id(p.loop), (p.loop, []))[1].append(p)
+    return list(out.values())
 
 
 def _staged(progress: ProgressFn | None) -> tuple[ProgressFn | None, list[int]]:
@@ -450,20 +305,33 @@ async def execute_plan(
     chunk_units: int | None = None,
     helpers: Iterable[ModelSpec] = (),
 ) -> RunStats:
-    """Plan and run a suite in chunks of about `chunk_units` units: each chunk is planned, recorded,
-    deduplicated against the store and run before the next is planned, so memory stays flat as
-    the suite grows (a lazily loaded suite is checked once and read from disk a chunk of items at
-    a time: `Suite.batches`) and a resume with nothing to do costs one key lookup per unit. The
-    results are the same as `execute(plan(...))`: a chunk boundary only decides when a call is
-    made, never which. `helpers`: live endpoints of the models the settings call
-    (`setting_models`), served by the caller for the whole run. `chunk_units` None:
-    `chunk_size()`."""
+    """`execute_run` of `suite` on `specs` (live endpoints) with `opts`, resolved here (keys
+    unchecked, as a client checks its own). `helpers`: live endpoints of the models the settings
+    call (`setting_models`); one not given is served for its calls."""
+    run = resolve_run(suite, specs, opts, check_keys=False)
+    run = dataclasses.replace(run, setting_models=tuple(helpers))
+    return await execute_run(run, store, progress, clients, chunk_units)
+
+
+async def execute_run(
+    run: ResolvedRun,
+    store: Store,
+    progress: ProgressFn | None = None,
+    clients: dict[str, OpenAICompatibleModel] | None = None,
+    chunk_units: int | None = None,
+) -> RunStats:
+    """Plan and run a resolved run in chunks of about `chunk_units` units: each chunk is planned,
+    recorded, deduplicated against the store and run before the next is planned, so memory stays
+    flat as the suite grows (a lazily loaded suite is checked once and read from disk a chunk of
+    items at a time: `Suite.batches`) and a resume with nothing to do costs one key lookup per
+    unit. The results are the same as `execute(plan(...))`: a chunk boundary only decides when a
+    call is made, never which. The run's models are its live endpoints (`ResolvedRun.served`); a
+    setting model not among them is served for its calls. `chunk_units` None: `chunk_size()`."""
     if chunk_units is None:
         chunk_units = chunk_size()
-    specs = list(specs)
-    helpers = list(helpers)
-    family = family_of([suite.manifest.family])
-    fopts = check_options(family, opts, specs)
+    suite, opts = run.suite, run.options
+    specs = list(run.specs)
+    helpers = list(run.setting_models)
     per_pair = max(1, len(specs) * len(opts.settings) * opts.epochs)
     step = max(1, chunk_units // per_pair)
     total = RunStats()
@@ -490,13 +358,13 @@ async def execute_plan(
 
     # the first chunk is small, so the calls start at once; every next chunk is planned in a thread
     # while the calls of the one before it run (at most two chunks planned at a time)
-    chunks = _chunks(suite, family, fopts, opts, step, first=max(1, FIRST_CHUNK_ITEMS // per_pair))
+    chunks = pieces(suite, run.family, run.family_options, opts, step, first=max(1, FIRST_CHUNK_ITEMS // per_pair))
     # the format each model's answers are asked in (a probe per model that may take the schema)
     formats = await resolve_formats(specs, opts.answer_format, store, total, clients)
 
     def plan_next() -> tuple[int, list[Planned]] | None:
         got = next(chunks, None)
-        return None if got is None else (got[0], _plan_pairs(got[1], family, fopts, specs, opts, formats))
+        return None if got is None else (got[0], _plan_pairs(got[1], run, formats))
 
     ahead = plan_next()
     while ahead is not None:
@@ -537,22 +405,15 @@ def epoch_decoding(specs: Iterable[ModelSpec], epochs: int) -> dict[str, list[di
     return {s.label: [{"epoch": e, "seed": epoch_spec(s, e).seed, "temperature": s.temperature} for e in range(epochs)] for s in specs}
 
 
-def _plan_pairs(
-    pairs: list[tuple[Item, Probe | None]],
-    family: Family,
-    fopts: BaseModel,
-    specs: list[ModelSpec],
-    opts: EvalOptions,
-    formats: Mapping[str, str] | None = None,
-) -> list[Planned]:
+def _plan_pairs(pairs: list[tuple[Item, Probe | None]], run: ResolvedRun, formats: Mapping[str, str] | None = None) -> list[Planned]:
     """The units of some (item, probe-or-clean) pairs, for every model and setting (as `plan`); a
     probe that follows an earlier unit of its item is planned as a follow-up of it (`followups`).
     `formats`: model label -> the format its answers are asked in (`answer_format`): a schema
     answer's request carries the item's response_format (so its key differs from the prompt
     format's) and is read from its answer field; None: as the provider table declares them."""
+    family, fopts, opts, specs = run.family, run.family_options, run.options, run.specs
     if formats is None:
         formats = declared_formats(specs, opts.answer_format)
-    settings = [mitigations.get(n) for n in opts.settings]
     rendered = [(item, probe, family.render(item, probe, opts.scoring, fopts)) for item, probe in pairs]
     after = {id(probe): family.follows(probe) for _, probe, _ in rendered if probe is not None}
     overrides = {**family.decoding(fopts), **mcq_params(opts.scoring)}  # the scoring's needs win (logprob: 1 token)
@@ -565,15 +426,12 @@ def _plan_pairs(
         def item_params(item: Item, params: dict[str, Any] = params, schema: bool = schema) -> dict[str, Any]:
             return schema_params(params, item.letters) if schema else params
 
-        for setting in settings:
-            precall = _precall_of(setting)
+        for setting in run.settings:
+            precall, loop = setting.precall, setting.agent
             if any(after.values()):
                 followups.check_setting(setting, family.name)
             earlier: dict[tuple[str, str], Planned] = {}  # (item id, condition) -> its unit, for the follow-ups
             later: list[tuple[Item, Probe, list[dict[str, str]], str]] = []
-            agent = getattr(setting, "agent", None)
-            if agent is not None and params.get("logprobs"):
-                raise ConfigError(f"--setting {setting.name}", "the agent answers in text after its steps: score it with --scoring letter")
             for item, probe, messages in rendered:
                 cond = CLEAN if probe is None else probe.condition
                 if probe is not None and after[id(probe)]:
@@ -584,14 +442,14 @@ def _plan_pairs(
                 key = followups.epoch_key(request_key(spec, messages, sent), spec, epoch)
                 pre = None
                 if precall is not None:
-                    c = precall(messages, spec)
-                    pre = PlannedPreCall(c.role, request_key(c.spec, c.messages, c.params), c.spec, c.messages, c.params, setting.with_note)  # type: ignore[attr-defined]  # a pre-call setting has both
+                    c = precall.make(messages, spec)
+                    pre = PlannedPreCall(c.role, request_key(c.spec, c.messages, c.params), c.spec, c.messages, c.params, precall)
                     # the answer's messages depend on the pre-call's stored reply: the unit's key names both
-                    key = stable_hash({"answer": key, c.role: pre.key, "marker": getattr(setting, "marker", "")})
-                if agent is not None:  # the answer comes from the agent's steps: the key names the agent and its protocol
-                    key = stable_hash({"answer": key, "agent": agent.marker, "protocol": agent.protocol_for(spec)})
-                unit = _unit(family, fopts, opts, extractor, spec, epoch, setting.name, item, probe, key, schema)
-                earlier[(item.id, cond)] = planned = Planned(unit.row, messages, sent, unit.scorer, pre, agent=agent, item=item if agent is not None else None)
+                    key = stable_hash({"answer": key, c.role: pre.key, "marker": setting.marker})
+                if loop is not None:  # the answer comes from the loop's own calls: the key names the loop (an agent and its protocol)
+                    key = loop.unit_key(key, spec)
+                unit = _unit(run, extractor, spec, epoch, setting.name, item, probe, key, schema)
+                earlier[(item.id, cond)] = planned = Planned(unit.row, messages, sent, unit.scorer, pre, loop=loop, item=item if loop is not None else None)
                 out.append(planned)
             for item, probe, turn, cond in later:
                 first = earlier.get((item.id, cond))
@@ -601,7 +459,7 @@ def _plan_pairs(
                     )
                 follow = followups.FollowUp(first.unit.key, rendered_of(rendered, item, cond), turn, item, setting, spec, epoch)
                 sent = item_params(item)
-                unit = _unit(family, fopts, opts, extractor, spec, epoch, setting.name, item, probe, follow.placeholder_key(sent), schema)
+                unit = _unit(run, extractor, spec, epoch, setting.name, item, probe, follow.placeholder_key(sent), schema)
                 out.append(Planned(unit.row, turn, sent, unit.scorer, None, follow))
     return out
 
@@ -614,13 +472,11 @@ def rendered_of(rendered: list[tuple[Item, Probe | None, list[dict[str, str]]]],
 @dataclass
 class _Unit:
     row: UnitRow
-    scorer: Scorer | Any
+    scorer: AnyScorer
 
 
 def _unit(
-    family: Family,
-    fopts: BaseModel,
-    opts: EvalOptions,
+    run: ResolvedRun,
     extractor: Extractor | None,
     spec: ModelSpec,
     epoch: int,
@@ -632,14 +488,15 @@ def _unit(
 ) -> _Unit:
     """A unit's row (its id names the probe or item, condition, setting, scoring and epoch) and
     scorer (`schema`: its answer is asked with the schema and read from its answer field)."""
+    family, opts = run.family, run.options
     cond = CLEAN if probe is None else probe.condition
     base = item.id if probe is None else probe.id
-    scorer = family.scorer(item, probe, opts.scoring, fopts)
+    scorer = family.scorer(item, probe, opts.scoring, run.family_options)
     if schema:
         schema_scorer_of(scorer, family)
         scorer = SchemaScorer(item)
-    scorer = _with_extractor(scorer, item, extractor, opts.scoring, family)
+    scorer = with_extractor(scorer, item, extractor, opts.scoring, family)
     # a judge's name carries its model and rubric hash: another judge makes other units
-    scoring = scorer.name if is_deferred(scorer) else opts.scoring
+    scoring = scorer.name if isinstance(scorer, DeferredScorer) else opts.scoring
     unit_id = f"{base}|{cond}|{setting}|{scoring}" + (f"|e{epoch}" if epoch else "")
     return _Unit(UnitRow(spec.label, unit_id, item.id, None if probe is None else probe.id, cond, setting, scoring, key, epoch), scorer)

@@ -5,12 +5,15 @@ the share of labels it supplied. Every rate carries its 95% interval and n."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .audit.text import audit_markdown
 from .family import get
 from .reading import why_text
 from .results import Results
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .family import Family
 
 
 def fmt_rate(r: dict[str, Any] | None) -> str:
@@ -25,8 +28,10 @@ def fmt_rate(r: dict[str, Any] | None) -> str:
     return f"{100 * r['p']:.1f}% [{100 * r['lo']:.1f}, {100 * r['hi']:.1f}] n={r['n']}"
 
 
-def headline_rows(results: Results) -> list[tuple[str, str, list[str], dict[str, Any]]]:
-    family = get(results.family)
+def headline_rows(results: Results, family: Family | None = None) -> list[tuple[str, str, list[str], dict[str, Any]]]:
+    """(model, setting, headline cells, counts) per block; `family`: the results' family as the run
+    resolved it (else looked up by the results' family name)."""
+    family = family or get(results.family)
     rows = []
     for model, settings in results.models.items():
         for setting, block in settings.items():
@@ -35,8 +40,8 @@ def headline_rows(results: Results) -> list[tuple[str, str, list[str], dict[str,
     return rows
 
 
-def results_markdown(results: Results) -> str:
-    family = get(results.family)
+def results_markdown(results: Results, family: Family | None = None) -> str:
+    family = family or get(results.family)
     cols = family.headline_columns
     lines = [f"# Results: {results.run.suite or ''} ({family.title})", ""]
     lines.append("Rates are percentages with 95% Wilson intervals and n.")
@@ -45,7 +50,7 @@ def results_markdown(results: Results) -> str:
         lines += [f"> warning: {w}", ""]
     lines.append("| Model | Setting | " + " | ".join(t for _, t in cols) + " | Errors | Invalid | Truncated |")
     lines.append("|" + "---|" * (len(cols) + 5))
-    for model, setting, cells, counts in headline_rows(results):
+    for model, setting, cells, counts in headline_rows(results, family):
         lines.append(
             f"| {model} | {setting} | " + " | ".join(cells) + f" | {counts.get('errors', 0)} | {counts.get('invalid', 0)} | {counts.get('truncated', 0)} |"
         )
@@ -115,11 +120,11 @@ def reading_markdown(results: Results) -> list[str]:
     return [*lines, ""]
 
 
-def results_rows(results: Results) -> tuple[str, list[str], list[list[str]]]:
+def results_rows(results: Results, family: Family | None = None) -> tuple[str, list[str], list[list[str]]]:
     """(title, headers, rows) of the run's summary: metrics as rows, one column per model and
     setting, so that one model fits a narrow terminal (`cli.tables.fitted` lays out more)."""
-    family = get(results.family)
-    rows = headline_rows(results)
+    family = family or get(results.family)
+    rows = headline_rows(results, family)
     headers = ["Metric", *[model if setting == "none" else f"{model} ({setting})" for model, setting, _, _ in rows]]
     body = [[title, *[cells[i] for _, _, cells, _ in rows]] for i, (_, title) in enumerate(family.headline_columns)]
     body.append(["Errors", *[str(c.get("errors", 0)) for *_, c in rows]])

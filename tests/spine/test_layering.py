@@ -255,3 +255,57 @@ def test_a_package_imports_only_what_its_docstring_allows(package_dir):
             elif allowed is not None and top not in allowed:
                 bad.add(f"{m} -> {d}")
     assert not bad, "\n".join(sorted(bad))
+
+
+#: what a setting or a scorer can do, declared in its type (mitigations.setting.Setting,
+#: scoring.types.DeferredScorer): never asked of it by attribute name
+CAPABILITIES = {"precall", "with_note", "agent", "marker", "models", "suite_warnings", "apply_item", "judge", "judge_requests", "extract_request", "rubric"}
+_ASKED = re.compile(r"(?:setting|scorer|score|^sc$|^s$)", re.IGNORECASE)
+
+
+def _asks_capability(call: ast.Call) -> str | None:
+    """The text of a getattr/hasattr call that asks a setting or scorer what it can do, else None:
+    its object is named for a setting or scorer (or is a setting looked up), or the attribute
+    asked is a capability."""
+    if not (isinstance(call.func, ast.Name) and call.func.id in ("getattr", "hasattr") and call.args):
+        return None
+    obj = call.args[0]
+    named = obj.attr if isinstance(obj, ast.Attribute) else obj.id if isinstance(obj, ast.Name) else ""
+    looked_up = isinstance(obj, ast.Call) and "get" in ast.unparse(obj.func)
+    attr = call.args[1].value if len(call.args) > 1 and isinstance(call.args[1], ast.Constant) else None
+    if _ASKED.search(named) or looked_up or attr in CAPABILITIES:
+        return ast.unparse(call)
+    return None
+
+
+def test_the_spine_never_asks_a_setting_or_scorer_what_it_can_do():
+    """No getattr/hasattr on a setting or scorer outside families/: a capability is a typed field
+    of `Setting` (pre-call, answer loop, marker, models, suite warnings) or the scorer's type
+    (`DeferredScorer`), read as such."""
+    bad = []
+    for m in SPINE:
+        tree = ast.parse((PKG / m).read_text(encoding="utf-8"))
+        bad += [f"{m}:{n.lineno}: {text}" for n in ast.walk(tree) if isinstance(n, ast.Call) and (text := _asks_capability(n))]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_spine_imports_no_settings_linked_roles_by_name():
+    """Linked-call roles (an agent's steps, a monitor's note) are registered by their settings
+    (mitigations.roles) and read there by kind: no module outside mitigations/ imports a setting
+    module's role names or its loop."""
+    g = _graph(top_level_only=False)
+    owners = ("medresilience.mitigations.agent_run", "medresilience.mitigations.agent.", "medresilience.mitigations.monitor.")
+    bad = {
+        m: sorted(d for d in deps if d.startswith(owners) and d.rsplit(".", 1)[-1].isupper())
+        for m, deps in g.items()
+        if not m.startswith("medresilience.mitigations")
+    }
+    bad.update(
+        {
+            m: sorted(d for d in deps if d.startswith("medresilience.mitigations.agent_run"))
+            for m, deps in g.items()
+            if not m.startswith("medresilience.mitigations")
+        }
+    )
+    bad = {m: d for m, d in bad.items() if d}
+    assert not bad, bad

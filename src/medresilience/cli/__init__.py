@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..evaluation import RunResult
     from ..family import Family
     from ..models.spec import ModelSpec
+    from ..resolved import AuditRequest
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Measure whether models keep correct medical judgments under misleading or messy input.")
 
@@ -36,8 +37,7 @@ def _run_options(family: Family, family_options: list[str] | None, judge: str | 
         text = pairs.pop("extract")
         if not text:
             raise ConfigError("-O extract", "name the extraction model, e.g. -O extract=openai/gpt-4o-mini")
-        extract = parse_model_spec(text, cfg.spec_defaults() if cfg else None)
-        extract.api_key()
+        extract = parse_model_spec(text, cfg.spec_defaults() if cfg else None)  # its key is checked with the run's (resolve_run)
     if judge is not None:  # --judge SPEC is the family's judge option
         if "judge" not in family.options.model_fields:
             raise ConfigError("--judge", f"family {family.name} takes no judge model")
@@ -48,12 +48,12 @@ def _run_options(family: Family, family_options: list[str] | None, judge: str | 
     return pairs, extract, answer_format
 
 
-def _print_outcome(result: RunResult) -> None:
+def _print_outcome(result: RunResult, family: Family | None = None) -> None:
     """The results table, the warnings, the call counts, the error samples and the stopped models."""
     from ..summary import results_rows
     from .tables import fitted
 
-    console.print(fitted(*results_rows(result.results), console.width))
+    console.print(fitted(*results_rows(result.results, family), console.width))
     for w in result.warnings:
         err_console.print(f"warning: {w}", highlight=False, markup=False, soft_wrap=True)
     s = result.stats
@@ -119,21 +119,19 @@ def _run_eval(
     from ..evaluation import check_new_run_suite, evaluate
     from ..family import family_of
     from ..models.spec import parse_model_spec
+    from ..resolved import EvalOptions, resolve_run
     from ..results_worker import ResultsWorker
-    from ..runner import EvalOptions, check_options
     from ..suite import Suite
 
     suite = Suite.load(suite_dir, lazy=True) if suite_dir else sample_suite()  # records read when the run needs them
     specs = [parse_model_spec(m, cfg.spec_defaults() if cfg else None) for m in models]
     if seed is not None:
         specs = [s.model_copy(update={"seed": seed}) for s in specs]
-    for s in specs:
-        s.api_key()  # settings errors before any progress output
     if defense is not None:  # the former flag: --defense on = the caution setting
         settings = {"off": ["none"], "on": ["caution"], "both": ["none", "caution"]}[defense]
     family = family_of([suite.manifest.family])
     pairs, extract, answer_format = _run_options(family, family_options, judge, cfg)
-    fam_opts = cfg.family_options(pairs, suite.manifest.family) if cfg else pairs
+    fam_opts = cfg.family_options(pairs, family) if cfg else pairs
     # the family's first scoring is the default (letters for MCQ families, the judge for free text)
     opts = EvalOptions(
         settings=tuple(settings or ["none"]),
@@ -145,24 +143,22 @@ def _run_eval(
         extract=extract,
         answer_format=answer_format,
     )
-    check_options(family, opts, specs)  # option errors before any progress output
-    reader_spec = _audit_reader(audit, reader, cfg)
+    # the run resolved once: its family, options, settings and their models, keys; errors before any progress output
+    run = resolve_run(suite, specs, opts, family=family, audit=_audit_request(audit, reader, cfg))
     check_new_run_suite(suite, Path(out))  # as `evaluate` would first: before the fork, the worker shares the check
     # the results and the report are computed by a worker that loads their libraries during the calls
-    with ResultsWorker(suite) as worker:
+    with ResultsWorker(run) as worker:
         with progress(lazy=True) as prog:  # shown from the first call: an error before it is one line alone
             result = evaluate(
-                suite,
-                specs,
-                out,
-                opts,
+                run,
+                out_dir=out,
                 progress=progress_callback(prog, "calls"),
                 wait=wait,
                 on_wait=lambda msg: err_console.print(msg, highlight=False, soft_wrap=True, markup=False),
                 summarise=worker.summarise,
             )
-        _print_outcome(result)
-        audited = _audit_after(out, audit, reader_spec, suite) if audit else None
+        _print_outcome(result, run.family)
+        audited = _audit_after(out, run.audit, suite) if run.audit is not None else None
         html = worker.report(Path(out), result.frame)
     console.print(f"run directory: {out}  (results.json, results.md, store.sqlite)")
     console.print(f"report: {html}")
@@ -173,8 +169,8 @@ def _run_eval(
         fail_unless_read(audited)
 
 
-def _audit_reader(audit: int | None, reader: str | None, cfg) -> ModelSpec | None:
-    """The reader model of `--audit N` (checked before the run starts)."""
+def _audit_request(audit: int | None, reader: str | None, cfg) -> AuditRequest | None:
+    """The audit `--audit N --reader SPEC` asks for (its reader's key is checked with the run's)."""
     from ..errors import ConfigError
     from ..models.spec import parse_model_spec
 
@@ -186,18 +182,18 @@ def _audit_reader(audit: int | None, reader: str | None, cfg) -> ModelSpec | Non
         raise ConfigError("--audit", f"the audit's sample size must be at least 1, not {audit}")
     if reader is None:
         raise ConfigError("--audit", "name the audit's reader model: --reader SPEC (people's readings: medres audit RUN --review-out DIR)")
-    spec = parse_model_spec(reader, cfg.spec_defaults() if cfg else None, flag="--reader")
-    spec.api_key()
-    return spec
+    from ..resolved import AuditRequest
+
+    return AuditRequest(audit, parse_model_spec(reader, cfg.spec_defaults() if cfg else None, flag="--reader"))
 
 
-def _audit_after(out: Path, n: int, reader: ModelSpec | None, suite):
+def _audit_after(out: Path, request: AuditRequest, suite):
     """The label audit of the run just made, printed."""
     from ..audit import audit_run
     from .audit import print_audit
 
     with progress(lazy=True) as prog:
-        audited = audit_run(out, n, reader=reader, suite=suite, progress=progress_callback(prog, "reader calls"))
+        audited = audit_run(out, request.n, reader=request.reader, suite=suite, progress=progress_callback(prog, "reader calls"))
     print_audit(audited)
     return audited
 

@@ -13,8 +13,14 @@ A setting that needs the item itself (to keep its answer key out of what it adds
 `apply_item(messages, item)`; the runner calls `Setting.apply_to(messages, item)`, which uses it
 when present and `apply(messages)` otherwise.
 
-- `setting`: `Setting`, `NONE`, `add_to_system`;
+What a setting does besides changing the messages is declared in its type, as typed optional
+fields of `Setting` (a pre-call, an answer loop, a marker, the models it calls, suite warnings):
+the spine reads those fields and never asks a setting what it can do by attribute name. The
+roles of the calls a setting links to its units are registered in `roles`, by kind.
+
+- `setting`: `Setting`, `PreCall`, `PreCallStep`, `AnswerLoop`, `NONE`, `add_to_system`;
 - `registry`: `register`, `register_factory`, `get`, `names` (and the `none` setting);
+- `roles`: `LinkedRole`, `register_role` and the readers by kind (note, step, answer, tool, summary);
 - the settings, one module each, registering themselves when imported: `caution`, `monitor`
   (`monitor[:SPEC]`), `retrieval` (`retrieval:INDEX`), `optimised` (`optimised:FILE`), `agent`
   (`agent:INDEX|URL`: a search agent whose steps the runner runs through `agent_run`, over the

@@ -32,13 +32,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+from ..family import lazy
 from ..seeding import stable_hash
 from .registry import register_factory
 from .retrieval import whole_number
+from .roles import LinkedRole, register_role
 from .setting import Messages, Setting, add_to_system
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..calls import ProgressFn, RunStats
+    from ..models.openai_compatible import OpenAICompatibleModel
     from ..models.spec import ModelSpec
+    from ..store import Store
     from .search import SearchBackend
 
 NAME = "agent"
@@ -51,6 +56,27 @@ PROTOCOLS = ("auto", "tools", "text")
 SNIPPET_WORDS = 50
 #: the actions of one step that are carried out (more are answered as refused)
 MAX_ACTIONS = 4
+#: the model label the tool results are stored under
+SEARCH_MODEL = "search"
+#: the model label of the trajectory summaries
+TRAJECTORY_MODEL = "agent"
+#: the role linking a unit to its trajectory summary
+TRAJECTORY_ROLE = "agent.trajectory"
+#: the role linking a unit to the step that ended its trajectory (the unit's own row stands for that call)
+ANSWER_ROLE = "agent.answer"
+#: the roles of the steps that went on (`agent.step<n>`) and of their tool results (`agent.tool<n>.<i>`)
+STEP_ROLE = "agent.step"
+TOOL_ROLE = "agent.tool"
+#: the labels of stored rows that are not model calls (tool results, summaries)
+NOT_MODEL_CALLS = (SEARCH_MODEL, TRAJECTORY_MODEL)
+
+# the roles of the calls the agent links to its units (`mitigations.roles`: the spine reads them by kind)
+register_role(LinkedRole(STEP_ROLE, "step", numbered=True))
+register_role(LinkedRole(ANSWER_ROLE, "answer"))
+register_role(LinkedRole(TOOL_ROLE, "tool", numbered=True, caller=SEARCH_MODEL))
+register_role(LinkedRole(TRAJECTORY_ROLE, "summary", caller=TRAJECTORY_MODEL))
+#: the agent's loop (mitigations.agent_run), imported on its first run
+_RUN_AGENTS = lazy("medresilience.mitigations.agent_run:run_agents")
 
 ANSWER_RULE = (
     "When you are done, reply {how}: give your answer exactly in the format the question asks for, then one line per "
@@ -134,6 +160,22 @@ class AgentConfig:
         """What besides the model and the family's messages decides a unit's trajectory."""
         return stable_hash(self.backend.identity, self.steps, self.k, self.tokens, self.texts)[:16]
 
+    def unit_key(self, answer_key: str, spec: ModelSpec) -> str:
+        """A unit's key: the answer's request key, the agent's marker and its protocol for the model."""
+        return stable_hash({"answer": answer_key, "agent": self.marker, "protocol": self.protocol_for(spec)})
+
+    async def run(
+        self,
+        units: list[Any],
+        specs: list[ModelSpec],
+        store: Store,
+        clients: dict[str, OpenAICompatibleModel] | None,
+        halted: set[str] | None,
+        progress: ProgressFn | None,
+    ) -> RunStats:
+        """The trajectories of these units (`agent_run.run_agents`): the `AnswerLoop` of the setting."""
+        return await _RUN_AGENTS(units, specs, store, clients, halted, progress)
+
     def protocol_for(self, spec: ModelSpec) -> str:
         if self.protocol != "auto":
             return self.protocol
@@ -153,9 +195,7 @@ class AgentConfig:
 
 @dataclass(frozen=True)
 class AgentSetting(Setting):
-    """A setting that obtains the answer through an agent (see the module doc)."""
-
-    agent: AgentConfig | None = None
+    """A setting that obtains the answer through an agent (see the module doc): its `agent` is an `AgentConfig`."""
 
 
 def tool_actions(tool_calls: list[dict[str, Any]]) -> list[Action]:

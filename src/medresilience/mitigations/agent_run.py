@@ -34,7 +34,23 @@ from ..models.openai_compatible import Completion
 from ..scoring.types import Score, is_deferred
 from ..seeding import stable_hash
 from ..store import CallRow, ScoreRow, Store
-from .agent import MAX_ACTIONS, SNIPPET_WORDS, Action, AgentConfig, Final, final_answer, text_actions, tool_actions
+from .agent import (
+    ANSWER_ROLE,
+    MAX_ACTIONS,
+    NOT_MODEL_CALLS,
+    SEARCH_MODEL,
+    SNIPPET_WORDS,
+    STEP_ROLE,
+    TOOL_ROLE,
+    TRAJECTORY_MODEL,
+    TRAJECTORY_ROLE,
+    Action,
+    AgentConfig,
+    Final,
+    final_answer,
+    text_actions,
+    tool_actions,
+)
 from .retrieval import gold_texts
 from .search import Hit, SearchError
 
@@ -44,19 +60,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["ANSWER_ROLE", "NOT_MODEL_CALLS", "SEARCH_MODEL", "STEP_ROLE", "TOOL_ROLE", "TRAJECTORY_MODEL", "TRAJECTORY_ROLE", "run_agents"]
 
-#: the model label the tool results are stored under
-SEARCH_MODEL = "search"
-#: the model label of the trajectory summaries
-TRAJECTORY_MODEL = "agent"
-#: the role linking a unit to its trajectory summary
-TRAJECTORY_ROLE = "agent.trajectory"
-#: the role linking a unit to the step that ended its trajectory (the unit's own row stands for that call)
-ANSWER_ROLE = "agent.answer"
-#: the roles of the steps that went on (`agent.step<n>`) and of their tool results (`agent.tool<n>.<i>`)
-STEP_ROLE = "agent.step"
-TOOL_ROLE = "agent.tool"
-#: the labels of stored rows that are not model calls (tool results, summaries)
-NOT_MODEL_CALLS = (SEARCH_MODEL, TRAJECTORY_MODEL)
 OUT_OF_STEPS = "agent out of steps"
 OUT_OF_TOKENS = "agent over its token budget"
 
@@ -225,7 +228,7 @@ async def _advance(t: Trajectory, turn: dict[str, Any], store: Store, stats: Run
 
 def _start(units: list[Any], spec: ModelSpec) -> Trajectory:
     first = units[0]
-    config: AgentConfig = first.agent
+    config: AgentConfig = first.loop
     protocol = config.protocol_for(spec)
     item = first.item
     return Trajectory(

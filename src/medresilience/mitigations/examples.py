@@ -159,7 +159,9 @@ def unit_value(score: Score, scorer: Any) -> float:
     if score.status != "valid" or score.value is None:
         return 0.0
     lo, hi = 0.0, 1.0
-    rubric = getattr(getattr(scorer, "judge", None), "rubric", None)
+    from ..scoring.judge import JudgeScorer
+
+    rubric = scorer.judge.rubric if isinstance(scorer, JudgeScorer) else None  # a judge declares its rubric's range
     if rubric is not None:
         values = [v.value for v in rubric.verdicts.values()]
         lo, hi = min(values), max(values)

@@ -7,11 +7,11 @@ the answer call then sees the note in its system message.
     medres eval --setting monitor:openai:m,base_url=URL,label=mon ...        (any model spec after `monitor:`)
 
 Two calls per unit, both stored and costed. This is the general shape of a setting that makes a
-call before the answer (a pre-call), which the runner knows by two attributes besides `apply`:
+call before the answer (a pre-call), which the setting declares in its type (`Setting` fields):
 
-- `precall(messages, answering_spec) -> PreCall`: the call to make first (its model, messages,
-  decoding parameters and role), from the messages `apply` gives;
-- `with_note(messages, text) -> messages`: the messages sent to the answering model, once the
+- `precall` (`PreCallStep`): `make(messages, answering_spec) -> PreCall`, the call to make first (its
+  model, messages, decoding parameters and role), from the messages `apply` gives; and
+  `with_note(messages, text) -> messages`, the messages sent to the answering model once the
   pre-call's reply `text` is stored;
 - `models`: the models the setting calls besides the answering ones (to serve and check), and
   `marker`: what besides the pre-call's own key decides the noted messages (its texts).
@@ -28,16 +28,15 @@ name is stored with every unit (use api_key_env=VAR, or give the spec as a file,
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from ..errors import ConfigError
 from ..models.spec import ModelSpec, parse_model_spec
 from ..models.urls import redact_url
 from ..seeding import stable_hash
 from .registry import register, register_factory
-from .setting import Messages, Setting, add_to_system
+from .roles import LinkedRole, register_role
+from .setting import Messages, PreCall, PreCallStep, Setting, add_to_system
 
 NAME = "monitor"
 USAGE = "monitor[:MODEL_SPEC] (the answering model monitors itself; or any model spec, e.g. monitor:openai/gpt-4o-mini)"
@@ -63,24 +62,8 @@ SELF = "the answering model (each model monitors the questions put to it)"
 
 
 @dataclass(frozen=True)
-class PreCall:
-    """A call a setting makes before the answer: the model, its messages and decoding parameters;
-    `role` names it in the store's unit -> call links (`Store.linked_usage`)."""
-
-    role: str
-    spec: ModelSpec
-    messages: Messages
-    params: dict[str, Any]
-
-
-@dataclass(frozen=True)
 class PreCallSetting(Setting):
-    """A setting that makes a call before the answer (see the module docstring)."""
-
-    precall: Callable[[Messages, ModelSpec], PreCall] | None = None
-    with_note: Callable[[Messages, str], Messages] | None = None
-    models: tuple[ModelSpec, ...] = ()
-    marker: str = ""
+    """A setting that makes a call before the answer (see the module docstring): its `precall` is set."""
 
 
 def user_text(messages: Messages) -> str:
@@ -124,8 +107,7 @@ def _setting(name: str, spec: ModelSpec | None) -> PreCallSetting:
         f"before the answer, {who} notes claims that may be false and premises that may be wrong; the answer sees the note",
         lambda m: m,
         texts,
-        precall=precall,
-        with_note=with_note,
+        precall=PreCallStep(precall, with_note),
         models=() if spec is None else (spec,),
         marker=stable_hash(NOTE_HEAD, NO_NOTE, NOTE_CHARS)[:16],
     )
@@ -146,6 +128,7 @@ def make(args: str, name: str) -> PreCallSetting:
     return _setting(name, spec)
 
 
+register_role(LinkedRole(ROLE, "note"))  # the monitor's note, linked to each unit it was written for
 MONITOR = register(_setting(NAME, None))
 register_factory(NAME, make, USAGE)
 

@@ -36,13 +36,11 @@ def prompt_adder(prompt: str) -> Callable[[Messages], Messages]:
 
 @dataclass(frozen=True)
 class OptimisedSetting(Setting):
-    """The setting of one optimised-prompt file; `candidate` is the checked file."""
+    """The setting of one optimised-prompt file; `candidate` is the checked file, and its
+    `suite_warnings(suite)` one line per split of the file that shares items with `suite` (none
+    when held out)."""
 
     candidate: Any = field(default=None, compare=False, repr=False)
-
-    def suite_warnings(self, suite: Suite) -> list[str]:
-        """One line per split of the file that shares items with `suite` (empty when held out)."""
-        return self.candidate.overlap(suite, label=f"--setting {self.name}") if self.candidate is not None else []
 
 
 def suite_warnings(suite: Suite, setting_names: Iterable[str]) -> list[str]:
@@ -50,12 +48,7 @@ def suite_warnings(suite: Suite, setting_names: Iterable[str]) -> list[str]:
     what a run records in run.json under `warnings`."""
     from .registry import get
 
-    out: list[str] = []
-    for name in setting_names:
-        check = getattr(get(name), "suite_warnings", None)
-        if check is not None:
-            out += check(suite)
-    return out
+    return [w for name in setting_names for w in get(name).warnings_about(suite)]
 
 
 def _path(args: str) -> Path:
@@ -83,7 +76,12 @@ def make(args: str, name: str) -> Setting:
         "split": cand.split_text(),
     }
     description = f"the optimised precaution prompt of {path} ({cand.prompt_hash}) in the system message"
-    return OptimisedSetting(name, description, prompt_adder(cand.prompt), texts, candidate=cand)
+    where = f"--setting {name}"
+
+    def overlap(suite: Suite) -> list[str]:
+        return cand.overlap(suite, label=where)
+
+    return OptimisedSetting(name, description, prompt_adder(cand.prompt), texts, suite_warnings=overlap, candidate=cand)
 
 
 register_factory(NAME, make, USAGE, _stamp)

@@ -27,7 +27,7 @@ import pandas as pd
 
 from .. import stats
 from ..corpus.query import query_terms
-from ..mitigations.agent_run import TRAJECTORY_ROLE
+from ..mitigations.roles import role_names
 from .html import count_cell, esc, rate_cell, setting_name, units_url
 from .html import table as html_table
 from .tables import fmt_pct, markdown_table
@@ -82,7 +82,7 @@ def _run_units(run: Any) -> list[dict[str, Any]]:
     if not db.exists():
         return []
     with Store.read_only(db) as store:
-        rows = store.linked_texts(TRAJECTORY_ROLE)
+        rows = [r for role in role_names("summary") for r in store.linked_texts(role)]  # each unit's loop summary
         if not rows:
             return []
         messages = store.request_messages({r["key"] for r in rows})

@@ -63,7 +63,7 @@ from .. import stats
 from ..family import Family, get
 from ..frame import epochs_of
 from ..mitigations import NONE
-from ..mitigations.agent_run import ANSWER_ROLE, NOT_MODEL_CALLS
+from ..mitigations.roles import not_model_callers, role_names
 from ..registry import Registry
 from ..scoring.types import ANSWERED
 from .html import collapsible, count_cell, diff_cell, esc, linked, pair_url, rate_cell, rate_units, setting_name, sig_class, test_cell, units_url
@@ -139,9 +139,10 @@ def store_linked_usage(run: Any) -> pd.DataFrame | None:
     if not rows:
         return None
     df = pd.DataFrame(rows)
-    # an agent's tool results and summaries are stored, not model calls; its last step is the call
-    # the unit's own row stands for (counted once, from the frame)
-    df.loc[df["caller"].isin(NOT_MODEL_CALLS) | (df["role"] == ANSWER_ROLE), "calls"] = 0
+    # tool results and summaries (the roles settings register with a caller that is not a model)
+    # are stored, not model calls; a loop's answer call is the one the unit's own row stands for
+    # (counted once, from the frame)
+    df.loc[df["caller"].isin(not_model_callers()) | df["role"].isin(role_names("answer")), "calls"] = 0
     return df
 
 

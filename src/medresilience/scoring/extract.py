@@ -32,7 +32,7 @@ from ..models.serving import serving
 from ..seeding import stable_hash
 from ..store import ScoreRow
 from .mcq import LetterScorer
-from .types import Score
+from .types import DeferredScorer, Score
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..calls import ProgressFn
@@ -97,7 +97,7 @@ def parse_extraction(text: str | None, rule: LetterScorer) -> Score:
     return Score(None, "invalid", None, {"reason": f"the extraction model's reply is not one label or none: {raw[:200]!r}", "read_by": READ_BY})
 
 
-class ExtractScorer:
+class ExtractScorer(DeferredScorer):
     """The deferred scorer of one unit: the rule reading of its item, completed by the extraction
     model for a reply the rules leave unread. `run_extraction` reads the stored answers."""
 

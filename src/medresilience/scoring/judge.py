@@ -51,7 +51,7 @@ from ..errors import ConfigError, InputError, validation_problem
 from ..models.openai_compatible import scrub, spec_secrets
 from ..models.serving import serving
 from ..seeding import stable_hash
-from .types import Score, is_deferred
+from .types import DeferredScorer, Score, is_deferred
 from .verdicts import read_verdict
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -380,7 +380,7 @@ def _with_call(score: Callable[[Any], Score], key: str, reply: Any) -> Score:
     return dataclasses.replace(s, detail={**(s.detail if isinstance(s.detail, dict) else {}), "call": key})
 
 
-class JudgeScorer:
+class JudgeScorer(DeferredScorer):
     """The deferred scorer of one unit: the judge and the unit's fields. The runner stores the
     answer first, then `run_deferred` asks `judge_requests` for the judge's call."""
 

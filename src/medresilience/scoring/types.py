@@ -37,7 +37,20 @@ class Score:
 Scorer = Callable[["Completion"], Score]
 
 
-def is_deferred(scorer: object) -> bool:
+class DeferredScorer:
     """A scorer that makes calls of its own (a judge, an extraction model) rather than reading the
-    reply directly: it scores the stored replies once they are all in."""
-    return hasattr(scorer, "judge_requests") or hasattr(scorer, "extract_request")
+    reply directly: it scores the stored replies once they are all in. Its type declares it: the
+    judge (`scoring.judge.JudgeScorer`) and the extraction reading (`scoring.extract.ExtractScorer`)
+    are DeferredScorers; every other scorer is a direct one (`Scorer`). `name` is stored with its
+    scores (it names the judging model and rubric)."""
+
+    name: str
+
+
+#: any scorer a unit has: a direct one, or a deferred one
+AnyScorer = Scorer | DeferredScorer
+
+
+def is_deferred(scorer: object) -> bool:
+    """Whether a scorer is deferred (its type says so: `DeferredScorer`)."""
+    return isinstance(scorer, DeferredScorer)

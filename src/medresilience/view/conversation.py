@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..mitigations.agent_run import ANSWER_ROLE, STEP_ROLE, TOOL_ROLE, TRAJECTORY_ROLE
+from ..mitigations.roles import classify
 from ..store import Store
 
 #: what a step's call row shows beside its reply
@@ -28,10 +28,6 @@ def _json(text: Any) -> Any:
         return json.loads(text) if isinstance(text, str) else None
     except ValueError:
         return None
-
-
-def _number(text: str) -> int | None:
-    return int(text) if text.isdigit() else None
 
 
 def _tool_call(c: Any) -> dict[str, Any]:
@@ -63,17 +59,16 @@ def trajectory(store: Store, linked: Sequence[dict[str, Any]], messages: Sequenc
     answer, summary, roles = None, None, set()
     for row in linked:
         role = str(row.get("role") or "")
-        if role == TRAJECTORY_ROLE:
+        known = classify(role)  # the roles settings register (mitigations.roles), by kind
+        kind, numbers = (known[0].kind, known[1]) if known is not None else ("", ())
+        if kind == "summary":
             summary = _json(row.get("text"))
-        elif role == ANSWER_ROLE:
+        elif kind == "answer":
             answer = row
-        elif role.startswith(STEP_ROLE) and _number(role[len(STEP_ROLE) :]) is not None:
-            steps[int(role[len(STEP_ROLE) :])] = row
-        elif role.startswith(TOOL_ROLE):
-            n, _, i = role[len(TOOL_ROLE) :].partition(".")
-            if _number(n) is None or _number(i) is None:
-                continue
-            tools.setdefault(int(n), []).append((int(i), _json(row.get("text"))))
+        elif kind == "step":
+            steps[numbers[0]] = row
+        elif kind == "tool":
+            tools.setdefault(numbers[0], []).append((numbers[1], _json(row.get("text"))))
         else:
             continue
         roles.add(role)
