@@ -293,11 +293,15 @@ def import_cmd(
     ratings: Annotated[Path, typer.Argument(help="CSV of rater, unit, item, dimension, value (and stratum_KEY columns)")],
     rubric: Annotated[str, typer.Option("--rubric", help="the rubric the ratings follow")],
     out: Annotated[Path, typer.Option("--out", help="new review directory (never overwritten)")],
+    coding: Annotated[
+        str | None,
+        typer.Option("--coding", help="the coding of the values: medres (this rubric's own) or another study's the rubric knows (B: medmisbench)"),
+    ] = None,
 ) -> None:
     """Make a review of ratings collected elsewhere, so `medres review stats` analyses them."""
     from ..review.exchange import import_ratings
 
-    res = import_ratings(ratings, rubric, out)
+    res = import_ratings(ratings, rubric, out, coding)
     console.print(
         f"rubric {res.rubric}: {res.ratings} ratings ({res.skipped} skipped) of {res.units} units by {res.raters} raters, "
         f"from {res.rows} rows read in {res.lines} lines (with the header); review: {res.path}",
