@@ -189,7 +189,8 @@ def stats_cmd(
         t.add_column(col)
     for r in res.pass_rates.itertuples(index=False):
         t.add_row(r.label, r.passing, _pct(r.rate, r.lo, r.hi, r.units), f"{r.pass_ratings}/{r.ratings}")
-    console.print(t)
+    if len(res.pass_rates):  # a rubric with no pass rule (a 1-5 score) has none
+        console.print(t)
     if res.composite:
         c = res.composite
         console.print(

@@ -84,6 +84,7 @@ class ReviewStats:
                 "rated": len(rated),
                 "skipped": int((self.ratings["status"] == "skipped").sum()),
                 "dual_rated_units": self._dual_units(),
+                "raters_per_unit": self._raters_per_unit(),
                 "reviewers": len(self.progress),
                 "reviewers_rated": int(rated["reviewer"].nunique()) if len(rated) else 0,
             },
@@ -98,6 +99,12 @@ class ReviewStats:
             "picks": self.picks.summary if self.picks is not None else None,
             "notes": self.notes,
         }
+
+    def _raters_per_unit(self) -> dict[str, int]:
+        """Number of reviewers who rated a unit -> units so rated, most reviewers first."""
+        rated = self.ratings[self.ratings["status"] == "rated"]
+        sizes = rated.groupby("unit_id").size().value_counts() if len(rated) else pd.Series(dtype=int)
+        return {str(k): int(v) for k, v in sorted(sizes.items(), reverse=True)}
 
     def _dual_units(self) -> int:
         rated = self.ratings[self.ratings["status"] == "rated"]
@@ -454,14 +461,9 @@ def html_page(res: ReviewStats) -> str:
         by += f" (of {c['reviewers']} assigned)"
     overview = [
         f"<p class='lead'>{esc(res.rubric.title)}: {c['rated']} ratings of {c['units']} units by "
-        f"{by}; {c['dual_rated_units']} units rated twice; {c['skipped']} skipped.</p>"
+        f"{by}; {esc(_raters_sentence(c['raters_per_unit']))}; {c['skipped']} skipped.</p>",
+        f"<p class='note'>{esc(_origin_sentence(res.meta))}</p>",
     ]
-    m = res.meta
-    overview.append(
-        f"<p class='note'>Suite {esc(m.get('suite_name'))} v{esc(m.get('suite_version'))}; sample of {esc(m.get('n_sampled'))} "
-        f"from {esc(m.get('population'))} units, stratified by {esc(', '.join(m.get('strata') or []) or 'nothing')}, "
-        f"seed {esc(m.get('seed'))}, dual share {esc(m.get('dual'))}" + (f"; run {esc(m.get('run'))}" if m.get("run") else "") + ".</p>"
-    )
     for n in res.notes:
         overview.append(f"<p class='warn'>{esc(n)}</p>")
     sections.append(("overview", "Overview", "".join(overview)))
@@ -470,8 +472,10 @@ def html_page(res: ReviewStats) -> str:
         [esc(r.label), esc(r.passing), rate_cell(r.rate, r.lo, r.hi, r.units), f"{r.pass_ratings} / {r.ratings}"]
         for r in res.pass_rates.itertuples(index=False)
     ]
-    body = table(prow, ["Dimension", "Pass", "Pass rate (units, 95% bootstrap CI)", "Passing ratings"], numeric=[2, 3])
-    body += "<p class='note'>A unit's pass rate is the share of its reviewers who rated it passing; rates average over units.</p>"
+    body = ""
+    if prow:  # a rubric whose dimensions have no pass rule (a 1-5 score, a label) has no pass rates
+        body = table(prow, ["Dimension", "Pass", "Pass rate (units, 95% bootstrap CI)", "Passing ratings"], numeric=[2, 3])
+        body += "<p class='note'>A unit's pass rate is the share of its reviewers who rated it passing; rates average over units.</p>"
     if res.composite:
         cm = res.composite
         body += (
@@ -485,7 +489,8 @@ def html_page(res: ReviewStats) -> str:
             f"<p>{rate_cell(w['p'], w['lo'], w['hi'], w['n'], stacked=False)} of units ({w['k']} units; {esc(w['rule'])}; Wilson 95% CI); "
             f"per rating {rate_cell(w['per_rating']['p'], w['per_rating']['lo'], w['per_rating']['hi'], w['per_rating']['n'], stacked=False)}.</p>"
         )
-    sections.append(("rates", "Pass rates", body))
+    if body:
+        sections.append(("rates", "Pass rates" if prow else "Summary", body))
 
     if len(res.agreement):
         ag = res.agreement
@@ -539,6 +544,40 @@ def html_page(res: ReviewStats) -> str:
     ]
     sections.append(("reviewers", "Reviewers", table(rrow, ["Reviewer", "Tasks", "Rated", "Skipped", "To do", ""], numeric=range(1, 5))))
     return page("Clinician review", [esc(res.rubric.title)], sections, "medresilience clinician review; tables beside this page as CSV and Parquet.")
+
+
+def _raters_sentence(per_unit: dict[str, int]) -> str:
+    """'3 units rated by 3 reviewers, 1 by 2' from {reviewers: units}."""
+    if not per_unit:
+        return "no unit rated yet"
+    parts = [
+        f"{n} unit{'s' if n != 1 else ''} rated by {k} reviewer{'s' if k != '1' else ''}" if i == 0 else f"{n} by {k}"
+        for i, (k, n) in enumerate(per_unit.items())
+    ]
+    return ", ".join(parts)
+
+
+def _origin_sentence(m: dict[str, Any]) -> str:
+    """Where the units came from, from the fields the review's metadata holds (a sample of a suite
+    or run, an answer file, or ratings imported from a file)."""
+    said = []
+    if m.get("imported_from"):
+        coding = f" (coded {m['coding']})" if m.get("coding") not in (None, "medres") else ""
+        said.append(f"Imported from {Path(str(m['imported_from'])).name}{coding}: {m.get('n_sampled')} units")
+    else:
+        if m.get("suite_name"):
+            said.append(f"Suite {m['suite_name']}" + (f" v{m['suite_version']}" if m.get("suite_version") is not None else ""))
+        if m.get("run"):
+            said.append(f"run {m['run']}")
+        if m.get("answers"):
+            said.append(f"answers from {Path(str(m['answers'])).name}")
+        sample = f"sample of {m.get('n_sampled')} from {m.get('population')} units" if m.get("n_sampled") is not None else ""
+        if sample:
+            sample += f", stratified by {', '.join(m.get('strata') or []) or 'nothing'}"
+            sample += f", seed {m['seed']}" if m.get("seed") is not None else ""
+            sample += f", dual share {m['dual']}" if m.get("dual") is not None else ""
+            said.append(sample)
+    return "; ".join(said) + "." if said else ""
 
 
 def _parts_sections(res: ReviewStats) -> list[tuple[str, str, str]]:
