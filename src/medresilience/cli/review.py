@@ -311,11 +311,18 @@ def import_cmd(
         str | None,
         typer.Option("--coding", help="the coding of the values: medres (this rubric's own) or another study's the rubric knows (B: medmisbench)"),
     ] = None,
+    survey: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--survey",
+            help="RATINGS is a survey tool's export defined by this file (cancercare: the study's Qualtrics survey_results.csv with full_survey.json)",
+        ),
+    ] = None,
 ) -> None:
     """Make a review of ratings collected elsewhere, so `medres review stats` analyses them."""
     from ..review.exchange import import_ratings
 
-    res = import_ratings(ratings, rubric, out, coding)
+    res = import_ratings(ratings, rubric, out, coding, survey)
     console.print(
         f"rubric {res.rubric}: {res.ratings} ratings ({res.skipped} skipped) of {res.units} units by {res.raters} raters, "
         f"from {res.rows} rows read in {res.lines} lines (with the header); review: {res.path}",

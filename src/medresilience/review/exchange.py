@@ -170,15 +170,26 @@ def _recode(path: Path, line: int, coding: Coding, rubric: ReviewRubric, dim: st
     raise InputError(path, line, "value", f"{show(value)} is not on {coding.name}'s {dim} scale ({', '.join(there)})")
 
 
-def read_ratings(path: Path | str, rubric: ReviewRubric, coding: str | None = None) -> tuple[dict[str, UnitRow], dict[tuple[str, str], _Task], int]:
+def read_ratings(
+    path: Path | str, rubric: ReviewRubric, coding: str | None = None, survey: Path | str | None = None
+) -> tuple[dict[str, UnitRow], dict[tuple[str, str], _Task], int]:
     """The units and (unit, rater) tasks of a ratings file, every row checked, and the number of
     rows read (the header not counted). `coding` names the coding of its values (None: the
-    rubric's own, which the file must prove when the rubric knows another: `_settle_coding`)."""
+    rubric's own, which the file must prove when the rubric knows another: `_settle_coding`).
+    With `survey`, the file is a survey tool's export the rubric reads with that survey's
+    definition (`extra["survey_records"]`: CancerCare's Qualtrics export), turned into the rows
+    of this layout, each naming the export's line."""
     path = Path(path)
     if not path.is_file():
         raise InputError(path, None, None, "no such file")
     other = _coding(rubric, coding)
-    records = [(line, [csv_text(c) for c in cells]) for line, cells in csv_records(path, shaped=True)]
+    if survey is not None:
+        reader = rubric.extra.get("survey_records")
+        if reader is None:
+            raise ConfigError("--survey", f"rubric {rubric.key} reads no survey export: import its ratings in the exchange layout")
+        records = reader(path, Path(survey))
+    else:
+        records = [(line, [csv_text(c) for c in cells]) for line, cells in csv_records(path, shaped=True)]
     if coding is None and rubric.codings and records:
         col = {h.strip(): i for i, h in enumerate(records[0][1])}
         if "dimension" in col and "value" in col:
@@ -246,13 +257,13 @@ def _read_rows(path: Path, rubric: ReviewRubric, other: Coding | None, records: 
     return units, tasks, n_rows
 
 
-def import_ratings(path: Path | str, rubric_key: str, out: Path | str, coding: str | None = None) -> ImportResult:
+def import_ratings(path: Path | str, rubric_key: str, out: Path | str, coding: str | None = None, survey: Path | str | None = None) -> ImportResult:
     """A new review at `out` holding the ratings of `path` (checked in full first), its values in
     `coding` (`read_ratings`) stored in the rubric's own."""
     rubric = get_rubric(rubric_key)
     if db_path(out).exists():
         raise ReviewError(f"{db_path(out)} already exists: choose another --out (a review is never overwritten)")
-    units, tasks, n_rows = read_ratings(path, rubric, coding)
+    units, tasks, n_rows = read_ratings(path, rubric, coding, survey)
     raters = sorted({r for _, r in tasks})
     slots: dict[str, int] = {}
     loads: dict[str, int] = {}
@@ -266,6 +277,7 @@ def import_ratings(path: Path | str, rubric_key: str, out: Path | str, coding: s
         "rubric_def": rubric.as_dict(),
         "imported_from": str(Path(path).resolve()),
         "coding": coding or OWN_CODING,
+        **({"survey": str(Path(survey).resolve())} if survey is not None else {}),
         "imported": time.time(),
         "n_sampled": len(units),
         "population": len(units),
