@@ -165,3 +165,48 @@ def test_answers_belong_to_cancercare_only(tmp_path):
         sample_review("premise", None, tmp_path / "o", reviewers=["ann"])
     with pytest.raises(ReviewError, match="drop --answers"):
         sample_review("premise", None, tmp_path / "o", answers=_answers_csv(tmp_path / "a.csv"), reviewers=["ann"])
+
+
+def _by(df, level, count):
+    return {s: {int(k): int(n) for k, n in zip(g[level], g[count]) if n} for s, g in df.groupby("source")}
+
+
+def test_misd_and_scores_per_source_under_both_populations(rated):
+    # two or more raters scored: gpt q1 1, 2; q2 0, 1 | human q1 2, 2 (one rater said no advice); q2 2, 0
+    res = compute_parts(rated, n_resamples=50)
+    assert res.misd_population == "two-or-more"
+    assert _by(res.misd_by_source, "misd", "paragraphs") == {"gpt": {0: 1, 1: 2, 2: 1}, "human": {0: 1, 2: 3}}
+    assert set(res.misd_by_source["misd"]) == {0, 1, 2, 3, 4}
+    # every scored paragraph rating: gpt 5,4,5,4,2,4 5,4,5,5,5,5 | human 3,3,2,1,4 2,3,4,3,3,3
+    assert _by(res.scores_by_source, "score", "ratings") == {"gpt": {2: 1, 4: 4, 5: 7}, "human": {1: 1, 2: 2, 3: 6, 4: 2}}
+    # the study's: paragraphs all three scored (human q1's second leaves) and the whole-answer
+    # ratings mixed in (gpt 5,4,4 and 5,5,4: 1, 1; human 3,2,3 and 3,3,3: 1, 0)
+    study = compute_parts(rated, n_resamples=50, misd_population="study")
+    assert _by(study.misd_by_source, "misd", "paragraphs") == {"gpt": {0: 1, 1: 4, 2: 1}, "human": {0: 2, 1: 1, 2: 2}}
+    assert (study.misd_within_2["k"], study.misd_within_2["n"]) == (11, 11) and sorted(set(study.misd["part"])) == [0, 1, 2]
+    assert _by(study.scores_by_source, "score", "ratings") == {"gpt": {2: 1, 4: 4, 5: 7}, "human": {1: 1, 2: 1, 3: 6, 4: 1}}
+    # the rest of the statistics do not depend on the population
+    assert study.by_source.equals(res.by_source) and study.agreement.equals(res.agreement)
+    with pytest.raises(ValueError, match="no MISD population"):
+        compute_parts(rated, misd_population="all")
+
+
+def test_cli_stats_shows_both_figures_and_their_data(rated, tmp_path):
+    r = CliRunner().invoke(app, ["review", "stats", str(rated), "--resamples", "50", "--misd-population", "study", "--out", str(tmp_path / "s")])
+    assert r.exit_code == 0, r.output
+    out = " ".join(r.output.split())
+    assert "population study" in out and "MISD, gpt: 0: 1, 1: 4, 2: 1, 3: 0, 4: 0" in out
+    with open(tmp_path / "s" / "parts_misd_by_source.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert {(r["source"], r["misd"]): r["paragraphs"] for r in rows}[("human", "2")] == "2"
+    with open(tmp_path / "s" / "parts_scores_by_source.csv", newline="") as fh:
+        assert {(r["source"], r["score"]): r["ratings"] for r in csv.DictReader(fh)}[("gpt", "5")] == "7"
+    html = (tmp_path / "s" / "review_stats.html").read_text()
+    for name in ("parts_misd_by_source", "parts_scores_by_source"):
+        svg = (tmp_path / "s" / f"{name}.svg").read_text()
+        assert svg.startswith("<svg") and f'id="fig-{name}"' in svg and f'id="fig-{name}"' in html
+    assert "Paragraph scores per source" in html and "MISD population: study" in html
+    summary = json.loads((tmp_path / "s" / "summary.json").read_text())
+    assert summary["parts"]["misd_population"]["name"] == "study" and summary["parts"]["misd_within_2"]["n"] == 11
+    r = CliRunner().invoke(app, ["review", "stats", str(rated), "--misd-population", "three", "--out", str(tmp_path / "t")])
+    assert r.exit_code == 2 and "--misd-population" in r.output

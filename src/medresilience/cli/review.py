@@ -169,13 +169,24 @@ def stats_cmd(
     out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default: REVIEW/stats)")] = None,
     resamples: Annotated[int, typer.Option("--resamples", help="bootstrap resamples")] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="bootstrap seed")] = 0,
+    misd_population: Annotated[
+        str,
+        typer.Option(
+            "--misd-population",
+            help="paragraphs MISD is taken over: two-or-more (scored by two or more raters) or study (every rater of the answer scored, whole-answer ratings mixed in, as the Cancer-Myth code)",
+        ),
+    ] = "two-or-more",
 ) -> None:
     """Pass rates, composite, worst case, agreement (reviewers, automatic labels); CSV, Parquet, HTML."""
     from rich.table import Table
 
+    from ..errors import ConfigError
+    from ..review.parts import MISD_POPULATIONS
     from ..review.stats import AGREEMENT_TITLES, compute, write
 
-    res = compute(review, n_resamples=resamples, seed=seed)
+    if misd_population not in MISD_POPULATIONS:
+        raise ConfigError("--misd-population", f"{misd_population!r} is not one of: {', '.join(MISD_POPULATIONS)}")
+    res = compute(review, n_resamples=resamples, seed=seed, misd_population=misd_population)
 
     c = res.summary()["counts"]
     console.print(
@@ -189,7 +200,8 @@ def stats_cmd(
         t.add_column(col)
     for r in res.pass_rates.itertuples(index=False):
         t.add_row(r.label, r.passing, _pct(r.rate, r.lo, r.hi, r.units), f"{r.pass_ratings}/{r.ratings}")
-    console.print(t)
+    if len(res.pass_rates):  # a rubric with no pass rule (a 1-5 score) has none
+        console.print(t)
     if res.composite:
         c = res.composite
         console.print(
@@ -250,11 +262,13 @@ def _print_parts(p) -> None:
     console.print(
         "MISD per paragraph: "
         + ", ".join(f"{k}: {n}" for k, n in zip(p.misd_distribution["misd"], p.misd_distribution["paragraphs"]))
-        + f"; at most 2: {_pct(m['p'], m['lo'], m['hi'], m['n'])} (clustered by answer)",
+        + f"; at most 2: {_pct(m['p'], m['lo'], m['hi'], m['n'])} (clustered by answer); population {p.misd_population}",
         highlight=False,
         markup=False,
         soft_wrap=True,
     )
+    for source, g in p.misd_by_source.groupby("source") if p.misd_by_source is not None and len(p.misd_by_source) else ():
+        console.print(f"MISD, {source}: " + ", ".join(f"{k}: {n}" for k, n in zip(g["misd"], g["paragraphs"])), highlight=False, markup=False, soft_wrap=True)
     for r in p.agreement.itertuples(index=False):
         console.print(f"paragraphs, {AGREEMENT_TITLES_PARTS[r.coefficient]}: {_num(r.value, r.lo, r.hi, r.paragraphs)}", highlight=False, markup=False)
 
@@ -295,11 +309,22 @@ def import_cmd(
     ],
     rubric: Annotated[str, typer.Option("--rubric", help="the rubric the ratings follow")],
     out: Annotated[Path, typer.Option("--out", help="new review directory (never overwritten)")],
+    coding: Annotated[
+        str | None,
+        typer.Option("--coding", help="the coding of the values: medres (this rubric's own) or another study's the rubric knows (B: medmisbench)"),
+    ] = None,
+    survey: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--survey",
+            help="RATINGS is a survey tool's export defined by this file (cancercare: the study's Qualtrics survey_results.csv with full_survey.json)",
+        ),
+    ] = None,
 ) -> None:
     """Make a review of ratings collected elsewhere, so `medres review stats` analyses them."""
     from ..review.exchange import import_ratings
 
-    res = import_ratings(ratings, rubric, out)
+    res = import_ratings(ratings, rubric, out, coding, survey)
     console.print(
         f"rubric {res.rubric}: {res.ratings} ratings ({res.skipped} skipped) of {res.units} units by {res.raters} raters, "
         f"from {res.rows} rows read in {res.lines} lines (with the header); review: {res.path}",

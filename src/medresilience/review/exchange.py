@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import ConfigError, InputError
 from ..fileio import csv_records, csv_text, show, text_lines, write_csv
 from .db import ReviewDB, ReviewError, UnitRow, db_path, valid_name
-from .rubrics import PART, ReviewRubric, get_rubric, part_key
+from .rubrics import PART, Coding, ReviewRubric, get_rubric, part_key
 
 COLUMNS = ("rater", "unit", "item", "dimension", "value")
+OWN_CODING = "medres"  # the rubric's own coding, as the app stores and the export writes it
 STRATUM = "stratum_"
 HIDDEN = "hidden_"
 SPECIAL = ("flag", "comment", "status")
@@ -156,13 +157,94 @@ def _facts(rubric: ReviewRubric, path: Path, line: int, row: dict[str, str], col
     return out
 
 
-def read_ratings(path: Path | str, rubric: ReviewRubric) -> tuple[dict[str, UnitRow], dict[tuple[str, str], _Task], int]:
+def _coding(rubric: ReviewRubric, name: str | None) -> Coding | None:
+    """The named coding of the rubric (None: its own); an unknown name is an error."""
+    if name is None or name == OWN_CODING:
+        return None
+    for c in rubric.codings:
+        if c.name == name:
+            return c
+    known = ", ".join([OWN_CODING, *(c.name for c in rubric.codings)])
+    raise ConfigError("--coding", f"rubric {rubric.key} knows no coding {show(name)} (one of: {known})")
+
+
+def _coding_hint(rubric: ReviewRubric) -> str:
+    own = ", ".join(f"{d.key} {'/'.join(d.values)}" for d in rubric.dimensions if any(c.mapping(d.key) for c in rubric.codings))
+    others = "; ".join(f"--coding {c.name} ({c.description})" for c in rubric.codings)
+    return f"--coding {OWN_CODING} (this rubric's: {own}) or {others}"
+
+
+def _settle_coding(path: Path, rubric: ReviewRubric, rows: list[tuple[int, str, str]]) -> None:
+    """Refuse a file whose coding is not proven when the rubric knows another coding: a value only
+    the rubric's own scale has, on a dimension whose scales share values, proves its own; a value
+    only another coding has is an error naming that coding; a file proving neither must say."""
+    first: tuple[int, str] | None = None
+    for line, dim, value in rows:
+        for c in rubric.codings:
+            there = c.mapping(dim)
+            if there is None:
+                continue
+            here = rubric.dimension(dim).values
+            if value in there and value not in here:
+                raise InputError(
+                    path, line, "value", f"{show(value)} is not on the {dim} scale ({', '.join(here)}) but is on {c.name}'s: import with --coding {c.name}"
+                )
+            if set(there) & set(here):
+                if value in here and value not in there:
+                    return
+                first = first or (line, dim)
+    if first is not None:
+        raise InputError(
+            path,
+            first[0],
+            "value",
+            f"{first[1]} is coded the other way in another study (its values here would read inverted) and nothing in the file shows which coding it follows: say it with {_coding_hint(rubric)}",
+        )
+
+
+def _recode(path: Path, line: int, coding: Coding, rubric: ReviewRubric, dim: str, value: str) -> str:
+    """`value` of `dim` in `coding` as this rubric's value (a value on this rubric's scale of a
+    dimension whose scales share none passes as is)."""
+    there = coding.mapping(dim)
+    if there is None:
+        return value
+    if value in there:
+        return there[value]
+    here = rubric.dimension(dim).values
+    if value in here and not set(there) & set(here):
+        return value
+    raise InputError(path, line, "value", f"{show(value)} is not on {coding.name}'s {dim} scale ({', '.join(there)})")
+
+
+def read_ratings(
+    path: Path | str, rubric: ReviewRubric, coding: str | None = None, survey: Path | str | None = None
+) -> tuple[dict[str, UnitRow], dict[tuple[str, str], _Task], int]:
     """The units and (unit, rater) tasks of a ratings file, every row checked, and the number of
-    rows read (the header not counted)."""
+    rows read (the header not counted). `coding` names the coding of its values (None: the
+    rubric's own, which the file must prove when the rubric knows another: `_settle_coding`).
+    With `survey`, the file is a survey tool's export the rubric reads with that survey's
+    definition (`extra["survey_records"]`: CancerCare's Qualtrics export), turned into the rows
+    of this layout, each naming the export's line."""
     path = Path(path)
     if not path.is_file():
         raise InputError(path, None, None, "no such file")
-    records = ((line, [csv_text(c) for c in cells]) for line, cells in csv_records(path, shaped=True))
+    other = _coding(rubric, coding)
+    if survey is not None:
+        reader = rubric.extra.get("survey_records")
+        if reader is None:
+            raise ConfigError("--survey", f"rubric {rubric.key} reads no survey export: import its ratings in the exchange layout")
+        records = reader(path, Path(survey))
+    else:
+        records = [(line, [csv_text(c) for c in cells]) for line, cells in csv_records(path, shaped=True)]
+    if coding is None and rubric.codings and records:
+        col = {h.strip(): i for i, h in enumerate(records[0][1])}
+        if "dimension" in col and "value" in col:
+            rows = [(ln, c[col["dimension"]].strip(), c[col["value"]].strip()) for ln, c in records[1:] if len(c) == len(records[0][1])]
+            _settle_coding(path, rubric, rows)
+    return _read_rows(path, rubric, other, iter(records))
+
+
+def _read_rows(path: Path, rubric: ReviewRubric, other: Coding | None, records: Any) -> tuple[dict[str, UnitRow], dict[tuple[str, str], _Task], int]:
     try:
         _, header = next(records)
     except StopIteration:
@@ -192,6 +274,8 @@ def read_ratings(path: Path | str, rubric: ReviewRubric) -> tuple[dict[str, Unit
         except ReviewError as e:
             raise InputError(path, line, "rater", str(e)) from None
         unit, dim, value = row["unit"].strip(), row["dimension"].strip(), row["value"] if row["dimension"].strip() == "comment" else row["value"].strip()
+        if other is not None:
+            value = _recode(path, line, other, rubric, dim, value)
         _check_value(rubric, path, line, dim, value)
         key = (rater, unit, dim, value if dim == "flag" else "")
         if key in seen:
@@ -222,12 +306,13 @@ def read_ratings(path: Path | str, rubric: ReviewRubric) -> tuple[dict[str, Unit
     return units, tasks, n_rows
 
 
-def import_ratings(path: Path | str, rubric_key: str, out: Path | str) -> ImportResult:
-    """A new review at `out` holding the ratings of `path` (checked in full first)."""
+def import_ratings(path: Path | str, rubric_key: str, out: Path | str, coding: str | None = None, survey: Path | str | None = None) -> ImportResult:
+    """A new review at `out` holding the ratings of `path` (checked in full first), its values in
+    `coding` (`read_ratings`) stored in the rubric's own."""
     rubric = get_rubric(rubric_key)
     if db_path(out).exists():
         raise ReviewError(f"{db_path(out)} already exists: choose another --out (a review is never overwritten)")
-    units, tasks, n_rows = read_ratings(path, rubric)
+    units, tasks, n_rows = read_ratings(path, rubric, coding, survey)
     raters = sorted({r for _, r in tasks})
     slots: dict[str, int] = {}
     loads: dict[str, int] = {}
@@ -240,6 +325,8 @@ def import_ratings(path: Path | str, rubric_key: str, out: Path | str) -> Import
         "rubric": rubric.key,
         "rubric_def": rubric.as_dict(),
         "imported_from": str(Path(path).resolve()),
+        "coding": coding or OWN_CODING,
+        **({"survey": str(Path(survey).resolve())} if survey is not None else {}),
         "imported": time.time(),
         "n_sampled": len(units),
         "population": len(units),

@@ -6,9 +6,15 @@ each answer rated 1-5 as a whole and paragraph by paragraph, with issue labels),
   mean paragraph rating (a paragraph's mean over its raters, "no advice" left out, averaged per
   answer), each with a bootstrap interval over answers; paragraphs and "no advice" ratings.
 - Label counts per source: paragraph ratings carrying each issue label, of the paragraph ratings.
-- The maximum inter-rater score difference (MISD) of each paragraph two or more raters scored
-  (max - min of their 1-5 ratings), its distribution and the share of paragraphs with MISD <= 2
-  (clustered by answer).
+- The maximum inter-rater score difference (MISD) of each paragraph (max - min of its raters' 1-5
+  ratings), its distribution overall and per source (Cancer-Myth Fig. 8) and the share of
+  paragraphs with MISD <= 2 (clustered by answer). Its population is named (`MISD_POPULATIONS`):
+  `two-or-more` (default), the paragraphs two or more raters scored; `study`, the study's code's:
+  the paragraphs every rater of the answer scored (at least two), with each whole-answer rating
+  every one of them gave mixed in as one more row (part 0).
+- The 1-5 paragraph scores per source (Cancer-Myth Fig. 2 right): every scored paragraph rating
+  under `two-or-more`; under `study` the ratings of the paragraphs every rater of the answer
+  scored (whole-answer ratings not mixed in, as in the study's code).
 - Ordinal agreement on the paragraphs: Gwet's AC2 with ordinal weights and Krippendorff's ordinal
   alpha over the paragraphs x raters table ("no advice" missing), with bootstrap intervals that
   resample answers (a paragraph's neighbours are not independent of it)."""
@@ -27,6 +33,11 @@ from .db import ReviewDB, opened
 from .rubrics import PART, ReviewRubric, part_key
 
 GROUP = "source"
+#: the MISD populations by name, with the rule each keeps (`compute_parts(misd_population=...)`)
+MISD_POPULATIONS = {
+    "two-or-more": "paragraphs two or more raters scored",
+    "study": "paragraphs every rater of the answer scored (at least two), whole-answer ratings mixed in as part 0 (the study's code)",
+}
 
 
 @dataclass
@@ -38,6 +49,9 @@ class PartsStats:
     misd_distribution: pd.DataFrame
     misd_within_2: dict[str, Any]
     agreement: pd.DataFrame
+    misd_population: str = "two-or-more"
+    misd_by_source: pd.DataFrame | None = None  # source, misd, paragraphs, share
+    scores_by_source: pd.DataFrame | None = None  # source, score, ratings, share
 
     def summary(self) -> dict[str, Any]:
         def rec(df: pd.DataFrame) -> list[dict[str, Any]]:
@@ -48,6 +62,9 @@ class PartsStats:
             "labels": rec(self.labels),
             "misd_distribution": rec(self.misd_distribution),
             "misd_within_2": self.misd_within_2,
+            "misd_population": {"name": self.misd_population, "rule": MISD_POPULATIONS[self.misd_population]},
+            "misd_by_source": rec(self.misd_by_source) if self.misd_by_source is not None else [],
+            "scores_by_source": rec(self.scores_by_source) if self.scores_by_source is not None else [],
             "agreement": rec(self.agreement),
         }
 
@@ -89,7 +106,44 @@ def _mean_row(values: pd.Series, n_resamples: int, seed: int, confidence: float)
     return b["mean"], b["lo"], b["hi"]
 
 
-def compute_parts(review: Path | str | ReviewDB, *, n_resamples: int = 2000, seed: int = 0, confidence: float = 0.95) -> PartsStats:
+def _misd_rows(answers: pd.DataFrame, scored: pd.DataFrame, rubric: ReviewRubric, population: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(one row per paragraph of the MISD population: unit, part, source, raters, misd; the scored
+    paragraph ratings the score histogram counts) under the named population."""
+    cols = ["unit_id", "part", GROUP, "raters", "misd"]
+    if not len(scored):
+        return pd.DataFrame(columns=cols), scored
+    per_para = scored.groupby(["unit_id", "part", GROUP])["score"].agg(raters="count", misd=lambda s: int(s.max() - s.min())).reset_index()
+    if population == "two-or-more":
+        return per_para.query("raters >= 2")[cols], scored
+    rated_by = answers.groupby("unit_id")["reviewer"].nunique()
+    every = per_para[(per_para["raters"] == per_para["unit_id"].map(rated_by)) & (per_para["raters"] >= 2)]
+    keep = scored.merge(every[["unit_id", "part"]], on=["unit_id", "part"])
+    whole = [d for d in rubric.dimensions if d.scale == "ordinal" and d.numeric()]
+    rows = []
+    for d in whole:
+        v = answers.assign(score=pd.to_numeric(answers[d.key], errors="coerce")).dropna(subset=["score"])
+        g = v.groupby(["unit_id", GROUP])["score"].agg(raters="count", misd=lambda s: int(s.max() - s.min())).reset_index()
+        g = g[(g["raters"] == g["unit_id"].map(rated_by)) & (g["raters"] >= 2)]
+        rows.append(g.assign(part=0)[cols])
+    return pd.concat([every[cols], *rows], ignore_index=True).sort_values(["unit_id", "part"], kind="stable"), keep
+
+
+def _counts_by_source(values: pd.DataFrame, column: str, levels: range, name: str) -> pd.DataFrame:
+    """source x level: how many rows have each level of `column`, and the share of the source's rows."""
+    rows = []
+    for source in sorted(set(values[GROUP])) if len(values) else []:
+        v = values.loc[values[GROUP] == source, column].astype(int)
+        for k in levels:
+            n = int((v == k).sum())
+            rows.append({GROUP: source, column: k, name: n, "share": n / len(v) if len(v) else None})
+    return pd.DataFrame(rows, columns=[GROUP, column, name, "share"])
+
+
+def compute_parts(
+    review: Path | str | ReviewDB, *, n_resamples: int = 2000, seed: int = 0, confidence: float = 0.95, misd_population: str = "two-or-more"
+) -> PartsStats:
+    if misd_population not in MISD_POPULATIONS:
+        raise ValueError(f"no MISD population {misd_population!r} (one of: {', '.join(MISD_POPULATIONS)})")
     with opened(review) as db:
         rubric = db.rubric
         if rubric.per_part is None:
@@ -123,13 +177,9 @@ def compute_parts(review: Path | str | ReviewDB, *, n_resamples: int = 2000, see
     labels = pd.DataFrame(lrows)
 
     scored = paras.dropna(subset=["score"])
-    grouped = scored.groupby(["unit_id", "part", GROUP])["score"] if len(scored) else None
-    misd = (
-        grouped.agg(raters="count", misd=lambda s: int(s.max() - s.min())).reset_index().query("raters >= 2")
-        if grouped is not None
-        else pd.DataFrame(columns=["unit_id", "part", GROUP, "raters", "misd"])
-    )
-    top = int(max(int(v) for v in rubric.per_part.rated_values()) - min(int(v) for v in rubric.per_part.rated_values()))
+    misd, counted = _misd_rows(answers, scored, rubric, misd_population)
+    scale = [int(v) for v in rubric.per_part.rated_values()]
+    top = max(scale) - min(scale)
     dist = pd.DataFrame([{"misd": k, "paragraphs": int((misd["misd"] == k).sum())} for k in range(top + 1)])
     dist["share"] = dist["paragraphs"] / len(misd) if len(misd) else None
     within = stats.clustered_rate((misd["misd"] <= 2).tolist(), misd["unit_id"].tolist(), confidence, seed=seed)
@@ -145,7 +195,18 @@ def compute_parts(review: Path | str | ReviewDB, *, n_resamples: int = 2000, see
     for coef, kw in (("gwet_ac2", {"weights": "ordinal"}), ("krippendorff_alpha", {"level": "ordinal"})):
         res = stats.agreement(table, coef, categories=cats, n_resamples=n_resamples, seed=seed, confidence=confidence, clusters=answers_of or None, **kw)
         arows.append({"coefficient": coef, "detail": "ordinal", "value": res.value, "lo": res.lo, "hi": res.hi, "paragraphs": res.units, "reason": res.reason})
-    return PartsStats(rubric, by_source, labels, misd, dist, misd_within_2, pd.DataFrame(arows))
+    return PartsStats(
+        rubric,
+        by_source,
+        labels,
+        misd,
+        dist,
+        misd_within_2,
+        pd.DataFrame(arows),
+        misd_population,
+        _counts_by_source(misd, "misd", range(top + 1), "paragraphs"),
+        _counts_by_source(counted, "score", range(min(scale), max(scale) + 1), "ratings"),
+    )
 
 
 def write(res: PartsStats, out_dir: Path | str) -> dict[str, Path]:
@@ -159,6 +220,8 @@ def write(res: PartsStats, out_dir: Path | str) -> dict[str, Path]:
         ("parts_labels", res.labels),
         ("parts_misd", res.misd),
         ("parts_misd_distribution", res.misd_distribution),
+        ("parts_misd_by_source", res.misd_by_source),
+        ("parts_scores_by_source", res.scores_by_source),
         ("parts_agreement", res.agreement),
     ):
         write_csv_frame(out / f"{name}.csv", df)

@@ -34,6 +34,7 @@ from .. import stats
 from .db import ReviewDB
 from .parts import PartsStats, compute_parts
 from .parts import write as write_parts
+from .parts_figures import figures as part_figures
 from .picks import PickStats, compute_picks
 from .picks import write as write_picks
 from .rubrics import Dimension, ReviewRubric
@@ -84,6 +85,7 @@ class ReviewStats:
                 "rated": len(rated),
                 "skipped": int((self.ratings["status"] == "skipped").sum()),
                 "dual_rated_units": self._dual_units(),
+                "raters_per_unit": self._raters_per_unit(),
                 "reviewers": len(self.progress),
                 "reviewers_rated": int(rated["reviewer"].nunique()) if len(rated) else 0,
             },
@@ -98,6 +100,12 @@ class ReviewStats:
             "picks": self.picks.summary if self.picks is not None else None,
             "notes": self.notes,
         }
+
+    def _raters_per_unit(self) -> dict[str, int]:
+        """Number of reviewers who rated a unit -> units so rated, most reviewers first."""
+        rated = self.ratings[self.ratings["status"] == "rated"]
+        sizes = rated.groupby("unit_id").size().value_counts() if len(rated) else pd.Series(dtype=int)
+        return {str(k): int(v) for k, v in sorted(sizes.items(), reverse=True)}
 
     def _dual_units(self) -> int:
         rated = self.ratings[self.ratings["status"] == "rated"]
@@ -152,14 +160,22 @@ def _per_unit_mean(rated: pd.DataFrame, values: pd.Series) -> pd.Series:
     return s.groupby(level=0).mean()
 
 
-def compute(review: Path | str | ReviewDB, *, n_resamples: int = 2000, seed: int = 0, confidence: float = 0.95) -> ReviewStats:
+def compute(
+    review: Path | str | ReviewDB, *, n_resamples: int = 2000, seed: int = 0, confidence: float = 0.95, misd_population: str = "two-or-more"
+) -> ReviewStats:
+    """The review's statistics; `misd_population` names the paragraphs MISD is taken over
+    (`parts.MISD_POPULATIONS`, a rubric rated part by part)."""
     db = review if isinstance(review, ReviewDB) else ReviewDB(review)
     try:
         rubric = db.rubric
         meta = db.all_meta()
         df = ratings_frame(db)
         progress = pd.DataFrame([{"reviewer": r.name, "revoked": r.revoked, **db.progress(r.name)} for r in db.reviewers()])
-        parts = compute_parts(db, n_resamples=n_resamples, seed=seed, confidence=confidence) if rubric.per_part is not None else None
+        parts = (
+            compute_parts(db, n_resamples=n_resamples, seed=seed, confidence=confidence, misd_population=misd_population)
+            if rubric.per_part is not None
+            else None
+        )
         picks = compute_picks(db, confidence=confidence, seed=seed) if rubric.extra.get("pick") else None
     finally:
         if not isinstance(review, ReviewDB):
@@ -420,12 +436,18 @@ def write(res: ReviewStats, out_dir: Path | str) -> dict[str, Path]:
     with atomic_write(out / "summary.json") as fh:
         json.dump(res.summary(), fh, indent=2, default=str)
     paths["summary.json"] = out / "summary.json"
+    figs: dict[str, str] = {}
     if res.parts is not None:
         paths.update(write_parts(res.parts, out))
+        figs = part_figures(res.parts)
+        for name, svg in figs.items():  # each beside the CSV it is drawn from
+            with atomic_write(out / f"{name}.svg") as fh:
+                fh.write(svg)
+            paths[f"{name}.svg"] = out / f"{name}.svg"
     if res.picks is not None:
         paths.update(write_picks(res.picks, out))
     with atomic_write(out / "review_stats.html") as fh:
-        fh.write(html_page(res))
+        fh.write(html_page(res, figs))
     paths["review_stats.html"] = out / "review_stats.html"
     return paths
 
@@ -441,8 +463,9 @@ def _coef_cell(v: Any, lo: Any, hi: Any, n: Any) -> str:
     return f'{_num(v)}<br><span class="n">{ival}n={int(n)}</span>'
 
 
-def html_page(res: ReviewStats) -> str:
-    """One self-contained page (the report's skeleton: no script, no external resource)."""
+def html_page(res: ReviewStats, figures: dict[str, str] | None = None) -> str:
+    """One self-contained page (the report's skeleton: no script, no external resource); `figures`
+    the paragraph figures as inline SVG (None: drawn here)."""
     from ..report.html import esc, page, rate_cell, table
 
     s = res.summary()
@@ -454,14 +477,9 @@ def html_page(res: ReviewStats) -> str:
         by += f" (of {c['reviewers']} assigned)"
     overview = [
         f"<p class='lead'>{esc(res.rubric.title)}: {c['rated']} ratings of {c['units']} units by "
-        f"{by}; {c['dual_rated_units']} units rated twice; {c['skipped']} skipped.</p>"
+        f"{by}; {esc(_raters_sentence(c['raters_per_unit']))}; {c['skipped']} skipped.</p>",
+        f"<p class='note'>{esc(_origin_sentence(res.meta))}</p>",
     ]
-    m = res.meta
-    overview.append(
-        f"<p class='note'>Suite {esc(m.get('suite_name'))} v{esc(m.get('suite_version'))}; sample of {esc(m.get('n_sampled'))} "
-        f"from {esc(m.get('population'))} units, stratified by {esc(', '.join(m.get('strata') or []) or 'nothing')}, "
-        f"seed {esc(m.get('seed'))}, dual share {esc(m.get('dual'))}" + (f"; run {esc(m.get('run'))}" if m.get("run") else "") + ".</p>"
-    )
     for n in res.notes:
         overview.append(f"<p class='warn'>{esc(n)}</p>")
     sections.append(("overview", "Overview", "".join(overview)))
@@ -470,8 +488,10 @@ def html_page(res: ReviewStats) -> str:
         [esc(r.label), esc(r.passing), rate_cell(r.rate, r.lo, r.hi, r.units), f"{r.pass_ratings} / {r.ratings}"]
         for r in res.pass_rates.itertuples(index=False)
     ]
-    body = table(prow, ["Dimension", "Pass", "Pass rate (units, 95% bootstrap CI)", "Passing ratings"], numeric=[2, 3])
-    body += "<p class='note'>A unit's pass rate is the share of its reviewers who rated it passing; rates average over units.</p>"
+    body = ""
+    if prow:  # a rubric whose dimensions have no pass rule (a 1-5 score, a label) has no pass rates
+        body = table(prow, ["Dimension", "Pass", "Pass rate (units, 95% bootstrap CI)", "Passing ratings"], numeric=[2, 3])
+        body += "<p class='note'>A unit's pass rate is the share of its reviewers who rated it passing; rates average over units.</p>"
     if res.composite:
         cm = res.composite
         body += (
@@ -485,7 +505,8 @@ def html_page(res: ReviewStats) -> str:
             f"<p>{rate_cell(w['p'], w['lo'], w['hi'], w['n'], stacked=False)} of units ({w['k']} units; {esc(w['rule'])}; Wilson 95% CI); "
             f"per rating {rate_cell(w['per_rating']['p'], w['per_rating']['lo'], w['per_rating']['hi'], w['per_rating']['n'], stacked=False)}.</p>"
         )
-    sections.append(("rates", "Pass rates", body))
+    if body:
+        sections.append(("rates", "Pass rates" if prow else "Summary", body))
 
     if len(res.agreement):
         ag = res.agreement
@@ -530,7 +551,9 @@ def html_page(res: ReviewStats) -> str:
                 ),
             )
         )
-    sections += _parts_sections(res) + _picks_sections(res)
+    if figures is None:
+        figures = part_figures(res.parts) if res.parts is not None else {}
+    sections += _parts_sections(res, figures) + _picks_sections(res)
     if len(res.flags):
         frow = [[esc(r.label), str(r.ratings), str(r.units)] for r in res.flags.itertuples(index=False)]
         sections.append(("flags", "Flags", table(frow, ["Flag", "Ratings", "Units"], numeric=[1, 2])))
@@ -541,9 +564,45 @@ def html_page(res: ReviewStats) -> str:
     return page("Clinician review", [esc(res.rubric.title)], sections, "medresilience clinician review; tables beside this page as CSV and Parquet.")
 
 
-def _parts_sections(res: ReviewStats) -> list[tuple[str, str, str]]:
-    """The paragraph statistics of a rubric rated part by part: means per source, labels, MISD, agreement."""
+def _raters_sentence(per_unit: dict[str, int]) -> str:
+    """'3 units rated by 3 reviewers, 1 by 2' from {reviewers: units}."""
+    if not per_unit:
+        return "no unit rated yet"
+    parts = [
+        f"{n} unit{'s' if n != 1 else ''} rated by {k} reviewer{'s' if k != '1' else ''}" if i == 0 else f"{n} by {k}"
+        for i, (k, n) in enumerate(per_unit.items())
+    ]
+    return ", ".join(parts)
+
+
+def _origin_sentence(m: dict[str, Any]) -> str:
+    """Where the units came from, from the fields the review's metadata holds (a sample of a suite
+    or run, an answer file, or ratings imported from a file)."""
+    said = []
+    if m.get("imported_from"):
+        coding = f" (coded {m['coding']})" if m.get("coding") not in (None, "medres") else ""
+        said.append(f"Imported from {Path(str(m['imported_from'])).name}{coding}: {m.get('n_sampled')} units")
+    else:
+        if m.get("suite_name"):
+            said.append(f"Suite {m['suite_name']}" + (f" v{m['suite_version']}" if m.get("suite_version") is not None else ""))
+        if m.get("run"):
+            said.append(f"run {m['run']}")
+        if m.get("answers"):
+            said.append(f"answers from {Path(str(m['answers'])).name}")
+        sample = f"sample of {m.get('n_sampled')} from {m.get('population')} units" if m.get("n_sampled") is not None else ""
+        if sample:
+            sample += f", stratified by {', '.join(m.get('strata') or []) or 'nothing'}"
+            sample += f", seed {m['seed']}" if m.get("seed") is not None else ""
+            sample += f", dual share {m['dual']}" if m.get("dual") is not None else ""
+            said.append(sample)
+    return "; ".join(said) + "." if said else ""
+
+
+def _parts_sections(res: ReviewStats, figures: dict[str, str]) -> list[tuple[str, str, str]]:
+    """The paragraph statistics of a rubric rated part by part: means per source, labels, score
+    histogram and MISD per source (figure and table), agreement."""
     from ..report.html import esc, rate_cell, table
+    from .parts import MISD_POPULATIONS
 
     p = res.parts
     if p is None:
@@ -567,10 +626,15 @@ def _parts_sections(res: ReviewStats) -> list[tuple[str, str, str]]:
             ["Label", *[esc(c) for c in labels.columns]],
             numeric=range(1, len(labels.columns) + 1),
         )
+    if p.scores_by_source is not None and len(p.scores_by_source):
+        body += "<h3>Paragraph scores per source</h3>" + figures.get("parts_scores_by_source", "") + _wide(p.scores_by_source, "score", "ratings", "Score")
     m = p.misd_within_2
     body += "<h3>Maximum inter-rater score difference per paragraph</h3>" + table(
         [[str(r.misd), str(r.paragraphs)] for r in p.misd_distribution.itertuples(index=False)], ["MISD", "Paragraphs"], numeric=[1]
     )
+    body += f"<p class='note'>MISD population: {esc(p.misd_population)}, {esc(MISD_POPULATIONS[p.misd_population])}.</p>"
+    if p.misd_by_source is not None and len(p.misd_by_source):
+        body += figures.get("parts_misd_by_source", "") + _wide(p.misd_by_source, "misd", "paragraphs", "MISD")
     body += f"<p>MISD at most 2: {rate_cell(m['p'], m['lo'], m['hi'], m['n'], stacked=False)} (interval clustered by answer).</p>"
     body += table(
         [[esc(AGREEMENT_TITLES.get(r.coefficient, r.coefficient)), _coef_cell(r.value, r.lo, r.hi, r.paragraphs)] for r in p.agreement.itertuples(index=False)],
@@ -579,6 +643,15 @@ def _parts_sections(res: ReviewStats) -> list[tuple[str, str, str]]:
     )
     body += "<p class='note'>Means: bootstrap intervals over answers; a paragraph's rating is its raters' mean, 'no advice' left out. Agreement intervals resample answers.</p>"
     return [("parts", "Answers by source, paragraph by paragraph", body)]
+
+
+def _wide(df: pd.DataFrame, level: str, count: str, title: str) -> str:
+    """A level x source table of counts (the data of a per-source figure)."""
+    from ..report.html import esc, table
+
+    wide = df.pivot(index=level, columns="source", values=count)
+    rows = [[str(k), *[str(int(v)) for v in row]] for k, row in zip(wide.index, wide.values.tolist())]
+    return table(rows, [title, *[esc(str(c)) for c in wide.columns]], numeric=range(1, len(wide.columns) + 1))
 
 
 def _picks_sections(res: ReviewStats) -> list[tuple[str, str, str]]:

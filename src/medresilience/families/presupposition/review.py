@@ -12,6 +12,7 @@ from ...review.rubrics import AutoCompare, Choice, Dimension, Flag, ReviewRubric
 from ...review.units import Candidate, item_blocks
 from ...seeding import stable_hash
 from ...suite import Suite
+from .formats.qualtrics import survey_records
 from .taxonomy import CATEGORIES, CATEGORY_KEYS, PRESUPPOSITION
 
 
@@ -206,7 +207,8 @@ RUBRIC_CANCERCARE = ReviewRubric(
     blind=("source",),
     strata=("source",),
     candidates=lambda suite, answers: candidates_cancercare(suite, answers),
-    extra={"answers": True},
+    # the study's Qualtrics export, read by `review import --survey full_survey.json`
+    extra={"answers": True, "survey_records": lambda path, survey: survey_records(path, survey)},
 )
 
 
