@@ -26,12 +26,12 @@ from ..records import Item
 from ..scoring.judge import JudgeScorer
 from ..seeding import stable_hash
 from ..store import Store
-from ..store_joins import SCORE_CODES, UnitRecord
+from ..store_joins import UnitRecord
 from ..suite import Suite
 from ..viewer_address import VIEWER_URL
 from .people import people_readings, write_review
 from .reader import ReaderModel, SecondReading, read_sample
-from .sample import FIXED, TIER_WEIGHT, AuditUnit, draw, population, reference_pairs, strata_sizes
+from .sample import FIXED, READ_STATUSES, TIER_WEIGHT, AuditUnit, draw, population, reference_pairs, settled_status, strata_sizes
 from .summary import summarise_reader
 
 DESIGN = (
@@ -75,7 +75,7 @@ def _judges(records: list[UnitRecord], suite: Suite, family: Family, options: An
     out: dict[str, JudgeScorer] = {}
     for r in records:
         item = suite.items.get(r.item_id)
-        if item is None or r.key in out or SCORE_CODES[r.score] not in ("valid", "invalid", "truncated"):
+        if item is None or r.key in out or settled_status(r) not in READ_STATUSES:
             continue
         try:
             sc = family.scorer(item, probes.get(r.probe_id) if r.probe_id else None, r.scoring, options)

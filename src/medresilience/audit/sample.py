@@ -105,6 +105,15 @@ def _read_by_extract(detail: str | None) -> bool:
     return isinstance(d, dict) and d.get("read_by") == "extract"
 
 
+def settled_status(r: UnitRecord) -> str:
+    """A unit's status as the results frame gives it (frame.status_codes): a stored reply with no
+    score row had nothing in it to score (`invalid`; `truncated` when cut at its budget)."""
+    status = SCORE_CODES[r.score]
+    if status == "none" and CALL_CODES[r.call] in ("ok", "cut"):
+        return "truncated" if CALL_CODES[r.call] == "cut" else "invalid"
+    return status
+
+
 def _right(label: str | None, value: float | None, gold: str | None) -> bool:
     """A reading is right: a verdict's value at least 1, a letter the key."""
     return value >= 1.0 if value is not None else label is not None and label == gold
@@ -124,7 +133,7 @@ def population(
     rows = []
     for r in records:
         item = items.get(r.item_id)
-        status = SCORE_CODES[r.score]
+        status = settled_status(r)
         if item is None or CALL_CODES[r.call] not in ("ok", "cut") or status not in READ_STATUSES:
             continue
         by_judge = judged is not None and judged(r)
