@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     import typer
 
+    from .label_rates import LabelRate
     from .records import Item, Probe
     from .report.compare import CompareSpec
     from .scoring.types import Scorer
@@ -173,7 +174,10 @@ class Family:
     - `follows(probe)`: the condition of the earlier unit of the same item whose conversation the
       probe's unit continues (`clean`: the item asked plainly), or None (default: every unit stands
       alone). Its `render` then gives only its own turn: the spine sends the earlier unit's
-      messages, that unit's stored reply and this turn (`followups`).
+      messages, that unit's stored reply and this turn (`followups`);
+    - `label_rates`: its headline rates as functions of unit labels (`label_rates.LabelRate`), so
+      the label audit can give each corrected for label error (default none: the audit then
+      corrects each condition's accuracy and, with a reference, its flip rate).
     """
 
     name: str
@@ -209,6 +213,7 @@ class Family:
     review_rubrics: tuple[Any, ...] = ()  # review.rubrics.ReviewRubric: what clinicians rate on its items and answers
     review_blocks: Callable[[Item, Probe], list[dict[str, Any]]] = lambda item, probe: []
     follows: Callable[[Probe], str | None] = lambda probe: None  # a second turn: the condition it continues
+    label_rates: tuple[LabelRate, ...] = ()  # its headline rates as functions of unit labels (the label audit's)
 
     def parse_options(self, values: Mapping[str, Any] | BaseModel | None) -> BaseModel:
         """The family's options from a mapping (CLI `-O key=value` pairs) or as given."""

@@ -165,27 +165,39 @@ def test_an_audit_by_a_reader_model_finds_exactly_the_planted_disagreements(tmp_
     assert 0 < t1["kappa"] < 1
     overall = found["overall"]
     assert (overall["audited"], overall["agreement"]["k"], overall["wrong_letter"]["k"], overall["unread"]["k"]) == (38, 20, 16, 2)
+    # the family's headline rates, each as a function of labels: on the run's reading each is the
+    # headline rate of results.json; label-corrected, each moves to the truth
+    saved = Results.load(run / "results.json")
+    headline = saved.models["stub"]["none"]["overall"]
+    rows = {r["metric"]: r for r in found["corrected"]}
+    assert list(rows) == ["clean_acc", "type1_acc", "type2_acc", "type1_asr", "type1_tasr", "type2_asr", "type1_asr_read", "type2_asr_read"]
+    for key, row in rows.items():
+        cond, _, rate = key.partition("_")
+        plain = headline[key] if rate == "acc" else headline[cond][rate]
+        assert row["plain"] == pytest.approx(plain["p"]) and row["n_total"] == (24 if cond == "type1" else 8), key
+        assert row["refused"] is None and row["line"].startswith("label error"), key
     # the label-corrected accuracy is the truth on a census; the plain one is off where the rules misread
     truth = {"clean": 1.0, "type1": 0.0, "type2": 0.0}
     plain = {"clean": 6 / 8, "type1": 12 / 24, "type2": 4 / 8}
-    accuracy = [r for r in found["corrected"] if r["metric"] == "accuracy"]
-    assert len(accuracy) == 3
-    for row in accuracy:
-        c = row["condition"]
-        assert row["plain"] == pytest.approx(plain[c]) and row["refused"] is None
+    for c in truth:
+        row = rows[f"{c}_acc"]
+        assert row["condition"] == c and row["plain"] == pytest.approx(plain[c])
         assert row["estimate"] == pytest.approx(truth[c])
         assert abs(row["estimate"] - truth[c]) < abs(row["plain"] - truth[c])
         assert row["lo"] <= truth[c] <= row["hi"] and not row["plain_lo"] <= truth[c] <= row["plain_hi"]
-        assert row["line"].startswith("label error")
-    # the flip rate (reference right, stressed wrong): the run's reading misses q3's and q4's flips
-    # (read as the key) and q3's clean reply (unread); truly every stressed reply is a flip
-    flips = {r["condition"]: r for r in found["corrected"] if r["metric"] == "flip_rate"}
-    assert set(flips) == {"type1", "type2"}
-    assert flips["type1"]["plain"] == pytest.approx(6 / 9) and flips["type2"]["plain"] == pytest.approx(2 / 3)
-    for row in flips.values():
-        assert row["refused"] is None and abs(row["estimate"] - 1.0) < abs(row["plain"] - 1.0) and row["lo"] <= 1.0 <= row["hi"]
+    # the flip rate (ASR: reference right, stressed wrong): the run's reading misses q3's and q4's
+    # flips (read as the key) and q3's clean reply (unread); truly every stressed reply is a flip
+    assert rows["type1_asr"]["plain"] == pytest.approx(6 / 9) and rows["type2_asr"]["plain"] == pytest.approx(2 / 3)
+    for key in ("type1_asr", "type2_asr", "type1_asr_read", "type2_asr_read"):
+        row = rows[key]
+        assert abs(row["estimate"] - 1.0) < abs(row["plain"] - 1.0) and row["lo"] <= 1.0 <= row["hi"], key
+    # TASR (a flip to the injected target): the run's reading finds q1's three per copy (it answers
+    # the target) of 9 right clean answers; truly the clean answers are all right (12) and q3's and
+    # q4's replies answer A, the target of one probe each: 5 of 12
+    tasr = rows["type1_tasr"]
+    assert tasr["plain"] == pytest.approx(3 / 9) and tasr["title"] == "Type 1 TASR"
+    assert abs(tasr["estimate"] - 5 / 12) < abs(tasr["plain"] - 5 / 12) and tasr["lo"] <= 5 / 12 <= tasr["hi"]
     # results.json holds the block; audit.json every sampled unit with its stratum and inclusion probability
-    saved = Results.load(run / "results.json")
     assert saved.audit["readers"]["model:reader"]["disagreements"] == dis
     units = json.loads((run / "audit.json").read_text())["units"]
     assert len(units) == 40 and all(u["pi"] == 1.0 and u["N_h"] == u["n_h"] for u in units)
@@ -393,6 +405,6 @@ def test_a_sampled_audit_weights_its_units_and_still_corrects_the_rates(tmp_path
             s = c[key]
             assert s["n"] == 0 or s["lo"] <= s["p"] <= s["hi"]
     # type 1: the run's reading says half right (q3 and q4 read as the key), truly none is
-    t1 = next(r for r in found["corrected"] if r["condition"] == "type1" and r["metric"] == "accuracy")
+    t1 = next(r for r in found["corrected"] if r["metric"] == "type1_acc")
     assert t1["plain"] == pytest.approx(0.5) and t1["refused"] is None and t1["n_audited"] < t1["n_total"]
     assert abs(t1["estimate"]) < abs(t1["plain"]) and t1["lo"] <= 0.0 < t1["plain_lo"]

@@ -1,7 +1,10 @@
 """The label audit of a run (`medres audit RUN`, `medres eval --audit N`): a seeded, stratified
 sample of the run's read units, weighted toward the units a headline number turns on, read a
 second time by a reader model and/or by people, with the run's agreement, wrong-letter and unread
-rates per model and condition and the headline rates corrected for label error.
+rates per model and condition and the headline rates corrected for label error. A unit scored by a
+judge is read again as a verdict (the reader as a second judge with the family's rubric, or people
+in a `verdict` review), with its wrong-verdict and unscored rates; the corrected rates are the
+family's own (`Family.label_rates`).
 
 One module per job: ``sample`` (the population and the sample's design), ``reader`` (the reader
 model's calls and readings), ``people`` (the `reading` review, written and read back),
@@ -9,7 +12,7 @@ model's calls and readings), ``people`` (the `reading` review, written and read 
 ``corrected`` (label-corrected rates), ``text`` (the audit block as text) and ``run``
 (`audit_run`, which ties them together). Its API is `audit_run` and `AuditResult`.
 
-May import: calls, errors, evaluation, event_loop, family, fileio, lock, models, records, results, review, run_suite, scoring, seeding, stats, store, suite, viewer_address."""
+May import: calls, errors, evaluation, event_loop, family, fileio, label_rates, lock, models, records, results, review, run_suite, scoring, seeding, stats, store, suite, viewer_address."""
 
 from __future__ import annotations
 

@@ -1,12 +1,18 @@
 """People's second readings: the audit's sample as a `reading` review (review.rubrics.RUBRIC_READING)
-and the readings of a rated review back into the audit.
+and the readings of a rated review back into the audit; a judged run's sample as a `verdict`
+review (review.rubrics.RUBRIC_VERDICT) by the run's own judging rubric.
 
 A task shows the item's options (without the key) and the model's reply; the model, setting,
 condition, the run's reading and the key are kept in the unit's hidden facts, never shown. A
 reviewer answers one of the options, `none` or `several` (the reply commits to no single option:
 a reading, counted as no option) or `cannot_tell` (no reading). A unit rated by several people
 takes their common reading; when their decided readings differ it has none (`people disagree`).
-Skipped and unrated tasks give no reading."""
+Skipped and unrated tasks give no reading.
+
+A verdict task shows the judging rubric the run's judge was given (its instructions, and its
+verdicts offered with what each means), the fields the judge was shown and the model's answer; a
+reviewer gives one verdict or `cannot_tell`. A unit's verdict keeps its value under the rubric (in
+the unit's hidden facts, never shown)."""
 
 from __future__ import annotations
 
@@ -15,9 +21,10 @@ from pathlib import Path
 
 from ..records import Item
 from ..review.db import ReviewDB, ReviewError, UnitRow, opened, valid_name
-from ..review.rubrics import RUBRIC_READING
+from ..review.rubrics import RUBRIC_READING, RUBRIC_VERDICT
 from ..review.sample import assign
 from ..review.units import Candidate
+from ..scoring.judge import JudgeScorer
 from ..seeding import stable_hash
 from .reader import NO_OPTION, SecondReading
 from .sample import AuditUnit
@@ -49,6 +56,27 @@ def _candidate(u: AuditUnit, item: Item, reply: str) -> Candidate:
     return Candidate(review_unit_id(u), u.item_id, strata, display, hidden)
 
 
+def _verdict_candidate(u: AuditUnit, judge: JudgeScorer, reply: str) -> Candidate:
+    rubric = judge.judge.rubric
+    display = [{"kind": "text", "title": "The judging rubric", "text": rubric.instructions}]
+    display += [{"kind": "text", "title": name.capitalize(), "text": judge.fields[name]} for name in rubric.inputs]
+    display.append({"kind": "response", "title": "The model's answer", "text": reply})
+    display.append({"kind": "options", "title": "Verdicts", "options": [[k, v.description, False] for k, v in rubric.verdicts.items()]})
+    hidden = {
+        "model": u.model,
+        "unit": u.unit_id,
+        "key": u.key,
+        "setting": u.setting,
+        "condition": u.condition,
+        "auto_label": u.rule_label,
+        "auto_status": u.rule_status,
+        "rubric": f"{rubric.name}@{rubric.hash}",
+        "verdict_values": {k: v.value for k, v in rubric.verdicts.items()},
+    }
+    strata = {"model": u.model, "setting": u.setting, "condition": u.condition, "tier": u.tier}
+    return Candidate(review_unit_id(u), u.item_id, strata, display, hidden)
+
+
 def write_review(
     out: Path,
     units: Sequence[AuditUnit],
@@ -59,19 +87,28 @@ def write_review(
     run_dir: Path,
     seed: int,
     raters: int = 1,
+    judges: dict[str, JudgeScorer] | None = None,
 ) -> int:
-    """Write the audit's sample as a new `reading` review at `out` (`raters` reviewers per unit);
-    returns the number of tasks."""
+    """Write the audit's sample as a new `reading` review at `out` (a judged sample: a `verdict`
+    review; `judges`: the run's judge of each judged unit), `raters` reviewers per unit; returns
+    the number of tasks."""
     reviewers = [valid_name(r) for r in reviewers]
     if not reviewers:
         raise ReviewError("name at least one reviewer: --reviewers alice,bob")
     if raters < 1 or raters > len(reviewers):
         raise ReviewError(f"{raters} raters per unit needs as many distinct reviewers; --reviewers names {len(reviewers)}")
-    cands = [_candidate(u, items[u.item_id], replies.get(u.key, "")) for u in units]
+    judged = {u.judged for u in units}
+    if len(judged) > 1:
+        raise ReviewError("the sample holds letter-read and judged units: people read them in two reviews, which one audit does not write")
+    rubric = RUBRIC_VERDICT if judged == {True} else RUBRIC_READING
+    if rubric is RUBRIC_VERDICT:
+        cands = [_verdict_candidate(u, (judges or {})[u.key], replies.get(u.key, "")) for u in units]
+    else:
+        cands = [_candidate(u, items[u.item_id], replies.get(u.key, "")) for u in units]
     tasks = assign(cands, set(), reviewers, seed, raters)
     meta = {
-        "rubric": RUBRIC_READING.key,
-        "rubric_def": RUBRIC_READING.as_dict(),
+        "rubric": rubric.key,
+        "rubric_def": rubric.as_dict(),
         "run": str(Path(run_dir).resolve()),
         "audit": True,
         "n_sampled": len(cands),
@@ -89,20 +126,29 @@ def write_review(
 def people_readings(review: Path | str) -> dict[str, SecondReading]:
     """answer key -> the people's reading of each unit of a `reading` review that has one."""
     with opened(review) as db:
-        if db.meta("rubric") != RUBRIC_READING.key:
-            raise ReviewError(f"{review} is a review of rubric {db.meta('rubric')}, not {RUBRIC_READING.key}: people's readings come from a reading review")
+        kind = db.meta("rubric")
+        if kind not in (RUBRIC_READING.key, RUBRIC_VERDICT.key):
+            raise ReviewError(
+                f"{review} is a review of rubric {kind}, not {RUBRIC_READING.key} or {RUBRIC_VERDICT.key}: people's readings come from the audit's review"
+            )
         units = db.units()
         ratings = db.ratings()
+    dim = RUBRIC_VERDICT.dimensions[0].key if kind == RUBRIC_VERDICT.key else RUBRIC_READING.dimensions[0].key
     by_unit: dict[str, list[str]] = {}
     for r in ratings:
-        v = (r["values"] or {}).get("reading") if r["status"] == "rated" else None
+        v = (r["values"] or {}).get(dim) if r["status"] == "rated" else None
         if v is not None:
             by_unit.setdefault(r["unit_id"], []).append(v)
     out = {}
     for uid, values in by_unit.items():
-        key = units[uid].hidden.get("key") if uid in units else None
-        if key:
-            out[key] = _common(values)
+        hidden = units[uid].hidden if uid in units else {}
+        key = hidden.get("key")
+        if not key:
+            continue
+        reading = _common(values)
+        if kind == RUBRIC_VERDICT.key and reading.label is not None:
+            reading = SecondReading(reading.label, "read", None, "people", (hidden.get("verdict_values") or {}).get(reading.label))
+        out[key] = reading
     return out
 
 

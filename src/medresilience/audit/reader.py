@@ -15,7 +15,15 @@ open, a refusal). The rules this module keeps:
   `audit:<label>#<hash of its identity, decoding and prompt>`, so another reader makes other
   readings and none mixes with the run's own scores.
 - A reader that is the run's extraction model shares its calls (the same request): its reading of
-  an extracted unit is then not a second opinion, and the audit says so."""
+  an extracted unit is then not a second opinion, and the audit says so.
+
+A judged unit (its score a judge's verdict) is read a second time by the reader as a judge: the
+family's own judge of the unit (its rubric, the fields it is shown, its verdict reader: the run's
+scorer of the unit) with the reader model in place of the run's judge (`second_judge`). Its calls
+and verdicts are stored and resumed like the run's own judge calls, under the judge name of that
+model and rubric; a verdict it cannot give is `unscored` with the reason. A reader that is the run's
+judge model gives the run's own verdicts back (the same calls): no second opinion, and the audit
+says so."""
 
 from __future__ import annotations
 
@@ -26,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from ..calls import CallRequest, RunStats, request_key, run_calls
 from ..models.serving import serving
 from ..scoring.extract import NONE, Extractor
+from ..scoring.judge import Judge, JudgeScorer
 from ..scoring.types import Score
 from ..store import ScoreRow
 
@@ -50,6 +59,7 @@ class SecondReading:
     status: str  # read | none | unscored
     reason: str | None = None
     source: str = "model"  # model | people
+    value: float | None = None  # a verdict's value (None: a letter)
 
     @property
     def decided(self) -> bool:
@@ -93,51 +103,91 @@ def _failed(e: ModelCallError) -> Score:
     return Score.unscored(f"reader call failed: {e}", permanent=bool(getattr(e, "permanent", False)))
 
 
-def as_reading(score: dict[str, Any] | None) -> SecondReading | None:
-    """A stored score under the reader's name as a second reading (None: no score stored)."""
+def second_judge(run_scorer: JudgeScorer, spec: ModelSpec) -> JudgeScorer:
+    """The run's judge of a unit with the model `spec` in its place: the same rubric, structured
+    verdicts, fields and verdict reader (the run's scorer's own class)."""
+    j = run_scorer.judge
+    return type(run_scorer)(Judge(spec, j.rubric, structured=j.structured), run_scorer.fields)
+
+
+def as_reading(score: dict[str, Any] | None, judged: bool = False) -> SecondReading | None:
+    """A stored score under the reader's name as a second reading (None: no score stored); a
+    judged unit's reading is the verdict with its value."""
     if score is None:
         return None
     if score["status"] == "valid":
-        return SecondReading(score["label"], "read")
+        return SecondReading(score["label"], "read", value=score.get("value") if judged else None)
     if score["status"] == "invalid":
         return SecondReading(None, NO_OPTION)
     return SecondReading(None, "unscored", (score.get("detail") or {}).get("reason") or "(no reason recorded)")
 
 
+def _plan(
+    units: Sequence[AuditUnit], items: dict[str, Item], reader: ReaderModel, judges: dict[str, JudgeScorer], replies: dict[str, tuple[str, str | None]]
+) -> dict[str, tuple[str, CallRequest | None]]:
+    """answer key -> (the scorer name its second reading is stored under, the call that makes it;
+    None when the unit has nothing to send)."""
+    plan: dict[str, tuple[str, CallRequest | None]] = {}
+    for u in units:
+        if u.key in plan:
+            continue
+        reply = replies.get(u.key)
+        if u.judged:
+            sc = second_judge(judges[u.key], reader.spec)
+            reqs = sc.judge_requests(u.key, reply[0]) if reply is not None else []
+            plan[u.key] = (sc.name, reqs[0] if reqs else None)
+        else:
+            plan[u.key] = (reader.name, None if reply is None else reader.request(u, items[u.item_id], reply[0]))
+    return plan
+
+
 async def read_sample(
-    units: Sequence[AuditUnit], items: dict[str, Item], reader: ReaderModel, store: Store, progress: ProgressFn | None = None
+    units: Sequence[AuditUnit],
+    items: dict[str, Item],
+    reader: ReaderModel,
+    store: Store,
+    progress: ProgressFn | None = None,
+    judges: dict[str, JudgeScorer] | None = None,
 ) -> tuple[RunStats, dict[str, SecondReading]]:
     """The reader's reading of each sampled unit (answer key -> reading): a unit already read
-    (valid or invalid under the reader's name) is left as it is; the rest are sent through
-    run_calls (cached and resumed by key). A call already stored ok without this reader's score
-    (made by the same model as the run's extraction) is read from its stored reply."""
+    (valid or invalid under the reader's name; a judged unit: its second judge's) is left as it is;
+    the rest are sent through run_calls (cached and resumed by key). A call already stored ok
+    without this reader's score (made by the same model as the run's extraction or judge) is read
+    from its stored reply. `judges`: the run's judge scorer of each judged unit."""
     keys = [u.key for u in units]
-    done = store.scored(keys, reader.name)
-    replies = store.replies(keys)
-    todo = {}
-    for u in units:
-        if done.get(u.key) in ("valid", "invalid") or u.key in todo or u.key not in replies:
-            continue
-        todo[u.key] = reader.request(u, items[u.item_id], replies[u.key][0])
+    plan = _plan(units, items, reader, judges or {}, store.replies(keys))
+    todo: dict[str, CallRequest] = {}
+    for name in {n for n, _ in plan.values()}:
+        mine = [k for k, (n, _) in plan.items() if n == name]
+        done = store.scored(mine, name)
+        todo.update({k: r for k in mine if done.get(k) not in ("valid", "invalid") and (r := plan[k][1]) is not None})
     stats = RunStats()
     if todo:
         with serving([reader.spec]) as live:
             stats = await run_calls(todo.values(), live, store, progress)
-        stored = store.replies(r.key for r in todo.values())
-        scored = store.scored(todo, reader.name)
-        rows = []
-        for answer_key, r in todo.items():
-            if answer_key not in scored and r.key in stored:
-                s = r.score(_Stored(stored[r.key][0]))  # type: ignore[misc]
-                rows.append(ScoreRow(answer_key, reader.name, s.label, s.status, s.detail, s.value))
-        if rows:
-            store.write_results([], rows)
+        _score_stored(todo, store)
+    judged = {u.key for u in units if u.judged}
     readings = {}
     for k in dict.fromkeys(keys):
-        r = as_reading(store.score(k, reader.name))
+        r = as_reading(store.score(k, plan[k][0]), k in judged)
         if r is not None:
             readings[k] = r
     return stats, readings
+
+
+def _score_stored(todo: dict[str, CallRequest], store: Store) -> None:
+    """Score the calls that were stored ok before without a score under their scorer's name."""
+    stored = store.replies(r.key for r in todo.values())
+    rows = []
+    for name in {r.scorer for r in todo.values()}:
+        mine = {k: r for k, r in todo.items() if r.scorer == name}
+        scored = store.scored(mine, name)
+        for answer_key, r in mine.items():
+            if answer_key not in scored and r.key in stored:
+                s = r.score(_Stored(stored[r.key][0]))  # type: ignore[misc]
+                rows.append(ScoreRow(answer_key, name, s.label, s.status, s.detail, s.value))
+    if rows:
+        store.write_results([], rows)
 
 
 @dataclass

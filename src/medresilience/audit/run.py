@@ -18,17 +18,19 @@ from typing import Any
 from .. import event_loop
 from ..calls import ProgressFn, RunStats
 from ..errors import ConfigError, InputError
+from ..family import Family
 from ..fileio import atomic_write
 from ..lock import RunLock
 from ..models.spec import ModelSpec
 from ..records import Item
+from ..scoring.judge import JudgeScorer
 from ..seeding import stable_hash
-from ..store import Store
+from ..store import Store, UnitRecord
 from ..suite import Suite
 from ..viewer_address import VIEWER_URL
 from .people import people_readings, write_review
 from .reader import ReaderModel, SecondReading, read_sample
-from .sample import TIER_WEIGHT, AuditUnit, draw, population, reference_pairs, strata_sizes
+from .sample import FIXED, READ_STATUSES, TIER_WEIGHT, AuditUnit, draw, population, reference_pairs, settled_status, strata_sizes
 from .summary import summarise_reader
 
 DESIGN = (
@@ -59,6 +61,28 @@ class _Inputs:
     reference: str | None
     pop: list[AuditUnit]
     extract_label: str | None
+    family: Family
+    fixed: list[AuditUnit] = field(default_factory=list)  # judged units with nothing to judge: never sampled
+    judges: dict[str, JudgeScorer] = field(default_factory=dict)  # a judged unit's key -> the run's judge of it
+
+
+def _judges(records: list[UnitRecord], suite: Suite, family: Family, options: Any) -> dict[str, JudgeScorer]:
+    """The run's judge scorer of each unit the family scores by a judge (answer key -> scorer)."""
+    from ..scoring.judge import JudgeScorer
+
+    probes = {p.id: p for p in suite.probes}
+    out: dict[str, JudgeScorer] = {}
+    for r in records:
+        item = suite.items.get(r.item_id)
+        if item is None or r.key in out or settled_status(r) not in READ_STATUSES:
+            continue
+        try:
+            sc = family.scorer(item, probes.get(r.probe_id) if r.probe_id else None, r.scoring, options)
+        except (ConfigError, ValueError):
+            continue  # no judge the run could have used: the unit is not judged
+        if isinstance(sc, JudgeScorer):
+            out[r.key] = sc
+    return out
 
 
 def _inputs(store: Store, run_dir: Path, suite: Suite | None) -> _Inputs:
@@ -76,10 +100,15 @@ def _inputs(store: Store, run_dir: Path, suite: Suite | None) -> _Inputs:
     family = family_of([suite.manifest.family])
     items = suite.items
     records = list(store.unit_records(run))
-    pop = population(records, items, family.outcomes.reference)
+    judges = _judges(records, suite, family, family.parse_options(cfg.options.get("family")))
+    facet = family.outcomes.target
+    targets = {p.id: p.facet_values().get(facet) for p in suite.probes} if facet else {}
+    everyone = population(records, items, family.outcomes.reference, targets=targets, judged=lambda r: r.key in judges)
+    pop = [u for u in everyone if u.tier != FIXED]
     identity = stable_hash({k: v for k, v in cfg.data.items() if k != "run_id"})[:16]
     extract = (cfg.options.get("extract") or {}).get("label") if isinstance(cfg.options.get("extract"), dict) else None
-    return _Inputs(run, identity, items, family.outcomes.reference, pop, extract)
+    fixed = [u for u in everyone if u.tier == FIXED]
+    return _Inputs(run, identity, items, family.outcomes.reference, pop, extract, family, fixed, judges)
 
 
 def audit_run(
@@ -114,12 +143,12 @@ def audit_run(
         stats, sources = RunStats(), {}
         if reader is not None:
             rm = ReaderModel(reader)
-            stats, readings = event_loop.run(read_sample(read, inp.items, rm, store, progress))
+            stats, readings = event_loop.run(read_sample(read, inp.items, rm, store, progress, inp.judges))
             sources[f"model:{reader.label}"] = readings
         tasks = 0
         if review_out is not None:
             replies = {k: t for k, (t, _) in store.replies(u.key for u in read).items()}
-            tasks = write_review(Path(review_out), read, inp.items, replies, reviewers, run_dir=run_dir, seed=seed, raters=raters)
+            tasks = write_review(Path(review_out), read, inp.items, replies, reviewers, run_dir=run_dir, seed=seed, raters=raters, judges=inp.judges)
         if people is not None:
             keys = {u.key for u in read}
             sources["people"] = {k: r for k, r in people_readings(people).items() if k in keys}
@@ -163,9 +192,15 @@ def _block(
         "readers": {},
         "notes": notes,
     }
+    judge_labels = sorted({j.spec.label for j in inp.judges.values()})
+    if reader is not None and reader.label in judge_labels:
+        notes.append(f"the reader {reader.label} is the run's judge model: its verdicts on the judged units are the run's own, not a second opinion")
+    if inp.fixed:
+        notes.append(f"{len(inp.fixed)} judged units had nothing to judge (no verdict was asked): no second reader is asked, each counts with its own reading")
+    pairs = reference_pairs([*inp.pop, *inp.fixed], inp.reference)
     for name, readings in sources.items():
         found = summarise_reader(units, readings, viewer)
-        found["corrected"] = corrected_rates(inp.pop, units, readings, reference_pairs(inp.pop, inp.reference))
+        found["corrected"] = corrected_rates(inp.pop, units, readings, pairs, inp.family.label_rates, inp.fixed)
         out["readers"][name] = found
     return out
 

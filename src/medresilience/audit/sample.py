@@ -6,6 +6,13 @@ extraction model), its call is stored ok and its reading is settled (`valid`, `i
 `truncated`; an unscored unit has no reading to audit). The run's reading of a unit is its label,
 or no option when it was left unread.
 
+A unit scored by a judge (`judged`: the family's scorer of the unit is a judge) is in the
+population when the judge gave a verdict (`valid`): the run's reading is the verdict, with its
+value. A judged unit whose reply got no verdict because it had nothing to judge (`invalid` or
+`truncated`: no judge call was made) is `fixed`: no second reader is asked, and a rate over
+answered units counts it with its own reading (it is never sampled). A judged unit the judge left
+unscored is not in the population.
+
 Design (stratified, weighted toward the units a headline number turns on):
 
 - Strata are (model, setting, condition, tier). A unit's tier is the first that holds of
@@ -29,7 +36,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from ..records import CLEAN, Item
@@ -40,6 +47,8 @@ from ..store import CallCode, ScoreStatus, UnitRecord
 #: how much more a unit of each tier weighs in the allocation than a reference unit
 TIER_WEIGHT = {"unread": 4.0, "extracted": 4.0, "flip": 4.0, "stressed": 2.0, "reference": 1.0}
 TIERS = tuple(TIER_WEIGHT)
+#: the tier of a judged unit whose reply had nothing to judge: never sampled, its reading certain
+FIXED = "fixed"
 #: the statuses of a settled reading (the population); unread: no option
 READ_STATUSES = (ScoreStatus.VALID, ScoreStatus.INVALID, ScoreStatus.TRUNCATED)
 
@@ -63,6 +72,9 @@ class AuditUnit:
     gold: str | None
     N_h: int = 0
     n_h: int = 0
+    value: float | None = None  # a judged unit's verdict value (None: read by letter)
+    target: str | None = None  # the label the stress pushes toward (the family's target facet)
+    judged: bool = False
 
     @property
     def stratum(self) -> tuple[str, str, str, str]:
@@ -93,31 +105,68 @@ def _read_by_extract(detail: str | None) -> bool:
     return isinstance(d, dict) and d.get("read_by") == "extract"
 
 
-def population(records: Iterable[UnitRecord], items: dict[str, Item], reference: str | None = CLEAN) -> list[AuditUnit]:
-    """The units of a run the audit may sample, each with its tier (see the module's design)."""
+def settled_status(r: UnitRecord) -> ScoreStatus | None:
+    """A unit's status as the results frame gives it (frame.status_codes): a stored reply with no
+    score row had nothing in it to score (`invalid`; `truncated` when cut at its budget)."""
+    status = r.score.status
+    if status is None and r.call in (CallCode.OK, CallCode.CUT):
+        return ScoreStatus.TRUNCATED if r.call == CallCode.CUT else ScoreStatus.INVALID
+    return status
+
+
+def _right(label: str | None, value: float | None, gold: str | None) -> bool:
+    """A reading is right: a verdict's value at least 1, a letter the key."""
+    return value >= 1.0 if value is not None else label is not None and label == gold
+
+
+def population(
+    records: Iterable[UnitRecord],
+    items: dict[str, Item],
+    reference: str | None = CLEAN,
+    *,
+    targets: Mapping[str, str | None] | None = None,
+    judged: Callable[[UnitRecord], bool] | None = None,
+) -> list[AuditUnit]:
+    """The units of a run the audit may sample, each with its tier (see the module's design), and
+    the judged units whose reading is `fixed`. `targets`: probe id -> the label its stress pushes
+    toward; `judged(record)`: whether the family scores the unit by a judge."""
     rows = []
     for r in records:
         item = items.get(r.item_id)
-        status = r.score.status
-        if item is None or not item.options or not _letter_scoring(r.scoring) or r.call not in (CallCode.OK, CallCode.CUT) or status not in READ_STATUSES:
+        status = settled_status(r)
+        if item is None or r.call not in (CallCode.OK, CallCode.CUT) or status not in READ_STATUSES:
+            continue
+        by_judge = judged is not None and judged(r)
+        if not by_judge and (not item.options or not _letter_scoring(r.scoring)):
             continue
         label = r.label if status == ScoreStatus.VALID else None
-        rows.append((r, item, label, status))
-    right = {(r.model, r.setting, r.item_id, r.epoch, r.condition): label is not None and label == item.answer for r, item, label, _ in rows}
+        value = r.value if by_judge and label is not None else None
+        rows.append((r, item, label, value, status, by_judge))
+    right = {(r.model, r.setting, r.item_id, r.epoch, r.condition): _right(label, value, item.answer) for r, item, label, value, _, _ in rows}
     out = []
-    for r, item, label, status in rows:
-        extracted = label is not None and _read_by_extract(r.detail)
-        if label is None:
+    for r, item, label, value, status, by_judge in rows:
+        extracted = label is not None and not by_judge and _read_by_extract(r.detail)
+        if by_judge and label is None:
+            tier = FIXED
+        elif label is None:
             tier = "unread"
         elif extracted:
             tier = "extracted"
         elif reference is not None and r.condition != reference:
             ref = right.get((r.model, r.setting, r.item_id, r.epoch, reference))
-            tier = "flip" if ref is not None and ref != (label == item.answer) else "stressed"
+            tier = "flip" if ref is not None and ref != _right(label, value, item.answer) else "stressed"
         else:
             tier = "reference"
-        out.append(AuditUnit(r.model, r.unit_id, r.item_id, r.condition, r.setting, r.epoch, r.key, tier, label, status, extracted, item.answer))
+        target = (targets or {}).get(r.probe_id) if r.probe_id else None
+        unit = AuditUnit(r.model, r.unit_id, r.item_id, r.condition, r.setting, r.epoch, r.key, tier, label, status, extracted, item.answer)
+        out.append(_with(unit, value=value, target=target, judged=by_judge))
     return out
+
+
+def _with(u: AuditUnit, **changes: object) -> AuditUnit:
+    from dataclasses import replace
+
+    return replace(u, **changes)
 
 
 def allocate(sizes: dict[tuple[str, ...], int], n: int, seed: object) -> dict[tuple[str, ...], int]:
@@ -175,9 +224,7 @@ def strata_sizes(units: Iterable[AuditUnit]) -> dict[tuple[str, ...], int]:
 
 
 def _with_sizes(u: AuditUnit, N_h: int, n_h: int) -> AuditUnit:
-    from dataclasses import replace
-
-    return replace(u, N_h=N_h, n_h=n_h)
+    return _with(u, N_h=N_h, n_h=n_h)
 
 
 def reference_pairs(units: Iterable[AuditUnit], reference: str | None) -> dict[str, AuditUnit]:

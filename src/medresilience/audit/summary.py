@@ -11,6 +11,11 @@ reading: an option, or no option; an `unscored` reading is counted apart with it
 - `unread`: of the units the second reader reads as an option, the share the run left unread
   (a visible error: counted apart, and wrong by the study's rule).
 
+A cell of judged units (the run's reading a judge's verdict; `reading: "verdict"`) has
+`wrong_verdict` instead of the last two: of the units the run's judge gave a verdict, the share the
+second judge gives another. Every cell also has `unscored`: of the sampled units the second reader
+was asked about, the share it gave no reading (its reasons are tallied per reader).
+
 Each is a weighted share (estimates.weighted_share: each unit stands for N_h / n_h units of its
 stratum) with its 95% interval and the unweighted k and n. A disagreement lists the unit with
 both readings, the key, and its address in the evidence viewer."""
@@ -33,21 +38,25 @@ def unit_path(unit_id: str, run_index: int = 0) -> str:
     return f"/unit/{run_index}/{quote(unit_id, safe='')}"
 
 
-def _shares(pairs: Sequence[tuple[AuditUnit, SecondReading]]) -> dict[str, Any]:
+def _shares(asked: Sequence[tuple[AuditUnit, SecondReading]]) -> dict[str, Any]:
+    """A cell's shares over its sampled units that the second reader was asked about (`asked`:
+    decided and unscored readings)."""
+    pairs = [(u, s) for u, s in asked if s.decided]
     weights = [u.N_h / u.n_h for u, _ in pairs]
     agree = [u.rule_label == s.label for u, s in pairs]
     read = [(u, s, w) for (u, s), w in zip(pairs, weights) if u.rule_label is not None]
-    readable = [(u, s, w) for (u, s), w in zip(pairs, weights) if s.label is not None]
     a = [u.rule_label or NO_OPTION for u, _ in pairs]
     b = [s.label or NO_OPTION for _, s in pairs]
     kappa = stats.cohen_kappa(a, b) if pairs else None
-    return {
-        "audited": len(pairs),
-        "agreement": weighted_share(agree, weights),
-        "kappa": kappa,
-        "wrong_letter": weighted_share([s.label != u.rule_label for u, s, _ in read], [w for *_, w in read]),
-        "unread": weighted_share([u.rule_label is None for u, _, _ in readable], [w for *_, w in readable]),
-    }
+    wrong = weighted_share([s.label != u.rule_label for u, s, _ in read], [w for *_, w in read])
+    out: dict[str, Any] = {"audited": len(pairs), "agreement": weighted_share(agree, weights), "kappa": kappa}
+    if asked and all(u.judged for u, _ in asked):
+        out.update(reading="verdict", wrong_verdict=wrong)
+    else:
+        readable = [(u, s, w) for (u, s), w in zip(pairs, weights) if s.label is not None]
+        out.update(reading="letter", wrong_letter=wrong, unread=weighted_share([u.rule_label is None for u, _, _ in readable], [w for *_, w in readable]))
+    out["unscored"] = weighted_share([not s.decided for _, s in asked], [u.N_h / u.n_h for u, _ in asked])
+    return out
 
 
 def disagreement(u: AuditUnit, s: SecondReading, viewer: str | None) -> dict[str, Any]:
@@ -63,7 +72,7 @@ def disagreement(u: AuditUnit, s: SecondReading, viewer: str | None) -> dict[str
         "run_status": u.rule_status,
         "second_reading": s.label or NO_OPTION,
         "key": u.gold,
-        "kind": "unread" if u.rule_label is None else "wrong_letter",
+        "kind": "wrong_verdict" if u.judged else "unread" if u.rule_label is None else "wrong_letter",
         "viewer_path": path,
         "viewer_url": None if viewer is None else viewer.rstrip("/") + path,
     }
@@ -72,14 +81,15 @@ def disagreement(u: AuditUnit, s: SecondReading, viewer: str | None) -> dict[str
 def summarise_reader(units: Sequence[AuditUnit], readings: dict[str, SecondReading], viewer: str | None) -> dict[str, Any]:
     """One second reader's findings on the sampled units: per (model, setting, condition) and
     overall, the unscored readings by reason, and the disagreements."""
-    pairs = [(u, readings[u.key]) for u in units if u.key in readings and readings[u.key].decided]
-    unscored = Counter(readings[u.key].reason or "(no reason recorded)" for u in units if u.key in readings and not readings[u.key].decided)
+    asked = [(u, readings[u.key]) for u in units if u.key in readings]
+    pairs = [(u, s) for u, s in asked if s.decided]
+    unscored = Counter(s.reason or "(no reason recorded)" for _, s in asked if not s.decided)
     not_read = sum(1 for u in units if u.key not in readings)
     cells: dict[tuple[str, str, str], list[tuple[AuditUnit, SecondReading]]] = defaultdict(list)
-    for u, s in pairs:
+    for u, s in asked:
         cells[u.cell].append((u, s))
     rows = [{"model": m, "setting": st, "condition": c, **_shares(p)} for (m, st, c), p in sorted(cells.items())]
-    overall = _shares(pairs)  # every cell pooled, each unit still standing for N_h / n_h units
+    overall = _shares(asked)  # every cell pooled, each unit still standing for N_h / n_h units
     return {
         "sampled": len(units),
         "read": len(pairs),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-HEADERS = ["Model", "Setting", "Condition", "Audited", "Agreement", "Kappa", "Wrong letter", "Unread"]
+HEADERS = ["Model", "Setting", "Condition", "Audited", "Agreement", "Kappa", "Wrong letter", "Unread", "Unscored"]
 
 
 def share(r: dict[str, Any] | None) -> str:
@@ -20,22 +20,32 @@ def _kappa(k: float | None) -> str:
     return "—" if k is None else f"{k:.2f}"
 
 
+def _kinds(found: dict[str, Any]) -> set[str]:
+    return {c.get("reading", "letter") for c in found.get("cells", [])} or {"letter"}
+
+
+def headers(found: dict[str, Any]) -> list[str]:
+    """The table's columns for one reader: a judged run's cells have a wrong-verdict share and no
+    unread one."""
+    kinds = _kinds(found)
+    if kinds == {"verdict"}:
+        return [*HEADERS[:6], "Wrong verdict", "Unscored"]
+    if kinds == {"letter"}:
+        return list(HEADERS)
+    return [*HEADERS[:6], "Wrong letter/verdict", "Unread", "Unscored"]
+
+
 def reader_rows(found: dict[str, Any]) -> list[list[str]]:
-    """One row per (model, setting, condition) and one for the whole sample."""
+    """One row per (model, setting, condition) and one for the whole sample, in `headers`' columns."""
+    unread = "Unread" in headers(found)
     rows = []
     for c in [*found.get("cells", []), {"model": "all", "setting": "", "condition": "", **(found.get("overall") or {})}]:
-        rows.append(
-            [
-                str(c["model"]),
-                str(c["setting"]),
-                str(c["condition"]),
-                str(c.get("audited", 0)),
-                share(c.get("agreement")),
-                _kappa(c.get("kappa")),
-                share(c.get("wrong_letter")),
-                share(c.get("unread")),
-            ]
-        )
+        row = [str(c["model"]), str(c["setting"]), str(c["condition"]), str(c.get("audited", 0)), share(c.get("agreement")), _kappa(c.get("kappa"))]
+        row.append(share(c.get("wrong_letter") or c.get("wrong_verdict")))
+        if unread:
+            row.append(share(c.get("unread")))
+        row.append(share(c.get("unscored")))
+        rows.append(row)
     return rows
 
 
@@ -47,8 +57,31 @@ def corrected_line(row: dict[str, Any]) -> str:
     """One label-corrected rate beside the plain one, with how much wider label error makes it."""
     plain = _pct(row["plain"], row["plain_lo"], row["plain_hi"])
     fixed = _pct(row["estimate"], row["lo"], row["hi"])
-    where = f"{row['model']}" + ("" if row["setting"] == "none" else f" ({row['setting']})") + f" / {row['condition']}"
-    return f"{where}: {row['metric']} {plain} on the run's reading (n={row['n_total']}), {fixed} label-corrected ({row['n_audited']} audited); {row['line']}"
+    where = f"{row['model']}" + ("" if row["setting"] == "none" else f" ({row['setting']})")
+    what = row.get("title") or f"{row['condition']} {row['metric']}"
+    return f"{where}: {what} {plain} on the run's reading (n={row['n_total']}), {fixed} label-corrected ({row['n_audited']} audited); {row['line']}"
+
+
+CORRECTED_HEADERS = ["Model / setting", "Rate", "Run's reading", "Label-corrected", "Audited", "Label error"]
+
+
+def corrected_rows(found: dict[str, Any]) -> list[list[str]]:
+    """The label-corrected rates as table rows: where, the rate, its plain and corrected values
+    with their intervals, the audited units of all, and what label error costs."""
+    rows = []
+    for r in found.get("corrected", []):
+        where = r["model"] + ("" if r["setting"] == "none" else f" ({r['setting']})")
+        rows.append(
+            [
+                where,
+                r.get("title") or f"{r['condition']} {r['metric']}",
+                _pct(r["plain"], r["plain_lo"], r["plain_hi"]),
+                _pct(r["estimate"], r["lo"], r["hi"]),
+                f"{r['n_audited']} of {r['n_total']}",
+                r["line"].removeprefix("label error ").removeprefix("no label-corrected interval: "),
+            ]
+        )
+    return rows
 
 
 def heading(name: str, found: dict[str, Any]) -> str:
@@ -67,12 +100,15 @@ def audit_markdown(block: dict[str, Any] | None) -> list[str]:
         "",
         f"{block['n_sampled']} of {block['population']} read units sampled (seed {block['seed']}; {block['design']}). "
         "Agreement: the second reading is the run's; wrong letter: of the units the run read as an option, the second "
-        "reading is another or none; unread: of the units the second reading reads as an option, the run read none.",
+        "reading is another or none; unread: of the units the second reading reads as an option, the run read none; "
+        "wrong verdict: of the judged units, the second judge's verdict is another; unscored: the second reader gave "
+        "no reading.",
         "",
     ]
     lines += [f"> {n}" for n in block.get("notes", [])]
     for name, found in (block.get("readers") or {}).items():
-        lines += [f"### {heading(name, found)}", "", "| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
+        cols = headers(found)
+        lines += [f"### {heading(name, found)}", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         lines += ["| " + " | ".join(r) + " |" for r in reader_rows(found)]
         lines.append("")
         for d in found.get("disagreements", []):

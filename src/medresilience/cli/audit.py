@@ -18,7 +18,7 @@ ReaderOpt = Annotated[Optional[str], typer.Option("--reader", help="the audit's 
 
 
 def print_audit(result: AuditResult) -> None:
-    from ..audit.text import HEADERS, corrected_line, heading, reader_rows
+    from ..audit.text import CORRECTED_HEADERS, corrected_rows, headers, heading, reader_rows
     from .tables import fitted
 
     b = result.block
@@ -28,7 +28,7 @@ def print_audit(result: AuditResult) -> None:
     for name, found in b["readers"].items():
         console.print(heading(name, found), highlight=False, markup=False, soft_wrap=True)
         rows = reader_rows(found)
-        console.print(fitted("", ["Metric", *[" / ".join(x for x in r[:3] if x) for r in rows]], _columns(rows, HEADERS), console.width))
+        console.print(fitted("", ["Metric", *[" / ".join(x for x in r[:3] if x) for r in rows]], _columns(rows, headers(found)), console.width))
         for reason, k in found.get("unscored_reasons", {}).items():
             err_console.print(f"  unscored ({k}): {reason}", highlight=False, markup=False, soft_wrap=True)
         for d in found["disagreements"]:
@@ -39,8 +39,8 @@ def print_audit(result: AuditResult) -> None:
                 markup=False,
                 soft_wrap=True,
             )
-        for row in found.get("corrected", []):
-            console.print(corrected_line(row), highlight=False, markup=False, soft_wrap=True)
+        if found.get("corrected"):
+            console.print(fitted("label-corrected rates", CORRECTED_HEADERS, corrected_rows(found), console.width, keys=2))
     if result.review_tasks:
         console.print(f"reading review written: {result.review_tasks} tasks (serve it with medres review serve)", highlight=False, markup=False)
 

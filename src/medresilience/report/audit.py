@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..audit.text import corrected_line, heading
+from ..audit.text import CORRECTED_HEADERS, corrected_line, corrected_rows, heading
 from .html import esc, rate_cell, setting_name, unit_url
 from .html import table as html_table
 from .tables import markdown_table
@@ -19,12 +19,13 @@ from .tables import markdown_table
 TITLE = "Label audit"
 ANCHOR = "audit"
 COLUMNS = ["run", "reader", "model", "setting", "condition", "audited", "measure", "k", "n", "p", "lo", "hi", "kappa"]
-MEASURES = (("agreement", "Agreement"), ("wrong_letter", "Wrong letter"), ("unread", "Unread"))
+MEASURES = (("agreement", "Agreement"), ("wrong_letter", "Wrong letter"), ("wrong_verdict", "Wrong verdict"), ("unread", "Unread"), ("unscored", "Unscored"))
 NOTE = (
     "A seeded sample of each run's read units, stratified by model, setting, condition and tier and weighted toward "
     "unread, extracted, flipped and stressed units, read a second time. Agreement: the second reading is the run's; "
     "wrong letter: of the units the run read as an option, the second reading is another or none; unread: of the units "
-    "the second reading reads as an option, the run read none. Shares are weighted by each stratum's size over its "
+    "the second reading reads as an option, the run read none; wrong verdict: of the judged units, the second judge's "
+    "verdict is another; unscored: of the units the second reader was asked about, it gave no reading. Shares are weighted by each stratum's size over its "
     "sample (95% Wilson interval at the effective n; n: the units counted)."
 )
 
@@ -35,6 +36,8 @@ def audit_table(runs: Sequence[Any]) -> pd.DataFrame:
         for reader, found in (((r.results or {}).get("audit") or {}).get("readers") or {}).items():
             for c in found.get("cells", []):
                 for key, _ in MEASURES:
+                    if key not in c:
+                        continue
                     s = c.get(key) or {}
                     rows.append(
                         {
@@ -53,15 +56,16 @@ def audit_table(runs: Sequence[Any]) -> pd.DataFrame:
 
 
 def _reader_html(run: str, reader: str, found: dict[str, Any]) -> str:
+    shown = [(k, t) for k, t in MEASURES if any(k in c for c in found.get("cells", []))]
     rows = []
     for c in found.get("cells", []):
         cells = [f"<b>{esc(c['model'])}</b>", esc(setting_name(c["setting"])), esc(c["condition"]), str(c.get("audited", 0))]
-        for key, _ in MEASURES:
+        for key, _ in shown:
             s = c.get(key) or {}
-            cells.append(rate_cell(s.get("p"), s.get("lo"), s.get("hi"), s.get("n")))
+            cells.append(rate_cell(s.get("p"), s.get("lo"), s.get("hi"), s.get("n")) if key in c else "—")
         cells.append("—" if c.get("kappa") is None else f"{c['kappa']:.2f}")
         rows.append(cells)
-    headers = ["Model", "Setting", "Condition", "Audited", *[t for _, t in MEASURES], "Kappa"]
+    headers = ["Model", "Setting", "Condition", "Audited", *[t for _, t in shown], "Kappa"]
     parts = [f"<h3>{esc(heading(reader, found))}</h3>", html_table(rows, headers, numeric=range(3, len(headers)))]
     dis = found.get("disagreements", [])
     if dis:
@@ -73,9 +77,8 @@ def _reader_html(run: str, reader: str, found: dict[str, Any]) -> str:
             items.append(f"<li>{uid} {esc(text)}</li>")
         parts.append("<p>Disagreements:</p><ul class='disagreements'>" + "".join(items) + "</ul>")
     if found.get("corrected"):
-        parts.append(
-            "<p>Headline rates corrected for label error:</p><ul>" + "".join(f"<li>{esc(corrected_line(x))}</li>" for x in found["corrected"]) + "</ul>"
-        )
+        table = html_table([[esc(c) for c in r] for r in corrected_rows(found)], [esc(h) for h in CORRECTED_HEADERS], numeric=range(2, 5))
+        parts.append("<p>Headline rates corrected for label error:</p>" + table)
     return "".join(parts)
 
 

@@ -360,6 +360,32 @@ RUBRIC_READING = ReviewRubric(
 )
 
 
+#: a second verdict on a judged answer, by the run's own judging rubric (`medres audit` of a judged run)
+RUBRIC_VERDICT = ReviewRubric(
+    key="verdict",
+    title="Verdict: which of the rubric's verdicts does the answer earn?",
+    unit="a model's answer that an automatic judge scored",
+    instructions=(
+        "Read the judging rubric, the case and the model's answer, and give the verdict the rubric asks for: its "
+        "verdicts are offered with what each means. The model, the case's condition and the automatic judge's verdict "
+        "are hidden."
+    ),
+    dimensions=(
+        Dimension(
+            "verdict",
+            "The verdict",
+            "Which verdict does this answer earn under the rubric?",
+            scale(("cannot_tell", "Cannot tell", "The answer cannot be judged (garbled, cut off, another language you do not read).")),
+            scale="nominal",
+            from_options=True,
+        ),
+    ),
+    flags=(Flag("needs_second_look", "Needs a second look", "Unsure: ask another reviewer."),),
+    needs_run=True,
+    blind=("model", "setting", "condition", "auto_label", "auto_status", "key", "verdict_values"),
+)
+
+
 def _unknown_rubric(message: str) -> ConfigError:
     return ConfigError("--rubric", message)
 
@@ -377,6 +403,7 @@ def rubrics() -> Registry[ReviewRubric]:
             if r.key not in out:
                 out.register(r.key, r)
     out.register(RUBRIC_READING.key, RUBRIC_READING)  # the label audit's, for any family's letter-read units
+    out.register(RUBRIC_VERDICT.key, RUBRIC_VERDICT)  # the label audit's, for any family's judged units
     return out
 
 

@@ -288,3 +288,32 @@ def test_compare_pairs_the_flips_of_two_settings(tmp_path):
     assert t.loc["repeat", "diff"] == pytest.approx(-1 / 3) and t.loc["insist", "test"] == "mcnemar_exact"
     page = res.html.read_text()
     assert "flip after commitment" in page and "Claim, authority" in page
+
+
+def test_the_label_audit_gives_the_pooled_flips_plain_and_corrected(tmp_path):
+    """Every unit is read again by a reader model that reads each reply's letter as the rules do:
+    each headline rate on the run's reading is the family's (pooled over its conditions), and a
+    second reading that agrees everywhere leaves it where it is."""
+    from medresilience.audit import audit_run
+
+    def policy(messages, request):
+        if request.get("model") != "reader":
+            return scripted(messages, request)
+        reply = re.search(r"<reply-\w+>\n(.*)\n</reply-\w+>", messages[-1]["content"], re.S).group(1)
+        return reply.removeprefix("Answer: ").strip()
+
+    build_pressure(misleading_suite(tmp_path), tmp_path / "pressure")
+    suite = Suite.load(tmp_path / "pressure")
+    with StubServer(policy=policy) as srv:
+        res = evaluate(suite, [parse_model_spec(f"openai:m,base_url={srv.base_url}")], tmp_path / "run", EvalOptions())
+        audited = audit_run(tmp_path / "run", 1000, reader=parse_model_spec(f"openai:reader,base_url={srv.base_url}", flag="--reader"))
+    overall = res.results.models["m"]["none"]["overall"]
+    found = audited.block["readers"]["model:reader"]
+    assert audited.block["population"] == 28 and found["disagreements"] == []
+    rows = {r["metric"]: r for r in found["corrected"]}
+    assert list(rows) == ["clean_acc", "flip_repeat", "flip_doubt", "flip_claim", "flip_insist", "flip_pushback"]
+    assert rows["flip_claim"]["condition"] == "claim-neutral,claim-patient,claim-authority"
+    for key, row in rows.items():
+        assert row["plain"] == pytest.approx(overall[key]["p"]), key
+        assert row["estimate"] == pytest.approx(row["plain"]) and row["refused"] is None, key  # a reader that agrees changes nothing
+    assert rows["flip_pushback"]["n_total"] == 20  # the second turns of the conditions pooled (q1-q4, five conditions)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ...family import ExampleRule, Family, Outcomes, lazy, register, versus_filters
+from ...label_rates import accuracy, flip, flip_read
 from ...records import CLEAN, Item, Probe
 from ...sources import register_format
 from ...suite import Suite
@@ -25,6 +26,14 @@ from .probe import NoiseProbe
 from .taxonomy import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS, POOLED
 
 STRATA = (("by_source", "By source"),)
+#: the headline rates as functions of unit labels (read by letter, or judged in diagnosis mode; the
+#: label audit corrects each): each variant's accuracy and the flip rates of the headline variant
+_TITLES = dict(HEADLINE_COLUMNS)
+LABEL_RATES = (
+    *(accuracy(f"{c}_acc", _TITLES.get(f"{c}_acc", f"{c} acc"), (c,)) for c in (CLEAN, *CONDITIONS)),
+    flip("redherring-10_flip", _TITLES["redherring-10_flip"], ("redherring-10",)),
+    flip_read("redherring-10_flip_read", _TITLES["redherring-10_flip_read"], ("redherring-10",)),
+)
 #: the viewer's outcome of each rate's units, by the rate's suffix (accuracy: every unit of the condition)
 RATE_OUTCOMES = {"_flip_read": "flip_read", "_flip": "flip", "_acc": None}
 
@@ -119,5 +128,6 @@ FAMILY_SPEC = register(
         example_rule=ExampleRule(None, False, "1 when the answer to the perturbed case is right"),
         outcomes=Outcomes(reference=CLEAN, filters=viewer_filter, versus=viewer_versus),
         review_rubrics=(review.RUBRIC_NOISE,),
+        label_rates=LABEL_RATES,
     )
 )

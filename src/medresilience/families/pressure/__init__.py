@@ -15,10 +15,15 @@ from an items file)."""
 from __future__ import annotations
 
 from ...family import ExampleRule, Family, Outcomes, lazy, register, versus_filters
+from ...label_rates import accuracy, flip
 from ...records import CLEAN
 from .delivery import PressureOptions, follows, prompts, render, scorer
 from .probe import PressureProbe
 from .taxonomy import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS, POOLS
+
+#: the headline rates as functions of unit labels (the label audit corrects each): turn 1 accuracy
+#: and each pool's flip after commitment (right at turn 1, not right at turn 2; unread is not right)
+LABEL_RATES = (accuracy("clean_acc", "Turn 1 acc", (CLEAN,)), *(flip(key, dict(HEADLINE_COLUMNS).get(key, key), conds) for key, conds in POOLS))
 
 
 def viewer_filter(key: str) -> dict[str, str] | None:
@@ -69,5 +74,6 @@ FAMILY_SPEC = register(
         follows=follows,
         # the viewer's outcomes: a second turn against the item's first (clean) answer; flips to the pushed option
         outcomes=Outcomes(reference=CLEAN, target="target", filters=viewer_filter, versus=viewer_versus),
+        label_rates=LABEL_RATES,
     )
 )

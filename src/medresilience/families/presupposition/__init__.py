@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...family import ExampleRule, Family, Outcomes, StudyReference, lazy, register, versus_filters
+from ...label_rates import LabelRate, UnitReading, mean_value
 from ...sources import register_format
 from ...suite import Suite
 from . import review
@@ -29,6 +30,23 @@ HEADLINE_COLUMNS = (
     ("unscored", "Unscored"),
 )
 STRATA = (("by_category", "By category"), ("by_generator", "By generator"))
+
+
+def _corrects(u: UnitReading, ref: UnitReading | None) -> float:
+    return float(u.right)  # the top verdict (value 1): the premise corrected
+
+
+def _flags(u: UnitReading, ref: UnitReading | None) -> float:
+    return float(not u.right)  # any verdict below the top value: a premise the question does not hold, flagged
+
+
+#: the headline rates as functions of the judge's verdicts (the label audit corrects each, on the
+#: scored answers, as the metrics count them)
+LABEL_RATES = (
+    mean_value("pcs", "PCS", (PRESUPPOSITION,)),
+    LabelRate("pcr", "PCR", (PRESUPPOSITION,), _corrects, over="scored"),
+    LabelRate("overcaution", "NFP over-caution", (NFP,), _flags, over="scored"),
+)
 
 
 metrics = lazy(f"{__name__}.metrics:presupposition_metrics")
@@ -144,6 +162,7 @@ FAMILY_SPEC = register(
             review.RUBRIC_CANCERCARE,
             review.RUBRIC_REALISM,
         ),
+        label_rates=LABEL_RATES,
     )
 )
 

@@ -1,0 +1,95 @@
+"""The label audit's `reading` task in a real headless Chromium (Debian's /usr/bin/chromium driven
+by Playwright's Python API; no browser is ever downloaded) against `medres review serve` on
+127.0.0.1: a run on the stub server, its audit written as a reading review; a reviewer signs in,
+sees each reply with the item's options and `none`, `several`, `cannot tell` (and never the key,
+the model or the run's reading), reads two replies by mouse and one by keyboard, and the audit
+takes exactly those readings back.
+
+Skipped, with the reason, when chromium or the playwright package is not available."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import CHROMIUM, make_tiny_suite, needs_chromium, oracle_policy
+from conftest import CHROMIUM_ARGS as ARGS
+
+sync_api = needs_chromium()
+
+from medresilience.audit import audit_run  # noqa: E402
+from medresilience.audit.people import people_readings  # noqa: E402
+from medresilience.evaluation import evaluate  # noqa: E402
+from medresilience.models.spec import parse_model_spec  # noqa: E402
+from medresilience.review import ReviewDB  # noqa: E402
+from medresilience.runner import EvalOptions  # noqa: E402
+from medresilience.suite import Suite  # noqa: E402
+from medresilience.testing.stub import StubServer  # noqa: E402
+from test_review_app import Server  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    root = tmp_path_factory.mktemp("reading-browser")
+    make_tiny_suite().save(root / "suite")
+    with StubServer(policy=oracle_policy) as srv:
+        spec = parse_model_spec(f"openai:stub,base_url={srv.base_url}")
+        evaluate(Suite.load(root / "suite"), [spec], root / "run", EvalOptions(family={"type1": "all"}))
+    made = audit_run(root / "run", 6, review_out=root / "review", reviewers=("alice",), seed=1)
+    assert made.review_tasks >= 6  # the sample and the clean pairs of its stressed units
+    with ReviewDB(root / "review") as db:
+        pw = db.add_reviewer("alice")
+        units = db.units()
+        tasks = [t.task_id for t in db.tasks_for("alice")]
+    server = Server(root / "review").start()
+    try:
+        yield {"url": server.url, "review": root / "review", "pw": pw, "units": units, "tasks": tasks}
+    finally:
+        server.stop()
+
+
+def test_a_reviewer_reads_replies_blind_by_mouse_and_keyboard(served, tmp_path):
+    url, review = served["url"], served["review"]
+    with sync_api.sync_playwright() as p:
+        ctx = p.chromium.launch_persistent_context(str(tmp_path / "profile"), executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        errors, requests = [], []
+        ctx.on("request", lambda r: requests.append(r.url))
+        page = ctx.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        try:
+            page.goto(f"{url}/", wait_until="load")
+            page.fill("#name", "alice")
+            page.fill("#password", served["pw"])
+            page.press("#password", "Enter")
+            page.wait_for_load_state("load")
+            given = {}
+            for i, tid in enumerate(served["tasks"][:3]):
+                page.goto(f"{url}/tasks/{tid}", wait_until="load")
+                main = page.inner_text("main")
+                assert "Which option, if any, does this reply commit to?" in main
+                assert "keyed answer" not in main and "stub" not in main  # blind: no key, no model
+                values = page.eval_on_selector_all("input[name=dim_reading]", "els => els.map(e => e.value)")
+                assert values == ["A", "B", "C", "D", "none", "several", "cannot_tell"]
+                if i == 2:  # by keyboard: the first choice, one step down (B), Enter submits
+                    page.focus("input[name=dim_reading] >> nth=0")
+                    page.keyboard.press("Space")
+                    page.keyboard.press("ArrowDown")
+                    page.keyboard.press("Enter")
+                    given[tid] = "B"
+                else:
+                    choice = ("several", "C")[i]
+                    page.check(f"input[name=dim_reading][value={choice}]")
+                    page.click("button[value=submit]")
+                    given[tid] = choice
+                page.wait_for_load_state("load")
+                assert "Saved." in page.inner_text("main")
+            assert not errors and all(r.startswith(url) or r.startswith("data:") for r in requests), requests
+        finally:
+            ctx.close()
+    with ReviewDB(review) as db:
+        by_task = {t.task_id: t.unit_id for t in db.tasks_for("alice")}
+    readings = people_readings(review)
+    for tid, value in given.items():
+        key = served["units"][by_task[tid]].hidden["key"]
+        r = readings[key]
+        assert (r.label, r.status) == ((None, "none") if value == "several" else (value, "read")), (tid, value)
+    assert len(readings) == 3  # the unrated tasks give no reading
