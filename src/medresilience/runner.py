@@ -47,6 +47,7 @@ from pydantic import BaseModel
 
 from . import followups, mitigations
 from .answer_format import SCHEMA, check_answer_format, declared_formats, resolve_formats, schema_params, schema_scorer_of
+from .call_order import in_rounds
 from .calls import CallRequest, ProgressFn, RunStats, add_stats, request_key, run_calls, takes_waits
 from .errors import ConfigError
 from .family import Family, family_of
@@ -574,7 +575,7 @@ def _plan_pairs(
             agent = getattr(setting, "agent", None)
             if agent is not None and params.get("logprobs"):
                 raise ConfigError(f"--setting {setting.name}", "the agent answers in text after its steps: score it with --scoring letter")
-            for item, probe, messages in rendered:
+            for item, probe, messages in in_rounds(rendered, spec.concurrency, lambda r: r[0].id):  # an item's prompts share a prefix
                 cond = CLEAN if probe is None else probe.condition
                 if probe is not None and after[id(probe)]:
                     later.append((item, probe, messages, after[id(probe)]))  # type: ignore[arg-type]

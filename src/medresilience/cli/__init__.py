@@ -148,6 +148,7 @@ def _run_eval(
     check_options(family, opts, specs)  # option errors before any progress output
     reader_spec = _audit_reader(audit, reader, cfg)
     check_new_run_suite(suite, Path(out))  # as `evaluate` would first: before the fork, the worker shares the check
+    _print_preview(suite, specs, opts, Path(out), family)
     # the results and the report are computed by a worker that loads their libraries during the calls
     with ResultsWorker(suite) as worker:
         with progress(lazy=True) as prog:  # shown from the first call: an error before it is one line alone
@@ -171,6 +172,15 @@ def _run_eval(
         from .audit import fail_unless_read
 
         fail_unless_read(audited)
+
+
+def _print_preview(suite, specs, opts, out: Path, family) -> None:
+    """What will run, on stderr before the progress bar (run_preview)."""
+    from ..evaluation import run_config
+    from ..run_preview import preview
+
+    for line in preview(suite, specs, opts, out, run_config(suite, specs, opts, family)).lines():
+        err_console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 def _audit_reader(audit: int | None, reader: str | None, cfg) -> ModelSpec | None:

@@ -18,7 +18,8 @@ from typing import Any
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 from ..errors import MedresError
 
@@ -117,6 +118,35 @@ class _LazyProgress(Progress):
         return self
 
 
+class RemainingColumn(ProgressColumn):
+    """Time left, from the rate of the completions seen since the first one: hidden ("-:--:--")
+    until `after` more have completed, so neither calls reused from the store (counted done at once)
+    nor a first burst make an estimate; then (left) x (seconds since the first) / (done since it)."""
+
+    def __init__(self, after: int = 5):
+        super().__init__()
+        self.after = after
+        self._first: dict[Any, tuple[float, float]] = {}  # task id -> (time, completed) at the first completion seen
+
+    def estimate(self, task_id: Any, now: float, completed: float, total: float | None) -> float | None:
+        """Seconds left, or None while there is no estimate."""
+        if total is None or completed <= 0:
+            return None
+        t0, c0 = self._first.setdefault(task_id, (now, completed))
+        done = completed - c0
+        if done < self.after or now <= t0:
+            return None
+        return max(0.0, total - completed) * (now - t0) / done
+
+    def render(self, task) -> Text:
+        left = self.estimate(task.id, task.get_time(), task.completed, task.total)
+        if left is None:
+            return Text("-:--:--", style="progress.remaining")
+        m, sec = divmod(int(left + 0.5), 60)
+        h, m = divmod(m, 60)
+        return Text(f"{h}:{m:02d}:{sec:02d}", style="progress.remaining")
+
+
 def progress(lazy: bool = False) -> Progress:
     cls = _LazyProgress if lazy else Progress
     return cls(
@@ -124,7 +154,7 @@ def progress(lazy: bool = False) -> Progress:
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        TimeRemainingColumn(),
+        RemainingColumn(),
         console=err_console,
         transient=False,
     )
