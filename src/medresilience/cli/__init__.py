@@ -13,14 +13,37 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from .kit import console, err_console, fail, parse_pairs, progress, progress_callback, user_errors
+from .kit import console, err_console, fail, help_wraps_at_spaces, parse_pairs, progress, progress_callback, user_errors
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..evaluation import RunResult
     from ..family import Family
     from ..models.spec import ModelSpec
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Measure whether models keep correct medical judgments under misleading or messy input.")
+# plain help (click's layout): option names are never cut and wrap at words at any width; an
+# on/off flag shows as --x / --no-x
+help_wraps_at_spaces()
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    help="Measure whether models keep correct medical judgments under misleading or messy input.",
+)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        console.print(f"medres {__version__}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")] = False,
+) -> None:
+    pass
 
 
 def _run_options(family: Family, family_options: list[str] | None, judge: str | None, cfg) -> tuple[dict[str, str], ModelSpec | None, str]:

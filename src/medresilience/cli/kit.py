@@ -34,6 +34,37 @@ def command_group(app: typer.Typer, name: str, help: str) -> typer.Typer:
     return group
 
 
+def help_wraps_at_spaces() -> None:
+    """Command help breaks lines only at spaces: the help formatter (click's, as typer ships it)
+    otherwise breaks a word at a hyphen and cuts one longer than the space left. Kept to help
+    text: a word longer than a line stays whole on its own line. Nothing else changes if the
+    formatter is not where this expects it."""
+    import textwrap
+
+    try:
+        from typer._click import _textwrap as wrapping
+    except ImportError:  # pragma: no cover - a typer that uses click itself
+        try:
+            from click import _textwrap as wrapping
+        except ImportError:
+            return
+    cls = getattr(wrapping, "TextWrapper", None)
+    if cls is None or not issubclass(cls, textwrap.TextWrapper):  # pragma: no cover
+        return
+    if getattr(cls, "_medres_spaces", False):
+        return
+    init = cls.__init__
+
+    def __init__(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.break_on_hyphens = False
+        self.break_long_words = False
+
+    cls.__init__ = __init__
+    cls._handle_long_word = textwrap.TextWrapper._handle_long_word  # a longer word whole, on a line of its own
+    cls._medres_spaces = True
+
+
 def fail(message: str, code: int = 2) -> None:
     err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)  # the message as written, [brackets] included
     raise typer.Exit(code)

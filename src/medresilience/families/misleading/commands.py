@@ -74,7 +74,7 @@ def _print_summary(report: dict[str, Any]) -> None:
         err_console.print(f"[yellow]caution:[/] {c}", highlight=False)
 
 
-SPEC_HELP = "model spec: embedded, embedded:smollm2, openai:MODEL,base_url=URL[,api_key_env=VAR,...] or @model.json"
+SPEC_HELP = "model spec: embedded, embedded:smollm2, PROVIDER/MODEL (medres models), openai:MODEL,base_url=URL (then ,api_key_env=VAR ...) or @model.json"
 
 
 SchemaLengthsOpt = Annotated[
