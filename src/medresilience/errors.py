@@ -33,7 +33,7 @@ def did_you_mean(word: object, choices: object) -> str:
 
     names = [str(c) for c in choices] if choices is not None else []  # type: ignore[attr-defined]
     text = str(word)
-    close = difflib.get_close_matches(text, names, n=1, cutoff=0.75) or difflib.get_close_matches(text.lower(), [n.lower() for n in names], n=1, cutoff=0.75)
+    close = difflib.get_close_matches(text, names, n=1, cutoff=0.8) or difflib.get_close_matches(text.lower(), [n.lower() for n in names], n=1, cutoff=0.8)
     if not close:
         return ""
     hit = next((n for n in names if n.lower() == close[0].lower()), close[0])
