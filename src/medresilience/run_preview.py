@@ -57,8 +57,12 @@ class Preview:
 
 
 def _suite_name(suite: Suite) -> str:
+    from .bundled_suite import sample_suite_dir
+
     name = suite.manifest.name
-    return f"{name} at {suite.path}" if suite.path else f"{name} (bundled)"
+    if suite.path is None or Path(suite.path).resolve() == sample_suite_dir().resolve():
+        return f"{name} (bundled)"
+    return f"{name} at {suite.path}"
 
 
 def earlier_run(out: Path, config: dict[str, Any]) -> str:

@@ -292,6 +292,10 @@ def test_offline_with_an_empty_cache_is_one_line_saying_how_to_fetch(tmp_path, m
     line = _one_line(r)
     assert "hf:AI4HealthResearch/MedMisBench" in line and "HF_HUB_OFFLINE" in line and "connected machine" in line
     assert not (tmp_path / "s").exists()
+    # an items file as the output: the advice names no directory for it
+    r = _import("hf:someone/items-only", "--out", str(tmp_path / "items.jsonl"))
+    line = _one_line(r)
+    assert r.exit_code == 2 and "`medres import hf:someone/items-only` command" in line and "DIR" not in line
 
 
 def test_no_network_and_no_cache_is_one_line(tmp_path):
