@@ -39,15 +39,17 @@ def help_wraps_at_spaces() -> None:
     otherwise breaks a word at a hyphen and cuts one longer than the space left. Kept to help
     text: a word longer than a line stays whole on its own line. Nothing else changes if the
     formatter is not where this expects it."""
+    import importlib
     import textwrap
 
-    try:
-        from typer._click import _textwrap as wrapping
-    except ImportError:  # pragma: no cover - a typer that uses click itself
+    # the formatter's wrapper class has no public hook: typer's bundled click (or click itself)
+    wrapping = None
+    for name in ("typer._click._textwrap", "click._textwrap"):
         try:
-            from click import _textwrap as wrapping
+            wrapping = importlib.import_module(name)
+            break
         except ImportError:
-            return
+            continue
     cls = getattr(wrapping, "TextWrapper", None)
     if cls is None or not issubclass(cls, textwrap.TextWrapper):  # pragma: no cover
         return
