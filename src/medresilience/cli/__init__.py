@@ -171,7 +171,7 @@ def _run_eval(
     check_options(family, opts, specs)  # option errors before any progress output
     reader_spec = _audit_reader(audit, reader, cfg)
     check_new_run_suite(suite, Path(out))  # as `evaluate` would first: before the fork, the worker shares the check
-    _print_preview(suite, specs, opts, Path(out), family)
+    lead = _preview_lines(suite, specs, opts, Path(out), family)  # read before the run writes run.json
     # the results and the report are computed by a worker that loads their libraries during the calls
     with ResultsWorker(suite) as worker:
         with progress(lazy=True) as prog:  # shown from the first call: an error before it is one line alone
@@ -180,11 +180,14 @@ def _run_eval(
                 specs,
                 out,
                 opts,
-                progress=progress_callback(prog, "calls"),
+                progress=progress_callback(prog, "calls", lead=lead),
                 wait=wait,
                 on_wait=lambda msg: err_console.print(msg, highlight=False, soft_wrap=True, markup=False),
                 summarise=worker.summarise,
             )
+            if not prog.live.is_started:  # nothing was called (the same run, settled): said all the same
+                for line in lead:
+                    err_console.print(line, highlight=False, markup=False, soft_wrap=True)
         _print_outcome(result)
         audited = _audit_after(out, audit, reader_spec, suite) if audit else None
         html = worker.report(Path(out), result.frame)
@@ -197,13 +200,13 @@ def _run_eval(
         fail_unless_read(audited)
 
 
-def _print_preview(suite, specs, opts, out: Path, family) -> None:
-    """What will run, on stderr before the progress bar (run_preview)."""
+def _preview_lines(suite, specs, opts, out: Path, family) -> list[str]:
+    """What will run (run_preview), printed on stderr just before the progress bar: once the run
+    holds its folder, so an error before it is still one line alone."""
     from ..evaluation import run_config
     from ..run_preview import preview
 
-    for line in preview(suite, specs, opts, out, run_config(suite, specs, opts, family)).lines():
-        err_console.print(line, highlight=False, markup=False, soft_wrap=True)
+    return preview(suite, specs, opts, out, run_config(suite, specs, opts, family)).lines()
 
 
 def _audit_reader(audit: int | None, reader: str | None, cfg) -> ModelSpec | None:

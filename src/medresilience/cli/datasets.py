@@ -45,7 +45,14 @@ def datasets(
         console.print()
         say(f"{d.name} ({d.kind}): {d.what}", "  ")
         for label, value in (("where", d.where), ("licence", d.licence), ("size", d.size), ("format", d.fmt), ("get", d.command), ("checked", d.checked)):
-            say(f"  {label + ':':9}{value}", " " * 11)
+            line = f"  {label + ':':9}{value}"
+            if label == "get" and len(line) > width:  # a command on lines of its own, continued as a shell reads it
+                console.print("  get:", highlight=False, markup=False)
+                parts = _wrap("    " + value, width - 2, "      ")  # room for the " \\" that continues it
+                for i, part in enumerate(parts):
+                    console.print(part + (" \\" if i < len(parts) - 1 else ""), highlight=False, markup=False, soft_wrap=True)
+                continue
+            say(line, " " * 11)
         for fname, digest in d.files.items():
             if digest:
                 say(f"  sha256:  {digest}  {fname}", " " * 11)

@@ -12,6 +12,7 @@ import contextlib
 import functools
 import signal
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -213,13 +214,16 @@ class StageProgress:
         self.bar.update(self.tasks[label], completed=done, total=total)
 
 
-def progress_callback(prog: Progress, description: str):
+def progress_callback(prog: Progress, description: str, lead: Sequence[str] = ()):
     """A (done, total) callback driving one task of a Progress; `waits=` (the retry waits so far,
-    as `calls.run_calls` passes them) is shown next to the description."""
+    as `calls.run_calls` passes them) is shown next to the description; `lead`: lines printed on
+    stderr just before the bar first shows."""
     task = prog.add_task(description, total=None)
 
     def update(done: int, total: int, waits: int = 0) -> None:
         if not prog.live.is_started:
+            for line in lead:
+                err_console.print(line, highlight=False, markup=False, soft_wrap=True)
             prog.start()
         desc = f"{description} ({waits} retry wait{'s' if waits != 1 else ''})" if waits else description
         prog.update(task, completed=done, total=total, description=desc)
