@@ -25,6 +25,21 @@ class ConfigError(MedresError):
         super().__init__(f"setting '{setting}': {message}")
 
 
+def did_you_mean(word: object, choices: object) -> str:
+    """ " (did you mean 'x'?)" naming the choice closest to a misspelt `word` (an iterable of str
+    `choices`), or "" when none is close: one rule for every name the user types (settings,
+    model specs, families, formats, options), as the command line's own options have."""
+    import difflib
+
+    names = [str(c) for c in choices] if choices is not None else []  # type: ignore[attr-defined]
+    text = str(word)
+    close = difflib.get_close_matches(text, names, n=1, cutoff=0.8) or difflib.get_close_matches(text.lower(), [n.lower() for n in names], n=1, cutoff=0.8)
+    if not close:
+        return ""
+    hit = next((n for n in names if n.lower() == close[0].lower()), close[0])
+    return f" (did you mean '{hit}'?)"
+
+
 def _shown(v: object) -> str:
     return f"'{v}'" if isinstance(v, str) else repr(v) if v is not None else "nothing"
 
@@ -40,7 +55,8 @@ def validation_problem(err: object, known: object = None) -> tuple[str | None, s
     msg = str(first.get("msg", err))
     if kind == "extra_forbidden":
         names = ", ".join(str(k) for k in known) if known is not None else ""
-        return loc, "unknown name" + (f" (known: {names})" if names else "")
+        hint = did_you_mean(str(loc).rsplit(".", 1)[-1], known) if known is not None and loc else ""
+        return loc, "unknown name" + hint + (f" (known: {names})" if names else "")
     if kind == "missing":
         return loc, "is required"
     if kind in ("literal_error", "enum"):

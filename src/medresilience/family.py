@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .errors import ConfigError, validation_problem
+from .errors import ConfigError, did_you_mean, validation_problem
 from .registry import Registry
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -227,7 +227,7 @@ class Family:
             # a check across options names the option its message begins with
             where = where or next((f for f in self.options.model_fields if msg.startswith(f"{f} ")), None)
             if msg.startswith("unknown name"):
-                msg = "unknown option"
+                msg = "unknown option" + did_you_mean(where, self.options.model_fields)
             raise ConfigError(f"-O {where or 'options'}", f"{msg} (family {self.name} options: {allowed})") from None
 
 

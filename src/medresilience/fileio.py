@@ -3,6 +3,10 @@ line-exact errors (file, line and field in every InputError), records validated 
 CSV and Parquet files, files written atomically (a temporary sibling renamed into place), JSON
 lines and checksums.
 
+Files and folders written follow the process's umask (0644 and 0755 under the common 022), as
+`open` and `mkdir` would make them, so a report can be shared or served; a file that holds a
+secret is written with `private=True` (0600 whatever the umask).
+
 Every text field read from a file is at most `max_field_chars()` characters (100,000 unless the
 environment variable MEDRES_MAX_FIELD_CHARS says otherwise): a longer one is an InputError naming
 file, line and field, not a prompt sent to a model. It imports only errors.py."""
@@ -558,21 +562,53 @@ def refuse_non_regular(path: Path | str) -> None:
         raise OutputError(path, OSError(errno.EEXIST, f"it is {kind}, not a regular file; not replaced (choose another path)"))
 
 
+def umask() -> int:
+    """The process's umask, read without changing it where Linux tells it (/proc/self/status);
+    elsewhere set and put back at once."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
+def output_mode(directory: bool = False) -> int:
+    """The mode `open` (0666) or `mkdir` (0777) gives a new file or folder under the umask."""
+    return (0o777 if directory else 0o666) & ~umask()
+
+
+def temp_dir(parent: Path, prefix: str) -> Path:
+    """A new temporary folder in `parent` (to be renamed into place) with the mode `mkdir` would
+    give it (mkdtemp makes 0700)."""
+    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    os.chmod(tmp, output_mode(directory=True))
+    return tmp
+
+
 class atomic_write:
     """Write a file through a temporary sibling, renamed into place only on success. A place that
     cannot be written (a path under a file, a read-only directory) or that exists and is not a
     regular file (`refuse_non_regular`, checked before writing and again just before the rename)
-    is an OutputError; the temporary file is removed on every failure."""
+    is an OutputError; the temporary file is removed on every failure. The file gets the mode
+    `open` would give it under the umask; with `private` 0600 (a file holding a secret)."""
 
-    def __init__(self, path: Path | str, mode: str = "w"):
+    def __init__(self, path: Path | str, mode: str = "w", private: bool = False):
         self.path = Path(path)
         self.mode = mode
+        self.private = private
 
     def __enter__(self):
         refuse_non_regular(self.path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+            fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)  # 0600
+            if not self.private:
+                os.fchmod(fd, output_mode())
         except OSError as e:
             raise OutputError(self.path, e) from None
         self._fh = os.fdopen(fd, self.mode, **({} if "b" in self.mode else {"encoding": "utf-8"}))

@@ -1,7 +1,7 @@
 """A name -> thing table extended by registration: `Registry[T]`, the one type behind the families,
 the mitigation settings and their factories, the item formats, the providers, the review rubrics
 and the extra-usage readers of the trade-off table. Names keep their registration order. Imports
-nothing of the package."""
+only errors.py (the suggestion for a misspelt name)."""
 
 from __future__ import annotations
 
@@ -47,8 +47,10 @@ class Registry(Generic[T]):
 
     def unknown(self, name: str) -> str:
         """The error text for a name that is not registered."""
+        from .errors import did_you_mean
+
         known = sorted(self._values) if self._sort_known else list(self._values)
-        return f"unknown {self.noun} '{name}' (known: {', '.join(known) or 'none'})"
+        return f"unknown {self.noun} '{name}'{did_you_mean(name, known)} (known: {', '.join(known) or 'none'})"
 
     def names(self) -> list[str]:
         return list(self._values)

@@ -14,7 +14,10 @@ own process. The worker never writes results.json (the command does, under the r
 exits when the command's end of its pipe closes (the command ended, even by kill -9), silently: a
 signal that ends the command mid-request leaves an answer with no one to read it, which is no
 error. SIGINT (Ctrl-C reaches the whole foreground group) is the command's to handle: the worker
-ignores it."""
+ignores it, and a SIGTERM (multiprocessing's terminate at the command's exit) ends it silently,
+not as the command's SIGTERM handler would (an interruption with a traceback). Both are blocked
+across the fork and unblocked in the worker once it has set them, so a Ctrl-C as it starts prints
+no traceback either."""
 
 from __future__ import annotations
 
@@ -36,6 +39,8 @@ from .suite import Suite
 PRELOAD = ("medresilience.frame", "medresilience.reading", "medresilience.report.build")
 #: the worker's niceness: the lowest CPU priority
 NICE = 19
+#: blocked across the fork, until the worker has its own dispositions of them
+_STARTUP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
 def enabled() -> bool:
@@ -47,8 +52,10 @@ def _serve(conn: Any, command_end: Any, source: Suite | ResolvedRun, modules: tu
     """The worker: import, then answer requests until the pipe closes."""
     import importlib
 
-    command_end.close()  # the command's end, inherited by the fork: held open, its closing would go unseen
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the command's handler (SIGTERM as Ctrl-C): a terminate ends the worker silently
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STARTUP_SIGNALS)  # blocked by the command across the fork
+    command_end.close()  # the command's end, inherited by the fork: held open, its closing would go unseen
 
     try:
         os.nice(NICE)
@@ -117,7 +124,11 @@ class ResultsWorker:
             ctx = multiprocessing.get_context("fork")
             self._conn, child = ctx.Pipe()
             self._proc = ctx.Process(target=_serve, args=(child, self._conn, self.suite, PRELOAD), name="medres-results", daemon=True)
-            self._proc.start()
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STARTUP_SIGNALS)  # the worker starts with them blocked
+            try:
+                self._proc.start()
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)  # one that came meanwhile is delivered here, now
             child.close()
         return self
 

@@ -48,6 +48,7 @@ from typing import Any
 
 from . import followups
 from .answer_format import SCHEMA, declared_formats, resolve_formats, schema_params, schema_scorer_of
+from .call_order import in_rounds
 from .calls import CallRequest, ProgressFn, RunStats, add_stats, request_key, run_calls, takes_waits
 from .errors import ConfigError
 from .fileio import env_number
@@ -432,7 +433,7 @@ def _plan_pairs(pairs: list[tuple[Item, Probe | None]], run: ResolvedRun, format
                 followups.check_setting(setting, family.name)
             earlier: dict[tuple[str, str], Planned] = {}  # (item id, condition) -> its unit, for the follow-ups
             later: list[tuple[Item, Probe, list[dict[str, str]], str]] = []
-            for item, probe, messages in rendered:
+            for item, probe, messages in in_rounds(rendered, spec.concurrency, lambda r: r[0].id):  # an item's prompts share a prefix
                 cond = CLEAN if probe is None else probe.condition
                 if probe is not None and after[id(probe)]:
                     later.append((item, probe, messages, after[id(probe)]))  # type: ignore[arg-type]

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
-from .fileio import OutputError, atomic_write, iter_json_lines, iter_json_lines_at, json_line_at, parse_record, sha256_file, write_jsonl
+from .fileio import OutputError, atomic_write, iter_json_lines, iter_json_lines_at, json_line_at, parse_record, sha256_file, temp_dir, write_jsonl
 from .records import GenericProbe, Item, Probe, SuiteManifest
 
 
@@ -231,7 +230,7 @@ class Suite:
         d = Path(directory)
         try:
             d.parent.mkdir(parents=True, exist_ok=True)
-            tmp = Path(tempfile.mkdtemp(prefix=f".{d.name}.", dir=d.parent))
+            tmp = temp_dir(d.parent, f".{d.name}.")
         except OSError as e:
             raise OutputError(d, e) from None
         try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 import socket
 from pathlib import Path
 
@@ -292,6 +293,10 @@ def test_offline_with_an_empty_cache_is_one_line_saying_how_to_fetch(tmp_path, m
     line = _one_line(r)
     assert "hf:AI4HealthResearch/MedMisBench" in line and "HF_HUB_OFFLINE" in line and "connected machine" in line
     assert not (tmp_path / "s").exists()
+    # an items file as the output: the advice names no directory for it
+    r = _import("hf:someone/items-only", "--out", str(tmp_path / "items.jsonl"))
+    line = _one_line(r)
+    assert r.exit_code == 2 and "`medres import hf:someone/items-only` command" in line and "DIR" not in line
 
 
 def test_no_network_and_no_cache_is_one_line(tmp_path):
@@ -402,8 +407,10 @@ def test_datasets_lists_every_benchmark_and_source_with_a_date(tmp_path):
         "medjourney",
         "vanderbilt-abbreviations",
     } <= names
+    # wrapped at spaces to the terminal; a long command continued on the next line, as a shell reads it
+    shown = " ".join(re.sub(r" \\\n", " ", r.output).split())
     for d in CATALOG:
-        assert d.name in r.output and d.where in r.output and d.command in r.output
+        assert d.name in r.output and d.where in shown and d.command in shown
         assert d.command.split()[0] in ("medres", "HF_TOKEN=hf_...")
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from .kit import console, err_console, fail, parse_pairs, progress, progress_callback, user_errors
+from .kit import console, err_console, fail, help_wraps_at_spaces, parse_pairs, progress, progress_callback, user_errors
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..evaluation import RunResult
@@ -21,7 +21,30 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..models.spec import ModelSpec
     from ..resolved import AuditRequest
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Measure whether models keep correct medical judgments under misleading or messy input.")
+# plain help (click's layout): option names are never cut and wrap at words at any width; an
+# on/off flag shows as --x / --no-x
+help_wraps_at_spaces()
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    help="Measure whether models keep correct medical judgments under misleading or messy input.",
+)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        console.print(f"medres {__version__}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")] = False,
+) -> None:
+    pass
 
 
 def _run_options(family: Family, family_options: list[str] | None, judge: str | None, cfg) -> tuple[dict[str, str], ModelSpec | None, str]:
@@ -146,17 +169,21 @@ def _run_eval(
     # the run resolved once: its family, options, settings and their models, keys; errors before any progress output
     run = resolve_run(suite, specs, opts, family=family, audit=_audit_request(audit, reader, cfg))
     check_new_run_suite(suite, Path(out))  # as `evaluate` would first: before the fork, the worker shares the check
+    lead = _preview_lines(run, Path(out))  # read before the run writes run.json
     # the results and the report are computed by a worker that loads their libraries during the calls
     with ResultsWorker(run) as worker:
         with progress(lazy=True) as prog:  # shown from the first call: an error before it is one line alone
             result = evaluate(
                 run,
                 out_dir=out,
-                progress=progress_callback(prog, "calls"),
+                progress=progress_callback(prog, "calls", lead=lead),
                 wait=wait,
                 on_wait=lambda msg: err_console.print(msg, highlight=False, soft_wrap=True, markup=False),
                 summarise=worker.summarise,
             )
+            if not prog.live.is_started:  # nothing was called (the same run, settled): said all the same
+                for line in lead:
+                    err_console.print(line, highlight=False, markup=False, soft_wrap=True)
         _print_outcome(result, run.family)
         audited = _audit_after(out, run.audit, suite) if run.audit is not None else None
         html = worker.report(Path(out), result.frame)
@@ -167,6 +194,15 @@ def _run_eval(
         from .audit import fail_unless_read
 
         fail_unless_read(audited)
+
+
+def _preview_lines(run, out: Path) -> list[str]:
+    """What will run (run_preview), printed on stderr just before the progress bar: once the run
+    holds its folder, so an error before it is still one line alone."""
+    from ..evaluation import run_config
+    from ..run_preview import preview
+
+    return preview(run, out, run_config(run)).lines()
 
 
 def _audit_request(audit: int | None, reader: str | None, cfg) -> AuditRequest | None:

@@ -1,5 +1,5 @@
 """`python -m medresilience.cli`: the same as `medres`."""
 
-from . import app
+from ..launch import main
 
-app()
+main()

@@ -12,13 +12,15 @@ import contextlib
 import functools
 import signal
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 from ..errors import MedresError
 
@@ -31,6 +33,39 @@ def command_group(app: typer.Typer, name: str, help: str) -> typer.Typer:
     group = typer.Typer(no_args_is_help=True, help=help)
     app.add_typer(group, name=name)
     return group
+
+
+def help_wraps_at_spaces() -> None:
+    """Command help breaks lines only at spaces: the help formatter (click's, as typer ships it)
+    otherwise breaks a word at a hyphen and cuts one longer than the space left. Kept to help
+    text: a word longer than a line stays whole on its own line. Nothing else changes if the
+    formatter is not where this expects it."""
+    import importlib
+    import textwrap
+
+    # the formatter's wrapper class has no public hook: typer's bundled click (or click itself)
+    wrapping = None
+    for name in ("typer._click._textwrap", "click._textwrap"):
+        try:
+            wrapping = importlib.import_module(name)
+            break
+        except ImportError:
+            continue
+    cls = getattr(wrapping, "TextWrapper", None)
+    if cls is None or not issubclass(cls, textwrap.TextWrapper):  # pragma: no cover
+        return
+    if getattr(cls, "_medres_spaces", False):
+        return
+    init = cls.__init__
+
+    def __init__(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.break_on_hyphens = False
+        self.break_long_words = False
+
+    cls.__init__ = __init__
+    cls._handle_long_word = textwrap.TextWrapper._handle_long_word  # a longer word whole, on a line of its own
+    cls._medres_spaces = True
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -117,6 +152,35 @@ class _LazyProgress(Progress):
         return self
 
 
+class RemainingColumn(ProgressColumn):
+    """Time left, from the rate of the completions seen since the first one: hidden ("-:--:--")
+    until `after` more have completed, so neither calls reused from the store (counted done at once)
+    nor a first burst make an estimate; then (left) x (seconds since the first) / (done since it)."""
+
+    def __init__(self, after: int = 5):
+        super().__init__()
+        self.after = after
+        self._first: dict[Any, tuple[float, float]] = {}  # task id -> (time, completed) at the first completion seen
+
+    def estimate(self, task_id: Any, now: float, completed: float, total: float | None) -> float | None:
+        """Seconds left, or None while there is no estimate."""
+        if total is None or completed <= 0:
+            return None
+        t0, c0 = self._first.setdefault(task_id, (now, completed))
+        done = completed - c0
+        if done < self.after or now <= t0:
+            return None
+        return max(0.0, total - completed) * (now - t0) / done
+
+    def render(self, task) -> Text:
+        left = self.estimate(task.id, task.get_time(), task.completed, task.total)
+        if left is None:
+            return Text("-:--:--", style="progress.remaining")
+        m, sec = divmod(int(left + 0.5), 60)
+        h, m = divmod(m, 60)
+        return Text(f"{h}:{m:02d}:{sec:02d}", style="progress.remaining")
+
+
 def progress(lazy: bool = False) -> Progress:
     cls = _LazyProgress if lazy else Progress
     return cls(
@@ -124,7 +188,7 @@ def progress(lazy: bool = False) -> Progress:
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        TimeRemainingColumn(),
+        RemainingColumn(),
         console=err_console,
         transient=False,
     )
@@ -150,13 +214,16 @@ class StageProgress:
         self.bar.update(self.tasks[label], completed=done, total=total)
 
 
-def progress_callback(prog: Progress, description: str):
+def progress_callback(prog: Progress, description: str, lead: Sequence[str] = ()):
     """A (done, total) callback driving one task of a Progress; `waits=` (the retry waits so far,
-    as `calls.run_calls` passes them) is shown next to the description."""
+    as `calls.run_calls` passes them) is shown next to the description; `lead`: lines printed on
+    stderr just before the bar first shows."""
     task = prog.add_task(description, total=None)
 
     def update(done: int, total: int, waits: int = 0) -> None:
         if not prog.live.is_started:
+            for line in lead:
+                err_console.print(line, highlight=False, markup=False, soft_wrap=True)
             prog.start()
         desc = f"{description} ({waits} retry wait{'s' if waits != 1 else ''})" if waits else description
         prog.update(task, completed=done, total=total, description=desc)

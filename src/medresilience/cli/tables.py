@@ -50,9 +50,20 @@ def fitted(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]], wi
                 out.append(Text(indent + line))
                 line = ""
             line = f"{line}   {pair}" if line else pair
+            if len(indent) + len(line) > width:  # a pair longer than a line: wrapped between words, indented beneath
+                out += [Text(x) for x in _wrap(line, width, indent)]
+                line = ""
         if line:
             out.append(Text(indent + line))
     return Group(*out)
+
+
+def _wrap(text: str, width: int, indent: str) -> list[str]:
+    """`text` in lines of at most `width` columns, broken only at spaces (a word or number longer
+    than a line stays whole on its own line), the lines after the first indented two more."""
+    import textwrap
+
+    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent + "  ", break_long_words=False, break_on_hyphens=False) or [indent]
 
 
 def _numeric(cell: str) -> bool:

@@ -29,7 +29,7 @@ from typing import Any
 
 from .. import __version__
 from ..errors import ConfigError, InputError
-from ..fileio import node_kind
+from ..fileio import node_kind, output_mode
 from ..seeding import stable_hash
 from .documents import plan_sources, read_documents
 from .query import chunk, contains, match_expression
@@ -116,6 +116,7 @@ def build_index(
     plan = plan_sources(source, exclude=(out,))  # refuses an answer key before anything is read
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp-index", dir=out.parent)
+    os.fchmod(fd, output_mode())  # mkstemp makes 0600; an index is shared as any output
     os.close(fd)
     tmp = Path(tmp_name)
     try:

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..errors import ConfigError
+from ..errors import ConfigError, did_you_mean
 from ..registry import Registry
 from .setting import NONE, Messages, Setting
 
@@ -49,7 +49,8 @@ def get(name: str) -> Setting:
         return _SETTINGS.get(name)
     base, colon, args = name.partition(":")
     if base.strip() not in _FACTORIES:
-        raise ConfigError("--setting", f"unknown setting '{name}' (known: {', '.join(names())})")
+        hint = did_you_mean(base.strip(), [*_SETTINGS.names(), *_FACTORIES.names()])
+        raise ConfigError("--setting", f"unknown setting '{name}'{hint} (known: {', '.join(names())})")
     made = _FACTORIES.get(base.strip())
     if not colon or not args.strip():
         raise ConfigError(f"--setting {name}", f"needs its configuration: {made.usage}")

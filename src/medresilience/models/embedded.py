@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..fileio import output_mode
 
 QWEN_PARTS = 22
 QWEN_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
@@ -81,6 +82,7 @@ def assemble_qwen(dest_dir: Path | None = None) -> Path:
     dest_dir.mkdir(parents=True, exist_ok=True)
     h = hashlib.sha256()
     fd, tmp = tempfile.mkstemp(prefix=f".{QWEN_FILE}.", dir=dest_dir)
+    os.fchmod(fd, output_mode())  # mkstemp makes 0600; the cache follows the umask
     try:
         with os.fdopen(fd, "wb") as out:
             for p in parts:

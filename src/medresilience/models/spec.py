@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..errors import ConfigError, validation_problem
+from ..errors import ConfigError, did_you_mean, validation_problem
 from ..seeding import stable_hash
 from .providers import FEATURES, PROVIDERS, REASONING_RULE, ModelRule, Provider, get_provider, known_price, provider_for_url
 
@@ -230,6 +230,10 @@ def _coerce(key: str, value: str) -> Any:
     return value
 
 
+#: the settings a spec string may give (KEY=VALUE after the head)
+SPEC_SETTINGS = tuple(k for k in ModelSpec.model_fields if k not in {"kind", "model", "price_source", "price_date", "base_urls"})
+
+
 def _read_head(head: str, text: str, flag: str = "--model") -> tuple[dict[str, Any], bool]:
     """The model named by a spec's head: its fields, and whether it is the `openai:` form."""
     m = _HEAD.match(head)
@@ -237,7 +241,7 @@ def _read_head(head: str, text: str, flag: str = "--model") -> tuple[dict[str, A
     if prefix == "embedded":
         name = name or "qwen"
         if name not in EMBEDDED_MODELS:
-            raise ConfigError(flag, f"unknown embedded model '{name}' (known: {', '.join(EMBEDDED_MODELS)})")
+            raise ConfigError(flag, f"unknown embedded model '{name}'{did_you_mean(name, EMBEDDED_MODELS)} (known: {', '.join(EMBEDDED_MODELS)})")
         # a CPU-served local model can take minutes per call under load: a long timeout
         return {"kind": "embedded", "model": name, "concurrency": 2, "max_tokens": 16, "timeout": 900.0}, False
     if name and prefix == "openai" and sep == ":":
@@ -245,9 +249,10 @@ def _read_head(head: str, text: str, flag: str = "--model") -> tuple[dict[str, A
     if name and get_provider(prefix) is not None:
         return {"kind": "openai", "provider": prefix.lower(), "model": name}, False
     known = ", ".join(PROVIDERS.names())
+    hint = did_you_mean(prefix, ["embedded", *PROVIDERS.names()])
     raise ConfigError(
         flag,
-        f"cannot read model spec '{text}' (expected PROVIDER/MODEL with a provider of {known}; 'openai:MODEL,base_url=URL'; 'embedded[:NAME]' or '@file.json')",
+        f"cannot read model spec '{text}'{hint} (expected PROVIDER/MODEL with a provider of {known}; 'openai:MODEL,base_url=URL'; 'embedded[:NAME]' or '@file.json')",
     )
 
 
@@ -322,7 +327,7 @@ def parse_model_spec(text: str, defaults: SpecDefaults | None = None, flag: str 
                         what = "true or false" if key in _BOOL else "a number"
                         raise ConfigError(f"{flag} {head}.{key}", f"'{value}' is not {what}") from None
                 else:
-                    raise ConfigError(f"{flag} {head}.{key}", "unknown setting")
+                    raise ConfigError(f"{flag} {head}.{key}", "unknown setting" + did_you_mean(key, [*SPEC_SETTINGS, "base_url"]))
             if legacy and "provider" not in given:
                 # openai:MODEL alone is OpenAI's; with base_url= it is any endpoint (a known API's
                 # host still gets that provider's quirks)

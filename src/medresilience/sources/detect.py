@@ -1,9 +1,11 @@
-"""One entry point for MCQ sources: `load_items(path, fmt="auto")`. Auto-detection: a .csv file is
-MMLU; a .parquet file is HLE (by its columns answer_type / canary) or the hub's layout of MedMCQA, MMLU
+"""One entry point for MCQ sources: `load_items(path, fmt="auto")`. Auto-detection: a .csv (or
+.tsv) file whose first row is a header naming a question or an answer column is a question sheet
+(`csv`, sources.sheet), any other .csv is MMLU; a .parquet file is HLE (by its columns answer_type / canary) or the hub's layout of MedMCQA, MMLU
 or PubMedQA (sources.hub_layouts, by its columns); a file that is one JSON object
 whose first key is a number (a PMID) mapping to an object with QUESTION is PubMedQA; a JSON-lines
 file is told by the keys of its first object: first the keys a family registers for its own
-release layouts, then medical_task / body_system -> MedXpertQA, answer_type / canary -> HLE,
+release layouts, then the project's own items layout (id, source, question and only Item's
+fields: sources.items), then medical_task / body_system -> MedXpertQA, answer_type / canary -> HLE,
 an object of PMID -> {QUESTION, ...} on one line -> PubMedQA, a numeric answer with opa.. (no
 cop), options keyed "1", "2", ... or "(1) ... (2) ..." in the question -> MedJourney, opa / cop
 -> MedMCQA, answer_idx -> MedQA, a question with a text answer and no options -> free-form. Only the start of the file is read to decide; the items are then
@@ -33,6 +35,7 @@ from .hle import KEYS as HLE_KEYS
 from .hle import parquet_columns, read_hle
 from .hub_layouts import READERS as HUB_READERS
 from .hub_layouts import layout_of
+from .items import is_items_row, read_items
 from .medjourney import is_medjourney_row, read_medjourney
 from .medmcqa import read_medmcqa
 from .medqa import read_medqa
@@ -40,6 +43,7 @@ from .medxpertqa import KEYS as MEDXPERTQA_KEYS
 from .medxpertqa import read_medxpertqa
 from .mmlu import read_mmlu
 from .pubmedqa import is_pubmedqa_file, read_pubmedqa
+from .sheet import is_sheet, read_sheet
 
 __all__ = ["FORMATS", "detect_format", "formats", "load_items", "register_format"]
 
@@ -56,6 +60,8 @@ class ItemFormat:
 
 
 _FORMATS: Registry[ItemFormat] = Registry("format")
+_FORMATS.register("items", ItemFormat(read_items, "items (this project's layout: JSON lines with id, source, question, options, answer)"))
+_FORMATS.register("csv", ItemFormat(read_sheet, "csv (a question sheet: a header row with question, A, B, ..., answer; optional id, source, explanation)"))
 _FORMATS.register("medqa", ItemFormat(read_medqa, "medqa (JSON lines with answer_idx)"))
 _FORMATS.register("medmcqa", ItemFormat(read_medmcqa, "medmcqa (JSON lines with opa..opd and cop)"))
 _FORMATS.register("mmlu", ItemFormat(read_mmlu, "mmlu (.csv: question, A, B, C, D, answer)"))
@@ -89,7 +95,18 @@ def _known() -> str:
     return "known formats: " + ", ".join(f.doc for f in _FORMATS.values())
 
 
-FORMATS: tuple[str, ...] = ("medqa", "medmcqa", "mmlu", "medxpertqa", "pubmedqa", "hle", "medjourney", "freeform")  # the built-in ones; formats() lists all
+FORMATS: tuple[str, ...] = (
+    "items",
+    "csv",
+    "medqa",
+    "medmcqa",
+    "mmlu",
+    "medxpertqa",
+    "pubmedqa",
+    "hle",
+    "medjourney",
+    "freeform",
+)  # the built-in ones; formats() lists all
 
 
 def _first_object(path: Path) -> tuple[int, dict] | None:
@@ -118,8 +135,8 @@ def detect_format(path: Path | str) -> str:
         raise InputError(path, None, None, "file not found")
     if path.is_dir():
         raise InputError(path, None, None, "is a directory, expected a file")
-    if path.suffix.lower() == ".csv":
-        return "mmlu"
+    if path.suffix.lower() in (".csv", ".tsv"):
+        return "csv" if is_sheet(path) or path.suffix.lower() == ".tsv" else "mmlu"
     if path.suffix.lower() == ".parquet":
         columns = parquet_columns(path)
         if set(columns) & set(HLE_KEYS):
@@ -144,6 +161,8 @@ def detect_format(path: Path | str) -> str:
     for name in _FORMATS.names():
         if keys & _FORMATS.get(name).keys:
             return name
+    if is_items_row(obj):
+        return "items"
     if keys & set(MEDXPERTQA_KEYS):
         return "medxpertqa"
     if keys & set(HLE_KEYS):

@@ -216,8 +216,8 @@ def _explain(ref: HubRef, e: BaseException, endpoint: str, offline: bool) -> Hub
         cache = _cache_dir() or "~/.cache/huggingface/hub"
         why = "HF_HUB_OFFLINE is set" if offline else f"{site} cannot be reached"
         return HubError(
-            f"{ref}: not in the local cache ({cache}) and {why}; on a connected machine run "
-            f"`medres import {ref} --out DIR` (it fills the same cache), copy the cache folder here, and rerun"
+            f"{ref}: not in the local cache ({cache}) and {why}; on a connected machine run this same "
+            f"`medres import {ref}` command (whatever its --out: the download fills that cache), copy the cache folder here, and rerun"
         )
     if isinstance(e, hf.HfHubHTTPError):
         return HubError(f"{ref}: the hub at {site} answered {str(e).splitlines()[0]}")

@@ -15,12 +15,12 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import ConfigError, InputError
+from ..fileio import temp_dir
 from .pages import Links, environment
 from .query import PAGE_SIZE, PAIR_OUTCOMES, VERSUS_OUTCOMES, RunView, UnitQuery, unit_evidence, units_page
 from .render import Renderer
@@ -104,7 +104,7 @@ def export_site(runs: Sequence[RunView], out: Path | str, max_units: int = 1000,
     note = f"Capped: each list stops at the page holding its {max_units}th unit (--max-units): " + "; ".join(capped) + "." if capped else None
     pages_r = Renderer(environment(), runs, links, cap_note=note)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    tmp = temp_dir(out.parent, f".{out.name}.")
     try:
         files = _write(runs, plan, links, pages_r, tmp, size, max_units)
         (tmp / MARKER).write_text("written by medres view --export\n", encoding="utf-8")

@@ -127,6 +127,9 @@ class RunView:
     peers: list[RunView] = field(default_factory=list, repr=False, compare=False)
     #: the pairing its index holds (`paired`), by what it paired
     pairing: tuple | None = field(default=None, repr=False, compare=False)
+    #: item id -> its answer key as shown ("C. 126 mg/dL", or a free-text reference); empty when
+    #: the run's suite was not found
+    answer_keys: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
     #: label -> the model's name over every run served (model_names: `label [run]` where the label
     #: is ambiguous among them, as a report over the same runs names it)
     model_names: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -372,6 +375,7 @@ def open_run(index: int, run_dir: Path | str) -> RunView:
         probe_rows = ((p.id, [p.facet_values().get(f) for f in facets]) for p in suite.iter_probes())
         item_rows = ((it.id, [getattr(it, f, None) for f in item_facets]) for it in suite.items.values())
     follows: dict[str, str] = {}
+    keys = {} if suite is None else {it.id: k for it in suite.items.values() if (k := answer_key(it))}
     if suite is not None and family is not None:
         follows = {p.id: c for p in suite.iter_probes() if (c := family.follows(p))}
     store = Store.read_only(d / "store.sqlite")
@@ -396,7 +400,15 @@ def open_run(index: int, run_dir: Path | str) -> RunView:
     except BaseException:
         store.close()
         raise
-    return RunView(index, d, config, family, columns, store, unit_index, run_id, n, notes, values, follows=follows)
+    return RunView(index, d, config, family, columns, store, unit_index, run_id, n, notes, values, follows=follows, answer_keys=keys)
+
+
+def answer_key(item: Any) -> str | None:
+    """What an item counts as right, as the viewer shows it: the gold option's letter and text, or
+    its free-text reference; None for an item with neither (a patient question)."""
+    if item.answer is not None and item.options:
+        return f"{item.answer}. {item.options[item.answer]}" if item.answer in item.options else str(item.answer)
+    return item.reference
 
 
 def open_runs(run_dirs: Sequence[Path | str]) -> list[RunView]:
@@ -603,7 +615,16 @@ def unit_evidence(rv: RunView, unit_id: str) -> dict[str, Any] | None:
             if s["probe_id"] == first["probe_id"] and s["condition"] == first["condition"] and s["epoch"] == first["epoch"]:
                 d = rv.store.unit_detail(s["model"], s["unit_id"])
                 across.append({**s, "reply": (d.call or {}).get("text") if d else None})
-    return {"run": rv.index, "unit_id": unit_id, "item_id": item, "models": per_model, "across": across, "siblings": siblings, "facets": rows[0]["facets"]}
+    return {
+        "run": rv.index,
+        "unit_id": unit_id,
+        "item_id": item,
+        "answer_key": rv.answer_keys.get(item),
+        "models": per_model,
+        "across": across,
+        "siblings": siblings,
+        "facets": rows[0]["facets"],
+    }
 
 
 def close_all(runs: Sequence[RunView]) -> None:

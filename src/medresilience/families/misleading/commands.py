@@ -74,7 +74,7 @@ def _print_summary(report: dict[str, Any]) -> None:
         err_console.print(f"[yellow]caution:[/] {c}", highlight=False)
 
 
-SPEC_HELP = "model spec: embedded, embedded:smollm2, openai:MODEL,base_url=URL[,api_key_env=VAR,...] or @model.json"
+SPEC_HELP = "model spec: embedded, embedded:smollm2, PROVIDER/MODEL (medres models), openai:MODEL,base_url=URL (then ,api_key_env=VAR ...) or @model.json"
 
 
 SchemaLengthsOpt = Annotated[
@@ -94,7 +94,7 @@ def misleading(
     design: Annotated[
         DesignOpt, typer.Option("--design", help="standard: one bundle per item in a seeded framing; crossed: one claim in all three framings")
     ] = DesignOpt.standard,
-    fmt: Annotated[str, typer.Option("--format", help="input format: auto, items, medqa, medmcqa, mmlu, medmisbench")] = "auto",
+    fmt: Annotated[str, typer.Option("--format", help="input format: auto, items, csv, medqa, medmcqa, mmlu, medmisbench")] = "auto",
     limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="first N usable items only")] = None,
     seed: Annotated[int, typer.Option("--seed", help="suite seed (provenance draw, Type 1 sample, Type 2 order)")] = 0,
     name: Annotated[Optional[str], typer.Option("--name", help="suite name (default: the directory name)")] = None,

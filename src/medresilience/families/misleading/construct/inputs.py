@@ -23,7 +23,7 @@ from ....records import Item
 from .checks import item_skip_reason, raw_skip_reason
 
 ITEM_KEYS = frozenset({"id", "source", "question", "options", "answer"})
-INPUT_FORMATS = ("auto", "items", *sources.FORMATS)
+INPUT_FORMATS = tuple(dict.fromkeys(("auto", "items", *sources.FORMATS)))
 
 
 @dataclass(frozen=True)
