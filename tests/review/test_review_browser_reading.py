@@ -73,12 +73,14 @@ def test_a_reviewer_reads_replies_blind_by_mouse_and_keyboard(served, tmp_path):
                     page.focus("input[name=dim_reading] >> nth=0")
                     page.keyboard.press("Space")
                     page.keyboard.press("ArrowDown")
-                    page.keyboard.press("Enter")
+                    with page.expect_navigation(wait_until="load"):  # the submit's page, not the one before it
+                        page.keyboard.press("Enter")
                     given[tid] = "B"
                 else:
                     choice = ("several", "C")[i]
                     page.check(f"input[name=dim_reading][value={choice}]")
-                    page.click("button[value=submit]")
+                    with page.expect_navigation(wait_until="load"):
+                        page.click("button[value=submit]")
                     given[tid] = choice
                 page.wait_for_load_state("load")
                 assert "Saved." in page.inner_text("main")

@@ -125,6 +125,8 @@ def answer_key_reason(path: Path | str) -> str | None:
         return f"is a '{found[1]}' file (the {found[0]} family's format detector recognises it): {why}"
     fmt = _source_format(path)
     if fmt is not None and fmt != "pubmedqa":
+        if fmt == "items":  # the toolkit's own items layout (what `medres import` writes)
+            return f"holds items (the items layout `medres import` writes): {why}"
         return f"is a '{fmt}' benchmark file (medresilience.sources recognises it): {why}"
     if path.suffix.lower() in JSON_SUFFIXES and fmt is None:
         keys = _first_keys(path)
