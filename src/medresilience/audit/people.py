@@ -38,12 +38,10 @@ def review_unit_id(u: AuditUnit) -> str:
     return f"R-{stable_hash(u.model, u.unit_id)[:16]}"
 
 
-def _candidate(u: AuditUnit, item: Item, reply: str) -> Candidate:
-    display = [
-        {"kind": "options", "title": "Options", "options": [[k, v, False] for k, v in (item.options or {}).items()]},
-        {"kind": "response", "title": "The model's reply", "text": reply},
-    ]
-    hidden = {
+def _hidden(u: AuditUnit) -> dict[str, object]:
+    """What a review task keeps from the reviewer of every audited unit: whose reply it is and how
+    the run read it."""
+    return {
         "model": u.model,
         "unit": u.unit_id,
         "key": u.key,
@@ -52,8 +50,20 @@ def _candidate(u: AuditUnit, item: Item, reply: str) -> Candidate:
         "auto_label": u.rule_label,
         "auto_status": u.rule_status,
     }
+
+
+def _task(u: AuditUnit, display: list[dict], hidden: dict[str, object]) -> Candidate:
+    """An audited unit as a review task, stratified as the audit's sample is."""
     strata = {"model": u.model, "setting": u.setting, "condition": u.condition, "tier": u.tier}
     return Candidate(review_unit_id(u), u.item_id, strata, display, hidden)
+
+
+def _candidate(u: AuditUnit, item: Item, reply: str) -> Candidate:
+    display = [
+        {"kind": "options", "title": "Options", "options": [[k, v, False] for k, v in (item.options or {}).items()]},
+        {"kind": "response", "title": "The model's reply", "text": reply},
+    ]
+    return _task(u, display, _hidden(u))
 
 
 def _verdict_candidate(u: AuditUnit, judge: JudgeScorer, reply: str) -> Candidate:
@@ -63,18 +73,11 @@ def _verdict_candidate(u: AuditUnit, judge: JudgeScorer, reply: str) -> Candidat
     display.append({"kind": "response", "title": "The model's answer", "text": reply})
     display.append({"kind": "options", "title": "Verdicts", "options": [[k, v.description, False] for k, v in rubric.verdicts.items()]})
     hidden = {
-        "model": u.model,
-        "unit": u.unit_id,
-        "key": u.key,
-        "setting": u.setting,
-        "condition": u.condition,
-        "auto_label": u.rule_label,
-        "auto_status": u.rule_status,
+        **_hidden(u),
         "rubric": f"{rubric.name}@{rubric.hash}",
         "verdict_values": {k: v.value for k, v in rubric.verdicts.items()},
     }
-    strata = {"model": u.model, "setting": u.setting, "condition": u.condition, "tier": u.tier}
-    return Candidate(review_unit_id(u), u.item_id, strata, display, hidden)
+    return _task(u, display, hidden)
 
 
 def write_review(
