@@ -28,6 +28,11 @@ FIXTURES = TESTS / "fixtures"
 # is importable whichever subset of the tests is run
 sys.path[:0] = [str(d) for d in sorted(TESTS.rglob("*")) if d.is_dir() and any(d.glob("test_*.py")) and str(d) not in sys.path]
 SHARED_DATA = Path(os.environ.get("MEDRES_SHARED_DATA") or ROOT.parent / "shared" / "data")  # the env var: data kept elsewhere
+# Ctrl-C reaches the commands the tests start (tests/end_to_end/test_interrupt.py) as it does from a
+# terminal: a shell that starts the tests as a background job hands them SIGINT ignored, which every
+# child would inherit (Python keeps an ignored SIGINT ignored), so the tests restore Python's handler
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 # the embedded models' optional installs: tests that need one skip, with the reason, without it
