@@ -182,3 +182,23 @@ def toy_family():
     register(TOY)
     yield TOY
     unregister(TOY.name)
+
+
+EMBEDDED_MODEL_REASONS = {m.mark.kwargs["reason"] for m in (needs_xllamacpp, needs_smollm2, needs_qwen)}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist with --dist loadgroup: every test that runs an embedded model goes to one
+    worker (two model servers never share the cores), and a module's tests that use a fixture built
+    once per module go to one worker (it is built once, not once per worker); other tests are
+    spread one by one."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if any(m.kwargs.get("reason") in EMBEDDED_MODEL_REASONS for m in item.iter_markers("skipif")):
+            item.add_marker(pytest.mark.xdist_group("embedded-model"))
+            continue
+        defs = getattr(item, "_fixtureinfo", None)
+        scopes = {d.scope for ds in (defs.name2fixturedefs.values() if defs else ()) for d in ds}
+        if scopes & {"module", "class", "package"}:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import ROOT, needs_qwen, needs_xllamacpp, shared_data
+from conftest import ROOT, needs_qwen, needs_smollm2, needs_xllamacpp, shared_data
 from medresilience.bundled_suite import sample_release_path
 from medresilience.cli import app
 from medresilience.errors import InputError
@@ -994,6 +994,8 @@ def test_limits_validation():
 # --------------------------------------------------------------------------- the embedded tiny model
 
 
+@needs_xllamacpp
+@needs_smollm2
 @pytest.mark.slow
 def test_embedded_smollm2_builds_real_items_end_to_end(tmp_path):
     pytest.importorskip("xllamacpp")
