@@ -1,12 +1,14 @@
-"""The results and the report of `medres eval` computed in a low-priority worker process that loads
-their libraries while the run's calls are in flight.
+"""The results and the report of `medres eval` computed in a worker process that loads their
+libraries at low priority while the run's calls are in flight.
 
 pandas, scipy, statsmodels and matplotlib take about a second to import; imported after the calls,
 that second is added to every run. The worker is forked before the calls start (it shares the
-suite as the command loaded it), imports those libraries at the lowest CPU priority (nice 19: the
-process making the calls gets the CPU whenever it wants it, which a thread could not be given),
-then waits. When the calls are done it computes the results from the store (`summarise_with_frame`:
-the same code the command's own process would run) and, with the same frame, writes the report.
+suite as the command loaded it), imports those libraries in a thread at the lowest CPU priority
+(nice 19, a per-thread value on Linux: the process making the calls gets the CPU whenever it wants
+it, which a thread of that process could not be given), then waits. When the calls are done it
+computes the results from the store (`summarise_with_frame`: the same code the command's own
+process would run) and, with the same frame, writes the report, at the command's own priority:
+the command is waiting on them.
 
 Nothing depends on the worker: when it cannot be started (no fork on this platform, or
 MEDRES_RESULTS_WORKER=0), dies, or fails, the command computes the same results and report in its
@@ -25,6 +27,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 import traceback
 from pathlib import Path
 from typing import Any
@@ -49,21 +52,14 @@ def enabled() -> bool:
 
 
 def _serve(conn: Any, command_end: Any, source: Suite | ResolvedRun, modules: tuple[str, ...]) -> None:
-    """The worker: import, then answer requests until the pipe closes."""
-    import importlib
-
+    """The worker: import (in a low-priority thread), then answer requests until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the command's handler (SIGTERM as Ctrl-C): a terminate ends the worker silently
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _STARTUP_SIGNALS)  # blocked by the command across the fork
     command_end.close()  # the command's end, inherited by the fork: held open, its closing would go unseen
 
-    try:
-        os.nice(NICE)
-    except OSError:  # pragma: no cover - a platform that refuses it: the worker still helps
-        pass
-    with frozen_imports():  # no collector pass over the libraries as they load, nor after
-        for name in modules:
-            importlib.import_module(name)
+    loader = threading.Thread(target=_preload, args=(modules,), name="medres-results-preload", daemon=True)
+    loader.start()
     try:
         (
             source.suite if isinstance(source, ResolvedRun) else source
@@ -78,6 +74,8 @@ def _serve(conn: Any, command_end: Any, source: Suite | ResolvedRun, modules: tu
             return
         if msg is None:
             return
+        _unnice()
+        loader.join()
         try:
             answer = ("ok", _handle(msg, source, frames))
         except Exception:  # every failure goes back to the command, which computes it itself
@@ -86,6 +84,34 @@ def _serve(conn: Any, command_end: Any, source: Suite | ResolvedRun, modules: tu
             conn.send(answer)
         except OSError:  # the command is gone (its end closed): no one is left to answer
             return
+
+
+def _preload(modules: tuple[str, ...]) -> None:
+    """The worker's imports, in a thread of their own at the lowest CPU priority. Linux keeps a nice
+    value per thread: the requests, which the command waits on, are answered by the worker's main
+    thread at the command's own priority (a worker niced whole is starved by any busy process at
+    normal priority while the command waits on it)."""
+    import importlib
+
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICE)
+    except OSError:  # pragma: no cover - a platform that refuses it: the worker still helps
+        pass
+    with frozen_imports():  # no collector pass over the libraries as they load, nor after
+        for name in modules:
+            importlib.import_module(name)
+
+
+def _unnice() -> None:
+    """The command waits on the worker now: every thread of it (the imports, if still running, and
+    the threads they started) gets the priority of the thread answering. Raising a priority back
+    needs the privilege to: without it they stay low, as the worker was before."""
+    mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            os.setpriority(os.PRIO_PROCESS, int(tid), mine)
+        except OSError:
+            pass
 
 
 def _handle(msg: tuple[Any, ...], source: Suite | ResolvedRun, frames: dict[Path, Any]) -> Any:
