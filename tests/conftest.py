@@ -187,6 +187,16 @@ def toy_family():
 EMBEDDED_MODEL_REASONS = {m.mark.kwargs["reason"] for m in (needs_xllamacpp, needs_smollm2, needs_qwen)}
 
 
+def pytest_configure(config):
+    """A pytest-xdist worker is started with COLUMNS=80 in its environment; the command line's
+    console reads the width once, as it is created, so the width a test gives a command
+    (`env={"COLUMNS": ...}`) would be ignored there: the workers run with the environment a plain
+    pytest run has."""
+    if "PYTEST_XDIST_WORKER" in os.environ and "medresilience.cli.kit" not in sys.modules:
+        os.environ.pop("COLUMNS", None)
+        os.environ.pop("LINES", None)
+
+
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist with --dist loadgroup: every test that runs an embedded model goes to one
     worker (two model servers never share the cores), and a module's tests that use a fixture built
