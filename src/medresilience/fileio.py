@@ -24,7 +24,7 @@ import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -33,6 +33,8 @@ from .errors import ConfigError, InputError, MedresError, validation_problem
 # --------------------------------------------------------------------------- limits from the environment
 
 #: The default of MEDRES_MAX_FIELD_CHARS: the most characters one text field of an input may hold.
+#: csv's quoting modes (csv.QUOTE_MINIMAL, QUOTE_ALL, QUOTE_NONNUMERIC, QUOTE_NONE)
+Quoting = Literal[0, 1, 2, 3]
 MAX_FIELD_CHARS = 100_000
 #: The lowest MEDRES_MAX_FIELD_CHARS accepted: a shorter text is never checked (no lookup per field).
 MIN_FIELD_CHARS = 1024
@@ -264,7 +266,7 @@ def table_rows(path: Path) -> tuple[str, list[str], Iterator[tuple[int | None, d
 
 
 def csv_records(
-    path: Path | str, delimiter: str = ",", *, quoting: int = csv.QUOTE_MINIMAL, hint: str = "", shaped: bool = False
+    path: Path | str, delimiter: str = ",", *, quoting: Quoting = csv.QUOTE_MINIMAL, hint: str = "", shaped: bool = False
 ) -> Iterator[tuple[int, list[str]]]:
     """(line where it starts, cells) of each record of a CSV file (TSV with delimiter "\\t") that
     has a non-blank cell. Decoded line by line as `text_lines` does (a byte-order mark dropped, a
@@ -300,7 +302,7 @@ def csv_records(
             yield start, rec
 
 
-def _refuse_swallowed_rows(path: Path, start: int, lines: list[str], width: int, delimiter: str, quoting: int) -> None:
+def _refuse_swallowed_rows(path: Path, start: int, lines: list[str], width: int, delimiter: str, quoting: Quoting) -> None:
     for n, text in enumerate(lines[1:], start + 1):
         cells = next(csv.reader([text], delimiter=delimiter, quoting=quoting), [])
         if len(cells) == width:
@@ -408,7 +410,7 @@ def json_values(path: Path | str, text: str | None = None, *, hint: str = "", ch
         """Move past whitespace; False at the end of the input."""
         nonlocal pos
         while True:
-            pos = _JSON_WS.match(buf, pos).end()
+            pos = m.end() if (m := _JSON_WS.match(buf, pos)) is not None else pos  # matches the empty string
             if pos < len(buf):
                 return True
             if not more():

@@ -28,7 +28,7 @@ general way, as text."""
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from contextlib import closing
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +37,7 @@ import pandas as pd
 
 from .records import CLEAN, LETTERS
 from .store import SMALL, CallCode, ScoreCode, Store
+from .store.base import SqlValue
 from .suite import Suite
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -94,14 +95,14 @@ class _Unpackable(Exception):
     """A value outside the vocabularies the packed read was given."""
 
 
-def _scanned_vocabularies(store: Store, run: str | None) -> dict[str, list[Any]]:
+def _scanned_vocabularies(store: Store, run: str | None) -> dict[str, Sequence[SqlValue]]:
     """Every value of the small columns, read from the store (one scan per column)."""
-    vocab = {name: store.unit_values(name, run) for name in SMALL}
+    vocab: dict[str, Sequence[SqlValue]] = {name: store.unit_values(name, run) for name in SMALL}
     vocab["label"] = store.score_labels(MAX_PACKED_LABELS + 1)
     return vocab
 
 
-def _expected_vocabularies(store: Store, run: str | None, suite: Suite, family: Family | None = None) -> dict[str, list[Any]] | None:
+def _expected_vocabularies(store: Store, run: str | None, suite: Suite, family: Family | None = None) -> dict[str, Sequence[SqlValue]] | None:
     """The small vocabularies a run declared (its models, settings and scoring, the family's
     conditions, option letters as labels), without scanning; None when the run does not say.
     A value outside them is noticed while reading, and the read starts again with scanned ones."""
@@ -123,7 +124,7 @@ def _expected_vocabularies(store: Store, run: str | None, suite: Suite, family: 
     return {"model": models, "condition": conditions, "setting": list(opts["settings"]), "scoring": [opts["scoring"]], "label": list(LETTERS)}
 
 
-def _read_packed(store: Store, run: str | None, vocab: dict[str, list[Any]], chunk: int) -> list[dict[str, Any]]:
+def _read_packed(store: Store, run: str | None, vocab: Mapping[str, Sequence[SqlValue]], chunk: int) -> list[dict[str, Any]]:
     """The join with the small columns packed into one integer (`PackedJoin`), each chunk turned
     into codes at once; a value outside the vocabularies raises _Unpackable."""
     join = store.joined_packed(run, vocab, chunk)
@@ -164,7 +165,9 @@ def _read_text(store: Store, run: str | None, chunk: int) -> list[dict[str, Any]
     def convert(rows: list[tuple]) -> dict[str, Any]:
         n = len(rows)
         tokens = np.fromiter((r[9] for r in rows), dtype=np.int64, count=n)
-        out = {name: _factorize([r[i] for r in rows]) for i, name in enumerate((*SMALL, "item_id", "probe_id"))}
+        out: dict[str, np.ndarray | tuple[np.ndarray, np.ndarray]] = {
+            name: _factorize([r[i] for r in rows]) for i, name in enumerate((*SMALL, "item_id", "probe_id"))
+        }
         out.update(
             {
                 "label": _factorize([r[8] for r in rows]),
@@ -193,7 +196,7 @@ def _converted(chunks: Generator[list[tuple], None, None], convert: Callable[[li
     return out
 
 
-def _fixed(codes: np.ndarray, vocab: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+def _fixed(codes: np.ndarray, vocab: Sequence[SqlValue]) -> tuple[np.ndarray, np.ndarray]:
     """Codes into a fixed vocabulary, as (codes, uniques) like _factorize (negative -> -1)."""
     codes = codes.astype(np.int32)
     codes[codes < 0] = -1
@@ -357,7 +360,7 @@ def results_frame(store: Store, suite: Suite, chunk: int = 100_000, run: str | N
 _LAST_METRICS: list[tuple[weakref.ref, str, dict[str, Any]]] = []
 
 
-def frame_metrics(family: Any, df: pd.DataFrame) -> dict[str, Any]:
+def frame_metrics(family: Family, df: pd.DataFrame) -> dict[str, Any]:
     """`family.metrics(df)`, computed once for the frame last measured: `medres eval`'s results and
     then its report read the same frame. The dict is shared: a caller adding to it copies it first."""
     if _LAST_METRICS:

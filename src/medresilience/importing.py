@@ -202,11 +202,14 @@ def _import_hub(text: str, out: Path, fmt: str, seed: int, config: str | None, m
                         f"({e})"
                     ) from None
                 raise
-            before = dict(getattr(suite.manifest, "source", None) or {})
+            # `source` is one of the manifest's undeclared fields (extra="allow"), held in model_extra
+            extra = suite.manifest.model_extra
+            assert extra is not None
+            before = dict(extra.get("source") or {})
             before.pop("path", None)
             before.pop("files", None)
             before.pop("sha256", None)
-            suite.manifest.source = {**before, "format": name, **prov}
+            extra["source"] = {**before, "format": name, **prov}
             suite.manifest.name = ref.repo_id.split("/")[-1] + (f"-{ref.config.replace('/', '-')}" if ref.config else "")
             suite.manifest.description = f"imported from {where} (format {name}), seed {seed}"
             suite.save(out)

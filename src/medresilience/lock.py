@@ -148,7 +148,7 @@ class RunLock:
     def __enter__(self) -> RunLock:
         return self.acquire()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
     # ---- one attempt: the fd holding the lock, None to try again at once, or LockHeld

@@ -27,13 +27,16 @@ import signal
 import sys
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .heap import frozen_imports
 from .resolved import ResolvedRun
 from .results import Results
 from .store import Store
 from .suite import Suite
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 #: what the worker imports while it waits (the results' and the report's libraries)
 PRELOAD = ("medresilience.frame", "medresilience.reading", "medresilience.report.build")
@@ -70,7 +73,7 @@ def _serve(conn: Any, command_end: Any, source: Suite | ResolvedRun, modules: tu
         ).check()  # a lazily loaded suite's index (a no-op when the command checked it before the fork)
     except Exception:  # the command's own check reports a bad suite
         pass
-    frames: dict[Path, Any] = {}
+    frames: dict[Path, pd.DataFrame] = {}
     while True:
         try:
             msg = conn.recv()
@@ -88,7 +91,7 @@ def _serve(conn: Any, command_end: Any, source: Suite | ResolvedRun, modules: tu
             return
 
 
-def _handle(msg: tuple[Any, ...], source: Suite | ResolvedRun, frames: dict[Path, Any]) -> Any:
+def _handle(msg: tuple[Any, ...], source: Suite | ResolvedRun, frames: dict[Path, pd.DataFrame]) -> Any:
     kind = msg[0]
     if kind == "results":
         from .evaluation import summarise_with_frame
@@ -102,8 +105,8 @@ def _handle(msg: tuple[Any, ...], source: Suite | ResolvedRun, frames: dict[Path
         from .report import build_report
 
         _, out, kwargs = msg
-        frame = frames.get(Path(out).resolve())
-        rep = build_report([Path(out)], frames=None if frame is None else {Path(out): frame}, **kwargs)
+        held = frames.get(Path(out).resolve())
+        rep = build_report([Path(out)], frames=None if held is None else {Path(out): held}, **kwargs)
         return str(rep.html)
     raise ValueError(f"unknown request {kind!r}")
 
@@ -132,7 +135,7 @@ class ResultsWorker:
             child.close()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
@@ -172,7 +175,7 @@ class ResultsWorker:
             return Results.model_validate_json(got), None
         return summarise_with_frame(store, suite, config, stats)
 
-    def report(self, out: Path, frame: Any = None, **kwargs: Any) -> Path:
+    def report(self, out: Path, frame: pd.DataFrame | None = None, **kwargs: Any) -> Path:
         """The report of run directory `out` (its report.html), written by the worker when it holds
         the run's frame, else here (with `frame` when the command computed it)."""
         got = self._ask("report", str(out), kwargs) if frame is None else None

@@ -183,7 +183,7 @@ class CallSession:
     def __enter__(self) -> CallSession:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def run_calls(self, requests: list[CallRequest], specs: list[ModelSpec], store: Store, progress: ProgressFn | None = None) -> RunStats:

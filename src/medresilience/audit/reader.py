@@ -167,11 +167,11 @@ async def read_sample(
             stats = await run_calls(todo.values(), live, store, progress)
         _score_stored(todo, store)
     judged = {u.key for u in units if u.judged}
-    readings = {}
+    readings: dict[str, SecondReading] = {}
     for k in dict.fromkeys(keys):
-        r = as_reading(store.score(k, plan[k][0]), k in judged)
-        if r is not None:
-            readings[k] = r
+        reading = as_reading(store.score(k, plan[k][0]), k in judged)
+        if reading is not None:
+            readings[k] = reading
     return stats, readings
 
 
@@ -183,8 +183,8 @@ def _score_stored(todo: dict[str, CallRequest], store: Store) -> None:
         mine = {k: r for k, r in todo.items() if r.scorer == name}
         scored = store.scored(mine, name)
         for answer_key, r in mine.items():
-            if answer_key not in scored and r.key in stored:
-                s = r.score(_Stored(stored[r.key][0]))  # type: ignore[misc]
+            if answer_key not in scored and r.key in stored and r.score is not None:
+                s = r.score(_Stored(stored[r.key][0]))  # type: ignore[arg-type]  # a second reading's scorer reads only the reply's text
                 rows.append(ScoreRow(answer_key, name, s.label, s.status, s.detail, s.value))
     if rows:
         store.write_results([], rows)

@@ -150,7 +150,7 @@ def results_scores(run: RunUnits) -> list[dict[str, Any]]:
     for model, settings in (results.get("models") or {}).items():
         for setting, block in settings.items():
             head = run.family.headline(block["overall"])
-            metrics = {key: _rate_metric(key, title, head[key]) for key, title in run.family.headline_columns if head.get(key)}
+            metrics = {key: _rate_metric(key, title, rate) for key, title in run.family.headline_columns if (rate := head.get(key))}
             out.append({"name": f"{model}/{setting}", "scorer": scoring, "params": {}, "metrics": metrics, "metadata": {"model": model, "setting": setting}})
     return out
 

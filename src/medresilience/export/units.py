@@ -160,7 +160,7 @@ class RunUnits:
     def __enter__(self) -> RunUnits:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 

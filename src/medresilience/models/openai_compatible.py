@@ -162,7 +162,7 @@ class OpenAICompatibleModel:
     async def __aenter__(self) -> OpenAICompatibleModel:
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
     async def complete(self, messages: list[dict[str, str]], params: dict[str, Any]) -> Completion:
@@ -352,8 +352,8 @@ def _content_text(content: Any) -> str | None:
     if content is None or isinstance(content, str):
         return content
     if isinstance(content, list) and content:
-        texts = [p.get("text") if isinstance(p, dict) else None for p in content]
-        if all(isinstance(t, str) for t in texts):
+        texts = [t for p in content if isinstance(p, dict) and isinstance(t := p.get("text"), str)]
+        if len(texts) == len(content):
             return "".join(texts)
     raise _Malformed(f"the reply's message content is {type(content).__name__}, not text or a list of text parts")
 

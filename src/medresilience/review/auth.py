@@ -112,8 +112,9 @@ class SessionCodec:
         return isinstance(token, str) and hmac.compare_digest(token, form_value)
 
 
-def same_token(expected: str, given: str | None) -> bool:
-    return bool(given) and hmac.compare_digest(expected.encode(), str(given).encode())
+def same_token(expected: str, given: object) -> bool:
+    """Whether a form field holds the expected token (a missing field or an upload never does)."""
+    return isinstance(given, str) and bool(given) and hmac.compare_digest(expected.encode(), given.encode())
 
 
 class RateLimiter:

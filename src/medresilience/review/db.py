@@ -179,7 +179,7 @@ class ReviewDB:
     def __enter__(self) -> ReviewDB:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def _tx(self, fn):

@@ -102,7 +102,7 @@ def _paragraph_rows(db: ReviewDB, rubric: ReviewRubric) -> tuple[pd.DataFrame, p
 
 
 def _mean_row(values: pd.Series, n_resamples: int, seed: int, confidence: float) -> tuple[Any, Any, Any]:
-    b = stats.bootstrap_mean(values.dropna().astype(float).values, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    b = stats.bootstrap_mean(values.dropna().astype(float).to_numpy(), confidence=confidence, n_resamples=n_resamples, seed=seed)
     return b["mean"], b["lo"], b["hi"]
 
 

@@ -205,7 +205,7 @@ def compute(
             continue
         passes = rated[d.key].map(lambda v, d=d: _passes(d, v))
         per_unit = _per_unit_mean(rated, passes)
-        b = stats.bootstrap_mean(per_unit.values, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        b = stats.bootstrap_mean(per_unit.to_numpy(), confidence=confidence, n_resamples=n_resamples, seed=seed)
         prow.append(
             {
                 "dimension": d.key,
@@ -224,7 +224,7 @@ def compute(
     composite = None
     if rubric.composite:
         per_unit = _per_unit_mean(rated, rated["composite"]) if len(rated) else pd.Series(dtype="float64")
-        b = stats.bootstrap_mean(per_unit.values, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        b = stats.bootstrap_mean(per_unit.to_numpy(), confidence=confidence, n_resamples=n_resamples, seed=seed)
         composite = {"dimensions": list(rubric.composite), "scale": "0-2", "mean": b["mean"], "lo": b["lo"], "hi": b["hi"], "units": b["n"]}
 
     worst = None
@@ -637,7 +637,10 @@ def _parts_sections(res: ReviewStats, figures: dict[str, str]) -> list[tuple[str
         body += figures.get("parts_misd_by_source", "") + _wide(p.misd_by_source, "misd", "paragraphs", "MISD")
     body += f"<p>MISD at most 2: {rate_cell(m['p'], m['lo'], m['hi'], m['n'], stacked=False)} (interval clustered by answer).</p>"
     body += table(
-        [[esc(AGREEMENT_TITLES.get(r.coefficient, r.coefficient)), _coef_cell(r.value, r.lo, r.hi, r.paragraphs)] for r in p.agreement.itertuples(index=False)],
+        [
+            [esc(AGREEMENT_TITLES.get(str(r.coefficient), str(r.coefficient))), _coef_cell(r.value, r.lo, r.hi, r.paragraphs)]
+            for r in p.agreement.itertuples(index=False)
+        ],
         ["Ordinal agreement on paragraphs", "Value"],
         numeric=[1],
     )
@@ -663,7 +666,7 @@ def _picks_sections(res: ReviewStats) -> list[tuple[str, str, str]]:
         return []
     s, t = k.summary, k.summary["picked_true"]
     rows = [
-        [esc(r.item_id), f"{r.k} / {r.n}", "—" if r.p_value is None else f"{r.p_value:.3f}", "yes" if r.told_apart else "no"]
+        [esc(r.item_id), " / ".join((str(r.k), str(r.n))), "—" if r.p_value is None else format(r.p_value, ".3f"), "yes" if r.told_apart else "no"]
         for r in k.per_unit.itertuples(index=False)
         if r.n
     ]

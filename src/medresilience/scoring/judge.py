@@ -388,10 +388,7 @@ class JudgeScorer(DeferredScorer):
         judge.check_fields(fields)
         self.judge = judge
         self.fields = {k: str(v) for k, v in fields.items()}
-
-    @property
-    def name(self) -> str:
-        return self.judge.name
+        self.name = judge.name
 
     @property
     def spec(self) -> ModelSpec:
@@ -429,6 +426,13 @@ class JudgeScorer(DeferredScorer):
 # --------------------------------------------------------------------------- running judges
 
 
+def _judge_of(p: Planned) -> JudgeScorer:
+    """A deferred unit's judge; another deferred scorer (an extraction reading) is not run here."""
+    if not isinstance(p.score, JudgeScorer):
+        raise TypeError(f"unit {p.unit.unit_id}: its scorer {p.score!r} is not a judge (run_deferred runs judges)")
+    return p.score
+
+
 async def run_deferred(
     planned: Iterable[Planned],
     specs: Iterable[ModelSpec],
@@ -445,16 +449,16 @@ async def run_deferred(
     units = [p for p in planned if is_deferred(p.score)]
     if not units:
         return stats
+    judges = [_judge_of(p) for p in units]
     answers = store.ok_texts({p.unit.key for p in units})
     # a key an endpoint echoed never reaches the judge (replies stored before they were scrubbed)
-    secrets = sorted({x for sp in [*specs, *(p.score.spec for p in units)] for x in spec_secrets(sp)}, key=len, reverse=True)
+    secrets = sorted({x for sp in [*specs, *(j.spec for j in judges)] for x in spec_secrets(sp)}, key=len, reverse=True)
     if secrets:
         answers = {k: scrub(t, secrets) for k, t in answers.items()}
     judge_specs: dict[str, ModelSpec] = {}
     requests: list[CallRequest] = []
     seen: dict[tuple[str, str], set[str]] = {}
-    for p in units:
-        scorer = p.score
+    for p, scorer in zip(units, judges):
         spec: ModelSpec = scorer.spec
         known = judge_specs.setdefault(spec.label, spec)
         if known != spec:

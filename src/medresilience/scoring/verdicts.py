@@ -82,13 +82,22 @@ class _Stated:
     start: int
     end: int
     kind: int
-    raw: str
+    raw: str | None  # None: a JSON field that names no value
     label: str | None
     key: str  # the statement normalised, to compare with the answer's own statements
     final: bool = False  # worded as final or revised ("Final verdict:", "Revised score:")
 
 
 # --------------------------------------------------------------------------- labels
+
+
+_BULLET = re.compile(r"[ \t>•]*(?:[-*][ \t]+)?")
+
+
+def _bullet_end(line: str) -> int:
+    """Where a line's text begins after its indent and bullet (the pattern matches the empty string)."""
+    m = _BULLET.match(line)
+    return 0 if m is None else m.end()
 
 
 _NUM = re.compile(r"^[+]?(-?)\s*(\d+)(?:\.0+)?$")
@@ -486,7 +495,7 @@ def _bare(plain: str, labels: _Labels, inside_json: Any) -> list[_Stated]:
     for pos, line in {lines[0], lines[-1]}:
         if pos in listing:
             continue
-        lead = re.match(r"[ \t>•]*(?:[-*][ \t]+)?", line).end()  # a bullet, not a minus sign
+        lead = _bullet_end(line)  # a bullet, not a minus sign
         if inside_json(pos + lead):
             continue
         got = _value_at(plain, pos + lead, labels)
@@ -504,7 +513,7 @@ def _rubric_listing(plain: str, lines: list[tuple[int, str]], labels: _Labels) -
     when two or more different labels open lines that way. None of them is a verdict."""
     opened: dict[int, str] = {}
     for pos, line in lines:
-        lead = re.match(r"[ \t>•]*(?:[-*][ \t]+)?", line).end()
+        lead = _bullet_end(line)
         m = _VALUE.match(plain, pos + lead)
         if not m:
             continue
@@ -666,7 +675,7 @@ def read_verdict(reply: str | None, labels: Sequence[str], answer: str | None = 
     cur = ranked[0]
     conflict: tuple[_Stated, _Stated] | None = None
     for s in ranked[1:]:
-        if s.label == cur.label and s.raw.casefold() == cur.raw.casefold():
+        if s.label == cur.label and (s.raw == cur.raw or (s.raw is not None and cur.raw is not None and s.raw.casefold() == cur.raw.casefold())):
             cur = s if s.final else cur
             continue
         if s.label is not None and s.label == cur.label and conflict is None:

@@ -76,7 +76,7 @@ def _choice_lines(lines: list[str], start: int) -> dict[str, str] | None:
         m = _CHOICE.match(text)
         expected = _ALPHABET[len(choices)] if len(choices) < len(_ALPHABET) else None
         letter = (m.group(1) or m.group(2)) if m else None
-        if letter is not None and letter == expected:
+        if m is not None and letter is not None and letter == expected:
             choices[letter] = [m.group(3) or ""]
         elif choices:
             choices[_ALPHABET[len(choices) - 1]].append(text)

@@ -180,7 +180,8 @@ def _env(name: str) -> str | None:
 def _cache_dir() -> str | None:
     if _env("HF_HUB_CACHE"):
         return _env("HF_HUB_CACHE")
-    return str(Path(_env("HF_HOME")) / "hub") if _env("HF_HOME") else None
+    home = _env("HF_HOME")
+    return str(Path(home) / "hub") if home else None
 
 
 def _offline() -> bool:

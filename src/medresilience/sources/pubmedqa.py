@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
-from json.decoder import scanstring
+from collections.abc import Generator, Iterator
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public in json.decoder, absent from its stubs
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,14 @@ ANSWERS = {text: key for key, text in OPTIONS.items()}
 
 _DECODER = json.JSONDecoder()
 _WS = re.compile(r"[ \t\n\r]*")
+
+
+def _ws(text: str, pos: int) -> int:
+    """The position after the JSON whitespace at `pos` (the pattern matches the empty string)."""
+    m = _WS.match(text, pos)
+    return pos if m is None else m.end()
+
+
 _HEAD = re.compile(r'\A\ufeff?[ \t\n\r]*\{[ \t\n\r]*"(\d+)"[ \t\n\r]*:[ \t\n\r]*\{')
 
 
@@ -50,10 +58,10 @@ class _Lines:
         return self.line
 
 
-def _members(text: str, pos: int, lines: _Lines, path: Path, what: str) -> Iterator[tuple[str, int, int]]:
+def _members(text: str, pos: int, lines: _Lines, path: Path, what: str) -> Generator[tuple[str, int, int], int, int]:
     """Walk the object whose "{" is at `pos`: yield (key, line of the key, position of the value);
     the caller decodes the value and sends back the position after it."""
-    pos = _WS.match(text, pos + 1).end()
+    pos = _ws(text, pos + 1)
     if text.startswith("}", pos):
         return pos + 1
     while True:
@@ -64,14 +72,14 @@ def _members(text: str, pos: int, lines: _Lines, path: Path, what: str) -> Itera
             key, pos = scanstring(text, pos + 1)
         except json.JSONDecodeError as e:
             raise InputError(path, e.lineno, None, f"not valid JSON ({e.msg} at column {e.colno})") from None
-        pos = _WS.match(text, pos).end()
+        pos = _ws(text, pos)
         if not text.startswith(":", pos):
             raise InputError(path, lines.at(pos), None, f"not valid JSON (expected ':' after key {show(key)})")
-        pos = _WS.match(text, pos + 1).end()
+        pos = _ws(text, pos + 1)
         pos = yield key, key_line, pos
-        pos = _WS.match(text, pos).end()
+        pos = _ws(text, pos)
         if text.startswith(",", pos):
-            pos = _WS.match(text, pos + 1).end()
+            pos = _ws(text, pos + 1)
             continue
         if text.startswith("}", pos):
             return pos + 1
@@ -112,7 +120,7 @@ def _text_list(value: Any, path: Path, line: int | None, field: str) -> list[str
     return [text_field(v, path, line, f"{field}[{i}]") for i, v in enumerate(value)]
 
 
-def _context(entry: dict[str, Any], path: Path, where: dict[str, int]) -> str | None:
+def _context(entry: dict[str, Any], path: Path, where: dict[str, int | None]) -> str | None:
     if entry.get("CONTEXTS") is None:
         return None
     contexts = _text_list(entry["CONTEXTS"], path, where.get("CONTEXTS"), "CONTEXTS")
@@ -159,7 +167,7 @@ def read_pubmedqa(path: Path | str) -> Iterator[Item]:
     path = Path(path)
     text = read_text(path)
     lines = _Lines(text)
-    pos = _WS.match(text).end()
+    pos = _ws(text, 0)
     if pos == len(text):
         raise InputError(path, None, None, "is empty (expected one JSON object keyed by PMID)")
     if not text.startswith("{", pos):
@@ -178,7 +186,7 @@ def read_pubmedqa(path: Path | str) -> Iterator[Item]:
             pmid, line, at = gen.send(end)
     except StopIteration as stop:
         end = stop.value
-    rest = _WS.match(text, end).end()
+    rest = _ws(text, end)
     if rest != len(text):
         raise InputError(path, lines.at(rest), None, "not valid JSON (extra data after the object keyed by PMID)")
 

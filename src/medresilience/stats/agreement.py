@@ -445,7 +445,7 @@ def agreement(
     base = {"coefficient": coefficient, "units": informative, "ratings": n_ratings, "weights": wname, "confidence": conf}
     if informative == 0:
         rated = bool((_codes(ratings, categories)[0] >= 0).any())
-        why = "no ratings" if not rated else ("no unit rated by both raters" if coefficient == "cohen_kappa" else "no unit has two ratings")
+        why: str | None = "no ratings" if not rated else ("no unit rated by both raters" if coefficient == "cohen_kappa" else "no unit has two ratings")
         return Agreement(value=None, lo=None, hi=None, pa=None, pe=None, reason=why, **base)
     value, pa, pe = (float(x[0]) for x in fn(np.ones((1, n_keep))))
 

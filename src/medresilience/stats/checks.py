@@ -52,7 +52,7 @@ def cluster_codes(clusters: Sequence[Hashable]) -> np.ndarray:
     return codes
 
 
-def as_bool_array(values: Sequence[Any], name: str) -> np.ndarray:
+def as_bool_array(values: Sequence[Any] | np.ndarray, name: str) -> np.ndarray:
     arr = np.asarray(values)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a flat sequence, got shape {arr.shape}")
@@ -67,7 +67,7 @@ def as_bool_array(values: Sequence[Any], name: str) -> np.ndarray:
     raise ValueError(f"{name} must hold only True/False (or 0/1)")
 
 
-def as_float_array(values: Sequence[Any], name: str) -> np.ndarray:
+def as_float_array(values: Sequence[Any] | np.ndarray, name: str) -> np.ndarray:
     try:
         arr = np.asarray(values, dtype=np.float64).reshape(-1)
     except (TypeError, ValueError) as exc:

@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .base import Connected
+from .base import Connected, SqlValue
 from .codes import CallStatus
 
 _OK = f"status = '{CallStatus.OK}'"
@@ -23,7 +23,7 @@ class CallReads(Connected):
             return {r[0] for r in self.conn.execute(f"SELECT key FROM calls WHERE {_OK}")}
         return {r[0] for r in self.by_keys(f"SELECT key FROM calls WHERE {_OK} AND key IN ({{keys}})", keys)}
 
-    def count(self, table: str, where: str = "", args: Sequence[Any] = ()) -> int:
+    def count(self, table: str, where: str = "", args: Sequence[SqlValue] = ()) -> int:
         return int(self.conn.execute(f"SELECT COUNT(*) FROM {table} {where}", args).fetchone()[0])
 
     def call(self, key: str) -> dict[str, Any] | None:

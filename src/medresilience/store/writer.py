@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..fileio import storable_text
-from .base import Connected, StoreWriteError, is_bug
+from .base import Connected, SqlValue, StoreWriteError, is_bug
 from .codes import CallStatus
 from .rows import CallRow, ScoreRow, UnitRow
 
@@ -37,7 +37,7 @@ def _storable(text: str | None) -> str | None:
     return None if text is None else storable_text(text)
 
 
-def _call_values(c: CallRow, now: float) -> tuple[Any, ...]:
+def _call_values(c: CallRow, now: float) -> tuple[SqlValue, ...]:
     return (
         c.key,
         c.model,
@@ -62,7 +62,7 @@ def _call_values(c: CallRow, now: float) -> tuple[Any, ...]:
 class Writer(Connected):
     """The writes of a store opened for writing (mixed into `Store`)."""
 
-    def _tx(self, statements: Iterable[tuple[str, Sequence[Sequence[Any]]]]) -> None:
+    def _tx(self, statements: Iterable[tuple[str, Sequence[Sequence[SqlValue]]]]) -> None:
         c = self.conn
         try:
             c.execute("BEGIN IMMEDIATE")

@@ -134,7 +134,7 @@ class SearchServer(LoopbackServer):
         s.token, s.fail_left, s.shape, s.requests, s.lock = token, fail_first, shape, [], threading.Lock()
         s.hang, s.huge, s.sent, s.stopping = hang, huge, 0, threading.Event()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._server.stopping.set()  # lets held requests go
         super().__exit__(*exc)
 

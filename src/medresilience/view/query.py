@@ -449,6 +449,7 @@ def paired(rv: RunView, q: UnitQuery) -> Iterator[None]:
         with rv.lock:
             if q.versus is None or rv.pairing == key or rows is not None:
                 if q.versus is not None and rv.pairing != key:
+                    assert rows is not None  # read above for this pairing
                     unread = rv.family.outcomes.unread_flips if rv.family else True
                     rv.unit_index.pair(rows, model=str(q.model), setting=q.setting, unread_flips=unread)
                     rv.pairing = key

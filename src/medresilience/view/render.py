@@ -24,8 +24,10 @@ def refined(q: UnitQuery, dim: str, value: Any) -> UnitQuery:
         return replace(q, outcome=tuple(dict.fromkeys((*q.outcome, value))), page=1)
     if dim in ("model", "setting", "score", "reason"):
         return replace(q, page=1, **{dim: value})
-    if dim in ("state", "condition"):
-        return replace(q, page=1, **{dim: (value,)})
+    if dim == "state":
+        return replace(q, page=1, state=(value,))
+    if dim == "condition":
+        return replace(q, page=1, condition=(value,))
     return replace(q, facets=(*((k, v) for k, v in q.facets if k != dim), (dim, str(value))), page=1)
 
 

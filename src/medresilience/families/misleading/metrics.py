@@ -25,7 +25,7 @@ intervals and exact tests of a few hundred blocks."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -237,8 +237,9 @@ def _clusters(pkeys: dict[str, np.ndarray], pi: np.ndarray, pm: np.ndarray, pair
         }
     )
     per_item = frame.groupby(["_g", "_c", "_s", "_i"], sort=False).sum().reset_index()
-    clusters: dict[tuple, dict[str, Any]] = {}
-    for (gg, cc, ss), grp in per_item.groupby(["_g", "_c", "_s"], sort=False):
+    clusters: dict[tuple[int, int, int], dict[str, Any]] = {}
+    for keys, grp in per_item.groupby(["_g", "_c", "_s"], sort=False):
+        gg, cc, ss = cast(tuple[int, int, int], keys)  # the group, condition and stratum codes
         if stats.several_pairs(grp["n"].to_numpy()):
             base = grp[grp["base"] > 0]
             succ, size = base["flip"].to_numpy(), base["base"].to_numpy()
@@ -350,7 +351,7 @@ def _mean_of(blocks: list[dict[str, Any]]) -> dict[str, Any]:
     rows = [headline(b) for b in blocks]
     agg: dict[str, Any] = {}
     for name in ("clean_acc", "type1_acc", "type2_acc", "type1_asr", "type1_tasr", "type2_asr", "type1_asr_read", "type2_asr_read"):
-        vals = [r[name]["p"] for r in rows if r.get(name) and r[name]["p"] is not None]
+        vals = [rate["p"] for r in rows if (rate := r.get(name)) and rate["p"] is not None]
         if vals:
             agg[name] = {"mean": float(np.mean(vals)), "min": float(np.min(vals)), "max": float(np.max(vals)), "models": len(vals)}
     return agg

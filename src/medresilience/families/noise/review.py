@@ -20,7 +20,7 @@ def candidates_noise(suite: Suite) -> list[Candidate]:
             {"kind": "text", "title": "Original case", "text": item.question},
             {"kind": "text", "title": "Perturbed case", "text": str(parts.get("text", ""))},
         ]
-        herrings = item.meta.get("red_herrings") if isinstance(item.meta.get("red_herrings"), list) else []
+        herrings = found if isinstance(found := item.meta.get("red_herrings"), list) else []
         inserted = []
         for ins in parts.get("insertions") or []:
             try:

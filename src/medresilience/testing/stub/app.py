@@ -270,7 +270,7 @@ class StubApp:
         data = {"object": "list", "data": [{"id": self.model, "object": "model", "created": 0, "owned_by": "medresilience-stub"}]}
         return _json_response(dumps(data))
 
-    async def chat(self, request: web.Request) -> web.Response:
+    async def chat(self, request: web.Request) -> web.StreamResponse:
         """POST /v1/chat/completions: read the body, fix its fault, then answer with the policy's
         text (as the fault shapes it) or with the fault in its place."""
         raw = await request.read()

@@ -117,7 +117,7 @@ class StubProcess:
     def __enter__(self) -> StubProcess:
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
 

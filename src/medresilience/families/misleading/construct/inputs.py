@@ -75,8 +75,8 @@ def detect_input_format(path: Path) -> str:
 def _raw_answer_letter(fmt: str, obj: dict[str, Any]) -> tuple[Any, Any]:
     """(options, answer letter or None) of a raw row, for the pre-check."""
     if fmt == "medmcqa":
-        opts = [obj.get(f) for f in ("opa", "opb", "opc", "opd")]
-        if all(o is None for o in opts):
+        cells = [obj.get(f) for f in ("opa", "opb", "opc", "opd")]
+        if all(o is None for o in cells):
             return None, None
         cop = obj.get("cop")
         if isinstance(cop, str) and cop.strip().lstrip("-").isdigit():
@@ -84,10 +84,10 @@ def _raw_answer_letter(fmt: str, obj: dict[str, Any]) -> tuple[Any, Any]:
         if isinstance(cop, float) and cop.is_integer():
             cop = int(cop)
         if cop is None or cop == "" or (isinstance(cop, int) and not isinstance(cop, bool) and cop <= 0):
-            return opts, None  # MedMCQA's test split marks unknown answers with -1 or nothing
+            return cells, None  # MedMCQA's test split marks unknown answers with -1 or nothing
         if isinstance(cop, int) and not isinstance(cop, bool) and 1 <= cop <= 4:
-            return opts, "ABCD"[cop - 1]
-        return opts, "ABCD"[0]  # invalid value: let the strict loader name it
+            return cells, "ABCD"[cop - 1]
+        return cells, "ABCD"[0]  # invalid value: let the strict loader name it
     opts = obj.get("options")
     if fmt == "medqa":
         idx, text = obj.get("answer_idx"), obj.get("answer")

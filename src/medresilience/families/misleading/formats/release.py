@@ -31,6 +31,7 @@ from ....sources._common import IdChecker, build_item, text_field
 from ....suite import Suite
 from ..bundles import bundle_id_for, bundle_of, check_bundle, probes_from_bundle
 from ..probe import MisleadingProbe as Probe
+from ..probe import probes_of
 from ..taxonomy import content_type_key, provenance_key
 
 __all__ = [
@@ -313,7 +314,7 @@ def release_rows(suite: Suite) -> Iterator[dict[str, Any]]:
     where = suite.path or f"<suite {suite.manifest.name}>"
     seed = suite.manifest.seed
     by_bundle: dict[str, list[Probe]] = {}
-    for p in suite.probes:
+    for p in probes_of(suite):
         by_bundle.setdefault(p.bundle_id, []).append(p)
     per_item: dict[str, list[str]] = {}
     for bid, ps in by_bundle.items():
@@ -356,7 +357,7 @@ def release_rows(suite: Suite) -> Iterator[dict[str, Any]]:
                 row["subject"] = item.subject
             row.update(
                 question=item.question,
-                options=dict(item.options),
+                options=dict(item.choices),
                 answer=item.answer,
                 content_type=ct,
                 provenance=pv,

@@ -150,7 +150,7 @@ def build_noise(
     t0 = time.perf_counter()
     out = Path(out)
     source_path = Path(items) if isinstance(items, (str, Path)) else None
-    item_list = load_items_file(source_path, source_format) if source_path is not None else list(items)  # type: ignore[arg-type]
+    item_list = load_items_file(Path(items), source_format) if isinstance(items, (str, Path)) else list(items)
     ids = [it.id for it in item_list]
     if len(set(ids)) != len(ids):
         dup = next(i for i in ids if ids.count(i) > 1)

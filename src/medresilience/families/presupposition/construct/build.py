@@ -42,7 +42,7 @@ from ..probe import PresuppositionProbe, probe_id
 from ..taxonomy import CATEGORY_KEYS, FAMILY, PRESUPPOSITION, generator_name
 from . import categorise, prompts, verify
 from .balance import balance
-from .loop import CANDIDATE, Decision, GeneratorRun, LoopOptions, run_loop
+from .loop import CANDIDATE, Decision, GeneratorRun, LoopOptions, drafted, run_loop
 from .pools import Counts, Pools
 from .report import build_report, write_report
 from .seeds import Seeds, package_seeds
@@ -87,13 +87,13 @@ class PresuppositionBuildOptions:
         ):
             if v < low:
                 raise ConfigError(flag, f"must be at least {low}")
-        for flag, v in (
+        for flag, given in (
             ("--limit", self.limit),
             ("--per-generator", self.per_generator),
             ("--per-category", self.per_category),
             ("--judge-tokens", self.judge_tokens),
         ):
-            if v is not None and v < 1:
+            if given is not None and given < 1:
                 raise ConfigError(flag, "must be at least 1")
 
     @property
@@ -149,7 +149,7 @@ def build_presupposition(
     t0 = time.perf_counter()
     out = Path(out)
     source_path = Path(myths) if isinstance(myths, (str, Path)) else None
-    myth_list = read_myths(source_path) if source_path is not None else list(myths)  # type: ignore[arg-type]
+    myth_list = read_myths(Path(myths)) if isinstance(myths, (str, Path)) else list(myths)
     if options.limit is not None:
         myth_list = myth_list[: options.limit]
     ids = [m.id for m in myth_list]
@@ -273,7 +273,7 @@ def _categorise(
         session,
     )
     for d in candidates:
-        o = res[d.question_id]
+        o = res[drafted(d.question_id)]
         if o.ok:
             d.category, d.category_reason = o.value
         else:
@@ -327,7 +327,7 @@ def _check(
         session,
     )
     for d in selected:
-        o = res[d.question_id]
+        o = res[drafted(d.question_id)]
         if not o.ok:
             d.status, d.reason, d.detail = UNCHECKED, o.code, o.detail
         else:

@@ -489,7 +489,7 @@ def export_suite(suite: Suite, path: Path | str, fmt: str = "cancer-myth") -> in
     rows, nfp = release_rows(suite)
     if not rows and not nfp:
         raise ConfigError("--suite", "the suite holds no presupposition or NFP questions to write")
-    targets = [(path, rows, RELEASE_FIELDS)] if rows else []
+    targets: list[tuple[Path, list[dict[str, Any]], tuple[str, ...]]] = [(path, rows, RELEASE_FIELDS)] if rows else []
     if nfp:
         targets.append((_nfp_path(path) if rows else path, nfp, NFP_FIELDS))
     for target, data, fields in targets:
