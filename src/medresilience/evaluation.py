@@ -142,7 +142,7 @@ def evaluate(
     progress: ProgressFn | None = None,
     wait: bool = False,
     on_wait: Callable[[str], None] | None = None,
-    summarise: Callable[[Store, ResolvedRun, dict[str, Any], RunStats | None], tuple[Results, pd.DataFrame]] | None = None,
+    summarise: Callable[[Store, ResolvedRun, dict[str, Any], RunStats | None], tuple[Results, pd.DataFrame | None]] | None = None,
 ) -> RunResult:
     """Run (or resume) a resolved run (`resolved.resolve_run`; then `specs` and `opts` are not
     given), or `suite` on `specs` with `opts` (resolved here), into `out_dir` and return what it

@@ -28,7 +28,7 @@ general way, as text."""
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Hashable, Iterable, Mapping, Sequence
 from contextlib import closing
 from typing import TYPE_CHECKING, Any
 
@@ -70,11 +70,11 @@ class _Codes:
     """A growing vocabulary: strings -> stable integer codes across chunks (None -> -1)."""
 
     def __init__(self, initial: Sequence[str] = ()):
-        self.index: dict[Any, int] = {}
+        self.index: dict[Hashable, int] = {}
         for v in initial:
             self.index.setdefault(v, len(self.index))
 
-    def remap(self, local: np.ndarray, uniques: Sequence[Any]) -> np.ndarray:
+    def remap(self, local: np.ndarray, uniques: Sequence[Hashable]) -> np.ndarray:
         """Chunk-local factor codes (and their uniques) -> codes of this vocabulary."""
         if len(uniques) == 0:
             return np.full(len(local), -1, dtype=np.int32)
@@ -82,11 +82,11 @@ class _Codes:
         return np.where(local >= 0, lookup[np.maximum(local, 0)], -1).astype(np.int32, copy=False)
 
     @property
-    def categories(self) -> list[Any]:
+    def categories(self) -> list[Hashable]:
         return list(self.index)
 
 
-def _factorize(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+def _factorize(values: Sequence[Hashable]) -> tuple[np.ndarray, np.ndarray]:
     codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=True)
     return codes.astype(np.int32, copy=False), uniques
 
@@ -203,19 +203,19 @@ def _fixed(codes: np.ndarray, vocab: Sequence[SqlValue]) -> tuple[np.ndarray, np
     return codes, np.asarray(list(vocab), dtype=object)
 
 
-def _categorical(codes: np.ndarray, categories: Sequence[Any]) -> pd.Categorical:
+def _categorical(codes: np.ndarray, categories: Sequence[Hashable]) -> pd.Categorical:
     cats = list(categories)
     if len(cats) == 0:
         return pd.Categorical.from_codes(np.full(len(codes), -1, dtype=np.int8), categories=pd.Index([], dtype=object))
     return pd.Categorical.from_codes(codes, categories=pd.Index(cats, dtype=object))
 
 
-def _facts(records: Iterable[tuple[Any, tuple[Any, ...]]], index: dict[Any, int], width: int) -> list[tuple[np.ndarray, list[Any]]]:
+def _facts(records: Iterable[tuple[Hashable, tuple[Hashable, ...]]], index: dict[Hashable, int], width: int) -> list[tuple[np.ndarray, list[Hashable]]]:
     """Each fact of the keys in `index` (key -> code), from (key, fact values) records streamed
     once: (per-key value code, -1 where the value is None or the key not among the records;
     the values)."""
     raw = np.full((width, len(index)), -1, dtype=np.int32)
-    seen: list[dict[Any, int]] = [{} for _ in range(width)]
+    seen: list[dict[Hashable, int]] = [{} for _ in range(width)]
     for key, values in records:
         k = index.get(key)
         if k is None:
@@ -226,7 +226,7 @@ def _facts(records: Iterable[tuple[Any, tuple[Any, ...]]], index: dict[Any, int]
     return [(raw[f], list(seen[f])) for f in range(width)]
 
 
-def _lookup(codes: np.ndarray, fact: tuple[np.ndarray, list[Any]]) -> pd.Categorical:
+def _lookup(codes: np.ndarray, fact: tuple[np.ndarray, list[Hashable]]) -> pd.Categorical:
     """Map per-key values (`_facts`) onto rows, as a categorical (-1 -> missing) whose categories
     are in the order the keys first show them."""
     key_codes, values = fact

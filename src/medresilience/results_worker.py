@@ -36,7 +36,12 @@ from .store import Store
 from .suite import Suite
 
 if TYPE_CHECKING:  # pragma: no cover
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
+
     import pandas as pd
+
+    from .calls import RunStats
 
 #: what the worker imports while it waits (the results' and the report's libraries)
 PRELOAD = ("medresilience.frame", "medresilience.reading", "medresilience.report.build")
@@ -51,7 +56,7 @@ def enabled() -> bool:
     return sys.platform.startswith("linux") and os.environ.get("MEDRES_RESULTS_WORKER", "1") != "0"
 
 
-def _serve(conn: Any, command_end: Any, source: Suite | ResolvedRun, modules: tuple[str, ...]) -> None:
+def _serve(conn: Connection, command_end: Connection, source: Suite | ResolvedRun, modules: tuple[str, ...]) -> None:
     """The worker: import, then answer requests until the pipe closes."""
     import importlib
 
@@ -118,8 +123,8 @@ class ResultsWorker:
 
     def __init__(self, suite: Suite | ResolvedRun):
         self.suite = suite
-        self._conn: Any = None
-        self._proc: Any = None
+        self._conn: Connection | None = None
+        self._proc: BaseProcess | None = None
         self.used = False  # whether the worker produced what was asked (for tests and diagnostics)
 
     def __enter__(self) -> ResultsWorker:
@@ -164,7 +169,7 @@ class ResultsWorker:
             return None
         return value if status == "ok" else None
 
-    def summarise(self, store: Store, suite: Suite | ResolvedRun, config: dict[str, Any], stats: Any = None) -> tuple[Results, Any]:
+    def summarise(self, store: Store, suite: Suite | ResolvedRun, config: dict[str, Any], stats: RunStats | None = None) -> tuple[Results, pd.DataFrame | None]:
         """The results as `evaluation.summarise_with_frame` computes them, from the worker when it
         can (the frame stays there, for the report), else in this process."""
         from .evaluation import summarise_with_frame

@@ -296,8 +296,8 @@ def run_stage(
     u = store.usage_for(fresh)
     st.prompt_tokens += int(u.get("prompt_tokens") or 0)
     st.completion_tokens += int(u.get("completion_tokens") or 0)
-    if u.get("cost") is not None:
-        st.cost = (st.cost or 0.0) + float(u["cost"])
+    if (cost := u["cost"]) is not None:
+        st.cost = (st.cost or 0.0) + float(cost)
     st.seconds += time.perf_counter() - t0
     return results
 

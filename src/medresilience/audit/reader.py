@@ -37,6 +37,7 @@ from ..scoring.extract import NONE, Extractor
 from ..scoring.judge import Judge, JudgeScorer
 from ..scoring.types import Score
 from ..store import ScoreRow
+from ..store.rows import StoredScore
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..calls import ProgressFn
@@ -110,7 +111,7 @@ def second_judge(run_scorer: JudgeScorer, spec: ModelSpec) -> JudgeScorer:
     return type(run_scorer)(Judge(spec, j.rubric, structured=j.structured), run_scorer.fields)
 
 
-def as_reading(score: dict[str, Any] | None, judged: bool = False) -> SecondReading | None:
+def as_reading(score: StoredScore | None, judged: bool = False) -> SecondReading | None:
     """A stored score under the reader's name as a second reading (None: no score stored); a
     judged unit's reading is the verdict with its value."""
     if score is None:

@@ -224,6 +224,8 @@ def write(res: PartsStats, out_dir: Path | str) -> dict[str, Path]:
         ("parts_scores_by_source", res.scores_by_source),
         ("parts_agreement", res.agreement),
     ):
+        if df is None:  # a table this review has none of
+            continue
         write_csv_frame(out / f"{name}.csv", df)
         paths[name] = out / f"{name}.csv"
     with atomic_write(out / "parts_summary.json") as fh:

@@ -34,7 +34,7 @@ import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -122,7 +122,7 @@ class Rubric(BaseModel):
 
     @field_validator("version", mode="before")
     @classmethod
-    def _version_text(cls, v: Any) -> Any:
+    def _version_text(cls, v: object) -> object:
         return str(v) if isinstance(v, int | float) and not isinstance(v, bool) else v
 
     @field_validator("name")
@@ -369,11 +369,15 @@ def _checked_judge(value: str | None) -> str | None:
 JudgeSpecOption = Annotated[str | None, AfterValidator(_checked_judge)]
 
 
+#: what a judge call's score reads: its completion, or its failure
+R = TypeVar("R")
+
+
 def _failed(e: ModelCallError) -> Score:
     return Score.unscored(f"judge call failed: {e}", permanent=bool(getattr(e, "permanent", False)), attempts=getattr(e, "attempts", None))
 
 
-def _with_call(score: Callable[[Any], Score], key: str, reply: Any) -> Score:
+def _with_call(score: Callable[[R], Score], key: str, reply: R) -> Score:
     """The judge's score with the key of the judge call it was read from in its detail (`call`), so
     a reader of the store (the evidence viewer) finds the judge's full reply."""
     s = score(reply)

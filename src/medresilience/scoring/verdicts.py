@@ -37,7 +37,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -465,7 +465,7 @@ _FOREIGN_CUE = re.compile(
 _FIELD_LINE = re.compile(r"^[ \t>*_#-]*(?:criteria_met|is_correct|correct|is_match|match|is_equivalent|equivalent|passed|pass)[ \t*_`]*[:：=][ \t]*", _I | re.M)
 
 
-def _tagged(plain: str, labels: _Labels, inside_json: Any) -> list[_Stated]:
+def _tagged(plain: str, labels: _Labels, inside_json: Callable[[int], bool]) -> list[_Stated]:
     """The statements these name, when their value is a label (a value that is none, such as a
     whole sentence written without spaces after "结论：", is no statement here)."""
     out = []
@@ -480,7 +480,7 @@ def _tagged(plain: str, labels: _Labels, inside_json: Any) -> list[_Stated]:
     return out
 
 
-def _bare(plain: str, labels: _Labels, inside_json: Any) -> list[_Stated]:
+def _bare(plain: str, labels: _Labels, inside_json: Callable[[int], bool]) -> list[_Stated]:
     """A reply that is only a label, or a label alone opening or closing it."""
     lines = [(m.start(), m.group(0)) for m in re.finditer(r"[^\n]+", plain) if m.group(0).strip()]
     if not lines:

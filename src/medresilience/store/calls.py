@@ -10,6 +10,7 @@ from typing import Any
 
 from .base import Connected, SqlValue
 from .codes import CallStatus
+from .rows import StoredScore, Usage
 
 _OK = f"status = '{CallStatus.OK}'"
 
@@ -31,7 +32,7 @@ class CallReads(Connected):
         row = cur.fetchone()
         return None if row is None else dict(zip([d[0] for d in cur.description], row))
 
-    def score(self, key: str, scorer: str) -> dict[str, Any] | None:
+    def score(self, key: str, scorer: str) -> StoredScore | None:
         """One stored score (status, label, detail, value), or None when that scorer never scored the key."""
         row = self.conn.execute("SELECT status, label, detail, value FROM scores WHERE key = ? AND scorer = ?", (key, scorer)).fetchone()
         if row is None:
@@ -80,7 +81,7 @@ class CallReads(Connected):
         """key -> the messages stored with each given request key that has them."""
         return {k: json.loads(m) for k, m in self.by_keys("SELECT key, messages FROM requests WHERE key IN ({keys})", keys)}
 
-    def usage_for(self, keys: Iterable[str]) -> dict[str, Any]:
+    def usage_for(self, keys: Iterable[str]) -> Usage:
         """Tokens and cost summed over the given request keys (cost None when no call had a price)."""
         pt = ct = 0
         cost: float | None = None
