@@ -62,7 +62,7 @@ def describe(holder: dict[str, Any]) -> str:
     return f"pid {holder.get('pid', '?')} on host {holder.get('host', '?')} since {holder.get('started', '?')}"
 
 
-def _pid_alive(pid: Any) -> bool:
+def _pid_alive(pid: object) -> bool:
     if not isinstance(pid, int) or pid <= 0:
         return False
     try:

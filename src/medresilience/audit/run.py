@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from .. import event_loop
 from ..calls import ProgressFn, RunStats
 from ..errors import ConfigError, InputError
@@ -66,7 +68,7 @@ class _Inputs:
     judges: dict[str, JudgeScorer] = field(default_factory=dict)  # a judged unit's key -> the run's judge of it
 
 
-def _judges(records: list[UnitRecord], suite: Suite, family: Family, options: Any) -> dict[str, JudgeScorer]:
+def _judges(records: list[UnitRecord], suite: Suite, family: Family, options: BaseModel) -> dict[str, JudgeScorer]:
     """The run's judge scorer of each unit the family scores by a judge (answer key -> scorer)."""
     from ..scoring.judge import JudgeScorer
 

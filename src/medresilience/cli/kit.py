@@ -163,7 +163,7 @@ class RemainingColumn(ProgressColumn):
         self.after = after
         self._first: dict[Any, tuple[float, float]] = {}  # task id -> (time, completed) at the first completion seen
 
-    def estimate(self, task_id: Any, now: float, completed: float, total: float | None) -> float | None:
+    def estimate(self, task_id: object, now: float, completed: float, total: float | None) -> float | None:
         """Seconds left, or None while there is no estimate."""
         if total is None or completed <= 0:
             return None

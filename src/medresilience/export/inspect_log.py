@@ -190,7 +190,7 @@ def run_scores(run: RunUnits, totals: dict[str, Any]) -> list[dict[str, Any]]:
     return totals.setdefault("scores", results_scores(run))
 
 
-def _dump(obj: Any) -> str:
+def _dump(obj: object) -> str:
     return json.dumps(obj, ensure_ascii=False)
 
 

@@ -282,12 +282,12 @@ class OpenAICompatibleModel:
         )
 
 
-def _fields(value: Any) -> dict[str, Any]:
+def _fields(value: object) -> dict[str, Any]:
     """An optional object of a reply: itself when it is one, else empty (absent, null or malformed)."""
     return value if isinstance(value, dict) else {}
 
 
-def _top_logprobs(logprobs: Any) -> list[dict[str, float]] | None:
+def _top_logprobs(logprobs: object) -> list[dict[str, float]] | None:
     """Per generated position, the best log-probability of each token form offered there (the
     chosen token included); None when the reply carries none."""
     content = _fields(logprobs).get("content")
@@ -346,7 +346,7 @@ def _refused(err: BaseException) -> bool:
     return False
 
 
-def _content_text(content: Any) -> str | None:
+def _content_text(content: object) -> str | None:
     """A reply's text: a string as is, a list of text parts (`[{"type": "text", "text": ...}]`)
     joined; None stays None (a refusal may stand in); anything else is malformed."""
     if content is None or isinstance(content, str):
@@ -358,7 +358,7 @@ def _content_text(content: Any) -> str | None:
     raise _Malformed(f"the reply's message content is {type(content).__name__}, not text or a list of text parts")
 
 
-def _tool_calls(calls: Any) -> list[dict[str, Any]] | None:
+def _tool_calls(calls: object) -> list[dict[str, Any]] | None:
     """A reply's tool calls as plain dicts (id, type, function name and arguments text), or None
     when it calls none. The arguments are kept as sent: a caller reads them (and names a malformed
     one); a call without a function is malformed."""

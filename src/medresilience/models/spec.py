@@ -71,7 +71,7 @@ class ModelSpec(BaseModel):
             raise ValueError(f"holds the control character U+{ord(bad):04X} ({bad!r}): use printable characters only")
         return value
 
-    def model_post_init(self, _ctx: Any) -> None:
+    def model_post_init(self, _ctx: object) -> None:
         if not self.label:
             self.label = self.model if self.kind == "openai" else f"embedded-{self.model}"
 

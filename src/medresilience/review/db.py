@@ -236,7 +236,7 @@ class ReviewDB:
         return db
 
     # ------------------------------------------------------------------ meta
-    def meta(self, key: str, default: Any = None) -> Any:
+    def meta(self, key: str, default: object = None) -> Any:
         rows = self._q("SELECT value FROM meta WHERE key = ?", (key,))
         return json.loads(rows[0][0]) if rows else default
 

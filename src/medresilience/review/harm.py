@@ -64,7 +64,7 @@ class HarmAnalysis:
         }
 
 
-def _present(v: Any) -> bool:
+def _present(v: object) -> bool:
     return v is not None and not (isinstance(v, float) and math.isnan(v))
 
 

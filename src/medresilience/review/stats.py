@@ -149,7 +149,7 @@ def ratings_frame(db: ReviewDB) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _passes(d: Dimension, v: Any) -> float | None:
+def _passes(d: Dimension, v: object) -> float | None:
     if v is None or (isinstance(v, float) and np.isnan(v)) or v == d.not_applicable:
         return None
     return 1.0 if v in d.passing else 0.0

@@ -125,7 +125,7 @@ def _has_image(obj: dict[str, Any]) -> bool:
     return bool(preview)
 
 
-def _answer_letter(raw: Any, options: dict[str, str], path: Path | str, line: int | None) -> str:
+def _answer_letter(raw: object, options: dict[str, str], path: Path | str, line: int | None) -> str:
     text = text_field(raw, path, line, "answer")
     m = re.fullmatch(r"\(?([A-Za-z])\)?(?:[.):]\s*(.*))?", text, re.S)
     if m is None:

@@ -40,7 +40,7 @@ _MORE_FIELDS = tuple(f"op{c}" for c in "jklmnopqrstuvwxyz")
 _ABSENT = {"", "nan", '"'}
 
 
-def _present(value: Any) -> bool:
+def _present(value: object) -> bool:
     if value is None:
         return False
     if isinstance(value, float) and math.isnan(value):
@@ -48,7 +48,7 @@ def _present(value: Any) -> bool:
     return not (isinstance(value, str) and value.strip() in _ABSENT)
 
 
-def _number(value: Any) -> int | None:
+def _number(value: object) -> int | None:
     """An option number from an int, an integral float or a string of digits, else None."""
     if isinstance(value, bool):
         return None
@@ -94,7 +94,7 @@ def _flat_options(obj: dict[str, Any], path: Path | str, line: int | None) -> di
     return options
 
 
-def _object_options(raw: Any, path: Path | str, line: int | None) -> dict[str, str]:
+def _object_options(raw: object, path: Path | str, line: int | None) -> dict[str, str]:
     if isinstance(raw, list):
         pairs = [(str(i), v, f"options[{i - 1}]") for i, v in enumerate(raw, 1)]
     elif isinstance(raw, dict):

@@ -22,7 +22,7 @@ SOURCE = "medmcqa"
 OPTION_FIELDS = {"A": "opa", "B": "opb", "C": "opc", "D": "opd"}
 
 
-def _cop(value: Any, path: Path | str, line: int | None) -> int:
+def _cop(value: object, path: Path | str, line: int | None) -> int:
     n = len(OPTION_FIELDS)
     if isinstance(value, str) and value.strip().isdigit():
         value = int(value.strip())

@@ -20,7 +20,7 @@ __all__ = ["SOURCE", "medqa_item", "read_medqa"]
 SOURCE = "medqa"
 
 
-def _options(raw: Any, path: Path | str, line: int | None) -> dict[str, str]:
+def _options(raw: object, path: Path | str, line: int | None) -> dict[str, str]:
     if not isinstance(raw, dict):
         raise InputError(path, line, "options", f"expected an object of letter -> text, got {show(raw)}")
     keyed = {}

@@ -74,7 +74,7 @@ def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
-def _options(raw: Any, path: Path | str, line: int | None) -> dict[str, str]:
+def _options(raw: object, path: Path | str, line: int | None) -> dict[str, str]:
     """`options` as letter -> text, from a list of {letter, content} or an object."""
     pairs: list[tuple[Any, Any, str]] = []
     if isinstance(raw, list):
@@ -99,7 +99,7 @@ def _options(raw: Any, path: Path | str, line: int | None) -> dict[str, str]:
     return options
 
 
-def _label(raw: Any, path: Path | str, line: int | None) -> str:
+def _label(raw: object, path: Path | str, line: int | None) -> str:
     value = raw
     if isinstance(raw, list):
         if len(raw) != 1:

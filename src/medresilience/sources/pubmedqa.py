@@ -114,7 +114,7 @@ def _entry(text: str, pos: int, lines: _Lines, path: Path, pmid: str) -> tuple[d
     return entry, where, end
 
 
-def _text_list(value: Any, path: Path, line: int | None, field: str) -> list[str]:
+def _text_list(value: object, path: Path, line: int | None, field: str) -> list[str]:
     if not isinstance(value, list):
         raise InputError(path, line, field, f"expected a list of texts, got {show(value)}")
     return [text_field(v, path, line, f"{field}[{i}]") for i, v in enumerate(value)]

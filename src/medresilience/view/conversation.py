@@ -23,14 +23,14 @@ from ..store import Store
 STEP_FACTS = ("key", "status", "error", "attempts", "finish_reason", "prompt_tokens", "completion_tokens", "cost", "latency_s")
 
 
-def _json(text: Any) -> Any:
+def _json(text: object) -> Any:
     try:
         return json.loads(text) if isinstance(text, str) else None
     except ValueError:
         return None
 
 
-def _tool_call(c: Any) -> dict[str, Any]:
+def _tool_call(c: object) -> dict[str, Any]:
     fn = c.get("function") if isinstance(c, dict) else None
     fn = fn if isinstance(fn, dict) else {}
     return {"name": str(fn.get("name") or "?"), "arguments": fn.get("arguments") if isinstance(fn.get("arguments"), str) else json.dumps(fn.get("arguments"))}

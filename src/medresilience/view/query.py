@@ -134,7 +134,7 @@ class RunView:
     #: is ambiguous among them, as a report over the same runs names it)
     model_names: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
-    def model_name(self, label: Any) -> str:
+    def model_name(self, label: object) -> str:
         return self.model_names.get(str(label), str(label))
 
     @property

@@ -53,7 +53,7 @@ def _label(x: float) -> str:
     return f"{x:g}"
 
 
-def pcs_rate(values: Any, n_resamples: int = N_RESAMPLES, seed: int = SEED) -> dict[str, Any]:
+def pcs_rate(values: object, n_resamples: int = N_RESAMPLES, seed: int = SEED) -> dict[str, Any]:
     """The mean of judge scores with its percentile bootstrap 95% interval, as a rate-shaped dict
     ({k: sum of the scores, n, p: the mean, lo, hi, unit: "score", interval})."""
     v = np.asarray(values, dtype=np.float64)

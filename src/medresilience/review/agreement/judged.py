@@ -41,7 +41,7 @@ def rubric_hash(scorer: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _json_rubrics(value: Any) -> Iterator[dict[str, Any]]:
+def _json_rubrics(value: object) -> Iterator[dict[str, Any]]:
     """Every rubric-like JSON object among the texts a run recorded (its prompts)."""
     if isinstance(value, dict):
         if "verdicts" in value and "name" in value:

@@ -47,13 +47,13 @@ class HumanLabels:
     skipped: Counter = field(default_factory=Counter)
 
 
-def label_cell(v: Any) -> str | None:
+def label_cell(v: object) -> str | None:
     """A label cell: blank or an NA word is no label."""
     s = _key_cell(v)
     return None if s is None or s.lower() in _MISSING else s
 
 
-def _key_cell(v: Any) -> str | None:
+def _key_cell(v: object) -> str | None:
     """A cell naming the answer (unit, item, model, setting, ...): only a blank cell is missing, so
     a value such as the setting `none` (no mitigation) is a name like any other."""
     if v is None or (isinstance(v, float) and math.isnan(v)):

@@ -37,7 +37,7 @@ def combine(values: Sequence[float], scale: Sequence[float], how: str = "half_up
     return best
 
 
-def _value(raw: Any, labels: dict[str, float], scale: Sequence[float] | None, path: Path, line: int | None, column: str) -> float | None:
+def _value(raw: object, labels: dict[str, float], scale: Sequence[float] | None, path: Path, line: int | None, column: str) -> float | None:
     cell = label_cell(raw)
     if cell is None:
         return None

@@ -48,11 +48,11 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
-def _is_tool_reply(reply: Any) -> bool:
+def _is_tool_reply(reply: object) -> bool:
     return isinstance(reply, dict) and isinstance(reply.get("tool_calls"), list)
 
 
-def _reply_dict(reply: Any) -> bool:
+def _reply_dict(reply: object) -> bool:
     """Whether a policy's reply is a dict the stub can send: tool calls (agent_policy), or a
     `content` text with `reasoning_content` (sent as the message's reasoning text) and/or
     `reasoning_tokens` (an int, or None for a null, sent as usage.completion_tokens_details)."""
@@ -337,7 +337,7 @@ class StubApp:
             )
         return text
 
-    async def _answered_reply(self, request: web.Request, fault: str | None, body: dict[str, Any], key: str, text: Any) -> web.StreamResponse:
+    async def _answered_reply(self, request: web.Request, fault: str | None, body: dict[str, Any], key: str, text: object) -> web.StreamResponse:
         """The completion of the policy's text, as a fault that keeps the answer shapes it."""
         if fault in (None, "timeout") or _is_tool_reply(text):  # a tool-call reply keeps its shape
             return _json_response(self._completion(body, key, text))

@@ -231,7 +231,7 @@ def numbers(text: str) -> set[str]:
 # --------------------------------------------------------------------------- items
 
 
-def _options_of(raw: Any) -> dict[str, Any] | None:
+def _options_of(raw: object) -> dict[str, Any] | None:
     if isinstance(raw, dict):
         return {str(k).strip().upper(): v for k, v in raw.items()}
     if isinstance(raw, list):
@@ -239,7 +239,7 @@ def _options_of(raw: Any) -> dict[str, Any] | None:
     return None
 
 
-def raw_skip_reason(options: Any, answer: Any) -> tuple[str, str] | None:
+def raw_skip_reason(options: object, answer: object) -> tuple[str, str] | None:
     """The skip reason of a raw row given its options (object or list, or None) and its answer
     (a letter, or None): checked before the strict loader sees the row."""
     opts = _options_of(options)

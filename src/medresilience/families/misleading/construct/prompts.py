@@ -380,7 +380,7 @@ def with_retry(messages: list[dict[str, str]], attempt: int, error: str | None) 
     return out
 
 
-def strip_lengths(schema: Any) -> Any:
+def strip_lengths(schema: object) -> Any:
     if isinstance(schema, dict):
         return {k: strip_lengths(v) for k, v in schema.items() if k not in ("minLength", "maxLength")}
     if isinstance(schema, list):

@@ -126,7 +126,7 @@ class FlatRow:
         return out
 
 
-def _label(value: Any, path: Path | str, line: int | None, key: str, normalise) -> tuple[str, str]:
+def _label(value: object, path: Path | str, line: int | None, key: str, normalise) -> tuple[str, str]:
     text = text_field(value, path, line, key)
     try:
         return normalise(text), text

@@ -111,7 +111,7 @@ def _resolve(obj: dict[str, Any], path: Path | str, line: int | None) -> tuple[d
     return fields, extra, found.get("answer", [])
 
 
-def _letter_map(raw: Any, path: Path | str, line: int | None, key: str, what: str, n: int | None = None) -> dict[str, Any]:
+def _letter_map(raw: object, path: Path | str, line: int | None, key: str, what: str, n: int | None = None) -> dict[str, Any]:
     """A list (lettered A, B, ...) or an object keyed by letters -> {letter: value} in letter order."""
     if isinstance(raw, list):
         if n is not None and len(raw) != n:
