@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import inspect
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import EllipsisType
 from typing import Any
@@ -31,7 +31,7 @@ from .seeding import stable_hash
 from .store import CallRow, ScoreRow, Store
 
 
-def request_key(spec: ModelSpec, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
+def request_key(spec: ModelSpec, messages: list[dict[str, str]], params: Mapping[str, object]) -> str:
     """The cache and resume key of a call: hash of (model identity, messages, decoding parameters)."""
     return stable_hash(spec.identity(), messages, params)
 

@@ -23,7 +23,7 @@ import json
 import platform
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -200,7 +200,7 @@ def check_new_run_suite(suite: Suite, out: Path) -> None:
         suite.check()
 
 
-def _same_run(stored: RunConfig | None, config: dict[str, Any]) -> bool:
+def _same_run(stored: RunConfig | None, config: Mapping[str, object]) -> bool:
     """Whether a stored run's config is this config (its run id aside), compared as stored JSON."""
     if stored is None:
         return False

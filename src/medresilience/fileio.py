@@ -22,7 +22,7 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal, TypeVar
 
@@ -501,7 +501,7 @@ def iter_rows(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
 # --------------------------------------------------------------------------- records
 
 
-def parse_record(model: type[T], obj: dict[str, Any], path: Path | str, line: int | None, *, sized: bool = False) -> T:
+def parse_record(model: type[T], obj: Mapping[str, object], path: Path | str, line: int | None, *, sized: bool = False) -> T:
     """Validate one record; errors name file, line and field. Its text fields are checked against
     `max_field_chars()` first, unless `sized` says it came from `iter_json_lines` (checked there)."""
     if not sized:

@@ -11,6 +11,7 @@ sample order), as the run itself will; nothing is called or written."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,7 @@ def _suite_name(suite: Suite) -> str:
     return f"{name} at {suite.path}"
 
 
-def earlier_run(out: Path, config: dict[str, Any]) -> str:
+def earlier_run(out: Path, config: Mapping[str, object]) -> str:
     """What `out` holds against a run of `config` (run.json's content): a new folder, the same run
     (resumed), or another run whose results this one replaces, naming what differs."""
     previous = out / "run.json"

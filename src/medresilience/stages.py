@@ -143,7 +143,7 @@ def parse_object(text: str | None) -> dict[str, Any]:
     return obj
 
 
-def response_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+def response_format(name: str, schema: Mapping[str, object]) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
 
 
@@ -302,7 +302,7 @@ def run_stage(
     return results
 
 
-def stage_table(stages: Mapping[str, Mapping[str, Any]], totals: Mapping[str, Any]) -> list[str]:
+def stage_table(stages: Mapping[str, Mapping[str, Any]], totals: Mapping[str, object]) -> list[str]:
     """A build report's Markdown table of its stages' figures (StageStats as dicts) and their total."""
     lines = [
         "| Stage | tasks | requests | made now | reused | call errors | retries | failures | prompt tok | completion tok |",

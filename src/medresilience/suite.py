@@ -10,7 +10,7 @@ import os
 import shutil
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from .fileio import OutputError, atomic_write, iter_json_lines, iter_json_lines_
 from .records import GenericProbe, Item, Probe, SuiteManifest
 
 
-def parse_item(obj: dict[str, Any], path: Path, line: int | None) -> Item:
+def parse_item(obj: Mapping[str, object], path: Path, line: int | None) -> Item:
     """One item line of a suite's items.jsonl (read by `iter_json_lines`), validated."""
     return parse_record(Item, obj, path, line, sized=True)
 

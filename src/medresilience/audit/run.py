@@ -11,6 +11,7 @@ table and the report read it there). The run directory is locked while the audit
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -207,7 +208,7 @@ def _block(
     return out
 
 
-def _write(run_dir: Path, block: dict[str, Any], units: list[AuditUnit], sources: dict[str, dict[str, SecondReading]]) -> None:
+def _write(run_dir: Path, block: Mapping[str, object], units: list[AuditUnit], sources: dict[str, dict[str, SecondReading]]) -> None:
     """audit.json (every sampled unit with its readings) and the `audit` block of results.json."""
     from ..evaluation import write_results
     from ..results import Results

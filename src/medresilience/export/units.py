@@ -8,7 +8,7 @@ units is never held whole; only the suite's per-item facts and per-probe facets 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,7 +71,7 @@ def detail_of(text: str | None) -> dict[str, Any]:
     return d if isinstance(d, dict) else {}
 
 
-def _how_read(detail: dict[str, Any]) -> str | None:
+def _how_read(detail: Mapping[str, object]) -> str | None:
     """How the label was read, as the score's detail records it (`read`, and `read_by` when
     another model read it)."""
     read, by = detail.get("read"), detail.get("read_by")

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -188,7 +189,7 @@ class AgentConfig:
         text = " ".join([INSTRUCTION.format(steps=self.steps), rule.format(k=self.k), ANSWER_RULE.format(how=how)])
         return add_to_system(text)(messages)
 
-    def params(self, params: dict[str, Any], protocol: str) -> dict[str, Any]:
+    def params(self, params: Mapping[str, object], protocol: str) -> dict[str, Any]:
         """A step's decoding parameters: the unit's, with the tools offered (tools protocol)."""
         return {**params, "tools": TOOLS, "tool_choice": "auto"} if protocol == "tools" else dict(params)
 

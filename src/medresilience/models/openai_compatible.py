@@ -26,7 +26,7 @@ import itertools
 import json
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -165,7 +165,7 @@ class OpenAICompatibleModel:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def complete(self, messages: list[dict[str, str]], params: dict[str, Any]) -> Completion:
+    async def complete(self, messages: list[dict[str, str]], params: Mapping[str, object]) -> Completion:
         attempts = waits = refused = 0
         waited = 0.0
         while True:
@@ -306,7 +306,7 @@ def _top_logprobs(logprobs: object) -> list[dict[str, float]] | None:
     return tops
 
 
-def _reasoning_tokens(usage: dict[str, Any]) -> int | None:
+def _reasoning_tokens(usage: Mapping[str, object]) -> int | None:
     """The reasoning tokens a reply's usage reports (`completion_tokens_details.reasoning_tokens`,
     a count of at least 0), else None: a missing, null or malformed count is not reported, and
     nothing is inferred from a reasoning text (`message.reasoning_content`) a server sends."""

@@ -263,7 +263,7 @@ def _config_price(data: dict[str, Any], defaults: SpecDefaults) -> tuple[float |
     return next((defaults.prices[n] for n in names if n and n in defaults.prices), None)
 
 
-def _build(data: dict[str, Any], given: dict[str, Any], defaults: SpecDefaults | None) -> ModelSpec:
+def _build(data: Mapping[str, object], given: Mapping[str, object], defaults: SpecDefaults | None) -> ModelSpec:
     """The spec from its head's fields, the config file's defaults and the spec's own settings (in
     that order of precedence, lowest first); the provider table fills the rest."""
     merged = dict(data)

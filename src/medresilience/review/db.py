@@ -16,7 +16,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -204,7 +204,7 @@ class ReviewDB:
     # ------------------------------------------------------------------ creation
     @classmethod
     def create(
-        cls, out: Path | str, meta: dict[str, Any], units: Sequence[UnitRow], assignments: Sequence[tuple[str, str, int, int]], reviewers: Iterable[str]
+        cls, out: Path | str, meta: Mapping[str, object], units: Sequence[UnitRow], assignments: Sequence[tuple[str, str, int, int]], reviewers: Iterable[str]
     ) -> ReviewDB:
         """Write a new review directory. assignments: (unit_id, reviewer, slot, position)."""
         out = Path(out)

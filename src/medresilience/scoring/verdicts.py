@@ -37,7 +37,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -321,7 +321,7 @@ def _matching_brace(text: str, i: int) -> int | None:
     return None
 
 
-def _field_of(obj: dict[str, Any], labels: _Labels, depth: int = 0) -> tuple[str | None, str] | None:
+def _field_of(obj: Mapping[str, object], labels: _Labels, depth: int = 0) -> tuple[str | None, str] | None:
     """The verdict a JSON object gives: (raw value, field name), or None when it names none."""
     keys = {str(k).casefold(): k for k in obj}
     names = _VERDICT_KEYS + (_SCORE_KEYS if labels.numeric else ())
@@ -364,7 +364,7 @@ def _field_of(obj: dict[str, Any], labels: _Labels, depth: int = 0) -> tuple[str
 _RANK_KEYS = ("rank", "ranking", "position", "place")
 
 
-def _ranked_first(obj: dict[str, Any], labels: _Labels) -> tuple[str | None, str] | None:
+def _ranked_first(obj: Mapping[str, object], labels: _Labels) -> tuple[str | None, str] | None:
     """A ranking of the candidates ({"ordered_models": [{"model": "m", "rank": 1}, {"model": "M",
     "rank": 2}]}): each entry a rank and one value that is a label. The one entry ranked first is
     the verdict; several sharing the first rank are a tie, which names no label."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +115,7 @@ def hle_choices(question: str) -> tuple[str, dict[str, str]] | None:
     return None
 
 
-def _has_image(obj: dict[str, Any]) -> bool:
+def _has_image(obj: Mapping[str, object]) -> bool:
     image = obj.get("image")
     if isinstance(image, str) and image.strip():
         return True
@@ -136,7 +136,7 @@ def _answer_letter(raw: object, options: dict[str, str], path: Path | str, line:
     return letter
 
 
-def hle_item(obj: dict[str, Any], path: Path | str = "<hle>", line: int | None = None) -> Item:
+def hle_item(obj: Mapping[str, object], path: Path | str = "<hle>", line: int | None = None) -> Item:
     """One HLE row -> Item, or SkippedRow (with its reason) for a row that is left out. `path` and
     `line` only label errors; `read_hle` counts the skips."""
     row_id = text_field(obj.get("id"), path, line, "id")

@@ -21,9 +21,8 @@ options must be consecutive from the first. Item ids are ``medjourney-{row id}``
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 from ..errors import InputError
 from ..fileio import parse_record, show
@@ -61,7 +60,7 @@ def _number(value: object) -> int | None:
     return None
 
 
-def is_medjourney_row(obj: dict[str, Any]) -> bool:
+def is_medjourney_row(obj: Mapping[str, object]) -> bool:
     """Whether a JSON object looks like a numbered MedJourney row (format detection): its answer
     is a number and its options are opa, ... (without MedMCQA's cop), an object keyed by
     numbers, or written as "(1) ..." inside the question."""
@@ -76,7 +75,7 @@ def is_medjourney_row(obj: dict[str, Any]) -> bool:
     return isinstance(question, str) and inline_choices(question, NUMBERS) is not None
 
 
-def _flat_options(obj: dict[str, Any], path: Path | str, line: int | None) -> dict[str, str]:
+def _flat_options(obj: Mapping[str, object], path: Path | str, line: int | None) -> dict[str, str]:
     """Options from opa, opb, ...: {number: text}."""
     for field in _MORE_FIELDS:
         if _present(obj.get(field)):
@@ -112,7 +111,7 @@ def _object_options(raw: object, path: Path | str, line: int | None) -> dict[str
     return options
 
 
-def medjourney_item(obj: dict[str, Any], path: Path | str = "<medjourney>", line: int | None = None) -> Item:
+def medjourney_item(obj: Mapping[str, object], path: Path | str = "<medjourney>", line: int | None = None) -> Item:
     """One numbered MedJourney row -> Item. `path` and `line` only label errors."""
     question = text_field(obj.get("question"), path, line, "question")
     if _present(obj.get("options")) and obj.get("options") not in ([], {}):

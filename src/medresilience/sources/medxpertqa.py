@@ -14,7 +14,7 @@ MedJourney loader uses it for numbered choices written inside the question."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +121,7 @@ def _disagreement(parsed: dict[str, str], options: dict[str, str]) -> str | None
     return None
 
 
-def medxpertqa_item(obj: dict[str, Any], path: Path | str = "<medxpertqa>", line: int | None = None) -> Item:
+def medxpertqa_item(obj: Mapping[str, object], path: Path | str = "<medxpertqa>", line: int | None = None) -> Item:
     """One MedXpertQA row -> Item. `path` and `line` only label errors."""
     question = text_field(obj.get("question"), path, line, "question")
     stem, parsed = split_choices(question)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Mapping
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public in json.decoder, absent from its stubs
 from pathlib import Path
 from typing import Any
@@ -120,7 +120,7 @@ def _text_list(value: object, path: Path, line: int | None, field: str) -> list[
     return [text_field(v, path, line, f"{field}[{i}]") for i, v in enumerate(value)]
 
 
-def _context(entry: dict[str, Any], path: Path, where: dict[str, int | None]) -> str | None:
+def _context(entry: Mapping[str, object], path: Path, where: dict[str, int | None]) -> str | None:
     if entry.get("CONTEXTS") is None:
         return None
     contexts = _text_list(entry["CONTEXTS"], path, where.get("CONTEXTS"), "CONTEXTS")
@@ -132,7 +132,9 @@ def _context(entry: dict[str, Any], path: Path, where: dict[str, int | None]) ->
     return "\n".join(f"{label}: {ctx}" for label, ctx in zip(labels, contexts)) or None
 
 
-def pubmedqa_item(pmid: str, entry: dict[str, Any], path: Path | str = "<pubmedqa>", line: int | None = None, lines: dict[str, int] | None = None) -> Item:
+def pubmedqa_item(
+    pmid: str, entry: Mapping[str, object], path: Path | str = "<pubmedqa>", line: int | None = None, lines: dict[str, int] | None = None
+) -> Item:
     """One PMID's entry -> Item. `path`, `line` (where the PMID is written) and `lines` (field ->
     line, where known) only label errors."""
     path = Path(path)

@@ -9,8 +9,7 @@ import contextlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..fileio import storable_text
 from .base import Connected, SqlValue, StoreWriteError, is_bug
@@ -83,7 +82,7 @@ class Writer(Connected):
                 raise
             raise StoreWriteError(self.path, e) from e
 
-    def record_run(self, run_id: str, config: dict[str, Any]) -> None:
+    def record_run(self, run_id: str, config: Mapping[str, object]) -> None:
         """Record a run; the units planned from now on through this store belong to it."""
         self._tx([("INSERT OR REPLACE INTO runs VALUES (?, ?, ?)", [(run_id, time.time(), json.dumps(config, default=str))])])
         self.run_id = run_id

@@ -10,6 +10,7 @@ import math
 import os
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,7 +100,7 @@ _FAULT_STATUS = {
 }
 
 
-def _json_schema(body: dict[str, Any]) -> dict[str, Any] | None:
+def _json_schema(body: Mapping[str, object]) -> dict[str, Any] | None:
     """The schema of a request's `response_format` json_schema, or None (no such response_format)."""
     rf = body.get("response_format")
     if not isinstance(rf, dict) or rf.get("type") != "json_schema":
@@ -126,7 +127,7 @@ def _bearer_key(request: web.Request) -> str:
     return auth[len("Bearer ") :] if auth.startswith("Bearer ") else auth
 
 
-def _error_reply(fault: str, faults: Faults, request: web.Request, body: dict[str, Any]) -> web.Response:
+def _error_reply(fault: str, faults: Faults, request: web.Request, body: Mapping[str, object]) -> web.Response:
     """The error response of a fault that replaces the answer (400, 401, 404, 429, 500, 503)."""
     if fault == "permanent":
         return _json_response(

@@ -11,7 +11,7 @@ import select
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +121,7 @@ class StubProcess:
         self.stop()
 
 
-def _serve_policy(factory: Callable[..., Policy], kwargs: dict[str, Any], faults: Faults, conn: Any, stop: Any) -> None:
+def _serve_policy(factory: Callable[..., Policy], kwargs: Mapping[str, object], faults: Faults, conn: Any, stop: Any) -> None:
     with StubServer(policy=factory(**kwargs), faults=faults) as srv:  # in the spawned child
         conn.send(srv.base_url)
         stop.wait()

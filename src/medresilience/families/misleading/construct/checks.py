@@ -364,7 +364,7 @@ def _mentions(sentence_norm: str, option_text: str) -> bool:
 
 def bundle_problems(
     item: Item,
-    sentences: Mapping[str, Any],
+    sentences: Mapping[str, object],
     limits: Limits = Limits(),
     source: Mapping[str, str] | None = None,
     provenance: str | None = None,

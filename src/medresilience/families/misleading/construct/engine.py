@@ -87,7 +87,7 @@ class Applicability:
 # --------------------------------------------------------------------------- parsing
 
 
-def _field(obj: Mapping[str, Any], key: str, kind: type, where: str = "") -> Any:
+def _field(obj: Mapping[str, object], key: str, kind: type, where: str = "") -> Any:
     if key not in obj:
         raise ParseError(f"missing key '{where}{key}'")
     v = obj[key]

@@ -11,7 +11,7 @@ skip rather than an error; MMLU CSV and release files are read by their strict l
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,7 +72,7 @@ def detect_input_format(path: Path) -> str:
     return sources.detect_format(path)
 
 
-def _raw_answer_letter(fmt: str, obj: dict[str, Any]) -> tuple[Any, Any]:
+def _raw_answer_letter(fmt: str, obj: Mapping[str, object]) -> tuple[Any, Any]:
     """(options, answer letter or None) of a raw row, for the pre-check."""
     if fmt == "medmcqa":
         cells = [obj.get(f) for f in ("opa", "opb", "opc", "opd")]
@@ -100,7 +100,7 @@ def _raw_answer_letter(fmt: str, obj: dict[str, Any]) -> tuple[Any, Any]:
     return opts, obj.get("answer")
 
 
-def _row_id(fmt: str, obj: dict[str, Any], line: int) -> str | None:
+def _row_id(fmt: str, obj: Mapping[str, object], line: int) -> str | None:
     """The id the strict loader would give the row (for the skip record)."""
     rid = obj.get("id")
     if fmt in ("medmcqa", "medqa") and (rid is None or not str(rid).strip()):
@@ -110,7 +110,7 @@ def _row_id(fmt: str, obj: dict[str, Any], line: int) -> str | None:
     return None if rid is None else str(rid).strip()
 
 
-def _strict(fmt: str, obj: dict[str, Any], path: Path, line: int) -> Item:
+def _strict(fmt: str, obj: Mapping[str, object], path: Path, line: int) -> Item:
     if fmt == "medmcqa":
         return sources.medmcqa_item(obj, path, line)
     if fmt == "medqa":

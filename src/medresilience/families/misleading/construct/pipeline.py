@@ -359,7 +359,7 @@ def bundle_meta(job: BundleJob, generator_label: str, design: str, extra: Mappin
     return meta
 
 
-def probes_for(job: BundleJob, sentences: Mapping[str, str], seed: int, meta: Mapping[str, Any]) -> list[Probe]:
+def probes_for(job: BundleJob, sentences: Mapping[str, str], seed: int, meta: Mapping[str, object]) -> list[Probe]:
     return probes_from_bundle(job.item, sentences, job.content_type, job.provenance, seed, bundle_id=job.id, meta=dict(meta))
 
 
@@ -548,7 +548,7 @@ def report_markdown(report: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_report(out: Path, report: Mapping[str, Any], decisions: Sequence[Decision]) -> None:
+def write_report(out: Path, report: Mapping[str, object], decisions: Sequence[Decision]) -> None:
     write_build_files(out, report, report_markdown(report), (d.as_dict() for d in decisions))
 
 

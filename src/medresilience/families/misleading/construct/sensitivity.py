@@ -312,7 +312,7 @@ def _rebuilt_probes(
     return probes
 
 
-def _manifest(r: Rebuild, counts: dict[str, Any], derived_from: dict[str, Any]) -> SuiteManifest:
+def _manifest(r: Rebuild, counts: Mapping[str, object], derived_from: Mapping[str, object]) -> SuiteManifest:
     base = r.suite.manifest
     return SuiteManifest(
         name=r.name or r.out.name,
@@ -335,7 +335,7 @@ def _manifest(r: Rebuild, counts: dict[str, Any], derived_from: dict[str, Any]) 
     )
 
 
-def _reference(r: Rebuild, name: str, items: list[Item], keep_bids: set[str], n_kept: int, derived_from: dict[str, Any]) -> Suite:
+def _reference(r: Rebuild, name: str, items: list[Item], keep_bids: set[str], n_kept: int, derived_from: Mapping[str, object]) -> Suite:
     """The original bundles of the rebuilt items: the like-for-like reference."""
     base = r.suite.manifest
     ref_probes = [p for p in probes_of(r.suite) if p.bundle_id in keep_bids]

@@ -18,7 +18,7 @@ by bundles.probes_from_bundle with the given seed, so the same file and seed giv
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,7 +89,7 @@ class ReleaseRow:
 # --------------------------------------------------------------------------- reading
 
 
-def _resolve(obj: dict[str, Any], path: Path | str, line: int | None) -> tuple[dict[str, tuple[str, Any]], dict[str, Any], list[tuple[str, Any]]]:
+def _resolve(obj: Mapping[str, object], path: Path | str, line: int | None) -> tuple[dict[str, tuple[str, Any]], dict[str, Any], list[tuple[str, Any]]]:
     """Map file keys to canonical fields. Returns (canonical -> (file key, value)), the unknown
     fields, and every (key, value) given for the answer (checked for agreement later)."""
     found: dict[str, list[tuple[str, Any]]] = {}
@@ -172,7 +172,7 @@ def _object(fields: dict[str, tuple[str, Any]], canon: str, path: Path | str, li
     return dict(value)
 
 
-def release_row(obj: dict[str, Any], path: Path | str = "<release>", line: int | None = None) -> ReleaseRow:
+def release_row(obj: Mapping[str, object], path: Path | str = "<release>", line: int | None = None) -> ReleaseRow:
     """One release row (canonical names or aliases) -> ReleaseRow. `path`/`line` label errors."""
     fields, extra, answers = _resolve(obj, path, line)
 

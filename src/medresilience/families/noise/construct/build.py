@@ -322,8 +322,8 @@ def _manifest(
     out: Path,
     options: NoiseBuildOptions,
     variants: Sequence[str],
-    counts: dict[str, Any],
-    table: Mapping[str, Any],
+    counts: Mapping[str, object],
+    table: Mapping[str, object],
     source_path: Path | None,
     generator: ModelSpec | None,
     checker: ModelSpec | None,
@@ -559,5 +559,5 @@ def report_markdown(report: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_report(out: Path, report: Mapping[str, Any], decisions: Sequence[Decision]) -> None:
+def write_report(out: Path, report: Mapping[str, object], decisions: Sequence[Decision]) -> None:
     write_build_files(out, report, report_markdown(report), (d.as_dict() for d in decisions))

@@ -20,7 +20,7 @@ when that is set)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -215,7 +215,7 @@ class _Roles:
 def _manifest(
     out: Path,
     options: PresuppositionBuildOptions,
-    counts: dict[str, Any],
+    counts: Mapping[str, object],
     roles: _Roles,
     names: Sequence[str],
     seeds: Seeds,

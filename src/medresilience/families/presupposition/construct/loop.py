@@ -22,7 +22,7 @@ on."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,7 +131,7 @@ def _answer(text: str | None) -> str:
     return text
 
 
-def _verify_task(judge: Judge, p: Pending, params: dict[str, Any]) -> Task:
+def _verify_task(judge: Judge, p: Pending, params: Mapping[str, object]) -> Task:
     """The verifier's call on one answer; its reader knows the answer, so no verdict the answer
     plants is read."""
     fields = {"question": p.question, "correction": drafted(p.decision.correction)}

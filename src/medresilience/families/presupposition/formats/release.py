@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -93,14 +93,14 @@ DETECT_LIMIT = 8 << 20
 # --------------------------------------------------------------------------- fields
 
 
-def _optional_text(obj: dict[str, Any], key: str, path: Path, line: int | None) -> str | None:
+def _optional_text(obj: Mapping[str, object], key: str, path: Path, line: int | None) -> str | None:
     v = obj.get(key)
     if v is None or (isinstance(v, str) and not v.strip()):
         return None
     return text_field(v, path, line, key)
 
 
-def _qid(obj: dict[str, Any], key: str, path: Path, line: int | None) -> int | str:
+def _qid(obj: Mapping[str, object], key: str, path: Path, line: int | None) -> int | str:
     v = obj.get(key)
     if v is None:
         raise InputError(path, line, key, "is missing")
@@ -117,7 +117,7 @@ def _qid(obj: dict[str, Any], key: str, path: Path, line: int | None) -> int | s
     return v
 
 
-def _row_number(obj: dict[str, Any], key: str, path: Path, line: int | None) -> int | None:
+def _row_number(obj: Mapping[str, object], key: str, path: Path, line: int | None) -> int | None:
     """A 1-based row of the myth file; None when missing or negative (the study writes -1 for a
     question written by hand)."""
     v = obj.get(key)
@@ -134,7 +134,7 @@ def _row_number(obj: dict[str, Any], key: str, path: Path, line: int | None) -> 
     return v if v > 0 else None
 
 
-def _category(obj: dict[str, Any], key: str, path: Path, line: int | None) -> str:
+def _category(obj: Mapping[str, object], key: str, path: Path, line: int | None) -> str:
     raw = text_field(obj.get(key), path, line, key)
     try:
         found = category_key(raw)
@@ -148,11 +148,11 @@ def _item_id(qid: int | str) -> str:
     return str(qid)
 
 
-def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
+def _drop_none(d: Mapping[str, object]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
 
-def _extra(obj: dict[str, Any], known: tuple[str, ...]) -> dict[str, Any]:
+def _extra(obj: Mapping[str, object], known: tuple[str, ...]) -> dict[str, Any]:
     """The row's other columns (kept and written back; an empty one, as Parquet gives every row, is left out)."""
     return {k: v for k, v in obj.items() if k not in known and v is not None}
 
@@ -160,7 +160,7 @@ def _extra(obj: dict[str, Any], known: tuple[str, ...]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- the three layouts
 
 
-def _release_row(obj: dict[str, Any], path: Path, line: int | None) -> tuple[Item, PresuppositionProbe]:
+def _release_row(obj: Mapping[str, object], path: Path, line: int | None) -> tuple[Item, PresuppositionProbe]:
     qid = _qid(obj, "QID", path, line)
     question = text_field(obj.get("question"), path, line, "question")
     correction = text_field(obj.get("presupposition_correction"), path, line, "presupposition_correction")
@@ -180,7 +180,9 @@ def _release_row(obj: dict[str, Any], path: Path, line: int | None) -> tuple[Ite
     return item, probe
 
 
-def _nfp_row(obj: dict[str, Any], path: Path, line: int | None, myths: dict[int, Myth] | None, myth_path: Path | None) -> tuple[Item, PresuppositionProbe]:
+def _nfp_row(
+    obj: Mapping[str, object], path: Path, line: int | None, myths: dict[int, Myth] | None, myth_path: Path | None
+) -> tuple[Item, PresuppositionProbe]:
     qid = _qid(obj, "QID", path, line)
     question = text_field(obj.get("example_question"), path, line, "example_question")
     row = _row_number(obj, "source_row", path, line)
@@ -202,7 +204,7 @@ def _nfp_row(obj: dict[str, Any], path: Path, line: int | None, myths: dict[int,
     return item, probe
 
 
-def _candidate_row(obj: dict[str, Any], path: Path, line: int | None, item_id: str) -> tuple[Item, PresuppositionProbe]:
+def _candidate_row(obj: Mapping[str, object], path: Path, line: int | None, item_id: str) -> tuple[Item, PresuppositionProbe]:
     question = text_field(obj.get("example_question"), path, line, "example_question")
     correction = text_field(obj.get("example_assumption"), path, line, "example_assumption")
     category = _category(obj, "category", path, line)
