@@ -723,7 +723,7 @@ def write_parquet_table(path: Path | str, table: Any) -> None:
     write_parquet_batches(path, table.schema, [table])
 
 
-def write_parquet_batches(path: Path | str, schema: object, parts: Iterable[Any]) -> None:
+def write_parquet_batches(path: Path | str, schema: object, parts: Iterable[object]) -> None:
     """Write pyarrow Tables or RecordBatches of one schema as a Parquet file as they come (one
     row group or more each; bounded memory), atomically (as `atomic_write`: a failure while the
     parts are made leaves no file)."""

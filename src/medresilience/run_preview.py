@@ -14,7 +14,6 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from .resolved import ResolvedRun
 from .selection import unit_chunks
@@ -88,7 +87,7 @@ def earlier_run(out: Path, config: Mapping[str, object]) -> str:
     )
 
 
-def preview(run: ResolvedRun, out: Path | str, config: dict[str, Any] | None = None) -> Preview:
+def preview(run: ResolvedRun, out: Path | str, config: Mapping[str, object] | None = None) -> Preview:
     """What the resolved `run` into `out` will do (see the module docstring). `config`: the run's
     run.json content (evaluation.run_config), to tell a resume from a replacement; without it an
     existing folder is said to resume."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -167,7 +167,7 @@ class AgentConfig:
 
     async def run(
         self,
-        units: list[Any],
+        units: Sequence[object],
         specs: list[ModelSpec],
         store: Store,
         clients: dict[str, OpenAICompatibleModel] | None,

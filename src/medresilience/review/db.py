@@ -194,7 +194,7 @@ class ReviewDB:
             self.conn.execute("COMMIT")
             return out
 
-    def _q(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+    def _q(self, sql: str, args: Sequence[object] = ()) -> list[tuple]:
         with self.lock:
             return self.conn.execute(sql, args).fetchall()
 

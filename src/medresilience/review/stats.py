@@ -23,6 +23,7 @@ with the report's primitives."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -315,7 +316,7 @@ def _full_agreement(d: Dimension, table: list[list[Any]], confidence: float) -> 
 
 
 def _pairwise_kappa(
-    d: Dimension, names: list[str], table: list[list[Any]], cats: list[Any], n_resamples: int, seed: int, confidence: float
+    d: Dimension, names: list[str], table: list[list[Any]], cats: Sequence[object], n_resamples: int, seed: int, confidence: float
 ) -> list[dict[str, Any]]:
     """Cohen's kappa for every pair of reviewers on the units both rated; one undefined row when no
     two reviewers share a unit."""
@@ -329,7 +330,7 @@ def _pairwise_kappa(
 
 
 def _one_agreement(
-    d: Dimension, table: list[list[Any]], coefficient: str, cats: list[Any], n_resamples: int, seed: int, confidence: float, reviewers: str = "all"
+    d: Dimension, table: list[list[Any]], coefficient: str, cats: Sequence[object], n_resamples: int, seed: int, confidence: float, reviewers: str = "all"
 ) -> dict[str, Any]:
     kw: dict[str, Any] = {"categories": cats, "n_resamples": n_resamples, "seed": seed, "confidence": confidence}
     if coefficient == "gwet_ac2":

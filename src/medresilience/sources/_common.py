@@ -47,7 +47,7 @@ def build_item(
     options: Mapping[str, str],
     answer: str,
     subject: str | None = None,
-    meta: dict[str, Any] | None = None,
+    meta: Mapping[str, object] | None = None,
     option_field: Mapping[str, str] | None = None,
     answer_field: str = "answer",
 ) -> Item:

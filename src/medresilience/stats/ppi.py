@@ -236,7 +236,7 @@ class _Design:
     refused: str | None
 
 
-def _floats(values: Sequence[Any], name: str) -> np.ndarray:
+def _floats(values: Sequence[object], name: str) -> np.ndarray:
     try:
         arr = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -248,7 +248,7 @@ def _floats(values: Sequence[Any], name: str) -> np.ndarray:
     return arr
 
 
-def _audited_floats(values: Sequence[Any], name: str) -> np.ndarray:
+def _audited_floats(values: Sequence[object], name: str) -> np.ndarray:
     """Human values with NaN where the unit was not audited (None and NaN both mean that)."""
     if isinstance(values, np.ndarray) and values.dtype.kind in "fiub":
         arr = values.astype(np.float64)

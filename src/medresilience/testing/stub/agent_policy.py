@@ -25,7 +25,7 @@ Action = tuple[str, ...]
 TEXT_PROTOCOL_MARK = "SEARCH:"
 
 
-def is_agent_request(messages: list[dict[str, Any]], body: Mapping[str, object]) -> bool:
+def is_agent_request(messages: Sequence[Mapping[str, object]], body: Mapping[str, object]) -> bool:
     """Whether a request is a step of an agent conversation (it offers tools, or its system
     message describes the text actions)."""
     if body.get("tools"):

@@ -10,7 +10,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,7 +65,7 @@ def _reply_dict(reply: object) -> bool:
     return (thought is None or (isinstance(thought, int) and not isinstance(thought, bool))) and isinstance(reply.get("reasoning_content", ""), str)
 
 
-def _logprobs_entry(messages: list[dict[str, Any]], letter: str | None, top_n: int) -> dict[str, Any]:
+def _logprobs_entry(messages: Sequence[Mapping[str, object]], letter: str | None, top_n: int) -> dict[str, Any]:
     letters = option_letters(messages) or list(DEFAULT_LETTERS)
     if letter is None:
         letter = letters[0]

@@ -129,7 +129,11 @@ def _serve_policy(factory: Callable[..., Policy], kwargs: Mapping[str, object], 
 
 @contextlib.contextmanager
 def policy_server(
-    factory: Callable[..., Policy], kwargs: dict[str, Any] | None = None, faults: Faults | None = None, process: bool = True, startup_timeout: float = 60.0
+    factory: Callable[..., Policy],
+    kwargs: Mapping[str, object] | None = None,
+    faults: Faults | None = None,
+    process: bool = True,
+    startup_timeout: float = 60.0,
 ) -> Iterator[str]:
     """A stub server whose policy is `factory(**kwargs)` (a policy object, such as a builder's scripted
     fake generator, that StubProcess's named policies cannot express); yields its base URL. With

@@ -350,7 +350,7 @@ def verify_passed(
 # --------------------------------------------------------------------------- the suite
 
 
-def bundle_meta(job: BundleJob, generator_label: str, design: str, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def bundle_meta(job: BundleJob, generator_label: str, design: str, extra: Mapping[str, object] | None = None) -> dict[str, Any]:
     meta: dict[str, Any] = {"generator": generator_label, "design": design}
     if job.source is not None and design == "crossed":
         meta["claim_bundle"] = bundle_id_for(job.item.id, job.content_type, job.source_provenance or "neutral")
@@ -440,7 +440,7 @@ def build_report(
     verifier: ModelSpec | None,
     seconds: float,
     loaded: LoadedItems | None,
-    extra: Mapping[str, Any] | None = None,
+    extra: Mapping[str, object] | None = None,
 ) -> dict[str, Any]:
     kept = [d for d in decisions if d.status == "kept"]
     status = Counter(d.status for d in decisions)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -362,7 +362,7 @@ def write_medmisbench(suite: Suite, path: Path | str, fmt: str = "jsonl") -> int
     return n
 
 
-def _write_parquet(rows: list[dict[str, Any]], target: Path) -> None:
+def _write_parquet(rows: Sequence[Mapping[str, object]], target: Path) -> None:
     import pyarrow as pa
 
     columns = list(dict.fromkeys(k for r in rows for k in r)) or list(ROW_FIELDS)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -249,8 +249,8 @@ def _manifest(
     seed: int,
     name: str | None,
     probes: list[PresuppositionProbe],
-    extra_counts: dict[str, Any] | None = None,
-    extra_source: dict[str, Any] | None = None,
+    extra_counts: Mapping[str, object] | None = None,
+    extra_source: Mapping[str, object] | None = None,
 ) -> SuiteManifest:
     categories = Counter(p.facets.get("category") for p in probes if p.facets.get("category"))
     generators = Counter(p.facets.get("generator") for p in probes)
@@ -459,7 +459,7 @@ def _nfp_path(path: Path) -> Path:
     return path.with_name(f"{path.stem}-nfp{path.suffix}")
 
 
-def _write_parquet(path: Path, rows: list[dict[str, Any]], fields: tuple[str, ...]) -> None:
+def _write_parquet(path: Path, rows: Sequence[Mapping[str, object]], fields: tuple[str, ...]) -> None:
     import pyarrow as pa
 
     columns: dict[str, list[Any]] = {f: [] for f in fields}
