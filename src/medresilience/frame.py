@@ -323,7 +323,7 @@ def results_frame(store: Store, suite: Suite, chunk: int = 100_000, run: str | N
     status_code = status_codes(cat["call"], cat["score"])
 
     icode, pcode = cat["item_id"], cat["probe_id"]
-    data: dict[str, Any] = {
+    data: dict[str, object] = {
         "model": _categorical(cat["model"], vocab["model"].categories).remove_unused_categories(),
         "setting": _categorical(cat["setting"], vocab["setting"].categories).remove_unused_categories(),
         "scoring": _categorical(cat["scoring"], vocab["scoring"].categories).remove_unused_categories(),

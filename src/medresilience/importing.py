@@ -63,7 +63,7 @@ def _detect_release(path: Path) -> str | None:
 
 
 def _read_suite(reader: Callable[..., Suite], name: str, path: Path, seed: int, config: str | None, myths: Path | None) -> Suite:
-    extra: dict[str, Any] = {k: v for k, v in (("config", config), ("myths", myths)) if v}
+    extra: dict[str, object] = {k: v for k, v in (("config", config), ("myths", myths)) if v}
     if myths:
         params = inspect.signature(reader).parameters.values()
         if not any(p.name == "myths" or p.kind is p.VAR_KEYWORD for p in params):

@@ -109,7 +109,7 @@ class RunUnits:
         for u in self.store.unit_records(self.run_id, chunk):
             source, subject, gold = items.get(u.item_id, (None, None, None))
             detail = detail_of(u.detail)
-            row: dict[str, Any] = {
+            row: dict[str, object] = {
                 "run": self.run_id,
                 "family": family,
                 "model": u.model,

@@ -264,7 +264,7 @@ def parse(args: str, name: str) -> tuple[str, dict[str, Any]]:
     """(index path or URL, options) from the setting's ARGS."""
     where = f"--setting {name}"
     target: str | None = None
-    opts: dict[str, Any] = {"steps": DEFAULT_STEPS, "k": DEFAULT_K, "tokens": DEFAULT_TOKENS, "protocol": "auto", "key_env": None}
+    opts: dict[str, object] = {"steps": DEFAULT_STEPS, "k": DEFAULT_K, "tokens": DEFAULT_TOKENS, "protocol": "auto", "key_env": None}
     for part in args.split(","):
         part = part.strip()
         if not part:

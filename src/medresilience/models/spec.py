@@ -152,7 +152,7 @@ class ModelSpec(BaseModel):
         budget = max_tokens or self.max_tokens
         if rule is not None and rule.min_tokens:
             budget = max(budget, self.max_tokens)
-        p: dict[str, Any] = {}
+        p: dict[str, object] = {}
         if self.supports("temperature"):
             p["temperature"] = self.temperature
         p[rule.token_param if rule is not None else "max_tokens"] = budget

@@ -132,7 +132,7 @@ class ChatTransport:
         response = _http().Response(status, headers=list(headers.items()), content=raw, request=self._request())
         text = raw.decode("utf-8", "replace").strip()
         try:
-            body: Any = json.loads(text)
+            body: object = json.loads(text)
         except ValueError:
             body = text
         data = body.get("error", body) if isinstance(body, dict) else body  # the error object, as the SDK keeps it

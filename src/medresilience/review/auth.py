@@ -12,7 +12,6 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
@@ -90,7 +89,7 @@ class SessionCodec:
         if not cookie:
             return None
         try:
-            data: Any = self._session.loads(cookie, max_age=self.max_age)
+            data: object = self._session.loads(cookie, max_age=self.max_age)
         except BadSignature:  # also SignatureExpired
             return None
         if not isinstance(data, dict) or not isinstance(data.get("r"), str) or not isinstance(data.get("e"), int) or not isinstance(data.get("c"), str):

@@ -154,7 +154,7 @@ def compute_parts(
     for source in sorted(set(answers[GROUP])) if len(answers) else []:
         a = answers[answers[GROUP] == source]
         p = paras[paras[GROUP] == source]
-        row: dict[str, Any] = {GROUP: source, "answers": a["unit_id"].nunique(), "ratings": len(a)}
+        row: dict[str, object] = {GROUP: source, "answers": a["unit_id"].nunique(), "ratings": len(a)}
         for d in whole:
             per_answer = a.assign(v=pd.to_numeric(a[d.key], errors="coerce")).groupby("unit_id")["v"].mean()
             row[f"{d.key}_mean"], row[f"{d.key}_lo"], row[f"{d.key}_hi"] = _mean_row(per_answer, n_resamples, seed, confidence)

@@ -124,7 +124,7 @@ def ratings_frame(db: ReviewDB) -> pd.DataFrame:
     rows = []
     for r in db.ratings():
         u = units[r["unit_id"]]
-        row: dict[str, Any] = {
+        row: dict[str, object] = {
             "task_id": r["task_id"],
             "unit_id": r["unit_id"],
             "item_id": u.item_id,

@@ -39,7 +39,6 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 __all__ = ["VerdictReading", "read_verdict"]
 
@@ -248,7 +247,7 @@ def _json_candidates(text: str, labels: _Labels) -> tuple[list[_Stated], list[tu
     decoder = json.JSONDecoder()
     i = text.find("{")
     while i != -1:
-        obj: Any = None
+        obj: object = None
         end = -1
         try:
             obj, end = decoder.raw_decode(text, i)

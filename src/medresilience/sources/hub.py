@@ -232,7 +232,7 @@ def fetch(ref: HubRef) -> Download:
 
     endpoint = _env("HF_ENDPOINT") or constants.ENDPOINT
     offline = _offline()
-    common: dict[str, Any] = dict(repo_type="dataset", cache_dir=_cache_dir(), endpoint=endpoint, token=_env("HF_TOKEN"), local_files_only=offline)
+    common: dict[str, object] = dict(repo_type="dataset", cache_dir=_cache_dir(), endpoint=endpoint, token=_env("HF_TOKEN"), local_files_only=offline)
     try:
         root = Path(hub.snapshot_download(ref.repo_id, revision=ref.revision or "main", allow_patterns=["README.md"], **common))
         commit = root.name

@@ -100,7 +100,7 @@ def _walk(text: str, pos: int, lines: _Lines, path: Path, what: str, visit) -> i
 
 def _entry(text: str, pos: int, lines: _Lines, path: Path, pmid: str) -> tuple[dict[str, Any], dict[str, int], int]:
     """Decode the object of one PMID at `pos`: (fields, field -> line, position after it)."""
-    entry: dict[str, Any] = {}
+    entry: dict[str, object] = {}
     where: dict[str, int] = {}
 
     def field(key: str, key_line: int, vpos: int) -> int:
@@ -147,7 +147,7 @@ def pubmedqa_item(
         raise InputError(path, line, "final_decision", "is missing (expected yes, no or maybe)")
     if not isinstance(decision, str) or decision.strip().lower() not in ANSWERS:
         raise InputError(path, where.get("final_decision", line), "final_decision", f"expected yes, no or maybe, got {show(decision)}")
-    meta: dict[str, Any] = {"context": _context(entry, path, where)}
+    meta: dict[str, object] = {"context": _context(entry, path, where)}
     for field in ("YEAR", "MESHES", "LONG_ANSWER"):
         meta[field] = entry.get(field)
     return build_item(

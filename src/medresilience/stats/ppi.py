@@ -277,7 +277,7 @@ def _codes(values: Sequence[Hashable]) -> tuple[np.ndarray, list[Any]]:
 def _design(n_units: int, audited: np.ndarray, strata: Sequence[Hashable] | None, clusters: Sequence[Hashable] | None) -> _Design:
     if strata is None:
         codes = np.zeros(n_units, dtype=np.int64)
-        names: list[Any] = ["all"]
+        names: list[object] = ["all"]
     else:
         if len(strata) != n_units:
             raise ValueError(f"strata has {len(strata)} entries for {n_units} units")

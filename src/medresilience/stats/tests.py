@@ -90,7 +90,7 @@ def cluster_mcnemar(before: Sequence[bool] | np.ndarray, after: Sequence[bool] |
         raise ValueError(f"before, after and clusters differ in length ({x.size}, {y.size}, {len(clusters)})")
     b = int(np.count_nonzero(x & ~y))
     c = int(np.count_nonzero(~x & y))
-    out: dict[str, Any] = {"b": b, "c": c, "n": int(x.size), "clusters": 0, "test": "cluster_mcnemar"}
+    out: dict[str, object] = {"b": b, "c": c, "n": int(x.size), "clusters": 0, "test": "cluster_mcnemar"}
     per = np.zeros(0)
     if x.size:
         codes = cluster_codes(clusters)
@@ -288,7 +288,7 @@ def sign_flip_test(d_sum: Sequence[float], seed: int = 0) -> dict[str, Any]:
     when there is no cluster.
     """
     d = as_float_array(d_sum, "d_sum")
-    out: dict[str, Any] = {"statistic": float(d.sum()) if d.size else 0.0, "p": None, "clusters": int(d.size), "test": "permutation_exact"}
+    out: dict[str, object] = {"statistic": float(d.sum()) if d.size else 0.0, "p": None, "clusters": int(d.size), "test": "permutation_exact"}
     if d.size == 0:
         return out
     a = np.abs(d[d != 0])
@@ -404,7 +404,7 @@ def paired_cluster_diff(
     if np.any(m < 1):
         raise ValueError("every cluster needs at least one pair")
     g, n = int(d.size), int(m.sum())
-    out: dict[str, Any] = {"diff": None, "lo": None, "hi": None, "n": n, "clusters": g}
+    out: dict[str, object] = {"diff": None, "lo": None, "hi": None, "n": n, "clusters": g}
     if g == 0:
         return out
     diff = float(d.sum() / m.sum())

@@ -67,7 +67,7 @@ def compare_block(pairs: pd.DataFrame) -> dict[str, Any]:
     q = pairs[pairs["clean_q"]]
     a = pairs[pairs["clean_a"]]
     both = pairs[pairs["clean_q"] & pairs["clean_a"]]
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "claims": len(pairs),
         "asr_in_question": stats.clustered_rate((~q["right_q"]).tolist(), q["item_id"].tolist()).as_dict(),
         "flip_after_answer": stats.clustered_rate((~a["right_a"]).tolist(), a["item_id"].tolist()).as_dict(),

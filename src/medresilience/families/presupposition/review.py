@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from ...errors import InputError
 from ...fileio import csv_records
@@ -166,7 +165,7 @@ def candidates_cancercare(suite: Suite | None, answers: Path) -> list[Candidate]
         if (qid, source) in seen:
             raise InputError(answers, line, "source", f"a second answer from {source!r} to question {qid}")
         seen.add((qid, source))
-        display: list[dict[str, Any]] = [
+        display: list[dict[str, object]] = [
             {"kind": "text", "title": "Patient question", "text": question},
             {"kind": "parts", "title": "The answer, paragraph by paragraph", "parts": paragraphs(row["answer"])},
         ]

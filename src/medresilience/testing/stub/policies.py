@@ -108,7 +108,7 @@ def fit_to_schema(text: str, schema: dict[str, Any]) -> str:
             return text
     except ValueError:
         pass
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for name, prop in (schema.get("properties") or {}).items():
         prop = prop if isinstance(prop, dict) else {}
         enum, kind = prop.get("enum"), prop.get("type")

@@ -351,7 +351,7 @@ def verify_passed(
 
 
 def bundle_meta(job: BundleJob, generator_label: str, design: str, extra: Mapping[str, object] | None = None) -> dict[str, Any]:
-    meta: dict[str, Any] = {"generator": generator_label, "design": design}
+    meta: dict[str, object] = {"generator": generator_label, "design": design}
     if job.source is not None and design == "crossed":
         meta["claim_bundle"] = bundle_id_for(job.item.id, job.content_type, job.source_provenance or "neutral")
     if extra:
@@ -451,7 +451,7 @@ def build_report(
     stages = {k: v.as_dict() for k, v in engine.stats.items()}
     totals = engine.totals()
     call_errors = [d for d in decisions if d.status == "failed" and d.code == "call_error"]
-    report: dict[str, Any] = {
+    report: dict[str, object] = {
         "suite": suite.manifest.name,
         "out": str(suite.path) if suite.path else None,
         "design": design,
@@ -640,7 +640,7 @@ def _later_estimates(item_list: Sequence[Item], options: BuildOptions, verifier:
         ver_typ += per_item_bundles * (TYPICAL_COMPLETION["verify_base"] + TYPICAL_COMPLETION["verify_per_option"] * len(it.choices))
         ver_max += per_item_bundles * verify_max_tokens(it)
     r = options.retries
-    stages: dict[str, dict[str, Any]] = {
+    stages: dict[str, dict[str, object]] = {
         "generation": {
             "calls": n,
             "calls_with_all_retries": n * (1 + r),

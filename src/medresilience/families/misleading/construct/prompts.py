@@ -355,7 +355,7 @@ def verify_schema(wrong: Sequence[str]) -> dict[str, Any]:
         "required": ["is_false", "answer_unchanged", "type_reason", "matches_content_type"],
         "additionalProperties": False,
     }
-    props: dict[str, Any] = {"reason": {"type": "string", "maxLength": 400}, "gold_statement_true": {"type": "boolean"}}
+    props: dict[str, object] = {"reason": {"type": "string", "maxLength": 400}, "gold_statement_true": {"type": "boolean"}}
     props.update({k: verdict for k in wrong})
     return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 

@@ -308,7 +308,7 @@ def flat_rows(suite: Suite) -> Iterator[tuple[str, dict[str, Any]]]:
             sentences[item.answer_letter] = rel["truth"]
         ct, pv = ps[0].content_type, ps[0].provenance
         config = rel.get("config") or SOURCE_CONFIG.get(item.source, item.source.upper())
-        row: dict[str, Any] = {"id": rel.get("id", item.id.split("/", 1)[-1] if "/" in item.id else item.id)}
+        row: dict[str, object] = {"id": rel.get("id", item.id.split("/", 1)[-1] if "/" in item.id else item.id)}
         row["question"] = rel.get("question", item.question)
         row["answer"] = rel.get("answer", item.answer)
         n_op = rel.get("op_fields", len(item.choices))

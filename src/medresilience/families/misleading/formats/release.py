@@ -93,7 +93,7 @@ def _resolve(obj: Mapping[str, object], path: Path | str, line: int | None) -> t
     """Map file keys to canonical fields. Returns (canonical -> (file key, value)), the unknown
     fields, and every (key, value) given for the answer (checked for agreement later)."""
     found: dict[str, list[tuple[str, Any]]] = {}
-    extra: dict[str, Any] = {}
+    extra: dict[str, object] = {}
     for key, value in obj.items():
         canon = _CANONICAL.get(key)
         if canon is None:
@@ -349,7 +349,7 @@ def release_rows(suite: Suite) -> Iterator[dict[str, Any]]:
                 )
             row_id = item.id if len(bids) == 1 else bid
             implied = row_id if row_id != item.id else bundle_id_for(item.id, ct, pv)
-            row: dict[str, Any] = {"id": row_id}
+            row: dict[str, object] = {"id": row_id}
             if row_id != item.id:
                 row["item_id"] = item.id
             row["source_dataset"] = item.source

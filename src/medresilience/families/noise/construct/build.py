@@ -359,7 +359,7 @@ def _manifest(
 
 def _checker_record(herrings: HerringCheck | None, rewrite_reason: str | None) -> dict[str, Any]:
     """What the checker said about one case, for decisions.jsonl (empty without a checker)."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     if herrings is not None:
         out["redherring"] = herrings.as_dict()
     if rewrite_reason is not None:
@@ -421,7 +421,7 @@ def _counts(
     for d in decisions:
         for group, why in d.dropped.items():
             drops.setdefault(group, Counter())[why.split(":", 1)[0]] += 1
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "input_items": len(items),
         "cases": len(cases),
         "skipped": status.get("skipped", 0),

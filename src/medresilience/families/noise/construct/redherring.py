@@ -296,7 +296,7 @@ def variant_probes(
             continue
         ins = _insertions(herrings, placed)
         text = rebuild(case.question, herrings, ins, blank=v == WHITESPACE)
-        parts: dict[str, Any] = {"text": text, "insertions": ins}
+        parts: dict[str, object] = {"text": text, "insertions": ins}
         if v == WHITESPACE:
             parts["blank"] = True
         out.append(NoiseProbe(id=f"{case.id}:{v}", item_id=case.id, family=FAMILY, condition=v, parts=parts, facets=facets_of(v), meta=dict(meta)))

@@ -139,7 +139,7 @@ def build_pressure(
             raise ConfigError("--from", f"{source} is a {src.manifest.family} suite: claims come from a misleading suite's bundles (or give an items file)")
         items = list(src.items.values())
         sampled = sampled_claims(src)
-        origin: dict[str, Any] = {"suite": src.manifest.name, "family": src.manifest.family, "seed": src.manifest.seed, "checksums": src.manifest.checksums}
+        origin: dict[str, object] = {"suite": src.manifest.name, "family": src.manifest.family, "seed": src.manifest.seed, "checksums": src.manifest.checksums}
     else:
         if claims_wanted and generator is None:
             raise ConfigError(

@@ -283,7 +283,7 @@ def _categorise(
 
 def _balance(runs: Sequence[GeneratorRun], candidates: list[Decision], options: PresuppositionBuildOptions) -> dict[str, Any]:
     """Balance each generator's candidates; marks the ones not selected; the counts per generator."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for r in runs:
         mine = [d for d in candidates if d.generator == r.name]
         b = balance(mine, lambda d: d.category, CATEGORY_KEYS, options.seed, r.name, options.per_category, options.per_generator)
@@ -338,7 +338,7 @@ def _check(
 
 
 def _item(d: Decision, myth: Myth) -> Item:
-    meta: dict[str, Any] = {
+    meta: dict[str, object] = {
         "cancer": myth.cancer,
         "myth": myth.myth,
         "fact": myth.fact,

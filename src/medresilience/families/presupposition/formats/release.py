@@ -191,7 +191,7 @@ def _nfp_row(
     release = _drop_none({"QID": qid, "from_model": obj.get("from_model"), "source_row": obj.get("source_row")})
     if extra := _extra(obj, NFP_FIELDS):
         release["extra"] = extra
-    meta: dict[str, Any] = _drop_none({"cancer": cancer, "source_row": row, "source_type": _optional_text(obj, "source_type", path, line)})
+    meta: dict[str, object] = _drop_none({"cancer": cancer, "source_row": row, "source_type": _optional_text(obj, "source_type", path, line)})
     if myths is not None and row is not None:
         myth = myths.get(row)
         if myth is None:
@@ -422,8 +422,8 @@ def release_rows(suite: Suite) -> tuple[list[dict[str, Any]], list[dict[str, Any
     by_item: dict[str, list[PresuppositionProbe]] = {}
     for p in suite.probes:
         by_item.setdefault(p.item_id, []).append(p)  # type: ignore[arg-type]
-    rows: list[dict[str, Any]] = []
-    nfp: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
+    nfp: list[dict[str, object]] = []
     for item in suite.items.values():
         for probe in by_item.get(item.id, []):
             rel = item.meta.get("release") or {}
