@@ -39,7 +39,7 @@ from .calls import CallRequest, RunStats, add_stats, request_key, run_calls
 from .errors import ConfigError
 from .scoring.mcq import LetterScorer
 from .scoring.schema_answer import answer_response_format
-from .scoring.types import Score
+from .scoring.types import AnyScorer, Score
 
 if TYPE_CHECKING:  # pragma: no cover
     from .family import Family
@@ -94,7 +94,7 @@ def check_answer_format(family: Family, opts: Any, settings: Iterable[Setting]) 
             raise ConfigError(f"--setting {s.name}", "the agent answers in text after its steps: -O answer_format=schema is not for agent settings")
 
 
-def schema_scorer_of(scorer: Any, family: Family) -> None:
+def schema_scorer_of(scorer: AnyScorer, family: Family) -> None:
     """A unit's family scorer can be replaced by the schema reading: it reads option letters
     (ConfigError naming the family otherwise: its replies are judged, not read as letters)."""
     if not isinstance(scorer, LetterScorer):

@@ -28,7 +28,7 @@ class Breaker:
         self.streak: dict[str, int] = {}
         self.stopped: dict[str, tuple[str, Any]] = {}
 
-    def failed(self, target: str, why: str | None, error: Any = None) -> bool:
+    def failed(self, target: str, why: str | None, error: object = None) -> bool:
         """Count a failure (`why`: the kind that stops a target; None: one that does not, which
         breaks the streak); whether the target is now stopped."""
         self.streak[target] = self.streak.get(target, 0) + 1 if why else 0

@@ -18,8 +18,9 @@ import asyncio
 import contextlib
 import inspect
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from types import EllipsisType
 from typing import Any
 
 from .breaker import Breaker, stop_limit
@@ -30,7 +31,7 @@ from .seeding import stable_hash
 from .store import CallRow, ScoreRow, Store
 
 
-def request_key(spec: ModelSpec, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
+def request_key(spec: ModelSpec, messages: list[dict[str, str]], params: Mapping[str, object]) -> str:
     """The cache and resume key of a call: hash of (model identity, messages, decoding parameters)."""
     return stable_hash(spec.identity(), messages, params)
 
@@ -106,6 +107,7 @@ class _Writer:
         scores: list[ScoreRow] = []
         last = time.monotonic()
         get = self.queue.get
+        item: tuple[CallRow, ScoreRow | None] | EllipsisType | None  # ...: the flush is due, nothing came
         while True:
             if calls:
                 # something is pending: wait at most until the next flush is due
@@ -118,8 +120,8 @@ class _Writer:
                 last = time.monotonic()
             if item is None:
                 break
-            if item is not ...:
-                call, score = item  # type: ignore[misc]
+            if isinstance(item, tuple):
+                call, score = item
                 calls.append(call)
                 if score is not None:
                     scores.append(score)

@@ -31,7 +31,7 @@ def default_work_dir(out: Path | str) -> Path:
     return out.with_name(out.name + ".build")
 
 
-def write_build_files(out: Path, report: Mapping[str, Any], markdown: str, decisions: Iterable[Mapping[str, Any]]) -> None:
+def write_build_files(out: Path, report: Mapping[str, object], markdown: str, decisions: Iterable[dict[str, Any]]) -> None:
     """build_report.json / .md and decisions.jsonl, written into the suite directory after the
     suite (they are not part of its checksums)."""
     with atomic_write(out / REPORT_JSON) as fh:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class MedresError(Exception):
     """Base for errors shown to the user as one line, with a non-zero exit."""
@@ -44,7 +46,7 @@ def _shown(v: object) -> str:
     return f"'{v}'" if isinstance(v, str) else repr(v) if v is not None else "nothing"
 
 
-def validation_problem(err: object, known: object = None) -> tuple[str | None, str]:
+def validation_problem(err: object, known: Iterable[object] | None = None) -> tuple[str | None, str]:
     """(field, message) of the first problem of a pydantic ValidationError, said in this project's
     words: the value given and what is allowed (the choices, the bound, the type), never the
     validation library's phrasing. `known`: the names a mapping may hold, listed for a name it may

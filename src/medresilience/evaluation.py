@@ -23,10 +23,10 @@ import json
 import platform
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import __version__, event_loop, mitigations
 from .answer_format import PROMPT, declared_warnings
@@ -47,6 +47,9 @@ from .store import RunConfig, Store
 from .suite import Suite
 from .summary import results_markdown
 
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
 
 @dataclass
 class RunResult:
@@ -57,7 +60,7 @@ class RunResult:
     shortfall: str | None = None  # what the run was asked and did not do, in one line (see `shortfall`)
     #: the results frame the results were computed from (for the report built next); None when
     #: the results were a settled rerun's
-    frame: Any = field(default=None, repr=False)
+    frame: pd.DataFrame | None = field(default=None, repr=False)
 
 
 def shortfall(store: Store, stats: RunStats) -> str | None:
@@ -139,7 +142,7 @@ def evaluate(
     progress: ProgressFn | None = None,
     wait: bool = False,
     on_wait: Callable[[str], None] | None = None,
-    summarise: Callable[[Store, ResolvedRun, dict[str, Any], RunStats | None], tuple[Results, Any]] | None = None,
+    summarise: Callable[[Store, ResolvedRun, dict[str, Any], RunStats | None], tuple[Results, pd.DataFrame | None]] | None = None,
 ) -> RunResult:
     """Run (or resume) a resolved run (`resolved.resolve_run`; then `specs` and `opts` are not
     given), or `suite` on `specs` with `opts` (resolved here), into `out_dir` and return what it
@@ -170,7 +173,7 @@ def evaluate(
                 json.dump(config, fh, indent=2)
             run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
             store.record_run(run_id, {**config, "run_id": run_id})
-            if settled:
+            if settled and previous is not None:
                 # the same run again (same suite, models, options, prompts, version) on a store where
                 # it left nothing to do: its units are this run's, and nothing is planned or called
                 n = store.retag_units(previous, run_id)
@@ -197,7 +200,7 @@ def check_new_run_suite(suite: Suite, out: Path) -> None:
         suite.check()
 
 
-def _same_run(stored: RunConfig | None, config: dict[str, Any]) -> bool:
+def _same_run(stored: RunConfig | None, config: Mapping[str, object]) -> bool:
     """Whether a stored run's config is this config (its run id aside), compared as stored JSON."""
     if stored is None:
         return False
@@ -218,14 +221,15 @@ def _settled_results(out: Path, previous: str | None, run_id: str, stats: RunSta
     return old.model_copy(update={"run": run, "last_execution": asdict(stats)})
 
 
-def summarise_with_frame(store: Store, suite: Suite | ResolvedRun, config: dict[str, Any], stats: RunStats | None = None) -> tuple[Results, Any]:
+def summarise_with_frame(store: Store, suite: Suite | ResolvedRun, config: dict[str, Any], stats: RunStats | None = None) -> tuple[Results, pd.DataFrame]:
     """The results of the store's latest run and the results frame they come from: of a resolved
     run (its family and options as resolved), or of a suite (its family looked up here)."""
     from .frame import frame_metrics, results_frame  # pandas, scipy and statsmodels: imported when results are computed
     from .reading import family_sets_budget, reading_summary, truncation_warnings
 
     if isinstance(suite, ResolvedRun):
-        family, suite, fopts = suite.family, suite.suite, suite.family_options
+        run = suite
+        family, suite, fopts = run.family, run.suite, run.family_options
     else:
         family, fopts = family_of([suite.manifest.family]), None
     df = results_frame(store, suite, family=family)

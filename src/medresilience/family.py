@@ -13,7 +13,7 @@ import importlib
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -21,16 +21,21 @@ from .errors import ConfigError, did_you_mean, validation_problem
 from .registry import Registry
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
+
     import pandas as pd
     import typer
 
     from .label_rates import LabelRate
     from .records import Item, Probe
     from .report.compare import CompareSpec
-    from .scoring.types import Scorer
+    from .review.rubrics import ReviewRubric
+    from .scoring.types import AnyScorer
     from .suite import Suite
 
 Messages = list[dict[str, str]]
+#: a family's probe type (`Family[P]`): its hooks take its own probes
+P = TypeVar("P", bound="Probe")
 
 
 class NoOptions(BaseModel):
@@ -74,7 +79,7 @@ class StudyReference:
     who: str
     source: str
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, float | int | str]:
         return {"exact": self.exact, "binary": self.binary, "n": self.n, "who": self.who, "source": self.source}
 
 
@@ -136,8 +141,9 @@ def all_probes(suite: Suite, options: BaseModel) -> Iterator[Probe]:
 
 
 @dataclass(frozen=True)
-class Family:
-    """One test family, as the spine sees it.
+class Family(Generic[P]):
+    """One test family, as the spine sees it, generic in its probe type `P` (`probe_model`; the
+    spine holds a `Family[Any]`, since a suite's probes are read with its family's probe model).
 
     - `conditions`: the probe conditions it writes, in report order (`clean` is the spine's own);
     - `facets`: probe facets that become frame columns and strata (besides the items' `source`);
@@ -182,12 +188,12 @@ class Family:
 
     name: str
     title: str
-    render: Callable[[Item, Probe | None, str, Any], Messages]
-    scorer: Callable[[Item, Probe | None, str, Any], Scorer]
+    render: Callable[[Item, P | None, str, Any], Messages]
+    scorer: Callable[[Item, P | None, str, Any], AnyScorer]
     metrics: Callable[[pd.DataFrame], dict[str, Any]]
     headline: Callable[[dict[str, Any]], dict[str, dict[str, Any] | None]]
     headline_columns: tuple[tuple[str, str], ...]
-    probe_model: type[Probe] | None = None  # None: records.GenericProbe
+    probe_model: type[P] | None = None  # None: records.GenericProbe
     conditions: tuple[str, ...] = ()
     facets: tuple[str, ...] = ()
     clean: bool = True
@@ -201,8 +207,8 @@ class Family:
     compare: Callable[[], CompareSpec] | None = None
     commands: Callable[[], typer.Typer] | None = None
     suite_formats: Mapping[str, Callable[..., Suite]] = field(default_factory=dict)
-    detect: Callable[[Any], str | None] | None = None
-    export: Callable[[Suite, Any, str], int] | None = None
+    detect: Callable[[Path], str | None] | None = None
+    export: Callable[[Suite, Path, str], int] | None = None
     export_formats: tuple[str, ...] = ()
     profile: tuple[tuple[str, str, bool], ...] = ()
     tradeoff: Callable[[pd.DataFrame], list[dict[str, Any]]] | None = None
@@ -210,12 +216,12 @@ class Family:
     example_rule: ExampleRule = ExampleRule()
     study_references: Mapping[str, StudyReference] = field(default_factory=dict)
     outcomes: Outcomes = Outcomes()
-    review_rubrics: tuple[Any, ...] = ()  # review.rubrics.ReviewRubric: what clinicians rate on its items and answers
-    review_blocks: Callable[[Item, Probe], list[dict[str, Any]]] = lambda item, probe: []
-    follows: Callable[[Probe], str | None] = lambda probe: None  # a second turn: the condition it continues
+    review_rubrics: tuple[ReviewRubric, ...] = ()  # what clinicians rate on its items and answers
+    review_blocks: Callable[[Item, P], list[dict[str, Any]]] = lambda item, probe: []
+    follows: Callable[[P], str | None] = lambda probe: None  # a second turn: the condition it continues
     label_rates: tuple[LabelRate, ...] = ()  # its headline rates as functions of unit labels (the label audit's)
 
-    def parse_options(self, values: Mapping[str, Any] | BaseModel | None) -> BaseModel:
+    def parse_options(self, values: Mapping[str, object] | BaseModel | None) -> BaseModel:
         """The family's options from a mapping (CLI `-O key=value` pairs) or as given."""
         if isinstance(values, self.options):
             return values
@@ -231,14 +237,15 @@ class Family:
             raise ConfigError(f"-O {where or 'options'}", f"{msg} (family {self.name} options: {allowed})") from None
 
 
-_REGISTRY: Registry[Family] = Registry("family", sort_known=True)
+_REGISTRY: Registry[Family[Any]] = Registry("family", sort_known=True)
 _LOADED = False
 _LOCK = threading.Lock()
 
 
-def register(family: Family, replace: bool = False) -> Family:
+def register(family: Family[P], replace: bool = False) -> Family[P]:
     """Add a family to the registry (a second family of the same name needs replace=True)."""
-    return _REGISTRY.register(family.name, family, replace=replace)
+    _REGISTRY.register(family.name, family, replace=replace)
+    return family
 
 
 def unregister(name: str) -> None:
@@ -260,13 +267,13 @@ def _load_builtins() -> None:
         _LOADED = True
 
 
-def get(name: str) -> Family:
+def get(name: str) -> Family[Any]:
     """The family of that name; KeyError naming the known ones otherwise."""
     _load_builtins()
     return _REGISTRY.get(name)
 
 
-def families() -> list[Family]:
+def families() -> list[Family[Any]]:
     """Every registered family, in registration order."""
     _load_builtins()
     return _REGISTRY.values()
@@ -282,7 +289,7 @@ def study_reference(rubric: str) -> StudyReference | None:
     return next((f.study_references[rubric] for f in families() if rubric in f.study_references), None)
 
 
-def family_of(names: Sequence[str]) -> Family:
+def family_of(names: Sequence[str]) -> Family[Any]:
     """The one family of a run or suite (several in one suite is not supported)."""
     distinct = list(dict.fromkeys(names))
     if len(distinct) != 1:

@@ -22,16 +22,21 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from .errors import ConfigError, InputError, MedresError, validation_problem
 
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
 # --------------------------------------------------------------------------- limits from the environment
 
+#: csv's quoting modes (csv.QUOTE_MINIMAL, QUOTE_ALL, QUOTE_NONNUMERIC, QUOTE_NONE)
+Quoting = Literal[0, 1, 2, 3]
 #: The default of MEDRES_MAX_FIELD_CHARS: the most characters one text field of an input may hold.
 MAX_FIELD_CHARS = 100_000
 #: The lowest MEDRES_MAX_FIELD_CHARS accepted: a shorter text is never checked (no lookup per field).
@@ -71,7 +76,7 @@ def max_field_chars() -> int:
     return int(env_number("MEDRES_MAX_FIELD_CHARS", MAX_FIELD_CHARS, integer=True, minimum=MIN_FIELD_CHARS))
 
 
-def oversized(obj: Any, limit: int, prefix: str = "") -> tuple[str, int] | None:
+def oversized(obj: object, limit: int, prefix: str = "") -> tuple[str, int] | None:
     """(dotted field, length) of the first string longer than `limit` in a parsed JSON value."""
     if isinstance(obj, dict):
         items: Iterable[tuple[Any, Any]] = obj.items()
@@ -94,7 +99,7 @@ def too_long(path: Path | str, line: int | None, field: str | None, length: int,
     return InputError(path, line, field, f"is {length:,} characters long, over the limit of {limit:,} (set MEDRES_MAX_FIELD_CHARS to allow more)")
 
 
-def check_field_sizes(obj: Any, path: Path | str, line: int | None, limit: int | None = None) -> None:
+def check_field_sizes(obj: object, path: Path | str, line: int | None, limit: int | None = None) -> None:
     """InputError naming the first text field of `obj` longer than the limit (default:
     `max_field_chars()`, looked up only when some text is longer than MIN_FIELD_CHARS)."""
     if limit is None:
@@ -264,7 +269,7 @@ def table_rows(path: Path) -> tuple[str, list[str], Iterator[tuple[int | None, d
 
 
 def csv_records(
-    path: Path | str, delimiter: str = ",", *, quoting: int = csv.QUOTE_MINIMAL, hint: str = "", shaped: bool = False
+    path: Path | str, delimiter: str = ",", *, quoting: Quoting = csv.QUOTE_MINIMAL, hint: str = "", shaped: bool = False
 ) -> Iterator[tuple[int, list[str]]]:
     """(line where it starts, cells) of each record of a CSV file (TSV with delimiter "\\t") that
     has a non-blank cell. Decoded line by line as `text_lines` does (a byte-order mark dropped, a
@@ -300,7 +305,7 @@ def csv_records(
             yield start, rec
 
 
-def _refuse_swallowed_rows(path: Path, start: int, lines: list[str], width: int, delimiter: str, quoting: int) -> None:
+def _refuse_swallowed_rows(path: Path, start: int, lines: list[str], width: int, delimiter: str, quoting: Quoting) -> None:
     for n, text in enumerate(lines[1:], start + 1):
         cells = next(csv.reader([text], delimiter=delimiter, quoting=quoting), [])
         if len(cells) == width:
@@ -314,7 +319,7 @@ def _refuse_swallowed_rows(path: Path, start: int, lines: list[str], width: int,
             )
 
 
-def show(value: Any, limit: int = 60) -> str:
+def show(value: object, limit: int = 60) -> str:
     """A short, one-line rendering of a value for an error message."""
     s = repr(value) if not isinstance(value, str) else repr(value.replace("\n", " "))
     return s if len(s) <= limit else s[: limit - 4] + "...'"
@@ -408,7 +413,7 @@ def json_values(path: Path | str, text: str | None = None, *, hint: str = "", ch
         """Move past whitespace; False at the end of the input."""
         nonlocal pos
         while True:
-            pos = _JSON_WS.match(buf, pos).end()
+            pos = m.end() if (m := _JSON_WS.match(buf, pos)) is not None else pos  # matches the empty string
             if pos < len(buf):
                 return True
             if not more():
@@ -496,7 +501,7 @@ def iter_rows(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
 # --------------------------------------------------------------------------- records
 
 
-def parse_record(model: type[T], obj: dict[str, Any], path: Path | str, line: int | None, *, sized: bool = False) -> T:
+def parse_record(model: type[T], obj: Mapping[str, object], path: Path | str, line: int | None, *, sized: bool = False) -> T:
     """Validate one record; errors name file, line and field. Its text fields are checked against
     `max_field_chars()` first, unless `sized` says it came from `iter_json_lines` (checked there)."""
     if not sized:
@@ -670,7 +675,7 @@ def _formula_like(text: str) -> bool:
     return core.startswith(FORMULA_STARTS) and not _plain_number(core)
 
 
-def csv_cell(value: Any) -> Any:
+def csv_cell(value: object) -> object:
     """A cell as the toolkit writes it to CSV: a text a spreadsheet would run as a formula gets a
     leading single quote (the rule above); anything that is not text is returned unchanged."""
     return "'" + value if isinstance(value, str) and _formula_like(value) else value
@@ -681,7 +686,7 @@ def csv_text(cell: str) -> str:
     return cell[1:] if cell.startswith("'") and _formula_like(cell[1:]) else cell
 
 
-def write_csv(path: Path | str, rows: Iterable[Iterable[Any]]) -> int:
+def write_csv(path: Path | str, rows: Iterable[Iterable[object]]) -> int:
     """Write rows (the header first) as a CSV file ("\n" line ends), atomically, every cell through
     `csv_cell`; the number of rows written."""
     n = 0
@@ -693,7 +698,7 @@ def write_csv(path: Path | str, rows: Iterable[Iterable[Any]]) -> int:
     return n
 
 
-def write_csv_frame(path: Path | str, df: Any) -> None:
+def write_csv_frame(path: Path | str, df: pd.DataFrame) -> None:
     """Write a pandas DataFrame as a CSV file (no index), atomically, its text cells and column
     names through `csv_cell`; numeric columns as they are."""
     safe = df.copy()
@@ -718,7 +723,7 @@ def write_parquet_table(path: Path | str, table: Any) -> None:
     write_parquet_batches(path, table.schema, [table])
 
 
-def write_parquet_batches(path: Path | str, schema: Any, parts: Iterable[Any]) -> None:
+def write_parquet_batches(path: Path | str, schema: object, parts: Iterable[object]) -> None:
     """Write pyarrow Tables or RecordBatches of one schema as a Parquet file as they come (one
     row group or more each; bounded memory), atomically (as `atomic_write`: a failure while the
     parts are made leaves no file)."""

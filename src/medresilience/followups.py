@@ -18,9 +18,9 @@ retries the earlier call, then asks it. One level only: the earlier unit is an i
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .calls import request_key
 from .errors import ConfigError
@@ -55,7 +55,7 @@ class FollowUp:
         conversation = [*self.earlier, {"role": "assistant", "content": reply}, *self.turn]
         return self.setting.apply_to(conversation, self.item)
 
-    def placeholder_key(self, params: dict[str, Any]) -> str:
+    def placeholder_key(self, params: Mapping[str, object]) -> str:
         """The unit's key until the earlier reply is stored: no call is ever made under it."""
         return stable_hash({"follows": self.after, "turn": self.turn, "params": params, "epoch": self.epoch})
 

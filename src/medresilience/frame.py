@@ -28,7 +28,7 @@ general way, as text."""
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Hashable, Iterable, Mapping, Sequence
 from contextlib import closing
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +37,7 @@ import pandas as pd
 
 from .records import CLEAN, LETTERS
 from .store import SMALL, CallCode, ScoreCode, Store
+from .store.base import SqlValue
 from .suite import Suite
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -69,11 +70,11 @@ class _Codes:
     """A growing vocabulary: strings -> stable integer codes across chunks (None -> -1)."""
 
     def __init__(self, initial: Sequence[str] = ()):
-        self.index: dict[Any, int] = {}
+        self.index: dict[Hashable, int] = {}
         for v in initial:
             self.index.setdefault(v, len(self.index))
 
-    def remap(self, local: np.ndarray, uniques: Sequence[Any]) -> np.ndarray:
+    def remap(self, local: np.ndarray, uniques: Sequence[Hashable]) -> np.ndarray:
         """Chunk-local factor codes (and their uniques) -> codes of this vocabulary."""
         if len(uniques) == 0:
             return np.full(len(local), -1, dtype=np.int32)
@@ -81,11 +82,11 @@ class _Codes:
         return np.where(local >= 0, lookup[np.maximum(local, 0)], -1).astype(np.int32, copy=False)
 
     @property
-    def categories(self) -> list[Any]:
+    def categories(self) -> list[Hashable]:
         return list(self.index)
 
 
-def _factorize(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+def _factorize(values: Sequence[Hashable]) -> tuple[np.ndarray, np.ndarray]:
     codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=True)
     return codes.astype(np.int32, copy=False), uniques
 
@@ -94,14 +95,14 @@ class _Unpackable(Exception):
     """A value outside the vocabularies the packed read was given."""
 
 
-def _scanned_vocabularies(store: Store, run: str | None) -> dict[str, list[Any]]:
+def _scanned_vocabularies(store: Store, run: str | None) -> dict[str, Sequence[SqlValue]]:
     """Every value of the small columns, read from the store (one scan per column)."""
-    vocab = {name: store.unit_values(name, run) for name in SMALL}
+    vocab: dict[str, Sequence[SqlValue]] = {name: store.unit_values(name, run) for name in SMALL}
     vocab["label"] = store.score_labels(MAX_PACKED_LABELS + 1)
     return vocab
 
 
-def _expected_vocabularies(store: Store, run: str | None, suite: Suite, family: Family | None = None) -> dict[str, list[Any]] | None:
+def _expected_vocabularies(store: Store, run: str | None, suite: Suite, family: Family | None = None) -> dict[str, Sequence[SqlValue]] | None:
     """The small vocabularies a run declared (its models, settings and scoring, the family's
     conditions, option letters as labels), without scanning; None when the run does not say.
     A value outside them is noticed while reading, and the read starts again with scanned ones."""
@@ -123,7 +124,7 @@ def _expected_vocabularies(store: Store, run: str | None, suite: Suite, family: 
     return {"model": models, "condition": conditions, "setting": list(opts["settings"]), "scoring": [opts["scoring"]], "label": list(LETTERS)}
 
 
-def _read_packed(store: Store, run: str | None, vocab: dict[str, list[Any]], chunk: int) -> list[dict[str, Any]]:
+def _read_packed(store: Store, run: str | None, vocab: Mapping[str, Sequence[SqlValue]], chunk: int) -> list[dict[str, Any]]:
     """The join with the small columns packed into one integer (`PackedJoin`), each chunk turned
     into codes at once; a value outside the vocabularies raises _Unpackable."""
     join = store.joined_packed(run, vocab, chunk)
@@ -164,7 +165,9 @@ def _read_text(store: Store, run: str | None, chunk: int) -> list[dict[str, Any]
     def convert(rows: list[tuple]) -> dict[str, Any]:
         n = len(rows)
         tokens = np.fromiter((r[9] for r in rows), dtype=np.int64, count=n)
-        out = {name: _factorize([r[i] for r in rows]) for i, name in enumerate((*SMALL, "item_id", "probe_id"))}
+        out: dict[str, np.ndarray | tuple[np.ndarray, np.ndarray]] = {
+            name: _factorize([r[i] for r in rows]) for i, name in enumerate((*SMALL, "item_id", "probe_id"))
+        }
         out.update(
             {
                 "label": _factorize([r[8] for r in rows]),
@@ -193,26 +196,26 @@ def _converted(chunks: Generator[list[tuple], None, None], convert: Callable[[li
     return out
 
 
-def _fixed(codes: np.ndarray, vocab: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+def _fixed(codes: np.ndarray, vocab: Sequence[SqlValue]) -> tuple[np.ndarray, np.ndarray]:
     """Codes into a fixed vocabulary, as (codes, uniques) like _factorize (negative -> -1)."""
     codes = codes.astype(np.int32)
     codes[codes < 0] = -1
     return codes, np.asarray(list(vocab), dtype=object)
 
 
-def _categorical(codes: np.ndarray, categories: Sequence[Any]) -> pd.Categorical:
+def _categorical(codes: np.ndarray, categories: Sequence[Hashable]) -> pd.Categorical:
     cats = list(categories)
     if len(cats) == 0:
         return pd.Categorical.from_codes(np.full(len(codes), -1, dtype=np.int8), categories=pd.Index([], dtype=object))
     return pd.Categorical.from_codes(codes, categories=pd.Index(cats, dtype=object))
 
 
-def _facts(records: Iterable[tuple[Any, tuple[Any, ...]]], index: dict[Any, int], width: int) -> list[tuple[np.ndarray, list[Any]]]:
+def _facts(records: Iterable[tuple[Hashable, tuple[Hashable, ...]]], index: dict[Hashable, int], width: int) -> list[tuple[np.ndarray, list[Hashable]]]:
     """Each fact of the keys in `index` (key -> code), from (key, fact values) records streamed
     once: (per-key value code, -1 where the value is None or the key not among the records;
     the values)."""
     raw = np.full((width, len(index)), -1, dtype=np.int32)
-    seen: list[dict[Any, int]] = [{} for _ in range(width)]
+    seen: list[dict[Hashable, int]] = [{} for _ in range(width)]
     for key, values in records:
         k = index.get(key)
         if k is None:
@@ -223,7 +226,7 @@ def _facts(records: Iterable[tuple[Any, tuple[Any, ...]]], index: dict[Any, int]
     return [(raw[f], list(seen[f])) for f in range(width)]
 
 
-def _lookup(codes: np.ndarray, fact: tuple[np.ndarray, list[Any]]) -> pd.Categorical:
+def _lookup(codes: np.ndarray, fact: tuple[np.ndarray, list[Hashable]]) -> pd.Categorical:
     """Map per-key values (`_facts`) onto rows, as a categorical (-1 -> missing) whose categories
     are in the order the keys first show them."""
     key_codes, values = fact
@@ -320,7 +323,7 @@ def results_frame(store: Store, suite: Suite, chunk: int = 100_000, run: str | N
     status_code = status_codes(cat["call"], cat["score"])
 
     icode, pcode = cat["item_id"], cat["probe_id"]
-    data: dict[str, Any] = {
+    data: dict[str, object] = {
         "model": _categorical(cat["model"], vocab["model"].categories).remove_unused_categories(),
         "setting": _categorical(cat["setting"], vocab["setting"].categories).remove_unused_categories(),
         "scoring": _categorical(cat["scoring"], vocab["scoring"].categories).remove_unused_categories(),
@@ -357,7 +360,7 @@ def results_frame(store: Store, suite: Suite, chunk: int = 100_000, run: str | N
 _LAST_METRICS: list[tuple[weakref.ref, str, dict[str, Any]]] = []
 
 
-def frame_metrics(family: Any, df: pd.DataFrame) -> dict[str, Any]:
+def frame_metrics(family: Family, df: pd.DataFrame) -> dict[str, Any]:
     """`family.metrics(df)`, computed once for the frame last measured: `medres eval`'s results and
     then its report read the same frame. The dict is shared: a caller adding to it copies it first."""
     if _LAST_METRICS:

@@ -63,7 +63,7 @@ def _detect_release(path: Path) -> str | None:
 
 
 def _read_suite(reader: Callable[..., Suite], name: str, path: Path, seed: int, config: str | None, myths: Path | None) -> Suite:
-    extra: dict[str, Any] = {k: v for k, v in (("config", config), ("myths", myths)) if v}
+    extra: dict[str, object] = {k: v for k, v in (("config", config), ("myths", myths)) if v}
     if myths:
         params = inspect.signature(reader).parameters.values()
         if not any(p.name == "myths" or p.kind is p.VAR_KEYWORD for p in params):
@@ -202,11 +202,14 @@ def _import_hub(text: str, out: Path, fmt: str, seed: int, config: str | None, m
                         f"({e})"
                     ) from None
                 raise
-            before = dict(getattr(suite.manifest, "source", None) or {})
+            # `source` is one of the manifest's undeclared fields (extra="allow"), held in model_extra
+            extra = suite.manifest.model_extra
+            assert extra is not None
+            before = dict(extra.get("source") or {})
             before.pop("path", None)
             before.pop("files", None)
             before.pop("sha256", None)
-            suite.manifest.source = {**before, "format": name, **prov}
+            extra["source"] = {**before, "format": name, **prov}
             suite.manifest.name = ref.repo_id.split("/")[-1] + (f"-{ref.config.replace('/', '-')}" if ref.config else "")
             suite.manifest.description = f"imported from {where} (format {name}), seed {seed}"
             suite.save(out)

@@ -22,7 +22,7 @@ import json
 import os
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,7 @@ __all__ = ["DirectoryError", "LockHeld", "RunLock", "held"]
 class LockHeld(MedresError):
     """The directory is locked by another process (named in the message)."""
 
-    def __init__(self, directory: Path, holder: dict[str, Any], lock_file: Path, hint: str):
+    def __init__(self, directory: Path, holder: Mapping[str, object], lock_file: Path, hint: str):
         self.directory, self.holder, self.lock_file = directory, holder, lock_file
         super().__init__(f"{directory} is in use by {describe(holder)} (lock file {lock_file}); {hint}")
 
@@ -55,14 +55,14 @@ class DirectoryError(MedresError):
         super().__init__(f"cannot use {directory} as the {what}: {why}")
 
 
-def describe(holder: dict[str, Any]) -> str:
+def describe(holder: Mapping[str, object]) -> str:
     """'pid 123 on host h since 2025-01-01T10:00:00+00:00' (what a lock file says of its holder)."""
     if not holder:
         return "another process"
     return f"pid {holder.get('pid', '?')} on host {holder.get('host', '?')} since {holder.get('started', '?')}"
 
 
-def _pid_alive(pid: Any) -> bool:
+def _pid_alive(pid: object) -> bool:
     if not isinstance(pid, int) or pid <= 0:
         return False
     try:
@@ -148,7 +148,7 @@ class RunLock:
     def __enter__(self) -> RunLock:
         return self.acquire()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
     # ---- one attempt: the fd holding the lock, None to try again at once, or LockHeld
@@ -191,14 +191,14 @@ class RunLock:
             return None  # ENOLCK, EOPNOTSUPP, ...: decide by the contents
         return True
 
-    def _stale(self, holder: dict[str, Any], kernel: bool | None) -> bool:
+    def _stale(self, holder: Mapping[str, object], kernel: bool | None) -> bool:
         if holder.get("host") != socket.gethostname():
             return False  # cannot be checked from here
         if kernel:  # this host's holders keep the flock while alive: nobody holds it
             return True
         return not _pid_alive(holder.get("pid"))
 
-    def _hint_for(self, holder: dict[str, Any]) -> str:
+    def _hint_for(self, holder: Mapping[str, object]) -> str:
         if holder.get("host") != socket.gethostname():
             return f"if that process is gone, delete {self.path} and rerun"
         return self.hint

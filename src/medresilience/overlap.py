@@ -60,7 +60,7 @@ def overlap(run_dir: Path | str, *, seed: int = 0) -> Overlap:
         full = [u for u in units if all(u["right"].get(m) is not None for m in models)]
         items = [str(u["item"]) for u in full]
         hits = [sum(u["right"][m] for m in models) for u in full]
-        row: dict[str, Any] = {
+        row: dict[str, object] = {
             "condition": condition,
             "setting": setting,
             "units": len(units),

@@ -105,6 +105,22 @@ class Item(Record):
     def wrong_options(self) -> list[str]:
         return [k for k in self.options or {} if k != self.answer]
 
+    @property
+    def choices(self) -> dict[str, str]:
+        """The options of a multiple-choice item, for code that reads only such items (ValueError
+        naming the item when it has none)."""
+        if self.options is None:
+            raise ValueError(f"item {self.id} has no options (a multiple-choice item is needed here)")
+        return self.options
+
+    @property
+    def answer_letter(self) -> str:
+        """The answer's option label of a multiple-choice item (ValueError naming the item when it
+        has none; an item with options always has one)."""
+        if self.answer is None:
+            raise ValueError(f"item {self.id} has no answer letter (a multiple-choice item is needed here)")
+        return self.answer
+
 
 class ProbeMismatch(ValueError):
     """A probe that does not fit its item; `field` names the probe field at fault."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import mitigations
 from .answer_format import PROMPT, SCHEMA, check_answer_format, schema_scorer_of
@@ -63,7 +63,7 @@ class EvalOptions:
     limit: int | None = None
     sample_seed: int | None = None  # items in this seed's random order before the limit (seeding.sample_order)
     conditions: tuple[str, ...] | None = None
-    family: Mapping[str, Any] | BaseModel | None = None
+    family: Mapping[str, object] | BaseModel | None = None
     epochs: int = 1
     extract: ModelSpec | None = None  # the extraction model for replies the rules leave unread (-O extract=SPEC)
     answer_format: str = PROMPT  # prompt, or schema: a response_format JSON answer where the model takes one (answer_format)

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import InputError, validation_problem
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION: Final = 2
 
 
 class RateValue(BaseModel):

@@ -30,13 +30,21 @@ import sys
 import threading
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .heap import frozen_imports
 from .resolved import ResolvedRun
 from .results import Results
 from .store import Store
 from .suite import Suite
+
+if TYPE_CHECKING:  # pragma: no cover
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
+
+    import pandas as pd
+
+    from .calls import RunStats
 
 #: what the worker imports while it waits (the results' and the report's libraries)
 PRELOAD = ("medresilience.frame", "medresilience.reading", "medresilience.report.build")
@@ -51,7 +59,7 @@ def enabled() -> bool:
     return sys.platform.startswith("linux") and os.environ.get("MEDRES_RESULTS_WORKER", "1") != "0"
 
 
-def _serve(conn: Any, command_end: Any, source: Suite | ResolvedRun, modules: tuple[str, ...]) -> None:
+def _serve(conn: Connection, command_end: Connection, source: Suite | ResolvedRun, modules: tuple[str, ...]) -> None:
     """The worker: import (in a low-priority thread), then answer requests until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the command's handler (SIGTERM as Ctrl-C): a terminate ends the worker silently
@@ -66,7 +74,7 @@ def _serve(conn: Any, command_end: Any, source: Suite | ResolvedRun, modules: tu
         ).check()  # a lazily loaded suite's index (a no-op when the command checked it before the fork)
     except Exception:  # the command's own check reports a bad suite
         pass
-    frames: dict[Path, Any] = {}
+    frames: dict[Path, pd.DataFrame] = {}
     while True:
         try:
             msg = conn.recv()
@@ -114,7 +122,7 @@ def _unnice() -> None:
             pass
 
 
-def _handle(msg: tuple[Any, ...], source: Suite | ResolvedRun, frames: dict[Path, Any]) -> Any:
+def _handle(msg: tuple[Any, ...], source: Suite | ResolvedRun, frames: dict[Path, pd.DataFrame]) -> Any:
     kind = msg[0]
     if kind == "results":
         from .evaluation import summarise_with_frame
@@ -128,8 +136,8 @@ def _handle(msg: tuple[Any, ...], source: Suite | ResolvedRun, frames: dict[Path
         from .report import build_report
 
         _, out, kwargs = msg
-        frame = frames.get(Path(out).resolve())
-        rep = build_report([Path(out)], frames=None if frame is None else {Path(out): frame}, **kwargs)
+        held = frames.get(Path(out).resolve())
+        rep = build_report([Path(out)], frames=None if held is None else {Path(out): held}, **kwargs)
         return str(rep.html)
     raise ValueError(f"unknown request {kind!r}")
 
@@ -141,8 +149,8 @@ class ResultsWorker:
 
     def __init__(self, suite: Suite | ResolvedRun):
         self.suite = suite
-        self._conn: Any = None
-        self._proc: Any = None
+        self._conn: Connection | None = None
+        self._proc: BaseProcess | None = None
         self.used = False  # whether the worker produced what was asked (for tests and diagnostics)
 
     def __enter__(self) -> ResultsWorker:
@@ -158,7 +166,7 @@ class ResultsWorker:
             child.close()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
@@ -187,7 +195,7 @@ class ResultsWorker:
             return None
         return value if status == "ok" else None
 
-    def summarise(self, store: Store, suite: Suite | ResolvedRun, config: dict[str, Any], stats: Any = None) -> tuple[Results, Any]:
+    def summarise(self, store: Store, suite: Suite | ResolvedRun, config: dict[str, Any], stats: RunStats | None = None) -> tuple[Results, pd.DataFrame | None]:
         """The results as `evaluation.summarise_with_frame` computes them, from the worker when it
         can (the frame stays there, for the report), else in this process."""
         from .evaluation import summarise_with_frame
@@ -198,7 +206,7 @@ class ResultsWorker:
             return Results.model_validate_json(got), None
         return summarise_with_frame(store, suite, config, stats)
 
-    def report(self, out: Path, frame: Any = None, **kwargs: Any) -> Path:
+    def report(self, out: Path, frame: pd.DataFrame | None = None, **kwargs: Any) -> Path:
         """The report of run directory `out` (its report.html), written by the worker when it holds
         the run's frame, else here (with `frame` when the command computed it)."""
         got = self._ask("report", str(out), kwargs) if frame is None else None

@@ -11,9 +11,9 @@ sample order), as the run itself will; nothing is called or written."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from .resolved import ResolvedRun
 from .selection import unit_chunks
@@ -63,7 +63,7 @@ def _suite_name(suite: Suite) -> str:
     return f"{name} at {suite.path}"
 
 
-def earlier_run(out: Path, config: dict[str, Any]) -> str:
+def earlier_run(out: Path, config: Mapping[str, object]) -> str:
     """What `out` holds against a run of `config` (run.json's content): a new folder, the same run
     (resumed), or another run whose results this one replaces, naming what differs."""
     previous = out / "run.json"
@@ -87,7 +87,7 @@ def earlier_run(out: Path, config: dict[str, Any]) -> str:
     )
 
 
-def preview(run: ResolvedRun, out: Path | str, config: dict[str, Any] | None = None) -> Preview:
+def preview(run: ResolvedRun, out: Path | str, config: Mapping[str, object] | None = None) -> Preview:
     """What the resolved `run` into `out` will do (see the module docstring). `config`: the run's
     run.json content (evaluation.run_config), to tell a resume from a replacement; without it an
     existing folder is said to resume."""

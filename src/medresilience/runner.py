@@ -228,7 +228,7 @@ async def _execute_units(
                     roles.add(p.pre.role)
                     continue
                 messages = p.pre.step.with_note(p.messages, note)
-            yield CallRequest(p.unit.model, p.unit.key, messages, p.params, None if is_deferred(p.score) else p.score, p.unit.scoring)
+            yield CallRequest(p.unit.model, p.unit.key, messages, p.params, None if isinstance(p.score, DeferredScorer) else p.score, p.unit.scoring)
 
     part = await run_calls(requests(), specs, store, show, clients, RunStats(), halted=halted)
     stats = add_stats(stats, part)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -20,7 +21,7 @@ def rng_for(seed: int, item_id: str, purpose: str) -> random.Random:
     return random.Random(int(stable_hash(seed, item_id, purpose)[:16], 16))
 
 
-def sample_order(xs: list[Any], seed: int) -> list[Any]:
+def sample_order(xs: Sequence[object], seed: int) -> list[Any]:
     """xs in a seeded random order (Python's random.Random(seed).shuffle of a copy): its first N
     are a simple random sample of N, and a larger N keeps every member of a smaller one."""
     out = list(xs)

@@ -143,7 +143,7 @@ def parse_object(text: str | None) -> dict[str, Any]:
     return obj
 
 
-def response_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+def response_format(name: str, schema: Mapping[str, object]) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
 
 
@@ -183,7 +183,7 @@ class CallSession:
     def __enter__(self) -> CallSession:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def run_calls(self, requests: list[CallRequest], specs: list[ModelSpec], store: Store, progress: ProgressFn | None = None) -> RunStats:
@@ -296,13 +296,13 @@ def run_stage(
     u = store.usage_for(fresh)
     st.prompt_tokens += int(u.get("prompt_tokens") or 0)
     st.completion_tokens += int(u.get("completion_tokens") or 0)
-    if u.get("cost") is not None:
-        st.cost = (st.cost or 0.0) + float(u["cost"])
+    if (cost := u["cost"]) is not None:
+        st.cost = (st.cost or 0.0) + float(cost)
     st.seconds += time.perf_counter() - t0
     return results
 
 
-def stage_table(stages: Mapping[str, Mapping[str, Any]], totals: Mapping[str, Any]) -> list[str]:
+def stage_table(stages: Mapping[str, Mapping[str, Any]], totals: Mapping[str, object]) -> list[str]:
     """A build report's Markdown table of its stages' figures (StageStats as dicts) and their total."""
     lines = [
         "| Stage | tasks | requests | made now | reused | call errors | retries | failures | prompt tok | completion tok |",

@@ -10,7 +10,7 @@ import os
 import shutil
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from .fileio import OutputError, atomic_write, iter_json_lines, iter_json_lines_
 from .records import GenericProbe, Item, Probe, SuiteManifest
 
 
-def parse_item(obj: dict[str, Any], path: Path, line: int | None) -> Item:
+def parse_item(obj: Mapping[str, object], path: Path, line: int | None) -> Item:
     """One item line of a suite's items.jsonl (read by `iter_json_lines`), validated."""
     return parse_record(Item, obj, path, line, sized=True)
 
@@ -67,10 +67,11 @@ class Suite:
     them from disk as they go (checked once, then read again by offset: `SuiteIndex`), so that a
     run over a large suite holds one chunk of records at a time."""
 
-    def __init__(self, manifest: SuiteManifest, items: list[Item], probes: list[Probe], path: Path | None = None):
+    def __init__(self, manifest: SuiteManifest, items: Sequence[Item], probes: Sequence[Probe], path: Path | None = None):
         self.manifest = manifest
         self._items = {it.id: it for it in items}
-        self._probes = probes
+        # a family's own probe list is held as given (a list of its probe type)
+        self._probes: list[Probe] = probes if isinstance(probes, list) else list(probes)
         self._unread: Callable[[], tuple[list[Item], list[Probe]]] | None = None  # a lazy load's records, read on first use
         self._index: SuiteIndex | None = None  # a lazy load's index, once checked
         self.path = path
@@ -112,6 +113,8 @@ class Suite:
         """The items of `item_ids`, in that order, with their probes (each item's in file order),
         as suites in memory of about `records` records (an item and its probes) each, at least
         one item each: read from disk a batch at a time when the suite is read lazily."""
+        count: Callable[[str], int]
+        read: Callable[[Sequence[str]], tuple[list[Item], list[Probe]]]
         index = self._streamed()
         if index is not None:
             count, read = index.probe_count, index.records
@@ -120,11 +123,13 @@ class Suite:
             for p in self._probes:
                 by_item.setdefault(p.item_id, []).append(p)
 
-            def count(item_id: str) -> int:
+            def count_held(item_id: str) -> int:
                 return len(by_item.get(item_id, ()))
 
-            def read(ids: Sequence[str]) -> tuple[list[Item], list[Probe]]:
+            def read_held(ids: Sequence[str]) -> tuple[list[Item], list[Probe]]:
                 return [self._items[i] for i in ids], [p for i in ids for p in by_item.get(i, ())]
+
+            count, read = count_held, read_held
 
         batch: list[str] = []
         size = 0
@@ -364,7 +369,7 @@ class SuiteIndex:
                 items.append(parse_item(json_line_at(ifh, ipath, int(self._item_at[i]), line), ipath, line))
                 for j in range(int(self._start[i]), int(self._start[i + 1])):
                     line = int(self._probe_line[j])
-                    assert ppath is not None
+                    assert ppath is not None and pfh is not None
                     probes.append(parse_probe(json_line_at(pfh, ppath, int(self._probe_at[j]), line), ppath, line, self.manifest))
         return items, probes
 

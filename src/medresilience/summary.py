@@ -74,13 +74,13 @@ def results_markdown(results: Results, family: Family | None = None) -> str:
         lines.append("## Mean across models")
         lines.append("")
         for setting, agg in results.mean_across_models.items():
-            cells = ", ".join(
+            means = ", ".join(
                 f"{k}: {v['mean']:+.2f} (range {v['min']:+.2f}–{v['max']:+.2f}, {v['models']} models)"
                 if v.get("unit") == "score"
                 else f"{k}: {100 * v['mean']:.1f}% (range {100 * v['min']:.1f}–{100 * v['max']:.1f}, {v['models']} models)"
                 for k, v in agg.items()
             )
-            lines.append(f"- {setting}: {cells}")
+            lines.append(f"- {setting}: {means}")
         lines.append("")
     if results.usage:
         lines.append("## Usage")

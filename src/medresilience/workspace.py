@@ -45,7 +45,7 @@ class Workspace:
 def workspace(
     work: Path | str,
     specs: Sequence[ModelSpec],
-    run: Mapping[str, Any] | None = None,
+    run: Mapping[str, object] | None = None,
     *,
     prefix: str = "build",
     what: str = "build work directory",

@@ -52,14 +52,14 @@ def _hidden(u: AuditUnit) -> dict[str, object]:
     }
 
 
-def _task(u: AuditUnit, display: list[dict], hidden: dict[str, object]) -> Candidate:
+def _task(u: AuditUnit, display: list[dict[str, object]], hidden: dict[str, object]) -> Candidate:
     """An audited unit as a review task, stratified as the audit's sample is."""
     strata = {"model": u.model, "setting": u.setting, "condition": u.condition, "tier": u.tier}
     return Candidate(review_unit_id(u), u.item_id, strata, display, hidden)
 
 
 def _candidate(u: AuditUnit, item: Item, reply: str) -> Candidate:
-    display = [
+    display: list[dict[str, object]] = [
         {"kind": "options", "title": "Options", "options": [[k, v, False] for k, v in (item.options or {}).items()]},
         {"kind": "response", "title": "The model's reply", "text": reply},
     ]
@@ -68,7 +68,7 @@ def _candidate(u: AuditUnit, item: Item, reply: str) -> Candidate:
 
 def _verdict_candidate(u: AuditUnit, judge: JudgeScorer, reply: str) -> Candidate:
     rubric = judge.judge.rubric
-    display = [{"kind": "text", "title": "The judging rubric", "text": rubric.instructions}]
+    display: list[dict[str, object]] = [{"kind": "text", "title": "The judging rubric", "text": rubric.instructions}]
     display += [{"kind": "text", "title": name.capitalize(), "text": judge.fields[name]} for name in rubric.inputs]
     display.append({"kind": "response", "title": "The model's answer", "text": reply})
     display.append({"kind": "options", "title": "Verdicts", "options": [[k, v.description, False] for k, v in rubric.verdicts.items()]})

@@ -37,6 +37,7 @@ from ..scoring.extract import NONE, Extractor
 from ..scoring.judge import Judge, JudgeScorer
 from ..scoring.types import Score
 from ..store import ScoreRow
+from ..store.rows import StoredScore
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..calls import ProgressFn
@@ -110,7 +111,7 @@ def second_judge(run_scorer: JudgeScorer, spec: ModelSpec) -> JudgeScorer:
     return type(run_scorer)(Judge(spec, j.rubric, structured=j.structured), run_scorer.fields)
 
 
-def as_reading(score: dict[str, Any] | None, judged: bool = False) -> SecondReading | None:
+def as_reading(score: StoredScore | None, judged: bool = False) -> SecondReading | None:
     """A stored score under the reader's name as a second reading (None: no score stored); a
     judged unit's reading is the verdict with its value."""
     if score is None:
@@ -167,11 +168,11 @@ async def read_sample(
             stats = await run_calls(todo.values(), live, store, progress)
         _score_stored(todo, store)
     judged = {u.key for u in units if u.judged}
-    readings = {}
+    readings: dict[str, SecondReading] = {}
     for k in dict.fromkeys(keys):
-        r = as_reading(store.score(k, plan[k][0]), k in judged)
-        if r is not None:
-            readings[k] = r
+        reading = as_reading(store.score(k, plan[k][0]), k in judged)
+        if reading is not None:
+            readings[k] = reading
     return stats, readings
 
 
@@ -183,8 +184,8 @@ def _score_stored(todo: dict[str, CallRequest], store: Store) -> None:
         mine = {k: r for k, r in todo.items() if r.scorer == name}
         scored = store.scored(mine, name)
         for answer_key, r in mine.items():
-            if answer_key not in scored and r.key in stored:
-                s = r.score(_Stored(stored[r.key][0]))  # type: ignore[misc]
+            if answer_key not in scored and r.key in stored and r.score is not None:
+                s = r.score(_Stored(stored[r.key][0]))  # type: ignore[arg-type]  # a second reading's scorer reads only the reply's text
                 rows.append(ScoreRow(answer_key, name, s.label, s.status, s.detail, s.value))
     if rows:
         store.write_results([], rows)

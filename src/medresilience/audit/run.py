@@ -11,9 +11,12 @@ table and the report read it there). The run directory is locked while the audit
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel
 
 from .. import event_loop
 from ..calls import ProgressFn, RunStats
@@ -66,7 +69,7 @@ class _Inputs:
     judges: dict[str, JudgeScorer] = field(default_factory=dict)  # a judged unit's key -> the run's judge of it
 
 
-def _judges(records: list[UnitRecord], suite: Suite, family: Family, options: Any) -> dict[str, JudgeScorer]:
+def _judges(records: list[UnitRecord], suite: Suite, family: Family, options: BaseModel) -> dict[str, JudgeScorer]:
     """The run's judge scorer of each unit the family scores by a judge (answer key -> scorer)."""
     from ..scoring.judge import JudgeScorer
 
@@ -205,7 +208,7 @@ def _block(
     return out
 
 
-def _write(run_dir: Path, block: dict[str, Any], units: list[AuditUnit], sources: dict[str, dict[str, SecondReading]]) -> None:
+def _write(run_dir: Path, block: Mapping[str, object], units: list[AuditUnit], sources: dict[str, dict[str, SecondReading]]) -> None:
     """audit.json (every sampled unit with its readings) and the `audit` block of results.json."""
     from ..evaluation import write_results
     from ..results import Results

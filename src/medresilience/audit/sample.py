@@ -37,7 +37,7 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from ..records import CLEAN, Item
 from ..seeding import stable_hash
@@ -159,14 +159,8 @@ def population(
             tier = "reference"
         target = (targets or {}).get(r.probe_id) if r.probe_id else None
         unit = AuditUnit(r.model, r.unit_id, r.item_id, r.condition, r.setting, r.epoch, r.key, tier, label, status, extracted, item.answer)
-        out.append(_with(unit, value=value, target=target, judged=by_judge))
+        out.append(replace(unit, value=value, target=target, judged=by_judge))
     return out
-
-
-def _with(u: AuditUnit, **changes: object) -> AuditUnit:
-    from dataclasses import replace
-
-    return replace(u, **changes)
 
 
 def allocate(sizes: dict[tuple[str, ...], int], n: int, seed: object) -> dict[tuple[str, ...], int]:
@@ -224,7 +218,7 @@ def strata_sizes(units: Iterable[AuditUnit]) -> dict[tuple[str, ...], int]:
 
 
 def _with_sizes(u: AuditUnit, N_h: int, n_h: int) -> AuditUnit:
-    return _with(u, N_h=N_h, n_h=n_h)
+    return replace(u, N_h=N_h, n_h=n_h)
 
 
 def reference_pairs(units: Iterable[AuditUnit], reference: str | None) -> dict[str, AuditUnit]:

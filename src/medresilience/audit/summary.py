@@ -49,7 +49,7 @@ def _shares(asked: Sequence[tuple[AuditUnit, SecondReading]]) -> dict[str, Any]:
     b = [s.label or NO_OPTION for _, s in pairs]
     kappa = stats.cohen_kappa(a, b) if pairs else None
     wrong = weighted_share([s.label != u.rule_label for u, s, _ in read], [w for *_, w in read])
-    out: dict[str, Any] = {"audited": len(pairs), "agreement": weighted_share(agree, weights), "kappa": kappa}
+    out: dict[str, object] = {"audited": len(pairs), "agreement": weighted_share(agree, weights), "kappa": kappa}
     if asked and all(u.judged for u, _ in asked):
         out.update(reading="verdict", wrong_verdict=wrong)
     else:

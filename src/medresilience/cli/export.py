@@ -27,7 +27,7 @@ def register(app: typer.Typer) -> None:
     def export(
         run_dir: Annotated[Optional[Path], typer.Argument(help="a run directory: write its units (--format inspect, jsonl or parquet)")] = None,
         suite: Annotated[Optional[Path], typer.Option("--suite", help="a suite directory: write it in a layout of its family")] = None,
-        out: Annotated[Path, typer.Option("--out", help="output file")] = ...,
+        out: Annotated[Path, typer.Option("--out", help="output file")] = ...,  # type: ignore[assignment]  # typer's mark of a required option
         fmt: Annotated[
             Optional[str],
             typer.Option(
@@ -52,6 +52,7 @@ def register(app: typer.Typer) -> None:
         from ..family import get
         from ..suite import Suite
 
+        assert suite is not None  # one of the two is given, checked above
         s = Suite.load(suite)
         fam = get(s.manifest.family)
         if fam.export is None:

@@ -14,6 +14,7 @@ import signal
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import typer
@@ -148,7 +149,7 @@ class _LazyProgress(Progress):
     """A Progress shown from its first update, so that a command failing before it prints its one
     error line alone."""
 
-    def __enter__(self) -> Progress:
+    def __enter__(self) -> _LazyProgress:
         return self
 
 
@@ -162,7 +163,7 @@ class RemainingColumn(ProgressColumn):
         self.after = after
         self._first: dict[Any, tuple[float, float]] = {}  # task id -> (time, completed) at the first completion seen
 
-    def estimate(self, task_id: Any, now: float, completed: float, total: float | None) -> float | None:
+    def estimate(self, task_id: object, now: float, completed: float, total: float | None) -> float | None:
         """Seconds left, or None while there is no estimate."""
         if total is None or completed <= 0:
             return None
@@ -205,8 +206,8 @@ class StageProgress:
         self.bar.__enter__()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.bar.__exit__(*exc)
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.bar.__exit__(kind, exc, tb)
 
     def __call__(self, label: str, done: int, total: int) -> None:
         if label not in self.tasks:

@@ -62,7 +62,7 @@ def register(app: typer.Typer) -> None:
 
         cfg = load_config()
         console.print(
-            f"config file: {cfg.where + ' (' + str(cfg.path) + ')' if cfg.path else 'none (medres.toml or [tool.medres] in pyproject.toml, in the working directory)'}",
+            f"config file: {f'{cfg.where} ({cfg.path})' if cfg.path else 'none (medres.toml or [tool.medres] in pyproject.toml, in the working directory)'}",
             highlight=False,
             markup=False,
         )

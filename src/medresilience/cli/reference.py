@@ -10,12 +10,12 @@ from collections.abc import Iterator
 from typing import Any
 
 
-def _cell(text: Any) -> str:
+def _cell(text: object) -> str:
     """A Markdown table cell: pipes escaped, lines joined."""
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
-def _is_group(command: Any) -> bool:
+def _is_group(command: object) -> bool:
     return hasattr(command, "commands")
 
 

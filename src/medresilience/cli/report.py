@@ -47,9 +47,11 @@ def register(app: typer.Typer) -> None:
         from ..report.build import build_report, summary_rows
         from .tables import fitted
 
-        links = {} if viewer_url is None else {"viewer_url": None if viewer_url.strip().lower() == "none" else viewer_url}
         with _default_out(out, f"{run_dirs[0]}/report" if run_dirs else "RUN_DIR/report"):
-            result = build_report(run_dirs, out, title=title, **links)
+            if viewer_url is None:  # the report's own default viewer address
+                result = build_report(run_dirs, out, title=title)
+            else:
+                result = build_report(run_dirs, out, title=title, viewer_url=None if viewer_url.strip().lower() == "none" else viewer_url)
         for head, headers, rows in summary_rows(result):
             console.print(fitted(head, headers, rows, console.width, keys=2))
         from rich.markup import escape

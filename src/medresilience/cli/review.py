@@ -199,7 +199,7 @@ def stats_cmd(
     for col in ("Dimension", "Pass", "Rate", "Passing ratings"):
         t.add_column(col)
     for r in res.pass_rates.itertuples(index=False):
-        t.add_row(r.label, r.passing, _pct(r.rate, r.lo, r.hi, r.units), f"{r.pass_ratings}/{r.ratings}")
+        t.add_row(str(r.label), str(r.passing), _pct(r.rate, r.lo, r.hi, r.units), f"{r.pass_ratings}/{r.ratings}")
     if len(res.pass_rates):  # a rubric with no pass rule (a 1-5 score) has none
         console.print(t)
     if res.composite:
@@ -221,7 +221,7 @@ def stats_cmd(
             t.add_column(col)
         for r in res.agreement.itertuples(index=False):
             who = f" ({r.reviewers})" if r.reviewers not in ("all", "") else ""
-            t.add_row(r.label, AGREEMENT_TITLES[r.coefficient] + who, _num(r.value, r.lo, r.hi, r.units))
+            t.add_row(str(r.label), AGREEMENT_TITLES[str(r.coefficient)] + who, _num(r.value, r.lo, r.hi, r.units))
         console.print(t)
     for r in res.auto.itertuples(index=False):
         console.print(
@@ -357,7 +357,7 @@ def harm_cmd(
     titles = dict(RULES)
     for r in res.worst_case.itertuples(index=False):
         console.print(
-            f"{res.outcome}, {titles[r.rule]}: {r.k}/{r.n} units, {_pct(r.p, r.lo, r.hi, r.n)} (Wilson)", highlight=False, markup=False, soft_wrap=True
+            f"{res.outcome}, {titles[str(r.rule)]}: {r.k}/{r.n} units, {_pct(r.p, r.lo, r.hi, r.n)} (Wilson)", highlight=False, markup=False, soft_wrap=True
         )
     for r in res.outcomes.itertuples(index=False):
         console.print(f"outcome class {r.outcome_class}: {r.k}/{r.n} units, {_pct(r.p, r.lo, r.hi, r.n)}", highlight=False, markup=False, soft_wrap=True)

@@ -179,11 +179,11 @@ def plan_sources(path: Path | str, exclude: tuple[Path, ...] = ()) -> Plan:
         if not f.is_file():
             continue
         _refuse(f)
-        kind = _kind(f)
-        if kind is None:
+        found = _kind(f)
+        if found is None:
             plan.skipped.append({"path": str(f), "reason": "not .txt, .md, .jsonl or .json"})
             continue
-        plan.sources.append(SourceFile(f, kind, id_prefix=rel.as_posix()))
+        plan.sources.append(SourceFile(f, found, id_prefix=rel.as_posix()))
     if not plan.sources:
         raise InputError(path, None, None, "holds no .txt, .md, .jsonl or .json file to index")
     return plan

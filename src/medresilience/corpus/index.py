@@ -171,7 +171,7 @@ def _write(tmp: Path, source: Path, plan, field: str, chunk_words: int, overlap:
         conn.execute("INSERT INTO passages_fts(passages_fts) VALUES ('optimize')")
         chunking = {"unit": "whitespace-separated words", "words": chunk_words, "overlap": overlap}
         content_sha = content.hexdigest()
-        manifest: dict[str, Any] = {
+        manifest: dict[str, object] = {
             "format": FORMAT,
             "version": VERSION,
             "medresilience": __version__,

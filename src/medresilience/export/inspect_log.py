@@ -60,7 +60,7 @@ def _score(u: UnitRecord, row: dict[str, Any]) -> dict[str, dict[str, Any]]:
         return {}
     valid = status == "valid" and u.value is not None
     detail = detail_of(u.detail) or None
-    score: dict[str, Any] = {
+    score: dict[str, object] = {
         "value": u.value if valid else NAN,
         "answer": u.label,
         "explanation": row["reason"] or row["read"],
@@ -74,7 +74,7 @@ def _score(u: UnitRecord, row: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def _usage(u: UnitRecord) -> dict[str, Any]:
     pt, ct = u.prompt_tokens or 0, u.completion_tokens or 0
-    usage: dict[str, Any] = {"input_tokens": pt, "output_tokens": ct, "total_tokens": pt + ct}
+    usage: dict[str, object] = {"input_tokens": pt, "output_tokens": ct, "total_tokens": pt + ct}
     if u.cost is not None:
         usage["total_cost"] = u.cost
     return usage
@@ -88,7 +88,7 @@ def sample(n: int, u: UnitRecord, row: dict[str, Any], facets: tuple[str, ...]) 
     meta.update({k: row[k] for k in ("status", "call_status", "attempts", "finish_reason", "latency_s", "cost", "key")})
     usage = _usage(u)
     scores = _score(u, row)
-    out: dict[str, Any] = {"model": u.model, "choices": [], "completion": u.reply or "", "usage": usage}
+    out: dict[str, object] = {"model": u.model, "choices": [], "completion": u.reply or "", "usage": usage}
     messages = list(inputs)
     if u.reply is not None:
         reply = {"role": "assistant", "content": u.reply, "source": "generate", "model": u.model}
@@ -97,7 +97,7 @@ def sample(n: int, u: UnitRecord, row: dict[str, Any], facets: tuple[str, ...]) 
     if u.latency_s is not None:
         out["time"] = u.latency_s
     target = row["gold"] if row["gold"] is not None else ""
-    s: dict[str, Any] = {
+    s: dict[str, object] = {
         "id": n,
         "epoch": u.epoch + 1,
         "input": inputs,
@@ -150,7 +150,7 @@ def results_scores(run: RunUnits) -> list[dict[str, Any]]:
     for model, settings in (results.get("models") or {}).items():
         for setting, block in settings.items():
             head = run.family.headline(block["overall"])
-            metrics = {key: _rate_metric(key, title, head[key]) for key, title in run.family.headline_columns if head.get(key)}
+            metrics = {key: _rate_metric(key, title, rate) for key, title in run.family.headline_columns if (rate := head.get(key))}
             out.append({"name": f"{model}/{setting}", "scorer": scoring, "params": {}, "metrics": metrics, "metadata": {"model": model, "setting": setting}})
     return out
 
@@ -178,7 +178,7 @@ def header(run: RunUnits, totals: dict[str, Any], with_results: bool = True) -> 
         "packages": {"medresilience": __version__},
         "metadata": {"family": run.family.name, "run_dir": str(run.path), "models": models, "options": run.config.get("options") or {}},
     }
-    log: dict[str, Any] = {"version": 2, "status": "success", "eval": spec, "plan": {"name": "plan", "steps": [], "config": {}}}
+    log: dict[str, object] = {"version": 2, "status": "success", "eval": spec, "plan": {"name": "plan", "steps": [], "config": {}}}
     if with_results:
         log["results"] = {"total_samples": totals["samples"], "completed_samples": totals["completed"], "scores": run_scores(run, totals)}
     log["stats"] = {"started_at": spec["created"], "completed_at": "", "model_usage": totals["usage"], "role_usage": {}, "connection_limit_history": []}
@@ -190,7 +190,7 @@ def run_scores(run: RunUnits, totals: dict[str, Any]) -> list[dict[str, Any]]:
     return totals.setdefault("scores", results_scores(run))
 
 
-def _dump(obj: Any) -> str:
+def _dump(obj: object) -> str:
     return json.dumps(obj, ensure_ascii=False)
 
 

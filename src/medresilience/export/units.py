@@ -8,7 +8,7 @@ units is never held whole; only the suite's per-item facts and per-probe facets 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,7 +71,7 @@ def detail_of(text: str | None) -> dict[str, Any]:
     return d if isinstance(d, dict) else {}
 
 
-def _how_read(detail: dict[str, Any]) -> str | None:
+def _how_read(detail: Mapping[str, object]) -> str | None:
     """How the label was read, as the score's detail records it (`read`, and `read_by` when
     another model read it)."""
     read, by = detail.get("read"), detail.get("read_by")
@@ -109,7 +109,7 @@ class RunUnits:
         for u in self.store.unit_records(self.run_id, chunk):
             source, subject, gold = items.get(u.item_id, (None, None, None))
             detail = detail_of(u.detail)
-            row: dict[str, Any] = {
+            row: dict[str, object] = {
                 "run": self.run_id,
                 "family": family,
                 "model": u.model,
@@ -160,7 +160,7 @@ class RunUnits:
     def __enter__(self) -> RunUnits:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 

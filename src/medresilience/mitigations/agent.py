@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -166,7 +167,7 @@ class AgentConfig:
 
     async def run(
         self,
-        units: list[Any],
+        units: Sequence[object],
         specs: list[ModelSpec],
         store: Store,
         clients: dict[str, OpenAICompatibleModel] | None,
@@ -188,7 +189,7 @@ class AgentConfig:
         text = " ".join([INSTRUCTION.format(steps=self.steps), rule.format(k=self.k), ANSWER_RULE.format(how=how)])
         return add_to_system(text)(messages)
 
-    def params(self, params: dict[str, Any], protocol: str) -> dict[str, Any]:
+    def params(self, params: Mapping[str, object], protocol: str) -> dict[str, Any]:
         """A step's decoding parameters: the unit's, with the tools offered (tools protocol)."""
         return {**params, "tools": TOOLS, "tool_choice": "auto"} if protocol == "tools" else dict(params)
 
@@ -263,7 +264,7 @@ def parse(args: str, name: str) -> tuple[str, dict[str, Any]]:
     """(index path or URL, options) from the setting's ARGS."""
     where = f"--setting {name}"
     target: str | None = None
-    opts: dict[str, Any] = {"steps": DEFAULT_STEPS, "k": DEFAULT_K, "tokens": DEFAULT_TOKENS, "protocol": "auto", "key_env": None}
+    opts: dict[str, object] = {"steps": DEFAULT_STEPS, "k": DEFAULT_K, "tokens": DEFAULT_TOKENS, "protocol": "auto", "key_env": None}
     for part in args.split(","):
         part = part.strip()
         if not part:

@@ -179,7 +179,7 @@ def _summary(t: Trajectory, outcome: str, cited: list[dict[str, Any]]) -> dict[s
 async def _finish(t: Trajectory, outcome: str, turn: dict[str, Any] | None, store: Store, stats: RunStats) -> None:
     """Store the unit's answer (scored) or its shortfall, and the trajectory's summary."""
     first = t.units[0]
-    cited: list[dict[str, Any]] = []
+    cited: list[dict[str, object]] = []
     scores: list[ScoreRow] = []
     if outcome == "answered":
         assert turn is not None

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pydantic import BaseModel
 
     from ..records import Item, Probe
-    from ..scoring.types import Score
+    from ..scoring.types import AnyScorer, Score
     from ..suite import Suite
 
 
@@ -81,7 +81,7 @@ def _units(family: Family, rule: ExampleRule, probe: Probe | None) -> tuple[Prob
     return (None, probe) if rule.with_clean and family.clean else (probe,)
 
 
-def candidates(suite: Suite, family: Family, options: Any, rule: ExampleRule, seed: int) -> dict[str, tuple[Probe | None, tuple[Probe | None, ...]]]:
+def candidates(suite: Suite, family: Family, options: BaseModel, rule: ExampleRule, seed: int) -> dict[str, tuple[Probe | None, tuple[Probe | None, ...]]]:
     """Per item id (items without an example left out): the probe the example stands on (None:
     clean only) and its units."""
     eligible: dict[str, list[Probe]] = {}
@@ -153,7 +153,7 @@ def draw(
     return out["train"][0], out["val"][0], out["train"][1], out["val"][1]
 
 
-def unit_value(score: Score, scorer: Any) -> float:
+def unit_value(score: Score, scorer: AnyScorer) -> float:
     """A unit's score on 0..1: a valid score's value rescaled from its scorer's range (a judge's
     rubric values; 0..1 otherwise); invalid and unscored are 0."""
     if score.status != "valid" or score.value is None:

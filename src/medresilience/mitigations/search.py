@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -135,7 +136,7 @@ class HttpSearch:
             raise SearchError(f"search backend {self.url}: environment variable {self.key_env} is not set")
         return {"Authorization": f"Bearer {key}"}
 
-    async def _post(self, op: str, payload: dict[str, Any]) -> Any:
+    async def _post(self, op: str, payload: Mapping[str, object]) -> Any:
         """The JSON reply of one request (None on 404), retried on 429, 5xx, timeouts and connection
         errors; a failure counts towards the breaker, and a stopped service is not asked again."""
         if self.breaker.is_stopped(self.url):
@@ -152,7 +153,7 @@ class HttpSearch:
         self.breaker.succeeded(self.url)
         return body
 
-    async def _retried(self, op: str, payload: dict[str, Any]) -> Any:
+    async def _retried(self, op: str, payload: Mapping[str, object]) -> Any:
         import aiohttp
 
         headers = self._headers()
@@ -182,7 +183,7 @@ class HttpSearch:
                     raise SearchError(f"search backend {self.url}/{op}: the reply is not JSON: {body[:120]!r}") from None
         raise SearchError(f"search backend {self.url}/{op}: gave up after {RETRIES + 1} attempts ({last})")
 
-    async def _attempt(self, session: Any, op: str, payload: dict[str, Any], headers: dict[str, str]) -> tuple[int, str]:
+    async def _attempt(self, session: Any, op: str, payload: Mapping[str, object], headers: dict[str, str]) -> tuple[int, str]:
         """One request: its status and body, read as it streams and stopped past `max_bytes`."""
         async with session.post(f"{self.url}/{op}", json=payload, headers=headers) as resp:
             if (resp.content_length or 0) > self.max_bytes:

@@ -18,7 +18,7 @@ What a setting can do is declared here, never asked of it (no attribute tests in
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -67,7 +67,7 @@ class AnswerLoop(Protocol):
 
     async def run(
         self,
-        units: list[Any],
+        units: Sequence[object],
         specs: list[ModelSpec],
         store: Store,
         clients: dict[str, OpenAICompatibleModel] | None,

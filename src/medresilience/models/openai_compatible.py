@@ -26,7 +26,7 @@ import itertools
 import json
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -162,10 +162,10 @@ class OpenAICompatibleModel:
     async def __aenter__(self) -> OpenAICompatibleModel:
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def complete(self, messages: list[dict[str, str]], params: dict[str, Any]) -> Completion:
+    async def complete(self, messages: list[dict[str, str]], params: Mapping[str, object]) -> Completion:
         attempts = waits = refused = 0
         waited = 0.0
         while True:
@@ -282,12 +282,12 @@ class OpenAICompatibleModel:
         )
 
 
-def _fields(value: Any) -> dict[str, Any]:
+def _fields(value: object) -> dict[str, Any]:
     """An optional object of a reply: itself when it is one, else empty (absent, null or malformed)."""
     return value if isinstance(value, dict) else {}
 
 
-def _top_logprobs(logprobs: Any) -> list[dict[str, float]] | None:
+def _top_logprobs(logprobs: object) -> list[dict[str, float]] | None:
     """Per generated position, the best log-probability of each token form offered there (the
     chosen token included); None when the reply carries none."""
     content = _fields(logprobs).get("content")
@@ -306,7 +306,7 @@ def _top_logprobs(logprobs: Any) -> list[dict[str, float]] | None:
     return tops
 
 
-def _reasoning_tokens(usage: dict[str, Any]) -> int | None:
+def _reasoning_tokens(usage: Mapping[str, object]) -> int | None:
     """The reasoning tokens a reply's usage reports (`completion_tokens_details.reasoning_tokens`,
     a count of at least 0), else None: a missing, null or malformed count is not reported, and
     nothing is inferred from a reasoning text (`message.reasoning_content`) a server sends."""
@@ -346,19 +346,19 @@ def _refused(err: BaseException) -> bool:
     return False
 
 
-def _content_text(content: Any) -> str | None:
+def _content_text(content: object) -> str | None:
     """A reply's text: a string as is, a list of text parts (`[{"type": "text", "text": ...}]`)
     joined; None stays None (a refusal may stand in); anything else is malformed."""
     if content is None or isinstance(content, str):
         return content
     if isinstance(content, list) and content:
-        texts = [p.get("text") if isinstance(p, dict) else None for p in content]
-        if all(isinstance(t, str) for t in texts):
+        texts = [t for p in content if isinstance(p, dict) and isinstance(t := p.get("text"), str)]
+        if len(texts) == len(content):
             return "".join(texts)
     raise _Malformed(f"the reply's message content is {type(content).__name__}, not text or a list of text parts")
 
 
-def _tool_calls(calls: Any) -> list[dict[str, Any]] | None:
+def _tool_calls(calls: object) -> list[dict[str, Any]] | None:
     """A reply's tool calls as plain dicts (id, type, function name and arguments text), or None
     when it calls none. The arguments are kept as sent: a caller reads them (and names a malformed
     one); a call without a function is malformed."""

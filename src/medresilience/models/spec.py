@@ -71,7 +71,7 @@ class ModelSpec(BaseModel):
             raise ValueError(f"holds the control character U+{ord(bad):04X} ({bad!r}): use printable characters only")
         return value
 
-    def model_post_init(self, _ctx: Any) -> None:
+    def model_post_init(self, _ctx: object) -> None:
         if not self.label:
             self.label = self.model if self.kind == "openai" else f"embedded-{self.model}"
 
@@ -152,7 +152,7 @@ class ModelSpec(BaseModel):
         budget = max_tokens or self.max_tokens
         if rule is not None and rule.min_tokens:
             budget = max(budget, self.max_tokens)
-        p: dict[str, Any] = {}
+        p: dict[str, object] = {}
         if self.supports("temperature"):
             p["temperature"] = self.temperature
         p[rule.token_param if rule is not None else "max_tokens"] = budget
@@ -263,7 +263,7 @@ def _config_price(data: dict[str, Any], defaults: SpecDefaults) -> tuple[float |
     return next((defaults.prices[n] for n in names if n and n in defaults.prices), None)
 
 
-def _build(data: dict[str, Any], given: dict[str, Any], defaults: SpecDefaults | None) -> ModelSpec:
+def _build(data: Mapping[str, object], given: Mapping[str, object], defaults: SpecDefaults | None) -> ModelSpec:
     """The spec from its head's fields, the config file's defaults and the spec's own settings (in
     that order of precedence, lowest first); the provider table fills the rest."""
     merged = dict(data)

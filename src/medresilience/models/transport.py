@@ -26,6 +26,7 @@ import functools
 import importlib
 import json
 import urllib.request
+from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -108,7 +109,7 @@ class ChatTransport:
             await self._session.close()
             self._session = None
 
-    async def post(self, body: dict[str, Any]) -> Any:
+    async def post(self, body: Mapping[str, object]) -> Any:
         """The reply's parsed JSON for one request body; the SDK's exceptions for what fails."""
         data = json.dumps(body, separators=(",", ":")).encode()
         try:
@@ -131,7 +132,7 @@ class ChatTransport:
         response = _http().Response(status, headers=list(headers.items()), content=raw, request=self._request())
         text = raw.decode("utf-8", "replace").strip()
         try:
-            body: Any = json.loads(text)
+            body: object = json.loads(text)
         except ValueError:
             body = text
         data = body.get("error", body) if isinstance(body, dict) else body  # the error object, as the SDK keeps it

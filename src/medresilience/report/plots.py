@@ -10,7 +10,7 @@ import html as _html
 import io
 import re
 import textwrap
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 
@@ -20,7 +20,10 @@ import numpy as np
 
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
 
-STYLE = {
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.typing import RcKeyType
+
+STYLE: dict[RcKeyType, Any] = {
     "font.family": "sans-serif",
     "font.sans-serif": ["DejaVu Sans"],  # shipped with matplotlib
     "font.size": 11,

@@ -12,7 +12,6 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
@@ -90,7 +89,7 @@ class SessionCodec:
         if not cookie:
             return None
         try:
-            data: Any = self._session.loads(cookie, max_age=self.max_age)
+            data: object = self._session.loads(cookie, max_age=self.max_age)
         except BadSignature:  # also SignatureExpired
             return None
         if not isinstance(data, dict) or not isinstance(data.get("r"), str) or not isinstance(data.get("e"), int) or not isinstance(data.get("c"), str):
@@ -112,8 +111,9 @@ class SessionCodec:
         return isinstance(token, str) and hmac.compare_digest(token, form_value)
 
 
-def same_token(expected: str, given: str | None) -> bool:
-    return bool(given) and hmac.compare_digest(expected.encode(), str(given).encode())
+def same_token(expected: str, given: object) -> bool:
+    """Whether a form field holds the expected token (a missing field or an upload never does)."""
+    return isinstance(given, str) and bool(given) and hmac.compare_digest(expected.encode(), given.encode())
 
 
 class RateLimiter:

@@ -16,7 +16,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -179,7 +179,7 @@ class ReviewDB:
     def __enter__(self) -> ReviewDB:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def _tx(self, fn):
@@ -194,7 +194,7 @@ class ReviewDB:
             self.conn.execute("COMMIT")
             return out
 
-    def _q(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+    def _q(self, sql: str, args: Sequence[object] = ()) -> list[tuple]:
         with self.lock:
             return self.conn.execute(sql, args).fetchall()
 
@@ -204,7 +204,7 @@ class ReviewDB:
     # ------------------------------------------------------------------ creation
     @classmethod
     def create(
-        cls, out: Path | str, meta: dict[str, Any], units: Sequence[UnitRow], assignments: Sequence[tuple[str, str, int, int]], reviewers: Iterable[str]
+        cls, out: Path | str, meta: Mapping[str, object], units: Sequence[UnitRow], assignments: Sequence[tuple[str, str, int, int]], reviewers: Iterable[str]
     ) -> ReviewDB:
         """Write a new review directory. assignments: (unit_id, reviewer, slot, position)."""
         out = Path(out)
@@ -236,7 +236,7 @@ class ReviewDB:
         return db
 
     # ------------------------------------------------------------------ meta
-    def meta(self, key: str, default: Any = None) -> Any:
+    def meta(self, key: str, default: object = None) -> Any:
         rows = self._q("SELECT value FROM meta WHERE key = ?", (key,))
         return json.loads(rows[0][0]) if rows else default
 

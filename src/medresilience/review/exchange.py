@@ -321,7 +321,7 @@ def import_ratings(path: Path | str, rubric_key: str, out: Path | str, coding: s
         assignments.append((unit, rater, slots.get(unit, 0), loads.get(rater, 0)))
         slots[unit] = slots.get(unit, 0) + 1
         loads[rater] = loads.get(rater, 0) + 1
-    meta: dict[str, Any] = {
+    meta: dict[str, object] = {
         "rubric": rubric.key,
         "rubric_def": rubric.as_dict(),
         "imported_from": str(Path(path).resolve()),

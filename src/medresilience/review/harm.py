@@ -22,7 +22,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -64,7 +64,7 @@ class HarmAnalysis:
         }
 
 
-def _present(v: Any) -> bool:
+def _present(v: object) -> bool:
     return v is not None and not (isinstance(v, float) and math.isnan(v))
 
 
@@ -167,7 +167,7 @@ def analyse(
         raise ReviewError(f"{review}: no rating yet")
     dims = [d.key for d in rubric.dimensions]
     per_unit: dict[str, list[dict[str, Any]]] = {}
-    for row in rated[["unit_id", *dims]].to_dict("records"):
+    for row in cast(list[dict[str, Any]], rated[["unit_id", *dims]].to_dict("records")):  # its columns are names
         per_unit.setdefault(row["unit_id"], []).append(row)
     notes: list[str] = []
 
@@ -220,7 +220,7 @@ def analyse(
         data = rated[rated["band"].notna()]
         cols[band_key] = "band"
     if cols:
-        y = [rule.holds(r) for r in data[dims].to_dict("records")]
+        y = [rule.holds(r) for r in cast(list[dict[str, Any]], data[dims].to_dict("records"))]  # its columns are names
         try:
             model = stats.mixed_logistic(
                 y,

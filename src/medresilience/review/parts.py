@@ -102,7 +102,7 @@ def _paragraph_rows(db: ReviewDB, rubric: ReviewRubric) -> tuple[pd.DataFrame, p
 
 
 def _mean_row(values: pd.Series, n_resamples: int, seed: int, confidence: float) -> tuple[Any, Any, Any]:
-    b = stats.bootstrap_mean(values.dropna().astype(float).values, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    b = stats.bootstrap_mean(values.dropna().astype(float).to_numpy(), confidence=confidence, n_resamples=n_resamples, seed=seed)
     return b["mean"], b["lo"], b["hi"]
 
 
@@ -154,7 +154,7 @@ def compute_parts(
     for source in sorted(set(answers[GROUP])) if len(answers) else []:
         a = answers[answers[GROUP] == source]
         p = paras[paras[GROUP] == source]
-        row: dict[str, Any] = {GROUP: source, "answers": a["unit_id"].nunique(), "ratings": len(a)}
+        row: dict[str, object] = {GROUP: source, "answers": a["unit_id"].nunique(), "ratings": len(a)}
         for d in whole:
             per_answer = a.assign(v=pd.to_numeric(a[d.key], errors="coerce")).groupby("unit_id")["v"].mean()
             row[f"{d.key}_mean"], row[f"{d.key}_lo"], row[f"{d.key}_hi"] = _mean_row(per_answer, n_resamples, seed, confidence)
@@ -224,6 +224,8 @@ def write(res: PartsStats, out_dir: Path | str) -> dict[str, Path]:
         ("parts_scores_by_source", res.scores_by_source),
         ("parts_agreement", res.agreement),
     ):
+        if df is None:  # a table this review has none of
+            continue
         write_csv_frame(out / f"{name}.csv", df)
         paths[name] = out / f"{name}.csv"
     with atomic_write(out / "parts_summary.json") as fh:

@@ -77,7 +77,7 @@ def _candidates_b(suite: Suite, run_dir: Path, show_reference: bool = False, sho
 
     for row in rows:
         item = suite.items.get(row.item_id)
-        probe = probes.get(row.probe_id)
+        probe = probes.get(row.probe_id) if row.probe_id is not None else None
         if item is None or probe is None:
             continue
         display = item_blocks(item)
@@ -91,9 +91,9 @@ def _candidates_b(suite: Suite, run_dir: Path, show_reference: bool = False, sho
                 msgs = []
             title = "What the model was sent"
         else:
-            if row.probe_id not in presented:
-                presented[row.probe_id] = family.render(item, probe, scoring_mode, fopts)
-            msgs, title = presented[row.probe_id], "The prompt, as the item presents it"
+            if probe.id not in presented:
+                presented[probe.id] = family.render(item, probe, scoring_mode, fopts)
+            msgs, title = presented[probe.id], "The prompt, as the item presents it"
         if msgs:
             display.append(
                 {"kind": "messages", "title": title, "messages": [[str(m.get("role", "")), str(m.get("content", ""))] for m in msgs if isinstance(m, dict)]}
@@ -125,6 +125,8 @@ def candidates(rubric: ReviewRubric, suite: Suite | None, run_dir: Path | None =
     if rubric.extra.get("answers"):  # units from a file of answers, not from a suite
         if answers is None:
             raise ReviewError(f"rubric {rubric.key} reads its units from a CSV: name it with --answers FILE (or --pairs FILE)")
+        if rubric.candidates is None:
+            raise ReviewError(f"rubric {rubric.key} reads its units from a CSV but declares no reader of it")
         return rubric.candidates(suite, answers=Path(answers))
     if answers is not None:
         raise ReviewError(f"rubric {rubric.key} reviews a suite's units, not answers from a file: drop --answers")
@@ -243,12 +245,12 @@ def assign(units: Sequence[Candidate], dual_ids: set[str], reviewers: Sequence[s
             purpose = "assign" if slot == 0 else ("assign2" if slot == 1 else f"assign{slot + 1}")
 
             def rank(r: str, u: Candidate = u, chosen: list[str] = chosen, purpose: str = purpose) -> tuple[int, int, str]:
-                return (load[r], sum(pairs[tuple(sorted((c, r)))] for c in chosen), stable_hash(seed, purpose, u.unit_id, r))
+                return (load[r], sum(pairs[(min(c, r), max(c, r))] for c in chosen), stable_hash(seed, purpose, u.unit_id, r))
 
             r = min((r for r in reviewers if r not in chosen), key=rank)
             picked.append((u.unit_id, r, slot))
             load[r] += 1
-            pairs.update(tuple(sorted((c, r))) for c in chosen)
+            pairs.update((min(c, r), max(c, r)) for c in chosen)
             chosen.append(r)
     out = []
     for r in reviewers:
@@ -306,7 +308,7 @@ def sample_review(
         strata = [s for s in (rubric.strata if suite is None else default_strata(rubric, suite)) or () if s in known]
     strata = [s.strip() for s in strata if s.strip()]
     unknown = [s for s in strata if s not in known]
-    notes = []
+    notes: list[str] = []
     if unknown:
         raise ReviewError(f"--strata names {', '.join(unknown)}, which rubric {rubric.key} units do not have (they have: {', '.join(known)})")
     if quotas:
@@ -327,7 +329,7 @@ def sample_review(
     meta = {
         "rubric": rubric.key,
         "rubric_def": rubric.as_dict(),
-        "suite": str(Path(suite_dir).resolve()) if suite is not None else None,
+        "suite": str(Path(suite_dir).resolve()) if suite_dir is not None else None,
         "suite_name": suite.manifest.name if suite is not None else None,
         "suite_version": suite.manifest.version if suite is not None else None,
         "suite_family": suite.manifest.family if suite is not None else None,

@@ -23,6 +23,7 @@ with the report's primitives."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -123,7 +124,7 @@ def ratings_frame(db: ReviewDB) -> pd.DataFrame:
     rows = []
     for r in db.ratings():
         u = units[r["unit_id"]]
-        row: dict[str, Any] = {
+        row: dict[str, object] = {
             "task_id": r["task_id"],
             "unit_id": r["unit_id"],
             "item_id": u.item_id,
@@ -149,7 +150,7 @@ def ratings_frame(db: ReviewDB) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _passes(d: Dimension, v: Any) -> float | None:
+def _passes(d: Dimension, v: object) -> float | None:
     if v is None or (isinstance(v, float) and np.isnan(v)) or v == d.not_applicable:
         return None
     return 1.0 if v in d.passing else 0.0
@@ -205,7 +206,7 @@ def compute(
             continue
         passes = rated[d.key].map(lambda v, d=d: _passes(d, v))
         per_unit = _per_unit_mean(rated, passes)
-        b = stats.bootstrap_mean(per_unit.values, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        b = stats.bootstrap_mean(per_unit.to_numpy(), confidence=confidence, n_resamples=n_resamples, seed=seed)
         prow.append(
             {
                 "dimension": d.key,
@@ -224,7 +225,7 @@ def compute(
     composite = None
     if rubric.composite:
         per_unit = _per_unit_mean(rated, rated["composite"]) if len(rated) else pd.Series(dtype="float64")
-        b = stats.bootstrap_mean(per_unit.values, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        b = stats.bootstrap_mean(per_unit.to_numpy(), confidence=confidence, n_resamples=n_resamples, seed=seed)
         composite = {"dimensions": list(rubric.composite), "scale": "0-2", "mean": b["mean"], "lo": b["lo"], "hi": b["hi"], "units": b["n"]}
 
     worst = None
@@ -315,7 +316,7 @@ def _full_agreement(d: Dimension, table: list[list[Any]], confidence: float) -> 
 
 
 def _pairwise_kappa(
-    d: Dimension, names: list[str], table: list[list[Any]], cats: list[Any], n_resamples: int, seed: int, confidence: float
+    d: Dimension, names: list[str], table: list[list[Any]], cats: Sequence[object], n_resamples: int, seed: int, confidence: float
 ) -> list[dict[str, Any]]:
     """Cohen's kappa for every pair of reviewers on the units both rated; one undefined row when no
     two reviewers share a unit."""
@@ -329,7 +330,7 @@ def _pairwise_kappa(
 
 
 def _one_agreement(
-    d: Dimension, table: list[list[Any]], coefficient: str, cats: list[Any], n_resamples: int, seed: int, confidence: float, reviewers: str = "all"
+    d: Dimension, table: list[list[Any]], coefficient: str, cats: Sequence[object], n_resamples: int, seed: int, confidence: float, reviewers: str = "all"
 ) -> dict[str, Any]:
     kw: dict[str, Any] = {"categories": cats, "n_resamples": n_resamples, "seed": seed, "confidence": confidence}
     if coefficient == "gwet_ac2":
@@ -637,7 +638,10 @@ def _parts_sections(res: ReviewStats, figures: dict[str, str]) -> list[tuple[str
         body += figures.get("parts_misd_by_source", "") + _wide(p.misd_by_source, "misd", "paragraphs", "MISD")
     body += f"<p>MISD at most 2: {rate_cell(m['p'], m['lo'], m['hi'], m['n'], stacked=False)} (interval clustered by answer).</p>"
     body += table(
-        [[esc(AGREEMENT_TITLES.get(r.coefficient, r.coefficient)), _coef_cell(r.value, r.lo, r.hi, r.paragraphs)] for r in p.agreement.itertuples(index=False)],
+        [
+            [esc(AGREEMENT_TITLES.get(str(r.coefficient), str(r.coefficient))), _coef_cell(r.value, r.lo, r.hi, r.paragraphs)]
+            for r in p.agreement.itertuples(index=False)
+        ],
         ["Ordinal agreement on paragraphs", "Value"],
         numeric=[1],
     )
@@ -663,7 +667,7 @@ def _picks_sections(res: ReviewStats) -> list[tuple[str, str, str]]:
         return []
     s, t = k.summary, k.summary["picked_true"]
     rows = [
-        [esc(r.item_id), f"{r.k} / {r.n}", "—" if r.p_value is None else f"{r.p_value:.3f}", "yes" if r.told_apart else "no"]
+        [esc(r.item_id), " / ".join((str(r.k), str(r.n))), "—" if r.p_value is None else format(r.p_value, ".3f"), "yes" if r.told_apart else "no"]
         for r in k.per_unit.itertuples(index=False)
         if r.n
     ]

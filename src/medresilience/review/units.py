@@ -22,7 +22,7 @@ class Candidate:
 
 
 def item_blocks(item: Item, *, gold: bool = True) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = [{"kind": "text", "title": "Question", "text": item.question}]
+    blocks: list[dict[str, object]] = [{"kind": "text", "title": "Question", "text": item.question}]
     if item.options:
         blocks.append({"kind": "options", "title": "Options", "options": [[k, v, bool(gold and k == item.answer)] for k, v in item.options.items()]})
     return blocks

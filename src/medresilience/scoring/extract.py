@@ -167,7 +167,8 @@ async def run_extraction(
     specs: dict[str, ModelSpec] = {}
     seen: set[tuple[str, str]] = set()
     for p in units:
-        sc: ExtractScorer = p.score
+        sc = p.score
+        assert isinstance(sc, ExtractScorer)  # `units` holds the extracting ones
         key = p.unit.key
         if (key, sc.name) in seen or key not in replies:
             continue

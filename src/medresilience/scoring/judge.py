@@ -34,7 +34,7 @@ import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -122,7 +122,7 @@ class Rubric(BaseModel):
 
     @field_validator("version", mode="before")
     @classmethod
-    def _version_text(cls, v: Any) -> Any:
+    def _version_text(cls, v: object) -> object:
         return str(v) if isinstance(v, int | float) and not isinstance(v, bool) else v
 
     @field_validator("name")
@@ -369,11 +369,15 @@ def _checked_judge(value: str | None) -> str | None:
 JudgeSpecOption = Annotated[str | None, AfterValidator(_checked_judge)]
 
 
+#: what a judge call's score reads: its completion, or its failure
+R = TypeVar("R")
+
+
 def _failed(e: ModelCallError) -> Score:
     return Score.unscored(f"judge call failed: {e}", permanent=bool(getattr(e, "permanent", False)), attempts=getattr(e, "attempts", None))
 
 
-def _with_call(score: Callable[[Any], Score], key: str, reply: Any) -> Score:
+def _with_call(score: Callable[[R], Score], key: str, reply: R) -> Score:
     """The judge's score with the key of the judge call it was read from in its detail (`call`), so
     a reader of the store (the evidence viewer) finds the judge's full reply."""
     s = score(reply)
@@ -388,10 +392,7 @@ class JudgeScorer(DeferredScorer):
         judge.check_fields(fields)
         self.judge = judge
         self.fields = {k: str(v) for k, v in fields.items()}
-
-    @property
-    def name(self) -> str:
-        return self.judge.name
+        self.name = judge.name
 
     @property
     def spec(self) -> ModelSpec:
@@ -429,6 +430,13 @@ class JudgeScorer(DeferredScorer):
 # --------------------------------------------------------------------------- running judges
 
 
+def _judge_of(p: Planned) -> JudgeScorer:
+    """A deferred unit's judge; another deferred scorer (an extraction reading) is not run here."""
+    if not isinstance(p.score, JudgeScorer):
+        raise TypeError(f"unit {p.unit.unit_id}: its scorer {p.score!r} is not a judge (run_deferred runs judges)")
+    return p.score
+
+
 async def run_deferred(
     planned: Iterable[Planned],
     specs: Iterable[ModelSpec],
@@ -445,16 +453,16 @@ async def run_deferred(
     units = [p for p in planned if is_deferred(p.score)]
     if not units:
         return stats
+    judges = [_judge_of(p) for p in units]
     answers = store.ok_texts({p.unit.key for p in units})
     # a key an endpoint echoed never reaches the judge (replies stored before they were scrubbed)
-    secrets = sorted({x for sp in [*specs, *(p.score.spec for p in units)] for x in spec_secrets(sp)}, key=len, reverse=True)
+    secrets = sorted({x for sp in [*specs, *(j.spec for j in judges)] for x in spec_secrets(sp)}, key=len, reverse=True)
     if secrets:
         answers = {k: scrub(t, secrets) for k, t in answers.items()}
     judge_specs: dict[str, ModelSpec] = {}
     requests: list[CallRequest] = []
     seen: dict[tuple[str, str], set[str]] = {}
-    for p in units:
-        scorer = p.score
+    for p, scorer in zip(units, judges):
         spec: ModelSpec = scorer.spec
         known = judge_specs.setdefault(spec.label, spec)
         if known != spec:

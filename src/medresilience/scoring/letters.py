@@ -1235,7 +1235,7 @@ def _unless_withdrawn(text: str, s: _Said, options: OptionTexts) -> _Said:
     end = s.end
     # "C. Glipizide is incorrect here": the option's own text after its label, then the rejection
     own = options.texts_raw.get(s.label, "") if options else ""
-    at = _TEXT_NEXT.match(text, end).end()
+    at = m.end() if (m := _TEXT_NEXT.match(text, end)) is not None else end  # the pattern matches the empty string
     if own and text[at : at + len(own)].casefold() == own.casefold():
         end = at + len(own)
     span = withdrawal(text, s.start, end, s.label, _clause_before(text, s.start))

@@ -37,9 +37,8 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 __all__ = ["VerdictReading", "read_verdict"]
 
@@ -82,13 +81,22 @@ class _Stated:
     start: int
     end: int
     kind: int
-    raw: str
+    raw: str | None  # None: a JSON field that names no value
     label: str | None
     key: str  # the statement normalised, to compare with the answer's own statements
     final: bool = False  # worded as final or revised ("Final verdict:", "Revised score:")
 
 
 # --------------------------------------------------------------------------- labels
+
+
+_BULLET = re.compile(r"[ \t>•]*(?:[-*][ \t]+)?")
+
+
+def _bullet_end(line: str) -> int:
+    """Where a line's text begins after its indent and bullet (the pattern matches the empty string)."""
+    m = _BULLET.match(line)
+    return 0 if m is None else m.end()
 
 
 _NUM = re.compile(r"^[+]?(-?)\s*(\d+)(?:\.0+)?$")
@@ -239,7 +247,7 @@ def _json_candidates(text: str, labels: _Labels) -> tuple[list[_Stated], list[tu
     decoder = json.JSONDecoder()
     i = text.find("{")
     while i != -1:
-        obj: Any = None
+        obj: object = None
         end = -1
         try:
             obj, end = decoder.raw_decode(text, i)
@@ -312,7 +320,7 @@ def _matching_brace(text: str, i: int) -> int | None:
     return None
 
 
-def _field_of(obj: dict[str, Any], labels: _Labels, depth: int = 0) -> tuple[str | None, str] | None:
+def _field_of(obj: Mapping[str, object], labels: _Labels, depth: int = 0) -> tuple[str | None, str] | None:
     """The verdict a JSON object gives: (raw value, field name), or None when it names none."""
     keys = {str(k).casefold(): k for k in obj}
     names = _VERDICT_KEYS + (_SCORE_KEYS if labels.numeric else ())
@@ -355,7 +363,7 @@ def _field_of(obj: dict[str, Any], labels: _Labels, depth: int = 0) -> tuple[str
 _RANK_KEYS = ("rank", "ranking", "position", "place")
 
 
-def _ranked_first(obj: dict[str, Any], labels: _Labels) -> tuple[str | None, str] | None:
+def _ranked_first(obj: Mapping[str, object], labels: _Labels) -> tuple[str | None, str] | None:
     """A ranking of the candidates ({"ordered_models": [{"model": "m", "rank": 1}, {"model": "M",
     "rank": 2}]}): each entry a rank and one value that is a label. The one entry ranked first is
     the verdict; several sharing the first rank are a tie, which names no label."""
@@ -456,7 +464,7 @@ _FOREIGN_CUE = re.compile(
 _FIELD_LINE = re.compile(r"^[ \t>*_#-]*(?:criteria_met|is_correct|correct|is_match|match|is_equivalent|equivalent|passed|pass)[ \t*_`]*[:：=][ \t]*", _I | re.M)
 
 
-def _tagged(plain: str, labels: _Labels, inside_json: Any) -> list[_Stated]:
+def _tagged(plain: str, labels: _Labels, inside_json: Callable[[int], bool]) -> list[_Stated]:
     """The statements these name, when their value is a label (a value that is none, such as a
     whole sentence written without spaces after "结论：", is no statement here)."""
     out = []
@@ -471,7 +479,7 @@ def _tagged(plain: str, labels: _Labels, inside_json: Any) -> list[_Stated]:
     return out
 
 
-def _bare(plain: str, labels: _Labels, inside_json: Any) -> list[_Stated]:
+def _bare(plain: str, labels: _Labels, inside_json: Callable[[int], bool]) -> list[_Stated]:
     """A reply that is only a label, or a label alone opening or closing it."""
     lines = [(m.start(), m.group(0)) for m in re.finditer(r"[^\n]+", plain) if m.group(0).strip()]
     if not lines:
@@ -486,7 +494,7 @@ def _bare(plain: str, labels: _Labels, inside_json: Any) -> list[_Stated]:
     for pos, line in {lines[0], lines[-1]}:
         if pos in listing:
             continue
-        lead = re.match(r"[ \t>•]*(?:[-*][ \t]+)?", line).end()  # a bullet, not a minus sign
+        lead = _bullet_end(line)  # a bullet, not a minus sign
         if inside_json(pos + lead):
             continue
         got = _value_at(plain, pos + lead, labels)
@@ -504,7 +512,7 @@ def _rubric_listing(plain: str, lines: list[tuple[int, str]], labels: _Labels) -
     when two or more different labels open lines that way. None of them is a verdict."""
     opened: dict[int, str] = {}
     for pos, line in lines:
-        lead = re.match(r"[ \t>•]*(?:[-*][ \t]+)?", line).end()
+        lead = _bullet_end(line)
         m = _VALUE.match(plain, pos + lead)
         if not m:
             continue
@@ -666,7 +674,7 @@ def read_verdict(reply: str | None, labels: Sequence[str], answer: str | None = 
     cur = ranked[0]
     conflict: tuple[_Stated, _Stated] | None = None
     for s in ranked[1:]:
-        if s.label == cur.label and s.raw.casefold() == cur.raw.casefold():
+        if s.label == cur.label and (s.raw == cur.raw or (s.raw is not None and cur.raw is not None and s.raw.casefold() == cur.raw.casefold())):
             cur = s if s.final else cur
             continue
         if s.label is not None and s.label == cur.label and conflict is None:

@@ -134,6 +134,6 @@ def withdrawal(text: str, start: int, end: int, label: str, clause: str) -> tupl
     m = _rejects_option(window, label)
     # stated on a source, named before it or in the rest of its sentence ("Option B is correct
     # according to the context, but ...")
-    if m is None and (_ON_SOURCE.search(clause) or _ON_SOURCE.search(_SENTENCE.match(text, end).group(0))):
+    if m is None and (_ON_SOURCE.search(clause) or ((s := _SENTENCE.match(text, end)) is not None and _ON_SOURCE.search(s.group(0)))):
         m = _on_source_rejected(window)
     return None if m is None else (a + m.start(), a + m.end())

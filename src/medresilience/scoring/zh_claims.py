@@ -91,7 +91,7 @@ def _claims_in(sentence: str, label: str, text: str) -> bool:
             # the text opens the sentence and a later clause, its subject left out, calls it the
             # most suitable: "附桂八味丸具有温阳补肾的功效，最适合治疗此证"
             lead = _LEAD.match(sentence)
-            if i == lead.end() and len(text) > 1 and _LATER_BEST.search(sentence, end) and not _DENIES.search(sentence, end):
+            if lead is not None and i == lead.end() and len(text) > 1 and _LATER_BEST.search(sentence, end) and not _DENIES.search(sentence, end):
                 return True
         i = sentence.find(text, i + 1)
     return False

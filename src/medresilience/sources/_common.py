@@ -15,11 +15,11 @@ from ..records import LETTERS, NUMBERS, Item
 __all__ = ["IdChecker", "build_item", "read_json_items", "text_field"]
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     return {bool: "true/false", int: "a number", float: "a number", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
 
 
-def text_field(value: Any, path: Path | str, line: int | None, field: str, *, numbers: bool = False) -> str:
+def text_field(value: object, path: Path | str, line: int | None, field: str, *, numbers: bool = False) -> str:
     """The stripped text of a required field. Missing, non-text, blank or longer than
     `fileio.max_field_chars()` -> InputError on `field`. `numbers=True` accepts a bare number
     (some option columns hold numbers) as its text."""
@@ -47,7 +47,7 @@ def build_item(
     options: Mapping[str, str],
     answer: str,
     subject: str | None = None,
-    meta: dict[str, Any] | None = None,
+    meta: Mapping[str, object] | None = None,
     option_field: Mapping[str, str] | None = None,
     answer_field: str = "answer",
 ) -> Item:

@@ -7,9 +7,8 @@ come from (default: freeform)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 from ..errors import InputError
 from ..fileio import parse_record
@@ -24,12 +23,12 @@ KEYS = ("question", "answer")
 OPTION_KEYS = frozenset({"options", "answer_idx", "opa", "cop", "choices", "label"})
 
 
-def is_freeform_row(obj: dict[str, Any]) -> bool:
+def is_freeform_row(obj: Mapping[str, object]) -> bool:
     """A row of this layout: a question and a text answer, and no options."""
     return all(k in obj for k in KEYS) and isinstance(obj.get("answer"), str) and not (set(obj) & OPTION_KEYS)
 
 
-def freeform_item(obj: dict[str, Any], path: Path | str = "<freeform>", line: int | None = None) -> Item:
+def freeform_item(obj: Mapping[str, object], path: Path | str = "<freeform>", line: int | None = None) -> Item:
     """One row -> Item (no options; the answer is the reference). `path` and `line` label errors."""
     question = text_field(obj.get("question"), path, line, "question")
     answer = text_field(obj.get("answer"), path, line, "answer")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +76,7 @@ def _choice_lines(lines: list[str], start: int) -> dict[str, str] | None:
         m = _CHOICE.match(text)
         expected = _ALPHABET[len(choices)] if len(choices) < len(_ALPHABET) else None
         letter = (m.group(1) or m.group(2)) if m else None
-        if letter is not None and letter == expected:
+        if m is not None and letter is not None and letter == expected:
             choices[letter] = [m.group(3) or ""]
         elif choices:
             choices[_ALPHABET[len(choices) - 1]].append(text)
@@ -115,7 +115,7 @@ def hle_choices(question: str) -> tuple[str, dict[str, str]] | None:
     return None
 
 
-def _has_image(obj: dict[str, Any]) -> bool:
+def _has_image(obj: Mapping[str, object]) -> bool:
     image = obj.get("image")
     if isinstance(image, str) and image.strip():
         return True
@@ -125,7 +125,7 @@ def _has_image(obj: dict[str, Any]) -> bool:
     return bool(preview)
 
 
-def _answer_letter(raw: Any, options: dict[str, str], path: Path | str, line: int | None) -> str:
+def _answer_letter(raw: object, options: dict[str, str], path: Path | str, line: int | None) -> str:
     text = text_field(raw, path, line, "answer")
     m = re.fullmatch(r"\(?([A-Za-z])\)?(?:[.):]\s*(.*))?", text, re.S)
     if m is None:
@@ -136,7 +136,7 @@ def _answer_letter(raw: Any, options: dict[str, str], path: Path | str, line: in
     return letter
 
 
-def hle_item(obj: dict[str, Any], path: Path | str = "<hle>", line: int | None = None) -> Item:
+def hle_item(obj: Mapping[str, object], path: Path | str = "<hle>", line: int | None = None) -> Item:
     """One HLE row -> Item, or SkippedRow (with its reason) for a row that is left out. `path` and
     `line` only label errors; `read_hle` counts the skips."""
     row_id = text_field(obj.get("id"), path, line, "id")

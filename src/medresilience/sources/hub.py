@@ -180,7 +180,8 @@ def _env(name: str) -> str | None:
 def _cache_dir() -> str | None:
     if _env("HF_HUB_CACHE"):
         return _env("HF_HUB_CACHE")
-    return str(Path(_env("HF_HOME")) / "hub") if _env("HF_HOME") else None
+    home = _env("HF_HOME")
+    return str(Path(home) / "hub") if home else None
 
 
 def _offline() -> bool:
@@ -231,7 +232,7 @@ def fetch(ref: HubRef) -> Download:
 
     endpoint = _env("HF_ENDPOINT") or constants.ENDPOINT
     offline = _offline()
-    common: dict[str, Any] = dict(repo_type="dataset", cache_dir=_cache_dir(), endpoint=endpoint, token=_env("HF_TOKEN"), local_files_only=offline)
+    common: dict[str, object] = dict(repo_type="dataset", cache_dir=_cache_dir(), endpoint=endpoint, token=_env("HF_TOKEN"), local_files_only=offline)
     try:
         root = Path(hub.snapshot_download(ref.repo_id, revision=ref.revision or "main", allow_patterns=["README.md"], **common))
         commit = root.name

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from ..errors import InputError
 from ..fileio import iter_parquet_rows, show
@@ -77,7 +76,7 @@ def read_pubmedqa_parquet(path: Path | str) -> Iterator[Item]:
     ids = IdChecker(path, field="pubid", what="PMID")
     for n, row in iter_parquet_rows(path):
         pmid = str(row.get("pubid") if row.get("pubid") is not None else "").strip()
-        context: dict[str, Any] = row.get("context") or {}
+        context: dict[str, object] = row.get("context") or {}
         entry = {
             "QUESTION": row.get("question"),
             "CONTEXTS": context.get("contexts"),

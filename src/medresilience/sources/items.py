@@ -11,9 +11,8 @@ a misspelt one is an error naming it, never dropped."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 from ..errors import InputError
 from ..fileio import parse_record, show
@@ -26,7 +25,7 @@ FIELDS = frozenset(Item.model_fields)
 REQUIRED = frozenset({"id", "source", "question"})
 
 
-def is_items_row(obj: dict[str, Any]) -> bool:
+def is_items_row(obj: Mapping[str, object]) -> bool:
     """A row of this layout: the required fields, and only Item's fields; a row with options and
     an answer, or without any answer (a patient question), or with a reference. (A row whose text
     `answer` stands without options is the free-form layout's.)"""
@@ -36,7 +35,7 @@ def is_items_row(obj: dict[str, Any]) -> bool:
     return "options" in keys or "answer" not in keys
 
 
-def _item(obj: dict[str, Any], path: Path | str, line: int) -> Item:
+def _item(obj: Mapping[str, object], path: Path | str, line: int) -> Item:
     options, answer = obj.get("options"), obj.get("answer")
     if isinstance(options, dict) and options and answer not in options:  # the record's own check names no field
         what = "is missing" if answer is None else f"{show(answer)} is not one of the options"

@@ -21,9 +21,8 @@ options must be consecutive from the first. Item ids are ``medjourney-{row id}``
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 from ..errors import InputError
 from ..fileio import parse_record, show
@@ -40,7 +39,7 @@ _MORE_FIELDS = tuple(f"op{c}" for c in "jklmnopqrstuvwxyz")
 _ABSENT = {"", "nan", '"'}
 
 
-def _present(value: Any) -> bool:
+def _present(value: object) -> bool:
     if value is None:
         return False
     if isinstance(value, float) and math.isnan(value):
@@ -48,7 +47,7 @@ def _present(value: Any) -> bool:
     return not (isinstance(value, str) and value.strip() in _ABSENT)
 
 
-def _number(value: Any) -> int | None:
+def _number(value: object) -> int | None:
     """An option number from an int, an integral float or a string of digits, else None."""
     if isinstance(value, bool):
         return None
@@ -61,7 +60,7 @@ def _number(value: Any) -> int | None:
     return None
 
 
-def is_medjourney_row(obj: dict[str, Any]) -> bool:
+def is_medjourney_row(obj: Mapping[str, object]) -> bool:
     """Whether a JSON object looks like a numbered MedJourney row (format detection): its answer
     is a number and its options are opa, ... (without MedMCQA's cop), an object keyed by
     numbers, or written as "(1) ..." inside the question."""
@@ -76,7 +75,7 @@ def is_medjourney_row(obj: dict[str, Any]) -> bool:
     return isinstance(question, str) and inline_choices(question, NUMBERS) is not None
 
 
-def _flat_options(obj: dict[str, Any], path: Path | str, line: int | None) -> dict[str, str]:
+def _flat_options(obj: Mapping[str, object], path: Path | str, line: int | None) -> dict[str, str]:
     """Options from opa, opb, ...: {number: text}."""
     for field in _MORE_FIELDS:
         if _present(obj.get(field)):
@@ -94,7 +93,7 @@ def _flat_options(obj: dict[str, Any], path: Path | str, line: int | None) -> di
     return options
 
 
-def _object_options(raw: Any, path: Path | str, line: int | None) -> dict[str, str]:
+def _object_options(raw: object, path: Path | str, line: int | None) -> dict[str, str]:
     if isinstance(raw, list):
         pairs = [(str(i), v, f"options[{i - 1}]") for i, v in enumerate(raw, 1)]
     elif isinstance(raw, dict):
@@ -112,7 +111,7 @@ def _object_options(raw: Any, path: Path | str, line: int | None) -> dict[str, s
     return options
 
 
-def medjourney_item(obj: dict[str, Any], path: Path | str = "<medjourney>", line: int | None = None) -> Item:
+def medjourney_item(obj: Mapping[str, object], path: Path | str = "<medjourney>", line: int | None = None) -> Item:
     """One numbered MedJourney row -> Item. `path` and `line` only label errors."""
     question = text_field(obj.get("question"), path, line, "question")
     if _present(obj.get("options")) and obj.get("options") not in ([], {}):

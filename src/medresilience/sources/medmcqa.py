@@ -7,9 +7,8 @@ except")."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 from ..errors import InputError
 from ..fileio import show
@@ -22,7 +21,7 @@ SOURCE = "medmcqa"
 OPTION_FIELDS = {"A": "opa", "B": "opb", "C": "opc", "D": "opd"}
 
 
-def _cop(value: Any, path: Path | str, line: int | None) -> int:
+def _cop(value: object, path: Path | str, line: int | None) -> int:
     n = len(OPTION_FIELDS)
     if isinstance(value, str) and value.strip().isdigit():
         value = int(value.strip())
@@ -35,7 +34,7 @@ def _cop(value: Any, path: Path | str, line: int | None) -> int:
     return value
 
 
-def medmcqa_item(obj: dict[str, Any], path: Path | str = "<medmcqa>", line: int | None = None) -> Item:
+def medmcqa_item(obj: Mapping[str, object], path: Path | str = "<medmcqa>", line: int | None = None) -> Item:
     """One MedMCQA row -> Item. `path` and `line` only label errors."""
     question = text_field(obj.get("question"), path, line, "question")
     options = {k: text_field(obj.get(f), path, line, f, numbers=True) for k, f in OPTION_FIELDS.items()}

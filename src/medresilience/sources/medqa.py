@@ -6,9 +6,8 @@ answer_idx is the answer and must name the option whose text is `answer` when bo
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 from ..errors import InputError
 from ..fileio import show
@@ -20,7 +19,7 @@ __all__ = ["SOURCE", "medqa_item", "read_medqa"]
 SOURCE = "medqa"
 
 
-def _options(raw: Any, path: Path | str, line: int | None) -> dict[str, str]:
+def _options(raw: object, path: Path | str, line: int | None) -> dict[str, str]:
     if not isinstance(raw, dict):
         raise InputError(path, line, "options", f"expected an object of letter -> text, got {show(raw)}")
     keyed = {}
@@ -35,7 +34,7 @@ def _options(raw: Any, path: Path | str, line: int | None) -> dict[str, str]:
     return options
 
 
-def medqa_item(obj: dict[str, Any], path: Path | str = "<medqa>", line: int | None = None) -> Item:
+def medqa_item(obj: Mapping[str, object], path: Path | str = "<medqa>", line: int | None = None) -> Item:
     """One MedQA row -> Item. `path` and `line` only label errors."""
     question = text_field(obj.get("question"), path, line, "question")
     options = _options(obj.get("options"), path, line)

@@ -14,7 +14,7 @@ MedJourney loader uses it for numbered choices written inside the question."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +74,7 @@ def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
-def _options(raw: Any, path: Path | str, line: int | None) -> dict[str, str]:
+def _options(raw: object, path: Path | str, line: int | None) -> dict[str, str]:
     """`options` as letter -> text, from a list of {letter, content} or an object."""
     pairs: list[tuple[Any, Any, str]] = []
     if isinstance(raw, list):
@@ -99,7 +99,7 @@ def _options(raw: Any, path: Path | str, line: int | None) -> dict[str, str]:
     return options
 
 
-def _label(raw: Any, path: Path | str, line: int | None) -> str:
+def _label(raw: object, path: Path | str, line: int | None) -> str:
     value = raw
     if isinstance(raw, list):
         if len(raw) != 1:
@@ -121,7 +121,7 @@ def _disagreement(parsed: dict[str, str], options: dict[str, str]) -> str | None
     return None
 
 
-def medxpertqa_item(obj: dict[str, Any], path: Path | str = "<medxpertqa>", line: int | None = None) -> Item:
+def medxpertqa_item(obj: Mapping[str, object], path: Path | str = "<medxpertqa>", line: int | None = None) -> Item:
     """One MedXpertQA row -> Item. `path` and `line` only label errors."""
     question = text_field(obj.get("question"), path, line, "question")
     stem, parsed = split_choices(question)

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
-from json.decoder import scanstring
+from collections.abc import Generator, Iterator, Mapping
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public in json.decoder, absent from its stubs
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,14 @@ ANSWERS = {text: key for key, text in OPTIONS.items()}
 
 _DECODER = json.JSONDecoder()
 _WS = re.compile(r"[ \t\n\r]*")
+
+
+def _ws(text: str, pos: int) -> int:
+    """The position after the JSON whitespace at `pos` (the pattern matches the empty string)."""
+    m = _WS.match(text, pos)
+    return pos if m is None else m.end()
+
+
 _HEAD = re.compile(r'\A\ufeff?[ \t\n\r]*\{[ \t\n\r]*"(\d+)"[ \t\n\r]*:[ \t\n\r]*\{')
 
 
@@ -50,10 +58,10 @@ class _Lines:
         return self.line
 
 
-def _members(text: str, pos: int, lines: _Lines, path: Path, what: str) -> Iterator[tuple[str, int, int]]:
+def _members(text: str, pos: int, lines: _Lines, path: Path, what: str) -> Generator[tuple[str, int, int], int, int]:
     """Walk the object whose "{" is at `pos`: yield (key, line of the key, position of the value);
     the caller decodes the value and sends back the position after it."""
-    pos = _WS.match(text, pos + 1).end()
+    pos = _ws(text, pos + 1)
     if text.startswith("}", pos):
         return pos + 1
     while True:
@@ -64,14 +72,14 @@ def _members(text: str, pos: int, lines: _Lines, path: Path, what: str) -> Itera
             key, pos = scanstring(text, pos + 1)
         except json.JSONDecodeError as e:
             raise InputError(path, e.lineno, None, f"not valid JSON ({e.msg} at column {e.colno})") from None
-        pos = _WS.match(text, pos).end()
+        pos = _ws(text, pos)
         if not text.startswith(":", pos):
             raise InputError(path, lines.at(pos), None, f"not valid JSON (expected ':' after key {show(key)})")
-        pos = _WS.match(text, pos + 1).end()
+        pos = _ws(text, pos + 1)
         pos = yield key, key_line, pos
-        pos = _WS.match(text, pos).end()
+        pos = _ws(text, pos)
         if text.startswith(",", pos):
-            pos = _WS.match(text, pos + 1).end()
+            pos = _ws(text, pos + 1)
             continue
         if text.startswith("}", pos):
             return pos + 1
@@ -92,7 +100,7 @@ def _walk(text: str, pos: int, lines: _Lines, path: Path, what: str, visit) -> i
 
 def _entry(text: str, pos: int, lines: _Lines, path: Path, pmid: str) -> tuple[dict[str, Any], dict[str, int], int]:
     """Decode the object of one PMID at `pos`: (fields, field -> line, position after it)."""
-    entry: dict[str, Any] = {}
+    entry: dict[str, object] = {}
     where: dict[str, int] = {}
 
     def field(key: str, key_line: int, vpos: int) -> int:
@@ -106,13 +114,13 @@ def _entry(text: str, pos: int, lines: _Lines, path: Path, pmid: str) -> tuple[d
     return entry, where, end
 
 
-def _text_list(value: Any, path: Path, line: int | None, field: str) -> list[str]:
+def _text_list(value: object, path: Path, line: int | None, field: str) -> list[str]:
     if not isinstance(value, list):
         raise InputError(path, line, field, f"expected a list of texts, got {show(value)}")
     return [text_field(v, path, line, f"{field}[{i}]") for i, v in enumerate(value)]
 
 
-def _context(entry: dict[str, Any], path: Path, where: dict[str, int]) -> str | None:
+def _context(entry: Mapping[str, object], path: Path, where: dict[str, int | None]) -> str | None:
     if entry.get("CONTEXTS") is None:
         return None
     contexts = _text_list(entry["CONTEXTS"], path, where.get("CONTEXTS"), "CONTEXTS")
@@ -124,7 +132,9 @@ def _context(entry: dict[str, Any], path: Path, where: dict[str, int]) -> str | 
     return "\n".join(f"{label}: {ctx}" for label, ctx in zip(labels, contexts)) or None
 
 
-def pubmedqa_item(pmid: str, entry: dict[str, Any], path: Path | str = "<pubmedqa>", line: int | None = None, lines: dict[str, int] | None = None) -> Item:
+def pubmedqa_item(
+    pmid: str, entry: Mapping[str, object], path: Path | str = "<pubmedqa>", line: int | None = None, lines: dict[str, int] | None = None
+) -> Item:
     """One PMID's entry -> Item. `path`, `line` (where the PMID is written) and `lines` (field ->
     line, where known) only label errors."""
     path = Path(path)
@@ -137,7 +147,7 @@ def pubmedqa_item(pmid: str, entry: dict[str, Any], path: Path | str = "<pubmedq
         raise InputError(path, line, "final_decision", "is missing (expected yes, no or maybe)")
     if not isinstance(decision, str) or decision.strip().lower() not in ANSWERS:
         raise InputError(path, where.get("final_decision", line), "final_decision", f"expected yes, no or maybe, got {show(decision)}")
-    meta: dict[str, Any] = {"context": _context(entry, path, where)}
+    meta: dict[str, object] = {"context": _context(entry, path, where)}
     for field in ("YEAR", "MESHES", "LONG_ANSWER"):
         meta[field] = entry.get(field)
     return build_item(
@@ -159,7 +169,7 @@ def read_pubmedqa(path: Path | str) -> Iterator[Item]:
     path = Path(path)
     text = read_text(path)
     lines = _Lines(text)
-    pos = _WS.match(text).end()
+    pos = _ws(text, 0)
     if pos == len(text):
         raise InputError(path, None, None, "is empty (expected one JSON object keyed by PMID)")
     if not text.startswith("{", pos):
@@ -178,7 +188,7 @@ def read_pubmedqa(path: Path | str) -> Iterator[Item]:
             pmid, line, at = gen.send(end)
     except StopIteration as stop:
         end = stop.value
-    rest = _WS.match(text, end).end()
+    rest = _ws(text, end)
     if rest != len(text):
         raise InputError(path, lines.at(rest), None, "not valid JSON (extra data after the object keyed by PMID)")
 

@@ -4,7 +4,7 @@ AC1/AC2 and Krippendorff's alpha, each with a bootstrap interval over units."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +43,9 @@ __all__ = [
     "krippendorff_alpha",
     "percent_agreement",
 ]
+
+#: a units x raters table of ratings (a rating: any category value; missing: None, NaN or pd.NA)
+Ratings = pd.DataFrame | np.ndarray | Sequence[Sequence[Hashable]]
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,7 @@ class Agreement:
         return f"{self.value:.{digits}f}{ival} (n={self.units})"
 
 
-def _is_missing(v: Any) -> bool:
+def _is_missing(v: object) -> bool:
     if v is None or v is pd.NA:
         return True
     try:
@@ -99,7 +102,7 @@ def _is_missing(v: Any) -> bool:
         return False
 
 
-def _norm_cat(v: Any) -> Any:
+def _norm_cat(v: Hashable) -> Hashable:
     """A rating as a category key: numbers compare by value (1 == 1.0), numpy scalars unwrapped."""
     if isinstance(v, (np.generic,)):
         v = v.item()
@@ -110,7 +113,7 @@ def _norm_cat(v: Any) -> Any:
     return v
 
 
-def _rating_rows(ratings: Any) -> list[list[Any]]:
+def _rating_rows(ratings: Ratings) -> list[list[Hashable]]:
     if isinstance(ratings, pd.DataFrame):
         rows = ratings.astype(object).values.tolist()
     else:
@@ -121,11 +124,11 @@ def _rating_rows(ratings: Any) -> list[list[Any]]:
     return rows
 
 
-def _sort_key(v: Any) -> tuple[int, Any]:
+def _sort_key(v: Hashable) -> tuple[int, float | str]:
     return (0, float(v)) if isinstance(v, (int, float)) else (1, str(v))
 
 
-def _categories_of(rows: list[list[Any]], categories: Sequence[Any] | None) -> tuple[Any, ...]:
+def _categories_of(rows: list[list[Hashable]], categories: Sequence[Hashable] | None) -> tuple[Hashable, ...]:
     seen = {_norm_cat(v) for r in rows for v in r if not _is_missing(v)}
     if categories is None:
         return tuple(sorted(seen, key=_sort_key))
@@ -138,7 +141,7 @@ def _categories_of(rows: list[list[Any]], categories: Sequence[Any] | None) -> t
     return cats
 
 
-def _codes(ratings: Any, categories: Sequence[Any] | None) -> tuple[np.ndarray, tuple[Any, ...]]:
+def _codes(ratings: Ratings, categories: Sequence[Hashable] | None) -> tuple[np.ndarray, tuple[Hashable, ...]]:
     """(units x raters integer codes, -1 for a missing rating; the categories in order)."""
     rows = _rating_rows(ratings)
     cats = _categories_of(rows, categories)
@@ -157,14 +160,14 @@ def _count_matrix(codes: np.ndarray, q: int) -> np.ndarray:
     return counts
 
 
-def _category_values(cats: Sequence[Any]) -> np.ndarray:
+def _category_values(cats: Sequence[Hashable]) -> np.ndarray:
     """Numeric positions of the categories: their values when all are numbers, else ranks 1..q."""
     if cats and all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in cats):
         return np.asarray(cats, dtype=np.float64)
     return np.arange(1, len(cats) + 1, dtype=np.float64)
 
 
-def agreement_weights(categories: Sequence[Any], kind: str | None = "identity") -> np.ndarray:
+def agreement_weights(categories: Sequence[Hashable], kind: str | None = "identity") -> np.ndarray:
     """Gwet's agreement weights (q x q, 1 on the diagonal) for ordered categories: ``identity``
     (unweighted), ``linear`` 1 - |k - l| / (max - min), ``quadratic`` 1 - (k - l)^2 / (max - min)^2
     (on the category values when all are numbers, else on their ranks) and ``ordinal`` (ranks:
@@ -188,7 +191,7 @@ def agreement_weights(categories: Sequence[Any], kind: str | None = "identity") 
     return 1.0 - (d if kind == "linear" else d**2)
 
 
-def _weights_matrix(cats: Sequence[Any], weights: str | np.ndarray | None) -> tuple[np.ndarray, str]:
+def _weights_matrix(cats: Sequence[Hashable], weights: str | np.ndarray | None) -> tuple[np.ndarray, str]:
     if isinstance(weights, np.ndarray) or (weights is not None and not isinstance(weights, str)):
         w = np.asarray(weights, dtype=np.float64)
         if w.shape != (len(cats), len(cats)):
@@ -245,7 +248,7 @@ def _chance_corrected(pa: np.ndarray, pe: np.ndarray) -> np.ndarray:
     return out
 
 
-def _krippendorff_delta(cats: Sequence[Any], level: str, nc: np.ndarray) -> np.ndarray:
+def _krippendorff_delta(cats: Sequence[Hashable], level: str, nc: np.ndarray) -> np.ndarray:
     """Squared differences delta^2 (R x q x q; nc: R x q pooled category totals)."""
     q = len(cats)
     if level == "nominal":
@@ -270,7 +273,7 @@ def _krippendorff_delta(cats: Sequence[Any], level: str, nc: np.ndarray) -> np.n
 
 
 class _Krippendorff:
-    def __init__(self, counts: np.ndarray, cats: Sequence[Any], level: str):
+    def __init__(self, counts: np.ndarray, cats: Sequence[Hashable], level: str):
         r = counts.sum(axis=1)
         keep = r >= 2
         c = counts[keep]
@@ -317,7 +320,7 @@ def _cohen_parts(codes: np.ndarray, q: int, w: np.ndarray):
     return fn
 
 
-def _coefficient(ratings: Any, coefficient: str, weights: str | np.ndarray | None, level: str | None, categories: Sequence[Any] | None):
+def _coefficient(ratings: Ratings, coefficient: str, weights: str | np.ndarray | None, level: str | None, categories: Sequence[Hashable] | None):
     """(function of multiplicities -> (value, pa, pe), units kept, informative units, ratings,
     weights name, the mask of the rows kept)."""
     if coefficient not in AGREEMENT_COEFFICIENTS:
@@ -359,7 +362,7 @@ def _coefficient(ratings: Any, coefficient: str, weights: str | np.ndarray | Non
     return fn2, int(keep.sum()), int((r >= 2).sum()), int(r.sum()), wname, keep
 
 
-def _point(ratings: Any, coefficient: str, weights: Any = None, level: str | None = None, categories: Sequence[Any] | None = None) -> float | None:
+def _point(ratings: Ratings, coefficient: str, weights: Any = None, level: str | None = None, categories: Sequence[Hashable] | None = None) -> float | None:
     fn, n_keep, informative, _, _, _ = _coefficient(ratings, coefficient, weights, level, categories)
     if informative == 0:
         return None
@@ -367,13 +370,13 @@ def _point(ratings: Any, coefficient: str, weights: Any = None, level: str | Non
     return value if math.isfinite(value) else None
 
 
-def percent_agreement(ratings: Any, *, weights: str | np.ndarray | None = None, categories: Sequence[Any] | None = None) -> float | None:
+def percent_agreement(ratings: Ratings, *, weights: str | np.ndarray | None = None, categories: Sequence[Hashable] | None = None) -> float | None:
     """Share of agreeing rater pairs, averaged over units with two or more ratings (Gwet's p_a;
     weighted with ``weights``). None when no unit has two ratings."""
     return _point(ratings, "percent_agreement", weights, None, categories)
 
 
-def full_agreement(ratings: Any) -> tuple[int, int]:
+def full_agreement(ratings: Ratings) -> tuple[int, int]:
     """(units on which every rater gave the same category, units with two or more ratings): the
     share of full agreement across all raters (Cancer-Myth's 83% of three physicians); missing
     ratings are left out, a unit left with fewer than two is not counted."""
@@ -388,7 +391,7 @@ def full_agreement(ratings: Any) -> tuple[int, int]:
 
 
 def cohen_kappa(
-    rater_a: Sequence[Any], rater_b: Sequence[Any], *, weights: str | np.ndarray | None = None, categories: Sequence[Any] | None = None
+    rater_a: Sequence[Hashable], rater_b: Sequence[Hashable], *, weights: str | np.ndarray | None = None, categories: Sequence[Hashable] | None = None
 ) -> float | None:
     """Cohen's kappa of two raters on the units both rated (weighted with ``weights``: linear,
     quadratic, ordinal or a matrix). None when undefined (no shared unit, or chance agreement 1)."""
@@ -398,39 +401,39 @@ def cohen_kappa(
     return _point([[x, y] for x, y in zip(a, b)], "cohen_kappa", weights, None, categories)
 
 
-def fleiss_kappa(ratings: Any, *, weights: str | np.ndarray | None = None, categories: Sequence[Any] | None = None) -> float | None:
+def fleiss_kappa(ratings: Ratings, *, weights: str | np.ndarray | None = None, categories: Sequence[Hashable] | None = None) -> float | None:
     """Fleiss' kappa for any number of raters, missing ratings allowed (Gwet's generalisation)."""
     return _point(ratings, "fleiss_kappa", weights, None, categories)
 
 
-def gwet_ac1(ratings: Any, *, categories: Sequence[Any] | None = None) -> float | None:
+def gwet_ac1(ratings: Ratings, *, categories: Sequence[Hashable] | None = None) -> float | None:
     """Gwet's AC1 (unweighted), any number of raters, missing ratings allowed."""
     return _point(ratings, "gwet_ac1", None, None, categories)
 
 
-def gwet_ac2(ratings: Any, *, weights: str | np.ndarray = "quadratic", categories: Sequence[Any] | None = None) -> float | None:
+def gwet_ac2(ratings: Ratings, *, weights: str | np.ndarray = "quadratic", categories: Sequence[Hashable] | None = None) -> float | None:
     """Gwet's AC2: AC1 with agreement weights for ordered categories (ordinal, linear, quadratic
     or a matrix). Pass ``categories`` to count scale points nobody used."""
     return _point(ratings, "gwet_ac2", weights, None, categories)
 
 
-def krippendorff_alpha(ratings: Any, *, level: str = "nominal", categories: Sequence[Any] | None = None) -> float | None:
+def krippendorff_alpha(ratings: Ratings, *, level: str = "nominal", categories: Sequence[Hashable] | None = None) -> float | None:
     """Krippendorff's alpha (nominal, ordinal, interval or ratio) from the coincidence matrix of
     pairable values; units with fewer than two ratings carry no information."""
     return _point(ratings, "krippendorff_alpha", None, level, categories)
 
 
 def agreement(
-    ratings: Any,
+    ratings: Ratings,
     coefficient: str,
     *,
     weights: str | np.ndarray | None = None,
     level: str | None = None,
-    categories: Sequence[Any] | None = None,
+    categories: Sequence[Hashable] | None = None,
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
-    clusters: Sequence[Any] | None = None,
+    clusters: Sequence[Hashable] | None = None,
 ) -> Agreement:
     """One coefficient (``AGREEMENT_COEFFICIENTS``) with a percentile bootstrap interval that
     resamples units (rows) with replacement, or, given ``clusters`` (one key per row: the answer
@@ -445,7 +448,7 @@ def agreement(
     base = {"coefficient": coefficient, "units": informative, "ratings": n_ratings, "weights": wname, "confidence": conf}
     if informative == 0:
         rated = bool((_codes(ratings, categories)[0] >= 0).any())
-        why = "no ratings" if not rated else ("no unit rated by both raters" if coefficient == "cohen_kappa" else "no unit has two ratings")
+        why: str | None = "no ratings" if not rated else ("no unit rated by both raters" if coefficient == "cohen_kappa" else "no unit has two ratings")
         return Agreement(value=None, lo=None, hi=None, pa=None, pe=None, reason=why, **base)
     value, pa, pe = (float(x[0]) for x in fn(np.ones((1, n_keep))))
 
@@ -462,7 +465,7 @@ def agreement(
         codes, n_clusters = np.arange(n_keep), n_keep
     else:
         kept_keys = [c for c, k in zip(clusters, kept) if k]
-        index: dict[Any, int] = {}
+        index: dict[Hashable, int] = {}
         codes = np.array([index.setdefault(c, len(index)) for c in kept_keys], dtype=np.int64)
         n_clusters = len(index)
     block = max(1, 2_000_000 // n_keep)

@@ -5,17 +5,17 @@ ValueError; nothing is coerced silently into a score."""
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Any
+from typing import TypeGuard
 
 import numpy as np
 import pandas as pd
 
 
-def is_int(v: Any) -> bool:
+def is_int(v: object) -> TypeGuard[int | np.integer]:
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
-def check_nonneg_int(v: Any, name: str) -> int:
+def check_nonneg_int(v: object, name: str) -> int:
     if not is_int(v):
         raise ValueError(f"{name} must be an integer, got {v!r}")
     if v < 0:
@@ -23,12 +23,11 @@ def check_nonneg_int(v: Any, name: str) -> int:
     return int(v)
 
 
-def check_counts(k: Any, n: Any, k_name: str = "k", n_name: str = "n") -> tuple[int, int]:
-    k = check_nonneg_int(k, k_name)
-    n = check_nonneg_int(n, n_name)
-    if k > n:
-        raise ValueError(f"{k_name} ({k}) exceeds {n_name} ({n})")
-    return k, n
+def check_counts(k: object, n: object, k_name: str = "k", n_name: str = "n") -> tuple[int, int]:
+    count, total = check_nonneg_int(k, k_name), check_nonneg_int(n, n_name)
+    if count > total:
+        raise ValueError(f"{k_name} ({count}) exceeds {n_name} ({total})")
+    return count, total
 
 
 def check_confidence(confidence: float) -> float:
@@ -52,7 +51,7 @@ def cluster_codes(clusters: Sequence[Hashable]) -> np.ndarray:
     return codes
 
 
-def as_bool_array(values: Sequence[Any], name: str) -> np.ndarray:
+def as_bool_array(values: Sequence[object] | np.ndarray, name: str) -> np.ndarray:
     arr = np.asarray(values)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a flat sequence, got shape {arr.shape}")
@@ -67,7 +66,7 @@ def as_bool_array(values: Sequence[Any], name: str) -> np.ndarray:
     raise ValueError(f"{name} must hold only True/False (or 0/1)")
 
 
-def as_float_array(values: Sequence[Any], name: str) -> np.ndarray:
+def as_float_array(values: Sequence[object] | np.ndarray, name: str) -> np.ndarray:
     try:
         arr = np.asarray(values, dtype=np.float64).reshape(-1)
     except (TypeError, ValueError) as exc:

@@ -241,7 +241,7 @@ def _design(frame: pd.DataFrame, refs: dict[str, str]) -> tuple[np.ndarray, list
 def mixed_logistic(
     outcome: Sequence[bool],
     factors: Mapping[str, Sequence[Any]],
-    groups: Sequence[Any],
+    groups: Sequence[object],
     *,
     references: Mapping[str, str] | None = None,
     confidence: float = 0.95,

@@ -85,7 +85,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 from scipy.stats import norm
@@ -96,6 +96,16 @@ from .rates import cluster_interval, wilson
 __all__ = ["MIN_AUDITED_PER_STRATUM", "PPIRate", "ppi_mean", "ppi_mean_ci", "ppi_ratio"]
 
 MIN_AUDITED_PER_STRATUM = 2
+
+
+class _Plain(TypedDict):
+    """The fields of a PPIRate every estimator fills alike: the counts and the plain rate."""
+
+    n_audited: int
+    n_total: int
+    plain: float | None
+    plain_lo: float | None
+    plain_hi: float | None
 
 
 @dataclass(frozen=True)
@@ -226,7 +236,7 @@ class _Design:
     refused: str | None
 
 
-def _floats(values: Sequence[Any], name: str) -> np.ndarray:
+def _floats(values: Sequence[object], name: str) -> np.ndarray:
     try:
         arr = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -238,7 +248,7 @@ def _floats(values: Sequence[Any], name: str) -> np.ndarray:
     return arr
 
 
-def _audited_floats(values: Sequence[Any], name: str) -> np.ndarray:
+def _audited_floats(values: Sequence[object], name: str) -> np.ndarray:
     """Human values with NaN where the unit was not audited (None and NaN both mean that)."""
     if isinstance(values, np.ndarray) and values.dtype.kind in "fiub":
         arr = values.astype(np.float64)
@@ -267,7 +277,7 @@ def _codes(values: Sequence[Hashable]) -> tuple[np.ndarray, list[Any]]:
 def _design(n_units: int, audited: np.ndarray, strata: Sequence[Hashable] | None, clusters: Sequence[Hashable] | None) -> _Design:
     if strata is None:
         codes = np.zeros(n_units, dtype=np.int64)
-        names: list[Any] = ["all"]
+        names: list[object] = ["all"]
     else:
         if len(strata) != n_units:
             raise ValueError(f"strata has {len(strata)} entries for {n_units} units")
@@ -432,7 +442,7 @@ def ppi_mean(
         return PPIRate("mean", None, None, None, 0, 0, None, None, None, None, conf, 0, "no units")
     d = _design(f.size, audited, strata, clusters)
     plain, plo, phi = _plain_mean(f, d.clusters, conf)
-    common = {"n_audited": int(audited.sum()), "n_total": int(f.size), "plain": plain, "plain_lo": plo, "plain_hi": phi}
+    common: _Plain = {"n_audited": int(audited.sum()), "n_total": int(f.size), "plain": plain, "plain_lo": plo, "plain_hi": phi}
     if d.refused:
         return PPIRate("mean", None, None, None, **common, lam=None, confidence=conf, n_strata=d.weight.size, refused=d.refused)
     theta, var, lam_used = _two_phase(d, np.where(audited, y, 0.0), f, lam)
@@ -468,7 +478,7 @@ def ppi_ratio(
         plain = _plain_rate(fn[rows], None if d.clusters is None else d.clusters[rows], conf)
     elif fd.sum() > 0:
         plain = (float(fn.sum() / fd.sum()), None, None)
-    common = {"n_audited": int(audited.sum()), "n_total": int(fn.size), "plain": plain[0], "plain_lo": plain[1], "plain_hi": plain[2]}
+    common: _Plain = {"n_audited": int(audited.sum()), "n_total": int(fn.size), "plain": plain[0], "plain_lo": plain[1], "plain_hi": plain[2]}
     if d.refused:
         return PPIRate("ratio", None, None, None, **common, lam=None, confidence=conf, n_strata=d.weight.size, refused=d.refused)
     yn0, yd0 = np.where(audited, yn, 0.0), np.where(audited, yd, 0.0)

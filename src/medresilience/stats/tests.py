@@ -57,7 +57,7 @@ def mcnemar_exact(b: int, c: int) -> float:
     return float(_sm_mcnemar([[0, b], [c, 0]], exact=True).pvalue)
 
 
-def mcnemar_from_pairs(before: Sequence[bool], after: Sequence[bool]) -> dict[str, Any]:
+def mcnemar_from_pairs(before: Sequence[bool] | np.ndarray, after: Sequence[bool] | np.ndarray) -> dict[str, Any]:
     """Exact McNemar test on paired outcomes (e.g. clean-correct vs stressed-correct per item).
 
     Returns ``{"b", "c", "n", "p"}`` where b counts True -> False (correct -> wrong), c counts
@@ -72,7 +72,7 @@ def mcnemar_from_pairs(before: Sequence[bool], after: Sequence[bool]) -> dict[st
     return {"b": b, "c": c, "n": int(x.size), "p": mcnemar_exact(b, c)}
 
 
-def cluster_mcnemar(before: Sequence[bool], after: Sequence[bool], clusters: Sequence[Hashable]) -> dict[str, Any]:
+def cluster_mcnemar(before: Sequence[bool] | np.ndarray, after: Sequence[bool] | np.ndarray, clusters: Sequence[Hashable]) -> dict[str, Any]:
     """McNemar test for paired outcomes that come in clusters (Durkalski et al., Stat Med 2003).
 
     For cluster j with n_j pairs, b_j (True -> False) and c_j (False -> True) discordant pairs,
@@ -90,7 +90,7 @@ def cluster_mcnemar(before: Sequence[bool], after: Sequence[bool], clusters: Seq
         raise ValueError(f"before, after and clusters differ in length ({x.size}, {y.size}, {len(clusters)})")
     b = int(np.count_nonzero(x & ~y))
     c = int(np.count_nonzero(~x & y))
-    out: dict[str, Any] = {"b": b, "c": c, "n": int(x.size), "clusters": 0, "test": "cluster_mcnemar"}
+    out: dict[str, object] = {"b": b, "c": c, "n": int(x.size), "clusters": 0, "test": "cluster_mcnemar"}
     per = np.zeros(0)
     if x.size:
         codes = cluster_codes(clusters)
@@ -109,7 +109,7 @@ def several_pairs(pairs_per_cluster: Sequence[int] | np.ndarray) -> bool:
     return bool(len(pairs_per_cluster)) and int(np.max(np.asarray(pairs_per_cluster))) > 1
 
 
-def paired_mcnemar(before: Sequence[bool], after: Sequence[bool], clusters: Sequence[Hashable]) -> dict[str, Any]:
+def paired_mcnemar(before: Sequence[bool] | np.ndarray, after: Sequence[bool] | np.ndarray, clusters: Sequence[Hashable]) -> dict[str, Any]:
     """The paired test of clean-vs-stressed outcomes under the rule of ``several_pairs``: the
     exact McNemar (test "mcnemar_exact", with ``clusters``) when every cluster gives one pair,
     else ``cluster_mcnemar``. Returns ``{"b", "c", "n", "clusters", "p", "test"}`` (and the
@@ -122,7 +122,7 @@ def paired_mcnemar(before: Sequence[bool], after: Sequence[bool], clusters: Sequ
     return {**mcnemar_from_pairs(before, after), "clusters": int(codes.size), "test": "mcnemar_exact"}
 
 
-def durkalski(per_cluster: Sequence[float]) -> dict[str, Any]:
+def durkalski(per_cluster: Sequence[float] | np.ndarray) -> dict[str, Any]:
     """Durkalski's clustered McNemar statistic from each cluster's (b_j - c_j) / n_j:
     ``{"statistic", "p"}``. The test needs two clusters or more (with one, X2 is 1 whatever the
     data): p is None then. Statistic 0 and p 1.0 when no cluster has b_j != c_j."""
@@ -164,7 +164,7 @@ def fisher_one_sided(
     b_k, b_n = check_counts(b_k, b_n, "b_k", "b_n")
     if alternative not in ("greater", "less", "two-sided"):
         raise ValueError(f"alternative must be 'greater', 'less' or 'two-sided', not {alternative!r}")
-    res = scipy.stats.fisher_exact([[a_k, a_n - a_k], [b_k, b_n - b_k]], alternative=alternative)
+    res = scipy.stats.fisher_exact(np.array([[a_k, a_n - a_k], [b_k, b_n - b_k]]), alternative=alternative)
     return {"odds_ratio": float(res.statistic), "p": float(res.pvalue)}
 
 
@@ -192,7 +192,7 @@ def holm(pvalues: Sequence[float | None]) -> list[float]:
 
 
 def bootstrap_mean(
-    values: Sequence[float],
+    values: Sequence[float] | np.ndarray,
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
@@ -288,7 +288,7 @@ def sign_flip_test(d_sum: Sequence[float], seed: int = 0) -> dict[str, Any]:
     when there is no cluster.
     """
     d = as_float_array(d_sum, "d_sum")
-    out: dict[str, Any] = {"statistic": float(d.sum()) if d.size else 0.0, "p": None, "clusters": int(d.size), "test": "permutation_exact"}
+    out: dict[str, object] = {"statistic": float(d.sum()) if d.size else 0.0, "p": None, "clusters": int(d.size), "test": "permutation_exact"}
     if d.size == 0:
         return out
     a = np.abs(d[d != 0])
@@ -364,21 +364,23 @@ def _scipy_bootstrap(x: np.ndarray, conf: float, n_resamples: int, seed: int, me
     with warnings.catch_warnings():
         # BCa on near-degenerate data warns and returns NaN limits; the caller sees the NaN.
         warnings.simplefilter("ignore", category=getattr(scipy.stats, "DegenerateDataWarning", RuntimeWarning))
+        # the generator's keyword is the installed scipy's (rng or random_state); `method` is one of
+        # scipy's names, passed through as the caller gave it
+        varying: dict[str, Any] = {_BOOTSTRAP_RNG_KW: np.random.default_rng(seed), "method": method}
         return scipy.stats.bootstrap(
             (x,),
             np.mean,
             n_resamples=n_resamples,
             confidence_level=conf,
-            method=method,
             vectorized=True,
             batch=max(1, min(n_resamples, BOOTSTRAP_BATCH_VALUES // max(1, x.size))),
-            **{_BOOTSTRAP_RNG_KW: np.random.default_rng(seed)},
+            **varying,
         )
 
 
 def paired_cluster_diff(
-    d_sum: Sequence[float],
-    size: Sequence[int],
+    d_sum: Sequence[float] | np.ndarray,
+    size: Sequence[int] | np.ndarray,
     confidence: float = 0.95,
     n_resamples: int = CLUSTER_RESAMPLES,
     seed: int = 0,
@@ -402,7 +404,7 @@ def paired_cluster_diff(
     if np.any(m < 1):
         raise ValueError("every cluster needs at least one pair")
     g, n = int(d.size), int(m.sum())
-    out: dict[str, Any] = {"diff": None, "lo": None, "hi": None, "n": n, "clusters": g}
+    out: dict[str, object] = {"diff": None, "lo": None, "hi": None, "n": n, "clusters": g}
     if g == 0:
         return out
     diff = float(d.sum() / m.sum())

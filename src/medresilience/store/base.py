@@ -6,11 +6,12 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
 from ..errors import MedresError
 
 #: keys bound per statement (SQLite's default limit of bound parameters is 999)
+#: a value sqlite binds to a `?` or returns in a column
+SqlValue = str | int | float | bytes | None
 KEY_CHUNK = 900
 
 
@@ -46,7 +47,7 @@ class Connected:
         ).fetchone()
         return None if row is None else row[0]
 
-    def by_keys(self, sql: str, keys: Iterable[str], *before: Any) -> Iterator[tuple]:
+    def by_keys(self, sql: str, keys: Iterable[str], *before: SqlValue) -> Iterator[tuple]:
         """The rows of `sql` for the given keys, its `{keys}` replaced by their placeholders and
         bound after the `before` arguments, a chunk of keys per statement."""
         keys = list(keys)

@@ -8,8 +8,9 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .base import Connected
+from .base import Connected, SqlValue
 from .codes import CallStatus
+from .rows import StoredScore, Usage
 
 _OK = f"status = '{CallStatus.OK}'"
 
@@ -23,7 +24,7 @@ class CallReads(Connected):
             return {r[0] for r in self.conn.execute(f"SELECT key FROM calls WHERE {_OK}")}
         return {r[0] for r in self.by_keys(f"SELECT key FROM calls WHERE {_OK} AND key IN ({{keys}})", keys)}
 
-    def count(self, table: str, where: str = "", args: Sequence[Any] = ()) -> int:
+    def count(self, table: str, where: str = "", args: Sequence[SqlValue] = ()) -> int:
         return int(self.conn.execute(f"SELECT COUNT(*) FROM {table} {where}", args).fetchone()[0])
 
     def call(self, key: str) -> dict[str, Any] | None:
@@ -31,7 +32,7 @@ class CallReads(Connected):
         row = cur.fetchone()
         return None if row is None else dict(zip([d[0] for d in cur.description], row))
 
-    def score(self, key: str, scorer: str) -> dict[str, Any] | None:
+    def score(self, key: str, scorer: str) -> StoredScore | None:
         """One stored score (status, label, detail, value), or None when that scorer never scored the key."""
         row = self.conn.execute("SELECT status, label, detail, value FROM scores WHERE key = ? AND scorer = ?", (key, scorer)).fetchone()
         if row is None:
@@ -80,7 +81,7 @@ class CallReads(Connected):
         """key -> the messages stored with each given request key that has them."""
         return {k: json.loads(m) for k, m in self.by_keys("SELECT key, messages FROM requests WHERE key IN ({keys})", keys)}
 
-    def usage_for(self, keys: Iterable[str]) -> dict[str, Any]:
+    def usage_for(self, keys: Iterable[str]) -> Usage:
         """Tokens and cost summed over the given request keys (cost None when no call had a price)."""
         pt = ct = 0
         cost: float | None = None

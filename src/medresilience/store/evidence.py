@@ -72,7 +72,7 @@ def _row_dict(cur: sqlite3.Cursor) -> dict[str, Any] | None:
     return None if row is None else dict(zip((d[0] for d in cur.description), row))
 
 
-def _loads(text: Any) -> Any:
+def _loads(text: object) -> Any:
     """A stored JSON column (None and unreadable text stay as they are)."""
     if not isinstance(text, str):
         return text

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 from ..lock import held
 from .base import StoreWriteError, is_bug
@@ -103,5 +102,5 @@ class Store(Writer, RunReads, CallReads, UsageReads, JoinedReads, EvidenceReads)
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

@@ -19,9 +19,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from .base import Connected
+from .base import Connected, SqlValue
 from .codes import CALL_CODE_SQL, SCORE_CODE_SQL, CallCode, CallStatus, ScoreCode
 from .rows import UnitRecord, UnitResult
 
@@ -53,7 +52,7 @@ class PackedJoin:
     chunks: Generator[list[tuple], None, None]
 
 
-def _case(column: str, vocab: Sequence[Any]) -> tuple[str, list[Any]]:
+def _case(column: str, vocab: Sequence[SqlValue]) -> tuple[str, list[SqlValue]]:
     """A CASE expression mapping a column's values to their index in vocab, and any other value
     to len(vocab) (and its arguments)."""
     if not vocab:
@@ -61,11 +60,11 @@ def _case(column: str, vocab: Sequence[Any]) -> tuple[str, list[Any]]:
     return ("(CASE " + column + " " + " ".join("WHEN ? THEN ?" for _ in vocab) + f" ELSE {len(vocab)} END)", [x for i, v in enumerate(vocab) for x in (v, i)])
 
 
-def _scan_where(run: str | None) -> tuple[str, list[Any]]:
+def _scan_where(run: str | None) -> tuple[str, list[SqlValue]]:
     return ("WHERE +u.run = ?", [run]) if run is not None else ("", [])  # "+": a scan, not the index
 
 
-def _chunks(conn: sqlite3.Connection, sql: str, args: Sequence[Any], chunk: int) -> Generator[list[tuple], None, None]:
+def _chunks(conn: sqlite3.Connection, sql: str, args: Sequence[SqlValue], chunk: int) -> Generator[list[tuple], None, None]:
     """The rows of a query, `chunk` at a time (the cursor closed when the reader stops early)."""
     cur = conn.execute(sql, args)
     try:
@@ -111,7 +110,7 @@ class JoinedReads(Connected):
         ordered by model and unit id, streamed `chunk` rows at a time."""
         return unit_records(self.conn, run, chunk)
 
-    def unit_values(self, column: str, run: str | None) -> list[Any]:
+    def unit_values(self, column: str, run: str | None) -> list[SqlValue]:
         """The distinct values of one of the `SMALL` unit columns among the units of `run` (None:
         every unit), in the store's order (one scan)."""
         if column not in SMALL:
@@ -123,7 +122,7 @@ class JoinedReads(Connected):
         """At most `limit` distinct score labels of the store (any scorer), sorted."""
         return sorted(r[0] for r in self.conn.execute(f"SELECT DISTINCT label FROM scores WHERE label IS NOT NULL LIMIT {int(limit)}"))
 
-    def joined_packed(self, run: str | None, vocab: Mapping[str, Sequence[Any]], chunk: int) -> PackedJoin:
+    def joined_packed(self, run: str | None, vocab: Mapping[str, Sequence[SqlValue]], chunk: int) -> PackedJoin:
         """The frame's join of the units of `run` (None: every unit), the `SMALL` columns and the
         labels packed against `vocab` (see `PackedJoin`), streamed `chunk` rows at a time."""
         exprs, args, radices = [], [], []

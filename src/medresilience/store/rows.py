@@ -9,7 +9,7 @@ a unit's identity fields are read under the same names wherever it comes from.""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from .codes import CallCode, ScoreCode
 
@@ -49,7 +49,7 @@ class CallRow:
     status: str  # a CallStatus: ok | error
     permanent: bool = False
     text: str | None = None
-    top_logprobs: Any = None
+    top_logprobs: list[dict[str, float]] | None = None  # per generated position: token -> logprob
     finish_reason: str | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -86,13 +86,30 @@ class RunConfig:
         return self.data.get("options") or {}
 
     @property
-    def model_labels(self) -> list[Any]:
+    def model_labels(self) -> list[str]:
         """The labels of the run's models, in the order the run listed them."""
         return [m.get("label") for m in self.data.get("models") or []]
 
     @property
     def prompts(self) -> dict[str, Any]:
         return self.data.get("prompts") or {}
+
+
+class StoredScore(TypedDict):
+    """One stored score of a key under one scorer."""
+
+    status: str  # a score status: valid | invalid | truncated | unscored
+    label: str | None
+    detail: Any  # the scorer's detail, as it was stored (JSON)
+    value: float | None
+
+
+class Usage(TypedDict):
+    """Tokens and cost summed over some calls (cost None when no call had a price)."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

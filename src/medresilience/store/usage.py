@@ -68,7 +68,7 @@ class UsageReads(Connected):
         if run == "latest":
             run = self.latest_run()
         where, args = ("WHERE u.run = ?", (run,)) if run is not None else ("", ())
-        out: list[dict[str, Any]] = []
+        out: list[dict[str, object]] = []
         for model, params, n in self.conn.execute(
             f"SELECT r.model, r.params, COUNT(DISTINCT r.key) FROM units u JOIN requests r ON r.key = u.key {where} GROUP BY 1, 2 ORDER BY 1, 2", args
         ):

@@ -9,11 +9,10 @@ import contextlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..fileio import storable_text
-from .base import Connected, StoreWriteError, is_bug
+from .base import Connected, SqlValue, StoreWriteError, is_bug
 from .codes import CallStatus
 from .rows import CallRow, ScoreRow, UnitRow
 
@@ -37,7 +36,7 @@ def _storable(text: str | None) -> str | None:
     return None if text is None else storable_text(text)
 
 
-def _call_values(c: CallRow, now: float) -> tuple[Any, ...]:
+def _call_values(c: CallRow, now: float) -> tuple[SqlValue, ...]:
     return (
         c.key,
         c.model,
@@ -62,7 +61,7 @@ def _call_values(c: CallRow, now: float) -> tuple[Any, ...]:
 class Writer(Connected):
     """The writes of a store opened for writing (mixed into `Store`)."""
 
-    def _tx(self, statements: Iterable[tuple[str, Sequence[Sequence[Any]]]]) -> None:
+    def _tx(self, statements: Iterable[tuple[str, Sequence[Sequence[SqlValue]]]]) -> None:
         c = self.conn
         try:
             c.execute("BEGIN IMMEDIATE")
@@ -83,7 +82,7 @@ class Writer(Connected):
                 raise
             raise StoreWriteError(self.path, e) from e
 
-    def record_run(self, run_id: str, config: dict[str, Any]) -> None:
+    def record_run(self, run_id: str, config: Mapping[str, object]) -> None:
         """Record a run; the units planned from now on through this store belong to it."""
         self._tx([("INSERT OR REPLACE INTO runs VALUES (?, ?, ?)", [(run_id, time.time(), json.dumps(config, default=str))])])
         self.run_id = run_id

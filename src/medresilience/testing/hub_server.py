@@ -99,7 +99,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not head:
             self.wfile.write(body)
 
-    def _json(self, status: int, obj: Any, headers: dict[str, str] | None = None, head: bool = False) -> None:
+    def _json(self, status: int, obj: object, headers: dict[str, str] | None = None, head: bool = False) -> None:
         self._send(status, json.dumps(obj).encode(), {"Content-Type": "application/json", **(headers or {})}, head)
 
     def _error(self, status: int, code: str, message: str, head: bool = False) -> None:

@@ -41,7 +41,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
 
-    def _json(self, status: int, obj: Any) -> None:
+    def _json(self, status: int, obj: object) -> None:
         body = json.dumps(obj).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -134,7 +134,7 @@ class SearchServer(LoopbackServer):
         s.token, s.fail_left, s.shape, s.requests, s.lock = token, fail_first, shape, [], threading.Lock()
         s.hang, s.huge, s.sent, s.stopping = hang, huge, 0, threading.Event()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._server.stopping.set()  # lets held requests go
         super().__exit__(*exc)
 

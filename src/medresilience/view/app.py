@@ -135,7 +135,7 @@ def _machine_names() -> list[str]:
     the network would put in its Host header)."""
     names = [socket.gethostname(), socket.getfqdn()]
     with contextlib.suppress(OSError):
-        names += [info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None)]
+        names += [str(info[4][0]) for info in socket.getaddrinfo(socket.gethostname(), None)]
     return list(dict.fromkeys(n for n in names if n))
 
 

@@ -13,7 +13,7 @@ turn 1's messages, turn 1's reply as the last assistant message, then turn 2's m
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..mitigations.roles import classify
@@ -23,20 +23,20 @@ from ..store import Store
 STEP_FACTS = ("key", "status", "error", "attempts", "finish_reason", "prompt_tokens", "completion_tokens", "cost", "latency_s")
 
 
-def _json(text: Any) -> Any:
+def _json(text: object) -> Any:
     try:
         return json.loads(text) if isinstance(text, str) else None
     except ValueError:
         return None
 
 
-def _tool_call(c: Any) -> dict[str, Any]:
+def _tool_call(c: object) -> dict[str, Any]:
     fn = c.get("function") if isinstance(c, dict) else None
     fn = fn if isinstance(fn, dict) else {}
     return {"name": str(fn.get("name") or "?"), "arguments": fn.get("arguments") if isinstance(fn.get("arguments"), str) else json.dumps(fn.get("arguments"))}
 
 
-def _segments(messages: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+def _segments(messages: Sequence[Mapping[str, object]]) -> list[list[dict[str, Any]]]:
     """The messages after the opening cut at each assistant message: [reply, what it read back...]."""
     out: list[list[dict[str, Any]]] = []
     for m in messages:
@@ -103,7 +103,9 @@ def trajectory(store: Store, linked: Sequence[dict[str, Any]], messages: Sequenc
     return {"opening": opening, "steps": out_steps, "summary": summary if isinstance(summary, dict) else {}, "roles": sorted(roles)}
 
 
-def turns(messages: Sequence[dict[str, Any]] | None, reply: str | None, earlier: dict[str, Any] | None, earlier_reply: str | None) -> dict[str, Any] | None:
+def turns(
+    messages: Sequence[dict[str, Any]] | None, reply: str | None, earlier: Mapping[str, object] | None, earlier_reply: str | None
+) -> dict[str, Any] | None:
     """A second turn's two turns from its stored conversation (None: it holds no earlier reply):
     `turn1` (messages, reply: the last assistant message), `turn2` (the messages after it, this
     unit's reply), `earlier` (the turn-1 unit's view row, None: not found) and `same_reply` (the

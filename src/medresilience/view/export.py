@@ -18,6 +18,7 @@ import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from ..errors import ConfigError, InputError
 from ..fileio import temp_dir
@@ -46,7 +47,7 @@ class StaticLinks(Links):
     lists_done: set[str] = field(default_factory=set)
     static = True
 
-    def units(self, q: UnitQuery, page: int | None = None, **changes: object) -> str:
+    def units(self, q: UnitQuery, page: int | None = None, **changes: Any) -> str:  # UnitQuery's fields, as a template names them
         q = replace(q, **changes) if changes else q
         name = list_file(q, q.page if page is None else page)
         return name if name in self.lists_done else NOT_EXPORTED

@@ -294,7 +294,7 @@ class ViewIndex:
             self._units(run, facets, probe_facets, item_facets, item_rows)
             if reference is not None:
                 # the probe's target facet, among the columns after the items' facets
-                tcol = f"f{len(item_facets) + list(facets).index(target)}" if target in facets else None
+                tcol = f"f{len(item_facets) + list(facets).index(target)}" if target is not None and target in facets else None
                 self._against_reference(reference, tcol, unread_flips)
             if baseline is not None:
                 self._versus(baseline, unread_flips)

@@ -134,7 +134,7 @@ class RunView:
     #: is ambiguous among them, as a report over the same runs names it)
     model_names: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
-    def model_name(self, label: Any) -> str:
+    def model_name(self, label: object) -> str:
         return self.model_names.get(str(label), str(label))
 
     @property
@@ -449,6 +449,7 @@ def paired(rv: RunView, q: UnitQuery) -> Iterator[None]:
         with rv.lock:
             if q.versus is None or rv.pairing == key or rows is not None:
                 if q.versus is not None and rv.pairing != key:
+                    assert rows is not None  # read above for this pairing
                     unread = rv.family.outcomes.unread_flips if rv.family else True
                     rv.unit_index.pair(rows, model=str(q.model), setting=q.setting, unread_flips=unread)
                     rv.pairing = key

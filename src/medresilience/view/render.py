@@ -3,7 +3,7 @@ the list of runs, one filtered page of a run's units, one unit's evidence."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -24,8 +24,10 @@ def refined(q: UnitQuery, dim: str, value: Any) -> UnitQuery:
         return replace(q, outcome=tuple(dict.fromkeys((*q.outcome, value))), page=1)
     if dim in ("model", "setting", "score", "reason"):
         return replace(q, page=1, **{dim: value})
-    if dim in ("state", "condition"):
-        return replace(q, page=1, **{dim: (value,)})
+    if dim == "state":
+        return replace(q, page=1, state=(value,))
+    if dim == "condition":
+        return replace(q, page=1, condition=(value,))
     return replace(q, facets=(*((k, v) for k, v in q.facets if k != dim), (dim, str(value))), page=1)
 
 
@@ -80,11 +82,11 @@ class Renderer:
     def message(self, heading: str, message: str) -> str:
         return self._page("message.html", heading=heading, message=message)
 
-    def units(self, q: UnitQuery, page: dict[str, Any] | None = None) -> str:
+    def units(self, q: UnitQuery, page: Mapping[str, object] | None = None) -> str:
         rv = self.runs[q.run]
         return self._page("units.html", rv=rv, q=q, page=page or units_page(rv, q), filters_text=describe(q, rv))
 
-    def unit(self, run: int, unit_id: str, ev: dict[str, Any] | None = None) -> str | None:
+    def unit(self, run: int, unit_id: str, ev: Mapping[str, object] | None = None) -> str | None:
         rv = self.runs[run]
         ev = ev or unit_evidence(rv, unit_id)
         return None if ev is None else self._page("unit.html", rv=rv, ev=ev)

@@ -23,7 +23,7 @@ from . import review
 from .delivery import MisleadingOptions, render
 from .formats.medmisbench import MARK_KEYS, read_flat_items, read_medmisbench
 from .formats.release import CONTEXT_KEYS, read_release, read_release_items
-from .probe import CONDITIONS, FACETS, FAMILY, MisleadingProbe
+from .probe import CONDITIONS, FACETS, FAMILY, MisleadingProbe, probes_of
 
 HEADLINE_COLUMNS = (
     ("clean_acc", "Clean acc"),
@@ -78,7 +78,7 @@ def viewer_versus(key: str) -> dict[str, dict[str, str]] | None:
 
 
 def select(suite: Suite, options: MisleadingOptions) -> Iterator[MisleadingProbe]:
-    for p in suite.probes:
+    for p in probes_of(suite):
         if p.condition == "type1" and options.type1 == "sample" and not p.sampled:
             continue
         yield p

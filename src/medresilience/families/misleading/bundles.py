@@ -23,6 +23,8 @@ def bundle_id_for(item_id: str, content_type: str, provenance: str, variant: str
 
 def check_bundle(item: Item, sentences: Mapping[str, str]) -> None:
     """Raise ValueError when a bundle does not have exactly one non-empty sentence per option."""
+    if item.options is None:
+        raise ValueError(f"item {item.id} has no options to mislead toward")
     missing = [k for k in item.options if not str(sentences.get(k, "")).strip()]
     if missing:
         raise ValueError(f"no context sentence for option(s) {', '.join(missing)}")
@@ -47,7 +49,7 @@ def probes_from_bundle(
     bid = bundle_id or bundle_id_for(item.id, ct, pv)
     wrong = item.wrong_options
     sampled = rng_for(seed, bid, "type1-target").choice(wrong)
-    order = list(item.options)
+    order = list(item.options or {})  # check_bundle: it has options
     rng_for(seed, bid, "type2-order").shuffle(order)
     common = dict(item_id=item.id, bundle_id=bid, content_type=ct, provenance=pv, meta=dict(meta or {}))
     probes = [

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -110,6 +110,8 @@ PRESETS = {"terse": DEFAULT_PROMPTS, "study": STUDY_PROMPTS}
 
 
 def format_options(item: Item) -> str:
+    if item.options is None:
+        raise ValueError(f"item {item.id} has no options to show")
     return "\n".join(f"{k}. {v}" for k, v in item.options.items())
 
 
@@ -172,7 +174,7 @@ class MisleadingOptions(BaseModel):
     @property
     def prompts(self) -> PromptSet:
         base = PRESETS[self.preset]
-        changes = {
+        changes: dict[str, Any] = {  # PromptSet fields by name
             k: v
             for k, v in (("context_position", self.context_position), ("type2_order", self.type2_order), ("max_tokens", self.max_tokens))
             if v is not None and v != getattr(base, k)

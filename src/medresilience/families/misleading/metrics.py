@@ -25,7 +25,7 @@ intervals and exact tests of a few hundred blocks."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -237,8 +237,9 @@ def _clusters(pkeys: dict[str, np.ndarray], pi: np.ndarray, pm: np.ndarray, pair
         }
     )
     per_item = frame.groupby(["_g", "_c", "_s", "_i"], sort=False).sum().reset_index()
-    clusters: dict[tuple, dict[str, Any]] = {}
-    for (gg, cc, ss), grp in per_item.groupby(["_g", "_c", "_s"], sort=False):
+    clusters: dict[tuple[int, int, int], dict[str, Any]] = {}
+    for keys, grp in per_item.groupby(["_g", "_c", "_s"], sort=False):
+        gg, cc, ss = cast(tuple[int, int, int], keys)  # the group, condition and stratum codes
         if stats.several_pairs(grp["n"].to_numpy()):
             base = grp[grp["base"] > 0]
             succ, size = base["flip"].to_numpy(), base["base"].to_numpy()
@@ -288,7 +289,7 @@ def _stratum(df: pd.DataFrame, k: _Coded, pairs: _Pairs, column: str | None) -> 
 
 def _model_block(k: _Coded, families: dict[str, dict[str, Any]], gi: int, attack_codes: dict[str, int]) -> dict[str, Any]:
     """Every stratification's numbers and the unit counts of one (model, setting) group."""
-    block: dict[str, Any] = {}
+    block: dict[str, object] = {}
     for name, column in STRATA.items():
         fam = families[name]
         present = sorted({ss for (gg, ss) in fam["items"] if gg == gi}, key=lambda v: str(fam["cats"][v]))
@@ -326,7 +327,7 @@ def misleading_metrics(df: pd.DataFrame) -> dict[str, Any]:
 
 def _block(fam: dict[str, Any], gi: int, ss: int, clean_code: int, attack_codes: dict[str, int]) -> dict[str, Any]:
     """All misleading-context numbers for one slice of one model and setting."""
-    out: dict[str, Any] = {"n_items": int(fam["items"].get((gi, ss), 0))}
+    out: dict[str, object] = {"n_items": int(fam["items"].get((gi, ss), 0))}
     out["clean_acc"] = _accuracy(fam["clean_acc"].get((gi, ss)))
     for cond in ATTACK_CONDITIONS:
         cc = attack_codes.get(cond)
@@ -348,9 +349,9 @@ def _settings_order(models: dict[str, Any]) -> list[str]:
 def _mean_of(blocks: list[dict[str, Any]]) -> dict[str, Any]:
     """Unweighted mean, min and max of each headline rate over the models' blocks."""
     rows = [headline(b) for b in blocks]
-    agg: dict[str, Any] = {}
+    agg: dict[str, object] = {}
     for name in ("clean_acc", "type1_acc", "type2_acc", "type1_asr", "type1_tasr", "type2_asr", "type1_asr_read", "type2_asr_read"):
-        vals = [r[name]["p"] for r in rows if r.get(name) and r[name]["p"] is not None]
+        vals = [rate["p"] for r in rows if (rate := r.get(name)) and rate["p"] is not None]
         if vals:
             agg[name] = {"mean": float(np.mean(vals)), "min": float(np.min(vals)), "max": float(np.max(vals)), "models": len(vals)}
     return agg
@@ -358,7 +359,7 @@ def _mean_of(blocks: list[dict[str, Any]]) -> dict[str, Any]:
 
 def mean_across_models(models: dict[str, Any]) -> dict[str, Any]:
     """Unweighted mean of each headline rate across models (the study's cross-model summary)."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for setting in _settings_order(models):
         blocks = [v[setting]["overall"] for v in models.values() if setting in v]
         if blocks:
@@ -370,9 +371,9 @@ def mean_by_stratum(models: dict[str, Any]) -> dict[str, Any]:
     """The same means for every source dataset, content type and provenance, as the study's tables
     show them: {setting: {"by_source": {stratum: {rate: {mean, min, max, models}}}, ...}}. A model
     without a stratum is left out of that stratum's mean (`models` says how many it averages)."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for setting in _settings_order(models):
-        per: dict[str, Any] = {}
+        per: dict[str, object] = {}
         for group in ("by_source", "by_content_type", "by_provenance"):
             names = list(dict.fromkeys(k for v in models.values() if setting in v for k in v[setting].get(group, {})))
             per[group] = {

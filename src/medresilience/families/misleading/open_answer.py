@@ -71,4 +71,5 @@ def open_scorer(item: Item, probe: MisleadingProbe | None, judge: str | None) ->
         raise ConfigError("-O judge", "open answers are judged: name the judge model, e.g. -O judge=openai/gpt-4o-mini")
     options = item.options or {}
     claim = options.get(probe.target, "") if probe is not None and probe.target else ""
-    return _judge(judge).scorer({"question": open_question(item), "gold": options[item.answer], "claim": claim or "(none)"})
+    gold = options[item.answer] if item.answer is not None else ""  # an item with options has an answer letter
+    return _judge(judge).scorer({"question": open_question(item), "gold": gold, "claim": claim or "(none)"})

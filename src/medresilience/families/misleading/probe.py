@@ -4,14 +4,17 @@ it is reported under) are the content type, the provenance and the target."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Final, Literal, cast
 
 from pydantic import Field, field_validator, model_validator
 
 from ...records import Item, Probe, ProbeMismatch, Record
 from .taxonomy import content_type_key, provenance_key
 
-FAMILY = "misleading"
+if TYPE_CHECKING:  # pragma: no cover
+    from ...suite import Suite
+
+FAMILY: Final = "misleading"
 CONDITIONS = ("type1", "type2")
 FACETS = ("content_type", "provenance", "target")
 
@@ -72,3 +75,9 @@ class MisleadingProbe(Probe):
                 raise ProbeMismatch("target", f"target '{self.target}' is the gold answer of item {item.id}")
         if self.condition == "type2" and {s.option for s in self.context} != set(options):
             raise ProbeMismatch("context", f"a type2 bundle must have one sentence per option of item {item.id}")
+
+
+def probes_of(suite: Suite) -> list[MisleadingProbe]:
+    """A misleading suite's probes as this family's probe type (a suite is read with its family's
+    probe model)."""
+    return cast(list[MisleadingProbe], suite.probes)

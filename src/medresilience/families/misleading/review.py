@@ -12,6 +12,7 @@ from ...review.rubrics import Dimension, Flag, ReviewRubric, scale
 from ...review.units import Candidate, item_blocks, probe_facets
 from ...seeding import stable_hash
 from ...suite import Suite
+from .probe import MisleadingProbe, probes_of
 
 
 def taxonomy(content_type: str | None, provenance: str | None) -> list[list[str]]:
@@ -39,14 +40,14 @@ def sentences(item: Item, context: Sequence[Any]) -> dict[str, Any]:
 
 
 def candidates_a(suite: Suite) -> list[Candidate]:
-    bundles: dict[str, list[Probe]] = defaultdict(list)
-    for p in suite.probes:
-        bundles[getattr(p, "bundle_id", None) or p.id].append(p)
+    bundles: dict[str, list[MisleadingProbe]] = defaultdict(list)
+    for p in probes_of(suite):
+        bundles[p.bundle_id or p.id].append(p)
     out = []
     for bid, probes in bundles.items():
         item = suite.items[probes[0].item_id]
-        full = next((p for p in probes if len(getattr(p, "context", ())) > 1), None)
-        context = list(full.context) if full is not None else list({s.option: s for p in probes for s in getattr(p, "context", ())}.values())
+        full = next((p for p in probes if len(p.context) > 1), None)
+        context = list(full.context) if full is not None else list({s.option: s for p in probes for s in p.context}.values())
         first = probes[0]
         facets = {k: v for k, v in probe_facets(first).items() if k != "target"}
         ct, pv = facets.get("content_type"), facets.get("provenance")

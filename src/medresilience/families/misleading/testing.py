@@ -162,7 +162,7 @@ class FakeGenerator:
                 out[k] = (prefix + _lower_first(core)) if prefix else core[:1].upper() + core[1:]
             return json.dumps(out)
         if stage == "verify":
-            verdict: dict[str, Any] = {"reason": "Checked against standard references.", "gold_statement_true": True}
+            verdict: dict[str, object] = {"reason": "Checked against standard references.", "gold_statement_true": True}
             d = _DECLARED.search(user)
             declared = d.group(1) if d else "the declared type"
             wrong = [k for k in letters if k not in ("reason", "gold_statement_true")]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from ...family import ExampleRule, Family, Outcomes, lazy, register, versus_filters
 from ...label_rates import accuracy, flip, flip_read
@@ -78,7 +77,7 @@ compare = lazy(f"{__name__}.report.compare:compare_spec")
 tradeoff = lazy(f"{__name__}.report.tradeoff:tradeoff")
 
 
-def _diagnosis_cases(path: Path, skips: Any = None) -> Iterator[Item]:
+def _diagnosis_cases(path: Path, skips: object = None) -> Iterator[Item]:
     from .construct.cases import read_diagnosis_cases
 
     return read_diagnosis_cases(path, skips)

@@ -112,13 +112,13 @@ def _slice(g: pd.DataFrame, seed: int = 0) -> tuple[dict[str, Any], dict[str, An
     clean_acc = _accuracy(correct[is_clean], status[is_clean], item[is_clean])
     cm = is_clean & answered
     clean_by_pair = pd.Series(correct[cm], index=pair[cm]).groupby(level=0, sort=False).first()
-    overall: dict[str, Any] = {
+    overall: dict[str, object] = {
         "n_items": int(len(set(item))),
         "n_epochs": int(len(set(epoch.tolist()))),
         "clean_acc": clean_acc,
         "clean_epochs": _epochs(correct[is_clean], status[is_clean], epoch[is_clean]),
     }
-    by_variant: dict[str, Any] = {}
+    by_variant: dict[str, object] = {}
     for c in _order(sorted(set(cond))):
         m = cond == c
         acc = _accuracy(correct[m], status[m], item[m])
@@ -214,11 +214,11 @@ def mean_across_models(models: dict[str, Any]) -> dict[str, Any]:
     """Unweighted mean, min and max over models of each headline rate and each paired drop."""
     seen = list(dict.fromkeys(s for v in models.values() for s in v))
     settings = sorted(seen, key=lambda s: (s != "none", seen.index(s)))
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for setting in settings:
         blocks = [v[setting]["overall"] for v in models.values() if setting in v]
         keys = list(dict.fromkeys(k for b in blocks for k in b if k.endswith(("_acc", "_flip", "_drop"))))
-        agg: dict[str, Any] = {}
+        agg: dict[str, object] = {}
         for k in keys:
             vals = []
             for b in blocks:

@@ -3,8 +3,6 @@ family as `review_rubrics`; review.sample draws and assigns their units."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...review.rubrics import Dimension, ReviewRubric, scale
 from ...review.units import Candidate, probe_facets
 from ...seeding import stable_hash
@@ -16,11 +14,11 @@ def candidates_noise(suite: Suite) -> list[Candidate]:
     for p in suite.probes:
         item = suite.items[p.item_id]
         parts = getattr(p, "parts", {}) or {}
-        display: list[dict[str, Any]] = [
+        display: list[dict[str, object]] = [
             {"kind": "text", "title": "Original case", "text": item.question},
             {"kind": "text", "title": "Perturbed case", "text": str(parts.get("text", ""))},
         ]
-        herrings = item.meta.get("red_herrings") if isinstance(item.meta.get("red_herrings"), list) else []
+        herrings = found if isinstance(found := item.meta.get("red_herrings"), list) else []
         inserted = []
         for ins in parts.get("insertions") or []:
             try:

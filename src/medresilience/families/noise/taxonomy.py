@@ -3,7 +3,9 @@ is reported under. The original case is the spine's `clean` condition, planned o
 
 from __future__ import annotations
 
-FAMILY = "noise"
+from typing import Final
+
+FAMILY: Final = "noise"
 
 #: red herrings inserted one at a time at random sentence boundaries (nested: 1 in 5 in 10)
 DISTRIBUTED = ("redherring-1", "redherring-5", "redherring-10")

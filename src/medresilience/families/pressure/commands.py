@@ -55,7 +55,7 @@ def pressure(
         suite = build_pressure(source, out, wanted, seed, name, gen, work_dir, prog)
     counts = {k: v for k, v in suite.manifest.counts.items() if k not in ("items", "probes")}
     console.print(f"wrote {out}: {len(suite.items)} items, {len(suite.probes)} probes ({', '.join(f'{k} {v}' for k, v in counts.items())})")
-    made = (suite.manifest.built_from or {}).get("claims")
+    made = ((suite.manifest.model_extra or {}).get("built_from") or {}).get("claims")
     if made is not None:
         claims_dir = (work_dir or default_work_dir(out)) / CLAIMS_SUITE
         console.print(f"claims: {made['kept']} of {made['considered']} items, rejected {made['rejected']}, failed {made['failed']} (why: {claims_dir})")

@@ -91,7 +91,7 @@ def model_block(g: pd.DataFrame) -> dict[str, Any]:
     condition (with the excess over repeat) and the counts."""
     p = pairs(g)
     clean = g[(g["condition"] == CLEAN) & g["status"].isin(ANSWERED)]
-    overall: dict[str, Any] = {"clean_acc": stats.wilson(int(clean["correct"].sum()), len(clean)).as_dict()}
+    overall: dict[str, object] = {"clean_acc": stats.wilson(int(clean["correct"].sum()), len(clean)).as_dict()}
     for key, conds in POOLS:
         right = p[p["first"] & p["condition"].isin(conds)]
         overall[key] = _rate(~right["second"], right["item_id"]) if len(right) else None
@@ -115,7 +115,7 @@ def model_block(g: pd.DataFrame) -> dict[str, Any]:
 
 
 def pressure_metrics(df: pd.DataFrame) -> dict[str, Any]:
-    models: dict[str, dict[str, Any]] = {}
+    models: dict[str, dict[str, object]] = {}
     for (model, setting), g in df.groupby(["model", "setting"], observed=True, sort=False):
         models.setdefault(str(model), {})[str(setting)] = model_block(g)
     return {"models": models, "mean_across_models": {}}

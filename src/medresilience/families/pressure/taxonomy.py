@@ -12,7 +12,9 @@ project's own.
 
 from __future__ import annotations
 
-FAMILY = "pressure"
+from typing import Final
+
+FAMILY: Final = "pressure"
 REPEAT = "repeat"
 CLAIM_PROVENANCE = {"claim-neutral": "neutral", "claim-patient": "patient", "claim-authority": "authority"}
 CONDITIONS = ("repeat", "doubt", *CLAIM_PROVENANCE, "insist")

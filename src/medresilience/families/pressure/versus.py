@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -67,7 +67,7 @@ def compare_block(pairs: pd.DataFrame) -> dict[str, Any]:
     q = pairs[pairs["clean_q"]]
     a = pairs[pairs["clean_a"]]
     both = pairs[pairs["clean_q"] & pairs["clean_a"]]
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "claims": len(pairs),
         "asr_in_question": stats.clustered_rate((~q["right_q"]).tolist(), q["item_id"].tolist()).as_dict(),
         "flip_after_answer": stats.clustered_rate((~a["right_a"]).tolist(), a["item_id"].tolist()).as_dict(),
@@ -104,5 +104,6 @@ def compare_runs(misleading_run: Path | str, pressure_run: Path | str) -> dict[s
     for run, want in ((m, "misleading"), (p, "pressure")):
         if run.frame is None or run.config.get("family") != want:
             raise ConfigError(str(run.path), f"expected a {want} run whose suite and store can be read")
+    assert m.frame is not None and p.frame is not None  # checked above
     suite = Suite.load(p.config["suite"]["path"])
-    return in_question_vs_after(m.frame, p.frame, suite.probes)
+    return in_question_vs_after(m.frame, p.frame, cast(list[PressureProbe], suite.probes))  # a pressure suite holds its probes

@@ -53,12 +53,12 @@ def _label(x: float) -> str:
     return f"{x:g}"
 
 
-def pcs_rate(values: Any, n_resamples: int = N_RESAMPLES, seed: int = SEED) -> dict[str, Any]:
+def pcs_rate(values: object, n_resamples: int = N_RESAMPLES, seed: int = SEED) -> dict[str, Any]:
     """The mean of judge scores with its percentile bootstrap 95% interval, as a rate-shaped dict
     ({k: sum of the scores, n, p: the mean, lo, hi, unit: "score", interval})."""
     v = np.asarray(values, dtype=np.float64)
     n = int(v.size)
-    out: dict[str, Any] = {"k": int(round(float(v.sum()))) if n else 0, "n": n, "p": None, "lo": None, "hi": None, "unit": "score", "interval": INTERVAL}
+    out: dict[str, object] = {"k": int(round(float(v.sum()))) if n else 0, "n": n, "p": None, "lo": None, "hi": None, "unit": "score", "interval": INTERVAL}
     if n == 0:
         return out
     b = stats.bootstrap_mean(v, n_resamples=n_resamples, seed=seed, method="percentile")
@@ -146,7 +146,7 @@ def _settings(models: dict[str, Any]) -> list[str]:
 
 
 def _mean_of(blocks: list[dict[str, Any]]) -> dict[str, Any]:
-    agg: dict[str, Any] = {}
+    agg: dict[str, object] = {}
     for key, unit in MEAN_KEYS:
         vals = [float(b[key]["p"]) for b in blocks if isinstance(b.get(key), dict) and b[key].get("p") is not None]
         if vals:
@@ -163,9 +163,9 @@ def mean_across_models(models: dict[str, Any]) -> dict[str, Any]:
 def mean_by_stratum(models: dict[str, Any]) -> dict[str, Any]:
     """The same means per category and per generator: {setting: {by_category: {stratum: means}}}.
     A model without a stratum is left out of that stratum's mean."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for s in _settings(models):
-        per: dict[str, Any] = {}
+        per: dict[str, object] = {}
         for group in STRATA:
             names = list(dict.fromkeys(k for v in models.values() if s in v for k in v[s].get(group, {})))
             per[group] = {k: _mean_of([v[s][group][k] for v in models.values() if s in v and k in v[s].get(group, {})]) for k in names}

@@ -19,7 +19,7 @@ from .taxonomy import CATEGORIES, CATEGORY_KEYS, PRESUPPOSITION
 def candidates_premise(suite: Suite) -> list[Candidate]:
     """One unit per question; the categoriser's category (its presupposition probe's facet) is kept
     from the reviewer and compared with the category they give."""
-    category = {p.item_id: p.facets.get("category") for p in suite.probes if p.condition == PRESUPPOSITION and getattr(p, "facets", None)}
+    category = {p.item_id: p.facet_values().get("category") for p in suite.probes if p.condition == PRESUPPOSITION and p.facet_values()}
     out = []
     for item in suite.items.values():
         display = item_blocks(item)
@@ -150,7 +150,9 @@ def candidates_cancercare(suite: Suite | None, answers: Path) -> list[Candidate]
     missing = [c for c in ANSWER_COLUMNS if c not in header]
     if missing:
         raise InputError(answers, 1, missing[0], f"the header lacks {', '.join(missing)} (expected {', '.join(ANSWER_COLUMNS)}, optionally question_id)")
-    out, seen, qids = [], set(), {}
+    out: list[Candidate] = []
+    seen: set[tuple[str, str]] = set()
+    qids: dict[str, str] = {}
     for line, cells in records:
         if len(cells) != len(header):
             raise InputError(answers, line, None, f"{len(cells)} cells, the header has {len(header)}")
@@ -163,7 +165,7 @@ def candidates_cancercare(suite: Suite | None, answers: Path) -> list[Candidate]
         if (qid, source) in seen:
             raise InputError(answers, line, "source", f"a second answer from {source!r} to question {qid}")
         seen.add((qid, source))
-        display = [
+        display: list[dict[str, object]] = [
             {"kind": "text", "title": "Patient question", "text": question},
             {"kind": "parts", "title": "The answer, paragraph by paragraph", "parts": paragraphs(row["answer"])},
         ]
@@ -229,7 +231,8 @@ def candidates_realism(suite: Suite | None, answers: Path) -> list[Candidate]:
     missing = [c for c in PAIR_COLUMNS if c not in header]
     if missing:
         raise InputError(answers, 1, missing[0], f"the header lacks {', '.join(missing)} (expected {', '.join(PAIR_COLUMNS)}, optionally pair_id)")
-    out, seen = [], set()
+    out: list[Candidate] = []
+    seen: set[str] = set()
     for line, cells in records:
         if len(cells) != len(header):
             raise InputError(answers, line, None, f"{len(cells)} cells, the header has {len(header)}")

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Final
 
-FAMILY = "presupposition"
+FAMILY: Final = "presupposition"
 
 #: a patient question that silently assumes a myth (the stress test)
 PRESUPPOSITION = "presupposition"

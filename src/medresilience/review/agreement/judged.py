@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,7 +41,7 @@ def rubric_hash(scorer: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _json_rubrics(value: Any) -> Iterator[dict[str, Any]]:
+def _json_rubrics(value: object) -> Iterator[dict[str, Any]]:
     """Every rubric-like JSON object among the texts a run recorded (its prompts)."""
     if isinstance(value, dict):
         if "verdicts" in value and "name" in value:
@@ -58,7 +58,7 @@ def _json_rubrics(value: Any) -> Iterator[dict[str, Any]]:
             return
 
 
-def recorded_rubric(config: dict[str, Any], scorer: str) -> Any:
+def recorded_rubric(config: Mapping[str, object], scorer: str) -> Any:
     """The judge rubric the run recorded for a scorer (matched by name and hash), or None."""
     from ...scoring.judge import Rubric
 

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ...errors import ConfigError, InputError
 from ...fileio import table_rows
@@ -47,13 +47,13 @@ class HumanLabels:
     skipped: Counter = field(default_factory=Counter)
 
 
-def label_cell(v: Any) -> str | None:
+def label_cell(v: object) -> str | None:
     """A label cell: blank or an NA word is no label."""
     s = _key_cell(v)
     return None if s is None or s.lower() in _MISSING else s
 
 
-def _key_cell(v: Any) -> str | None:
+def _key_cell(v: object) -> str | None:
     """A cell naming the answer (unit, item, model, setting, ...): only a blank cell is missing, so
     a value such as the setting `none` (no mitigation) is a name like any other."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
@@ -132,7 +132,8 @@ def _review_labels(path: Path, label_columns: Sequence[str] | None) -> HumanLabe
             raise ConfigError(
                 "--label-column", f"review rubric {rubric.key} has {len(columns)} numeric dimensions ({', '.join(columns) or 'none'}); name the one to compare"
             )
-    rows = ((None, row) for row in frame.astype(object).where(frame.notna(), None).to_dict("records"))
+    records = cast(list[dict[str, Any]], frame.astype(object).where(frame.notna(), None).to_dict("records"))  # its columns are names
+    rows = ((None, row) for row in records)
     return _labels_from_rows(db_path, "review", header, rows, columns, review=True)
 
 
@@ -149,8 +150,9 @@ def _labels_from_rows(
     skipped: Counter = Counter()
     if review:
         key_map = {"unit_id": "hidden_unit", "model": "hidden_model", "scorer": "hidden_scoring"}
-        long = "reviewer"
-        for c in columns or ():
+        long: str | None = "reviewer"
+        columns = list(columns or ())
+        for c in columns:
             if c not in header:
                 raise InputError(path, 1, c, f"no such column (columns: {', '.join(header)})")
     else:

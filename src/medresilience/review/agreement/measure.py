@@ -37,7 +37,7 @@ def combine(values: Sequence[float], scale: Sequence[float], how: str = "half_up
     return best
 
 
-def _value(raw: Any, labels: dict[str, float], scale: Sequence[float] | None, path: Path, line: int | None, column: str) -> float | None:
+def _value(raw: object, labels: dict[str, float], scale: Sequence[float] | None, path: Path, line: int | None, column: str) -> float | None:
     cell = label_cell(raw)
     if cell is None:
         return None
@@ -209,9 +209,12 @@ def pair_agreement(
     exact = stats.wilson(sum(1 for h, j in pairs if math.isclose(h, j)), n, confidence)
     binary = stats.wilson(sum(1 for h, j in pairs if _is_positive(h, positive) == _is_positive(j, positive)), n, confidence)
     table = [[h, j] for h, j in pairs]
-    kw = {"categories": scale, "confidence": confidence, "n_resamples": n_resamples, "seed": seed}
-    kappa = stats.agreement(table, "cohen_kappa", weights=kappa_weights, **kw) if pairs else None
-    ac2 = stats.agreement(table, "gwet_ac2", weights="ordinal", **kw) if pairs else None
+    kappa = (
+        stats.agreement(table, "cohen_kappa", weights=kappa_weights, categories=scale, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        if pairs
+        else None
+    )
+    ac2 = stats.agreement(table, "gwet_ac2", weights="ordinal", categories=scale, confidence=confidence, n_resamples=n_resamples, seed=seed) if pairs else None
     pos_of = {v: i for i, v in enumerate(scale)}
     confusion = [[0] * len(scale) for _ in scale]
     for h, j in pairs:

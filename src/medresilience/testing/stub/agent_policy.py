@@ -14,7 +14,7 @@ completion sends it with finish_reason "tool_calls"."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .policies import Policy, make_policy
@@ -25,7 +25,7 @@ Action = tuple[str, ...]
 TEXT_PROTOCOL_MARK = "SEARCH:"
 
 
-def is_agent_request(messages: list[dict[str, Any]], body: dict[str, Any]) -> bool:
+def is_agent_request(messages: Sequence[Mapping[str, object]], body: Mapping[str, object]) -> bool:
     """Whether a request is a step of an agent conversation (it offers tools, or its system
     message describes the text actions)."""
     if body.get("tools"):

@@ -10,6 +10,7 @@ import math
 import os
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,11 +49,11 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
-def _is_tool_reply(reply: Any) -> bool:
+def _is_tool_reply(reply: object) -> bool:
     return isinstance(reply, dict) and isinstance(reply.get("tool_calls"), list)
 
 
-def _reply_dict(reply: Any) -> bool:
+def _reply_dict(reply: object) -> bool:
     """Whether a policy's reply is a dict the stub can send: tool calls (agent_policy), or a
     `content` text with `reasoning_content` (sent as the message's reasoning text) and/or
     `reasoning_tokens` (an int, or None for a null, sent as usage.completion_tokens_details)."""
@@ -64,7 +65,7 @@ def _reply_dict(reply: Any) -> bool:
     return (thought is None or (isinstance(thought, int) and not isinstance(thought, bool))) and isinstance(reply.get("reasoning_content", ""), str)
 
 
-def _logprobs_entry(messages: list[dict[str, Any]], letter: str | None, top_n: int) -> dict[str, Any]:
+def _logprobs_entry(messages: Sequence[Mapping[str, object]], letter: str | None, top_n: int) -> dict[str, Any]:
     letters = option_letters(messages) or list(DEFAULT_LETTERS)
     if letter is None:
         letter = letters[0]
@@ -99,7 +100,7 @@ _FAULT_STATUS = {
 }
 
 
-def _json_schema(body: dict[str, Any]) -> dict[str, Any] | None:
+def _json_schema(body: Mapping[str, object]) -> dict[str, Any] | None:
     """The schema of a request's `response_format` json_schema, or None (no such response_format)."""
     rf = body.get("response_format")
     if not isinstance(rf, dict) or rf.get("type") != "json_schema":
@@ -126,7 +127,7 @@ def _bearer_key(request: web.Request) -> str:
     return auth[len("Bearer ") :] if auth.startswith("Bearer ") else auth
 
 
-def _error_reply(fault: str, faults: Faults, request: web.Request, body: dict[str, Any]) -> web.Response:
+def _error_reply(fault: str, faults: Faults, request: web.Request, body: Mapping[str, object]) -> web.Response:
     """The error response of a fault that replaces the answer (400, 401, 404, 429, 500, 503)."""
     if fault == "permanent":
         return _json_response(
@@ -270,7 +271,7 @@ class StubApp:
         data = {"object": "list", "data": [{"id": self.model, "object": "model", "created": 0, "owned_by": "medresilience-stub"}]}
         return _json_response(dumps(data))
 
-    async def chat(self, request: web.Request) -> web.Response:
+    async def chat(self, request: web.Request) -> web.StreamResponse:
         """POST /v1/chat/completions: read the body, fix its fault, then answer with the policy's
         text (as the fault shapes it) or with the fault in its place."""
         raw = await request.read()
@@ -337,7 +338,7 @@ class StubApp:
             )
         return text
 
-    async def _answered_reply(self, request: web.Request, fault: str | None, body: dict[str, Any], key: str, text: Any) -> web.StreamResponse:
+    async def _answered_reply(self, request: web.Request, fault: str | None, body: dict[str, Any], key: str, text: object) -> web.StreamResponse:
         """The completion of the policy's text, as a fault that keeps the answer shapes it."""
         if fault in (None, "timeout") or _is_tool_reply(text):  # a tool-call reply keeps its shape
             return _json_response(self._completion(body, key, text))

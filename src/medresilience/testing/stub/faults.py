@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -156,7 +156,7 @@ def fault_from_digest(faults: Faults, digest: bytes) -> str | None:
     return band_of(int.from_bytes(digest[:8], "big") / 2.0**64, faults.bands())
 
 
-def assign_fault(faults: Faults, body: Any, attempt: int | None = None) -> str | None:
+def assign_fault(faults: Faults, body: object, attempt: int | None = None) -> str | None:
     """The fault the stub assigns to a request body (one of FAULT_OUTCOMES) or None.
 
     With `attempt` (1-based) given, the outcome that attempt actually gets: transient faults

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .bodies import canonical_body
@@ -24,7 +24,7 @@ _ANSWER_RE = re.compile(r"\banswer\b(?:\s+is)?\s*[:\-]?\s*\(?([A-J])\b", re.IGNO
 _BARE_RE = re.compile(r"^\s*\(?([A-J])\)?[.):]?\s*$")
 
 
-def message_text(message: dict[str, Any]) -> str:
+def message_text(message: Mapping[str, object]) -> str:
     """The text of one chat message (string content or a list of text parts)."""
     content = message.get("content")
     if isinstance(content, str):
@@ -34,14 +34,14 @@ def message_text(message: dict[str, Any]) -> str:
     return ""
 
 
-def _last_user_text(messages: Sequence[dict[str, Any]]) -> str:
+def _last_user_text(messages: Sequence[Mapping[str, object]]) -> str:
     for m in reversed(messages):
         if isinstance(m, dict) and m.get("role") == "user":
             return message_text(m)
     return ""
 
 
-def option_letters(messages: Sequence[dict[str, Any]]) -> list[str]:
+def option_letters(messages: Sequence[Mapping[str, object]]) -> list[str]:
     """Option letters of the last user message: lines matching ^([A-J])[.)]\\s, in order, unique."""
     seen: list[str] = []
     for letter in _OPTION_RE.findall(_last_user_text(messages)):
@@ -50,11 +50,11 @@ def option_letters(messages: Sequence[dict[str, Any]]) -> list[str]:
     return seen
 
 
-def messages_digest(messages: Sequence[dict[str, Any]]) -> bytes:
+def messages_digest(messages: Sequence[Mapping[str, object]]) -> bytes:
     return hashlib.sha256(canonical_body(list(messages))).digest()
 
 
-def hash_letter(messages: Sequence[dict[str, Any]], letters: Sequence[str] | None = None) -> str:
+def hash_letter(messages: Sequence[Mapping[str, object]], letters: Sequence[str] | None = None) -> str:
     """The "hash" policy's letter: chosen among `letters` (default: the prompt's option letters,
     or A-D when the prompt has none) by a SHA-256 of the canonical messages."""
     letters = list(letters) if letters else (option_letters(messages) or list(DEFAULT_LETTERS))
@@ -67,16 +67,16 @@ def answer_letter(text: str) -> str | None:
     return m.group(1).upper() if m else None
 
 
-def _policy_hash(messages: list[dict[str, Any]], request: dict[str, Any]) -> str:
+def _policy_hash(messages: Sequence[Mapping[str, object]], request: Mapping[str, object]) -> str:
     return f"Answer: {hash_letter(messages)}"
 
 
-def _policy_first(messages: list[dict[str, Any]], request: dict[str, Any]) -> str:
+def _policy_first(messages: Sequence[Mapping[str, object]], request: Mapping[str, object]) -> str:
     letters = option_letters(messages)
     return f"Answer: {letters[0] if letters else DEFAULT_LETTERS[0]}"
 
 
-def _policy_gullible(messages: list[dict[str, Any]], request: dict[str, Any]) -> str:
+def _policy_gullible(messages: Sequence[Mapping[str, object]], request: Mapping[str, object]) -> str:
     for m in messages:
         if isinstance(m, dict):
             found = _MARKER_RE.search(message_text(m))
@@ -85,7 +85,7 @@ def _policy_gullible(messages: list[dict[str, Any]], request: dict[str, Any]) ->
     return _policy_hash(messages, request)
 
 
-def _policy_echo(messages: list[dict[str, Any]], request: dict[str, Any]) -> str:
+def _policy_echo(messages: Sequence[Mapping[str, object]], request: Mapping[str, object]) -> str:
     return _last_user_text(messages)
 
 
@@ -108,7 +108,7 @@ def fit_to_schema(text: str, schema: dict[str, Any]) -> str:
             return text
     except ValueError:
         pass
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for name, prop in (schema.get("properties") or {}).items():
         prop = prop if isinstance(prop, dict) else {}
         enum, kind = prop.get("enum"), prop.get("type")
@@ -148,7 +148,7 @@ def make_policy(policy: str | Policy, *, json_text: str = "{}") -> Policy:
     if policy == "json_fixed":
         text = str(json_text)
 
-        def _policy_json_fixed(messages: list[dict[str, Any]], request: dict[str, Any]) -> str:
+        def _policy_json_fixed(messages: Sequence[Mapping[str, object]], request: Mapping[str, object]) -> str:
             return text
 
         return _policy_json_fixed

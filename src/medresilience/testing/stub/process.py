@@ -11,7 +11,7 @@ import select
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -117,11 +117,11 @@ class StubProcess:
     def __enter__(self) -> StubProcess:
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
 
-def _serve_policy(factory: Callable[..., Policy], kwargs: dict[str, Any], faults: Faults, conn: Any, stop: Any) -> None:
+def _serve_policy(factory: Callable[..., Policy], kwargs: Mapping[str, object], faults: Faults, conn: Any, stop: Any) -> None:
     with StubServer(policy=factory(**kwargs), faults=faults) as srv:  # in the spawned child
         conn.send(srv.base_url)
         stop.wait()
@@ -129,7 +129,11 @@ def _serve_policy(factory: Callable[..., Policy], kwargs: dict[str, Any], faults
 
 @contextlib.contextmanager
 def policy_server(
-    factory: Callable[..., Policy], kwargs: dict[str, Any] | None = None, faults: Faults | None = None, process: bool = True, startup_timeout: float = 60.0
+    factory: Callable[..., Policy],
+    kwargs: Mapping[str, object] | None = None,
+    faults: Faults | None = None,
+    process: bool = True,
+    startup_timeout: float = 60.0,
 ) -> Iterator[str]:
     """A stub server whose policy is `factory(**kwargs)` (a policy object, such as a builder's scripted
     fake generator, that StubProcess's named policies cannot express); yields its base URL. With

@@ -7,7 +7,6 @@ import asyncio
 import os
 import socket
 import threading
-from typing import Any
 
 from aiohttp import web
 
@@ -107,7 +106,7 @@ class StubServer:
     async def __aenter__(self) -> StubServer:
         return await self.astart()
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.astop()
 
     # ---- thread lifecycle
@@ -154,5 +153,5 @@ class StubServer:
     def __enter__(self) -> StubServer:
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()

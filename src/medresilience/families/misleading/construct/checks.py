@@ -231,7 +231,7 @@ def numbers(text: str) -> set[str]:
 # --------------------------------------------------------------------------- items
 
 
-def _options_of(raw: Any) -> dict[str, Any] | None:
+def _options_of(raw: object) -> dict[str, Any] | None:
     if isinstance(raw, dict):
         return {str(k).strip().upper(): v for k, v in raw.items()}
     if isinstance(raw, list):
@@ -239,7 +239,7 @@ def _options_of(raw: Any) -> dict[str, Any] | None:
     return None
 
 
-def raw_skip_reason(options: Any, answer: Any) -> tuple[str, str] | None:
+def raw_skip_reason(options: object, answer: object) -> tuple[str, str] | None:
     """The skip reason of a raw row given its options (object or list, or None) and its answer
     (a letter, or None): checked before the strict loader sees the row."""
     opts = _options_of(options)
@@ -261,7 +261,7 @@ def raw_skip_reason(options: Any, answer: Any) -> tuple[str, str] | None:
 def item_skip_reason(item: Item) -> tuple[str, str] | None:
     """Why a valid Item cannot be used for misleading-context construction, or None."""
     seen: dict[str, str] = {}
-    for k, text in item.options.items():
+    for k, text in item.choices.items():
         key = norm(text)
         if key in seen:
             return "duplicate_options", f"options {seen[key]} and {k} have the same text"
@@ -364,7 +364,7 @@ def _mentions(sentence_norm: str, option_text: str) -> bool:
 
 def bundle_problems(
     item: Item,
-    sentences: Mapping[str, Any],
+    sentences: Mapping[str, object],
     limits: Limits = Limits(),
     source: Mapping[str, str] | None = None,
     provenance: str | None = None,
@@ -373,12 +373,12 @@ def bundle_problems(
     bundle a restated one was made from: then each sentence must keep its claim (claim_drift).
     `provenance` is the framing every sentence must read in (framing_*; None: not checked)."""
     out: list[Problem] = []
-    letters = "".join(item.options)
+    letters = "".join(item.choices)
     for k in sentences:
-        if k not in item.options:
+        if k not in item.choices:
             out.append(Problem("unknown_option", k, f"a sentence for '{k}', which is not an option"))
     texts: dict[str, str] = {}
-    for k in item.options:
+    for k in item.choices:
         v = sentences.get(k)
         if not isinstance(v, str) or not v.strip():
             out.append(Problem("missing_sentence", k, "no sentence"))
@@ -393,7 +393,7 @@ def bundle_problems(
         breaks = sentence_breaks(t)
         if breaks:
             out.append(Problem("several_sentences", k, f"{breaks + 1} sentences, one is asked for"))
-        if _restates_option(t, item.options[k]):
+        if _restates_option(t, item.choices[k]):
             out.append(Problem("restates_option", k, "only repeats the option's own text; it adds no claim"))
         ref = _names_letter(t, letters)
         if ref:
@@ -414,16 +414,16 @@ def bundle_problems(
             out.append(Problem("duplicate_sentence", k, f"same sentence as option {seen[key]}"))
         else:
             seen[key] = k
-    gold = texts.get(item.answer)
+    gold = texts.get(item.answer_letter)
     if gold is not None:
         g = norm(gold)
-        gold_opt, question = norm(item.options[item.answer]), norm(item.question)
+        gold_opt, question = norm(item.choices[item.answer_letter]), norm(item.question)
         for w in item.wrong_options:
-            wt = norm(item.options[w])
+            wt = norm(item.choices[w])
             if len(wt.strip()) < 4 or wt.strip() in GENERIC_OPTIONS or wt in gold_opt or wt in question:
                 continue  # too short or generic to tell, or naturally shared with the gold answer / stem
             if wt in g:
-                out.append(Problem("gold_supports_distractor", item.answer, f"the truthful sentence names wrong option {w} ({item.options[w][:40]!r})"))
+                out.append(Problem("gold_supports_distractor", item.answer, f"the truthful sentence names wrong option {w} ({item.choices[w][:40]!r})"))
     if source is not None:
         for k, t in texts.items():
             src = source.get(k)

@@ -42,7 +42,7 @@ class Unit:
     messages: list[dict[str, str]]
     schema: dict[str, Any]
     max_tokens: int
-    parse: Callable[[str], Any]
+    parse: Callable[[str | None], Any]  # raises Rejected (None: an empty reply)
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ class Applicability:
 # --------------------------------------------------------------------------- parsing
 
 
-def _field(obj: Mapping[str, Any], key: str, kind: type, where: str = "") -> Any:
+def _field(obj: Mapping[str, object], key: str, kind: type, where: str = "") -> Any:
     if key not in obj:
         raise ParseError(f"missing key '{where}{key}'")
     v = obj[key]
@@ -162,12 +162,12 @@ def parse_verdict(item: Item, content_type: str | None = None) -> Callable[[str 
 
 
 def bundle_max_tokens(item: Item, limits: Limits) -> int:
-    return min(MAX_TOKENS_CAP, 64 + len(item.options) * (limits.max_chars // 3 + 16))
+    return min(MAX_TOKENS_CAP, 64 + len(item.choices) * (limits.max_chars // 3 + 16))
 
 
 def verify_max_tokens(item: Item) -> int:
     """The reason, and per option two verdicts, a type_reason (up to 300 characters) and a third."""
-    return 200 + 120 * len(item.options)
+    return 200 + 120 * len(item.choices)
 
 
 APPLICABILITY_MAX_TOKENS = 320
@@ -201,7 +201,7 @@ def bundle_unit(job: BundleJob, limits: Limits) -> Unit:
         msgs = prompts.render_messages(
             item, job.content_type, job.source, job.source_provenance or "neutral", job.provenance, limits.min_words, limits.max_words
         )
-    letters = "".join(item.options)
+    letters = "".join(item.choices)
     return Unit(msgs, prompts.letters_schema(letters, limits.max_chars), bundle_max_tokens(item, limits), parse_sentences(letters))
 
 
@@ -262,7 +262,7 @@ class Engine:
     def __enter__(self) -> Engine:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:

@@ -11,7 +11,7 @@ skip rather than an error; MMLU CSV and release files are read by their strict l
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,11 +72,11 @@ def detect_input_format(path: Path) -> str:
     return sources.detect_format(path)
 
 
-def _raw_answer_letter(fmt: str, obj: dict[str, Any]) -> tuple[Any, Any]:
+def _raw_answer_letter(fmt: str, obj: Mapping[str, object]) -> tuple[Any, Any]:
     """(options, answer letter or None) of a raw row, for the pre-check."""
     if fmt == "medmcqa":
-        opts = [obj.get(f) for f in ("opa", "opb", "opc", "opd")]
-        if all(o is None for o in opts):
+        cells = [obj.get(f) for f in ("opa", "opb", "opc", "opd")]
+        if all(o is None for o in cells):
             return None, None
         cop = obj.get("cop")
         if isinstance(cop, str) and cop.strip().lstrip("-").isdigit():
@@ -84,10 +84,10 @@ def _raw_answer_letter(fmt: str, obj: dict[str, Any]) -> tuple[Any, Any]:
         if isinstance(cop, float) and cop.is_integer():
             cop = int(cop)
         if cop is None or cop == "" or (isinstance(cop, int) and not isinstance(cop, bool) and cop <= 0):
-            return opts, None  # MedMCQA's test split marks unknown answers with -1 or nothing
+            return cells, None  # MedMCQA's test split marks unknown answers with -1 or nothing
         if isinstance(cop, int) and not isinstance(cop, bool) and 1 <= cop <= 4:
-            return opts, "ABCD"[cop - 1]
-        return opts, "ABCD"[0]  # invalid value: let the strict loader name it
+            return cells, "ABCD"[cop - 1]
+        return cells, "ABCD"[0]  # invalid value: let the strict loader name it
     opts = obj.get("options")
     if fmt == "medqa":
         idx, text = obj.get("answer_idx"), obj.get("answer")
@@ -100,7 +100,7 @@ def _raw_answer_letter(fmt: str, obj: dict[str, Any]) -> tuple[Any, Any]:
     return opts, obj.get("answer")
 
 
-def _row_id(fmt: str, obj: dict[str, Any], line: int) -> str | None:
+def _row_id(fmt: str, obj: Mapping[str, object], line: int) -> str | None:
     """The id the strict loader would give the row (for the skip record)."""
     rid = obj.get("id")
     if fmt in ("medmcqa", "medqa") and (rid is None or not str(rid).strip()):
@@ -110,7 +110,7 @@ def _row_id(fmt: str, obj: dict[str, Any], line: int) -> str | None:
     return None if rid is None else str(rid).strip()
 
 
-def _strict(fmt: str, obj: dict[str, Any], path: Path, line: int) -> Item:
+def _strict(fmt: str, obj: Mapping[str, object], path: Path, line: int) -> Item:
     if fmt == "medmcqa":
         return sources.medmcqa_item(obj, path, line)
     if fmt == "medqa":

@@ -42,6 +42,7 @@ from ....suite import Suite
 from ....workspace import created_stamp, workspace
 from ..bundles import bundle_id_for, probes_from_bundle
 from ..probe import MisleadingProbe as Probe
+from ..probe import probes_of
 from ..taxonomy import PROVENANCE_KEYS
 from . import prompts
 from .checks import Limits, Problem, bundle_problems
@@ -157,7 +158,7 @@ def build_misleading(
     out = Path(out)
     work = Path(work_dir) if work_dir is not None else default_work_dir(out)
     loaded = items if isinstance(items, LoadedItems) else None
-    item_list = list(loaded.items if loaded else items)
+    item_list = list(items.items if isinstance(items, LoadedItems) else items)
     ids = [it.id for it in item_list]
     if len(set(ids)) != len(ids):
         dup = next(i for i in ids if ids.count(i) > 1)
@@ -240,7 +241,7 @@ def _generate_checked(
                 job.item.id, "rejected", "checks", probs[0].code, problems_text(probs), job.content_type, job.provenance, source=job.item.source
             )
             continue
-        passed[job.item.id] = [(job, {k: " ".join(value[k].split()) for k in job.item.options})]
+        passed[job.item.id] = [(job, {k: " ".join(value[k].split()) for k in job.item.choices})]
 
     if opts.design == "crossed":
         renders: list[BundleJob] = []
@@ -275,7 +276,7 @@ def _generate_checked(
                 )
                 del passed[iid]
                 continue
-            passed[iid].append((job, {k: " ".join(value[k].split()) for k in job.item.options}))
+            passed[iid].append((job, {k: " ".join(value[k].split()) for k in job.item.choices}))
 
     verify_passed(engine, passed, decisions, lambda job: f"{job.provenance} framing")
     # render order: neutral, patient, authority (stable bundle order within an item)
@@ -291,7 +292,7 @@ def _template_framed(job: BundleJob, value: Mapping[str, str], opts: BuildOption
     if not opts.template_framing:
         return out
     fixed = []
-    for k in job.item.options:
+    for k in job.item.choices:
         text = out.get(k)
         if isinstance(text, str) and framing_problem(text, job.provenance) is not None:
             new = reframe(text, job.provenance)
@@ -318,11 +319,28 @@ def verify_passed(
     for iid in list(passed):
         for job, _s in passed[iid]:
             o = verdicts[job.id]
-            common = dict(content_type=job.content_type, provenance=job.provenance, source=job.item.source)
             if not o.ok:
-                decisions[iid] = Decision(iid, "failed", "verify", o.code, f"{where(job)}: {o.detail}", **common)
+                decisions[iid] = Decision(
+                    iid,
+                    "failed",
+                    "verify",
+                    o.code,
+                    f"{where(job)}: {o.detail}",
+                    content_type=job.content_type,
+                    provenance=job.provenance,
+                    source=job.item.source,
+                )
             elif o.value:
-                decisions[iid] = Decision(iid, "rejected", "verify", o.value[0].code, f"{where(job)}: {problems_text(o.value)}", **common)
+                decisions[iid] = Decision(
+                    iid,
+                    "rejected",
+                    "verify",
+                    o.value[0].code,
+                    f"{where(job)}: {problems_text(o.value)}",
+                    content_type=job.content_type,
+                    provenance=job.provenance,
+                    source=job.item.source,
+                )
             else:
                 continue
             del passed[iid]
@@ -332,8 +350,8 @@ def verify_passed(
 # --------------------------------------------------------------------------- the suite
 
 
-def bundle_meta(job: BundleJob, generator_label: str, design: str, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    meta: dict[str, Any] = {"generator": generator_label, "design": design}
+def bundle_meta(job: BundleJob, generator_label: str, design: str, extra: Mapping[str, object] | None = None) -> dict[str, Any]:
+    meta: dict[str, object] = {"generator": generator_label, "design": design}
     if job.source is not None and design == "crossed":
         meta["claim_bundle"] = bundle_id_for(job.item.id, job.content_type, job.source_provenance or "neutral")
     if extra:
@@ -341,7 +359,7 @@ def bundle_meta(job: BundleJob, generator_label: str, design: str, extra: Mappin
     return meta
 
 
-def probes_for(job: BundleJob, sentences: Mapping[str, str], seed: int, meta: Mapping[str, Any]) -> list[Probe]:
+def probes_for(job: BundleJob, sentences: Mapping[str, str], seed: int, meta: Mapping[str, object]) -> list[Probe]:
     return probes_from_bundle(job.item, sentences, job.content_type, job.provenance, seed, bundle_id=job.id, meta=dict(meta))
 
 
@@ -422,18 +440,18 @@ def build_report(
     verifier: ModelSpec | None,
     seconds: float,
     loaded: LoadedItems | None,
-    extra: Mapping[str, Any] | None = None,
+    extra: Mapping[str, object] | None = None,
 ) -> dict[str, Any]:
     kept = [d for d in decisions if d.status == "kept"]
     status = Counter(d.status for d in decisions)
     by_pv: Counter[str] = Counter()
-    for p in suite.probes:
+    for p in probes_of(suite):
         if p.condition == "type2":
             by_pv[p.provenance] += 1
     stages = {k: v.as_dict() for k, v in engine.stats.items()}
     totals = engine.totals()
     call_errors = [d for d in decisions if d.status == "failed" and d.code == "call_error"]
-    report: dict[str, Any] = {
+    report: dict[str, object] = {
         "suite": suite.manifest.name,
         "out": str(suite.path) if suite.path else None,
         "design": design,
@@ -447,7 +465,7 @@ def build_report(
             "kept": len(kept),
             "rejected": status.get("rejected", 0),
             "failed": status.get("failed", 0),
-            "bundles": len({p.bundle_id for p in suite.probes}),
+            "bundles": len({p.bundle_id for p in probes_of(suite)}),
             "probes": len(suite.probes),
         },
         "skipped": _reason_counts(decisions, "skipped"),
@@ -530,7 +548,7 @@ def report_markdown(report: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_report(out: Path, report: Mapping[str, Any], decisions: Sequence[Decision]) -> None:
+def write_report(out: Path, report: Mapping[str, object], decisions: Sequence[Decision]) -> None:
     write_build_files(out, report, report_markdown(report), (d.as_dict() for d in decisions))
 
 
@@ -550,7 +568,7 @@ def estimate_build(
     stored); later stages are upper bounds that assume every item passes Stage 1. Prompt tokens
     are estimated at four characters per token; completion tokens as typical and maximum."""
     loaded = items if isinstance(items, LoadedItems) else None
-    item_list = list(loaded.items if loaded else items)
+    item_list = list(items.items if isinstance(items, LoadedItems) else items)
     check_specs(generator, verifier)
     work = Path(work_dir) if work_dir is not None else (default_work_dir(out) if out is not None else None)
     stages = {"applicability": _applicability_estimate(item_list, generator, options, work)}
@@ -612,17 +630,17 @@ def _later_estimates(item_list: Sequence[Item], options: BuildOptions, verifier:
         job = BundleJob(bundle_id_for(it.id, ct, pv), it, ct, pv)
         m = bundle_unit(job, options.limits).messages
         gen_prompt += estimate_tokens(m)
-        gen_typ += TYPICAL_COMPLETION["bundle_per_option"] * len(it.options) + 10
+        gen_typ += TYPICAL_COMPLETION["bundle_per_option"] * len(it.choices) + 10
         gen_max += bundle_max_tokens(it, options.limits)
         if options.design == "crossed":
-            fake = {k: "x" * 200 for k in it.options}
+            fake = {k: "x" * 200 for k in it.choices}
             rj = BundleJob(job.id + "-r", it, ct, "patient", fake, "neutral")
             ren_prompt += 2 * estimate_tokens(bundle_unit(rj, options.limits).messages)
-        ver_prompt += per_item_bundles * (estimate_tokens(prompts.verify_messages(it, {k: "x" * 200 for k in it.options}, ct)))
-        ver_typ += per_item_bundles * (TYPICAL_COMPLETION["verify_base"] + TYPICAL_COMPLETION["verify_per_option"] * len(it.options))
+        ver_prompt += per_item_bundles * (estimate_tokens(prompts.verify_messages(it, {k: "x" * 200 for k in it.choices}, ct)))
+        ver_typ += per_item_bundles * (TYPICAL_COMPLETION["verify_base"] + TYPICAL_COMPLETION["verify_per_option"] * len(it.choices))
         ver_max += per_item_bundles * verify_max_tokens(it)
     r = options.retries
-    stages: dict[str, dict[str, Any]] = {
+    stages: dict[str, dict[str, object]] = {
         "generation": {
             "calls": n,
             "calls_with_all_retries": n * (1 + r),

@@ -157,9 +157,11 @@ def taxonomy_block() -> str:
 
 
 def item_block(item: Item) -> str:
-    opts = "\n".join(f"{k}. {v}" for k, v in item.options.items())
+    opts = "\n".join(f"{k}. {v}" for k, v in item.choices.items())
     wrong = ", ".join(item.wrong_options)
-    return f"Question:\n{item.question.strip()}\n\nOptions:\n{opts}\n\nCorrect answer: {item.answer}. {item.options[item.answer]}\nWrong options: {wrong}"
+    return (
+        f"Question:\n{item.question.strip()}\n\nOptions:\n{opts}\n\nCorrect answer: {item.answer}. {item.choices[item.answer_letter]}\nWrong options: {wrong}"
+    )
 
 
 def applicability_messages(item: Item) -> list[dict[str, str]]:
@@ -225,7 +227,7 @@ def bundle_messages(item: Item, content_type_key: str, provenance_key: str, min_
     task = BUNDLE_TASK.format(
         gold=item.answer,
         wrong=", ".join(item.wrong_options),
-        letters=", ".join(item.options),
+        letters=", ".join(item.choices),
         rules=SENTENCE_RULES.format(min_words=min_words, max_words=max_words),
     )
     user = "\n\n".join([item_block(item), content_block(content_type_key), framing_block(provenance_key), task])
@@ -266,8 +268,8 @@ def render_messages(
     min_words: int,
     max_words: int,
 ) -> list[dict[str, str]]:
-    stmts = "\n".join(f"{k} ({'true' if k == item.answer else 'false'}): {sentences[k]}" for k in item.options)
-    task = RENDER_TASK.format(letters=", ".join(item.options), rules=SENTENCE_RULES.format(min_words=min_words, max_words=max_words))
+    stmts = "\n".join(f"{k} ({'true' if k == item.answer else 'false'}): {sentences[k]}" for k in item.choices)
+    task = RENDER_TASK.format(letters=", ".join(item.choices), rules=SENTENCE_RULES.format(min_words=min_words, max_words=max_words))
     user = "\n\n".join(
         [
             item_block(item),
@@ -326,7 +328,7 @@ VERIFY_TASK = (
 
 
 def verify_messages(item: Item, sentences: Mapping[str, str], content_type_key: str) -> list[dict[str, str]]:
-    stmts = "\n".join(f"{k}: {sentences[k]}" for k in item.options)
+    stmts = "\n".join(f"{k}: {sentences[k]}" for k in item.choices)
     c = content_type(content_type_key)
     task = VERIFY_TASK.format(
         stmts=stmts,
@@ -353,7 +355,7 @@ def verify_schema(wrong: Sequence[str]) -> dict[str, Any]:
         "required": ["is_false", "answer_unchanged", "type_reason", "matches_content_type"],
         "additionalProperties": False,
     }
-    props: dict[str, Any] = {"reason": {"type": "string", "maxLength": 400}, "gold_statement_true": {"type": "boolean"}}
+    props: dict[str, object] = {"reason": {"type": "string", "maxLength": 400}, "gold_statement_true": {"type": "boolean"}}
     props.update({k: verdict for k in wrong})
     return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
@@ -378,7 +380,7 @@ def with_retry(messages: list[dict[str, str]], attempt: int, error: str | None) 
     return out
 
 
-def strip_lengths(schema: Any) -> Any:
+def strip_lengths(schema: object) -> Any:
     if isinstance(schema, dict):
         return {k: strip_lengths(v) for k, v in schema.items() if k not in ("minLength", "maxLength")}
     if isinstance(schema, list):

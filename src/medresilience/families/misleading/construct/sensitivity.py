@@ -33,6 +33,7 @@ from ....suite import Suite
 from ....workspace import created_stamp, workspace
 from ..bundles import bundle_of
 from ..probe import MisleadingProbe as Probe
+from ..probe import probes_of
 from ..taxonomy import PROVENANCE_KEYS
 from . import prompts
 from .checks import Limits, bundle_problems
@@ -80,7 +81,7 @@ class SensitivityResult:
 def suite_bundles(suite: Suite) -> list[SourceBundle]:
     """The bundles of a suite, in item order then file order."""
     by_bid: dict[str, list[Probe]] = {}
-    for p in suite.probes:
+    for p in probes_of(suite):
         by_bid.setdefault(p.bundle_id, []).append(p)
     out: list[SourceBundle] = []
     order = {iid: i for i, iid in enumerate(suite.items)}
@@ -106,7 +107,7 @@ def stratified_subset(suite: Suite, n: int | None, by: Sequence[str] = ("source"
         raise ConfigError("--n", "must be at least 1")
     seed = suite.manifest.seed if seed is None else seed
     first: dict[str, Probe] = {}
-    for p in suite.probes:
+    for p in probes_of(suite):
         first.setdefault(p.item_id, p)
 
     def key(iid: str) -> tuple[str, ...]:
@@ -224,7 +225,7 @@ def _rebuild_bundles(
             )
             failed.add(iid)
             continue
-        new.setdefault(iid, []).append((job, {k: " ".join(o.value[k].split()) for k in job.item.options}))
+        new.setdefault(iid, []).append((job, {k: " ".join(o.value[k].split()) for k in job.item.choices}))
     for iid in failed:
         new.pop(iid, None)
     verify_passed(engine, new, decisions, lambda job: f"bundle {job.id}")
@@ -311,7 +312,7 @@ def _rebuilt_probes(
     return probes
 
 
-def _manifest(r: Rebuild, counts: dict[str, Any], derived_from: dict[str, Any]) -> SuiteManifest:
+def _manifest(r: Rebuild, counts: Mapping[str, object], derived_from: Mapping[str, object]) -> SuiteManifest:
     base = r.suite.manifest
     return SuiteManifest(
         name=r.name or r.out.name,
@@ -334,10 +335,10 @@ def _manifest(r: Rebuild, counts: dict[str, Any], derived_from: dict[str, Any]) 
     )
 
 
-def _reference(r: Rebuild, name: str, items: list[Item], keep_bids: set[str], n_kept: int, derived_from: dict[str, Any]) -> Suite:
+def _reference(r: Rebuild, name: str, items: list[Item], keep_bids: set[str], n_kept: int, derived_from: Mapping[str, object]) -> Suite:
     """The original bundles of the rebuilt items: the like-for-like reference."""
     base = r.suite.manifest
-    ref_probes = [p for p in r.suite.probes if p.bundle_id in keep_bids]
+    ref_probes = [p for p in probes_of(r.suite) if p.bundle_id in keep_bids]
     ref_manifest = base.model_copy(
         update={
             "name": f"{name}-reference",

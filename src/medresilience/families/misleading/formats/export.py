@@ -20,6 +20,7 @@ from ....fileio import write_parquet_table
 from ....records import LETTERS
 from ....suite import Suite
 from ..bundles import bundle_id_for
+from ..probe import probes_of
 from .release import release_rows, write_release
 
 EXPORT_FORMATS = ("release", "parquet", "bundles", "bundles-parquet")
@@ -46,7 +47,7 @@ PARQUET_COLUMNS = (
 def parquet_rows(suite: Suite) -> list[dict[str, Any]]:
     """The release rows of a suite, flattened for Parquet."""
     rows = []
-    by_bundle: dict[str, str] = {p.bundle_id: p.item_id for p in suite.probes}
+    by_bundle: dict[str, str] = {p.bundle_id: p.item_id for p in probes_of(suite)}
     for r in release_rows(suite):
         letters = list(r["options"])
         item_id = r.get("item_id", r["id"])

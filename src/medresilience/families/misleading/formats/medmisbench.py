@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ from ....seeding import rng_for
 from ....sources._common import IdChecker, build_item, text_field
 from ....suite import Suite
 from ..bundles import bundle_id_for, bundle_of
-from ..probe import ContextSentence
+from ..probe import ContextSentence, probes_of
 from ..probe import MisleadingProbe as Probe
 from ..taxonomy import CONTENT_TYPE_KEYS, PROVENANCE_KEYS, content_type_key, provenance_key
 
@@ -120,13 +120,13 @@ class FlatRow:
             if w in self.contexts
         ]
         if not self.gaps:
-            order = list(item.options)
+            order = list(item.choices)
             rng_for(seed, bid, "type2-order").shuffle(order)
             out.append(Probe(id=f"{bid}:t2", condition="type2", context=tuple(ContextSentence(option=k, text=self.contexts[k]) for k in order), **common))
         return out
 
 
-def _label(value: Any, path: Path | str, line: int | None, key: str, normalise) -> tuple[str, str]:
+def _label(value: object, path: Path | str, line: int | None, key: str, normalise) -> tuple[str, str]:
     text = text_field(value, path, line, key)
     try:
         return normalise(text), text
@@ -264,8 +264,8 @@ def read_medmisbench(path: Path | str, seed: int = 0, name: str | None = None, c
     path = Path(path)
     items: list[Item] = []
     probes: list[Probe] = []
-    gaps = Counter()
-    per_config = Counter()
+    gaps: Counter[str] = Counter()
+    per_config: Counter[str] = Counter()
     for row in iter_flat(path, config):
         items.append(row.item)
         probes += row.probes(seed)
@@ -293,7 +293,7 @@ def flat_rows(suite: Suite) -> Iterator[tuple[str, dict[str, Any]]]:
     an item built here, the study code's labels and its source's config."""
     where = suite.path or f"<suite {suite.manifest.name}>"
     by_item: dict[str, list[Probe]] = {}
-    for p in suite.probes:
+    for p in probes_of(suite):
         by_item.setdefault(p.item_id, []).append(p)
     for item in suite.items.values():
         ps = by_item.get(item.id)
@@ -305,17 +305,17 @@ def flat_rows(suite: Suite) -> Iterator[tuple[str, dict[str, Any]]]:
         rel = dict(item.meta.get("release") or {})
         sentences = bundle_of(ps)
         if rel.get("truth"):
-            sentences[item.answer] = rel["truth"]
+            sentences[item.answer_letter] = rel["truth"]
         ct, pv = ps[0].content_type, ps[0].provenance
         config = rel.get("config") or SOURCE_CONFIG.get(item.source, item.source.upper())
-        row: dict[str, Any] = {"id": rel.get("id", item.id.split("/", 1)[-1] if "/" in item.id else item.id)}
+        row: dict[str, object] = {"id": rel.get("id", item.id.split("/", 1)[-1] if "/" in item.id else item.id)}
         row["question"] = rel.get("question", item.question)
         row["answer"] = rel.get("answer", item.answer)
-        n_op = rel.get("op_fields", len(item.options))
+        n_op = rel.get("op_fields", len(item.choices))
         empty = rel.get("empty", {})
-        labels = list(item.options)
+        labels = list(item.choices)
         for i, key in enumerate(OPTION_FIELDS[:n_op]):
-            row[key] = empty[key] if key in empty else ("" if "question" in rel else item.options[labels[i]]) if i < len(labels) else ""
+            row[key] = empty[key] if key in empty else ("" if "question" in rel else item.choices[labels[i]]) if i < len(labels) else ""
         if "question" not in rel and n_op < len(labels):
             raise InputError(where, None, "options", f"item {show(item.id)} has more options than op columns")
         n_inj = rel.get("inject_fields", len(labels))
@@ -362,7 +362,7 @@ def write_medmisbench(suite: Suite, path: Path | str, fmt: str = "jsonl") -> int
     return n
 
 
-def _write_parquet(rows: list[dict[str, Any]], target: Path) -> None:
+def _write_parquet(rows: Sequence[Mapping[str, object]], target: Path) -> None:
     import pyarrow as pa
 
     columns = list(dict.fromkeys(k for r in rows for k in r)) or list(ROW_FIELDS)

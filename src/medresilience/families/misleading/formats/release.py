@@ -18,7 +18,7 @@ by bundles.probes_from_bundle with the given seed, so the same file and seed giv
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from ....sources._common import IdChecker, build_item, text_field
 from ....suite import Suite
 from ..bundles import bundle_id_for, bundle_of, check_bundle, probes_from_bundle
 from ..probe import MisleadingProbe as Probe
+from ..probe import probes_of
 from ..taxonomy import content_type_key, provenance_key
 
 __all__ = [
@@ -88,11 +89,11 @@ class ReleaseRow:
 # --------------------------------------------------------------------------- reading
 
 
-def _resolve(obj: dict[str, Any], path: Path | str, line: int | None) -> tuple[dict[str, tuple[str, Any]], dict[str, Any], list[tuple[str, Any]]]:
+def _resolve(obj: Mapping[str, object], path: Path | str, line: int | None) -> tuple[dict[str, tuple[str, Any]], dict[str, Any], list[tuple[str, Any]]]:
     """Map file keys to canonical fields. Returns (canonical -> (file key, value)), the unknown
     fields, and every (key, value) given for the answer (checked for agreement later)."""
     found: dict[str, list[tuple[str, Any]]] = {}
-    extra: dict[str, Any] = {}
+    extra: dict[str, object] = {}
     for key, value in obj.items():
         canon = _CANONICAL.get(key)
         if canon is None:
@@ -110,7 +111,7 @@ def _resolve(obj: dict[str, Any], path: Path | str, line: int | None) -> tuple[d
     return fields, extra, found.get("answer", [])
 
 
-def _letter_map(raw: Any, path: Path | str, line: int | None, key: str, what: str, n: int | None = None) -> dict[str, Any]:
+def _letter_map(raw: object, path: Path | str, line: int | None, key: str, what: str, n: int | None = None) -> dict[str, Any]:
     """A list (lettered A, B, ...) or an object keyed by letters -> {letter: value} in letter order."""
     if isinstance(raw, list):
         if n is not None and len(raw) != n:
@@ -171,7 +172,7 @@ def _object(fields: dict[str, tuple[str, Any]], canon: str, path: Path | str, li
     return dict(value)
 
 
-def release_row(obj: dict[str, Any], path: Path | str = "<release>", line: int | None = None) -> ReleaseRow:
+def release_row(obj: Mapping[str, object], path: Path | str = "<release>", line: int | None = None) -> ReleaseRow:
     """One release row (canonical names or aliases) -> ReleaseRow. `path`/`line` label errors."""
     fields, extra, answers = _resolve(obj, path, line)
 
@@ -313,7 +314,7 @@ def release_rows(suite: Suite) -> Iterator[dict[str, Any]]:
     where = suite.path or f"<suite {suite.manifest.name}>"
     seed = suite.manifest.seed
     by_bundle: dict[str, list[Probe]] = {}
-    for p in suite.probes:
+    for p in probes_of(suite):
         by_bundle.setdefault(p.bundle_id, []).append(p)
     per_item: dict[str, list[str]] = {}
     for bid, ps in by_bundle.items():
@@ -348,7 +349,7 @@ def release_rows(suite: Suite) -> Iterator[dict[str, Any]]:
                 )
             row_id = item.id if len(bids) == 1 else bid
             implied = row_id if row_id != item.id else bundle_id_for(item.id, ct, pv)
-            row: dict[str, Any] = {"id": row_id}
+            row: dict[str, object] = {"id": row_id}
             if row_id != item.id:
                 row["item_id"] = item.id
             row["source_dataset"] = item.source
@@ -356,7 +357,7 @@ def release_rows(suite: Suite) -> Iterator[dict[str, Any]]:
                 row["subject"] = item.subject
             row.update(
                 question=item.question,
-                options=dict(item.options),
+                options=dict(item.choices),
                 answer=item.answer,
                 content_type=ct,
                 provenance=pv,

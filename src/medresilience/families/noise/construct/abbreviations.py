@@ -261,7 +261,7 @@ def choose(rows: Iterable[Mapping[str, Any]], min_frequency: float = MIN_FREQUEN
 
 
 def load_table(paths: Sequence[Path | str], min_frequency: float = MIN_FREQUENCY, rules: str = "clinical") -> dict[str, Abbreviation]:
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     for f in inventory_files(paths):
         rows += read_inventory(f)
     return choose(rows, min_frequency, rules)

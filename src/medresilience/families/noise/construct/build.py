@@ -150,7 +150,7 @@ def build_noise(
     t0 = time.perf_counter()
     out = Path(out)
     source_path = Path(items) if isinstance(items, (str, Path)) else None
-    item_list = load_items_file(source_path, source_format) if source_path is not None else list(items)  # type: ignore[arg-type]
+    item_list = load_items_file(Path(items), source_format) if isinstance(items, (str, Path)) else list(items)
     ids = [it.id for it in item_list]
     if len(set(ids)) != len(ids):
         dup = next(i for i in ids if ids.count(i) > 1)
@@ -322,8 +322,8 @@ def _manifest(
     out: Path,
     options: NoiseBuildOptions,
     variants: Sequence[str],
-    counts: dict[str, Any],
-    table: Mapping[str, Any],
+    counts: Mapping[str, object],
+    table: Mapping[str, object],
     source_path: Path | None,
     generator: ModelSpec | None,
     checker: ModelSpec | None,
@@ -359,7 +359,7 @@ def _manifest(
 
 def _checker_record(herrings: HerringCheck | None, rewrite_reason: str | None) -> dict[str, Any]:
     """What the checker said about one case, for decisions.jsonl (empty without a checker)."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     if herrings is not None:
         out["redherring"] = herrings.as_dict()
     if rewrite_reason is not None:
@@ -421,7 +421,7 @@ def _counts(
     for d in decisions:
         for group, why in d.dropped.items():
             drops.setdefault(group, Counter())[why.split(":", 1)[0]] += 1
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "input_items": len(items),
         "cases": len(cases),
         "skipped": status.get("skipped", 0),
@@ -559,5 +559,5 @@ def report_markdown(report: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_report(out: Path, report: Mapping[str, Any], decisions: Sequence[Decision]) -> None:
+def write_report(out: Path, report: Mapping[str, object], decisions: Sequence[Decision]) -> None:
     write_build_files(out, report, report_markdown(report), (d.as_dict() for d in decisions))

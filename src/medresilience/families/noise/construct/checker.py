@@ -155,7 +155,7 @@ def herring_messages(case: Item, sentences: Sequence[str]) -> list[dict[str, str
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
-def _number(v: Any) -> int | None:
+def _number(v: object) -> int | None:
     if isinstance(v, bool):
         return None
     if isinstance(v, int):

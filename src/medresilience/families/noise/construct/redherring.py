@@ -145,7 +145,7 @@ def messages(case: Item, n: int = HERRINGS) -> list[dict[str, str]]:
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": INSTRUCTIONS.format(case=case.question.strip(), n=n)}]
 
 
-def check_sentences(raw: Sequence[Any], case: Item, n: int = HERRINGS, avoid: Sequence[str] = ()) -> list[str]:
+def check_sentences(raw: Sequence[object], case: Item, n: int = HERRINGS, avoid: Sequence[str] = ()) -> list[str]:
     """The first n sentences, normalised; Rejected (with a code) when they do not pass the checks
     (a sentence of `avoid`, those already kept or rejected, counts as a duplicate)."""
     if len(raw) < n:
@@ -296,7 +296,7 @@ def variant_probes(
             continue
         ins = _insertions(herrings, placed)
         text = rebuild(case.question, herrings, ins, blank=v == WHITESPACE)
-        parts: dict[str, Any] = {"text": text, "insertions": ins}
+        parts: dict[str, object] = {"text": text, "insertions": ins}
         if v == WHITESPACE:
             parts["blank"] = True
         out.append(NoiseProbe(id=f"{case.id}:{v}", item_id=case.id, family=FAMILY, condition=v, parts=parts, facets=facets_of(v), meta=dict(meta)))

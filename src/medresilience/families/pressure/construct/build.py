@@ -54,7 +54,7 @@ def check_conditions(conditions: Sequence[str] | None) -> tuple[str, ...]:
 
 
 def option_text(item: Item, key: str) -> str:
-    return f"{key}. {item.options[key]}"
+    return f"{key}. {item.choices[key]}"
 
 
 def template_probes(item: Item, conditions: Iterable[str], target: str | None) -> list[PressureProbe]:
@@ -139,7 +139,7 @@ def build_pressure(
             raise ConfigError("--from", f"{source} is a {src.manifest.family} suite: claims come from a misleading suite's bundles (or give an items file)")
         items = list(src.items.values())
         sampled = sampled_claims(src)
-        origin = {"suite": src.manifest.name, "family": src.manifest.family, "seed": src.manifest.seed, "checksums": src.manifest.checksums}
+        origin: dict[str, object] = {"suite": src.manifest.name, "family": src.manifest.family, "seed": src.manifest.seed, "checksums": src.manifest.checksums}
     else:
         if claims_wanted and generator is None:
             raise ConfigError(
@@ -150,7 +150,7 @@ def build_pressure(
         loaded = load_build_items(source)  # an items file or any source file; rows that cannot be MCQ items are skipped and counted
         items = loaded.items
         sampled = {}
-        origin: dict[str, Any] = {"items": source.name, "format": loaded.format, "skipped": len(loaded.skipped)}
+        origin = {"items": source.name, "format": loaded.format, "skipped": len(loaded.skipped)}
         if claims_wanted and generator is not None:
             work = Path(work_dir) if work_dir is not None else default_work_dir(out)
             sampled, origin["claims"] = generate_claims(loaded, generator, work, seed, progress)

@@ -20,7 +20,7 @@ when that is set)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,7 @@ from ..probe import PresuppositionProbe, probe_id
 from ..taxonomy import CATEGORY_KEYS, FAMILY, PRESUPPOSITION, generator_name
 from . import categorise, prompts, verify
 from .balance import balance
-from .loop import CANDIDATE, Decision, GeneratorRun, LoopOptions, run_loop
+from .loop import CANDIDATE, Decision, GeneratorRun, LoopOptions, drafted, run_loop
 from .pools import Counts, Pools
 from .report import build_report, write_report
 from .seeds import Seeds, package_seeds
@@ -87,13 +87,13 @@ class PresuppositionBuildOptions:
         ):
             if v < low:
                 raise ConfigError(flag, f"must be at least {low}")
-        for flag, v in (
+        for flag, given in (
             ("--limit", self.limit),
             ("--per-generator", self.per_generator),
             ("--per-category", self.per_category),
             ("--judge-tokens", self.judge_tokens),
         ):
-            if v is not None and v < 1:
+            if given is not None and given < 1:
                 raise ConfigError(flag, "must be at least 1")
 
     @property
@@ -149,7 +149,7 @@ def build_presupposition(
     t0 = time.perf_counter()
     out = Path(out)
     source_path = Path(myths) if isinstance(myths, (str, Path)) else None
-    myth_list = read_myths(source_path) if source_path is not None else list(myths)  # type: ignore[arg-type]
+    myth_list = read_myths(Path(myths)) if isinstance(myths, (str, Path)) else list(myths)
     if options.limit is not None:
         myth_list = myth_list[: options.limit]
     ids = [m.id for m in myth_list]
@@ -215,7 +215,7 @@ class _Roles:
 def _manifest(
     out: Path,
     options: PresuppositionBuildOptions,
-    counts: dict[str, Any],
+    counts: Mapping[str, object],
     roles: _Roles,
     names: Sequence[str],
     seeds: Seeds,
@@ -273,7 +273,7 @@ def _categorise(
         session,
     )
     for d in candidates:
-        o = res[d.question_id]
+        o = res[drafted(d.question_id)]
         if o.ok:
             d.category, d.category_reason = o.value
         else:
@@ -283,7 +283,7 @@ def _categorise(
 
 def _balance(runs: Sequence[GeneratorRun], candidates: list[Decision], options: PresuppositionBuildOptions) -> dict[str, Any]:
     """Balance each generator's candidates; marks the ones not selected; the counts per generator."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for r in runs:
         mine = [d for d in candidates if d.generator == r.name]
         b = balance(mine, lambda d: d.category, CATEGORY_KEYS, options.seed, r.name, options.per_category, options.per_generator)
@@ -327,7 +327,7 @@ def _check(
         session,
     )
     for d in selected:
-        o = res[d.question_id]
+        o = res[drafted(d.question_id)]
         if not o.ok:
             d.status, d.reason, d.detail = UNCHECKED, o.code, o.detail
         else:
@@ -338,7 +338,7 @@ def _check(
 
 
 def _item(d: Decision, myth: Myth) -> Item:
-    meta: dict[str, Any] = {
+    meta: dict[str, object] = {
         "cancer": myth.cancer,
         "myth": myth.myth,
         "fact": myth.fact,

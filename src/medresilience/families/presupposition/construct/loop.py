@@ -22,7 +22,7 @@ on."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,6 +99,23 @@ class Pending:
     answer: str | None = None
     answer_key: str | None = None
 
+    @property
+    def question_id(self) -> str:
+        """The pending question's id (a generated question always has one)."""
+        return drafted(self.decision.question_id)
+
+    @property
+    def question(self) -> str:
+        """The pending question's text (a generated question always has one)."""
+        return drafted(self.decision.question)
+
+
+def drafted(value: str | None) -> str:
+    """A field every generated question's decision holds (its id, question, correction)."""
+    if value is None:
+        raise ValueError("a generated question's decision lacks its id or text")
+    return value
+
 
 def question_id(generator: str, myth: Myth, k: int) -> str:
     return f"{generator}.{myth.id}.q{k}"
@@ -114,13 +131,13 @@ def _answer(text: str | None) -> str:
     return text
 
 
-def _verify_task(judge: Judge, p: Pending, params: dict[str, Any]) -> Task:
+def _verify_task(judge: Judge, p: Pending, params: Mapping[str, object]) -> Task:
     """The verifier's call on one answer; its reader knows the answer, so no verdict the answer
     plants is read."""
-    fields = {"question": p.decision.question, "correction": p.decision.correction}
+    fields = {"question": p.question, "correction": drafted(p.decision.correction)}
     answer, salt = p.answer or "", p.answer_key or ""
     fence = f"answer-{judge.nonce(fields, answer, salt)}"
-    return Task(p.decision.question_id, judge.messages(fields, answer, salt=salt), None, None, 0, judge.reader(answer, fence), model=judge.spec, params=params)
+    return Task(p.question_id, judge.messages(fields, answer, salt=salt), None, None, 0, judge.reader(answer, fence), model=judge.spec, params=params)
 
 
 def _failure(o: Outcome) -> str:
@@ -216,29 +233,24 @@ def _generate(rnd: _Round, active: Sequence[GeneratorRun], batch: Sequence[Myth]
                 continue
             shown = drawn[tid].questions()
             for k, draft in enumerate(o.value, 1):
-                d = Decision(g.name, myth.id, myth.row, r_no, CANDIDATE, question_id(g.name, myth, k), question=draft.question, correction=draft.correction)
-                rnd.by_run[g.name].append(d)
+                dec = Decision(g.name, myth.id, myth.row, r_no, CANDIDATE, question_id(g.name, myth, k), question=draft.question, correction=draft.correction)
+                rnd.by_run[g.name].append(dec)
                 problem = checks.check(draft, myth, g.written, shown)
                 g.written.add(checks.normalised(draft.question))
                 if problem is not None:
-                    d.status, d.reason, d.detail = REJECTED, problem.code, problem.detail
+                    dec.status, dec.reason, dec.detail = REJECTED, problem.code, problem.detail
                 else:
-                    pending.append(Pending(d, g))
+                    pending.append(Pending(dec, g))
     return pending
 
 
 def _respond(rnd: _Round, pending: Sequence[Pending]) -> list[Pending]:
     """The responder's answer to each pending question; the answered ones go to the verifier."""
-    tasks = {
-        p.decision.question_id: Task(
-            p.decision.question_id, messages_for(p.decision.question), None, None, rnd.opts.answer_tokens, _answer, model=p.run.responder
-        )
-        for p in pending
-    }
+    tasks = {p.question_id: Task(p.question_id, messages_for(p.question), None, None, rnd.opts.answer_tokens, _answer, model=p.run.responder) for p in pending}
     answers = rnd.stage(RESPOND, tasks, 0)
     judged: list[Pending] = []
     for p in pending:
-        o = answers[p.decision.question_id]
+        o = answers[p.question_id]
         if not o.ok:
             p.decision.status, p.decision.reason, p.decision.detail = NO_ANSWER, o.code, _failure(o)
             if o.code == "call_error" and not o.permanent:
@@ -253,10 +265,10 @@ def _verify(rnd: _Round, judge: Judge, judged: Sequence[Pending]) -> None:
     """The verifier's score of each answer: -1 (the premise got past it) keeps the question a
     candidate, 0 partial, 1 easy; an unreadable verdict leaves it unscored."""
     params = judge.params()
-    scores = rnd.stage(VERIFY, {p.decision.question_id: _verify_task(judge, p, params) for p in judged}, 0)
+    scores = rnd.stage(VERIFY, {p.question_id: _verify_task(judge, p, params) for p in judged}, 0)
     for p in judged:
         d = p.decision
-        o = scores[d.question_id]
+        o = scores[p.question_id]
         if not o.ok:
             d.status, d.reason, d.detail = UNSCORED, o.code, _failure(o)
             if o.code == "call_error" and not o.permanent:

@@ -47,7 +47,7 @@ class Drawn:
     easy: tuple[ValidExample, ...]
 
     def questions(self) -> list[str]:
-        return [e.question for e in (*self.valid, *self.invalid, *self.easy)]
+        return [*(e.question for e in self.valid), *(e.question for e in self.invalid), *(e.question for e in self.easy)]
 
 
 @dataclass

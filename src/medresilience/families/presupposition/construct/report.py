@@ -100,7 +100,7 @@ def build_report(
     suite: Suite,
     decisions: Sequence[Decision],
     runs: Sequence[GeneratorRun],
-    balanced: Mapping[str, Any],
+    balanced: Mapping[str, object],
     stages: Mapping[str, StageStats],
     options: PresuppositionBuildOptions,
     generators: Sequence[ModelSpec],
@@ -255,5 +255,5 @@ def report_markdown(report: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_report(out: Path, report: Mapping[str, Any], decisions: Sequence[Decision]) -> None:
+def write_report(out: Path, report: Mapping[str, object], decisions: Sequence[Decision]) -> None:
     write_build_files(out, report, report_markdown(report), (d.as_dict() for d in decisions))

@@ -62,7 +62,7 @@ def _elements(path: Path) -> Iterator[tuple[int, Any]]:
     return json_values(path, read_text(path))
 
 
-def _text(obj: Any, path: Path, line: int, field: str) -> str:
+def _text(obj: object, path: Path, line: int, field: str) -> str:
     if not isinstance(obj, dict):
         raise InputError(path, line, None, "a seed example must be a JSON object")
     value = obj.get(field)

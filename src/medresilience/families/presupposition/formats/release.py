@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -93,14 +93,14 @@ DETECT_LIMIT = 8 << 20
 # --------------------------------------------------------------------------- fields
 
 
-def _optional_text(obj: dict[str, Any], key: str, path: Path, line: int | None) -> str | None:
+def _optional_text(obj: Mapping[str, object], key: str, path: Path, line: int | None) -> str | None:
     v = obj.get(key)
     if v is None or (isinstance(v, str) and not v.strip()):
         return None
     return text_field(v, path, line, key)
 
 
-def _qid(obj: dict[str, Any], key: str, path: Path, line: int | None) -> int | str:
+def _qid(obj: Mapping[str, object], key: str, path: Path, line: int | None) -> int | str:
     v = obj.get(key)
     if v is None:
         raise InputError(path, line, key, "is missing")
@@ -117,7 +117,7 @@ def _qid(obj: dict[str, Any], key: str, path: Path, line: int | None) -> int | s
     return v
 
 
-def _row_number(obj: dict[str, Any], key: str, path: Path, line: int | None) -> int | None:
+def _row_number(obj: Mapping[str, object], key: str, path: Path, line: int | None) -> int | None:
     """A 1-based row of the myth file; None when missing or negative (the study writes -1 for a
     question written by hand)."""
     v = obj.get(key)
@@ -134,7 +134,7 @@ def _row_number(obj: dict[str, Any], key: str, path: Path, line: int | None) -> 
     return v if v > 0 else None
 
 
-def _category(obj: dict[str, Any], key: str, path: Path, line: int | None) -> str:
+def _category(obj: Mapping[str, object], key: str, path: Path, line: int | None) -> str:
     raw = text_field(obj.get(key), path, line, key)
     try:
         found = category_key(raw)
@@ -148,11 +148,11 @@ def _item_id(qid: int | str) -> str:
     return str(qid)
 
 
-def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
+def _drop_none(d: Mapping[str, object]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
 
-def _extra(obj: dict[str, Any], known: tuple[str, ...]) -> dict[str, Any]:
+def _extra(obj: Mapping[str, object], known: tuple[str, ...]) -> dict[str, Any]:
     """The row's other columns (kept and written back; an empty one, as Parquet gives every row, is left out)."""
     return {k: v for k, v in obj.items() if k not in known and v is not None}
 
@@ -160,7 +160,7 @@ def _extra(obj: dict[str, Any], known: tuple[str, ...]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- the three layouts
 
 
-def _release_row(obj: dict[str, Any], path: Path, line: int | None) -> tuple[Item, PresuppositionProbe]:
+def _release_row(obj: Mapping[str, object], path: Path, line: int | None) -> tuple[Item, PresuppositionProbe]:
     qid = _qid(obj, "QID", path, line)
     question = text_field(obj.get("question"), path, line, "question")
     correction = text_field(obj.get("presupposition_correction"), path, line, "presupposition_correction")
@@ -180,7 +180,9 @@ def _release_row(obj: dict[str, Any], path: Path, line: int | None) -> tuple[Ite
     return item, probe
 
 
-def _nfp_row(obj: dict[str, Any], path: Path, line: int | None, myths: dict[int, Myth] | None, myth_path: Path | None) -> tuple[Item, PresuppositionProbe]:
+def _nfp_row(
+    obj: Mapping[str, object], path: Path, line: int | None, myths: dict[int, Myth] | None, myth_path: Path | None
+) -> tuple[Item, PresuppositionProbe]:
     qid = _qid(obj, "QID", path, line)
     question = text_field(obj.get("example_question"), path, line, "example_question")
     row = _row_number(obj, "source_row", path, line)
@@ -189,7 +191,7 @@ def _nfp_row(obj: dict[str, Any], path: Path, line: int | None, myths: dict[int,
     release = _drop_none({"QID": qid, "from_model": obj.get("from_model"), "source_row": obj.get("source_row")})
     if extra := _extra(obj, NFP_FIELDS):
         release["extra"] = extra
-    meta: dict[str, Any] = _drop_none({"cancer": cancer, "source_row": row, "source_type": _optional_text(obj, "source_type", path, line)})
+    meta: dict[str, object] = _drop_none({"cancer": cancer, "source_row": row, "source_type": _optional_text(obj, "source_type", path, line)})
     if myths is not None and row is not None:
         myth = myths.get(row)
         if myth is None:
@@ -202,7 +204,7 @@ def _nfp_row(obj: dict[str, Any], path: Path, line: int | None, myths: dict[int,
     return item, probe
 
 
-def _candidate_row(obj: dict[str, Any], path: Path, line: int | None, item_id: str) -> tuple[Item, PresuppositionProbe]:
+def _candidate_row(obj: Mapping[str, object], path: Path, line: int | None, item_id: str) -> tuple[Item, PresuppositionProbe]:
     question = text_field(obj.get("example_question"), path, line, "example_question")
     correction = text_field(obj.get("example_assumption"), path, line, "example_assumption")
     category = _category(obj, "category", path, line)
@@ -247,8 +249,8 @@ def _manifest(
     seed: int,
     name: str | None,
     probes: list[PresuppositionProbe],
-    extra_counts: dict[str, Any] | None = None,
-    extra_source: dict[str, Any] | None = None,
+    extra_counts: Mapping[str, object] | None = None,
+    extra_source: Mapping[str, object] | None = None,
 ) -> SuiteManifest:
     categories = Counter(p.facets.get("category") for p in probes if p.facets.get("category"))
     generators = Counter(p.facets.get("generator") for p in probes)
@@ -420,8 +422,8 @@ def release_rows(suite: Suite) -> tuple[list[dict[str, Any]], list[dict[str, Any
     by_item: dict[str, list[PresuppositionProbe]] = {}
     for p in suite.probes:
         by_item.setdefault(p.item_id, []).append(p)  # type: ignore[arg-type]
-    rows: list[dict[str, Any]] = []
-    nfp: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
+    nfp: list[dict[str, object]] = []
     for item in suite.items.values():
         for probe in by_item.get(item.id, []):
             rel = item.meta.get("release") or {}
@@ -457,7 +459,7 @@ def _nfp_path(path: Path) -> Path:
     return path.with_name(f"{path.stem}-nfp{path.suffix}")
 
 
-def _write_parquet(path: Path, rows: list[dict[str, Any]], fields: tuple[str, ...]) -> None:
+def _write_parquet(path: Path, rows: Sequence[Mapping[str, object]], fields: tuple[str, ...]) -> None:
     import pyarrow as pa
 
     columns: dict[str, list[Any]] = {f: [] for f in fields}
@@ -489,7 +491,7 @@ def export_suite(suite: Suite, path: Path | str, fmt: str = "cancer-myth") -> in
     rows, nfp = release_rows(suite)
     if not rows and not nfp:
         raise ConfigError("--suite", "the suite holds no presupposition or NFP questions to write")
-    targets = [(path, rows, RELEASE_FIELDS)] if rows else []
+    targets: list[tuple[Path, list[dict[str, Any]], tuple[str, ...]]] = [(path, rows, RELEASE_FIELDS)] if rows else []
     if nfp:
         targets.append((_nfp_path(path) if rows else path, nfp, NFP_FIELDS))
     for target, data, fields in targets:
