@@ -241,11 +241,19 @@ def repo_of(r: dict) -> str:
 
 def readings() -> dict[str, dict]:
     """Every reply's reading by the reader importable here: label and unread reason."""
+    import inspect
+
     from medresilience.scoring.letters import read_answer
 
+    # the reader of an older revision (--base) may not take the item's question
+    asks = "question" in inspect.signature(read_answer).parameters
     out = {}
     for r in records():
-        got = read_answer(r["reply"], r["letters"], r.get("option_texts"))
+        got = (
+            read_answer(r["reply"], r["letters"], r.get("option_texts"), r.get("question"))
+            if asks
+            else read_answer(r["reply"], r["letters"], r.get("option_texts"))
+        )
         out[r["id"]] = {"label": got.label, "unread": getattr(got, "unread", None), "how": got.how}
     return out
 
