@@ -230,6 +230,70 @@ RULES: list[dict] = [
 ]
 
 
+RULES += [
+    {
+        "rule": "turn_end",
+        "what": "text after a chat-template token ending the turn or opening a new one (<|im_end|>, <|eot_id|>, <end_of_turn>, <|im_start|>, </s>) is cut before reading",
+        "motivated_by": ["axelsparr/swedish-medical-benchmark"],
+        "off": [("letters", "own_turn", lambda old: lambda text: text)],
+    },
+    {
+        "rule": "answer_tag",
+        "what": "the last XML-like answer tag (<answer>, <prediction>, <final>, <choice>, <svar> ...) holding one label or one option's whole text is a final answer; several or none, no option",
+        "motivated_by": ["axelsparr/swedish-medical-benchmark"],
+        "off": [("letters", "last_answer_tag", lambda old: lambda text: None)],
+    },
+    {
+        "rule": "content_keys",
+        "what": "a JSON or dict key naming what the answer is about ('diagnosis', 'best_answer', 'decision') is read only where its value is one label or one option's whole text",
+        "motivated_by": ["anazz-dev/medical-llm-metacognition-benchmark"],
+        "off": [("letters", "_CONTENT_FIELD", lambda old: _NEVER)],
+    },
+    {
+        "rule": "fields_disagree",
+        "what": "two answer fields naming different options are ambiguous whatever lies between them (no revision or conclusion word settles them)",
+        "motivated_by": ["anazz-dev/medical-llm-metacognition-benchmark"],
+        "off": [("letters", "_fields_disagree", lambda old: lambda *a: False)],
+    },
+    {
+        "rule": "text_then_label",
+        "what": "an answer naming one option's whole text ('the answer is **IIIA**') followed at once by another option's label ('Final Answer: (A)') contradicts itself",
+        "motivated_by": ["MiningMyBusiness/accuracy-econ-medical-llms"],
+        "off": [("letters", "_same_closing", lambda old: lambda *a: False)],
+    },
+    {
+        "rule": "boxed_text",
+        "what": "a box holding one option's whole text ('\\boxed{basal cell carcinoma}') names that option",
+        "motivated_by": ["jmatos10/medgemma-eval"],
+        "off": [("letters", "_boxed_text", lambda old: lambda *a: None)],
+    },
+    {
+        "rule": "nordic",
+        "what": "Swedish, Norwegian, Danish 'Svar: B', 'Svaret är C' (an answer) and 'Alternativ D, ..., är korrekt' (a leaning)",
+        "motivated_by": ["axelsparr/swedish-medical-benchmark"],
+        "off": [("letters", "_CUES", _cues_edit("svar(?:et)?", None)), ("letters", "_NORDIC_RIGHT", lambda old: _NEVER)],
+    },
+    {
+        "rule": "wrong_asked",
+        "what": "given the item's question: on an item asking for the wrong option (EXCEPT, NOT, INCORRECTA, 错误, 不属于), an option called wrong by its label ('因此D选项是不正确的') is a leaning",
+        "motivated_by": ["ywjawmw/TCMBench", "themrcesi/mir2023"],
+        "off": [("negative_items", "_by_label", lambda old: lambda *a: [])],
+    },
+    {
+        "rule": "wrong_asked_echo",
+        "what": "... and a sentence denying the question's own negated predicate of one option's text ('La vacuna antigripal no debe administrarse ...' for '¿Cuál ... NO debe administrarse ...?')",
+        "motivated_by": ["themrcesi/mir2023", "lorenaaricetagarcia/llm-fse-evaluation"],
+        "off": [("negative_items", "_by_echo", lambda old: lambda *a: [])],
+    },
+    {
+        "rule": "question",
+        "what": "the item's question at all (every question-aware rule above off, and '3) <text>. Es incorrecta' taken back again: read_answer as without a question)",
+        "motivated_by": ["ywjawmw/TCMBench", "themrcesi/mir2023", "lorenaaricetagarcia/llm-fse-evaluation"],
+        "off": [("letters", "asks_for_wrong", lambda old: lambda q: False)],
+    },
+]
+
+
 def records() -> list[dict]:
     return [json.loads(x) for p in sorted(DATA.glob("mcq_*.jsonl")) for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
 

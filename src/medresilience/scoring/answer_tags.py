@@ -29,9 +29,15 @@ TURN_TOKEN = re.compile(
 )
 
 
+#: "<s>B</s>": an HTML strike-through, not the end of a sequence (a sequence opens "<s> The ...")
+_STRUCK = re.compile(r"<s>(?!\s)[^<>\n]{1,60}\Z", _I)
+
+
 def own_turn(text: str) -> str:
     """The reply up to the first turn token that has some of the reply's text before it."""
     for m in TURN_TOKEN.finditer(text):
+        if m.group(0).lower() == "</s>" and _STRUCK.search(text, 0, m.start()):
+            continue
         if TURN_TOKEN.sub("", text[: m.start()]).strip():
             return text[: m.start()]
     return text

@@ -344,13 +344,18 @@ def _boxed(text: str, letters: str, options: OptionTexts) -> list[_Said]:
     for m in _BOXED.finditer(text):
         value = m.group(1).strip()
         # a box holds a label, or one option's whole text ("\\boxed{basal cell carcinoma}")
-        label = _label_in_value(value, letters) or (options.named(value, exact_only=True) if options and not _NUMBER.fullmatch(value) else None)
+        label = _label_in_value(value, letters) or _boxed_text(value, options)
         if value and not (label is None and options and _NUMBER.fullmatch(value) and options.named(value) is None):
             said.append(_Said(m.start(), m.end(), FINAL, label, why=_why_no_label(value, letters)))
     return said
 
 
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:[.,]\d+)?|[.,]\d+)\s*%?")
+
+
+def _boxed_text(value: str, options: OptionTexts) -> str | None:
+    """The option whose whole text a box holds ("\\boxed{basal cell carcinoma}"); a number is a value."""
+    return options.named(value, exact_only=True) if options and not _NUMBER.fullmatch(value) else None
 
 
 _FILL = (
@@ -1165,11 +1170,16 @@ _CONCLUSION = re.compile(
 )
 
 
+def _fields_disagree(cur: _Said, s: _Said) -> bool:
+    """Two answer fields naming different options ({"diagnosis": "A", "answer": "B"}) disagree:
+    neither replaces the other, whatever lies between them."""
+    return cur.tier == s.tier == FIELD and cur.label is not None and s.label is not None
+
+
 def _replaces(text: str, cur: _Said, s: _Said, conflict: bool = False) -> bool:
     """Whether a later statement naming another option (or a hedge) replaces the current answer
     (`conflict`: the current one is two answers stated alike, not a hedge)."""
-    # two answer fields of one object naming different options disagree: neither replaces the other
-    if cur.tier == s.tier == FIELD and cur.label is not None and s.label is not None:
+    if _fields_disagree(cur, s):
         return False
     # a later single answer at least as strong settles an earlier hedge ("B or C ... Answer: C")
     if cur.label is None and s.label is not None and s.tier >= cur.tier and not conflict:

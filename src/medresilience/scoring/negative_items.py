@@ -31,10 +31,10 @@ _I = re.IGNORECASE
 #: the exam's own emphasis: "NOT", "EXCEPTO", "INCORRECTA"; "NO" before a lowercase word, not the
 #: molecule)
 _ASKS_CAPS = re.compile(
-    r"\b(?:EXCEPT|NOT(?=\s+[a-z])|FALSE|INCORRECT|UNTRUE|LEAST|EXCEPTO|SALVO|INCORRECTA|FALSA|NO(?=\s+[a-záéíóúñ])|EXCETO|INCORRETA|SAUF|FAUSSE|INEXACTE|AUSSER|AUẞER|FALSCH|NICHT)\b"
+    r"\b(?:EXCEPT|NOT(?=\s+[a-z])|FALSE|INCORRECT|UNTRUE|EXCEPTO|SALVO|INCORRECTA|FALSA|NO(?=\s+[a-záéíóúñ])|EXCETO|INCORRETA|SAUF|FAUSSE|INEXACTE|AUSSER|AUẞER|FALSCH|NICHT)\b"
 )
 _ASKS_WORDS = re.compile(
-    r"\b(?:all\s+(?:of\s+)?the\s+following\b.*\bexcept|which\s+(?:of\s+the\s+following\s+)?(?:statements?\s+)?(?:is|are)\s+(?:not\s+(?:true|correct|accurate)|incorrect|false|untrue|wrong|inaccurate)"
+    r"\b(?:all\s+(?:of\s+)?the\s+following\b.*\bexcept|which\s+(?:of\s+the\s+following\s+)?(?:\w+\s+){0,3}?(?:is|are|does|do|would|should|can)(?:\s+not\b|n['’]t\b)|which\s+(?:of\s+the\s+following\s+)?(?:statements?\s+)?(?:is|are)\s+(?:not\s+(?:true|correct|accurate)|incorrect|false|untrue|wrong|inaccurate)"
     r"|(?:incorrect|false|untrue|wrong|inaccurate)\s+statement|except\s*[:?]?\s*$"
     r"|(?:afirmaci[oó]n|respuesta|opci[oó]n|proposici[oó]n)\s+(?:incorrecta|falsa|err[oó]nea)|excepto|señale\s+la\s+(?:incorrecta|falsa)"
     r"|(?:afirma[çc][aã]o|alternativa|op[çc][aã]o)\s+(?:incorreta|falsa|errada)|exceto|affirmation\s+(?:fausse|inexacte)|sauf)\b"
@@ -139,7 +139,8 @@ def _by_echo(text: str, question: str, letters: str, options: Mapping[str, str])
             continue
         for n in _NEGATION.finditer(sentence):
             predicate = norm_text(n.group(1))
-            if len(predicate.split()) == 2 and max(map(len, predicate.split())) >= 4 and f" {predicate} " in asked:
+            # two words, one of them a word of substance ("se caracteriza", "debe administrarse", "a feature")
+            if len(predicate.split()) == 2 and max(map(len, predicate.split())) >= 5 and f" {predicate} " in asked:
                 out.append(Called(s.start(), s.start() + (turn.start() if turn else len(s.group(0))), named[0]))
                 break
     return out
