@@ -166,6 +166,7 @@ CASES_7 = [
     ("tag-final-open", ABCD, None, None, "Reasoning ...\n<final>D", "D"),
     ("tag-last-wins", ABCD, None, None, "<answer>A</answer> was my first thought; on reflection <answer>C</answer>", "C"),
     ("tag-sentence", ABCD, None, None, "<answer>The answer is B</answer>", "B"),
+    ("tag-own-lines", ABCD, None, None, "Reasoning.\n<answer>\nD\n</answer>", "D"),
     # ... not: two labels, a hedge, no option, a tag that is no answer tag, the prompt's format quoted
     # with a placeholder, an earlier answer the last tag hedges
     ("tag-two", ABCD, None, None, "<answer>B or C</answer>", None),
@@ -180,6 +181,8 @@ CASES_7 = [
     ("leak-only-after", ABCD, None, None, "Resonemang utan svar." + LEAK, None),
     ("leak-new-turn", ABCD, None, None, "The answer is B.<|eot_id|><|start_header_id|>user<|end_header_id|>\nNext question. The answer is C.", "B"),
     ("leak-gemma", ABCD, None, None, "Final answer: A<end_of_turn>\n<start_of_turn>user\nAnd this one? Final answer: D", "A"),
+    ("leak-deepseek", ABCD, None, None, "The answer is B.<｜end▁of▁sentence｜>\nThe answer is C.", "B"),
+    ("leak-inst", ABCD, None, None, "The answer is B. [INST] Next question ... [/INST] The answer is C.", "B"),
     ("leak-opening-token", ABCD, None, None, "<|im_start|>assistant\nThe answer is B.<|im_end|>", "B"),
     ("struck-not-end", ABCD, None, None, "I first thought <s>B</s>; the answer is C.", "C"),
     # --- a JSON key naming what the answer is about, read only for one label or one option's text
@@ -193,6 +196,8 @@ CASES_7 = [
     ("json-diagnosis-other", "AB", DEMENTIA, None, '{"diagnosis": "Vascular dementia", "confidence": 40}', None),
     ("json-diagnosis-two", "AB", DEMENTIA, None, '{"diagnosis": "A or B", "confidence": 50}', None),
     ("json-differential", "AB", DEMENTIA, None, '{"differential_diagnosis": "A", "confidence": 50}', None),
+    ("json-set-aside", "AB", DEMENTIA, None, '{"incorrect_option": "A", "excluded": "A", "distractor": "A"}', None),
+    ("json-spanish-key", "AB", DEMENTIA, None, "{'respuesta_correcta': 'B', 'explicacion': '...'}", "B"),
     # --- an answer naming one option's text, at once followed by another option's label
     ("text-then-label", ABCD, STAGES, None, "Therefore, the answer is **IIIA**.\nFinal Answer: (A)", None),
     ("text-then-same-label", ABCD, STAGES, None, "Therefore, the answer is **IIIA**.\nFinal Answer: (B)", "B"),

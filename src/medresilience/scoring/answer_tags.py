@@ -22,9 +22,10 @@ _I = re.IGNORECASE
 #: a token of a chat template that ends a turn or opens one: `<|im_end|>`, `<|eot_id|>`,
 #: `<|endoftext|>`, `<|end|>`, `<|role_end|>`, `<|im_start|>`, `<|start_header_id|>`, the phi-style
 #: role tokens (`<|user|>`, `<|assistant|>`, `<|system|>`), gemma's `<end_of_turn>` and
-#: `<start_of_turn>`, and the end-of-sequence tokens `</s>`, `<eos>`
+#: `<start_of_turn>`, DeepSeek's `<｜end▁of▁sentence｜>` (read after NFKC, its bars as "|"), Llama-2's
+#: `[INST]` opening a user turn, and the end-of-sequence tokens `</s>`, `<eos>`
 TURN_TOKEN = re.compile(
-    r"<\|(?:[a-z_]*(?:end|eot|eos|start)[a-z_]*|user|assistant|system|human|bot)\|>|<(?:end_of_turn|start_of_turn|eos|eot_id)>|</s>",
+    r"<\|(?:[a-z_▁]*(?:end|eot|eos|start|begin)[a-z_▁]*|user|assistant|system|human|bot)\|>|<(?:end_of_turn|start_of_turn|eos|eot_id)>|</s>|\[INST\]",
     _I,
 )
 
@@ -50,8 +51,8 @@ TAG_NAMES = (
     r"|respuesta|resposta|r[ée]ponse|risposta|antwort|antwoord|svar|vastaus|odpowied[źz]|答案|回答|正解|정답"
 )
 #: `<answer>B</answer>`, `< Prediction >c</ Prediction >`, or `<answer>B` ending the reply; the value
-#: is short and on one line (a tag around a whole reasoning is no answer tag)
-ANSWER_TAG = re.compile(rf"<[ \t]*({TAG_NAMES})[ \t]*>[ \t]*([^<>\n]{{0,120}}?)[ \t]*(?:<[ \t]*/[ \t]*\1[ \t]*>|\s*\Z)", _I)
+#: is short and on one line, alone on its lines or not (a tag around a whole reasoning is no answer tag)
+ANSWER_TAG = re.compile(rf"<[ \t]*({TAG_NAMES})[ \t]*>\s*([^<>\n]{{0,120}}?)\s*(?:<[ \t]*/[ \t]*\1[ \t]*>|\Z)", _I)
 
 
 def last_answer_tag(text: str) -> tuple[int, int, str] | None:

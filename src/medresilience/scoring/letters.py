@@ -286,10 +286,15 @@ _FIELD = re.compile(
     r"""\s*:\s*(?:\\*"\\+"([^"\n\\]+)\\+"\\*"|\\*"([^"\n]*?)\\*"|'([^'\n]*)'|(\d+)\b|(\(?[A-Za-z]\)?)(?!\w)|(?:null|none|false)\b)""",
     _I,
 )
-#: keys that name what the answer is about rather than the answer ("diagnosis"): read only where the
-#: value is one label or one option's whole text (a free-text diagnosis beside an answer field is
-#: the reply's reasoning, not a second answer)
-_CONTENT_KEYS = r"diagnosis|final_diagnosis|most_likely_diagnosis|likely_diagnosis|best_answer|best_option|best_choice|chosen|decision"
+#: keys that name what the answer is about rather than the answer ("diagnosis"), or an answer in
+#: words the answer keys above do not hold: read only where the value is one label or one option's
+#: whole text (a free-text diagnosis beside an answer field is the reply's reasoning, not a second
+#: answer); never a key for what the reply sets aside ("incorrect_option", "distractor", "excluded")
+_CONTENT_KEYS = (
+    r"diagnosis|final_diagnosis|most_likely_diagnosis|likely_diagnosis|best_answer|best_option|best_choice|chosen|decision|correct_choice|final_option"
+    r"|answer_index|answer_id|most_likely_answer|most_likely_option|recommended_option|recommendation|next_step|respuesta_correcta|resposta_correta"
+    r"|opci[oó]n|op[çc][aã]o|alternativa|svar|正确答案|选项|選択肢"
+)
 _CONTENT_FIELD = re.compile(rf"""\\*["'](?:{_CONTENT_KEYS})\\*["']""" + _FIELD.pattern[_FIELD.pattern.index(r"\s*:\s*(?:") :], _I)
 _BOXED = re.compile(r"\\boxed\s*\{([^{}]*)\}")
 
@@ -1413,7 +1418,7 @@ def full_reading(text: str | None, letters: str = "ABCD", options: Mapping[str, 
     if not text or not text.strip():
         return Reading(None, "empty reply", "empty")
     opts = option_texts(options, letters)
-    plain = _plain(own_turn(text))
+    plain = _plain(own_turn(unicodedata.normalize("NFKC", text)))
     tail = _after_thinking(plain)
     # a reasoning block opened and never closed was cut off while thinking: what it weighs
     # ("So D is correct. Let me double-check ...") is scratch work, not the reply's answer

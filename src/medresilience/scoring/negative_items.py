@@ -31,14 +31,14 @@ _I = re.IGNORECASE
 #: the exam's own emphasis: "NOT", "EXCEPTO", "INCORRECTA"; "NO" before a lowercase word, not the
 #: molecule)
 _ASKS_CAPS = re.compile(
-    r"\b(?:EXCEPT|NOT(?=\s+[a-z])|FALSE|INCORRECT|UNTRUE|EXCEPTO|SALVO|INCORRECTA|FALSA|NO(?=\s+[a-záéíóúñ])|EXCETO|INCORRETA|SAUF|FAUSSE|INEXACTE|AUSSER|AUẞER|FALSCH|NICHT)\b"
+    r"\b(?:EXCEPT|NOT(?=\s+[a-z])|FALSE|INCORRECT|UNTRUE|EXCEPTO|SALVO|INCORRECTA|FALSA|NO(?=\s+[a-záéíóúñ])|NÃO(?=\s+[a-zà-ú])|EXCETO|INCORRETA|SAUF|FAUSSE|INEXACTE|AUSSER|AUẞER|FALSCH|NICHT)\b"
 )
 _ASKS_WORDS = re.compile(
     r"\b(?:all\s+(?:of\s+)?the\s+following\b.*\bexcept|which\s+(?:of\s+the\s+following\s+)?(?:\w+\s+){0,3}?(?:is|are|does|do|would|should|can)(?:\s+not\b|n['’]t\b)|which\s+(?:of\s+the\s+following\s+)?(?:statements?\s+)?(?:is|are)\s+(?:not\s+(?:true|correct|accurate)|incorrect|false|untrue|wrong|inaccurate)"
     r"|(?:incorrect|false|untrue|wrong|inaccurate)\s+statement|except\s*[:?]?\s*$"
     r"|(?:afirmaci[oó]n|respuesta|opci[oó]n|proposici[oó]n)\s+(?:incorrecta|falsa|err[oó]nea)|excepto|señale\s+la\s+(?:incorrecta|falsa)"
     r"|(?:afirma[çc][aã]o|alternativa|op[çc][aã]o)\s+(?:incorreta|falsa|errada)|exceto|affirmation\s+(?:fausse|inexacte)|sauf)\b"
-    r"|错误|不正确|不属于|不属|不包括|除外|不是|不符合|不宜|不应|不恰当|不妥|不对|誤っている|誤り|正しくない|含まれない|該当しない|틀린|옳지\s*않은",
+    r"|错误|不正确|不属于|不属|不包括|除外|不是|不符合|不宜|不应|不恰当|不妥|不对|誤っている|誤り|正しくない|含まれない|該当しない|틀린|옳지\s*않은|아닌\s*것",
     _I,
 )
 #: an option list appended to the question ("Options: A) ...", "A. ..." lines): not the stem
