@@ -183,6 +183,15 @@ CASES_7 = [
     ("leak-gemma", ABCD, None, None, "Final answer: A<end_of_turn>\n<start_of_turn>user\nAnd this one? Final answer: D", "A"),
     ("leak-deepseek", ABCD, None, None, "The answer is B.<｜end▁of▁sentence｜>\nThe answer is C.", "B"),
     ("leak-inst", ABCD, None, None, "The answer is B. [INST] Next question ... [/INST] The answer is C.", "B"),
+    (
+        "harmony-final",
+        ABCD,
+        None,
+        None,
+        "<|channel|>analysis<|message|>Maybe B. Answer: B<|end|><|start|>assistant<|channel|>final<|message|>The answer is C.<|return|>",
+        "C",
+    ),
+    ("harmony-analysis-only", ABCD, None, None, "<|channel|>analysis<|message|>Likely B. Answer: B<|end|>", None),
     ("leak-opening-token", ABCD, None, None, "<|im_start|>assistant\nThe answer is B.<|im_end|>", "B"),
     ("struck-not-end", ABCD, None, None, "I first thought <s>B</s>; the answer is C.", "C"),
     # --- a JSON key naming what the answer is about, read only for one label or one option's text

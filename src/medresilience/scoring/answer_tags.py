@@ -34,8 +34,20 @@ TURN_TOKEN = re.compile(
 _STRUCK = re.compile(r"<s>(?!\s)[^<>\n]{1,60}\Z", _I)
 
 
+#: the channels of a harmony-format reply (gpt-oss): reasoning in "analysis", the reply in "final"
+_FINAL_CHANNEL = re.compile(r"<\|channel\|>[ \t]*final[ \t]*(?:<\|[a-z_]+\|>[^<\n]*)*?<\|message\|>", _I)
+_ANALYSIS_CHANNEL = re.compile(r"<\|channel\|>[ \t]*analysis[ \t]*<\|message\|>", _I)
+
+
 def own_turn(text: str) -> str:
-    """The reply up to the first turn token that has some of the reply's text before it."""
+    """The reply up to the first turn token that has some of the reply's text before it. A
+    harmony-format reply is its final channel; one with only an analysis channel is reasoning never
+    closed (given back opening with <think>, which the reader reads as cut off while thinking)."""
+    finals = list(_FINAL_CHANNEL.finditer(text))
+    if finals:
+        text = text[finals[-1].end() :]
+    elif _ANALYSIS_CHANNEL.search(text):
+        return "<think>" + _ANALYSIS_CHANNEL.sub(" ", text)
     for m in TURN_TOKEN.finditer(text):
         if m.group(0).lower() == "</s>" and _STRUCK.search(text, 0, m.start()):
             continue
