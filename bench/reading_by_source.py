@@ -401,8 +401,9 @@ def _rule_off(rule: dict):
             setattr(mod, attr, old)
 
 
-def ablation(rows: list[dict], read: dict[str, dict]) -> str:
-    """Per rule: the replies whose reading it changes, on the repositories that did not motivate it."""
+def ablation(rows: list[dict], read: dict[str, dict], only: list[str] | None = None) -> str:
+    """Per rule (or only the rules named): the replies whose reading it changes, on the repositories
+    that did not motivate it."""
     out = [
         "### Leave-one-repository-out: what each rule changes where it was not made",
         "",
@@ -410,6 +411,8 @@ def ablation(rows: list[dict], read: dict[str, dict]) -> str:
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for rule in RULES:
+        if only and rule["rule"] not in only:
+            continue
         held = [r for r in rows if repo_of(r) not in rule["motivated_by"]]
         with _rule_off(rule):
             off = readings()
@@ -468,6 +471,7 @@ def main() -> None:
     ap.add_argument("--split", action="append", help="only these splits (repeatable)")
     ap.add_argument("--no-ablation", action="store_true", help="skip the per-rule leave-one-repository-out table")
     ap.add_argument("--dump", action="store_true", help="print every reading as JSON and stop")
+    ap.add_argument("--rule", action="append", help="ablate only these rules (repeatable; default: every rule)")
     ap.add_argument("--by-style", action="store_true", help="also the counts per style tag and the list of wrong letters")
     args = ap.parse_args()
     if args.dump:
@@ -480,7 +484,7 @@ def main() -> None:
         print(by_style(rows, read, "answers (this checkout)"), end="\n\n")
         print(wrong_letters(rows, read), end="\n\n")
     if not args.no_ablation:
-        print(ablation(rows, read), end="\n\n")
+        print(ablation(rows, read, args.rule), end="\n\n")
     if args.base:
         before = base_readings(args.base)
         print(by_repository(rows, before, f"answers (at {args.base})"), end="\n\n")
