@@ -48,7 +48,7 @@ def main() -> None:
     judge = [json.loads(x) for p in sorted(DATA.glob("judge*.jsonl")) for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
     misses = []
     for kind, records, read in (
-        ("answers", mcq, lambda r: read_answer(r["reply"], r["letters"], r.get("option_texts"))),
+        ("answers", mcq, lambda r: read_answer(r["reply"], r["letters"], r.get("option_texts"), r.get("question"))),
         ("verdicts", judge, lambda r: read_verdict(r["reply"], r["labels"], answer=r.get("answer_under_review"))),
     ):
         by_split: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))

@@ -230,6 +230,70 @@ RULES: list[dict] = [
 ]
 
 
+RULES += [
+    {
+        "rule": "turn_end",
+        "what": "text after a chat-template token ending the turn or opening a new one (<|im_end|>, <|eot_id|>, <end_of_turn>, <|im_start|>, </s>) is cut before reading",
+        "motivated_by": ["axelsparr/swedish-medical-benchmark"],
+        "off": [("letters", "own_turn", lambda old: lambda text: text)],
+    },
+    {
+        "rule": "answer_tag",
+        "what": "the last XML-like answer tag (<answer>, <prediction>, <final>, <choice>, <svar> ...) holding one label or one option's whole text is a final answer; several or none, no option",
+        "motivated_by": ["axelsparr/swedish-medical-benchmark"],
+        "off": [("letters", "last_answer_tag", lambda old: lambda text: None)],
+    },
+    {
+        "rule": "content_keys",
+        "what": "a JSON or dict key naming what the answer is about ('diagnosis', 'best_answer', 'decision') is read only where its value is one label or one option's whole text",
+        "motivated_by": ["anazz-dev/medical-llm-metacognition-benchmark"],
+        "off": [("letters", "_CONTENT_FIELD", lambda old: _NEVER)],
+    },
+    {
+        "rule": "fields_disagree",
+        "what": "two answer fields naming different options are ambiguous whatever lies between them (no revision or conclusion word settles them)",
+        "motivated_by": ["anazz-dev/medical-llm-metacognition-benchmark"],
+        "off": [("letters", "_fields_disagree", lambda old: lambda *a: False)],
+    },
+    {
+        "rule": "text_then_label",
+        "what": "an answer naming one option's whole text ('the answer is **IIIA**') followed at once by another option's label ('Final Answer: (A)') contradicts itself",
+        "motivated_by": ["MiningMyBusiness/accuracy-econ-medical-llms"],
+        "off": [("letters", "_same_closing", lambda old: lambda *a: False)],
+    },
+    {
+        "rule": "boxed_text",
+        "what": "a box holding one option's whole text ('\\boxed{basal cell carcinoma}') names that option",
+        "motivated_by": ["jmatos10/medgemma-eval"],
+        "off": [("letters", "_boxed_text", lambda old: lambda *a: None)],
+    },
+    {
+        "rule": "nordic",
+        "what": "Swedish, Norwegian, Danish 'Svar: B', 'Svaret är C' (an answer) and 'Alternativ D, ..., är korrekt' (a leaning)",
+        "motivated_by": ["axelsparr/swedish-medical-benchmark"],
+        "off": [("letters", "_CUES", _cues_edit("svar(?:et)?", None)), ("letters", "_NORDIC_RIGHT", lambda old: _NEVER)],
+    },
+    {
+        "rule": "wrong_asked",
+        "what": "given the item's question: on an item asking for the wrong option (EXCEPT, NOT, INCORRECTA, 错误, 不属于), an option called wrong by its label ('因此D选项是不正确的') is a leaning",
+        "motivated_by": ["ywjawmw/TCMBench", "themrcesi/mir2023"],
+        "off": [("negative_items", "_by_label", lambda old: lambda *a: [])],
+    },
+    {
+        "rule": "wrong_asked_echo",
+        "what": "... and a sentence denying the question's own negated predicate of one option's text ('La vacuna antigripal no debe administrarse ...' for '¿Cuál ... NO debe administrarse ...?')",
+        "motivated_by": ["themrcesi/mir2023", "lorenaaricetagarcia/llm-fse-evaluation"],
+        "off": [("negative_items", "_by_echo", lambda old: lambda *a: [])],
+    },
+    {
+        "rule": "question",
+        "what": "the item's question at all (every question-aware rule above off, and '3) <text>. Es incorrecta' taken back again: read_answer as without a question)",
+        "motivated_by": ["ywjawmw/TCMBench", "themrcesi/mir2023", "lorenaaricetagarcia/llm-fse-evaluation"],
+        "off": [("letters", "asks_for_wrong", lambda old: lambda q: False)],
+    },
+]
+
+
 def records() -> list[dict]:
     return [json.loads(x) for p in sorted(DATA.glob("mcq_*.jsonl")) for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
 
@@ -241,11 +305,19 @@ def repo_of(r: dict) -> str:
 
 def readings() -> dict[str, dict]:
     """Every reply's reading by the reader importable here: label and unread reason."""
+    import inspect
+
     from medresilience.scoring.letters import read_answer
 
+    # the reader of an older revision (--base) may not take the item's question
+    asks = "question" in inspect.signature(read_answer).parameters
     out = {}
     for r in records():
-        got = read_answer(r["reply"], r["letters"], r.get("option_texts"))
+        got = (
+            read_answer(r["reply"], r["letters"], r.get("option_texts"), r.get("question"))
+            if asks
+            else read_answer(r["reply"], r["letters"], r.get("option_texts"))
+        )
         out[r["id"]] = {"label": got.label, "unread": getattr(got, "unread", None), "how": got.how}
     return out
 
@@ -329,8 +401,9 @@ def _rule_off(rule: dict):
             setattr(mod, attr, old)
 
 
-def ablation(rows: list[dict], read: dict[str, dict]) -> str:
-    """Per rule: the replies whose reading it changes, on the repositories that did not motivate it."""
+def ablation(rows: list[dict], read: dict[str, dict], only: list[str] | None = None) -> str:
+    """Per rule (or only the rules named): the replies whose reading it changes, on the repositories
+    that did not motivate it."""
     out = [
         "### Leave-one-repository-out: what each rule changes where it was not made",
         "",
@@ -338,6 +411,8 @@ def ablation(rows: list[dict], read: dict[str, dict]) -> str:
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for rule in RULES:
+        if only and rule["rule"] not in only:
+            continue
         held = [r for r in rows if repo_of(r) not in rule["motivated_by"]]
         with _rule_off(rule):
             off = readings()
@@ -396,6 +471,7 @@ def main() -> None:
     ap.add_argument("--split", action="append", help="only these splits (repeatable)")
     ap.add_argument("--no-ablation", action="store_true", help="skip the per-rule leave-one-repository-out table")
     ap.add_argument("--dump", action="store_true", help="print every reading as JSON and stop")
+    ap.add_argument("--rule", action="append", help="ablate only these rules (repeatable; default: every rule)")
     ap.add_argument("--by-style", action="store_true", help="also the counts per style tag and the list of wrong letters")
     args = ap.parse_args()
     if args.dump:
@@ -408,7 +484,7 @@ def main() -> None:
         print(by_style(rows, read, "answers (this checkout)"), end="\n\n")
         print(wrong_letters(rows, read), end="\n\n")
     if not args.no_ablation:
-        print(ablation(rows, read), end="\n\n")
+        print(ablation(rows, read, args.rule), end="\n\n")
     if args.base:
         before = base_readings(args.base)
         print(by_repository(rows, before, f"answers (at {args.base})"), end="\n\n")

@@ -51,3 +51,19 @@ def test_logprob_reads_numbered_labels():
     for digit in "123456789":
         assert choice_from_logprobs([{digit: -0.5, "The": -0.1}], "123456789")[0] == digit
     assert choice_from_logprobs([{"A": -0.1}], "12345") == (None, {})
+
+
+def test_the_letter_scorer_reads_with_its_items_question():
+    # the runner's scorer passes the item's question to the reader: an option called wrong answers
+    # an item asking for the wrong option, and only such an item
+    from medresilience.records import Item
+    from medresilience.scoring.mcq import LetterScorer
+
+    options = {"A": "救死扶伤", "B": "仁爱救人", "C": "清廉正直", "D": "认真负责", "E": "不畏权贵"}
+    reply = "A、B、C、E都是古代医德思想。因此D选项是不正确的。"
+    wrong = Item(id="q1", source="test", question="下列各项，不属中国古代医德思想内容的是（  ）。", options=options, answer="D")
+    right = Item(id="q2", source="test", question="下列各项，属于中国古代医德思想内容的是（  ）。", options=options, answer="A")
+    got = LetterScorer(wrong).read(reply, "stop")
+    assert (got.label, got.status, got.value) == ("D", "valid", 1.0)
+    got = LetterScorer(right).read(reply, "stop")
+    assert (got.label, got.status) == (None, "invalid") and got.detail["unread"] == "no_answer"

@@ -136,3 +136,121 @@ def test_a_recall_form_is_read_and_its_neighbours_stay_unread(rid, letters, opti
     assert got.label == expected, f"{rid}: read {got.label!r} ({got.how})"
     # an unread reply says why
     assert got.label is not None or got.unread
+
+
+# --- the seventh validation set's forms (mcq_j.jsonl: medgemma in Swedish behind XML tags and
+# chat-template leaks, gpt JSON with a "diagnosis" key, budget-forced turns, boxed option texts) and
+# the question-aware reading of the sixth set's except-items (TCMBench, MIR, FSE), each with the
+# neighbours that must stay unread. The question is the item's (read_answer's `question`).
+ABCD = "ABCD"
+PUBMED_SV = {"A": "ja", "B": "nej", "C": "kanske"}
+STAGES = {"A": "IIB.", "B": "IIIA.", "C": "IIIB.", "D": "IIIC."}
+LESIONS = {"A": "actinic keratoses", "B": "basal cell carcinoma", "C": "dermatofibroma", "D": "melanoma"}
+DEMENTIA = {"A": "Probable Alzheimer-type neurocognitive disorder", "B": "Depression-related cognitive impairment"}
+TLS = {"1": "Hipercalcemia.", "2": "Hiperuricemia.", "3": "Hiperfosfatemia.", "4": "Uremia."}
+TLS_Q = "El síndrome de lisis tumoral se caracteriza por las siguientes complicaciones, EXCEPTO:"
+TLS_Q_POSITIVE = "El síndrome de lisis tumoral se caracteriza por una de las siguientes complicaciones:"
+ETHICS = {"A": "救死扶伤", "B": "仁爱救人", "C": "清廉正直", "D": "认真负责", "E": "不畏权贵"}
+ETHICS_Q = "下列各项，不属中国古代医德思想内容的是（  ）。"
+ETHICS_Q_POSITIVE = "下列各项，属于中国古代医德思想内容的是（  ）。"
+EN_EXCEPT_Q = "All of the following are features of tumour lysis syndrome EXCEPT:"
+EN_POSITIVE_Q = "Which of the following is a feature of tumour lysis syndrome?"
+LEAK = "\n<|im_end|>\n<|im_start|>system\nDu är en utmärkt läkare.<|im_end|>\n<|im_start|>user\nFråga: ...\nSvar: D\n"
+
+#: (id, letters, option texts, question, reply, the label a careful reader gives)
+CASES_7 = [
+    # --- the last answer tag holding one label or one option's whole text
+    ("tag-prediction", ABCD, None, None, "Resonemang ...\n</reasoning>\n<prediction>b</prediction>", "B"),
+    ("tag-answer-upper", ABCD, None, None, "Reasoning.\n<ANSWER> C </ANSWER>", "C"),
+    ("tag-option-text", "ABC", PUBMED_SV, None, "Det är troligt.\n</reasoning>\n<prediction>ja</prediction>", "A"),
+    ("tag-final-open", ABCD, None, None, "Reasoning ...\n<final>D", "D"),
+    ("tag-last-wins", ABCD, None, None, "<answer>A</answer> was my first thought; on reflection <answer>C</answer>", "C"),
+    ("tag-sentence", ABCD, None, None, "<answer>The answer is B</answer>", "B"),
+    ("tag-own-lines", ABCD, None, None, "Reasoning.\n<answer>\nD\n</answer>", "D"),
+    # ... not: two labels, a hedge, no option, a tag that is no answer tag, the prompt's format quoted
+    # with a placeholder, an earlier answer the last tag hedges
+    ("tag-two", ABCD, None, None, "<answer>B or C</answer>", None),
+    ("tag-two-listed", ABCD, None, None, "<answer>A, C</answer>", None),
+    ("tag-none", ABCD, None, None, "<answer>none of them</answer>", None),
+    ("tag-unknown-word", "ABC", PUBMED_SV, None, "<prediction>vet ej</prediction>", None),
+    ("tag-not-answer", ABCD, None, None, "<reasoning>B</reasoning>", None),
+    ("tag-placeholder", ABCD, None, None, "I will reply as <answer>X</answer>.", None),
+    ("tag-hedges-earlier", ABCD, None, None, "Answer: B\n<answer>B or C</answer>", None),
+    # --- text after a chat-template end token is not the reply's own
+    ("leak-cut", ABCD, None, None, "Reasoning.\n<prediction>C</prediction>" + LEAK, "C"),
+    ("leak-only-after", ABCD, None, None, "Resonemang utan svar." + LEAK, None),
+    ("leak-new-turn", ABCD, None, None, "The answer is B.<|eot_id|><|start_header_id|>user<|end_header_id|>\nNext question. The answer is C.", "B"),
+    ("leak-gemma", ABCD, None, None, "Final answer: A<end_of_turn>\n<start_of_turn>user\nAnd this one? Final answer: D", "A"),
+    ("leak-deepseek", ABCD, None, None, "The answer is B.<｜end▁of▁sentence｜>\nThe answer is C.", "B"),
+    ("leak-inst", ABCD, None, None, "The answer is B. [INST] Next question ... [/INST] The answer is C.", "B"),
+    (
+        "harmony-final",
+        ABCD,
+        None,
+        None,
+        "<|channel|>analysis<|message|>Maybe B. Answer: B<|end|><|start|>assistant<|channel|>final<|message|>The answer is C.<|return|>",
+        "C",
+    ),
+    ("harmony-analysis-only", ABCD, None, None, "<|channel|>analysis<|message|>Likely B. Answer: B<|end|>", None),
+    ("leak-opening-token", ABCD, None, None, "<|im_start|>assistant\nThe answer is B.<|im_end|>", "B"),
+    ("struck-not-end", ABCD, None, None, "I first thought <s>B</s>; the answer is C.", "C"),
+    # --- a JSON key naming what the answer is about, read only for one label or one option's text
+    ("json-diagnosis", "AB", DEMENTIA, None, '{"diagnosis":"A","confidence":85,"more_information_needed":false}', "A"),
+    ("json-diagnosis-text", "AB", DEMENTIA, None, '{"diagnosis": "Depression-related cognitive impairment", "confidence": 60}', "B"),
+    ("json-diagnosis-free-text", "AB", DEMENTIA, None, '{"diagnosis": "Pseudodementia of depression", "answer": "B"}', "B"),
+    # ... not: two fields naming different options, a diagnosis naming no option alone, a
+    # differential listing two
+    ("json-disagree", "AB", DEMENTIA, None, '{"diagnosis": "A", "reasoning": "Wait, actually, on reflection ...", "answer": "B"}', None),
+    ("json-disagree-text", "AB", DEMENTIA, None, '{"diagnosis": "Probable Alzheimer-type neurocognitive disorder", "answer": "B"}', None),
+    ("json-diagnosis-other", "AB", DEMENTIA, None, '{"diagnosis": "Vascular dementia", "confidence": 40}', None),
+    ("json-diagnosis-two", "AB", DEMENTIA, None, '{"diagnosis": "A or B", "confidence": 50}', None),
+    ("json-differential", "AB", DEMENTIA, None, '{"differential_diagnosis": "A", "confidence": 50}', None),
+    ("json-set-aside", "AB", DEMENTIA, None, '{"incorrect_option": "A", "excluded": "A", "distractor": "A"}', None),
+    ("json-spanish-key", "AB", DEMENTIA, None, "{'respuesta_correcta': 'B', 'explicacion': '...'}", "B"),
+    # --- an answer naming one option's text, at once followed by another option's label
+    ("text-then-label", ABCD, STAGES, None, "Therefore, the answer is **IIIA**.\nFinal Answer: (A)", None),
+    ("text-then-same-label", ABCD, STAGES, None, "Therefore, the answer is **IIIA**.\nFinal Answer: (B)", "B"),
+    ("label-then-label", ABCD, STAGES, None, "The answer is (B).\n\nFinal Answer: The answer is (A).", "A"),
+    ("text-then-reasoned-label", ABCD, STAGES, None, "At first the answer is IIIA. Wait, parametrial spread is stage IIB.\nFinal Answer: (A)", "A"),
+    # --- a box holding one option's whole text
+    ("boxed-text", ABCD, LESIONS, None, "The best description is basal cell carcinoma.\n\nFinal Answer: $\\boxed{basal cell carcinoma}$", "B"),
+    ("boxed-other-text", ABCD, LESIONS, None, "Final Answer: $\\boxed{seborrhoeic keratosis}$", None),
+    ("boxed-two-texts", ABCD, LESIONS, None, "Final Answer: $\\boxed{melanoma or basal cell carcinoma}$", None),
+    # --- Swedish, Norwegian, Danish
+    ("sv-svar", ABCD, None, None, "Alternativ C är felaktigt.\n\nSvar: B", "B"),
+    ("sv-alternativ-korrekt", ABCD, None, None, "Alternativ D, alla ovanstående, är korrekt eftersom alla symtom kan förekomma.", "D"),
+    ("no-alternativ-riktig", ABCD, None, None, "Alternativ B er riktig.", "B"),
+    ("sv-alternativ-inte", ABCD, None, None, "Alternativ D är inte korrekt.", None),
+    ("sv-alternativ-two", ABCD, None, None, "Alternativ B är korrekt. Alternativ C är korrekt.", None),
+    # --- the item's question: an option called wrong answers an item asking for the wrong one
+    ("zh-wrong-asked", "ABCDE", ETHICS, ETHICS_Q, "A、B、C、E都是古代医德思想。因此D选项是不正确的。", "D"),
+    ("en-wrong-asked", ABCD, None, EN_EXCEPT_Q, "Options A, B and D are typical features. Option C is incorrect, as it is not a feature.", "C"),
+    ("es-echo", "1234", TLS, TLS_Q, "El síndrome de lisis tumoral no se caracteriza por la hiperfosfatemia, aunque puede verse en otras situaciones.", "3"),
+    # ... not: the same words on an item asking for the right one, or without the question; an
+    # option called not wrong; two called wrong; a turn between; an echo of two options' texts
+    ("zh-wrong-not-asked", "ABCDE", ETHICS, ETHICS_Q_POSITIVE, "因此D选项是不正确的。", None),
+    ("zh-wrong-no-question", "ABCDE", ETHICS, None, "因此D选项是不正确的。", None),
+    ("en-not-incorrect", ABCD, None, EN_EXCEPT_Q, "Option C is not incorrect.", None),
+    ("en-two-called-wrong", ABCD, None, EN_EXCEPT_Q, "Option A is incorrect. Option C is incorrect.", None),
+    ("en-wrong-then-answer", ABCD, None, EN_EXCEPT_Q, "Option A is incorrect as a choice, since it is a feature. The answer is C.", "C"),
+    ("en-wrong-not-asked", ABCD, None, EN_POSITIVE_Q, "Option C is incorrect, as it is not a feature.", None),
+    ("en-wrong-least-likely", ABCD, None, "Which of the following is LEAST likely to cause hyperkalaemia?", "Option C is incorrect here.", None),
+    ("en-wrong-in-vignette", ABCD, None, "He could NOT walk. Which of the following is the most likely diagnosis?", "Option C is incorrect.", None),
+    ("en-lowercase-not", ABCD, None, EN_POSITIVE_Q.replace("is a", "is not a"), "Option C is false: it is not a feature.", "C"),
+    ("es-echo-not-asked", "1234", TLS, TLS_Q_POSITIVE, "El síndrome de lisis tumoral no se caracteriza por la hiperfosfatemia.", None),
+    ("es-echo-two", "1234", TLS, TLS_Q, "El síndrome no se caracteriza por la hiperfosfatemia ni por la uremia.", None),
+    ("es-echo-other-predicate", "1234", TLS, TLS_Q, "La hiperfosfatemia no es frecuente.", None),
+]
+
+
+@pytest.mark.parametrize("rid, letters, options, question, reply, expected", CASES_7, ids=[c[0] for c in CASES_7])
+def test_a_seventh_round_form_is_read_and_its_neighbours_stay_unread(rid, letters, options, question, reply, expected):
+    got = read_answer(reply, letters, options, question)
+    assert got.label == expected, f"{rid}: read {got.label!r} ({got.how})"
+    assert got.label is not None or got.unread
+
+
+def test_a_caller_without_the_question_reads_as_before():
+    # the question is optional: without it, an option called wrong on an except-item stays unread
+    assert read_answer("因此D选项是不正确的。", "ABCDE", ETHICS).label is None
+    assert read_answer("因此D选项是不正确的。", "ABCDE", ETHICS, ETHICS_Q).label == "D"

@@ -42,7 +42,7 @@ def test_the_corpus_is_real_sourced_and_well_formed():
 
 
 def _read_mcq(r: dict) -> str | None:
-    return read_answer(r["reply"], r["letters"], r.get("option_texts")).label
+    return read_answer(r["reply"], r["letters"], r.get("option_texts"), r.get("question")).label
 
 
 #: the sixth validation set (mcq_h.jsonl and mcq_i.jsonl, split validation6): the replies the reader
@@ -65,11 +65,11 @@ def _read_mcq(r: dict) -> str | None:
 #: incorrect, or not, on an item asking for the exception: the same words answer the opposite
 #: question), or names the option only in other words or in no claim form (i-0073, i-0079, i-0136, i-0144; h-0036,
 #: h-0037, h-0038, h-0063 on "12 gene pairs" and "1"), or weighs it without a claim (h-0044 "I lean
-#: towards crediting more weight on Option (F)")
-_VALIDATION6_UNREAD = [
-    "h-0036", "h-0037", "h-0038", "h-0044", "h-0063", "i-0044", "i-0049", "i-0073", "i-0076", "i-0078", "i-0079", "i-0136",
-    "i-0144", "i-0153",
-]  # fmt: skip
+#: towards crediting more weight on Option (F)"). Given the item's question (read_answer's
+#: `question`), the five that needed it are read (i-0044 "因此D选项是不正确的" and i-0049 on items
+#: asking for the wrong option, i-0076 and i-0153 restating the question's negated predicate of one
+#: option's text, i-0078 "3) ... Es incorrecta" on an item asking for the INCORRECTA): 9 unread, none wrong
+_VALIDATION6_UNREAD = ["h-0036", "h-0037", "h-0038", "h-0044", "h-0063", "i-0073", "i-0079", "i-0136", "i-0144"]
 VALIDATION6_MISSES: dict[str, str | None] = dict.fromkeys(_VALIDATION6_UNREAD, None)
 #: the wrong letters of the first measurement (the unchanged reader, a9cbae2), kept as the record of
 #: it: a reasoning model cut off while weighing options read from a mid-thought leaning (h-0001,
@@ -89,15 +89,16 @@ VALIDATION6_FIRST_WRONG = {"h-0001": "A", "h-0003": "A", "h-0036": "F", "h-0044"
 #: unlettered text in $\boxed{}$ beside other option texts (2), a second turn concluding "**C.
 #: Coagulation disorder type DIC** is the most common complication" with no answer line (j7-0050), a
 #: Swedish reply cut by the budget after stating its first action (j7-0134), and six answers to the
-#: prompt's worked examples (j7-0162)
-_VALIDATION7_UNREAD = [
-    "j7-0050", "j7-0082", "j7-0085", "j7-0116", "j7-0119", "j7-0121", "j7-0123", "j7-0124", "j7-0125", "j7-0126", "j7-0127", "j7-0128",
-    "j7-0132", "j7-0134", "j7-0135", "j7-0138", "j7-0140", "j7-0141", "j7-0142", "j7-0143", "j7-0145", "j7-0146", "j7-0147", "j7-0148",
-    "j7-0149", "j7-0151", "j7-0162", "j7-0184", "j7-0185", "j7-0186", "j7-0187", "j7-0188", "j7-0189", "j7-0190", "j7-0191", "j7-0192",
-    "j7-0193", "j7-0194", "j7-0195",
-]  # fmt: skip
-VALIDATION7_MISSES: dict[str, str | None] = {"j7-0030": "A", **dict.fromkeys(_VALIDATION7_UNREAD, None)}
+#: prompt's worked examples (j7-0162). After the rules they prompted (the last answer tag read, text
+#: after a chat-template end token cut off, a JSON "diagnosis" key read where it holds one label, an
+#: answer naming one option's text at once followed by another option's label unread, a box holding
+#: one option's whole text, Swedish "Alternativ D, ..., är korrekt" and "Svar: B"): 5 unread, none
+#: wrong (j7-0030 now unread, as labelled)
+_VALIDATION7_UNREAD = ["j7-0050", "j7-0121", "j7-0124", "j7-0134", "j7-0162"]
+VALIDATION7_MISSES: dict[str, str | None] = dict.fromkeys(_VALIDATION7_UNREAD, None)
 HELD_OUT_MISSES = {**VALIDATION6_MISSES, **VALIDATION7_MISSES}
+#: the wrong letter of the seventh set's first measurement, kept as the record of it
+VALIDATION7_FIRST_WRONG = {"j7-0030": "A"}
 
 
 @pytest.mark.parametrize("path", MCQ_FILES, ids=lambda p: p.stem)
@@ -133,7 +134,7 @@ FIRST_MEASURED_MISSES = {"e-0054": None, "e-0085": None, "e-0124": None, "e-0023
 def test_the_third_validation_sets_misreads_are_read_as_a_careful_reader_reads_them(rid):
     r = next(r for r in _records(DATA / "mcq_e.jsonl") if r["id"] == rid)
     assert r["expected"] == FIRST_MEASURED_MISSES[rid]
-    got = read_answer(r["reply"], r["letters"], r.get("option_texts"))
+    got = read_answer(r["reply"], r["letters"], r.get("option_texts"), r.get("question"))
     assert got.label == r["expected"], got.how
 
 
@@ -204,7 +205,7 @@ def test_a_numbered_answer_list_giving_this_items_option_is_a_second_answer():
     # correct answer for each question.\n\n1. (A) Eplerenone ...\n6. (D) Abnormal left ventricular
     # relaxation": read as A before; two answers for this item, no revision
     r = next(r for r in _records(DATA / "mcq_g.jsonl") if r["id"] == "g-0009")
-    got = read_answer(r["reply"], r["letters"], r.get("option_texts"))
+    got = read_answer(r["reply"], r["letters"], r.get("option_texts"), r.get("question"))
     assert (got.label, r["expected"]) == (None, None), got.how
     options = {"A": "Eplerenone", "B": "Spironolactone", "C": "Furosemide", "D": "Amiloride"}
     assert read_answer("Answers:\n1. (C) Perform gonioscopy\n2. (B) Spironolactone", "ABCD", options).label == "B"
@@ -241,7 +242,7 @@ def test_an_answer_naming_an_options_text_that_lost_letters_is_read_as_that_opti
 def _assert_read_as_labelled(rid: str, label: str) -> None:
     """Reply `rid` of the answer files is labelled `label` and read as it."""
     r = next(r for r in _records(*MCQ_FILES) if r["id"] == rid)
-    got = read_answer(r["reply"], r["letters"], r.get("option_texts"))
+    got = read_answer(r["reply"], r["letters"], r.get("option_texts"), r.get("question"))
     assert (got.label, r["expected"]) == (label, label), got.how
 
 
@@ -511,7 +512,7 @@ def test_the_sixth_validation_set_is_real_varied_and_misread_only_where_listed(n
 @pytest.mark.parametrize("rid", sorted(VALIDATION6_FIRST_WRONG))
 def test_a_first_measured_wrong_letter_of_the_sixth_set_is_now_read_as_labelled_or_unread(rid):
     r = next(r for r in _records(DATA / "mcq_h.jsonl", DATA / "mcq_i.jsonl") if r["id"] == rid)
-    got = read_answer(r["reply"], r["letters"], r.get("option_texts"))
+    got = read_answer(r["reply"], r["letters"], r.get("option_texts"), r.get("question"))
     assert got.label in (None, r["expected"]) and got.label != VALIDATION6_FIRST_WRONG[rid], got.how
 
 
@@ -521,7 +522,7 @@ def test_a_first_measured_wrong_letter_of_the_sixth_set_is_now_read_as_labelled_
 )
 def test_a_sixth_validation_set_miss_is_read_as_labelled(rid):
     r = next(r for r in _records(DATA / "mcq_h.jsonl", DATA / "mcq_i.jsonl") if r["id"] == rid)
-    got = read_answer(r["reply"], r["letters"], r.get("option_texts"))
+    got = read_answer(r["reply"], r["letters"], r.get("option_texts"), r.get("question"))
     assert got.label == r["expected"], f"{rid}: read {got.label!r} ({got.how}); labelled {r['expected']!r}: {r['why']}"
 
 
@@ -547,5 +548,12 @@ def test_the_seventh_validation_set_is_real_varied_and_misread_only_where_listed
 )
 def test_a_seventh_validation_set_miss_is_read_as_labelled(rid):
     r = next(r for r in _records(DATA / "mcq_j.jsonl") if r["id"] == rid)
-    got = read_answer(r["reply"], r["letters"], r.get("option_texts"))
+    got = read_answer(r["reply"], r["letters"], r.get("option_texts"), r.get("question"))
     assert got.label == r["expected"], f"{rid}: read {got.label!r} ({got.how}); labelled {r['expected']!r}: {r['why']}"
+
+
+@pytest.mark.parametrize("rid", sorted(VALIDATION7_FIRST_WRONG))
+def test_a_first_measured_wrong_letter_of_the_seventh_set_is_now_read_as_labelled_or_unread(rid):
+    r = next(r for r in _records(DATA / "mcq_j.jsonl") if r["id"] == rid)
+    got = read_answer(r["reply"], r["letters"], r.get("option_texts"), r.get("question"))
+    assert got.label in (None, r["expected"]) and got.label != VALIDATION7_FIRST_WRONG[rid], got.how

@@ -23,6 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from .answer_tags import last_answer_tag, own_turn
+from .negative_items import asks_for_wrong, called_wrong
 from .option_texts import DENIED, LABEL_LINE, PAREN_LABEL, OptionTexts, concluded_by_text, norm_text, option_texts
 from .other_items import answer_run, new_question, other_options, without_echo
 from .unfinished import cut_off_analysis, in_option_sections, loop_span, stops_stating_answer
@@ -284,6 +286,16 @@ _FIELD = re.compile(
     r"""\s*:\s*(?:\\*"\\+"([^"\n\\]+)\\+"\\*"|\\*"([^"\n]*?)\\*"|'([^'\n]*)'|(\d+)\b|(\(?[A-Za-z]\)?)(?!\w)|(?:null|none|false)\b)""",
     _I,
 )
+#: keys that name what the answer is about rather than the answer ("diagnosis"), or an answer in
+#: words the answer keys above do not hold: read only where the value is one label or one option's
+#: whole text (a free-text diagnosis beside an answer field is the reply's reasoning, not a second
+#: answer); never a key for what the reply sets aside ("incorrect_option", "distractor", "excluded")
+_CONTENT_KEYS = (
+    r"diagnosis|final_diagnosis|most_likely_diagnosis|likely_diagnosis|best_answer|best_option|best_choice|chosen|decision|correct_choice|final_option"
+    r"|answer_index|answer_id|most_likely_answer|most_likely_option|recommended_option|recommendation|next_step|respuesta_correcta|resposta_correta"
+    r"|opci[oó]n|op[çc][aã]o|alternativa|svar|正确答案|选项|選択肢"
+)
+_CONTENT_FIELD = re.compile(rf"""\\*["'](?:{_CONTENT_KEYS})\\*["']""" + _FIELD.pattern[_FIELD.pattern.index(r"\s*:\s*(?:") :], _I)
 _BOXED = re.compile(r"\\boxed\s*\{([^{}]*)\}")
 
 
@@ -302,7 +314,24 @@ def _fields(text: str, letters: str, options: OptionTexts) -> list[_Said]:
     for m in _FIELD.finditer(text):
         value = next((g for g in m.groups() if g), "")
         said.append(_Said(m.start(), m.end(), FIELD, _field_value(value, letters, options), why=_why_no_label(value, letters)))
+    for m in _CONTENT_FIELD.finditer(text):
+        value = next((g for g in m.groups() if g), "").strip()
+        label = _label_in_value(value, letters) or (options.named(value, exact_only=True) if options else None)
+        why = _why_no_label(value, letters)
+        if label is not None or why == "several_options":
+            said.append(_Said(m.start(), m.end(), FIELD, label, why=why))
     return said
+
+
+def _tagged(text: str, letters: str, options: OptionTexts) -> list[_Said]:
+    """The last answer tag ("<prediction>b</prediction>", "<answer>C</answer>") is a final answer:
+    its value read as a field's is (one label, one option's text, or a sentence stating one); a
+    value naming several options or none is a statement of none."""
+    got = last_answer_tag(text)
+    if got is None or not got[2]:
+        return []
+    start, end, value = got
+    return [_Said(start, end, FINAL, _field_value(value, letters, options), why=_why_no_label(value, letters))]
 
 
 def _why_no_label(value: str, letters: str) -> str:
@@ -319,13 +348,19 @@ def _boxed(text: str, letters: str, options: OptionTexts) -> list[_Said]:
     said = []
     for m in _BOXED.finditer(text):
         value = m.group(1).strip()
-        label = _label_in_value(value, letters)
+        # a box holds a label, or one option's whole text ("\\boxed{basal cell carcinoma}")
+        label = _label_in_value(value, letters) or _boxed_text(value, options)
         if value and not (label is None and options and _NUMBER.fullmatch(value) and options.named(value) is None):
             said.append(_Said(m.start(), m.end(), FINAL, label, why=_why_no_label(value, letters)))
     return said
 
 
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:[.,]\d+)?|[.,]\d+)\s*%?")
+
+
+def _boxed_text(value: str, options: OptionTexts) -> str | None:
+    """The option whose whole text a box holds ("\\boxed{basal cell carcinoma}"); a number is a value."""
+    return options.named(value, exact_only=True) if options and not _NUMBER.fullmatch(value) else None
 
 
 _FILL = (
@@ -484,6 +519,14 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
         re.compile(
             r"\b(?:a\s+)?(?:resposta|alternativa|op[cç][aã]o|conduta)(?:\s+(?:correta|certa|oficial|adequada|final|mais\s+\w+))?(?:\s+[ée])?(?:\s+(?:a|o))?(?:\s+letra)?[ \t]*[:：]?\s*",
             _I,
+        ),
+        ANSWER,
+        False,
+    ),
+    # Swedish, Norwegian, Danish: "Svar: B", "Svaret är C", "Det rätta svaret er D"
+    (
+        re.compile(
+            r"\b(?:(?:det[ \t]+)?(?:rätta|korrekta|riktige|rigtige|korrekte|rätt|korrekt)[ \t]+)?svar(?:et)?(?:[ \t]*[:：]|[ \t]+(?:är|er)\b)[ \t]*", _I
         ),
         ANSWER,
         False,
@@ -688,6 +731,13 @@ _RIGHT = re.compile(
     r"(?=[ \t]*(?:[.!,;:)\n]|$|because|since|as|given|here|to\s|for\s|[-–—]))",
     _I,
 )
+#: Swedish, Norwegian, Danish: "Alternativ D, alla ovanstående, är korrekt", "alternativ B er riktig",
+#: "Alternativ C är det mest lämpliga" (a leaning, as "Option B is correct" is; "är inte korrekt" is none)
+_NORDIC_RIGHT = re.compile(
+    r"\balternativ(?:et)?[ \t]+[(\[]?([A-Za-z0-9])[)\]]?(?:[ \t]*,[^,.!?\n]{1,80}?,)?[ \t]+(?:är|er)[ \t]+(?:det[ \t]+|den[ \t]+)?"
+    r"(?:korrekt[ae]?|rätt[a]?|riktig[et]?|rigtig[et]?|mest[ \t]+(?:lämpliga|sannolika|passende|sandsynlige|sannsynlige)|bästa|beste|bedste)(?![\w])",
+    _I,
+)
 _CLAUSE_OPENS = re.compile(
     r"(?:^|[.!?;:,\n–—]|\s-|\b(?:so|thus|therefore|hence|then|clearly|think|believe|feel|guess|say|that|and|no|yes|actually|wait|ultimately|overall|finally)\b)[\s\"'“‘(\[>#-]*$",
     _I,
@@ -885,7 +935,7 @@ def _claims(text: str, letters: str) -> list[_Said]:
     """Statements that name the label first: "C is the answer", "Option B is correct"."""
     said = [_Said(m.start(1), m.end(), ANSWER, m.group(1).upper()) for m in _JA_CLAIM.finditer(text) if m.group(1).upper() in letters]
     # "making (B) the correct answer"; "The statement that most detracts from the claim is (G)."
-    for pattern, tier in ((_MAKING, ANSWER), (_IS_PAREN, LEANING)):
+    for pattern, tier in ((_MAKING, ANSWER), (_IS_PAREN, LEANING), (_NORDIC_RIGHT, LEANING)):
         for m in pattern.finditer(text):
             if m.group(1).upper() in letters and _stands_alone(text, m.end(1)):
                 said.append(_Said(m.start(), m.end(), tier, m.group(1).upper()))
@@ -1125,9 +1175,17 @@ _CONCLUSION = re.compile(
 )
 
 
+def _fields_disagree(cur: _Said, s: _Said) -> bool:
+    """Two answer fields naming different options ({"diagnosis": "A", "answer": "B"}) disagree:
+    neither replaces the other, whatever lies between them."""
+    return cur.tier == s.tier == FIELD and cur.label is not None and s.label is not None
+
+
 def _replaces(text: str, cur: _Said, s: _Said, conflict: bool = False) -> bool:
     """Whether a later statement naming another option (or a hedge) replaces the current answer
     (`conflict`: the current one is two answers stated alike, not a hedge)."""
+    if _fields_disagree(cur, s):
+        return False
     # a later single answer at least as strong settles an earlier hedge ("B or C ... Answer: C")
     if cur.label is None and s.label is not None and s.tier >= cur.tier and not conflict:
         return True
@@ -1138,7 +1196,7 @@ def _replaces(text: str, cur: _Said, s: _Said, conflict: bool = False) -> bool:
     return s.tier > cur.tier or (s.tier == cur.tier and bool(_CONCLUSION.search(_clause_before(text, s.start))))
 
 
-def _settle(text: str, said: list[_Said]) -> tuple[_Said | None, str, str]:
+def _settle(text: str, said: list[_Said], options: OptionTexts | None = None) -> tuple[_Said | None, str, str]:
     """The statement the reply ends on, read in order as a reader follows a conclusion, and why
     it has no label when it has none (in words, and as an UNREAD reason)."""
     cur: _Said | None = None
@@ -1150,6 +1208,10 @@ def _settle(text: str, said: list[_Said]) -> tuple[_Said | None, str, str]:
         # the same option again: keep the strongest wording of it
         elif s.label is not None and s.label == cur.label:
             cur = s._replace(tier=max(s.tier, cur.tier))
+        # the next statement at once names another option ("Therefore, the answer is **IIIA**.\nFinal
+        # Answer: (A)", IIIA being B's text): one closing stating two options contradicts itself
+        elif _same_closing(text, cur, s, options):
+            cur, conflict = _Said(cur.start, s.end, max(cur.tier, s.tier), None, contra=True, why="contradicts"), True
         elif _replaces(text, cur, s, conflict):
             cur, conflict = s, s.contra
         # two options stated as strongly, without a revision, are ambiguous; a weaker mention
@@ -1163,6 +1225,23 @@ def _settle(text: str, said: list[_Said]) -> tuple[_Said | None, str, str]:
     if cur is not None and cur.label is None and not why:
         why, code = f"{_HEDGE_WORDS.get(cur.why, cur.why)}: {_shown(text, cur)!r}", cur.why
     return cur, why, code
+
+
+#: what may stand between two statements of one closing: blank space, punctuation, markup
+_BETWEEN_CLOSING = re.compile(r"[\s.!。:;,)\]]{0,12}")
+
+
+def _same_closing(text: str, cur: _Said, s: _Said, options: OptionTexts | None) -> bool:
+    """Whether an answer naming an option by its whole text ("the answer is **IIIA**") is followed
+    at once (nothing but blank space and punctuation between) by a statement of another option's
+    label: the closing states two options. (A label stated and then another label on a "Final
+    answer" line is the reply's correction, read as the final one.)"""
+    if not (options and cur.label is not None and s.label is not None and s.label != cur.label and cur.tier >= ANSWER and s.start >= cur.end):
+        return False
+    said = text[cur.start : cur.end]
+    own = options.texts.get(cur.label)
+    by_text = bool(own) and f" {own} " in f" {norm_text(said)} " and not re.search(rf"(?<![A-Za-z0-9]){re.escape(cur.label)}[)\]]?\W*$", said, _I)
+    return by_text and _BETWEEN_CLOSING.fullmatch(text, cur.end, s.start) is not None
 
 
 #: how each reason a statement names no option is said to a person checking the reading
@@ -1196,11 +1275,13 @@ def _shown(text: str, s: _Said) -> str:
     return re.sub(r"\s+", " ", text[s.start : s.end]).strip()[:160]
 
 
-def _statements(text: str, letters: str, options: OptionTexts) -> list[_Said]:
-    """Every statement of an answer that the reply makes its own."""
+def _statements(text: str, letters: str, options: OptionTexts, question: str | None = None) -> list[_Said]:
+    """Every statement of an answer that the reply makes its own (`question`: the item's, where an
+    option called wrong answers an item that asks for the wrong one)."""
     found = (
         _fields(text, letters, options)
         + _boxed(text, letters, options)
+        + _tagged(text, letters, options)
         + _cued(text, letters, options)
         + _claims(text, letters)
         + _lines(text, letters)
@@ -1219,17 +1300,22 @@ def _statements(text: str, letters: str, options: OptionTexts) -> list[_Said]:
             for m in _BRACKETED.finditer(text)
             if m.group(1).strip().upper() not in letters and (label := options.named(m.group(1))) is not None
         ]
-    return [_unless_withdrawn(text, s, options) for s in found if _own(text, s)]
+    wrong_asked = bool(question) and asks_for_wrong(question)
+    if wrong_asked:
+        # "因此D选项是不正确的" answers "下列...不属...的是": a leaning, as "I think D" is
+        found += [_Said(c.start, c.end, LEANING, c.label) for c in called_wrong(text, question or "", letters, options.texts_raw if options else None)]
+    return [_unless_withdrawn(text, s, options, wrong_asked) for s in found if _own(text, s)]
 
 
 _TEXT_NEXT = re.compile(r"[ \t]*[).:\]]?[ \t]*")
 
 
-def _unless_withdrawn(text: str, s: _Said, options: OptionTexts) -> _Said:
+def _unless_withdrawn(text: str, s: _Said, options: OptionTexts, wrong_asked: bool = False) -> _Said:
     """The statement, or, when the reply takes it back ("The answer is B. Actually, B cannot be
     right"; "Per the added context, B would be correct, but that context is fabricated"), a
     statement of no option where it does so, which a later statement of one option replaces (the
-    JSON answer field is never taken back)."""
+    JSON answer field is never taken back; on an item asking for the wrong option, calling the
+    option wrong confirms it: `wrong_asked`)."""
     if s.label is None or s.tier == FIELD:
         return s
     end = s.end
@@ -1238,7 +1324,7 @@ def _unless_withdrawn(text: str, s: _Said, options: OptionTexts) -> _Said:
     at = m.end() if (m := _TEXT_NEXT.match(text, end)) is not None else end  # the pattern matches the empty string
     if own and text[at : at + len(own)].casefold() == own.casefold():
         end = at + len(own)
-    span = withdrawal(text, s.start, end, s.label, _clause_before(text, s.start))
+    span = withdrawal(text, s.start, end, s.label, _clause_before(text, s.start), wrong_asked)
     return s if span is None else _Said(span[0], span[1], min(s.tier, ANSWER), None, why="withdrawn")
 
 
@@ -1261,8 +1347,8 @@ class Reading:
 UNREAD = ("empty", "cut_off", "no_answer", "ambiguous", "several_options", "no_option", "contradicts", "withdrawn", "hedged", "loops")
 
 
-def _read(text: str, letters: str, options: OptionTexts) -> Reading | None:
-    said = _statements(text, letters, options)
+def _read(text: str, letters: str, options: OptionTexts, question: str | None = None) -> Reading | None:
+    said = _statements(text, letters, options, question)
     # what the reply says where it repeats the option list, or in an option's analysis it is cut
     # off in, commits to nothing: a statement before either still does
     loop = loop_span(text, letters)
@@ -1285,7 +1371,7 @@ def _read(text: str, letters: str, options: OptionTexts) -> Reading | None:
             return Reading(None, f"cut off while stating its answer: ...{text[-60:]!r}", "cut_off")
     if not said:
         return None
-    cur, why, code = _settle(text, said)
+    cur, why, code = _settle(text, said, options)
     if cur is None:
         return None
     if cur.label is None:
@@ -1316,29 +1402,31 @@ def terse_answer(text: str, letters: str, options: Mapping[str, str] | None = No
     return Reading(label, f"an answer: {shown}")
 
 
-def read_answer(text: str | None, letters: str = "ABCD", options: Mapping[str, str] | None = None) -> Reading:
+def read_answer(text: str | None, letters: str = "ABCD", options: Mapping[str, str] | None = None, question: str | None = None) -> Reading:
     """The option label a reply commits to (one of `letters`) and how it was read; None when the
     reply names none or is ambiguous. `options` (label -> text) lets a reply name an option by its
-    text; without them only labels are read."""
+    text; without them only labels are read. `question` (the item's) lets an item that asks for the
+    wrong option ("... EXCEPT", "下列哪项是错误的") be answered by calling one option wrong; without
+    it such a reply is unread."""
     if text and (quick := terse_answer(text, letters, options)) is not None:
         return quick
-    return full_reading(text, letters, options)
+    return full_reading(text, letters, options, question)
 
 
-def full_reading(text: str | None, letters: str = "ABCD", options: Mapping[str, str] | None = None) -> Reading:
+def full_reading(text: str | None, letters: str = "ABCD", options: Mapping[str, str] | None = None, question: str | None = None) -> Reading:
     """`read_answer` by every rule (what it gives a terse reply too, more slowly)."""
     if not text or not text.strip():
         return Reading(None, "empty reply", "empty")
     opts = option_texts(options, letters)
-    plain = _plain(text)
+    plain = _plain(own_turn(unicodedata.normalize("NFKC", text)))
     tail = _after_thinking(plain)
     # a reasoning block opened and never closed was cut off while thinking: what it weighs
     # ("So D is correct. Let me double-check ...") is scratch work, not the reply's answer
     if tail is None and _THINK_OPEN.search(plain):
         return Reading(None, "cut off inside its reasoning: <think> is never closed", "cut_off")
-    if tail is not None and (got := _read(_own_item(tail, letters, opts), letters, opts)) is not None:
+    if tail is not None and (got := _read(_own_item(tail, letters, opts), letters, opts, question)) is not None:
         return got
-    got = _read(_own_item(plain, letters, opts), letters, opts)
+    got = _read(_own_item(plain, letters, opts), letters, opts, question)
     if got is None and opts:
         rest = tail if tail is not None else plain
         if (concl := concluded_by_text(rest, opts)) is not None:

@@ -35,7 +35,7 @@ class LetterScorer:
     reading an extraction model may complete (scoring.extract), which needs the item's labels."""
 
     def __init__(self, item: Item):
-        self.letters, self.gold, self.options = item.letters, item.answer, item.options
+        self.letters, self.gold, self.options, self.question = item.letters, item.answer, item.options, item.question
 
     def value(self, label: str | None) -> float | None:
         return None if label is None else float(label == self.gold)
@@ -43,7 +43,7 @@ class LetterScorer:
     def read(self, text: str | None, finish_reason: str | None) -> Score:
         """A reply's rule reading: its label (`valid`), else `truncated` when it was cut at its
         budget, else `invalid`."""
-        reading = read_answer(text, self.letters, self.options)
+        reading = read_answer(text, self.letters, self.options, self.question)
         if reading.label is not None:
             return Score(reading.label, "valid", self.value(reading.label), {"read": reading.how})
         if finish_reason == CUT:

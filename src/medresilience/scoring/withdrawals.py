@@ -122,12 +122,13 @@ def _on_source_rejected(window: str) -> re.Match[str] | None:
     return _SOURCE_REJECTED.search(window) or _THIS_REJECTED.search(window) or _OWN_BASIS.search(window)
 
 
-def withdrawal(text: str, start: int, end: int, label: str, clause: str) -> tuple[int, int] | None:
+def withdrawal(text: str, start: int, end: int, label: str, clause: str, wrong_asked: bool = False) -> tuple[int, int] | None:
     """The span of the rejection that takes back the statement text[start:end] of option `label`
     (`clause`: the statement's clause up to it), or None when it stands. The rejection is looked for
-    in the rest of the statement's sentence and the two sentences after it."""
+    in the rest of the statement's sentence and the two sentences after it. On an item asking for the
+    wrong option (`wrong_asked`), an option called wrong at once is the answer, not taken back."""
     # called incorrect at once: "C. Glipizide is incorrect here", "3) <option 3's text>. es incorrecta"
-    if now := _CALLED_WRONG.match(text, end):
+    if not wrong_asked and (now := _CALLED_WRONG.match(text, end)):
         return now.start(), now.end()
     a, b = _sentences_after(text, end, 2)
     window = text[a:b]
