@@ -64,7 +64,19 @@ def main() -> None:
                 misses.append(f"{r['id']} ({kind}, {r['split']}): {o}, read {got.label!r} ({got.how}); expected {r['expected']!r}: {r['why'][:160]}")
         order = [
             s
-            for s in ("dev", "heldout", "validation", "validation2", "validation3", "validation4", "validation5", "validation6", "validation7", "all")
+            for s in (
+                "dev",
+                "heldout",
+                "validation",
+                "validation2",
+                "validation3",
+                "validation4",
+                "validation5",
+                "validation6",
+                "validation7",
+                "validation8",
+                "all",
+            )
             if s in by_split
         ]
         print(_table(f"{kind}: by split", {s: by_split[s] for s in order}), end="\n\n")
