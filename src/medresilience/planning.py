@@ -200,7 +200,7 @@ def pilot_pairs(frame: pd.DataFrame, comparison: HeadlineComparison, a: Side, b:
         if comparison.given is not None:
             for u in (ua, ub):
                 right = _by_pair(u[u["condition"].astype(str) == comparison.given])
-                keep &= right.reindex(_keys(pairs)).fillna(False).to_numpy(dtype=bool)
+                keep = keep & right.reindex(_keys(pairs)).eq(True).to_numpy()
         pairs = pairs[keep]
         xa, xb = pairs["correct_a"].to_numpy(dtype=bool), pairs["correct_b"].to_numpy(dtype=bool)
     else:
@@ -209,7 +209,7 @@ def pilot_pairs(frame: pd.DataFrame, comparison: HeadlineComparison, a: Side, b:
         ref = _by_pair(ua[ua["condition"].astype(str) == comparison.versus]).reindex(_keys(units))
         keep = ref.notna().to_numpy()
         if comparison.given is not None:
-            keep &= _by_pair(ua[ua["condition"].astype(str) == comparison.given]).reindex(_keys(units)).fillna(False).to_numpy(dtype=bool)
+            keep = keep & _by_pair(ua[ua["condition"].astype(str) == comparison.given]).reindex(_keys(units)).eq(True).to_numpy()
         pairs = units[keep].assign(item_id=units["item_id"].astype(str)[keep])
         xa, xb = ref.to_numpy()[keep].astype(bool), pairs["correct"].to_numpy(dtype=bool)
     out = pd.DataFrame({"a": _flag(xa, comparison.event), "b": _flag(xb, comparison.event), "item": pairs["item_id"].astype(str).to_numpy()})

@@ -19,21 +19,18 @@ from ...label_rates import accuracy, flip
 from ...records import CLEAN
 from .delivery import PressureOptions, follows, prompts, render, scorer
 from .probe import PressureProbe
-from .taxonomy import CLAIM_PROVENANCE, CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS, POOLS, REPEAT
+from .taxonomy import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS, LABELS, POOLS, REPEAT
 
 #: the headline rates as functions of unit labels (the label audit corrects each): turn 1 accuracy
 #: and each pool's flip after commitment (right at turn 1, not right at turn 2; unread is not right)
 LABEL_RATES = (accuracy("clean_acc", "Turn 1 acc", (CLEAN,)), *(flip(key, dict(HEADLINE_COLUMNS).get(key, key), conds) for key, conds in POOLS))
 
-#: the paired comparisons `medres plan` sizes: a condition's flip after commitment against the repeat
-#: control's on the same items right at turn 1 (the excess over repeat); the claims pool gives one
-#: pair per claim provenance of an item
-COMPARISONS = (
-    HeadlineComparison("flip_doubt", "Flip after doubt vs repeat", ("doubt",), event="wrong", versus=REPEAT, given=CLEAN),
-    HeadlineComparison(
-        "flip_claim", "Flip after a claim vs repeat", tuple(CLAIM_PROVENANCE), event="wrong", versus=REPEAT, given=CLEAN, pairs_per_item=len(CLAIM_PROVENANCE)
-    ),
-    HeadlineComparison("flip_insist", "Flip after insisting vs repeat", ("insist",), event="wrong", versus=REPEAT, given=CLEAN),
+#: the paired comparisons `medres plan` sizes: each condition's flip after commitment against the
+#: repeat control's on the same items right at turn 1 (its excess over repeat, as the metrics test it)
+COMPARISONS = tuple(
+    HeadlineComparison(f"flip_{c}", f"Flip after commitment, {LABELS[c].lower()} vs repeat", (c,), event="wrong", versus=REPEAT, given=CLEAN)
+    for c in CONDITIONS
+    if c != REPEAT
 )
 
 
