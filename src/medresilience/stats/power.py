@@ -318,18 +318,44 @@ def _normal_items(rates: PairedRates, design: ClusterDesign, power: float, alpha
     return max(2, math.ceil(((za * math.sqrt(var + mu * mu) + zb * math.sqrt(var)) / mu) ** 2))
 
 
+def _smoothed(curve: np.ndarray, sims: int, target: float) -> tuple[float, float] | None:
+    """(a, b) of probit(power) = a + b * sqrt(items), fitted by weighted least squares to the
+    simulated curve where it lies near the target (0.3 .. 0.99), each point weighted by the inverse
+    variance of its probit; None when too few points lie there or the fit does not rise."""
+    g = np.arange(curve.size)
+    p = curve
+    near = (g >= 2) & (p >= max(0.3, target - 0.3)) & (p <= min(0.99, target + 0.15))
+    if np.count_nonzero(near) < 5:
+        return None
+    z = scipy.stats.norm.ppf(p[near])
+    w = sims * scipy.stats.norm.pdf(z) ** 2 / (p[near] * (1 - p[near]))
+    x = np.sqrt(g[near].astype(np.float64))
+    design = np.stack([np.ones_like(x), x], axis=1) * np.sqrt(w)[:, None]
+    (a, b), *_ = np.linalg.lstsq(design, z * np.sqrt(w), rcond=None)
+    return (float(a), float(b)) if b > 0 else None
+
+
 def clustered_size(
     rates: PairedRates, design: ClusterDesign, power: float = 0.8, alpha: float = 0.05, sims: int = SIMULATIONS, seed: int = 0
 ) -> tuple[int, float]:
-    """(items, their simulated power): the fewest items at which Durkalski's clustered McNemar test
-    reaches `power` in the simulation (one curve over items, see the module)."""
+    """(items, their power): the fewest items at which Durkalski's clustered McNemar test reaches
+    `power`. The simulated power curve over items (one simulation, see the module) is smoothed near
+    the target by a probit fit in sqrt(items) (the normal approximation's shape), so that the first
+    crossing of a noisy curve does not plan too few items; the power given is the fitted one at that
+    number (the raw simulated curve where the fit cannot be made)."""
     power, alpha = _check_target(power), _alpha(alpha)
     _check_effect(rates)
     top = int(1.5 * _normal_items(rates, design, power, alpha)) + 20
     while True:
         curve = clustered_power_curve(top, rates, design, alpha, sims, seed)
+        fit = _smoothed(curve, int(sims), power)
+        if fit is not None:
+            a, b = fit
+            g = max(2, math.ceil(((scipy.stats.norm.ppf(power) - a) / b) ** 2 - 1e-9))
+            if g <= top:
+                return g, float(scipy.stats.norm.cdf(a + b * math.sqrt(g)))
         reached = np.nonzero(curve >= power)[0]
-        if reached.size:
+        if fit is None and reached.size and curve[-1] >= min(0.99, power + 0.15):
             g = int(reached[0])
             return g, float(curve[g])
         if top * max(design.sizes) >= MAX_N:
