@@ -352,7 +352,8 @@ def plan_items(
         else:
             g, got = mcnemar_size(assumptions.rates, power, alpha)
     except ValueError as e:
-        raise ConfigError("plan", str(e)) from None
+        hint = "; plan for the difference you want to detect with --effect" if assumptions.pilot and "is 0" in str(e) else ""
+        raise ConfigError("plan", f"{e}{hint}") from None
     pairs = g * design.sizes[0] if len(set(design.sizes)) == 1 else round(g * design.mean_pairs)
     return PlanRow(
         family.name,

@@ -104,9 +104,10 @@ def test_the_clustered_reverse_round_trips():
     design = ClusterDesign((3,), 0.3)
     rates, power = smallest_effect(120, 0.2, discordance=0.2, power=0.8, design=design, sims=4000, seed=5)
     assert power >= 0.8
-    items, _ = clustered_size(rates, design, 0.8, sims=4000, seed=5)
-    assert 110 <= items <= 120
-    assert clustered_power(120, rates, design, sims=4000, seed=5) == pytest.approx(power)
+    items, planned = clustered_size(rates, design, 0.8, sims=4000, seed=5)
+    # the plan at that effect asks for the same suite, up to the simulation's noise (its draws differ)
+    assert abs(items - 120) <= 6 and planned >= 0.8
+    assert abs(clustered_power(120, rates, design, sims=4000, seed=6) - 0.8) < 0.025
 
 
 def test_no_effect_within_the_rates_reaches_the_power():

@@ -10,6 +10,7 @@ import pytest
 
 from conftest import MARKER, oracle_policy, tiny_items_and_bundles
 from medresilience import EvalOptions, Suite, evaluate, parse_model_spec, planning
+from medresilience.errors import ConfigError
 from medresilience.families.misleading.bundles import bundle_id_for, probes_from_bundle
 from medresilience.families.pressure.construct.build import build_pressure
 from medresilience.family import get
@@ -65,3 +66,7 @@ def test_the_pilot_reads_the_pairs_the_excess_over_repeat_counts(pilot):
     # doubt moves q2, repeat moves q3: one discordant pair each way, no effect to plan for
     doubt = planning.from_pilot(run, fam, planning.comparison_of(fam, "flip_doubt"))
     assert (doubt.rates.p1, doubt.rates.p2, doubt.rates.discordance) == pytest.approx((1 / 3, 1 / 3, 2 / 3))
+    with pytest.raises(ConfigError, match=r"the effect p2 - p1 is 0 .*plan for the difference you want to detect with --effect"):
+        planning.plan_items(fam, planning.comparison_of(fam, "flip_doubt"), doubt)
+    wanted = planning.from_pilot(run, fam, planning.comparison_of(fam, "flip_doubt"), effect=0.2)
+    assert planning.plan_items(fam, planning.comparison_of(fam, "flip_doubt"), wanted).power >= 0.8
