@@ -156,7 +156,7 @@ def _alpha(alpha: float) -> float:
 def _critical(m: np.ndarray, alpha: float) -> np.ndarray:
     """The largest k with 2 * P[Binomial(m, 1/2) <= k] <= alpha, per m (-1: none); the exact
     McNemar test of b + c = m discordant pairs rejects when min(b, c) <= k."""
-    k = scipy.stats.binom.ppf(alpha / 2, m, 0.5).astype(np.int64)
+    k = np.asarray(scipy.stats.binom.ppf(alpha / 2, m, 0.5)).astype(np.int64)
     for _ in range(3):  # ppf and cdf may disagree by one at the boundary: settle on cdf's answer
         k = np.where((k >= 0) & (2 * scipy.stats.binom.cdf(k, m, 0.5) > alpha), k - 1, k)
         up = 2 * scipy.stats.binom.cdf(k + 1, m, 0.5) <= alpha
@@ -437,7 +437,7 @@ def smallest_effect(
     return best, power_at(best)
 
 
-def pilot_rates(a: Sequence[bool], b: Sequence[bool], clusters: Sequence[Any]) -> dict[str, Any]:
+def pilot_rates(a: Sequence[bool] | np.ndarray, b: Sequence[bool] | np.ndarray, clusters: Sequence[Any]) -> dict[str, Any]:
     """What a pilot's pairs say for planning: the rates, the discordant shares, the pairs per item
     and the intracluster correlation of the items' (b_j - c_j) / m_j, by the method of moments
     (sum_j m_j (d_j - mean)^2 / (discordance - effect^2) = sum_j (1 + (m_j - 1) icc), clipped to
