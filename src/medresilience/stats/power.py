@@ -419,13 +419,14 @@ def smallest_effect(
     feasible = [e for e in grid if (r := _rates_at(p1, sign * e, discordance, correlation)) is not None and abs(r.effect) > _TOL]
     if not feasible:
         return None
-    hi = feasible[-1]
+    floor = feasible[0]  # the effects below it are impossible with these rates
+    lo, hi = max(0.0, floor - room / 256), feasible[-1]
+    if design.clustered:  # a bracket from the normal approximation, so that few simulated steps remain
+        lo, hi = _bracket(int(n), p1, sign, feasible, discordance, correlation, design, power, alpha, power_at, (lo, hi))
     best = _rates_at(p1, sign * hi, discordance, correlation)
     assert best is not None
     if power_at(best) < power:
         return None
-    floor = feasible[0]  # the effects below it are impossible with these rates
-    lo = max(0.0, floor - room / 256)
     tol = 5e-4 if design.clustered else 1e-5  # a simulated power moves in steps of 1 / sims: 0.05 points is its resolution
     while hi - lo > tol:  # bisection: power rises with the effect
         mid = (lo + hi) / 2
@@ -435,6 +436,32 @@ def smallest_effect(
         else:
             lo = mid
     return best, power_at(best)
+
+
+def _normal_power(items: int, rates: PairedRates, design: ClusterDesign, alpha: float) -> float:
+    """The normal approximation of the clustered test's power (see `_normal_items`)."""
+    mu = abs(rates.effect)
+    var = design.variance_factor() * max(rates.discordance - mu * mu, 0.0)
+    r = math.sqrt(var + mu * mu)
+    if r == 0:
+        return 0.0
+    z, mean, sd = scipy.stats.norm.isf(alpha / 2), math.sqrt(items) * mu / r, math.sqrt(var) / r
+    if sd == 0:
+        return 1.0 if mean > z else 0.0
+    return float(scipy.stats.norm.sf((z - mean) / sd) + scipy.stats.norm.cdf((-z - mean) / sd))
+
+
+def _bracket(n, p1, sign, feasible, discordance, correlation, design, power, alpha, power_at, whole) -> tuple[float, float]:
+    """(lo, hi) effects around the normal approximation's smallest effect (x0.8, x1.25) whose
+    simulated powers fall short of and reach the target; the whole feasible range where they do not."""
+    approx = next((e for e in feasible if (r := _rates_at(p1, sign * e, discordance, correlation)) and _normal_power(n, r, design, alpha) >= power), None)
+    if approx is None:
+        return whole
+    lo, hi = max(whole[0], 0.8 * approx), min(whole[1], 1.25 * approx)
+    r_lo, r_hi = _rates_at(p1, sign * lo, discordance, correlation), _rates_at(p1, sign * hi, discordance, correlation)
+    if r_lo is None or r_hi is None or power_at(r_hi) < power or power_at(r_lo) >= power:
+        return whole
+    return lo, hi
 
 
 def pilot_rates(a: Sequence[bool] | np.ndarray, b: Sequence[bool] | np.ndarray, clusters: Sequence[Any]) -> dict[str, Any]:
