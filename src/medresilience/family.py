@@ -115,9 +115,9 @@ class HeadlineComparison:
     answer; "wrong": not right, as a flip or an attack success counts). `versus` None: the same
     units under two sides (one model against another, or a setting against none); a condition: the
     same model's unit of that condition of the same item (and epoch) is the other side of each pair.
-    `given`: only items whose unit of that condition is right (on both sides) give pairs (a
-    clean answer a flip starts from, a second turn's first). `pairs_per_item`: the pairs one item gives in the
-    family's default design (per epoch)."""
+    `given`: only items whose unit of that condition is right (on both sides) give pairs (the clean
+    answer a flip starts from, a second turn's first). `pairs_per_item`: the pairs one item gives in
+    the family's default design (per epoch)."""
 
     key: str
     title: str
