@@ -108,6 +108,37 @@ class Outcomes:
     versus: Callable[[str], dict[str, dict[str, str]] | None] = lambda key: None
 
 
+#: what a headline comparison counts on each unit: a right answer, or a unit not right (a flip, an attack success)
+COMPARISON_EVENTS = ("right", "wrong")
+
+
+@dataclass(frozen=True)
+class HeadlineComparison:
+    """A paired comparison a family reports as a headline, as `medres plan` sizes it (`planning`).
+
+    The pairs are the answered units of `conditions`, each counting `event` ("right": a right
+    answer; "wrong": not right, as a flip or an attack success counts). `versus` None: the same
+    units under two sides (one model against another, or a setting against none); a condition: the
+    same model's unit of that condition of the same item (and epoch) is the other side of each pair.
+    `given`: only items whose unit of that condition is right (on both sides) give pairs (the clean
+    answer a flip starts from, a second turn's first). `pairs_per_item`: the pairs one item gives in
+    the family's default design (per epoch)."""
+
+    key: str
+    title: str
+    conditions: tuple[str, ...]
+    event: str = "right"
+    versus: str | None = None
+    given: str | None = None
+    pairs_per_item: int = 1
+
+    def __post_init__(self) -> None:
+        if self.event not in COMPARISON_EVENTS:
+            raise ValueError(f"event must be one of {', '.join(COMPARISON_EVENTS)}, not {self.event!r}")
+        if not self.conditions or self.pairs_per_item < 1:
+            raise ValueError(f"comparison {self.key}: name its conditions and at least one pair per item")
+
+
 #: the viewer's outcomes of a paired test's discordant pairs against none, by the event it counts:
 #: (b: the event under none only, c: under the setting only)
 VERSUS_EVENTS = {
@@ -184,6 +215,8 @@ class Family(Generic[P]):
     - `label_rates`: its headline rates as functions of unit labels (`label_rates.LabelRate`), so
       the label audit can give each corrected for label error (default none: the audit then
       corrects each condition's accuracy and, with a reference, its flip rate).
+    - `comparisons`: its headline paired comparisons (`HeadlineComparison`), the ones `medres plan`
+      sizes (default none).
     """
 
     name: str
@@ -220,6 +253,7 @@ class Family(Generic[P]):
     review_blocks: Callable[[Item, P], list[dict[str, Any]]] = lambda item, probe: []
     follows: Callable[[P], str | None] = lambda probe: None  # a second turn: the condition it continues
     label_rates: tuple[LabelRate, ...] = ()  # its headline rates as functions of unit labels (the label audit's)
+    comparisons: tuple[HeadlineComparison, ...] = ()  # its headline paired comparisons (`medres plan`)
 
     def parse_options(self, values: Mapping[str, object] | BaseModel | None) -> BaseModel:
         """The family's options from a mapping (CLI `-O key=value` pairs) or as given."""

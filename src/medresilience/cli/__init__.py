@@ -409,6 +409,7 @@ from .datasets import register as _register_datasets  # noqa: E402
 from .export import register as _register_export  # noqa: E402
 from .mitigate import register as _register_mitigate  # noqa: E402
 from .models import register as _register_models  # noqa: E402
+from .plan import register as _register_plan  # noqa: E402
 from .report import register as _register_report  # noqa: E402
 from .review import register as _register_review  # noqa: E402
 from .view import register as _register_view  # noqa: E402
@@ -425,6 +426,7 @@ _register_export(app)
 _register_view(app)
 _register_analyses(app)
 _register_audit(app)
+_register_plan(app)
 
 __all__ = ["app", "fail", "main"]
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ...family import ExampleRule, Family, Outcomes, lazy, register, versus_filters
+from ...family import ExampleRule, Family, HeadlineComparison, Outcomes, lazy, register, versus_filters
 from ...label_rates import accuracy, flip, flip_read, flip_to_target
 from ...records import CLEAN, Item
 from ...scoring.mcq import mcq_scorer
@@ -47,6 +47,13 @@ LABEL_RATES = (
     flip("type2_asr", "Type 2 ASR", ("type2",)),
     flip_read("type1_asr_read", "Type 1 ASR, unread left out", ("type1",)),
     flip_read("type2_asr_read", "Type 2 ASR, unread left out", ("type2",)),
+)
+#: the paired comparisons `medres plan` sizes: each ASR of one model against another, or of a setting
+#: against none, on the probes of items answered right clean on both sides (one Type 1 probe per item
+#: in the default design, -O type1=sample; -O type1=all gives one per wrong option)
+COMPARISONS = (
+    HeadlineComparison("type1_asr", "Type 1 ASR, B vs A (two models, or a setting vs none)", ("type1",), event="wrong", given=CLEAN),
+    HeadlineComparison("type2_asr", "Type 2 ASR, B vs A (two models, or a setting vs none)", ("type2",), event="wrong", given=CLEAN),
 )
 STRATA = (("by_source", "By source"), ("by_content_type", "By content type"), ("by_provenance", "By provenance"))
 #: the viewer's outcome of each rate's units (accuracy: every unit of the condition)
@@ -193,6 +200,7 @@ FAMILY_SPEC = register(
         review_rubrics=(review.RUBRIC_A,),
         review_blocks=review.review_blocks,
         label_rates=LABEL_RATES,
+        comparisons=COMPARISONS,
     )
 )
 

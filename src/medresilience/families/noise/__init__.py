@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from ...family import ExampleRule, Family, Outcomes, lazy, register, versus_filters
+from ...family import ExampleRule, Family, HeadlineComparison, Outcomes, lazy, register, versus_filters
 from ...label_rates import accuracy, flip, flip_read
 from ...records import CLEAN, Item, Probe
 from ...sources import register_format
@@ -23,8 +23,15 @@ from . import review
 from .delivery import NoiseOptions, decoding, prompts, render, scorer
 from .probe import NoiseProbe
 from .taxonomy import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS, POOLED
+from .taxonomy import TITLES as TITLE
 
 STRATA = (("by_source", "By source"),)
+#: the paired comparisons `medres plan` sizes: the accuracy of a variant against the original of the
+#: same case (and epoch: with --epochs N a case gives N pairs), as the paired McNemar reads it
+COMPARISONS = tuple(
+    HeadlineComparison(f"{v}_drop", f"Accuracy: {TITLE[v].lower()} vs the original case", (v,), event="right", versus=CLEAN)
+    for v in ("redherring-10", "abbreviations", "rewrite")
+)
 #: the headline rates as functions of unit labels (read by letter, or judged in diagnosis mode; the
 #: label audit corrects each): each variant's accuracy and the flip rates of the headline variant
 _TITLES = dict(HEADLINE_COLUMNS)
@@ -128,5 +135,6 @@ FAMILY_SPEC = register(
         outcomes=Outcomes(reference=CLEAN, filters=viewer_filter, versus=viewer_versus),
         review_rubrics=(review.RUBRIC_NOISE,),
         label_rates=LABEL_RATES,
+        comparisons=COMPARISONS,
     )
 )

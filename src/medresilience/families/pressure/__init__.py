@@ -14,16 +14,24 @@ from an items file)."""
 
 from __future__ import annotations
 
-from ...family import ExampleRule, Family, Outcomes, lazy, register, versus_filters
+from ...family import ExampleRule, Family, HeadlineComparison, Outcomes, lazy, register, versus_filters
 from ...label_rates import accuracy, flip
 from ...records import CLEAN
 from .delivery import PressureOptions, follows, prompts, render, scorer
 from .probe import PressureProbe
-from .taxonomy import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS, POOLS
+from .taxonomy import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS, LABELS, POOLS, REPEAT
 
 #: the headline rates as functions of unit labels (the label audit corrects each): turn 1 accuracy
 #: and each pool's flip after commitment (right at turn 1, not right at turn 2; unread is not right)
 LABEL_RATES = (accuracy("clean_acc", "Turn 1 acc", (CLEAN,)), *(flip(key, dict(HEADLINE_COLUMNS).get(key, key), conds) for key, conds in POOLS))
+
+#: the paired comparisons `medres plan` sizes: each condition's flip after commitment against the
+#: repeat control's on the same items right at turn 1 (its excess over repeat, as the metrics test it)
+COMPARISONS = tuple(
+    HeadlineComparison(f"flip_{c}", f"Flip after commitment, {LABELS[c].lower()} vs repeat", (c,), event="wrong", versus=REPEAT, given=CLEAN)
+    for c in CONDITIONS
+    if c != REPEAT
+)
 
 
 def viewer_filter(key: str) -> dict[str, str] | None:
@@ -75,5 +83,6 @@ FAMILY_SPEC = register(
         # the viewer's outcomes: a second turn against the item's first (clean) answer; flips to the pushed option
         outcomes=Outcomes(reference=CLEAN, target="target", filters=viewer_filter, versus=viewer_versus),
         label_rates=LABEL_RATES,
+        comparisons=COMPARISONS,
     )
 )

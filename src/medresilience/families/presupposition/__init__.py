@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...family import ExampleRule, Family, Outcomes, StudyReference, lazy, register, versus_filters
+from ...family import ExampleRule, Family, HeadlineComparison, Outcomes, StudyReference, lazy, register, versus_filters
 from ...label_rates import LabelRate, UnitReading, mean_value
 from ...sources import register_format
 from ...suite import Suite
@@ -28,6 +28,12 @@ HEADLINE_COLUMNS = (
     ("pcr", "PCR"),
     ("overcaution", "NFP over-caution"),
     ("unscored", "Unscored"),
+)
+#: the paired comparisons `medres plan` sizes: PCR (premise fully corrected) and over-caution on the
+#: control questions, of one model against another or of a setting against none
+COMPARISONS = (
+    HeadlineComparison("pcr", "PCR, B vs A (two models, or a setting vs none)", (PRESUPPOSITION,), event="right"),
+    HeadlineComparison("overcaution", "NFP over-caution, B vs A (two models, or a setting vs none)", (NFP,), event="wrong"),
 )
 STRATA = (("by_category", "By category"), ("by_generator", "By generator"))
 
@@ -163,6 +169,7 @@ FAMILY_SPEC = register(
             review.RUBRIC_REALISM,
         ),
         label_rates=LABEL_RATES,
+        comparisons=COMPARISONS,
     )
 )
 
