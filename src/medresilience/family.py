@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .records import Item, Probe
     from .report.compare import CompareSpec
     from .scoring.types import Scorer
+    from .stopping import UntilHeadline
     from .suite import Suite
 
 Messages = list[dict[str, str]]
@@ -177,7 +178,9 @@ class Family:
       messages, that unit's stored reply and this turn (`followups`);
     - `label_rates`: its headline rates as functions of unit labels (`label_rates.LabelRate`), so
       the label audit can give each corrected for label error (default none: the audit then
-      corrects each condition's accuracy and, with a reference, its flip rate).
+      corrects each condition's accuracy and, with a reference, its flip rate);
+    - `until_headline`: the label rate `medres eval --until WIDTH` narrows and the pair of rates
+      `--until-decided` settles in a run of one model and one setting (`stopping.UntilHeadline`).
     """
 
     name: str
@@ -214,6 +217,7 @@ class Family:
     review_blocks: Callable[[Item, Probe], list[dict[str, Any]]] = lambda item, probe: []
     follows: Callable[[Probe], str | None] = lambda probe: None  # a second turn: the condition it continues
     label_rates: tuple[LabelRate, ...] = ()  # its headline rates as functions of unit labels (the label audit's)
+    until_headline: UntilHeadline | None = None  # what `medres eval --until` stops on by default (stopping)
 
     def parse_options(self, values: Mapping[str, Any] | BaseModel | None) -> BaseModel:
         """The family's options from a mapping (CLI `-O key=value` pairs) or as given."""

@@ -67,43 +67,76 @@ def _stop(meets: np.ndarray, min_n: int) -> np.ndarray:
     return np.argmax(meets, axis=1)
 
 
-def _outcome(stop: np.ndarray, lo: np.ndarray, hi: np.ndarray, truth: float, n_max: int) -> RuleOutcome:
+def _covered(stop: np.ndarray, lo: np.ndarray, hi: np.ndarray, truth: float) -> np.ndarray:
     rows = np.arange(stop.size)
-    covered = (lo[rows, stop] <= truth) & (truth <= hi[rows, stop])
-    used = stop + 1
+    return (lo[rows, stop] <= truth) & (truth <= hi[rows, stop])
+
+
+def _outcome(used: np.ndarray, covered: np.ndarray, n_max: int) -> RuleOutcome:
     return RuleOutcome(float(covered.mean()), float(used.mean()), float(np.median(used)), float((used < n_max).mean()))
 
 
+def _simulate(draw, rule, truth: float, n_max: int, runs: int, min_n: int, batch: int) -> dict[str, RuleOutcome]:
+    """Runs in batches of `batch` rows (memory stays bounded at any suite size): `draw(rows)` gives
+    each batch's values, `rule(values)` each rule's (lower, upper, meets) at every time."""
+    got: dict[str, tuple[list, list]] = {"anytime": ([], []), "naive": ([], [])}
+    for start in range(0, runs, batch):
+        values = draw(min(batch, runs - start))
+        for name, (lo, hi, meets) in rule(values).items():
+            stop = _stop(meets, min_n)
+            got[name][0].append(stop + 1)
+            got[name][1].append(_covered(stop, lo, hi, truth))
+    return {name: _outcome(np.concatenate(u), np.concatenate(c), n_max) for name, (u, c) in got.items()}
+
+
 def simulate_width(
-    p: float, width: float, n_max: int, runs: int = 1000, seed: int = 0, min_n: int = 10, confidence: float = 0.95, breaks: int = 200
+    p: float,
+    width: float,
+    n_max: int,
+    runs: int = 1000,
+    seed: int = 0,
+    min_n: int = 10,
+    confidence: float = 0.95,
+    breaks: int = 200,
+    batch: int = 1000,
 ) -> dict[str, RuleOutcome]:
     """`runs` simulated runs of up to `n_max` items, each right with probability `p`, stopped when
     the interval is narrower than `width`: {"anytime": ..., "naive": ...}."""
     rng = np.random.default_rng(seed)
-    x = (rng.random((runs, n_max)) < p).astype(float)
-    lo, hi = running_cs(x, 1 - confidence, breaks)
-    t = np.arange(1, n_max + 1)
-    wlo, whi = wilson_bounds(np.cumsum(x, axis=1), t[None, :], confidence)
-    return {
-        "anytime": _outcome(_stop(hi - lo < width, min_n), lo, hi, p, n_max),
-        "naive": _outcome(_stop(whi - wlo < width, min_n), wlo, whi, p, n_max),
-    }
+    t = np.arange(1, n_max + 1)[None, :]
+
+    def rule(x: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        lo, hi = running_cs(x, 1 - confidence, breaks)
+        wlo, whi = wilson_bounds(np.cumsum(x, axis=1), t, confidence)
+        return {"anytime": (lo, hi, hi - lo < width), "naive": (wlo, whi, whi - wlo < width)}
+
+    return _simulate(lambda rows: (rng.random((rows, n_max)) < p).astype(float), rule, p, n_max, runs, min_n, batch)
 
 
 def simulate_decided(
-    p10: float, p01: float, n_max: int, runs: int = 1000, seed: int = 0, min_n: int = 10, confidence: float = 0.95, breaks: int = 200
+    p10: float,
+    p01: float,
+    n_max: int,
+    runs: int = 1000,
+    seed: int = 0,
+    min_n: int = 10,
+    confidence: float = 0.95,
+    breaks: int = 200,
+    batch: int = 1000,
 ) -> dict[str, RuleOutcome]:
     """`runs` simulated runs of up to `n_max` paired items, discordant one way (arm a right, b
     wrong) with probability `p10` and the other with `p01`, stopped when the interval of the
     difference a - b excludes 0; coverage of the true difference p10 - p01."""
     rng = np.random.default_rng(seed)
-    u = rng.random((runs, n_max))
-    d = np.where(u < p10, 1.0, np.where(u < p10 + p01, -1.0, 0.0))
-    lo, hi = running_cs((d + 1) / 2, 1 - confidence, breaks)
-    lo, hi = 2 * lo - 1, 2 * hi - 1
-    nlo, nhi = naive_paired(d, confidence)
-    truth = p10 - p01
-    return {
-        "anytime": _outcome(_stop((lo > 0) | (hi < 0), min_n), lo, hi, truth, n_max),
-        "naive": _outcome(_stop((nlo > 0) | (nhi < 0), min_n), nlo, nhi, truth, n_max),
-    }
+
+    def draw(rows: int) -> np.ndarray:
+        u = rng.random((rows, n_max))
+        return np.where(u < p10, 1.0, np.where(u < p10 + p01, -1.0, 0.0))
+
+    def rule(d: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        lo, hi = running_cs((d + 1) / 2, 1 - confidence, breaks)
+        lo, hi = 2 * lo - 1, 2 * hi - 1
+        nlo, nhi = naive_paired(d, confidence)
+        return {"anytime": (lo, hi, (lo > 0) | (hi < 0)), "naive": (nlo, nhi, (nlo > 0) | (nhi < 0))}
+
+    return _simulate(draw, rule, p10 - p01, n_max, runs, min_n, batch)

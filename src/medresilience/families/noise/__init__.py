@@ -19,6 +19,7 @@ from ...family import ExampleRule, Family, Outcomes, lazy, register, versus_filt
 from ...label_rates import accuracy, flip, flip_read
 from ...records import CLEAN, Item, Probe
 from ...sources import register_format
+from ...stopping import UntilHeadline
 from ...suite import Suite
 from . import review
 from .delivery import NoiseOptions, decoding, prompts, render, scorer
@@ -129,5 +130,8 @@ FAMILY_SPEC = register(
         outcomes=Outcomes(reference=CLEAN, filters=viewer_filter, versus=viewer_versus),
         review_rubrics=(review.RUBRIC_NOISE,),
         label_rates=LABEL_RATES,
+        until_headline=UntilHeadline(
+            "redherring-10_acc", ("clean_acc", "redherring-10_acc")
+        ),  # medres eval --until: accuracy with 10 red herrings; decided: clean minus it
     )
 )
