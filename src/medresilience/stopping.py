@@ -54,7 +54,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .store import Store
     from .store.rows import UnitResult
 
-__all__ = ["LOOK_MIN_ITEMS", "StopRule", "Stopping", "UntilHeadline", "stopping_lines"]
+__all__ = ["LOOK_MIN_ITEMS", "StopRule", "Stopping", "UntilHeadline", "describe", "stopping_lines"]
 
 #: the fewest items between two looks (a round is as many items as the models take calls at once)
 LOOK_MIN_ITEMS = 10

@@ -100,3 +100,31 @@ def test_until_width_stops_when_every_interval_is_narrow(tmp_path):
     # only the items run were planned and called: whole rounds in the seed's order, none past the look that met the rule
     assert got.stats.planned_units == stop["items_run"] * 3  # each item: clean, its sampled Type 1 probe, Type 2
     assert got.results.models["stub-model"]["none"]["overall"]["clean_acc"]["n"] == stop["items_run"]
+
+
+def test_a_flip_rate_counts_the_items_right_clean_only(tmp_path):
+    """A ratio rate's sequence: the Type 2 flip rate has one value per item answered right clean
+    (q4, wrong clean, is not in it), 1 for q1 and q3 and 0 for q2; a rule naming an unknown rate,
+    or a width outside (0, 1), is refused naming the flag."""
+    suite_dir = tmp_path / "suite"
+    make_tiny_suite(n_copies=ITEMS // 4).save(suite_dir)
+    suite = Suite.load(suite_dir)
+    with pytest.raises(Exception, match=r"--until-rate.*no rate 'nope'"):
+        evaluate(
+            suite,
+            [parse_model_spec("openai:m,base_url=http://127.0.0.1:9/v1,api_key_env=NONE")],
+            tmp_path / "x",
+            EvalOptions(until=StopRule(width=0.5, rate="nope"), sample_seed=1),
+        )
+    with pytest.raises(Exception, match=r"--until.*between 0 and 1"):
+        StopRule(width=1.5)
+    with StubServer(policy=oracle_policy) as srv:
+        spec = parse_model_spec(f"openai:stub-model,base_url={srv.base_url},concurrency=4")
+        got = evaluate(suite, [spec], tmp_path / "run", EvalOptions(until=StopRule(width=0.6, rate="type2_asr"), sample_seed=2))
+    stop = got.results.stopping
+    (shown,) = stop["intervals"]
+    overall = got.results.models["stub-model"]["none"]["overall"]
+    right_clean = overall["clean_acc"]["k"]
+    assert shown["anytime"]["n"] == shown["fixed"]["n"] == right_clean == overall["type2"]["asr"]["n"]
+    assert shown["fixed"]["p"] == pytest.approx(overall["type2"]["asr"]["p"])
+    assert shown["anytime"]["lo"] <= 2 / 3 <= shown["anytime"]["hi"]
