@@ -23,7 +23,7 @@ from medresilience.stats.stopping_sim import simulate_decided, simulate_width
 #: (scale, what, kind, truth, rule): a width rule on a rate p, or a decided rule on a paired
 #: difference with discordant shares (p10, p01)
 SCENARIOS = [
-    ("MedMisBench, 10,932 items", "Type 2 ASR 35%", "width", (0.35,), 0.05),
+    ("MedMisBench, 10,932 items", "Type 2 ASR 35%", "width", (0.35,), 0.1),
     ("MedMisBench, 10,932 items", "ASR of two models, 35% vs 30% (20% discordant)", "decided", (0.125, 0.075), None),
     ("MedMisBench, 10,932 items", "clean vs Type 2 accuracy, 80% vs 60% (24% discordant)", "decided", (0.22, 0.02), None),
     ("Cancer-Myth, 585 questions", "PCR 42%", "width", (0.42,), 0.2),

@@ -26,11 +26,12 @@ May import: nothing of medresilience."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SequenceInterval", "paired_cs", "rate_cs", "running_cs"]
+__all__ = ["SequenceInterval", "cs_blocks", "paired_cs", "rate_cs", "running_cs"]
 
 #: grid steps of the candidate means (confseq's default)
 BREAKS = 1000
@@ -86,40 +87,56 @@ def _bets(x: np.ndarray, alpha: float) -> np.ndarray:
 def running_cs(x: np.ndarray | list[float], alpha: float = 0.05, breaks: int = BREAKS) -> tuple[np.ndarray, np.ndarray]:
     """The hedged-capital confidence sequence (see the module) of the mean of each row of `x`
     (values in [0, 1]): (lower, upper) at every time, of x's shape."""
+    arr, one = _as_rows(x)
+    if arr.shape[1] == 0:
+        lo, hi = np.ones(arr.shape), np.zeros(arr.shape)
+    else:
+        parts = list(cs_blocks(arr, alpha, breaks, arr.shape[1]))
+        lo, hi = np.concatenate([p[0] for p in parts], axis=1), np.concatenate([p[1] for p in parts], axis=1)
+    return (lo[0], hi[0]) if one else (lo, hi)
+
+
+def cs_blocks(x: np.ndarray, alpha: float = 0.05, breaks: int = BREAKS, block: int = 256) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """`running_cs` of the rows of `x` (2-D) a block of `block` times at a time, each (lower,
+    upper) of rows x block: a caller that has what it needs (every row stopped) stops asking."""
     if not 0 < alpha < 1:
         raise ValueError("alpha must be within (0, 1)")
-    arr, one = _as_rows(x)
+    arr, _ = _as_rows(x)
     rows, n = arr.shape
-    lo = np.ones((rows, n))
-    hi = np.zeros((rows, n))
-    if n == 0:
-        return (lo[0], hi[0]) if one else (lo, hi)
-    lam = _bets(arr, alpha / 2)[:, :, None]  # each gambler at alpha * theta, theta = 1/2
-    x3 = arr[:, :, None]
+    lam = _bets(arr, alpha / 2)  # each gambler at alpha * theta, theta = 1/2
     grid = np.arange(0, breaks + 1) / breaks
     threshold = math.log(1 / alpha) - math.log(0.5)  # capital max(K+, K-) / 2 below 1/alpha
-    step = max(1, _CELLS // (rows * n))
-    for start in range(0, grid.size, step):
-        m = grid[None, None, start : start + step]
-        with np.errstate(divide="ignore"):
-            # bets for m truncated at 1/2m, against it at 1/2(1-m): every factor is at least 1/2
-            up = np.minimum(lam, 0.5 / m)
-            down = np.minimum(lam, 0.5 / (1 - m))
-        centred = x3 - m
-        gain = np.cumsum(np.log1p(up * centred), axis=1)
-        loss = np.cumsum(np.log1p(-down * centred), axis=1)
-        inside = np.maximum(gain, loss) <= threshold
-        got = inside.any(axis=2)
-        first = m[0, 0, np.argmax(inside, axis=2)]
-        last = m[0, 0, inside.shape[2] - 1 - np.argmax(inside[:, :, ::-1], axis=2)]
-        lo = np.where(got, np.minimum(lo, first), lo)
-        hi = np.where(got, np.maximum(hi, last), hi)
-    empty = lo > hi  # no candidate left: the whole range, as confseq does
-    lo, hi = np.where(empty, 0.0, lo), np.where(empty, 1.0, hi)
-    lo = np.maximum(0.0, lo - 1 / breaks)
-    hi = np.minimum(1.0, hi + 1 / breaks)
-    lo, hi = np.maximum.accumulate(lo, axis=1), np.minimum.accumulate(hi, axis=1)
-    return (lo[0], hi[0]) if one else (lo, hi)
+    gain0, loss0 = np.zeros((rows, grid.size)), np.zeros((rows, grid.size))  # log capital before the block
+    before_lo, before_hi = np.zeros((rows, 1)), np.ones((rows, 1))  # the running intersection so far
+    for t0 in range(0, n, block):
+        xb, lb = arr[:, t0 : t0 + block, None], lam[:, t0 : t0 + block, None]
+        width = xb.shape[1]
+        lo, hi = np.ones((rows, width)), np.zeros((rows, width))
+        step = max(1, _CELLS // (rows * width))
+        for g0 in range(0, grid.size, step):
+            m = grid[None, None, g0 : g0 + step]
+            with np.errstate(divide="ignore"):
+                # bets for m truncated at 1/2m, against it at 1/2(1-m): every factor is at least 1/2
+                up = np.minimum(lb, 0.5 / m)
+                down = np.minimum(lb, 0.5 / (1 - m))
+            centred = xb - m
+            gain = gain0[:, None, g0 : g0 + step] + np.cumsum(np.log1p(up * centred), axis=1)
+            loss = loss0[:, None, g0 : g0 + step] + np.cumsum(np.log1p(-down * centred), axis=1)
+            gain0[:, g0 : g0 + step], loss0[:, g0 : g0 + step] = gain[:, -1, :], loss[:, -1, :]
+            inside = np.maximum(gain, loss) <= threshold
+            got = inside.any(axis=2)
+            first = m[0, 0, np.argmax(inside, axis=2)]
+            last = m[0, 0, inside.shape[2] - 1 - np.argmax(inside[:, :, ::-1], axis=2)]
+            lo = np.where(got, np.minimum(lo, first), lo)
+            hi = np.where(got, np.maximum(hi, last), hi)
+        empty = lo > hi  # no candidate left: the whole range, as confseq does
+        lo, hi = np.where(empty, 0.0, lo), np.where(empty, 1.0, hi)
+        lo = np.maximum(0.0, lo - 1 / breaks)
+        hi = np.minimum(1.0, hi + 1 / breaks)
+        lo = np.maximum.accumulate(np.concatenate([before_lo, lo], axis=1), axis=1)[:, 1:]
+        hi = np.minimum.accumulate(np.concatenate([before_hi, hi], axis=1), axis=1)[:, 1:]
+        before_lo, before_hi = lo[:, -1:], hi[:, -1:]
+        yield lo, hi
 
 
 def rate_cs(values: list[float] | np.ndarray, confidence: float = 0.95, breaks: int = BREAKS) -> SequenceInterval:

@@ -15,12 +15,13 @@ May import: nothing of medresilience."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
 import numpy as np
 from scipy.stats import norm
 
-from .sequential import running_cs
+from .sequential import cs_blocks
 
 __all__ = ["RuleOutcome", "naive_paired", "simulate_decided", "simulate_width", "wilson_bounds"]
 
@@ -76,16 +77,43 @@ def _outcome(used: np.ndarray, covered: np.ndarray, n_max: int) -> RuleOutcome:
     return RuleOutcome(float(covered.mean()), float(used.mean()), float(np.median(used)), float((used < n_max).mean()))
 
 
-def _simulate(draw, rule, truth: float, n_max: int, runs: int, min_n: int, batch: int) -> dict[str, RuleOutcome]:
+def _anytime(blocks: Iterator[tuple[np.ndarray, np.ndarray]], meets, truth: float, n_max: int, min_n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(items used, covered) of each row under the anytime rule, reading the sequence a block of
+    times at a time and no further than every row's stop."""
+    stop = covered = None
+    t0 = 0
+    for lo, hi in blocks:
+        if stop is None:
+            stop, covered = np.full(lo.shape[0], -1), np.zeros(lo.shape[0], dtype=bool)
+        t = np.arange(t0, t0 + lo.shape[1])
+        ok = meets(lo, hi) & (t >= min_n - 1)[None, :]
+        if t0 + lo.shape[1] == n_max:
+            ok[:, -1] = True
+        first = np.argmax(ok, axis=1)
+        new = np.nonzero((stop < 0) & ok.any(axis=1))[0]
+        stop[new] = t0 + first[new]
+        covered[new] = (lo[new, first[new]] <= truth) & (truth <= hi[new, first[new]])
+        t0 += lo.shape[1]
+        if (stop >= 0).all():
+            break
+    assert stop is not None and covered is not None
+    return stop + 1, covered
+
+
+def _simulate(draw, anytime, naive, truth: float, n_max: int, runs: int, min_n: int, batch: int) -> dict[str, RuleOutcome]:
     """Runs in batches of `batch` rows (memory stays bounded at any suite size): `draw(rows)` gives
-    each batch's values, `rule(values)` each rule's (lower, upper, meets) at every time."""
+    each batch's values; `anytime(values)` the sequence's blocks and the rule on them, `naive(values)`
+    the fixed-sample (lower, upper, meets) at every time."""
     got: dict[str, tuple[list, list]] = {"anytime": ([], []), "naive": ([], [])}
     for start in range(0, runs, batch):
         values = draw(min(batch, runs - start))
-        for name, (lo, hi, meets) in rule(values).items():
-            stop = _stop(meets, min_n)
-            got[name][0].append(stop + 1)
-            got[name][1].append(_covered(stop, lo, hi, truth))
+        used, covered = _anytime(*anytime(values), truth, n_max, min_n)
+        got["anytime"][0].append(used)
+        got["anytime"][1].append(covered)
+        lo, hi, meets = naive(values)
+        stop = _stop(meets, min_n)
+        got["naive"][0].append(stop + 1)
+        got["naive"][1].append(_covered(stop, lo, hi, truth))
     return {name: _outcome(np.concatenate(u), np.concatenate(c), n_max) for name, (u, c) in got.items()}
 
 
@@ -105,12 +133,14 @@ def simulate_width(
     rng = np.random.default_rng(seed)
     t = np.arange(1, n_max + 1)[None, :]
 
-    def rule(x: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        lo, hi = running_cs(x, 1 - confidence, breaks)
-        wlo, whi = wilson_bounds(np.cumsum(x, axis=1), t, confidence)
-        return {"anytime": (lo, hi, hi - lo < width), "naive": (wlo, whi, whi - wlo < width)}
+    def anytime(x: np.ndarray):
+        return cs_blocks(x, 1 - confidence, breaks), lambda lo, hi: hi - lo < width
 
-    return _simulate(lambda rows: (rng.random((rows, n_max)) < p).astype(float), rule, p, n_max, runs, min_n, batch)
+    def naive(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        wlo, whi = wilson_bounds(np.cumsum(x, axis=1), t, confidence)
+        return wlo, whi, whi - wlo < width
+
+    return _simulate(lambda rows: (rng.random((rows, n_max)) < p).astype(float), anytime, naive, p, n_max, runs, min_n, batch)
 
 
 def simulate_decided(
@@ -133,10 +163,13 @@ def simulate_decided(
         u = rng.random((rows, n_max))
         return np.where(u < p10, 1.0, np.where(u < p10 + p01, -1.0, 0.0))
 
-    def rule(d: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        lo, hi = running_cs((d + 1) / 2, 1 - confidence, breaks)
-        lo, hi = 2 * lo - 1, 2 * hi - 1
-        nlo, nhi = naive_paired(d, confidence)
-        return {"anytime": (lo, hi, (lo > 0) | (hi < 0)), "naive": (nlo, nhi, (nlo > 0) | (nhi < 0))}
+    def anytime(d: np.ndarray):
+        # the sequence of (d + 1) / 2 in [0, 1], mapped back to the difference
+        blocks = ((2 * lo - 1, 2 * hi - 1) for lo, hi in cs_blocks((d + 1) / 2, 1 - confidence, breaks))
+        return blocks, lambda lo, hi: (lo > 0) | (hi < 0)
 
-    return _simulate(draw, rule, p10 - p01, n_max, runs, min_n, batch)
+    def naive(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        nlo, nhi = naive_paired(d, confidence)
+        return nlo, nhi, (nlo > 0) | (nhi < 0)
+
+    return _simulate(draw, anytime, naive, p10 - p01, n_max, runs, min_n, batch)
