@@ -310,8 +310,14 @@ def stopping_lines(record: dict[str, Any] | None) -> list[str]:
     none for a run without a rule."""
     if not record:
         return []
-    head = "stopped early: " if record.get("stopped_early") else "stopping rule: "
+    early = record.get("stopped_early")
+    head = "stopped early: " if early else "stopping rule: "
     lines = [f"{head}{record.get('reason', '')} ({record.get('description', '')})."]
+    if early:
+        lines.append(
+            "The other intervals of these results are fixed-sample intervals: the number of items was chosen by the rule as the "
+            "run went, so read the anytime-valid intervals below for the rule's rates."
+        )
     for s in record.get("intervals", []):
         a, f = s["anytime"], s["fixed"]
         lines.append(
