@@ -43,6 +43,8 @@ from .results import Results
 from .runner import ProgressFn, RunStats, chunk_size, epoch_decoding, execute_run
 from .scoring.schema_answer import answer_response_format
 from .seeding import stable_hash
+from .selection import run_items
+from .stopping import Stopping
 from .store import RunConfig, Store
 from .suite import Suite
 from .summary import results_markdown
@@ -121,6 +123,8 @@ def run_config(run: ResolvedRun) -> dict[str, Any]:
             **({"extract": _public(opts.extract)} if opts.extract is not None else {}),
             # how the answers were asked for (only when not the prompt format, so earlier runs' configs stand)
             **({"answer_format": opts.answer_format} if opts.answer_format != PROMPT else {}),
+            # the stopping rule (only when there is one)
+            **({"until": opts.until.as_dict()} if opts.until is not None else {}),
         },
         # each epoch's decoding seed and temperature (one entry per model with one epoch)
         "decoding": epoch_decoding(specs, opts.epochs),
@@ -182,15 +186,29 @@ def evaluate(
             else:
                 # the objects alive before the calls (imported modules, the suite) stay out of the
                 # collector's passes while they run
+                stopping = stopping_of(run)
                 with serving([*specs, *helpers]) as live, cheap_gc():
                     # planned and run in chunks: memory stays flat as the suite grows
-                    stats = event_loop.run(execute_run(run.served(live), store, progress, chunk_units=chunk_units), new_loop)
+                    stats = event_loop.run(execute_run(run.served(live), store, progress, chunk_units=chunk_units, stopping=stopping), new_loop)
+                if stopping is not None:  # the rule's outcome is kept with the run: run.json and the store's run record
+                    config["stopping"] = stopping.record()
+                    with atomic_write(out / "run.json") as fh:
+                        json.dump(config, fh, indent=2)
+                    store.record_run(run_id, {**config, "run_id": run_id})
             config["run_id"] = run_id
             reused = _settled_results(out, previous, run_id, stats) if settled else None
             results, frame = (reused, None) if reused is not None else (summarise or summarise_with_frame)(store, run, config, stats)
             short = shortfall(store, stats)
         write_results(out, results, run.family)
     return RunResult(out, results, stats, list(config.get("warnings", [])) + list(results.warnings), short, frame)
+
+
+def stopping_of(run: ResolvedRun) -> Stopping | None:
+    """The looks of a run with a stopping rule (`EvalOptions.until`), None without one."""
+    opts = run.options
+    if opts.until is None:
+        return None
+    return Stopping.of(opts.until, run.family, [s.label for s in run.specs], opts.settings, len(run_items(run.suite, opts)))
 
 
 def check_new_run_suite(suite: Suite, out: Path) -> None:
@@ -255,6 +273,7 @@ def summarise_with_frame(store: Store, suite: Suite | ResolvedRun, config: dict[
         reading=reading,
         warnings=truncation_warnings(reading, family_sets_budget(family, opts.get("family") if fopts is None else fopts)),
         last_execution=None if stats is None else asdict(stats),
+        stopping=config.get("stopping"),
     ), df
 
 

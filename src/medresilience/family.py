@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .report.compare import CompareSpec
     from .review.rubrics import ReviewRubric
     from .scoring.types import AnyScorer
+    from .stopping import UntilHeadline
     from .suite import Suite
 
 Messages = list[dict[str, str]]
@@ -214,9 +215,11 @@ class Family(Generic[P]):
       messages, that unit's stored reply and this turn (`followups`);
     - `label_rates`: its headline rates as functions of unit labels (`label_rates.LabelRate`), so
       the label audit can give each corrected for label error (default none: the audit then
-      corrects each condition's accuracy and, with a reference, its flip rate).
+      corrects each condition's accuracy and, with a reference, its flip rate);
     - `comparisons`: its headline paired comparisons (`HeadlineComparison`), the ones `medres plan`
-      sizes (default none).
+      sizes (default none);
+    - `until_headline`: the label rate `medres eval --until WIDTH` narrows and the pair of rates
+      `--until-decided` settles in a run of one model and one setting (`stopping.UntilHeadline`).
     """
 
     name: str
@@ -254,6 +257,7 @@ class Family(Generic[P]):
     follows: Callable[[P], str | None] = lambda probe: None  # a second turn: the condition it continues
     label_rates: tuple[LabelRate, ...] = ()  # its headline rates as functions of unit labels (the label audit's)
     comparisons: tuple[HeadlineComparison, ...] = ()  # its headline paired comparisons (`medres plan`)
+    until_headline: UntilHeadline | None = None  # what `medres eval --until` stops on by default (stopping)
 
     def parse_options(self, values: Mapping[str, object] | BaseModel | None) -> BaseModel:
         """The family's options from a mapping (CLI `-O key=value` pairs) or as given."""

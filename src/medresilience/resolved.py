@@ -31,6 +31,7 @@ from .models.spec import ModelSpec
 from .scoring.extract import Extractor, ExtractScorer, check_extractor
 from .scoring.mcq import LetterScorer, mcq_params
 from .selection import select_units
+from .stopping import Stopping, StopRule
 
 if TYPE_CHECKING:  # pragma: no cover
     from pydantic import BaseModel
@@ -67,6 +68,7 @@ class EvalOptions:
     epochs: int = 1
     extract: ModelSpec | None = None  # the extraction model for replies the rules leave unread (-O extract=SPEC)
     answer_format: str = PROMPT  # prompt, or schema: a response_format JSON answer where the model takes one (answer_format)
+    until: StopRule | None = None  # stop early when this rule is met (stopping; needs sample_seed: a random order)
 
     def __post_init__(self) -> None:
         if self.epochs < 1:
@@ -157,7 +159,21 @@ def resolve_run(
         for m in [*([opts.extract] if opts.extract is not None else []), *helpers, *([audit.reader] if audit is not None else [])]:
             m.api_key()
     _check_first_unit(suite, family, fopts, opts)
+    if opts.until is not None:
+        _check_until(opts, family, specs)
     return ResolvedRun(suite, family, opts, fopts, specs, settings, helpers, audit)
+
+
+def _check_until(opts: EvalOptions, family: Family, specs: Sequence[ModelSpec]) -> None:
+    """A stopping rule needs the items in a random order (the sample seed's), and a rate of the
+    family to stop on (stopping.Stopping resolves it)."""
+    if opts.sample_seed is None:
+        raise ConfigError(
+            "--until",
+            "stopping early needs the items in a seeded random order: give --sample-seed N too (and the same N when you resume)",
+        )
+    assert opts.until is not None
+    Stopping.of(opts.until, family, [s.label for s in specs], opts.settings, 0)
 
 
 def models_of(settings: Iterable[Setting]) -> list[ModelSpec]:

@@ -76,6 +76,11 @@ class Results(BaseModel):
         "agreement, wrong-letter and unread rates per model, setting and condition, the disagreements, the label-corrected rates",
     )
     last_execution: dict[str, Any] | None = None
+    stopping: dict[str, Any] | None = Field(
+        default=None,
+        description="the run's stopping rule (medres eval --until) and its outcome (stopping.Stopping.record): whether it "
+        "stopped early and why, the items run, each anytime-valid interval beside the fixed-sample one",
+    )
 
     @classmethod
     def load(cls, path: Path | str) -> Results:

@@ -106,6 +106,11 @@ def preview(run: ResolvedRun, out: Path | str, config: Mapping[str, object] | No
     extras = []
     if opts.extract is not None:
         extras.append(f"replies the rules leave unread are read by {opts.extract.label}")
+    if opts.until is not None:
+        from .stopping import Stopping, describe
+
+        looks = Stopping.of(opts.until, family, [s.label for s in specs], opts.settings, len(items))
+        extras.append(f"fewer when its stopping rule is met ({describe(looks.rule, looks.arms)})")
     return Preview(
         _suite_name(suite), family.name, len(items), units, [s.label for s in specs], list(opts.settings), opts.scoring, opts.epochs, out, state, extras
     )

@@ -65,6 +65,7 @@ from .scoring.schema_answer import SchemaScorer
 from .scoring.types import AnyScorer, DeferredScorer, is_deferred
 from .seeding import stable_hash
 from .selection import pieces, run_items, select_units, unit_chunks
+from .stopping import LOOK_MIN_ITEMS, Stopping
 from .store import Store, UnitRow
 from .suite import Suite
 
@@ -320,6 +321,7 @@ async def execute_run(
     progress: ProgressFn | None = None,
     clients: dict[str, OpenAICompatibleModel] | None = None,
     chunk_units: int | None = None,
+    stopping: Stopping | None = None,
 ) -> RunStats:
     """Plan and run a resolved run in chunks of about `chunk_units` units: each chunk is planned,
     recorded, deduplicated against the store and run before the next is planned, so memory stays
@@ -327,7 +329,10 @@ async def execute_run(
     items at a time: `Suite.batches`) and a resume with nothing to do costs one key lookup per
     unit. The results are the same as `execute(plan(...))`: a chunk boundary only decides when a
     call is made, never which. The run's models are its live endpoints (`ResolvedRun.served`); a
-    setting model not among them is served for its calls. `chunk_units` None: `chunk_size()`."""
+    setting model not among them is served for its calls. `chunk_units` None: `chunk_size()`.
+    `stopping`: the run's stopping rule (`stopping.Stopping`): the chunks are rounds of items (as
+    many as the models take calls at once, at least `LOOK_MIN_ITEMS`), the rule is looked at after
+    each, and no further chunk is run once it is met."""
     if chunk_units is None:
         chunk_units = chunk_size()
     suite, opts = run.suite, run.options
@@ -359,12 +364,17 @@ async def execute_run(
 
     # the first chunk is small, so the calls start at once; every next chunk is planned in a thread
     # while the calls of the one before it run (at most two chunks planned at a time)
-    chunks = pieces(suite, run.family, run.family_options, opts, step, first=max(1, FIRST_CHUNK_ITEMS // per_pair))
+    first = max(1, FIRST_CHUNK_ITEMS // per_pair)
+    if stopping is not None:
+        first, step = _rounds(run, records_left)
+    chunks = pieces(suite, run.family, run.family_options, opts, step, first=first)
     # the format each model's answers are asked in (a probe per model that may take the schema)
     formats = await resolve_formats(specs, opts.answer_format, store, total, clients)
 
     def plan_next() -> tuple[int, list[Planned]] | None:
         got = next(chunks, None)
+        if got is not None and stopping is not None:
+            stopping.add(got[1])
         return None if got is None else (got[0], _plan_pairs(got[1], run, formats))
 
     ahead = plan_next()
@@ -380,7 +390,11 @@ async def execute_run(
         except BaseException:
             planning.add_done_callback(_retrieved)  # the calls failed: the next chunk is not run
             raise
-        ahead = await planning  # a bad record of the next chunk fails once this chunk's calls are stored
+        if stopping is not None and stopping.look(store):
+            planning.add_done_callback(_retrieved)  # the rule is met: the next round is not run
+            ahead = None
+        else:
+            ahead = await planning  # a bad record of the next chunk fails once this chunk's calls are stored
         waits_before += part.retry_waits
         done_before += part.called
         total = add_stats(total, part)
@@ -388,6 +402,14 @@ async def execute_run(
     if progress is not None:
         progress(done_before, done_before)
     return total
+
+
+def _rounds(run: ResolvedRun, records: int) -> tuple[int, int]:
+    """(items, records) of a round of a run with a stopping rule: as many items as its models take
+    calls at once (at least LOOK_MIN_ITEMS), and about the records (items and probes) they hold."""
+    items = max(LOOK_MIN_ITEMS, *(s.concurrency for s in run.specs))
+    total = max(1, len(run_items(run.suite, run.options)))
+    return items, max(1, round(items * records / total))
 
 
 def _retrieved(future: asyncio.Future) -> None:

@@ -11,6 +11,7 @@ from .audit.text import audit_markdown
 from .family import get
 from .reading import why_text
 from .results import Results
+from .stopping import stopping_lines
 
 if TYPE_CHECKING:  # pragma: no cover
     from .family import Family
@@ -48,6 +49,7 @@ def results_markdown(results: Results, family: Family | None = None) -> str:
     lines.append("")
     for w in results.warnings:
         lines += [f"> warning: {w}", ""]
+    lines += [line for s in stopping_lines(results.stopping) for line in (f"> {s}", "")]
     lines.append("| Model | Setting | " + " | ".join(t for _, t in cols) + " | Errors | Invalid | Truncated |")
     lines.append("|" + "---|" * (len(cols) + 5))
     for model, setting, cells, counts in headline_rows(results, family):

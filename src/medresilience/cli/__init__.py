@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..family import Family
     from ..models.spec import ModelSpec
     from ..resolved import AuditRequest
+    from ..stopping import StopRule
 
 # plain help (click's layout): option names are never cut and wrap at words at any width; an
 # on/off flag shows as --x / --no-x
@@ -90,6 +91,10 @@ def _print_outcome(result: RunResult, family: Family | None = None) -> None:
         err_console.print(f"warning: {line}", highlight=False, markup=False, soft_wrap=True)
     for line in s.stopped:
         err_console.print(line, highlight=False, soft_wrap=True, markup=False)
+    from ..stopping import stopping_lines
+
+    for line in stopping_lines(result.results.stopping):  # why a run with a stopping rule stopped, and its intervals
+        console.print(line, highlight=False, soft_wrap=True, markup=False)
     if s.agent_short:
         console.print(
             f"agent: {s.agent_short} units used their steps or token budget without a final answer (recorded as such, never scored)",
@@ -133,6 +138,7 @@ def _run_eval(
     sample_seed: int | None = None,
     audit: int | None = None,
     reader: str | None = None,
+    until: StopRule | None = None,
 ) -> None:
     """Run, print the table and summary, audit its labels (`audit` units, with the `reader` model),
     write the report; then exit 1 when calls failed
@@ -165,6 +171,7 @@ def _run_eval(
         sample_seed=sample_seed,
         extract=extract,
         answer_format=answer_format,
+        until=until,
     )
     # the run resolved once: its family, options, settings and their models, keys; errors before any progress output
     run = resolve_run(suite, specs, opts, family=family, audit=_audit_request(audit, reader, cfg))
@@ -319,9 +326,35 @@ def eval_(
     wait: WaitOpt = False,
     audit: Annotated[Optional[int], typer.Option("--audit", help="after the run, audit the labels of N sampled units (medres audit)")] = None,
     reader: Annotated[Optional[str], typer.Option("--reader", help="the audit's reader model spec (with --audit)")] = None,
+    until: Annotated[
+        Optional[float],
+        typer.Option(
+            "--until",
+            help="stop early once the anytime-valid 95%% interval of the family's headline rate (or --until-rate) is narrower "
+            "than WIDTH (0.1 = 10 points); needs --sample-seed",
+        ),
+    ] = None,
+    until_decided: Annotated[
+        bool,
+        typer.Option(
+            "--until-decided",
+            help="stop early once the anytime-valid 95%% interval of the paired difference (two models, else two settings, "
+            "else the family's two rates) excludes 0; needs --sample-seed",
+        ),
+    ] = False,
+    until_rate: Annotated[Optional[str], typer.Option("--until-rate", help="the family's rate the rule reads (a headline key; default: the family's)")] = None,
+    until_versus: Annotated[
+        Optional[str], typer.Option("--until-versus", help="with --until-decided in a run of one model and one setting: the rate compared against")
+    ] = None,
 ) -> None:
     """Run one or many models on a suite's paired clean and stressed probes."""
     from ..config import load_config
+    from ..errors import ConfigError
+    from ..stopping import StopRule
+
+    if until is None and not until_decided and (until_rate or until_versus):
+        raise ConfigError("--until-rate" if until_rate else "--until-versus", "a rate to stop on goes with --until WIDTH or --until-decided")
+    rule = StopRule(until, until_decided, until_rate, until_versus) if until is not None or until_decided else None
 
     cfg = load_config()
     _run_eval(
@@ -341,6 +374,7 @@ def eval_(
         sample_seed=sample_seed,
         audit=audit,
         reader=reader,
+        until=rule,
     )
 
 

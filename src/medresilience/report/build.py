@@ -30,6 +30,7 @@ from ..family import families as registered_families
 from ..family import get
 from ..fileio import atomic_write
 from ..model_names import distinct_run_names
+from ..stopping import stopping_lines
 from ..viewer_address import VIEWER_URL
 from .agent import ANCHOR as AGENT_ANCHOR
 from .agent import TITLE as AGENT_TITLE
@@ -132,6 +133,7 @@ def _write(runs: list[RunData], out: Path, title: str | None, viewer_url: str | 
     notes += [f"{r.name}: {w}" for r in runs for w in (r.config or {}).get("warnings", [])]
     notes += [f"{r.name}: {w}" for r in runs for w in (r.results or {}).get("warnings", [])]
     notes += [f"{r.name}: {n}" for r in runs if (n := missing_note(r))]
+    notes += [f"{r.name}: {n}" for r in runs for n in stopping_lines((r.config or {}).get("stopping"))]  # run.json: a stopping rule's outcome
     secrets = secrets_of(runs)
     profile = profile_frame(runs)
     shown_profile = profile_section(profile)

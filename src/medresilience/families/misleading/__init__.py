@@ -18,6 +18,7 @@ from ...label_rates import accuracy, flip, flip_read, flip_to_target
 from ...records import CLEAN, Item
 from ...scoring.mcq import mcq_scorer
 from ...sources import register_format
+from ...stopping import UntilHeadline
 from ...suite import Suite
 from . import review
 from .delivery import MisleadingOptions, render
@@ -201,6 +202,9 @@ FAMILY_SPEC = register(
         review_blocks=review.review_blocks,
         label_rates=LABEL_RATES,
         comparisons=COMPARISONS,
+        until_headline=UntilHeadline(
+            "type2_asr", ("clean_acc", "type2_acc")
+        ),  # medres eval --until: the Type 2 attack success rate; decided: clean minus Type 2 accuracy
     )
 )
 

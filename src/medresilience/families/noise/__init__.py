@@ -18,6 +18,7 @@ from ...family import ExampleRule, Family, HeadlineComparison, Outcomes, lazy, r
 from ...label_rates import accuracy, flip, flip_read
 from ...records import CLEAN, Item, Probe
 from ...sources import register_format
+from ...stopping import UntilHeadline
 from ...suite import Suite
 from . import review
 from .delivery import NoiseOptions, decoding, prompts, render, scorer
@@ -136,5 +137,8 @@ FAMILY_SPEC = register(
         review_rubrics=(review.RUBRIC_NOISE,),
         label_rates=LABEL_RATES,
         comparisons=COMPARISONS,
+        until_headline=UntilHeadline(
+            "redherring-10_acc", ("clean_acc", "redherring-10_acc")
+        ),  # medres eval --until: accuracy with 10 red herrings; decided: clean minus it
     )
 )

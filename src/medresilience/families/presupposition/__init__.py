@@ -16,6 +16,7 @@ from pathlib import Path
 from ...family import ExampleRule, Family, HeadlineComparison, Outcomes, StudyReference, lazy, register, versus_filters
 from ...label_rates import LabelRate, UnitReading, mean_value
 from ...sources import register_format
+from ...stopping import UntilHeadline
 from ...suite import Suite
 from . import review
 from .delivery import PresuppositionOptions, decoding, prompts, render, scorer
@@ -170,6 +171,7 @@ FAMILY_SPEC = register(
         ),
         label_rates=LABEL_RATES,
         comparisons=COMPARISONS,
+        until_headline=UntilHeadline("pcr"),  # medres eval --until: PCR (no paired rate of one model: decided compares models or settings)
     )
 )
 
