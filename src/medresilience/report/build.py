@@ -39,10 +39,12 @@ from .audit import TITLE as AUDIT_TITLE
 from .audit import section as audit_section
 from .html import esc, run_facts, sent_text, viewer_links
 from .html import page as html_page
+from .parts import Section
 from .profile import RADAR_MIN_AXES, profile_frame, profile_section, radar_frame, radar_section
-from .reading import ANCHOR as READING_ANCHOR
-from .reading import TITLE as READING_TITLE
 from .reading import section as reading_section
+from .render_data import table_frame
+from .render_html import section_html
+from .render_markdown import section_markdown
 from .rundir import RunData, load_run, name_models, names_of, redact_url, scrub, secrets_of
 from .section import FamilySection
 from .tables import markdown_table, usage_table, write_tables
@@ -66,6 +68,7 @@ class ReportResult:
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     sections: list[FamilySection] = field(default_factory=list)
+    parts: list[Section] = field(default_factory=list)  # the report's sections written from parts
 
 
 def default_out_dir(run_dirs: Sequence[Path]) -> Path:
@@ -147,8 +150,9 @@ def _write(runs: list[RunData], out: Path, title: str | None, viewer_url: str | 
         tables.update(trade[2])
     timings["tradeoff"] = time.perf_counter() - t0
     reading = reading_section(runs)
-    if reading is not None:
-        tables["reading"] = reading[2]
+    converted = [s for s in (reading,) if s is not None]
+    for sec in converted:
+        tables.update({t.name: table_frame(t) for t in sec.tables()})
     audit = audit_section(runs)  # None unless some run holds a label audit
     if audit is not None:
         tables["audit"] = audit[2]
@@ -166,7 +170,7 @@ def _write(runs: list[RunData], out: Path, title: str | None, viewer_url: str | 
     timings["write"] = time.perf_counter() - t0
     timings["total"] = time.perf_counter() - t_all
     headline = pd.concat([p.headline for p in parts], ignore_index=True) if parts else pd.DataFrame()
-    return ReportResult(out, out / "report.html", out / "report.md", table_paths, headline, present, [r.name for r in runs], notes, timings, parts)
+    return ReportResult(out, out / "report.html", out / "report.md", table_paths, headline, present, [r.name for r in runs], notes, timings, parts, converted)
 
 
 def missing_note(run: RunData) -> str | None:
@@ -208,7 +212,7 @@ def _page(
     title: str | None,
     profile: tuple[str, str] | None = None,
     trade: tuple | None = None,
-    reading: tuple | None = None,
+    reading: Section | None = None,
     viewer_url: str | None = None,
     agents: tuple | None = None,
     audit: tuple | None = None,
@@ -230,7 +234,7 @@ def _page(
     for p in parts:
         sections += p.sections
     if reading is not None:
-        sections.append((READING_ANCHOR, READING_TITLE, reading[0]))
+        sections.append((reading.anchor, reading.title, str(section_html(reading))))
     if audit is not None:
         sections.append((AUDIT_ANCHOR, AUDIT_TITLE, audit[0]))
     shown = {p.family for p in parts}
@@ -258,7 +262,7 @@ def _markdown(
     title: str | None,
     profile: tuple[str, str] | None = None,
     trade: tuple | None = None,
-    reading: tuple | None = None,
+    reading: Section | None = None,
     agents: tuple | None = None,
     audit: tuple | None = None,
     radar: tuple[str, str] | None = None,
@@ -279,7 +283,7 @@ def _markdown(
     for p in parts:
         lines += [p.markdown, ""]
     if reading is not None:
-        lines += [reading[1], ""]
+        lines += [section_markdown(reading), ""]
     if audit is not None:
         lines += [audit[1], ""]
     lines += ["## Run facts", ""]

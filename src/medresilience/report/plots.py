@@ -18,6 +18,8 @@ matplotlib.use("Agg", force=False)
 import matplotlib.pyplot as plt
 import numpy as np
 
+from .parts import DifferenceFigure
+
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
 
 STYLE = {
@@ -103,3 +105,43 @@ def radar(axes: list[str], series: dict[str, tuple[list[float], list[float], lis
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2, frameon=False)
         ax.set_title(title)
         return to_svg(fig, name, title)  # inside the style: its text stays text
+
+
+def difference(fig_data: DifferenceFigure) -> str | None:
+    """The difference-with-interval figure (`parts.DifferenceFigure`): per panel, one row per label,
+    one coloured point per group (a compared pair) with its interval as a horizontal bar, zero
+    marked; None when no point has a value."""
+    panels = [p for p in fig_data.panels if any(pt.diff is not None for pt in p.points)]
+    if not panels:
+        return None
+    groups = list(dict.fromkeys(pt.group for p in panels for pt in p.points))
+    rows = max(len(dict.fromkeys(pt.label for pt in p.points)) for p in panels)
+    with plt.rc_context(STYLE):
+        fig, axes = plt.subplots(
+            1, len(panels), figsize=(9.6 if len(panels) > 1 else 10, max(3.0, 0.42 * rows * max(1, len(groups) / 2) + 1.6)), layout="constrained", squeeze=False
+        )
+        for ax, panel in zip(axes[0], panels):
+            labels = list(dict.fromkeys(pt.label for pt in panel.points))
+            step = 0.7 / max(1, len(groups))
+            for j, group in enumerate(groups):
+                at = {pt.label: pt for pt in panel.points if pt.group == group}
+                y = np.array([labels.index(lab) - 0.35 + step * (j + 0.5) for lab in at], dtype=float)
+                p, lo, hi = (np.array([pct_of(getattr(pt, k), pt.diff, panel.scale) for pt in at.values()], dtype=float) for k in ("diff", "lo", "hi"))
+                colour = PALETTE[j % len(PALETTE)]
+                label = short(group, 40) if ax is axes[0][0] else None
+                ax.errorbar(p, y, xerr=err(p, lo, hi), fmt="o", color=colour, ecolor=colour, elinewidth=1.2, capsize=2, label=label, zorder=3)
+            ax.axvline(0, color="#333", lw=0.8)
+            ax.set_yticks(np.arange(len(labels)), [short(lab, 40) for lab in labels])
+            ax.invert_yaxis()
+            ax.set_xlabel(panel.xlabel)
+            ax.grid(axis="y", visible=False)
+        fig.suptitle(fig_data.title, fontweight="bold")
+        fig.legend(loc="outside lower center", frameon=False, fontsize=9)
+        return to_svg(fig, fig_data.name, fig_data.title)
+
+
+def pct_of(v: float | None, fallback: float | None, scale: float) -> float:
+    """A difference (or an interval's end; the difference itself when the end is missing) at the
+    panel's scale; NaN when missing."""
+    x = v if v is not None and v == v else fallback
+    return np.nan if x is None else scale * float(x)
