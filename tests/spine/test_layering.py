@@ -338,7 +338,6 @@ HTML_PENDING = {
     "families/presupposition/report/compare.py",
     "families/presupposition/report/section.py",
     "report/agent.py",
-    "report/audit.py",
     "report/build.py",
     "report/html.py",
     "report/tradeoff.py",

@@ -34,15 +34,14 @@ from ..viewer_address import VIEWER_URL
 from .agent import ANCHOR as AGENT_ANCHOR
 from .agent import TITLE as AGENT_TITLE
 from .agent import section as agent_section
-from .audit import ANCHOR as AUDIT_ANCHOR
-from .audit import TITLE as AUDIT_TITLE
+from .audit import ANCHOR as AUDIT
 from .audit import section as audit_section
 from .html import esc, run_facts, sent_text, viewer_links
 from .html import page as html_page
 from .parts import Section
 from .profile import RADAR_MIN_AXES, profile_frame, profile_section, radar_frame, radar_section
+from .reading import ANCHOR as READING
 from .reading import section as reading_section
-from .render_data import table_frame
 from .render_html import section_html
 from .render_markdown import section_markdown
 from .rundir import RunData, load_run, name_models, names_of, redact_url, scrub, secrets_of
@@ -150,17 +149,16 @@ def _write(runs: list[RunData], out: Path, title: str | None, viewer_url: str | 
         tables.update(trade[2])
     timings["tradeoff"] = time.perf_counter() - t0
     reading = reading_section(runs)
-    converted = [s for s in (reading,) if s is not None]
-    for sec in converted:
-        tables.update({t.name: table_frame(t) for t in sec.tables()})
     audit = audit_section(runs)  # None unless some run holds a label audit
-    if audit is not None:
-        tables["audit"] = audit[2]
+    converted = [found for found in (reading, audit) if found is not None]
+    for _, frames in converted:
+        tables.update(frames)
     agents = agent_section(runs)  # None unless some run has an agent setting
     if agents is not None:
         tables.update(agents[2])
-    page = _page(runs, parts, tables, notes, title, shown_profile, trade, reading, viewer_url, agents, audit, radar)
-    md = _markdown(runs, parts, tables, notes, title, shown_profile, trade, reading, agents, audit, radar)
+    shown = {sec.anchor: sec for sec, _ in converted}
+    page = _page(runs, parts, tables, notes, title, shown_profile, trade, shown.get(READING), viewer_url, agents, shown.get(AUDIT), radar)
+    md = _markdown(runs, parts, tables, notes, title, shown_profile, trade, shown.get(READING), agents, shown.get(AUDIT), radar)
     out.mkdir(parents=True, exist_ok=True)
     with atomic_write(out / "report.html") as fh:
         fh.write(scrub(page, secrets))
@@ -170,7 +168,9 @@ def _write(runs: list[RunData], out: Path, title: str | None, viewer_url: str | 
     timings["write"] = time.perf_counter() - t0
     timings["total"] = time.perf_counter() - t_all
     headline = pd.concat([p.headline for p in parts], ignore_index=True) if parts else pd.DataFrame()
-    return ReportResult(out, out / "report.html", out / "report.md", table_paths, headline, present, [r.name for r in runs], notes, timings, parts, converted)
+    return ReportResult(
+        out, out / "report.html", out / "report.md", table_paths, headline, present, [r.name for r in runs], notes, timings, parts, list(shown.values())
+    )
 
 
 def missing_note(run: RunData) -> str | None:
@@ -215,7 +215,7 @@ def _page(
     reading: Section | None = None,
     viewer_url: str | None = None,
     agents: tuple | None = None,
-    audit: tuple | None = None,
+    audit: Section | None = None,
     radar: tuple[str, str] | None = None,
 ) -> str:
     title = title or "medresilience report"
@@ -236,7 +236,7 @@ def _page(
     if reading is not None:
         sections.append((reading.anchor, reading.title, str(section_html(reading))))
     if audit is not None:
-        sections.append((AUDIT_ANCHOR, AUDIT_TITLE, audit[0]))
+        sections.append((audit.anchor, audit.title, str(section_html(audit))))
     shown = {p.family for p in parts}
     missing = [f.title for f in registered_families() if f.name not in shown]
     if missing:
@@ -264,7 +264,7 @@ def _markdown(
     trade: tuple | None = None,
     reading: Section | None = None,
     agents: tuple | None = None,
-    audit: tuple | None = None,
+    audit: Section | None = None,
     radar: tuple[str, str] | None = None,
 ) -> str:
     lines = [f"# {title or 'medresilience report'}", ""]
@@ -285,7 +285,7 @@ def _markdown(
     if reading is not None:
         lines += [section_markdown(reading), ""]
     if audit is not None:
-        lines += [audit[1], ""]
+        lines += [section_markdown(audit), ""]
     lines += ["## Run facts", ""]
     for r in runs:
         cfg = r.config or {}

@@ -19,8 +19,8 @@ import pandas as pd
 
 #: a value a data output (CSV, Parquet) holds
 Scalar = str | int | float | bool | None
-#: what a link stands for, in its title ("the units behind this rate, in the viewer")
-LinkKind = Literal["rate", "count", "number"]
+#: what a link stands for, in its title ("the units behind this rate, in the viewer"; a unit: "this unit")
+LinkKind = Literal["rate", "count", "number", "unit"]
 #: how a paragraph is shown: a note (small, muted), a lead, a warning, or plain
 ParagraphStyle = Literal["note", "lead", "warn", "plain"]
 

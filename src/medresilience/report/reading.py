@@ -8,9 +8,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import pandas as pd
+
 from ..reading import why_text
 from .html import setting_name, units_url
 from .parts import Cell, Column, Paragraph, Section, Table, count, rate, text
+from .render_data import table_frame
 from .rundir import names_of
 
 TITLE = "How replies were read"
@@ -82,9 +85,10 @@ def reading_table(runs: Sequence[Any]) -> Table:
     return Table("reading", _columns(len({r[0].text for r in rows}) > 1), tuple(rows))
 
 
-def section(runs: Sequence[Any]) -> Section | None:
-    """The section, or None when no run has reading counts (results from before them)."""
+def section(runs: Sequence[Any]) -> tuple[Section, dict[str, pd.DataFrame]] | None:
+    """The section and its data table (tables/reading: its table's values), or None when no run has
+    reading counts (results from before them)."""
     t = reading_table(runs)
     if not t.rows:
         return None
-    return Section(ANCHOR, TITLE, (Paragraph(NOTE), t))
+    return Section(ANCHOR, TITLE, (Paragraph(NOTE), t)), {t.name: table_frame(t)}
