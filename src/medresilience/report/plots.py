@@ -111,7 +111,7 @@ def difference(fig_data: DifferenceFigure) -> str | None:
     """The difference-with-interval figure (`parts.DifferenceFigure`): per panel, one row per label,
     one coloured point per group (a compared pair) with its interval as a horizontal bar, zero
     marked; None when no point has a value."""
-    panels = [p for p in fig_data.panels if any(pt.diff is not None for pt in p.points)]
+    panels = [p for p in fig_data.panels if any(pt.diff is not None and pt.diff == pt.diff for pt in p.points)]
     if not panels:
         return None
     groups = list(dict.fromkeys(pt.group for p in panels for pt in p.points))
