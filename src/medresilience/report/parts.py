@@ -136,7 +136,22 @@ class RadarFigure:
     series: Mapping[str, tuple[Sequence[float], Sequence[float], Sequence[float]]]
 
 
-Figure = DifferenceFigure | RadarFigure
+@dataclass(frozen=True)
+class BarFigure:
+    """Grouped bars of counts: one group of bars per level on the x axis, one colour per series
+    (its counts per level, in the order of `levels`)."""
+
+    name: str
+    title: str
+    caption: str
+    xlabel: str
+    ylabel: str
+    levels: tuple[str, ...]
+    series: Mapping[str, tuple[float, ...]]
+    legend: str = ""
+
+
+Figure = DifferenceFigure | RadarFigure | BarFigure
 
 
 @dataclass(frozen=True)
@@ -162,7 +177,7 @@ class ItemList:
     lead: str = ""
 
 
-Block = Paragraph | Heading | ItemList | Table | DifferenceFigure | RadarFigure
+Block = Paragraph | Heading | ItemList | Table | DifferenceFigure | RadarFigure | BarFigure
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ matplotlib.use("Agg", force=False)
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .parts import DifferenceFigure
+from .parts import BarFigure, DifferenceFigure
 
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
 
@@ -145,3 +145,21 @@ def pct_of(v: float | None, fallback: float | None, scale: float) -> float:
     panel's scale; NaN when missing."""
     x = v if v is not None and v == v else fallback
     return np.nan if x is None else scale * float(x)
+
+
+def bars(fig_data: BarFigure) -> str:
+    """Grouped bars (`parts.BarFigure`): per level a group of bars, one colour per series."""
+    levels, series = list(fig_data.levels), list(fig_data.series.items())
+    width = 0.8 / max(len(series), 1)
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(7.5, 4.2), layout="constrained")
+        for i, (label, counts) in enumerate(series):
+            xs = [x + (i - (len(series) - 1) / 2) * width for x in range(len(levels))]
+            ax.bar(xs, list(counts), width, label=label, color=PALETTE[i % len(PALETTE)])
+        ax.set_xticks(range(len(levels)), levels)
+        ax.set_xlabel(fig_data.xlabel)
+        ax.set_ylabel(fig_data.ylabel)
+        ax.set_title(fig_data.title)
+        if series:
+            ax.legend(title=fig_data.legend or None, frameon=False)
+        return to_svg(fig, fig_data.name, fig_data.title)

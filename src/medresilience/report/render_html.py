@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from markupsafe import Markup
 
-from .parts import Block, DifferenceFigure, Heading, ItemList, Paragraph, RadarFigure, Section, Table
+from .parts import BarFigure, Block, DifferenceFigure, Heading, ItemList, Paragraph, RadarFigure, Section, Table
 from .templating import macros
 
 _CODE = re.compile(r"`([^`]*)`")
@@ -30,7 +30,7 @@ def pieces(text: str) -> list[tuple[bool, str]]:
 
 def _kind(block: Block) -> tuple[str, Block, object]:
     """(the macro's kind, the block, what the macro needs besides: a figure's SVG, a paragraph's pieces)."""
-    from .plots import difference, radar  # matplotlib only when a figure is drawn
+    from .plots import bars, difference, radar  # matplotlib only when a figure is drawn
 
     if isinstance(block, Table):
         return "table", block, None
@@ -38,6 +38,8 @@ def _kind(block: Block) -> tuple[str, Block, object]:
         return "difference", block, Markup(difference(block) or "")
     if isinstance(block, RadarFigure):
         return "radar", block, Markup(radar(list(block.axes), dict(block.series), block.name, block.title))
+    if isinstance(block, BarFigure):
+        return "bars", block, Markup(bars(block))
     if isinstance(block, Paragraph):
         return "paragraph", block, pieces(block.text)
     if isinstance(block, Heading):
