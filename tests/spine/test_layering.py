@@ -337,7 +337,6 @@ HTML_PENDING = {
     "families/pressure/report/section.py",
     "families/presupposition/report/compare.py",
     "families/presupposition/report/section.py",
-    "report/agent.py",
     "report/build.py",
     "report/html.py",
     "report/tradeoff.py",

@@ -31,8 +31,7 @@ from ..family import get
 from ..fileio import atomic_write
 from ..model_names import distinct_run_names
 from ..viewer_address import VIEWER_URL
-from .agent import ANCHOR as AGENT_ANCHOR
-from .agent import TITLE as AGENT_TITLE
+from .agent import ANCHOR as AGENT
 from .agent import section as agent_section
 from .audit import ANCHOR as AUDIT
 from .audit import section as audit_section
@@ -150,15 +149,13 @@ def _write(runs: list[RunData], out: Path, title: str | None, viewer_url: str | 
     timings["tradeoff"] = time.perf_counter() - t0
     reading = reading_section(runs)
     audit = audit_section(runs)  # None unless some run holds a label audit
-    converted = [found for found in (reading, audit) if found is not None]
+    agents = agent_section(runs)  # None unless some run has an agent setting
+    converted = [found for found in (agents, reading, audit) if found is not None]
     for _, frames in converted:
         tables.update(frames)
-    agents = agent_section(runs)  # None unless some run has an agent setting
-    if agents is not None:
-        tables.update(agents[2])
     shown = {sec.anchor: sec for sec, _ in converted}
-    page = _page(runs, parts, tables, notes, title, shown_profile, trade, shown.get(READING), viewer_url, agents, shown.get(AUDIT), radar)
-    md = _markdown(runs, parts, tables, notes, title, shown_profile, trade, shown.get(READING), agents, shown.get(AUDIT), radar)
+    page = _page(runs, parts, tables, notes, title, shown_profile, trade, shown.get(READING), viewer_url, shown.get(AGENT), shown.get(AUDIT), radar)
+    md = _markdown(runs, parts, tables, notes, title, shown_profile, trade, shown.get(READING), shown.get(AGENT), shown.get(AUDIT), radar)
     out.mkdir(parents=True, exist_ok=True)
     with atomic_write(out / "report.html") as fh:
         fh.write(scrub(page, secrets))
@@ -214,7 +211,7 @@ def _page(
     trade: tuple | None = None,
     reading: Section | None = None,
     viewer_url: str | None = None,
-    agents: tuple | None = None,
+    agents: Section | None = None,
     audit: Section | None = None,
     radar: tuple[str, str] | None = None,
 ) -> str:
@@ -230,7 +227,7 @@ def _page(
     if trade is not None:
         sections.append((TRADEOFF_ANCHOR, TRADEOFF_TITLE, trade[0]))
     if agents is not None:
-        sections.append((AGENT_ANCHOR, AGENT_TITLE, agents[0]))
+        sections.append((agents.anchor, agents.title, str(section_html(agents))))
     for p in parts:
         sections += p.sections
     if reading is not None:
@@ -263,7 +260,7 @@ def _markdown(
     profile: tuple[str, str] | None = None,
     trade: tuple | None = None,
     reading: Section | None = None,
-    agents: tuple | None = None,
+    agents: Section | None = None,
     audit: Section | None = None,
     radar: tuple[str, str] | None = None,
 ) -> str:
@@ -279,7 +276,7 @@ def _markdown(
     if trade is not None:
         lines += [trade[1], ""]
     if agents is not None:
-        lines += [agents[1], ""]
+        lines += [section_markdown(agents), ""]
     for p in parts:
         lines += [p.markdown, ""]
     if reading is not None:

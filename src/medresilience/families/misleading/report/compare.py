@@ -197,8 +197,8 @@ def _table() -> tuple[CompareColumn, ...]:
 METRIC_TITLES = {"accuracy": "accuracy", "asr": "ASR", "tasr": "TASR"}
 
 
-def _figure(table: pd.DataFrame) -> tuple[DifferencePanel, ...]:
-    """B - A of each compared pair, per condition and measure, in percentage points."""
+def difference_panels(table: pd.DataFrame) -> tuple[DifferencePanel, ...]:
+    """B - A of each compared pair (or each setting minus none), per condition and measure, in percentage points."""
     from .tables import CONDITION_TITLES
 
     points = tuple(
@@ -223,7 +223,7 @@ def compare_spec() -> CompareSpec:
         fold=("Differences table", 24),
         empty_on_page=False,
         intro="paired on shared (item, probe, condition) units that both answered. ASR / TASR on items answered correctly clean in both.",
-        figure=_figure,
+        figure=difference_panels,
         figure_name="compare",
         figure_title="{b} minus {a} on shared items",
         figure_caption="B - A in percentage points, item-clustered paired bootstrap 95% intervals.",
