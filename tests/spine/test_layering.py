@@ -334,7 +334,6 @@ HTML_PENDING = {
     "families/noise/report/compare.py",
     "families/noise/report/section.py",
     "families/pressure/report/compare.py",
-    "families/pressure/report/section.py",
     "families/presupposition/report/compare.py",
     "families/presupposition/report/section.py",
     "report/build.py",

@@ -41,7 +41,7 @@ from .parts import Section
 from .profile import RADAR_MIN_AXES, profile_frame, profile_section, radar_frame, radar_section
 from .reading import ANCHOR as READING
 from .reading import section as reading_section
-from .render_html import section_html
+from .render_html import blocks_html, section_html
 from .render_markdown import section_markdown
 from .rundir import RunData, load_run, name_models, names_of, redact_url, scrub, secrets_of
 from .section import FamilySection
@@ -166,7 +166,17 @@ def _write(runs: list[RunData], out: Path, title: str | None, viewer_url: str | 
     timings["total"] = time.perf_counter() - t_all
     headline = pd.concat([p.headline for p in parts], ignore_index=True) if parts else pd.DataFrame()
     return ReportResult(
-        out, out / "report.html", out / "report.md", table_paths, headline, present, [r.name for r in runs], notes, timings, parts, list(shown.values())
+        out,
+        out / "report.html",
+        out / "report.md",
+        table_paths,
+        headline,
+        present,
+        [r.name for r in runs],
+        notes,
+        timings,
+        parts,
+        [*shown.values(), *(sec for p in parts for sec in p.parts)],
     )
 
 
@@ -218,7 +228,7 @@ def _page(
     title = title or "medresilience report"
     parts_of = macros(__package__, "report.html.j2")
     # warnings first, above the numbers they qualify
-    key = str(parts_of.key_numbers(notes, [Markup(p.key_html) for p in parts if p.key_html]))
+    key = str(parts_of.key_numbers(notes, [Markup(p.key_html) if p.key_html else blocks_html(p.key_parts) for p in parts if p.key_html or p.key_parts]))
     sections: list[tuple[str, str, str]] = [("key", "Key numbers", key)]
     if profile is not None:
         sections.append(("profile-all", "Resilience profile (all families)", profile[0]))
@@ -229,7 +239,7 @@ def _page(
     if agents is not None:
         sections.append((agents.anchor, agents.title, str(section_html(agents))))
     for p in parts:
-        sections += p.sections
+        sections += p.sections + [(sec.anchor, sec.title, str(section_html(sec))) for sec in p.parts]
     if reading is not None:
         sections.append((reading.anchor, reading.title, str(section_html(reading))))
     if audit is not None:
@@ -278,7 +288,7 @@ def _markdown(
     if agents is not None:
         lines += [section_markdown(agents), ""]
     for p in parts:
-        lines += [p.markdown, ""]
+        lines += [p.markdown or "\n\n".join(section_markdown(sec) for sec in p.parts), ""]
     if reading is not None:
         lines += [section_markdown(reading), ""]
     if audit is not None:
