@@ -176,7 +176,7 @@ def _write(runs: list[RunData], out: Path, title: str | None, viewer_url: str | 
         notes,
         timings,
         parts,
-        [*shown.values(), *(sec for p in parts for sec in p.parts)],
+        [*(s for s in (shown_profile, radar) if s is not None), *shown.values(), *(sec for p in parts for sec in p.parts)],
     )
 
 
@@ -217,13 +217,13 @@ def _page(
     tables: dict[str, pd.DataFrame],
     notes: Sequence[str],
     title: str | None,
-    profile: tuple[str, str] | None = None,
+    profile: Section | None = None,
     trade: tuple | None = None,
     reading: Section | None = None,
     viewer_url: str | None = None,
     agents: Section | None = None,
     audit: Section | None = None,
-    radar: tuple[str, str] | None = None,
+    radar: Section | None = None,
 ) -> str:
     title = title or "medresilience report"
     parts_of = macros(__package__, "report.html.j2")
@@ -231,9 +231,9 @@ def _page(
     key = str(parts_of.key_numbers(notes, [Markup(p.key_html) if p.key_html else blocks_html(p.key_parts) for p in parts if p.key_html or p.key_parts]))
     sections: list[tuple[str, str, str]] = [("key", "Key numbers", key)]
     if profile is not None:
-        sections.append(("profile-all", "Resilience profile (all families)", profile[0]))
+        sections.append((profile.anchor, profile.title, str(section_html(profile))))
     if radar is not None:
-        sections.append(("profile-radar", "Resilience profile", radar[0]))
+        sections.append((radar.anchor, radar.title, str(section_html(radar))))
     if trade is not None:
         sections.append((TRADEOFF_ANCHOR, TRADEOFF_TITLE, trade[0]))
     if agents is not None:
@@ -267,12 +267,12 @@ def _markdown(
     tables: dict[str, pd.DataFrame],
     notes: Sequence[str],
     title: str | None,
-    profile: tuple[str, str] | None = None,
+    profile: Section | None = None,
     trade: tuple | None = None,
     reading: Section | None = None,
     agents: Section | None = None,
     audit: Section | None = None,
-    radar: tuple[str, str] | None = None,
+    radar: Section | None = None,
 ) -> str:
     lines = [f"# {title or 'medresilience report'}", ""]
     lines.append(f"Runs: {', '.join(r.name for r in runs)}. {INTERVALS}")
@@ -280,9 +280,9 @@ def _markdown(
     for n in notes:
         lines.append(f"> {n}")
     if profile is not None:
-        lines += [profile[1], ""]
+        lines += [section_markdown(profile), ""]
     if radar is not None:
-        lines += [radar[1], ""]
+        lines += [section_markdown(radar), ""]
     if trade is not None:
         lines += [trade[1], ""]
     if agents is not None:

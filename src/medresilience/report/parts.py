@@ -115,13 +115,16 @@ class DifferencePanel:
 
 @dataclass(frozen=True)
 class DifferenceFigure:
-    """Differences with their intervals against zero: one row per label, one colour per group (a
-    compared pair), one panel per scale."""
+    """Values with their intervals: one row per label, one colour per group (a compared pair), one
+    panel per scale; a difference is drawn against its `reference` line (0), a rate on its
+    `limits` (0-100%, no reference line)."""
 
     name: str
     title: str
     caption: str
     panels: tuple[DifferencePanel, ...]
+    reference: float | None = 0.0
+    limits: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)

@@ -108,9 +108,9 @@ def radar(axes: list[str], series: dict[str, tuple[list[float], list[float], lis
 
 
 def difference(fig_data: DifferenceFigure) -> str | None:
-    """The difference-with-interval figure (`parts.DifferenceFigure`): per panel, one row per label,
-    one coloured point per group (a compared pair) with its interval as a horizontal bar, zero
-    marked; None when no point has a value."""
+    """The values-with-intervals figure (`parts.DifferenceFigure`): per panel, one row per label,
+    one coloured point per group (a compared pair) with its interval as a horizontal bar, the
+    reference (zero) marked; None when no point has a value."""
     panels = [p for p in fig_data.panels if any(pt.diff is not None and pt.diff == pt.diff for pt in p.points)]
     if not panels:
         return None
@@ -118,7 +118,11 @@ def difference(fig_data: DifferenceFigure) -> str | None:
     rows = max(len(dict.fromkeys(pt.label for pt in p.points)) for p in panels)
     with plt.rc_context(STYLE):
         fig, axes = plt.subplots(
-            1, len(panels), figsize=(9.6 if len(panels) > 1 else 10, max(3.0, 0.42 * rows * max(1, len(groups) / 2) + 1.6)), layout="constrained", squeeze=False
+            1,
+            len(panels),
+            figsize=(9.6 if len(panels) > 1 else 10, min(11.0, max(3.0, 0.42 * rows * max(1, len(groups) / 2) + 1.6))),
+            layout="constrained",
+            squeeze=False,
         )
         for ax, panel in zip(axes[0], panels):
             labels = list(dict.fromkeys(pt.label for pt in panel.points))
@@ -130,7 +134,10 @@ def difference(fig_data: DifferenceFigure) -> str | None:
                 colour = PALETTE[j % len(PALETTE)]
                 label = short(group, 40) if ax is axes[0][0] else None
                 ax.errorbar(p, y, xerr=err(p, lo, hi), fmt="o", color=colour, ecolor=colour, elinewidth=1.2, capsize=2, label=label, zorder=3)
-            ax.axvline(0, color="#333", lw=0.8)
+            if fig_data.reference is not None:
+                ax.axvline(fig_data.reference, color="#333", lw=0.8)
+            if fig_data.limits is not None:
+                ax.set_xlim(*fig_data.limits)
             ax.set_yticks(np.arange(len(labels)), [short(lab, 40) for lab in labels])
             ax.invert_yaxis()
             ax.set_xlabel(panel.xlabel)
