@@ -176,7 +176,7 @@ def test_every_linked_cell_of_the_report_parts_names_as_many_units_as_the_viewer
                 filters, total = viewer_total(opened, cell.href)
                 assert cell.units is not None and total == cell.units, (section.anchor, column.header, cell, filters, total)
                 checked[section.anchor] = checked.get(section.anchor, 0) + 1
-    assert {"reading", "agent", "pressure"} <= set(checked), checked
+    assert {"reading", "agent", "pressure", "profile-all"} <= set(checked), checked
 
 
 def viewer_total(opened, href: str) -> tuple[dict[str, str], int]:

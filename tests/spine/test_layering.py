@@ -336,7 +336,6 @@ HTML_PENDING = {
     "families/pressure/report/compare.py",
     "families/presupposition/report/compare.py",
     "families/presupposition/report/section.py",
-    "report/build.py",
     "report/html.py",
     "report/tradeoff.py",
 }

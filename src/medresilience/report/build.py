@@ -35,8 +35,8 @@ from .agent import ANCHOR as AGENT
 from .agent import section as agent_section
 from .audit import ANCHOR as AUDIT
 from .audit import section as audit_section
-from .html import esc, run_facts, sent_text, viewer_links
 from .html import page as html_page
+from .html import run_facts, sent_text, viewer_links
 from .parts import Section
 from .profile import RADAR_MIN_AXES, profile_frame, profile_section, radar_frame, radar_section
 from .reading import ANCHOR as READING
@@ -197,18 +197,16 @@ def missing_note(run: RunData) -> str | None:
 
 
 def _subtitle(runs: Sequence[RunData], viewer_url: str | None = None) -> list[str]:
+    """The header's lines (templates/report.html.j2 `subtitle`): the runs and suites, when and by
+    what the report was made, and how to start the viewer its links open."""
     suites = sorted({str((r.config.get("suite") or {}).get("name") or r.results.get("run", {}).get("suite") or "?") for r in runs})
     now = _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
-    lines = [
-        f"Run{'s' if len(runs) > 1 else ''}: {', '.join(esc(r.name) for r in runs)} &middot; suite{'s' if len(suites) > 1 else ''}: "
-        f"{', '.join(esc(s) for s in suites)}",
-        f"Generated {esc(now)} by medresilience {esc(__version__)}",
-    ]
+    view = None
     if viewer_url is not None:
         port = urlsplit(viewer_url).port
         view = "medres view " + " ".join(shlex.quote(str(r.path)) for r in runs) + (f" --port {port}" if port and port != urlsplit(VIEWER_URL).port else "")
-        lines.append(f"Each rate links to the replies behind it: start the viewer with <code>{esc(view)}</code> (at {esc(viewer_url)}) before following a link")
-    return lines
+    lines = macros(__package__, "report.html.j2").subtitle([r.name for r in runs], suites, now, __version__, view, viewer_url)
+    return [line for line in str(lines).split("\n") if line]
 
 
 def _page(
