@@ -19,7 +19,7 @@ trade-off section, like any setting's."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,7 +29,7 @@ from .. import stats
 from ..corpus.query import query_terms
 from ..mitigations.roles import role_names
 from .html import setting_name, units_url
-from .parts import Cell, Column, Paragraph, Section, Table, count, dash, rate, text
+from .parts import Cell, Column, Paragraph, Section, Table, count, dash, num, rate, text
 
 TITLE = "Search agents: steps, searches and citations"
 ANCHOR = "agent"
@@ -155,12 +155,13 @@ def agent_tables(runs: Sequence[Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.DataFrame(rows), per_unit[UNIT_COLUMNS]
 
 
-def _mean_cell(r: dict[str, Any], col: str, tail: str = "") -> Cell:
+def _mean_cell(r: Mapping[Hashable, object], col: str, tail: str = "") -> Cell:
     """A mean per unit with its interval beside it."""
-    m, lo, hi = r[f"{col}_mean"], r[f"{col}_lo"], r[f"{col}_hi"]
+    m, lo, hi = num(r[f"{col}_mean"]), num(r[f"{col}_lo"]), num(r[f"{col}_hi"])
     if m is None:
         return dash()
-    return Cell(f"{m:.1f}", m, tail=tail, note=() if lo is None else (f"[{lo:.1f}, {hi:.1f}]",), stacked=False, data={"lo": lo, "hi": hi})
+    note = () if lo is None or hi is None else (f"[{lo:.1f}, {hi:.1f}]",)
+    return Cell(f"{m:.1f}", m, tail=tail, note=note, stacked=False, data={"lo": lo, "hi": hi})
 
 
 NOTE = (
@@ -173,7 +174,7 @@ NOTE = (
 )
 
 
-def _rate_cell(r: dict[str, Any], name: str) -> Cell:
+def _rate_cell(r: Mapping[Hashable, object], name: str) -> Cell:
     return rate(r[f"{name}_p"], r[f"{name}_lo"], r[f"{name}_hi"], r[f"{name}_n"])
 
 

@@ -10,6 +10,7 @@ import html as _html
 import io
 import re
 import textwrap
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import matplotlib
@@ -79,7 +80,7 @@ def wrap(s: str, width: int = 12) -> str:
     return textwrap.fill(str(s).replace("_", " "), width=width, break_long_words=False)
 
 
-def radar(axes: list[str], series: dict[str, tuple[list[float], list[float], list[float]]], name: str, title: str) -> str:
+def radar(axes: Sequence[str], series: Mapping[str, tuple[Sequence[float], Sequence[float], Sequence[float]]], name: str, title: str) -> str:
     """A radar (spider) chart: one spoke per axis (0-100%, higher is better outward), one closed
     polygon per series (value, lo, hi per axis, in %; NaN where the series has no value there),
     each value's interval drawn as a segment along its spoke."""

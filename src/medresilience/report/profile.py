@@ -140,7 +140,7 @@ RADAR_CAPTION = "One spoke per family dimension, higher is better; each value's 
 def profile_radar(df: pd.DataFrame) -> str | None:
     """The radar drawn (SVG), or None below three dimensions."""
     fig = radar_figure(df)
-    return None if fig is None else radar(list(fig.axes), dict(fig.series), fig.name, fig.title)
+    return None if fig is None else radar(fig.axes, fig.series, fig.name, fig.title)
 
 
 NOTE = (

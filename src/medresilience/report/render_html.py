@@ -37,7 +37,7 @@ def _kind(block: Block) -> tuple[str, Block, object]:
     if isinstance(block, DifferenceFigure):
         return "difference", block, Markup(difference(block) or "")
     if isinstance(block, RadarFigure):
-        return "radar", block, Markup(radar(list(block.axes), dict(block.series), block.name, block.title))
+        return "radar", block, Markup(radar(block.axes, block.series, block.name, block.title))
     if isinstance(block, BarFigure):
         return "bars", block, Markup(bars(block))
     if isinstance(block, Paragraph):

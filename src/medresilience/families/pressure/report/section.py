@@ -110,12 +110,9 @@ def _row(r: Any) -> tuple[Cell, ...]:
         Cell(LABELS[r.condition], r.condition),
         count(r.pairs, units_url(r.run, r.model, r.setting, r.condition, "paired")),
     ]
-    cells += [
-        rate(
-            *(getattr(r, f"{k}_{x}") for x in ("p", "lo", "hi", "n")), href=rate_units(r.run, r.model, r.setting, r.condition, OUTCOMES[k]), units=_units(r, k)
-        )
-        for k in RATES
-    ]
+    for k in RATES:
+        p, lo, hi, n = (getattr(r, f"{k}_{x}") for x in ("p", "lo", "hi", "n"))
+        cells.append(rate(p, lo, hi, n, rate_units(r.run, r.model, r.setting, r.condition, OUTCOMES[k]), _units(r, k)))
     return (*cells, change(r.excess, r.excess_lo, r.excess_hi), _test(r))
 
 
