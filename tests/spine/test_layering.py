@@ -330,12 +330,14 @@ NOT_HTML = {
 #: report/parts.py); the list only shrinks
 HTML_PENDING = {
     "families/misleading/report/compare.py",
+    "families/misleading/report/section.py",
     "families/misleading/report/html.py",
     "families/noise/report/compare.py",
     "families/noise/report/section.py",
     "families/pressure/report/compare.py",
     "families/presupposition/report/compare.py",
     "families/presupposition/report/section.py",
+    "report/compare.py",
     "report/html.py",
     "report/tradeoff.py",
 }
@@ -361,12 +363,35 @@ def _html_literals(path: Path) -> list[str]:
 
 
 def test_no_module_writes_html_outside_the_templates():
+    """A module writes HTML when a string literal holds a tag or it uses report/html.py's cell
+    helpers; only the modules still to move may (and each of them still does: the list shrinks)."""
     found = {p.relative_to(PKG).as_posix(): _html_literals(p) for p in PKG.rglob("*.py")}
     writers = {path: tags for path, tags in found.items() if [t for t in tags if (path, t) not in NOT_HTML]}
-    assert set(writers) <= HTML_PENDING, {p: writers[p][:5] for p in set(writers) - HTML_PENDING}
+    users = {p.relative_to(PKG).as_posix(): u for p in PKG.rglob("*.py") if (u := _html_helpers_used(p))}
+    assert users, "the helper check finds no import: its module name is wrong"
+    builders = set(writers) | set(users)
+    assert builders <= HTML_PENDING, {p: (writers.get(p, [])[:5], users.get(p)) for p in builders - HTML_PENDING}
     # a module moved to the parts leaves the list
-    assert not HTML_PENDING - set(writers), HTML_PENDING - set(writers)
+    assert not HTML_PENDING - builders, HTML_PENDING - builders
     assert {(p, t) for p, tags in found.items() for t in tags} >= set(NOT_HTML), "an exception no longer needed"
+
+
+#: report/html.py's helpers that write a cell or a table as HTML by hand (rate_cell, ...): only a
+#: module still listed in HTML_PENDING may use them (the parts' constructors replace them)
+HTML_HELPERS = {"rate_cell", "count_cell", "diff_cell", "test_cell", "linked", "table", "collapsible", "figure", "esc"}
+
+
+def _html_helpers_used(path: Path) -> set[str]:
+    """The HTML-writing helpers of report/html.py a module imports."""
+    package = ["medresilience", *path.relative_to(PKG).parent.parts]
+    used = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            if module == "medresilience.report.html":
+                used |= {a.name for a in node.names} & HTML_HELPERS
+    return used
 
 
 def test_the_html_check_finds_a_tag_and_passes_prose(tmp_path):
