@@ -146,3 +146,28 @@ def test_a_section_renders_its_blocks_in_order_with_one_difference_figure():
 def test_a_difference_figure_with_nothing_to_draw_is_left_out():
     fig = DifferenceFigure("e", "t", "c", (DifferencePanel("x", (DifferencePoint("g", "l", None, None, None),)),))
     assert "<figure" not in str(section_html(Section("s", "S", (fig,))))
+
+
+def test_a_profile_cell_names_the_units_of_its_rate(tmp_path):
+    """A rate shown as 1 - rate (resilience: 1 - ASR) links to the rate's own units (the flips):
+    its link names n - k of them; a rate shown as it is names its k, or its n when no outcome
+    selects the units (clean accuracy: every answered unit of the condition)."""
+    from medresilience.report.html import viewer_links
+    from medresilience.report.profile import COLUMNS, profile_section
+    from medresilience.report.rundir import RunData
+    from medresilience.viewer_address import VIEWER_URL
+
+    rows = [
+        ("m", "none", "misleading", "misleading:clean_acc", "Clean", 0.75, 0.6, 0.85, 40, "a"),
+        ("m", "none", "misleading", "misleading:type1_asr", "Resilience", 0.9, 0.8, 0.95, 30, "a"),
+        ("m", "none", "noise", "noise:clean_acc", "Noise clean", 0.5, 0.3, 0.7, 10, "b"),
+    ]
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    runs = [RunData(tmp_path / "a", "a", {}, {"models": {"m": {}}}), RunData(tmp_path / "b", "b", {}, {"models": {"m": {}}})]
+    with viewer_links(VIEWER_URL, runs):
+        sec = profile_section(df)
+    (table,) = sec.tables()
+    got = {c.key: (cell.units, cell.href) for c, cell in table.linked()}
+    assert got["misleading:clean_acc"][0] == 40 and "state=" in got["misleading:clean_acc"][1]
+    assert got["misleading:type1_asr"][0] == 3 and "outcome=flip" in got["misleading:type1_asr"][1]  # 30 - 27 flips
+    assert got["noise:clean_acc"][0] == 10 and "run=1" in got["noise:clean_acc"][1]
