@@ -1,7 +1,9 @@
 """HTML primitives of the self-contained report: inline CSS, escaping, tables, rate cells, figures,
 the run facts and the page itself (the table, the run facts and the page through the templates in
 templates/). No script, no external resource (no fonts, images, stylesheets or favicons fetched).
-Each family writes its sections with these."""
+The viewer links (`units_url`, `rate_units`, `pair_url`, ...) are every report's; the cell helpers
+(`rate_cell`, `count_cell`, `table`, ...) serve only the sections not yet written from report parts
+(`parts`, rendered by `render_html`), which the layering test lists."""
 
 from __future__ import annotations
 
