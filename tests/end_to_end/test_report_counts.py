@@ -145,16 +145,38 @@ class Cells(HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
+def built(tmp_path_factory):
+    """The report over the runs (its result, with the parts it was written from) and the runs opened as the viewer opens them."""
     root = tmp_path_factory.mktemp("counts")
     dirs = make_runs(root)
     runs = [*(dirs[n] for n in RUNS), faulty_run(root), pushed_run(root), unscored_run(root)]
-    page = build_report(runs, out_dir=root / "report").html.read_text(encoding="utf-8")
-    parser = Cells()
-    parser.feed(page)
+    rep = build_report(runs, out_dir=root / "report")
     opened = open_runs(runs)
-    yield parser.cells, opened
+    yield rep, opened
     close_all(opened)
+
+
+@pytest.fixture(scope="module")
+def report(built):
+    rep, opened = built
+    parser = Cells()
+    parser.feed(rep.html.read_text(encoding="utf-8"))
+    return parser.cells, opened
+
+
+def test_every_linked_cell_of_the_report_parts_names_as_many_units_as_the_viewer_counts(built):
+    """The parts the report is written from: each cell with a link says how many units its link
+    names (a count, a rate's k or n); the viewer's query over the same runs counts exactly those,
+    read from the cell's values, not from the page."""
+    rep, opened = built
+    checked: dict[str, int] = {}
+    for section in rep.parts:
+        for table in section.tables():
+            for column, cell in table.linked():
+                filters, total = viewer_total(opened, cell.href)
+                assert cell.units is not None and total == cell.units, (section.anchor, column.header, cell, filters, total)
+                checked[section.anchor] = checked.get(section.anchor, 0) + 1
+    assert {"reading", "agent", "pressure", "profile-all"} <= set(checked), checked
 
 
 def viewer_total(opened, href: str) -> tuple[dict[str, str], int]:

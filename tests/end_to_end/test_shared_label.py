@@ -104,11 +104,11 @@ def test_each_run_of_a_shared_label_is_its_own_entry_everywhere_with_its_own_num
     assert table["m [mis-small]"]["Misleading context: clean accuracy"]["text"].startswith(pct(small["clean_acc"]["p"]))
     assert table["m [noise]"]["Clinical noise: original accuracy"]["text"].startswith(pct(noise["clean_acc"]["p"]))
     assert table["m [noise]"]["Misleading context: clean accuracy"]["text"] == "—"  # no run mixes into another's row
-    # the profile's plot draws one row per table row (its y labels, kept in the SVG as comments
-    # beside their glyphs), each from the one cell the table shows
+    # the profile's plot draws one row per table row (its y labels, kept in the SVG as text), each
+    # from the one cell the table shows
     html = rep.html.read_text(encoding="utf-8")
     svg = html.split('id="fig-profile-all"')[1].split("</svg>")[0]
-    assert re.findall(r"<!-- (m \[[\w-]+\]) -->", svg) == ["m [mis-big]", "m [mis-small]", "m [noise]"]
+    assert re.findall(r"<text[^>]*>(m \[[\w-]+\])<", svg) == ["m [mis-big]", "m [mis-small]", "m [noise]"]
     # the misleading key numbers: each run's row, and a mean over two entries of one model, said so
     key = {r["Model"]["text"]: r for r in rows_of(cells, "key") if "Model" in r and r["Model"]["text"].startswith("m [mis")}
     assert key["m [mis-big]"]["Clean acc"]["text"].startswith(pct(big["clean_acc"]["p"]))

@@ -237,7 +237,8 @@ def test_the_report_shows_the_audit_with_links_to_the_units(tmp_path):
     assert 'id="audit"' in page and "Label audit" in page
     assert page.count('href="http://127.0.0.1:8766/unit/0/') == 9
     md = (tmp_path / "report" / "report.md").read_text()
-    assert "## Label audit" in md and "label-corrected" in md
+    # the label-corrected rates are the same table in Markdown as on the page (its column "Label-corrected")
+    assert "## Label audit" in md and "| Label-corrected |" in md
 
 
 def test_sampling_is_seeded_stratified_and_weighted():

@@ -19,7 +19,7 @@ trade-off section, like any setting's."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,9 +28,8 @@ import pandas as pd
 from .. import stats
 from ..corpus.query import query_terms
 from ..mitigations.roles import role_names
-from .html import count_cell, esc, rate_cell, setting_name, units_url
-from .html import table as html_table
-from .tables import fmt_pct, markdown_table
+from .html import setting_name, units_url
+from .parts import Cell, Column, Paragraph, Section, Table, count, dash, num, rate, text
 
 TITLE = "Search agents: steps, searches and citations"
 ANCHOR = "agent"
@@ -156,11 +155,13 @@ def agent_tables(runs: Sequence[Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.DataFrame(rows), per_unit[UNIT_COLUMNS]
 
 
-def _mean_cell(r: dict[str, Any], col: str) -> str:
-    m, lo, hi = r[f"{col}_mean"], r[f"{col}_lo"], r[f"{col}_hi"]
+def _mean_cell(r: Mapping[Hashable, object], col: str, tail: str = "") -> Cell:
+    """A mean per unit with its interval beside it."""
+    m, lo, hi = num(r[f"{col}_mean"]), num(r[f"{col}_lo"]), num(r[f"{col}_hi"])
     if m is None:
-        return "—"
-    return f"{m:.1f}" + ("" if lo is None else f' <span class="n">[{lo:.1f}, {hi:.1f}]</span>')
+        return dash()
+    note = () if lo is None or hi is None else (f"[{lo:.1f}, {hi:.1f}]",)
+    return Cell(f"{m:.1f}", m, tail=tail, note=note, stacked=False, data={"lo": lo, "hi": hi})
 
 
 NOTE = (
@@ -173,8 +174,13 @@ NOTE = (
 )
 
 
-def section(runs: Sequence[Any]) -> tuple[str, str, dict[str, pd.DataFrame]] | None:
-    """(html, markdown, tables), or None when no run has an agent setting's trajectories."""
+def _rate_cell(r: Mapping[Hashable, object], name: str) -> Cell:
+    return rate(r[f"{name}_p"], r[f"{name}_lo"], r[f"{name}_hi"], r[f"{name}_n"])
+
+
+def section(runs: Sequence[Any]) -> tuple[Section, dict[str, pd.DataFrame]] | None:
+    """The section and its data tables (tables/agent: per run, model and setting; agent_units: per
+    unit), or None when no run has an agent setting's trajectories."""
     table, per_unit = agent_tables(runs)
     if table.empty:
         return None
@@ -182,71 +188,32 @@ def section(runs: Sequence[Any]) -> tuple[str, str, dict[str, pd.DataFrame]] | N
     rows = []
     for r in table.to_dict("records"):
         rows.append(
-            [
-                *([esc(r["run"])] if several else []),
-                f"<b>{esc(r['model'])}</b>",
-                esc(setting_name(r["setting"])),
-                count_cell(r["units"], units_url(r["run"], r["model"], r["setting"]), f"{r['units']} ({r['items']} items)"),
+            (
+                text(r["run"]),
+                text(r["model"], strong=True),
+                Cell(setting_name(r["setting"]), r["setting"]),
+                count(r["units"], units_url(r["run"], r["model"], r["setting"]), tail=f" ({r['items']} items)"),
                 _mean_cell(r, "steps"),
-                _mean_cell(r, "tool_calls") + (f" ({r['malformed']} malformed)" if r["malformed"] else ""),
+                _mean_cell(r, "tool_calls", f" ({r['malformed']} malformed)" if r["malformed"] else ""),
                 _mean_cell(r, "tokens"),
-                rate_cell(r["short_p"], r["short_lo"], r["short_hi"], r["short_n"]),
-                rate_cell(r["searched_injected_p"], r["searched_injected_lo"], r["searched_injected_hi"], r["searched_injected_n"]),
-                rate_cell(r["cited_exist_p"], r["cited_exist_lo"], r["cited_exist_hi"], r["cited_exist_n"]),
-                rate_cell(r["cited_contain_p"], r["cited_contain_lo"], r["cited_contain_hi"], r["cited_contain_n"]),
-            ]
+                _rate_cell(r, "short"),
+                _rate_cell(r, "searched_injected"),
+                _rate_cell(r, "cited_exist"),
+                _rate_cell(r, "cited_contain"),
+            )
         )
-    headers = [
-        *(["Run"] if several else []),
-        "Model",
-        "Setting",
-        "Units",
-        "Steps per unit",
-        "Tool calls per unit",
-        "Tokens per unit",
-        "Out of steps",
-        "Searched for the injected text",
-        "Cited passage exists",
-        "Holds the cited words",
-    ]
-    first = 3 if several else 2
-    html = f"<p>{esc(NOTE)}</p>" + html_table(rows, headers, numeric=range(first, len(headers)))
-    shown = table.assign(
-        out_of_steps=[fmt_pct(p, lo, hi, n) for p, lo, hi, n in zip(table["short_p"], table["short_lo"], table["short_hi"], table["short_n"])],
-        searched_injected=[
-            fmt_pct(p, lo, hi, n)
-            for p, lo, hi, n in zip(table["searched_injected_p"], table["searched_injected_lo"], table["searched_injected_hi"], table["searched_injected_n"])
-        ],
-        cited_exist=[
-            fmt_pct(p, lo, hi, n) for p, lo, hi, n in zip(table["cited_exist_p"], table["cited_exist_lo"], table["cited_exist_hi"], table["cited_exist_n"])
-        ],
-        cited_contain=[
-            fmt_pct(p, lo, hi, n)
-            for p, lo, hi, n in zip(table["cited_contain_p"], table["cited_contain_lo"], table["cited_contain_hi"], table["cited_contain_n"])
-        ],
+    columns = (
+        Column("run", "Run", shown=several),
+        Column("model", "Model"),
+        Column("setting", "Setting"),
+        Column("units", "Units", numeric=True),
+        Column("steps", "Steps per unit", numeric=True),
+        Column("tool_calls", "Tool calls per unit", numeric=True),
+        Column("tokens", "Tokens per unit", numeric=True),
+        Column("out_of_steps", "Out of steps", numeric=True),
+        Column("searched_injected", "Searched for the injected text", numeric=True),
+        Column("cited_exist", "Cited passage exists", numeric=True),
+        Column("cited_contain", "Holds the cited words", numeric=True),
     )
-    md = "\n".join(
-        [
-            f"## {TITLE}",
-            "",
-            NOTE,
-            "",
-            markdown_table(
-                shown,
-                [
-                    "run",
-                    "model",
-                    "setting",
-                    "units",
-                    "steps_mean",
-                    "tool_calls_mean",
-                    "tokens_mean",
-                    "out_of_steps",
-                    "searched_injected",
-                    "cited_exist",
-                    "cited_contain",
-                ],
-            ),
-        ]
-    )
-    return html, md, {"agent": table, "agent_units": per_unit}
+    shown = Table("agent_shown", columns, tuple(rows))
+    return Section(ANCHOR, TITLE, (Paragraph(NOTE, "plain"), shown)), {"agent": table, "agent_units": per_unit}

@@ -2,7 +2,8 @@
 second reader, the run's agreement with the second reading, its wrong-letter and unread rates per
 model, setting and condition (each with its 95% interval and n), the disagreements, each linked to
 its unit in the evidence viewer, and the headline rates corrected for label error beside the plain
-ones. Drawn from each run's results.json `audit` block."""
+ones, as report parts; its data table (tables/audit) has one row per measure. Drawn from each run's
+results.json `audit` block."""
 
 from __future__ import annotations
 
@@ -11,10 +12,9 @@ from typing import Any
 
 import pandas as pd
 
-from ..audit.text import CORRECTED_HEADERS, corrected_line, corrected_rows, heading
-from .html import esc, rate_cell, setting_name, unit_url
-from .html import table as html_table
-from .tables import markdown_table
+from ..audit.text import CORRECTED_HEADERS, corrected_rows, heading
+from .html import setting_name, unit_url
+from .parts import Block, Cell, Column, Heading, ItemList, Paragraph, Section, Table, dash, rate, text
 
 TITLE = "Label audit"
 ANCHOR = "audit"
@@ -55,54 +55,69 @@ def audit_table(runs: Sequence[Any]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def _reader_html(run: str, reader: str, found: dict[str, Any]) -> str:
+def _reader_table(run: str, reader: str, found: dict[str, Any]) -> Table:
+    """One second reader's measures per model, setting and condition."""
     shown = [(k, t) for k, t in MEASURES if any(k in c for c in found.get("cells", []))]
     rows = []
     for c in found.get("cells", []):
-        cells = [f"<b>{esc(c['model'])}</b>", esc(setting_name(c["setting"])), esc(c["condition"]), str(c.get("audited", 0))]
+        cells = [
+            text(c["model"], strong=True),
+            Cell(setting_name(c["setting"]), c["setting"]),
+            text(c["condition"]),
+            Cell(str(c.get("audited", 0)), c.get("audited", 0)),
+        ]
         for key, _ in shown:
-            s = c.get(key) or {}
-            cells.append(rate_cell(s.get("p"), s.get("lo"), s.get("hi"), s.get("n")) if key in c else "—")
-        cells.append("—" if c.get("kappa") is None else f"{c['kappa']:.2f}")
-        rows.append(cells)
-    headers = ["Model", "Setting", "Condition", "Audited", *[t for _, t in shown], "Kappa"]
-    parts = [f"<h3>{esc(heading(reader, found))}</h3>", html_table(rows, headers, numeric=range(3, len(headers)))]
+            m = c.get(key) or {}
+            cells.append(rate(m.get("p"), m.get("lo"), m.get("hi"), m.get("n")) if key in c else dash())
+        kappa = c.get("kappa")
+        cells.append(dash() if kappa is None else Cell(f"{kappa:.2f}", kappa))
+        rows.append(tuple(cells))
+    columns = (
+        Column("model", "Model"),
+        Column("setting", "Setting"),
+        Column("condition", "Condition"),
+        Column("audited", "Audited", numeric=True),
+        *(Column(key, title, numeric=True) for key, title in shown),
+        Column("kappa", "Kappa", numeric=True),
+    )
+    return Table(f"audit_{run}_{reader}", columns, tuple(rows))
+
+
+def _reader_blocks(run: str, reader: str, found: dict[str, Any]) -> list[Block]:
+    """A second reader's heading, table, disagreements (each linked to its unit) and corrected rates."""
+    blocks: list[Block] = [Heading(heading(reader, found)), _reader_table(run, reader, found)]
     dis = found.get("disagreements", [])
     if dis:
-        items = []
-        for d in dis:
-            url = unit_url(run, d["unit_id"])
-            text = f"{d['model']} / {d['condition']}: run read {d['run_reading']}, second reading {d['second_reading']} (key {d['key']})"
-            uid = f'<a class="units" href="{esc(url)}">{esc(d["unit_id"])}</a>' if url else esc(d["unit_id"])
-            items.append(f"<li>{uid} {esc(text)}</li>")
-        parts.append("<p>Disagreements:</p><ul class='disagreements'>" + "".join(items) + "</ul>")
+        items = tuple(
+            Cell(
+                d["unit_id"],
+                d["unit_id"],
+                unit_url(run, d["unit_id"]),
+                link_kind="unit",
+                tail=f" {d['model']} / {d['condition']}: run read {d['run_reading']}, second reading {d['second_reading']} (key {d['key']})",
+            )
+            for d in dis
+        )
+        blocks.append(ItemList(items, lead="Disagreements:"))
     if found.get("corrected"):
-        table = html_table([[esc(c) for c in r] for r in corrected_rows(found)], [esc(h) for h in CORRECTED_HEADERS], numeric=range(2, 5))
-        parts.append("<p>Headline rates corrected for label error:</p>" + table)
-    return "".join(parts)
+        columns = tuple(Column(f"c{i}", h, numeric=2 <= i < 5) for i, h in enumerate(CORRECTED_HEADERS))
+        blocks += [
+            Paragraph("Headline rates corrected for label error:", "plain"),
+            Table(f"audit_corrected_{run}_{reader}", columns, tuple(tuple(text(c) for c in r) for r in corrected_rows(found))),
+        ]
+    return blocks
 
 
-def section(runs: Sequence[Any]) -> tuple[str, str, pd.DataFrame] | None:
-    """(html, markdown, table), or None when no run holds an audit."""
+def section(runs: Sequence[Any]) -> tuple[Section, dict[str, pd.DataFrame]] | None:
+    """The section and its data table (tables/audit), or None when no run holds an audit."""
     audited = [r for r in runs if (r.results or {}).get("audit")]
     if not audited:
         return None
-    html = [f"<p class='note'>{esc(NOTE)}</p>"]
-    md = [f"## {TITLE}", "", NOTE, ""]
+    blocks: list[Block] = [Paragraph(NOTE)]
     for r in audited:
         block = r.results["audit"]
-        lead = f"{r.name}: {block['n_sampled']} of {block['population']} read units sampled (seed {block['seed']})."
-        html.append(f"<p>{esc(lead)}</p>" + "".join(f"<p class='note'>{esc(n)}</p>" for n in block.get("notes", [])))
-        md += [lead, ""]
+        blocks.append(Paragraph(f"{r.name}: {block['n_sampled']} of {block['population']} read units sampled (seed {block['seed']}).", "plain"))
+        blocks += [Paragraph(n) for n in block.get("notes", [])]
         for reader, found in (block.get("readers") or {}).items():
-            html.append(_reader_html(r.name, reader, found))
-            md += [f"### {heading(reader, found)}", ""]
-            md += [
-                f"- {d['model']} / {d['condition']} {d['unit_id']}: run read {d['run_reading']}, second reading {d['second_reading']}"
-                for d in found.get("disagreements", [])
-            ]
-            md += [f"- {corrected_line(x)}" for x in found.get("corrected", [])]
-            md.append("")
-    t = audit_table(runs)
-    md.append(markdown_table(t, COLUMNS) if not t.empty else "")
-    return "".join(html), "\n".join(md), t
+            blocks += _reader_blocks(r.name, reader, found)
+    return Section(ANCHOR, TITLE, tuple(blocks)), {"audit": audit_table(runs)}

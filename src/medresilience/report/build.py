@@ -32,18 +32,18 @@ from ..fileio import atomic_write
 from ..model_names import distinct_run_names
 from ..stopping import stopping_lines
 from ..viewer_address import VIEWER_URL
-from .agent import ANCHOR as AGENT_ANCHOR
-from .agent import TITLE as AGENT_TITLE
+from .agent import ANCHOR as AGENT
 from .agent import section as agent_section
-from .audit import ANCHOR as AUDIT_ANCHOR
-from .audit import TITLE as AUDIT_TITLE
+from .audit import ANCHOR as AUDIT
 from .audit import section as audit_section
-from .html import esc, run_facts, sent_text, viewer_links
 from .html import page as html_page
+from .html import run_facts, sent_text, viewer_links
+from .parts import Section
 from .profile import RADAR_MIN_AXES, profile_frame, profile_section, radar_frame, radar_section
-from .reading import ANCHOR as READING_ANCHOR
-from .reading import TITLE as READING_TITLE
+from .reading import ANCHOR as READING
 from .reading import section as reading_section
+from .render_html import blocks_html, section_html
+from .render_markdown import section_markdown
 from .rundir import RunData, load_run, name_models, names_of, redact_url, scrub, secrets_of
 from .section import FamilySection
 from .tables import markdown_table, usage_table, write_tables
@@ -67,6 +67,7 @@ class ReportResult:
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     sections: list[FamilySection] = field(default_factory=list)
+    parts: list[Section] = field(default_factory=list)  # the report's sections written from parts
 
 
 def default_out_dir(run_dirs: Sequence[Path]) -> Path:
@@ -149,16 +150,14 @@ def _write(runs: list[RunData], out: Path, title: str | None, viewer_url: str | 
         tables.update(trade[2])
     timings["tradeoff"] = time.perf_counter() - t0
     reading = reading_section(runs)
-    if reading is not None:
-        tables["reading"] = reading[2]
     audit = audit_section(runs)  # None unless some run holds a label audit
-    if audit is not None:
-        tables["audit"] = audit[2]
     agents = agent_section(runs)  # None unless some run has an agent setting
-    if agents is not None:
-        tables.update(agents[2])
-    page = _page(runs, parts, tables, notes, title, shown_profile, trade, reading, viewer_url, agents, audit, radar)
-    md = _markdown(runs, parts, tables, notes, title, shown_profile, trade, reading, agents, audit, radar)
+    converted = [found for found in (agents, reading, audit) if found is not None]
+    for _, frames in converted:
+        tables.update(frames)
+    shown = {sec.anchor: sec for sec, _ in converted}
+    page = _page(runs, parts, tables, notes, title, shown_profile, trade, shown.get(READING), viewer_url, shown.get(AGENT), shown.get(AUDIT), radar)
+    md = _markdown(runs, parts, tables, notes, title, shown_profile, trade, shown.get(READING), shown.get(AGENT), shown.get(AUDIT), radar)
     out.mkdir(parents=True, exist_ok=True)
     with atomic_write(out / "report.html") as fh:
         fh.write(scrub(page, secrets))
@@ -168,7 +167,19 @@ def _write(runs: list[RunData], out: Path, title: str | None, viewer_url: str | 
     timings["write"] = time.perf_counter() - t0
     timings["total"] = time.perf_counter() - t_all
     headline = pd.concat([p.headline for p in parts], ignore_index=True) if parts else pd.DataFrame()
-    return ReportResult(out, out / "report.html", out / "report.md", table_paths, headline, present, [r.name for r in runs], notes, timings, parts)
+    return ReportResult(
+        out,
+        out / "report.html",
+        out / "report.md",
+        table_paths,
+        headline,
+        present,
+        [r.name for r in runs],
+        notes,
+        timings,
+        parts,
+        [*(s for s in (shown_profile, radar) if s is not None), *shown.values(), *(sec for p in parts for sec in p.parts)],
+    )
 
 
 def missing_note(run: RunData) -> str | None:
@@ -188,18 +199,16 @@ def missing_note(run: RunData) -> str | None:
 
 
 def _subtitle(runs: Sequence[RunData], viewer_url: str | None = None) -> list[str]:
+    """The header's lines (templates/report.html.j2 `subtitle`): the runs and suites, when and by
+    what the report was made, and how to start the viewer its links open."""
     suites = sorted({str((r.config.get("suite") or {}).get("name") or r.results.get("run", {}).get("suite") or "?") for r in runs})
     now = _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
-    lines = [
-        f"Run{'s' if len(runs) > 1 else ''}: {', '.join(esc(r.name) for r in runs)} &middot; suite{'s' if len(suites) > 1 else ''}: "
-        f"{', '.join(esc(s) for s in suites)}",
-        f"Generated {esc(now)} by medresilience {esc(__version__)}",
-    ]
+    view = None
     if viewer_url is not None:
         port = urlsplit(viewer_url).port
         view = "medres view " + " ".join(shlex.quote(str(r.path)) for r in runs) + (f" --port {port}" if port and port != urlsplit(VIEWER_URL).port else "")
-        lines.append(f"Each rate links to the replies behind it: start the viewer with <code>{esc(view)}</code> (at {esc(viewer_url)}) before following a link")
-    return lines
+    lines = macros(__package__, "report.html.j2").subtitle([r.name for r in runs], suites, now, __version__, view, viewer_url)
+    return [line for line in str(lines).split("\n") if line]
 
 
 def _page(
@@ -208,33 +217,33 @@ def _page(
     tables: dict[str, pd.DataFrame],
     notes: Sequence[str],
     title: str | None,
-    profile: tuple[str, str] | None = None,
+    profile: Section | None = None,
     trade: tuple | None = None,
-    reading: tuple | None = None,
+    reading: Section | None = None,
     viewer_url: str | None = None,
-    agents: tuple | None = None,
-    audit: tuple | None = None,
-    radar: tuple[str, str] | None = None,
+    agents: Section | None = None,
+    audit: Section | None = None,
+    radar: Section | None = None,
 ) -> str:
     title = title or "medresilience report"
     parts_of = macros(__package__, "report.html.j2")
     # warnings first, above the numbers they qualify
-    key = str(parts_of.key_numbers(notes, [Markup(p.key_html) for p in parts if p.key_html]))
+    key = str(parts_of.key_numbers(notes, [Markup(p.key_html) if p.key_html else blocks_html(p.key_parts) for p in parts if p.key_html or p.key_parts]))
     sections: list[tuple[str, str, str]] = [("key", "Key numbers", key)]
     if profile is not None:
-        sections.append(("profile-all", "Resilience profile (all families)", profile[0]))
+        sections.append((profile.anchor, profile.title, str(section_html(profile))))
     if radar is not None:
-        sections.append(("profile-radar", "Resilience profile", radar[0]))
+        sections.append((radar.anchor, radar.title, str(section_html(radar))))
     if trade is not None:
         sections.append((TRADEOFF_ANCHOR, TRADEOFF_TITLE, trade[0]))
     if agents is not None:
-        sections.append((AGENT_ANCHOR, AGENT_TITLE, agents[0]))
+        sections.append((agents.anchor, agents.title, str(section_html(agents))))
     for p in parts:
-        sections += p.sections
+        sections += p.sections + [(sec.anchor, sec.title, str(section_html(sec))) for sec in p.parts]
     if reading is not None:
-        sections.append((READING_ANCHOR, READING_TITLE, reading[0]))
+        sections.append((reading.anchor, reading.title, str(section_html(reading))))
     if audit is not None:
-        sections.append((AUDIT_ANCHOR, AUDIT_TITLE, audit[0]))
+        sections.append((audit.anchor, audit.title, str(section_html(audit))))
     shown = {p.family for p in parts}
     missing = [f.title for f in registered_families() if f.name not in shown]
     if missing:
@@ -258,12 +267,12 @@ def _markdown(
     tables: dict[str, pd.DataFrame],
     notes: Sequence[str],
     title: str | None,
-    profile: tuple[str, str] | None = None,
+    profile: Section | None = None,
     trade: tuple | None = None,
-    reading: tuple | None = None,
-    agents: tuple | None = None,
-    audit: tuple | None = None,
-    radar: tuple[str, str] | None = None,
+    reading: Section | None = None,
+    agents: Section | None = None,
+    audit: Section | None = None,
+    radar: Section | None = None,
 ) -> str:
     lines = [f"# {title or 'medresilience report'}", ""]
     lines.append(f"Runs: {', '.join(r.name for r in runs)}. {INTERVALS}")
@@ -271,19 +280,19 @@ def _markdown(
     for n in notes:
         lines.append(f"> {n}")
     if profile is not None:
-        lines += [profile[1], ""]
+        lines += [section_markdown(profile), ""]
     if radar is not None:
-        lines += [radar[1], ""]
+        lines += [section_markdown(radar), ""]
     if trade is not None:
         lines += [trade[1], ""]
     if agents is not None:
-        lines += [agents[1], ""]
+        lines += [section_markdown(agents), ""]
     for p in parts:
-        lines += [p.markdown, ""]
+        lines += [p.markdown or "\n\n".join(section_markdown(sec) for sec in p.parts), ""]
     if reading is not None:
-        lines += [reading[1], ""]
+        lines += [section_markdown(reading), ""]
     if audit is not None:
-        lines += [audit[1], ""]
+        lines += [section_markdown(audit), ""]
     lines += ["## Run facts", ""]
     for r in runs:
         cfg = r.config or {}

@@ -26,6 +26,8 @@ from ..seeding import stable_hash
 from ..viewer_address import VIEWER_URL
 from .html import count_cell, esc, pair_url, rate_units, run_facts, setting_name, sig_class, table, units_url, viewer_links
 from .html import page as html_page
+from .parts import DifferenceFigure, DifferencePanel
+from .render_html import blocks_html
 from .rundir import RunData, load_run, redact_url, run_models, scrub, secrets_of
 from .tables import fmt_p, markdown_table, write_tables
 from .templating import render as render_template
@@ -141,8 +143,9 @@ class CompareSpec:
     - `intro`: what is paired and asked (text after "Run B ... against run A ..., ");
     - `counts(comparison)`: its units paired and left out (text after "B vs A: ");
     - `warning(comparison)`: a caution about one comparison (text), or None;
-    - `figure(table, title)`: its figure (SVG) or None; `figure_title` is formatted with the runs'
-      names `a` and `b`; `figure_caption` is its caption;
+    - `figure(table)`: the panels of its difference figure (`parts.DifferencePanel`, B - A with
+      its interval per compared pair), none for no figure; `figure_name` names the figure,
+      `figure_title` is formatted with the runs' names `a` and `b`, `figure_caption` is its caption;
     - `methods`: its methods note (HTML);
     - `heading`: the Markdown heading (formatted with `a` and `b`), `markdown_columns` its table;
     - `empty`: what the page and the Markdown say with no shared units (`empty_on_page`: the page
@@ -157,8 +160,9 @@ class CompareSpec:
     table: tuple[CompareColumn, ...]
     numeric_from: int
     intro: str
-    figure: Callable[[pd.DataFrame, str], str | None]
+    figure: Callable[[pd.DataFrame], tuple[DifferencePanel, ...]]
     figure_caption: str
+    figure_name: str
     methods: str
     heading: str
     markdown_columns: tuple[str, ...]
@@ -415,7 +419,7 @@ def write_compare(
         spec=spec,
         comps=comps,
         warnings=[w for w in (spec.warning(c) for c in comps) if w],
-        svg=Markup(svg) if (svg := spec.figure(table, spec.figure_title.format(**names))) else None,
+        figure=blocks_html([DifferenceFigure(spec.figure_name, spec.figure_title.format(**names), spec.figure_caption, spec.figure(table))]),
         rows=table_rows(spec, table, [u for c in comps for u in c.units.get("rows") or [{}] * len(c.table)]) if not table.empty else None,
         methods=Markup(spec.methods),
         sides=Markup(sides_html),

@@ -1,7 +1,9 @@
 """HTML primitives of the self-contained report: inline CSS, escaping, tables, rate cells, figures,
 the run facts and the page itself (the table, the run facts and the page through the templates in
 templates/). No script, no external resource (no fonts, images, stylesheets or favicons fetched).
-Each family writes its sections with these."""
+The viewer links (`units_url`, `rate_units`, `pair_url`, ...) are every report's; the cell helpers
+(`rate_cell`, `count_cell`, `table`, ...) serve only the sections not yet written from report parts
+(`parts`, rendered by `render_html`), which the layering test lists."""
 
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ from ..mitigations import NONE
 from ..model_names import ModelNames
 from ..scoring.types import ANSWERED
 from ..viewer_address import VIEWER_URL
+from .parts import Cell, Column, Table, count, dash, text
+from .render_html import table_html
 from .rundir import names_of
 from .tables import fmt_p, fmt_pct  # noqa: F401  (re-exported for the families' sections)
 from .templating import render
@@ -334,7 +338,11 @@ def shown_path(path: Any, run_dir: Any) -> str:
         return os.path.relpath(p, Path(str(run_dir)).resolve())
 
 
-def _model_table(run: Any, redact_url: Callable[[str], str]) -> str:
+def _columns(headers: Sequence[str], numeric: Sequence[int] = ()) -> tuple[Column, ...]:
+    return tuple(Column(f"c{i}", h, numeric=i in numeric) for i, h in enumerate(headers))
+
+
+def _model_table(run: Any, redact_url: Callable[[str], str]) -> Markup:
     """The run's models: endpoints (credentials masked), the key's variable, the decoding the spec asks
     (when the stored requests cannot say what was sent), the client's limits and the price."""
     mrows = []
@@ -346,61 +354,63 @@ def _model_table(run: Any, redact_url: Callable[[str], str]) -> str:
         price = (
             "—" if m.get("price_input") is None and m.get("price_output") is None else f"${m.get('price_input') or 0}/M in, ${m.get('price_output') or 0}/M out"
         )
-        row = [esc(m.get("label")), esc(f"{m.get('kind')}:{m.get('model')}"), esc(urls), esc(m.get("api_key_env") or "—")]
+        row = [text(m.get("label")), text(f"{m.get('kind')}:{m.get('model')}"), text(urls), text(m.get("api_key_env") or "—")]
         # what the spec asks is shown only when the stored requests cannot say what was sent (a
         # family or a judge sets its own budget, so the spec's max_tokens is not what was sent)
-        row += [] if run.sent else [esc(dec)]
-        row += [esc(f"concurrency={m.get('concurrency')}, rpm={m.get('rpm')}, timeout={m.get('timeout')}s, retries={m.get('max_retries')}"), esc(price)]
-        mrows.append(row)
+        row += [] if run.sent else [text(dec)]
+        row += [text(f"concurrency={m.get('concurrency')}, rpm={m.get('rpm')}, timeout={m.get('timeout')}s, retries={m.get('max_retries')}"), text(price)]
+        mrows.append(tuple(row))
     if not mrows:
-        return ""
-    return table(mrows, ["Label", "Model", "Endpoints", "API key variable", *([] if run.sent else ["Decoding (model spec)"]), "Client", "Price"])
+        return Markup("")
+    headers = ["Label", "Model", "Endpoints", "API key variable", *([] if run.sent else ["Decoding (model spec)"]), "Client", "Price"]
+    return table_html(Table("models", _columns(headers), tuple(mrows)))
 
 
-def _units_table(results: dict[str, Any]) -> str:
+def _units_table(results: dict[str, Any]) -> Markup:
     """Units, errors, invalid, truncated and missing replies per model and setting."""
     crow = []
     for model, settings in (results.get("models") or {}).items():
         for setting, block in settings.items():
             c = block.get("counts", {})
             crow.append(
-                [
-                    esc(model),
-                    esc(setting_name(setting)),
-                    *(str(c.get(k, "—")) for k in ("units", "errors", "invalid", "truncated", "missing")),
-                ]
+                (
+                    text(model),
+                    Cell(setting_name(setting), setting),
+                    *(count(c[k]) if k in c else dash() for k in ("units", "errors", "invalid", "truncated", "missing")),
+                )
             )
     if not crow:
-        return ""
-    return table(crow, ["Model", "Setting", "Units", "Errors", "Invalid", "Truncated", "Missing (not run)"], numeric=range(2, 7))
+        return Markup("")
+    headers = ["Model", "Setting", "Units", "Errors", "Invalid", "Truncated", "Missing (not run)"]
+    return table_html(Table("units", _columns(headers, range(2, 7)), tuple(crow)))
 
 
-def _usage_table(usage: dict[str, Any]) -> str:
+def _usage_table(usage: dict[str, Any]) -> Markup:
     """Calls, errors, tokens and cost per model."""
     if not usage:
-        return ""
-    urows = [
-        [
-            esc(m),
-            str(u.get("calls")),
-            str(u.get("errors")),
-            f"{int(u.get('prompt_tokens') or 0):,}",
-            f"{int(u.get('completion_tokens') or 0):,}",
-            "—" if u.get("cost") is None else f"${u['cost']:.4f}",
-        ]
+        return Markup("")
+    urows = tuple(
+        (
+            text(m),
+            text(u.get("calls")),
+            text(u.get("errors")),
+            Cell(f"{int(u.get('prompt_tokens') or 0):,}", int(u.get("prompt_tokens") or 0)),
+            Cell(f"{int(u.get('completion_tokens') or 0):,}", int(u.get("completion_tokens") or 0)),
+            dash() if u.get("cost") is None else Cell(f"${u['cost']:.4f}", float(u["cost"])),
+        )
         for m, u in usage.items()
-    ]
-    return table(urows, ["Model", "Calls", "Errors", "Prompt tokens", "Completion tokens", "Cost"], numeric=range(1, 6))
+    )
+    return table_html(Table("usage", _columns(["Model", "Calls", "Errors", "Prompt tokens", "Completion tokens", "Cost"], range(1, 6)), urows))
 
 
 def _facts(run: Any, redact_url: Callable[[str], str]) -> dict[str, Any]:
     """What the run facts template shows of one run; tables come as HTML."""
     cfg = run.config or {}
     suite = cfg.get("suite")
-    sent = ""
+    sent = Markup("")
     if run.sent:
-        srows = [[esc(r["kind"]), esc(r["model"]), esc(sent_text(r["params"])), str(r["calls"])] for r in run.sent]
-        sent = table(srows, ["Call", "Model", "Parameters (from the stored requests)", "Requests"], numeric=[3])
+        srows = tuple((text(r["kind"]), text(r["model"]), text(sent_text(r["params"])), count(r["calls"])) for r in run.sent)
+        sent = table_html(Table("sent", _columns(["Call", "Model", "Parameters (from the stored requests)", "Requests"], [3]), srows))
     return {
         "name": run.name,
         "path": run.path,
@@ -408,12 +418,12 @@ def _facts(run: Any, redact_url: Callable[[str], str]) -> dict[str, Any]:
         "medresilience": cfg.get("medresilience", "?"),
         "python": cfg.get("python", "?"),
         "notes": run.notes,
-        "models": Markup(_model_table(run, redact_url)),
-        "sent": Markup(sent),
+        "models": _model_table(run, redact_url),
+        "sent": sent,
         "options": json.dumps(cfg["options"], sort_keys=True) if cfg.get("options") else "",
-        "units": Markup(_units_table(run.results)),
+        "units": _units_table(run.results),
         "counts": run.counts,
-        "usage": Markup(_usage_table(run.results.get("usage") or {})),
+        "usage": _usage_table(run.results.get("usage") or {}),
         "last_execution": run.last_execution,
         "prompts": cfg.get("prompts") or {},
         "suite": suite,

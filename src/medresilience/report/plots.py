@@ -10,6 +10,7 @@ import html as _html
 import io
 import re
 import textwrap
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import matplotlib
@@ -17,6 +18,8 @@ import matplotlib
 matplotlib.use("Agg", force=False)
 import matplotlib.pyplot as plt
 import numpy as np
+
+from .parts import BarFigure, DifferenceFigure
 
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
 
@@ -80,7 +83,7 @@ def wrap(s: str, width: int = 12) -> str:
     return textwrap.fill(str(s).replace("_", " "), width=width, break_long_words=False)
 
 
-def radar(axes: list[str], series: dict[str, tuple[list[float], list[float], list[float]]], name: str, title: str) -> str:
+def radar(axes: Sequence[str], series: Mapping[str, tuple[Sequence[float], Sequence[float], Sequence[float]]], name: str, title: str) -> str:
     """A radar (spider) chart: one spoke per axis (0-100%, higher is better outward), one closed
     polygon per series (value, lo, hi per axis, in %; NaN where the series has no value there),
     each value's interval drawn as a segment along its spoke."""
@@ -106,3 +109,68 @@ def radar(axes: list[str], series: dict[str, tuple[list[float], list[float], lis
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2, frameon=False)
         ax.set_title(title)
         return to_svg(fig, name, title)  # inside the style: its text stays text
+
+
+def difference(fig_data: DifferenceFigure) -> str | None:
+    """The values-with-intervals figure (`parts.DifferenceFigure`): per panel, one row per label,
+    one coloured point per group (a compared pair) with its interval as a horizontal bar, the
+    reference (zero) marked; None when no point has a value."""
+    panels = [p for p in fig_data.panels if any(pt.diff is not None and pt.diff == pt.diff for pt in p.points)]
+    if not panels:
+        return None
+    groups = list(dict.fromkeys(pt.group for p in panels for pt in p.points))
+    rows = max(len(dict.fromkeys(pt.label for pt in p.points)) for p in panels)
+    with plt.rc_context(STYLE):
+        fig, axes = plt.subplots(
+            1,
+            len(panels),
+            figsize=(9.6 if len(panels) > 1 else 10, min(11.0, max(3.0, 0.42 * rows * max(1, len(groups) / 2) + 1.6))),
+            layout="constrained",
+            squeeze=False,
+        )
+        for ax, panel in zip(axes[0], panels):
+            labels = list(dict.fromkeys(pt.label for pt in panel.points))
+            step = 0.7 / max(1, len(groups))
+            for j, group in enumerate(groups):
+                at = {pt.label: pt for pt in panel.points if pt.group == group}
+                y = np.array([labels.index(lab) - 0.35 + step * (j + 0.5) for lab in at], dtype=float)
+                p, lo, hi = (np.array([pct_of(getattr(pt, k), pt.diff, panel.scale) for pt in at.values()], dtype=float) for k in ("diff", "lo", "hi"))
+                colour = PALETTE[j % len(PALETTE)]
+                label = short(group, 40) if ax is axes[0][0] else None
+                ax.errorbar(p, y, xerr=err(p, lo, hi), fmt="o", color=colour, ecolor=colour, elinewidth=1.2, capsize=2, label=label, zorder=3)
+            if fig_data.reference is not None:
+                ax.axvline(fig_data.reference, color="#333", lw=0.8)
+            if fig_data.limits is not None:
+                ax.set_xlim(*fig_data.limits)
+            ax.set_yticks(np.arange(len(labels)), [short(lab, 40) for lab in labels])
+            ax.invert_yaxis()
+            ax.set_xlabel(panel.xlabel)
+            ax.grid(axis="y", visible=False)
+        fig.suptitle(fig_data.title, fontweight="bold")
+        fig.legend(loc="outside lower center", frameon=False, fontsize=9)
+        return to_svg(fig, fig_data.name, fig_data.title)
+
+
+def pct_of(v: float | None, fallback: float | None, scale: float) -> float:
+    """A difference (or an interval's end; the difference itself when the end is missing) at the
+    panel's scale; NaN when missing."""
+    x = v if v is not None and v == v else fallback
+    return np.nan if x is None else scale * float(x)
+
+
+def bars(fig_data: BarFigure) -> str:
+    """Grouped bars (`parts.BarFigure`): per level a group of bars, one colour per series."""
+    levels, series = list(fig_data.levels), list(fig_data.series.items())
+    width = 0.8 / max(len(series), 1)
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(7.5, 4.2), layout="constrained")
+        for i, (label, counts) in enumerate(series):
+            xs = [x + (i - (len(series) - 1) / 2) * width for x in range(len(levels))]
+            ax.bar(xs, list(counts), width, label=label, color=PALETTE[i % len(PALETTE)])
+        ax.set_xticks(range(len(levels)), levels)
+        ax.set_xlabel(fig_data.xlabel)
+        ax.set_ylabel(fig_data.ylabel)
+        ax.set_title(fig_data.title)
+        if series:
+            ax.legend(title=fig_data.legend or None, frameon=False)
+        return to_svg(fig, fig_data.name, fig_data.title)

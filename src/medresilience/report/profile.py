@@ -12,15 +12,28 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from markupsafe import Markup
 
 from ..family import get
-from .html import esc, rate_cell, rate_units, setting_name
-from .html import table as html_table
-from .plots import PALETTE, STYLE, err, plt, radar, short, to_svg
+from .html import rate_units, setting_name
+from .parts import (
+    Block,
+    Cell,
+    Column,
+    DifferenceFigure,
+    DifferencePanel,
+    DifferencePoint,
+    Paragraph,
+    RadarFigure,
+    Section,
+    Table,
+    dash,
+    num,
+    rate,
+    text,
+    whole,
+)
+from .plots import radar
 from .rundir import names_of
-from .tables import markdown_table
-from .templating import macros
 
 COLUMNS = ["model", "setting", "family", "dimension", "label", "value", "lo", "hi", "n", "run"]
 
@@ -69,41 +82,24 @@ def profile_frame(runs: Sequence[Any]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def profile_figure(df: pd.DataFrame) -> str | None:
+def _row_name(model: object, setting: object) -> str:
+    return str(model) if setting == "none" else f"{model} ({setting})"
+
+
+def profile_figure(df: pd.DataFrame) -> DifferenceFigure:
     """Per model and setting, each dimension as a dot with its 95% interval (higher is better)."""
-    if df.empty:
-        return None
-    d = df.assign(row=[f"{m} ({s})" if s != "none" else str(m) for m, s in zip(df["model"], df["setting"])])
-    rows = list(dict.fromkeys(d["row"]))
-    dims = list(dict.fromkeys(d["dimension"]))
-    labels = dict(zip(d["dimension"], d["label"]))
-    with plt.rc_context(STYLE):
-        fig, ax = plt.subplots(figsize=(10, min(11.0, max(3.2, 0.55 * len(rows) + 1.8))), layout="constrained")
-        y = np.arange(len(rows))
-        for j, dim in enumerate(dims):
-            sub = d[d["dimension"] == dim].drop_duplicates("row").set_index("row").reindex(rows)
-            p, lo, hi = (100 * sub[k].astype(float).to_numpy() for k in ("value", "lo", "hi"))
-            ys = y + (j - (len(dims) - 1) / 2) * min(0.12, 0.8 / max(len(dims), 1))
-            colour = PALETTE[j % len(PALETTE)]
-            ax.errorbar(
-                p,
-                ys,
-                xerr=err(p, np.where(np.isnan(lo), p, lo), np.where(np.isnan(hi), p, hi)),
-                fmt="o",
-                color=colour,
-                ecolor=colour,
-                elinewidth=1.2,
-                capsize=2,
-                label=short(labels[dim], 60),
-                zorder=3,
-            )
-        ax.set_yticks(y, [short(r) for r in rows])
-        ax.invert_yaxis()
-        ax.set_xlim(0, 100)
-        ax.set_xlabel("%, higher is better (95% intervals)")
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18 if len(rows) > 2 else -0.3), ncol=2, frameon=False)
-        ax.set_title("Resilience profile across test families")
-    return to_svg(fig, "profile-all", "Resilience profile across test families")
+    points = tuple(
+        DifferencePoint(str(r["label"]), _row_name(r["model"], r["setting"]), num(r["value"]), num(r["lo"]), num(r["hi"]))
+        for r in df.drop_duplicates(["model", "setting", "dimension"]).to_dict("records")
+    )
+    return DifferenceFigure(
+        "profile-all",
+        "Resilience profile across test families",
+        "Resilience profile: one dot per family dimension, 95% intervals.",
+        (DifferencePanel("%, higher is better (95% intervals)", points),),
+        reference=None,
+        limits=(0, 100),
+    )
 
 
 RADAR_MIN_AXES = 3  # a radar of fewer spokes is a line: the dot figure shows those
@@ -124,64 +120,90 @@ def radar_frame(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def profile_radar(df: pd.DataFrame) -> str | None:
+def radar_figure(df: pd.DataFrame) -> RadarFigure | None:
     """The resilience profile as a radar: one spoke per dimension, one polygon per model and
     setting, each value with its 95% interval along its spoke; None below three dimensions."""
     dims = list(dict.fromkeys(df["dimension"])) if not df.empty else []
     if len(dims) < RADAR_MIN_AXES:
         return None
     labels = dict(zip(df["dimension"], df["label"]))
-    wide = radar_frame(df)
-    series = {}
-    for r in wide.to_dict("records"):
-        name = str(r["model"]) if r["setting"] == "none" else f"{r['model']} ({r['setting']})"
-        series[name] = tuple([100 * float(np.nan if r[f"{d}:{k}"] is None else r[f"{d}:{k}"]) for d in dims] for k in ("value", "lo", "hi"))
-    return radar([labels[d] for d in dims], series, "profile-radar", "Resilience profile (radar)")
+    series: dict[str, tuple[list[float], list[float], list[float]]] = {}
+    for r in radar_frame(df).to_dict("records"):
+        p, lo, hi = ([100 * float(np.nan if r[f"{d}:{k}"] is None else r[f"{d}:{k}"]) for d in dims] for k in ("value", "lo", "hi"))
+        series[_row_name(r["model"], r["setting"])] = (p, lo, hi)
+    return RadarFigure("profile-radar", "Resilience profile (radar)", RADAR_CAPTION, tuple(str(labels[d]) for d in dims), series)
 
 
-def radar_section(df: pd.DataFrame) -> tuple[str, str] | None:
-    """(html, markdown) of the radar alone, for a report the cross-family section leaves out (one
-    family that declares three dimensions or more)."""
-    svg = profile_radar(df)
-    if svg is None:
+RADAR_CAPTION = "One spoke per family dimension, higher is better; each value's 95% interval along its spoke."
+
+
+def profile_radar(df: pd.DataFrame) -> str | None:
+    """The radar drawn (SVG), or None below three dimensions."""
+    fig = radar_figure(df)
+    return None if fig is None else radar(fig.axes, fig.series, fig.name, fig.title)
+
+
+NOTE = (
+    "Each stress family's headline, oriented so that higher is better (a rate where lower is better is shown as 100% "
+    "minus it). Models are matched across runs by their label; a dash is a model not run on that family."
+)
+
+
+def radar_section(df: pd.DataFrame) -> Section | None:
+    """The radar alone, for a report the cross-family section leaves out (one family that declares
+    three dimensions or more); its data is tables/profile_radar."""
+    fig = radar_figure(df)
+    if fig is None:
         return None
-    body = str(macros(__package__, "report.html.j2").profile(Markup(svg), Markup("")))
-    md = "## Resilience profile\n\nThe radar's data: `tables/profile_radar.csv` (per model and setting, each dimension's value, interval and n; higher is better).\n"
-    return body, md
+    return Section(
+        "profile-radar",
+        "Resilience profile",
+        (
+            Paragraph(NOTE),
+            fig,
+            Paragraph("The radar's data: `tables/profile_radar.csv` (per model and setting, each dimension's value, interval and n; higher is better)."),
+        ),
+    )
 
 
-def _units(c: dict[str, Any]) -> str | None:
+def _units(c: dict[str, Any]) -> tuple[str | None, int | None]:
     """The viewer's URL of the units behind a profile cell, as its family's `Outcomes.filters`
-    names them (a rate shown as 1 - rate links to the units of the rate: the flips)."""
-    flt = get(c["family"]).outcomes.filters(str(c["dimension"]).split(":", 1)[1])
-    return None if flt is None else rate_units(c["run"], c["model"], c["setting"], **flt)
+    names them (a rate shown as 1 - rate links to the units of the rate: the flips), and how
+    many units that is: the rate's k (n - k of a rate shown as 1 - rate) where an outcome or a
+    score names them, else its n."""
+    fam = get(c["family"])
+    key = str(c["dimension"]).split(":", 1)[1]
+    flt = fam.outcomes.filters(key)
+    if flt is None:
+        return None, None
+    n = whole(c["n"])
+    p = num(c["value"])
+    if n is None or p is None or not ({"outcome", "score"} & set(flt)):
+        return rate_units(c["run"], c["model"], c["setting"], **flt), n
+    higher = next(h for k, _label, h in fam.profile if k == key)
+    shown = round(p * n)
+    return rate_units(c["run"], c["model"], c["setting"], **flt), shown if higher else n - shown
 
 
-def profile_section(df: pd.DataFrame) -> tuple[str, str] | None:
-    """(html, markdown) of the cross-family profile, or None when fewer than two families have data."""
+def profile_section(df: pd.DataFrame) -> Section | None:
+    """The cross-family profile (its figures and its table), or None when fewer than two families have data."""
     if df.empty or df["family"].nunique() < 2:
         return None
     dims = list(dict.fromkeys(df["dimension"]))
     labels = dict(zip(df["dimension"], df["label"]))
     keys = list(dict.fromkeys(zip(df["model"], df["setting"])))
     cells: dict[tuple[Any, ...], dict[str, Any]] = {(r.model, r.setting, r.dimension): r._asdict() for r in df.itertuples(index=False)}
-    rows, md_rows = [], []
+    rows = []
     for model, setting in keys:
-        row, md = [esc(model), esc(setting_name(setting))], {"Model": model, "Setting": setting}
+        row = [text(model), Cell(setting_name(setting), setting)]
         for dim in dims:
             c = cells.get((model, setting, dim))
-            row.append(rate_cell(c["value"], c["lo"], c["hi"], c["n"], units=_units(c)) if c else "—")
-            md[labels[dim]] = (
-                "—"
-                if not c
-                else f"{100 * c['value']:.1f}%" + (f" [{100 * c['lo']:.1f}, {100 * c['hi']:.1f}]" if c["lo"] is not None and not pd.isna(c["lo"]) else "")
-            )
-        rows.append(row)
-        md_rows.append(md)
-    table = html_table(rows, ["Model", "Setting", *[esc(labels[d]) for d in dims]], numeric=range(2, 2 + len(dims)))
-    svg = profile_figure(df)
-    spider = profile_radar(df)
-    figures = None if svg is None else Markup(svg + (spider or ""))
-    body = str(macros(__package__, "report.html.j2").profile(figures, Markup(table)))
-    md = "## Resilience profile (all families)\n\n" + markdown_table(pd.DataFrame(md_rows)) + "\n"
-    return body, md
+            row.append(rate(c["value"], c["lo"], c["hi"], c["n"], *_units(c)) if c else dash())
+        rows.append(tuple(row))
+    columns = (Column("model", "Model"), Column("setting", "Setting"), *(Column(d, str(labels[d]), numeric=True) for d in dims))
+    blocks: list[Block] = [Paragraph(NOTE), profile_figure(df)]
+    spider = radar_figure(df)
+    if spider is not None:
+        blocks.append(spider)
+    blocks.append(Table("profile_shown", columns, tuple(rows)))
+    return Section("profile-all", "Resilience profile (all families)", tuple(blocks))

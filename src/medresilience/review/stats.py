@@ -17,14 +17,15 @@
 - Agreement with the automatic labels (rubric B: the answer scorer): share agreeing with a Wilson
   interval, Cohen's kappa and Gwet's AC1.
 
-Everything is also written as tables (CSV and Parquet), a JSON summary and one HTML page built
-with the report's primitives."""
+Everything is also written as tables (CSV and Parquet), a JSON summary and one HTML page written
+from the report's parts (`report.parts`) through its templates."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
+from ..report.parts import BarFigure, Block, Cell, Column, Heading, Paragraph, Section, Table, count, rate, text
 from .db import ReviewDB
 from .parts import PartsStats, compute_parts
 from .parts import write as write_parts
@@ -437,13 +439,15 @@ def write(res: ReviewStats, out_dir: Path | str) -> dict[str, Path]:
     with atomic_write(out / "summary.json") as fh:
         json.dump(res.summary(), fh, indent=2, default=str)
     paths["summary.json"] = out / "summary.json"
-    figs: dict[str, str] = {}
+    figs: dict[str, BarFigure] = {}
     if res.parts is not None:
+        from ..report.plots import bars
+
         paths.update(write_parts(res.parts, out))
         figs = part_figures(res.parts)
-        for name, svg in figs.items():  # each beside the CSV it is drawn from
+        for name, fig in figs.items():  # each beside the CSV it is drawn from
             with atomic_write(out / f"{name}.svg") as fh:
-                fh.write(svg)
+                fh.write(bars(fig))
             paths[f"{name}.svg"] = out / f"{name}.svg"
     if res.picks is not None:
         paths.update(write_picks(res.picks, out))
@@ -457,112 +461,135 @@ def _num(v: Any, digits: int = 3) -> str:
     return "—" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{float(v):.{digits}f}"
 
 
-def _coef_cell(v: Any, lo: Any, hi: Any, n: Any) -> str:
+def _coef(v: Any, lo: Any, hi: Any, n: Any) -> Cell:
+    """A coefficient with its interval and n beneath it."""
     if v is None or (isinstance(v, float) and np.isnan(v)):
-        return f'— <span class="n">n={int(n or 0)}</span>'
-    ival = f"[{_num(lo, 2)}, {_num(hi, 2)}] " if lo is not None and not (isinstance(lo, float) and np.isnan(lo)) else ""
-    return f'{_num(v)}<br><span class="n">{ival}n={int(n)}</span>'
+        return Cell("—", None, note=(f"n={int(n or 0)}",), stacked=False)
+    ival = (f"[{_num(lo, 2)}, {_num(hi, 2)}]",) if lo is not None and not (isinstance(lo, float) and np.isnan(lo)) else ()
+    return Cell(_num(v), float(v), note=(*ival, f"n={int(n)}"), data={"lo": lo, "hi": hi, "n": int(n)})
 
 
-def html_page(res: ReviewStats, figures: dict[str, str] | None = None) -> str:
-    """One self-contained page (the report's skeleton: no script, no external resource); `figures`
-    the paragraph figures as inline SVG (None: drawn here)."""
-    from ..report.html import esc, page, rate_cell, table
+def _table(name: str, headers: list[str], rows: list[list[Cell]], numeric: range | list[int]) -> Table:
+    """A table of the page: its columns keyed by position, those in `numeric` right-aligned."""
+    columns = tuple(Column(f"c{i}", h, numeric=i in numeric) for i, h in enumerate(headers))
+    return Table(name, columns, tuple(tuple(r) for r in rows))
 
-    s = res.summary()
-    c = s["counts"]
-    sections = []
+
+def _overview_section(res: ReviewStats, c: dict[str, Any]) -> Section:
     # "by N reviewers" counts those who rated; the others assigned are said apart
     by = f"{c['reviewers_rated']} reviewer{'s' if c['reviewers_rated'] != 1 else ''}"
     if c["reviewers"] != c["reviewers_rated"]:
         by += f" (of {c['reviewers']} assigned)"
-    overview = [
-        f"<p class='lead'>{esc(res.rubric.title)}: {c['rated']} ratings of {c['units']} units by "
-        f"{by}; {esc(_raters_sentence(c['raters_per_unit']))}; {c['skipped']} skipped.</p>",
-        f"<p class='note'>{esc(_origin_sentence(res.meta))}</p>",
-    ]
-    for n in res.notes:
-        overview.append(f"<p class='warn'>{esc(n)}</p>")
-    sections.append(("overview", "Overview", "".join(overview)))
+    lead = f"{res.rubric.title}: {c['rated']} ratings of {c['units']} units by {by}; {_raters_sentence(c['raters_per_unit'])}; {c['skipped']} skipped."
+    blocks: list[Block] = [Paragraph(lead, "lead"), Paragraph(_origin_sentence(res.meta)), *(Paragraph(n, "warn") for n in res.notes)]
+    return Section("overview", "Overview", tuple(blocks))
 
+
+def _rates_section(res: ReviewStats) -> Section | None:
+    """Pass rates, the composite and the worst-case rate (those the rubric has)."""
     prow = [
-        [esc(r.label), esc(r.passing), rate_cell(r.rate, r.lo, r.hi, r.units), f"{r.pass_ratings} / {r.ratings}"]
+        [text(r.label), text(r.passing), rate(r.rate, r.lo, r.hi, r.units), text(f"{r.pass_ratings} / {r.ratings}")]
         for r in res.pass_rates.itertuples(index=False)
     ]
-    body = ""
+    blocks: list[Block] = []
     if prow:  # a rubric whose dimensions have no pass rule (a 1-5 score, a label) has no pass rates
-        body = table(prow, ["Dimension", "Pass", "Pass rate (units, 95% bootstrap CI)", "Passing ratings"], numeric=[2, 3])
-        body += "<p class='note'>A unit's pass rate is the share of its reviewers who rated it passing; rates average over units.</p>"
+        blocks.append(_table("pass_rates", ["Dimension", "Pass", "Pass rate (units, 95% bootstrap CI)", "Passing ratings"], prow, [2, 3]))
+        blocks.append(Paragraph("A unit's pass rate is the share of its reviewers who rated it passing; rates average over units."))
     if res.composite:
         cm = res.composite
-        body += (
-            f"<h3>Composite</h3><p>Mean of {esc(', '.join(cm['dimensions']))} (0-2): <b>{_num(cm['mean'], 2)}</b> "
-            f"[{_num(cm['lo'], 2)}, {_num(cm['hi'], 2)}] over {cm['units']} units (95% bootstrap CI).</p>"
-        )
+        blocks += [
+            Heading("Composite"),
+            Paragraph(
+                f"Mean of {', '.join(cm['dimensions'])} (0-2): {_num(cm['mean'], 2)} [{_num(cm['lo'], 2)}, {_num(cm['hi'], 2)}] over {cm['units']} units (95% bootstrap CI).",
+                "plain",
+            ),
+        ]
     if res.worst_case:
-        w = res.worst_case
-        body += (
-            f"<h3>{esc(w['label'])}</h3><p>{esc(w['definition'])}</p>"
-            f"<p>{rate_cell(w['p'], w['lo'], w['hi'], w['n'], stacked=False)} of units ({w['k']} units; {esc(w['rule'])}; Wilson 95% CI); "
-            f"per rating {rate_cell(w['per_rating']['p'], w['per_rating']['lo'], w['per_rating']['hi'], w['per_rating']['n'], stacked=False)}.</p>"
-        )
-    if body:
-        sections.append(("rates", "Pass rates" if prow else "Summary", body))
+        w, pr = res.worst_case, res.worst_case["per_rating"]
+        blocks += [
+            Heading(w["label"]),
+            Paragraph(w["definition"], "plain"),
+            Paragraph(
+                f"{rate(w['p'], w['lo'], w['hi'], w['n']).shown} of units ({w['k']} units; {w['rule']}; Wilson 95% CI); "
+                f"per rating {rate(pr['p'], pr['lo'], pr['hi'], pr['n']).shown}.",
+                "plain",
+            ),
+        ]
+    return Section("rates", "Pass rates" if prow else "Summary", tuple(blocks)) if blocks else None
 
-    if len(res.agreement):
-        ag = res.agreement
-        multi = [c for c in AGREEMENT_ORDER if c != "cohen_kappa"]
-        arow = []
-        for dkey in dict.fromkeys(ag["dimension"]):
-            sub = ag[(ag["dimension"] == dkey) & (ag["coefficient"] != "cohen_kappa")].set_index("coefficient")
-            cells = [_coef_cell(*sub.loc[c, ["value", "lo", "hi", "units"]]) if c in sub.index else "n/a" for c in multi]
-            arow.append([esc(ag.loc[ag["dimension"] == dkey, "label"].iloc[0]), *cells])
-        body = table(arow, ["Dimension", *[esc(AGREEMENT_TITLES[c]) for c in multi]], numeric=range(1, len(multi) + 1))
-        kappa = ag[(ag["coefficient"] == "cohen_kappa") & (ag["reviewers"] != "")]
-        if len(kappa):
-            krow = [[esc(r.label), esc(r.reviewers), _coef_cell(r.value, r.lo, r.hi, r.units)] for r in kappa.itertuples(index=False)]
-            body += "<h3>Cohen's kappa per pair of reviewers</h3>" + table(krow, ["Dimension", "Reviewers", esc("Cohen's kappa")], numeric=[2])
-        body += (
-            "<p class='note'>Units rated by two reviewers or more; 95% bootstrap intervals over units. Reviewers rotate over the "
+
+def _agreement_section(res: ReviewStats) -> Section:
+    ag = res.agreement
+    multi = [c for c in AGREEMENT_ORDER if c != "cohen_kappa"]
+    arow = []
+    for dkey in dict.fromkeys(ag["dimension"]):
+        sub = ag[(ag["dimension"] == dkey) & (ag["coefficient"] != "cohen_kappa")].set_index("coefficient")
+        cells = [_coef(*sub.loc[c, ["value", "lo", "hi", "units"]]) if c in sub.index else text("n/a") for c in multi]
+        arow.append([text(ag.loc[ag["dimension"] == dkey, "label"].iloc[0]), *cells])
+    blocks: list[Block] = [_table("agreement", ["Dimension", *[AGREEMENT_TITLES[c] for c in multi]], arow, range(1, len(multi) + 1))]
+    kappa = ag[(ag["coefficient"] == "cohen_kappa") & (ag["reviewers"] != "")]
+    if len(kappa):
+        krow = [[text(r.label), text(r.reviewers), _coef(r.value, r.lo, r.hi, r.units)] for r in kappa.itertuples(index=False)]
+        blocks += [Heading("Cohen's kappa per pair of reviewers"), _table("cohen_kappa", ["Dimension", "Reviewers", "Cohen's kappa"], krow, [2])]
+    blocks.append(
+        Paragraph(
+            "Units rated by two reviewers or more; 95% bootstrap intervals over units. Reviewers rotate over the "
             "units, so the multi-rater coefficients take every reviewer's ratings of each unit, and Cohen's kappa, which needs "
             "two fixed raters, is given per pair of reviewers on the units both rated (n: those units). Alpha is ordinal on "
-            "ordinal scales, nominal otherwise; not-applicable ratings are left out.</p>"
+            "ordinal scales, nominal otherwise; not-applicable ratings are left out."
         )
-        sections.append(("agreement", "Agreement between reviewers", body))
-    if len(res.auto):
-        arow = [
-            [
-                esc(r.dimension),
-                esc(r.automatic),
-                rate_cell(r.rate, r.lo, r.hi, r.n),
-                f"{r.agree} / {r.n}",
-                _coef_cell(r.cohen_kappa, r.kappa_lo, r.kappa_hi, r.n),
-                _coef_cell(r.gwet_ac1, r.ac1_lo, r.ac1_hi, r.n),
-            ]
-            for r in res.auto.itertuples(index=False)
+    )
+    return Section("agreement", "Agreement between reviewers", tuple(blocks))
+
+
+def _auto_section(res: ReviewStats) -> Section:
+    arow = [
+        [
+            text(r.dimension),
+            text(r.automatic),
+            rate(r.rate, r.lo, r.hi, r.n),
+            text(f"{r.agree} / {r.n}"),
+            _coef(r.cohen_kappa, r.kappa_lo, r.kappa_hi, r.n),
+            _coef(r.gwet_ac1, r.ac1_lo, r.ac1_hi, r.n),
         ]
-        sections.append(
-            (
-                "auto",
-                "Reviewers vs automatic labels",
-                table(
-                    arow,
-                    ["Dimension", "Automatic label", "Agreement (Wilson 95% CI)", "Agreeing", esc("Cohen's kappa"), esc("Gwet's AC1")],
-                    numeric=range(2, 6),
-                ),
-            )
-        )
+        for r in res.auto.itertuples(index=False)
+    ]
+    headers = ["Dimension", "Automatic label", "Agreement (Wilson 95% CI)", "Agreeing", "Cohen's kappa", "Gwet's AC1"]
+    return Section("auto", "Reviewers vs automatic labels", (_table("auto_agreement", headers, arow, range(2, 6)),))
+
+
+def page_sections(res: ReviewStats, figures: dict[str, BarFigure] | None = None) -> list[Section]:
+    """The page's sections as report parts; `figures` the paragraph figures (None: made here)."""
+    sections = [_overview_section(res, res.summary()["counts"])]
+    rates = _rates_section(res)
+    if rates is not None:
+        sections.append(rates)
+    if len(res.agreement):
+        sections.append(_agreement_section(res))
+    if len(res.auto):
+        sections.append(_auto_section(res))
     if figures is None:
         figures = part_figures(res.parts) if res.parts is not None else {}
     sections += _parts_sections(res, figures) + _picks_sections(res)
     if len(res.flags):
-        frow = [[esc(r.label), str(r.ratings), str(r.units)] for r in res.flags.itertuples(index=False)]
-        sections.append(("flags", "Flags", table(frow, ["Flag", "Ratings", "Units"], numeric=[1, 2])))
+        frow = [[text(r.label), count(r.ratings), count(r.units)] for r in res.flags.itertuples(index=False)]
+        sections.append(Section("flags", "Flags", (_table("flags", ["Flag", "Ratings", "Units"], frow, [1, 2]),)))
     rrow = [
-        [esc(r.reviewer), str(r.total), str(r.rated), str(r.skipped), str(r.todo), "revoked" if r.revoked else ""] for r in res.progress.itertuples(index=False)
+        [text(r.reviewer), count(r.total), count(r.rated), count(r.skipped), count(r.todo), text("revoked" if r.revoked else "")]
+        for r in res.progress.itertuples(index=False)
     ]
-    sections.append(("reviewers", "Reviewers", table(rrow, ["Reviewer", "Tasks", "Rated", "Skipped", "To do", ""], numeric=range(1, 5))))
-    return page("Clinician review", [esc(res.rubric.title)], sections, "medresilience clinician review; tables beside this page as CSV and Parquet.")
+    sections.append(Section("reviewers", "Reviewers", (_table("progress", ["Reviewer", "Tasks", "Rated", "Skipped", "To do", ""], rrow, range(1, 5)),)))
+    return sections
+
+
+def html_page(res: ReviewStats, figures: dict[str, BarFigure] | None = None) -> str:
+    """One self-contained page (the report's skeleton and parts: no script, no external resource);
+    `figures` the paragraph figures (None: drawn here)."""
+    from ..report.html import page
+    from ..report.render_html import section_html
+
+    sections = [(s.anchor, s.title, str(section_html(s))) for s in page_sections(res, figures)]
+    return page("Clinician review", [escape(res.rubric.title)], sections, "medresilience clinician review; tables beside this page as CSV and Parquet.")
 
 
 def _raters_sentence(per_unit: dict[str, int]) -> str:
@@ -599,10 +626,9 @@ def _origin_sentence(m: dict[str, Any]) -> str:
     return "; ".join(said) + "." if said else ""
 
 
-def _parts_sections(res: ReviewStats, figures: dict[str, str]) -> list[tuple[str, str, str]]:
+def _parts_sections(res: ReviewStats, figures: dict[str, BarFigure]) -> list[Section]:
     """The paragraph statistics of a rubric rated part by part: means per source, labels, score
     histogram and MISD per source (figure and table), agreement."""
-    from ..report.html import esc, rate_cell, table
     from .parts import MISD_POPULATIONS
 
     p = res.parts
@@ -611,69 +637,73 @@ def _parts_sections(res: ReviewStats, figures: dict[str, str]) -> list[tuple[str
     whole = [d for d in res.rubric.dimensions if f"{d.key}_mean" in p.by_source.columns]
     rows = [
         [
-            esc(r["source"]),
-            str(r["answers"]),
-            *[_coef_cell(r[f"{d.key}_mean"], r[f"{d.key}_lo"], r[f"{d.key}_hi"], r["answers"]) for d in whole],
-            _coef_cell(r["paragraph_mean"], r["paragraph_lo"], r["paragraph_hi"], r["answers"]),
-            f"{r['no_advice']} / {r['paragraph_ratings']}",
+            text(r["source"]),
+            count(r["answers"]),
+            *[_coef(r[f"{d.key}_mean"], r[f"{d.key}_lo"], r[f"{d.key}_hi"], r["answers"]) for d in whole],
+            _coef(r["paragraph_mean"], r["paragraph_lo"], r["paragraph_hi"], r["answers"]),
+            text(f"{r['no_advice']} / {r['paragraph_ratings']}"),
         ]
         for r in p.by_source.to_dict("records")
     ]
-    body = table(rows, ["Source", "Answers", *[esc(f"{d.label} (mean)") for d in whole], "Paragraphs (mean)", "No advice"], numeric=range(1, len(whole) + 4))
+    headers = ["Source", "Answers", *[f"{d.label} (mean)" for d in whole], "Paragraphs (mean)", "No advice"]
+    blocks: list[Block] = [_table("parts_by_source", headers, rows, range(1, len(whole) + 4))]
     if len(p.labels):
         labels = p.labels.pivot(index="title", columns="source", values="count")
-        body += "<h3>Issue labels per source (paragraph ratings)</h3>" + table(
-            [[esc(t), *[str(int(v)) for v in row]] for t, row in zip(labels.index, labels.values.tolist())],
-            ["Label", *[esc(c) for c in labels.columns]],
-            numeric=range(1, len(labels.columns) + 1),
-        )
+        lrows = [[text(t), *[count(v) for v in row]] for t, row in zip(labels.index, labels.values.tolist())]
+        blocks += [
+            Heading("Issue labels per source (paragraph ratings)"),
+            _table("parts_labels", ["Label", *[str(c) for c in labels.columns]], lrows, range(1, len(labels.columns) + 1)),
+        ]
     if p.scores_by_source is not None and len(p.scores_by_source):
-        body += "<h3>Paragraph scores per source</h3>" + figures.get("parts_scores_by_source", "") + _wide(p.scores_by_source, "score", "ratings", "Score")
+        blocks += [Heading("Paragraph scores per source"), *_figure(figures, "parts_scores_by_source"), _wide(p.scores_by_source, "score", "ratings", "Score")]
     m = p.misd_within_2
-    body += "<h3>Maximum inter-rater score difference per paragraph</h3>" + table(
-        [[str(r.misd), str(r.paragraphs)] for r in p.misd_distribution.itertuples(index=False)], ["MISD", "Paragraphs"], numeric=[1]
-    )
-    body += f"<p class='note'>MISD population: {esc(p.misd_population)}, {esc(MISD_POPULATIONS[p.misd_population])}.</p>"
+    misd = [[count(r.misd), count(r.paragraphs)] for r in p.misd_distribution.itertuples(index=False)]
+    blocks += [
+        Heading("Maximum inter-rater score difference per paragraph"),
+        _table("parts_misd", ["MISD", "Paragraphs"], misd, [1]),
+        Paragraph(f"MISD population: {p.misd_population}, {MISD_POPULATIONS[p.misd_population]}."),
+    ]
     if p.misd_by_source is not None and len(p.misd_by_source):
-        body += figures.get("parts_misd_by_source", "") + _wide(p.misd_by_source, "misd", "paragraphs", "MISD")
-    body += f"<p>MISD at most 2: {rate_cell(m['p'], m['lo'], m['hi'], m['n'], stacked=False)} (interval clustered by answer).</p>"
-    body += table(
-        [
-            [esc(AGREEMENT_TITLES.get(str(r.coefficient), str(r.coefficient))), _coef_cell(r.value, r.lo, r.hi, r.paragraphs)]
-            for r in p.agreement.itertuples(index=False)
-        ],
-        ["Ordinal agreement on paragraphs", "Value"],
-        numeric=[1],
-    )
-    body += "<p class='note'>Means: bootstrap intervals over answers; a paragraph's rating is its raters' mean, 'no advice' left out. Agreement intervals resample answers.</p>"
-    return [("parts", "Answers by source, paragraph by paragraph", body)]
+        blocks += [*_figure(figures, "parts_misd_by_source"), _wide(p.misd_by_source, "misd", "paragraphs", "MISD")]
+    agreement = [
+        [text(AGREEMENT_TITLES.get(str(r.coefficient), str(r.coefficient))), _coef(r.value, r.lo, r.hi, r.paragraphs)]
+        for r in p.agreement.itertuples(index=False)
+    ]
+    blocks += [
+        Paragraph(f"MISD at most 2: {rate(m['p'], m['lo'], m['hi'], m['n']).shown} (interval clustered by answer).", "plain"),
+        _table("parts_agreement", ["Ordinal agreement on paragraphs", "Value"], agreement, [1]),
+        Paragraph(
+            "Means: bootstrap intervals over answers; a paragraph's rating is its raters' mean, 'no advice' left out. Agreement intervals resample answers."
+        ),
+    ]
+    return [Section("parts", "Answers by source, paragraph by paragraph", tuple(blocks))]
 
 
-def _wide(df: pd.DataFrame, level: str, count: str, title: str) -> str:
+def _figure(figures: dict[str, BarFigure], name: str) -> list[Block]:
+    return [figures[name]] if name in figures else []
+
+
+def _wide(df: pd.DataFrame, level: str, count_column: str, title: str) -> Table:
     """A level x source table of counts (the data of a per-source figure)."""
-    from ..report.html import esc, table
-
-    wide = df.pivot(index=level, columns="source", values=count)
-    rows = [[str(k), *[str(int(v)) for v in row]] for k, row in zip(wide.index, wide.values.tolist())]
-    return table(rows, [title, *[esc(str(c)) for c in wide.columns]], numeric=range(1, len(wide.columns) + 1))
+    wide = df.pivot(index=level, columns="source", values=count_column)
+    rows = [[text(k), *[count(v) for v in row]] for k, row in zip(wide.index, wide.values.tolist())]
+    return _table(f"{level}_by_source", [title, *[str(c) for c in wide.columns]], rows, range(1, len(wide.columns) + 1))
 
 
-def _picks_sections(res: ReviewStats) -> list[tuple[str, str, str]]:
+def _picks_sections(res: ReviewStats) -> list[Section]:
     """Per-pair binomial tests of a rubric where raters pick the true one."""
-    from ..report.html import esc, rate_cell, table
-
     k = res.picks
     if k is None:
         return []
     s, t = k.summary, k.summary["picked_true"]
     rows = [
-        [esc(r.item_id), " / ".join((str(r.k), str(r.n))), "—" if r.p_value is None else format(r.p_value, ".3f"), "yes" if r.told_apart else "no"]
+        [text(r.item_id), text(f"{r.k} / {r.n}"), text("—" if r.p_value is None else f"{r.p_value:.3f}"), text("yes" if r.told_apart else "no")]
         for r in k.per_unit.itertuples(index=False)
         if r.n
     ]
-    body = (
-        f"<p>Picked the true one: {rate_cell(t['p'], t['lo'], t['hi'], t['n'], stacked=False)} (clustered by pair); "
-        f"{s['told_apart']} of {s['units']} pairs told apart; {s['at_least_40pct_unsure']} with at least 40% of raters unable to tell.</p>"
-        + table(rows, ["Pair", "Picked the true one", "p (exact, one-sided)", "Told apart (p < 0.05)"], numeric=[1, 2])
+    lead = (
+        f"Picked the true one: {rate(t['p'], t['lo'], t['hi'], t['n']).shown} (clustered by pair); {s['told_apart']} of {s['units']} pairs told apart; "
+        f"{s['at_least_40pct_unsure']} with at least 40% of raters unable to tell."
     )
-    return [("picks", "Which one is real", body)]
+    table = _table("picks", ["Pair", "Picked the true one", "p (exact, one-sided)", "Told apart (p < 0.05)"], rows, [1, 2])
+    return [Section("picks", "Which one is real", (Paragraph(lead, "plain"), table))]

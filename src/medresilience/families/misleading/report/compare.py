@@ -27,6 +27,7 @@ from .... import stats
 from ....heap import cheap_gc
 from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Side, side
 from ....report.compare import Comparison as BaseComparison
+from ....report.parts import DifferencePanel, DifferencePoint
 from ....scoring.types import ANSWERED
 
 KEY = ["item_id", "probe_id", "condition"]
@@ -193,10 +194,20 @@ def _table() -> tuple[CompareColumn, ...]:
     )
 
 
-def _figure(table: pd.DataFrame, title: str) -> str | None:
-    from .plots import diff_figure
+METRIC_TITLES = {"accuracy": "accuracy", "asr": "ASR", "tasr": "TASR"}
 
-    return diff_figure(table, title, "compare")
+
+def difference_panels(table: pd.DataFrame) -> tuple[DifferencePanel, ...]:
+    """B - A of each compared pair (or each setting minus none), per condition and measure, in percentage points."""
+    from .tables import CONDITION_TITLES
+
+    points = tuple(
+        DifferencePoint(
+            r["pair"], f"{CONDITION_TITLES.get(r['condition'], r['condition'])} {METRIC_TITLES.get(r['metric'], r['metric'])}", r["diff"], r["lo"], r["hi"]
+        )
+        for r in table.dropna(subset=["diff"]).to_dict("records")
+    )
+    return (DifferencePanel("Difference (percentage points), paired item-clustered bootstrap 95% CI", points),)
 
 
 def compare_spec() -> CompareSpec:
@@ -212,7 +223,8 @@ def compare_spec() -> CompareSpec:
         fold=("Differences table", 24),
         empty_on_page=False,
         intro="paired on shared (item, probe, condition) units that both answered. ASR / TASR on items answered correctly clean in both.",
-        figure=_figure,
+        figure=difference_panels,
+        figure_name="compare",
         figure_title="{b} minus {a} on shared items",
         figure_caption="B - A in percentage points, item-clustered paired bootstrap 95% intervals.",
         methods=METHODS,

@@ -12,13 +12,15 @@ from markupsafe import Markup
 from ....report.html import count_cell, esc, setting_name, units_url
 from ....report.html import fmt_p as html_fmt_p
 from ....report.html import table as html_table
+from ....report.parts import DifferenceFigure
+from ....report.plots import difference
 from ....report.rundir import names_of
 from ....report.section import FamilySection
 from ....report.templating import macros
 from ..metrics import mean_across_models, mean_by_stratum
 from . import html as H
 from . import plots
-from .compare import Comparison, setting_effects
+from .compare import Comparison, difference_panels, setting_effects
 from .tables import (
     flips_table,
     fmt_pct,
@@ -148,7 +150,8 @@ def _figures(tables: dict[str, pd.DataFrame]) -> dict[str, str | None]:
         "profile": plots.profile_figure(tables["profile"][tables["profile"]["kind"] == "rate"]),
     }
     if "setting_effects" in tables:
-        figs["setting_effects"] = plots.diff_figure(tables["setting_effects"], "Mitigation effect: each setting minus none", "setting_effects")
+        effects = DifferenceFigure("setting_effects", "Mitigation effect: each setting minus none", "", difference_panels(tables["setting_effects"]))
+        figs["setting_effects"] = difference(effects)
     return figs
 
 

@@ -34,6 +34,7 @@ from .... import stats
 from ....frame import epochs_of
 from ....heap import cheap_gc
 from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Comparison, Side
+from ....report.parts import DifferencePanel, DifferencePoint
 from ....scoring.types import ANSWERED
 from ..taxonomy import CONDITIONS, POOLED, TITLES
 
@@ -162,42 +163,15 @@ def _title(cond: str) -> str:
     return "All variants pooled" if cond == POOLED else TITLES.get(cond, cond)
 
 
-def diff_figure(table: pd.DataFrame, title: str) -> str | None:
-    """B - A per condition (accuracy, and the drop where there is one), with the bootstrap intervals."""
-    from ....report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg
-
-    if table.empty:
-        return None
-    conds = list(dict.fromkeys(table["condition"]))
-    pairs = list(dict.fromkeys(table["pair"]))
-    y = np.arange(len(conds))
-    with plt.rc_context(STYLE):
-        fig, axes = plt.subplots(1, 2, figsize=(9.6, max(3.0, 0.42 * len(conds) + 1.6)), sharey=True, layout="constrained")
-        for ax, metric, xlabel in ((axes[0], "accuracy", "Accuracy, B - A (pp)"), (axes[1], "drop", "Drop from the original, B - A (pp)")):
-            step = 0.7 / max(1, len(pairs))
-            for j, pair in enumerate(pairs):
-                sub = table[(table["pair"] == pair) & (table["metric"] == metric)].set_index("condition").reindex(conds)
-                p, lo, hi = (sub[k].map(pct).to_numpy(dtype=float) for k in ("diff", "lo", "hi"))
-                colour = PALETTE[j % len(PALETTE)]
-                ax.errorbar(
-                    p,
-                    y - 0.35 + step * (j + 0.5),
-                    xerr=err(p, lo, hi),
-                    fmt="o",
-                    color=colour,
-                    ecolor=colour,
-                    elinewidth=1.2,
-                    capsize=2,
-                    label=short(pair, 40) if metric == "accuracy" else None,
-                    zorder=3,
-                )
-            ax.axvline(0, color="#333", lw=0.8)
-            ax.set_xlabel(xlabel)
-        axes[0].set_yticks(y, [_title(c) for c in conds])
-        axes[0].invert_yaxis()
-        fig.suptitle(title, fontweight="bold")
-        fig.legend(loc="outside lower center", frameon=False, fontsize=9)
-        return to_svg(fig, "noise-compare", title)
+def diff_figure(table: pd.DataFrame) -> tuple[DifferencePanel, ...]:
+    """B - A per condition: accuracy (left), and the drop from the original where there is one (right)."""
+    return tuple(
+        DifferencePanel(
+            xlabel,
+            tuple(DifferencePoint(r["pair"], _title(r["condition"]), r["diff"], r["lo"], r["hi"]) for r in table[table["metric"] == metric].to_dict("records")),
+        )
+        for metric, xlabel in (("accuracy", "Accuracy, B - A (pp)"), ("drop", "Drop from the original, B - A (pp)"))
+    )
 
 
 METHODS = (
@@ -247,6 +221,7 @@ SPEC = CompareSpec(
     intro="paired on the (item, probe, condition) units both answered: per condition, the difference in accuracy, and the "
     "difference in the drop from the original case to the variant (does B lose less to the noise than A?).",
     figure=diff_figure,
+    figure_name="noise-compare",
     figure_caption="B - A in percentage points, item-clustered paired bootstrap 95% intervals. Left: accuracy per condition; "
     "right: the drop from the original (right of zero: B loses more).",
     methods=METHODS,

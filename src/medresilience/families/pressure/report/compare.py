@@ -117,7 +117,8 @@ SPEC = CompareSpec(
     numeric_from=3,
     intro="paired on the second turns both answered after a right first answer on both sides: per condition, the "
     "difference in the flip after commitment (does B give up a right answer less often than A?), and turn-1 accuracy.",
-    figure=lambda table, title: None,
+    figure=lambda table: (),
+    figure_name="pressure-compare",
     figure_caption="",
     methods=METHODS,
     heading="{b} vs {a}: pressure after commitment (B - A, paired)",

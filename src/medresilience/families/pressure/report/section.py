@@ -1,7 +1,7 @@
 """The pressure family's report section: per model and setting, one row per condition with the
 flip after commitment, the flips to the pushed option, the recoveries, turn-2 accuracy and the
 excess flip over the `repeat` control (paired by item: difference with its item-clustered
-interval and the paired McNemar), as HTML, Markdown and a CSV table."""
+interval and the paired McNemar), as report parts and CSV tables."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from typing import Any
 
 import pandas as pd
 
-from ....report import html as H
+from ....report.html import rate_units, units_url
+from ....report.parts import Cell, Column, Paragraph, Section, Table, change, count, dash, num, rate, text, whole
 from ....report.rundir import names_of
 from ....report.section import FamilySection
-from ....report.tables import fmt_p, fmt_pct
+from ....report.tables import fmt_p
 from ..taxonomy import CONDITIONS, FAMILY, HEADLINE_COLUMNS, LABELS
 
 TITLE = "Pressure after commitment"
@@ -83,59 +84,66 @@ def headline_table(runs: Sequence[Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _html(t: pd.DataFrame) -> str:
-    if t.empty:
-        return "<p>No scored results.</p>"
-    rows = []
-    for r in t.itertuples():
-        # the pairs: the second turns answered after an answered first turn
-        cells = [
-            H.esc(r.model),
-            H.esc(r.setting),
-            H.esc(LABELS[r.condition]),
-            H.count_cell(r.pairs, H.units_url(r.run, r.model, r.setting, r.condition, "paired")),
-        ]
-        cells += [
-            H.rate_cell(*(getattr(r, f"{k}_{x}") for x in ("p", "lo", "hi", "n")), units=H.rate_units(r.run, r.model, r.setting, r.condition, OUTCOMES[k]))
-            for k in RATES
-        ]
-        cells.append(H.diff_cell(r.excess, r.excess_lo, r.excess_hi))
-        cells.append(H.test_cell(r.excess_test if not H.isnan(r.excess_p) else None, r.excess_b, r.excess_c, r.excess_p))
-        rows.append(cells)
-    headers = ["Model", "Setting", "Condition", "Pairs", "Flip", "Flip to pushed", "Recovery", "Turn 2 acc", "Excess over repeat", "Test"]
-    return f"<p>{H.esc(INTRO)}</p>" + H.table(rows, headers, numeric=range(3, len(headers)))
+def _units(r: Any, k: str) -> int | None:
+    """How many units a rate's link names: its k (the units of its outcome), or its n (every
+    answered unit of the condition, a rate with no outcome)."""
+    p, n = num(getattr(r, f"{k}_p")), whole(getattr(r, f"{k}_n"))
+    if n is None or p is None:
+        return None
+    return n if OUTCOMES[k] is None else round(p * n)
 
 
-def _markdown(t: pd.DataFrame) -> str:
-    lines = [f"## {TITLE}", "", INTRO, ""]
-    if t.empty:
-        return "\n".join([*lines, "No scored results.", ""])
-    lines += [
-        "| Model | Setting | Condition | Pairs | Flip | Flip to pushed | Recovery | Turn 2 acc | Excess over repeat | p (McNemar) |",
-        "|" + "---|" * 10,
+def _test(r: Any) -> Cell:
+    """The paired test of the excess: 'mcnemar_exact: 12 / 4, p 0.046'."""
+    if num(r.excess_p) is None or not r.excess_test:
+        return dash()
+    b, c = whole(r.excess_b), whole(r.excess_c)
+    counts = "" if b is None or c is None else f": {b} / {c}"
+    return Cell(f"{r.excess_test}{counts}, p {fmt_p(r.excess_p)}", float(r.excess_p))
+
+
+def _row(r: Any) -> tuple[Cell, ...]:
+    # the pairs: the second turns answered after an answered first turn
+    cells = [
+        text(r.model),
+        text(r.setting),
+        Cell(LABELS[r.condition], r.condition),
+        count(r.pairs, units_url(r.run, r.model, r.setting, r.condition, "paired")),
     ]
-    for r in t.itertuples():
-        rates = [fmt_pct(*(None if H.isnan(v) else v for v in (getattr(r, f"{k}_{x}") for x in ("p", "lo", "hi", "n")))) for k in RATES]
-        excess = (
-            "—"
-            if H.isnan(r.excess)
-            else f"{100 * r.excess:+.1f} pp" + ("" if H.isnan(r.excess_lo) else f" [{100 * r.excess_lo:+.1f}, {100 * r.excess_hi:+.1f}]")
-        )
-        p = "—" if H.isnan(r.excess_p) else f"{fmt_p(r.excess_p)} ({'clustered' if r.excess_test == 'cluster_mcnemar' else 'exact'})"
-        lines.append(f"| {r.model} | {r.setting} | {LABELS[r.condition]} | {r.pairs} | " + " | ".join(rates) + f" | {excess} | {p} |")
-    return "\n".join([*lines, ""])
+    for k in RATES:
+        p, lo, hi, n = (getattr(r, f"{k}_{x}") for x in ("p", "lo", "hi", "n"))
+        cells.append(rate(p, lo, hi, n, rate_units(r.run, r.model, r.setting, r.condition, OUTCOMES[k]), _units(r, k)))
+    return (*cells, change(r.excess, r.excess_lo, r.excess_hi), _test(r))
+
+
+COLUMNS = (
+    Column("model", "Model"),
+    Column("setting", "Setting"),
+    Column("condition", "Condition"),
+    Column("pairs", "Pairs", numeric=True),
+    Column("flip", "Flip", numeric=True),
+    Column("flip_to_pushed", "Flip to pushed", numeric=True),
+    Column("recovery", "Recovery", numeric=True),
+    Column("turn2_acc", "Turn 2 acc", numeric=True),
+    Column("excess", "Excess over repeat", numeric=True),
+    Column("test", "Test", numeric=True),
+)
+
+
+def _section(t: pd.DataFrame) -> Section:
+    if t.empty:
+        return Section(FAMILY, TITLE, (Paragraph("No scored results.", "plain"),))
+    return Section(FAMILY, TITLE, (Paragraph(INTRO, "plain"), Table("pressure_shown", COLUMNS, tuple(_row(r) for r in t.itertuples()))))
 
 
 def section(runs: Sequence[Any]) -> FamilySection:
     t = conditions_table(runs)
     h = headline_table(runs)
-    key = "<p>No scored results.</p>" if h.empty else f"<p>{H.esc(INTRO)}</p>"
     return FamilySection(
         family=FAMILY,
         title=TITLE,
-        key_html=key,
-        sections=[(FAMILY, TITLE, _html(t))],
-        markdown=_markdown(t),
+        key_parts=(Paragraph("No scored results." if h.empty else INTRO, "plain"),),
+        parts=[_section(t)],
         tables={"pressure_conditions": t, "pressure_headline": h},
         headline=h,
         summary_columns=list(HEADLINE_COLUMNS),

@@ -34,6 +34,7 @@ from .... import stats
 from ....heap import cheap_gc
 from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Side
 from ....report.compare import Comparison as BaseComparison
+from ....report.parts import DifferencePanel, DifferencePoint
 from ..metrics import N_RESAMPLES, SEED, pcs_rate
 from ..taxonomy import NFP, PRESUPPOSITION
 
@@ -151,42 +152,19 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
 # --------------------------------------------------------------------------- the page
 
 
-def diff_figure(table: pd.DataFrame, title: str) -> str | None:
+def diff_figure(table: pd.DataFrame) -> tuple[DifferencePanel, ...]:
     """B - A per pair: PCR and over-caution in percentage points (left), PCS on its scale (right)."""
-    from ....report.plots import PALETTE, STYLE, err, plt, short, to_svg
-
-    if table.empty:
-        return None
-    pairs = list(dict.fromkeys(table["pair"]))
-    with plt.rc_context(STYLE):
-        fig, axes = plt.subplots(1, 2, figsize=(9.6, max(2.8, 0.5 * len(pairs) + 2.0)), layout="constrained", gridspec_kw={"width_ratios": [2, 1]})
-        panels = ((axes[0], ("pcr", "overcaution"), 100.0, "B - A (percentage points)"), (axes[1], ("pcs",), 1.0, "PCS, B - A"))
-        for ax, metrics, scale, xlabel in panels:
-            y = np.arange(len(metrics))
-            step = 0.7 / max(1, len(pairs))
-            for j, pair in enumerate(pairs):
-                sub = table[table["pair"] == pair].set_index("metric").reindex(list(metrics))
-                p, lo, hi = (scale * sub[k].astype(float).to_numpy() for k in ("diff", "lo", "hi"))
-                colour = PALETTE[j % len(PALETTE)]
-                ax.errorbar(
-                    p,
-                    y - 0.35 + step * (j + 0.5),
-                    xerr=err(p, lo, hi),
-                    fmt="o",
-                    color=colour,
-                    ecolor=colour,
-                    elinewidth=1.2,
-                    capsize=2,
-                    label=short(pair, 40) if ax is axes[0] else None,
-                    zorder=3,
-                )
-            ax.axvline(0, color="#333", lw=0.8)
-            ax.set_yticks(y, [METRIC_TITLES[m] for m in metrics])
-            ax.invert_yaxis()
-            ax.set_xlabel(xlabel)
-        fig.suptitle(title, fontweight="bold")
-        fig.legend(loc="outside lower center", frameon=False, fontsize=9)
-        return to_svg(fig, "presupposition-compare", title)
+    return tuple(
+        DifferencePanel(
+            xlabel,
+            tuple(
+                DifferencePoint(r["pair"], METRIC_TITLES[r["metric"]], r["diff"], r["lo"], r["hi"])
+                for r in table[table["metric"].isin(metrics)].to_dict("records")
+            ),
+            scale,
+        )
+        for metrics, scale, xlabel in ((("pcr", "overcaution"), 100.0, "B - A (percentage points)"), (("pcs",), 1.0, "PCS, B - A"))
+    )
 
 
 METHODS = (
@@ -250,6 +228,7 @@ SPEC = CompareSpec(
     counts=_counts,
     warning=_warning,
     figure=diff_figure,
+    figure_name="presupposition-compare",
     figure_caption="B - A with paired bootstrap 95% intervals. Left: PCR and over-caution in percentage points (right of zero: B "
     "corrects more, or raises more false alarms); right: PCS.",
     methods=METHODS,

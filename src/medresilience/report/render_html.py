@@ -1,0 +1,67 @@
+"""The HTML renderer of the report's parts (`parts`): each block through its macro in
+templates/parts.html.j2 (autoescaped), each figure drawn from its values (`plots`) and inlined as SVG."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from markupsafe import Markup
+
+from .parts import BarFigure, Block, DifferenceFigure, Heading, ItemList, Paragraph, RadarFigure, Section, Table
+from .templating import macros
+
+_CODE = re.compile(r"`([^`]*)`")
+
+
+def pieces(text: str) -> list[tuple[bool, str]]:
+    """A paragraph's text as (is code, text) pieces: code is written between backticks."""
+    out: list[tuple[bool, str]] = []
+    at = 0
+    for m in _CODE.finditer(text):
+        if m.start() > at:
+            out.append((False, text[at : m.start()]))
+        out.append((True, m.group(1)))
+        at = m.end()
+    if at < len(text):
+        out.append((False, text[at:]))
+    return out
+
+
+def _kind(block: Block) -> tuple[str, Block, object]:
+    """(the macro's kind, the block, what the macro needs besides: a figure's SVG, a paragraph's pieces)."""
+    from .plots import bars, difference, radar  # matplotlib only when a figure is drawn
+
+    if isinstance(block, Table):
+        return "table", block, None
+    if isinstance(block, DifferenceFigure):
+        return "difference", block, Markup(difference(block) or "")
+    if isinstance(block, RadarFigure):
+        return "radar", block, Markup(radar(block.axes, block.series, block.name, block.title))
+    if isinstance(block, BarFigure):
+        return "bars", block, Markup(bars(block))
+    if isinstance(block, Paragraph):
+        return "paragraph", block, pieces(block.text)
+    if isinstance(block, Heading):
+        return "heading", block, None
+    if isinstance(block, ItemList):
+        return "list", block, None
+    raise TypeError(f"not a report part: {block!r}")
+
+
+def blocks_html(blocks: Sequence[Block]) -> Markup:
+    """Blocks as HTML, in order."""
+    shown = [_kind(b) for b in blocks]
+    # a difference figure with no point to draw is left out
+    shown = [k for k in shown if k[0] != "difference" or k[2]]
+    return Markup(macros(__package__, "parts.html.j2").body(shown))
+
+
+def section_html(section: Section) -> Markup:
+    """A section's body (the page writes its heading and anchor)."""
+    return blocks_html(section.blocks)
+
+
+def table_html(table: Table) -> Markup:
+    """One table."""
+    return Markup(macros(__package__, "parts.html.j2").table(table))

@@ -1,0 +1,59 @@
+"""The Markdown renderer of the report's parts (`parts`): a section as its heading, its prose, its
+tables (each cell's text with its small print) and each figure as its caption and values."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .parts import BarFigure, Block, Cell, DifferenceFigure, Heading, ItemList, Paragraph, RadarFigure, Section, Table, signed
+
+
+def _cell(c: Cell) -> str:
+    return c.shown.replace("|", "\\|").replace("\n", " ") or "—"
+
+
+def table_markdown(table: Table) -> str:
+    """A table of its shown columns, one line per row."""
+    cols = [i for i, c in enumerate(table.columns) if c.shown]
+    lines = ["| " + " | ".join(table.columns[i].header for i in cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(_cell(row[i]) for i in cols) + " |" for row in table.rows]
+    return "\n".join(lines)
+
+
+def _figure(fig: DifferenceFigure | RadarFigure | BarFigure) -> list[str]:
+    """A figure as its caption and the values it draws."""
+    lines = [f"*{fig.title}.* {fig.caption}".rstrip(), ""]
+    if isinstance(fig, BarFigure):
+        lines += [f"- {name}: " + ", ".join(f"{lev} {v:g}" for lev, v in zip(fig.levels, counts)) for name, counts in fig.series.items()]
+    elif isinstance(fig, DifferenceFigure):
+        for panel in fig.panels:
+            unit = "rate" if panel.scale == 100 else "score"
+            lines += [
+                f"- {p.group}, {p.label} ({panel.xlabel}): {signed(p.diff, unit)} [{signed(p.lo, unit, False)}, {signed(p.hi, unit, False)}]"
+                for p in panel.points
+            ]
+    else:
+        for name, (p, lo, hi) in fig.series.items():
+            lines.append(f"- {name}: " + "; ".join(f"{a} {v:.1f}% [{a_lo:.1f}, {a_hi:.1f}]" for a, v, a_lo, a_hi in zip(fig.axes, p, lo, hi) if v == v))
+    return lines
+
+
+def blocks_markdown(blocks: Sequence[Block]) -> str:
+    lines: list[str] = []
+    for b in blocks:
+        if isinstance(b, Table):
+            lines += [table_markdown(b), ""]
+        elif isinstance(b, Paragraph):
+            lines += [f"> {b.text}" if b.style == "warn" else b.text, ""]
+        elif isinstance(b, Heading):
+            lines += [f"### {b.text}", ""]
+        elif isinstance(b, ItemList):
+            lines += ([b.lead, ""] if b.lead else []) + [f"- {c.shown}" for c in b.items] + [""]
+        else:
+            lines += [*_figure(b), ""]
+    return "\n".join(lines).rstrip("\n")
+
+
+def section_markdown(section: Section) -> str:
+    """A section: `## title`, then its blocks."""
+    return f"## {section.title}\n\n" + blocks_markdown(section.blocks)
