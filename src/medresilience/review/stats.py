@@ -697,7 +697,12 @@ def _picks_sections(res: ReviewStats) -> list[Section]:
         return []
     s, t = k.summary, k.summary["picked_true"]
     rows = [
-        [text(r.item_id), text(f"{r.k} / {r.n}"), text("—" if r.p_value is None else f"{r.p_value:.3f}"), text("yes" if r.told_apart else "no")]
+        [
+            text(str(r.item_id)),
+            text(" / ".join((str(r.k), str(r.n)))),
+            text("—" if r.p_value is None else format(r.p_value, ".3f")),
+            text("yes" if r.told_apart else "no"),
+        ]
         for r in k.per_unit.itertuples(index=False)
         if r.n
     ]

@@ -80,10 +80,11 @@ def _outcome(used: np.ndarray, covered: np.ndarray, n_max: int) -> RuleOutcome:
 def _anytime(blocks: Iterator[tuple[np.ndarray, np.ndarray]], meets, truth: float, n_max: int, min_n: int) -> tuple[np.ndarray, np.ndarray]:
     """(items used, covered) of each row under the anytime rule, reading the sequence a block of
     times at a time and no further than every row's stop."""
-    stop = covered = None
+    stop: np.ndarray | None = None
+    covered: np.ndarray | None = None
     t0 = 0
     for lo, hi in blocks:
-        if stop is None:
+        if stop is None or covered is None:
             stop, covered = np.full(lo.shape[0], -1), np.zeros(lo.shape[0], dtype=bool)
         t = np.arange(t0, t0 + lo.shape[1])
         ok = meets(lo, hi) & (t >= min_n - 1)[None, :]
@@ -107,7 +108,8 @@ def _simulate(draw, anytime, naive, truth: float, n_max: int, runs: int, min_n: 
     got: dict[str, tuple[list, list]] = {"anytime": ([], []), "naive": ([], [])}
     for start in range(0, runs, batch):
         values = draw(min(batch, runs - start))
-        used, covered = _anytime(*anytime(values), truth, n_max, min_n)
+        blocks, meets = anytime(values)
+        used, covered = _anytime(blocks, meets, truth, n_max, min_n)
         got["anytime"][0].append(used)
         got["anytime"][1].append(covered)
         lo, hi, meets = naive(values)
