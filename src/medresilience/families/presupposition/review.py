@@ -12,7 +12,7 @@ from ...review.rubrics import AutoCompare, Choice, Dimension, Flag, ReviewRubric
 from ...review.units import Candidate, item_blocks
 from ...seeding import stable_hash
 from ...suite import Suite
-from .formats.qualtrics import survey_records
+from .formats.qualtrics import survey_paragraphs, survey_records
 from .taxonomy import CATEGORIES, CATEGORY_KEYS, PRESUPPOSITION
 
 
@@ -138,6 +138,15 @@ def paragraphs(answer: str) -> list[str]:
     return [p.strip() for p in _PARAGRAPH_BREAK.split(answer.replace("\r\n", "\n")) if p.strip()]
 
 
+def answer_display(question: str, answer: str, survey: bool = False) -> list[dict]:
+    """What a reviewer is shown of an answer: the question and the answer paragraph by paragraph
+    (split as a survey export's ratings number them when `survey`, else at blank lines)."""
+    return [
+        {"kind": "text", "title": "Patient question", "text": question},
+        {"kind": "parts", "title": "The answer, paragraph by paragraph", "parts": survey_paragraphs(answer) if survey else paragraphs(answer)},
+    ]
+
+
 def candidates_cancercare(suite: Suite | None, answers: Path) -> list[Candidate]:
     """One unit per answer of a CSV of question, source, answer (and optionally question_id): the
     question and the answer paragraph by paragraph are shown, the source is kept from the reviewer."""
@@ -163,10 +172,7 @@ def candidates_cancercare(suite: Suite | None, answers: Path) -> list[Candidate]
         if (qid, source) in seen:
             raise InputError(answers, line, "source", f"a second answer from {source!r} to question {qid}")
         seen.add((qid, source))
-        display = [
-            {"kind": "text", "title": "Patient question", "text": question},
-            {"kind": "parts", "title": "The answer, paragraph by paragraph", "parts": paragraphs(row["answer"])},
-        ]
+        display = answer_display(question, row["answer"])
         out.append(Candidate(f"C-{stable_hash(qid, source)[:16]}", qid, {"source": source, "question": qid}, display, {"source": source}))
     if not out:
         raise InputError(answers, None, None, "holds no answer")
@@ -208,7 +214,12 @@ RUBRIC_CANCERCARE = ReviewRubric(
     strata=("source",),
     candidates=lambda suite, answers: candidates_cancercare(suite, answers),
     # the study's Qualtrics export, read by `review import --survey full_survey.json`
-    extra={"answers": True, "survey_records": lambda path, survey: survey_records(path, survey)},
+    extra={
+        "answers": True,
+        "survey_records": lambda path, survey: survey_records(path, survey),
+        # an imported unit's answer shown as the survey showed it (`review import --answers`)
+        "answer_display": answer_display,
+    },
 )
 
 
