@@ -11,6 +11,7 @@ The released files are read where they are in the shared data (skipped, with the
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,26 @@ def test_the_released_answer_file_imports_with_the_released_export(tmp_path):
     # every paragraph rated has its text: the survey's numbering (split at each blank line) holds for all 100 answers
     assert all(u.display and len(u.display[1]["parts"]) >= 1 for u in units.values())
     assert units["q1-gemini-1-5-pro"].display[0]["text"].startswith("I was diagnosed with CLL in 2003")
+
+
+def test_a_review_sampled_from_the_wide_file_holds_the_units_of_the_long_layout(tmp_path):
+    """`review sample --answers FILE --sources ...` on the wide file gives the units (ids, strata and
+    what a reviewer sees) that the same answers in the long layout (question_id, question, source, answer) give."""
+    long = tmp_path / "long.csv"
+    rows = [[r.question_id, r.question, s, a] for r in read_wide(WIDE, SOURCES).rows for s, a in r.answers.items()]
+    with open(long, "w", newline="") as fh:
+        csv.writer(fh).writerows([["question_id", "question", "source", "answer"], *rows])
+    common = ["review", "sample", "--rubric", "cancercare", "--reviewers", "ann,ben", "--raters", "2"]
+    r = CliRunner().invoke(app, [*common, "--answers", str(WIDE), "--sources", ",".join(SOURCES), "--out", str(tmp_path / "wide")])
+    assert r.exit_code == 0, r.output
+    assert "6 of 6 units sampled" in r.output
+    assert CliRunner().invoke(app, [*common, "--answers", str(long), "--out", str(tmp_path / "long")]).exit_code == 0
+    with ReviewDB(tmp_path / "wide") as a, ReviewDB(tmp_path / "long") as b:
+        assert a.units() == b.units()
+        assert {u.strata["source"] for u in a.units().values()} == set(SOURCES)
+    r = CliRunner().invoke(app, [*common, "--answers", str(WIDE), "--sources", "GPT-4-Turbo,GPT-4", "--out", str(tmp_path / "bad")])
+    assert r.exit_code == 2 and "answers_wide.csv:1" in " ".join(r.output.split()) and not (tmp_path / "bad").exists()
+    r = CliRunner().invoke(
+        app, ["review", "sample", "--rubric", "realism", "--reviewers", "ann", "--pairs", str(WIDE), "--sources", "GPT-4-Turbo", "--out", str(tmp_path / "x")]
+    )
+    assert r.exit_code != 0 and "reads no wide answers file" in " ".join(r.output.split())

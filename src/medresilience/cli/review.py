@@ -24,6 +24,10 @@ def sample(
         Optional[Path],
         typer.Option("--answers", "--pairs", help="CSV the rubric reads its units from: question, source, answer (cancercare); generated, real (realism)"),
     ] = None,
+    sources: Annotated[
+        Optional[str],
+        typer.Option("--sources", help="--answers is wide (question, then one column per source): its answer columns, comma-separated (cancercare)"),
+    ] = None,
     n: Annotated[Optional[int], typer.Option("--n", help="units to sample (all when the population is smaller; default 100)")] = None,
     strata: Annotated[
         Optional[str], typer.Option("--strata", help="comma-separated strata (default: the rubric's, else the items' source and the family's facets)")
@@ -37,6 +41,7 @@ def sample(
     ] = None,
 ) -> None:
     """Draw a stratified, seeded sample, assign it to reviewers, write the review database."""
+    from ..review.answers import parse_sources
     from ..review.sample import parse_quotas, sample_review
 
     if quota is not None and n is not None:
@@ -48,6 +53,7 @@ def sample(
         out,
         run_dir=run,
         answers=answers,
+        sources=None if sources is None else parse_sources(sources),
         n=100 if n is None else n,
         strata=None if strata is None else [s for s in strata.split(",") if s.strip()],
         dual=dual,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ...errors import InputError
 from ...fileio import csv_records
+from ...review.answers import WideAnswers
 from ...review.rubrics import AutoCompare, Choice, Dimension, Flag, ReviewRubric, scale
 from ...review.units import Candidate, item_blocks
 from ...seeding import stable_hash
@@ -147,9 +148,17 @@ def answer_display(question: str, answer: str, survey: bool = False) -> list[dic
     ]
 
 
-def candidates_cancercare(suite: Suite | None, answers: Path) -> list[Candidate]:
-    """One unit per answer of a CSV of question, source, answer (and optionally question_id): the
-    question and the answer paragraph by paragraph are shown, the source is kept from the reviewer."""
+def _answer_unit(qid: str, question: str, source: str, answer: str) -> Candidate:
+    return Candidate(f"C-{stable_hash(qid, source)[:16]}", qid, {"source": source, "question": qid}, answer_display(question, answer), {"source": source})
+
+
+def candidates_cancercare(suite: Suite | None, answers: Path | WideAnswers) -> list[Candidate]:
+    """One unit per answer of a CSV of question, source, answer (and optionally question_id), or
+    of a wide CSV read with its source columns named (review.answers; a unit per question and
+    source, the same unit the long layout gives): the question and the answer paragraph by
+    paragraph are shown, the source is kept from the reviewer."""
+    if isinstance(answers, WideAnswers):
+        return [_answer_unit(r.question_id, r.question, s, a) for r in answers.rows for s, a in r.answers.items()]
     records = csv_records(answers)
     try:
         _, header = next(records)
@@ -172,8 +181,7 @@ def candidates_cancercare(suite: Suite | None, answers: Path) -> list[Candidate]
         if (qid, source) in seen:
             raise InputError(answers, line, "source", f"a second answer from {source!r} to question {qid}")
         seen.add((qid, source))
-        display = answer_display(question, row["answer"])
-        out.append(Candidate(f"C-{stable_hash(qid, source)[:16]}", qid, {"source": source, "question": qid}, display, {"source": source}))
+        out.append(_answer_unit(qid, question, source, row["answer"]))
     if not out:
         raise InputError(answers, None, None, "holds no answer")
     return out
