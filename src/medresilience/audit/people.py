@@ -91,10 +91,10 @@ def write_review(
     seed: int,
     raters: int = 1,
     judges: dict[str, JudgeScorer] | None = None,
-) -> int:
+) -> tuple[int, str]:
     """Write the audit's sample as a new `reading` review at `out` (a judged sample: a `verdict`
     review; `judges`: the run's judge of each judged unit), `raters` reviewers per unit; returns
-    the number of tasks."""
+    the number of tasks and the review's rubric."""
     reviewers = [valid_name(r) for r in reviewers]
     if not reviewers:
         raise ReviewError("name at least one reviewer: --reviewers alice,bob")
@@ -123,7 +123,7 @@ def write_review(
     }
     db = ReviewDB.create(out, meta, [UnitRow(c.unit_id, c.item_id, c.strata, c.display, c.hidden) for c in cands], tasks, reviewers)
     db.close()
-    return len(tasks)
+    return len(tasks), rubric.key
 
 
 def people_readings(review: Path | str) -> dict[str, SecondReading]:

@@ -49,6 +49,7 @@ class AuditResult:
     units: list[AuditUnit]
     stats: RunStats = field(default_factory=RunStats)
     review_tasks: int = 0
+    review_rubric: str | None = None  # the review written for people: reading or verdict
 
     @property
     def failed_calls(self) -> int:
@@ -148,16 +149,16 @@ def audit_run(
             rm = ReaderModel(reader)
             stats, readings = event_loop.run(read_sample(read, inp.items, rm, store, progress, inp.judges))
             sources[f"model:{reader.label}"] = readings
-        tasks = 0
+        tasks, kind = 0, None
         if review_out is not None:
             replies = {k: t for k, (t, _) in store.replies(u.key for u in read).items()}
-            tasks = write_review(Path(review_out), read, inp.items, replies, reviewers, run_dir=run_dir, seed=seed, raters=raters, judges=inp.judges)
+            tasks, kind = write_review(Path(review_out), read, inp.items, replies, reviewers, run_dir=run_dir, seed=seed, raters=raters, judges=inp.judges)
         if people is not None:
             keys = {u.key for u in read}
             sources["people"] = {k: r for k, r in people_readings(people).items() if k in keys}
     block = _block(inp, units, sources, n, seed, viewer, reader)
     _write(run_dir, block, units, sources)
-    return AuditResult(block, units, stats, tasks)
+    return AuditResult(block, units, stats, tasks, kind)
 
 
 def _pairs(units: list[AuditUnit], inp: _Inputs) -> list[AuditUnit]:

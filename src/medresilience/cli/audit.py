@@ -42,7 +42,7 @@ def print_audit(result: AuditResult) -> None:
         if found.get("corrected"):
             console.print(fitted("label-corrected rates", CORRECTED_HEADERS, corrected_rows(found), console.width, keys=2))
     if result.review_tasks:
-        console.print(f"reading review written: {result.review_tasks} tasks (serve it with medres review serve)", highlight=False, markup=False)
+        console.print(f"{result.review_rubric} review written: {result.review_tasks} tasks (serve it with medres review serve)", highlight=False, markup=False)
 
 
 def _columns(rows: list[list[str]], headers: list[str]) -> list[list[str]]:

@@ -24,6 +24,10 @@ def sample(
         Optional[Path],
         typer.Option("--answers", "--pairs", help="CSV the rubric reads its units from: question, source, answer (cancercare); generated, real (realism)"),
     ] = None,
+    sources: Annotated[
+        Optional[str],
+        typer.Option("--sources", help="--answers is wide (question, then one column per source): its answer columns, comma-separated (cancercare)"),
+    ] = None,
     n: Annotated[Optional[int], typer.Option("--n", help="units to sample (all when the population is smaller; default 100)")] = None,
     strata: Annotated[
         Optional[str], typer.Option("--strata", help="comma-separated strata (default: the rubric's, else the items' source and the family's facets)")
@@ -37,6 +41,7 @@ def sample(
     ] = None,
 ) -> None:
     """Draw a stratified, seeded sample, assign it to reviewers, write the review database."""
+    from ..review.answers import parse_sources
     from ..review.sample import parse_quotas, sample_review
 
     if quota is not None and n is not None:
@@ -48,6 +53,7 @@ def sample(
         out,
         run_dir=run,
         answers=answers,
+        sources=None if sources is None else parse_sources(sources),
         n=100 if n is None else n,
         strata=None if strata is None else [s for s in strata.split(",") if s.strip()],
         dual=dual,
@@ -320,11 +326,22 @@ def import_cmd(
             help="RATINGS is a survey tool's export defined by this file (cancercare: the study's Qualtrics survey_results.csv with full_survey.json)",
         ),
     ] = None,
+    answers: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--answers", help="the rated answers as a wide CSV (question, then one column per source): each unit shown with its answer; needs --sources"
+        ),
+    ] = None,
+    sources: Annotated[
+        Optional[str], typer.Option("--sources", help="the columns of --answers that hold answers, comma-separated (each a source the ratings name)")
+    ] = None,
 ) -> None:
     """Make a review of ratings collected elsewhere, so `medres review stats` analyses them."""
+    from ..review.answers import parse_sources
     from ..review.exchange import import_ratings
 
-    res = import_ratings(ratings, rubric, out, coding, survey)
+    named = parse_sources(sources) if sources is not None else None
+    res = import_ratings(ratings, rubric, out, coding, survey, answers, named)
     console.print(
         f"rubric {res.rubric}: {res.ratings} ratings ({res.skipped} skipped) of {res.units} units by {res.raters} raters, "
         f"from {res.rows} rows read in {res.lines} lines (with the header); review: {res.path}",
@@ -332,6 +349,14 @@ def import_cmd(
         markup=False,
         soft_wrap=True,
     )
+    if answers is not None:
+        left = f"; columns left out: {', '.join(res.left_out)}" if res.left_out else ""
+        console.print(
+            f"answers: {res.answers} units shown with their answer from {answers.name}, {res.answers_unrated} answers there rated by no one{left}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 def harm_cmd(

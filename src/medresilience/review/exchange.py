@@ -16,12 +16,13 @@ every row (a bad one is an error naming its line and field) before it writes a n
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, InputError
 from ..fileio import csv_records, csv_text, show, text_lines, write_csv
+from .answers import WideAnswers, read_wide
 from .db import ReviewDB, ReviewError, UnitRow, db_path, valid_name
 from .rubrics import PART, Coding, ReviewRubric, get_rubric, part_key
 
@@ -89,6 +90,9 @@ class ImportResult:
     skipped: int
     rows: int = 0  # the file's rows read (its header not counted)
     lines: int = 0  # the file's lines (a quoted field may span several)
+    answers: int = 0  # units shown with their answer from --answers
+    answers_unrated: int = 0  # answers of the file (question x named source) no rating is about
+    left_out: tuple[str, ...] = ()  # columns of the answers file that are neither a source nor the question
 
 
 def _part_number(text: str) -> int | None:
@@ -306,13 +310,74 @@ def _read_rows(path: Path, rubric: ReviewRubric, other: Coding | None, records: 
     return units, tasks, n_rows
 
 
-def import_ratings(path: Path | str, rubric_key: str, out: Path | str, coding: str | None = None, survey: Path | str | None = None) -> ImportResult:
+def with_answers(
+    rubric: ReviewRubric, units: dict[str, UnitRow], tasks: dict[tuple[str, str], _Task], answers: WideAnswers, survey: bool
+) -> tuple[dict[str, UnitRow], int]:
+    """Each unit shown with its answer from a wide answers file (review.answers): the row of its
+    item (`WideAnswers.row_of`), the column of its `source` stratum, shown as the rubric shows an
+    answer (`extra["answer_display"]`; a survey's units split as the survey numbered their
+    paragraphs). A unit whose source is not a named column or whose item has no row is an error,
+    as is a rating of a paragraph the answer does not have (the answers and the ratings disagree).
+    Returns the units and how many answers of the file no rating is about."""
+    show_answer = rubric.extra.get("answer_display")
+    if show_answer is None:
+        raise ConfigError("--answers", f"rubric {rubric.key} shows no answers from a file: drop --answers")
+    top: dict[str, tuple[int, str]] = {}  # unit -> the highest paragraph rated, by whom
+    for (unit, rater), t in tasks.items():
+        for n in (_part_number(k) for k in [*(t.values or {}), *(t.flags or [])]):
+            if n is not None and n > top.get(unit, (0, ""))[0]:
+                top[unit] = (n, rater)
+    out: dict[str, UnitRow] = {}
+    used: set[tuple[int, str]] = set()
+    for uid, u in units.items():
+        source = u.strata.get("source")
+        if source not in answers.sources:
+            raise ConfigError(
+                "--sources",
+                f"unit {show(uid)} rates an answer from {show(source or '(no source)')}, which --sources does not name (named: {', '.join(answers.sources)})",
+            )
+        row = answers.row_of(u.item_id)
+        if row is None:
+            raise InputError(answers.path, None, None, f"no question {show(u.item_id or '')} (unit {show(uid)}): by id or, for q<N>, the N-th question")
+        display = show_answer(row.question, row.answers[source], survey)
+        parts = next((len(b["parts"]) for b in display if b.get("kind") == "parts"), None)
+        over, rater = top.get(uid, (0, ""))
+        if parts is not None and over > parts:
+            raise InputError(
+                answers.path,
+                row.line,
+                source,
+                f"{rater} rated paragraph {over} of unit {show(uid)}, but this answer has {parts} paragraphs: the ratings are not of this file's answers",
+            )
+        used.add((row.position, source))
+        out[uid] = replace(u, display=display)
+    return out, len(answers.rows) * len(answers.sources) - len(used)
+
+
+def import_ratings(
+    path: Path | str,
+    rubric_key: str,
+    out: Path | str,
+    coding: str | None = None,
+    survey: Path | str | None = None,
+    answers: Path | str | None = None,
+    sources: list[str] | None = None,
+) -> ImportResult:
     """A new review at `out` holding the ratings of `path` (checked in full first), its values in
-    `coding` (`read_ratings`) stored in the rubric's own."""
+    `coding` (`read_ratings`) stored in the rubric's own; with `answers` (a wide CSV, one column per
+    source, `sources` naming them: review.answers), each unit shown with its answer (`with_answers`)."""
     rubric = get_rubric(rubric_key)
     if db_path(out).exists():
         raise ReviewError(f"{db_path(out)} already exists: choose another --out (a review is never overwritten)")
+    if (answers is None) != (sources is None):
+        raise ConfigError(
+            "--sources" if answers is not None else "--answers", "--answers FILE and --sources A,B,... go together: the file's source columns are named"
+        )
+    wide = read_wide(answers, sources or []) if answers is not None else None
     units, tasks, n_rows = read_ratings(path, rubric, coding, survey)
+    unrated = 0
+    if wide is not None:
+        units, unrated = with_answers(rubric, units, tasks, wide, survey is not None)
     raters = sorted({r for _, r in tasks})
     slots: dict[str, int] = {}
     loads: dict[str, int] = {}
@@ -327,6 +392,7 @@ def import_ratings(path: Path | str, rubric_key: str, out: Path | str, coding: s
         "imported_from": str(Path(path).resolve()),
         "coding": coding or OWN_CODING,
         **({"survey": str(Path(survey).resolve())} if survey is not None else {}),
+        **({"answers": str(wide.path.resolve()), "answer_sources": wide.sources} if wide is not None else {}),
         "imported": time.time(),
         "n_sampled": len(units),
         "population": len(units),
@@ -340,4 +406,6 @@ def import_ratings(path: Path | str, rubric_key: str, out: Path | str, coding: s
         db.audit("cli", "import", f"{len(tasks)} ratings from {Path(path).name}")
     skipped = sum(1 for t in tasks.values() if t.status == "skipped")
     lines = sum(1 for _ in text_lines(path))
-    return ImportResult(Path(out), rubric.key, len(units), len(raters), len(tasks) - skipped, skipped, n_rows, lines)
+    shown = len(units) if wide is not None else 0
+    left_out = tuple(wide.left_out) if wide is not None else ()
+    return ImportResult(Path(out), rubric.key, len(units), len(raters), len(tasks) - skipped, skipped, n_rows, lines, shown, unrated, left_out)

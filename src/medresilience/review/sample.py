@@ -31,6 +31,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..seeding import stable_hash
 from ..suite import Suite
+from .answers import read_wide
 from .db import ReviewDB, ReviewError, UnitRow, valid_name
 from .rubrics import ReviewRubric, get_rubric
 from .units import Candidate, item_blocks, probe_facets
@@ -121,12 +122,20 @@ def _candidates_b(suite: Suite, run_dir: Path, show_reference: bool = False, sho
     return out
 
 
-def candidates(rubric: ReviewRubric, suite: Suite | None, run_dir: Path | None = None, answers: Path | None = None) -> list[Candidate]:
+def candidates(
+    rubric: ReviewRubric, suite: Suite | None, run_dir: Path | None = None, answers: Path | None = None, sources: Sequence[str] | None = None
+) -> list[Candidate]:
+    """The units a rubric can review; `sources`: `answers` is a wide CSV with these answer columns
+    (review.answers), given to the rubric as read."""
+    if sources is not None and not rubric.extra.get("answer_display"):
+        raise ReviewError(f"rubric {rubric.key} reads no wide answers file: drop --sources")
     if rubric.extra.get("answers"):  # units from a file of answers, not from a suite
         if answers is None:
             raise ReviewError(f"rubric {rubric.key} reads its units from a CSV: name it with --answers FILE (or --pairs FILE)")
         if rubric.candidates is None:
             raise ReviewError(f"rubric {rubric.key} reads its units from a CSV but declares no reader of it")
+        if sources is not None:
+            return rubric.candidates(suite, answers=read_wide(answers, list(sources)))
         return rubric.candidates(suite, answers=Path(answers))
     if answers is not None:
         raise ReviewError(f"rubric {rubric.key} reviews a suite's units, not answers from a file: drop --answers")
@@ -266,6 +275,7 @@ def sample_review(
     *,
     run_dir: Path | None = None,
     answers: Path | None = None,
+    sources: Sequence[str] | None = None,
     n: int = 100,
     strata: Sequence[str] | None = None,
     dual: float = 0.0,
@@ -300,7 +310,7 @@ def sample_review(
     if (Path(out) / "review.sqlite").exists():
         raise ReviewError(f"{Path(out) / 'review.sqlite'} already exists: choose another --out (a review is never overwritten)")
     suite = Suite.load(suite_dir) if suite_dir is not None else None
-    cands = candidates(rubric, suite, run_dir, answers)
+    cands = candidates(rubric, suite, run_dir, answers, sources)
     if not cands:
         raise ReviewError(f"nothing to review: the suite{' and run' if run_dir else ''} hold no {rubric.unit}")
     known = sorted({k for c in cands for k in c.strata})

@@ -8,11 +8,12 @@ from pathlib import Path
 
 from ...errors import InputError
 from ...fileio import csv_records
+from ...review.answers import WideAnswers
 from ...review.rubrics import AutoCompare, Choice, Dimension, Flag, ReviewRubric, scale
 from ...review.units import Candidate, item_blocks
 from ...seeding import stable_hash
 from ...suite import Suite
-from .formats.qualtrics import survey_records
+from .formats.qualtrics import survey_paragraphs, survey_records
 from .taxonomy import CATEGORIES, CATEGORY_KEYS, PRESUPPOSITION
 
 
@@ -138,9 +139,26 @@ def paragraphs(answer: str) -> list[str]:
     return [p.strip() for p in _PARAGRAPH_BREAK.split(answer.replace("\r\n", "\n")) if p.strip()]
 
 
-def candidates_cancercare(suite: Suite | None, answers: Path) -> list[Candidate]:
-    """One unit per answer of a CSV of question, source, answer (and optionally question_id): the
-    question and the answer paragraph by paragraph are shown, the source is kept from the reviewer."""
+def answer_display(question: str, answer: str, survey: bool = False) -> list[dict]:
+    """What a reviewer is shown of an answer: the question and the answer paragraph by paragraph
+    (split as a survey export's ratings number them when `survey`, else at blank lines)."""
+    return [
+        {"kind": "text", "title": "Patient question", "text": question},
+        {"kind": "parts", "title": "The answer, paragraph by paragraph", "parts": survey_paragraphs(answer) if survey else paragraphs(answer)},
+    ]
+
+
+def _answer_unit(qid: str, question: str, source: str, answer: str) -> Candidate:
+    return Candidate(f"C-{stable_hash(qid, source)[:16]}", qid, {"source": source, "question": qid}, answer_display(question, answer), {"source": source})
+
+
+def candidates_cancercare(suite: Suite | None, answers: Path | WideAnswers) -> list[Candidate]:
+    """One unit per answer of a CSV of question, source, answer (and optionally question_id), or
+    of a wide CSV read with its source columns named (review.answers; a unit per question and
+    source, the same unit the long layout gives): the question and the answer paragraph by
+    paragraph are shown, the source is kept from the reviewer."""
+    if isinstance(answers, WideAnswers):
+        return [_answer_unit(r.question_id, r.question, s, a) for r in answers.rows for s, a in r.answers.items()]
     records = csv_records(answers)
     try:
         _, header = next(records)
@@ -165,11 +183,7 @@ def candidates_cancercare(suite: Suite | None, answers: Path) -> list[Candidate]
         if (qid, source) in seen:
             raise InputError(answers, line, "source", f"a second answer from {source!r} to question {qid}")
         seen.add((qid, source))
-        display: list[dict[str, object]] = [
-            {"kind": "text", "title": "Patient question", "text": question},
-            {"kind": "parts", "title": "The answer, paragraph by paragraph", "parts": paragraphs(row["answer"])},
-        ]
-        out.append(Candidate(f"C-{stable_hash(qid, source)[:16]}", qid, {"source": source, "question": qid}, display, {"source": source}))
+        out.append(_answer_unit(qid, question, source, row["answer"]))
     if not out:
         raise InputError(answers, None, None, "holds no answer")
     return out
@@ -210,7 +224,12 @@ RUBRIC_CANCERCARE = ReviewRubric(
     strata=("source",),
     candidates=lambda suite, answers: candidates_cancercare(suite, answers),
     # the study's Qualtrics export, read by `review import --survey full_survey.json`
-    extra={"answers": True, "survey_records": lambda path, survey: survey_records(path, survey)},
+    extra={
+        "answers": True,
+        "survey_records": lambda path, survey: survey_records(path, survey),
+        # an imported unit's answer shown as the survey showed it (`review import --answers`)
+        "answer_display": answer_display,
+    },
 )
 
 

@@ -30,6 +30,13 @@ WHOLE = 98
 HEADER = ("rater", "unit", "item", "dimension", "value", "stratum_source")
 
 
+def survey_paragraphs(answer: str) -> list[str]:
+    """An answer's paragraphs as the survey showed and numbered them: the study's generator split
+    the answer file's text at every blank line ("\\n\\n"), each piece stripped (an empty piece
+    keeps its number)."""
+    return [p.strip() for p in answer.split("\n\n")]
+
+
 def _sources(survey: Path) -> list[tuple[str, str]]:
     """(question number, source) of each answer, in the survey's order."""
     try:
