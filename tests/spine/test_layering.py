@@ -325,6 +325,8 @@ NOT_HTML = {
     ("report/plots.py", "</title>"): "the inline SVG's own <title> element (SVG, drawn by matplotlib)",
     ("scoring/judge.py", "<label>"): "a placeholder in the judge's instructions ('VERDICT: <label>')",
     ("scoring/letters.py", "<aside>"): "a regular expression's named group",
+    ("scoring/negative_items.py", "<a>"): "a regular expression's named group",
+    ("scoring/negative_items.py", "<b>"): "a regular expression's named group",
 }
 #: modules whose report parts are still written as HTML by hand (issue 42 item 4 moves them to
 #: report/parts.py); the list only shrinks

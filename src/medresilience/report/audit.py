@@ -98,7 +98,7 @@ def _reader_blocks(run: str, reader: str, found: dict[str, Any]) -> list[Block]:
             )
             for d in dis
         )
-        blocks.append(ItemList(items, lead="Disagreements:"))
+        blocks.append(ItemList(items, lead="Disagreements:", name="disagreements"))
     if found.get("corrected"):
         columns = tuple(Column(f"c{i}", h, numeric=2 <= i < 5) for i, h in enumerate(CORRECTED_HEADERS))
         blocks += [

@@ -174,10 +174,12 @@ class Heading:
 
 @dataclass(frozen=True)
 class ItemList:
-    """A bulleted list of cells (each may link to its units)."""
+    """A bulleted list of cells (each may link to its units); `name` names the list in the page
+    (its HTML class), for styles and for what reads the page."""
 
     items: tuple[Cell, ...]
     lead: str = ""
+    name: str = ""
 
 
 Block = Paragraph | Heading | ItemList | Table | DifferenceFigure | RadarFigure | BarFigure
