@@ -48,7 +48,7 @@ def _read_mcq(r: dict) -> str | None:
 #: the sixth validation set (mcq_h.jsonl and mcq_i.jsonl, split validation6): the replies the reader
 #: does not read as labelled, each with its reading (None: unread; none is read as another letter).
 #: They are held out of the two corpus-wide tests that follow and each is an expected failure of
-#: test_a_sixth_validation_set_miss_is_read_as_labelled, strict, so a reply the reader comes to read
+#: test_a_held_out_miss_is_read_as_labelled, strict, so a reply the reader comes to read
 #: as labelled must leave this list. First measured on the unchanged reader (a9cbae2): mcq_i 94 of 189
 #: as labelled, 1 wrong (i-0083: "3) ... es incorrecta" read as 3 on an item that asks which option
 #: is a criterion), 94 of 161 readable unread ("【回答】b", Python dicts with a "respuesta" key, "la
@@ -82,7 +82,7 @@ VALIDATION6_FIRST_WRONG = {"h-0001": "A", "h-0003": "A", "h-0036": "F", "h-0044"
 #: the seventh validation set (mcq_j.jsonl, split validation7): the replies the reader did not read as
 #: labelled when first measured (the reader as it was at 9e29750, unchanged), each with its reading
 #: (None: unread). Held out of the corpus-wide tests like the sixth set's; each is a strict expected
-#: failure of test_a_seventh_validation_set_miss_is_read_as_labelled, so a fix shows. First measured:
+#: failure of test_a_held_out_miss_is_read_as_labelled, so a fix shows. First measured:
 #: 155 of 195 as labelled, 1 wrong (j7-0030: "the answer is **IIIA**" (option B) then "Final Answer:
 #: (A)", read as A), 39 of 182 readable unread: medgemma's "</reasoning><prediction>b</prediction>"
 #: and chat-template leaks in Swedish (22), a JSON "diagnosis" key (12), an option named by its
@@ -101,7 +101,7 @@ VALIDATION7_FIRST_WRONG = {"j7-0030": "A"}
 #: the eighth validation set (mcq_k.jsonl, split validation8): the replies the reader did not read as
 #: labelled when first measured (the reader of main at 6a01e87, unchanged), each with its reading (None:
 #: unread). Held out of the corpus-wide tests like the sixth and seventh sets' and each a strict expected
-#: failure of test_an_eighth_validation_set_miss_is_read_as_labelled, so a fix shows. Measured once per
+#: failure of test_a_held_out_miss_is_read_as_labelled, so a fix shows. Measured once per
 #: batch, each batch committed before any reader ran on it: k8-0001..0240 (data e76cd8a) 235 of 240 as
 #: labelled, 4 wrong, 1 of 225 readable unread; k8-0241..0270 (data 78f7d98) 18 of 30, 1 wrong, 11 of 30
 #: readable unread. Together 253 of 270, 5 wrong letters (of 258 read), 12 of 255 readable unread
@@ -534,16 +534,6 @@ def test_a_first_measured_wrong_letter_of_the_sixth_set_is_now_read_as_labelled_
     assert got.label in (None, r["expected"]) and got.label != VALIDATION6_FIRST_WRONG[rid], got.how
 
 
-@pytest.mark.parametrize(
-    "rid",
-    [pytest.param(rid, marks=pytest.mark.xfail(strict=True, reason=f"read {got!r} (None: unread)")) for rid, got in VALIDATION6_MISSES.items()],
-)
-def test_a_sixth_validation_set_miss_is_read_as_labelled(rid):
-    r = next(r for r in _records(DATA / "mcq_h.jsonl", DATA / "mcq_i.jsonl") if r["id"] == rid)
-    got = read_answer(r["reply"], r["letters"], r.get("option_texts"), r.get("question"))
-    assert got.label == r["expected"], f"{rid}: read {got.label!r} ({got.how}); labelled {r['expected']!r}: {r['why']}"
-
-
 def test_the_seventh_validation_set_is_real_varied_and_misread_only_where_listed():
     # gemma-3 and medgemma under budget forcing (two turns, some revising), gemma-3-270m looping,
     # medgemma-1.5 naming unlettered image classes by text, qwen3:8b on perturbed items, medgemma in
@@ -558,16 +548,6 @@ def test_the_seventh_validation_set_is_real_varied_and_misread_only_where_listed
     assert not any(r.get("constructed") for r in rows)
     misses = {r["id"]: got for r in rows if (got := _read_mcq(r)) != r["expected"]}
     assert misses == VALIDATION7_MISSES
-
-
-@pytest.mark.parametrize(
-    "rid",
-    [pytest.param(rid, marks=pytest.mark.xfail(strict=True, reason=f"read {got!r} (None: unread)")) for rid, got in VALIDATION7_MISSES.items()],
-)
-def test_a_seventh_validation_set_miss_is_read_as_labelled(rid):
-    r = next(r for r in _records(DATA / "mcq_j.jsonl") if r["id"] == rid)
-    got = read_answer(r["reply"], r["letters"], r.get("option_texts"), r.get("question"))
-    assert got.label == r["expected"], f"{rid}: read {got.label!r} ({got.how}); labelled {r['expected']!r}: {r['why']}"
 
 
 @pytest.mark.parametrize("rid", sorted(VALIDATION7_FIRST_WRONG))
@@ -592,11 +572,23 @@ def test_the_eighth_validation_set_is_real_varied_and_misread_only_where_listed(
     assert misses == VALIDATION8_MISSES
 
 
+#: each held-out set's files and the replies it misreads (validation6, 7 and 8 above)
+HELD_OUT_SETS = {
+    "validation6": ((DATA / "mcq_h.jsonl", DATA / "mcq_i.jsonl"), VALIDATION6_MISSES),
+    "validation7": ((DATA / "mcq_j.jsonl",), VALIDATION7_MISSES),
+    "validation8": ((DATA / "mcq_k.jsonl",), VALIDATION8_MISSES),
+}
+
+
 @pytest.mark.parametrize(
-    "rid",
-    [pytest.param(rid, marks=pytest.mark.xfail(strict=True, reason=f"read {got!r} (None: unread)")) for rid, got in VALIDATION8_MISSES.items()],
+    ("files", "rid"),
+    [
+        pytest.param(files, rid, id=f"{split}-{rid}", marks=pytest.mark.xfail(strict=True, reason=f"read {got!r} (None: unread)"))
+        for split, (files, misses) in HELD_OUT_SETS.items()
+        for rid, got in misses.items()
+    ],
 )
-def test_an_eighth_validation_set_miss_is_read_as_labelled(rid):
-    r = next(r for r in _records(DATA / "mcq_k.jsonl") if r["id"] == rid)
+def test_a_held_out_miss_is_read_as_labelled(files, rid):
+    r = next(r for r in _records(*files) if r["id"] == rid)
     got = read_answer(r["reply"], r["letters"], r.get("option_texts"), r.get("question"))
     assert got.label == r["expected"], f"{rid}: read {got.label!r} ({got.how}); labelled {r['expected']!r}: {r['why']}"
