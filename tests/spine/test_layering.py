@@ -338,7 +338,6 @@ HTML_PENDING = {
     "families/noise/report/section.py",
     "families/pressure/report/compare.py",
     "families/presupposition/report/compare.py",
-    "families/presupposition/report/section.py",
     "report/compare.py",
     "report/html.py",
     "report/tradeoff.py",
