@@ -335,7 +335,6 @@ HTML_PENDING = {
     "families/misleading/report/section.py",
     "families/misleading/report/html.py",
     "families/noise/report/compare.py",
-    "families/noise/report/section.py",
     "families/pressure/report/compare.py",
     "families/presupposition/report/compare.py",
     "report/compare.py",
