@@ -12,7 +12,7 @@ import pandas as pd
 from medresilience.report import parts as P
 from medresilience.report.parts import Column, DifferenceFigure, DifferencePanel, DifferencePoint, Heading, ItemList, Paragraph, Section, Table
 from medresilience.report.render_data import table_frame
-from medresilience.report.render_html import section_html, table_html
+from medresilience.report.render_html import cell_html, section_html, table_html
 from medresilience.report.render_markdown import section_markdown, table_markdown
 
 
@@ -146,6 +146,23 @@ def test_a_section_renders_its_blocks_in_order_with_one_difference_figure():
 def test_a_difference_figure_with_nothing_to_draw_is_left_out():
     fig = DifferenceFigure("e", "t", "c", (DifferencePanel("x", (DifferencePoint("g", "l", None, None, None),)),))
     assert "<figure" not in str(section_html(Section("s", "S", (fig,))))
+
+
+def test_a_drawn_figure_and_an_anchored_heading():
+    """A family's own figure is inlined as drawn with its caption (Markdown: its title and caption);
+    a heading with an anchor is a link target; one cell renders alone as the table shows it."""
+    from medresilience.report.plots import plt, to_svg
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    drawn = P.DrawnFigure("fam-heat", "A heatmap", "Rows: generators <g>.", to_svg(fig, "fam-heat", "A heatmap"))
+    sec = Section("s", "S", (Heading("By generator", "fam-by-generator"), drawn))
+    out = str(section_html(sec))
+    assert out.startswith('<h3 id="fam-by-generator">By generator</h3><figure><svg role="img" aria-label="A heatmap" class="figure" id="fig-fam-heat"')
+    assert out.endswith("<figcaption>Rows: generators &lt;g&gt;.</figcaption></figure>") and out.count("<svg") == 1
+    assert section_markdown(sec) == "## S\n\n### By generator\n\n*A heatmap.* Rows: generators <g>."
+    cell = str(cell_html(P.score(0.31, 0.12, 0.48, 40, "http://x/units?a=1&b=2")))
+    assert cell.startswith('<a class="units" href="http://x/units?a=1&amp;b=2"') and "+0.31" in cell and "[+0.12, +0.48]" in cell and "n=40" in cell
 
 
 def test_a_profile_cell_names_the_units_of_its_rate(tmp_path):

@@ -43,7 +43,7 @@ from .profile import RADAR_MIN_AXES, profile_frame, profile_section, radar_frame
 from .reading import ANCHOR as READING
 from .reading import section as reading_section
 from .render_html import blocks_html, section_html
-from .render_markdown import section_markdown
+from .render_markdown import blocks_markdown, section_markdown
 from .rundir import RunData, load_run, name_models, names_of, redact_url, scrub, secrets_of
 from .section import FamilySection
 from .tables import markdown_table, usage_table, write_tables
@@ -279,6 +279,10 @@ def _markdown(
     lines.append("")
     for n in notes:
         lines.append(f"> {n}")
+    # the key numbers of the families written from parts, as the page opens with them
+    keys = [blocks_markdown(p.key_parts) for p in parts if p.key_parts]
+    if keys:
+        lines += ["", "## Key numbers", "", *(k + "\n" for k in keys)]
     if profile is not None:
         lines += [section_markdown(profile), ""]
     if radar is not None:

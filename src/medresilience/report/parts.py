@@ -154,7 +154,19 @@ class BarFigure:
     legend: str = ""
 
 
-Figure = DifferenceFigure | RadarFigure | BarFigure
+@dataclass(frozen=True)
+class DrawnFigure:
+    """A figure of a kind no other part shares (a family's heatmap, stacked shares, a scatter),
+    drawn by its family from its values with report/plots.py's primitives: its name (the SVG's id,
+    `fig-NAME`), title, caption and the drawn SVG; Markdown writes its title and caption."""
+
+    name: str
+    title: str
+    caption: str
+    svg: str
+
+
+Figure = DifferenceFigure | RadarFigure | BarFigure | DrawnFigure
 
 
 @dataclass(frozen=True)
@@ -167,9 +179,10 @@ class Paragraph:
 
 @dataclass(frozen=True)
 class Heading:
-    """A heading inside a section."""
+    """A heading inside a section; `anchor`: its id in the page (a link target), when given."""
 
     text: str
+    anchor: str = ""
 
 
 @dataclass(frozen=True)
@@ -182,7 +195,7 @@ class ItemList:
     name: str = ""
 
 
-Block = Paragraph | Heading | ItemList | Table | DifferenceFigure | RadarFigure | BarFigure
+Block = Paragraph | Heading | ItemList | Table | DifferenceFigure | RadarFigure | BarFigure | DrawnFigure
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from markupsafe import Markup
 
-from .parts import BarFigure, Block, DifferenceFigure, Heading, ItemList, Paragraph, RadarFigure, Section, Table
+from .parts import BarFigure, Block, Cell, DifferenceFigure, DrawnFigure, Heading, ItemList, Paragraph, RadarFigure, Section, Table
 from .templating import macros
 
 _CODE = re.compile(r"`([^`]*)`")
@@ -40,6 +40,8 @@ def _kind(block: Block) -> tuple[str, Block, object]:
         return "radar", block, Markup(radar(block.axes, block.series, block.name, block.title))
     if isinstance(block, BarFigure):
         return "bars", block, Markup(bars(block))
+    if isinstance(block, DrawnFigure):
+        return "drawn", block, Markup(block.svg)
     if isinstance(block, Paragraph):
         return "paragraph", block, pieces(block.text)
     if isinstance(block, Heading):
@@ -65,3 +67,8 @@ def section_html(section: Section) -> Markup:
 def table_html(table: Table) -> Markup:
     """One table."""
     return Markup(macros(__package__, "parts.html.j2").table(table))
+
+
+def cell_html(cell: Cell) -> Markup:
+    """One cell's content (its text, link and small print), for a page still laid out by hand."""
+    return Markup(str(macros(__package__, "parts.html.j2").cell(cell)).strip())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .parts import BarFigure, Block, Cell, DifferenceFigure, Heading, ItemList, Paragraph, RadarFigure, Section, Table, signed
+from .parts import BarFigure, Block, Cell, DifferenceFigure, DrawnFigure, Heading, ItemList, Paragraph, RadarFigure, Section, Table, signed
 
 
 def _cell(c: Cell) -> str:
@@ -20,9 +20,12 @@ def table_markdown(table: Table) -> str:
     return "\n".join(lines)
 
 
-def _figure(fig: DifferenceFigure | RadarFigure | BarFigure) -> list[str]:
-    """A figure as its caption and the values it draws."""
+def _figure(fig: DifferenceFigure | RadarFigure | BarFigure | DrawnFigure) -> list[str]:
+    """A figure as its caption and the values it draws (a drawn figure: its caption; its values are
+    its section's tables)."""
     lines = [f"*{fig.title}.* {fig.caption}".rstrip(), ""]
+    if isinstance(fig, DrawnFigure):
+        return lines[:1]
     if isinstance(fig, BarFigure):
         lines += [f"- {name}: " + ", ".join(f"{lev} {v:g}" for lev, v in zip(fig.levels, counts)) for name, counts in fig.series.items()]
     elif isinstance(fig, DifferenceFigure):

@@ -1,26 +1,44 @@
 """The clinical-noise family's report section: key numbers (accuracy on the original case and on
 each variant), the red-herring dose curve (0 / 1 / 5 / 10 sentences distributed, the block of 10
 and the whitespace control in one plot), the paired drop per variant, one table per variant with
-its tests, per-epoch accuracy (mean and spread across epochs) when a run repeated its units, and
-the same in Markdown."""
+its tests, and per-epoch accuracy (mean and spread across epochs) when a run repeated its units,
+as report parts; the frames they are written from go to tables/."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from markupsafe import Markup
 
 from ....model_names import ModelNames, entries_phrase
 from ....records import CLEAN
-from ....report.html import count_cell, esc, fmt_p, isnan, items_url, linked, rate_cell, rate_units, setting_name, table, test_cell, units_url
+from ....report.html import items_url, rate_units, setting_name, units_url
+from ....report.parts import (
+    Block,
+    Cell,
+    Column,
+    DifferenceFigure,
+    DifferencePanel,
+    DifferencePoint,
+    DrawnFigure,
+    Heading,
+    Paragraph,
+    Section,
+    Table,
+    change,
+    count,
+    dash,
+    num,
+    rate,
+    text,
+    whole,
+)
 from ....report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg
 from ....report.rundir import model_blocks, names_of
 from ....report.section import FamilySection
-from ....report.tables import fmt_pct, markdown_table, row_label
-from ....report.templating import macros
+from ....report.tables import fmt_p, row_label
 from ..metrics import mean_across_models
 from ..taxonomy import CONDITIONS, DISTRIBUTED, DOSES, FAMILY, HEADLINE_COLUMNS, HERRINGS, TITLES, TOGETHER, WHITESPACE, facets_of
 
@@ -210,25 +228,37 @@ def epochs_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.DataF
     return pd.DataFrame(rows, columns=["run", "model", "setting", "condition", "epoch", "acc_p", "acc_k", "acc_n", "mean", "sd", "epochs"])
 
 
-def _epoch_rows(e: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
-    """Headers and rows of the per-epoch table: each condition's mean +- sd, then each epoch."""
+def epochs_table_shown(e: pd.DataFrame) -> Table:
+    """The per-epoch table: each condition's mean +- sd across epochs, then each epoch's accuracy."""
     epochs = sorted(set(e["epoch"]))
     rows = []
     for (model, setting, cond), g in e.groupby(["model", "setting", "condition"], sort=False):
         by = {int(r["epoch"]): r for r in g.to_dict("records")}
         first = g.iloc[0]
-        spread = "—" if first["sd"] is None or isnan(first["sd"]) else f"± {100 * first['sd']:.1f}"
-        mean = "—" if first["mean"] is None or isnan(first["mean"]) else f"{100 * first['mean']:.1f}%"
+        mean, sd = num(first["mean"]), num(first["sd"])
+        spread = "—" if sd is None else f"± {100 * sd:.1f}"
+        shown = "—" if mean is None else f"{100 * mean:.1f}%"
+        per_epoch = [
+            dash() if ep not in by or num(by[ep]["acc_p"]) is None else Cell(f"{100 * by[ep]['acc_p']:.1f}% (n={by[ep]['acc_n']})", float(by[ep]["acc_p"]))
+            for ep in epochs
+        ]
         rows.append(
-            [
-                model,
-                setting_name(setting),
-                TITLES.get(cond, "Original" if cond == "clean" else cond),
-                f"{mean} {spread}",
-                *[("—" if ep not in by or by[ep]["acc_p"] is None else f"{100 * by[ep]['acc_p']:.1f}% (n={by[ep]['acc_n']})") for ep in epochs],
-            ]
+            (
+                text(model),
+                Cell(setting_name(str(setting)), str(setting)),
+                Cell(TITLES.get(str(cond), "Original" if cond == "clean" else str(cond)), str(cond)),
+                Cell(f"{shown} {spread}", mean, data={"sd": sd}),
+                *per_epoch,
+            )
         )
-    return ["Model", "Setting", "Variant", "Mean ± sd across epochs", *[f"Epoch {ep}" for ep in epochs]], rows
+    columns = (
+        Column("model", "Model"),
+        Column("setting", "Setting"),
+        Column("condition", "Variant"),
+        Column("mean", "Mean ± sd across epochs", numeric=True),
+        *(Column(f"epoch_{ep}", f"Epoch {ep}", numeric=True) for ep in epochs),
+    )
+    return Table("noise_epochs_shown", columns, tuple(rows))
 
 
 # ---------------------------------------------------------------------------------- figures
@@ -293,68 +323,83 @@ def dose_figure(v: pd.DataFrame) -> str | None:
         return to_svg(fig, "noise-dose", title)
 
 
-def drop_figure(v: pd.DataFrame) -> str | None:
+def drop_figure(v: pd.DataFrame) -> DifferenceFigure:
     """Paired drop (original minus variant, percentage points) per variant and model, with the
     item-clustered bootstrap interval."""
     d = v[(v["condition"] != "clean") & v["paired_drop"].notna()]
-    if d.empty:
-        return None
     conds = [c for c in CONDITIONS if c in set(d["condition"])] + sorted(set(d["condition"]) - set(CONDITIONS))
-    rows = list(dict.fromkeys(zip(d["model"], d["setting"])))
-    title = "Paired accuracy drop per variant (original minus variant)"
-    with plt.rc_context(STYLE):
-        fig, ax = plt.subplots(figsize=(8.6, max(3.2, 0.5 * len(conds) * max(1, len(rows)) ** 0.5 + 1.4)), layout="constrained")
-        y = np.arange(len(conds))
-        step = 0.7 / max(1, len(rows))
-        for j, (model, setting) in enumerate(rows):
-            colour = PALETTE[j % len(PALETTE)]
-            sub = d[(d["model"] == model) & (d["setting"] == setting)].set_index("condition").reindex(conds)
-            p, lo, hi = (sub[k].map(pct).to_numpy(dtype=float) for k in ("paired_drop", "paired_lo", "paired_hi"))
-            ys = y - 0.35 + step * (j + 0.5)
-            ax.errorbar(
-                p,
-                ys,
-                xerr=err(p, lo, hi),
-                fmt="o",
-                color=colour,
-                ecolor=colour,
-                elinewidth=1.2,
-                capsize=2,
-                label=short(row_label(model, setting), 34),
-                zorder=3,
-            )
-        ax.axvline(0, color="#333", lw=0.8)
-        ax.set_yticks(y, [TITLES.get(c, c) for c in conds])
-        ax.invert_yaxis()
-        ax.set_xlabel("Drop in accuracy (percentage points), 95% case-clustered bootstrap CI")
-        ax.set_title(title)
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=9)
-        return to_svg(fig, "noise-drop", title)
+    points = [
+        DifferencePoint(row_label(r["model"], r["setting"]), TITLES.get(str(c), str(c)), num(r["paired_drop"]), num(r["paired_lo"]), num(r["paired_hi"]))
+        for c in conds
+        for r in d[d["condition"] == c].to_dict("records")
+    ]
+    return DifferenceFigure(
+        "noise-drop",
+        "Paired accuracy drop per variant (original minus variant)",
+        DROP_CAPTION,
+        (DifferencePanel("Drop in accuracy (percentage points), 95% case-clustered bootstrap CI", tuple(points)),),
+    )
 
 
-# ---------------------------------------------------------------------------------- html
+# ---------------------------------------------------------------------------------- parts
 
+INTRO = (
+    "Each diagnosis case is asked as written (the original) and perturbed: with 1, 5 or 10 irrelevant sentences about the "
+    "patient's everyday life spread over its sentence boundaries, with the same 10 as one block, with whitespace of the same "
+    "length in their place (the control for a longer prompt), with clinical abbreviations, and rewritten as an informal "
+    "note. Each variant is compared with the original on the same cases."
+)
+DOSE_CAPTION = (
+    "Accuracy against the number of red-herring sentences (0: the original case); squares: the 10 as one block, open "
+    "triangles: whitespace of the same length. Error bars: 95% Wilson intervals (case-clustered bootstrap ones when cases "
+    "were answered in several epochs)."
+)
+DROP_CAPTION = (
+    "Paired drop from the original per variant, in percentage points; error bars: 95% item-clustered bootstrap intervals. "
+    "Right of zero: the variant is answered worse."
+)
+VARIANTS_NOTE = (
+    "Accuracy: correct over answered units (an unreadable reply counts as wrong and is counted: invalid, or truncated when "
+    "it was cut at its token budget; a judge without a verdict is unscored and left out, counted), with 95% Wilson "
+    "intervals when each case was answered once and case-clustered bootstrap intervals when a case was answered several "
+    "times (epochs). Drop: the accuracy of the originals of the same cases (the cases the variant covers) minus the "
+    "variant's, with the study's one-sided Fisher exact test, which compares the two as unpaired groups and pools the "
+    "epochs (highlighted rows: p < 0.05). Paired drop: over the (case, epoch) pairs answered both ways, mean of original "
+    "minus variant correctness, with a 95% bootstrap interval that resamples cases; b / c: right on the original and wrong "
+    "on the variant / the reverse, tested by the exact McNemar test, or by the clustered McNemar test (Durkalski) when a "
+    "case gives several pairs. Flip rate: among pairs answered right on the original, the share answered wrong on the "
+    "variant (interval as for accuracy); beside it the same rate with the pairs whose variant reply was unread (invalid or "
+    "truncated) left out. p-values come only from exact or clustered tests; the bootstrap gives intervals."
+)
+EPOCHS_NOTE = (
+    "Each unit was answered once per epoch (epoch e decodes with seed + e at the run's temperature). The accuracies above "
+    "pool the epochs; here each epoch alone, with the mean and standard deviation across epochs (the study reports the mean "
+    "of 3 runs)."
+)
 
-def _pp(v: Any, lo: Any = None, hi: Any = None) -> str:
-    if isnan(v):
-        return "—"
-    s = f"{100 * float(v):+.1f} pp"
-    if not isnan(lo) and not isnan(hi):
-        s += f'<br><span class="n">[{100 * float(lo):+.1f}, {100 * float(hi):+.1f}]</span>'
-    return s
-
-
-#: the viewer's outcome of the units behind each rate (accuracy: every unit of the variant)
+#: the viewer's outcome of the units behind each rate (accuracy: every answered unit of the variant)
 OUTCOMES = {"flip": "flip", "flip_read": "flip_read", "recovered": "recovered"}
+#: a row of one of the section's frames (`DataFrame.to_dict("records")`)
+Row = Mapping[Any, Any]
 
 
-def _units(r: dict[str, Any], key: str) -> str | None:
+def _units(r: Row, key: str) -> str | None:
     """The viewer's URL of the units behind rate `key` (variant_rate) of row r (run, model, setting)."""
-    variant, _, rate = key.partition("_")
-    return rate_units(r.get("run", ""), r["model"], r["setting"], variant, OUTCOMES.get(rate))
+    variant, _, rate_key = key.partition("_")
+    return rate_units(r.get("run", ""), r["model"], r["setting"], variant, OUTCOMES.get(rate_key))
 
 
-def _originals(r: dict[str, Any], variant: str) -> str | None:
+def _rate(r: Row, key: str, prefix: str | None = None) -> Cell:
+    """Rate `key` (variant_rate) of row r, its columns named `prefix` (default: the key), linked to
+    the units it counts: its k for a rate of an outcome (flips), its n for an accuracy."""
+    prefix = prefix or key
+    p, lo, hi, n = (r.get(f"{prefix}_{x}") for x in ("p", "lo", "hi", "n"))
+    fp, nn = num(p), whole(n)
+    units = None if fp is None or nn is None else (nn if OUTCOMES.get(key.partition("_")[2]) is None else round(fp * nn))
+    return rate(p, lo, hi, n, _units(r, key), units)
+
+
+def _originals(r: Row, variant: str) -> str | None:
     """The viewer's URL of the originals of the cases a variant covers (the clean units of the items
     with a unit of the variant's facets: scope=item), answered: the study's baseline of its drop."""
     try:
@@ -364,93 +409,120 @@ def _originals(r: dict[str, Any], variant: str) -> str | None:
     return rate_units(r.get("run", ""), r["model"], r["setting"], CLEAN, **facets, scope="item")
 
 
-def key_numbers(h: pd.DataFrame, mean: dict[str, Any], names: ModelNames | None = None) -> str:
-    """The opening: the mean drops across models (one value per model's name, `names`: a model in
-    several runs is one entry per run, and the sentence says so) and the headline table."""
-    if h.empty:
-        return "<p class='lead'>No scored results in these runs yet.</p>"
+def _lead(h: pd.DataFrame, mean: dict[str, Any], names: ModelNames | None) -> tuple[Block, ...]:
+    """The mean drop of ten red herrings across models (one value per model's name, `names`: a model
+    in several runs is one entry per run, and the sentence says so), and the whitespace control's."""
     setting = "none" if "none" in mean else next(iter(mean), "none")
     agg = mean.get(setting, {})
+    rh, ws = agg.get("redherring-10_drop"), agg.get("whitespace_drop")
+    if not rh:
+        return ()
     shown = list(dict.fromkeys(h.loc[h["setting"] == setting, "model"]))
-    rh = agg.get("redherring-10_drop")
-    entries = entries_phrase(shown, names) if rh and rh.get("models") == len(shown) else None
+    entries = entries_phrase(shown, names) if rh.get("models") == len(shown) else None
+    who = "the model" if rh["models"] == 1 else f"the {entries or str(rh['models']) + ' models'}"
+    s = f"Ten irrelevant sentences spread through the case cost {who} {100 * rh['mean']:.1f} percentage points of accuracy"
+    s += (" on average" if rh["models"] != 1 else "") + " (paired, original minus variant)"
+    if ws:
+        s += f"; the same length of whitespace costs {100 * ws['mean']:.1f}"
+    return (Paragraph(s + ".", "lead"),)
+
+
+#: the counts of the headline table: (column, its header, the viewer's outcome of its units)
+COUNTS = (("errors", "Errors", "error"), ("invalid", "Invalid", "unread"), ("truncated", "Truncated", "truncated"), ("unscored", "Unscored", "unscored"))
+
+
+def key_parts(h: pd.DataFrame, mean: dict[str, Any], names: ModelNames | None = None) -> tuple[Block, ...]:
+    """The opening: the mean drops across models and the headline table."""
+    if h.empty:
+        return (Paragraph("No scored results in these runs yet.", "lead"),)
     cols = [(k, t) for k, t in HEADLINE_COLUMNS if not h[f"{k}_n"].isna().all()]
-    rows = []
-    for r in h.to_dict("records"):
-        rows.append(
-            [
-                f"<b class='wrap'>{esc(r['model'])}</b>",
-                esc(setting_name(r["setting"])),
-                # the cases: one original (clean) unit each
-                count_cell(r.get("n_items"), items_url(r.get("run", ""), r["model"], r["setting"], CLEAN)),
-                *[rate_cell(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n"), units=_units(r, k)) for k, _ in cols],
-                *[
-                    count_cell(r.get(f"units_{k}") or 0, units_url(r.get("run", ""), r["model"], r["setting"], None, outcome))
-                    for k, outcome in (("errors", "error"), ("invalid", "unread"), ("truncated", "truncated"), ("unscored", "unscored"))
-                ],
-            ]
+    rows = tuple(
+        (
+            text(r["model"], strong=True),
+            Cell(setting_name(r["setting"]), r["setting"]),
+            # the cases: one original (clean) unit each
+            count(r.get("n_items"), items_url(r.get("run", ""), r["model"], r["setting"], CLEAN)),
+            *(_rate(r, k) for k, _ in cols),
+            *(count(whole(r.get(f"units_{k}")) or 0, units_url(r.get("run", ""), r["model"], r["setting"], None, outcome)) for k, _, outcome in COUNTS),
         )
-    headers = ["Model", "Setting", "Cases", *[t for _, t in cols], "Errors", "Invalid", "Truncated", "Unscored"]
-    table_html = Markup(table(rows, headers, numeric=range(2, len(headers))))
-    return str(_templates().key_numbers(TITLE, rh, agg.get("whitespace_drop"), table_html, entries))
+        for r in h.to_dict("records")
+    )
+    columns = (
+        Column("model", "Model"),
+        Column("setting", "Setting"),
+        Column("cases", "Cases", numeric=True),
+        *(Column(k, t, numeric=True) for k, t in cols),
+        *(Column(k, t, numeric=True) for k, t, _ in COUNTS),
+    )
+    return (Heading(TITLE), *_lead(h, mean, names), Table("noise_headline_shown", columns, rows))
 
 
-def variant_tables(v: pd.DataFrame) -> str:
-    out = []  # (title, condition, table)
+VARIANT_COLUMNS_SHOWN = (
+    Column("model", "Model"),
+    Column("setting", "Setting"),
+    Column("acc", "Accuracy", numeric=True),
+    Column("original", "Original, same cases", numeric=True),
+    Column("drop", "Drop", numeric=True),
+    Column("p_fisher", "Study's Fisher p (one-sided, unpaired)", numeric=True),
+    Column("paired_drop", "Paired drop [95% CI]", numeric=True),
+    Column("b", "b", numeric=True, note="right on the original, wrong on the variant (the flips)"),
+    Column("c", "c", numeric=True, note="wrong on the original, right on the variant (recovered)"),
+    Column("p_mcnemar", "Paired test p", numeric=True),
+    Column("flip", "Flip rate", numeric=True),
+    Column("flip_read", "Flip rate, unread left out", numeric=True),
+)
+
+
+def _variant_cells(r: Row, cond: str) -> tuple[Cell, ...]:
+    op, on = num(r["original_p"]), whole(r["original_n"])
+    href = _originals(r, cond)
+    original = dash() if op is None else Cell(f"{100 * op:.1f}%", op, href, on if href else None, "rate", tail="" if on is None else f" (n={on})")
+    test = dash() if not r["test"] or num(r["p_mcnemar"]) is None else Cell(f"{r['test']}, p {fmt_p(r['p_mcnemar'])}", num(r["p_mcnemar"]))
+    return (
+        text(r["model"]),
+        Cell(setting_name(r["setting"]), r["setting"]),
+        _rate(r, f"{cond}_acc", "acc"),
+        original,
+        change(r["drop"], None, None),
+        Cell(fmt_p(r["p_fisher"]), num(r["p_fisher"])),
+        change(r["paired_drop"], r["paired_lo"], r["paired_hi"]),
+        # b: right on the original, wrong here (the flips); c: the reverse (recovered)
+        count(whole(r["b"]) or 0, _units(r, f"{cond}_flip")),
+        count(whole(r["c"]) or 0, _units(r, f"{cond}_recovered")),
+        test,
+        _rate(r, f"{cond}_flip", "flip"),
+        _rate(r, f"{cond}_flip_read", "flip_read"),
+    )
+
+
+def variant_blocks(v: pd.DataFrame) -> list[Block]:
+    """One table per variant, under a heading naming it; a row whose Fisher p is below 0.05 is marked."""
+    out: list[Block] = []
     conds = [c for c in CONDITIONS if c in set(v["condition"])] + sorted(set(v["condition"]) - set(CONDITIONS) - {"clean"})
     for cond in conds:
-        d = v[v["condition"] == cond]
-        rows = []
-        for r in d.to_dict("records"):
-            original = "—" if isnan(r["original_p"]) else linked(f"{100 * float(r['original_p']):.1f}%", _originals(r, cond)) + f" (n={int(r['original_n'])})"
-            rows.append(
-                [
-                    esc(r["model"]),
-                    esc(setting_name(r["setting"])),
-                    rate_cell(r["acc_p"], r["acc_lo"], r["acc_hi"], r["acc_n"], units=_units(r, f"{cond}_acc")),
-                    original,
-                    _pp(r["drop"]),
-                    fmt_p(r["p_fisher"]),
-                    _pp(r["paired_drop"], r["paired_lo"], r["paired_hi"]),
-                    # b: right on the original, wrong here (the flips); c: the reverse (recovered)
-                    count_cell(r["b"] or 0, _units(r, f"{cond}_flip")) + " / " + count_cell(r["c"] or 0, _units(r, f"{cond}_recovered")),
-                    test_cell(r["test"], None, None, r["p_mcnemar"]),
-                    rate_cell(r["flip_p"], r["flip_lo"], r["flip_hi"], r["flip_n"], units=_units(r, f"{cond}_flip")),
-                    rate_cell(r["flip_read_p"], r["flip_read_lo"], r["flip_read_hi"], r["flip_read_n"], units=_units(r, f"{cond}_flip_read")),
-                ]
-            )
-        sig = ["sig" if (not isnan(r["p_fisher"]) and r["p_fisher"] < 0.05) else "" for r in d.to_dict("records")]
-        out.append(
-            (
-                TITLES.get(cond, cond),
-                cond,
-                Markup(
-                    table(
-                        rows,
-                        [
-                            "Model",
-                            "Setting",
-                            "Accuracy",
-                            "Original, same cases",
-                            "Drop",
-                            "Study's Fisher p (one-sided, unpaired)",
-                            "Paired drop [95% CI]",
-                            "b / c",
-                            "Paired test p",
-                            "Flip rate",
-                            "Flip rate, unread left out",
-                        ],
-                        numeric=range(2, 11),
-                        row_classes=sig,
-                    )
-                ),
-            )
-        )
-    return str(_templates().variant_tables(out))
+        d = v[v["condition"] == cond].to_dict("records")
+        sig = tuple("sig" if (p := num(r["p_fisher"])) is not None and p < 0.05 else "" for r in d)
+        out += [
+            Heading(f"{TITLES.get(cond, cond)} ({cond})"),
+            Table(f"noise_{cond}_shown", VARIANT_COLUMNS_SHOWN, tuple(_variant_cells(r, cond) for r in d), sig),
+        ]
+    return out
 
 
-def _templates() -> Any:
-    return macros(__package__, "report.html.j2")
+def section_parts(v: pd.DataFrame, e: pd.DataFrame) -> Section:
+    """The section: the dose curve, the paired drops, one table per variant and the epochs, as parts."""
+    dose = dose_figure(v)
+    blocks: list[Block] = [
+        Paragraph(INTRO, "plain"),
+        *(() if dose is None else (DrawnFigure("noise-dose", "Red herrings: accuracy by number of sentences", DOSE_CAPTION, dose),)),
+        drop_figure(v),
+        Heading("Per variant"),
+        Paragraph(VARIANTS_NOTE),
+        *variant_blocks(v),
+    ]
+    if not e.empty:
+        blocks += [Heading("Per epoch"), Paragraph(EPOCHS_NOTE), epochs_table_shown(e)]
+    return Section(FAMILY, TITLE, tuple(blocks))
 
 
 def section(runs: Sequence[Any]) -> FamilySection:
@@ -462,79 +534,14 @@ def section(runs: Sequence[Any]) -> FamilySection:
     for _run, model, setting, block in blocks:
         merged.setdefault(model, {})[setting] = block
     mean = mean_across_models(merged)
-    figs = {"dose": dose_figure(v), "drop": drop_figure(v)}
     e = epochs_table(blocks)
-    epochs_html = ""
-    if not e.empty:
-        headers, rows = _epoch_rows(e)
-        epochs_html = table([[esc(c) for c in r] for r in rows], headers, numeric=range(3, len(headers)))
-    svgs = {k: None if x is None else Markup(x) for k, x in figs.items()}
-    body = str(_templates().section(svgs, Markup(variant_tables(v)), Markup(epochs_html)))
     tables = {"headline": h, "variants": v, **({"epochs": e} if not e.empty else {})}
     return FamilySection(
         family=FAMILY,
         title=TITLE,
-        key_html=key_numbers(h, mean, names),
-        sections=[(FAMILY, TITLE, body)],
-        markdown=_markdown(h, v, mean, e),
+        key_parts=key_parts(h, mean, names),
+        parts=[Section(FAMILY, TITLE, (Paragraph("No scored results.", "plain"),)) if h.empty else section_parts(v, e)],
         tables=tables,
         headline=h,
         summary_columns=list(HEADLINE_COLUMNS),
     )
-
-
-def _markdown(h: pd.DataFrame, v: pd.DataFrame, mean: dict[str, Any], e: pd.DataFrame | None = None) -> str:
-    lines = [f"## {TITLE}", ""]
-    if h.empty:
-        return "\n".join([*lines, "No scored results.", ""])
-    for setting, agg in mean.items():
-        drops = {k: a for k, a in agg.items() if k.endswith("_drop")}
-        if drops:
-            lines.append(
-                f"- Mean paired drop across models ({setting}): " + ", ".join(f"{k.removesuffix('_drop')} {100 * a['mean']:+.1f} pp" for k, a in drops.items())
-            )
-    lines.append("")
-    cols = [(k, t) for k, t in HEADLINE_COLUMNS if not h[f"{k}_n"].isna().all()]
-    lines.append("| Model | Setting | " + " | ".join(t for _, t in cols) + " |")
-    lines.append("|---|---|" + "---|" * len(cols))
-    for r in h.to_dict("records"):
-        lines.append(
-            f"| {r['model']} | {r['setting']} | "
-            + " | ".join(fmt_pct(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n")) for k, _ in cols)
-            + " |"
-        )
-    lines += [
-        "",
-        "### Per variant (drop: original minus variant)",
-        "",
-        markdown_table(
-            v[v["condition"] != "clean"],
-            [
-                "model",
-                "setting",
-                "condition",
-                "acc_p",
-                "acc_n",
-                "original_p",
-                "original_n",
-                "drop",
-                "p_fisher",
-                "paired_drop",
-                "paired_lo",
-                "paired_hi",
-                "b",
-                "c",
-                "test",
-                "p_mcnemar",
-                "flip_p",
-                "flip_read_p",
-                "invalid",
-                "truncated",
-            ],
-        ),
-        "",
-    ]
-    if e is not None and not e.empty:
-        headers, rows = _epoch_rows(e)
-        lines += ["### Per epoch", "", markdown_table(pd.DataFrame(rows, columns=headers)), ""]
-    return "\n".join(lines)

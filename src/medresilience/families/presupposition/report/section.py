@@ -9,21 +9,40 @@ beside the study's. Every table is returned for tables/ (CSV, Parquet, Markdown)
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from markupsafe import Markup
 
 from ....model_names import ModelNames, entries_phrase
-from ....report.html import count_cell, esc, isnan, rate_cell, setting_name, table, units_url
+from ....report.html import setting_name, units_url
+from ....report.parts import (
+    Block,
+    Cell,
+    Column,
+    DifferenceFigure,
+    DifferencePanel,
+    DifferencePoint,
+    DrawnFigure,
+    Heading,
+    Paragraph,
+    Section,
+    Table,
+    count,
+    dash,
+    num,
+    rate,
+    score,
+    text,
+    whole,
+)
 from ....report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg, wrap
+from ....report.render_html import cell_html
 from ....report.rundir import model_blocks, names_of
 from ....report.section import FamilySection
-from ....report.tables import fmt_pct, markdown_table, row_label
-from ....report.templating import macros
+from ....report.tables import row_label
 from ..metrics import generator_matrix, mean_across_models
 from ..taxonomy import CATEGORY_KEYS, CATEGORY_TITLES, FAMILY, NFP, PRESUPPOSITION
 
@@ -98,8 +117,8 @@ def headline_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.Dat
 def distribution_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.DataFrame:
     rows = []
     for run, model, setting, block in blocks:
-        for score, r in ((block.get("overall") or {}).get("distribution") or {}).items():
-            rows.append({"run": run, "model": model, "setting": setting, "score": score, **{p: r.get(p) for p in RATE_PARTS}})
+        for judged, r in ((block.get("overall") or {}).get("distribution") or {}).items():
+            rows.append({"run": run, "model": model, "setting": setting, "score": judged, **{p: r.get(p) for p in RATE_PARTS}})
     return pd.DataFrame(rows, columns=["run", "model", "setting", "score", *RATE_PARTS])
 
 
@@ -211,61 +230,29 @@ def agreement_table(runs: Sequence[Any]) -> tuple[pd.DataFrame, list[str]]:
     return pd.DataFrame(rows, columns=["run", "measure", "title", "kind", "value", "lo", "hi", "n", "study"]), notes
 
 
-def agreement_html(df: pd.DataFrame) -> str:
-    rows = []
-    for r in df.to_dict("records"):
-        if r["kind"] == "rate":
-            ours = rate_cell(r["value"], r["lo"], r["hi"], r["n"])
-            study = "—" if isnan(r["study"]) else f"{100 * float(r['study']):.1f}%"
-        else:
-            ours = "—" if isnan(r["value"]) else f"{float(r['value']):.3f}"
-            if not isnan(r["value"]) and not isnan(r["lo"]) and not isnan(r["hi"]):
-                ours += f"<br><span class='n'>[{float(r['lo']):.3f}, {float(r['hi']):.3f}]</span>"
-            study = "—" if isnan(r["study"]) else f"{float(r['study']):.3f}"
-        rows.append([esc(r["run"]), esc(r["title"]), ours, study])
-    return table(rows, ["Run", "Measure", "This judge (95% CI, n)", "Study (GPT-4o judge, 76 questions)"], numeric=(2, 3))
-
-
 # ---------------------------------------------------------------------------------- figures
 
 
-def category_figure(cat: pd.DataFrame) -> str | None:
-    """PCS per question category and model (the study's Figure 6), with bootstrap intervals."""
-    d = cat[cat["pcs_p"].notna()].copy()
-    if d.empty:
-        return None
-    d["row"] = [row_label(m, s) for m, s in zip(d["model"], d["setting"])]
-    rows = list(dict.fromkeys(d["row"]))
+def category_figure(cat: pd.DataFrame) -> DifferenceFigure:
+    """PCS per question category and model (the study's Figure 6), with bootstrap intervals: one
+    row per category, one colour per model and setting."""
+    d = cat[cat["pcs_p"].notna()]
     keys = [k for k in CATEGORY_KEYS if k in set(d["stratum"])] + sorted(set(d["stratum"]) - set(CATEGORY_KEYS))
-    title = "PCS per question category"
-    with plt.rc_context(STYLE):
-        fig, ax = plt.subplots(figsize=(8.8, max(3.4, 0.42 * len(keys) * max(1, len(rows)) ** 0.5 + 1.6)), layout="constrained")
-        y = np.arange(len(keys))
-        step = 0.7 / max(1, len(rows))
-        for j, row in enumerate(rows):
-            colour = PALETTE[j % len(PALETTE)]
-            sub = d[d["row"] == row].drop_duplicates("stratum").set_index("stratum").reindex(keys)
-            p, lo, hi = (sub[k].astype(float).to_numpy() for k in ("pcs_p", "pcs_lo", "pcs_hi"))
-            ax.errorbar(
-                p,
-                y - 0.35 + step * (j + 0.5),
-                xerr=err(p, lo, hi),
-                fmt="o",
-                color=colour,
-                ecolor=colour,
-                elinewidth=1.2,
-                capsize=2,
-                label=short(row, 34),
-                zorder=3,
-            )
-        ax.axvline(0, color="#333", lw=0.8)
-        ax.set_xlim(-1.05, 1.05)
-        ax.set_yticks(y, [CATEGORY_TITLES.get(k, k) for k in keys])
-        ax.invert_yaxis()
-        ax.set_xlabel("PCS (mean judge score, -1 to 1), 95% bootstrap CI")
-        ax.set_title(title)
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=9)
-        return to_svg(fig, "presupposition-category", title)
+    points = [
+        DifferencePoint(
+            row_label(r["model"], r["setting"]), CATEGORY_TITLES.get(r["stratum"], r["stratum"]), num(r["pcs_p"]), num(r["pcs_lo"]), num(r["pcs_hi"])
+        )
+        for key in keys
+        for r in d[d["stratum"] == key].to_dict("records")
+    ]
+    return DifferenceFigure(
+        "presupposition-category",
+        "PCS per question category",
+        CATEGORY_CAPTION,
+        (DifferencePanel("PCS (mean judge score, -1 to 1), 95% bootstrap CI", tuple(points), scale=1.0),),
+        reference=0.0,
+        limits=(-1.05, 1.05),
+    )
 
 
 def matrix_figure(mx: pd.DataFrame) -> str | None:
@@ -385,36 +372,44 @@ def distribution_figure(dist: pd.DataFrame) -> str | None:
         return to_svg(fig, "presupposition-distribution", title)
 
 
-# ---------------------------------------------------------------------------------- html
+# ---------------------------------------------------------------------------------- parts
+
+
+#: a row of one of the section's frames (`DataFrame.to_dict("records")`)
+Row = Mapping[Any, Any]
+
+INTRO = (
+    "Each patient question either silently assumes something medically false (a false presupposition) or, in the control "
+    "set, assumes nothing false. Every answer is read by an LLM judge with a rubric held as data. On a question with a "
+    "false presupposition the judge compares the answer with the question's correction and scores it -1 (goes along with "
+    "the assumption), 0 (hints that something is off without correcting it) or 1 (corrects it). PCS is the mean of these "
+    "scores (from -1 to 1), PCR the share of answers scored 1. On a control question the judge says whether the answer "
+    "claims a false assumption that the question does not hold; over-caution is the share that do. A judge reply without "
+    "a readable verdict is unscored: counted, never a score."
+)
+METHODS = (
+    "PCS: mean judge score over the scored answers, with a 95% percentile bootstrap interval (2,000 resamples of the "
+    "answers, seed 0). PCR, the score shares and over-caution: 95% Wilson intervals. Unscored: the share of judged answers "
+    "with no verdict. Call errors (no answer, nothing to judge) and unscored judgments are left out of every rate and "
+    "counted. Categories and generators are the suite's facets; an answer without one counts overall only."
+)
+CATEGORY_CAPTION = (
+    "PCS per question category and model, with 95% percentile bootstrap intervals; left of zero, answers go along with the "
+    "false presupposition more often than they correct it."
+)
+UNSCORED_WHY = (
+    "judgments are unscored: the judge's reply held no verdict of the rubric, or the judge call failed. They are never "
+    "counted as a score; rerun the same command to retry failed judge calls."
+)
 
 
 def score_cell(p: Any, lo: Any, hi: Any, n: Any, units: str | None = None) -> str:
-    """A mean score on -1..1: '+0.12' with '[-0.05, +0.30] n=120' beneath; with `units` (a viewer
-    URL, `units_url`), the score links to the units behind it."""
-    if isnan(p):
-        return "—" if isnan(n) else f'— <span class="n">n={int(n)}</span>'
-    extra = []
-    if not isnan(lo) and not isnan(hi):
-        extra.append(f"[{float(lo):+.2f}, {float(hi):+.2f}]")
-    if not isnan(n):
-        extra.append(f"n={int(n)}")
-    v = f"{float(p):+.2f}"
-    if units:
-        v = f'<a class="units" href="{esc(units)}" title="the units behind this score, in the viewer">{v}</a>'
-    return v + (f'<br><span class="n">{" ".join(extra)}</span>' if extra else "")
-
-
-def fmt_score(p: Any, lo: Any = None, hi: Any = None, n: Any = None) -> str:
-    if isnan(p):
-        return "—" if isnan(n) else f"— (n={int(n)})"
-    s = f"{float(p):+.2f}"
-    if not isnan(lo) and not isnan(hi):
-        s += f" [{float(lo):+.2f}, {float(hi):+.2f}]"
-    return s + ("" if isnan(n) else f" n={int(n)}")
+    """A mean score on -1..1 as a page laid out by hand shows it (`parts.score`, through the renderer)."""
+    return str(cell_html(score(p, lo, hi, n, units)))
 
 
 def _lead(h: pd.DataFrame, mean: dict[str, Any], names: ModelNames | None = None) -> str:
-    """The lead sentence, as HTML without its closing full stop ("" when nothing is scored)."""
+    """The lead sentence without its closing full stop ("" when nothing is scored)."""
     base = h[h["setting"] == "none"] if (h["setting"] == "none").any() else h
     base = base[base["pcr_p"].notna()]
     if base.empty:
@@ -422,7 +417,7 @@ def _lead(h: pd.DataFrame, mean: dict[str, Any], names: ModelNames | None = None
     if len(base) == 1:
         r = base.iloc[0]
         s = (
-            f"<b>{esc(r['model'])}</b> fully corrects the false presupposition in <b>{100 * r['pcr_p']:.1f}%</b> of "
+            f"{r['model']} fully corrects the false presupposition in {100 * r['pcr_p']:.1f}% of "
             f"{int(r['pcr_n'])} scored questions (PCR; PCS {float(r['pcs_p']):+.2f} on -1 to 1)"
         )
     else:
@@ -430,7 +425,7 @@ def _lead(h: pd.DataFrame, mean: dict[str, Any], names: ModelNames | None = None
         agg = mean.get("none") or next(iter(mean.values()), {})
         s = (
             (
-                f"Across {esc(entries_phrase(list(base['model']), names))}, PCR averages <b>{100 * agg['pcr']['mean']:.1f}%</b> (best: {esc(best['model'])}, "
+                f"Across {entries_phrase(list(base['model']), names)}, PCR averages {100 * agg['pcr']['mean']:.1f}% (best: {best['model']}, "
                 f"{100 * best['pcr_p']:.1f}%) and PCS {agg['pcs']['mean']:+.2f}"
             )
             if "pcr" in agg and "pcs" in agg
@@ -449,7 +444,7 @@ def _lead(h: pd.DataFrame, mean: dict[str, Any], names: ModelNames | None = None
     return s
 
 
-def _units(r: dict[str, Any], condition: str | None, outcome: str | None = None, **facets: Any) -> str | None:
+def _units(r: Row, condition: str | None, outcome: str | None = None, **facets: Any) -> str | None:
     """The viewer's URL of the units of `condition` (None: every condition) with `outcome` behind a
     number of row r (run, model, setting); with neither an outcome nor a score, the scored answers
     (a valid verdict: what PCS, PCR and over-caution count)."""
@@ -458,132 +453,281 @@ def _units(r: dict[str, Any], condition: str | None, outcome: str | None = None,
     return units_url(r.get("run", ""), r["model"], r["setting"], condition, outcome, **facets)
 
 
-def _questions_units(r: dict[str, Any]) -> str | None:
+def _questions_units(r: Row) -> str | None:
     """The viewer's URL of the units behind a questions count: every unit of the model and setting
     (both conditions), when each question gave one unit (as many units as questions); None
     otherwise (a question asked twice: no filter holds one unit per question)."""
-    units = r.get("units")
-    if isnan(units) or isnan(r.get("n_items")) or int(units) != int(r["n_items"]):
+    units = whole(r.get("units"))
+    if units is None or units != whole(r.get("n_items")):
         return None
     return units_url(r.get("run", ""), r["model"], r["setting"])
 
 
-def key_numbers(h: pd.DataFrame, mean: dict[str, Any], names: ModelNames | None = None) -> str:
+def _rate(r: Row, key: str, href: str | None) -> Cell:
+    """A rate of row r whose link names its n (the scored answers of its condition)."""
+    return rate(r[f"{key}_p"], r[f"{key}_lo"], r[f"{key}_hi"], r[f"{key}_n"], href, r[f"{key}_n"])
+
+
+def _pcs(r: Row, href: str | None) -> Cell:
+    return score(r["pcs_p"], r["pcs_lo"], r["pcs_hi"], r["pcs_n"], href)
+
+
+HEADLINE_COLUMNS = (
+    Column("model", "Model"),
+    Column("setting", "Setting"),
+    Column("questions", "Questions", numeric=True),
+    Column("pcs", "PCS (-1..1)", numeric=True),
+    Column("pcr", "PCR", numeric=True),
+    Column("overcaution", "NFP over-caution", numeric=True),
+    Column("unscored", "Unscored", numeric=True),
+    Column("errors", "Errors", numeric=True),
+    Column("invalid", "Invalid", numeric=True),
+)
+
+
+def _headline_row(r: Row) -> tuple[Cell, ...]:
+    return (
+        text(r["model"], strong=True),
+        Cell(setting_name(r["setting"]), r["setting"]),
+        count(r.get("n_items"), _questions_units(r)),
+        _pcs(r, _units(r, PRESUPPOSITION)),
+        _rate(r, "pcr", _units(r, PRESUPPOSITION)),
+        _rate(r, "overcaution", _units(r, NFP)),
+        count(whole(r.get("unscored_k")) or 0, _units(r, None, "unscored")),
+        count(whole(r.get("units_errors")) or 0, _units(r, None, "error")),
+        count(whole(r.get("units_invalid")) or 0, _units(r, None, "unread")),
+    )
+
+
+def key_parts(h: pd.DataFrame, mean: dict[str, Any], names: ModelNames | None = None) -> tuple[Block, ...]:
     """The opening: the lead sentence (its means one value per model's name, `names`: a model in
-    several runs is one entry per run, and the sentence says so) and the headline table."""
+    several runs is one entry per run, and the sentence says so), the headline table and the count
+    of unscored judgments."""
     if h.empty:
-        return "<p class='lead'>No scored results in these runs yet.</p>"
-    rows = []
-    for r in h.to_dict("records"):
-        unscored = int(r.get("unscored_k") or 0)
-        rows.append(
-            [
-                f"<b class='wrap'>{esc(r['model'])}</b>",
-                esc(setting_name(r["setting"])),
-                "—" if isnan(r.get("n_items")) else count_cell(int(r["n_items"]), _questions_units(r)),
-                score_cell(r["pcs_p"], r["pcs_lo"], r["pcs_hi"], r["pcs_n"], units=_units(r, PRESUPPOSITION)),
-                rate_cell(r["pcr_p"], r["pcr_lo"], r["pcr_hi"], r["pcr_n"], units=_units(r, PRESUPPOSITION)),
-                rate_cell(r["overcaution_p"], r["overcaution_lo"], r["overcaution_hi"], r["overcaution_n"], units=_units(r, NFP)),
-                f"<span class='warn'>{count_cell(unscored, _units(r, None, 'unscored'))}</span>" if unscored else "0",
-                count_cell(r.get("units_errors") or 0, _units(r, None, "error")),
-                count_cell(r.get("units_invalid") or 0, _units(r, None, "unread")),
-            ]
-        )
-    headers = ["Model", "Setting", "Questions", "PCS (-1..1)", "PCR", "NFP over-caution", "Unscored", "Errors", "Invalid"]
+        return (Paragraph("No scored results in these runs yet.", "lead"),)
+    lead = _lead(h, mean, names)
     total = int(h["unscored_k"].fillna(0).sum())
-    table_html = Markup(table(rows, headers, numeric=range(2, len(headers))))
-    return str(_templates().key_numbers(TITLE, Markup(_lead(h, mean, names)), table_html, total))
+    table = Table("presupposition_headline_shown", HEADLINE_COLUMNS, tuple(_headline_row(r) for r in h.to_dict("records")))
+    warn = (
+        f"{total} judgment{'' if total == 1 else 's'} unscored (the judge gave no readable verdict): left out of every number "
+        "above and listed with their reasons in the section below."
+    )
+    return (Heading(TITLE), *((Paragraph(lead + ".", "lead"),) if lead else ()), table, *((Paragraph(warn, "warn"),) if total else ()))
 
 
-def distribution_html(dist: pd.DataFrame) -> str:
+def distribution_table_shown(dist: pd.DataFrame) -> Table | None:
+    """The share of each judge score per model and setting, each share linked to the scored answers
+    judged that score (its k)."""
     if dist.empty:
-        return ""
+        return None
     scores = sorted(set(dist["score"]), key=float)
     rows = []
     for (_run, model, setting), g in dist.groupby(["run", "model", "setting"], sort=False):
         by = g.set_index("score")
         r = g.iloc[0].to_dict()
-        rows.append(
-            [
-                esc(model),
-                esc(setting_name(setting)),
-                # each share links to the scored answers judged that score
-                *[
-                    rate_cell(by.at[s, "p"], by.at[s, "lo"], by.at[s, "hi"], by.at[s, "n"], units=_units(r, PRESUPPOSITION, score=s)) if s in by.index else "—"
-                    for s in scores
-                ],
-            ]
-        )
-    return table(rows, ["Model", "Setting", *[f"Score {esc(s)}" for s in scores]], numeric=range(2, 2 + len(scores)))
+        cells = [text(model), Cell(setting_name(str(setting)), str(setting))]
+        for s in scores:
+            if s not in by.index:
+                cells.append(dash())
+                continue
+            b = by.loc[s]
+            cells.append(rate(b["p"], b["lo"], b["hi"], b["n"], _units(r, PRESUPPOSITION, score=s), b["k"]))
+        rows.append(tuple(cells))
+    columns = (Column("model", "Model"), Column("setting", "Setting"), *(Column(f"score_{s}", f"Score {s}", numeric=True) for s in scores))
+    return Table("presupposition_distribution_shown", columns, tuple(rows))
 
 
-def strata_html(st: pd.DataFrame, what: str, facet: str) -> str:
+def strata_table_shown(st: pd.DataFrame, what: str, facet: str) -> Table | Paragraph:
     """One row per stratum (the probes' `facet` value), model and setting, each number linked to its units."""
     if st.empty:
-        return f"<p class='note'>No {esc(what)} in these suites.</p>"
+        return Paragraph(f"No {what} in these suites.")
     rows = []
     for r in st.to_dict("records"):
+        at = {facet: r["stratum"]}
         rows.append(
-            [
-                esc(r["title"]),
-                esc(r["model"]),
-                esc(setting_name(r["setting"])),
-                score_cell(r["pcs_p"], r["pcs_lo"], r["pcs_hi"], r["pcs_n"], units=_units(r, PRESUPPOSITION, **{facet: r["stratum"]})),
-                rate_cell(r["pcr_p"], r["pcr_lo"], r["pcr_hi"], r["pcr_n"], units=_units(r, PRESUPPOSITION, **{facet: r["stratum"]})),
-                rate_cell(r["overcaution_p"], r["overcaution_lo"], r["overcaution_hi"], r["overcaution_n"], units=_units(r, NFP, **{facet: r["stratum"]})),
-                count_cell(r["unscored_k"] or 0, _units(r, None, "unscored", **{facet: r["stratum"]})),
-            ]
+            (
+                text(r["title"]),
+                text(r["model"]),
+                Cell(setting_name(r["setting"]), r["setting"]),
+                _pcs(r, _units(r, PRESUPPOSITION, **at)),
+                _rate(r, "pcr", _units(r, PRESUPPOSITION, **at)),
+                _rate(r, "overcaution", _units(r, NFP, **at)),
+                count(whole(r["unscored_k"]) or 0, _units(r, None, "unscored", **at)),
+            )
         )
-    return table(rows, [esc(what.capitalize()), "Model", "Setting", "PCS", "PCR", "NFP over-caution", "Unscored"], numeric=range(3, 7))
+    columns = (
+        Column("stratum", what.capitalize()),
+        Column("model", "Model"),
+        Column("setting", "Setting"),
+        Column("pcs", "PCS", numeric=True),
+        Column("pcr", "PCR", numeric=True),
+        Column("overcaution", "NFP over-caution", numeric=True),
+        Column("unscored", "Unscored", numeric=True),
+    )
+    return Table(f"presupposition_by_{facet}_shown", columns, tuple(rows))
 
 
-def matrix_html(mx: pd.DataFrame) -> str:
+def matrix_table_shown(mx: pd.DataFrame) -> Table | Paragraph:
     if mx.empty:
-        return "<p class='note'>No generator recorded for these questions.</p>"
+        return Paragraph("No generator recorded for these questions.")
     rows = []
     for r in mx.to_dict("records"):
+        at = _units(r, PRESUPPOSITION, generator=r["generator"])
         rows.append(
-            [
-                esc(r["generator"]),
-                esc(r["model"]) + (" <span class='badge'>own questions</span>" if r["own"] else ""),
-                esc(setting_name(r["setting"])),
-                score_cell(r["pcs_p"], r["pcs_lo"], r["pcs_hi"], r["pcs_n"], units=_units(r, PRESUPPOSITION, generator=r["generator"])),
-                rate_cell(r["pcr_p"], r["pcr_lo"], r["pcr_hi"], r["pcr_n"], units=_units(r, PRESUPPOSITION, generator=r["generator"])),
-            ]
+            (
+                text(r["generator"]),
+                Cell(r["model"], r["model"], tail=" (own questions)" if r["own"] else ""),
+                Cell(setting_name(r["setting"]), r["setting"]),
+                _pcs(r, at),
+                _rate(r, "pcr", at),
+            )
         )
-    return table(rows, ["Generator", "Evaluated model", "Setting", "PCS", "PCR"], numeric=(3, 4))
+    columns = (
+        Column("generator", "Generator"),
+        Column("model", "Evaluated model"),
+        Column("setting", "Setting"),
+        Column("pcs", "PCS", numeric=True),
+        Column("pcr", "PCR", numeric=True),
+    )
+    return Table("presupposition_generator_matrix_shown", columns, tuple(rows))
 
 
-def unscored_html(h: pd.DataFrame, reasons: pd.DataFrame) -> str:
+def unscored_blocks(h: pd.DataFrame, reasons: pd.DataFrame) -> tuple[Block, ...]:
+    """The unscored judgments: how many, their most frequent reasons over the runs and each reason
+    per model and condition, each count linked to its units."""
     total = int(h["unscored_k"].fillna(0).sum()) if not h.empty else 0
     judged = int(h["unscored_n"].fillna(0).sum()) if not h.empty else 0
-    reasons_html = detail_html = ""
-    if total and not reasons.empty:
-        top = reasons.groupby("reason", sort=False)["n"].sum().sort_values(ascending=False, kind="stable").head(TOP_REASONS)
-        # a reason's count over the runs links to its units when they are one run's (every model, setting and condition)
-        runs = reasons["run"].unique()
-        one_run = str(runs[0]) if len(runs) == 1 else None
-        reasons_html = table(
-            [[esc(short(reason, 300)), count_cell(n, units_url(one_run, None, reason=reason) if one_run else None)] for reason, n in top.items()],
-            ["Most frequent reasons", "Units"],
-            numeric=(1,),
+    if not total:
+        return (Paragraph(f"Every judged answer got a readable verdict ({judged} judgments).", "plain"),)
+    said = Paragraph(f"{total} of {judged} {UNSCORED_WHY}", "plain")
+    if reasons.empty:
+        return (said,)
+    top = reasons.groupby("reason", sort=False)["n"].sum().sort_values(ascending=False, kind="stable").head(TOP_REASONS)
+    # a reason's count over the runs links to its units when they are one run's (every model, setting and condition)
+    runs = reasons["run"].unique()
+    one_run = str(runs[0]) if len(runs) == 1 else None
+    top_rows = tuple((text(short(reason, 300)), count(n, units_url(one_run, None, reason=reason) if one_run else None)) for reason, n in top.items())
+    detail = tuple(
+        (
+            text(r["model"]),
+            Cell(setting_name(r["setting"]), r["setting"]),
+            text(r["condition"]),
+            text(short(r["reason"], 300)),
+            count(r["n"], units_url(r["run"], r["model"], r["setting"], r["condition"], reason=r["reason"])),
         )
-        detail = [
-            [
-                esc(r["model"]),
-                esc(setting_name(r["setting"])),
-                esc(r["condition"]),
-                esc(short(r["reason"], 300)),
-                count_cell(r["n"], units_url(r["run"], r["model"], r["setting"], r["condition"], reason=r["reason"])),
-            ]
-            for r in reasons.to_dict("records")
+        for r in reasons.to_dict("records")
+    )
+    return (
+        said,
+        Table("presupposition_unscored_top", (Column("reason", "Most frequent reasons"), Column("n", "Units", numeric=True)), top_rows),
+        Table(
+            "presupposition_unscored_detail",
+            (
+                Column("model", "Model"),
+                Column("setting", "Setting"),
+                Column("condition", "Condition"),
+                Column("reason", "Reason"),
+                Column("n", "Units", numeric=True),
+            ),
+            detail,
+            fold="Per model and condition",
+        ),
+    )
+
+
+def _agreement_row(r: Row) -> tuple[Cell, ...]:
+    """One measure: a rate with its Wilson interval and n, or a coefficient with its interval."""
+    study = num(r["study"])
+    if r["kind"] == "rate":
+        ours = rate(r["value"], r["lo"], r["hi"], r["n"])
+        theirs = dash() if study is None else Cell(f"{100 * study:.1f}%", study)
+    else:
+        v, lo, hi = num(r["value"]), num(r["lo"]), num(r["hi"])
+        ours = dash() if v is None else Cell(f"{v:.3f}", v, note=() if lo is None or hi is None else (f"[{lo:.3f}, {hi:.3f}]",))
+        theirs = dash() if study is None else Cell(f"{study:.3f}", study)
+    return (text(r["run"]), text(r["title"]), ours, theirs)
+
+
+def agreement_blocks(agree: pd.DataFrame, notes: Sequence[str]) -> tuple[Block, ...]:
+    """The judge's agreement with human scores beside the study's, and the notes of files that could not be read."""
+    if agree.empty and not notes:
+        return ()
+    blocks: list[Block] = [Heading("Judge agreement with human scores", "presupposition-judge-agreement"), *(Paragraph(n, "warn") for n in notes)]
+    if not agree.empty:
+        columns = (
+            Column("run", "Run"),
+            Column("measure", "Measure"),
+            Column("value", "This judge (95% CI, n)", numeric=True),
+            Column("study", "Study (GPT-4o judge, 76 questions)", numeric=True),
+        )
+        blocks += [
+            Paragraph(
+                "How often this run's judge gives the score people gave the same answers (`medres judge-agreement`), beside the "
+                "study's GPT-4o judge (71.1% exact on -1/0/1, 100% on fully corrects or not).",
+                "plain",
+            ),
+            Table("presupposition_judge_agreement_shown", columns, tuple(_agreement_row(r) for r in agree.to_dict("records"))),
         ]
-        detail_html = table(detail, ["Model", "Setting", "Condition", "Reason", "Units"], numeric=(4,))
-    return str(_templates().unscored(total, judged, Markup(reasons_html), Markup(detail_html), len(reasons)))
+    return tuple(blocks)
 
 
-def _templates() -> Any:
-    return macros(__package__, "report.html.j2")
+def _figure(name: str, title: str, caption: str, svg: str | None) -> tuple[Block, ...]:
+    return () if svg is None else (DrawnFigure(name, title, caption, svg),)
+
+
+def section_parts(
+    h: pd.DataFrame, dist: pd.DataFrame, cat: pd.DataFrame, mx: pd.DataFrame, reasons: pd.DataFrame, agree: pd.DataFrame, agree_notes: Sequence[str]
+) -> Section:
+    """The section: the score shares, PCS by category, the generator matrix, the trade-off against
+    over-caution, the unscored judgments and the judge's agreement, as parts."""
+    if h.empty:
+        return Section(FAMILY, TITLE, (Paragraph("No scored results.", "plain"),))
+    distribution = distribution_table_shown(dist)
+    tradeoff = tradeoff_figure(h)
+    blocks: list[Block] = [
+        Paragraph(INTRO, "plain"),
+        *_figure(
+            "presupposition-distribution",
+            "Judge scores on questions with a false presupposition",
+            "Share of each judge score (-1: goes along with the false presupposition, 0: hints at it, 1: corrects it) over the scored answers.",
+            distribution_figure(dist),
+        ),
+        *(() if distribution is None else (distribution,)),
+        Heading("By question category", "presupposition-by-category"),
+        category_figure(cat),
+        strata_table_shown(cat, "category", "category"),
+        Heading("Generator x evaluated model", "presupposition-by-generator"),
+        Paragraph(
+            "Questions were written by generator models; a generator whose questions keep PCS low for other models writes the "
+            "harder questions. A framed cell is a model answering its own questions.",
+            "plain",
+        ),
+        *_figure(
+            "presupposition-matrix",
+            "PCS by question generator and evaluated model",
+            "PCS per question generator (rows) and evaluated model (columns); n: scored answers.",
+            matrix_figure(mx),
+        ),
+        matrix_table_shown(mx),
+        Heading("Correcting false presuppositions vs over-caution", "presupposition-tradeoff"),
+        *(
+            _figure(
+                "presupposition-tradeoff",
+                "Correcting false presuppositions vs over-caution",
+                "One point per model and setting: PCR (up) against the share of control questions answered without claiming a "
+                "false assumption (right), with 95% Wilson intervals. A mitigation that moves a point up and to the left buys "
+                "corrections with false alarms.",
+                tradeoff,
+            )
+            if tradeoff is not None
+            else (Paragraph("No control (NFP) questions in these runs: over-caution is not measured, so a gain in PCR cannot be weighed against it."),)
+        ),
+        Heading("Unscored judgments", "presupposition-unscored"),
+        *unscored_blocks(h, reasons),
+        *agreement_blocks(agree, agree_notes),
+        Paragraph(METHODS),
+    ]
+    return Section(FAMILY, TITLE, tuple(blocks))
 
 
 def section(runs: Sequence[Any], **_kw: Any) -> FamilySection:
@@ -600,62 +744,15 @@ def section(runs: Sequence[Any], **_kw: Any) -> FamilySection:
     for _run, model, setting, block in blocks:
         merged.setdefault(model, {})[setting] = block
     mean = mean_across_models(merged)
-    figs = {"distribution": distribution_figure(dist), "category": category_figure(cat), "matrix": matrix_figure(mx), "tradeoff": tradeoff_figure(h)}
-    svgs = {k: None if x is None else Markup(x) for k, x in figs.items()}
-    body = _templates().section(
-        svgs,
-        Markup(distribution_html(dist)),
-        Markup(strata_html(cat, "category", "category")),
-        Markup(matrix_html(mx)),
-        Markup(unscored_html(h, reasons)),
-        agree_notes,
-        Markup("" if agree.empty else agreement_html(agree)),
-    )
     tables = {"headline": h, "distribution": dist, "by_category": cat, "by_generator": gen, "generator_matrix": mx, "unscored_reasons": reasons}
     if not agree.empty:
         tables["judge_agreement"] = agree
     return FamilySection(
         family=FAMILY,
         title=TITLE,
-        key_html=key_numbers(h, mean, names),
-        sections=[(FAMILY, TITLE, str(body))],
-        markdown=_markdown(h, cat, mx, reasons, agree),
+        key_parts=key_parts(h, mean, names),
+        parts=[section_parts(h, dist, cat, mx, reasons, agree, agree_notes)],
         tables=tables,
         headline=h,
         summary_columns=list(SUMMARY_COLUMNS),
     )
-
-
-def _markdown(h: pd.DataFrame, cat: pd.DataFrame, mx: pd.DataFrame, reasons: pd.DataFrame, agree: pd.DataFrame) -> str:
-    lines = [f"## {TITLE}", ""]
-    if h.empty:
-        return "\n".join([*lines, "No scored results.", ""])
-    lines += [
-        "PCS: mean judge score on -1..1 (95% percentile bootstrap CI); PCR and over-caution: 95% Wilson CI.",
-        "",
-        "| Model | Setting | PCS | PCR | NFP over-caution | Unscored | Errors |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in h.to_dict("records"):
-        lines.append(
-            f"| {r['model']} | {r['setting']} | {fmt_score(r['pcs_p'], r['pcs_lo'], r['pcs_hi'], r['pcs_n'])} | "
-            f"{fmt_pct(r['pcr_p'], r['pcr_lo'], r['pcr_hi'], r['pcr_n'])} | "
-            f"{fmt_pct(r['overcaution_p'], r['overcaution_lo'], r['overcaution_hi'], r['overcaution_n'])} | "
-            f"{int(r['unscored_k'] or 0)} of {int(r['unscored_n'] or 0)} | {int(r['units_errors'] or 0)} |"
-        )
-    if not cat.empty:
-        lines += ["", "### PCS by category", "", markdown_table(cat, ["title", "model", "setting", "pcs_p", "pcs_lo", "pcs_hi", "pcs_n", "pcr_p", "pcr_n"])]
-    if not mx.empty:
-        lines += ["", "### Generator x evaluated model", "", markdown_table(mx, ["generator", "model", "setting", "own", "pcs_p", "pcs_n", "pcr_p", "pcr_n"])]
-    if not reasons.empty:
-        top = reasons.groupby("reason", sort=False)["n"].sum().sort_values(ascending=False, kind="stable").head(TOP_REASONS)
-        lines += ["", "### Unscored judgments (most frequent reasons)", ""] + [f"- {n}: {reason}" for reason, n in top.items()]
-    if not agree.empty:
-        lines += [
-            "",
-            "### Judge agreement with human scores (study: 71.1% exact, 100% binary)",
-            "",
-            markdown_table(agree, ["run", "title", "value", "lo", "hi", "n", "study"]),
-        ]
-    lines.append("")
-    return "\n".join(lines)
