@@ -341,7 +341,6 @@ HTML_PENDING = {
     "families/presupposition/report/section.py",
     "report/compare.py",
     "report/html.py",
-    "report/tradeoff.py",
 }
 
 
