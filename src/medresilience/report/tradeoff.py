@@ -86,6 +86,7 @@ from .parts import (
     text,
     whole,
 )
+from .render_data import table_frame
 from .tables import fmt_p
 
 TITLE = "Mitigations: what they buy and what they cost"
@@ -284,8 +285,18 @@ class Tradeoff:
     pairing: pd.DataFrame
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    values: pd.DataFrame = field(default_factory=pd.DataFrame)
-    residual: pd.DataFrame = field(default_factory=pd.DataFrame)
+    values_shown: Table | None = None
+    residual_shown: Table | None = None
+
+    @property
+    def values(self) -> pd.DataFrame:
+        """The value-per-method layout's data (tables/tradeoff_values), empty when it has no column."""
+        return pd.DataFrame() if self.values_shown is None else table_frame(self.values_shown)
+
+    @property
+    def residual(self) -> pd.DataFrame:
+        """The before-and-after layout's data (tables/tradeoff_residual), empty when it has no column."""
+        return pd.DataFrame() if self.residual_shown is None else table_frame(self.residual_shown)
 
 
 def _models_settings(frame: pd.DataFrame) -> list[tuple[str, str]]:
@@ -522,10 +533,7 @@ def tradeoff(runs: Sequence[Any]) -> Tradeoff | None:
         for _, idx in table.groupby(["model", "setting"], sort=False).groups.items():
             ps = table.loc[idx, "p"].astype(float)
             table.loc[idx, "p_holm"] = stats.holm(ps.tolist())
-    out = Tradeoff(table, pd.DataFrame(counts, columns=PAIRING_COLUMNS), warnings, notes)
-    out.values = values_layout(table)
-    out.residual = residual_layout(table)
-    return out
+    return Tradeoff(table, pd.DataFrame(counts, columns=PAIRING_COLUMNS), warnings, notes, values_shown(table), residual_shown(table))
 
 
 def _oriented(v: Any, higher: bool, unit: str) -> float | None:
@@ -598,56 +606,6 @@ def _values_cells(table: pd.DataFrame) -> Iterator[tuple[str, str, str, Row | No
                 yield model, method, head, r
 
 
-def values_layout(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per model and method (none, then each setting), one column per `values` measure:
-    its value oriented so that higher is better (a rate where lower is better as 1 - rate), with
-    the interval and n in `<header> lo` / `hi` / `n` columns; None where a run is missing."""
-    if not _columns(table, "values"):
-        return pd.DataFrame()
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
-    for model, method, head, r in _values_cells(table):
-        row = rows.setdefault((model, method), {"model": model, "method": method})
-        v, lo, hi = ("none", "none_lo", "none_hi") if method == NONE else ("value", "value_lo", "value_hi")
-        if r is None:
-            row.update({head: None, f"{head} lo": None, f"{head} hi": None, f"{head} n": None})
-            continue
-        hb, unit = r["higher_is_better"], r["unit"]
-        a, b = _oriented(r[lo], hb, unit), _oriented(r[hi], hb, unit)
-        if a is not None and b is not None and a > b:
-            a, b = b, a
-        row.update({head: _oriented(r[v], hb, unit), f"{head} lo": a, f"{head} hi": b, f"{head} n": r["n"]})
-    return pd.DataFrame(list(rows.values()))
-
-
-def residual_layout(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per model and setting, for each `residual` measure: without (none), with (the
-    setting), the change (with its interval and Holm p) and the share left (with / without)."""
-    cols, cells = _layout_cells(table, "residual")
-    if not cols:
-        return pd.DataFrame()
-    rows = []
-    for model, settings in _order(table):
-        for s in settings:
-            row: dict[str, Any] = {"model": model, "setting": s}
-            for fam, col, head in cols:
-                r = cells.get((model, s, fam, col))
-                none, val = (None, None) if r is None else (_num(r["none"]), _num(r["value"]))
-                row.update(
-                    {
-                        f"{head}: without": none,
-                        f"{head}: with": val,
-                        f"{head}: change": None if r is None else _num(r["diff"]),
-                        f"{head}: change lo": None if r is None else _num(r["lo"]),
-                        f"{head}: change hi": None if r is None else _num(r["hi"]),
-                        f"{head}: p (Holm)": None if r is None else _num(r["p_holm"]),
-                        f"{head}: share left": None if none is None or val is None or none == 0 else val / none,
-                        f"{head}: n": None if r is None else r["n"],
-                    }
-                )
-            rows.append(row)
-    return pd.DataFrame(rows)
-
-
 # ------------------------------------------------------------------------------------ the section
 
 
@@ -681,9 +639,8 @@ def _side_units(r: Row, none_side: bool) -> tuple[str | None, int | None]:
     return href, round(v * n)
 
 
-def _side_cell(r: Row | None, none_side: bool, shown: str | None = None) -> Cell:
-    """One side's value of a row (`shown`: its text, by default in its unit's numbers), linked to
-    its units."""
+def _side_cell(r: Row | None, none_side: bool) -> Cell:
+    """One side's value of a row in its unit's numbers, linked to its units."""
     if r is None:
         return dash()
     v = num(r["none" if none_side else "value"])
@@ -691,7 +648,7 @@ def _side_cell(r: Row | None, none_side: bool, shown: str | None = None) -> Cell
         return dash()
     href, units = _side_units(r, none_side)
     kind: LinkKind = "rate" if r["unit"] == "rate" else "number"
-    return Cell(_amount(v, str(r["unit"])) if shown is None else shown, v, href, units if href else None, kind)
+    return Cell(_amount(v, str(r["unit"])), v, href, units if href else None, kind)
 
 
 VALUES_NOTE = (
@@ -704,69 +661,85 @@ RESIDUAL_NOTE = (
 )
 
 
-def values_table(t: Tradeoff) -> list[Block]:
-    """The value-per-method layout (heading, note, table): each value oriented so that higher is
-    better, with its interval and n, linked to the units of its side (a rate shown as 1 - rate: the
-    units of the rate)."""
-    df = t.values
-    if df.empty:
-        return []
-    heads = [c for c in df.columns if c not in ("model", "method") and not c.endswith((" lo", " hi", " n"))]
-    shown = {(m, method, h): r for m, method, h, r in _values_cells(t.table) if r is not None}
-    rows = []
-    for r in df.to_dict("records"):
-        cells = [text(r["model"]), Cell(setting_name(str(r["method"])), r["method"])]
-        for h in heads:
-            row = shown.get((r["model"], r["method"], h))
-            href, units = (None, None) if row is None else _side_units(row, r["method"] == NONE)
-            cells.append(rate(r[h], r[f"{h} lo"], r[f"{h} hi"], r[f"{h} n"], href, units) if num(r[h]) is not None else dash())
-        rows.append(tuple(cells))
-    columns = (Column("model", "Model"), Column("method", "Method"), *(Column(h, h, numeric=True) for h in heads))
-    title = "Each measure per method" + _refs(t.table, "values")
-    return [Heading(title), Paragraph(VALUES_NOTE), Table("tradeoff_values_shown", columns, tuple(rows))]
-
-
-def _change_cell(r: Mapping[Hashable, Any], h: str) -> Cell:
-    """A residual measure's change with its interval and Holm p beneath it."""
-    cell = change(r[f"{h}: change"], r[f"{h}: change lo"], r[f"{h}: change hi"])
-    if num(r[f"{h}: change"]) is None:
-        return cell
-    return replace(cell, note=(*cell.note, f"Holm p {fmt_p(num(r[f'{h}: p (Holm)']))}"), data={**cell.data, "p_holm": num(r[f"{h}: p (Holm)"])})
-
-
-def residual_table(t: Tradeoff) -> list[Block]:
-    """The before-and-after layout (heading, note, table): per residual measure, without and with
-    (linked to their units), the change and the share left."""
-    df = t.residual
-    if df.empty:
-        return []
-    heads = list(dict.fromkeys(str(c).split(": ")[0] for c in df.columns if ": " in str(c)))
-    cols, by_key = _layout_cells(t.table, "residual")
-    shown = {(m, s, head): r for (m, s, f, c), r in by_key.items() for f2, c2, head in cols if (f2, c2) == (f, c)}
-    rows = []
-    for r in df.to_dict("records"):
-        cells = [text(r["model"]), Cell(setting_name(str(r["setting"])), r["setting"])]
-        for h in heads:
-            row = shown.get((r["model"], r["setting"], h))
-            share = num(r[f"{h}: share left"])
-            cells += [
-                _side_cell(row, True, _amount(r[f"{h}: without"], "rate")),
-                _side_cell(row, False, _amount(r[f"{h}: with"], "rate")),
-                _change_cell(r, h),
-                dash() if share is None else Cell(f"{100 * share:.0f}%", share),
-            ]
-        rows.append(tuple(cells))
+def values_shown(table: pd.DataFrame) -> Table | None:
+    """The value-per-method layout: one row per model and method (none, then each setting), one
+    column per `values` measure: its value oriented so that higher is better (a rate where lower is
+    better as 1 - rate) with its interval and n (data: `<header> lo` / `hi` / `n`), linked to the
+    units of its side (a rate shown as 1 - rate: the units of the rate); a dash where a run is
+    missing. None when no row is shown in it."""
+    heads = [head for _f, _c, head in _columns(table, "values")]
+    if not heads:
+        return None
+    rows: dict[tuple[str, str], list[Cell]] = {}
+    for model, method, _head, r in _values_cells(table):
+        cells = rows.setdefault((model, method), [text(model), Cell(setting_name(method), method)])
+        if r is None:
+            cells.append(dash())
+            continue
+        v, lo, hi = ("none", "none_lo", "none_hi") if method == NONE else ("value", "value_lo", "value_hi")
+        hb, unit = bool(r["higher_is_better"]), str(r["unit"])
+        a, b = _oriented(r[lo], hb, unit), _oriented(r[hi], hb, unit)
+        if a is not None and b is not None and a > b:
+            a, b = b, a
+        href, units = _side_units(r, method == NONE)
+        cells.append(rate(_oriented(r[v], hb, unit), a, b, r["n"], href, units))
     columns = (
-        Column("model", "Model"),
-        Column("setting", "Setting"),
-        *(
-            Column(f"{h}: {k}", head, numeric=True)
-            for h in heads
-            for k, head in (("without", f"{h}: without"), ("with", "with"), ("change", "change"), ("share left", "share left"))
-        ),
+        Column("model", "Model", fields={}),
+        Column("method", "Method", fields={}),
+        *(Column(h, h, numeric=True, fields={"lo": f"{h} lo", "hi": f"{h} hi", "n": f"{h} n"}) for h in heads),
     )
-    title = "Before and after each setting" + _refs(t.table, "residual")
-    return [Heading(title), Paragraph(RESIDUAL_NOTE), Table("tradeoff_residual_shown", columns, tuple(rows))]
+    return Table("tradeoff_values", columns, tuple(tuple(c) for c in rows.values()))
+
+
+def _change_cell(r: Row | None) -> Cell:
+    """A residual measure's change with its interval and Holm p beneath it."""
+    if r is None:
+        return dash()
+    cell = change(r["diff"], r["lo"], r["hi"])
+    p_holm = num(r["p_holm"])
+    data = {"lo": num(r["lo"]), "hi": num(r["hi"]), "p_holm": p_holm}
+    return replace(cell, note=(*cell.note, f"Holm p {fmt_p(p_holm)}"), data=data) if cell.value is not None else replace(cell, data=data)
+
+
+def _share_cell(r: Row | None) -> Cell:
+    """With / without: the share of the measure left under the setting."""
+    none, val = (None, None) if r is None else (num(r["none"]), num(r["value"]))
+    if none is None or val is None or none == 0:
+        return dash()
+    return Cell(f"{100 * val / none:.0f}%", val / none)
+
+
+def residual_shown(table: pd.DataFrame) -> Table | None:
+    """The before-and-after layout: one row per model and setting, for each `residual` measure:
+    without (none) and with (the setting), each linked to its units, the change (with its interval
+    and Holm p) and the share left (with / without); its n is data only. None when no row is shown
+    in it."""
+    cols, by_key = _layout_cells(table, "residual")
+    if not cols:
+        return None
+    rows = []
+    for model, settings in _order(table):
+        for s in settings:
+            cells = [text(model), Cell(setting_name(s), s)]
+            for fam, col, _head in cols:
+                r = by_key.get((model, s, fam, col))
+                n = None if r is None else whole(r["n"])
+                cells += [_side_cell(r, True), _side_cell(r, False), _change_cell(r), _share_cell(r), Cell("" if n is None else str(n), n)]
+            rows.append(tuple(cells))
+    columns = [Column("model", "Model", fields={}), Column("setting", "Setting", fields={})]
+    for _f, _c, h in cols:
+        columns += [
+            Column(f"{h}: without", f"{h}: without", numeric=True, fields={}),
+            Column(f"{h}: with", "with", numeric=True, fields={}),
+            Column(f"{h}: change", "change", numeric=True, fields={"lo": f"{h}: change lo", "hi": f"{h}: change hi", "p_holm": f"{h}: p (Holm)"}),
+            Column(f"{h}: share left", "share left", numeric=True, fields={}),
+            Column(f"{h}: n", "n", shown=False, fields={}),
+        ]
+    return Table("tradeoff_residual", tuple(columns), tuple(rows))
+
+
+def _layout(title: str, note: str, shown: Table | None) -> tuple[Block, ...]:
+    return () if shown is None else (Heading(title), Paragraph(note), shown)
 
 
 def _measure(r: Row) -> Cell:
@@ -932,7 +905,9 @@ def section_of(t: Tradeoff) -> Section:
     fig = tradeoff_figure(t.table)
     if fig is not None:
         blocks.append(fig)
-    layouts = tuple(tuple(x) for x in (values_table(t), residual_table(t)) if x)
+    values = _layout("Each measure per method" + _refs(t.table, "values"), VALUES_NOTE, t.values_shown)
+    residual = _layout("Before and after each setting" + _refs(t.table, "residual"), RESIDUAL_NOTE, t.residual_shown)
+    layouts = tuple(x for x in (values, residual) if x)
     if layouts:
         blocks.append(SideBySide(layouts, "tradeoff-layouts"))
     blocks += [Heading("Every gain and cost"), full_table(t.table), Heading("Pairing"), pairing_table(t.pairing)]
@@ -946,8 +921,7 @@ def section(runs: Sequence[Any]) -> tuple[Section, dict[str, pd.DataFrame]] | No
     if t is None:
         return None
     tables = {"tradeoff": t.table, "tradeoff_pairing": t.pairing}
-    if not t.values.empty:
-        tables["tradeoff_values"] = t.values
-    if not t.residual.empty:
-        tables["tradeoff_residual"] = t.residual
+    for shown in (t.values_shown, t.residual_shown):
+        if shown is not None:
+            tables[shown.name] = table_frame(shown)  # the layout as shown, its values and their intervals
     return section_of(t), tables
