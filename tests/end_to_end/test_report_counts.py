@@ -176,7 +176,7 @@ def test_every_linked_cell_of_the_report_parts_names_as_many_units_as_the_viewer
                 filters, total = viewer_total(opened, cell.href)
                 assert cell.units is not None and total == cell.units, (section.anchor, column.header, cell, filters, total)
                 checked[section.anchor] = checked.get(section.anchor, 0) + 1
-    assert {"reading", "agent", "pressure", "profile-all"} <= set(checked), checked
+    assert {"reading", "agent", "pressure", "profile-all", "tradeoff"} <= set(checked), checked
 
 
 def viewer_total(opened, href: str) -> tuple[dict[str, str], int]:
@@ -263,14 +263,16 @@ def test_every_linked_number_is_the_viewers_count(report):
     assert sum(checked.values()) > 150, checked
 
 
-#: the trade-off's paired test: its discordant counts b / c are the cell's counts (not its p)
+#: the settings effect's paired test: its discordant counts b / c are the cell's counts (not its p)
 PAIRED_TEST = "Paired test (b / c)"
+#: the trade-off's paired test (its name and p) and its discordant counts b and c, a column each
+TRADEOFF_TEST, TRADEOFF_B, TRADEOFF_C = "Paired test", "b (none only)", "c (setting only)"
 
 
 def bare(cells: list[dict], section: str, head: str | re.Pattern) -> list[dict]:
     """The cells of a column holding a nonzero number with no link (of a paired test's cell, its
     b / c; a row with no test, the trade-off's tokens and money per item, pairs items, not units)."""
-    untested = {c["row"] for c in cells if c["section"] == section and c["head"] == PAIRED_TEST and c["text"] == "—"}
+    untested = {c["row"] for c in cells if c["section"] == section and c["head"] in (PAIRED_TEST, TRADEOFF_TEST) and c["text"] == "—"}
     return [
         c
         for c in cells
@@ -332,7 +334,7 @@ def test_clean_accuracy_of_a_probe_facet_links_the_clean_units_of_its_items(repo
         ("pressure", "Pairs"),
         ("presupposition", "Units"),
         ("tradeoff", re.compile(r"Units \((none|setting)\)")),
-        ("tradeoff", re.compile(r"Paired test \(b / c\)|Pairs")),
+        ("tradeoff", re.compile(r"[bc] \((none|setting) only\)|Pairs")),
         ("settings", re.compile(r"None|Setting|Pairs|Paired test \(b / c\)")),
         ("noise", "b / c|Original, same cases"),
         ("agent", "Units"),
@@ -452,9 +454,9 @@ def test_a_tradeoff_row_with_none_from_another_run_links_its_pairs(compared, tmp
     try:
         seen = set()
         for row in rows.values():
-            if PAIRED_TEST not in row:
+            if TRADEOFF_TEST not in row:
                 continue
-            for part, cell in (("test", row[PAIRED_TEST]), ("pairs", row["Pairs"])):
+            for part, cell in (("test", row[TRADEOFF_B]), ("test", row[TRADEOFF_C]), ("pairs", row["Pairs"])):
                 for href, text in cell["links"]:
                     filters, total = viewer_total(opened, href)
                     assert total == int(text) > 0, (row, filters)
@@ -473,21 +475,21 @@ def test_tradeoff_pairs_and_discordant_pairs_are_the_setting_units_read_against_
     cells, opened = report
     rows: dict[int, dict[int, dict]] = {}
     for c in cells:
-        if c["section"] == "tradeoff" and c["head"] in ("Family", "Measure", PAIRED_TEST, "Pairs"):
+        if c["section"] == "tradeoff" and c["head"] in ("Family", "Measure", TRADEOFF_TEST, TRADEOFF_B, TRADEOFF_C, "Pairs"):
             rows.setdefault(c["row"], {})[c["head"]] = c
     seen: dict[str, set[str]] = {}
     for row in rows.values():
-        if PAIRED_TEST not in row:
+        if TRADEOFF_TEST not in row:
             continue
         family, measure = row["Family"]["text"], row["Measure"]["text"]
-        for part, cell in (("test", row[PAIRED_TEST]), ("pairs", row["Pairs"])):
+        for part, cell in (("test", row[TRADEOFF_B]), ("test", row[TRADEOFF_C]), ("pairs", row["Pairs"])):
             for href, text in cell["links"]:
                 filters, total = viewer_total(opened, href)
                 assert total == int(text) > 0, (row, filters)
                 assert filters["setting"] != "none" and "none" in filters["outcome"], filters
                 seen.setdefault(family, set()).add(part)
         if measure.startswith("PCS"):
-            assert not row[PAIRED_TEST]["links"] and row["Pairs"]["links"], row
+            assert not row[TRADEOFF_B]["links"] and not row[TRADEOFF_C]["links"] and row["Pairs"]["links"], row
     assert {"Misleading context", "False presuppositions", "Clinical noise"} <= set(seen), seen
     assert all(v == {"test", "pairs"} for v in seen.values()), seen
 

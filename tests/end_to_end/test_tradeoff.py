@@ -606,7 +606,9 @@ def test_section_and_both_layouts_in_html_and_markdown(report, table):
     assert "### Before and after each setting (as in MedMisBench Table 20)" in msec
     line = next(x for x in msec.splitlines() if x.startswith("| model-b | caution |") and "—" in x)
     assert line.count("—") == 3  # PCR, NFP and the noise original: no run of model B
-    assert f"| model-a | caution | {100 * t1['none']:.1f}% | 0.0% | {-100 * t1['none']:+.1f} | 0% |" in msec
+    # the shown table: the change with its interval and Holm p beneath it
+    head = re.escape(f"| model-a | caution | {100 * t1['none']:.1f}% | 0.0% | {-100 * t1['none']:+.1f} pp [")
+    assert re.search(head + r"[^]|]+\] Holm p [^|]+ \| 0% \|", msec)
     for name in ("tradeoff", "tradeoff_values", "tradeoff_residual", "tradeoff_pairing"):
         assert name in report.tables and Path(report.tables[name]["parquet"]).exists()
 

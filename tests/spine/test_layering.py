@@ -339,7 +339,6 @@ HTML_PENDING = {
     "families/presupposition/report/compare.py",
     "report/compare.py",
     "report/html.py",
-    "report/tradeoff.py",
 }
 
 

@@ -188,3 +188,38 @@ def test_a_profile_cell_names_the_units_of_its_rate(tmp_path):
     assert got["misleading:clean_acc"][0] == 40 and "state=" in got["misleading:clean_acc"][1]
     assert got["misleading:type1_asr"][0] == 3 and "outcome=flip" in got["misleading:type1_asr"][1]  # 30 - 27 flips
     assert got["noise:clean_acc"][0] == 10 and "run=1" in got["noise:clean_acc"][1]
+
+
+def test_a_scatter_figure_is_drawn_from_its_points_and_written_as_its_values():
+    fig = P.ScatterFigure(
+        "gain-cost",
+        "Gain against cost",
+        "Each point with its 95% intervals.",
+        "Gain (pp)",
+        "Cost (pp)",
+        (
+            P.ScatterPoint("Family A: x vs y", "m1 (caution)", 12.5, -2.0, 4.0, 20.0, -5.0, 1.0),
+            P.ScatterPoint("Family B: u vs v", "m1 (caution)", -3.0, 1.5),
+        ),
+    )
+    out = str(section_html(Section("s", "S", (fig,))))
+    assert out.count("<svg") == 1 and 'id="fig-gain-cost"' in out and "<figcaption>Each point with its 95% intervals.</figcaption>" in out
+    assert "Gain (pp)" in out and "Family B: u vs v" in out and "m1 (caution)" in out  # the figure's text stays text
+    md = section_markdown(Section("s", "S", (fig,)))
+    assert "- m1 (caution) (Family A: x vs y): Gain (pp) +12.5 [+4.0, +20.0]; Cost (pp) -2.0 [-5.0, +1.0]" in md
+    assert "- m1 (caution) (Family B: u vs v): Gain (pp) -3.0; Cost (pp) +1.5" in md
+    empty = P.ScatterFigure("e", "t", "c", "x", "y", ())
+    assert "<figure" not in str(section_html(Section("s", "S", (empty,))))
+
+
+def test_blocks_side_by_side_are_one_row_in_the_page_and_in_order_elsewhere():
+    other = Table("other", (Column("x", "X"),), ((P.count(7, "http://x/units?run=0"),),))
+    row = P.SideBySide(((Heading("Left"), sample()), (Heading("Right"), other)), "pair")
+    sec = Section("s", "S", (Paragraph("Before."), row))
+    out = str(section_html(sec))
+    assert out.count("class='pair'") == 1 and out.index("<h3>Left</h3>") < out.index("<h3>Right</h3>")
+    assert out.index("class='pair'") < out.index("<h3>Left</h3>") and out.count("<table>") == 2
+    md = section_markdown(sec)
+    assert md.index("### Left") < md.index("| Model <m> |") < md.index("### Right") < md.index("| X |")
+    # the tables side by side are the section's tables: their links are checked like any other
+    assert [t.name for t in sec.tables()] == ["sample", "other"]

@@ -48,8 +48,6 @@ from .rundir import RunData, load_run, name_models, names_of, redact_url, scrub,
 from .section import FamilySection
 from .tables import markdown_table, usage_table, write_tables
 from .templating import macros
-from .tradeoff import ANCHOR as TRADEOFF_ANCHOR
-from .tradeoff import TITLE as TRADEOFF_TITLE
 from .tradeoff import section as tradeoff_section
 
 
@@ -145,9 +143,10 @@ def _write(runs: list[RunData], out: Path, title: str | None, viewer_url: str | 
     if not profile.empty and profile["dimension"].nunique() >= RADAR_MIN_AXES:
         tables["profile_radar"] = radar_frame(profile)
     t0 = time.perf_counter()
-    trade = tradeoff_section(runs)  # None unless some run has a setting other than none
-    if trade is not None:
-        tables.update(trade[2])
+    traded = tradeoff_section(runs)  # None unless some run has a setting other than none
+    trade = None if traded is None else traded[0]
+    if traded is not None:
+        tables.update(traded[1])
     timings["tradeoff"] = time.perf_counter() - t0
     reading = reading_section(runs)
     audit = audit_section(runs)  # None unless some run holds a label audit
@@ -178,7 +177,7 @@ def _write(runs: list[RunData], out: Path, title: str | None, viewer_url: str | 
         notes,
         timings,
         parts,
-        [*(s for s in (shown_profile, radar) if s is not None), *shown.values(), *(sec for p in parts for sec in p.parts)],
+        [*(s for s in (shown_profile, radar, trade) if s is not None), *shown.values(), *(sec for p in parts for sec in p.parts)],
     )
 
 
@@ -218,7 +217,7 @@ def _page(
     notes: Sequence[str],
     title: str | None,
     profile: Section | None = None,
-    trade: tuple | None = None,
+    trade: Section | None = None,
     reading: Section | None = None,
     viewer_url: str | None = None,
     agents: Section | None = None,
@@ -235,7 +234,7 @@ def _page(
     if radar is not None:
         sections.append((radar.anchor, radar.title, str(section_html(radar))))
     if trade is not None:
-        sections.append((TRADEOFF_ANCHOR, TRADEOFF_TITLE, trade[0]))
+        sections.append((trade.anchor, trade.title, str(section_html(trade))))
     if agents is not None:
         sections.append((agents.anchor, agents.title, str(section_html(agents))))
     for p in parts:
@@ -268,7 +267,7 @@ def _markdown(
     notes: Sequence[str],
     title: str | None,
     profile: Section | None = None,
-    trade: tuple | None = None,
+    trade: Section | None = None,
     reading: Section | None = None,
     agents: Section | None = None,
     audit: Section | None = None,
@@ -288,7 +287,7 @@ def _markdown(
     if radar is not None:
         lines += [section_markdown(radar), ""]
     if trade is not None:
-        lines += [trade[1], ""]
+        lines += [section_markdown(trade), ""]
     if agents is not None:
         lines += [section_markdown(agents), ""]
     for p in parts:

@@ -166,7 +166,36 @@ class DrawnFigure:
     svg: str
 
 
-Figure = DifferenceFigure | RadarFigure | BarFigure | DrawnFigure
+@dataclass(frozen=True)
+class ScatterPoint:
+    """One point of a scatter figure at (x, y), each with its interval's ends (None: no interval),
+    drawn in `group`'s colour and annotated with `label`."""
+
+    group: str
+    label: str
+    x: float
+    y: float
+    x_lo: float | None = None
+    x_hi: float | None = None
+    y_lo: float | None = None
+    y_hi: float | None = None
+
+
+@dataclass(frozen=True)
+class ScatterFigure:
+    """Points with their intervals on two axes (one colour per group, named in the legend), with
+    reference lines at `reference` (x, y; None: none)."""
+
+    name: str
+    title: str
+    caption: str
+    xlabel: str
+    ylabel: str
+    points: tuple[ScatterPoint, ...]
+    reference: tuple[float, float] | None = (0.0, 0.0)
+
+
+Figure = DifferenceFigure | RadarFigure | BarFigure | DrawnFigure | ScatterFigure
 
 
 @dataclass(frozen=True)
@@ -195,7 +224,16 @@ class ItemList:
     name: str = ""
 
 
-Block = Paragraph | Heading | ItemList | Table | DifferenceFigure | RadarFigure | BarFigure | DrawnFigure
+@dataclass(frozen=True)
+class SideBySide:
+    """Columns of blocks laid out side by side where the page is wide enough (one under another
+    when narrow, and in Markdown); `name` names the row in the page (its HTML class)."""
+
+    columns: tuple[tuple[Block, ...], ...]
+    name: str = ""
+
+
+Block = Paragraph | Heading | ItemList | Table | DifferenceFigure | RadarFigure | BarFigure | DrawnFigure | ScatterFigure | SideBySide
 
 
 @dataclass(frozen=True)
@@ -207,7 +245,18 @@ class Section:
     blocks: tuple[Block, ...]
 
     def tables(self) -> list[Table]:
-        return [b for b in self.blocks if isinstance(b, Table)]
+        """Its tables, those laid out side by side among them, in order."""
+        return _tables(self.blocks)
+
+
+def _tables(blocks: Sequence[Block]) -> list[Table]:
+    out: list[Table] = []
+    for b in blocks:
+        if isinstance(b, Table):
+            out.append(b)
+        elif isinstance(b, SideBySide):
+            out += [t for col in b.columns for t in _tables(col)]
+    return out
 
 
 # ------------------------------------------------------------------------------ cells

@@ -19,7 +19,7 @@ matplotlib.use("Agg", force=False)
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .parts import BarFigure, DifferenceFigure
+from .parts import BarFigure, DifferenceFigure, ScatterFigure
 
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
 
@@ -173,4 +173,42 @@ def bars(fig_data: BarFigure) -> str:
         ax.set_title(fig_data.title)
         if series:
             ax.legend(title=fig_data.legend or None, frameon=False)
+        return to_svg(fig, fig_data.name, fig_data.title)
+
+
+def scatter(fig_data: ScatterFigure) -> str | None:
+    """Points with their intervals on both axes (`parts.ScatterFigure`): one colour per group (the
+    legend), each point annotated with its label, the reference lines marked; None without points."""
+    points = fig_data.points
+    if not points:
+        return None
+    groups = list(dict.fromkeys(p.group for p in points))
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(8.6, 5.6), layout="constrained")
+        for p in points:
+            colour = PALETTE[groups.index(p.group) % len(PALETTE)]
+            x_lo, x_hi = p.x if p.x_lo is None else p.x_lo, p.x if p.x_hi is None else p.x_hi
+            y_lo, y_hi = p.y if p.y_lo is None else p.y_lo, p.y if p.y_hi is None else p.y_hi
+            ax.errorbar(
+                [p.x],
+                [p.y],
+                xerr=[[max(0, p.x - x_lo)], [max(0, x_hi - p.x)]],
+                yerr=[[max(0, p.y - y_lo)], [max(0, y_hi - p.y)]],
+                fmt="o",
+                color=colour,
+                ecolor=colour,
+                elinewidth=1.2,
+                capsize=2,
+                zorder=3,
+            )
+            ax.annotate(short(p.label, 34), (p.x, p.y), textcoords="offset points", xytext=(6, 6), fontsize=9, color=colour)
+        for j, group in enumerate(groups):
+            ax.plot([], [], "o", color=PALETTE[j % len(PALETTE)], label=short(group, 100))
+        if fig_data.reference is not None:
+            ax.axvline(fig_data.reference[0], color="#333", lw=0.8)
+            ax.axhline(fig_data.reference[1], color="#333", lw=0.8)
+        ax.set_xlabel(fig_data.xlabel)
+        ax.set_ylabel(fig_data.ylabel)
+        fig.legend(loc="outside lower center", frameon=False, fontsize=9)
+        ax.set_title(fig_data.title)
         return to_svg(fig, fig_data.name, fig_data.title)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from markupsafe import Markup
 
-from .parts import BarFigure, Block, Cell, DifferenceFigure, DrawnFigure, Heading, ItemList, Paragraph, RadarFigure, Section, Table
+from .parts import BarFigure, Block, Cell, DifferenceFigure, DrawnFigure, Heading, ItemList, Paragraph, RadarFigure, ScatterFigure, Section, SideBySide, Table
 from .templating import macros
 
 _CODE = re.compile(r"`([^`]*)`")
@@ -30,7 +30,7 @@ def pieces(text: str) -> list[tuple[bool, str]]:
 
 def _kind(block: Block) -> tuple[str, Block, object]:
     """(the macro's kind, the block, what the macro needs besides: a figure's SVG, a paragraph's pieces)."""
-    from .plots import bars, difference, radar  # matplotlib only when a figure is drawn
+    from .plots import bars, difference, radar, scatter  # matplotlib only when a figure is drawn
 
     if isinstance(block, Table):
         return "table", block, None
@@ -48,15 +48,21 @@ def _kind(block: Block) -> tuple[str, Block, object]:
         return "heading", block, None
     if isinstance(block, ItemList):
         return "list", block, None
+    if isinstance(block, ScatterFigure):
+        return "scatter", block, Markup(scatter(block) or "")
+    if isinstance(block, SideBySide):
+        return "side_by_side", block, [_shown(col) for col in block.columns]
     raise TypeError(f"not a report part: {block!r}")
+
+
+def _shown(blocks: Sequence[Block]) -> list[tuple[str, Block, object]]:
+    """The blocks as the template's body takes them; a figure with no point to draw is left out."""
+    return [k for k in (_kind(b) for b in blocks) if k[0] not in ("difference", "scatter") or k[2]]
 
 
 def blocks_html(blocks: Sequence[Block]) -> Markup:
     """Blocks as HTML, in order."""
-    shown = [_kind(b) for b in blocks]
-    # a difference figure with no point to draw is left out
-    shown = [k for k in shown if k[0] != "difference" or k[2]]
-    return Markup(macros(__package__, "parts.html.j2").body(shown))
+    return Markup(macros(__package__, "parts.html.j2").body(_shown(blocks)))
 
 
 def section_html(section: Section) -> Markup:

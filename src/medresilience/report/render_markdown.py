@@ -5,7 +5,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .parts import BarFigure, Block, Cell, DifferenceFigure, DrawnFigure, Heading, ItemList, Paragraph, RadarFigure, Section, Table, signed
+from .parts import (
+    BarFigure,
+    Block,
+    Cell,
+    DifferenceFigure,
+    DrawnFigure,
+    Heading,
+    ItemList,
+    Paragraph,
+    RadarFigure,
+    ScatterFigure,
+    Section,
+    SideBySide,
+    Table,
+    signed,
+)
 
 
 def _cell(c: Cell) -> str:
@@ -20,7 +35,11 @@ def table_markdown(table: Table) -> str:
     return "\n".join(lines)
 
 
-def _figure(fig: DifferenceFigure | RadarFigure | BarFigure | DrawnFigure) -> list[str]:
+def _ends(lo: float | None, hi: float | None) -> str:
+    return "" if lo is None or hi is None else f" [{lo:+.1f}, {hi:+.1f}]"
+
+
+def _figure(fig: DifferenceFigure | RadarFigure | BarFigure | DrawnFigure | ScatterFigure) -> list[str]:
     """A figure as its caption and the values it draws (a drawn figure: its caption; its values are
     its section's tables)."""
     lines = [f"*{fig.title}.* {fig.caption}".rstrip(), ""]
@@ -35,6 +54,10 @@ def _figure(fig: DifferenceFigure | RadarFigure | BarFigure | DrawnFigure) -> li
                 f"- {p.group}, {p.label} ({panel.xlabel}): {signed(p.diff, unit)} [{signed(p.lo, unit, False)}, {signed(p.hi, unit, False)}]"
                 for p in panel.points
             ]
+    elif isinstance(fig, ScatterFigure):
+        lines += [
+            f"- {p.label} ({p.group}): {fig.xlabel} {p.x:+.1f}{_ends(p.x_lo, p.x_hi)}; {fig.ylabel} {p.y:+.1f}{_ends(p.y_lo, p.y_hi)}" for p in fig.points
+        ]
     else:
         for name, (p, lo, hi) in fig.series.items():
             lines.append(f"- {name}: " + "; ".join(f"{a} {v:.1f}% [{a_lo:.1f}, {a_hi:.1f}]" for a, v, a_lo, a_hi in zip(fig.axes, p, lo, hi) if v == v))
@@ -52,6 +75,8 @@ def blocks_markdown(blocks: Sequence[Block]) -> str:
             lines += [f"### {b.text}", ""]
         elif isinstance(b, ItemList):
             lines += ([b.lead, ""] if b.lead else []) + [f"- {c.shown}" for c in b.items] + [""]
+        elif isinstance(b, SideBySide):
+            lines += [blocks_markdown(col) + "\n" for col in b.columns]
         else:
             lines += [*_figure(b), ""]
     return "\n".join(lines).rstrip("\n")

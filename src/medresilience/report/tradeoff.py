@@ -51,13 +51,12 @@ planned on one side only is left out, counted, and the section warns."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from markupsafe import Markup
 
 from .. import stats
 from ..family import Family, get
@@ -66,11 +65,29 @@ from ..mitigations import NONE
 from ..mitigations.roles import not_model_callers, role_names
 from ..registry import Registry
 from ..scoring.types import ANSWERED
-from .html import collapsible, count_cell, diff_cell, esc, linked, pair_url, rate_cell, rate_units, setting_name, sig_class, test_cell, units_url
-from .html import signed as signed_change
-from .html import table as html_table
-from .tables import fmt_p, markdown_table
-from .templating import macros
+from .html import pair_url, rate_units, setting_name, units_url
+from .parts import (
+    Block,
+    Cell,
+    Column,
+    Heading,
+    LinkKind,
+    Paragraph,
+    ScatterFigure,
+    ScatterPoint,
+    Section,
+    SideBySide,
+    Table,
+    change,
+    count,
+    dash,
+    num,
+    rate,
+    text,
+    whole,
+)
+from .render_data import table_frame
+from .tables import fmt_p
 
 TITLE = "Mitigations: what they buy and what they cost"
 ANCHOR = "tradeoff"
@@ -108,6 +125,8 @@ COLUMNS = [
     "column",
     "ref",
 ]
+#: a trade-off row as the table's records give it
+Row = Mapping[Hashable, Any]
 PAIRING_COLUMNS = [
     "model",
     "setting",
@@ -190,7 +209,7 @@ def effect_row(
     label: str,
     role: str,
     higher_is_better: bool,
-    rec: dict[str, Any],
+    rec: Row,
     *,
     stratum: str = "all",
     unit: str = "rate",
@@ -266,8 +285,18 @@ class Tradeoff:
     pairing: pd.DataFrame
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    values: pd.DataFrame = field(default_factory=pd.DataFrame)
-    residual: pd.DataFrame = field(default_factory=pd.DataFrame)
+    values_shown: Table | None = None
+    residual_shown: Table | None = None
+
+    @property
+    def values(self) -> pd.DataFrame:
+        """The value-per-method layout's data (tables/tradeoff_values), empty when it has no column."""
+        return pd.DataFrame() if self.values_shown is None else table_frame(self.values_shown)
+
+    @property
+    def residual(self) -> pd.DataFrame:
+        """The before-and-after layout's data (tables/tradeoff_residual), empty when it has no column."""
+        return pd.DataFrame() if self.residual_shown is None else table_frame(self.residual_shown)
 
 
 def _models_settings(frame: pd.DataFrame) -> list[tuple[str, str]]:
@@ -421,7 +450,7 @@ def _usage_rows(p: Pairing, none: pd.DataFrame, sett: pd.DataFrame, cache: dict[
         measures.append(("calls_per_item", "Calls per item", "calls", "calls"))
     for metric, label, col, unit in measures:
         xa, xb = a[col].fillna(0.0).to_numpy(), b[col].fillna(0.0).to_numpy()
-        boot = stats.paired_bootstrap_diff(xa, xb)
+        boot = stats.paired_bootstrap_diff(xa.tolist(), xb.tolist())
         rows.append(
             {
                 "model": p.model,
@@ -493,7 +522,8 @@ def tradeoff(runs: Sequence[Any]) -> Tradeoff | None:
                 f"{p.run.model_name(p.model)} under {p.setting} ({p.family.title}; {where}): {c['answered_one_side']} units answered on one "
                 "side only (an error, missing or unscored on the other) are left out of the paired numbers."
             )
-        got = [r for r in p.family.tradeoff(frame) if r["model"] == p.model and r["setting"] == p.setting]
+        hook = p.family.tradeoff  # a pairing is made only for a family that states its trade-off
+        got = [] if hook is None else [r for r in hook(frame) if r["model"] == p.model and r["setting"] == p.setting]
         for r in [*got, *_usage_rows(p, none, sett, linked)]:
             # the model by its name in the report (model_names), that of the setting's run
             rows.append({**r, "model": p.run.model_name(p.model), "family": p.family.name, "run": p.run.name, "none_run": p.base.name})
@@ -503,10 +533,7 @@ def tradeoff(runs: Sequence[Any]) -> Tradeoff | None:
         for _, idx in table.groupby(["model", "setting"], sort=False).groups.items():
             ps = table.loc[idx, "p"].astype(float)
             table.loc[idx, "p_holm"] = stats.holm(ps.tolist())
-    out = Tradeoff(table, pd.DataFrame(counts, columns=PAIRING_COLUMNS), warnings, notes)
-    out.values = values_layout(table)
-    out.residual = residual_layout(table)
-    return out
+    return Tradeoff(table, pd.DataFrame(counts, columns=PAIRING_COLUMNS), warnings, notes, values_shown(table), residual_shown(table))
 
 
 def _oriented(v: Any, higher: bool, unit: str) -> float | None:
@@ -521,10 +548,10 @@ def _columns(table: pd.DataFrame, layout: str) -> list[tuple[str, str, str]]:
     families use gets the family's title."""
     sub = table[table["layout"] == layout]
     cols = list(dict.fromkeys(zip(sub["family"], sub["column"].astype(str))))
-    count: dict[str, int] = {}
+    uses: dict[str, int] = {}
     for _, c in cols:
-        count[c] = count.get(c, 0) + 1
-    return [(f, c, c if count[c] == 1 else f"{c} ({get(f).title})") for f, c in cols]
+        uses[c] = uses.get(c, 0) + 1
+    return [(str(f), c, c if uses[c] == 1 else f"{c} ({get(str(f)).title})") for f, c in cols]
 
 
 def _order(table: pd.DataFrame) -> list[tuple[str, list[str]]]:
@@ -532,18 +559,18 @@ def _order(table: pd.DataFrame) -> list[tuple[str, list[str]]]:
     return [(m, list(dict.fromkeys(table.loc[table["model"] == m, "setting"]))) for m in models]
 
 
-def _layout_cells(table: pd.DataFrame, layout: str) -> tuple[list[tuple[str, str, str]], dict[tuple[str, str, str, str], dict[str, Any]]]:
+def _layout_cells(table: pd.DataFrame, layout: str) -> tuple[list[tuple[str, str, str]], dict[tuple[str, str, str, str], Row]]:
     """The measures shown in `layout` (family, column, header) and its rows keyed by
     (model, setting, family, column)."""
     sub = table[table["layout"] == layout]
     return _columns(table, layout), {(r["model"], r["setting"], r["family"], str(r["column"])): r for r in sub.to_dict("records")}
 
 
-def units_of(r: dict[str, Any], none_side: bool) -> str | None:
+def units_of(r: Row, none_side: bool) -> str | None:
     """The viewer's URL of the units behind one side of a trade-off row (`none_side`: the `none`
     units it is paired with), as its family's `Outcomes.filters` names them; None for a measure no
     one filter selects (tokens, money, a pooled rate)."""
-    flt = get(r["family"]).outcomes.filters(str(r["metric"]))
+    flt = get(str(r["family"])).outcomes.filters(str(r["metric"]))
     if flt is None:
         return None
     if r["stratum"] != "all":
@@ -552,12 +579,12 @@ def units_of(r: dict[str, Any], none_side: bool) -> str | None:
     return rate_units(run, r["model"], setting, **flt)
 
 
-def versus_units(r: dict[str, Any], part: str) -> str | None:
+def versus_units(r: Row, part: str) -> str | None:
     """The viewer's URL of the units behind a row's paired test (`part`: its pairs, b or c): the
     units under its setting read against the same units under none (in the same run, or in the
     run its none comes from: `versus=`), as its family's `Outcomes.versus` names them; None when
     no outcome selects them (tokens, money)."""
-    flt = (get(r["family"]).outcomes.versus(str(r["metric"])) or {}).get(part)
+    flt = (get(str(r["family"])).outcomes.versus(str(r["metric"])) or {}).get(part)
     if flt is None:
         return None
     if r["stratum"] != "all":
@@ -565,7 +592,7 @@ def versus_units(r: dict[str, Any], part: str) -> str | None:
     return pair_url(r["run"], r["model"], r["setting"], (r["none_run"], r["model"], NONE), **flt)
 
 
-def _values_cells(table: pd.DataFrame) -> Iterator[tuple[str, str, str, dict[str, Any] | None]]:
+def _values_cells(table: pd.DataFrame) -> Iterator[tuple[str, str, str, Row | None]]:
     """(model, method, header, the trade-off row shown) of each cell of the value-per-method layout:
     under `none`, the `none` side of the model's first setting with the measure."""
     cols, cells = _layout_cells(table, "values")
@@ -579,75 +606,18 @@ def _values_cells(table: pd.DataFrame) -> Iterator[tuple[str, str, str, dict[str
                 yield model, method, head, r
 
 
-def values_layout(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per model and method (none, then each setting), one column per `values` measure:
-    its value oriented so that higher is better (a rate where lower is better as 1 - rate), with
-    the interval and n in `<header> lo` / `hi` / `n` columns; None where a run is missing."""
-    if not _columns(table, "values"):
-        return pd.DataFrame()
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
-    for model, method, head, r in _values_cells(table):
-        row = rows.setdefault((model, method), {"model": model, "method": method})
-        v, lo, hi = ("none", "none_lo", "none_hi") if method == NONE else ("value", "value_lo", "value_hi")
-        if r is None:
-            row.update({head: None, f"{head} lo": None, f"{head} hi": None, f"{head} n": None})
-            continue
-        hb, unit = r["higher_is_better"], r["unit"]
-        a, b = _oriented(r[lo], hb, unit), _oriented(r[hi], hb, unit)
-        if a is not None and b is not None and a > b:
-            a, b = b, a
-        row.update({head: _oriented(r[v], hb, unit), f"{head} lo": a, f"{head} hi": b, f"{head} n": r["n"]})
-    return pd.DataFrame(list(rows.values()))
+# ------------------------------------------------------------------------------------ the section
 
 
-def residual_layout(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per model and setting, for each `residual` measure: without (none), with (the
-    setting), the change (with its interval and Holm p) and the share left (with / without)."""
-    cols, cells = _layout_cells(table, "residual")
-    if not cols:
-        return pd.DataFrame()
-    rows = []
-    for model, settings in _order(table):
-        for s in settings:
-            row: dict[str, Any] = {"model": model, "setting": s}
-            for fam, col, head in cols:
-                r = cells.get((model, s, fam, col))
-                none, val = (None, None) if r is None else (_num(r["none"]), _num(r["value"]))
-                row.update(
-                    {
-                        f"{head}: without": none,
-                        f"{head}: with": val,
-                        f"{head}: change": None if r is None else _num(r["diff"]),
-                        f"{head}: change lo": None if r is None else _num(r["lo"]),
-                        f"{head}: change hi": None if r is None else _num(r["hi"]),
-                        f"{head}: p (Holm)": None if r is None else _num(r["p_holm"]),
-                        f"{head}: share left": None if none is None or val is None or none == 0 else val / none,
-                        f"{head}: n": None if r is None else r["n"],
-                    }
-                )
-            rows.append(row)
-    return pd.DataFrame(rows)
-
-
-# ------------------------------------------------------------------------------------ the page
-
-
-def pct(v: Any, signed: bool = False) -> str:
-    v = _num(v)
-    if v is None:
+def _amount(v: Any, unit: str) -> str:
+    """A measure's value in its unit's numbers: '71.2%' for a rate, '0.31' for a score, dollars to
+    the millionth, any other unit (tokens, calls) with one decimal; '—' when missing."""
+    f = _num(v)
+    if f is None:
         return "—"
-    return f"{100 * v:+.1f}" if signed else f"{100 * v:.1f}%"
-
-
-def _amount(v: Any, unit: str, signed: bool = False) -> str:
-    v = _num(v)
-    if v is None:
-        return "—"
-    if signed:
-        return signed_change(v, unit)
     if unit == "rate":
-        return f"{100 * v:.1f}%"
-    return {"usd": f"{v:.6f}", "score": f"{v:.2f}"}.get(unit, f"{v:.1f}")
+        return f"{100 * f:.1f}%"
+    return {"usd": f"{f:.6f}", "score": f"{f:.2f}"}.get(unit, f"{f:.1f}")
 
 
 def _refs(table: pd.DataFrame, layout: str) -> str:
@@ -655,253 +625,303 @@ def _refs(table: pd.DataFrame, layout: str) -> str:
     return f" (as in {', '.join(refs)})" if refs else ""
 
 
-def values_html(t: Tradeoff) -> tuple[str, str]:
-    df = t.values
-    if df.empty:
-        return "", ""
-    heads = [c for c in df.columns if c not in ("model", "method") and not c.endswith((" lo", " hi", " n"))]
-    # each value links to the units of its side (a rate shown as 1 - rate: the units of the rate)
-    units = {(m, method, h): units_of(r, method == NONE) for m, method, h, r in _values_cells(t.table) if r is not None}
-    rows, md = [], []
-    for r in df.to_dict("records"):
-        rows.append(
-            [
-                esc(r["model"]),
-                esc(setting_name(r["method"])),
-                *[
-                    rate_cell(r[h], r[f"{h} lo"], r[f"{h} hi"], r[f"{h} n"], units=units.get((r["model"], r["method"], h))) if r[h] is not None else "—"
-                    for h in heads
-                ],
-            ]
-        )
-        md.append({"Model": r["model"], "Method": r["method"], **{h: pct(r[h]) for h in heads}})
-    title = "Each measure per method" + _refs(t.table, "values")
-    html = str(_templates().values(title, Markup(html_table(rows, ["Model", "Method", *[esc(h) for h in heads]], numeric=range(2, 2 + len(heads))))))
-    return html, f"### {title}\n\n" + markdown_table(pd.DataFrame(md)) + "\n"
+def _side_units(r: Row, none_side: bool) -> tuple[str | None, int | None]:
+    """The viewer's URL of the units behind one side of a row (`units_of`) and how many units that
+    is: the side's k where an outcome or a score names them (its rate times its pairs), else its
+    pairs."""
+    flt = get(str(r["family"])).outcomes.filters(str(r["metric"]))
+    href = units_of(r, none_side)
+    if flt is None or href is None:
+        return None, None
+    n, v = whole(r["n"]), num(r["none" if none_side else "value"])
+    if n is None or v is None or not ({"outcome", "score"} & set(flt)):
+        return href, n
+    return href, round(v * n)
 
 
-def residual_html(t: Tradeoff) -> tuple[str, str]:
-    df = t.residual
-    if df.empty:
-        return "", ""
-    heads = list(dict.fromkeys(c.split(": ")[0] for c in df.columns if ": " in c))
-    cols, by_key = _layout_cells(t.table, "residual")
-    shown = {(m, s, head): r for (m, s, f, c), r in by_key.items() for f2, c2, head in cols if (f2, c2) == (f, c)}
-    rows, md = [], []
-    for r in df.to_dict("records"):
-        cells = [esc(r["model"]), esc(setting_name(r["setting"]))]
-        m = {"Model": r["model"], "Setting": r["setting"]}
-        for h in heads:
-            ch = _num(r[f"{h}: change"])
-            change = (
-                "—"
-                if ch is None
-                else (
-                    f"{pct(ch, True)} pp<br><span class='n'>[{pct(r[f'{h}: change lo'], True)}, "
-                    f"{pct(r[f'{h}: change hi'], True)}] Holm p {fmt_p(r[f'{h}: p (Holm)'])}</span>"
-                )
-            )
-            share = _num(r[f"{h}: share left"])
-            row = shown.get((r["model"], r["setting"], h))
-            sides = [
-                linked(pct(r[f"{h}: {side}"]), units_of(row, side == "without") if row and _num(r[f"{h}: {side}"]) is not None else None)
-                for side in ("without", "with")
-            ]
-            cells += [*sides, change, "—" if share is None else f"{100 * share:.0f}%"]
-            m.update(
-                {
-                    f"{h} without": pct(r[f"{h}: without"]),
-                    f"{h} with": pct(r[f"{h}: with"]),
-                    f"{h} change (pp)": pct(ch, True),
-                    f"{h} share left": "—" if share is None else f"{100 * share:.0f}%",
-                }
-            )
-        rows.append(cells)
-        md.append(m)
-    head_cells = [x for h in heads for x in (f"{esc(h)}: without", "with", "change", "share left")]
-    title = "Before and after each setting" + _refs(t.table, "residual")
-    html = str(_templates().residual(title, Markup(html_table(rows, ["Model", "Setting", *head_cells], numeric=range(2, 2 + 4 * len(heads))))))
-    return html, f"### {title}\n\n" + markdown_table(pd.DataFrame(md)) + "\n"
+def _side_cell(r: Row | None, none_side: bool) -> Cell:
+    """One side's value of a row in its unit's numbers, linked to its units."""
+    if r is None:
+        return dash()
+    v = num(r["none" if none_side else "value"])
+    if v is None:
+        return dash()
+    href, units = _side_units(r, none_side)
+    kind: LinkKind = "rate" if r["unit"] == "rate" else "number"
+    return Cell(_amount(v, str(r["unit"])), v, href, units if href else None, kind)
 
 
-def _full_html(table: pd.DataFrame) -> str:
+VALUES_NOTE = (
+    "Higher is better in every column (a rate where lower is better is shown as 100% minus it). The none row shows "
+    "none on the units paired with the first setting. A dash: no run of that model and method has the measure."
+)
+RESIDUAL_NOTE = (
+    "Without: under none; with: under the setting, on the same units; change: with minus without (95% item-clustered "
+    "bootstrap interval, Holm-adjusted p); share left: with / without."
+)
+
+
+def values_shown(table: pd.DataFrame) -> Table | None:
+    """The value-per-method layout: one row per model and method (none, then each setting), one
+    column per `values` measure: its value oriented so that higher is better (a rate where lower is
+    better as 1 - rate) with its interval and n (data: `<header> lo` / `hi` / `n`), linked to the
+    units of its side (a rate shown as 1 - rate: the units of the rate); a dash where a run is
+    missing. None when no row is shown in it."""
+    heads = [head for _f, _c, head in _columns(table, "values")]
+    if not heads:
+        return None
+    rows: dict[tuple[str, str], list[Cell]] = {}
+    for model, method, _head, r in _values_cells(table):
+        cells = rows.setdefault((model, method), [text(model), Cell(setting_name(method), method)])
+        if r is None:
+            cells.append(dash())
+            continue
+        v, lo, hi = ("none", "none_lo", "none_hi") if method == NONE else ("value", "value_lo", "value_hi")
+        hb, unit = bool(r["higher_is_better"]), str(r["unit"])
+        a, b = _oriented(r[lo], hb, unit), _oriented(r[hi], hb, unit)
+        if a is not None and b is not None and a > b:
+            a, b = b, a
+        href, units = _side_units(r, method == NONE)
+        cells.append(rate(_oriented(r[v], hb, unit), a, b, r["n"], href, units))
+    columns = (
+        Column("model", "Model", fields={}),
+        Column("method", "Method", fields={}),
+        *(Column(h, h, numeric=True, fields={"lo": f"{h} lo", "hi": f"{h} hi", "n": f"{h} n"}) for h in heads),
+    )
+    return Table("tradeoff_values", columns, tuple(tuple(c) for c in rows.values()))
+
+
+def _change_cell(r: Row | None) -> Cell:
+    """A residual measure's change with its interval and Holm p beneath it."""
+    if r is None:
+        return dash()
+    cell = change(r["diff"], r["lo"], r["hi"])
+    p_holm = num(r["p_holm"])
+    data = {"lo": num(r["lo"]), "hi": num(r["hi"]), "p_holm": p_holm}
+    return replace(cell, note=(*cell.note, f"Holm p {fmt_p(p_holm)}"), data=data) if cell.value is not None else replace(cell, data=data)
+
+
+def _share_cell(r: Row | None) -> Cell:
+    """With / without: the share of the measure left under the setting."""
+    none, val = (None, None) if r is None else (num(r["none"]), num(r["value"]))
+    if none is None or val is None or none == 0:
+        return dash()
+    return Cell(f"{100 * val / none:.0f}%", val / none)
+
+
+def residual_shown(table: pd.DataFrame) -> Table | None:
+    """The before-and-after layout: one row per model and setting, for each `residual` measure:
+    without (none) and with (the setting), each linked to its units, the change (with its interval
+    and Holm p) and the share left (with / without); its n is data only. None when no row is shown
+    in it."""
+    cols, by_key = _layout_cells(table, "residual")
+    if not cols:
+        return None
+    rows = []
+    for model, settings in _order(table):
+        for s in settings:
+            cells = [text(model), Cell(setting_name(s), s)]
+            for fam, col, _head in cols:
+                r = by_key.get((model, s, fam, col))
+                n = None if r is None else whole(r["n"])
+                cells += [_side_cell(r, True), _side_cell(r, False), _change_cell(r), _share_cell(r), Cell("" if n is None else str(n), n)]
+            rows.append(tuple(cells))
+    columns = [Column("model", "Model", fields={}), Column("setting", "Setting", fields={})]
+    for _f, _c, h in cols:
+        columns += [
+            Column(f"{h}: without", f"{h}: without", numeric=True, fields={}),
+            Column(f"{h}: with", "with", numeric=True, fields={}),
+            Column(f"{h}: change", "change", numeric=True, fields={"lo": f"{h}: change lo", "hi": f"{h}: change hi", "p_holm": f"{h}: p (Holm)"}),
+            Column(f"{h}: share left", "share left", numeric=True, fields={}),
+            Column(f"{h}: n", "n", shown=False, fields={}),
+        ]
+    return Table("tradeoff_residual", tuple(columns), tuple(rows))
+
+
+def _layout(title: str, note: str, shown: Table | None) -> tuple[Block, ...]:
+    return () if shown is None else (Heading(title), Paragraph(note), shown)
+
+
+def _measure(r: Row) -> Cell:
+    label = str(r["label"])
+    return Cell(label, label, note=() if r["stratum"] == "all" else (f"({r['stratum']})",), stacked=False)
+
+
+def _direction(r: Row) -> Cell:
+    b = num(r["benefit"]) or 0.0
+    return text("better" if b > 0 else ("worse" if b < 0 else "same"))
+
+
+def _test_cells(r: Row) -> tuple[Cell, Cell, Cell]:
+    """The paired test (its name and p) and its discordant counts b and c, each linked to its units."""
+    p = num(r["p"])
+    if not r["test"] or p is None:
+        return dash(), dash(), dash()
+    return (
+        Cell(f"{r['test']}, p {fmt_p(p)}", p, data={"test": str(r["test"])}),
+        count(r["b"], versus_units(r, "b")),
+        count(r["c"], versus_units(r, "c")),
+    )
+
+
+#: the full table's columns: its paired test's b and c are the discordant pairs
+FULL_COLUMNS = (
+    Column("model", "Model"),
+    Column("setting", "Setting"),
+    Column("family", "Family"),
+    Column("role", "Role"),
+    Column("measure", "Measure"),
+    Column("none", "None", numeric=True),
+    Column("value", "Setting", numeric=True),
+    Column("change", "Change [95% CI]", numeric=True),
+    Column("direction", "Direction", numeric=True),
+    Column("test", "Paired test", numeric=True),
+    Column("b", "b (none only)", numeric=True, note="pairs with the event under none and not under the setting"),
+    Column("c", "c (setting only)", numeric=True, note="pairs with the event under the setting and not under none"),
+    Column("p_holm", "Holm p", numeric=True),
+    Column("pairs", "Pairs", numeric=True),
+)
+
+
+def full_table(table: pd.DataFrame) -> Table:
+    """Every gain and cost, paired against none (a row whose Holm p is below 0.05 marked)."""
     rows, classes = [], []
     for r in table.to_dict("records"):
-        unit = r["unit"]
+        p_holm = num(r["p_holm"])
         rows.append(
-            [
-                esc(r["model"]),
-                esc(r["setting"]),
-                esc(get(r["family"]).title),
-                esc(r["role"]),
-                esc(r["label"]) + ("" if r["stratum"] == "all" else f" <span class='n'>({esc(r['stratum'])})</span>"),
-                linked(_amount(r["none"], unit), units_of(r, True) if _num(r["none"]) is not None else None),
-                linked(_amount(r["value"], unit), units_of(r, False) if _num(r["value"]) is not None else None),
-                diff_cell(_num(r["diff"]), _num(r["lo"]), _num(r["hi"]), unit),
-                "better" if (_num(r["benefit"]) or 0) > 0 else ("worse" if (_num(r["benefit"]) or 0) < 0 else "same"),
-                test_cell(r["test"], r["b"], r["c"], _num(r["p"]), versus_units(r, "b"), versus_units(r, "c")),
-                fmt_p(r["p_holm"]),
-                "—" if r["n"] is None or r["n"] != r["n"] else count_cell(int(r["n"]), versus_units(r, "pairs")),
-            ]
+            (
+                text(r["model"]),
+                text(r["setting"]),
+                text(get(str(r["family"])).title),
+                text(r["role"]),
+                _measure(r),
+                _side_cell(r, True),
+                _side_cell(r, False),
+                change(r["diff"], r["lo"], r["hi"], str(r["unit"])),
+                _direction(r),
+                *_test_cells(r),
+                Cell(fmt_p(p_holm), p_holm),
+                count(r["n"], versus_units(r, "pairs")),
+            )
         )
-        classes.append(sig_class(_num(r["p_holm"])))
-    body = html_table(
-        rows,
-        ["Model", "Setting", "Family", "Role", "Measure", "None", "Setting", "Change [95% CI]", "Direction", "Paired test (b / c)", "Holm p", "Pairs"],
-        numeric=range(5, 12),
-        row_classes=classes,
-    )
-    return collapsible(body, "Every gain and cost, paired against none", len(rows), open_up_to=40)
+        classes.append("sig" if p_holm is not None and p_holm < 0.05 else "")
+    return Table("tradeoff_shown", FULL_COLUMNS, tuple(rows), tuple(classes), fold="Every gain and cost, paired against none")
 
 
-def _point(r: dict[str, Any], sign: float) -> tuple[float, list[float]]:
-    """A row's change in percentage points, turned by sign, and its interval (the point without one)."""
+def _point(r: Row, sign: float) -> tuple[float, float, float]:
+    """A row's change in percentage points, turned by sign, and its interval's ends (the point
+    itself where the interval is missing)."""
     d = float(r["diff"])
     lo, hi = _num(r["lo"]), _num(r["hi"])
     ends = sorted(100 * sign * (d if v is None else v) for v in (lo, hi))
-    return 100 * sign * d, ends
+    return 100 * sign * d, ends[0], ends[1]
 
 
-def tradeoff_figure(table: pd.DataFrame) -> str | None:
+def tradeoff_figure(table: pd.DataFrame) -> ScatterFigure | None:
     """Per model, setting and family: the primary gain (x, positive = more resilient) against the
     primary cost (y, positive = worse), in percentage points, with the 95% intervals."""
-    from .plots import PALETTE, STYLE, plt, short, to_svg
-
     sub = table[table["primary"].astype(bool) & (table["unit"] == "rate")]
-    points = []
+    points: list[ScatterPoint] = []
+    legend: dict[str, str] = {}
     for (model, setting, fam), g in sub.groupby(["model", "setting", "family"], sort=False):
-        gain = g[g["role"] == "gain"]
-        cost = g[g["role"] == "cost"]
-        if gain.empty or cost.empty:
+        gains = [r for r in g.to_dict("records") if r["role"] == "gain"]
+        costs = [r for r in g.to_dict("records") if r["role"] == "cost"]
+        if not gains or not costs or _num(gains[0]["diff"]) is None or _num(costs[0]["diff"]) is None:
             continue
-        gr, cr = gain.iloc[0], cost.iloc[0]
-        sg = 1.0 if gr["higher_is_better"] else -1.0
-        sc = -1.0 if cr["higher_is_better"] else 1.0  # harm: positive = the measure got worse
-        if _num(gr["diff"]) is None or _num(cr["diff"]) is None:
-            continue
-        x, xs = _point(gr, sg)
-        y, ys = _point(cr, sc)
-        points.append((model, setting, fam, gr["label"], cr["label"], x, xs, y, ys))
+        gr, cr = gains[0], costs[0]
+        x, x_lo, x_hi = _point(gr, 1.0 if gr["higher_is_better"] else -1.0)
+        y, y_lo, y_hi = _point(cr, -1.0 if cr["higher_is_better"] else 1.0)  # harm: positive = the measure got worse
+        # one colour per family, named with the measures of its first point
+        group = legend.setdefault(str(fam), f"{get(str(fam)).title}: {gr['label']} vs {cr['label']}")
+        points.append(ScatterPoint(group, f"{model} ({setting})", x, y, x_lo, x_hi, y_lo, y_hi))
     if not points:
         return None
-    fams = list(dict.fromkeys(p[2] for p in points))
-    with plt.rc_context(STYLE):
-        fig, ax = plt.subplots(figsize=(8.6, 5.6), layout="constrained")
-        for model, setting, fam, _gl, _cl, x, xs, y, ys in points:
-            colour = PALETTE[fams.index(fam) % len(PALETTE)]
-            ax.errorbar(
-                [x],
-                [y],
-                xerr=[[max(0, x - xs[0])], [max(0, xs[1] - x)]],
-                yerr=[[max(0, y - ys[0])], [max(0, ys[1] - y)]],
-                fmt="o",
-                color=colour,
-                ecolor=colour,
-                elinewidth=1.2,
-                capsize=2,
-                zorder=3,
-            )
-            ax.annotate(short(f"{model} ({setting})", 34), (x, y), textcoords="offset points", xytext=(6, 6), fontsize=9, color=colour)
-        for fam in fams:
-            gl, cl = next((p[3], p[4]) for p in points if p[2] == fam)
-            ax.plot([], [], "o", color=PALETTE[fams.index(fam) % len(PALETTE)], label=short(f"{get(fam).title}: {gl} vs {cl}", 100))
-        ax.axvline(0, color="#333", lw=0.8)
-        ax.axhline(0, color="#333", lw=0.8)
-        ax.set_xlabel("Gain: stress-test resilience, setting - none (pp, right is better)")
-        ax.set_ylabel("Cost: setting - none (pp, up is worse)")
-        fig.legend(loc="outside lower center", frameon=False, fontsize=9)
-        ax.set_title("What each mitigation buys against what it costs")
-        return to_svg(fig, "tradeoff", "Mitigation gain against cost")
-
-
-def _templates() -> Any:
-    return macros(__package__, "tradeoff.html.j2")
-
-
-def _pairing_html(pairing: pd.DataFrame) -> str:
-    """What was paired per model, setting and family: units each side, the unpaired and the items paired."""
-    return html_table(
-        [
-            [
-                esc(r["model"]),
-                esc(r["setting"]),
-                esc(get(r["family"]).title),
-                esc(r["run"]),
-                esc(r["none_run"]),
-                # each side's units in the viewer (the unpaired and the items have no one filter)
-                count_cell(r["units_none"], units_url(r["none_run"], r["model"], NONE)),
-                count_cell(r["units_setting"], units_url(r["run"], r["model"], r["setting"])),
-                str(r["only_none"]),
-                str(r["only_setting"]),
-                str(r["items_paired"]),
-                str(r["answered_one_side"]),
-            ]
-            for r in pairing.to_dict("records")
-        ],
-        [
-            "Model",
-            "Setting",
-            "Family",
-            "Run",
-            "None from",
-            "Units (none)",
-            "Units (setting)",
-            "Unpaired (none)",
-            "Unpaired (setting)",
-            "Items paired",
-            "Answered one side only",
-        ],
-        numeric=range(5, 11),
+    return ScatterFigure(
+        "tradeoff",
+        "What each mitigation buys against what it costs",
+        "Per model, setting and family: the primary gain (x: resilience won, percentage points) against the primary cost "
+        "(y: accuracy lost or over-caution added), with 95% paired bootstrap intervals. Bottom right: it buys resilience "
+        "for free; top right: a trade-off; left: it does not help.",
+        "Gain: stress-test resilience, setting - none (pp, right is better)",
+        "Cost: setting - none (pp, up is worse)",
+        tuple(points),
     )
 
 
-def _markdown(t: Tradeoff, vm: str, rm: str) -> str:
-    """The section's Markdown: warnings, the value and residual layouts, then every gain and cost."""
-    full = t.table.assign(
-        change=[
-            _amount(d, u, True) + ("" if _num(lo) is None else f" [{_amount(lo, u, True)}, {_amount(hi, u, True)}]")
-            for d, lo, hi, u in zip(t.table["diff"], t.table["lo"], t.table["hi"], t.table["unit"])
-        ],
-        none_shown=[_amount(v, u) for v, u in zip(t.table["none"], t.table["unit"])],
-        setting_shown=[_amount(v, u) for v, u in zip(t.table["value"], t.table["unit"])],
-    )
-    return "\n".join(
-        [
-            f"## {TITLE}",
-            "",
-            *[f"> {w}" for w in t.warnings],
-            *([""] if t.warnings else []),
-            vm,
-            rm,
-            "### Every gain and cost",
-            "",
-            markdown_table(
-                full, ["model", "setting", "family", "role", "label", "stratum", "none_shown", "setting_shown", "change", "test", "b", "c", "p", "p_holm", "n"]
-            ),
-            "",
-        ]
-    )
+PAIRING_SHOWN = (
+    Column("model", "Model"),
+    Column("setting", "Setting"),
+    Column("family", "Family"),
+    Column("run", "Run"),
+    Column("none_run", "None from"),
+    Column("units_none", "Units (none)", numeric=True),
+    Column("units_setting", "Units (setting)", numeric=True),
+    Column("only_none", "Unpaired (none)", numeric=True),
+    Column("only_setting", "Unpaired (setting)", numeric=True),
+    Column("items_paired", "Items paired", numeric=True),
+    Column("answered_one_side", "Answered one side only", numeric=True),
+)
 
 
-def section(runs: Sequence[Any]) -> tuple[str, str, dict[str, pd.DataFrame], Tradeoff] | None:
-    """(html, markdown, tables, data) of the section, or None when no run has a setting other than none."""
+def pairing_table(pairing: pd.DataFrame) -> Table:
+    """What was paired per model, setting and family: units each side (linked to them; the
+    unpaired and the items have no one filter), the unpaired and the items paired."""
+    rows = [
+        (
+            text(r["model"]),
+            text(r["setting"]),
+            text(get(str(r["family"])).title),
+            text(r["run"]),
+            text(r["none_run"]),
+            count(r["units_none"], units_url(str(r["none_run"]), str(r["model"]), NONE)),
+            count(r["units_setting"], units_url(str(r["run"]), str(r["model"]), str(r["setting"]))),
+            count(r["only_none"]),
+            count(r["only_setting"]),
+            count(r["items_paired"]),
+            count(r["answered_one_side"]),
+        )
+        for r in pairing.to_dict("records")
+    ]
+    return Table("tradeoff_pairing_shown", PAIRING_SHOWN, tuple(rows))
+
+
+INTRO = (
+    "Each mitigation setting against none for the same model, paired on the same units (item, probe, condition). Gains: "
+    "what the setting is for (resilience on each stress test); costs: what it may break (accuracy on ordinary "
+    "questions, over-caution on control questions) and what it spends (tokens and money per item, every answering call "
+    "of the setting's units). Change = setting minus none with a 95% bootstrap interval resampling items; paired tests: "
+    "exact McNemar (clustered McNemar where an item gives several pairs; the exact paired permutation test for a mean "
+    "score or a difference of drops), with their discordant pairs b and c; Holm's correction across every tested row "
+    "of one model and setting. p-values come only from these exact or clustered tests; the bootstrap gives intervals."
+)
+
+
+def section_of(t: Tradeoff) -> Section:
+    """The section's parts: what it measures, its warnings and notes, then (when a setting was
+    paired) the figure, both layouts side by side, every gain and cost, and the pairing."""
+    blocks: list[Block] = [Paragraph(INTRO), *(Paragraph(w, "warn") for w in t.warnings), *(Paragraph(n) for n in t.notes)]
+    if t.table.empty:
+        return Section(ANCHOR, TITLE, (*blocks, Paragraph("No setting could be paired with none.", "plain")))
+    fig = tradeoff_figure(t.table)
+    if fig is not None:
+        blocks.append(fig)
+    values = _layout("Each measure per method" + _refs(t.table, "values"), VALUES_NOTE, t.values_shown)
+    residual = _layout("Before and after each setting" + _refs(t.table, "residual"), RESIDUAL_NOTE, t.residual_shown)
+    layouts = tuple(x for x in (values, residual) if x)
+    if layouts:
+        blocks.append(SideBySide(layouts, "tradeoff-layouts"))
+    blocks += [Heading("Every gain and cost"), full_table(t.table), Heading("Pairing"), pairing_table(t.pairing)]
+    return Section(ANCHOR, TITLE, tuple(blocks))
+
+
+def section(runs: Sequence[Any]) -> tuple[Section, dict[str, pd.DataFrame]] | None:
+    """The section and its data tables (tables/tradeoff: every row; tradeoff_pairing; the layouts'
+    tradeoff_values and tradeoff_residual), or None when no run has a setting other than none."""
     t = tradeoff(runs)
     if t is None:
         return None
-    body = _templates().section
-    if t.table.empty:
-        html = str(body(t.warnings, t.notes, None, [], None, None))
-        md = f"## {TITLE}\n\n" + "".join(f"> {w}\n" for w in t.warnings) + "\nNo setting could be paired with none.\n"
-        return html, md, {"tradeoff": t.table, "tradeoff_pairing": t.pairing}, t
-    vh, vm = values_html(t)
-    rh, rm = residual_html(t)
-    fig = tradeoff_figure(t.table)
-    layouts = [Markup(x) for x in (vh, rh) if x]
-    html = str(body(t.warnings, t.notes, None if fig is None else Markup(fig), layouts, Markup(_full_html(t.table)), Markup(_pairing_html(t.pairing))))
-    md = _markdown(t, vm, rm)
     tables = {"tradeoff": t.table, "tradeoff_pairing": t.pairing}
-    if not t.values.empty:
-        tables["tradeoff_values"] = t.values
-    if not t.residual.empty:
-        tables["tradeoff_residual"] = t.residual
-    return html, md, tables, t
+    for shown in (t.values_shown, t.residual_shown):
+        if shown is not None:
+            tables[shown.name] = table_frame(shown)  # the layout as shown, its values and their intervals
+    return section_of(t), tables

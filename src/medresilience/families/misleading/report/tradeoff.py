@@ -11,6 +11,7 @@ or clustered McNemar):
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from functools import partial
 from typing import Any
 
@@ -36,11 +37,11 @@ def _sides(frame: pd.DataFrame, model: str, setting: str) -> tuple[Side, Side]:
     return Side("", model, "none", frame[m & (s == "none")]), Side("", model, setting, frame[m & (s == setting)])
 
 
-def _records(table: pd.DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
+def _records(table: pd.DataFrame) -> dict[tuple[str, str], dict[Hashable, Any]]:
     return {(r["condition"], r["metric"]): r for r in table.to_dict("records")}
 
 
-def _add(rows: list[dict[str, Any]], model: str, setting: str, metric: str, label: str, role: str, higher: bool, rec: dict[str, Any], **kw: Any) -> None:
+def _add(rows: list[dict[str, Any]], model: str, setting: str, metric: str, label: str, role: str, higher: bool, rec: dict[Hashable, Any], **kw: Any) -> None:
     rows.append(effect_row(model, setting, FAMILY, metric, label, role, higher, rec, **kw))
 
 

@@ -9,6 +9,7 @@ McNemar; every variant pooled with the clustered McNemar):
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
 
 import pandas as pd
@@ -26,7 +27,7 @@ def _pairs(frame: pd.DataFrame) -> list[tuple[str, str]]:
     return [(m, s) for m, s in have if s != "none" and (m, "none") in have]
 
 
-def _compare(frame: pd.DataFrame, model: str, setting: str) -> dict[str, dict[str, Any]]:
+def _compare(frame: pd.DataFrame, model: str, setting: str) -> dict[str, dict[Hashable, Any]]:
     m = (frame["model"].astype(str) == model).to_numpy()
     s = frame["setting"].astype(str).to_numpy()
     table = compare_sides(Side("", model, "none", frame[m & (s == "none")]), Side("", model, setting, frame[m & (s == setting)])).table
