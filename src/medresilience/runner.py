@@ -437,9 +437,9 @@ def _plan_pairs(pairs: list[tuple[Item, Probe | None]], run: ResolvedRun, format
     family, fopts, opts, specs = run.family, run.family_options, run.options, run.specs
     if formats is None:
         formats = declared_formats(specs, opts.answer_format)
-    rendered = [(item, probe, family.render(item, probe, opts.scoring, fopts)) for item, probe in pairs]
-    after = {id(probe): family.follows(probe) for _, probe, _ in rendered if probe is not None}
-    overrides = {**family.decoding(fopts), **mcq_params(opts.scoring)}  # the scoring's needs win (logprob: 1 token)
+    rendered = [(item, probe, family.evaluation.render(item, probe, opts.scoring, fopts)) for item, probe in pairs]
+    after = {id(probe): family.evaluation.follows(probe) for _, probe, _ in rendered if probe is not None}
+    overrides = {**family.evaluation.decoding(fopts), **mcq_params(opts.scoring)}  # the scoring's needs win (logprob: 1 token)
     extractor = None if opts.extract is None else Extractor(opts.extract)
     out: list[Planned] = []
     for spec, epoch in ((s, e) for s in specs for e in range(opts.epochs)):
@@ -514,7 +514,7 @@ def _unit(
     family, opts = run.family, run.options
     cond = CLEAN if probe is None else probe.condition
     base = item.id if probe is None else probe.id
-    scorer = family.scorer(item, probe, opts.scoring, run.family_options)
+    scorer = family.evaluation.scorer(item, probe, opts.scoring, run.family_options)
     if schema:
         schema_scorer_of(scorer, family)
         scorer = SchemaScorer(item)

@@ -33,7 +33,7 @@ def _family_words() -> re.Pattern[str]:
     from medresilience.family import families
 
     names = {f.name for f in families()}
-    idents = {w for f in families() for w in (*f.conditions, *f.facets) if re.search(r"[_\d-]", w)}
+    idents = {w for f in families() for w in (*f.probes.conditions, *f.probes.facets) if re.search(r"[_\d-]", w)}
     quoted = "|".join(rf"[\"']{re.escape(n)}[\"']" for n in sorted(names))
     bare = "|".join(re.escape(w) for w in sorted(idents, key=len, reverse=True))
     return re.compile(rf"{quoted}|(?<![\w-])(?:{bare})(?![\w-])|\basr\b|tasr", re.IGNORECASE)

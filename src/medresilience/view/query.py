@@ -377,7 +377,7 @@ def open_run(index: int, run_dir: Path | str) -> RunView:
     follows: dict[str, str] = {}
     keys = {} if suite is None else {it.id: k for it in suite.items.values() if (k := answer_key(it))}
     if suite is not None and family is not None:
-        follows = {p.id: c for p in suite.iter_probes() if (c := family.follows(p))}
+        follows = {p.id: c for p in suite.iter_probes() if (c := family.evaluation.follows(p))}
     store = Store.read_only(d / "store.sqlite")
     try:
         run_id = store.latest_run()
