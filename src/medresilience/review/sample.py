@@ -268,6 +268,27 @@ def assign(units: Sequence[Candidate], dual_ids: set[str], reviewers: Sequence[s
     return out
 
 
+def _panel(reviewers: Sequence[str], dual: float, raters: int) -> list[str]:
+    """The reviewers' names, checked against the design asked: `raters` distinct reviewers per unit,
+    one more for the `dual` share."""
+    reviewers = [valid_name(r) for r in reviewers]
+    if not reviewers:
+        raise ReviewError("name at least one reviewer: --reviewers alice,bob")
+    if len(set(reviewers)) != len(reviewers):
+        raise ReviewError(f"--reviewers names someone twice: {', '.join(reviewers)}")
+    if not 0.0 <= dual <= 1.0:
+        raise ReviewError(f"--dual is a share of the sample between 0 and 1, not {dual}")
+    if dual > 0 and len(reviewers) < 2:
+        raise ReviewError("dual rating needs at least two reviewers")
+    if raters < 1:
+        raise ReviewError(f"--raters must be at least 1, not {raters}")
+    if raters + (1 if dual > 0 else 0) > len(reviewers):
+        raise ReviewError(
+            f"{raters} raters per unit{' plus one for the dual share' if dual > 0 else ''} needs as many distinct reviewers; --reviewers names {len(reviewers)}"
+        )
+    return reviewers
+
+
 def sample_review(
     rubric_key: str,
     suite_dir: Path | None,
@@ -288,21 +309,7 @@ def sample_review(
     allocated proportionally over the strata, or, with `quotas`, each quota's number from its
     cell; `raters` distinct reviewers per unit (one more for the `dual` share)."""
     rubric = get_rubric(rubric_key)
-    reviewers = [valid_name(r) for r in reviewers]
-    if not reviewers:
-        raise ReviewError("name at least one reviewer: --reviewers alice,bob")
-    if len(set(reviewers)) != len(reviewers):
-        raise ReviewError(f"--reviewers names someone twice: {', '.join(reviewers)}")
-    if not 0.0 <= dual <= 1.0:
-        raise ReviewError(f"--dual is a share of the sample between 0 and 1, not {dual}")
-    if dual > 0 and len(reviewers) < 2:
-        raise ReviewError("dual rating needs at least two reviewers")
-    if raters < 1:
-        raise ReviewError(f"--raters must be at least 1, not {raters}")
-    if raters + (1 if dual > 0 else 0) > len(reviewers):
-        raise ReviewError(
-            f"{raters} raters per unit{' plus one for the dual share' if dual > 0 else ''} needs as many distinct reviewers; --reviewers names {len(reviewers)}"
-        )
+    reviewers = _panel(reviewers, dual, raters)
     if isinstance(quotas, str):
         quotas = parse_quotas(quotas)
     if n < 1:
