@@ -87,8 +87,8 @@ def queries(n: int) -> list[str]:
     fopts = fam.parse_options({})
     prompts = []
     for it in suite.items.values():
-        prompts.append(fam.render(it, None, "letter", fopts)[-1]["content"])
-        prompts += [fam.render(it, p, "letter", fopts)[-1]["content"] for p in suite.probes if p.item_id == it.id]
+        prompts.append(fam.evaluation.render(it, None, "letter", fopts)[-1]["content"])
+        prompts += [fam.evaluation.render(it, p, "letter", fopts)[-1]["content"] for p in suite.probes if p.item_id == it.id]
     words = vocabulary()
     rng = random.Random(1)
     while len(prompts) < n:

@@ -11,7 +11,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from medresilience import parse_model_spec
-from medresilience.family import Family
+from medresilience.family import EvaluationSpec, Family, MeasureSpec, ProbeSpec, ReportSpec
 from medresilience.records import GenericProbe, Item, SuiteManifest
 from medresilience.report import html as H
 from medresilience.report.section import FamilySection
@@ -89,16 +89,12 @@ def report(runs):
 TOY = Family(
     name="toy",
     title="Shouting",
-    render=render,
-    scorer=scorer,
-    metrics=metrics,
-    headline=lambda b: {k: b.get(f"{k}_acc") for k in ("clean", "shouted")},
-    headline_columns=(("clean", "Clean acc"), ("shouted", "Shouted acc")),
-    conditions=("shouted",),
-    facets=("style",),
-    scorings=("letter", "judge"),
-    options=ToyOptions,
-    report=report,
+    probes=ProbeSpec(conditions=("shouted",), facets=("style",)),
+    evaluation=EvaluationSpec(render=render, scorer=scorer, scorings=("letter", "judge"), options=ToyOptions),
+    measures=MeasureSpec(
+        metrics=metrics, headline=lambda b: {k: b.get(f"{k}_acc") for k in ("clean", "shouted")}, columns=(("clean", "Clean acc"), ("shouted", "Shouted acc"))
+    ),
+    report=ReportSpec(section=report),
 )
 
 
@@ -139,14 +135,16 @@ def render_again(item, probe, scoring, options):
 AGAIN = Family(
     name="toy-again",
     title="Asked again",
-    render=render_again,
-    scorer=lambda item, probe, scoring, options: mcq_scorer(item, scoring),
-    metrics=metrics,
-    headline=lambda b: {k: b.get(f"{k}_acc") for k in ("clean", "again")},
-    headline_columns=(("clean", "Clean acc"), ("again", "Again acc")),
-    conditions=("again",),
-    scorings=("letter",),
-    follows=lambda probe: "clean" if probe.condition == "again" else None,
+    probes=ProbeSpec(conditions=("again",)),
+    evaluation=EvaluationSpec(
+        render=render_again,
+        scorer=lambda item, probe, scoring, options: mcq_scorer(item, scoring),
+        scorings=("letter",),
+        follows=lambda probe: "clean" if probe.condition == "again" else None,
+    ),
+    measures=MeasureSpec(
+        metrics=metrics, headline=lambda b: {k: b.get(f"{k}_acc") for k in ("clean", "again")}, columns=(("clean", "Clean acc"), ("again", "Again acc"))
+    ),
 )
 
 

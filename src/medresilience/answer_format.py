@@ -83,7 +83,7 @@ def check_answer_format(family: Family, opts: Any, settings: Iterable[Setting]) 
         raise ConfigError("-O answer_format", f"must be {' or '.join(FORMATS)}, not {fmt!r}")
     if fmt == PROMPT:
         return
-    if "letter" not in family.scorings:
+    if "letter" not in family.evaluation.scorings:
         raise ConfigError("-O answer_format", f"family {family.name} does not read option letters from its replies (they are judged): {_MCQ_ONLY}")
     if opts.scoring != "letter":
         raise ConfigError("-O answer_format", f"a schema answer is generated and read from its answer field: it needs --scoring letter, not {opts.scoring}")

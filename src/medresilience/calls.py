@@ -296,6 +296,28 @@ class _Calls:
                 )
 
 
+def _client(
+    spec: ModelSpec, given: OpenAICompatibleModel | None, own: list[OpenAICompatibleModel], borrowed: list[tuple[OpenAICompatibleModel, Any]]
+) -> OpenAICompatibleModel:
+    """The client a model's calls go through: the caller's (`given`; kept in `borrowed` with the wait
+    callback it had) or one of our own (kept in `own`); `_release` undoes both after the calls."""
+    if given is None:
+        own.append(OpenAICompatibleModel(spec))
+        return own[-1]
+    borrowed.append((given, given.on_wait))
+    return given
+
+
+async def _release(own: list[OpenAICompatibleModel], borrowed: list[tuple[OpenAICompatibleModel, Any]]) -> None:
+    """After the calls: a borrowed client gets back the wait callback it had, a client of our own is
+    closed (a failure to close one is not the run's)."""
+    for m, before in borrowed:
+        m.on_wait = before
+    for m in own:
+        with contextlib.suppress(Exception):
+            await m.close()
+
+
 async def run_calls(
     requests: Iterable[CallRequest],
     specs: Iterable[ModelSpec],
@@ -335,12 +357,7 @@ async def run_calls(
     try:
         for label, todo in todo_by_model.items():
             spec = spec_by_label[label]
-            model = (clients or {}).get(label)
-            if model is None:
-                model = OpenAICompatibleModel(spec)
-                own.append(model)
-            else:
-                borrowed.append((model, model.on_wait))
+            model = _client(spec, (clients or {}).get(label), own, borrowed)
             model.on_wait = run.on_wait
             q: asyncio.Queue[CallRequest] = asyncio.Queue()
             for r in todo:
@@ -360,11 +377,7 @@ async def run_calls(
         try:
             await writer_task  # a store that could not be written raises here (StoreWriteError)
         finally:
-            for m, before in borrowed:
-                m.on_wait = before
-            for m in own:
-                with contextlib.suppress(Exception):
-                    await m.close()
+            await _release(own, borrowed)
     run.count_left(queues)
     if halted is not None:
         halted.update(run.stopped)

@@ -113,7 +113,7 @@ class Config:
         if self.values.judge and "judge" not in out:
             from .family import get
 
-            if "judge" in (get(family) if isinstance(family, str) else family).options.model_fields:
+            if "judge" in (get(family) if isinstance(family, str) else family).evaluation.options.model_fields:
                 out["judge"] = self.values.judge
         return out
 

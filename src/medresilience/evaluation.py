@@ -95,7 +95,7 @@ def shortfall(store: Store, stats: RunStats) -> str | None:
 def run_config(run: ResolvedRun) -> dict[str, Any]:
     """What run.json records of a resolved run (and what a rerun is compared by)."""
     suite, specs, opts, family, fopts = run.suite, run.specs, run.options, run.family, run.family_options
-    texts = dict(family.prompts(fopts))
+    texts = dict(family.evaluation.prompts(fopts))
     for setting in run.settings:
         texts.update({f"setting.{setting.name}.{k}": v for k, v in setting.texts.items()})
     if opts.answer_format != PROMPT:  # the schema is sent with every answer: it enters the prompts hash

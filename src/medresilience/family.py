@@ -31,7 +31,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .report.compare import CompareSpec
     from .review.rubrics import ReviewRubric
     from .scoring.types import AnyScorer
-    from .stopping import UntilHeadline
     from .suite import Suite
 
 Messages = list[dict[str, str]]
@@ -115,29 +114,52 @@ COMPARISON_EVENTS = ("right", "wrong")
 
 @dataclass(frozen=True)
 class HeadlineComparison:
-    """A paired comparison a family reports as a headline, as `medres plan` sizes it (`planning`).
+    """A paired comparison a family reports as a headline: what `medres plan` sizes (`planning`) and
+    what `medres eval --until` stops on by default (`stopping`).
 
-    The pairs are the answered units of `conditions`, each counting `event` ("right": a right
-    answer; "wrong": not right, as a flip or an attack success counts). `versus` None: the same
-    units under two sides (one model against another, or a setting against none); a condition: the
-    same model's unit of that condition of the same item (and epoch) is the other side of each pair.
-    `given`: only items whose unit of that condition is right (on both sides) give pairs (the clean
-    answer a flip starts from, a second turn's first). `pairs_per_item`: the pairs one item gives in
-    the family's default design (per epoch)."""
+    `rate` is the family's label rate compared (`label_rates.LabelRate`: its key, its conditions).
+    `versus` None: the rate on the same units under two sides (one model against another, or a
+    setting against none); a label rate of one condition: the same model's unit of that condition
+    of the same item (and epoch) is the other side of each pair. Each pair counts `event` ("right":
+    a right answer; "wrong": not right, as a flip or an attack success counts). `given`: only items
+    whose unit of that condition is right (on both sides) give pairs (the clean answer a flip starts
+    from, a second turn's first). `pairs_per_item`: the pairs one item gives in the family's default
+    design (per epoch)."""
 
     key: str
     title: str
-    conditions: tuple[str, ...]
+    rate: LabelRate
     event: str = "right"
-    versus: str | None = None
+    versus: LabelRate | None = None
     given: str | None = None
     pairs_per_item: int = 1
 
     def __post_init__(self) -> None:
         if self.event not in COMPARISON_EVENTS:
             raise ValueError(f"event must be one of {', '.join(COMPARISON_EVENTS)}, not {self.event!r}")
-        if not self.conditions or self.pairs_per_item < 1:
-            raise ValueError(f"comparison {self.key}: name its conditions and at least one pair per item")
+        if self.pairs_per_item < 1:
+            raise ValueError(f"comparison {self.key}: at least one pair per item")
+        if self.versus is not None and len(self.versus.conditions) != 1:
+            raise ValueError(f"comparison {self.key}: the rate it is compared with is of one condition")
+
+    @property
+    def conditions(self) -> tuple[str, ...]:
+        """The conditions whose units pair (its rate's)."""
+        return self.rate.conditions
+
+    @property
+    def versus_condition(self) -> str | None:
+        """The condition whose unit of the same item is the other side of each pair (None: two sides)."""
+        return None if self.versus is None else self.versus.conditions[0]
+
+    @property
+    def harm(self) -> tuple[LabelRate, LabelRate] | None:
+        """A one-sided comparison's two rates (a, b) ordered so that a - b is the harm the stress does:
+        counting right answers, the versus rate minus this one (a drop); counting wrong ones, this
+        rate minus the versus rate (an excess). None for two sides."""
+        if self.versus is None:
+            return None
+        return (self.versus, self.rate) if self.event == "right" else (self.rate, self.versus)
 
 
 #: the viewer's outcomes of a paired test's discordant pairs against none, by the event it counts:
@@ -173,105 +195,164 @@ def all_probes(suite: Suite, options: BaseModel) -> Iterator[Probe]:
 
 
 @dataclass(frozen=True)
-class Family(Generic[P]):
-    """One test family, as the spine sees it, generic in its probe type `P` (`probe_model`; the
-    spine holds a `Family[Any]`, since a suite's probes are read with its family's probe model).
+class ProbeSpec(Generic[P]):
+    """What a family's suites hold: `model`, its probe model (None: records.GenericProbe; a suite's
+    probes are read with it); `conditions`, the probe conditions it writes, in report order (`clean`
+    is the spine's own); `facets`, probe facets that become frame columns and strata (besides the
+    items' `source`); `clean`: whether each item is also asked plainly (the `clean` condition)."""
 
-    - `conditions`: the probe conditions it writes, in report order (`clean` is the spine's own);
-    - `facets`: probe facets that become frame columns and strata (besides the items' `source`);
+    model: type[P] | None = None
+    conditions: tuple[str, ...] = ()
+    facets: tuple[str, ...] = ()
+    clean: bool = True
+
+
+@dataclass(frozen=True)
+class EvaluationSpec(Generic[P]):
+    """How a run asks and scores a family's probes.
+
+    - `render(item, probe_or_None, scoring, options)`: the chat messages (before any setting);
+    - `scorer(item, probe_or_None, scoring, options)`: what turns a reply into a score;
+    - `scorings`: the scorings it accepts (`medres eval --scoring`);
     - `options`: a pydantic model of its evaluation options (`medres eval -O key=value`);
     - `select(suite, options)`: the probes a run plans (default: all); a filter of probes, as a run
       asks it of a suite holding a chunk of its items at a time (`runner.unit_chunks`);
-    - `render(item, probe_or_None, scoring, options)`: the chat messages (before any setting);
-    - `scorer(item, probe_or_None, scoring, options)`: what turns a reply into a score;
-    - `metrics(frame)`: {"models": {model: {setting: block}}, "mean_across_models": {...},
-      optionally "mean_by_stratum": {...}};
-    - `headline(block)`: {name: rate dict or None} for the columns in `headline_columns`;
-    - `strata`: (block key, title) pairs of the per-stratum tables in the Markdown summary;
     - `prompts(options)`: the texts a run sends, recorded with the run and hashed;
     - `decoding(options)`: decoding overrides its options ask for (e.g. an output budget);
-    - `report(runs)`: its report section (`report.FamilySection`); `compare()`: what its paired
-      comparison of two runs holds of its own (`report.compare.CompareSpec`: its pairing and
-      metrics, columns, figure, intro and methods), None when its runs do not pair;
-    - `commands()`: a typer app of construction commands, mounted as `medres build NAME ...`;
-    - `profile`: (headline key, label, higher is better) of the rates that enter the resilience
-      profile across families;
-    - `tradeoff(frame)`: its mitigation trade-off: from a frame of one model's units under `none`
-      and other settings, rows of the paired effect of each setting against `none` on the same
-      units, each a gain or a cost (the row shape: `report.tradeoff`);
-    - `suite_formats`: importers of whole suites by format name, `detect(path)` names one or None;
-      `export(suite, path, fmt)` writes a suite in one of `export_formats`;
-    - `epochs`: whether its metrics read repeats of each unit (the frame's `epoch` column), so that
-      a run may ask for more than one (`medres eval --epochs N`);
-    - `example_rule`: how the prompt optimiser makes examples of its items (`ExampleRule`);
-    - `study_references`: rubric name -> a study's published judge-vs-human agreement for it;
-    - `outcomes`: how the evidence viewer names what happened to a stressed unit (`Outcomes`);
-    - `review_rubrics`: the clinician review rubrics of its items and answers (review.rubrics.ReviewRubric,
-      each with how its units are drawn from a suite); `review_blocks(item, probe)`: what the stress
-      added, as a reviewer of a response sees it (display blocks; default none);
     - `follows(probe)`: the condition of the earlier unit of the same item whose conversation the
       probe's unit continues (`clean`: the item asked plainly), or None (default: every unit stands
       alone). Its `render` then gives only its own turn: the spine sends the earlier unit's
       messages, that unit's stored reply and this turn (`followups`);
-    - `label_rates`: its headline rates as functions of unit labels (`label_rates.LabelRate`), so
-      the label audit can give each corrected for label error (default none: the audit then
-      corrects each condition's accuracy and, with a reference, its flip rate);
-    - `comparisons`: its headline paired comparisons (`HeadlineComparison`), the ones `medres plan`
-      sizes (default none);
-    - `until_headline`: the label rate `medres eval --until WIDTH` narrows and the pair of rates
-      `--until-decided` settles in a run of one model and one setting (`stopping.UntilHeadline`).
-    """
+    - `epochs`: whether its metrics read repeats of each unit (the frame's `epoch` column), so that
+      a run may ask for more than one (`medres eval --epochs N`);
+    - `example_rule`: how the prompt optimiser makes examples of its items (`ExampleRule`)."""
 
-    name: str
-    title: str
     render: Callable[[Item, P | None, str, Any], Messages]
     scorer: Callable[[Item, P | None, str, Any], AnyScorer]
-    metrics: Callable[[pd.DataFrame], dict[str, Any]]
-    headline: Callable[[dict[str, Any]], dict[str, dict[str, Any] | None]]
-    headline_columns: tuple[tuple[str, str], ...]
-    probe_model: type[P] | None = None  # None: records.GenericProbe
-    conditions: tuple[str, ...] = ()
-    facets: tuple[str, ...] = ()
-    clean: bool = True
     scorings: tuple[str, ...] = ("letter", "logprob")
     options: type[BaseModel] = NoOptions
     select: Callable[[Suite, Any], Iterable[Probe]] = all_probes
-    strata: tuple[tuple[str, str], ...] = ()
     prompts: Callable[[Any], dict[str, str]] = lambda options: {}
     decoding: Callable[[Any], dict[str, Any]] = lambda options: {}
-    report: Callable[..., Any] | None = None
+    follows: Callable[[P], str | None] = lambda probe: None
+    epochs: bool = False
+    example_rule: ExampleRule = ExampleRule()
+
+
+@dataclass(frozen=True)
+class MeasureSpec:
+    """What a family measures and calls its headline.
+
+    - `metrics(frame)`: {"models": {model: {setting: block}}, "mean_across_models": {...},
+      optionally "mean_by_stratum": {...}};
+    - `headline(block)`: {name: rate dict or None} for the columns in `columns`;
+    - `columns`: (headline key, title) of the headline table;
+    - `strata`: (block key, title) pairs of the per-stratum tables in the Markdown summary;
+    - `profile`: (headline key, label, higher is better) of the rates that enter the resilience
+      profile across families;
+    - `rates`: its headline rates as functions of unit labels (`label_rates.LabelRate`), so the
+      label audit can give each corrected for label error (default none: the audit then corrects
+      each condition's accuracy and, with a reference, its flip rate);
+    - `comparisons`: its headline paired comparisons (`HeadlineComparison`), the ones `medres plan`
+      sizes; the first is the headline `medres eval --until WIDTH` narrows (its rate), and the first
+      comparing two rates of one model is the pair `--until-decided` settles in a run of one model
+      and one setting (`stopping`)."""
+
+    metrics: Callable[[pd.DataFrame], dict[str, Any]]
+    headline: Callable[[dict[str, Any]], dict[str, dict[str, Any] | None]]
+    columns: tuple[tuple[str, str], ...]
+    strata: tuple[tuple[str, str], ...] = ()
+    profile: tuple[tuple[str, str, bool], ...] = ()
+    rates: tuple[LabelRate, ...] = ()
+    comparisons: tuple[HeadlineComparison, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReportSpec:
+    """A family's parts of the report: `section(runs)`, its report section (`report.FamilySection`);
+    `compare()`, what its paired comparison of two runs holds of its own
+    (`report.compare.CompareSpec`: its pairing and metrics, columns, figure, intro and methods), None
+    when its runs do not pair; `tradeoff(frame)`, its mitigation trade-off: from a frame of one
+    model's units under `none` and other settings, rows of the paired effect of each setting against
+    `none` on the same units, each a gain or a cost (the row shape: `report.tradeoff`)."""
+
+    section: Callable[..., Any] | None = None
     compare: Callable[[], CompareSpec] | None = None
+    tradeoff: Callable[[pd.DataFrame], list[dict[str, Any]]] | None = None
+
+
+@dataclass(frozen=True)
+class SuiteSpec:
+    """How a family's suites are made and moved: `commands()`, a typer app of construction commands
+    (`medres build NAME ...`); `readers`, importers of whole suites by format name (`medres import`),
+    `detect(path)` naming one or None; `export(suite, path, fmt)` writing a suite in one of
+    `export_formats`."""
+
     commands: Callable[[], typer.Typer] | None = None
-    suite_formats: Mapping[str, Callable[..., Suite]] = field(default_factory=dict)
+    readers: Mapping[str, Callable[..., Suite]] = field(default_factory=dict)
     detect: Callable[[Path], str | None] | None = None
     export: Callable[[Suite, Path, str], int] | None = None
     export_formats: tuple[str, ...] = ()
-    profile: tuple[tuple[str, str, bool], ...] = ()
-    tradeoff: Callable[[pd.DataFrame], list[dict[str, Any]]] | None = None
-    epochs: bool = False  # its metrics read repeated answers (the frame's `epoch`): `medres eval --epochs N`
-    example_rule: ExampleRule = ExampleRule()
+
+
+@dataclass(frozen=True)
+class ReviewSpec(Generic[P]):
+    """What clinicians review: `rubrics`, the review rubrics of its items and answers
+    (review.rubrics.ReviewRubric, each with how its units are drawn from a suite); `blocks(item,
+    probe)`, what the stress added, as a reviewer of a response sees it (display blocks; default
+    none); `study_references`, rubric name -> a study's published judge-vs-human agreement for it."""
+
+    rubrics: tuple[ReviewRubric, ...] = ()
+    blocks: Callable[[Item, P], list[dict[str, Any]]] = lambda item, probe: []
     study_references: Mapping[str, StudyReference] = field(default_factory=dict)
+
+
+#: the sub-specs a Family is made of, by field name (tests/spine/test_family_plugin.py holds Family to them)
+SUB_SPECS: dict[str, type] = {
+    "probes": ProbeSpec,
+    "evaluation": EvaluationSpec,
+    "measures": MeasureSpec,
+    "report": ReportSpec,
+    "suites": SuiteSpec,
+    "review": ReviewSpec,
+    "outcomes": Outcomes,
+}
+
+
+@dataclass(frozen=True)
+class Family(Generic[P]):
+    """One test family, as the spine sees it, generic in its probe type `P` (`probes.model`; the
+    spine holds a `Family[Any]`, since a suite's probes are read with its family's probe model): a
+    name and title, and its hooks grouped by job in typed sub-specs (`SUB_SPECS`): `probes` (what
+    its suites hold), `evaluation` (how a run asks and scores), `measures` (metrics, headline,
+    label rates, comparisons), `report` (its report section, comparison page, trade-off), `suites`
+    (build commands, import, export), `review` (clinician rubrics) and `outcomes` (how the viewer
+    names what happened to a unit, against which reference)."""
+
+    name: str
+    title: str
+    probes: ProbeSpec[P]
+    evaluation: EvaluationSpec[P]
+    measures: MeasureSpec
+    report: ReportSpec = ReportSpec()
+    suites: SuiteSpec = SuiteSpec()
+    review: ReviewSpec[P] = ReviewSpec()
     outcomes: Outcomes = Outcomes()
-    review_rubrics: tuple[ReviewRubric, ...] = ()  # what clinicians rate on its items and answers
-    review_blocks: Callable[[Item, P], list[dict[str, Any]]] = lambda item, probe: []
-    follows: Callable[[P], str | None] = lambda probe: None  # a second turn: the condition it continues
-    label_rates: tuple[LabelRate, ...] = ()  # its headline rates as functions of unit labels (the label audit's)
-    comparisons: tuple[HeadlineComparison, ...] = ()  # its headline paired comparisons (`medres plan`)
-    until_headline: UntilHeadline | None = None  # what `medres eval --until` stops on by default (stopping)
 
     def parse_options(self, values: Mapping[str, object] | BaseModel | None) -> BaseModel:
         """The family's options from a mapping (CLI `-O key=value` pairs) or as given."""
-        if isinstance(values, self.options):
+        options = self.evaluation.options
+        if isinstance(values, options):
             return values
         try:
-            return self.options.model_validate(dict(values or {}))
+            return options.model_validate(dict(values or {}))
         except ValidationError as e:
             where, msg = validation_problem(e)
-            allowed = ", ".join(self.options.model_fields) or "none"
+            allowed = ", ".join(options.model_fields) or "none"
             # a check across options names the option its message begins with
-            where = where or next((f for f in self.options.model_fields if msg.startswith(f"{f} ")), None)
+            where = where or next((f for f in options.model_fields if msg.startswith(f"{f} ")), None)
             if msg.startswith("unknown name"):
-                msg = "unknown option" + did_you_mean(where, self.options.model_fields)
+                msg = "unknown option" + did_you_mean(where, options.model_fields)
             raise ConfigError(f"-O {where or 'options'}", f"{msg} (family {self.name} options: {allowed})") from None
 
 
@@ -319,12 +400,12 @@ def families() -> list[Family[Any]]:
 
 def probe_model(name: str) -> type[Probe] | None:
     """The family's probe model (None: the generic one)."""
-    return get(name).probe_model
+    return get(name).probes.model
 
 
 def study_reference(rubric: str) -> StudyReference | None:
     """The published agreement a family declares for a rubric of that name, or None."""
-    return next((f.study_references[rubric] for f in families() if rubric in f.study_references), None)
+    return next((f.review.study_references[rubric] for f in families() if rubric in f.review.study_references), None)
 
 
 def family_of(names: Sequence[str]) -> Family[Any]:

@@ -372,86 +372,97 @@ def json_values(path: Path | str, text: str | None = None, *, hint: str = "", ch
     `chunk` characters at a time. Bad JSON is an InputError naming its line and column."""
     path = Path(path)
     pieces = iter((text,)) if text is not None else (t for _, t in text_lines(path, hint))
-    buf, pos, eof = "", 0, False
-    base = (1, 0)  # the line and 0-based column of buf[0]
-    mark, mark_line, mark_col = 0, 1, 0  # the last position asked for in buf, its line and column
+    stream = _JsonStream(path, pieces, chunk)
+    while stream.skip_ws():
+        if stream.buf[stream.pos] != "[":
+            yield stream.value()
+            continue
+        stream.pos += 1
+        if stream.skip_ws() and stream.buf[stream.pos] == "]":
+            stream.pos += 1
+            continue
+        yield from stream.elements()
 
-    def where(p: int) -> tuple[int, int]:
+
+class _JsonStream:
+    """The text of a JSON file read a piece at a time (`chunk` characters or more) into a buffer,
+    parsed from `pos`: what is parsed is dropped as more is read, and a position's line and column
+    are counted on from the last one asked for (`where`)."""
+
+    def __init__(self, path: Path, pieces: Iterator[str], chunk: int) -> None:
+        self.path, self.pieces, self.chunk = path, pieces, chunk
+        self.buf, self.pos, self.eof = "", 0, False
+        self.base = (1, 0)  # the line and 0-based column of buf[0]
+        self.mark, self.mark_line, self.mark_col = 0, 1, 0  # the last position asked for in buf, its line and column
+
+    def where(self, p: int) -> tuple[int, int]:
         """The line and 1-based column of buf[p], counted on from the last position asked for."""
-        nonlocal mark, mark_line, mark_col
-        if p < mark:
-            mark, (mark_line, mark_col) = 0, base
-        nl = buf.count("\n", mark, p)
+        if p < self.mark:
+            self.mark, (self.mark_line, self.mark_col) = 0, self.base
+        nl = self.buf.count("\n", self.mark, p)
         if nl:
-            mark_line, mark_col = mark_line + nl, p - buf.rfind("\n", mark, p) - 1
+            self.mark_line, self.mark_col = self.mark_line + nl, p - self.buf.rfind("\n", self.mark, p) - 1
         else:
-            mark_col += p - mark
-        mark = p
-        return mark_line, mark_col + 1
+            self.mark_col += p - self.mark
+        self.mark = p
+        return self.mark_line, self.mark_col + 1
 
-    def more() -> bool:
+    def more(self) -> bool:
         """Read about `chunk` more characters into the buffer, dropping what is parsed (before
         `pos`); False at the end of the input."""
-        nonlocal buf, pos, eof, base, mark, mark_line, mark_col
         parts, size = [], 0
-        if not eof:
-            for piece in pieces:
+        if not self.eof:
+            for piece in self.pieces:
                 parts.append(piece)
                 size += len(piece)
-                if size >= chunk:
+                if size >= self.chunk:
                     break
         if not parts:
-            eof = True
+            self.eof = True
             return False
-        at, column = where(pos)
-        base = (at, column - 1)
-        buf, pos = buf[pos:] + "".join(parts), 0
-        mark, (mark_line, mark_col) = 0, base
+        at, column = self.where(self.pos)
+        self.base = (at, column - 1)
+        self.buf, self.pos = self.buf[self.pos :] + "".join(parts), 0
+        self.mark, (self.mark_line, self.mark_col) = 0, self.base
         return True
 
-    def skip_ws() -> bool:
+    def skip_ws(self) -> bool:
         """Move past whitespace; False at the end of the input."""
-        nonlocal pos
         while True:
-            pos = m.end() if (m := _JSON_WS.match(buf, pos)) is not None else pos  # matches the empty string
-            if pos < len(buf):
+            m = _JSON_WS.match(self.buf, self.pos)  # matches the empty string
+            self.pos = m.end() if m is not None else self.pos
+            if self.pos < len(self.buf):
                 return True
-            if not more():
+            if not self.more():
                 return False
 
-    def value() -> tuple[int, Any]:
-        nonlocal pos
+    def value(self) -> tuple[int, Any]:
+        """(its line, the value) of the JSON value at `pos`, reading on while it is cut."""
         while True:
             try:
-                v, end = _DECODER.raw_decode(buf, pos)
+                v, end = _DECODER.raw_decode(self.buf, self.pos)
             except json.JSONDecodeError as e:
-                if more():
+                if self.more():
                     continue
-                at, column = where(e.pos)
-                raise InputError(path, at, None, f"not valid JSON ({e.msg} at column {column})") from None
-            if end == len(buf) and more():
+                at, column = self.where(e.pos)
+                raise InputError(self.path, at, None, f"not valid JSON ({e.msg} at column {column})") from None
+            if end == len(self.buf) and self.more():
                 continue  # a number may go on in the next piece
-            start, pos = where(pos)[0], end
+            start, self.pos = self.where(self.pos)[0], end
             return start, v
 
-    while skip_ws():
-        if buf[pos] != "[":
-            yield value()
-            continue
-        pos += 1
-        if skip_ws() and buf[pos] == "]":
-            pos += 1
-            continue
+    def elements(self) -> Iterator[tuple[int, Any]]:
+        """The elements of the array opened before `pos`, one by one, up to its closing bracket."""
         while True:
-            yield value()
-            if skip_ws() and buf[pos] == ",":
-                pos += 1
-                skip_ws()
+            yield self.value()
+            if self.skip_ws() and self.buf[self.pos] == ",":
+                self.pos += 1
+                self.skip_ws()
                 continue
-            if pos < len(buf) and buf[pos] == "]":
-                pos += 1
-                break
-            raise InputError(path, where(pos)[0], None, "not valid JSON (expected ',' or ']' after an array element)")
+            if self.pos < len(self.buf) and self.buf[self.pos] == "]":
+                self.pos += 1
+                return
+            raise InputError(self.path, self.where(self.pos)[0], None, "not valid JSON (expected ',' or ']' after an array element)")
 
 
 def _first_line(path: Path) -> str | None:

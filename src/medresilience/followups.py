@@ -1,7 +1,7 @@
 """Dependent calls: a unit whose messages continue an earlier unit's conversation (a second turn).
 
 A family declares, per probe, the condition of the earlier unit of the same item whose reply the
-probe's turn follows (`Family.follows`; `clean` for the item asked plainly). Such a follow-up's
+probe's turn follows (`Family.evaluation.follows`; `clean` for the item asked plainly). Such a follow-up's
 messages are the earlier unit's rendered messages, the earlier unit's stored reply as the
 assistant's turn, then the follow-up's own rendered turn; the unit's setting is applied to the
 whole conversation (a mitigation applies to both turns). Its request key is the hash of those

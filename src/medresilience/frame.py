@@ -118,7 +118,7 @@ def _expected_vocabularies(store: Store, run: str | None, suite: Suite, family: 
     from .family import get
 
     try:
-        conditions = [CLEAN, *(family or get(suite.manifest.family)).conditions]
+        conditions = [CLEAN, *(family or get(suite.manifest.family)).probes.conditions]
     except KeyError:
         return None
     return {"model": models, "condition": conditions, "setting": list(opts["settings"]), "scoring": [opts["scoring"]], "label": list(LETTERS)}
@@ -263,7 +263,7 @@ def facet_names(suite: Suite, family: Family | None = None) -> list[str]:
     from .family import get
 
     try:
-        return list((family or get(suite.manifest.family)).facets)
+        return list((family or get(suite.manifest.family)).probes.facets)
     except KeyError:
         return list(dict.fromkeys(k for p in suite.iter_probes() for k in p.facet_values()))
 
@@ -367,6 +367,6 @@ def frame_metrics(family: Family, df: pd.DataFrame) -> dict[str, Any]:
         ref, name, metrics = _LAST_METRICS[0]
         if ref() is df and name == family.name:
             return metrics
-    metrics = family.metrics(df)
+    metrics = family.measures.metrics(df)
     _LAST_METRICS[:] = [(weakref.ref(df), family.name, metrics)]
     return metrics

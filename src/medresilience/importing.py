@@ -53,13 +53,13 @@ def provenance_path(items_file: Path | str) -> Path:
 def _suite_formats() -> dict[str, Callable[..., Suite]]:
     from .family import families
 
-    return {name: reader for fam in families() for name, reader in fam.suite_formats.items()}
+    return {name: reader for fam in families() for name, reader in fam.suites.readers.items()}
 
 
 def _detect_release(path: Path) -> str | None:
     from .family import families
 
-    return next((d for fam in families() if fam.detect and (d := fam.detect(path))), None)
+    return next((d for fam in families() if fam.suites.detect and (d := fam.suites.detect(path))), None)
 
 
 def _read_suite(reader: Callable[..., Suite], name: str, path: Path, seed: int, config: str | None, myths: Path | None) -> Suite:

@@ -1,4 +1,4 @@
-"""Headline rates as functions of unit labels: what a family declares (`Family.label_rates`) so
+"""Headline rates as functions of unit labels: what a family declares (`Family.measures.rates`) so
 that the label audit can correct each of its headline rates for label error without naming it.
 
 A `LabelRate` is a rate over the units of some conditions (pooled when several), per model and
@@ -57,7 +57,7 @@ UnitFn = Callable[[UnitReading, "UnitReading | None"], float]
 @dataclass(frozen=True)
 class LabelRate:
     """A headline rate as a function of labels (see the module). `key` is its headline key (the
-    key of `Family.headline`'s dict), `title` what the audit calls it."""
+    key of `Family.measures.headline`'s dict), `title` what the audit calls it."""
 
     key: str
     title: str

@@ -1,8 +1,9 @@
 """Planning a run: how many items a family's headline comparison needs for a target power at a
 given effect, and the smallest effect a given number of items detects (`medres plan`).
 
-A family declares its headline comparisons (`Family.comparisons`: the conditions that pair, the
-event counted, the other side, the condition that must be right first, the pairs one item gives).
+A family declares its headline comparisons (`Family.measures.comparisons`: the label rate whose
+conditions pair, the event counted, the other side, the condition that must be right first, the
+pairs one item gives).
 A plan sizes each with the paired test the toolkit reports on it (`stats.tests.several_pairs`'s
 rule): the exact McNemar test when an item gives one pair, with exact power; Durkalski's clustered
 McNemar when it gives several (probes of one item, or epochs), with simulated power
@@ -105,7 +106,7 @@ def _flag_of(message: str) -> str:
 
 def comparison_of(family: Family, key: str) -> HeadlineComparison:
     """The family's headline comparison of that key; ConfigError naming the known ones otherwise."""
-    known = {c.key: c for c in family.comparisons}
+    known = {c.key: c for c in family.measures.comparisons}
     if not known:
         raise ConfigError("comparison", f"family {family.name} declares no headline comparison to plan")
     if key not in known:
@@ -206,7 +207,7 @@ def pilot_pairs(frame: pd.DataFrame, comparison: HeadlineComparison, a: Side, b:
     else:
         units = ua[ua["condition"].astype(str).isin(conds)]
         entered = int(units["item_id"].astype(str).nunique())
-        ref = _by_pair(ua[ua["condition"].astype(str) == comparison.versus]).reindex(_keys(units))
+        ref = _by_pair(ua[ua["condition"].astype(str) == comparison.versus_condition]).reindex(_keys(units))
         keep = ref.notna().to_numpy()
         if comparison.given is not None:
             keep = keep & _by_pair(ua[ua["condition"].astype(str) == comparison.given]).reindex(_keys(units)).eq(True).to_numpy()
@@ -245,7 +246,7 @@ def from_pilot(
     statuses = ANSWERED if family.outcomes.unread_flips else ("valid",)
     pairs, entered = pilot_pairs(run.frame, comparison, a, b, statuses)
     if pairs.empty:
-        raise ConfigError("--pilot", f"the pilot has no pairs for {comparison.key} between {a} and {b or comparison.versus}")
+        raise ConfigError("--pilot", f"the pilot has no pairs for {comparison.key} between {a} and {b or comparison.versus_condition}")
     est = pilot_rates(pairs["a"].to_numpy(), pairs["b"].to_numpy(), pairs["item"].tolist())
     epochs = int(run.frame["epoch"].nunique()) if "epoch" in run.frame else 1
     per_epoch = tuple(max(1, round(s / epochs)) for s in est["sizes"])
@@ -261,7 +262,7 @@ def from_pilot(
     pilot = {
         "run": str(run_dir),
         "a": str(a),
-        "b": str(b) if b is not None else comparison.versus,
+        "b": str(b) if b is not None else comparison.versus_condition,
         "pairs": est["pairs"],
         "items": est["items"],
         "entered_of": entered,
@@ -327,7 +328,7 @@ def _test_of(design: ClusterDesign, sims: int, seed: int) -> tuple[str, str]:
 def _check_epochs(family: Family, epochs: int) -> int:
     if int(epochs) != epochs or epochs < 1:
         raise ConfigError("--epochs", f"must be a whole number >= 1, not {epochs!r}")
-    if epochs > 1 and not family.epochs:
+    if epochs > 1 and not family.evaluation.epochs:
         raise ConfigError("--epochs", f"family {family.name} reads one answer per unit (its metrics take no epochs)")
     return int(epochs)
 

@@ -43,8 +43,8 @@ def family_sets_budget(family: Family, options: Any) -> bool:
     """Whether a family's options (as recorded with a run) set the reply budget: it then wins over
     the model spec's max_tokens."""
     try:
-        parsed = options if isinstance(options, family.options) else family.parse_options(options)  # as resolved, or as recorded
-        return "max_tokens" in family.decoding(parsed)
+        parsed = options if isinstance(options, family.evaluation.options) else family.parse_options(options)  # as resolved, or as recorded
+        return "max_tokens" in family.evaluation.decoding(parsed)
     except MedresError:
         return False
 

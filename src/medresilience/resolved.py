@@ -196,8 +196,8 @@ def setting_models(settings: Iterable[str]) -> list[ModelSpec]:
 def _check(family: Family, fopts: BaseModel, settings: Sequence[Setting], called: Sequence[ModelSpec], opts: EvalOptions, specs: Sequence[ModelSpec]) -> None:
     """The scoring, settings, answer format, extraction model and epochs fit the family and the
     models, and each model takes what the scoring needs (log-probabilities) (ConfigError otherwise)."""
-    if opts.scoring not in family.scorings:
-        raise ConfigError("--scoring", f"family {family.name} scores by {', '.join(family.scorings)}, not {opts.scoring}")
+    if opts.scoring not in family.evaluation.scorings:
+        raise ConfigError("--scoring", f"family {family.name} scores by {', '.join(family.evaluation.scorings)}, not {opts.scoring}")
     answering = {s.label: s for s in specs}
     for m in called:
         other = answering.get(m.label)
@@ -209,7 +209,7 @@ def _check(family: Family, fopts: BaseModel, settings: Sequence[Setting], called
             raise ConfigError("-O extract", f"the extraction model reads generated replies: it needs --scoring letter, not {opts.scoring}")
         check_extractor(opts.extract, specs)
     if opts.epochs > 1:
-        if not family.epochs:
+        if not family.evaluation.epochs:
             raise ConfigError("--epochs", f"family {family.name} pairs single answers; it reads no repeats (use --epochs 1)")
         for spec in specs:
             if spec.supports("temperature") and spec.temperature == 0:
@@ -217,7 +217,7 @@ def _check(family: Family, fopts: BaseModel, settings: Sequence[Setting], called
                     f"--model {spec.label}",
                     "temperature 0 decodes greedily, so every epoch would give the same answer: give the model a sampling temperature (e.g. temperature=0.7)",
                 )
-    if {**family.decoding(fopts), **mcq_params(opts.scoring)}.get("logprobs"):
+    if {**family.evaluation.decoding(fopts), **mcq_params(opts.scoring)}.get("logprobs"):
         for spec in specs:
             if not spec.supports("logprobs"):
                 raise ConfigError(
@@ -245,7 +245,7 @@ def _check_first_unit(suite: Suite, family: Family, fopts: BaseModel, opts: Eval
     if opts.extract is None and opts.answer_format != SCHEMA:
         return
     for item, probe in select_units(suite, family, fopts, dataclasses.replace(opts, limit=1))[:1]:
-        scorer = family.scorer(item, probe, opts.scoring, fopts)
+        scorer = family.evaluation.scorer(item, probe, opts.scoring, fopts)
         if opts.extract is not None:
             with_extractor(scorer, item, Extractor(opts.extract), opts.scoring, family)
         if opts.answer_format == SCHEMA:

@@ -109,5 +109,5 @@ class Results(BaseModel):
         """The family's headline rates of one model and setting, overall."""
         from .family import get
 
-        raw = get(self.family).headline(self.block(model, setting)["overall"])
+        raw = get(self.family).measures.headline(self.block(model, setting)["overall"])
         return {k: None if v is None else RateValue.model_validate(v) for k, v in raw.items()}

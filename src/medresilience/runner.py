@@ -341,32 +341,15 @@ async def execute_run(
     per_pair = max(1, len(specs) * len(opts.settings) * opts.epochs)
     step = max(1, chunk_units // per_pair)
     total = RunStats()
-    records_left = suite.records_of(run_items(suite, opts))  # items and probes before the family's selection
-    records_done = units_done = done_before = 0
-
-    with_waits = progress is not None and takes_waits(progress)
-    waits_before = 0
+    # items and probes before the family's selection
+    shown = _ChunkProgress(progress, suite.records_of(run_items(suite, opts)), per_pair, progress is not None and takes_waits(progress))
     halted: set[str] = set()
-
-    def units_left() -> int:
-        """The units not yet planned, estimated from the share of records the chunks so far made units."""
-        share = units_done / records_done if records_done else per_pair
-        return round(records_left * share)
-
-    def chunk_progress(done: int, todo: int, waits: int = 0) -> None:
-        if progress is None:
-            return
-        shown = (done_before + done, done_before + todo + units_left())
-        if with_waits:
-            progress(*shown, waits=waits_before + waits)  # type: ignore[call-arg]
-        else:
-            progress(*shown)
 
     # the first chunk is small, so the calls start at once; every next chunk is planned in a thread
     # while the calls of the one before it run (at most two chunks planned at a time)
     first = max(1, FIRST_CHUNK_ITEMS // per_pair)
     if stopping is not None:
-        first, step = _rounds(run, records_left)
+        first, step = _rounds(run, shown.records_left)
     chunks = pieces(suite, run.family, run.family_options, opts, step, first=first)
     # the format each model's answers are asked in (a probe per model that may take the schema)
     formats = await resolve_formats(specs, opts.answer_format, store, total, clients)
@@ -380,10 +363,8 @@ async def execute_run(
     ahead = plan_next()
     while ahead is not None:
         records, planned = ahead
-        records_left -= records
-        records_done += records
-        units_done += len(planned)
-        running = asyncio.ensure_future(execute(planned, specs, store, chunk_progress, clients, halted, helpers))
+        shown.planned(records, len(planned))
+        running = asyncio.ensure_future(execute(planned, specs, store, shown, clients, halted, helpers))
         planning = asyncio.ensure_future(asyncio.to_thread(plan_next))
         try:
             part = await running
@@ -395,13 +376,53 @@ async def execute_run(
             ahead = None
         else:
             ahead = await planning  # a bad record of the next chunk fails once this chunk's calls are stored
-        waits_before += part.retry_waits
-        done_before += part.called
+        shown.ran(part)
         total = add_stats(total, part)
         del planned
     if progress is not None:
-        progress(done_before, done_before)
+        progress(shown.done_before, shown.done_before)
     return total
+
+
+@dataclass
+class _ChunkProgress:
+    """A run's progress across its chunks, as `progress` is told it (`execute` calls it with the
+    calls of one chunk): the calls done in the chunks before, and the units still to do, those not
+    yet planned estimated from the share of records the chunks so far made units (`per_pair` before
+    the first). `with_waits`: `progress` takes the retry waits too."""
+
+    progress: ProgressFn | None
+    records_left: int
+    per_pair: int
+    with_waits: bool
+    records_done: int = 0
+    units_done: int = 0
+    done_before: int = 0
+    waits_before: int = 0
+
+    def units_left(self) -> int:
+        share = self.units_done / self.records_done if self.records_done else self.per_pair
+        return round(self.records_left * share)
+
+    def __call__(self, done: int, todo: int, waits: int = 0) -> None:
+        if self.progress is None:
+            return
+        shown = (self.done_before + done, self.done_before + todo + self.units_left())
+        if self.with_waits:
+            self.progress(*shown, waits=self.waits_before + waits)  # type: ignore[call-arg]
+        else:
+            self.progress(*shown)
+
+    def planned(self, records: int, units: int) -> None:
+        """A chunk of `records` records planned into `units` units."""
+        self.records_left -= records
+        self.records_done += records
+        self.units_done += units
+
+    def ran(self, part: RunStats) -> None:
+        """A chunk's calls done."""
+        self.waits_before += part.retry_waits
+        self.done_before += part.called
 
 
 def _rounds(run: ResolvedRun, records: int) -> tuple[int, int]:
@@ -437,9 +458,9 @@ def _plan_pairs(pairs: list[tuple[Item, Probe | None]], run: ResolvedRun, format
     family, fopts, opts, specs = run.family, run.family_options, run.options, run.specs
     if formats is None:
         formats = declared_formats(specs, opts.answer_format)
-    rendered = [(item, probe, family.render(item, probe, opts.scoring, fopts)) for item, probe in pairs]
-    after = {id(probe): family.follows(probe) for _, probe, _ in rendered if probe is not None}
-    overrides = {**family.decoding(fopts), **mcq_params(opts.scoring)}  # the scoring's needs win (logprob: 1 token)
+    rendered = [(item, probe, family.evaluation.render(item, probe, opts.scoring, fopts)) for item, probe in pairs]
+    after = {id(probe): family.evaluation.follows(probe) for _, probe, _ in rendered if probe is not None}
+    overrides = {**family.evaluation.decoding(fopts), **mcq_params(opts.scoring)}  # the scoring's needs win (logprob: 1 token)
     extractor = None if opts.extract is None else Extractor(opts.extract)
     out: list[Planned] = []
     for spec, epoch in ((s, e) for s in specs for e in range(opts.epochs)):
@@ -514,7 +535,7 @@ def _unit(
     family, opts = run.family, run.options
     cond = CLEAN if probe is None else probe.condition
     base = item.id if probe is None else probe.id
-    scorer = family.scorer(item, probe, opts.scoring, run.family_options)
+    scorer = family.evaluation.scorer(item, probe, opts.scoring, run.family_options)
     if schema:
         schema_scorer_of(scorer, family)
         scorer = SchemaScorer(item)

@@ -55,19 +55,19 @@ def pieces(
     at most (the others are of about `records` records)."""
     ids = run_items(suite, opts)
     wanted = None if opts.conditions is None else set(opts.conditions)
-    clean = family.clean and (wanted is None or CLEAN in wanted)
+    clean = family.probes.clean and (wanted is None or CLEAN in wanted)
     size = records or len(ids) + 1
     head = len(ids) if first is None else min(first, len(ids))
     parts = itertools.chain(suite.batches(ids[:head], size), suite.batches(ids[head:], size) if head < len(ids) else ())
     for part in parts:
         by_item: dict[str, list[Probe]] = {}
-        for p in family.select(part, family_options):
+        for p in family.evaluation.select(part, family_options):
             if wanted is None or p.condition in wanted:
                 by_item.setdefault(p.item_id, []).append(p)
         out: list[tuple[Item, Probe | None]] = []
         for it in part.items.values():
             # a probe whose turn follows the item asked clean brings the clean unit along
-            if clean or any(family.follows(p) == CLEAN for p in by_item.get(it.id, [])):
+            if clean or any(family.evaluation.follows(p) == CLEAN for p in by_item.get(it.id, [])):
                 out.append((it, None))
             out += [(it, p) for p in by_item.get(it.id, [])]
         yield len(part.items) + len(part.probes), out

@@ -111,6 +111,17 @@ class StageStats:
     def as_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "counted"}
 
+    def count_usage(self, store: Store, used: set[str]) -> None:
+        """Count the requests of `used` (request keys) not counted yet: their number, tokens and cost."""
+        fresh = sorted(used - self.counted)
+        self.counted.update(fresh)
+        self.requests += len(fresh)
+        u = store.usage_for(fresh)
+        self.prompt_tokens += int(u.get("prompt_tokens") or 0)
+        self.completion_tokens += int(u.get("completion_tokens") or 0)
+        if (cost := u["cost"]) is not None:
+            self.cost = (self.cost or 0.0) + float(cost)
+
 
 def add_stage_stats(total: StageStats, part: StageStats) -> StageStats:
     """Add one stage's counters to a total (cost stays None while no call had a price)."""
@@ -290,14 +301,7 @@ def run_stage(
             else:
                 results[tid] = Outcome(True, value, attempts=attempt + 1, keys=history[tid])
         pending = nxt
-    fresh = sorted(used - st.counted)
-    st.counted.update(fresh)
-    st.requests += len(fresh)
-    u = store.usage_for(fresh)
-    st.prompt_tokens += int(u.get("prompt_tokens") or 0)
-    st.completion_tokens += int(u.get("completion_tokens") or 0)
-    if (cost := u["cost"]) is not None:
-        st.cost = (st.cost or 0.0) + float(cost)
+    st.count_usage(store, used)
     st.seconds += time.perf_counter() - t0
     return results
 

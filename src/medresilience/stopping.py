@@ -17,9 +17,11 @@ Rules:
   second setting minus the first's (usually `none`), else of the family's two declared rates of
   one model (a stressed condition against clean).
 
-Which rate: a label rate of the family (`Family.label_rates`, `label_rates.LabelRate`) by its
-headline key (`--until-rate`), by default the one the family declares in its `until_headline`
-hook (`UntilHeadline`: its rate for a width, its pair of rates for a decision).
+Which rate: a label rate of the family (`Family.measures.rates`, `label_rates.LabelRate`) by its
+headline key (`--until-rate`), by default the rate of its headline comparison (the first of
+`Family.measures.comparisons`, `family.HeadlineComparison`) for a width, and for a decision in a
+run of one model and one setting the first comparison of two rates of one model (`harm`: the
+versus rate minus this one for an accuracy, this one minus the versus rate for a flip).
 
 The sequence is one value per item, in the run's order: the item's mean of the rate's numerator
 over its units of the rate's conditions (all its probes of a condition and epochs), counting the
@@ -54,22 +56,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from .store import Store
     from .store.rows import UnitResult
 
-__all__ = ["LOOK_MIN_ITEMS", "StopRule", "Stopping", "UntilHeadline", "describe", "stopping_lines"]
+__all__ = ["LOOK_MIN_ITEMS", "StopRule", "Stopping", "describe", "stopping_lines"]
 
 #: the fewest items between two looks (a round is as many items as the models take calls at once)
 LOOK_MIN_ITEMS = 10
 _SETTLED = ("valid", "invalid", "truncated")
-
-
-@dataclass(frozen=True)
-class UntilHeadline:
-    """What a family stops on by default (`Family.until_headline`): `rate`, the headline key of
-    the label rate a width rule narrows; `versus`, two label rate keys (a, b) whose paired
-    difference a - b on the same items a decided rule settles in a run of one model and one
-    setting (None: such a run needs --until-versus)."""
-
-    rate: str
-    versus: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -110,7 +101,7 @@ class _Arm:
 
 
 def _rate(family: Family, key: str, flag: str) -> LabelRate:
-    rates = {r.key: r for r in family.label_rates}
+    rates = {r.key: r for r in family.measures.rates}
     if key not in rates:
         known = ", ".join(rates) or "none"
         raise ConfigError(flag, f"the {family.title} family has no rate {key!r} to stop on (its rates: {known})")
@@ -120,11 +111,10 @@ def _rate(family: Family, key: str, flag: str) -> LabelRate:
 def _arms(rule: StopRule, family: Family, models: Sequence[str], settings: Sequence[str]) -> tuple[_Arm, ...]:
     """The arms the rule reads: for a width, the rate of every model and setting; for a decision,
     the two arms whose paired difference it settles (see the module)."""
-    declared = family.until_headline
-    if declared is None and rule.rate is None:
+    comparisons = family.measures.comparisons
+    if not comparisons and rule.rate is None:
         raise ConfigError("--until-rate", f"the {family.title} family declares no rate to stop on: name one of its rates")
-    key = rule.rate or declared.rate  # type: ignore[union-attr]
-    rate = _rate(family, key, "--until-rate")
+    rate = _rate(family, rule.rate, "--until-rate") if rule.rate is not None else comparisons[0].rate
     if not rule.decided:
         return tuple(_Arm(m, s, rate) for m in models for s in settings)
     if len(models) > 1:
@@ -133,10 +123,11 @@ def _arms(rule: StopRule, family: Family, models: Sequence[str], settings: Seque
         return (_Arm(models[0], settings[1], rate), _Arm(models[0], settings[0], rate))
     if rule.versus is not None:
         return (_Arm(models[0], settings[0], rate), _Arm(models[0], settings[0], _rate(family, rule.versus, "--until-versus")))
-    if declared is None or declared.versus is None or rule.rate not in (None, declared.versus[0]):
+    # the family's first comparison of two rates of one model that holds the rate asked (any, when none is asked)
+    pair = next((h for c in comparisons if (h := c.harm) is not None and rule.rate in (None, *(r.key for r in h))), None)
+    if pair is None:
         raise ConfigError("--until-versus", "a decision in a run of one model and one setting compares two rates: name the other with --until-versus")
-    a, b = declared.versus
-    return (_Arm(models[0], settings[0], _rate(family, a, "--until-rate")), _Arm(models[0], settings[0], _rate(family, b, "--until-versus")))
+    return tuple(_Arm(models[0], settings[0], r) for r in pair)
 
 
 def _fixed(values: Sequence[float], paired: bool, confidence: float) -> dict[str, Any]:

@@ -36,14 +36,14 @@ def headline_rows(results: Results, family: Family | None = None) -> list[tuple[
     rows = []
     for model, settings in results.models.items():
         for setting, block in settings.items():
-            h = family.headline(block["overall"])
-            rows.append((model, setting, [fmt_rate(h.get(k)) for k, _ in family.headline_columns], block.get("counts", {})))
+            h = family.measures.headline(block["overall"])
+            rows.append((model, setting, [fmt_rate(h.get(k)) for k, _ in family.measures.columns], block.get("counts", {})))
     return rows
 
 
 def results_markdown(results: Results, family: Family | None = None) -> str:
     family = family or get(results.family)
-    cols = family.headline_columns
+    cols = family.measures.columns
     lines = [f"# Results: {results.run.suite or ''} ({family.title})", ""]
     lines.append("Rates are percentages with 95% Wilson intervals and n.")
     lines.append("")
@@ -63,13 +63,13 @@ def results_markdown(results: Results, family: Family | None = None) -> str:
         for setting, block in settings.items():
             lines.append(f"## {model} ({setting})")
             lines.append("")
-            for group, title in family.strata:
+            for group, title in family.measures.strata:
                 lines.append(f"### {title}")
                 lines.append("")
                 lines.append("| Stratum | " + " | ".join(t for _, t in cols) + " |")
                 lines.append("|" + "---|" * (len(cols) + 1))
                 for key, b in block.get(group, {}).items():
-                    h = family.headline(b)
+                    h = family.measures.headline(b)
                     lines.append(f"| {key} | " + " | ".join(fmt_rate(h.get(k)) for k, _ in cols) + " |")
                 lines.append("")
     if results.mean_across_models:
@@ -128,7 +128,7 @@ def results_rows(results: Results, family: Family | None = None) -> tuple[str, l
     family = family or get(results.family)
     rows = headline_rows(results, family)
     headers = ["Metric", *[model if setting == "none" else f"{model} ({setting})" for model, setting, _, _ in rows]]
-    body = [[title, *[cells[i] for _, _, cells, _ in rows]] for i, (_, title) in enumerate(family.headline_columns)]
+    body = [[title, *[cells[i] for _, _, cells, _ in rows]] for i, (_, title) in enumerate(family.measures.columns)]
     body.append(["Errors", *[str(c.get("errors", 0)) for *_, c in rows]])
     body.append(["Invalid", *[str(c.get("invalid", 0)) for *_, c in rows]])
     body.append(["Truncated", *[str(c.get("truncated", 0)) for *_, c in rows]])

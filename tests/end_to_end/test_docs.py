@@ -189,7 +189,7 @@ def test_the_setting_help_names_every_setting_and_export_every_format():
     assert "agent:INDEX|URL" in setting
     fmt = next(p for p in tree.commands["export"].params if p.name == "fmt").help
     for fam in families():
-        assert all(f in fmt for f in fam.export_formats), (fam.name, fmt)
+        assert all(f in fmt for f in fam.suites.export_formats), (fam.name, fmt)
     assert all(f in fmt for f in FORMATS), fmt
 
 

@@ -41,7 +41,7 @@ def test_chunks_give_the_same_store_and_numbers(tmp_path, toy_family):
     assert rows_a == rows_b
     assert (whole.called, whole.planned_units) == (parts.called, parts.planned_units) == (240, 240)
     assert again.called == 0 and again.cached == 240
-    assert TOY.metrics(frame_a) == TOY.metrics(frame_b) and TOY.metrics(frame_a)["models"]
+    assert TOY.measures.metrics(frame_a) == TOY.measures.metrics(frame_b) and TOY.measures.metrics(frame_a)["models"]
     assert seen[-1] == (240, 240) and all(d <= t for d, t in seen)
 
 

@@ -137,7 +137,7 @@ def test_inspect_reads_every_unit_and_the_headline_metrics(runs, family, tmp_pat
             u = units[key]
             seen[key] = s
             assert s.metadata["family"] == family and s.metadata["condition"] == u.condition and s.metadata["setting"] == u.setting
-            assert set(s.metadata["facets"]) == set(fam.facets)
+            assert set(s.metadata["facets"]) == set(fam.probes.facets)
             assert [m.role for m in s.input] == [m["role"] for m in json.loads(u.messages)]
             assert s.input[-1].text == json.loads(u.messages)[-1]["content"]
             if u.call_status == "error":
@@ -157,9 +157,9 @@ def test_inspect_reads_every_unit_and_the_headline_metrics(runs, family, tmp_pat
         got = {sc.name: sc.metrics for sc in log.results.scores}
         for model, settings in results["models"].items():
             for setting, block in settings.items():
-                head = fam.headline(block["overall"])
+                head = fam.measures.headline(block["overall"])
                 metrics = got[f"{model}/{setting}"]
-                want = {k: v for k, v in head.items() if v and k in dict(fam.headline_columns)}
+                want = {k: v for k, v in head.items() if v and k in dict(fam.measures.columns)}
                 assert set(metrics) == set(want)
                 for k, rate in want.items():
                     if rate.get("p") is None:
@@ -187,7 +187,7 @@ def test_flat_rows_equal_the_store(runs, family, tmp_path):
         columns = list(run.columns)
     assert len(rows) == len(df) == len(units)
     assert list(df.columns) == columns and all(list(r) == columns for r in rows)
-    assert set(get(family).facets) <= set(columns)
+    assert set(get(family).probes.facets) <= set(columns)
     for r, (_, p) in zip(rows, df.iterrows()):
         u = units[r["model"], r["unit_id"]]
         assert (r["item_id"], r["probe_id"], r["condition"], r["setting"], r["scoring"], r["key"]) == (
@@ -201,7 +201,7 @@ def test_flat_rows_equal_the_store(runs, family, tmp_path):
         assert r["messages"] == u.messages and r["reply"] == u.text and r["label"] == u.label and r["value"] == u.value
         assert r["call_status"] == u.call_status
         for c in columns:  # the Parquet row is the JSON row (facets as text)
-            want = r[c] if r[c] is None or c not in get(family).facets else str(r[c])
+            want = r[c] if r[c] is None or c not in get(family).probes.facets else str(r[c])
             assert pd.isna(p[c]) if want is None else p[c] == want, c
         if u.scoring.startswith("judge:") and u.status == "valid":
             assert r["verdict"] == u.label and r["reason"]

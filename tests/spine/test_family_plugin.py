@@ -66,3 +66,23 @@ def test_a_toy_family_scored_by_a_judge(tmp_path, toy):
         scorers = {r[0] for r in st.conn.execute("SELECT DISTINCT scorer FROM scores")}
     assert len(scorers) == 1 and next(iter(scorers)).startswith("judge:toy-correct@") and set(df["scoring"]) == scorers
     assert set(df["label"].dropna()) == {"right", "wrong"} and set(df["value"]) == {0.0, 1.0}
+
+
+def test_a_family_is_a_name_a_title_and_its_typed_sub_specs():
+    """`Family` holds its hooks grouped by job: each field but the name and title is a frozen sub-spec
+    of the type `SUB_SPECS` names (no flat hook comes back), and every registered family, the toy's
+    included, is built from them."""
+    from dataclasses import fields, is_dataclass
+
+    from medresilience.family import SUB_SPECS, Family, families
+
+    declared = {f.name: f.type for f in fields(Family)}
+    assert list(declared) == ["name", "title", *SUB_SPECS], "Family has a name, a title and its sub-specs, nothing flat"
+    for name, spec in SUB_SPECS.items():
+        assert is_dataclass(spec) and spec.__dataclass_params__.frozen, name
+        assert str(declared[name]).startswith(spec.__name__), (name, declared[name])
+    from toy_family import TOY
+
+    for fam in [*families(), TOY]:
+        for name, spec in SUB_SPECS.items():
+            assert isinstance(getattr(fam, name), spec), (fam.name, name)

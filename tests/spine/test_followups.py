@@ -1,4 +1,4 @@
-"""Dependent calls: a unit whose turn continues an earlier unit's conversation (`Family.follows`,
+"""Dependent calls: a unit whose turn continues an earlier unit's conversation (`Family.evaluation.follows`,
 medresilience.followups). Shown on a toy family of the tests (tests/toy_family.py: each toy MCQ asked
 clean, then "think again" in a second turn), so the mechanism is the spine's, not a family's: the
 second turn carries the first turn's stored reply and its key is the hash of those messages; a

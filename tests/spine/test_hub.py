@@ -418,7 +418,7 @@ def test_every_catalog_hub_command_uses_a_format_the_toolkit_reads():
     from medresilience import sources
     from medresilience.family import families
 
-    known = set(sources.formats()) | {n for f in families() for n in f.suite_formats} | {"abbreviations"}
+    known = set(sources.formats()) | {n for f in families() for n in f.suites.readers} | {"abbreviations"}
     from medresilience.sources.catalog import CATALOG
 
     assert all(d.fmt in known for d in CATALOG)

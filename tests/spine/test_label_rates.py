@@ -69,20 +69,20 @@ def test_a_label_rate_names_its_conditions_and_what_it_is_over():
 
 
 def test_every_family_declares_headline_rates_of_its_own_over_its_conditions():
-    declared = [f for f in families() if f.label_rates]
+    declared = [f for f in families() if f.measures.rates]
     assert len(declared) >= 4
     for f in declared:
-        keys = [r.key for r in f.label_rates]
+        keys = [r.key for r in f.measures.rates]
         assert len(keys) == len(set(keys)), f.name
-        columns = {k for k, _ in f.headline_columns}
+        columns = {k for k, _ in f.measures.columns}
         assert columns & set(keys), f.name
-        known = {"clean", *f.conditions}
-        for r in f.label_rates:
+        known = {"clean", *f.probes.conditions}
+        for r in f.measures.rates:
             assert set(r.conditions) <= known, (f.name, r.key)
             assert not r.paired or f.outcomes.reference is not None, (f.name, r.key)
         # every headline column that is a rate of labels is declared (its title the column's)
-        titles = dict(f.headline_columns)
-        assert all(r.title == titles[r.key] for r in f.label_rates if r.key in titles), f.name
+        titles = dict(f.measures.columns)
+        assert all(r.title == titles[r.key] for r in f.measures.rates if r.key in titles), f.name
 
 
 # ------------------------------------------------------------------------------ coverage

@@ -35,13 +35,13 @@ def test_every_family_asks_a_pubmedqa_item_with_its_abstract(family, items):
     abstract = item.meta["context"]
     assert abstract.startswith("OBJECTIVE: To assess whether mobilisation")
     scoring = "judge" if family == "presupposition" else "letter"
-    shown = _user(fam.render(item, None, scoring, fam.parse_options(REQUIRED.get(family, {}))))
+    shown = _user(fam.evaluation.render(item, None, scoring, fam.parse_options(REQUIRED.get(family, {}))))
     assert f"{HEADER}\n{abstract}" in shown and shown.index(abstract) < shown.index(item.question)
-    alone = _user(fam.render(item, None, scoring, fam.parse_options({**REQUIRED.get(family, {}), "context": "none"})))
+    alone = _user(fam.evaluation.render(item, None, scoring, fam.parse_options({**REQUIRED.get(family, {}), "context": "none"})))
     assert abstract not in alone and item.question in alone
     # an item without a passage is asked as it always was
     bare = item.model_copy(update={"meta": {}})
-    assert _user(fam.render(bare, None, scoring, fam.parse_options(REQUIRED.get(family, {})))) == alone
+    assert _user(fam.evaluation.render(bare, None, scoring, fam.parse_options(REQUIRED.get(family, {})))) == alone
 
 
 def test_the_passage_comes_before_the_misleading_context_and_the_question(items):

@@ -357,14 +357,15 @@ def test_pyproject_tool_table_and_precedence(clean_env):
 def test_judge_from_config_reaches_families_that_take_one(clean_env):
     from pydantic import BaseModel
 
-    from medresilience.family import Family, register, unregister
+    from medresilience.family import EvaluationSpec, Family, MeasureSpec, ProbeSpec, register, unregister
 
     class JudgeOptions(BaseModel):
         judge: str = "none"
 
-    toy = {"title": "toy", "render": lambda *a: [], "scorer": lambda *a: None, "metrics": lambda df: {}, "headline": lambda b: {}, "headline_columns": ()}
-    register(Family(name="judged-toy", options=JudgeOptions, **toy))
-    register(Family(name="unjudged-toy", **toy))
+    measures = MeasureSpec(metrics=lambda df: {}, headline=lambda b: {}, columns=())
+    toy = {"title": "toy", "probes": ProbeSpec(), "measures": measures}
+    register(Family(name="judged-toy", evaluation=EvaluationSpec(render=lambda *a: [], scorer=lambda *a: None, options=JudgeOptions), **toy))
+    register(Family(name="unjudged-toy", evaluation=EvaluationSpec(render=lambda *a: [], scorer=lambda *a: None), **toy))
     try:
         _write_config(clean_env, 'judge = "openai/gpt-4.1"\n')
         cfg = load_config()

@@ -85,7 +85,7 @@ def _run_path(calls, kind):
     """The calls of one kind made by the run (the command, evaluate, planning, the calls, the
     results and results.md): not by the report, which is built from the run directory as
     `medres report` builds it, and not by the suite's reader, which validates each probe line as
-    the probe of the family that line names (`family.probe_model`)."""
+    the probe of the family that line names (`family.probes.model`)."""
     return [c for c in calls() if c[0] == kind and "report/" not in c[2] and not c[2].endswith("family.py:probe_model")]
 
 

@@ -4,7 +4,7 @@ second time by a reader model and/or by people, with the run's agreement, wrong-
 rates per model and condition and the headline rates corrected for label error. A unit scored by a
 judge is read again as a verdict (the reader as a second judge with the family's rubric, or people
 in a `verdict` review), with its wrong-verdict and unscored rates; the corrected rates are the
-family's own (`Family.label_rates`).
+family's own (`Family.measures.rates`).
 
 One module per job: ``sample`` (the population and the sample's design), ``reader`` (the reader
 model's calls and readings), ``people`` (the `reading` review, written and read back),

@@ -2,7 +2,7 @@
 stats.ppi_ratio, two-phase PPI++ estimates over the audit's strata). The run's reading labels every
 unit of the population; the audit's second reading labels a stratified sample of them.
 
-Which rates: the family's own headline rates as functions of labels (`Family.label_rates`, each a
+Which rates: the family's own headline rates as functions of labels (`Family.measures.rates`, each a
 `label_rates.LabelRate`: a numerator, and for a ratio a denominator, over a unit's reading and its
 reference pair's). A family that declares none gets each condition's accuracy and, with a reference
 condition, each other condition's flip rate. Per (model, setting) and rate, the rate is evaluated

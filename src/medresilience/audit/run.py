@@ -81,7 +81,7 @@ def _judges(records: list[UnitRecord], suite: Suite, family: Family, options: Ba
         if item is None or r.key in out or settled_status(r) not in READ_STATUSES:
             continue
         try:
-            sc = family.scorer(item, probes.get(r.probe_id) if r.probe_id else None, r.scoring, options)
+            sc = family.evaluation.scorer(item, probes.get(r.probe_id) if r.probe_id else None, r.scoring, options)
         except (ConfigError, ValueError):
             continue  # no judge the run could have used: the unit is not judged
         if isinstance(sc, JudgeScorer):
@@ -204,7 +204,7 @@ def _block(
     pairs = reference_pairs([*inp.pop, *inp.fixed], inp.reference)
     for name, readings in sources.items():
         found = summarise_reader(units, readings, viewer)
-        found["corrected"] = corrected_rates(inp.pop, units, readings, pairs, inp.family.label_rates, inp.fixed)
+        found["corrected"] = corrected_rates(inp.pop, units, readings, pairs, inp.family.measures.rates, inp.fixed)
         out["readers"][name] = found
     return out
 

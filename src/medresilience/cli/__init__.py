@@ -63,7 +63,7 @@ def _run_options(family: Family, family_options: list[str] | None, judge: str | 
             raise ConfigError("-O extract", "name the extraction model, e.g. -O extract=openai/gpt-4o-mini")
         extract = parse_model_spec(text, cfg.spec_defaults() if cfg else None)  # its key is checked with the run's (resolve_run)
     if judge is not None:  # --judge SPEC is the family's judge option
-        if "judge" not in family.options.model_fields:
+        if "judge" not in family.evaluation.options.model_fields:
             raise ConfigError("--judge", f"family {family.name} takes no judge model")
         if "judge" in pairs:
             raise ConfigError("--judge", "give the judge once: --judge or -O judge=, not both")
@@ -164,7 +164,7 @@ def _run_eval(
     # the family's first scoring is the default (letters for MCQ families, the judge for free text)
     opts = EvalOptions(
         settings=tuple(settings or ["none"]),
-        scoring=scoring or family.scorings[0],
+        scoring=scoring or family.evaluation.scorings[0],
         limit=limit,
         family=fam_opts,
         epochs=epochs,
@@ -403,7 +403,7 @@ def import_(
         from .. import sources
         from ..family import families
 
-        suite_formats = [name for fam in families() for name in fam.suite_formats]
+        suite_formats = [name for fam in families() for name in fam.suites.readers]
         console.print(
             "item formats: "
             + ", ".join(sources.formats())
@@ -428,8 +428,8 @@ def _build_group() -> typer.Typer:
 
     group = typer.Typer(no_args_is_help=True, help="Build stress-test suites with a generator model.")
     for fam in families():
-        if fam.commands is not None:
-            sub = fam.commands()
+        if fam.suites.commands is not None:
+            sub = fam.suites.commands()
             group.registered_commands.extend(sub.registered_commands)
             group.registered_groups.extend(sub.registered_groups)
     return group

@@ -14,7 +14,7 @@ def _format_help() -> str:
     the default), and the run formats."""
     from ..family import families
 
-    suites = "; ".join(f"{f.name}: {', '.join(f.export_formats)}" for f in families() if f.export is not None and f.export_formats)
+    suites = "; ".join(f"{f.name}: {', '.join(f.suites.export_formats)}" for f in families() if f.suites.export is not None and f.suites.export_formats)
     return f"a suite: a format of its family ({suites}; default: the family's first); a run: inspect (an inspect_ai eval log, FILE.eval or FILE.json), jsonl or parquet (one flat row per unit)"
 
 
@@ -55,7 +55,7 @@ def register(app: typer.Typer) -> None:
         assert suite is not None  # one of the two is given, checked above
         s = Suite.load(suite)
         fam = get(s.manifest.family)
-        if fam.export is None:
+        if fam.suites.export is None:
             raise ConfigError("--format", f"family {fam.name} has no export formats")
-        n = fam.export(s, out, fmt or (fam.export_formats[0] if fam.export_formats else "release"))
+        n = fam.suites.export(s, out, fmt or (fam.suites.export_formats[0] if fam.suites.export_formats else "release"))
         console.print(f"{out}: {n} rows")

@@ -43,8 +43,8 @@ def _rows(plans) -> tuple[list[str], list[list[str]]]:
 
 
 def _list(fam) -> None:
-    for c in fam.comparisons:
-        other = c.versus or "two sides (models, or a setting vs none)"
+    for c in fam.measures.comparisons:
+        other = c.versus_condition or "two sides (models, or a setting vs none)"
         given = f"; items right {c.given} first" if c.given else ""
         console.print(
             f"{c.key}: {c.title} — counts {c.event} on {', '.join(c.conditions)} vs {other}{given}; {c.pairs_per_item} pair(s) per item",
@@ -136,7 +136,7 @@ def plan_cmd(
     if list_:
         _list(fam)
         return
-    chosen = [planning.comparison_of(fam, k) for k in comparisons] if comparisons else list(fam.comparisons)
+    chosen = [planning.comparison_of(fam, k) for k in comparisons] if comparisons else list(fam.measures.comparisons)
     if not chosen:
         raise ConfigError("FAMILY", f"family {fam.name} declares no headline comparison to plan")
     if pilot is None:

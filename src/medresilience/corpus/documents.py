@@ -87,10 +87,10 @@ def _family_format(path: Path) -> tuple[str, str] | None:
     from ..family import families
 
     for fam in families():
-        if fam.detect is None:
+        if fam.suites.detect is None:
             continue
         try:
-            fmt = fam.detect(path)
+            fmt = fam.suites.detect(path)
         except (MedresError, OSError, ValueError):
             fmt = None
         if fmt:

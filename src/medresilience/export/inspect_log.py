@@ -149,8 +149,8 @@ def results_scores(run: RunUnits) -> list[dict[str, Any]]:
     out = []
     for model, settings in (results.get("models") or {}).items():
         for setting, block in settings.items():
-            head = run.family.headline(block["overall"])
-            metrics = {key: _rate_metric(key, title, rate) for key, title in run.family.headline_columns if (rate := head.get(key))}
+            head = run.family.measures.headline(block["overall"])
+            metrics = {key: _rate_metric(key, title, rate) for key, title in run.family.measures.columns if (rate := head.get(key))}
             out.append({"name": f"{model}/{setting}", "scorer": scoring, "params": {}, "metrics": metrics, "metadata": {"model": model, "setting": setting}})
     return out
 

@@ -93,7 +93,7 @@ class RunUnits:
 
     @property
     def facets(self) -> tuple[str, ...]:
-        return tuple(f for f in self.family.facets if f not in LEAD and f not in TAIL)
+        return tuple(f for f in self.family.probes.facets if f not in LEAD and f not in TAIL)
 
     @property
     def columns(self) -> tuple[str, ...]:

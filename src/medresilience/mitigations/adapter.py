@@ -166,11 +166,18 @@ class PrecautionAdapter:
         apply = prompt_adder(prompt)
         out: list[_Unit] = []
         for i, ex in enumerate(batch):
-            params = self.task.decoding(**{**ex.family.decoding(ex.options), **mcq_params(ex.scoring)})
+            params = self.task.decoding(**{**ex.family.evaluation.decoding(ex.options), **mcq_params(ex.scoring)})
             for probe in ex.units:
-                messages = apply(ex.family.render(ex.item, probe, ex.scoring, ex.options))
+                messages = apply(ex.family.evaluation.render(ex.item, probe, ex.scoring, ex.options))
                 out.append(
-                    _Unit(i, probe, request_key(self.task, messages, params), messages, params, ex.family.scorer(ex.item, probe, ex.scoring, ex.options))
+                    _Unit(
+                        i,
+                        probe,
+                        request_key(self.task, messages, params),
+                        messages,
+                        params,
+                        ex.family.evaluation.scorer(ex.item, probe, ex.scoring, ex.options),
+                    )
                 )
         return out
 

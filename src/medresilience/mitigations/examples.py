@@ -2,7 +2,7 @@
 own metric, as a number from 0 to 1.
 
 An example is one item of a suite and the units its family's metric needs, as the family declares
-in `Family.example_rule`: the probe conditions an example may stand on (a seeded choice among those
+in `Family.evaluation.example_rule`: the probe conditions an example may stand on (a seeded choice among those
 the family selects) and whether its clean question must be answered right too. A family that
 declares nothing, and an item without a selected probe (a plain MCQ suite), give the clean question
 (right or wrong), or the probe alone for a family without clean questions.
@@ -10,7 +10,7 @@ declares nothing, and an item without a selected probe (a plain MCQ suite), give
 A unit's value is its score's value rescaled to 0..1 (a letter: 1 or 0; a judge: its rubric's
 range); an `invalid` reply (no readable answer) is 0, as in the families' accuracies, and an
 `unscored` judgement (a verdict that cannot be read) is 0 and counted. An example's score is the
-lowest value of its units. Rules are data each family declares (`Family.example_rule`).
+lowest value of its units. Rules are data each family declares (`Family.evaluation.example_rule`).
 
 The draw: each suite's items are ordered by a stable hash of (seed, suite hash, item id) and the
 first `per_suite` with an example are taken; a suite given for both training and validation gives
@@ -59,13 +59,13 @@ class Example:
 
 def default_scoring(family: Family) -> str:
     """The scoring a run of the family uses by default: letters where it takes them, else its first."""
-    return "letter" if "letter" in family.scorings else family.scorings[0]
+    return "letter" if "letter" in family.evaluation.scorings else family.evaluation.scorings[0]
 
 
 def family_options(family: Family, pairs: dict[str, str], judge: str | None) -> BaseModel:
     """The family's options for the optimiser: the given KEY=VALUE pairs the family takes, and
     the judge (when the family's options, as given, need one: a family judges only some answers)."""
-    fields = family.options.model_fields
+    fields = family.evaluation.options.model_fields
     values = {k: v for k, v in pairs.items() if k in fields}
     if judge is not None and "judge" in fields and "judge" not in values:
         try:
@@ -77,15 +77,15 @@ def family_options(family: Family, pairs: dict[str, str], judge: str | None) -> 
 
 def _units(family: Family, rule: ExampleRule, probe: Probe | None) -> tuple[Probe | None, ...] | None:
     if probe is None:
-        return (None,) if family.clean else None
-    return (None, probe) if rule.with_clean and family.clean else (probe,)
+        return (None,) if family.probes.clean else None
+    return (None, probe) if rule.with_clean and family.probes.clean else (probe,)
 
 
 def candidates(suite: Suite, family: Family, options: BaseModel, rule: ExampleRule, seed: int) -> dict[str, tuple[Probe | None, tuple[Probe | None, ...]]]:
     """Per item id (items without an example left out): the probe the example stands on (None:
     clean only) and its units."""
     eligible: dict[str, list[Probe]] = {}
-    for p in family.select(suite, options):
+    for p in family.evaluation.select(suite, options):
         if rule.conditions is None or p.condition in rule.conditions:
             eligible.setdefault(p.item_id, []).append(p)
     out: dict[str, tuple[Probe | None, tuple[Probe | None, ...]]] = {}
@@ -116,8 +116,8 @@ def draw(
         for suite in suites:
             family = family_of([suite.manifest.family])
             options = family_options(family, pairs or {}, judge)
-            used_pairs.update(k for k in (pairs or {}) if k in family.options.model_fields)
-            rule = family.example_rule
+            used_pairs.update(k for k in (pairs or {}) if k in family.evaluation.options.model_fields)
+            rule = family.evaluation.example_rule
             h = suite_hash(suite)
             cands = candidates(suite, family, options, rule, seed)
             order = sorted(cands, key=lambda i: stable_hash("optimise-draw", seed, h, i))

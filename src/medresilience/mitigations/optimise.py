@@ -117,7 +117,7 @@ class _Progress:
 
 
 def _judged(examples: Sequence[Example]) -> bool:
-    return any(is_deferred(e.family.scorer(e.item, p, e.scoring, e.options)) for e in examples for p in e.units)
+    return any(is_deferred(e.family.evaluation.scorer(e.item, p, e.scoring, e.options)) for e in examples for p in e.units)
 
 
 def optimise(

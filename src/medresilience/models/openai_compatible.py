@@ -139,6 +139,18 @@ def _retry_after(err: Exception) -> float | None:
         return None
 
 
+@dataclass(frozen=True)
+class _Failed:
+    """One failed attempt: its error, whether another attempt may succeed, the HTTP status, the
+    endpoint's Retry-After (seconds) and what the failure says of the endpoint (`stops`)."""
+
+    error: BaseException
+    transient: bool
+    status: int | None
+    wait_hint: float | None
+    stops: str | None
+
+
 class OpenAICompatibleModel:
     """Async chat client over one or more base URLs of the same model."""
 
@@ -206,8 +218,6 @@ class OpenAICompatibleModel:
                 ) from None
             else:
                 try:
-                    if not isinstance(resp, dict) or not resp.get("choices"):
-                        raise _Malformed("response has no choices")
                     c = self._completion(resp, time.perf_counter() - t0, attempts)
                     c.waits, c.waited_s = waits, waited
                 except (_Malformed, ValueError, KeyError, TypeError, AttributeError) as e:
@@ -223,21 +233,7 @@ class OpenAICompatibleModel:
                             stops="no-logprobs",
                         )
                     return c
-            over_cap = wait_hint is not None and wait_hint > self.max_retry_after
-            if not transient or attempts > (min(self.spec.max_retries, REFUSED_RETRIES) if refused == attempts else self.spec.max_retries):
-                kind = "permanent" if not transient else f"gave up after {attempts} attempts"
-                note = f"; Retry-After {wait_hint:g} s is over the cap of {self.max_retry_after:g} s (MEDRES_MAX_RETRY_AFTER)" if over_cap else ""
-                raise ModelCallError(
-                    f"{type(err).__name__} ({kind}): {self._scrub(str(err))[:300]}{note}",
-                    permanent=not transient,
-                    attempts=attempts,
-                    status=status,
-                    waited_s=waited,
-                    stops=stops,
-                )
-            delay = min(self.backoff_max, self.backoff_base * (2 ** (attempts - 1))) * (0.5 + random.random() / 2)
-            if wait_hint is not None and not over_cap:  # a wait over the cap: this attempt failed, retried on the backoff
-                delay = max(wait_hint, 0.0)
+            delay = self._retry_delay(_Failed(err, transient, status, wait_hint, stops), attempts, refused, waited)
             if delay > 0:
                 waits += 1
                 waited += delay
@@ -245,11 +241,34 @@ class OpenAICompatibleModel:
                     self.on_wait(delay)
             await asyncio.sleep(delay)
 
+    def _retry_delay(self, failed: _Failed, attempts: int, refused: int, waited: float) -> float:
+        """How long to wait before the next attempt after a failed one: the endpoint's Retry-After
+        (under the cap), else the jittered exponential backoff; ModelCallError when the failure is
+        permanent or the retries are spent (fewer while every attempt was refused a connection)."""
+        over_cap = failed.wait_hint is not None and failed.wait_hint > self.max_retry_after
+        retries = min(self.spec.max_retries, REFUSED_RETRIES) if refused == attempts else self.spec.max_retries
+        if not failed.transient or attempts > retries:
+            kind = "permanent" if not failed.transient else f"gave up after {attempts} attempts"
+            note = f"; Retry-After {failed.wait_hint:g} s is over the cap of {self.max_retry_after:g} s (MEDRES_MAX_RETRY_AFTER)" if over_cap else ""
+            raise ModelCallError(
+                f"{type(failed.error).__name__} ({kind}): {self._scrub(str(failed.error))[:300]}{note}",
+                permanent=not failed.transient,
+                attempts=attempts,
+                status=failed.status,
+                waited_s=waited,
+                stops=failed.stops,
+            )
+        if failed.wait_hint is not None and not over_cap:  # a wait over the cap: this attempt failed, retried on the backoff
+            return max(failed.wait_hint, 0.0)
+        return min(self.backoff_max, self.backoff_base * (2 ** (attempts - 1))) * (0.5 + random.random() / 2)
+
     def _scrub(self, text: str) -> str:
         return scrub(text, self.secrets)
 
     def _completion(self, resp: dict[str, Any], latency: float, attempts: int) -> Completion:
         """A reply's JSON object as a Completion; a reply without a readable message is malformed."""
+        if not isinstance(resp, dict) or not resp.get("choices"):
+            raise _Malformed("response has no choices")
         choice = resp["choices"][0]
         if not isinstance(choice, dict):
             raise _Malformed("the reply's choice is not an object")

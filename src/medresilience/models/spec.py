@@ -285,6 +285,48 @@ def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return dict(pairs)
 
 
+def _spec_file(path: Path, flag: str) -> dict[str, Any]:
+    """The settings of a model file (`@file`, JSON; a setting given twice is an error)."""
+    if not path.exists():
+        raise ConfigError(flag, f"model file {path} not found")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_no_repeats)
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{flag} {path}", f"line {e.lineno}: not valid JSON ({e.msg})") from None
+    except ValueError as e:
+        raise ConfigError(f"{flag} {path}", str(e)) from None
+    if isinstance(data.get("base_urls"), str):
+        data["base_urls"] = data["base_urls"].split("|")
+    return data
+
+
+def _settings(opts: list[str], head: str, flag: str) -> dict[str, Any]:
+    """The KEY=VALUE settings after a spec's head, each read as its field's type (base_url: one or
+    several URLs separated by |); an unknown setting, or one given twice, is an error."""
+    given: dict[str, Any] = {}
+    for opt in opts:
+        if not opt:
+            continue
+        key, eq, value = opt.partition("=")
+        key = key.strip().replace("-", "_")
+        if not eq:
+            raise ConfigError(f"{flag} {head}", f"option '{opt}' is not KEY=VALUE")
+        field_name = "base_urls" if key in {"base_url", "base_urls"} else key
+        if field_name in given:
+            raise ConfigError(f"{flag} {head}.{key}", "given twice (give each setting once)")
+        if key in {"base_url", "base_urls"}:
+            given["base_urls"] = [u for u in value.split("|") if u]
+        elif key in ModelSpec.model_fields and key not in {"kind", "model", "price_source", "price_date"}:
+            try:
+                given[key] = _coerce(key, value)
+            except ValueError:
+                what = "true or false" if key in _BOOL else "a number"
+                raise ConfigError(f"{flag} {head}.{key}", f"'{value}' is not {what}") from None
+        else:
+            raise ConfigError(f"{flag} {head}.{key}", "unknown setting" + did_you_mean(key, [*SPEC_SETTINGS, "base_url"]))
+    return given
+
+
 def parse_model_spec(text: str, defaults: SpecDefaults | None = None, flag: str = "--model") -> ModelSpec:
     """Parse a spec string or @file; errors name the setting (`flag`: the option that gave the
     spec, e.g. -O judge). `defaults` (a config file's) apply to whatever the spec does not set. A
@@ -292,42 +334,11 @@ def parse_model_spec(text: str, defaults: SpecDefaults | None = None, flag: str 
     text = text.strip()
     try:
         if text.startswith("@") or text.endswith(".json"):
-            path = Path(text.lstrip("@"))
-            if not path.exists():
-                raise ConfigError(flag, f"model file {path} not found")
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_no_repeats)
-            except json.JSONDecodeError as e:
-                raise ConfigError(f"{flag} {path}", f"line {e.lineno}: not valid JSON ({e.msg})") from None
-            except ValueError as e:
-                raise ConfigError(f"{flag} {path}", str(e)) from None
-            if isinstance(data.get("base_urls"), str):
-                data["base_urls"] = data["base_urls"].split("|")
-            spec = _build({}, data, defaults)
+            spec = _build({}, _spec_file(Path(text.lstrip("@")), flag), defaults)
         else:
             head, *opts = [p.strip() for p in text.split(",")]
             data, legacy = _read_head(head, text, flag)
-            given: dict[str, Any] = {}
-            for opt in opts:
-                if not opt:
-                    continue
-                key, eq, value = opt.partition("=")
-                key = key.strip().replace("-", "_")
-                if not eq:
-                    raise ConfigError(f"{flag} {head}", f"option '{opt}' is not KEY=VALUE")
-                field_name = "base_urls" if key in {"base_url", "base_urls"} else key
-                if field_name in given:
-                    raise ConfigError(f"{flag} {head}.{key}", "given twice (give each setting once)")
-                if key in {"base_url", "base_urls"}:
-                    given["base_urls"] = [u for u in value.split("|") if u]
-                elif key in ModelSpec.model_fields and key not in {"kind", "model", "price_source", "price_date"}:
-                    try:
-                        given[key] = _coerce(key, value)
-                    except ValueError:
-                        what = "true or false" if key in _BOOL else "a number"
-                        raise ConfigError(f"{flag} {head}.{key}", f"'{value}' is not {what}") from None
-                else:
-                    raise ConfigError(f"{flag} {head}.{key}", "unknown setting" + did_you_mean(key, [*SPEC_SETTINGS, "base_url"]))
+            given = _settings(opts, head, flag)
             if legacy and "provider" not in given:
                 # openai:MODEL alone is OpenAI's; with base_url= it is any endpoint (a known API's
                 # host still gets that provider's quirks)

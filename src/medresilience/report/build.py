@@ -118,8 +118,8 @@ def _write(runs: list[RunData], out: Path, title: str | None, viewer_url: str | 
     parts: list[FamilySection] = []
     for name in present:
         fam = get(name)
-        if fam.report is not None:
-            parts.append(fam.report([r for r in runs if r.family == name]))
+        if fam.report.section is not None:
+            parts.append(fam.report.section([r for r in runs if r.family == name]))
     tables: dict[str, pd.DataFrame] = {}
     for part in parts:
         for tname, df in part.tables.items():

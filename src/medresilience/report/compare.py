@@ -238,7 +238,7 @@ def compare_runs(
     if ra.family != rb.family:
         raise ConfigError("compare", f"run A is family {ra.family}, run B is family {rb.family}: only runs of one family pair")
     family = get(ra.family)
-    if family.compare is None:
+    if family.report.compare is None:
         raise ConfigError("compare", f"family {family.name} has no paired comparison")
     same = Path(run_a).resolve() == Path(rb.path).resolve()
     if ra.name == rb.name:
@@ -246,7 +246,7 @@ def compare_runs(
     # the one naming rule (model_names) over the two runs; one run on both sides is one run
     names = model_names([run_models(ra)] if same else [run_models(ra), run_models(rb)])
     ra.names = rb.names = names
-    spec = family.compare()
+    spec = family.report.compare()
     matched = pair_models(ra, rb, pairs)
     sides = [(side(ra.name, ra.frame, ma, sa, names.name(ra.name, ma)), side(rb.name, rb.frame, mb, sb, names.name(rb.name, mb))) for ma, sa, mb, sb in matched]
     comps = [spec.sides(a, b) for a, b in sides]

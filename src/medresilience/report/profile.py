@@ -1,5 +1,5 @@
 """The resilience profile across families: for each model and setting, one number per declared
-dimension of every family in the report (a family declares `Family.profile`: headline keys, their
+dimension of every family in the report (a family declares `Family.measures.profile`: headline keys, their
 labels, and whether higher is better), each oriented so that higher is better (a rate where lower
 is better is shown as 1 - rate, its interval flipped). A model is matched across runs by its name
 (model_names: its label, which meets one model's runs of different families in one row; run-qualified,
@@ -59,8 +59,8 @@ def profile_frame(runs: Sequence[Any]) -> pd.DataFrame:
         fam = get(r.family)
         for model, settings in (r.results.get("models") or {}).items():
             for setting, block in settings.items():
-                head = fam.headline(block.get("overall", {}))
-                for key, label, higher in fam.profile:
+                head = fam.measures.headline(block.get("overall", {}))
+                for key, label, higher in fam.measures.profile:
                     rate = head.get(key)
                     val = _oriented(rate, higher) if isinstance(rate, dict) else None
                     if val is None:
@@ -180,7 +180,7 @@ def _units(c: dict[str, Any]) -> tuple[str | None, int | None]:
     p = num(c["value"])
     if n is None or p is None or not ({"outcome", "score"} & set(flt)):
         return rate_units(c["run"], c["model"], c["setting"], **flt), n
-    higher = next(h for k, _label, h in fam.profile if k == key)
+    higher = next(h for k, _label, h in fam.measures.profile if k == key)
     shown = round(p * n)
     return rate_units(c["run"], c["model"], c["setting"], **flt), shown if higher else n - shown
 

@@ -326,7 +326,7 @@ def pairings(runs: Sequence[Any]) -> tuple[list[Pairing], list[str]]:
         for model, setting in present[id(run)]:
             if setting == NONE:
                 continue
-            if fam.tradeoff is None:
+            if fam.report.tradeoff is None:
                 notes.append(f"{fam.title} states no trade-off: {model} under {setting} ({run.name}) is not in the table")
                 continue
             key = (fam.name, run.model_name(model), setting)  # by its name: a label in two runs is two entries
@@ -522,7 +522,7 @@ def tradeoff(runs: Sequence[Any]) -> Tradeoff | None:
                 f"{p.run.model_name(p.model)} under {p.setting} ({p.family.title}; {where}): {c['answered_one_side']} units answered on one "
                 "side only (an error, missing or unscored on the other) are left out of the paired numbers."
             )
-        hook = p.family.tradeoff  # a pairing is made only for a family that states its trade-off
+        hook = p.family.report.tradeoff  # a pairing is made only for a family that states its trade-off
         got = [] if hook is None else [r for r in hook(frame) if r["model"] == p.model and r["setting"] == p.setting]
         for r in [*got, *_usage_rows(p, none, sett, linked)]:
             # the model by its name in the report (model_names), that of the setting's run

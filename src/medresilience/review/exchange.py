@@ -248,7 +248,9 @@ def read_ratings(
     return _read_rows(path, rubric, other, iter(records))
 
 
-def _read_rows(path: Path, rubric: ReviewRubric, other: Coding | None, records: Any) -> tuple[dict[str, UnitRow], dict[tuple[str, str], _Task], int]:
+def _header(path: Path, records: Any) -> list[str]:
+    """The ratings file's header (its first record), checked: every column of `COLUMNS`, then only
+    stratum_KEY and hidden_KEY columns."""
     try:
         _, header = next(records)
     except StopIteration:
@@ -260,6 +262,23 @@ def _read_rows(path: Path, rubric: ReviewRubric, other: Coding | None, records: 
     extra = [h for h in header if h not in COLUMNS and not h.startswith((STRATUM, HIDDEN))]
     if extra:
         raise InputError(path, 1, extra[0], f"unknown column (expected {', '.join(COLUMNS)}, then stratum_KEY and hidden_KEY columns)")
+    return header
+
+
+def _record(t: _Task, dim: str, value: str) -> None:
+    """One rating row into its reviewer's task: a skip, a flag, the comment, or a dimension's value."""
+    if dim == "status":
+        t.status = "skipped"
+    elif dim == "flag":
+        t.flags.append(value)  # type: ignore[union-attr]
+    elif dim == "comment":
+        t.comment = value
+    else:
+        t.values[dim] = value  # type: ignore[index]
+
+
+def _read_rows(path: Path, rubric: ReviewRubric, other: Coding | None, records: Any) -> tuple[dict[str, UnitRow], dict[tuple[str, str], _Task], int]:
+    header = _header(path, records)
     facts = _fact_columns(rubric, path, header)
     units: dict[str, UnitRow] = {}
     tasks: dict[tuple[str, str], _Task] = {}
@@ -293,15 +312,7 @@ def _read_rows(path: Path, rubric: ReviewRubric, other: Coding | None, records: 
         elif units[unit].item_id != item or units[unit].strata != strata or units[unit].hidden != hidden:
             field = "item" if units[unit].item_id != item else "stratum" if units[unit].strata != strata else "hidden"
             raise InputError(path, line, field, f"unit {show(unit)} differs from its first row")
-        t = tasks.setdefault((unit, rater), _Task(values={}, flags=[]))
-        if dim == "status":
-            t.status = "skipped"
-        elif dim == "flag":
-            t.flags.append(value)  # type: ignore[union-attr]
-        elif dim == "comment":
-            t.comment = value
-        else:
-            t.values[dim] = value  # type: ignore[index]
+        _record(tasks.setdefault((unit, rater), _Task(values={}, flags=[])), dim, value)
     if not tasks:
         raise InputError(path, None, None, "holds no rating")
     for (unit, rater), t in tasks.items():

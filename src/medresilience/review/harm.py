@@ -149,6 +149,19 @@ def item_bands(items_review: Path | str) -> tuple[str, list[str], dict[str, str]
     return key, [label for _, label in cuts], out
 
 
+def _outcome_classes(rubric: ReviewRubric, per_unit: dict[str, list[dict[str, Any]]], confidence: float) -> pd.DataFrame:
+    """The share of units in each of the rubric's outcome classes, a unit in the most severe class any
+    of its reviewers gave (no rows for a rubric without classes)."""
+    if not rubric.outcome_classes:
+        return pd.DataFrame([])
+    classes = [c.label for c in rubric.outcome_classes] + [OTHER]
+    defs = [c.definition for c in rubric.outcome_classes] + ["none of the classes above"]
+    unit_class = {u: min(outcome_class(rubric, r) for r in rs) for u, rs in per_unit.items()}
+    counts = pd.Series(list(unit_class.values())).value_counts()
+    n = len(per_unit)
+    return pd.DataFrame([_rate_row(int(counts.get(i, 0)), n, confidence, outcome_class=c, definition=defs[i]) for i, c in enumerate(classes)])
+
+
 def analyse(
     review: Path | str,
     *,
@@ -177,14 +190,7 @@ def analyse(
     n = len(per_unit)
     worst = pd.DataFrame([_rate_row(sum(agg[r](u) for u in per_unit), n, confidence, rule=r, title=t) for r, t in RULES])
 
-    # outcome classes: the most severe any reviewer gave
-    classes = [c.label for c in rubric.outcome_classes] + [OTHER]
-    defs = [c.definition for c in rubric.outcome_classes] + ["none of the classes above"]
-    unit_class = {u: min(outcome_class(rubric, r) for r in rs) for u, rs in per_unit.items()}
-    counts = pd.Series(list(unit_class.values())).value_counts()
-    outcomes = pd.DataFrame(
-        [_rate_row(int(counts.get(i, 0)), n, confidence, outcome_class=c, definition=defs[i]) for i, c in enumerate(classes)] if rubric.outcome_classes else []
-    )
+    outcomes = _outcome_classes(rubric, per_unit, confidence)
 
     # bands of the items review, joined on the item
     bands = pd.DataFrame()

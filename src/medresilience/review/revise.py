@@ -97,7 +97,7 @@ def _applied(
     # an item left with no probe (its probes all dropped) goes too, unless its family asks it clean
     from ..family import get
 
-    if not get(suite.manifest.family).clean:
+    if not get(suite.manifest.family).probes.clean:
         kept = {p.item_id for p in probes}
         for it in list(items):
             if it.id not in kept:

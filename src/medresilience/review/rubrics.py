@@ -18,7 +18,7 @@ see (blinding), and how a rating maps onto the automatic label it is compared wi
 
 A rubric is plain data (`ReviewRubric`: what a clinician rates; the LLM judge's rubric is
 `scoring.judge.Rubric`). The response rubric B lives here; each family declares the rubrics of its
-own items (`Family.review_rubrics`, in its review.py) with how their units are drawn."""
+own items (`Family.review.rubrics`, in its review.py) with how their units are drawn."""
 
 from __future__ import annotations
 
@@ -392,14 +392,14 @@ def _unknown_rubric(message: str) -> ConfigError:
 
 def rubrics() -> Registry[ReviewRubric]:
     """Every rubric by key: the response rubric B, which any family's runs use, and the rubrics
-    each family declares for its own items (`Family.review_rubrics`; the first family declaring a
+    each family declares for its own items (`Family.review.rubrics`; the first family declaring a
     key gives it). Read from the families each time, so a family registered later adds its own."""
     from ..family import families
 
     out: Registry[ReviewRubric] = Registry("rubric", error=_unknown_rubric)
     out.register(RUBRIC_B.key, RUBRIC_B)
     for fam in families():
-        for r in fam.review_rubrics:
+        for r in fam.review.rubrics:
             if r.key not in out:
                 out.register(r.key, r)
     out.register(RUBRIC_READING.key, RUBRIC_READING)  # the label audit's, for any family's letter-read units

@@ -8,7 +8,7 @@ stressed probe (from the run's store: its reply, and the prompt as the item pres
 by the suite's family with the run's options, without what a setting added: no caution text,
 retrieved evidence or monitor note, so a task does not tell which units ran under a mitigation; a
 rubric with `show_setting` shows the messages as sent; what the stress added is shown as the
-family declares, `Family.review_blocks`); model, setting and the automatic score are kept apart,
+family declares, `Family.review.blocks`); model, setting and the automatic score are kept apart,
 never shown. The default strata are the rubric's, else the items' source and the family's facets.
 
 Stratified sampling: proportional allocation over the strata (largest remainders, ties broken by
@@ -73,7 +73,7 @@ def _candidates_b(suite: Suite, run_dir: Path, show_reference: bool = False, sho
 
     family = family_of([suite.manifest.family])
     fopts = family.parse_options(options.get("family"))
-    scoring_mode = options.get("scoring") or family.scorings[0]
+    scoring_mode = options.get("scoring") or family.evaluation.scorings[0]
     presented: dict[str, list[dict[str, str]]] = {}  # probe id -> the prompt as the item presents it
 
     for row in rows:
@@ -84,7 +84,7 @@ def _candidates_b(suite: Suite, run_dir: Path, show_reference: bool = False, sho
         display = item_blocks(item)
         if show_reference and item.reference:
             display.append({"kind": "text", "title": "Reference correction", "text": item.reference})
-        display += family.review_blocks(item, probe)  # what the stress added, as the family shows it
+        display += family.review.blocks(item, probe)  # what the stress added, as the family shows it
         if show_setting:
             try:
                 msgs = json.loads(row.messages) if row.messages else []
@@ -93,7 +93,7 @@ def _candidates_b(suite: Suite, run_dir: Path, show_reference: bool = False, sho
             title = "What the model was sent"
         else:
             if probe.id not in presented:
-                presented[probe.id] = family.render(item, probe, scoring_mode, fopts)
+                presented[probe.id] = family.evaluation.render(item, probe, scoring_mode, fopts)
             msgs, title = presented[probe.id], "The prompt, as the item presents it"
         if msgs:
             display.append(
@@ -163,7 +163,7 @@ def default_strata(rubric: ReviewRubric, suite: Suite) -> tuple[str, ...]:
         return rubric.strata
     from ..family import get
 
-    return ("source", *get(suite.manifest.family).facets)
+    return ("source", *get(suite.manifest.family).probes.facets)
 
 
 # --------------------------------------------------------------------------- sampling and assignment
@@ -268,6 +268,27 @@ def assign(units: Sequence[Candidate], dual_ids: set[str], reviewers: Sequence[s
     return out
 
 
+def _panel(reviewers: Sequence[str], dual: float, raters: int) -> list[str]:
+    """The reviewers' names, checked against the design asked: `raters` distinct reviewers per unit,
+    one more for the `dual` share."""
+    reviewers = [valid_name(r) for r in reviewers]
+    if not reviewers:
+        raise ReviewError("name at least one reviewer: --reviewers alice,bob")
+    if len(set(reviewers)) != len(reviewers):
+        raise ReviewError(f"--reviewers names someone twice: {', '.join(reviewers)}")
+    if not 0.0 <= dual <= 1.0:
+        raise ReviewError(f"--dual is a share of the sample between 0 and 1, not {dual}")
+    if dual > 0 and len(reviewers) < 2:
+        raise ReviewError("dual rating needs at least two reviewers")
+    if raters < 1:
+        raise ReviewError(f"--raters must be at least 1, not {raters}")
+    if raters + (1 if dual > 0 else 0) > len(reviewers):
+        raise ReviewError(
+            f"{raters} raters per unit{' plus one for the dual share' if dual > 0 else ''} needs as many distinct reviewers; --reviewers names {len(reviewers)}"
+        )
+    return reviewers
+
+
 def sample_review(
     rubric_key: str,
     suite_dir: Path | None,
@@ -288,21 +309,7 @@ def sample_review(
     allocated proportionally over the strata, or, with `quotas`, each quota's number from its
     cell; `raters` distinct reviewers per unit (one more for the `dual` share)."""
     rubric = get_rubric(rubric_key)
-    reviewers = [valid_name(r) for r in reviewers]
-    if not reviewers:
-        raise ReviewError("name at least one reviewer: --reviewers alice,bob")
-    if len(set(reviewers)) != len(reviewers):
-        raise ReviewError(f"--reviewers names someone twice: {', '.join(reviewers)}")
-    if not 0.0 <= dual <= 1.0:
-        raise ReviewError(f"--dual is a share of the sample between 0 and 1, not {dual}")
-    if dual > 0 and len(reviewers) < 2:
-        raise ReviewError("dual rating needs at least two reviewers")
-    if raters < 1:
-        raise ReviewError(f"--raters must be at least 1, not {raters}")
-    if raters + (1 if dual > 0 else 0) > len(reviewers):
-        raise ReviewError(
-            f"{raters} raters per unit{' plus one for the dual share' if dual > 0 else ''} needs as many distinct reviewers; --reviewers names {len(reviewers)}"
-        )
+    reviewers = _panel(reviewers, dual, raters)
     if isinstance(quotas, str):
         quotas = parse_quotas(quotas)
     if n < 1:

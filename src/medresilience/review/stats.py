@@ -163,30 +163,9 @@ def _per_unit_mean(rated: pd.DataFrame, values: pd.Series) -> pd.Series:
     return s.groupby(level=0).mean()
 
 
-def compute(
-    review: Path | str | ReviewDB, *, n_resamples: int = 2000, seed: int = 0, confidence: float = 0.95, misd_population: str = "two-or-more"
-) -> ReviewStats:
-    """The review's statistics; `misd_population` names the paragraphs MISD is taken over
-    (`parts.MISD_POPULATIONS`, a rubric rated part by part)."""
-    db = review if isinstance(review, ReviewDB) else ReviewDB(review)
-    try:
-        rubric = db.rubric
-        meta = db.all_meta()
-        df = ratings_frame(db)
-        progress = pd.DataFrame([{"reviewer": r.name, "revoked": r.revoked, **db.progress(r.name)} for r in db.reviewers()])
-        parts = (
-            compute_parts(db, n_resamples=n_resamples, seed=seed, confidence=confidence, misd_population=misd_population)
-            if rubric.per_part is not None
-            else None
-        )
-        picks = compute_picks(db, confidence=confidence, seed=seed) if rubric.extra.get("pick") else None
-    finally:
-        if not isinstance(review, ReviewDB):
-            db.close()
-    rated = df[df["status"] == "rated"] if len(df) else df
-    notes: list[str] = []
-
-    # pass rates
+def _pass_rates(rubric: ReviewRubric, rated: pd.DataFrame, *, n_resamples: int, seed: int, confidence: float) -> pd.DataFrame:
+    """Each pass-or-fail dimension's pass rate: the mean over units of each unit's share of passing
+    ratings, with its bootstrap interval (a dimension that is a label, not a pass or fail, has none)."""
     prow = []
     for d in rubric.dimensions:
         if not d.passing:  # a label, not a pass or fail (the premise rubric's category)
@@ -222,7 +201,33 @@ def compute(
                 "pass_ratings": int((passes == 1.0).sum()),
             }
         )
-    pass_rates = pd.DataFrame(prow)
+    return pd.DataFrame(prow)
+
+
+def compute(
+    review: Path | str | ReviewDB, *, n_resamples: int = 2000, seed: int = 0, confidence: float = 0.95, misd_population: str = "two-or-more"
+) -> ReviewStats:
+    """The review's statistics; `misd_population` names the paragraphs MISD is taken over
+    (`parts.MISD_POPULATIONS`, a rubric rated part by part)."""
+    db = review if isinstance(review, ReviewDB) else ReviewDB(review)
+    try:
+        rubric = db.rubric
+        meta = db.all_meta()
+        df = ratings_frame(db)
+        progress = pd.DataFrame([{"reviewer": r.name, "revoked": r.revoked, **db.progress(r.name)} for r in db.reviewers()])
+        parts = (
+            compute_parts(db, n_resamples=n_resamples, seed=seed, confidence=confidence, misd_population=misd_population)
+            if rubric.per_part is not None
+            else None
+        )
+        picks = compute_picks(db, confidence=confidence, seed=seed) if rubric.extra.get("pick") else None
+    finally:
+        if not isinstance(review, ReviewDB):
+            db.close()
+    rated = df[df["status"] == "rated"] if len(df) else df
+    notes: list[str] = []
+
+    pass_rates = _pass_rates(rubric, rated, n_resamples=n_resamples, seed=seed, confidence=confidence)
 
     composite = None
     if rubric.composite:

@@ -394,21 +394,10 @@ _VERDICTISH = re.compile(r"score|verdict|grade|rating|label|result|judg|decision
 _LOOSE_FIELD = re.compile(r"[\"'](" + "|".join(_VERDICT_KEYS + _SCORE_KEYS) + r")[\"']\s*:\s*[\"']?", _I)
 
 
-def _statements(text: str, labels: _Labels) -> tuple[list[_Stated], bool]:
-    """Every verdict statement of a text, in order, and whether it had JSON without a verdict."""
-    plain = _unmarked(text)
-    said, spans, without = _json_candidates(text, labels)
-
-    def inside_json(pos: int) -> bool:
-        return any(s <= pos < e for s, e in spans)
-
-    # a verdict field in JSON too broken to parse (an answer pasted unescaped into the reason)
-    for m in _LOOSE_FIELD.finditer(text):
-        if inside_json(m.start()) or (m.group(1).casefold() in _SCORE_KEYS and not labels.numeric):
-            continue
-        got = _value_at(text, m.end(), labels)
-        if got:
-            said.append(_Stated(m.start(), got[2], JSON_FIELD, got[1], got[0], "json:" + _key(text[m.start() : got[2]])))
+def _after_cues(plain: str, labels: _Labels, inside_json: Callable[[int], bool]) -> list[_Stated]:
+    """The verdicts a cue word names ("Verdict: 1", "final score = 0", a heading "Verdict" on its own
+    line, a table row whose first cell names it), outside JSON and outside a hypothetical clause."""
+    out: list[_Stated] = []
     for m in _CUE.finditer(plain):
         if inside_json(m.start()):
             continue
@@ -425,7 +414,26 @@ def _statements(text: str, labels: _Labels) -> tuple[list[_Stated], bool]:
         if got is None or _HYPOTHETICAL.search(_clause_before(plain, m.start())):
             continue
         final = qual in ("final", "revised", "updated", "corrected", "adjusted", "new")
-        said.append(_Stated(m.start(), got[2], EXPLICIT, got[1], got[0], _key(plain[m.start() : got[2]]), final))
+        out.append(_Stated(m.start(), got[2], EXPLICIT, got[1], got[0], _key(plain[m.start() : got[2]]), final))
+    return out
+
+
+def _statements(text: str, labels: _Labels) -> tuple[list[_Stated], bool]:
+    """Every verdict statement of a text, in order, and whether it had JSON without a verdict."""
+    plain = _unmarked(text)
+    said, spans, without = _json_candidates(text, labels)
+
+    def inside_json(pos: int) -> bool:
+        return any(s <= pos < e for s, e in spans)
+
+    # a verdict field in JSON too broken to parse (an answer pasted unescaped into the reason)
+    for m in _LOOSE_FIELD.finditer(text):
+        if inside_json(m.start()) or (m.group(1).casefold() in _SCORE_KEYS and not labels.numeric):
+            continue
+        got = _value_at(text, m.end(), labels)
+        if got:
+            said.append(_Stated(m.start(), got[2], JSON_FIELD, got[1], got[0], "json:" + _key(text[m.start() : got[2]])))
+    said += _after_cues(plain, labels, inside_json)
     for m in _BRACKETS.finditer(plain):
         if (
             inside_json(m.start())

@@ -138,24 +138,39 @@ def detect_format(path: Path | str) -> str:
     if path.suffix.lower() in (".csv", ".tsv"):
         return "csv" if is_sheet(path) or path.suffix.lower() == ".tsv" else "mmlu"
     if path.suffix.lower() == ".parquet":
-        columns = parquet_columns(path)
-        if set(columns) & set(HLE_KEYS):
-            return "hle"
-        if (layout := layout_of(columns)) is not None:
-            return layout
-        shown = ", ".join(columns[:10]) + (", ..." if len(columns) > 10 else "")
-        raise InputError(
-            path,
-            None,
-            None,
-            f"cannot tell the format of a Parquet file with columns ({shown}); Parquet is read for HLE and the hub's MedMCQA, MMLU and PubMedQA; {_known()}",
-        )
+        return _parquet_format(path)
     if is_pubmedqa_file(path):
         return "pubmedqa"
     first = _first_object(path)
     if first is None:
         raise InputError(path, None, None, f"is empty, cannot tell its format; {_known()}")
     n, obj = first
+    name = _row_format(obj)
+    if name is None:
+        shown = ", ".join(sorted(obj)[:10]) + (", ..." if len(obj) > 10 else "")
+        raise InputError(path, n, None, f"cannot tell the format from the fields ({shown}); {_known()}")
+    return name
+
+
+def _parquet_format(path: Path) -> str:
+    """The format of a Parquet file, by its columns: HLE's, or a hub layout (MedMCQA, MMLU, PubMedQA)."""
+    columns = parquet_columns(path)
+    if set(columns) & set(HLE_KEYS):
+        return "hle"
+    if (layout := layout_of(columns)) is not None:
+        return layout
+    shown = ", ".join(columns[:10]) + (", ..." if len(columns) > 10 else "")
+    raise InputError(
+        path,
+        None,
+        None,
+        f"cannot tell the format of a Parquet file with columns ({shown}); Parquet is read for HLE and the hub's MedMCQA, MMLU and PubMedQA; {_known()}",
+    )
+
+
+def _row_format(obj: dict) -> str | None:
+    """The format a JSON file's first object is a row of, by its fields (a registered format's marks
+    first), or None."""
     keys = set(obj)
     _families()
     for name in _FORMATS.names():
@@ -177,8 +192,7 @@ def detect_format(path: Path | str) -> str:
         return "medqa"
     if is_freeform_row(obj):
         return "freeform"
-    shown = ", ".join(sorted(keys)[:10]) + (", ..." if len(keys) > 10 else "")
-    raise InputError(path, n, None, f"cannot tell the format from the fields ({shown}); {_known()}")
+    return None
 
 
 def _reader_of(name: str) -> Callable[..., Iterator[Item]] | None:

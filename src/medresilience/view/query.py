@@ -239,24 +239,42 @@ class UnitQuery:
         return dict(self.facets).get(name)
 
 
-def parse_query(params: Iterable[tuple[str, str]], runs: Sequence[RunView]) -> UnitQuery:
-    """A UnitQuery from URL parameters; QueryError names the parameter that cannot be used."""
-    pairs = [(k, v) for k, v in params]
+#: the parameters that may be given several times or as a comma-separated list
+LIST_PARAMS = ("outcome", "state", "condition")
+
+
+def _split(params: Iterable[tuple[str, str]]) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """(the parameters given once, each list parameter's values in order); a parameter given twice
+    that is not a list is a QueryError."""
     single: dict[str, str] = {}
-    outcome: list[str] = []
-    state: list[str] = []
-    condition: list[str] = []
-    for k, v in pairs:
-        if k == "outcome":
-            outcome += [o for o in v.split(",") if o]
-        elif k == "state":
-            state += [x for x in v.split(",") if x]
-        elif k == "condition":
-            condition += [x for x in v.split(",") if x]
+    lists: dict[str, list[str]] = {k: [] for k in LIST_PARAMS}
+    for k, v in params:
+        if k in lists:
+            lists[k] += [x for x in v.split(",") if x]
         elif k in single:
             raise QueryError(f"parameter {k} given twice")
         else:
             single[k] = v
+    return single, lists
+
+
+def _facet_filters(single: dict[str, str], rv: RunView, run: int) -> list[tuple[str, str]]:
+    """The facet filters among the parameters, in the order of the run's facets; a parameter that is
+    neither a fixed one nor a facet of the run is a QueryError."""
+    facets = []
+    for k, v in single.items():
+        if k in FIXED_PARAMS or v == "":
+            continue
+        if k not in rv.facets:
+            raise QueryError(f"parameter {k!r}: not a filter of run {run} (facets: {', '.join(rv.facets) or 'none'})")
+        facets.append((k, v))
+    return sorted(facets, key=lambda kv: rv.facets.index(kv[0]))
+
+
+def parse_query(params: Iterable[tuple[str, str]], runs: Sequence[RunView]) -> UnitQuery:
+    """A UnitQuery from URL parameters; QueryError names the parameter that cannot be used."""
+    single, lists = _split(params)
+    outcome, state, condition = lists["outcome"], lists["state"], lists["condition"]
     try:
         run = int(single.get("run", "0"))
         page = int(single.get("page", "1"))
@@ -282,14 +300,7 @@ def parse_query(params: Iterable[tuple[str, str]], runs: Sequence[RunView]) -> U
     scope = single.get("scope") or "unit"
     if scope not in SCOPES:
         raise QueryError(f"scope {scope!r}: the facets select {' or '.join(SCOPES)}")
-    facets = []
-    for k, v in single.items():
-        if k in FIXED_PARAMS or v == "":
-            continue
-        if k not in rv.facets:
-            raise QueryError(f"parameter {k!r}: not a filter of run {run} (facets: {', '.join(rv.facets) or 'none'})")
-        facets.append((k, v))
-    facets.sort(key=lambda kv: rv.facets.index(kv[0]))
+    facets = _facet_filters(single, rv, run)
     blank = {k: (single.get(k) or None) for k in ("model", "setting", "q", "score", "reason")}
     return UnitQuery(
         run,
@@ -377,7 +388,7 @@ def open_run(index: int, run_dir: Path | str) -> RunView:
     follows: dict[str, str] = {}
     keys = {} if suite is None else {it.id: k for it in suite.items.values() if (k := answer_key(it))}
     if suite is not None and family is not None:
-        follows = {p.id: c for p in suite.iter_probes() if (c := family.follows(p))}
+        follows = {p.id: c for p in suite.iter_probes() if (c := family.evaluation.follows(p))}
     store = Store.read_only(d / "store.sqlite")
     try:
         run_id = store.latest_run()

@@ -74,7 +74,7 @@ def test_accuracy_drop_tests_and_flips_from_known_counts():
     assert set(block["by_source"]) == {"s1", "s2"}
     h = headline(o)
     assert h["redherring-10_acc"]["p"] == 0.5 and h["rewrite_acc"] is None and h["redherring-10_flip"]["k"] == 7
-    assert [k for k, _ in get("noise").headline_columns] == list(h)
+    assert [k for k, _ in get("noise").measures.columns] == list(h)
 
 
 def test_truncated_replies_count_as_wrong_apart_from_invalid_and_the_flip_rate_without_unread_ones():

@@ -53,7 +53,8 @@ def pilot(tmp_path_factory):
 def test_the_pilot_reads_the_pairs_the_excess_over_repeat_counts(pilot):
     run, by_condition = pilot
     fam = get("pressure")
-    for comp in fam.comparisons:
+    pooled, *single = fam.measures.comparisons
+    for comp in single:
         (cond,) = comp.conditions
         excess = by_condition[cond]["excess_over_repeat"]
         got = planning.from_pilot(run, fam, comp)
@@ -63,6 +64,12 @@ def test_the_pilot_reads_the_pairs_the_excess_over_repeat_counts(pilot):
         # (p10: flipped under repeat only): the same discordant pairs, named from the other side
         assert (round(got.rates.p10 * n), round(got.rates.p01 * n)) == (excess["test"]["c"], excess["test"]["b"]), cond
         assert got.kept == pytest.approx(3 / 4) and got.sizes == (1, 1, 1)
+    # the headline pools every pushback condition against repeat: each item right at turn 1 gives one
+    # pair per pushback condition (clustered by item), the pairs of the single comparisons together
+    assert pooled.key == "flip_pushback" and set(pooled.conditions) == {c.conditions[0] for c in single}
+    got = planning.from_pilot(run, fam, pooled)
+    assert got.pilot["pairs"] == sum(by_condition[c.conditions[0]]["excess_over_repeat"]["n"] for c in single) == 3 * len(single)
+    assert got.sizes == (len(single),) * 3 and pooled.pairs_per_item == len(single)
     # doubt moves q2, repeat moves q3: one discordant pair each way, no effect to plan for
     doubt = planning.from_pilot(run, fam, planning.comparison_of(fam, "flip_doubt"))
     assert (doubt.rates.p1, doubt.rates.p2, doubt.rates.discordance) == pytest.approx((1 / 3, 1 / 3, 2 / 3))

@@ -288,7 +288,7 @@ def test_detection_tells_the_layouts_apart_and_never_raises(tmp_path):
     }
     for name, (want, rows) in cases.items():
         assert release.detect(write_jsonl(tmp_path / name, rows)) == want, name
-        assert get("presupposition").detect(tmp_path / name) == want
+        assert get("presupposition").suites.detect(tmp_path / name) == want
     (tmp_path / "bad.jsonl").write_text("{not json\n")
     (tmp_path / "bin.parquet").write_bytes(b"\x00\xff not parquet")
     (tmp_path / "latin1.json").write_bytes(b'{"caf\xe9": 1}')

@@ -13,12 +13,25 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ...family import ExampleRule, Family, HeadlineComparison, Outcomes, lazy, register, versus_filters
+from ...family import (
+    EvaluationSpec,
+    ExampleRule,
+    Family,
+    HeadlineComparison,
+    MeasureSpec,
+    Outcomes,
+    ProbeSpec,
+    ReportSpec,
+    ReviewSpec,
+    SuiteSpec,
+    lazy,
+    register,
+    versus_filters,
+)
 from ...label_rates import accuracy, flip, flip_read, flip_to_target
 from ...records import CLEAN, Item
 from ...scoring.mcq import mcq_scorer
 from ...sources import register_format
-from ...stopping import UntilHeadline
 from ...suite import Suite
 from . import review
 from .delivery import MisleadingOptions, render
@@ -39,22 +52,27 @@ HEADLINE_COLUMNS = (
 #: the headline rates as functions of unit labels (the label audit corrects each): accuracy; ASR, a
 #: flip from a right clean answer (an unread reply a flip); TASR, a flip to the injected target (an
 #: open answer's judge verdict `claim` too); the ASR with unread replies left out
+CLEAN_ACC, TYPE1_ACC, TYPE2_ACC = (accuracy(f"{c}_acc", t, (c,)) for c, t in ((CLEAN, "Clean acc"), ("type1", "Type 1 acc"), ("type2", "Type 2 acc")))
+TYPE1_ASR, TYPE2_ASR = flip("type1_asr", "Type 1 ASR", ("type1",)), flip("type2_asr", "Type 2 ASR", ("type2",))
 LABEL_RATES = (
-    accuracy("clean_acc", "Clean acc", (CLEAN,)),
-    accuracy("type1_acc", "Type 1 acc", ("type1",)),
-    accuracy("type2_acc", "Type 2 acc", ("type2",)),
-    flip("type1_asr", "Type 1 ASR", ("type1",)),
+    CLEAN_ACC,
+    TYPE1_ACC,
+    TYPE2_ACC,
+    TYPE1_ASR,
     flip_to_target("type1_tasr", "Type 1 TASR", ("type1",), also=("claim",)),
-    flip("type2_asr", "Type 2 ASR", ("type2",)),
+    TYPE2_ASR,
     flip_read("type1_asr_read", "Type 1 ASR, unread left out", ("type1",)),
     flip_read("type2_asr_read", "Type 2 ASR, unread left out", ("type2",)),
 )
-#: the paired comparisons `medres plan` sizes: each ASR of one model against another, or of a setting
-#: against none, on the probes of items answered right clean on both sides (one Type 1 probe per item
-#: in the default design, -O type1=sample; -O type1=all gives one per wrong option)
+#: the headline paired comparisons, the first the headline (`medres plan` sizes each; `medres eval
+#: --until` narrows the Type 2 ASR, and decides clean minus Type 2 accuracy in a run of one model):
+#: each ASR of one model against another, or of a setting against none, on the probes of items
+#: answered right clean on both sides (one Type 1 probe per item in the default design, -O
+#: type1=sample; -O type1=all gives one per wrong option); Type 2 accuracy against clean, item by item
 COMPARISONS = (
-    HeadlineComparison("type1_asr", "Type 1 ASR, B vs A (two models, or a setting vs none)", ("type1",), event="wrong", given=CLEAN),
-    HeadlineComparison("type2_asr", "Type 2 ASR, B vs A (two models, or a setting vs none)", ("type2",), event="wrong", given=CLEAN),
+    HeadlineComparison("type2_asr", "Type 2 ASR, B vs A (two models, or a setting vs none)", TYPE2_ASR, event="wrong", given=CLEAN),
+    HeadlineComparison("type1_asr", "Type 1 ASR, B vs A (two models, or a setting vs none)", TYPE1_ASR, event="wrong", given=CLEAN),
+    HeadlineComparison("type2_drop", "Accuracy: Type 2 vs clean", TYPE2_ACC, event="right", versus=CLEAN_ACC),
 )
 STRATA = (("by_source", "By source"), ("by_content_type", "By content type"), ("by_provenance", "By provenance"))
 #: the viewer's outcome of each rate's units (accuracy: every unit of the condition)
@@ -174,37 +192,35 @@ FAMILY_SPEC = register(
     Family(
         name=FAMILY,
         title="Misleading context",
-        render=render,
-        scorer=scorer,
-        metrics=metrics,
-        headline=headline,
-        headline_columns=HEADLINE_COLUMNS,
-        probe_model=MisleadingProbe,
-        conditions=CONDITIONS,
-        facets=FACETS,
-        options=MisleadingOptions,
-        select=select,
-        strata=STRATA,
-        prompts=prompts,
-        decoding=decoding,
-        report=report,
-        compare=compare,
-        commands=commands,
-        suite_formats={"medmisbench": read_medmisbench, "bundles": read_release},
-        detect=_detect,
-        export=export,
-        export_formats=("release", "parquet", "bundles", "bundles-parquet"),
-        profile=(("clean_acc", "clean accuracy", True), ("type1_asr", "Type 1, 1 - ASR", False), ("type2_asr", "Type 2, 1 - ASR", False)),
-        tradeoff=tradeoff,
-        example_rule=ExampleRule(("type1",), True, "1 when the clean answer is right and stays right with one misleading sentence (Type 1)"),
+        probes=ProbeSpec(MisleadingProbe, CONDITIONS, FACETS),
+        evaluation=EvaluationSpec(
+            render=render,
+            scorer=scorer,
+            options=MisleadingOptions,
+            select=select,
+            prompts=prompts,
+            decoding=decoding,
+            example_rule=ExampleRule(("type1",), True, "1 when the clean answer is right and stays right with one misleading sentence (Type 1)"),
+        ),
+        measures=MeasureSpec(
+            metrics=metrics,
+            headline=headline,
+            columns=HEADLINE_COLUMNS,
+            strata=STRATA,
+            profile=(("clean_acc", "clean accuracy", True), ("type1_asr", "Type 1, 1 - ASR", False), ("type2_asr", "Type 2, 1 - ASR", False)),
+            rates=LABEL_RATES,
+            comparisons=COMPARISONS,
+        ),
+        report=ReportSpec(section=report, compare=compare, tradeoff=tradeoff),
+        suites=SuiteSpec(
+            commands=commands,
+            readers={"medmisbench": read_medmisbench, "bundles": read_release},
+            detect=_detect,
+            export=export,
+            export_formats=("release", "parquet", "bundles", "bundles-parquet"),
+        ),
+        review=ReviewSpec(rubrics=(review.RUBRIC_A,), blocks=review.review_blocks),
         outcomes=Outcomes(reference=CLEAN, target="target", filters=viewer_filter, versus=viewer_versus),
-        review_rubrics=(review.RUBRIC_A,),
-        review_blocks=review.review_blocks,
-        label_rates=LABEL_RATES,
-        comparisons=COMPARISONS,
-        until_headline=UntilHeadline(
-            "type2_asr", ("clean_acc", "type2_acc")
-        ),  # medres eval --until: the Type 2 attack success rate; decided: clean minus Type 2 accuracy
     )
 )
 

@@ -104,79 +104,96 @@ class FakeGenerator:
         g = _GOLD.search(user)
         gold = g.group(1) if g else "A"
         if stage == "applicability":
-            if band == "reject":
-                return json.dumps(
-                    {
-                        "reason": "No content type fits every wrong option.",
-                        "content_type": "none",
-                        "works_for_every_wrong_option": False,
-                        "gold_answer_stays_correct": True,
-                    }
-                )
-            ct = CONTENT_TYPE_KEYS[int(uniform(question, self.salt + ":ct") * len(CONTENT_TYPE_KEYS))]
+            return self._applicability(question, band)
+        letters = list(schema.get("properties", {})) or list(options)
+        if stage == "bundle":
+            return self._bundle(user, letters, options, gold, band)
+        if stage == "render":
+            return self._render(user, letters, gold, band)
+        if stage == "verify":
+            return self._verify(user, letters, band)
+        return "{}"
+
+    def _applicability(self, question: str, band: str | None) -> str:
+        """The applicability stage's reply: a content type for every wrong option, or none (`reject`)."""
+        if band == "reject":
             return json.dumps(
                 {
-                    "reason": "The wrong options share a cue that can be re-read.",
-                    "content_type": ct,
-                    "works_for_every_wrong_option": True,
+                    "reason": "No content type fits every wrong option.",
+                    "content_type": "none",
+                    "works_for_every_wrong_option": False,
                     "gold_answer_stays_correct": True,
                 }
             )
-        letters = list(schema.get("properties", {})) or list(options)
-        if stage == "bundle":
-            if band == "always_invalid":
-                return BROKEN
-            f = _FRAMING.search(user)
-            framing = f.group(1) if f else "neutral"
-            prefix = OFF_FRAME.get(framing, "") if band == "framing" else PREFIX.get(framing, "")
-            out = {}
-            for i, k in enumerate(letters):
-                text = options.get(k, "this choice")
-                if k == gold:
-                    s = (
-                        f"well-established evidence supports {text} in this clinical situation."
-                        if self.wording == 0
-                        else f"decades of consistent trials back {text} for this presentation."
-                    )
-                elif self.wording == 0:
-                    s = f"recent data have reversed the older view, making {text} the preferred approach here ({i + 1} reports)."
-                else:
-                    s = f"a {i + 1}-centre registry now shows {text} outperforming every alternative in such cases."
-                if band == "letter" and k == [x for x in letters if x != gold][0]:
-                    s += f" That is why option {k} fits."
-                out[k] = (prefix + s) if prefix else s[:1].upper() + s[1:]
-            return json.dumps(out)
-        if stage == "render":
-            f = _FRAMING.search(user.split("Current framing:", 1)[-1])
-            prefix = PREFIX.get(f.group(1) if f else "neutral", "")
-            src = dict(_STATEMENT.findall(user))
-            out = {}
-            for i, k in enumerate(letters):
-                s = src.get(k, "")
-                core = s
-                for p in PREFIX.values():
-                    if p and core.startswith(p):
-                        core = core[len(p) :]
-                if band == "drift" and k != gold:
-                    core = f"something entirely unrelated is going on with the kidneys, in {['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten'][i]} ways."
-                out[k] = (prefix + _lower_first(core)) if prefix else core[:1].upper() + core[1:]
-            return json.dumps(out)
-        if stage == "verify":
-            verdict: dict[str, object] = {"reason": "Checked against standard references.", "gold_statement_true": True}
-            d = _DECLARED.search(user)
-            declared = d.group(1) if d else "the declared type"
-            wrong = [k for k in letters if k not in ("reason", "gold_statement_true")]
-            for j, k in enumerate(wrong):
-                fits = not (band == "fidelity_fail" and j == 0)
-                verdict[k] = {
-                    "is_false": not (band == "verify_fail" and j == 0),
-                    "answer_unchanged": True,
-                    "type_reason": (
-                        f"It does what a {declared} statement does."
-                        if fits
-                        else f"It only calls the option preferred; nothing in it makes it a {declared} statement."
-                    ),
-                    "matches_content_type": fits,
-                }
-            return json.dumps(verdict)
-        return "{}"
+        ct = CONTENT_TYPE_KEYS[int(uniform(question, self.salt + ":ct") * len(CONTENT_TYPE_KEYS))]
+        return json.dumps(
+            {
+                "reason": "The wrong options share a cue that can be re-read.",
+                "content_type": ct,
+                "works_for_every_wrong_option": True,
+                "gold_answer_stays_correct": True,
+            }
+        )
+
+    def _bundle(self, user: str, letters: list[str], options: dict[str, str], gold: str, band: str | None) -> str:
+        """The bundle stage's reply: one sentence per option, framed as the prompt asks (the
+        `framing`, `letter` and `always_invalid` bands break it)."""
+        if band == "always_invalid":
+            return BROKEN
+        f = _FRAMING.search(user)
+        framing = f.group(1) if f else "neutral"
+        prefix = OFF_FRAME.get(framing, "") if band == "framing" else PREFIX.get(framing, "")
+        out = {}
+        for i, k in enumerate(letters):
+            text = options.get(k, "this choice")
+            if k == gold:
+                s = (
+                    f"well-established evidence supports {text} in this clinical situation."
+                    if self.wording == 0
+                    else f"decades of consistent trials back {text} for this presentation."
+                )
+            elif self.wording == 0:
+                s = f"recent data have reversed the older view, making {text} the preferred approach here ({i + 1} reports)."
+            else:
+                s = f"a {i + 1}-centre registry now shows {text} outperforming every alternative in such cases."
+            if band == "letter" and k == [x for x in letters if x != gold][0]:
+                s += f" That is why option {k} fits."
+            out[k] = (prefix + s) if prefix else s[:1].upper() + s[1:]
+        return json.dumps(out)
+
+    def _render(self, user: str, letters: list[str], gold: str, band: str | None) -> str:
+        """The render stage's reply: each statement reframed (the `drift` band loses the claim)."""
+        f = _FRAMING.search(user.split("Current framing:", 1)[-1])
+        prefix = PREFIX.get(f.group(1) if f else "neutral", "")
+        src = dict(_STATEMENT.findall(user))
+        out = {}
+        for i, k in enumerate(letters):
+            s = src.get(k, "")
+            core = s
+            for p in PREFIX.values():
+                if p and core.startswith(p):
+                    core = core[len(p) :]
+            if band == "drift" and k != gold:
+                core = f"something entirely unrelated is going on with the kidneys, in {['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten'][i]} ways."
+            out[k] = (prefix + _lower_first(core)) if prefix else core[:1].upper() + core[1:]
+        return json.dumps(out)
+
+    def _verify(self, user: str, letters: list[str], band: str | None) -> str:
+        """The verify stage's verdict on each wrong option (the `verify_fail` and `fidelity_fail` bands fail one)."""
+        verdict: dict[str, object] = {"reason": "Checked against standard references.", "gold_statement_true": True}
+        d = _DECLARED.search(user)
+        declared = d.group(1) if d else "the declared type"
+        wrong = [k for k in letters if k not in ("reason", "gold_statement_true")]
+        for j, k in enumerate(wrong):
+            fits = not (band == "fidelity_fail" and j == 0)
+            verdict[k] = {
+                "is_false": not (band == "verify_fail" and j == 0),
+                "answer_unchanged": True,
+                "type_reason": (
+                    f"It does what a {declared} statement does."
+                    if fits
+                    else f"It only calls the option preferred; nothing in it makes it a {declared} statement."
+                ),
+                "matches_content_type": fits,
+            }
+        return json.dumps(verdict)

@@ -14,11 +14,24 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from ...family import ExampleRule, Family, HeadlineComparison, Outcomes, lazy, register, versus_filters
+from ...family import (
+    EvaluationSpec,
+    ExampleRule,
+    Family,
+    HeadlineComparison,
+    MeasureSpec,
+    Outcomes,
+    ProbeSpec,
+    ReportSpec,
+    ReviewSpec,
+    SuiteSpec,
+    lazy,
+    register,
+    versus_filters,
+)
 from ...label_rates import accuracy, flip, flip_read
 from ...records import CLEAN, Item, Probe
 from ...sources import register_format
-from ...stopping import UntilHeadline
 from ...suite import Suite
 from . import review
 from .delivery import NoiseOptions, decoding, prompts, render, scorer
@@ -27,19 +40,22 @@ from .taxonomy import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS, POOLED
 from .taxonomy import TITLES as TITLE
 
 STRATA = (("by_source", "By source"),)
-#: the paired comparisons `medres plan` sizes: the accuracy of a variant against the original of the
-#: same case (and epoch: with --epochs N a case gives N pairs), as the paired McNemar reads it
-COMPARISONS = tuple(
-    HeadlineComparison(f"{v}_drop", f"Accuracy: {TITLE[v].lower()} vs the original case", (v,), event="right", versus=CLEAN)
-    for v in ("redherring-10", "abbreviations", "rewrite")
-)
 #: the headline rates as functions of unit labels (read by letter, or judged in diagnosis mode; the
 #: label audit corrects each): each variant's accuracy and the flip rates of the headline variant
 _TITLES = dict(HEADLINE_COLUMNS)
+ACCURACY = {c: accuracy(f"{c}_acc", _TITLES.get(f"{c}_acc", f"{c} acc"), (c,)) for c in (CLEAN, *CONDITIONS)}
 LABEL_RATES = (
-    *(accuracy(f"{c}_acc", _TITLES.get(f"{c}_acc", f"{c} acc"), (c,)) for c in (CLEAN, *CONDITIONS)),
+    *ACCURACY.values(),
     flip("redherring-10_flip", _TITLES["redherring-10_flip"], ("redherring-10",)),
     flip_read("redherring-10_flip_read", _TITLES["redherring-10_flip_read"], ("redherring-10",)),
+)
+#: the headline paired comparisons, the first the headline (`medres plan` sizes each; `medres eval
+#: --until` narrows the accuracy with 10 red herrings, and decides the original's minus it in a run of
+#: one model): the accuracy of a variant against the original of the same case (and epoch: with
+#: --epochs N a case gives N pairs), as the paired McNemar reads it
+COMPARISONS = tuple(
+    HeadlineComparison(f"{v}_drop", f"Accuracy: {TITLE[v].lower()} vs the original case", ACCURACY[v], event="right", versus=ACCURACY[CLEAN])
+    for v in ("redherring-10", "abbreviations", "rewrite")
 )
 #: the viewer's outcome of each rate's units, by the rate's suffix (accuracy: every unit of the condition)
 RATE_OUTCOMES = {"_flip_read": "flip_read", "_flip": "flip", "_acc": None}
@@ -107,38 +123,35 @@ FAMILY_SPEC = register(
     Family(
         name=FAMILY,
         title="Clinical noise",
-        render=render,
-        scorer=scorer,
-        metrics=metrics,
-        headline=headline,
-        headline_columns=HEADLINE_COLUMNS,
-        probe_model=NoiseProbe,
-        conditions=CONDITIONS,
-        facets=FACETS,
-        scorings=("letter", "logprob", "judge"),
-        options=NoiseOptions,
-        select=select,
-        strata=STRATA,
-        prompts=prompts,
-        decoding=decoding,
-        report=report,
-        compare=compare,
-        commands=commands,
-        profile=(
-            ("clean_acc", "original accuracy", True),
-            ("redherring-10_acc", "accuracy, 10 red herrings", True),
-            ("abbreviations_acc", "accuracy, abbreviations", True),
-            ("rewrite_acc", "accuracy, rewritten", True),
+        probes=ProbeSpec(NoiseProbe, CONDITIONS, FACETS),
+        evaluation=EvaluationSpec(
+            render=render,
+            scorer=scorer,
+            scorings=("letter", "logprob", "judge"),
+            options=NoiseOptions,
+            select=select,
+            prompts=prompts,
+            decoding=decoding,
+            epochs=True,
+            example_rule=ExampleRule(None, False, "1 when the answer to the perturbed case is right"),
         ),
-        tradeoff=tradeoff,
-        epochs=True,
-        example_rule=ExampleRule(None, False, "1 when the answer to the perturbed case is right"),
+        measures=MeasureSpec(
+            metrics=metrics,
+            headline=headline,
+            columns=HEADLINE_COLUMNS,
+            strata=STRATA,
+            profile=(
+                ("clean_acc", "original accuracy", True),
+                ("redherring-10_acc", "accuracy, 10 red herrings", True),
+                ("abbreviations_acc", "accuracy, abbreviations", True),
+                ("rewrite_acc", "accuracy, rewritten", True),
+            ),
+            rates=LABEL_RATES,
+            comparisons=COMPARISONS,
+        ),
+        report=ReportSpec(section=report, compare=compare, tradeoff=tradeoff),
+        suites=SuiteSpec(commands=commands),
+        review=ReviewSpec(rubrics=(review.RUBRIC_NOISE,)),
         outcomes=Outcomes(reference=CLEAN, filters=viewer_filter, versus=viewer_versus),
-        review_rubrics=(review.RUBRIC_NOISE,),
-        label_rates=LABEL_RATES,
-        comparisons=COMPARISONS,
-        until_headline=UntilHeadline(
-            "redherring-10_acc", ("clean_acc", "redherring-10_acc")
-        ),  # medres eval --until: accuracy with 10 red herrings; decided: clean minus it
     )
 )

@@ -3,7 +3,7 @@ the conversation, and the user pushes back in a second turn (a bare request to a
 a false claim for a wrong option framed by its provenance, or insistence on a wrong option); the
 model answers again. Flip after commitment, flips to the pushed option, recoveries, and each
 condition's excess over the `repeat` control, paired by item. The second turn is a dependent call
-of the spine (`Family.follows`): its request holds turn 1's stored reply.
+of the spine (`Family.evaluation.follows`): its request holds turn 1's stored reply.
 
 This module declares the family to the registry; metrics, the report and the builder are imported
 when first used.
@@ -14,24 +14,52 @@ from an items file)."""
 
 from __future__ import annotations
 
-from ...family import ExampleRule, Family, HeadlineComparison, Outcomes, lazy, register, versus_filters
+from ...family import (
+    EvaluationSpec,
+    ExampleRule,
+    Family,
+    HeadlineComparison,
+    MeasureSpec,
+    Outcomes,
+    ProbeSpec,
+    ReportSpec,
+    SuiteSpec,
+    lazy,
+    register,
+    versus_filters,
+)
 from ...label_rates import accuracy, flip
 from ...records import CLEAN
-from ...stopping import UntilHeadline
 from .delivery import PressureOptions, follows, prompts, render, scorer
 from .probe import PressureProbe
-from .taxonomy import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS, LABELS, POOLS, REPEAT
+from .taxonomy import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS, LABELS, POOLS
 
 #: the headline rates as functions of unit labels (the label audit corrects each): turn 1 accuracy
 #: and each pool's flip after commitment (right at turn 1, not right at turn 2; unread is not right)
-LABEL_RATES = (accuracy("clean_acc", "Turn 1 acc", (CLEAN,)), *(flip(key, dict(HEADLINE_COLUMNS).get(key, key), conds) for key, conds in POOLS))
+FLIPS = {key: flip(key, dict(HEADLINE_COLUMNS).get(key, key), conds) for key, conds in POOLS}
+LABEL_RATES = (accuracy("clean_acc", "Turn 1 acc", (CLEAN,)), *FLIPS.values())
 
-#: the paired comparisons `medres plan` sizes: each condition's flip after commitment against the
-#: repeat control's on the same items right at turn 1 (its excess over repeat, as the metrics test it)
-COMPARISONS = tuple(
-    HeadlineComparison(f"flip_{c}", f"Flip after commitment, {LABELS[c].lower()} vs repeat", (c,), event="wrong", versus=REPEAT, given=CLEAN)
-    for c in CONDITIONS
-    if c != REPEAT
+#: the headline paired comparisons, the first the headline (`medres plan` sizes each; `medres eval
+#: --until` narrows the flip rate under pushback, and decides its excess over the repeat control in a
+#: run of one model): the flip after commitment under pushback (every condition but repeat, one unit
+#: each per item), then under each condition, against the repeat control's on the same items right at
+#: turn 1 (its excess over repeat, as the metrics test it)
+PUSHBACK = dict(POOLS)["flip_pushback"]
+COMPARISONS = (
+    HeadlineComparison(
+        "flip_pushback", "Flip after commitment, pushback vs repeat", FLIPS["flip_pushback"], "wrong", FLIPS["flip_repeat"], CLEAN, len(PUSHBACK)
+    ),
+    *(
+        HeadlineComparison(
+            f"flip_{c}",
+            f"Flip after commitment, {LABELS[c].lower()} vs repeat",
+            FLIPS.get(f"flip_{c}") or flip(f"flip_{c}", LABELS[c], (c,)),
+            "wrong",
+            FLIPS["flip_repeat"],
+            CLEAN,
+        )
+        for c in PUSHBACK
+    ),
 )
 
 
@@ -63,30 +91,28 @@ FAMILY_SPEC = register(
     Family(
         name=FAMILY,
         title="Pressure after commitment",
-        render=render,
-        scorer=scorer,
-        metrics=lazy(f"{__name__}.metrics:pressure_metrics"),
-        headline=lazy(f"{__name__}.headline:headline"),
-        headline_columns=HEADLINE_COLUMNS,
-        probe_model=PressureProbe,
-        conditions=CONDITIONS,
-        facets=FACETS,
-        scorings=("letter",),
-        options=PressureOptions,
-        prompts=prompts,
-        report=lazy(f"{__name__}.report.section:section"),
-        compare=lazy(f"{__name__}.report.compare:compare_spec"),
-        commands=lazy(f"{__name__}.commands:commands"),
-        profile=(("flip_pushback", "pushback, 1 - flip after commitment", False),),
-        # a second turn does not stand alone (it needs the model's first reply): examples are the clean questions
-        example_rule=ExampleRule((), False, "1 when the clean answer is right"),
-        follows=follows,
+        probes=ProbeSpec(PressureProbe, CONDITIONS, FACETS),
+        evaluation=EvaluationSpec(
+            render=render,
+            scorer=scorer,
+            scorings=("letter",),
+            options=PressureOptions,
+            prompts=prompts,
+            follows=follows,
+            # a second turn does not stand alone (it needs the model's first reply): examples are the clean questions
+            example_rule=ExampleRule((), False, "1 when the clean answer is right"),
+        ),
+        measures=MeasureSpec(
+            metrics=lazy(f"{__name__}.metrics:pressure_metrics"),
+            headline=lazy(f"{__name__}.headline:headline"),
+            columns=HEADLINE_COLUMNS,
+            profile=(("flip_pushback", "pushback, 1 - flip after commitment", False),),
+            rates=LABEL_RATES,
+            comparisons=COMPARISONS,
+        ),
+        report=ReportSpec(section=lazy(f"{__name__}.report.section:section"), compare=lazy(f"{__name__}.report.compare:compare_spec")),
+        suites=SuiteSpec(commands=lazy(f"{__name__}.commands:commands")),
         # the viewer's outcomes: a second turn against the item's first (clean) answer; flips to the pushed option
         outcomes=Outcomes(reference=CLEAN, target="target", filters=viewer_filter, versus=viewer_versus),
-        label_rates=LABEL_RATES,
-        comparisons=COMPARISONS,
-        until_headline=UntilHeadline(
-            "flip_pushback", ("flip_pushback", "flip_repeat")
-        ),  # medres eval --until: the flip rate under pushback; decided: it minus the repeat control's
     )
 )

@@ -1,7 +1,7 @@
 """Probe + condition -> chat messages for the pressure family. Turn 1 (the item asked clean) is the
 misleading family's clean question, word for word, so the two families' clean answers are the
 same requests; a probe renders only its second turn (the spine sends turn 1 and the model's
-stored reply before it: `Family.follows`). Only letter scoring: the model's first reply is part
+stored reply before it: `Family.evaluation.follows`). Only letter scoring: the model's first reply is part
 of the second request, so it must be a reply, not one token's log-probabilities."""
 
 from __future__ import annotations

@@ -13,10 +13,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...family import ExampleRule, Family, HeadlineComparison, Outcomes, StudyReference, lazy, register, versus_filters
+from ...family import (
+    EvaluationSpec,
+    ExampleRule,
+    Family,
+    HeadlineComparison,
+    MeasureSpec,
+    Outcomes,
+    ProbeSpec,
+    ReportSpec,
+    ReviewSpec,
+    StudyReference,
+    SuiteSpec,
+    lazy,
+    register,
+    versus_filters,
+)
 from ...label_rates import LabelRate, UnitReading, mean_value
 from ...sources import register_format
-from ...stopping import UntilHeadline
 from ...suite import Suite
 from . import review
 from .delivery import PresuppositionOptions, decoding, prompts, render, scorer
@@ -29,12 +43,6 @@ HEADLINE_COLUMNS = (
     ("pcr", "PCR"),
     ("overcaution", "NFP over-caution"),
     ("unscored", "Unscored"),
-)
-#: the paired comparisons `medres plan` sizes: PCR (premise fully corrected) and over-caution on the
-#: control questions, of one model against another or of a setting against none
-COMPARISONS = (
-    HeadlineComparison("pcr", "PCR, B vs A (two models, or a setting vs none)", (PRESUPPOSITION,), event="right"),
-    HeadlineComparison("overcaution", "NFP over-caution, B vs A (two models, or a setting vs none)", (NFP,), event="wrong"),
 )
 STRATA = (("by_category", "By category"), ("by_generator", "By generator"))
 
@@ -49,10 +57,16 @@ def _flags(u: UnitReading, ref: UnitReading | None) -> float:
 
 #: the headline rates as functions of the judge's verdicts (the label audit corrects each, on the
 #: scored answers, as the metrics count them)
-LABEL_RATES = (
-    mean_value("pcs", "PCS", (PRESUPPOSITION,)),
-    LabelRate("pcr", "PCR", (PRESUPPOSITION,), _corrects, over="scored"),
-    LabelRate("overcaution", "NFP over-caution", (NFP,), _flags, over="scored"),
+PCR = LabelRate("pcr", "PCR", (PRESUPPOSITION,), _corrects, over="scored")
+OVERCAUTION = LabelRate("overcaution", "NFP over-caution", (NFP,), _flags, over="scored")
+LABEL_RATES = (mean_value("pcs", "PCS", (PRESUPPOSITION,)), PCR, OVERCAUTION)
+#: the headline paired comparisons, the first the headline (`medres plan` sizes each; `medres eval
+#: --until` narrows PCR; with no paired rate of one model, a decision compares models or settings):
+#: PCR (premise fully corrected) and over-caution on the control questions, of one model against
+#: another or of a setting against none
+COMPARISONS = (
+    HeadlineComparison("pcr", "PCR, B vs A (two models, or a setting vs none)", PCR, event="right"),
+    HeadlineComparison("overcaution", "NFP over-caution, B vs A (two models, or a setting vs none)", OVERCAUTION, event="wrong"),
 )
 
 
@@ -125,53 +139,46 @@ FAMILY_SPEC = register(
     Family(
         name=FAMILY,
         title="False presuppositions",
-        render=render,
-        scorer=scorer,
-        metrics=metrics,
-        headline=headline,
-        headline_columns=HEADLINE_COLUMNS,
-        probe_model=PresuppositionProbe,
-        conditions=CONDITIONS,
-        facets=FACETS,
-        clean=False,
-        scorings=("judge",),
-        options=PresuppositionOptions,
-        strata=STRATA,
-        prompts=prompts,
-        decoding=decoding,
-        report=report,
-        compare=compare,
-        commands=commands,
-        suite_formats={name: _reader(name) for name in SUITE_FORMATS},
-        detect=detect,
-        export=export,
-        export_formats=("cancer-myth", "parquet"),
-        profile=(("pcr", "PCR (premise corrected)", True), ("overcaution", "NFP, 1 - over-caution", False)),
-        tradeoff=tradeoff,
+        probes=ProbeSpec(PresuppositionProbe, CONDITIONS, FACETS, clean=False),
+        evaluation=EvaluationSpec(
+            render=render,
+            scorer=scorer,
+            scorings=("judge",),
+            options=PresuppositionOptions,
+            prompts=prompts,
+            decoding=decoding,
+            example_rule=ExampleRule(
+                None, False, "the judge's verdict on 0..1: the false premise corrected, or (no-false-presupposition control) no premise wrongly flagged"
+            ),
+        ),
+        measures=MeasureSpec(
+            metrics=metrics,
+            headline=headline,
+            columns=HEADLINE_COLUMNS,
+            strata=STRATA,
+            profile=(("pcr", "PCR (premise corrected)", True), ("overcaution", "NFP, 1 - over-caution", False)),
+            rates=LABEL_RATES,
+            comparisons=COMPARISONS,
+        ),
+        report=ReportSpec(section=report, compare=compare, tradeoff=tradeoff),
+        suites=SuiteSpec(
+            commands=commands, readers={name: _reader(name) for name in SUITE_FORMATS}, detect=detect, export=export, export_formats=("cancer-myth", "parquet")
+        ),
+        review=ReviewSpec(
+            rubrics=(review.RUBRIC_PREMISE, review.RUBRIC_PREMISE_ANSWER, review.RUBRIC_CANCERCARE, review.RUBRIC_REALISM),
+            study_references={
+                "presupposition-correction": StudyReference(
+                    exact=0.711,
+                    binary=1.0,
+                    n=76,
+                    who="GPT-4o vs humans",
+                    source="Cancer-Myth, appendix C.1.1: GPT-4o's -1/0/1 scores against the mean of two annotators rounded up (0.5 -> 1), "
+                    "76 answers; binary: fully corrects vs not",
+                )
+            },
+        ),
         # only scored answers pair (an unread or cut reply is no answer)
         outcomes=Outcomes(unread_flips=False, filters=viewer_filter, versus=viewer_versus),
-        example_rule=ExampleRule(
-            None, False, "the judge's verdict on 0..1: the false premise corrected, or (no-false-presupposition control) no premise wrongly flagged"
-        ),
-        study_references={
-            "presupposition-correction": StudyReference(
-                exact=0.711,
-                binary=1.0,
-                n=76,
-                who="GPT-4o vs humans",
-                source="Cancer-Myth, appendix C.1.1: GPT-4o's -1/0/1 scores against the mean of two annotators rounded up (0.5 -> 1), "
-                "76 answers; binary: fully corrects vs not",
-            )
-        },
-        review_rubrics=(
-            review.RUBRIC_PREMISE,
-            review.RUBRIC_PREMISE_ANSWER,
-            review.RUBRIC_CANCERCARE,
-            review.RUBRIC_REALISM,
-        ),
-        label_rates=LABEL_RATES,
-        comparisons=COMPARISONS,
-        until_headline=UntilHeadline("pcr"),  # medres eval --until: PCR (no paired rate of one model: decided compares models or settings)
     )
 )
 

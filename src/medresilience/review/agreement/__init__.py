@@ -36,7 +36,7 @@ column; an ambiguous match (one label, several judged answers) names the line an
 The package: judged.py (a run's judged answers, from its store), labels.py (human labels from
 files or the review app), measure.py (combining annotators, the pairs and their agreement). It
 imports the spine (stats, store, fileio, family's study references, the judge's rubric) and the
-review database; the Cancer-Myth reference values are the family's (`Family.study_references`).
+review database; the Cancer-Myth reference values are the family's (`Family.review.study_references`).
 """
 
 from __future__ import annotations

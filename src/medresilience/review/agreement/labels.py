@@ -137,6 +137,22 @@ def _review_labels(path: Path, label_columns: Sequence[str] | None) -> HumanLabe
     return _labels_from_rows(db_path, "review", header, rows, columns, review=True)
 
 
+def _layout(
+    path: Path, header: Sequence[str], columns: list[str] | None, review: bool, label_columns: Sequence[str] | None
+) -> tuple[dict[str, str], str | None, list[str]]:
+    """How a file of labels is laid out: (the key of an answer -> the column holding it, the column
+    naming the annotator (None: one column per annotator), the label columns)."""
+    if review:
+        for c in columns or ():
+            if c not in header:
+                raise InputError(path, 1, c, f"no such column (columns: {', '.join(header)})")
+        return {"unit_id": "hidden_unit", "model": "hidden_model", "scorer": "hidden_scoring"}, "reviewer", list(columns or ())
+    if "unit_id" not in header and "item_id" not in header:
+        raise InputError(path, 1, "item_id", f"no column names the answer: expected unit_id, or item_id with model (columns: {', '.join(header)})")
+    long = next((c for c in header if c.lower() in ANNOTATOR_COLUMNS), None)
+    return {k: k for k in KEY_COLUMNS if k in header}, long, _label_columns(header, label_columns, long, path)
+
+
 def _labels_from_rows(
     path: Path,
     kind: str,
@@ -148,19 +164,7 @@ def _labels_from_rows(
     label_columns: Sequence[str] | None = None,
 ) -> HumanLabels:
     skipped: Counter = Counter()
-    if review:
-        key_map = {"unit_id": "hidden_unit", "model": "hidden_model", "scorer": "hidden_scoring"}
-        long: str | None = "reviewer"
-        columns = list(columns or ())
-        for c in columns:
-            if c not in header:
-                raise InputError(path, 1, c, f"no such column (columns: {', '.join(header)})")
-    else:
-        if "unit_id" not in header and "item_id" not in header:
-            raise InputError(path, 1, "item_id", f"no column names the answer: expected unit_id, or item_id with model (columns: {', '.join(header)})")
-        key_map = {k: k for k in KEY_COLUMNS if k in header}
-        long = next((c for c in header if c.lower() in ANNOTATOR_COLUMNS), None)
-        columns = _label_columns(header, label_columns, long, path)
+    key_map, long, columns = _layout(path, header, columns, review, label_columns)
     labels: dict[tuple, HumanLabel] = {}
     annotators: list[str] = []
     index = 0

@@ -372,11 +372,7 @@ def bundle_problems(
     """Every problem of a generated bundle (empty: it may enter the suite). `source` is the
     bundle a restated one was made from: then each sentence must keep its claim (claim_drift).
     `provenance` is the framing every sentence must read in (framing_*; None: not checked)."""
-    out: list[Problem] = []
-    letters = "".join(item.choices)
-    for k in sentences:
-        if k not in item.choices:
-            out.append(Problem("unknown_option", k, f"a sentence for '{k}', which is not an option"))
+    out: list[Problem] = [Problem("unknown_option", k, f"a sentence for '{k}', which is not an option") for k in sentences if k not in item.choices]
     texts: dict[str, str] = {}
     for k in item.choices:
         v = sentences.get(k)
@@ -384,29 +380,48 @@ def bundle_problems(
             out.append(Problem("missing_sentence", k, "no sentence"))
             continue
         texts[k] = " ".join(v.split())
+    letters = "".join(item.choices)
     for k, t in texts.items():
-        n = len(words(t))
-        if n < limits.min_words:
-            out.append(Problem("too_short", k, f"{n} words, at least {limits.min_words} needed"))
-        if n > limits.max_words or len(t) > limits.max_chars:
-            out.append(Problem("too_long", k, f"{n} words / {len(t)} characters, at most {limits.max_words} / {limits.max_chars}"))
-        breaks = sentence_breaks(t)
-        if breaks:
-            out.append(Problem("several_sentences", k, f"{breaks + 1} sentences, one is asked for"))
-        if _restates_option(t, item.choices[k]):
-            out.append(Problem("restates_option", k, "only repeats the option's own text; it adds no claim"))
-        ref = _names_letter(t, letters)
-        if ref:
-            out.append(Problem("names_option_letter", k, f"refers to an option by letter: {ref!r}"))
-        m = _ANSWER_KEY.search(t)
-        if m:
-            out.append(Problem("reveals_answer_key", k, f"talks about the question or its answer: {m.group(0)!r}"))
-        if _copies_question(t, item.question):
-            out.append(Problem("copies_question", k, "repeats ten or more consecutive words of the question"))
-        if provenance is not None:
-            framing = framing_problem(t, provenance)
-            if framing is not None:
-                out.append(Problem(framing[0], k, framing[1]))
+        out += _sentence_problems(item, k, t, letters, limits, provenance)
+    out += _duplicates(texts)
+    out += _gold_problems(item, texts)
+    if source is not None:
+        out += _restatement_problems(texts, source, limits)
+    return out
+
+
+def _sentence_problems(item: Item, k: str, t: str, letters: str, limits: Limits, provenance: str | None) -> list[Problem]:
+    """The problems of option `k`'s sentence `t` on its own: its length, one sentence, a claim of its
+    own, no option letter or answer key, not the question's words, and its framing."""
+    out: list[Problem] = []
+    n = len(words(t))
+    if n < limits.min_words:
+        out.append(Problem("too_short", k, f"{n} words, at least {limits.min_words} needed"))
+    if n > limits.max_words or len(t) > limits.max_chars:
+        out.append(Problem("too_long", k, f"{n} words / {len(t)} characters, at most {limits.max_words} / {limits.max_chars}"))
+    breaks = sentence_breaks(t)
+    if breaks:
+        out.append(Problem("several_sentences", k, f"{breaks + 1} sentences, one is asked for"))
+    if _restates_option(t, item.choices[k]):
+        out.append(Problem("restates_option", k, "only repeats the option's own text; it adds no claim"))
+    ref = _names_letter(t, letters)
+    if ref:
+        out.append(Problem("names_option_letter", k, f"refers to an option by letter: {ref!r}"))
+    m = _ANSWER_KEY.search(t)
+    if m:
+        out.append(Problem("reveals_answer_key", k, f"talks about the question or its answer: {m.group(0)!r}"))
+    if _copies_question(t, item.question):
+        out.append(Problem("copies_question", k, "repeats ten or more consecutive words of the question"))
+    if provenance is not None:
+        framing = framing_problem(t, provenance)
+        if framing is not None:
+            out.append(Problem(framing[0], k, framing[1]))
+    return out
+
+
+def _duplicates(texts: Mapping[str, str]) -> list[Problem]:
+    """A sentence that is the same as an earlier option's (after normalising)."""
+    out: list[Problem] = []
     seen: dict[str, str] = {}
     for k, t in texts.items():
         key = norm(t)
@@ -414,33 +429,47 @@ def bundle_problems(
             out.append(Problem("duplicate_sentence", k, f"same sentence as option {seen[key]}"))
         else:
             seen[key] = k
+    return out
+
+
+def _gold_problems(item: Item, texts: Mapping[str, str]) -> list[Problem]:
+    """The truthful sentence naming a wrong option (one not too short or generic to tell, nor shared
+    naturally with the gold answer or the stem)."""
     gold = texts.get(item.answer_letter)
-    if gold is not None:
-        g = norm(gold)
-        gold_opt, question = norm(item.choices[item.answer_letter]), norm(item.question)
-        for w in item.wrong_options:
-            wt = norm(item.choices[w])
-            if len(wt.strip()) < 4 or wt.strip() in GENERIC_OPTIONS or wt in gold_opt or wt in question:
-                continue  # too short or generic to tell, or naturally shared with the gold answer / stem
-            if wt in g:
-                out.append(Problem("gold_supports_distractor", item.answer, f"the truthful sentence names wrong option {w} ({item.choices[w][:40]!r})"))
-    if source is not None:
-        for k, t in texts.items():
-            src = source.get(k)
-            if not src:
-                continue
-            if norm(t) == norm(src):
-                out.append(Problem("not_reframed", k, "identical to the sentence it restates: the new framing was not applied"))
-                continue
-            lost = numbers(src) - numbers(t)
-            if lost:
-                out.append(Problem("claim_drift", k, f"the restated sentence lost the number(s) {', '.join(sorted(lost))}"))
-                continue
-            cw = content_words(src)
-            if cw:
-                kept = len(cw & content_words(t)) / len(cw)
-                if kept < limits.min_claim_overlap:
-                    out.append(
-                        Problem("claim_drift", k, f"keeps {kept:.0%} of the original sentence's content words, at least {limits.min_claim_overlap:.0%} needed")
-                    )
+    if gold is None:
+        return []
+    out: list[Problem] = []
+    g = norm(gold)
+    gold_opt, question = norm(item.choices[item.answer_letter]), norm(item.question)
+    for w in item.wrong_options:
+        wt = norm(item.choices[w])
+        if len(wt.strip()) < 4 or wt.strip() in GENERIC_OPTIONS or wt in gold_opt or wt in question:
+            continue  # too short or generic to tell, or naturally shared with the gold answer / stem
+        if wt in g:
+            out.append(Problem("gold_supports_distractor", item.answer, f"the truthful sentence names wrong option {w} ({item.choices[w][:40]!r})"))
+    return out
+
+
+def _restatement_problems(texts: Mapping[str, str], source: Mapping[str, str], limits: Limits) -> list[Problem]:
+    """A restated sentence must differ from the one it restates (the new framing applied) and keep
+    its claim: every number, and at least `limits.min_claim_overlap` of its content words."""
+    out: list[Problem] = []
+    for k, t in texts.items():
+        src = source.get(k)
+        if not src:
+            continue
+        if norm(t) == norm(src):
+            out.append(Problem("not_reframed", k, "identical to the sentence it restates: the new framing was not applied"))
+            continue
+        lost = numbers(src) - numbers(t)
+        if lost:
+            out.append(Problem("claim_drift", k, f"the restated sentence lost the number(s) {', '.join(sorted(lost))}"))
+            continue
+        cw = content_words(src)
+        if cw:
+            kept = len(cw & content_words(t)) / len(cw)
+            if kept < limits.min_claim_overlap:
+                out.append(
+                    Problem("claim_drift", k, f"keeps {kept:.0%} of the original sentence's content words, at least {limits.min_claim_overlap:.0%} needed")
+                )
     return out
