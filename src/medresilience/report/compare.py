@@ -28,7 +28,7 @@ from ..seeding import stable_hash
 from ..viewer_address import VIEWER_URL
 from .html import page as html_page
 from .html import pair_url, rate_units, run_facts, setting_name, sig_class, units_url, viewer_links
-from .parts import Block, Cell, Column, DifferenceFigure, DifferencePanel, ItemList, Paragraph, Section, Table, count, dash, num, text, whole
+from .parts import Block, Cell, Column, DifferenceFigure, DifferencePanel, ItemList, Paragraph, Section, Table, count, dash, num, signed, text, whole
 from .render_html import section_html
 from .render_markdown import blocks_markdown
 from .rundir import RunData, load_run, redact_url, run_models, scrub, secrets_of
@@ -240,9 +240,12 @@ def compare_runs(
     what = _compared(run_a, run_b, pairs)
     check_compare_dir(out, what, force)
     ra, rb = load_run(run_a), load_run(run_b)
+    frames = []
     for r in (ra, rb):
         if r.frame is None:
             raise ValueError(f"{r.path}: cannot compare: the store and suite are needed ({'; '.join(r.notes) or 'no store'})")
+        frames.append(r.frame)
+    frame_a, frame_b = frames
     if ra.family != rb.family:
         raise ConfigError("compare", f"run A is family {ra.family}, run B is family {rb.family}: only runs of one family pair")
     family = get(ra.family)
@@ -256,7 +259,7 @@ def compare_runs(
     ra.names = rb.names = names
     spec = family.compare()
     matched = pair_models(ra, rb, pairs)
-    sides = [(side(ra.name, ra.frame, ma, sa, names.name(ra.name, ma)), side(rb.name, rb.frame, mb, sb, names.name(rb.name, mb))) for ma, sa, mb, sb in matched]
+    sides = [(side(ra.name, frame_a, ma, sa, names.name(ra.name, ma)), side(rb.name, frame_b, mb, sb, names.name(rb.name, mb))) for ma, sa, mb, sb in matched]
     comps = [spec.sides(a, b) for a, b in sides]
     compared = [f"B's {b.name} under {b.setting} against A's {a.name} under {a.setting}" for a, b in sides]
     left_out = unpaired(ra, rb, matched, explicit=bool(pairs))
@@ -359,22 +362,27 @@ def pair_links(family: Family, spec: CompareSpec, a: Side, b: Side, comp: Compar
     them for the row's measure (`CompareSpec.versus_key`)."""
     other = (a.run, a.model, a.setting)
     rows = []
-    for r in comp.table.to_dict("records"):
+    for r in records(comp.table):
         key = spec.versus_key(r)
         flt = (family.outcomes.versus(key) or {}) if key is not None else {}
         rows.append({part: pair_url(b.run, b.model, b.setting, other, **f) for part, f in flt.items()})
     return {"shared": pair_url(b.run, b.model, b.setting, other, outcome="paired_none"), "rows": rows}
 
 
+def records(table: pd.DataFrame) -> list[dict[str, Any]]:
+    """A frame's rows, each a dict by column name."""
+    return [{str(k): v for k, v in r.items()} for r in table.to_dict("records")]
+
+
 def compare_table(spec: CompareSpec, table: pd.DataFrame, units: Sequence[dict[str, Any]] = ()) -> Table:
     """The comparison's table as cells: the family's columns, one row per compared measure (its
     cells from the row's values; `units`, each row's viewer URLs (`pair_links`), given to its cells
     as `row["units"]`), each row's class by its Holm p when the family asks."""
-    records = table.to_dict("records")
-    for r, u in zip(records, units or [{}] * len(records)):
+    rows_of = records(table)
+    for r, u in zip(rows_of, units or [{}] * len(rows_of)):
         r["units"] = u
-    rows = tuple(tuple(c.cell(r) for c in spec.table) for r in records)
-    classes = tuple(sig_class(r["p_holm"]) for r in records) if spec.significance else ()
+    rows = tuple(tuple(c.cell(r) for c in spec.table) for r in rows_of)
+    classes = tuple(sig_class(r["p_holm"]) for r in rows_of) if spec.significance else ()
     fold, open_up_to = spec.fold or (None, 12)
     return Table("compare", tuple(c.column for c in spec.table), rows, classes, fold, open_up_to)
 
@@ -490,28 +498,31 @@ def write_compare(
 SUMMARY_HEADERS = ["B", "A", "Metric", "A", "B", "B - A", "95% CI", "p (test)", "p (Holm)", "pairs"]
 
 
+def _level(v: object, unit: str) -> str:
+    """One side's value in the terminal: a rate in percent, a mean score signed in its own numbers."""
+    f = num(v)
+    return "—" if f is None else (f"{f:+.2f}" if unit == "score" else f"{100 * f:.1f}%")
+
+
 def summary_rows(table: pd.DataFrame) -> list[list[str]]:
     """The comparison in the terminal: one row per compared metric (`SUMMARY_HEADERS`); a rate in
     percent, a mean score (a row whose `unit` is "score") in its own numbers."""
     rows = []
-    for r in table.itertuples(index=False):
-        score = getattr(r, "unit", None) == "score"  # a mean score (e.g. on -1..1), not a share
-
-        def pct(v, score=score):
-            return "—" if v is None or v != v else (f"{v:+.2f}" if score else f"{100 * v:.1f}%")
-
+    for r in records(table):
+        unit = "score" if r.get("unit") == "score" else "rate"  # a mean score (e.g. on -1..1), not a share
+        lo, hi = num(r["lo"]), num(r["hi"])
         rows.append(
             [
-                r.b,
-                r.a,
-                f"{r.condition} {r.metric}",
-                pct(r.a_p),
-                pct(r.b_p),
-                "—" if r.diff != r.diff else (f"{r.diff:+.2f}" if score else f"{100 * r.diff:+.1f} pp"),
-                "—" if r.lo != r.lo or r.lo is None else (f"[{r.lo:+.2f}, {r.hi:+.2f}]" if score else f"[{100 * r.lo:+.1f}, {100 * r.hi:+.1f}]"),
-                fmt_p(r.p_test),
-                fmt_p(r.p_holm),
-                str(r.n),
+                str(r["b"]),
+                str(r["a"]),
+                f"{r['condition']} {r['metric']}",
+                _level(r["a_p"], unit),
+                _level(r["b_p"], unit),
+                signed(r["diff"], unit),
+                "—" if lo is None or hi is None else f"[{signed(lo, unit, False)}, {signed(hi, unit, False)}]",
+                fmt_p(num(r["p_test"])),
+                fmt_p(num(r["p_holm"])),
+                str(r["n"]),
             ]
         )
     return rows

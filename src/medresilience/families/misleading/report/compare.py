@@ -42,7 +42,7 @@ def _codes(col: pd.Series, categories: pd.Index) -> np.ndarray:
     cat = col.array if isinstance(col.dtype, pd.CategoricalDtype) else pd.Categorical(col)
     if cat.categories.equals(categories):
         return np.asarray(cat.codes, dtype=np.int64)
-    return np.asarray(categories.get_indexer(np.asarray(cat.categories, dtype=object)), dtype=np.int64)[cat.codes] * (cat.codes >= 0) - (cat.codes < 0)
+    return np.asarray(categories.get_indexer(cat.categories.astype(object)), dtype=np.int64)[cat.codes] * (cat.codes >= 0) - (cat.codes < 0)
 
 
 def _vocab(*cols: pd.Series) -> pd.Index:
@@ -53,7 +53,7 @@ def _vocab(*cols: pd.Series) -> pd.Index:
     return pd.Index(list(dict.fromkeys(v for c in cats for v in c)), dtype=object)
 
 
-def _units(f: pd.DataFrame, vocab: dict[str, list[Any]]) -> pd.DataFrame:
+def _units(f: pd.DataFrame, vocab: dict[str, pd.Index]) -> pd.DataFrame:
     """Answered units as integer keys (shared vocabularies across both sides) and outcomes."""
     f = f[f["status"].isin(ANSWERED)]
     label, target = _codes(f["label"], vocab["letters"]), _codes(f["target"], vocab["letters"])
