@@ -334,13 +334,8 @@ NOT_HTML = {
 #: modules whose report parts are still written as HTML by hand (issue 42 item 4 moves them to
 #: report/parts.py); the list only shrinks
 HTML_PENDING = {
-    "families/misleading/report/compare.py",
     "families/misleading/report/section.py",
     "families/misleading/report/html.py",
-    "families/noise/report/compare.py",
-    "families/pressure/report/compare.py",
-    "families/presupposition/report/compare.py",
-    "report/compare.py",
     "report/html.py",
 }
 

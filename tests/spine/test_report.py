@@ -676,6 +676,12 @@ def test_compare_markdown_is_the_page_not_the_raw_table(runs, tmp_path):
     cmp = compare_runs(runs["base"], runs["defended"], tmp_path / "cmp")
     md = cmp.markdown.read_text()
     assert md.startswith("# ") and "paired on shared items" in md
+    # the page's table in both, from the same cells: every difference as the page shows it
+    html = cmp.html.read_text()
+    assert "| Comparison | Metric | A | B | B − A | Paired test p | Holm p | Pairs |" in md
+    for d, lo, hi in cmp.table[["diff", "lo", "hi"]].itertuples(index=False):
+        shown = f"{100 * d:+.1f} pp [{100 * lo:+.1f}, {100 * hi:+.1f}]"
+        assert shown in md and f"<b>{100 * d:+.1f} pp</b>" in html, shown
     assert cmp.csv.parent.name == "tables" and cmp.csv.exists() and cmp.parquet.exists()
 
 

@@ -1,8 +1,11 @@
 """`compare_runs(run_a, run_b)`: two run directories of the same family, paired on shared items.
 The one comparison page: this module loads the runs, checks they can be compared, pairs their
-models, and builds the page (through the `compare.html.j2` template), its table, its terminal
-summary and its files. What is a family's own comes from its `CompareSpec` (`Family.compare()`):
-the pairing and metrics of two sides, its table's columns, its figure, its intro and its methods."""
+models, and builds the page as report parts (`parts`: its prose, each side's units, the figure, the
+table of paired differences as cells, the methods), which the one renderer of each format writes
+(`render_html` for compare.html, `render_markdown` for compare.md); the comparison's values are its
+data table (tables/compare.csv, .parquet, .md) and its terminal summary. What is a family's own
+comes from its `CompareSpec` (`Family.compare()`): the pairing and metrics of two sides, its table's
+columns (each a cell from a row of values), its figure, its intro and its methods."""
 
 from __future__ import annotations
 
@@ -15,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from markupsafe import Markup
 
 from ..errors import ConfigError
 from ..family import Family, get
@@ -24,13 +26,14 @@ from ..model_names import model_names
 from ..scoring.types import ANSWERED
 from ..seeding import stable_hash
 from ..viewer_address import VIEWER_URL
-from .html import count_cell, esc, pair_url, rate_units, run_facts, setting_name, sig_class, table, units_url, viewer_links
 from .html import page as html_page
-from .parts import DifferenceFigure, DifferencePanel
-from .render_html import blocks_html
+from .html import pair_url, rate_units, run_facts, setting_name, sig_class, units_url, viewer_links
+from .parts import Block, Cell, Column, DifferenceFigure, DifferencePanel, ItemList, Paragraph, Section, Table, count, dash, num, signed, text, whole
+from .render_html import section_html
+from .render_markdown import blocks_markdown
 from .rundir import RunData, load_run, redact_url, run_models, scrub, secrets_of
-from .tables import fmt_p, markdown_table, write_tables
-from .templating import render as render_template
+from .tables import fmt_p, write_tables
+from .templating import macros
 
 #: the columns of a paired comparison table, in order (a family keeps those its comparison fills)
 PAIRED_COLUMNS = (
@@ -116,18 +119,25 @@ class Comparison:
 
 @dataclass(frozen=True)
 class CompareColumn:
-    """One column of the comparison table: its header (text) and its cell (HTML) from a table row."""
+    """One column of the comparison table: its key and header, its cell (`parts.Cell`) from a table
+    row, and whether its cells are numbers (right-aligned)."""
 
+    key: str
     header: str
-    cell: Callable[[dict[str, Any]], str]
+    cell: Callable[[dict[str, Any]], Cell]
+    numeric: bool = False
+
+    @property
+    def column(self) -> Column:
+        return Column(self.key, self.header, self.numeric)
 
 
-def answered_counts(c: Comparison) -> Markup:
+def answered_counts(c: Comparison) -> Cell:
     """How many units paired, for families whose units are answered (or not) on each side (the
     shared ones linked to them in the viewer)."""
     n = c.counts
-    shared = count_cell(n["shared"], c.units.get("shared"))
-    return Markup(f"{shared} shared answered units (A answered {n['answered_a']} of {n['units_a']}, B {n['answered_b']} of {n['units_b']})")
+    tail = f" shared answered units (A answered {n['answered_a']} of {n['units_a']}, B {n['answered_b']} of {n['units_b']})"
+    return count(n["shared"], c.units.get("shared"), tail)
 
 
 @dataclass(frozen=True)
@@ -137,19 +147,19 @@ class CompareSpec:
 
     - `sides(a, b)`: the paired differences B - A of two `Side`s (a `Comparison` whose table has
       the rows of `columns`: pair, a, b, condition, metric, a_p ... p_holm);
-    - `table`: the page's table, one `CompareColumn` each, numbers from column `numeric_from` on;
-      rows shaded by their Holm p when `significance`; folded under `fold` (summary, rows shown
-      open) when given;
+    - `table`: the page's table, one `CompareColumn` each (a cell from a row of values); rows
+      shaded by their Holm p when `significance`; folded under `fold` (summary, rows shown open)
+      when given;
     - `intro`: what is paired and asked (text after "Run B ... against run A ..., ");
-    - `counts(comparison)`: its units paired and left out (text after "B vs A: ");
+    - `counts(comparison)`: its units paired and left out (a cell after "B vs A: ", its shared
+      units linked);
     - `warning(comparison)`: a caution about one comparison (text), or None;
     - `figure(table)`: the panels of its difference figure (`parts.DifferencePanel`, B - A with
       its interval per compared pair), none for no figure; `figure_name` names the figure,
       `figure_title` is formatted with the runs' names `a` and `b`, `figure_caption` is its caption;
-    - `methods`: its methods note (HTML);
-    - `heading`: the Markdown heading (formatted with `a` and `b`), `markdown_columns` its table;
-    - `empty`: what the page and the Markdown say with no shared units (`empty_on_page`: the page
-      says it too);
+    - `methods`: its methods note (report parts: paragraphs, a list);
+    - `heading`: the Markdown heading (formatted with `a` and `b`);
+    - `empty`: what the page says with no shared units;
     - `versus_key(row)`: the key of a table row's measure in the family's `Outcomes.versus` (its
       paired test's pairs, b and c as viewer filters), None when none selects its units; a row's
       cells find their URLs in `row["units"]` (`pairs`, `b`, `c`), and `counts` its shared units'
@@ -158,21 +168,19 @@ class CompareSpec:
     sides: Callable[..., Comparison]
     columns: tuple[str, ...]
     table: tuple[CompareColumn, ...]
-    numeric_from: int
     intro: str
     figure: Callable[[pd.DataFrame], tuple[DifferencePanel, ...]]
     figure_caption: str
     figure_name: str
-    methods: str
+    methods: tuple[Block, ...]
     heading: str
-    markdown_columns: tuple[str, ...]
     figure_title: str = "{b} minus {a}, paired"
-    counts: Callable[[Comparison], str] = answered_counts
-    warning: Callable[[Comparison], str | None] = lambda c: None
+    # a family's own Comparison (a subclass) comes in: the callables take any
+    counts: Callable[..., Cell] = answered_counts
+    warning: Callable[..., str | None] = lambda c: None
     significance: bool = True
     fold: tuple[str, int] | None = None
     empty: str = "No shared units."
-    empty_on_page: bool = True
     versus_key: Callable[[dict[str, Any]], str | None] = lambda r: None
 
 
@@ -232,9 +240,12 @@ def compare_runs(
     what = _compared(run_a, run_b, pairs)
     check_compare_dir(out, what, force)
     ra, rb = load_run(run_a), load_run(run_b)
+    frames = []
     for r in (ra, rb):
         if r.frame is None:
             raise ValueError(f"{r.path}: cannot compare: the store and suite are needed ({'; '.join(r.notes) or 'no store'})")
+        frames.append(r.frame)
+    frame_a, frame_b = frames
     if ra.family != rb.family:
         raise ConfigError("compare", f"run A is family {ra.family}, run B is family {rb.family}: only runs of one family pair")
     family = get(ra.family)
@@ -248,7 +259,7 @@ def compare_runs(
     ra.names = rb.names = names
     spec = family.report.compare()
     matched = pair_models(ra, rb, pairs)
-    sides = [(side(ra.name, ra.frame, ma, sa, names.name(ra.name, ma)), side(rb.name, rb.frame, mb, sb, names.name(rb.name, mb))) for ma, sa, mb, sb in matched]
+    sides = [(side(ra.name, frame_a, ma, sa, names.name(ra.name, ma)), side(rb.name, frame_b, mb, sb, names.name(rb.name, mb))) for ma, sa, mb, sb in matched]
     comps = [spec.sides(a, b) for a, b in sides]
     compared = [f"B's {b.name} under {b.setting} against A's {a.name} under {a.setting}" for a, b in sides]
     left_out = unpaired(ra, rb, matched, explicit=bool(pairs))
@@ -351,42 +362,78 @@ def pair_links(family: Family, spec: CompareSpec, a: Side, b: Side, comp: Compar
     them for the row's measure (`CompareSpec.versus_key`)."""
     other = (a.run, a.model, a.setting)
     rows = []
-    for r in comp.table.to_dict("records"):
+    for r in records(comp.table):
         key = spec.versus_key(r)
         flt = (family.outcomes.versus(key) or {}) if key is not None else {}
         rows.append({part: pair_url(b.run, b.model, b.setting, other, **f) for part, f in flt.items()})
     return {"shared": pair_url(b.run, b.model, b.setting, other, outcome="paired_none"), "rows": rows}
 
 
-def table_rows(spec: CompareSpec, table: pd.DataFrame, units: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
-    """The comparison table's rows: the family's cells (HTML) and, when it asks, the row's class
-    by its Holm p; `units`, each row's viewer URLs (`pair_links`), given to its cells as
-    `row["units"]`."""
-    records = table.to_dict("records")
-    for r, u in zip(records, units or [{}] * len(records)):
+def records(table: pd.DataFrame) -> list[dict[str, Any]]:
+    """A frame's rows, each a dict by column name."""
+    return [{str(k): v for k, v in r.items()} for r in table.to_dict("records")]
+
+
+def compare_table(spec: CompareSpec, table: pd.DataFrame, units: Sequence[dict[str, Any]] = ()) -> Table:
+    """The comparison's table as cells: the family's columns, one row per compared measure (its
+    cells from the row's values; `units`, each row's viewer URLs (`pair_links`), given to its cells
+    as `row["units"]`), each row's class by its Holm p when the family asks."""
+    rows_of = records(table)
+    for r, u in zip(rows_of, units or [{}] * len(rows_of)):
         r["units"] = u
-    return [{"cells": [Markup(c.cell(r)) for c in spec.table], "cls": sig_class(r["p_holm"]) if spec.significance else ""} for r in records]
+    rows = tuple(tuple(c.cell(r) for c in spec.table) for r in rows_of)
+    classes = tuple(sig_class(r["p_holm"]) for r in rows_of) if spec.significance else ()
+    fold, open_up_to = spec.fold or (None, 12)
+    return Table("compare", tuple(c.column for c in spec.table), rows, classes, fold, open_up_to)
 
 
-def sides_table(sides: Sequence[tuple[Side, Side]]) -> str:
+def paired_test(r: dict[str, Any]) -> Cell:
+    """A row's paired test: 'mcnemar_exact: 12 / 4, p 0.046', the discordant counts b / c when the
+    test has them, each linked to its units (`row["units"]`: `b`, `c`); '—' for a row with no test."""
+    name, p = r["test"], num(r["p_test"])
+    if not name or p is None:
+        return dash()
+    b, c = whole(r["test_b"]), whole(r["test_c"])
+    if b is None or c is None:
+        return Cell(f"{name}, p {fmt_p(p)}", p)
+    units = r["units"]
+    return Cell(f"{name}: ", p, after=(count(b, units.get("b"), " / "), count(c, units.get("c"), f", p {fmt_p(p)}")))
+
+
+def holm_p(r: dict[str, Any]) -> Cell:
+    """A row's Holm-adjusted p."""
+    return Cell(fmt_p(num(r["p_holm"])), num(r["p_holm"]))
+
+
+SIDES_COLUMNS = (
+    Column("side", "Side"),
+    Column("run", "Run"),
+    Column("model", "Model"),
+    Column("setting", "Setting"),
+    Column("units", "Units", numeric=True),
+    Column("answered", "Answered", numeric=True),
+)
+
+
+def sides_table(sides: Sequence[tuple[Side, Side]]) -> Table:
     """Each side's units (its model and setting in its run) and the answered ones, each count linked
-    to those units in the viewer (`viewer_links` over the two runs), or '' with no sides."""
+    to those units in the viewer (`viewer_links` over the two runs); folded, no row with no sides."""
     rows = []
     for pair in sides:
         for which, s in zip("AB", pair):
             status = s.frame["status"].astype(str) if "status" in s.frame else pd.Series([], dtype=str)
             answered = int(status.isin(ANSWERED).sum())
             rows.append(
-                [
-                    which,
-                    esc(s.run),
-                    esc(s.name or s.model),
-                    esc(setting_name(s.setting)),
-                    count_cell(len(s.frame), units_url(s.run, s.model, s.setting)),
-                    count_cell(answered, rate_units(s.run, s.model, s.setting)),
-                ]
+                (
+                    text(which),
+                    text(s.run),
+                    text(s.name or s.model),
+                    Cell(setting_name(s.setting), s.setting),
+                    count(len(s.frame), units_url(s.run, s.model, s.setting)),
+                    count(answered, rate_units(s.run, s.model, s.setting)),
+                )
             )
-    return table(rows, ["Side", "Run", "Model", "Setting", "Units", "Answered"], numeric=(4, 5)) if rows else ""
+    return Table("sides", SIDES_COLUMNS, tuple(rows), fold="Each side's units", open_up_to=0)
 
 
 def _viewer_line(ra: RunData, rb: RunData, viewer_url: str | None) -> str | None:
@@ -396,78 +443,98 @@ def _viewer_line(ra: RunData, rb: RunData, viewer_url: str | None) -> str | None
     return f"Each side's counts link to its units: start the viewer with {view} (at {viewer_url}) before following a link."
 
 
+def page_blocks(
+    ra: RunData,
+    rb: RunData,
+    spec: CompareSpec,
+    comps: Sequence[Comparison],
+    table: pd.DataFrame,
+    sides: Table | None = None,
+    viewer_line: str | None = None,
+    left_out: Sequence[str] = (),
+) -> tuple[Block, ...]:
+    """The comparison page's parts, in order: what is compared and how many units each pair shares,
+    what was not compared, each side's units, the cautions, the figure, the table of paired
+    differences (each row's URLs in its comparison's `units["rows"]`) and the methods."""
+    names = {"a": ra.name, "b": rb.name}
+    blocks: list[Block] = [
+        Paragraph(f"Run B `{rb.name}` against run A `{ra.name}`, {spec.intro}", "plain"),
+        ItemList(tuple(Cell(f"{c.b} vs {c.a}: ", after=(spec.counts(c),)) for c in comps)),
+        *(Paragraph(f"Not compared: {w}", "warn") for w in left_out),
+    ]
+    if sides is not None and sides.rows:
+        blocks += [*([Paragraph(viewer_line, "plain")] if viewer_line else []), sides]
+    blocks += [Paragraph(w, "warn") for c in comps if (w := spec.warning(c))]
+    panels = spec.figure(table) if not table.empty else ()
+    if any(pt.diff is not None and pt.diff == pt.diff for p in panels for pt in p.points):
+        blocks.append(DifferenceFigure(spec.figure_name, spec.figure_title.format(**names), spec.figure_caption, panels))
+    if table.empty:
+        blocks.append(Paragraph(spec.empty, "plain"))
+    else:
+        blocks.append(compare_table(spec, table, [u for c in comps for u in c.units.get("rows") or [{}] * len(c.table)]))
+    return (*blocks, *spec.methods)
+
+
 def write_compare(
     ra: RunData,
     rb: RunData,
     spec: CompareSpec,
     comps: list[Comparison],
     out: Path,
-    sides_html: str = "",
+    sides: Table | None = None,
     viewer_line: str | None = None,
     left_out: Sequence[str] = (),
 ) -> CompareResult:
-    """The comparison page, its Markdown and its table files, from the family's comparisons (with
-    each side's unit counts, `sides_table`, how to start the viewer they link to, and what of
-    either run was not compared, `unpaired`)."""
+    """The comparison page and its Markdown, both from its parts (`page_blocks`: with each side's
+    unit counts, `sides_table`, how to start the viewer they link to, and what of either run was not
+    compared, `unpaired`), and its table's values as data files."""
     table = pd.concat([c.table for c in comps], ignore_index=True) if comps else pd.DataFrame(columns=list(spec.columns))
-    names = {"a": ra.name, "b": rb.name}
-    body = render_template(
-        __package__,
-        "compare.html.j2",
-        a=ra.name,
-        b=rb.name,
-        spec=spec,
-        comps=comps,
-        warnings=[w for w in (spec.warning(c) for c in comps) if w],
-        figure=blocks_html([DifferenceFigure(spec.figure_name, spec.figure_title.format(**names), spec.figure_caption, spec.figure(table))]),
-        rows=table_rows(spec, table, [u for c in comps for u in c.units.get("rows") or [{}] * len(c.table)]) if not table.empty else None,
-        methods=Markup(spec.methods),
-        sides=Markup(sides_html),
-        viewer_line=viewer_line,
-        left_out=list(left_out),
-    )
-    said = ["Compared: " + "; ".join(f"{c.b} against {c.a}" for c in comps) + ".", "", *(f"> Not compared: {w}" for w in left_out), ""]
-    md = "\n".join(["# " + spec.heading.format(**names), "", *said, markdown_table(table, list(spec.markdown_columns)) if not table.empty else spec.empty, ""])
-    paths = finish_compare(ra, rb, body, md, table, out)
+    section = Section("compare", "Paired differences", page_blocks(ra, rb, spec, comps, table, sides, viewer_line, left_out))
+    md = "# " + spec.heading.format(a=ra.name, b=rb.name) + "\n\n" + blocks_markdown(section.blocks) + "\n"
+    paths = finish_compare(ra, rb, section, md, table, out)
     return CompareResult(table, comps, out, paths["html"], paths["md"], paths["csv"], paths["parquet"])
 
 
 SUMMARY_HEADERS = ["B", "A", "Metric", "A", "B", "B - A", "95% CI", "p (test)", "p (Holm)", "pairs"]
 
 
+def _level(v: object, unit: str) -> str:
+    """One side's value in the terminal: a rate in percent, a mean score signed in its own numbers."""
+    f = num(v)
+    return "—" if f is None else (f"{f:+.2f}" if unit == "score" else f"{100 * f:.1f}%")
+
+
 def summary_rows(table: pd.DataFrame) -> list[list[str]]:
     """The comparison in the terminal: one row per compared metric (`SUMMARY_HEADERS`); a rate in
     percent, a mean score (a row whose `unit` is "score") in its own numbers."""
     rows = []
-    for r in table.itertuples(index=False):
-        score = getattr(r, "unit", None) == "score"  # a mean score (e.g. on -1..1), not a share
-
-        def pct(v, score=score):
-            return "—" if v is None or v != v else (f"{v:+.2f}" if score else f"{100 * v:.1f}%")
-
+    for r in records(table):
+        unit = "score" if r.get("unit") == "score" else "rate"  # a mean score (e.g. on -1..1), not a share
+        lo, hi = num(r["lo"]), num(r["hi"])
         rows.append(
             [
-                r.b,
-                r.a,
-                f"{r.condition} {r.metric}",
-                pct(r.a_p),
-                pct(r.b_p),
-                "—" if r.diff != r.diff else (f"{r.diff:+.2f}" if score else f"{100 * r.diff:+.1f} pp"),
-                "—" if r.lo != r.lo or r.lo is None else (f"[{r.lo:+.2f}, {r.hi:+.2f}]" if score else f"[{100 * r.lo:+.1f}, {100 * r.hi:+.1f}]"),
-                fmt_p(r.p_test),
-                fmt_p(r.p_holm),
-                str(r.n),
+                str(r["b"]),
+                str(r["a"]),
+                f"{r['condition']} {r['metric']}",
+                _level(r["a_p"], unit),
+                _level(r["b_p"], unit),
+                signed(r["diff"], unit),
+                "—" if lo is None or hi is None else f"[{signed(lo, unit, False)}, {signed(hi, unit, False)}]",
+                fmt_p(num(r["p_test"])),
+                fmt_p(num(r["p_holm"])),
+                str(r["n"]),
             ]
         )
     return rows
 
 
-def finish_compare(ra: RunData, rb: RunData, body: str, markdown: str, table: pd.DataFrame, out: Path) -> dict[str, Path]:
-    """Write a comparison page (the family's body, then both runs' facts), its Markdown, and the
-    table as CSV / Parquet / Markdown under tables/."""
+def finish_compare(ra: RunData, rb: RunData, section: Section, markdown: str, table: pd.DataFrame, out: Path) -> dict[str, Path]:
+    """Write a comparison page (its section, then both runs' facts), its Markdown, and the table's
+    values as CSV / Parquet / Markdown under tables/."""
     out.mkdir(parents=True, exist_ok=True)
-    sections = [("compare", "Paired differences", body), ("facts", "Run facts", run_facts([ra, rb], redact_url))]
-    page = html_page("medresilience comparison", [f"B: {esc(rb.name)} &middot; A: {esc(ra.name)}"], sections, "Self-contained: no scripts, no network.")
+    sections = [(section.anchor, section.title, section_html(section)), ("facts", "Run facts", run_facts([ra, rb], redact_url))]
+    subtitle = str(macros(__package__, "compare.html.j2").subtitle(ra.name, rb.name))
+    page = html_page("medresilience comparison", [subtitle], sections, "Self-contained: no scripts, no network.")
     secrets = secrets_of([ra, rb])
     with atomic_write(out / "compare.html") as fh:
         fh.write(scrub(page, secrets))

@@ -36,7 +36,8 @@ class Cell:
     behind it, `units` of them); `tail` follows the linked text unlinked; `note` is the small print
     beneath it (each piece kept unbroken; `stacked=False`: beside it). `value` is the cell's number
     for data outputs (None: the text), `data` further fields written as `<column>_<key>` (a rate's
-    lo, hi, n)."""
+    lo, hi, n). `after`: further cells shown on the same line after its tail (each with its own
+    link: a paired test's discordant counts b and c)."""
 
     text: str
     value: Scalar = None
@@ -48,11 +49,14 @@ class Cell:
     stacked: bool = True
     strong: bool = False
     data: Mapping[str, Scalar] = field(default_factory=dict)
+    after: tuple[Cell, ...] = ()
 
     @property
     def shown(self) -> str:
-        """The cell as one line of text (Markdown, a terminal): text, tail and small print."""
-        return " ".join(s for s in (self.text + self.tail, *self.note) if s)
+        """The cell as one line of text (Markdown, a terminal): text, tail, the cells after it and
+        the small print."""
+        line = self.text + self.tail + "".join(a.text + a.tail for a in self.after)
+        return " ".join(s for s in (line, *self.note, *(n for a in self.after for n in a.note)) if s)
 
 
 @dataclass(frozen=True)
@@ -73,13 +77,15 @@ class Column:
 @dataclass(frozen=True)
 class Table:
     """Rows of cells under columns; `name` names its data file (tables/NAME.csv). `row_classes`: a
-    class per row (`sig`: a significant row); `fold`: the summary of a table folded when long."""
+    class per row (`sig`: a significant row); `fold`: the summary of a table folded when longer than
+    `open_up_to` rows (shown open up to it)."""
 
     name: str
     columns: tuple[Column, ...]
     rows: tuple[tuple[Cell, ...], ...]
     row_classes: tuple[str, ...] = ()
     fold: str | None = None
+    open_up_to: int = 12
 
     def __post_init__(self) -> None:
         for i, row in enumerate(self.rows):
@@ -87,8 +93,8 @@ class Table:
                 raise ValueError(f"table {self.name}: row {i} has {len(row)} cells for {len(self.columns)} columns")
 
     def linked(self) -> list[tuple[Column, Cell]]:
-        """Every cell with a link to units, with its column."""
-        return [(c, cell) for row in self.rows for c, cell in zip(self.columns, row) if cell.href]
+        """Every cell with a link to units (a cell shown after another's too), with its column."""
+        return [(c, one) for row in self.rows for c, cell in zip(self.columns, row) for one in (cell, *cell.after) if one.href]
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ def check_resamples(n_resamples: int) -> int:
     return int(n_resamples)
 
 
-def cluster_codes(clusters: Sequence[Hashable]) -> np.ndarray:
+def cluster_codes(clusters: Sequence[Hashable] | np.ndarray) -> np.ndarray:
     """Integer code 0..G-1 per row, in order of first appearance."""
     codes, _ = pd.factorize(pd.Series(list(clusters), dtype=object), sort=False)
     if (codes < 0).any():

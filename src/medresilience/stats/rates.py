@@ -61,7 +61,7 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> Rate:
     return Rate(k=k, n=n, p=p, lo=lo, hi=hi)
 
 
-def rate_from_bools(values: Sequence[bool], confidence: float = 0.95) -> Rate:
+def rate_from_bools(values: Sequence[bool] | np.ndarray, confidence: float = 0.95) -> Rate:
     """Wilson rate of the True values in a sequence of booleans (or 0/1)."""
     arr = as_bool_array(values, "values")
     return wilson(int(arr.sum()), int(arr.size), confidence)
@@ -177,7 +177,11 @@ def cluster_interval(
 
 
 def clustered_rate(
-    successes: Sequence[bool], clusters: Sequence[Hashable], confidence: float = 0.95, n_resamples: int = CLUSTER_RESAMPLES, seed: int = 0
+    successes: Sequence[bool] | np.ndarray,
+    clusters: Sequence[Hashable] | np.ndarray,
+    confidence: float = 0.95,
+    n_resamples: int = CLUSTER_RESAMPLES,
+    seed: int = 0,
 ) -> Rate:
     """A pooled rate of rows grouped in clusters (items): the Wilson interval when every cluster
     holds one row, else the cluster-bootstrap interval of ``cluster_interval``, so several rows of

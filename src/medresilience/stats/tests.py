@@ -72,7 +72,7 @@ def mcnemar_from_pairs(before: Sequence[bool] | np.ndarray, after: Sequence[bool
     return {"b": b, "c": c, "n": int(x.size), "p": mcnemar_exact(b, c)}
 
 
-def cluster_mcnemar(before: Sequence[bool] | np.ndarray, after: Sequence[bool] | np.ndarray, clusters: Sequence[Hashable]) -> dict[str, Any]:
+def cluster_mcnemar(before: Sequence[bool] | np.ndarray, after: Sequence[bool] | np.ndarray, clusters: Sequence[Hashable] | np.ndarray) -> dict[str, Any]:
     """McNemar test for paired outcomes that come in clusters (Durkalski et al., Stat Med 2003).
 
     For cluster j with n_j pairs, b_j (True -> False) and c_j (False -> True) discordant pairs,
@@ -230,8 +230,8 @@ def bootstrap_mean(
 
 
 def paired_bootstrap_diff(
-    a: Sequence[float],
-    b: Sequence[float],
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
@@ -331,7 +331,9 @@ def sign_flip_test(d_sum: Sequence[float], seed: int = 0) -> dict[str, Any]:
     return out
 
 
-def paired_permutation_test(a: Sequence[float], b: Sequence[float], clusters: Sequence[Hashable] | None = None, seed: int = 0) -> dict[str, Any]:
+def paired_permutation_test(
+    a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, clusters: Sequence[Hashable] | np.ndarray | None = None, seed: int = 0
+) -> dict[str, Any]:
     """The paired permutation (sign-flip) test of ``sign_flip_test`` on per-unit values a and b
     (B - A), with units grouped by ``clusters`` when one item gives several pairs (the signs then
     flip whole clusters). Returns ``{"n", "clusters", "statistic", "p", "test"}`` ("cluster_" is

@@ -17,7 +17,7 @@ bootstrap gives intervals only."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -25,10 +25,12 @@ import pandas as pd
 
 from .... import stats
 from ....heap import cheap_gc
-from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Side, side
+from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Side, holm_p, side
 from ....report.compare import Comparison as BaseComparison
-from ....report.parts import DifferencePanel, DifferencePoint
+from ....report.parts import Cell, DifferencePanel, DifferencePoint, change, count, num, rate, text
+from ....report.tables import fmt_p
 from ....scoring.types import ANSWERED
+from .methods import METHODS
 
 KEY = ["item_id", "probe_id", "condition"]
 N_RESAMPLES = stats.CLUSTER_RESAMPLES
@@ -40,7 +42,7 @@ def _codes(col: pd.Series, categories: pd.Index) -> np.ndarray:
     cat = col.array if isinstance(col.dtype, pd.CategoricalDtype) else pd.Categorical(col)
     if cat.categories.equals(categories):
         return np.asarray(cat.codes, dtype=np.int64)
-    return np.asarray(categories.get_indexer(np.asarray(cat.categories, dtype=object)), dtype=np.int64)[cat.codes] * (cat.codes >= 0) - (cat.codes < 0)
+    return np.asarray(categories.get_indexer(cat.categories.astype(object)), dtype=np.int64)[cat.codes] * (cat.codes >= 0) - (cat.codes < 0)
 
 
 def _vocab(*cols: pd.Series) -> pd.Index:
@@ -51,7 +53,7 @@ def _vocab(*cols: pd.Series) -> pd.Index:
     return pd.Index(list(dict.fromkeys(v for c in cats for v in c)), dtype=object)
 
 
-def _units(f: pd.DataFrame, vocab: dict[str, list[Any]]) -> pd.DataFrame:
+def _units(f: pd.DataFrame, vocab: dict[str, pd.Index]) -> pd.DataFrame:
     """Answered units as integer keys (shared vocabularies across both sides) and outcomes."""
     f = f[f["status"].isin(ANSWERED)]
     label, target = _codes(f["label"], vocab["letters"]), _codes(f["target"], vocab["letters"])
@@ -175,22 +177,24 @@ def setting_effects(run: str, frame: pd.DataFrame, n_resamples: int = N_RESAMPLE
 
 
 def _table() -> tuple[CompareColumn, ...]:
-    """The columns of `html.diff_table_html` with the comparison's titles (Comparison, A, B)."""
-    from ....report.html import count_cell, diff_cell, esc, fmt_p, rate_cell
+    """The columns of the family's settings-effect table with the comparison's titles (Comparison, A, B)."""
     from .tables import CONDITION_TITLES
 
-    def metric(r: dict[str, Any]) -> str:
-        return esc(f"{CONDITION_TITLES[r['condition']]} {'accuracy' if r['metric'] == 'accuracy' else r['metric'].upper()}")
+    def metric(r: dict[str, Any]) -> Cell:
+        return Cell(f"{CONDITION_TITLES[r['condition']]} {METRIC_TITLES[r['metric']]}", f"{r['condition']}_{r['metric']}")
+
+    def test(r: dict[str, Any]) -> Cell:
+        return Cell(fmt_p(num(r["p_test"])), num(r["p_test"]), note=(str(r["test"]).replace("_", " "),))
 
     return (
-        CompareColumn("Comparison", lambda r: f"<span class='nowrap'>{esc(r['pair'])}</span>"),
-        CompareColumn("Metric", metric),
-        CompareColumn("A", lambda r: rate_cell(r["a_p"], r["a_lo"], r["a_hi"], None, stacked=True)),
-        CompareColumn("B", lambda r: rate_cell(r["b_p"], r["b_lo"], r["b_hi"], None, stacked=True)),
-        CompareColumn("B − A", lambda r: diff_cell(r["diff"], r["lo"], r["hi"], bold=True)),
-        CompareColumn("Paired test p", lambda r: f"{fmt_p(r['p_test'])}<br><span class='n'>{esc(r['test'].replace('_', ' '))}</span>"),
-        CompareColumn("Holm p", lambda r: f"{fmt_p(r['p_holm'])}"),
-        CompareColumn("Pairs", lambda r: count_cell(r["n"], r["units"].get("pairs")) + f"<br><span class='n'>{r['items']} items</span>"),
+        CompareColumn("pair", "Comparison", lambda r: text(r["pair"])),
+        CompareColumn("metric", "Metric", metric),
+        CompareColumn("a", "A", lambda r: rate(r["a_p"], r["a_lo"], r["a_hi"], None), numeric=True),
+        CompareColumn("b", "B", lambda r: rate(r["b_p"], r["b_lo"], r["b_hi"], None), numeric=True),
+        CompareColumn("diff", "B − A", lambda r: change(r["diff"], r["lo"], r["hi"], strong=True), numeric=True),
+        CompareColumn("test", "Paired test p", test, numeric=True),
+        CompareColumn("p_holm", "Holm p", holm_p, numeric=True),
+        CompareColumn("n", "Pairs", lambda r: replace(count(r["n"], r["units"].get("pairs")), note=(f"{r['items']} items",)), numeric=True),
     )
 
 
@@ -212,24 +216,19 @@ def difference_panels(table: pd.DataFrame) -> tuple[DifferencePanel, ...]:
 
 def compare_spec() -> CompareSpec:
     """This family's part of `medres compare` (`Family.compare`)."""
-    from .html import METHODS
-
     return CompareSpec(
         sides=compare_sides,
         columns=tuple(COLUMNS),
         table=_table(),
-        numeric_from=2,
         significance=False,
         fold=("Differences table", 24),
-        empty_on_page=False,
         intro="paired on shared (item, probe, condition) units that both answered. ASR / TASR on items answered correctly clean in both.",
         figure=difference_panels,
         figure_name="compare",
         figure_title="{b} minus {a} on shared items",
         figure_caption="B - A in percentage points, item-clustered paired bootstrap 95% intervals.",
-        methods=METHODS,
+        methods=(METHODS,),
         heading="{b} vs {a} (B - A, paired on shared items)",
-        markdown_columns=("pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "p_test", "p_holm", "n", "items"),
         versus_key=versus_key,
     )
 

@@ -33,8 +33,8 @@ import pandas as pd
 from .... import stats
 from ....frame import epochs_of
 from ....heap import cheap_gc
-from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Comparison, Side
-from ....report.parts import DifferencePanel, DifferencePoint
+from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Comparison, Side, holm_p, paired_test
+from ....report.parts import Cell, DifferencePanel, DifferencePoint, Paragraph, change, count, num, rate, signed, text
 from ....scoring.types import ANSWERED
 from ..taxonomy import CONDITIONS, POOLED, TITLES
 
@@ -175,41 +175,37 @@ def diff_figure(table: pd.DataFrame) -> tuple[DifferencePanel, ...]:
 
 
 METHODS = (
-    "<p class='note'>Units are paired by (item, probe, condition, epoch); only units answered on both sides count. Accuracy: "
-    "B minus A on the shared units of each condition, with a 95% bootstrap interval that resamples items, and the exact "
-    "McNemar test (b: right in A, wrong in B; c: the reverse), or the clustered McNemar test (Durkalski) when an item "
-    "gives several pairs (epochs). Drop: B's loss from the original to the variant minus A's, on the items answered both "
-    "ways on both sides (same bootstrap interval; the exact paired permutation test of the per-item differences). All "
-    "variants pooled: every perturbed unit, the bootstrap resampling items and the clustered McNemar test. p-values come "
-    "only from these exact or clustered tests; Holm: those p-values adjusted across the rows of one comparison. The "
-    "bootstrap gives intervals, never a p-value.</p>"
+    Paragraph(
+        "Units are paired by (item, probe, condition, epoch); only units answered on both sides count. Accuracy: B minus A "
+        "on the shared units of each condition, with a 95% bootstrap interval that resamples items, and the exact McNemar "
+        "test (b: right in A, wrong in B; c: the reverse), or the clustered McNemar test (Durkalski) when an item gives "
+        "several pairs (epochs). Drop: B's loss from the original to the variant minus A's, on the items answered both ways "
+        "on both sides (same bootstrap interval; the exact paired permutation test of the per-item differences). All "
+        "variants pooled: every perturbed unit, the bootstrap resampling items and the clustered McNemar test. p-values come "
+        "only from these exact or clustered tests; Holm: those p-values adjusted across the rows of one comparison. The "
+        "bootstrap gives intervals, never a p-value."
+    ),
 )
 
 
-def _sides(r: dict[str, Any]) -> tuple[str, str]:
-    """A and B of one row: the rates with their intervals, or each side's drop."""
-    from ....report.html import rate_cell, signed
-
+def _side(r: dict[str, Any], side: str) -> Cell:
+    """One side of a row: its accuracy with its interval and n, or its drop (a signed change)."""
     if r["metric"] == "accuracy":
-        return rate_cell(r["a_p"], r["a_lo"], r["a_hi"], r["a_n"]), rate_cell(r["b_p"], r["b_lo"], r["b_hi"], r["b_n"])
-    return signed(r["a_p"]), signed(r["b_p"])
+        return rate(r[f"{side}_p"], r[f"{side}_lo"], r[f"{side}_hi"], r[f"{side}_n"])
+    return Cell(signed(r[f"{side}_p"]), num(r[f"{side}_p"]))
 
 
 def _table() -> tuple[CompareColumn, ...]:
-    from ....report.html import count_cell, diff_cell, esc, fmt_p, test_cell
-
     return (
-        CompareColumn("Pair (B vs A)", lambda r: esc(r["pair"])),
-        CompareColumn("Condition", lambda r: esc(_title(r["condition"]))),
-        CompareColumn("Metric", lambda r: esc(r["metric"])),
-        CompareColumn("A", lambda r: _sides(r)[0]),
-        CompareColumn("B", lambda r: _sides(r)[1]),
-        CompareColumn("B - A [95% CI]", lambda r: diff_cell(r["diff"], r["lo"], r["hi"])),
-        CompareColumn(
-            "Paired test (b / c), p", lambda r: test_cell(r["test"], r["test_b"], r["test_c"], r["p_test"], r["units"].get("b"), r["units"].get("c"))
-        ),
-        CompareColumn("Holm p", lambda r: fmt_p(r["p_holm"])),
-        CompareColumn("pairs / items", lambda r: count_cell(int(r["n"]), r["units"].get("pairs")) + f" / {int(r['items'])}"),
+        CompareColumn("pair", "Pair (B vs A)", lambda r: text(r["pair"])),
+        CompareColumn("condition", "Condition", lambda r: Cell(_title(r["condition"]), r["condition"])),
+        CompareColumn("metric", "Metric", lambda r: text(r["metric"])),
+        CompareColumn("a", "A", lambda r: _side(r, "a"), numeric=True),
+        CompareColumn("b", "B", lambda r: _side(r, "b"), numeric=True),
+        CompareColumn("diff", "B - A [95% CI]", lambda r: change(r["diff"], r["lo"], r["hi"]), numeric=True),
+        CompareColumn("test", "Paired test (b / c), p", paired_test, numeric=True),
+        CompareColumn("p_holm", "Holm p", holm_p, numeric=True),
+        CompareColumn("n", "pairs / items", lambda r: count(r["n"], r["units"].get("pairs"), f" / {int(r['items'])}"), numeric=True),
     )
 
 
@@ -217,7 +213,6 @@ SPEC = CompareSpec(
     sides=compare_sides,
     columns=tuple(COLUMNS),
     table=_table(),
-    numeric_from=3,
     intro="paired on the (item, probe, condition) units both answered: per condition, the difference in accuracy, and the "
     "difference in the drop from the original case to the variant (does B lose less to the noise than A?).",
     figure=diff_figure,
@@ -226,7 +221,6 @@ SPEC = CompareSpec(
     "right: the drop from the original (right of zero: B loses more).",
     methods=METHODS,
     heading="{b} vs {a}: clinical noise (B - A, paired on shared units)",
-    markdown_columns=("pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "test_b", "test_c", "p_test", "p_holm", "n", "items"),
     # an accuracy's pairs, b and c as the family's `viewer_versus` names them (a drop pairs two pairs: none)
     versus_key=lambda r: f"{r['condition']}_acc" if r["metric"] == "accuracy" else None,
 )

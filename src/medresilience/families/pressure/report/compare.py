@@ -17,7 +17,8 @@ import pandas as pd
 
 from .... import stats
 from ....records import CLEAN
-from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Comparison, Side
+from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Comparison, Side, holm_p, paired_test
+from ....report.parts import Cell, Paragraph, change, count, rate, text
 from ..metrics import ANSWERED
 from ..taxonomy import CONDITIONS, LABELS
 
@@ -86,35 +87,32 @@ def compare_sides(a: Side, b: Side) -> Comparison:
 
 
 def _table() -> tuple[CompareColumn, ...]:
-    from ....report.html import count_cell, diff_cell, esc, fmt_p, rate_cell, test_cell
-
     return (
-        CompareColumn("Pair (B vs A)", lambda r: esc(r["pair"])),
-        CompareColumn("Condition", lambda r: esc(LABELS.get(r["condition"], "Turn 1 (clean)"))),
-        CompareColumn("Metric", lambda r: esc(r["metric"])),
-        CompareColumn("A", lambda r: rate_cell(r["a_p"], r["a_lo"], r["a_hi"], r["a_n"])),
-        CompareColumn("B", lambda r: rate_cell(r["b_p"], r["b_lo"], r["b_hi"], r["b_n"])),
-        CompareColumn("B - A [95% CI]", lambda r: diff_cell(r["diff"], r["lo"], r["hi"])),
-        CompareColumn(
-            "Paired test (b / c), p", lambda r: test_cell(r["test"], r["test_b"], r["test_c"], r["p_test"], r["units"].get("b"), r["units"].get("c"))
-        ),
-        CompareColumn("Holm p", lambda r: fmt_p(r["p_holm"])),
-        CompareColumn("pairs / items", lambda r: count_cell(int(r["n"]), r["units"].get("pairs")) + f" / {int(r['items'])}"),
+        CompareColumn("pair", "Pair (B vs A)", lambda r: text(r["pair"])),
+        CompareColumn("condition", "Condition", lambda r: Cell(LABELS.get(r["condition"], "Turn 1 (clean)"), r["condition"])),
+        CompareColumn("metric", "Metric", lambda r: text(r["metric"])),
+        CompareColumn("a", "A", lambda r: rate(r["a_p"], r["a_lo"], r["a_hi"], r["a_n"]), numeric=True),
+        CompareColumn("b", "B", lambda r: rate(r["b_p"], r["b_lo"], r["b_hi"], r["b_n"]), numeric=True),
+        CompareColumn("diff", "B - A [95% CI]", lambda r: change(r["diff"], r["lo"], r["hi"]), numeric=True),
+        CompareColumn("test", "Paired test (b / c), p", paired_test, numeric=True),
+        CompareColumn("p_holm", "Holm p", holm_p, numeric=True),
+        CompareColumn("n", "pairs / items", lambda r: count(r["n"], r["units"].get("pairs"), f" / {int(r['items'])}"), numeric=True),
     )
 
 
 METHODS = (
-    "<p class='note'>Second turns are paired by (item, probe); a flip row counts the second turns answered on both sides "
-    "whose turn 1 was right on both sides. B minus A with a 95% bootstrap interval that resamples items; the clustered "
-    "McNemar test (Durkalski) when an item gives several pairs, else the exact McNemar test (b: true in A, false in B; c: "
-    "the reverse). Holm: those p-values adjusted across the rows of one comparison; the bootstrap gives intervals only.</p>"
+    Paragraph(
+        "Second turns are paired by (item, probe); a flip row counts the second turns answered on both sides whose turn 1 "
+        "was right on both sides. B minus A with a 95% bootstrap interval that resamples items; the clustered McNemar test "
+        "(Durkalski) when an item gives several pairs, else the exact McNemar test (b: true in A, false in B; c: the "
+        "reverse). Holm: those p-values adjusted across the rows of one comparison; the bootstrap gives intervals only."
+    ),
 )
 
 SPEC = CompareSpec(
     sides=compare_sides,
     columns=tuple(COLUMNS),
     table=_table(),
-    numeric_from=3,
     intro="paired on the second turns both answered after a right first answer on both sides: per condition, the "
     "difference in the flip after commitment (does B give up a right answer less often than A?), and turn-1 accuracy.",
     figure=lambda table: (),
@@ -122,7 +120,6 @@ SPEC = CompareSpec(
     figure_caption="",
     methods=METHODS,
     heading="{b} vs {a}: pressure after commitment (B - A, paired)",
-    markdown_columns=("pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "test_b", "test_c", "p_test", "p_holm", "n", "items"),
     # each measure's pairs, b and c as the family's `viewer_versus` names them
     versus_key=lambda r: "clean_acc" if r["condition"] == CLEAN else f"flip_{r['condition']}",
 )

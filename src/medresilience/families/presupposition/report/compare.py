@@ -28,13 +28,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from markupsafe import Markup
 
 from .... import stats
 from ....heap import cheap_gc
-from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Side
+from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Side, holm_p, paired_test
 from ....report.compare import Comparison as BaseComparison
-from ....report.parts import DifferencePanel, DifferencePoint
+from ....report.parts import Cell, DifferencePanel, DifferencePoint, Paragraph, change, count, rate, score, text
 from ..metrics import N_RESAMPLES, SEED, pcs_rate
 from ..taxonomy import NFP, PRESUPPOSITION
 
@@ -168,48 +167,43 @@ def diff_figure(table: pd.DataFrame) -> tuple[DifferencePanel, ...]:
 
 
 METHODS = (
-    "<p class='note'>Units are paired by (question, probe, condition); only units scored on both sides count (call errors "
-    "and unscored judgments are left out and counted above). PCS: B minus A in mean judge score, with a 95% paired "
-    "percentile bootstrap interval that resamples questions and the exact paired permutation (sign-flip) test of the score "
-    "differences. PCR and over-caution: B minus A in the share, the same bootstrap interval, and the exact McNemar test (b: "
-    "yes in A and no in B; c: the reverse). p-values come only from these exact tests; Holm: those p-values adjusted across "
-    "the rows of one comparison. The bootstrap gives intervals, never a p-value.</p>"
+    Paragraph(
+        "Units are paired by (question, probe, condition); only units scored on both sides count (call errors and unscored "
+        "judgments are left out and counted above). PCS: B minus A in mean judge score, with a 95% paired percentile "
+        "bootstrap interval that resamples questions and the exact paired permutation (sign-flip) test of the score "
+        "differences. PCR and over-caution: B minus A in the share, the same bootstrap interval, and the exact McNemar test "
+        "(b: yes in A and no in B; c: the reverse). p-values come only from these exact tests; Holm: those p-values adjusted "
+        "across the rows of one comparison. The bootstrap gives intervals, never a p-value."
+    ),
 )
 
 
-def _cell(r: dict[str, Any], side: str) -> str:
+def _cell(r: dict[str, Any], side: str) -> Cell:
     """One side's PCS (a mean score) or rate, with its interval and n."""
-    from ....report.html import rate_cell
-    from .section import score_cell
-
-    cell = score_cell if r["metric"] == "pcs" else rate_cell
+    cell = score if r["metric"] == "pcs" else rate
     return cell(r[f"{side}_p"], r[f"{side}_lo"], r[f"{side}_hi"], r[f"{side}_n"])
 
 
 def _table() -> tuple[CompareColumn, ...]:
-    from ....report.html import count_cell, diff_cell, esc, fmt_p, test_cell
-
     return (
-        CompareColumn("Pair (B vs A)", lambda r: esc(r["pair"])),
-        CompareColumn("Metric", lambda r: esc(METRIC_TITLES.get(r["metric"], r["metric"]))),
-        CompareColumn("A", lambda r: _cell(r, "a")),
-        CompareColumn("B", lambda r: _cell(r, "b")),
-        CompareColumn("B - A [95% CI]", lambda r: diff_cell(r["diff"], r["lo"], r["hi"], "score" if r["metric"] == "pcs" else "rate")),
-        CompareColumn("Exact test (b / c), p", lambda r: test_cell(r["test"], r["test_b"], r["test_c"], r["p_test"], r["units"].get("b"), r["units"].get("c"))),
-        CompareColumn("Holm p", lambda r: fmt_p(r["p_holm"])),
-        CompareColumn("pairs", lambda r: count_cell(int(r["n"]), r["units"].get("pairs"))),
+        CompareColumn("pair", "Pair (B vs A)", lambda r: text(r["pair"])),
+        CompareColumn("metric", "Metric", lambda r: Cell(METRIC_TITLES.get(r["metric"], r["metric"]), r["metric"])),
+        CompareColumn("a", "A", lambda r: _cell(r, "a"), numeric=True),
+        CompareColumn("b", "B", lambda r: _cell(r, "b"), numeric=True),
+        CompareColumn("diff", "B - A [95% CI]", lambda r: change(r["diff"], r["lo"], r["hi"], "score" if r["metric"] == "pcs" else "rate"), numeric=True),
+        CompareColumn("test", "Exact test (b / c), p", paired_test, numeric=True),
+        CompareColumn("p_holm", "Holm p", holm_p, numeric=True),
+        CompareColumn("n", "pairs", lambda r: count(r["n"], r["units"].get("pairs")), numeric=True),
     )
 
 
-def _counts(c: Comparison) -> Markup:
-    from ....report.html import count_cell
-
+def _counts(c: Comparison) -> Cell:
     n = c.counts
-    return Markup(
-        f"{count_cell(n['shared'], c.units.get('shared'))} questions scored on both sides (A scored {n['scored_a']} of {n['units_a']}, "
-        f"{n['unscored_a']} unscored, {n['errors_a']} errors; B scored {n['scored_b']} of {n['units_b']}, {n['unscored_b']} unscored, "
-        f"{n['errors_b']} errors)"
+    tail = (
+        f" questions scored on both sides (A scored {n['scored_a']} of {n['units_a']}, {n['unscored_a']} unscored, {n['errors_a']} errors; "
+        f"B scored {n['scored_b']} of {n['units_b']}, {n['unscored_b']} unscored, {n['errors_b']} errors)"
     )
+    return count(n["shared"], c.units.get("shared"), tail)
 
 
 def _warning(c: Comparison) -> str | None:
@@ -222,7 +216,6 @@ SPEC = CompareSpec(
     sides=compare_sides,
     columns=tuple(COLUMNS),
     table=_table(),
-    numeric_from=2,
     intro="paired on the questions both scored: does B correct false presuppositions more often (PCR, PCS), and at what "
     "cost in over-caution on the questions without one?",
     counts=_counts,
@@ -233,7 +226,6 @@ SPEC = CompareSpec(
     "corrects more, or raises more false alarms); right: PCS.",
     methods=METHODS,
     heading="{b} vs {a}: false presuppositions (B - A, paired on shared questions)",
-    markdown_columns=("pair", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "test_b", "test_c", "p_test", "p_holm", "n"),
     empty="No shared scored questions.",
     # each measure's pairs, b and c as the family's `viewer_versus` names them
     versus_key=lambda r: r["metric"],
