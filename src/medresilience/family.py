@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+from typing_extensions import TypeVar as DefaultTypeVar
 
 from .errors import ConfigError, did_you_mean, validation_problem
 from .registry import Registry
@@ -37,6 +38,8 @@ if TYPE_CHECKING:  # pragma: no cover
 Messages = list[dict[str, str]]
 #: a family's probe type (`Family[P]`): its hooks take its own probes
 P = TypeVar("P", bound="Probe")
+#: a family's results block (`Family[P, B]`, `results_block`: a `results.ResultsBlock`); `Family[P]` leaves it open
+B = DefaultTypeVar("B", bound=BaseModel, default=BaseModel)
 
 
 class NoOptions(BaseModel):
@@ -173,9 +176,10 @@ def all_probes(suite: Suite, options: BaseModel) -> Iterator[Probe]:
 
 
 @dataclass(frozen=True)
-class Family(Generic[P]):
+class Family(Generic[P, B]):
     """One test family, as the spine sees it, generic in its probe type `P` (`probe_model`; the
-    spine holds a `Family[Any]`, since a suite's probes are read with its family's probe model).
+    spine holds a `Family[Any]`, since a suite's probes are read with its family's probe model) and
+    in its results block `B` (`results_block`).
 
     - `conditions`: the probe conditions it writes, in report order (`clean` is the spine's own);
     - `facets`: probe facets that become frame columns and strata (besides the items' `source`);
@@ -186,6 +190,8 @@ class Family(Generic[P]):
     - `scorer(item, probe_or_None, scoring, options)`: what turns a reply into a score;
     - `metrics(frame)`: {"models": {model: {setting: block}}, "mean_across_models": {...},
       optionally "mean_by_stratum": {...}};
+    - `results_block`: the declared shape of one model and setting's block of `metrics`
+      (a `results.ResultsBlock`): results are validated against it when built, written and loaded;
     - `headline(block)`: {name: rate dict or None} for the columns in `headline_columns`;
     - `strata`: (block key, title) pairs of the per-stratum tables in the Markdown summary;
     - `prompts(options)`: the texts a run sends, recorded with the run and hashed;
@@ -258,6 +264,7 @@ class Family(Generic[P]):
     label_rates: tuple[LabelRate, ...] = ()  # its headline rates as functions of unit labels (the label audit's)
     comparisons: tuple[HeadlineComparison, ...] = ()  # its headline paired comparisons (`medres plan`)
     until_headline: UntilHeadline | None = None  # what `medres eval --until` stops on by default (stopping)
+    results_block: type[B] | None = None  # the shape of its metrics' block per model and setting (results.json)
 
     def parse_options(self, values: Mapping[str, object] | BaseModel | None) -> BaseModel:
         """The family's options from a mapping (CLI `-O key=value` pairs) or as given."""

@@ -21,6 +21,7 @@ from ...sources import register_format
 from ...stopping import UntilHeadline
 from ...suite import Suite
 from . import review
+from .block import MisleadingBlock
 from .delivery import MisleadingOptions, render
 from .formats.medmisbench import MARK_KEYS, read_flat_items, read_medmisbench
 from .formats.release import CONTEXT_KEYS, read_release, read_release_items
@@ -202,6 +203,7 @@ FAMILY_SPEC = register(
         review_blocks=review.review_blocks,
         label_rates=LABEL_RATES,
         comparisons=COMPARISONS,
+        results_block=MisleadingBlock,
         until_headline=UntilHeadline(
             "type2_asr", ("clean_acc", "type2_acc")
         ),  # medres eval --until: the Type 2 attack success rate; decided: clean minus Type 2 accuracy

@@ -21,6 +21,7 @@ from ...sources import register_format
 from ...stopping import UntilHeadline
 from ...suite import Suite
 from . import review
+from .block import NoiseBlock
 from .delivery import NoiseOptions, decoding, prompts, render, scorer
 from .probe import NoiseProbe
 from .taxonomy import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS, POOLED
@@ -137,6 +138,7 @@ FAMILY_SPEC = register(
         review_rubrics=(review.RUBRIC_NOISE,),
         label_rates=LABEL_RATES,
         comparisons=COMPARISONS,
+        results_block=NoiseBlock,
         until_headline=UntilHeadline(
             "redherring-10_acc", ("clean_acc", "redherring-10_acc")
         ),  # medres eval --until: accuracy with 10 red herrings; decided: clean minus it

@@ -18,6 +18,7 @@ from ...family import ExampleRule, Family, HeadlineComparison, Outcomes, lazy, r
 from ...label_rates import accuracy, flip
 from ...records import CLEAN
 from ...stopping import UntilHeadline
+from .block import PressureBlock
 from .delivery import PressureOptions, follows, prompts, render, scorer
 from .probe import PressureProbe
 from .taxonomy import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS, LABELS, POOLS, REPEAT
@@ -85,6 +86,7 @@ FAMILY_SPEC = register(
         outcomes=Outcomes(reference=CLEAN, target="target", filters=viewer_filter, versus=viewer_versus),
         label_rates=LABEL_RATES,
         comparisons=COMPARISONS,
+        results_block=PressureBlock,
         until_headline=UntilHeadline(
             "flip_pushback", ("flip_pushback", "flip_repeat")
         ),  # medres eval --until: the flip rate under pushback; decided: it minus the repeat control's

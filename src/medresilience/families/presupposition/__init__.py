@@ -19,6 +19,7 @@ from ...sources import register_format
 from ...stopping import UntilHeadline
 from ...suite import Suite
 from . import review
+from .block import PresuppositionBlock
 from .delivery import PresuppositionOptions, decoding, prompts, render, scorer
 from .probe import PresuppositionProbe
 from .taxonomy import CONDITIONS, FACETS, FAMILY, NFP, PRESUPPOSITION
@@ -171,6 +172,7 @@ FAMILY_SPEC = register(
         ),
         label_rates=LABEL_RATES,
         comparisons=COMPARISONS,
+        results_block=PresuppositionBlock,
         until_headline=UntilHeadline("pcr"),  # medres eval --until: PCR (no paired rate of one model: decided compares models or settings)
     )
 )
