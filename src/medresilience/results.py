@@ -183,13 +183,13 @@ MeansAcrossModels = dict[str, dict[str, Spread]]
 #: setting -> stratum kind -> stratum -> rate -> its spread over the models
 MeansByStratum = dict[str, dict[str, dict[str, dict[str, Spread]]]]
 #: the declared shape of each of the spine's blocks, by the Results field that holds it
-_SPINE_BLOCKS: Final[dict[str, TypeAdapter[Any]]] = {
-    "mean_across_models": TypeAdapter(MeansAcrossModels),
-    "mean_by_stratum": TypeAdapter(MeansByStratum),
-    "reading": TypeAdapter(dict[str, dict[str, ReadingSummary]]),
-    "audit": TypeAdapter(AuditRecord | None),
-    "stopping": TypeAdapter(StoppingRecord | None),
-    "last_execution": TypeAdapter(ExecutionRecord | None),
+_SPINE_BLOCKS: Final[dict[str, Callable[[object], object]]] = {
+    "mean_across_models": TypeAdapter(MeansAcrossModels).validate_python,
+    "mean_by_stratum": TypeAdapter(MeansByStratum).validate_python,
+    "reading": TypeAdapter(dict[str, dict[str, ReadingSummary]]).validate_python,
+    "audit": TypeAdapter(AuditRecord | None).validate_python,
+    "stopping": TypeAdapter(StoppingRecord | None).validate_python,
+    "last_execution": TypeAdapter(ExecutionRecord | None).validate_python,
 }
 
 
@@ -264,8 +264,8 @@ class Results(BaseModel):
     def _blocks_in_their_shape(self) -> Results:
         """Every block validates against its declared shape (the family's when the family is
         registered here); the blocks themselves are kept as written."""
-        for name, adapter in _SPINE_BLOCKS.items():
-            _check(adapter.validate_python, getattr(self, name), name)
+        for name, validate in _SPINE_BLOCKS.items():
+            _check(validate, getattr(self, name), name)
         shape = _block_shape(self.family)
         if shape is not None:
             for model, per_setting in self.models.items():
@@ -302,7 +302,7 @@ class Results(BaseModel):
         return {k: None if v is None else RateValue.model_validate(v) for k, v in raw.items()}
 
 
-def _check(validate: Callable[[Any], object], value: object, where: str) -> None:
+def _check(validate: Callable[[object], object], value: object, where: str) -> None:
     """`validate(value)`, its first problem raised as a ValueError naming the field under `where`."""
     try:
         validate(value)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from ...family import ExampleRule, Family, HeadlineComparison, Outcomes, lazy, register, versus_filters
+from ...jsontypes import JSONObject
 from ...label_rates import accuracy, flip, flip_read, flip_to_target
 from ...records import CLEAN, Item
 from ...scoring.mcq import mcq_scorer
@@ -130,7 +130,7 @@ def _passage(options: MisleadingOptions) -> dict[str, str]:
     return {"context": options.context} if options.context != "item" else {}
 
 
-def decoding(options: MisleadingOptions) -> dict[str, Any]:
+def decoding(options: MisleadingOptions) -> JSONObject:
     budget = options.prompts.max_tokens
     return {} if budget is None else {"max_tokens": budget}
 
