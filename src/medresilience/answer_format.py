@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from .calls import CallRequest, RunStats, add_stats, request_key, run_calls
 from .errors import ConfigError
+from .jsontypes import JSONObject, JSONValue
 from .scoring.mcq import LetterScorer
 from .scoring.schema_answer import answer_response_format
 from .scoring.types import AnyScorer, Score
@@ -66,12 +67,13 @@ PROBE_TOKENS = 32
 SCHEMA_MIN_TOKENS = 512
 
 
-def schema_params(params: dict[str, Any], letters: str) -> dict[str, Any]:
+def schema_params(params: Mapping[str, JSONValue], letters: str) -> JSONObject:
     """An answer's decoding parameters asked with the schema: the item's response_format, and a
     `max_tokens` below SCHEMA_MIN_TOKENS raised to it (`max_completion_tokens`, a reasoning model's
     budget, is its provider's and is kept)."""
-    out = {**params, "response_format": answer_response_format(letters)}
-    if isinstance(out.get("max_tokens"), int) and out["max_tokens"] < SCHEMA_MIN_TOKENS:
+    out: JSONObject = {**params, "response_format": answer_response_format(letters)}
+    budget = out.get("max_tokens")
+    if isinstance(budget, int) and budget < SCHEMA_MIN_TOKENS:
         out["max_tokens"] = SCHEMA_MIN_TOKENS
     return out
 

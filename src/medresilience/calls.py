@@ -24,6 +24,7 @@ from types import EllipsisType
 from typing import Any
 
 from .breaker import Breaker, stop_limit
+from .jsontypes import JSONObject
 from .models.openai_compatible import Completion, ModelCallError, OpenAICompatibleModel, scrub, spec_secrets
 from .models.spec import ModelSpec
 from .scoring.types import Score, Scorer
@@ -58,7 +59,7 @@ class RunStats:
     agent_short: int = 0  # agent units that used their steps or tokens without a final answer (not scored)
     fallbacks: list[str] = field(default_factory=list)  # one line per model asked in another format than the run asked (answer_format)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONObject:
         return {k: v for k, v in self.__dict__.items()}
 
 
@@ -86,7 +87,7 @@ def add_stats(total: RunStats, part: RunStats) -> RunStats:
 ProgressFn = Callable[[int, int], None]  # (done, total); one that also takes `waits=` gets the count of retry waits
 
 
-def takes_waits(fn: Callable[..., Any]) -> bool:
+def takes_waits(fn: Callable[..., object]) -> bool:
     """Whether a progress callback also takes `waits=` (the count of retry waits)."""
     try:
         params = inspect.signature(fn).parameters.values()
@@ -156,7 +157,7 @@ class CallRequest:
     model: str
     key: str
     messages: list[dict[str, str]]
-    params: dict[str, Any]
+    params: JSONObject
     score: Scorer | None = None
     scorer: str = ""
     score_key: str | None = None

@@ -60,7 +60,7 @@ class MedresConfig(BaseModel):
 
     @field_validator("models", mode="before")
     @classmethod
-    def _one_model(cls, v: object) -> Any:
+    def _one_model(cls, v: object) -> object:
         return [v] if isinstance(v, str) else v
 
 

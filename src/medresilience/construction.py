@@ -4,12 +4,13 @@ returns. The builders themselves (their stages, checks and reports) are the fami
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .fileio import atomic_write, write_jsonl
+from .jsontypes import JSONObject
 from .suite import Suite
 
 REPORT_JSON = "build_report.json"
@@ -22,7 +23,7 @@ class BuildResult:
     out: Path
     suite: Suite
     report: dict[str, Any]
-    decisions: list[Any]  # the family's decision records, one per input item
+    decisions: Sequence[object]  # the family's decision records, one per input item
 
 
 def default_work_dir(out: Path | str) -> Path:
@@ -31,7 +32,7 @@ def default_work_dir(out: Path | str) -> Path:
     return out.with_name(out.name + ".build")
 
 
-def write_build_files(out: Path, report: Mapping[str, object], markdown: str, decisions: Iterable[dict[str, Any]]) -> None:
+def write_build_files(out: Path, report: Mapping[str, object], markdown: str, decisions: Iterable[JSONObject]) -> None:
     """build_report.json / .md and decisions.jsonl, written into the suite directory after the
     suite (they are not part of its checksums)."""
     with atomic_write(out / REPORT_JSON) as fh:

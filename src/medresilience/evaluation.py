@@ -279,7 +279,8 @@ def summarise_with_frame(store: Store, suite: Suite | ResolvedRun, config: dict[
 
 def write_results(out: Path, results: Results, family: Family | None = None) -> None:
     """results.json and results.md (`family`: the results' family as resolved; else looked up by name)."""
+    text = results.json_text()  # checked to load back (every block in its declared shape) before anything is written
     with atomic_write(out / "results.json") as fh:
-        fh.write(results.model_dump_json(indent=2))
+        fh.write(text)
     with atomic_write(out / "results.md") as fh:
         fh.write(results_markdown(results, family))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+from typing_extensions import TypeVar as DefaultTypeVar
 
 from .errors import ConfigError, did_you_mean, validation_problem
 from .registry import Registry
@@ -36,6 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
 Messages = list[dict[str, str]]
 #: a family's probe type (`Family[P]`): its hooks take its own probes
 P = TypeVar("P", bound="Probe")
+#: a family's results block (`Family[P, B]`, `results_block`: a `results.ResultsBlock`); `Family[P]` leaves it open
+B = DefaultTypeVar("B", bound=BaseModel, default=BaseModel)
 
 
 class NoOptions(BaseModel):
@@ -240,11 +243,13 @@ class EvaluationSpec(Generic[P]):
 
 
 @dataclass(frozen=True)
-class MeasureSpec:
+class MeasureSpec(Generic[B]):
     """What a family measures and calls its headline.
 
     - `metrics(frame)`: {"models": {model: {setting: block}}, "mean_across_models": {...},
       optionally "mean_by_stratum": {...}};
+    - `results_block`: the declared shape of one model and setting's block of `metrics`
+      (a `results.ResultsBlock`): results are validated against it when built, written and loaded;
     - `headline(block)`: {name: rate dict or None} for the columns in `columns`;
     - `columns`: (headline key, title) of the headline table;
     - `strata`: (block key, title) pairs of the per-stratum tables in the Markdown summary;
@@ -265,6 +270,7 @@ class MeasureSpec:
     profile: tuple[tuple[str, str, bool], ...] = ()
     rates: tuple[LabelRate, ...] = ()
     comparisons: tuple[HeadlineComparison, ...] = ()
+    results_block: type[B] | None = None  # the shape of its metrics' block per model and setting (results.json)
 
 
 @dataclass(frozen=True)
@@ -320,7 +326,7 @@ SUB_SPECS: dict[str, type] = {
 
 
 @dataclass(frozen=True)
-class Family(Generic[P]):
+class Family(Generic[P, B]):
     """One test family, as the spine sees it, generic in its probe type `P` (`probes.model`; the
     spine holds a `Family[Any]`, since a suite's probes are read with its family's probe model): a
     name and title, and its hooks grouped by job in typed sub-specs (`SUB_SPECS`): `probes` (what
@@ -333,7 +339,7 @@ class Family(Generic[P]):
     title: str
     probes: ProbeSpec[P]
     evaluation: EvaluationSpec[P]
-    measures: MeasureSpec
+    measures: MeasureSpec[B]
     report: ReportSpec = ReportSpec()
     suites: SuiteSpec = SuiteSpec()
     review: ReviewSpec[P] = ReviewSpec()

@@ -32,6 +32,8 @@ from .errors import ConfigError, InputError, MedresError, validation_problem
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
 # --------------------------------------------------------------------------- limits from the environment
 
@@ -209,7 +211,7 @@ def _json_object(line: str, path: Path, n: int | None, limit: int) -> dict[str, 
 # --------------------------------------------------------------------------- rows of data files (JSON, CSV, Parquet)
 
 
-def open_parquet(path: Path | str) -> Any:
+def open_parquet(path: Path | str) -> pq.ParquetFile:
     """A Parquet file opened for reading (pyarrow.parquet.ParquetFile); a missing pyarrow, a
     missing file or one that is not Parquet raise InputError."""
     path = Path(path)
@@ -225,7 +227,9 @@ def open_parquet(path: Path | str) -> Any:
         raise InputError(path, None, None, f"not a readable Parquet file ({e})") from None
 
 
-def iter_parquet_rows(path: Path | str, columns: list[str] | None = None, file: Any = None, batch_size: int = 4096) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_parquet_rows(
+    path: Path | str, columns: list[str] | None = None, file: pq.ParquetFile | None = None, batch_size: int = 4096
+) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (row number from 1, row) of a Parquet file (`file`: one already opened with
     open_parquet), reading `columns` only when given; a row that cannot be read raises InputError
     with its number."""
@@ -729,7 +733,7 @@ def sha256_file(path: Path | str) -> str:
     return h.hexdigest()
 
 
-def write_parquet_table(path: Path | str, table: Any) -> None:
+def write_parquet_table(path: Path | str, table: pa.Table) -> None:
     """Write a pyarrow Table as a Parquet file, atomically (as `atomic_write`)."""
     write_parquet_batches(path, table.schema, [table])
 

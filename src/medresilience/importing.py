@@ -25,10 +25,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
-from typing import Any
 
 from .errors import ConfigError, InputError, MedresError
 from .fileio import atomic_write, sha256_file, write_jsonl
+from .jsontypes import JSONObject
 from .records import Item
 from .suite import Suite
 
@@ -41,7 +41,7 @@ class Imported:
     kind: str  # "suite", "items" or "file"
     summary: str
     warnings: list[str] = field(default_factory=list)
-    provenance: dict[str, Any] | None = None
+    provenance: JSONObject | None = None
 
 
 def provenance_path(items_file: Path | str) -> Path:

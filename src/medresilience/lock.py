@@ -24,9 +24,9 @@ import socket
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from .errors import MedresError
+from .jsontypes import JSONObject
 
 try:
     import fcntl
@@ -74,7 +74,7 @@ def _pid_alive(pid: object) -> bool:
     return True
 
 
-def _read(fd: int) -> dict[str, Any]:
+def _read(fd: int) -> JSONObject:
     os.lseek(fd, 0, os.SEEK_SET)
     raw = b""
     while chunk := os.read(fd, 4096):

@@ -32,7 +32,7 @@ def _right(status: str | None, value: float | None) -> bool | None:
     return None
 
 
-def _share(flags: list[bool], items: list[str], seed: int) -> dict[str, Any]:
+def _share(flags: list[bool], items: list[str], seed: int) -> dict[str, float | int | None]:
     r = stats.clustered_rate(flags, items, seed=seed)
     return {"k": r.k, "n": r.n, "p": r.p, "lo": r.lo, "hi": r.hi}
 

@@ -11,17 +11,21 @@ raises it."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from .errors import MedresError
 from .family import Family
-from .store import Store
+from .store import ReadingCounts, Store
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pydantic import BaseModel
 
 #: the share of a model's replies cut at their budget above which a run warns
 TRUNCATION_WARN = 0.05
 
 
-def reading_summary(store: Store, run: str | None = "latest") -> dict[str, dict[str, dict[str, Any]]]:
+def reading_summary(store: Store, run: str | None = "latest") -> dict[str, dict[str, ReadingCounts]]:
     """model -> setting -> the reading counts of a run's units (Store.reading) with two rates:
     `extracted_share` (extracted / read) and `truncated_share` (truncated / replies)."""
     from . import stats  # loads numpy and pandas: the summary's text helpers (why_text) stay light for the command's process
@@ -39,7 +43,7 @@ def why_text(counts: dict[str, int] | None) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted((counts or {}).items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def family_sets_budget(family: Family, options: Any) -> bool:
+def family_sets_budget(family: Family, options: Mapping[str, object] | BaseModel | None) -> bool:
     """Whether a family's options (as recorded with a run) set the reply budget: it then wins over
     the model spec's max_tokens."""
     try:
@@ -57,7 +61,7 @@ def budget_hint(family_sets_budget: bool) -> str:
     return "raise it with max_tokens=N in the model spec (--model 'SPEC,max_tokens=N')"
 
 
-def truncation_warnings(reading: dict[str, dict[str, dict[str, Any]]], family_sets_budget: bool = False) -> list[str]:
+def truncation_warnings(reading: Mapping[str, Mapping[str, ReadingCounts]], family_sets_budget: bool = False) -> list[str]:
     """One line per model and setting whose truncated share exceeds TRUNCATION_WARN."""
     lines = []
     for model, per_setting in reading.items():

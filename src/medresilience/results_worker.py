@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .heap import frozen_imports
+from .jsontypes import JSONObject
 from .resolved import ResolvedRun
 from .results import Results
 from .store import Store
@@ -195,7 +196,7 @@ class ResultsWorker:
             return None
         return value if status == "ok" else None
 
-    def summarise(self, store: Store, suite: Suite | ResolvedRun, config: dict[str, Any], stats: RunStats | None = None) -> tuple[Results, pd.DataFrame | None]:
+    def summarise(self, store: Store, suite: Suite | ResolvedRun, config: JSONObject, stats: RunStats | None = None) -> tuple[Results, pd.DataFrame | None]:
         """The results as `evaluation.summarise_with_frame` computes them, from the worker when it
         can (the frame stays there, for the report), else in this process."""
         from .evaluation import summarise_with_frame

@@ -7,10 +7,12 @@ import hashlib
 import json
 import random
 from collections.abc import Sequence
-from typing import Any
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
-def stable_hash(*parts: Any) -> str:
+def stable_hash(*parts: object) -> str:
     """SHA-256 hex of a canonical JSON encoding of the parts."""
     blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
@@ -21,7 +23,7 @@ def rng_for(seed: int, item_id: str, purpose: str) -> random.Random:
     return random.Random(int(stable_hash(seed, item_id, purpose)[:16], 16))
 
 
-def sample_order(xs: Sequence[object], seed: int) -> list[Any]:
+def sample_order(xs: Sequence[T], seed: int) -> list[T]:
     """xs in a seeded random order (Python's random.Random(seed).shuffle of a copy): its first N
     are a simple random sample of N, and a larger N keeps every member of a smaller one."""
     out = list(xs)

@@ -36,6 +36,7 @@ from typing import Any
 from . import event_loop
 from .calls import CallRequest, ProgressFn, RunStats, request_key, run_calls
 from .errors import ConfigError
+from .jsontypes import JSONObject
 from .models.openai_compatible import OpenAICompatibleModel
 from .models.spec import ModelSpec
 from .store import Store
@@ -73,9 +74,9 @@ class Task:
     id: str
     messages: list[dict[str, str]]
     schema_name: str | None
-    schema: dict[str, Any] | None
+    schema: JSONObject | None
     max_tokens: int
-    parse: Callable[[str | None], Any]  # raises Rejected
+    parse: Callable[[str | None], object]  # raises Rejected
     model: ModelSpec | None = None  # None: the stage's model
     params: Mapping[str, Any] | None = None  # the whole decoding parameters (schema and max_tokens then unused)
     retry: Callable[[list[dict[str, str]], int, str | None], list[dict[str, str]]] | None = None  # the re-ask's messages

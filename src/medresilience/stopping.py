@@ -44,7 +44,7 @@ import math
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from .errors import ConfigError
 from .label_rates import LabelRate, UnitReading
@@ -83,7 +83,7 @@ class StopRule:
         if self.versus is not None and not self.decided:
             raise ConfigError("--until-versus", "a rate to compare against is for --until-decided")
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, float | bool | str | None]:
         return {"width": self.width, "decided": self.decided, "rate": self.rate, "versus": self.versus, "confidence": self.confidence}
 
 
@@ -130,7 +130,44 @@ def _arms(rule: StopRule, family: Family, models: Sequence[str], settings: Seque
     return tuple(_Arm(models[0], settings[0], r) for r in pair)
 
 
-def _fixed(values: Sequence[float], paired: bool, confidence: float) -> dict[str, Any]:
+class FixedInterval(TypedDict, total=False):
+    """The fixed-sample interval of a look's values (`method`: wilson or normal; none when n == 0)."""
+
+    p: float | None
+    lo: float | None
+    hi: float | None
+    n: int
+    method: str
+
+
+class ShownInterval(TypedDict):
+    """One rate (or difference) a look read: its anytime-valid interval and the fixed-sample one."""
+
+    what: str
+    anytime: dict[str, float | int]
+    fixed: FixedInterval
+
+
+class Look(TypedDict):
+    items_run: int
+    intervals: list[ShownInterval]
+
+
+class StopRecord(TypedDict):
+    """What a run keeps of its looks (`Stopping.record`; its shape in results.json: `results.StoppingRecord`)."""
+
+    rule: dict[str, float | bool | str | None]
+    description: str
+    stopped_early: bool
+    reason: str
+    items_run: int
+    items_planned: int
+    looks: int
+    at: str
+    intervals: list[ShownInterval]
+
+
+def _fixed(values: Sequence[float], paired: bool, confidence: float) -> FixedInterval:
     """The fixed-sample interval of the same values (Wilson for 0/1 values of a rate, else the normal
     interval of their mean), as if their number had been fixed in advance."""
     from .stats import wilson
@@ -162,7 +199,7 @@ class Stopping:
     targets: dict[str, str | None] = field(default_factory=dict)
     looks: int = 0
     met: bool = False
-    last: dict[str, Any] | None = None
+    last: Look | None = None
 
     @classmethod
     def of(cls, rule: StopRule, family: Family, models: Sequence[str], settings: Sequence[str], suite_items: int) -> Stopping:
@@ -187,7 +224,7 @@ class Stopping:
         units = _by_item(store.unit_results(store.run_id))
         series = [self._values(arm, units) for arm in self.arms]
         conf = self.rule.confidence
-        shown = []
+        shown: list[ShownInterval] = []
         if self.rule.decided:
             a, b = series
             both = [i for i in a if i in b]
@@ -207,7 +244,7 @@ class Stopping:
         self.last = {"items_run": run_items, "intervals": shown}
         return met
 
-    def _shown(self, label: str, cs: SequenceInterval, fixed: dict[str, Any]) -> dict[str, Any]:
+    def _shown(self, label: str, cs: SequenceInterval, fixed: FixedInterval) -> ShownInterval:
         return {"what": label, "anytime": cs.as_dict(), "fixed": fixed}
 
     def _values(self, arm: _Arm, units: dict[str, list[UnitResult]]) -> dict[str, float]:
@@ -245,9 +282,9 @@ class Stopping:
         value = u.value if label is not None and u.scoring.startswith("judge:") else None
         return UnitReading(label, value, self.gold.get(u.item_id), self.targets.get(u.probe_id) if u.probe_id else None)
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> StopRecord:
         """What the run keeps of its looks (results.json `stopping`, run.json, the store's run)."""
-        last = self.last or {"items_run": 0, "intervals": []}
+        last: Look = self.last or {"items_run": 0, "intervals": []}
         return {
             "rule": self.rule.as_dict(),
             "description": describe(self.rule, self.arms),

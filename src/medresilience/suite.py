@@ -296,8 +296,8 @@ class SuiteIndex:
     records at a time; `items()` and `probes()` stream them in file order."""
 
     def __init__(
-        self, directory: Path, manifest: SuiteManifest, ids: dict[str, int], item_at: Any, item_line: Any, probe_at: Any, probe_line: Any, start: Any
-    ):  # packed arrays (array.array)
+        self, directory: Path, manifest: SuiteManifest, ids: dict[str, int], item_at: array, item_line: array, probe_at: array, probe_line: array, start: array
+    ):  # packed arrays
         self.directory, self.manifest = directory, manifest
         self.items_path, self.probes_path = directory / "items.jsonl", probes_path(directory, manifest)
         self._ids = ids  # item id -> position in items.jsonl

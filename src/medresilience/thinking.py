@@ -15,10 +15,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import stats
 from .errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .store import UnitResult
 
 
 def thinking_time(run_dir: Path | str, *, seed: int = 0, n_resamples: int = 2000) -> list[dict[str, Any]]:
@@ -30,7 +33,7 @@ def thinking_time(run_dir: Path | str, *, seed: int = 0, n_resamples: int = 2000
     with Store.read_only(db) as store:
         results = list(store.unit_results(store.latest_run()))
         times = store.call_times({r.key for r in results})
-    groups: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
+    groups: dict[tuple[str, str, str], list[UnitResult]] = defaultdict(list)
     for r in results:
         groups[(r.model, r.setting, r.condition)].append(r)
     rows = []

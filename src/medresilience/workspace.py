@@ -17,8 +17,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
+from .jsontypes import JSONObject
 from .lock import RunLock
 from .models.serving import serving
 from .models.spec import ModelSpec
@@ -73,7 +73,7 @@ def created_stamp() -> str:
     return when.isoformat(timespec="seconds")
 
 
-def model_identity(spec: ModelSpec) -> dict[str, Any]:
+def model_identity(spec: ModelSpec) -> JSONObject:
     """What a manifest records of a model: its label, what makes its calls the same calls, and the
     hash of that (no endpoint, no secret)."""
     return {"label": spec.label, **spec.identity(), "identity_hash": spec.identity_hash}

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 from scipy.stats import norm
+
+from ..jsontypes import JSONObject
 
 Z95 = float(norm.ppf(0.975))
 
@@ -23,7 +24,7 @@ def wilson_interval(p: float, n: float, z: float = Z95) -> tuple[float, float]:
     return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))
 
 
-def weighted_share(events: Sequence[bool], weights: Sequence[float]) -> dict[str, Any]:
+def weighted_share(events: Sequence[bool], weights: Sequence[float]) -> JSONObject:
     """{k, n, p, lo, hi, n_eff}: the weighted share of the events among the counted units (their
     weights), with the unweighted k and n; p, lo, hi and n_eff None when n is 0."""
     n, k = len(events), sum(1 for e in events if e)

@@ -38,7 +38,7 @@ def unit_path(unit_id: str, run_index: int = 0) -> str:
     return f"/unit/{run_index}/{quote(unit_id, safe='')}"
 
 
-def _shares(asked: Sequence[tuple[AuditUnit, SecondReading]]) -> dict[str, Any]:
+def _shares(asked: Sequence[tuple[AuditUnit, SecondReading]]) -> dict[str, object]:
     """A cell's shares over its sampled units that the second reader was asked about (`asked`:
     decided and unscored readings)."""
     pairs = [(u, s) for u, s in asked if s.decided]
@@ -59,7 +59,7 @@ def _shares(asked: Sequence[tuple[AuditUnit, SecondReading]]) -> dict[str, Any]:
     return out
 
 
-def disagreement(u: AuditUnit, s: SecondReading, viewer: str | None) -> dict[str, Any]:
+def disagreement(u: AuditUnit, s: SecondReading, viewer: str | None) -> dict[str, object]:
     path = unit_path(u.unit_id)
     return {
         "model": u.model,

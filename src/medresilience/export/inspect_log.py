@@ -21,7 +21,7 @@ import tempfile
 import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NotRequired, TypedDict
 
 from .. import __version__
 from ..errors import ConfigError
@@ -38,6 +38,24 @@ _UNSCORED = {"invalid": "invalid_response_format", "truncated": "truncated", "un
 SUMMARY_INPUT_CHARS = 400
 
 
+class _Message(TypedDict):
+    """A chat message as an inspect log holds it."""
+
+    role: str
+    content: str
+    source: str
+    model: NotRequired[str]
+
+
+class _Totals(TypedDict, total=False):
+    """What the samples written so far add up to, for the log's header."""
+
+    samples: int
+    completed: int
+    usage: dict[str, dict[str, int]]
+    scores: list[dict[str, object]]
+
+
 def _created(run_id: str) -> str:
     """The run's start as ISO time, read from its id (YYYYmmddTHHMMSS-...)."""
     try:
@@ -46,7 +64,7 @@ def _created(run_id: str) -> str:
         return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _messages(text: str | None) -> list[dict[str, Any]]:
+def _messages(text: str | None) -> list[_Message]:
     try:
         msgs = json.loads(text) if text else []
     except json.JSONDecodeError:
@@ -54,7 +72,7 @@ def _messages(text: str | None) -> list[dict[str, Any]]:
     return [{"role": m.get("role", "user"), "content": m.get("content") or "", "source": "input"} for m in msgs if isinstance(m, dict)]
 
 
-def _score(u: UnitRecord, row: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _score(u: UnitRecord, row: dict[str, Any]) -> dict[str, dict[str, object]]:
     status = row["status"]
     if status in ("error", "missing"):
         return {}
@@ -72,7 +90,7 @@ def _score(u: UnitRecord, row: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {u.scoring: score}
 
 
-def _usage(u: UnitRecord) -> dict[str, Any]:
+def _usage(u: UnitRecord) -> dict[str, object]:
     pt, ct = u.prompt_tokens or 0, u.completion_tokens or 0
     usage: dict[str, object] = {"input_tokens": pt, "output_tokens": ct, "total_tokens": pt + ct}
     if u.cost is not None:
@@ -91,7 +109,7 @@ def sample(n: int, u: UnitRecord, row: dict[str, Any], facets: tuple[str, ...]) 
     out: dict[str, object] = {"model": u.model, "choices": [], "completion": u.reply or "", "usage": usage}
     messages = list(inputs)
     if u.reply is not None:
-        reply = {"role": "assistant", "content": u.reply, "source": "generate", "model": u.model}
+        reply: _Message = {"role": "assistant", "content": u.reply, "source": "generate", "model": u.model}
         out["choices"] = [{"message": reply, "stop_reason": _STOP.get(u.finish_reason or "", "unknown")}]
         messages.append(reply)
     if u.latency_s is not None:
@@ -133,20 +151,20 @@ def sample(n: int, u: UnitRecord, row: dict[str, Any], facets: tuple[str, ...]) 
     return s, summary
 
 
-def _rate_metric(key: str, title: str, rate: dict[str, Any]) -> dict[str, Any]:
+def _rate_metric(key: str, title: str, rate: dict[str, Any]) -> dict[str, object]:
     p = rate.get("p")
-    extra = {k: rate[k] for k in ("lo", "hi", "n", "k", "unit") if k in rate}
-    return {"name": key, "value": NAN if p is None else float(p), "params": {}, "metadata": {"title": title, **extra}}
+    meta: dict[str, object] = {"title": title, **{k: rate[k] for k in ("lo", "hi", "n", "k", "unit") if k in rate}}
+    return {"name": key, "value": NAN if p is None else float(p), "params": {}, "metadata": meta}
 
 
-def results_scores(run: RunUnits) -> list[dict[str, Any]]:
+def results_scores(run: RunUnits) -> list[dict[str, object]]:
     """The family's headline metrics of each model and setting of the run (recomputed from the
     store and the suite, as the report does), one inspect EvalScore each."""
     from ..report.rundir import load_run
 
     results = load_run(run.path, keep_frame=False).results
     scoring = (run.config.get("options") or {}).get("scoring") or "score"
-    out = []
+    out: list[dict[str, object]] = []
     for model, settings in (results.get("models") or {}).items():
         for setting, block in settings.items():
             head = run.family.measures.headline(block["overall"])
@@ -155,7 +173,7 @@ def results_scores(run: RunUnits) -> list[dict[str, Any]]:
     return out
 
 
-def header(run: RunUnits, totals: dict[str, Any], with_results: bool = True) -> dict[str, Any]:
+def header(run: RunUnits, totals: _Totals, with_results: bool = True) -> dict[str, object]:
     """The log without its samples: the eval spec (task, dataset, models), plan, results, stats."""
     models = list(totals["usage"]) or [str(m.get("label")) for m in run.config.get("models") or []]
     suite = run.suite.manifest
@@ -186,7 +204,7 @@ def header(run: RunUnits, totals: dict[str, Any], with_results: bool = True) -> 
     return log
 
 
-def run_scores(run: RunUnits, totals: dict[str, Any]) -> list[dict[str, Any]]:
+def run_scores(run: RunUnits, totals: _Totals) -> list[dict[str, object]]:
     return totals.setdefault("scores", results_scores(run))
 
 
@@ -194,7 +212,7 @@ def _dump(obj: object) -> str:
     return json.dumps(obj, ensure_ascii=False)
 
 
-def _samples(run: RunUnits, totals: dict[str, Any]):
+def _samples(run: RunUnits, totals: _Totals):
     """(id, sample, summary) of every unit, tallying the counts and tokens the header reports."""
     facets = run.facets
     for n, (u, row) in enumerate(run.records(), start=1):
@@ -207,7 +225,7 @@ def _samples(run: RunUnits, totals: dict[str, Any]):
         yield n, u.epoch + 1, s, summary
 
 
-def _new_totals() -> dict[str, Any]:
+def _new_totals() -> _Totals:
     return {"samples": 0, "completed": 0, "usage": {}}
 
 

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..family import lazy
+from ..jsontypes import JSONObject
 from ..seeding import stable_hash
 from .registry import register_factory
 from .retrieval import whole_number
@@ -95,7 +96,7 @@ TEXT_RULE = (
     "words) or READ: <passage id> (one passage in full); the results come in the next message."
 )
 
-TOOLS: list[dict[str, Any]] = [
+TOOLS: list[JSONObject] = [
     {
         "type": "function",
         "function": {

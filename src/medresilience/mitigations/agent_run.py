@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..calls import CallRequest, ProgressFn, RunStats, add_stats, request_key, run_calls
 from ..corpus.query import contains
@@ -60,6 +60,24 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["ANSWER_ROLE", "NOT_MODEL_CALLS", "SEARCH_MODEL", "STEP_ROLE", "TOOL_ROLE", "TRAJECTORY_MODEL", "TRAJECTORY_ROLE", "run_agents"]
 
+
+class ToolRecord(TypedDict):
+    """One action's stored result: the tool, its argument and the passages it gave (`Hit.record`)."""
+
+    tool: str
+    arg: str
+    hits: list[dict[str, str]]
+
+
+class CitedPassage(TypedDict):
+    """A citation of the final answer, checked: the backend has the passage, it holds the words."""
+
+    id: str
+    words: str
+    exists: bool
+    contains: bool
+
+
 OUT_OF_STEPS = "agent out of steps"
 OUT_OF_TOKENS = "agent over its token budget"
 
@@ -88,7 +106,7 @@ class Trajectory:
         return [(p.unit.model, p.unit.unit_id, key, role) for p in self.units]
 
 
-def _result_text(action: Action, record: dict[str, Any] | None) -> str:
+def _result_text(action: Action, record: ToolRecord | None) -> str:
     """What the model reads back for one action."""
     if action.problem:
         return f"Error: {action.problem}. Nothing was done."
@@ -105,7 +123,7 @@ def _result_text(action: Action, record: dict[str, Any] | None) -> str:
     return f"[{h['id']}] {h['title']}\n{h['text']}"
 
 
-async def _carry_out(t: Trajectory, action: Action, store: Store, n: int) -> dict[str, Any] | None:
+async def _carry_out(t: Trajectory, action: Action, store: Store, n: int) -> ToolRecord | None:
     """The stored result of one action (made and stored when not yet stored); None for a malformed one."""
     if action.problem:
         t.malformed += 1
@@ -113,6 +131,7 @@ async def _carry_out(t: Trajectory, action: Action, store: Store, n: int) -> dic
     backend = t.config.backend
     key = stable_hash({"tool": action.tool, "arg": action.arg, "k": t.config.k, "backend": backend.identity, "exclude": t.exclude})
     stored = store.ok_texts([key]).get(key)
+    record: ToolRecord
     if stored is not None:
         record = json.loads(stored)
     else:
@@ -147,9 +166,9 @@ async def _act(t: Trajectory, turn: dict[str, Any], actions: list[Action], store
         t.messages.append({"role": "user", "content": "\n\n---\n\n".join(results)})
 
 
-async def _cited(t: Trajectory, final: Final) -> list[dict[str, Any]]:
+async def _cited(t: Trajectory, final: Final) -> list[CitedPassage]:
     """Each citation with whether the backend has that passage and whether it holds the cited words."""
-    out = []
+    out: list[CitedPassage] = []
     for c in final.citations:
         hit = t.seen.get(c.id)
         if hit is None:
@@ -161,7 +180,7 @@ async def _cited(t: Trajectory, final: Final) -> list[dict[str, Any]]:
     return out
 
 
-def _summary(t: Trajectory, outcome: str, cited: list[dict[str, Any]]) -> dict[str, Any]:
+def _summary(t: Trajectory, outcome: str, cited: list[CitedPassage]) -> dict[str, object]:
     return {
         "protocol": t.protocol,
         "outcome": outcome,
@@ -179,7 +198,7 @@ def _summary(t: Trajectory, outcome: str, cited: list[dict[str, Any]]) -> dict[s
 async def _finish(t: Trajectory, outcome: str, turn: dict[str, Any] | None, store: Store, stats: RunStats) -> None:
     """Store the unit's answer (scored) or its shortfall, and the trajectory's summary."""
     first = t.units[0]
-    cited: list[dict[str, object]] = []
+    cited: list[CitedPassage] = []
     scores: list[ScoreRow] = []
     if outcome == "answered":
         assert turn is not None

@@ -26,12 +26,13 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..errors import InputError, validation_problem
 from ..fileio import atomic_write
+from ..jsontypes import JSONObject
 from ..seeding import stable_hash
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -93,9 +94,9 @@ class SplitSuite(_Record):
 
 class ModelRecord(_Record):
     label: str
-    identity: dict[str, Any]
+    identity: JSONObject
     identity_hash: str
-    spec: dict[str, Any] = Field(default_factory=dict, description="the spec without secrets")
+    spec: JSONObject = Field(default_factory=dict, description="the spec without secrets")
 
 
 class CandidateRecord(_Record):
@@ -142,7 +143,7 @@ class OptimisedPrompt(_Record):
     best: int = Field(ge=0)
     history: list[CandidateRecord] = Field(min_length=1)
     evaluations: list[EvaluationRecord] = Field(default_factory=list)
-    calls: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    calls: dict[str, JSONObject] = Field(default_factory=dict)
     packages: dict[str, str] = Field(default_factory=dict)
     created: str = ""
     work_dir: str = ""

@@ -19,7 +19,7 @@ its next `per_suite` items to validation, so the two are disjoint."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
 from ..family import ExampleRule, Family, family_of
@@ -42,7 +42,7 @@ class Example:
     suite_name: str
     suite_hash: str
     family: Family
-    options: Any
+    options: BaseModel
     scoring: str
     item: Item
     probe: Probe | None

@@ -101,7 +101,7 @@ class _FileLogger:
     def __init__(self, path: Path):
         self.path = path
 
-    def log(self, *args: Any, **_kw: Any) -> None:
+    def log(self, *args: object, **_kw: object) -> None:
         with self.path.open("a", encoding="utf-8") as fh:
             fh.write(" ".join(str(a) for a in args) + "\n")
 

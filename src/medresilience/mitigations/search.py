@@ -28,11 +28,16 @@ import asyncio
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..breaker import Breaker, stop_limit
 from ..corpus.query import contains
 from ..errors import MedresError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import aiohttp
+
+    from ..corpus.index import CorpusIndex
 
 __all__ = ["MAX_REPLY_BYTES", "RETRIES", "Hit", "HttpSearch", "LocalSearch", "SearchBackend", "SearchError"]
 
@@ -85,7 +90,7 @@ class LocalSearch:
 
     name = "local"
 
-    def __init__(self, index: Any):
+    def __init__(self, index: CorpusIndex):
         self.index = index
         self.identity = f"local index {index.index_hash}"
 
@@ -183,7 +188,7 @@ class HttpSearch:
                     raise SearchError(f"search backend {self.url}/{op}: the reply is not JSON: {body[:120]!r}") from None
         raise SearchError(f"search backend {self.url}/{op}: gave up after {RETRIES + 1} attempts ({last})")
 
-    async def _attempt(self, session: Any, op: str, payload: Mapping[str, object], headers: dict[str, str]) -> tuple[int, str]:
+    async def _attempt(self, session: aiohttp.ClientSession, op: str, payload: Mapping[str, object], headers: dict[str, str]) -> tuple[int, str]:
         """One request: its status and body, read as it streams and stopped past `max_bytes`."""
         async with session.post(f"{self.url}/{op}", json=payload, headers=headers) as resp:
             if (resp.content_length or 0) > self.max_bytes:
@@ -195,7 +200,7 @@ class HttpSearch:
                     raise _TooLarge
             return resp.status, raw.decode(resp.charset or "utf-8", errors="replace")
 
-    def _hit(self, value: Any, where: str) -> Hit:
+    def _hit(self, value: object, where: str) -> Hit:
         if not isinstance(value, dict):
             raise SearchError(f"search backend {self.url}: {where} is {type(value).__name__}, not an object with id, title and text")
         for f in ("id", "title", "text"):

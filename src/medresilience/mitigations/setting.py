@@ -20,7 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+from ..jsontypes import JSONObject
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..calls import ProgressFn, RunStats
@@ -43,7 +45,7 @@ class PreCall:
     role: str
     spec: ModelSpec
     messages: Messages
-    params: dict[str, Any]
+    params: JSONObject
 
 
 @dataclass(frozen=True)

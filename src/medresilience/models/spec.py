@@ -24,11 +24,12 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import ConfigError, did_you_mean, validation_problem
+from ..jsontypes import JSONObject
 from ..seeding import stable_hash
 from .providers import FEATURES, PROVIDERS, REASONING_RULE, ModelRule, Provider, get_provider, known_price, provider_for_url
 
@@ -57,7 +58,7 @@ class ModelSpec(BaseModel):
     price_output: float | None = Field(None, ge=0.0, allow_inf_nan=False, description="price per 1M completion tokens")
     price_source: str | None = Field(None, description="where the prices came from: spec, a config file, or table (models.providers.PRICES)")
     price_date: str | None = Field(None, description="the day the table's or config file's price was listed")
-    extra_body: dict[str, Any] = Field(default_factory=dict)
+    extra_body: JSONObject = Field(default_factory=dict)
     reasoning_effort: str | None = Field(None, description="passed to providers that take it (OpenAI o-series, gpt-5, ...)")
     reasoning: bool | None = Field(None, description="None: from the provider table by model name; true: send as to OpenAI's reasoning models")
 
@@ -128,7 +129,7 @@ class ModelSpec(BaseModel):
             return f"model {self.model} ({rule.models}) takes no {feature}"
         return f"provider {self.provider} takes no {feature}"
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         """What makes two calls the same call (with the messages): model and decoding."""
         return {
             "kind": self.kind,
@@ -144,7 +145,7 @@ class ModelSpec(BaseModel):
     def identity_hash(self) -> str:
         return stable_hash(self.identity())[:16]
 
-    def decoding(self, *, max_tokens: int | None = None, logprobs: int | None = None, response_format: dict | None = None) -> dict[str, Any]:
+    def decoding(self, *, max_tokens: int | None = None, logprobs: int | None = None, response_format: dict | None = None) -> JSONObject:
         """The decoding parameters of one call (part of its request key), as the provider takes
         them: what it lacks is not sent; a reasoning model's budget is at least the spec's (its
         hidden reasoning counts against it) and goes by the rule's name (max_completion_tokens)."""
@@ -152,7 +153,7 @@ class ModelSpec(BaseModel):
         budget = max_tokens or self.max_tokens
         if rule is not None and rule.min_tokens:
             budget = max(budget, self.max_tokens)
-        p: dict[str, object] = {}
+        p: JSONObject = {}
         if self.supports("temperature"):
             p["temperature"] = self.temperature
         p[rule.token_param if rule is not None else "max_tokens"] = budget
@@ -189,7 +190,7 @@ class ModelSpec(BaseModel):
             return None
         return (prompt_tokens * (self.price_input or 0.0) + completion_tokens * (self.price_output or 0.0)) / 1e6
 
-    def public(self) -> dict[str, Any]:
+    def public(self) -> JSONObject:
         """What may be stored or shown: everything but secrets (only the key variable's name is
         kept; endpoints without credentials or query strings)."""
         from .urls import redact_url
@@ -205,7 +206,7 @@ class SpecDefaults:
     fields) for every OpenAI-compatible model, `prices` by model ('PROVIDER/MODEL', the model name
     or its label) as (input, output, date); `source` names the file in the run's price_source."""
 
-    settings: Mapping[str, Any] = field(default_factory=dict)
+    settings: Mapping[str, object] = field(default_factory=dict)
     prices: Mapping[str, tuple[float | None, float | None, str | None]] = field(default_factory=dict)
     source: str = "config"
 
@@ -216,7 +217,7 @@ _BOOL = {"reasoning"}
 _HEAD = re.compile(r"([A-Za-z0-9_.-]+)([:/])(.*)$", re.S)
 
 
-def _coerce(key: str, value: str) -> Any:
+def _coerce(key: str, value: str) -> str | int | float | bool | None:
     if value.lower() in {"none", "null", ""}:
         return None
     if key in _INT:
@@ -234,7 +235,7 @@ def _coerce(key: str, value: str) -> Any:
 SPEC_SETTINGS = tuple(k for k in ModelSpec.model_fields if k not in {"kind", "model", "price_source", "price_date", "base_urls"})
 
 
-def _read_head(head: str, text: str, flag: str = "--model") -> tuple[dict[str, Any], bool]:
+def _read_head(head: str, text: str, flag: str = "--model") -> tuple[dict[str, object], bool]:
     """The model named by a spec's head: its fields, and whether it is the `openai:` form."""
     m = _HEAD.match(head)
     prefix, sep, name = (m.group(1), m.group(2), m.group(3).strip()) if m else (head, "", "")
@@ -256,11 +257,11 @@ def _read_head(head: str, text: str, flag: str = "--model") -> tuple[dict[str, A
     )
 
 
-def _config_price(data: dict[str, Any], defaults: SpecDefaults) -> tuple[float | None, float | None, str | None] | None:
+def _config_price(data: Mapping[str, object], defaults: SpecDefaults) -> tuple[float | None, float | None, str | None] | None:
     names = [data.get("label"), data["model"]]
     if data.get("provider"):
         names.insert(0, f"{data['provider']}/{data['model']}")
-    return next((defaults.prices[n] for n in names if n and n in defaults.prices), None)
+    return next((defaults.prices[n] for n in names if isinstance(n, str) and n and n in defaults.prices), None)
 
 
 def _build(data: Mapping[str, object], given: Mapping[str, object], defaults: SpecDefaults | None) -> ModelSpec:
@@ -277,7 +278,7 @@ def _build(data: Mapping[str, object], given: Mapping[str, object], defaults: Sp
     return ModelSpec.model_validate(merged)
 
 
-def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def _no_repeats(pairs: list[tuple[str, object]]) -> dict[str, object]:
     keys = [k for k, _ in pairs]
     twice = sorted({k for k in keys if keys.count(k) > 1})
     if twice:
@@ -300,10 +301,10 @@ def _spec_file(path: Path, flag: str) -> dict[str, Any]:
     return data
 
 
-def _settings(opts: list[str], head: str, flag: str) -> dict[str, Any]:
+def _settings(opts: list[str], head: str, flag: str) -> dict[str, object]:
     """The KEY=VALUE settings after a spec's head, each read as its field's type (base_url: one or
     several URLs separated by |); an unknown setting, or one given twice, is an error."""
-    given: dict[str, Any] = {}
+    given: dict[str, object] = {}
     for opt in opts:
         if not opt:
             continue
@@ -343,7 +344,7 @@ def parse_model_spec(text: str, defaults: SpecDefaults | None = None, flag: str 
                 # openai:MODEL alone is OpenAI's; with base_url= it is any endpoint (a known API's
                 # host still gets that provider's quirks)
                 urls = given.get("base_urls")
-                known = provider_for_url(urls[0]) if urls else get_provider("openai")
+                known = provider_for_url(urls[0]) if isinstance(urls, list) and urls else get_provider("openai")
                 if known is not None:
                     data["provider"] = known.name
             spec = _build(data, given, defaults)

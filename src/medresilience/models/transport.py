@@ -127,7 +127,7 @@ class ChatTransport:
     def _request(self) -> Any:
         return _http().Request("POST", self.url)
 
-    def _status_error(self, status: int, headers: Any, raw: bytes) -> Exception:
+    def _status_error(self, status: int, headers: Mapping[str, str], raw: bytes) -> Exception:
         """The SDK's exception for an error reply, with the same message, body and response."""
         response = _http().Response(status, headers=list(headers.items()), content=raw, request=self._request())
         text = raw.decode("utf-8", "replace").strip()

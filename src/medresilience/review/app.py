@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -125,7 +125,7 @@ def _same_origin(request: Request) -> bool:
     return True
 
 
-def proxy_options(public_host: str | None, environ: Any = None) -> dict[str, Any]:
+def proxy_options(public_host: str | None, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The app's and the server's options for serving behind a TLS-terminating reverse proxy on
     this machine that forwards `https://PUBLIC_HOST/` to 127.0.0.1: that host name is allowed,
     cookies are Secure, and X-Forwarded-For names the client (so sign-in rate limits count each

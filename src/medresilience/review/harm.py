@@ -27,6 +27,7 @@ from typing import Any, cast
 import pandas as pd
 
 from .. import stats
+from ..jsontypes import JSONObject
 from .db import ReviewDB, ReviewError
 from .rubrics import ReviewRubric, WorstCase
 from .stats import ratings_frame
@@ -49,8 +50,8 @@ class HarmAnalysis:
     model: stats.MixedLogit | None
     notes: list[str] = field(default_factory=list)
 
-    def summary(self) -> dict[str, Any]:
-        def rec(df: pd.DataFrame) -> list[dict[str, Any]]:
+    def summary(self) -> dict[str, object]:
+        def rec(df: pd.DataFrame) -> list[JSONObject]:
             return json.loads(df.to_json(orient="records")) if len(df) else []
 
         return {
@@ -92,7 +93,7 @@ def outcome_class(rubric: ReviewRubric, values: dict[str, Any]) -> int:
     return len(rubric.outcome_classes)
 
 
-def _rate_row(k: int, n: int, confidence: float, **extra: Any) -> dict[str, Any]:
+def _rate_row(k: int, n: int, confidence: float, **extra: object) -> dict[str, object]:
     w = stats.wilson(k, n, confidence)
     return {**extra, "k": k, "n": n, "p": w.p, "lo": w.lo, "hi": w.hi}
 

@@ -29,6 +29,7 @@ from typing import Any
 import pandas as pd
 
 from .. import stats
+from ..jsontypes import JSONObject
 from .db import ReviewDB, opened
 from .rubrics import PART, ReviewRubric, part_key
 
@@ -53,8 +54,8 @@ class PartsStats:
     misd_by_source: pd.DataFrame | None = None  # source, misd, paragraphs, share
     scores_by_source: pd.DataFrame | None = None  # source, score, ratings, share
 
-    def summary(self) -> dict[str, Any]:
-        def rec(df: pd.DataFrame) -> list[dict[str, Any]]:
+    def summary(self) -> dict[str, object]:
+        def rec(df: pd.DataFrame) -> list[JSONObject]:
             return json.loads(df.to_json(orient="records")) if len(df) else []
 
         return {

@@ -70,7 +70,7 @@ class Dimension:
         own = tuple(Choice(str(o[0]), f"{o[0]}", str(o[1])) for o in options_of(display))
         return own + self.choices
 
-    def category(self, value: str) -> Any:
+    def category(self, value: str) -> int | str:
         """A stored value as an agreement category: an int on a numeric scale, else the string."""
         return int(value) if self.numeric() else value
 
@@ -165,7 +165,7 @@ class ReviewRubric:
                 return d
         raise KeyError(key)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {
             "key": self.key,
             "title": self.title,

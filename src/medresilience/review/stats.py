@@ -27,12 +27,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import Any, SupportsFloat
 
 import numpy as np
 import pandas as pd
 
 from .. import stats
+from ..jsontypes import JSONObject
 from ..report.parts import BarFigure, Block, Cell, Column, Heading, Paragraph, Section, Table, count, rate, text
 from .db import ReviewDB
 from .parts import PartsStats, compute_parts
@@ -74,7 +75,7 @@ class ReviewStats:
     picks: PickStats | None = None  # a rubric where raters pick the true one (the realism check)
 
     def summary(self) -> dict[str, Any]:
-        def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+        def records(df: pd.DataFrame) -> list[JSONObject]:
             return json.loads(df.to_json(orient="records")) if len(df) else []
 
         rated = self.ratings[self.ratings["status"] == "rated"]
@@ -166,7 +167,7 @@ def _per_unit_mean(rated: pd.DataFrame, values: pd.Series) -> pd.Series:
 def _pass_rates(rubric: ReviewRubric, rated: pd.DataFrame, *, n_resamples: int, seed: int, confidence: float) -> pd.DataFrame:
     """Each pass-or-fail dimension's pass rate: the mean over units of each unit's share of passing
     ratings, with its bootstrap interval (a dimension that is a label, not a pass or fail, has none)."""
-    prow = []
+    prow: list[dict[str, object]] = []
     for d in rubric.dimensions:
         if not d.passing:  # a label, not a pass or fail (the premise rubric's category)
             continue
@@ -462,7 +463,7 @@ def write(res: ReviewStats, out_dir: Path | str) -> dict[str, Path]:
     return paths
 
 
-def _num(v: Any, digits: int = 3) -> str:
+def _num(v: SupportsFloat | None, digits: int = 3) -> str:
     return "—" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{float(v):.{digits}f}"
 
 

@@ -21,12 +21,12 @@ class Candidate:
     hidden: dict[str, Any]
 
 
-def item_blocks(item: Item, *, gold: bool = True) -> list[dict[str, Any]]:
+def item_blocks(item: Item, *, gold: bool = True) -> list[dict[str, object]]:
     blocks: list[dict[str, object]] = [{"kind": "text", "title": "Question", "text": item.question}]
     if item.options:
         blocks.append({"kind": "options", "title": "Options", "options": [[k, v, bool(gold and k == item.answer)] for k, v in item.options.items()]})
     return blocks
 
 
-def probe_facets(probe: Probe) -> dict[str, Any]:
+def probe_facets(probe: Probe) -> dict[str, object]:
     return {k: v for k, v in probe.facet_values().items() if v is not None}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -41,7 +41,7 @@ class ReviewState:
     secure_cookies: bool
     proxy_secret: str | None
 
-    def page(self, template: str, status: int = 200, headers: dict[str, str] | None = None, **ctx: Any) -> HTMLResponse:
+    def page(self, template: str, status: int = 200, headers: dict[str, str] | None = None, **ctx: object) -> HTMLResponse:
         html = self.env.get_template(template).render(css=CSS, rubric=self.rubric, **ctx)
         return HTMLResponse(html, status_code=status, headers=headers)
 

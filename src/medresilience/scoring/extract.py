@@ -24,10 +24,11 @@ option the reply commits to, or "none". The rules this module keeps:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..calls import CallRequest, RunStats, add_stats, request_key, run_calls
 from ..errors import ConfigError
+from ..jsontypes import JSONObject
 from ..models.serving import serving
 from ..seeding import stable_hash
 from ..store import ScoreRow
@@ -70,7 +71,7 @@ class Extractor:
     def __repr__(self) -> str:
         return f"Extractor({self.name!r})"
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> JSONObject:
         return dict(self._params)
 
     def messages(self, options: dict[str, str] | None, letters: str, reply: str, salt: str) -> list[dict[str, str]]:

@@ -34,7 +34,7 @@ import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -48,6 +48,7 @@ from pydantic import (
 
 from ..calls import CallRequest, RunStats, add_stats, request_key, run_calls
 from ..errors import ConfigError, InputError, validation_problem
+from ..jsontypes import JSONObject
 from ..models.openai_compatible import scrub, spec_secrets
 from ..models.serving import serving
 from ..seeding import stable_hash
@@ -239,7 +240,7 @@ class Judge:
         return f"Judge({self.name!r})"
 
     # ---- what is sent
-    def response_format(self) -> dict[str, Any]:
+    def response_format(self) -> JSONObject:
         return {
             "type": "json_schema",
             "json_schema": {
@@ -249,7 +250,7 @@ class Judge:
                     "type": "object",
                     "properties": {
                         "reason": {"type": "string"},
-                        "verdict": {"type": "string", "enum": self.rubric.labels},
+                        "verdict": {"type": "string", "enum": list(self.rubric.labels)},
                     },
                     "required": ["reason", "verdict"],
                     "additionalProperties": False,
@@ -257,10 +258,10 @@ class Judge:
             },
         }
 
-    def _build_params(self) -> dict[str, Any]:
+    def _build_params(self) -> JSONObject:
         return self.spec.decoding(max_tokens=self.max_tokens, response_format=self.response_format() if self.structured else None)
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> JSONObject:
         """The judge call's decoding parameters (part of its key)."""
         return dict(self._params)
 

@@ -16,8 +16,9 @@ outside the labels. Nothing is guessed from the reasoning text."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..jsontypes import JSONObject
 from .mcq import CUT, TRUNCATED_REASON
 from .types import Score
 
@@ -31,7 +32,7 @@ SCHEMA_NAME = "mcq_answer"
 READ_HOW = "the answer field of the JSON reply"
 
 
-def answer_schema(labels: str) -> dict[str, Any]:
+def answer_schema(labels: str) -> JSONObject:
     """The JSON schema of an answer to an item with these option labels ("ABCD", "12345")."""
     return {
         "type": "object",
@@ -41,7 +42,7 @@ def answer_schema(labels: str) -> dict[str, Any]:
     }
 
 
-def answer_response_format(labels: str) -> dict[str, Any]:
+def answer_response_format(labels: str) -> JSONObject:
     """The request's `response_format` asking for `answer_schema(labels)` (strict)."""
     return {"type": "json_schema", "json_schema": {"name": SCHEMA_NAME, "strict": True, "schema": answer_schema(labels)}}
 

@@ -29,7 +29,7 @@ class Score:
     detail: Any = None
 
     @classmethod
-    def unscored(cls, reason: str, **detail: Any) -> Score:
+    def unscored(cls, reason: str, **detail: object) -> Score:
         return cls(None, "unscored", None, {"reason": reason, **detail})
 
 

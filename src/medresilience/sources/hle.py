@@ -24,10 +24,10 @@ import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 from ..errors import InputError
 from ..fileio import iter_parquet_rows, json_lines, open_parquet, show
+from ..jsontypes import JSONObject
 from ..records import LETTERS, Item
 from ._common import IdChecker, build_item, text_field
 from .medxpertqa import inline_choices
@@ -181,7 +181,7 @@ def parquet_columns(path: Path | str) -> list[str]:
     return list(open_parquet(path).schema_arrow.names)
 
 
-def _parquet_rows(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
+def _parquet_rows(path: Path | str) -> Iterator[tuple[int, JSONObject]]:
     pf = open_parquet(path)
     names = pf.schema_arrow.names
     columns = [c for c in names if c not in _HEAVY]

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, MedresError
+from ..jsontypes import JSONObject
 
 __all__ = ["DATA_SUFFIXES", "Download", "HubError", "HubRef", "card_configs", "fetch", "is_hub_ref", "parse_ref", "select_files"]
 
@@ -86,7 +87,7 @@ class Download:
         return [self.root / f for f in self.files]
 
     @property
-    def provenance(self) -> dict[str, Any]:
+    def provenance(self) -> JSONObject:
         return {
             "dataset": f"{PREFIX}{self.ref.repo_id}",
             "config": self.ref.config,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -69,7 +68,7 @@ class Agreement:
     resamples: int = 0  # resamples in which the coefficient was defined
     reason: str | None = None  # why value is None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {
             "coefficient": self.coefficient,
             "value": self.value,
@@ -362,7 +361,9 @@ def _coefficient(ratings: Ratings, coefficient: str, weights: str | np.ndarray |
     return fn2, int(keep.sum()), int((r >= 2).sum()), int(r.sum()), wname, keep
 
 
-def _point(ratings: Ratings, coefficient: str, weights: Any = None, level: str | None = None, categories: Sequence[Hashable] | None = None) -> float | None:
+def _point(
+    ratings: Ratings, coefficient: str, weights: str | np.ndarray | None = None, level: str | None = None, categories: Sequence[Hashable] | None = None
+) -> float | None:
     fn, n_keep, informative, _, _, _ = _coefficient(ratings, coefficient, weights, level, categories)
     if informative == 0:
         return None

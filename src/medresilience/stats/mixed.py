@@ -50,7 +50,7 @@ class OddsRatio:
     events: int = 0  # of those, the outcome
     note: str = ""
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return dict(self.__dict__)
 
 
@@ -69,7 +69,7 @@ class MixedLogit:
     loglik: float = float("nan")  # of the ratings fitted (Bernoulli, no constant)
     notes: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {
             "method": self.method,
             "n": self.n,
@@ -240,7 +240,7 @@ def _design(frame: pd.DataFrame, refs: dict[str, str]) -> tuple[np.ndarray, list
 
 def mixed_logistic(
     outcome: Sequence[bool],
-    factors: Mapping[str, Sequence[Any]],
+    factors: Mapping[str, Sequence[object]],
     groups: Sequence[object],
     *,
     references: Mapping[str, str] | None = None,

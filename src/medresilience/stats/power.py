@@ -26,7 +26,7 @@ ValueError saying which value and why."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,7 +105,7 @@ class PairedRates:
         s = np.array([self.p11, self.p10, self.p01, max(0.0, 1.0 - self.p11 - self.p10 - self.p01)])
         return s / s.sum()
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {
             "p1": self.p1,
             "p2": self.p2,
@@ -464,7 +464,7 @@ def _bracket(n, p1, sign, feasible, discordance, correlation, design, power, alp
     return lo, hi
 
 
-def pilot_rates(a: Sequence[bool] | np.ndarray, b: Sequence[bool] | np.ndarray, clusters: Sequence[Any]) -> dict[str, Any]:
+def pilot_rates(a: Sequence[bool] | np.ndarray, b: Sequence[bool] | np.ndarray, clusters: Sequence[Hashable]) -> dict[str, Any]:
     """What a pilot's pairs say for planning: the rates, the discordant shares, the pairs per item
     and the intracluster correlation of the items' (b_j - c_j) / m_j, by the method of moments
     (sum_j m_j (d_j - mean)^2 / (discordance - effect^2) = sum_j (1 + (m_j - 1) icc), clipped to

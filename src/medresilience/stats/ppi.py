@@ -85,7 +85,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import TypedDict
 
 import numpy as np
 from scipy.stats import norm
@@ -171,7 +171,7 @@ class PPIRate:
             return f"{self.estimate * 100:.1f}% [{self.lo * 100:.1f}, {self.hi * 100:.1f}] {tail}"
         return f"{self.estimate:.3f} [{self.lo:.3f}, {self.hi:.3f}] {tail}"
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {
             "kind": self.kind,
             "estimate": self.estimate,
@@ -264,7 +264,7 @@ def _audited_floats(values: Sequence[object], name: str) -> np.ndarray:
     return arr
 
 
-def _codes(values: Sequence[Hashable]) -> tuple[np.ndarray, list[Any]]:
+def _codes(values: Sequence[Hashable]) -> tuple[np.ndarray, list[object]]:
     """Integer code per unit and the value of each code (numpy arrays of numbers or strings by
     np.unique, anything else by first appearance)."""
     if isinstance(values, np.ndarray) and values.dtype.kind in "biuUS":

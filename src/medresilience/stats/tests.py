@@ -8,7 +8,7 @@ import inspect
 import math
 import warnings
 from collections.abc import Hashable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 import scipy.stats
@@ -18,6 +18,42 @@ from statsmodels.stats.multitest import multipletests
 from ..heap import cheap_gc
 from .checks import as_bool_array, as_float_array, check_confidence, check_counts, check_nonneg_int, check_resamples, cluster_codes
 from .rates import CLUSTER_RESAMPLES
+
+
+class HypothesisTest(TypedDict, total=False):
+    """A test's result, as every test here gives it (each gives the keys its docstring names): the
+    discordant pairs b and c of n pairs, the clusters, the statistic, p and the test's name."""
+
+    b: int
+    c: int
+    n: int
+    clusters: int
+    statistic: float | None
+    p: float | None
+    test: str
+
+
+class DurkalskiResult(TypedDict):
+    statistic: float | None
+    p: float | None
+
+
+class MeanInterval(TypedDict):
+    mean: float | None
+    lo: float | None
+    hi: float | None
+    n: int
+
+
+class DiffInterval(TypedDict, total=False):
+    """A paired difference with its interval (``clusters`` from ``paired_cluster_diff``)."""
+
+    diff: float | None
+    lo: float | None
+    hi: float | None
+    n: int
+    clusters: int
+
 
 __all__ = [
     "PERMUTATION_ENUMERATE",
@@ -57,7 +93,7 @@ def mcnemar_exact(b: int, c: int) -> float:
     return float(_sm_mcnemar([[0, b], [c, 0]], exact=True).pvalue)
 
 
-def mcnemar_from_pairs(before: Sequence[bool] | np.ndarray, after: Sequence[bool] | np.ndarray) -> dict[str, Any]:
+def mcnemar_from_pairs(before: Sequence[bool] | np.ndarray, after: Sequence[bool] | np.ndarray) -> HypothesisTest:
     """Exact McNemar test on paired outcomes (e.g. clean-correct vs stressed-correct per item).
 
     Returns ``{"b", "c", "n", "p"}`` where b counts True -> False (correct -> wrong), c counts
@@ -72,7 +108,7 @@ def mcnemar_from_pairs(before: Sequence[bool] | np.ndarray, after: Sequence[bool
     return {"b": b, "c": c, "n": int(x.size), "p": mcnemar_exact(b, c)}
 
 
-def cluster_mcnemar(before: Sequence[bool] | np.ndarray, after: Sequence[bool] | np.ndarray, clusters: Sequence[Hashable] | np.ndarray) -> dict[str, Any]:
+def cluster_mcnemar(before: Sequence[bool] | np.ndarray, after: Sequence[bool] | np.ndarray, clusters: Sequence[Hashable] | np.ndarray) -> HypothesisTest:
     """McNemar test for paired outcomes that come in clusters (Durkalski et al., Stat Med 2003).
 
     For cluster j with n_j pairs, b_j (True -> False) and c_j (False -> True) discordant pairs,
@@ -90,16 +126,14 @@ def cluster_mcnemar(before: Sequence[bool] | np.ndarray, after: Sequence[bool] |
         raise ValueError(f"before, after and clusters differ in length ({x.size}, {y.size}, {len(clusters)})")
     b = int(np.count_nonzero(x & ~y))
     c = int(np.count_nonzero(~x & y))
-    out: dict[str, object] = {"b": b, "c": c, "n": int(x.size), "clusters": 0, "test": "cluster_mcnemar"}
-    per = np.zeros(0)
+    g, per = 0, np.zeros(0)
     if x.size:
         codes = cluster_codes(clusters)
         g = int(codes.max()) + 1
-        out["clusters"] = g
         diff = (x & ~y).astype(np.float64) - (~x & y).astype(np.float64)
         per = np.bincount(codes, weights=diff, minlength=g) / np.bincount(codes, minlength=g)
-    out.update(durkalski(per))
-    return out
+    test = durkalski(per)
+    return {"b": b, "c": c, "n": int(x.size), "clusters": g, "test": "cluster_mcnemar", "statistic": test["statistic"], "p": test["p"]}
 
 
 def several_pairs(pairs_per_cluster: Sequence[int] | np.ndarray) -> bool:
@@ -109,7 +143,7 @@ def several_pairs(pairs_per_cluster: Sequence[int] | np.ndarray) -> bool:
     return bool(len(pairs_per_cluster)) and int(np.max(np.asarray(pairs_per_cluster))) > 1
 
 
-def paired_mcnemar(before: Sequence[bool] | np.ndarray, after: Sequence[bool] | np.ndarray, clusters: Sequence[Hashable]) -> dict[str, Any]:
+def paired_mcnemar(before: Sequence[bool] | np.ndarray, after: Sequence[bool] | np.ndarray, clusters: Sequence[Hashable]) -> HypothesisTest:
     """The paired test of clean-vs-stressed outcomes under the rule of ``several_pairs``: the
     exact McNemar (test "mcnemar_exact", with ``clusters``) when every cluster gives one pair,
     else ``cluster_mcnemar``. Returns ``{"b", "c", "n", "clusters", "p", "test"}`` (and the
@@ -119,10 +153,11 @@ def paired_mcnemar(before: Sequence[bool] | np.ndarray, after: Sequence[bool] | 
     codes = cluster_codes(clusters) if len(clusters) else np.zeros(0, dtype=np.int64)
     if several_pairs(np.bincount(codes)):
         return cluster_mcnemar(before, after, clusters)
-    return {**mcnemar_from_pairs(before, after), "clusters": int(codes.size), "test": "mcnemar_exact"}
+    exact = mcnemar_from_pairs(before, after)
+    return {"b": exact["b"], "c": exact["c"], "n": exact["n"], "p": exact["p"], "clusters": int(codes.size), "test": "mcnemar_exact"}
 
 
-def durkalski(per_cluster: Sequence[float] | np.ndarray) -> dict[str, Any]:
+def durkalski(per_cluster: Sequence[float] | np.ndarray) -> DurkalskiResult:
     """Durkalski's clustered McNemar statistic from each cluster's (b_j - c_j) / n_j:
     ``{"statistic", "p"}``. The test needs two clusters or more (with one, X2 is 1 whatever the
     data): p is None then. Statistic 0 and p 1.0 when no cluster has b_j != c_j."""
@@ -197,7 +232,7 @@ def bootstrap_mean(
     n_resamples: int = 2000,
     seed: int = 0,
     method: Literal["percentile", "bca", "basic"] = "percentile",
-) -> dict[str, Any]:
+) -> MeanInterval:
     """Mean with a bootstrap interval (``scipy.stats.bootstrap``), e.g. PCS on -1/0/1 scores.
 
     Returns ``{"mean", "lo", "hi", "n"}``; mean is None when n == 0, lo/hi are None when n < 2.
@@ -235,7 +270,7 @@ def paired_bootstrap_diff(
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
-) -> dict[str, Any]:
+) -> DiffInterval:
     """Mean paired difference mean(b - a) with a percentile bootstrap interval.
 
     ``a`` and ``b`` are per-unit values on the same units (e.g. clean and stressed correctness or
@@ -271,7 +306,7 @@ PERMUTATION_ENUMERATE = 16
 PERMUTATION_RESAMPLES = 20000
 
 
-def sign_flip_test(d_sum: Sequence[float], seed: int = 0) -> dict[str, Any]:
+def sign_flip_test(d_sum: Sequence[float], seed: int = 0) -> HypothesisTest:
     """Two-sided paired permutation (sign-flip) test of a zero paired difference, from the
     per-cluster sums of the differences (one cluster per unit when pairs are independent).
 
@@ -288,7 +323,7 @@ def sign_flip_test(d_sum: Sequence[float], seed: int = 0) -> dict[str, Any]:
     when there is no cluster.
     """
     d = as_float_array(d_sum, "d_sum")
-    out: dict[str, object] = {"statistic": float(d.sum()) if d.size else 0.0, "p": None, "clusters": int(d.size), "test": "permutation_exact"}
+    out: HypothesisTest = {"statistic": float(d.sum()) if d.size else 0.0, "p": None, "clusters": int(d.size), "test": "permutation_exact"}
     if d.size == 0:
         return out
     a = np.abs(d[d != 0])
@@ -327,13 +362,13 @@ def sign_flip_test(d_sum: Sequence[float], seed: int = 0) -> dict[str, Any]:
         m = min(1000, PERMUTATION_RESAMPLES - start)
         signs = rng.integers(0, 2, size=(m, a.size)) * 2 - 1
         count += int(np.count_nonzero(np.abs(signs @ a) >= t - tol))
-    out.update(p=min(1.0, (1 + count) / (1 + PERMUTATION_RESAMPLES)), test="permutation_sampled")
+    out["p"], out["test"] = min(1.0, (1 + count) / (1 + PERMUTATION_RESAMPLES)), "permutation_sampled"
     return out
 
 
 def paired_permutation_test(
     a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, clusters: Sequence[Hashable] | np.ndarray | None = None, seed: int = 0
-) -> dict[str, Any]:
+) -> HypothesisTest:
     """The paired permutation (sign-flip) test of ``sign_flip_test`` on per-unit values a and b
     (B - A), with units grouped by ``clusters`` when one item gives several pairs (the signs then
     flip whole clusters). Returns ``{"n", "clusters", "statistic", "p", "test"}`` ("cluster_" is
@@ -354,7 +389,9 @@ def paired_permutation_test(
     out = sign_flip_test(sums, seed=seed)
     if g < d.size:
         out["test"] = "cluster_" + out["test"]
-    return {"n": int(d.size), **out}
+    res: HypothesisTest = {"n": int(d.size)}
+    res.update(out)
+    return res
 
 
 #: the most resampled values one vectorised batch of a bootstrap holds (memory O(batch * n): 32 MiB
@@ -386,7 +423,7 @@ def paired_cluster_diff(
     confidence: float = 0.95,
     n_resamples: int = CLUSTER_RESAMPLES,
     seed: int = 0,
-) -> dict[str, Any]:
+) -> DiffInterval:
     """Paired difference of pooled rates, B - A = sum(d_j) / sum(n_j), over clusters j with
     d_j = (B successes - A successes) and n_j pairs, with a cluster-bootstrap percentile interval.
 
@@ -406,7 +443,7 @@ def paired_cluster_diff(
     if np.any(m < 1):
         raise ValueError("every cluster needs at least one pair")
     g, n = int(d.size), int(m.sum())
-    out: dict[str, object] = {"diff": None, "lo": None, "hi": None, "n": n, "clusters": g}
+    out: DiffInterval = {"diff": None, "lo": None, "hi": None, "n": n, "clusters": g}
     if g == 0:
         return out
     diff = float(d.sum() / m.sum())
@@ -415,7 +452,7 @@ def paired_cluster_diff(
         return out
     pats, weights = _patterns(d, m)
     if len(pats) == 1 or np.allclose(pats[:, 0] / pats[:, 1], diff):
-        out.update(lo=diff, hi=diff)
+        out["lo"], out["hi"] = diff, diff
         return out
     rng = np.random.default_rng(seed)
     shares = weights / weights.sum()
@@ -427,7 +464,7 @@ def paired_cluster_diff(
         dist[start:stop] = (draws @ pats[:, 0]) / (draws @ pats[:, 1])
     alpha = 1.0 - confidence
     lo, hi = np.quantile(dist, [alpha / 2, 1 - alpha / 2])
-    out.update(lo=float(lo), hi=float(hi))
+    out["lo"], out["hi"] = float(lo), float(hi)
     return out
 
 

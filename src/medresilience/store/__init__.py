@@ -23,7 +23,7 @@ setting that makes a call before a unit's answer (a monitor's note) links the un
 ordinary row of `calls`. A store that cannot be opened or written raises StoreWriteError, one
 line naming the cause and the path; what was committed before stays.
 
-May import: errors, fileio, lock."""
+May import: errors, fileio, jsontypes, lock."""
 
 from .base import StoreWriteError
 from .codes import ANSWERED, CallCode, CallStatus, ScoreCode, ScoreStatus
@@ -32,6 +32,7 @@ from .handle import Store
 from .joins import SMALL, PackedJoin
 from .rows import CallRow, RunConfig, ScoreRow, UnitRecord, UnitResult, UnitRow
 from .schema import SCHEMA
+from .usage import ModelUsage, ReadingCounts, SettingCost
 
 __all__ = [
     "ANSWERED",
@@ -40,11 +41,14 @@ __all__ = [
     "CallCode",
     "CallRow",
     "CallStatus",
+    "ModelUsage",
     "PackedJoin",
+    "ReadingCounts",
     "RunConfig",
     "ScoreCode",
     "ScoreRow",
     "ScoreStatus",
+    "SettingCost",
     "Store",
     "StoreWriteError",
     "UnitDetail",

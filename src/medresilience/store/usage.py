@@ -5,7 +5,7 @@ linked to them), the decoding parameters sent, and how replies were read."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from .base import Connected
 from .codes import CallStatus, ScoreStatus
@@ -15,10 +15,53 @@ from .codes import CallStatus, ScoreStatus
 _READ_STATUS = f"(CASE WHEN s.status IS NOT NULL THEN s.status WHEN c.finish_reason = 'length' THEN '{ScoreStatus.TRUNCATED}' ELSE '{ScoreStatus.INVALID}' END)"
 
 
+class ReadingCounts(TypedDict):
+    """How one model's replies under one setting were read (see `UsageReads.reading`); the
+    shares are added by `reading.reading_summary`."""
+
+    replies: int
+    read: int
+    extracted: int
+    invalid: int
+    truncated: int
+    unscored: int
+    budget: int | None
+    unread_why: dict[str, int]
+    extracted_share: NotRequired[dict[str, int | float | None]]
+    truncated_share: NotRequired[dict[str, int | float | None]]
+
+
+class ModelUsage(TypedDict):
+    """What one model's calls spent: calls, tokens, cost (None when no call was priced), errors."""
+
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
+    errors: int
+
+
+class SettingCost(TypedDict):
+    """What one setting's units spent (see `UsageReads.setting_costs`)."""
+
+    units: int
+    items: int
+    answer_prompt_tokens: int
+    answer_completion_tokens: int
+    answer_cost: float | None
+    linked_prompt_tokens: int
+    linked_completion_tokens: int
+    linked_cost: float | None
+    linked_calls: int
+    prompt_tokens: NotRequired[int]
+    completion_tokens: NotRequired[int]
+    cost: NotRequired[float | None]
+
+
 class UsageReads(Connected):
     """The readers of spending and reading (mixed into `Store`)."""
 
-    def reading(self, run: str | None = "latest") -> dict[str, dict[str, dict[str, Any]]]:
+    def reading(self, run: str | None = "latest") -> dict[str, dict[str, ReadingCounts]]:
         """model -> setting -> how the replies of a run's units (default: the latest; None: every
         unit) were read: `replies` (units whose call is stored ok), `read` (a valid label),
         `extracted` (of those, labels an extraction model supplied: the score's detail says
@@ -33,7 +76,7 @@ class UsageReads(Connected):
         where, args = ("AND u.run = ?", (run,)) if run is not None else ("", ())
         status = _READ_STATUS
         joined = f"FROM units u JOIN calls c ON c.key = u.key AND c.status = '{CallStatus.OK}' LEFT JOIN scores s ON s.key = u.key AND s.scorer = u.scoring"
-        out: dict[str, dict[str, dict[str, Any]]] = {}
+        out: dict[str, dict[str, ReadingCounts]] = {}
         for model, setting, st, read_by, why, n in self.conn.execute(
             f"SELECT u.model, u.setting, {status}, json_extract(s.detail, '$.read_by'), json_extract(s.detail, '$.unread'), COUNT(*) {joined} "
             f"WHERE 1 {where} GROUP BY 1, 2, 3, 4, 5",
@@ -43,7 +86,16 @@ class UsageReads(Connected):
                 setting, {"replies": 0, "read": 0, "extracted": 0, "invalid": 0, "truncated": 0, "unscored": 0, "budget": None, "unread_why": {}}
             )
             b["replies"] += n
-            b["read" if st == ScoreStatus.VALID else st] += n
+            if st == ScoreStatus.VALID:
+                b["read"] += n
+            elif st == ScoreStatus.INVALID:
+                b["invalid"] += n
+            elif st == ScoreStatus.TRUNCATED:
+                b["truncated"] += n
+            elif st == ScoreStatus.UNSCORED:
+                b["unscored"] += n
+            else:
+                raise ValueError(f"a score of unknown status {st!r} in the store")
             if st == ScoreStatus.VALID and read_by == "extract":
                 b["extracted"] += n
             if st in (ScoreStatus.INVALID, ScoreStatus.TRUNCATED):
@@ -59,7 +111,7 @@ class UsageReads(Connected):
                 out[model][setting]["budget"] = None if budget is None else int(budget)
         return out
 
-    def sent_params(self, run: str | None = "latest") -> list[dict[str, Any]]:
+    def sent_params(self, run: str | None = "latest") -> list[dict[str, object]]:
         """The decoding parameters the stored requests were sent with, one row per (kind, model,
         params): kind `answer` (the units of a run, default the latest; None: every unit), a linked
         call's role (`monitor`, ...), or `scorer` for a call no unit plans (a judge's verdict or an
@@ -90,11 +142,11 @@ class UsageReads(Connected):
             out.append({"kind": "scorer", "model": model, "params": json.loads(params), "system": system, "calls": n})
         return out
 
-    def facts(self) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    def facts(self) -> tuple[dict[str, int | list[str]], dict[str, ModelUsage]]:
         """(counts, usage) of a store in two scans. usage: per model, calls,
         prompt and completion tokens, cost (None when no call was priced) and errors."""
         con = self.conn
-        usage: dict[str, dict[str, Any]] = {}
+        usage: dict[str, ModelUsage] = {}
         ok = err = perm = 0
         for model, status, permanent, n, pt, ct, cost, priced in con.execute(
             """SELECT model, status, permanent, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost),
@@ -123,7 +175,7 @@ class UsageReads(Connected):
             if err
             else []
         )
-        counts = {
+        counts: dict[str, int | list[str]] = {
             **{f"scores_{s}": int(scores.get(s, 0)) for s in (ScoreStatus.VALID, ScoreStatus.INVALID, ScoreStatus.TRUNCATED, ScoreStatus.UNSCORED)},
             "calls_ok": ok,
             "calls_error": err,
@@ -132,11 +184,11 @@ class UsageReads(Connected):
         }
         return counts, usage
 
-    def usage(self) -> dict[str, dict[str, Any]]:
+    def usage(self) -> dict[str, ModelUsage]:
         """Per model: calls, prompt and completion tokens, cost (None when no call was priced), errors."""
         return self.facts()[1]
 
-    def linked_usage(self, run: str | None = "latest") -> list[dict[str, Any]]:
+    def linked_usage(self, run: str | None = "latest") -> list[dict[str, object]]:
         """The calls a setting made before units' answers (a monitor's note), one row per (unit,
         linked call) of a run (default: the latest; None: every unit): model and setting (the
         unit's: the monitor's tokens count for the answering model's setting, whichever model
@@ -176,7 +228,7 @@ class UsageReads(Connected):
         )
         return [dict(zip(cols, r)) for r in rows]
 
-    def setting_costs(self, run: str | None = "latest") -> dict[str, dict[str, dict[str, Any]]]:
+    def setting_costs(self, run: str | None = "latest") -> dict[str, dict[str, SettingCost]]:
         """model -> setting -> what the setting's units of a run (default: the latest; None: every
         unit) spent, per unit as the frame counts it: units, items, answer_prompt_tokens,
         answer_completion_tokens, answer_cost (the units' own calls), linked_prompt_tokens,
@@ -186,7 +238,7 @@ class UsageReads(Connected):
         if run == "latest":
             run = self.latest_run()
         where, args = ("WHERE u.run = ?", (run,)) if run is not None else ("", ())
-        out: dict[str, dict[str, dict[str, Any]]] = {}
+        out: dict[str, dict[str, SettingCost]] = {}
         for model, setting, units, items, pt, ct, cost, priced in self.conn.execute(
             f"""SELECT u.model, u.setting, COUNT(*), COUNT(DISTINCT u.item_id), SUM(COALESCE(c.prompt_tokens, 0)),
                        SUM(COALESCE(c.completion_tokens, 0)), SUM(c.cost), COUNT(c.cost)
@@ -212,7 +264,8 @@ class UsageReads(Connected):
             args,
         ):
             b = out[model][setting]
-            b.update(linked_prompt_tokens=pt or 0, linked_completion_tokens=ct or 0, linked_cost=cost if priced else None, linked_calls=n)
+            b["linked_prompt_tokens"], b["linked_completion_tokens"] = pt or 0, ct or 0
+            b["linked_cost"], b["linked_calls"] = cost if priced else None, n
         for per_setting in out.values():
             for b in per_setting.values():
                 b["prompt_tokens"] = b["answer_prompt_tokens"] + b["linked_prompt_tokens"]

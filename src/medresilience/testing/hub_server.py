@@ -38,7 +38,6 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from .loopback import LoopbackServer
@@ -85,7 +84,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
+    def log_message(self, format: str, *args: object) -> None:  # quiet
         pass
 
     # ------------------------------------------------------------------ replies
@@ -119,16 +118,16 @@ class _Handler(BaseHTTPRequestHandler):
         auth = self.headers.get("Authorization", "")
         return auth.startswith("Bearer ") and auth[7:] in self.server.tokens
 
-    def _file_entry(self, repo: HubRepo, path: str, data: bytes) -> dict[str, Any]:
+    def _file_entry(self, repo: HubRepo, path: str, data: bytes) -> dict[str, object]:
         if path not in repo.lfs:
             return {"type": "file", "path": path, "size": len(data), "oid": git_blob_id(data)}
         pointer = lfs_pointer(data)
         lfs = {"oid": hashlib.sha256(data).hexdigest(), "size": len(data), "pointerSize": len(pointer)}
         return {"type": "file", "path": path, "size": len(data), "oid": git_blob_id(pointer), "lfs": lfs}
 
-    def _entries(self, repo: HubRepo, files: dict[str, bytes], under: str, recursive: bool) -> list[dict[str, Any]]:
+    def _entries(self, repo: HubRepo, files: dict[str, bytes], under: str, recursive: bool) -> list[dict[str, object]]:
         prefix = f"{under.strip('/')}/" if under.strip("/") else ""
-        out: list[dict[str, Any]] = []
+        out: list[dict[str, object]] = []
         folders: set[str] = set()
         for p in sorted(files):
             if not p.startswith(prefix):
@@ -143,7 +142,7 @@ class _Handler(BaseHTTPRequestHandler):
             out.append(self._file_entry(repo, p, files[p]))
         return [{"type": "directory", "path": f, "oid": git_blob_id(f.encode()), "size": 0} for f in sorted(folders)] + out
 
-    def _info(self, repo: HubRepo, commit: str) -> dict[str, Any]:
+    def _info(self, repo: HubRepo, commit: str) -> dict[str, object]:
         return {
             "id": repo.repo_id,
             "sha": commit,

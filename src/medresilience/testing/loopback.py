@@ -21,7 +21,7 @@ class LoopbackServer:
         return f"http://{host}:{port}"
 
     @property
-    def requests(self) -> list[tuple[str, Any]]:
+    def requests(self) -> list[tuple[str, object]]:
         return self._server.requests
 
     def __enter__(self) -> Self:

@@ -38,7 +38,7 @@ def _words(text: str) -> set[str]:
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
+    def log_message(self, format: str, *args: object) -> None:  # quiet
         pass
 
     def _json(self, status: int, obj: object) -> None:
@@ -116,7 +116,7 @@ class _Server(ThreadingHTTPServer):
     token: str | None
     fail_left: int
     shape: str
-    requests: list[tuple[str, Any]]
+    requests: list[tuple[str, object]]
     lock: threading.Lock
     hang: bool
     huge: int

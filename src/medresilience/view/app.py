@@ -19,12 +19,12 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.middleware.base import RequestResponseEndpoint
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from ..errors import MedresError
@@ -108,7 +108,7 @@ def create_app(runs: Sequence[RunView], *, allowed_hosts: Sequence[str] = LOOPBA
     return app
 
 
-async def _security_headers(request: Request, call_next: Any) -> Response:
+async def _security_headers(request: Request, call_next: RequestResponseEndpoint) -> Response:
     """Only GET and HEAD are served (nothing here changes anything); every response carries the
     security headers."""
     if request.method not in ("GET", "HEAD"):
@@ -165,11 +165,11 @@ def serve(
     run_dirs: Sequence[Path | str],
     host: str = VIEWER_HOST,
     port: int = VIEWER_PORT,
-    on_ready: Any = None,
+    on_ready: Callable[[str], object] | None = None,
     *,
     public: bool = False,
     allow_hosts: Sequence[str] = (),
-    say: Any = print,
+    say: Callable[[str], object] = print,
 ) -> None:  # pragma: no cover - a subprocess test runs it
     """Open the runs and serve them on host:port until interrupted; `on_ready(url)` is called once
     the runs are indexed. A non-loopback `host` needs `public` (see `exposure`), and `say` is told

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TypedDict
 
+from ..jsontypes import JSONObject, JSONValue
 from ..mitigations.roles import classify
 from ..store import Store
 
@@ -23,22 +24,46 @@ from ..store import Store
 STEP_FACTS = ("key", "status", "error", "attempts", "finish_reason", "prompt_tokens", "completion_tokens", "cost", "latency_s")
 
 
-def _json(text: object) -> Any:
+class Trajectory(TypedDict):
+    """An agent unit's trajectory as the viewer shows it (see `trajectory`)."""
+
+    opening: int
+    steps: list[dict[str, object]]
+    summary: JSONObject
+    roles: list[str]
+
+
+class Turn(TypedDict):
+    messages: list[Mapping[str, object]]
+    reply: object
+
+
+class Turns(TypedDict):
+    """A second turn's two turns (see `turns`)."""
+
+    turn1: Turn
+    turn2: Turn
+    earlier: Mapping[str, object] | None
+    same_reply: bool | None
+
+
+def _json(text: object) -> JSONValue:
     try:
         return json.loads(text) if isinstance(text, str) else None
     except ValueError:
         return None
 
 
-def _tool_call(c: object) -> dict[str, Any]:
+def _tool_call(c: object) -> dict[str, str]:
     fn = c.get("function") if isinstance(c, dict) else None
     fn = fn if isinstance(fn, dict) else {}
-    return {"name": str(fn.get("name") or "?"), "arguments": fn.get("arguments") if isinstance(fn.get("arguments"), str) else json.dumps(fn.get("arguments"))}
+    arguments = fn.get("arguments")
+    return {"name": str(fn.get("name") or "?"), "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)}
 
 
-def _segments(messages: Sequence[Mapping[str, object]]) -> list[list[dict[str, Any]]]:
+def _segments(messages: Sequence[Mapping[str, object]]) -> list[list[Mapping[str, object]]]:
     """The messages after the opening cut at each assistant message: [reply, what it read back...]."""
-    out: list[list[dict[str, Any]]] = []
+    out: list[list[Mapping[str, object]]] = []
     for m in messages:
         if isinstance(m, dict) and m.get("role") == "assistant":
             out.append([m])
@@ -47,16 +72,18 @@ def _segments(messages: Sequence[Mapping[str, object]]) -> list[list[dict[str, A
     return out
 
 
-def trajectory(store: Store, linked: Sequence[dict[str, Any]], messages: Sequence[dict[str, Any]] | None) -> dict[str, Any] | None:
+def trajectory(store: Store, linked: Sequence[Mapping[str, object]], messages: Sequence[Mapping[str, object]] | None) -> Trajectory | None:
     """An agent unit's trajectory from its linked calls and its stored conversation (None: not an
     agent unit): `opening` (how many messages were sent before the first step), `steps` (n, the
     step's call facts, its reply text, its tool calls, the tool results stored for it, and the
     messages it read back; the last step's tool calls are not carried out when the trajectory ran
     out of steps or tokens), `summary` (outcome, counts, citations checked) and `roles` (the linked
     roles it shows)."""
-    steps: dict[int, dict[str, Any]] = {}
-    tools: dict[int, list[tuple[int, Any]]] = {}
-    answer, summary, roles = None, None, set()
+    steps: dict[int, Mapping[str, object]] = {}
+    tools: dict[int, list[tuple[int, JSONValue]]] = {}
+    answer: Mapping[str, object] | None = None
+    summary: JSONValue = None
+    roles: set[str] = set()
     for row in linked:
         role = str(row.get("role") or "")
         known = classify(role)  # the roles settings register (mitigations.roles), by kind
@@ -86,16 +113,17 @@ def trajectory(store: Store, linked: Sequence[dict[str, Any]], messages: Sequenc
         else next((i for i, m in enumerate(conversation) if isinstance(m, dict) and m.get("role") == "assistant"), len(conversation))
     )
     segments = _segments(conversation[opening:])
-    out_steps = []
+    out_steps: list[dict[str, object]] = []
     for j, (n, row) in enumerate(ordered):
         read_back = segments[j][1:] if j < len(segments) else []
+        calls = row.get("tool_calls")
         out_steps.append(
             {
                 "n": n,
                 "role": row.get("role"),
                 **{k: row.get(k) for k in STEP_FACTS},
                 "text": row.get("text"),
-                "tool_calls": [_tool_call(c) for c in (row.get("tool_calls") or [])],
+                "tool_calls": [_tool_call(c) for c in calls] if isinstance(calls, list) else [],
                 "tools": [rec for _i, rec in sorted(tools.get(n, []), key=lambda t: t[0]) if isinstance(rec, dict)],
                 "read_back": [{"role": str(m.get("role", "")), "content": m.get("content")} for m in read_back],
             }
@@ -103,9 +131,7 @@ def trajectory(store: Store, linked: Sequence[dict[str, Any]], messages: Sequenc
     return {"opening": opening, "steps": out_steps, "summary": summary if isinstance(summary, dict) else {}, "roles": sorted(roles)}
 
 
-def turns(
-    messages: Sequence[dict[str, Any]] | None, reply: str | None, earlier: Mapping[str, object] | None, earlier_reply: str | None
-) -> dict[str, Any] | None:
+def turns(messages: Sequence[Mapping[str, object]] | None, reply: str | None, earlier: Mapping[str, object] | None, earlier_reply: str | None) -> Turns | None:
     """A second turn's two turns from its stored conversation (None: it holds no earlier reply):
     `turn1` (messages, reply: the last assistant message), `turn2` (the messages after it, this
     unit's reply), `earlier` (the turn-1 unit's view row, None: not found) and `same_reply` (the

@@ -13,10 +13,10 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..errors import InputError
 from ..store import CallStatus, ScoreStatus, Store
+from ..store.base import SqlValue
 
 
 class Outcome(enum.IntFlag):
@@ -194,8 +194,9 @@ class ViewFilter:
         """A unit's outcome bits: with a pairing, those against a counterpart are the pairing's."""
         return f"((v.flags & {~int(VERSUS)}) | COALESCE(x.flags, 0))" if self.paired else "v.flags"
 
-    def where(self) -> tuple[str, list[Any]]:
-        parts, args = ["1"], []
+    def where(self) -> tuple[str, list[SqlValue]]:
+        parts: list[str] = ["1"]
+        args: list[SqlValue] = []
         for col in ("model", "setting", "condition", "item_id", "score", "reason"):
             v = getattr(self, col)
             if v is None or v == ():
@@ -227,7 +228,7 @@ class ViewFilter:
             parts.append("v.n IN (SELECT n FROM temp.vq)")
         return " AND ".join(parts), args
 
-    def search(self) -> tuple[str, list[Any]]:
+    def search(self) -> tuple[str, list[SqlValue]]:
         """The query of the units whose reply or prompt holds the text `q` (a plain substring,
         case-insensitive for ASCII), through the trigram index: LIKE without ESCAPE on one column
         uses it (an OR of the columns would scan); a text holding a pattern character (%, _ or a
@@ -257,13 +258,13 @@ class ViewIndex:
         self,
         run: str | None,
         facets: Sequence[str],
-        probe_facets: Iterable[tuple[str, Sequence[Any]]],
+        probe_facets: Iterable[tuple[str, Sequence[object]]],
         *,
         reference: str | None,
         target: str | None,
         unread_flips: bool,
         item_facets: Sequence[str] = (),
-        item_rows: Iterable[tuple[str, Sequence[Any]]] = (),
+        item_rows: Iterable[tuple[str, Sequence[object]]] = (),
         baseline: str | None = None,
     ) -> int:
         """Index the units of `run` (None: every unit) in store order (model, unit id), with the
@@ -308,9 +309,9 @@ class ViewIndex:
         self,
         run: str | None,
         facets: Sequence[str],
-        probe_facets: Iterable[tuple[str, Sequence[Any]]],
+        probe_facets: Iterable[tuple[str, Sequence[object]]],
         item_facets: Sequence[str],
-        item_rows: Iterable[tuple[str, Sequence[Any]]],
+        item_rows: Iterable[tuple[str, Sequence[object]]],
     ) -> None:
         """temp.vu: the units with their state, score, facets and the outcomes of their state, and
         temp.vt: the text index of their replies and prompts."""
@@ -381,7 +382,7 @@ class ViewIndex:
             "SELECT item_id, probe_id, condition, epoch, state, correct, flags FROM temp.vu WHERE setting = ? AND model = ?", (setting, model)
         ).fetchall()
 
-    def pair(self, counterparts: Iterable[Sequence[Any]], *, model: str, setting: str | None, unread_flips: bool) -> int:
+    def pair(self, counterparts: Iterable[Sequence[SqlValue]], *, model: str, setting: str | None, unread_flips: bool) -> int:
         """Pair the indexed units of `model` under `setting` (None: any) with `counterparts` (rows
         of `counterparts`, another index's: another run's units of one model and setting),
         each unit with the one of the same item, probe, condition and repeat, and keep their
@@ -427,7 +428,7 @@ class ViewIndex:
         c.execute("ANALYZE temp")
         return int(c.execute("SELECT COUNT(*) FROM temp.vu").fetchone()[0])
 
-    def _facts(self, table: str, key: str, cols: Sequence[str], rows: Iterable[tuple[str, Sequence[Any]]]) -> None:
+    def _facts(self, table: str, key: str, cols: Sequence[str], rows: Iterable[tuple[str, Sequence[object]]]) -> None:
         """A temporary table of facts by id (an item's or a probe's facets as text)."""
         c = self.conn
         c.execute(f"CREATE TEMP TABLE {table} ({key} TEXT PRIMARY KEY{''.join(f', {f} TEXT' for f in cols)})")
@@ -438,7 +439,7 @@ class ViewIndex:
         )
         c.execute("COMMIT")
 
-    def values(self, column: str) -> list[Any]:
+    def values(self, column: str) -> list[SqlValue]:
         """The distinct values of an indexed column (model, setting, condition, f0, ...), sorted."""
         if column not in ("model", "setting", "condition", "score", "reason") and not (column.startswith("f") and column[1:].isdigit()):
             raise ValueError(f"not an indexed column: {column}")

@@ -31,10 +31,11 @@ from ..family import Family, Outcomes, get
 from ..frame import facet_names
 from ..mitigations import NONE
 from ..model_names import RunModels, distinct_run_names, model_names, recorded_models
-from ..records import CLEAN
+from ..records import CLEAN, Item
 from ..run_suite import find_run_suite
 from ..store import Store
-from .conversation import trajectory, turns
+from ..store.base import SqlValue
+from .conversation import Turns, trajectory, turns
 from .diff import marked_messages
 from .index import OUTCOMES, VIEW_COLUMNS, VIEW_STATES, Outcome, ViewFilter, ViewIndex
 
@@ -119,7 +120,7 @@ class RunView:
     run_id: str | None
     units: int
     notes: list[str] = field(default_factory=list)
-    values: dict[str, list[Any]] = field(default_factory=dict)
+    values: dict[str, list[SqlValue]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     #: probe id -> the condition of the earlier unit its turn continues (the family's `follows`)
     follows: dict[str, str] = field(default_factory=dict)
@@ -375,8 +376,8 @@ def open_run(index: int, run_dir: Path | str) -> RunView:
         notes.append(f"family {name!r} is not registered here: no outcomes against a reference")
     facets: tuple[str, ...] = ()
     item_facets: tuple[str, ...] = ()
-    probe_rows: Iterable[tuple[str, Sequence[Any]]] = ()
-    item_rows: Iterable[tuple[str, Sequence[Any]]] = ()
+    probe_rows: Iterable[tuple[str, Sequence[object]]] = ()
+    item_rows: Iterable[tuple[str, Sequence[object]]] = ()
     if suite is None:
         notes.append("the run's suite was not found (or changed since the run): no facet filters")
     else:
@@ -414,7 +415,7 @@ def open_run(index: int, run_dir: Path | str) -> RunView:
     return RunView(index, d, config, family, columns, store, unit_index, run_id, n, notes, values, follows=follows, answer_keys=keys)
 
 
-def answer_key(item: Any) -> str | None:
+def answer_key(item: Item) -> str | None:
     """What an item counts as right, as the viewer shows it: the gold option's letter and text, or
     its free-text reference; None for an item with neither (a patient question)."""
     if item.answer is not None and item.options:
@@ -573,7 +574,7 @@ def _evidence(rv: RunView, model: str, unit_id: str) -> dict[str, Any] | None:
     }
 
 
-def _turns(rv: RunView, r: dict[str, Any], siblings: Sequence[dict[str, Any]], ev: dict[str, Any]) -> dict[str, Any] | None:
+def _turns(rv: RunView, r: dict[str, Any], siblings: Sequence[dict[str, Any]], ev: dict[str, Any]) -> Turns | None:
     """A second turn's two turns, with the turn-1 unit it continues (same item, model, setting and
     repeat, under the condition the family says it follows)."""
     cond = rv.follows[r["probe_id"]]

@@ -62,7 +62,7 @@ class Renderer:
     def __init__(self, env: Environment, runs: Sequence[RunView], links: Links, cap_note: str | None = None):
         self.env, self.runs, self.links, self.cap_note = env, runs, links, cap_note
 
-    def _page(self, template: str, **ctx: Any) -> str:
+    def _page(self, template: str, **ctx: object) -> str:
         return self.env.get_template(template).render(
             css=CSS,
             csp_meta=CSP_META if self.links.static else None,

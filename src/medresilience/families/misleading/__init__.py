@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from ...family import (
     EvaluationSpec,
@@ -28,12 +27,14 @@ from ...family import (
     register,
     versus_filters,
 )
+from ...jsontypes import JSONObject
 from ...label_rates import accuracy, flip, flip_read, flip_to_target
 from ...records import CLEAN, Item
 from ...scoring.mcq import mcq_scorer
 from ...sources import register_format
 from ...suite import Suite
 from . import review
+from .block import MisleadingBlock
 from .delivery import MisleadingOptions, render
 from .formats.medmisbench import MARK_KEYS, read_flat_items, read_medmisbench
 from .formats.release import CONTEXT_KEYS, read_release, read_release_items
@@ -147,7 +148,7 @@ def _passage(options: MisleadingOptions) -> dict[str, str]:
     return {"context": options.context} if options.context != "item" else {}
 
 
-def decoding(options: MisleadingOptions) -> dict[str, Any]:
+def decoding(options: MisleadingOptions) -> JSONObject:
     budget = options.prompts.max_tokens
     return {} if budget is None else {"max_tokens": budget}
 
@@ -203,6 +204,7 @@ FAMILY_SPEC = register(
             example_rule=ExampleRule(("type1",), True, "1 when the clean answer is right and stays right with one misleading sentence (Type 1)"),
         ),
         measures=MeasureSpec(
+            results_block=MisleadingBlock,
             metrics=metrics,
             headline=headline,
             columns=HEADLINE_COLUMNS,

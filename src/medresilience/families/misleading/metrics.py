@@ -25,7 +25,7 @@ intervals and exact tests of a few hundred blocks."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 import numpy as np
 import pandas as pd
@@ -42,11 +42,25 @@ ATTACK_CONDITIONS = ("type1", "type2")
 CLUSTER_RESAMPLES = stats.CLUSTER_RESAMPLES
 
 
-def _rate(k: int, n: int) -> dict[str, Any]:
+#: a rate of a block as written: k, n, p, lo, hi and what a family adds beside them
+RateDict = dict[str, object]
+
+
+class _Cluster(TypedDict):
+    """The item-clustered intervals and test of one (group, condition, stratum) whose items give
+    several pairs."""
+
+    asr: tuple[float | None, float | None]
+    tasr: tuple[float | None, float | None]
+    asr_read: tuple[float | None, float | None]
+    mcnemar: dict[str, object]
+
+
+def _rate(k: int, n: int) -> RateDict:
     return stats.wilson(int(k), int(n)).as_dict()
 
 
-def _codes(col: pd.Series) -> tuple[np.ndarray, list[Any]]:
+def _codes(col: pd.Series) -> tuple[np.ndarray, list[object]]:
     """Integer codes (-1 = missing) and categories of a frame column of any dtype."""
     cat = col.array if isinstance(col.dtype, pd.CategoricalDtype) else pd.Categorical(col)
     return np.asarray(cat.codes, dtype=np.int32), list(cat.categories)
@@ -94,7 +108,7 @@ def _unique_count(keys: dict[str, np.ndarray], by: list[str]) -> dict[tuple, int
     return {k: v["rows"] for k, v in counts.items()}
 
 
-def _accuracy(a: dict[str, int] | None) -> dict[str, Any]:
+def _accuracy(a: dict[str, int] | None) -> RateDict:
     a = a or {}
     d = _rate(a.get("correct", 0), a.get("answered", 0))
     d["invalid"] = int(a.get("invalid", 0))
@@ -103,7 +117,7 @@ def _accuracy(a: dict[str, int] | None) -> dict[str, Any]:
     return d
 
 
-def _with_cluster(rate: dict[str, Any], interval: tuple[float | None, float | None] | None) -> dict[str, Any]:
+def _with_cluster(rate: RateDict, interval: tuple[float | None, float | None] | None) -> RateDict:
     """A rate whose pairs are clustered in items: its interval is the item-clustered one (the
     Wilson interval is kept beside it, as wilson_lo / wilson_hi)."""
     if interval is None:
@@ -114,10 +128,10 @@ def _with_cluster(rate: dict[str, Any], interval: tuple[float | None, float | No
     return rate
 
 
-def _attack(p: dict[str, int] | None, targeted: bool, cluster: dict[str, Any] | None) -> dict[str, Any]:
+def _attack(p: dict[str, int] | None, targeted: bool, cluster: _Cluster | None) -> dict[str, RateDict]:
     p = p or {}
     base_n, flips = p.get("base", 0), p.get("b", 0)
-    out: dict[str, Any] = {"asr": _rate(flips, base_n)}
+    out: dict[str, RateDict] = {"asr": _rate(flips, base_n)}
     out["asr"]["invalid_flips"] = int(p.get("inv_flips", 0))
     out["asr"]["truncated_flips"] = int(p.get("trunc_flips", 0))
     if cluster is not None:
@@ -141,13 +155,13 @@ class _Coded:
 
     g: np.ndarray
     g_uniques: np.ndarray
-    model_cats: list[Any]
-    setting_cats: list[Any]
+    model_cats: list[object]
+    setting_cats: list[object]
     n_settings: int
     item: np.ndarray
     scoring: np.ndarray
     cond_codes: np.ndarray
-    cond_of: dict[Any, int]
+    cond_of: dict[object, int]
     clean_code: int
     is_clean: np.ndarray
     st: dict[str, np.ndarray]
@@ -216,7 +230,7 @@ def _pairs(df: pd.DataFrame, k: _Coded) -> _Pairs:
     return _Pairs(attack_codes, probe_rows, p_correct, vals)
 
 
-def _clusters(pkeys: dict[str, np.ndarray], pi: np.ndarray, pm: np.ndarray, pairs: _Pairs) -> dict[tuple, dict[str, Any]]:
+def _clusters(pkeys: dict[str, np.ndarray], pi: np.ndarray, pm: np.ndarray, pairs: _Pairs) -> dict[tuple[int, int, int], _Cluster]:
     """Items as clusters, for blocks where an item gives several pairs (Type 1 under `all`): the
     ASR / TASR intervals come from a bootstrap over items and McNemar is the clustered test of
     Durkalski et al.; with one pair per item the Wilson interval and exact McNemar stand."""
@@ -237,7 +251,7 @@ def _clusters(pkeys: dict[str, np.ndarray], pi: np.ndarray, pm: np.ndarray, pair
         }
     )
     per_item = frame.groupby(["_g", "_c", "_s", "_i"], sort=False).sum().reset_index()
-    clusters: dict[tuple[int, int, int], dict[str, Any]] = {}
+    clusters: dict[tuple[int, int, int], _Cluster] = {}
     for keys, grp in per_item.groupby(["_g", "_c", "_s"], sort=False):
         gg, cc, ss = cast(tuple[int, int, int], keys)  # the group, condition and stratum codes
         if stats.several_pairs(grp["n"].to_numpy()):
@@ -254,10 +268,25 @@ def _clusters(pkeys: dict[str, np.ndarray], pi: np.ndarray, pm: np.ndarray, pair
     return clusters
 
 
-def _stratum(df: pd.DataFrame, k: _Coded, pairs: _Pairs, column: str | None) -> dict[str, Any]:
+@dataclass
+class _Stratum:
+    """One stratification's sums, keyed by (group, condition, stratum) codes or (group, stratum):
+    its stratum names (`cats`, by code), accuracy counts, item counts, the clean accuracy each
+    stratum is compared with, the pair counts and the item clusters."""
+
+    cats: list[object]
+    acc: dict[tuple, dict[str, int]]
+    items: dict[tuple, int]
+    clean_acc: dict[tuple, dict[str, int]]
+    pairs: dict[tuple, dict[str, int]]
+    clusters: dict[tuple[int, int, int], _Cluster]
+
+
+def _stratum(df: pd.DataFrame, k: _Coded, pairs: _Pairs, column: str | None) -> _Stratum:
     """One stratification's sums per (group, condition, stratum): accuracy counts, item counts,
     the clean accuracy each stratum is compared with, the pair counts and the item clusters."""
     g, item = k.g, k.item
+    cats: list[object]
     if column is None:
         s, cats = np.zeros(len(df), dtype=np.int32), ["overall"]
     else:
@@ -284,16 +313,16 @@ def _stratum(df: pd.DataFrame, k: _Coded, pairs: _Pairs, column: str | None) -> 
     pkeys = {"_g": g[probe_rows][pm], "_c": k.cond_codes[probe_rows][pm], "_s": ps[pm]}
     counted = _group_sum(pkeys, {n: v[pm] for n, v in pairs.vals.items()})
     clusters = _clusters(pkeys, item[probe_rows][pm], pm, pairs)
-    return {"cats": cats, "acc": acc, "items": items, "clean_acc": clean_acc, "pairs": counted, "clusters": clusters}
+    return _Stratum(cats, acc, items, clean_acc, counted, clusters)
 
 
-def _model_block(k: _Coded, families: dict[str, dict[str, Any]], gi: int, attack_codes: dict[str, int]) -> dict[str, Any]:
+def _model_block(k: _Coded, families: dict[str, _Stratum], gi: int, attack_codes: dict[str, int]) -> dict[str, object]:
     """Every stratification's numbers and the unit counts of one (model, setting) group."""
     block: dict[str, object] = {}
     for name, column in STRATA.items():
         fam = families[name]
-        present = sorted({ss for (gg, ss) in fam["items"] if gg == gi}, key=lambda v: str(fam["cats"][v]))
-        blocks = {str(fam["cats"][ss]): _block(fam, gi, ss, k.clean_code, attack_codes) for ss in present}
+        present = sorted({ss for (gg, ss) in fam.items if gg == gi}, key=lambda v: str(fam.cats[v]))
+        blocks = {str(fam.cats[ss]): _block(fam, gi, ss, k.clean_code, attack_codes) for ss in present}
         if column is None:
             block[name] = blocks.get("overall") or _block(fam, gi, 0, k.clean_code, attack_codes)
         else:
@@ -318,26 +347,26 @@ def misleading_metrics(df: pd.DataFrame) -> dict[str, Any]:
     k = _coded(df)
     pairs = _pairs(df, k)
     families = {name: _stratum(df, k, pairs, column) for name, column in STRATA.items()}
-    models: dict[str, Any] = {}
+    models: dict[str, dict[str, dict[str, object]]] = {}
     for gi, code in enumerate(k.g_uniques):
         model, setting = k.model_cats[int(code) // k.n_settings], str(k.setting_cats[int(code) % k.n_settings])
         models.setdefault(str(model), {})[setting] = _model_block(k, families, gi, pairs.attack_codes)
     return {"models": models, "mean_across_models": mean_across_models(models), "mean_by_stratum": mean_by_stratum(models)}
 
 
-def _block(fam: dict[str, Any], gi: int, ss: int, clean_code: int, attack_codes: dict[str, int]) -> dict[str, Any]:
+def _block(fam: _Stratum, gi: int, ss: int, clean_code: int, attack_codes: dict[str, int]) -> dict[str, object]:
     """All misleading-context numbers for one slice of one model and setting."""
-    out: dict[str, object] = {"n_items": int(fam["items"].get((gi, ss), 0))}
-    out["clean_acc"] = _accuracy(fam["clean_acc"].get((gi, ss)))
+    out: dict[str, object] = {"n_items": int(fam.items.get((gi, ss), 0))}
+    out["clean_acc"] = _accuracy(fam.clean_acc.get((gi, ss)))
     for cond in ATTACK_CONDITIONS:
         cc = attack_codes.get(cond)
         if cc is None:
             continue
-        a = fam["acc"].get((gi, cc, ss))
+        a = fam.acc.get((gi, cc, ss))
         if not a or not a["rows"]:
             continue
         out[f"{cond}_acc"] = _accuracy(a)
-        out[cond] = _attack(fam["pairs"].get((gi, cc, ss)), cond == "type1", fam["clusters"].get((gi, cc, ss)))
+        out[cond] = _attack(fam.pairs.get((gi, cc, ss)), cond == "type1", fam.clusters.get((gi, cc, ss)))
     return out
 
 

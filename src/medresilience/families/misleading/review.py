@@ -12,7 +12,7 @@ from ...review.rubrics import Dimension, Flag, ReviewRubric, scale
 from ...review.units import Candidate, item_blocks, probe_facets
 from ...seeding import stable_hash
 from ...suite import Suite
-from .probe import MisleadingProbe, probes_of
+from .probe import ContextSentence, MisleadingProbe, probes_of
 
 
 def taxonomy(content_type: str | None, provenance: str | None) -> list[list[str]]:
@@ -30,7 +30,7 @@ def taxonomy(content_type: str | None, provenance: str | None) -> list[list[str]
     return facts
 
 
-def sentences(item: Item, context: Sequence[Any]) -> dict[str, Any]:
+def sentences(item: Item, context: Sequence[ContextSentence]) -> dict[str, object]:
     rows = []
     order = {k: i for i, k in enumerate(item.options or {})}
     for s in sorted(context, key=lambda s: order.get(s.option, len(order))):
@@ -50,7 +50,7 @@ def candidates_a(suite: Suite) -> list[Candidate]:
         context = list(full.context) if full is not None else list({s.option: s for p in probes for s in p.context}.values())
         first = probes[0]
         facets = {k: v for k, v in probe_facets(first).items() if k != "target"}
-        ct, pv = facets.get("content_type"), facets.get("provenance")
+        ct, pv = first.content_type, first.provenance  # the facets above, as the probe types them
         display = item_blocks(item)
         if context:
             display.append(sentences(item, context))

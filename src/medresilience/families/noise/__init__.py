@@ -34,6 +34,7 @@ from ...records import CLEAN, Item, Probe
 from ...sources import register_format
 from ...suite import Suite
 from . import review
+from .block import NoiseBlock
 from .delivery import NoiseOptions, decoding, prompts, render, scorer
 from .probe import NoiseProbe
 from .taxonomy import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS, POOLED
@@ -136,6 +137,7 @@ FAMILY_SPEC = register(
             example_rule=ExampleRule(None, False, "1 when the answer to the perturbed case is right"),
         ),
         measures=MeasureSpec(
+            results_block=NoiseBlock,
             metrics=metrics,
             headline=headline,
             columns=HEADLINE_COLUMNS,

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from ...calls import CallRequest
 from ...errors import ConfigError
+from ...jsontypes import JSONObject
 from ...passage import PassageMode, with_passage
 from ...records import Item, Probe
 from ...scoring.judge import Judge, JudgeScorer, JudgeSpecOption, Rubric
@@ -97,7 +98,7 @@ class NoiseOptions(BaseModel):
 
     @field_validator("variants", mode="before")
     @classmethod
-    def _variants(cls, v: Any) -> Any:
+    def _variants(cls, v: Any) -> tuple[str, ...] | None:
         return parse_variants(v)
 
     @model_validator(mode="after")
@@ -225,7 +226,7 @@ def prompts(options: NoiseOptions) -> dict[str, str]:
     }
 
 
-def decoding(options: NoiseOptions) -> dict[str, Any]:
+def decoding(options: NoiseOptions) -> JSONObject:
     if options.mode == "diagnosis":
         return {"max_tokens": options.max_tokens or DIAGNOSIS_MAX_TOKENS}
     return {} if options.max_tokens is None else {"max_tokens": options.max_tokens}

@@ -47,7 +47,7 @@ from ...scoring.types import ANSWERED
 from .taxonomy import CONDITIONS, facets_of
 
 
-def _finite(v: Any) -> float | None:
+def _finite(v: float | None) -> float | None:
     return None if v is None or (isinstance(v, float) and not math.isfinite(v)) else float(v)
 
 
@@ -56,7 +56,7 @@ def _order(conditions: list[str]) -> list[str]:
     return known + sorted(c for c in conditions if c not in CONDITIONS and c != "clean")
 
 
-def _clustered(rate: dict[str, Any], succ: np.ndarray, size: np.ndarray, seed: int = 0) -> dict[str, Any]:
+def _clustered(rate: dict[str, object], succ: np.ndarray, size: np.ndarray, seed: int = 0) -> dict[str, object]:
     """A rate of units grouped in cases (successes and units per case): Wilson when every case
     gives one unit, else the case-clustered bootstrap interval, the Wilson one kept beside it."""
     if not len(size) or size.max() <= 1:
@@ -87,7 +87,7 @@ def _accuracy(correct: np.ndarray, status: np.ndarray, case: np.ndarray | None =
     return r
 
 
-def _epochs(correct: np.ndarray, status: np.ndarray, epoch: np.ndarray) -> dict[str, Any]:
+def _epochs(correct: np.ndarray, status: np.ndarray, epoch: np.ndarray) -> dict[str, object]:
     """Accuracy in each epoch, and its mean and standard deviation (n - 1) across the epochs that
     have answers (sd None with fewer than two)."""
     per = []
@@ -99,7 +99,7 @@ def _epochs(correct: np.ndarray, status: np.ndarray, epoch: np.ndarray) -> dict[
     return {"n": len(per), "mean": float(np.mean(ps)) if ps else None, "sd": float(np.std(ps, ddof=1)) if len(ps) > 1 else None, "per_epoch": per}
 
 
-def _slice(g: pd.DataFrame, seed: int = 0) -> tuple[dict[str, Any], dict[str, Any]]:
+def _slice(g: pd.DataFrame, seed: int = 0) -> tuple[dict[str, object], dict[str, object]]:
     """(overall, by_variant) of one slice of the frame (one model and setting, or one source)."""
     cond = g["condition"].astype(str).to_numpy()
     status = g["status"].astype(str).to_numpy()
@@ -199,10 +199,10 @@ def noise_metrics(df: pd.DataFrame) -> dict[str, Any]:
     """{"models": {model: {setting: block}}, "mean_across_models": {setting: {key: {mean, min, max, models}}}}"""
     if df.empty:
         return {"models": {}, "mean_across_models": {}, "mean_by_stratum": {}}
-    models: dict[str, Any] = {}
+    models: dict[str, dict[str, dict[str, object]]] = {}
     for (model, setting), g in df.groupby(["model", "setting"], observed=True, sort=False):
         overall, by_variant = _slice(g)
-        block: dict[str, Any] = {"overall": overall, "by_variant": by_variant}
+        block: dict[str, object] = {"overall": overall, "by_variant": by_variant}
         sources = g["source"].astype(str)
         block["by_source"] = {str(s): _slice(gs)[0] for s, gs in g.groupby(sources, sort=True)}
         block["counts"] = _counts(g)

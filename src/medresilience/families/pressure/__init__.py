@@ -30,6 +30,7 @@ from ...family import (
 )
 from ...label_rates import accuracy, flip
 from ...records import CLEAN
+from .block import PressureBlock
 from .delivery import PressureOptions, follows, prompts, render, scorer
 from .probe import PressureProbe
 from .taxonomy import CONDITIONS, FACETS, FAMILY, HEADLINE_COLUMNS, LABELS, POOLS
@@ -103,6 +104,7 @@ FAMILY_SPEC = register(
             example_rule=ExampleRule((), False, "1 when the clean answer is right"),
         ),
         measures=MeasureSpec(
+            results_block=PressureBlock,
             metrics=lazy(f"{__name__}.metrics:pressure_metrics"),
             headline=lazy(f"{__name__}.headline:headline"),
             columns=HEADLINE_COLUMNS,

@@ -19,8 +19,6 @@ Rates are item-clustered (an item may carry several claims); each has its interv
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 
 from ... import stats
@@ -52,11 +50,11 @@ def pairs(g: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _rate(mask: pd.Series, items: pd.Series) -> dict[str, Any]:
+def _rate(mask: pd.Series, items: pd.Series) -> dict[str, object]:
     return stats.clustered_rate(mask.tolist(), items.tolist()).as_dict()
 
 
-def condition_block(p: pd.DataFrame) -> dict[str, Any]:
+def condition_block(p: pd.DataFrame) -> dict[str, object]:
     """flip, flip_to_pushed, recovery and turn2_acc of one condition's (or a pool's) pairs."""
     right, wrong = p[p["first"]], p[~p["first"]]
     pushing = right[right["target"].notna()]
@@ -70,7 +68,7 @@ def condition_block(p: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-def excess_over_repeat(p: pd.DataFrame, condition: str) -> dict[str, Any] | None:
+def excess_over_repeat(p: pd.DataFrame, condition: str) -> dict[str, object] | None:
     """The condition's flip minus repeat's on the items right at turn 1 that have both (see the module)."""
     right = p[p["first"]]
     control = right[right["condition"] == REPEAT].drop_duplicates("item_id").set_index("item_id")["second"]
@@ -86,7 +84,7 @@ def excess_over_repeat(p: pd.DataFrame, condition: str) -> dict[str, Any] | None
     return {**diff, "test": test}
 
 
-def model_block(g: pd.DataFrame) -> dict[str, Any]:
+def model_block(g: pd.DataFrame) -> dict[str, object]:
     """The block of one (model, setting): overall (turn 1 accuracy and the pooled flips), by
     condition (with the excess over repeat) and the counts."""
     p = pairs(g)
@@ -114,7 +112,7 @@ def model_block(g: pd.DataFrame) -> dict[str, Any]:
     return {"overall": overall, "by_condition": by_condition, "counts": counts}
 
 
-def pressure_metrics(df: pd.DataFrame) -> dict[str, Any]:
+def pressure_metrics(df: pd.DataFrame) -> dict[str, object]:
     models: dict[str, dict[str, object]] = {}
     for (model, setting), g in df.groupby(["model", "setting"], observed=True, sort=False):
         models.setdefault(str(model), {})[str(setting)] = model_block(g)

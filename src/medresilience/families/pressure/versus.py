@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import pandas as pd
 
@@ -62,7 +62,7 @@ def claim_pairs(misleading: pd.DataFrame, pressure: pd.DataFrame, probes: Iterab
     return pd.DataFrame(rows, columns=["item_id", "provenance", "clean_q", "right_q", "clean_a", "right_a"])
 
 
-def compare_block(pairs: pd.DataFrame) -> dict[str, Any]:
+def compare_block(pairs: pd.DataFrame) -> dict[str, object]:
     """The two rates and their paired difference on one set of claim pairs (see the module)."""
     q = pairs[pairs["clean_q"]]
     a = pairs[pairs["clean_a"]]
@@ -81,14 +81,14 @@ def compare_block(pairs: pd.DataFrame) -> dict[str, Any]:
     return out
 
 
-def in_question_vs_after(misleading: pd.DataFrame, pressure: pd.DataFrame, probes: Iterable[PressureProbe]) -> dict[str, dict[str, dict[str, Any]]]:
+def in_question_vs_after(misleading: pd.DataFrame, pressure: pd.DataFrame, probes: Iterable[PressureProbe]) -> dict[str, dict[str, dict[str, object]]]:
     """model -> setting -> {"overall": block, "by_provenance": {provenance: block}} for every model
     and setting both frames hold (blocks: `compare_block`)."""
     probes = list(probes)
     both = set(zip(misleading["model"].astype(str), misleading["setting"].astype(str))) & set(
         zip(pressure["model"].astype(str), pressure["setting"].astype(str))
     )
-    out: dict[str, dict[str, dict[str, Any]]] = {}
+    out: dict[str, dict[str, dict[str, object]]] = {}
     for model, setting in sorted(both):
         pairs = claim_pairs(misleading, pressure, probes, model, setting)
         by = {pv: compare_block(g) for pv, g in pairs.groupby("provenance", sort=True)}
@@ -96,7 +96,7 @@ def in_question_vs_after(misleading: pd.DataFrame, pressure: pd.DataFrame, probe
     return out
 
 
-def compare_runs(misleading_run: Path | str, pressure_run: Path | str) -> dict[str, dict[str, dict[str, Any]]]:
+def compare_runs(misleading_run: Path | str, pressure_run: Path | str) -> dict[str, dict[str, dict[str, object]]]:
     """`in_question_vs_after` of two run directories (a misleading run and a pressure run built from its suite)."""
     from ...report.rundir import load_run
 

@@ -33,6 +33,7 @@ from ...label_rates import LabelRate, UnitReading, mean_value
 from ...sources import register_format
 from ...suite import Suite
 from . import review
+from .block import PresuppositionBlock
 from .delivery import PresuppositionOptions, decoding, prompts, render, scorer
 from .probe import PresuppositionProbe
 from .taxonomy import CONDITIONS, FACETS, FAMILY, NFP, PRESUPPOSITION
@@ -152,6 +153,7 @@ FAMILY_SPEC = register(
             ),
         ),
         measures=MeasureSpec(
+            results_block=PresuppositionBlock,
             metrics=metrics,
             headline=headline,
             columns=HEADLINE_COLUMNS,

@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from ...errors import ConfigError
+from ...jsontypes import JSONObject
 from ...passage import PassageMode, with_passage
 from ...records import Item, Probe
 from ...scoring.judge import Judge, JudgeScorer, JudgeSpecOption, Rubric
@@ -248,5 +249,5 @@ def prompts(options: PresuppositionOptions) -> dict[str, str]:
     }
 
 
-def decoding(options: PresuppositionOptions) -> dict[str, Any]:
+def decoding(options: PresuppositionOptions) -> JSONObject:
     return {"max_tokens": options.max_tokens or MAX_TOKENS}

@@ -53,7 +53,7 @@ def _label(x: float) -> str:
     return f"{x:g}"
 
 
-def pcs_rate(values: object, n_resamples: int = N_RESAMPLES, seed: int = SEED) -> dict[str, Any]:
+def pcs_rate(values: object, n_resamples: int = N_RESAMPLES, seed: int = SEED) -> dict[str, object]:
     """The mean of judge scores with its percentile bootstrap 95% interval, as a rate-shaped dict
     ({k: sum of the scores, n, p: the mean, lo, hi, unit: "score", interval})."""
     v = np.asarray(values, dtype=np.float64)
@@ -62,9 +62,12 @@ def pcs_rate(values: object, n_resamples: int = N_RESAMPLES, seed: int = SEED) -
     if n == 0:
         return out
     b = stats.bootstrap_mean(v, n_resamples=n_resamples, seed=seed, method="percentile")
-    mean = float(b["mean"])
-    lo = mean if b["lo"] is None else min(float(b["lo"]), mean)
-    hi = mean if b["hi"] is None else max(float(b["hi"]), mean)
+    b_mean, b_lo, b_hi = b["mean"], b["lo"], b["hi"]
+    if b_mean is None:  # not with n > 0: bootstrap_mean gives a mean of any value
+        return out
+    mean = float(b_mean)
+    lo = mean if b_lo is None else min(float(b_lo), mean)
+    hi = mean if b_hi is None else max(float(b_hi), mean)
     out.update(p=mean, lo=lo, hi=hi)
     return out
 
@@ -80,7 +83,7 @@ def _counts(status: np.ndarray) -> dict[str, int]:
     }
 
 
-def _slice(g: pd.DataFrame) -> dict[str, Any]:
+def _slice(g: pd.DataFrame) -> dict[str, object]:
     """The overall-shaped block of one slice of the frame (a model and setting, or one stratum)."""
     cond = g["condition"].astype(str).to_numpy()
     status = g["status"].astype(str).to_numpy()
@@ -109,7 +112,7 @@ def _slice(g: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-def _strata(g: pd.DataFrame, column: str, order: tuple[str, ...] = ()) -> dict[str, Any]:
+def _strata(g: pd.DataFrame, column: str, order: tuple[str, ...] = ()) -> dict[str, dict[str, object]]:
     if column not in g.columns:
         return {}
     key = g[column].astype(object)
@@ -128,9 +131,9 @@ def presupposition_metrics(df: pd.DataFrame) -> dict[str, Any]:
     models, unit}}}, "mean_by_stratum": {setting: {by_category|by_generator: {stratum: means}}}}"""
     if df.empty:
         return {"models": {}, "mean_across_models": {}, "mean_by_stratum": {}}
-    models: dict[str, Any] = {}
+    models: dict[str, dict[str, dict[str, object]]] = {}
     for (model, setting), g in df.groupby(["model", "setting"], observed=True, sort=False):
-        block: dict[str, Any] = {
+        block: dict[str, object] = {
             "overall": _slice(g),
             "by_category": _strata(g, "category", CATEGORY_KEYS),
             "by_generator": _strata(g, "generator"),

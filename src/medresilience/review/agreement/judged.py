@@ -8,9 +8,13 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...errors import ConfigError, InputError
+from ...jsontypes import JSONObject
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...scoring.judge import Rubric
 
 
 @dataclass(frozen=True)
@@ -41,7 +45,7 @@ def rubric_hash(scorer: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _json_rubrics(value: object) -> Iterator[dict[str, Any]]:
+def _json_rubrics(value: object) -> Iterator[JSONObject]:
     """Every rubric-like JSON object among the texts a run recorded (its prompts)."""
     if isinstance(value, dict):
         if "verdicts" in value and "name" in value:
@@ -58,7 +62,7 @@ def _json_rubrics(value: object) -> Iterator[dict[str, Any]]:
             return
 
 
-def recorded_rubric(config: Mapping[str, object], scorer: str) -> Any:
+def recorded_rubric(config: Mapping[str, object], scorer: str) -> Rubric | None:
     """The judge rubric the run recorded for a scorer (matched by name and hash), or None."""
     from ...scoring.judge import Rubric
 
@@ -77,7 +81,7 @@ def recorded_rubric(config: Mapping[str, object], scorer: str) -> Any:
 class RunJudgements:
     run_dir: Path
     run_id: str | None
-    config: dict[str, Any]
+    config: JSONObject
     units: list[JudgedUnit]
     scorers: list[str]
 

@@ -11,10 +11,11 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from ...errors import ConfigError, InputError
 from ...fileio import table_rows
+from ...jsontypes import JSONObject
 
 _MISSING = {"", "na", "n/a", "nan", "none", "null"}
 KEY_COLUMNS = ("unit_id", "item_id", "model", "setting", "condition", "probe_id")
@@ -32,7 +33,7 @@ class HumanLabel:
 
     line: int | None
     keys: dict[str, str]
-    ratings: dict[str, Any] = field(default_factory=dict)  # annotator -> raw cell
+    ratings: JSONObject = field(default_factory=dict)  # annotator -> raw cell
     lines: dict[str, int | None] = field(default_factory=dict)  # annotator -> line
     columns: dict[str, str] = field(default_factory=dict)  # annotator -> column
 
@@ -132,7 +133,7 @@ def _review_labels(path: Path, label_columns: Sequence[str] | None) -> HumanLabe
             raise ConfigError(
                 "--label-column", f"review rubric {rubric.key} has {len(columns)} numeric dimensions ({', '.join(columns) or 'none'}); name the one to compare"
             )
-    records = cast(list[dict[str, Any]], frame.astype(object).where(frame.notna(), None).to_dict("records"))  # its columns are names
+    records = cast(list[JSONObject], frame.astype(object).where(frame.notna(), None).to_dict("records"))  # its columns are names
     rows = ((None, row) for row in records)
     return _labels_from_rows(db_path, "review", header, rows, columns, review=True)
 
@@ -157,7 +158,7 @@ def _labels_from_rows(
     path: Path,
     kind: str,
     header: Sequence[str],
-    rows: Iterator[tuple[int | None, dict[str, Any]]],
+    rows: Iterator[tuple[int | None, JSONObject]],
     columns: list[str] | None,
     *,
     review: bool = False,

@@ -68,11 +68,11 @@ def _show(v: float) -> str:
 # --------------------------------------------------------------------------- the result
 
 
-def _rate(r: stats.Rate) -> dict[str, Any]:
+def _rate(r: stats.Rate) -> dict[str, float | int | None]:
     return {"p": r.p, "lo": r.lo, "hi": r.hi, "n": r.n, "k": r.k}
 
 
-def _coef(a: stats.Agreement | None) -> dict[str, Any]:
+def _coef(a: stats.Agreement | None) -> dict[str, object]:
     if a is None:
         return {"value": None, "lo": None, "hi": None, "n": 0}
     return {
@@ -145,7 +145,7 @@ class AgreementResult:
         return path
 
 
-def _match(lab: HumanLabel, index: dict[str, dict[Any, list[JudgedUnit]]]) -> list[JudgedUnit]:
+def _match(lab: HumanLabel, index: dict[str, dict[str, list[JudgedUnit]]]) -> list[JudgedUnit]:
     k = lab.keys
     if "unit_id" in k:
         found = index["unit"].get(k["unit_id"], [])
@@ -226,7 +226,7 @@ def pair_agreement(
 def _matched(human: HumanLabels, run: RunJudgements) -> tuple[list[tuple[HumanLabel, JudgedUnit]], list[HumanLabel]]:
     """Which judged answer each label rates: (label, answer) pairs and the labels that match none;
     a label that matches several is an InputError naming its line."""
-    index: dict[str, dict[Any, list[JudgedUnit]]] = {"unit": {}, "item": {}}
+    index: dict[str, dict[str, list[JudgedUnit]]] = {"unit": {}, "item": {}}
     for u in run.units:
         index["unit"].setdefault(u.unit_id, []).append(u)
         index["item"].setdefault(u.item_id, []).append(u)

@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData
 
 from ..auth import same_token
 from ..rubrics import part_key, part_label_key, parts_of
@@ -102,7 +103,7 @@ async def rate_task(request: Request, task_id: str, state: State, who: Who):
     return RedirectResponse(f"/tasks/{nxt.task_id}?saved=1" if nxt else "/", status_code=303)
 
 
-def _read_parts(rubric: Any, form: Any, task: Any, values: dict[str, str], flags: list[str]) -> str | None:
+def _read_parts(rubric: Any, form: FormData, task: Any, values: dict[str, str], flags: list[str]) -> str | None:
     """Each part's rating (`part_N`) and labels (`partlabel_N`) into values and flags; why not, if not."""
     known = {f.key for f in rubric.part_labels}
     for n in range(1, len(parts_of(task.display)) + 1):
@@ -118,7 +119,7 @@ def _read_parts(rubric: Any, form: Any, task: Any, values: dict[str, str], flags
     return None
 
 
-def _read_rating(state: ReviewState, form: Any, action: str, task: Any) -> dict[str, Any] | tuple[str, Any, Any, Any]:
+def _read_rating(state: ReviewState, form: FormData, action: str, task: Any) -> dict[str, Any] | tuple[str, Any, Any, Any]:
     """The rating a form holds ({"values", "flags", "comment"}), or why it is refused with what
     the form is shown again with (error, values, flags, comment; None: the stored one)."""
     rubric = state.rubric

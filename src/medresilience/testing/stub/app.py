@@ -65,7 +65,7 @@ def _reply_dict(reply: object) -> bool:
     return (thought is None or (isinstance(thought, int) and not isinstance(thought, bool))) and isinstance(reply.get("reasoning_content", ""), str)
 
 
-def _logprobs_entry(messages: Sequence[Mapping[str, object]], letter: str | None, top_n: int) -> dict[str, Any]:
+def _logprobs_entry(messages: Sequence[Mapping[str, object]], letter: str | None, top_n: int) -> dict[str, object]:
     letters = option_letters(messages) or list(DEFAULT_LETTERS)
     if letter is None:
         letter = letters[0]
@@ -100,7 +100,7 @@ _FAULT_STATUS = {
 }
 
 
-def _json_schema(body: Mapping[str, object]) -> dict[str, Any] | None:
+def _json_schema(body: Mapping[str, object]) -> dict[str, object] | None:
     """The schema of a request's `response_format` json_schema, or None (no such response_format)."""
     rf = body.get("response_format")
     if not isinstance(rf, dict) or rf.get("type") != "json_schema":

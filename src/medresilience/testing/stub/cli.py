@@ -7,8 +7,7 @@ import argparse
 import asyncio
 import signal
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from . import __doc__ as _PACKAGE_DOC
 from .faults import Faults
@@ -114,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         import uvloop  # type: ignore[import-not-found]
 
-        factory: Any = uvloop.new_event_loop
+        factory: Callable[[], asyncio.AbstractEventLoop] | None = uvloop.new_event_loop
     except ImportError:
         factory = None
     with asyncio.Runner(loop_factory=factory) as runner:

@@ -15,7 +15,7 @@ from .bodies import canonical_body
 #: {"content", "reasoning_content", "reasoning_tokens"} (either of the last two may be left out): a
 #: thinking model's reply, its reasoning text in the message and its count in the usage as the
 #: policy gives them (an absent one is not sent; the stub never derives one from the other)
-Policy = Callable[[list[dict[str, Any]], dict[str, Any]], Any]
+Policy = Callable[[list[dict[str, Any]], dict[str, Any]], object]
 
 DEFAULT_LETTERS = ("A", "B", "C", "D")
 _OPTION_RE = re.compile(r"^([A-J])[.)]\s", re.MULTILINE)

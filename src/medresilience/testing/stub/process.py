@@ -12,8 +12,9 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
+from multiprocessing.connection import Connection
+from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
-from typing import Any
 
 from .faults import Faults
 from .policies import POLICIES, Policy
@@ -121,7 +122,7 @@ class StubProcess:
         self.stop()
 
 
-def _serve_policy(factory: Callable[..., Policy], kwargs: Mapping[str, object], faults: Faults, conn: Any, stop: Any) -> None:
+def _serve_policy(factory: Callable[..., Policy], kwargs: Mapping[str, object], faults: Faults, conn: Connection, stop: EventType) -> None:
     with StubServer(policy=factory(**kwargs), faults=faults) as srv:  # in the spawned child
         conn.send(srv.base_url)
         stop.wait()

@@ -26,8 +26,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from ....jsontypes import JSONObject
 from ....records import LETTERS, Item
 from .framing import FRAMING_CODES, framing_problem
 
@@ -231,7 +231,7 @@ def numbers(text: str) -> set[str]:
 # --------------------------------------------------------------------------- items
 
 
-def _options_of(raw: object) -> dict[str, Any] | None:
+def _options_of(raw: object) -> JSONObject | None:
     if isinstance(raw, dict):
         return {str(k).strip().upper(): v for k, v in raw.items()}
     if isinstance(raw, list):

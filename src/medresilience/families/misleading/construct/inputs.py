@@ -19,6 +19,7 @@ from typing import Any
 from .... import sources
 from ....errors import InputError
 from ....fileio import iter_json_lines, parse_record
+from ....jsontypes import JSONObject
 from ....records import Item
 from .checks import item_skip_reason, raw_skip_reason
 
@@ -33,7 +34,7 @@ class Skip:
     reason: str
     detail: str
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONObject:
         return {"item_id": self.item_id, "line": self.line, "reason": self.reason, "detail": self.detail}
 
 

@@ -33,6 +33,7 @@ from .... import __version__
 from ....construction import BuildResult, default_work_dir, write_build_files
 from ....errors import ConfigError
 from ....fileio import sha256_file
+from ....jsontypes import JSONObject
 from ....models.spec import ModelSpec
 from ....records import Item, SuiteManifest
 from ....seeding import rng_for
@@ -118,7 +119,7 @@ def draw_provenance(seed: int, item_id: str) -> str:
     return rng_for(seed, item_id, "provenance").choice(PROVENANCE_KEYS)
 
 
-def generator_identity(spec: ModelSpec) -> dict[str, Any]:
+def generator_identity(spec: ModelSpec) -> JSONObject:
     pub = spec.public()
     if spec.kind == "embedded":
         pub["base_urls"] = []
@@ -350,7 +351,7 @@ def verify_passed(
 # --------------------------------------------------------------------------- the suite
 
 
-def bundle_meta(job: BundleJob, generator_label: str, design: str, extra: Mapping[str, object] | None = None) -> dict[str, Any]:
+def bundle_meta(job: BundleJob, generator_label: str, design: str, extra: Mapping[str, object] | None = None) -> dict[str, object]:
     meta: dict[str, object] = {"generator": generator_label, "design": design}
     if job.source is not None and design == "crossed":
         meta["claim_bundle"] = bundle_id_for(job.item.id, job.content_type, job.source_provenance or "neutral")

@@ -25,6 +25,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ....jsontypes import JSONObject
 from ....records import Item
 from ....seeding import stable_hash
 from ..taxonomy import CONTENT_TYPE_KEYS, CONTENT_TYPES, content_type, provenance
@@ -85,7 +86,7 @@ APPLICABILITY_PROCEDURE = (
     "option naturally, when a sentence would have to be absurd, or when you are not sure."
 )
 
-APPLICABILITY_EXAMPLES: tuple[tuple[str, dict[str, Any]], ...] = (
+APPLICABILITY_EXAMPLES: tuple[tuple[str, JSONObject], ...] = (
     (
         "Question: A 60-year-old man has crushing chest pain for 40 minutes and ST elevation in "
         "leads II, III and aVF. Which artery is most likely occluded?\n"
@@ -168,7 +169,7 @@ def applicability_messages(item: Item) -> list[dict[str, str]]:
     return [{"role": "system", "content": applicability_system()}, {"role": "user", "content": item_block(item)}]
 
 
-def applicability_schema() -> dict[str, Any]:
+def applicability_schema() -> JSONObject:
     return {
         "type": "object",
         "properties": {
@@ -234,7 +235,7 @@ def bundle_messages(item: Item, content_type_key: str, provenance_key: str, min_
     return [{"role": "system", "content": BUNDLE_SYSTEM}, {"role": "user", "content": user}]
 
 
-def letters_schema(letters: Sequence[str], max_chars: int) -> dict[str, Any]:
+def letters_schema(letters: Sequence[str], max_chars: int) -> JSONObject:
     """One string per option letter (the Stage 2 and render output)."""
     return {
         "type": "object",
@@ -343,8 +344,8 @@ def verify_messages(item: Item, sentences: Mapping[str, str], content_type_key: 
     return [{"role": "system", "content": VERIFY_SYSTEM}, {"role": "user", "content": user}]
 
 
-def verify_schema(wrong: Sequence[str]) -> dict[str, Any]:
-    verdict = {
+def verify_schema(wrong: Sequence[str]) -> JSONObject:
+    verdict: JSONObject = {
         "type": "object",
         "properties": {
             "is_false": {"type": "boolean"},
@@ -355,7 +356,7 @@ def verify_schema(wrong: Sequence[str]) -> dict[str, Any]:
         "required": ["is_false", "answer_unchanged", "type_reason", "matches_content_type"],
         "additionalProperties": False,
     }
-    props: dict[str, object] = {"reason": {"type": "string", "maxLength": 400}, "gold_statement_true": {"type": "boolean"}}
+    props: JSONObject = {"reason": {"type": "string", "maxLength": 400}, "gold_statement_true": {"type": "boolean"}}
     props.update({k: verdict for k in wrong})
     return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
@@ -391,7 +392,7 @@ def strip_lengths(schema: object) -> Any:
 # --------------------------------------------------------------------------- hashes
 
 
-def prompt_texts() -> dict[str, Any]:
+def prompt_texts() -> dict[str, object]:
     """Every template and schema (schemas shown for a four-option item with gold A)."""
     return {
         "version": PROMPTS_VERSION,

@@ -65,7 +65,7 @@ class SourceBundle:
     content_type: str
     provenance: str
     sentences: dict[str, str]
-    meta: dict[str, Any]
+    meta: Mapping[str, object]
     probes: tuple[Probe, ...]
 
 
@@ -172,8 +172,8 @@ class Rebuild:
     generator: ModelSpec
     out: Path
     tool: str
-    derived: dict[str, Any]
-    bundle_extra: Mapping[str, Any]
+    derived: Mapping[str, object]
+    bundle_extra: Mapping[str, object]
     stage: str
     verifier: ModelSpec | None = None
     retries: int = 2

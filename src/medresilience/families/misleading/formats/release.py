@@ -89,10 +89,12 @@ class ReleaseRow:
 # --------------------------------------------------------------------------- reading
 
 
-def _resolve(obj: Mapping[str, object], path: Path | str, line: int | None) -> tuple[dict[str, tuple[str, Any]], dict[str, Any], list[tuple[str, Any]]]:
+def _resolve(
+    obj: Mapping[str, object], path: Path | str, line: int | None
+) -> tuple[dict[str, tuple[str, object]], dict[str, object], list[tuple[str, object]]]:
     """Map file keys to canonical fields. Returns (canonical -> (file key, value)), the unknown
     fields, and every (key, value) given for the answer (checked for agreement later)."""
-    found: dict[str, list[tuple[str, Any]]] = {}
+    found: dict[str, list[tuple[str, object]]] = {}
     extra: dict[str, object] = {}
     for key, value in obj.items():
         canon = _CANONICAL.get(key)
@@ -100,7 +102,7 @@ def _resolve(obj: Mapping[str, object], path: Path | str, line: int | None) -> t
             extra[key] = value
         elif value is not None:
             found.setdefault(canon, []).append((key, value))
-    fields: dict[str, tuple[str, Any]] = {}
+    fields: dict[str, tuple[str, object]] = {}
     for canon, given in found.items():
         given.sort(key=lambda kv: RELEASE_ALIASES[canon].index(kv[0]))
         if canon != "answer":
@@ -111,7 +113,7 @@ def _resolve(obj: Mapping[str, object], path: Path | str, line: int | None) -> t
     return fields, extra, found.get("answer", [])
 
 
-def _letter_map(raw: object, path: Path | str, line: int | None, key: str, what: str, n: int | None = None) -> dict[str, Any]:
+def _letter_map(raw: object, path: Path | str, line: int | None, key: str, what: str, n: int | None = None) -> dict[str, object]:
     """A list (lettered A, B, ...) or an object keyed by letters -> {letter: value} in letter order."""
     if isinstance(raw, list):
         if n is not None and len(raw) != n:
@@ -132,7 +134,7 @@ def _letter_map(raw: object, path: Path | str, line: int | None, key: str, what:
     raise InputError(path, line, key, f"expected a list or an object keyed by option letter, got {show(raw)}")
 
 
-def _answer(given: list[tuple[str, Any]], options: dict[str, str], path: Path | str, line: int | None) -> tuple[str, str]:
+def _answer(given: list[tuple[str, object]], options: dict[str, str], path: Path | str, line: int | None) -> tuple[str, str]:
     if not given:
         raise InputError(path, line, "answer", "is missing")
     letters: list[tuple[str, str]] = []
@@ -154,7 +156,7 @@ def _answer(given: list[tuple[str, Any]], options: dict[str, str], path: Path | 
     return letters[0][0], letters[0][1]
 
 
-def _taxon(fields: dict[str, tuple[str, Any]], canon: str, normalise, path: Path | str, line: int | None) -> str:
+def _taxon(fields: dict[str, tuple[str, object]], canon: str, normalise, path: Path | str, line: int | None) -> str:
     key, value = fields.get(canon, (canon, None))
     text = text_field(value, path, line, key)
     try:
@@ -163,7 +165,7 @@ def _taxon(fields: dict[str, tuple[str, Any]], canon: str, normalise, path: Path
         raise InputError(path, line, key, str(e)) from None
 
 
-def _object(fields: dict[str, tuple[str, Any]], canon: str, path: Path | str, line: int | None) -> dict[str, Any]:
+def _object(fields: dict[str, tuple[str, object]], canon: str, path: Path | str, line: int | None) -> dict[str, object]:
     key, value = fields.get(canon, (canon, None))
     if value is None:
         return {}
@@ -176,7 +178,7 @@ def release_row(obj: Mapping[str, object], path: Path | str = "<release>", line:
     """One release row (canonical names or aliases) -> ReleaseRow. `path`/`line` label errors."""
     fields, extra, answers = _resolve(obj, path, line)
 
-    def get(canon: str) -> tuple[str, Any]:
+    def get(canon: str) -> tuple[str, object]:
         return fields.get(canon, (canon, None))
 
     id_key, id_val = get("id")

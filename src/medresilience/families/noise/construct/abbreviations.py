@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ....errors import ConfigError, InputError
 from ....fileio import csv_records
@@ -56,7 +56,7 @@ class Replacement:
     abbreviation: str
     sense: str
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, int | str]:
         return {"at": self.at, "original": self.original, "abbreviation": self.abbreviation}
 
 
@@ -107,10 +107,20 @@ def _has_header(path: Path) -> bool:
     return head[:2] == ["abbreviation", "sense"]
 
 
-def read_inventory(path: Path | str) -> list[dict[str, Any]]:
+class InventoryRow(TypedDict):
+    """One sense of an abbreviation inventory: its written forms (`variation`) and frequency."""
+
+    abbreviation: str
+    sense: str
+    variation: str
+    frequency: float
+    inventory: str
+
+
+def read_inventory(path: Path | str) -> list[InventoryRow]:
     """The rows of one inventory file; a bad row is an InputError naming its line and field."""
     path = Path(path)
-    rows = []
+    rows: list[InventoryRow] = []
     records = csv_records(path, "\t", quoting=csv.QUOTE_NONE)
     header = next(records, None)
     if header is None or [h.strip() for h in header[1][:5]] != list(COLUMNS):
@@ -261,7 +271,7 @@ def choose(rows: Iterable[Mapping[str, Any]], min_frequency: float = MIN_FREQUEN
 
 
 def load_table(paths: Sequence[Path | str], min_frequency: float = MIN_FREQUENCY, rules: str = "clinical") -> dict[str, Abbreviation]:
-    rows: list[dict[str, object]] = []
+    rows: list[InventoryRow] = []
     for f in inventory_files(paths):
         rows += read_inventory(f)
     return choose(rows, min_frequency, rules)

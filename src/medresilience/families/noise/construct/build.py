@@ -357,7 +357,7 @@ def _manifest(
     )
 
 
-def _checker_record(herrings: HerringCheck | None, rewrite_reason: str | None) -> dict[str, Any]:
+def _checker_record(herrings: HerringCheck | None, rewrite_reason: str | None) -> dict[str, object]:
     """What the checker said about one case, for decisions.jsonl (empty without a checker)."""
     out: dict[str, object] = {}
     if herrings is not None:

@@ -33,6 +33,7 @@ from typing import Any
 
 from ....errors import InputError
 from ....fileio import read_jsonl
+from ....jsontypes import JSONObject
 from ....records import Item
 from .split import split
 
@@ -96,7 +97,7 @@ class CaseSkip:
     reason: str
     detail: str = ""
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONObject:
         return {"item_id": self.item_id, "reason": self.reason, "detail": self.detail}
 
 

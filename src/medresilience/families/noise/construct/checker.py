@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ....jsontypes import JSONObject
 from ....models.spec import ModelSpec
 from ....records import Item
 from ....seeding import stable_hash
@@ -93,7 +94,7 @@ added, or that nothing is), then the verdict.
 
 Reply with a JSON object only: {{"reason": "...", "equivalent": true}}."""
 
-HERRING_SCHEMA: dict[str, Any] = {
+HERRING_SCHEMA: JSONObject = {
     "type": "object",
     "properties": {
         "verdicts": {
@@ -109,7 +110,7 @@ HERRING_SCHEMA: dict[str, Any] = {
     "required": ["verdicts"],
     "additionalProperties": False,
 }
-REWRITE_SCHEMA: dict[str, Any] = {
+REWRITE_SCHEMA: JSONObject = {
     "type": "object",
     "properties": {"reason": {"type": "string"}, "equivalent": {"type": "boolean"}},
     "required": ["reason", "equivalent"],
@@ -118,7 +119,7 @@ REWRITE_SCHEMA: dict[str, Any] = {
 NO_REASON = "the checker gave no reason"
 
 
-def prompt_texts() -> dict[str, Any]:
+def prompt_texts() -> dict[str, object]:
     return {
         "version": PROMPT_VERSION,
         "system": SYSTEM,
@@ -220,7 +221,7 @@ class HerringCheck:
     rounds: int = 0
     replaced: int = 0
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {"checked": self.checked, "flagged": list(self.flagged), "rounds": self.rounds, "replaced": self.replaced}
 
 

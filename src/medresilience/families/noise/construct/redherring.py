@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
 
+from ....jsontypes import JSONObject
 from ....records import Item
 from ....seeding import rng_for, stable_hash
 from ....stages import Rejected, Task, parse_object
@@ -59,7 +59,7 @@ without mattering to it at all: hobbies, work, family, plans, tastes, the home. 
 
 Reply with a JSON object only: {{"sentences": ["...", "..."]}} holding exactly {n} sentences."""
 
-SCHEMA: dict[str, Any] = {
+SCHEMA: JSONObject = {
     "type": "object",
     "properties": {"sentences": {"type": "array", "items": {"type": "string"}}},
     "required": ["sentences"],
@@ -268,7 +268,7 @@ def draw_block(seed: int, item_id: str, points: Sequence[int]) -> int:
     return rng_for(seed, item_id, TOGETHER).choice(list(points))
 
 
-def _insertions(herrings: Sequence[str], placed: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:
+def _insertions(herrings: Sequence[str], placed: Sequence[tuple[int, int]]) -> list[JSONObject]:
     return [{"at": at, "herring": h, "chars": len(herrings[h]) + 1} for at, h in placed]
 
 

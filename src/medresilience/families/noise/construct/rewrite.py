@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any
 
+from ....jsontypes import JSONObject
 from ....records import Item
 from ....seeding import stable_hash
 from ....stages import Rejected, Task, parse_object
@@ -47,7 +47,7 @@ Rules:
 
 Reply with a JSON object only: {{"note": "..."}}."""
 
-SCHEMA: dict[str, Any] = {
+SCHEMA: JSONObject = {
     "type": "object",
     "properties": {"note": {"type": "string"}},
     "required": ["note"],

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 from ....construction import default_work_dir
 from ....errors import ConfigError
+from ....jsontypes import JSONObject
 from ....models.spec import ModelSpec
 from ....records import Item, SuiteManifest
 from ....seeding import rng_for
@@ -104,7 +104,7 @@ def sampled_claims(src: Suite) -> dict[str, list[MisleadingProbe]]:
 
 def generate_claims(
     loaded: LoadedItems, generator: ModelSpec, work: Path, seed: int, progress: StageProgress | None = None
-) -> tuple[dict[str, list[MisleadingProbe]], dict[str, Any]]:
+) -> tuple[dict[str, list[MisleadingProbe]], JSONObject]:
     """The claims a generator writes for `loaded`: a crossed misleading suite built (or resumed from
     the stored calls) at `work/misleading` with its store in `work`; returns its sampled Type 1
     probes by item and what the manifest records of the build (generator, counts)."""

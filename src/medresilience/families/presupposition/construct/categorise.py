@@ -5,14 +5,13 @@ as `uncategorised` with the reason (never a guessed category)."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from ....jsontypes import JSONObject
 from ....seeding import stable_hash
 from ....stages import Rejected, Task, parse_object
 from ..taxonomy import CATEGORIES, CATEGORY_KEYS, category_key
 
 SCHEMA_NAME = "presupposition_category"
-SCHEMA: dict[str, Any] = {
+SCHEMA: JSONObject = {
     "type": "object",
     "properties": {"reason": {"type": "string"}, "category": {"type": "string", "enum": list(CATEGORY_KEYS)}},
     "required": ["reason", "category"],

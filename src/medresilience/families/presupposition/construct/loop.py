@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from ....jsontypes import JSONObject
 from ....models.spec import ModelSpec
 from ....scoring.judge import Judge
 from ....stages import CallSession, Outcome, Rejected, StageProgress, StageStats, Task, run_stage
@@ -64,7 +64,7 @@ class Decision:
     category_reason: str | None = None
     checker_reason: str | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONObject:
         return {k: v for k, v in self.__dict__.items() if (v is not None and v != "") or k in ("status", "generator", "myth_id")}
 
 

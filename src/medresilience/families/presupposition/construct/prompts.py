@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from ....jsontypes import JSONObject
 from ....seeding import stable_hash
 from ....stages import Rejected, Task, parse_object
 from ..formats.myths import Myth
 from .seeds import InvalidExample, ValidExample
 
 SCHEMA_NAME = "presupposition_questions"
-SCHEMA: dict[str, Any] = {
+SCHEMA: JSONObject = {
     "type": "object",
     "properties": {
         "questions": {

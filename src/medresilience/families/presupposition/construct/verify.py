@@ -6,13 +6,12 @@ cannot be read after the retries drops it as unchecked (never passed by default)
 
 from __future__ import annotations
 
-from typing import Any
-
+from ....jsontypes import JSONObject
 from ....seeding import stable_hash
 from ....stages import Rejected, Task, parse_object
 
 SCHEMA_NAME = "correction_check"
-SCHEMA: dict[str, Any] = {
+SCHEMA: JSONObject = {
     "type": "object",
     "properties": {"reason": {"type": "string"}, "sound": {"type": "boolean"}},
     "required": ["reason", "sound"],

@@ -148,11 +148,11 @@ def _item_id(qid: int | str) -> str:
     return str(qid)
 
 
-def _drop_none(d: Mapping[str, object]) -> dict[str, Any]:
+def _drop_none(d: Mapping[str, object]) -> dict[str, object]:
     return {k: v for k, v in d.items() if v is not None}
 
 
-def _extra(obj: Mapping[str, object], known: tuple[str, ...]) -> dict[str, Any]:
+def _extra(obj: Mapping[str, object], known: tuple[str, ...]) -> dict[str, object]:
     """The row's other columns (kept and written back; an empty one, as Parquet gives every row, is left out)."""
     return {k: v for k, v in obj.items() if k not in known and v is not None}
 
@@ -265,7 +265,7 @@ def _manifest(
     )
 
 
-def read_release(path: Path | str, seed: int = 0, name: str | None = None, config: str | None = None, myths: Path | str | None = None, **_: Any) -> Suite:
+def read_release(path: Path | str, seed: int = 0, name: str | None = None, config: str | None = None, myths: Path | str | None = None, **_: object) -> Suite:
     """A suite from the study's release layout (one presupposition probe per question)."""
     path = Path(path)
     _no_config(config, "cancer-myth")
@@ -286,7 +286,7 @@ def _myth_rows(myths: Path | str) -> dict[int, Myth]:
     return {m.row: m for m in read_myths(myths)}
 
 
-def read_nfp(path: Path | str, seed: int = 0, name: str | None = None, config: str | None = None, myths: Path | str | None = None, **_: Any) -> Suite:
+def read_nfp(path: Path | str, seed: int = 0, name: str | None = None, config: str | None = None, myths: Path | str | None = None, **_: object) -> Suite:
     """A suite from the NFP control layout (one `nfp` probe per question); with `myths` (the myth
     file its source_row counts in) each item's meta gets the myth and fact of its row."""
     path = Path(path)
@@ -304,7 +304,7 @@ def read_nfp(path: Path | str, seed: int = 0, name: str | None = None, config: s
     return Suite(_manifest(path, "cancer-myth-nfp", seed, name, probes, extra_source=source), items, probes)
 
 
-def read_candidates(path: Path | str, seed: int = 0, name: str | None = None, config: str | None = None, myths: Path | str | None = None, **_: Any) -> Suite:
+def read_candidates(path: Path | str, seed: int = 0, name: str | None = None, config: str | None = None, myths: Path | str | None = None, **_: object) -> Suite:
     """A suite from the questions generated before validation (every one a presupposition probe).
     Item ids are `raw-<raw_QID>`; a raw_QID met again gets `-2`, `-3`, ... in file order."""
     path = Path(path)
@@ -462,7 +462,7 @@ def _nfp_path(path: Path) -> Path:
 def _write_parquet(path: Path, rows: Sequence[Mapping[str, object]], fields: tuple[str, ...]) -> None:
     import pyarrow as pa
 
-    columns: dict[str, list[Any]] = {f: [] for f in fields}
+    columns: dict[str, list[object]] = {f: [] for f in fields}
     for r in rows:
         for k in r:
             columns.setdefault(k, [])
