@@ -1,5 +1,6 @@
-"""Shared fixtures: paths to ../shared/data (skipped when absent), a small hand-made suite, and
-an oracle answer policy for the stub server (the stub is the boundary we do not own: a model)."""
+"""Shared fixtures: paths to ../shared/data (skipped when absent), a small hand-made suite, an
+oracle answer policy for the stub server (the stub is the boundary we do not own: a model), the
+stub servers of a test module (`stub_server`) and a finished run of the tiny suite (`oracle_run`)."""
 
 from __future__ import annotations
 
@@ -12,14 +13,19 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from medresilience.families.misleading.bundles import probes_from_bundle
+from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item, SuiteManifest
 from medresilience.suite import Suite
+
+if TYPE_CHECKING:
+    from medresilience.testing.stub import StubServer
 
 TESTS = Path(__file__).resolve().parent  # tests live in folders below this one; their files are found from here
 ROOT = TESTS.parent
@@ -68,6 +74,76 @@ def needs_chromium():
     if not CHROMIUM.exists():  # pragma: no cover - depends on the machine
         pytest.skip(f"{CHROMIUM} not found (install Debian's chromium package; no browser is downloaded)", allow_module_level=True)
     return api
+
+
+def output_lines(result) -> list[str]:
+    """The lines a command printed (a CliRunner result), blank ones left out."""
+    return [ln for ln in result.output.splitlines() if ln.strip()]
+
+
+def one_error_line(result) -> str:
+    """The one line a command that failed printed: bad input is one line naming what is wrong, and a
+    non-zero exit."""
+    assert result.exit_code != 0, result.output
+    lines = output_lines(result)
+    assert len(lines) == 1, result.output
+    return lines[0]
+
+
+def last_line(result) -> str:
+    return output_lines(result)[-1]
+
+
+def stub_spec(url: str, **kw):
+    """A model spec of the stub server at `url` (model `stub-model`; four at a time, two retries, a 5 s
+    timeout unless `kw` says otherwise)."""
+    opts = {"concurrency": 4, "max_retries": 2, "timeout": 5, **kw}
+    return parse_model_spec(f"openai:stub-model,base_url={url}," + ",".join(f"{k}={v}" for k, v in opts.items()))
+
+
+def wait_until(cond, timeout: float = 120.0, proc: subprocess.Popen | None = None) -> None:
+    """Waits for `cond()` (polling), failing after `timeout` seconds or when `proc` ends first."""
+    deadline = time.time() + timeout
+    while not cond():
+        assert time.time() < deadline, "timed out"
+        if proc is not None:
+            assert proc.poll() is None, "the process ended too early"
+        time.sleep(0.02)
+
+
+def eval_args(suite_dir: Path, out: Path, url: str, *extra: str) -> list[str]:
+    """`medres eval`'s arguments (for a CliRunner) over the stub at `url`: every Type 1 probe, one retry."""
+    return [
+        "eval",
+        "--suite",
+        str(suite_dir),
+        "--out",
+        str(out),
+        "-O",
+        "type1=all",
+        "--model",
+        f"openai:stub-model,base_url={url},concurrency=2,max_retries=1",
+        *extra,
+    ]
+
+
+def eval_command(suite_dir: Path, out: Path, url: str, *extra: str, model_opts: str = "concurrency=2") -> list[str]:
+    """The `medres eval` command line (a real process) over the stub at `url`: every Type 1 probe."""
+    return [
+        sys.executable,
+        "-m",
+        "medresilience.cli",
+        "eval",
+        "--suite",
+        str(suite_dir),
+        "--out",
+        str(out),
+        "-O",
+        "type1=all",
+        "--model",
+        f"openai:stub-model,base_url={url},{model_opts}",
+        *extra,
+    ]
 
 
 def ok_keys(db: Path) -> set[str]:
@@ -164,6 +240,42 @@ def oracle_policy(messages, request):
     if "[[CLEAN-WRONG]]" in user:
         return "Answer: " + ("A" if gold != "A" else "B")
     return f"Answer: {gold}"
+
+
+@pytest.fixture(scope="module")
+def stub_server() -> Iterator[Callable[..., StubServer]]:
+    """Starts stub OpenAI-compatible servers for one test module, each on a free 127.0.0.1 port:
+    `srv = stub_server(policy=..., faults=...)` (the policy answers as the oracle unless given);
+    every server started is stopped when the module's tests end. The one way a test starts the stub
+    for a fixture's run."""
+    from medresilience.testing.stub import StubServer
+
+    started: list[StubServer] = []
+
+    def start(policy: Callable = oracle_policy, **kwargs) -> StubServer:
+        srv = StubServer(policy=policy, **kwargs).start()
+        started.append(srv)
+        return srv
+
+    yield start
+    for srv in reversed(started):
+        srv.stop()
+
+
+@pytest.fixture(scope="module")
+def oracle_run(tmp_path_factory, stub_server) -> Path:
+    """A finished run of the tiny suite (`make_tiny_suite`) by one stub model, `m`, answering as the
+    oracle, with default options: the run directory (its suite beside it, in `../suite`). One per
+    test module, so a module may change its files."""
+    from medresilience.evaluation import evaluate
+    from medresilience.models.spec import parse_model_spec
+    from medresilience.resolved import EvalOptions
+
+    root = tmp_path_factory.mktemp("oracle-run")
+    make_tiny_suite().save(root / "suite")
+    srv = stub_server()
+    evaluate(Suite.load(root / "suite"), [parse_model_spec(f"openai:m,label=m,base_url={srv.base_url}")], root / "run", EvalOptions())
+    return root / "run"
 
 
 @pytest.fixture

@@ -22,27 +22,26 @@ from medresilience.families.noise.construct.build import NoiseBuildOptions, buil
 from medresilience.families.noise.testing import FakeGenerator  # noqa: E402
 from medresilience.models.spec import parse_model_spec  # noqa: E402
 from medresilience.suite import Suite  # noqa: E402
-from medresilience.testing.stub import StubServer  # noqa: E402
 from test_report import make_tiny_suite, policy  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs(tmp_path_factory, stub_server):
     root = tmp_path_factory.mktemp("layout")
     make_tiny_suite(n_copies=3).save(root / "suite")
     suite = Suite.load(root / "suite")
-    with StubServer(policy=policy) as srv:
-        specs = [
-            parse_model_spec(f"openai:stub-a,label=stub-model-with-a-long-label-a,base_url={srv.base_url}"),
-            parse_model_spec(f"openai:stub-b,label=stub-model-with-a-long-label-b,base_url={srv.base_url}"),
-        ]
-        evaluate(suite, specs, root / "mis", EvalOptions(settings=("none", "caution")))
+    srv = stub_server(policy=policy)
+    specs = [
+        parse_model_spec(f"openai:stub-a,label=stub-model-with-a-long-label-a,base_url={srv.base_url}"),
+        parse_model_spec(f"openai:stub-b,label=stub-model-with-a-long-label-b,base_url={srv.base_url}"),
+    ]
+    evaluate(suite, specs, root / "mis", EvalOptions(settings=("none", "caution")))
     opts = NoiseBuildOptions(seed=1, abbreviations=(str(FIXTURES / "noise_abbreviations.tsv"),))
-    with StubServer(policy=FakeGenerator()) as srv:
-        build_noise(FIXTURES / "noise_items.jsonl", root / "noise-suite", parse_model_spec(f"openai:fake-gen,base_url={srv.base_url}"), opts)
+    srv = stub_server(policy=FakeGenerator())
+    build_noise(FIXTURES / "noise_items.jsonl", root / "noise-suite", parse_model_spec(f"openai:fake-gen,base_url={srv.base_url}"), opts)
     noise = Suite.load(root / "noise-suite")
-    with StubServer(policy=lambda messages, request: "Answer: A") as srv:
-        evaluate(noise, [parse_model_spec(f"openai:m-long-model-label,base_url={srv.base_url}")], root / "noise", EvalOptions(settings=("none", "caution")))
+    srv = stub_server(policy=lambda messages, request: "Answer: A")
+    evaluate(noise, [parse_model_spec(f"openai:m-long-model-label,base_url={srv.base_url}")], root / "noise", EvalOptions(settings=("none", "caution")))
     return root
 
 

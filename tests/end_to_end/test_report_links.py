@@ -24,7 +24,6 @@ from medresilience.families.noise.construct.build import NoiseBuildOptions, buil
 from medresilience.families.noise.testing import FakeGenerator
 from medresilience.models.spec import parse_model_spec
 from medresilience.suite import Suite
-from medresilience.testing.stub import StubServer
 from test_export import presupposition_policy, presupposition_suite
 
 HOSTILE = 'm"><svg/onload=alert(1)>&x [y]'
@@ -34,27 +33,27 @@ RUNS = ("mis", "presup", "noise", "mis2")
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs(tmp_path_factory, stub_server):
     root = tmp_path_factory.mktemp("links")
     make_tiny_suite(n_copies=2).save(root / "mis-suite")
     mis = Suite.load(root / "mis-suite")
-    with StubServer(policy=oracle_policy) as srv:
-        specs = [parse_model_spec(f"openai:a,label=m-a,base_url={srv.base_url}"), parse_model_spec(f"openai:h,label={HOSTILE},base_url={srv.base_url}")]
-        evaluate(mis, specs, root / "mis", EvalOptions(settings=("none", "caution"), family={"type1": "all"}))
-        evaluate(mis, specs[:1], root / "mis2", EvalOptions(limit=4))
+    srv = stub_server(policy=oracle_policy)
+    specs = [parse_model_spec(f"openai:a,label=m-a,base_url={srv.base_url}"), parse_model_spec(f"openai:h,label={HOSTILE},base_url={srv.base_url}")]
+    evaluate(mis, specs, root / "mis", EvalOptions(settings=("none", "caution"), family={"type1": "all"}))
+    evaluate(mis, specs[:1], root / "mis2", EvalOptions(limit=4))
     presup = presupposition_suite(root / "presup-suite")
-    with StubServer(policy=presupposition_policy) as srv:
-        spec = parse_model_spec(f"openai:m,label=m,base_url={srv.base_url}")
-        evaluate(presup, [spec], root / "presup", EvalOptions(scoring="judge", family={"judge": f"openai:judge,base_url={srv.base_url}"}))
-    with StubServer(policy=FakeGenerator()) as srv:
-        res = build_noise(
-            FIXTURES / "noise_items.jsonl",
-            root / "noise-suite",
-            parse_model_spec(f"openai:gen,base_url={srv.base_url}"),
-            NoiseBuildOptions(seed=1, variants=("redherring-10", "rewrite")),
-        )
-    with StubServer(policy="first") as srv:
-        evaluate(Suite.load(res.out), [parse_model_spec(f"openai:m,label=m,base_url={srv.base_url}")], root / "noise", EvalOptions())
+    srv = stub_server(policy=presupposition_policy)
+    spec = parse_model_spec(f"openai:m,label=m,base_url={srv.base_url}")
+    evaluate(presup, [spec], root / "presup", EvalOptions(scoring="judge", family={"judge": f"openai:judge,base_url={srv.base_url}"}))
+    srv = stub_server(policy=FakeGenerator())
+    res = build_noise(
+        FIXTURES / "noise_items.jsonl",
+        root / "noise-suite",
+        parse_model_spec(f"openai:gen,base_url={srv.base_url}"),
+        NoiseBuildOptions(seed=1, variants=("redherring-10", "rewrite")),
+    )
+    srv = stub_server(policy="first")
+    evaluate(Suite.load(res.out), [parse_model_spec(f"openai:m,label=m,base_url={srv.base_url}")], root / "noise", EvalOptions())
     rows = {}
     for i, name in enumerate(RUNS):
         export_run(root / name, "jsonl", root / f"{name}.jsonl")

@@ -15,24 +15,23 @@ from medresilience.families.noise.testing import FakeGenerator
 from medresilience.models.spec import parse_model_spec
 from medresilience.report.profile import profile_frame, profile_section
 from medresilience.suite import Suite
-from medresilience.testing.stub import StubServer
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs(tmp_path_factory, stub_server):
     root = tmp_path_factory.mktemp("profile")
-    with StubServer(policy=FakeGenerator()) as srv:
-        res = build_noise(
-            FIXTURES / "noise_items.jsonl",
-            root / "noise-suite",
-            parse_model_spec(f"openai:gen,base_url={srv.base_url}"),
-            NoiseBuildOptions(seed=1, variants=("redherring-10", "rewrite")),
-        )
+    srv = stub_server(policy=FakeGenerator())
+    res = build_noise(
+        FIXTURES / "noise_items.jsonl",
+        root / "noise-suite",
+        parse_model_spec(f"openai:gen,base_url={srv.base_url}"),
+        NoiseBuildOptions(seed=1, variants=("redherring-10", "rewrite")),
+    )
     noise = Suite.load(res.out)
-    with StubServer(policy="first") as srv:
-        spec = parse_model_spec(f"openai:m,base_url={srv.base_url},label=m")
-        mis = evaluate(sample_suite(), [spec], root / "mis", EvalOptions(limit=8)).results
-        noi = evaluate(noise, [spec], root / "noise", EvalOptions()).results
+    srv = stub_server(policy="first")
+    spec = parse_model_spec(f"openai:m,base_url={srv.base_url},label=m")
+    mis = evaluate(sample_suite(), [spec], root / "mis", EvalOptions(limit=8)).results
+    noi = evaluate(noise, [spec], root / "noise", EvalOptions()).results
     return root, mis, noi, noise
 
 

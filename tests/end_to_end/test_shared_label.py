@@ -28,7 +28,6 @@ from medresilience.models.spec import parse_model_spec
 from medresilience.report.build import summary_rows
 from medresilience.report.compare import compare_runs, match_models
 from medresilience.suite import Suite
-from medresilience.testing.stub import StubServer
 from medresilience.view.pages import Links, environment
 from medresilience.view.query import close_all, open_runs, parse_query
 from medresilience.view.render import Renderer
@@ -38,21 +37,21 @@ RUNS = ("mis-big", "mis-small", "noise")
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs(tmp_path_factory, stub_server):
     root = tmp_path_factory.mktemp("shared")
-    with StubServer(policy=FakeGenerator()) as srv:
-        built = build_noise(
-            FIXTURES / "noise_items.jsonl",
-            root / "noise-suite",
-            parse_model_spec(f"openai:gen,base_url={srv.base_url}"),
-            NoiseBuildOptions(seed=1, variants=("redherring-10", "rewrite")),
-        )
-    with StubServer(policy="first") as srv:
-        spec = parse_model_spec(f"openai:m,base_url={srv.base_url},label=m")
-        evaluate(sample_suite(), [spec], root / "mis-big", EvalOptions(limit=8))
-        evaluate(sample_suite(), [spec], root / "mis-small", EvalOptions(limit=1))
-        evaluate(Suite.load(built.out), [spec], root / "noise", EvalOptions())
-        evaluate(sample_suite(), [spec], root / "mis-both", EvalOptions(limit=1, settings=("none", "caution")))
+    srv = stub_server(policy=FakeGenerator())
+    built = build_noise(
+        FIXTURES / "noise_items.jsonl",
+        root / "noise-suite",
+        parse_model_spec(f"openai:gen,base_url={srv.base_url}"),
+        NoiseBuildOptions(seed=1, variants=("redherring-10", "rewrite")),
+    )
+    srv = stub_server(policy="first")
+    spec = parse_model_spec(f"openai:m,base_url={srv.base_url},label=m")
+    evaluate(sample_suite(), [spec], root / "mis-big", EvalOptions(limit=8))
+    evaluate(sample_suite(), [spec], root / "mis-small", EvalOptions(limit=1))
+    evaluate(Suite.load(built.out), [spec], root / "noise", EvalOptions())
+    evaluate(sample_suite(), [spec], root / "mis-both", EvalOptions(limit=1, settings=("none", "caution")))
     return root
 
 

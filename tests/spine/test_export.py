@@ -33,7 +33,7 @@ from medresilience.records import Item, SuiteManifest
 from medresilience.runner import EvalOptions
 from medresilience.store import Store
 from medresilience.suite import Suite
-from medresilience.testing.stub import Faults, StubServer
+from medresilience.testing.stub import Faults
 
 runner = CliRunner()
 FAMILIES = ("misleading", "presupposition", "noise")
@@ -78,28 +78,28 @@ def presupposition_policy(messages, request):
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs(tmp_path_factory, stub_server):
     root = tmp_path_factory.mktemp("export")
     mis = make_tiny_suite(n_copies=2)
     mis.save(root / "mis-suite")
     mis = Suite.load(root / "mis-suite")
-    with StubServer(policy=oracle_policy, faults=Faults(seed=3, rate_permanent=0.15)) as srv:
-        specs = [parse_model_spec(f"openai:{n},label={n},base_url={srv.base_url},max_retries=0") for n in ("m-a", "m-b")]
-        evaluate(mis, specs, root / "misleading", EvalOptions(settings=("none", "caution")))
+    srv = stub_server(policy=oracle_policy, faults=Faults(seed=3, rate_permanent=0.15))
+    specs = [parse_model_spec(f"openai:{n},label={n},base_url={srv.base_url},max_retries=0") for n in ("m-a", "m-b")]
+    evaluate(mis, specs, root / "misleading", EvalOptions(settings=("none", "caution")))
     presup = presupposition_suite(root / "presup-suite")
-    with StubServer(policy=presupposition_policy) as srv:
-        spec = parse_model_spec(f"openai:m,label=m,base_url={srv.base_url}")
-        evaluate(presup, [spec], root / "presupposition", EvalOptions(scoring="judge", family={"judge": f"openai:judge,base_url={srv.base_url}"}))
-    with StubServer(policy=FakeGenerator()) as srv:
-        res = build_noise(
-            FIXTURES / "noise_items.jsonl",
-            root / "noise-suite",
-            parse_model_spec(f"openai:gen,base_url={srv.base_url}"),
-            NoiseBuildOptions(seed=1, variants=("redherring-10", "rewrite")),
-        )
+    srv = stub_server(policy=presupposition_policy)
+    spec = parse_model_spec(f"openai:m,label=m,base_url={srv.base_url}")
+    evaluate(presup, [spec], root / "presupposition", EvalOptions(scoring="judge", family={"judge": f"openai:judge,base_url={srv.base_url}"}))
+    srv = stub_server(policy=FakeGenerator())
+    res = build_noise(
+        FIXTURES / "noise_items.jsonl",
+        root / "noise-suite",
+        parse_model_spec(f"openai:gen,base_url={srv.base_url}"),
+        NoiseBuildOptions(seed=1, variants=("redherring-10", "rewrite")),
+    )
     noise = Suite.load(res.out)
-    with StubServer(policy="first") as srv:
-        evaluate(noise, [parse_model_spec(f"openai:m,label=m,base_url={srv.base_url}")], root / "noise", EvalOptions())
+    srv = stub_server(policy="first")
+    evaluate(noise, [parse_model_spec(f"openai:m,label=m,base_url={srv.base_url}")], root / "noise", EvalOptions())
     return root
 
 

@@ -3,10 +3,16 @@ writer, on real files."""
 
 from __future__ import annotations
 
-import pytest
+import json
 
-from medresilience.errors import InputError
-from medresilience.fileio import iter_parquet_rows, iter_rows, table_rows, write_parquet_table
+import pytest
+from typer.testing import CliRunner
+
+from conftest import one_error_line
+from medresilience.cli import app
+from medresilience.errors import InputError, MedresError
+from medresilience.fileio import iter_json_lines, iter_parquet_rows, iter_rows, table_rows, write_parquet_table
+from medresilience.suite import Suite
 
 
 def test_parquet_written_atomically_and_read_back_by_row(tmp_path):
@@ -93,3 +99,144 @@ def test_csv_records_name_the_exact_line_of_a_bad_byte(tmp_path):
         list(records)
     with pytest.raises(InputError, match=r"anatomy_test.csv:304: not UTF-8 text"):
         list(read_mmlu(f))
+
+
+runner = CliRunner()
+
+
+MEDQA_ROW = {"question": "Which is right?", "options": {"A": "a", "B": "b", "C": "c", "D": "d"}, "answer": "a", "answer_idx": "A"}
+
+
+def _medqa_lines(n: int) -> list[str]:
+    return [json.dumps({**MEDQA_ROW, "question": f"Question {i}: " + "padding " * 20 + "which is right?"}) for i in range(1, n + 1)]
+
+
+def test_a_utf8_bom_is_accepted_everywhere(tmp_path):
+    from medresilience.sources import detect_format, load_items
+
+    src = tmp_path / "medqa.jsonl"
+    src.write_bytes(b"\xef\xbb\xbf" + "\n".join(_medqa_lines(3)).encode() + b"\n")
+    assert detect_format(src) == "medqa"
+    assert len(list(load_items(src))) == 3
+    assert [n for n, _ in iter_json_lines(src)] == [1, 2, 3]
+    r = runner.invoke(app, ["import", str(src), "--out", str(tmp_path / "items.jsonl")])
+    assert r.exit_code == 0, r.output
+
+
+def test_a_non_utf8_byte_is_reported_on_its_line(tmp_path):
+    from medresilience.fileio import json_lines
+    from medresilience.sources import load_items
+    from medresilience.sources.detect import detect_format
+
+    lines = [s.encode() for s in _medqa_lines(200)]
+    lines[149] = lines[149].replace(b"which", b"wh\xffich")
+    src = tmp_path / "medqa.jsonl"
+    src.write_bytes(b"\n".join(lines) + b"\n")
+    for read in (lambda: list(iter_json_lines(src)), lambda: list(json_lines(src)), lambda: list(load_items(src))):
+        with pytest.raises(InputError) as ei:
+            read()
+        assert ei.value.line == 150 and "UTF-8" in str(ei.value)
+    line = one_error_line(runner.invoke(app, ["import", str(src), "--out", str(tmp_path / "items.jsonl")]))
+    assert "medqa.jsonl:150" in line
+    first = tmp_path / "first.jsonl"
+    first.write_bytes(lines[149] + b"\n")
+    with pytest.raises(InputError) as ei:
+        detect_format(first)
+    assert ei.value.line == 1
+
+
+def test_an_oversized_field_is_refused_naming_file_line_and_field(tmp_path, tiny_suite, monkeypatch):
+    from medresilience.sources import load_items
+
+    rows = _medqa_lines(3)
+    rows[1] = json.dumps({**MEDQA_ROW, "question": "x" * 150_000})
+    src = tmp_path / "medqa.jsonl"
+    src.write_text("\n".join(rows) + "\n")
+    line = one_error_line(runner.invoke(app, ["import", str(src), "--out", str(tmp_path / "items.jsonl")]))
+    assert "medqa.jsonl:2" in line and "question" in line and "100,000" in line and "MEDRES_MAX_FIELD_CHARS" in line
+    monkeypatch.setenv("MEDRES_MAX_FIELD_CHARS", "200000")
+    assert len(list(load_items(src))) == 3
+    monkeypatch.setenv("MEDRES_MAX_FIELD_CHARS", "2000")
+    # a suite's probe (a nested field)
+    d = tmp_path / "s"
+    tiny_suite.save(d)
+    probes = (d / "probes.jsonl").read_text().splitlines()
+    obj = json.loads(probes[4])
+    obj["context"][0]["text"] = "y" * 3000
+    probes[4] = json.dumps(obj)
+    (d / "probes.jsonl").write_text("\n".join(probes) + "\n")
+    with pytest.raises(InputError) as ei:
+        Suite.load(d, verify=False)
+    assert ei.value.line == 5 and ei.value.field == "context.0.text" and "3,000" in str(ei.value)
+    # an MMLU row (CSV: the record check, and the text-field check of the JSON-lines readers)
+    csv_src = tmp_path / "anatomy_test.csv"
+    csv_src.write_text('q1?,a,b,c,d,A\n"' + "z" * 2500 + '",a,b,c,d,B\n')
+    with pytest.raises(InputError) as ei:
+        list(load_items(csv_src))
+    assert ei.value.line == 2 and ei.value.field == "question"
+    mcqa = tmp_path / "mcqa.jsonl"
+    mcqa.write_text(json.dumps({"question": "q?", "opa": "w" * 2500, "opb": "b", "opc": "c", "opd": "d", "cop": 1, "id": "x"}) + "\n")
+    with pytest.raises(InputError) as ei:
+        list(load_items(mcqa))
+    assert ei.value.line == 1 and ei.value.field == "opa"
+    for bad in ("lots", "0", "100"):  # not a number; below the least limit (1,024)
+        monkeypatch.setenv("MEDRES_MAX_FIELD_CHARS", bad)
+        with pytest.raises(MedresError, match="MEDRES_MAX_FIELD_CHARS"):
+            list(load_items(src))
+
+
+def test_the_csv_rule_quotes_formulas_leaves_numbers_and_undoes_exactly():
+    from medresilience.fileio import csv_cell, csv_text
+
+    for typed, written in [
+        ("=cmd", "'=cmd"),
+        ("+1+2", "'+1+2"),
+        ("-2+3+cmd|' /C calc'!A0", "'-2+3+cmd|' /C calc'!A0"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\tx", "'\tx"),
+        ("\rx", "'\rx"),
+        ("'=x", "''=x"),  # a quote already there gets one more, so reading back is exact
+        ("-0.5", "-0.5"),  # a plain number, even as text, stays as it is
+        ("+3", "+3"),
+        ("1e-3", "1e-3"),
+        ("plain", "plain"),
+        ("'quoted", "'quoted"),
+        ("", ""),
+    ]:
+        assert csv_cell(typed) == written, typed
+        assert csv_text(written) == typed, written
+    assert csv_cell(-0.5) == -0.5 and csv_cell(None) is None
+
+
+def test_every_csv_writer_goes_through_the_one_rule():
+    """No module but fileio.py writes CSV itself (pandas' to_csv, the csv module's writers): every
+    other one calls write_csv / write_csv_frame, which apply the rule. Found by reading the source,
+    so a new writer that bypasses it fails here."""
+    import ast
+
+    from conftest import ROOT
+
+    pkg = ROOT / "src" / "medresilience"
+    direct: list[str] = []
+    through: set[str] = set()
+    for path in sorted(pkg.rglob("*.py")):
+        rel = path.relative_to(pkg).as_posix()
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            name = None
+            if isinstance(node, ast.Attribute):
+                name = node.attr
+            elif isinstance(node, ast.Name):
+                name = node.id
+            elif isinstance(node, ast.ImportFrom) and node.module == "csv":
+                name = next((a.name for a in node.names if a.name in ("writer", "DictWriter")), None)
+            if name in ("to_csv", "DictWriter") or (name == "writer" and isinstance(node, ast.Attribute) and getattr(node.value, "id", "") == "csv"):
+                direct.append(f"{rel}:{node.lineno}")
+            if name in ("write_csv", "write_csv_frame"):
+                through.add(rel)
+            if isinstance(node, ast.ImportFrom) and node.module == "csv" and name:
+                direct.append(f"{rel}:{node.lineno}")
+    assert {d.split(":")[0] for d in direct} == {"fileio.py"}, direct
+    assert len(direct) == 2  # csv.writer in write_csv, to_csv in write_csv_frame
+    # the writers of the toolkit's CSV files, each through the rule
+    assert {"review/exchange.py", "review/stats.py", "review/picks.py", "review/parts.py", "review/harm.py", "report/tables.py"} <= through

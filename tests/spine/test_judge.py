@@ -9,9 +9,13 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import socket
 
 import pytest
+from typer.testing import CliRunner
 
+from conftest import output_lines
+from medresilience.cli import app
 from medresilience.errors import InputError
 from medresilience.models.spec import parse_model_spec
 from medresilience.runner import CallRequest, Planned, execute, request_key, run_calls
@@ -445,3 +449,124 @@ def test_few_shot_examples_are_shown_validated_and_hashed():
         rubric(examples=[{**ex, "verdict": "2"}])
     with pytest.raises(ValueError, match="example 1: no field"):
         rubric(examples=[{**ex, "fields": {"question": "q"}}])
+
+
+runner = CliRunner()
+
+
+SECRET = "sk-hardening2-SECRET-0123456789abcdef"
+
+
+@pytest.fixture
+def dead_url():
+    """The URL of a port that refuses connections: bound, never listening, held for the test (so no
+    server started meanwhile can take it)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+
+
+def _presup_suite(path):
+    from test_presupposition_eval import make_suite
+
+    return make_suite(path)
+
+
+def _answers_and_unreadable_verdicts(messages, request):
+    system = messages[0]["content"] if messages[0]["role"] == "system" else ""
+    if system.startswith("You are a judge."):
+        return "I cannot tell what this answer does."
+    return "Here is some advice for your family."
+
+
+def test_a_judged_run_whose_judge_always_failed_exits_1_with_one_line(tmp_path, dead_url):
+    suite = _presup_suite(tmp_path / "suite")
+    dead = dead_url
+    with StubServer(policy=_answers_and_unreadable_verdicts) as srv:
+        r = runner.invoke(
+            app,
+            [
+                "eval",
+                "--suite",
+                str(suite.path),
+                "--out",
+                str(tmp_path / "run"),
+                "--model",
+                f"openai:m1,base_url={srv.base_url}",
+                "--judge",
+                f"openai:judge-4,base_url={dead},max_retries=0",
+            ],
+        )
+    assert r.exit_code == 1, r.output
+    last = output_lines(r)[-1]
+    assert "no answer was judged" in last and "27 answers" in last and "rerun the same command" in last, r.output
+    assert (tmp_path / "run" / "results.json").exists()
+
+
+def test_a_judged_run_where_every_judgment_is_unscored_exits_1(tmp_path):
+    suite = _presup_suite(tmp_path / "suite")
+    with StubServer(policy=_answers_and_unreadable_verdicts) as srv:
+        r = runner.invoke(
+            app,
+            [
+                "eval",
+                "--suite",
+                str(suite.path),
+                "--out",
+                str(tmp_path / "run"),
+                "--model",
+                f"openai:m1,base_url={srv.base_url}",
+                "--judge",
+                f"openai:judge-4,base_url={srv.base_url}",
+            ],
+        )
+    assert r.exit_code == 1, r.output
+    last = output_lines(r)[-1]
+    assert "no answer was scored" in last and "27 judged answers" in last and "--judge" in last, r.output
+    # one readable verdict is a measurement: no shortfall
+    from medresilience.evaluation import shortfall
+
+    with Store(tmp_path / "run" / "store.sqlite") as st:
+        st.conn.execute("UPDATE scores SET status = 'valid', value = 1, label = '1' WHERE rowid = (SELECT MIN(rowid) FROM scores)")
+        st.conn.commit()
+        from medresilience.calls import RunStats
+
+        assert shortfall(st, RunStats(planned_units=27)) is None
+
+
+def test_a_key_echoed_as_the_answer_is_stored_scrubbed_and_never_sent_to_the_judge(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEDRES_HARDEN_KEY", SECRET)
+    suite = _presup_suite(tmp_path / "suite")
+    out = tmp_path / "run"
+    prompts: list[str] = []
+
+    def judge_sees(messages, request):
+        if request["model"] == "judge-4":
+            prompts.append(json.dumps(messages))
+            return json.dumps({"reason": "ok", "verdict": "1" if "<correction>" in messages[-1]["content"] else "answers"})
+        return "unused"
+
+    with StubServer(policy=judge_sees, faults=Faults(rate_echo_key=1.0)) as answering, StubServer(policy=judge_sees) as judge:
+        r = runner.invoke(
+            app,
+            [
+                "eval",
+                "--suite",
+                str(suite.path),
+                "--out",
+                str(out),
+                "--model",
+                f"openai:m1,base_url={answering.base_url},api_key_env=MEDRES_HARDEN_KEY",
+                "--judge",
+                f"openai:judge-4,base_url={judge.base_url}",
+            ],
+        )
+        assert answering.stats.by_outcome == {"echo_key": 27}
+    assert r.exit_code == 0, r.output
+    assert len(prompts) == 27 and all(SECRET not in p and "[redacted]" in p for p in prompts)
+    for f in out.rglob("*"):
+        if f.is_file():
+            assert SECRET.encode() not in f.read_bytes(), f
+    with Store(out / "store.sqlite") as st:
+        texts = {t for (t,) in st.conn.execute("SELECT text FROM calls WHERE model = 'm1'")}
+    assert texts == {"[redacted]"}

@@ -260,6 +260,26 @@ def test_a_package_imports_only_what_its_docstring_allows(package_dir):
     assert not bad, "\n".join(sorted(bad))
 
 
+#: the package root holds the vocabulary every layer speaks (records, suites, the Family protocol,
+#: Registry[T]) and the console script; everything else lives in a package named for its job:
+#: runtime/ (plumbing), run/ (the run path), build/ (suite building), analyses/, and the rest
+ROOT_MODULES = {"__init__.py", "launch.py", "records.py", "suite.py", "family.py", "registry.py"}
+#: packages whose __init__ only says what they hold: importing one imports none of its modules
+FACE_PACKAGES = ("runtime", "run", "build", "analyses")
+
+
+def test_the_package_root_holds_only_the_vocabulary():
+    root = {p.name for p in PKG.glob("*.py")}
+    assert root == ROOT_MODULES, f"at the root and not in ROOT_MODULES (give it a package): {sorted(root - ROOT_MODULES)}"
+
+
+@pytest.mark.parametrize("package", FACE_PACKAGES)
+def test_a_job_package_imports_nothing_on_import(package):
+    tree = ast.parse((PKG / package / "__init__.py").read_text(encoding="utf-8"))
+    imports = [ast.unparse(n) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    assert not imports, imports
+
+
 #: what a setting or a scorer can do, declared in its type (mitigations.setting.Setting,
 #: scoring.types.DeferredScorer): never asked of it by attribute name
 CAPABILITIES = {"precall", "with_note", "agent", "marker", "models", "suite_warnings", "apply_item", "judge", "judge_requests", "extract_request", "rubric"}

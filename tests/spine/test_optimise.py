@@ -232,7 +232,7 @@ def suites(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def run(suites, tmp_path_factory):
+def run(suites, tmp_path_factory, stub_server):
     """One optimisation on the mix (train: misleading sample + presupposition + plain MCQ; val: the
     same three, disjoint items), then a rerun of the same command."""
     pytest.importorskip("gepa")
@@ -242,14 +242,14 @@ def run(suites, tmp_path_factory):
     out = d / "precaution.json"
     models = Models(suites["sample"], suites["plain"])
     mix = [suites["sample"], suites["presup"], suites["plain"]]
-    with StubServer(policy=models) as srv:
-        task, refl, judge = specs(srv.base_url)
-        lines: list[str] = []
-        first = optimise(mix, mix, task, refl, out, budget=60, per_suite=3, seed=5, judge=judge, seed_prompt=SEED, progress=lines.append)
-        made_first = models.count()
-        text_first = out.read_text()
-        second = optimise(mix, mix, task, refl, out, budget=60, per_suite=3, seed=5, judge=judge, seed_prompt=SEED)
-        made_second = models.count() - made_first
+    srv = stub_server(policy=models)
+    task, refl, judge = specs(srv.base_url)
+    lines: list[str] = []
+    first = optimise(mix, mix, task, refl, out, budget=60, per_suite=3, seed=5, judge=judge, seed_prompt=SEED, progress=lines.append)
+    made_first = models.count()
+    text_first = out.read_text()
+    second = optimise(mix, mix, task, refl, out, budget=60, per_suite=3, seed=5, judge=judge, seed_prompt=SEED)
+    made_second = models.count() - made_first
     return {
         "out": out,
         "first": first,

@@ -13,14 +13,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import make_tiny_suite, oracle_policy
 from medresilience.cli import app as cli_app
-from medresilience.evaluation import evaluate
 from medresilience.fileio import OutputError, atomic_write, write_parquet_batches
-from medresilience.models.spec import parse_model_spec
-from medresilience.runner import EvalOptions
-from medresilience.suite import Suite
-from medresilience.testing.stub import StubServer
 
 runner = CliRunner()
 
@@ -49,12 +43,8 @@ def _targets(d: Path, suffix: str = "") -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("output-targets")
-    make_tiny_suite().save(root / "suite")
-    with StubServer(policy=oracle_policy) as srv:
-        evaluate(Suite.load(root / "suite"), [parse_model_spec(f"openai:m,label=m,base_url={srv.base_url}")], root / "run", EvalOptions())
-    return root / "run"
+def oracle_run(oracle_run) -> Path:
+    return oracle_run
 
 
 def test_the_atomic_writer_refuses_what_is_not_a_regular_file(tmp_path):
@@ -99,26 +89,26 @@ def test_parquet_onto_a_directory_leaves_no_temp(tmp_path):
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "parquet", "inspect"])
-def test_medres_export_refuses_each_node_and_leaves_nothing(run_dir, tmp_path, fmt):
+def test_medres_export_refuses_each_node_and_leaves_nothing(oracle_run, tmp_path, fmt):
     d = tmp_path / "t"
     targets = _targets(d, ".eval" if fmt == "inspect" else "")
     before = _nodes(d)
     for name, path in targets.items():
-        res = runner.invoke(cli_app, ["export", str(run_dir), "--format", fmt, "--out", str(path)])
+        res = runner.invoke(cli_app, ["export", str(oracle_run), "--format", fmt, "--out", str(path)])
         lines = res.output.strip().splitlines()
         assert res.exit_code == 2 and len(lines) == 1 and str(path) in lines[0] and "not a regular file" in lines[0], (name, res.output)
     assert _nodes(d) == before and os.listdir(targets["dir"]) == []
-    res = runner.invoke(cli_app, ["export", str(run_dir), "--format", fmt, "--out", str(d / "ok.eval")])
+    res = runner.invoke(cli_app, ["export", str(oracle_run), "--format", fmt, "--out", str(d / "ok.eval")])
     assert res.exit_code == 0 and (d / "ok.eval").is_file()
 
 
-def test_the_static_export_refuses_a_link_to_a_directory(run_dir, tmp_path):
+def test_the_static_export_refuses_a_link_to_a_directory(oracle_run, tmp_path):
     site = tmp_path / "site"
-    assert runner.invoke(cli_app, ["view", str(run_dir), "--export", str(site)]).exit_code == 0
+    assert runner.invoke(cli_app, ["view", str(oracle_run), "--export", str(site)]).exit_code == 0
     (tmp_path / "elsewhere").mkdir()
     for name, target in (("link-site", site), ("link-dir", tmp_path / "elsewhere"), ("dangling", tmp_path / "nowhere")):
         os.symlink(target, tmp_path / name)
-        res = runner.invoke(cli_app, ["view", str(run_dir), "--export", str(tmp_path / name)])
+        res = runner.invoke(cli_app, ["view", str(oracle_run), "--export", str(tmp_path / name)])
         assert res.exit_code == 2 and "symbolic link" in res.output, (name, res.output)
         assert (tmp_path / name).is_symlink()
     assert (site / "index.html").is_file() and sorted(os.listdir(tmp_path)) == ["dangling", "elsewhere", "link-dir", "link-site", "site"]

@@ -24,19 +24,18 @@ def policy(messages, request):
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
+def run(tmp_path_factory, stub_server):
     from medresilience.evaluation import evaluate
     from medresilience.models.spec import parse_model_spec
     from medresilience.runner import EvalOptions
-    from medresilience.testing.stub import StubServer
 
     root = tmp_path_factory.mktemp("overlap")
     suite = make_tiny_suite()
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(KEY, "sk-test")
-        with StubServer(policy=policy) as srv:
-            specs = [parse_model_spec(f"openai:{m},label={m},base_url={srv.base_url},api_key_env={KEY}") for m in ("stub-oracle", "stub-a", "stub-mute")]
-            evaluate(suite, specs, root / "run", EvalOptions(family={"type1": "all"}))
+        srv = stub_server(policy=policy)
+        specs = [parse_model_spec(f"openai:{m},label={m},base_url={srv.base_url},api_key_env={KEY}") for m in ("stub-oracle", "stub-a", "stub-mute")]
+        evaluate(suite, specs, root / "run", EvalOptions(family={"type1": "all"}))
     return suite, root / "run"
 
 

@@ -6,18 +6,23 @@ written anywhere."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from conftest import oracle_policy
+from conftest import one_error_line, oracle_policy, stub_spec
 from medresilience.cli import app
 from medresilience.config import load_config
-from medresilience.errors import ConfigError, InputError
+from medresilience.errors import ConfigError, InputError, MedresError
+from medresilience.evaluation import evaluate
+from medresilience.models.openai_compatible import ModelCallError, OpenAICompatibleModel
 from medresilience.models.providers import PRICES, PROVIDERS, REASONING_BUDGET, known_price
 from medresilience.models.spec import ModelSpec, SpecDefaults, parse_model_spec
-from medresilience.testing.stub import StubServer
+from medresilience.runner import EvalOptions
+from medresilience.store import Store
+from medresilience.testing.stub import Faults, StubServer
 
 runner = CliRunner()
 FAKE_KEY = "sk-fake-7d1e0c9a4b2f-do-not-store"
@@ -48,13 +53,6 @@ def clean_env(monkeypatch, tmp_path):
     work.mkdir()
     monkeypatch.chdir(work)
     return work
-
-
-def _one_error_line(result) -> str:
-    assert result.exit_code != 0, result.output
-    lines = [ln for ln in result.output.splitlines() if ln.strip()]
-    assert len(lines) == 1, result.output
-    return lines[0]
 
 
 # ---- naming a model
@@ -201,7 +199,6 @@ def test_reasoning_model_gets_the_accepted_parameters(tmp_path, tiny_suite, monk
     run = json.loads((out / "run.json").read_text())
     m = run["models"][0]
     assert (m["provider"], m["max_tokens"], m["price_source"], m["price_date"]) == ("openai", REASONING_BUDGET, "table", known_price("openai", "o4-mini").date)
-    import sqlite3
 
     con = sqlite3.connect(out / "store.sqlite")
     params = [json.loads(p) for (p,) in con.execute("SELECT params FROM requests")]
@@ -235,9 +232,9 @@ def test_logprob_scoring_on_a_provider_without_logprobs_fails_in_one_line(tmp_pa
         monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
         out = tmp_path / "run"
         base = ["eval", "--suite", str(tiny_suite.path), "--scoring", "logprob", "--out", str(out)]
-        line = _one_error_line(runner.invoke(app, [*base, "--model", "openai/stub-model", "--model", "groq/llama-3.3-70b-versatile"]))
+        line = one_error_line(runner.invoke(app, [*base, "--model", "openai/stub-model", "--model", "groq/llama-3.3-70b-versatile"]))
         assert "llama-3.3-70b-versatile" in line and "groq" in line and "logprobs" in line and "--scoring letter" in line
-        line = _one_error_line(runner.invoke(app, [*base, "--model", "openai/o3"]))
+        line = one_error_line(runner.invoke(app, [*base, "--model", "openai/o3"]))
         assert "o3" in line and "logprobs" in line
         assert not out.exists() and srv.stats.total == 0
         # a provider with log-probabilities runs
@@ -392,14 +389,14 @@ def test_config_typo_names_the_file_and_key(tiny_suite, clean_env, name, text, k
         load_config()
     assert name in str(e.value) and f"'{key}'" in str(e.value)
     for cmd in (["eval", "--suite", str(tiny_suite.path), "--model", "vllm/m"], ["config"]):
-        line = _one_error_line(runner.invoke(app, cmd))
+        line = one_error_line(runner.invoke(app, cmd))
         assert name in line and key in line, line
     assert not (clean_env / "runs").exists()
 
 
 def test_config_not_toml_names_the_line(clean_env):
     _write_config(clean_env, 'models = ["a"]\nconcurrency = \n')
-    line = _one_error_line(runner.invoke(app, ["config"]))
+    line = one_error_line(runner.invoke(app, ["config"]))
     assert "medres.toml:2" in line and "not valid TOML" in line
 
 
@@ -432,7 +429,7 @@ def test_config_command_shows_values_and_sources(clean_env, monkeypatch):
 
 
 def test_eval_without_a_model_says_how_to_name_one(tiny_suite):
-    line = _one_error_line(runner.invoke(app, ["eval", "--suite", str(tiny_suite.path)]))
+    line = one_error_line(runner.invoke(app, ["eval", "--suite", str(tiny_suite.path)]))
     assert "--model" in line and "medres.toml" in line
 
 
@@ -458,3 +455,91 @@ def test_end_to_end_provider_eval_writes_no_secret(tmp_path, tiny_suite, monkeyp
     for p in files:
         assert FAKE_KEY.encode() not in p.read_bytes(), f"the key leaked into {p}"
     assert FAKE_KEY not in r.output
+
+
+ALL = EvalOptions(family={"type1": "all"})
+
+
+MSGS = [{"role": "user", "content": "Question number 1: which option is right?\nA. a\nB. b\nC. c\nD. d"}]
+
+
+PARAMS = {"temperature": 0.0, "max_tokens": 16}
+
+
+SECRET = "sk-hardening-SECRET-0123456789abcdef"
+
+
+async def test_credentials_in_base_url_fail_at_once():
+    with StubServer(policy=oracle_policy) as srv:
+        url = srv.base_url.replace("http://", "http://user:hunter2@")
+        async with OpenAICompatibleModel(stub_spec(url, max_retries=6), backoff_base=0.2) as m:
+            with pytest.raises(ModelCallError) as ei:
+                await m.complete(MSGS, PARAMS)
+        assert srv.stats.total == 0
+    e = ei.value
+    assert e.attempts == 1 and e.waited_s == 0  # failed at once: no retry, no wait
+    assert e.permanent and e.attempts == 1 and "configuration" in str(e) and "hunter2" not in str(e)
+
+
+def test_a_key_echoed_by_the_endpoint_is_scrubbed_everywhere(tmp_path, tiny_suite, monkeypatch):
+    monkeypatch.setenv("MEDRES_HARDEN_KEY", SECRET)
+    d = tmp_path / "suite"
+    tiny_suite.save(d)
+    out = tmp_path / "run"
+    with StubServer(policy=oracle_policy, faults=Faults(seed=4, rate_401=0.3)) as srv:
+        r = runner.invoke(
+            app,
+            [
+                "eval",
+                "--suite",
+                str(d),
+                "--out",
+                str(out),
+                "-O",
+                "type1=all",
+                "--model",
+                f"openai:stub-model,base_url={srv.base_url},api_key_env=MEDRES_HARDEN_KEY,concurrency=1",
+            ],
+        )
+        assert srv.stats.by_outcome.get("401")
+    assert r.exit_code == 1, r.output
+    assert "error sample" in r.output and "Incorrect API key provided: [redacted]" in r.output
+    assert SECRET not in r.output
+    for f in out.rglob("*"):
+        if f.is_file():
+            assert SECRET.encode() not in f.read_bytes(), f
+    with Store(out / "store.sqlite") as st:
+        errors = [row[0] for row in st.conn.execute("SELECT error FROM calls WHERE status = 'error'")]
+    assert errors and all("Incorrect API key provided: [redacted]" in e and SECRET not in e for e in errors)
+
+
+def test_credentials_in_base_url_are_not_stored(tmp_path, tiny_suite):
+    url = "http://user:hunter2@127.0.0.1:9/v1?token=tok-abc123"
+    res = evaluate(tiny_suite, [stub_spec(url, max_retries=0)], tmp_path / "run", ALL)
+    assert res.stats.ok == 0
+    stored = (tmp_path / "run" / "run.json").read_text()
+    with Store(tmp_path / "run" / "store.sqlite") as st:
+        stored += "".join(row[0] for row in st.conn.execute("SELECT config FROM runs"))
+        stored += "".join(row[0] or "" for row in st.conn.execute("SELECT error FROM calls"))
+    stored += (tmp_path / "run" / "results.json").read_text()
+    assert "hunter2" not in stored and "tok-abc123" not in stored
+    assert "127.0.0.1:9/v1" in stored  # the endpoint itself is kept
+
+
+def test_a_model_spec_public_form_holds_no_credentials():
+    """Every stored copy of a spec (run.json, a build's manifest) comes from public(): endpoints
+    without user:password@ or query strings."""
+    from medresilience.models.spec import parse_model_spec
+
+    spec = parse_model_spec("openai:m,base_url=https://user:hunter2@llm.example.org/v1?token=tok-abc|http://127.0.0.1:8000/v1")
+    pub = spec.public()
+    assert pub["base_urls"] == ["https://***@llm.example.org/v1?***", "http://127.0.0.1:8000/v1"]
+    assert "hunter2" not in str(pub) and "tok-abc" not in str(pub) and spec.base_urls[0].startswith("https://user:hunter2@")
+
+
+@pytest.mark.parametrize("url", ["ftp://127.0.0.1:8000/v1", "127.0.0.1:8000/v1", "file:///tmp/x", "http:///v1"])
+def test_a_base_url_that_is_not_http_is_refused_at_parse_time(url):
+    with pytest.raises(MedresError) as ei:
+        parse_model_spec(f"openai:m,base_url={url}")
+    assert "base_url" in str(ei.value) and "http" in str(ei.value)
+    parse_model_spec("openai:m,base_url=https://llm.example.org/v1|http://127.0.0.1:8000/v1")

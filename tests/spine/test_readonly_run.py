@@ -18,13 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_tiny_suite, oracle_policy
-from medresilience.evaluation import evaluate
-from medresilience.models.spec import parse_model_spec
-from medresilience.runner import EvalOptions
-from medresilience.suite import Suite
-from medresilience.testing.stub import StubServer
-
 PROOF = "write refused: read-only"
 
 
@@ -54,15 +47,12 @@ def _on_read_only(run: Path, commands: list[list[str]]) -> list[subprocess.Compl
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("read-only-run")
-    why = _namespaces_work(root)
+def run_dir(tmp_path_factory, oracle_run) -> Path:
+    """The shared oracle run, where this machine lets a user namespace mount it read-only."""
+    why = _namespaces_work(tmp_path_factory.mktemp("read-only-run"))
     if why:
         pytest.skip(why)
-    make_tiny_suite().save(root / "suite")
-    with StubServer(policy=oracle_policy) as srv:
-        evaluate(Suite.load(root / "suite"), [parse_model_spec(f"openai:m,label=m,base_url={srv.base_url}")], root / "run", EvalOptions())
-    return root / "run"
+    return oracle_run
 
 
 def test_the_readers_work_on_a_read_only_run(run_dir, tmp_path):

@@ -13,20 +13,28 @@ import math
 import os
 import re
 import shutil
+import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
-from conftest import MARKER, make_tiny_suite, oracle_policy
+from conftest import MARKER, make_tiny_suite, oracle_policy, stub_spec
 from medresilience import stats
+from medresilience.cli import app
+from medresilience.errors import InputError
 from medresilience.evaluation import evaluate
 from medresilience.families.misleading.metrics import misleading_metrics
 from medresilience.mitigations import CAUTION_INSTRUCTION as DEFENSE_INSTRUCTION
 from medresilience.models.spec import parse_model_spec
 from medresilience.report import build_report, compare_runs
 from medresilience.runner import EvalOptions
+from medresilience.store import Store
+from medresilience.suite import Suite
 from medresilience.testing.stub import StubServer
 
 SECRET_VAR = "MEDRES_TEST_REPORT_KEY"
@@ -54,7 +62,6 @@ def make_runs(root) -> dict[str, object]:
     The API key variable (SECRET_VAR) must be set."""
     suite = make_tiny_suite(n_copies=COPIES)
     suite.save(root / "suite")
-    from medresilience.suite import Suite
 
     suite = Suite.load(root / "suite")
     out = {"suite": root / "suite"}
@@ -234,7 +241,6 @@ def test_flips_agree_with_the_frame(runs, report):
     from medresilience.families.misleading.metrics import paired
     from medresilience.frame import results_frame
     from medresilience.store import Store
-    from medresilience.suite import Suite
 
     with Store(runs["both"] / "store.sqlite") as st:
         df = results_frame(st, Suite.load(runs["suite"]))
@@ -328,7 +334,6 @@ def test_report_of_a_run_with_nothing_scored_yet(runs, tmp_path):
 
 
 def test_not_a_run_directory(tmp_path):
-    from medresilience.errors import InputError
 
     with pytest.raises(InputError, match="not a run directory"):
         build_report([tmp_path])
@@ -391,8 +396,6 @@ def test_cli_report_and_compare(runs, tmp_path):
 def test_cli_tables_fit_80_columns_and_never_cut_a_number(runs, tmp_path):
     """`medres report` and `medres compare` in an 80-column terminal: no line is longer, nothing is
     cut to '…', and every number of the tables is printed whole."""
-    import subprocess
-    import sys
 
     from medresilience.report.build import summary_rows
 
@@ -602,7 +605,6 @@ def test_frame_packed_read_equals_text_read(runs, tmp_path, monkeypatch):
     """The packed read and the general text read give the same frame; a value outside the packed
     vocabularies is read the general way; a label 'Z' and a condition 'custom' (values no family
     declared) are read like any other."""
-    import sqlite3
 
     from medresilience import frame as F
     from medresilience.store import Store
@@ -643,8 +645,6 @@ def test_frame_packed_read_equals_text_read(runs, tmp_path, monkeypatch):
 def test_report_prints_no_font_warnings(runs, tmp_path):
     """Building a report on a fresh machine prints no matplotlib font warnings (the figures use
     DejaVu Sans, which matplotlib ships)."""
-    import subprocess
-    import sys
 
     r = subprocess.run(
         [sys.executable, "-m", "medresilience.cli", "report", str(runs["both"]), "--out", str(tmp_path / "rep")],
@@ -688,7 +688,6 @@ def test_compare_markdown_is_the_page_not_the_raw_table(runs, tmp_path):
 def test_report_from_the_frame_evaluate_returns(runs, tmp_path, monkeypatch):
     """`medres eval` hands the frame its results came from to the report: the same report as one
     that reads the suite and the store again."""
-    from medresilience.suite import Suite
 
     monkeypatch.setenv(SECRET_VAR, SECRET)
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
@@ -701,3 +700,52 @@ def test_report_from_the_frame_evaluate_returns(runs, tmp_path, monkeypatch):
     assert handed.timings["suite"] < again.timings["suite"]
     for name in ("report.md", "report.html"):
         assert (tmp_path / "handed" / name).read_text() == (tmp_path / "again" / name).read_text()
+
+
+ALL = EvalOptions(family={"type1": "all"})
+
+
+def test_a_report_on_a_half_finished_run_warns(tmp_path, tiny_suite):
+    from medresilience.report import build_report
+
+    with StubServer(policy=oracle_policy) as srv:
+        evaluate(tiny_suite, [stub_spec(srv.base_url)], tmp_path / "run", ALL)
+    rep = build_report([tmp_path / "run"])
+    assert not any("missing" in n for n in rep.notes)
+    with Store(tmp_path / "run" / "store.sqlite") as st:  # as if killed after 15 of its 20 calls
+        st.conn.execute("DELETE FROM calls WHERE key IN (SELECT key FROM calls ORDER BY key LIMIT 5)")
+    rep = build_report([tmp_path / "run"])
+    notes = [n for n in rep.notes if "missing" in n]
+    assert len(notes) == 1 and "25%" in notes[0] and "5 of 20" in notes[0]
+    html = rep.html.read_text()
+    assert "5 of 20" in html and "class='warn'" in html
+    assert "5 of 20" in rep.markdown.read_text()
+
+
+runner = CliRunner()
+
+
+def _cells(path: Path) -> list[list[str]]:
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.reader(fh))
+
+
+def test_a_model_label_formula_is_neutralised_in_the_reports_usage_csv(tmp_path, tiny_suite):
+    d = tmp_path / "suite"
+    tiny_suite.save(d)
+    out = tmp_path / "run"
+    with StubServer(policy=oracle_policy) as srv:
+        r = runner.invoke(
+            app, ["eval", "--suite", str(d), "--out", str(out), "-O", "type1=all", "--model", f"openai:stub-model,base_url={srv.base_url},label==cmd"]
+        )
+        assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["report", str(out)])
+    assert r.exit_code == 0, r.output
+    tables = sorted((out / "report" / "tables").glob("*.csv"))
+    assert (out / "report" / "tables" / "usage.csv") in tables
+    usage = _cells(out / "report" / "tables" / "usage.csv")
+    assert "'=cmd" in [c for row in usage for c in row]
+    for t in tables:  # no table of the report starts a cell with a formula
+        assert not [c for row in _cells(t) for c in row if c[:1] in ("=", "+", "@")], t

@@ -41,27 +41,25 @@ def shy_thinker(messages, request):
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
+def run(tmp_path_factory, stub_server):
     from medresilience.evaluation import evaluate
     from medresilience.models.spec import parse_model_spec
     from medresilience.runner import EvalOptions
-    from medresilience.testing.stub import Faults, StubServer
+    from medresilience.testing.stub import Faults
 
     root = tmp_path_factory.mktemp("thinking")
     suite = make_tiny_suite()
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(KEY, "sk-test")
-        with (
-            StubServer(policy=lambda m, r: "Let me think. Answer: A") as fast,
-            StubServer(policy=lambda m, r: "Answer: A", faults=Faults(delay=0.3)) as slow,
-            StubServer(policy=thinker) as think,
-            StubServer(policy=shy_thinker) as shy,
-        ):
-            specs = [
-                parse_model_spec(f"openai:{name},label={name},base_url={srv.base_url},api_key_env={KEY},concurrency=8")
-                for name, srv in (("fast", fast), ("slow", slow), ("thinker", think), ("shy", shy))
-            ]
-            evaluate(suite, specs, root / "run", EvalOptions(family={"type1": "all"}))
+        fast = stub_server(policy=lambda m, r: "Let me think. Answer: A")
+        slow = stub_server(policy=lambda m, r: "Answer: A", faults=Faults(delay=0.3))
+        think = stub_server(policy=thinker)
+        shy = stub_server(policy=shy_thinker)
+        specs = [
+            parse_model_spec(f"openai:{name},label={name},base_url={srv.base_url},api_key_env={KEY},concurrency=8")
+            for name, srv in (("fast", fast), ("slow", slow), ("thinker", think), ("shy", shy))
+        ]
+        evaluate(suite, specs, root / "run", EvalOptions(family={"type1": "all"}))
     return suite, root / "run"
 
 

@@ -16,15 +16,9 @@ import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from conftest import make_tiny_suite, oracle_policy
 from medresilience.cli import app as cli_app
 from medresilience.errors import MedresError
-from medresilience.evaluation import evaluate
-from medresilience.models.spec import parse_model_spec
-from medresilience.runner import EvalOptions
 from medresilience.store import Store, StoreWriteError
-from medresilience.suite import Suite
-from medresilience.testing.stub import StubServer
 from medresilience.view.app import create_app
 from medresilience.view.query import open_runs
 
@@ -33,20 +27,16 @@ HUGE = "99999999999999999999"  # more than SQLite's 64-bit integers hold
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("view-hardening")
-    make_tiny_suite().save(root / "suite")
-    with StubServer(policy=oracle_policy) as srv:
-        evaluate(Suite.load(root / "suite"), [parse_model_spec(f"openai:m,label=m,base_url={srv.base_url}")], root / "run", EvalOptions())
-    return root / "run"
+def oracle_run(oracle_run) -> Path:
+    return oracle_run
 
 
 def _files(d: Path) -> set[str]:
     return set(os.listdir(d))
 
 
-def test_a_page_too_large_is_a_400_not_a_500(run_dir):
-    [rv] = open_runs([run_dir])
+def test_a_page_too_large_is_a_400_not_a_500(oracle_run):
+    [rv] = open_runs([oracle_run])
     try:
         client = TestClient(create_app([rv]), base_url="http://127.0.0.1", raise_server_exceptions=False)
         for page in (HUGE, "2"):  # 12 units: one page of 50; any filter keeps fewer
@@ -58,27 +48,27 @@ def test_a_page_too_large_is_a_400_not_a_500(run_dir):
         rv.close()
 
 
-def test_browsing_a_finished_run_writes_nothing_beside_its_store(run_dir):
-    before = _files(run_dir)
+def test_browsing_a_finished_run_writes_nothing_beside_its_store(oracle_run):
+    before = _files(oracle_run)
     assert not any(n.startswith("store.sqlite-") for n in before)
-    [rv] = open_runs([run_dir])
+    [rv] = open_runs([oracle_run])
     try:
         client = TestClient(create_app([rv]), base_url="http://127.0.0.1")
         unit = client.get("/api/units").json()["units"][0]["unit_id"]
         assert client.get(f"/unit/0/{unit}").status_code == 200
-        assert _files(run_dir) == before  # no store.sqlite-wal, no store.sqlite-shm while open
+        assert _files(oracle_run) == before  # no store.sqlite-wal, no store.sqlite-shm while open
     finally:
         rv.close()
-    assert _files(run_dir) == before
+    assert _files(oracle_run) == before
 
 
-def test_a_store_open_by_a_writer_is_read_through_its_wal(run_dir, tmp_path):
+def test_a_store_open_by_a_writer_is_read_through_its_wal(oracle_run, tmp_path):
     """With a writer's connection open the store is not immutable: a reader must see what the
     writer committed to its WAL (an immutable open would read the main file alone and miss it)."""
     import shutil
 
     d = tmp_path / "live"
-    shutil.copytree(run_dir, d)
+    shutil.copytree(oracle_run, d)
     with Store(d / "store.sqlite") as writer:
         writer.conn.execute("PRAGMA wal_autocheckpoint=0")  # keep the commit in the WAL
         writer.record_run("live-run", {"note": "written while a reader looks"})
@@ -87,21 +77,21 @@ def test_a_store_open_by_a_writer_is_read_through_its_wal(run_dir, tmp_path):
             assert reader.run_config("live-run") is not None
 
 
-def test_a_non_loopback_host_needs_public(run_dir):
+def test_a_non_loopback_host_needs_public(oracle_run):
     from medresilience.view.app import exposure
 
-    res = runner.invoke(cli_app, ["view", str(run_dir), "--host", "0.0.0.0", "--port", "1"])
+    res = runner.invoke(cli_app, ["view", str(oracle_run), "--host", "0.0.0.0", "--port", "1"])
     assert res.exit_code == 2 and "--public" in res.output and len(res.output.strip().splitlines()) == 1, res.output
     with pytest.raises(MedresError, match="--public"):
-        exposure([run_dir], "192.0.2.7", 8766, public=False)
-    hosts, message = exposure([run_dir], "127.0.0.1", 8766, public=False)
+        exposure([oracle_run], "192.0.2.7", 8766, public=False)
+    hosts, message = exposure([oracle_run], "127.0.0.1", 8766, public=False)
     assert set(hosts) == {"127.0.0.1", "localhost"} and message is None
-    hosts, message = exposure([run_dir], "0.0.0.0", 8766, public=True, allow_hosts=["viewer.lab.example"])
+    hosts, message = exposure([oracle_run], "0.0.0.0", 8766, public=True, allow_hosts=["viewer.lab.example"])
     # what is exposed: every interface, the runs, no authentication, and the Host names answered
-    assert "every interface" in message and str(run_dir) in message and "no authentication" in message
+    assert "every interface" in message and str(oracle_run) in message and "no authentication" in message
     assert "viewer.lab.example" in hosts and socket.gethostname() in hosts and "*" not in hosts
     assert "viewer.lab.example" in message
-    [rv] = open_runs([run_dir])
+    [rv] = open_runs([oracle_run])
     try:
         client = TestClient(create_app([rv], allowed_hosts=hosts), base_url="http://127.0.0.1")
         assert client.get("/", headers={"host": "viewer.lab.example:8766"}).status_code == 200

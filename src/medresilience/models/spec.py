@@ -286,7 +286,7 @@ def _no_repeats(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return dict(pairs)
 
 
-def _spec_file(path: Path, flag: str) -> dict[str, Any]:
+def _spec_file(path: Path, flag: str) -> dict[str, object]:
     """The settings of a model file (`@file`, JSON; a setting given twice is an error)."""
     if not path.exists():
         raise ConfigError(flag, f"model file {path} not found")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import shared_data
+from conftest import output_lines, shared_data
 from medresilience import EvalOptions, build_report, evaluate
 from medresilience.cli import app
 from medresilience.errors import ConfigError
@@ -30,7 +30,7 @@ from medresilience.models.spec import parse_model_spec
 from medresilience.stats import fisher_one_sided, mcnemar_exact
 from medresilience.store import Store
 from medresilience.suite import Suite
-from medresilience.testing.stub import StubServer
+from medresilience.testing.stub import Faults, StubServer
 
 FAKE = FakeGenerator(invalid_json=0.3, clinical=0.3, always_clinical=0.15, lose_number=0.2)
 LIMIT = 14
@@ -50,14 +50,14 @@ def gen_spec(url: str) -> object:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def built(tmp_path_factory, stub_server):
     """One build (seed 5); later builds share its work dir (its stored calls)."""
     root = tmp_path_factory.mktemp("noise")
     mp = pytest.MonkeyPatch()
     mp.setenv("SOURCE_DATE_EPOCH", "1700000000")
     opts = NoiseBuildOptions(seed=5, limit=LIMIT, abbreviations=(str(inventories()),), name="noise-test")
-    with StubServer(policy=FAKE) as srv:
-        res = build_noise(medqa(), root / "suite", gen_spec(srv.base_url), opts, work_dir=root / "work")
+    srv = stub_server(policy=FAKE)
+    res = build_noise(medqa(), root / "suite", gen_spec(srv.base_url), opts, work_dir=root / "work")
     yield {"root": root, "res": res, "opts": opts}
     mp.undo()
 
@@ -398,7 +398,6 @@ def test_eval_command_in_diagnosis_mode(built, tmp_path):
 
 
 def test_failed_calls_leave_the_build_incomplete_and_a_rerun_retries_only_them(tmp_path):
-    from medresilience.testing.stub import Faults
 
     opts = NoiseBuildOptions(seed=1, limit=8, variants=("redherring-10", "rewrite"))
     with StubServer(policy=FakeGenerator(), faults=Faults(rate_permanent=0.3, seed=3)) as srv:
@@ -430,7 +429,6 @@ def test_a_build_killed_with_sigkill_resumes_without_repeating_a_finished_call(t
     import sys
 
     from conftest import ok_keys, sigkill_after
-    from medresilience.testing.stub import Faults
 
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "SOURCE_DATE_EPOCH": "1700000000"}
 
@@ -473,3 +471,32 @@ def test_a_build_killed_with_sigkill_resumes_without_repeating_a_finished_call(t
         ref = subprocess.run(cmd(tmp_path / "clean", srv.base_url), env=env, capture_output=True, text=True, timeout=120)
         assert ref.returncode == 0, ref.stderr
     assert {f: (tmp_path / "killed" / f).read_bytes() for f in SUITE_FILES} == {f: (tmp_path / "clean" / f).read_bytes() for f in SUITE_FILES}
+
+
+runner = CliRunner()
+
+
+def test_a_build_that_kept_nothing_exits_1_with_one_line(tmp_path):
+    from medresilience.fileio import write_jsonl
+    from medresilience.records import Item
+
+    items = tmp_path / "items.jsonl"  # no question asks for a diagnosis: no case to perturb
+    write_jsonl(
+        items,
+        [
+            Item(
+                id=f"q{i}",
+                source="t",
+                question=f"Which drug is first-line for hypertension in case {i}?",
+                options={"A": "x", "B": "y", "C": "z", "D": "w"},
+                answer="A",
+            )
+            for i in range(3)
+        ],
+    )
+    inv = tmp_path / "abbr.tsv"
+    inv.write_text("abbreviation\tsense\tvariation\tCUI\tfrequency\nBP\tblood pressure\tBP\tC0005823\t100\n")
+    r = runner.invoke(app, ["build", "noise", "--items", str(items), "--out", str(tmp_path / "s"), "--variants", "abbreviations", "--abbreviations", str(inv)])
+    assert r.exit_code == 1, r.output
+    last = output_lines(r)[-1]
+    assert "nothing was built" in last and "build_report.md" in last and "rerun" in last, r.output

@@ -58,12 +58,12 @@ def build(root: Path, url: str, suite: str = "suite", work: str = "work", checke
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def built(tmp_path_factory, stub_server):
     root = tmp_path_factory.mktemp("noise-checked")
     mp = pytest.MonkeyPatch()
     mp.setenv("SOURCE_DATE_EPOCH", "1700000000")
-    with StubServer(policy=FAKE) as srv:
-        res = build(root, srv.base_url)
+    srv = stub_server(policy=FAKE)
+    res = build(root, srv.base_url)
     yield {"root": root, "res": res}
     mp.undo()
 

@@ -49,7 +49,7 @@ def rule_b(idx: int, cond: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory):
+def suite(tmp_path_factory, stub_server):
     root = tmp_path_factory.mktemp("noise-compare")
     rows = [json.loads(x) for x in (FIXTURES / "noise_items.jsonl").read_text().splitlines()]
     items = root / "items.jsonl"
@@ -64,13 +64,13 @@ def suite(tmp_path_factory):
             for r in rows
         )
     )
-    with StubServer(policy=FakeGenerator()) as srv:
-        res = build_noise(
-            items,
-            root / "suite",
-            parse_model_spec(f"openai:fake-gen,base_url={srv.base_url}"),
-            NoiseBuildOptions(seed=2, variants=("redherring-1", "redherring-10", "together-10", "whitespace", "rewrite")),
-        )
+    srv = stub_server(policy=FakeGenerator())
+    res = build_noise(
+        items,
+        root / "suite",
+        parse_model_spec(f"openai:fake-gen,base_url={srv.base_url}"),
+        NoiseBuildOptions(seed=2, variants=("redherring-1", "redherring-10", "together-10", "whitespace", "rewrite")),
+    )
     return Suite.load(res.out)
 
 

@@ -81,11 +81,11 @@ def test_epochs_pool_accuracy_pair_within_an_epoch_and_resample_cases():
 
 
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory) -> Suite:
+def suite(tmp_path_factory, stub_server) -> Suite:
     out = tmp_path_factory.mktemp("noise") / "suite"
     opts = NoiseBuildOptions(seed=1, abbreviations=(str(FIXTURES / "noise_abbreviations.tsv"),))
-    with StubServer(policy=FakeGenerator()) as srv:
-        build_noise(FIXTURES / "noise_items.jsonl", out, parse_model_spec(f"openai:fake-gen,base_url={srv.base_url}"), opts)
+    srv = stub_server(policy=FakeGenerator())
+    build_noise(FIXTURES / "noise_items.jsonl", out, parse_model_spec(f"openai:fake-gen,base_url={srv.base_url}"), opts)
     return Suite.load(out)
 
 

@@ -19,7 +19,6 @@ from medresilience.families.noise.testing import FakeGenerator
 from medresilience.family import get
 from medresilience.models.spec import parse_model_spec
 from medresilience.suite import Suite
-from medresilience.testing.stub import StubServer
 
 
 class Misled:
@@ -41,15 +40,15 @@ class Misled:
 
 
 @pytest.fixture(scope="module")
-def pilot(tmp_path_factory):
+def pilot(tmp_path_factory, stub_server):
     root = tmp_path_factory.mktemp("noise-plan")
     opts = NoiseBuildOptions(seed=1, abbreviations=(str(FIXTURES / "noise_abbreviations.tsv"),))
-    with StubServer(policy=FakeGenerator()) as srv:
-        build_noise(FIXTURES / "noise_items.jsonl", root / "suite", parse_model_spec(f"openai:fake-gen,base_url={srv.base_url}"), opts)
+    srv = stub_server(policy=FakeGenerator())
+    build_noise(FIXTURES / "noise_items.jsonl", root / "suite", parse_model_spec(f"openai:fake-gen,base_url={srv.base_url}"), opts)
     suite = Suite.load(root / "suite")
-    with StubServer(policy=Misled(suite)) as srv:
-        spec = parse_model_spec(f"openai:m,base_url={srv.base_url},temperature=0.7")
-        res = evaluate(suite, [spec], root / "run", EvalOptions(family={"variants": "redherring-10,whitespace"}, epochs=3))
+    srv = stub_server(policy=Misled(suite))
+    spec = parse_model_spec(f"openai:m,base_url={srv.base_url},temperature=0.7")
+    res = evaluate(suite, [spec], root / "run", EvalOptions(family={"variants": "redherring-10,whitespace"}, epochs=3))
     return root / "run", len(suite.items), res.results.models["m"]["none"]["by_variant"]
 
 

@@ -15,7 +15,6 @@ from medresilience.families.misleading.bundles import bundle_id_for, probes_from
 from medresilience.families.pressure.construct.build import build_pressure
 from medresilience.family import get
 from medresilience.records import SuiteManifest
-from medresilience.testing.stub import StubServer
 
 
 def scripted(messages, request):
@@ -36,7 +35,7 @@ def scripted(messages, request):
 
 
 @pytest.fixture(scope="module")
-def pilot(tmp_path_factory):
+def pilot(tmp_path_factory, stub_server):
     root = tmp_path_factory.mktemp("pressure-plan")
     items, probes = [], []
     for item, sentences, ct, _ in tiny_items_and_bundles():
@@ -45,8 +44,8 @@ def pilot(tmp_path_factory):
             probes += probes_from_bundle(item, sentences, ct, pv, 7, bundle_id_for(item.id, ct, pv))
     Suite(SuiteManifest(name="tiny", family="misleading", seed=7), items, probes).save(root / "misleading")
     build_pressure(root / "misleading", root / "pressure")
-    with StubServer(policy=scripted) as srv:
-        res = evaluate(Suite.load(root / "pressure"), [parse_model_spec(f"openai:m,base_url={srv.base_url}")], root / "run", EvalOptions())
+    srv = stub_server(policy=scripted)
+    res = evaluate(Suite.load(root / "pressure"), [parse_model_spec(f"openai:m,base_url={srv.base_url}")], root / "run", EvalOptions())
     return root / "run", res.results.models["m"]["none"]["by_condition"]
 
 

@@ -22,7 +22,6 @@ from medresilience.audit import audit_run
 from medresilience.cli import app
 from medresilience.models.spec import parse_model_spec
 from medresilience.results import Results
-from medresilience.testing.stub import StubServer
 from test_presupposition_eval import ANSWER_RE, CONTROL, FENCE_RE, FLAGS, PRESUP, UNSCORED, make_suite, premise_score
 from test_presupposition_eval import policy as run_policy
 
@@ -68,18 +67,18 @@ def _judged() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def audited(tmp_path_factory):
+def audited(tmp_path_factory, stub_server):
     root = tmp_path_factory.mktemp("presup-audit")
     make_suite(root / "suite")
     policy = Policy()
-    with StubServer(policy=policy) as srv:
-        args = ["--suite", str(root / "suite"), "--model", f"openai:{MODEL},base_url={srv.base_url}", "--out", str(root / "run")]
-        judge = ["--scoring", "judge", "-O", f"judge=openai:judge-4,base_url={srv.base_url}"]
-        reader = ["--audit", "1000", "--reader", f"openai:reader,base_url={srv.base_url}"]
-        r = CliRunner().invoke(app, ["eval", *args, *judge, *reader])
-        first = len(policy.reader_calls)
-        again = audit_run(root / "run", 1000, reader=parse_model_spec(f"openai:reader,base_url={srv.base_url}", flag="--reader"))
-        yield {"root": root, "out": r.output, "code": r.exit_code, "first": first, "calls": policy.reader_calls, "again": again}
+    srv = stub_server(policy=policy)
+    args = ["--suite", str(root / "suite"), "--model", f"openai:{MODEL},base_url={srv.base_url}", "--out", str(root / "run")]
+    judge = ["--scoring", "judge", "-O", f"judge=openai:judge-4,base_url={srv.base_url}"]
+    reader = ["--audit", "1000", "--reader", f"openai:reader,base_url={srv.base_url}"]
+    r = CliRunner().invoke(app, ["eval", *args, *judge, *reader])
+    first = len(policy.reader_calls)
+    again = audit_run(root / "run", 1000, reader=parse_model_spec(f"openai:reader,base_url={srv.base_url}", flag="--reader"))
+    yield {"root": root, "out": r.output, "code": r.exit_code, "first": first, "calls": policy.reader_calls, "again": again}
 
 
 def test_the_reader_judges_each_judged_answer_once_and_a_rerun_makes_no_call(audited):

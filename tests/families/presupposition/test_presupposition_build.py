@@ -168,7 +168,7 @@ def expected_status(myth: str, k: int, question: str) -> tuple[str, str | None]:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def built(tmp_path_factory, stub_server):
     """A build of the 16 myths at round size 1, seed 3, no balancing, no checker; later builds share
     its work dir."""
     root = tmp_path_factory.mktemp("presupposition")
@@ -176,10 +176,10 @@ def built(tmp_path_factory):
     mp = pytest.MonkeyPatch()
     mp.setenv("SOURCE_DATE_EPOCH", "1700000000")
     opts = PresuppositionBuildOptions(seed=3, name="pp-test")
-    with StubServer(policy=FAKE) as srv:
-        gen, ver = specs(srv.base_url)
-        res = build_presupposition(myths, root / "suite", [gen], ver, options=opts, work_dir=root / "work")
-        yield {"root": root, "res": res, "opts": opts, "myths": myths, "url": srv.base_url}
+    srv = stub_server(policy=FAKE)
+    gen, ver = specs(srv.base_url)
+    res = build_presupposition(myths, root / "suite", [gen], ver, options=opts, work_dir=root / "work")
+    yield {"root": root, "res": res, "opts": opts, "myths": myths, "url": srv.base_url}
     mp.undo()
 
 
@@ -709,3 +709,33 @@ def test_the_loop_on_the_embedded_default(tmp_path):
     assert r["totals"]["call_errors"] == 0 and {d.myth_id for d in res.decisions} == {"myth-1"}
     assert any("embedded" in c for c in r["cautions"])
     Suite.load(res.out)
+
+
+def test_the_myth_reader_names_a_bad_byte_by_file_and_line(tmp_path):
+    from medresilience.errors import InputError
+    from medresilience.families.presupposition.formats import myths
+
+    good = '{"cancer": "breast", "myth": "M%d.", "fact": "F%d."}\n'
+    f = tmp_path / "myths.jsonl"
+    f.write_bytes("".join(good % (i, i) for i in range(3)).encode() + b'{"cancer": "lung", "myth": "Caf\xe9.", "fact": "F."}\n')
+    with pytest.raises(InputError) as ei:
+        myths.read_myths(f)
+    assert str(ei.value).startswith(f"{f}:4: not UTF-8 text")
+    # the same past a chunk boundary
+    big = tmp_path / "big.jsonl"
+    big.write_bytes("".join(good % (i, i) for i in range(40)).encode() + b'{"cancer": "lung", "myth": "\xff", "fact": "F."}\n')
+    old = myths.CHUNK
+    myths.CHUNK = 100
+    try:
+        with pytest.raises(InputError) as ei:
+            myths.read_myths(big)
+    finally:
+        myths.CHUNK = old
+    assert str(ei.value).startswith(f"{big}:41: not UTF-8 text")
+    ok = tmp_path / "ok.jsonl"
+    ok.write_text("".join(good % (i, i) for i in range(40)))
+    myths.CHUNK = 100
+    try:
+        assert len(myths.read_myths(ok)) == 40  # read in small chunks, every myth whole
+    finally:
+        myths.CHUNK = old

@@ -29,7 +29,6 @@ from medresilience.records import Item, SuiteManifest
 from medresilience.stats import bootstrap_mean, holm, mcnemar_exact, paired_bootstrap_diff, sign_flip_test, wilson
 from medresilience.store import Store
 from medresilience.suite import Suite
-from medresilience.testing.stub import StubServer
 
 MODELS = ("gpt-4o", "tiny-b")
 GENERATORS = ("gpt-4o", "gemini-1.5-pro", "claude-3.5-sonnet")
@@ -138,9 +137,8 @@ def suite(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def server():
-    with StubServer(policy=policy) as srv:
-        yield srv
+def server(stub_server):
+    return stub_server(policy=policy)
 
 
 def specs(server, models=MODELS):
