@@ -107,14 +107,13 @@ VALIDATION7_FIRST_WRONG = {"j7-0030": "A"}
 #: readable unread. Together 253 of 270, 5 wrong letters (of 258 read), 12 of 255 readable unread
 #: The reader with validation7's rules (merged after this set was labelled and kept from its authors)
 #: reads every one of the 270 exactly as main did: the same 5 wrong letters and 12 unread
-_VALIDATION8_UNREAD = ["k8-0145", "k8-0242", "k8-0246", "k8-0247", "k8-0252", "k8-0253", "k8-0254", "k8-0257", "k8-0264", "k8-0267", "k8-0269", "k8-0270"]
+#: After the rules it prompted (RESULTS.md): Portuguese answer sentences read only as claims ("a opção c
+#: é a correta", "O item correto é o b", 'a alternativa correta é a "a"'; not "Opção b: ..." heading
+#: its analysis, nor "Assim como a alternativa c"), and "Answer Choice: A.": the 11 Portuguese unread
+#: and k8-0145 read, k8-0243 read as labelled; an answer given first and contradicted by the
+#: reasoning after it ("Your Final Answer: A ... This is the D option.") unread: k8-0182, k8-0183, k8-0204
 VALIDATION8_MISSES: dict[str, str | None] = {
     "k8-0126": "A",
-    "k8-0182": "A",
-    "k8-0183": "B",
-    "k8-0204": "B",
-    "k8-0243": "C",
-    **dict.fromkeys(_VALIDATION8_UNREAD, None),
 }
 HELD_OUT_MISSES = {**VALIDATION6_MISSES, **VALIDATION7_MISSES, **VALIDATION8_MISSES}
 
