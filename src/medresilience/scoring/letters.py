@@ -29,7 +29,7 @@ from .contradicted import THE_OPTION, names_option, sentence_names, table_span, 
 from .negative_items import asks_for_wrong, called_wrong
 from .option_texts import DENIED, LABEL_LINE, PAREN_LABEL, OptionTexts, concluded_by_text, norm_text, option_texts
 from .other_items import answer_run, new_question, other_options, without_echo
-from .unfinished import cut_off_analysis, in_option_sections, loop_span, stops_stating_answer
+from .unfinished import cut_off_analysis, in_option_sections, loop_span, repeated_passage, stops_stating_answer
 from .withdrawals import withdrawal
 from .zh_claims import zh_text_claims
 
@@ -1456,6 +1456,18 @@ def read_answer(text: str | None, letters: str = "ABCD", options: Mapping[str, s
     return full_reading(text, letters, options, question)
 
 
+def _goes_round(text: str, letters: str, options: OptionTexts, question: str | None) -> Reading | None:
+    """A reply that goes round (a passage of several sentences comes again word for word: its own
+    turns, the prompt re-read) and states two options anywhere in it, even past a question it seems
+    to go on to: no revision inside it settles which it holds."""
+    again = repeated_passage(text)
+    if again is None or len({s.label for s in _statements(text, letters, options, question) if s.tier >= ANSWER} - {None}) < 2:
+        return None
+    return Reading(
+        None, f"loops: the reply states several options and repeats {again[1]} characters of itself from {text[again[0] : again[0] + 60]!r}", "loops"
+    )
+
+
 def full_reading(text: str | None, letters: str = "ABCD", options: Mapping[str, str] | None = None, question: str | None = None) -> Reading:
     """`read_answer` by every rule (what it gives a terse reply too, more slowly)."""
     if not text or not text.strip():
@@ -1467,6 +1479,8 @@ def full_reading(text: str | None, letters: str = "ABCD", options: Mapping[str, 
     # ("So D is correct. Let me double-check ...") is scratch work, not the reply's answer
     if tail is None and _THINK_OPEN.search(plain):
         return Reading(None, "cut off inside its reasoning: <think> is never closed", "cut_off")
+    if (looped := _goes_round(tail if tail is not None else plain, letters, opts, question)) is not None:
+        return looped
     if tail is not None and (got := _read(_own_item(tail, letters, opts), letters, opts, question)) is not None:
         return got
     got = _read(_own_item(plain, letters, opts), letters, opts, question)
