@@ -72,9 +72,10 @@ def sentence_names(text: str, options: OptionTexts, opening: str) -> set[str]:
     out = set()
     for m in _SENTENCE.finditer(text):
         sentence = m.group(0)
-        if DENIED.search(sentence) or _ASIDE.search(sentence) or not _LINK.search(sentence):
+        link = _LINK.search(sentence)
+        if link is None or DENIED.search(sentence) or _ASIDE.search(sentence):
             continue
-        said = f" {norm_text(sentence[_LINK.search(sentence).start() :])} "
+        said = f" {norm_text(sentence[link.start() :])} "
         named = {k for k, t in options.texts.items() if len(t) >= 3 and (f" {t} " in said or f" {options.bare.get(k) or chr(0)} " in said)}
         if len(named) == 1 and not any(f" {options.texts[k]} " in f" {own} " for k in named):
             out |= named
