@@ -55,7 +55,7 @@ _BEFORE_LABEL = (
 _NO_DENIAL = r"(?!\b(?:n[aã]o|no|ne|non|pas|not)\b)"
 _PHRASE = (
     rf"(?:\s+(?:para|em|de|do|da|na|no|nesta|neste|nessa|nesse|desta|deste|pour|dans|per|di|del|della|nel|nella|a|à|ao|en)\b(?:\s+{_NO_DENIAL}[\w'’-]+){{1,4}}"
-    rf"|\s*,(?:\s*{_NO_DENIAL}[^\s,.!?\n:]+){{1,14}}\s*,)"
+    rf"|\s*,\s*{_NO_DENIAL}[^\s,.!?\n:]+(?:\s+{_NO_DENIAL}[^\s,.!?\n:]+){{0,13}}\s*,)"
 )
 #: what the noun carries: claim words ("correta", "mais adequada"), then perhaps such a phrase, or a
 #: relative clause that denies nothing ("que mais se alinha ao quadro", "que mejor explica")
