@@ -317,8 +317,8 @@ RULES += [
         "off": [
             ("letters", "_CUES", _romance_off),
             ("letters", "_ROMANCE_CLAIMS", lambda old: ()),
-            ("romance", "LABEL_FIRST", lambda old: _NEVER),
-            ("romance", "LABEL_FIRST_LEANING", lambda old: _NEVER),
+            ("letters", "LABEL_FIRST", lambda old: _NEVER),
+            ("letters", "LABEL_FIRST_LEANING", lambda old: _NEVER),
         ],
     },
     {

@@ -23,12 +23,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from . import romance
 from .answer_tags import last_answer_tag, own_turn
 from .contradicted import THE_OPTION, names_option, sentence_names, table_span, text_claims
 from .negative_items import asks_for_wrong, called_wrong
 from .option_texts import DENIED, LABEL_LINE, PAREN_LABEL, OptionTexts, concluded_by_text, norm_text, option_texts
 from .other_items import answer_run, new_question, other_options, without_echo
+from .romance import ANSWER_COLON, LABEL_FIRST, LABEL_FIRST_LEANING, NOUN_COLON, NOUN_FIRST, NOUN_FIRST_LEANING
 from .unfinished import cut_off_analysis, in_option_sections, loop_span, repeated_passage, stops_stating_answer
 from .withdrawals import withdrawal
 from .zh_claims import zh_text_claims
@@ -522,10 +522,10 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     # Portuguese, Spanish, French, Italian: "Resposta: B", "A alternativa correta é a \"a\"", "O item
     # correto é o b", "la opción más adecuada es la B", "l'option correcte est B" (a noun for an
     # option names it as the answer only with a claim word: "Opção b: ..." heads its analysis)
-    (romance.NOUN_FIRST, ANSWER, False),
-    (romance.NOUN_COLON, ANSWER, False),
-    (romance.ANSWER_COLON, ANSWER, False),
-    (romance.NOUN_FIRST_LEANING, LEANING, False),
+    (NOUN_FIRST, ANSWER, False),
+    (NOUN_COLON, ANSWER, False),
+    (ANSWER_COLON, ANSWER, False),
+    (NOUN_FIRST_LEANING, LEANING, False),
     # Swedish, Norwegian, Danish: "Svar: B", "Svaret är C", "Det rätta svaret er D"
     (
         re.compile(
@@ -751,7 +751,7 @@ _MAKING = re.compile(
     r"\b(?:making|makes|leaving|leaves|rendering)\s+(?:(?:option|choice)\s+)?[(\[]?([A-Za-z0-9])[)\]]?\s+(?:as\s+)?(?:the\s+)?(?:correct|right|best|only\s+(?:correct|remaining)|most\s+(?:likely|appropriate))\s+(?:answer|option|choice)\b",
     _I,
 )
-_ROMANCE_CLAIMS = (romance.LABEL_FIRST, romance.LABEL_FIRST_LEANING)
+_ROMANCE_CLAIMS = (LABEL_FIRST, LABEL_FIRST_LEANING)
 _IS_PAREN = re.compile(r"\b(?:is|are|would\s+be)\s+(?:option\s+|choice\s+)?\(([A-Za-z0-9])\)(?=[ \t]*(?:[.!\n]|$))", _I)
 
 
@@ -943,8 +943,8 @@ def _claims(text: str, letters: str, options: OptionTexts | None = None) -> list
         (_MAKING, ANSWER),
         (_IS_PAREN, LEANING),
         (_NORDIC_RIGHT, LEANING),
-        (romance.LABEL_FIRST, ANSWER),
-        (romance.LABEL_FIRST_LEANING, LEANING),
+        (LABEL_FIRST, ANSWER),
+        (LABEL_FIRST_LEANING, LEANING),
     ):
         for m in pattern.finditer(text):
             # a label named as an option and claimed ("a opção d é a mais adequada") is one before any
