@@ -294,6 +294,54 @@ RULES += [
 ]
 
 
+#: the Portuguese cue before the claim rule: any "opção/alternativa/resposta/conduta" then a label
+_PT_ANY = re.compile(
+    r"\b(?:a\s+)?(?:resposta|alternativa|op[cç][aã]o|conduta)(?:\s+(?:correta|certa|oficial|adequada|final|mais\s+\w+))?(?:\s+[ée])?(?:\s+(?:a|o))?(?:\s+letra)?[ \t]*[:：]?\s*",
+    re.I,
+)
+
+
+def _romance_off(old: tuple) -> tuple:
+    """The cue table with the Romance-language claim cues off and the bare Portuguese cue back."""
+    from medresilience.scoring import romance
+
+    ours = (romance.NOUN_FIRST, romance.NOUN_COLON, romance.ANSWER_COLON, romance.NOUN_FIRST_LEANING)
+    return tuple(c for c in old if c[0] not in ours) + ((_PT_ANY, 2, False),)
+
+
+RULES += [
+    {
+        "rule": "romance_claims",
+        "what": "Portuguese, Spanish, French, Italian answer sentences read only as claims: a noun for an option with a claim word ('a alternativa correta é a \"a\"', 'O item correto é o b', 'l'option correcte est C') or a label named as an option and claimed ('a opção c é a correta', 'la opción B es la correcta'); 'Opção b:' heading its analysis and 'Assim como a alternativa c' state nothing",
+        "motivated_by": ["adonias-caetano/LLMs-revalida-medicina"],
+        "off": [
+            ("letters", "_CUES", _romance_off),
+            ("letters", "_ROMANCE_CLAIMS", lambda old: ()),
+            ("letters", "LABEL_FIRST", lambda old: _NEVER),
+            ("letters", "LABEL_FIRST_LEANING", lambda old: _NEVER),
+        ],
+    },
+    {
+        "rule": "answer_choice",
+        "what": "'Answer Choice: A.', 'Answer option: D' (the answer's noun and the option's, one thing)",
+        "motivated_by": ["JuneHou/MAS_Medical_RAG"],
+        "off": [("letters", "_CUES", _cues_edit("(?:\\s+(?:choice|option|letter|selection)\\b)?", ""))],
+    },
+    {
+        "rule": "opening_contradicted",
+        "what": "an answer opening the reply that the reasoning after it contradicts ('This is the D option', '... the power of the study is 1%' for A's text, 'align with Vitamin B1 deficiency'), never naming the opening option again, is unread (contradicts)",
+        "motivated_by": ["genglongling/CS224V-MACI-for-Research-Agent"],
+        "off": [("letters", "_opening_contradicted", lambda old: lambda *a: None)],
+    },
+    {
+        "rule": "goes_round",
+        "what": "a reply repeating 600 characters or more of itself word for word and stating two options anywhere in it is unread (loops), whatever its revisions",
+        "motivated_by": ["JuneHou/MAS_Medical_RAG"],
+        "off": [("letters", "_goes_round", lambda old: lambda *a: None)],
+    },
+]
+
+
 def records() -> list[dict]:
     return [json.loads(x) for p in sorted(DATA.glob("mcq_*.jsonl")) for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
 

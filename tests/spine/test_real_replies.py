@@ -107,15 +107,16 @@ VALIDATION7_FIRST_WRONG = {"j7-0030": "A"}
 #: readable unread. Together 253 of 270, 5 wrong letters (of 258 read), 12 of 255 readable unread
 #: The reader with validation7's rules (merged after this set was labelled and kept from its authors)
 #: reads every one of the 270 exactly as main did: the same 5 wrong letters and 12 unread
-_VALIDATION8_UNREAD = ["k8-0145", "k8-0242", "k8-0246", "k8-0247", "k8-0252", "k8-0253", "k8-0254", "k8-0257", "k8-0264", "k8-0267", "k8-0269", "k8-0270"]
-VALIDATION8_MISSES: dict[str, str | None] = {
-    "k8-0126": "A",
-    "k8-0182": "A",
-    "k8-0183": "B",
-    "k8-0204": "B",
-    "k8-0243": "C",
-    **dict.fromkeys(_VALIDATION8_UNREAD, None),
-}
+#: After the rules it prompted (RESULTS.md): Portuguese answer sentences read only as claims ("a opção c
+#: é a correta", "O item correto é o b", 'a alternativa correta é a "a"'; not "Opção b: ..." heading
+#: its analysis, nor "Assim como a alternativa c"), and "Answer Choice: A.": the 11 Portuguese unread
+#: and k8-0145 read, k8-0243 read as labelled; an answer given first and contradicted by the
+#: reasoning after it ("Your Final Answer: A ... This is the D option.") unread: k8-0182, k8-0183,
+#: k8-0204; a reply going round (1,246 characters of itself again) stating A and B unread: k8-0126.
+#: None is left: 270 of 270 as labelled
+VALIDATION8_MISSES: dict[str, str | None] = {}
+#: the wrong letters of the eighth set's first measurement, kept as the record of it
+VALIDATION8_FIRST_WRONG = {"k8-0126": "A", "k8-0182": "A", "k8-0183": "B", "k8-0204": "B", "k8-0243": "C"}
 HELD_OUT_MISSES = {**VALIDATION6_MISSES, **VALIDATION7_MISSES, **VALIDATION8_MISSES}
 
 
@@ -570,6 +571,13 @@ def test_the_eighth_validation_set_is_real_varied_and_misread_only_where_listed(
     assert all(r["source"]["commit"] and r["licence"] and r["model"] for r in rows)
     misses = {r["id"]: got for r in rows if (got := _read_mcq(r)) != r["expected"]}
     assert misses == VALIDATION8_MISSES
+
+
+@pytest.mark.parametrize("rid", sorted(VALIDATION8_FIRST_WRONG))
+def test_a_first_measured_wrong_letter_of_the_eighth_set_is_now_read_as_labelled_or_unread(rid):
+    r = next(r for r in _records(DATA / "mcq_k.jsonl") if r["id"] == rid)
+    got = read_answer(r["reply"], r["letters"], r.get("option_texts"), r.get("question"))
+    assert got.label in (None, r["expected"]) and got.label != VALIDATION8_FIRST_WRONG[rid], got.how
 
 
 #: each held-out set's files and the replies it misreads (validation6, 7 and 8 above)

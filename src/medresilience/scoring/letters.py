@@ -24,10 +24,12 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from .answer_tags import last_answer_tag, own_turn
+from .contradicted import THE_OPTION, names_option, sentence_names, table_span, text_claims
 from .negative_items import asks_for_wrong, called_wrong
 from .option_texts import DENIED, LABEL_LINE, PAREN_LABEL, OptionTexts, concluded_by_text, norm_text, option_texts
 from .other_items import answer_run, new_question, other_options, without_echo
-from .unfinished import cut_off_analysis, in_option_sections, loop_span, stops_stating_answer
+from .romance import ANSWER_COLON, LABEL_FIRST, LABEL_FIRST_LEANING, NOUN_COLON, NOUN_FIRST, NOUN_FIRST_LEANING
+from .unfinished import cut_off_analysis, in_option_sections, loop_span, repeated_passage, stops_stating_answer
 from .withdrawals import withdrawal
 from .zh_claims import zh_text_claims
 
@@ -373,7 +375,10 @@ _SURE = r"(?:is|would\s+be|will\s+be|should\s+be|must\s+be|has\s+to\s+be|remains
 _UNSURE = r"(?:might\s+be|could\s+be|may\s+be|seems\s+to\s+be|appears\s+to\s+be)\b"
 _ABOUT = r"(?:\s+(?:to\s+(?:this|the)\s+question|here|for\s+this\s+(?:patient|question|case|item)))?"
 _SEP = r"[ \t]*(?:[:：=→]|->|[-–—](?=\s)|,\s*which\s+is\b|\n)"
-_ANSWER_NOUN = rf"\b(?:(?:{_QUAL}\s+)*(?:answer|ans\b\.?(?=\s*[:：=]))|(?:{_QUAL}\s+)+(?:answer\s+)?{_NOUN})\b{_ABOUT}"
+#: ... "Answer Choice: A.", "Answer option: D" (the answer's noun and the option's, one thing)
+_ANSWER_NOUN = (
+    rf"\b(?:(?:{_QUAL}\s+)*(?:answer(?:\s+(?:choice|option|letter|selection)\b)?|ans\b\.?(?=\s*[:：=]))|(?:{_QUAL}\s+)+(?:answer\s+)?{_NOUN})\b{_ABOUT}"
+)
 _CONTENT = (
     r"(?:next\s+(?:best\s+)?step(?:\s+in\s+management)?|diagnosis|treatment|management|intervention|explanation|drug|medication|test|cause|mechanism"
     r"|pathophysiology|pathogen|organism|agent|etiology|aetiology|finding|approach|option|choice|statement|lesion|condition|step|therapy|investigation|complication|association|match|factor)"
@@ -514,15 +519,13 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
     # Korean: "정답: D", "따라서 정답은 C입니다", "가장 적절한 치료법은 ...입니다"
     (re.compile(r"(?:최종\s*)?정답(?:은|는)?[\s:：=]*", _I), ANSWER, False),
     (re.compile(r"가장\s*(?:적절한|적합한|옳은|알맞은|가능성이\s*높은|유력한)\s*[^\s.。]{0,12}(?:은|는)\s*", _I), LEANING, False),
-    # Portuguese: "Resposta: B", "A resposta correta é a letra D)", "A alternativa correta é a **B**", "A conduta adequada é a B)"
-    (
-        re.compile(
-            r"\b(?:a\s+)?(?:resposta|alternativa|op[cç][aã]o|conduta)(?:\s+(?:correta|certa|oficial|adequada|final|mais\s+\w+))?(?:\s+[ée])?(?:\s+(?:a|o))?(?:\s+letra)?[ \t]*[:：]?\s*",
-            _I,
-        ),
-        ANSWER,
-        False,
-    ),
+    # Portuguese, Spanish, French, Italian: "Resposta: B", "A alternativa correta é a \"a\"", "O item
+    # correto é o b", "la opción más adecuada es la B", "l'option correcte est B" (a noun for an
+    # option names it as the answer only with a claim word: "Opção b: ..." heads its analysis)
+    (NOUN_FIRST, ANSWER, False),
+    (NOUN_COLON, ANSWER, False),
+    (ANSWER_COLON, ANSWER, False),
+    (NOUN_FIRST_LEANING, LEANING, False),
     # Swedish, Norwegian, Danish: "Svar: B", "Svaret är C", "Det rätta svaret er D"
     (
         re.compile(
@@ -748,6 +751,7 @@ _MAKING = re.compile(
     r"\b(?:making|makes|leaving|leaves|rendering)\s+(?:(?:option|choice)\s+)?[(\[]?([A-Za-z0-9])[)\]]?\s+(?:as\s+)?(?:the\s+)?(?:correct|right|best|only\s+(?:correct|remaining)|most\s+(?:likely|appropriate))\s+(?:answer|option|choice)\b",
     _I,
 )
+_ROMANCE_CLAIMS = (LABEL_FIRST, LABEL_FIRST_LEANING)
 _IS_PAREN = re.compile(r"\b(?:is|are|would\s+be)\s+(?:option\s+|choice\s+)?\(([A-Za-z0-9])\)(?=[ \t]*(?:[.!\n]|$))", _I)
 
 
@@ -931,13 +935,24 @@ def _text_claims(text: str, options: OptionTexts) -> list[_Said]:
 _JA_CLAIM = re.compile(r"(?:^|[\s、､。｢「(])([A-Za-z0-9])[:：)．.][^\n。]{0,60}?(?:が|を)?(?:最も|もっとも)(?:考えられ|可能性が高|適切|妥当)", re.M)
 
 
-def _claims(text: str, letters: str) -> list[_Said]:
+def _claims(text: str, letters: str, options: OptionTexts | None = None) -> list[_Said]:
     """Statements that name the label first: "C is the answer", "Option B is correct"."""
     said = [_Said(m.start(1), m.end(), ANSWER, m.group(1).upper()) for m in _JA_CLAIM.finditer(text) if m.group(1).upper() in letters]
     # "making (B) the correct answer"; "The statement that most detracts from the claim is (G)."
-    for pattern, tier in ((_MAKING, ANSWER), (_IS_PAREN, LEANING), (_NORDIC_RIGHT, LEANING)):
+    for pattern, tier in (
+        (_MAKING, ANSWER),
+        (_IS_PAREN, LEANING),
+        (_NORDIC_RIGHT, LEANING),
+        (LABEL_FIRST, ANSWER),
+        (LABEL_FIRST_LEANING, LEANING),
+    ):
         for m in pattern.finditer(text):
-            if m.group(1).upper() in letters and _stands_alone(text, m.end(1)):
+            # a label named as an option and claimed ("a opção d é a mais adequada") is one before any
+            # word; its option's own text may stand between ("a opção d. Dexclorfeniramina é a mais provável")
+            romance_claim = pattern in _ROMANCE_CLAIMS
+            if romance_claim and m.group("text") and not (options and options.follows(m.group(1).upper(), text, m.start("text"))):
+                continue
+            if m.group(1).upper() in letters and _stands_alone(text, m.end(1), in_value=romance_claim):
                 said.append(_Said(m.start(), m.end(), tier, m.group(1).upper()))
     for pattern in (_CLAIM, _RIGHT):
         for m in pattern.finditer(text):
@@ -1283,7 +1298,7 @@ def _statements(text: str, letters: str, options: OptionTexts, question: str | N
         + _boxed(text, letters, options)
         + _tagged(text, letters, options)
         + _cued(text, letters, options)
-        + _claims(text, letters)
+        + _claims(text, letters, options)
         + _lines(text, letters)
         + _named_with_text(text, letters, options)
         + _opens_with_text(text, options)
@@ -1371,12 +1386,40 @@ def _read(text: str, letters: str, options: OptionTexts, question: str | None = 
             return Reading(None, f"cut off while stating its answer: ...{text[-60:]!r}", "cut_off")
     if not said:
         return None
+    if (against := _opening_contradicted(text, said, letters, options)) is not None:
+        return against
     cur, why, code = _settle(text, said, options)
     if cur is None:
         return None
     if cur.label is None:
         return Reading(None, why, code)
     return Reading(cur.label, f"{_TIER_NAME[cur.tier]}: {_shown(text, cur)}")
+
+
+#: what may stand before an answer that opens the reply: a number, markup, one or two words ("1. Your")
+_OPENING = re.compile(r"[ \t>#*•-]*(?:\d{1,2}[.)][ \t]*)?(?:[A-Za-z]+[ \t]+){0,2}")
+
+
+def _opening_contradicted(text: str, said: list[_Said], letters: str, options: OptionTexts) -> Reading | None:
+    """An answer opening the reply (on its first line) that the reasoning after it contradicts: the
+    rest never names the opening option again, and claims another ("This is the D option", "Option D
+    is correct", "... the power of the study is 1%" for option A's text). Unread: which option the reply holds cannot be told."""
+    first = _merged(said)[0]
+    line_end = text.find("\n")
+    if first.label is None or first.tier < ANSWER or (0 <= line_end < first.end) or not _OPENING.fullmatch(text, 0, first.start):
+        return None
+    rest = text[first.end :]
+    # a per-option probability table names every label and decides nothing against the answer
+    table = table_span(rest, letters)
+    unlisted = rest if table is None else rest[: table[0]] + rest[table[1] :]
+    if names_option(unlisted, first.label, options):
+        return None
+    against = {(m.group(1) or m.group(2)).upper() for m in THE_OPTION.finditer(unlisted)} & set(letters)
+    against |= text_claims(unlisted, options) | sentence_names(unlisted, options, first.label)
+    if not against - {first.label}:
+        return None
+    named = ", ".join(sorted(against - {first.label}))
+    return Reading(None, f"contradicts: it opens with {first.label} ({_shown(text, first)!r}) and its reasoning after it holds {named}", "contradicts")
 
 
 #: a reply that is its answer and nothing else: "B", "B.", "Answer: B", "Answer:B." (the label upper case)
@@ -1413,6 +1456,18 @@ def read_answer(text: str | None, letters: str = "ABCD", options: Mapping[str, s
     return full_reading(text, letters, options, question)
 
 
+def _goes_round(text: str, letters: str, options: OptionTexts, question: str | None) -> Reading | None:
+    """A reply that goes round (a passage of several sentences comes again word for word: its own
+    turns, the prompt re-read) and states two options anywhere in it, even past a question it seems
+    to go on to: no revision inside it settles which it holds."""
+    again = repeated_passage(text)
+    if again is None or len({s.label for s in _statements(text, letters, options, question) if s.tier >= ANSWER} - {None}) < 2:
+        return None
+    return Reading(
+        None, f"loops: the reply states several options and repeats {again[1]} characters of itself from {text[again[0] : again[0] + 60]!r}", "loops"
+    )
+
+
 def full_reading(text: str | None, letters: str = "ABCD", options: Mapping[str, str] | None = None, question: str | None = None) -> Reading:
     """`read_answer` by every rule (what it gives a terse reply too, more slowly)."""
     if not text or not text.strip():
@@ -1424,6 +1479,8 @@ def full_reading(text: str | None, letters: str = "ABCD", options: Mapping[str, 
     # ("So D is correct. Let me double-check ...") is scratch work, not the reply's answer
     if tail is None and _THINK_OPEN.search(plain):
         return Reading(None, "cut off inside its reasoning: <think> is never closed", "cut_off")
+    if (looped := _goes_round(tail if tail is not None else plain, letters, opts, question)) is not None:
+        return looped
     if tail is not None and (got := _read(_own_item(tail, letters, opts), letters, opts, question)) is not None:
         return got
     got = _read(_own_item(plain, letters, opts), letters, opts, question)

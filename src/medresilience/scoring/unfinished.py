@@ -1,6 +1,6 @@
 """Replies that never reach a commitment although they name options: text that repeats the
 option list ("A. Metformin B. Insulin C. Glipizide D. Sitagliptin A. Metformin B. ...", "The answer
-is A.\\nThe answer is B.\\n..." again and again), and a per-option analysis cut off under an
+is A.\\nThe answer is B.\\n..." again and again) or a long passage of its own, and a per-option analysis cut off under an
 option's heading ("**Option C:** Glipizide is a sulfonylurea that" and the text stops). What the
 reader reads inside such stretches is not the reply's answer; a commitment made before them is.
 
@@ -53,6 +53,37 @@ def loop_span(text: str, letters: str) -> tuple[int, int] | None:
                     j += 1
                 return a, items[j][0] if j < n else len(text)
     return None
+
+
+#: a passage compared at each line's start, and the shortest run of text that, coming again word for
+#: word, makes a reply one that goes round: several sentences (a restated answer line, "The answer is
+#: (C).", or a restated sentence of reasoning is far shorter; the corpus's readable replies repeat at
+#: most 270 characters)
+_PASSAGE = 160
+_GOES_ROUND = 600
+
+
+def repeated_passage(text: str) -> tuple[int, int] | None:
+    """Where the longest passage opening a line comes again word for word later in the reply: the
+    start of its second turn and the length it runs the same, when that is 600 characters or more;
+    else None.
+    One dict lookup per line of 40 characters or more: no scan backtracks over a long reply."""
+    seen: dict[str, int] = {}
+    best: tuple[int, int] | None = None
+    pos = 0
+    for line in text.split("\n"):
+        key = text[pos : pos + _PASSAGE]
+        if len(line.strip()) >= 40 and len(key) == _PASSAGE:
+            if key in seen:
+                first, n = seen[key], _PASSAGE
+                while pos + n < len(text) and text[first + n] == text[pos + n] and first + n < pos:
+                    n += 1
+                if best is None or n > best[1]:
+                    best = (pos, n)
+            else:
+                seen[key] = pos
+        pos += len(line) + 1
+    return best if best is not None and best[1] >= _GOES_ROUND else None
 
 
 #: an option's heading opening a line: "Option C: ...", "Option C", "C) ...", "(C) ...", "C. ...",
