@@ -117,7 +117,87 @@ VALIDATION7_FIRST_WRONG = {"j7-0030": "A"}
 VALIDATION8_MISSES: dict[str, str | None] = {}
 #: the wrong letters of the eighth set's first measurement, kept as the record of it
 VALIDATION8_FIRST_WRONG = {"k8-0126": "A", "k8-0182": "A", "k8-0183": "B", "k8-0204": "B", "k8-0243": "C"}
-HELD_OUT_MISSES = {**VALIDATION6_MISSES, **VALIDATION7_MISSES, **VALIDATION8_MISSES}
+#: the ninth validation set (mcq_l.jsonl, split validation9; 347 replies from ten repositories, labelled
+#: by hand and committed at 15e7c26 before any reader ran on it, gathered by a helper the reader's
+#: author never saw): measured once on the reader with validation8's rules (integration of 704f77c):
+#: 279 of 347 as labelled, 45 wrong letters of 302 read (14.9%, 95% CI 11.3-19.4%), 23 of 282
+#: readable unread (8.2%, 5.5-11.9%). 39 of the wrong letters are one class: MedMCQA replies with
+#: options numbered 1-4 that stop after the first reasoning step ("1. The patient is diabetic ...")
+#: read as option 1 (alexelawson/medical-llms-bias); the others: "are A." after a comparison, an
+#: opening "A" revised, a leaning in a 10-option trace, a JSON "choice" its reasoning contradicts.
+#: Unread: HuatuoGPT-o1 and m1 traces naming one of ten options by its text (13), Chinese and Swahili
+#: reasoning from gemma-3-4b (7), two user-suggested answers argued in prose
+VALIDATION9_MISSES: dict[str, str | None] = {
+    "l9-0048": None,
+    "l9-0068": None,
+    "l9-0084": "A",
+    "l9-0111": None,
+    "l9-0113": None,
+    "l9-0136": None,
+    "l9-0140": None,
+    "l9-0144": None,
+    "l9-0147": None,
+    "l9-0148": "A",
+    "l9-0150": None,
+    "l9-0151": None,
+    "l9-0152": None,
+    "l9-0154": "J",
+    "l9-0158": None,
+    "l9-0159": None,
+    "l9-0160": None,
+    "l9-0162": None,
+    "l9-0163": None,
+    "l9-0165": None,
+    "l9-0167": None,
+    "l9-0168": "F",
+    "l9-0171": None,
+    "l9-0172": None,
+    "l9-0175": None,
+    "l9-0177": None,
+    "l9-0179": "E",
+    "l9-0183": "1",
+    "l9-0184": "1",
+    "l9-0185": "1",
+    "l9-0186": "1",
+    "l9-0187": "1",
+    "l9-0188": "1",
+    "l9-0189": "1",
+    "l9-0190": "1",
+    "l9-0191": "1",
+    "l9-0192": "1",
+    "l9-0193": "1",
+    "l9-0194": "1",
+    "l9-0195": "1",
+    "l9-0196": "1",
+    "l9-0197": "1",
+    "l9-0198": "1",
+    "l9-0199": "1",
+    "l9-0200": "1",
+    "l9-0201": "1",
+    "l9-0202": "1",
+    "l9-0203": "1",
+    "l9-0204": "1",
+    "l9-0205": "1",
+    "l9-0206": "1",
+    "l9-0207": "1",
+    "l9-0208": "1",
+    "l9-0209": "1",
+    "l9-0210": "1",
+    "l9-0211": "1",
+    "l9-0212": "1",
+    "l9-0213": "1",
+    "l9-0214": "1",
+    "l9-0215": "1",
+    "l9-0217": "1",
+    "l9-0218": "1",
+    "l9-0219": "1",
+    "l9-0220": "1",
+    "l9-0221": "1",
+    "l9-0222": "1",
+    "l9-0297": None,
+    "l9-0327": "C",
+}
+HELD_OUT_MISSES = {**VALIDATION6_MISSES, **VALIDATION7_MISSES, **VALIDATION8_MISSES, **VALIDATION9_MISSES}
 
 
 @pytest.mark.parametrize("path", MCQ_FILES, ids=lambda p: p.stem)
@@ -580,11 +660,26 @@ def test_a_first_measured_wrong_letter_of_the_eighth_set_is_now_read_as_labelled
     assert got.label in (None, r["expected"]) and got.label != VALIDATION8_FIRST_WRONG[rid], got.how
 
 
-#: each held-out set's files and the replies it misreads (validation6, 7 and 8 above)
+def test_the_ninth_validation_set_is_real_varied_and_misread_only_where_listed():
+    # 347 replies from ten repositories, at most 40 from one, sampled at random (seeded) and labelled
+    # by hand before any reader ran on them
+    rows = _records(DATA / "mcq_l.jsonl")
+    assert len(rows) >= 300 and {r["split"] for r in rows} == {"validation9"} and all(r["id"].startswith("l9-") for r in rows)
+    by_repo = Counter(r["source"]["repo"] for r in rows)
+    assert len(by_repo) >= 10 and max(by_repo.values()) <= 40
+    used_before = {r["source"]["repo"] for p in MCQ_FILES if p.name != "mcq_l.jsonl" for r in _records(p) if r.get("source")}
+    assert not used_before & set(by_repo)
+    assert not any(r.get("constructed") for r in rows)
+    misses = {r["id"]: got for r in rows if (got := _read_mcq(r)) != r["expected"]}
+    assert misses == VALIDATION9_MISSES
+
+
+#: each held-out set's files and the replies it misreads (validation6 to 9 above)
 HELD_OUT_SETS = {
     "validation6": ((DATA / "mcq_h.jsonl", DATA / "mcq_i.jsonl"), VALIDATION6_MISSES),
     "validation7": ((DATA / "mcq_j.jsonl",), VALIDATION7_MISSES),
     "validation8": ((DATA / "mcq_k.jsonl",), VALIDATION8_MISSES),
+    "validation9": ((DATA / "mcq_l.jsonl",), VALIDATION9_MISSES),
 }
 
 
