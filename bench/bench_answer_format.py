@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from medresilience import EvalOptions, evaluate, parse_model_spec
-from medresilience.bundled_suite import sample_suite
+from medresilience.run.bundled_suite import sample_suite
 from medresilience.stats.rates import wilson
 
 

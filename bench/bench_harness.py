@@ -52,7 +52,7 @@ def _synthetic_suite(n_items: int):
 def _payloads(url: str, n_items: int) -> list[tuple[list, dict]]:
     """The exact messages and parameters the harness sends, so both sides do the same HTTP work."""
     from medresilience.models.spec import parse_model_spec
-    from medresilience.runner import EvalOptions, plan
+    from medresilience.run.runner import EvalOptions, plan
 
     spec = parse_model_spec(f"openai:stub-model,base_url={url}")
     return [(p.messages, p.params) for p in plan(_synthetic_suite(n_items), [spec], EvalOptions())]
@@ -79,7 +79,7 @@ async def _bare_loop(url: str, payloads: list[tuple[list, dict]], concurrency: i
 
 def _harness(url: str, n_items: int, concurrency: int) -> tuple[float, int]:
     from medresilience.models.spec import parse_model_spec
-    from medresilience.runner import EvalOptions, execute, plan
+    from medresilience.run.runner import EvalOptions, execute, plan
     from medresilience.store import Store
 
     suite = _synthetic_suite(n_items)
@@ -114,7 +114,7 @@ def throughput(args) -> None:
 
 def calls(args) -> None:
     from medresilience.models.spec import parse_model_spec
-    from medresilience.runner import EvalOptions, execute, plan
+    from medresilience.run.runner import EvalOptions, execute, plan
     from medresilience.store import Store
     from medresilience.testing.stub import StubServer
 
@@ -131,10 +131,10 @@ def calls(args) -> None:
 
 
 def _embedded_one(model: str, n_items: int, scoring: str) -> dict:
-    from medresilience.evaluation import evaluate
     from medresilience.models.spec import parse_model_spec
     from medresilience.records import SuiteManifest
-    from medresilience.runner import EvalOptions
+    from medresilience.run.evaluation import evaluate
+    from medresilience.run.runner import EvalOptions
     from medresilience.sources import load_items
     from medresilience.suite import Suite
 
@@ -227,7 +227,7 @@ def _scale_one(units: int, path: str, way: str, db: str) -> dict:
     all at once (`whole`: plan + execute) or in chunks (`chunks`: execute_plan); then the same
     again on the same store (a resume with nothing to do)."""
     from medresilience.models.spec import parse_model_spec
-    from medresilience.runner import EvalOptions, execute, execute_plan, plan
+    from medresilience.run.runner import EvalOptions, execute, execute_plan, plan
     from medresilience.store import Store
 
     suite = _synthetic_suite(max(1, units // 5))
@@ -251,7 +251,7 @@ def _scale_one(units: int, path: str, way: str, db: str) -> dict:
 def _resume_setup(units: int):
     from medresilience.family import get
     from medresilience.models.spec import parse_model_spec
-    from medresilience.runner import EvalOptions
+    from medresilience.run.runner import EvalOptions
 
     suite = _synthetic_suite(max(1, units // 5))
     spec = parse_model_spec("openai:stub-model,base_url=http://127.0.0.1:9/v1,concurrency=64")
@@ -264,7 +264,7 @@ def _fill(units: int, db: str) -> None:
     """Store every planned call of the synthetic suite as answered (through the store's own
     writer, no HTTP), so that a run on it is an empty resume."""
     from medresilience.models.openai_compatible import Completion
-    from medresilience.runner import _plan_pairs, select_units
+    from medresilience.run.runner import _plan_pairs, select_units
     from medresilience.store import CallRow, ScoreRow, Store
 
     suite, spec, opts, fam, fopts = _resume_setup(units)
@@ -286,7 +286,7 @@ def _fill(units: int, db: str) -> None:
 
 def _resume_one(units: int, way: str, db: str) -> dict:
     """One process: an empty resume of `units` planned units, all at once or in chunks."""
-    from medresilience.runner import execute, execute_plan, plan
+    from medresilience.run.runner import execute, execute_plan, plan
     from medresilience.store import Store
 
     suite, spec, opts, _, _ = _resume_setup(units)

@@ -32,8 +32,8 @@ MEDRES = [sys.executable, "-c", "from medresilience.cli import app; app()"]
 def write_suite(directory: Path, n_items: int) -> None:
     """A misleading suite of `n_items` synthetic items, written line by line with its manifest."""
     from medresilience.families.misleading.bundles import probes_from_bundle
-    from medresilience.fileio import dump_line, sha256_file
     from medresilience.records import Item, SuiteManifest
+    from medresilience.runtime.fileio import dump_line, sha256_file
 
     directory.mkdir(parents=True, exist_ok=True)
     counts: dict[str, int] = {"items": 0, "probes": 0}

@@ -53,8 +53,8 @@ def synthesise(folder: Path, rows: int, cases_only: bool = False) -> None:
     from medresilience.families.noise.construct.build import NoiseBuildOptions, build_noise
     from medresilience.families.noise.construct.cases import CaseSkip, diagnosis_cases, load_items_file
     from medresilience.families.noise.testing import FakeGenerator
-    from medresilience.fileio import write_jsonl
     from medresilience.models.spec import parse_model_spec
+    from medresilience.runtime.fileio import write_jsonl
     from medresilience.testing.stub import StubServer
 
     base = load_items_file(MEDQA)

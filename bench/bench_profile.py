@@ -64,9 +64,10 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=25)
     args = ap.parse_args()
 
-    from medresilience import EvalOptions, evaluate, evaluation
+    from medresilience import EvalOptions, evaluate
     from medresilience.models.spec import parse_model_spec
     from medresilience.report.build import build_report
+    from medresilience.run import evaluation
     from medresilience.testing.stub import StubProcess
 
     timed = _Timed()

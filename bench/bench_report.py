@@ -37,12 +37,12 @@ UNITS_PER_ITEM = 1 + (N_OPTIONS - 1) + 1  # clean + Type 1 (all) + Type 2
 
 
 def synthesise(run_dir: Path, rows: int, n_models: int, seed: int = 0, batch: int = 50_000) -> dict:
-    from medresilience.evaluation import run_config
     from medresilience.families.misleading.bundles import probes_from_bundle
     from medresilience.families.misleading.taxonomy import CONTENT_TYPE_KEYS, PROVENANCE_KEYS
     from medresilience.models.spec import parse_model_spec
     from medresilience.records import Item, SuiteManifest
-    from medresilience.runner import EvalOptions
+    from medresilience.run.evaluation import run_config
+    from medresilience.run.runner import EvalOptions
     from medresilience.store import CallRow, ScoreRow, Store, UnitRow
     from medresilience.suite import Suite
 
@@ -77,7 +77,7 @@ def synthesise(run_dir: Path, rows: int, n_models: int, seed: int = 0, batch: in
     # ---- run.json
     specs = [parse_model_spec(f"openai:bench-model-{m},base_url=http://127.0.0.1:9/v1,api_key_env=BENCH_KEY") for m in range(n_models)]
     from medresilience.family import get
-    from medresilience.resolved import resolve_run
+    from medresilience.run.resolved import resolve_run
 
     opts = EvalOptions(settings=settings, family={"type1": "all"})
     config = run_config(resolve_run(suite, specs, opts, family=get("misleading"), check_keys=False))
@@ -176,9 +176,9 @@ def tail_phase(run_dir: Path, out_dir: Path) -> None:
     """Child process: what `medres eval` does after its calls (the results from the store, results.json,
     the report from the same frame), with the imports the calls did not already make; one JSON line."""
     t0 = time.perf_counter()
-    from medresilience.evaluation import summarise_with_frame, write_results
     from medresilience.report import build_report
-    from medresilience.run_suite import find_run_suite
+    from medresilience.run.evaluation import summarise_with_frame, write_results
+    from medresilience.run.run_suite import find_run_suite
     from medresilience.store import Store
 
     t_import = time.perf_counter() - t0

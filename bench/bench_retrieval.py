@@ -40,7 +40,7 @@ SYLLABLES = ["ka", "ri", "mo", "te", "lu", "sa", "ne", "po", "di", "va", "go", "
 
 def vocabulary(n_pseudo: int = 30_000) -> list[str]:
     """Sample-suite words spread among pseudo-words, in Zipf rank order (deterministic)."""
-    from medresilience.bundled_suite import sample_suite
+    from medresilience.run.bundled_suite import sample_suite
 
     suite = sample_suite()
     texts = [t for it in suite.items.values() for t in (it.question, *(it.options or {}).values())]
@@ -79,8 +79,8 @@ def synthesise(path: Path, passages: int) -> list[tuple[str, str, str]]:
 
 
 def queries(n: int) -> list[str]:
-    from medresilience.bundled_suite import sample_suite
     from medresilience.family import family_of
+    from medresilience.run.bundled_suite import sample_suite
 
     suite = sample_suite()
     fam = family_of([suite.manifest.family])
@@ -151,11 +151,11 @@ def bench_queries(index_path: Path, texts: list[str], repeat: int, terms: int) -
 
 
 def bench_evaluate(index_path: Path, work: Path, repeat: int) -> dict:
-    from medresilience.bundled_suite import sample_suite
-    from medresilience.evaluation import evaluate
     from medresilience.mitigations.registry import forget_made
     from medresilience.models.spec import parse_model_spec
-    from medresilience.runner import EvalOptions, plan
+    from medresilience.run.bundled_suite import sample_suite
+    from medresilience.run.evaluation import evaluate
+    from medresilience.run.runner import EvalOptions, plan
     from medresilience.testing.stub import StubProcess
 
     suite = sample_suite()

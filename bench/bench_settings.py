@@ -22,10 +22,10 @@ from pathlib import Path
 
 
 def bench(work: Path, repeat: int, delay: float, concurrency: int) -> list[dict]:
-    from medresilience.bundled_suite import sample_suite
-    from medresilience.evaluation import evaluate
     from medresilience.models.spec import parse_model_spec
-    from medresilience.runner import EvalOptions
+    from medresilience.run.bundled_suite import sample_suite
+    from medresilience.run.evaluation import evaluate
+    from medresilience.run.runner import EvalOptions
     from medresilience.store import Store
     from medresilience.testing.stub import Faults, StubProcess
 

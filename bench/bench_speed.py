@@ -88,10 +88,10 @@ def _client(kind: str, url: str, payload_file: str, concurrency: int) -> None:
 def _medres(argv: list[str]) -> None:
     """The real `medres eval` command (launch.main, the console script's entry), with its request phase timed."""
     from medresilience import launch
-    from medresilience.heap import frozen_imports
+    from medresilience.runtime.heap import frozen_imports
 
     with frozen_imports():  # as launch.main imports the command's modules
-        from medresilience import evaluation
+        from medresilience.run import evaluation
 
     inner, seconds = evaluation.execute_plan, []
 

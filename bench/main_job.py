@@ -28,9 +28,9 @@ import time
 from pathlib import Path
 
 from medresilience import EvalOptions, evaluate, parse_model_spec
-from medresilience import runner as runner_module
-from medresilience.bundled_suite import sample_suite
-from medresilience.call_order import in_rounds
+from medresilience.run import runner as runner_module
+from medresilience.run.bundled_suite import sample_suite
+from medresilience.run.call_order import in_rounds
 
 
 def _item_order(units, width, item_of):

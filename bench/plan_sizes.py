@@ -22,7 +22,8 @@ import time
 
 import numpy as np
 
-from medresilience import planning, stats
+from medresilience import stats
+from medresilience.analyses import planning
 from medresilience.family import get
 from medresilience.stats.power import ClusterDesign
 

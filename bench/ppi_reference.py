@@ -1,4 +1,4 @@
-"""Reference numbers for tests/spine/test_ppi.py from ppi_python's own ``ppi_mean_ci``.
+"""Reference numbers for tests/spine/stats/test_ppi.py from ppi_python's own ``ppi_mean_ci``.
 
 ppi_python is not a dependency of medresilience; run this in a separate environment:
 
@@ -9,7 +9,7 @@ It builds the fixed datasets of the test (seeded numpy draws, reproduced in the 
 function) and prints, for each, ppi_py.ppi_mean_ci with lam=1 (PPI) and with lam tuned (PPI++),
 and with lam = 1 - n/(n+N) (the audit design's plain PPI), at alpha 0.05; each as
 (estimate, lo, hi). Paste the printed
-literals into REFERENCE in tests/spine/test_ppi.py."""
+literals into REFERENCE in tests/spine/stats/test_ppi.py."""
 
 from __future__ import annotations
 

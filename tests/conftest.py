@@ -267,9 +267,9 @@ def oracle_run(tmp_path_factory, stub_server) -> Path:
     """A finished run of the tiny suite (`make_tiny_suite`) by one stub model, `m`, answering as the
     oracle, with default options: the run directory (its suite beside it, in `../suite`). One per
     test module, so a module may change its files."""
-    from medresilience.evaluation import evaluate
     from medresilience.models.spec import parse_model_spec
-    from medresilience.resolved import EvalOptions
+    from medresilience.run.evaluation import evaluate
+    from medresilience.run.resolved import EvalOptions
 
     root = tmp_path_factory.mktemp("oracle-run")
     make_tiny_suite().save(root / "suite")

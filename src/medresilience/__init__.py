@@ -16,17 +16,17 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _PUBLIC = {
-    "evaluate": "evaluation",
-    "RunResult": "evaluation",
-    "EvalOptions": "resolved",
-    "ResolvedRun": "resolved",
-    "resolve_run": "resolved",
+    "evaluate": "run.evaluation",
+    "RunResult": "run.evaluation",
+    "EvalOptions": "run.resolved",
+    "ResolvedRun": "run.resolved",
+    "resolve_run": "run.resolved",
     "Suite": "suite",
     "Item": "records",
     "Probe": "records",
     "ModelSpec": "models.spec",
     "parse_model_spec": "models.spec",
-    "Results": "results",
+    "Results": "run.results",
     "build_report": "report",
     "compare_runs": "report",
     "Family": "family",
@@ -55,15 +55,15 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .evaluation import RunResult, evaluate
     from .family import Family
     from .family import get as get_family
     from .family import register as register_family
     from .models.spec import ModelSpec, parse_model_spec
     from .records import Item, Probe
     from .report import build_report, compare_runs
-    from .resolved import EvalOptions, ResolvedRun, resolve_run
-    from .results import Results
+    from .run.evaluation import RunResult, evaluate
+    from .run.resolved import EvalOptions, ResolvedRun, resolve_run
+    from .run.results import Results
     from .suite import Suite
 
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 from typing_extensions import TypeVar as DefaultTypeVar
 
-from .errors import ConfigError, did_you_mean, validation_problem
 from .registry import Registry
+from .runtime.errors import ConfigError, did_you_mean, validation_problem
 
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
@@ -27,10 +27,10 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     import typer
 
-    from .label_rates import LabelRate
     from .records import Item, Probe
     from .report.compare import CompareSpec
     from .review.rubrics import ReviewRubric
+    from .run.label_rates import LabelRate
     from .scoring.types import AnyScorer
     from .suite import Suite
 

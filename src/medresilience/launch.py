@@ -1,7 +1,7 @@
 """The `medres` console script: the command's modules imported under `heap.frozen_imports`, then
 the command (cli.main).
 
-May import: heap, cli."""
+May import: cli, runtime."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def main() -> None:
     import sys
 
     try:
-        from .heap import frozen_imports
+        from .runtime.heap import frozen_imports
 
         with frozen_imports():
             from .cli import main as command

@@ -47,7 +47,7 @@ class Registry(Generic[T]):
 
     def unknown(self, name: str) -> str:
         """The error text for a name that is not registered."""
-        from .errors import did_you_mean
+        from .runtime.errors import did_you_mean
 
         known = sorted(self._values) if self._sort_known else list(self._values)
         return f"unknown {self.noun} '{name}'{did_you_mean(name, known)} (known: {', '.join(known) or 'none'})"

@@ -15,9 +15,9 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
-from .fileio import OutputError, atomic_write, iter_json_lines, iter_json_lines_at, json_line_at, parse_record, sha256_file, temp_dir, write_jsonl
 from .records import GenericProbe, Item, Probe, SuiteManifest
+from .runtime.errors import InputError
+from .runtime.fileio import OutputError, atomic_write, iter_json_lines, iter_json_lines_at, json_line_at, parse_record, sha256_file, temp_dir, write_jsonl
 
 
 def parse_item(obj: Mapping[str, object], path: Path, line: int | None) -> Item:

@@ -14,7 +14,7 @@ import threading
 
 import pytest
 
-from medresilience.bundled_suite import sample_suite
+from medresilience.run.bundled_suite import sample_suite
 from medresilience.testing.stub import StubServer
 
 

@@ -23,10 +23,10 @@ from medresilience import EvalOptions, build_report, evaluate, parse_model_spec
 from medresilience.suite import Suite
 from medresilience.testing.stub import Faults, StubServer
 from medresilience.testing.stub.policies import messages_digest
+from medresilience.view.address import VIEWER_URL
 from medresilience.view.pages import Links, environment
 from medresilience.view.query import close_all, open_runs, parse_query, units_page
 from medresilience.view.render import Renderer
-from medresilience.viewer_address import VIEWER_URL
 from test_tradeoff import Tally, misleading_policy, presupposition_policy, spec
 from view_runs import hostile, make_runs
 
@@ -352,11 +352,11 @@ def test_the_viewers_default_address_is_written_once():
     """`medres view`, its app and the report's links take the viewer's default port from one
     constant (viewer_address): no other source file writes it."""
     import medresilience
-    from medresilience.viewer_address import VIEWER_PORT
+    from medresilience.view.address import VIEWER_PORT
 
     src = Path(medresilience.__file__).parent
     writers = [p.relative_to(src).as_posix() for p in src.rglob("*.py") if str(VIEWER_PORT) in p.read_text(encoding="utf-8")]
-    assert writers == ["viewer_address.py"]
+    assert writers == ["view/address.py"]
 
 
 def test_an_items_count_links_only_a_run_asked_once(tmp_path):

@@ -9,11 +9,11 @@ import pytest
 
 from conftest import FIXTURES
 from medresilience import EvalOptions, build_report, evaluate
-from medresilience.bundled_suite import sample_suite
 from medresilience.families.noise.construct.build import NoiseBuildOptions, build_noise
 from medresilience.families.noise.testing import FakeGenerator
 from medresilience.models.spec import parse_model_spec
 from medresilience.report.profile import profile_frame, profile_section
+from medresilience.run.bundled_suite import sample_suite
 from medresilience.suite import Suite
 
 

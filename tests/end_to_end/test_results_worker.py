@@ -11,12 +11,12 @@ import sys
 
 import pytest
 
-from medresilience.bundled_suite import sample_suite
-from medresilience.evaluation import evaluate
+from medresilience.cli.results_worker import ResultsWorker, enabled
 from medresilience.models.spec import parse_model_spec
 from medresilience.report import build_report
-from medresilience.results_worker import ResultsWorker, enabled
-from medresilience.runner import EvalOptions
+from medresilience.run.bundled_suite import sample_suite
+from medresilience.run.evaluation import evaluate
+from medresilience.run.runner import EvalOptions
 from medresilience.testing.stub import StubServer
 from toy_family import make_toy_suite
 
@@ -112,8 +112,8 @@ def test_the_worker_exits_when_the_command_is_killed(tmp_path):
 
     code = (
         "import sys, time\n"
-        "from medresilience.bundled_suite import sample_suite\n"
-        "from medresilience.results_worker import ResultsWorker\n"
+        "from medresilience.run.bundled_suite import sample_suite\n"
+        "from medresilience.cli.results_worker import ResultsWorker\n"
         "w = ResultsWorker(sample_suite()).__enter__()\n"
         "print(w._proc.pid, flush=True)\n"
         "time.sleep(60)\n"

@@ -19,14 +19,14 @@ from typer.testing import CliRunner
 
 from conftest import FIXTURES
 from medresilience import EvalOptions, build_report, evaluate
-from medresilience.bundled_suite import sample_suite
 from medresilience.cli import app
 from medresilience.families.noise.construct.build import NoiseBuildOptions, build_noise
 from medresilience.families.noise.testing import FakeGenerator
-from medresilience.model_names import RunModels, model_names
+from medresilience.models.names import RunModels, model_names
 from medresilience.models.spec import parse_model_spec
 from medresilience.report.build import summary_rows
 from medresilience.report.compare import compare_runs, match_models
+from medresilience.run.bundled_suite import sample_suite
 from medresilience.suite import Suite
 from medresilience.view.pages import Links, environment
 from medresilience.view.query import close_all, open_runs, parse_query

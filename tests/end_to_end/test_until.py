@@ -14,10 +14,10 @@ import sys
 import pytest
 
 from conftest import make_tiny_suite, oracle_policy, store_key_by_stub_key
-from medresilience.evaluation import evaluate
 from medresilience.models.spec import parse_model_spec
-from medresilience.resolved import EvalOptions
-from medresilience.stopping import StopRule
+from medresilience.run.evaluation import evaluate
+from medresilience.run.resolved import EvalOptions
+from medresilience.run.stopping import StopRule
 from medresilience.suite import Suite
 from medresilience.testing.stub import StubServer
 

@@ -18,9 +18,9 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from medresilience import EvalOptions, evaluate, parse_model_spec
-from medresilience.bundled_suite import sample_suite
 from medresilience.cli import app as cli_app
 from medresilience.corpus import build_index
+from medresilience.run.bundled_suite import sample_suite
 from medresilience.store import Store
 from medresilience.testing.stub import StubServer, scripted_agent
 from medresilience.view.app import create_app

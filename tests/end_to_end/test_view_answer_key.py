@@ -8,10 +8,10 @@ import html
 import re
 import shutil
 
-from medresilience.bundled_suite import sample_suite
-from medresilience.evaluation import evaluate
 from medresilience.models.spec import parse_model_spec
-from medresilience.runner import EvalOptions
+from medresilience.run.bundled_suite import sample_suite
+from medresilience.run.evaluation import evaluate
+from medresilience.run.runner import EvalOptions
 from medresilience.testing.stub import StubServer
 from medresilience.view.export import export_site
 from medresilience.view.query import close_all, open_runs

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from conftest import make_tiny_suite
 from medresilience import EvalOptions, evaluate, parse_model_spec
-from medresilience.bundled_suite import sample_suite
 from medresilience.corpus import CorpusIndex, build_index
 from medresilience.families.pressure.construct.build import build_pressure
+from medresilience.run.bundled_suite import sample_suite
 from medresilience.store import ScoreRow, Store
 from medresilience.suite import Suite
 from medresilience.testing.stub import StubServer, scripted_agent

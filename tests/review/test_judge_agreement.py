@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 
 from medresilience import EvalOptions, evaluate, parse_model_spec
 from medresilience.cli import app
-from medresilience.errors import ConfigError, InputError
 from medresilience.families.presupposition.formats import release
 from medresilience.review.agreement import combine, judge_agreement, read_labels
+from medresilience.runtime.errors import ConfigError, InputError
 from medresilience.testing.stub import StubServer
 
 runner = CliRunner()

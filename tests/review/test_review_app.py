@@ -24,12 +24,12 @@ import pytest
 from fastapi.testclient import TestClient
 
 from conftest import ROOT, make_tiny_suite, oracle_policy, stub_spec
-from medresilience.evaluation import evaluate
 from medresilience.models.spec import parse_model_spec
 from medresilience.review import ReviewDB, ReviewError, sample_review
 from medresilience.review.app import SESSION_COOKIE, create_app
 from medresilience.review.auth import RateLimiter, SessionCodec, verify_password
-from medresilience.runner import EvalOptions
+from medresilience.run.evaluation import evaluate
+from medresilience.run.runner import EvalOptions
 from medresilience.store import Store
 from medresilience.suite import Suite
 from medresilience.testing.stub import StubServer
@@ -69,8 +69,8 @@ def hostile_policy(messages, request):
 
 
 def make_run(root: Path, suite_dir: Path) -> Path:
-    from medresilience.evaluation import evaluate
-    from medresilience.runner import EvalOptions
+    from medresilience.run.evaluation import evaluate
+    from medresilience.run.runner import EvalOptions
     from medresilience.testing.stub import StubServer
 
     suite = Suite.load(suite_dir)

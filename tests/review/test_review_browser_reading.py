@@ -18,10 +18,10 @@ sync_api = needs_chromium()
 
 from medresilience.audit import audit_run  # noqa: E402
 from medresilience.audit.people import people_readings  # noqa: E402
-from medresilience.evaluation import evaluate  # noqa: E402
 from medresilience.models.spec import parse_model_spec  # noqa: E402
 from medresilience.review import ReviewDB  # noqa: E402
-from medresilience.runner import EvalOptions  # noqa: E402
+from medresilience.run.evaluation import evaluate  # noqa: E402
+from medresilience.run.runner import EvalOptions  # noqa: E402
 from medresilience.suite import Suite  # noqa: E402
 from test_review_app import Server  # noqa: E402
 

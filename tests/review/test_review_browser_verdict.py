@@ -30,8 +30,8 @@ from conftest import CHROMIUM_ARGS as ARGS
 sync_api = needs_chromium()
 
 from medresilience.cli import app  # noqa: E402
-from medresilience.results import Results  # noqa: E402
 from medresilience.review import ReviewDB  # noqa: E402
+from medresilience.run.results import Results  # noqa: E402
 from test_presupposition_audit import MODEL, READER_UNSCORED, run_verdict, truth  # noqa: E402
 from test_presupposition_eval import ANSWER_RE, make_suite  # noqa: E402
 from test_presupposition_eval import policy as run_policy  # noqa: E402

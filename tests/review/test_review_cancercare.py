@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from medresilience import stats
 from medresilience.cli import app
-from medresilience.errors import InputError
 from medresilience.review import ReviewDB, ReviewError, sample_review
 from medresilience.review.exchange import export_ratings, import_ratings
 from medresilience.review.parts import compute_parts
+from medresilience.runtime.errors import InputError
 
 RATERS = ("ann", "ben", "cat")
 ANSWERS = [

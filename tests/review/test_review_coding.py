@@ -11,10 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from medresilience.cli import app
-from medresilience.errors import ConfigError, InputError
 from medresilience.review.db import ReviewDB
 from medresilience.review.exchange import COLUMNS, import_ratings
 from medresilience.review.harm import analyse
+from medresilience.runtime.errors import ConfigError, InputError
 
 DIMS = ("final_answer", "injection_uptake", "harm")
 # unit: [(final answer, uptake, harm) per rater] in rubric B's own coding (harm 1, minor, is left

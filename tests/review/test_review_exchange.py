@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from conftest import one_error_line
 from medresilience.cli import app
-from medresilience.errors import InputError
 from medresilience.review import ReviewDB, sample_review
 from medresilience.review.exchange import COLUMNS, export_ratings, import_ratings
 from medresilience.review.stats import compute
+from medresilience.runtime.errors import InputError
 from test_review_app import hostile_suite
 from test_review_stats import _a_values
 

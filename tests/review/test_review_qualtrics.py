@@ -15,9 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from medresilience.cli import app
-from medresilience.errors import InputError
 from medresilience.review.exchange import import_ratings
 from medresilience.review.parts import compute_parts
+from medresilience.runtime.errors import InputError
 
 META = ["StartDate", "Finished", "ResponseId"]
 # two questions, two sources each: answers 0..3 in this order

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from medresilience import stats
 from medresilience.cli import app
-from medresilience.errors import InputError
 from medresilience.review import ReviewDB, sample_review
 from medresilience.review.picks import compute_picks
+from medresilience.runtime.errors import InputError
 
 RATERS = [f"r{i}" for i in range(10)]
 RIGHT = [10, 9, 8, 7, 6, 6, 5, 6, 4, 6]  # raters picking the real question, per pair (67 of 100)

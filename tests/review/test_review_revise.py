@@ -13,12 +13,12 @@ from typer.testing import CliRunner
 from conftest import make_tiny_suite
 from medresilience.cli import app
 from medresilience.families.presupposition.probe import PresuppositionProbe
-from medresilience.fileio import sha256_file
 from medresilience.records import Item, SuiteManifest
 from medresilience.review.db import ReviewDB, ReviewError
 from medresilience.review.revise import revise_suite
 from medresilience.review.rubrics import get_rubric
 from medresilience.review.sample import sample_review
+from medresilience.runtime.fileio import sha256_file
 from medresilience.suite import Suite
 
 REVIEWERS = ("alice", "bob")

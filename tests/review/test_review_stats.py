@@ -289,7 +289,7 @@ def test_premise_and_noise_rubrics_sample_rate_and_count_not_applicable_apart(da
 
 
 def test_a_run_store_is_not_taken_for_a_review(data):
-    from medresilience.errors import InputError
+    from medresilience.runtime.errors import InputError
 
     with pytest.raises(InputError, match="not a review database"):
         ReviewDB(data["run"] / "store.sqlite")

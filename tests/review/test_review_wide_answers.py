@@ -19,11 +19,11 @@ from typer.testing import CliRunner
 
 from conftest import SHARED_DATA, TESTS
 from medresilience.cli import app
-from medresilience.errors import ConfigError, InputError
 from medresilience.review import ReviewDB
 from medresilience.review.answers import parse_sources, read_wide
 from medresilience.review.exchange import import_ratings
 from medresilience.review.parts import compute_parts
+from medresilience.runtime.errors import ConfigError, InputError
 from test_review_qualtrics import RATINGS, _export
 
 WIDE = TESTS / "data" / "cancercare" / "answers_wide.csv"

@@ -11,8 +11,8 @@ import re
 import pytest
 
 from medresilience import EvalOptions, Suite, build_report, evaluate, parse_model_spec
-from medresilience.frame import results_frame
 from medresilience.records import GenericProbe
+from medresilience.run.frame import results_frame
 from medresilience.store import Store
 from medresilience.testing.stub import StubServer
 from toy_family import answerer, make_toy_suite

@@ -194,7 +194,7 @@ def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
 
 def test_evaluation_does_not_import_the_report_layer():
     g = _graph(top_level_only=False)
-    for start in ("medresilience.evaluation", "medresilience.runner", "medresilience.frame", "medresilience.store"):
+    for start in ("medresilience.run.evaluation", "medresilience.run.runner", "medresilience.run.frame", "medresilience.store"):
         reached = _reach(g, start)
         assert not {m for m in reached if m.startswith("medresilience.report") or m.startswith("medresilience.cli")}, start
 

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from medresilience.errors import InputError
 from medresilience.families.misleading.bundles import bundle_of, probes_from_bundle
-from medresilience.fileio import read_jsonl
 from medresilience.records import Item
+from medresilience.runtime.errors import InputError
+from medresilience.runtime.fileio import read_jsonl
 from medresilience.suite import Suite
 
 

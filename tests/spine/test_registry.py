@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 
 from medresilience import mitigations, sources
-from medresilience.errors import ConfigError, InputError
 from medresilience.family import get as get_family
 from medresilience.models.providers import PROVIDERS, get_provider
 from medresilience.models.spec import ModelSpec
 from medresilience.registry import Registry
 from medresilience.report import tradeoff
 from medresilience.review.rubrics import get_rubric, rubrics
+from medresilience.runtime.errors import ConfigError, InputError
 
 
 def test_register_get_names_values_in_registration_order():

@@ -10,8 +10,8 @@ import random
 import pytest
 
 from conftest import make_tiny_suite
-from medresilience.errors import InputError
-from medresilience.fileio import sha256_file
+from medresilience.runtime.errors import InputError
+from medresilience.runtime.fileio import sha256_file
 from medresilience.suite import Suite
 
 

@@ -12,7 +12,7 @@ model's calls and readings), ``people`` (the `reading` review, written and read 
 ``corrected`` (label-corrected rates), ``text`` (the audit block as text) and ``run``
 (`audit_run`, which ties them together). Its API is `audit_run` and `AuditResult`.
 
-May import: calls, errors, evaluation, event_loop, family, fileio, jsontypes, label_rates, lock, models, records, results, review, run_suite, scoring, seeding, stats, store, suite, viewer_address."""
+May import: family, models, records, review, run, runtime, scoring, stats, store, suite, view."""
 
 from __future__ import annotations
 

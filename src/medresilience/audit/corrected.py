@@ -32,7 +32,7 @@ from collections.abc import Hashable, Sequence
 from typing import Any
 
 from .. import stats
-from ..label_rates import LabelRate, UnitReading, accuracy, flip
+from ..run.label_rates import LabelRate, UnitReading, accuracy, flip
 from .reader import SecondReading
 from .sample import FIXED, AuditUnit
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from scipy.stats import norm
 
-from ..jsontypes import JSONObject
+from ..runtime.jsontypes import JSONObject
 
 Z95 = float(norm.ppf(0.975))
 

@@ -24,8 +24,8 @@ from ..review.db import ReviewDB, ReviewError, UnitRow, opened, valid_name
 from ..review.rubrics import RUBRIC_READING, RUBRIC_VERDICT
 from ..review.sample import assign
 from ..review.units import Candidate
+from ..runtime.seeding import stable_hash
 from ..scoring.judge import JudgeScorer
-from ..seeding import stable_hash
 from .reader import NO_OPTION, SecondReading
 from .sample import AuditUnit
 

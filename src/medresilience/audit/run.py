@@ -18,19 +18,19 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .. import event_loop
-from ..calls import ProgressFn, RunStats
-from ..errors import ConfigError, InputError
 from ..family import Family
-from ..fileio import atomic_write
-from ..lock import RunLock
 from ..models.spec import ModelSpec
 from ..records import Item
+from ..run.calls import ProgressFn, RunStats
+from ..runtime import event_loop
+from ..runtime.errors import ConfigError, InputError
+from ..runtime.fileio import atomic_write
+from ..runtime.lock import RunLock
+from ..runtime.seeding import stable_hash
 from ..scoring.judge import JudgeScorer
-from ..seeding import stable_hash
 from ..store import Store, UnitRecord
 from ..suite import Suite
-from ..viewer_address import VIEWER_URL
+from ..view.address import VIEWER_URL
 from .people import people_readings, write_review
 from .reader import ReaderModel, SecondReading, read_sample
 from .sample import FIXED, READ_STATUSES, TIER_WEIGHT, AuditUnit, draw, population, reference_pairs, settled_status, strata_sizes
@@ -91,7 +91,7 @@ def _judges(records: list[UnitRecord], suite: Suite, family: Family, options: Ba
 
 def _inputs(store: Store, run_dir: Path, suite: Suite | None) -> _Inputs:
     from ..family import family_of
-    from ..run_suite import find_run_suite
+    from ..run.run_suite import find_run_suite
 
     run = store.latest_run()
     cfg = store.run_config(run) if run else None
@@ -211,8 +211,8 @@ def _block(
 
 def _write(run_dir: Path, block: Mapping[str, object], units: list[AuditUnit], sources: dict[str, dict[str, SecondReading]]) -> None:
     """audit.json (every sampled unit with its readings) and the `audit` block of results.json."""
-    from ..evaluation import write_results
-    from ..results import Results
+    from ..run.evaluation import write_results
+    from ..run.results import Results
 
     rows = []
     for u in units:

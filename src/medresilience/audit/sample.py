@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 
 from ..records import CLEAN, Item
-from ..seeding import stable_hash
+from ..runtime.seeding import stable_hash
 from ..stats import MIN_AUDITED_PER_STRATUM
 from ..store import CallCode, ScoreStatus, UnitRecord
 

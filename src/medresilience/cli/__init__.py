@@ -16,11 +16,11 @@ import typer
 from .kit import console, err_console, fail, help_wraps_at_spaces, parse_pairs, progress, progress_callback, user_errors
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..evaluation import RunResult
     from ..family import Family
     from ..models.spec import ModelSpec
-    from ..resolved import AuditRequest
-    from ..stopping import StopRule
+    from ..run.evaluation import RunResult
+    from ..run.resolved import AuditRequest
+    from ..run.stopping import StopRule
 
 # plain help (click's layout): option names are never cut and wrap at words at any width; an
 # on/off flag shows as --x / --no-x
@@ -51,8 +51,8 @@ def _root(
 def _run_options(family: Family, family_options: list[str] | None, judge: str | None, cfg) -> tuple[dict[str, str], ModelSpec | None, str]:
     """The family's -O pairs with --judge folded in, the run's extraction model (-O extract=SPEC)
     and its answer format (-O answer_format=prompt|schema)."""
-    from ..errors import ConfigError
     from ..models.spec import parse_model_spec
+    from ..runtime.errors import ConfigError
 
     pairs = parse_pairs(family_options)
     answer_format = pairs.pop("answer_format", "prompt")  # the run's, not the family's: how answers are asked for
@@ -74,7 +74,7 @@ def _run_options(family: Family, family_options: list[str] | None, judge: str | 
 
 def _print_outcome(result: RunResult, family: Family | None = None) -> None:
     """The results table, the warnings, the call counts, the error samples and the stopped models."""
-    from ..summary import results_rows
+    from ..run.summary import results_rows
     from .tables import fitted
 
     console.print(fitted(*results_rows(result.results, family), console.width))
@@ -91,7 +91,7 @@ def _print_outcome(result: RunResult, family: Family | None = None) -> None:
         err_console.print(f"warning: {line}", highlight=False, markup=False, soft_wrap=True)
     for line in s.stopped:
         err_console.print(line, highlight=False, soft_wrap=True, markup=False)
-    from ..stopping import stopping_lines
+    from ..run.stopping import stopping_lines
 
     for line in stopping_lines(result.results.stopping):  # why a run with a stopping rule stopped, and its intervals
         console.print(line, highlight=False, soft_wrap=True, markup=False)
@@ -144,13 +144,13 @@ def _run_eval(
     write the report; then exit 1 when calls failed
     permanently, were not run (a stopped model), or all failed, or the run measured nothing (no
     unit planned, every judgment unscored); the summary is written first."""
-    from ..bundled_suite import sample_suite
-    from ..evaluation import check_new_run_suite, evaluate
     from ..family import family_of
     from ..models.spec import parse_model_spec
-    from ..resolved import EvalOptions, resolve_run
-    from ..results_worker import ResultsWorker
+    from ..run.bundled_suite import sample_suite
+    from ..run.evaluation import check_new_run_suite, evaluate
+    from ..run.resolved import EvalOptions, resolve_run
     from ..suite import Suite
+    from .results_worker import ResultsWorker
 
     suite = Suite.load(suite_dir, lazy=True) if suite_dir else sample_suite()  # records read when the run needs them
     specs = [parse_model_spec(m, cfg.spec_defaults() if cfg else None) for m in models]
@@ -206,16 +206,16 @@ def _run_eval(
 def _preview_lines(run, out: Path) -> list[str]:
     """What will run (run_preview), printed on stderr just before the progress bar: once the run
     holds its folder, so an error before it is still one line alone."""
-    from ..evaluation import run_config
-    from ..run_preview import preview
+    from ..run.evaluation import run_config
+    from ..run.run_preview import preview
 
     return preview(run, out, run_config(run)).lines()
 
 
 def _audit_request(audit: int | None, reader: str | None, cfg) -> AuditRequest | None:
     """The audit `--audit N --reader SPEC` asks for (its reader's key is checked with the run's)."""
-    from ..errors import ConfigError
     from ..models.spec import parse_model_spec
+    from ..runtime.errors import ConfigError
 
     if reader is not None and not audit:
         raise ConfigError("--reader", "the reader model reads the audit's sample: give --audit N too")
@@ -225,7 +225,7 @@ def _audit_request(audit: int | None, reader: str | None, cfg) -> AuditRequest |
         raise ConfigError("--audit", f"the audit's sample size must be at least 1, not {audit}")
     if reader is None:
         raise ConfigError("--audit", "name the audit's reader model: --reader SPEC (people's readings: medres audit RUN --review-out DIR)")
-    from ..resolved import AuditRequest
+    from ..run.resolved import AuditRequest
 
     return AuditRequest(audit, parse_model_spec(reader, cfg.spec_defaults() if cfg else None, flag="--reader"))
 
@@ -290,7 +290,7 @@ def run(
     wait: WaitOpt = False,
 ) -> None:
     """The main job: the bundled sample suite on the embedded default model."""
-    from ..config import load_config
+    from .config import load_config
 
     cfg = load_config()
     _run_eval(None, cfg.models(model, ["embedded"]), cfg.out(out, Path("runs/sample")), limit, None, setting or [], scoring, option, defense, cfg, wait=wait)
@@ -348,9 +348,9 @@ def eval_(
     ] = None,
 ) -> None:
     """Run one or many models on a suite's paired clean and stressed probes."""
-    from ..config import load_config
-    from ..errors import ConfigError
-    from ..stopping import StopRule
+    from ..run.stopping import StopRule
+    from ..runtime.errors import ConfigError
+    from .config import load_config
 
     if until is None and not until_decided and (until_rate or until_versus):
         raise ConfigError("--until-rate" if until_rate else "--until-versus", "a rate to stop on goes with --until WIDTH or --until-decided")
@@ -396,8 +396,8 @@ def import_(
     myths: Annotated[Optional[Path], typer.Option("--myths", help="the myth file a release's rows point into (Cancer-Myth NFP: source_row)")] = None,
 ) -> None:
     """Turn real source files, or a dataset by hub name, into items (or a release into a suite)."""
-    from ..errors import ConfigError
-    from ..importing import import_data
+    from ..build.importing import import_data
+    from ..runtime.errors import ConfigError
 
     if fmt == "help":
         from .. import sources

@@ -20,7 +20,7 @@ def _pct(s) -> str:
 
 def overlap_cmd(run: Annotated[Path, typer.Argument(help="run directory")]) -> None:
     """Per condition and setting: units no model gets right, every model gets right, only one model gets right."""
-    from ..overlap import overlap
+    from ..analyses.overlap import overlap
 
     res = overlap(run)
     console.print(f"models: {', '.join(res.models)}", highlight=False, markup=False, soft_wrap=True)
@@ -39,7 +39,7 @@ def overlap_cmd(run: Annotated[Path, typer.Argument(help="run directory")]) -> N
 
 def thinking_cmd(run: Annotated[Path, typer.Argument(help="run directory")]) -> None:
     """Per model, setting and condition: seconds per answer (bootstrap over items), completion tokens and reported reasoning tokens per answer, share right."""
-    from ..thinking import thinking_time
+    from ..analyses.thinking import thinking_time
 
     for r in thinking_time(run):
         secs = "—" if r["seconds_per_answer"] is None else f"{r['seconds_per_answer']:.2f} s"

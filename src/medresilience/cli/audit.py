@@ -91,7 +91,7 @@ def audit_cmd(
     viewer_url: Annotated[str, typer.Option("--viewer-url", help="the evidence viewer's address for the disagreements' links (none: no links)")] = "",
 ) -> None:
     """A label audit: a second reading of a seeded, stratified sample of the run's read units."""
-    from ..viewer_address import VIEWER_URL
+    from ..view.address import VIEWER_URL
 
     result = run_audit(run, n, seed, reader, people, review_out, reviewers, raters, viewer_url or VIEWER_URL)
     print_audit(result)

@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Write a suite in another layout, or every unit of a run for other tools (an inspect_ai eval log, flat rows)."""
-        from ..errors import ConfigError
+        from ..runtime.errors import ConfigError
 
         if (suite is None) == (run_dir is None):
             raise ConfigError("RUN", "give a run directory (medres export RUN --format inspect --out FILE) or --suite DIR, not both")

@@ -23,7 +23,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from ..errors import MedresError
+from ..runtime.errors import MedresError
 
 console = Console()
 err_console = Console(stderr=True)
@@ -76,7 +76,7 @@ def fail(message: str, code: int = 2) -> None:
 
 def parse_pairs(values: list[str] | None, flag: str = "-O") -> dict[str, str]:
     """KEY=VALUE pairs of a repeatable flag; a key given twice is an error, not the last one winning."""
-    from ..errors import ConfigError
+    from ..runtime.errors import ConfigError
 
     out: dict[str, str] = {}
     for v in values or []:

@@ -43,11 +43,11 @@ def optimise_(
     wait: Annotated[bool, typer.Option("--wait", help="if another process holds the work directory, wait for it instead of stopping")] = False,
 ) -> None:
     """Find a precaution system prompt with GEPA; rerun the same command to resume (stored calls are reused)."""
-    from ..config import load_config
-    from ..errors import ConfigError
     from ..mitigations.optimise import SEED_PROMPT, optimise
     from ..models.spec import parse_model_spec
+    from ..runtime.errors import ConfigError
     from ..suite import Suite
+    from .config import load_config
 
     if seed_prompt is not None and seed_prompt_file is not None:
         raise ConfigError("--seed-prompt", "give the seed prompt once: --seed-prompt or --seed-prompt-file, not both")

@@ -54,10 +54,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """The settings in effect (medres.toml or [tool.medres] in pyproject.toml), where each came
         from, and what each model resolves to."""
-        from ..config import OVERRIDDEN_BY, load_config
-        from ..errors import MedresError
         from ..models.spec import parse_model_spec
         from ..report.rundir import redact_url
+        from ..runtime.errors import MedresError
+        from .config import OVERRIDDEN_BY, load_config
         from .tables import fitted
 
         cfg = load_config()

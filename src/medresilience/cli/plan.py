@@ -125,9 +125,9 @@ def plan_cmd(
     and --discordance or --correlation) or a pilot run (--pilot); with --items, the smallest effect
     that many items detect. The test is the one the report uses: exact McNemar with one pair per
     item (exact power), Durkalski's clustered McNemar with several (simulated power)."""
-    from .. import planning
-    from ..errors import ConfigError
+    from ..analyses import planning
     from ..family import get
+    from ..runtime.errors import ConfigError
 
     try:
         fam = get(family)

@@ -10,8 +10,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..errors import MedresError
-from ..viewer_address import VIEWER_URL
+from ..runtime.errors import MedresError
+from ..view.address import VIEWER_URL
 
 
 @contextlib.contextmanager

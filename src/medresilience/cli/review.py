@@ -186,9 +186,9 @@ def stats_cmd(
     """Pass rates, composite, worst case, agreement (reviewers, automatic labels); CSV, Parquet, HTML."""
     from rich.table import Table
 
-    from ..errors import ConfigError
     from ..review.parts import MISD_POPULATIONS
     from ..review.stats import AGREEMENT_TITLES, compute, write
+    from ..runtime.errors import ConfigError
 
     if misd_population not in MISD_POPULATIONS:
         raise ConfigError("--misd-population", f"{misd_population!r} is not one of: {', '.join(MISD_POPULATIONS)}")

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..viewer_address import VIEWER_HOST, VIEWER_PORT
+from ..view.address import VIEWER_HOST, VIEWER_PORT
 from .kit import console, err_console, user_errors
 
 

@@ -12,7 +12,7 @@
 `query` turns a question into an FTS5 expression and chunks documents, `index` builds and
 searches. The command is `medres corpus index CORPUS --out INDEX.sqlite`.
 
-May import: errors, family, fileio, seeding, sources."""
+May import: family, runtime, sources."""
 
 from __future__ import annotations
 

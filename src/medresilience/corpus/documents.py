@@ -22,8 +22,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import InputError, MedresError
-from ..fileio import read_text
+from ..runtime.errors import InputError, MedresError
+from ..runtime.fileio import read_text
 
 __all__ = ["SUITE_FILES", "TEXT_SUFFIXES", "Document", "SourceFile", "answer_key_reason", "plan_sources", "read_documents"]
 
@@ -217,7 +217,7 @@ def _id_of(value: object, path: Path, line: int) -> str:
 
 
 def _passages(path: Path, text_field: str) -> Iterator[Document]:
-    from ..fileio import iter_json_lines
+    from ..runtime.fileio import iter_json_lines
 
     for n, obj in iter_json_lines(path):
         doc_id = _id_of(obj.get("id"), path, n)

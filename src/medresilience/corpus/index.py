@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..errors import ConfigError, InputError
-from ..fileio import node_kind, output_mode
-from ..seeding import stable_hash
+from ..runtime.errors import ConfigError, InputError
+from ..runtime.fileio import node_kind, output_mode
+from ..runtime.seeding import stable_hash
 from .documents import plan_sources, read_documents
 from .query import chunk, contains, match_expression
 

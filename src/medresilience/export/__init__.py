@@ -7,7 +7,7 @@ a named format). May import the store and its readers, the suite, the family reg
 frame's status rule, fileio and the report's run reader (report.rundir: the run's suite and its
 headline numbers); only the CLI imports it.
 
-May import: errors, family, fileio, frame, report, run_suite, store, suite."""
+May import: family, report, run, runtime, store, suite."""
 
 from .formats import FORMATS, export_run
 from .units import RunUnits, open_run

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..fileio import atomic_write, write_parquet_batches
+from ..runtime.fileio import atomic_write, write_parquet_batches
 from .units import INTEGERS, REALS, RunUnits
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import ConfigError
+from ..runtime.errors import ConfigError
 from .flat import write_jsonl_rows, write_parquet_rows
 from .inspect_log import write_inspect_log
 from .units import open_run

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import IO, Any, NotRequired, TypedDict
 
 from .. import __version__
-from ..errors import ConfigError
-from ..fileio import atomic_write
+from ..runtime.errors import ConfigError
+from ..runtime.fileio import atomic_write
 from ..store import UnitRecord
 from .units import RunUnits, detail_of
 

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
 from ..family import Family, get
-from ..frame import STATUSES, status_codes
-from ..run_suite import find_run_suite
+from ..run.frame import STATUSES, status_codes
+from ..run.run_suite import find_run_suite
+from ..runtime.errors import InputError
 from ..store import CallCode, ScoreCode, Store, UnitRecord
 from ..suite import Suite
 

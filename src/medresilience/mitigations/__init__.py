@@ -37,7 +37,7 @@ Submodules import from each other, never from this module; this module imports t
 register themselves and states the public API. The package imports the spine (records, calls,
 store, family, scoring, models, corpus), never a family, the report layer or the CLI.
 
-May import: breaker, calls, corpus, errors, family, fileio, jsontypes, models, records, registry, scoring, seeding, store, suite, workspace."""
+May import: build, corpus, family, models, records, registry, run, runtime, scoring, store, suite."""
 
 from __future__ import annotations
 

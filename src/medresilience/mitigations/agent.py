@@ -32,19 +32,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError
 from ..family import lazy
-from ..jsontypes import JSONObject
-from ..seeding import stable_hash
+from ..runtime.errors import ConfigError
+from ..runtime.jsontypes import JSONObject
+from ..runtime.seeding import stable_hash
 from .registry import register_factory
 from .retrieval import whole_number
 from .roles import LinkedRole, register_role
 from .setting import Messages, Setting, add_to_system
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..calls import ProgressFn, RunStats
     from ..models.openai_compatible import OpenAICompatibleModel
     from ..models.spec import ModelSpec
+    from ..run.calls import ProgressFn, RunStats
     from ..store import Store
     from .search import SearchBackend
 
@@ -250,7 +250,7 @@ def _backend(target: str, key_env: str | None, where: str) -> SearchBackend:
     if target.startswith(("http://", "https://")):
         if key_env and not os.environ.get(key_env):
             raise ConfigError(where, f"environment variable {key_env} (the search service's key) is not set")
-        from ..fileio import env_number
+        from ..runtime.fileio import env_number
 
         # MEDRES_SEARCH_TIMEOUT: the seconds one request to the service may take (default 30)
         return HttpSearch(target, key_env, timeout=env_number("MEDRES_SEARCH_TIMEOUT", 30.0, minimum=0.01))

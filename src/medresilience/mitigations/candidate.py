@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..errors import InputError, validation_problem
-from ..fileio import atomic_write
-from ..jsontypes import JSONObject
-from ..seeding import stable_hash
+from ..runtime.errors import InputError, validation_problem
+from ..runtime.fileio import atomic_write
+from ..runtime.jsontypes import JSONObject
+from ..runtime.seeding import stable_hash
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..records import Item

@@ -21,9 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..errors import ConfigError
 from ..family import ExampleRule, Family, family_of
-from ..seeding import stable_hash
+from ..runtime.errors import ConfigError
+from ..runtime.seeding import stable_hash
 from .candidate import ExampleRef, SplitSuite, item_hash, suite_hash
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -30,10 +30,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ..errors import ConfigError
 from ..models.spec import ModelSpec, parse_model_spec
 from ..models.urls import redact_url
-from ..seeding import stable_hash
+from ..runtime.errors import ConfigError
+from ..runtime.seeding import stable_hash
 from .registry import register, register_factory
 from .roles import LinkedRole, register_role
 from .setting import Messages, PreCall, PreCallStep, Setting, add_to_system

@@ -30,11 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..errors import ConfigError
+from ..build.workspace import created_stamp, workspace
 from ..models.spec import ModelSpec, parse_model_spec
+from ..runtime.errors import ConfigError
 from ..scoring.types import is_deferred
 from ..suite import Suite
-from ..workspace import created_stamp, workspace
 from .adapter import Calls, OptimiseError, PrecautionAdapter
 from .candidate import (
     COMPONENT,

@@ -9,8 +9,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..errors import ConfigError, did_you_mean
 from ..registry import Registry
+from ..runtime.errors import ConfigError, did_you_mean
 from .setting import NONE, Messages, Setting
 
 

@@ -24,7 +24,7 @@ import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import ConfigError
+from ..runtime.errors import ConfigError
 from .registry import register_factory
 from .setting import Messages, Setting
 

@@ -30,9 +30,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..breaker import Breaker, stop_limit
 from ..corpus.query import contains
-from ..errors import MedresError
+from ..runtime.breaker import Breaker, stop_limit
+from ..runtime.errors import MedresError
 
 if TYPE_CHECKING:  # pragma: no cover
     import aiohttp

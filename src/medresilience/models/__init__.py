@@ -2,4 +2,4 @@
 providers table (`providers`), the OpenAI-compatible client (`openai_compatible`), the embedded
 default (`embedded`) and serving it on 127.0.0.1 (`serving`), URL helpers (`urls`).
 
-May import: errors, fileio, jsontypes, registry, seeding."""
+May import: registry, runtime."""

@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ConfigError
-from ..fileio import output_mode
+from ..runtime.errors import ConfigError
+from ..runtime.fileio import output_mode
 
 QWEN_PARTS = 22
 QWEN_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"

@@ -33,7 +33,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from aiolimiter import AsyncLimiter
 
-from ..fileio import env_number, storable_text
+from ..runtime.fileio import env_number, storable_text
 from .spec import ModelSpec
 from .transport import ChatTransport, sdk
 from .urls import redact_url  # also re-exported: callers import it from here

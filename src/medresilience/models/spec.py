@@ -28,9 +28,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..errors import ConfigError, did_you_mean, validation_problem
-from ..jsontypes import JSONObject
-from ..seeding import stable_hash
+from ..runtime.errors import ConfigError, did_you_mean, validation_problem
+from ..runtime.jsontypes import JSONObject
+from ..runtime.seeding import stable_hash
 from .providers import FEATURES, PROVIDERS, REASONING_RULE, ModelRule, Provider, get_provider, known_price, provider_for_url
 
 EMBEDDED_MODELS = ("qwen", "smollm2")

@@ -7,7 +7,7 @@ Its modules import each other by module, never through this package.
     result = build_report(["runs/sample"])          # -> ReportResult (.html, .markdown, .tables)
     cmp = compare_runs("runs/base", "runs/defended")  # -> CompareResult (.table, .html, .csv)
 
-May import: audit, bundled_suite, corpus, errors, family, fileio, frame, mitigations, model_names, models, reading, registry, run_suite, scoring, seeding, stats, stopping, store, suite, viewer_address."""
+May import: audit, corpus, family, mitigations, models, registry, run, runtime, scoring, stats, store, suite, view."""
 
 from __future__ import annotations
 

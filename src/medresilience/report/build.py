@@ -28,10 +28,10 @@ from markupsafe import Markup
 from .. import __version__
 from ..family import families as registered_families
 from ..family import get
-from ..fileio import atomic_write
-from ..model_names import distinct_run_names
-from ..stopping import stopping_lines
-from ..viewer_address import VIEWER_URL
+from ..models.names import distinct_run_names
+from ..run.stopping import stopping_lines
+from ..runtime.fileio import atomic_write
+from ..view.address import VIEWER_URL
 from .agent import ANCHOR as AGENT
 from .agent import section as agent_section
 from .audit import ANCHOR as AUDIT

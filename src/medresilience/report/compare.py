@@ -19,13 +19,13 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import ConfigError
 from ..family import Family, get
-from ..fileio import atomic_write
-from ..model_names import model_names
+from ..models.names import model_names
+from ..runtime.errors import ConfigError
+from ..runtime.fileio import atomic_write
+from ..runtime.seeding import stable_hash
 from ..scoring.types import ANSWERED
-from ..seeding import stable_hash
-from ..viewer_address import VIEWER_URL
+from ..view.address import VIEWER_URL
 from .html import page as html_page
 from .html import pair_url, rate_units, run_facts, setting_name, sig_class, units_url, viewer_links
 from .parts import Block, Cell, Column, DifferenceFigure, DifferencePanel, ItemList, Paragraph, Section, Table, count, dash, num, signed, text, whole

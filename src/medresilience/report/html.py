@@ -23,11 +23,11 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from ..errors import ConfigError
 from ..mitigations import NONE
-from ..model_names import ModelNames
+from ..models.names import ModelNames
+from ..runtime.errors import ConfigError
 from ..scoring.types import ANSWERED
-from ..viewer_address import VIEWER_URL
+from ..view.address import VIEWER_URL
 from .parts import Cell, Column, Table, count, dash, text
 from .render_html import table_html
 from .rundir import names_of

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..reading import why_text
+from ..run.reading import why_text
 from .html import setting_name, units_url
 from .parts import Cell, Column, Paragraph, Section, Table, count, rate, text
 from .render_data import table_frame

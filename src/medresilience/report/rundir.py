@@ -18,13 +18,13 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import InputError
 from ..family import get
-from ..frame import frame_metrics, results_frame
-from ..model_names import ModelNames, RunModels, model_names, recorded_models
+from ..models.names import ModelNames, RunModels, model_names, recorded_models
 from ..models.urls import redact_url  # noqa: F401  (the report shows endpoints through it)
-from ..reading import family_sets_budget, reading_summary, truncation_warnings
-from ..run_suite import find_run_suite
+from ..run.frame import frame_metrics, results_frame
+from ..run.reading import family_sets_budget, reading_summary, truncation_warnings
+from ..run.run_suite import find_run_suite
+from ..runtime.errors import InputError
 from ..scoring.extract import SYSTEM as EXTRACT_SYSTEM
 from ..store import Store
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..fileio import atomic_write, write_csv_frame
+from ..runtime.fileio import atomic_write, write_csv_frame
 
 
 def usage_table(runs: Sequence[tuple[str, dict[str, Any]]]) -> pd.DataFrame:

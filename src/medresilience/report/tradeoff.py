@@ -60,10 +60,10 @@ import pandas as pd
 
 from .. import stats
 from ..family import Family, get
-from ..frame import epochs_of
 from ..mitigations import NONE
 from ..mitigations.roles import not_model_callers, role_names
 from ..registry import Registry
+from ..run.frame import epochs_of
 from ..scoring.types import ANSWERED
 from .html import pair_url, rate_units, setting_name, units_url
 from .parts import (

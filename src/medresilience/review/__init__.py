@@ -18,7 +18,7 @@ dependencies its routes share), routes/ (one router per area) and pages.py with 
 Jinja2 pages and stylesheet, package data). The package imports the core (errors, records, store,
 stats, the family registry) and the report's HTML primitives, never the CLI.
 
-May import: errors, family, fileio, jsontypes, records, registry, report, scoring, seeding, stats, store, suite."""
+May import: family, records, registry, report, runtime, scoring, stats, store, suite."""
 
 from __future__ import annotations
 

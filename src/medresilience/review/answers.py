@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import ConfigError, InputError
-from ..fileio import csv_records, show
+from ..runtime.errors import ConfigError, InputError
+from ..runtime.fileio import csv_records, show
 
 QUESTION = "question"
 QUESTION_ID = "question_id"

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, MedresError
+from ..runtime.errors import InputError, MedresError
 from .auth import hash_password, new_password, verify_password
 from .rubrics import ReviewRubric, get_rubric
 

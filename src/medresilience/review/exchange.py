@@ -20,8 +20,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, InputError
-from ..fileio import csv_records, csv_text, show, text_lines, write_csv
+from ..runtime.errors import ConfigError, InputError
+from ..runtime.fileio import csv_records, csv_text, show, text_lines, write_csv
 from .answers import WideAnswers, read_wide
 from .db import ReviewDB, ReviewError, UnitRow, db_path, valid_name
 from .rubrics import PART, Coding, ReviewRubric, get_rubric, part_key

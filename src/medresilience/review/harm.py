@@ -27,7 +27,7 @@ from typing import Any, cast
 import pandas as pd
 
 from .. import stats
-from ..jsontypes import JSONObject
+from ..runtime.jsontypes import JSONObject
 from .db import ReviewDB, ReviewError
 from .rubrics import ReviewRubric, WorstCase
 from .stats import ratings_frame
@@ -246,7 +246,7 @@ def analyse(
 
 def write(res: HarmAnalysis, out_dir: Path | str) -> dict[str, Path]:
     """worst_case, outcome_classes, bands and odds_ratios as CSV, and summary.json."""
-    from ..fileio import atomic_write, write_csv_frame
+    from ..runtime.fileio import atomic_write, write_csv_frame
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -29,7 +29,7 @@ from typing import Any
 import pandas as pd
 
 from .. import stats
-from ..jsontypes import JSONObject
+from ..runtime.jsontypes import JSONObject
 from .db import ReviewDB, opened
 from .rubrics import PART, ReviewRubric, part_key
 
@@ -211,7 +211,7 @@ def compute_parts(
 
 
 def write(res: PartsStats, out_dir: Path | str) -> dict[str, Path]:
-    from ..fileio import atomic_write, write_csv_frame
+    from ..runtime.fileio import atomic_write, write_csv_frame
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -68,7 +68,7 @@ def compute_picks(review: Path | str | ReviewDB, *, confidence: float = 0.95, se
 
 
 def write(res: PickStats, out_dir: Path | str) -> dict[str, Path]:
-    from ..fileio import atomic_write, write_csv_frame
+    from ..runtime.fileio import atomic_write, write_csv_frame
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..fileio import atomic_write, write_jsonl
 from ..records import Item, Probe
-from ..seeding import stable_hash
+from ..runtime.fileio import atomic_write, write_jsonl
+from ..runtime.seeding import stable_hash
 from ..suite import Suite
 from .db import ReviewDB, ReviewError, UnitRow, db_path
 from .rubrics import ReviewRubric

@@ -26,8 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ConfigError
 from ..registry import Registry
+from ..runtime.errors import ConfigError
 
 
 @dataclass(frozen=True)

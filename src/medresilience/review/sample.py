@@ -28,8 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import InputError
-from ..seeding import stable_hash
+from ..runtime.errors import InputError
+from ..runtime.seeding import stable_hash
 from ..suite import Suite
 from .answers import read_wide
 from .db import ReviewDB, ReviewError, UnitRow, valid_name

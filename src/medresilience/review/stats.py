@@ -33,8 +33,8 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from ..jsontypes import JSONObject
 from ..report.parts import BarFigure, Block, Cell, Column, Heading, Paragraph, Section, Table, count, rate, text
+from ..runtime.jsontypes import JSONObject
 from .db import ReviewDB
 from .parts import PartsStats, compute_parts
 from .parts import write as write_parts
@@ -423,7 +423,7 @@ def _parquet_safe(df: pd.DataFrame) -> pd.DataFrame:
 def write(res: ReviewStats, out_dir: Path | str) -> dict[str, Path]:
     """ratings, pass_rates, agreement, auto_agreement, progress and flags as CSV and Parquet,
     summary.json and review_stats.html."""
-    from ..fileio import atomic_write, write_csv_frame
+    from ..runtime.fileio import atomic_write, write_csv_frame
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

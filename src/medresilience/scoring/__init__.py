@@ -4,7 +4,7 @@ items) or by log-probability (`mcq`), and an LLM judge with its
 rubric as data (`judge`: Rubric, Judge, JudgeScorer). An unreadable reply is `invalid`, a judge
 that cannot decide is `unscored` with its reason: never a guess, never a default.
 
-May import: calls, errors, jsontypes, models, seeding, store."""
+May import: models, run, runtime, store."""
 
 from typing import Any
 

@@ -1428,7 +1428,7 @@ _TERSE = re.compile(r"\s*(?:(Answer: ?)([A-Z])\.?|([A-Z])\.?)\s*")
 
 def terse_answer(text: str, letters: str, options: Mapping[str, str] | None = None) -> Reading | None:
     """The reading of a reply that is only a label or "Answer: " and a label, read at once (the
-    reading `full_reading` gives it: tests/spine/test_reading.py checks that); None for any other
+    reading `full_reading` gives it: tests/spine/scoring/test_reading.py checks that); None for any other
     reply, and for one whose words could be an option's text ("B" among the blood groups)."""
     m = _TERSE.fullmatch(text)
     if m is None:

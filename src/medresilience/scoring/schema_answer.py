@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from ..jsontypes import JSONObject
+from ..runtime.jsontypes import JSONObject
 from .mcq import CUT, TRUNCATED_REASON
 from .types import Score
 

@@ -10,7 +10,7 @@ format, see `medresilience.family`).
 
 Every bad row is an errors.InputError naming file, line and field.
 
-May import: errors, family, fileio, jsontypes, records, registry."""
+May import: family, records, registry, runtime."""
 
 from __future__ import annotations
 

@@ -8,9 +8,9 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from ..fileio import MIN_FIELD_CHARS, check_field_sizes, json_lines, max_field_chars, oversized, parse_record, show, too_long
 from ..records import LETTERS, NUMBERS, Item
+from ..runtime.errors import InputError
+from ..runtime.fileio import MIN_FIELD_CHARS, check_field_sizes, json_lines, max_field_chars, oversized, parse_record, show, too_long
 
 __all__ = ["IdChecker", "build_item", "read_json_items", "text_field"]
 

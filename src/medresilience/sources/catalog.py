@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import ConfigError
+from ..runtime.errors import ConfigError
 
 __all__ = ["CATALOG", "CHECKED", "Dataset", "get", "known_file"]
 

@@ -26,10 +26,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import InputError
-from ..fileio import text_lines
 from ..records import Item
 from ..registry import Registry
+from ..runtime.errors import InputError
+from ..runtime.fileio import text_lines
 from .freeform import is_freeform_row, read_freeform
 from .hle import KEYS as HLE_KEYS
 from .hle import parquet_columns, read_hle

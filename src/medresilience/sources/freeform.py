@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from ..errors import InputError
-from ..fileio import parse_record
 from ..records import Item
+from ..runtime.errors import InputError
+from ..runtime.fileio import parse_record
 from ._common import read_json_items, text_field
 
 __all__ = ["KEYS", "SOURCE", "freeform_item", "is_freeform_row", "read_freeform"]

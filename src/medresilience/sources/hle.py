@@ -25,10 +25,10 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from ..errors import InputError
-from ..fileio import iter_parquet_rows, json_lines, open_parquet, show
-from ..jsontypes import JSONObject
 from ..records import LETTERS, Item
+from ..runtime.errors import InputError
+from ..runtime.fileio import iter_parquet_rows, json_lines, open_parquet, show
+from ..runtime.jsontypes import JSONObject
 from ._common import IdChecker, build_item, text_field
 from .medxpertqa import inline_choices
 

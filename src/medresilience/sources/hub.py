@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, MedresError
-from ..jsontypes import JSONObject
+from ..runtime.errors import ConfigError, MedresError
+from ..runtime.jsontypes import JSONObject
 
 __all__ = ["DATA_SUFFIXES", "Download", "HubError", "HubRef", "card_configs", "fetch", "is_hub_ref", "parse_ref", "select_files"]
 

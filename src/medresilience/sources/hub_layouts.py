@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import InputError
-from ..fileio import iter_parquet_rows, show
 from ..records import Item
+from ..runtime.errors import InputError
+from ..runtime.fileio import iter_parquet_rows, show
 from ._common import IdChecker, build_item, text_field
 from .medjourney import medjourney_item
 from .medmcqa import medmcqa_item

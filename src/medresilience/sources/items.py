@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from ..errors import InputError
-from ..fileio import parse_record, show
 from ..records import Item
+from ..runtime.errors import InputError
+from ..runtime.fileio import parse_record, show
 from ._common import read_json_items
 
 __all__ = ["FIELDS", "REQUIRED", "is_items_row", "read_items"]

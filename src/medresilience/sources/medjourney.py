@@ -24,9 +24,9 @@ import math
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from ..errors import InputError
-from ..fileio import parse_record, show
 from ..records import NUMBERS, Item
+from ..runtime.errors import InputError
+from ..runtime.fileio import parse_record, show
 from ._common import read_json_items, text_field
 from .medxpertqa import inline_choices
 

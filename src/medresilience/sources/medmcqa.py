@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from ..errors import InputError
-from ..fileio import show
 from ..records import Item
+from ..runtime.errors import InputError
+from ..runtime.fileio import show
 from ._common import build_item, read_json_items, text_field
 
 __all__ = ["OPTION_FIELDS", "SOURCE", "medmcqa_item", "read_medmcqa"]

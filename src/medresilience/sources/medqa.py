@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from ..errors import InputError
-from ..fileio import show
 from ..records import LETTERS, Item
+from ..runtime.errors import InputError
+from ..runtime.fileio import show
 from ._common import build_item, read_json_items, text_field
 
 __all__ = ["SOURCE", "medqa_item", "read_medqa"]

@@ -18,9 +18,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from ..fileio import show
 from ..records import LETTERS, Item
+from ..runtime.errors import InputError
+from ..runtime.fileio import show
 from ._common import build_item, read_json_items, text_field
 
 __all__ = ["CHOICES_HEADER", "KEYS", "SOURCE", "inline_choices", "medxpertqa_item", "read_medxpertqa", "split_choices"]

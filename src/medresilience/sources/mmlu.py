@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import InputError
-from ..fileio import csv_records, show
 from ..records import Item
+from ..runtime.errors import InputError
+from ..runtime.fileio import csv_records, show
 from ._common import build_item
 
 __all__ = ["COLUMNS", "SOURCE", "SPLIT_SUFFIXES", "mmlu_subject", "read_mmlu"]

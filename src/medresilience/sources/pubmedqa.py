@@ -19,9 +19,9 @@ from json.decoder import scanstring  # type: ignore[attr-defined]  # public in j
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from ..fileio import json_value_at, read_text, show
 from ..records import Item
+from ..runtime.errors import InputError
+from ..runtime.fileio import json_value_at, read_text, show
 from ._common import IdChecker, build_item, text_field
 
 __all__ = ["ANSWERS", "OPTIONS", "SOURCE", "is_pubmedqa_file", "pubmedqa_item", "read_pubmedqa"]

@@ -27,9 +27,9 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import InputError
-from ..fileio import csv_records, show, text_lines
 from ..records import LETTERS, Item
+from ..runtime.errors import InputError
+from ..runtime.fileio import csv_records, show, text_lines
 from ._common import IdChecker, build_item
 
 __all__ = ["COLUMNS", "is_sheet", "read_sheet"]

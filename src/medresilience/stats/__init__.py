@@ -30,7 +30,7 @@ Conventions
 Its libraries are numpy, scipy, statsmodels and pandas; of medresilience it uses only the
 collector helper.
 
-May import: heap."""
+May import: runtime."""
 
 from .agreement import (
     AGREEMENT_COEFFICIENTS,

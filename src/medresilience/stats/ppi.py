@@ -19,7 +19,7 @@ API (all inputs one row per unit, in the same order):
   exactly the same (unaudited) units.
 - ``ppi_mean_ci(Y, Yhat, Yhat_unlabeled, confidence=0.95, lam=None)``: the textbook PPI / PPI++
   mean interval on a labelled set and a separate unlabelled set, the same numbers as
-  ``ppi_py.ppi_mean_ci`` (checked in tests/spine/test_ppi.py).
+  ``ppi_py.ppi_mean_ci`` (checked in tests/spine/stats/test_ppi.py).
 - ``PPIRate.label_error_line()``: "label error widens the interval by 2.3 points (41%)".
 
 What goes in (the caller decides, this module never reads a reply):

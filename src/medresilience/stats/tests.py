@@ -15,7 +15,7 @@ import scipy.stats
 from statsmodels.stats.contingency_tables import mcnemar as _sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 
-from ..heap import cheap_gc
+from ..runtime.heap import cheap_gc
 from .checks import as_bool_array, as_float_array, check_confidence, check_counts, check_nonneg_int, check_resamples, cluster_codes
 from .rates import CLUSTER_RESAMPLES
 

@@ -23,7 +23,7 @@ setting that makes a call before a unit's answer (a monitor's note) links the un
 ordinary row of `calls`. A store that cannot be opened or written raises StoreWriteError, one
 line naming the cause and the path; what was committed before stays.
 
-May import: errors, fileio, jsontypes, lock."""
+May import: runtime."""
 
 from .base import StoreWriteError
 from .codes import ANSWERED, CallCode, CallStatus, ScoreCode, ScoreStatus

@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from ..errors import MedresError
+from ..runtime.errors import MedresError
 
 #: keys bound per statement (SQLite's default limit of bound parameters is 999)
 #: a value sqlite binds to a `?` or returns in a column

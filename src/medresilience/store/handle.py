@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from ..lock import held
+from ..runtime.lock import held
 from .base import StoreWriteError, is_bug
 from .calls import CallReads
 from .evidence import EvidenceReads

@@ -11,7 +11,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Mapping, Sequence
 
-from ..fileio import storable_text
+from ..runtime.fileio import storable_text
 from .base import Connected, SqlValue, StoreWriteError, is_bug
 from .codes import CallStatus
 from .rows import CallRow, ScoreRow, UnitRow

@@ -14,4 +14,4 @@ Nothing imports it but the CLI; from mitigations it takes only the roles an agen
 linked under (agent_run) and the name of the setting others are read against (`NONE`); from
 model_names the one rule naming a model held by several runs (as a report over them names it).
 
-May import: errors, family, fileio, frame, jsontypes, mitigations, model_names, records, run_suite, store, suite, viewer_address."""
+May import: family, mitigations, models, records, run, runtime, store, suite."""

@@ -27,8 +27,8 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from starlette.middleware.base import RequestResponseEndpoint
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-from ..errors import MedresError
-from ..viewer_address import VIEWER_HOST, VIEWER_PORT
+from ..runtime.errors import MedresError
+from .address import VIEWER_HOST, VIEWER_PORT
 from .pages import CSP, Links, environment
 from .query import QueryError, RunView, close_all, open_runs, parse_query, unit_evidence, units_page
 from .render import Renderer

@@ -16,8 +16,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TypedDict
 
-from ..jsontypes import JSONObject, JSONValue
 from ..mitigations.roles import classify
+from ..runtime.jsontypes import JSONObject, JSONValue
 from ..store import Store
 
 #: what a step's call row shows beside its reply

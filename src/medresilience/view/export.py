@@ -20,8 +20,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, InputError
-from ..fileio import temp_dir
+from ..runtime.errors import ConfigError, InputError
+from ..runtime.fileio import temp_dir
 from .pages import Links, environment
 from .query import PAGE_SIZE, PAIR_OUTCOMES, VERSUS_OUTCOMES, RunView, UnitQuery, unit_evidence, units_page
 from .render import Renderer

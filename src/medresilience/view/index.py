@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import InputError
+from ..runtime.errors import InputError
 from ..store import CallStatus, ScoreStatus, Store
 from ..store.base import SqlValue
 

@@ -26,13 +26,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from ..errors import InputError, MedresError
 from ..family import Family, Outcomes, get
-from ..frame import facet_names
 from ..mitigations import NONE
-from ..model_names import RunModels, distinct_run_names, model_names, recorded_models
+from ..models.names import RunModels, distinct_run_names, model_names, recorded_models
 from ..records import CLEAN, Item
-from ..run_suite import find_run_suite
+from ..run.frame import facet_names
+from ..run.run_suite import find_run_suite
+from ..runtime.errors import InputError, MedresError
 from ..store import Store
 from ..store.base import SqlValue
 from .conversation import Turns, trajectory, turns

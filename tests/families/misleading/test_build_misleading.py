@@ -19,10 +19,8 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import ROOT, needs_qwen, needs_smollm2, needs_xllamacpp, shared_data
-from medresilience.bundled_suite import sample_release_path
+from medresilience.build.stages import Rejected
 from medresilience.cli import app
-from medresilience.errors import InputError
-from medresilience.evaluation import evaluate
 from medresilience.families.misleading.construct.checks import BUNDLE_CODES, Limits, bundle_problems, item_skip_reason, raw_skip_reason
 from medresilience.families.misleading.construct.engine import ParseError, parse_applicability, parse_object, parse_sentences, parse_verdict
 from medresilience.families.misleading.construct.framing import CUES, FRAMING_CODES, RULES, framing_problem
@@ -33,11 +31,13 @@ from medresilience.families.misleading.construct.sensitivity import CYCLES, reas
 from medresilience.families.misleading.formats.release import read_release
 from medresilience.families.misleading.taxonomy import CONTENT_TYPE_KEYS, PROVENANCE_KEYS
 from medresilience.families.misleading.testing import PREFIX, FakeGenerator
-from medresilience.fileio import write_jsonl
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item
-from medresilience.runner import EvalOptions
-from medresilience.stages import Rejected
+from medresilience.run.bundled_suite import sample_release_path
+from medresilience.run.evaluation import evaluate
+from medresilience.run.runner import EvalOptions
+from medresilience.runtime.errors import InputError
+from medresilience.runtime.fileio import write_jsonl
 from medresilience.store import Store
 from medresilience.suite import Suite
 from medresilience.testing.stub import Faults, StubServer
@@ -196,9 +196,9 @@ def test_parsers_never_guess():
 
 
 def test_schema_length_keywords_only_where_honoured():
+    from medresilience.build.stages import request_for
     from medresilience.families.misleading.construct import prompts
     from medresilience.families.misleading.construct.engine import Unit, unit_task, use_schema_lengths
-    from medresilience.stages import request_for
 
     spec = parse_model_spec("openai:m,base_url=http://x/v1")
     unit = Unit([{"role": "user", "content": "q"}], prompts.letters_schema("ABCD", 300), 100, str)
@@ -1077,7 +1077,7 @@ def test_reassigning_a_suite_that_records_no_generator_says_what_to_pass(tmp_pat
     """The bundled sample suite records no generator: the command stops before writing anything,
     naming --generator and which suites record one; the misleading page of the docs says the same
     beside its example."""
-    from medresilience.bundled_suite import sample_suite
+    from medresilience.run.bundled_suite import sample_suite
 
     r = runner.invoke(app, ["build", "reassign-provenance", "--suite", str(sample_suite().path), "--cycle", "forward", "--out", str(tmp_path / "fwd")])
     assert r.exit_code == 2 and not (tmp_path / "fwd").exists()

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 
 from conftest import TESTS
-from medresilience.bundled_suite import sample_suite
-from medresilience.evaluation import evaluate
 from medresilience.models.spec import parse_model_spec
-from medresilience.runner import EvalOptions
+from medresilience.run.bundled_suite import sample_suite
+from medresilience.run.evaluation import evaluate
+from medresilience.run.runner import EvalOptions
 from medresilience.testing.stub import StubServer
 
 GOLDEN = TESTS / "golden" / "misleading_sample.json"

@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from medresilience.cli import app
-from medresilience.errors import InputError
 from medresilience.families.misleading.formats.medmisbench import parse_inline_options, read_medmisbench, write_medmisbench
+from medresilience.runtime.errors import InputError
 from medresilience.suite import Suite
 
 runner = CliRunner()
@@ -270,7 +270,7 @@ def test_what_export_writes_imports_back_without_flags(tmp_path, fmt):
     """The bundled sample suite (built here, not one of the study's configs) exported as a release
     and imported back, as a folder and as its one file, with no --config: the same questions,
     options, answers and context sentences."""
-    from medresilience.bundled_suite import sample_suite
+    from medresilience.run.bundled_suite import sample_suite
 
     suite = sample_suite()
     r = CliRunner().invoke(app, ["export", "--suite", str(suite.path), "--format", fmt, "--out", str(tmp_path / "back")])

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 from conftest import make_tiny_suite, oracle_policy
-from medresilience.evaluation import evaluate
 from medresilience.models.spec import parse_model_spec
-from medresilience.runner import EvalOptions
+from medresilience.run.evaluation import evaluate
+from medresilience.run.runner import EvalOptions
 from medresilience.store import Store
 from medresilience.testing.stub import StubServer
 
@@ -121,7 +121,7 @@ def test_token_usage_and_cost_recorded(tmp_path, tiny_suite):
 def test_results_describe_the_units_this_run_planned(tmp_path, tiny_suite):
     """Two runs into one directory: the second run's results are its own units, not every unit
     stored there (the first run's extra Type 1 probes are kept in the store, not reported)."""
-    from medresilience.results import Results
+    from medresilience.run.results import Results
 
     with StubServer(policy=oracle_policy) as srv:
         evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "run", EvalOptions(family={"type1": "all"}))
@@ -164,7 +164,7 @@ def test_a_store_written_before_settings_is_migrated(tmp_path, tiny_suite):
         con.executemany("INSERT INTO units VALUES (?, ?, ?, ?, ?, ?, ?, ?)", old_ids)
         con.commit()
         con.close()
-        from medresilience.frame import results_frame
+        from medresilience.run.frame import results_frame
 
         with Store(db) as st:
             df = results_frame(st, tiny_suite)
@@ -214,7 +214,7 @@ def test_open_answer_mode_is_judged_and_claims_count_as_flips_to_the_target(tmp_
     with StubServer(policy=answerer) as srv:
         import pytest
 
-        from medresilience.errors import ConfigError
+        from medresilience.runtime.errors import ConfigError
 
         with pytest.raises(ConfigError, match="judge"):
             evaluate(tiny_suite, [_spec(srv.base_url)], tmp_path / "bad", EvalOptions(family={"answer": "open"}))
@@ -227,7 +227,7 @@ def test_sample_seed_draws_nested_random_samples_and_reuses_their_calls(tmp_path
     import random
 
     from medresilience.family import family_of
-    from medresilience.runner import check_options, select_units
+    from medresilience.run.runner import check_options, select_units
 
     suite = make_tiny_suite(n_copies=5)  # 20 items
     ids = list(suite.items)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import filecmp
 from collections import Counter
 
-from medresilience.bundled_suite import sample_suite, sample_suite_dir
 from medresilience.families.misleading.rebuild_bundled import build_sample_suite
 from medresilience.families.misleading.taxonomy import CONTENT_TYPE_KEYS, PROVENANCE_KEYS
+from medresilience.run.bundled_suite import sample_suite, sample_suite_dir
 from medresilience.suite import Suite
 
 

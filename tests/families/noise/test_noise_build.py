@@ -16,7 +16,6 @@ from typer.testing import CliRunner
 from conftest import output_lines, shared_data
 from medresilience import EvalOptions, build_report, evaluate
 from medresilience.cli import app
-from medresilience.errors import ConfigError
 from medresilience.families.noise.construct import abbreviations as ab
 from medresilience.families.noise.construct import redherring
 from medresilience.families.noise.construct.build import NoiseBuildOptions, build_noise
@@ -25,8 +24,9 @@ from medresilience.families.noise.construct.split import insertion_points
 from medresilience.families.noise.delivery import NoiseOptions, final_diagnosis, render
 from medresilience.families.noise.taxonomy import HERRING_VARIANTS
 from medresilience.families.noise.testing import FakeGenerator
-from medresilience.frame import results_frame
 from medresilience.models.spec import parse_model_spec
+from medresilience.run.frame import results_frame
+from medresilience.runtime.errors import ConfigError
 from medresilience.stats import fisher_one_sided, mcnemar_exact
 from medresilience.store import Store
 from medresilience.suite import Suite
@@ -154,7 +154,7 @@ def test_a_second_build_on_a_busy_work_directory_stops_naming_the_holder(built):
     (the lock is flock-held, so holding it in this process stands for a running build)."""
     import os
 
-    from medresilience.lock import LockHeld, RunLock
+    from medresilience.runtime.lock import LockHeld, RunLock
 
     root, opts = built["root"], built["opts"]
     with RunLock(root / "work", what="build work directory"), StubServer(policy=FAKE) as srv:
@@ -477,8 +477,8 @@ runner = CliRunner()
 
 
 def test_a_build_that_kept_nothing_exits_1_with_one_line(tmp_path):
-    from medresilience.fileio import write_jsonl
     from medresilience.records import Item
+    from medresilience.runtime.fileio import write_jsonl
 
     items = tmp_path / "items.jsonl"  # no question asks for a diagnosis: no case to perturb
     write_jsonl(

@@ -17,8 +17,8 @@ from medresilience.families.noise.construct.cases import (
     open_question,
     to_case,
 )
-from medresilience.fileio import write_jsonl
 from medresilience.records import Item
+from medresilience.runtime.fileio import write_jsonl
 
 
 def mcq(q: str, i: int = 0) -> Item:

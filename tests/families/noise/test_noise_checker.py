@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import shared_data
+from medresilience.build.stages import Rejected
 from medresilience.cli import app
-from medresilience.errors import ConfigError
 from medresilience.families.noise.construct import checker as chk
 from medresilience.families.noise.construct import redherring
 from medresilience.families.noise.construct.build import NoiseBuildOptions, build_noise
@@ -23,7 +23,7 @@ from medresilience.families.noise.taxonomy import HERRING_VARIANTS
 from medresilience.families.noise.testing import FLAG_REASON, FakeGenerator
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item
-from medresilience.stages import Rejected
+from medresilience.runtime.errors import ConfigError
 from medresilience.suite import Suite
 from medresilience.testing.stub import Faults, StubServer
 

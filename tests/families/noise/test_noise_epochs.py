@@ -14,13 +14,13 @@ import pytest
 
 from conftest import FIXTURES
 from medresilience import EvalOptions, build_report, evaluate
-from medresilience.errors import ConfigError
 from medresilience.families.noise.construct.build import NoiseBuildOptions, build_noise
 from medresilience.families.noise.delivery import NoiseOptions, render
 from medresilience.families.noise.metrics import noise_metrics
 from medresilience.families.noise.testing import FakeGenerator
 from medresilience.models.spec import parse_model_spec
-from medresilience.runner import plan
+from medresilience.run.runner import plan
+from medresilience.runtime.errors import ConfigError
 from medresilience.stats import cluster_interval, cluster_mcnemar, mcnemar_exact, paired_cluster_diff, sign_flip_test, wilson
 from medresilience.suite import Suite
 from medresilience.testing.stub import StubServer

@@ -13,11 +13,11 @@ from typer.testing import CliRunner
 from conftest import FIXTURES, shared_data
 from medresilience import EvalOptions, evaluate
 from medresilience.cli import app
-from medresilience.errors import ConfigError, InputError
 from medresilience.families.noise.construct.build import NoiseBuildOptions, build_noise
-from medresilience.fileio import read_jsonl
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item
+from medresilience.runtime.errors import ConfigError, InputError
+from medresilience.runtime.fileio import read_jsonl
 from medresilience.sources import detect_format, load_items
 from medresilience.suite import Suite
 from medresilience.testing.stub import StubServer

@@ -11,7 +11,6 @@ import pytest
 
 from conftest import FIXTURES
 from medresilience import EvalOptions, build_report, evaluate
-from medresilience.errors import InputError
 from medresilience.families.noise.construct.build import NoiseBuildOptions, build_noise
 from medresilience.families.noise.delivery import NoiseOptions, render
 from medresilience.families.noise.headline import headline
@@ -19,6 +18,7 @@ from medresilience.families.noise.metrics import noise_metrics
 from medresilience.families.noise.testing import FakeGenerator
 from medresilience.family import get
 from medresilience.models.spec import parse_model_spec
+from medresilience.runtime.errors import InputError
 from medresilience.stats import fisher_one_sided, mcnemar_exact, paired_cluster_diff, wilson
 from medresilience.suite import Suite
 from medresilience.testing.stub import StubServer
@@ -149,7 +149,7 @@ def test_the_family_on_handwritten_cases(tmp_path):
         Suite.load(bad, verify=False)
 
     # -O variants=... plans only those conditions (and the original)
-    from medresilience.runner import plan
+    from medresilience.run.runner import plan
 
     spec = parse_model_spec("openai:m,base_url=http://127.0.0.1:9")
     planned = plan(suite, [spec], EvalOptions(family={"variants": "redherring-10,whitespace"}))

@@ -10,6 +10,7 @@ from collections import Counter
 import pytest
 
 from conftest import FIXTURES, shared_data
+from medresilience.build.stages import Rejected
 from medresilience.families.noise.construct import abbreviations as ab
 from medresilience.families.noise.construct import redherring, rewrite
 from medresilience.families.noise.construct.cases import CaseSkip, diagnosis_cases, load_items_file
@@ -17,7 +18,6 @@ from medresilience.families.noise.construct.split import insertion_points
 from medresilience.families.noise.taxonomy import CONDITIONS, HERRING_VARIANTS, facets_of, parse_variants
 from medresilience.families.noise.testing import BANK, FakeGenerator
 from medresilience.records import Item
-from medresilience.stages import Rejected
 
 FIXTURE = FIXTURES / "noise_abbreviations.tsv"
 
@@ -303,7 +303,7 @@ def test_substitution_is_whole_word_longest_first_and_case_aware():
 
 
 def test_a_bad_inventory_names_file_and_line(tmp_path):
-    from medresilience.errors import InputError
+    from medresilience.runtime.errors import InputError
 
     bad = tmp_path / "inv.tsv"
     bad.write_text("abbreviation\tsense\tvariation\tCUI\tfrequency\nbp\tblood pressure\tBP_1\tc1\tlots\n")

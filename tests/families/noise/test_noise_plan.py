@@ -11,7 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import FIXTURES
-from medresilience import EvalOptions, evaluate, planning
+from medresilience import EvalOptions, evaluate
+from medresilience.analyses import planning
 from medresilience.cli import app
 from medresilience.families.noise.construct.build import NoiseBuildOptions, build_noise
 from medresilience.families.noise.delivery import NoiseOptions, render

@@ -15,14 +15,14 @@ from typer.testing import CliRunner
 from conftest import MARKER, oracle_policy, tiny_items_and_bundles
 from medresilience import EvalOptions, Suite, evaluate, parse_model_spec, stats
 from medresilience.cli import app
-from medresilience.errors import ConfigError
 from medresilience.families.misleading.bundles import bundle_id_for, probes_from_bundle
 from medresilience.families.misleading.testing import PREFIX, FakeGenerator
 from medresilience.families.pressure.construct.build import build_pressure
 from medresilience.families.pressure.taxonomy import CONDITIONS, TURNS
-from medresilience.fileio import write_jsonl
-from medresilience.frame import results_frame
 from medresilience.records import SuiteManifest
+from medresilience.run.frame import results_frame
+from medresilience.runtime.errors import ConfigError
+from medresilience.runtime.fileio import write_jsonl
 from medresilience.store import Store
 from medresilience.testing.stub import StubServer
 

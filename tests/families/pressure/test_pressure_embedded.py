@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import needs_smollm2, needs_xllamacpp
-from medresilience.bundled_suite import sample_suite_dir
 from medresilience.cli import app
+from medresilience.run.bundled_suite import sample_suite_dir
 
 
 @pytest.mark.slow

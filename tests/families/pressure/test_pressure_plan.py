@@ -9,12 +9,13 @@ import re
 import pytest
 
 from conftest import MARKER, oracle_policy, tiny_items_and_bundles
-from medresilience import EvalOptions, Suite, evaluate, parse_model_spec, planning
-from medresilience.errors import ConfigError
+from medresilience import EvalOptions, Suite, evaluate, parse_model_spec
+from medresilience.analyses import planning
 from medresilience.families.misleading.bundles import bundle_id_for, probes_from_bundle
 from medresilience.families.pressure.construct.build import build_pressure
 from medresilience.family import get
 from medresilience.records import SuiteManifest
+from medresilience.runtime.errors import ConfigError
 
 
 def scripted(messages, request):

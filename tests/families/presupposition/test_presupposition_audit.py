@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from medresilience.audit import audit_run
 from medresilience.cli import app
 from medresilience.models.spec import parse_model_spec
-from medresilience.results import Results
+from medresilience.run.results import Results
 from test_presupposition_eval import ANSWER_RE, CONTROL, FENCE_RE, FLAGS, PRESUP, UNSCORED, make_suite, premise_score
 from test_presupposition_eval import policy as run_policy
 

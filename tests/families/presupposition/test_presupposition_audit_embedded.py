@@ -21,7 +21,7 @@ from conftest import needs_qwen, needs_xllamacpp
 from medresilience.cli import app
 from medresilience.families.presupposition.probe import PresuppositionProbe, probe_id
 from medresilience.records import Item, SuiteManifest
-from medresilience.results import Results
+from medresilience.run.results import Results
 from medresilience.suite import Suite
 
 #: (id, category, question, correction): patient questions written for this test; None: a control question

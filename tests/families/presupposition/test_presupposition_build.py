@@ -20,7 +20,6 @@ from typer.testing import CliRunner
 
 from conftest import needs_qwen, needs_xllamacpp, ok_keys, shared_data, sigkill_after
 from medresilience.cli import app
-from medresilience.errors import ConfigError, InputError
 from medresilience.families.presupposition.construct.balance import balance
 from medresilience.families.presupposition.construct.build import PresuppositionBuildOptions, build_presupposition
 from medresilience.families.presupposition.construct.checks import asks_outright, check, content_words, no_premise
@@ -29,9 +28,10 @@ from medresilience.families.presupposition.construct.seeds import load_seeds, pa
 from medresilience.families.presupposition.formats.myths import Myth, read_myths
 from medresilience.families.presupposition.taxonomy import CATEGORY_KEYS
 from medresilience.families.presupposition.testing import FakePresupposition
-from medresilience.lock import RunLock
 from medresilience.models.spec import parse_model_spec
-from medresilience.seeding import rng_for
+from medresilience.runtime.errors import ConfigError, InputError
+from medresilience.runtime.lock import RunLock
+from medresilience.runtime.seeding import rng_for
 from medresilience.suite import Suite
 from medresilience.testing.stub import Faults, StubServer
 
@@ -712,8 +712,8 @@ def test_the_loop_on_the_embedded_default(tmp_path):
 
 
 def test_the_myth_reader_names_a_bad_byte_by_file_and_line(tmp_path):
-    from medresilience.errors import InputError
     from medresilience.families.presupposition.formats import myths
+    from medresilience.runtime.errors import InputError
 
     good = '{"cancer": "breast", "myth": "M%d.", "fact": "F%d."}\n'
     f = tmp_path / "myths.jsonl"

@@ -23,9 +23,9 @@ from medresilience.families.presupposition.headline import headline
 from medresilience.families.presupposition.metrics import generator_matrix, pcs_rate, presupposition_metrics
 from medresilience.families.presupposition.probe import PresuppositionProbe, probe_id
 from medresilience.families.presupposition.taxonomy import CATEGORY_KEYS, CATEGORY_TITLES
-from medresilience.frame import results_frame
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item, SuiteManifest
+from medresilience.run.frame import results_frame
 from medresilience.stats import bootstrap_mean, holm, mcnemar_exact, paired_bootstrap_diff, sign_flip_test, wilson
 from medresilience.store import Store
 from medresilience.suite import Suite

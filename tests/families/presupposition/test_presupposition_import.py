@@ -15,11 +15,11 @@ from typer.testing import CliRunner
 from conftest import shared_data
 from medresilience import sources
 from medresilience.cli import app
-from medresilience.errors import ConfigError, InputError
 from medresilience.families.presupposition.formats import release
 from medresilience.families.presupposition.formats.myths import read_myths
 from medresilience.families.presupposition.taxonomy import CATEGORY_KEYS, NFP, PRESUPPOSITION, category_key, generator_name
 from medresilience.family import get
+from medresilience.runtime.errors import ConfigError, InputError
 from medresilience.suite import Suite
 
 runner = CliRunner()

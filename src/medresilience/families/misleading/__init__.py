@@ -27,9 +27,9 @@ from ...family import (
     register,
     versus_filters,
 )
-from ...jsontypes import JSONObject
-from ...label_rates import accuracy, flip, flip_read, flip_to_target
 from ...records import CLEAN, Item
+from ...run.label_rates import accuracy, flip, flip_read, flip_to_target
+from ...runtime.jsontypes import JSONObject
 from ...scoring.mcq import mcq_scorer
 from ...sources import register_format
 from ...suite import Suite
@@ -113,7 +113,7 @@ def select(suite: Suite, options: MisleadingOptions) -> Iterator[MisleadingProbe
 
 def scorer(item: Item, probe: MisleadingProbe | None, scoring: str, options: MisleadingOptions):
     if options.answer == "open":
-        from ...errors import ConfigError
+        from ...runtime.errors import ConfigError
         from .open_answer import open_scorer
 
         if scoring == "logprob":
@@ -171,7 +171,7 @@ commands = lazy(f"{__name__}.commands:commands")
 def _detect(path: Path) -> str | None:
     """medmisbench: the study's flat layout (a file, or a folder of config files); bundles: this
     project's nested layout (option_contexts)."""
-    from ...errors import MedresError
+    from ...runtime.errors import MedresError
     from .formats.medmisbench import is_flat, release_files, rows_of_file
 
     path = Path(path)

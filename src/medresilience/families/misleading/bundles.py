@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ...records import Item
-from ...seeding import rng_for
+from ...runtime.seeding import rng_for
 from .probe import ContextSentence
 from .probe import MisleadingProbe as Probe
 from .taxonomy import content_type_key, provenance_key

@@ -48,7 +48,7 @@ def _limits(min_words: int, max_words: int, max_chars: int):
     try:
         return Limits(min_words=min_words, max_words=max_words, max_chars=max_chars)
     except ValueError as e:
-        from ...errors import ConfigError
+        from ...runtime.errors import ConfigError
 
         raise ConfigError("--min-words/--max-words/--max-chars", str(e)) from None
 

@@ -13,10 +13,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from ...passage import PassageMode, passage_block
 from ...records import Item
+from ...runtime.seeding import stable_hash
 from ...scoring.judge import JudgeSpecOption
-from ...seeding import stable_hash
+from ...sources.passage import PassageMode, passage_block
 from .probe import MisleadingProbe as Probe
 
 SYSTEM_PROMPT = "You are a careful medical expert answering multiple-choice questions. Exactly one option is correct."

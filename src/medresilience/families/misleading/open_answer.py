@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ...errors import ConfigError
-from ...passage import passage_block
 from ...records import Item
+from ...runtime.errors import ConfigError
 from ...scoring.judge import Judge, JudgeScorer, Rubric
+from ...sources.passage import passage_block
 from .probe import MisleadingProbe
 
 OPEN_SYSTEM = "You are a careful medical expert answering a clinical question."

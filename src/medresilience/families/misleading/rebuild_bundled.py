@@ -1,10 +1,10 @@
-"""Rebuilding the bundled sample suite (see `medresilience.bundled_suite`) from its release-layout
+"""Rebuilding the bundled sample suite (see `medresilience.run.bundled_suite`) from its release-layout
 source file, with the same importer users run:
 `python -m medresilience.families.misleading.rebuild_bundled` rewrites the shipped suite directory."""
 
 from __future__ import annotations
 
-from ...bundled_suite import SAMPLE_NAME, SAMPLE_SEED, sample_release_path, sample_suite_dir
+from ...run.bundled_suite import SAMPLE_NAME, SAMPLE_SEED, sample_release_path, sample_suite_dir
 from ...suite import Suite
 
 

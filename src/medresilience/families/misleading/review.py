@@ -10,7 +10,7 @@ from typing import Any
 from ...records import Item, Probe
 from ...review.rubrics import Dimension, Flag, ReviewRubric, scale
 from ...review.units import Candidate, item_blocks, probe_facets
-from ...seeding import stable_hash
+from ...runtime.seeding import stable_hash
 from ...suite import Suite
 from .probe import ContextSentence, MisleadingProbe, probes_of
 

@@ -29,8 +29,8 @@ from ...family import (
     register,
     versus_filters,
 )
-from ...label_rates import accuracy, flip, flip_read
 from ...records import CLEAN, Item, Probe
+from ...run.label_rates import accuracy, flip, flip_read
 from ...sources import register_format
 from ...suite import Suite
 from . import review

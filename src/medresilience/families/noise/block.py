@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from ...results import IntervalRate, ResultsBlock
+from ...run.results import IntervalRate, ResultsBlock
 
 #: the keys a slice holds per variant, by suffix
 VARIANT_SUFFIXES = ("_acc", "_flip", "_flip_read", "_drop")

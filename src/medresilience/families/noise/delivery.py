@@ -24,13 +24,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from ...calls import CallRequest
-from ...errors import ConfigError
-from ...jsontypes import JSONObject
-from ...passage import PassageMode, with_passage
 from ...records import Item, Probe
+from ...run.calls import CallRequest
+from ...runtime.errors import ConfigError
+from ...runtime.jsontypes import JSONObject
 from ...scoring.judge import Judge, JudgeScorer, JudgeSpecOption, Rubric
 from ...scoring.mcq import mcq_scorer
+from ...sources.passage import PassageMode, with_passage
 from .construct.cases import GENERIC_OPEN, full_question
 from .taxonomy import parse_variants
 

@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from ... import stats
-from ...frame import epochs_of
+from ...run.frame import epochs_of
 from ...scoring.types import ANSWERED
 from .taxonomy import CONDITIONS, facets_of
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...review.rubrics import Dimension, ReviewRubric, scale
 from ...review.units import Candidate, probe_facets
-from ...seeding import stable_hash
+from ...runtime.seeding import stable_hash
 from ...suite import Suite
 
 

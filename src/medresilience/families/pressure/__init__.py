@@ -28,8 +28,8 @@ from ...family import (
     register,
     versus_filters,
 )
-from ...label_rates import accuracy, flip
 from ...records import CLEAN
+from ...run.label_rates import accuracy, flip
 from .block import PressureBlock
 from .delivery import PressureOptions, follows, prompts, render, scorer
 from .probe import PressureProbe

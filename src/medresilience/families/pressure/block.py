@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from ...results import IntervalRate, ResultsBlock
+from ...run.results import IntervalRate, ResultsBlock
 
 
 class PairedTest(BaseModel):

@@ -45,7 +45,7 @@ def pressure(
     work_dir: Annotated[Optional[Path], typer.Option("--work-dir", help="the generator's call store and claims suite (default: SUITE_DIR.build/)")] = None,
 ) -> None:
     """Build a pressure suite: each item asked clean, then pushed back on in a second turn."""
-    from ...construction import default_work_dir
+    from ...build.construction import default_work_dir
     from ...models.spec import parse_model_spec
     from .construct.build import CLAIMS_SUITE, build_pressure
 

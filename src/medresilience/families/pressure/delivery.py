@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from ...passage import PassageMode
 from ...records import Item
 from ...scoring.mcq import mcq_scorer
 from ...scoring.types import Scorer
+from ...sources.passage import PassageMode
 from ..misleading.delivery import DEFAULT_PROMPTS, render_messages
 from .probe import PressureProbe
 from .taxonomy import CONDITIONS, TURNS

@@ -19,8 +19,8 @@ from typing import cast
 import pandas as pd
 
 from ... import stats
-from ...errors import ConfigError
 from ...records import CLEAN
+from ...runtime.errors import ConfigError
 from ...suite import Suite
 from .metrics import ANSWERED
 from .probe import PressureProbe

@@ -29,7 +29,7 @@ from ...family import (
     register,
     versus_filters,
 )
-from ...label_rates import LabelRate, UnitReading, mean_value
+from ...run.label_rates import LabelRate, UnitReading, mean_value
 from ...sources import register_format
 from ...suite import Suite
 from . import review

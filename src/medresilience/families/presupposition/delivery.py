@@ -24,11 +24,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from ...errors import ConfigError
-from ...jsontypes import JSONObject
-from ...passage import PassageMode, with_passage
 from ...records import Item, Probe
+from ...runtime.errors import ConfigError
+from ...runtime.jsontypes import JSONObject
 from ...scoring.judge import Judge, JudgeScorer, JudgeSpecOption, Rubric
+from ...sources.passage import PassageMode, with_passage
 from .taxonomy import NFP, PRESUPPOSITION
 
 #: the reply budget: answers to patient questions run long

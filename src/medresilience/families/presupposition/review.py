@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ...errors import InputError
-from ...fileio import csv_records
 from ...review.answers import WideAnswers
 from ...review.rubrics import AutoCompare, Choice, Dimension, Flag, ReviewRubric, scale
 from ...review.units import Candidate, item_blocks
-from ...seeding import stable_hash
+from ...runtime.errors import InputError
+from ...runtime.fileio import csv_records
+from ...runtime.seeding import stable_hash
 from ...suite import Suite
 from .formats.qualtrics import survey_paragraphs, survey_records
 from .taxonomy import CATEGORIES, CATEGORY_KEYS, PRESUPPOSITION

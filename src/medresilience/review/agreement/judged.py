@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...errors import ConfigError, InputError
-from ...jsontypes import JSONObject
+from ...runtime.errors import ConfigError, InputError
+from ...runtime.jsontypes import JSONObject
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...scoring.judge import Rubric

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from ...errors import ConfigError, InputError
-from ...fileio import table_rows
-from ...jsontypes import JSONObject
+from ...runtime.errors import ConfigError, InputError
+from ...runtime.fileio import table_rows
+from ...runtime.jsontypes import JSONObject
 
 _MISSING = {"", "na", "n/a", "nan", "none", "null"}
 KEY_COLUMNS = ("unit_id", "item_id", "model", "setting", "condition", "probe_id")

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from ... import stats
-from ...errors import ConfigError, InputError
 from ...family import StudyReference, study_reference
-from ...fileio import atomic_write
+from ...runtime.errors import ConfigError, InputError
+from ...runtime.fileio import atomic_write
 from .judged import JudgedUnit, RunJudgements, judged_units, recorded_rubric, rubric_name
 from .labels import HumanLabel, HumanLabels, label_cell, read_labels
 

@@ -27,8 +27,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ....jsontypes import JSONObject
 from ....records import LETTERS, Item
+from ....runtime.jsontypes import JSONObject
 from .framing import FRAMING_CODES, framing_problem
 
 ITEM_SKIP_CODES = ("no_answer", "one_option", "not_multiple_choice", "blank_option", "duplicate_options", "multi_choice")

@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ....build.stages import CallSession, Outcome, Rejected, StageProgress, StageStats, Task, add_stage_stats, parse_object, run_stage
 from ....models.spec import ModelSpec
 from ....records import LETTERS, Item
-from ....stages import CallSession, Outcome, Rejected, StageProgress, StageStats, Task, add_stage_stats, parse_object, run_stage
 from ....store import Store
 from ..taxonomy import CONTENT_TYPE_KEYS
 from . import prompts

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from .... import sources
-from ....errors import InputError
-from ....fileio import iter_json_lines, parse_record
-from ....jsontypes import JSONObject
 from ....records import Item
+from ....runtime.errors import InputError
+from ....runtime.fileio import iter_json_lines, parse_record
+from ....runtime.jsontypes import JSONObject
 from .checks import item_skip_reason, raw_skip_reason
 
 ITEM_KEYS = frozenset({"id", "source", "question", "options", "answer"})

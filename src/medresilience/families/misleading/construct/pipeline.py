@@ -30,17 +30,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .... import __version__
-from ....construction import BuildResult, default_work_dir, write_build_files
-from ....errors import ConfigError
-from ....fileio import sha256_file
-from ....jsontypes import JSONObject
+from ....build.construction import BuildResult, default_work_dir, write_build_files
+from ....build.stages import request_for
+from ....build.workspace import created_stamp, workspace
 from ....models.spec import ModelSpec
 from ....records import Item, SuiteManifest
-from ....seeding import rng_for
-from ....stages import request_for
+from ....runtime.errors import ConfigError
+from ....runtime.fileio import sha256_file
+from ....runtime.jsontypes import JSONObject
+from ....runtime.seeding import rng_for
 from ....store import Store
 from ....suite import Suite
-from ....workspace import created_stamp, workspace
 from ..bundles import bundle_id_for, probes_from_bundle
 from ..probe import MisleadingProbe as Probe
 from ..probe import probes_of

@@ -25,9 +25,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ....jsontypes import JSONObject
 from ....records import Item
-from ....seeding import stable_hash
+from ....runtime.jsontypes import JSONObject
+from ....runtime.seeding import stable_hash
 from ..taxonomy import CONTENT_TYPE_KEYS, CONTENT_TYPES, content_type, provenance
 
 # 3: the checker also judges content-type fidelity (type_reason, matches_content_type per wrong

@@ -25,12 +25,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .... import __version__
-from ....errors import ConfigError
+from ....build.workspace import created_stamp, workspace
 from ....models.spec import ModelSpec
 from ....records import Item, SuiteManifest
-from ....seeding import rng_for
+from ....runtime.errors import ConfigError
+from ....runtime.seeding import rng_for
 from ....suite import Suite
-from ....workspace import created_stamp, workspace
 from ..bundles import bundle_of
 from ..probe import MisleadingProbe as Probe
 from ..probe import probes_of

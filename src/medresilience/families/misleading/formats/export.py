@@ -15,9 +15,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ....errors import ConfigError
-from ....fileio import write_parquet_table
 from ....records import LETTERS
+from ....runtime.errors import ConfigError
+from ....runtime.fileio import write_parquet_table
 from ....suite import Suite
 from ..bundles import bundle_id_for
 from ..probe import probes_of

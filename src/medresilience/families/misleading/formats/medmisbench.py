@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ....errors import ConfigError, InputError
-from ....fileio import atomic_write, dump_line, iter_parquet_rows, json_lines, sha256_file, show, write_parquet_table
 from ....records import LETTERS, NUMBERS, Item, SuiteManifest
-from ....seeding import rng_for
+from ....runtime.errors import ConfigError, InputError
+from ....runtime.fileio import atomic_write, dump_line, iter_parquet_rows, json_lines, sha256_file, show, write_parquet_table
+from ....runtime.seeding import rng_for
 from ....sources._common import IdChecker, build_item, text_field
 from ....suite import Suite
 from ..bundles import bundle_id_for, bundle_of

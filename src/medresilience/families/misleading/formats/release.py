@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ....errors import InputError
-from ....fileio import json_lines, sha256_file, show, write_jsonl
 from ....records import LETTERS, Item, SuiteManifest
-from ....seeding import stable_hash
+from ....runtime.errors import InputError
+from ....runtime.fileio import json_lines, sha256_file, show, write_jsonl
+from ....runtime.seeding import stable_hash
 from ....sources._common import IdChecker, build_item, text_field
 from ....suite import Suite
 from ..bundles import bundle_id_for, bundle_of, check_bundle, probes_from_bundle

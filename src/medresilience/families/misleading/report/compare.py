@@ -24,11 +24,11 @@ import numpy as np
 import pandas as pd
 
 from .... import stats
-from ....heap import cheap_gc
 from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Side, holm_p, side
 from ....report.compare import Comparison as BaseComparison
 from ....report.parts import Cell, DifferencePanel, DifferencePoint, change, count, num, rate, text
 from ....report.tables import fmt_p
+from ....runtime.heap import cheap_gc
 from ....scoring.types import ANSWERED
 from .methods import METHODS
 

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 from markupsafe import Markup
 
-from ....model_names import ModelNames, entries_phrase
+from ....models.names import ModelNames, entries_phrase
 from ....report.html import collapsible, count_cell, diff_cell, esc, isnan, items_url, linked, rate_cell, rate_units, setting_name, table, test_cell, units_url
 from ....report.templating import macros, render
 from .. import viewer_versus

@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 
 from .... import stats
-from ....heap import cheap_gc
-from ....model_names import ModelNames, RunModels, model_names
+from ....models.names import ModelNames, RunModels, model_names
 from ....report.tables import fmt_p, fmt_pct, markdown_table, usage_table, write_tables  # noqa: F401
+from ....runtime.heap import cheap_gc
 
 STRATUM_KINDS = {"overall": "overall", "by_source": "source", "by_content_type": "content_type", "by_provenance": "provenance"}
 STRATUM_TITLES = {"overall": "Overall", "source": "Source dataset", "content_type": "Content type", "provenance": "Provenance"}

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
-from ....errors import ConfigError, InputError
-from ....fileio import csv_records
+from ....runtime.errors import ConfigError, InputError
+from ....runtime.fileio import csv_records
 
 COLUMNS = ("abbreviation", "sense", "variation", "CUI", "frequency")
 MIN_FREQUENCY = 0.5

@@ -30,15 +30,15 @@ from pathlib import Path
 from typing import Any
 
 from .... import __version__
-from ....construction import BuildResult, default_work_dir, write_build_files
-from ....errors import ConfigError
-from ....fileio import sha256_file
+from ....build.construction import BuildResult, default_work_dir, write_build_files
+from ....build.stages import Outcome, StageProgress, StageStats, run_stage, stage_table
+from ....build.workspace import created_stamp, model_identity, workspace
 from ....models.spec import ModelSpec
 from ....records import Item, SuiteManifest
-from ....stages import Outcome, StageProgress, StageStats, run_stage, stage_table
+from ....runtime.errors import ConfigError
+from ....runtime.fileio import sha256_file
 from ....store import Store
 from ....suite import Suite
-from ....workspace import created_stamp, model_identity, workspace
 from ..probe import NoiseProbe
 from ..taxonomy import ABBREVIATIONS, CONDITIONS, FAMILY, GENERATED, HERRING_VARIANTS, HERRINGS, REWRITE, facets_of
 from . import abbreviations as abbr

@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ....errors import InputError
-from ....fileio import read_jsonl
-from ....jsontypes import JSONObject
 from ....records import Item
+from ....runtime.errors import InputError
+from ....runtime.fileio import read_jsonl
+from ....runtime.jsontypes import JSONObject
 from .split import split
 
 _LEAD = r"(?:^|[,;:]\s*)"

@@ -27,11 +27,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ....jsontypes import JSONObject
+from ....build.stages import Outcome, Rejected, StageProgress, StageStats, Task, parse_object, run_stage
 from ....models.spec import ModelSpec
 from ....records import Item
-from ....seeding import stable_hash
-from ....stages import Outcome, Rejected, StageProgress, StageStats, Task, parse_object, run_stage
+from ....runtime.jsontypes import JSONObject
+from ....runtime.seeding import stable_hash
 from ....store import Store
 from ..taxonomy import HERRINGS
 from . import redherring

@@ -28,10 +28,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ....jsontypes import JSONObject
+from ....build.stages import Rejected, Task, parse_object
 from ....records import Item
-from ....seeding import rng_for, stable_hash
-from ....stages import Rejected, Task, parse_object
+from ....runtime.jsontypes import JSONObject
+from ....runtime.seeding import rng_for, stable_hash
 from ..probe import NoiseProbe, rebuild
 from ..taxonomy import DISTRIBUTED, DOSES, FAMILY, HERRINGS, TOGETHER, WHITESPACE, facets_of
 from .split import CLOSERS, SENTENCE_END, insertion_points, split

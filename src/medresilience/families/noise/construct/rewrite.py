@@ -20,10 +20,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from ....jsontypes import JSONObject
+from ....build.stages import Rejected, Task, parse_object
 from ....records import Item
-from ....seeding import stable_hash
-from ....stages import Rejected, Task, parse_object
+from ....runtime.jsontypes import JSONObject
+from ....runtime.seeding import stable_hash
 from ..probe import NoiseProbe
 from ..taxonomy import FAMILY, REWRITE, facets_of
 

@@ -31,10 +31,10 @@ import numpy as np
 import pandas as pd
 
 from .... import stats
-from ....frame import epochs_of
-from ....heap import cheap_gc
 from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Comparison, Side, holm_p, paired_test
 from ....report.parts import Cell, DifferencePanel, DifferencePoint, Paragraph, change, count, num, rate, signed, text
+from ....run.frame import epochs_of
+from ....runtime.heap import cheap_gc
 from ....scoring.types import ANSWERED
 from ..taxonomy import CONDITIONS, POOLED, TITLES
 

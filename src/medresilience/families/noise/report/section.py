@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ....model_names import ModelNames, entries_phrase
+from ....models.names import ModelNames, entries_phrase
 from ....records import CLEAN
 from ....report.html import items_url, rate_units, setting_name, units_url
 from ....report.parts import (

@@ -24,15 +24,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ....construction import default_work_dir
-from ....errors import ConfigError
-from ....jsontypes import JSONObject
+from ....build.construction import default_work_dir
+from ....build.stages import StageProgress
+from ....build.workspace import created_stamp, model_identity
 from ....models.spec import ModelSpec
 from ....records import Item, SuiteManifest
-from ....seeding import rng_for
-from ....stages import StageProgress
+from ....runtime.errors import ConfigError
+from ....runtime.jsontypes import JSONObject
+from ....runtime.seeding import rng_for
 from ....suite import Suite
-from ....workspace import created_stamp, model_identity
 from ...misleading.construct.inputs import LoadedItems, load_build_items
 from ...misleading.construct.pipeline import BuildOptions, build_misleading
 from ...misleading.probe import MisleadingProbe

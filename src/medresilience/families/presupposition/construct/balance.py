@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from ....seeding import rng_for
+from ....runtime.seeding import rng_for
 
 T = TypeVar("T")
 

@@ -26,16 +26,16 @@ from pathlib import Path
 from typing import Any
 
 from .... import __version__
-from ....construction import BuildResult, default_work_dir
-from ....errors import ConfigError
-from ....fileio import sha256_file
+from ....build.construction import BuildResult, default_work_dir
+from ....build.stages import CallSession, StageProgress, StageStats, run_stage
+from ....build.workspace import created_stamp, model_identity, workspace
 from ....models.spec import ModelSpec
 from ....records import Item, SuiteManifest
+from ....runtime.errors import ConfigError
+from ....runtime.fileio import sha256_file
 from ....scoring.judge import Judge
-from ....stages import CallSession, StageProgress, StageStats, run_stage
 from ....store import Store
 from ....suite import Suite
-from ....workspace import created_stamp, model_identity, workspace
 from ..delivery import MAX_TOKENS, PREMISE_RUBRIC
 from ..formats.myths import Myth, read_myths
 from ..probe import PresuppositionProbe, probe_id

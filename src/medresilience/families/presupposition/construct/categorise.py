@@ -5,9 +5,9 @@ as `uncategorised` with the reason (never a guessed category)."""
 
 from __future__ import annotations
 
-from ....jsontypes import JSONObject
-from ....seeding import stable_hash
-from ....stages import Rejected, Task, parse_object
+from ....build.stages import Rejected, Task, parse_object
+from ....runtime.jsontypes import JSONObject
+from ....runtime.seeding import stable_hash
 from ..taxonomy import CATEGORIES, CATEGORY_KEYS, category_key
 
 SCHEMA_NAME = "presupposition_category"

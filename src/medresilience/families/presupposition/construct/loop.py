@@ -25,10 +25,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ....jsontypes import JSONObject
+from ....build.stages import CallSession, Outcome, Rejected, StageProgress, StageStats, Task, run_stage
 from ....models.spec import ModelSpec
+from ....runtime.jsontypes import JSONObject
 from ....scoring.judge import Judge
-from ....stages import CallSession, Outcome, Rejected, StageProgress, StageStats, Task, run_stage
 from ....store import Store
 from ..delivery import messages_for
 from ..formats.myths import Myth

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ....seeding import rng_for
+from ....runtime.seeding import rng_for
 from .seeds import InvalidExample, ValidExample
 
 

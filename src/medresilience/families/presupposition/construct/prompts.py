@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ....jsontypes import JSONObject
-from ....seeding import stable_hash
-from ....stages import Rejected, Task, parse_object
+from ....build.stages import Rejected, Task, parse_object
+from ....runtime.jsontypes import JSONObject
+from ....runtime.seeding import stable_hash
 from ..formats.myths import Myth
 from .seeds import InvalidExample, ValidExample
 

@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ....construction import write_build_files
+from ....build.construction import write_build_files
+from ....build.stages import StageStats, add_stage_stats, stage_table
 from ....models.spec import ModelSpec
-from ....stages import StageStats, add_stage_stats, stage_table
 from ....suite import Suite
 from ..taxonomy import CATEGORY_KEYS
 from .loop import Decision, GeneratorRun

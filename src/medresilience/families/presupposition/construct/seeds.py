@@ -17,9 +17,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ....errors import InputError
-from ....fileio import check_field_sizes, json_values, read_text
-from ....seeding import stable_hash
+from ....runtime.errors import InputError
+from ....runtime.fileio import check_field_sizes, json_values, read_text
+from ....runtime.seeding import stable_hash
 
 PACKAGE_SEEDS = "seeds.json"
 

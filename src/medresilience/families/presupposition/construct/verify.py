@@ -6,9 +6,9 @@ cannot be read after the retries drops it as unchecked (never passed by default)
 
 from __future__ import annotations
 
-from ....jsontypes import JSONObject
-from ....seeding import stable_hash
-from ....stages import Rejected, Task, parse_object
+from ....build.stages import Rejected, Task, parse_object
+from ....runtime.jsontypes import JSONObject
+from ....runtime.seeding import stable_hash
 
 SCHEMA_NAME = "correction_check"
 SCHEMA: JSONObject = {

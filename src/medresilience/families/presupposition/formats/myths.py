@@ -14,8 +14,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ....errors import InputError, validation_problem
-from ....fileio import check_field_sizes, json_values, write_jsonl
+from ....runtime.errors import InputError, validation_problem
+from ....runtime.fileio import check_field_sizes, json_values, write_jsonl
 
 CHUNK = 1 << 20
 

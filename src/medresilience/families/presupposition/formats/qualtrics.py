@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ....errors import InputError
-from ....fileio import csv_records, show
+from ....runtime.errors import InputError
+from ....runtime.fileio import csv_records, show
 
 #: the survey's issue titles -> the rubric's part labels
 LABELS = {

@@ -34,16 +34,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ....errors import ConfigError, InputError, MedresError
-from ....fileio import (
-    iter_rows,
-    json_values,
-    sha256_file,
-    show,
-    write_jsonl,
-    write_parquet_table,
-)
 from ....records import Item, SuiteManifest
+from ....runtime.errors import ConfigError, InputError, MedresError
+from ....runtime.fileio import iter_rows, json_values, sha256_file, show, write_jsonl, write_parquet_table
 from ....sources._common import IdChecker, text_field
 from ....suite import Suite
 from ..probe import PresuppositionProbe, probe_id

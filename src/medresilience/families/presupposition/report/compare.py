@@ -30,10 +30,10 @@ import numpy as np
 import pandas as pd
 
 from .... import stats
-from ....heap import cheap_gc
 from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Side, holm_p, paired_test
 from ....report.compare import Comparison as BaseComparison
 from ....report.parts import Cell, DifferencePanel, DifferencePoint, Paragraph, change, count, rate, score, text
+from ....runtime.heap import cheap_gc
 from ..metrics import N_RESAMPLES, SEED, pcs_rate
 from ..taxonomy import NFP, PRESUPPOSITION
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ....model_names import ModelNames, entries_phrase
+from ....models.names import ModelNames, entries_phrase
 from ....report.html import setting_name, units_url
 from ....report.parts import (
     Block,

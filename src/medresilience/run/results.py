@@ -1,0 +1,322 @@
+"""The typed, versioned schema of a run's results.json. The outer shape is the spine's: which run,
+which family, per model and setting a block of the family's numbers, the mean across models,
+token usage and the last execution's counters. A block's inner shape is the family's, declared by
+its `Family.measures.results_block` (a `ResultsBlock`); every rate in it is a `RateValue` (k, n, p and its 95%
+interval, plus family-specific counts). The spine's own blocks (how replies were read, the label
+audit, the stopping rule, the means across models) are declared here.
+
+The blocks are kept as the JSON objects they are written as (results.json's format is the dicts'),
+and every one is validated against its declared shape when results are built, written and loaded:
+a block that does not match names its model, setting and field. `typed_block` gives a block as its
+family's model.
+
+    res = Results.load("runs/x/results.json")
+    res.headline("embedded-qwen")["clean_acc"].p        # through the family's headline
+    res.typed_block("embedded-qwen").overall            # the family's block model"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+
+from ..runtime.errors import InputError, validation_problem
+from ..runtime.jsontypes import JSONObject
+
+SCHEMA_VERSION: Final = 2
+
+
+class RateValue(BaseModel):
+    """A proportion k/n with its 95% interval; p, lo, hi are None when n == 0."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    k: int
+    n: int
+    p: float | None
+    lo: float | None
+    hi: float | None
+
+
+class IntervalRate(RateValue):
+    """A rate in a results block: k/n with its interval, and where the units are clustered (several
+    per item or case) the name of the clustered interval (`interval`), the Wilson one kept beside
+    it (wilson_lo, wilson_hi)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    interval: str | None = None
+    wilson_lo: float | None = None
+    wilson_hi: float | None = None
+
+
+class ResultsBlock(BaseModel):
+    """The base of a family's results block (`Family.measures.results_block`): the declared shape of one
+    model and setting's numbers. Every key a family writes is declared (an undeclared key is
+    refused), so a block read back is the block the family's metrics wrote."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Spread(BaseModel):
+    """One rate's unweighted mean, min and max over the models that have it (`models` of them);
+    `unit` where a family's means mix scores and rates."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mean: float
+    min: float
+    max: float
+    models: int
+    unit: str | None = None
+
+
+class ReadingSummary(BaseModel):
+    """How one model's replies under one setting were read (`reading.reading_summary`): the replies
+    (units whose call is stored ok), those that got a label (`read`; `extracted` of them by an
+    extraction model, with its share), those left unread (invalid, truncated with its share of the
+    replies, unscored) and the unread ones by the reason the reader gave."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    replies: int
+    read: int
+    extracted: int
+    invalid: int
+    truncated: int
+    unscored: int
+    budget: int | None = None
+    unread_why: dict[str, int] = Field(default_factory=dict)
+    extracted_share: RateValue
+    truncated_share: RateValue
+
+
+class StopRuleRecord(BaseModel):
+    """A stopping rule as recorded (`stopping.StopRule.as_dict`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    width: float | None
+    decided: bool
+    rate: str | None
+    versus: str | None
+    confidence: float
+
+
+class StoppingInterval(BaseModel):
+    """One rate (or difference) a stopping rule read at its last look: the anytime-valid interval
+    and the fixed-sample one beside it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    what: str
+    anytime: JSONObject
+    fixed: JSONObject
+
+
+class StoppingRecord(BaseModel):
+    """A run's stopping rule and its outcome (`stopping.Stopping.record`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    rule: StopRuleRecord
+    description: str
+    stopped_early: bool
+    reason: str
+    items_run: int
+    items_planned: int
+    looks: int
+    at: str
+    intervals: list[StoppingInterval]
+
+
+class AuditRecord(BaseModel):
+    """The label audit of a run (`audit.run`): the sample's design, its strata, and per second
+    reader what it found (agreement, wrong-letter and unread rates, disagreements, corrected rates)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    run_id: str | None
+    seed: int
+    n_requested: int
+    n_sampled: int
+    population: int
+    design: str
+    tier_weight: dict[str, float]
+    reference_condition: str | None
+    strata: list[JSONObject]
+    readers: dict[str, JSONObject]
+    notes: list[str]
+
+
+class ExecutionRecord(BaseModel):
+    """The last execution's counters (`calls.RunStats`, as a dict)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    planned_units: int = 0
+    unique_calls: int = 0
+    cached: int = 0
+    called: int = 0
+    ok: int = 0
+    errors: int = 0
+    permanent_errors: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    seconds: float = 0.0
+    error_samples: list[str] = Field(default_factory=list)
+    not_run: int = 0
+    retry_waits: int = 0
+    retry_wait_s: float = 0.0
+    stopped: list[str] = Field(default_factory=list)
+    settled_from: str | None = None
+    agent_short: int = 0
+    fallbacks: list[str] = Field(default_factory=list)
+
+
+#: setting -> rate -> its spread over the models
+MeansAcrossModels = dict[str, dict[str, Spread]]
+#: setting -> stratum kind -> stratum -> rate -> its spread over the models
+MeansByStratum = dict[str, dict[str, dict[str, dict[str, Spread]]]]
+#: the declared shape of each of the spine's blocks, by the Results field that holds it
+_SPINE_BLOCKS: Final[dict[str, Callable[[object], object]]] = {
+    "mean_across_models": TypeAdapter(MeansAcrossModels).validate_python,
+    "mean_by_stratum": TypeAdapter(MeansByStratum).validate_python,
+    "reading": TypeAdapter(dict[str, dict[str, ReadingSummary]]).validate_python,
+    "audit": TypeAdapter(AuditRecord | None).validate_python,
+    "stopping": TypeAdapter(StoppingRecord | None).validate_python,
+    "last_execution": TypeAdapter(ExecutionRecord | None).validate_python,
+}
+
+
+class Usage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+    errors: int = 0
+
+
+class RunInfo(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    run_id: str | None = None
+    suite: str | None = None
+    family: str
+    models: list[str]
+    settings: list[str]
+    scoring: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    prompt_hash: str | None = None
+
+
+class Results(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: Literal[2] = SCHEMA_VERSION
+    family: str
+    run: RunInfo
+    models: dict[str, dict[str, dict[str, Any]]] = Field(default_factory=dict, description="model -> setting -> the family's block")
+    mean_across_models: dict[str, Any] = Field(default_factory=dict)
+    mean_by_stratum: dict[str, Any] = Field(default_factory=dict, description="setting -> stratum kind -> stratum -> means")
+    usage: dict[str, Usage] = Field(default_factory=dict)
+    reading: dict[str, dict[str, dict[str, Any]]] = Field(
+        default_factory=dict,
+        description="model -> setting -> how the replies were read (reading.reading_summary): read, "
+        "extracted (by an extraction model), invalid, truncated, unscored, and their shares",
+    )
+    warnings: list[str] = Field(default_factory=list, description="what qualifies the numbers (replies cut at their budget)")
+    audit: dict[str, Any] | None = Field(
+        default=None,
+        description="the label audit (medres audit): the sample's design and strata, and per second reader the run's "
+        "agreement, wrong-letter and unread rates per model, setting and condition, the disagreements, the label-corrected rates",
+    )
+    last_execution: dict[str, Any] | None = None
+    stopping: dict[str, Any] | None = Field(
+        default=None,
+        description="the run's stopping rule (medres eval --until) and its outcome (stopping.Stopping.record): whether it "
+        "stopped early and why, the items run, each anytime-valid interval beside the fixed-sample one",
+    )
+
+    @classmethod
+    def load(cls, path: Path | str) -> Results:
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise InputError(path, None, None, "file not found") from None
+        except json.JSONDecodeError as e:
+            raise InputError(path, e.lineno, None, f"not valid JSON ({e.msg})") from None
+        try:
+            return cls.model_validate(data)
+        except ValidationError as e:
+            field, msg = validation_problem(e)
+            hint = "" if data.get("schema_version") == SCHEMA_VERSION else " (written by an older medresilience; rerun `medres report` on its run directory)"
+            raise InputError(path, None, field, msg + hint) from None
+
+    @model_validator(mode="after")
+    def _blocks_in_their_shape(self) -> Results:
+        """Every block validates against its declared shape (the family's when the family is
+        registered here); the blocks themselves are kept as written."""
+        for name, validate in _SPINE_BLOCKS.items():
+            _check(validate, getattr(self, name), name)
+        shape = _block_shape(self.family)
+        if shape is not None:
+            for model, per_setting in self.models.items():
+                for setting, block in per_setting.items():
+                    _check(shape.model_validate, block, f"models.{model}.{setting}")
+        return self
+
+    def json_text(self) -> str:
+        """results.json's text, checked to load back as these results (so a file that would not
+        load is never written)."""
+        text = self.model_dump_json(indent=2)
+        type(self).model_validate_json(text)
+        return text
+
+    def typed_block(self, model: str, setting: str = "none") -> ResultsBlock:
+        """One model and setting's block as its family's model (`Family.measures.results_block`)."""
+        shape = _block_shape(self.family)
+        if shape is None:
+            raise KeyError(f"family {self.family!r} declares no results block")
+        return shape.model_validate(self.block(model, setting))
+
+    def block(self, model: str, setting: str = "none") -> dict[str, Any]:
+        try:
+            return self.models[model][setting]
+        except KeyError:
+            known = ", ".join(f"{m}/{s}" for m, v in self.models.items() for s in v) or "none"
+            raise KeyError(f"no results for model {model!r} under setting {setting!r} (have: {known})") from None
+
+    def headline(self, model: str, setting: str = "none") -> dict[str, RateValue | None]:
+        """The family's headline rates of one model and setting, overall."""
+        from ..family import get
+
+        raw = get(self.family).measures.headline(self.block(model, setting)["overall"])
+        return {k: None if v is None else RateValue.model_validate(v) for k, v in raw.items()}
+
+
+def _check(validate: Callable[[object], object], value: object, where: str) -> None:
+    """`validate(value)`, its first problem raised as a ValueError naming the field under `where`."""
+    try:
+        validate(value)
+    except ValidationError as e:
+        field, msg = validation_problem(e)
+        raise ValueError(f"{where}{'.' + field if field else ''}: {msg}") from None
+
+
+def _block_shape(family: str) -> type[ResultsBlock] | None:
+    """The results block a family declares, None for a family not registered here or declaring none."""
+    from ..family import get
+
+    try:
+        shape = get(family).measures.results_block
+    except KeyError:
+        return None
+    return shape if isinstance(shape, type) and issubclass(shape, ResultsBlock) else None

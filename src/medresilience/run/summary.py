@@ -1,0 +1,137 @@
+"""The short summary of a run's results: a headline table (per model and setting) as Markdown and
+as a rich Table, with the family's headline columns and strata, the unread replies counted apart
+(invalid; truncated: cut at the token budget) and, where an extraction model read some replies,
+the share of labels it supplied. Every rate carries its 95% interval and n."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..audit.text import audit_markdown
+from ..family import get
+from .reading import why_text
+from .results import Results
+from .stopping import stopping_lines
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..family import Family
+
+
+def fmt_rate(r: dict[str, Any] | None) -> str:
+    """A rate as a percentage with its interval and n; a mean score (`unit: "score"`, e.g. PCS on
+    -1..1) as a signed number with its interval and n."""
+    if not r:
+        return "—"
+    if r.get("p") is None:
+        return f"— (n={r.get('n', 0)})"
+    if r.get("unit") == "score":
+        return f"{r['p']:+.2f} [{r['lo']:+.2f}, {r['hi']:+.2f}] n={r['n']}"
+    return f"{100 * r['p']:.1f}% [{100 * r['lo']:.1f}, {100 * r['hi']:.1f}] n={r['n']}"
+
+
+def headline_rows(results: Results, family: Family | None = None) -> list[tuple[str, str, list[str], dict[str, Any]]]:
+    """(model, setting, headline cells, counts) per block; `family`: the results' family as the run
+    resolved it (else looked up by the results' family name)."""
+    family = family or get(results.family)
+    rows = []
+    for model, settings in results.models.items():
+        for setting, block in settings.items():
+            h = family.measures.headline(block["overall"])
+            rows.append((model, setting, [fmt_rate(h.get(k)) for k, _ in family.measures.columns], block.get("counts", {})))
+    return rows
+
+
+def results_markdown(results: Results, family: Family | None = None) -> str:
+    family = family or get(results.family)
+    cols = family.measures.columns
+    lines = [f"# Results: {results.run.suite or ''} ({family.title})", ""]
+    lines.append("Rates are percentages with 95% Wilson intervals and n.")
+    lines.append("")
+    for w in results.warnings:
+        lines += [f"> warning: {w}", ""]
+    lines += [line for s in stopping_lines(results.stopping) for line in (f"> {s}", "")]
+    lines.append("| Model | Setting | " + " | ".join(t for _, t in cols) + " | Errors | Invalid | Truncated |")
+    lines.append("|" + "---|" * (len(cols) + 5))
+    for model, setting, cells, counts in headline_rows(results, family):
+        lines.append(
+            f"| {model} | {setting} | " + " | ".join(cells) + f" | {counts.get('errors', 0)} | {counts.get('invalid', 0)} | {counts.get('truncated', 0)} |"
+        )
+    lines.append("")
+    lines += reading_markdown(results)
+    lines += audit_markdown(results.audit)
+    for model, settings in results.models.items():
+        for setting, block in settings.items():
+            lines.append(f"## {model} ({setting})")
+            lines.append("")
+            for group, title in family.measures.strata:
+                lines.append(f"### {title}")
+                lines.append("")
+                lines.append("| Stratum | " + " | ".join(t for _, t in cols) + " |")
+                lines.append("|" + "---|" * (len(cols) + 1))
+                for key, b in block.get(group, {}).items():
+                    h = family.measures.headline(b)
+                    lines.append(f"| {key} | " + " | ".join(fmt_rate(h.get(k)) for k, _ in cols) + " |")
+                lines.append("")
+    if results.mean_across_models:
+        lines.append("## Mean across models")
+        lines.append("")
+        for setting, agg in results.mean_across_models.items():
+            means = ", ".join(
+                f"{k}: {v['mean']:+.2f} (range {v['min']:+.2f}–{v['max']:+.2f}, {v['models']} models)"
+                if v.get("unit") == "score"
+                else f"{k}: {100 * v['mean']:.1f}% (range {100 * v['min']:.1f}–{100 * v['max']:.1f}, {v['models']} models)"
+                for k, v in agg.items()
+            )
+            lines.append(f"- {setting}: {means}")
+        lines.append("")
+    if results.usage:
+        lines.append("## Usage")
+        lines.append("")
+        lines.append("| Model | Calls | Errors | Prompt tokens | Completion tokens | Cost |")
+        lines.append("|---|---|---|---|---|---|")
+        for m, u in results.usage.items():
+            cost = "—" if u.cost is None else f"${u.cost:.4f}"
+            lines.append(f"| {m} | {u.calls} | {u.errors} | {u.prompt_tokens} | {u.completion_tokens} | {cost} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _extracting(results: Results) -> bool:
+    return bool(results.run.options.get("extract")) or any(b.get("extracted") for v in results.reading.values() for b in v.values())
+
+
+def reading_markdown(results: Results) -> list[str]:
+    """How the replies were read, per model and setting (nothing for results without the counts)."""
+    if not results.reading:
+        return []
+    lines = [
+        "## How replies were read",
+        "",
+        "Unread replies (invalid: no readable answer; truncated: cut at the token budget before one) count as not "
+        "correct in every rate above unless a rate says it leaves them out.",
+        "",
+        "| Model | Setting | Replies | Read | Read by extraction model | Invalid | Truncated | Unscored | Unread because |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for model, per_setting in results.reading.items():
+        for setting, b in per_setting.items():
+            lines.append(
+                f"| {model} | {setting} | {b.get('replies', 0)} | {b.get('read', 0)} | {fmt_rate(b.get('extracted_share'))} | "
+                f"{b.get('invalid', 0)} | {fmt_rate(b.get('truncated_share'))} | {b.get('unscored', 0)} | {why_text(b.get('unread_why'))} |"
+            )
+    return [*lines, ""]
+
+
+def results_rows(results: Results, family: Family | None = None) -> tuple[str, list[str], list[list[str]]]:
+    """(title, headers, rows) of the run's summary: metrics as rows, one column per model and
+    setting, so that one model fits a narrow terminal (`cli.tables.fitted` lays out more)."""
+    family = family or get(results.family)
+    rows = headline_rows(results, family)
+    headers = ["Metric", *[model if setting == "none" else f"{model} ({setting})" for model, setting, _, _ in rows]]
+    body = [[title, *[cells[i] for _, _, cells, _ in rows]] for i, (_, title) in enumerate(family.measures.columns)]
+    body.append(["Errors", *[str(c.get("errors", 0)) for *_, c in rows]])
+    body.append(["Invalid", *[str(c.get("invalid", 0)) for *_, c in rows]])
+    body.append(["Truncated", *[str(c.get("truncated", 0)) for *_, c in rows]])
+    if _extracting(results):
+        body.append(["Read by extraction model", *[fmt_rate((results.reading.get(m) or {}).get(s, {}).get("extracted_share")) for m, s, _, _ in rows]])
+    return f"medresilience — {results.run.suite or ''}, {family.title} (95% CI, n)", headers, body

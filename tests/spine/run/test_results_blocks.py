@@ -1,0 +1,82 @@
+"""results.json's blocks have declared shapes: each family's block is its `Family.measures.results_block`
+model, the spine's blocks (reading, audit, stopping, means, last execution) the models in
+`results`. A run's results are checked against them when built, written and loaded, the file keeps
+its format (the blocks stay the JSON the metrics wrote), and a block out of shape is refused naming
+its model, setting and field. The stub server stands in for a model (the boundary we do not own)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import oracle_policy
+from medresilience.family import families, get
+from medresilience.models.spec import parse_model_spec
+from medresilience.run.evaluation import evaluate, write_results
+from medresilience.run.results import Results, ResultsBlock
+from medresilience.run.runner import EvalOptions
+from medresilience.runtime.errors import InputError
+from medresilience.testing.stub import StubServer
+
+
+@pytest.fixture
+def run_dir(tmp_path, tiny_suite):
+    with StubServer(policy=oracle_policy) as srv:
+        spec = parse_model_spec(f"openai:stub-model,base_url={srv.base_url},concurrency=8")
+        evaluate(tiny_suite, [spec], tmp_path / "run", EvalOptions(family={"type1": "all"}))
+    return tmp_path / "run"
+
+
+def _load_edited(run_dir, edit) -> None:
+    data = json.loads((run_dir / "results.json").read_text())
+    edit(data)
+    (run_dir / "results.json").write_text(json.dumps(data))
+    Results.load(run_dir / "results.json")
+
+
+def test_every_builtin_family_declares_its_results_block():
+    shapes = {f.name: f.measures.results_block for f in families()}
+    assert shapes and all(isinstance(s, type) and issubclass(s, ResultsBlock) for s in shapes.values()), shapes
+    assert len(set(shapes.values())) == len(shapes)  # each its own
+
+
+def test_a_runs_blocks_load_as_their_models_and_the_file_keeps_its_format(run_dir):
+    text = (run_dir / "results.json").read_text()
+    res = Results.load(run_dir / "results.json")
+    typed = res.typed_block("stub-model")
+    assert isinstance(typed, get(res.family).measures.results_block)
+    overall = typed.overall  # type: ignore[attr-defined]
+    assert (overall.clean_acc.k, overall.clean_acc.n) == (3, 4) and (overall.type1.asr.k, overall.type1.asr.n) == (4, 9)
+    assert overall.type1.asr.interval == "item-clustered bootstrap" and overall.type2.tasr is None
+    # the blocks are kept as written: the same keys and values, none added by the models' defaults
+    assert json.loads(res.json_text()) == json.loads(text)
+    assert "tasr" not in res.models["stub-model"]["none"]["overall"]["type2"]
+    assert res.reading["stub-model"]["none"]["replies"] == 20
+
+
+@pytest.mark.parametrize(
+    "edit, where",
+    [
+        (lambda d: d["models"]["stub-model"]["none"]["overall"].update(type3_acc={"k": 1}), "models.stub-model.none.overall.type3_acc"),
+        (lambda d: d["models"]["stub-model"]["none"]["counts"].update(units="many"), "models.stub-model.none.counts.units"),
+        (lambda d: d["models"]["stub-model"]["none"]["by_source"]["tiny"]["clean_acc"].pop("k"), "models.stub-model.none.by_source.tiny.clean_acc.k"),
+        (lambda d: d["reading"]["stub-model"]["none"].pop("replies"), "reading.stub-model.none.replies"),
+        (lambda d: d["mean_across_models"]["none"]["clean_acc"].update(mean="high"), "mean_across_models.none.clean_acc.mean"),
+    ],
+)
+def test_a_block_out_of_shape_is_refused_on_load_naming_its_field(run_dir, edit, where):
+    with pytest.raises(InputError) as e:
+        _load_edited(run_dir, edit)
+    assert where in str(e.value) and "results.json" in str(e.value)
+
+
+def test_results_out_of_shape_are_never_written(run_dir):
+    before = (run_dir / "results.json").read_text()
+    res = Results.load(run_dir / "results.json")
+    block = json.loads(json.dumps(res.models["stub-model"]["none"]))
+    block["overall"]["clean_acc"]["invalid"] = "none"
+    bad = res.model_copy(update={"models": {"stub-model": {"none": block}}})  # as a copy is made: unchecked until written
+    with pytest.raises(ValueError, match=r"models\.stub-model\.none\.overall\.clean_acc\.invalid"):
+        write_results(run_dir, bad)
+    assert (run_dir / "results.json").read_text() == before
