@@ -140,10 +140,10 @@ def test_a_runs_results_and_its_report_measure_the_frame_once(tmp_path, toy_fami
 
     def counted(df):
         calls.append(len(df))
-        return toy_family.metrics(df)
+        return toy_family.measures.metrics(df)
 
     unregister(toy_family.name)
-    register(dataclasses.replace(toy_family, metrics=counted))
+    register(dataclasses.replace(toy_family, measures=dataclasses.replace(toy_family.measures, metrics=counted)))
     from medresilience.suite import Suite
 
     suite = Suite.load(make_toy_suite().save(tmp_path / "suite"))  # on disk: a report finds it to read the store

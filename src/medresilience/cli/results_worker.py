@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..run.resolved import ResolvedRun
-from ..run.results import Results
+from ..run.results import BLOCK, Results
 from ..runtime.heap import frozen_imports
 from ..runtime.jsontypes import JSONObject
 from ..store import Store
@@ -204,7 +204,8 @@ class ResultsWorker:
         got = self._ask("results", str(store.path), config, stats)
         if got is not None:
             self.used = True
-            return Results.model_validate_json(got), None
+            block = suite.family.measures.results_block if isinstance(suite, ResolvedRun) else None
+            return Results.model_validate_json(got, context=None if block is None else {BLOCK: block}), None
         return summarise_with_frame(store, suite, config, stats)
 
     def report(self, out: Path, frame: pd.DataFrame | None = None, **kwargs: Any) -> Path:

@@ -44,7 +44,7 @@ from ..store import RunConfig, Store
 from ..suite import Suite
 from .answer_format import PROMPT, declared_warnings
 from .resolved import EvalOptions, ResolvedRun, models_of, resolve_run
-from .results import Results
+from .results import BLOCK, Results
 from .runner import ProgressFn, RunStats, chunk_size, epoch_decoding, execute_run
 from .selection import run_items
 from .stopping import Stopping
@@ -255,32 +255,37 @@ def summarise_with_frame(store: Store, suite: Suite | ResolvedRun, config: dict[
     res = frame_metrics(family, df)
     opts = config.get("options", {})
     reading = reading_summary(store)
-    return Results(
-        family=family.name,
-        run={
-            "run_id": config.get("run_id") or store.latest_run(),
-            "suite": config["suite"].get("name"),
-            "family": family.name,
-            "models": [m["label"] for m in config["models"]],
-            "settings": opts.get("settings", [mitigations.NONE]),
-            "scoring": opts.get("scoring", "letter"),
-            "options": opts,
-            "prompt_hash": config["prompts"]["hash"],
-        },
-        models=res["models"],
-        mean_across_models=res.get("mean_across_models", {}),
-        mean_by_stratum=res.get("mean_by_stratum", {}),
-        usage=store.usage(),
-        reading=reading,
-        warnings=truncation_warnings(reading, family_sets_budget(family, opts.get("family") if fopts is None else fopts)),
-        last_execution=None if stats is None else asdict(stats),
-        stopping=config.get("stopping"),
+    return Results.model_validate(
+        dict(
+            family=family.name,
+            run={
+                "run_id": config.get("run_id") or store.latest_run(),
+                "suite": config["suite"].get("name"),
+                "family": family.name,
+                "models": [m["label"] for m in config["models"]],
+                "settings": opts.get("settings", [mitigations.NONE]),
+                "scoring": opts.get("scoring", "letter"),
+                "options": opts,
+                "prompt_hash": config["prompts"]["hash"],
+            },
+            models=res["models"],
+            mean_across_models=res.get("mean_across_models", {}),
+            mean_by_stratum=res.get("mean_by_stratum", {}),
+            usage=store.usage(),
+            reading=reading,
+            warnings=truncation_warnings(reading, family_sets_budget(family, opts.get("family") if fopts is None else fopts)),
+            last_execution=None if stats is None else asdict(stats),
+            stopping=config.get("stopping"),
+        ),
+        context={BLOCK: family.measures.results_block},
     ), df
 
 
 def write_results(out: Path, results: Results, family: Family | None = None) -> None:
     """results.json and results.md (`family`: the results' family as resolved; else looked up by name)."""
-    text = results.json_text()  # checked to load back (every block in its declared shape) before anything is written
+    text = results.json_text(
+        None if family is None else family.measures.results_block
+    )  # checked to load back (every block in its declared shape) before anything is written
     with atomic_write(out / "results.json") as fh:
         fh.write(text)
     with atomic_write(out / "results.md") as fh:

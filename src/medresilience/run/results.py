@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, ValidationInfo, model_validator
 
 from ..runtime.errors import InputError, validation_problem
 from ..runtime.jsontypes import JSONObject
@@ -216,6 +216,10 @@ class RunInfo(BaseModel):
     prompt_hash: str | None = None
 
 
+#: the validation context's key for the family's results block as a run resolved it
+BLOCK: Final = "results_block"
+
+
 class Results(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -261,23 +265,25 @@ class Results(BaseModel):
             raise InputError(path, None, field, msg + hint) from None
 
     @model_validator(mode="after")
-    def _blocks_in_their_shape(self) -> Results:
-        """Every block validates against its declared shape (the family's when the family is
-        registered here); the blocks themselves are kept as written."""
+    def _blocks_in_their_shape(self, info: ValidationInfo) -> Results:
+        """Every block validates against its declared shape: the family's block as the validation
+        context names it (`BLOCK`: a run passes its resolved family's, so nothing is looked up again),
+        else the registered family's; the blocks themselves are kept as written."""
         for name, validate in _SPINE_BLOCKS.items():
             _check(validate, getattr(self, name), name)
-        shape = _block_shape(self.family)
+        context = info.context if isinstance(info.context, dict) else {}
+        shape = context[BLOCK] if BLOCK in context else _block_shape(self.family)
         if shape is not None:
             for model, per_setting in self.models.items():
                 for setting, block in per_setting.items():
                     _check(shape.model_validate, block, f"models.{model}.{setting}")
         return self
 
-    def json_text(self) -> str:
+    def json_text(self, block: type[ResultsBlock] | None = None) -> str:
         """results.json's text, checked to load back as these results (so a file that would not
-        load is never written)."""
+        load is never written); `block`: the family's results block as resolved (else looked up)."""
         text = self.model_dump_json(indent=2)
-        type(self).model_validate_json(text)
+        type(self).model_validate_json(text, context=None if block is None else {BLOCK: block})
         return text
 
     def typed_block(self, model: str, setting: str = "none") -> ResultsBlock:
