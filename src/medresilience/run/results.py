@@ -279,7 +279,7 @@ class Results(BaseModel):
                     _check(shape.model_validate, block, f"models.{model}.{setting}")
         return self
 
-    def json_text(self, block: type[ResultsBlock] | None = None) -> str:
+    def json_text(self, block: type[BaseModel] | None = None) -> str:
         """results.json's text, checked to load back as these results (so a file that would not
         load is never written); `block`: the family's results block as resolved (else looked up)."""
         text = self.model_dump_json(indent=2)
