@@ -24,13 +24,12 @@ import os
 import re
 import sqlite3
 import subprocess
-import sys
 import threading
 
 import pytest
 from typer.testing import CliRunner
 
-from conftest import make_tiny_suite, ok_keys, oracle_policy, sigkill_after
+from conftest import eval_command, make_tiny_suite, ok_keys, oracle_policy, sigkill_after
 from medresilience import EvalOptions, evaluate
 from medresilience.cli import app
 from medresilience.families.presupposition.probe import PresuppositionProbe, probe_id
@@ -291,25 +290,6 @@ def test_a_down_monitor_model_is_an_error_never_a_score(tiny_suite, tmp_path):
     assert res.results.models["m"][setting]["overall"]["clean_acc"]["n"] == 0  # nothing was scored
 
 
-def _cmd(suite_dir, out, url):
-    return [
-        sys.executable,
-        "-m",
-        "medresilience.cli",
-        "eval",
-        "--suite",
-        str(suite_dir),
-        "--out",
-        str(out),
-        "-O",
-        "type1=all",
-        "--model",
-        f"openai:stub-model,base_url={url},concurrency=4",
-        "--setting",
-        "monitor",
-    ]
-
-
 def _rows(db):
     con = sqlite3.connect(db)
     try:
@@ -331,17 +311,34 @@ def test_kill_and_resume_repeats_no_finished_call(tmp_path):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with StubServer(policy=Scripted(), faults=Faults(delay=0.03), log_path=log) as srv:
         killed = tmp_path / "killed"
-        proc = subprocess.Popen(_cmd(suite_dir, killed, srv.base_url), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            eval_command(suite_dir, killed, srv.base_url, "--setting", "monitor", model_opts="concurrency=4"),
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         db = killed / "store.sqlite"
         finished = sigkill_after(proc, lambda: ok_keys(db), 260, timeout=90)  # every note and some answers
         assert 260 <= len(finished) < 400, "the kill must land among the answers"
         seen = len(log.read_text().splitlines())
-        done = subprocess.run(_cmd(suite_dir, killed, srv.base_url), env=env, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            eval_command(suite_dir, killed, srv.base_url, "--setting", "monitor", model_opts="concurrency=4"),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
         after = log.read_text().splitlines()[seen:]
         assert len(after) == 400 - len(finished)  # exactly the calls not finished before the kill
         clean = tmp_path / "clean"
-        ref = subprocess.run(_cmd(suite_dir, clean, srv.base_url), env=env, capture_output=True, text=True, timeout=120)
+        ref = subprocess.run(
+            eval_command(suite_dir, clean, srv.base_url, "--setting", "monitor", model_opts="concurrency=4"),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert ref.returncode == 0, ref.stderr
     k, c = _rows(killed / "store.sqlite"), _rows(clean / "store.sqlite")
     assert len(k[1]) == 400 and len(k[3]) == 200 and k == c

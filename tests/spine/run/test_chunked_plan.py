@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from conftest import make_tiny_suite, oracle_policy
+from conftest import eval_command, make_tiny_suite, oracle_policy
 from medresilience.models.spec import parse_model_spec
 from medresilience.run.frame import results_frame
 from medresilience.run.runner import EvalOptions, execute, execute_plan, plan
@@ -102,25 +102,6 @@ def test_a_suite_streamed_from_disk_in_tiny_chunks_gives_the_store_of_one_held_w
         assert frame["item_id"].nunique() == 10
 
 
-def _cli(suite_dir, out, url):
-    import sys
-
-    return [
-        sys.executable,
-        "-m",
-        "medresilience.cli",
-        "eval",
-        "--suite",
-        str(suite_dir),
-        "--out",
-        str(out),
-        "-O",
-        "type1=all",
-        "--model",
-        f"openai:stub-model,base_url={url},concurrency=2",
-    ]
-
-
 def test_medres_eval_killed_between_chunks_resumes_without_repeating_losing_or_duplicating(tmp_path):
     """`medres eval` streaming its suite in chunks of 20 units, killed (SIGKILL) several chunks in,
     then run again: no finished call is sent again, and the store and results are those of an
@@ -140,11 +121,11 @@ def test_medres_eval_killed_between_chunks_resumes_without_repeating_losing_or_d
 
     with StubServer(policy=oracle_policy, faults=Faults(delay=0.05), log_path=log) as srv:
         killed = tmp_path / "killed"
-        proc = subprocess.Popen(_cli(d, killed, srv.base_url), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(eval_command(d, killed, srv.base_url), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         before = sigkill_after(proc, lambda: ok_keys(killed / "store.sqlite"), 25)
         assert 25 <= len(before) < 60, "the kill must land after the first chunk, before the last"
         seen = len(log.read_text().splitlines())
-        again = subprocess.run(_cli(d, killed, srv.base_url), env=env, capture_output=True, text=True, timeout=120)
+        again = subprocess.run(eval_command(d, killed, srv.base_url), env=env, capture_output=True, text=True, timeout=120)
         assert again.returncode == 0, again.stderr
         # the stub logs its own key (a hash of the body): read as the store's key to compare
         to_store = store_key_by_stub_key(killed / "store.sqlite")
@@ -152,7 +133,7 @@ def test_medres_eval_killed_between_chunks_resumes_without_repeating_losing_or_d
         assert resent and not resent & before, "a finished call was made again"
         assert resent | before == ok_keys(killed / "store.sqlite"), "every call not finished before was made"
         clean = tmp_path / "clean"
-        ref = subprocess.run(_cli(d, clean, srv.base_url), env=env, capture_output=True, text=True, timeout=120)
+        ref = subprocess.run(eval_command(d, clean, srv.base_url), env=env, capture_output=True, text=True, timeout=120)
         assert ref.returncode == 0, ref.stderr
 
     def rows(db):

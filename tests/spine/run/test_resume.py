@@ -9,7 +9,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 
 import pytest
@@ -20,23 +19,6 @@ from medresilience.cli import app
 from medresilience.models.spec import parse_model_spec
 from medresilience.store import Store
 from medresilience.testing.stub import Faults, StubServer
-
-
-def _cmd(suite_dir, out, url):
-    return [
-        sys.executable,
-        "-m",
-        "medresilience.cli",
-        "eval",
-        "--suite",
-        str(suite_dir),
-        "--out",
-        str(out),
-        "-O",
-        "type1=all",
-        "--model",
-        f"openai:stub-model,base_url={url},concurrency=4",
-    ]
 
 
 def _rows(db):
@@ -58,12 +40,14 @@ def test_sigkill_and_resume_matches_uninterrupted_run(tmp_path):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with StubServer(policy=oracle_policy, faults=Faults(delay=0.04), log_path=log) as srv:
         killed = tmp_path / "killed"
-        proc = subprocess.Popen(_cmd(suite_dir, killed, srv.base_url), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            eval_command(suite_dir, killed, srv.base_url, model_opts="concurrency=4"), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         db = killed / "store.sqlite"
         finished_before = sigkill_after(proc, lambda: ok_keys(db), 60)
         assert 60 <= len(finished_before) < 200, "the kill must land mid-run"
         seen_before = len(log.read_text().splitlines())
-        done = subprocess.run(_cmd(suite_dir, killed, srv.base_url), env=env, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(eval_command(suite_dir, killed, srv.base_url, model_opts="concurrency=4"), env=env, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         # the stub logs its own key (a hash of the body): read as the store's key to compare
         to_store = store_key_by_stub_key(killed / "store.sqlite")
@@ -71,7 +55,7 @@ def test_sigkill_and_resume_matches_uninterrupted_run(tmp_path):
         assert after and not after & finished_before, "a finished call was made again"
         assert after | finished_before == ok_keys(killed / "store.sqlite"), "every call not finished before was made"
         clean = tmp_path / "clean"
-        ref = subprocess.run(_cmd(suite_dir, clean, srv.base_url), env=env, capture_output=True, text=True, timeout=120)
+        ref = subprocess.run(eval_command(suite_dir, clean, srv.base_url, model_opts="concurrency=4"), env=env, capture_output=True, text=True, timeout=120)
         assert ref.returncode == 0, ref.stderr
     k_units, k_calls, k_scores, k_dup = _rows(killed / "store.sqlite")
     c_units, c_calls, c_scores, c_dup = _rows(clean / "store.sqlite")
