@@ -76,6 +76,11 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     channel.write(json.dumps({"address": server.listening_address}) + "\n")
     channel.flush()
+    if not os.environ.get("MEDRES_DEBUG"):
+        # the log was kept for an error at startup; past it, a long run's log would only grow
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
     _watch(parent)
     os._exit(0)
 
