@@ -1,7 +1,7 @@
 """The shape of the code, checked: ruff passes, with a complexity and a statement cap on every
 function (C901, PLR0915, set in pyproject.toml); the spine names no family; the library is layered
-one way (no import cycles, evaluation does not import the report layer, serving the embedded
-model lives with the models)."""
+one way (no import cycles between modules nor between packages, evaluation does not import the
+report layer, serving the embedded model lives with the models)."""
 
 from __future__ import annotations
 
