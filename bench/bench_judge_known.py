@@ -28,11 +28,11 @@ LABELS = ("-1", "0", "1")
 
 
 def main() -> None:
+    from medresilience.calls import run_calls
     from medresilience.families.presupposition.delivery import premise_rubric
     from medresilience.models.serving import serving
     from medresilience.models.spec import parse_model_spec
     from medresilience.review.agreement import pair_agreement
-    from medresilience.run.calls import run_calls
     from medresilience.runtime.seeding import stable_hash
     from medresilience.scoring.judge import Judge, JudgeScorer
     from medresilience.store import Store

@@ -1,6 +1,8 @@
 """Shared fixtures: paths to ../shared/data (skipped when absent), a small hand-made suite, an
 oracle answer policy for the stub server (the stub is the boundary we do not own: a model), the
-stub servers of a test module (`stub_server`) and a finished run of the tiny suite (`oracle_run`)."""
+stub servers of a test module (`stub_server`), a finished run of the tiny suite (`oracle_run`), and
+the review tests' setup: reviews served (`review_server`), a reviewer added (`reviewer`), signed in
+in a browser (`signed_in`), every task rated (`rate_all`, `rubric_a_values`)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -294,6 +297,108 @@ def toy_family():
     register(TOY)
     yield TOY
     unregister(TOY.name)
+
+
+# --------------------------------------------------------------------------- review runs, served and rated
+
+#: the reviewers of the review tests' samples (the first one signs in to the served app)
+REVIEWERS = ("alice", "bob", "carol")
+
+
+@pytest.fixture(scope="module")
+def review_server() -> Iterator[Callable[[Path], str]]:
+    """Serves reviews for one test module (`medres review serve REVIEW` in a subprocess on a free
+    127.0.0.1 port): `url = review_server(review_dir)`; every server started is stopped when the
+    module's tests end."""
+    from test_review_app import Server
+
+    started: list[Server] = []
+
+    def start(review: Path) -> str:
+        started.append(Server(review).start())
+        return started[-1].url
+
+    yield start
+    for srv in reversed(started):
+        srv.stop()
+
+
+def reviewer(review: Path, name: str = REVIEWERS[0]) -> tuple[str, list[int]]:
+    """Adds `name` as a reviewer of `review`: (the password, their task ids in order)."""
+    from medresilience.review import ReviewDB
+
+    with ReviewDB(review) as db:
+        password = db.add_reviewer(name)
+        return password, [t.task_id for t in db.tasks_for(name)]
+
+
+@contextmanager
+def signed_in(sync_api, url: str, password: str, profile: Path, name: str = REVIEWERS[0]) -> Iterator:
+    """A headless Chromium page (Playwright's `sync_api`, as `needs_chromium` gives it) signed in to
+    the review app at `url`. On a clean exit the page raised no error and asked nothing of any
+    address but the app's (and data: URIs)."""
+    with sync_api.sync_playwright() as p:
+        ctx = p.chromium.launch_persistent_context(str(profile), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        errors: list[str] = []
+        requests: list[str] = []
+        ctx.on("request", lambda r: requests.append(r.url))
+        try:
+            page = ctx.new_page()
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(f"{url}/", wait_until="load")
+            page.fill("#name", name)
+            page.fill("#password", password)
+            page.press("#password", "Enter")
+            page.wait_for_load_state("load")
+            yield page
+            assert not errors, errors
+            assert all(r.startswith(url) or r.startswith("data:") for r in requests), requests
+        finally:
+            ctx.close()
+
+
+def rate_all(
+    review: Path,
+    values: Callable[..., dict[str, str]],
+    *,
+    raters: Collection[str] = REVIEWERS,
+    flags: Callable[[int], list[str]] = lambda unit_index: [],
+    comment: Callable[[int], str] = lambda n: "",
+    skip: Callable[[int], bool] = lambda n: False,
+    leave: Callable[[int], bool] = lambda n: False,
+) -> None:
+    """Rates every task of `review`, rater by rater: the n-th task (from 1) is skipped when
+    `skip(n)` (with `comment(n)`), left to do when `leave(n)`, else rated with `values(task,
+    unit_index, hidden)`, `flags(unit_index)` and `comment(n)`; a unit's index is its place in the
+    review's units."""
+    from medresilience.review import ReviewDB
+
+    with ReviewDB(review) as db:
+        units = db.units()
+        index = {uid: i for i, uid in enumerate(units)}
+        n = 0
+        for r in raters:
+            for t in db.tasks_for(r):
+                n += 1
+                if skip(n):
+                    assert db.submit(t.task_id, r, "skipped", {}, [], comment(n))
+                elif not leave(n):
+                    i = index[t.unit_id]
+                    assert db.submit(t.task_id, r, "rated", values(t, i, units[t.unit_id].hidden), flags(i), comment(n))
+
+
+def rubric_a_values(task, i: int, hidden=None) -> dict[str, str]:
+    """Rubric A's values for unit `i`: every dimension varies over the units, and the second
+    reviewer of a unit disagrees on falsehood clarity for every third unit."""
+    clarity = "2" if (task.slot == 0 or i % 3) else "1"
+    return {
+        "base_validity": "2" if i % 4 else "1",
+        "answer_preservation": "2",
+        "falsehood_clarity": clarity,
+        "attack_fidelity": str(i % 3),
+        "clinical_plausibility": "2" if i % 2 else "0",
+        "disposition": "keep" if i % 4 else "revise",
+    }
 
 
 EMBEDDED_MODEL_REASONS = {m.mark.kwargs["reason"] for m in (needs_xllamacpp, needs_smollm2, needs_qwen)}

@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .report.compare import CompareSpec
     from .review.rubrics import ReviewRubric
     from .run.label_rates import LabelRate
-    from .scoring.types import AnyScorer
+    from .score import AnyScorer
     from .suite import Suite
 
 Messages = list[dict[str, str]]

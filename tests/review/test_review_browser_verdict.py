@@ -24,18 +24,17 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from conftest import CHROMIUM, ROOT, needs_chromium
+from conftest import CHROMIUM, ROOT, needs_chromium, reviewer, signed_in
 from conftest import CHROMIUM_ARGS as ARGS
 
 sync_api = needs_chromium()
 
 from medresilience.cli import app  # noqa: E402
-from medresilience.review import ReviewDB  # noqa: E402
 from medresilience.run.results import Results  # noqa: E402
 from test_presupposition_audit import MODEL, READER_UNSCORED, run_verdict, truth  # noqa: E402
 from test_presupposition_eval import ANSWER_RE, make_suite  # noqa: E402
 from test_presupposition_eval import policy as run_policy  # noqa: E402
-from test_review_app import Server, _free_port  # noqa: E402
+from test_review_app import _free_port  # noqa: E402
 
 #: the task answered by keyboard (its first verdict, one step down)
 KEYBOARD = 2
@@ -77,7 +76,7 @@ class Viewer:
 
 
 @pytest.fixture(scope="module")
-def rated(tmp_path_factory, stub_server):
+def rated(tmp_path_factory, stub_server, review_server):
     """The run, its verdict review rated in the browser, and what the reviewer gave each unit."""
     root = tmp_path_factory.mktemp("verdict-browser")
     make_suite(root / "suite")
@@ -88,14 +87,8 @@ def rated(tmp_path_factory, stub_server):
     assert r.exit_code == 0, r.output
     made = CliRunner().invoke(app, ["audit", str(run), "-n", "1000", "--review-out", str(review), "--reviewers", "alice"])
     assert made.exit_code == 0 and "verdict review written: 25 tasks" in made.output, made.output
-    with ReviewDB(review) as db:
-        pw = db.add_reviewer("alice")
-        tasks = [t.task_id for t in db.tasks_for("alice")]
-    server = Server(review).start()
-    try:
-        given = _rate_in_browser(server.url, pw, tasks, root / "profile")
-    finally:
-        server.stop()
+    pw, tasks = reviewer(review)
+    given = _rate_in_browser(review_server(review), pw, tasks, root / "profile")
     audited = CliRunner().invoke(app, ["audit", str(run), "-n", "1000", "--people", str(review)])
     return {"root": root, "run": run, "review": review, "given": given, "out": audited.output, "code": audited.exit_code}
 
@@ -103,51 +96,38 @@ def rated(tmp_path_factory, stub_server):
 def _rate_in_browser(url: str, pw: str, tasks: list[int], profile) -> dict[str, str]:
     """Sign in as alice and give every task the table's verdict; question id -> the value given."""
     given: dict[str, str] = {}
-    with sync_api.sync_playwright() as p:
-        ctx = p.chromium.launch_persistent_context(str(profile), executable_path=str(CHROMIUM), headless=True, args=ARGS)
-        errors, requests = [], []
-        ctx.on("request", lambda r: requests.append(r.url))
-        page = ctx.new_page()
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        try:
-            page.goto(f"{url}/", wait_until="load")
-            page.fill("#name", "alice")
-            page.fill("#password", pw)
-            page.press("#password", "Enter")
-            page.wait_for_load_state("load")
-            by_keyboard = False
-            for i, tid in enumerate(tasks):
-                page.goto(f"{url}/tasks/{tid}", wait_until="load")
-                main = page.inner_text("main")
-                qid = ANSWER_RE.search(main).group(2)  # the stub's answer names its question
-                # blind: the judging rubric and its verdicts, never the run's verdict, the judge or the condition
-                assert "The judging rubric" in main and "judge-4" not in main and "auto_label" not in main
-                values = page.eval_on_selector_all("input[name=dim_verdict]", "els => els.map(e => e.value)")
-                want = "cannot_tell" if qid in READER_UNSCORED else truth(qid)
-                if qid.startswith("p"):
-                    assert values == ["-1", "0", "1", "cannot_tell"], values
-                else:
-                    assert values == ["answers", "flags_premise", "cannot_tell"], values
-                if i >= KEYBOARD and not by_keyboard and want != "cannot_tell":  # the first verdict, one step down, Enter submits
-                    want, by_keyboard = values[1], True
-                    page.focus("input[name=dim_verdict] >> nth=0")
-                    page.keyboard.press("Space")
-                    page.keyboard.press("ArrowDown")
-                    with page.expect_navigation(wait_until="load"):  # the submit's page, not the one before it
-                        page.keyboard.press("Enter")
-                else:
-                    page.check(f'input[name=dim_verdict][value="{want}"]')
-                    with page.expect_navigation(wait_until="load"):
-                        page.click("button[value=submit]")
-                after = page.inner_text("main")
-                if i < len(tasks) - 1:
-                    assert "Saved." in after
-                else:  # the last one saved, the app shows the reviewer's progress: every task rated
-                    assert f"{len(tasks)} of {len(tasks)} rated, 0 skipped, 0 to do" in after
-                given[qid] = want
-            assert by_keyboard and not errors and all(r.startswith(url) or r.startswith("data:") for r in requests), requests
-        finally:
-            ctx.close()
+    by_keyboard = False
+    with signed_in(sync_api, url, pw, profile) as page:
+        for i, tid in enumerate(tasks):
+            page.goto(f"{url}/tasks/{tid}", wait_until="load")
+            main = page.inner_text("main")
+            qid = ANSWER_RE.search(main).group(2)  # the stub's answer names its question
+            # blind: the judging rubric and its verdicts, never the run's verdict, the judge or the condition
+            assert "The judging rubric" in main and "judge-4" not in main and "auto_label" not in main
+            values = page.eval_on_selector_all("input[name=dim_verdict]", "els => els.map(e => e.value)")
+            want = "cannot_tell" if qid in READER_UNSCORED else truth(qid)
+            if qid.startswith("p"):
+                assert values == ["-1", "0", "1", "cannot_tell"], values
+            else:
+                assert values == ["answers", "flags_premise", "cannot_tell"], values
+            if i >= KEYBOARD and not by_keyboard and want != "cannot_tell":  # the first verdict, one step down, Enter submits
+                want, by_keyboard = values[1], True
+                page.focus("input[name=dim_verdict] >> nth=0")
+                page.keyboard.press("Space")
+                page.keyboard.press("ArrowDown")
+                with page.expect_navigation(wait_until="load"):  # the submit's page, not the one before it
+                    page.keyboard.press("Enter")
+            else:
+                page.check(f'input[name=dim_verdict][value="{want}"]')
+                with page.expect_navigation(wait_until="load"):
+                    page.click("button[value=submit]")
+            after = page.inner_text("main")
+            if i < len(tasks) - 1:
+                assert "Saved." in after
+            else:  # the last one saved, the app shows the reviewer's progress: every task rated
+                assert f"{len(tasks)} of {len(tasks)} rated, 0 skipped, 0 to do" in after
+            given[qid] = want
+    assert by_keyboard
     return given
 
 

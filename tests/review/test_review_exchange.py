@@ -11,14 +11,13 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from conftest import one_error_line
+from conftest import one_error_line, rate_all, rubric_a_values
 from medresilience.cli import app
 from medresilience.review import ReviewDB, sample_review
 from medresilience.review.exchange import COLUMNS, export_ratings, import_ratings
 from medresilience.review.stats import compute
 from medresilience.runtime.errors import InputError
 from test_review_app import hostile_suite
-from test_review_stats import _a_values
 
 RATERS = ("alice", "bob", "carol")
 
@@ -29,19 +28,16 @@ def rated(tmp_path_factory):
     suite = hostile_suite(root / "suite")
     out = root / "review"
     sample_review("A", suite, out, n=12, raters=3, reviewers=list(RATERS), seed=2)
-    with ReviewDB(out) as db:
-        index = {uid: i for i, uid in enumerate(db.units())}
-        n = 0
-        for r in RATERS:
-            for t in db.tasks_for(r):
-                n += 1
-                if n == 5:
-                    assert db.submit(t.task_id, r, "skipped", {}, [], "")
-                    continue
-                if n == 7:
-                    continue  # left to do: not exported
-                flags = ["outdated", "gold_incorrect"] if index[t.unit_id] % 4 == 0 else []
-                assert db.submit(t.task_id, r, "rated", _a_values(t, index[t.unit_id], {}), flags, 'a "quoted", comma\nline' if n % 3 == 0 else "")
+    # the fifth task skipped, the seventh left to do (not exported); comments with a quote, a comma and a line break
+    rate_all(
+        out,
+        rubric_a_values,
+        raters=RATERS,
+        flags=lambda i: ["outdated", "gold_incorrect"] if i % 4 == 0 else [],
+        comment=lambda n: 'a "quoted", comma\nline' if n % 3 == 0 else "",
+        skip=lambda n: n == 5,
+        leave=lambda n: n == 7,
+    )
     return out
 
 

@@ -16,12 +16,13 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from conftest import REVIEWERS, rate_all, rubric_a_values
 from medresilience import stats
 from medresilience.cli import app
 from medresilience.review import ReviewDB, sample_review
 from medresilience.review.rubrics import get_rubric
 from medresilience.review.stats import compute, write
-from test_review_app import ONERROR, REVIEWERS, TEXTAREA, hostile_suite, make_run
+from test_review_app import ONERROR, TEXTAREA, hostile_suite, make_run
 
 
 @pytest.fixture(scope="module")
@@ -38,37 +39,21 @@ def _review(data, tmp, rubric: str, n: int = 100, dual: float = 0.7):
 
 
 def _fill(path, chooser, *, skip_every: int = 0):
-    """Rate every task with chooser(task, unit_index, hidden) -> values; every `skip_every`-th is skipped."""
-    with ReviewDB(path) as db:
-        units = db.units()
-        index = {uid: i for i, uid in enumerate(units)}
-        n = 0
-        for r in REVIEWERS:
-            for t in db.tasks_for(r):
-                n += 1
-                if skip_every and n % skip_every == 0:
-                    assert db.submit(t.task_id, r, "skipped", {}, [], "later")
-                    continue
-                values = chooser(t, index[t.unit_id], units[t.unit_id].hidden)
-                assert db.submit(t.task_id, r, "rated", values, ["outdated"] if index[t.unit_id] % 5 == 0 else [], f"{TEXTAREA} {ONERROR}")
-
-
-def _a_values(t, i, hidden):
-    # the second reviewer of a unit disagrees on falsehood clarity for every third unit
-    clarity = "2" if (t.slot == 0 or i % 3) else "1"
-    return {
-        "base_validity": "2" if i % 4 else "1",
-        "answer_preservation": "2",
-        "falsehood_clarity": clarity,
-        "attack_fidelity": str(i % 3),
-        "clinical_plausibility": "2" if i % 2 else "0",
-        "disposition": "keep" if i % 4 else "revise",
-    }
+    """Rate every task with chooser(task, unit_index, hidden) -> values, every fifth unit flagged
+    outdated, with hostile comments; every `skip_every`-th task is skipped ("later")."""
+    skipped = lambda n: bool(skip_every) and n % skip_every == 0  # noqa: E731
+    rate_all(
+        path,
+        chooser,
+        flags=lambda i: ["outdated"] if i % 5 == 0 else [],
+        comment=lambda n: "later" if skipped(n) else f"{TEXTAREA} {ONERROR}",
+        skip=skipped,
+    )
 
 
 def test_rubric_a_pass_rates_composite_and_agreement(data, tmp_path):
     path = _review(data, tmp_path, "A")
-    _fill(path, _a_values, skip_every=7)
+    _fill(path, rubric_a_values, skip_every=7)
     res = compute(path, n_resamples=500, seed=1)
     rated = res.ratings[res.ratings["status"] == "rated"]
     assert len(rated) == int((res.ratings["status"] != "skipped").sum())
@@ -153,7 +138,7 @@ def test_rubric_b_worst_case_and_agreement_with_the_automatic_labels(data, tmp_p
 
 def test_outputs_csv_parquet_json_and_html(data, tmp_path):
     path = _review(data, tmp_path, "A", n=16)
-    _fill(path, _a_values)
+    _fill(path, rubric_a_values)
     res = compute(path, n_resamples=200)
     paths = write(res, tmp_path / "out")
     for name in ("ratings", "pass_rates", "agreement", "auto_agreement", "progress", "flags"):
@@ -303,7 +288,7 @@ def test_the_reviewers_counted_are_those_who_rated(data, tmp_path):
     with ReviewDB(path) as db:
         for r in REVIEWERS[:2]:
             for t in db.tasks_for(r):
-                assert db.submit(t.task_id, r, "rated", _a_values(t, 0, {}), [], "")
+                assert db.submit(t.task_id, r, "rated", rubric_a_values(t, 0, {}), [], "")
         assert db.tasks_for(REVIEWERS[2])  # carol was assigned tasks and rated none
     res = compute(path, n_resamples=50, seed=1)
     c = res.summary()["counts"]

@@ -1,11 +1,12 @@
 """The shape of the code, checked: ruff passes, with a complexity and a statement cap on every
 function (C901, PLR0915, set in pyproject.toml); the spine names no family; the library is layered
-one way (no import cycles, evaluation does not import the report layer, serving the embedded
-model lives with the models)."""
+one way (no import cycles between modules nor between packages, evaluation does not import the
+report layer, serving the embedded model lives with the models)."""
 
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 import shutil
 import subprocess
@@ -154,6 +155,120 @@ def test_no_import_cycles():
     assert not cycles, "\n".join(" -> ".join(c) for c in cycles)
 
 
+def _package_of(module: str) -> str:
+    """A module's node in the package graph: its first-level package under medresilience (every
+    family is one node, `families`), or the module itself for a root module (`family`, `score`) and
+    for a program (`cli.__main__`: run by `python -m`, imported by no module)."""
+    parts = module.split(".")[1:]
+    if not parts:
+        return "medresilience"  # the package root's lazy public API
+    if parts[-1] == "__main__":
+        return ".".join(parts)
+    return parts[0]
+
+
+def _import_sites(path: Path) -> list[tuple[int, str, bool]]:
+    """(line, imported module, for type checkers only) for every import of a package module in a
+    module, at any depth (in functions too); `from X import name` counts as importing X.name where
+    that is a module."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    files = {_module_name(p) for p in PKG.rglob("*.py")}
+    sites = []
+
+    def visit(node: ast.AST, typing_only: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            typing = typing_only or (isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test))
+            if isinstance(child, ast.ImportFrom):
+                base = package.split(".")[: len(package.split(".")) - child.level + 1] if child.level else []
+                mod = ".".join([*base, *([child.module] if child.module else [])])
+                subs = [f"{mod}.{a.name}" for a in child.names if f"{mod}.{a.name}" in files]
+                sites.extend((child.lineno, m, typing) for m in (subs or [mod]) if m in files)
+            elif isinstance(child, ast.Import):
+                sites.extend((child.lineno, a.name, typing) for a in child.names if a.name in files)
+            visit(child, typing)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), False)
+    return sites
+
+
+def _package_edges() -> dict[tuple[str, str], list[tuple[str, int, str, bool]]]:
+    """(importer's package, imported package) -> the imports that make the edge: (module, line,
+    imported module, for type checkers only)."""
+    edges: dict[tuple[str, str], list[tuple[str, int, str, bool]]] = {}
+    for path in sorted(PKG.rglob("*.py")):
+        module = _module_name(path)
+        for line, imported, typing in _import_sites(path):
+            a, b = _package_of(module), _package_of(imported)
+            if a != b and b != "medresilience":
+                edges.setdefault((a, b), []).append((module, line, imported, typing))
+    return edges
+
+
+def _running(edges: dict[tuple[str, str], list[tuple[str, int, str, bool]]]) -> dict[str, set[str]]:
+    """The package graph of the imports that run (module level and in functions)."""
+    graph: dict[str, set[str]] = {}
+    for (a, b), sites in edges.items():
+        if any(not typing for *_, typing in sites):
+            graph.setdefault(a, set()).add(b)
+    return graph
+
+
+def _edge_text(edges, a: str, b: str, typing: bool = False) -> str:
+    sites = [s for s in edges[(a, b)] if s[3] == typing]
+    return f"{a} -> {b}: " + "; ".join(f"{m.removeprefix('medresilience.')}:{n} imports {i.removeprefix('medresilience.')}" for m, n, i, _ in sites)
+
+
+def test_the_package_graph_is_a_dag():
+    """No cycle between packages (a module's package is its first-level package; a root module is its
+    own node): a concept both sides use lives in the lower package, and a package reaches a higher
+    one through a callback it is handed, never an import (in a function or not)."""
+    edges = _package_edges()
+    cycles = _cycles(_running(edges))
+    assert not cycles, "package cycles:\n" + "\n".join(
+        " -> ".join(c) + "\n" + "\n".join("    " + _edge_text(edges, a, b) for a, b in itertools.pairwise(c)) for c in cycles
+    )
+
+
+#: imports for type checkers only that point up the package graph (the imported package reaches the
+#: importer through imports that run): annotations of a lower package naming a higher one's types.
+#: They never run, so they are no cycle; they are listed here, and the list only shrinks.
+TYPING_UPWARD = {
+    ("family", "report"): "Family's report hooks are annotated with report.compare's types",
+    ("family", "review"): "Family's review hooks are annotated with review.rubrics' Rubric",
+    ("family", "run"): "Family's measures are annotated with run.label_rates' types",
+    ("family", "suite"): "Family's probe hooks are annotated with Suite",
+    ("scoring", "run"): "the judge's and the extraction's runs take run.runner's Planned units",
+}
+
+
+def test_type_checking_imports_up_the_package_graph_are_listed():
+    edges = _package_edges()
+    graph = _running(edges)
+    upward = {(a, b) for (a, b), sites in edges.items() if all(typing for *_, typing in sites) and a in _reach(graph, b)}
+    assert upward <= set(TYPING_UPWARD), "\n".join(_edge_text(edges, a, b, typing=True) for a, b in sorted(upward - set(TYPING_UPWARD)))
+    assert not set(TYPING_UPWARD) - upward, f"no longer upward, drop from TYPING_UPWARD: {sorted(set(TYPING_UPWARD) - upward)}"
+
+
+def test_the_package_graph_check_names_the_edge_and_its_modules(tmp_path, monkeypatch):
+    """The check finds a package cycle made by an import inside a function, and says which modules
+    make each edge."""
+    pkg = tmp_path / "medresilience"
+    for rel, text in {
+        "__init__.py": "",
+        "low/__init__.py": "",
+        "low/a.py": "def f():\n    from ..high.b import g\n",
+        "high/__init__.py": "",
+        "high/b.py": "from ..low import a\n",
+    }.items():
+        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / rel).write_text(text)
+    monkeypatch.setattr(sys.modules[__name__], "PKG", pkg)
+    edges = _package_edges()
+    assert _cycles(_running(edges)) == [["high", "low", "high"]]
+    assert _edge_text(edges, "low", "high") == "low -> high: low.a:2 imports high.b"
+
+
 #: the modules that may run SQL: the run store's package, the viewer's index of a run's units (on the
 #: store's read-only connection), the review database, the corpus index
 SQL_PACKAGES = ("store/",)
@@ -207,7 +322,7 @@ def test_serving_lives_with_the_models():
 
 #: packages whose modules never import the package itself: its __init__ only gathers them and
 #: states the public API, so importing one module does not run the package's other imports first
-GATHERING_PACKAGES = ("mitigations",)
+GATHERING_PACKAGES = ("calls", "mitigations")
 
 
 @pytest.mark.parametrize("package", GATHERING_PACKAGES)
@@ -260,10 +375,10 @@ def test_a_package_imports_only_what_its_docstring_allows(package_dir):
     assert not bad, "\n".join(sorted(bad))
 
 
-#: the package root holds the vocabulary every layer speaks (records, suites, the Family protocol,
-#: Registry[T]) and the console script; everything else lives in a package named for its job:
+#: the package root holds the vocabulary every layer speaks (records, suites, scores, the Family
+#: protocol, Registry[T]) and the console script; everything else lives in a package named for its job:
 #: runtime/ (plumbing), run/ (the run path), build/ (suite building), analyses/, and the rest
-ROOT_MODULES = {"__init__.py", "launch.py", "records.py", "suite.py", "family.py", "registry.py"}
+ROOT_MODULES = {"__init__.py", "launch.py", "records.py", "score.py", "suite.py", "family.py", "registry.py"}
 #: packages whose __init__ only says what they hold: importing one imports none of its modules
 FACE_PACKAGES = ("runtime", "run", "build", "analyses")
 
@@ -281,7 +396,7 @@ def test_a_job_package_imports_nothing_on_import(package):
 
 
 #: what a setting or a scorer can do, declared in its type (mitigations.setting.Setting,
-#: scoring.types.DeferredScorer): never asked of it by attribute name
+#: score.DeferredScorer): never asked of it by attribute name
 CAPABILITIES = {"precall", "with_note", "agent", "marker", "models", "suite_warnings", "apply_item", "judge", "judge_requests", "extract_request", "rubric"}
 _ASKED = re.compile(r"(?:setting|scorer|score|^sc$|^s$)", re.IGNORECASE)
 

@@ -3,4 +3,4 @@ per model configuration (`thinking`), and planning a run's size for a target pow
 `medres plan`). Each reads a run directory or a family's declared comparisons and writes tables;
 none changes a run.
 
-May import: family, report, runtime, scoring, stats, store."""
+May import: family, report, runtime, score, scoring, stats, store."""

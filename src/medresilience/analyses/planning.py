@@ -29,7 +29,7 @@ import pandas as pd
 
 from ..family import Family, HeadlineComparison
 from ..runtime.errors import ConfigError, InputError, did_you_mean
-from ..scoring.types import ANSWERED
+from ..score import ANSWERED
 from ..stats.power import (
     SIMULATIONS,
     ClusterDesign,

@@ -9,10 +9,11 @@ family's own (`Family.measures.rates`).
 One module per job: ``sample`` (the population and the sample's design), ``reader`` (the reader
 model's calls and readings), ``people`` (the `reading` review, written and read back),
 ``estimates`` (weighted shares with intervals), ``summary`` (what the audit finds),
-``corrected`` (label-corrected rates), ``text`` (the audit block as text) and ``run``
-(`audit_run`, which ties them together). Its API is `audit_run` and `AuditResult`.
+``corrected`` (label-corrected rates) and ``run``
+(`audit_run`, which ties them together); the audit block as text lives with the run's summary
+(`run.audit_text`). Its API is `audit_run` and `AuditResult`.
 
-May import: family, models, records, review, run, runtime, scoring, stats, store, suite, view."""
+May import: calls, family, models, records, review, run, runtime, score, scoring, stats, store, suite, view."""
 
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ __all__ = ["AuditResult", "audit_run"]
 
 
 def __getattr__(name: str) -> Any:
-    # `run` (and through it stats, pandas and numpy) loads on first use: the run summary imports
-    # `audit.text` in the command's own process, which leaves those libraries to the results worker
+    # `run` (and through it stats, pandas and numpy) loads on first use: the command's own process
+    # imports `audit` for its API names only, which leaves those libraries to the results worker
     if name in __all__:
         from . import run
 

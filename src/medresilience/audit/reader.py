@@ -31,19 +31,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..calls import CallRequest, RunStats, request_key, run_calls
 from ..models.serving import serving
-from ..run.calls import CallRequest, RunStats, request_key, run_calls
+from ..score import Score
 from ..scoring.extract import NONE, Extractor
 from ..scoring.judge import Judge, JudgeScorer
-from ..scoring.types import Score
 from ..store import ScoreRow
 from ..store.rows import StoredScore
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..calls import ProgressFn
     from ..models.openai_compatible import ModelCallError
     from ..models.spec import ModelSpec
     from ..records import Item
-    from ..run.calls import ProgressFn
     from ..store import Store
     from .sample import AuditUnit
 

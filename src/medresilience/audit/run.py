@@ -18,10 +18,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..calls import ProgressFn, RunStats
 from ..family import Family
 from ..models.spec import ModelSpec
 from ..records import Item
-from ..run.calls import ProgressFn, RunStats
 from ..runtime import event_loop
 from ..runtime.errors import ConfigError, InputError
 from ..runtime.fileio import atomic_write

@@ -3,4 +3,4 @@ lock, call store, served models), the stages of structured-output calls (`stages
 keeps and returns (`construction`) and `medres import` (`importing`: a source file, a release file
 or a hub name into items or a suite). The builders themselves are the families' own.
 
-May import: family, models, records, run, runtime, sources, store, suite."""
+May import: calls, family, models, records, runtime, sources, store, suite."""

@@ -33,9 +33,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from ..calls import CallRequest, ProgressFn, RunStats, request_key, run_calls
 from ..models.openai_compatible import OpenAICompatibleModel
 from ..models.spec import ModelSpec
-from ..run.calls import CallRequest, ProgressFn, RunStats, request_key, run_calls
 from ..runtime import event_loop
 from ..runtime.errors import ConfigError
 from ..runtime.jsontypes import JSONObject

@@ -18,7 +18,7 @@ ReaderOpt = Annotated[Optional[str], typer.Option("--reader", help="the audit's 
 
 
 def print_audit(result: AuditResult) -> None:
-    from ..audit.text import CORRECTED_HEADERS, corrected_rows, headers, heading, reader_rows
+    from ..run.audit_text import CORRECTED_HEADERS, corrected_rows, headers, heading, reader_rows
     from .tables import fitted
 
     b = result.block

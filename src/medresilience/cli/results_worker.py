@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     import pandas as pd
 
-    from ..run.calls import RunStats
+    from ..calls import RunStats
 
 #: what the worker imports while it waits (the results' and the report's libraries)
 PRELOAD = ("medresilience.run.frame", "medresilience.run.reading", "medresilience.report.build")

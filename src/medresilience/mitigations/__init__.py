@@ -37,7 +37,7 @@ Submodules import from each other, never from this module; this module imports t
 register themselves and states the public API. The package imports the spine (records, calls,
 store, family, scoring, models, corpus), never a family, the report layer or the CLI.
 
-May import: build, corpus, family, models, records, registry, run, runtime, scoring, store, suite."""
+May import: build, calls, corpus, family, models, records, registry, runtime, score, scoring, store, suite."""
 
 from __future__ import annotations
 

@@ -18,13 +18,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..calls import CallRequest, request_key, run_calls
 from ..models.openai_compatible import Completion
 from ..models.spec import ModelSpec
 from ..records import Probe
-from ..run.calls import CallRequest, request_key, run_calls
 from ..runtime.errors import MedresError
+from ..score import Score, is_deferred
 from ..scoring.mcq import mcq_params
-from ..scoring.types import Score, is_deferred
 from ..store import Store
 from .candidate import COMPONENT, EvaluationRecord, prompt_hash
 from .examples import Example, unit_value

@@ -42,9 +42,9 @@ from .roles import LinkedRole, register_role
 from .setting import Messages, Setting, add_to_system
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..calls import ProgressFn, RunStats
     from ..models.openai_compatible import OpenAICompatibleModel
     from ..models.spec import ModelSpec
-    from ..run.calls import ProgressFn, RunStats
     from ..store import Store
     from .search import SearchBackend
 

@@ -28,11 +28,11 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from ..calls import CallRequest, ProgressFn, RunStats, add_stats, request_key, run_calls
 from ..corpus.query import contains
 from ..models.openai_compatible import Completion
-from ..run.calls import CallRequest, ProgressFn, RunStats, add_stats, request_key, run_calls
 from ..runtime.seeding import stable_hash
-from ..scoring.types import Score, is_deferred
+from ..score import Score, is_deferred
 from ..store import CallRow, ScoreRow, Store
 from .agent import (
     ANSWER_ROLE,

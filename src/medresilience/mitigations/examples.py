@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pydantic import BaseModel
 
     from ..records import Item, Probe
-    from ..scoring.types import AnyScorer, Score
+    from ..score import AnyScorer, Score
     from ..suite import Suite
 
 

@@ -33,7 +33,7 @@ from .. import __version__
 from ..build.workspace import created_stamp, workspace
 from ..models.spec import ModelSpec, parse_model_spec
 from ..runtime.errors import ConfigError
-from ..scoring.types import is_deferred
+from ..score import is_deferred
 from ..suite import Suite
 from .adapter import Calls, OptimiseError, PrecautionAdapter
 from .candidate import (

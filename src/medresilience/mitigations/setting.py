@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Protocol
 from ..runtime.jsontypes import JSONObject
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..calls import ProgressFn, RunStats
     from ..models.openai_compatible import OpenAICompatibleModel
     from ..models.spec import ModelSpec
     from ..records import Item
-    from ..run.calls import ProgressFn, RunStats
     from ..store import Store
     from ..suite import Suite
 

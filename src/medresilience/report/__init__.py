@@ -7,7 +7,7 @@ Its modules import each other by module, never through this package.
     result = build_report(["runs/sample"])          # -> ReportResult (.html, .markdown, .tables)
     cmp = compare_runs("runs/base", "runs/defended")  # -> CompareResult (.table, .html, .csv)
 
-May import: audit, corpus, family, mitigations, models, registry, run, runtime, scoring, stats, store, suite, view."""
+May import: corpus, family, mitigations, models, registry, run, runtime, score, scoring, stats, store, suite, view."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..audit.text import CORRECTED_HEADERS, corrected_rows, heading
+from ..run.audit_text import CORRECTED_HEADERS, corrected_rows, heading
 from .html import setting_name, unit_url
 from .parts import Block, Cell, Column, Heading, ItemList, Paragraph, Section, Table, dash, rate, text
 

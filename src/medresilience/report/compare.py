@@ -24,7 +24,7 @@ from ..models.names import model_names
 from ..runtime.errors import ConfigError
 from ..runtime.fileio import atomic_write
 from ..runtime.seeding import stable_hash
-from ..scoring.types import ANSWERED
+from ..score import ANSWERED
 from ..view.address import VIEWER_URL
 from .html import page as html_page
 from .html import pair_url, rate_units, run_facts, setting_name, sig_class, units_url, viewer_links

@@ -26,7 +26,7 @@ from markupsafe import Markup
 from ..mitigations import NONE
 from ..models.names import ModelNames
 from ..runtime.errors import ConfigError
-from ..scoring.types import ANSWERED
+from ..score import ANSWERED
 from ..view.address import VIEWER_URL
 from .parts import Cell, Column, Table, count, dash, text
 from .render_html import table_html

@@ -64,7 +64,7 @@ from ..mitigations import NONE
 from ..mitigations.roles import not_model_callers, role_names
 from ..registry import Registry
 from ..run.frame import epochs_of
-from ..scoring.types import ANSWERED
+from ..score import ANSWERED
 from .html import pair_url, rate_units, setting_name, units_url
 from .parts import (
     Block,

@@ -35,12 +35,12 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..calls import CallRequest, RunStats, add_stats, request_key, run_calls
 from ..runtime.errors import ConfigError
 from ..runtime.jsontypes import JSONObject, JSONValue
+from ..score import AnyScorer, Score
 from ..scoring.mcq import LetterScorer
 from ..scoring.schema_answer import answer_response_format
-from ..scoring.types import AnyScorer, Score
-from .calls import CallRequest, RunStats, add_stats, request_key, run_calls
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..family import Family

@@ -22,9 +22,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..calls import request_key
 from ..runtime.errors import ConfigError
 from ..runtime.seeding import stable_hash
-from .calls import request_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..mitigations import Setting

@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pydantic import BaseModel
 
     from ..records import Item
-    from ..scoring.types import AnyScorer
+    from ..score import AnyScorer
     from ..suite import Suite
 
 __all__ = [

@@ -46,6 +46,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..calls import CallRequest, ProgressFn, RunStats, add_stats, request_key, run_calls, takes_waits
 from ..mitigations.setting import AnswerLoop, Messages, PreCallStep
 from ..models.openai_compatible import OpenAICompatibleModel
 from ..models.serving import serving
@@ -54,17 +55,16 @@ from ..records import CLEAN, Item, Probe
 from ..runtime.errors import ConfigError
 from ..runtime.fileio import env_number
 from ..runtime.seeding import stable_hash
+from ..score import AnyScorer, DeferredScorer, is_deferred
 from ..scoring.extract import Extractor, is_extracting, run_extraction
 from ..scoring.judge import run_deferred
 from ..scoring.mcq import mcq_params
 from ..scoring.schema_answer import SchemaScorer
-from ..scoring.types import AnyScorer, DeferredScorer, is_deferred
 from ..store import Store, UnitRow
 from ..suite import Suite
 from . import followups
 from .answer_format import SCHEMA, declared_formats, resolve_formats, schema_params, schema_scorer_of
 from .call_order import in_rounds
-from .calls import CallRequest, ProgressFn, RunStats, add_stats, request_key, run_calls, takes_waits
 from .resolved import EvalOptions, ResolvedRun, check_answer_units, check_extract, check_options, resolve_run, setting_models, with_extractor
 from .selection import pieces, run_items, select_units, unit_chunks
 from .stopping import LOOK_MIN_ITEMS, Stopping

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..audit.text import audit_markdown
 from ..family import get
+from .audit_text import audit_markdown
 from .reading import why_text
 from .results import Results
 from .stopping import stopping_lines

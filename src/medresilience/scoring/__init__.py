@@ -4,14 +4,14 @@ items) or by log-probability (`mcq`), and an LLM judge with its
 rubric as data (`judge`: Rubric, Judge, JudgeScorer). An unreadable reply is `invalid`, a judge
 that cannot decide is `unscored` with its reason: never a guess, never a default.
 
-May import: models, run, runtime, store."""
+May import: calls, models, runtime, score, store."""
 
 from typing import Any
 
+from ..score import Score, Scorer, is_deferred
 from .letters import Reading, extract_letter, read_answer
 from .logprob import choice_from_logprobs
 from .mcq import mcq_params, mcq_scorer
-from .types import Score, Scorer, is_deferred
 
 __all__ = [
     "Judge",

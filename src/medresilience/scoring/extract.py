@@ -26,19 +26,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from ..calls import CallRequest, RunStats, add_stats, request_key, run_calls
 from ..models.serving import serving
-from ..run.calls import CallRequest, RunStats, add_stats, request_key, run_calls
 from ..runtime.errors import ConfigError
 from ..runtime.jsontypes import JSONObject
 from ..runtime.seeding import stable_hash
+from ..score import DeferredScorer, Score
 from ..store import ScoreRow
 from .mcq import LetterScorer
-from .types import DeferredScorer, Score
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..calls import ProgressFn
     from ..models.openai_compatible import Completion, ModelCallError, OpenAICompatibleModel
     from ..models.spec import ModelSpec
-    from ..run.calls import ProgressFn
     from ..run.runner import Planned
     from ..store import Store
 

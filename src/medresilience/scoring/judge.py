@@ -46,23 +46,23 @@ from pydantic import (
     model_validator,
 )
 
+from ..calls import CallRequest, RunStats, add_stats, request_key, run_calls
 from ..models.openai_compatible import scrub, spec_secrets
 from ..models.serving import serving
-from ..run.calls import CallRequest, RunStats, add_stats, request_key, run_calls
 from ..runtime.errors import ConfigError, InputError, validation_problem
 from ..runtime.jsontypes import JSONObject
 from ..runtime.seeding import stable_hash
-from .types import DeferredScorer, Score, is_deferred
+from ..score import DeferredScorer, Score, is_deferred
 from .verdicts import read_verdict
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..calls import ProgressFn
     from ..models.openai_compatible import (
         Completion,
         ModelCallError,
         OpenAICompatibleModel,
     )
     from ..models.spec import ModelSpec
-    from ..run.calls import ProgressFn
     from ..run.runner import Planned
     from ..store import Store
 

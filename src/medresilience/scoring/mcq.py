@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..score import Score, Scorer
 from .letters import read_answer
 from .logprob import choice_from_logprobs
-from .types import Score, Scorer
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..models.openai_compatible import Completion

@@ -19,8 +19,8 @@ import json
 from typing import TYPE_CHECKING
 
 from ..runtime.jsontypes import JSONObject
+from ..score import Score
 from .mcq import CUT, TRUNCATED_REASON
-from .types import Score
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..models.openai_compatible import Completion

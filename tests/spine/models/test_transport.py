@@ -117,7 +117,7 @@ def test_credentials_in_the_base_url_are_a_configuration_error():
 
 def test_the_cli_does_not_import_the_sdk():
     """The SDK costs about a third of a second to import; only a failing call needs it."""
-    code = "import sys, medresilience.cli, medresilience.run.calls; print('openai' in sys.modules)"
+    code = "import sys, medresilience.cli, medresilience.calls; print('openai' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 
 from conftest import make_tiny_suite, oracle_policy
 from medresilience import EvalOptions, Suite, evaluate, parse_model_spec
+from medresilience.calls import request_key
 from medresilience.records import Item
 from medresilience.run.answer_format import PROBE_SCORER, SCHEMA_MIN_TOKENS, probe_request
-from medresilience.run.calls import request_key
 from medresilience.runtime.errors import ConfigError
 from medresilience.scoring.schema_answer import SCHEMA_NAME, SchemaScorer, answer_schema, read_schema_answer
 from medresilience.store import Store

@@ -295,7 +295,7 @@ def test_a_full_disk_stops_the_calls_and_names_the_cause(tmp_path, tiny_fs):
 
 def test_a_store_that_cannot_grow_stops_run_calls(tmp_path):
     """The same through run_calls alone, with the store capped by `PRAGMA max_page_count`."""
-    from medresilience.run.calls import CallRequest, run_calls
+    from medresilience.calls import CallRequest, run_calls
     from medresilience.store import StoreWriteError
 
     msgs = [[{"role": "user", "content": f"Question number {i}: which?\nA. a\nB. b " + "x" * 3000}] for i in range(300)]
@@ -440,8 +440,8 @@ def test_an_empty_suite_evaluated_exits_1(tmp_path):
 
 
 async def test_a_scorer_that_raises_on_a_reply_loses_nothing(tmp_path):
-    from medresilience.run.calls import CallRequest, run_calls
-    from medresilience.scoring.types import Score
+    from medresilience.calls import CallRequest, run_calls
+    from medresilience.score import Score
 
     def scorer(c):
         if c.text.endswith("C"):

@@ -17,9 +17,9 @@ import pytest
 
 from conftest import TESTS, ok_keys, sigkill_after
 from medresilience import EvalOptions, Suite, evaluate, parse_model_spec
+from medresilience.calls import request_key
 from medresilience.family import register, unregister
 from medresilience.mitigations.caution import CAUTION_INSTRUCTION
-from medresilience.run.calls import request_key
 from medresilience.run.frame import results_frame
 from medresilience.runtime.errors import ConfigError
 from medresilience.store import Store

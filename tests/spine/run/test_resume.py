@@ -110,7 +110,7 @@ def test_a_rerun_over_more_finished_calls_than_one_query_chunk_sends_none_again(
     partial): a rerun of the same requests makes no call, and the store's readers by key see every
     one of them (a chunk that dropped or skipped a key would re-send it)."""
 
-    from medresilience.run.calls import CallRequest, run_calls
+    from medresilience.calls import CallRequest, run_calls
 
     params = {"temperature": 0.0, "max_tokens": 8}
     n = 1901

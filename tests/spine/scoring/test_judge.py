@@ -529,7 +529,7 @@ def test_a_judged_run_where_every_judgment_is_unscored_exits_1(tmp_path):
     with Store(tmp_path / "run" / "store.sqlite") as st:
         st.conn.execute("UPDATE scores SET status = 'valid', value = 1, label = '1' WHERE rowid = (SELECT MIN(rowid) FROM scores)")
         st.conn.commit()
-        from medresilience.run.calls import RunStats
+        from medresilience.calls import RunStats
 
         assert shortfall(st, RunStats(planned_units=27)) is None
 

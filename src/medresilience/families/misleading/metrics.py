@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ... import stats
-from ...scoring.types import ANSWERED
+from ...score import ANSWERED
 from .headline import headline
 
 STRATA = {"overall": None, "by_source": "source", "by_content_type": "content_type", "by_provenance": "provenance"}

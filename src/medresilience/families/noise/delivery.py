@@ -24,8 +24,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
+from ...calls import CallRequest
 from ...records import Item, Probe
-from ...run.calls import CallRequest
 from ...runtime.errors import ConfigError
 from ...runtime.jsontypes import JSONObject
 from ...scoring.judge import Judge, JudgeScorer, JudgeSpecOption, Rubric

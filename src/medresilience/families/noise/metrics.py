@@ -43,7 +43,7 @@ import pandas as pd
 
 from ... import stats
 from ...run.frame import epochs_of
-from ...scoring.types import ANSWERED
+from ...score import ANSWERED
 from .taxonomy import CONDITIONS, facets_of
 
 

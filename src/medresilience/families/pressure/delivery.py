@@ -9,8 +9,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from ...records import Item
+from ...score import Scorer
 from ...scoring.mcq import mcq_scorer
-from ...scoring.types import Scorer
 from ...sources.passage import PassageMode
 from ..misleading.delivery import DEFAULT_PROMPTS, render_messages
 from .probe import PressureProbe

@@ -29,7 +29,7 @@ from ....report.compare import Comparison as BaseComparison
 from ....report.parts import Cell, DifferencePanel, DifferencePoint, change, count, num, rate, text
 from ....report.tables import fmt_p
 from ....runtime.heap import cheap_gc
-from ....scoring.types import ANSWERED
+from ....score import ANSWERED
 from .methods import METHODS
 
 KEY = ["item_id", "probe_id", "condition"]

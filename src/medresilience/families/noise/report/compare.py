@@ -35,7 +35,7 @@ from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Compa
 from ....report.parts import Cell, DifferencePanel, DifferencePoint, Paragraph, change, count, num, rate, signed, text
 from ....run.frame import epochs_of
 from ....runtime.heap import cheap_gc
-from ....scoring.types import ANSWERED
+from ....score import ANSWERED
 from ..taxonomy import CONDITIONS, POOLED, TITLES
 
 N_RESAMPLES = stats.CLUSTER_RESAMPLES

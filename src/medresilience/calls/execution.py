@@ -28,7 +28,7 @@ from ..models.spec import ModelSpec
 from ..runtime.breaker import Breaker, stop_limit
 from ..runtime.jsontypes import JSONObject
 from ..runtime.seeding import stable_hash
-from ..scoring.types import Score, Scorer
+from ..score import Score, Scorer
 from ..store import CallRow, ScoreRow, Store
 
 

@@ -3,7 +3,10 @@ right/wrong, a judge's -1/0/1) and a status. `invalid`: the reply carries no rea
 `truncated`: the reply was cut at its token budget (finish_reason "length") before a readable
 answer, so it is not an answer at all and is counted apart from `invalid`; `unscored`: the scorer
 itself could not decide (a judge or extraction-model outage, an unparseable verdict), with its
-reason in `detail`. None of them is ever turned into a default score."""
+reason in `detail`. None of them is ever turned into a default score.
+
+It is vocabulary every layer speaks, so it sits at the root: the call path (calls/) stores a
+score with its call, scorers (scoring/, the families) return one, runs and reports count them."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..models.openai_compatible import Completion
+    from .models.openai_compatible import Completion
 
 ScoreStatus = Literal["valid", "invalid", "truncated", "unscored"]
 #: the statuses of a reply that reached its scorer and carries no answer (the study counts them as not correct)
