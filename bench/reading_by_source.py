@@ -30,7 +30,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "replies"
-SPLITS = ("dev", "heldout", "validation", "validation2", "validation3", "validation4", "validation5", "validation6", "validation7", "validation8")
+SPLITS = (
+    "dev",
+    "heldout",
+    "validation",
+    "validation2",
+    "validation3",
+    "validation4",
+    "validation5",
+    "validation6",
+    "validation7",
+    "validation8",
+    "validation9",
+)
 #: the replies of issue 41 that motivated the precision rules came from six repositories the corpus
 #: never drew on (not stored here); a rule motivated by a corpus repository names it
 ISSUE_41 = "issue 41's six unseen repositories (not in the corpus)"
@@ -338,6 +350,34 @@ RULES += [
         "what": "a reply repeating 600 characters or more of itself word for word and stating two options anywhere in it is unread (loops), whatever its revisions",
         "motivated_by": ["JuneHou/MAS_Medical_RAG"],
         "off": [("letters", "_goes_round", lambda old: lambda *a: None)],
+    },
+]
+
+
+RULES += [
+    {
+        "rule": "numbered_step",
+        "what": "a number opening a line is an option's label only where its own option's text follows ('2. Atropine', the text cut off, a stem's own completion); '1. The patient weighs 60 kg. ...' opens a step of reasoning and commits to nothing",
+        "motivated_by": ["alexelawson/medical-llms-bias"],
+        "off": [("letters", "_numbered_step", lambda old: lambda *a: False)],
+    },
+    {
+        "rule": "set_aside",
+        "what": "an option set aside by name ('So, we can exclude option 1', 'eliminate (B)', 'rule out choice C') is taken back",
+        "motivated_by": ["alexelawson/medical-llms-bias"],
+        "off": [("withdrawals", "_set_aside", lambda old: lambda label: _NEVER)],
+    },
+    {
+        "rule": "text_conclusion_claims",
+        "what": "a concluding sentence names an option by its text only as a claim: not the subject of another verb ('Therefore, rifampicin will decrease ...'), not under a doubt ('may'), not denied in a later sentence, not in a relative clause ('a gas that is less soluble than nitrogen'), not followed by a last sentence turning against it ('However, the patient is Asian.')",
+        "motivated_by": ["alexelawson/medical-llms-bias"],
+        "off": [
+            ("option_texts", "_as_subject_unclaimed", lambda old: lambda *a: False),
+            ("option_texts", "_denied_later", lambda old: lambda *a: False),
+            ("option_texts", "_CONCLUSION_DOUBT", lambda old: _NEVER),
+            ("option_texts", "_describes", lambda old: lambda *a: False),
+            ("option_texts", "_OBJECTION_LAST", lambda old: _NEVER),
+        ],
     },
 ]
 

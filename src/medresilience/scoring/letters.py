@@ -1037,8 +1037,47 @@ def _endorsed_line(text: str, openers: list[re.Match[str]], letters: str) -> lis
     return endorsed if len({m.group(1) for m in endorsed}) == 1 and rejecting >= 2 else []
 
 
-def _lines(text: str, letters: str) -> list[_Said]:
-    """A label alone on a line ("C", "(C)", "Option 2") or opening one ("B. Metformin")."""
+def _numbered_step(text: str, m: re.Match[str], options: OptionTexts | None) -> bool:
+    """A number opening a line that opens a step of reasoning or a numbered point ("1. The patient
+    weighs 60 kg.", "1. Alcohol is a CNS depressant, ..." reviewing option 1), not an option chosen:
+    the number is an option's label only where its own option's text follows it ("2. Atropine",
+    "3: 3 g single dose", the text cut off, the completion a stem's options do not share) and
+    nothing more, or a claim of it ("1. Vigabatrin is the drug of choice"); without the option
+    texts, only before a short phrase that is no sentence."""
+    label = m.group(1)
+    if not label.isdigit():
+        return False
+    at = m.end() - 1
+    line = text[at : text.find("\n", at) if "\n" in text[at:] else len(text)].strip()
+    if not options:
+        return len(line) > 60 or _SENTENCE_GOES_ON.search(line) is not None
+    if options.opens(label, line):
+        return False
+    if not options.follows(label, text, at):
+        return True
+    own = options.texts_raw.get(label, "")
+    rest = line[len(own) :] if line.casefold().startswith(own.casefold()) else ""
+    # its own text, then more of the sentence: an answer only where the sentence claims it
+    sentence = _SENTENCE_END.split(rest, maxsplit=1)[0]
+    return bool(re.search(r"\w", sentence)) and not _GLOSS.fullmatch(rest) and not _STEP_CLAIM.match(sentence)
+
+
+#: what claims the option whose text opens a numbered line: "is the drug of choice", "is correct",
+#: "would be the most appropriate", "is the answer"
+_STEP_CLAIM = re.compile(
+    r"[\s*_:,-]*(?:is|would\s+be|remains|should\s+be)\s+(?:the\s+)?(?:(?:most\s+(?:appropriate|likely|suitable|accurate)|best|correct|right|preferred|first[- ]line|true)\b"
+    r"|(?:\w+\s+){0,2}of\s+choice\b|(?:correct\s+|right\s+|best\s+)?(?:answer|option|choice)\b)",
+    _I,
+)
+
+
+#: a sentence ending and another beginning inside one line
+_SENTENCE_GOES_ON = re.compile(r"[.!?;:,][ \t]+\S")
+
+
+def _lines(text: str, letters: str, options: OptionTexts | None = None) -> list[_Said]:
+    """A label alone on a line ("C", "(C)", "Option 2") or opening one ("B. Metformin"); a number
+    opening a step of reasoning is neither (`_numbered_step`)."""
     lone = [_Said(m.start(), m.end(), ANSWER, m.group(1).upper()) for m in _LONE.finditer(text) if m.group(1).upper() in letters]
     openers = [m for m in _OPENER.finditer(text) if m.group(1) in letters and _stands_alone(text, m.end(1))]
     first = _FIRST_LOWER.match(text)
@@ -1064,6 +1103,7 @@ def _lines(text: str, letters: str) -> list[_Said]:
     # going on through the next options in turn is a walkthrough of each option, not an answer
     if openers and len({m.group(1) for m in openers} | {m.group(1) for m in _INLINE_OPENER.finditer(text) if m.group(1) in letters}) > 2:
         return lone
+    openers = [m for m in openers if not _numbered_step(text, m, options)]
     # "C (or possibly D)" opening a line is a hedge
     return lone + [
         _Said(
@@ -1299,7 +1339,7 @@ def _statements(text: str, letters: str, options: OptionTexts, question: str | N
         + _tagged(text, letters, options)
         + _cued(text, letters, options)
         + _claims(text, letters, options)
-        + _lines(text, letters)
+        + _lines(text, letters, options)
         + _named_with_text(text, letters, options)
         + _opens_with_text(text, options)
         + _text_claims(text, options)

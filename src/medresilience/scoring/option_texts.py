@@ -158,6 +158,21 @@ class OptionTexts:
         said = norm_text(text[i : i + len(own) + 40])
         return said == own or said.startswith(own + " ") or (len(own) > 12 and own.startswith(said[: max(12, len(said) - 1)]))
 
+    def opens(self, label: str, phrase: str) -> bool:
+        """Whether a line's phrase is the option's text as far as it goes: word by word, each word
+        the option's or missing a few letters (`_lost`), the last one perhaps cut inside ("При осмотре
+        ... назофарингоском не предст"); or, where every option opens with the same words (a stem
+        and its completions), the words of its own that follow them ("Гарднереллез")."""
+        own = self.texts.get(label, "").split()
+        said = norm_text(phrase).split()
+        if not own or not said:
+            return False
+        if len(said) >= 3 and len(said) <= len(own):
+            *whole, last = said
+            if all(a == b or _lost(b, a) for a, b in zip(whole, own, strict=False)) and (own[len(whole)].startswith(last) or _lost(own[len(whole)], last)):
+                return True
+        return len(self.texts) > 1 and said == own[_shared_words(list(self.texts.values())) :]
+
     def mentions(self, text: str) -> list[tuple[int, int, str]]:
         """Places the reply names an option by its text and then its label in brackets
         ("acute renal failure (I)", "慢性骨髄性白血病(b)"): (start, end, label)."""
@@ -215,6 +230,15 @@ class OptionTexts:
         return inside[0] if len(inside) == 1 else None
 
 
+def _shared_words(texts: list[str]) -> int:
+    """How many words every text opens with."""
+    words = [t.split() for t in texts]
+    n = 0
+    while all(len(w) > n + 1 for w in words) and len({w[n] for w in words}) == 1:
+        n += 1
+    return n
+
+
 def _begins_cut(text: str, said: str) -> bool:
     """Whether an option's text begins with the phrase and goes on inside its last word, or does so
     with a few of the phrase's letters lost (`_lost`: never its first, at most two in a row)."""
@@ -253,21 +277,58 @@ DENIED = re.compile(
 )
 
 
+#: what follows an option's text that opens a clause claiming it: a copula ("pancuronium is the drug
+#: of choice"), not another verb ("rifampicin will decrease the levels of tacrolimus" says what it does)
+_CLAIMED_SUBJECT = re.compile(r"(?:is|are|was|were|remains|(?:would|should|will|must|can)\s+be)\b", _I)
+_LEAD_ARTICLE = re.compile(r"(?:the|a|an)\s+", _I)
+
+
+def _as_subject_unclaimed(clause: str, own: str) -> bool:
+    """Whether the option's text opens the clause and a verb other than a copula follows it."""
+    said = norm_text(clause)
+    said = said[m.end() :] if (m := _LEAD_ARTICLE.match(said)) else said
+    return said.startswith(own + " ") and not _CLAIMED_SUBJECT.match(said, len(own) + 1)
+
+
+def _denied_later(text: str, end: int, own: str) -> bool:
+    """Whether a sentence after `end` names the option's text and denies it ("However, insulin is not
+    the drug of choice in obese patients")."""
+    return any(f" {own} " in f" {norm_text(m.group())} " and DENIED.search(m.group()) for m in _SENTENCE.finditer(text, end))
+
+
 def _concluding(text: str, opts: OptionTexts) -> TextConclusion | None:
     """The reply's last concluding sentence ("Therefore, I would enroll this patient in Trial A.")
-    names exactly one option by its whole text and denies nothing: that option."""
+    names exactly one option by its whole text, as a claim, and denies and doubts nothing: that
+    option. Not a claim: the text opening the clause before a verb other than a copula ("Therefore,
+    rifampicin will decrease the levels of tacrolimus"); a doubt ("may", "might", "could"); the
+    option's text denied in a later sentence."""
     last = None
     for m in _CONCLUDING.finditer(text):
         last = m
-    if last is None or DENIED.search(last.group(1)):
+    if last is None or DENIED.search(last.group(1)) or _CONCLUSION_DOUBT.search(last.group(1)):
         return None
     label = opts.named_in(last.group(1))
-    if label is None:
+    if label is None or _as_subject_unclaimed(last.group(1), opts.texts[label]) or _denied_later(text, last.end(1), opts.texts[label]):
         return None
     return TextConclusion(label, last.start(1), last.end(1), f"concluding sentence names option {label} by its text")
 
 
+#: the reply's last sentence turning against what came before ("However, the patient is Asian."):
+#: a conclusion it follows is left open, since the reply stops before settling the objection
+_OBJECTION_LAST = re.compile(r"[.!?。]\s+(?:however|but|yet|nevertheless|that\s+said)\b[^.!?。\n]*[.!?。]?\s*\Z", _I)
+
+
 _SENTENCE = re.compile(r"[^.!?。\n]+(?:[.!?。]+|\n|$)")
+#: a doubt in a concluding sentence ("Therefore, coumarin may increase ..."): it concludes on no option
+_CONCLUSION_DOUBT = re.compile(r"\b(?:might|may|could|possibly|perhaps|maybe)\b", _I)
+
+
+def _describes(sentence: str, own: str) -> bool:
+    """Whether the option's text ends the sentence inside a relative clause ("Nitrous oxide is a gas
+    that is less soluble than nitrogen"): it describes something, it claims no option."""
+    return norm_text(sentence).endswith(tuple(f" {w} {own}" for w in ("that", "which", "who")))
+
+
 _COPULA = re.compile(r"\b(?:is|are|was|were|would\s+be)\b", _I)
 _UNSURE_WORDS = re.compile(r"\b(?:might|may|could|possibly|perhaps|maybe|either|unclear|uncertain|cannot|can['’]t|or)\b|\?", _I)
 
@@ -285,6 +346,8 @@ def _complement(text: str, opts: OptionTexts) -> TextConclusion | None:
     sentence = last.group().strip()
     label = opts.named_in(sentence)
     if label is None or not norm_text(sentence).endswith(" " + opts.texts[label]) or not _COPULA.search(sentence):
+        return None
+    if _describes(sentence, opts.texts[label]):
         return None
     if DENIED.search(sentence) or _UNSURE_WORDS.search(sentence):
         return None
@@ -370,5 +433,5 @@ def concluded_by_text(text: str, opts: OptionTexts) -> TextConclusion | None:
     """The option a reply that states no label concludes on by its whole text, or None."""
     for read in (_concluding, _complement, _ko_endorsed):
         if (got := read(text, opts)) is not None:
-            return got
+            return None if _OBJECTION_LAST.search(text, got.end - 1) else got
     return None

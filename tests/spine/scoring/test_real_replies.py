@@ -126,7 +126,14 @@ VALIDATION8_FIRST_WRONG = {"k8-0126": "A", "k8-0182": "A", "k8-0183": "B", "k8-0
 #: read as option 1 (alexelawson/medical-llms-bias); the others: "are A." after a comparison, an
 #: opening "A" revised, a leaning in a 10-option trace, a JSON "choice" its reasoning contradicts.
 #: Unread: HuatuoGPT-o1 and m1 traces naming one of ten options by its text (13), Chinese and Swahili
-#: reasoning from gemma-3-4b (7), two user-suggested answers argued in prose
+#: reasoning from gemma-3-4b (7), two user-suggested answers argued in prose.
+#: After the rules it prompted (RESULTS.md; tests/spine/scoring/test_reading_ninth_set.py): a number
+#: opening a line is an option's label only before its own option's text (and nothing more but a
+#: claim of it), so the 39 first steps "1. The patient ..." are unread or read by their concluding
+#: claim (l9-0202 "Hence, pancuronium is the drug of choice"); an option set aside by name ("we can
+#: exclude option 1") is taken back; a concluding sentence names an option's text only as a claim
+#: (not "Therefore, rifampicin will decrease ...", "may increase", a text denied later, a relative
+#: clause, or a last sentence turning against it: "However, the patient is Asian.")
 VALIDATION9_MISSES: dict[str, str | None] = {
     "l9-0048": None,
     "l9-0068": None,
@@ -155,45 +162,7 @@ VALIDATION9_MISSES: dict[str, str | None] = {
     "l9-0175": None,
     "l9-0177": None,
     "l9-0179": "E",
-    "l9-0183": "1",
-    "l9-0184": "1",
-    "l9-0185": "1",
-    "l9-0186": "1",
-    "l9-0187": "1",
-    "l9-0188": "1",
-    "l9-0189": "1",
-    "l9-0190": "1",
-    "l9-0191": "1",
-    "l9-0192": "1",
-    "l9-0193": "1",
-    "l9-0194": "1",
-    "l9-0195": "1",
-    "l9-0196": "1",
-    "l9-0197": "1",
-    "l9-0198": "1",
-    "l9-0199": "1",
-    "l9-0200": "1",
-    "l9-0201": "1",
-    "l9-0202": "1",
-    "l9-0203": "1",
-    "l9-0204": "1",
-    "l9-0205": "1",
-    "l9-0206": "1",
-    "l9-0207": "1",
-    "l9-0208": "1",
-    "l9-0209": "1",
-    "l9-0210": "1",
-    "l9-0211": "1",
-    "l9-0212": "1",
-    "l9-0213": "1",
-    "l9-0214": "1",
-    "l9-0215": "1",
-    "l9-0217": "1",
-    "l9-0218": "1",
-    "l9-0219": "1",
-    "l9-0220": "1",
-    "l9-0221": "1",
-    "l9-0222": "1",
+    "l9-0185": None,
     "l9-0297": None,
     "l9-0327": "C",
 }
