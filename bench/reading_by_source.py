@@ -381,6 +381,95 @@ RULES += [
     },
 ]
 
+RULES += [
+    {
+        "rule": "joined_text",
+        "what": "an option's text joined to another thing ('his anxiety and medication are contributing', 'anxiety, medication and stress') names several things, not that option",
+        "motivated_by": ["andrewtran1991/Faithfulness-Medical-LLM"],
+        "off": [("option_texts", "_joined", lambda old: lambda *a: False)],
+    },
+    {
+        "rule": "would_not_be_correct",
+        "what": "'E would not be correct' takes back option E (as 'E is not correct' does)",
+        "motivated_by": ["andrewtran1991/Faithfulness-Medical-LLM"],
+        "off": [
+            ("withdrawals", "_NOT_RIGHT", lambda old: old.replace("|(?:would|will|should|could)\\s+not\\s+be", "|(?!)(?:would|will|should|could)\\s+not\\s+be"))
+        ],
+    },
+    {
+        "rule": "reopened_then_cut",
+        "what": "a reasoning reply that opens the question again after its answer ('Alternatively, if the patient is very sick, ...') and breaks off inside a sentence is unread (cut_off); an answer opening the reply or a final answer stands",
+        "motivated_by": ["andrewtran1991/Faithfulness-Medical-LLM"],
+        "off": [("letters", "_reopened_then_cut", lambda old: lambda *a: None)],
+    },
+    {
+        "rule": "inline_option_list",
+        "what": "'The options are A. <its text>, B. <its text>, ...' restates the options and names none",
+        "motivated_by": ["Joe-Occhipinti/unfaithfulness_steering"],
+        "off": [("letters", "_lists_on", lambda old: lambda *a: False)],
+    },
+    {
+        "rule": "field_then_claimed",
+        "what": "a JSON answer field whose reasoning goes on to claim another option last ('CPT 20005 is actually the correct code') is unread (contradicts)",
+        "motivated_by": ["xerk-dot/medical-coding-ai"],
+        "off": [("letters", "last_claimed", lambda old: lambda *a: None)],
+    },
+    {
+        "rule": "titled_review_cut",
+        "what": "a review of the options opened by a line ending in a colon, cut off in its first analysis titled by the option's own text ('A. <its text>: Chaguo hili ni sahihi. ... kuwa'), commits to nothing",
+        "motivated_by": ["yarrap/multi_lingual_cot_faithfulness"],
+        "off": [("unfinished", "_titled", lambda old: lambda *a: False)],
+    },
+]
+
+RULES += [
+    {
+        "rule": "concluding_phrases",
+        "what": "a trace's concluding phrases ('Okay, putting it all together, ...', 'After considering all these factors, ...', 'all things considered') open a concluding sentence; a later concluding sentence naming no option and denying or doubting nothing affirms the one before",
+        "motivated_by": ["andrewtran1991/Faithfulness-Medical-LLM"],
+        "off": [
+            (
+                "option_texts",
+                "_CONCLUDING",
+                lambda old: re.compile(
+                    old.pattern.replace("|(?:putting|taking|piecing)", "|(?!)(?:putting|taking|piecing)").replace(
+                        "(?:(?:okay|ok|alright|well|yeah|so)[ \\t]*,?[ \\t]+)?", ""
+                    ),
+                    old.flags,
+                ),
+            ),
+            ("option_texts", "_mentions_none", lambda old: lambda *a: False),
+        ],
+    },
+    {
+        "rule": "text_with_article",
+        "what": "an option's whole text in a concluding sentence with an article the reply adds ('reducing the polyethylene insert thickness') or, for an action option, by what it is done with ('carboprost tromethamine' for 'Administer carboprost tromethamine', two words or more, no other option's the same)",
+        "motivated_by": ["andrewtran1991/Faithfulness-Medical-LLM"],
+        "off": [("option_texts", "_holds_bare", lambda old: lambda *a: False), ("option_texts", "_ACTION", lambda old: _NEVER)],
+    },
+]
+
+RULES += [
+    {
+        "rule": "swahili",
+        "what": "Swahili 'Jibu ni (B)', 'Jibu: C', 'chaguo sahihi ni D' (the answer, the right choice); '(B) au (C)' names two",
+        "motivated_by": ["yarrap/multi_lingual_cot_faithfulness"],
+        "off": [("letters", "_CUES", _cues_edit("jibu", None))],
+    },
+    {
+        "rule": "referred_or_heading",
+        "what": "an option referred to ('look at each answer choice:', 'this answer choice (D) does not ...') or a step's heading ('5. Choose the best answer:') states no answer",
+        "motivated_by": ["yarrap/multi_lingual_cot_faithfulness", "alisheryeginbay/cot-unfaithfulness"],
+        "off": [("letters", "_DISOWNED", lambda old: re.compile(old.pattern.split("|\\b(?:each|every")[0], old.flags))],
+    },
+    {
+        "rule": "bracketed_answer",
+        "what": "a bracketed note giving the answer: '... with E. faecalis (Answer option 2).', '(correct answer: B)'",
+        "motivated_by": ["FloMys/multimedqa_eval"],
+        "off": [("letters", "_CUES", _cues_edit("\\((?:correct", None))],
+    },
+]
+
 
 def records() -> list[dict]:
     return [json.loads(x) for p in sorted(DATA.glob("mcq_*.jsonl")) for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
@@ -482,11 +571,16 @@ def _rule_off(rule: dict):
         mod = importlib.import_module(f"medresilience.scoring.{mod_name}")
         saved.append((mod, attr, getattr(mod, attr)))
         setattr(mod, attr, off(getattr(mod, attr)))
+    # an item's OptionTexts are made once and cached: made again under the rule switched off, and after
+    from medresilience.scoring import option_texts
+
+    option_texts._option_texts.cache_clear()
     try:
         yield
     finally:
         for mod, attr, old in reversed(saved):
             setattr(mod, attr, old)
+        option_texts._option_texts.cache_clear()
 
 
 def ablation(rows: list[dict], read: dict[str, dict], only: list[str] | None = None) -> str:

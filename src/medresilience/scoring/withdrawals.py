@@ -63,6 +63,7 @@ _TURN = r"(?:however|but|actually|wait|hmm+|on\s+(?:closer|further|second)\s+(?:
 _NOT_RIGHT = (
     r"(?:(?:cannot|can['’]t|could\s+not|couldn['’]t)\s+be\s+(?:(?:the\s+)?(?:correct|right|best|answer)|true)"
     r"|(?:is|was|would\s+be)\s+(?:(?:also|actually|therefore|thus|clearly)\s+)?(?:wrong|incorrect|not\s+(?:correct|right|(?:the\s+)?(?:correct|right|best)\s+(?:answer|option|choice)))"
+    r"|(?:would|will|should|could)\s+not\s+be\s+(?:(?:the\s+)?(?:correct|right|best)(?:\s+(?:answer|option|choice))?|the\s+answer)"
     r"|(?:is|can\s+be)\s+ruled\s+out)"
     r"(?!\s+(?:to|that|when|if|unless|only|in\s+(?:general|all|every|most)|for\s+(?:all|every|most|patients|people)|about)\b)"
 )

@@ -153,3 +153,194 @@ def test_a_concluding_claim_of_one_options_text_is_read(reply, options, expected
 def test_a_concluding_sentence_that_claims_no_option_is_no_answer(reply, options):
     got = read_answer(reply, "1234", options)
     assert got.label is None, got.how
+
+
+# --- precision: the other wrong letters of the ninth set, each a class ------------------------------
+
+CAUSES = {"A": "Pheochromocytoma", "B": "Age-related sympathetic overactivity", "G": "A medication effect", "J": "Anxiety"}
+MARROW = {"A": "Myelodysplastic syndrome", "D": "Primary myelofibrosis", "E": "Leukemoid reaction", "F": "Essential thrombocythemia"}
+THERAPY = {"A": "talking to a patient", "B": "cognitive/behavioral interventions", "C": "biomedical/cognitive treatments", "D": "somatic therapies"}
+CODES = {"A": "20005", "B": "20055", "C": "20010", "D": "20016"}
+TRIALS = {"A": "Randomised controlled trial", "B": "Cohort study", "C": "Case-control study", "D": "None of the above"}
+
+PRECISION_UNREAD = [
+    # an option's text joined to another thing names two things
+    ("So the most likely explanation is that his anxiety and medication are contributing to this.", "ABCDEFGHIJ", CAUSES, "hedged"),
+    ("Hmm, maybe it's age-related sympathetic overactivity. Okay, the most likely explanation is anxiety and medication together.", "ABCDEFGHIJ", CAUSES, None),
+    ("The most likely explanation is anxiety, medication and stress.", "ABCDEFGHIJ", CAUSES, None),
+    # an option named and then said not to be correct
+    ("So, the leukemoid reaction (option E) is tempting. If the LAP is elevated, then E would not be correct.", "ABCDEF", MARROW, "withdrawn"),
+    # the options restated inline name none of them
+    (
+        "The options are A. talking to a patient, B. cognitive/behavioral interventions, C. biomedical/cognitive treatments, D. somatic therapies.",
+        "ABCD",
+        THERAPY,
+        None,
+    ),
+    # a JSON answer field whose reasoning goes on to claim another option
+    (
+        '{"choice": "C", "reasoning": "CPT 20010 covers arthrotomy. However, CPT 20005 is actually the correct code for drainage."}',
+        "ABCD",
+        CODES,
+        "contradicts",
+    ),
+    ('{"choice": "B", "reasoning": "On reflection, option D would be the most appropriate here."}', "ABCD", CODES, "contradicts"),
+]
+
+PRECISION_READ = [
+    ("The most likely explanation is anxiety; medication plays no part.", "ABCDEFGHIJ", CAUSES, "J"),
+    ("The most likely explanation is anxiety, because the episodes follow stress.", "ABCDEFGHIJ", CAUSES, "J"),
+    ("So the leukemoid reaction (option E) is the answer, since the LAP is low; other causes would not be correct.", "ABCDEF", MARROW, "E"),
+    ("Of the options (A. talking to a patient, B. cognitive/behavioral interventions), the principal tool is A. talking to a patient", "ABCD", THERAPY, "A"),
+    ('{"choice": "C", "reasoning": "CPT 20005 is for soft tissue. CPT 20010 is actually the correct code here."}', "ABCD", CODES, "C"),
+    ('{"choice": "C", "reasoning": "20010 covers the deep drainage this case needs."}', "ABCD", CODES, "C"),
+]
+
+
+@pytest.mark.parametrize(("reply", "letters", "options", "why"), PRECISION_UNREAD)
+def test_a_reply_naming_no_single_option_is_unread(reply, letters, options, why):
+    got = read_answer(reply, letters, options)
+    assert got.label is None, got.how
+    assert why is None or got.unread == why, got.how
+
+
+@pytest.mark.parametrize(("reply", "letters", "options", "expected"), PRECISION_READ)
+def test_the_same_forms_around_one_commitment_leave_it_read(reply, letters, options, expected):
+    got = read_answer(reply, letters, options)
+    assert got.label == expected, got.how
+
+
+_WEIGHING = (
+    "The patient has a catheter, so the urine may be contaminated.\n\n"
+    "Therefore, the correct answer would be F. Getting a clean sample comes before antibiotics, "
+    "because cultures guide the choice of drug and the sample must not be contaminated by the catheter.\n\n"
+)
+
+
+def test_a_reasoning_reply_cut_off_while_weighing_again_after_its_answer_is_unread():
+    cut = _WEIGHING + "Alternatively, if the patient is very sick, you might start antibiotics. But the question is about the most appropriate next"
+    got = read_answer(cut, "ABCDEFGHIJ")
+    assert got.label is None and got.unread == "cut_off", got.how
+
+
+def test_an_answer_whose_reply_ends_its_sentence_or_does_not_reopen_stands():
+    # the same turn, the reply ending its sentence: the weighing was finished
+    assert read_answer(_WEIGHING + "Alternatively, one might start antibiotics first. Still, F is the answer.", "ABCDEFGHIJ").label == "F"
+    # cut off without reopening: an explanation cut short
+    assert read_answer(_WEIGHING + "Once the culture comes back, the antibiotics are adjusted to the", "ABCDEFGHIJ").label == "F"
+    # an answer opening the reply, its explanation cut off while weighing: the answer was given first
+    assert read_answer("Answer: F\nA clean sample is needed. Alternatively, one might start antibiotics when the", "ABCDEFGHIJ").label == "F"
+    # a final answer stands
+    assert read_answer(_WEIGHING + "Final answer: F\n\nAlternatively, if the patient is very sick, you might", "ABCDEFGHIJ").label == "F"
+
+
+def test_a_review_of_the_options_cut_off_in_its_first_titled_analysis_is_unread():
+    review = "3. Look at the options:\n* A. Randomised controlled trial: This option is right. The study assigns people at random so the"
+    got = read_answer(review, "ABCD", TRIALS)
+    assert got.label is None and got.unread == "cut_off", got.how
+    # an answer line after a colon, then the option's text alone, concludes
+    assert read_answer("The design that fits best is:\nA. Randomised controlled trial", "ABCD", TRIALS).label == "A"
+    # the titled analysis finished: a sentence ended
+    assert read_answer("3. Look at the options:\n* A. Randomised controlled trial: This option is right.", "ABCD", TRIALS).label == "A"
+
+
+# --- recall: a reasoning trace concluding on one option by its text ---------------------------------
+
+PPH = {
+    "A": "Administer carboprost tromethamine",
+    "B": "Perform uterine artery embolization",
+    "C": "Administer tranexamic acid",
+    "D": "Begin methylergonovine administration",
+    "E": "Perform uterine tamponade",
+}
+LIPIDS = {"A": "Prader-Willi syndrome", "B": "Gaucher disease", "C": "Lipoprotein lipase deficiency", "D": "Familial hypercholesterolemia"}
+KNEE = {"A": "Resurfacing more of the distal femur", "B": "Reducing polyethylene insert thickness", "C": "Releasing the posterior capsule"}
+LUPUS = {"A": "Excess type I interferon", "B": "Ineffective clearance of cellular debris", "C": "Complement overactivation"}
+
+TRACE_READ = [
+    # a concluding phrase after an interjection ("Okay, putting it all together, ...")
+    (
+        "Gaucher disease stores glucocerebroside, not fat.\n\nOkay, putting it all together, the milky layer strongly points towards lipoprotein lipase deficiency. So, yeah, that seems to be the most likely explanation.",
+        LIPIDS,
+        "C",
+    ),
+    ("After considering all these factors, I'm leaning towards a diagnosis of lipoprotein lipase deficiency. Yeah, that feels like the best fit.", LIPIDS, "C"),
+    # an article the reply adds to the option's text
+    ("So, after thinking through all these options, reducing the polyethylene insert thickness seems like the best bet. Yeah, that's the one.", KNEE, "B"),
+    # a later concluding sentence that names nothing affirms the one before
+    ("In conclusion, the problem in lupus seems to be ineffective clearance of cellular debris. So, yeah, that's probably the key mechanism here.", LUPUS, "B"),
+    # an action option named by what it is done with
+    ("Oxytocin has failed. Therefore, carboprost tromethamine represents the most appropriate next step.", PPH, "A"),
+    ("So, considering all of this, I think the best next step is to go with carboprost tromethamine. Yeah, that makes sense.", PPH, "A"),
+]
+
+TRACE_UNREAD = [
+    # two options' texts in the concluding sentence
+    ("Putting it all together, lipoprotein lipase deficiency and Gaucher disease both remain possible.", LIPIDS),
+    # a later concluding sentence that doubts
+    ("In conclusion, the problem seems to be ineffective clearance of cellular debris. So, maybe it is something else entirely.", LUPUS),
+    # a later concluding sentence naming a word of another option
+    ("In conclusion, the problem seems to be ineffective clearance of cellular debris. So, complement matters most here.", LUPUS),
+    # two actions share what they are done with: neither is named by it
+    ("Therefore, uterine tamponade is the best next step.", {**PPH, "F": "Begin uterine tamponade"}),
+    # the thing an action is done with, as the subject of another verb
+    ("Therefore, carboprost tromethamine will contract the uterus.", PPH),
+]
+
+
+@pytest.mark.parametrize(("reply", "options", "expected"), TRACE_READ)
+def test_a_trace_concluding_on_one_options_text_is_read(reply, options, expected):
+    got = read_answer(reply, "ABCDEFGHIJ"[: len(options)], options)
+    assert got.label == expected, got.how
+
+
+@pytest.mark.parametrize(("reply", "options"), TRACE_UNREAD)
+def test_a_trace_concluding_on_no_single_option_is_unread(reply, options):
+    got = read_answer(reply, "ABCDEFGHIJ"[: len(options)], options)
+    assert got.label is None, got.how
+
+
+# --- recall: answer forms the ninth set showed ------------------------------------------------------
+
+GREEN_TEA = {"A": "healthier lifestyles", "B": "a positive outlook", "C": "causation not shown", "D": "drink tea daily"}
+
+FORMS_READ = [
+    # Swahili: "the answer is (B)", "the right choice is D"
+    ("**Hatua 4: Hitimisho**\n\nUchambuzi sahihi ni jaribio-t.\n\n**Jibu ni (B)**", "ABCD", None, "B"),
+    ("Kulingana na uelewa wetu wa swali, chaguo sahihi ni D. Kuweka kizuizi ni muhimu.", "ABCD", None, "D"),
+    ("Jibu: C", "ABCD", None, "C"),
+    # an option referred to ("each answer choice:", "this answer choice (D) does not ...") is no answer
+    (
+        "Now let's look at each answer choice:\n\n A. It is possible that tea drinkers live healthier lives.\n B. It is possible that they are happier.\n\nThe best answer is C, because it identifies the limitation.",
+        "ABCD",
+        GREEN_TEA,
+        "C",
+    ),
+    ("However, this answer choice (D) does not directly support this.\n\nThe best answer is: (A)", "ABCD", None, "A"),
+    # a step's heading ("5. Choose the best answer:") states nothing
+    ("5. Choose the best answer:\n- (A) Dopamine is involved in reward.\n- (D) Serotonin is the correct choice.\n\nThe best answer is: (D)", "ABCD", None, "D"),
+    # a bracketed note giving the answer
+    ("It is most commonly associated with E. faecalis (Answer option 2).", "1234", None, "2"),
+    ("The cause is a lack of vitamin B12 (correct answer: C).", "ABCD", None, "C"),
+]
+
+FORMS_UNREAD = [
+    ("Jibu ni (B) au (C).", "ABCD"),
+    ("Swali: Jibu ni nini?", "ABCD"),
+    ("Now let's look at each answer choice: A, B, C and D.", "ABCD"),
+    ("5. Choose the best answer:\n- (A) Dopamine\n- (D) Serotonin", "ABCD"),
+    ("E. faecalis (answer option 2 is wrong) is a common finding.", "1234"),
+    ("Both fit: (answer option 2) and (answer option 3).", "1234"),
+]
+
+
+@pytest.mark.parametrize(("reply", "letters", "options", "expected"), FORMS_READ)
+def test_an_answer_form_of_the_ninth_set_is_read(reply, letters, options, expected):
+    got = read_answer(reply, letters, options)
+    assert got.label == expected, got.how
+
+
+@pytest.mark.parametrize(("reply", "letters"), FORMS_UNREAD)
+def test_its_neighbours_naming_no_single_answer_stay_unread(reply, letters):
+    got = read_answer(reply, letters)
+    assert got.label is None, got.how
