@@ -509,6 +509,7 @@ def _counts(rows: list[dict], read: dict[str, dict]) -> Counter:
     c: Counter = Counter()
     for r in rows:
         c[outcome(read[r["id"]]["label"], r["expected"])] += 1
+        c["readable"] += r["expected"] is not None
         if read[r["id"]]["label"] is None and r["expected"] is not None:
             c["why:" + str(read[r["id"]]["unread"] or "?")] += 1
     return c
@@ -516,7 +517,8 @@ def _counts(rows: list[dict], read: dict[str, dict]) -> Counter:
 
 def _row(key: str, c: Counter) -> str:
     n = c["right"] + c["wrong"] + c["unread"] + c["right_none"]
-    readable = n - c["right_none"]
+    # readable: the replies a careful reader reads as a label (a wrong letter on a null-labelled reply is not one)
+    readable = c["readable"]
     share = f"{100 * c['unread'] / readable:.1f}%" if readable else "-"
     whys = ", ".join(f"{k[4:]} {v}" for k, v in sorted(c.items()) if k.startswith("why:"))
     return f"| {key} | {n} | {c['right'] + c['right_none']} | {c['wrong']} | {c['unread']} | {share} | {whys} |"
