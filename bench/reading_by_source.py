@@ -30,7 +30,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "replies"
-SPLITS = ("dev", "heldout", "validation", "validation2", "validation3", "validation4", "validation5", "validation6", "validation7", "validation8")
+SPLITS = (
+    "dev",
+    "heldout",
+    "validation",
+    "validation2",
+    "validation3",
+    "validation4",
+    "validation5",
+    "validation6",
+    "validation7",
+    "validation8",
+    "validation9",
+)
 #: the replies of issue 41 that motivated the precision rules came from six repositories the corpus
 #: never drew on (not stored here); a rule motivated by a corpus repository names it
 ISSUE_41 = "issue 41's six unseen repositories (not in the corpus)"
@@ -342,6 +354,123 @@ RULES += [
 ]
 
 
+RULES += [
+    {
+        "rule": "numbered_step",
+        "what": "a number opening a line is an option's label only where its own option's text follows ('2. Atropine', the text cut off, a stem's own completion); '1. The patient weighs 60 kg. ...' opens a step of reasoning and commits to nothing",
+        "motivated_by": ["alexelawson/medical-llms-bias"],
+        "off": [("letters", "_numbered_step", lambda old: lambda *a: False)],
+    },
+    {
+        "rule": "set_aside",
+        "what": "an option set aside by name ('So, we can exclude option 1', 'eliminate (B)', 'rule out choice C') is taken back",
+        "motivated_by": ["alexelawson/medical-llms-bias"],
+        "off": [("withdrawals", "_set_aside", lambda old: lambda label: _NEVER)],
+    },
+    {
+        "rule": "text_conclusion_claims",
+        "what": "a concluding sentence names an option by its text only as a claim: not the subject of another verb ('Therefore, rifampicin will decrease ...'), not under a doubt ('may'), not denied in a later sentence, not in a relative clause ('a gas that is less soluble than nitrogen'), not followed by a last sentence turning against it ('However, the patient is Asian.')",
+        "motivated_by": ["alexelawson/medical-llms-bias"],
+        "off": [
+            ("option_texts", "_as_subject_unclaimed", lambda old: lambda *a: False),
+            ("option_texts", "_denied_later", lambda old: lambda *a: False),
+            ("option_texts", "_CONCLUSION_DOUBT", lambda old: _NEVER),
+            ("option_texts", "_describes", lambda old: lambda *a: False),
+            ("option_texts", "_OBJECTION_LAST", lambda old: _NEVER),
+        ],
+    },
+]
+
+RULES += [
+    {
+        "rule": "joined_text",
+        "what": "an option's text joined to another thing ('his anxiety and medication are contributing', 'anxiety, medication and stress') names several things, not that option",
+        "motivated_by": ["andrewtran1991/Faithfulness-Medical-LLM"],
+        "off": [("option_texts", "_joined", lambda old: lambda *a: False)],
+    },
+    {
+        "rule": "would_not_be_correct",
+        "what": "'E would not be correct' takes back option E (as 'E is not correct' does)",
+        "motivated_by": ["andrewtran1991/Faithfulness-Medical-LLM"],
+        "off": [
+            ("withdrawals", "_NOT_RIGHT", lambda old: old.replace("|(?:would|will|should|could)\\s+not\\s+be", "|(?!)(?:would|will|should|could)\\s+not\\s+be"))
+        ],
+    },
+    {
+        "rule": "reopened_then_cut",
+        "what": "a reasoning reply that opens the question again after its answer ('Alternatively, if the patient is very sick, ...') and breaks off inside a sentence is unread (cut_off); an answer opening the reply or a final answer stands",
+        "motivated_by": ["andrewtran1991/Faithfulness-Medical-LLM"],
+        "off": [("letters", "_reopened_then_cut", lambda old: lambda *a: None)],
+    },
+    {
+        "rule": "inline_option_list",
+        "what": "'The options are A. <its text>, B. <its text>, ...' restates the options and names none",
+        "motivated_by": ["Joe-Occhipinti/unfaithfulness_steering"],
+        "off": [("letters", "_lists_on", lambda old: lambda *a: False)],
+    },
+    {
+        "rule": "field_then_claimed",
+        "what": "a JSON answer field whose reasoning goes on to claim another option last ('CPT 20005 is actually the correct code') is unread (contradicts)",
+        "motivated_by": ["xerk-dot/medical-coding-ai"],
+        "off": [("letters", "last_claimed", lambda old: lambda *a: None)],
+    },
+    {
+        "rule": "titled_review_cut",
+        "what": "a review of the options opened by a line ending in a colon, cut off in its first analysis titled by the option's own text ('A. <its text>: Chaguo hili ni sahihi. ... kuwa'), commits to nothing",
+        "motivated_by": ["yarrap/multi_lingual_cot_faithfulness"],
+        "off": [("unfinished", "_titled", lambda old: lambda *a: False)],
+    },
+]
+
+RULES += [
+    {
+        "rule": "concluding_phrases",
+        "what": "a trace's concluding phrases ('Okay, putting it all together, ...', 'After considering all these factors, ...', 'all things considered') open a concluding sentence; a later concluding sentence naming no option and denying or doubting nothing affirms the one before",
+        "motivated_by": ["andrewtran1991/Faithfulness-Medical-LLM"],
+        "off": [
+            (
+                "option_texts",
+                "_CONCLUDING",
+                lambda old: re.compile(
+                    old.pattern.replace("|(?:putting|taking|piecing)", "|(?!)(?:putting|taking|piecing)").replace(
+                        "(?:(?:okay|ok|alright|well|yeah|so)[ \\t]*,?[ \\t]+)?", ""
+                    ),
+                    old.flags,
+                ),
+            ),
+            ("option_texts", "_mentions_none", lambda old: lambda *a: False),
+        ],
+    },
+    {
+        "rule": "text_with_article",
+        "what": "an option's whole text in a concluding sentence with an article the reply adds ('reducing the polyethylene insert thickness') or, for an action option, by what it is done with ('carboprost tromethamine' for 'Administer carboprost tromethamine', two words or more, no other option's the same)",
+        "motivated_by": ["andrewtran1991/Faithfulness-Medical-LLM"],
+        "off": [("option_texts", "_holds_bare", lambda old: lambda *a: False), ("option_texts", "_ACTION", lambda old: _NEVER)],
+    },
+]
+
+RULES += [
+    {
+        "rule": "swahili",
+        "what": "Swahili 'Jibu ni (B)', 'Jibu: C', 'chaguo sahihi ni D' (the answer, the right choice); '(B) au (C)' names two",
+        "motivated_by": ["yarrap/multi_lingual_cot_faithfulness"],
+        "off": [("letters", "_CUES", _cues_edit("jibu", None))],
+    },
+    {
+        "rule": "referred_or_heading",
+        "what": "an option referred to ('look at each answer choice:', 'this answer choice (D) does not ...') or a step's heading ('5. Choose the best answer:') states no answer",
+        "motivated_by": ["yarrap/multi_lingual_cot_faithfulness", "alisheryeginbay/cot-unfaithfulness"],
+        "off": [("letters", "_DISOWNED", lambda old: re.compile(old.pattern.split("|\\b(?:each|every")[0], old.flags))],
+    },
+    {
+        "rule": "bracketed_answer",
+        "what": "a bracketed note giving the answer: '... with E. faecalis (Answer option 2).', '(correct answer: B)'",
+        "motivated_by": ["FloMys/multimedqa_eval"],
+        "off": [("letters", "_CUES", _cues_edit("\\((?:correct", None))],
+    },
+]
+
+
 def records() -> list[dict]:
     return [json.loads(x) for p in sorted(DATA.glob("mcq_*.jsonl")) for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
 
@@ -380,6 +509,7 @@ def _counts(rows: list[dict], read: dict[str, dict]) -> Counter:
     c: Counter = Counter()
     for r in rows:
         c[outcome(read[r["id"]]["label"], r["expected"])] += 1
+        c["readable"] += r["expected"] is not None
         if read[r["id"]]["label"] is None and r["expected"] is not None:
             c["why:" + str(read[r["id"]]["unread"] or "?")] += 1
     return c
@@ -387,7 +517,8 @@ def _counts(rows: list[dict], read: dict[str, dict]) -> Counter:
 
 def _row(key: str, c: Counter) -> str:
     n = c["right"] + c["wrong"] + c["unread"] + c["right_none"]
-    readable = n - c["right_none"]
+    # readable: the replies a careful reader reads as a label (a wrong letter on a null-labelled reply is not one)
+    readable = c["readable"]
     share = f"{100 * c['unread'] / readable:.1f}%" if readable else "-"
     whys = ", ".join(f"{k[4:]} {v}" for k, v in sorted(c.items()) if k.startswith("why:"))
     return f"| {key} | {n} | {c['right'] + c['right_none']} | {c['wrong']} | {c['unread']} | {share} | {whys} |"
@@ -442,11 +573,16 @@ def _rule_off(rule: dict):
         mod = importlib.import_module(f"medresilience.scoring.{mod_name}")
         saved.append((mod, attr, getattr(mod, attr)))
         setattr(mod, attr, off(getattr(mod, attr)))
+    # an item's OptionTexts are made once and cached: made again under the rule switched off, and after
+    from medresilience.scoring import option_texts
+
+    option_texts._option_texts.cache_clear()
     try:
         yield
     finally:
         for mod, attr, old in reversed(saved):
             setattr(mod, attr, old)
+        option_texts._option_texts.cache_clear()
 
 
 def ablation(rows: list[dict], read: dict[str, dict], only: list[str] | None = None) -> str:

@@ -9,7 +9,10 @@ opening option again (by label or by its text; a per-option table naming every l
 - a claim by label: "This is the D option", "which is option D";
 - an option's whole text as what something is: "... the power of the study is 1% accurately.";
 - a sentence linking the case to one other option's text (or its text without a bracketed gloss:
-  "... this more closely align with Vitamin B1 deficiency.") that denies or sets aside nothing.
+  "... this more closely align with Vitamin B1 deficiency.") that denies or sets aside nothing;
+- after a JSON answer field, the reasoning's last claim of an option by label or by its whole text
+  ("CPT 20005 is actually the correct code", "option A would be the most appropriate") naming
+  another option, even where it named the field's option before (`last_claimed`).
 
 A per-option probability table ('Probs: {"A": 0.4, "B": 0.1, "D": 0.2}') decides nothing: the replies
 that give one beside an answer do not rank their answer first often enough to read it as a claim.
@@ -80,6 +83,23 @@ def sentence_names(text: str, options: OptionTexts, opening: str) -> set[str]:
         if len(named) == 1 and not any(f" {options.texts[k]} " in f" {own} " for k in named):
             out |= named
     return out - {opening}
+
+
+_CLAIMED = r"\s+(?:is|would\s+be|remains|seems\s+to\s+be)\s+(?:(?:actually|indeed|therefore|thus|clearly|really)\s+)?(?:the\s+)?(?:correct|right|best|most\s+(?:appropriate|accurate|suitable|likely))\b"
+
+
+def last_claimed(text: str, letters: str, options: OptionTexts) -> str | None:
+    """The option the text claims last, by label ("option A would be the most appropriate") or by its
+    whole raw text ("CPT 20005 is actually the correct code"), or None."""
+    found = [
+        (m.start(), (m.group(1) or "").upper())
+        for m in re.finditer(r"\b(?:option|choice|answer)\s+[(\[]?([A-Za-z0-9])\b[)\]]?(?:\s+\([^()\n]{1,80}\))?" + _CLAIMED, text, _I)
+        if (m.group(1) or "").upper() in letters
+    ]
+    for k, raw in options.texts_raw.items() if options else ():
+        if k in letters and raw.strip():
+            found += [(m.start(), k) for m in re.finditer(rf"(?<![\w.-]){re.escape(raw.strip())}(?![\w-])(?:\s+\([^()\n]{{1,80}}\))?{_CLAIMED}", text, _I)]
+    return max(found)[1] if found else None
 
 
 def names_option(text: str, label: str, options: OptionTexts) -> bool:

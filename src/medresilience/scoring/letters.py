@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from .answer_tags import last_answer_tag, own_turn
-from .contradicted import THE_OPTION, names_option, sentence_names, table_span, text_claims
+from .contradicted import THE_OPTION, last_claimed, names_option, sentence_names, table_span, text_claims
 from .negative_items import asks_for_wrong, called_wrong
 from .option_texts import DENIED, LABEL_LINE, PAREN_LABEL, OptionTexts, concluded_by_text, norm_text, option_texts
 from .other_items import answer_run, new_question, other_options, without_echo
@@ -199,9 +199,9 @@ def _label_at(text: str, i: int, letters: str, in_value: bool = False) -> tuple[
     return (label, m.end(1)) if _stands_alone(text, m.end(1), in_value) else None
 
 
-#: ... in Chinese too: "A或B", "B或者C", "A和B", "A、C"
+#: ... in Chinese and Swahili too: "A或B", "B或者C", "A和B", "A、C", "(B) au (C)"
 _ALTERNATIVE = re.compile(
-    r"[ \t]*[)\]]?[ \t]*\(?[ \t]*(?:(,)|/|&|\bor\b|\band\b|\bnor\b|\bvs\.?|\bversus\b|或者?|还是|和|与|及|、)[ \t]*(?:(?:or|possibly|perhaps|maybe|even|also|option|choice)\b[ \t]*)*",
+    r"[ \t]*[)\]]?[ \t]*\(?[ \t]*(?:(,)|/|&|\bor\b|\band\b|\bnor\b|\bvs\.?|\bversus\b|\bau\b|或者?|还是|和|与|及|、)[ \t]*(?:(?:or|possibly|perhaps|maybe|even|also|option|choice)\b[ \t]*)*",
     _I,
 )
 
@@ -534,6 +534,10 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
         ANSWER,
         False,
     ),
+    # a bracketed note giving the answer: "... with E. faecalis (Answer option 2).", "(correct answer: B)"
+    (re.compile(r"\((?:correct\s+)?answer(?:\s+(?:choice|option))?[ \t]*[:：]?[ \t]*(?=[(\[]?[A-Za-z0-9][)\]]?[ \t]*\))", _I), ANSWER, False),
+    # Swahili: "Jibu ni (B)", "Jibu: C", "Jibu sahihi ni D", "chaguo sahihi ni D" (the answer, the right choice)
+    (re.compile(r"\b(?:jibu(?:[ \t]+(?:sahihi|bora|la[ \t]+mwisho))?|chaguo[ \t]+(?:sahihi|bora))(?:[ \t]*[:：]|[ \t]+ni\b)[ \t]*", _I), ANSWER, False),
     # "Recommendation: Option B", "Decision: Trial A" opening a line
     (
         re.compile(
@@ -610,7 +614,11 @@ _NOT_OPTION_TEXT = re.compile(
     r"\b(?:not|because|since|as|which|that|when|while|where|if|context|claims?|eliminat\w*|exclud\w*|rule\s+out|incorrect|wrong)\b|n['’]t\b", _I
 )
 _DISOWNED = re.compile(
-    r"\b(?:wrong|incorrect|tempting|obvious|trap|misleading|suggested|proposed|claimed|expected|other|alternative|naive|initial|original|previous|intuitive|their|its|another)\s+$",
+    r"\b(?:wrong|incorrect|tempting|obvious|trap|misleading|suggested|proposed|claimed|expected|other|alternative|naive|initial|original|previous|intuitive|their|its|another)\s+$"
+    # "look at each answer choice:", "this answer choice (D) does not ...": an option referred to
+    r"|\b(?:each|every|this|that|these|those)\s+(?=$)"
+    # a step's heading: "5. Choose the best answer:", "Select the correct option"
+    r"|(?:^|\n)[ \t>#*•-]*(?:(?:step\s+)?\d{1,2}[.):]\s*)?(?:choose|select|pick|identify|determine)\s+(?:the\s+)?$",
     _I,
 )
 _SENTENCE_END = re.compile(r"[.!?\n]")
@@ -758,6 +766,20 @@ _IS_PAREN = re.compile(r"\b(?:is|are|would\s+be)\s+(?:option\s+|choice\s+)?\(([A
 _IS_LABEL_TEXT = re.compile(r"\b(?:is|are|be|was)[ \t]+(?:option[ \t]+|choice[ \t]+)?[(\[]?([A-Za-z0-9])[.):\]][ \t]+", _I)
 
 
+#: the next label of an inline list of options: ", B. cognitive/behavioral interventions"
+_NEXT_IN_LIST = re.compile(r"[ \t]*[,;][ \t]*(?:(?:and|or)[ \t]+)?[(\[]?([A-Za-z0-9])[.):\]][ \t]+")
+
+
+def _lists_on(text: str, at: int, label: str, letters: str, options: OptionTexts) -> bool:
+    """Whether the option's own text at `at` is followed by another label and its own text ("The
+    options are A. talking to a patient, B. cognitive/behavioral interventions, ..."): the reply
+    restates the options, it names none."""
+    own = options.texts_raw.get(label, "")
+    end = at + len(own) if text[at : at + len(own)].casefold() == own.casefold() else -1
+    m = _NEXT_IN_LIST.match(text, end) if end >= 0 else None
+    return m is not None and (nxt := m.group(1).upper()) in letters and nxt != label and options.follows(nxt, text, m.end())
+
+
 def _named_with_text(text: str, letters: str, options: OptionTexts) -> list[_Said]:
     """With the item's option texts: "... in Africa is B. Hepatitis B virus" (a label then its own
     text) is an answer; "acute renal failure (I)" (a text then its own label) a leaning."""
@@ -766,7 +788,7 @@ def _named_with_text(text: str, letters: str, options: OptionTexts) -> list[_Sai
     said = []
     for m in _IS_LABEL_TEXT.finditer(text):
         label = m.group(1).upper()
-        if label in letters and options.follows(label, text, m.end()):
+        if label in letters and options.follows(label, text, m.end()) and not _lists_on(text, m.end(), label, letters, options):
             said.append(_Said(m.start(), m.end(), ANSWER, None if _names_another(text, m.end(1), label, letters) else label, why="several_options"))
     said += [_Said(a, b, LEANING, label) for a, b, label in options.mentions(text) if label in letters and not _CONCEDED.match(_sentence_after(text, b))]
     # a numbered answer list ("Please select the correct answer for each question.\n1. (A) Eplerenone
@@ -1037,8 +1059,47 @@ def _endorsed_line(text: str, openers: list[re.Match[str]], letters: str) -> lis
     return endorsed if len({m.group(1) for m in endorsed}) == 1 and rejecting >= 2 else []
 
 
-def _lines(text: str, letters: str) -> list[_Said]:
-    """A label alone on a line ("C", "(C)", "Option 2") or opening one ("B. Metformin")."""
+def _numbered_step(text: str, m: re.Match[str], options: OptionTexts | None) -> bool:
+    """A number opening a line that opens a step of reasoning or a numbered point ("1. The patient
+    weighs 60 kg.", "1. Alcohol is a CNS depressant, ..." reviewing option 1), not an option chosen:
+    the number is an option's label only where its own option's text follows it ("2. Atropine",
+    "3: 3 g single dose", the text cut off, the completion a stem's options do not share) and
+    nothing more, or a claim of it ("1. Vigabatrin is the drug of choice"); without the option
+    texts, only before a short phrase that is no sentence."""
+    label = m.group(1)
+    if not label.isdigit():
+        return False
+    at = m.end() - 1
+    line = text[at : text.find("\n", at) if "\n" in text[at:] else len(text)].strip()
+    if not options:
+        return len(line) > 60 or _SENTENCE_GOES_ON.search(line) is not None
+    if options.opens(label, line):
+        return False
+    if not options.follows(label, text, at):
+        return True
+    own = options.texts_raw.get(label, "")
+    rest = line[len(own) :] if line.casefold().startswith(own.casefold()) else ""
+    # its own text, then more of the sentence: an answer only where the sentence claims it
+    sentence = _SENTENCE_END.split(rest, maxsplit=1)[0]
+    return bool(re.search(r"\w", sentence)) and not _GLOSS.fullmatch(rest) and not _STEP_CLAIM.match(sentence)
+
+
+#: what claims the option whose text opens a numbered line: "is the drug of choice", "is correct",
+#: "would be the most appropriate", "is the answer"
+_STEP_CLAIM = re.compile(
+    r"[\s*_:,-]*(?:is|would\s+be|remains|should\s+be)\s+(?:the\s+)?(?:(?:most\s+(?:appropriate|likely|suitable|accurate)|best|correct|right|preferred|first[- ]line|true)\b"
+    r"|(?:\w+\s+){0,2}of\s+choice\b|(?:correct\s+|right\s+|best\s+)?(?:answer|option|choice)\b)",
+    _I,
+)
+
+
+#: a sentence ending and another beginning inside one line
+_SENTENCE_GOES_ON = re.compile(r"[.!?;:,][ \t]+\S")
+
+
+def _lines(text: str, letters: str, options: OptionTexts | None = None) -> list[_Said]:
+    """A label alone on a line ("C", "(C)", "Option 2") or opening one ("B. Metformin"); a number
+    opening a step of reasoning is neither (`_numbered_step`)."""
     lone = [_Said(m.start(), m.end(), ANSWER, m.group(1).upper()) for m in _LONE.finditer(text) if m.group(1).upper() in letters]
     openers = [m for m in _OPENER.finditer(text) if m.group(1) in letters and _stands_alone(text, m.end(1))]
     first = _FIRST_LOWER.match(text)
@@ -1064,6 +1125,7 @@ def _lines(text: str, letters: str) -> list[_Said]:
     # going on through the next options in turn is a walkthrough of each option, not an answer
     if openers and len({m.group(1) for m in openers} | {m.group(1) for m in _INLINE_OPENER.finditer(text) if m.group(1) in letters}) > 2:
         return lone
+    openers = [m for m in openers if not _numbered_step(text, m, options)]
     # "C (or possibly D)" opening a line is a hedge
     return lone + [
         _Said(
@@ -1299,7 +1361,7 @@ def _statements(text: str, letters: str, options: OptionTexts, question: str | N
         + _tagged(text, letters, options)
         + _cued(text, letters, options)
         + _claims(text, letters, options)
-        + _lines(text, letters)
+        + _lines(text, letters, options)
         + _named_with_text(text, letters, options)
         + _opens_with_text(text, options)
         + _text_claims(text, options)
@@ -1393,7 +1455,29 @@ def _read(text: str, letters: str, options: OptionTexts, question: str | None = 
         return None
     if cur.label is None:
         return Reading(None, why, code)
+    if cur.tier < FINAL and (turn := _reopened_then_cut(text, cur)) is not None:
+        return Reading(None, f"cut off while weighing again after {cur.label} ({_shown(text, cur)!r}): {turn!r} ...{text[-60:]!r}", "cut_off")
     return Reading(cur.label, f"{_TIER_NAME[cur.tier]}: {_shown(text, cur)}")
+
+
+#: a sentence that opens the question again: "Alternatively, if the patient is very sick, ...",
+#: "On the other hand", "But wait", "Then again"
+_REOPENS = re.compile(
+    r"(?:^|(?<=[.!?\n]))[ \t*#>-]*(?:alternatively|on\s+the\s+other\s+hand|but\s+wait|wait|then\s+again|or\s+maybe|or\s+perhaps)\b", re.M | _I
+)
+#: the reply's end inside a sentence: a word or a comma, no closing punctuation or markup
+_BROKEN_OFF = re.compile(r"[\w,]\Z")
+
+
+def _reopened_then_cut(text: str, cur: _Said) -> str | None:
+    """The turn with which a reasoning reply opens the question again after the statement it would
+    be read from (not an answer opening the reply), before breaking off inside a sentence: the
+    weighing was never finished, so the statement is not its conclusion (the turn, or None)."""
+    body = text.rstrip()
+    if not _BROKEN_OFF.search(body) or ("\n" not in text[: cur.start] and cur.start < 200):
+        return None
+    turns = list(_REOPENS.finditer(body, cur.end))
+    return body[turns[-1].start() : turns[-1].start() + 60].strip() if turns else None
 
 
 #: what may stand before an answer that opens the reply: a number, markup, one or two words ("1. Your")
@@ -1405,6 +1489,9 @@ def _opening_contradicted(text: str, said: list[_Said], letters: str, options: O
     rest never names the opening option again, and claims another ("This is the D option", "Option D
     is correct", "... the power of the study is 1%" for option A's text). Unread: which option the reply holds cannot be told."""
     first = _merged(said)[0]
+    # a JSON answer field whose reasoning goes on to claim another option last
+    if first.tier == FIELD and text.lstrip().startswith("{") and (last := last_claimed(text[first.end :], letters, options)) not in (None, first.label):
+        return Reading(None, f"contradicts: its answer field holds {first.label} ({_shown(text, first)!r}) and its reasoning then claims {last}", "contradicts")
     line_end = text.find("\n")
     if first.label is None or first.tier < ANSWER or (0 <= line_end < first.end) or not _OPENING.fullmatch(text, 0, first.start):
         return None

@@ -27,6 +27,15 @@ LABEL_LINE = re.compile(r"^[ \t>#•*-]*[(\[]?([A-Za-z0-9])[.):\]][ \t]+([^\n]{1
 _ARTICLES = re.compile(r"(?<= )(?:the|a|an)(?= )")
 
 
+def _holds_bare(bare: str, own: str) -> bool:
+    """Whether a sentence without its articles (padded with spaces) holds the option's text so."""
+    return f" {_without_articles(own)} " in bare
+
+
+#: an option that is an action: its verb, then what it is done with
+_ACTION = re.compile(r"(?:administer|give|start|begin|initiate|perform|obtain|order|prescribe|recommend|use)\s+(.+)")
+
+
 def _without_articles(text: str) -> str:
     return " ".join(_ARTICLES.sub(" ", f" {text} ").split())
 
@@ -100,6 +109,10 @@ class OptionTexts:
         # replacement"): read also without it
         self.stray = {k: b for k, v in self.texts_raw.items() if k in self.texts and (b := norm_text(_STRAY.sub(" ", v))) != self.texts[k]}
         self.bare = {k: b for k, v in self.texts_raw.items() if k in self.texts and (b := norm_text(re.sub(r"\([^()]*\)", " ", v))) and b != self.texts[k]}
+        # options that are actions ("Administer carboprost tromethamine"): what each is done with,
+        # where that is two words or more and no other option's is the same
+        done = {k: m.group(1) for k, t in self.texts.items() if (m := _ACTION.fullmatch(t)) and len(m.group(1).split()) >= 2}
+        self.done = {k: t for k, t in done.items() if list(done.values()).count(t) == 1}
 
     def __bool__(self) -> bool:
         return bool(self.texts)
@@ -115,7 +128,7 @@ class OptionTexts:
             return exact[0] if len(exact) == 1 else None
         if exact_only:
             return None
-        longer = [k for k, t in self.texts.items() if said.startswith(t + " ") and len(t) >= 3]
+        longer = [k for k, t in self.texts.items() if said.startswith(t + " ") and len(t) >= 3 and not _joined(phrase, t)]
         # "Real seal and Raeko sealer": a second option's text after the first
         if longer and any(t in said[len(self.texts[k]) :] for k in longer for j, t in self.texts.items() if j != k and len(t) >= 3):
             return None
@@ -158,6 +171,21 @@ class OptionTexts:
         said = norm_text(text[i : i + len(own) + 40])
         return said == own or said.startswith(own + " ") or (len(own) > 12 and own.startswith(said[: max(12, len(said) - 1)]))
 
+    def opens(self, label: str, phrase: str) -> bool:
+        """Whether a line's phrase is the option's text as far as it goes: word by word, each word
+        the option's or missing a few letters (`_lost`), the last one perhaps cut inside ("При осмотре
+        ... назофарингоском не предст"); or, where every option opens with the same words (a stem
+        and its completions), the words of its own that follow them ("Гарднереллез")."""
+        own = self.texts.get(label, "").split()
+        said = norm_text(phrase).split()
+        if not own or not said:
+            return False
+        if len(said) >= 3 and len(said) <= len(own):
+            *whole, last = said
+            if all(a == b or _lost(b, a) for a, b in zip(whole, own, strict=False)) and (own[len(whole)].startswith(last) or _lost(own[len(whole)], last)):
+                return True
+        return len(self.texts) > 1 and said == own[_shared_words(list(self.texts.values())) :]
+
     def mentions(self, text: str) -> list[tuple[int, int, str]]:
         """Places the reply names an option by its text and then its label in brackets
         ("acute renal failure (I)", "慢性骨髄性白血病(b)"): (start, end, label)."""
@@ -182,6 +210,8 @@ class OptionTexts:
         label = self.named(phrase, exact_only)
         if label is None and not exact_only:
             label = self.within(phrase)
+            if label is None and self.joined(phrase):
+                return None, end
         # a reply cut off while naming an option ("... is posterior ureth"): the one option whose
         # text the phrase begins, cut inside a word, when nothing follows it
         if label is None and not exact_only and not text[end:].strip() and re.search(r"\w\Z", phrase.rstrip()):
@@ -197,6 +227,14 @@ class OptionTexts:
         Trial A"): none when two options' texts are there, or none is."""
         said = f" {norm_text(sentence)} "
         inside = [k for k, t in self.texts.items() if len(t) >= 2 and f" {t} " in said]
+        if not inside:
+            # an article the reply adds ("reducing the polyethylene insert thickness")
+            bare = f" {_without_articles(said)} "
+            inside = [k for k, t in self.texts.items() if len(t) >= 2 and _holds_bare(bare, t)]
+        if not inside and self.done:
+            # what an option's action is done with ("carboprost tromethamine represents the most
+            # appropriate next step" for "Administer carboprost tromethamine")
+            inside = [k for k, t in self.done.items() if f" {t} " in said]
         inside = [k for k in inside if not any(j != k and self.texts[k] in self.texts[j] for j in inside)]
         return inside[0] if len(inside) == 1 else None
 
@@ -212,7 +250,44 @@ class OptionTexts:
         inside = [k for k, t in self.texts.items() if len(t) >= 2 and (_holds(said, t) or (_HANGUL.search(t) and t.replace(" ", "") in bare))]
         # an option whose text holds another's ("type 2 diabetes" holds "diabetes") is the one named
         inside = [k for k in inside if not any(j != k and self.texts[k] in self.texts[j] for j in inside)]
-        return inside[0] if len(inside) == 1 else None
+        return inside[0] if len(inside) == 1 and not _joined(phrase, self.texts[inside[0]]) else None
+
+    def joined(self, phrase: str) -> bool:
+        """Whether a phrase holds one option's whole text joined to another thing ("his anxiety and
+        medication"): a statement of several things, not of that option."""
+        said = norm_text(phrase)
+        return any(len(t) >= 2 and _holds(said, t) and _joined(phrase, t) for t in self.texts.values())
+
+
+#: what joins an option's text to another thing: "his anxiety and medication", "surgery or radiation"
+_JOINS = frozenset(["and", "or", "plus", "&", "nor"])
+
+
+def _joined(phrase: str, own: str) -> bool:
+    """Whether a phrase joins the option's text it holds to another thing ("that his anxiety and
+    medication are contributing", "anxiety, medication and stress"): it names several things, not
+    that option."""
+    words, n = [w for part in _COMMAS.split(phrase) for w in (*norm_text(part).split(), ",")][:-1], len(own.split())
+    for i in range(len(words) - n + 1):
+        if " ".join(words[i : i + n]) == own:
+            after = words[i + n] if i + n + 1 < len(words) else ""
+            before = words[i - 1] if i >= 2 else ""
+            # "X, Y and Z": a short item between the comma and the join (not ", where ... and ...")
+            if after in _JOINS or before in _JOINS or (after == "," and _JOINS.intersection(words[i + n + 2 : i + n + 5])):
+                return True
+    return False
+
+
+_COMMAS = re.compile(r"[,，、]")
+
+
+def _shared_words(texts: list[str]) -> int:
+    """How many words every text opens with."""
+    words = [t.split() for t in texts]
+    n = 0
+    while all(len(w) > n + 1 for w in words) and len({w[n] for w in words}) == 1:
+        n += 1
+    return n
 
 
 def _begins_cut(text: str, said: str) -> bool:
@@ -240,7 +315,10 @@ _PHRASE_END = re.compile(r"[.!?。！？;；](?=\s|$)|\n|,\s+(?:because|since|as
 
 
 _CONCLUDING = re.compile(
-    r"(?:^|(?<=[.!?。]\s)|(?<=\n))[ \t*#>-]*(?:so|therefore|thus|hence|in\s+conclusion|in\s+summary|overall|ultimately|finally|to\s+conclude|따라서|그러므로|결론적으로|因此|所以|综上|por\s+(?:lo\s+)?tanto|portanto|donc|daher|also)\b[ \t,:]*([^.!?。\n]{3,240})",
+    r"(?:^|(?<=[.!?。]\s)|(?<=\n))[ \t*#>-]*(?:(?:okay|ok|alright|well|yeah|so)[ \t]*,?[ \t]+)?"
+    r"(?:so|therefore|thus|hence|in\s+conclusion|in\s+summary|overall|ultimately|finally|to\s+conclude|all\s+things\s+considered|all\s+in\s+all|in\s+the\s+end"
+    r"|(?:putting|taking|piecing)\s+(?:it\s+)?(?:all\s+)?(?:this\s+|these\s+\w+\s+|everything\s+)?together|(?:after|upon)\s+(?:considering|weighing|thinking\s+(?:through|about))\s+(?:all\s+)?(?:of\s+)?(?:this|these|the|that|everything)(?:\s+\w+)?|"
+    r"따라서|그러므로|결론적으로|因此|所以|综上|por\s+(?:lo\s+)?tanto|portanto|donc|daher|also)\b[ \t,:]*([^.!?。\n]{3,240})",
     _I,
 )
 #: ... or names as what it disagrees with, dismisses or rejects ("I would have to disagree with your
@@ -253,21 +331,73 @@ DENIED = re.compile(
 )
 
 
+#: what follows an option's text that opens a clause claiming it: a copula ("pancuronium is the drug
+#: of choice"), not another verb ("rifampicin will decrease the levels of tacrolimus" says what it does)
+_CLAIMED_SUBJECT = re.compile(r"(?:is|are|was|were|remains|seems|appears|looks|represents|(?:would|should|will|must|can)\s+be)\b", _I)
+
+
+def _as_subject_unclaimed(clause: str, own: str) -> bool:
+    """Whether the option's text opens the clause and a verb other than a copula follows it."""
+    said, own = _without_articles(norm_text(clause)), _without_articles(own)
+    return said.startswith(own + " ") and not _CLAIMED_SUBJECT.match(said, len(own) + 1)
+
+
+def _denied_later(text: str, end: int, own: str) -> bool:
+    """Whether a sentence after `end` names the option's text and denies it ("However, insulin is not
+    the drug of choice in obese patients")."""
+    return any(f" {own} " in f" {norm_text(m.group())} " and DENIED.search(m.group()) for m in _SENTENCE.finditer(text, end))
+
+
 def _concluding(text: str, opts: OptionTexts) -> TextConclusion | None:
     """The reply's last concluding sentence ("Therefore, I would enroll this patient in Trial A.")
-    names exactly one option by its whole text and denies nothing: that option."""
+    names exactly one option by its whole text, as a claim, and denies and doubts nothing: that
+    option. Not a claim: the text opening the clause before a verb other than a copula ("Therefore,
+    rifampicin will decrease the levels of tacrolimus"); a doubt ("may", "might", "could"); the
+    option's text denied in a later sentence."""
     last = None
     for m in _CONCLUDING.finditer(text):
+        # a later concluding sentence naming no option ("So, yeah, that's probably the key
+        # mechanism") affirms the one before it, unless it denies or doubts
+        if (
+            last is not None
+            and opts.named_in(m.group(1)) is None
+            and _mentions_none(m.group(1), opts)
+            and not (DENIED.search(m.group(1)) or _CONCLUSION_DOUBT.search(m.group(1)))
+        ):
+            continue
         last = m
-    if last is None or DENIED.search(last.group(1)):
+    if last is None or DENIED.search(last.group(1)) or _CONCLUSION_DOUBT.search(last.group(1)):
         return None
     label = opts.named_in(last.group(1))
-    if label is None:
+    if label is None or any(_as_subject_unclaimed(last.group(1), own) for own in (opts.texts[label], opts.done.get(label)) if own):
+        return None
+    if _denied_later(text, last.end(1), opts.texts[label]):
         return None
     return TextConclusion(label, last.start(1), last.end(1), f"concluding sentence names option {label} by its text")
 
 
+def _mentions_none(clause: str, opts: OptionTexts) -> bool:
+    """Whether a clause names no option's text, not even one word of two or more of its own."""
+    said = set(norm_text(clause).split())
+    return not any(len(w) >= 5 and w in said for t in opts.texts.values() for w in t.split())
+
+
+#: the reply's last sentence turning against what came before ("However, the patient is Asian."):
+#: a conclusion it follows is left open, since the reply stops before settling the objection
+_OBJECTION_LAST = re.compile(r"[.!?。]\s+(?:however|but|yet|nevertheless|that\s+said)\b[^.!?。\n]*[.!?。]?\s*\Z", _I)
+
+
 _SENTENCE = re.compile(r"[^.!?。\n]+(?:[.!?。]+|\n|$)")
+#: a doubt in a concluding sentence ("Therefore, coumarin may increase ..."): it concludes on no option
+_CONCLUSION_DOUBT = re.compile(r"\b(?:might|may|could|possibly|perhaps|maybe)\b", _I)
+
+
+def _describes(sentence: str, own: str) -> bool:
+    """Whether the option's text ends the sentence inside a relative clause ("Nitrous oxide is a gas
+    that is less soluble than nitrogen"): it describes something, it claims no option."""
+    return norm_text(sentence).endswith(tuple(f" {w} {own}" for w in ("that", "which", "who")))
+
+
 _COPULA = re.compile(r"\b(?:is|are|was|were|would\s+be)\b", _I)
 _UNSURE_WORDS = re.compile(r"\b(?:might|may|could|possibly|perhaps|maybe|either|unclear|uncertain|cannot|can['’]t|or)\b|\?", _I)
 
@@ -285,6 +415,8 @@ def _complement(text: str, opts: OptionTexts) -> TextConclusion | None:
     sentence = last.group().strip()
     label = opts.named_in(sentence)
     if label is None or not norm_text(sentence).endswith(" " + opts.texts[label]) or not _COPULA.search(sentence):
+        return None
+    if _describes(sentence, opts.texts[label]):
         return None
     if DENIED.search(sentence) or _UNSURE_WORDS.search(sentence):
         return None
@@ -370,5 +502,5 @@ def concluded_by_text(text: str, opts: OptionTexts) -> TextConclusion | None:
     """The option a reply that states no label concludes on by its whole text, or None."""
     for read in (_concluding, _complement, _ko_endorsed):
         if (got := read(text, opts)) is not None:
-            return got
+            return None if _OBJECTION_LAST.search(text, got.end - 1) else got
     return None

@@ -142,15 +142,31 @@ def cut_off_analysis(text: str, letters: str, texts: Mapping[str, str] | None = 
     elif m is not None and not _alone(m, lines[last]) and (not _ANALYSING.search(lines[last][m.end() :]) or _VERDICT_END.search(lines[last])):
         return None
     above = next((x for x in reversed(lines[:last]) if x.strip()), "")
+    at = sum(len(x) + 1 for x in lines[:last])
+    # a review of the options opened by a line ending in a colon ("4. Fungua majibu:"), cut off in
+    # its first option's analysis titled by the option's own text ("A. <its text>: Chaguo hili ...")
+    if m is not None and above.rstrip().endswith((":", "：")) and _titled(lines[last][m.end() :], (texts or {}).get(_label(m), "")):
+        return at
     if m is None or above.rstrip().endswith((":", "：")):
         return None
-    at = sum(len(x) + 1 for x in lines[:last])
     heads = [h for h in _HEADING.finditer(text, 0, at) if _label(h) in letters]
     label = _label(m)
     others = {_label(h) for h in heads} - {label}
     if not others and not _discussed(text[:at], label, letters, texts or {}):
         return None
     return heads[0].start() if others else at
+
+
+_TITLE_COLON = re.compile(r"[ \t]*[:：][ \t]*")
+
+
+def _titled(rest: str, own: str) -> bool:
+    """Whether a line's rest after an option's label is the option's own text as a title, a colon,
+    then an analysis of three words or more."""
+    if not own or (":" not in rest and "：" not in rest):
+        return False
+    title, _, analysis = re.split(r"([:：])", rest, maxsplit=1)
+    return norm_text(title) == own and len(analysis.split()) >= 3
 
 
 def _discussed(before: str, label: str, letters: str, texts: Mapping[str, str]) -> bool:

@@ -63,6 +63,7 @@ _TURN = r"(?:however|but|actually|wait|hmm+|on\s+(?:closer|further|second)\s+(?:
 _NOT_RIGHT = (
     r"(?:(?:cannot|can['’]t|could\s+not|couldn['’]t)\s+be\s+(?:(?:the\s+)?(?:correct|right|best|answer)|true)"
     r"|(?:is|was|would\s+be)\s+(?:(?:also|actually|therefore|thus|clearly)\s+)?(?:wrong|incorrect|not\s+(?:correct|right|(?:the\s+)?(?:correct|right|best)\s+(?:answer|option|choice)))"
+    r"|(?:would|will|should|could)\s+not\s+be\s+(?:(?:the\s+)?(?:correct|right|best)(?:\s+(?:answer|option|choice))?|the\s+answer)"
     r"|(?:is|can\s+be)\s+ruled\s+out)"
     r"(?!\s+(?:to|that|when|if|unless|only|in\s+(?:general|all|every|most)|for\s+(?:all|every|most|patients|people)|about)\b)"
 )
@@ -75,11 +76,19 @@ _CALLED_WRONG = re.compile(
 )
 
 
+def _set_aside(label: str) -> re.Pattern[str]:
+    """The option set aside by name: "we can exclude option 1", "eliminate (B)", "rule out choice C"."""
+    return re.compile(
+        rf"\b(?:exclud\w*|eliminat\w*|rul(?:e|es|ed|ing)\s+out|discard\w*|cross(?:es|ed)?\s+out)\s+(?:(?:option|choice|answer)\s+[(\[]?{re.escape(label)}[)\]]?|[(\[]{re.escape(label)}[)\]])(?!{_WORD})",
+        _I,
+    )
+
+
 def _rejects_option(window: str, label: str) -> re.Match[str] | None:
     """A rejection of the option itself: named ("B cannot be right", "option B is incorrect"), or
     "it"/"this"/"that" after a turn ("However, ... so it cannot be correct")."""
     named = re.compile(rf"(?<!{_WORD})(?:(?:option|choice|answer)\s+)?[(\[]?{re.escape(label)}[)\]]?(?!{_WORD})\s+(?:{_NOT_RIGHT})\b", _I)
-    m = named.search(window)
+    m = named.search(window) or _set_aside(label).search(window)
     if m:
         return m
     return re.search(rf"\b{_TURN}\b[^.!?\n]{{0,160}}?\b(?:it|this|that)(?:\s+(?:answer|option|choice))?\s+(?:{_NOT_RIGHT})\b", window, _I)

@@ -126,76 +126,45 @@ VALIDATION8_FIRST_WRONG = {"k8-0126": "A", "k8-0182": "A", "k8-0183": "B", "k8-0
 #: read as option 1 (alexelawson/medical-llms-bias); the others: "are A." after a comparison, an
 #: opening "A" revised, a leaning in a 10-option trace, a JSON "choice" its reasoning contradicts.
 #: Unread: HuatuoGPT-o1 and m1 traces naming one of ten options by its text (13), Chinese and Swahili
-#: reasoning from gemma-3-4b (7), two user-suggested answers argued in prose
+#: reasoning from gemma-3-4b (7), two user-suggested answers argued in prose.
+#: After the rules it prompted (RESULTS.md; tests/spine/scoring/test_reading_ninth_set.py): a number
+#: opening a line is an option's label only before its own option's text (and nothing more but a
+#: claim of it), so the 39 first steps "1. The patient ..." are unread or read by their concluding
+#: claim (l9-0202 "Hence, pancuronium is the drug of choice"); an option set aside by name ("we can
+#: exclude option 1") is taken back; a concluding sentence names an option's text only as a claim
+#: (not "Therefore, rifampicin will decrease ...", "may increase", a text denied later, a relative
+#: clause, or a last sentence turning against it: "However, the patient is Asian."). The other six
+#: wrong letters, each by a rule for its class: an option's text joined to another thing ("his
+#: anxiety and medication") names several (l9-0154); "E would not be correct" takes E back (l9-0179);
+#: a reasoning reply reopening the question after its answer ("Alternatively, ...") and breaking off
+#: inside a sentence is cut off (l9-0168); "The options are A. <text>, B. <text>" restates the
+#: options (l9-0084); a JSON answer field whose reasoning claims another option last contradicts
+#: itself (l9-0327); a review of the options cut off in its first analysis titled by the option's
+#: text commits to nothing (l9-0148). No wrong letter is left. Read since (recall): a trace's
+#: concluding phrases ("Okay, putting it all together, ...", "After considering all these factors,
+#: ..."), a later concluding sentence naming nothing affirming the one before, an article the reply
+#: adds to an option's text, an action option named by what it is done with ("carboprost
+#: tromethamine" for "Administer carboprost tromethamine"): l9-0151, 0152, 0162, 0163, 0165, 0167,
+#: 0175; Swahili "Jibu ni (B)" (l9-0111, 0113, 0136, 0140, 0144, 0147); an option referred to ("look
+#: at each answer choice:", "this answer choice (D) does not ...") or a step's heading ("5. Choose the
+#: best answer:") stating no answer (l9-0048, 0068, 0150); "(Answer option 2)" (l9-0297). Left unread
+#: (7 of 282 readable, 2.5%): options paraphrased rather than named ("the fever is the key reason",
+#: "the medial malleolus is the most vulnerable spot", "replacing the catheter seems like a solid
+#: plan", "a calm and open discussion with the referring doctor", "3 g fosfomycin"): l9-0158, 0159,
+#: 0160, 0171, 0172, 0177, 0185
 VALIDATION9_MISSES: dict[str, str | None] = {
-    "l9-0048": None,
-    "l9-0068": None,
-    "l9-0084": "A",
-    "l9-0111": None,
-    "l9-0113": None,
-    "l9-0136": None,
-    "l9-0140": None,
-    "l9-0144": None,
-    "l9-0147": None,
-    "l9-0148": "A",
-    "l9-0150": None,
-    "l9-0151": None,
-    "l9-0152": None,
-    "l9-0154": "J",
     "l9-0158": None,
     "l9-0159": None,
     "l9-0160": None,
-    "l9-0162": None,
-    "l9-0163": None,
-    "l9-0165": None,
-    "l9-0167": None,
-    "l9-0168": "F",
     "l9-0171": None,
     "l9-0172": None,
-    "l9-0175": None,
     "l9-0177": None,
-    "l9-0179": "E",
-    "l9-0183": "1",
-    "l9-0184": "1",
-    "l9-0185": "1",
-    "l9-0186": "1",
-    "l9-0187": "1",
-    "l9-0188": "1",
-    "l9-0189": "1",
-    "l9-0190": "1",
-    "l9-0191": "1",
-    "l9-0192": "1",
-    "l9-0193": "1",
-    "l9-0194": "1",
-    "l9-0195": "1",
-    "l9-0196": "1",
-    "l9-0197": "1",
-    "l9-0198": "1",
-    "l9-0199": "1",
-    "l9-0200": "1",
-    "l9-0201": "1",
-    "l9-0202": "1",
-    "l9-0203": "1",
-    "l9-0204": "1",
-    "l9-0205": "1",
-    "l9-0206": "1",
-    "l9-0207": "1",
-    "l9-0208": "1",
-    "l9-0209": "1",
-    "l9-0210": "1",
-    "l9-0211": "1",
-    "l9-0212": "1",
-    "l9-0213": "1",
-    "l9-0214": "1",
-    "l9-0215": "1",
-    "l9-0217": "1",
-    "l9-0218": "1",
-    "l9-0219": "1",
-    "l9-0220": "1",
-    "l9-0221": "1",
-    "l9-0222": "1",
-    "l9-0297": None,
-    "l9-0327": "C",
+    "l9-0185": None,
+}
+#: the wrong letters of the ninth set's first measurement (45), kept as the record of it
+VALIDATION9_FIRST_WRONG = {
+    **{rid: "1" for rid in (f"l9-{n:04d}" for n in range(183, 223)) if rid != "l9-0216"},
+    **{"l9-0084": "A", "l9-0148": "A", "l9-0154": "J", "l9-0168": "F", "l9-0179": "E", "l9-0327": "C"},
 }
 HELD_OUT_MISSES = {**VALIDATION6_MISSES, **VALIDATION7_MISSES, **VALIDATION8_MISSES, **VALIDATION9_MISSES}
 
@@ -672,6 +641,13 @@ def test_the_ninth_validation_set_is_real_varied_and_misread_only_where_listed()
     assert not any(r.get("constructed") for r in rows)
     misses = {r["id"]: got for r in rows if (got := _read_mcq(r)) != r["expected"]}
     assert misses == VALIDATION9_MISSES
+
+
+@pytest.mark.parametrize("rid", sorted(VALIDATION9_FIRST_WRONG))
+def test_a_first_measured_wrong_letter_of_the_ninth_set_is_now_read_as_labelled_or_unread(rid):
+    r = next(r for r in _records(DATA / "mcq_l.jsonl") if r["id"] == rid)
+    got = read_answer(r["reply"], r["letters"], r.get("option_texts"), r.get("question"))
+    assert got.label in (None, r["expected"]) and got.label != VALIDATION9_FIRST_WRONG[rid], got.how
 
 
 #: each held-out set's files and the replies it misreads (validation6 to 9 above)
