@@ -54,7 +54,10 @@ class RunData:
         """model -> setting -> its results block as the run's family declares it (`typed_blocks`:
         each validated once into the family's block model); the typed view every report reader
         outside the misleading report's own tables reads."""
-        return typed_blocks(self.family, self.results.get("models") or {})
+        try:
+            return typed_blocks(self.family, self.results.get("models") or {})
+        except ValueError as e:  # a block out of its family's shape: the file it came from, and the field
+            raise InputError(self.path / "results.json" if self.source == "results.json" else self.path, None, None, str(e)) from None
 
     @cached_property
     def readings(self) -> dict[str, dict[str, ReadingSummary]]:

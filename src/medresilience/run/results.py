@@ -329,13 +329,22 @@ def headline_rates(headline: Callable[[dict[str, Any]], Mapping[str, Mapping[str
 def typed_blocks(family: str, models: Mapping[str, Mapping[str, Mapping[str, object]]]) -> dict[str, dict[str, ResultsBlock]]:
     """model -> setting -> block of a family's results (results.json's `models`), each block as the
     family's model (`Family.measures.results_block`); KeyError for blocks of a family that declares
-    none (or is not registered here)."""
+    none (or is not registered here), ValueError naming the field of a block out of shape
+    (`models.MODEL.SETTING.FIELD`)."""
     if not models:
         return {}
     shape = _block_shape(family)
     if shape is None:
         raise KeyError(f"family {family!r} declares no results block")
-    return {model: {setting: shape.model_validate(block) for setting, block in per_setting.items()} for model, per_setting in models.items()}
+    out: dict[str, dict[str, ResultsBlock]] = {}
+    for model, per_setting in models.items():
+        for setting, block in per_setting.items():
+            try:
+                out.setdefault(model, {})[setting] = shape.model_validate(block)
+            except ValidationError as e:
+                field, msg = validation_problem(e)
+                raise ValueError(f"models.{model}.{setting}{'.' + field if field else ''}: {msg}") from None
+    return out
 
 
 def _block_shape(family: str) -> type[ResultsBlock] | None:

@@ -110,3 +110,13 @@ def test_the_reports_view_of_a_run_reads_its_blocks_typed_as_the_file_holds_them
         assert (got is None) == (rate is None)
         if rate is not None and got is not None:
             assert (got.k, got.n, got.p, got.lo, got.hi) == (rate["k"], rate["n"], rate["p"], rate["lo"], rate["hi"])
+
+
+def test_the_report_refuses_a_saved_block_out_of_shape_naming_its_file_and_field(run_dir):
+    data = json.loads((run_dir / "results.json").read_text())
+    data["models"]["stub-model"]["none"]["counts"]["units"] = "many"
+    (run_dir / "results.json").write_text(json.dumps(data))
+    run = load_run(run_dir, recompute=False)  # read as JSON; its blocks are typed when first read
+    with pytest.raises(InputError, match=r"results\.json: models\.stub-model\.none\.counts\.units: ") as e:
+        run.blocks  # noqa: B018
+    assert e.value.path == str(run_dir / "results.json")
