@@ -61,6 +61,13 @@ class ResultsBlock(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class UndeclaredBlock(ResultsBlock):
+    """The block of a family that declares no shape (or is not registered here): its keys as written,
+    unchecked, so a reader of blocks reads every family's alike."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
 class Spread(BaseModel):
     """One rate's unweighted mean, min and max over the models that have it (`models` of them);
     `unit` where a family's means mix scores and rates."""
@@ -289,7 +296,8 @@ class Results(BaseModel):
         return text
 
     def typed_block(self, model: str, setting: str = "none") -> ResultsBlock:
-        """One model and setting's block as its family's model (`Family.measures.results_block`)."""
+        """One model and setting's block as its family's model (`Family.measures.results_block`; an
+        `UndeclaredBlock` where the family declares none)."""
         return typed_blocks(self.family, {model: {setting: self.block(model, setting)}})[model][setting]
 
     def typed_models(self) -> dict[str, dict[str, ResultsBlock]]:
@@ -322,20 +330,16 @@ def _check(validate: Callable[[object], object], value: object, where: str) -> N
 def headline_rates(headline: Callable[[dict[str, Any]], Mapping[str, Mapping[str, Any] | None]], block: ResultsBlock) -> dict[str, RateValue | None]:
     """A family's headline (`Family.measures.headline`, which reads a block's `overall` as written)
     of a typed block, each rate as a `RateValue` (a mean score keeps its `unit` among the extras)."""
-    raw = headline(block.model_dump()["overall"])
+    raw = headline(block.model_dump().get("overall", {}))
     return {k: None if v is None else RateValue.model_validate(v) for k, v in raw.items()}
 
 
 def typed_blocks(family: str, models: Mapping[str, Mapping[str, Mapping[str, object]]]) -> dict[str, dict[str, ResultsBlock]]:
     """model -> setting -> block of a family's results (results.json's `models`), each block as the
-    family's model (`Family.measures.results_block`); KeyError for blocks of a family that declares
-    none (or is not registered here), ValueError naming the field of a block out of shape
+    family's model (`Family.measures.results_block`; an `UndeclaredBlock` for a family that declares
+    none or is not registered here); ValueError naming the field of a block out of shape
     (`models.MODEL.SETTING.FIELD`)."""
-    if not models:
-        return {}
-    shape = _block_shape(family)
-    if shape is None:
-        raise KeyError(f"family {family!r} declares no results block")
+    shape = _block_shape(family) or UndeclaredBlock
     out: dict[str, dict[str, ResultsBlock]] = {}
     for model, per_setting in models.items():
         for setting, block in per_setting.items():
