@@ -15,7 +15,7 @@ from medresilience.family import families, get
 from medresilience.models.spec import parse_model_spec
 from medresilience.report.rundir import family_blocks, load_run
 from medresilience.run.evaluation import evaluate, write_results
-from medresilience.run.results import Results, ResultsBlock
+from medresilience.run.results import Results, ResultsBlock, UndeclaredBlock, headline_rates, typed_blocks
 from medresilience.run.runner import EvalOptions
 from medresilience.runtime.errors import InputError
 from medresilience.testing.stub import StubServer
@@ -120,3 +120,11 @@ def test_the_report_refuses_a_saved_block_out_of_shape_naming_its_file_and_field
     with pytest.raises(InputError, match=r"results\.json: models\.stub-model\.none\.counts\.units: ") as e:
         run.blocks  # noqa: B018
     assert e.value.path == str(run_dir / "results.json")
+
+
+def test_a_family_that_declares_no_block_reads_its_blocks_as_written():
+    block = {"overall": {"acc": {"k": 3, "n": 4, "p": 0.75, "lo": 0.3, "hi": 0.95}}, "counts": {"units": 4}}
+    [[typed]] = [list(v.values()) for v in typed_blocks("no-such-family", {"m": {"none": block}}).values()]
+    assert isinstance(typed, UndeclaredBlock) and typed.model_dump() == block
+    [rate] = headline_rates(lambda overall: {"acc": overall.get("acc")}, typed).values()
+    assert rate is not None and (rate.k, rate.n, rate.p) == (3, 4, 0.75)
