@@ -197,15 +197,15 @@ def test_compare_pairs_each_setting_and_says_what_it_left_out(runs, tmp_path):
 
 
 def test_settings_with_no_partner_on_either_side_are_refused_with_the_settings_listed():
-    a = {"models": {"m": {"none": {}}}}
-    b = {"models": {"m": {"caution": {}, "monitor": {}}}}
+    a = {"m": {"none": {}}}
+    b = {"m": {"caution": {}, "monitor": {}}}
     with pytest.raises(
         ValueError, match=r"model 'm' has none in run A and 'm' has caution, monitor in run B, none in common; .*--pair m:SETTING_A=m:SETTING_B"
     ):
         match_models(a, b)
     assert match_models(a, b, ["m=m:monitor"]) == [("m", "none", "m", "monitor")]
     # the same settings on both sides pair by name, none first
-    both = {"models": {"m": {"caution": {}, "none": {}}}}
+    both = {"m": {"caution": {}, "none": {}}}
     assert match_models(both, both) == [("m", "none", "m", "none"), ("m", "caution", "m", "caution")]
 
 

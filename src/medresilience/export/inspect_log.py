@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, Any, NotRequired, TypedDict
 
 from .. import __version__
+from ..run.results import RateValue, headline_rates
 from ..runtime.errors import ConfigError
 from ..runtime.fileio import atomic_write
 from ..store import UnitRecord
@@ -151,9 +152,10 @@ def sample(n: int, u: UnitRecord, row: dict[str, Any], facets: tuple[str, ...]) 
     return s, summary
 
 
-def _rate_metric(key: str, title: str, rate: dict[str, Any]) -> dict[str, object]:
-    p = rate.get("p")
-    meta: dict[str, object] = {"title": title, **{k: rate[k] for k in ("lo", "hi", "n", "k", "unit") if k in rate}}
+def _rate_metric(key: str, title: str, rate: RateValue) -> dict[str, object]:
+    p = rate.p
+    shown = rate.model_dump()
+    meta: dict[str, object] = {"title": title, **{k: shown[k] for k in ("lo", "hi", "n", "k", "unit") if k in shown}}
     return {"name": key, "value": NAN if p is None else float(p), "params": {}, "metadata": meta}
 
 
@@ -162,12 +164,12 @@ def results_scores(run: RunUnits) -> list[dict[str, object]]:
     store and the suite, as the report does), one inspect EvalScore each."""
     from ..report.rundir import load_run
 
-    results = load_run(run.path, keep_frame=False).results
+    blocks = load_run(run.path, keep_frame=False).blocks
     scoring = (run.config.get("options") or {}).get("scoring") or "score"
     out: list[dict[str, object]] = []
-    for model, settings in (results.get("models") or {}).items():
+    for model, settings in blocks.items():
         for setting, block in settings.items():
-            head = run.family.measures.headline(block["overall"])
+            head = headline_rates(run.family.measures.headline, block)
             metrics = {key: _rate_metric(key, title, rate) for key, title in run.family.measures.columns if (rate := head.get(key))}
             out.append({"name": f"{model}/{setting}", "scorer": scoring, "params": {}, "metrics": metrics, "metadata": {"model": model, "setting": setting}})
     return out

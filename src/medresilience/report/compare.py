@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,8 @@ from .rundir import RunData, load_run, redact_url, run_models, scrub, secrets_of
 from .tables import fmt_p, write_tables
 from .templating import macros
 
+#: model -> setting -> its block: what `match_models` pairs by name
+Models = Mapping[str, Mapping[str, object]]
 #: the columns of a paired comparison table, in order (a family keeps those its comparison fills)
 PAIRED_COLUMNS = (
     "pair",
@@ -273,17 +275,17 @@ def compare_runs(
     return res
 
 
-def match_models(a: dict[str, Any], b: dict[str, Any], pairs: Sequence[str] = ()) -> list[tuple[str, str, str, str]]:
+def match_models(ma: Models, mb: Models, pairs: Sequence[str] = ()) -> list[tuple[str, str, str, str]]:
     """(model A, setting A, model B, setting B) to compare. Explicit ``pairs`` ("MODEL_A=MODEL_B",
     each optionally "MODEL:SETTING") win; otherwise each model label in both runs is matched with
     itself, and with no label shared and one model on each side, those two are compared. A matched
     model's settings pair by name: each setting both sides hold, none first (the settings of one
     side with no partner are left out: `unpaired` names them); with no setting in common, the one
     setting of each side, and with several on a side and none shared, a ValueError lists them and
-    asks for --pair. Family-neutral: it reads only the model and setting names of two runs' results."""
-    ma, mb = a.get("models", {}), b.get("models", {})
+    asks for --pair. Family-neutral: it reads only the model and setting names of two runs' results
+    (model -> setting -> block, `RunData.blocks`)."""
 
-    def parse(text: str, models: dict[str, Any], which: str) -> tuple[str, str | None]:
+    def parse(text: str, models: Models, which: str) -> tuple[str, str | None]:
         label, _, setting = text.partition(":")
         if label not in models:
             raise ValueError(f"--pair: model '{label}' is not in run {which} (models: {', '.join(models) or 'none'})")
@@ -291,7 +293,7 @@ def match_models(a: dict[str, Any], b: dict[str, Any], pairs: Sequence[str] = ()
             raise ValueError(f"--pair: model '{label}' has no setting '{setting}' in run {which} (settings: {', '.join(models[label])})")
         return label, setting or None
 
-    def settings(la: str, va: dict, lb: str, vb: dict, sa: str | None, sb: str | None) -> list[tuple[str, str, str, str]]:
+    def settings(la: str, va: Mapping[str, object], lb: str, vb: Mapping[str, object], sa: str | None, sb: str | None) -> list[tuple[str, str, str, str]]:
         if sa or sb:
             return [(la, sa or ("none" if "none" in va else next(iter(va))), lb, sb or ("none" if "none" in vb else next(iter(vb))))]
         common = sorted((s for s in va if s in vb), key=lambda s: s != "none")
@@ -322,11 +324,11 @@ def match_models(a: dict[str, Any], b: dict[str, Any], pairs: Sequence[str] = ()
 
 def pair_models(ra: RunData, rb: RunData, pairs: Sequence[str] = ()) -> list[tuple[str, str, str, str]]:
     """`match_models` on two loaded runs; ValueError naming both runs' models when nothing pairs."""
-    matched = match_models(ra.results, rb.results, pairs)
+    matched = match_models(ra.blocks, rb.blocks, pairs)
     if not matched:
         raise ValueError(
-            f"no model to compare: run A has {', '.join(ra.results.get('models', {})) or 'none'}, run B has "
-            f"{', '.join(rb.results.get('models', {})) or 'none'}; name pairs with --pair MODEL_A=MODEL_B"
+            f"no model to compare: run A has {', '.join(ra.blocks) or 'none'}, run B has "
+            f"{', '.join(rb.blocks) or 'none'}; name pairs with --pair MODEL_A=MODEL_B"
         )
     return matched
 
@@ -338,7 +340,7 @@ def unpaired(ra: RunData, rb: RunData, matched: Sequence[tuple[str, str, str, st
     out = []
     for which, run, other, own, theirs in (("A", ra, "B", 0, 2), ("B", rb, "A", 2, 0)):
         used = {(t[own], t[own + 1]) for t in matched}
-        for model, settings in (run.results.get("models") or {}).items():
+        for model, settings in run.blocks.items():
             for setting in settings:
                 if (model, setting) in used:
                     continue

@@ -141,7 +141,7 @@ def viewer_links(base: str | None, runs: Sequence[Any]) -> Iterator[None]:
     links = None
     if base is not None:
         repeated = frozenset(r.name for r in runs if int(((r.config or {}).get("options") or {}).get("epochs") or 1) > 1)
-        links = ViewerLinks(base, {r.name: (i, frozenset((r.results or {}).get("models") or ())) for i, r in enumerate(runs)}, repeated, names_of(runs))
+        links = ViewerLinks(base, {r.name: (i, frozenset(r.blocks)) for i, r in enumerate(runs)}, repeated, names_of(runs))
     token = _links.set(links)
     try:
         yield
@@ -176,10 +176,10 @@ def pair_url(run: str, model: str, setting: str, other: tuple[str, str, str], **
     `filters` (condition, outcome, facets) select them; None when a run is not the report's. The
     same model under none in the same run is the index's own reading (no `versus`)."""
     links = _links.get()
-    o_run, o_model, o_setting = other
+    o_run, o_name, o_setting = other
     if links is None or o_run not in links.runs or run not in links.runs:
         return None
-    o_model, same = links.label(o_run, o_model), links.label(run, model)
+    o_model, same = links.label(o_run, o_name), links.label(run, model)
     if (o_run, o_model, o_setting) != (run, same, NONE):
         filters["versus"] = links.runs[o_run][0]
         if o_model != same:

@@ -18,6 +18,7 @@ import matplotlib
 matplotlib.use("Agg", force=False)
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.projections.polar import PolarAxes
 
 from .parts import BarFigure, DifferenceFigure, ScatterFigure
 
@@ -55,9 +56,9 @@ def to_svg(fig: plt.Figure, name: str, title: str) -> str:
     buf = io.StringIO()
     # Figures lay themselves out (constrained layout), so one draw suffices; bbox_inches="tight"
     # would draw everything twice.
-    tight = {} if fig.get_layout_engine() is not None else {"bbox_inches": "tight"}
+    tight = None if fig.get_layout_engine() is not None else "tight"
     with plt.rc_context({"svg.hashsalt": name}):
-        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, **tight)
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches=tight)
     plt.close(fig)
     svg = _HEAD.sub("", buf.getvalue(), count=1)
     svg = re.sub(r"<metadata>.*?</metadata>", "", svg, count=1, flags=re.S)
@@ -91,6 +92,7 @@ def radar(axes: Sequence[str], series: Mapping[str, tuple[Sequence[float], Seque
     with plt.rc_context(STYLE):
         fig = plt.figure(figsize=(7.5, 6.5), layout="constrained")
         ax = fig.add_subplot(projection="polar")
+        assert isinstance(ax, PolarAxes)
         ax.set_theta_offset(np.pi / 2)
         ax.set_theta_direction(-1)
         for j, (label, (p, lo, hi)) in enumerate(series.items()):

@@ -7,13 +7,14 @@ is better is shown as 1 - rate, its interval flipped). A model is matched across
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..family import get
+from ..run.results import RateValue, headline_rates
 from .html import rate_units, setting_name
 from .parts import (
     Block,
@@ -33,22 +34,22 @@ from .parts import (
     whole,
 )
 from .plots import radar
-from .rundir import names_of
+from .rundir import RunData, names_of
 
 COLUMNS = ["model", "setting", "family", "dimension", "label", "value", "lo", "hi", "n", "run"]
 
 
-def _oriented(rate: dict[str, Any], higher_is_better: bool) -> tuple[float, float | None, float | None] | None:
-    p = rate.get("p")
-    if p is None or rate.get("unit") == "score":
+def _oriented(rate: RateValue, higher_is_better: bool) -> tuple[float, float | None, float | None] | None:
+    p = rate.p
+    if p is None or (rate.model_extra or {}).get("unit") == "score":
         return None
-    lo, hi = rate.get("lo"), rate.get("hi")
+    lo, hi = rate.lo, rate.hi
     if higher_is_better:
         return float(p), lo, hi
     return 1 - float(p), None if hi is None else 1 - float(hi), None if lo is None else 1 - float(lo)
 
 
-def profile_frame(runs: Sequence[Any]) -> pd.DataFrame:
+def profile_frame(runs: Sequence[RunData]) -> pd.DataFrame:
     """One row per (model, setting, family dimension) over the runs' results, each model by its
     name among the runs (`names_of`)."""
     names = names_of(runs)
@@ -57,13 +58,13 @@ def profile_frame(runs: Sequence[Any]) -> pd.DataFrame:
         if not r.family:
             continue
         fam = get(r.family)
-        for model, settings in (r.results.get("models") or {}).items():
+        for model, settings in r.blocks.items():
             for setting, block in settings.items():
-                head = fam.measures.headline(block.get("overall", {}))
+                head = headline_rates(fam.measures.headline, block)
                 for key, label, higher in fam.measures.profile:
                     rate = head.get(key)
-                    val = _oriented(rate, higher) if isinstance(rate, dict) else None
-                    if val is None:
+                    val = None if rate is None else _oriented(rate, higher)
+                    if rate is None or val is None:
                         continue
                     rows.append(
                         {
@@ -75,7 +76,7 @@ def profile_frame(runs: Sequence[Any]) -> pd.DataFrame:
                             "value": val[0],
                             "lo": val[1],
                             "hi": val[2],
-                            "n": rate.get("n"),
+                            "n": rate.n,
                             "run": r.name,
                         }
                     )
@@ -166,12 +167,12 @@ def radar_section(df: pd.DataFrame) -> Section | None:
     )
 
 
-def _units(c: dict[str, Any]) -> tuple[str | None, int | None]:
+def _units(c: Mapping[str, object]) -> tuple[str | None, int | None]:
     """The viewer's URL of the units behind a profile cell, as its family's `Outcomes.filters`
     names them (a rate shown as 1 - rate links to the units of the rate: the flips), and how
     many units that is: the rate's k (n - k of a rate shown as 1 - rate) where an outcome or a
     score names them, else its n."""
-    fam = get(c["family"])
+    fam = get(str(c["family"]))
     key = str(c["dimension"]).split(":", 1)[1]
     flt = fam.outcomes.filters(key)
     if flt is None:
@@ -179,10 +180,10 @@ def _units(c: dict[str, Any]) -> tuple[str | None, int | None]:
     n = whole(c["n"])
     p = num(c["value"])
     if n is None or p is None or not ({"outcome", "score"} & set(flt)):
-        return rate_units(c["run"], c["model"], c["setting"], **flt), n
+        return rate_units(str(c["run"]), str(c["model"]), str(c["setting"]), **flt), n
     higher = next(h for k, _label, h in fam.measures.profile if k == key)
     shown = round(p * n)
-    return rate_units(c["run"], c["model"], c["setting"], **flt), shown if higher else n - shown
+    return rate_units(str(c["run"]), str(c["model"]), str(c["setting"]), **flt), shown if higher else n - shown
 
 
 def profile_section(df: pd.DataFrame) -> Section | None:
@@ -192,7 +193,9 @@ def profile_section(df: pd.DataFrame) -> Section | None:
     dims = list(dict.fromkeys(df["dimension"]))
     labels = dict(zip(df["dimension"], df["label"]))
     keys = list(dict.fromkeys(zip(df["model"], df["setting"])))
-    cells: dict[tuple[Any, ...], dict[str, Any]] = {(r.model, r.setting, r.dimension): r._asdict() for r in df.itertuples(index=False)}
+    cells: dict[tuple[object, ...], dict[str, object]] = {
+        (r["model"], r["setting"], r["dimension"]): {str(k): v for k, v in r.items()} for r in df.to_dict("records")
+    }
     rows = []
     for model, setting in keys:
         row = [text(model), Cell(setting_name(setting), setting)]

@@ -6,15 +6,15 @@ reader gave for the unread ones, as one table of report parts. Drawn from each r
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import pandas as pd
 
 from ..run.reading import why_text
+from ..run.results import ReadingSummary
 from .html import setting_name, units_url
 from .parts import Cell, Column, Paragraph, Section, Table, count, rate, text
 from .render_data import table_frame
-from .rundir import names_of
+from .rundir import RunData, names_of
 
 TITLE = "How replies were read"
 #: the viewer's states of the units with a reply (a call stored ok): the table's replies
@@ -48,44 +48,39 @@ def _columns(several: bool) -> tuple[Column, ...]:
     )
 
 
-def _row(r: Any, b: dict[str, Any], model: str, setting: str) -> tuple[Cell, ...]:
+def _row(r: RunData, b: ReadingSummary, model: str, setting: str) -> tuple[Cell, ...]:
     """One run, model and setting: its counts, each linked to its units."""
 
     def units(outcome: str | None = None, **state: str) -> str | None:
         return units_url(r.name, model, setting, None, outcome, **state)
 
-    e, t = b.get("extracted_share") or {}, b.get("truncated_share") or {}
-    extracted = rate(e.get("p"), e.get("lo"), e.get("hi"), b.get("read"), units("extracted"), b.get("extracted"))
+    e, t = b.extracted_share, b.truncated_share
+    extracted = rate(e.p, e.lo, e.hi, b.read, units("extracted"), b.extracted)
     return (
         text(r.name),
         text(model, strong=True),
         Cell(setting_name(setting), setting),
-        count(b.get("replies"), units(state=REPLIED)),
-        count(b.get("read"), units(state="valid")),
-        count(b.get("extracted")),
-        extracted if b.get("extracted") else Cell("0", extracted.value, data=extracted.data),
-        count(b.get("invalid"), units("unread")),
-        count(b.get("truncated")),
-        rate(t.get("p"), t.get("lo"), t.get("hi"), b.get("replies"), units("truncated"), b.get("truncated")),
-        count(b.get("budget")),
-        count(b.get("unscored"), units("unscored")),
-        text(why_text(b.get("unread_why"))),
+        count(b.replies, units(state=REPLIED)),
+        count(b.read, units(state="valid")),
+        count(b.extracted),
+        extracted if b.extracted else Cell("0", extracted.value, data=extracted.data),
+        count(b.invalid, units("unread")),
+        count(b.truncated),
+        rate(t.p, t.lo, t.hi, b.replies, units("truncated"), b.truncated),
+        count(b.budget),
+        count(b.unscored, units("unscored")),
+        text(why_text(b.unread_why)),
     )
 
 
-def reading_table(runs: Sequence[Any]) -> Table:
+def reading_table(runs: Sequence[RunData]) -> Table:
     """One row per run, model (by its name among the runs, `names_of`) and setting."""
     names = names_of(runs)
-    rows = [
-        _row(r, b, names.name(r.name, model), setting)
-        for r in runs
-        for model, per_setting in ((r.results or {}).get("reading") or {}).items()
-        for setting, b in per_setting.items()
-    ]
+    rows = [_row(r, b, names.name(r.name, model), setting) for r in runs for model, per_setting in r.readings.items() for setting, b in per_setting.items()]
     return Table("reading", _columns(len({r[0].text for r in rows}) > 1), tuple(rows))
 
 
-def section(runs: Sequence[Any]) -> tuple[Section, dict[str, pd.DataFrame]] | None:
+def section(runs: Sequence[RunData]) -> tuple[Section, dict[str, pd.DataFrame]] | None:
     """The section and its data table (tables/reading: its table's values), or None when no run has
     reading counts (results from before them)."""
     t = reading_table(runs)

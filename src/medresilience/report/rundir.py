@@ -13,8 +13,9 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, TypeVar
 
 import pandas as pd
 
@@ -23,6 +24,7 @@ from ..models.names import ModelNames, RunModels, model_names, recorded_models
 from ..models.urls import redact_url  # noqa: F401  (the report shows endpoints through it)
 from ..run.frame import frame_metrics, results_frame
 from ..run.reading import family_sets_budget, reading_summary, truncation_warnings
+from ..run.results import READINGS, ReadingSummary, ResultsBlock, typed_blocks
 from ..run.run_suite import find_run_suite
 from ..runtime.errors import InputError
 from ..scoring.extract import SYSTEM as EXTRACT_SYSTEM
@@ -47,6 +49,21 @@ class RunData:
     #: the names of the models of every run shown with this one (`name_models`; None: its labels)
     names: ModelNames | None = None
 
+    @cached_property
+    def blocks(self) -> dict[str, dict[str, ResultsBlock]]:
+        """model -> setting -> its results block as the run's family declares it (`typed_blocks`:
+        each validated once into the family's block model); the typed view every report reader
+        outside the misleading report's own tables reads."""
+        try:
+            return typed_blocks(self.family, self.results.get("models") or {})
+        except ValueError as e:  # a block out of its family's shape: the file it came from, and the field
+            raise InputError(self.path / "results.json" if self.source == "results.json" else self.path, None, None, str(e)) from None
+
+    @cached_property
+    def readings(self) -> dict[str, dict[str, ReadingSummary]]:
+        """model -> setting -> how its replies were read (the results' `reading`), typed."""
+        return READINGS.validate_python(self.results.get("reading") or {})
+
     def model_name(self, label: str) -> str:
         """A model label of this run as the views over it and its companions name it."""
         return label if self.names is None else self.names.name(self.name, label)
@@ -59,7 +76,7 @@ class RunData:
     @property
     def families(self) -> list[str]:
         """Test families with data in this run."""
-        return [self.family] if self.results.get("models") and self.family else []
+        return [self.family] if self.blocks and self.family else []
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -106,6 +123,7 @@ def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = Tru
             with Store.read_only(db_path) as store:
                 t0 = time.perf_counter()
                 df = frame if suite is None else results_frame(store, suite)
+                assert df is not None  # a suite was found, or the caller's frame was given
                 del suite  # the frame holds what the report needs
                 run.timings["frame"] = time.perf_counter() - t0
                 t0 = time.perf_counter()
@@ -145,9 +163,7 @@ def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = Tru
 def run_models(run: RunData) -> RunModels:
     """What the naming rule reads of a run: its name, family, and the labels of its results and
     of its run.json with the model each records."""
-    labels = dict.fromkeys(
-        [*(run.results.get("models") or {}), *(str(m["label"]) for m in (run.config or {}).get("models") or [] if m.get("label") is not None)]
-    )
+    labels = dict.fromkeys([*run.blocks, *(str(m["label"]) for m in (run.config or {}).get("models") or [] if m.get("label") is not None)])
     return RunModels(run.name, run.family, recorded_models(run.config, labels))
 
 
@@ -168,11 +184,34 @@ def names_of(runs: Sequence[RunData]) -> ModelNames:
     return model_names(run_models(r) for r in runs)
 
 
-def model_blocks(runs: Sequence[RunData]) -> list[tuple[str, str, str, dict[str, Any]]]:
-    """(run, model, setting, results block) of every run's results.json models, each model by its
-    name among the runs shown together (`name_models`)."""
+B = TypeVar("B", bound=ResultsBlock)
+
+
+class ModelBlock(NamedTuple):
+    """One model and setting's results block of a run, the model by its name among the runs shown together."""
+
+    run: str
+    model: str
+    setting: str
+    block: ResultsBlock
+
+
+def model_blocks(runs: Sequence[RunData]) -> list[ModelBlock]:
+    """(run, model, setting, results block) of every run's results, each model by its name among
+    the runs shown together (`name_models`), each block as its family's model (`RunData.blocks`)."""
     names = names_of(runs)
-    return [(r.name, names.name(r.name, m), s, block) for r in runs for m, settings in (r.results.get("models") or {}).items() for s, block in settings.items()]
+    return [ModelBlock(r.name, names.name(r.name, m), s, block) for r in runs for m, settings in r.blocks.items() for s, block in settings.items()]
+
+
+def family_blocks(runs: Sequence[RunData], shape: type[B]) -> list[tuple[str, str, str, B]]:
+    """`model_blocks` of runs of one family whose block model is `shape` (a family's report reads
+    its own blocks as its own type); a block of another shape is a TypeError naming its run."""
+    out: list[tuple[str, str, str, B]] = []
+    for run, model, setting, block in model_blocks(runs):
+        if not isinstance(block, shape):
+            raise TypeError(f"run {run}: the block of {model} under {setting} is a {type(block).__name__}, not a {shape.__name__}")
+        out.append((run, model, setting, block))
+    return out
 
 
 def secrets_of(runs: list[RunData]) -> list[str]:

@@ -87,6 +87,7 @@ from .parts import (
     whole,
 )
 from .render_data import table_frame
+from .rundir import RunData
 from .tables import fmt_p
 
 TITLE = "Mitigations: what they buy and what they cost"
@@ -144,7 +145,7 @@ PAIRING_COLUMNS = [
 ]
 
 
-def store_linked_usage(run: Any) -> pd.DataFrame | None:
+def store_linked_usage(run: RunData) -> pd.DataFrame | None:
     """The calls the run's store links to its units (`Store.linked_usage`: a monitor's note before
     the answer, ...), for the units of its latest run, as the frame reads them."""
     from ..store import Store
@@ -165,7 +166,7 @@ def store_linked_usage(run: Any) -> pd.DataFrame | None:
     return df
 
 
-LinkedUsage = Callable[[Any], pd.DataFrame | None]
+LinkedUsage = Callable[[RunData], pd.DataFrame | None]
 
 #: readers of extra calls linked to units (a monitor's note, ...): fn(run) -> rows, see the module
 #: docstring; named by their module and qualified name unless given a name
@@ -273,8 +274,8 @@ class Pairing:
     family: Family
     model: str
     setting: str
-    run: Any  # RunData of the setting's units
-    base: Any  # RunData of the none units (the same run when it has them)
+    run: RunData  # the setting's units
+    base: RunData  # the none units (the same run when it has them)
 
 
 @dataclass
@@ -304,11 +305,11 @@ def _models_settings(frame: pd.DataFrame) -> list[tuple[str, str]]:
     return [(str(m), str(s)) for m, s in present.index]
 
 
-def _suite_name(run: Any) -> str | None:
+def _suite_name(run: RunData) -> str | None:
     return ((run.config or {}).get("suite") or {}).get("name")
 
 
-def pairings(runs: Sequence[Any]) -> tuple[list[Pairing], list[str]]:
+def pairings(runs: Sequence[RunData]) -> tuple[list[Pairing], list[str]]:
     """Each (family, model, setting other than none) once, with the run holding its `none`."""
     out: list[Pairing] = []
     notes: list[str] = []
@@ -316,7 +317,7 @@ def pairings(runs: Sequence[Any]) -> tuple[list[Pairing], list[str]]:
     present = {id(r): list(dict.fromkeys(_models_settings(r.frame))) for r in runs if r.frame is not None}
     for run in runs:
         if not run.family or run.frame is None:
-            if run.family and run.results.get("models") and any(s != NONE for v in run.results["models"].values() for s in v):
+            if run.family and any(s != NONE for v in run.blocks.values() for s in v):
                 notes.append(f"{run.name}: numbers from results.json (no store to pair units in): left out of the trade-off")
             continue
         try:
@@ -333,12 +334,13 @@ def pairings(runs: Sequence[Any]) -> tuple[list[Pairing], list[str]]:
             if key in seen:
                 notes.append(f"{model} under {setting} on {fam.title} is in runs {seen[key]} and {run.name}: the table shows {seen[key]}")
                 continue
+            base: RunData | None
             if (model, NONE) in present[id(run)]:
                 base = run
             else:
                 others = [r for r in runs if r is not run and r.frame is not None and r.family == run.family and (model, NONE) in present[id(r)]]
                 same = [r for r in others if _suite_name(r) == _suite_name(run)]
-                base = (same or others or [None])[0]
+                base = next(iter(same or others), None)
             if base is None:
                 notes.append(f"{model} under {setting} ({run.name}, {fam.title}) has no run under none to pair with: left out")
                 continue
@@ -392,7 +394,7 @@ def _pairing_counts(p: Pairing, none: pd.DataFrame, sett: pd.DataFrame) -> dict[
 # ------------------------------------------------------------------------------------ usage
 
 
-def _linked(run: Any, cache: dict[int, pd.DataFrame | None]) -> pd.DataFrame | None:
+def _linked(run: RunData, cache: dict[int, pd.DataFrame | None]) -> pd.DataFrame | None:
     if id(run) not in cache:
         parts = []
         for fn in _LINKED.values():
@@ -490,10 +492,10 @@ def _usage_rows(p: Pairing, none: pd.DataFrame, sett: pd.DataFrame, cache: dict[
 # ------------------------------------------------------------------------------------ the table
 
 
-def tradeoff(runs: Sequence[Any]) -> Tradeoff | None:
+def tradeoff(runs: Sequence[RunData]) -> Tradeoff | None:
     """Every gain and cost row of the runs' mitigations against none, or None when no run has a
     setting other than none."""
-    if not any(s != NONE for r in runs if r.family for v in (r.results.get("models") or {}).values() for s in v):
+    if not any(s != NONE for r in runs if r.family for v in r.blocks.values() for s in v):
         return None
     pairs, notes = pairings(runs)
     rows: list[dict[str, Any]] = []
@@ -501,12 +503,15 @@ def tradeoff(runs: Sequence[Any]) -> Tradeoff | None:
     warnings: list[str] = []
     linked: dict[int, pd.DataFrame | None] = {}
     for p in pairs:
-        none = _side(p.base.frame, p.model, NONE)
-        sett = _side(p.run.frame, p.model, p.setting)
+        base_frame, run_frame = p.base.frame, p.run.frame
+        if base_frame is None or run_frame is None:  # pairings pairs runs with a frame only
+            continue
+        none = _side(base_frame, p.model, NONE)
+        sett = _side(run_frame, p.model, p.setting)
         frame = (
             pd.concat([none, sett], ignore_index=True)
             if p.base is not p.run
-            else p.run.frame[(p.run.frame["model"].astype(str) == p.model).to_numpy() & p.run.frame["setting"].astype(str).isin([NONE, p.setting]).to_numpy()]
+            else run_frame[(run_frame["model"].astype(str) == p.model).to_numpy() & run_frame["setting"].astype(str).isin([NONE, p.setting]).to_numpy()]
         )
         c = _pairing_counts(p, none, sett)
         counts.append({**c, "model": p.run.model_name(p.model)})
@@ -914,7 +919,7 @@ def section_of(t: Tradeoff) -> Section:
     return Section(ANCHOR, TITLE, tuple(blocks))
 
 
-def section(runs: Sequence[Any]) -> tuple[Section, dict[str, pd.DataFrame]] | None:
+def section(runs: Sequence[RunData]) -> tuple[Section, dict[str, pd.DataFrame]] | None:
     """The section and its data tables (tables/tradeoff: every row; tradeoff_pairing; the layouts'
     tradeoff_values and tradeoff_residual), or None when no run has a setting other than none."""
     t = tradeoff(runs)

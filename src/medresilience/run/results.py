@@ -17,7 +17,7 @@ family's model.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -59,6 +59,13 @@ class ResultsBlock(BaseModel):
     refused), so a block read back is the block the family's metrics wrote."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class UndeclaredBlock(ResultsBlock):
+    """The block of a family that declares no shape (or is not registered here): its keys as written,
+    unchecked, so a reader of blocks reads every family's alike."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
 
 
 class Spread(BaseModel):
@@ -182,11 +189,13 @@ class ExecutionRecord(BaseModel):
 MeansAcrossModels = dict[str, dict[str, Spread]]
 #: setting -> stratum kind -> stratum -> rate -> its spread over the models
 MeansByStratum = dict[str, dict[str, dict[str, dict[str, Spread]]]]
+#: model -> setting -> how its replies were read
+READINGS: Final = TypeAdapter(dict[str, dict[str, ReadingSummary]])
 #: the declared shape of each of the spine's blocks, by the Results field that holds it
 _SPINE_BLOCKS: Final[dict[str, Callable[[object], object]]] = {
     "mean_across_models": TypeAdapter(MeansAcrossModels).validate_python,
     "mean_by_stratum": TypeAdapter(MeansByStratum).validate_python,
-    "reading": TypeAdapter(dict[str, dict[str, ReadingSummary]]).validate_python,
+    "reading": READINGS.validate_python,
     "audit": TypeAdapter(AuditRecord | None).validate_python,
     "stopping": TypeAdapter(StoppingRecord | None).validate_python,
     "last_execution": TypeAdapter(ExecutionRecord | None).validate_python,
@@ -287,11 +296,13 @@ class Results(BaseModel):
         return text
 
     def typed_block(self, model: str, setting: str = "none") -> ResultsBlock:
-        """One model and setting's block as its family's model (`Family.measures.results_block`)."""
-        shape = _block_shape(self.family)
-        if shape is None:
-            raise KeyError(f"family {self.family!r} declares no results block")
-        return shape.model_validate(self.block(model, setting))
+        """One model and setting's block as its family's model (`Family.measures.results_block`; an
+        `UndeclaredBlock` where the family declares none)."""
+        return typed_blocks(self.family, {model: {setting: self.block(model, setting)}})[model][setting]
+
+    def typed_models(self) -> dict[str, dict[str, ResultsBlock]]:
+        """`models` with every block as its family's model: model -> setting -> block."""
+        return typed_blocks(self.family, self.models)
 
     def block(self, model: str, setting: str = "none") -> dict[str, Any]:
         try:
@@ -304,8 +315,7 @@ class Results(BaseModel):
         """The family's headline rates of one model and setting, overall."""
         from ..family import get
 
-        raw = get(self.family).measures.headline(self.block(model, setting)["overall"])
-        return {k: None if v is None else RateValue.model_validate(v) for k, v in raw.items()}
+        return headline_rates(get(self.family).measures.headline, self.typed_block(model, setting))
 
 
 def _check(validate: Callable[[object], object], value: object, where: str) -> None:
@@ -315,6 +325,30 @@ def _check(validate: Callable[[object], object], value: object, where: str) -> N
     except ValidationError as e:
         field, msg = validation_problem(e)
         raise ValueError(f"{where}{'.' + field if field else ''}: {msg}") from None
+
+
+def headline_rates(headline: Callable[[dict[str, Any]], Mapping[str, Mapping[str, Any] | None]], block: ResultsBlock) -> dict[str, RateValue | None]:
+    """A family's headline (`Family.measures.headline`, which reads a block's `overall` as written)
+    of a typed block, each rate as a `RateValue` (a mean score keeps its `unit` among the extras)."""
+    raw = headline(block.model_dump().get("overall", {}))
+    return {k: None if v is None else RateValue.model_validate(v) for k, v in raw.items()}
+
+
+def typed_blocks(family: str, models: Mapping[str, Mapping[str, Mapping[str, object]]]) -> dict[str, dict[str, ResultsBlock]]:
+    """model -> setting -> block of a family's results (results.json's `models`), each block as the
+    family's model (`Family.measures.results_block`; an `UndeclaredBlock` for a family that declares
+    none or is not registered here); ValueError naming the field of a block out of shape
+    (`models.MODEL.SETTING.FIELD`)."""
+    shape = _block_shape(family) or UndeclaredBlock
+    out: dict[str, dict[str, ResultsBlock]] = {}
+    for model, per_setting in models.items():
+        for setting, block in per_setting.items():
+            try:
+                out.setdefault(model, {})[setting] = shape.model_validate(block)
+            except ValidationError as e:
+                field, msg = validation_problem(e)
+                raise ValueError(f"models.{model}.{setting}{'.' + field if field else ''}: {msg}") from None
+    return out
 
 
 def _block_shape(family: str) -> type[ResultsBlock] | None:

@@ -13,8 +13,9 @@ import pytest
 from conftest import oracle_policy
 from medresilience.family import families, get
 from medresilience.models.spec import parse_model_spec
+from medresilience.report.rundir import family_blocks, load_run
 from medresilience.run.evaluation import evaluate, write_results
-from medresilience.run.results import Results, ResultsBlock
+from medresilience.run.results import Results, ResultsBlock, UndeclaredBlock, headline_rates, typed_blocks
 from medresilience.run.runner import EvalOptions
 from medresilience.runtime.errors import InputError
 from medresilience.testing.stub import StubServer
@@ -80,3 +81,50 @@ def test_results_out_of_shape_are_never_written(run_dir):
     with pytest.raises(ValueError, match=r"models\.stub-model\.none\.overall\.clean_acc\.invalid"):
         write_results(run_dir, bad)
     assert (run_dir / "results.json").read_text() == before
+
+
+class _OtherBlock(ResultsBlock):
+    """A block shape no built-in family declares."""
+
+
+def test_the_reports_view_of_a_run_reads_its_blocks_typed_as_the_file_holds_them(run_dir):
+    res = Results.load(run_dir / "results.json")
+    shape = get(res.family).measures.results_block
+    recomputed = load_run(run_dir)  # from the store and the suite
+    saved = load_run(run_dir, recompute=False)  # from results.json alone
+    assert recomputed.source == "store" and saved.source == "results.json"
+    for run in (recomputed, saved):
+        assert run.blocks == res.typed_models() and isinstance(run.blocks["stub-model"]["none"], shape)
+        assert run.readings["stub-model"]["none"].replies == 20
+    [(name, model, setting, block)] = family_blocks([recomputed], shape)
+    assert (name, model, setting) == (run_dir.name, "stub-model", "none") and block == res.typed_block("stub-model")
+    # a family's report reads its own blocks as its own type: another shape is refused, naming the run
+    with pytest.raises(TypeError, match=rf"run {run_dir.name}: the block of stub-model under none is a {shape.__name__}, not a _OtherBlock"):
+        family_blocks([recomputed], _OtherBlock)
+    # the typed headline gives the family's headline rates of the block as written
+    raw = get(res.family).measures.headline(res.models["stub-model"]["none"]["overall"])
+    typed = res.headline("stub-model")
+    assert raw and typed.keys() == raw.keys()
+    for key, rate in raw.items():
+        got = typed[key]
+        assert (got is None) == (rate is None)
+        if rate is not None and got is not None:
+            assert (got.k, got.n, got.p, got.lo, got.hi) == (rate["k"], rate["n"], rate["p"], rate["lo"], rate["hi"])
+
+
+def test_the_report_refuses_a_saved_block_out_of_shape_naming_its_file_and_field(run_dir):
+    data = json.loads((run_dir / "results.json").read_text())
+    data["models"]["stub-model"]["none"]["counts"]["units"] = "many"
+    (run_dir / "results.json").write_text(json.dumps(data))
+    run = load_run(run_dir, recompute=False)  # read as JSON; its blocks are typed when first read
+    with pytest.raises(InputError, match=r"results\.json: models\.stub-model\.none\.counts\.units: ") as e:
+        run.blocks  # noqa: B018
+    assert e.value.path == str(run_dir / "results.json")
+
+
+def test_a_family_that_declares_no_block_reads_its_blocks_as_written():
+    block = {"overall": {"acc": {"k": 3, "n": 4, "p": 0.75, "lo": 0.3, "hi": 0.95}}, "counts": {"units": 4}}
+    [[typed]] = [list(v.values()) for v in typed_blocks("no-such-family", {"m": {"none": block}}).values()]
+    assert isinstance(typed, UndeclaredBlock) and typed.model_dump() == block
+    [rate] = headline_rates(lambda overall: {"acc": overall.get("acc")}, typed).values()
+    assert rate is not None and (rate.k, rate.n, rate.p) == (3, 4, 0.75)

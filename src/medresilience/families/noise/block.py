@@ -55,6 +55,14 @@ class Slice(BaseModel):
     clean_epochs: Epochs
     __pydantic_extra__: dict[str, Accuracy | IntervalRate | float | None]
 
+    def rate(self, key: str) -> IntervalRate | None:
+        """A rate of the slice by its key: `clean_acc`, or a variant's `<variant>_acc`, `_flip` or
+        `_flip_read`; None where the slice has none (or the key is a drop, a number)."""
+        if key == "clean_acc":
+            return self.clean_acc
+        found = (self.__pydantic_extra__ or {}).get(key)
+        return found if isinstance(found, IntervalRate) else None
+
     @model_validator(mode="after")
     def _variant_keys(self) -> Slice:
         for key in self.__pydantic_extra__ or {}:

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pydantic import TypeAdapter
 
 from ....models.names import ModelNames, entries_phrase
 from ....records import CLEAN
@@ -36,9 +37,11 @@ from ....report.parts import (
     whole,
 )
 from ....report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg
-from ....report.rundir import model_blocks, names_of
+from ....report.rundir import RunData, family_blocks, names_of
 from ....report.section import FamilySection
 from ....report.tables import fmt_p, row_label
+from ....run.results import IntervalRate, MeansAcrossModels, Spread
+from ..block import NoiseBlock, Variant
 from ..metrics import mean_across_models
 from ..taxonomy import CONDITIONS, DISTRIBUTED, DOSES, FAMILY, HEADLINE_COLUMNS, HERRINGS, TITLES, TOGETHER, WHITESPACE, facets_of
 
@@ -46,22 +49,31 @@ TITLE = "Clinical noise"
 RATE_PARTS = ("p", "lo", "hi", "n")
 
 
-def headline_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.DataFrame:
+#: (run, model, setting, its block) of every model and setting reported
+Blocks = list[tuple[str, str, str, NoiseBlock]]
+
+
+def _parts(prefix: str, r: IntervalRate | None) -> dict[str, float | int | None]:
+    """A rate's RATE_PARTS under `prefix` (None each where the rate is absent)."""
+    if r is None:
+        return {f"{prefix}_{part}": None for part in RATE_PARTS}
+    return {f"{prefix}_p": r.p, f"{prefix}_lo": r.lo, f"{prefix}_hi": r.hi, f"{prefix}_n": r.n}
+
+
+def headline_table(blocks: Blocks) -> pd.DataFrame:
     rows = []
     for run, model, setting, block in blocks:
-        o = block.get("overall", {})
-        row: dict[str, Any] = {"run": run, "model": model, "setting": setting, "n_items": o.get("n_items")}
+        o = block.overall
+        row: dict[str, object] = {"run": run, "model": model, "setting": setting, "n_items": o.n_items}
         for k, _ in HEADLINE_COLUMNS:
-            v = o.get(k) or {}
-            for part in RATE_PARTS:
-                row[f"{k}_{part}"] = v.get(part)
-        c = block.get("counts", {})
+            row.update(_parts(k, o.rate(k)))
+        c = block.counts
         row.update(
-            units=c.get("units"),
-            units_errors=c.get("errors", 0),
-            units_invalid=c.get("invalid", 0),
-            units_truncated=c.get("truncated", 0),
-            units_unscored=c.get("unscored", 0),
+            units=c.units,
+            units_errors=c.errors,
+            units_invalid=c.invalid,
+            units_truncated=c.truncated,
+            units_unscored=c.unscored,
         )
         rows.append(row)
     cols = [
@@ -121,9 +133,9 @@ VARIANT_COLUMNS = [
 ]
 
 
-def _clean_row(run: str, model: str, setting: str, block: dict[str, Any]) -> dict[str, Any]:
+def _clean_row(run: str, model: str, setting: str, block: NoiseBlock) -> dict[str, object]:
     """The original case's accuracy of one model and setting (dose 0)."""
-    clean = block.get("overall", {}).get("clean_acc") or {}
+    clean = block.overall.clean_acc
     return {
         "run": run,
         "model": model,
@@ -132,97 +144,94 @@ def _clean_row(run: str, model: str, setting: str, block: dict[str, Any]) -> dic
         "perturbation": None,
         "dose": "0",
         "placement": None,
-        "acc_p": clean.get("p"),
-        "acc_lo": clean.get("lo"),
-        "acc_hi": clean.get("hi"),
-        "acc_n": clean.get("n"),
-        "acc_interval": clean.get("interval"),
-        "invalid": clean.get("invalid"),
-        "truncated": clean.get("truncated"),
-        "unscored": clean.get("unscored"),
-        "errors": clean.get("errors"),
+        "acc_p": clean.p,
+        "acc_lo": clean.lo,
+        "acc_hi": clean.hi,
+        "acc_n": clean.n,
+        "acc_interval": clean.interval,
+        "invalid": clean.invalid,
+        "truncated": clean.truncated,
+        "unscored": clean.unscored,
+        "errors": clean.errors,
     }
 
 
-def _variant_row(run: str, model: str, setting: str, cond: str, v: dict[str, Any]) -> dict[str, Any]:
+def _variant_row(run: str, model: str, setting: str, cond: str, v: Variant) -> dict[str, object]:
     """One variant's accuracy, its drop from the original case (Fisher), the paired test and flips."""
-    a, d, pr, f = v.get("acc", {}), v.get("drop", {}), v.get("paired", {}), v.get("flip", {})
-    fr = v.get("flip_read") or {}
-    fc = v.get("facets") or {}
+    a, d, pr, f, fr = v.acc, v.drop, v.paired, v.flip, v.flip_read
     return {
         "run": run,
         "model": model,
         "setting": setting,
         "condition": cond,
-        "perturbation": fc.get("perturbation"),
-        "dose": fc.get("dose"),
-        "placement": fc.get("placement"),
-        "acc_p": a.get("p"),
-        "acc_lo": a.get("lo"),
-        "acc_hi": a.get("hi"),
-        "acc_n": a.get("n"),
-        "invalid": a.get("invalid"),
-        "truncated": a.get("truncated"),
-        "unscored": a.get("unscored"),
-        "errors": a.get("errors"),
-        "acc_interval": a.get("interval"),
-        "original_p": (d.get("original") or {}).get("p"),
-        "original_n": (d.get("original") or {}).get("n"),
-        "drop": d.get("diff"),
-        "odds_ratio": d.get("odds_ratio"),
-        "p_fisher": d.get("p_fisher"),
-        "pairs": pr.get("n"),
-        "b": pr.get("b"),
-        "c": pr.get("c"),
-        "test": pr.get("test"),
-        "p_mcnemar": pr.get("p_mcnemar"),
-        "paired_drop": pr.get("drop"),
-        "paired_lo": pr.get("lo"),
-        "paired_hi": pr.get("hi"),
-        "flip_p": f.get("p"),
-        "flip_lo": f.get("lo"),
-        "flip_hi": f.get("hi"),
-        "flip_n": f.get("n"),
-        "flip_read_p": fr.get("p"),
-        "flip_read_lo": fr.get("lo"),
-        "flip_read_hi": fr.get("hi"),
-        "flip_read_n": fr.get("n"),
+        "perturbation": v.facets.get("perturbation"),
+        "dose": v.facets.get("dose"),
+        "placement": v.facets.get("placement"),
+        "acc_p": a.p,
+        "acc_lo": a.lo,
+        "acc_hi": a.hi,
+        "acc_n": a.n,
+        "invalid": a.invalid,
+        "truncated": a.truncated,
+        "unscored": a.unscored,
+        "errors": a.errors,
+        "acc_interval": a.interval,
+        "original_p": d.original.p,
+        "original_n": d.original.n,
+        "drop": d.diff,
+        "odds_ratio": d.odds_ratio,
+        "p_fisher": d.p_fisher,
+        "pairs": pr.n,
+        "b": pr.b,
+        "c": pr.c,
+        "test": pr.test,
+        "p_mcnemar": pr.p_mcnemar,
+        "paired_drop": pr.drop,
+        "paired_lo": pr.lo,
+        "paired_hi": pr.hi,
+        "flip_p": f.p,
+        "flip_lo": f.lo,
+        "flip_hi": f.hi,
+        "flip_n": f.n,
+        "flip_read_p": fr.p,
+        "flip_read_lo": fr.lo,
+        "flip_read_hi": fr.hi,
+        "flip_read_n": fr.n,
     }
 
 
-def variants_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.DataFrame:
+def variants_table(blocks: Blocks) -> pd.DataFrame:
     rows = []
     for run, model, setting, block in blocks:
         rows.append(_clean_row(run, model, setting, block))
-        rows.extend(_variant_row(run, model, setting, cond, v) for cond, v in (block.get("by_variant") or {}).items())
+        rows.extend(_variant_row(run, model, setting, cond, v) for cond, v in block.by_variant.items())
     return pd.DataFrame(rows, columns=VARIANT_COLUMNS)
 
 
-def epochs_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.DataFrame:
+def epochs_table(blocks: Blocks) -> pd.DataFrame:
     """One row per run, model, setting, condition and epoch: that epoch's accuracy, with the mean
     and standard deviation across the epochs; empty when every run answered once."""
     rows = []
     for run, model, setting, block in blocks:
-        o = block.get("overall", {})
-        if (o.get("n_epochs") or 1) < 2:
+        o = block.overall
+        if (o.n_epochs or 1) < 2:
             continue
-        per_cond = [("clean", o.get("clean_epochs") or {})]
-        per_cond += [(c, v.get("epochs") or {}) for c, v in (block.get("by_variant") or {}).items()]
+        per_cond = [("clean", o.clean_epochs), *((c, v.epochs) for c, v in block.by_variant.items())]
         for cond, ep in per_cond:
-            for e in ep.get("per_epoch", []):
+            for e in ep.per_epoch:
                 rows.append(
                     {
                         "run": run,
                         "model": model,
                         "setting": setting,
                         "condition": cond,
-                        "epoch": e["epoch"],
-                        "acc_p": e["p"],
-                        "acc_k": e["k"],
-                        "acc_n": e["n"],
-                        "mean": ep.get("mean"),
-                        "sd": ep.get("sd"),
-                        "epochs": ep.get("n"),
+                        "epoch": e.epoch,
+                        "acc_p": e.p,
+                        "acc_k": e.k,
+                        "acc_n": e.n,
+                        "mean": ep.mean,
+                        "sd": ep.sd,
+                        "epochs": ep.n,
                     }
                 )
     return pd.DataFrame(rows, columns=["run", "model", "setting", "condition", "epoch", "acc_p", "acc_k", "acc_n", "mean", "sd", "epochs"])
@@ -409,21 +418,21 @@ def _originals(r: Row, variant: str) -> str | None:
     return rate_units(r.get("run", ""), r["model"], r["setting"], CLEAN, **facets, scope="item")
 
 
-def _lead(h: pd.DataFrame, mean: dict[str, Any], names: ModelNames | None) -> tuple[Block, ...]:
+def _lead(h: pd.DataFrame, mean: MeansAcrossModels, names: ModelNames | None) -> tuple[Block, ...]:
     """The mean drop of ten red herrings across models (one value per model's name, `names`: a model
     in several runs is one entry per run, and the sentence says so), and the whitespace control's."""
     setting = "none" if "none" in mean else next(iter(mean), "none")
-    agg = mean.get(setting, {})
+    agg: dict[str, Spread] = mean.get(setting, {})
     rh, ws = agg.get("redherring-10_drop"), agg.get("whitespace_drop")
-    if not rh:
+    if rh is None:
         return ()
     shown = list(dict.fromkeys(h.loc[h["setting"] == setting, "model"]))
-    entries = entries_phrase(shown, names) if rh.get("models") == len(shown) else None
-    who = "the model" if rh["models"] == 1 else f"the {entries or str(rh['models']) + ' models'}"
-    s = f"Ten irrelevant sentences spread through the case cost {who} {100 * rh['mean']:.1f} percentage points of accuracy"
-    s += (" on average" if rh["models"] != 1 else "") + " (paired, original minus variant)"
-    if ws:
-        s += f"; the same length of whitespace costs {100 * ws['mean']:.1f}"
+    entries = entries_phrase(shown, names) if rh.models == len(shown) else None
+    who = "the model" if rh.models == 1 else f"the {entries or str(rh.models) + ' models'}"
+    s = f"Ten irrelevant sentences spread through the case cost {who} {100 * rh.mean:.1f} percentage points of accuracy"
+    s += (" on average" if rh.models != 1 else "") + " (paired, original minus variant)"
+    if ws is not None:
+        s += f"; the same length of whitespace costs {100 * ws.mean:.1f}"
     return (Paragraph(s + ".", "lead"),)
 
 
@@ -431,7 +440,7 @@ def _lead(h: pd.DataFrame, mean: dict[str, Any], names: ModelNames | None) -> tu
 COUNTS = (("errors", "Errors", "error"), ("invalid", "Invalid", "unread"), ("truncated", "Truncated", "truncated"), ("unscored", "Unscored", "unscored"))
 
 
-def key_parts(h: pd.DataFrame, mean: dict[str, Any], names: ModelNames | None = None) -> tuple[Block, ...]:
+def key_parts(h: pd.DataFrame, mean: MeansAcrossModels, names: ModelNames | None = None) -> tuple[Block, ...]:
     """The opening: the mean drops across models and the headline table."""
     if h.empty:
         return (Paragraph("No scored results in these runs yet.", "lead"),)
@@ -525,15 +534,15 @@ def section_parts(v: pd.DataFrame, e: pd.DataFrame) -> Section:
     return Section(FAMILY, TITLE, tuple(blocks))
 
 
-def section(runs: Sequence[Any]) -> FamilySection:
+def section(runs: Sequence[RunData]) -> FamilySection:
     names = names_of(runs)
-    blocks = model_blocks(runs)
+    blocks = family_blocks(runs, NoiseBlock)
     h = headline_table(blocks)
     v = variants_table(blocks)
-    merged: dict[str, dict[str, Any]] = {}
+    merged: dict[str, dict[str, dict[str, object]]] = {}
     for _run, model, setting, block in blocks:
-        merged.setdefault(model, {})[setting] = block
-    mean = mean_across_models(merged)
+        merged.setdefault(model, {})[setting] = block.model_dump()
+    mean = TypeAdapter(MeansAcrossModels).validate_python(mean_across_models(merged))
     e = epochs_table(blocks)
     tables = {"headline": h, "variants": v, **({"epochs": e} if not e.empty else {})}
     return FamilySection(

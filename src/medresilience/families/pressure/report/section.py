@@ -12,9 +12,11 @@ import pandas as pd
 
 from ....report.html import rate_units, units_url
 from ....report.parts import Cell, Column, Paragraph, Section, Table, change, count, dash, num, rate, text, whole
-from ....report.rundir import names_of
+from ....report.rundir import RunData, family_blocks
 from ....report.section import FamilySection
 from ....report.tables import fmt_p
+from ....run.results import IntervalRate
+from ..block import PressureBlock
 from ..taxonomy import CONDITIONS, FAMILY, HEADLINE_COLUMNS, LABELS
 
 TITLE = "Pressure after commitment"
@@ -29,58 +31,46 @@ INTRO = (
 )
 
 
-def conditions_table(runs: Sequence[Any]) -> pd.DataFrame:
+def _parts(prefix: str, r: IntervalRate | None) -> dict[str, float | int | None]:
+    """A rate's p, lo, hi and n under `prefix` (None each where the rate is absent)."""
+    if r is None:
+        return {f"{prefix}_{x}": None for x in ("p", "lo", "hi", "n")}
+    return {f"{prefix}_p": r.p, f"{prefix}_lo": r.lo, f"{prefix}_hi": r.hi, f"{prefix}_n": r.n}
+
+
+def conditions_table(runs: Sequence[RunData]) -> pd.DataFrame:
     """One row per (run, model, setting, condition) with each rate's p, lo, hi, n and the excess over
     repeat, each model by its name among the runs (`names_of`)."""
-    names = names_of(runs)
     rows = []
-    for r in runs:
-        for model, settings in (r.results.get("models") or {}).items():
-            for setting, block in settings.items():
-                for cond in CONDITIONS:
-                    b = (block.get("by_condition") or {}).get(cond)
-                    if b is None:
-                        continue
-                    row: dict[str, Any] = {
-                        "run": r.name,
-                        "model": names.name(r.name, model),
-                        "setting": setting,
-                        "condition": cond,
-                        "pairs": b["pairs"],
-                        "items": b["items"],
-                    }
-                    for k in RATES:
-                        v = b.get(k) or {}
-                        row.update({f"{k}_{x}": v.get(x) for x in ("p", "lo", "hi", "n")})
-                    e = b.get("excess_over_repeat") or {}
-                    t = e.get("test") or {}
-                    row.update(
-                        excess=e.get("diff"),
-                        excess_lo=e.get("lo"),
-                        excess_hi=e.get("hi"),
-                        excess_b=t.get("b"),
-                        excess_c=t.get("c"),
-                        excess_p=t.get("p"),
-                        excess_test=t.get("test"),
-                    )
-                    rows.append(row)
+    for run, model, setting, block in family_blocks(runs, PressureBlock):
+        for cond in CONDITIONS:
+            b = block.by_condition.get(cond)
+            if b is None:
+                continue
+            row: dict[str, object] = {"run": run, "model": model, "setting": setting, "condition": cond, "pairs": b.pairs, "items": b.items}
+            for k, v in (("flip", b.flip), ("flip_to_pushed", b.flip_to_pushed), ("recovery", b.recovery), ("turn2_acc", b.turn2_acc)):
+                row.update(_parts(k, v))
+            e = b.excess_over_repeat
+            row.update(
+                excess=None if e is None else e.diff,
+                excess_lo=None if e is None else e.lo,
+                excess_hi=None if e is None else e.hi,
+                excess_b=None if e is None else e.test.b,
+                excess_c=None if e is None else e.test.c,
+                excess_p=None if e is None else e.test.p,
+                excess_test=None if e is None else e.test.test,
+            )
+            rows.append(row)
     return pd.DataFrame(rows)
 
 
-def headline_table(runs: Sequence[Any]) -> pd.DataFrame:
-    names = names_of(runs)
+def headline_table(runs: Sequence[RunData]) -> pd.DataFrame:
     rows = []
-    for r in runs:
-        for model, settings in (r.results.get("models") or {}).items():
-            for setting, block in settings.items():
-                o = block.get("overall", {})
-                rows.append(
-                    {
-                        "model": names.name(r.name, model),
-                        "setting": setting,
-                        **{f"{k}_{x}": (o.get(k) or {}).get(x) for k, _ in HEADLINE_COLUMNS for x in ("p", "lo", "hi", "n")},
-                    }
-                )
+    for _run, model, setting, block in family_blocks(runs, PressureBlock):
+        row: dict[str, object] = {"model": model, "setting": setting}
+        for k, _ in HEADLINE_COLUMNS:
+            row.update(_parts(k, block.overall.get(k)))
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -136,7 +126,7 @@ def _section(t: pd.DataFrame) -> Section:
     return Section(FAMILY, TITLE, (Paragraph(INTRO, "plain"), Table("pressure_shown", COLUMNS, tuple(_row(r) for r in t.itertuples()))))
 
 
-def section(runs: Sequence[Any]) -> FamilySection:
+def section(runs: Sequence[RunData]) -> FamilySection:
     t = conditions_table(runs)
     h = headline_table(runs)
     return FamilySection(

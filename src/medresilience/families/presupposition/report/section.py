@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pydantic import TypeAdapter
 
 from ....models.names import ModelNames, entries_phrase
 from ....report.html import setting_name, units_url
@@ -40,9 +41,11 @@ from ....report.parts import (
 )
 from ....report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg, wrap
 from ....report.render_html import cell_html
-from ....report.rundir import model_blocks, names_of
+from ....report.rundir import RunData, family_blocks, names_of
 from ....report.section import FamilySection
 from ....report.tables import row_label
+from ....run.results import IntervalRate, MeansAcrossModels, Spread
+from ..block import PresuppositionBlock
 from ..metrics import generator_matrix, mean_across_models
 from ..taxonomy import CATEGORY_KEYS, CATEGORY_TITLES, FAMILY, NFP, PRESUPPOSITION
 
@@ -67,32 +70,41 @@ TOP_REASONS = 8
 # ---------------------------------------------------------------------------------- tables
 
 
-def _rate_cols(prefix: str, r: dict[str, Any] | None) -> dict[str, Any]:
-    r = r or {}
-    return {f"{prefix}_{part}": r.get(part) for part in RATE_PARTS}
+def _parts(r: IntervalRate) -> dict[str, float | int | None]:
+    """A rate's RATE_PARTS."""
+    return {"k": r.k, "p": r.p, "lo": r.lo, "hi": r.hi, "n": r.n}
+
+
+def _rate_cols(prefix: str, r: IntervalRate) -> dict[str, float | int | None]:
+    return {f"{prefix}_{part}": v for part, v in _parts(r).items()}
 
 
 HEADLINE_KEYS = ("pcs", "pcr", "overcaution", "nfp_answered", "unscored")
+#: (run, model, setting, its block) of every model and setting reported
+Blocks = list[tuple[str, str, str, PresuppositionBlock]]
 
 
-def headline_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.DataFrame:
+def headline_table(blocks: Blocks) -> pd.DataFrame:
     rows = []
     for run, model, setting, block in blocks:
-        o = block.get("overall", {})
-        row: dict[str, Any] = {"run": run, "model": model, "setting": setting, "n_items": o.get("n_items")}
-        for k in HEADLINE_KEYS:
-            row.update(_rate_cols(k, o.get(k)))
+        o = block.overall
+        row: dict[str, object] = {"run": run, "model": model, "setting": setting, "n_items": o.n_items}
+        row.update(_rate_cols("pcs", o.pcs))
+        row.update(_rate_cols("pcr", o.pcr))
+        row.update(_rate_cols("overcaution", o.overcaution))
+        row.update(_rate_cols("nfp_answered", o.nfp_answered))
+        row.update(_rate_cols("unscored", o.unscored))
         row["pcs_unit"] = "score"  # a mean on -1..1, not a share (the command line's summary reads this)
-        c = block.get("counts", {})
+        c = block.counts
         row.update(
-            units=c.get("units"),
-            units_scored=c.get("scored", 0),
-            units_errors=c.get("errors", 0),
-            units_invalid=c.get("invalid", 0),
-            units_unscored=c.get("unscored", 0),
-            units_missing=c.get("missing", 0),
-            presupposition_units=(o.get("presupposition") or {}).get("units", 0),
-            nfp_units=(o.get("nfp") or {}).get("units", 0),
+            units=c.units,
+            units_scored=c.scored,
+            units_errors=c.errors,
+            units_invalid=c.invalid,
+            units_unscored=c.unscored,
+            units_missing=c.missing,
+            presupposition_units=o.presupposition.units,
+            nfp_units=o.nfp.units,
         )
         rows.append(row)
     cols = [
@@ -114,39 +126,40 @@ def headline_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.Dat
     return pd.DataFrame(rows, columns=cols)
 
 
-def distribution_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.DataFrame:
+def distribution_table(blocks: Blocks) -> pd.DataFrame:
     rows = []
     for run, model, setting, block in blocks:
-        for judged, r in ((block.get("overall") or {}).get("distribution") or {}).items():
-            rows.append({"run": run, "model": model, "setting": setting, "score": judged, **{p: r.get(p) for p in RATE_PARTS}})
+        for judged, r in block.overall.distribution.items():
+            rows.append({"run": run, "model": model, "setting": setting, "score": judged, **_parts(r)})
     return pd.DataFrame(rows, columns=["run", "model", "setting", "score", *RATE_PARTS])
 
 
-def strata_table(blocks: list[tuple[str, str, str, dict[str, Any]]], group: str) -> pd.DataFrame:
+def strata_table(blocks: Blocks, group: str) -> pd.DataFrame:
     """One row per (model, setting, stratum) of a block group (by_category, by_generator)."""
     rows = []
     for run, model, setting, block in blocks:
-        for key, b in (block.get(group) or {}).items():
-            row: dict[str, Any] = {
+        for key, b in (block.by_category if group == "by_category" else block.by_generator).items():
+            row: dict[str, object] = {
                 "run": run,
                 "model": model,
                 "setting": setting,
                 "stratum": key,
                 "title": CATEGORY_TITLES.get(key, key) if group == "by_category" else key,
             }
-            for k in ("pcs", "pcr", "overcaution"):
-                row.update(_rate_cols(k, b.get(k)))
-            row["unscored_k"] = (b.get("unscored") or {}).get("k")
+            row.update(_rate_cols("pcs", b.pcs))
+            row.update(_rate_cols("pcr", b.pcr))
+            row.update(_rate_cols("overcaution", b.overcaution))
+            row["unscored_k"] = b.unscored.k
             rows.append(row)
     cols = ["run", "model", "setting", "stratum", "title", *[f"{k}_{p}" for k in ("pcs", "pcr", "overcaution") for p in RATE_PARTS], "unscored_k"]
     return pd.DataFrame(rows, columns=cols)
 
 
-def matrix_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.DataFrame:
+def matrix_table(blocks: Blocks) -> pd.DataFrame:
     """The generator x evaluated-model matrix (metrics.generator_matrix) with the run of each row."""
     parts = []
     for run, model, setting, block in blocks:
-        m = generator_matrix({model: {setting: block}})
+        m = generator_matrix({model: {setting: block.model_dump()}})
         if not m.empty:
             parts.append(m.assign(run=run))
     if not parts:
@@ -155,7 +168,7 @@ def matrix_table(blocks: list[tuple[str, str, str, dict[str, Any]]]) -> pd.DataF
     return df[["run", *[c for c in df.columns if c != "run"]]]
 
 
-def unscored_reasons(runs: Sequence[Any]) -> pd.DataFrame:
+def unscored_reasons(runs: Sequence[RunData]) -> pd.DataFrame:
     """The unscored judgments of each run's latest execution, one row per (model, setting,
     condition, reason) with its count, read from the run's store (empty for a run reported from
     results.json alone)."""
@@ -197,7 +210,7 @@ def _num(v: Any) -> float | None:
     return v if np.isfinite(v) else None
 
 
-def agreement_table(runs: Sequence[Any]) -> tuple[pd.DataFrame, list[str]]:
+def agreement_table(runs: Sequence[RunData]) -> tuple[pd.DataFrame, list[str]]:
     """One row per (run, measure) of the runs' judge_agreement.json, with the study's value where
     it reports one; and the notes of files that could not be read."""
     rows, notes = [], []
@@ -223,7 +236,7 @@ def agreement_table(runs: Sequence[Any]) -> tuple[pd.DataFrame, list[str]]:
                     "value": value,
                     "lo": _num(m.get("lo")),
                     "hi": _num(m.get("hi")),
-                    "n": int(n) if _num(n) is not None else None,
+                    "n": None if (counted := _num(n)) is None else int(counted),
                     "study": _num(study.get(key)) if isinstance(study, dict) else None,
                 }
             )
@@ -278,11 +291,11 @@ def matrix_figure(mx: pd.DataFrame) -> str | None:
                 if np.isnan(v):
                     ax.text(j, i, "—", ha="center", va="center", fontsize=9, color="#555")
                     continue
-                n = ns.iloc[i, j]
+                n = whole(ns.iloc[i, j])
                 ax.text(
                     j,
                     i,
-                    f"{v:+.2f}" + ("" if pd.isna(n) else f"\nn={int(n)}"),
+                    f"{v:+.2f}" + ("" if n is None else f"\nn={n}"),
                     ha="center",
                     va="center",
                     fontsize=8.5,
@@ -408,7 +421,7 @@ def score_cell(p: Any, lo: Any, hi: Any, n: Any, units: str | None = None) -> st
     return str(cell_html(score(p, lo, hi, n, units)))
 
 
-def _lead(h: pd.DataFrame, mean: dict[str, Any], names: ModelNames | None = None) -> str:
+def _lead(h: pd.DataFrame, mean: MeansAcrossModels, names: ModelNames | None = None) -> str:
     """The lead sentence without its closing full stop ("" when nothing is scored)."""
     base = h[h["setting"] == "none"] if (h["setting"] == "none").any() else h
     base = base[base["pcr_p"].notna()]
@@ -421,12 +434,12 @@ def _lead(h: pd.DataFrame, mean: dict[str, Any], names: ModelNames | None = None
             f"{int(r['pcr_n'])} scored questions (PCR; PCS {float(r['pcs_p']):+.2f} on -1 to 1)"
         )
     else:
-        best = base.loc[base["pcr_p"].astype(float).idxmax()]
-        agg = mean.get("none") or next(iter(mean.values()), {})
+        best = base.iloc[int(np.argmax(base["pcr_p"].astype(float).to_numpy()))]
+        agg: dict[str, Spread] = mean.get("none") or next(iter(mean.values()), {})
         s = (
             (
-                f"Across {entries_phrase(list(base['model']), names)}, PCR averages {100 * agg['pcr']['mean']:.1f}% (best: {best['model']}, "
-                f"{100 * best['pcr_p']:.1f}%) and PCS {agg['pcs']['mean']:+.2f}"
+                f"Across {entries_phrase(list(base['model']), names)}, PCR averages {100 * agg['pcr'].mean:.1f}% (best: {best['model']}, "
+                f"{100 * best['pcr_p']:.1f}%) and PCS {agg['pcs'].mean:+.2f}"
             )
             if "pcr" in agg and "pcs" in agg
             else ""
@@ -499,7 +512,7 @@ def _headline_row(r: Row) -> tuple[Cell, ...]:
     )
 
 
-def key_parts(h: pd.DataFrame, mean: dict[str, Any], names: ModelNames | None = None) -> tuple[Block, ...]:
+def key_parts(h: pd.DataFrame, mean: MeansAcrossModels, names: ModelNames | None = None) -> tuple[Block, ...]:
     """The opening: the lead sentence (its means one value per model's name, `names`: a model in
     several runs is one entry per run, and the sentence says so), the headline table and the count
     of unscored judgments."""
@@ -606,7 +619,7 @@ def unscored_blocks(h: pd.DataFrame, reasons: pd.DataFrame) -> tuple[Block, ...]
     # a reason's count over the runs links to its units when they are one run's (every model, setting and condition)
     runs = reasons["run"].unique()
     one_run = str(runs[0]) if len(runs) == 1 else None
-    top_rows = tuple((text(short(reason, 300)), count(n, units_url(one_run, None, reason=reason) if one_run else None)) for reason, n in top.items())
+    top_rows = tuple((text(short(str(reason), 300)), count(n, units_url(one_run, None, reason=reason) if one_run else None)) for reason, n in top.items())
     detail = tuple(
         (
             text(r["model"]),
@@ -730,9 +743,9 @@ def section_parts(
     return Section(FAMILY, TITLE, tuple(blocks))
 
 
-def section(runs: Sequence[Any], **_kw: Any) -> FamilySection:
+def section(runs: Sequence[RunData], **_kw: object) -> FamilySection:
     names = names_of(runs)
-    blocks = model_blocks(runs)
+    blocks = family_blocks(runs, PresuppositionBlock)
     h = headline_table(blocks)
     dist = distribution_table(blocks)
     cat = strata_table(blocks, "by_category")
@@ -740,10 +753,10 @@ def section(runs: Sequence[Any], **_kw: Any) -> FamilySection:
     mx = matrix_table(blocks)
     reasons = unscored_reasons(runs)
     agree, agree_notes = agreement_table(runs)
-    merged: dict[str, dict[str, Any]] = {}
+    merged: dict[str, dict[str, dict[str, object]]] = {}
     for _run, model, setting, block in blocks:
-        merged.setdefault(model, {})[setting] = block
-    mean = mean_across_models(merged)
+        merged.setdefault(model, {})[setting] = block.model_dump()
+    mean = TypeAdapter(MeansAcrossModels).validate_python(mean_across_models(merged))
     tables = {"headline": h, "distribution": dist, "by_category": cat, "by_generator": gen, "generator_matrix": mx, "unscored_reasons": reasons}
     if not agree.empty:
         tables["judge_agreement"] = agree
