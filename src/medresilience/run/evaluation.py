@@ -188,7 +188,7 @@ def evaluate(
                 # the objects alive before the calls (imported modules, the suite) stay out of the
                 # collector's passes while they run
                 stopping = stopping_of(run)
-                with serving([*specs, *helpers]) as live, cheap_gc():
+                with serving([*specs, *helpers]) as live, cheap_gc("calls_gc"):
                     # planned and run in chunks: memory stays flat as the suite grows
                     stats = event_loop.run(execute_run(run.served(live), store, progress, chunk_units=chunk_units, stopping=stopping), new_loop)
                 if stopping is not None:  # the rule's outcome is kept with the run: run.json and the store's run record
