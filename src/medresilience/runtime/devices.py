@@ -24,12 +24,19 @@ DEVICES = {
 }
 
 
+def _named_off() -> set[str]:
+    return {s.strip() for s in os.environ.get(VARIABLE, "").split(",") if s.strip()}
+
+
+def check() -> None:
+    """A ConfigError naming the variable when MEDRES_DEVICES_OFF names something that is no device
+    (a run calls it before it writes anything: a misspelt switch measures nothing)."""
+    for unknown in sorted(_named_off() - DEVICES.keys()):
+        raise ConfigError(VARIABLE, f"{unknown!r} is not a device{did_you_mean(unknown, DEVICES)}; the devices: {', '.join(DEVICES)}")
+
+
 def on(name: str) -> bool:
-    """Whether device `name` (one of DEVICES) is on: unless MEDRES_DEVICES_OFF names it. A name
-    there that is not a device is a ConfigError naming the variable."""
+    """Whether device `name` (one of DEVICES) is on: unless MEDRES_DEVICES_OFF names it."""
     if name not in DEVICES:
         raise ValueError(f"{name!r} is not a device")
-    off = {s.strip() for s in os.environ.get(VARIABLE, "").split(",") if s.strip()}
-    for unknown in sorted(off - DEVICES.keys()):
-        raise ConfigError(VARIABLE, f"{unknown!r} is not a device{did_you_mean(unknown, DEVICES)}; the devices: {', '.join(DEVICES)}")
-    return name not in off
+    return name not in _named_off()
