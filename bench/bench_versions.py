@@ -6,13 +6,13 @@ weighs on both alike. Prints the medians and the head's throughput as a ratio of
 
     .venv/bin/python bench/bench_versions.py --base 88533c1 [--head /work/merge] [--runs 5] [--items 1000] [--delays 0.05 0]
 
-`--base`/`--head`: a checkout's directory, or a commit (its src/ exported with `git archive` into a
-temporary directory; nothing is added to the repository's worktrees). Each run is a fresh process
+`--base`/`--head`: a checkout's directory, or a commit of this repository; either way its src/ is
+copied (a commit's with `git archive`) into a temporary directory, compiled to bytecode there and run
+from there, so neither checkout is written to and no worktree is added. Each run is a fresh process
 pinned to one core, the stub pinned to the other (when the machine has two). "whole" is the process
 from start to exit; "cpu" is the user and system time of the command and every process it waited
 for (its results worker), from getrusage. The suite is the synthetic misleading suite of
-bench_harness (three units an item). Both versions run from bytecode compiled beforehand into a
-temporary cache (PYTHONPYCACHEPREFIX), so neither checkout is written to. The ratio is the base's
+bench_harness (three units an item). The ratio is the base's
 median whole run over the head's: above 1, the head is faster; the done-when of issue #42 asks for
 at least 0.95."""
 
@@ -22,6 +22,7 @@ import argparse
 import compileall
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -50,10 +51,11 @@ def _cores() -> tuple[int | None, int | None]:
 
 
 def _source(version: str, into: Path) -> Path:
-    """The src/ directory of `version`: a checkout's, or a commit's exported into `into`."""
+    """A copy of the src/ directory of `version` in `into`: a checkout's, or a commit's exported."""
     path = Path(version)
     if path.is_dir():
-        return path.resolve() / "src"
+        shutil.copytree(path / "src", into / "src", ignore=shutil.ignore_patterns("__pycache__"))
+        return into / "src"
     into.mkdir(parents=True)
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", version, "src"], capture_output=True, check=False)
     if archive.returncode != 0:
@@ -91,10 +93,9 @@ def main() -> None:
     load = os.getloadavg()
     with tempfile.TemporaryDirectory() as d:
         versions = {"base": _source(args.base, Path(d) / "base"), "head": _source(args.head, Path(d) / "head")}
-        sys.pycache_prefix = str(Path(d) / "pyc")  # the bytecode of both, outside their trees
         for src in versions.values():
             compileall.compile_dir(str(src), quiet=1)
-        env = {**os.environ, "PYTHONPYCACHEPREFIX": sys.pycache_prefix}
+        env = dict(os.environ)
         if args.chunk_units:
             env["MEDRES_CHUNK_UNITS"] = str(args.chunk_units)
         suite = _synthetic_suite(args.items).save(Path(d) / "suite")
