@@ -27,12 +27,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_versions import ENTRY, _cores, _once  # noqa: E402
+from medresilience.runtime import devices  # noqa: E402
 
 #: each device: the environment of a run without it
 OFF = {
     "results_worker": {"MEDRES_RESULTS_WORKER": "0"},
     "uvloop": {"MEDRES_EVENT_LOOP": "asyncio"},
-    **{name: {"MEDRES_DEVICES_OFF": name} for name in ("frozen_imports", "exit_freeze", "calls_gc", "report_gc", "packed_frame")},
+    **{name: {devices.VARIABLE: name} for name in devices.DEVICES},
 }
 
 
