@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
+from ..runtime import devices
 from .kit import console, err_console, fail, help_wraps_at_spaces, parse_pairs, progress, progress_callback, user_errors
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -472,7 +473,8 @@ def main() -> None:
     try:
         app()
     finally:
-        gc.freeze()
+        if devices.on("exit_freeze"):
+            gc.freeze()
 
 
 if __name__ == "__main__":  # pragma: no cover

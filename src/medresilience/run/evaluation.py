@@ -33,7 +33,7 @@ from ..family import Family, family_of
 from ..models.openai_compatible import redact_url
 from ..models.serving import serving
 from ..models.spec import ModelSpec
-from ..runtime import event_loop
+from ..runtime import devices, event_loop
 from ..runtime.errors import MedresError
 from ..runtime.fileio import atomic_write
 from ..runtime.heap import cheap_gc
@@ -166,6 +166,7 @@ def evaluate(
     config = run_config(run)
     chunk_units = chunk_size()  # a bad MEDRES_CHUNK_UNITS fails before anything is written
     new_loop = event_loop.loop_factory()  # and a bad MEDRES_EVENT_LOOP
+    devices.check()  # and a bad MEDRES_DEVICES_OFF
     out = Path(out_dir)
     check_new_run_suite(suite, out)
     with RunLock(out, wait=wait, on_wait=on_wait):  # creates `out`; one process per run directory
@@ -188,7 +189,7 @@ def evaluate(
                 # the objects alive before the calls (imported modules, the suite) stay out of the
                 # collector's passes while they run
                 stopping = stopping_of(run)
-                with serving([*specs, *helpers]) as live, cheap_gc():
+                with serving([*specs, *helpers]) as live, cheap_gc("calls_gc"):
                     # planned and run in chunks: memory stays flat as the suite grows
                     stats = event_loop.run(execute_run(run.served(live), store, progress, chunk_units=chunk_units, stopping=stopping), new_loop)
                 if stopping is not None:  # the rule's outcome is kept with the run: run.json and the store's run record

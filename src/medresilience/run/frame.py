@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ..records import CLEAN, LETTERS
+from ..runtime import devices
 from ..store import SMALL, CallCode, ScoreCode, Store
 from ..store.base import SqlValue
 from ..suite import Suite
@@ -279,15 +280,16 @@ def results_frame(store: Store, suite: Suite, chunk: int = 100_000, run: str | N
     if run == LATEST:
         run = store.latest_run()
     parts = None
-    expected = _expected_vocabularies(store, run, suite, family)
+    packed = devices.on("packed_frame")
+    expected = _expected_vocabularies(store, run, suite, family) if packed else None
     if expected is not None:
         try:
             parts = _read_packed(store, run, expected, chunk)
         except _Unpackable:
             parts = None
     if parts is None:
-        scanned = _scanned_vocabularies(store, run)
-        if len(scanned["label"]) > MAX_PACKED_LABELS:
+        scanned = _scanned_vocabularies(store, run) if packed else None
+        if scanned is None or len(scanned["label"]) > MAX_PACKED_LABELS:
             parts = _read_text(store, run, chunk)
         else:
             parts = _read_packed(store, run, scanned, chunk)

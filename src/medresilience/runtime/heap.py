@@ -1,6 +1,6 @@
 """The garbage collector around heavy phases of a run.
 
-May import: the standard library only."""
+May import: runtime.devices."""
 
 from __future__ import annotations
 
@@ -8,14 +8,19 @@ import contextlib
 import gc
 from collections.abc import Iterator
 
+from . import devices
+
 
 @contextlib.contextmanager
-def cheap_gc() -> Iterator[None]:
+def cheap_gc(device: str = "report_gc") -> Iterator[None]:
     """Freeze the objects alive now for the duration: the collector's passes, and a library's
     explicit gc.collect() (statsmodels' Holm calls it on every use), then scan only what is new
     instead of the whole heap (every imported module's objects; 0.1 s per pass with pandas, scipy
     and matplotlib loaded, and more with a large frame). Frozen objects are unfrozen on exit, so
-    what became garbage meanwhile is collected later."""
+    what became garbage meanwhile is collected later. `device`: the switch (devices.on) of the use."""
+    if not devices.on(device):
+        yield
+        return
     gc.freeze()
     try:
         yield
@@ -31,6 +36,9 @@ def frozen_imports() -> Iterator[None]:
     modules' objects are skipped by the passes after them too. The little garbage the imports left
     is held until a `cheap_gc` block unfreezes everything. The collector is left as it was found
     (paused or not), so blocks nest."""
+    if not devices.on("frozen_imports"):
+        yield
+        return
     was_enabled = gc.isenabled()
     gc.disable()
     try:
