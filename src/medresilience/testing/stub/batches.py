@@ -61,7 +61,7 @@ class _Batch:
     status: str = "in_progress"
     output: list[dict[str, Any]] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
-    counts: dict[str, int] = field(default_factory=dict)
+    seq: int = 0  # the order it was created in (1: the first batch)
 
 
 class BatchEndpoints:
@@ -116,6 +116,7 @@ class BatchEndpoints:
     def _register(self, batch: _Batch, custom_ids: list[str]) -> None:
         open_ids = {c for b in self.batches.values() if b.status in ("in_progress", "validating", "finalizing", "cancelling") for c in _ids_of(b)}
         with self._lock:
+            batch.seq = len(self.batches) + 1
             for c in custom_ids:
                 if c in open_ids:
                     self.duplicates.append(c)
@@ -138,7 +139,7 @@ class BatchEndpoints:
         """End a batch: answer its lines (once), set its final status."""
         if batch.status != "in_progress":
             return
-        if int(batch.id.rsplit("stub", 1)[1]) <= self.faults.fail_batches:
+        if batch.seq <= self.faults.fail_batches:
             batch.status = "failed"
             return
         fates = [self._fate(c, batch) for c in _ids_of(batch)]
