@@ -213,7 +213,12 @@ class BatchEndpoints:
         rid = f"batch_req_{cid[:12]}_{batch.id}"
         if fate == "ok":
             assert self._app is not None
-            body = self._app.completion_of(line["body"])
+            try:
+                body = self._app.completion_of(line["body"])
+            except Exception as e:  # a policy that raises: the line's 500, as the live endpoint answers it
+                err = {"error": {"message": f"stub policy raised {type(e).__name__}: {e}", "type": "server_error"}}
+                batch.errors.append({"id": rid, "custom_id": cid, "response": {"status_code": 500, "request_id": rid, "body": err}, "error": None})
+                return
             batch.output.append({"id": rid, "custom_id": cid, "response": {"status_code": 200, "request_id": rid, "body": body}, "error": None})
             self.paid[cid] = self.paid.get(cid, 0) + 1
         elif fate == "failed":
