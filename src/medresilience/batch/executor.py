@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ..models.openai_compatible import Completion
+from ..models.openai_compatible import Completion, ModelCallError
 from ..models.spec import ModelSpec
 from ..run.calls import CallRequest, CallSink, RunStats
 from ..runtime.errors import ConfigError, InputError
@@ -36,6 +36,10 @@ from .providers import AnthropicBatches, Backend, FileBatches, OpenAIBatches
 PROVIDERS = ("openai", "anthropic", "files")
 #: the most requests one batch holds (OpenAI's limit per batch file)
 MAX_LINES = 50_000
+#: the batches a request may fail in (a server error on its own line) before it is stored as an
+#: error, as a live call is after its retries (a rerun sends it again); expiry and cancellation
+#: are the batch's, never the request's, and do not count
+MAX_SENDS = 3
 
 
 class BatchExecutor:
@@ -141,10 +145,13 @@ class BatchExecutor:
         scores: list[ScoreRow] = []
         answered: set[str] = set()
         whys: dict[str, int] = {}
+        sends = store.batch_sends(record.keys)
         for cid, outcome in outcomes:
             r = pending.get(cid)
             if r is None or cid not in record.keys or cid in answered:
                 continue  # stored before (a collect that was cut short), or not this batch's
+            if isinstance(outcome, Resend) and outcome.failed and sends.get(cid, 0) >= MAX_SENDS:
+                outcome = ModelCallError(f"batch request failed in {sends[cid]} batches; last: {outcome.why}", permanent=False, attempts=sends[cid])
             if isinstance(outcome, Resend):
                 whys[outcome.why.split(":")[0]] = whys.get(outcome.why.split(":")[0], 0) + 1
                 continue

@@ -23,9 +23,11 @@ CHAT_URL = "/v1/chat/completions"
 
 @dataclass(frozen=True)
 class Resend:
-    """A request the batch did not answer for good (expired, cancelled, failed transiently): sent again."""
+    """A request the batch did not answer for good (expired, cancelled, failed transiently): sent
+    again. `failed`: the request itself failed (a server error), not the batch's window or a cancel."""
 
     why: str
+    failed: bool = False
 
 
 Outcome = Completion | ModelCallError | Resend
@@ -109,7 +111,7 @@ def read_openai_results(data: bytes, source: str) -> list[tuple[str, Outcome]]:
         if status != 200:
             message = json.dumps(body)[:300] if body is not None else ""
             if status in TRANSIENT_STATUS:
-                out.append((cid, Resend(f"status {status}: {message}")))
+                out.append((cid, Resend(f"status {status}: {message}", failed=True)))
             else:
                 out.append((cid, ModelCallError(f"batch request failed (permanent): status {status}: {message}", permanent=True, attempts=1, status=status)))
             continue
@@ -143,7 +145,7 @@ def read_anthropic_results(data: bytes, source: str) -> list[tuple[str, Outcome]
             if inner.get("type") == "invalid_request_error":
                 out.append((cid, ModelCallError(f"batch request failed (permanent): {what}", permanent=True, attempts=1, status=400)))
             else:
-                out.append((cid, Resend(what)))
+                out.append((cid, Resend(what, failed=True)))
         elif kind in ("expired", "canceled"):
             out.append((cid, Resend(str(kind))))
         else:

@@ -69,6 +69,10 @@ class BatchRecords(Writer):
             out.append(BatchRecord(bid, provider, label, fhash, path, remote, status, keys, created))
         return out
 
+    def batch_sends(self, keys: Iterable[str]) -> dict[str, int]:
+        """key -> how many recorded batches held it (of the given keys that any batch held)."""
+        return dict(self.by_keys("SELECT key, COUNT(*) FROM batch_keys WHERE key IN ({keys}) GROUP BY key", keys))
+
     def batch_remote_ids(self) -> set[str]:
         """The provider ids every recorded batch has (a found batch is adopted by one record only)."""
         return {r[0] for r in self.conn.execute("SELECT remote_id FROM batches WHERE remote_id IS NOT NULL")}

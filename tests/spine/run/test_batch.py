@@ -28,14 +28,14 @@ def _eval(suite: Path, out: Path, url: str, *extra: str) -> subprocess.Completed
     return subprocess.run(eval_command(suite, out, url, *extra), env=ENV, capture_output=True, text=True, timeout=180)
 
 
-def _until_done(suite: Path, out: Path, url: str, *extra: str, rounds: int = 12) -> list[subprocess.CompletedProcess]:
-    """Reruns the batch command until it stops waiting; every run before the last exits 3."""
+def _until_done(suite: Path, out: Path, url: str, *extra: str, rounds: int = 12, code: int = 0) -> list[subprocess.CompletedProcess]:
+    """Reruns the batch command until it stops waiting (with exit `code`); every run before the last exits 3."""
     runs = []
     for _ in range(rounds):
         runs.append(_eval(suite, out, url, *extra))
         if runs[-1].returncode != WAITING:
             break
-    assert runs[-1].returncode == 0, runs[-1].stdout + runs[-1].stderr
+    assert runs[-1].returncode == code, runs[-1].stdout + runs[-1].stderr
     return runs
 
 
@@ -132,28 +132,50 @@ def test_fallback_live_makes_the_unanswered_requests_live_at_once(tmp_path, suit
     assert _results(tmp_path / "run") == _results(live)
 
 
-@pytest.mark.parametrize("stage", ["upload", "create", "poll", "content"])
-def test_killed_at_each_stage_and_resumed_pays_each_call_once(tmp_path, suite, live, stage):
-    """upload: recorded, not sent; create: sent, the provider's id never stored (found again by the
-    batch's metadata); poll: sent and recorded, killed while looking; content: killed while
-    collecting the results."""
+@pytest.mark.parametrize(
+    ("provider", "stage"),
+    [("openai", "upload"), ("openai", "create"), ("openai", "poll"), ("openai", "content"), ("anthropic", "create"), ("anthropic", "results")],
+)
+def test_killed_at_each_stage_and_resumed_pays_each_call_once(tmp_path, suite, live, provider, stage):
+    """upload: recorded, not sent; create: sent, the provider's id never stored (found again: by
+    the batch's metadata, Anthropic: by its size); poll: sent and recorded, killed while looking;
+    content / results: killed while collecting the results."""
     eps = BatchEndpoints(BatchFaults(polls=0))
     out = tmp_path / "run"
     with StubServer(policy=oracle_policy, batches=eps) as srv:
-        cmd = eval_command(suite, out, srv.base_url, "--batch", "openai")
-        if stage in ("poll", "content"):  # the first run submits; the second looks (and collects)
-            assert _eval(suite, out, srv.base_url, "--batch", "openai").returncode == WAITING
+        cmd = eval_command(suite, out, srv.base_url, "--batch", provider)
+        if stage in ("poll", "content", "results"):  # the first run submits; the second looks (and collects)
+            assert _eval(suite, out, srv.base_url, "--batch", provider).returncode == WAITING
         eps.hold = stage
         proc = subprocess.Popen(cmd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_until(eps.held.is_set, timeout=120, proc=proc)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         eps.hold = None
-        _until_done(suite, out, srv.base_url, "--batch", "openai")
+        _until_done(suite, out, srv.base_url, "--batch", provider)
     assert not eps.duplicates, "a key was sent while a batch holding it was open"
     assert all(len(b) == 1 for b in eps.sent.values()), "a call went out in two batches"
     assert len(eps.paid) == 60 and not eps.paid_twice()
     assert _results(out) == _results(live)
+
+
+def _failing_policy(messages, request):
+    """The oracle, except that the five requests of one item fail (its policy raises: a 500 line)."""
+    if "Question number 2: which option is right? (copy 1)" in messages[-1]["content"]:
+        raise RuntimeError("this item always fails")
+    return oracle_policy(messages, request)
+
+
+def test_a_request_that_fails_in_every_batch_is_stored_as_an_error_after_three(tmp_path, suite):
+    eps = BatchEndpoints(BatchFaults(polls=0))
+    with StubServer(policy=_failing_policy, batches=eps) as srv:
+        # the last run made only those five calls and each failed: exit 1, as a live rerun of them would
+        runs = _until_done(suite, tmp_path / "run", srv.base_url, "--batch", "openai", code=1)
+    assert [r.returncode for r in runs] == [WAITING, WAITING, WAITING, 1]
+    errors = [c for c in _calls(tmp_path / "run") if c[1] == "error"]
+    assert len(errors) == 5
+    assert sorted(len(eps.sent[k]) for k, *_ in errors) == [3] * 5
+    assert "5 errors" in runs[-1].stdout and "batch request failed in 3 batches" in runs[-1].stderr
 
 
 def test_anthropic_message_batches_end_with_the_live_runs_results(tmp_path, suite, live):
