@@ -253,3 +253,31 @@ def test_dry_run_prints_calls_tokens_and_cost_live_and_batch_and_sends_nothing(t
     assert live_cost > 1
     assert batch_cost == pytest.approx(live_cost / 2, abs=0.01)
     assert not (tmp_path / "run" / "store.sqlite").exists()
+
+
+def test_a_2000_unit_suite_through_the_batch_server_equals_the_live_run(tmp_path):
+    make_tiny_suite(n_copies=100).save(tmp_path / "suite")  # 400 items -> 2,000 calls
+    eps = BatchEndpoints(BatchFaults(seed=5, polls=1, rate_expired=0.05, rate_failed=0.05))
+    opts = "concurrency=16"
+    with StubServer(policy=oracle_policy, batches=eps) as srv:
+        live = subprocess.run(
+            eval_command(tmp_path / "suite", tmp_path / "live", srv.base_url, model_opts=opts), env=ENV, capture_output=True, text=True, timeout=300
+        )
+        assert live.returncode == 0, live.stderr
+        runs = []
+        for _ in range(8):
+            runs.append(
+                subprocess.run(
+                    eval_command(tmp_path / "suite", tmp_path / "batch", srv.base_url, "--batch", "openai", model_opts=opts),
+                    env=ENV,
+                    capture_output=True,
+                    text=True,
+                    timeout=300,
+                )
+            )
+            if runs[-1].returncode != WAITING:
+                break
+    assert runs[-1].returncode == 0, runs[-1].stderr
+    assert len(eps.paid) == 2000 and not eps.paid_twice() and not eps.duplicates
+    assert _results(tmp_path / "batch") == _results(tmp_path / "live")
+    assert _calls(tmp_path / "batch") == _calls(tmp_path / "live")
