@@ -10,7 +10,13 @@ scored, and `RunStats.stopped` says so in one line. When the store cannot be wri
 stop and the StoreWriteError is raised; what was committed stays. Error texts and replies are
 stored and shown without the specs' secrets (API keys, URL passwords and tokens): an endpoint that
 echoes a key gets `[redacted]` stored, scored and passed on (to a judge) in its place. A scorer that
-raises on a reply does not stop the run: the reply is stored, its score `unscored` with the reason."""
+raises on a reply does not stop the run: the reply is stored, its score `unscored` with the reason.
+
+Execution mode: inside `batch_mode(dispatcher)` (a provider batch, see the batch package) the calls
+left after the plan are handed to the dispatcher first, which stores the results of finished
+batches as the rows a live call's would be (`CallSink`: the same rows, the same scoring), submits
+the rest as batches and hands back only the calls to make live now (a fallback); the calls still in
+a batch are counted in `RunStats.batch_waiting`."""
 
 from __future__ import annotations
 
@@ -18,10 +24,11 @@ import asyncio
 import contextlib
 import inspect
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import EllipsisType
-from typing import Any
+from typing import Any, Protocol
 
 from ..models.openai_compatible import Completion, ModelCallError, OpenAICompatibleModel, scrub, spec_secrets
 from ..models.spec import ModelSpec
@@ -58,6 +65,8 @@ class RunStats:
     settled_from: str | None = None  # a rerun of this settled run: nothing was planned or called
     agent_short: int = 0  # agent units that used their steps or tokens without a final answer (not scored)
     fallbacks: list[str] = field(default_factory=list)  # one line per model asked in another format than the run asked (answer_format)
+    batch_waiting: int = 0  # calls in a provider batch that has not ended: the run waits for them (batch_mode)
+    batch_lines: list[str] = field(default_factory=list)  # one status line per batch looked at or submitted
 
     def as_dict(self) -> JSONObject:
         return {k: v for k, v in self.__dict__.items()}
@@ -223,15 +232,20 @@ class _Calls:
             try:
                 c = await model.complete(r.messages, r.params)
             except ModelCallError as e:
-                await self._failed(r, label, e)
+                await self.failed(r, label, e)
             else:
-                await self._answered(r, model.spec, c)
+                await self.answered(r, model.spec, c)
             self.stats.called += 1
             self.finished += 1
             self.show()
 
-    async def _failed(self, r: CallRequest, label: str, e: ModelCallError) -> None:
+    async def failed(self, r: CallRequest, label: str, e: ModelCallError) -> None:
         """Store a failed call (its text without secrets) and stop its model after `limit` errors in a row that stop a model."""
+        await self.writer.queue.put(self.failed_row(r, label, e))
+        self.breaker.failed(label, e.stops_model, e)
+
+    def failed_row(self, r: CallRequest, label: str, e: ModelCallError) -> tuple[CallRow, ScoreRow | None]:
+        """The rows of a failed call (its text without secrets; the call's score on error), counted."""
         stats = self.stats
         text = scrub(str(e), self.secrets)
         if text != str(e):
@@ -242,13 +256,17 @@ class _Calls:
             stats.error_samples.append(text)
         s = r.on_error(e) if r.on_error is not None else None
         row = CallRow(r.key, label, "error", e.permanent, attempts=e.attempts, error=text, waited_s=e.waited_s)
-        await self.writer.queue.put((row, _score_row(r, s)))
-        self.breaker.failed(label, e.stops_model, e)
+        return row, _score_row(r, s)
 
-    async def _answered(self, r: CallRequest, spec: ModelSpec, c: Completion) -> None:
-        """Store a reply (without secrets) with its cost and score; a scorer that raises leaves it unscored with why."""
-        stats = self.stats
+    async def answered(self, r: CallRequest, spec: ModelSpec, c: Completion) -> None:
+        """Store a reply (without secrets) with its cost and score."""
         self.breaker.succeeded(spec.label)
+        await self.writer.queue.put(self.answered_row(r, spec, c))
+
+    def answered_row(self, r: CallRequest, spec: ModelSpec, c: Completion) -> tuple[CallRow, ScoreRow | None]:
+        """The rows of a reply (without secrets) with its cost (at `spec`'s prices) and score,
+        counted; a scorer that raises leaves it unscored with why."""
+        stats = self.stats
         c.text = scrub(c.text, self.secrets)
         cost = spec.cost(c.prompt_tokens, c.completion_tokens)
         stats.ok += 1
@@ -279,7 +297,7 @@ class _Calls:
             tool_calls=c.tool_calls,
             reasoning_tokens=c.reasoning_tokens,
         )
-        await self.writer.queue.put((row, _score_row(r, s)))
+        return row, _score_row(r, s)
 
     def count_left(self, queues: dict[str, asyncio.Queue[CallRequest]]) -> None:
         """Count the calls left in the queues as not run, with one line per stopped model."""
@@ -295,6 +313,38 @@ class _Calls:
                     f"model {label} stopped after {self.limit} consecutive {why} errors{code}: its {left} remaining calls were not sent "
                     f"(not run, not scored); last error: {last}"
                 )
+
+
+class CallSink(Protocol):
+    """What an outcome of a call is stored as: the rows (and score) a live call's would be, counted
+    in the run's stats; the caller writes them (`Store.write_results`)."""
+
+    def answered_row(self, r: CallRequest, spec: ModelSpec, c: Completion) -> tuple[CallRow, ScoreRow | None]: ...
+
+    def failed_row(self, r: CallRequest, label: str, e: ModelCallError) -> tuple[CallRow, ScoreRow | None]: ...
+
+
+class Dispatcher(Protocol):
+    """An execution mode other than live calls (a provider batch): takes the calls left after the
+    plan (by model label), stores what it has for them through `sink`, counts the calls it still
+    waits for in `stats.batch_waiting`, and returns the calls to make live now."""
+
+    async def dispatch(
+        self, todo_by_model: dict[str, list[CallRequest]], specs: Mapping[str, ModelSpec], store: Store, sink: CallSink, stats: RunStats
+    ) -> dict[str, list[CallRequest]]: ...
+
+
+_DISPATCHER: ContextVar[Dispatcher | None] = ContextVar("medres_dispatcher", default=None)
+
+
+@contextlib.contextmanager
+def batch_mode(dispatcher: Dispatcher) -> Iterator[Dispatcher]:
+    """Every run_calls inside this block hands its pending calls to `dispatcher` (a batch mode)."""
+    token = _DISPATCHER.set(dispatcher)
+    try:
+        yield dispatcher
+    finally:
+        _DISPATCHER.reset(token)
 
 
 def _client(
@@ -356,6 +406,9 @@ async def run_calls(
 
     writer_task.add_done_callback(writer_done)
     try:
+        dispatcher = _DISPATCHER.get()
+        if dispatcher is not None and todo_by_model:  # a batch mode: only its fallback calls are made live
+            todo_by_model = await dispatcher.dispatch(todo_by_model, spec_by_label, store, run, stats)
         for label, todo in todo_by_model.items():
             spec = spec_by_label[label]
             model = _client(spec, (clients or {}).get(label), own, borrowed)

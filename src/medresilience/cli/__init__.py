@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..run.evaluation import RunResult
     from ..run.resolved import AuditRequest
     from ..run.stopping import StopRule
+    from .batch import BatchRequest
 
 # plain help (click's layout): option names are never cut and wrap at words at any width; an
 # on/off flag shows as --x / --no-x
@@ -140,9 +141,10 @@ def _run_eval(
     audit: int | None = None,
     reader: str | None = None,
     until: StopRule | None = None,
+    batch: BatchRequest | None = None,
 ) -> None:
     """Run, print the table and summary, audit its labels (`audit` units, with the `reader` model),
-    write the report; then exit 1 when calls failed
+    write the report (`batch`: the calls go through a batch, see cli.batch); then exit 1 when calls failed
     permanently, were not run (a stopped model), or all failed, or the run measured nothing (no
     unit planned, every judgment unscored); the summary is written first."""
     from ..family import family_of
@@ -151,6 +153,7 @@ def _run_eval(
     from ..run.evaluation import check_new_run_suite, evaluate
     from ..run.resolved import EvalOptions, resolve_run
     from ..suite import Suite
+    from .batch import Waiting, batch_mode_of, dry_run, print_batch_lines, print_waiting, waiting_summarise
     from .results_worker import ResultsWorker
 
     suite = Suite.load(suite_dir, lazy=True) if suite_dir else sample_suite()  # records read when the run needs them
@@ -177,21 +180,30 @@ def _run_eval(
     # the run resolved once: its family, options, settings and their models, keys; errors before any progress output
     run = resolve_run(suite, specs, opts, family=family, audit=_audit_request(audit, reader, cfg))
     check_new_run_suite(suite, Path(out))  # as `evaluate` would first: before the fork, the worker shares the check
+    if batch is not None and batch.dry_run:
+        return dry_run(run, Path(out), batch.provider)
     lead = _preview_lines(run, Path(out))  # read before the run writes run.json
     # the results and the report are computed by a worker that loads their libraries during the calls
     with ResultsWorker(run) as worker:
-        with progress(lazy=True) as prog:  # shown from the first call: an error before it is one line alone
-            result = evaluate(
-                run,
-                out_dir=out,
-                progress=progress_callback(prog, "calls", lead=lead),
-                wait=wait,
-                on_wait=lambda msg: err_console.print(msg, highlight=False, soft_wrap=True, markup=False),
-                summarise=worker.summarise,
-            )
+        with progress(lazy=True) as prog, batch_mode_of(batch, Path(out)):  # shown from the first call: an error before it is one line alone
+            waiting: Waiting | None = None
+            try:
+                result = evaluate(
+                    run,
+                    out_dir=out,
+                    progress=progress_callback(prog, "calls", lead=lead),
+                    wait=wait,
+                    on_wait=lambda msg: err_console.print(msg, highlight=False, soft_wrap=True, markup=False),
+                    summarise=worker.summarise if batch is None else waiting_summarise(worker.summarise),
+                )
+            except Waiting as w:  # a batch is in progress: no results yet
+                waiting = w
             if not prog.live.is_started:  # nothing was called (the same run, settled): said all the same
                 for line in lead:
                     err_console.print(line, highlight=False, markup=False, soft_wrap=True)
+        if waiting is not None and batch is not None:
+            print_waiting(waiting, batch)
+        print_batch_lines(result.stats)
         _print_outcome(result, run.family)
         audited = _audit_after(out, run.audit, suite) if run.audit is not None else None
         html = worker.report(Path(out), result.frame)
@@ -347,10 +359,26 @@ def eval_(
     until_versus: Annotated[
         Optional[str], typer.Option("--until-versus", help="with --until-decided in a run of one model and one setting: the rate compared against")
     ] = None,
+    batch: Annotated[
+        Optional[str],
+        typer.Option(
+            "--batch",
+            help="send the calls as a provider batch at the batch price: openai, anthropic, or files (a batch file for your own engine); "
+            "exits 3 while a batch is in progress: rerun to collect",
+        ),
+    ] = None,
+    batch_results: Annotated[
+        Optional[Path], typer.Option("--batch-results", help="with --batch files: the output file your engine wrote (OpenAI batch format)")
+    ] = None,
+    batch_fallback: Annotated[
+        str, typer.Option("--batch-fallback", help="requests a batch did not answer (expired, cancelled, failed): batch (the next batch) or live")
+    ] = "batch",
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="with --batch: print calls, tokens and cost live vs batch; send nothing")] = False,
 ) -> None:
     """Run one or many models on a suite's paired clean and stressed probes."""
     from ..run.stopping import StopRule
     from ..runtime.errors import ConfigError
+    from .batch import batch_request
     from .config import load_config
 
     if until is None and not until_decided and (until_rate or until_versus):
@@ -376,6 +404,7 @@ def eval_(
         audit=audit,
         reader=reader,
         until=rule,
+        batch=batch_request(batch, batch_results, batch_fallback, dry_run),
     )
 
 

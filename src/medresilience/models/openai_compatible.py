@@ -266,39 +266,44 @@ class OpenAICompatibleModel:
         return scrub(text, self.secrets)
 
     def _completion(self, resp: dict[str, Any], latency: float, attempts: int) -> Completion:
-        """A reply's JSON object as a Completion; a reply without a readable message is malformed."""
-        if not isinstance(resp, dict) or not resp.get("choices"):
-            raise _Malformed("response has no choices")
-        choice = resp["choices"][0]
-        if not isinstance(choice, dict):
-            raise _Malformed("the reply's choice is not an object")
-        message = choice.get("message")
-        if not isinstance(message, dict):
-            raise _Malformed("the reply's message is null" if message is None else "the reply's message is not an object")
-        text = _content_text(message.get("content"))
-        text = None if text is None else storable_text(text)
-        calls = _tool_calls(message.get("tool_calls"))
-        if text is None and calls:
-            text = ""  # a reply that only calls tools
-        if text is None:
-            refusal = message.get("refusal")
-            if not (isinstance(refusal, str) and refusal):
-                raise _Malformed("the reply's message content is null")
-            text = storable_text(refusal)  # a refusal is an answer (scored as one)
-        usage = _fields(resp.get("usage"))
-        model = resp.get("model")
-        return Completion(
-            text=text,
-            finish_reason=choice.get("finish_reason"),
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
-            latency_s=latency,
-            attempts=attempts,
-            top_logprobs=_top_logprobs(choice.get("logprobs")),
-            raw_model=model if isinstance(model, str) else None,
-            tool_calls=calls,
-            reasoning_tokens=_reasoning_tokens(usage),
-        )
+        return read_completion(resp, latency, attempts)
+
+
+def read_completion(resp: dict[str, Any], latency: float = 0.0, attempts: int = 1) -> Completion:
+    """A chat completion's JSON object (a live reply, or the body of a batch result line) as a
+    Completion; one without a readable message is malformed (`_Malformed`, a ValueError)."""
+    if not isinstance(resp, dict) or not resp.get("choices"):
+        raise _Malformed("response has no choices")
+    choice = resp["choices"][0]
+    if not isinstance(choice, dict):
+        raise _Malformed("the reply's choice is not an object")
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise _Malformed("the reply's message is null" if message is None else "the reply's message is not an object")
+    text = _content_text(message.get("content"))
+    text = None if text is None else storable_text(text)
+    calls = _tool_calls(message.get("tool_calls"))
+    if text is None and calls:
+        text = ""  # a reply that only calls tools
+    if text is None:
+        refusal = message.get("refusal")
+        if not (isinstance(refusal, str) and refusal):
+            raise _Malformed("the reply's message content is null")
+        text = storable_text(refusal)  # a refusal is an answer (scored as one)
+    usage = _fields(resp.get("usage"))
+    model = resp.get("model")
+    return Completion(
+        text=text,
+        finish_reason=choice.get("finish_reason"),
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+        latency_s=latency,
+        attempts=attempts,
+        top_logprobs=_top_logprobs(choice.get("logprobs")),
+        raw_model=model if isinstance(model, str) else None,
+        tool_calls=calls,
+        reasoning_tokens=_reasoning_tokens(usage),
+    )
 
 
 def _fields(value: object) -> dict[str, Any]:
@@ -341,7 +346,7 @@ def _limiter(rpm: float) -> AsyncLimiter:
     return AsyncLimiter(capacity, capacity / per_second)
 
 
-class _Malformed(Exception):
+class _Malformed(ValueError):
     pass
 
 

@@ -266,6 +266,10 @@ PRICES: tuple[Price, ...] = (
     Price("gemini", "gemini-2.5-flash", 0.30, 2.50, "2025-06-17"),
 )
 
+#: the share of the list price a provider's batch API charges (OpenAI's Batch API and Anthropic's
+#: Message Batches: half price, both sides, as listed on the dates above)
+BATCH_RATES: dict[str, float] = {"openai": 0.5, "anthropic": 0.5}
+
 # a dated snapshot of a listed model: gpt-4o-2024-08-06, claude-sonnet-4-5-20250929
 _SNAPSHOT = re.compile(r"-\d{4}-?\d{2}-?\d{2}$")
 

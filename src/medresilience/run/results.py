@@ -183,6 +183,8 @@ class ExecutionRecord(BaseModel):
     settled_from: str | None = None
     agent_short: int = 0
     fallbacks: list[str] = Field(default_factory=list)
+    batch_waiting: int = 0
+    batch_lines: list[str] = Field(default_factory=list)
 
 
 #: setting -> rate -> its spread over the models

@@ -7,7 +7,8 @@ up to them (a writer migrates in place, a reader in a memory copy). `Store` (han
 connection, for writing (WAL, one writer: `writer`, each batch one transaction, so a run killed at
 any point leaves only whole rows) or with `Store.read_only` (immutable=1 or mode=ro), and mixes
 in the typed readers, one module per job: `runs` (a run's record, whether it is settled, where
-its units stand), `calls` (by request key: resuming, scorers, an agent's turns), `usage` (what was
+its units stand), `calls` (by request key: resuming, scorers, an agent's turns), `batches` (a run's provider batches, recorded
+before they are sent), `usage` (what was
 spent and how replies were read), `joins` (units x calls x scores for the results frame, exports,
 audit, review and the analyses) and `evidence` (one unit's whole record, for the viewer). A unit's
 identity is one type, `UnitRow`; `UnitResult` and `UnitRecord` extend it with what was joined.
@@ -26,6 +27,7 @@ line naming the cause and the path; what was committed before stays.
 May import: runtime."""
 
 from .base import StoreWriteError
+from .batches import BatchRecord
 from .codes import ANSWERED, CallCode, CallStatus, ScoreCode, ScoreStatus
 from .evidence import UnitDetail
 from .handle import Store
@@ -38,6 +40,7 @@ __all__ = [
     "ANSWERED",
     "SCHEMA",
     "SMALL",
+    "BatchRecord",
     "CallCode",
     "CallRow",
     "CallStatus",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..runtime.lock import held
 from .base import StoreWriteError, is_bug
+from .batches import BatchRecords
 from .calls import CallReads
 from .evidence import EvidenceReads
 from .joins import JoinedReads
@@ -17,7 +18,7 @@ from .usage import UsageReads
 from .writer import Writer
 
 
-class Store(Writer, RunReads, CallReads, UsageReads, JoinedReads, EvidenceReads):
+class Store(BatchRecords, Writer, RunReads, CallReads, UsageReads, JoinedReads, EvidenceReads):
     """A run directory's store: the writer (`Writer`) and the readers grouped by what they serve
     (runs, calls by key, spending and reading, the units x calls x scores join, one unit's
     evidence)."""

@@ -71,10 +71,28 @@ CREATE TABLE IF NOT EXISTS scores (
     value REAL,
     PRIMARY KEY (key, scorer)
 );
+CREATE TABLE IF NOT EXISTS batches (
+    batch_id TEXT PRIMARY KEY,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    file_hash TEXT NOT NULL,
+    path TEXT NOT NULL,
+    remote_id TEXT,
+    status TEXT NOT NULL,
+    detail TEXT,
+    created REAL NOT NULL,
+    updated REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS batch_keys (
+    batch_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    PRIMARY KEY (batch_id, key)
+);
+CREATE INDEX IF NOT EXISTS batch_keys_key ON batch_keys(key);
 """
 
 #: every table SCHEMA makes (a store from before some of them is read through a migrated copy)
-TABLES = frozenset({"runs", "requests", "units", "calls", "unit_calls", "scores"})
+TABLES = frozenset({"runs", "requests", "units", "calls", "unit_calls", "scores", "batches", "batch_keys"})
 
 # Stores from before `truncated` (a reply cut at its budget before an answer): the scores table is
 # rebuilt with the wider status check (SQLite cannot change a CHECK in place); its rows are kept.

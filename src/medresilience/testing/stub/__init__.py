@@ -33,11 +33,13 @@ is); ``response_format="honour"`` sends a JSON object of the schema instead (``f
 the policy's letter in the enum property, its text in a string property), ``"reject"`` answers
 400 naming ``response_format``, as a server without structured output does.
 
-Endpoints: ``POST /v1/chat/completions`` (non-streaming), ``GET /v1/models``, ``GET /health``.
+Endpoints: ``POST /v1/chat/completions`` (non-streaming), ``GET /v1/models``, ``GET /health``;
+with ``batches=BatchEndpoints(...)`` also OpenAI's files + batches and Anthropic's message batches,
+answered by the same policy, with their own fault model (``batches``).
 
 The package holds one module per job: ``bodies`` (canonical request bodies), ``faults`` (the fault
 model), ``policies`` (the answers), ``agent_policy`` (a scripted search agent answering with tool
-calls or text actions), ``app`` (the request handling), ``server`` (in-process),
+calls or text actions), ``batches`` (the batch endpoints), ``app`` (the request handling), ``server`` (in-process),
 ``process`` (as a child process) and ``cli`` (the command line, ``__main__``). Its API is this
 package: the names in ``__all__`` below (``from medresilience.testing.stub import StubServer``).
 It imports nothing of medresilience outside itself; the families' scripted fake replies live in
@@ -45,6 +47,7 @@ the families (``families/*/testing.py``) and use ``uniform`` and ``band_of`` fro
 """
 
 from .agent_policy import is_agent_request, scripted_agent
+from .batches import BatchEndpoints, BatchFaults
 from .bodies import canonical_body, request_key
 from .faults import FAULT_OUTCOMES, OUTCOMES, PERMANENT_FAULTS, TRANSIENT_FAULTS, Faults, assign_fault, band_of, uniform
 from .policies import POLICIES, RESPONSE_FORMAT_MODES, Policy, answer_letter, fit_to_schema, hash_letter, make_policy, message_text, option_letters
@@ -58,6 +61,8 @@ __all__ = [
     "POLICIES",
     "RESPONSE_FORMAT_MODES",
     "TRANSIENT_FAULTS",
+    "BatchEndpoints",
+    "BatchFaults",
     "Faults",
     "Policy",
     "StubProcess",

@@ -190,7 +190,9 @@ class StubApp:
         json_text: str = "{}",
         model: str = "stub-model",
         response_format: str = "ignore",
+        batches: Any = None,
     ) -> None:
+        self.batches = batches
         if response_format not in RESPONSE_FORMAT_MODES:
             raise ValueError(f"response_format must be one of {', '.join(RESPONSE_FORMAT_MODES)}, not {response_format!r}")
         self.response_format = response_format
@@ -228,6 +230,8 @@ class StubApp:
         app.router.add_post("/v1/chat/completions", self.chat)
         app.router.add_get("/v1/models", self.models)
         app.router.add_get("/health", self.health)
+        if self.batches is not None:  # the batch endpoints (batches.BatchEndpoints), answered by this policy
+            self.batches.add_routes(app, self)
         return app
 
     # ---- counters
@@ -262,6 +266,18 @@ class StubApp:
             await asyncio.wait_for(closing.wait(), timeout=seconds)
         except TimeoutError:
             pass
+
+    def completion_of(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The chat completion the stub answers a request body with, faults aside (a batch result
+        line's response; counted as outcome `batch`). A policy that raises raises here."""
+        canon = canonical_body(body)
+        key = hashlib.sha256(canon).hexdigest()
+        text = self.policy(body["messages"], body)
+        schema = _json_schema(body)
+        if schema is not None and self.response_format == "honour" and isinstance(text, str):
+            text = fit_to_schema(text, schema)
+        self._record(key, "batch", 200)
+        return json.loads(self._completion(body, key, text))
 
     # ---- handlers
     async def health(self, request: web.Request) -> web.Response:

@@ -36,6 +36,7 @@ OUTCOMES = (
     "surrogate",
     "bad_request",
     "error",
+    "batch",  # a line of a batch answered (batches.BatchEndpoints)
 )
 #: The injected faults, in the order of their bands in [0, 1) (see `assign_fault`; new bands go
 #: last, so a seed keeps assigning the same bodies the faults it did).

@@ -11,6 +11,7 @@ import threading
 from aiohttp import web
 
 from .app import StubApp, StubStats
+from .batches import BatchEndpoints
 
 __all__ = ["StubServer", "StubStats"]
 from .faults import Faults
@@ -43,8 +44,11 @@ class StubServer:
         host: str = "127.0.0.1",
         port: int = 0,
         response_format: str = "ignore",
+        batches: BatchEndpoints | None = None,
     ) -> None:
-        self._app = StubApp(policy, faults, log_path, json_text=json_text, model=model, response_format=response_format)
+        self._app = StubApp(policy, faults, log_path, json_text=json_text, model=model, response_format=response_format, batches=batches)
+        #: the OpenAI files + batches and Anthropic message-batch endpoints, when given (`batches.BatchEndpoints`)
+        self.batches = batches
         self.host = host
         self._requested_port = port
         self.port: int | None = None

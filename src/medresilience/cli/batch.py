@@ -1,0 +1,138 @@
+"""`--batch openai|anthropic|files` of `medres eval`: the run's calls go through a provider's batch
+API (or a batch file for your own engine) instead of live calls. The command does not wait for a
+batch: it submits, prints each batch's status and exits with WAITING (3) while any call waits for
+one; run the same command again to collect what is done and go on (dependent calls go out as the
+next batch); it exits as a live run does once every call is answered. `--dry-run` prints calls,
+tokens and cost live vs batch and sends nothing."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+import typer
+
+from .kit import console, err_console
+
+#: the exit code of a run that waits for a batch (not 0: not done; not 1 or 2: nothing failed)
+WAITING = 3
+#: what `--batch-fallback` takes: requests a batch did not answer go in the next batch, or live now
+FALLBACKS = ("batch", "live")
+
+
+@dataclass(frozen=True)
+class BatchRequest:
+    """What the batch options ask: the provider, the output file of a `files` batch, the fallback
+    of requests a batch did not answer, and whether this is a dry run."""
+
+    provider: str
+    results: Path | None = None
+    fallback: str = "batch"
+    dry_run: bool = False
+
+
+class Waiting(Exception):
+    """The run waits for a batch: its calls are submitted or in progress (the stats say which)."""
+
+    def __init__(self, stats: Any):
+        super().__init__(f"{stats.batch_waiting} calls wait for a batch")
+        self.stats = stats
+
+
+def batch_request(batch: str | None, results: Path | None, fallback: str, dry_run: bool) -> BatchRequest | None:
+    """The batch options checked together (a ConfigError names the flag)."""
+    from ..batch import PROVIDERS
+    from ..runtime.errors import ConfigError
+
+    if batch is None:
+        for flag, given in (("--batch-results", results is not None), ("--dry-run", dry_run), ("--batch-fallback", fallback != "batch")):
+            if given:
+                raise ConfigError(flag, "goes with --batch openai|anthropic|files")
+        return None
+    if batch not in PROVIDERS:
+        raise ConfigError("--batch", f"{batch!r} is not one of {', '.join(PROVIDERS)}")
+    if fallback not in FALLBACKS:
+        raise ConfigError("--batch-fallback", f"{fallback!r} is not one of {', '.join(FALLBACKS)}")
+    return BatchRequest(batch, results, fallback, dry_run)
+
+
+@contextlib.contextmanager
+def batch_mode_of(request: BatchRequest | None, out: Path) -> Iterator[None]:
+    """Every call of the run inside goes through the batch the request asks for (none: live)."""
+    if request is None:
+        yield
+        return
+    from ..batch import BatchExecutor
+    from ..run.calls import batch_mode
+
+    executor = BatchExecutor(request.provider, out / "batches", request.results, request.fallback == "live")
+    with batch_mode(executor):
+        yield
+
+
+def waiting_summarise(summarise: Callable[..., Any]) -> Callable[..., Any]:
+    """`summarise` that stops a run still waiting for a batch (Waiting) before any result is computed."""
+
+    def wrapped(store, run, config, stats=None):
+        if stats is not None and stats.batch_waiting:
+            raise Waiting(stats)
+        return summarise(store, run, config, stats)
+
+    return wrapped
+
+
+def print_waiting(w: Waiting, request: BatchRequest) -> NoReturn:
+    """Each batch's status, what was sent again, and how to go on; then exit WAITING."""
+    s = w.stats
+    for line in s.batch_lines:
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+    console.print(
+        f"waiting for a batch: {s.batch_waiting} calls submitted or in progress, {s.ok} results stored this time, {s.errors} errors; "
+        "run the same command again to collect what is done (nothing is sent or paid twice)",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+    if request.provider == "files":
+        err_console.print(
+            "run each request file through your engine, e.g. python -m vllm.entrypoints.openai.run_batch -i FILE.jsonl -o OUT.jsonl --model MODEL "
+            "(or scripts/ray_batch.py), then rerun with --batch-results OUT.jsonl",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+    raise typer.Exit(WAITING)
+
+
+def print_batch_lines(stats: Any) -> None:
+    """The batches a finished run collected from (one line each)."""
+    for line in getattr(stats, "batch_lines", []):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
+def dry_run(run: Any, out: Path, provider: str) -> None:
+    """Calls, tokens and cost live vs batch of what the run has left, before anything is sent."""
+    from ..batch import estimate
+    from ..run.calls import CallRequest
+    from ..run.runner import plan_run
+    from ..store import Store
+
+    planned = plan_run(run)
+    requests: dict[str, CallRequest] = {}
+    for p in planned:
+        if p.loop is None and p.follow is None:
+            requests.setdefault(p.unit.key, CallRequest(p.unit.model, p.unit.key, p.messages, p.params))
+    db = out / "store.sqlite"
+    if db.exists():
+        with contextlib.closing(Store.read_only(db)) as store:
+            done = store.finished_keys(requests)
+        requests = {k: r for k, r in requests.items() if k not in done}
+    lines = estimate(requests.values(), run.specs, provider)
+    for e in lines:
+        console.print(e.line(), highlight=False, markup=False, soft_wrap=True)
+    if not lines:
+        console.print("nothing left to send: every planned call is stored", highlight=False, markup=False)
+    console.print("dry run: nothing was sent; calls that depend on replies (judges, extraction, second turns) are not counted", highlight=False, markup=False)
