@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..calls import CallRequest
 from ..models.providers import BATCH_RATES
 from ..models.spec import ModelSpec
-from ..run.calls import CallRequest
 
 #: characters per token in the dry run's estimate of prompt tokens
 CHARS_PER_TOKEN = 4.0

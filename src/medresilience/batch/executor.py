@@ -1,4 +1,4 @@
-"""Batch as an execution mode of the one call path (`run.calls.batch_mode`): `BatchExecutor` takes
+"""Batch as an execution mode of the one call path (`calls.batch_mode`): `BatchExecutor` takes
 the calls a run has left after its plan (deduplicated, those stored ok skipped) and, per model:
 
 1. looks at every open batch of the model holding some of them: a batch recorded but never
@@ -23,9 +23,9 @@ import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from ..calls import CallRequest, CallSink, RunStats
 from ..models.openai_compatible import Completion, ModelCallError
 from ..models.spec import ModelSpec
-from ..run.calls import CallRequest, CallSink, RunStats
 from ..runtime.errors import ConfigError, InputError
 from ..runtime.fileio import atomic_write
 from ..store import BatchRecord, CallRow, ScoreRow, Store

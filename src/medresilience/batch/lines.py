@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..calls import CallRequest
 from ..models.openai_compatible import TRANSIENT_STATUS, Completion, ModelCallError, read_completion
 from ..models.spec import ModelSpec
-from ..run.calls import CallRequest
 from ..runtime.errors import ConfigError, InputError
 
 #: the chat-completions endpoint every OpenAI batch line is a request to

@@ -66,7 +66,7 @@ def batch_mode_of(request: BatchRequest | None, out: Path) -> Iterator[None]:
         yield
         return
     from ..batch import BatchExecutor
-    from ..run.calls import batch_mode
+    from ..calls import batch_mode
 
     executor = BatchExecutor(request.provider, out / "batches", request.results, request.fallback == "live")
     with batch_mode(executor):
@@ -116,7 +116,7 @@ def print_batch_lines(stats: Any) -> None:
 def dry_run(run: Any, out: Path, provider: str) -> None:
     """Calls, tokens and cost live vs batch of what the run has left, before anything is sent."""
     from ..batch import estimate
-    from ..run.calls import CallRequest
+    from ..calls import CallRequest
     from ..run.runner import plan_run
     from ..store import Store
 
