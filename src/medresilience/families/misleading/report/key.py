@@ -17,7 +17,7 @@ from ....report.tables import fmt_pct
 TITLE = "Misleading context"
 
 #: a row of one of the section's frames (`DataFrame.to_dict("records")`)
-Row = Mapping[str, Any]
+Row = Mapping[Any, Any]
 #: a mean across models of one rate: mean, min, max and how many models (`metrics.mean_across_models`)
 Mean = Mapping[str, Any]
 

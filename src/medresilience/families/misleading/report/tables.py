@@ -14,6 +14,7 @@ import pandas as pd
 
 from .... import stats
 from ....models.names import ModelNames, RunModels, model_names
+from ....report.parts import num
 from ....report.tables import fmt_p, fmt_pct, markdown_table, usage_table, write_tables  # noqa: F401
 from ....run.results import RateValue
 from ....runtime.heap import cheap_gc
@@ -112,7 +113,7 @@ def holm_groups(df: pd.DataFrame, by: list[str], column: str = "p") -> pd.Series
         return out
     with cheap_gc():
         for _, idx in df.groupby(by, sort=False).groups.items():
-            out.loc[idx] = stats.holm(df.loc[idx, column].tolist())
+            out.loc[idx] = np.asarray(stats.holm(df.loc[idx, column].tolist()), dtype="float64")
     return out
 
 
@@ -290,25 +291,24 @@ def profile_deltas(effects: pd.DataFrame, run_of: dict[str, str] | None = None) 
     1 - ASR under the setting, i.e. minus the paired ASR difference, with its item-clustered
     bootstrap interval."""
     rows = []
-    for r in effects.itertuples(index=False):
-        if r.metric != "asr" or pd.isna(r.diff):
+    for r in effects.to_dict("records"):
+        diff, d_lo, d_hi = (num(r[k]) for k in ("diff", "lo", "hi"))
+        if r["metric"] != "asr" or diff is None:
             continue
-        lo = None if pd.isna(r.hi) else -r.hi
-        hi = None if pd.isna(r.lo) else -r.lo
-        setting = getattr(r, "setting", "caution")
+        setting, pair, cond = str(r.get("setting", "caution")), str(r["pair"]), str(r["condition"])
         rows.append(
             {
-                "run": (run_of or {}).get(r.pair, ""),
-                "model": r.pair,
+                "run": (run_of or {}).get(pair, ""),
+                "model": pair,
                 "setting": f"{setting} - none",
                 "family": "misleading",
-                "dimension": f"{setting}_delta_resilience_{r.condition}",
+                "dimension": f"{setting}_delta_resilience_{cond}",
                 "kind": "difference",
-                "label": f"Effect of {setting} on {CONDITION_TITLES[r.condition]} resilience",
-                "value": -r.diff,
-                "lo": lo,
-                "hi": hi,
-                "n": r.n,
+                "label": f"Effect of {setting} on {CONDITION_TITLES[cond]} resilience",
+                "value": -diff,
+                "lo": None if d_hi is None else -d_hi,
+                "hi": None if d_lo is None else -d_lo,
+                "n": r["n"],
             }
         )
     return _profile_frame(rows)
