@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from medresilience import parse_model_spec
 from medresilience.family import EvaluationSpec, Family, MeasureSpec, ProbeSpec, ReportSpec
 from medresilience.records import GenericProbe, Item, SuiteManifest
-from medresilience.report import html as H
+from medresilience.report.parts import Cell, Column, Paragraph, Section, Table, rate, text
 from medresilience.report.section import FamilySection
 from medresilience.scoring import mcq_scorer
 from medresilience.scoring.judge import Judge, Rubric
@@ -56,7 +56,7 @@ def metrics(df):
 
 def report(runs):
     rows = [
-        [H.esc(m), H.esc(s), H.rate_cell(**{k: b["overall"][f"{c}_acc"][k] for k in ("p", "lo", "hi", "n")})]
+        (text(m), Cell(s, s), rate(**{k: b["overall"][f"{c}_acc"][k] for k in ("p", "lo", "hi", "n")}))
         for r in runs
         for m, ss in r.results["models"].items()
         for s, b in ss.items()
@@ -74,15 +74,15 @@ def report(runs):
             for s, b in ss.items()
         ]
     )
+    table = Table("toy", (Column("model", "Model"), Column("setting", "Setting"), Column("acc", "Accuracy", numeric=True)), tuple(rows))
     return FamilySection(
         "toy",
         "Shouting",
-        "<p>toy key numbers</p>",
-        [("toy", "Shouting", H.table(rows, ["Model", "Setting", "Accuracy"]))],
-        "## Shouting\n",
-        {"toy_headline": head},
-        head,
-        [("clean", "Clean"), ("shouted", "Shouted")],
+        tables={"toy_headline": head},
+        headline=head,
+        summary_columns=[("clean", "Clean"), ("shouted", "Shouted")],
+        key_parts=(Paragraph("toy key numbers"),),
+        parts=[Section("toy", "Shouting", (table,))],
     )
 
 

@@ -28,7 +28,8 @@ from test_export import presupposition_policy, presupposition_suite
 
 HOSTILE = 'm"><svg/onload=alert(1)>&x [y]'
 # a rate ('71.2%') or a mean score ('+0.12') linked, with its n
-LINK = re.compile(r'<a class="units" href="([^"]*)"[^>]*>([+-]?[0-9.]+)%?</a>(?:<br>)?\s*(?:<span class="n">.*?n=(\d+)</span>)?')
+# a linked number and the n in its own cell's small print (never read past its cell or another link)
+LINK = re.compile(r'<a class="units" href="([^"]*)"[^>]*>([+-]?[0-9.]+)%?</a>(?:<br>)?\s*(?:<span class="n">(?:(?!</td>|<a ).)*?n=(\d+)</span>)?')
 RUNS = ("mis", "presup", "noise", "mis2")
 
 

@@ -120,8 +120,8 @@ def test_each_run_of_a_shared_label_is_its_own_entry_everywhere_with_its_own_num
     assert any("model label 'm' is in runs mis-big, mis-small, noise (2 runs of misleading)" in n for n in rep.notes)
     # the Markdown and the terminal summary
     md = rep.markdown.read_text(encoding="utf-8")
-    assert re.search(rf"\| m \[mis-big\] +\| none +\| {re.escape(pct(big['clean_acc']['p']))}", md)
-    assert re.search(rf"\| m \[mis-small\] +\| none +\| {re.escape(pct(small['clean_acc']['p']))}", md)
+    assert re.search(rf"\| m \[mis-big\] \| no mitigation \| \d+ \| {re.escape(pct(big['clean_acc']['p']))}", md)  # model, setting, items, clean acc
+    assert re.search(rf"\| m \[mis-small\] \| no mitigation \| \d+ \| {re.escape(pct(small['clean_acc']['p']))}", md)  # model, setting, items, clean acc
     summary = {r[0]: r for _title, _h, rows in summary_rows(rep) for r in rows}
     assert summary["m [mis-big]"][2].startswith(pct(big["clean_acc"]["p"])) and summary["m [mis-small]"][2].startswith(pct(small["clean_acc"]["p"]))
 

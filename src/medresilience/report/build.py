@@ -23,7 +23,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pandas as pd
-from markupsafe import Markup
 
 from .. import __version__
 from ..family import families as registered_families
@@ -227,7 +226,7 @@ def _page(
     title = title or "medresilience report"
     parts_of = macros(__package__, "report.html.j2")
     # warnings first, above the numbers they qualify
-    key = str(parts_of.key_numbers(notes, [Markup(p.key_html) if p.key_html else blocks_html(p.key_parts) for p in parts if p.key_html or p.key_parts]))
+    key = str(parts_of.key_numbers(notes, [blocks_html(p.key_parts) for p in parts if p.key_parts]))
     sections: list[tuple[str, str, str]] = [("key", "Key numbers", key)]
     if profile is not None:
         sections.append((profile.anchor, profile.title, str(section_html(profile))))
@@ -238,7 +237,7 @@ def _page(
     if agents is not None:
         sections.append((agents.anchor, agents.title, str(section_html(agents))))
     for p in parts:
-        sections += p.sections + [(sec.anchor, sec.title, str(section_html(sec))) for sec in p.parts]
+        sections += [(sec.anchor, sec.title, str(section_html(sec))) for sec in p.parts]
     if reading is not None:
         sections.append((reading.anchor, reading.title, str(section_html(reading))))
     if audit is not None:
@@ -291,7 +290,7 @@ def _markdown(
     if agents is not None:
         lines += [section_markdown(agents), ""]
     for p in parts:
-        lines += [p.markdown or "\n\n".join(section_markdown(sec) for sec in p.parts), ""]
+        lines += ["\n\n".join(section_markdown(sec) for sec in p.parts), ""]
     if reading is not None:
         lines += [section_markdown(reading), ""]
     if audit is not None:

@@ -28,7 +28,8 @@ from ..score import ANSWERED
 from ..view.address import VIEWER_URL
 from .html import page as html_page
 from .html import pair_url, rate_units, run_facts, setting_name, sig_class, units_url, viewer_links
-from .parts import Block, Cell, Column, DifferenceFigure, DifferencePanel, ItemList, Paragraph, Section, Table, count, dash, num, signed, text, whole
+from .parts import Block, Cell, Column, DifferenceFigure, DifferencePanel, ItemList, Paragraph, Section, Table, count, num, p_value, signed, text
+from .parts import paired_test as test_cell
 from .render_html import section_html
 from .render_markdown import blocks_markdown
 from .rundir import RunData, load_run, redact_url, run_models, scrub, secrets_of
@@ -392,19 +393,12 @@ def compare_table(spec: CompareSpec, table: pd.DataFrame, units: Sequence[dict[s
 def paired_test(r: dict[str, Any]) -> Cell:
     """A row's paired test: 'mcnemar_exact: 12 / 4, p 0.046', the discordant counts b / c when the
     test has them, each linked to its units (`row["units"]`: `b`, `c`); '—' for a row with no test."""
-    name, p = r["test"], num(r["p_test"])
-    if not name or p is None:
-        return dash()
-    b, c = whole(r["test_b"]), whole(r["test_c"])
-    if b is None or c is None:
-        return Cell(f"{name}, p {fmt_p(p)}", p)
-    units = r["units"]
-    return Cell(f"{name}: ", p, after=(count(b, units.get("b"), " / "), count(c, units.get("c"), f", p {fmt_p(p)}")))
+    return test_cell(r["test"], r["p_test"], r["test_b"], r["test_c"], r["units"].get("b"), r["units"].get("c"))
 
 
 def holm_p(r: dict[str, Any]) -> Cell:
     """A row's Holm-adjusted p."""
-    return Cell(fmt_p(num(r["p_holm"])), num(r["p_holm"]))
+    return p_value(r["p_holm"])
 
 
 SIDES_COLUMNS = (

@@ -1,14 +1,11 @@
-"""HTML primitives of the self-contained report: inline CSS, escaping, tables, rate cells, figures,
-the run facts and the page itself (the table, the run facts and the page through the templates in
-templates/). No script, no external resource (no fonts, images, stylesheets or favicons fetched).
-The viewer links (`units_url`, `rate_units`, `pair_url`, ...) are every report's; the cell helpers
-(`rate_cell`, `count_cell`, `table`, ...) serve only the sections not yet written from report parts
-(`parts`, rendered by `render_html`), which the layering test lists."""
+"""The self-contained report's page: its inline CSS, the run facts and the page itself (through the
+templates in templates/; every table and cell through the report's parts, `render_html`), and the
+viewer links every report's cells carry (`units_url`, `rate_units`, `pair_url`, ...). No script,
+no external resource (no fonts, images, stylesheets or favicons fetched)."""
 
 from __future__ import annotations
 
 import contextlib
-import html
 import json
 import os
 import re
@@ -31,7 +28,6 @@ from ..view.address import VIEWER_URL
 from .parts import Cell, Column, Table, count, dash, text
 from .render_html import table_html
 from .rundir import names_of
-from .tables import fmt_p, fmt_pct  # noqa: F401  (re-exported for the families' sections)
 from .templating import render
 
 SETTING_TITLES = {"none": "no mitigation"}
@@ -87,10 +83,6 @@ code { font-size: .88em; }
 .warn { color: var(--warn); }
 footer { color: var(--muted); font-size: .85rem; margin-top: 40px; border-top: 1px solid var(--line); padding-top: 10px; }
 """
-
-
-def esc(v: Any) -> str:
-    return html.escape("" if v is None else str(v), quote=True)
 
 
 def isnan(v: Any) -> bool:
@@ -214,105 +206,9 @@ def rate_units(
     return units_url(run, model, setting, condition, outcome, **filters)
 
 
-def rate_cell(p: Any, lo: Any, hi: Any, n: Any, stacked: bool = True, units: str | None = None) -> str:
-    """'71.2%' with '[65.4, 76.4] n=250' beneath it (or beside it when not stacked); with `units`
-    (a viewer URL, `units_url`), the rate links to the units behind it."""
-    if isnan(p):
-        return "—" if isnan(n) else f'— <span class="n">n={int(n)}</span>'
-    s = f"{100 * float(p):.1f}%"
-    if units:
-        s = f'<a class="units" href="{esc(units)}" title="the units behind this rate, in the viewer">{s}</a>'
-    extra = []
-    if not isnan(lo) and not isnan(hi):
-        extra.append(f"[{100 * float(lo):.1f}, {100 * float(hi):.1f}]")
-    if not isnan(n):
-        extra.append(f"n={int(n)}")
-    if extra:  # a narrow column breaks between the interval and n, never inside a number
-        s += ("<br>" if stacked else " ") + '<span class="n">' + " ".join(f'<span class="nb">{e}</span>' for e in extra) + "</span>"
-    return s
-
-
-def linked(text: str, units: str | None, what: str = "number") -> str:
-    """`text` (escaped), linked to the units behind it when `units` (a viewer URL) is given."""
-    if not units:
-        return esc(text)
-    return f'<a class="units" href="{esc(units)}" title="the units behind this {what}, in the viewer">{esc(text)}</a>'
-
-
-def count_cell(k: Any, units: str | None = None, text: str | None = None) -> str:
-    """A count ('12', or `text` when given, which starts with the count); with `units` (a viewer
-    URL, `units_url`) and a count above 0, the count links to the units it counts."""
-    if isnan(k):
-        return "—"
-    shown = text if text is not None else str(int(k))
-    if not units or not int(k):
-        return esc(shown)
-    head, _, tail = shown.partition(" ")
-    return linked(head, units, "count") + (" " + esc(tail) if tail else "")
-
-
-#: how a signed change is written per unit (its scale, digits and suffix); any other unit (tokens,
-#: calls, ...) as a plain number with one decimal
-_CHANGE_FORMATS = {"rate": (100, 1, " pp"), "score": (1, 2, ""), "usd": (1, 6, "")}
-
-
-def _change(v: Any, unit: str, with_unit: bool = True) -> str:
-    scale, digits, suffix = _CHANGE_FORMATS.get(unit, (1, 1, ""))
-    return f"{scale * float(v):+.{digits}f}" + (suffix if with_unit else "")
-
-
-def signed(v: Any, unit: str = "rate") -> str:
-    """A signed change in its unit's numbers: '+1.2 pp' for a rate, '+0.12' for a score; '—' when missing."""
-    return "—" if isnan(v) else _change(v, unit)
-
-
-def diff_cell(diff: Any, lo: Any, hi: Any, unit: str = "rate", bold: bool = False) -> str:
-    """A change with its interval beneath it, the interval in the same numbers without the unit:
-    '+1.2 pp' over '[+0.4, +2.0]'."""
-    if isnan(diff):
-        return "—"
-    head = f"<b>{_change(diff, unit)}</b>" if bold else _change(diff, unit)
-    if isnan(lo) or isnan(hi):
-        return head
-    return head + f"<br><span class='n'>[{_change(lo, unit, False)}, {_change(hi, unit, False)}]</span>"
-
-
-def test_cell(name: Any, b: Any, c: Any, p: Any, b_units: str | None = None, c_units: str | None = None) -> str:
-    """A paired exact test: 'mcnemar_exact: 12 / 4, p 0.046' (discordant counts b / c when known,
-    each linked to its units with `b_units` / `c_units`, viewer URLs)."""
-    if not name or isnan(p):
-        return "—"
-    counts = "" if isnan(b) or isnan(c) else f": {linked(str(int(b)), b_units if int(b) else None)} / {linked(str(int(c)), c_units if int(c) else None)}"
-    return f"{esc(name)}{counts}, p {fmt_p(p)}"
-
-
 def sig_class(p_holm: Any, alpha: float = 0.05) -> str:
     """The row class of a row whose Holm-adjusted p is below alpha."""
     return "sig" if not isnan(p_holm) and float(p_holm) < alpha else ""
-
-
-def table(rows: Sequence[Sequence[str]], headers: Sequence[str], numeric: Sequence[int] = (), row_classes: Sequence[str] | None = None) -> str:
-    """An HTML table from already-escaped cell strings."""
-    return render(
-        __package__,
-        "table.html.j2",
-        rows=[[Markup(c) for c in r] for r in rows],
-        headers=[Markup(h) for h in headers],
-        numeric=set(numeric),
-        row_classes=row_classes,
-    )
-
-
-def collapsible(body: str, summary: str, n_rows: int, open_up_to: int = 12) -> str:
-    """A table that stays open when short and folds into <details> when long."""
-    opened = " open" if n_rows <= open_up_to else ""
-    return f"<details{opened}><summary>{esc(summary)} ({n_rows} rows)</summary>{body}</details>"
-
-
-def figure(svg: str | None, caption: str) -> str:
-    if not svg:
-        return ""
-    return f"<figure>{svg}<figcaption>{esc(caption)}</figcaption></figure>"
 
 
 def setting_name(s: str) -> str:

@@ -17,10 +17,12 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from .tables import fmt_p
+
 #: a value a data output (CSV, Parquet) holds
 Scalar = str | int | float | bool | None
 #: what a link stands for, in its title ("the units behind this rate, in the viewer"; a unit: "this unit")
-LinkKind = Literal["rate", "count", "number", "unit"]
+LinkKind = Literal["rate", "count", "number", "unit", "mean"]
 #: how a paragraph is shown: a note (small, muted), a lead, a warning, or plain
 ParagraphStyle = Literal["note", "lead", "warn", "plain"]
 
@@ -78,7 +80,8 @@ class Column:
 class Table:
     """Rows of cells under columns; `name` names its data file (tables/NAME.csv). `row_classes`: a
     class per row (`sig`: a significant row); `fold`: the summary of a table folded when longer than
-    `open_up_to` rows (shown open up to it)."""
+    `open_up_to` rows (shown open up to it; 0: always folded); `note`: the small print under it
+    (inside the fold)."""
 
     name: str
     columns: tuple[Column, ...]
@@ -86,6 +89,7 @@ class Table:
     row_classes: tuple[str, ...] = ()
     fold: str | None = None
     open_up_to: int = 12
+    note: str = ""
 
     def __post_init__(self) -> None:
         for i, row in enumerate(self.rows):
@@ -205,8 +209,27 @@ Figure = DifferenceFigure | RadarFigure | BarFigure | DrawnFigure | ScatterFigur
 
 
 @dataclass(frozen=True)
+class Card:
+    """One key number shown large: its label, its value and the small print under it (an interval
+    and n, or a mean's range); `alert`: a number of harm (an attack's success), shown in the warning colour."""
+
+    label: str
+    value: str
+    sub: str = ""
+    alert: bool = False
+
+
+@dataclass(frozen=True)
+class Cards:
+    """Key numbers as a row of cards."""
+
+    cards: tuple[Card, ...]
+
+
+@dataclass(frozen=True)
 class Paragraph:
-    """Prose; `code` spans written between backticks."""
+    """Prose; `code` spans written between backticks, **strong** ones between double asterisks (as
+    Markdown writes both)."""
 
     text: str
     style: ParagraphStyle = "note"
@@ -239,7 +262,7 @@ class SideBySide:
     name: str = ""
 
 
-Block = Paragraph | Heading | ItemList | Table | DifferenceFigure | RadarFigure | BarFigure | DrawnFigure | ScatterFigure | SideBySide
+Block = Paragraph | Heading | ItemList | Cards | Table | DifferenceFigure | RadarFigure | BarFigure | DrawnFigure | ScatterFigure | SideBySide
 
 
 @dataclass(frozen=True)
@@ -349,3 +372,21 @@ def score(p: object, lo: object, hi: object, n: object = None, href: str | None 
     if nn is not None:
         note.append(f"n={nn}")
     return Cell(f"{fp:+.2f}", fp, href, nn if href else None, "number", note=tuple(note), data={"lo": flo, "hi": fhi, "n": nn})
+
+
+def p_value(p: object) -> Cell:
+    """A p-value as the report writes every one: '0.046', '0.0031', '2.0e-05'; '—' when missing."""
+    f = num(p)
+    return Cell(fmt_p(f), f)
+
+
+def paired_test(name: object, p: object, b: object = None, c: object = None, b_href: str | None = None, c_href: str | None = None) -> Cell:
+    """A paired test: 'mcnemar_exact: 12 / 4, p 0.046', its discordant counts b / c when given (each
+    linked to its units with `b_href` / `c_href`), else 'mcnemar_exact, p 0.046'; '—' without a test."""
+    f = num(p)
+    if not name or f is None:
+        return dash()
+    nb, nc = whole(b), whole(c)
+    if nb is None or nc is None:
+        return Cell(f"{name}, p {fmt_p(f)}", f)
+    return Cell(f"{name}: ", f, after=(count(nb, b_href, " / "), count(nc, c_href, f", p {fmt_p(f)}")))

@@ -8,23 +8,39 @@ from collections.abc import Sequence
 
 from markupsafe import Markup
 
-from .parts import BarFigure, Block, Cell, DifferenceFigure, DrawnFigure, Heading, ItemList, Paragraph, RadarFigure, ScatterFigure, Section, SideBySide, Table
+from .parts import (
+    BarFigure,
+    Block,
+    Cards,
+    Cell,
+    DifferenceFigure,
+    DrawnFigure,
+    Heading,
+    ItemList,
+    Paragraph,
+    RadarFigure,
+    ScatterFigure,
+    Section,
+    SideBySide,
+    Table,
+)
 from .templating import macros
 
-_CODE = re.compile(r"`([^`]*)`")
+_MARKED = re.compile(r"`([^`]*)`|\*\*([^*]+)\*\*")
 
 
-def pieces(text: str) -> list[tuple[bool, str]]:
-    """A paragraph's text as (is code, text) pieces: code is written between backticks."""
-    out: list[tuple[bool, str]] = []
+def pieces(text: str) -> list[tuple[str, str]]:
+    """A paragraph's text as (kind, text) pieces: `code` between backticks, `strong` between double
+    asterisks, the rest `text`."""
+    out: list[tuple[str, str]] = []
     at = 0
-    for m in _CODE.finditer(text):
+    for m in _MARKED.finditer(text):
         if m.start() > at:
-            out.append((False, text[at : m.start()]))
-        out.append((True, m.group(1)))
+            out.append(("text", text[at : m.start()]))
+        out.append(("code", m.group(1)) if m.group(1) is not None else ("strong", m.group(2)))
         at = m.end()
     if at < len(text):
-        out.append((False, text[at:]))
+        out.append(("text", text[at:]))
     return out
 
 
@@ -48,6 +64,8 @@ def _kind(block: Block) -> tuple[str, Block, object]:
         return "heading", block, None
     if isinstance(block, ItemList):
         return "list", block, None
+    if isinstance(block, Cards):
+        return "cards", block, None
     if isinstance(block, ScatterFigure):
         return "scatter", block, Markup(scatter(block) or "")
     if isinstance(block, SideBySide):

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from .parts import (
     BarFigure,
     Block,
+    Cards,
     Cell,
     DifferenceFigure,
     DrawnFigure,
@@ -68,7 +69,9 @@ def blocks_markdown(blocks: Sequence[Block]) -> str:
     lines: list[str] = []
     for b in blocks:
         if isinstance(b, Table):
-            lines += [table_markdown(b), ""]
+            lines += [table_markdown(b), ""] + ([b.note, ""] if b.note else [])
+        elif isinstance(b, Cards):
+            lines += [f"- {c.label}: **{c.value}**" + (f" ({c.sub})" if c.sub else "") for c in b.cards] + [""]
         elif isinstance(b, Paragraph):
             lines += [f"> {b.text}" if b.style == "warn" else b.text, ""]
         elif isinstance(b, Heading):

@@ -82,6 +82,8 @@ from .parts import (
     count,
     dash,
     num,
+    p_value,
+    paired_test,
     rate,
     text,
     whole,
@@ -763,7 +765,7 @@ def _test_cells(r: Row) -> tuple[Cell, Cell, Cell]:
     if not r["test"] or p is None:
         return dash(), dash(), dash()
     return (
-        Cell(f"{r['test']}, p {fmt_p(p)}", p, data={"test": str(r["test"])}),
+        replace(paired_test(r["test"], p), data={"test": str(r["test"])}),
         count(r["b"], versus_units(r, "b")),
         count(r["c"], versus_units(r, "c")),
     )
@@ -805,7 +807,7 @@ def full_table(table: pd.DataFrame) -> Table:
                 change(r["diff"], r["lo"], r["hi"], str(r["unit"])),
                 _direction(r),
                 *_test_cells(r),
-                Cell(fmt_p(p_holm), p_holm),
+                p_value(p_holm),
                 count(r["n"], versus_units(r, "pairs")),
             )
         )

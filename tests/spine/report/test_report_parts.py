@@ -223,3 +223,35 @@ def test_blocks_side_by_side_are_one_row_in_the_page_and_in_order_elsewhere():
     assert md.index("### Left") < md.index("| Model <m> |") < md.index("### Right") < md.index("| X |")
     # the tables side by side are the section's tables: their links are checked like any other
     assert [t.name for t in sec.tables()] == ["sample", "other"]
+
+
+def test_cards_a_folded_tables_note_and_strong_prose_render_in_every_output():
+    """Key numbers as cards (a number of harm in the warning colour), a table folded from its first
+    row with its small print inside the fold, and prose with strong and code spans: the same values
+    in the page and in Markdown."""
+    cards = P.Cards((P.Card("Clean accuracy", "71.2%", "95% CI 65.4–76.4, n=250"), P.Card("Type 1 ASR <1>", "12.0%", "", alert=True)))
+    folded = Table("t", (Column("m", "Model"),), ((P.text("m"),),), fold="By source dataset: rates and tests", open_up_to=0, note="Holm: p < 0.05.")
+    prose = Paragraph("Across **2 models** the `none` setting flips **12.0%**.", "lead")
+    sec = Section("s", "S", (prose, cards, folded))
+    html = str(section_html(sec))
+    assert "<p class='lead'>Across <b>2 models</b> the <code>none</code> setting flips <b>12.0%</b>.</p>" in html
+    assert '<div class="card"><div class="label">Clean accuracy</div><div class="value">71.2%</div><div class="sub">95% CI 65.4–76.4, n=250</div></div>' in html
+    assert '<div class="card alert"><div class="label">Type 1 ASR &lt;1&gt;</div>' in html
+    # folded even with one row, its note inside the fold after the table
+    assert "<details><summary>By source dataset: rates and tests (1 rows)</summary>" in html
+    assert html.index("</table></div><p class='note'>Holm: p &lt; 0.05.</p></details>") > html.index("<summary>")
+    md = section_markdown(sec)
+    assert "Across **2 models** the `none` setting flips **12.0%**." in md
+    assert "- Clean accuracy: **71.2%** (95% CI 65.4–76.4, n=250)\n- Type 1 ASR <1>: **12.0%**" in md
+    assert "| m |\n\nHolm: p < 0.05." in md
+
+
+def test_a_p_value_and_a_paired_test_are_written_one_way():
+    assert (P.p_value(0.0461).text, P.p_value(0.0031).text, P.p_value(2e-5).text, P.p_value(float("nan")).text) == ("0.046", "0.0031", "2.0e-05", "—")
+    assert P.paired_test("mcnemar_exact", 0.046).shown == "mcnemar_exact, p 0.046"
+    assert P.paired_test(None, 0.046).text == P.paired_test("mcnemar_exact", None).text == "—"
+    linked = P.paired_test("mcnemar_exact", 0.046, 12, 0, "http://x/units?b", "http://x/units?c")
+    assert linked.shown == "mcnemar_exact: 12 / 0, p 0.046" and linked.value == 0.046
+    # b links to its 12 units; c, a count of none, is not linked
+    assert [(a.text, a.href, a.units) for a in linked.after] == [("12", "http://x/units?b", 12), ("0", None, None)]
+    assert str(cell_html(linked)).count("<a ") == 1

@@ -10,7 +10,9 @@ import pytest
 from jinja2 import UndefinedError
 
 from conftest import ROOT
-from medresilience.report.html import page, run_facts, table
+from medresilience.report.html import page, run_facts
+from medresilience.report.parts import Cell, Column, Table
+from medresilience.report.render_html import table_html
 from medresilience.report.rundir import RunData
 from medresilience.report.templating import render
 
@@ -28,7 +30,7 @@ def test_page_escapes_text_as_esc_does_and_keeps_html():
 def test_template_layout_adds_no_whitespace_between_elements():
     out = page("t", [], [("a", "A", "x"), ("b", "B", "y")], "")
     assert '<nav class="toc"><a href="#a">A</a><a href="#b">B</a></nav><section id="a">' in out
-    cells = table([["1", "<b>2</b>"]], ["h", "n"], numeric=[1], row_classes=["sig"])
+    cells = table_html(Table("t", (Column("h", "h"), Column("n", "n", numeric=True)), ((Cell("1"), Cell("2", strong=True)),), ("sig",)))
     assert (
         cells
         == '<div class="scroll"><table><thead><tr><th>h</th><th class="num">n</th></tr></thead><tbody><tr class="sig"><td>1</td><td class="num"><b>2</b></td></tr></tbody></table></div>'

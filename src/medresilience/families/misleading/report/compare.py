@@ -26,8 +26,7 @@ import pandas as pd
 from .... import stats
 from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Side, holm_p, side
 from ....report.compare import Comparison as BaseComparison
-from ....report.parts import Cell, DifferencePanel, DifferencePoint, change, count, num, rate, text
-from ....report.tables import fmt_p
+from ....report.parts import Cell, DifferencePanel, DifferencePoint, change, count, p_value, rate, text
 from ....runtime.heap import cheap_gc
 from ....score import ANSWERED
 from .methods import METHODS
@@ -184,7 +183,7 @@ def _table() -> tuple[CompareColumn, ...]:
         return Cell(f"{CONDITION_TITLES[r['condition']]} {METRIC_TITLES[r['metric']]}", f"{r['condition']}_{r['metric']}")
 
     def test(r: dict[str, Any]) -> Cell:
-        return Cell(fmt_p(num(r["p_test"])), num(r["p_test"]), note=(str(r["test"]).replace("_", " "),))
+        return replace(p_value(r["p_test"]), note=(str(r["test"]).replace("_", " "),))
 
     return (
         CompareColumn("pair", "Comparison", lambda r: text(r["pair"])),

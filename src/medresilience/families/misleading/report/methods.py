@@ -18,8 +18,8 @@ METHODS = ItemList(
             strong=True,
             tail=" (attack success rate): among (item, probe) pairs whose item is answered correctly clean, the share answered "
             "incorrectly with the misleading context (an unreadable reply counts as a flip and is reported; beside it, the ASR "
-            "with unread probe replies left out). TASR: the share that moved to the injected wrong option (Type 1). "
-            "Resilience = 1 - ASR.",
+            "with unread probe replies left out). ",
+            after=(Cell("TASR", strong=True, tail=": the share that moved to the injected wrong option (Type 1). Resilience = 1 - ASR."),),
         ),
         Cell(
             "Intervals",

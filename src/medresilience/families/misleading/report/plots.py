@@ -8,6 +8,7 @@ from typing import Any  # noqa: F401
 import numpy as np
 import pandas as pd
 
+from ....report.parts import whole
 from ....report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg, wrap
 from ....report.tables import row_label
 from .tables import CONDITION_TITLES, STRATUM_TITLES
@@ -147,12 +148,12 @@ def heatmap_figure(metrics: pd.DataFrame, tests: pd.DataFrame, kind: str) -> str
                         ax.text(j, i, "—", ha="center", va="center", fontsize=9, color="#555")
                         continue
                     star = "*" if sig is not None and bool(sig.iloc[i, j] is True or sig.iloc[i, j] == 1) else ""
-                    n = ns.iloc[i, j]
-                    show_n = len(rows) <= 10 and not pd.isna(n)
+                    n = whole(ns.iloc[i, j])
+                    show_n = len(rows) <= 10 and n is not None
                     ax.text(
                         j,
                         i,
-                        f"{v:.0f}%{star}\nn={int(n)}" if show_n else f"{v:.0f}%{star}",
+                        f"{v:.0f}%{star}\nn={n}" if show_n else f"{v:.0f}%{star}",
                         ha="center",
                         va="center",
                         fontsize=8.5,
@@ -168,8 +169,9 @@ def heatmap_figure(metrics: pd.DataFrame, tests: pd.DataFrame, kind: str) -> str
                 ax.set_ylabel("Model")
             else:
                 ax.set_yticklabels([])
-        cb = fig.colorbar(im, ax=list(axes[0]), shrink=0.9, pad=0.01)
-        cb.set_label("ASR (%)")
+        if im is not None:  # a heatmap was drawn (one per condition with data)
+            cb = fig.colorbar(im, ax=list(axes[0]), shrink=0.9, pad=0.01)
+            cb.set_label("ASR (%)")
         fig.suptitle(title + " (* Holm-adjusted McNemar p < 0.05)" + ("" if len(rows) <= 10 else "; n in tables/metrics.csv"), y=1 - 0.2 / height)
         return to_svg(fig, f"heatmap-{kind}", title)
 
@@ -200,10 +202,12 @@ def flips_figure(flips: pd.DataFrame) -> str | None:
             ax.barh(y, share, left=left, color=FLIP_COLOURS[part], label=label, height=0.62, zorder=2)
             for yi, l_, s in zip(y, left, share):
                 if s >= 8:
-                    ax.text(l_ + s / 2, yi, f"{s:.0f}%", ha="center", va="center", fontsize=9, color="white" if part != "elsewhere" else "#111", zorder=3)
+                    ax.text(
+                        l_ + s / 2, float(yi), f"{s:.0f}%", ha="center", va="center", fontsize=9, color="white" if part != "elsewhere" else "#111", zorder=3
+                    )
             left += share
         for yi, n in zip(y, flips_n):
-            ax.text(101, yi, f"{0 if np.isnan(n) else int(n)} flips", va="center", fontsize=9, color="#333")
+            ax.text(101, float(yi), f"{0 if np.isnan(n) else int(n)} flips", va="center", fontsize=9, color="#333")
         ax.set_yticks(y, [short(r) for r in rows])
         ax.invert_yaxis()
         ax.set_xlim(0, 118)

@@ -1,39 +1,26 @@
-"""The misleading family's report section: key numbers, accuracy and attack-success figures, tables
-by stratum, where flips go, the resilience profile, the effect of each mitigation setting (paired,
-against `none`), the statistical tests, and the same in Markdown."""
+"""The misleading family's report section as report parts: key numbers, accuracy and attack-success
+figures, tables by stratum, where flips go, the resilience profile, the effect of each mitigation
+setting (paired, against `none`) and the statistical tests; the frames they are written from go to
+tables/."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
-from markupsafe import Markup
 
-from ....report.html import count_cell, esc, setting_name, units_url
-from ....report.html import fmt_p as html_fmt_p
-from ....report.html import table as html_table
-from ....report.parts import DifferenceFigure
-from ....report.plots import difference
+from ....report.parts import Block, DifferenceFigure, DrawnFigure, Heading, Paragraph, Section
 from ....report.rundir import names_of
 from ....report.section import FamilySection
-from ....report.templating import macros
 from ..metrics import mean_across_models, mean_by_stratum
-from . import html as H
 from . import plots
 from .compare import Comparison, difference_panels, setting_effects
-from .tables import (
-    flips_table,
-    fmt_pct,
-    headline_table,
-    markdown_table,
-    metrics_table,
-    model_settings,
-    profile_deltas,
-    profile_table,
-    tests_table,
-)
+from .key import TITLE, key_parts
+from .methods import METHODS
+from .shown import effects_shown, flips_shown, profile_shown, strata_tables, tests_shown
+from .tables import flips_table, headline_table, metrics_table, model_settings, profile_deltas, profile_table, tests_table
 
-TITLE = H.TITLE
 SUMMARY_COLUMNS = [
     ("clean_acc", "Clean acc"),
     ("type1_acc", "Type 1 acc"),
@@ -88,7 +75,7 @@ def means_table(ms: Sequence, design_of: dict[str, str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["type1", "run", "setting", "stratum_kind", "stratum", "rate", "mean", "min", "max", "models"])
 
 
-def section(runs: Sequence) -> FamilySection:
+def section(runs: Sequence[Any]) -> FamilySection:
     pairs = [(r.name, r.results) for r in runs]
     names = names_of(runs)
     ms = model_settings(pairs, names)
@@ -120,145 +107,134 @@ def section(runs: Sequence) -> FamilySection:
             tables["profile"] = pd.concat([tables["profile"], deltas], ignore_index=True)
     # the key numbers' means: over the runs of one Type 1 design (the first met), never pooled
     designs = list(dict.fromkeys(design_of[m.run] for m in ms))
-    merged: dict[str, dict] = {}
+    merged: dict[str, dict[str, Any]] = {}
     for m in ms:
         if design_of[m.run] == (designs[0] if designs else None):
             merged.setdefault(m.model, {})[m.setting] = m.block
     mean = mean_across_models(merged)
     per_run = any(m.model != m.label for m in ms)  # a model in several runs: a mean's entries are runs
-    figs = _figures(tables)
     return FamilySection(
         family="misleading",
         title=TITLE,
-        key_html=H.key_numbers(tables["headline"], mean, designs, names),
-        sections=_sections(tables, figs, run_of, per_run),
-        markdown=_markdown(tables, mean, per_run),
+        key_parts=key_parts(tables["headline"], mean, designs, names),
+        parts=section_parts(tables, run_of, per_run),
         tables=tables,
         headline=tables["headline"],
         summary_columns=SUMMARY_COLUMNS,
     )
 
 
-def _figures(tables: dict[str, pd.DataFrame]) -> dict[str, str | None]:
+INTRO = (
+    "Each question is asked clean, with one misleading sentence for one wrong option (Type 1), and with the whole "
+    "option-aligned bundle (Type 2: one true sentence for the gold option, one false sentence per wrong option)."
+)
+PROFILE_INTRO = (
+    "Per model, clean accuracy beside a resilience score (resilience = 1 - ASR: the share of clean-correct answers that "
+    "survive). A model can be accurate and fragile at once: clean accuracy does not predict resilience."
+)
+SETTINGS_INTRO = (
+    "The same model and items under a mitigation setting and without one (setting none). Differences are the setting "
+    "minus none on the pairs both answered; ASR is taken on items answered correctly clean under both. A mitigation's "
+    "benefit is read beside its cost on clean accuracy."
+)
+TESTS_INTRO = (
+    "Exact McNemar tests of clean vs stressed correctness on the same (item, probe) pairs: b = correct clean and wrong "
+    "with context, c = the reverse. Pooled over each model's pairs:"
+)
+
+
+def _drawn(name: str, title: str, caption: str, svg: str | None) -> tuple[Block, ...]:
+    """A figure drawn by the family, when it has something to draw."""
+    return () if svg is None else (DrawnFigure(name, title, caption, svg),)
+
+
+def _family_blocks(tables: dict[str, pd.DataFrame], per_run: bool) -> tuple[Block, ...]:
+    """The family's own section: accuracy, attack success per source, per content type and
+    provenance, where flips go and the tables by stratum."""
     m, t = tables["metrics"], tables["tests"]
-    figs = {
-        "accuracy": plots.accuracy_figure(m),
-        "attack_by_source": plots.attack_by_source_figure(m),
-        "heatmap_content_type": plots.heatmap_figure(m, t, "content_type"),
-        "heatmap_provenance": plots.heatmap_figure(m, t, "provenance"),
-        "flips": plots.flips_figure(tables["flips"]),
-        "profile": plots.profile_figure(tables["profile"][tables["profile"]["kind"] == "rate"]),
-    }
-    if "setting_effects" in tables:
-        effects = DifferenceFigure("setting_effects", "Mitigation effect: each setting minus none", "", difference_panels(tables["setting_effects"]))
-        figs["setting_effects"] = difference(effects)
-    return figs
+    flips = flips_shown(tables["flips"])
+    return (
+        Paragraph(INTRO, "plain"),
+        *_drawn(
+            "accuracy",
+            "Accuracy: clean vs Type 1 vs Type 2 misleading context",
+            "Accuracy per model under each condition; error bars: 95% Wilson intervals. The drop from clean to Type 1 / Type 2 is what the misleading "
+            "context costs.",
+            plots.accuracy_figure(m),
+        ),
+        Heading("Attack success per source dataset"),
+        *_drawn(
+            "attack-by-source",
+            "Attack success per source dataset",
+            "ASR (share of clean-correct pairs flipped) and TASR (share flipped to the injected option) per model, pooled (diamond) and per source "
+            "dataset (dots); 95% Wilson intervals.",
+            plots.attack_by_source_figure(m),
+        ),
+        Heading("By content type and provenance"),
+        *_drawn(
+            "heatmap-content_type",
+            "ASR by content type",
+            "ASR per model and content corruption (what is false). Cells: ASR and the number of clean-correct pairs; * marks a Holm-adjusted McNemar "
+            "p < 0.05 across content types.",
+            plots.heatmap_figure(m, t, "content_type"),
+        ),
+        *_drawn(
+            "heatmap-provenance",
+            "ASR by provenance",
+            "ASR per model and provenance (who says it: a neutral statement, the patient, or an authority).",
+            plots.heatmap_figure(m, t, "provenance"),
+        ),
+        Heading("Where flips go"),
+        *_drawn(
+            "flips",
+            "Where Type 1 flips go",
+            "Type 1 flips split into answers that moved to the injected target, to another wrong option, or to an unreadable reply.",
+            plots.flips_figure(tables["flips"]),
+        ),
+        *(() if flips is None else (flips,)),
+        Heading("Tables by stratum"),
+        *strata_tables(m, t, tables["means"], per_run),
+    )
 
 
-def _sections(tables: dict[str, pd.DataFrame], figs: dict[str, str | None], run_of: dict[str, str], per_run: bool = False) -> list[tuple[str, str, str]]:
-    body = macros(__package__, "sections.html.j2")
-    svgs = {k: None if v is None else Markup(v) for k, v in figs.items()}
-    sections: list[tuple[str, str, str]] = [
-        (
-            "misleading",
-            TITLE,
-            str(
-                body.misleading(
-                    svgs, Markup(H.flips_table_html(tables["flips"])), Markup(H.strata_tables(tables["metrics"], tables["tests"], tables["means"], per_run))
-                )
+def section_parts(tables: dict[str, pd.DataFrame], run_of: dict[str, str], per_run: bool = False) -> list[Section]:
+    """The family's sections: its own, the resilience profile, the settings effect (when a setting
+    ran beside none) and the statistical tests (when a test ran)."""
+    profile = profile_shown(tables["profile"])
+    sections = [
+        Section("misleading", TITLE, _family_blocks(tables, per_run)),
+        Section(
+            "profile",
+            "Resilience profile",
+            (
+                Paragraph(PROFILE_INTRO, "plain"),
+                *_drawn(
+                    "profile",
+                    "Resilience profile: clean accuracy beside resilience per stress family",
+                    "Left: profile per model (95% Wilson intervals). Right: clean accuracy against resilience; the dotted line is equality.",
+                    plots.profile_figure(tables["profile"][tables["profile"]["kind"] == "rate"]),
+                ),
+                *(() if profile is None else (profile,)),
             ),
         ),
-        ("profile", "Resilience profile", str(body.profile(svgs, Markup(H.profile_table_html(tables["profile"]))))),
     ]
     if "setting_effects" in tables:
-        sections.append(
-            (
-                "settings",
-                "Settings effect",
-                str(
-                    body.settings(
-                        svgs,
-                        Markup(
-                            H.diff_table_html(
-                                tables["setting_effects"], "Model", "None", "Setting", H.setting_effect_units(run_of), H.setting_effect_versus(run_of)
-                            )
-                        ),
-                    )
-                ),
-            )
+        effects = tables["setting_effects"]
+        shown = effects_shown(effects, run_of)
+        figure = DifferenceFigure(
+            "setting_effects",
+            "Mitigation effect: each setting minus none",
+            "Paired differences in percentage points with item-clustered bootstrap 95% intervals.",
+            difference_panels(effects),
         )
+        sections.append(Section("settings", "Settings effect", (Paragraph(SETTINGS_INTRO, "plain"), figure, *(() if shown is None else (shown,)))))
     t = tables["tests"]
     if not t.empty:
-        ov = t[t["stratum_kind"] == "overall"]
-        rows = [
-            [
-                esc(r.model),
-                esc(setting_name(r.setting)),
-                esc({"type1": "Type 1", "type2": "Type 2"}[r.condition]),
-                # b: the flips, c: the recoveries of the condition
-                count_cell(r.b, units_url(r.run, r.model, r.setting, r.condition, "flip")),
-                count_cell(r.c, units_url(r.run, r.model, r.setting, r.condition, "recovered")),
-                count_cell(r.n, units_url(r.run, r.model, r.setting, r.condition, "paired")),
-                html_fmt_p(r.p),
-            ]
-            for r in ov.itertuples(index=False)
-        ]
-        pooled = html_table(rows, ["Model", "Setting", "Condition", "b (correct → wrong)", "c (wrong → correct)", "Pairs", "p"], numeric=range(3, 7))
-        tests = body.tests(Markup(pooled), len(t) - len(ov), int(t["significant"].sum()), len(t), Markup(H.METHODS))
-        sections.append(("tests", "Statistical tests", str(tests)))
+        n_overall = int((t["stratum_kind"] == "overall").sum())
+        strata = (
+            f"Per stratum, {len(t) - n_overall} tests with Holm's correction across the strata of one kind; {int(t['significant'].sum())} of all "
+            f"{len(t)} tests have a Holm-adjusted p < 0.05 (see the tables by stratum and `tables/tests.csv`)."
+        )
+        blocks = (Paragraph(TESTS_INTRO, "plain"), tests_shown(t), Paragraph(strata, "plain"), Heading("Methods"), METHODS)
+        sections.append(Section("tests", "Statistical tests", blocks))
     return sections
-
-
-def _markdown(tables: dict[str, pd.DataFrame], mean: dict, per_run: bool = False) -> str:
-    lines = [f"## {TITLE}", ""]
-    counted = "entries (one per run of a model)" if per_run else "models"
-    h = tables["headline"]
-    if not h.empty:
-        for setting, agg in mean.items():
-            if agg:
-                lines.append(
-                    f"- Mean across models ({setting}): "
-                    + ", ".join(
-                        f"{k} {100 * v['mean']:.1f}% (range {100 * v['min']:.1f}–{100 * v['max']:.1f}%, {v['models']} {counted})" for k, v in agg.items()
-                    )
-                )
-        lines.append("")
-        lines.append("| Model | Setting | " + " | ".join(t for _, t in SUMMARY_COLUMNS) + " |")
-        lines.append("|---|---|" + "---|" * len(SUMMARY_COLUMNS))
-        for r in h.to_dict("records"):
-            cells = [fmt_pct(r.get(f"{k}_p"), r.get(f"{k}_lo"), r.get(f"{k}_hi"), r.get(f"{k}_n")) for k, _ in SUMMARY_COLUMNS]
-            lines.append(f"| {r['model']} | {r['setting']} | " + " | ".join(cells) + " |")
-        lines.append("")
-    f = tables["flips"]
-    ov = f[f["stratum_kind"] == "overall"]
-    if not ov.empty:
-        lines += [
-            "### Where flips go (overall)",
-            "",
-            markdown_table(ov, ["model", "setting", "condition", "clean_correct_pairs", "flips", "to_target", "elsewhere", "invalid", "truncated"]),
-            "",
-        ]
-    t = tables["tests"]
-    if not t.empty:
-        sig = t[t["significant"] & (t["stratum_kind"] != "overall")]
-        lines += ["### Strata with a significant McNemar test (Holm-adjusted p < 0.05)", ""]
-        lines.append(
-            markdown_table(sig, ["model", "setting", "stratum_kind", "stratum", "condition", "b", "c", "p", "p_holm"], max_rows=60)
-            if not sig.empty
-            else "None."
-        )
-        lines.append("")
-    p = tables["profile"]
-    if not p.empty:
-        lines += ["### Resilience profile", "", markdown_table(p, ["model", "setting", "dimension", "value", "lo", "hi", "n"]), ""]
-    if "setting_effects" in tables:
-        lines += [
-            "### Settings effect (setting - none, paired)",
-            "",
-            markdown_table(
-                tables["setting_effects"],
-                ["pair", "setting", "condition", "metric", "a_p", "b_p", "diff", "lo", "hi", "test", "p_test", "p_holm", "n", "items"],
-            ),
-            "",
-        ]
-    return "\n".join(lines)

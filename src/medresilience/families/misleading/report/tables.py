@@ -14,8 +14,11 @@ import pandas as pd
 
 from .... import stats
 from ....models.names import ModelNames, RunModels, model_names
+from ....report.parts import num
 from ....report.tables import fmt_p, fmt_pct, markdown_table, usage_table, write_tables  # noqa: F401
+from ....run.results import RateValue
 from ....runtime.heap import cheap_gc
+from ..block import Accuracy, Attack, AttackSuccess, MisleadingBlock, Slice
 
 STRATUM_KINDS = {"overall": "overall", "by_source": "source", "by_content_type": "content_type", "by_provenance": "provenance"}
 STRATUM_TITLES = {"overall": "Overall", "source": "Source dataset", "content_type": "Content type", "provenance": "Provenance"}
@@ -32,7 +35,8 @@ class ModelSetting:
     model: str  # its name in the views (model_names: "label [run]" where the label is ambiguous)
     label: str  # the model label in its run
     setting: str  # "none" or a mitigation's name
-    block: dict[str, Any]
+    block: dict[str, Any]  # as results.json holds it (the means across models read it)
+    typed: MisleadingBlock  # the same, in its declared shape: every table reads this
 
     @property
     def name(self) -> str:
@@ -50,23 +54,56 @@ def model_settings(runs: Sequence[tuple[str, dict[str, Any]]], names: ModelNames
     for run, res in runs:
         for label, settings in res.get("models", {}).items():
             for setting in sorted(settings, key=lambda x: x != "none"):
-                out.append(ModelSetting(run, names.name(run, label), label, setting, settings[setting]))
+                block = settings[setting]
+                out.append(ModelSetting(run, names.name(run, label), label, setting, block, MisleadingBlock.model_validate(block)))
     return out
 
 
-def strata(block: dict[str, Any]) -> Iterable[tuple[str, str, dict[str, Any]]]:
-    """(stratum kind, stratum, block) for the overall block and every stratum block."""
-    yield "overall", "Overall", block.get("overall", {})
-    for key, kind in STRATUM_KINDS.items():
-        if key == "overall":
-            continue
-        for name, sub in (block.get(key) or {}).items():
+def strata(block: MisleadingBlock) -> Iterable[tuple[str, str, Slice]]:
+    """(stratum kind, stratum, slice) for the overall slice and every stratum's."""
+    yield "overall", "Overall", block.overall
+    for kind, by in (("source", block.by_source), ("content_type", block.by_content_type), ("provenance", block.by_provenance)):
+        for name, sub in by.items():
             yield kind, name, sub
 
 
-def _rate_cols(r: dict[str, Any] | None) -> dict[str, Any]:
-    r = r or {}
-    return {"k": r.get("k"), "n": r.get("n"), "p": r.get("p"), "lo": r.get("lo"), "hi": r.get("hi")}
+def _rate_cols(r: RateValue | None) -> dict[str, Any]:
+    if r is None:
+        return {"k": None, "n": None, "p": None, "lo": None, "hi": None}
+    return {"k": r.k, "n": r.n, "p": r.p, "lo": r.lo, "hi": r.hi}
+
+
+def _accuracy_row(base: dict[str, Any], condition: str, acc: Accuracy) -> dict[str, Any]:
+    return {**base, "condition": condition, "metric": "accuracy", **_rate_cols(acc), "invalid": acc.invalid, "truncated": acc.truncated, "errors": acc.errors}
+
+
+def _attack_rows(base: dict[str, Any], condition: str, att: Attack) -> list[dict[str, Any]]:
+    """ASR (with its item-clustered interval and the unread replies among its flips), the ASR with
+    unread probe replies left out, and TASR."""
+    asr, read = att.asr, att.asr_read
+    rows = [
+        {
+            **base,
+            "condition": condition,
+            "metric": "asr",
+            **_rate_cols(asr),
+            "cluster_lo": asr.cluster_lo,
+            "cluster_hi": asr.cluster_hi,
+            "invalid": asr.invalid_flips,
+            "truncated": asr.truncated_flips,
+        },
+        {
+            **base,
+            "condition": condition,
+            "metric": "asr_read",
+            **_rate_cols(read),
+            "cluster_lo": read.lo if read.interval else None,
+            "cluster_hi": read.hi if read.interval else None,
+        },
+    ]
+    if att.tasr is not None:
+        rows.append({**base, "condition": condition, "metric": "tasr", **_rate_cols(att.tasr)})
+    return rows
 
 
 def holm_groups(df: pd.DataFrame, by: list[str], column: str = "p") -> pd.Series:
@@ -76,7 +113,7 @@ def holm_groups(df: pd.DataFrame, by: list[str], column: str = "p") -> pd.Series
         return out
     with cheap_gc():
         for _, idx in df.groupby(by, sort=False).groups.items():
-            out.loc[idx] = stats.holm(df.loc[idx, column].tolist())
+            out.loc[idx] = np.asarray(stats.holm(df.loc[idx, column].tolist()), dtype="float64")
     return out
 
 
@@ -85,73 +122,14 @@ def metrics_table(ms: Sequence[ModelSetting]) -> pd.DataFrame:
     for ASR the item-clustered bootstrap interval and the invalid replies among the flips."""
     rows: list[dict[str, Any]] = []
     for m in ms:
-        for kind, name, b in strata(m.block):
-            base = {
-                "run": m.run,
-                "model": m.model,
-                "setting": m.setting,
-                "family": "misleading",
-                "stratum_kind": kind,
-                "stratum": name,
-                "n_items": b.get("n_items"),
-            }
-            acc = b.get("clean_acc")
-            if acc:
-                rows.append(
-                    {
-                        **base,
-                        "condition": "clean",
-                        "metric": "accuracy",
-                        **_rate_cols(acc),
-                        "invalid": acc.get("invalid"),
-                        "truncated": acc.get("truncated"),
-                        "errors": acc.get("errors"),
-                    }
-                )
-            for cond in ("type1", "type2"):
-                acc = b.get(f"{cond}_acc")
-                if acc:
-                    rows.append(
-                        {
-                            **base,
-                            "condition": cond,
-                            "metric": "accuracy",
-                            **_rate_cols(acc),
-                            "invalid": acc.get("invalid"),
-                            "truncated": acc.get("truncated"),
-                            "errors": acc.get("errors"),
-                        }
-                    )
-                att = b.get(cond)
-                if not att:
-                    continue
-                asr = att.get("asr") or {}
-                rows.append(
-                    {
-                        **base,
-                        "condition": cond,
-                        "metric": "asr",
-                        **_rate_cols(asr),
-                        "cluster_lo": asr.get("cluster_lo"),
-                        "cluster_hi": asr.get("cluster_hi"),
-                        "invalid": asr.get("invalid_flips"),
-                        "truncated": asr.get("truncated_flips"),
-                    }
-                )
-                if att.get("asr_read"):  # unread probe replies left out
-                    r = att["asr_read"]
-                    rows.append(
-                        {
-                            **base,
-                            "condition": cond,
-                            "metric": "asr_read",
-                            **_rate_cols(r),
-                            "cluster_lo": r.get("lo") if r.get("interval") else None,
-                            "cluster_hi": r.get("hi") if r.get("interval") else None,
-                        }
-                    )
-                if att.get("tasr"):
-                    rows.append({**base, "condition": cond, "metric": "tasr", **_rate_cols(att["tasr"])})
+        for kind, name, b in strata(m.typed):
+            base = {"run": m.run, "model": m.model, "setting": m.setting, "family": "misleading", "stratum_kind": kind, "stratum": name, "n_items": b.n_items}
+            rows.append(_accuracy_row(base, "clean", b.clean_acc))
+            for cond, acc, att in (("type1", b.type1_acc, b.type1), ("type2", b.type2_acc, b.type2)):
+                if acc is not None:
+                    rows.append(_accuracy_row(base, cond, acc))
+                if att is not None:
+                    rows += _attack_rows(base, cond, att)
     cols = [
         "run",
         "model",
@@ -188,11 +166,11 @@ def tests_table(ms: Sequence[ModelSetting], alpha: float = 0.05) -> pd.DataFrame
     content types, all provenances) within one model, setting and condition."""
     rows: list[dict[str, Any]] = []
     for m in ms:
-        for kind, name, b in strata(m.block):
-            for cond in ("type1", "type2"):
-                mc = (b.get(cond) or {}).get("mcnemar")
-                if not mc:
+        for kind, name, b in strata(m.typed):
+            for cond, att in (("type1", b.type1), ("type2", b.type2)):
+                if att is None:
                     continue
+                mc = att.mcnemar
                 rows.append(
                     {
                         "run": m.run,
@@ -202,11 +180,11 @@ def tests_table(ms: Sequence[ModelSetting], alpha: float = 0.05) -> pd.DataFrame
                         "stratum_kind": kind,
                         "stratum": name,
                         "condition": cond,
-                        "test": mc.get("test", "mcnemar_exact"),
-                        "b": mc.get("b"),
-                        "c": mc.get("c"),
-                        "n": mc.get("n"),
-                        "p": mc.get("p"),
+                        "test": mc.test,
+                        "b": mc.b,
+                        "c": mc.c,
+                        "n": mc.n,
+                        "p": mc.p,
                     }
                 )
     cols = [
@@ -243,18 +221,15 @@ def flips_table(ms: Sequence[ModelSetting]) -> pd.DataFrame:
     budget before an answer ("truncated")."""
     rows = []
     for m in ms:
-        for kind, name, b in strata(m.block):
-            for cond in ("type1", "type2"):
-                att = b.get(cond)
-                if not att:
+        for kind, name, b in strata(m.typed):
+            for cond, att in (("type1", b.type1), ("type2", b.type2)):
+                if att is None:
                     continue
-                asr = att.get("asr") or {}
-                flips, pairs = int(asr.get("k") or 0), int(asr.get("n") or 0)
-                invalid = int(asr.get("invalid_flips") or 0)
-                truncated = int(asr.get("truncated_flips") or 0)
-                to_target = int((att.get("tasr") or {}).get("k") or 0) if cond == "type1" else None
+                flips, pairs = att.asr.k, att.asr.n
+                invalid, truncated = att.asr.invalid_flips, att.asr.truncated_flips
+                to_target = (att.tasr.k if att.tasr is not None else 0) if cond == "type1" else None
                 elsewhere = flips - invalid - truncated - (to_target or 0)
-                row = {
+                row: dict[str, Any] = {
                     "run": m.run,
                     "model": m.model,
                     "setting": m.setting,
@@ -316,25 +291,24 @@ def profile_deltas(effects: pd.DataFrame, run_of: dict[str, str] | None = None) 
     1 - ASR under the setting, i.e. minus the paired ASR difference, with its item-clustered
     bootstrap interval."""
     rows = []
-    for r in effects.itertuples(index=False):
-        if r.metric != "asr" or pd.isna(r.diff):
+    for r in effects.to_dict("records"):
+        diff, d_lo, d_hi = (num(r[k]) for k in ("diff", "lo", "hi"))
+        if r["metric"] != "asr" or diff is None:
             continue
-        lo = None if pd.isna(r.hi) else -r.hi
-        hi = None if pd.isna(r.lo) else -r.lo
-        setting = getattr(r, "setting", "caution")
+        setting, pair, cond = str(r.get("setting", "caution")), str(r["pair"]), str(r["condition"])
         rows.append(
             {
-                "run": (run_of or {}).get(r.pair, ""),
-                "model": r.pair,
+                "run": (run_of or {}).get(pair, ""),
+                "model": pair,
                 "setting": f"{setting} - none",
                 "family": "misleading",
-                "dimension": f"{setting}_delta_resilience_{r.condition}",
+                "dimension": f"{setting}_delta_resilience_{cond}",
                 "kind": "difference",
-                "label": f"Effect of {setting} on {CONDITION_TITLES[r.condition]} resilience",
-                "value": -r.diff,
-                "lo": lo,
-                "hi": hi,
-                "n": r.n,
+                "label": f"Effect of {setting} on {CONDITION_TITLES[cond]} resilience",
+                "value": -diff,
+                "lo": None if d_hi is None else -d_hi,
+                "hi": None if d_lo is None else -d_lo,
+                "n": r["n"],
             }
         )
     return _profile_frame(rows)
@@ -355,21 +329,17 @@ def profile_table(ms: Sequence[ModelSetting]) -> pd.DataFrame:
     was flipped). Intervals are the Wilson intervals of the underlying rates."""
     rows = []
     for m in ms:
-        ov = m.block.get("overall", {})
+        ov = m.typed.overall
         for family, dim, label in PROFILE_DIMENSIONS:
+            val: tuple[float | None, float | None, float | None, int] | None
             if dim == "clean_accuracy":
-                r = ov.get("clean_acc")
-                val = r and (r.get("p"), r.get("lo"), r.get("hi"), r.get("n"))
+                r = ov.clean_acc
+                val = (r.p, r.lo, r.hi, r.n)
             else:
-                cond = "type1" if dim.endswith("type1") else "type2"
-                r = (ov.get(cond) or {}).get("asr")
-                val = r and (
-                    None if r.get("p") is None else 1 - r["p"],
-                    None if r.get("hi") is None else 1 - r["hi"],
-                    None if r.get("lo") is None else 1 - r["lo"],
-                    r.get("n"),
-                )
-            if not val:
+                att = ov.type1 if dim.endswith("type1") else ov.type2
+                a = None if att is None else att.asr
+                val = None if a is None else (None if a.p is None else 1 - a.p, None if a.hi is None else 1 - a.hi, None if a.lo is None else 1 - a.lo, a.n)
+            if val is None:
                 continue
             rows.append(
                 {
@@ -389,22 +359,36 @@ def profile_table(ms: Sequence[ModelSetting]) -> pd.DataFrame:
     return _profile_frame(rows)
 
 
+def headline_rates(s: Slice) -> dict[str, RateValue | None]:
+    """The headline rates of one slice, keyed clean_acc .. type2_asr, then the two ASRs with unread
+    replies left out (type1_asr_read, type2_asr_read), as `headline.headline` orders them."""
+    t1, t2 = s.type1, s.type2
+    return {
+        "clean_acc": s.clean_acc,
+        "type1_acc": s.type1_acc,
+        "type2_acc": s.type2_acc,
+        "type1_asr": None if t1 is None else t1.asr,
+        "type1_tasr": None if t1 is None else t1.tasr,
+        "type2_asr": None if t2 is None else t2.asr,
+        "type1_asr_read": None if t1 is None else t1.asr_read,
+        "type2_asr_read": None if t2 is None else t2.asr_read,
+    }
+
+
 def headline_table(ms: Sequence[ModelSetting]) -> pd.DataFrame:
     """The headline numbers, one row per model and setting (wide: p, lo, hi, n per metric)."""
-    from ..headline import headline
 
     rows = []
     for m in ms:
-        h = headline(m.block.get("overall", {}))
-        row: dict[str, Any] = {"run": m.run, "model": m.model, "setting": m.setting, "n_items": m.block.get("overall", {}).get("n_items")}
-        for name, r in h.items():
-            r = r or {}
+        ov = m.typed.overall
+        row: dict[str, Any] = {"run": m.run, "model": m.model, "setting": m.setting, "n_items": ov.n_items}
+        for name, r in headline_rates(ov).items():
             for part in ("p", "lo", "hi", "n"):
-                row[f"{name}_{part}"] = r.get(part)
+                row[f"{name}_{part}"] = None if r is None else getattr(r, part)
             if name.endswith("_asr"):  # the item-clustered bootstrap interval (several probes per item)
-                row[f"{name}_cluster_lo"] = r.get("cluster_lo")
-                row[f"{name}_cluster_hi"] = r.get("cluster_hi")
-        counts = m.block.get("counts", {})
-        row.update({f"units_{k}": v for k, v in counts.items()})
+                a = r if isinstance(r, AttackSuccess) else None
+                row[f"{name}_cluster_lo"] = None if a is None else a.cluster_lo
+                row[f"{name}_cluster_hi"] = None if a is None else a.cluster_hi
+        row.update({f"units_{k}": v for k, v in m.typed.counts.model_dump().items()})
         rows.append(row)
     return pd.DataFrame(rows)

@@ -32,6 +32,8 @@ from ....report.parts import (
     count,
     dash,
     num,
+    p_value,
+    paired_test,
     rate,
     text,
     whole,
@@ -39,7 +41,7 @@ from ....report.parts import (
 from ....report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg
 from ....report.rundir import RunData, family_blocks, names_of
 from ....report.section import FamilySection
-from ....report.tables import fmt_p, row_label
+from ....report.tables import row_label
 from ....run.results import IntervalRate, MeansAcrossModels, Spread
 from ..block import NoiseBlock, Variant
 from ..metrics import mean_across_models
@@ -486,19 +488,18 @@ def _variant_cells(r: Row, cond: str) -> tuple[Cell, ...]:
     op, on = num(r["original_p"]), whole(r["original_n"])
     href = _originals(r, cond)
     original = dash() if op is None else Cell(f"{100 * op:.1f}%", op, href, on if href else None, "rate", tail="" if on is None else f" (n={on})")
-    test = dash() if not r["test"] or num(r["p_mcnemar"]) is None else Cell(f"{r['test']}, p {fmt_p(r['p_mcnemar'])}", num(r["p_mcnemar"]))
     return (
         text(r["model"]),
         Cell(setting_name(r["setting"]), r["setting"]),
         _rate(r, f"{cond}_acc", "acc"),
         original,
         change(r["drop"], None, None),
-        Cell(fmt_p(r["p_fisher"]), num(r["p_fisher"])),
+        p_value(r["p_fisher"]),
         change(r["paired_drop"], r["paired_lo"], r["paired_hi"]),
         # b: right on the original, wrong here (the flips); c: the reverse (recovered)
         count(whole(r["b"]) or 0, _units(r, f"{cond}_flip")),
         count(whole(r["c"]) or 0, _units(r, f"{cond}_recovered")),
-        test,
+        paired_test(r["test"], r["p_mcnemar"]),
         _rate(r, f"{cond}_flip", "flip"),
         _rate(r, f"{cond}_flip_read", "flip_read"),
     )

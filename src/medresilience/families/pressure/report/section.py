@@ -11,10 +11,9 @@ from typing import Any
 import pandas as pd
 
 from ....report.html import rate_units, units_url
-from ....report.parts import Cell, Column, Paragraph, Section, Table, change, count, dash, num, rate, text, whole
+from ....report.parts import Cell, Column, Paragraph, Section, Table, change, count, num, paired_test, rate, text, whole
 from ....report.rundir import RunData, family_blocks
 from ....report.section import FamilySection
-from ....report.tables import fmt_p
 from ....run.results import IntervalRate
 from ..block import PressureBlock
 from ..taxonomy import CONDITIONS, FAMILY, HEADLINE_COLUMNS, LABELS
@@ -85,11 +84,7 @@ def _units(r: Any, k: str) -> int | None:
 
 def _test(r: Any) -> Cell:
     """The paired test of the excess: 'mcnemar_exact: 12 / 4, p 0.046'."""
-    if num(r.excess_p) is None or not r.excess_test:
-        return dash()
-    b, c = whole(r.excess_b), whole(r.excess_c)
-    counts = "" if b is None or c is None else f": {b} / {c}"
-    return Cell(f"{r.excess_test}{counts}, p {fmt_p(r.excess_p)}", float(r.excess_p))
+    return paired_test(r.excess_test, r.excess_p, r.excess_b, r.excess_c)
 
 
 def _row(r: Any) -> tuple[Cell, ...]:

@@ -40,7 +40,6 @@ from ....report.parts import (
     whole,
 )
 from ....report.plots import PALETTE, STYLE, err, pct, plt, short, to_svg, wrap
-from ....report.render_html import cell_html
 from ....report.rundir import RunData, family_blocks, names_of
 from ....report.section import FamilySection
 from ....report.tables import row_label
@@ -414,11 +413,6 @@ UNSCORED_WHY = (
     "judgments are unscored: the judge's reply held no verdict of the rubric, or the judge call failed. They are never "
     "counted as a score; rerun the same command to retry failed judge calls."
 )
-
-
-def score_cell(p: Any, lo: Any, hi: Any, n: Any, units: str | None = None) -> str:
-    """A mean score on -1..1 as a page laid out by hand shows it (`parts.score`, through the renderer)."""
-    return str(cell_html(score(p, lo, hi, n, units)))
 
 
 def _lead(h: pd.DataFrame, mean: MeansAcrossModels, names: ModelNames | None = None) -> str:
