@@ -285,7 +285,7 @@ _FIELD_KEYS = r"answer_letter|final_answer|answer_choice|answer_option|answer_la
 #: and a string value may itself be quoted ('{"answer": "\\"a\\""}': the label inside the quotes)
 _FIELD = re.compile(
     rf"""(?:\\*["'](?:{_FIELD_KEYS}|answer|choice|option|letter|prediction|predicted|predicted_answer|predicted_option|pred|selected|selection|output|result|response|final|correct|label|respuesta|resposta|r[ée]ponse|risposta|antwort|答案|回答|正解|정답)\\*["']|(?:(?<=\\n)|\b)(?:{_FIELD_KEYS})\b\\*["']?)"""
-    r"""\s*:\s*(?:\\*"\\+"([^"\n\\]+)\\+"\\*"|\\*"([^"\n]*?)\\*"|'([^'\n]*)'|(\d+)\b|(\(?[A-Za-z]\)?)(?!\w)|(?:null|none|false)\b)""",
+    r"""\s*:\s*(?:\\*"\\+"([^"\n\\]+)\\+"\\*"|\\*"([^"\n]*?)\\*"|'([^'\n]*)'|(\d+)\b|(\(?[A-Za-z]\)?)(?!\w)(?![ \t]+(?-i:[a-z]))|(?:null|none|false)\b)""",
     _I,
 )
 #: keys that name what the answer is about rather than the answer ("diagnosis"), or an answer in
@@ -323,6 +323,44 @@ def _fields(text: str, letters: str, options: OptionTexts) -> list[_Said]:
         if label is not None or why == "several_options":
             said.append(_Said(m.start(), m.end(), FIELD, label, why=why))
     return said
+
+
+#: a prompt's answer field written as a heading in capitals ("FINAL_ANSWER: Neurofilament", "FINAL
+#: ANSWER: B", "ANSWER: Yes, ...", or "final_answer: ..."): its value runs to the line's end or to the
+#: next such field ("FINAL_ANSWER: Uncertain RATIONALE: ...")
+_HEADING_FIELD = re.compile(r"(?:^|(?<=\s))(?:FINAL[_ ]ANSWER|final_answer|ANSWER)[ \t]*:[ \t]*([^\n]+?)[ \t]*(?=[ \t][A-Z][A-Z_]{3,}[ \t]*:|\n|\Z)", re.M)
+#: a question the reply goes on to invent and answer itself, after its own answer
+_NEXT_QUESTION = re.compile(r"\n[ \t]*Question[ \t]*:", _I)
+_HEADING_LABEL = re.compile(r"[(\[]?[A-Za-z0-9](?:[).:\]]|\Z)")
+_YES_NO_OPENING = re.compile(r"(yes|no)(?=[ \t]*(?:[,.;:!]|$))", _I)
+
+
+def _heading_field_value(value: str, letters: str, options: OptionTexts) -> str | None:
+    """A heading field's value names an option when it is one label, one option's whole text, or
+    (options yes/no/maybe) opens with the word "Yes" or "No" ("Yes, fast foods can be ...")."""
+    value = _MARKUP.sub("", value).strip()
+    # a label alone or marked as one ("B", "(B)", "B) Actin"); "A muscle marker" opens with a word
+    label = _label_in_value(value, letters) if _HEADING_LABEL.match(value) else None
+    if label is not None or not options:
+        return label
+    if (label := options.named(value.rstrip(". "), exact_only=True) or options.named(value, exact_only=True)) is not None:
+        return label
+    if (m := _YES_NO_OPENING.match(value)) is not None:
+        return options.named(m.group(1), exact_only=True)
+    return None
+
+
+def _heading_fields(text: str, letters: str, options: OptionTexts) -> list[_Said]:
+    """The heading answer fields that name an option, up to a question the reply invents after its
+    first one (whose answer answers that question, not the item's)."""
+    found = list(_HEADING_FIELD.finditer(text))
+    if not found:
+        return []
+    nxt = _NEXT_QUESTION.search(text, found[0].end())
+    stop = nxt.start() if nxt is not None else len(text)
+    return [
+        _Said(m.start(), m.end(), FIELD, label) for m in found if m.start() < stop and (label := _heading_field_value(m.group(1), letters, options)) is not None
+    ]
 
 
 def _tagged(text: str, letters: str, options: OptionTexts) -> list[_Said]:
@@ -1357,6 +1395,7 @@ def _statements(text: str, letters: str, options: OptionTexts, question: str | N
     option called wrong answers an item that asks for the wrong one)."""
     found = (
         _fields(text, letters, options)
+        + _heading_fields(text, letters, options)
         + _boxed(text, letters, options)
         + _tagged(text, letters, options)
         + _cued(text, letters, options)
