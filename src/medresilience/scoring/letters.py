@@ -26,6 +26,7 @@ from typing import NamedTuple
 from .answer_tags import last_answer_tag, own_turn
 from .contradicted import THE_OPTION, last_claimed, names_option, sentence_names, table_span, text_claims
 from .negative_items import asks_for_wrong, called_wrong
+from .option_review import names_in_review, reviewed_choice
 from .option_texts import DENIED, LABEL_LINE, PAREN_LABEL, OptionTexts, concluded_by_text, norm_text, option_texts
 from .other_items import answer_run, new_question, other_options, without_echo
 from .romance import ANSWER_COLON, LABEL_FIRST, LABEL_FIRST_LEANING, NOUN_COLON, NOUN_FIRST, NOUN_FIRST_LEANING
@@ -1485,6 +1486,11 @@ def _read(text: str, letters: str, options: OptionTexts, question: str | None = 
         said = [s for s in said if s.tier >= FINAL]
         if not said:
             return Reading(None, f"cut off while stating its answer: ...{text[-60:]!r}", "cut_off")
+    # a review of every option by its label keeps the one option it does not set aside, or none;
+    # any statement of an answer but the review's own naming of options stands over it
+    review = None if any(s.tier >= ANSWER and not names_in_review(text, s.start) for s in said) else reviewed_choice(text, letters)
+    if review is not None:
+        return Reading(review[0], review[1], None if review[0] is not None else "ambiguous")
     if not said:
         return None
     if (against := _opening_contradicted(text, said, letters, options)) is not None:

@@ -6,6 +6,11 @@ it misreading, each rule with the neighbours it must read and the near-misses it
   on options yes/no/maybe, opens with the word "Yes" or "No"; a value in other words ("Uncertain",
   "Feasible", "No association", a sentence) names none, and a field answering a question the reply
   goes on to invent ("Question: ..." after its first answer) answers that question, not the item;
+- a reply reviewing every option by its label ("Option A, <text>, may ...", "Neostigmine (option C)
+  is ...", "(choice D)") keeps the one option a sentence claims (is, would be, should be) with no
+  word setting it aside, when every other option's sentences set it aside ("not", "less", "if",
+  "but", "may", "reserved", "drastic"); with two kept, or one not set aside, it names none (never the
+  first option it mentions); a statement of an answer stands over the review;
 
 The replies are written for these tests in the manner of the real ones (the real ones are read in
 tests/spine/scoring/test_real_replies.py)."""
@@ -67,3 +72,53 @@ def test_a_heading_answer_field_naming_one_option_is_read(reply, options, expect
 def test_a_heading_answer_field_in_other_words_names_no_option(reply, options):
     got = read_answer(reply, "".join(options), options)
     assert got.label is None, got.how
+
+
+STROKE = {"A": "Arteriovenous malformations", "B": "Carotid artery atherosclerosis", "C": "Charcot-Bouchard aneurysm", "D": "Hyaline arteriosclerosis"}
+KEEP_B = "The most common cause of ischemic stroke is thromboembolism due to carotid artery atherosclerosis (choice B)."
+ASIDE_A = "Option A (Arteriovenous malformations) typically present with hemorrhage, not focal deficits."
+ASIDE_C = "Option C, Charcot-Bouchard aneurysm, is associated with hemorrhagic stroke rather than ischemic stroke."
+ASIDE_D = "Hyaline arteriosclerosis (option D) is seen in diabetes, but it more commonly causes lacunar strokes."
+
+REVIEW_READ = [
+    (f"{KEEP_B}\n\n{ASIDE_A} {ASIDE_C} {ASIDE_D}", "B"),
+    (f"{ASIDE_A}\n{ASIDE_C}\n{ASIDE_D}\n{KEEP_B}", "B"),
+    # "not only ... but also" sets nothing aside; "to rule out" is a purpose
+    (
+        f"The first step is usually imaging for atherosclerosis (option B), not only to confirm it but also to rule out a bleed. {ASIDE_A} {ASIDE_C} {ASIDE_D}",
+        "B",
+    ),
+    (f"Treatment should be directed at the carotid plaque (Option B). {ASIDE_A} {ASIDE_C} {ASIDE_D}", "B"),
+]
+
+REVIEW_UNREAD = [
+    # D is neither kept nor set aside
+    f"{KEEP_B} {ASIDE_A} {ASIDE_C} Option D, hyaline arteriosclerosis, is a small vessel disease.",
+    # two kept
+    f"{KEEP_B} {ASIDE_A} {ASIDE_C} Option D, hyaline arteriosclerosis, is the most common cause of lacunes.",
+    # the kept one doubted
+    f"The cause may be carotid artery atherosclerosis (choice B). {ASIDE_A} {ASIDE_C} {ASIDE_D}",
+    # the kept one set aside after all
+    f"{KEEP_B} However, option B is ruled out by the normal carotid Doppler. {ASIDE_A} {ASIDE_C} {ASIDE_D}",
+    # every option set aside
+    f"Carotid artery atherosclerosis (choice B) is not likely here. {ASIDE_A} {ASIDE_C} {ASIDE_D}",
+    # the first option reviewed is not the answer (the reply the reader misread)
+    f"{ASIDE_A} {ASIDE_C} {ASIDE_D}",
+]
+
+
+@pytest.mark.parametrize(("reply", "expected"), REVIEW_READ)
+def test_a_review_keeping_one_option_and_setting_the_others_aside_reads_it(reply, expected):
+    got = read_answer(reply, "ABCD", STROKE)
+    assert got.label == expected, got.how
+
+
+@pytest.mark.parametrize("reply", REVIEW_UNREAD)
+def test_a_review_keeping_no_single_option_names_none(reply):
+    got = read_answer(reply, "ABCD", STROKE)
+    assert got.label is None, got.how
+
+
+def test_a_statement_of_an_answer_stands_over_a_review():
+    reply = f"{KEEP_B} {ASIDE_A} {ASIDE_C} {ASIDE_D}\n\nFinal answer: D"
+    assert read_answer(reply, "ABCD", STROKE).label == "D"
