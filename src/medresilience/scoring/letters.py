@@ -412,7 +412,7 @@ _NOUN = r"(?:option|choice|selection|response|pick)"
 _QUAL = r"(?:correct|right|best|updated|revised|amended|evidence[- ]based|guideline[- ](?:based|concordant)|medically\s+(?:correct|accurate|sound)|single\s+best|most\s+(?:likely|appropriate|accurate)|my|our|final|true|real|actual|selected|chosen|predicted)"
 _SURE = r"(?:is|would\s+be|will\s+be|should\s+be|must\s+be|has\s+to\s+be|remains)\b"
 _UNSURE = r"(?:might\s+be|could\s+be|may\s+be|seems\s+to\s+be|appears\s+to\s+be)\b"
-_ABOUT = r"(?:\s+(?:to\s+(?:this|the)\s+question|here|for\s+this\s+(?:patient|question|case|item)))?"
+_ABOUT = r"(?:\s+(?:to\s+(?:this|the)\s+question(?:\s+above)?|here|for\s+this\s+(?:patient|question|case|item)))?"
 _SEP = r"[ \t]*(?:[:：=→]|->|[-–—](?=\s)|,\s*which\s+is\b|\n)"
 #: ... "Answer Choice: A.", "Answer option: D" (the answer's noun and the option's, one thing)
 _ANSWER_NOUN = (
@@ -887,8 +887,9 @@ def _gives_own_text(text: str, m: re.Match[str], letters: str, options: OptionTe
 
 
 _BRACKETED_LABEL = re.compile(r"[(\[]([A-Za-z])[)\]][ \t]")
-#: a label opening the reply, after an answer number or none ("1.E. ", "B：", "(c) ")
-_OPENS_LABELLED = re.compile(r"\A[ \t\n>#•*-]*(?:\d{1,3}[.)][ \t]*)?[(\[]?([A-Za-z])[.:)\]][ \t]*")
+#: a label opening the reply, after an answer number or none ("1.E. ", "B：", "(c) ", "d} " with a
+#: brace for the bracket)
+_OPENS_LABELLED = re.compile(r"\A[ \t\n>#•*-]*(?:\d{1,3}[.)][ \t]*)?[(\[]?([A-Za-z])[.:)\]}][ \t]*")
 
 
 _GLOSS = re.compile(r"[ \t]*\([^()\n]*\)[ \t.*]*$")

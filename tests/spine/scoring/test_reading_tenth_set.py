@@ -11,6 +11,9 @@ it misreading, each rule with the neighbours it must read and the near-misses it
   word setting it aside, when every other option's sentences set it aside ("not", "less", "if",
   "but", "may", "reserved", "drastic"); with two kept, or one not set aside, it names none (never the
   first option it mentions); a statement of an answer stands over the review;
+- a label with a brace for its bracket opening the reply ("d} <D's text>") reads as "d) " does,
+  only with its own option's text after it; "The answer to the question above is Option A." reads as
+  "The answer to the question is ..." does;
 
 The replies are written for these tests in the manner of the real ones (the real ones are read in
 tests/spine/scoring/test_real_replies.py)."""
@@ -122,3 +125,41 @@ def test_a_review_keeping_no_single_option_names_none(reply):
 def test_a_statement_of_an_answer_stands_over_a_review():
     reply = f"{KEEP_B} {ASIDE_A} {ASIDE_C} {ASIDE_D}\n\nFinal answer: D"
     assert read_answer(reply, "ABCD", STROKE).label == "D"
+
+
+LENSES = {
+    "A": "Change in the base curve of one of the lenses.",
+    "B": "Change in frame format.",
+    "C": "Disappearance of the central suppression scotoma.",
+    "D": "Loss of cerebral compensation capacity for the difference in aniseikonia.",
+}
+SQUINTS = {"A": "Parcialmente acomodativos.", "B": "Incomitantes.", "C": "Exotropia intermitente.", "D": "Comitantes."}
+
+BRACE_AND_ABOVE_READ = [
+    ("d} Loss of cerebral compensation capacity for the difference in aniseikonia.", LENSES, "D"),
+    ("d}Comitantes", SQUINTS, "D"),
+    ("B} Incomitantes.\nLos estrabismos paralíticos son incomitantes.", SQUINTS, "B"),
+    ("The answer to the question above is Option A.", LENSES, "A"),
+    ("The answer to the question above is C.", SQUINTS, "C"),
+]
+
+BRACE_AND_ABOVE_UNREAD = [
+    # the label with another option's text, or with text of no option
+    ("d} Incomitantes.", SQUINTS),
+    ("d} the patient needs new glasses", LENSES),
+    ("{d} {b}", SQUINTS),
+    ("The answer to the question above is not clear.", LENSES),
+    ("The answer to the question above is not Option A.", LENSES),
+]
+
+
+@pytest.mark.parametrize(("reply", "options", "expected"), BRACE_AND_ABOVE_READ)
+def test_a_braced_label_with_its_text_or_the_answer_to_the_question_above_is_read(reply, options, expected):
+    got = read_answer(reply, "ABCD", options)
+    assert got.label == expected, got.how
+
+
+@pytest.mark.parametrize(("reply", "options"), BRACE_AND_ABOVE_UNREAD)
+def test_a_braced_label_without_its_text_or_a_denied_answer_is_unread(reply, options):
+    got = read_answer(reply, "ABCD", options)
+    assert got.label is None, got.how

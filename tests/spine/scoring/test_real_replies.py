@@ -175,9 +175,16 @@ VALIDATION9_FIRST_WRONG = {
 #: a sentence, read as the first option mentioned (m10-0130, 0152, 0170). Unread: a "FINAL_ANSWER:"
 #: field holding an option's text or a yes/no/uncertain answer (33, tallshadow), conclusions naming
 #: their option in parentheses with the others set aside (22, roysoumya and hailey0huong), a letter
-#: with a brace "d}" (3), "The answer to the question above is Option A." (m10-0009)
+#: with a brace "d}" (3), "The answer to the question above is Option A." (m10-0009). Read since:
+#: a heading answer field holding one option's whole text, its label, or "Yes"/"No" opening it (22,
+#: tallshadow); a review of every option by its label keeping one and setting the others aside
+#: (m10-0130, 0134, 0143, 0145, 0148, 0149, 0152, 0161, 0170, 0200); "d} <D's text>" (m10-0230,
+#: 0235, 0240); "The answer to the question above is Option A." (m10-0009). No wrong letter is
+#: left. Left unread (28 of 268 readable, 10.4%): heading fields in other words ("Uncertain",
+#: "Feasible", "No association", a sentence: 10, tallshadow); reviews keeping two options or
+#: naming the answer only in a sentence with "but"/"if"/"may", or by text alone (roysoumya,
+#: hailey0huong); "解答：1,2" beside its own answer (m10-0061)
 VALIDATION10_MISSES: dict[str, str | None] = {
-    "m10-0009": None,
     "m10-0061": None,
     "m10-0119": None,
     "m10-0121": None,
@@ -195,9 +202,6 @@ VALIDATION10_MISSES: dict[str, str | None] = {
     "m10-0174": None,
     "m10-0186": None,
     "m10-0191": None,
-    "m10-0230": None,
-    "m10-0235": None,
-    "m10-0240": None,
     "m10-0242": None,
     "m10-0243": None,
     "m10-0252": None,
