@@ -1488,8 +1488,8 @@ def _read(text: str, letters: str, options: OptionTexts, question: str | None = 
         if not said:
             return Reading(None, f"cut off while stating its answer: ...{text[-60:]!r}", "cut_off")
     # a review of every option by its label keeps the one option it does not set aside, or none;
-    # any statement of an answer but the review's own naming of options stands over it
-    review = None if any(s.tier >= ANSWER and not names_in_review(text, s.start) for s in said) else reviewed_choice(text, letters)
+    # any statement of an option but the review's own naming of options stands over it
+    review = None if any(s.label is not None and not names_in_review(text, s.start) for s in said) else reviewed_choice(text, letters)
     if review is not None:
         return Reading(review[0], review[1], None if review[0] is not None else "ambiguous")
     if not said:

@@ -163,3 +163,12 @@ def test_a_braced_label_with_its_text_or_the_answer_to_the_question_above_is_rea
 def test_a_braced_label_without_its_text_or_a_denied_answer_is_unread(reply, options):
     got = read_answer(reply, "ABCD", options)
     assert got.label is None, got.how
+
+
+def test_a_conclusion_after_a_review_stands_over_it():
+    reply = (
+        "- Option A (Arteriovenous malformations): not ischemic.\n- Option B (Carotid artery atherosclerosis): embolic source.\n"
+        "- Option C (Charcot-Bouchard aneurysm): hemorrhagic, not ischemic.\n- Option D (Hyaline arteriosclerosis): lacunes, not this.\n\n"
+        "Conclusion: the most likely cause is B. Carotid artery atherosclerosis."
+    )
+    assert read_answer(reply, "ABCD", STROKE).label == "B"

@@ -178,9 +178,9 @@ VALIDATION9_FIRST_WRONG = {
 #: with a brace "d}" (3), "The answer to the question above is Option A." (m10-0009). Read since:
 #: a heading answer field holding one option's whole text, its label, or "Yes"/"No" opening it (22,
 #: tallshadow); a review of every option by its label keeping one and setting the others aside
-#: (m10-0130, 0134, 0143, 0145, 0148, 0149, 0152, 0161, 0170, 0200); "d} <D's text>" (m10-0230,
+#: (m10-0130, 0143, 0145, 0148, 0149, 0152, 0161, 0170, 0200); "d} <D's text>" (m10-0230,
 #: 0235, 0240); "The answer to the question above is Option A." (m10-0009). No wrong letter is
-#: left. Left unread (28 of 268 readable, 10.4%): heading fields in other words ("Uncertain",
+#: left. Left unread (29 of 268 readable, 10.8%): heading fields in other words ("Uncertain",
 #: "Feasible", "No association", a sentence: 10, tallshadow); reviews keeping two options or
 #: naming the answer only in a sentence with "but"/"if"/"may", or by text alone (roysoumya,
 #: hailey0huong); "解答：1,2" beside its own answer (m10-0061)
@@ -190,6 +190,7 @@ VALIDATION10_MISSES: dict[str, str | None] = {
     "m10-0121": None,
     "m10-0124": None,
     "m10-0133": None,
+    "m10-0134": None,
     "m10-0137": None,
     "m10-0140": None,
     "m10-0146": None,
