@@ -354,6 +354,8 @@ def _heading_field_value(value: str, letters: str, options: OptionTexts) -> str 
 def _heading_fields(text: str, letters: str, options: OptionTexts) -> list[_Said]:
     """The heading answer fields that name an option, up to a question the reply invents after its
     first one (whose answer answers that question, not the item's)."""
+    if "ANSWER" not in text and "final_answer" not in text:
+        return []
     found = list(_HEADING_FIELD.finditer(text))
     if not found:
         return []

@@ -39,7 +39,8 @@ def _sentences(text: str) -> list[tuple[int, int]]:
 def reviewed_choice(text: str, letters: str) -> tuple[str | None, str] | None:
     """(the kept option or None, how) for a reply that names every option by its label in a review
     (or three or more, setting each aside); None for any other reply."""
-    if len(letters) < 3:
+    low = text.casefold()
+    if len(letters) < 3 or ("option" not in low and "choice" not in low):
         return None
     by_label: dict[str, list[str]] = {}
     for a, b in _sentences(text):
