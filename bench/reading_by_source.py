@@ -42,6 +42,7 @@ SPLITS = (
     "validation7",
     "validation8",
     "validation9",
+    "validation10",
 )
 #: the replies of issue 41 that motivated the precision rules came from six repositories the corpus
 #: never drew on (not stored here); a rule motivated by a corpus repository names it
@@ -467,6 +468,36 @@ RULES += [
         "what": "a bracketed note giving the answer: '... with E. faecalis (Answer option 2).', '(correct answer: B)'",
         "motivated_by": ["FloMys/multimedqa_eval"],
         "off": [("letters", "_CUES", _cues_edit("\\((?:correct", None))],
+    },
+]
+
+RULES += [
+    {
+        "rule": "heading_field",
+        "what": "an answer field written as a heading in capitals ('FINAL_ANSWER: Neurofilament', 'FINAL ANSWER: B', 'ANSWER: Yes, ...') holding one option's whole text, its label, or Yes/No opening it on yes/no/maybe options, up to a question the reply invents after it; 'final_answer: A muscle ...' names no label",
+        "motivated_by": ["tallshadow/decision-grade-med-llm-ranking"],
+        "off": [
+            ("letters", "_heading_fields", lambda old: lambda *a: []),
+            ("letters", "_FIELD", lambda old: _edit(old, "(?![ \\t]+(?-i:[a-z]))", "")),
+        ],
+    },
+    {
+        "rule": "option_review",
+        "what": "a reply reviewing every option by its label ('Option A, <text>, may ...', '(choice D)') keeps the one option a sentence claims with no word setting it aside when every other is set aside, else names none; a review setting aside each of three or more options it names names none",
+        "motivated_by": ["roysoumya/usmle-gpt4-error-taxonomy", "hailey0huong/reliable-health-llms"],
+        "off": [("letters", "reviewed_choice", lambda old: lambda *a: None)],
+    },
+    {
+        "rule": "braced_label",
+        "what": "a label with a brace for its bracket opening the reply with its own option's text ('d} Comitantes')",
+        "motivated_by": ["dsrestrepo/MIT_LLMs_Language_bias"],
+        "off": [("letters", "_OPENS_LABELLED", lambda old: _edit(old, "[.:)\\]}]", "[.:)\\]]"))],
+    },
+    {
+        "rule": "question_above",
+        "what": "'The answer to the question above is Option A.'",
+        "motivated_by": ["shravani-01/clinical-llm-eval"],
+        "off": [("letters", "_CUES", _cues_edit("question(?:\\s+above)?", "question"))],
     },
 ]
 

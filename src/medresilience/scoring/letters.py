@@ -26,6 +26,7 @@ from typing import NamedTuple
 from .answer_tags import last_answer_tag, own_turn
 from .contradicted import THE_OPTION, last_claimed, names_option, sentence_names, table_span, text_claims
 from .negative_items import asks_for_wrong, called_wrong
+from .option_review import names_in_review, reviewed_choice
 from .option_texts import DENIED, LABEL_LINE, PAREN_LABEL, OptionTexts, concluded_by_text, norm_text, option_texts
 from .other_items import answer_run, new_question, other_options, without_echo
 from .romance import ANSWER_COLON, LABEL_FIRST, LABEL_FIRST_LEANING, NOUN_COLON, NOUN_FIRST, NOUN_FIRST_LEANING
@@ -285,7 +286,7 @@ _FIELD_KEYS = r"answer_letter|final_answer|answer_choice|answer_option|answer_la
 #: and a string value may itself be quoted ('{"answer": "\\"a\\""}': the label inside the quotes)
 _FIELD = re.compile(
     rf"""(?:\\*["'](?:{_FIELD_KEYS}|answer|choice|option|letter|prediction|predicted|predicted_answer|predicted_option|pred|selected|selection|output|result|response|final|correct|label|respuesta|resposta|r[ée]ponse|risposta|antwort|答案|回答|正解|정답)\\*["']|(?:(?<=\\n)|\b)(?:{_FIELD_KEYS})\b\\*["']?)"""
-    r"""\s*:\s*(?:\\*"\\+"([^"\n\\]+)\\+"\\*"|\\*"([^"\n]*?)\\*"|'([^'\n]*)'|(\d+)\b|(\(?[A-Za-z]\)?)(?!\w)|(?:null|none|false)\b)""",
+    r"""\s*:\s*(?:\\*"\\+"([^"\n\\]+)\\+"\\*"|\\*"([^"\n]*?)\\*"|'([^'\n]*)'|(\d+)\b|(\(?[A-Za-z]\)?)(?!\w)(?![ \t]+(?-i:[a-z]))|(?:null|none|false)\b)""",
     _I,
 )
 #: keys that name what the answer is about rather than the answer ("diagnosis"), or an answer in
@@ -323,6 +324,46 @@ def _fields(text: str, letters: str, options: OptionTexts) -> list[_Said]:
         if label is not None or why == "several_options":
             said.append(_Said(m.start(), m.end(), FIELD, label, why=why))
     return said
+
+
+#: a prompt's answer field written as a heading in capitals ("FINAL_ANSWER: Neurofilament", "FINAL
+#: ANSWER: B", "ANSWER: Yes, ...", or "final_answer: ..."): its value runs to the line's end or to the
+#: next such field ("FINAL_ANSWER: Uncertain RATIONALE: ...")
+_HEADING_FIELD = re.compile(r"(?:^|(?<=\s))(?:FINAL[_ ]ANSWER|final_answer|ANSWER)[ \t]*:[ \t]*([^\n]+?)[ \t]*(?=[ \t][A-Z][A-Z_]{3,}[ \t]*:|\n|\Z)", re.M)
+#: a question the reply goes on to invent and answer itself, after its own answer
+_NEXT_QUESTION = re.compile(r"\n[ \t]*Question[ \t]*:", _I)
+_HEADING_LABEL = re.compile(r"[(\[]?[A-Za-z0-9](?:[).:\]]|\Z)")
+_YES_NO_OPENING = re.compile(r"(yes|no)(?=[ \t]*(?:[,.;:!]|$))", _I)
+
+
+def _heading_field_value(value: str, letters: str, options: OptionTexts) -> str | None:
+    """A heading field's value names an option when it is one label, one option's whole text, or
+    (options yes/no/maybe) opens with the word "Yes" or "No" ("Yes, fast foods can be ...")."""
+    value = _MARKUP.sub("", value).strip()
+    # a label alone or marked as one ("B", "(B)", "B) Actin"); "A muscle marker" opens with a word
+    label = _label_in_value(value, letters) if _HEADING_LABEL.match(value) else None
+    if label is not None or not options:
+        return label
+    if (label := options.named(value.rstrip(". "), exact_only=True) or options.named(value, exact_only=True)) is not None:
+        return label
+    if (m := _YES_NO_OPENING.match(value)) is not None:
+        return options.named(m.group(1), exact_only=True)
+    return None
+
+
+def _heading_fields(text: str, letters: str, options: OptionTexts) -> list[_Said]:
+    """The heading answer fields that name an option, up to a question the reply invents after its
+    first one (whose answer answers that question, not the item's)."""
+    if "ANSWER" not in text and "final_answer" not in text:
+        return []
+    found = list(_HEADING_FIELD.finditer(text))
+    if not found:
+        return []
+    nxt = _NEXT_QUESTION.search(text, found[0].end())
+    stop = nxt.start() if nxt is not None else len(text)
+    return [
+        _Said(m.start(), m.end(), FIELD, label) for m in found if m.start() < stop and (label := _heading_field_value(m.group(1), letters, options)) is not None
+    ]
 
 
 def _tagged(text: str, letters: str, options: OptionTexts) -> list[_Said]:
@@ -373,7 +414,7 @@ _NOUN = r"(?:option|choice|selection|response|pick)"
 _QUAL = r"(?:correct|right|best|updated|revised|amended|evidence[- ]based|guideline[- ](?:based|concordant)|medically\s+(?:correct|accurate|sound)|single\s+best|most\s+(?:likely|appropriate|accurate)|my|our|final|true|real|actual|selected|chosen|predicted)"
 _SURE = r"(?:is|would\s+be|will\s+be|should\s+be|must\s+be|has\s+to\s+be|remains)\b"
 _UNSURE = r"(?:might\s+be|could\s+be|may\s+be|seems\s+to\s+be|appears\s+to\s+be)\b"
-_ABOUT = r"(?:\s+(?:to\s+(?:this|the)\s+question|here|for\s+this\s+(?:patient|question|case|item)))?"
+_ABOUT = r"(?:\s+(?:to\s+(?:this|the)\s+question(?:\s+above)?|here|for\s+this\s+(?:patient|question|case|item)))?"
 _SEP = r"[ \t]*(?:[:：=→]|->|[-–—](?=\s)|,\s*which\s+is\b|\n)"
 #: ... "Answer Choice: A.", "Answer option: D" (the answer's noun and the option's, one thing)
 _ANSWER_NOUN = (
@@ -848,8 +889,9 @@ def _gives_own_text(text: str, m: re.Match[str], letters: str, options: OptionTe
 
 
 _BRACKETED_LABEL = re.compile(r"[(\[]([A-Za-z])[)\]][ \t]")
-#: a label opening the reply, after an answer number or none ("1.E. ", "B：", "(c) ")
-_OPENS_LABELLED = re.compile(r"\A[ \t\n>#•*-]*(?:\d{1,3}[.)][ \t]*)?[(\[]?([A-Za-z])[.:)\]][ \t]*")
+#: a label opening the reply, after an answer number or none ("1.E. ", "B：", "(c) ", "d} " with a
+#: brace for the bracket)
+_OPENS_LABELLED = re.compile(r"\A[ \t\n>#•*-]*(?:\d{1,3}[.)][ \t]*)?[(\[]?([A-Za-z])[.:)\]}][ \t]*")
 
 
 _GLOSS = re.compile(r"[ \t]*\([^()\n]*\)[ \t.*]*$")
@@ -1357,6 +1399,7 @@ def _statements(text: str, letters: str, options: OptionTexts, question: str | N
     option called wrong answers an item that asks for the wrong one)."""
     found = (
         _fields(text, letters, options)
+        + _heading_fields(text, letters, options)
         + _boxed(text, letters, options)
         + _tagged(text, letters, options)
         + _cued(text, letters, options)
@@ -1446,6 +1489,11 @@ def _read(text: str, letters: str, options: OptionTexts, question: str | None = 
         said = [s for s in said if s.tier >= FINAL]
         if not said:
             return Reading(None, f"cut off while stating its answer: ...{text[-60:]!r}", "cut_off")
+    # a review of every option by its label keeps the one option it does not set aside, or none;
+    # any statement of an option but the review's own naming of options stands over it
+    review = None if any(s.label is not None and not names_in_review(text, s.start) for s in said) else reviewed_choice(text, letters)
+    if review is not None:
+        return Reading(review[0], review[1], None if review[0] is not None else "ambiguous")
     if not said:
         return None
     if (against := _opening_contradicted(text, said, letters, options)) is not None:

@@ -175,73 +175,48 @@ VALIDATION9_FIRST_WRONG = {
 #: a sentence, read as the first option mentioned (m10-0130, 0152, 0170). Unread: a "FINAL_ANSWER:"
 #: field holding an option's text or a yes/no/uncertain answer (33, tallshadow), conclusions naming
 #: their option in parentheses with the others set aside (22, roysoumya and hailey0huong), a letter
-#: with a brace "d}" (3), "The answer to the question above is Option A." (m10-0009)
+#: with a brace "d}" (3), "The answer to the question above is Option A." (m10-0009). Read since:
+#: a heading answer field holding one option's whole text, its label, or "Yes"/"No" opening it (22,
+#: tallshadow); a review of every option by its label keeping one and setting the others aside
+#: (m10-0130, 0143, 0145, 0148, 0149, 0152, 0161, 0170, 0200); "d} <D's text>" (m10-0230,
+#: 0235, 0240); "The answer to the question above is Option A." (m10-0009). No wrong letter is
+#: left. Left unread (29 of 268 readable, 10.8%): heading fields in other words ("Uncertain",
+#: "Feasible", "No association", a sentence: 10, tallshadow); reviews keeping two options or
+#: naming the answer only in a sentence with "but"/"if"/"may", or by text alone (roysoumya,
+#: hailey0huong); "解答：1,2" beside its own answer (m10-0061)
 VALIDATION10_MISSES: dict[str, str | None] = {
-    "m10-0009": None,
     "m10-0061": None,
     "m10-0119": None,
     "m10-0121": None,
     "m10-0124": None,
-    "m10-0130": "A",
     "m10-0133": None,
     "m10-0134": None,
     "m10-0137": None,
     "m10-0140": None,
-    "m10-0143": None,
-    "m10-0145": None,
     "m10-0146": None,
-    "m10-0148": None,
-    "m10-0149": None,
-    "m10-0152": "A",
     "m10-0153": None,
     "m10-0154": None,
     "m10-0155": None,
-    "m10-0161": None,
     "m10-0162": None,
     "m10-0165": None,
     "m10-0168": None,
-    "m10-0170": "E",
     "m10-0174": None,
     "m10-0186": None,
     "m10-0191": None,
-    "m10-0200": None,
-    "m10-0230": None,
-    "m10-0235": None,
-    "m10-0240": None,
     "m10-0242": None,
     "m10-0243": None,
-    "m10-0244": None,
-    "m10-0245": None,
-    "m10-0246": None,
-    "m10-0247": None,
-    "m10-0249": None,
     "m10-0252": None,
     "m10-0253": None,
     "m10-0254": None,
-    "m10-0255": None,
-    "m10-0256": None,
-    "m10-0257": None,
-    "m10-0258": None,
-    "m10-0259": None,
     "m10-0261": None,
-    "m10-0262": None,
-    "m10-0263": None,
-    "m10-0264": None,
-    "m10-0265": None,
-    "m10-0266": None,
     "m10-0267": None,
-    "m10-0268": None,
     "m10-0270": None,
-    "m10-0271": None,
-    "m10-0272": None,
-    "m10-0273": None,
     "m10-0274": None,
-    "m10-0275": None,
     "m10-0276": None,
-    "m10-0277": None,
     "m10-0279": None,
-    "m10-0280": None,
 }
+#: the wrong letters of the tenth set's first measurement (3), kept as the record of it
+VALIDATION10_FIRST_WRONG = {"m10-0130": "A", "m10-0152": "A", "m10-0170": "E"}
 HELD_OUT_MISSES = {**VALIDATION6_MISSES, **VALIDATION7_MISSES, **VALIDATION8_MISSES, **VALIDATION9_MISSES, **VALIDATION10_MISSES}
 
 
@@ -738,6 +713,13 @@ def test_a_first_measured_wrong_letter_of_the_ninth_set_is_now_read_as_labelled_
     r = next(r for r in _records(DATA / "mcq_l.jsonl") if r["id"] == rid)
     got = read_answer(r["reply"], r["letters"], r.get("option_texts"), r.get("question"))
     assert got.label in (None, r["expected"]) and got.label != VALIDATION9_FIRST_WRONG[rid], got.how
+
+
+@pytest.mark.parametrize("rid", sorted(VALIDATION10_FIRST_WRONG))
+def test_a_first_measured_wrong_letter_of_the_tenth_set_is_now_read_as_labelled_or_unread(rid):
+    r = next(r for r in _records(DATA / "mcq_m.jsonl") if r["id"] == rid)
+    got = read_answer(r["reply"], r["letters"], r.get("option_texts"), r.get("question"))
+    assert got.label in (None, r["expected"]) and got.label != VALIDATION10_FIRST_WRONG[rid], got.how
 
 
 #: each held-out set's files and the replies it misreads (validation6 to 9 above)
