@@ -414,11 +414,13 @@ def pytest_configure(config):
         os.environ.pop("LINES", None)
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist with --dist loadgroup: every test that runs an embedded model goes to one
     worker (two model servers never share the cores), and a module's tests that use a fixture built
     once per module go to one worker (it is built once, not once per worker); other tests are
-    spread one by one."""
+    spread one by one. It runs first: xdist's worker reads the groups in its own hook of the same
+    name, registered after this file, so it would otherwise run before the groups exist."""
     if not config.pluginmanager.hasplugin("xdist"):
         return
     for item in items:
