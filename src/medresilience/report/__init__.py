@@ -1,6 +1,7 @@
 """Reports: tables, plots and one self-contained HTML file per set of runs, and paired comparisons
-of two runs. The page is written through Jinja2 templates (templates/, rendered by `templating`;
-a family's sections ship their own). Heavy imports (matplotlib) happen only when a report is built.
+of two runs. Every section is report parts (`parts`: tables of cells, figures, prose); one renderer
+writes them as HTML through the Jinja2 templates (templates/, rendered by `templating`) and as
+Markdown and CSV. Heavy imports (matplotlib) happen only when a report is built.
 Its modules import each other by module, never through this package.
 
     from medresilience.report import build_report, compare_runs
