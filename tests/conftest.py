@@ -414,6 +414,30 @@ def pytest_configure(config):
         os.environ.pop("LINES", None)
 
 
+def _runs_an_embedded_model(item: pytest.Item) -> bool:
+    return any(m.kwargs.get("reason") in EMBEDDED_MODEL_REASONS for m in item.iter_markers("skipif"))
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Under pytest-xdist, a test that runs an embedded model holds a lock file the run's workers
+    share for its whole protocol (setup, call, teardown), so two model servers never share the
+    cores. The xdist groups below do not do it: pytest-xdist 3.8 sets a node attribute that
+    pytest 9.2 no longer reads, so no group applies."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run is None or not _runs_an_embedded_model(item):
+        return (yield)
+    import fcntl
+    import tempfile
+
+    with open(Path(tempfile.gettempdir()) / f"medres-embedded-model-{run}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return (yield)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist with --dist loadgroup: every test that runs an embedded model goes to one
@@ -424,7 +448,7 @@ def pytest_collection_modifyitems(config, items):
     if not config.pluginmanager.hasplugin("xdist"):
         return
     for item in items:
-        if any(m.kwargs.get("reason") in EMBEDDED_MODEL_REASONS for m in item.iter_markers("skipif")):
+        if _runs_an_embedded_model(item):
             item.add_marker(pytest.mark.xdist_group("embedded-model"))
             continue
         defs = getattr(item, "_fixtureinfo", None)
