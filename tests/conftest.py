@@ -438,13 +438,11 @@ def pytest_runtest_protocol(item, nextitem):
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist with --dist loadgroup: every test that runs an embedded model goes to one
-    worker (two model servers never share the cores), and a module's tests that use a fixture built
-    once per module go to one worker (it is built once, not once per worker); other tests are
-    spread one by one. It runs first: xdist's worker reads the groups in its own hook of the same
-    name, registered after this file, so it would otherwise run before the groups exist."""
+    """Under pytest-xdist with --dist loadgroup: marks the tests that run an embedded model, and a
+    module's tests that use a fixture built once per module, as one group each. pytest-xdist 3.8
+    names a grouped test by a node attribute pytest 9.2 no longer reads, so these groups do not
+    apply today; the lock in `pytest_runtest_protocol` is what keeps two model servers apart."""
     if not config.pluginmanager.hasplugin("xdist"):
         return
     for item in items:
