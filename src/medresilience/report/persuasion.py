@@ -80,7 +80,7 @@ def curve_table(summaries: Sequence[PersuasionSummary], name: str = "persuasion_
 
 def curve_figure(summaries: Sequence[PersuasionSummary], name: str = "persuasion-curve", title: str = "Right answers flipped within t turns") -> DrawnFigure:
     """The flip curves as one figure: per summary a step line of the share flipped within t turns
-    (0 at turn 0) and its 95% band."""
+    (0 at turn 0, ending half a turn past its largest budget) and its 95% band."""
     import matplotlib.pyplot as plt  # matplotlib only when a figure is drawn
 
     from .plots import PALETTE, STYLE, short, to_svg
@@ -90,10 +90,12 @@ def curve_figure(summaries: Sequence[PersuasionSummary], name: str = "persuasion
         fig, ax = plt.subplots(figsize=(8.6, 4.8), layout="constrained")
         for j, s in enumerate(summaries):
             colour = PALETTE[j % len(PALETTE)]
-            xs = [0, *(pt.turn for pt in s.curve.points)]
-            p = [0.0, *(100 * pt.p for pt in s.curve.points)]
-            lo = [0.0, *(100 * pt.lo for pt in s.curve.points)]
-            hi = [0.0, *(100 * pt.hi for pt in s.curve.points)]
+            pts = s.curve.points
+            # a step holds its turn's share until the next turn; the last is drawn half a turn long
+            xs = [0, *(pt.turn for pt in pts), pts[-1].turn + 0.5]
+            p = [0.0, *(100 * pt.p for pt in pts), 100 * pts[-1].p]
+            lo = [0.0, *(100 * pt.lo for pt in pts), 100 * pts[-1].lo]
+            hi = [0.0, *(100 * pt.hi for pt in pts), 100 * pts[-1].hi]
             ax.step(xs, p, where="post", color=colour, linewidth=1.8, label=short(f"{_label(s)} (n={s.attacked})", 40), zorder=3)
             ax.fill_between(xs, lo, hi, step="post", color=colour, alpha=0.15, linewidth=0)
         ax.axhline(50, color="#333", lw=0.8, ls=":")
