@@ -110,6 +110,18 @@ def test_two_budgets_give_kaplan_meier_checked_by_hand():
     assert median_turns(curve).turns == 3
 
 
+def test_kaplan_meier_where_every_answer_still_attacked_flipped_stands_on_the_known_answers():
+    # budget 2: both held (censored at 2); budget 4: both flip at 3. S(3) = 0: the share is 1, and
+    # the interval is Wilson's on the 2 answers whose state at turn 3 is known (not on all 4)
+    traces = [trace("m", "a1", 2, None), trace("m", "a2", 2, None), trace("m", "b1", 4, 3), trace("m", "b2", 4, 3)]
+    curve = flip_curve(traces)
+    assert curve.method == "kaplan-meier"
+    assert [pt.p for pt in curve.points] == [0.0, 0.0, 1.0, 1.0]
+    assert curve.at(2).hi == pytest.approx(wilson(0, 4).hi)
+    assert (curve.at(3).n_eff, curve.at(3).lo, curve.at(3).hi) == (2.0, pytest.approx(wilson(2, 2).lo), 1.0)
+    assert median_turns(curve).turns == 3
+
+
 def test_kaplan_meier_on_one_budget_is_the_wilson_curve_and_wilson_on_two_is_refused():
     flips = [1, 1, 2, None, 3, None, 2]
     traces = [trace("m", f"q{i}", 3, f) for i, f in enumerate(flips)]
