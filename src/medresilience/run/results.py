@@ -3,7 +3,8 @@ which family, per model and setting a block of the family's numbers, the mean ac
 token usage and the last execution's counters. A block's inner shape is the family's, declared by
 its `Family.measures.results_block` (a `ResultsBlock`); every rate in it is a `RateValue` (k, n, p and its 95%
 interval, plus family-specific counts). The spine's own blocks (how replies were read, the label
-audit, the stopping rule, the means across models) are declared here.
+audit, the stopping rule, the means across models) are declared here; the last execution's counters
+are `runtime.counters.RunStats` itself, the one declaration the call path counts into.
 
 The blocks are kept as the JSON objects they are written as (results.json's format is the dicts'),
 and every one is validated against its declared shape when results are built, written and loaded:
@@ -23,6 +24,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, ValidationInfo, model_validator
 
+from ..runtime.counters import RunStats
 from ..runtime.errors import InputError, validation_problem
 from ..runtime.jsontypes import JSONObject
 
@@ -159,34 +161,6 @@ class AuditRecord(BaseModel):
     notes: list[str]
 
 
-class ExecutionRecord(BaseModel):
-    """The last execution's counters (`calls.RunStats`, as a dict)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    planned_units: int = 0
-    unique_calls: int = 0
-    cached: int = 0
-    called: int = 0
-    ok: int = 0
-    errors: int = 0
-    permanent_errors: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float = 0.0
-    seconds: float = 0.0
-    error_samples: list[str] = Field(default_factory=list)
-    not_run: int = 0
-    retry_waits: int = 0
-    retry_wait_s: float = 0.0
-    stopped: list[str] = Field(default_factory=list)
-    settled_from: str | None = None
-    agent_short: int = 0
-    fallbacks: list[str] = Field(default_factory=list)
-    batch_waiting: int = 0
-    batch_lines: list[str] = Field(default_factory=list)
-
-
 #: setting -> rate -> its spread over the models
 MeansAcrossModels = dict[str, dict[str, Spread]]
 #: setting -> stratum kind -> stratum -> rate -> its spread over the models
@@ -200,7 +174,7 @@ _SPINE_BLOCKS: Final[dict[str, Callable[[object], object]]] = {
     "reading": READINGS.validate_python,
     "audit": TypeAdapter(AuditRecord | None).validate_python,
     "stopping": TypeAdapter(StoppingRecord | None).validate_python,
-    "last_execution": TypeAdapter(ExecutionRecord | None).validate_python,
+    "last_execution": TypeAdapter(RunStats | None).validate_python,
 }
 
 

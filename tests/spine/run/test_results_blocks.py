@@ -6,17 +6,21 @@ its model, setting and field. The stub server stands in for a model (the boundar
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
+from pydantic import TypeAdapter
 
 from conftest import oracle_policy
+from medresilience import calls
 from medresilience.family import families, get
 from medresilience.models.spec import parse_model_spec
 from medresilience.report.rundir import family_blocks, load_run
 from medresilience.run.evaluation import evaluate, write_results
 from medresilience.run.results import Results, ResultsBlock, UndeclaredBlock, headline_rates, typed_blocks
 from medresilience.run.runner import EvalOptions
+from medresilience.runtime.counters import RunStats
 from medresilience.runtime.errors import InputError
 from medresilience.testing.stub import StubServer
 
@@ -64,12 +68,27 @@ def test_a_runs_blocks_load_as_their_models_and_the_file_keeps_its_format(run_di
         (lambda d: d["models"]["stub-model"]["none"]["by_source"]["tiny"]["clean_acc"].pop("k"), "models.stub-model.none.by_source.tiny.clean_acc.k"),
         (lambda d: d["reading"]["stub-model"]["none"].pop("replies"), "reading.stub-model.none.replies"),
         (lambda d: d["mean_across_models"]["none"]["clean_acc"].update(mean="high"), "mean_across_models.none.clean_acc.mean"),
+        (lambda d: d["last_execution"].update(retried=2), "last_execution.retried"),
+        (lambda d: d["last_execution"].update(cost="free"), "last_execution.cost"),
     ],
 )
 def test_a_block_out_of_shape_is_refused_on_load_naming_its_field(run_dir, edit, where):
     with pytest.raises(InputError) as e:
         _load_edited(run_dir, edit)
     assert where in str(e.value) and "results.json" in str(e.value)
+
+
+def test_the_last_execution_is_the_call_paths_counters_declared_once(run_dir):
+    """results.json's last_execution is `RunStats` itself: written as its fields in their order, read
+    back as a RunStats, a key that is no counter refused; a counter added to RunStats is in the
+    file and in its check with no second declaration to keep in step."""
+    data = json.loads((run_dir / "results.json").read_text())
+    assert list(data["last_execution"]) == [f.name for f in dataclasses.fields(RunStats)]
+    counters = TypeAdapter(RunStats).validate_python(data["last_execution"])
+    assert isinstance(counters, RunStats) and dataclasses.asdict(counters) == data["last_execution"]
+    assert counters.planned_units == 20 and counters.called + counters.cached == counters.unique_calls
+    # the call path imports the same class it counts into
+    assert calls.RunStats is RunStats
 
 
 def test_results_out_of_shape_are_never_written(run_dir):
