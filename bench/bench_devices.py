@@ -11,7 +11,10 @@ Each run is a fresh process pinned to one core, the stub pinned to the other (wh
 two), from bytecode. "cpu" is the user and system time of the command and its results worker
 (getrusage). The difference is the run without the device minus the run with it, paired by round:
 its median and (min .. max) over the rounds; "buys" is that median as a share of the median run
-without the device. The machine's load average is printed before and after each device."""
+without the device; "cpu buys" the same of the cpu, paired alike (on a machine shared with other
+work the cpu varies less than the whole run, which waits for a core). Every round's whole-run
+difference is printed below the table. The machine's load average is printed before and after each
+device."""
 
 from __future__ import annotations
 
@@ -57,8 +60,11 @@ def main() -> None:
     stub_core, client_core = _cores()
     base = {k: v for k, v in os.environ.items() if k not in ("MEDRES_RESULTS_WORKER", "MEDRES_EVENT_LOOP", "MEDRES_DEVICES_OFF")}
     print(f"{3 * args.items:,} units, {args.concurrency} in flight, {args.runs} alternating runs with and without each device\n")
-    print("| device | latency | with: whole run (s) | without (s) | difference (s): median (min .. max) | buys | cpu with / without (s) | load before; after |")
-    print("| --- | ---: | ---: | ---: | --- | ---: | --- | --- |", flush=True)
+    print(
+        "| device | latency | with: whole run (s) | without (s) | difference (s): median (min .. max) | buys | cpu with / without (s) | cpu buys | load before; after |"
+    )
+    print("| --- | ---: | ---: | ---: | --- | ---: | --- | ---: | --- |", flush=True)
+    rounds = []
     with tempfile.TemporaryDirectory() as d:
         suite = _synthetic_suite(args.items).save(Path(d) / "suite")
         for delay in args.delays:
@@ -79,12 +85,15 @@ def main() -> None:
                     wo = statistics.median(x for x, _ in seen[False])
                     diffs = [b[0] - a[0] for a, b in zip(seen[True], seen[False])]
                     dm = statistics.median(diffs)
-                    cpu = f"{statistics.median(c for _, c in seen[True]):.2f} / {statistics.median(c for _, c in seen[False]):.2f}"
+                    cw, cwo = statistics.median(c for _, c in seen[True]), statistics.median(c for _, c in seen[False])
+                    cpu_dm = statistics.median(b[1] - a[1] for a, b in zip(seen[True], seen[False]))
                     print(
                         f"| {device} | {1000 * delay:g} ms | {w:.2f} | {wo:.2f} | {dm:+.2f} ({min(diffs):+.2f} .. {max(diffs):+.2f}) | "
-                        f"{100 * dm / wo:+.1f}% | {cpu} | {load}; {_load()} |",
+                        f"{100 * dm / wo:+.1f}% | {cw:.2f} / {cwo:.2f} | {100 * cpu_dm / cwo:+.1f}% | {load}; {_load()} |",
                         flush=True,
                     )
+                    rounds.append(f"- {device} at {1000 * delay:g} ms, without minus with, by round (s): {' '.join(f'{x:+.2f}' for x in diffs)}")
+    print("", *rounds, sep="\n")
 
 
 if __name__ == "__main__":

@@ -26,13 +26,14 @@ import inspect
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import EllipsisType
 from typing import Any, Protocol
 
 from ..models.openai_compatible import Completion, ModelCallError, OpenAICompatibleModel, scrub, spec_secrets
 from ..models.spec import ModelSpec
 from ..runtime.breaker import Breaker, stop_limit
+from ..runtime.counters import RunStats
 from ..runtime.jsontypes import JSONObject
 from ..runtime.seeding import stable_hash
 from ..score import Score, Scorer
@@ -42,34 +43,6 @@ from ..store import CallRow, ScoreRow, Store
 def request_key(spec: ModelSpec, messages: list[dict[str, str]], params: Mapping[str, object]) -> str:
     """The cache and resume key of a call: hash of (model identity, messages, decoding parameters)."""
     return stable_hash(spec.identity(), messages, params)
-
-
-@dataclass
-class RunStats:
-    planned_units: int = 0
-    unique_calls: int = 0
-    cached: int = 0
-    called: int = 0
-    ok: int = 0
-    errors: int = 0
-    permanent_errors: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float = 0.0
-    seconds: float = 0.0
-    error_samples: list[str] = field(default_factory=list)
-    not_run: int = 0  # calls left unsent: their model was stopped, or the call a setting makes before them failed
-    retry_waits: int = 0  # waits before a retry (backoff or Retry-After)
-    retry_wait_s: float = 0.0
-    stopped: list[str] = field(default_factory=list)  # one line per stopped model
-    settled_from: str | None = None  # a rerun of this settled run: nothing was planned or called
-    agent_short: int = 0  # agent units that used their steps or tokens without a final answer (not scored)
-    fallbacks: list[str] = field(default_factory=list)  # one line per model asked in another format than the run asked (answer_format)
-    batch_waiting: int = 0  # calls in a provider batch that has not ended: the run waits for them (batch_mode)
-    batch_lines: list[str] = field(default_factory=list)  # one status line per batch looked at or submitted
-
-    def as_dict(self) -> JSONObject:
-        return {k: v for k, v in self.__dict__.items()}
 
 
 def add_stats(total: RunStats, part: RunStats) -> RunStats:

@@ -3,12 +3,14 @@ which family, per model and setting a block of the family's numbers, the mean ac
 token usage and the last execution's counters. A block's inner shape is the family's, declared by
 its `Family.measures.results_block` (a `ResultsBlock`); every rate in it is a `RateValue` (k, n, p and its 95%
 interval, plus family-specific counts). The spine's own blocks (how replies were read, the label
-audit, the stopping rule, the means across models) are declared here.
+audit, the stopping rule, the means across models) are declared here; the last execution's counters
+are `runtime.counters.RunStats` itself, the one declaration the call path counts into.
 
-The blocks are kept as the JSON objects they are written as (results.json's format is the dicts'),
-and every one is validated against its declared shape when results are built, written and loaded:
-a block that does not match names its model, setting and field. `typed_block` gives a block as its
-family's model.
+Every block is validated against its declared shape when results are built, written and loaded:
+a block that does not match names its model, setting and field. The family's blocks are kept as
+its models (`typed_models`, `typed_block`) beside the JSON objects they were read from (`models`,
+for readers of the file's shape), and results.json's blocks are written from the models
+(`written_block`: the fields given, none added by a default, in the order the metrics wrote them).
 
     res = Results.load("runs/x/results.json")
     res.headline("embedded-qwen")["clean_acc"].p        # through the family's headline
@@ -21,10 +23,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, ValidationInfo, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError, ValidationInfo, model_validator
 
+from ..runtime.counters import RunStats
 from ..runtime.errors import InputError, validation_problem
-from ..runtime.jsontypes import JSONObject
+from ..runtime.jsontypes import JSONObject, JSONValue
 
 SCHEMA_VERSION: Final = 2
 
@@ -159,48 +162,21 @@ class AuditRecord(BaseModel):
     notes: list[str]
 
 
-class ExecutionRecord(BaseModel):
-    """The last execution's counters (`calls.RunStats`, as a dict)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    planned_units: int = 0
-    unique_calls: int = 0
-    cached: int = 0
-    called: int = 0
-    ok: int = 0
-    errors: int = 0
-    permanent_errors: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float = 0.0
-    seconds: float = 0.0
-    error_samples: list[str] = Field(default_factory=list)
-    not_run: int = 0
-    retry_waits: int = 0
-    retry_wait_s: float = 0.0
-    stopped: list[str] = Field(default_factory=list)
-    settled_from: str | None = None
-    agent_short: int = 0
-    fallbacks: list[str] = Field(default_factory=list)
-    batch_waiting: int = 0
-    batch_lines: list[str] = Field(default_factory=list)
-
-
 #: setting -> rate -> its spread over the models
 MeansAcrossModels = dict[str, dict[str, Spread]]
 #: setting -> stratum kind -> stratum -> rate -> its spread over the models
 MeansByStratum = dict[str, dict[str, dict[str, dict[str, Spread]]]]
 #: model -> setting -> how its replies were read
 READINGS: Final = TypeAdapter(dict[str, dict[str, ReadingSummary]])
+MEANS: Final = TypeAdapter(MeansAcrossModels)
 #: the declared shape of each of the spine's blocks, by the Results field that holds it
 _SPINE_BLOCKS: Final[dict[str, Callable[[object], object]]] = {
-    "mean_across_models": TypeAdapter(MeansAcrossModels).validate_python,
+    "mean_across_models": MEANS.validate_python,
     "mean_by_stratum": TypeAdapter(MeansByStratum).validate_python,
     "reading": READINGS.validate_python,
     "audit": TypeAdapter(AuditRecord | None).validate_python,
     "stopping": TypeAdapter(StoppingRecord | None).validate_python,
-    "last_execution": TypeAdapter(ExecutionRecord | None).validate_python,
+    "last_execution": TypeAdapter(RunStats | None).validate_python,
 }
 
 
@@ -259,6 +235,11 @@ class Results(BaseModel):
         "stopped early and why, the items run, each anytime-valid interval beside the fixed-sample one",
     )
 
+    #: `models` as their family's block models (validated with the results), and the blocks they were
+    #: validated from: a copy made with other blocks is validated again when its typed blocks are read
+    _typed: dict[str, dict[str, ResultsBlock]] = PrivateAttr(default_factory=dict)
+    _typed_from: object = PrivateAttr(default=None)
+
     @classmethod
     def load(cls, path: Path | str) -> Results:
         path = Path(path)
@@ -279,32 +260,52 @@ class Results(BaseModel):
     def _blocks_in_their_shape(self, info: ValidationInfo) -> Results:
         """Every block validates against its declared shape: the family's block as the validation
         context names it (`BLOCK`: a run passes its resolved family's, so nothing is looked up again),
-        else the registered family's; the blocks themselves are kept as written."""
+        else the registered family's; the family's blocks are kept as its models (`typed_models`)."""
         for name, validate in _SPINE_BLOCKS.items():
             _check(validate, getattr(self, name), name)
         context = info.context if isinstance(info.context, dict) else {}
-        shape = context[BLOCK] if BLOCK in context else _block_shape(self.family)
-        if shape is not None:
-            for model, per_setting in self.models.items():
-                for setting, block in per_setting.items():
-                    _check(shape.model_validate, block, f"models.{model}.{setting}")
+        self._typed_with(context.get(BLOCK))
         return self
+
+    def _typed_with(self, shape: type[BaseModel] | None) -> dict[str, dict[str, ResultsBlock]]:
+        """`models` validated into `shape` (the family's block as resolved; None: the registered
+        family's), kept with the blocks they came from; ValueError naming the field of a block out of
+        shape. A shape that is no ResultsBlock is read as the registry reads it (`_block_shape`)."""
+        declared = shape if isinstance(shape, type) and issubclass(shape, ResultsBlock) else _block_shape(self.family)
+        self._typed = _as_blocks(declared or UndeclaredBlock, self.models)
+        self._typed_from = self.models
+        return self._typed
 
     def json_text(self, block: type[BaseModel] | None = None) -> str:
         """results.json's text, checked to load back as these results (so a file that would not
-        load is never written); `block`: the family's results block as resolved (else looked up)."""
-        text = self.model_dump_json(indent=2)
+        load is never written); `block`: the family's results block as resolved (else looked up).
+        The family's blocks are written from their models (`written_block`: no key a model does
+        not hold, no default it was not given), in the order the blocks were written in."""
+        typed = self._typed_with(block)  # validated as written, whatever was put in since they were read
+        data = self.model_dump(mode="json")
+        data["models"] = {m: {s: written_block(b, self.models[m][s]) for s, b in per.items()} for m, per in typed.items()}
+        text = _JSON_OBJECT.dump_json(data, indent=2).decode("utf-8")
         type(self).model_validate_json(text, context=None if block is None else {BLOCK: block})
         return text
 
     def typed_block(self, model: str, setting: str = "none") -> ResultsBlock:
         """One model and setting's block as its family's model (`Family.measures.results_block`; an
         `UndeclaredBlock` where the family declares none)."""
-        return typed_blocks(self.family, {model: {setting: self.block(model, setting)}})[model][setting]
+        self.block(model, setting)  # a KeyError naming the blocks there are
+        return self.typed_models()[model][setting]
 
     def typed_models(self) -> dict[str, dict[str, ResultsBlock]]:
-        """`models` with every block as its family's model: model -> setting -> block."""
-        return typed_blocks(self.family, self.models)
+        """`models` with every block as its family's model: model -> setting -> block (as validated
+        with the results; validated now where `models` was replaced after)."""
+        return self._typed if self._typed_from is self.models else self._typed_with(None)
+
+    def typed_reading(self) -> dict[str, dict[str, ReadingSummary]]:
+        """`reading` typed: model -> setting -> how its replies were read."""
+        return READINGS.validate_python(self.reading)
+
+    def typed_means(self) -> MeansAcrossModels:
+        """`mean_across_models` typed: setting -> rate -> its spread over the models."""
+        return MEANS.validate_python(self.mean_across_models)
 
     def block(self, model: str, setting: str = "none") -> dict[str, Any]:
         try:
@@ -318,6 +319,31 @@ class Results(BaseModel):
         from ..family import get
 
         return headline_rates(get(self.family).measures.headline, self.typed_block(model, setting))
+
+
+#: results.json's writer (the serializer `model_dump_json` uses, over the results as JSON data)
+_JSON_OBJECT: Final = TypeAdapter(dict[str, Any])
+
+
+def written_block(block: BaseModel, written: Mapping[str, object]) -> JSONObject:
+    """A results block as results.json holds it: its model's fields that were given (none added by
+    a default), as JSON, each object's keys in the order of `written` (the block as the family's
+    metrics wrote it, or as it was read). The order is the writer's, not the model's: a rate's
+    model declares the interval fields it inherits before its own, and the metrics write them after."""
+    return _object_in_order_of(block.model_dump(mode="json", exclude_unset=True), written)
+
+
+def _object_in_order_of(value: JSONObject, like: Mapping[str, object]) -> JSONObject:
+    keys = [k for k in like if k in value] + [k for k in value if k not in like]
+    return {k: _in_order_of(value[k], like.get(k)) for k in keys}
+
+
+def _in_order_of(value: JSONValue, like: object) -> JSONValue:
+    if isinstance(value, dict) and isinstance(like, Mapping):
+        return _object_in_order_of(value, like)
+    if isinstance(value, list) and isinstance(like, list) and len(value) == len(like):
+        return [_in_order_of(v, w) for v, w in zip(value, like, strict=True)]
+    return value
 
 
 def _check(validate: Callable[[object], object], value: object, where: str) -> None:
@@ -341,7 +367,10 @@ def typed_blocks(family: str, models: Mapping[str, Mapping[str, Mapping[str, obj
     family's model (`Family.measures.results_block`; an `UndeclaredBlock` for a family that declares
     none or is not registered here); ValueError naming the field of a block out of shape
     (`models.MODEL.SETTING.FIELD`)."""
-    shape = _block_shape(family) or UndeclaredBlock
+    return _as_blocks(_block_shape(family) or UndeclaredBlock, models)
+
+
+def _as_blocks(shape: type[ResultsBlock], models: Mapping[str, Mapping[str, Mapping[str, object]]]) -> dict[str, dict[str, ResultsBlock]]:
     out: dict[str, dict[str, ResultsBlock]] = {}
     for model, per_setting in models.items():
         for setting, block in per_setting.items():

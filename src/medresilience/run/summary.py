@@ -5,28 +5,34 @@ the share of labels it supplied. Every rate carries its 95% interval and n."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..family import get
 from .audit_text import audit_markdown
 from .reading import why_text
-from .results import Results
+from .results import RateValue, Results, headline_rates
 from .stopping import stopping_lines
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..family import Family
 
 
-def fmt_rate(r: dict[str, Any] | None) -> str:
+def fmt_rate(r: RateValue | None) -> str:
     """A rate as a percentage with its interval and n; a mean score (`unit: "score"`, e.g. PCS on
     -1..1) as a signed number with its interval and n."""
-    if not r:
+    if r is None:
         return "—"
-    if r.get("p") is None:
-        return f"— (n={r.get('n', 0)})"
-    if r.get("unit") == "score":
-        return f"{r['p']:+.2f} [{r['lo']:+.2f}, {r['hi']:+.2f}] n={r['n']}"
-    return f"{100 * r['p']:.1f}% [{100 * r['lo']:.1f}, {100 * r['hi']:.1f}] n={r['n']}"
+    if r.p is None or r.lo is None or r.hi is None:
+        return f"— (n={r.n})"
+    if getattr(r, "unit", None) == "score":  # declared by the rate's model, or kept among its extras
+        return f"{r.p:+.2f} [{r.lo:+.2f}, {r.hi:+.2f}] n={r.n}"
+    return f"{100 * r.p:.1f}% [{100 * r.lo:.1f}, {100 * r.hi:.1f}] n={r.n}"
+
+
+def _rates(headline: Mapping[str, Mapping[str, object] | None]) -> dict[str, RateValue | None]:
+    """A family's headline of one stratum (as its metrics wrote it), each rate a RateValue."""
+    return {k: None if v is None else RateValue.model_validate(v) for k, v in headline.items()}
 
 
 def headline_rows(results: Results, family: Family | None = None) -> list[tuple[str, str, list[str], dict[str, Any]]]:
@@ -34,10 +40,10 @@ def headline_rows(results: Results, family: Family | None = None) -> list[tuple[
     resolved it (else looked up by the results' family name)."""
     family = family or get(results.family)
     rows = []
-    for model, settings in results.models.items():
+    for model, settings in results.typed_models().items():
         for setting, block in settings.items():
-            h = family.measures.headline(block["overall"])
-            rows.append((model, setting, [fmt_rate(h.get(k)) for k, _ in family.measures.columns], block.get("counts", {})))
+            h = headline_rates(family.measures.headline, block)
+            rows.append((model, setting, [fmt_rate(h.get(k)) for k, _ in family.measures.columns], results.block(model, setting).get("counts", {})))
     return rows
 
 
@@ -69,17 +75,17 @@ def results_markdown(results: Results, family: Family | None = None) -> str:
                 lines.append("| Stratum | " + " | ".join(t for _, t in cols) + " |")
                 lines.append("|" + "---|" * (len(cols) + 1))
                 for key, b in block.get(group, {}).items():
-                    h = family.measures.headline(b)
+                    h = _rates(family.measures.headline(b))
                     lines.append(f"| {key} | " + " | ".join(fmt_rate(h.get(k)) for k, _ in cols) + " |")
                 lines.append("")
     if results.mean_across_models:
         lines.append("## Mean across models")
         lines.append("")
-        for setting, agg in results.mean_across_models.items():
+        for setting, agg in results.typed_means().items():
             means = ", ".join(
-                f"{k}: {v['mean']:+.2f} (range {v['min']:+.2f}–{v['max']:+.2f}, {v['models']} models)"
-                if v.get("unit") == "score"
-                else f"{k}: {100 * v['mean']:.1f}% (range {100 * v['min']:.1f}–{100 * v['max']:.1f}, {v['models']} models)"
+                f"{k}: {v.mean:+.2f} (range {v.min:+.2f}–{v.max:+.2f}, {v.models} models)"
+                if v.unit == "score"
+                else f"{k}: {100 * v.mean:.1f}% (range {100 * v.min:.1f}–{100 * v.max:.1f}, {v.models} models)"
                 for k, v in agg.items()
             )
             lines.append(f"- {setting}: {means}")
@@ -97,7 +103,7 @@ def results_markdown(results: Results, family: Family | None = None) -> str:
 
 
 def _extracting(results: Results) -> bool:
-    return bool(results.run.options.get("extract")) or any(b.get("extracted") for v in results.reading.values() for b in v.values())
+    return bool(results.run.options.get("extract")) or any(b.extracted for v in results.typed_reading().values() for b in v.values())
 
 
 def reading_markdown(results: Results) -> list[str]:
@@ -113,11 +119,11 @@ def reading_markdown(results: Results) -> list[str]:
         "| Model | Setting | Replies | Read | Read by extraction model | Invalid | Truncated | Unscored | Unread because |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for model, per_setting in results.reading.items():
+    for model, per_setting in results.typed_reading().items():
         for setting, b in per_setting.items():
             lines.append(
-                f"| {model} | {setting} | {b.get('replies', 0)} | {b.get('read', 0)} | {fmt_rate(b.get('extracted_share'))} | "
-                f"{b.get('invalid', 0)} | {fmt_rate(b.get('truncated_share'))} | {b.get('unscored', 0)} | {why_text(b.get('unread_why'))} |"
+                f"| {model} | {setting} | {b.replies} | {b.read} | {fmt_rate(b.extracted_share)} | "
+                f"{b.invalid} | {fmt_rate(b.truncated_share)} | {b.unscored} | {why_text(b.unread_why)} |"
             )
     return [*lines, ""]
 
@@ -133,5 +139,6 @@ def results_rows(results: Results, family: Family | None = None) -> tuple[str, l
     body.append(["Invalid", *[str(c.get("invalid", 0)) for *_, c in rows]])
     body.append(["Truncated", *[str(c.get("truncated", 0)) for *_, c in rows]])
     if _extracting(results):
-        body.append(["Read by extraction model", *[fmt_rate((results.reading.get(m) or {}).get(s, {}).get("extracted_share")) for m, s, _, _ in rows]])
+        reading = results.typed_reading()
+        body.append(["Read by extraction model", *[fmt_rate(reading[m][s].extracted_share if s in reading.get(m, {}) else None) for m, s, _, _ in rows]])
     return f"medresilience — {results.run.suite or ''}, {family.title} (95% CI, n)", headers, body

@@ -12,12 +12,11 @@ from . import devices
 
 
 @contextlib.contextmanager
-def cheap_gc(device: str = "report_gc") -> Iterator[None]:
-    """Freeze the objects alive now for the duration: the collector's passes, and a library's
-    explicit gc.collect() (statsmodels' Holm calls it on every use), then scan only what is new
-    instead of the whole heap (every imported module's objects; 0.1 s per pass with pandas, scipy
-    and matplotlib loaded, and more with a large frame). Frozen objects are unfrozen on exit, so
-    what became garbage meanwhile is collected later. `device`: the switch (devices.on) of the use."""
+def cheap_gc(device: str) -> Iterator[None]:
+    """Freeze the objects alive now for the duration: the collector's passes then scan only what is
+    new instead of the whole heap (every imported module's objects; 0.1 s per pass with pandas,
+    scipy and matplotlib loaded, and more with a large frame). Frozen objects are unfrozen on exit,
+    so what became garbage meanwhile is collected later. `device`: the switch (devices.on) of the use."""
     if not devices.on(device):
         yield
         return

@@ -15,7 +15,6 @@ import scipy.stats
 from statsmodels.stats.contingency_tables import mcnemar as _sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 
-from ..runtime.heap import cheap_gc
 from .checks import as_bool_array, as_float_array, check_confidence, check_counts, check_nonneg_int, check_resamples, cluster_codes
 from .rates import CLUSTER_RESAMPLES
 
@@ -216,8 +215,7 @@ def holm(pvalues: Sequence[float | None]) -> list[float]:
         raise ValueError("p-values must lie in [0, 1]")
     out = np.full(arr.shape, np.nan)
     if present.any():
-        with cheap_gc():  # multipletests calls gc.collect() on every use
-            out[present] = multipletests(arr[present], method="holm")[1]
+        out[present] = multipletests(arr[present], method="holm")[1]
     return [float(v) for v in out]
 
 

@@ -6,17 +6,21 @@ its model, setting and field. The stub server stands in for a model (the boundar
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
+from pydantic import TypeAdapter
 
-from conftest import oracle_policy
+from conftest import TESTS, oracle_policy
+from medresilience import calls
 from medresilience.family import families, get
 from medresilience.models.spec import parse_model_spec
 from medresilience.report.rundir import family_blocks, load_run
 from medresilience.run.evaluation import evaluate, write_results
 from medresilience.run.results import Results, ResultsBlock, UndeclaredBlock, headline_rates, typed_blocks
 from medresilience.run.runner import EvalOptions
+from medresilience.runtime.counters import RunStats
 from medresilience.runtime.errors import InputError
 from medresilience.testing.stub import StubServer
 
@@ -50,9 +54,9 @@ def test_a_runs_blocks_load_as_their_models_and_the_file_keeps_its_format(run_di
     overall = typed.overall  # type: ignore[attr-defined]
     assert (overall.clean_acc.k, overall.clean_acc.n) == (3, 4) and (overall.type1.asr.k, overall.type1.asr.n) == (4, 9)
     assert overall.type1.asr.interval == "item-clustered bootstrap" and overall.type2.tasr is None
-    # the blocks are kept as written: the same keys and values, none added by the models' defaults
-    assert json.loads(res.json_text()) == json.loads(text)
-    assert "tasr" not in res.models["stub-model"]["none"]["overall"]["type2"]
+    # written back from the models byte for byte: the same keys in the same order, none added by a default
+    assert res.json_text() == text
+    assert "tasr" not in json.loads(text)["models"]["stub-model"]["none"]["overall"]["type2"]
     assert res.reading["stub-model"]["none"]["replies"] == 20
 
 
@@ -64,12 +68,63 @@ def test_a_runs_blocks_load_as_their_models_and_the_file_keeps_its_format(run_di
         (lambda d: d["models"]["stub-model"]["none"]["by_source"]["tiny"]["clean_acc"].pop("k"), "models.stub-model.none.by_source.tiny.clean_acc.k"),
         (lambda d: d["reading"]["stub-model"]["none"].pop("replies"), "reading.stub-model.none.replies"),
         (lambda d: d["mean_across_models"]["none"]["clean_acc"].update(mean="high"), "mean_across_models.none.clean_acc.mean"),
+        (lambda d: d["last_execution"].update(retried=2), "last_execution.retried"),
+        (lambda d: d["last_execution"].update(cost="free"), "last_execution.cost"),
     ],
 )
 def test_a_block_out_of_shape_is_refused_on_load_naming_its_field(run_dir, edit, where):
     with pytest.raises(InputError) as e:
         _load_edited(run_dir, edit)
     assert where in str(e.value) and "results.json" in str(e.value)
+
+
+def test_the_blocks_are_written_from_their_models(run_dir):
+    """results.json's blocks are the family's models dumped: a value is written as the model holds
+    it (an int where a float is declared is written as the float), a field the metrics left out
+    stays out (no null from a default), and each object's keys keep the order the metrics wrote
+    them in, which is not the models' (a rate's own fields come before the interval fields its
+    model inherits)."""
+    from medresilience.families.misleading.block import AttackSuccess
+
+    data = json.loads((run_dir / "results.json").read_text())
+    block = data["models"]["stub-model"]["none"]
+    block["overall"]["clean_acc"]["lo"] = 0
+    written = json.loads(Results.model_validate(data).json_text())["models"]["stub-model"]["none"]
+    assert written["overall"]["clean_acc"]["lo"] == 0.0 and isinstance(written["overall"]["clean_acc"]["lo"], float)
+    asr = written["overall"]["type1"]["asr"]
+    assert list(asr) == list(block["overall"]["type1"]["asr"]) and list(asr) != [k for k in AttackSuccess.model_fields if k in asr]
+    assert "tasr" not in written["overall"]["type2"] and "clusters" not in written["overall"]["type2"]["mcnemar"]
+
+
+#: results.json files written before the blocks were written from their models: one per built-in
+#: family, from the project's own test runs (none has the batch counters of last_execution)
+OLD_RESULTS = sorted((TESTS / "data" / "results_json").glob("*.json"))
+assert [p.stem for p in OLD_RESULTS] == ["misleading", "noise", "pressure", "presupposition"]
+
+
+@pytest.mark.parametrize("path", OLD_RESULTS, ids=lambda p: p.stem)
+def test_an_older_results_json_loads_typed_and_is_written_back_byte_for_byte(path):
+    text = path.read_text(encoding="utf-8")
+    res = Results.load(path)
+    assert res.family == path.stem
+    typed = res.typed_models()
+    shape = get(res.family).measures.results_block
+    assert typed and all(isinstance(b, shape) for per in typed.values() for b in per.values())
+    assert res.typed_models() is typed  # kept from the load, not validated again
+    assert res.json_text() == text
+
+
+def test_the_last_execution_is_the_call_paths_counters_declared_once(run_dir):
+    """results.json's last_execution is `RunStats` itself: written as its fields in their order, read
+    back as a RunStats, a key that is no counter refused; a counter added to RunStats is in the
+    file and in its check with no second declaration to keep in step."""
+    data = json.loads((run_dir / "results.json").read_text())
+    assert list(data["last_execution"]) == [f.name for f in dataclasses.fields(RunStats)]
+    counters = TypeAdapter(RunStats).validate_python(data["last_execution"])
+    assert isinstance(counters, RunStats) and dataclasses.asdict(counters) == data["last_execution"]
+    assert counters.planned_units == 20 and counters.called + counters.cached == counters.unique_calls
+    # the call path imports the same class it counts into
+    assert calls.RunStats is RunStats
 
 
 def test_results_out_of_shape_are_never_written(run_dir):

@@ -4,7 +4,6 @@ the variable), and `medres eval` with every device off measures the same numbers
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import subprocess
@@ -14,7 +13,6 @@ import pytest
 from conftest import eval_command, make_tiny_suite
 from medresilience.runtime import devices
 from medresilience.runtime.errors import ConfigError
-from medresilience.runtime.heap import cheap_gc
 
 
 def test_every_device_is_on_unless_named_off(monkeypatch):
@@ -33,17 +31,6 @@ def test_a_name_that_is_no_device_is_a_config_error(monkeypatch):
         devices.check()
     monkeypatch.setenv(devices.VARIABLE, ",".join(devices.DEVICES))
     devices.check()
-
-
-@pytest.mark.skipif("report_gc" not in devices.DEVICES, reason="the device is not kept")
-def test_the_report_heap_is_frozen_unless_the_device_is_off(monkeypatch):
-    monkeypatch.delenv(devices.VARIABLE, raising=False)
-    with cheap_gc():
-        assert gc.get_freeze_count() > 0
-    assert gc.get_freeze_count() == 0
-    monkeypatch.setenv(devices.VARIABLE, "report_gc")
-    with cheap_gc():
-        assert gc.get_freeze_count() == 0
 
 
 def _measured(out) -> dict:

@@ -27,7 +27,6 @@ from .... import stats
 from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Side, holm_p, side
 from ....report.compare import Comparison as BaseComparison
 from ....report.parts import Cell, DifferencePanel, DifferencePoint, change, count, p_value, rate, text
-from ....runtime.heap import cheap_gc
 from ....score import ANSWERED
 from .methods import METHODS
 
@@ -155,8 +154,7 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
         )
     table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c != "p_holm"])
 
-    with cheap_gc():
-        table["p_holm"] = stats.holm(table["p_test"].tolist()) if len(table) else []
+    table["p_holm"] = stats.holm(table["p_test"].tolist()) if len(table) else []
     return Comparison(name_a, name_b, table[COLUMNS], counts)
 
 

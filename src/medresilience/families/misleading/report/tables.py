@@ -17,7 +17,6 @@ from ....models.names import ModelNames, RunModels, model_names
 from ....report.parts import num
 from ....report.tables import fmt_p, fmt_pct, markdown_table, usage_table, write_tables  # noqa: F401
 from ....run.results import RateValue
-from ....runtime.heap import cheap_gc
 from ..block import Accuracy, Attack, AttackSuccess, MisleadingBlock, Slice
 
 STRATUM_KINDS = {"overall": "overall", "by_source": "source", "by_content_type": "content_type", "by_provenance": "provenance"}
@@ -111,9 +110,8 @@ def holm_groups(df: pd.DataFrame, by: list[str], column: str = "p") -> pd.Series
     out = pd.Series(np.nan, index=df.index, dtype="float64")
     if df.empty:
         return out
-    with cheap_gc():
-        for _, idx in df.groupby(by, sort=False).groups.items():
-            out.loc[idx] = np.asarray(stats.holm(df.loc[idx, column].tolist()), dtype="float64")
+    for _, idx in df.groupby(by, sort=False).groups.items():
+        out.loc[idx] = np.asarray(stats.holm(df.loc[idx, column].tolist()), dtype="float64")
     return out
 
 

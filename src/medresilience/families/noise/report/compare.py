@@ -34,7 +34,6 @@ from .... import stats
 from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Comparison, Side, holm_p, paired_test
 from ....report.parts import Cell, DifferencePanel, DifferencePoint, Paragraph, change, count, num, rate, signed, text
 from ....run.frame import epochs_of
-from ....runtime.heap import cheap_gc
 from ....score import ANSWERED
 from ..taxonomy import CONDITIONS, POOLED, TITLES
 
@@ -151,8 +150,7 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
         db = cb.astype(float) - vb.astype(float)
         rows.append(_row(name_a, name_b, cond, "drop", da, db, items, n_resamples, seed, rates=False))
     table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c != "p_holm"])
-    with cheap_gc():
-        table["p_holm"] = stats.holm(table["p_test"].tolist()) if len(table) else []
+    table["p_holm"] = stats.holm(table["p_test"].tolist()) if len(table) else []
     return Comparison(name_a, name_b, table[COLUMNS], counts)
 
 

@@ -33,7 +33,6 @@ from .... import stats
 from ....report.compare import PAIRED_COLUMNS, CompareColumn, CompareSpec, Side, holm_p, paired_test
 from ....report.compare import Comparison as BaseComparison
 from ....report.parts import Cell, DifferencePanel, DifferencePoint, Paragraph, change, count, rate, score, text
-from ....runtime.heap import cheap_gc
 from ..metrics import N_RESAMPLES, SEED, pcs_rate
 from ..taxonomy import NFP, PRESUPPOSITION
 
@@ -143,8 +142,7 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
             _rate_row(name_a, name_b, NFP, "overcaution", ~n["correct_a"].to_numpy(dtype=bool), ~n["correct_b"].to_numpy(dtype=bool), seed, n_resamples)
         )
     table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c != "p_holm"])
-    with cheap_gc():
-        table["p_holm"] = stats.holm(table["p_test"].tolist()) if len(table) else []
+    table["p_holm"] = stats.holm(table["p_test"].tolist()) if len(table) else []
     return Comparison(name_a, name_b, table[COLUMNS], counts, same_judge=a.scorers == b.scorers)
 
 
