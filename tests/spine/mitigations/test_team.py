@@ -405,3 +405,58 @@ def test_kill_mid_discussion_and_resume_repeats_no_finished_call(tmp_path):
     k, c = _rows(killed / "store.sqlite"), _rows(clean / "store.sqlite")
     assert k == c and len(k[0]) == 12 and sum(1 for r in k[1] if r[1] == "stub-model") == total
     assert sum(1 for r in k[3] if r[3] == "team.summary") == 12
+
+
+# ------------------------------------------------------------------ the viewer
+
+
+def test_the_viewer_shows_a_units_whole_discussion_in_order(tmp_path):
+    from urllib.parse import quote
+
+    from fastapi.testclient import TestClient
+
+    from medresilience.view.app import create_app
+    from medresilience.view.query import open_runs
+
+    name = "team,monitor=self"
+    run_team(tmp_path, name, scripted_team(positions=CONVERGE, note=NOTE), limit=1, settings=("none",))
+    runs = open_runs([tmp_path / "run"])
+    try:
+        with TestClient(create_app(runs), base_url="http://127.0.0.1") as c:
+            units = [u for u in c.get("/api/units", params={"run": 0}).json()["units"] if u["setting"] == name]
+            unit = next(u for u in units if u["condition"] == "clean")
+            ev = c.get(f"/api/unit/0/{quote(unit['unit_id'], safe='')}").json()["models"][0]["evidence"]
+            html = c.get(f"/unit/0/{quote(unit['unit_id'], safe='')}").text
+            plain = next(u for u in c.get("/api/units", params={"run": 0, "setting": "none"}).json()["units"])
+            assert c.get(f"/api/unit/0/{quote(plain['unit_id'], safe='')}").json()["models"][0]["evidence"]["trajectory"] is None
+    finally:
+        for rv in runs:
+            rv.close()
+    steps = ev["trajectory"]["steps"]
+    assert [(s["n"], s["who"], s["what"], s["round"]) for s in steps] == [
+        (1, "moderator", "triage", 0),
+        (2, "monitor", "monitor", 0),
+        (3, "moderator", "recruit", 0),
+        (4, "expert 1 (cardiologist)", "answer", 0),
+        (5, "expert 2 (nephrologist)", "answer", 0),
+        (6, "expert 3 (pharmacist)", "answer", 0),
+        (7, "expert 1 (cardiologist)", "discuss", 1),
+        (8, "expert 2 (nephrologist)", "discuss", 1),
+        (9, "expert 3 (pharmacist)", "discuss", 1),
+    ]
+    assert steps[0]["text"] == "intermediate" and steps[1]["text"] == NOTE and steps[6]["text"].endswith("POSITION: C")
+    assert all(s["status"] == "ok" and s["prompt_tokens"] > 0 for s in steps)
+    assert ev["linked"] == [] and ev["call"]["text"] == "Answer: C" and ev["opening"] == len(ev["messages"])  # the decision's messages, all shown
+    marks = [
+        "The team's discussion",
+        "1. moderator: triage",
+        "2. monitor: monitor",
+        "4. expert 1 (cardiologist): answer",
+        "7. expert 1 (cardiologist): discuss, round 1",
+        "9. expert 3 (pharmacist): discuss, round 1",
+        "Messages sent for the final decision",
+        "The moderator's final decision (scored)",
+    ]
+    html = html.replace("&#39;", "'").replace("&#x27;", "'")  # the page escapes apostrophes
+    at = [html.find(m) for m in marks]
+    assert -1 not in at and at == sorted(at), dict(zip(marks, at))
