@@ -460,3 +460,15 @@ def test_the_viewer_shows_a_units_whole_discussion_in_order(tmp_path):
     html = html.replace("&#39;", "'").replace("&#x27;", "'")  # the page escapes apostrophes
     at = [html.find(m) for m in marks]
     assert -1 not in at and at == sorted(at), dict(zip(marks, at))
+
+
+def test_what_a_team_cannot_take_is_refused_before_any_call(tmp_path):
+    with StubServer(policy=scripted_team()) as srv:
+        for opts, why in [
+            (EvalOptions(settings=("team",), scoring="logprob", limit=1), "a team's discussion\\): score it with --scoring letter"),
+            (EvalOptions(settings=("team",), answer_format="schema", limit=1), "answer_format=schema is not for it"),
+        ]:
+            with pytest.raises(ConfigError, match=why) as e:
+                evaluate(sample_suite(), [spec(srv.base_url)], tmp_path / "run", opts)
+            assert e.value.setting == "--setting team"
+        assert srv.stats.total == 0
