@@ -99,7 +99,8 @@ def _print_outcome(result: RunResult, family: Family | None = None) -> None:
         console.print(line, highlight=False, soft_wrap=True, markup=False)
     if s.agent_short:
         console.print(
-            f"agent: {s.agent_short} units used their steps or token budget without a final answer (recorded as such, never scored)",
+            f"agent: {s.agent_short} units used their steps or token budget without a final answer (recorded as such, never scored; "
+            "a team's: over its call or token limit, or its triage or recruitment unread)",
             highlight=False,
             soft_wrap=True,
             markup=False,
@@ -264,7 +265,7 @@ SettingOpt = Annotated[
     Optional[list[str]],
     typer.Option(
         "--setting",
-        help="mitigation setting: none, caution, monitor[:SPEC], retrieval:INDEX[,k=3], agent:INDEX|URL[,steps=8,k=3], optimised:FILE.json; repeat to compare on the same items",
+        help="mitigation setting: none, caution, monitor[:SPEC], retrieval:INDEX[,k=3], agent:INDEX|URL[,steps=8,k=3], team[:SPEC][,rounds=2,experts=3,mode=adaptive,monitor=self], optimised:FILE.json; repeat to compare on the same items",
     ),
 ]
 ScoringOpt = Annotated[

@@ -24,7 +24,8 @@ roles of the calls a setting links to its units are registered in `roles`, by ki
 - the settings, one module each, registering themselves when imported: `caution`, `monitor`
   (`monitor[:SPEC]`), `retrieval` (`retrieval:INDEX`), `optimised` (`optimised:FILE`), `agent`
   (`agent:INDEX|URL`: a search agent whose steps the runner runs through `agent_run`, over the
-  backends of `search`);
+  backends of `search`), `team` (`team[:SPEC][,...]`: a clinical team after MDAgents whose calls the
+  runner runs through `team_run`);
 - the optimiser behind `medres mitigate optimise`, which searches for a precaution system prompt
   with GEPA (the `gepa` package, an optional extra) on a small mix of items drawn from several
   suites, scored by each family's own metric, and writes it to the versioned file `optimised:FILE`
@@ -49,6 +50,7 @@ from .optimised import OptimisedSetting  # registers the optimised:FILE factory
 from .registry import get, names, register, register_factory
 from .retrieval import EVIDENCE_INSTRUCTION  # registers the retrieval factory
 from .setting import NONE, Messages, Setting, add_to_system
+from .team import TEAM, TeamConfig, TeamSetting  # registers team and the team:SPEC factory
 
 __all__ = [
     "CAUTION_INSTRUCTION",
@@ -56,6 +58,7 @@ __all__ = [
     "MONITOR",
     "NONE",
     "SCHEMA",
+    "TEAM",
     "VERSION",
     "AgentConfig",
     "AgentSetting",
@@ -63,6 +66,8 @@ __all__ = [
     "OptimisedPrompt",
     "OptimisedSetting",
     "Setting",
+    "TeamConfig",
+    "TeamSetting",
     "add_to_system",
     "get",
     "load_candidate",

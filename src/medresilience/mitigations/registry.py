@@ -43,11 +43,15 @@ def register_factory(name: str, factory: Callable[[str, str], Setting], usage: s
 
 
 def get(name: str) -> Setting:
-    """The setting a `--setting` value names: a registered name, or NAME:ARGS of a factory."""
+    """The setting a `--setting` value names: a registered name, or NAME:ARGS (or NAME,ARGS when ARGS
+    holds only KEY=VALUE options) of a factory."""
     name = name.strip()
     if name in _SETTINGS:
         return _SETTINGS.get(name)
     base, colon, args = name.partition(":")
+    head, comma, rest = name.partition(",")
+    if base.strip() not in _FACTORIES and head.strip() in _FACTORIES:  # NAME,KEY=VALUE: options and no NAME: part
+        base, colon, args = head, comma, rest
     if base.strip() not in _FACTORIES:
         hint = did_you_mean(base.strip(), [*_SETTINGS.names(), *_FACTORIES.names()])
         raise ConfigError("--setting", f"unknown setting '{name}'{hint} (known: {', '.join(names())})")

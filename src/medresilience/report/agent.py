@@ -28,6 +28,7 @@ import pandas as pd
 from .. import stats
 from ..corpus.query import query_terms
 from ..mitigations.roles import role_names
+from ..mitigations.team_summary import is_team_summary
 from .html import setting_name, units_url
 from .parts import Cell, Column, Paragraph, Section, Table, count, dash, num, rate, text
 
@@ -74,6 +75,13 @@ def _searched_injected(searches: list[str], question: str, clean: str | None) ->
     return any(len(injected & set(query_terms(q, _ALL_TERMS))) >= need for q in searches)
 
 
+def _loads(text: object) -> object:
+    try:
+        return json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
+
+
 def _run_units(run: Any) -> list[dict[str, Any]]:
     from ..store import Store
 
@@ -82,6 +90,7 @@ def _run_units(run: Any) -> list[dict[str, Any]]:
         return []
     with Store.read_only(db) as store:
         rows = [r for role in role_names("summary") for r in store.linked_texts(role)]  # each unit's loop summary
+        rows = [r for r in rows if not is_team_summary(_loads(r["text"]))]  # a team's summary is not an agent's trajectory
         if not rows:
             return []
         messages = store.request_messages({r["key"] for r in rows})

@@ -46,6 +46,8 @@ from .render_markdown import blocks_markdown, section_markdown
 from .rundir import RunData, load_run, name_models, names_of, redact_url, scrub, secrets_of
 from .section import FamilySection
 from .tables import markdown_table, usage_table, write_tables
+from .team import ANCHOR as TEAM
+from .team import section as team_section
 from .templating import macros
 from .tradeoff import section as tradeoff_section
 
@@ -150,12 +152,14 @@ def _write(runs: list[RunData], out: Path, title: str | None, viewer_url: str | 
     reading = reading_section(runs)
     audit = audit_section(runs)  # None unless some run holds a label audit
     agents = agent_section(runs)  # None unless some run has an agent setting
-    converted = [found for found in (agents, reading, audit) if found is not None]
+    # the team section is None unless some run has a team setting
+    converted = [found for found in (agents, team_section(runs), reading, audit) if found is not None]
     for _, frames in converted:
         tables.update(frames)
     shown = {sec.anchor: sec for sec, _ in converted}
-    page = _page(runs, parts, tables, notes, title, shown_profile, trade, shown.get(READING), viewer_url, shown.get(AGENT), shown.get(AUDIT), radar)
-    md = _markdown(runs, parts, tables, notes, title, shown_profile, trade, shown.get(READING), shown.get(AGENT), shown.get(AUDIT), radar)
+    loops = tuple(shown[a] for a in (AGENT, TEAM) if a in shown)  # the answer loops' sections (agents, teams)
+    page = _page(runs, parts, tables, notes, title, shown_profile, trade, shown.get(READING), viewer_url, loops, shown.get(AUDIT), radar)
+    md = _markdown(runs, parts, tables, notes, title, shown_profile, trade, shown.get(READING), loops, shown.get(AUDIT), radar)
     out.mkdir(parents=True, exist_ok=True)
     with atomic_write(out / "report.html") as fh:
         fh.write(scrub(page, secrets))
@@ -219,7 +223,7 @@ def _page(
     trade: Section | None = None,
     reading: Section | None = None,
     viewer_url: str | None = None,
-    agents: Section | None = None,
+    loops: Sequence[Section] = (),
     audit: Section | None = None,
     radar: Section | None = None,
 ) -> str:
@@ -234,8 +238,7 @@ def _page(
         sections.append((radar.anchor, radar.title, str(section_html(radar))))
     if trade is not None:
         sections.append((trade.anchor, trade.title, str(section_html(trade))))
-    if agents is not None:
-        sections.append((agents.anchor, agents.title, str(section_html(agents))))
+    sections += [(sec.anchor, sec.title, str(section_html(sec))) for sec in loops]
     for p in parts:
         sections += [(sec.anchor, sec.title, str(section_html(sec))) for sec in p.parts]
     if reading is not None:
@@ -268,7 +271,7 @@ def _markdown(
     profile: Section | None = None,
     trade: Section | None = None,
     reading: Section | None = None,
-    agents: Section | None = None,
+    loops: Sequence[Section] = (),
     audit: Section | None = None,
     radar: Section | None = None,
 ) -> str:
@@ -287,8 +290,8 @@ def _markdown(
         lines += [section_markdown(radar), ""]
     if trade is not None:
         lines += [section_markdown(trade), ""]
-    if agents is not None:
-        lines += [section_markdown(agents), ""]
+    for sec in loops:
+        lines += [section_markdown(sec), ""]
     for p in parts:
         lines += ["\n\n".join(section_markdown(sec) for sec in p.parts), ""]
     if reading is not None:

@@ -93,7 +93,10 @@ def check_answer_format(family: Family, opts: Any, settings: Iterable[Setting]) 
         raise ConfigError("-O answer_format", "a schema answer is read from its answer field, never by an extraction model: drop -O extract")
     for s in settings:
         if s.agent is not None:
-            raise ConfigError(f"--setting {s.name}", "the agent answers in text after its steps: -O answer_format=schema is not for agent settings")
+            raise ConfigError(
+                f"--setting {s.name}",
+                "the setting answers in text after calls of its own (an agent's steps, a team's discussion): -O answer_format=schema is not for it",
+            )
 
 
 def schema_scorer_of(scorer: AnyScorer, family: Family) -> None:

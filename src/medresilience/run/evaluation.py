@@ -255,6 +255,8 @@ def summarise_with_frame(store: Store, suite: Suite | ResolvedRun, config: dict[
     df = results_frame(store, suite, family=family)
     res = frame_metrics(family, df)
     opts = config.get("options", {})
+    from .teams import team_results
+
     reading = reading_summary(store)
     return Results.model_validate(
         dict(
@@ -277,6 +279,7 @@ def summarise_with_frame(store: Store, suite: Suite | ResolvedRun, config: dict[
             warnings=truncation_warnings(reading, family_sets_budget(family, opts.get("family") if fopts is None else fopts)),
             last_execution=None if stats is None else asdict(stats),
             stopping=config.get("stopping"),
+            teams=team_results(store),
         ),
         context={BLOCK: family.measures.results_block},
     ), df

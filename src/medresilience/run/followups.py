@@ -73,7 +73,10 @@ def check_setting(setting: Setting, family_name: str) -> None:
     if setting.precall is not None:
         raise ConfigError("--setting", f"setting {setting.name} makes a call before each answer; family {family_name}'s second turns do not take it")
     if setting.agent is not None:
-        raise ConfigError("--setting", f"setting {setting.name} answers through an agent's steps; family {family_name}'s second turns do not take it")
+        raise ConfigError(
+            "--setting",
+            f"setting {setting.name} answers through calls of its own (an agent's steps, a team's discussion); family {family_name}'s second turns do not take it",
+        )
 
 
 def resolve(later: Sequence[Planned], store: Store) -> tuple[list[Planned], list[Planned]]:

@@ -225,7 +225,10 @@ def _check(family: Family, fopts: BaseModel, settings: Sequence[Setting], called
                 )
         for setting in settings:
             if setting.agent is not None:
-                raise ConfigError(f"--setting {setting.name}", "the agent answers in text after its steps: score it with --scoring letter")
+                raise ConfigError(
+                    f"--setting {setting.name}",
+                    "the setting answers in text after calls of its own (an agent's steps, a team's discussion): score it with --scoring letter",
+                )
 
 
 def check_options(family: Family, opts: EvalOptions, specs: Iterable[ModelSpec] = ()) -> BaseModel:

@@ -229,6 +229,11 @@ class Results(BaseModel):
         "agreement, wrong-letter and unread rates per model, setting and condition, the disagreements, the label-corrected rates",
     )
     last_execution: dict[str, Any] | None = None
+    teams: dict[str, dict[str, dict[str, Any]]] = Field(
+        default_factory=dict,
+        description="model -> team setting -> how its units worked (run.teams): complexity chosen, experts recruited, "
+        "rounds, agreement, calls and tokens per unit, units not answered and why",
+    )
     stopping: dict[str, Any] | None = Field(
         default=None,
         description="the run's stopping rule (medres eval --until) and its outcome (stopping.Stopping.record): whether it "

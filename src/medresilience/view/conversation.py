@@ -1,6 +1,8 @@
 """A unit's conversation when it is more than one request and one reply: an agent unit's whole
 trajectory (every step's reply and tool calls, the tool results the model read back, the final
-cited answer) and a second turn's two turns (turn 1's messages and reply, turn 2's push-back and
+cited answer), a team unit's discussion (every call of its conversation in order: the triage, the
+monitor's note, the recruitment, each expert's answers round by round, the leads' reports; its
+summary says who made each) and a second turn's two turns (turn 1's messages and reply, turn 2's push-back and
 reply, with the turn-1 unit it continues).
 
 An agent unit's store rows (see `mitigations.agent_run`): its request holds the whole
@@ -101,6 +103,8 @@ def trajectory(store: Store, linked: Sequence[Mapping[str, object]], messages: S
         roles.add(role)
     if answer is None and not steps and summary is None:
         return None
+    if isinstance(summary, dict) and isinstance(summary.get("turns"), list):  # a team's discussion
+        return _discussion(steps, summary, messages, roles)
     ordered = [(n, steps[n]) for n in sorted(steps)]
     if answer is not None:
         ordered.append(((ordered[-1][0] if ordered else 0) + 1, answer))
@@ -129,6 +133,33 @@ def trajectory(store: Store, linked: Sequence[Mapping[str, object]], messages: S
             }
         )
     return {"opening": opening, "steps": out_steps, "summary": summary if isinstance(summary, dict) else {}, "roles": sorted(roles)}
+
+
+def _discussion(
+    steps: Mapping[int, Mapping[str, object]], summary: Mapping[str, JSONValue], messages: Sequence[Mapping[str, object]] | None, roles: set[str]
+) -> Trajectory:
+    """A team unit's discussion (mitigations.team_run): every linked call in the order made, each
+    with who made it, what it was and its round (from the summary's turns); the unit's own request
+    is the final decision's, every message of it shown (`opening`)."""
+    said = {t["n"]: t for t in summary.get("turns") or [] if isinstance(t, dict) and isinstance(t.get("n"), int)}  # type: ignore[union-attr]
+    out_steps: list[dict[str, object]] = []
+    for n in sorted(steps):
+        row, turn = steps[n], said.get(n) or {}
+        out_steps.append(
+            {
+                "n": n,
+                "role": row.get("role"),
+                **{k: row.get(k) for k in STEP_FACTS},
+                "text": row.get("text"),
+                "who": turn.get("who"),
+                "what": turn.get("what"),
+                "round": turn.get("round"),
+                "tool_calls": [],
+                "tools": [],
+                "read_back": [],
+            }
+        )
+    return {"opening": len(messages or []), "steps": out_steps, "summary": dict(summary), "roles": sorted(roles)}
 
 
 def turns(messages: Sequence[Mapping[str, object]] | None, reply: str | None, earlier: Mapping[str, object] | None, earlier_reply: str | None) -> Turns | None:

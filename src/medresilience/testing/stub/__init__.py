@@ -39,7 +39,8 @@ answered by the same policy, with their own fault model (``batches``).
 
 The package holds one module per job: ``bodies`` (canonical request bodies), ``faults`` (the fault
 model), ``policies`` (the answers), ``agent_policy`` (a scripted search agent answering with tool
-calls or text actions), ``batches`` (the batch endpoints), ``app`` (the request handling), ``server`` (in-process),
+calls or text actions), ``team_policy`` (a scripted clinical team, keyed on the team setting's
+prompts), ``batches`` (the batch endpoints), ``app`` (the request handling), ``server`` (in-process),
 ``process`` (as a child process) and ``cli`` (the command line, ``__main__``). Its API is this
 package: the names in ``__all__`` below (``from medresilience.testing.stub import StubServer``).
 It imports nothing of medresilience outside itself; the families' scripted fake replies live in
@@ -53,6 +54,7 @@ from .faults import FAULT_OUTCOMES, OUTCOMES, PERMANENT_FAULTS, TRANSIENT_FAULTS
 from .policies import POLICIES, RESPONSE_FORMAT_MODES, Policy, answer_letter, fit_to_schema, hash_letter, make_policy, message_text, option_letters
 from .process import StubProcess, policy_server
 from .server import StubServer, StubStats
+from .team_policy import scripted_team
 
 __all__ = [
     "FAULT_OUTCOMES",
@@ -81,5 +83,6 @@ __all__ = [
     "policy_server",
     "request_key",
     "scripted_agent",
+    "scripted_team",
     "uniform",
 ]
