@@ -6,12 +6,15 @@ import contextlib
 import errno
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from ..runtime.errors import MedresError
 from ..view.address import VIEWER_URL
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..report.parts import Table
 
 
 @contextlib.contextmanager
@@ -26,6 +29,12 @@ def _default_out(out: Optional[Path], where: str) -> Iterator[None]:
         raise MedresError(
             f"cannot write into the run directory ({where}, the default place): {e.strerror or e}; give --out DIR to write elsewhere (the run itself is only read)"
         ) from None
+
+
+def _shown(t: Table) -> tuple[list[str], list[list[str]]]:
+    """A report table's shown headers and its rows as text, for the terminal."""
+    cols = [i for i, c in enumerate(t.columns) if c.shown]
+    return [t.columns[i].header for i in cols], [[row[i].shown for i in cols] for row in t.rows]
 
 
 def register(app: typer.Typer) -> None:
@@ -99,3 +108,35 @@ def register(app: typer.Typer) -> None:
         tests = ", ".join(dict.fromkeys(str(x) for x in res.table["test"] if isinstance(x, str) and x))
         console.print(f"p: the exact or clustered paired test of each row ({tests or 'none'}); the bootstrap gives the interval", highlight=False)
         console.print(f"comparison: {res.html}  (table: {res.csv})", highlight=False, soft_wrap=True)
+
+    @app.command("table1")
+    @user_errors
+    def table1(
+        run_dirs: Annotated[list[Path], typer.Argument(help="run directories: any families, models and settings (one table for all)")],
+        versus: Annotated[
+            Optional[list[str]],
+            typer.Option("--versus", help="SETTING_A=SETTING_B: each measure under both and the paired change B - A (Table 6's check); repeatable"),
+        ] = None,
+        out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default: RUN_DIR/table1 of the first run)")] = None,
+    ) -> None:
+        """Cancer-Myth's Table 1 layout: one row per model and setting, the share of false premises corrected and accuracy per benchmark, with intervals."""
+        from ..models.names import distinct_run_names
+        from ..report.rundir import load_run
+        from ..report.study_table import parse_versus, study_table, write
+        from .tables import fitted
+
+        pairs = [parse_versus(v) for v in versus or ()]
+        runs = [load_run(d) for d in run_dirs]
+        for r, name in zip(runs, distinct_run_names(r.name for r in runs)):
+            r.name = name
+        result = study_table(runs, pairs)
+        target = out if out is not None else Path(run_dirs[0]) / "table1"
+        with _default_out(out, str(target)):
+            paths = write(result, target)
+        for t in [result.table, *result.versus]:
+            console.print(fitted(t.name, *_shown(t), console.width, keys=2))
+        for note in result.notes:
+            err_console.print(f"note: {note}", style="yellow", highlight=False, markup=False)
+        if not result.table.rows:
+            raise MedresError("no run holds a measure of this layout (runs of a family with a trade-off, read from their stores)")
+        console.print(f"tables: {', '.join(str(p) for p in paths.values())}", highlight=False, soft_wrap=True)

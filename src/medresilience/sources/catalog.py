@@ -173,6 +173,53 @@ CATALOG: tuple[Dataset, ...] = (
         "the MEDMISJOURNEY config of the MedMisBench card; the original MedJourney's own licence not verified",
     ),
     Dataset(
+        "medbullets",
+        "source",
+        "Medbullets (Chen et al., NAACL 2024): USMLE Step 2/3-style questions with explanations, one of Cancer-Myth's and "
+        "MDAgents' benchmarks; medbullets_op4 (options A-D) and medbullets_op5 (A-E), the same 308 questions",
+        "https://github.com/HanjieChen/ChallengeClinicalQA (medbullets/medbullets_op4.json, medbullets_op5.json; .csv alike)",
+        "not stated (the repository has no licence file; the questions come from medbullets.com)",
+        "308 questions per file",
+        "medbullets",
+        "medres import medbullets_op4.json --out medbullets.jsonl",
+        "files and their layout seen in the authors' repository on 2026-11-29 (commit ef3c9da, 2024-08-21); hub copies by others "
+        "(JesseLiu/medbulltes4op, LangAGI-Lab/medbullets_op5) not checked; the study does not say which file Cancer-Myth used",
+        {
+            "medbullets_op4.json": "1e1581c1b8d2f79735e71b8d07d0210a829087aac18e078dadc2ec2cb42ed68b",
+            "medbullets_op5.json": "14e209d0dc5c6350290e878b8e7e392c976cc96765b8e2d0d7434a2787ea6998",
+            "medbullets_op4.csv": "f35c24c7940fd3fd28594a4081e66bded3718cd98b4491d0f307d34ceb945893",
+            "medbullets_op5.csv": "7da4b1397418b4bd15074066ea6a377ac44a599794a959cd8ebc76937ea597e6",
+        },
+    ),
+    Dataset(
+        "craft-md",
+        "source",
+        "CRAFT-MD (Johri et al., Nature Medicine 2025): case vignettes with four choices and the answer's text (1,804 "
+        "MedQA-USMLE, 100 public and 100 private dermatology cases), one of Cancer-Myth's benchmarks; read as multiple choice",
+        "https://github.com/rajpurkarlab/craft-md (data/usmle_and_derm_dataset.csv)",
+        "MIT (the repository's licence file)",
+        "2,004 cases; 2,003 read (case_112's answer is none of its choices: left out and counted)",
+        "craftmd",
+        "medres import usmle_and_derm_dataset.csv --out craftmd.jsonl",
+        "file and licence seen in the authors' repository on 2026-11-29 (commit 3bb2737, 2025-03-14); Cancer-Myth cites CRAFT-MD under "
+        "Medbullets' reference and does not say which cases or which condition (multiple choice or conversation) it scored",
+        {"usmle_and_derm_dataset.csv": "8990d756d1eb2a795cd0cfddc350c6e031eacd1090140099982befbbe2c39d7e"},
+    ),
+    Dataset(
+        "symcat",
+        "source",
+        "SymCat as MDAgents and Cancer-Myth evaluated it (symptoms -> disease questions); read in MedQA's row shape, the one MDAgents' code reads options from",
+        "not published: MDAgents' code reads data/symcat/test.jsonl, which github.com/mitmedialab/MDAgents does not ship",
+        "not verified (no released file; SymCat's own data was symcat.com's)",
+        "unknown",
+        "symcat",
+        "medres import symcat_test.jsonl --format symcat --out symcat.jsonl",
+        "not verified: no file found on 2026-11-29 in MDAgents' repository (commit 3adbd76) nor Cancer-Myth's; MDAgents points to "
+        "github.com/teliov/SymCat-to-synthea, whose issue #18 says SymCat is no longer accessible; Cancer-Myth cites NLICE "
+        "(Al-Ars et al., 2023), which publishes no question file either. The reader's row shape is MDAgents' MedQA rows, not a "
+        "confirmed SymCat release",
+    ),
+    Dataset(
         "vanderbilt-abbreviations",
         "inventory",
         "Vanderbilt clinic-note and discharge-summary abbreviation inventories (sources of the Medical Abbreviation and Acronym "

@@ -8,8 +8,11 @@ release layouts, then the project's own items layout (id, source, question and o
 fields: sources.items), then medical_task / body_system -> MedXpertQA, answer_type / canary -> HLE,
 an object of PMID -> {QUESTION, ...} on one line -> PubMedQA, a numeric answer with opa.. (no
 cop), options keyed "1", "2", ... or "(1) ... (2) ..." in the question -> MedJourney, opa / cop
--> MedMCQA, answer_idx -> MedQA, a question with a text answer and no options -> free-form. Only the start of the file is read to decide; the items are then
-streamed.
+-> MedMCQA, answer_idx -> MedQA, a question with a text answer and no options -> free-form; a
+JSON object of columns (question, opa, ..., answer_idx, each row -> value) -> Medbullets; a .csv
+whose header is CRAFT-MD's (case_vignette, choice_1, ...) or Medbullets' (question, opa, ...,
+answer_idx) -> that release. SymCat (MedQA's row shape) is read only when named (`symcat`). Only
+the start of the file is read to decide; the items are then streamed.
 
 `load_items(..., skips=Counter())` passes the Counter to a reader that counts the rows it leaves
 out (HLE: image and non-multiple-choice rows); readers that skip nothing ignore it.
@@ -29,13 +32,15 @@ from pathlib import Path
 from ..records import Item
 from ..registry import Registry
 from ..runtime.errors import InputError
-from ..runtime.fileio import text_lines
+from ..runtime.fileio import csv_records, text_lines
+from .craftmd import is_craftmd_header, read_craftmd
 from .freeform import is_freeform_row, read_freeform
 from .hle import KEYS as HLE_KEYS
 from .hle import parquet_columns, read_hle
 from .hub_layouts import READERS as HUB_READERS
 from .hub_layouts import layout_of
 from .items import is_items_row, read_items
+from .medbullets import is_medbullets_columns, is_medbullets_header, read_medbullets
 from .medjourney import is_medjourney_row, read_medjourney
 from .medmcqa import read_medmcqa
 from .medqa import read_medqa
@@ -44,6 +49,7 @@ from .medxpertqa import read_medxpertqa
 from .mmlu import read_mmlu
 from .pubmedqa import is_pubmedqa_file, read_pubmedqa
 from .sheet import is_sheet, read_sheet
+from .symcat import read_symcat
 
 __all__ = ["FORMATS", "detect_format", "formats", "load_items", "register_format"]
 
@@ -70,6 +76,9 @@ _FORMATS.register("pubmedqa", ItemFormat(read_pubmedqa, "pubmedqa (.json: one ob
 _FORMATS.register("hle", ItemFormat(read_hle, "hle (JSON lines or .parquet with answer_type; text-only multipleChoice rows)"))
 _FORMATS.register("medjourney", ItemFormat(read_medjourney, "medjourney (JSON lines with numbered options opa.. or (1) ... and a number answer)"))
 _FORMATS.register("freeform", ItemFormat(read_freeform, "freeform (JSON lines with question and a free-text answer, no options)"))
+_FORMATS.register("medbullets", ItemFormat(read_medbullets, "medbullets (medbullets_op4/op5 .json, column-wise, or .csv: question, opa.., answer_idx)"))
+_FORMATS.register("craftmd", ItemFormat(read_craftmd, "craftmd (CRAFT-MD's case .csv: case_vignette, choice_1..4, answer text, case_id)"))
+_FORMATS.register("symcat", ItemFormat(read_symcat, "symcat (JSON lines in MedQA's row shape, as MDAgents reads SymCat; name it: --format symcat)"))
 
 
 def register_format(name: str, reader: Callable[[Path], Iterator[Item]], keys: Iterable[str], doc: str) -> None:
@@ -106,6 +115,9 @@ FORMATS: tuple[str, ...] = (
     "hle",
     "medjourney",
     "freeform",
+    "medbullets",
+    "craftmd",
+    "symcat",
 )  # the built-in ones; formats() lists all
 
 
@@ -136,7 +148,7 @@ def detect_format(path: Path | str) -> str:
     if path.is_dir():
         raise InputError(path, None, None, "is a directory, expected a file")
     if path.suffix.lower() in (".csv", ".tsv"):
-        return "csv" if is_sheet(path) or path.suffix.lower() == ".tsv" else "mmlu"
+        return _csv_format(path)
     if path.suffix.lower() == ".parquet":
         return _parquet_format(path)
     if is_pubmedqa_file(path):
@@ -150,6 +162,21 @@ def detect_format(path: Path | str) -> str:
         shown = ", ".join(sorted(obj)[:10]) + (", ..." if len(obj) > 10 else "")
         raise InputError(path, n, None, f"cannot tell the format from the fields ({shown}); {_known()}")
     return name
+
+
+def _csv_format(path: Path) -> str:
+    """A release whose header names its own columns (CRAFT-MD's cases, Medbullets), else a question
+    sheet (a header naming a question or answer column; any .tsv), else MMLU."""
+    if path.suffix.lower() == ".csv":
+        try:
+            first = next(csv_records(path), None)
+        except InputError:
+            first = None  # not valid CSV: the reader the other rules pick says where
+        if first is not None and is_craftmd_header(first[1]):
+            return "craftmd"
+        if first is not None and is_medbullets_header(first[1]):
+            return "medbullets"
+    return "csv" if is_sheet(path) or path.suffix.lower() == ".tsv" else "mmlu"
 
 
 def _parquet_format(path: Path) -> str:
@@ -178,6 +205,8 @@ def _row_format(obj: dict) -> str | None:
             return name
     if is_items_row(obj):
         return "items"
+    if is_medbullets_columns(obj):
+        return "medbullets"
     if keys & set(MEDXPERTQA_KEYS):
         return "medxpertqa"
     if keys & set(HLE_KEYS):
