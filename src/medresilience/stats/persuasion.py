@@ -39,7 +39,6 @@ from statsmodels.duration.survfunc import SurvfuncRight
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
-from ..runtime.heap import cheap_gc
 from .checks import check_confidence, is_int
 from .rates import Rate, wilson
 from .tests import binomial_test, fisher_one_sided, mcnemar_exact
@@ -500,8 +499,7 @@ def attack_tests(records: Sequence[Resampled], alpha: float = 0.05, correction: 
 def _adjust(pvalues: Sequence[float], correction: Correction) -> list[float]:
     if not pvalues:
         return []
-    with cheap_gc():  # multipletests calls gc.collect() on every use
-        adjusted = multipletests(np.asarray(pvalues, dtype=np.float64), method="holm" if correction == "holm" else "fdr_bh")[1]
+    adjusted = multipletests(np.asarray(pvalues, dtype=np.float64), method="holm" if correction == "holm" else "fdr_bh")[1]
     return [float(v) for v in adjusted]
 
 
