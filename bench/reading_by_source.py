@@ -499,6 +499,21 @@ RULES += [
         "motivated_by": ["shravani-01/clinical-llm-eval"],
         "off": [("letters", "_CUES", _cues_edit("question(?:\\s+above)?", "question"))],
     },
+    {
+        "rule": "quoted_label",
+        "what": "a label in single quotes of its own ('The correct answer is \\'E\\'.', 'is \\'D\\': Aqueduct of Sylvius'); \\'E\\' or \\'D\\' names two",
+        "motivated_by": ["roysoumya/usmle-gpt4-error-taxonomy"],
+        "off": [
+            ("letters", "_QUOTED_LABEL", lambda old: _NEVER),
+            ("letters", "_IS_LABEL_TEXT", lambda old: _edit(old, "(?:[(\\[]|(?<=\\s)['‘](?=\\w['’]))?([A-Za-z0-9])['’]?", "[(\\[]?([A-Za-z0-9])")),
+        ],
+    },
+    {
+        "rule": "review_opener",
+        "what": "a line opening 'Option B (<text>) suggests ...' or 'Option C, <text>, are ...' reviews its option: a leaning at most, under an answer stated elsewhere",
+        "motivated_by": ["roysoumya/usmle-gpt4-error-taxonomy"],
+        "off": [("letters", "_reviewed_option", lambda old: lambda *a: False)],
+    },
 ]
 
 

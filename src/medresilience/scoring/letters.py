@@ -185,6 +185,11 @@ def _stands_alone(text: str, end: int, in_value: bool = False) -> bool:
     return in_value or not (m and (c in "AI" or c.islower() or c.isdigit()) and m.group(1).lower() not in _LINKS)
 
 
+#: a label in single quotes of its own, the opening quote after no word: "The correct answer is 'E'.",
+#: "is 'D': Aqueduct of Sylvius" (not "don't", "patient's")
+_QUOTED_LABEL = re.compile(r"(?<![\w'’])(['‘’])[A-Za-z0-9]['’](?!\w)")
+
+
 def _label_at(text: str, i: int, letters: str, in_value: bool = False) -> tuple[str, int] | None:
     """The option label that starts at i ("C", "(c)", "[3]") and the index after it, or None."""
     m = _LABEL.match(text, i)
@@ -194,15 +199,15 @@ def _label_at(text: str, i: int, letters: str, in_value: bool = False) -> tuple[
     # only the item's own labels are answers: "E" is no answer to a four-option item
     if label not in letters:
         return None
-    # not the tail of a word or a number: "vitamin", "12"
-    if s > 0 and re.match(_WORD + "|['’]", text[s - 1]):
+    # not the tail of a word or a number: "vitamin", "12", "don't" (a label in quotes is one: "is 'E'.")
+    if s > 0 and re.match(_WORD + "|['’]", text[s - 1]) and not _QUOTED_LABEL.match(text, s - 1):
         return None
     return (label, m.end(1)) if _stands_alone(text, m.end(1), in_value) else None
 
 
-#: ... in Chinese and Swahili too: "A或B", "B或者C", "A和B", "A、C", "(B) au (C)"
+#: ... in Chinese and Swahili too: "A或B", "B或者C", "A和B", "A、C", "(B) au (C)"; quoted: "'E' or 'D'"
 _ALTERNATIVE = re.compile(
-    r"[ \t]*[)\]]?[ \t]*\(?[ \t]*(?:(,)|/|&|\bor\b|\band\b|\bnor\b|\bvs\.?|\bversus\b|\bau\b|或者?|还是|和|与|及|、)[ \t]*(?:(?:or|possibly|perhaps|maybe|even|also|option|choice)\b[ \t]*)*",
+    r"[ \t]*[)\]'’]?[ \t]*\(?[ \t]*(?:(,)|/|&|\bor\b|\band\b|\bnor\b|\bvs\.?|\bversus\b|\bau\b|或者?|还是|和|与|及|、)[ \t]*(?:(?:or|possibly|perhaps|maybe|even|also|option|choice)\b[ \t]*)*['‘]?",
     _I,
 )
 
@@ -804,7 +809,8 @@ _ROMANCE_CLAIMS = (LABEL_FIRST, LABEL_FIRST_LEANING)
 _IS_PAREN = re.compile(r"\b(?:is|are|would\s+be)\s+(?:option\s+|choice\s+)?\(([A-Za-z0-9])\)(?=[ \t]*(?:[.!\n]|$))", _I)
 
 
-_IS_LABEL_TEXT = re.compile(r"\b(?:is|are|be|was)[ \t]+(?:option[ \t]+|choice[ \t]+)?[(\[]?([A-Za-z0-9])[.):\]][ \t]+", _I)
+#: ... the label perhaps in quotes: "is 'D': Aqueduct of Sylvius"
+_IS_LABEL_TEXT = re.compile(r"\b(?:is|are|be|was)[ \t]+(?:option[ \t]+|choice[ \t]+)?(?:[(\[]|(?<=\s)['‘](?=\w['’]))?([A-Za-z0-9])['’]?[.):\]][ \t]+", _I)
 
 
 #: the next label of an inline list of options: ", B. cognitive/behavioral interventions"
@@ -1126,6 +1132,25 @@ def _numbered_step(text: str, m: re.Match[str], options: OptionTexts | None) -> 
     return bool(re.search(r"\w", sentence)) and not _GLOSS.fullmatch(rest) and not _STEP_CLAIM.match(sentence)
 
 
+#: "Option B (Harsh, loud murmur ...) suggests ...", "Option C, endocardial cushion defects, are ...":
+#: an option named by the word and its label, then an aside
+_REVIEW_OPENER = re.compile(r"[ \t>#•|-]*(?:option|choice)[ \t]+[(\[]?[A-Za-z0-9][)\]]?(?:,|[ \t]+\()", _I)
+
+
+def _reviewed_option(text: str, m: re.Match[str], options: OptionTexts | None) -> bool:
+    """A line opening "Option B (<text>) ..." or "Option C, <text>, ..." that goes on as a sentence
+    about it reviews the option rather than choosing it (the line holding only the option's text,
+    "Option B, Echocardiogram", still chooses; a claim, "Option B, <text>, is correct", is read apart)."""
+    opener = _REVIEW_OPENER.match(text, m.start())
+    if opener is None:
+        return False
+    end = text.find("\n", opener.end())
+    rest = text[opener.end() : end if end >= 0 else len(text)].strip(" \t.,;:()'\"")
+    if options and options.named(rest, exact_only=True) is not None:
+        return False
+    return len(rest) > 60 or _SENTENCE_GOES_ON.search(rest) is not None
+
+
 #: what claims the option whose text opens a numbered line: "is the drug of choice", "is correct",
 #: "would be the most appropriate", "is the answer"
 _STEP_CLAIM = re.compile(
@@ -1168,12 +1193,13 @@ def _lines(text: str, letters: str, options: OptionTexts | None = None) -> list[
     if openers and len({m.group(1) for m in openers} | {m.group(1) for m in _INLINE_OPENER.finditer(text) if m.group(1) in letters}) > 2:
         return lone
     openers = [m for m in openers if not _numbered_step(text, m, options)]
-    # "C (or possibly D)" opening a line is a hedge
+    # "C (or possibly D)" opening a line is a hedge; "Option B (<text>) suggests ..." reviewing its
+    # option is a leaning at most (an answer stated elsewhere stands over it)
     return lone + [
         _Said(
             m.start(),
             m.end(1),
-            ANSWER,
+            LEANING if _reviewed_option(text, m, options) else ANSWER,
             None if _hedged(text, m.end(1), m.group(1), letters) or _names_another(text, m.end(1), m.group(1).upper(), letters) else m.group(1).upper(),
             why="several_options",
         )
