@@ -500,6 +500,12 @@ RULES += [
         "off": [("letters", "_CUES", _cues_edit("question(?:\\s+above)?", "question"))],
     },
     {
+        "rule": "yes_no_words",
+        "what": "a heading answer field on a yes/no/maybe item answering in its few words: 'Uncertain' (maybe), the question's own predicate repeated ('Feasible' to 'Is ... feasible in ...?': yes), 'No association' to 'is there any association?' (no); never with a contrary word in the field",
+        "motivated_by": ["tallshadow/decision-grade-med-llm-ranking"],
+        "off": [("letters", "worded_answer", lambda old: lambda *a: None)],
+    },
+    {
         "rule": "quoted_label",
         "what": "a label in single quotes of its own ('The correct answer is \\'E\\'.', 'is \\'D\\': Aqueduct of Sylvius'); \\'E\\' or \\'D\\' names two",
         "motivated_by": ["roysoumya/usmle-gpt4-error-taxonomy"],

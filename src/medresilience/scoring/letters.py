@@ -32,6 +32,7 @@ from .other_items import answer_run, new_question, other_options, without_echo
 from .romance import ANSWER_COLON, LABEL_FIRST, LABEL_FIRST_LEANING, NOUN_COLON, NOUN_FIRST, NOUN_FIRST_LEANING
 from .unfinished import cut_off_analysis, in_option_sections, loop_span, repeated_passage, stops_stating_answer
 from .withdrawals import withdrawal
+from .yes_no_words import worded_answer
 from .zh_claims import zh_text_claims
 
 _I = re.IGNORECASE
@@ -341,9 +342,11 @@ _HEADING_LABEL = re.compile(r"[(\[]?[A-Za-z0-9](?:[).:\]]|\Z)")
 _YES_NO_OPENING = re.compile(r"(yes|no)(?=[ \t]*(?:[,.;:!]|$))", _I)
 
 
-def _heading_field_value(value: str, letters: str, options: OptionTexts) -> str | None:
+def _heading_field_value(value: str, letters: str, options: OptionTexts, question: str | None = None) -> str | None:
     """A heading field's value names an option when it is one label, one option's whole text, or
-    (options yes/no/maybe) opens with the word "Yes" or "No" ("Yes, fast foods can be ...")."""
+    (options exactly yes/no/maybe) opens with the word "Yes" or "No" ("Yes, fast foods can be
+    ..."), or answers in the few words `worded_answer` reads ("Uncertain"; "Feasible" to "Is ...
+    feasible ...?")."""
     value = _MARKUP.sub("", value).strip()
     # a label alone or marked as one ("B", "(B)", "B) Actin"); "A muscle marker" opens with a word
     label = _label_in_value(value, letters) if _HEADING_LABEL.match(value) else None
@@ -353,10 +356,12 @@ def _heading_field_value(value: str, letters: str, options: OptionTexts) -> str 
         return label
     if (m := _YES_NO_OPENING.match(value)) is not None:
         return options.named(m.group(1), exact_only=True)
+    if sorted(options.texts.values()) == ["maybe", "no", "yes"] and (word := worded_answer(value, question)) is not None:
+        return options.named(word, exact_only=True)
     return None
 
 
-def _heading_fields(text: str, letters: str, options: OptionTexts) -> list[_Said]:
+def _heading_fields(text: str, letters: str, options: OptionTexts, question: str | None = None) -> list[_Said]:
     """The heading answer fields that name an option, up to a question the reply invents after its
     first one (whose answer answers that question, not the item's)."""
     if "ANSWER" not in text and "final_answer" not in text:
@@ -367,7 +372,9 @@ def _heading_fields(text: str, letters: str, options: OptionTexts) -> list[_Said
     nxt = _NEXT_QUESTION.search(text, found[0].end())
     stop = nxt.start() if nxt is not None else len(text)
     return [
-        _Said(m.start(), m.end(), FIELD, label) for m in found if m.start() < stop and (label := _heading_field_value(m.group(1), letters, options)) is not None
+        _Said(m.start(), m.end(), FIELD, label)
+        for m in found
+        if m.start() < stop and (label := _heading_field_value(m.group(1), letters, options, question)) is not None
     ]
 
 
@@ -1425,7 +1432,7 @@ def _statements(text: str, letters: str, options: OptionTexts, question: str | N
     option called wrong answers an item that asks for the wrong one)."""
     found = (
         _fields(text, letters, options)
-        + _heading_fields(text, letters, options)
+        + _heading_fields(text, letters, options, question)
         + _boxed(text, letters, options)
         + _tagged(text, letters, options)
         + _cued(text, letters, options)

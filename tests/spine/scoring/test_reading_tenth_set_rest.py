@@ -2,6 +2,13 @@
 unread after its first rules, each rule with the neighbours it must read and the near-misses it must
 leave unread:
 
+- an answer field ("FINAL_ANSWER: ...") answering a yes/no/maybe item in words: "Uncertain" (and the
+  few words of `yes_no_words.MAYBE_WORDS`) is maybe; the question's own predicate repeated
+  ("Feasible" to "Is ... feasible in ...?") is yes; "No" and the thing the question asks exists ("No
+  association" to "is there any association?") is no. Only on options exactly yes/no/maybe, only
+  from the field's opening words, never with a contrary word in the field ("not feasible", "uncertain
+  but likely yes", "possibly"), never echoing the question's subject, and never on a question that
+  denies its own predicate ("Is ... not feasible?");
 - a label in single quotes of its own ("The correct answer is 'E'.", "is 'D': Aqueduct of Sylvius")
   is a label, as "(E)" is; a quote glued to a word ("don't", "patient's") is not one;
 - a line opening "Option B (<text>) suggests ..." or "Option C, <text>, are associated with ..."
@@ -16,6 +23,58 @@ from __future__ import annotations
 import pytest
 
 from medresilience.scoring.letters import read_answer
+
+YES_NO = {"A": "yes", "B": "no", "C": "maybe"}
+FEASIBLE = "Is an advance care planning model feasible in community palliative care?"
+EARLY = "Prognosis of well differentiated small hepatocellular carcinoma--is well differentiated hepatocellular carcinoma clinically early cancer?"
+ASSOCIATION = "CYP2D6*4 allele and breast cancer risk: is there any association?"
+NOT_FEASIBLE = "Is an advance care planning model not feasible in community palliative care?"
+
+#: (reply, question, the label a careful reader gives)
+WORDS_READ = [
+    ("FINAL_ANSWER: Uncertain\nRATIONALE: the studies disagree.\nUNCERTAINTY: high", None, "C"),
+    ("FINAL_ANSWER: uncertain RATIONALE: mixed results. UNCERTAINTY: medium", FEASIBLE, "C"),
+    ("FINAL ANSWER: Inconclusive.\nRATIONALE: ...", None, "C"),
+    ("FINAL_ANSWER: Feasible\nRATIONALE: Advance care planning is a core component of palliative care.", FEASIBLE, "A"),
+    ("FINAL_ANSWER: Feasible.", FEASIBLE, "A"),
+    ("FINAL_ANSWER:  Clinically early cancer\nRATIONALE: it is often considered clinically early cancer.", EARLY, "A"),
+    ("FINAL_ANSWER: No association\nRATIONALE: there is no established link.", ASSOCIATION, "B"),
+]
+
+#: (reply, options, question): a field in words a careful reader cannot take as yes, no or maybe
+WORDS_UNREAD = [
+    # a contrary word in the field
+    ("FINAL_ANSWER: Not feasible\nRATIONALE: ...", YES_NO, FEASIBLE),
+    ("FINAL_ANSWER: Possibly feasible\nRATIONALE: ...", YES_NO, FEASIBLE),
+    ("FINAL_ANSWER: Feasible, but not in rural areas\nRATIONALE: ...", YES_NO, FEASIBLE),
+    ("FINAL_ANSWER: Uncertain, but likely yes\nRATIONALE: ...", YES_NO, None),
+    ("FINAL_ANSWER: Possibly\nRATIONALE: ...", YES_NO, FEASIBLE),
+    # a question whose yes means the opposite: the reply's word is not what it asks
+    ("FINAL_ANSWER: Feasible\nRATIONALE: ...", YES_NO, NOT_FEASIBLE),
+    ("FINAL_ANSWER: Feasible\nRATIONALE: ...", YES_NO, "Is an advance care planning model infeasible in community palliative care?"),
+    ("FINAL_ANSWER: No association", YES_NO, "Is the CYP2D6*4 allele associated with a lower breast cancer risk?"),
+    # the question's subject or its place repeated, not its predicate
+    ("FINAL_ANSWER: Advance care planning model\nRATIONALE: ...", YES_NO, FEASIBLE),
+    ("FINAL_ANSWER: Community palliative care\nRATIONALE: ...", YES_NO, FEASIBLE),
+    # a sentence, not the opening words
+    ("FINAL_ANSWER: Comorbidity often leads to poorer outcomes of depression.", YES_NO, "Does comorbidity lead to poorer outcomes of depression?"),
+    # options that are not yes/no/maybe
+    ("FINAL_ANSWER: Uncertain\nRATIONALE: ...", {"A": "Desmin", "B": "Actin", "C": "Neurofilament", "D": "Uncertain origin"}, None),
+    ("FINAL_ANSWER: Feasible\nRATIONALE: ...", {"A": "yes", "B": "no"}, FEASIBLE),
+]
+
+
+@pytest.mark.parametrize(("reply", "question", "expected"), WORDS_READ)
+def test_a_heading_field_answering_a_yes_no_maybe_item_in_its_few_words_is_read(reply, question, expected):
+    got = read_answer(reply, "ABC", YES_NO, question)
+    assert got.label == expected, got.how
+
+
+@pytest.mark.parametrize(("reply", "options", "question"), WORDS_UNREAD)
+def test_a_heading_field_in_words_with_a_contrary_word_another_polarity_or_other_options_is_unread(reply, options, question):
+    got = read_answer(reply, "".join(options), options, question)
+    assert got.label is None, got.how
+
 
 EARS = {"A": "Cochlear implantation", "B": "Kidney transplantation", "C": "Respiratory support", "D": "Lower spinal surgery", "E": "Dental treatment"}
 BRAIN = {"A": "Tegmentum", "B": "Corpora quadrigemina", "C": "Inferior colliculi", "D": "Aqueduct of Sylvius", "E": "3rd ventricle"}

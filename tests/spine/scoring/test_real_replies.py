@@ -197,16 +197,8 @@ VALIDATION10_MISSES: dict[str, str | None] = {
     "m10-0186": None,
     "m10-0191": None,
     "m10-0242": None,
-    "m10-0243": None,
     "m10-0252": None,
-    "m10-0253": None,
-    "m10-0254": None,
-    "m10-0261": None,
-    "m10-0267": None,
-    "m10-0270": None,
-    "m10-0274": None,
     "m10-0276": None,
-    "m10-0279": None,
 }
 #: the wrong letters of the tenth set's first measurement (3), kept as the record of it
 VALIDATION10_FIRST_WRONG = {"m10-0130": "A", "m10-0152": "A", "m10-0170": "E"}
