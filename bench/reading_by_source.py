@@ -506,6 +506,15 @@ RULES += [
         "off": [("letters", "worded_answer", lambda old: lambda *a: None)],
     },
     {
+        "rule": "review_agrees",
+        "what": "a review of every option keeping one stands where the reply's other statements state that same option ('... is phytonadione (vitamin K) (Choice D)'), and names several options in one ('Options D and E are incorrect')",
+        "motivated_by": ["roysoumya/usmle-gpt4-error-taxonomy"],
+        "off": [
+            ("option_review", "_SEVERAL_NAMED", lambda old: _NEVER),
+            ("letters", "_review_stands", lambda old: lambda kept, stated: not stated),
+        ],
+    },
+    {
         "rule": "quoted_label",
         "what": "a label in single quotes of its own ('The correct answer is \\'E\\'.', 'is \\'D\\': Aqueduct of Sylvius'); \\'E\\' or \\'D\\' names two",
         "motivated_by": ["roysoumya/usmle-gpt4-error-taxonomy"],

@@ -1523,9 +1523,11 @@ def _read(text: str, letters: str, options: OptionTexts, question: str | None = 
         if not said:
             return Reading(None, f"cut off while stating its answer: ...{text[-60:]!r}", "cut_off")
     # a review of every option by its label keeps the one option it does not set aside, or none;
-    # any statement of an option but the review's own naming of options stands over it
-    review = None if any(s.label is not None and not names_in_review(text, s.start) for s in said) else reviewed_choice(text, letters)
-    if review is not None:
+    # any statement of an option but the review's own naming of options stands over it, unless it
+    # states the option the review keeps ("... is phytonadione (vitamin K) (Choice D)")
+    stated = {s.label for s in said if s.label is not None and not names_in_review(text, s.start)}
+    review = reviewed_choice(text, letters) if len(stated) <= 1 else None
+    if review is not None and _review_stands(review[0], stated):
         return Reading(review[0], review[1], None if review[0] is not None else "ambiguous")
     if not said:
         return None
@@ -1539,6 +1541,12 @@ def _read(text: str, letters: str, options: OptionTexts, question: str | None = 
     if cur.tier < FINAL and (turn := _reopened_then_cut(text, cur)) is not None:
         return Reading(None, f"cut off while weighing again after {cur.label} ({_shown(text, cur)!r}): {turn!r} ...{text[-60:]!r}", "cut_off")
     return Reading(cur.label, f"{_TIER_NAME[cur.tier]}: {_shown(text, cur)}")
+
+
+def _review_stands(kept: str | None, stated: set[str]) -> bool:
+    """Whether a review's reading (the option it keeps, or None) stands over the reply's other
+    statements: where they state no option, or state the one option it keeps."""
+    return not stated or (kept is not None and stated == {kept})
 
 
 #: a sentence that opens the question again: "Alternatively, if the patient is very sick, ...",

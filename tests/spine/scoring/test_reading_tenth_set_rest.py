@@ -14,6 +14,10 @@ leave unread:
 - a line opening "Option B (<text>) suggests ..." or "Option C, <text>, are associated with ..."
   reviews its option: a leaning at most, so an answer the reply states elsewhere stands over it
   (a line holding only the option's text still answers; a claim of the option is read apart);
+- a review of every option by its label keeps its one option also where the reply states that same
+  option elsewhere ("... is phytonadione (vitamin K) (Choice D)"; a statement of another option
+  still stands over the review), and names several options in one ("Options D and E are incorrect",
+  "Option A, C, D, and E are incorrect");
 
 The replies are written for these tests in the manner of the real ones (the real ones are read in
 tests/spine/scoring/test_real_replies.py)."""
@@ -120,5 +124,53 @@ def test_a_quoted_label_or_an_answer_beside_a_review_of_the_others_is_read(reply
 
 @pytest.mark.parametrize(("reply", "options"), QUOTED_OR_REVIEWED_UNREAD)
 def test_a_glued_quote_several_quoted_labels_or_a_review_claiming_another_are_unread(reply, options):
+    got = read_answer(reply, "ABCDE", options)
+    assert got.label is None, got.how
+
+
+BLEED = {"A": "Desmopressin", "B": "Factor VIII concentrate", "C": "Fresh frozen plasma", "D": "Phytonadione", "E": "Platelet transfusion"}
+_OTHERS_ASIDE = (
+    "Desmopressin (Choice A) could potentially help with hemostasis. However, it would not be the treatment of choice.\n"
+    "Factor VIII concentrate (Choice B) is used in hemophilia A, but this patient lacks several factors.\n"
+    "Fresh frozen plasma (Choice C) could be used in an emergency. However, the cause should be addressed.\n"
+    "Platelet transfusion (Choice E) would be appropriate if his thrombocytopenia were the cause."
+)
+_CT = "As this patient smokes, the next best step is to perform a chest CT to evaluate for a lung tumor (Choice A).\n\n"
+
+REVIEW_READ = [
+    (
+        "Vitamin K deficiency explains the bleeding. Therefore, the most appropriate treatment is phytonadione (vitamin K) (Choice D).\n\n" + _OTHERS_ASIDE,
+        BLEED,
+        "D",
+    ),
+    (
+        _CT
+        + "Option B is incorrect. An adrenal tumor is not suspected.\n\nOption C is incorrect.\n\nOptions D and E are incorrect. Dexamethasone is diagnostic.",
+        EARS,
+        "A",
+    ),
+    (_CT + "Option B is incorrect.\n\nOption C, D, and E are incorrect. They treat other causes.", EARS, "A"),
+]
+
+REVIEW_UNREAD = [
+    # the conclusion states D, but the review keeps A as well
+    (
+        "Therefore, the most appropriate treatment is phytonadione (vitamin K) (Choice D).\n\n"
+        + _OTHERS_ASIDE.replace("could potentially help with hemostasis. However, it would not be the treatment of choice", "is the treatment of choice"),
+        BLEED,
+    ),
+    # two options not set aside
+    (_CT + "Option B is incorrect.\n\nOption C is incorrect.\n\nOptions D and E are also reasonable here.", EARS),
+]
+
+
+@pytest.mark.parametrize(("reply", "options", "expected"), REVIEW_READ)
+def test_a_review_keeping_the_option_the_reply_states_or_naming_several_in_one_is_read(reply, options, expected):
+    got = read_answer(reply, "ABCDE", options)
+    assert got.label == expected, got.how
+
+
+@pytest.mark.parametrize(("reply", "options"), REVIEW_UNREAD)
+def test_a_review_keeping_another_option_than_the_conclusion_or_keeping_two_is_unread(reply, options):
     got = read_answer(reply, "ABCDE", options)
     assert got.label is None, got.how

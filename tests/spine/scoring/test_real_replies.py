@@ -187,9 +187,7 @@ VALIDATION9_FIRST_WRONG = {
 VALIDATION10_MISSES: dict[str, str | None] = {
     "m10-0061": None,
     "m10-0119": None,
-    "m10-0121": None,
     "m10-0124": None,
-    "m10-0134": None,
     "m10-0162": None,
     "m10-0165": None,
     "m10-0168": None,
