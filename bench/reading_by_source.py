@@ -515,6 +515,28 @@ RULES += [
         ],
     },
     {
+        "rule": "as_indicated",
+        "what": "'..., as indicated by option (C).' names the option as 'listed as option C' does",
+        "motivated_by": ["hailey0huong/reliable-health-llms"],
+        "off": [("letters", "_CUES", _cues_edit("|(?<=\\bas\\s)indicated", ""))],
+    },
+    {
+        "rule": "plural_set_aside",
+        "what": "an option named by its text and label, then set aside in a plural or with 'also' ('Chronic gastritis (B) and tertiary syphilis (C) are unlikely causes', '... (D) is also an unlikely cause'), is no leaning towards it",
+        "motivated_by": ["prabhjotschugh/narrativeshield-sdoh-medqa"],
+        "off": [
+            (
+                "letters",
+                "_CONCEDED",
+                lambda old: _edit(
+                    old,
+                    "(?:(?:and|or|,)\\s+[^.!?\\n()]{1,60}?\\([A-Za-z0-9]\\)\\s*)?(?:is|are|was|were|seems|seem|appears|appear)\\s+(?:also\\s+)?(?:an?\\s+)?",
+                    "(?:is|was|seems|appears)\\s+",
+                ),
+            )
+        ],
+    },
+    {
         "rule": "quoted_label",
         "what": "a label in single quotes of its own ('The correct answer is \\'E\\'.', 'is \\'D\\': Aqueduct of Sylvius'); \\'E\\' or \\'D\\' names two",
         "motivated_by": ["roysoumya/usmle-gpt4-error-taxonomy"],

@@ -600,8 +600,8 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
         ANSWER,
         False,
     ),
-    # "which is covered in option (E)", "listed as option C"
-    (re.compile(r"\b(?:covered|included|listed|given|described)\s+(?:in|by|as|under)\s+(?:option|choice)\s+", _I), LEANING, False),
+    # "which is covered in option (E)", "listed as option C", "..., as indicated by option (C)."
+    (re.compile(r"\b(?:covered|included|listed|given|described|(?<=\bas\s)indicated)\s+(?:in|by|as|under)\s+(?:option|choice)\s+", _I), LEANING, False),
     (
         re.compile(
             r"\b(?:la\s+)?respuesta(?:\s+(?:correcta|final|incorrecta|m[aá]s\s+\w+))?(?:\s+es)?(?:\s+la)?(?:\s+(?:opci[oó]n|n[uú]mero)){0,2}[ \t]*[:：]?[ \t\n]*",
@@ -914,7 +914,8 @@ _GLOSS = re.compile(r"[ \t]*\([^()\n]*\)[ \t.*]*$")
 #: "酸素投与（a）も選択肢にはなりますが、...必要性は低いです", "Oxygen (A) is also an option, but ..."
 _CONCEDED = re.compile(
     r"[ \t]*(?:も[^。！？\n]*?が[、,]|(?:is|was|could|may|might|would|can)\s+(?:also|still)\b[^.!?\n]*?[,;]?\s*\b(?:but|however|although|yet)\b"
-    r"|(?:is|was|seems|appears)\s+(?:less\s+likely|unlikely|not\b|incorrect|wrong|ruled\s+out))",
+    # ... "Chronic gastritis (B) and tertiary syphilis (C) are unlikely causes", "A vegetarian diet (D) is also an unlikely cause"
+    r"|(?:(?:and|or|,)\s+[^.!?\n()]{1,60}?\([A-Za-z0-9]\)\s*)?(?:is|are|was|were|seems|seem|appears|appear)\s+(?:also\s+)?(?:an?\s+)?(?:less\s+likely|unlikely|not\b|incorrect|wrong|ruled\s+out))",
     _I,
 )
 _LABEL_THEN_TEXT = re.compile(r"(?:^|(?<=[.!?]))[ \t>#•*-]*[(\[]?([A-Za-z])[.:)\]][ \t]+", re.M)

@@ -18,6 +18,10 @@ leave unread:
   option elsewhere ("... is phytonadione (vitamin K) (Choice D)"; a statement of another option
   still stands over the review), and names several options in one ("Options D and E are incorrect",
   "Option A, C, D, and E are incorrect");
+- "..., as indicated by option (C)." names the option as "listed as option C" does (a leaning; "the
+  test indicated by option C is not useful" states none); an option named by its text and label and
+  then set aside in a plural or with "also" ("Chronic gastritis (B) and tertiary syphilis (C) are
+  unlikely causes", "A vegetarian diet (D) is also an unlikely cause") is no leaning towards it;
 
 The replies are written for these tests in the manner of the real ones (the real ones are read in
 tests/spine/scoring/test_real_replies.py)."""
@@ -173,4 +177,43 @@ def test_a_review_keeping_the_option_the_reply_states_or_naming_several_in_one_i
 @pytest.mark.parametrize(("reply", "options"), REVIEW_UNREAD)
 def test_a_review_keeping_another_option_than_the_conclusion_or_keeping_two_is_unread(reply, options):
     got = read_answer(reply, "ABCDE", options)
+    assert got.label is None, got.how
+
+
+EDEMA = {
+    "A": "Echocardiography",
+    "B": "HIV antibody study",
+    "C": "Serum B-type natriuretic peptide concentration",
+    "D": "Toxicology screening",
+    "E": "Urine protein",
+}
+ANEMIA = {"A": "Chronic alcoholism", "B": "Chronic gastritis", "C": "Tertiary syphilis", "D": "Vegetarian diet"}
+
+INDICATED_OR_SET_ASIDE_READ = [
+    ("The most likely abnormal result would be a high BNP concentration, as indicated by option (C). Other tests may also be ordered.", EDEMA, "C"),
+    (
+        "The most likely cause of the patient's symptoms is chronic alcoholism (A). Chronic gastritis (B) and tertiary syphilis (C) are unlikely causes, "
+        "as there is no evidence of them. A vegetarian diet (D) is also an unlikely cause of the patient's symptoms, as",
+        ANEMIA,
+        "A",
+    ),
+]
+
+INDICATED_OR_SET_ASIDE_UNREAD = [
+    ("The test indicated by option C is not useful here.", EDEMA),
+    ("The BNP, as indicated by option (C) or (E), is high.", EDEMA),
+    # two options kept alike
+    ("The most likely cause is chronic alcoholism (A). Chronic gastritis (B) is also a likely cause.", ANEMIA),
+]
+
+
+@pytest.mark.parametrize(("reply", "options", "expected"), INDICATED_OR_SET_ASIDE_READ)
+def test_an_option_as_indicated_or_the_others_set_aside_in_a_plural_is_read(reply, options, expected):
+    got = read_answer(reply, "".join(options), options)
+    assert got.label == expected, got.how
+
+
+@pytest.mark.parametrize(("reply", "options"), INDICATED_OR_SET_ASIDE_UNREAD)
+def test_an_option_indicated_and_denied_or_two_kept_are_unread(reply, options):
+    got = read_answer(reply, "".join(options), options)
     assert got.label is None, got.how

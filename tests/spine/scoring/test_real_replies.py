@@ -186,13 +186,11 @@ VALIDATION9_FIRST_WRONG = {
 #: hailey0huong); "解答：1,2" beside its own answer (m10-0061)
 VALIDATION10_MISSES: dict[str, str | None] = {
     "m10-0061": None,
-    "m10-0119": None,
     "m10-0124": None,
     "m10-0162": None,
     "m10-0165": None,
     "m10-0168": None,
     "m10-0174": None,
-    "m10-0186": None,
     "m10-0191": None,
     "m10-0242": None,
     "m10-0252": None,
