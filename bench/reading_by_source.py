@@ -537,6 +537,18 @@ RULES += [
         ],
     },
     {
+        "rule": "numbered_question_heading",
+        "what": "a numbered question heading in Japanese or Chinese on a line of its own ('第1の問題:', '第2問：', '第3题:') after the reply's answer opens a question the reply invents",
+        "motivated_by": ["EQUES-Inc/pharma-LLM-eval"],
+        "off": [
+            (
+                "other_items",
+                "_NEW_QUESTION",
+                lambda old: _edit(old, "|第[ \\t]*[0-9一二三四五六七八九十]{1,3}[ \\t]*の?(?:問題|問|题|題)[ \\t]*[:：]?[ \\t]*\\n", ""),
+            )
+        ],
+    },
+    {
         "rule": "quoted_label",
         "what": "a label in single quotes of its own ('The correct answer is \\'E\\'.', 'is \\'D\\': Aqueduct of Sylvius'); \\'E\\' or \\'D\\' names two",
         "motivated_by": ["roysoumya/usmle-gpt4-error-taxonomy"],

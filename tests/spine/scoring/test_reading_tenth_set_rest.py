@@ -22,6 +22,9 @@ leave unread:
   test indicated by option C is not useful" states none); an option named by its text and label and
   then set aside in a plural or with "also" ("Chronic gastritis (B) and tertiary syphilis (C) are
   unlikely causes", "A vegetarian diet (D) is also an unlikely cause") is no leaning towards it;
+- a numbered question heading in Japanese or Chinese on a line of its own ("第1の問題:", "第2問：",
+  "第3题:") after the reply's answer opens a question the reply invents: its "解答：5" answers that
+  question, not the item (a "第1問" inside a sentence opens nothing);
 
 The replies are written for these tests in the manner of the real ones (the real ones are read in
 tests/spine/scoring/test_real_replies.py)."""
@@ -217,3 +220,21 @@ def test_an_option_as_indicated_or_the_others_set_aside_in_a_plural_is_read(repl
 def test_an_option_indicated_and_denied_or_two_kept_are_unread(reply, options):
     got = read_answer(reply, "".join(options), options)
     assert got.label is None, got.how
+
+
+ANTIHISTAMINES = {"1": "クロルフェニラミン", "2": "プロメタジン", "3": "クロモグリク酸", "4": "ジフェンヒドラミン", "5": "ケトチフェン"}
+_INVENTED = "\n\n**第1の問題:**\n\nオレキシン受容体を阻害する不眠症治療薬はどれか。\n\n解答：5\n\n**第2の問題:**\n\n作用機序はどれか。\n\n解答：1,2\n"
+
+INVENTED_QUESTION = [
+    ("2\n\n**解説:**\n\nこの問題では、それぞれ問題のテーマと解答と解説を個別に記載します。" + _INVENTED, "2"),
+    ("解答：2" + _INVENTED.replace("第1の問題", "第1問").replace("第2の問題", "第2問"), "2"),
+    ("答案：2" + _INVENTED.replace("第1の問題", "第1题").replace("第2の問題", "第2题"), "2"),
+    # a question mentioned inside a sentence opens nothing: two answers stated alike
+    ("解答：2\n\nこれは第1問と同じ考え方です。\n\n解答：4", None),
+]
+
+
+@pytest.mark.parametrize(("reply", "expected"), INVENTED_QUESTION)
+def test_an_answer_before_a_numbered_question_heading_the_reply_invents_is_read(reply, expected):
+    got = read_answer(reply, "12345", ANTIHISTAMINES)
+    assert got.label == expected, got.how

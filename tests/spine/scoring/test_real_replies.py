@@ -185,7 +185,6 @@ VALIDATION9_FIRST_WRONG = {
 #: naming the answer only in a sentence with "but"/"if"/"may", or by text alone (roysoumya,
 #: hailey0huong); "解答：1,2" beside its own answer (m10-0061)
 VALIDATION10_MISSES: dict[str, str | None] = {
-    "m10-0061": None,
     "m10-0124": None,
     "m10-0162": None,
     "m10-0165": None,
