@@ -549,6 +549,21 @@ RULES += [
         ],
     },
     {
+        "rule": "joined_other_languages",
+        "what": "an option's own text joined at once to another thing by 'o'/'ou'/'y'/'et'/'oder'/'und' ('d) Comitantes o incomitantes.') names several, as 'and'/'or' do",
+        "motivated_by": ["dsrestrepo/MIT_LLMs_Language_bias"],
+        "off": [
+            ("option_texts", "_JOINS", lambda old: frozenset(["and", "or", "plus", "&", "nor"])),
+            ("letters", "_joins_own", lambda old: lambda *a: False),
+        ],
+    },
+    {
+        "rule": "hyphen_compound",
+        "what": "an option's text glued by a hyphen to a word that makes it another thing ('Neurofilament-like staining', 'Desmin-negative') does not name the option",
+        "motivated_by": ["tallshadow/decision-grade-med-llm-ranking"],
+        "off": [("option_texts", "_compounded", lambda old: lambda *a: False)],
+    },
+    {
         "rule": "quoted_label",
         "what": "a label in single quotes of its own ('The correct answer is \\'E\\'.', 'is \\'D\\': Aqueduct of Sylvius'); \\'E\\' or \\'D\\' names two",
         "motivated_by": ["roysoumya/usmle-gpt4-error-taxonomy"],

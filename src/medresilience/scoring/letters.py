@@ -865,10 +865,9 @@ def _named_with_text(text: str, letters: str, options: OptionTexts) -> list[_Sai
     if (first := _OPENS_LABELLED.match(text)) and (label := first.group(1).upper()) in letters and _opens_own_text(text, first.end(), label, options):
         others = {m.group(1).upper() for m in (*LABEL_LINE.finditer(text), *_OPENER.finditer(text))} & set(letters)
         if others <= {label}:
-            # "A. Enterovirus 70 and D. Coxsackie A24": a second option after it
-            said.append(
-                _Said(first.start(1), first.end(), ANSWER, None if _names_another(text, first.end(1), label, letters) else label, why="several_options")
-            )
+            # "A. Enterovirus 70 and D. Coxsackie A24", "d) Comitantes o incomitantes.": a second option or thing after it
+            several = _names_another(text, first.end(1), label, letters) or options.joined_after(label, text[first.end() :].split("\n", 1)[0])
+            said.append(_Said(first.start(1), first.end(), ANSWER, None if several else label, why="several_options"))
     # a line giving one option's label with another option's text ("D. EEG" where EEG is C)
     # contradicts itself: an answer with no option, which leaves the reply ambiguous
     for m in LABEL_LINE.finditer(text):
@@ -1201,18 +1200,27 @@ def _lines(text: str, letters: str, options: OptionTexts | None = None) -> list[
     if openers and len({m.group(1) for m in openers} | {m.group(1) for m in _INLINE_OPENER.finditer(text) if m.group(1) in letters}) > 2:
         return lone
     openers = [m for m in openers if not _numbered_step(text, m, options)]
-    # "C (or possibly D)" opening a line is a hedge; "Option B (<text>) suggests ..." reviewing its
-    # option is a leaning at most (an answer stated elsewhere stands over it)
+    # "C (or possibly D)" opening a line is a hedge, and so is "d) Comitantes o incomitantes." (its
+    # own text joined to another thing); "Option B (<text>) suggests ..." reviewing its option is a
+    # leaning at most (an answer stated elsewhere stands over it)
     return lone + [
         _Said(
             m.start(),
             m.end(1),
             LEANING if _reviewed_option(text, m, options) else ANSWER,
-            None if _hedged(text, m.end(1), m.group(1), letters) or _names_another(text, m.end(1), m.group(1).upper(), letters) else m.group(1).upper(),
+            None
+            if _hedged(text, m.end(1), m.group(1), letters) or _names_another(text, m.end(1), m.group(1).upper(), letters) or _joins_own(text, m, options)
+            else m.group(1).upper(),
             why="several_options",
         )
         for m in openers
     ]
+
+
+def _joins_own(text: str, m: re.Match[str], options: OptionTexts | None) -> bool:
+    """Whether the line a label opens holds its own option's text joined at once to another thing."""
+    end = text.find("\n", m.end())
+    return bool(options) and options.joined_after(m.group(1).upper(), text[m.end() - 1 : end if end >= 0 else len(text)])
 
 
 # --- whose statement it is ------------------------------------------------------------------

@@ -25,6 +25,10 @@ leave unread:
 - a numbered question heading in Japanese or Chinese on a line of its own ("第1の問題:", "第2問：",
   "第3题:") after the reply's answer opens a question the reply invents: its "解答：5" answers that
   question, not the item (a "第1問" inside a sentence opens nothing);
+- an option's own text joined at once to another thing by Spanish or Portuguese "o"/"ou"/"y", French
+  "ou"/"et" or German "oder"/"und" ("d) Comitantes o incomitantes.") names several, as "and"/"or"
+  do; an option's text glued by a hyphen to a word that makes it another thing ("Neurofilament-like
+  staining", "Desmin-negative tumour") does not name the option;
 
 The replies are written for these tests in the manner of the real ones (the real ones are read in
 tests/spine/scoring/test_real_replies.py)."""
@@ -237,4 +241,28 @@ INVENTED_QUESTION = [
 @pytest.mark.parametrize(("reply", "expected"), INVENTED_QUESTION)
 def test_an_answer_before_a_numbered_question_heading_the_reply_invents_is_read(reply, expected):
     got = read_answer(reply, "12345", ANTIHISTAMINES)
+    assert got.label == expected, got.how
+
+
+SQUINTS = {"A": "Parcialmente acomodativos.", "B": "Incomitantes.", "C": "Exotropia intermitente.", "D": "Comitantes."}
+MARKERS = {"A": "Desmin", "B": "Actin", "C": "Neurofilament", "D": "Intermediate filament"}
+
+JOINED_OR_COMPOUND = [
+    ("d) Comitantes.", SQUINTS, "D"),
+    ("d) Comitantes, porque no varían con la mirada.", SQUINTS, "D"),
+    ("Final answer: Neurofilament", MARKERS, "C"),
+    ("Final answer: Neurofilament staining", MARKERS, "C"),
+    ("d) Comitantes o incomitantes.", SQUINTS, None),
+    ("d) Comitantes ou incomitantes.", SQUINTS, None),
+    ("D) Comitantes oder Incomitantes.", SQUINTS, None),
+    ("d) Comitantes y incomitantes.", SQUINTS, None),
+    ("Final answer in words: Neurofilament-like staining", MARKERS, None),
+    ("Final answer: Desmin-negative tumour", MARKERS, None),
+    ("The answer is a desmin-negative tumour.", MARKERS, None),
+]
+
+
+@pytest.mark.parametrize(("reply", "options", "expected"), JOINED_OR_COMPOUND)
+def test_an_option_text_joined_in_another_language_or_glued_into_a_compound_names_no_option(reply, options, expected):
+    got = read_answer(reply, "ABCD", options)
     assert got.label == expected, got.how
