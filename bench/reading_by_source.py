@@ -564,6 +564,18 @@ RULES += [
         "off": [("option_texts", "_compounded", lambda old: lambda *a: False)],
     },
     {
+        "rule": "field_sentence",
+        "what": "a heading answer field holding a sentence with one option's whole text, denying nothing and giving no example ('FINAL_ANSWER: Sensitivity ... indicates the probability of a true positive result')",
+        "motivated_by": ["tallshadow/decision-grade-med-llm-ranking"],
+        "off": [("letters", "_EXAMPLE", lambda old: re.compile(r"(?s).", old.flags))],
+    },
+    {
+        "rule": "inline_label_text",
+        "what": "a bracketed label inside a sentence followed by its own option's whole text to the sentence's end, the only label the reply names ('... will result in (C) increased renal blood flow, ...')",
+        "motivated_by": ["hailey0huong/reliable-health-llms"],
+        "off": [("letters", "_inline_label_text", lambda old: lambda *a: [])],
+    },
+    {
         "rule": "quoted_label",
         "what": "a label in single quotes of its own ('The correct answer is \\'E\\'.', 'is \\'D\\': Aqueduct of Sylvius'); \\'E\\' or \\'D\\' names two",
         "motivated_by": ["roysoumya/usmle-gpt4-error-taxonomy"],

@@ -346,7 +346,7 @@ def _heading_field_value(value: str, letters: str, options: OptionTexts, questio
     """A heading field's value names an option when it is one label, one option's whole text, or
     (options exactly yes/no/maybe) opens with the word "Yes" or "No" ("Yes, fast foods can be
     ..."), or answers in the few words `worded_answer` reads ("Uncertain"; "Feasible" to "Is ...
-    feasible ...?")."""
+    feasible ...?"); on other options, is a sentence holding one option's whole text and denying nothing."""
     value = _MARKUP.sub("", value).strip()
     # a label alone or marked as one ("B", "(B)", "B) Actin"); "A muscle marker" opens with a word
     label = _label_in_value(value, letters) if _HEADING_LABEL.match(value) else None
@@ -356,9 +356,21 @@ def _heading_field_value(value: str, letters: str, options: OptionTexts, questio
         return label
     if (m := _YES_NO_OPENING.match(value)) is not None:
         return options.named(m.group(1), exact_only=True)
-    if sorted(options.texts.values()) == ["maybe", "no", "yes"] and (word := worded_answer(value, question)) is not None:
-        return options.named(word, exact_only=True)
+    if sorted(options.texts.values()) == ["maybe", "no", "yes"]:
+        return options.named(word, exact_only=True) if (word := worded_answer(value, question)) is not None else None
+    # a sentence holding one option's whole text and denying nothing ("Sensitivity ... indicates
+    # the probability of a true positive result ..." for "True positive")
+    words = value.split()
+    if len(words) >= 3 and words[0].strip("().:").upper() not in letters and not _NEGATION_WORD.search(value) and not _EXAMPLE.search(value):
+        return options.named_in(value)
     return None
+
+
+#: an option's text given as an example, not as the answer: "a muscle marker such as desmin"
+_EXAMPLE = re.compile(r"\b(?:such\s+as|e\.g\.|for\s+example|for\s+instance|including|like)\b", _I)
+
+
+_NEGATION_WORD = re.compile(r"\b(?:not|no|never|neither|nor|none|unlike|except|rather\s+than|instead\s+of)\b|n['’]t\b", _I)
 
 
 def _heading_fields(text: str, letters: str, options: OptionTexts, question: str | None = None) -> list[_Said]:
@@ -860,6 +872,7 @@ def _named_with_text(text: str, letters: str, options: OptionTexts) -> list[_Sai
         said += [
             _Said(m.start(1), m.end(), ANSWER, None if _names_another(text, m.end(), label, letters) else label, why="several_options") for m, label in given
         ]
+    said += _inline_label_text(text, letters, options)
     # the reply opening with a label and its own option's text ("1.E. Atrial myxoma The patient's
     # ...", "B：房室传导阻滞是...", glued in Chinese) answers, when no other label opens a line
     if (first := _OPENS_LABELLED.match(text)) and (label := first.group(1).upper()) in letters and _opens_own_text(text, first.end(), label, options):
@@ -874,6 +887,29 @@ def _named_with_text(text: str, letters: str, options: OptionTexts) -> list[_Sai
         label, named = m.group(1).upper(), options.named(m.group(2), exact_only=True)
         if label in letters and named is not None and named != label:
             said.append(_Said(m.start(), m.end(), ANSWER, None, contra=True, why="contradicts"))
+    return said
+
+
+#: a bracketed label inside a sentence, then text: "... will result in (C) increased renal blood flow, ..."
+_PAREN_THEN_TEXT = re.compile(r"(?<=[ \t])\(([A-Za-z0-9])\)[ \t]+")
+_SENTENCE_STOP = re.compile(r"[.!?](?=\s|$)|\n")
+
+
+def _inline_label_text(text: str, letters: str, options: OptionTexts) -> list[_Said]:
+    """ "... it is likely that lisinopril will result in (C) increased renal blood flow, decreased
+    ...": a bracketed label inside a sentence followed by its own option's whole text to the
+    sentence's end, the only option label the reply names, in a clause denying nothing: a leaning."""
+    found = [m for m in _PAREN_THEN_TEXT.finditer(text) if m.group(1).upper() in letters]
+    named = {m.group(1).upper() for m in found} | ({g.upper() for g in _BRACKETED_LABEL.findall(text)} & set(letters))
+    if len(named) != 1:
+        return []
+    said = []
+    for m in found:
+        label = m.group(1).upper()
+        stop = _SENTENCE_STOP.search(text, m.end())
+        rest = text[m.end() : stop.start() if stop else len(text)]
+        if options.named(rest, exact_only=True) == label and not _NEGATION_WORD.search(_clause_before(text, m.start())):
+            said.append(_Said(m.start(), m.end() + len(rest), LEANING, label))
     return said
 
 

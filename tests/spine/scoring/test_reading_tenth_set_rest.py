@@ -29,6 +29,11 @@ leave unread:
   "ou"/"et" or German "oder"/"und" ("d) Comitantes o incomitantes.") names several, as "and"/"or"
   do; an option's text glued by a hyphen to a word that makes it another thing ("Neurofilament-like
   staining", "Desmin-negative tumour") does not name the option;
+- a heading answer field holding a sentence with one option's whole text and no denial
+  ("FINAL_ANSWER: Sensitivity ... indicates the probability of a true positive result") names that
+  option; a bracketed label inside a sentence followed by its own option's whole text to the
+  sentence's end ("... will result in (C) increased renal blood flow, ...") is a leaning towards it
+  when it is the only label the reply names and its clause denies nothing.
 
 The replies are written for these tests in the manner of the real ones (the real ones are read in
 tests/spine/scoring/test_real_replies.py)."""
@@ -264,5 +269,34 @@ JOINED_OR_COMPOUND = [
 
 @pytest.mark.parametrize(("reply", "options", "expected"), JOINED_OR_COMPOUND)
 def test_an_option_text_joined_in_another_language_or_glued_into_a_compound_names_no_option(reply, options, expected):
+    got = read_answer(reply, "ABCD", options)
+    assert got.label == expected, got.how
+
+
+SCREENING = {"A": "False positive", "B": "False negative", "C": "True negative", "D": "True positive"}
+RENAL = {
+    "A": "increased renal blood flow, increased ultrafiltration pressure, decreased glomerular filtration rate",
+    "B": "increased renal blood flow, decreased ultrafiltration pressure, increased glomerular filtration rate",
+    "C": "increased renal blood flow, decreased ultrafiltration pressure, decreased glomerular filtration rate",
+    "D": "decreased renal blood flow, increased ultrafiltration pressure, decreased glomerular filtration rate",
+}
+_RENAL_C = "increased renal blood flow, decreased ultrafiltration pressure, decreased glomerular filtration rate"
+
+SENTENCE_OR_INLINE = [
+    ("FINAL_ANSWER: Sensitivity of a screening test indicates the probability of a true positive result.\nRATIONALE: ...", SCREENING, "D"),
+    (f"It is likely that starting daily lisinopril therapy will result in (C) {_RENAL_C}. Lisinopril is an ACE inhibitor.", RENAL, "C"),
+    # a denial, or two options' texts
+    ("FINAL_ANSWER: Sensitivity is not the probability of a true positive result.", SCREENING, None),
+    ("FINAL_ANSWER: A true positive, unlike a false positive, ...", SCREENING, None),
+    (f"Lisinopril will not result in (C) {_RENAL_C}.", RENAL, None),
+    # another label named: an option list, not an answer
+    (f"The options are (A) and (C) {_RENAL_C}.", RENAL, None),
+    # the text goes on past the option's
+    (f"It will result in (C) {_RENAL_C} in most patients.", RENAL, None),
+]
+
+
+@pytest.mark.parametrize(("reply", "options", "expected"), SENTENCE_OR_INLINE)
+def test_a_field_sentence_or_an_inline_label_with_one_options_whole_text_is_read_unless_denied_or_listed(reply, options, expected):
     got = read_answer(reply, "ABCD", options)
     assert got.label == expected, got.how
