@@ -1256,7 +1256,7 @@ def _lines(text: str, letters: str, options: OptionTexts | None = None) -> list[
 def _joins_own(text: str, m: re.Match[str], options: OptionTexts | None) -> bool:
     """Whether the line a label opens holds its own option's text joined at once to another thing."""
     end = text.find("\n", m.end())
-    return bool(options) and options.joined_after(m.group(1).upper(), text[m.end() - 1 : end if end >= 0 else len(text)])
+    return options is not None and options.joined_after(m.group(1).upper(), text[m.end() - 1 : end if end >= 0 else len(text)])
 
 
 # --- whose statement it is ------------------------------------------------------------------

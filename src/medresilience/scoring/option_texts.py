@@ -255,7 +255,7 @@ class OptionTexts:
     def joined_after(self, label: str, phrase: str) -> bool:
         """Whether a phrase opens with the option's own text joined at once to another thing
         ("Comitantes o incomitantes." for "Comitantes."): it names several things, not that option."""
-        own, said = self.texts.get(label), norm_text(phrase)
+        own, said = self.texts.get(label, ""), norm_text(phrase)
         return bool(own) and said.startswith(f"{own} ") and said[len(own) + 1 :].split(maxsplit=1)[0] in _JOINS
 
     def joined(self, phrase: str) -> bool:
