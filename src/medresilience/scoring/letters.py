@@ -1571,7 +1571,8 @@ def _read(text: str, letters: str, options: OptionTexts, question: str | None = 
     # any statement of an option but the review's own naming of options stands over it, unless it
     # states the option the review keeps ("... is phytonadione (vitamin K) (Choice D)")
     stated = {s.label for s in said if s.label is not None and not names_in_review(text, s.start)}
-    review = reviewed_choice(text, letters) if len(stated) <= 1 else None
+    reviewing = not stated or (len(stated) == 1 and any(names_in_review(text, s.start) for s in said))
+    review = reviewed_choice(text, letters) if reviewing else None
     if review is not None and _review_stands(review[0], stated):
         return Reading(review[0], review[1], None if review[0] is not None else "ambiguous")
     if not said:

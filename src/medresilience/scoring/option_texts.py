@@ -294,8 +294,13 @@ _COMMAS = re.compile(r"[,，、]")
 def _compounded(phrase: str, own: str) -> bool:
     """Whether the phrase holds the option's text glued by a hyphen to another word
     ("Neurofilament-like staining" for "Neurofilament"): a compound naming another thing."""
-    pattern = r"(?<![^\W\d_])" + r"[\W_]+".join(map(re.escape, own.split())) + _COMPOUND.pattern
-    return re.search(pattern, unicodedata.normalize("NFKC", phrase), re.IGNORECASE) is not None
+    return _compound_of(own).search(unicodedata.normalize("NFKC", phrase)) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _compound_of(own: str) -> re.Pattern[str]:
+    """The option's text glued by a hyphen to a following word, as a pattern (made once per text)."""
+    return re.compile(r"(?<![^\W\d_])" + r"[\W_]+".join(map(re.escape, own.split())) + _COMPOUND.pattern, re.IGNORECASE)
 
 
 def _shared_words(texts: list[str]) -> int:
