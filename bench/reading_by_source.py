@@ -499,6 +499,97 @@ RULES += [
         "motivated_by": ["shravani-01/clinical-llm-eval"],
         "off": [("letters", "_CUES", _cues_edit("question(?:\\s+above)?", "question"))],
     },
+    {
+        "rule": "yes_no_words",
+        "what": "a heading answer field on a yes/no/maybe item answering in its few words: 'Uncertain' (maybe), the question's own predicate repeated ('Feasible' to 'Is ... feasible in ...?': yes), 'No association' to 'is there any association?' (no); never with a contrary word in the field",
+        "motivated_by": ["tallshadow/decision-grade-med-llm-ranking"],
+        "off": [("letters", "worded_answer", lambda old: lambda *a: None)],
+    },
+    {
+        "rule": "review_agrees",
+        "what": "a review of every option keeping one stands where the reply's other statements state that same option ('... is phytonadione (vitamin K) (Choice D)'), and names several options in one ('Options D and E are incorrect')",
+        "motivated_by": ["roysoumya/usmle-gpt4-error-taxonomy"],
+        "off": [
+            ("option_review", "_SEVERAL_NAMED", lambda old: _NEVER),
+            ("letters", "_review_stands", lambda old: lambda kept, stated: not stated),
+        ],
+    },
+    {
+        "rule": "as_indicated",
+        "what": "'..., as indicated by option (C).' names the option as 'listed as option C' does",
+        "motivated_by": ["hailey0huong/reliable-health-llms"],
+        "off": [("letters", "_CUES", _cues_edit("|(?<=\\bas\\s)indicated", ""))],
+    },
+    {
+        "rule": "plural_set_aside",
+        "what": "an option named by its text and label, then set aside in a plural or with 'also' ('Chronic gastritis (B) and tertiary syphilis (C) are unlikely causes', '... (D) is also an unlikely cause'), is no leaning towards it",
+        "motivated_by": ["prabhjotschugh/narrativeshield-sdoh-medqa"],
+        "off": [
+            (
+                "letters",
+                "_CONCEDED",
+                lambda old: _edit(
+                    old,
+                    "(?:(?:and|or|,)\\s+[^.!?\\n()]{1,60}?\\([A-Za-z0-9]\\)\\s*)?(?:is|are|was|were|seems|seem|appears|appear)\\s+(?:also\\s+)?(?:an?\\s+)?",
+                    "(?:is|was|seems|appears)\\s+",
+                ),
+            )
+        ],
+    },
+    {
+        "rule": "numbered_question_heading",
+        "what": "a numbered question heading in Japanese or Chinese on a line of its own ('第1の問題:', '第2問：', '第3题:') after the reply's answer opens a question the reply invents",
+        "motivated_by": ["EQUES-Inc/pharma-LLM-eval"],
+        "off": [
+            (
+                "other_items",
+                "_NEW_QUESTION",
+                lambda old: _edit(old, "|第[ \\t]*[0-9一二三四五六七八九十]{1,3}[ \\t]*の?(?:問題|問|题|題)[ \\t]*[:：]?[ \\t]*\\n", ""),
+            )
+        ],
+    },
+    {
+        "rule": "joined_other_languages",
+        "what": "an option's own text joined at once to another thing by 'o'/'ou'/'y'/'et'/'oder'/'und' ('d) Comitantes o incomitantes.') names several, as 'and'/'or' do",
+        "motivated_by": ["dsrestrepo/MIT_LLMs_Language_bias"],
+        "off": [
+            ("option_texts", "_JOINS", lambda old: frozenset(["and", "or", "plus", "&", "nor"])),
+            ("letters", "_joins_own", lambda old: lambda *a: False),
+        ],
+    },
+    {
+        "rule": "hyphen_compound",
+        "what": "an option's text glued by a hyphen to a word that makes it another thing ('Neurofilament-like staining', 'Desmin-negative') does not name the option",
+        "motivated_by": ["tallshadow/decision-grade-med-llm-ranking"],
+        "off": [("option_texts", "_compounded", lambda old: lambda *a: False)],
+    },
+    {
+        "rule": "field_sentence",
+        "what": "a heading answer field holding a sentence with one option's whole text, denying nothing and giving no example ('FINAL_ANSWER: Sensitivity ... indicates the probability of a true positive result')",
+        "motivated_by": ["tallshadow/decision-grade-med-llm-ranking"],
+        "off": [("letters", "_EXAMPLE", lambda old: re.compile(r"(?s).", old.flags))],
+    },
+    {
+        "rule": "inline_label_text",
+        "what": "a bracketed label inside a sentence followed by its own option's whole text to the sentence's end, the only label the reply names ('... will result in (C) increased renal blood flow, ...')",
+        "motivated_by": ["hailey0huong/reliable-health-llms"],
+        "off": [("letters", "_inline_label_text", lambda old: lambda *a: [])],
+    },
+    {
+        "rule": "quoted_label",
+        "what": "a label in single quotes of its own ('The correct answer is \\'E\\'.', 'is \\'D\\': Aqueduct of Sylvius'); \\'E\\' or \\'D\\' names two",
+        "motivated_by": ["roysoumya/usmle-gpt4-error-taxonomy"],
+        "off": [
+            ("letters", "_QUOTED_LABEL", lambda old: _NEVER),
+            ("letters", "_IS_LABEL_TEXT", lambda old: _edit(old, "(?:[(\\[]|(?<=\\s)['‘](?=\\w['’]))?([A-Za-z0-9])['’]?", "[(\\[]?([A-Za-z0-9])")),
+        ],
+    },
+    {
+        "rule": "review_opener",
+        "what": "a line opening 'Option B (<text>) suggests ...' or 'Option C, <text>, are ...' reviews its option: a leaning at most, under an answer stated elsewhere",
+        "motivated_by": ["roysoumya/usmle-gpt4-error-taxonomy"],
+        "off": [("letters", "_reviewed_option", lambda old: lambda *a: False)],
+    },
 ]
 
 

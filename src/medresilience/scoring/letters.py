@@ -32,6 +32,7 @@ from .other_items import answer_run, new_question, other_options, without_echo
 from .romance import ANSWER_COLON, LABEL_FIRST, LABEL_FIRST_LEANING, NOUN_COLON, NOUN_FIRST, NOUN_FIRST_LEANING
 from .unfinished import cut_off_analysis, in_option_sections, loop_span, repeated_passage, stops_stating_answer
 from .withdrawals import withdrawal
+from .yes_no_words import worded_answer
 from .zh_claims import zh_text_claims
 
 _I = re.IGNORECASE
@@ -185,6 +186,11 @@ def _stands_alone(text: str, end: int, in_value: bool = False) -> bool:
     return in_value or not (m and (c in "AI" or c.islower() or c.isdigit()) and m.group(1).lower() not in _LINKS)
 
 
+#: a label in single quotes of its own, the opening quote after no word: "The correct answer is 'E'.",
+#: "is 'D': Aqueduct of Sylvius" (not "don't", "patient's")
+_QUOTED_LABEL = re.compile(r"(?<![\w'’])(['‘’])[A-Za-z0-9]['’](?!\w)")
+
+
 def _label_at(text: str, i: int, letters: str, in_value: bool = False) -> tuple[str, int] | None:
     """The option label that starts at i ("C", "(c)", "[3]") and the index after it, or None."""
     m = _LABEL.match(text, i)
@@ -194,15 +200,15 @@ def _label_at(text: str, i: int, letters: str, in_value: bool = False) -> tuple[
     # only the item's own labels are answers: "E" is no answer to a four-option item
     if label not in letters:
         return None
-    # not the tail of a word or a number: "vitamin", "12"
-    if s > 0 and re.match(_WORD + "|['’]", text[s - 1]):
+    # not the tail of a word or a number: "vitamin", "12", "don't" (a label in quotes is one: "is 'E'.")
+    if s > 0 and re.match(_WORD + "|['’]", text[s - 1]) and not _QUOTED_LABEL.match(text, s - 1):
         return None
     return (label, m.end(1)) if _stands_alone(text, m.end(1), in_value) else None
 
 
-#: ... in Chinese and Swahili too: "A或B", "B或者C", "A和B", "A、C", "(B) au (C)"
+#: ... in Chinese and Swahili too: "A或B", "B或者C", "A和B", "A、C", "(B) au (C)"; quoted: "'E' or 'D'"
 _ALTERNATIVE = re.compile(
-    r"[ \t]*[)\]]?[ \t]*\(?[ \t]*(?:(,)|/|&|\bor\b|\band\b|\bnor\b|\bvs\.?|\bversus\b|\bau\b|或者?|还是|和|与|及|、)[ \t]*(?:(?:or|possibly|perhaps|maybe|even|also|option|choice)\b[ \t]*)*",
+    r"[ \t]*[)\]'’]?[ \t]*\(?[ \t]*(?:(,)|/|&|\bor\b|\band\b|\bnor\b|\bvs\.?|\bversus\b|\bau\b|或者?|还是|和|与|及|、)[ \t]*(?:(?:or|possibly|perhaps|maybe|even|also|option|choice)\b[ \t]*)*['‘]?",
     _I,
 )
 
@@ -336,9 +342,11 @@ _HEADING_LABEL = re.compile(r"[(\[]?[A-Za-z0-9](?:[).:\]]|\Z)")
 _YES_NO_OPENING = re.compile(r"(yes|no)(?=[ \t]*(?:[,.;:!]|$))", _I)
 
 
-def _heading_field_value(value: str, letters: str, options: OptionTexts) -> str | None:
+def _heading_field_value(value: str, letters: str, options: OptionTexts, question: str | None = None) -> str | None:
     """A heading field's value names an option when it is one label, one option's whole text, or
-    (options yes/no/maybe) opens with the word "Yes" or "No" ("Yes, fast foods can be ...")."""
+    (options exactly yes/no/maybe) opens with the word "Yes" or "No" ("Yes, fast foods can be
+    ..."), or answers in the few words `worded_answer` reads ("Uncertain"; "Feasible" to "Is ...
+    feasible ...?"); on other options, is a sentence holding one option's whole text and denying nothing."""
     value = _MARKUP.sub("", value).strip()
     # a label alone or marked as one ("B", "(B)", "B) Actin"); "A muscle marker" opens with a word
     label = _label_in_value(value, letters) if _HEADING_LABEL.match(value) else None
@@ -348,10 +356,24 @@ def _heading_field_value(value: str, letters: str, options: OptionTexts) -> str 
         return label
     if (m := _YES_NO_OPENING.match(value)) is not None:
         return options.named(m.group(1), exact_only=True)
+    if sorted(options.texts.values()) == ["maybe", "no", "yes"]:
+        return options.named(word, exact_only=True) if (word := worded_answer(value, question)) is not None else None
+    # a sentence holding one option's whole text and denying nothing ("Sensitivity ... indicates
+    # the probability of a true positive result ..." for "True positive")
+    words = value.split()
+    if len(words) >= 3 and words[0].strip("().:").upper() not in letters and not _NEGATION_WORD.search(value) and not _EXAMPLE.search(value):
+        return options.named_in(value)
     return None
 
 
-def _heading_fields(text: str, letters: str, options: OptionTexts) -> list[_Said]:
+#: an option's text given as an example, not as the answer: "a muscle marker such as desmin"
+_EXAMPLE = re.compile(r"\b(?:such\s+as|e\.g\.|for\s+example|for\s+instance|including|like)\b", _I)
+
+
+_NEGATION_WORD = re.compile(r"\b(?:not|no|never|neither|nor|none|unlike|except|rather\s+than|instead\s+of)\b|n['’]t\b", _I)
+
+
+def _heading_fields(text: str, letters: str, options: OptionTexts, question: str | None = None) -> list[_Said]:
     """The heading answer fields that name an option, up to a question the reply invents after its
     first one (whose answer answers that question, not the item's)."""
     if "ANSWER" not in text and "final_answer" not in text:
@@ -362,7 +384,9 @@ def _heading_fields(text: str, letters: str, options: OptionTexts) -> list[_Said
     nxt = _NEXT_QUESTION.search(text, found[0].end())
     stop = nxt.start() if nxt is not None else len(text)
     return [
-        _Said(m.start(), m.end(), FIELD, label) for m in found if m.start() < stop and (label := _heading_field_value(m.group(1), letters, options)) is not None
+        _Said(m.start(), m.end(), FIELD, label)
+        for m in found
+        if m.start() < stop and (label := _heading_field_value(m.group(1), letters, options, question)) is not None
     ]
 
 
@@ -588,8 +612,8 @@ _CUES: tuple[tuple[re.Pattern[str], int, bool], ...] = (
         ANSWER,
         False,
     ),
-    # "which is covered in option (E)", "listed as option C"
-    (re.compile(r"\b(?:covered|included|listed|given|described)\s+(?:in|by|as|under)\s+(?:option|choice)\s+", _I), LEANING, False),
+    # "which is covered in option (E)", "listed as option C", "..., as indicated by option (C)."
+    (re.compile(r"\b(?:covered|included|listed|given|described|(?<=\bas\s)indicated)\s+(?:in|by|as|under)\s+(?:option|choice)\s+", _I), LEANING, False),
     (
         re.compile(
             r"\b(?:la\s+)?respuesta(?:\s+(?:correcta|final|incorrecta|m[aá]s\s+\w+))?(?:\s+es)?(?:\s+la)?(?:\s+(?:opci[oó]n|n[uú]mero)){0,2}[ \t]*[:：]?[ \t\n]*",
@@ -804,7 +828,8 @@ _ROMANCE_CLAIMS = (LABEL_FIRST, LABEL_FIRST_LEANING)
 _IS_PAREN = re.compile(r"\b(?:is|are|would\s+be)\s+(?:option\s+|choice\s+)?\(([A-Za-z0-9])\)(?=[ \t]*(?:[.!\n]|$))", _I)
 
 
-_IS_LABEL_TEXT = re.compile(r"\b(?:is|are|be|was)[ \t]+(?:option[ \t]+|choice[ \t]+)?[(\[]?([A-Za-z0-9])[.):\]][ \t]+", _I)
+#: ... the label perhaps in quotes: "is 'D': Aqueduct of Sylvius"
+_IS_LABEL_TEXT = re.compile(r"\b(?:is|are|be|was)[ \t]+(?:option[ \t]+|choice[ \t]+)?(?:[(\[]|(?<=\s)['‘](?=\w['’]))?([A-Za-z0-9])['’]?[.):\]][ \t]+", _I)
 
 
 #: the next label of an inline list of options: ", B. cognitive/behavioral interventions"
@@ -847,21 +872,44 @@ def _named_with_text(text: str, letters: str, options: OptionTexts) -> list[_Sai
         said += [
             _Said(m.start(1), m.end(), ANSWER, None if _names_another(text, m.end(), label, letters) else label, why="several_options") for m, label in given
         ]
+    said += _inline_label_text(text, letters, options)
     # the reply opening with a label and its own option's text ("1.E. Atrial myxoma The patient's
     # ...", "B：房室传导阻滞是...", glued in Chinese) answers, when no other label opens a line
     if (first := _OPENS_LABELLED.match(text)) and (label := first.group(1).upper()) in letters and _opens_own_text(text, first.end(), label, options):
         others = {m.group(1).upper() for m in (*LABEL_LINE.finditer(text), *_OPENER.finditer(text))} & set(letters)
         if others <= {label}:
-            # "A. Enterovirus 70 and D. Coxsackie A24": a second option after it
-            said.append(
-                _Said(first.start(1), first.end(), ANSWER, None if _names_another(text, first.end(1), label, letters) else label, why="several_options")
-            )
+            # "A. Enterovirus 70 and D. Coxsackie A24", "d) Comitantes o incomitantes.": a second option or thing after it
+            several = _names_another(text, first.end(1), label, letters) or options.joined_after(label, text[first.end() :].split("\n", 1)[0])
+            said.append(_Said(first.start(1), first.end(), ANSWER, None if several else label, why="several_options"))
     # a line giving one option's label with another option's text ("D. EEG" where EEG is C)
     # contradicts itself: an answer with no option, which leaves the reply ambiguous
     for m in LABEL_LINE.finditer(text):
         label, named = m.group(1).upper(), options.named(m.group(2), exact_only=True)
         if label in letters and named is not None and named != label:
             said.append(_Said(m.start(), m.end(), ANSWER, None, contra=True, why="contradicts"))
+    return said
+
+
+#: a bracketed label inside a sentence, then text: "... will result in (C) increased renal blood flow, ..."
+_PAREN_THEN_TEXT = re.compile(r"(?<=[ \t])\(([A-Za-z0-9])\)[ \t]+")
+_SENTENCE_STOP = re.compile(r"[.!?](?=\s|$)|\n")
+
+
+def _inline_label_text(text: str, letters: str, options: OptionTexts) -> list[_Said]:
+    """ "... it is likely that lisinopril will result in (C) increased renal blood flow, decreased
+    ...": a bracketed label inside a sentence followed by its own option's whole text to the
+    sentence's end, the only option label the reply names, in a clause denying nothing: a leaning."""
+    found = [m for m in _PAREN_THEN_TEXT.finditer(text) if m.group(1).upper() in letters]
+    named = {m.group(1).upper() for m in found} | ({g.upper() for g in _BRACKETED_LABEL.findall(text)} & set(letters))
+    if len(named) != 1:
+        return []
+    said = []
+    for m in found:
+        label = m.group(1).upper()
+        stop = _SENTENCE_STOP.search(text, m.end())
+        rest = text[m.end() : stop.start() if stop else len(text)]
+        if options.named(rest, exact_only=True) == label and not _NEGATION_WORD.search(_clause_before(text, m.start())):
+            said.append(_Said(m.start(), m.end() + len(rest), LEANING, label))
     return said
 
 
@@ -901,7 +949,8 @@ _GLOSS = re.compile(r"[ \t]*\([^()\n]*\)[ \t.*]*$")
 #: "酸素投与（a）も選択肢にはなりますが、...必要性は低いです", "Oxygen (A) is also an option, but ..."
 _CONCEDED = re.compile(
     r"[ \t]*(?:も[^。！？\n]*?が[、,]|(?:is|was|could|may|might|would|can)\s+(?:also|still)\b[^.!?\n]*?[,;]?\s*\b(?:but|however|although|yet)\b"
-    r"|(?:is|was|seems|appears)\s+(?:less\s+likely|unlikely|not\b|incorrect|wrong|ruled\s+out))",
+    # ... "Chronic gastritis (B) and tertiary syphilis (C) are unlikely causes", "A vegetarian diet (D) is also an unlikely cause"
+    r"|(?:(?:and|or|,)\s+[^.!?\n()]{1,60}?\([A-Za-z0-9]\)\s*)?(?:is|are|was|were|seems|seem|appears|appear)\s+(?:also\s+)?(?:an?\s+)?(?:less\s+likely|unlikely|not\b|incorrect|wrong|ruled\s+out))",
     _I,
 )
 _LABEL_THEN_TEXT = re.compile(r"(?:^|(?<=[.!?]))[ \t>#•*-]*[(\[]?([A-Za-z])[.:)\]][ \t]+", re.M)
@@ -1126,6 +1175,25 @@ def _numbered_step(text: str, m: re.Match[str], options: OptionTexts | None) -> 
     return bool(re.search(r"\w", sentence)) and not _GLOSS.fullmatch(rest) and not _STEP_CLAIM.match(sentence)
 
 
+#: "Option B (Harsh, loud murmur ...) suggests ...", "Option C, endocardial cushion defects, are ...":
+#: an option named by the word and its label, then an aside
+_REVIEW_OPENER = re.compile(r"[ \t>#•|-]*(?:option|choice)[ \t]+[(\[]?[A-Za-z0-9][)\]]?(?:,|[ \t]+\()", _I)
+
+
+def _reviewed_option(text: str, m: re.Match[str], options: OptionTexts | None) -> bool:
+    """A line opening "Option B (<text>) ..." or "Option C, <text>, ..." that goes on as a sentence
+    about it reviews the option rather than choosing it (the line holding only the option's text,
+    "Option B, Echocardiogram", still chooses; a claim, "Option B, <text>, is correct", is read apart)."""
+    opener = _REVIEW_OPENER.match(text, m.start())
+    if opener is None:
+        return False
+    end = text.find("\n", opener.end())
+    rest = text[opener.end() : end if end >= 0 else len(text)].strip(" \t.,;:()'\"")
+    if options and options.named(rest, exact_only=True) is not None:
+        return False
+    return len(rest) > 60 or _SENTENCE_GOES_ON.search(rest) is not None
+
+
 #: what claims the option whose text opens a numbered line: "is the drug of choice", "is correct",
 #: "would be the most appropriate", "is the answer"
 _STEP_CLAIM = re.compile(
@@ -1168,17 +1236,27 @@ def _lines(text: str, letters: str, options: OptionTexts | None = None) -> list[
     if openers and len({m.group(1) for m in openers} | {m.group(1) for m in _INLINE_OPENER.finditer(text) if m.group(1) in letters}) > 2:
         return lone
     openers = [m for m in openers if not _numbered_step(text, m, options)]
-    # "C (or possibly D)" opening a line is a hedge
+    # "C (or possibly D)" opening a line is a hedge, and so is "d) Comitantes o incomitantes." (its
+    # own text joined to another thing); "Option B (<text>) suggests ..." reviewing its option is a
+    # leaning at most (an answer stated elsewhere stands over it)
     return lone + [
         _Said(
             m.start(),
             m.end(1),
-            ANSWER,
-            None if _hedged(text, m.end(1), m.group(1), letters) or _names_another(text, m.end(1), m.group(1).upper(), letters) else m.group(1).upper(),
+            LEANING if _reviewed_option(text, m, options) else ANSWER,
+            None
+            if _hedged(text, m.end(1), m.group(1), letters) or _names_another(text, m.end(1), m.group(1).upper(), letters) or _joins_own(text, m, options)
+            else m.group(1).upper(),
             why="several_options",
         )
         for m in openers
     ]
+
+
+def _joins_own(text: str, m: re.Match[str], options: OptionTexts | None) -> bool:
+    """Whether the line a label opens holds its own option's text joined at once to another thing."""
+    end = text.find("\n", m.end())
+    return options is not None and options.joined_after(m.group(1).upper(), text[m.end() - 1 : end if end >= 0 else len(text)])
 
 
 # --- whose statement it is ------------------------------------------------------------------
@@ -1399,7 +1477,7 @@ def _statements(text: str, letters: str, options: OptionTexts, question: str | N
     option called wrong answers an item that asks for the wrong one)."""
     found = (
         _fields(text, letters, options)
-        + _heading_fields(text, letters, options)
+        + _heading_fields(text, letters, options, question)
         + _boxed(text, letters, options)
         + _tagged(text, letters, options)
         + _cued(text, letters, options)
@@ -1490,9 +1568,12 @@ def _read(text: str, letters: str, options: OptionTexts, question: str | None = 
         if not said:
             return Reading(None, f"cut off while stating its answer: ...{text[-60:]!r}", "cut_off")
     # a review of every option by its label keeps the one option it does not set aside, or none;
-    # any statement of an option but the review's own naming of options stands over it
-    review = None if any(s.label is not None and not names_in_review(text, s.start) for s in said) else reviewed_choice(text, letters)
-    if review is not None:
+    # any statement of an option but the review's own naming of options stands over it, unless it
+    # states the option the review keeps ("... is phytonadione (vitamin K) (Choice D)")
+    stated = {s.label for s in said if s.label is not None and not names_in_review(text, s.start)}
+    reviewing = not stated or (len(stated) == 1 and any(names_in_review(text, s.start) for s in said))
+    review = reviewed_choice(text, letters) if reviewing else None
+    if review is not None and _review_stands(review[0], stated):
         return Reading(review[0], review[1], None if review[0] is not None else "ambiguous")
     if not said:
         return None
@@ -1506,6 +1587,12 @@ def _read(text: str, letters: str, options: OptionTexts, question: str | None = 
     if cur.tier < FINAL and (turn := _reopened_then_cut(text, cur)) is not None:
         return Reading(None, f"cut off while weighing again after {cur.label} ({_shown(text, cur)!r}): {turn!r} ...{text[-60:]!r}", "cut_off")
     return Reading(cur.label, f"{_TIER_NAME[cur.tier]}: {_shown(text, cur)}")
+
+
+def _review_stands(kept: str | None, stated: set[str]) -> bool:
+    """Whether a review's reading (the option it keeps, or None) stands over the reply's other
+    statements: where they state no option, or state the one option it keeps."""
+    return not stated or (kept is not None and stated == {kept})
 
 
 #: a sentence that opens the question again: "Alternatively, if the patient is very sick, ...",

@@ -11,6 +11,11 @@ _I = re.IGNORECASE
 
 #: an option named by its label: "(option B)", "(choice D)", "Option A," / "Option A (" / "Option A is"
 _NAMED = re.compile(r"\((?:option|choice)[ \t]+([A-Za-z])\)|\b(?:option|choice)[ \t]+([A-Z])\b(?=[ \t]*[,(:]|[ \t]+(?:is|was|would|may|might|can|could)\b)", _I)
+#: several options named in one: "Options D and E are incorrect", "Option A, C, D, and E are incorrect"
+#: (counted only where the sentence sets them aside)
+_SEVERAL_NAMED = re.compile(
+    r"\b(?:option|choice)s?[ \t]+([A-Z](?:[ \t]*,[ \t]*[A-Z])*,?[ \t]+(?:and|or)[ \t]+[A-Z])\b(?=[ \t]+(?:are|were|would|may|might|can|could)\b)", _I
+)
 #: words that set an option aside, or make it conditional, doubtful or lesser ("to rule out a
 #: stroke" is a purpose; "is ruled out" sets aside)
 _ASIDE = re.compile(
@@ -45,8 +50,7 @@ def reviewed_choice(text: str, letters: str) -> tuple[str | None, str] | None:
     by_label: dict[str, list[str]] = {}
     for a, b in _sentences(text):
         sentence = text[a:b]
-        for m in _NAMED.finditer(sentence):
-            label = (m.group(1) or m.group(2)).upper()
+        for label in _labels(sentence):
             by_label.setdefault(label, []).append(sentence)
     if len(by_label) < 3 or not set(by_label) <= set(letters.upper()):
         return None
@@ -70,4 +74,12 @@ def names_in_review(text: str, at: int) -> bool:
 
 
 def _labels(sentence: str) -> list[str]:
-    return [(m.group(1) or m.group(2)).upper() for m in _NAMED.finditer(sentence)]
+    """The options a sentence names by label, one by one or several in one where it sets them aside
+    ("Options D and E are incorrect"; "Options A, B and D are typical features" may answer an item
+    asking for the exception, and is left to the other rules)."""
+    several = (
+        [x.upper() for m in _SEVERAL_NAMED.finditer(sentence) for x in re.findall(r"\b[A-Za-z]\b", m.group(1))]
+        if _ASIDE.search(_NOT_ASIDE.sub(" ", sentence))
+        else []
+    )
+    return [(m.group(1) or m.group(2)).upper() for m in _NAMED.finditer(sentence)] + several

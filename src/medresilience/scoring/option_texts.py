@@ -128,7 +128,7 @@ class OptionTexts:
             return exact[0] if len(exact) == 1 else None
         if exact_only:
             return None
-        longer = [k for k, t in self.texts.items() if said.startswith(t + " ") and len(t) >= 3 and not _joined(phrase, t)]
+        longer = [k for k, t in self.texts.items() if said.startswith(t + " ") and len(t) >= 3 and not _joined(phrase, t) and not _compounded(phrase, t)]
         # "Real seal and Raeko sealer": a second option's text after the first
         if longer and any(t in said[len(self.texts[k]) :] for k in longer for j, t in self.texts.items() if j != k and len(t) >= 3):
             return None
@@ -250,7 +250,13 @@ class OptionTexts:
         inside = [k for k, t in self.texts.items() if len(t) >= 2 and (_holds(said, t) or (_HANGUL.search(t) and t.replace(" ", "") in bare))]
         # an option whose text holds another's ("type 2 diabetes" holds "diabetes") is the one named
         inside = [k for k in inside if not any(j != k and self.texts[k] in self.texts[j] for j in inside)]
-        return inside[0] if len(inside) == 1 and not _joined(phrase, self.texts[inside[0]]) else None
+        return inside[0] if len(inside) == 1 and not _joined(phrase, self.texts[inside[0]]) and not _compounded(phrase, self.texts[inside[0]]) else None
+
+    def joined_after(self, label: str, phrase: str) -> bool:
+        """Whether a phrase opens with the option's own text joined at once to another thing
+        ("Comitantes o incomitantes." for "Comitantes."): it names several things, not that option."""
+        own, said = self.texts.get(label, ""), norm_text(phrase)
+        return bool(own) and said.startswith(f"{own} ") and said[len(own) + 1 :].split(maxsplit=1)[0] in _JOINS
 
     def joined(self, phrase: str) -> bool:
         """Whether a phrase holds one option's whole text joined to another thing ("his anxiety and
@@ -259,8 +265,12 @@ class OptionTexts:
         return any(len(t) >= 2 and _holds(said, t) and _joined(phrase, t) for t in self.texts.values())
 
 
-#: what joins an option's text to another thing: "his anxiety and medication", "surgery or radiation"
-_JOINS = frozenset(["and", "or", "plus", "&", "nor"])
+#: what joins an option's text to another thing: "his anxiety and medication", "surgery or radiation";
+#: in Spanish, Portuguese, French and German too: "Comitantes o incomitantes", "ou", "y", "et", "oder", "und"
+_JOINS = frozenset(["and", "or", "plus", "&", "nor", "o", "ou", "oder", "y", "et", "und"])
+#: an option's text glued by a hyphen to a word that makes it another thing: "Neurofilament-like
+#: staining", "Desmin-negative", "Heparin-induced"
+_COMPOUND = re.compile(r"[-‐‑][^\W\d_]")
 
 
 def _joined(phrase: str, own: str) -> bool:
@@ -279,6 +289,18 @@ def _joined(phrase: str, own: str) -> bool:
 
 
 _COMMAS = re.compile(r"[,，、]")
+
+
+def _compounded(phrase: str, own: str) -> bool:
+    """Whether the phrase holds the option's text glued by a hyphen to another word
+    ("Neurofilament-like staining" for "Neurofilament"): a compound naming another thing."""
+    return _compound_of(own).search(unicodedata.normalize("NFKC", phrase)) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _compound_of(own: str) -> re.Pattern[str]:
+    """The option's text glued by a hyphen to a following word, as a pattern (made once per text)."""
+    return re.compile(r"(?<![^\W\d_])" + r"[\W_]+".join(map(re.escape, own.split())) + _COMPOUND.pattern, re.IGNORECASE)
 
 
 def _shared_words(texts: list[str]) -> int:

@@ -11,7 +11,10 @@ from .option_texts import LABEL_LINE, OptionTexts, norm_text
 
 _I = re.IGNORECASE
 
-_NEW_QUESTION = re.compile(r"\n[ \t]*(?:#+[ \t]*)?(?:question|q)[ \t]*\d*[ \t]*[:.：]", _I)
+#: ... in Japanese and Chinese a numbered question heading: "第1の問題:", "第2問：", "第3题:"
+_NEW_QUESTION = re.compile(
+    r"\n[ \t]*(?:#+[ \t]*)?(?:(?:question|q)[ \t]*\d*[ \t]*[:.：]|第[ \t]*[0-9一二三四五六七八九十]{1,3}[ \t]*の?(?:問題|問|题|題)[ \t]*[:：]?[ \t]*\n)", _I
+)
 
 
 def without_echo(text: str, options: OptionTexts) -> str:
@@ -63,6 +66,7 @@ _OWN_LIST = re.compile(r"(?:^[ \t]*[A-J][.)][ \t]+[^\n]+\n?){3,}", re.M)
 
 
 def new_question(text: str) -> int | None:
-    """Where a question the reply goes on to write itself begins ("\n\nQuestion: Which of ...")."""
+    """Where a question the reply goes on to write itself begins ("\n\nQuestion: Which of ...",
+    "\n\n第1の問題:\n\n...はどれか。")."""
     m = _NEW_QUESTION.search(text)
     return m.start() if m else None

@@ -3,8 +3,8 @@ it misreading, each rule with the neighbours it must read and the near-misses it
 
 - an answer field written as a heading in capitals ("FINAL_ANSWER: Neurofilament", "FINAL ANSWER:
   B", "ANSWER: Yes, ...") names an option when its value is one label, one option's whole text, or,
-  on options yes/no/maybe, opens with the word "Yes" or "No"; a value in other words ("Uncertain",
-  "Feasible", "No association", a sentence) names none, and a field answering a question the reply
+  on options yes/no/maybe, opens with the word "Yes" or "No"; a value in other words ("Feasible", "No
+  association" without the item's question, a sentence) names none, and a field answering a question the reply
   goes on to invent ("Question: ..." after its first answer) answers that question, not the item;
 - a reply reviewing every option by its label ("Option A, <text>, may ...", "Neostigmine (option C)
   is ...", "(choice D)") keeps the one option a sentence claims (is, would be, should be) with no
@@ -49,7 +49,8 @@ HEADING_FIELD_READ = [
 ]
 
 HEADING_FIELD_UNREAD = [
-    ("FINAL_ANSWER: Uncertain\nRATIONALE: the studies disagree.", YES_NO),
+    # without the item's question, an answer in its words affirms or denies nothing that can be told
+    # (with it, test_reading_tenth_set_rest.py; "Uncertain" is maybe on yes/no/maybe items, read there)
     ("FINAL_ANSWER: Feasible\nRATIONALE: ...", YES_NO),
     ("FINAL_ANSWER: No association\nRATIONALE: ...", YES_NO),
     ("FINAL_ANSWER: Nothing suggests it.\nRATIONALE: ...", YES_NO),
