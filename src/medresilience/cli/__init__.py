@@ -87,6 +87,10 @@ def _print_outcome(result: RunResult, family: Family | None = None) -> None:
         f"calls: {s.called} made, {s.cached} reused from the store, {s.errors} errors"
         f" ({s.permanent_errors} permanent); tokens: {s.prompt_tokens} in / {s.completion_tokens} out" + (f"; cost ${s.cost:.4f}" if s.cost else "")
     )
+    from .batch import cost_line
+
+    if (line := cost_line(result.results.usage)) is not None:
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
     for e in s.error_samples:
         err_console.print(f"  error sample: {e}", highlight=False, markup=False, soft_wrap=True)  # as stored: [redacted] and [brackets] kept
     for line in s.fallbacks:

@@ -8,7 +8,7 @@ tokens and cost live vs batch and sends nothing."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -105,6 +105,24 @@ def print_waiting(w: Waiting, request: BatchRequest) -> NoReturn:
             soft_wrap=True,
         )
     raise typer.Exit(WAITING)
+
+
+def cost_line(usage: Mapping[str, Any]) -> str | None:
+    """The run's cost live vs batch in one line (every model's replies): what they cost at the
+    price each was made at, with how many came through a batch and how many live, and what every
+    reply would have cost live and as a batch. None when no reply was priced or batched."""
+    if not any(u.cost is not None or u.batch_calls for u in usage.values()):
+        return None
+
+    def total(field: str) -> str:
+        vals = [getattr(u, field) for u in usage.values() if u.cost is not None]
+        if not vals:
+            return "no price"
+        return "no batch rate known" if None in vals else f"${sum(vals):.4f}"
+
+    batch = sum(u.batch_calls for u in usage.values())
+    live = sum(u.live_calls or 0 for u in usage.values())
+    return f"cost: {total('cost')} as made ({batch} replies through a batch at the batch rate, {live} live); all live {total('cost_live')}, all as a batch {total('cost_batch')}"
 
 
 def print_batch_lines(stats: Any) -> None:

@@ -281,3 +281,50 @@ def test_a_2000_unit_suite_through_the_batch_server_equals_the_live_run(tmp_path
     assert len(eps.paid) == 2000 and not eps.paid_twice() and not eps.duplicates
     assert _results(tmp_path / "batch") == _results(tmp_path / "live")
     assert _calls(tmp_path / "batch") == _calls(tmp_path / "live")
+
+
+def test_a_run_partly_in_batch_shows_its_cost_as_made_all_live_and_all_as_a_batch(tmp_path, suite):
+    """Some requests expire and are made live (--batch-fallback live): results.json's usage, the
+    report's run facts and the summary line give the replies of each kind, what they cost at the
+    price each was made at (batch at half the list price), and what every reply would have cost
+    live and as a batch, each checked against the stored tokens at the listed prices."""
+    eps = BatchEndpoints(BatchFaults(seed=1, polls=0, rate_expired=0.3))
+    prices = "price_input=1000,price_output=4000"
+    out = tmp_path / "run"
+    with StubServer(policy=oracle_policy, batches=eps) as srv:
+        runs = []
+        for _ in range(4):
+            runs.append(
+                subprocess.run(
+                    eval_command(suite, out, srv.base_url, "--batch", "openai", "--batch-fallback", "live", model_opts=prices),
+                    env=ENV,
+                    capture_output=True,
+                    text=True,
+                    timeout=180,
+                )
+            )
+            if runs[-1].returncode != WAITING:
+                break
+    assert runs[-1].returncode == 0, runs[-1].stdout + runs[-1].stderr
+    con = sqlite3.connect(out / "store.sqlite")
+    rows = con.execute("SELECT c.key, c.prompt_tokens, c.completion_tokens, c.cost, b.rate FROM calls c LEFT JOIN batch_answers b ON b.key = c.key").fetchall()
+    con.close()
+    listed = {k: (pt * 1000 + ct * 4000) / 1e6 for k, pt, ct, _, _ in rows}
+    batched = {k for k, *_, rate in rows if rate is not None}
+    assert batched == set(eps.paid) and 0 < len(batched) < 60, "some replies came through the batch, the rest live"
+    assert all(cost == pytest.approx(listed[k] * (0.5 if k in batched else 1.0)) for k, _, _, cost, _ in rows)
+    u = json.loads((out / "results.json").read_text())["usage"]["stub-model"]
+    assert (u["batch_calls"], u["live_calls"], u["errors"]) == (len(batched), 60 - len(batched), 0)
+    assert u["cost"] == pytest.approx(sum(v * (0.5 if k in batched else 1.0) for k, v in listed.items()))
+    assert u["cost_live"] == pytest.approx(sum(listed.values()))
+    assert u["cost_batch"] == pytest.approx(sum(listed.values()) / 2)
+    assert u["cost_batch"] < u["cost"] < u["cost_live"]
+    line = next(x for x in runs[-1].stdout.splitlines() if x.startswith("cost: "))
+    assert line == (
+        f"cost: ${u['cost']:.4f} as made ({len(batched)} replies through a batch at the batch rate, {60 - len(batched)} live); "
+        f"all live ${u['cost_live']:.4f}, all as a batch ${u['cost_batch']:.4f}"
+    )
+    md = (out / "results.md").read_text()
+    assert f"| stub-model | 60 | 0 | {len(batched)} | {60 - len(batched)} |" in md and f"${u['cost_live']:.4f} | ${u['cost_batch']:.4f} |" in md
+    html = next((out / "report").glob("*.html")).read_text()
+    assert "Cost all live" in html and f"${u['cost_live']:.4f}" in html and f"${u['cost_batch']:.4f}" in html
