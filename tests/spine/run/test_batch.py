@@ -40,10 +40,13 @@ def _until_done(suite: Path, out: Path, url: str, *extra: str, rounds: int = 12,
 
 
 def _results(out: Path) -> dict:
-    """results.json without what names the run (its id, its last execution's counters)."""
+    """results.json without what names the run (its id, its last execution's counters) and how
+    its replies came (through a batch or live: the one thing a batch run's usage differs in)."""
     data = json.loads((out / "results.json").read_text())
     data.pop("last_execution")
     data["run"].pop("run_id")
+    for u in data["usage"].values():
+        u.pop("batch_calls"), u.pop("live_calls")
     return data
 
 
@@ -328,3 +331,41 @@ def test_a_run_partly_in_batch_shows_its_cost_as_made_all_live_and_all_as_a_batc
     assert f"| stub-model | 60 | 0 | {len(batched)} | {60 - len(batched)} |" in md and f"${u['cost_live']:.4f} | ${u['cost_batch']:.4f} |" in md
     html = next((out / "report").glob("*.html")).read_text()
     assert "Cost all live" in html and f"${u['cost_live']:.4f}" in html and f"${u['cost_batch']:.4f}" in html
+
+
+# The run is paused where it has written a batch's request file and not yet recorded the batch:
+# the child process replaces Store.record_batch by a wait (a breakpoint to kill at; nothing it
+# does is faked), so SIGKILL lands exactly between the two.
+_PAUSE_BEFORE_RECORD = """
+import pathlib, sys, time
+import medresilience.store.batches as b
+mark = pathlib.Path(sys.argv.pop(1))
+def pause(self, *args, **kwargs):
+    mark.touch()
+    time.sleep(600)
+b.BatchRecords.record_batch = pause
+from medresilience.launch import main
+main()
+"""
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_killed_between_writing_the_request_file_and_recording_the_batch_sends_nothing_twice(tmp_path, suite, live, provider):
+    eps = BatchEndpoints(BatchFaults(polls=0))
+    out, mark = tmp_path / "run", tmp_path / "paused"
+    with StubServer(policy=oracle_policy, batches=eps) as srv:
+        cmd = eval_command(suite, out, srv.base_url, "--batch", provider)
+        proc = subprocess.Popen([cmd[0], "-c", _PAUSE_BEFORE_RECORD, str(mark), *cmd[3:]], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_until(mark.exists, timeout=120, proc=proc)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        assert len(list((out / "batches").glob("medres-*.jsonl"))) == 1  # written, never recorded, never sent
+        con = sqlite3.connect(out / "store.sqlite")
+        assert con.execute("SELECT COUNT(*) FROM batches").fetchone()[0] == 0
+        con.close()
+        assert not eps.batches and not eps.files
+        runs = _until_done(suite, out, srv.base_url, "--batch", provider)
+    assert [r.returncode for r in runs] == [WAITING, 0]
+    assert len(eps.batches) == 1, "one batch was created after the kill, none before"
+    assert all(len(b) == 1 for b in eps.sent.values()) and len(eps.paid) == 60 and not eps.paid_twice()
+    assert _results(out) == _results(live)
