@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..calls import CallRequest, RunStats, request_key, run_calls
+from ..calls import BatchWaiting, CallRequest, RunStats, request_key, run_calls
 from ..models.serving import serving
 from ..score import Score
 from ..scoring.extract import NONE, Extractor
@@ -166,6 +166,8 @@ async def read_sample(
     if todo:
         with serving([reader.spec]) as live:
             stats = await run_calls(todo.values(), live, store, progress)
+        if stats.batch_waiting:  # a batch mode: the readings are not all back yet
+            raise BatchWaiting(stats)
         _score_stored(todo, store)
     judged = {u.key for u in units if u.judged}
     readings: dict[str, SecondReading] = {}

@@ -29,7 +29,7 @@ from ..models.spec import ModelSpec
 from ..runtime.errors import ConfigError, InputError
 from ..runtime.fileio import atomic_write
 from ..store import BatchRecord, CallRow, ScoreRow, Store
-from .cost import batch_spec
+from .cost import batch_rate, batch_spec
 from .lines import Outcome, Resend, anthropic_request, jsonl, openai_line
 from .providers import AnthropicBatches, Backend, FileBatches, OpenAIBatches
 
@@ -161,7 +161,7 @@ class BatchExecutor:
                 scores.append(score)
             answered.add(cid)
             stats.called += 1
-        store.write_results(calls, scores)
+        store.write_batch_results(calls, scores, record.batch_id, batch_rate(spec, self.provider))
         for k in answered:
             pending.pop(k)
         again = [k for k in record.keys if k in pending]

@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ..calls import CallRequest, ProgressFn, RunStats, request_key, run_calls
+from ..calls import BatchWaiting, CallRequest, ProgressFn, RunStats, request_key, run_calls
 from ..models.openai_compatible import OpenAICompatibleModel
 from ..models.spec import ModelSpec
 from ..runtime import event_loop
@@ -271,6 +271,8 @@ def run_stage(
             rs = session.run_calls(batch, list(specs.values()), store, on_progress)
         else:
             rs = event_loop.run(run_calls(batch, list(specs.values()), store, on_progress))
+        if rs.batch_waiting:  # a batch mode: this pass's replies are not all back; the same build run again collects them
+            raise BatchWaiting(rs)
         st.calls_made += rs.called
         st.reused += rs.cached
         nxt: dict[str, tuple[int, str | None, int]] = {}

@@ -11,6 +11,18 @@ May import: models, runtime, score, store."""
 
 from __future__ import annotations
 
-from .execution import CallRequest, CallSink, Dispatcher, ProgressFn, RunStats, add_stats, batch_mode, request_key, run_calls, takes_waits
+from .execution import BatchWaiting, CallRequest, CallSink, Dispatcher, ProgressFn, RunStats, add_stats, batch_mode, request_key, run_calls, takes_waits
 
-__all__ = ["CallRequest", "CallSink", "Dispatcher", "ProgressFn", "RunStats", "add_stats", "batch_mode", "request_key", "run_calls", "takes_waits"]
+__all__ = [
+    "BatchWaiting",
+    "CallRequest",
+    "CallSink",
+    "Dispatcher",
+    "ProgressFn",
+    "RunStats",
+    "add_stats",
+    "batch_mode",
+    "request_key",
+    "run_calls",
+    "takes_waits",
+]

@@ -307,6 +307,15 @@ class Dispatcher(Protocol):
     ) -> dict[str, list[CallRequest]]: ...
 
 
+class BatchWaiting(Exception):
+    """Calls wait for a batch that has not ended (`stats.batch_waiting` of them): a caller whose
+    next step needs their replies stops here; the same command run again collects them."""
+
+    def __init__(self, stats: RunStats):
+        super().__init__(f"{stats.batch_waiting} calls wait for a batch")
+        self.stats = stats
+
+
 _DISPATCHER: ContextVar[Dispatcher | None] = ContextVar("medres_dispatcher", default=None)
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from ..runtime import devices
+from .batch import BatchFallbackOpt, BatchOpt, BatchResultsOpt
 from .kit import console, err_console, fail, help_wraps_at_spaces, parse_pairs, progress, progress_callback, user_errors
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -87,6 +88,10 @@ def _print_outcome(result: RunResult, family: Family | None = None) -> None:
         f"calls: {s.called} made, {s.cached} reused from the store, {s.errors} errors"
         f" ({s.permanent_errors} permanent); tokens: {s.prompt_tokens} in / {s.completion_tokens} out" + (f"; cost ${s.cost:.4f}" if s.cost else "")
     )
+    from .batch import cost_line
+
+    if (line := cost_line(result.results.usage)) is not None:
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
     for e in s.error_samples:
         err_console.print(f"  error sample: {e}", highlight=False, markup=False, soft_wrap=True)  # as stored: [redacted] and [brackets] kept
     for line in s.fallbacks:
@@ -148,13 +153,14 @@ def _run_eval(
     write the report (`batch`: the calls go through a batch, see cli.batch); then exit 1 when calls failed
     permanently, were not run (a stopped model), or all failed, or the run measured nothing (no
     unit planned, every judgment unscored); the summary is written first."""
+    from ..calls import BatchWaiting as Waiting
     from ..family import family_of
     from ..models.spec import parse_model_spec
     from ..run.bundled_suite import sample_suite
     from ..run.evaluation import check_new_run_suite, evaluate
     from ..run.resolved import EvalOptions, resolve_run
     from ..suite import Suite
-    from .batch import Waiting, batch_mode_of, dry_run, print_batch_lines, print_waiting, waiting_summarise
+    from .batch import batch_mode_of, dry_run, print_batch_lines, print_waiting, waiting_summarise
     from .results_worker import ResultsWorker
 
     suite = Suite.load(suite_dir, lazy=True) if suite_dir else sample_suite()  # records read when the run needs them
@@ -360,20 +366,9 @@ def eval_(
     until_versus: Annotated[
         Optional[str], typer.Option("--until-versus", help="with --until-decided in a run of one model and one setting: the rate compared against")
     ] = None,
-    batch: Annotated[
-        Optional[str],
-        typer.Option(
-            "--batch",
-            help="send the calls as a provider batch at the batch price: openai, anthropic, or files (a batch file for your own engine); "
-            "exits 3 while a batch is in progress: rerun to collect",
-        ),
-    ] = None,
-    batch_results: Annotated[
-        Optional[Path], typer.Option("--batch-results", help="with --batch files: the output file your engine wrote (OpenAI batch format)")
-    ] = None,
-    batch_fallback: Annotated[
-        str, typer.Option("--batch-fallback", help="requests a batch did not answer (expired, cancelled, failed): batch (the next batch) or live")
-    ] = "batch",
+    batch: BatchOpt = None,
+    batch_results: BatchResultsOpt = None,
+    batch_fallback: BatchFallbackOpt = "batch",
     dry_run: Annotated[bool, typer.Option("--dry-run", help="with --batch: print calls, tokens and cost live vs batch; send nothing")] = False,
 ) -> None:
     """Run one or many models on a suite's paired clean and stressed probes."""

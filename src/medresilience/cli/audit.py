@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
+from .batch import BatchFallbackOpt, BatchOpt, BatchResultsOpt, batch_command, batch_request
 from .kit import console, err_console, fail, progress, progress_callback, user_errors
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -89,11 +90,17 @@ def audit_cmd(
     reviewers: Annotated[str, typer.Option("--reviewers", help="the review's reviewers, comma-separated")] = "",
     raters: Annotated[int, typer.Option("--raters", help="reviewers per unit")] = 1,
     viewer_url: Annotated[str, typer.Option("--viewer-url", help="the evidence viewer's address for the disagreements' links (none: no links)")] = "",
+    batch: BatchOpt = None,
+    batch_results: BatchResultsOpt = None,
+    batch_fallback: BatchFallbackOpt = "batch",
 ) -> None:
-    """A label audit: a second reading of a seeded, stratified sample of the run's read units."""
+    """A label audit: a second reading of a seeded, stratified sample of the run's read units.
+    With --batch the reader's calls go out as a batch (request files under RUN/batches): exit 3
+    while it is in progress, rerun the same command to collect and finish."""
     from ..view.address import VIEWER_URL
 
-    result = run_audit(run, n, seed, reader, people, review_out, reviewers, raters, viewer_url or VIEWER_URL)
+    with batch_command(batch_request(batch, batch_results, batch_fallback, False), run):
+        result = run_audit(run, n, seed, reader, people, review_out, reviewers, raters, viewer_url or VIEWER_URL)
     print_audit(result)
     fail_unless_read(result)
 

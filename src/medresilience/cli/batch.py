@@ -8,14 +8,28 @@ tokens and cost live vs batch and sends nothing."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Annotated, Any, NoReturn, Optional
 
 import typer
 
-from .kit import console, err_console
+from .kit import console, err_console, fail
+
+#: the batch options every command that calls models through calls.run_calls takes (one definition)
+BatchOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--batch",
+        help="send the calls as a provider batch at the batch price: openai, anthropic, or files (a batch file for your own engine); "
+        "exits 3 while a batch is in progress: rerun to collect",
+    ),
+]
+BatchResultsOpt = Annotated[Optional[Path], typer.Option("--batch-results", help="with --batch files: the output file your engine wrote (OpenAI batch format)")]
+BatchFallbackOpt = Annotated[
+    str, typer.Option("--batch-fallback", help="requests a batch did not answer (expired, cancelled, failed): batch (the next batch) or live")
+]
 
 #: the exit code of a run that waits for a batch (not 0: not done; not 1 or 2: nothing failed)
 WAITING = 3
@@ -32,14 +46,6 @@ class BatchRequest:
     results: Path | None = None
     fallback: str = "batch"
     dry_run: bool = False
-
-
-class Waiting(Exception):
-    """The run waits for a batch: its calls are submitted or in progress (the stats say which)."""
-
-    def __init__(self, stats: Any):
-        super().__init__(f"{stats.batch_waiting} calls wait for a batch")
-        self.stats = stats
 
 
 def batch_request(batch: str | None, results: Path | None, fallback: str, dry_run: bool) -> BatchRequest | None:
@@ -73,18 +79,43 @@ def batch_mode_of(request: BatchRequest | None, out: Path) -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def batch_command(request: BatchRequest | None, workdir: Path) -> Iterator[None]:
+    """A command's model calls inside go through the batch the options ask for (its request files
+    under `workdir/batches`); a step that needs replies still in a batch stops the command with
+    the batches' status and exit WAITING (3)."""
+    from ..calls import BatchWaiting
+
+    try:
+        with batch_mode_of(request, workdir):
+            yield
+    except BatchWaiting as w:
+        if request is None:  # cannot happen: only a batch makes calls wait
+            raise
+        print_waiting(w, request)
+
+
+def refuse_batch(batch: str | None, why: str) -> None:
+    """A command whose calls are sequential by nature (each prompt needs the last reply) takes no
+    batch: say so in one line, exit 2."""
+    if batch is not None:
+        fail(f"--batch: {why}; run it live (without --batch)", 2)
+
+
 def waiting_summarise(summarise: Callable[..., Any]) -> Callable[..., Any]:
     """`summarise` that stops a run still waiting for a batch (Waiting) before any result is computed."""
 
     def wrapped(store, run, config, stats=None):
+        from ..calls import BatchWaiting
+
         if stats is not None and stats.batch_waiting:
-            raise Waiting(stats)
+            raise BatchWaiting(stats)
         return summarise(store, run, config, stats)
 
     return wrapped
 
 
-def print_waiting(w: Waiting, request: BatchRequest) -> NoReturn:
+def print_waiting(w: Any, request: BatchRequest) -> NoReturn:
     """Each batch's status, what was sent again, and how to go on; then exit WAITING."""
     s = w.stats
     for line in s.batch_lines:
@@ -105,6 +136,24 @@ def print_waiting(w: Waiting, request: BatchRequest) -> NoReturn:
             soft_wrap=True,
         )
     raise typer.Exit(WAITING)
+
+
+def cost_line(usage: Mapping[str, Any]) -> str | None:
+    """The run's cost live vs batch in one line (every model's replies): what they cost at the
+    price each was made at, with how many came through a batch and how many live, and what every
+    reply would have cost live and as a batch. None when no reply was priced or batched."""
+    if not any(u.cost is not None or u.batch_calls for u in usage.values()):
+        return None
+
+    def total(field: str) -> str:
+        vals = [getattr(u, field) for u in usage.values() if u.cost is not None]
+        if not vals:
+            return "no price"
+        return "no batch rate known" if None in vals else f"${sum(vals):.4f}"
+
+    batch = sum(u.batch_calls for u in usage.values())
+    live = sum(u.live_calls or 0 for u in usage.values())
+    return f"cost: {total('cost')} as made ({batch} replies through a batch at the batch rate, {live} live); all live {total('cost_live')}, all as a batch {total('cost_batch')}"
 
 
 def print_batch_lines(stats: Any) -> None:

@@ -41,10 +41,22 @@ def optimise_(
     seed_prompt_file: Annotated[Optional[Path], typer.Option("--seed-prompt-file", help="read the seed prompt from this file")] = None,
     minibatch: Annotated[int, typer.Option("--minibatch", help="training examples the reflection model sees per proposal")] = 3,
     wait: Annotated[bool, typer.Option("--wait", help="if another process holds the work directory, wait for it instead of stopping")] = False,
+    batch: Annotated[
+        Optional[str],
+        typer.Option(
+            "--batch",
+            help="not taken: the optimiser's calls are sequential (each proposal is written from the replies to the last one), "
+            "so a batch would be one round trip per step; run it live",
+        ),
+    ] = None,
 ) -> None:
-    """Find a precaution system prompt with GEPA; rerun the same command to resume (stored calls are reused)."""
+    """Find a precaution system prompt with GEPA; rerun the same command to resume (stored calls are reused).
+    Its calls are sequential by nature (each proposal needs the replies to the last): it takes no --batch."""
     from ..mitigations.optimise import SEED_PROMPT, optimise
     from ..models.spec import parse_model_spec
+    from .batch import refuse_batch
+
+    refuse_batch(batch, "the optimiser's calls are sequential (each proposal is written from the replies to the last one)")
     from ..runtime.errors import ConfigError
     from ..suite import Suite
     from .config import load_config

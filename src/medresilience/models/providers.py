@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -269,6 +269,13 @@ PRICES: tuple[Price, ...] = (
 #: the share of the list price a provider's batch API charges (OpenAI's Batch API and Anthropic's
 #: Message Batches: half price, both sides, as listed on the dates above)
 BATCH_RATES: dict[str, float] = {"openai": 0.5, "anthropic": 0.5}
+
+
+def batch_rates(models: Iterable[Mapping[str, object]]) -> dict[str, float | None]:
+    """label -> the share of the list price its provider's batches charge (None: a model of no
+    provider with a batch API), from a run's recorded model specs."""
+    return {str(m.get("label")): BATCH_RATES.get(str(m.get("provider") or "")) for m in models}
+
 
 # a dated snapshot of a listed model: gpt-4o-2024-08-06, claude-sonnet-4-5-20250929
 _SNAPSHOT = re.compile(r"-\d{4}-?\d{2}-?\d{2}$")

@@ -282,21 +282,42 @@ def _units_table(results: dict[str, Any]) -> Markup:
 
 
 def _usage_table(usage: dict[str, Any]) -> Markup:
-    """Calls, errors, tokens and cost per model."""
+    """Calls, errors, tokens and cost per model: the replies made through a batch and live, what
+    they cost at the price each was made at, and what every reply would have cost live or as a batch."""
     if not usage:
         return Markup("")
+
+    def money(v: Any) -> Cell:
+        return dash() if v is None else Cell(f"${v:.4f}", float(v))
+
     urows = tuple(
         (
             text(m),
             text(u.get("calls")),
             text(u.get("errors")),
+            text(u.get("batch_calls", 0)),
+            text(u.get("live_calls", "—")),
             Cell(f"{int(u.get('prompt_tokens') or 0):,}", int(u.get("prompt_tokens") or 0)),
             Cell(f"{int(u.get('completion_tokens') or 0):,}", int(u.get("completion_tokens") or 0)),
-            dash() if u.get("cost") is None else Cell(f"${u['cost']:.4f}", float(u["cost"])),
+            money(u.get("cost")),
+            money(u.get("cost_live")),
+            money(u.get("cost_batch")),
         )
         for m, u in usage.items()
     )
-    return table_html(Table("usage", _columns(["Model", "Calls", "Errors", "Prompt tokens", "Completion tokens", "Cost"], range(1, 6)), urows))
+    headers = [
+        "Model",
+        "Calls",
+        "Errors",
+        "Batch replies",
+        "Live replies",
+        "Prompt tokens",
+        "Completion tokens",
+        "Cost as made",
+        "Cost all live",
+        "Cost all as a batch",
+    ]
+    return table_html(Table("usage", _columns(headers, range(1, 10)), urows))
 
 
 def _facts(run: Any, redact_url: Callable[[str], str]) -> dict[str, Any]:

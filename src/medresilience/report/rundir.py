@@ -21,6 +21,7 @@ import pandas as pd
 
 from ..family import get
 from ..models.names import ModelNames, RunModels, model_names, recorded_models
+from ..models.providers import batch_rates
 from ..models.urls import redact_url  # noqa: F401  (the report shows endpoints through it)
 from ..run.frame import frame_metrics, results_frame
 from ..run.reading import family_sets_budget, reading_summary, truncation_warnings
@@ -132,7 +133,7 @@ def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = Tru
                 res["family"] = family.name
                 run.timings["metrics"] = time.perf_counter() - t0
                 t0 = time.perf_counter()
-                run.counts, res["usage"] = store.facts()
+                run.counts, res["usage"] = store.facts(batch_rates(config.get("models", [])))
                 run.sent = sent_params(store)
                 res["reading"] = reading_summary(store)
                 res["warnings"] = truncation_warnings(res["reading"], family_sets_budget(family, (config.get("options") or {}).get("family")))

@@ -26,9 +26,16 @@ def usage_table(runs: Sequence[tuple[str, dict[str, Any]]]) -> pd.DataFrame:
                     "prompt_tokens": u.get("prompt_tokens"),
                     "completion_tokens": u.get("completion_tokens"),
                     "cost": u.get("cost"),
+                    "batch_calls": u.get("batch_calls", 0),
+                    "live_calls": u.get("live_calls"),
+                    "cost_live": u.get("cost_live"),
+                    "cost_batch": u.get("cost_batch"),
                 }
             )
-    df = pd.DataFrame(rows, columns=["run", "model", "calls", "errors", "prompt_tokens", "completion_tokens", "cost"])
+    df = pd.DataFrame(
+        rows,
+        columns=["run", "model", "calls", "errors", "prompt_tokens", "completion_tokens", "cost", "batch_calls", "live_calls", "cost_live", "cost_batch"],
+    )
     for c in ("calls", "errors", "prompt_tokens", "completion_tokens"):
         df[c] = df[c].astype("Int64")
     df["cost"] = df["cost"].astype("float64")

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from .. import __version__, mitigations
 from ..family import Family, family_of
 from ..models.openai_compatible import redact_url
+from ..models.providers import batch_rates
 from ..models.serving import serving
 from ..models.spec import ModelSpec
 from ..runtime import devices, event_loop
@@ -274,7 +275,7 @@ def summarise_with_frame(store: Store, suite: Suite | ResolvedRun, config: dict[
             models=res["models"],
             mean_across_models=res.get("mean_across_models", {}),
             mean_by_stratum=res.get("mean_by_stratum", {}),
-            usage=store.usage(),
+            usage=store.usage(batch_rates(config["models"])),
             reading=reading,
             warnings=truncation_warnings(reading, family_sets_budget(family, opts.get("family") if fopts is None else fopts)),
             last_execution=None if stats is None else asdict(stats),

@@ -188,6 +188,10 @@ class Usage(BaseModel):
     completion_tokens: int = 0
     cost: float | None = None
     errors: int = 0
+    batch_calls: int = Field(0, description="replies that came through a batch (at the batch rate)")
+    live_calls: int | None = Field(None, description="replies made live (None: results from before it was counted)")
+    cost_live: float | None = Field(None, description="what every reply would have cost live")
+    cost_batch: float | None = Field(None, description="what every reply would have cost as a batch (None: no batch rate known)")
 
 
 class RunInfo(BaseModel):

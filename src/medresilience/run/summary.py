@@ -93,11 +93,14 @@ def results_markdown(results: Results, family: Family | None = None) -> str:
     if results.usage:
         lines.append("## Usage")
         lines.append("")
-        lines.append("| Model | Calls | Errors | Prompt tokens | Completion tokens | Cost |")
-        lines.append("|---|---|---|---|---|---|")
+        lines.append("| Model | Calls | Errors | Batch replies | Live replies | Prompt tokens | Completion tokens | Cost as made | All live | All as a batch |")
+        lines.append("|---|---|---|---|---|---|---|---|---|---|")
         for m, u in results.usage.items():
-            cost = "—" if u.cost is None else f"${u.cost:.4f}"
-            lines.append(f"| {m} | {u.calls} | {u.errors} | {u.prompt_tokens} | {u.completion_tokens} | {cost} |")
+            cost, live, batch = ("—" if v is None else f"${v:.4f}" for v in (u.cost, u.cost_live, u.cost_batch))
+            live_calls = "—" if u.live_calls is None else u.live_calls
+            lines.append(
+                f"| {m} | {u.calls} | {u.errors} | {u.batch_calls} | {live_calls} | {u.prompt_tokens} | {u.completion_tokens} | {cost} | {live} | {batch} |"
+            )
         lines.append("")
     return "\n".join(lines)
 

@@ -6,9 +6,11 @@ holds its keys: they are not sent again while it is open, so nothing is paid twi
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from .codes import CallStatus
+from .rows import CallRow, ScoreRow
 from .writer import Writer
 
 #: a batch recorded, not yet known to be with the provider (a crash may have come between send and record)
@@ -51,6 +53,14 @@ class BatchRecords(Writer):
     def batch_sent(self, batch_id: str, remote_id: str) -> None:
         """The provider's id of a recorded batch (it is with the provider now)."""
         self._tx([("UPDATE batches SET remote_id = ?, status = ?, updated = ? WHERE batch_id = ?", [(remote_id, SUBMITTED, time.time(), batch_id)])])
+
+    def write_batch_results(self, calls: Sequence[CallRow], scores: Sequence[ScoreRow], batch_id: str, rate: float | None) -> None:
+        """Store a batch's outcomes as live calls' rows and, in the same transaction, which replies
+        it answered and at what share of the list price (`rate`; None: the spec's prices as they
+        are, your own engine), so a run's cost can be told live vs batch. An ok call is final: it
+        is recorded once, by the batch that answered it."""
+        answered = [(c.key, batch_id, rate) for c in calls if c.status == CallStatus.OK]
+        self._tx([*self._result_statements(calls, scores), ("INSERT OR IGNORE INTO batch_answers VALUES (?, ?, ?)", answered)])
 
     def batch_closed(self, batch_id: str, detail: str) -> None:
         """A batch whose results are stored (or that ended without them): its keys are free again."""

@@ -89,10 +89,15 @@ CREATE TABLE IF NOT EXISTS batch_keys (
     PRIMARY KEY (batch_id, key)
 );
 CREATE INDEX IF NOT EXISTS batch_keys_key ON batch_keys(key);
+CREATE TABLE IF NOT EXISTS batch_answers (
+    key TEXT PRIMARY KEY,
+    batch_id TEXT NOT NULL,
+    rate REAL
+);
 """
 
 #: every table SCHEMA makes (a store from before some of them is read through a migrated copy)
-TABLES = frozenset({"runs", "requests", "units", "calls", "unit_calls", "scores", "batches", "batch_keys"})
+TABLES = frozenset({"runs", "requests", "units", "calls", "unit_calls", "scores", "batches", "batch_keys", "batch_answers"})
 
 # Stores from before `truncated` (a reply cut at its budget before an answer): the scores table is
 # rebuilt with the wider status check (SQLite cannot change a CHECK in place); its rows are kept.

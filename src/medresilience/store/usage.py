@@ -5,6 +5,7 @@ linked to them), the decoding parameters sent, and how replies were read."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import NotRequired, TypedDict
 
 from .base import Connected
@@ -32,13 +33,21 @@ class ReadingCounts(TypedDict):
 
 
 class ModelUsage(TypedDict):
-    """What one model's calls spent: calls, tokens, cost (None when no call was priced), errors."""
+    """What one model's calls spent: calls, tokens, cost (None when no call was priced), errors.
+    Live vs batch: `batch_calls` replies came through a batch and `live_calls` were made live
+    (calls = batch_calls + live_calls + errors); `cost` is what they cost at the price each was
+    made at (a batch reply at its batch rate), `cost_live` what every reply would have cost live
+    and `cost_batch` as a batch (None: unpriced, or no batch rate is known for the model)."""
 
     calls: int
     prompt_tokens: int
     completion_tokens: int
     cost: float | None
     errors: int
+    batch_calls: int
+    live_calls: int
+    cost_live: float | None
+    cost_batch: float | None
 
 
 class SettingCost(TypedDict):
@@ -56,6 +65,17 @@ class SettingCost(TypedDict):
     prompt_tokens: NotRequired[int]
     completion_tokens: NotRequired[int]
     cost: NotRequired[float | None]
+
+
+def _both_ways(u: ModelUsage, batch_paid: float, batch_live: float, rate: float | None) -> None:
+    """A model's cost every reply live and every reply as a batch, from what its replies cost as
+    made (`u["cost"]`: batch replies at their rate, `batch_paid` of it) and the batch replies'
+    live price (`batch_live`); `rate`: the batch share of the list price (None: unknown)."""
+    if u["cost"] is None:
+        return
+    live_paid = u["cost"] - batch_paid
+    u["cost_live"] = live_paid + batch_live
+    u["cost_batch"] = batch_paid + live_paid * rate if rate is not None else (batch_paid if not u["live_calls"] else None)
 
 
 class UsageReads(Connected):
@@ -142,17 +162,37 @@ class UsageReads(Connected):
             out.append({"kind": "scorer", "model": model, "params": json.loads(params), "system": system, "calls": n})
         return out
 
-    def facts(self) -> tuple[dict[str, int | list[str]], dict[str, ModelUsage]]:
-        """(counts, usage) of a store in two scans. usage: per model, calls,
-        prompt and completion tokens, cost (None when no call was priced) and errors."""
+    def facts(self, rates: Mapping[str, float | None] | None = None) -> tuple[dict[str, int | list[str]], dict[str, ModelUsage]]:
+        """(counts, usage) of a store in two scans. usage: per model, calls, prompt and completion
+        tokens, cost (None when no call was priced) and errors, and the cost live vs batch (see
+        `ModelUsage`). A batch reply's live price is its cost over the rate its batch recorded; a
+        live reply's batch price is its cost times the rate the model's batches recorded, else
+        `rates[model]` (the share of the list price its provider's batches charge; None: unknown)."""
         con = self.conn
         usage: dict[str, ModelUsage] = {}
         ok = err = perm = 0
-        for model, status, permanent, n, pt, ct, cost, priced in con.execute(
-            """SELECT model, status, permanent, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost),
-                      COUNT(cost) FROM calls GROUP BY model, status, permanent"""
+        split: dict[str, list[float | None]] = {}  # model -> [batch replies' cost as paid, their cost live, the batch rate]
+        for model, status, permanent, n, pt, ct, cost, priced, nb, b_paid, b_live, b_rate in con.execute(
+            """SELECT c.model, c.status, c.permanent, COUNT(*), SUM(c.prompt_tokens), SUM(c.completion_tokens), SUM(c.cost),
+                      COUNT(c.cost), COUNT(b.key), SUM(CASE WHEN b.key IS NOT NULL THEN c.cost END),
+                      SUM(CASE WHEN b.rate > 0 THEN c.cost / b.rate WHEN b.key IS NOT NULL THEN c.cost END),
+                      MAX(CASE WHEN b.key IS NOT NULL THEN COALESCE(b.rate, 1.0) END)
+               FROM calls c LEFT JOIN batch_answers b ON b.key = c.key GROUP BY c.model, c.status, c.permanent"""
         ):
-            u = usage.setdefault(model, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": None, "errors": 0})
+            u = usage.setdefault(
+                model,
+                {
+                    "calls": 0,
+                    "prompt_tokens": 0,
+                    "completion_tokens": 0,
+                    "cost": None,
+                    "errors": 0,
+                    "batch_calls": 0,
+                    "live_calls": 0,
+                    "cost_live": None,
+                    "cost_batch": None,
+                },
+            )
             u["calls"] += n
             u["prompt_tokens"] += pt or 0
             u["completion_tokens"] += ct or 0
@@ -164,6 +204,14 @@ class UsageReads(Connected):
                 perm += n if permanent else 0
             else:
                 ok += n
+                u["batch_calls"] += nb
+                u["live_calls"] += n - nb
+                acc = split.setdefault(model, [0.0, 0.0, None])
+                acc[0] = (acc[0] or 0.0) + (b_paid or 0.0)
+                acc[1] = (acc[1] or 0.0) + (b_live or 0.0)
+                acc[2] = b_rate if b_rate is not None else acc[2]
+        for model, (b_paid, b_live, b_rate) in split.items():
+            _both_ways(usage[model], b_paid or 0.0, b_live or 0.0, b_rate if b_rate is not None else (rates or {}).get(model))
         scores = dict(con.execute("SELECT status, COUNT(*) FROM scores GROUP BY status").fetchall())
         samples = (
             [
@@ -184,9 +232,10 @@ class UsageReads(Connected):
         }
         return counts, usage
 
-    def usage(self) -> dict[str, ModelUsage]:
-        """Per model: calls, prompt and completion tokens, cost (None when no call was priced), errors."""
-        return self.facts()[1]
+    def usage(self, rates: Mapping[str, float | None] | None = None) -> dict[str, ModelUsage]:
+        """Per model: calls, prompt and completion tokens, cost (None when no call was priced),
+        errors, and the cost live vs batch (`facts`)."""
+        return self.facts(rates)[1]
 
     def linked_usage(self, run: str | None = "latest") -> list[dict[str, object]]:
         """The calls a setting made before units' answers (a monitor's note), one row per (unit,

@@ -111,16 +111,19 @@ class Writer(Connected):
             ]
         )
 
+    @staticmethod
+    def _result_statements(calls: Sequence[CallRow], scores: Sequence[ScoreRow]) -> list[tuple[str, Sequence[Sequence[SqlValue]]]]:
+        """The statements that store calls' outcomes and their scores (`Writer.write_results`)."""
+        now = time.time()
+        return [
+            (_UPSERT_CALL, [_call_values(c, now) for c in calls]),
+            (
+                "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?, ?)",
+                [(s.key, s.scorer, _storable(s.label), s.status, None if s.detail is None else json.dumps(s.detail), s.value) for s in scores],
+            ),
+        ]
+
     def write_results(self, calls: Sequence[CallRow], scores: Sequence[ScoreRow]) -> None:
         """One transaction per batch. An ok call is never overwritten by a later error. Every text
         is stored as UTF-8 can hold it (`storable_text`), so no row can fail its batch on encoding."""
-        now = time.time()
-        self._tx(
-            [
-                (_UPSERT_CALL, [_call_values(c, now) for c in calls]),
-                (
-                    "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?, ?)",
-                    [(s.key, s.scorer, _storable(s.label), s.status, None if s.detail is None else json.dumps(s.detail), s.value) for s in scores],
-                ),
-            ]
-        )
+        self._tx(self._result_statements(calls, scores))

@@ -40,10 +40,13 @@ def _until_done(suite: Path, out: Path, url: str, *extra: str, rounds: int = 12,
 
 
 def _results(out: Path) -> dict:
-    """results.json without what names the run (its id, its last execution's counters)."""
+    """results.json without what names the run (its id, its last execution's counters) and how
+    its replies came (through a batch or live: the one thing a batch run's usage differs in)."""
     data = json.loads((out / "results.json").read_text())
     data.pop("last_execution")
     data["run"].pop("run_id")
+    for u in data["usage"].values():
+        u.pop("batch_calls"), u.pop("live_calls")
     return data
 
 
@@ -281,3 +284,88 @@ def test_a_2000_unit_suite_through_the_batch_server_equals_the_live_run(tmp_path
     assert len(eps.paid) == 2000 and not eps.paid_twice() and not eps.duplicates
     assert _results(tmp_path / "batch") == _results(tmp_path / "live")
     assert _calls(tmp_path / "batch") == _calls(tmp_path / "live")
+
+
+def test_a_run_partly_in_batch_shows_its_cost_as_made_all_live_and_all_as_a_batch(tmp_path, suite):
+    """Some requests expire and are made live (--batch-fallback live): results.json's usage, the
+    report's run facts and the summary line give the replies of each kind, what they cost at the
+    price each was made at (batch at half the list price), and what every reply would have cost
+    live and as a batch, each checked against the stored tokens at the listed prices."""
+    eps = BatchEndpoints(BatchFaults(seed=1, polls=0, rate_expired=0.3))
+    prices = "price_input=1000,price_output=4000"
+    out = tmp_path / "run"
+    with StubServer(policy=oracle_policy, batches=eps) as srv:
+        runs = []
+        for _ in range(4):
+            runs.append(
+                subprocess.run(
+                    eval_command(suite, out, srv.base_url, "--batch", "openai", "--batch-fallback", "live", model_opts=prices),
+                    env=ENV,
+                    capture_output=True,
+                    text=True,
+                    timeout=180,
+                )
+            )
+            if runs[-1].returncode != WAITING:
+                break
+    assert runs[-1].returncode == 0, runs[-1].stdout + runs[-1].stderr
+    con = sqlite3.connect(out / "store.sqlite")
+    rows = con.execute("SELECT c.key, c.prompt_tokens, c.completion_tokens, c.cost, b.rate FROM calls c LEFT JOIN batch_answers b ON b.key = c.key").fetchall()
+    con.close()
+    listed = {k: (pt * 1000 + ct * 4000) / 1e6 for k, pt, ct, _, _ in rows}
+    batched = {k for k, *_, rate in rows if rate is not None}
+    assert batched == set(eps.paid) and 0 < len(batched) < 60, "some replies came through the batch, the rest live"
+    assert all(cost == pytest.approx(listed[k] * (0.5 if k in batched else 1.0)) for k, _, _, cost, _ in rows)
+    u = json.loads((out / "results.json").read_text())["usage"]["stub-model"]
+    assert (u["batch_calls"], u["live_calls"], u["errors"]) == (len(batched), 60 - len(batched), 0)
+    assert u["cost"] == pytest.approx(sum(v * (0.5 if k in batched else 1.0) for k, v in listed.items()))
+    assert u["cost_live"] == pytest.approx(sum(listed.values()))
+    assert u["cost_batch"] == pytest.approx(sum(listed.values()) / 2)
+    assert u["cost_batch"] < u["cost"] < u["cost_live"]
+    line = next(x for x in runs[-1].stdout.splitlines() if x.startswith("cost: "))
+    assert line == (
+        f"cost: ${u['cost']:.4f} as made ({len(batched)} replies through a batch at the batch rate, {60 - len(batched)} live); "
+        f"all live ${u['cost_live']:.4f}, all as a batch ${u['cost_batch']:.4f}"
+    )
+    md = (out / "results.md").read_text()
+    assert f"| stub-model | 60 | 0 | {len(batched)} | {60 - len(batched)} |" in md and f"${u['cost_live']:.4f} | ${u['cost_batch']:.4f} |" in md
+    html = next((out / "report").glob("*.html")).read_text()
+    assert "Cost all live" in html and f"${u['cost_live']:.4f}" in html and f"${u['cost_batch']:.4f}" in html
+
+
+# The run is paused where it has written a batch's request file and not yet recorded the batch:
+# the child process replaces Store.record_batch by a wait (a breakpoint to kill at; nothing it
+# does is faked), so SIGKILL lands exactly between the two.
+_PAUSE_BEFORE_RECORD = """
+import pathlib, sys, time
+import medresilience.store.batches as b
+mark = pathlib.Path(sys.argv.pop(1))
+def pause(self, *args, **kwargs):
+    mark.touch()
+    time.sleep(600)
+b.BatchRecords.record_batch = pause
+from medresilience.launch import main
+main()
+"""
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_killed_between_writing_the_request_file_and_recording_the_batch_sends_nothing_twice(tmp_path, suite, live, provider):
+    eps = BatchEndpoints(BatchFaults(polls=0))
+    out, mark = tmp_path / "run", tmp_path / "paused"
+    with StubServer(policy=oracle_policy, batches=eps) as srv:
+        cmd = eval_command(suite, out, srv.base_url, "--batch", provider)
+        proc = subprocess.Popen([cmd[0], "-c", _PAUSE_BEFORE_RECORD, str(mark), *cmd[3:]], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_until(mark.exists, timeout=120, proc=proc)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        assert len(list((out / "batches").glob("medres-*.jsonl"))) == 1  # written, never recorded, never sent
+        con = sqlite3.connect(out / "store.sqlite")
+        assert con.execute("SELECT COUNT(*) FROM batches").fetchone()[0] == 0
+        con.close()
+        assert not eps.batches and not eps.files
+        runs = _until_done(suite, out, srv.base_url, "--batch", provider)
+    assert [r.returncode for r in runs] == [WAITING, 0]
+    assert len(eps.batches) == 1, "one batch was created after the kill, none before"
+    assert all(len(b) == 1 for b in eps.sent.values()) and len(eps.paid) == 60 and not eps.paid_twice()
+    assert _results(out) == _results(live)

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from ...cli.batch import BatchFallbackOpt, BatchOpt, BatchResultsOpt, batch_command, batch_request
 from ...cli.kit import StageProgress, build_outcome, console, err_console
 from ...cli.kit import user_errors as _user_errors
 
@@ -122,8 +123,14 @@ def misleading(
     export_parquet: Annotated[
         Optional[Path], typer.Option("--export-parquet", help="also write the suite's bundles as Parquet (Hugging Face datasets)")
     ] = None,
+    batch: BatchOpt = None,
+    batch_results: BatchResultsOpt = None,
+    batch_fallback: BatchFallbackOpt = "batch",
 ) -> None:
-    """Build a misleading-context suite from answer-grounded MCQs with a generator model."""
+    """Build a misleading-context suite from answer-grounded MCQs with a generator model. With
+    --batch each stage's calls go out as a batch (request files under the work directory's
+    batches/): exit 3 while one is in progress; rerun the same command to collect it and go on
+    to the next stage (the applicability filter, then the generation, then the checks)."""
     from ...models.spec import parse_model_spec
     from .construct.inputs import load_build_items
     from .construct.pipeline import BuildOptions, build_misleading, estimate_build
@@ -145,7 +152,9 @@ def misleading(
         est = estimate_build(loaded, gen, opts, ver, work_dir=work_dir, out=out)
         console.print_json(json.dumps(est, default=str))
         return
-    with StageProgress() as prog:
+    from ...build.construction import default_work_dir
+
+    with batch_command(batch_request(batch, batch_results, batch_fallback, False), work_dir or default_work_dir(out)), StageProgress() as prog:
         res = build_misleading(loaded, gen, out, opts, ver, work_dir, progress=prog)
     _print_summary(res.report)
     console.print(f"suite: {out}  (suite.json, items.jsonl, probes.jsonl, build_report.md, decisions.jsonl)")
