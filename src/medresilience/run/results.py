@@ -253,6 +253,11 @@ class Results(BaseModel):
         "agreement, wrong-letter and unread rates per model, setting and condition, the disagreements, the label-corrected rates",
     )
     last_execution: dict[str, Any] | None = None
+    loop: dict[str, Any] | None = Field(
+        default=None,
+        description="what a family that answers its probes through a loop of its own calls recorded of them "
+        "(family.ProbeLoop.record: per-unit records and counts, by setting); None for every other family",
+    )
     stopping: dict[str, Any] | None = Field(
         default=None,
         description="the run's stopping rule (medres eval --until) and its outcome (stopping.Stopping.record): whether it "
