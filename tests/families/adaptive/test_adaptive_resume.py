@@ -63,15 +63,15 @@ STAGES = {
 }
 #: what each stage has stored when the run is killed: role -> (at least, at most) calls stored ok
 STORED = {
-    "after the clean answers": {"clean": (7, 7), "attacker": (0, 0)},
+    "after the clean answers": {"clean": (7, 8), "attacker": (0, 0)},  # q6, wrong at clean, is finished: its unit row asks the clean question
     "mid attacker": {"attacker": (6, 7), "target": (0, 0)},
     "after a checker verdict": {"checker": (1, 6), "target": (0, 0)},
-    "after a target answer": {"target": (1, 6)},
+    "after a target answer": {"target": (1, 12)},  # the stressed answers and the units finished with one
 }
 
 
 def stored_roles(db) -> dict[str, int]:
-    """How many calls of each role a store holds ok (the stressed target answers apart from the clean ones)."""
+    """How many rows of each role a store holds ok (by their request: a finished unit counts with the question it was last asked)."""
     con = sqlite3.connect(db)
     try:
         rows = con.execute("SELECT r.messages FROM calls c JOIN requests r ON r.key = c.key WHERE c.status = 'ok'").fetchall()
