@@ -13,7 +13,7 @@ import importlib
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from typing_extensions import TypeVar as DefaultTypeVar
@@ -27,11 +27,14 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     import typer
 
+    from .mitigations.setting import AnswerLoop, Setting
     from .records import Item, Probe
     from .report.compare import CompareSpec
     from .review.rubrics import ReviewRubric
     from .run.label_rates import LabelRate
+    from .runtime.jsontypes import JSONObject
     from .score import AnyScorer
+    from .store import Store
     from .suite import Suite
 
 Messages = list[dict[str, str]]
@@ -192,6 +195,24 @@ def versus_filters(condition: str, event: str | None, pairs: str = "paired_none"
     return out
 
 
+class ProbeLoop(Protocol):
+    """A family whose probe units obtain their answer through a loop of calls of its own (an adaptive
+    attack: an attacker model rewrites the item turn by turn and the answering model answers each
+    version fresh), declared by `EvaluationSpec.loop`. The item's clean unit is asked as any other.
+
+    - `answer_loop(options, setting)`: the `AnswerLoop` (mitigations.setting) the runner hands the
+      family's probe units under that setting to, as it hands an agent setting's units to its loop:
+      it makes every call through `calls.run_calls` (keyed, stored, resumed) and stores each unit's
+      final answer under the unit's key; a setting that answers through a loop or a call of its own
+      is refused with it;
+    - `record(store)`: what results.json keeps of the loops of the store's latest run (its `loop`
+      block: per-unit records and counts, by setting)."""
+
+    def answer_loop(self, options: Any, setting: Setting) -> AnswerLoop: ...
+
+    def record(self, store: Store) -> JSONObject: ...
+
+
 def all_probes(suite: Suite, options: BaseModel) -> Iterator[Probe]:
     """The default selection: every probe of the suite."""
     return iter(suite.probes)
@@ -228,7 +249,9 @@ class EvaluationSpec(Generic[P]):
       messages, that unit's stored reply and this turn (`followups`);
     - `epochs`: whether its metrics read repeats of each unit (the frame's `epoch` column), so that
       a run may ask for more than one (`medres eval --epochs N`);
-    - `example_rule`: how the prompt optimiser makes examples of its items (`ExampleRule`)."""
+    - `example_rule`: how the prompt optimiser makes examples of its items (`ExampleRule`);
+    - `loop`: a family whose probe units are answered through a loop of calls of its own (`ProbeLoop`),
+      None for one whose every unit is one request (default)."""
 
     render: Callable[[Item, P | None, str, Any], Messages]
     scorer: Callable[[Item, P | None, str, Any], AnyScorer]
@@ -240,6 +263,7 @@ class EvaluationSpec(Generic[P]):
     follows: Callable[[P], str | None] = lambda probe: None
     epochs: bool = False
     example_rule: ExampleRule = ExampleRule()
+    loop: ProbeLoop | None = None
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ DOCS = ROOT / "docs"
 PAGES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
 MARKED = re.compile(r"^<!-- docs-test: (run|skip|file)(?: ([^\n]*?))? -->\n```(\w*)\n(.*?)^```", re.S | re.M)
 FENCE = re.compile(r"^```(\w*)$", re.M)
-MODEL_FLAGS = {"--model", "-m", "--judge", "--generator", "--reader", "--verify", "--verifier", "--task-model", "--reflection-model"}
+MODEL_FLAGS = {"--model", "-m", "--judge", "--attacker", "--generator", "--reader", "--verify", "--verifier", "--task-model", "--reflection-model"}
 
 
 def _blocks(page: Path) -> list[tuple[str, str, str, str]]:

@@ -237,6 +237,7 @@ TYPING_UPWARD = {
     ("family", "report"): "Family's report hooks are annotated with report.compare's types",
     ("family", "review"): "Family's review hooks are annotated with review.rubrics' Rubric",
     ("family", "run"): "Family's measures are annotated with run.label_rates' types",
+    ("family", "mitigations"): "Family's probe loop is annotated with mitigations.setting's AnswerLoop and Setting",
     ("family", "suite"): "Family's probe hooks are annotated with Suite",
     ("scoring", "run"): "the judge's and the extraction's runs take run.runner's Planned units",
 }

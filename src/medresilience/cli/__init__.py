@@ -51,9 +51,11 @@ def _root(
     pass
 
 
-def _run_options(family: Family, family_options: list[str] | None, judge: str | None, cfg) -> tuple[dict[str, str], ModelSpec | None, str]:
-    """The family's -O pairs with --judge folded in, the run's extraction model (-O extract=SPEC)
-    and its answer format (-O answer_format=prompt|schema)."""
+def _run_options(
+    family: Family, family_options: list[str] | None, judge: str | None, cfg, attacker: str | None = None
+) -> tuple[dict[str, str], ModelSpec | None, str]:
+    """The family's -O pairs with --judge and --attacker folded in, the run's extraction model (-O
+    extract=SPEC) and its answer format (-O answer_format=prompt|schema)."""
     from ..models.spec import parse_model_spec
     from ..runtime.errors import ConfigError
 
@@ -65,13 +67,16 @@ def _run_options(family: Family, family_options: list[str] | None, judge: str | 
         if not text:
             raise ConfigError("-O extract", "name the extraction model, e.g. -O extract=openai/gpt-4o-mini")
         extract = parse_model_spec(text, cfg.spec_defaults() if cfg else None)  # its key is checked with the run's (resolve_run)
-    if judge is not None:  # --judge SPEC is the family's judge option
-        if "judge" not in family.evaluation.options.model_fields:
-            raise ConfigError("--judge", f"family {family.name} takes no judge model")
-        if "judge" in pairs:
-            raise ConfigError("--judge", "give the judge once: --judge or -O judge=, not both")
-        parse_model_spec(judge, flag="--judge")  # a bad spec is blamed on the flag that gave it
-        pairs["judge"] = judge
+    # --judge SPEC and --attacker SPEC are the family's judge and attacker options
+    for flag, key, value in (("--judge", "judge", judge), ("--attacker", "attacker", attacker)):
+        if value is None:
+            continue
+        if key not in family.evaluation.options.model_fields:
+            raise ConfigError(flag, f"family {family.name} takes no {key} model")
+        if key in pairs:
+            raise ConfigError(flag, f"give the {key} once: {flag} or -O {key}=, not both")
+        parse_model_spec(value, flag=flag)  # a bad spec is blamed on the flag that gave it
+        pairs[key] = value
     return pairs, extract, answer_format
 
 
@@ -148,6 +153,7 @@ def _run_eval(
     reader: str | None = None,
     until: StopRule | None = None,
     batch: BatchRequest | None = None,
+    attacker: str | None = None,
 ) -> None:
     """Run, print the table and summary, audit its labels (`audit` units, with the `reader` model),
     write the report (`batch`: the calls go through a batch, see cli.batch); then exit 1 when calls failed
@@ -170,7 +176,7 @@ def _run_eval(
     if defense is not None:  # the former flag: --defense on = the caution setting
         settings = {"off": ["none"], "on": ["caution"], "both": ["none", "caution"]}[defense]
     family = family_of([suite.manifest.family])
-    pairs, extract, answer_format = _run_options(family, family_options, judge, cfg)
+    pairs, extract, answer_format = _run_options(family, family_options, judge, cfg, attacker)
     fam_opts = cfg.family_options(pairs, family) if cfg else pairs
     # the family's first scoring is the default (letters for MCQ families, the judge for free text)
     opts = EvalOptions(
@@ -281,6 +287,9 @@ ScoringOpt = Annotated[
     ),
 ]
 JudgeOpt = Annotated[Optional[str], typer.Option("--judge", help="judge model spec for a family whose answers are judged (= -O judge=SPEC)")]
+AttackerOpt = Annotated[
+    Optional[str], typer.Option("--attacker", help="attacker model spec for a family that attacks each item over turns (adaptive; = -O attacker=SPEC)")
+]
 FamilyOpt = Annotated[
     Optional[list[str]],
     typer.Option(
@@ -342,6 +351,7 @@ def eval_(
     scoring: ScoringOpt = None,
     option: FamilyOpt = None,
     judge: JudgeOpt = None,
+    attacker: AttackerOpt = None,
     defense: DefenseOpt = None,
     wait: WaitOpt = False,
     audit: Annotated[Optional[int], typer.Option("--audit", help="after the run, audit the labels of N sampled units (medres audit)")] = None,
@@ -401,6 +411,7 @@ def eval_(
         reader=reader,
         until=rule,
         batch=batch_request(batch, batch_results, batch_fallback, dry_run),
+        attacker=attacker,
     )
 
 

@@ -3,4 +3,4 @@
 
 May import: its families (each registers itself)."""
 
-from . import misleading, noise, pressure, presupposition  # noqa: F401
+from . import adaptive, misleading, noise, pressure, presupposition  # noqa: F401

@@ -279,6 +279,7 @@ def summarise_with_frame(store: Store, suite: Suite | ResolvedRun, config: dict[
             reading=reading,
             warnings=truncation_warnings(reading, family_sets_budget(family, opts.get("family") if fopts is None else fopts)),
             last_execution=None if stats is None else asdict(stats),
+            loop=None if family.evaluation.loop is None else family.evaluation.loop.record(store),
             stopping=config.get("stopping"),
             teams=team_results(store),
         ),

@@ -204,6 +204,7 @@ def _check(family: Family, fopts: BaseModel, settings: Sequence[Setting], called
         if other is not None and other.identity() != m.identity():
             raise ConfigError("--setting", f"the model {m.label} a setting calls is not the answering model of that label; give it another label=")
     check_answer_format(family, opts, settings)
+    _check_probe_loop(family, settings)
     if opts.extract is not None:
         if opts.scoring != "letter":
             raise ConfigError("-O extract", f"the extraction model reads generated replies: it needs --scoring letter, not {opts.scoring}")
@@ -229,6 +230,17 @@ def _check(family: Family, fopts: BaseModel, settings: Sequence[Setting], called
                     f"--setting {setting.name}",
                     "the setting answers in text after calls of its own (an agent's steps, a team's discussion): score it with --scoring letter",
                 )
+
+
+def _check_probe_loop(family: Family, settings: Sequence[Setting]) -> None:
+    """A family that answers its probes through a loop of its own calls takes no setting that makes calls of its own."""
+    if family.evaluation.loop is None:
+        return
+    for setting in settings:
+        if setting.agent is not None or setting.precall is not None:
+            raise ConfigError(
+                f"--setting {setting.name}", f"family {family.name} answers its probes through a loop of its own calls; this setting makes calls of its own"
+            )
 
 
 def check_options(family: Family, opts: EvalOptions, specs: Iterable[ModelSpec] = ()) -> BaseModel:

@@ -238,6 +238,11 @@ class Results(BaseModel):
         description="model -> team setting -> how its units worked (run.teams): complexity chosen, experts recruited, "
         "rounds, agreement, calls and tokens per unit, units not answered and why",
     )
+    loop: dict[str, Any] | None = Field(
+        default=None,
+        description="what a family that answers its probes through a loop of its own calls recorded of them "
+        "(family.ProbeLoop.record: per-unit records and counts, by setting); None for every other family",
+    )
     stopping: dict[str, Any] | None = Field(
         default=None,
         description="the run's stopping rule (medres eval --until) and its outcome (stopping.Stopping.record): whether it "

@@ -20,8 +20,9 @@ setting does besides changing the messages is declared in its type (`mitigations
   (deduplicated, cached and resumed by key, never scored), then the answers of the units whose
   pre-call is stored ok; a unit whose pre-call failed is not answered (counted as not run; the frame
   shows it missing) and a rerun retries it.
-- an answer loop (`setting.agent`, an `AnswerLoop`: a search agent's steps, mitigations.agent): the
-  setting obtains the answer itself. Its units are keyed by `loop.unit_key(answer key, model)` and
+- an answer loop (`setting.agent`, an `AnswerLoop`: a search agent's steps, mitigations.agent; or the
+  family's, `family.evaluation.loop`, for its probe units: an adaptive attack's turns): the
+  setting (or family) obtains the answer itself. Its units are keyed by `loop.unit_key(answer key, model)` and
   handed to `loop.run(...)` before the other answers, which stores every call it makes and each
   unit's final answer under the unit's key; their judges run after, on the stored final answers,
   like any other.
@@ -134,6 +135,7 @@ class Planned:
     follow: followups.FollowUp | None = None  # a second turn: its messages and key wait for the earlier reply
     loop: AnswerLoop | None = None  # the setting's answer loop when it obtains the answer itself (an agent's steps)
     item: Item | None = None  # the unit's item (an answer loop keeps its answer key out of what it finds)
+    probe: Probe | None = None  # the unit's probe, given to an answer loop (a family's probe loop reads what it stresses)
 
 
 def plan(suite: Suite | ResolvedRun, specs: Iterable[ModelSpec] = (), opts: EvalOptions = EvalOptions()) -> list[Planned]:
@@ -472,6 +474,8 @@ def _plan_pairs(pairs: list[tuple[Item, Probe | None]], run: ResolvedRun, format
 
         for setting in run.settings:
             precall, loop = setting.precall, setting.agent
+            # a family that answers its probes through a loop of its own (evaluation.loop): its probe units go to that loop
+            probe_loop = loop if family.evaluation.loop is None else family.evaluation.loop.answer_loop(fopts, setting)
             if any(after.values()):
                 followups.check_setting(setting, family.name)
             earlier: dict[tuple[str, str], Planned] = {}  # (item id, condition) -> its unit, for the follow-ups
@@ -490,10 +494,20 @@ def _plan_pairs(pairs: list[tuple[Item, Probe | None]], run: ResolvedRun, format
                     pre = PlannedPreCall(c.role, request_key(c.spec, c.messages, c.params), c.spec, c.messages, c.params, precall)
                     # the answer's messages depend on the pre-call's stored reply: the unit's key names both
                     key = stable_hash({"answer": key, c.role: pre.key, "marker": setting.marker})
-                if loop is not None:  # the answer comes from the loop's own calls: the key names the loop (an agent and its protocol)
-                    key = loop.unit_key(key, spec)
+                unit_loop = loop if probe is None else probe_loop
+                if unit_loop is not None:  # the answer comes from the loop's own calls: the key names the loop (an agent and its protocol)
+                    key = unit_loop.unit_key(key, spec)
                 unit = _unit(run, extractor, spec, epoch, setting.name, item, probe, key, schema)
-                earlier[(item.id, cond)] = planned = Planned(unit.row, messages, sent, unit.scorer, pre, loop=loop, item=item if loop is not None else None)
+                earlier[(item.id, cond)] = planned = Planned(
+                    unit.row,
+                    messages,
+                    sent,
+                    unit.scorer,
+                    pre,
+                    loop=unit_loop,
+                    item=item if unit_loop is not None else None,
+                    probe=probe if unit_loop is not None else None,
+                )
                 out.append(planned)
             for item, probe, turn, cond in later:
                 first = earlier.get((item.id, cond))

@@ -16,7 +16,7 @@ from medresilience.sources.pubmedqa import read_pubmedqa
 from medresilience.suite import Suite
 from medresilience.testing.stub import StubServer
 
-REQUIRED = {"presupposition": {"judge": "openai:judge,base_url=http://127.0.0.1:9"}}
+REQUIRED = {"presupposition": {"judge": "openai:judge,base_url=http://127.0.0.1:9"}, "adaptive": {"attacker": "openai:attacker,base_url=http://127.0.0.1:9"}}
 
 
 @pytest.fixture(scope="module")

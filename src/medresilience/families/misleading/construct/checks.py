@@ -390,6 +390,13 @@ def bundle_problems(
     return out
 
 
+def sentence_problems(item: Item, option: str, text: str, limits: Limits = Limits(), provenance: str | None = None) -> list[Problem]:
+    """The problems of one context sentence for `option` on its own (a bundle's sentence, or another
+    family's single added sentence): its length, one sentence, a claim of its own, no option letter
+    or answer key, not the question's words, and its framing in `provenance` (None: not checked)."""
+    return _sentence_problems(item, option, " ".join(text.split()), "".join(item.choices), limits, provenance)
+
+
 def _sentence_problems(item: Item, k: str, t: str, letters: str, limits: Limits, provenance: str | None) -> list[Problem]:
     """The problems of option `k`'s sentence `t` on its own: its length, one sentence, a claim of its
     own, no option letter or answer key, not the question's words, and its framing."""
