@@ -881,10 +881,14 @@ def _named_with_text(text: str, letters: str, options: OptionTexts) -> list[_Sai
             # "A. Enterovirus 70 and D. Coxsackie A24", "d) Comitantes o incomitantes.": a second option or thing after it
             several = _names_another(text, first.end(1), label, letters) or options.joined_after(label, text[first.end() :].split("\n", 1)[0])
             said.append(_Said(first.start(1), first.end(), ANSWER, None if several else label, why="several_options"))
-    # a line giving one option's label with another option's text ("D. EEG" where EEG is C)
-    # contradicts itself: an answer with no option, which leaves the reply ambiguous
+    # a line giving one option's label with another option's text ("D. EEG" where EEG is C), or
+    # with the start of another option's text cut inside a word ("D) Hyperpermeability of
+    # superficial dermal microvas" where that begins C), contradicts itself: an answer with no
+    # option, which leaves the reply ambiguous
     for m in LABEL_LINE.finditer(text):
         label, named = m.group(1).upper(), options.named(m.group(2), exact_only=True)
+        if named is None and options.texts:
+            named = options.cut_short(m.group(2))
         if label in letters and named is not None and named != label:
             said.append(_Said(m.start(), m.end(), ANSWER, None, contra=True, why="contradicts"))
     return said

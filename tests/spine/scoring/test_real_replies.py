@@ -211,7 +211,26 @@ VALIDATION10_MISSES: dict[str, str | None] = {
 }
 #: the wrong letters of the tenth set's first measurement (3), kept as the record of it
 VALIDATION10_FIRST_WRONG = {"m10-0130": "A", "m10-0152": "A", "m10-0170": "E"}
-HELD_OUT_MISSES = {**VALIDATION6_MISSES, **VALIDATION7_MISSES, **VALIDATION8_MISSES, **VALIDATION9_MISSES, **VALIDATION10_MISSES}
+#: the eleventh validation set (mcq_n.jsonl, split validation11; 300 replies from ten repositories,
+#: labelled by hand and committed (49443e1 .. a2abc13) before any reader ran on it, gathered by
+#: helpers the reader's authors never saw): measured once, on main's reader (b817a3a) and again on
+#: the reader with the sixth session's rules (merge 40a7205), both giving 298 of 300 as labelled:
+#: 1 wrong letter of 296 read (0.3%, 95% CI 0.06-1.9%; m11-0172, a MedGemma reply "D) <the start
+#: of option C's text, cut off>" read D) and 1 of 296 readable unread (0.3%, 0.06-1.9%). Read
+#: since: a label line whose text is another option's text cut inside a word contradicts itself
+#: (m11-0172 unread). Left unread: m11-0214, an analysis committing to E in its first paragraph and
+#: cut off mid-sentence while setting the others aside (its label is arguable)
+VALIDATION11_MISSES: dict[str, str | None] = {"m11-0214": None}
+#: the wrong letter of the eleventh set's first measurement, kept as the record of it
+VALIDATION11_FIRST_WRONG = {"m11-0172": "D"}
+HELD_OUT_MISSES = {
+    **VALIDATION6_MISSES,
+    **VALIDATION7_MISSES,
+    **VALIDATION8_MISSES,
+    **VALIDATION9_MISSES,
+    **VALIDATION10_MISSES,
+    **VALIDATION11_MISSES,
+}
 
 
 @pytest.mark.parametrize("path", MCQ_FILES, ids=lambda p: p.stem)
@@ -702,6 +721,27 @@ def test_the_tenth_validation_set_is_real_varied_and_misread_only_where_listed()
     assert misses == VALIDATION10_MISSES
 
 
+def test_the_eleventh_validation_set_is_real_varied_and_misread_only_where_listed():
+    # 300 replies from ten repositories, at most 40 from one, sampled at random (seeded) and
+    # labelled by hand before any reader ran on them
+    rows = _records(DATA / "mcq_n.jsonl")
+    assert len(rows) >= 300 and {r["split"] for r in rows} == {"validation11"} and all(r["id"].startswith("m11-") for r in rows)
+    by_repo = Counter(r["source"]["repo"] for r in rows)
+    assert len(by_repo) >= 10 and max(by_repo.values()) <= 40
+    used_before = {r["source"]["repo"] for p in MCQ_FILES if p.name != "mcq_n.jsonl" for r in _records(p) if r.get("source")}
+    assert not used_before & set(by_repo)
+    assert not any(r.get("constructed") for r in rows)
+    misses = {r["id"]: got for r in rows if (got := _read_mcq(r)) != r["expected"]}
+    assert misses == VALIDATION11_MISSES
+
+
+@pytest.mark.parametrize("rid", sorted(VALIDATION11_FIRST_WRONG))
+def test_a_first_measured_wrong_letter_of_the_eleventh_set_is_now_read_as_labelled_or_unread(rid):
+    r = next(r for r in _records(DATA / "mcq_n.jsonl") if r["id"] == rid)
+    got = read_answer(r["reply"], r["letters"], r.get("option_texts"), r.get("question"))
+    assert got.label in (None, r["expected"]) and got.label != VALIDATION11_FIRST_WRONG[rid], got.how
+
+
 @pytest.mark.parametrize("rid", sorted(VALIDATION9_FIRST_WRONG))
 def test_a_first_measured_wrong_letter_of_the_ninth_set_is_now_read_as_labelled_or_unread(rid):
     r = next(r for r in _records(DATA / "mcq_l.jsonl") if r["id"] == rid)
@@ -716,13 +756,14 @@ def test_a_first_measured_wrong_letter_of_the_tenth_set_is_now_read_as_labelled_
     assert got.label in (None, r["expected"]) and got.label != VALIDATION10_FIRST_WRONG[rid], got.how
 
 
-#: each held-out set's files and the replies it misreads (validation6 to 9 above)
+#: each held-out set's files and the replies it misreads (validation6 to 11 above)
 HELD_OUT_SETS = {
     "validation6": ((DATA / "mcq_h.jsonl", DATA / "mcq_i.jsonl"), VALIDATION6_MISSES),
     "validation7": ((DATA / "mcq_j.jsonl",), VALIDATION7_MISSES),
     "validation8": ((DATA / "mcq_k.jsonl",), VALIDATION8_MISSES),
     "validation9": ((DATA / "mcq_l.jsonl",), VALIDATION9_MISSES),
     "validation10": ((DATA / "mcq_m.jsonl",), VALIDATION10_MISSES),
+    "validation11": ((DATA / "mcq_n.jsonl",), VALIDATION11_MISSES),
 }
 
 
