@@ -206,11 +206,15 @@ class ProbeLoop(Protocol):
       final answer under the unit's key; a setting that answers through a loop or a call of its own
       is refused with it;
     - `record(store)`: what results.json keeps of the loops of the store's latest run (its `loop`
-      block: per-unit records and counts, by setting)."""
+      block: per-unit records and counts, by setting);
+    - `measures(loop)`: from that `loop` block, model -> setting -> the keys the loop adds to that
+      model and setting's results block (declared in the family's `results_block`)."""
 
     def answer_loop(self, options: Any, setting: Setting) -> AnswerLoop: ...
 
     def record(self, store: Store) -> JSONObject: ...
+
+    def measures(self, loop: JSONObject) -> dict[str, dict[str, JSONObject]]: ...
 
 
 def all_probes(suite: Suite, options: BaseModel) -> Iterator[Probe]:

@@ -23,7 +23,7 @@ from ..family import get
 from ..models.names import ModelNames, RunModels, model_names, recorded_models
 from ..models.providers import batch_rates
 from ..models.urls import redact_url  # noqa: F401  (the report shows endpoints through it)
-from ..run.frame import frame_metrics, results_frame
+from ..run.frame import metrics_with_loop, results_frame
 from ..run.reading import family_sets_budget, reading_summary, truncation_warnings
 from ..run.results import READINGS, ReadingSummary, ResultsBlock, typed_blocks
 from ..run.run_suite import find_run_suite
@@ -129,7 +129,7 @@ def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = Tru
                 run.timings["frame"] = time.perf_counter() - t0
                 t0 = time.perf_counter()
                 family = get(suite_family)
-                res = dict(frame_metrics(family, df))  # computed once when the results came from this frame
+                res = metrics_with_loop(family, df, store)  # the metrics computed once when the results came from this frame
                 res["family"] = family.name
                 run.timings["metrics"] = time.perf_counter() - t0
                 t0 = time.perf_counter()

@@ -245,7 +245,7 @@ def _settled_results(out: Path, previous: str | None, run_id: str, stats: RunSta
 def summarise_with_frame(store: Store, suite: Suite | ResolvedRun, config: dict[str, Any], stats: RunStats | None = None) -> tuple[Results, pd.DataFrame]:
     """The results of the store's latest run and the results frame they come from: of a resolved
     run (its family and options as resolved), or of a suite (its family looked up here)."""
-    from .frame import frame_metrics, results_frame  # pandas, scipy and statsmodels: imported when results are computed
+    from .frame import frame_metrics, results_frame, with_loop_measures  # pandas, scipy and statsmodels: imported when results are computed
     from .reading import family_sets_budget, reading_summary, truncation_warnings
 
     if isinstance(suite, ResolvedRun):
@@ -254,7 +254,8 @@ def summarise_with_frame(store: Store, suite: Suite | ResolvedRun, config: dict[
     else:
         family, fopts = family_of([suite.manifest.family]), None
     df = results_frame(store, suite, family=family)
-    res = frame_metrics(family, df)
+    loop = None if family.evaluation.loop is None else family.evaluation.loop.record(store)
+    res = with_loop_measures(family, frame_metrics(family, df), loop)
     opts = config.get("options", {})
     from .teams import team_results
 
@@ -279,7 +280,7 @@ def summarise_with_frame(store: Store, suite: Suite | ResolvedRun, config: dict[
             reading=reading,
             warnings=truncation_warnings(reading, family_sets_budget(family, opts.get("family") if fopts is None else fopts)),
             last_execution=None if stats is None else asdict(stats),
-            loop=None if family.evaluation.loop is None else family.evaluation.loop.record(store),
+            loop=loop,
             stopping=config.get("stopping"),
             teams=team_results(store),
         ),

@@ -372,3 +372,23 @@ def frame_metrics(family: Family, df: pd.DataFrame) -> dict[str, Any]:
     metrics = family.measures.metrics(df)
     _LAST_METRICS[:] = [(weakref.ref(df), family.name, metrics)]
     return metrics
+
+
+def with_loop_measures(family: Family, metrics: dict[str, Any], loop: dict[str, Any] | None) -> dict[str, Any]:
+    """`metrics` with the measures a family's probe loop adds to each model and setting's block from
+    the run's `loop` block (`ProbeLoop.measures`); a copy, the shared dict untouched."""
+    if family.evaluation.loop is None or not loop:
+        return metrics
+    added = family.evaluation.loop.measures(loop)
+    models = {m: {st: {**block, **added.get(m, {}).get(st, {})} for st, block in by_setting.items()} for m, by_setting in metrics.get("models", {}).items()}
+    return {**metrics, "models": models}
+
+
+def metrics_with_loop(family: Family, df: pd.DataFrame, store: Store) -> dict[str, Any]:
+    """The family's metrics of the frame with its probe loop's measures, and the loop's record of the
+    store's latest run as `loop` (a family with no probe loop: its metrics alone); a new dict."""
+    loop = None if family.evaluation.loop is None else family.evaluation.loop.record(store)
+    res = dict(with_loop_measures(family, frame_metrics(family, df), loop))
+    if loop is not None:
+        res["loop"] = loop
+    return res

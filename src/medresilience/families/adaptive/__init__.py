@@ -5,9 +5,9 @@ checked by the family's fidelity rules and a checker model before the answering 
 revised over up to `budget` turns from the answering model's replies until the answer flips
 (`loop`). The family's probe units are answered through that loop (`Family.evaluation.loop`).
 
-This module declares the family to the registry; the loop, metrics and the builder are imported when
-first used. The roles its calls are linked to units with (`taxonomy.ROLE_*`) are not registered with
-`mitigations.roles`: those roles describe a setting's agent steps and summaries, which an attack's
+This module declares the family to the registry; the loop, metrics, the report and the builder are
+imported when first used. The roles its calls are linked to units with (`taxonomy.ROLE_*`) are not
+registered with `mitigations.roles`: those roles describe a setting's agent steps and summaries, which an attack's
 turns are not; the cost counts read every linked call whatever its role.
 
 May import: the spine (every module outside families/), and the misleading family (the clean
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...family import EvaluationSpec, ExampleRule, Family, MeasureSpec, Outcomes, ProbeSpec, SuiteSpec, lazy, register
+from ...family import EvaluationSpec, ExampleRule, Family, MeasureSpec, Outcomes, ProbeSpec, ReportSpec, SuiteSpec, lazy, register
 from ...records import CLEAN
 from ...run.label_rates import accuracy, flip
 from .block import AdaptiveBlock
@@ -43,6 +43,11 @@ class AttackLoops:
         from .traces import loop_record
 
         return loop_record(store)
+
+    def measures(self, loop: JSONObject) -> dict[str, dict[str, JSONObject]]:
+        from .persuasion import loop_measures
+
+        return loop_measures(loop)  # type: ignore[return-value]  # plain JSON dicts
 
 
 #: the headline rates as functions of unit labels: clean accuracy and the adaptive flip (right at
@@ -72,6 +77,7 @@ FAMILY_SPEC = register(
             rates=LABEL_RATES,
         ),
         suites=SuiteSpec(commands=lazy(f"{__name__}.commands:commands")),
+        report=ReportSpec(section=lazy(f"{__name__}.report.section:section")),
         outcomes=Outcomes(reference=CLEAN, target="target"),
     )
 )

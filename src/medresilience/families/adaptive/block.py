@@ -1,9 +1,10 @@
 """The shape of the adaptive family's results block (one model and setting of results.json, as
-`metrics.model_block` writes it)."""
+`metrics.model_block` writes it, with the persuasion measures of its attacks that
+`persuasion.loop_measures` adds from the run's traces)."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ...run.results import IntervalRate, ResultsBlock
 
@@ -20,7 +21,53 @@ class Counts(BaseModel):
     not_run: int
 
 
+class CurvePointValue(BaseModel):
+    """The share of right answers flipped within `turn` turns: k of n, its interval, the attacks
+    still at risk and the sample size the interval stands on (`stats.persuasion.CurvePoint`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    turn: int
+    k: int
+    n: int
+    at_risk: int
+    p: float
+    lo: float
+    hi: float
+    n_eff: float
+
+
+class MedianValue(BaseModel):
+    """The median turns to flip and its interval; `turns` None: not reached within the budget."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    turns: int | None
+    lo: int | None
+    hi: int | None
+    n: int
+    reached: bool
+
+
+class PersuasionValue(BaseModel):
+    """One model's (or model x kind's) persuasion summary (`stats.persuasion.PersuasionSummary`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    attacked: int
+    method: str
+    budgets: list[int]
+    curve: list[CurvePointValue]
+    median_turns: MedianValue
+    to_target: IntervalRate
+    rejected: int
+    turns_used: int
+
+
 class AdaptiveBlock(ResultsBlock):
     overall: dict[str, IntervalRate | None]
     by_kind: dict[str, dict[str, IntervalRate | None]]
     counts: Counts
+    #: None where the model had no item right at clean to attack (or the run kept no traces)
+    persuasion: PersuasionValue | None = None
+    persuasion_by_kind: dict[str, PersuasionValue] = Field(default_factory=dict)

@@ -1,0 +1,3 @@
+"""The adaptive family's report: its section (section).
+
+May import: the spine (every module outside families/) and this family's modules."""
