@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from test_adaptive import run
 
 from medresilience import stats
@@ -71,3 +72,12 @@ def test_the_report_shows_the_persuasion_section_with_linked_flips_and_the_calls
     by_role = {line.split(",")[2]: int(line.split(",")[3]) for line in calls[1:]}
     # test_adaptive's CALLS: attacker 14, checker 13, target 11, one clean call per item
     assert by_role == {"clean": 7, "attacker": 14, "checker": 13, "target": 11}
+
+
+def test_a_bad_trace_in_the_loop_block_is_an_error_naming_its_setting_index_and_field():
+    from medresilience.families.adaptive.persuasion import loop_measures
+
+    good = {"model": "m", "item_id": "q1", "kind": "noise", "budget": 3, "flipped_at": 1, "to_target": True, "rejected": 0, "turns_used": 1}
+    assert loop_measures({"none": {"traces": [good]}})["m"]["none"]["persuasion"]["curve"][0]["k"] == 1
+    with pytest.raises(ValueError, match=r"loop\.none\.traces\[1\]: .*flipped_at.*past the budget"):
+        loop_measures({"none": {"traces": [good, {**good, "item_id": "q2", "flipped_at": 4, "turns_used": 3}]}})
