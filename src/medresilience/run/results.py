@@ -23,7 +23,18 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError, ValidationInfo, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    model_serializer,
+    model_validator,
+)
 
 from ..runtime.counters import RunStats
 from ..runtime.errors import InputError, validation_problem
@@ -193,6 +204,22 @@ class Usage(BaseModel):
     cost_live: float | None = Field(None, description="what every reply would have cost live")
     cost_batch: float | None = Field(None, description="what every reply would have cost as a batch (None: no batch rate known)")
 
+    @model_serializer(mode="wrap")
+    def _as_recorded(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The split of calls and costs by how they were made is written only where the run recorded
+        it: a results.json from before it was counted is written back as it was read."""
+        out: dict[str, Any] = handler(self)
+        for name in _USAGE_SPLIT - self.model_fields_set:
+            out.pop(name, None)
+        return out
+
+
+#: the results' fields written only where the run that made them gave them (the team setting's and
+#: a family loop's blocks)
+_WRITTEN_WHEN_GIVEN = frozenset({"teams", "loop"})
+#: the usage fields that say how replies came (through a batch or live) and what each way costs
+_USAGE_SPLIT = frozenset({"batch_calls", "live_calls", "cost_live", "cost_batch"})
+
 
 class RunInfo(BaseModel):
     model_config = ConfigDict(extra="allow")
@@ -297,6 +324,8 @@ class Results(BaseModel):
         not hold, no default it was not given), in the order the blocks were written in."""
         typed = self._typed_with(block)  # validated as written, whatever was put in since they were read
         data = self.model_dump(mode="json")
+        for name in _WRITTEN_WHEN_GIVEN - self.model_fields_set:
+            data.pop(name, None)  # a results.json from before the field existed is written back as read
         data["models"] = {m: {s: written_block(b, self.models[m][s]) for s, b in per.items()} for m, per in typed.items()}
         text = _JSON_OBJECT.dump_json(data, indent=2).decode("utf-8")
         type(self).model_validate_json(text, context=None if block is None else {BLOCK: block})
