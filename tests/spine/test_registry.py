@@ -59,7 +59,7 @@ def test_an_unknown_name_lists_the_known_ones():
 
 
 def test_each_registry_keeps_its_error():
-    with pytest.raises(KeyError, match=r"unknown family 'nope' \(known: misleading, noise, pressure, presupposition"):
+    with pytest.raises(KeyError, match=r"unknown family 'nope' \(known: adaptive, misleading, noise, pressure, presupposition"):
         get_family("nope")
     with pytest.raises(ConfigError, match=r"unknown rubric 'nope' \(known: B, A"):
         get_rubric("nope")

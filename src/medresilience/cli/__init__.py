@@ -277,7 +277,7 @@ SettingOpt = Annotated[
     Optional[list[str]],
     typer.Option(
         "--setting",
-        help="mitigation setting: none, caution, monitor[:SPEC], retrieval:INDEX[,k=3], agent:INDEX|URL[,steps=8,k=3], team[:SPEC][,rounds=2,experts=3,mode=adaptive,monitor=self], optimised:FILE.json; repeat to compare on the same items",
+        help="mitigation setting: none, caution, monitor[:SPEC], retrieval:INDEX[,k=3], agent:INDEX|URL[,steps=8,k=3], team[:SPEC][,KEY=VALUE...] (rounds=2, experts=3, mode=adaptive, monitor=self), optimised:FILE.json; repeat to compare on the same items",
     ),
 ]
 ScoringOpt = Annotated[

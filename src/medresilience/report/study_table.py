@@ -280,7 +280,7 @@ def _slug(s: str) -> str:
 
 def write(result: StudyTable, out: Path) -> dict[str, Path]:
     """table1.md / .csv and, per check, table6_*.md / .csv in `out` (created); their paths by name."""
-    from ..runtime.fileio import atomic_write
+    from ..runtime.fileio import atomic_write, write_csv_frame
     from .render_data import table_frame
     from .render_markdown import table_markdown
 
@@ -290,7 +290,6 @@ def write(result: StudyTable, out: Path) -> dict[str, Path]:
         md, csv = out / f"{t.name}.md", out / f"{t.name}.csv"
         with atomic_write(md) as fh:
             fh.write(table_markdown(t) + ("\n\n" + t.note if t.note else "") + "\n")
-        with atomic_write(csv) as fh:
-            fh.write(table_frame(t).to_csv(index=False))
+        write_csv_frame(csv, table_frame(t))
         paths[t.name] = md
     return paths
