@@ -59,7 +59,7 @@ def test_any_annotations_stay_under_the_ceiling():
 
 
 def test_the_count_reads_every_kind_of_annotation():
-    source = '''
+    source = """
 from typing import Any
 import typing
 from dataclasses import dataclass
@@ -80,7 +80,7 @@ class Row:
 
 async def g(m: "object") -> None:
     def inner(z: Any) -> Any: ...
-'''
+"""
     # Alias 1, Union 1, f: 7 in its signature (two in its return) and 1 in its body, Row 1, inner 2;
     # not_an_alias is no annotation
     assert count_source(source) == 13
