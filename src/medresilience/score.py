@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from typing_extensions import TypeIs
+
 from .runtime.jsontypes import JSONValue
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,6 +58,6 @@ class DeferredScorer:
 AnyScorer = Scorer | DeferredScorer
 
 
-def is_deferred(scorer: object) -> bool:
+def is_deferred(scorer: object) -> TypeIs[DeferredScorer]:
     """Whether a scorer is deferred (its type says so: `DeferredScorer`)."""
     return isinstance(scorer, DeferredScorer)
