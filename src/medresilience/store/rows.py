@@ -113,6 +113,17 @@ class StoredRequest(TypedDict):
     params: JSONObject
 
 
+class SentRow(TypedDict):
+    """The parameters one kind of call of one model was sent with (`sent_params`): kind `answer`, a
+    linked call's role, or `scorer` (with its system prompt, else None), and the number of requests."""
+
+    kind: str
+    model: str
+    params: JSONObject
+    system: str | None
+    calls: int
+
+
 class Usage(TypedDict):
     """Tokens and cost summed over some calls (cost None when no call had a price)."""
 
