@@ -30,6 +30,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .mitigations.setting import AnswerLoop, Setting
     from .records import Item, Probe
     from .report.compare import CompareSpec
+    from .report.section import FamilySection
+    from .report.tradeoff import TradeoffRow
     from .review.rubrics import ReviewRubric
     from .run.label_rates import LabelRate
     from .runtime.jsontypes import JSONObject
@@ -55,7 +57,7 @@ def lazy(target: str) -> Callable[..., Any]:
     family's heavy modules (metrics, plots, readers) load only when something needs them."""
     module, _, name = target.partition(":")
 
-    def hook(*args: Any, **kwargs: Any) -> Any:
+    def hook(*args: object, **kwargs: object) -> Any:
         return getattr(importlib.import_module(module), name)(*args, **kwargs)
 
     hook.__name__ = name
@@ -292,7 +294,7 @@ class MeasureSpec(Generic[B]):
       and one setting (`stopping`)."""
 
     metrics: Callable[[pd.DataFrame], dict[str, Any]]
-    headline: Callable[[dict[str, Any]], dict[str, dict[str, Any] | None]]
+    headline: Callable[[dict[str, Any]], Mapping[str, Mapping[str, object] | None]]
     columns: tuple[tuple[str, str], ...]
     strata: tuple[tuple[str, str], ...] = ()
     profile: tuple[tuple[str, str, bool], ...] = ()
@@ -310,9 +312,9 @@ class ReportSpec:
     model's units under `none` and other settings, rows of the paired effect of each setting against
     `none` on the same units, each a gain or a cost (the row shape: `report.tradeoff`)."""
 
-    section: Callable[..., Any] | None = None
+    section: Callable[..., FamilySection] | None = None
     compare: Callable[[], CompareSpec] | None = None
-    tradeoff: Callable[[pd.DataFrame], list[dict[str, Any]]] | None = None
+    tradeoff: Callable[[pd.DataFrame], list[TradeoffRow]] | None = None
 
 
 @dataclass(frozen=True)
@@ -337,7 +339,7 @@ class ReviewSpec(Generic[P]):
     none); `study_references`, rubric name -> a study's published judge-vs-human agreement for it."""
 
     rubrics: tuple[ReviewRubric, ...] = ()
-    blocks: Callable[[Item, P], list[dict[str, Any]]] = lambda item, probe: []
+    blocks: Callable[[Item, P], list[dict[str, object]]] = lambda item, probe: []
     study_references: Mapping[str, StudyReference] = field(default_factory=dict)
 
 

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
+
+from typing_extensions import TypeIs
+
+from .runtime.jsontypes import JSONValue
 
 if TYPE_CHECKING:  # pragma: no cover
     from .models.openai_compatible import Completion
@@ -29,10 +33,10 @@ class Score:
     label: str | None
     status: ScoreStatus
     value: float | None = None
-    detail: Any = None
+    detail: JSONValue = None  # how the label was read, or why there is none (JSON, as stored)
 
     @classmethod
-    def unscored(cls, reason: str, **detail: object) -> Score:
+    def unscored(cls, reason: str, **detail: JSONValue) -> Score:
         return cls(None, "unscored", None, {"reason": reason, **detail})
 
 
@@ -54,6 +58,6 @@ class DeferredScorer:
 AnyScorer = Scorer | DeferredScorer
 
 
-def is_deferred(scorer: object) -> bool:
+def is_deferred(scorer: object) -> TypeIs[DeferredScorer]:
     """Whether a scorer is deferred (its type says so: `DeferredScorer`)."""
     return isinstance(scorer, DeferredScorer)

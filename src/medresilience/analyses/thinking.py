@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from .. import stats
 from ..runtime.errors import InputError
@@ -24,7 +24,27 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..store import UnitResult
 
 
-def thinking_time(run_dir: Path | str, *, seed: int = 0, n_resamples: int = 2000) -> list[dict[str, Any]]:
+class ThinkingTime(TypedDict):
+    """One model, setting and condition's time and tokens per answer (`thinking_time`)."""
+
+    model: str
+    setting: str
+    condition: str
+    answers: int
+    seconds_per_answer: float | None
+    seconds_lo: float | None
+    seconds_hi: float | None
+    items: int
+    completion_tokens_per_answer: float | None
+    reasoning_tokens_per_answer: float | None
+    reasoning_reported: int
+    right: float | None
+    right_lo: float | None
+    right_hi: float | None
+    right_n: int
+
+
+def thinking_time(run_dir: Path | str, *, seed: int = 0, n_resamples: int = 2000) -> list[ThinkingTime]:
     from ..store import Store
 
     db = Path(run_dir) / "store.sqlite"
@@ -36,7 +56,7 @@ def thinking_time(run_dir: Path | str, *, seed: int = 0, n_resamples: int = 2000
     groups: dict[tuple[str, str, str], list[UnitResult]] = defaultdict(list)
     for r in results:
         groups[(r.model, r.setting, r.condition)].append(r)
-    rows = []
+    rows: list[ThinkingTime] = []
     for (model, setting, condition), rs in sorted(groups.items()):
         per_item: dict[str, list[float]] = defaultdict(list)
         tokens, thought = [], []

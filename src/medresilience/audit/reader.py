@@ -120,7 +120,9 @@ def as_reading(score: StoredScore | None, judged: bool = False) -> SecondReading
         return SecondReading(score["label"], "read", value=score.get("value") if judged else None)
     if score["status"] == "invalid":
         return SecondReading(None, NO_OPTION)
-    return SecondReading(None, "unscored", (score.get("detail") or {}).get("reason") or "(no reason recorded)")
+    detail = score.get("detail")
+    reason = detail.get("reason") if isinstance(detail, dict) else None
+    return SecondReading(None, "unscored", reason if isinstance(reason, str) and reason else "(no reason recorded)")
 
 
 def _plan(

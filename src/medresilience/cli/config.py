@@ -23,7 +23,7 @@ import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -135,7 +135,10 @@ def load_config(directory: Path | str | None = None) -> Config:
         path = d / PYPROJECT
         if not path.is_file():
             return Config(MedresConfig())
-        table = _read(path).get("tool", {}).get("medres")
+        tool = _read(path).get("tool", {})
+        if not isinstance(tool, dict):
+            raise InputError(path, None, "tool", "must be a table")
+        table = tool.get("medres")
         if table is None:
             return Config(MedresConfig())
         if not isinstance(table, dict):
@@ -153,7 +156,7 @@ def load_config(directory: Path | str | None = None) -> Config:
     return Config(values, path, where)
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _read(path: Path) -> dict[str, object]:
     """A TOML file as UTF-8 (a byte-order mark dropped); errors name the file and line."""
     try:
         raw = path.read_bytes()

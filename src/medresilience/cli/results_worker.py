@@ -123,7 +123,7 @@ def _unnice() -> None:
             pass
 
 
-def _handle(msg: tuple[Any, ...], source: Suite | ResolvedRun, frames: dict[Path, pd.DataFrame]) -> Any:
+def _handle(msg: tuple[Any, ...], source: Suite | ResolvedRun, frames: dict[Path, pd.DataFrame]) -> str:
     kind = msg[0]
     if kind == "results":
         from ..run.evaluation import summarise_with_frame
@@ -184,8 +184,8 @@ class ResultsWorker:
                 self._proc.kill()
             self._proc = None
 
-    def _ask(self, *msg: Any) -> Any | None:
-        """The worker's answer, or None when it could not give one (not started, dead, failed)."""
+    def _ask(self, *msg: object) -> str | None:
+        """The worker's answer (results.json's text, or the report's path), or None when it could not give one (not started, dead, failed)."""
         if self._conn is None:
             return None
         try:

@@ -19,6 +19,7 @@ import hashlib
 import json
 import tempfile
 import zipfile
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, NotRequired, TypedDict
@@ -73,7 +74,7 @@ def _messages(text: str | None) -> list[_Message]:
     return [{"role": m.get("role", "user"), "content": m.get("content") or "", "source": "input"} for m in msgs if isinstance(m, dict)]
 
 
-def _score(u: UnitRecord, row: dict[str, Any]) -> dict[str, dict[str, object]]:
+def _score(u: UnitRecord, row: Mapping[str, object]) -> dict[str, dict[str, object]]:
     status = row["status"]
     if status in ("error", "missing"):
         return {}
@@ -87,7 +88,7 @@ def _score(u: UnitRecord, row: dict[str, Any]) -> dict[str, dict[str, object]]:
         "history": [],
     }
     if not valid:
-        score["reason"] = _UNSCORED.get(status, "scoring_failed")
+        score["reason"] = _UNSCORED.get(str(status), "scoring_failed")
     return {u.scoring: score}
 
 
@@ -99,7 +100,7 @@ def _usage(u: UnitRecord) -> dict[str, object]:
     return usage
 
 
-def sample(n: int, u: UnitRecord, row: dict[str, Any], facets: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, Any]]:
+def sample(n: int, u: UnitRecord, row: Mapping[str, object], facets: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, object]]:
     """(the inspect sample of one unit, its summary) for sample id `n`."""
     inputs = _messages(u.messages)
     meta = {k: row[k] for k in ("family", "run", "model", "setting", "unit_id", "item_id", "probe_id", "condition", "source", "subject")}

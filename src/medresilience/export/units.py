@@ -19,6 +19,7 @@ from ..family import Family, get
 from ..run.frame import STATUSES, status_codes
 from ..run.run_suite import find_run_suite
 from ..runtime.errors import InputError
+from ..runtime.jsontypes import JSONObject
 from ..store import CallCode, ScoreCode, Store, UnitRecord
 from ..suite import Suite
 
@@ -60,7 +61,7 @@ def unit_status(call: int, score: int) -> str:
     return STATUSES[_STATUS[call * len(ScoreCode) + score]]
 
 
-def detail_of(text: str | None) -> dict[str, Any]:
+def detail_of(text: str | None) -> JSONObject:
     """A score's stored detail (JSON text) as a mapping (empty when absent or not an object)."""
     if not text:
         return {}
@@ -99,7 +100,7 @@ class RunUnits:
     def columns(self) -> tuple[str, ...]:
         return (*LEAD, *self.facets, *TAIL)
 
-    def records(self, chunk: int = 10_000) -> Iterator[tuple[UnitRecord, dict[str, Any]]]:
+    def records(self, chunk: int = 10_000) -> Iterator[tuple[UnitRecord, dict[str, object]]]:
         """Each unit's store record with its flat row (`columns`), in the store's order."""
         items = {it.id: (it.source, it.subject, it.answer if it.answer is not None else it.reference) for it in self.suite.iter_items()}
         facets = self.facets
@@ -149,7 +150,7 @@ class RunUnits:
             )
             yield u, row
 
-    def rows(self, chunk: int = 10_000) -> Iterator[dict[str, Any]]:
+    def rows(self, chunk: int = 10_000) -> Iterator[dict[str, object]]:
         """Each unit's flat row (`columns`), in the store's order."""
         for _, row in self.records(chunk):
             yield row

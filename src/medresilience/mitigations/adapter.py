@@ -14,16 +14,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from ..calls import CallRequest, request_key, run_calls
 from ..models.openai_compatible import Completion
 from ..models.spec import ModelSpec
 from ..records import Probe
 from ..runtime.errors import MedresError
-from ..score import Score, is_deferred
+from ..runtime.jsontypes import JSONValue
+from ..score import AnyScorer, Score, is_deferred
+from ..scoring.judge import JudgeScorer
 from ..scoring.mcq import mcq_params
 from ..store import Store
 from .candidate import COMPONENT, EvaluationRecord, prompt_hash
@@ -61,7 +63,7 @@ class _Unit:
     key: str
     messages: list[dict[str, str]]
     params: dict[str, Any]
-    scorer: Any
+    scorer: AnyScorer
     judge: CallRequest | None = None
     score: Score | None = None
     value: float = 0.0
@@ -75,14 +77,31 @@ class Outcome:
 
     ref: str
     score: float
-    units: list[dict[str, Any]] = field(default_factory=list)
+    units: list[UnitView] = field(default_factory=list)
 
 
 def _cut(text: str, limit: int = SHOWN_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + f" [... {len(text) - limit} more characters]"
 
 
-def _view(u: _Unit) -> dict[str, Any]:
+class UnitView(TypedDict):
+    """A scored unit as GEPA's output and the reflection model's material (`_view`)."""
+
+    condition: str
+    key: str
+    user: str
+    reply: str
+    label: str | None
+    status: str
+    value: float
+    reason: JSONValue
+
+
+#: what the reflection model sees of one example (`feedback_record`): its inputs, outputs and feedback
+FeedbackRecord = dict[str, str | dict[str, str]]
+
+
+def _view(u: _Unit) -> UnitView:
     """A scored unit as GEPA's output and the reflection model's material."""
     s = u.score or Score.unscored("not scored")
     detail = s.detail if isinstance(s.detail, dict) else {}
@@ -191,6 +210,8 @@ class PrecautionAdapter:
         for u in units:
             u.reply = rows[u.key].get("text") or ""
             if is_deferred(u.scorer):
+                if not isinstance(u.scorer, JudgeScorer):  # a family's own deferred scorer is its judge
+                    raise OptimiseError(f"the optimiser reads a reply directly or through the family's judge, not through {u.scorer!r}")
                 self.calls.spec(u.scorer.spec)
                 reqs = u.scorer.judge_requests(u.key, u.reply)
                 u.judge = reqs[0] if reqs else None
@@ -232,11 +253,11 @@ class PrecautionAdapter:
             )
         return EvaluationBatch(outputs=outcomes, scores=scores, trajectories=list(outcomes) if capture_traces else None)
 
-    def make_reflective_dataset(self, candidate: dict[str, str], eval_batch: Any, components_to_update: list[str]) -> dict[str, list[dict[str, Any]]]:
+    def make_reflective_dataset(self, candidate: dict[str, str], eval_batch: Any, components_to_update: list[str]) -> dict[str, list[FeedbackRecord]]:
         records = [self.feedback_record(o) for o in eval_batch.trajectories or eval_batch.outputs]
         return {name: records for name in components_to_update}
 
-    def feedback_record(self, o: Outcome) -> dict[str, Any]:
+    def feedback_record(self, o: Outcome) -> FeedbackRecord:
         """What the reflection model sees of one example: the question as sent (the stressed unit),
         the replies, and what the metric made of them, with the answer key (training examples only)."""
         ex = self.examples_by_ref.get(o.ref)
@@ -263,13 +284,13 @@ class PrecautionAdapter:
         return {"Inputs": inputs, "Generated Outputs": outputs, "Feedback": " ".join(lines)}
 
     # ---- the reflection model
-    def reflection_lm(self, spec: ModelSpec, max_tokens: int | None = None) -> Callable[[str | list[dict[str, Any]]], str]:
+    def reflection_lm(self, spec: ModelSpec, max_tokens: int | None = None) -> Callable[[str | list[Mapping[str, object]]], str]:
         """GEPA's reflection model as a callable (prompt -> text), called through run_calls into the
         same store."""
         live = self.calls.spec(spec)
         params = live.decoding(max_tokens=max_tokens or max(live.max_tokens, REFLECTION_MIN_TOKENS))
 
-        def reflect(prompt: str | list[dict[str, Any]]) -> str:
+        def reflect(prompt: str | list[Mapping[str, object]]) -> str:
             messages = (
                 [{"role": "user", "content": prompt}]
                 if isinstance(prompt, str)

@@ -34,6 +34,7 @@ from urllib.parse import parse_qsl, urlsplit
 from aiolimiter import AsyncLimiter
 
 from ..runtime.fileio import env_number, storable_text
+from ..runtime.jsontypes import JSONObject
 from .spec import ModelSpec
 from .transport import ChatTransport, sdk
 from .urls import redact_url  # also re-exported: callers import it from here
@@ -109,7 +110,7 @@ class Completion:
     attempts: int
     top_logprobs: list[dict[str, float]] | None = None  # per generated position: token -> logprob
     raw_model: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: JSONObject = field(default_factory=dict)
     waits: int = 0  # waits before its retries
     waited_s: float = 0.0  # their total seconds
     #: the tools the reply calls, as sent back ({"id", "type", "function": {"name", "arguments"}}), or None
@@ -265,11 +266,11 @@ class OpenAICompatibleModel:
     def _scrub(self, text: str) -> str:
         return scrub(text, self.secrets)
 
-    def _completion(self, resp: dict[str, Any], latency: float, attempts: int) -> Completion:
+    def _completion(self, resp: object, latency: float, attempts: int) -> Completion:
         return read_completion(resp, latency, attempts)
 
 
-def read_completion(resp: dict[str, Any], latency: float = 0.0, attempts: int = 1) -> Completion:
+def read_completion(resp: object, latency: float = 0.0, attempts: int = 1) -> Completion:
     """A chat completion's JSON object (a live reply, or the body of a batch result line) as a
     Completion; one without a readable message is malformed (`_Malformed`, a ValueError)."""
     if not isinstance(resp, dict) or not resp.get("choices"):

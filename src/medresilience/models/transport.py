@@ -34,6 +34,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 import aiohttp
 
 from .. import __version__
+from ..runtime.jsontypes import JSONValue
 
 #: the name of the SDK's exception for each status (the rest of 4xx: APIStatusError; 5xx: InternalServerError)
 _STATUS_ERRORS = {
@@ -109,7 +110,7 @@ class ChatTransport:
             await self._session.close()
             self._session = None
 
-    async def post(self, body: Mapping[str, object]) -> Any:
+    async def post(self, body: Mapping[str, object]) -> JSONValue:
         """The reply's parsed JSON for one request body; the SDK's exceptions for what fails."""
         data = json.dumps(body, separators=(",", ":")).encode()
         try:

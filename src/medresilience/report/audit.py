@@ -8,13 +8,16 @@ results.json `audit` block."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from ..run.audit_text import CORRECTED_HEADERS, corrected_rows, heading
+from ..run.audit_text import CORRECTED_HEADERS, ReaderFindings, corrected_rows, heading
 from .html import setting_name, unit_url
 from .parts import Block, Cell, Column, Heading, ItemList, Paragraph, Section, Table, dash, rate, text
+
+if TYPE_CHECKING:
+    from .rundir import RunData
 
 TITLE = "Label audit"
 ANCHOR = "audit"
@@ -30,7 +33,7 @@ NOTE = (
 )
 
 
-def audit_table(runs: Sequence[Any]) -> pd.DataFrame:
+def audit_table(runs: Sequence[RunData]) -> pd.DataFrame:
     rows = []
     for r in runs:
         for reader, found in (((r.results or {}).get("audit") or {}).get("readers") or {}).items():
@@ -55,7 +58,7 @@ def audit_table(runs: Sequence[Any]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def _reader_table(run: str, reader: str, found: dict[str, Any]) -> Table:
+def _reader_table(run: str, reader: str, found: ReaderFindings) -> Table:
     """One second reader's measures per model, setting and condition."""
     shown = [(k, t) for k, t in MEASURES if any(k in c for c in found.get("cells", []))]
     rows = []
@@ -67,7 +70,8 @@ def _reader_table(run: str, reader: str, found: dict[str, Any]) -> Table:
             Cell(str(c.get("audited", 0)), c.get("audited", 0)),
         ]
         for key, _ in shown:
-            m = c.get(key) or {}
+            m = c.get(key)
+            m = m if isinstance(m, dict) else {}
             cells.append(rate(m.get("p"), m.get("lo"), m.get("hi"), m.get("n")) if key in c else dash())
         kappa = c.get("kappa")
         cells.append(dash() if kappa is None else Cell(f"{kappa:.2f}", kappa))
@@ -83,7 +87,7 @@ def _reader_table(run: str, reader: str, found: dict[str, Any]) -> Table:
     return Table(f"audit_{run}_{reader}", columns, tuple(rows))
 
 
-def _reader_blocks(run: str, reader: str, found: dict[str, Any]) -> list[Block]:
+def _reader_blocks(run: str, reader: str, found: ReaderFindings) -> list[Block]:
     """A second reader's heading, table, disagreements (each linked to its unit) and corrected rates."""
     blocks: list[Block] = [Heading(heading(reader, found)), _reader_table(run, reader, found)]
     dis = found.get("disagreements", [])
@@ -108,7 +112,7 @@ def _reader_blocks(run: str, reader: str, found: dict[str, Any]) -> list[Block]:
     return blocks
 
 
-def section(runs: Sequence[Any]) -> tuple[Section, dict[str, pd.DataFrame]] | None:
+def section(runs: Sequence[RunData]) -> tuple[Section, dict[str, pd.DataFrame]] | None:
     """The section and its data table (tables/audit), or None when no run holds an audit."""
     audited = [r for r in runs if (r.results or {}).get("audit")]
     if not audited:

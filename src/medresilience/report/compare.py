@@ -15,7 +15,7 @@ import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pandas as pd
 
@@ -71,7 +71,7 @@ PAIRED_COLUMNS = (
 @dataclass
 class CompareResult:
     table: pd.DataFrame
-    comparisons: list[Any]
+    comparisons: list[Comparison]
     out_dir: Path
     html: Path
     markdown: Path
@@ -106,6 +106,14 @@ class Side:
         return sorted({str(s) for s in self.frame["scoring"].dropna().unique()}) if "scoring" in self.frame else []
 
 
+class PairLinks(TypedDict, total=False):
+    """The viewer's URLs of a comparison's counts (`pair_links`): `shared`, the units paired; `rows`,
+    per table row the URLs of its paired test's `pairs`, `b` and `c` (None: no viewer links)."""
+
+    shared: str | None
+    rows: list[dict[str, str | None]]
+
+
 @dataclass
 class Comparison:
     """B against A (two sides' labels): the family's table of paired differences and its counts
@@ -117,7 +125,7 @@ class Comparison:
     counts: dict[str, int] = field(default_factory=dict)
     #: viewer URLs of its counts (`pair_links`): `shared` (the units paired), `rows` (per table row,
     #: its paired test's `pairs`, `b` and `c`)
-    units: dict[str, Any] = field(default_factory=dict)
+    units: PairLinks = field(default_factory=lambda: PairLinks())
 
 
 @dataclass(frozen=True)
@@ -203,11 +211,11 @@ def default_compare_dir(run_a: Path | str, run_b: Path | str, pairs: Sequence[st
     return Path(run_b) / name
 
 
-def _compared(run_a: Path | str, run_b: Path | str, pairs: Sequence[str]) -> dict[str, Any]:
+def _compared(run_a: Path | str, run_b: Path | str, pairs: Sequence[str]) -> dict[str, str | list[str]]:
     return {"a": str(Path(run_a).resolve()), "b": str(Path(run_b).resolve()), "pairs": list(pairs)}
 
 
-def check_compare_dir(out: Path, what: dict[str, Any], force: bool = False) -> None:
+def check_compare_dir(out: Path, what: Mapping[str, object], force: bool = False) -> None:
     """A folder holding a comparison of something else (other runs or pairs, or one that does not
     say) is never overwritten unless forced: ConfigError naming what it holds."""
     if force or not (out / "compare.html").exists():
@@ -357,7 +365,7 @@ def unpaired(ra: RunData, rb: RunData, matched: Sequence[tuple[str, str, str, st
     return out
 
 
-def pair_links(family: Family, spec: CompareSpec, a: Side, b: Side, comp: Comparison) -> dict[str, Any]:
+def pair_links(family: Family, spec: CompareSpec, a: Side, b: Side, comp: Comparison) -> PairLinks:
     """The viewer's URLs of a comparison's counts (within `viewer_links`): B's units read against
     A's (`pair_url`: the same item, probe, condition and repeat under A's model and setting):
     `shared`, those answered on both sides (`paired_none`, as the family counts an answer), and
@@ -377,7 +385,7 @@ def records(table: pd.DataFrame) -> list[dict[str, Any]]:
     return [{str(k): v for k, v in r.items()} for r in table.to_dict("records")]
 
 
-def compare_table(spec: CompareSpec, table: pd.DataFrame, units: Sequence[dict[str, Any]] = ()) -> Table:
+def compare_table(spec: CompareSpec, table: pd.DataFrame, units: Sequence[Mapping[str, str | None]] = ()) -> Table:
     """The comparison's table as cells: the family's columns, one row per compared measure (its
     cells from the row's values; `units`, each row's viewer URLs (`pair_links`), given to its cells
     as `row["units"]`), each row's class by its Holm p when the family asks."""

@@ -9,11 +9,11 @@ import contextlib
 import json
 import os
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urlencode
 
 import numpy as np
@@ -29,6 +29,9 @@ from .parts import Cell, Column, Table, count, dash, text
 from .render_html import table_html
 from .rundir import names_of
 from .templating import render
+
+if TYPE_CHECKING:
+    from .rundir import RunData
 
 SETTING_TITLES = {"none": "no mitigation"}
 
@@ -85,7 +88,7 @@ footer { color: var(--muted); font-size: .85rem; margin-top: 40px; border-top: 1
 """
 
 
-def isnan(v: Any) -> bool:
+def isnan(v: object) -> bool:
     return v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and np.isnan(v))
 
 
@@ -108,7 +111,7 @@ class ViewerLinks:
         return self.names.label_of(model)
 
     def url(
-        self, run: str, model: str | None, setting: str | None, condition: str | Sequence[str] | None, outcome: str | None, facets: dict[str, Any]
+        self, run: str, model: str | None, setting: str | None, condition: str | Sequence[str] | None, outcome: str | None, facets: Mapping[str, object]
     ) -> str | None:
         if run not in self.runs:
             return None
@@ -116,7 +119,7 @@ class ViewerLinks:
         model = self.label(run, model)
         if condition is not None and not isinstance(condition, str):
             condition = ",".join(condition)  # any of several conditions (a rate pooled over them)
-        query = {"run": index, "model": model, "setting": setting, "condition": condition, "outcome": outcome}
+        query: dict[str, object] = {"run": index, "model": model, "setting": setting, "condition": condition, "outcome": outcome}
         query.update(facets)
         return f"{self.base.rstrip('/')}/units?" + urlencode({k: v for k, v in query.items() if v is not None and not isnan(v)})
 
@@ -125,7 +128,7 @@ _links: ContextVar[ViewerLinks | None] = ContextVar("viewer_links", default=None
 
 
 @contextlib.contextmanager
-def viewer_links(base: str | None, runs: Sequence[Any]) -> Iterator[None]:
+def viewer_links(base: str | None, runs: Sequence[RunData]) -> Iterator[None]:
     """Within: `units_url` links to the viewer at `base` (None: no links), the runs (RunData) by
     their names in the order given to the report."""
     if base is not None and not re.fullmatch(r"https?://[^\s/?#]+/?", base):
@@ -142,7 +145,7 @@ def viewer_links(base: str | None, runs: Sequence[Any]) -> Iterator[None]:
 
 
 def units_url(
-    run: str, model: str | None, setting: str | None = None, condition: str | Sequence[str] | None = None, outcome: str | None = None, **facets: Any
+    run: str, model: str | None, setting: str | None = None, condition: str | Sequence[str] | None = None, outcome: str | None = None, **facets: object
 ) -> str | None:
     """The viewer's URL of the units behind a count (`/units?run=..&model=..&setting=..&condition=..
     &outcome=..&<facet>=..`; a filter that is None is left out: no model, every model of the run;
@@ -161,7 +164,15 @@ def unit_url(run: str, unit_id: str) -> str | None:
     return f"{links.base.rstrip('/')}/unit/{links.runs[run][0]}/{quote(unit_id, safe='')}"
 
 
-def pair_url(run: str, model: str, setting: str, other: tuple[str, str, str], **filters: Any) -> str | None:
+def pair_url(
+    run: str,
+    model: str,
+    setting: str,
+    other: tuple[str, str, str],
+    condition: str | Sequence[str] | None = None,
+    outcome: str | None = None,
+    **filters: object,
+) -> str | None:
     """The viewer's URL of the units of (run, model, setting) read against their counterparts in
     `other`, (run, model, setting): the same item, probe, condition and repeat there (`versus=`,
     with `versus_model` and `versus_setting` where they differ from the unit's model and none), as
@@ -178,7 +189,7 @@ def pair_url(run: str, model: str, setting: str, other: tuple[str, str, str], **
             filters["versus_model"] = o_model
         if o_setting != NONE:
             filters["versus_setting"] = o_setting
-    return units_url(run, model, setting, **filters)
+    return units_url(run, model, setting, condition, outcome, **filters)
 
 
 def items_url(run: str, model: str | None, setting: str | None, condition: str) -> str | None:
@@ -197,7 +208,7 @@ ANSWERED_STATES = ",".join(ANSWERED)
 
 
 def rate_units(
-    run: str, model: str | None, setting: str | None, condition: str | Sequence[str] | None = None, outcome: str | None = None, **filters: Any
+    run: str, model: str | None, setting: str | None, condition: str | Sequence[str] | None = None, outcome: str | None = None, **filters: object
 ) -> str | None:
     """The viewer's URL of the units a rate counts: with an outcome (or a score or state among
     `filters`), the units it names (a rate's k); else the answered units of the condition (its n)."""
@@ -206,21 +217,21 @@ def rate_units(
     return units_url(run, model, setting, condition, outcome, **filters)
 
 
-def sig_class(p_holm: Any, alpha: float = 0.05) -> str:
+def sig_class(p_holm: float | None, alpha: float = 0.05) -> str:
     """The row class of a row whose Holm-adjusted p is below alpha."""
-    return "sig" if not isnan(p_holm) and float(p_holm) < alpha else ""
+    return "sig" if p_holm is not None and not isnan(p_holm) and float(p_holm) < alpha else ""
 
 
 def setting_name(s: str) -> str:
     return SETTING_TITLES.get(s, s)
 
 
-def sent_text(params: dict[str, Any]) -> str:
+def sent_text(params: Mapping[str, object]) -> str:
     """Decoding parameters as sent, 'max_tokens=1024, temperature=0.0' (sorted by name)."""
     return ", ".join(f"{k}={json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v}" for k, v in sorted(params.items())) or "—"
 
 
-def shown_path(path: Any, run_dir: Any) -> str:
+def shown_path(path: object, run_dir: object) -> str:
     """A path as a reader can use it: relative to the working directory when it lies below it,
     else relative to the run directory; a relative path as recorded."""
     if not path:
@@ -238,7 +249,7 @@ def _columns(headers: Sequence[str], numeric: Sequence[int] = ()) -> tuple[Colum
     return tuple(Column(f"c{i}", h, numeric=i in numeric) for i, h in enumerate(headers))
 
 
-def _model_table(run: Any, redact_url: Callable[[str], str]) -> Markup:
+def _model_table(run: RunData, redact_url: Callable[[str], str]) -> Markup:
     """The run's models: endpoints (credentials masked), the key's variable, the decoding the spec asks
     (when the stored requests cannot say what was sent), the client's limits and the price."""
     mrows = []
@@ -262,12 +273,14 @@ def _model_table(run: Any, redact_url: Callable[[str], str]) -> Markup:
     return table_html(Table("models", _columns(headers), tuple(mrows)))
 
 
-def _units_table(results: dict[str, Any]) -> Markup:
-    """Units, errors, invalid, truncated and missing replies per model and setting."""
+def _units_table(models: Mapping[str, Mapping[str, Mapping[str, object]]]) -> Markup:
+    """Units, errors, invalid, truncated and missing replies per model and setting (`models`: the
+    results' model -> setting -> block)."""
     crow = []
-    for model, settings in (results.get("models") or {}).items():
+    for model, settings in models.items():
         for setting, block in settings.items():
-            c = block.get("counts", {})
+            c = block.get("counts")
+            c = c if isinstance(c, Mapping) else {}
             crow.append(
                 (
                     text(model),
@@ -281,14 +294,18 @@ def _units_table(results: dict[str, Any]) -> Markup:
     return table_html(Table("units", _columns(headers, range(2, 7)), tuple(crow)))
 
 
-def _usage_table(usage: dict[str, Any]) -> Markup:
+def _usage_table(usage: Mapping[str, Mapping[str, object]]) -> Markup:
     """Calls, errors, tokens and cost per model: the replies made through a batch and live, what
     they cost at the price each was made at, and what every reply would have cost live or as a batch."""
     if not usage:
         return Markup("")
 
-    def money(v: Any) -> Cell:
-        return dash() if v is None else Cell(f"${v:.4f}", float(v))
+    def money(v: object) -> Cell:
+        return dash() if not isinstance(v, (int, float)) else Cell(f"${v:.4f}", float(v))
+
+    def tokens(v: object) -> Cell:  # a count of tokens, 0 where none was recorded
+        n = int(v) if isinstance(v, (int, float)) else 0
+        return Cell(f"{n:,}", n)
 
     urows = tuple(
         (
@@ -297,8 +314,8 @@ def _usage_table(usage: dict[str, Any]) -> Markup:
             text(u.get("errors")),
             text(u.get("batch_calls", 0)),
             text(u.get("live_calls", "—")),
-            Cell(f"{int(u.get('prompt_tokens') or 0):,}", int(u.get("prompt_tokens") or 0)),
-            Cell(f"{int(u.get('completion_tokens') or 0):,}", int(u.get("completion_tokens") or 0)),
+            tokens(u.get("prompt_tokens")),
+            tokens(u.get("completion_tokens")),
             money(u.get("cost")),
             money(u.get("cost_live")),
             money(u.get("cost_batch")),
@@ -320,7 +337,7 @@ def _usage_table(usage: dict[str, Any]) -> Markup:
     return table_html(Table("usage", _columns(headers, range(1, 10)), urows))
 
 
-def _facts(run: Any, redact_url: Callable[[str], str]) -> dict[str, Any]:
+def _facts(run: RunData, redact_url: Callable[[str], str]) -> dict[str, object]:
     """What the run facts template shows of one run; tables come as HTML."""
     cfg = run.config or {}
     suite = cfg.get("suite")
@@ -338,7 +355,7 @@ def _facts(run: Any, redact_url: Callable[[str], str]) -> dict[str, Any]:
         "models": _model_table(run, redact_url),
         "sent": sent,
         "options": json.dumps(cfg["options"], sort_keys=True) if cfg.get("options") else "",
-        "units": _units_table(run.results),
+        "units": _units_table(run.results.get("models") or {}),
         "counts": run.counts,
         "usage": _usage_table(run.results.get("usage") or {}),
         "last_execution": run.last_execution,
@@ -349,7 +366,7 @@ def _facts(run: Any, redact_url: Callable[[str], str]) -> dict[str, Any]:
     }
 
 
-def run_facts(runs: Sequence[Any], redact_url: Callable[[str], str]) -> str:
+def run_facts(runs: Sequence[RunData], redact_url: Callable[[str], str]) -> str:
     """Each run's facts: where it is, what ran and with what, its units, counts, cost, prompts and suite."""
     return render(__package__, "run_facts.html.j2", runs=[_facts(run, redact_url) for run in runs])
 

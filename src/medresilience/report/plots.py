@@ -11,7 +11,7 @@ import io
 import re
 import textwrap
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import matplotlib
 
@@ -27,7 +27,7 @@ PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.typing import RcKeyType
 
-STYLE: dict[RcKeyType, Any] = {
+STYLE: dict[RcKeyType, object] = {
     "font.family": "sans-serif",
     "font.sans-serif": ["DejaVu Sans"],  # shipped with matplotlib
     "font.size": 11,
@@ -68,7 +68,7 @@ def to_svg(fig: plt.Figure, name: str, title: str) -> str:
     return svg
 
 
-def pct(v: Any) -> float:
+def pct(v: float | None) -> float:
     return np.nan if v is None or (isinstance(v, float) and np.isnan(v)) else 100.0 * float(v)
 
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypedDict, TypeVar
 
 import pandas as pd
 
@@ -28,6 +28,7 @@ from ..run.reading import family_sets_budget, reading_summary, truncation_warnin
 from ..run.results import READINGS, ReadingSummary, ResultsBlock, typed_blocks
 from ..run.run_suite import find_run_suite
 from ..runtime.errors import InputError
+from ..runtime.jsontypes import JSONObject
 from ..scoring.extract import SYSTEM as EXTRACT_SYSTEM
 from ..store import Store
 
@@ -45,7 +46,7 @@ class RunData:
     notes: list[str] = field(default_factory=list)
     counts: dict[str, Any] = field(default_factory=dict)  # store-level counts (unscored, ...)
     last_execution: dict[str, Any] | None = None
-    sent: list[dict[str, Any]] = field(default_factory=list)  # the parameters each kind of call was sent with (sent_params)
+    sent: list[SentParams] = field(default_factory=list)  # the parameters each kind of call was sent with (sent_params)
     timings: dict[str, float] = field(default_factory=dict)
     #: the names of the models of every run shown with this one (`name_models`; None: its labels)
     names: ModelNames | None = None
@@ -87,16 +88,25 @@ def _read_json(path: Path) -> dict[str, Any]:
         raise InputError(path, e.lineno, None, f"not valid JSON ({e.msg})") from None
 
 
-def sent_params(store: Store) -> list[dict[str, Any]]:
+class SentParams(TypedDict):
+    """The parameters one kind of call of one model was sent with, and how many calls (`sent_params`)."""
+
+    kind: str  # answer, a linked call's role, judge or extraction
+    model: str
+    params: JSONObject
+    calls: int
+
+
+def sent_params(store: Store) -> list[SentParams]:
     """The store's sent parameters (Store.sent_params) with each scorer call named for what it is:
     `extraction` when it carries the extraction model's system prompt, else `judge`."""
-    rows = store.sent_params()
-    for r in rows:
-        if r["kind"] == "scorer":
-            r["kind"] = "extraction" if r.pop("system") == EXTRACT_SYSTEM else "judge"
-        else:
-            r.pop("system")
-    return rows
+    out: list[SentParams] = []
+    for r in store.sent_params():
+        kind = r["kind"]
+        if kind == "scorer":
+            kind = "extraction" if r["system"] == EXTRACT_SYSTEM else "judge"
+        out.append({"kind": kind, "model": r["model"], "params": r["params"], "calls": r["calls"]})
+    return out
 
 
 def load_run(run_dir: Path | str, recompute: bool = True, keep_frame: bool = True, frame: pd.DataFrame | None = None) -> RunData:

@@ -21,10 +21,9 @@ items is read from the first and the note says so."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -34,6 +33,7 @@ from ..runtime.errors import ConfigError
 from .html import setting_name
 from .parts import Cell, Column, Table, change, dash, num, p_value, rate, score, text, whole
 from .rundir import RunData
+from .tradeoff import TradeoffRow
 
 __all__ = ["StudyTable", "Versus", "parse_versus", "study_table"]
 
@@ -117,14 +117,14 @@ def _gather(runs: Sequence[RunData], notes: list[str]) -> list[_Units]:
     return sorted(by_family.values(), key=lambda u: order.index(u.family.name) if u.family.name in order else len(order))
 
 
-def _values_rows(fam: Family, a: pd.DataFrame, b: pd.DataFrame) -> list[dict[str, Any]]:
+def _values_rows(fam: Family, a: pd.DataFrame, b: pd.DataFrame) -> list[TradeoffRow]:
     """The family's trade-off rows in the value-per-method layout of B against A (A as `none`)."""
     assert fam.report.tradeoff is not None  # _gather keeps only families with a trade-off
     frame = pd.concat([a.assign(setting=NONE), b.assign(setting=_SIDE)], ignore_index=True)
     return [r for r in fam.report.tradeoff(frame) if r.get("layout") == "values" and r.get("setting") == _SIDE]
 
 
-def _oriented(r: dict[str, Any], keys: tuple[str, str, str]) -> tuple[float | None, float | None, float | None]:
+def _oriented(r: Mapping[str, object], keys: tuple[str, str, str]) -> tuple[float | None, float | None, float | None]:
     """(value, lo, hi) of a row's side turned so that higher is better (a rate where lower is
     better as 1 - rate, its interval flipped)."""
     v, lo, hi = (num(r.get(k)) for k in keys)
@@ -133,7 +133,7 @@ def _oriented(r: dict[str, Any], keys: tuple[str, str, str]) -> tuple[float | No
     return tuple(None if x is None else 1.0 - x for x in (v, hi, lo))  # type: ignore[return-value]
 
 
-def _turned(r: dict[str, Any]) -> tuple[float | None, float | None, float | None]:
+def _turned(r: Mapping[str, object]) -> tuple[float | None, float | None, float | None]:
     """(diff, lo, hi) of a row's B - A turned so that a positive change is better."""
     d, lo, hi = num(r.get("diff")), num(r.get("lo")), num(r.get("hi"))
     if r.get("higher_is_better") or r.get("unit") != "rate":
@@ -144,7 +144,7 @@ def _turned(r: dict[str, Any]) -> tuple[float | None, float | None, float | None
 # ------------------------------------------------------------------------------------ the layout
 
 
-def _cell(r: dict[str, Any] | None, keys: tuple[str, str, str] = ("value", "value_lo", "value_hi")) -> Cell:
+def _cell(r: Mapping[str, object] | None, keys: tuple[str, str, str] = ("value", "value_lo", "value_hi")) -> Cell:
     if r is None:
         return dash()
     v, lo, hi = _oriented(r, keys)
@@ -160,7 +160,7 @@ def study_table(runs: Sequence[RunData], versus: Sequence[Versus] = ()) -> Study
     each pair in `versus`; see the module docstring."""
     notes: list[str] = []
     gathered = _gather(runs, notes)
-    cells: dict[tuple[str, str, str], dict[str, Any]] = {}  # (model, setting, column) -> row
+    cells: dict[tuple[str, str, str], dict[str, object]] = {}  # (model, setting, column) -> row
     columns: dict[str, str] = {}  # column -> family
     rowkeys: dict[tuple[str, str], None] = {}
     for units in gathered:
@@ -190,11 +190,13 @@ def study_table(runs: Sequence[RunData], versus: Sequence[Versus] = ()) -> Study
         note="Higher is better in every column (a rate where lower is better is shown as 100% minus it); 95% intervals; a dash: no run holds it.",
     )
     long = []
-    for (m, s, h), r in cells.items():
-        v, lo, hi = _oriented(r, ("value", "value_lo", "value_hi"))
-        long.append({"model": m, "setting": s, "family": r["family"], "run": r["run"], "column": h, "value": v, "lo": lo, "hi": hi, "n": whole(r.get("n"))})
+    for (m, s, h), row in cells.items():
+        v, lo, hi = _oriented(row, ("value", "value_lo", "value_hi"))
+        long.append(
+            {"model": m, "setting": s, "family": row["family"], "run": row["run"], "column": h, "value": v, "lo": lo, "hi": hi, "n": whole(row.get("n"))}
+        )
     result = StudyTable(table, pd.DataFrame(long, columns=["model", "setting", "family", "run", "column", "value", "lo", "hi", "n"]), notes=notes)
-    vrows: list[dict[str, Any]] = []
+    vrows: list[dict[str, object]] = []
     for pair in versus:
         t, rs = _versus(gathered, pair, notes)
         if t is not None:
@@ -204,10 +206,10 @@ def study_table(runs: Sequence[RunData], versus: Sequence[Versus] = ()) -> Study
     return result
 
 
-def _versus(gathered: list[_Units], pair: Versus, notes: list[str]) -> tuple[Table | None, list[dict[str, Any]]]:
+def _versus(gathered: list[_Units], pair: Versus, notes: list[str]) -> tuple[Table | None, list[dict[str, object]]]:
     """The Table 6 check of one pair: per model holding both settings in a family, each measure under
     A and B on their shared units and B - A (oriented so that a positive change is better)."""
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, object]] = []
     cells: list[tuple[Cell, ...]] = []
     for units in gathered:
         models = list(dict.fromkeys(m for m, _ in units.sides))

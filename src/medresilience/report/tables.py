@@ -45,7 +45,7 @@ def usage_table(runs: Sequence[tuple[str, dict[str, Any]]]) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------- output
 
 
-def _md_cell(v: Any) -> str:
+def _md_cell(v: object) -> str:
     if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA:
         return "—"
     if isinstance(v, (float, np.floating)):

@@ -8,6 +8,7 @@ layout did not ask for: a space that matters is written inside a line."""
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -22,12 +23,12 @@ class _JoinedLines(BaseLoader):
     def __init__(self, package: str):
         self.inner = PackageLoader(package, "templates")
 
-    def get_source(self, environment: Environment, template: str) -> tuple[str, str | None, Any]:
+    def get_source(self, environment: Environment, template: str) -> tuple[str, str | None, Callable[[], bool] | None]:
         source, filename, uptodate = self.inner.get_source(environment, template)
         return "".join(line.strip() for line in source.splitlines()), filename, uptodate
 
 
-def _escaped(value: Any) -> Markup:
+def _escaped(value: object) -> Markup:
     if hasattr(value, "__html__"):
         return Markup(value)
     return Markup(html.escape("" if value is None else str(value), quote=True))
@@ -62,7 +63,7 @@ def environment(package: str) -> Environment:
     return Environment(loader=ChoiceLoader(loaders), autoescape=True, finalize=_escaped, undefined=StrictUndefined, bytecode_cache=_compiled())
 
 
-def render(package: str, template: str, **context: Any) -> str:
+def render(package: str, template: str, **context: object) -> str:
     """The template `template` of `package`'s templates folder, rendered with `context`."""
     return environment(package).get_template(template).render(**context)
 

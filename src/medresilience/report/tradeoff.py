@@ -53,7 +53,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import SupportsFloat, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -128,8 +128,45 @@ COLUMNS = [
     "column",
     "ref",
 ]
-#: a trade-off row as the table's records give it
-Row = Mapping[Hashable, Any]
+#: a paired comparison record as a family's comparison table's records give it (`effect_row`'s input)
+Row = Mapping[Hashable, object]
+
+
+class TradeoffRow(TypedDict):
+    """One row of a mitigation's trade-off (`effect_row`): one measure of one model under a setting
+    against `none` on the same units, a gain or a cost, with its paired difference and test."""
+
+    model: str
+    setting: str
+    family: str
+    role: str  # gain | cost
+    metric: str
+    label: str
+    stratum: str
+    unit: str  # rate | score | tokens | usd | calls
+    higher_is_better: bool
+    none: float | None
+    none_lo: float | None
+    none_hi: float | None
+    value: float | None
+    value_lo: float | None
+    value_hi: float | None
+    diff: float | None
+    lo: float | None
+    hi: float | None
+    benefit: float | None
+    p: float | None
+    test: str
+    b: int | None
+    c: int | None
+    n: int | None
+    items: int | None
+    primary: bool
+    layout: str | None
+    column: str | None
+    ref: str | None
+
+
 PAIRING_COLUMNS = [
     "model",
     "setting",
@@ -194,8 +231,8 @@ def unregister_linked_usage(fn: LinkedUsage, name: str | None = None) -> None:
 register_linked_usage(store_linked_usage)
 
 
-def _num(v: Any) -> float | None:
-    if v is None or v is pd.NA:
+def _num(v: object) -> float | None:
+    if v is None or v is pd.NA or not isinstance(v, (SupportsFloat, str)):
         return None
     try:
         f = float(v)
@@ -220,7 +257,7 @@ def effect_row(
     layout: str | None = None,
     column: str | None = None,
     ref: str | None = None,
-) -> dict[str, Any]:
+) -> TradeoffRow:
     """One trade-off row from a paired comparison record of `none` (side A) against the setting
     (side B) with the fields every family's paired comparison writes: a_p / a_lo / a_hi, b_p /
     b_lo / b_hi, diff / lo / hi (B - A with its paired interval), test / test_b / test_c / p_test
@@ -369,7 +406,7 @@ def _unit_keys(f: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _pairing_counts(p: Pairing, none: pd.DataFrame, sett: pd.DataFrame) -> dict[str, Any]:
+def _pairing_counts(p: Pairing, none: pd.DataFrame, sett: pd.DataFrame) -> dict[str, int | str]:
     ka, kb = _unit_keys(none), _unit_keys(sett)
     key = ["item_id", "probe_id", "condition", "epoch"]
     ka, kb = ka.drop_duplicates(key), kb.drop_duplicates(key)
@@ -439,14 +476,14 @@ def _per_item(f: pd.DataFrame, extra: pd.DataFrame | None, model: str, setting: 
     return pd.DataFrame({"tokens": g["tokens"].sum(), "cost": g["cost"].sum(min_count=1), "calls": g["calls"].sum()})
 
 
-def _usage_rows(p: Pairing, none: pd.DataFrame, sett: pd.DataFrame, cache: dict[int, pd.DataFrame | None]) -> list[dict[str, Any]]:
+def _usage_rows(p: Pairing, none: pd.DataFrame, sett: pd.DataFrame, cache: dict[int, pd.DataFrame | None]) -> list[TradeoffRow]:
     a = _per_item(none, _linked(p.base, cache), p.model, NONE)
     b = _per_item(sett, _linked(p.run, cache), p.model, p.setting)
     items = a.index.intersection(b.index)
     if not len(items):
         return []
     a, b = a.loc[items], b.loc[items]
-    rows = []
+    rows: list[TradeoffRow] = []
     measures = [("tokens_per_item", "Tokens per item (prompt + completion)", "tokens", "tokens")]
     if a["cost"].notna().any() and b["cost"].notna().any():
         measures.append(("cost_per_item", "Money per item (USD)", "cost", "usd"))
@@ -500,8 +537,8 @@ def tradeoff(runs: Sequence[RunData]) -> Tradeoff | None:
     if not any(s != NONE for r in runs if r.family for v in r.blocks.values() for s in v):
         return None
     pairs, notes = pairings(runs)
-    rows: list[dict[str, Any]] = []
-    counts: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
+    counts: list[dict[str, object]] = []
     warnings: list[str] = []
     linked: dict[int, pd.DataFrame | None] = {}
     for p in pairs:
@@ -543,7 +580,7 @@ def tradeoff(runs: Sequence[RunData]) -> Tradeoff | None:
     return Tradeoff(table, pd.DataFrame(counts, columns=PAIRING_COLUMNS), warnings, notes, values_shown(table), residual_shown(table))
 
 
-def _oriented(v: Any, higher: bool, unit: str) -> float | None:
+def _oriented(v: object, higher: bool, unit: str) -> float | None:
     v = _num(v)
     if v is None:
         return None
@@ -570,7 +607,7 @@ def _layout_cells(table: pd.DataFrame, layout: str) -> tuple[list[tuple[str, str
     """The measures shown in `layout` (family, column, header) and its rows keyed by
     (model, setting, family, column)."""
     sub = table[table["layout"] == layout]
-    return _columns(table, layout), {(r["model"], r["setting"], r["family"], str(r["column"])): r for r in sub.to_dict("records")}
+    return _columns(table, layout), {(str(r["model"]), str(r["setting"]), str(r["family"]), str(r["column"])): r for r in sub.to_dict("records")}
 
 
 def units_of(r: Row, none_side: bool) -> str | None:
@@ -581,9 +618,9 @@ def units_of(r: Row, none_side: bool) -> str | None:
     if flt is None:
         return None
     if r["stratum"] != "all":
-        flt = {**flt, "source": r["stratum"]}
-    run, setting = (r["none_run"], NONE) if none_side else (r["run"], r["setting"])
-    return rate_units(run, r["model"], setting, **flt)
+        flt = {**flt, "source": str(r["stratum"])}
+    run, setting = (str(r["none_run"]), NONE) if none_side else (str(r["run"]), str(r["setting"]))
+    return rate_units(run, str(r["model"]), setting, **flt)
 
 
 def versus_units(r: Row, part: str) -> str | None:
@@ -595,8 +632,9 @@ def versus_units(r: Row, part: str) -> str | None:
     if flt is None:
         return None
     if r["stratum"] != "all":
-        flt = {**flt, "source": r["stratum"]}
-    return pair_url(r["run"], r["model"], r["setting"], (r["none_run"], r["model"], NONE), **flt)
+        flt = {**flt, "source": str(r["stratum"])}
+    model = str(r["model"])
+    return pair_url(str(r["run"]), model, str(r["setting"]), (str(r["none_run"]), model, NONE), **flt)
 
 
 def _values_cells(table: pd.DataFrame) -> Iterator[tuple[str, str, str, Row | None]]:
@@ -616,7 +654,7 @@ def _values_cells(table: pd.DataFrame) -> Iterator[tuple[str, str, str, Row | No
 # ------------------------------------------------------------------------------------ the section
 
 
-def _amount(v: Any, unit: str) -> str:
+def _amount(v: object, unit: str) -> str:
     """A measure's value in its unit's numbers: '71.2%' for a rate, '0.31' for a score, dollars to
     the millionth, any other unit (tokens, calls) with one decimal; '—' when missing."""
     f = _num(v)
@@ -818,7 +856,10 @@ def full_table(table: pd.DataFrame) -> Table:
 def _point(r: Row, sign: float) -> tuple[float, float, float]:
     """A row's change in percentage points, turned by sign, and its interval's ends (the point
     itself where the interval is missing)."""
-    d = float(r["diff"])
+    diff = r["diff"]
+    if not isinstance(diff, (SupportsFloat, str)):
+        raise TypeError(f"a trade-off row without a difference: {dict(r)}")
+    d = float(diff)
     lo, hi = _num(r["lo"]), _num(r["hi"])
     ends = sorted(100 * sign * (d if v is None else v) for v in (lo, hi))
     return 100 * sign * d, ends[0], ends[1]

@@ -3,28 +3,119 @@ results.md. Each share is shown as a percentage with its 95% interval and the n 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
+
+
+class Share(TypedDict, total=False):
+    """A weighted share as the audit writes it (`stats.weighted_share`): k of n, p and its interval."""
+
+    k: float
+    n: int
+    p: float | None
+    lo: float | None
+    hi: float | None
+
+
+class AuditCell(TypedDict, total=False):
+    """One (model, setting, condition) of a second reader's findings, or all of them (`overall`)."""
+
+    model: str
+    setting: str
+    condition: str
+    reading: str  # letter or verdict
+    audited: int
+    agreement: Share | None
+    kappa: float | None
+    wrong_letter: Share | None
+    wrong_verdict: Share | None
+    unread: Share | None
+    unscored: Share | None
+
+
+class Disagreement(TypedDict, total=False):
+    """A sampled unit the second reader read otherwise than the run (`audit.summary.disagreement`)."""
+
+    model: str
+    setting: str
+    condition: str
+    unit_id: str
+    item_id: str
+    tier: str
+    run_reading: str
+    second_reading: str
+    key: str
+    kind: str
+    viewer_path: str
+    viewer_url: str | None
+
+
+class CorrectedRate(TypedDict, total=False):
+    """A label-corrected rate beside the plain one (`audit.corrected.corrected_rates`)."""
+
+    model: str
+    setting: str
+    condition: str
+    metric: str
+    title: str | None
+    plain: float | None
+    plain_lo: float | None
+    plain_hi: float | None
+    estimate: float | None
+    lo: float | None
+    hi: float | None
+    n_total: int
+    n_audited: int
+    line: str
+
+
+class ReaderFindings(TypedDict, total=False):
+    """One second reader's findings (`audit.summary.summarise_reader`, with its corrected rates)."""
+
+    sampled: int
+    read: int
+    unscored: int
+    unscored_reasons: dict[str, int]
+    not_read: int
+    cells: list[AuditCell]
+    overall: AuditCell
+    disagreements: list[Disagreement]
+    corrected: list[CorrectedRate]
+
+
+class AuditBlock(TypedDict, total=False):
+    """results.json's `audit` block as these texts read it (validated as `run.results.AuditRecord`)."""
+
+    run_id: str | None
+    seed: int
+    n_requested: int
+    n_sampled: int
+    population: int
+    design: str
+    notes: list[str]
+    readers: dict[str, ReaderFindings]
+
 
 HEADERS = ["Model", "Setting", "Condition", "Audited", "Agreement", "Kappa", "Wrong letter", "Unread", "Unscored"]
 
 
-def share(r: dict[str, Any] | None) -> str:
+def share(r: Share | None) -> str:
     if not r:
         return "—"
-    if r.get("p") is None:
+    p, lo, hi = r.get("p"), r.get("lo"), r.get("hi")
+    if p is None or lo is None or hi is None:
         return f"— (n={r.get('n', 0)})"
-    return f"{100 * r['p']:.1f}% [{100 * r['lo']:.1f}, {100 * r['hi']:.1f}] n={r['n']}"
+    return f"{100 * p:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] n={r['n']}"
 
 
 def _kappa(k: float | None) -> str:
     return "—" if k is None else f"{k:.2f}"
 
 
-def _kinds(found: dict[str, Any]) -> set[str]:
+def _kinds(found: ReaderFindings) -> set[str]:
     return {c.get("reading", "letter") for c in found.get("cells", [])} or {"letter"}
 
 
-def headers(found: dict[str, Any]) -> list[str]:
+def headers(found: ReaderFindings) -> list[str]:
     """The table's columns for one reader: a judged run's cells have a wrong-verdict share and no
     unread one."""
     kinds = _kinds(found)
@@ -35,11 +126,12 @@ def headers(found: dict[str, Any]) -> list[str]:
     return [*HEADERS[:6], "Wrong letter/verdict", "Unread", "Unscored"]
 
 
-def reader_rows(found: dict[str, Any]) -> list[list[str]]:
+def reader_rows(found: ReaderFindings) -> list[list[str]]:
     """One row per (model, setting, condition) and one for the whole sample, in `headers`' columns."""
     unread = "Unread" in headers(found)
     rows = []
-    for c in [*found.get("cells", []), {"model": "all", "setting": "", "condition": "", **(found.get("overall") or {})}]:
+    overall: AuditCell = {"model": "all", "setting": "", "condition": "", **(found.get("overall") or {})}
+    for c in [*found.get("cells", []), overall]:
         row = [str(c["model"]), str(c["setting"]), str(c["condition"]), str(c.get("audited", 0)), share(c.get("agreement")), _kappa(c.get("kappa"))]
         row.append(share(c.get("wrong_letter") or c.get("wrong_verdict")))
         if unread:
@@ -53,7 +145,7 @@ def _pct(p: float | None, lo: float | None, hi: float | None) -> str:
     return "—" if p is None or lo is None or hi is None else f"{100 * p:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
 
 
-def corrected_line(row: dict[str, Any]) -> str:
+def corrected_line(row: CorrectedRate) -> str:
     """One label-corrected rate beside the plain one, with how much wider label error makes it."""
     plain = _pct(row["plain"], row["plain_lo"], row["plain_hi"])
     fixed = _pct(row["estimate"], row["lo"], row["hi"])
@@ -65,7 +157,7 @@ def corrected_line(row: dict[str, Any]) -> str:
 CORRECTED_HEADERS = ["Model / setting", "Rate", "Run's reading", "Label-corrected", "Audited", "Label error"]
 
 
-def corrected_rows(found: dict[str, Any]) -> list[list[str]]:
+def corrected_rows(found: ReaderFindings) -> list[list[str]]:
     """The label-corrected rates as table rows: where, the rate, its plain and corrected values
     with their intervals, the audited units of all, and what label error costs."""
     rows = []
@@ -84,14 +176,14 @@ def corrected_rows(found: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def heading(name: str, found: dict[str, Any]) -> str:
+def heading(name: str, found: ReaderFindings) -> str:
     who = "people" if name == "people" else f"the reader model {name.split(':', 1)[-1]}"
     extra = f", {found['unscored']} unscored" if found.get("unscored") else ""
     missing = f", {found['not_read']} not read" if found.get("not_read") else ""
     return f"Second reading by {who}: {found['read']} of {found['sampled']} sampled units read{extra}{missing}; {len(found.get('disagreements', []))} disagreements"
 
 
-def audit_markdown(block: dict[str, Any] | None) -> list[str]:
+def audit_markdown(block: AuditBlock | None) -> list[str]:
     """The audit's section of results.md (nothing without an audit)."""
     if not block:
         return []

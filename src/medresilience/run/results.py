@@ -205,10 +205,10 @@ class Usage(BaseModel):
     cost_batch: float | None = Field(None, description="what every reply would have cost as a batch (None: no batch rate known)")
 
     @model_serializer(mode="wrap")
-    def _as_recorded(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _as_recorded(self, handler: SerializerFunctionWrapHandler) -> JSONObject:
         """The split of calls and costs by how they were made is written only where the run recorded
         it: a results.json from before it was counted is written back as it was read."""
-        out: dict[str, Any] = handler(self)
+        out: JSONObject = handler(self)
         for name in _USAGE_SPLIT - self.model_fields_set:
             out.pop(name, None)
         return out
@@ -398,7 +398,7 @@ def _check(validate: Callable[[object], object], value: object, where: str) -> N
         raise ValueError(f"{where}{'.' + field if field else ''}: {msg}") from None
 
 
-def headline_rates(headline: Callable[[dict[str, Any]], Mapping[str, Mapping[str, Any] | None]], block: ResultsBlock) -> dict[str, RateValue | None]:
+def headline_rates(headline: Callable[[dict[str, Any]], Mapping[str, Mapping[str, object] | None]], block: ResultsBlock) -> dict[str, RateValue | None]:
     """A family's headline (`Family.measures.headline`, which reads a block's `overall` as written)
     of a typed block, each rate as a `RateValue` (a mean score keeps its `unit` among the extras)."""
     raw = headline(block.model_dump().get("overall", {}))

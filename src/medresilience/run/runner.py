@@ -55,6 +55,7 @@ from ..models.spec import ModelSpec
 from ..records import CLEAN, Item, Probe
 from ..runtime.errors import ConfigError
 from ..runtime.fileio import env_number
+from ..runtime.jsontypes import JSONObject
 from ..runtime.seeding import stable_hash
 from ..score import AnyScorer, DeferredScorer, is_deferred
 from ..scoring.extract import Extractor, is_extracting, run_extraction
@@ -446,7 +447,7 @@ def epoch_spec(spec: ModelSpec, epoch: int) -> ModelSpec:
     return spec if epoch == 0 else spec.model_copy(update={"seed": (spec.seed or 0) + epoch})
 
 
-def epoch_decoding(specs: Iterable[ModelSpec], epochs: int) -> dict[str, list[dict[str, Any]]]:
+def epoch_decoding(specs: Iterable[ModelSpec], epochs: int) -> dict[str, list[JSONObject]]:
     """model label -> the seed and temperature of each epoch, as recorded with a run."""
     return {s.label: [{"epoch": e, "seed": epoch_spec(s, e).seed, "temperature": s.temperature} for e in range(epochs)] for s in specs}
 

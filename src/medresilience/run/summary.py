@@ -6,10 +6,10 @@ the share of labels it supplied. Every rate carries its 95% interval and n."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..family import get
-from .audit_text import audit_markdown
+from .audit_text import AuditBlock, audit_markdown
 from .reading import why_text
 from .results import RateValue, Results, headline_rates
 from .stopping import stopping_lines
@@ -64,7 +64,7 @@ def results_markdown(results: Results, family: Family | None = None) -> str:
         )
     lines.append("")
     lines += reading_markdown(results)
-    lines += audit_markdown(results.audit)
+    lines += audit_markdown(cast("AuditBlock | None", results.audit))  # validated as an AuditRecord with the results
     for model, settings in results.models.items():
         for setting, block in settings.items():
             lines.append(f"## {model} ({setting})")

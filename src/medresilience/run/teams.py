@@ -16,24 +16,25 @@ import pandas as pd
 
 from .. import stats
 from ..mitigations.team_summary import TeamUnit, unit_rows
+from ..runtime.jsontypes import JSONObject
 from ..store import Store
 
 LEVELS = ("basic", "intermediate", "advanced")
 MEANS = ("experts", "rounds", "calls", "tokens")
 
 
-def _rate(flags: Sequence[bool], items: Sequence[str]) -> dict[str, Any]:
+def _rate(flags: Sequence[bool], items: Sequence[str]) -> JSONObject:
     r = stats.clustered_rate(list(flags), list(items))
     return {"k": r.k, "n": r.n, "p": r.p, "lo": r.lo, "hi": r.hi}
 
 
-def _mean(g: pd.DataFrame, col: str) -> dict[str, Any]:
+def _mean(g: pd.DataFrame, col: str) -> JSONObject:
     per_item = g.groupby("item_id", sort=False)[col].mean().to_numpy(dtype=np.float64)
     b = stats.bootstrap_mean(per_item)
     return {"mean": float(g[col].mean()), "lo": b["lo"], "hi": b["hi"], "items": int(len(per_item))}
 
 
-def block(g: pd.DataFrame) -> dict[str, Any]:
+def block(g: pd.DataFrame) -> dict[str, Any]:  # read by report.team by computed keys ({measure}_per_unit)
     """One model and setting's block from its units' rows."""
     levels = g["complexity"].fillna("unread").value_counts().to_dict()
     spoke = g[g["agreed"].notna()]
@@ -50,17 +51,17 @@ def block(g: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-def team_blocks(rows: Sequence[TeamUnit]) -> dict[str, dict[str, dict[str, Any]]]:
+def team_blocks(rows: Sequence[TeamUnit]) -> dict[str, dict[str, JSONObject]]:
     """model -> team setting -> its block (see the module doc); empty when no unit has a team summary."""
     if not rows:
         return {}
     df = pd.DataFrame(list(rows))
-    out: dict[str, dict[str, dict[str, Any]]] = {}
+    out: dict[str, dict[str, JSONObject]] = {}
     for (model, setting), g in df.groupby(["model", "setting"], sort=True):
         out.setdefault(str(model), {})[str(setting)] = block(g)
     return out
 
 
-def team_results(store: Store, run: str | None = "latest") -> dict[str, dict[str, dict[str, Any]]]:
+def team_results(store: Store, run: str | None = "latest") -> dict[str, dict[str, JSONObject]]:
     """The `teams` block of a run's results (see the module doc)."""
     return team_blocks(unit_rows(store, run))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from .errors import ConfigError
 
@@ -35,7 +35,7 @@ def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return uvloop.new_event_loop
 
 
-def run(main: Coroutine[Any, Any, T], factory: Callable[[], asyncio.AbstractEventLoop] | None = None) -> T:
+def run(main: Coroutine[object, object, T], factory: Callable[[], asyncio.AbstractEventLoop] | None = None) -> T:
     """`asyncio.run(main)` on a loop of `factory` (a `loop_factory()` taken earlier, so that a bad
     MEDRES_EVENT_LOOP fails before anything is written; default: `loop_factory()` now)."""
     with asyncio.Runner(loop_factory=factory or loop_factory()) as runner:

@@ -24,11 +24,12 @@ import stat
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Literal, TypeVar
+from typing import TYPE_CHECKING, BinaryIO, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from .errors import ConfigError, InputError, MedresError, validation_problem
+from .jsontypes import JSONObject, JSONValue
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -81,7 +82,7 @@ def max_field_chars() -> int:
 def oversized(obj: object, limit: int, prefix: str = "") -> tuple[str, int] | None:
     """(dotted field, length) of the first string longer than `limit` in a parsed JSON value."""
     if isinstance(obj, dict):
-        items: Iterable[tuple[Any, Any]] = obj.items()
+        items: Iterable[tuple[object, object]] = obj.items()
     elif isinstance(obj, list):
         items = enumerate(obj)
     else:
@@ -165,7 +166,7 @@ def read_text(path: Path | str) -> str:
         raise InputError(path, None, None, f"cannot read ({e.strerror or e})") from None
 
 
-def iter_json_lines(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_json_lines(path: Path | str) -> Iterator[tuple[int, JSONObject]]:
     """Yield (line number, object) for each non-blank line; bad JSON, a byte that is not UTF-8 (on
     its own line) and a text field over `max_field_chars()` raise InputError. A UTF-8 byte-order
     mark is skipped."""
@@ -173,7 +174,7 @@ def iter_json_lines(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
         yield n, obj
 
 
-def iter_json_lines_at(path: Path | str) -> Iterator[tuple[int, int, dict[str, Any]]]:
+def iter_json_lines_at(path: Path | str) -> Iterator[tuple[int, int, JSONObject]]:
     """As `iter_json_lines`, with each line's byte offset: (line number, offset, object); the
     object is read again from its offset with `json_line_at`."""
     path = Path(path)
@@ -186,7 +187,7 @@ def iter_json_lines_at(path: Path | str) -> Iterator[tuple[int, int, dict[str, A
         yield n, at, _json_object(line, path, n, limit)
 
 
-def json_line_at(fh: BinaryIO, path: Path, offset: int, line: int | None = None) -> dict[str, Any]:
+def json_line_at(fh: BinaryIO, path: Path, offset: int, line: int | None = None) -> JSONObject:
     """The JSON object of the line at byte `offset` of the open file `fh` (of `path`), checked as
     `iter_json_lines` checks it; `line` is its number, for errors."""
     fh.seek(offset)
@@ -196,7 +197,7 @@ def json_line_at(fh: BinaryIO, path: Path, offset: int, line: int | None = None)
     return _json_object(_decoded(raw, path, line), path, line, max_field_chars())
 
 
-def _json_object(line: str, path: Path, n: int | None, limit: int) -> dict[str, Any]:
+def _json_object(line: str, path: Path, n: int | None, limit: int) -> JSONObject:
     try:
         obj = json.loads(line)
     except json.JSONDecodeError as e:
@@ -229,7 +230,7 @@ def open_parquet(path: Path | str) -> pq.ParquetFile:
 
 def iter_parquet_rows(
     path: Path | str, columns: list[str] | None = None, file: pq.ParquetFile | None = None, batch_size: int = 4096
-) -> Iterator[tuple[int, dict[str, Any]]]:
+) -> Iterator[tuple[int, JSONObject]]:
     """Yield (row number from 1, row) of a Parquet file (`file`: one already opened with
     open_parquet), reading `columns` only when given; a row that cannot be read raises InputError
     with its number."""
@@ -244,7 +245,7 @@ def iter_parquet_rows(
         raise InputError(Path(path), n + 1, None, f"cannot read this Parquet row ({e})") from None
 
 
-def table_rows(path: Path) -> tuple[str, list[str], Iterator[tuple[int | None, dict[str, Any]]]]:
+def table_rows(path: Path) -> tuple[str, list[str], Iterator[tuple[int | None, JSONObject]]]:
     """(kind, header, (line, row) ...) of a CSV, TSV (by its suffix) or Parquet file: kind `csv`
     or `parquet`; each row a dict of its cells by header name, numbered by its line (a CSV row's
     first line; a Parquet row's number from 1); blank CSV lines skipped; a CSV cell the CSV rule
@@ -263,7 +264,7 @@ def table_rows(path: Path) -> tuple[str, list[str], Iterator[tuple[int | None, d
         raise InputError(path, None, None, "is empty (expected a header line and one row per labelled answer)")
     header = [csv_text(h.strip()) for h in first[1]]
 
-    def crows() -> Iterator[tuple[int | None, dict[str, Any]]]:
+    def crows() -> Iterator[tuple[int | None, JSONObject]]:
         for line, rec in records:
             if len(rec) != len(header):
                 raise InputError(path, line, None, f"has {len(rec)} cells, the header has {len(header)}")
@@ -329,7 +330,7 @@ def show(value: object, limit: int = 60) -> str:
     return s if len(s) <= limit else s[: limit - 4] + "...'"
 
 
-def json_lines(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
+def json_lines(path: Path | str) -> Iterator[tuple[int, JSONObject]]:
     """fileio.iter_json_lines (which names the line of a non-UTF-8 byte, skips a byte-order mark
     and checks field sizes), with unreadable files as InputErrors too."""
     path = Path(path)
@@ -349,7 +350,7 @@ def json_lines(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
 _DECODER = json.JSONDecoder()
 
 
-def json_value_at(text: str, pos: int, path: Path | str) -> tuple[Any, int]:
+def json_value_at(text: str, pos: int, path: Path | str) -> tuple[JSONValue, int]:
     """The JSON value starting at `pos` of a file's text and the position after it; bad JSON is an
     InputError naming its line and column."""
     try:
@@ -367,7 +368,7 @@ _JSON_WS = re.compile(r"[ \t\r\n]*")
 JSON_CHUNK = 1 << 20
 
 
-def json_values(path: Path | str, text: str | None = None, *, hint: str = "", chunk: int = JSON_CHUNK) -> Iterator[tuple[int, Any]]:
+def json_values(path: Path | str, text: str | None = None, *, hint: str = "", chunk: int = JSON_CHUNK) -> Iterator[tuple[int, JSONValue]]:
     """(line where it starts, value) for each top-level JSON value of a file holding one or more
     values one after another (JSON lines, a JSON array, pretty-printed objects); the elements of a
     top-level array come one by one, each with its own line. Parsed from `text` (the file's text,
@@ -440,7 +441,7 @@ class _JsonStream:
             if not self.more():
                 return False
 
-    def value(self) -> tuple[int, Any]:
+    def value(self) -> tuple[int, JSONValue]:
         """(its line, the value) of the JSON value at `pos`, reading on while it is cut."""
         while True:
             try:
@@ -455,7 +456,7 @@ class _JsonStream:
             start, self.pos = self.where(self.pos)[0], end
             return start, v
 
-    def elements(self) -> Iterator[tuple[int, Any]]:
+    def elements(self) -> Iterator[tuple[int, JSONValue]]:
         """The elements of the array opened before `pos`, one by one, up to its closing bracket."""
         while True:
             yield self.value()
@@ -484,7 +485,7 @@ def _one_object_per_line(line: str) -> bool:
         return False
 
 
-def iter_rows(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_rows(path: Path | str) -> Iterator[tuple[int, JSONObject]]:
     """(line, row) for each row of a file: JSON lines (streamed), a JSON array or a stream of
     pretty-printed objects (line: where the row starts), or Parquet (line: the row number). A row
     that is not an object, bad JSON and an oversized field are InputErrors naming the line."""
@@ -536,7 +537,7 @@ def read_jsonl(path: Path | str, model: type[T]) -> Iterator[T]:
 # --------------------------------------------------------------------------- writing
 
 
-def dump_line(record: BaseModel | dict[str, Any]) -> str:
+def dump_line(record: BaseModel | Mapping[str, object]) -> str:
     data = record.model_dump(mode="json") if isinstance(record, BaseModel) else record
     return json.dumps(data, ensure_ascii=False, sort_keys=False) + "\n"
 
@@ -656,7 +657,7 @@ class atomic_write:
         return False
 
 
-def write_jsonl(path: Path | str, records: Iterable[BaseModel | dict[str, Any]]) -> int:
+def write_jsonl(path: Path | str, records: Iterable[BaseModel | Mapping[str, object]]) -> int:
     n = 0
     with atomic_write(path) as fh:
         for r in records:

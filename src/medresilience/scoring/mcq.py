@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..runtime.jsontypes import JSONValue
 from ..score import Score, Scorer
 from .letters import read_answer
 from .logprob import choice_from_logprobs
@@ -61,7 +62,7 @@ def mcq_scorer(item: Item, scoring: str) -> Scorer:
         def score_lp(c: Completion) -> Score:
             label, dist = choice_from_logprobs(c.top_logprobs, letters)
             value = None if label is None else float(label == gold)
-            return Score(label, "valid" if label else "invalid", value, {"dist": dist, "text": c.text})
+            return Score(label, "valid" if label else "invalid", value, {"dist": dict[str, JSONValue](dist), "text": c.text})
 
         return score_lp
     return LetterScorer(item)

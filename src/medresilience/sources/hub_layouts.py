@@ -76,7 +76,9 @@ def read_pubmedqa_parquet(path: Path | str) -> Iterator[Item]:
     ids = IdChecker(path, field="pubid", what="PMID")
     for n, row in iter_parquet_rows(path):
         pmid = str(row.get("pubid") if row.get("pubid") is not None else "").strip()
-        context: dict[str, object] = row.get("context") or {}
+        context = row.get("context") or {}
+        if not isinstance(context, dict):
+            raise InputError(path, n, "context", f"must be an object (contexts, labels, meshes), got {show(context)}")
         entry = {
             "QUESTION": row.get("question"),
             "CONTEXTS": context.get("contexts"),

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 import scipy.stats
@@ -464,7 +464,17 @@ def _bracket(n, p1, sign, feasible, discordance, correlation, design, power, alp
     return lo, hi
 
 
-def pilot_rates(a: Sequence[bool] | np.ndarray, b: Sequence[bool] | np.ndarray, clusters: Sequence[Hashable]) -> dict[str, Any]:
+class PilotRates(TypedDict):
+    """What a pilot's pairs say for planning (`pilot_rates`)."""
+
+    rates: PairedRates
+    pairs: int
+    items: int
+    sizes: tuple[int, ...]  # pairs per item
+    icc: float
+
+
+def pilot_rates(a: Sequence[bool] | np.ndarray, b: Sequence[bool] | np.ndarray, clusters: Sequence[Hashable]) -> PilotRates:
     """What a pilot's pairs say for planning: the rates, the discordant shares, the pairs per item
     and the intracluster correlation of the items' (b_j - c_j) / m_j, by the method of moments
     (sum_j m_j (d_j - mean)^2 / (discordance - effect^2) = sum_j (1 + (m_j - 1) icc), clipped to

@@ -8,9 +8,10 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..runtime.jsontypes import JSONObject
 from .base import Connected, SqlValue
 from .codes import CallStatus
-from .rows import StoredScore, Usage
+from .rows import StoredRequest, StoredScore, Usage
 
 _OK = f"status = '{CallStatus.OK}'"
 
@@ -73,11 +74,11 @@ class CallReads(Connected):
             for k, text, tools, finish, pt, ct in rows
         }
 
-    def request(self, key: str) -> dict[str, Any] | None:
+    def request(self, key: str) -> StoredRequest | None:
         row = self.conn.execute("SELECT model, messages, params FROM requests WHERE key = ?", (key,)).fetchone()
         return None if row is None else {"model": row[0], "messages": json.loads(row[1]), "params": json.loads(row[2])}
 
-    def request_messages(self, keys: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+    def request_messages(self, keys: Iterable[str]) -> dict[str, list[JSONObject]]:
         """key -> the messages stored with each given request key that has them."""
         return {k: json.loads(m) for k, m in self.by_keys("SELECT key, messages FROM requests WHERE key IN ({keys})", keys)}
 

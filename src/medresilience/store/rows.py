@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
+from ..runtime.jsontypes import JSONObject, JSONValue
 from .codes import CallCode, ScoreCode
 
 
@@ -58,7 +59,7 @@ class CallRow:
     attempts: int = 1
     error: str | None = None
     waited_s: float = 0.0  # seconds spent waiting between its attempts (backoff and Retry-After)
-    tool_calls: Any = None  # the tools an agent's step called (a list, stored as JSON), or None
+    tool_calls: list[JSONObject] | None = None  # the tools an agent's step called (a list, stored as JSON), or None
     reasoning_tokens: int | None = None  # as the provider's usage reports them; None: not reported
 
 
@@ -68,7 +69,7 @@ class ScoreRow:
     scorer: str
     label: str | None
     status: str  # a ScoreStatus: valid | invalid | truncated | unscored
-    detail: Any = None
+    detail: JSONValue = None
     value: float | None = None
 
 
@@ -100,8 +101,27 @@ class StoredScore(TypedDict):
 
     status: str  # a score status: valid | invalid | truncated | unscored
     label: str | None
-    detail: Any  # the scorer's detail, as it was stored (JSON)
+    detail: JSONValue  # the scorer's detail, as it was stored (JSON)
     value: float | None
+
+
+class StoredRequest(TypedDict):
+    """A stored request: the model it was sent to, its messages and its parameters."""
+
+    model: str
+    messages: list[JSONObject]
+    params: JSONObject
+
+
+class SentRow(TypedDict):
+    """The parameters one kind of call of one model was sent with (`sent_params`): kind `answer`, a
+    linked call's role, or `scorer` (with its system prompt, else None), and the number of requests."""
+
+    kind: str
+    model: str
+    params: JSONObject
+    system: str | None
+    calls: int
 
 
 class Usage(TypedDict):

@@ -10,6 +10,7 @@ from typing import NotRequired, TypedDict
 
 from .base import Connected
 from .codes import CallStatus, ScoreStatus
+from .rows import SentRow
 
 # how a reply stored ok was read: its score's status, else (no score row) truncated when it was cut
 # at its budget, else invalid, as the results frame reads it
@@ -131,7 +132,7 @@ class UsageReads(Connected):
                 out[model][setting]["budget"] = None if budget is None else int(budget)
         return out
 
-    def sent_params(self, run: str | None = "latest") -> list[dict[str, object]]:
+    def sent_params(self, run: str | None = "latest") -> list[SentRow]:
         """The decoding parameters the stored requests were sent with, one row per (kind, model,
         params): kind `answer` (the units of a run, default the latest; None: every unit), a linked
         call's role (`monitor`, ...), or `scorer` for a call no unit plans (a judge's verdict or an
@@ -140,7 +141,7 @@ class UsageReads(Connected):
         if run == "latest":
             run = self.latest_run()
         where, args = ("WHERE u.run = ?", (run,)) if run is not None else ("", ())
-        out: list[dict[str, object]] = []
+        out: list[SentRow] = []
         for model, params, n in self.conn.execute(
             f"SELECT r.model, r.params, COUNT(DISTINCT r.key) FROM units u JOIN requests r ON r.key = u.key {where} GROUP BY 1, 2 ORDER BY 1, 2", args
         ):

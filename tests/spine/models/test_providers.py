@@ -394,6 +394,15 @@ def test_config_typo_names_the_file_and_key(tiny_suite, clean_env, name, text, k
     assert not (clean_env / "runs").exists()
 
 
+def test_a_pyproject_whose_tool_is_no_table_names_the_key(clean_env):
+    # `tool` is read as the table holding [tool.medres]; a value of another kind is bad input
+    # named by file and key, not an AttributeError from reading it as a table
+    _write_config(clean_env, 'tool = "medres"\n[project]\nname = "x"\n', "pyproject.toml")
+    with pytest.raises(InputError) as e:
+        load_config()
+    assert "pyproject.toml" in str(e.value) and e.value.field == "tool" and "must be a table" in str(e.value)
+
+
 def test_config_not_toml_names_the_line(clean_env):
     _write_config(clean_env, 'models = ["a"]\nconcurrency = \n')
     line = one_error_line(runner.invoke(app, ["config"]))

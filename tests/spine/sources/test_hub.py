@@ -578,3 +578,17 @@ def test_a_cached_file_changed_since_is_refused_offline(hub, tmp_path, monkeypat
     r = _import(ref, "--out", str(tmp_path / "b"))
     assert r.exit_code == 2 and QA in _one_line(r) and "does not match" in _one_line(r), r.output
     assert not (tmp_path / "b").exists()
+
+
+def test_a_pubmedqa_parquet_row_whose_context_is_no_object_names_its_row_and_field(tmp_path):
+    # the hub layout's `context` is a struct (contexts, labels, meshes); a plain string there is bad
+    # input named by file, row and field, not an AttributeError from reading it as one
+    from medresilience.runtime.errors import InputError
+    from medresilience.sources.hub_layouts import read_pubmedqa_parquet
+
+    path = tmp_path / "pqa.parquet"
+    rows = {"pubid": [123], "question": ["Does it work?"], "context": ["METHODS: We studied."], "long_answer": ["Yes."], "final_decision": ["yes"]}
+    pq.write_table(pa.table(rows), path)
+    with pytest.raises(InputError) as e:
+        list(read_pubmedqa_parquet(path))
+    assert e.value.field == "context" and e.value.line == 1 and "must be an object" in str(e.value)

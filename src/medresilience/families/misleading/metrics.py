@@ -24,6 +24,7 @@ intervals and exact tests of a few hundred blocks."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict, cast
 
@@ -340,7 +341,7 @@ def _model_block(k: _Coded, families: dict[str, _Stratum], gi: int, attack_codes
     return block
 
 
-def misleading_metrics(df: pd.DataFrame) -> dict[str, Any]:
+def misleading_metrics(df: pd.DataFrame) -> dict[str, object]:
     """{"models": {label: {setting: {overall, by_source, ...}}}, "mean_across_models": ...}"""
     if df.empty:
         return {"models": {}, "mean_across_models": {}, "mean_by_stratum": {}}
@@ -370,15 +371,19 @@ def _block(fam: _Stratum, gi: int, ss: int, clean_code: int, attack_codes: dict[
     return out
 
 
-def _settings_order(models: dict[str, Any]) -> list[str]:
+def _settings_order(models: Mapping[str, Mapping[str, object]]) -> list[str]:
     settings = list(dict.fromkeys(s for v in models.values() for s in v))
     return sorted(settings, key=lambda s: (s != "none", settings.index(s)))
 
 
-def _mean_of(blocks: list[dict[str, Any]]) -> dict[str, Any]:
+#: rate -> its unweighted mean, min and max over the models, and how many models have it
+Means = dict[str, dict[str, float]]
+
+
+def _mean_of(blocks: list[dict[str, Any]]) -> Means:
     """Unweighted mean, min and max of each headline rate over the models' blocks."""
     rows = [headline(b) for b in blocks]
-    agg: dict[str, object] = {}
+    agg: Means = {}
     for name in ("clean_acc", "type1_acc", "type2_acc", "type1_asr", "type1_tasr", "type2_asr", "type1_asr_read", "type2_asr_read"):
         vals = [rate["p"] for r in rows if (rate := r.get(name)) and rate["p"] is not None]
         if vals:
@@ -386,9 +391,9 @@ def _mean_of(blocks: list[dict[str, Any]]) -> dict[str, Any]:
     return agg
 
 
-def mean_across_models(models: dict[str, Any]) -> dict[str, Any]:
+def mean_across_models(models: dict[str, Any]) -> dict[str, Means]:
     """Unweighted mean of each headline rate across models (the study's cross-model summary)."""
-    out: dict[str, object] = {}
+    out: dict[str, Means] = {}
     for setting in _settings_order(models):
         blocks = [v[setting]["overall"] for v in models.values() if setting in v]
         if blocks:
@@ -396,13 +401,13 @@ def mean_across_models(models: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def mean_by_stratum(models: dict[str, Any]) -> dict[str, Any]:
+def mean_by_stratum(models: dict[str, Any]) -> dict[str, dict[str, dict[str, Means]]]:
     """The same means for every source dataset, content type and provenance, as the study's tables
     show them: {setting: {"by_source": {stratum: {rate: {mean, min, max, models}}}, ...}}. A model
     without a stratum is left out of that stratum's mean (`models` says how many it averages)."""
-    out: dict[str, object] = {}
+    out: dict[str, dict[str, dict[str, Means]]] = {}
     for setting in _settings_order(models):
-        per: dict[str, object] = {}
+        per: dict[str, dict[str, Means]] = {}
         for group in ("by_source", "by_content_type", "by_provenance"):
             names = list(dict.fromkeys(k for v in models.values() if setting in v for k in v[setting].get(group, {})))
             per[group] = {

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
 
 from ...records import Item, Probe
 from ...review.rubrics import Dimension, Flag, ReviewRubric, scale
@@ -161,7 +160,7 @@ RUBRIC_A = ReviewRubric(
 )
 
 
-def review_blocks(item: Item, probe: Probe) -> list[dict[str, Any]]:
+def review_blocks(item: Item, probe: Probe) -> list[dict[str, object]]:
     """A response reviewer sees the sentences injected into the prompt."""
     context = getattr(probe, "context", ())
     return [sentences(item, context)] if context else []

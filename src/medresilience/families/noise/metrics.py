@@ -195,7 +195,7 @@ def _counts(g: pd.DataFrame) -> dict[str, int]:
     }
 
 
-def noise_metrics(df: pd.DataFrame) -> dict[str, Any]:
+def noise_metrics(df: pd.DataFrame) -> dict[str, object]:
     """{"models": {model: {setting: block}}, "mean_across_models": {setting: {key: {mean, min, max, models}}}}"""
     if df.empty:
         return {"models": {}, "mean_across_models": {}, "mean_by_stratum": {}}

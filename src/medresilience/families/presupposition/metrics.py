@@ -30,6 +30,7 @@ generator; `generator_matrix` turns the by_generator blocks into the matrix tabl
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -126,7 +127,7 @@ def _strata(g: pd.DataFrame, column: str, order: tuple[str, ...] = ()) -> dict[s
     return {k: out[k] for k in ranked}
 
 
-def presupposition_metrics(df: pd.DataFrame) -> dict[str, Any]:
+def presupposition_metrics(df: pd.DataFrame) -> dict[str, object]:
     """{"models": {model: {setting: block}}, "mean_across_models": {setting: {key: {mean, min, max,
     models, unit}}}, "mean_by_stratum": {setting: {by_category|by_generator: {stratum: means}}}}"""
     if df.empty:
@@ -143,13 +144,17 @@ def presupposition_metrics(df: pd.DataFrame) -> dict[str, Any]:
     return {"models": models, "mean_across_models": mean_across_models(models), "mean_by_stratum": mean_by_stratum(models)}
 
 
-def _settings(models: dict[str, Any]) -> list[str]:
+def _settings(models: Mapping[str, Mapping[str, object]]) -> list[str]:
     seen = list(dict.fromkeys(s for v in models.values() for s in v))
     return sorted(seen, key=lambda s: (s != "none", seen.index(s)))
 
 
-def _mean_of(blocks: list[dict[str, Any]]) -> dict[str, Any]:
-    agg: dict[str, object] = {}
+#: key -> its unweighted mean, min and max over the models, how many models have it, and its unit
+Means = dict[str, dict[str, float | str]]
+
+
+def _mean_of(blocks: list[dict[str, Any]]) -> Means:
+    agg: Means = {}
     for key, unit in MEAN_KEYS:
         vals = [float(b[key]["p"]) for b in blocks if isinstance(b.get(key), dict) and b[key].get("p") is not None]
         if vals:
@@ -157,18 +162,18 @@ def _mean_of(blocks: list[dict[str, Any]]) -> dict[str, Any]:
     return agg
 
 
-def mean_across_models(models: dict[str, Any]) -> dict[str, Any]:
+def mean_across_models(models: dict[str, Any]) -> dict[str, Means]:
     """Per setting, the unweighted mean, min and max over models of PCS (unit "score"), PCR,
     over-caution, NFP answered and unscored (unit "rate"); `models` says how many models count."""
     return {s: _mean_of([v[s]["overall"] for v in models.values() if s in v]) for s in _settings(models)}
 
 
-def mean_by_stratum(models: dict[str, Any]) -> dict[str, Any]:
+def mean_by_stratum(models: dict[str, Any]) -> dict[str, dict[str, dict[str, Means]]]:
     """The same means per category and per generator: {setting: {by_category: {stratum: means}}}.
     A model without a stratum is left out of that stratum's mean."""
-    out: dict[str, object] = {}
+    out: dict[str, dict[str, dict[str, Means]]] = {}
     for s in _settings(models):
-        per: dict[str, object] = {}
+        per: dict[str, dict[str, Means]] = {}
         for group in STRATA:
             names = list(dict.fromkeys(k for v in models.values() if s in v for k in v[s].get(group, {})))
             per[group] = {k: _mean_of([v[s][group][k] for v in models.values() if s in v and k in v[s].get(group, {})]) for k in names}

@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from aiohttp import web
 
@@ -31,6 +31,9 @@ from .policies import (
     messages_digest,
     option_letters,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .batches import BatchEndpoints
 
 
 def _error_body(message: str, type_: str, code: str | None, param: str | None = None) -> bytes:
@@ -190,7 +193,7 @@ class StubApp:
         json_text: str = "{}",
         model: str = "stub-model",
         response_format: str = "ignore",
-        batches: Any = None,
+        batches: BatchEndpoints | None = None,
     ) -> None:
         self.batches = batches
         if response_format not in RESPONSE_FORMAT_MODES:
@@ -201,7 +204,7 @@ class StubApp:
         self.faults = faults or Faults()
         self.log_path = Path(log_path) if log_path is not None else None
         self.model = model
-        self._log: Any = None
+        self._log: TextIO | None = None
         self._lock = threading.Lock()
         self._total = 0
         self._by_outcome: dict[str, int] = {}
@@ -302,7 +305,7 @@ class StubApp:
         if schema is not None and self.response_format == "reject":
             return await self._reject(key, REJECT_MESSAGE, "response_format")
         fault, digest = self._fault_of(canon, self._next_attempt(key))
-        text = ""
+        text: object = ""
         if fault in _ANSWERED:
             answer = self._answer(body, key)
             if isinstance(answer, web.Response):
@@ -337,7 +340,7 @@ class StubApp:
             fault = None
         return fault, digest
 
-    def _answer(self, body: dict[str, Any], key: str) -> Any:
+    def _answer(self, body: dict[str, Any], key: str) -> object:
         """The policy's reply text (or a reply dict: `content` and `tool_calls`, or `content` with
         `reasoning_content` and/or `reasoning_tokens`); a policy that raises (a bug in a test's
         policy) or returns anything else is a 500 the client must not retry, so it fails loudly."""

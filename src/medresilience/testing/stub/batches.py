@@ -27,6 +27,7 @@ import itertools
 import json
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -55,7 +56,7 @@ class _Batch:
     kind: str  # openai | anthropic
     lines: list[dict[str, Any]]  # openai: request lines; anthropic: {custom_id, params}
     created: float
-    metadata: dict[str, Any]
+    metadata: dict[str, object]
     input_file_id: str | None = None
     reads: int = 0
     status: str = "in_progress"
@@ -228,7 +229,7 @@ class BatchEndpoints:
             code = "batch_expired" if fate == "expired" else "batch_cancelled"
             batch.errors.append({"id": rid, "custom_id": cid, "response": None, "error": {"code": code, "message": f"request {fate} (stub batch fault)"}})
 
-    def _openai_view(self, batch: _Batch) -> dict[str, Any]:
+    def _openai_view(self, batch: _Batch) -> dict[str, object]:
         done = batch.status not in ("in_progress",)
         out_id = err_id = None
         if done and batch.status != "failed":
@@ -308,7 +309,7 @@ class BatchEndpoints:
         else:
             batch.output.append({"custom_id": cid, "result": {"type": "expired" if fate == "expired" else "canceled"}})
 
-    def _anthropic_view(self, batch: _Batch, request: web.Request) -> dict[str, Any]:
+    def _anthropic_view(self, batch: _Batch, request: web.Request) -> dict[str, object]:
         ended = batch.status != "in_progress"
         counts = {"processing": 0 if ended else len(batch.lines), "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
         for x in batch.output:
@@ -331,7 +332,7 @@ def _ids_of(batch: _Batch) -> list[str]:
     return [x["custom_id"] for x in batch.lines]
 
 
-def _ok(data: dict[str, Any]) -> web.Response:
+def _ok(data: Mapping[str, object]) -> web.Response:
     return web.Response(body=dumps(data), headers={"Content-Type": "application/json"})
 
 

@@ -5,7 +5,7 @@ outputs are all drawn from these frames."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,17 +66,17 @@ def strata(block: MisleadingBlock) -> Iterable[tuple[str, str, Slice]]:
             yield kind, name, sub
 
 
-def _rate_cols(r: RateValue | None) -> dict[str, Any]:
+def _rate_cols(r: RateValue | None) -> dict[str, int | float | None]:
     if r is None:
         return {"k": None, "n": None, "p": None, "lo": None, "hi": None}
     return {"k": r.k, "n": r.n, "p": r.p, "lo": r.lo, "hi": r.hi}
 
 
-def _accuracy_row(base: dict[str, Any], condition: str, acc: Accuracy) -> dict[str, Any]:
+def _accuracy_row(base: dict[str, object], condition: str, acc: Accuracy) -> dict[str, object]:
     return {**base, "condition": condition, "metric": "accuracy", **_rate_cols(acc), "invalid": acc.invalid, "truncated": acc.truncated, "errors": acc.errors}
 
 
-def _attack_rows(base: dict[str, Any], condition: str, att: Attack) -> list[dict[str, Any]]:
+def _attack_rows(base: dict[str, object], condition: str, att: Attack) -> list[dict[str, object]]:
     """ASR (with its item-clustered interval and the unread replies among its flips), the ASR with
     unread probe replies left out, and TASR."""
     asr, read = att.asr, att.asr_read
@@ -118,7 +118,7 @@ def holm_groups(df: pd.DataFrame, by: list[str], column: str = "p") -> pd.Series
 def metrics_table(ms: Sequence[ModelSetting]) -> pd.DataFrame:
     """Every rate: run, model, setting, stratum, condition, metric, k, n, p, lo, hi (Wilson), and
     for ASR the item-clustered bootstrap interval and the invalid replies among the flips."""
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     for m in ms:
         for kind, name, b in strata(m.typed):
             base = {"run": m.run, "model": m.model, "setting": m.setting, "family": "misleading", "stratum_kind": kind, "stratum": name, "n_items": b.n_items}
@@ -162,7 +162,7 @@ def tests_table(ms: Sequence[ModelSetting], alpha: float = 0.05) -> pd.DataFrame
     several pairs, as `test` says) per model, setting, stratum
     and condition, with Holm-adjusted p-values across the strata of one kind (all sources, all
     content types, all provenances) within one model, setting and condition."""
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     for m in ms:
         for kind, name, b in strata(m.typed):
             for cond, att in (("type1", b.type1), ("type2", b.type2)):
@@ -227,7 +227,7 @@ def flips_table(ms: Sequence[ModelSetting]) -> pd.DataFrame:
                 invalid, truncated = att.asr.invalid_flips, att.asr.truncated_flips
                 to_target = (att.tasr.k if att.tasr is not None else 0) if cond == "type1" else None
                 elsewhere = flips - invalid - truncated - (to_target or 0)
-                row: dict[str, Any] = {
+                row: dict[str, object] = {
                     "run": m.run,
                     "model": m.model,
                     "setting": m.setting,
@@ -241,8 +241,7 @@ def flips_table(ms: Sequence[ModelSetting]) -> pd.DataFrame:
                     "invalid": invalid,
                     "truncated": truncated,
                 }
-                for part in ("to_target", "elsewhere", "invalid", "truncated"):
-                    v = row[part]
+                for part, v in (("to_target", to_target), ("elsewhere", elsewhere), ("invalid", invalid), ("truncated", truncated)):
                     row[f"share_{part}"] = (v / flips) if (flips and v is not None) else None
                 rows.append(row)
     df = pd.DataFrame(
@@ -312,7 +311,7 @@ def profile_deltas(effects: pd.DataFrame, run_of: dict[str, str] | None = None) 
     return _profile_frame(rows)
 
 
-def _profile_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+def _profile_frame(rows: Sequence[Mapping[str, object]]) -> pd.DataFrame:
     """Profile rows as a frame with stable column types (empty frames included)."""
     df = pd.DataFrame(rows, columns=PROFILE_COLUMNS)
     df["n"] = df["n"].astype("Int64")
@@ -379,7 +378,7 @@ def headline_table(ms: Sequence[ModelSetting]) -> pd.DataFrame:
     rows = []
     for m in ms:
         ov = m.typed.overall
-        row: dict[str, Any] = {"run": m.run, "model": m.model, "setting": m.setting, "n_items": ov.n_items}
+        row: dict[str, object] = {"run": m.run, "model": m.model, "setting": m.setting, "n_items": ov.n_items}
         for name, r in headline_rates(ov).items():
             for part in ("p", "lo", "hi", "n"):
                 row[f"{name}_{part}"] = None if r is None else getattr(r, part)

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from functools import partial
-from typing import Any
 
 import pandas as pd
 
-from ....report.tradeoff import effect_row
+from ....report.tradeoff import Row, TradeoffRow, effect_row
 from .compare import Side, compare_sides
 
 FAMILY = "misleading"
@@ -37,16 +36,31 @@ def _sides(frame: pd.DataFrame, model: str, setting: str) -> tuple[Side, Side]:
     return Side("", model, "none", frame[m & (s == "none")]), Side("", model, setting, frame[m & (s == setting)])
 
 
-def _records(table: pd.DataFrame) -> dict[tuple[str, str], dict[Hashable, Any]]:
-    return {(r["condition"], r["metric"]): r for r in table.to_dict("records")}
+def _records(table: pd.DataFrame) -> dict[tuple[str, str], dict[Hashable, object]]:
+    return {(str(r["condition"]), str(r["metric"])): r for r in table.to_dict("records")}
 
 
-def _add(rows: list[dict[str, Any]], model: str, setting: str, metric: str, label: str, role: str, higher: bool, rec: dict[Hashable, Any], **kw: Any) -> None:
-    rows.append(effect_row(model, setting, FAMILY, metric, label, role, higher, rec, **kw))
+def _add(
+    rows: list[TradeoffRow],
+    model: str,
+    setting: str,
+    metric: str,
+    label: str,
+    role: str,
+    higher: bool,
+    rec: Row,
+    *,
+    primary: bool = False,
+    stratum: str = "all",
+    layout: str | None = None,
+    column: str | None = None,
+    ref: str | None = None,
+) -> None:
+    rows.append(effect_row(model, setting, FAMILY, metric, label, role, higher, rec, primary=primary, stratum=stratum, layout=layout, column=column, ref=ref))
 
 
-def tradeoff(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
+def tradeoff(frame: pd.DataFrame) -> list[TradeoffRow]:
+    rows: list[TradeoffRow] = []
     sources = sorted(str(s) for s in frame["source"].dropna().unique()) if "source" in frame else []
     for model, setting in _pairs(frame):
         recs = _records(compare_sides(*_sides(frame, model, setting)).table)

@@ -63,12 +63,12 @@ def _order(conditions: Sequence[str]) -> list[str]:
 
 def _row(
     name_a: str, name_b: str, cond: str, metric: str, xa: np.ndarray, xb: np.ndarray, items: np.ndarray, n_resamples: int, seed: int, rates: bool = True
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """One row: B - A over the pairs (xa, xb) clustered by item (codes 0..G-1)."""
     g = int(items.max()) + 1
     d = xb.astype(float) - xa.astype(float)
     boot = stats.paired_cluster_diff(np.bincount(items, weights=d, minlength=g), np.bincount(items, minlength=g), n_resamples=n_resamples, seed=seed)
-    row: dict[str, Any] = {
+    row: dict[str, object] = {
         "pair": f"{name_b} vs {name_a}",
         "a": name_a,
         "b": name_b,
@@ -122,7 +122,7 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
         key.append("scoring")
     pairs = ua.merge(ub, on=key, how="inner", suffixes=("_a", "_b"))
     counts = {"units_a": int(len(a.frame)), "units_b": int(len(b.frame)), "answered_a": int(len(ua)), "answered_b": int(len(ub)), "shared": int(len(pairs))}
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     conds = _order(pairs["condition"].unique().tolist())
     for cond in conds:
         sub = pairs[pairs["condition"].to_numpy() == cond]

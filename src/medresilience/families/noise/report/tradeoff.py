@@ -10,11 +10,10 @@ McNemar; every variant pooled with the clustered McNemar):
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Any
 
 import pandas as pd
 
-from ....report.tradeoff import effect_row
+from ....report.tradeoff import TradeoffRow, effect_row
 from ..taxonomy import FAMILY, POOLED, TITLES, WHITESPACE
 from .compare import Side, compare_sides
 
@@ -27,15 +26,15 @@ def _pairs(frame: pd.DataFrame) -> list[tuple[str, str]]:
     return [(m, s) for m, s in have if s != "none" and (m, "none") in have]
 
 
-def _compare(frame: pd.DataFrame, model: str, setting: str) -> dict[str, dict[Hashable, Any]]:
+def _compare(frame: pd.DataFrame, model: str, setting: str) -> dict[str, dict[Hashable, object]]:
     m = (frame["model"].astype(str) == model).to_numpy()
     s = frame["setting"].astype(str).to_numpy()
     table = compare_sides(Side("", model, "none", frame[m & (s == "none")]), Side("", model, setting, frame[m & (s == setting)])).table
-    return {r["condition"]: r for r in table.to_dict("records") if r["metric"] == "accuracy"}
+    return {str(r["condition"]): r for r in table.to_dict("records") if r["metric"] == "accuracy"}
 
 
-def tradeoff(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
+def tradeoff(frame: pd.DataFrame) -> list[TradeoffRow]:
+    rows: list[TradeoffRow] = []
     sources = sorted(str(s) for s in frame["source"].dropna().unique()) if "source" in frame else []
     for model, setting in _pairs(frame):
         recs = _compare(frame, model, setting)

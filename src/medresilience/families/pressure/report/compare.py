@@ -10,8 +10,6 @@ only; Holm's correction across the rows of one comparison."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pandas as pd
 
@@ -37,7 +35,7 @@ def _answered(f: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _row(name_a: str, name_b: str, cond: str, metric: str, xa: np.ndarray, xb: np.ndarray, item_ids: np.ndarray) -> dict[str, Any]:
+def _row(name_a: str, name_b: str, cond: str, metric: str, xa: np.ndarray, xb: np.ndarray, item_ids: np.ndarray) -> dict[str, object]:
     """B - A over paired outcomes (xa, xb), clustered by item."""
     items = pd.factorize(item_ids)[0]
     g = int(items.max()) + 1
@@ -72,7 +70,7 @@ def compare_sides(a: Side, b: Side) -> Comparison:
     ua, ub = _answered(a.frame), _answered(b.frame)
     pairs = ua.merge(ub, on=["item_id", "probe_id", "condition"], how="inner", suffixes=("_a", "_b"))
     counts = {"units_a": int(len(a.frame)), "units_b": int(len(b.frame)), "answered_a": int(len(ua)), "answered_b": int(len(ub)), "shared": int(len(pairs))}
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     clean = pairs[pairs["condition"] == CLEAN]
     if len(clean):
         rows.append(_row(name_a, name_b, CLEAN, "turn 1 accuracy", clean["correct_a"].to_numpy(), clean["correct_b"].to_numpy(), clean["item_id"].to_numpy()))

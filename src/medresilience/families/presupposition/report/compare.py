@@ -60,7 +60,7 @@ def _scored(f: pd.DataFrame) -> pd.DataFrame:
     return out.drop_duplicates(["item_id", "probe_id", "condition"])
 
 
-def _base(name_a: str, name_b: str, cond: str, metric: str, xa: np.ndarray, xb: np.ndarray, seed: int, n_resamples: int) -> dict[str, Any]:
+def _base(name_a: str, name_b: str, cond: str, metric: str, xa: np.ndarray, xb: np.ndarray, seed: int, n_resamples: int) -> dict[str, object]:
     boot = stats.paired_bootstrap_diff(xa, xb, n_resamples=n_resamples, seed=seed)
     return {
         "pair": f"{name_b} vs {name_a}",
@@ -80,7 +80,7 @@ def _base(name_a: str, name_b: str, cond: str, metric: str, xa: np.ndarray, xb: 
     }
 
 
-def _score_row(name_a: str, name_b: str, cond: str, xa: np.ndarray, xb: np.ndarray, seed: int, n_resamples: int) -> dict[str, Any]:
+def _score_row(name_a: str, name_b: str, cond: str, xa: np.ndarray, xb: np.ndarray, seed: int, n_resamples: int) -> dict[str, object]:
     row = _base(name_a, name_b, cond, "pcs", xa, xb, seed, n_resamples)
     ra, rb = pcs_rate(xa, n_resamples, seed), pcs_rate(xb, n_resamples, seed)
     t = stats.paired_permutation_test(xa, xb)
@@ -89,7 +89,7 @@ def _score_row(name_a: str, name_b: str, cond: str, xa: np.ndarray, xb: np.ndarr
     return row
 
 
-def _rate_row(name_a: str, name_b: str, cond: str, metric: str, xa: np.ndarray, xb: np.ndarray, seed: int, n_resamples: int) -> dict[str, Any]:
+def _rate_row(name_a: str, name_b: str, cond: str, metric: str, xa: np.ndarray, xb: np.ndarray, seed: int, n_resamples: int) -> dict[str, object]:
     row = _base(name_a, name_b, cond, metric, xa.astype(float), xb.astype(float), seed, n_resamples)
     ra, rb = stats.rate_from_bools(xa), stats.rate_from_bools(xb)
     t = stats.mcnemar_from_pairs(xa, xb)
@@ -130,7 +130,7 @@ def compare_sides(a: Side, b: Side, n_resamples: int = N_RESAMPLES, seed: int = 
         "errors_b": int((status_b == "error").sum()),
         "shared": int(len(pairs)),
     }
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     p = pairs[pairs["condition"].to_numpy() == PRESUPPOSITION]
     if len(p):
         va, vb = p["value_a"].to_numpy(), p["value_b"].to_numpy()

@@ -10,19 +10,17 @@ bootstrap intervals, exact McNemar for the rates, the exact paired permutation t
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 
-from ....report.tradeoff import effect_row
+from ....report.tradeoff import TradeoffRow, effect_row
 from ..taxonomy import FAMILY
 from .compare import Side, compare_sides
 
 VALUES_REF = "Cancer-Myth Table 1"
 
 
-def tradeoff(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
+def tradeoff(frame: pd.DataFrame) -> list[TradeoffRow]:
+    rows: list[TradeoffRow] = []
     present = frame.groupby(["model", "setting"], observed=True, sort=False).size()
     have = [(str(m), str(s)) for m, s in present.index]
     for model, setting in [(m, s) for m, s in have if s != "none" and (m, "none") in have]:
