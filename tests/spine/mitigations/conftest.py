@@ -78,7 +78,7 @@ class LoopRuns:
             return set()
         finally:
             con.close()
-        return {k for k, text in rows if but_text is None or text != but_text}
+        return {k for k, text in rows if but_text is None or (text is not None and text != but_text)}  # as SQL's text != ?
 
     @staticmethod
     def rows(db: Path, tool_calls: bool = False) -> tuple[list, list, list, list]:
