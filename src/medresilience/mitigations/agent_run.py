@@ -25,14 +25,16 @@ contains: its text holds the cited words as a run of whole words) and the tokens
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..calls import CallRequest, ProgressFn, RunStats, add_stats, request_key, run_calls
 from ..corpus.query import contains
 from ..models.openai_compatible import Completion
+from ..runtime.jsontypes import JSONObject
 from ..runtime.seeding import stable_hash
-from ..score import Score, is_deferred
+from ..score import Score
 from ..store import CallRow, ScoreRow, Store
 from .agent import (
     ANSWER_ROLE,
@@ -51,6 +53,7 @@ from .agent import (
     text_actions,
     tool_actions,
 )
+from .loop_units import PlannedUnit, StagedProgress, StoredTurn, direct_scorer, pending_units, stored_turns, unit_links
 from .retrieval import gold_texts
 from .search import Hit, SearchError
 
@@ -86,12 +89,12 @@ OUT_OF_TOKENS = "agent over its token budget"
 class Trajectory:
     """One conversation: the units it answers (units sharing a key share it), its messages so far."""
 
-    units: list[Any]  # runner.Planned (the first one's scorer scores the answer)
+    units: list[PlannedUnit]  # the first one's scorer scores the answer
     spec: ModelSpec
     config: AgentConfig
     protocol: str
-    messages: list[dict[str, Any]]
-    params: dict[str, Any]
+    messages: list[dict[str, Any]]  # chat messages, and a step's tool calls and their results (not only text)
+    params: JSONObject
     exclude: tuple[str, ...]
     step: int = 0
     key: str = ""
@@ -103,7 +106,7 @@ class Trajectory:
     seen: dict[str, Hit] = field(default_factory=dict)
 
     def link(self, key: str, role: str) -> list[tuple[str, str, str, str]]:
-        return [(p.unit.model, p.unit.unit_id, key, role) for p in self.units]
+        return unit_links(self.units, key, role)
 
 
 def _result_text(action: Action, record: ToolRecord | None) -> str:
@@ -149,7 +152,7 @@ async def _carry_out(t: Trajectory, action: Action, store: Store, n: int) -> Too
     return record
 
 
-async def _act(t: Trajectory, turn: dict[str, Any], actions: list[Action], store: Store) -> None:
+async def _act(t: Trajectory, turn: StoredTurn, actions: list[Action], store: Store) -> None:
     """Carry out a step's actions and add the step and its results to the conversation."""
     results = []
     for n, action in enumerate(actions, 1):
@@ -158,7 +161,7 @@ async def _act(t: Trajectory, turn: dict[str, Any], actions: list[Action], store
         t.tool_calls += 1
         results.append(_result_text(action, await _carry_out(t, action, store, n)))
     if t.protocol == "tools":
-        calls = [{**c, "id": a.call_id} for c, a in zip(turn["tool_calls"], actions)]
+        calls = [{**c, "id": a.call_id} for c, a in zip(turn["tool_calls"] or [], actions)]
         t.messages.append({"role": "assistant", "content": turn["text"] or None, "tool_calls": calls})
         t.messages += [{"role": "tool", "tool_call_id": a.call_id, "content": r} for a, r in zip(actions, results)]
     else:
@@ -195,7 +198,7 @@ def _summary(t: Trajectory, outcome: str, cited: list[CitedPassage]) -> dict[str
     }
 
 
-async def _finish(t: Trajectory, outcome: str, turn: dict[str, Any] | None, store: Store, stats: RunStats) -> None:
+async def _finish(t: Trajectory, outcome: str, turn: StoredTurn | None, store: Store, stats: RunStats) -> None:
     """Store the unit's answer (scored) or its shortfall, and the trajectory's summary."""
     first = t.units[0]
     cited: list[CitedPassage] = []
@@ -205,10 +208,11 @@ async def _finish(t: Trajectory, outcome: str, turn: dict[str, Any] | None, stor
         final = final_answer(turn["text"])
         cited = await _cited(t, final)
         row = CallRow(first.unit.key, first.unit.model, "ok", text=final.answer, finish_reason=turn["finish_reason"])
-        if not is_deferred(first.score):
+        scorer = direct_scorer(first)
+        if scorer is not None:  # a deferred scorer (a judge) reads the stored answer after the run
             c = Completion(final.answer, turn["finish_reason"], 0, 0, 0.0, 1)
             try:
-                s = first.score(c)
+                s = scorer(c)
             except Exception as e:  # a reply its scorer cannot take: kept, unscored with why
                 s = Score.unscored(f"the scorer failed on this reply: {type(e).__name__}: {e}"[:300])
             scores.append(ScoreRow(first.unit.key, first.unit.scoring, s.label, s.status, s.detail, s.value))
@@ -226,7 +230,7 @@ async def _finish(t: Trajectory, outcome: str, turn: dict[str, Any] | None, stor
     store.write_results([row, summary], scores)
 
 
-async def _advance(t: Trajectory, turn: dict[str, Any], store: Store, stats: RunStats) -> bool:
+async def _advance(t: Trajectory, turn: StoredTurn, store: Store, stats: RunStats) -> bool:
     """Take one stored step: finish the trajectory or carry out its actions. True when it goes on."""
     t.tokens[0] += turn["prompt_tokens"]
     t.tokens[1] += turn["completion_tokens"]
@@ -245,9 +249,10 @@ async def _advance(t: Trajectory, turn: dict[str, Any], store: Store, stats: Run
     return True
 
 
-def _start(units: list[Any], spec: ModelSpec) -> Trajectory:
+def _start(units: list[PlannedUnit], spec: ModelSpec) -> Trajectory:
     first = units[0]
-    config: AgentConfig = first.loop
+    config = first.loop
+    assert isinstance(config, AgentConfig)  # the runner hands a loop the units of its own setting
     protocol = config.protocol_for(spec)
     item = first.item
     return Trajectory(
@@ -256,7 +261,7 @@ def _start(units: list[Any], spec: ModelSpec) -> Trajectory:
 
 
 async def run_agents(
-    planned: list[Any],
+    planned: Sequence[PlannedUnit],
     specs: list[ModelSpec],
     store: Store,
     clients: dict[str, OpenAICompatibleModel] | None = None,
@@ -267,18 +272,9 @@ async def run_agents(
     `progress(done, todo, waits=)` counts the steps made so far across rounds (a round's steps are
     known only once the round before is taken)."""
     stats = RunStats()
-    made = [0]
-
-    def shown(done: int, todo: int, waits: int = 0) -> None:
-        if progress is not None:
-            progress(made[0] + done, made[0] + todo, waits=waits)  # type: ignore[call-arg]
-
-    by_key: dict[str, list[Any]] = {}
-    for p in planned:
-        by_key.setdefault(p.unit.key, []).append(p)
-    done = store.finished_keys(by_key)
+    shown = StagedProgress(progress)
     spec_of = {s.label: s for s in specs}
-    active = [_start(units, spec_of[units[0].unit.model]) for key, units in by_key.items() if key not in done]
+    active = [_start(units, spec_of[units[0].unit.model]) for units in pending_units(planned, store)]
     failed = 0
     while active:
         requests = []
@@ -290,9 +286,9 @@ async def run_agents(
                 t.key = stable_hash({"answer": t.key, "epoch": epoch})
             requests.append(CallRequest(t.spec.label, t.key, list(t.messages), t.params))
         part = await run_calls(requests, specs, store, shown, clients, RunStats(), halted=halted)
-        made[0] += part.called
+        shown.next_round(part.called)
         stats = add_stats(stats, part)
-        turns = store.turns([t.key for t in active])
+        turns = stored_turns(store, [t.key for t in active])
         going = []
         for t in active:
             turn = turns.get(t.key)

@@ -29,15 +29,16 @@ unread`): counted apart (`RunStats.agent_short`), never scored."""
 from __future__ import annotations
 
 import json
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from ..calls import CallRequest, ProgressFn, RunStats, add_stats, request_key, run_calls
 from ..models.serving import serving
+from ..runtime.jsontypes import JSONObject
 from ..runtime.seeding import stable_hash
-from ..score import is_deferred
 from ..store import CallRow, Store
+from .loop_units import PlannedUnit, StagedProgress, StoredTurn, direct_scorer, pending_units, stored_turns, unit_links
 from .monitor import MONITOR_TOKENS
 from .team import (
     DISCUSS_REQUEST,
@@ -62,6 +63,7 @@ from .team import (
 if TYPE_CHECKING:  # pragma: no cover
     from ..models.openai_compatible import OpenAICompatibleModel
     from ..models.spec import ModelSpec
+    from .setting import Messages
 
 __all__ = ["OVER_CALLS", "OVER_TOKENS", "run_teams"]
 
@@ -79,8 +81,8 @@ class Turn:
     what: str
     who: str
     spec: ModelSpec
-    messages: list[dict[str, Any]]
-    params: dict[str, Any]
+    messages: Messages
+    params: JSONObject
     round: int = 0
 
 
@@ -88,7 +90,33 @@ class Turn:
 class Final:
     """The final decision's messages (the unit's own call)."""
 
-    messages: list[dict[str, Any]]
+    messages: Messages
+
+
+class Notes(TypedDict, total=False):
+    """What a conversation's protocol found, for its summary: the level used (None: the triage
+    unread), the experts and teams recruited, the positions per stage, the rounds of discussion,
+    whether the experts agreed, and why it stopped without a decision (with the unread reply)."""
+
+    complexity: str | None
+    outcome: str
+    triage: str
+    recruitment: str
+    experts: list[dict[str, object]]
+    teams: list[str]
+    positions: list[list[str | None]]
+    rounds: int
+    agreed: bool
+
+
+class TurnRecord(TypedDict):
+    """One call of a conversation in the order made: its number, what it was, who made it, its round and key."""
+
+    n: int
+    what: str
+    who: str
+    round: int
+    key: str
 
 
 Stage = list[Turn] | Final
@@ -99,7 +127,7 @@ Protocol = Generator[Stage, list[str], None]
 class Conversation:
     """One unit's team (units sharing a key share it): its protocol, the stage it waits on, its figures."""
 
-    units: list[Any]  # runner.Planned (the first one's scorer scores the answer)
+    units: list[PlannedUnit]  # the first one's scorer scores the answer
     spec: ModelSpec
     config: TeamConfig
     stage: Stage | None = None
@@ -107,18 +135,18 @@ class Conversation:
     protocol: Protocol | None = None
     calls: int = 0
     tokens: list[int] = field(default_factory=lambda: [0, 0])
-    summary: dict[str, Any] = field(default_factory=dict)
-    turns: list[dict[str, Any]] = field(default_factory=list)
+    summary: Notes = field(default_factory=lambda: Notes())
+    turns: list[TurnRecord] = field(default_factory=list)
 
     def link(self, key: str, role: str) -> list[tuple[str, str, str, str]]:
-        return [(p.unit.model, p.unit.unit_id, key, role) for p in self.units]
+        return unit_links(self.units, key, role)
 
     @property
-    def first(self) -> Any:
+    def first(self) -> PlannedUnit:
         return self.units[0]
 
 
-def _answering_params(c: Conversation, budget: int) -> dict[str, Any]:
+def _answering_params(c: Conversation, budget: int) -> JSONObject:
     """An expert's decoding parameters: the unit's (its seed and temperature), in plain text, with the turn's budget."""
     params = {k: v for k, v in c.first.params.items() if k not in _ANSWER_ONLY}
     return {**params, **{k: v for k, v in c.spec.decoding(max_tokens=budget).items() if k in _ANSWER_ONLY}}
@@ -218,7 +246,7 @@ def _advanced(c: Conversation, recruited: str, note: str | None) -> Protocol:
     yield Final(cfg.final(msgs, [(f"Team {t + 1}: {purposes[t]}", reports[t]) for t in range(TEAMS)], True, note))
 
 
-def _key(c: Conversation, spec: ModelSpec, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
+def _key(c: Conversation, spec: ModelSpec, messages: Messages, params: JSONObject) -> str:
     key = request_key(spec, messages, params)
     epoch = c.first.unit.epoch
     if epoch and spec.label == c.spec.label and not spec.supports("seed"):  # another epoch's turn is another call, as the runner keys answers
@@ -235,7 +263,7 @@ def _requests(c: Conversation, stats: RunStats, store: Store) -> list[CallReques
         return []
     if isinstance(stage, Final):
         p = c.first
-        score = None if is_deferred(p.score) else p.score
+        score = direct_scorer(p)  # a deferred one (a judge) reads the stored decision after the run
         c.keys = [p.unit.key]
         return [CallRequest(p.unit.model, p.unit.key, stage.messages, p.params, score, p.unit.scoring)]
     assert stage is not None
@@ -243,7 +271,7 @@ def _requests(c: Conversation, stats: RunStats, store: Store) -> list[CallReques
     return [CallRequest(t.spec.label, k, t.messages, t.params) for t, k in zip(stage, c.keys)]
 
 
-def _summary(c: Conversation, outcome: str) -> dict[str, Any]:
+def _summary(c: Conversation, outcome: str) -> dict[str, object]:
     return {
         "mode": c.config.mode,
         "complexity": c.summary.get("complexity"),
@@ -257,7 +285,7 @@ def _summary(c: Conversation, outcome: str) -> dict[str, Any]:
         "prompt_tokens": c.tokens[0],
         "completion_tokens": c.tokens[1],
         "turns": c.turns,
-        **{k: c.summary[k] for k in ("triage", "recruitment") if k in c.summary},
+        **{k: v for k, v in (("triage", c.summary.get("triage")), ("recruitment", c.summary.get("recruitment"))) if k in c.summary},
     }
 
 
@@ -279,7 +307,7 @@ def _stop(c: Conversation, outcome: str, stats: RunStats, store: Store) -> None:
     c.stage = None
 
 
-def _advance(c: Conversation, turns: dict[str, dict[str, Any]], stats: RunStats, store: Store) -> bool:
+def _advance(c: Conversation, turns: dict[str, StoredTurn], stats: RunStats, store: Store) -> bool:
     """Take a conversation's stored stage: link its calls, count them, and move to the next stage (or
     finish). True when it goes on; None-stage conversations have finished."""
     got = [turns[k] for k in c.keys]
@@ -311,14 +339,16 @@ def _next(c: Conversation, replies: list[str] | None, stats: RunStats, store: St
     return True
 
 
-def _start(units: list[Any], spec: ModelSpec) -> Conversation:
-    c = Conversation(units, spec, units[0].loop)
+def _start(units: list[PlannedUnit], spec: ModelSpec) -> Conversation:
+    config = units[0].loop
+    assert isinstance(config, TeamConfig)  # the runner hands a loop the units of its own setting
+    c = Conversation(units, spec, config)
     c.protocol = _protocol(c)
     return c
 
 
 async def run_teams(
-    planned: list[Any],
+    planned: Sequence[PlannedUnit],
     specs: list[ModelSpec],
     store: Store,
     clients: dict[str, OpenAICompatibleModel] | None = None,
@@ -328,18 +358,9 @@ async def run_teams(
     """Run the conversations of the planned team units not yet answered (see the module doc).
     `progress(done, todo, waits=)` counts the calls made so far across stages."""
     stats = RunStats()
-    made = [0]
-
-    def shown(done: int, todo: int, waits: int = 0) -> None:
-        if progress is not None:
-            progress(made[0] + done, made[0] + todo, waits=waits)  # type: ignore[call-arg]
-
-    by_key: dict[str, list[Any]] = {}
-    for p in planned:
-        by_key.setdefault(p.unit.key, []).append(p)
-    done = store.finished_keys(by_key)
+    shown = StagedProgress(progress)
     spec_of = {s.label: s for s in specs}
-    active = [_start(units, spec_of[units[0].unit.model]) for key, units in by_key.items() if key not in done]
+    active = [_start(units, spec_of[units[0].unit.model]) for units in pending_units(planned, store)]
     active = [c for c in active if _next(c, None, stats, store)]
     helpers = {s.label: s for c in active for s in c.config.helper_models() if s.label not in spec_of}
     failed = 0
@@ -349,9 +370,9 @@ async def run_teams(
             requests = [r for c in active for r in _requests(c, stats, store)]
             active = [c for c in active if c.stage is not None]
             part = await run_calls(requests, every, store, shown, clients, RunStats(), halted=halted)
-            made[0] += part.called
+            shown.next_round(part.called)
             stats = add_stats(stats, part)
-            turns = store.turns([k for c in active for k in c.keys])
+            turns = stored_turns(store, [k for c in active for k in c.keys])
             going = []
             for c in active:
                 if any(k not in turns for k in c.keys):  # a call failed (stored as an error): resumed by a rerun

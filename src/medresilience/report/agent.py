@@ -19,8 +19,7 @@ trade-off section, like any setting's."""
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -29,8 +28,10 @@ from .. import stats
 from ..corpus.query import query_terms
 from ..mitigations.roles import role_names
 from ..mitigations.team_summary import is_team_summary
-from .html import setting_name, units_url
-from .parts import Cell, Column, Paragraph, Section, Table, count, dash, num, rate, text
+from ..store import Store
+from .loop_section import LoopSection, Record, SectionUnit, loop_section, loop_tables, mean_cell, rate_cell
+from .parts import Cell, Column, Section
+from .rundir import RunData
 
 TITLE = "Search agents: steps, searches and citations"
 ANCHOR = "agent"
@@ -58,7 +59,7 @@ UNIT_COLUMNS = [
 ]
 
 
-def _first_user(messages: list[dict[str, Any]] | None) -> str:
+def _first_user(messages: Sequence[Mapping[str, object]] | None) -> str:
     for m in messages or []:
         if m.get("role") == "user":
             return str(m.get("content") or "")
@@ -82,18 +83,12 @@ def _loads(text: object) -> object:
         return None
 
 
-def _run_units(run: Any) -> list[dict[str, Any]]:
-    from ..store import Store
-
-    db = run.path / "store.sqlite"
-    if not db.exists():
+def _run_units(run: RunData, store: Store) -> list[SectionUnit]:
+    rows = [r for role in role_names("summary") for r in store.linked_texts(role)]  # each unit's loop summary
+    rows = [r for r in rows if not is_team_summary(_loads(r["text"]))]  # a team's summary is not an agent's trajectory
+    if not rows:
         return []
-    with Store.read_only(db) as store:
-        rows = [r for role in role_names("summary") for r in store.linked_texts(role)]  # each unit's loop summary
-        rows = [r for r in rows if not is_team_summary(_loads(r["text"]))]  # a team's summary is not an agent's trajectory
-        if not rows:
-            return []
-        messages = store.request_messages({r["key"] for r in rows})
+    messages = store.request_messages({r["key"] for r in rows})
     clean_of = {(r["model"], r["setting"], r["item_id"]): _first_user(messages.get(r["key"])) for r in rows if r["probe_id"] is None}
     out = []
     for r in rows:
@@ -126,51 +121,33 @@ def _run_units(run: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _mean_over_items(df: pd.DataFrame, col: str) -> dict[str, Any]:
-    """The mean per unit, with a bootstrap interval over items (each item's units averaged first)."""
+def _mean_over_items(df: pd.DataFrame, col: str) -> tuple[float | None, float | None, float | None]:
+    """(the mean per unit, the low and high ends of its bootstrap interval over items: each item's
+    units averaged first)."""
     per_item = df.groupby("item_id", sort=False)[col].mean().to_numpy(dtype=np.float64)
     b = stats.bootstrap_mean(per_item)
-    return {"mean": None if not len(df) else float(df[col].mean()), "lo": b["lo"], "hi": b["hi"], "items": int(len(per_item))}
+    return (None if not len(df) else float(df[col].mean())), b["lo"], b["hi"]
 
 
-def _rate(flags: Sequence[bool], items: Sequence[str]) -> dict[str, Any]:
-    r = stats.clustered_rate(list(flags), list(items))
-    return {"k": r.k, "n": r.n, "p": r.p, "lo": r.lo, "hi": r.hi}
+def _rate(flags: Sequence[bool], items: Sequence[str]) -> stats.Rate:
+    return stats.clustered_rate(list(flags), list(items))
 
 
-def agent_tables(runs: Sequence[Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(one row per run, model and agent setting; one row per agent unit)."""
-    units = [u for r in runs for u in _run_units(r)]
-    if not units:
-        return pd.DataFrame(), pd.DataFrame(columns=UNIT_COLUMNS)
-    per_unit = pd.DataFrame(units)
-    rows = []
-    for (run, model, setting), g in per_unit.groupby(["run", "model", "setting"], sort=False):
-        short = _rate((g["outcome"] != "answered").tolist(), g["item_id"].tolist())
-        aimed = g[g["searched_injected"].notna()]
-        searched = _rate(aimed["searched_injected"].astype(bool).tolist(), aimed["item_id"].tolist())
-        cites = [(c, u["item_id"]) for u in units if (u["run"], u["model"], u["setting"]) == (run, model, setting) for c in u["_cited"]]
-        exist = _rate([bool(c.get("exists")) for c, _ in cites], [i for _, i in cites])
-        worded = [(c, i) for c, i in cites if c.get("exists") and c.get("words")]
-        contain = _rate([bool(c.get("contains")) for c, _ in worded], [i for _, i in worded])
-        row: dict[str, Any] = {"run": run, "model": model, "setting": setting, "units": len(g), "items": int(g["item_id"].nunique())}
-        for col in ("steps", "tool_calls", "tokens"):
-            m = _mean_over_items(g, col)
-            row.update({f"{col}_mean": m["mean"], f"{col}_lo": m["lo"], f"{col}_hi": m["hi"]})
-        row["malformed"] = int(g["malformed"].sum())
-        for name, r in (("short", short), ("searched_injected", searched), ("cited_exist", exist), ("cited_contain", contain)):
-            row.update({f"{name}_k": r["k"], f"{name}_n": r["n"], f"{name}_p": r["p"], f"{name}_lo": r["lo"], f"{name}_hi": r["hi"]})
-        rows.append(row)
-    return pd.DataFrame(rows), per_unit[UNIT_COLUMNS]
-
-
-def _mean_cell(r: Mapping[Hashable, object], col: str, tail: str = "") -> Cell:
-    """A mean per unit with its interval beside it."""
-    m, lo, hi = num(r[f"{col}_mean"]), num(r[f"{col}_lo"]), num(r[f"{col}_hi"])
-    if m is None:
-        return dash()
-    note = () if lo is None or hi is None else (f"[{lo:.1f}, {hi:.1f}]",)
-    return Cell(f"{m:.1f}", m, tail=tail, note=note, stacked=False, data={"lo": lo, "hi": hi})
+def _summarise(g: pd.DataFrame) -> dict[str, object]:
+    short = _rate((g["outcome"] != "answered").tolist(), g["item_id"].tolist())
+    aimed = g[g["searched_injected"].notna()]
+    searched = _rate(aimed["searched_injected"].astype(bool).tolist(), aimed["item_id"].tolist())
+    cites = [(c, i) for cited, i in zip(g["_cited"], g["item_id"]) for c in cited]
+    exist = _rate([bool(c.get("exists")) for c, _ in cites], [i for _, i in cites])
+    worded = [(c, i) for c, i in cites if c.get("exists") and c.get("words")]
+    contain = _rate([bool(c.get("contains")) for c, _ in worded], [i for _, i in worded])
+    row: dict[str, object] = {"units": len(g), "items": int(g["item_id"].nunique())}
+    for col in ("steps", "tool_calls", "tokens"):
+        row[f"{col}_mean"], row[f"{col}_lo"], row[f"{col}_hi"] = _mean_over_items(g, col)
+    row["malformed"] = int(g["malformed"].sum())
+    for name, r in (("short", short), ("searched_injected", searched), ("cited_exist", exist), ("cited_contain", contain)):
+        row.update({f"{name}_k": r.k, f"{name}_n": r.n, f"{name}_p": r.p, f"{name}_lo": r.lo, f"{name}_hi": r.hi})
+    return row
 
 
 NOTE = (
@@ -183,39 +160,26 @@ NOTE = (
 )
 
 
-def _rate_cell(r: Mapping[Hashable, object], name: str) -> Cell:
-    return rate(r[f"{name}_p"], r[f"{name}_lo"], r[f"{name}_hi"], r[f"{name}_n"])
+def _cells(r: Record) -> tuple[Cell, ...]:
+    return (
+        mean_cell(r, "steps"),
+        mean_cell(r, "tool_calls", f" ({r['malformed']} malformed)" if r["malformed"] else ""),
+        mean_cell(r, "tokens"),
+        rate_cell(r, "short"),
+        rate_cell(r, "searched_injected"),
+        rate_cell(r, "cited_exist"),
+        rate_cell(r, "cited_contain"),
+    )
 
 
-def section(runs: Sequence[Any]) -> tuple[Section, dict[str, pd.DataFrame]] | None:
-    """The section and its data tables (tables/agent: per run, model and setting; agent_units: per
-    unit), or None when no run has an agent setting's trajectories."""
-    table, per_unit = agent_tables(runs)
-    if table.empty:
-        return None
-    several = table["run"].nunique() > 1
-    rows = []
-    for r in table.to_dict("records"):
-        rows.append(
-            (
-                text(r["run"]),
-                text(r["model"], strong=True),
-                Cell(setting_name(r["setting"]), r["setting"]),
-                count(r["units"], units_url(r["run"], r["model"], r["setting"]), tail=f" ({r['items']} items)"),
-                _mean_cell(r, "steps"),
-                _mean_cell(r, "tool_calls", f" ({r['malformed']} malformed)" if r["malformed"] else ""),
-                _mean_cell(r, "tokens"),
-                _rate_cell(r, "short"),
-                _rate_cell(r, "searched_injected"),
-                _rate_cell(r, "cited_exist"),
-                _rate_cell(r, "cited_contain"),
-            )
-        )
-    columns = (
-        Column("run", "Run", shown=several),
-        Column("model", "Model"),
-        Column("setting", "Setting"),
-        Column("units", "Units", numeric=True),
+SECTION = LoopSection(
+    ANCHOR,
+    TITLE,
+    NOTE,
+    UNIT_COLUMNS,
+    _run_units,
+    _summarise,
+    (
         Column("steps", "Steps per unit", numeric=True),
         Column("tool_calls", "Tool calls per unit", numeric=True),
         Column("tokens", "Tokens per unit", numeric=True),
@@ -223,6 +187,17 @@ def section(runs: Sequence[Any]) -> tuple[Section, dict[str, pd.DataFrame]] | No
         Column("searched_injected", "Searched for the injected text", numeric=True),
         Column("cited_exist", "Cited passage exists", numeric=True),
         Column("cited_contain", "Holds the cited words", numeric=True),
-    )
-    shown = Table("agent_shown", columns, tuple(rows))
-    return Section(ANCHOR, TITLE, (Paragraph(NOTE, "plain"), shown)), {"agent": table, "agent_units": per_unit}
+    ),
+    _cells,
+)
+
+
+def agent_tables(runs: Sequence[RunData]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(one row per run, model and agent setting; one row per agent unit)."""
+    return loop_tables(runs, SECTION)
+
+
+def section(runs: Sequence[RunData]) -> tuple[Section, dict[str, pd.DataFrame]] | None:
+    """The section and its data tables (tables/agent: per run, model and setting; agent_units: per
+    unit), or None when no run has an agent setting's trajectories."""
+    return loop_section(runs, SECTION)

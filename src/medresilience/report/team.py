@@ -14,15 +14,16 @@ tests) and its calls, tokens and money per item are rows of the trade-off sectio
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import pandas as pd
 
 from ..mitigations.team_summary import unit_rows
 from ..run.teams import LEVELS, block
-from .html import setting_name, units_url
-from .parts import Cell, Column, Paragraph, Section, Table, count, dash, num, rate, text
+from ..store import Store
+from .loop_section import LoopSection, Record, SectionUnit, loop_section, loop_tables, mean_cell, rate_cell
+from .parts import Cell, Column, Section
+from .rundir import RunData
 
 TITLE = "Clinical teams: complexity, recruitment, discussion and cost"
 ANCHOR = "team"
@@ -53,82 +54,47 @@ NOTE = (
 )
 
 
-def _run_units(run: Any) -> list[dict[str, Any]]:
-    from ..store import Store
-
-    db = run.path / "store.sqlite"
-    if not db.exists():
-        return []
-    with Store.read_only(db) as store:
-        rows = unit_rows(store)
-    return [{**r, "run": run.name, "model": run.model_name(r["model"]), "roles": "; ".join(r["roles"])} for r in rows]
+def _run_units(run: RunData, store: Store) -> list[SectionUnit]:
+    return [{**r, "run": run.name, "model": run.model_name(r["model"]), "roles": "; ".join(r["roles"])} for r in unit_rows(store)]
 
 
-def team_tables(runs: Sequence[Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(one row per run, model and team setting; one row per team unit)."""
-    units = [u for r in runs for u in _run_units(r)]
-    if not units:
-        return pd.DataFrame(), pd.DataFrame(columns=UNIT_COLUMNS)
-    per_unit = pd.DataFrame(units)
-    rows = []
-    for (run, model, setting), g in per_unit.groupby(["run", "model", "setting"], sort=False):
-        b = block(g)
-        row: dict[str, Any] = {"run": run, "model": model, "setting": setting, "units": b["units"], "items": b["items"]}
-        row.update({f"complexity_{k}": v for k, v in b["complexity"].items()})
-        for col in ("experts", "rounds", "calls", "tokens"):
-            m = b[f"{col}_per_unit"]
-            row.update({f"{col}_mean": m["mean"], f"{col}_lo": m["lo"], f"{col}_hi": m["hi"]})
-        for name in ("agreed", "not_answered"):
-            row.update({f"{name}_{k}": v for k, v in b[name].items()})
-        rows.append(row)
-    return pd.DataFrame(rows), per_unit[UNIT_COLUMNS]
+def _summarise(g: pd.DataFrame) -> dict[str, object]:
+    b = block(g)
+    row: dict[str, object] = {"units": b["units"], "items": b["items"]}
+    row.update({f"complexity_{k}": v for k, v in b["complexity"].items()})
+    for col in ("experts", "rounds", "calls", "tokens"):
+        m = b[f"{col}_per_unit"]
+        row.update({f"{col}_mean": m["mean"], f"{col}_lo": m["lo"], f"{col}_hi": m["hi"]})
+    for name in ("agreed", "not_answered"):
+        row.update({f"{name}_{k}": v for k, v in b[name].items()})
+    return row
 
 
-def _mean_cell(r: Mapping[Hashable, object], col: str) -> Cell:
-    m, lo, hi = num(r[f"{col}_mean"]), num(r[f"{col}_lo"]), num(r[f"{col}_hi"])
-    if m is None:
-        return dash()
-    note = () if lo is None or hi is None else (f"[{lo:.1f}, {hi:.1f}]",)
-    return Cell(f"{m:.1f}", m, note=note, stacked=False, data={"lo": lo, "hi": hi})
-
-
-def _levels(r: Mapping[Hashable, object]) -> Cell:
+def _levels(r: Record) -> Cell:
     shown = [f"{k} {r[f'complexity_{k}']}" for k in (*LEVELS, "unread") if r[f"complexity_{k}"]]
     return Cell(", ".join(shown) or "—", None)
 
 
-def _rate_cell(r: Mapping[Hashable, object], name: str) -> Cell:
-    return rate(r[f"{name}_p"], r[f"{name}_lo"], r[f"{name}_hi"], r[f"{name}_n"])
+def _cells(r: Record) -> tuple[Cell, ...]:
+    return (
+        _levels(r),
+        mean_cell(r, "experts"),
+        mean_cell(r, "rounds"),
+        rate_cell(r, "agreed"),
+        mean_cell(r, "calls"),
+        mean_cell(r, "tokens"),
+        rate_cell(r, "not_answered"),
+    )
 
 
-def section(runs: Sequence[Any]) -> tuple[Section, dict[str, pd.DataFrame]] | None:
-    """The section and its data tables (tables/team: per run, model and setting; team_units: per
-    unit), or None when no run has a team setting's units."""
-    table, per_unit = team_tables(runs)
-    if table.empty:
-        return None
-    several = table["run"].nunique() > 1
-    rows = [
-        (
-            text(r["run"]),
-            text(r["model"], strong=True),
-            Cell(setting_name(r["setting"]), r["setting"]),
-            count(r["units"], units_url(r["run"], r["model"], r["setting"]), tail=f" ({r['items']} items)"),
-            _levels(r),
-            _mean_cell(r, "experts"),
-            _mean_cell(r, "rounds"),
-            _rate_cell(r, "agreed"),
-            _mean_cell(r, "calls"),
-            _mean_cell(r, "tokens"),
-            _rate_cell(r, "not_answered"),
-        )
-        for r in table.to_dict("records")
-    ]
-    columns = (
-        Column("run", "Run", shown=several),
-        Column("model", "Model"),
-        Column("setting", "Setting"),
-        Column("units", "Units", numeric=True),
+SECTION = LoopSection(
+    ANCHOR,
+    TITLE,
+    NOTE,
+    UNIT_COLUMNS,
+    _run_units,
+    _summarise,
+    (
         Column("complexity", "Complexity chosen"),
         Column("experts", "Experts per unit", numeric=True),
         Column("rounds", "Rounds per unit", numeric=True),
@@ -136,6 +102,17 @@ def section(runs: Sequence[Any]) -> tuple[Section, dict[str, pd.DataFrame]] | No
         Column("calls", "Calls per unit", numeric=True),
         Column("tokens", "Tokens per unit", numeric=True),
         Column("not_answered", "Not answered", numeric=True),
-    )
-    shown = Table("team_shown", columns, tuple(rows))
-    return Section(ANCHOR, TITLE, (Paragraph(NOTE, "plain"), shown)), {"team": table, "team_units": per_unit}
+    ),
+    _cells,
+)
+
+
+def team_tables(runs: Sequence[RunData]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(one row per run, model and team setting; one row per team unit)."""
+    return loop_tables(runs, SECTION)
+
+
+def section(runs: Sequence[RunData]) -> tuple[Section, dict[str, pd.DataFrame]] | None:
+    """The section and its data tables (tables/team: per run, model and setting; team_units: per
+    unit), or None when no run has a team setting's units."""
+    return loop_section(runs, SECTION)

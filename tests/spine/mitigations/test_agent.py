@@ -8,18 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
-import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from conftest import sigkill_after
 from medresilience import mitigations
 from medresilience.cli import app
 from medresilience.corpus import CorpusIndex, build_index
@@ -28,7 +23,7 @@ from medresilience.mitigations.agent import final_answer, text_actions, tool_act
 from medresilience.models.openai_compatible import OpenAICompatibleModel
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item
-from medresilience.run.bundled_suite import sample_suite, sample_suite_dir
+from medresilience.run.bundled_suite import sample_suite
 from medresilience.run.evaluation import evaluate
 from medresilience.run.frame import results_frame
 from medresilience.run.runner import EvalOptions
@@ -60,10 +55,6 @@ def cpr_id(index: Path) -> str:
         return f"P{idx.search('resuscitation cardiac arrest', 1)[0].rowid}"
 
 
-def spec(url: str, retries: int = 2):
-    return parse_model_spec(f"openai:stub-model,base_url={url},max_retries={retries}")
-
-
 def script(pid: str) -> list[tuple[str, ...]]:
     return [("search", "chest compression cardiac arrest"), ("read", pid), ("answer", ANSWER.format(pid=pid))]
 
@@ -82,11 +73,11 @@ def agent_rows(out: Path) -> tuple[list, list, dict]:
 # ------------------------------------------------------------------ the stub and the client
 
 
-def test_the_stub_plays_a_scripted_agent_as_tool_calls_or_text():
+def test_the_stub_plays_a_scripted_agent_as_tool_calls_or_text(loop_runs):
     policy = scripted_agent([("search", "q one"), ("raw", "read", "{bad"), ("answer", "Answer: B")])
 
     async def go(url):
-        async with OpenAICompatibleModel(spec(url)) as model:
+        async with OpenAICompatibleModel(loop_runs.spec(url)) as model:
             tools = {"tools": mitigations.agent.TOOLS, "max_tokens": 64}
             first = await model.complete([{"role": "user", "content": "q"}], tools)
             convo = [{"role": "user", "content": "q"}, {"role": "assistant", "content": None, "tool_calls": first.tool_calls}]
@@ -123,7 +114,7 @@ def test_actions_and_final_answers_are_read():
     assert f.answer == "Answer: B" and [(c.id, c.words) for c in f.citations] == [("P3", "give fluids early"), ("P7", ""), ("W-1", "quoted")]
 
 
-def test_the_setting_is_configured_in_its_name(index):
+def test_the_setting_is_configured_in_its_name(index, loop_runs):
     s = mitigations.get(f"agent:{index},steps=5,k=2,tokens=5000,protocol=text")
     assert s.agent.steps == 5 and s.agent.k == 2 and s.agent.tokens == 5000 and s.agent.protocol == "text"
     assert s.apply([{"role": "user", "content": "q"}]) == [{"role": "user", "content": "q"}]
@@ -143,7 +134,7 @@ def test_the_setting_is_configured_in_its_name(index):
     from medresilience.run.runner import plan
 
     with pytest.raises(ConfigError, match="score it with --scoring letter"):
-        plan(sample_suite(), [spec("http://127.0.0.1:9/v1")], EvalOptions(settings=(f"agent:{index}",), scoring="logprob", limit=1))
+        plan(sample_suite(), [loop_runs.spec("http://127.0.0.1:9/v1")], EvalOptions(settings=(f"agent:{index}",), scoring="logprob", limit=1))
 
 
 def test_medres_models_says_which_protocol_each_provider_gets(monkeypatch):
@@ -161,16 +152,13 @@ def test_medres_models_says_which_protocol_each_provider_gets(monkeypatch):
 
 
 @pytest.mark.parametrize("protocol", ["tools", "text"])
-def test_the_agent_searches_reads_and_answers_with_cited_passages(tmp_path, index, protocol):
+def test_the_agent_searches_reads_and_answers_with_cited_passages(tmp_path, index, protocol, loop_runs):
     pid = cpr_id(index)
     name = f"agent:{index},steps=5,k=2,protocol={protocol}"
     opts = EvalOptions(settings=("none", name), limit=2)
     seen: list[tuple[int, int]] = []
-    with StubServer(policy=scripted_agent(script(pid))) as srv:
-        res = evaluate(sample_suite(), [spec(srv.base_url)], tmp_path / "run", opts, progress=lambda d, t: seen.append((d, t)))
-        sent = srv.stats.total
-        again = evaluate(sample_suite(), [spec(srv.base_url)], tmp_path / "run", opts)
-        assert srv.stats.total == sent and again.stats.called == 0  # resumed: no step made twice
+    res, sent, rerun = loop_runs.twice(tmp_path / "run", scripted_agent(script(pid)), opts, progress=lambda d, t: seen.append((d, t)))
+    assert rerun == 0  # resumed: no step made twice
     units, summaries, roles = agent_rows(tmp_path / "run")
     assert len(units) == 6 and all(u[1:] == ("ok", "Answer: C", None, "valid") for u in units)  # the SOURCE lines are not the answer
     assert sent == 6 + 6 * 3  # the none answers, then three steps per agent unit
@@ -205,12 +193,12 @@ def test_the_agent_searches_reads_and_answers_with_cited_passages(tmp_path, inde
     assert res.results.models["stub-model"][name]
 
 
-def test_an_item_out_of_steps_or_tokens_is_recorded_and_never_scored(tmp_path, index):
+def test_an_item_out_of_steps_or_tokens_is_recorded_and_never_scored(tmp_path, index, loop_runs):
     looping = scripted_agent([("search", "cardiac arrest")])  # never answers
     for limit, out, why in [("steps=3", "a", "agent out of steps: 3 steps"), ("tokens=100", "b", "agent over its token budget")]:
         name = f"agent:{index},{limit}"
         with StubServer(policy=looping) as srv:
-            res = evaluate(sample_suite(), [spec(srv.base_url)], tmp_path / out, EvalOptions(settings=(name,), limit=1))
+            res = evaluate(sample_suite(), [loop_runs.spec(srv.base_url)], tmp_path / out, EvalOptions(settings=(name,), limit=1))
         units, summaries, _ = agent_rows(tmp_path / out)
         assert len(units) == 3 and all(u[1] == "error" and u[3].startswith(why) and u[4] is None for u in units)
         assert res.stats.agent_short == 3 and {s["outcome"] for s in summaries} == {"out_of_steps" if out == "a" else "out_of_tokens"}
@@ -219,11 +207,11 @@ def test_an_item_out_of_steps_or_tokens_is_recorded_and_never_scored(tmp_path, i
     assert summaries[0]["steps"] == 1  # the token budget ran out after the first step
 
 
-def test_malformed_tool_calls_are_answered_and_counted(tmp_path, index):
+def test_malformed_tool_calls_are_answered_and_counted(tmp_path, index, loop_runs):
     pid = cpr_id(index)
     steps = [("raw", "search", "{not json"), ("raw", "browse", '{"url": "x"}'), ("raw", "read", '{"id": "P999"}'), ("answer", "Answer: C")]
     with StubServer(policy=scripted_agent(steps)) as srv:
-        evaluate(sample_suite(), [spec(srv.base_url)], tmp_path / "run", EvalOptions(settings=(f"agent:{index}",), limit=1))
+        evaluate(sample_suite(), [loop_runs.spec(srv.base_url)], tmp_path / "run", EvalOptions(settings=(f"agent:{index}",), limit=1))
     units, summaries, _ = agent_rows(tmp_path / "run")
     assert all(u[1:] == ("ok", "Answer: C", None, "valid") for u in units)
     assert (summaries[0]["malformed"], summaries[0]["tool_calls"], summaries[0]["reads"], summaries[0]["cited"]) == (2, 3, ["P999"], [])
@@ -235,23 +223,23 @@ def test_malformed_tool_calls_are_answered_and_counted(tmp_path, index):
     assert pid not in " ".join(tools)
 
 
-def test_a_failed_step_is_retried_and_one_failing_for_good_resumes_on_a_rerun(tmp_path, index):
+def test_a_failed_step_is_retried_and_one_failing_for_good_resumes_on_a_rerun(tmp_path, index, loop_runs):
     pid = cpr_id(index)
     opts = EvalOptions(settings=(f"agent:{index}",), limit=1)
     with StubServer(policy=scripted_agent(script(pid)), faults=Faults(rate_500=1.0, transient_attempts=1)) as srv:
-        res = evaluate(sample_suite(), [spec(srv.base_url)], tmp_path / "a", opts)
+        res = evaluate(sample_suite(), [loop_runs.spec(srv.base_url)], tmp_path / "a", opts)
         assert res.stats.errors == 0 and res.stats.retry_waits == 9  # every step failed once, then went through
     assert all(u[1] == "ok" for u in agent_rows(tmp_path / "a")[0])
     with StubServer(policy=scripted_agent(script(pid)), faults=Faults(rate_500=1.0, transient_attempts=99)) as srv:
-        res = evaluate(sample_suite(), [spec(srv.base_url, retries=1)], tmp_path / "b", opts)
+        res = evaluate(sample_suite(), [loop_runs.spec(srv.base_url, retries=1)], tmp_path / "b", opts)
     assert res.stats.not_run == 3 and "agent units stopped at a step" in " ".join(res.stats.stopped)
     assert all(u[1] is None for u in agent_rows(tmp_path / "b")[0])  # not answered, not scored
     with StubServer(policy=scripted_agent(script(pid))) as srv:
-        res = evaluate(sample_suite(), [spec(srv.base_url)], tmp_path / "b", opts)
+        res = evaluate(sample_suite(), [loop_runs.spec(srv.base_url)], tmp_path / "b", opts)
     assert all(u[1:] == ("ok", "Answer: C", None, "valid") for u in agent_rows(tmp_path / "b")[0])
 
 
-def test_the_agent_searches_a_web_service_through_the_http_backend(tmp_path, monkeypatch):
+def test_the_agent_searches_a_web_service_through_the_http_backend(tmp_path, monkeypatch, loop_runs):
     docs = [{"id": "web-cpr", "title": "CPR guidance", "text": CPR, "url": "https://example.org/cpr"}]
     monkeypatch.setenv("WEB_SEARCH_KEY", "k-123456")
     with (
@@ -259,7 +247,7 @@ def test_the_agent_searches_a_web_service_through_the_http_backend(tmp_path, mon
         StubServer(policy=scripted_agent(script("web-cpr")[:2] + [("answer", 'Answer: C\nSOURCE: web-cpr "push hard"')])) as srv,
     ):
         name = f"agent:{web.url},key_env=WEB_SEARCH_KEY"
-        evaluate(sample_suite(), [spec(srv.base_url)], tmp_path / "run", EvalOptions(settings=(name,), limit=1))
+        evaluate(sample_suite(), [loop_runs.spec(srv.base_url)], tmp_path / "run", EvalOptions(settings=(name,), limit=1))
         asked = len(web.requests)
     units, summaries, _ = agent_rows(tmp_path / "run")
     assert all(u[1:] == ("ok", "Answer: C", None, "valid") for u in units)
@@ -272,7 +260,7 @@ def test_the_agent_searches_a_web_service_through_the_http_backend(tmp_path, mon
 # ------------------------------------------------------------------ a judged family
 
 
-def test_a_judged_family_under_the_agent(tmp_path, index):
+def test_a_judged_family_under_the_agent(tmp_path, index, loop_runs):
     items = [Item(id="p0", source="cancer-myth", question="Question p0: since nothing can be done for advanced cancer, how do we plan?", reference="x")]
     probes = [
         PresuppositionProbe(
@@ -288,12 +276,12 @@ def test_a_judged_family_under_the_agent(tmp_path, index):
     policy = scripted_agent([("search", "advanced cancer treatment"), ("answer", "[corrects] Treatment can still help.")], fallback=judge)
     with StubServer(policy=policy) as srv:
         opts = EvalOptions(settings=("none", f"agent:{index}"), scoring="judge", family={"judge": f"openai:judge-4,base_url={srv.base_url}"})
-        res = evaluate(suite, [spec(srv.base_url)], tmp_path / "run", opts)
+        res = evaluate(suite, [loop_runs.spec(srv.base_url)], tmp_path / "run", opts)
     m = res.results.models["stub-model"]
     assert m[f"agent:{index}"]["overall"]["pcr"]["k"] == 1 and m["none"]["overall"]["pcr"]["k"] == 0
 
 
-def test_the_noise_family_under_the_agent(tmp_path, index, monkeypatch):
+def test_the_noise_family_under_the_agent(tmp_path, index, monkeypatch, loop_runs):
     from conftest import FIXTURES
     from medresilience.families.noise.construct.build import NoiseBuildOptions, build_noise
 
@@ -312,7 +300,7 @@ def test_the_noise_family_under_the_agent(tmp_path, index, monkeypatch):
     name = f"agent:{index}"
     with StubServer(policy=agent) as srv, StubServer(policy=judge) as jsrv:
         opts = EvalOptions(settings=("none", name), family={"mode": "diagnosis", "judge": f"openai:j,base_url={jsrv.base_url}"})
-        run = evaluate(suite, [spec(srv.base_url)], tmp_path / "dx", opts)
+        run = evaluate(suite, [loop_runs.spec(srv.base_url)], tmp_path / "dx", opts)
     o = run.results.models["stub-model"][name]["overall"]
     assert (o["clean_acc"]["k"], o["clean_acc"]["n"]) == (1, 2) and (o["abbreviations_acc"]["k"], o["abbreviations_acc"]["n"]) == (1, 2)
     units, summaries, _ = agent_rows(tmp_path / "dx")
@@ -351,73 +339,15 @@ def test_the_command_line_runs_the_agent_and_says_what_ran_out_of_steps(tmp_path
 # ------------------------------------------------------------------ kill -9 mid-trajectory
 
 
-def _cmd(out: Path, url: str, index: Path) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "medresilience.cli",
-        "eval",
-        "--suite",
-        str(sample_suite_dir()),
-        "--out",
-        str(out),
-        "--limit",
-        "4",
-        "--model",
-        f"openai:stub-model,base_url={url},concurrency=2",
-        "--setting",
-        f"agent:{index}",
-    ]
-
-
-def _steps_done(db: Path) -> set[str]:
-    if not db.exists():
-        return set()
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        return {r[0] for r in con.execute("SELECT key FROM calls WHERE status = 'ok' AND model = 'stub-model' AND text != 'Answer: C'")}
-    except sqlite3.OperationalError:
-        return set()
-    finally:
-        con.close()
-
-
-def _rows(db: Path):
-    con = sqlite3.connect(db)
-    try:
-        return (
-            sorted(con.execute("SELECT model, unit_id, key FROM units").fetchall()),
-            sorted(con.execute("SELECT key, model, status, text, tool_calls FROM calls").fetchall()),
-            sorted(con.execute("SELECT key, scorer, label, status FROM scores").fetchall()),
-            sorted(con.execute("SELECT model, unit_id, key, role FROM unit_calls").fetchall()),
-        )
-    finally:
-        con.close()
-
-
-def test_kill_mid_trajectory_and_resume_repeats_no_finished_step(tmp_path, index):
+def test_kill_mid_trajectory_and_resume_repeats_no_finished_step(tmp_path, index, loop_runs):
     pid = cpr_id(index)
-    log = tmp_path / "stub.jsonl"
-    env = {
-        **os.environ,
-        "PYTHONUNBUFFERED": "1",
-        "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[3] / "src"), os.environ.get("PYTHONPATH", "")]),
-    }
     total = 12 * 3  # 4 items x 3 units, three steps each
-    with StubServer(policy=scripted_agent(script(pid)), faults=Faults(delay=0.05), log_path=log) as srv:
-        killed = tmp_path / "killed"
-        proc = subprocess.Popen(_cmd(killed, srv.base_url, index), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        finished = sigkill_after(proc, lambda: _steps_done(killed / "store.sqlite"), 14, timeout=90)  # into the second round
-        assert 14 <= len(finished) < total, "the kill must land mid-trajectory"
-        seen = len(log.read_text().splitlines())
-        done = subprocess.run(_cmd(killed, srv.base_url, index), env=env, capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stderr
-        after = log.read_text().splitlines()[seen:]
-        assert len(after) == total - len(finished)  # exactly the steps not finished before the kill
-        clean = tmp_path / "clean"
-        ref = subprocess.run(_cmd(clean, srv.base_url, index), env=env, capture_output=True, text=True, timeout=120)
-        assert ref.returncode == 0, ref.stderr
-    k, c = _rows(killed / "store.sqlite"), _rows(clean / "store.sqlite")
+
+    def steps_done(db: Path) -> set[str]:
+        return loop_runs.calls_done(db, but_text="Answer: C")
+
+    # killed into the second round
+    k, c = loop_runs.kill_and_resume(tmp_path, scripted_agent(script(pid)), f"agent:{index}", steps_done, 14, total, tool_calls=True)
     assert k == c and len(k[0]) == 12 and sum(1 for r in k[1] if r[1] == "stub-model" and r[4]) == 24
     assert re.search(r"agent", json.dumps(k[3]))
 
@@ -425,7 +355,7 @@ def test_kill_mid_trajectory_and_resume_repeats_no_finished_step(tmp_path, index
 # ------------------------------------------------------------------ the report
 
 
-def test_the_report_shows_steps_searches_citations_and_the_paired_effect(tmp_path, index):
+def test_the_report_shows_steps_searches_citations_and_the_paired_effect(tmp_path, index, loop_runs):
     from medresilience.report.build import build_report
 
     pid = cpr_id(index)
@@ -442,7 +372,7 @@ def test_the_report_shows_steps_searches_citations_and_the_paired_effect(tmp_pat
 
     name = f"agent:{index},k=2"
     with StubServer(policy=policy) as srv:
-        evaluate(sample_suite(), [spec(srv.base_url)], tmp_path / "run", EvalOptions(settings=("none", name), limit=4))
+        evaluate(sample_suite(), [loop_runs.spec(srv.base_url)], tmp_path / "run", EvalOptions(settings=("none", name), limit=4))
     rep = build_report(tmp_path / "run", tmp_path / "rep")
     agent = pd.read_csv(rep.tables["agent"]["csv"])
     units = pd.read_csv(rep.tables["agent_units"]["csv"])
@@ -472,7 +402,7 @@ def test_the_report_shows_steps_searches_citations_and_the_paired_effect(tmp_pat
 # ------------------------------------------------------------------ chunks (the toy family)
 
 
-def test_chunks_give_the_same_trajectories_as_one_plan(tmp_path, index, toy_family):
+def test_chunks_give_the_same_trajectories_as_one_plan(tmp_path, index, toy_family, loop_runs):
     from medresilience.run.runner import execute, execute_plan, plan
     from toy_family import answerer, make_toy_suite
 
@@ -481,7 +411,7 @@ def test_chunks_give_the_same_trajectories_as_one_plan(tmp_path, index, toy_fami
     policy = scripted_agent([("search", "toy question"), ("answer", "Answer: B")], fallback=answerer)
     stores = []
     with StubServer(policy=policy) as srv:
-        specs = [spec(srv.base_url)]
+        specs = [loop_runs.spec(srv.base_url)]
         for chunk in (None, 3):
             with Store(tmp_path / f"s{chunk}.sqlite") as st:
                 st.record_run("r", {})
@@ -501,7 +431,7 @@ def test_chunks_give_the_same_trajectories_as_one_plan(tmp_path, index, toy_fami
     assert sum(1 for _, _, label, _ in stores[0][2] if label == "B") >= 10  # every agent answer scored
 
 
-def test_a_hanging_search_service_stops_after_repeated_failures_and_the_units_are_not_run(tmp_path, monkeypatch):
+def test_a_hanging_search_service_stops_after_repeated_failures_and_the_units_are_not_run(tmp_path, monkeypatch, loop_runs):
     """Three agent units against a search service that never answers: the first two searches time
     out after four attempts each, then the breaker (MEDRES_STOP_AFTER_AUTH_ERRORS=2, the model
     endpoints' limit) stops the service, so the third unit fails with nothing sent. Each unit is
@@ -509,7 +439,7 @@ def test_a_hanging_search_service_stops_after_repeated_failures_and_the_units_ar
     monkeypatch.setenv("MEDRES_STOP_AFTER_AUTH_ERRORS", "2")
     monkeypatch.setenv("MEDRES_SEARCH_TIMEOUT", "0.3")
     with SearchServer([], hang=True) as web, StubServer(policy=scripted_agent(script("web-cpr"))) as srv:
-        res = evaluate(sample_suite(), [spec(srv.base_url)], tmp_path / "run", EvalOptions(settings=(f"agent:{web.url}",), limit=1))
+        res = evaluate(sample_suite(), [loop_runs.spec(srv.base_url)], tmp_path / "run", EvalOptions(settings=(f"agent:{web.url}",), limit=1))
         asked = len(web.requests)
     assert asked == 2 * 4
     stats = res.stats

@@ -8,22 +8,16 @@ report section and the trade-off rows; and a kill -9 mid-discussion resumed with
 from __future__ import annotations
 
 import json
-import os
-import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from conftest import sigkill_after
 from medresilience import mitigations
 from medresilience.families.presupposition.probe import PresuppositionProbe, probe_id
 from medresilience.mitigations.team import agreed, read_experts, read_level, read_position, read_teams
-from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item
-from medresilience.run.bundled_suite import sample_suite, sample_suite_dir
+from medresilience.run.bundled_suite import sample_suite
 from medresilience.run.evaluation import evaluate
 from medresilience.run.runner import EvalOptions
 from medresilience.runtime.errors import ConfigError
@@ -38,20 +32,9 @@ SPLIT = {"cardiologist": ["B"], "nephrologist": ["C"], "pharmacist": ["D"]}
 NOTE = "- The context's claim about the threshold may be false."
 
 
-def spec(url: str, retries: int = 2):
-    return parse_model_spec(f"openai:stub-model,base_url={url},max_retries={retries}")
-
-
-def run_team(tmp_path: Path, name: str, policy, out: str = "run", limit: int = 2, settings: tuple[str, ...] = ()):
+def run_team(loop_runs, tmp_path: Path, name: str, policy, out: str = "run", limit: int = 2, settings: tuple[str, ...] = ()):
     """Run `name` (and `settings`) on the sample suite; (results, calls sent, calls sent by a rerun)."""
-    opts = EvalOptions(settings=(*settings, name), limit=limit)
-    with StubServer(policy=policy) as srv:
-        res = evaluate(sample_suite(), [spec(srv.base_url)], tmp_path / out, opts)
-        sent = srv.stats.total
-        again = evaluate(sample_suite(), [spec(srv.base_url)], tmp_path / out, opts)
-        rerun = srv.stats.total - sent
-        assert again.stats.called == 0
-    return res, sent, rerun
+    return loop_runs.twice(tmp_path / out, policy, EvalOptions(settings=(*settings, name), limit=limit))
 
 
 def team_rows(out: Path, name: str) -> tuple[list, list[dict], dict]:
@@ -127,9 +110,9 @@ def test_the_moderator_and_experts_replies_are_read_strictly():
 # ------------------------------------------------------------------ each level: its calls and its answer
 
 
-def test_basic_one_clinician_answers_in_the_units_own_call(tmp_path):
+def test_basic_one_clinician_answers_in_the_units_own_call(tmp_path, loop_runs):
     name = "team,mode=basic"
-    res, sent, rerun = run_team(tmp_path, name, scripted_team(basic="Answer: B"), settings=("none",))
+    res, sent, rerun = run_team(loop_runs, tmp_path, name, scripted_team(basic="Answer: B"), settings=("none",))
     assert sent == 6 + 6 and rerun == 0  # the none answers, then one call per team unit: no triage, no recruitment
     units, summaries, roles = team_rows(tmp_path / "run", name)
     assert len(units) == 6 and all(u[1:] == ("ok", "Answer: B", None, "B", "valid") for u in units)
@@ -142,9 +125,9 @@ def test_basic_one_clinician_answers_in_the_units_own_call(tmp_path):
     assert res.results.teams["stub-model"][name]["complexity"] == {"basic": 6, "intermediate": 0, "advanced": 0, "unread": 0}
 
 
-def test_intermediate_experts_discuss_until_they_agree_and_the_moderator_decides(tmp_path):
+def test_intermediate_experts_discuss_until_they_agree_and_the_moderator_decides(tmp_path, loop_runs):
     name = "team,mode=intermediate"
-    res, sent, rerun = run_team(tmp_path, name, scripted_team(positions=CONVERGE))
+    res, sent, rerun = run_team(loop_runs, tmp_path, name, scripted_team(positions=CONVERGE))
     # per unit: the recruitment, three first answers, one round of three (then they agree), the decision
     assert sent == 6 * (1 + 3 + 3 + 1) and rerun == 0
     units, summaries, roles = team_rows(tmp_path / "run", name)
@@ -182,20 +165,20 @@ def test_intermediate_experts_discuss_until_they_agree_and_the_moderator_decides
     assert (block["rounds_per_unit"]["mean"], block["calls_per_unit"]["mean"], block["agreed"]["k"], block["agreed"]["n"]) == (1.0, 8.0, 6, 6)
 
 
-def test_experts_who_never_agree_discuss_every_round(tmp_path):
+def test_experts_who_never_agree_discuss_every_round(tmp_path, loop_runs):
     name = "team,mode=intermediate,rounds=2"
-    _, sent, _ = run_team(tmp_path, name, scripted_team(positions=SPLIT), limit=1)
+    _, sent, _ = run_team(loop_runs, tmp_path, name, scripted_team(positions=SPLIT), limit=1)
     assert sent == 3 * (1 + 3 + 3 * 2 + 1)
     units, summaries, _ = team_rows(tmp_path / "run", name)
     assert {(s["rounds"], s["agreed"], s["calls"]) for s in summaries} == {(2, False, 11)}
     assert all(u[2] == "Answer: B" for u in units)  # the scripted moderator breaks a three-way tie by letter order
 
 
-def test_advanced_teams_report_and_a_final_call_combines_them(tmp_path):
+def test_advanced_teams_report_and_a_final_call_combines_them(tmp_path, loop_runs):
     # team 1 (cardiologist, nephrologist, pharmacist) reports C; team 2 (radiologist, surgeon, oncologist) A; team 3 C
     positions = {"cardiologist": ["C"], "nephrologist": ["C"], "pharmacist": ["D"], "neurologist": ["C"], "geriatrician": ["C"], "internist": ["B"]}
     name = "team,experts=3"
-    _, sent, rerun = run_team(tmp_path, name, scripted_team(level="advanced", positions=positions), limit=1)
+    _, sent, rerun = run_team(loop_runs, tmp_path, name, scripted_team(level="advanced", positions=positions), limit=1)
     # per unit: the triage, the recruitment, nine members, three leads, the decision
     assert sent == 3 * (1 + 1 + 9 + 3 + 1) and rerun == 0
     units, summaries, _ = team_rows(tmp_path / "run", name)
@@ -209,9 +192,9 @@ def test_advanced_teams_report_and_a_final_call_combines_them(tmp_path):
     )  # its members' answers
 
 
-def test_the_triage_picks_the_level_and_a_monitor_note_reaches_every_expert(tmp_path):
+def test_the_triage_picks_the_level_and_a_monitor_note_reaches_every_expert(tmp_path, loop_runs):
     name = "team,monitor=self"
-    _, sent, _ = run_team(tmp_path, name, scripted_team(positions=CONVERGE, note=NOTE), limit=1)
+    _, sent, _ = run_team(loop_runs, tmp_path, name, scripted_team(positions=CONVERGE, note=NOTE), limit=1)
     assert sent == 3 * (2 + 1 + 3 + 3 + 1)  # the triage and the monitor together, then as intermediate
     _, summaries, _ = team_rows(tmp_path / "run", name)
     assert [t["what"] for t in summaries[0]["turns"]][:3] == ["triage", "monitor", "recruit"]
@@ -242,8 +225,8 @@ def test_the_triage_picks_the_level_and_a_monitor_note_reaches_every_expert(tmp_
         ("team,mode=intermediate,tokens=100", scripted_team(positions=CONVERGE), "over_tokens", "team over its token budget", 1),
     ],
 )
-def test_an_unread_moderator_or_a_unit_over_its_limits_is_counted_and_never_scored(tmp_path, name, policy, outcome, error, calls):
-    res, sent, rerun = run_team(tmp_path, name, policy, limit=1)
+def test_an_unread_moderator_or_a_unit_over_its_limits_is_counted_and_never_scored(tmp_path, name, policy, outcome, error, calls, loop_runs):
+    res, sent, rerun = run_team(loop_runs, tmp_path, name, policy, limit=1)
     assert sent == 3 * calls and rerun == 0  # a rerun replays the stored calls and stops at the same place
     units, summaries, _ = team_rows(tmp_path / "run", name)
     assert len(units) == 3 and all(u[1] == "error" and u[3].startswith(error) and u[4] is None and u[5] is None for u in units)
@@ -254,14 +237,14 @@ def test_an_unread_moderator_or_a_unit_over_its_limits_is_counted_and_never_scor
         assert summaries[0]["recruitment"].startswith("EXPERT 1" if "intermediate" in name else "TEAM 1")
 
 
-def test_a_failed_call_stops_its_unit_and_a_rerun_resumes_it(tmp_path):
+def test_a_failed_call_stops_its_unit_and_a_rerun_resumes_it(tmp_path, loop_runs):
     name = "team,mode=intermediate"
     opts = EvalOptions(settings=(name,), limit=1)
     with StubServer(policy=scripted_team(positions=CONVERGE), faults=Faults(rate_500=1.0, transient_attempts=99)) as srv:
-        res = evaluate(sample_suite(), [spec(srv.base_url, retries=0)], tmp_path / "run", opts)
+        res = evaluate(sample_suite(), [loop_runs.spec(srv.base_url, retries=0)], tmp_path / "run", opts)
     assert res.stats.not_run == 3 and any("team units stopped at a call that failed" in s for s in res.stats.stopped)
     with StubServer(policy=scripted_team(positions=CONVERGE)) as srv:
-        again = evaluate(sample_suite(), [spec(srv.base_url)], tmp_path / "run", opts)
+        again = evaluate(sample_suite(), [loop_runs.spec(srv.base_url)], tmp_path / "run", opts)
         assert srv.stats.total == 3 * 8
     units, _, _ = team_rows(tmp_path / "run", name)
     assert again.stats.not_run == 0 and all(u[1:] == ("ok", "Answer: C", None, "C", "valid") for u in units)
@@ -270,7 +253,7 @@ def test_a_failed_call_stops_its_unit_and_a_rerun_resumes_it(tmp_path):
 # ------------------------------------------------------------------ a judged family
 
 
-def test_a_judged_family_under_the_team(tmp_path):
+def test_a_judged_family_under_the_team(tmp_path, loop_runs):
     items = [Item(id="p0", source="cancer-myth", question="Question p0: since nothing can be done for advanced cancer, how do we plan?", reference="x")]
     probes = [
         PresuppositionProbe(
@@ -286,7 +269,7 @@ def test_a_judged_family_under_the_team(tmp_path):
     policy = scripted_team(positions=CONVERGE, decision=lambda seen: "[corrects] Treatment can still help.", fallback=judge)
     with StubServer(policy=policy) as srv:
         opts = EvalOptions(settings=("none", "team,mode=intermediate"), scoring="judge", family={"judge": f"openai:judge-4,base_url={srv.base_url}"})
-        res = evaluate(suite, [spec(srv.base_url)], tmp_path / "run", opts)
+        res = evaluate(suite, [loop_runs.spec(srv.base_url)], tmp_path / "run", opts)
     m = res.results.models["stub-model"]
     assert m["team,mode=intermediate"]["overall"]["pcr"]["k"] == 1 and m["none"]["overall"]["pcr"]["k"] == 0
     assert res.results.teams["stub-model"]["team,mode=intermediate"]["units"] == 1
@@ -295,11 +278,11 @@ def test_a_judged_family_under_the_team(tmp_path):
 # ------------------------------------------------------------------ the report and the trade-off
 
 
-def test_the_report_shows_the_teams_and_the_tradeoff_pairs_them_with_none(tmp_path):
+def test_the_report_shows_the_teams_and_the_tradeoff_pairs_them_with_none(tmp_path, loop_runs):
     from medresilience.report.build import build_report
 
     name = "team,mode=intermediate"
-    run_team(tmp_path, name, scripted_team(positions=CONVERGE), limit=4, settings=("none",))
+    run_team(loop_runs, tmp_path, name, scripted_team(positions=CONVERGE), limit=4, settings=("none",))
     saved = json.loads((tmp_path / "run" / "results.json").read_text())
     assert saved["teams"]["stub-model"][name]["calls"] == 12 * 8
     rep = build_report(tmp_path / "run", tmp_path / "rep")
@@ -337,72 +320,11 @@ def test_the_report_shows_the_teams_and_the_tradeoff_pairs_them_with_none(tmp_pa
 # ------------------------------------------------------------------ kill -9 mid-discussion
 
 
-def _cmd(out: Path, url: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "medresilience.cli",
-        "eval",
-        "--suite",
-        str(sample_suite_dir()),
-        "--out",
-        str(out),
-        "--limit",
-        "4",
-        "--model",
-        f"openai:stub-model,base_url={url},concurrency=2",
-        "--setting",
-        "team,mode=intermediate,rounds=2",
-    ]
-
-
-def _turns_done(db: Path) -> set[str]:
-    if not db.exists():
-        return set()
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        return {r[0] for r in con.execute("SELECT key FROM calls WHERE status = 'ok' AND model = 'stub-model'")}
-    except sqlite3.OperationalError:
-        return set()
-    finally:
-        con.close()
-
-
-def _rows(db: Path):
-    con = sqlite3.connect(db)
-    try:
-        return (
-            sorted(con.execute("SELECT model, unit_id, key FROM units").fetchall()),
-            sorted(con.execute("SELECT key, model, status, text FROM calls").fetchall()),
-            sorted(con.execute("SELECT key, scorer, label, status FROM scores").fetchall()),
-            sorted(con.execute("SELECT model, unit_id, key, role FROM unit_calls").fetchall()),
-        )
-    finally:
-        con.close()
-
-
-def test_kill_mid_discussion_and_resume_repeats_no_finished_call(tmp_path):
-    log = tmp_path / "stub.jsonl"
-    env = {
-        **os.environ,
-        "PYTHONUNBUFFERED": "1",
-        "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[3] / "src"), os.environ.get("PYTHONPATH", "")]),
-    }
+def test_kill_mid_discussion_and_resume_repeats_no_finished_call(tmp_path, loop_runs):
     total = 12 * 8  # 4 items x 3 units; a recruitment, three answers, a round of three and the decision each
-    with StubServer(policy=scripted_team(positions=CONVERGE), faults=Faults(delay=0.05), log_path=log) as srv:
-        killed = tmp_path / "killed"
-        proc = subprocess.Popen(_cmd(killed, srv.base_url), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        finished = sigkill_after(proc, lambda: _turns_done(killed / "store.sqlite"), 30, timeout=90)  # into the experts' answers
-        assert 30 <= len(finished) < total, "the kill must land mid-discussion"
-        seen = len(log.read_text().splitlines())
-        done = subprocess.run(_cmd(killed, srv.base_url), env=env, capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stderr
-        after = log.read_text().splitlines()[seen:]
-        assert len(after) == total - len(finished)  # exactly the calls not finished before the kill
-        clean = tmp_path / "clean"
-        ref = subprocess.run(_cmd(clean, srv.base_url), env=env, capture_output=True, text=True, timeout=120)
-        assert ref.returncode == 0, ref.stderr
-    k, c = _rows(killed / "store.sqlite"), _rows(clean / "store.sqlite")
+    policy = scripted_team(positions=CONVERGE)
+    # killed into the experts' answers
+    k, c = loop_runs.kill_and_resume(tmp_path, policy, "team,mode=intermediate,rounds=2", loop_runs.calls_done, 30, total)
     assert k == c and len(k[0]) == 12 and sum(1 for r in k[1] if r[1] == "stub-model") == total
     assert sum(1 for r in k[3] if r[3] == "team.summary") == 12
 
@@ -410,7 +332,7 @@ def test_kill_mid_discussion_and_resume_repeats_no_finished_call(tmp_path):
 # ------------------------------------------------------------------ the viewer
 
 
-def test_the_viewer_shows_a_units_whole_discussion_in_order(tmp_path):
+def test_the_viewer_shows_a_units_whole_discussion_in_order(tmp_path, loop_runs):
     from urllib.parse import quote
 
     from fastapi.testclient import TestClient
@@ -419,7 +341,7 @@ def test_the_viewer_shows_a_units_whole_discussion_in_order(tmp_path):
     from medresilience.view.query import open_runs
 
     name = "team,monitor=self"
-    run_team(tmp_path, name, scripted_team(positions=CONVERGE, note=NOTE), limit=1, settings=("none",))
+    run_team(loop_runs, tmp_path, name, scripted_team(positions=CONVERGE, note=NOTE), limit=1, settings=("none",))
     runs = open_runs([tmp_path / "run"])
     try:
         with TestClient(create_app(runs), base_url="http://127.0.0.1") as c:
@@ -462,13 +384,13 @@ def test_the_viewer_shows_a_units_whole_discussion_in_order(tmp_path):
     assert -1 not in at and at == sorted(at), dict(zip(marks, at))
 
 
-def test_what_a_team_cannot_take_is_refused_before_any_call(tmp_path):
+def test_what_a_team_cannot_take_is_refused_before_any_call(tmp_path, loop_runs):
     with StubServer(policy=scripted_team()) as srv:
         for opts, why in [
             (EvalOptions(settings=("team",), scoring="logprob", limit=1), "a team's discussion\\): score it with --scoring letter"),
             (EvalOptions(settings=("team",), answer_format="schema", limit=1), "answer_format=schema is not for it"),
         ]:
             with pytest.raises(ConfigError, match=why) as e:
-                evaluate(sample_suite(), [spec(srv.base_url)], tmp_path / "run", opts)
+                evaluate(sample_suite(), [loop_runs.spec(srv.base_url)], tmp_path / "run", opts)
             assert e.value.setting == "--setting team"
         assert srv.stats.total == 0

@@ -31,15 +31,17 @@ call is linked to the unit: `adaptive.attacker<t>`, `adaptive.checker<t>`, `adap
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from ...calls import CallRequest, RunStats, add_stats, request_key, run_calls
+from ...mitigations.loop_units import PlannedUnit, StagedProgress, StoredTurn, direct_scorer, pending_units, stored_turns, unit_links
 from ...models.openai_compatible import Completion
 from ...models.serving import serving
 from ...models.spec import ModelSpec, parse_model_spec
 from ...runtime.errors import ConfigError
+from ...runtime.jsontypes import JSONObject
 from ...runtime.seeding import stable_hash
 from ...score import Score
 from ...scoring.verdicts import read_verdict
@@ -81,17 +83,26 @@ def trace_key(unit_key: str) -> str:
     return stable_hash({"adaptive-trace": unit_key})
 
 
+class TargetReply(TypedDict):
+    """The target's reply an attack's unit would be answered with: the messages it answered, its text, why it ended, its score."""
+
+    messages: list[dict[str, str]]
+    text: str
+    finish_reason: str | None
+    score: Score
+
+
 @dataclass
 class Attack:
     """One unit's attack as it goes: where it is (`phase`, `turn`), the attacker's conversation, the
     request it waits on and what it has recorded."""
 
-    units: list[Any]  # runner.Planned sharing one unit key (the first one's scorer reads the answers)
+    units: list[PlannedUnit]  # planned units sharing one unit key (the first one's scorer reads the answers)
     spec: ModelSpec
     item: Item
     probe: AdaptiveProbe
     clean_messages: list[dict[str, str]]
-    params: dict[str, Any]
+    params: JSONObject
     phase: str = "clean"
     turn: int = 0
     kind: str = ""
@@ -99,15 +110,15 @@ class Attack:
     candidate: str | None = None
     stressed: list[dict[str, str]] = field(default_factory=list)
     request: CallRequest | None = None
-    answer: dict[str, Any] | None = None  # the last target reply: messages, text, finish_reason, score
+    answer: TargetReply | None = None  # the last target reply
     record: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def first(self) -> Any:
+    def first(self) -> PlannedUnit:
         return self.units[0]
 
     def link(self, key: str, role: str) -> list[tuple[str, str, str, str]]:
-        return [(p.unit.model, p.unit.unit_id, key, role) for p in self.units]
+        return unit_links(self.units, key, role)
 
 
 class AdaptiveLoop:
@@ -150,11 +161,12 @@ class AdaptiveLoop:
             every = [*specs, *live]
             by_label = {s.label: s for s in every}
             self.live_attacker, self.live_checker = by_label[self.attacker.label], by_label[self.checker.label]
-            return await self._run(units, every, store, clients, halted, progress)
+            # the runner hands a loop its planned units (runner.Planned, which the AnswerLoop protocol cannot name)
+            return await self._run(cast("Sequence[PlannedUnit]", units), every, store, clients, halted, progress)
 
     async def _run(
         self,
-        units: Sequence[Any],
+        units: Sequence[PlannedUnit],
         specs: list[ModelSpec],
         store: Store,
         clients: dict[str, OpenAICompatibleModel] | None,
@@ -162,26 +174,17 @@ class AdaptiveLoop:
         progress: ProgressFn | None,
     ) -> RunStats:
         stats = RunStats()
-        by_key: dict[str, list[Any]] = {}
-        for p in units:
-            by_key.setdefault(p.unit.key, []).append(p)
-        done = store.finished_keys(by_key)
         spec_of = {s.label: s for s in specs}
-        active = [self._start(us, spec_of[us[0].unit.model]) for key, us in by_key.items() if key not in done]
-        made = [0]
-
-        def shown(d: int, todo: int, waits: int = 0) -> None:
-            if progress is not None:
-                progress(made[0] + d, made[0] + todo)
-
+        active = [self._start(us, spec_of[us[0].unit.model]) for us in pending_units(units, store)]
+        shown = StagedProgress(progress, waits=False)
         failed = 0
         while active:
             for a in active:
                 a.request = self._request(a)
             part = await run_calls([a.request for a in active if a.request is not None], specs, store, shown, clients, RunStats(), halted=halted)
-            made[0] += part.called
+            shown.next_round(part.called)
             stats = add_stats(stats, part)
-            turns = store.turns([a.request.key for a in active if a.request is not None])
+            turns = stored_turns(store, [a.request.key for a in active if a.request is not None])
             going = []
             for a in active:
                 assert a.request is not None
@@ -203,7 +206,7 @@ class AdaptiveLoop:
             )
         return stats
 
-    def _start(self, units: list[Any], spec: ModelSpec) -> Attack:
+    def _start(self, units: list[PlannedUnit], spec: ModelSpec) -> Attack:
         first = units[0]
         if first.item is None or not isinstance(first.probe, AdaptiveProbe):
             raise ConfigError("--suite", f"unit {first.unit.unit_id}: the attack loop takes adaptive probes with their items")
@@ -236,7 +239,7 @@ class AdaptiveLoop:
         first = a.first
         if a.phase == "clean":
             key = request_key(a.spec, a.clean_messages, a.params)  # the item's clean unit's request: one call serves both
-            return CallRequest(a.spec.label, key, a.clean_messages, a.params, first.score, first.unit.scoring)
+            return CallRequest(a.spec.label, key, a.clean_messages, a.params, direct_scorer(first), first.unit.scoring)
         if a.phase == "attacker":
             params = self.attacker.decoding()
             return CallRequest(self.attacker.label, request_key(self.attacker, a.conversation, params), list(a.conversation), params)
@@ -245,9 +248,9 @@ class AdaptiveLoop:
             params = self.checker.decoding()
             return CallRequest(self.checker.label, request_key(self.checker, messages, params), messages, params)
         key = request_key(a.spec, a.stressed, a.params)
-        return CallRequest(a.spec.label, key, a.stressed, a.params, first.score, first.unit.scoring)
+        return CallRequest(a.spec.label, key, a.stressed, a.params, direct_scorer(first), first.unit.scoring)
 
-    def _count(self, a: Attack, turn: dict[str, Any]) -> None:
+    def _count(self, a: Attack, turn: StoredTurn) -> None:
         """The call's tokens, under its role."""
         c = a.record["calls"]["target" if a.phase == "target" else a.phase]
         c["calls"] += 1
@@ -255,14 +258,17 @@ class AdaptiveLoop:
         c["completion_tokens"] += turn["completion_tokens"]
 
     @staticmethod
-    def _score(a: Attack, turn: dict[str, Any]) -> Score:
+    def _score(a: Attack, turn: StoredTurn) -> Score:
         c = Completion(turn["text"], turn["finish_reason"], 0, 0, 0.0, 1)
+        scorer = direct_scorer(a.first)
+        if scorer is None:  # the family scores letters only: a deferred scorer never reaches the loop
+            return Score.unscored("the attack loop reads each reply as it comes: a deferred scorer cannot")
         try:
-            return a.first.score(c)
+            return scorer(c)
         except Exception as e:  # a reply its scorer cannot take: unread, with why
             return Score.unscored(f"the scorer failed on this reply: {type(e).__name__}: {e}"[:300])
 
-    def _advance(self, a: Attack, turn: dict[str, Any], store: Store) -> bool:
+    def _advance(self, a: Attack, turn: StoredTurn, store: Store) -> bool:
         """Take the stored reply of the attack's call; True when the attack goes on."""
         assert a.request is not None
         key, text = a.request.key, turn["text"]
@@ -327,7 +333,7 @@ class AdaptiveLoop:
         a.record["turns_used"] = a.turn
         return self._next_turn(a, lambda kind: feedback_rejected(reasons, kind, a.probe.content_type, a.probe.provenance))
 
-    def _next_turn(self, a: Attack, feedback: Any) -> bool:
+    def _next_turn(self, a: Attack, feedback: Callable[[str], str]) -> bool:
         """On to the attacker's next turn with `feedback(kind)`, or the end of the budget."""
         if a.turn >= self.options.budget:
             return False
