@@ -2,7 +2,7 @@
 
 medres build noise --items FILE --out SUITE_DIR [--generator SPEC] [--verify SPEC] [--seed S] [--limit N]
                    [--variants redherring-10,whitespace,...] [--abbreviations DIR_OR_TSV]
-                   [--ask diagnosis,cause] [--work-dir DIR] [--retries R] [--batch openai|anthropic|files]
+                   [--ask diagnosis,cause] [--work-dir DIR] [--retries R] [--batch openai|files [--dry-run]]
 """
 
 from __future__ import annotations

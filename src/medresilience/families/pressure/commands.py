@@ -1,7 +1,7 @@
 """`medres build pressure ...` (thin: parse, call the library, print).
 
 medres build pressure --from SUITE_OR_ITEMS --out SUITE_DIR [--generator SPEC] [--work-dir DIR] [--conditions repeat,doubt,...]
-                      [--seed S] [--name NAME] [--batch openai|anthropic|files]
+                      [--seed S] [--name NAME] [--batch openai|files [--dry-run]]
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ medres build presupposition --myths FILE --out SUITE_DIR [--generator SPEC ...] 
     [--verifier SPEC] [--categoriser SPEC] [--verify SPEC] [--questions 3] [--hard 6] [--easy 2] [--invalid 4]
     [--round-size 1] [--seed S] [--limit N] [--valid-seeds FILE] [--invalid-seeds FILE]
     [--per-generator N] [--per-category N] [--work-dir DIR] [--retries R]
-    [--batch openai|anthropic|files]  (one round only: --round-size at least the myths)
+    [--batch openai|files [--dry-run]]  (one round only: --round-size at least the myths)
 """
 
 from __future__ import annotations
