@@ -20,7 +20,12 @@ decoding parameters whole (`Task.params`, e.g. a judge's), or has no schema (fre
 
 A builder that runs many small stages (one per round of a loop) runs them in one `CallSession`:
 one event loop and one client per model for all of them, instead of a new loop and new clients
-(each loading the TLS trust store) per stage."""
+(each loading the TLS trust store) per stage.
+
+In a batch mode (`calls.batch_mode`) a stage whose replies are not all back stops the build with
+`BatchWaiting`; the same build run again collects them and goes on. Steps that need none of each
+other's replies run through `independent`, so each one's batch goes out before the build stops
+to wait (one round trip for all of them, not one each)."""
 
 from __future__ import annotations
 
@@ -52,6 +57,7 @@ __all__ = [
     "StageStats",
     "Task",
     "add_stage_stats",
+    "independent",
     "parse_object",
     "request_for",
     "response_format",
@@ -307,6 +313,34 @@ def run_stage(
     st.count_usage(store, used)
     st.seconds += time.perf_counter() - t0
     return results
+
+
+def independent(*steps: Callable[[], None]) -> None:
+    """Run steps (each a stage or a chain of stages) that need none of each other's replies. Live,
+    they run one after the other; in a batch mode a step that waits for a batch does not hold
+    back the next one: every step's batch is sent, then the build stops with one `BatchWaiting`
+    counting all of them."""
+    waits: list[RunStats] = []
+    for step in steps:
+        try:
+            step()
+        except BatchWaiting as w:
+            waits.append(w.stats)
+    if waits:
+        raise BatchWaiting(_merged_waits(waits))
+
+
+def _merged_waits(waits: list[RunStats]) -> RunStats:
+    """What several waiting steps sent and collected, as one waiting run's figures."""
+    out = RunStats()
+    for w in waits:
+        out.batch_waiting += w.batch_waiting
+        out.ok += w.ok
+        out.errors += w.errors
+        out.called += w.called
+        out.cached += w.cached
+        out.batch_lines += w.batch_lines
+    return out
 
 
 def stage_table(stages: Mapping[str, Mapping[str, Any]], totals: Mapping[str, object]) -> list[str]:

@@ -8,14 +8,18 @@ tokens and cost live vs batch and sends nothing."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
 
 import typer
 
 from .kit import console, err_console, fail
+
+if TYPE_CHECKING:
+    from ..calls import CallRequest
+    from ..models.spec import ModelSpec
 
 #: the batch options every command that calls models through calls.run_calls takes (one definition)
 BatchOpt = Annotated[
@@ -102,6 +106,18 @@ def refuse_batch(batch: str | None, why: str) -> None:
         fail(f"--batch: {why}; run it live (without --batch)", 2)
 
 
+def schema_batch(request: BatchRequest | None) -> BatchRequest | None:
+    """The batch of a build whose stages ask for JSON schemas (response_format): Anthropic's
+    message batches take none, so `--batch anthropic` stops there in one line, before anything is
+    written or sent."""
+    if request is not None and request.provider == "anthropic":
+        fail(
+            "--batch anthropic: Anthropic's message batches take no response_format, and this build's stages ask for JSON schemas; "
+            "use --batch openai, or --batch files for your own engine, or build it live (without --batch)"
+        )
+    return request
+
+
 def waiting_summarise(summarise: Callable[..., Any]) -> Callable[..., Any]:
     """`summarise` that stops a run still waiting for a batch (Waiting) before any result is computed."""
 
@@ -164,24 +180,30 @@ def print_batch_lines(stats: Any) -> None:
 
 def dry_run(run: Any, out: Path, provider: str) -> None:
     """Calls, tokens and cost live vs batch of what the run has left, before anything is sent."""
-    from ..batch import estimate
     from ..calls import CallRequest
     from ..run.runner import plan_run
-    from ..store import Store
 
     planned = plan_run(run)
     requests: dict[str, CallRequest] = {}
     for p in planned:
         if p.loop is None and p.follow is None:
             requests.setdefault(p.unit.key, CallRequest(p.unit.model, p.unit.key, p.messages, p.params))
-    db = out / "store.sqlite"
+    print_estimate(requests, run.specs, out / "store.sqlite", provider, "judges, extraction, second turns")
+
+
+def print_estimate(requests: Mapping[str, CallRequest], specs: Iterable[ModelSpec], db: Path, provider: str, later: str) -> None:
+    """Calls, tokens and cost live vs batch of the requests (key -> CallRequest) the store `db`
+    does not hold yet, one line per model; `later`: the calls that depend on replies, not counted."""
+    from ..batch import estimate
+    from ..store import Store
+
     if db.exists():
         with contextlib.closing(Store.read_only(db)) as store:
             done = store.finished_keys(requests)
         requests = {k: r for k, r in requests.items() if k not in done}
-    lines = estimate(requests.values(), run.specs, provider)
+    lines = estimate(requests.values(), specs, provider)
     for e in lines:
         console.print(e.line(), highlight=False, markup=False, soft_wrap=True)
     if not lines:
         console.print("nothing left to send: every planned call is stored", highlight=False, markup=False)
-    console.print("dry run: nothing was sent; calls that depend on replies (judges, extraction, second turns) are not counted", highlight=False, markup=False)
+    console.print(f"dry run: nothing was sent; calls that depend on replies ({later}) are not counted", highlight=False, markup=False, soft_wrap=True)

@@ -2,7 +2,7 @@
 
 medres build noise --items FILE --out SUITE_DIR [--generator SPEC] [--verify SPEC] [--seed S] [--limit N]
                    [--variants redherring-10,whitespace,...] [--abbreviations DIR_OR_TSV]
-                   [--ask diagnosis,cause] [--work-dir DIR] [--retries R]
+                   [--ask diagnosis,cause] [--work-dir DIR] [--retries R] [--batch openai|files [--dry-run]]
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from ...cli.batch import BatchFallbackOpt, BatchOpt, BatchResultsOpt, batch_command, batch_request, schema_batch
 from ...cli.kit import StageProgress, build_outcome, console, err_console
 from ...cli.kit import user_errors as _user_errors
 from .taxonomy import CONDITIONS
@@ -76,10 +77,25 @@ def noise(
     name: Annotated[Optional[str], typer.Option("--name", help="suite name (default: the directory name)")] = None,
     work_dir: Annotated[Optional[Path], typer.Option("--work-dir", help="where the call store lives (default: SUITE_DIR.build/)")] = None,
     retries: Annotated[int, typer.Option("--retries", min=0, help="re-asks after a reply that fails its checks")] = 2,
+    batch: BatchOpt = None,
+    batch_results: BatchResultsOpt = None,
+    batch_fallback: BatchFallbackOpt = "batch",
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run", help="with --batch: the calls, tokens and cost, live and as a batch, of the red herrings and the rewrites; send and write nothing"
+        ),
+    ] = False,
 ) -> None:
     """Build a clinical-noise suite: diagnosis cases with red herrings (1, 5, 10, as a block, and the
-    whitespace control), abbreviations and an informal rewrite, each paired with the original."""
+    whitespace control), abbreviations and an informal rewrite, each paired with the original. With
+    --batch the generator's calls go out as batches (request files under the work directory's
+    batches/): the red herrings and the rewrites together, then the checker's reads and the re-asks;
+    exit 3 while one is in progress; rerun the same command to collect it and go on. Abbreviations
+    call no model."""
+    from ...build.construction import default_work_dir
     from ...models.spec import parse_model_spec
+    from ...runtime.errors import ConfigError
     from .construct.build import NoiseBuildOptions, build_noise
     from .taxonomy import GENERATED, parse_variants
 
@@ -98,7 +114,18 @@ def noise(
     wanted = chosen or CONDITIONS
     gen = parse_model_spec(generator) if any(v in GENERATED for v in wanted) else None
     ver = parse_model_spec(verify) if verify else None
-    with StageProgress() as prog:
+    request = schema_batch(batch_request(batch, batch_results, batch_fallback, dry_run))
+    if request is not None:
+        if gen is None:
+            raise ConfigError("--batch", "the variants asked for call no model (abbreviations are substituted from the inventory): build them without --batch")
+        if request.dry_run:
+            from ...cli.batch import print_estimate
+            from .construct.build import first_requests
+
+            db = (work_dir or default_work_dir(out)) / "store.sqlite"
+            print_estimate(first_requests(items, gen, opts, fmt), [gen], db, request.provider, "re-asks, the checker's reads and replacements")
+            return
+    with batch_command(request, work_dir or default_work_dir(out)), StageProgress() as prog:
         res = build_noise(items, out, gen, opts, work_dir, progress=prog, source_format=fmt, checker=ver)
     r = res.report
     it = r["items"]

@@ -4,6 +4,7 @@ medres build presupposition --myths FILE --out SUITE_DIR [--generator SPEC ...] 
     [--verifier SPEC] [--categoriser SPEC] [--verify SPEC] [--questions 3] [--hard 6] [--easy 2] [--invalid 4]
     [--round-size 1] [--seed S] [--limit N] [--valid-seeds FILE] [--invalid-seeds FILE]
     [--per-generator N] [--per-category N] [--work-dir DIR] [--retries R]
+    [--batch openai|files [--dry-run]]  (one round only: --round-size at least the myths)
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ...cli.kit import StageProgress, build_outcome, console, err_console
+from ...cli.batch import BatchFallbackOpt, BatchOpt, BatchResultsOpt, batch_command, batch_request, schema_batch
+from ...cli.kit import StageProgress, build_outcome, console, err_console, fail
 from ...cli.kit import user_errors as _user_errors
 
 build_app = typer.Typer(no_args_is_help=True, help="Build false-presupposition suites.")
@@ -69,9 +71,24 @@ def presupposition(
     name: Annotated[Optional[str], typer.Option("--name", help="suite name (default: the directory name)")] = None,
     work_dir: Annotated[Optional[Path], typer.Option("--work-dir", help="where the call store lives (default: SUITE_DIR.build/)")] = None,
     retries: Annotated[int, typer.Option("--retries", min=0, help="re-asks after a reply that cannot be read")] = 2,
+    batch: BatchOpt = None,
+    batch_results: BatchResultsOpt = None,
+    batch_fallback: BatchFallbackOpt = "batch",
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="with --batch: the calls, tokens and cost, live and as a batch, of the generators' questions; send and write nothing"),
+    ] = False,
 ) -> None:
     """Build a false-presupposition suite with the adversarial loop: generators write patient questions
-    that hide a myth, a responder answers them, a verifier keeps the ones it went along with."""
+    that hide a myth, a responder answers them, a verifier keeps the ones it went along with.
+
+    --batch only for a loop of one round (--round-size at least the number of myths: every prompt
+    shows the seed examples): the rounds are sequential by nature (each round's prompts show
+    examples the last round's verdicts picked), so a batch would take three round trips a round.
+    In one round each stage goes out as a batch (generate, respond, verify, categorise, check;
+    request files under the work directory's batches/): exit 3 while one is in progress; rerun the
+    same command to collect it and go on."""
+    from ...build.construction import default_work_dir
     from ...models.spec import parse_model_spec
     from .construct.build import PresuppositionBuildOptions, build_presupposition
     from .construct.seeds import load_seeds
@@ -97,11 +114,35 @@ def presupposition(
     cat = parse_model_spec(categoriser) if categoriser else None
     chk = parse_model_spec(verify) if verify else None
     seeds = load_seeds(valid_seeds, invalid_seeds)
-    with StageProgress() as prog:
+    request = schema_batch(batch_request(batch, batch_results, batch_fallback, dry_run))
+    if request is not None:
+        _one_round(myths, limit, round_size)
+    if request is not None and request.dry_run:
+        from ...cli.batch import print_estimate
+        from .construct.build import first_requests
+
+        db = (work_dir or default_work_dir(out)) / "store.sqlite"
+        print_estimate(first_requests(myths, gens, opts, seeds), gens, db, request.provider, "answers, verdicts, categories, checks, re-asks")
+        return
+    with batch_command(request, work_dir or default_work_dir(out)), StageProgress() as prog:
         res = build_presupposition(myths, out, gens, ver, resp, opts, categoriser=cat, checker=chk, seeds=seeds, work_dir=work_dir, progress=prog)
     r = res.report
     _print_report(r, out)
     build_outcome(r, r["items"]["kept"], r["items"]["candidates"], "candidates", out)
+
+
+def _one_round(myths: Path, limit: int | None, round_size: int) -> None:
+    """A batch build's loop must be one round: stop in one line saying why otherwise."""
+    from .construct.loop import rounds_of
+    from .formats.myths import read_myths
+
+    records = read_myths(myths)[:limit]
+    rounds = len(rounds_of(records, round_size))
+    if rounds > 1:
+        fail(
+            f"--batch: the adversarial loop's {rounds} rounds are sequential (each round's prompts show examples the last round's verdicts picked), "
+            f"so a batch would take three round trips a round; run it live (without --batch), or in one round (--round-size {len(records)})"
+        )
 
 
 def _print_report(r: dict[str, Any], out: Path) -> None:

@@ -31,8 +31,9 @@ from typing import Any
 
 from .... import __version__
 from ....build.construction import BuildResult, default_work_dir, write_build_files
-from ....build.stages import Outcome, StageProgress, StageStats, run_stage, stage_table
+from ....build.stages import Outcome, StageProgress, StageStats, Task, independent, request_for, run_stage, stage_table
 from ....build.workspace import created_stamp, model_identity, workspace
+from ....calls import CallRequest
 from ....models.spec import ModelSpec
 from ....records import Item, SuiteManifest
 from ....runtime.errors import ConfigError
@@ -230,32 +231,60 @@ class _Generated:
 
 
 def _generate(store: Store, gen: ModelSpec, ver: ModelSpec | None, made: _Generated, options: NoiseBuildOptions, progress: StageProgress | None) -> None:
-    """The generator's red herrings and rewrites (each checked by `ver` when given), into `made`."""
+    """The generator's red herrings and rewrites (each checked by `ver` when given), into `made`.
+    The two need none of each other's replies: in a batch mode both go out before the build waits."""
     cases, stages = made.cases, made.stages
     by_id = {c.id: c for c in cases}
-    with_points = [c for c in cases if made.points.get(c.id)]
-    if made.herring_variants and with_points:
+    first = _first_tasks(made)
+
+    def herrings() -> None:
         stages["redherring"] = StageStats()
-        made.herrings = run_stage(store, gen, "red herrings", {c.id: redherring.task(c) for c in with_points}, options.retries, progress, stages["redherring"])
+        made.herrings = run_stage(store, gen, "red herrings", first["redherring"], options.retries, progress, stages["redherring"])
         if ver is not None:
             good = {cid: o.value for cid, o in made.herrings.items() if o.ok}
             checked, made.checks = chk.check_herrings(store, gen, ver, by_id, good, options.retries, progress, stages)
             made.herrings.update(checked)
-    if REWRITE in made.variants and cases:
+
+    def rewrites() -> None:
         stages["rewrite"] = StageStats()
-        rewrites = run_stage(store, gen, "rewrite", {c.id: rewrite.task(c) for c in cases}, options.retries, progress, stages["rewrite"])
+        written = run_stage(store, gen, "rewrite", first["rewrite"], options.retries, progress, stages["rewrite"])
         if ver is not None:
-            good = {cid: o.value for cid, o in rewrites.items() if o.ok}
+            good = {cid: o.value for cid, o in written.items() if o.ok}
             stages["rewrite-check"] = StageStats()
-            rewrites.update(chk.check_rewrites(store, ver, by_id, good, options.retries, progress, stages["rewrite-check"]))
+            written.update(chk.check_rewrites(store, ver, by_id, good, options.retries, progress, stages["rewrite-check"]))
         for c in cases:
-            o = rewrites[c.id]
+            o = written[c.id]
             if o.ok and ver is not None:
                 made.notes[c.id], made.rewrite_checks[c.id] = o.value
             elif o.ok:
                 made.notes[c.id] = o.value
             else:
                 made.dropped[c.id]["rewrite"] = f"{o.code}: {o.detail}"
+
+    independent(*(step for name, step in (("redherring", herrings), ("rewrite", rewrites)) if name in first))
+
+
+def _first_tasks(made: _Generated) -> dict[str, dict[str, Task]]:
+    """The generator's first stages (stage -> case id -> task): a red-herring task per case with an
+    insertion point and a rewrite task per case, as the variants ask; a stage with no task is left out."""
+    out: dict[str, dict[str, Task]] = {}
+    if made.herring_variants and (herrings := {c.id: redherring.task(c) for c in made.cases if made.points.get(c.id)}):
+        out["redherring"] = herrings
+    if REWRITE in made.variants and made.cases:
+        out["rewrite"] = {c.id: rewrite.task(c) for c in made.cases}
+    return out
+
+
+def first_requests(
+    items: Sequence[Item] | Path | str, generator: ModelSpec, options: NoiseBuildOptions = NoiseBuildOptions(), source_format: str = "auto"
+) -> dict[str, CallRequest]:
+    """The calls a build's first stages make (the red herrings and the rewrites), by request key:
+    what a dry run counts. The re-asks and the checker's calls depend on replies."""
+    item_list = load_items_file(Path(items), source_format) if isinstance(items, (str, Path)) else list(items)
+    variants, _ = plan_variants(options)
+    cases, _, _ = _select_cases(item_list, options)
+    requests = (request_for(generator, t) for tasks in _first_tasks(_Generated(variants, cases)).values() for t in tasks.values())
+    return {r.key: r for r in requests}
 
 
 def _variants(

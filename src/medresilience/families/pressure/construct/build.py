@@ -25,14 +25,16 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ....build.construction import default_work_dir
-from ....build.stages import StageProgress
+from ....build.stages import StageProgress, request_for
 from ....build.workspace import created_stamp, model_identity
+from ....calls import CallRequest
 from ....models.spec import ModelSpec
 from ....records import Item, SuiteManifest
 from ....runtime.errors import ConfigError
 from ....runtime.jsontypes import JSONObject
 from ....runtime.seeding import rng_for
 from ....suite import Suite
+from ...misleading.construct.engine import applicability_unit, unit_task, use_schema_lengths
 from ...misleading.construct.inputs import LoadedItems, load_build_items
 from ...misleading.construct.pipeline import BuildOptions, build_misleading
 from ...misleading.probe import MisleadingProbe
@@ -108,10 +110,29 @@ def generate_claims(
     """The claims a generator writes for `loaded`: a crossed misleading suite built (or resumed from
     the stored calls) at `work/misleading` with its store in `work`; returns its sampled Type 1
     probes by item and what the manifest records of the build (generator, counts)."""
-    res = build_misleading(loaded, generator, work / CLAIMS_SUITE, BuildOptions(seed=seed, design="crossed"), work_dir=work, progress=progress)
+    res = build_misleading(loaded, generator, work / CLAIMS_SUITE, claims_options(seed), work_dir=work, progress=progress)
     c = res.suite.manifest.counts
     made = {k: c.get(k, 0) for k in ("considered", "kept", "rejected", "failed", "bundles")}
     return sampled_claims(res.suite), {"generator": model_identity(generator), "design": "crossed", **made}
+
+
+def claim_requests(source: Path | str, generator: ModelSpec, conditions: Sequence[str] | None = None, seed: int = 0) -> dict[str, CallRequest]:
+    """The first calls the claims' build makes (the misleading builder's applicability filter, one
+    per item of the file; none when no claim condition is asked), by request key: what a dry run
+    counts. The bundles, their restatements and the checks depend on replies."""
+    if (Path(source) / "suite.json").exists():
+        raise ConfigError("--generator", f"{source} is a suite: its claims come from its bundles (a generator writes claims only for an items file)")
+    if not any(c in CLAIM_PROVENANCE for c in check_conditions(conditions)):
+        return {}
+    lengths = use_schema_lengths(generator, claims_options(seed).schema_lengths)
+    tasks = (unit_task(it.id, applicability_unit(it), "applicability", generator, lengths) for it in load_build_items(source).items)
+    return {r.key: r for r in (request_for(generator, t) for t in tasks)}
+
+
+def claims_options(seed: int) -> BuildOptions:
+    """How the claims are built: the misleading builder's crossed design (one false claim per wrong
+    option, restated in every framing)."""
+    return BuildOptions(seed=seed, design="crossed")
 
 
 def build_pressure(

@@ -27,8 +27,9 @@ from typing import Any
 
 from .... import __version__
 from ....build.construction import BuildResult, default_work_dir
-from ....build.stages import CallSession, StageProgress, StageStats, run_stage
+from ....build.stages import CallSession, StageProgress, StageStats, request_for, run_stage
 from ....build.workspace import created_stamp, model_identity, workspace
+from ....calls import CallRequest
 from ....models.spec import ModelSpec
 from ....records import Item, SuiteManifest
 from ....runtime.errors import ConfigError
@@ -42,7 +43,7 @@ from ..probe import PresuppositionProbe, probe_id
 from ..taxonomy import CATEGORY_KEYS, FAMILY, PRESUPPOSITION, generator_name
 from . import categorise, prompts, verify
 from .balance import balance
-from .loop import CANDIDATE, Decision, GeneratorRun, LoopOptions, drafted, run_loop
+from .loop import CANDIDATE, Decision, GeneratorRun, LoopOptions, drafted, generate_task, run_loop
 from .pools import Counts, Pools
 from .report import build_report, write_report
 from .seeds import Seeds, package_seeds
@@ -199,6 +200,28 @@ def build_presupposition(
     report = build_report(suite, decisions, runs, balanced, stats, options, generators, responder, verifier, categoriser, checker, time.perf_counter() - t0)
     write_report(out, report, decisions)
     return BuildResult(out, suite, report, decisions)
+
+
+def first_requests(
+    myths: Sequence[Myth] | Path | str,
+    generators: Sequence[ModelSpec],
+    options: PresuppositionBuildOptions = PresuppositionBuildOptions(),
+    seeds: Seeds | None = None,
+) -> dict[str, CallRequest]:
+    """The calls of the loop's first stage (each generator's questions on the first round's myths,
+    its prompts showing the seed examples), by request key: what a dry run counts. Everything
+    after (answers, verdicts, categories, checks, re-asks, later rounds) depends on replies."""
+    myth_list = (read_myths(Path(myths)) if isinstance(myths, (str, Path)) else list(myths))[: options.limit]
+    seeds = seeds or package_seeds()
+    opts = LoopOptions(options.questions, Counts(options.hard, options.easy, options.invalid), options.round_size, options.seed)
+    out: dict[str, CallRequest] = {}
+    for name, g in zip(_generator_names(generators), generators, strict=True):
+        run = GeneratorRun(name, g, g, Pools(name, list(seeds.valid), tuple(seeds.invalid)))
+        for myth in myth_list[: options.round_size]:
+            _, _, task = generate_task(run, myth, opts, 1)
+            r = request_for(g, task)
+            out[r.key] = r
+    return out
 
 
 @dataclass(frozen=True)

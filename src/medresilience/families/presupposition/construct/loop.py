@@ -33,7 +33,7 @@ from ....store import Store
 from ..delivery import messages_for
 from ..formats.myths import Myth
 from . import checks, prompts
-from .pools import Counts, Pools
+from .pools import Counts, Drawn, Pools
 from .seeds import ValidExample
 
 GENERATE, RESPOND, VERIFY = "generate", "respond", "verify"
@@ -209,17 +209,23 @@ def run_loop(
     return [d for g in runs for d in by_run[g.name]]
 
 
+def generate_task(g: GeneratorRun, myth: Myth, opts: LoopOptions, r_no: int) -> tuple[str, Drawn, Task]:
+    """The generator's task on one myth in round `r_no` (its id, the examples drawn from its pools, the task)."""
+    tid = f"{g.name}|{myth.id}"
+    d = g.pools.draw(opts.counts, opts.seed, myth.id, r_no)
+    return tid, d, prompts.task(tid, myth, opts.questions, d.valid, d.invalid, d.easy, model=g.spec)
+
+
 def _generate(rnd: _Round, active: Sequence[GeneratorRun], batch: Sequence[Myth]) -> list[Pending]:
     """Each active generator's questions on the round's myths, checked; the ones that pass wait
     for an answer."""
     opts, r_no = rnd.opts, rnd.number
-    drawn, tasks = {}, {}
+    drawn: dict[str, Drawn] = {}
+    tasks: dict[str, Task] = {}
     for g in active:
         for myth in batch:
-            tid = f"{g.name}|{myth.id}"
-            d = g.pools.draw(opts.counts, opts.seed, myth.id, r_no)
-            drawn[tid] = d
-            tasks[tid] = prompts.task(tid, myth, opts.questions, d.valid, d.invalid, d.easy, model=g.spec)
+            tid, d, task = generate_task(g, myth, opts, r_no)
+            drawn[tid], tasks[tid] = d, task
     made = rnd.stage(GENERATE, tasks, opts.retries)
     pending: list[Pending] = []
     for g in active:
