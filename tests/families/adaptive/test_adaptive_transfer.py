@@ -191,6 +191,8 @@ def test_bad_input_is_one_clear_error_and_nothing_written(source, tmp_path):
         evaluate(Suite.load(tmp_path / "ok"), [parse_model_spec(f"openai:stub-b,base_url={b.base_url},max_retries=0")], tmp_path / "replay", EvalOptions())
     with pytest.raises(InputError, match="misleading family, not an adaptive attack run"):
         build_transfer(tmp_path / "replay", out)
+    with pytest.raises(InputError, match="not a suite of transferred attacks"):
+        transfer_rates(source)  # the attack run itself is no replay
     no_store = tmp_path / "no-store"
     no_store.mkdir()
     shutil.copy(source / "run.json", no_store / "run.json")

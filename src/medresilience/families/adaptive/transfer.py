@@ -123,16 +123,29 @@ def read_source(run_dir: Path | str, suite_dir: Path | str | None = None) -> Sou
     if not store_path.is_file():
         raise InputError(store_path, None, None, "the run's store is missing: its attacks are stored there")
     recorded = config.get("suite") or {}
-    where = Path(suite_dir) if suite_dir is not None else Path(str(recorded.get("path") or ""))
-    if not (where / "suite.json").is_file():
-        raise InputError(run_json, None, "suite.path", f"the suite the run was made on is not at {where}: give its directory with --suite")
-    suite = Suite.load(where)
+    suite = _suite_of(path, config, suite_dir, "the suite the run was made on")
+    where = suite.path or Path(".")
     want = recorded.get("checksums") or {}
     if want and suite.manifest.checksums != want:
         raise InputError(
             where / "suite.json", None, "checksums", f"not the suite run {path} was made on (its files changed since): give that suite with --suite"
         )
     return SourceRun(path, config, suite, store_path)
+
+
+def _suite_of(run_dir: Path, config: dict[str, Any], suite_dir: Path | str | None, what: str) -> Suite:
+    """`suite_dir`, else the suite run.json names (found as the report finds it); an InputError naming
+    run.json's `suite.path` when it is not there."""
+    from ...run.run_suite import find_run_suite
+
+    if suite_dir is not None:
+        if not (Path(suite_dir) / "suite.json").is_file():
+            raise InputError(suite_dir, None, None, "not a suite directory (no suite.json)")
+        return Suite.load(suite_dir)
+    found, why = find_run_suite(run_dir, config)
+    if found is None or found.path is None:
+        raise InputError(run_dir / "run.json", None, "suite.path", f"{what} is not found ({why}): give its directory with --suite")
+    return Suite.load(found.path)
 
 
 def _final_turn(trace: dict[str, Any]) -> dict[str, Any]:
@@ -267,7 +280,10 @@ def build_transfer(
         family=MISLEADING,
         seed=src.suite.manifest.seed,
         created=created_stamp(),
-        description=f"Attacks found against {', '.join(got.models)} by adaptive run {src.path.name}, replayed as Type 1 probes.",
+        description=(
+            f"Attacks found against {', '.join(got.models)} by the adaptive run {src.path.resolve()}, replayed as Type 1 probes: "
+            "`medres build transfer-rate` on a run of this suite gives the share that also flip each model."
+        ),
         conditions=["type1"],
         built_from={
             "adaptive_run": str(src.path.resolve()),
@@ -314,10 +330,8 @@ def _replay_suite(path: Path) -> tuple[Suite, str]:
         config = json.loads(run_json.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise InputError(run_json, None, None, f"not readable JSON: {e}") from None
-    suite_path = Path(str((config.get("suite") or {}).get("path") or ""))
-    if not (suite_path / "suite.json").is_file():
-        raise InputError(run_json, None, "suite.path", f"the replayed suite is not at {suite_path}")
-    suite = Suite.load(suite_path)
+    suite = _suite_of(path, config, None, "the replayed suite")
+    suite_path = suite.path or Path(".")
     source = (suite.manifest.model_extra or {}).get("built_from", {}).get("adaptive_run")
     if not source:
         raise InputError(suite_path / "suite.json", None, "built_from.adaptive_run", "not a suite of transferred attacks (`medres build transfer`)")
