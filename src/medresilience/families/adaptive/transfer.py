@@ -52,7 +52,7 @@ from ...store import Store
 from ...suite import Suite
 from ..misleading.delivery import DEFAULT_PROMPTS, render_messages
 from ..misleading.probe import FAMILY as MISLEADING
-from ..misleading.probe import MisleadingProbe
+from ..misleading.probe import ContextSentence, MisleadingProbe
 from .probe import AdaptiveProbe
 from .taxonomy import FAMILY
 from .traces import full_traces
@@ -186,7 +186,7 @@ def _probe(src: SourceRun, trace: dict[str, Any], turn: dict[str, Any], origin: 
         provenance=origin.provenance,
         target=trace["target"],
         sampled=True,  # planned under the default -O type1=sample, as each item's seeded target is
-        context=({"option": trace["target"], "text": turn["stress"]},),  # type: ignore[arg-type]  # validated into ContextSentence
+        context=(ContextSentence(option=trace["target"], text=turn["stress"]),),
         meta={"attack": attack},
     )
 
