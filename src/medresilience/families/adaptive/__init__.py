@@ -26,6 +26,9 @@ from .probe import AdaptiveProbe
 from .taxonomy import CONDITION, FACETS, FAMILY, HEADLINE_COLUMNS
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Mapping, Sequence
+
+    from ...family import LoopView
     from ...mitigations.setting import AnswerLoop, Setting
     from ...runtime.jsontypes import JSONObject
     from ...store import Store
@@ -48,6 +51,11 @@ class AttackLoops:
         from .persuasion import loop_measures
 
         return loop_measures(loop)  # type: ignore[return-value]  # plain JSON dicts
+
+    def view(self, linked: Sequence[Mapping[str, Any]]) -> LoopView | None:
+        from .view import attack_view
+
+        return attack_view(linked)
 
 
 #: the headline rates as functions of unit labels: clean accuracy and the adaptive flip (right at
