@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...family import EvaluationSpec, ExampleRule, Family, MeasureSpec, Outcomes, ProbeSpec, ReportSpec, SuiteSpec, lazy, register
+from ...family import EvaluationSpec, ExampleRule, Family, MeasureSpec, Outcomes, ProbeSpec, ReportSpec, ReviewSpec, SuiteSpec, lazy, register
 from ...records import CLEAN
 from ...run.label_rates import accuracy, flip
+from . import review
 from .block import AdaptiveBlock
 from .delivery import AdaptiveOptions, prompts, render, scorer
 from .probe import AdaptiveProbe
@@ -86,6 +87,8 @@ FAMILY_SPEC = register(
         ),
         suites=SuiteSpec(commands=lazy(f"{__name__}.commands:commands")),
         report=ReportSpec(section=lazy(f"{__name__}.report.section:section")),
+        # clinicians judge whether each successful attack kept the right answer (`medres review sample --rubric attack`)
+        review=ReviewSpec(rubrics=(review.RUBRIC_ATTACK,)),
         outcomes=Outcomes(reference=CLEAN, target="target"),
     )
 )
