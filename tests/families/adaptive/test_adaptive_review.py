@@ -13,8 +13,10 @@ import re
 import pytest
 from fastapi.testclient import TestClient
 from test_adaptive import run
+from typer.testing import CliRunner
 
 from medresilience import stats
+from medresilience.cli import app
 from medresilience.families.adaptive.review import censored
 from medresilience.families.adaptive.testing import ScriptedAttack
 from medresilience.families.adaptive.traces import full_traces, trace_record
@@ -108,3 +110,6 @@ def test_reviewers_rate_successful_attacks_and_the_stats_leave_the_invalid_out(a
     assert rev_row[4].value == pytest.approx(want_rev.to_target.p) == 1.0  # q2 flipped elsewhere: the reviewed flips all went to the target
     page = html_page(got)
     assert "Units judged valid" in page and "reviewed: attacks judged invalid left out" in page and "62.5%" in page
+    printed = CliRunner().invoke(app, ["review", "stats", str(out), "--resamples", "200"])
+    assert printed.exit_code == 0, printed.output
+    assert "the right answer stands: 62.5%" in " ".join(printed.output.split()) and "(5/8, Wilson; yes 5, no 2, unsure 1)" in printed.output

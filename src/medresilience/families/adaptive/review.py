@@ -110,12 +110,13 @@ def reviewed_summaries(run_dir: Path, invalid: set[tuple[str, str, str]]) -> lis
     out = []
     for setting in sorted({t["setting"] for t in traces}):
         raw = [trace_record(t) for t in traces if t["setting"] == setting]
-        reviewed, dropped = [], 0
+        reviewed: list[dict[str, Any]] = []
+        dropped: dict[str, int] = {}
         for t in traces:
             if t["setting"] != setting:
                 continue
             if (t["model"], setting, t["unit_id"]) in invalid and t["flipped_at"] is not None:
-                dropped += 1
+                dropped[t["model"]] = dropped.get(t["model"], 0) + 1
                 c = censored(trace_record(t))
                 if c["budget"] >= 1:
                     reviewed.append(c)
@@ -124,7 +125,7 @@ def reviewed_summaries(run_dir: Path, invalid: set[tuple[str, str, str]]) -> lis
         got = {s.model: s for s in summarise([AttackTrace.from_dict(d, where="reviewed") for d in reviewed])}
         for s in summarise([AttackTrace.from_dict(d, where="raw") for d in raw]):
             if s.model in got:
-                out.append((setting, s, got[s.model], sum(1 for k in invalid if k[0] == s.model and k[1] == setting)))
+                out.append((setting, s, got[s.model], dropped.get(s.model, 0)))
     return out
 
 
