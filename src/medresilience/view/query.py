@@ -11,6 +11,11 @@ the same run (`VERSUS_OUTCOMES`: the pairs, gains and losses of a setting's pair
 naming another run (`versus`) reads them against that run's units instead (`paired`: two runs
 compared, a setting against another run's none).
 
+A unit of a family whose probe units are answered through a loop of calls of its own
+(`Family.evaluation.loop`: an adaptive attack) carries that loop as the family shows it
+(`ProbeLoop.view`: every turn, with what each used turn changed against the clean request marked),
+and a page of units each one's loop in brief (`loop_brief`).
+
 `UnitQuery` is one filter as the URL carries it (`run`, `model`, `setting`, `condition`,
 `outcome`, `score`, `state`, `reason`, one parameter per facet, `scope`, `versus`,
 `versus_model`, `versus_setting`, `q`, `page`); a bad value is a `QueryError` (HTTP 400)."""
