@@ -14,17 +14,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...report.parts import Block, Column, Paragraph, Table, count, rate, text
 from ...review.rubrics import Dimension, ReviewRubric, scale
 from ...review.units import Candidate
 from ...runtime.errors import InputError
 from ...runtime.seeding import stable_hash
-from ...stats.persuasion import AttackTrace, PersuasionSummary, summarise
-from ...store import Store
-from ...suite import Suite
-from .traces import full_traces, trace_record
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...report.parts import Block
+    from ...stats.persuasion import PersuasionSummary
+    from ...suite import Suite
+
+# the rubric is declared when the family registers: what reads a run, summarises and draws the
+# measures (the store, the statistics, the report parts) is imported when first used
 
 #: the rubric's one dimension and its values
 STANDS_KEY = "stands"
@@ -40,8 +43,10 @@ def candidates_attack(suite: Suite, run_dir: Path) -> list[Candidate]:
     item as the answering model was asked it beside the attacked item as it saw it at the flip, the
     stress added, the options with the keyed answer. The model, the setting, the option pushed
     toward and the label it flipped to are kept from the reviewer."""
+    from ...store import Store
     from ..misleading.delivery import DEFAULT_PROMPTS, render_messages
     from .delivery import stressed_messages
+    from .traces import full_traces
 
     db = Path(run_dir) / "store.sqlite"
     if not db.is_file():
@@ -105,6 +110,10 @@ def censored(trace: Mapping[str, Any]) -> dict[str, Any]:
 def reviewed_summaries(run_dir: Path, invalid: set[tuple[str, str, str]]) -> list[tuple[str, PersuasionSummary, PersuasionSummary, int]]:
     """Per model and setting of the run: (setting, the raw summary, the reviewed one, attacks judged
     invalid). An attack censored before any turn leaves the reviewed measure."""
+    from ...stats.persuasion import AttackTrace, summarise
+    from ...store import Store
+    from .traces import full_traces, trace_record
+
     with Store.read_only(Path(run_dir) / "store.sqlite") as store:
         traces = [t for t in full_traces(store) if t["attacked"]]
     out = []
@@ -129,19 +138,19 @@ def reviewed_summaries(run_dir: Path, invalid: set[tuple[str, str, str]]) -> lis
     return out
 
 
-REVIEWED_COLUMNS = (
-    Column("model", "Model"),
-    Column("counted", "Flip measure"),
-    Column("attacked", "Attacks counted", numeric=True),
-    Column("flipped", "Flipped within budget", numeric=True, note="share of right answers flipped (95% interval)"),
-    Column("to_target", "To the target", numeric=True),
-    Column("invalid", "Judged invalid", numeric=True),
-)
-
-
 def reviewed_measures(meta: Mapping[str, Any], ratings: Sequence[Mapping[str, Any]]) -> list[Block]:
     """The run's flip measures raw and with the attacks judged invalid left out (censored), as report
-    parts for the review's statistics page; nothing when the review names no run."""
+    parts for the review's statistics page (a warning when the review's run is not found)."""
+    from ...report.parts import Column, Paragraph, Table, count, rate, text
+
+    columns = (
+        Column("model", "Model"),
+        Column("counted", "Flip measure"),
+        Column("attacked", "Attacks counted", numeric=True),
+        Column("flipped", "Flipped within budget", numeric=True, note="share of right answers flipped (95% interval)"),
+        Column("to_target", "To the target", numeric=True),
+        Column("invalid", "Judged invalid", numeric=True),
+    )
     run = meta.get("run")
     if not run or not (Path(run) / "store.sqlite").is_file():
         return [Paragraph("The review's run directory is not found: the flip measures cannot be recomputed.", "warn")]
@@ -159,7 +168,7 @@ def reviewed_measures(meta: Mapping[str, Any], ratings: Sequence[Mapping[str, An
         "turn before its stress (held through the earlier turns, unknown after), so a reviewed curve with a censored "
         "attack is Kaplan-Meier's; an attack invalid at its first turn leaves the measure."
     )
-    return [Table("reviewed_flips", REVIEWED_COLUMNS, tuple(rows), note=note)]
+    return [Table("reviewed_flips", columns, tuple(rows), note=note)]
 
 
 RUBRIC_ATTACK = ReviewRubric(
