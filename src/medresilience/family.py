@@ -197,6 +197,44 @@ def versus_filters(condition: str, event: str | None, pairs: str = "paired_none"
     return out
 
 
+@dataclass(frozen=True)
+class LoopTurn:
+    """One turn of a unit's loop as the evidence viewer shows it (`ProbeLoop.view`): its number and
+    kind; what the proposer proposed (`proposal`, None: nothing could be read from its reply,
+    `proposer_reply`) and why it was refused (`problems`, empty: it passed the family's rules); the
+    checker's `verdict`, its reason and its reply as given (None: not asked); whether the answering model was shown it (`used`: a refused
+    proposal never is), the key of that request (`request`: its messages are the rewritten item),
+    the answering model's `reply` and `label`; `outcome`: rejected, held, flipped or unread."""
+
+    n: int
+    kind: str
+    proposal: str | None
+    proposer_reply: str | None
+    problems: tuple[str, ...]
+    verdict: str | None
+    verdict_reason: str | None
+    checker_reply: str | None
+    used: bool
+    request: str | None
+    reply: str | None
+    label: str | None
+    outcome: str
+
+
+@dataclass(frozen=True)
+class LoopView:
+    """A unit's loop as the evidence viewer shows it: `facts` ((what, value) pairs: who proposed and
+    checked, the budget, the label pushed toward, how it ended), the label pushed toward (`target`,
+    None: none), the turn it flipped at (None: it held), its `turns` in order, and the linked roles
+    it shows (`roles`: the viewer lists no other way)."""
+
+    facts: tuple[tuple[str, str], ...]
+    target: str | None
+    flipped_at: int | None
+    turns: tuple[LoopTurn, ...]
+    roles: tuple[str, ...]
+
+
 class ProbeLoop(Protocol):
     """A family whose probe units obtain their answer through a loop of calls of its own (an adaptive
     attack: an attacker model rewrites the item turn by turn and the answering model answers each
@@ -210,13 +248,18 @@ class ProbeLoop(Protocol):
     - `record(store)`: what results.json keeps of the loops of the store's latest run (its `loop`
       block: per-unit records and counts, by setting);
     - `measures(loop)`: from that `loop` block, model -> setting -> the keys the loop adds to that
-      model and setting's results block (declared in the family's `results_block`)."""
+      model and setting's results block (declared in the family's `results_block`);
+    - `view(linked)`: a unit's loop from the calls linked to it (`store.UnitDetail.linked`: role,
+      key, status, text, ...) as the evidence viewer shows it, turn by turn (`LoopView`), None for a
+      unit that holds no loop (an item's clean unit)."""
 
     def answer_loop(self, options: Any, setting: Setting) -> AnswerLoop: ...
 
     def record(self, store: Store) -> JSONObject: ...
 
     def measures(self, loop: JSONObject) -> dict[str, dict[str, JSONObject]]: ...
+
+    def view(self, linked: Sequence[Mapping[str, Any]]) -> LoopView | None: ...
 
 
 def all_probes(suite: Suite, options: BaseModel) -> Iterator[Probe]:

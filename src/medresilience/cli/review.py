@@ -221,6 +221,15 @@ def stats_cmd(
             markup=False,
             soft_wrap=True,
         )
+    if res.validity is not None:
+        v = res.validity
+        console.print(
+            f"{v['label'].lower()}: {_pct(v['p'], v['lo'], v['hi'], v['n'])} of ratings judged the unit valid "
+            f"({v['k']}/{v['n']}, Wilson; {', '.join(f'{k} {n}' for k, n in v['counts'].items())})",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     if len(res.agreement):
         t = Table(title="Agreement on dual-rated units (95% bootstrap CI)")
         for col in ("Dimension", "Coefficient", "Value"):

@@ -146,6 +146,8 @@ def candidates(
     if rubric.needs_run:
         if run_dir is None:
             raise ReviewError(f"rubric {rubric.key} reviews model responses: name the run with --run DIR")
+        if rubric.candidates is not None:  # a rubric of a run's own units, declared with its reader (a family's)
+            return rubric.candidates(suite, run_dir=Path(run_dir))
         cands = _candidates_b(
             suite, Path(run_dir), show_reference=bool(rubric.extra.get("show_reference")), show_setting=bool(rubric.extra.get("show_setting"))
         )

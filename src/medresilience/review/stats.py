@@ -73,6 +73,12 @@ class ReviewStats:
     notes: list[str] = field(default_factory=list)
     parts: PartsStats | None = None  # a rubric rated part by part (CancerCare)
     picks: PickStats | None = None  # a rubric where raters pick the true one (the realism check)
+    #: a rubric judging whether each unit is valid (`extra["valid_share"]`: its dimension): the share
+    #: of ratings judging a unit valid (Wilson), with the count of each value
+    validity: dict[str, Any] | None = None
+    #: report parts the rubric draws from the ratings (`extra["reviewed_measures"]`: a family's
+    #: measures recomputed with the units judged invalid left out, beside the raw ones)
+    reviewed: list[Block] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         def records(df: pd.DataFrame) -> list[JSONObject]:
@@ -102,6 +108,7 @@ class ReviewStats:
             "flags": records(self.flags),
             "parts": self.parts.summary() if self.parts is not None else None,
             "picks": self.picks.summary if self.picks is not None else None,
+            "validity": self.validity,
             "notes": self.notes,
         }
 
@@ -265,7 +272,28 @@ def compute(
             has = rated["flags"].str.split(";").map(lambda xs, k=f.key: k in xs)
             frow.append({"flag": f.key, "label": f.label, "ratings": int(has.sum()), "units": int(rated.loc[has, "unit_id"].nunique())})
         flags = pd.DataFrame(frow)
-    return ReviewStats(rubric, meta, df, pass_rates, agreement, auto, progress, flags, composite, worst, notes, parts, picks)
+    validity, reviewed = _validity(rubric, rated, meta, confidence)
+    return ReviewStats(rubric, meta, df, pass_rates, agreement, auto, progress, flags, composite, worst, notes, parts, picks, validity, reviewed)
+
+
+def _validity(rubric: ReviewRubric, rated: pd.DataFrame, meta: dict[str, Any], confidence: float) -> tuple[dict[str, Any] | None, list[Block]]:
+    """For a rubric judging each unit's validity (`extra["valid_share"]`): the share of ratings that
+    judge a unit valid (its dimension's passing values; every rating counts in n, an unsure one too)
+    with its Wilson interval, and the count of each value; and the parts its `reviewed_measures`
+    draws from the ratings (each rating's value with the unit's hidden facts)."""
+    key = rubric.extra.get("valid_share")
+    if not key:
+        return None, []
+    d = rubric.dimension(key)
+    values = [str(v) for v in (rated[key] if len(rated) else []) if v is not None and v == v]
+    w = stats.wilson(sum(v in d.passing for v in values), len(values), confidence)
+    validity = {"dimension": key, "label": d.label, "valid": list(d.passing), "counts": {c: values.count(c) for c in d.values}, **w.as_dict()}
+    draw = rubric.extra.get("reviewed_measures")
+    if draw is None:
+        return validity, []
+    hidden = [c for c in rated.columns if c.startswith("hidden_")] if len(rated) else []
+    ratings = [{key: r[key], **{c[len("hidden_") :]: r[c] for c in hidden}} for r in rated.to_dict("records") if r.get(key) is not None]
+    return validity, list(draw(meta, ratings))
 
 
 PAIR_SEPARATOR = " / "
@@ -524,6 +552,21 @@ def _rates_section(res: ReviewStats) -> Section | None:
     return Section("rates", "Pass rates" if prow else "Summary", tuple(blocks)) if blocks else None
 
 
+def _validity_section(res: ReviewStats) -> Section:
+    """The share of ratings judging a unit valid, and the parts the rubric draws from them."""
+    v = res.validity or {}
+    counts = ", ".join(f"{k} {n}" for k, n in (v.get("counts") or {}).items())
+    blocks: list[Block] = [
+        Paragraph(
+            f"{v.get('label')}: {rate(v.get('p'), v.get('lo'), v.get('hi'), v.get('n')).shown} of ratings judged the unit valid "
+            f"({v.get('k')} of {v.get('n')} ratings answered {' or '.join(v.get('valid') or [])}; Wilson 95% CI; {counts}).",
+            "plain",
+        ),
+        *res.reviewed,
+    ]
+    return Section("validity", "Units judged valid", tuple(blocks))
+
+
 def _agreement_section(res: ReviewStats) -> Section:
     ag = res.agreement
     multi = [c for c in AGREEMENT_ORDER if c != "cohen_kappa"]
@@ -570,6 +613,8 @@ def page_sections(res: ReviewStats, figures: dict[str, BarFigure] | None = None)
     rates = _rates_section(res)
     if rates is not None:
         sections.append(rates)
+    if res.validity is not None:
+        sections.append(_validity_section(res))
     if len(res.agreement):
         sections.append(_agreement_section(res))
     if len(res.auto):

@@ -11,6 +11,11 @@ the same run (`VERSUS_OUTCOMES`: the pairs, gains and losses of a setting's pair
 naming another run (`versus`) reads them against that run's units instead (`paired`: two runs
 compared, a setting against another run's none).
 
+A unit of a family whose probe units are answered through a loop of calls of its own
+(`Family.evaluation.loop`: an adaptive attack) carries that loop as the family shows it
+(`ProbeLoop.view`: every turn, with what each used turn changed against the clean request marked),
+and a page of units each one's loop in brief (`loop_brief`).
+
 `UnitQuery` is one filter as the URL carries it (`run`, `model`, `setting`, `condition`,
 `outcome`, `score`, `state`, `reason`, one parameter per facet, `scope`, `versus`,
 `versus_model`, `versus_setting`, `q`, `page`); a bad value is a `QueryError` (HTTP 400)."""
@@ -21,12 +26,12 @@ import contextlib
 import json
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from ..family import Family, Outcomes, get
+from ..family import Family, Outcomes, ProbeLoop, get
 from ..mitigations import NONE
 from ..models.names import RunModels, distinct_run_names, model_names, recorded_models
 from ..records import CLEAN, Item
@@ -542,7 +547,31 @@ def units_page(rv: RunView, q: UnitQuery, size: int = PAGE_SIZE) -> dict[str, An
     counts["state"] = {x: counts["state"][x] for x in VIEW_STATES if x in counts["state"]}
     counts["score"] = dict(sorted(counts["score"].items(), key=lambda kv: float(kv[0])))
     pages = max(1, -(-total // size))
-    return {"run": rv.index, "page": q.page, "pages": pages, "page_size": size, "total": total, "counts": counts, "units": [_row(rv, r, names) for r in rows]}
+    units = [_row(rv, r, names) for r in rows]
+    loop = rv.family.evaluation.loop if rv.family else None
+    if loop is not None:
+        with rv.lock:
+            for u in units:
+                u["loop"] = loop_brief(loop, rv.store, u)
+    return {"run": rv.index, "page": q.page, "pages": pages, "page_size": size, "total": total, "counts": counts, "units": units}
+
+
+def loop_brief(loop: ProbeLoop, store: Store, unit: dict[str, Any]) -> dict[str, Any] | None:
+    """A unit's loop in brief, as a page of units lists it (None: the unit holds none): each turn's
+    number, outcome and label, the turn it flipped at, and the stress of that turn (else of the last
+    turn shown to the answering model)."""
+    d = store.unit_detail(unit["model"], unit["unit_id"])
+    view = loop.view(d.linked) if d is not None else None
+    if view is None:
+        return None
+    shown = [t for t in view.turns if t.used]
+    last = next((t for t in shown if t.n == view.flipped_at), shown[-1] if shown else None)
+    return {
+        "turns": [{"n": t.n, "outcome": t.outcome, "label": t.label} for t in view.turns],
+        "flipped_at": view.flipped_at,
+        "proposal": None if last is None else last.proposal,
+        "proposal_turn": None if last is None else last.n,
+    }
 
 
 def _evidence(rv: RunView, model: str, unit_id: str) -> dict[str, Any] | None:
@@ -556,7 +585,10 @@ def _evidence(rv: RunView, model: str, unit_id: str) -> dict[str, Any] | None:
     call_key = detail.get("call") if judged and isinstance(detail, dict) else None
     judge_reply = rv.store.ok_texts([call_key]).get(call_key) if isinstance(call_key, str) else None
     trail = trajectory(rv.store, d.linked, d.messages)
+    loop = rv.family.evaluation.loop if rv.family else None
+    attack = loop.view(d.linked) if loop is not None else None
     shown = set(trail["roles"]) if trail else set()
+    shown |= set(attack.roles) if attack else set()
     return {
         "unit": d.unit,
         "messages": d.messages,
@@ -571,7 +603,19 @@ def _evidence(rv: RunView, model: str, unit_id: str) -> dict[str, Any] | None:
         "opening": trail["opening"] if trail else len(d.messages or []),
         "trajectory": trail,
         "turns": None,
+        # a loop family's unit: its loop turn by turn (`loop_turns` marks what each turn's stress changed)
+        "loop": None if attack is None else asdict(attack),
     }
+
+
+def loop_turns(rv: RunView, loop: dict[str, Any], clean: list[dict[str, Any]] | None) -> None:
+    """Each turn of a unit's loop shown to the answering model gets `marked`: the messages of its
+    request that differ from the clean request, with the stressed part marked (`diff`)."""
+    keys = [t["request"] for t in loop["turns"] if t["request"]]
+    sent = rv.store.request_messages(keys) if keys else {}
+    for t in loop["turns"]:
+        messages = sent.get(t["request"]) if t["request"] else None
+        t["marked"] = [m for m in marked_messages(clean, messages) if m["changed"] or clean is None] if messages else []
 
 
 def _turns(rv: RunView, r: dict[str, Any], siblings: Sequence[dict[str, Any]], ev: dict[str, Any]) -> Turns | None:
@@ -620,6 +664,8 @@ def unit_evidence(rv: RunView, unit_id: str) -> dict[str, Any] | None:
                 ev["marked"] = marked_messages(clean["messages"][: clean["opening"]] if clean else None, (ev["messages"] or [])[: ev["opening"]])
                 if r["probe_id"] in rv.follows:
                     ev["turns"] = _turns(rv, r, siblings, ev)
+                if ev["loop"] is not None:
+                    loop_turns(rv, ev["loop"], clean["messages"] if clean else None)
             per_model.append({"row": r, "evidence": ev, "clean_row": pair, "clean": clean})
         # the same probe and condition under every model and setting, each with its reply
         first = rows[0]

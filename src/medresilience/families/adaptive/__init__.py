@@ -17,15 +17,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...family import EvaluationSpec, ExampleRule, Family, MeasureSpec, Outcomes, ProbeSpec, ReportSpec, SuiteSpec, lazy, register
+from ...family import EvaluationSpec, ExampleRule, Family, MeasureSpec, Outcomes, ProbeSpec, ReportSpec, ReviewSpec, SuiteSpec, lazy, register
 from ...records import CLEAN
 from ...run.label_rates import accuracy, flip
+from . import review
 from .block import AdaptiveBlock
 from .delivery import AdaptiveOptions, prompts, render, scorer
 from .probe import AdaptiveProbe
 from .taxonomy import CONDITION, FACETS, FAMILY, HEADLINE_COLUMNS
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Mapping, Sequence
+
+    from ...family import LoopView
     from ...mitigations.setting import AnswerLoop, Setting
     from ...runtime.jsontypes import JSONObject
     from ...store import Store
@@ -48,6 +52,11 @@ class AttackLoops:
         from .persuasion import loop_measures
 
         return loop_measures(loop)  # type: ignore[return-value]  # plain JSON dicts
+
+    def view(self, linked: Sequence[Mapping[str, Any]]) -> LoopView | None:
+        from .view import attack_view
+
+        return attack_view(linked)
 
 
 #: the headline rates as functions of unit labels: clean accuracy and the adaptive flip (right at
@@ -78,6 +87,8 @@ FAMILY_SPEC = register(
         ),
         suites=SuiteSpec(commands=lazy(f"{__name__}.commands:commands")),
         report=ReportSpec(section=lazy(f"{__name__}.report.section:section")),
+        # clinicians judge whether each successful attack kept the right answer (`medres review sample --rubric attack`)
+        review=ReviewSpec(rubrics=(review.RUBRIC_ATTACK,)),
         outcomes=Outcomes(reference=CLEAN, target="target"),
     )
 )
