@@ -22,6 +22,9 @@ Per unit, in rounds (each round makes the next call of every unfinished attack i
    its messages; the unit's trace (JSON: every turn's candidate, problems, verdict, reply and the
    calls' tokens by role) is stored as a call of `TRACE_CALLER` linked to the unit (`ROLE_TRACE`).
 
+4. after the rounds, every flip is resampled (`resample.py`: the target answers the original and the
+   attacked item `resample` more times each, for the per-attack test that the flip is not noise).
+
 Every call is keyed by its messages through the ordinary call path, so a rerun makes none and a run
 killed at any point replays what is stored and asks only what is not: the loop is a function of the
 stored replies. A call that fails (after the client's retries) stops its attack for this run: the
@@ -150,7 +153,10 @@ class AdaptiveLoop:
             every = [*specs, *live]
             by_label = {s.label: s for s in every}
             self.live_attacker, self.live_checker = by_label[self.attacker.label], by_label[self.checker.label]
-            return await self._run(units, every, store, clients, halted, progress)
+            stats = await self._run(units, every, store, clients, halted, progress)
+        from .resample import resample_flips  # the stage after the rounds: every flip resampled
+
+        return add_stats(stats, await resample_flips(self.options, units, specs, store, clients, halted, progress, trace_key))
 
     async def _run(
         self,
