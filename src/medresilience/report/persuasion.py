@@ -222,7 +222,7 @@ def standing_table(rows: Sequence[StandingRow]) -> Table:
                 text(r.model, strong=True),
                 count(r.tested, tail=f" of {r.flipped}"),
                 count(r.r),
-                count(r.standing, tail=f" ({CORRECTION.get(r.correction, r.correction)})"),
+                count(r.standing, tail=f" after {CORRECTION.get(r.correction, r.correction)}"),
                 rate(raw.p, raw.lo, raw.hi, raw.n, None, raw.k),
                 rate(kept.p, kept.lo, kept.hi, kept.n, None, kept.k),
                 p_value(r.min_p),

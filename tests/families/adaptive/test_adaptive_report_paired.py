@@ -154,6 +154,6 @@ def test_the_report_shows_each_flips_test_and_the_curve_of_flips_that_stand(tmp_
     # Holm over three flips: 1/252 x 3 stands twice (r1, r4); 3/5 against 2/5 does not
     assert tests["stands"].tolist() == [True, False, True]
     md = rep.markdown.read_text()
-    assert "Flipped, standing flips only" in md and "2 (Holm (family-wise error))" in md
+    assert "Flipped, standing flips only" in md and "2 after Holm (family-wise error)" in md
     assert "flips that stand" in rep.html.read_text()
     assert isinstance(section(rep).tables["adaptive_attack_tests"], pd.DataFrame)
