@@ -16,8 +16,9 @@ unread draw is left out of its side's count, never taken as right or wrong. The 
 (`record`: r asked, read and right on each side, the temperature, the draws' tokens, the
 correction) is stored as a call of `RESAMPLE_CALLER` linked to the unit under `ROLE_RESAMPLE`, its
 draws under `adaptive.resample.orig<j>` and `adaptive.resample.att<j>`; it is written once every
-draw of the unit is stored, so a unit with a draw that failed has no record (counted not run, and
-resumed by a rerun). `stats.persuasion.attack_tests` turns the records into per-attack tests
+draw of the unit is stored, and the loop stores a flip's unit answer only after it, so a unit with a
+draw that failed (or a run killed while resampling) leaves the unit unanswered: counted not run,
+and resumed by a rerun, which replays the attack from its stored calls and asks the missing draws. `stats.persuasion.attack_tests` turns the records into per-attack tests
 (one-sided Fisher exact, Holm or BH across a model's flips: `persuasion.loop_measures`)."""
 
 from __future__ import annotations
@@ -113,12 +114,13 @@ async def resample_flips(
     halted: set[str] | None,
     progress: ProgressFn | None,
     trace_key: Callable[[str], str],
-) -> RunStats:
+) -> tuple[RunStats, set[str]]:
     """Resample every flipped unit of `units` (runner.Planned, grouped by unit key) whose record for
     this r and correction is not stored yet (its trace stored under `trace_key(unit key)`); store the
-    draws, the records and their links."""
+    draws, the records and their links. Returns the stats and the keys of the flipped units whose
+    record is stored (now or before)."""
     if options.resample == 0:
-        return RunStats()
+        return RunStats(), set()
     by_key: dict[str, list[Any]] = {}
     for p in units:
         by_key.setdefault(p.unit.key, []).append(p)
@@ -126,8 +128,9 @@ async def resample_flips(
     flipped = _flipped(store, by_key, trace_key)
     done = store.finished_keys([record_key(k, options.resample, options.correction) for k in flipped])
     todo = {k: t for k, t in flipped.items() if record_key(k, options.resample, options.correction) not in done}
+    resampled = set(flipped) - set(todo)
     if not todo:
-        return RunStats()
+        return RunStats(), resampled
     # the question at the flip: the request of the flip turn's target call
     flip_key = {k: t["turns"][-1]["target_key"] for k, t in todo.items()}
     attacked = store.request_messages(list(flip_key.values()))
@@ -164,6 +167,7 @@ async def resample_flips(
                 links += [(p.unit.model, p.unit.unit_id, r.key, f"{role}{j}") for p in by_key[k]]
         rkey = record_key(k, options.resample, options.correction)
         rows.append(CallRow(rkey, RESAMPLE_CALLER, "ok", text=json.dumps(record(todo[k], first, options, scores, usage), ensure_ascii=False)))
+        resampled.add(k)
         links += [(p.unit.model, p.unit.unit_id, rkey, ROLE_RESAMPLE) for p in by_key[k]]
     if rows:
         store.add_plan([], [], links)
@@ -171,7 +175,7 @@ async def resample_flips(
     if failed:
         stats.not_run += failed
         stats.stopped.append(f"{failed} flipped adaptive attacks were not resampled: a draw failed (stored as an error); rerun to ask the draws not yet stored")
-    return stats
+    return stats, resampled
 
 
 def records(store: Store, run: str | None = "latest") -> list[dict[str, Any]]:
