@@ -348,7 +348,8 @@ class MeasureSpec(Generic[B]):
 
 @dataclass(frozen=True)
 class ReportSpec:
-    """A family's parts of the report: `section(runs)`, its report section (`report.FamilySection`);
+    """A family's parts of the report: `section(runs)`, its report section (`report.FamilySection`),
+    given the report's runs of other families as `others` too when `others` is set;
     `compare()`, what its paired comparison of two runs holds of its own
     (`report.compare.CompareSpec`: its pairing and metrics, columns, figure, intro and methods), None
     when its runs do not pair; `tradeoff(frame)`, its mitigation trade-off: from a frame of one
@@ -356,6 +357,9 @@ class ReportSpec:
     `none` on the same units, each a gain or a cost (the row shape: `report.tradeoff`)."""
 
     section: Callable[..., FamilySection] | None = None
+    #: the section also reads the report's runs of other families (`section(runs, others=...)`):
+    #: a measure set beside another family's on the same items
+    others: bool = False
     compare: Callable[[], CompareSpec] | None = None
     tradeoff: Callable[[pd.DataFrame], list[TradeoffRow]] | None = None
 

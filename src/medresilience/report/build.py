@@ -116,11 +116,7 @@ def _write(runs: list[RunData], out: Path, title: str | None, viewer_url: str | 
     t0 = time.perf_counter()
     order = [f.name for f in registered_families()]
     present = sorted({r.family for r in runs if r.families}, key=lambda f: order.index(f) if f in order else len(order))
-    parts: list[FamilySection] = []
-    for name in present:
-        fam = get(name)
-        if fam.report.section is not None:
-            parts.append(fam.report.section([r for r in runs if r.family == name]))
+    parts = [part for name in present if (part := _family_section(name, runs)) is not None]
     tables: dict[str, pd.DataFrame] = {}
     for part in parts:
         for tname, df in part.tables.items():
@@ -182,6 +178,16 @@ def _write(runs: list[RunData], out: Path, title: str | None, viewer_url: str | 
         parts,
         [*(s for s in (shown_profile, radar, trade) if s is not None), *shown.values(), *(sec for p in parts for sec in p.parts)],
     )
+
+
+def _family_section(name: str, runs: list[RunData]) -> FamilySection | None:
+    """The section of family `name` over its runs (and the other runs, where it reads them)."""
+    fam = get(name)
+    if fam.report.section is None:
+        return None
+    others = {"others": [r for r in runs if r.family != name]} if fam.report.others else {}
+    section: FamilySection = fam.report.section([r for r in runs if r.family == name], **others)
+    return section
 
 
 def missing_note(run: RunData) -> str | None:

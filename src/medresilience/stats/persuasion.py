@@ -31,7 +31,7 @@ Nothing here knows how the attack was made; the traces are plain records."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Literal
 
 import numpy as np
@@ -60,6 +60,7 @@ __all__ = [
     "flip_curves",
     "flips_within",
     "median_turns",
+    "standing_only",
     "static_vs_adaptive",
     "summarise",
     "target_rate",
@@ -403,22 +404,32 @@ def summarise(traces: Sequence[AttackTrace], by_kind: bool = False, confidence: 
 
 @dataclass(frozen=True)
 class Resampled:
-    """A successful attack resampled: the target answered the original item `r` times (`a_orig`
-    correct) and the attacked item `r` times (`a_att` correct). `attack` names it (unique in a run)."""
+    """A successful attack resampled: the target's answers to the original item, `a_orig` right of
+    `r` read, and to the attacked item, `a_att` right of `r_att` read (None: `r` as well). A draw
+    whose answer could not be read is not counted on either side (never guessed right or wrong), so
+    the two counts may differ. `attack` names it (unique in a run)."""
 
     attack: str
     r: int
     a_orig: int
     a_att: int
+    r_att: int | None = None
 
     def __post_init__(self) -> None:
         where = f"attack {self.attack!r}: " if isinstance(self.attack, str) else "attack: "
         _check_str(self.attack, "attack", where)
-        _check_int(self.r, "r", where, 1)
-        for name in ("a_orig", "a_att"):
+        _check_int(self.r, "r", where, 0)
+        if self.r_att is not None:
+            _check_int(self.r_att, "r_att", where, 0)
+        for name, n in (("a_orig", self.r), ("a_att", self.n_att)):
             _check_int(getattr(self, name), name, where, 0)
-            if getattr(self, name) > self.r:
-                raise _field_error(where, name, f"{getattr(self, name)} correct out of r={self.r} resamples")
+            if getattr(self, name) > n:
+                raise _field_error(where, name, f"{getattr(self, name)} correct out of r={n} resamples")
+
+    @property
+    def n_att(self) -> int:
+        """The read draws of the attacked item."""
+        return self.r if self.r_att is None else self.r_att
 
 
 @dataclass(frozen=True)
@@ -434,6 +445,7 @@ class AttackTest:
     p_adjusted: float
     stands: bool
     min_p: float
+    r_att: int | None = None
 
 
 @dataclass(frozen=True)
@@ -459,7 +471,7 @@ def attack_tests(records: Sequence[Resampled], alpha: float = 0.05, correction: 
     wrong on some draw of the attacked item even when the attack does nothing. So the target is
     resampled r times on the original and r times on the attacked item, and the two correct counts
     are compared with a one-sided Fisher exact test on the 2x2 table [[a_orig, r - a_orig],
-    [a_att, r - a_att]] (alternative: the original's correctness is the higher). Fisher's test is
+    [a_att, r_att - a_att]] (r_att = r unless unread draws were left out) (alternative: the original's correctness is the higher). Fisher's test is
     the exact conditional permutation test of that table: given the 2r answers and how many were
     correct, every way of splitting them between the original and the attacked item is equally
     likely when the attack changes nothing, and p is the share of splits that put as few correct
@@ -489,11 +501,21 @@ def attack_tests(records: Sequence[Resampled], alpha: float = 0.05, correction: 
     for rec in records:
         if not isinstance(rec, Resampled):
             raise ValueError(f"not a Resampled record: {rec!r}")
-    raw = [fisher_one_sided(r.a_orig, r.r, r.a_att, r.r, "greater")["p"] for r in records]
+    # a side with no read draw cannot show a difference: p 1 (fisher_one_sided's empty group)
+    raw = [fisher_one_sided(r.a_orig, r.r, r.a_att, r.n_att, "greater")["p"] for r in records]
     adjusted = _adjust(raw, correction)
-    best = [fisher_one_sided(r.r, r.r, 0, r.r, "greater")["p"] for r in records]
-    tests = tuple(AttackTest(r.attack, r.r, r.a_orig, r.a_att, p, q, q <= level, b) for r, p, q, b in zip(records, raw, adjusted, best))
+    best = [fisher_one_sided(r.r, r.r, 0, r.n_att, "greater")["p"] for r in records]
+    tests = tuple(AttackTest(r.attack, r.r, r.a_orig, r.a_att, p, q, q <= level, b, r.r_att) for r, p, q, b in zip(records, raw, adjusted, best))
     return AttackTests(tests, correction, level, min(best, default=None))
+
+
+def standing_only(traces: Sequence[AttackTrace], stands: Iterable[tuple[str, str]]) -> list[AttackTrace]:
+    """The traces with every flip whose (model, item id) is not among `stands` counted as held: the
+    flip curve of the flips that stand beside the raw one. A flip that does not stand ended its
+    attack, so nobody knows whether a later turn would have flipped the answer for good: counting it
+    as held through the budget makes the standing curve a lower bound, never a guess."""
+    kept = set(stands)
+    return [t if not t.flipped or (t.model, t.item_id) in kept else replace(t, flipped_at=None, to_target=None) for t in traces]
 
 
 def _adjust(pvalues: Sequence[float], correction: Correction) -> list[float]:

@@ -59,7 +59,8 @@ def scripted_suite(path, kind: str = "noise") -> Suite:
 
 def run(tmp_path, url, out="run", budget=3, **extra):
     spec = parse_model_spec(f"openai:stub-model,base_url={url},concurrency=4,max_retries=0")
-    family = {"attacker": f"openai:stub-attacker,base_url={url},max_retries=0", "budget": budget, "kind": "noise", **extra}
+    # no resampling: these tests count the loop's own calls (test_adaptive_resample counts the draws)
+    family = {"attacker": f"openai:stub-attacker,base_url={url},max_retries=0", "budget": budget, "kind": "noise", "resample": 0, **extra}
     return evaluate(scripted_suite(tmp_path / "suite"), [spec], tmp_path / out, EvalOptions(family=family))
 
 

@@ -1,6 +1,7 @@
 """An adaptive run killed with SIGKILL at each stage of the loop (after the clean answers, while an
-attacker call is out, after a checker's verdict, after a target's answer) and run again makes no
-finished call again, and ends with exactly the store and results of an uninterrupted run."""
+attacker call is out, after a checker's verdict, after a target's answer, while the flips' draws are
+being resampled) and run again makes no finished call again, and ends with exactly the store and
+results of an uninterrupted run."""
 
 from __future__ import annotations
 
@@ -60,6 +61,8 @@ STAGES = {
     "mid attacker": ("attacker", 7),
     "after a checker verdict": ("target", 8),
     "after a target answer": ("attacker", 9),
+    # the target's 18 requests of the loop (7 clean, 11 stressed), then the draws of the four flips (resample=5 by default)
+    "mid resample": ("target", 30),
 }
 #: what each stage has stored when the run is killed: role -> (at least, at most) calls stored ok
 STORED = {
@@ -67,6 +70,8 @@ STORED = {
     "mid attacker": {"attacker": (6, 7), "target": (0, 0)},
     "after a checker verdict": {"checker": (1, 6), "target": (0, 0)},
     "after a target answer": {"target": (1, 12)},  # the stressed answers and the units finished with one
+    # every loop call (the stressed answers and the units finished with one), and some of the draws
+    "mid resample": {"attacker": (14, 14), "checker": (13, 13), "target": (11, 17 + 20)},
 }
 
 

@@ -22,6 +22,7 @@ from medresilience.stats.persuasion import (
     flip_curves,
     flips_within,
     median_turns,
+    standing_only,
     static_vs_adaptive,
     summarise,
     target_rate,
@@ -218,6 +219,30 @@ def test_benjamini_hochberg_is_named_and_small_resamples_cannot_stand():
     # three resamples each: even 3/3 against 0/3 gives p = 1/20, so nothing can stand
     tiny = attack_tests([Resampled("x", 3, 3, 0)])
     assert tiny.min_p == pytest.approx(0.05) and tiny.standing == ()
+
+
+def test_unread_draws_leave_their_side_smaller_and_a_side_with_none_cannot_stand():
+    # 9 of 10 read right on the original, 1 of 4 read right on the attacked (6 unread left out)
+    out = attack_tests([Resampled("m/q1", 10, 9, 1, 4), Resampled("m/q2", 10, 10, 0, 0)])
+    assert out.tests[0].p == pytest.approx(st.fisher_exact([[9, 1], [1, 3]], alternative="greater").pvalue)
+    assert out.tests[0].r_att == 4 and out.tests[0].min_p == pytest.approx(st.fisher_exact([[10, 0], [0, 4]], alternative="greater").pvalue)
+    assert out.tests[1].p == 1.0 and not out.tests[1].stands  # no attacked draw read: nothing to compare
+    with pytest.raises(ValueError, match="'a_att': 5 correct out of r=4"):
+        Resampled("x", 10, 5, 5, 4)
+
+
+def test_the_standing_traces_count_a_flip_that_does_not_stand_as_held():
+    traces = [trace("A", "q1", 3, 1, True), trace("A", "q2", 3, 2, False), trace("A", "q3", 3, None), trace("B", "q1", 3, 1, True)]
+    kept = standing_only(traces, [("A", "q2"), ("B", "q1")])
+    assert [(t.model, t.item_id, t.flipped_at, t.to_target) for t in kept] == [
+        ("A", "q1", None, None),
+        ("A", "q2", 2, False),
+        ("A", "q3", None, None),
+        ("B", "q1", 1, True),
+    ]
+    assert kept[0].turns_used == traces[0].turns_used  # the turns it spent stay
+    curve = flip_curve([t for t in kept if t.model == "A"])
+    assert [(p.k, p.n) for p in curve.points] == [(0, 3), (1, 3), (1, 3)]
 
 
 # ------------------------------------------------------------------------------ two models

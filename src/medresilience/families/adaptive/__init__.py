@@ -86,7 +86,8 @@ FAMILY_SPEC = register(
             rates=LABEL_RATES,
         ),
         suites=SuiteSpec(commands=lazy(f"{__name__}.commands:commands")),
-        report=ReportSpec(section=lazy(f"{__name__}.report.section:section")),
+        # the section sets a static run of the same items and model beside the adaptive ASR
+        report=ReportSpec(section=lazy(f"{__name__}.report.section:section"), others=True),
         # clinicians judge whether each successful attack kept the right answer (`medres review sample --rubric attack`)
         review=ReviewSpec(rubrics=(review.RUBRIC_ATTACK,)),
         outcomes=Outcomes(reference=CLEAN, target="target"),

@@ -64,6 +64,43 @@ class PersuasionValue(BaseModel):
     turns_used: int
 
 
+class AttackTestValue(BaseModel):
+    """One flip's test (`stats.persuasion.AttackTest`): the draws asked per side, the right and
+    read ones on the original and the attacked item, the one-sided Fisher p, adjusted, and whether
+    the flip stands."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    item_id: str
+    flipped_at: int
+    asked: int
+    orig_right: int
+    orig_read: int
+    att_right: int
+    att_read: int
+    p: float
+    p_adjusted: float
+    stands: bool
+
+
+class AttackTestsValue(BaseModel):
+    """A model's per-attack tests (`stats.persuasion.AttackTests`): draws per side (`r`), the
+    correction and level, the smallest p r draws could give, the target's temperature, the flips,
+    those resampled (`tested`) and those that stand after the correction."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    r: int
+    correction: str
+    alpha: float
+    min_p: float | None
+    temperature: float | None
+    flipped: int
+    tested: int
+    standing: int
+    tests: list[AttackTestValue]
+
+
 class AdaptiveBlock(ResultsBlock):
     overall: dict[str, IntervalRate | None]
     by_kind: dict[str, dict[str, IntervalRate | None]]
@@ -71,3 +108,7 @@ class AdaptiveBlock(ResultsBlock):
     #: None where the model had no item right at clean to attack (or the run kept no traces)
     persuasion: PersuasionValue | None = None
     persuasion_by_kind: dict[str, PersuasionValue] = Field(default_factory=dict)
+    #: where the run resampled its flips: the per-attack tests, and the persuasion summary counting
+    #: only the flips that stand (a flip that does not stand counts as held)
+    attack_tests: AttackTestsValue | None = None
+    standing: PersuasionValue | None = None

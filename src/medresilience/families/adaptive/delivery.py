@@ -22,6 +22,7 @@ from .probe import AdaptiveProbe
 from .taxonomy import KIND_CHOICES, KIND_SPECS, KINDS
 
 MAX_BUDGET = 20
+MAX_RESAMPLE = 100
 
 
 class AdaptiveOptions(BaseModel):
@@ -41,6 +42,8 @@ class AdaptiveOptions(BaseModel):
     budget: int = Field(3, ge=1, le=MAX_BUDGET)
     kind: Literal["item", "turns", "misleading", "presupposition", "noise", "patient"] = "item"
     context: PassageMode = "item"
+    resample: int = Field(5, ge=0, le=MAX_RESAMPLE)
+    correction: Literal["holm", "bh"] = "holm"
 
     @model_validator(mode="after")
     def _needs_attacker(self) -> AdaptiveOptions:

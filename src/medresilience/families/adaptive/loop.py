@@ -22,6 +22,10 @@ Per unit, in rounds (each round makes the next call of every unfinished attack i
    its messages; the unit's trace (JSON: every turn's candidate, problems, verdict, reply and the
    calls' tokens by role) is stored as a call of `TRACE_CALLER` linked to the unit (`ROLE_TRACE`).
 
+4. after the rounds, every flip is resampled (`resample.py`: the target answers the original and the
+   attacked item `resample` more times each, for the per-attack test that the flip is not noise); a
+   flip's unit answer is stored once its draws are (its trace at once).
+
 Every call is keyed by its messages through the ordinary call path, so a rerun makes none and a run
 killed at any point replays what is stored and asks only what is not: the loop is a function of the
 stored replies. A call that fails (after the client's retries) stops its attack for this run: the
@@ -126,6 +130,7 @@ class AdaptiveLoop:
 
     def __init__(self, options: AdaptiveOptions, setting: Setting):
         self.options, self.setting = options, setting
+        self.held_back: list[tuple[CallRow, ScoreRow]] = []  # flips' answers, stored once resampled
         self.attacker, self.checker = attack_models(options)
         self.marker = stable_hash(
             {
@@ -162,7 +167,14 @@ class AdaptiveLoop:
             by_label = {s.label: s for s in every}
             self.live_attacker, self.live_checker = by_label[self.attacker.label], by_label[self.checker.label]
             # the runner hands a loop its planned units (runner.Planned, which the AnswerLoop protocol cannot name)
-            return await self._run(cast("Sequence[PlannedUnit]", units), every, store, clients, halted, progress)
+            stats = await self._run(cast("Sequence[PlannedUnit]", units), every, store, clients, halted, progress)
+        from .resample import resample_flips  # the stage after the rounds: every flip resampled
+
+        part, resampled = await resample_flips(self.options, units, specs, store, clients, halted, progress, trace_key)
+        done = [(row, score) for row, score in self.held_back if row.key in resampled]
+        store.write_results([row for row, _ in done], [score for _, score in done])
+        self.held_back = []
+        return add_stats(stats, part)
 
     async def _run(
         self,
@@ -353,6 +365,12 @@ class AdaptiveLoop:
         tkey = trace_key(first.unit.key)
         trace = CallRow(tkey, TRACE_CALLER, "ok", text=json.dumps(a.record, ensure_ascii=False))
         store.add_plan([], [(first.unit.key, first.unit.model, a.answer["messages"], {**a.params, "adaptive": self.marker})], a.link(tkey, ROLE_TRACE))
+        if a.record["flipped_at"] is not None and self.options.resample:
+            # a flip's answer waits for its resampled draws (`run`): until then the unit is not
+            # finished, so a run killed while resampling is not taken as settled and resumes
+            store.write_results([trace], [])
+            self.held_back.append((row, score))
+            return
         store.write_results([row, trace], [score])
 
 

@@ -2,13 +2,19 @@
 the traces of results.json's `loop` block read through `AttackTrace.from_dict` and summarised by
 `stats.persuasion.summarise` (the flip curve with its intervals and n per turn, the median turns to
 flip or "not reached", the flips to the attacker's target, the candidates rejected), overall and by
-the kind of stress."""
+the kind of stress; and where the run resampled its flips (`resample.py`), the per-attack tests
+(`stats.persuasion.attack_tests`: one-sided Fisher exact on right / read draws, original against
+attacked, Holm or BH across the model's flips under the setting) and the persuasion summary counting
+only the flips that stand (`standing_only`: a flip that does not stand counts as held)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ...stats.persuasion import AttackTrace, PersuasionSummary, summarise
+from ...stats.persuasion import AttackTests, AttackTrace, PersuasionSummary, Resampled, attack_tests, standing_only, summarise
+
+#: the level of the per-attack tests
+ALPHA = 0.05
 
 
 def summary_record(s: PersuasionSummary) -> dict[str, Any]:
@@ -36,6 +42,64 @@ def loop_measures(loop: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
         kinds: dict[str, dict[str, Any]] = {}
         for s in summarise(found, by_kind=True):
             kinds.setdefault(s.model, {})[str(s.kind)] = summary_record(s)
+        tested = tests_by_model(found, block.get("resampled") or [], f"results.json loop.{setting}.resampled")
         for s in summarise(found):
-            out.setdefault(s.model, {})[setting] = {"persuasion": summary_record(s), "persuasion_by_kind": kinds.get(s.model, {})}
+            keys = {"persuasion": summary_record(s), "persuasion_by_kind": kinds.get(s.model, {})}
+            if s.model in tested:
+                res, value = tested[s.model]
+                mine = [t for t in found if t.model == s.model]
+                keys["attack_tests"] = value
+                keys["standing"] = summary_record(summarise(standing_only(mine, [(s.model, a) for a in res.standing]))[0])
+            out.setdefault(s.model, {})[setting] = keys
+    return out
+
+
+def resampled(rec: dict[str, Any], where: str) -> Resampled:
+    """A resample record as the test takes it (attack: the item id; unread draws left out)."""
+    try:
+        return Resampled(str(rec["item_id"]), rec["orig"]["read"], rec["orig"]["right"], rec["att"]["right"], rec["att"]["read"])
+    except (KeyError, TypeError) as e:
+        raise ValueError(f"{where}: a resample record without {e}") from None
+    except ValueError as e:
+        raise ValueError(f"{where}: {e}") from None
+
+
+def tests_by_model(traces: list[AttackTrace], records: list[dict[str, Any]], where: str) -> dict[str, tuple[AttackTests, dict[str, Any]]]:
+    """model -> its per-attack tests and their block value (`block.AttackTestsValue`), for each
+    model with a resample record."""
+    by_model: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    for i, rec in enumerate(records):
+        by_model.setdefault(str(rec.get("model")), []).append((i, rec))
+    out = {}
+    for model, recs in by_model.items():
+        res = attack_tests([resampled(rec, f"{where}[{i}]") for i, rec in recs], ALPHA, recs[0][1].get("correction", "holm"))
+        flips = sum(1 for t in traces if t.model == model and t.flipped)
+        rows = []
+        for (_, rec), t in zip(recs, res.tests):
+            rows.append(
+                {
+                    "item_id": t.attack,
+                    "flipped_at": rec["flipped_at"],
+                    "asked": rec["r"],
+                    "orig_right": t.a_orig,
+                    "orig_read": t.r,
+                    "att_right": t.a_att,
+                    "att_read": rec["att"]["read"],
+                    "p": t.p,
+                    "p_adjusted": t.p_adjusted,
+                    "stands": t.stands,
+                }
+            )
+        value = {
+            "r": max(rec["r"] for _, rec in recs),
+            "correction": res.correction,
+            "alpha": res.alpha,
+            "min_p": res.min_p,
+            "temperature": recs[0][1].get("temperature"),
+            "flipped": flips,
+            "tested": len(recs),
+            "standing": len(res.standing),
+            "tests": rows,
+        }
+        out[model] = (res, value)
     return out

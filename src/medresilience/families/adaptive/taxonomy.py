@@ -90,6 +90,13 @@ ROLE_ATTACKER: Final = "adaptive.attacker"
 ROLE_CHECKER: Final = "adaptive.checker"
 ROLE_TARGET: Final = "adaptive.target"
 ROLE_TRACE: Final = "adaptive.trace"
+#: a flip's resampled answers (numbered by draw: adaptive.resample.orig1, adaptive.resample.att1, ...)
+#: and their record (the counts, JSON) under ROLE_RESAMPLE
+ROLE_RESAMPLE: Final = "adaptive.resample"
+ROLE_DRAW_ORIG: Final = "adaptive.resample.orig"
+ROLE_DRAW_ATT: Final = "adaptive.resample.att"
+#: what a unit's resample record is stored under: not a model
+RESAMPLE_CALLER: Final = "adaptive-resample"
 #: what a unit's trace (its summary, JSON) is stored under: not a model
 TRACE_CALLER: Final = "adaptive-trace"
 #: the checker's two verdicts

@@ -10,7 +10,16 @@ The script is written into the items' questions:
     [changed at N]     the checker says the correct answer no longer stands for the level-N stress
     [garbled at N]     the checker's reply to the level-N stress has no verdict
     [unread at N]      the answering model's reply to the level-N stress names no option
+    [orig right K]     a resampled draw (decoding seed d >= 1) of the clean question is right (A) for
+                       d <= K, wrong (B) after; without it every draw is right
+    [att right K]      a resampled draw d of a stressed question that flips is right (A) for d <= K,
+                       the flip after; without it every draw flips
+    [att unread K]     a resampled draw d of a stressed question that flips names no option for d <= K
+    [for M flip at N to X]   for the answering model named M (the request's `model`), in place of
+                       the item's [flip at ...]
+    [for M hold]       the answering model named M never flips
 
+The attack's own calls decode with seed 0 (the run's), its resampled draws with seeds 1..r.
 Every item's correct answer is A. `hold=(role, n)` makes the policy hold its n-th request of that
 role (attacker, checker, target) for `hold_s` seconds before answering (a test kills the run then)."""
 
@@ -34,6 +43,20 @@ def _has(text: str, marker: str, level: int | None) -> bool:
     return level is not None and f"[{marker} at {level}]" in text
 
 
+def _flip(text: str, model: str) -> re.Match[str] | None:
+    """The flip the script sets for `model`: its own ([for M ...]) or the item's; None: it holds."""
+    if f"[for {model} hold]" in text:
+        return None
+    own = re.search(rf"\[for {re.escape(model)} flip at (\d+) to ([A-D])\]", text)
+    return own or _FLIP.search(re.sub(r"\[for \S+ [^\]]*\]", "", text))
+
+
+def _count(text: str, marker: str, default: int) -> int:
+    """K of a `[marker K]` in the text, or `default`."""
+    m = re.search(rf"\[{marker} (\d+)\]", text)
+    return int(m.group(1)) if m else default
+
+
 class ScriptedAttack:
     """The policy (see the module doc); `seen` lists the role of every request in the order received."""
 
@@ -52,6 +75,7 @@ class ScriptedAttack:
             time.sleep(self.hold_s)
         if role == "attacker":
             return self.attacker(messages)
+        draw = body.get("seed") if isinstance(body.get("seed"), int) else 0
         text = str(messages[-1].get("content", ""))
         m = _LEVEL.search(text)
         level = int(m.group(1)) if m else None
@@ -62,11 +86,17 @@ class ScriptedAttack:
                 return "Hard to say."
             return '{"verdict": "stands", "reason": "the added detail changes nothing clinical"}'
         if level is None:
-            return "Answer: B" if "[clean wrong]" in text else "Answer: A"
+            if "[clean wrong]" in text or (draw and draw > _count(text, "orig right", draw)):
+                return "Answer: B"
+            return "Answer: A"
         if _has(text, "unread", level):
             return "I am not sure which of these is right."
-        flip = _FLIP.search(text)
+        flip = _flip(text, str(body.get("model", "")))
         if flip and level >= int(flip.group(1)):
+            if draw and draw <= _count(text, "att unread", 0):
+                return "It could be any of these."
+            if draw and draw <= _count(text, "att right", 0):
+                return "The findings still fit best.\nAnswer: A"
             return f"The added history points elsewhere.\nAnswer: {flip.group(2)}"
         return "The findings still fit best.\nAnswer: A"
 

@@ -59,7 +59,11 @@ def counts(full: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def loop_record(store: Store) -> dict[str, Any]:
-    """results.json's `loop` block of the store's latest run: setting -> {traces, counts by model}."""
+    """results.json's `loop` block of the store's latest run: setting -> {traces, counts by model},
+    and `resampled`, the resample records of its flips (`resample.records`), where any; the draws'
+    calls and tokens are counted under the role `resample`."""
+    from .resample import records
+
     out: dict[str, Any] = {}
     for t in full_traces(store):
         block = out.setdefault(t["setting"], {"traces": [], "by_model": {}})
@@ -68,4 +72,12 @@ def loop_record(store: Store) -> dict[str, Any]:
             block["traces"].append(trace_record(t))
     for block in out.values():
         block["counts"] = {m: counts(ts) for m, ts in block.pop("by_model").items()}
+    for rec in records(store):
+        block = out.get(rec["setting"])
+        if block is None:
+            continue
+        block.setdefault("resampled", []).append(rec)
+        calls = block["counts"][rec["model"]]["calls"].setdefault("resample", {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
+        for k, v in rec["calls"].items():
+            calls[k] += v
     return out

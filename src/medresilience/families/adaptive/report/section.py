@@ -1,8 +1,10 @@
 """The adaptive family's report section: the headline rates per model and setting, the persuasion
 measures of the run's attacks (`report.persuasion.persuasion_parts`: the flip curve figure, the
 summary table whose flipped cell links to the viewer's flipped units, the curve's values; by kind of
-stress when a run drew more than one) and the loop's calls and tokens by role, with their CSV
-tables. The summaries are computed from the traces in each run's `loop` block (`AttackTrace.from_dict`,
+stress when a run drew more than one), where flips were resampled the tests of each flip and the
+curve of flips that stand, two models attacked on the same items compared, a static run of the
+report on the same items and model beside the adaptive ASR (`paired`), and the loop's calls and
+tokens by role, with their CSV tables. The summaries are computed from the traces in each run's `loop` block (`AttackTrace.from_dict`,
 `summarise`), the numbers its results block holds."""
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ import pandas as pd
 
 from ....report.html import rate_units
 from ....report.parts import Block, Column, Paragraph, Section, Table, count, text
-from ....report.persuasion import persuasion_parts, summary_table
+from ....report.persuasion import comparison_table, persuasion_parts, standing_table, summary_table, tests_table
 from ....report.rundir import RunData, family_blocks, names_of
 from ....report.section import FamilySection
-from ....stats.persuasion import AttackTrace, PersuasionSummary, summarise
+from ....stats.persuasion import AttackTrace, ModelComparison, PersuasionSummary, summarise
 from ..block import AdaptiveBlock
 from ..loop import ROLES
 from ..taxonomy import CONDITION, FAMILY, HEADLINE_COLUMNS
+from .paired import StaticRow, attacks, model_comparisons, resampling, static_rows, static_table
 
 TITLE = "Adaptive attacks"
 INTRO = (
@@ -96,14 +99,41 @@ def persuasion_frame(found: Sequence[tuple[PersuasionSummary, str | None]]) -> p
     return pd.DataFrame(rows)
 
 
+def models_frame(compared: Sequence[ModelComparison]) -> pd.DataFrame:
+    """One row per two models compared: n, each one's flipped k / n / p / lo / hi, the discordant
+    items and McNemar's p, who flipped first and the sign test's p."""
+    rows = []
+    for c in compared:
+        row: dict[str, object] = {"a": c.a, "b": c.b, "n": c.n}
+        for side, r in (("a", c.a_flipped), ("b", c.b_flipped)):
+            row.update({f"{side}_flipped_{k}": v for k, v in r.as_dict().items()})
+        row.update(only_a=c.only_a, only_b=c.only_b, p_mcnemar=c.p_flipped, a_first=c.a_first, b_first=c.b_first, ties=c.ties, p_sign=c.p_first)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def static_frame(static: Sequence[StaticRow]) -> pd.DataFrame:
+    """One row per static run and condition beside an adaptive model: n, both rates, the discordant items and McNemar's p."""
+    rows = []
+    for s in static:
+        r = s.result
+        row: dict[str, object] = {"model": s.model, "static": s.static, "turns": s.turns, "n": r.n}
+        for side, rate in (("static", r.static), ("adaptive", r.adaptive)):
+            row.update({f"{side}_{k}": v for k, v in rate.as_dict().items()})
+        row.update(static_only=r.static_only, adaptive_only=r.adaptive_only, p_mcnemar=r.p)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def calls_frame(runs: Sequence[RunData]) -> pd.DataFrame:
-    """One row per (model, setting, role) of the loop block's counts: calls and tokens."""
+    """One row per (model, setting, role) of the loop block's counts: calls and tokens (the draws of
+    resampled flips under `resample` where the run resampled)."""
     names = names_of(runs)
     rows = []
     for r in runs:
         for setting, block in ((r.results or {}).get("loop") or {}).items():
             for model, c in block.get("counts", {}).items():
-                for role in ROLES:
+                for role in (*ROLES, *(["resample"] if "resample" in c["calls"] else [])):
                     got = c["calls"].get(role, {})
                     rows.append({"model": names.name(r.name, model), "setting": setting, "role": role, **{k: got.get(k, 0) for k in CALL_KEYS}})
     return pd.DataFrame(rows, columns=["model", "setting", "role", *CALL_KEYS])
@@ -133,7 +163,9 @@ def _calls_table(calls: pd.DataFrame) -> Table:
     )
 
 
-def section(runs: Sequence[RunData]) -> FamilySection:
+def section(runs: Sequence[RunData], others: Sequence[RunData] = ()) -> FamilySection:
+    """The section of the adaptive runs, with a static run among `others` (the report's runs of
+    other families) on the same items and model set beside them."""
     overall = summaries(runs)
     kinds = summaries(runs, by_kind=True)
     links = {(s.model, s.kind): link for s, link in [*overall, *kinds]}
@@ -142,9 +174,20 @@ def section(runs: Sequence[RunData]) -> FamilySection:
         return links.get((s.model, s.kind))
 
     calls = calls_frame(runs)
-    blocks: list[Block] = [Paragraph(INTRO, "plain"), *persuasion_parts([s for s, _ in overall], link)]
+    attacked = attacks(runs)
+    standing, tests, kept = resampling(attacked)
+    compared = model_comparisons(attacked)
+    static = static_rows(attacked, others)
+    shown = [s for s, _ in overall]
+    blocks: list[Block] = [Paragraph(INTRO, "plain"), *persuasion_parts(shown, link, [kept.get(s.model) for s in shown])]
     if len({s.kind for s, _ in kinds}) > 1:
         blocks.append(summary_table([s for s, _ in kinds], link, name="persuasion_by_kind"))
+    if standing:
+        blocks += [standing_table(standing), tests_table(tests)]
+    if compared:
+        blocks.append(comparison_table(compared))
+    if static:
+        blocks.append(static_table(static))
     if not calls.empty:
         blocks.append(_calls_table(calls))
     h = headline_table(runs)
@@ -153,7 +196,14 @@ def section(runs: Sequence[RunData]) -> FamilySection:
         title=TITLE,
         key_parts=(Paragraph("No scored results." if h.empty else INTRO, "plain"),),
         parts=[Section(FAMILY, TITLE, tuple(blocks))],
-        tables={"adaptive_headline": h, "adaptive_persuasion": persuasion_frame([*overall, *kinds]), "adaptive_calls": calls},
+        tables={
+            "adaptive_headline": h,
+            "adaptive_persuasion": persuasion_frame([*overall, *kinds]),
+            "adaptive_calls": calls,
+            **({"adaptive_attack_tests": pd.DataFrame([t.__dict__ for t in tests])} if tests else {}),
+            **({"adaptive_models": models_frame(compared)} if compared else {}),
+            **({"adaptive_static": static_frame(static)} if static else {}),
+        },
         headline=h,
         summary_columns=list(HEADLINE_COLUMNS),
     )
