@@ -19,6 +19,11 @@ from ..runtime.errors import ConfigError, InputError
 
 #: the chat-completions endpoint every OpenAI batch line is a request to
 CHAT_URL = "/v1/chat/completions"
+#: why a call with tools (function calling) does not go through Anthropic's message batches
+ANTHROPIC_TOOLS = (
+    "calls with tools (function calling: the agent setting's tools protocol) are not sent through Anthropic's message batches; "
+    "give the agent setting protocol=text, or use --batch openai"
+)
 
 
 @dataclass(frozen=True)
@@ -46,10 +51,14 @@ def openai_line(r: CallRequest, spec: ModelSpec) -> dict[str, Any]:
 def anthropic_request(r: CallRequest, spec: ModelSpec) -> dict[str, Any]:
     """One Anthropic message-batch request: the chat call in the Messages API's shape (system
     messages joined into `system`, the output budget as max_tokens, stop as stop_sequences).
-    Log-probabilities and response formats have no Messages API equivalent: a ConfigError."""
+    Log-probabilities, response formats and tools (function calling, as the agent setting's tools
+    protocol asks) are not translated to the Messages API: a ConfigError, before the batch is
+    recorded."""
     body = chat_body(r, spec)
     if body.get("logprobs") or body.get("response_format"):
         raise ConfigError("--batch anthropic", "Anthropic's message batches take no logprobs or response_format: use --scoring letter and the prompt format")
+    if body.get("tools") or any(m.get("role") == "tool" or m.get("tool_calls") for m in body["messages"]):
+        raise ConfigError("--batch anthropic", ANTHROPIC_TOOLS)
     system = "\n\n".join(str(m["content"]) for m in body["messages"] if m.get("role") == "system")
     params: dict[str, Any] = {
         "model": spec.model,

@@ -11,7 +11,20 @@ May import: models, runtime, score, store."""
 
 from __future__ import annotations
 
-from .execution import BatchWaiting, CallRequest, CallSink, Dispatcher, ProgressFn, RunStats, add_stats, batch_mode, request_key, run_calls, takes_waits
+from .execution import (
+    BatchWaiting,
+    CallRequest,
+    CallSink,
+    Dispatcher,
+    ProgressFn,
+    RunStats,
+    add_stats,
+    batch_mode,
+    batching,
+    request_key,
+    run_calls,
+    takes_waits,
+)
 
 __all__ = [
     "BatchWaiting",
@@ -22,6 +35,7 @@ __all__ = [
     "RunStats",
     "add_stats",
     "batch_mode",
+    "batching",
     "request_key",
     "run_calls",
     "takes_waits",

@@ -329,6 +329,12 @@ def batch_mode(dispatcher: Dispatcher) -> Iterator[Dispatcher]:
         _DISPATCHER.reset(token)
 
 
+def batching() -> bool:
+    """Whether the calls made here go through a batch mode (`batch_mode`): a caller that plans in
+    chunks plans no small first chunk (it exists to start live calls at once; a batch waits anyway)."""
+    return _DISPATCHER.get() is not None
+
+
 def _client(
     spec: ModelSpec, given: OpenAICompatibleModel | None, own: list[OpenAICompatibleModel], borrowed: list[tuple[OpenAICompatibleModel, Any]]
 ) -> OpenAICompatibleModel:

@@ -166,7 +166,7 @@ def _run_eval(
     from ..run.evaluation import check_new_run_suite, evaluate
     from ..run.resolved import EvalOptions, resolve_run
     from ..suite import Suite
-    from .batch import batch_mode_of, dry_run, print_batch_lines, print_waiting, waiting_summarise
+    from .batch import batch_mode_of, batch_totals, dry_run, loop_refusal, print_batch_lines, print_waiting, waiting_summarise
     from .results_worker import ResultsWorker
 
     suite = Suite.load(suite_dir, lazy=True) if suite_dir else sample_suite()  # records read when the run needs them
@@ -193,6 +193,8 @@ def _run_eval(
     # the run resolved once: its family, options, settings and their models, keys; errors before any progress output
     run = resolve_run(suite, specs, opts, family=family, audit=_audit_request(audit, reader, cfg))
     check_new_run_suite(suite, Path(out))  # as `evaluate` would first: before the fork, the worker shares the check
+    if batch is not None and (why := loop_refusal(run, batch.provider)) is not None:
+        fail(f"--batch {batch.provider}: {why}", 2)
     if batch is not None and batch.dry_run:
         return dry_run(run, Path(out), batch.provider)
     lead = _preview_lines(run, Path(out))  # read before the run writes run.json
@@ -217,6 +219,8 @@ def _run_eval(
         if waiting is not None and batch is not None:
             print_waiting(waiting, batch)
         print_batch_lines(result.stats)
+        if batch is not None and (took := batch_totals(Path(out))) is not None:
+            console.print(took, highlight=False, markup=False, soft_wrap=True)
         _print_outcome(result, run.family)
         audited = _audit_after(out, run.audit, suite) if run.audit is not None else None
         html = worker.report(Path(out), result.frame)

@@ -2,8 +2,11 @@
 API (or a batch file for your own engine) instead of live calls. The command does not wait for a
 batch: it submits, prints each batch's status and exits with WAITING (3) while any call waits for
 one; run the same command again to collect what is done and go on (dependent calls go out as the
-next batch); it exits as a live run does once every call is answered. `--dry-run` prints calls,
-tokens and cost live vs batch and sends nothing."""
+next batch: judges, extraction, second turns, and each step of an agent or a team, all units'
+step together); it exits as a live run does once every call is answered, saying how many batches
+the run took. `--dry-run` prints calls, tokens and cost live vs batch and sends nothing. What
+cannot go through a batch is refused before any call, in one line naming the setting and why
+(`loop_refusal`)."""
 
 from __future__ import annotations
 
@@ -27,7 +30,8 @@ BatchOpt = Annotated[
     typer.Option(
         "--batch",
         help="send the calls as a provider batch at the batch price: openai, anthropic, or files (a batch file for your own engine); "
-        "exits 3 while a batch is in progress: rerun to collect",
+        "exits 3 while a batch is in progress: rerun to collect. Agent and team settings send each step as a batch once the one "
+        "before is back; with anthropic the agent needs protocol=text (no tools in message batches)",
     ),
 ]
 BatchResultsOpt = Annotated[Optional[Path], typer.Option("--batch-results", help="with --batch files: the output file your engine wrote (OpenAI batch format)")]
@@ -118,6 +122,42 @@ def schema_batch(request: BatchRequest | None) -> BatchRequest | None:
     return request
 
 
+def loop_refusal(run: Any, provider: str) -> str | None:
+    """Why the run's settings cannot go through `provider`'s batches (one line naming the setting),
+    or None. Each step of an answer loop goes out as a batch once the one before is back (the
+    agent's searches are made here between its steps and stored, so they need no live model);
+    what has no batch form is refused: the agent's tools protocol (function calling) with
+    Anthropic's message batches, whose requests carry no tools here."""
+    if provider != "anthropic":
+        return None
+    from ..mitigations import AgentConfig
+
+    for setting in run.settings:
+        if isinstance(setting.agent, AgentConfig):
+            tools = [s.label for s in run.specs if setting.agent.protocol_for(s) == "tools"]
+            if tools:
+                return (
+                    f"--setting {setting.name}: the agent's tools protocol (function calling, for {', '.join(tools)}) does not go through "
+                    "Anthropic's message batches; add protocol=text to the setting, or use --batch openai"
+                )
+    return None
+
+
+def batch_totals(out: Path) -> str | None:
+    """How many batches a finished batch run took and the requests they held (a request sent
+    again counts in each batch it was in); None when the store recorded none."""
+    from ..store import Store
+
+    db = out / "store.sqlite"
+    if not db.exists():
+        return None
+    with contextlib.closing(Store.read_only(db)) as store:
+        batches, requests = store.batch_totals()
+    if not batches:
+        return None
+    return f"batches: the run took {batches} batch{'es' if batches != 1 else ''} holding {requests} requests"
+
+
 def waiting_summarise(summarise: Callable[..., Any]) -> Callable[..., Any]:
     """`summarise` that stops a run still waiting for a batch (Waiting) before any result is computed."""
 
@@ -185,25 +225,42 @@ def dry_run(run: Any, out: Path, provider: str) -> None:
 
     planned = plan_run(run)
     requests: dict[str, CallRequest] = {}
+    looped: dict[str, set[str]] = {}  # setting -> the keys of its units answered through a loop's steps
     for p in planned:
-        if p.loop is None and p.follow is None:
+        if p.loop is not None:
+            looped.setdefault(p.unit.setting, set()).add(p.unit.key)
+        elif p.follow is None:
             requests.setdefault(p.unit.key, CallRequest(p.unit.model, p.unit.key, p.messages, p.params))
-    print_estimate(requests, run.specs, out / "store.sqlite", provider, "judges, extraction, second turns")
+    print_estimate(requests, run.specs, out / "store.sqlite", provider, "judges, extraction, second turns, agent and team steps", looped)
 
 
-def print_estimate(requests: Mapping[str, CallRequest], specs: Iterable[ModelSpec], db: Path, provider: str, later: str) -> None:
+def print_estimate(
+    requests: Mapping[str, CallRequest], specs: Iterable[ModelSpec], db: Path, provider: str, later: str, looped: Mapping[str, set[str]] | None = None
+) -> None:
     """Calls, tokens and cost live vs batch of the requests (key -> CallRequest) the store `db`
-    does not hold yet, one line per model; `later`: the calls that depend on replies, not counted."""
+    does not hold yet, one line per model; `later`: the calls that depend on replies, not counted;
+    `looped`: setting -> the keys of its units answered through a loop's steps (counted as units only)."""
+    looped = dict(looped or {})
     from ..batch import estimate
     from ..store import Store
 
     if db.exists():
         with contextlib.closing(Store.read_only(db)) as store:
-            done = store.finished_keys(requests)
+            done = store.finished_keys({*requests, *(k for keys in looped.values() for k in keys)})
         requests = {k: r for k, r in requests.items() if k not in done}
+        looped = {name: keys - done for name, keys in looped.items()}
     lines = estimate(requests.values(), specs, provider)
     for e in lines:
         console.print(e.line(), highlight=False, markup=False, soft_wrap=True)
-    if not lines:
+    for name, keys in looped.items():
+        if keys:
+            console.print(
+                f"--setting {name}: {len(keys)} units answer through steps (an agent's or a team's), each step a batch once the one "
+                "before is back; their calls depend on the replies and are not counted here",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
+    if not lines and not any(looped.values()):
         console.print("nothing left to send: every planned call is stored", highlight=False, markup=False)
     console.print(f"dry run: nothing was sent; calls that depend on replies ({later}) are not counted", highlight=False, markup=False, soft_wrap=True)

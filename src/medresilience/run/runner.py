@@ -47,7 +47,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..calls import CallRequest, ProgressFn, RunStats, add_stats, request_key, run_calls, takes_waits
+from ..calls import CallRequest, ProgressFn, RunStats, add_stats, batching, request_key, run_calls, takes_waits
 from ..mitigations.setting import AnswerLoop, Messages, PreCallStep
 from ..models.openai_compatible import OpenAICompatibleModel
 from ..models.serving import serving
@@ -348,9 +348,10 @@ async def execute_run(
     shown = _ChunkProgress(progress, suite.records_of(run_items(suite, opts)), per_pair, progress is not None and takes_waits(progress))
     halted: set[str] = set()
 
-    # the first chunk is small, so the calls start at once; every next chunk is planned in a thread
-    # while the calls of the one before it run (at most two chunks planned at a time)
-    first = max(1, FIRST_CHUNK_ITEMS // per_pair)
+    # the first chunk is small, so the calls start at once (not in a batch mode: there each chunk's
+    # step is one batch, so the chunks are as large as they come); every next chunk is planned in a
+    # thread while the calls of the one before it run (at most two chunks planned at a time)
+    first: int | None = None if batching() else max(1, FIRST_CHUNK_ITEMS // per_pair)
     if stopping is not None:
         first, step = _rounds(run, shown.records_left)
     chunks = pieces(suite, run.family, run.family_options, opts, step, first=first)

@@ -87,6 +87,12 @@ class BatchRecords(Writer):
         """The provider ids every recorded batch has (a found batch is adopted by one record only)."""
         return {r[0] for r in self.conn.execute("SELECT remote_id FROM batches WHERE remote_id IS NOT NULL")}
 
+    def batch_totals(self) -> tuple[int, int]:
+        """(batches recorded, the requests they held): a request sent again counts in each batch it was in."""
+        batches = self.conn.execute("SELECT COUNT(*) FROM batches").fetchone()[0]
+        requests = self.conn.execute("SELECT COUNT(*) FROM batch_keys").fetchone()[0]
+        return int(batches), int(requests)
+
     def batch_counts(self) -> dict[str, int]:
         """status -> how many batches the store has recorded with it."""
         return dict(self.conn.execute("SELECT status, COUNT(*) FROM batches GROUP BY status").fetchall())

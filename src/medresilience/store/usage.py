@@ -36,7 +36,9 @@ class ReadingCounts(TypedDict):
 class ModelUsage(TypedDict):
     """What one model's calls spent: calls, tokens, cost (None when no call was priced), errors.
     Live vs batch: `batch_calls` replies came through a batch and `live_calls` were made live
-    (calls = batch_calls + live_calls + errors); `cost` is what they cost at the price each was
+    (calls = batch_calls + live_calls + errors + the rows that stand for no call of their own: an
+    answer loop's final answer, its summaries and tool results, stored without a latency); `cost` is
+    what they cost at the price each was
     made at (a batch reply at its batch rate), `cost_live` what every reply would have cost live
     and `cost_batch` as a batch (None: unpriced, or no batch rate is known for the model)."""
 
@@ -173,9 +175,10 @@ class UsageReads(Connected):
         usage: dict[str, ModelUsage] = {}
         ok = err = perm = 0
         split: dict[str, list[float | None]] = {}  # model -> [batch replies' cost as paid, their cost live, the batch rate]
-        for model, status, permanent, n, pt, ct, cost, priced, nb, b_paid, b_live, b_rate in con.execute(
+        for model, status, permanent, n, pt, ct, cost, priced, nb, no_call, b_paid, b_live, b_rate in con.execute(
             """SELECT c.model, c.status, c.permanent, COUNT(*), SUM(c.prompt_tokens), SUM(c.completion_tokens), SUM(c.cost),
-                      COUNT(c.cost), COUNT(b.key), SUM(CASE WHEN b.key IS NOT NULL THEN c.cost END),
+                      COUNT(c.cost), COUNT(b.key), SUM(CASE WHEN b.key IS NULL AND c.latency_s IS NULL THEN 1 ELSE 0 END),
+                      SUM(CASE WHEN b.key IS NOT NULL THEN c.cost END),
                       SUM(CASE WHEN b.rate > 0 THEN c.cost / b.rate WHEN b.key IS NOT NULL THEN c.cost END),
                       MAX(CASE WHEN b.key IS NOT NULL THEN COALESCE(b.rate, 1.0) END)
                FROM calls c LEFT JOIN batch_answers b ON b.key = c.key GROUP BY c.model, c.status, c.permanent"""
@@ -206,7 +209,7 @@ class UsageReads(Connected):
             else:
                 ok += n
                 u["batch_calls"] += nb
-                u["live_calls"] += n - nb
+                u["live_calls"] += n - nb - (no_call or 0)  # a loop's record made no call: neither live nor batch
                 acc = split.setdefault(model, [0.0, 0.0, None])
                 acc[0] = (acc[0] or 0.0) + (b_paid or 0.0)
                 acc[1] = (acc[1] or 0.0) + (b_live or 0.0)
