@@ -64,7 +64,7 @@ def status_codes(call: np.ndarray, score: np.ndarray) -> np.ndarray:
 class _Codes:
     """A growing vocabulary: strings -> stable integer codes across chunks (None -> -1)."""
 
-    def __init__(self, initial: Sequence[str] = ()):
+    def __init__(self, initial: Sequence[Hashable] = ()):
         self.index: dict[Hashable, int] = {}
         for v in initial:
             self.index.setdefault(v, len(self.index))
