@@ -14,7 +14,8 @@ its median and (min .. max) over the rounds; "buys" is that median as a share of
 without the device; "cpu buys" the same of the cpu, paired alike (on a machine shared with other
 work the cpu varies less than the whole run, which waits for a core). Every round's whole-run
 difference is printed below the table. The machine's load average is printed before and after each
-device."""
+device, and every run's line below the table gives its 1-minute load average just before it started
+(with/without, whole run and cpu)."""
 
 from __future__ import annotations
 
@@ -64,7 +65,8 @@ def main() -> None:
         "| device | latency | with: whole run (s) | without (s) | difference (s): median (min .. max) | buys | cpu with / without (s) | cpu buys | load before; after |"
     )
     print("| --- | ---: | ---: | ---: | --- | ---: | --- | ---: | --- |", flush=True)
-    rounds = []
+    rounds: list[str] = []
+    runs: list[str] = []
     with tempfile.TemporaryDirectory() as d:
         suite = _synthetic_suite(args.items).save(Path(d) / "suite")
         for delay in args.delays:
@@ -80,7 +82,12 @@ def main() -> None:
                             env = base if with_it else {**base, **OFF[device]}
                             out = Path(d) / f"{device}-{delay}-{r}-{int(with_it)}"
                             argv = [sys.executable, "-c", ENTRY, "eval", "--suite", str(suite), "--model", spec, "--out", str(out)]
+                            before = os.getloadavg()[0]
                             seen[with_it].append(_once(argv, env, client_core))
+                            runs.append(
+                                f"- {device} at {1000 * delay:g} ms, round {r + 1}, {'with' if with_it else 'without'}: "
+                                f"load {before:.2f} before, whole run {seen[with_it][-1][0]:.2f} s, cpu {seen[with_it][-1][1]:.2f} s"
+                            )
                     w = statistics.median(x for x, _ in seen[True])
                     wo = statistics.median(x for x, _ in seen[False])
                     diffs = [b[0] - a[0] for a, b in zip(seen[True], seen[False])]
@@ -93,7 +100,7 @@ def main() -> None:
                         flush=True,
                     )
                     rounds.append(f"- {device} at {1000 * delay:g} ms, without minus with, by round (s): {' '.join(f'{x:+.2f}' for x in diffs)}")
-    print("", *rounds, sep="\n")
+    print("", *rounds, "", *runs, sep="\n")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Peak memory and wall time of `medres eval` with work to do, at 10k, 100k and 1M units (issue #26
 item 11). Prints a Markdown table for BENCHMARKS.md (and one JSON line per run).
 
-    .venv/bin/python bench/bench_memory.py --units 10000 100000 [--keep DIR] [--chunk-units N]
+    .venv/bin/python bench/bench_memory.py --units 10000 100000 [--keep DIR] [--without DEVICE]
 
 For each N a misleading suite of N/5 items is written on disk, item by item (the suite is never
 held in memory here): four options each, one bundle of four sentences, so one clean unit, three
@@ -9,6 +9,8 @@ Type 1 and one Type 2 probe an item under `-O type1=all` (5 units an item). Then
 runs it in a fresh child process against the instant stub server (`StubProcess`, policy `hash`,
 its own process) at concurrency 64, into an empty run directory: every unit has a call to make.
 The child's peak RSS is its own (`os.wait4`'s `ru_maxrss`), wall time from spawn to exit.
+`--without DEVICE` runs `medres eval` twice on each suite, into two empty run directories: first
+with every device on, then with MEDRES_DEVICES_OFF=DEVICE (runtime/devices.py), one row each.
 `--resume` also measures a second `medres eval` on the same run directory after the first was
 killed (SIGKILL) half way: it must make only the calls left.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -97,11 +100,15 @@ def main() -> None:
     ap.add_argument("--units", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--keep", type=Path, default=None, help="write suites and runs here (default: a temporary directory)")
     ap.add_argument("--resume", action="store_true", help="also kill a run half way and measure the rerun")
+    ap.add_argument("--without", default=None, help="also run each suite with this device off (MEDRES_DEVICES_OFF)")
 
     args = ap.parse_args()
+    from medresilience.runtime import devices
     from medresilience.testing.stub import StubProcess
 
-    env = None
+    if args.without is not None and args.without not in devices.DEVICES:
+        ap.error(f"--without: {args.without!r} is not a device; the devices: {', '.join(devices.DEVICES)}")
+    ways = [("on", None)] + ([(f"{args.without} off", {devices.VARIABLE: args.without})] if args.without else [])
     rows = []
     with tempfile.TemporaryDirectory(dir=args.keep) as tmp, StubProcess(policy="hash") as stub:
         base = Path(tmp)
@@ -110,32 +117,37 @@ def main() -> None:
             t = time.perf_counter()
             write_suite(suite, max(1, units // 5))
             made = time.perf_counter() - t
-            out = base / f"run-{units}"
-            r = {
-                "units": units,
-                "suite_mib": sum(f.stat().st_size for f in suite.iterdir()) / 2**20,
-                "suite_write_s": made,
-                "commit": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip(),
-            }
-            r["first"] = eval_once(suite, out, stub.base_url, env=env)
-            r["first"].update(store_counts(out))
-            if args.resume:
-                out2 = base / f"killed-{units}"
-                r["killed"] = eval_once(suite, out2, stub.base_url, kill_after=r["first"]["wall_s"] / 2, env=env)
-                before = store_counts(out2)
-                r["rerun"] = eval_once(suite, out2, stub.base_url, env=env)
-                r["rerun"].update(store_counts(out2), calls_before=before["calls_ok"])
-            rows.append(r)
-            print(json.dumps(r), flush=True)
-            import shutil
-
+            for way, env in ways:
+                out = base / f"run-{units}"
+                r = {
+                    "units": units,
+                    "devices": way,
+                    "suite_mib": sum(f.stat().st_size for f in suite.iterdir()) / 2**20,
+                    "suite_write_s": made,
+                    "commit": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip(),
+                    "load_before": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+                }
+                r["first"] = eval_once(suite, out, stub.base_url, env=env)
+                r["first"].update(store_counts(out))
+                r["load_after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
+                if args.resume:
+                    out2 = base / f"killed-{units}"
+                    r["killed"] = eval_once(suite, out2, stub.base_url, kill_after=r["first"]["wall_s"] / 2, env=env)
+                    before = store_counts(out2)
+                    r["rerun"] = eval_once(suite, out2, stub.base_url, env=env)
+                    r["rerun"].update(store_counts(out2), calls_before=before["calls_ok"])
+                    shutil.rmtree(out2, ignore_errors=True)
+                rows.append(r)
+                print(json.dumps(r), flush=True)
+                shutil.rmtree(out, ignore_errors=True)
             shutil.rmtree(suite, ignore_errors=True)
-            shutil.rmtree(out, ignore_errors=True)
-    print("| units | suite on disk (MiB) | `medres eval` wall (s) | calls/s | peak RSS (MiB) | exit |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    print("| units | devices | suite on disk (MiB) | `medres eval` wall (s) | calls/s | peak RSS (MiB) | exit | load before; after |")
+    print("|---:|---|---:|---:|---:|---:|---:|---|")
     for r in rows:
         f = r["first"]
-        print(f"| {r['units']:,} | {r['suite_mib']:.0f} | {f['wall_s']:.1f} | {f['calls_ok'] / f['wall_s']:,.0f} | {f['peak_rss_mib']:.0f} | {f['rc']} |")
+        print(
+            f"| {r['units']:,} | {r['devices']} | {r['suite_mib']:.0f} | {f['wall_s']:.1f} | {f['calls_ok'] / f['wall_s']:,.0f} | {f['peak_rss_mib']:.0f} | {f['rc']} | {r['load_before']}; {r['load_after']} |"
+        )
 
 
 if __name__ == "__main__":

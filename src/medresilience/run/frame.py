@@ -16,29 +16,24 @@ stores), a label equal to the item's gold letter.
 Only the units of the store's latest run are read: a run's results describe what it planned.
 
 Built for millions of rows in bounded memory. The units x calls x scores join is read in chunks
-with a narrow query: the small vocabularies (model, condition, setting, scoring, call and score
-status, label) are read first and come back from SQLite packed into one integer per row
-(mixed radix), so that only the item and probe ids are strings. The vocabularies are those the
-run declared (no scan); a value outside them is noticed and the read starts again with
-vocabularies scanned from the store. Each chunk becomes integer codes
-at once; string columns end as pandas categoricals; item and probe facts are looked up by code,
-not merged row by row. A store with a large label vocabulary (free-text labels) is read the
-general way, as text."""
+with a narrow query (`Store.joined_text`); each chunk becomes integer codes at once (one chunk of
+rows held at a time); string columns end as pandas categoricals; item and probe facts are looked up
+by code, not merged row by row. The categories come in the order the run declared them (its
+models, settings and scoring, the family's conditions, all of which `condition` keeps), then any
+other value in the order it is first read; labels are sorted."""
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Generator, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Hashable, Iterable, Sequence
 from contextlib import closing
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from ..records import CLEAN, LETTERS
-from ..runtime import devices
+from ..records import CLEAN
 from ..store import SMALL, CallCode, ScoreCode, Store
-from ..store.base import SqlValue
 from ..suite import Suite
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,7 +44,6 @@ SCORE_COLUMNS = ["label", "value", "status", "correct", "prompt_tokens", "comple
 STATUSES = ["valid", "invalid", "unscored", "error", "missing", "truncated"]
 # each status by its index in STATUSES (a unit's status code in the frame)
 _VALID, _INVALID, _UNSCORED, _ERROR, _MISSING, _TRUNCATED = range(len(STATUSES))
-MAX_PACKED_LABELS = 4096
 
 
 def status_codes(call: np.ndarray, score: np.ndarray) -> np.ndarray:
@@ -70,7 +64,7 @@ def status_codes(call: np.ndarray, score: np.ndarray) -> np.ndarray:
 class _Codes:
     """A growing vocabulary: strings -> stable integer codes across chunks (None -> -1)."""
 
-    def __init__(self, initial: Sequence[str] = ()):
+    def __init__(self, initial: Sequence[Hashable] = ()):
         self.index: dict[Hashable, int] = {}
         for v in initial:
             self.index.setdefault(v, len(self.index))
@@ -92,74 +86,27 @@ def _factorize(values: Sequence[Hashable]) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(np.int32, copy=False), uniques
 
 
-class _Unpackable(Exception):
-    """A value outside the vocabularies the packed read was given."""
-
-
-def _scanned_vocabularies(store: Store, run: str | None) -> dict[str, Sequence[SqlValue]]:
-    """Every value of the small columns, read from the store (one scan per column)."""
-    vocab: dict[str, Sequence[SqlValue]] = {name: store.unit_values(name, run) for name in SMALL}
-    vocab["label"] = store.score_labels(MAX_PACKED_LABELS + 1)
-    return vocab
-
-
-def _expected_vocabularies(store: Store, run: str | None, suite: Suite, family: Family | None = None) -> dict[str, Sequence[SqlValue]] | None:
-    """The small vocabularies a run declared (its models, settings and scoring, the family's
-    conditions, option letters as labels), without scanning; None when the run does not say.
-    A value outside them is noticed while reading, and the read starts again with scanned ones."""
-    if run is None:
-        return None
-    cfg = store.run_config(run)
-    if cfg is None:
-        return None
-    opts = cfg.options
-    models = cfg.model_labels
-    if not models or not opts.get("settings") or not opts.get("scoring"):
-        return None
+def _declared_order(store: Store, run: str | None, suite: Suite, family: Family | None = None) -> dict[str, list[Hashable]]:
+    """The order of the small vocabularies a run declared (its models, settings and scoring, and
+    [clean, *the family's conditions]); the columns a run does not say are left out."""
     from ..family import get
 
+    order: dict[str, list[Hashable]] = {}
     try:
-        conditions = [CLEAN, *(family or get(suite.manifest.family)).probes.conditions]
+        order["condition"] = [CLEAN, *(family or get(suite.manifest.family)).probes.conditions]
     except KeyError:
-        return None
-    return {"model": models, "condition": conditions, "setting": list(opts["settings"]), "scoring": [opts["scoring"]], "label": list(LETTERS)}
-
-
-def _read_packed(store: Store, run: str | None, vocab: Mapping[str, Sequence[SqlValue]], chunk: int) -> list[dict[str, Any]]:
-    """The join with the small columns packed into one integer (`PackedJoin`), each chunk turned
-    into codes at once; a value outside the vocabularies raises _Unpackable."""
-    join = store.joined_packed(run, vocab, chunk)
-    radices, unknown = join.radices, join.unknown
-
-    def convert(rows: list[tuple]) -> dict[str, Any]:
-        n = len(rows)
-        rest = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
-        parts = []
-        for r, u in zip(radices, unknown):
-            rest, d = np.divmod(rest, r)
-            if u is not None and (d == u).any():
-                raise _Unpackable("a value outside the expected vocabularies")
-            parts.append(d)
-        model, cond, setting, scoring, call, score, label = parts
-        tokens = np.fromiter((r[3] for r in rows), dtype=np.int64, count=n)
-        return {
-            "model": _fixed(model, vocab["model"]),
-            "condition": _fixed(cond, vocab["condition"]),
-            "setting": _fixed(setting, vocab["setting"]),
-            "scoring": _fixed(scoring, vocab["scoring"]),
-            "item_id": _factorize([r[1] for r in rows]),
-            "probe_id": _factorize([r[2] for r in rows]),
-            "label": _fixed(label - 1, vocab["label"]),
-            "call": call.astype(np.int8),
-            "score": score.astype(np.int8),
-            "prompt_tokens": tokens >> 32,
-            "completion_tokens": tokens & 0xFFFFFFFF,
-            "cost": np.array([r[4] for r in rows], dtype=np.float64),  # None -> nan
-            "value": np.array([r[5] for r in rows], dtype=np.float64),
-            "epoch": np.fromiter((r[6] for r in rows), dtype=np.int32, count=n),
-        }
-
-    return _converted(join.chunks, convert)
+        order["condition"] = [CLEAN]
+    cfg = store.run_config(run) if run is not None else None
+    if cfg is None:
+        return order
+    opts = cfg.options
+    if cfg.model_labels:
+        order["model"] = list(cfg.model_labels)
+    if opts.get("settings"):
+        order["setting"] = list(opts["settings"])
+    if opts.get("scoring"):
+        order["scoring"] = [opts["scoring"]]
+    return order
 
 
 def _read_text(store: Store, run: str | None, chunk: int) -> list[dict[str, Any]]:
@@ -197,13 +144,6 @@ def _converted(chunks: Generator[list[tuple], None, None], convert: Callable[[li
     return out
 
 
-def _fixed(codes: np.ndarray, vocab: Sequence[SqlValue]) -> tuple[np.ndarray, np.ndarray]:
-    """Codes into a fixed vocabulary, as (codes, uniques) like _factorize (negative -> -1)."""
-    codes = codes.astype(np.int32)
-    codes[codes < 0] = -1
-    return codes, np.asarray(list(vocab), dtype=object)
-
-
 def _categorical(codes: np.ndarray, categories: Sequence[Hashable]) -> pd.Categorical:
     cats = list(categories)
     if len(cats) == 0:
@@ -225,6 +165,11 @@ def _facts(records: Iterable[tuple[Hashable, tuple[Hashable, ...]]], index: dict
             if v is not None:
                 raw[f, k] = seen[f].setdefault(v, len(seen[f]))
     return [(raw[f], list(seen[f])) for f in range(width)]
+
+
+def _sorted(values: pd.Categorical) -> pd.Categorical:
+    """The same values with their categories sorted."""
+    return values.reorder_categories(sorted(values.categories))
 
 
 def _lookup(codes: np.ndarray, fact: tuple[np.ndarray, list[Hashable]]) -> pd.Categorical:
@@ -279,23 +224,10 @@ def results_frame(store: Store, suite: Suite, chunk: int = 100_000, run: str | N
     work contends for the GIL.)"""
     if run == LATEST:
         run = store.latest_run()
-    parts = None
-    packed = devices.on("packed_frame")
-    expected = _expected_vocabularies(store, run, suite, family) if packed else None
-    if expected is not None:
-        try:
-            parts = _read_packed(store, run, expected, chunk)
-        except _Unpackable:
-            parts = None
-    if parts is None:
-        scanned = _scanned_vocabularies(store, run) if packed else None
-        if scanned is None or len(scanned["label"]) > MAX_PACKED_LABELS:
-            parts = _read_text(store, run, chunk)
-        else:
-            parts = _read_packed(store, run, scanned, chunk)
+    parts = _read_text(store, run, chunk)
     facets = facet_names(suite, family)
-    initial = {"condition": [CLEAN]}
-    vocab = {name: _Codes(initial.get(name, ())) for name in TEXT_COLUMNS}
+    vocab = {name: _Codes(order) for name, order in _declared_order(store, run, suite, family).items()}
+    vocab.update({name: _Codes() for name in TEXT_COLUMNS if name not in vocab})
     cols: dict[str, list[np.ndarray]] = {k: [] for k in (*TEXT_COLUMNS, *NUMERIC)}
     for part in parts:
         for name in TEXT_COLUMNS:
@@ -341,7 +273,7 @@ def results_frame(store: Store, suite: Suite, chunk: int = 100_000, run: str | N
         data[name] = _lookup(pcode, values)
     data.update(
         {
-            "label": _categorical(cat["label"], vocab["label"].categories).remove_unused_categories(),
+            "label": _sorted(_categorical(cat["label"], vocab["label"].categories).remove_unused_categories()),
             "value": cat["value"],
             "status": _categorical(status_code, STATUSES),
             "prompt_tokens": cat["prompt_tokens"],

@@ -19,7 +19,6 @@ DEVICES = {
     "frozen_imports": "the command's and the results worker's imports made with the collector paused, then frozen (heap.frozen_imports)",
     "exit_freeze": "the command's objects frozen out of the collector's passes at exit (cli.main)",
     "calls_gc": "the heap frozen while the calls run (heap.cheap_gc in evaluation)",
-    "packed_frame": "the results frame's small columns read from SQLite packed into one integer a row (frame.results_frame)",
 }
 
 

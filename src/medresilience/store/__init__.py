@@ -31,7 +31,7 @@ from .batches import BatchRecord
 from .codes import ANSWERED, CallCode, CallStatus, ScoreCode, ScoreStatus
 from .evidence import UnitDetail
 from .handle import Store
-from .joins import SMALL, PackedJoin
+from .joins import SMALL
 from .rows import CallRow, RunConfig, ScoreRow, UnitRecord, UnitResult, UnitRow
 from .schema import SCHEMA
 from .usage import ModelUsage, ReadingCounts, SettingCost
@@ -45,7 +45,6 @@ __all__ = [
     "CallRow",
     "CallStatus",
     "ModelUsage",
-    "PackedJoin",
     "ReadingCounts",
     "RunConfig",
     "ScoreCode",

@@ -9,16 +9,14 @@ Two shapes of the same join:
   verdicts, review candidates);
 - `unit_records`: one `UnitRecord` (a `UnitRow` with everything joined to it) per unit with every column of the join and the request as sent
   (exports of a run), streamed in chunks;
-- `joined_packed` / `joined_text`: the columns the results frame needs, streamed as chunks of plain
-  tuples (no object per row: millions of units in bounded memory), the small columns packed into
-  one integer per row (`PackedJoin`) or, for a large label vocabulary, as text. Their call and
-  score columns are codes: `CallCode` and `ScoreCode` name each."""
+- `joined_text`: the columns the results frame needs, streamed as chunks of plain tuples (no object
+  per row: millions of units in bounded memory). Its call and score columns are codes: `CallCode`
+  and `ScoreCode` name each."""
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Generator, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Generator, Iterator, Sequence
 
 from .base import Connected, SqlValue
 from .codes import CALL_CODE_SQL, SCORE_CODE_SQL, CallCode, CallStatus, ScoreCode
@@ -34,30 +32,8 @@ _CALL, _SCORE = CALL_CODE_SQL, SCORE_CODE_SQL
 _CALL_CODES, _SCORE_CODES = tuple(CallCode), tuple(ScoreCode)
 # prompt and completion tokens in one integer: prompt * 2**32 + completion
 _TOKENS = "(COALESCE(c.prompt_tokens, 0) * 4294967296 + COALESCE(c.completion_tokens, 0))"
-#: the unit columns `joined_packed` packs, in digit order (then call, score and label)
+#: the unit columns of few values `joined_text` reads first, in this order
 SMALL = ("model", "condition", "setting", "scoring")
-
-
-@dataclass(frozen=True)
-class PackedJoin:
-    """The frame's join with the small columns packed into one integer per row (mixed radix).
-
-    Each row of `chunks` is (packed, item_id, probe_id, tokens, cost, value, epoch); `packed`
-    holds, least significant first, one digit per `SMALL` column (its index in the vocabulary
-    given), then the call code, the score code and the label (0: none, 1..n: its index + 1). A
-    value outside its vocabulary reads as the digit `unknown` names (None: cannot happen)."""
-
-    radices: tuple[int, ...]
-    unknown: tuple[int | None, ...]
-    chunks: Generator[list[tuple], None, None]
-
-
-def _case(column: str, vocab: Sequence[SqlValue]) -> tuple[str, list[SqlValue]]:
-    """A CASE expression mapping a column's values to their index in vocab, and any other value
-    to len(vocab) (and its arguments)."""
-    if not vocab:
-        return "0", []
-    return ("(CASE " + column + " " + " ".join("WHEN ? THEN ?" for _ in vocab) + f" ELSE {len(vocab)} END)", [x for i, v in enumerate(vocab) for x in (v, i)])
 
 
 def _scan_where(run: str | None) -> tuple[str, list[SqlValue]]:
@@ -109,42 +85,6 @@ class JoinedReads(Connected):
         """Every unit of `run` (None: every unit) with its request, call and score (`UnitRecord`),
         ordered by model and unit id, streamed `chunk` rows at a time."""
         return unit_records(self.conn, run, chunk)
-
-    def unit_values(self, column: str, run: str | None) -> list[SqlValue]:
-        """The distinct values of one of the `SMALL` unit columns among the units of `run` (None:
-        every unit), in the store's order (one scan)."""
-        if column not in SMALL:
-            raise ValueError(f"not a small unit column: {column}")
-        where, args = _scan_where(run)
-        return [r[0] for r in self.conn.execute(f"SELECT DISTINCT u.{column} FROM units u {where}", args)]
-
-    def score_labels(self, limit: int) -> list[str]:
-        """At most `limit` distinct score labels of the store (any scorer), sorted."""
-        return sorted(r[0] for r in self.conn.execute(f"SELECT DISTINCT label FROM scores WHERE label IS NOT NULL LIMIT {int(limit)}"))
-
-    def joined_packed(self, run: str | None, vocab: Mapping[str, Sequence[SqlValue]], chunk: int) -> PackedJoin:
-        """The frame's join of the units of `run` (None: every unit), the `SMALL` columns and the
-        labels packed against `vocab` (see `PackedJoin`), streamed `chunk` rows at a time."""
-        exprs, args, radices = [], [], []
-        for name in SMALL:
-            e, a = _case(f"u.{name}", vocab[name])
-            exprs.append(e)
-            args += a
-            radices.append(len(vocab[name]) + 1)
-        le, la = _case("s.label", vocab["label"])
-        args += la
-        n_labels = len(vocab["label"])
-        # digits: model, condition, setting, scoring, call (4), score (5), label (0: none, 1..n, n+1: unknown)
-        digits = [*exprs, _CALL, _SCORE, f"(CASE WHEN s.label IS NULL THEN 0 ELSE {le} + 1 END)"]
-        radices += [len(CallCode), len(ScoreCode), n_labels + 2]
-        packed, mult = "0", 1
-        for e, r in zip(digits, radices):
-            packed += f" + {mult} * {e}"
-            mult *= r
-        where, wargs = _scan_where(run)
-        sql = f"SELECT {packed}, u.item_id, u.probe_id, {_TOKENS}, c.cost, s.value, u.epoch {_JOIN} {where}"
-        unknown = (*(r - 1 for r in radices[:4]), None, None, n_labels + 1)
-        return PackedJoin(tuple(radices), unknown, _chunks(self.conn, sql, [*args, *wargs], chunk))
 
     def joined_text(self, run: str | None, chunk: int) -> Generator[list[tuple], None, None]:
         """The frame's join of the units of `run` (None: every unit) as text, streamed `chunk` rows

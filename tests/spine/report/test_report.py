@@ -601,29 +601,37 @@ def test_vectorised_metrics_equal_the_reference(seed):
 # ------------------------------------------------------------------------------ frame (fast read)
 
 
-def test_frame_packed_read_equals_text_read(runs, tmp_path, monkeypatch):
-    """The packed read and the general text read give the same frame; a value outside the packed
-    vocabularies is read the general way; a label 'Z' and a condition 'custom' (values no family
-    declared) are read like any other."""
+#: the frame of make_runs' "both" run as it was read before the packed read was removed (6a4e2f5:
+#: the packed read and the text read then gave this same frame, checked when it was written)
+FRAME_GOLDEN = Path(__file__).resolve().parents[2] / "data" / "frame" / "both_runs_frame.txt"
 
+
+def _frame_text(df: pd.DataFrame) -> str:
+    """A frame as text: each column's name, dtype and categories (in order), then every row as CSV
+    (a missing category value as '-')."""
+    head, out = [], df.copy()
+    for c in df.columns:
+        cats = list(df[c].cat.categories) if isinstance(df[c].dtype, pd.CategoricalDtype) else None
+        head.append(json.dumps([c, str(df[c].dtype), cats]))
+        if cats is not None:
+            out[c] = out[c].astype(object).fillna("-")
+    return "\n".join(head) + "\n\n" + out.to_csv(index=False, lineterminator="\n")
+
+
+def test_frame_is_the_one_read_before(runs, tmp_path):
+    """The results frame of a real run is the frame read before (FRAME_GOLDEN): the same columns,
+    dtypes, categories in the same order and every value, read in chunks that do not divide it; a
+    label 'Z' and a condition 'custom' (values no family declared) are read like any other."""
     from medresilience.run import frame as F
-    from medresilience.store import Store
-    from medresilience.suite import Suite
 
     suite = Suite.load(runs["suite"])
     db = tmp_path / "store.sqlite"
     shutil.copy(runs["both"] / "store.sqlite", db)
     with Store(db) as st:
-        packed = F.results_frame(st, suite, chunk=97)
-        with monkeypatch.context() as mp:
-            mp.setattr(F, "MAX_PACKED_LABELS", 0)  # every label vocabulary is then too large to pack
-            text = F.results_frame(st, suite, chunk=89)
-    assert list(packed.columns) == list(text.columns)
-    for c in packed.columns:
-        a, b = packed[c], text[c]
-        if isinstance(a.dtype, pd.CategoricalDtype):
-            a, b = a.astype(object).fillna("-"), b.astype(object).fillna("-")
-        assert a.equals(b), c
+        df = F.results_frame(st, suite, chunk=97)
+    got, want = _frame_text(df).splitlines(), FRAME_GOLDEN.read_text(encoding="utf-8").splitlines()
+    assert len(got) == len(want)
+    assert [i for i, (a, b) in enumerate(zip(got, want)) if a != b] == []
     con = sqlite3.connect(db)
     key = con.execute("SELECT key FROM scores WHERE label = 'A' LIMIT 1").fetchone()[0]
     con.execute("UPDATE scores SET label = 'Z' WHERE key = ?", (key,))
@@ -632,14 +640,16 @@ def test_frame_packed_read_equals_text_read(runs, tmp_path, monkeypatch):
     con.close()
     with Store(db) as st:
         odd = F.results_frame(st, suite)
-    assert len(odd) == len(packed) and list(odd.columns) == list(packed.columns)
+    assert len(odd) == len(df) and list(odd.columns) == list(df.columns)
     assert "Z" in set(odd["label"].dropna()) and "custom" in set(odd["condition"])
-    assert (odd["status"].astype(str) == packed["status"].astype(str)).all()
-    diff_label = (odd["label"].astype(object).fillna("-") != packed["label"].astype(object).fillna("-")).sum()
-    assert diff_label >= 1 and (odd["correct"] != packed["correct"]).sum() <= diff_label
+    assert list(odd["label"].cat.categories) == ["A", "B", "C", "D", "Z"]
+    assert list(odd["condition"].cat.categories) == ["clean", "type1", "type2", "custom"]
+    assert (odd["status"].astype(str) == df["status"].astype(str)).all()
+    diff_label = (odd["label"].astype(object).fillna("-") != df["label"].astype(object).fillna("-")).sum()
+    assert diff_label >= 1 and (odd["correct"] != df["correct"]).sum() <= diff_label
     for c in ("model", "item_id", "probe_id", "source", "content_type", "provenance", "target", "gold"):
-        assert (odd[c].astype(object).fillna("-") == packed[c].astype(object).fillna("-")).all(), c
-    assert (odd["prompt_tokens"] == packed["prompt_tokens"]).all() and odd["setting"].astype(str).equals(packed["setting"].astype(str))
+        assert (odd[c].astype(object).fillna("-") == df[c].astype(object).fillna("-")).all(), c
+    assert (odd["prompt_tokens"] == df["prompt_tokens"]).all() and odd["setting"].astype(str).equals(df["setting"].astype(str))
 
 
 def test_report_prints_no_font_warnings(runs, tmp_path):

@@ -51,27 +51,20 @@ def test_run_config_is_typed_and_unreadable_json_is_empty(tmp_path):
         assert store.run_config("r1") == RunConfig("r1", {})
 
 
-def test_joined_packed_digits_and_unknown_values(tmp_path):
+def test_joined_text_streams_the_frame_columns_in_chunks(tmp_path):
+    """The frame's join as text: (model, condition, setting, scoring, item_id, probe_id, call code,
+    score code, label, tokens, cost, value, epoch), `chunk` rows at a time; each unit's score is the
+    one of its own scoring."""
     with _store(tmp_path) as store:
-        vocab = {"model": ["m"], "condition": ["clean", "type2"], "setting": ["none"], "scoring": ["judge:x@ab:j#1"], "label": ["fully"]}
-        join = store.joined_packed("r1", vocab, chunk=3)
-        chunks = list(join.chunks)
+        chunks = list(store.joined_text("r1", chunk=3))
         assert [len(c) for c in chunks] == [3, 1]  # streamed `chunk` rows at a time
-        decoded = {}
-        for row in (r for c in chunks for r in c):
-            rest, digits = row[0], []
-            for radix in join.radices:
-                rest, d = divmod(rest, radix)
-                digits.append(d)
-            decoded[row[1], row[2]] = digits
-        # model, condition, setting, scoring (u3's 'letter' is outside: the unknown digit), call, score, label
-        assert decoded["i1", None] == [0, 0, 0, 0, CallCode.OK, ScoreCode.VALID, 1]
-        assert decoded["i1", "p1"] == [0, 1, 0, 0, CallCode.CUT, ScoreCode.UNSCORED, 0]
-        assert decoded["i2", "p2"][3] == join.unknown[3]
-        assert decoded["i2", "p3"][4:6] == [CallCode.ERROR, ScoreCode.NONE]
-        text = [r for c in store.joined_text("r1", chunk=10) for r in c]
-        assert sorted(r[3] for r in text) == ["judge:x@ab:j#1"] * 3 + ["letter"]
-        assert store.unit_values("scoring", "r1") == ["judge:x@ab:j#1", "letter"] and store.score_labels(10) == ["fully"]
+        rows = {(r[4], r[5]): r for c in chunks for r in c}
+        assert rows["i1", None][:9] == ("m", "clean", "none", "judge:x@ab:j#1", "i1", None, CallCode.OK, ScoreCode.VALID, "fully")
+        assert rows["i1", None][11] == 1.0 and rows["i1", None][12] == 0
+        assert rows["i1", "p1"][6:9] == (CallCode.CUT, ScoreCode.UNSCORED, None)
+        assert rows["i2", "p2"][3] == "letter" and rows["i2", "p2"][7:9] == (ScoreCode.NONE, None)  # scored by another scorer than its own
+        assert rows["i2", "p3"][6:8] == (CallCode.ERROR, ScoreCode.NONE)
+        assert list(store.joined_text("another run", chunk=3)) == [] and sum(len(c) for c in store.joined_text(None, chunk=10)) == 4
 
 
 def test_unit_records_join_everything_and_stream_in_chunks(tmp_path):
