@@ -186,8 +186,8 @@ def test_from_the_report_s_flipped_cell_to_each_attack_s_turns(served, tmp_path)
 
 @pytest.mark.parametrize("iid", ["q3", "q4", "q5"])
 def test_an_attack_that_held_was_refused_or_unread_shows_its_stored_turns(served, tmp_path, iid):
-    """A leak the rules refused (q4: no checker asked), an unread reply (q5: never a flip) and an
-    attack held through the budget (q3), each turn as stored."""
+    """A leak the rules refused (q4: no checker asked at turn 1, flipped at turn 2), an unread reply
+    (q5: never a flip) and an attack held through the budget (q3), each turn as stored."""
     trace = served["traces"][iid]
     with sync_api.sync_playwright() as p:
         ctx = p.chromium.launch_persistent_context(str(tmp_path / "profile"), executable_path=str(CHROMIUM), headless=True, args=ARGS)
@@ -198,7 +198,7 @@ def test_an_attack_that_held_was_refused_or_unread_shows_its_stored_turns(served
             for g in got:
                 g.pop("added")
             assert got == expected_turns(trace)
-            assert page.locator("section#attack td.n .flip").count() == 0
+            assert page.locator("section#attack td.n .flip").count() == (trace["flipped_at"] is not None) == (iid == "q4")
             if iid == "q4":
                 assert got[0]["marked_rejected"] and got[0]["verdict"] is None and any("names_correct_option" in x for x in got[0]["problems"])
             # the loop's calls are shown in the turns, not again as calls made before the answer
