@@ -1,7 +1,8 @@
 """The `team` setting on the embedded default model for real (Qwen2.5-Coder-1.5B, served on
-127.0.0.1): one item of each family asked clean (misleading context and pressure: option
-letters read by the family's reader; false presuppositions and clinical noise in diagnosis mode:
-judged, the judge the same model), by a team of two experts who discuss for at most one round.
+127.0.0.1): one item of each way a team's decision is scored, asked clean (misleading context:
+the option letter read by the family's reader; a false presupposition: judged, the judge the same
+model), by a team of two experts who discuss for at most one round. Pressure reads letters and
+noise in diagnosis mode is judged on the same paths; the stub tests cover every family.
 
 What a model this small cannot show: whether a team resists misleading input better than its
 members alone. It shows the plumbing on a real model: every call of each conversation stored and
@@ -17,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, needs_qwen, needs_xllamacpp
+from conftest import needs_qwen, needs_xllamacpp
 from medresilience.families.presupposition.probe import PresuppositionProbe, probe_id
 from medresilience.models.serving import serving
 from medresilience.models.spec import parse_model_spec
 from medresilience.records import Item, SuiteManifest
-from medresilience.run.bundled_suite import sample_suite, sample_suite_dir
+from medresilience.run.bundled_suite import sample_suite
 from medresilience.run.evaluation import evaluate
 from medresilience.run.runner import EvalOptions
 from medresilience.store import Store
@@ -47,36 +48,15 @@ def _presupposition(path: Path) -> Suite:
     return Suite.load(path)
 
 
-def _noise(path: Path) -> Suite:
-    from medresilience.families.noise.construct.build import NoiseBuildOptions, build_noise
-
-    rows = [json.loads(line) for line in (FIXTURES / "noise_items.jsonl").read_text().splitlines()]
-    # two of the fixture's cases take the abbreviations variant: a third written like the first
-    rows.append({**rows[0], "id": "h1b", "question": rows[0]["question"].replace("34-year-old woman", "41-year-old woman")})
-    src = path.parent / "open.jsonl"
-    src.write_text("".join(json.dumps({"id": o["id"], "question": o["question"], "answer": o["options"][o["answer"]]}) + "\n" for o in rows))
-    inventory = str(FIXTURES / "noise_abbreviations.tsv")
-    return Suite.load(build_noise(src, path, None, NoiseBuildOptions(variants=("abbreviations",), abbreviations=(inventory,))).out)
-
-
-def _pressure(path: Path) -> Suite:
-    from medresilience.families.pressure.construct.build import build_pressure
-
-    build_pressure(sample_suite_dir(), path)
-    return Suite.load(path)
-
-
 @needs_xllamacpp
 @needs_qwen
 @pytest.mark.slow
-def test_a_team_of_the_embedded_model_answers_an_item_of_each_family(tmp_path):
+def test_a_team_of_the_embedded_model_answers_a_read_item_and_a_judged_item(tmp_path):
     with serving([parse_model_spec("embedded")]) as (live,):
         judge = f"openai:{live.model},base_url={live.base_urls[0]},label=judge-qwen,max_tokens=200"
         runs = {
             "misleading": (sample_suite(), {}),
-            "pressure": (_pressure(tmp_path / "pressure"), {}),
             "presupposition": (_presupposition(tmp_path / "presup"), {"judge": judge}),
-            "noise": (_noise(tmp_path / "noise"), {"mode": "diagnosis", "judge": judge}),
         }
         for family, (suite, options) in runs.items():
             conditions = None if family == "presupposition" else ("clean",)
