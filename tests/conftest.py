@@ -34,8 +34,15 @@ TESTS = Path(__file__).resolve().parent  # tests live in folders below this one;
 ROOT = TESTS.parent
 FIXTURES = TESTS / "fixtures"
 # test modules share helpers across folders (`from test_report import make_runs`): every test folder
-# is importable whichever subset of the tests is run
-sys.path[:0] = [str(d) for d in sorted(TESTS.rglob("*")) if d.is_dir() and any(d.glob("test_*.py")) and str(d) not in sys.path]
+# is importable whichever subset of the tests is run. A folder that is a package (it has an
+# `__init__.py`) is imported through its parent and stays off the path, so that its own conftest never
+# answers `import conftest` in place of this one (a child process started by spawn resolves that name
+# from the path alone; tests/spine/testing/test_conftest_path.py)
+sys.path[:0] = [
+    str(d)
+    for d in sorted(TESTS.rglob("*"))
+    if d.is_dir() and any(d.glob("test_*.py")) and not (d / "__init__.py").exists() and str(d) not in sys.path
+]
 SHARED_DATA = Path(os.environ.get("MEDRES_SHARED_DATA") or ROOT.parent / "shared" / "data")  # the env var: data kept elsewhere
 # Ctrl-C reaches the commands the tests start (tests/end_to_end/test_interrupt.py) as it does from a
 # terminal: a shell that starts the tests as a background job hands them SIGINT ignored, which every
