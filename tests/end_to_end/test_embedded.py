@@ -180,7 +180,6 @@ def test_cli_eval_on_real_tiny_model(tmp_path, scoring):
 
 @needs_xllamacpp
 @needs_qwen
-@pytest.mark.slow
 def test_main_job_on_default_model_first_item(tmp_path):
     """`medres run` on the embedded default (Qwen2.5-Coder-1.5B), one item: 3 real calls (clean, the
     item's one seeded Type 1 probe, the Type 2 bundle: the study's design, the default)."""
