@@ -18,7 +18,7 @@ from medresilience.scoring.verdicts import read_verdict
 DATA = TESTS / "data" / "replies"
 MCQ_FILES = sorted(DATA.glob("mcq_*.jsonl"))
 JUDGE_FILES = sorted(DATA.glob("judge*.jsonl"))
-SPLITS = {"dev", "heldout", "validation", *(f"validation{n}" for n in range(2, 12))}
+SPLITS = {"dev", "heldout", "validation", *(f"validation{n}" for n in range(2, 13))}
 
 
 def _records(*paths: Path) -> list[dict]:
