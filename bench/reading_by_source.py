@@ -592,6 +592,12 @@ RULES += [
         "motivated_by": ["roysoumya/usmle-gpt4-error-taxonomy"],
         "off": [("letters", "_reviewed_option", lambda old: lambda *a: False)],
     },
+    {
+        "rule": "conditional_hint",
+        "what": "a last sentence naming an option that opens on a condition ('- If it looks like a network of tubes with dots on it, it is the Rough Endoplasmic Reticulum.') is a hint, no answer; 'If I had to choose' and 'If forced to pick' still commit",
+        "motivated_by": ["antoniopuertas/no-harm-local"],
+        "off": [("option_texts", "_CONDITIONAL", lambda old: _NEVER)],
+    },
 ]
 
 

@@ -241,7 +241,6 @@ VALIDATION11_FIRST_WRONG = {"m11-0172": "D"}
 VALIDATION12_MISSES: dict[str, str | None] = {
     "m12-0009": None,
     "m12-0021": None,
-    "m12-0025": "D",
     "m12-0033": None,
     "m12-0036": None,
     "m12-0037": None,
@@ -251,6 +250,8 @@ VALIDATION12_MISSES: dict[str, str | None] = {
     "m12-0062": None,
     "m12-0063": None,
 }
+#: Read since: a last sentence that opens on a condition is no answer (m12-0025 unread, as
+#: labelled; tests/spine/scoring/test_reading_twelfth_set.py)
 #: the wrong letter of the twelfth set's first measurement, kept as the record of it
 VALIDATION12_FIRST_WRONG = {"m12-0025": "D"}
 HELD_OUT_MISSES = {
@@ -786,6 +787,13 @@ def test_a_first_measured_wrong_letter_of_the_eleventh_set_is_now_read_as_labell
     r = next(r for r in _records(DATA / "mcq_n.jsonl") if r["id"] == rid)
     got = read_answer(r["reply"], r["letters"], r.get("option_texts"), r.get("question"))
     assert got.label in (None, r["expected"]) and got.label != VALIDATION11_FIRST_WRONG[rid], got.how
+
+
+@pytest.mark.parametrize("rid", sorted(VALIDATION12_FIRST_WRONG))
+def test_a_first_measured_wrong_letter_of_the_twelfth_set_is_now_read_as_labelled_or_unread(rid):
+    r = next(r for r in _records(DATA / "mcq_o.jsonl") if r["id"] == rid)
+    got = read_answer(r["reply"], r["letters"], r.get("option_texts"), r.get("question"))
+    assert got.label in (None, r["expected"]) and got.label != VALIDATION12_FIRST_WRONG[rid], got.how
 
 
 @pytest.mark.parametrize("rid", sorted(VALIDATION9_FIRST_WRONG))
