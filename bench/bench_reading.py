@@ -75,6 +75,10 @@ def main() -> None:
                 "validation6",
                 "validation7",
                 "validation8",
+                "validation9",
+                "validation10",
+                "validation11",
+                "validation12",
                 "all",
             )
             if s in by_split

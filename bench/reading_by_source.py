@@ -44,6 +44,7 @@ SPLITS = (
     "validation9",
     "validation10",
     "validation11",
+    "validation12",
 )
 #: the replies of issue 41 that motivated the precision rules came from six repositories the corpus
 #: never drew on (not stored here); a rule motivated by a corpus repository names it
@@ -590,6 +591,12 @@ RULES += [
         "what": "a line opening 'Option B (<text>) suggests ...' or 'Option C, <text>, are ...' reviews its option: a leaning at most, under an answer stated elsewhere",
         "motivated_by": ["roysoumya/usmle-gpt4-error-taxonomy"],
         "off": [("letters", "_reviewed_option", lambda old: lambda *a: False)],
+    },
+    {
+        "rule": "conditional_hint",
+        "what": "a last sentence naming an option that opens on a condition ('- If it looks like a network of tubes with dots on it, it is the Rough Endoplasmic Reticulum.') is a hint, no answer; 'If I had to choose' and 'If forced to pick' still commit",
+        "motivated_by": ["antoniopuertas/no-harm-local"],
+        "off": [("option_texts", "_CONDITIONAL", lambda old: _NEVER)],
     },
 ]
 

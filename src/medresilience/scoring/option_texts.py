@@ -421,13 +421,21 @@ def _describes(sentence: str, own: str) -> bool:
 
 
 _COPULA = re.compile(r"\b(?:is|are|was|were|would\s+be)\b", _I)
+#: a sentence opening on a condition ("- If it looks like a network of tubes with dots on it, it is
+#: the Rough Endoplasmic Reticulum."): a hint for a case the reply leaves open, no claim; "If I had
+#: to choose, ..." and "If forced to pick, ..." still commit
+_CONDITIONAL = re.compile(
+    r"^[\s>#*_\-\u2022\d.)]*(?:if|unless)\b(?!\s+(?:i|we)\s+(?:had|have|must|were)\s+to\b|\s+forced\b|\s+(?:i|we)\s+must\s+(?:choose|pick|select)\b)",
+    _I,
+)
 _UNSURE_WORDS = re.compile(r"\b(?:might|may|could|possibly|perhaps|maybe|either|unclear|uncertain|cannot|can['’]t|or)\b|\?", _I)
 
 
 def _complement(text: str, opts: OptionTexts) -> TextConclusion | None:
     """The last sentence that names an option by its whole text ends with it, after a copula and
     without a denial or a doubt ("... is most closely associated with **Zoroastrianism**."): that
-    option. A later sentence naming another option, or none named at the end, reads nothing."""
+    option. A later sentence naming another option, or none named at the end, reads nothing; nor
+    does a sentence opening on a condition ("If it looks like ..., it is the Golgi bodies.")."""
     last = None
     for m in _SENTENCE.finditer(text):
         if opts.named_in(m.group()) is not None or any(f" {t} " in f" {norm_text(m.group())} " for t in opts.texts.values()):
@@ -438,7 +446,7 @@ def _complement(text: str, opts: OptionTexts) -> TextConclusion | None:
     label = opts.named_in(sentence)
     if label is None or not norm_text(sentence).endswith(" " + opts.texts[label]) or not _COPULA.search(sentence):
         return None
-    if _describes(sentence, opts.texts[label]):
+    if _describes(sentence, opts.texts[label]) or _CONDITIONAL.match(sentence):
         return None
     if DENIED.search(sentence) or _UNSURE_WORDS.search(sentence):
         return None

@@ -18,7 +18,7 @@ from medresilience.scoring.verdicts import read_verdict
 DATA = TESTS / "data" / "replies"
 MCQ_FILES = sorted(DATA.glob("mcq_*.jsonl"))
 JUDGE_FILES = sorted(DATA.glob("judge*.jsonl"))
-SPLITS = {"dev", "heldout", "validation", *(f"validation{n}" for n in range(2, 12))}
+SPLITS = {"dev", "heldout", "validation", *(f"validation{n}" for n in range(2, 13))}
 
 
 def _records(*paths: Path) -> list[dict]:
@@ -223,6 +223,37 @@ VALIDATION10_FIRST_WRONG = {"m10-0130": "A", "m10-0152": "A", "m10-0170": "E"}
 VALIDATION11_MISSES: dict[str, str | None] = {"m11-0214": None}
 #: the wrong letter of the eleventh set's first measurement, kept as the record of it
 VALIDATION11_FIRST_WRONG = {"m11-0172": "D"}
+#: the twelfth validation set (mcq_o.jsonl, split validation12; 74 replies from two repositories,
+#: labelled by hand and committed (daff07e) before any reader ran on it, by a helper who neither
+#: ran nor read the reader): measured once on main's reader (d4c71b8): 63 of 74 as labelled, 1 wrong
+#: letter of 55 read (1.8%, 95% CI 0.3-9.6%), 10 of 64 readable unread (15.6%, 8.7-26.4%). Wrong:
+#: m12-0025, a ministral-3 reply that cannot see the item's image and gives a conditional hint for
+#: each option ("If it looks like a network of tubes with dots (ribosomes) on it, it is the Rough
+#: Endoplasmic Reticulum."), read D, labelled null. Unread although readable: five debate turns of
+#: a model council answering in JSON with an "updated_selected_option" field (m12-0043, 0044, 0045,
+#: 0062, 0063); two replies cut off (at about 1,000 characters) while reviewing the other options
+#: after stating their answer first, read as ambiguous (m12-0009 "**B: Ketotifen eye drops**" then
+#: "- **Erythromycin ointment"; m12-0021 naming "Aldolase B" by text, then "A: Fructokinase
+#: deficiency" and "C" set aside); three PubMedQA replies answering in prose with no options offered
+#: ("**Yes, comorbidity ... appears to be associated ...**", "**No, the radiographic transition zone
+#: ... does not reliably correlate ...**", and m12-0036 "is technically feasible in a porcine
+#: model", whose label yes is arguable: m12-0033, 0036, 0037)
+VALIDATION12_MISSES: dict[str, str | None] = {
+    "m12-0009": None,
+    "m12-0021": None,
+    "m12-0033": None,
+    "m12-0036": None,
+    "m12-0037": None,
+    "m12-0043": None,
+    "m12-0044": None,
+    "m12-0045": None,
+    "m12-0062": None,
+    "m12-0063": None,
+}
+#: Read since: a last sentence that opens on a condition is no answer (m12-0025 unread, as
+#: labelled; tests/spine/scoring/test_reading_twelfth_set.py)
+#: the wrong letter of the twelfth set's first measurement, kept as the record of it
+VALIDATION12_FIRST_WRONG = {"m12-0025": "D"}
 HELD_OUT_MISSES = {
     **VALIDATION6_MISSES,
     **VALIDATION7_MISSES,
@@ -230,6 +261,7 @@ HELD_OUT_MISSES = {
     **VALIDATION9_MISSES,
     **VALIDATION10_MISSES,
     **VALIDATION11_MISSES,
+    **VALIDATION12_MISSES,
 }
 
 
@@ -735,11 +767,33 @@ def test_the_eleventh_validation_set_is_real_varied_and_misread_only_where_liste
     assert misses == VALIDATION11_MISSES
 
 
+def test_the_twelfth_validation_set_is_real_varied_and_misread_only_where_listed():
+    # 74 replies from two repositories, at most 40 from one, sampled at random (seeded) and
+    # labelled by hand before any reader ran on them (fewer than the 150 asked for: the search
+    # found no more repositories with usable replies)
+    rows = _records(DATA / "mcq_o.jsonl")
+    assert len(rows) >= 74 and {r["split"] for r in rows} == {"validation12"} and all(r["id"].startswith("m12-") for r in rows)
+    by_repo = Counter(r["source"]["repo"] for r in rows)
+    assert len(by_repo) >= 2 and max(by_repo.values()) <= 40
+    used_before = {r["source"]["repo"] for p in MCQ_FILES if p.name != "mcq_o.jsonl" for r in _records(p) if r.get("source")}
+    assert not used_before & set(by_repo)
+    assert not any(r.get("constructed") for r in rows)
+    misses = {r["id"]: got for r in rows if (got := _read_mcq(r)) != r["expected"]}
+    assert misses == VALIDATION12_MISSES
+
+
 @pytest.mark.parametrize("rid", sorted(VALIDATION11_FIRST_WRONG))
 def test_a_first_measured_wrong_letter_of_the_eleventh_set_is_now_read_as_labelled_or_unread(rid):
     r = next(r for r in _records(DATA / "mcq_n.jsonl") if r["id"] == rid)
     got = read_answer(r["reply"], r["letters"], r.get("option_texts"), r.get("question"))
     assert got.label in (None, r["expected"]) and got.label != VALIDATION11_FIRST_WRONG[rid], got.how
+
+
+@pytest.mark.parametrize("rid", sorted(VALIDATION12_FIRST_WRONG))
+def test_a_first_measured_wrong_letter_of_the_twelfth_set_is_now_read_as_labelled_or_unread(rid):
+    r = next(r for r in _records(DATA / "mcq_o.jsonl") if r["id"] == rid)
+    got = read_answer(r["reply"], r["letters"], r.get("option_texts"), r.get("question"))
+    assert got.label in (None, r["expected"]) and got.label != VALIDATION12_FIRST_WRONG[rid], got.how
 
 
 @pytest.mark.parametrize("rid", sorted(VALIDATION9_FIRST_WRONG))
@@ -756,7 +810,7 @@ def test_a_first_measured_wrong_letter_of_the_tenth_set_is_now_read_as_labelled_
     assert got.label in (None, r["expected"]) and got.label != VALIDATION10_FIRST_WRONG[rid], got.how
 
 
-#: each held-out set's files and the replies it misreads (validation6 to 11 above)
+#: each held-out set's files and the replies it misreads (validation6 to 12 above)
 HELD_OUT_SETS = {
     "validation6": ((DATA / "mcq_h.jsonl", DATA / "mcq_i.jsonl"), VALIDATION6_MISSES),
     "validation7": ((DATA / "mcq_j.jsonl",), VALIDATION7_MISSES),
@@ -764,6 +818,7 @@ HELD_OUT_SETS = {
     "validation9": ((DATA / "mcq_l.jsonl",), VALIDATION9_MISSES),
     "validation10": ((DATA / "mcq_m.jsonl",), VALIDATION10_MISSES),
     "validation11": ((DATA / "mcq_n.jsonl",), VALIDATION11_MISSES),
+    "validation12": ((DATA / "mcq_o.jsonl",), VALIDATION12_MISSES),
 }
 
 
