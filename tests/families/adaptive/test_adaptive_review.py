@@ -211,6 +211,7 @@ def test_the_run_results_and_report_read_the_attack_reviews_as_the_review_stats_
         html_text = (tmp_path / "rated" / "report.html").read_text()
         for item in ("q2", "q4"):  # each attack judged invalid linked to its unit
             assert f"/unit/0/{quote(units[item], safe='')}" in html_text
+        assert "q2 stub-model: judged invalid (no, no)" in md and "q4 stub-model: judged invalid (no, yes)" in md
         csv = (tmp_path / "rated" / "tables" / "adaptive_reviewed.csv").read_text()
         assert "review-attacks" in csv and f"{rev.flipped.p}"[:6] in csv
 

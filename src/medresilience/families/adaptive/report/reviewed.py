@@ -45,13 +45,14 @@ COLUMNS = (
 class ReviewRow:
     """One model's attacks under one setting of one run beside their review: `label` names it in
     the report, `name` is the model's name among the runs (its viewer links), `reviews` the review
-    directories, `invalid_units` the unit id of each attack judged invalid with its item id."""
+    directories, `invalid_units` the unit id of each attack judged invalid with its item id and its
+    reviewers' answers."""
 
     attacked: Attacked
     name: str
     reviews: tuple[str, ...]
     reviewed: Reviewed
-    invalid_units: tuple[tuple[str, str], ...]
+    invalid_units: tuple[tuple[str, str, str], ...]
 
 
 def review_rows(attacked: Sequence[Attacked]) -> list[ReviewRow]:
@@ -66,8 +67,8 @@ def review_rows(attacked: Sequence[Attacked]) -> list[ReviewRow]:
         mine = [x for x in reviews.get("attacks") or [] if x.get("model") == a.model]
         records = [t for t in block.get("traces", []) if t.get("model") == a.model]
         (got,) = reviewed_by_model(records, item_votes(mine), f"{a.run.name} results.json loop.{a.setting}.traces")
-        unit_of = {str(x["item_id"]): str(x["unit_id"]) for x in mine}
-        invalid = tuple((unit_of[i], i) for i in got.invalid_items if i in unit_of)
+        of = {str(x["item_id"]): x for x in mine}
+        invalid = tuple((str(of[i]["unit_id"]), i, ", ".join(sorted(map(str, of[i]["votes"])))) for i in got.invalid_items if i in of)
         rows.append(ReviewRow(a, names.name(a.run.name, a.model), tuple(reviews.get("from") or ()), got, invalid))
     return rows
 
@@ -130,9 +131,9 @@ def review_blocks(rows: Sequence[ReviewRow]) -> list[Block]:
         blocks.append(Paragraph("The flip curve with the attacks judged invalid censored:", "plain"))
         blocks.append(curve_table(curves, name="reviewed_curve"))
     invalid = tuple(
-        Cell(item, item, unit_url(r.attacked.run.name, unit), link_kind="unit", tail=f" {r.attacked.label}: judged invalid")
+        Cell(item, item, unit_url(r.attacked.run.name, unit), link_kind="unit", tail=f" {r.attacked.label}: judged invalid ({votes})")
         for r in rows
-        for unit, item in r.invalid_units
+        for unit, item, votes in r.invalid_units
     )
     if invalid:
         blocks.append(ItemList(invalid, lead="Attacks judged invalid:", name="invalid_attacks"))
