@@ -199,7 +199,7 @@ def evaluate(
                         json.dump(config, fh, indent=2)
                     store.record_run(run_id, {**config, "run_id": run_id})
             config["run_id"] = run_id
-            reused = _settled_results(out, previous, run_id, stats, run.family, store) if settled else None
+            reused = _settled_results(out, previous, run_id, stats) if settled else None
             results, frame = (reused, None) if reused is not None else (summarise or summarise_with_frame)(store, run, config, stats)
             short = shortfall(store, stats)
         write_results(out, results, run.family)
@@ -228,18 +228,15 @@ def _same_run(stored: RunConfig | None, config: Mapping[str, object]) -> bool:
     return {k: v for k, v in stored.data.items() if k != "run_id"} == json.loads(json.dumps(config, default=str))
 
 
-def _settled_results(out: Path, previous: str | None, run_id: str, stats: RunStats, family: Family, store: Store) -> Results | None:
+def _settled_results(out: Path, previous: str | None, run_id: str, stats: RunStats) -> Results | None:
     """A settled rerun's results: the previous run's results.json under the new run id (the same
     units, calls and scores give the same numbers), or None when that file is not the previous
-    run's (missing, unreadable or another run's) or its family's loop now records otherwise (what
-    the run directory holds beside the store: reviews of its attacks): then they are computed again."""
+    run's (missing, unreadable or another run's): then they are computed again."""
     try:
         old = Results.load(out / "results.json")
     except MedresError:
         return None
     if old.run.run_id != previous:
-        return None
-    if family.evaluation.loop is not None and old.loop != json.loads(json.dumps(family.evaluation.loop.record(store))):
         return None
     run = old.run.model_copy(update={"run_id": run_id})
     return old.model_copy(update={"run": run, "last_execution": asdict(stats)})
