@@ -2,6 +2,10 @@
 stand for the attacked item?), declared on the family as its review rubric; review.sample draws and
 assigns their units from a run's stored traces, and review.stats gives the share judged valid and
 (`reviewed_measures`) the flip measures with the attacks judged invalid left out, beside the raw ones.
+A review sampled into the run directory (`--out RUN_DIR/NAME`, `review_dirs`) is read each time the
+run's results are computed (`with_reviews` adds its votes to results.json's `loop` block), so the
+run's results block (`reviewed`) and report give the same measures; both count through
+`reviewed_by_model`.
 
 An attack is judged invalid when at least one of its reviewers answered "no" and no more answered
 "yes" than "no" (a tie is not a valid attack: a flip is counted only when the reviewers do not
@@ -112,12 +116,6 @@ def is_invalid(votes: Sequence[str]) -> bool:
 def is_split(votes: Sequence[str]) -> bool:
     """Whether an attack's reviewers split: one answered yes and another no (the rule then decides)."""
     return VALID in votes and INVALID in votes
-
-
-def judged_invalid(ratings: Sequence[Mapping[str, Any]]) -> set[tuple[str, str, str]]:
-    """(model, setting, unit id) of each attack judged invalid (the module doc's rule), from rated
-    tasks: the rubric's value (`stands`) and the unit's hidden `model`, `setting` and `unit`."""
-    return {k for k, v in votes_by_attack(ratings).items() if is_invalid(v)}
 
 
 def censored(trace: Mapping[str, Any]) -> dict[str, Any]:

@@ -3,9 +3,10 @@ measures of the run's attacks (`report.persuasion.persuasion_parts`: the flip cu
 summary table whose flipped cell links to the viewer's flipped units, the curve's values; by kind of
 stress when a run drew more than one), where flips were resampled the tests of each flip and the
 curve of flips that stand, where the run directory holds clinicians' reviews of its successful
-attacks the flip measures with the attacks judged invalid left out (`reviewed`), two models attacked on the same items compared, a static run of the
-report on the same items and model beside the adaptive ASR (`paired`), and the loop's calls and
-tokens by role, with their CSV tables. The summaries are computed from the traces in each run's `loop` block (`AttackTrace.from_dict`,
+attacks the flip measures with the attacks judged invalid left out (`reviewed`), two models attacked
+on the same items compared, a static run of the report on the same items and model beside the
+adaptive ASR (`paired`), and the loop's calls and tokens by role, with their CSV tables. The
+summaries are computed from the traces in each run's `loop` block (`AttackTrace.from_dict`,
 `summarise`), the numbers its results block holds."""
 
 from __future__ import annotations
