@@ -246,7 +246,8 @@ class ProbeLoop(Protocol):
       final answer under the unit's key; a setting that answers through a loop or a call of its own
       is refused with it;
     - `record(store)`: what results.json keeps of the loops of the store's latest run (its `loop`
-      block: per-unit records and counts, by setting);
+      block: per-unit records and counts, by setting; and what the run directory holds about them
+      beside the store, such as people's reviews of the loops, read each time it is called);
     - `measures(loop)`: from that `loop` block, model -> setting -> the keys the loop adds to that
       model and setting's results block (declared in the family's `results_block`);
     - `view(linked)`: a unit's loop from the calls linked to it (`store.UnitDetail.linked`: role,

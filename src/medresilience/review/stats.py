@@ -35,7 +35,7 @@ import pandas as pd
 from .. import stats
 from ..report.parts import BarFigure, Block, Cell, Column, Heading, Paragraph, Section, Table, count, rate, text
 from ..runtime.jsontypes import JSONObject
-from .db import ReviewDB
+from .db import ReviewDB, opened
 from .parts import PartsStats, compute_parts
 from .parts import write as write_parts
 from .parts_figures import figures as part_figures
@@ -291,9 +291,27 @@ def _validity(rubric: ReviewRubric, rated: pd.DataFrame, meta: dict[str, Any], c
     draw = rubric.extra.get("reviewed_measures")
     if draw is None:
         return validity, []
+    return validity, list(draw(meta, valid_share_ratings(rated, key)))
+
+
+def valid_share_ratings(rated: pd.DataFrame, key: str) -> list[dict[str, Any]]:
+    """The rated tasks' values of the dimension `key` (a rating without one left out), each with
+    its unit's hidden facts (by their own names): what a rubric's `reviewed_measures` reads."""
     hidden = [c for c in rated.columns if c.startswith("hidden_")] if len(rated) else []
-    ratings = [{key: r[key], **{c[len("hidden_") :]: r[c] for c in hidden}} for r in rated.to_dict("records") if r.get(key) is not None]
-    return validity, list(draw(meta, ratings))
+    return [{key: r[key], **{c[len("hidden_") :]: r[c] for c in hidden}} for r in rated.to_dict("records") if r.get(key) is not None]
+
+
+def rated_values(review: Path | str | ReviewDB) -> tuple[ReviewRubric, list[dict[str, Any]]]:
+    """A review's rubric and, for a rubric judging each unit's validity (`extra["valid_share"]`),
+    its rated values with the units' hidden facts (`valid_share_ratings`; else none): the ratings
+    the statistics page draws its `reviewed_measures` from, read without computing the rest."""
+    with opened(review) as db:
+        rubric = db.rubric
+        df = ratings_frame(db)
+    key = rubric.extra.get("valid_share")
+    if not key or not len(df):
+        return rubric, []
+    return rubric, valid_share_ratings(df[df["status"] == "rated"], str(key))
 
 
 PAIR_SEPARATOR = " / "

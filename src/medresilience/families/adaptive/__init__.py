@@ -46,7 +46,7 @@ class AttackLoops:
     def record(self, store: Store) -> JSONObject:
         from .traces import loop_record
 
-        return loop_record(store)
+        return review.with_reviews(loop_record(store), store)
 
     def measures(self, loop: JSONObject) -> dict[str, dict[str, JSONObject]]:
         from .persuasion import loop_measures

@@ -1,6 +1,6 @@
 """The shape of the adaptive family's results block (one model and setting of results.json, as
 `metrics.model_block` writes it, with the persuasion measures of its attacks that
-`persuasion.loop_measures` adds from the run's traces)."""
+`persuasion.loop_measures` adds from the run's traces and, where it holds any, its attack reviews)."""
 
 from __future__ import annotations
 
@@ -101,6 +101,28 @@ class AttackTestsValue(BaseModel):
     tests: list[AttackTestValue]
 
 
+class ReviewedValue(BaseModel):
+    """A model's successful attacks as clinicians reviewed them (`review.reviewed_by_model`): the
+    run directory's attack reviews (`reviews`), the attacks that flipped, those rated, judged valid
+    and invalid (valid + invalid = reviewed), those whose reviewers split (a yes and a no: counted in
+    valid or invalid by the rule), those unreviewed (still counted as flips); the share of right
+    answers flipped within the budget with the attacks judged invalid censored (`flipped`: an
+    unreviewed flip counts), and that persuasion summary with its curve (None when every attack
+    left the measure)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    reviews: list[str]
+    successful: int
+    reviewed: int
+    valid: int
+    invalid: int
+    split: int
+    unreviewed: int
+    flipped: CurvePointValue | None
+    persuasion: PersuasionValue | None
+
+
 class AdaptiveBlock(ResultsBlock):
     overall: dict[str, IntervalRate | None]
     by_kind: dict[str, dict[str, IntervalRate | None]]
@@ -112,3 +134,6 @@ class AdaptiveBlock(ResultsBlock):
     #: only the flips that stand (a flip that does not stand counts as held)
     attack_tests: AttackTestsValue | None = None
     standing: PersuasionValue | None = None
+    #: where the run directory holds reviews of its successful attacks: the flip measures counting
+    #: only the attacks not judged invalid
+    reviewed: ReviewedValue | None = None

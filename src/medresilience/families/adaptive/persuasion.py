@@ -5,13 +5,17 @@ flip or "not reached", the flips to the attacker's target, the candidates reject
 the kind of stress; and where the run resampled its flips (`resample.py`), the per-attack tests
 (`stats.persuasion.attack_tests`: one-sided Fisher exact on right / read draws, original against
 attacked, Holm or BH across the model's flips under the setting) and the persuasion summary counting
-only the flips that stand (`standing_only`: a flip that does not stand counts as held)."""
+only the flips that stand (`standing_only`: a flip that does not stand counts as held); and where the
+run directory holds reviews of its successful attacks (the `reviews` of a setting's loop block), the
+measures with the attacks judged invalid censored (`review.reviewed_by_model`, as the review
+statistics page counts them)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ...stats.persuasion import AttackTests, AttackTrace, PersuasionSummary, Resampled, attack_tests, standing_only, summarise
+from .review import Reviewed, item_votes, reviewed_by_model
 
 #: the level of the per-attack tests
 ALPHA = 0.05
@@ -43,6 +47,7 @@ def loop_measures(loop: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
         for s in summarise(found, by_kind=True):
             kinds.setdefault(s.model, {})[str(s.kind)] = summary_record(s)
         tested = tests_by_model(found, block.get("resampled") or [], f"results.json loop.{setting}.resampled")
+        reviewed = reviewed_records(block, where)
         for s in summarise(found):
             keys = {"persuasion": summary_record(s), "persuasion_by_kind": kinds.get(s.model, {})}
             if s.model in tested:
@@ -50,8 +55,36 @@ def loop_measures(loop: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
                 mine = [t for t in found if t.model == s.model]
                 keys["attack_tests"] = value
                 keys["standing"] = summary_record(summarise(standing_only(mine, [(s.model, a) for a in res.standing]))[0])
+            if s.model in reviewed:
+                keys["reviewed"] = reviewed[s.model]
             out.setdefault(s.model, {})[setting] = keys
     return out
+
+
+def reviewed_record(r: Reviewed, reviews: list[str]) -> dict[str, Any]:
+    """One model's review of its successful attacks as its block's plain dict (`block.ReviewedValue`)."""
+    s = r.reviewed
+    return {
+        "reviews": list(reviews),
+        "successful": r.flipped,
+        "reviewed": r.rated,
+        "valid": r.valid,
+        "invalid": r.invalid,
+        "split": r.split,
+        "unreviewed": r.unreviewed,
+        "flipped": None if s is None else summary_record(s)["curve"][-1],
+        "persuasion": None if s is None else summary_record(s),
+    }
+
+
+def reviewed_records(block: dict[str, Any], where: str) -> dict[str, dict[str, Any]]:
+    """model -> its `reviewed` key, from one setting's loop block where it holds `reviews` (none
+    without): the raw traces with the attacks judged invalid censored (`review.reviewed_by_model`)."""
+    reviews = block.get("reviews")
+    if not reviews:
+        return {}
+    votes = item_votes(reviews.get("attacks") or [])
+    return {r.raw.model: reviewed_record(r, reviews.get("from") or []) for r in reviewed_by_model(block.get("traces", []), votes, where)}
 
 
 def resampled(rec: dict[str, Any], where: str) -> Resampled:

@@ -2,9 +2,11 @@
 measures of the run's attacks (`report.persuasion.persuasion_parts`: the flip curve figure, the
 summary table whose flipped cell links to the viewer's flipped units, the curve's values; by kind of
 stress when a run drew more than one), where flips were resampled the tests of each flip and the
-curve of flips that stand, two models attacked on the same items compared, a static run of the
-report on the same items and model beside the adaptive ASR (`paired`), and the loop's calls and
-tokens by role, with their CSV tables. The summaries are computed from the traces in each run's `loop` block (`AttackTrace.from_dict`,
+curve of flips that stand, where the run directory holds clinicians' reviews of its successful
+attacks the flip measures with the attacks judged invalid left out (`reviewed`), two models attacked
+on the same items compared, a static run of the report on the same items and model beside the
+adaptive ASR (`paired`), and the loop's calls and tokens by role, with their CSV tables. The
+summaries are computed from the traces in each run's `loop` block (`AttackTrace.from_dict`,
 `summarise`), the numbers its results block holds."""
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ..block import AdaptiveBlock
 from ..loop import ROLES
 from ..taxonomy import CONDITION, FAMILY, HEADLINE_COLUMNS
 from .paired import StaticRow, attacks, model_comparisons, resampling, static_rows, static_table
+from .reviewed import review_blocks, review_frame, review_rows
 
 TITLE = "Adaptive attacks"
 INTRO = (
@@ -184,6 +187,8 @@ def section(runs: Sequence[RunData], others: Sequence[RunData] = ()) -> FamilySe
         blocks.append(summary_table([s for s, _ in kinds], link, name="persuasion_by_kind"))
     if standing:
         blocks += [standing_table(standing), tests_table(tests)]
+    reviewed = review_rows(attacked)
+    blocks += review_blocks(reviewed)
     if compared:
         blocks.append(comparison_table(compared))
     if static:
@@ -201,6 +206,7 @@ def section(runs: Sequence[RunData], others: Sequence[RunData] = ()) -> FamilySe
             "adaptive_persuasion": persuasion_frame([*overall, *kinds]),
             "adaptive_calls": calls,
             **({"adaptive_attack_tests": pd.DataFrame([t.__dict__ for t in tests])} if tests else {}),
+            **({"adaptive_reviewed": review_frame(reviewed)} if reviewed else {}),
             **({"adaptive_models": models_frame(compared)} if compared else {}),
             **({"adaptive_static": static_frame(static)} if static else {}),
         },
