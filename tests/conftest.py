@@ -2,7 +2,10 @@
 oracle answer policy for the stub server (the stub is the boundary we do not own: a model), the
 stub servers of a test module (`stub_server`), a finished run of the tiny suite (`oracle_run`), and
 the review tests' setup: reviews served (`review_server`), a reviewer added (`reviewer`), signed in
-in a browser (`signed_in`), every task rated (`rate_all`, `rubric_a_values`)."""
+in a browser (`signed_in`), every task rated (`rate_all`, `rubric_a_values`); and the browser tests'
+setup: a free port (`free_port`), `medres view` / `medres review serve` in a subprocess
+(`MedresServer`, `view_serve`, `review_serve`), a headless Chromium page recording what it did
+(`Browser`, `browser`)."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import json
 import os
 import re
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -82,6 +86,146 @@ def needs_chromium():
     if not CHROMIUM.exists():  # pragma: no cover - depends on the machine
         pytest.skip(f"{CHROMIUM} not found (install Debian's chromium package; no browser is downloaded)", allow_module_level=True)
     return api
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now (bound, read and released): for a server started next to bind."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+#: the line `medres view` prints once its runs are indexed: its base URL
+VIEWER_URL = re.compile(r"viewer: (http://127\.0\.0\.1:\d+/)")
+
+
+class MedresServer:
+    """`medres ARGS --port P` in a subprocess on 127.0.0.1 (a free port; run from the project root,
+    unbuffered), for a test to drive over HTTP: `start()` returns once `GET url + ready` answers 200,
+    failing with the server's stderr when it exits first, or after 60 s. With `announces` (a pattern
+    whose one group is a base URL: `VIEWER_URL`) the server's first line of output must match it, and
+    `url` is the URL it printed. `stop()` ends it with `stop_signal` (SIGINT, a Ctrl-C, for `medres
+    view`), killing it after 10 s; `kill9()` kills it with no chance to flush. `with MedresServer(...)
+    as srv:` starts it and stops it."""
+
+    def __init__(self, *args: str, ready: str = "/", announces: re.Pattern[str] | None = None, stop_signal: int = signal.SIGTERM):
+        self.args, self.ready, self.announces, self.stop_signal = args, ready, announces, stop_signal
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> MedresServer:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "medresilience.cli", *self.args, "--port", str(self.port)],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            stdout=subprocess.PIPE if self.announces else subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+        )
+        try:
+            if self.announces:
+                line = self.proc.stdout.readline()
+                m = self.announces.search(line)
+                assert m, line + self.proc.stderr.read() if self.proc.poll() is not None else line
+                self.url = m.group(1).rstrip("/")
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_ready(self) -> None:
+        import httpx
+
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the server exited: {self.proc.stderr.read()}")
+            try:
+                if httpx.get(self.url + self.ready, timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        raise RuntimeError(f"the server did not start in 60 s: medres {' '.join(self.args)}")
+
+    def kill9(self) -> None:
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=10)
+        self.stop()
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.send_signal(self.stop_signal)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:  # pragma: no cover
+                self.proc.kill()
+                self.proc.wait()
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None and not stream.closed:
+                stream.close()
+
+    def __enter__(self) -> MedresServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def view_serve(*runs: Path) -> MedresServer:
+    """`medres view RUN...`: its URL the one it prints once the runs are indexed; stopped by Ctrl-C."""
+    return MedresServer("view", *map(str, runs), announces=VIEWER_URL, stop_signal=signal.SIGINT)
+
+
+def review_serve(review: Path) -> MedresServer:
+    """`medres review serve REVIEW`: ready once its sign-in page answers; stopped by SIGTERM."""
+    return MedresServer("review", "serve", str(review), ready="/login")
+
+
+class Browser:
+    """A headless Chromium (Debian's, through Playwright: `playwright` is a started `sync_playwright()`)
+    on a persistent profile at `profile`, with one page, recording what it did: dialogs (each one
+    dismissed), page errors, console messages (type, text) and every request of its context.
+    `context` goes to the context as Playwright takes it (`viewport=...`). `with Browser(...) as b:`
+    closes it."""
+
+    def __init__(self, playwright, profile: Path, **context):
+        self.ctx = playwright.chromium.launch_persistent_context(str(profile), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS, **context)
+        self.dialogs: list[str] = []
+        self.errors: list[str] = []
+        self.console: list[tuple[str, str]] = []
+        self.requests: list[str] = []
+        try:
+            self.page = self.ctx.new_page()
+        except BaseException:
+            self.ctx.close()
+            raise
+        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("console", lambda m: self.console.append((m.type, m.text)))
+        self.ctx.on("request", lambda r: self.requests.append(r.url))
+
+    def close(self) -> None:
+        self.ctx.close()
+
+    def __enter__(self) -> Browser:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@contextmanager
+def browser(sync_api, profile: Path, **context) -> Iterator[Browser]:
+    """Playwright started (`sync_api` as `needs_chromium` gives it) and one `Browser` on `profile`,
+    both ended when the block ends."""
+    with sync_api.sync_playwright() as p, Browser(p, profile, **context) as b:
+        yield b
 
 
 def output_lines(result) -> list[str]:
@@ -315,12 +459,10 @@ def review_server() -> Iterator[Callable[[Path], str]]:
     """Serves reviews for one test module (`medres review serve REVIEW` in a subprocess on a free
     127.0.0.1 port): `url = review_server(review_dir)`; every server started is stopped when the
     module's tests end."""
-    from test_review_app import Server
-
-    started: list[Server] = []
+    started: list[MedresServer] = []
 
     def start(review: Path) -> str:
-        started.append(Server(review).start())
+        started.append(review_serve(review).start())
         return started[-1].url
 
     yield start
@@ -342,24 +484,16 @@ def signed_in(sync_api, url: str, password: str, profile: Path, name: str = REVI
     """A headless Chromium page (Playwright's `sync_api`, as `needs_chromium` gives it) signed in to
     the review app at `url`. On a clean exit the page raised no error and asked nothing of any
     address but the app's (and data: URIs)."""
-    with sync_api.sync_playwright() as p:
-        ctx = p.chromium.launch_persistent_context(str(profile), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        errors: list[str] = []
-        requests: list[str] = []
-        ctx.on("request", lambda r: requests.append(r.url))
-        try:
-            page = ctx.new_page()
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(f"{url}/", wait_until="load")
-            page.fill("#name", name)
-            page.fill("#password", password)
-            page.press("#password", "Enter")
-            page.wait_for_load_state("load")
-            yield page
-            assert not errors, errors
-            assert all(r.startswith(url) or r.startswith("data:") for r in requests), requests
-        finally:
-            ctx.close()
+    with browser(sync_api, profile) as b:
+        page = b.page
+        page.goto(f"{url}/", wait_until="load")
+        page.fill("#name", name)
+        page.fill("#password", password)
+        page.press("#password", "Enter")
+        page.wait_for_load_state("load")
+        yield page
+        assert not b.errors, b.errors
+        assert all(r.startswith(url) or r.startswith("data:") for r in b.requests), b.requests
 
 
 def rate_all(

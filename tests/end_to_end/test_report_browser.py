@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CHROMIUM, needs_chromium
-from conftest import CHROMIUM_ARGS as ARGS
+from conftest import browser, needs_chromium
 
 sync_api = needs_chromium()
 
@@ -50,34 +49,22 @@ def server(report_dir):
 
 
 def _open(url: str, user_data: Path, shot: Path, full_page: bool = True) -> dict:
-    seen: dict = {"console": [], "errors": [], "requests": [], "failed": []}
-    with sync_api.sync_playwright() as p:
-        ctx = p.chromium.launch_persistent_context(
-            str(user_data),
-            executable_path=str(CHROMIUM),
-            headless=True,
-            args=ARGS,
-            viewport={"width": 1280, "height": 900},
+    with browser(sync_api, user_data, viewport={"width": 1280, "height": 900}) as b:
+        page = b.page
+        seen: dict = {"console": b.console, "errors": b.errors, "requests": [], "failed": []}
+        page.on("request", lambda r: seen["requests"].append(r.url))
+        page.on("requestfailed", lambda r: seen["failed"].append(r.url))
+        resp = page.goto(url, wait_until="load")
+        page.wait_for_load_state("networkidle")
+        seen["status"] = None if resp is None else resp.status
+        seen["title"] = page.title()
+        seen["svgs"] = page.locator("svg.figure").count()
+        seen["rendered"] = page.evaluate(
+            "Array.from(document.querySelectorAll('svg.figure')).filter(s => s.getBoundingClientRect().width > 300 && s.getBoundingClientRect().height > 150).length"
         )
-        try:
-            page = ctx.new_page()
-            page.on("console", lambda m: seen["console"].append((m.type, m.text)))
-            page.on("pageerror", lambda e: seen["errors"].append(str(e)))
-            page.on("request", lambda r: seen["requests"].append(r.url))
-            page.on("requestfailed", lambda r: seen["failed"].append(r.url))
-            resp = page.goto(url, wait_until="load")
-            page.wait_for_load_state("networkidle")
-            seen["status"] = None if resp is None else resp.status
-            seen["title"] = page.title()
-            seen["svgs"] = page.locator("svg.figure").count()
-            seen["rendered"] = page.evaluate(
-                "Array.from(document.querySelectorAll('svg.figure')).filter(s => s.getBoundingClientRect().width > 300 && s.getBoundingClientRect().height > 150).length"
-            )
-            seen["first_heading"] = page.locator("h2").first.inner_text()
-            seen["overflow"] = page.evaluate("document.documentElement.scrollWidth > window.innerWidth + 1")
-            page.screenshot(path=str(shot), full_page=full_page)
-        finally:
-            ctx.close()
+        seen["first_heading"] = page.locator("h2").first.inner_text()
+        seen["overflow"] = page.evaluate("document.documentElement.scrollWidth > window.innerWidth + 1")
+        page.screenshot(path=str(shot), full_page=full_page)
     return seen
 
 

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CHROMIUM, FIXTURES, needs_chromium
-from conftest import CHROMIUM_ARGS as ARGS
+from conftest import FIXTURES, browser, needs_chromium
 
 sync_api = needs_chromium()
 
@@ -45,33 +44,29 @@ def runs(tmp_path_factory, stub_server):
     return root
 
 
-def _layout(html: Path, width: int) -> dict:
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": width, "height": 1000})
-            page.goto(html.as_uri(), wait_until="load")
-            return page.evaluate("""() => ({
-                page_scrolls: document.documentElement.scrollWidth > window.innerWidth + 1,
-                key_tables: Array.from(document.querySelectorAll('#key table')).map(t => {
-                    const box = t.closest('.scroll') || t.parentElement;
-                    const cells = Array.from(t.querySelectorAll('th, td'));
-                    return {scrolls: box.scrollWidth > box.clientWidth + 1,
-                            right: t.getBoundingClientRect().right, box_right: box.getBoundingClientRect().right,
-                            clipped: cells.filter(c => c.scrollWidth > c.clientWidth + 1).map(c => c.innerText)};
-                }),
-                key_headings: Array.from(document.querySelectorAll('#key h3')).map(h => h.innerText),
-                key_text: document.querySelector('#key').innerText,
-                facts_text: document.querySelector('#facts').innerText,
-            })""")
-        finally:
-            browser.close()
+def _layout(html: Path, width: int, profile: Path) -> dict:
+    with browser(sync_api, profile, viewport={"width": width, "height": 1000}) as b:
+        page = b.page
+        page.goto(html.as_uri(), wait_until="load")
+        return page.evaluate("""() => ({
+            page_scrolls: document.documentElement.scrollWidth > window.innerWidth + 1,
+            key_tables: Array.from(document.querySelectorAll('#key table')).map(t => {
+                const box = t.closest('.scroll') || t.parentElement;
+                const cells = Array.from(t.querySelectorAll('th, td'));
+                return {scrolls: box.scrollWidth > box.clientWidth + 1,
+                        right: t.getBoundingClientRect().right, box_right: box.getBoundingClientRect().right,
+                        clipped: cells.filter(c => c.scrollWidth > c.clientWidth + 1).map(c => c.innerText)};
+            }),
+            key_headings: Array.from(document.querySelectorAll('#key h3')).map(h => h.innerText),
+            key_text: document.querySelector('#key').innerText,
+            facts_text: document.querySelector('#facts').innerText,
+        })""")
 
 
 @pytest.mark.parametrize("width", [1920])
 def test_the_key_numbers_fit_the_page_with_a_heading_per_family(runs, tmp_path, width):
     rep = build_report([runs / "mis", runs / "noise"], out_dir=tmp_path / "rep")
-    seen = _layout(rep.html, width)
+    seen = _layout(rep.html, width, tmp_path / "profile")
     assert not seen["page_scrolls"], seen["key_tables"]
     assert len(seen["key_tables"]) == 2
     for t in seen["key_tables"]:

@@ -8,22 +8,16 @@ context sentences, and the stub model answers with the same, so every page here 
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
-import socket
 import sqlite3
-import subprocess
-import sys
 import threading
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from conftest import ROOT, make_tiny_suite, oracle_policy, stub_spec
+from conftest import make_tiny_suite, oracle_policy, review_serve, stub_spec
 from medresilience.models.spec import parse_model_spec
 from medresilience.review import ReviewDB, ReviewError, sample_review
 from medresilience.review.app import SESSION_COOKIE, create_app
@@ -538,58 +532,6 @@ def test_rate_skip_comment_and_come_back_later(review):
 # --------------------------------------------------------------------------- a real server
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """`medres review serve REVIEW --port P` in a subprocess on 127.0.0.1."""
-
-    def __init__(self, review: Path):
-        self.review, self.port = review, _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> Server:
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "medresilience.cli", "review", "serve", str(self.review), "--port", str(self.port)],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the server exited: {self.proc.stderr.read().decode(errors='replace')}")
-            try:
-                if httpx.get(f"{self.url}/login", timeout=1).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        raise RuntimeError("the server did not start in 60 s")
-
-    def kill9(self) -> None:
-        assert self.proc is not None
-        os.kill(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(timeout=10)
-        self.proc.stderr.close()
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:  # pragma: no cover
-                self.proc.kill()
-                self.proc.wait()
-        if self.proc is not None and self.proc.stderr and not self.proc.stderr.closed:
-            self.proc.stderr.close()
-
-
 def http_sign_in(url: str, name: str, password: str) -> httpx.Client:
     c = httpx.Client(base_url=url, follow_redirects=False, timeout=30)
     token = csrf_of(c.get("/login").text)
@@ -606,7 +548,7 @@ def http_rate(c: httpx.Client, task_id: int, comment: str) -> httpx.Response:
 def test_kill_9_between_submissions_loses_no_submitted_rating(review):
     path, pw = review
     mine = task_ids(path, "alice")
-    server = Server(path).start()
+    server = review_serve(path).start()
     try:
         c = http_sign_in(server.url, "alice", pw["alice"])
         for i, tid in enumerate(mine[:3]):
@@ -615,7 +557,7 @@ def test_kill_9_between_submissions_loses_no_submitted_rating(review):
         server.kill9()  # ... then the process dies without any chance to flush
         kept = stored(path)
         assert [kept[t][3] for t in mine[:3]] == ["before kill 0", "before kill 1", "before kill 2"]
-        server = Server(path).start()
+        server = review_serve(path).start()
         c = http_sign_in(server.url, "alice", pw["alice"])
         assert "3</strong> of" in c.get("/").text
         assert http_rate(c, mine[3], "after restart").status_code == 303
@@ -628,7 +570,7 @@ def test_kill_9_between_submissions_loses_no_submitted_rating(review):
 
 def test_two_reviewers_submitting_at_once_both_persist(review):
     path, pw = review
-    server = Server(path).start()
+    server = review_serve(path).start()
     try:
         clients = {n: http_sign_in(server.url, n, pw[n]) for n in ("alice", "bob")}
         todo = {n: task_ids(path, n)[:6] for n in clients}

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import needs_chromium
+from conftest import Browser, needs_chromium, review_serve
 
 sync_api = needs_chromium()
 
 from medresilience.review import ReviewDB, sample_review  # noqa: E402
 from medresilience.review.parts import compute_parts  # noqa: E402
-from test_review_app import Server  # noqa: E402
-from test_review_browser import Browser  # noqa: E402
+from test_review_browser import VIEWPORT, sign_in  # noqa: E402
 from test_review_cancercare import ANSWERS, LABELS, SCORES, _answers_csv  # noqa: E402
 
 RATERS = ("ann", "ben", "cat")
@@ -32,7 +31,7 @@ def served(tmp_path_factory):
         units = db.units()
         key = {uid: (int(u.item_id[1:]), u.hidden["source"]) for uid, u in units.items()}
         tasks = {r: {t.task_id: key[t.unit_id] for t in db.tasks_for(r)} for r in RATERS}
-    server = Server(review).start()
+    server = review_serve(review).start()
     try:
         yield {"url": server.url, "review": review, "pw": passwords, "tasks": tasks}
     finally:
@@ -43,9 +42,8 @@ def test_three_raters_rate_answers_paragraph_by_paragraph(served, tmp_path):
     url, review = served["url"], served["review"]
     with sync_api.sync_playwright() as p:
         for rater in RATERS:
-            b = Browser(p, tmp_path / f"profile-{rater}")
-            try:
-                b.sign_in(url, rater, served["pw"][rater])
+            with Browser(p, tmp_path / f"profile-{rater}", viewport=VIEWPORT) as b:
+                sign_in(b, url, rater, served["pw"][rater])
                 page = b.page
                 page.click("text=Continue with task")
                 for i in range(4):
@@ -74,8 +72,6 @@ def test_three_raters_rate_answers_paragraph_by_paragraph(served, tmp_path):
                         page.wait_for_load_state("load")
                     assert ("All your tasks are rated" if i == 3 else "Saved.") in page.inner_text("main")
                 assert not b.dialogs and not b.errors
-            finally:
-                b.close()
     res = compute_parts(review, n_resamples=200)
     assert dict(zip(res.misd_distribution["misd"], res.misd_distribution["paragraphs"])) == {0: 2, 1: 2, 2: 4, 3: 0, 4: 0}
     labels = {(r.source, r.label): r.count for r in res.labels.itertuples()}

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import needs_chromium
+from conftest import Browser, needs_chromium, review_serve
 
 sync_api = needs_chromium()
 
 from medresilience.review import ReviewDB, sample_review  # noqa: E402
 from medresilience.review.stats import compute  # noqa: E402
-from test_review_app import Server  # noqa: E402
-from test_review_browser import Browser  # noqa: E402
+from test_review_browser import VIEWPORT, sign_in  # noqa: E402
 from test_review_validation import _myth_suite  # noqa: E402
 
 RATERS = ("ann", "ben", "cat")
@@ -41,7 +40,7 @@ def served(tmp_path_factory):
         passwords = {r: db.add_reviewer(r) for r in RATERS}
         items = {u.unit_id: u.item_id for u in db.units().values()}
         tasks = {r: {t.task_id: items[t.unit_id] for t in db.tasks_for(r)} for r in RATERS}
-    server = Server(review).start()
+    server = review_serve(review).start()
     try:
         yield {"url": server.url, "review": review, "pw": passwords, "tasks": tasks}
     finally:
@@ -52,9 +51,8 @@ def test_three_raters_validate_in_the_browser(served, tmp_path):
     url, review = served["url"], served["review"]
     with sync_api.sync_playwright() as p:
         for rater in RATERS:
-            b = Browser(p, tmp_path / f"profile-{rater}")
-            try:
-                b.sign_in(url, rater, served["pw"][rater])
+            with Browser(p, tmp_path / f"profile-{rater}", viewport=VIEWPORT) as b:
+                sign_in(b, url, rater, served["pw"][rater])
                 page = b.page
                 page.click("text=Continue with task")
                 for i in range(4):
@@ -67,8 +65,6 @@ def test_three_raters_validate_in_the_browser(served, tmp_path):
                     assert ("All your tasks are rated" if i == 3 else "Saved.") in page.inner_text("main")
                 assert "4 of 4 rated" in " ".join(page.inner_text("main").split())
                 assert not b.dialogs and not b.errors
-            finally:
-                b.close()
     res = compute(review, n_resamples=200)
     assert int((res.ratings["status"] == "rated").sum()) == 12
     ag = res.agreement.set_index(["dimension", "coefficient"])

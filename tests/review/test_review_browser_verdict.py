@@ -13,19 +13,13 @@ Skipped, with the reason, when chromium or the playwright package is not availab
 
 from __future__ import annotations
 
-import os
 import re
 import signal
-import subprocess
-import sys
-import time
 
-import httpx
 import pytest
 from typer.testing import CliRunner
 
-from conftest import CHROMIUM, ROOT, needs_chromium, reviewer, signed_in
-from conftest import CHROMIUM_ARGS as ARGS
+from conftest import MedresServer, browser, needs_chromium, reviewer, signed_in
 
 sync_api = needs_chromium()
 
@@ -34,45 +28,9 @@ from medresilience.run.results import Results  # noqa: E402
 from test_presupposition_audit import MODEL, READER_UNSCORED, run_verdict, truth  # noqa: E402
 from test_presupposition_eval import ANSWER_RE, make_suite  # noqa: E402
 from test_presupposition_eval import policy as run_policy  # noqa: E402
-from test_review_app import _free_port  # noqa: E402
 
 #: the task answered by keyboard (its first verdict, one step down)
 KEYBOARD = 2
-
-
-class Viewer:
-    """`medres view RUN --port P` in a subprocess on 127.0.0.1."""
-
-    def __init__(self, run):
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "medresilience.cli", "view", str(run), "--port", str(self.port)],
-            cwd=ROOT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the viewer exited: {self.proc.stderr.read().decode(errors='replace')}")
-            try:
-                if httpx.get(f"{self.url}/", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        self.stop()
-        raise RuntimeError("the viewer did not start in 60 s")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:  # pragma: no cover
-                self.proc.kill()
-        self.proc.stderr.close()
 
 
 @pytest.fixture(scope="module")
@@ -161,39 +119,32 @@ def test_the_verdicts_given_in_the_browser_come_back_into_the_audit(rated):
 
 def test_the_report_shows_the_audit_and_each_disagreement_opens_its_unit_in_the_viewer(rated, tmp_path):
     run, given = rated["run"], rated["given"]
-    viewer = Viewer(run)
-    try:
+    with MedresServer("view", str(run), stop_signal=signal.SIGINT) as viewer:
         rep = CliRunner().invoke(app, ["report", str(run), "--out", str(tmp_path / "rep"), "--viewer-url", viewer.url])
         assert rep.exit_code == 0, rep.output
         page = (tmp_path / "rep" / "report.html").read_text()
         section = page.split('id="audit"', 1)[1]
         assert "Wrong verdict" in section and "Label-corrected" in section and ">PCS<" in section and ">NFP over-caution<" in section
-        with sync_api.sync_playwright() as p:
-            ctx = p.chromium.launch_persistent_context(str(tmp_path / "profile"), executable_path=str(CHROMIUM), headless=True, args=ARGS)
-            try:
-                b = ctx.new_page()
+        with browser(sync_api, tmp_path / "profile") as chromium:
+            b = chromium.page
+            b.goto((tmp_path / "rep" / "report.html").as_uri(), wait_until="load")
+            b.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
+            links = b.locator("ul.disagreements a.units")
+            wrong = {q for q, v in given.items() if v not in ("cannot_tell", run_verdict(q))}
+            assert links.count() == len(wrong)
+            seen = set()
+            for i in range(links.count()):
                 b.goto((tmp_path / "rep" / "report.html").as_uri(), wait_until="load")
                 b.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
-                links = b.locator("ul.disagreements a.units")
-                wrong = {q for q, v in given.items() if v not in ("cannot_tell", run_verdict(q))}
-                assert links.count() == len(wrong)
-                seen = set()
-                for i in range(links.count()):
-                    b.goto((tmp_path / "rep" / "report.html").as_uri(), wait_until="load")
-                    b.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
-                    link = b.locator("ul.disagreements a.units").nth(i)
-                    href = link.get_attribute("href")
-                    assert href.startswith(viewer.url + "/unit/0/"), href
-                    item = re.search(r"second reading (\S+)", link.locator("xpath=..").inner_text()).group(1)
-                    link.click()
-                    b.wait_for_load_state("load")
-                    assert b.url == href
-                    shown = b.inner_text("body")
-                    qid = ANSWER_RE.search(shown).group(2)  # the unit's answer, as the model gave it
-                    assert qid in wrong and given[qid] == item and f"[{MODEL} answers {qid}]" in shown
-                    seen.add(qid)
-                assert seen == wrong
-            finally:
-                ctx.close()
-    finally:
-        viewer.stop()
+                link = b.locator("ul.disagreements a.units").nth(i)
+                href = link.get_attribute("href")
+                assert href.startswith(viewer.url + "/unit/0/"), href
+                item = re.search(r"second reading (\S+)", link.locator("xpath=..").inner_text()).group(1)
+                link.click()
+                b.wait_for_load_state("load")
+                assert b.url == href
+                shown = b.inner_text("body")
+                qid = ANSWER_RE.search(shown).group(2)  # the unit's answer, as the model gave it
+                assert qid in wrong and given[qid] == item and f"[{MODEL} answers {qid}]" in shown
+                seen.add(qid)
+            assert seen == wrong

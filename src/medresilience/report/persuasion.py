@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..stats.persuasion import ModelComparison, PersuasionSummary
+from ..stats.persuasion import ModelComparison, PersuasionSummary, ResampledFlip
 from ..stats.rates import Rate
 from .parts import Block, Cell, Column, DrawnFigure, Paragraph, Table, count, dash, p_value, rate, text
 
@@ -151,7 +151,7 @@ def rate_cell(r: Rate) -> Cell:
 
 # ------------------------------------------------------------------------------ resampled flips
 
-#: one flip's test as the table shows it (`AttackTestRow`)
+#: one flip's test as the table shows it (a model's `ResampledFlip`)
 TEST_COLUMNS = (
     Column("model", "Model"),
     Column("item", "Item"),
@@ -162,23 +162,6 @@ TEST_COLUMNS = (
     Column("p_adjusted", "p adjusted", numeric=True),
     Column("stands", "Stands"),
 )
-
-
-@dataclass(frozen=True)
-class AttackTestRow:
-    """One resampled flip of one model: its item, turn, the draws right / read on each side and
-    whether it stands after the correction."""
-
-    model: str
-    item: str
-    flipped_at: int
-    orig_right: int
-    orig_read: int
-    att_right: int
-    att_read: int
-    p: float
-    p_adjusted: float
-    stands: bool
 
 
 @dataclass(frozen=True)
@@ -239,12 +222,13 @@ def standing_table(rows: Sequence[StandingRow]) -> Table:
     return Table("resampled_flips", STANDING_COLUMNS, tuple(cells), note=note)
 
 
-def tests_table(rows: Sequence[AttackTestRow]) -> Table:
-    """One row per resampled flip: its counts, p, adjusted p and whether it stands (folded)."""
+def tests_table(rows: Sequence[tuple[str, ResampledFlip]]) -> Table:
+    """One row per resampled flip (the model it flipped, its test): its counts, p, adjusted p and
+    whether it stands (folded)."""
     cells = tuple(
         (
-            text(r.model, strong=True),
-            text(r.item),
+            text(model, strong=True),
+            text(r.item_id),
             count(r.flipped_at),
             Cell(f"{r.orig_right} / {r.orig_read}", r.orig_right, data={"read": r.orig_read}),
             Cell(f"{r.att_right} / {r.att_read}", r.att_right, data={"read": r.att_read}),
@@ -252,7 +236,7 @@ def tests_table(rows: Sequence[AttackTestRow]) -> Table:
             p_value(r.p_adjusted),
             text("yes" if r.stands else "no", strong=r.stands),
         )
-        for r in rows
+        for model, r in rows
     )
     return Table("attack_tests", TEST_COLUMNS, cells, fold="Each flip's test", open_up_to=12)
 

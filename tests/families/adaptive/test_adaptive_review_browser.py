@@ -8,17 +8,11 @@ package is not available."""
 from __future__ import annotations
 
 import json
-import os
-import socket
 import sqlite3
-import subprocess
-import sys
-import time
 
-import httpx
 import pytest
 
-from conftest import ROOT, needs_chromium, reviewer, signed_in
+from conftest import needs_chromium, reviewer, signed_in
 
 sync_api = needs_chromium()
 
@@ -31,44 +25,14 @@ from medresilience.testing.stub import StubServer  # noqa: E402
 QUESTION = "Does the original right answer still stand for the attacked item?"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
+def served(tmp_path_factory, review_server):
     root = tmp_path_factory.mktemp("attack-review-browser")
     with StubServer(policy=ScriptedAttack()) as srv:
         run(root, srv.base_url)
     review = root / "review"
     sample_review("attack", root / "suite", review, run_dir=root / "run", n=10, reviewers=["alice"], seed=5)
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "medresilience.cli", "review", "serve", str(review), "--port", str(port)],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, proc.stderr.read().decode(errors="replace")
-            try:
-                if httpx.get(f"{url}/login", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        yield {"url": url, "review": review}
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:  # pragma: no cover
-            proc.kill()
+    return {"url": review_server(review), "review": review}
 
 
 def test_a_reviewer_answers_each_attack_by_mouse(served, tmp_path):

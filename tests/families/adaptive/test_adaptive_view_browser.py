@@ -9,19 +9,11 @@ used. Skipped, with the reason, when chromium or the playwright package is not a
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import socket
-import subprocess
-import sys
-import time
 
-import httpx
 import pytest
 
-from conftest import CHROMIUM, ROOT, needs_chromium
-from conftest import CHROMIUM_ARGS as ARGS
+from conftest import browser, needs_chromium, view_serve
 
 sync_api = needs_chromium()
 
@@ -35,12 +27,6 @@ from medresilience.store import Store  # noqa: E402
 from medresilience.testing.stub import StubServer  # noqa: E402
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     root = tmp_path_factory.mktemp("attack-view")
@@ -48,35 +34,9 @@ def served(tmp_path_factory):
         run(root, srv.base_url)
     with Store(root / "run" / "store.sqlite") as store:
         traces = {t["item_id"]: t for t in full_traces(store)}
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "medresilience.cli", "view", str(root / "run"), "--port", str(port)],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        line = proc.stdout.readline()  # the viewer prints its base URL once the runs are indexed
-        m = re.search(r"viewer: (http://127\.0\.0\.1:\d+/)", line)
-        assert m, line + proc.stderr.read() if proc.poll() is not None else line
-        url = m.group(1).rstrip("/")
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        build_report(root / "run", root / "report", viewer_url=url)
-        yield {"url": url, "root": root, "traces": traces}
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:  # pragma: no cover
-            proc.kill()
+    with view_serve(root / "run") as viewer:  # the viewer prints its base URL once the runs are indexed
+        build_report(root / "run", root / "report", viewer_url=viewer.url)
+        yield {"url": viewer.url, "root": root, "traces": traces}
 
 
 def shown_turns(page) -> list[dict]:
@@ -134,54 +94,46 @@ def expected_turns(trace: dict) -> list[dict]:
 def test_from_the_report_s_flipped_cell_to_each_attack_s_turns(served, tmp_path):
     traces = served["traces"]
     flipped = sorted(i for i, (at, *_rest) in EXPECTED.items() if at is not None)
-    with sync_api.sync_playwright() as p:
-        ctx = p.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=str(CHROMIUM), headless=True, args=ARGS, viewport={"width": 1400, "height": 900}
-        )
-        errors: list[str] = []
-        try:
-            page = ctx.new_page()
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto((served["root"] / "report" / "report.html").as_uri(), wait_until="load")
-            cell = page.locator('a.units[href*="outcome=flip"][href*="condition=adaptive"]').first
-            assert cell.inner_text() == "66.7%"  # 4 of the 6 attacked items flipped
-            cell.click()
+    with browser(sync_api, tmp_path / "profile", viewport={"width": 1400, "height": 900}) as b:
+        page = b.page
+        page.goto((served["root"] / "report" / "report.html").as_uri(), wait_until="load")
+        cell = page.locator('a.units[href*="outcome=flip"][href*="condition=adaptive"]').first
+        assert cell.inner_text() == "66.7%"  # 4 of the 6 attacked items flipped
+        cell.click()
+        page.wait_for_load_state("load")
+        assert page.url.startswith(served["url"] + "/units?") and "outcome=flip" in page.url
+        assert "4 units match" in page.inner_text("#total")
+        rows = page.locator("#units tbody tr")
+        item_of = {t["unit_id"]: i for i, t in traces.items()}
+        listed = {}
+        for i in range(rows.count()):
+            r = rows.nth(i)
+            strip = r.locator("td.loop span.turn").all_inner_texts()
+            unit_id = r.locator("td.id a").inner_text()
+            listed[item_of[unit_id]] = (unit_id, strip)
+        assert sorted(listed) == flipped
+        for iid, (_uid, strip) in listed.items():
+            want = [f"{t['turn']}: {t['outcome']}" + (f" {t['label']}" if t.get("label") else "") for t in traces[iid]["turns"]]
+            assert strip == want, iid
+        # one click on a flipped attack: its turns, side by side, equal to the stored trace
+        for iid in flipped:
+            page.goto(served["url"] + "/units?run=0&condition=adaptive&outcome=flip", wait_until="load")
+            page.locator("#units tbody tr", has_text=listed[iid][0]).locator("td.loop a").click()
             page.wait_for_load_state("load")
-            assert page.url.startswith(served["url"] + "/units?") and "outcome=flip" in page.url
-            assert "4 units match" in page.inner_text("#total")
-            rows = page.locator("#units tbody tr")
-            item_of = {t["unit_id"]: i for i, t in traces.items()}
-            listed = {}
-            for i in range(rows.count()):
-                r = rows.nth(i)
-                strip = r.locator("td.loop span.turn").all_inner_texts()
-                unit_id = r.locator("td.id a").inner_text()
-                listed[item_of[unit_id]] = (unit_id, strip)
-            assert sorted(listed) == flipped
-            for iid, (_uid, strip) in listed.items():
-                want = [f"{t['turn']}: {t['outcome']}" + (f" {t['label']}" if t.get("label") else "") for t in traces[iid]["turns"]]
-                assert strip == want, iid
-            # one click on a flipped attack: its turns, side by side, equal to the stored trace
-            for iid in flipped:
-                page.goto(served["url"] + "/units?run=0&condition=adaptive&outcome=flip", wait_until="load")
-                page.locator("#units tbody tr", has_text=listed[iid][0]).locator("td.loop a").click()
-                page.wait_for_load_state("load")
-                assert page.url.endswith("#attack")
-                got = shown_turns(page)
-                added = [g.pop("added") for g in got]
-                assert got == expected_turns(traces[iid]), iid
-                for g, a in zip(got, added):  # what a used turn changed against the clean item is the stress, marked
-                    # (a word diff: the stress's closing full stop may match the question's own)
-                    assert (re.findall(r"\w+", g["stress"]) == re.findall(r"\w+", a)) if g["used"] else a == ""
-                facts = page.inner_text("section#attack dl.attack-facts")
-                assert f"flipped at turn {traces[iid]['flipped_at']}" in facts and f"option pushed toward\n{traces[iid]['target']}" in facts
-            # side by side: a turn's stress, verdict and answer in one row, left to right
-            row = page.locator("section#attack table.turns tbody tr").last
-            boxes = [row.locator(f"td.{c}").bounding_box() for c in ("stress", "verdict", "answer")]
-            assert boxes[0]["x"] < boxes[1]["x"] < boxes[2]["x"] and abs(boxes[0]["y"] - boxes[2]["y"]) < 5
-            assert not errors
-        finally:
-            ctx.close()
+            assert page.url.endswith("#attack")
+            got = shown_turns(page)
+            added = [g.pop("added") for g in got]
+            assert got == expected_turns(traces[iid]), iid
+            for g, a in zip(got, added):  # what a used turn changed against the clean item is the stress, marked
+                # (a word diff: the stress's closing full stop may match the question's own)
+                assert (re.findall(r"\w+", g["stress"]) == re.findall(r"\w+", a)) if g["used"] else a == ""
+            facts = page.inner_text("section#attack dl.attack-facts")
+            assert f"flipped at turn {traces[iid]['flipped_at']}" in facts and f"option pushed toward\n{traces[iid]['target']}" in facts
+        # side by side: a turn's stress, verdict and answer in one row, left to right
+        row = page.locator("section#attack table.turns tbody tr").last
+        boxes = [row.locator(f"td.{c}").bounding_box() for c in ("stress", "verdict", "answer")]
+        assert boxes[0]["x"] < boxes[1]["x"] < boxes[2]["x"] and abs(boxes[0]["y"] - boxes[2]["y"]) < 5
+        assert not b.errors
 
 
 @pytest.mark.parametrize("iid", ["q3", "q4", "q5"])
@@ -189,19 +141,15 @@ def test_an_attack_that_held_was_refused_or_unread_shows_its_stored_turns(served
     """A leak the rules refused (q4: no checker asked at turn 1, flipped at turn 2), an unread reply
     (q5: never a flip) and an attack held through the budget (q3), each turn as stored."""
     trace = served["traces"][iid]
-    with sync_api.sync_playwright() as p:
-        ctx = p.chromium.launch_persistent_context(str(tmp_path / "profile"), executable_path=str(CHROMIUM), headless=True, args=ARGS)
-        try:
-            page = ctx.new_page()
-            page.goto(f"{served['url']}/unit/0/{trace['unit_id']}", wait_until="load")
-            got = shown_turns(page)
-            for g in got:
-                g.pop("added")
-            assert got == expected_turns(trace)
-            assert page.locator("section#attack td.n .flip").count() == (trace["flipped_at"] is not None) == (iid == "q4")
-            if iid == "q4":
-                assert got[0]["marked_rejected"] and got[0]["verdict"] is None and any("names_correct_option" in x for x in got[0]["problems"])
-            # the loop's calls are shown in the turns, not again as calls made before the answer
-            assert "adaptive.trace" not in page.inner_text("main")
-        finally:
-            ctx.close()
+    with browser(sync_api, tmp_path / "profile") as b:
+        page = b.page
+        page.goto(f"{served['url']}/unit/0/{trace['unit_id']}", wait_until="load")
+        got = shown_turns(page)
+        for g in got:
+            g.pop("added")
+        assert got == expected_turns(trace)
+        assert page.locator("section#attack td.n .flip").count() == (trace["flipped_at"] is not None) == (iid == "q4")
+        if iid == "q4":
+            assert got[0]["marked_rejected"] and got[0]["verdict"] is None and any("names_correct_option" in x for x in got[0]["problems"])
+        # the loop's calls are shown in the turns, not again as calls made before the answer
+        assert "adaptive.trace" not in page.inner_text("main")

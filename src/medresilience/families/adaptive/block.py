@@ -7,6 +7,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...run.results import IntervalRate, ResultsBlock
+from ...stats.persuasion import ResampledFlip
 
 
 class Counts(BaseModel):
@@ -64,29 +65,11 @@ class PersuasionValue(BaseModel):
     turns_used: int
 
 
-class AttackTestValue(BaseModel):
-    """One flip's test (`stats.persuasion.AttackTest`): the draws asked per side, the right and
-    read ones on the original and the attacked item, the one-sided Fisher p, adjusted, and whether
-    the flip stands."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    item_id: str
-    flipped_at: int
-    asked: int
-    orig_right: int
-    orig_read: int
-    att_right: int
-    att_read: int
-    p: float
-    p_adjusted: float
-    stands: bool
-
-
 class AttackTestsValue(BaseModel):
     """A model's per-attack tests (`stats.persuasion.AttackTests`): draws per side (`r`), the
     correction and level, the smallest p r draws could give, the target's temperature, the flips,
-    those resampled (`tested`) and those that stand after the correction."""
+    those resampled (`tested`) and those that stand after the correction, and each flip's test
+    (`tests`, checked as this block's own fields are: every key declared, none other)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -98,7 +81,7 @@ class AttackTestsValue(BaseModel):
     flipped: int
     tested: int
     standing: int
-    tests: list[AttackTestValue]
+    tests: list[ResampledFlip]
 
 
 class ReviewedValue(BaseModel):

@@ -12,9 +12,10 @@ statistics page counts them)."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
-from ...stats.persuasion import AttackTests, AttackTrace, PersuasionSummary, Resampled, attack_tests, standing_only, summarise
+from ...stats.persuasion import AttackTests, AttackTrace, PersuasionSummary, Resampled, ResampledFlip, attack_tests, standing_only, summarise
 from .review import Reviewed, item_votes, reviewed_by_model
 
 #: the level of the per-attack tests
@@ -98,8 +99,8 @@ def resampled(rec: dict[str, Any], where: str) -> Resampled:
 
 
 def tests_by_model(traces: list[AttackTrace], records: list[dict[str, Any]], where: str) -> dict[str, tuple[AttackTests, dict[str, Any]]]:
-    """model -> its per-attack tests and their block value (`block.AttackTestsValue`), for each
-    model with a resample record."""
+    """model -> its per-attack tests and their block value (`block.AttackTestsValue`: each flip's
+    test a `ResampledFlip` as its plain dict), for each model with a resample record."""
     by_model: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     for i, rec in enumerate(records):
         by_model.setdefault(str(rec.get("model")), []).append((i, rec))
@@ -107,22 +108,23 @@ def tests_by_model(traces: list[AttackTrace], records: list[dict[str, Any]], whe
     for model, recs in by_model.items():
         res = attack_tests([resampled(rec, f"{where}[{i}]") for i, rec in recs], ALPHA, recs[0][1].get("correction", "holm"))
         flips = sum(1 for t in traces if t.model == model and t.flipped)
-        rows = []
-        for (_, rec), t in zip(recs, res.tests):
-            rows.append(
-                {
-                    "item_id": t.attack,
-                    "flipped_at": rec["flipped_at"],
-                    "asked": rec["r"],
-                    "orig_right": t.a_orig,
-                    "orig_read": t.r,
-                    "att_right": t.a_att,
-                    "att_read": rec["att"]["read"],
-                    "p": t.p,
-                    "p_adjusted": t.p_adjusted,
-                    "stands": t.stands,
-                }
+        rows = [
+            asdict(
+                ResampledFlip(
+                    item_id=t.attack,
+                    flipped_at=rec["flipped_at"],
+                    asked=rec["r"],
+                    orig_right=t.a_orig,
+                    orig_read=t.r,
+                    att_right=t.a_att,
+                    att_read=rec["att"]["read"],
+                    p=t.p,
+                    p_adjusted=t.p_adjusted,
+                    stands=t.stands,
+                )
             )
+            for (_, rec), t in zip(recs, res.tests)
+        ]
         value = {
             "r": max(rec["r"] for _, rec in recs),
             "correction": res.correction,

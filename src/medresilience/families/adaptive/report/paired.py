@@ -21,10 +21,20 @@ import pandas as pd
 from ....family import get
 from ....models.names import recorded_models
 from ....report.parts import Cell, Column, Table, count, p_value, text
-from ....report.persuasion import AttackTestRow, StandingRow, rate_cell
+from ....report.persuasion import StandingRow, rate_cell
 from ....report.rundir import RunData, names_of
 from ....score import ANSWERED
-from ....stats.persuasion import AttackTrace, ModelComparison, PersuasionSummary, StaticVsAdaptive, compare_models, standing_only, static_vs_adaptive, summarise
+from ....stats.persuasion import (
+    AttackTrace,
+    ModelComparison,
+    PersuasionSummary,
+    ResampledFlip,
+    StaticVsAdaptive,
+    compare_models,
+    standing_only,
+    static_vs_adaptive,
+    summarise,
+)
 from ..persuasion import tests_by_model
 
 
@@ -56,10 +66,10 @@ def attacks(runs: Sequence[RunData]) -> list[Attacked]:
     return out
 
 
-def resampling(attacked: Sequence[Attacked]) -> tuple[list[StandingRow], list[AttackTestRow], dict[str, PersuasionSummary]]:
-    """(per model its resampling, per flip its test, label -> the summary of standing flips)."""
+def resampling(attacked: Sequence[Attacked]) -> tuple[list[StandingRow], list[tuple[str, ResampledFlip]], dict[str, PersuasionSummary]]:
+    """(per model its resampling, per flip its label and test, label -> the summary of standing flips)."""
     rows: list[StandingRow] = []
-    tests: list[AttackTestRow] = []
+    tests: list[tuple[str, ResampledFlip]] = []
     kept: dict[str, PersuasionSummary] = {}
     for a in attacked:
         if not a.resampled:
@@ -84,12 +94,7 @@ def resampling(attacked: Sequence[Attacked]) -> tuple[list[StandingRow], list[At
                 standing,
             )
         )
-        for t in value["tests"]:
-            tests.append(
-                AttackTestRow(
-                    a.label, t["item_id"], t["flipped_at"], t["orig_right"], t["orig_read"], t["att_right"], t["att_read"], t["p"], t["p_adjusted"], t["stands"]
-                )
-            )
+        tests += [(a.label, ResampledFlip(**t)) for t in value["tests"]]
     return rows, tests, kept
 
 

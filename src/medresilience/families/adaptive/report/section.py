@@ -12,7 +12,7 @@ summaries are computed from the traces in each run's `loop` block (`AttackTrace.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import Any
 
 import pandas as pd
@@ -22,7 +22,7 @@ from ....report.parts import Block, Column, Paragraph, Section, Table, count, te
 from ....report.persuasion import comparison_table, persuasion_parts, standing_table, summary_table, tests_table
 from ....report.rundir import RunData, family_blocks, names_of
 from ....report.section import FamilySection
-from ....stats.persuasion import AttackTrace, ModelComparison, PersuasionSummary, summarise
+from ....stats.persuasion import AttackTrace, ModelComparison, PersuasionSummary, ResampledFlip, summarise
 from ..block import AdaptiveBlock
 from ..loop import ROLES
 from ..taxonomy import CONDITION, FAMILY, HEADLINE_COLUMNS
@@ -100,6 +100,12 @@ def persuasion_frame(found: Sequence[tuple[PersuasionSummary, str | None]]) -> p
             }
         )
     return pd.DataFrame(rows)
+
+
+def tests_frame(tests: Sequence[tuple[str, ResampledFlip]]) -> pd.DataFrame:
+    """One row per resampled flip: the model and item, then its test's fields (the turn, the draws
+    asked, right and read per side, p, adjusted p, whether it stands)."""
+    return pd.DataFrame([{"model": model, "item": f.item_id, **{k: v for k, v in asdict(f).items() if k != "item_id"}} for model, f in tests])
 
 
 def models_frame(compared: Sequence[ModelComparison]) -> pd.DataFrame:
@@ -205,7 +211,7 @@ def section(runs: Sequence[RunData], others: Sequence[RunData] = ()) -> FamilySe
             "adaptive_headline": h,
             "adaptive_persuasion": persuasion_frame([*overall, *kinds]),
             "adaptive_calls": calls,
-            **({"adaptive_attack_tests": pd.DataFrame([t.__dict__ for t in tests])} if tests else {}),
+            **({"adaptive_attack_tests": tests_frame(tests)} if tests else {}),
             **({"adaptive_reviewed": review_frame(reviewed)} if reviewed else {}),
             **({"adaptive_models": models_frame(compared)} if compared else {}),
             **({"adaptive_static": static_frame(static)} if static else {}),
