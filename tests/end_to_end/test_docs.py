@@ -110,7 +110,11 @@ def _run_page(page: Path, folder: Path) -> list[str]:
         # `medres run` takes its model from medres.toml when no --model is given
         (folder / "medres.toml").write_text(f'models = ["{_stub_spec("embedded-qwen", srv.base_url)}"]\n', encoding="utf-8")
         for kind, arg, _lang, body in _blocks(page):
-            if kind == "file":
+            if kind == "file":  # a file of the clone (examples/...) is shown as the clone holds it
+                assert not (ROOT / arg).exists() or (ROOT / arg).read_text(encoding="utf-8") == body, (
+                    f"{page.relative_to(ROOT)}: {arg} differs from the clone's"
+                )
+                (folder / arg).parent.mkdir(parents=True, exist_ok=True)
                 (folder / arg).write_text(body, encoding="utf-8")
             if kind != "run":
                 continue
