@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 import typer
+from typer.testing import CliRunner
 
 from conftest import ROOT, oracle_policy
 from medresilience.cli import app
@@ -109,7 +110,11 @@ def _run_page(page: Path, folder: Path) -> list[str]:
         # `medres run` takes its model from medres.toml when no --model is given
         (folder / "medres.toml").write_text(f'models = ["{_stub_spec("embedded-qwen", srv.base_url)}"]\n', encoding="utf-8")
         for kind, arg, _lang, body in _blocks(page):
-            if kind == "file":
+            if kind == "file":  # a file of the clone (examples/...) is shown as the clone holds it
+                assert not (ROOT / arg).exists() or (ROOT / arg).read_text(encoding="utf-8") == body, (
+                    f"{page.relative_to(ROOT)}: {arg} differs from the clone's"
+                )
+                (folder / arg).parent.mkdir(parents=True, exist_ok=True)
                 (folder / arg).write_text(body, encoding="utf-8")
             if kind != "run":
                 continue
@@ -191,6 +196,16 @@ def test_the_setting_help_names_every_setting_and_export_every_format():
     for fam in families():
         assert all(f in fmt for f in fam.suites.export_formats), (fam.name, fmt)
     assert all(f in fmt for f in FORMATS), fmt
+
+
+def test_help_text_shows_percent_signs_as_written():
+    """Help is not %-formatted: a doubled percent sign would reach the user as '%%'."""
+    from medresilience.cli.reference import commands
+
+    doubled = [(" ".join(path), p.name) for path, cmd in commands(_click_tree()) for p in cmd.params if "%%" in (getattr(p, "help", None) or "")]
+    assert not doubled, doubled
+    shown = CliRunner().invoke(app, ["eval", "--help"], env={"COLUMNS": "200"}).output
+    assert "anytime-valid 95% interval" in shown and "%%" not in shown
 
 
 def test_the_command_reference_is_the_command_line():

@@ -5,6 +5,8 @@ first option (the boundary we do not own), so every number follows from the suit
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from conftest import FIXTURES
@@ -90,5 +92,8 @@ def test_the_radar_draws_the_profile_and_writes_its_data(runs):
     alone = build_report([root / "mis"], out_dir=root / "r-alone")
     page = alone.html.read_text()
     assert 'id="fig-profile-radar"' in page and "Resilience profile (all families)" not in page
+    nav = re.search(r'<nav class="toc">(.*?)</nav>', page, re.S).group(1)
+    titles = re.findall(r"<a [^>]*>([^<]*)</a>", nav)
+    assert "Resilience radar" in titles and len(titles) == len(set(titles)), titles  # no two links of one name
     assert (root / "r-alone" / "tables" / "profile_radar.csv").is_file()
     assert profile_radar(df[df["family"] == "pressure"]) is None  # fewer than three spokes: no radar

@@ -364,7 +364,7 @@ def eval_(
         Optional[float],
         typer.Option(
             "--until",
-            help="stop early once the anytime-valid 95%% interval of the family's headline rate (or --until-rate) is narrower "
+            help="stop early once the anytime-valid 95% interval of the family's headline rate (or --until-rate) is narrower "
             "than WIDTH (0.1 = 10 points); needs --sample-seed",
         ),
     ] = None,
@@ -372,7 +372,7 @@ def eval_(
         bool,
         typer.Option(
             "--until-decided",
-            help="stop early once the anytime-valid 95%% interval of the paired difference (two models, else two settings, "
+            help="stop early once the anytime-valid 95% interval of the paired difference (two models, else two settings, "
             "else the family's two rates) excludes 0; needs --sample-seed",
         ),
     ] = False,

@@ -196,7 +196,7 @@ class OpenAICompatibleModel:
             # the SDK at the first failure
             except sdk().APIStatusError as e:
                 transient = e.status_code in TRANSIENT_STATUS
-                err, status, wait_hint = e, e.status_code, _retry_after(e)
+                err, status, wait_hint = self._status_error(e, e.status_code, client.base_url), e.status_code, _retry_after(e)
             except TimeoutError:
                 transient, status, wait_hint = True, None, None
                 err = DeadlineExceeded(f"no complete reply within the timeout of {self.spec.timeout:g} s")
@@ -262,6 +262,18 @@ class OpenAICompatibleModel:
         if failed.wait_hint is not None and not over_cap:  # a wait over the cap: this attempt failed, retried on the backoff
             return max(failed.wait_hint, 0.0)
         return min(self.backoff_max, self.backoff_base * (2 ** (attempts - 1))) * (0.5 + random.random() / 2)
+
+    def _status_error(self, e: Exception, status: int, base_url: object) -> Exception:
+        """The error an HTTP status reply is recorded as: a 404 says where it came from and what
+        it means (a base_url without the API's version path, or a model the server does not
+        serve); any other is the SDK's own."""
+        if status != 404:
+            return e
+        if not urlsplit(str(base_url)).path.rstrip("/"):
+            hint = "the base_url has no path; an OpenAI-compatible server's usually ends in /v1"
+        else:
+            hint = f"check that the server serves model '{self.spec.model}' and that the base_url is its API root (usually ending in /v1)"
+        return NotFound(f"{e} at {redact_url(str(base_url))}: {hint}")
 
     def _scrub(self, text: str) -> str:
         return scrub(text, self.secrets)
@@ -357,6 +369,10 @@ class DeadlineExceeded(Exception):
 
 class ConnectionRefused(Exception):
     pass
+
+
+class NotFound(Exception):
+    """A 404 from the chat endpoint, with the URL it came from and what to check."""
 
 
 def _refused(err: BaseException) -> bool:

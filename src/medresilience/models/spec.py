@@ -182,8 +182,16 @@ class ModelSpec(BaseModel):
             prov = self.provider_info()
             others = [k for k in (prov.key_envs if prov is not None else ()) if k != self.api_key_env]
             also = f" (nor {', '.join(others)})" if others else ""
-            raise ConfigError(f"{self.label}.api_key_env", f"environment variable {self.api_key_env} is not set{also}")
+            raise ConfigError(f"{self.label}.api_key_env", f"environment variable {self.api_key_env} is not set{also}{self._key_hint()}")
         return value
+
+    def _key_hint(self) -> str:
+        """What to do about a missing key: set the variable, or name another one; and, for a
+        provider's spec, how to name a server of one's own that takes no key."""
+        hint = f": export {self.api_key_env}=..., or name the variable that holds the key with api_key_env=VAR"
+        if self.provider is not None:
+            hint += f"; a server of your own that takes no key: openai:{self.model},base_url=URL (e.g. http://127.0.0.1:8000/v1)"
+        return hint
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
         if self.price_input is None and self.price_output is None:

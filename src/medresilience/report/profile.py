@@ -158,7 +158,7 @@ def radar_section(df: pd.DataFrame) -> Section | None:
         return None
     return Section(
         "profile-radar",
-        "Resilience profile",
+        "Resilience radar",  # a family's own section may be called "Resilience profile": one name per link
         (
             Paragraph(NOTE),
             fig,

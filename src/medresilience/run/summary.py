@@ -78,18 +78,7 @@ def results_markdown(results: Results, family: Family | None = None) -> str:
                     h = _rates(family.measures.headline(b))
                     lines.append(f"| {key} | " + " | ".join(fmt_rate(h.get(k)) for k, _ in cols) + " |")
                 lines.append("")
-    if results.mean_across_models:
-        lines.append("## Mean across models")
-        lines.append("")
-        for setting, agg in results.typed_means().items():
-            means = ", ".join(
-                f"{k}: {v.mean:+.2f} (range {v.min:+.2f}–{v.max:+.2f}, {v.models} models)"
-                if v.unit == "score"
-                else f"{k}: {100 * v.mean:.1f}% (range {100 * v.min:.1f}–{100 * v.max:.1f}, {v.models} models)"
-                for k, v in agg.items()
-            )
-            lines.append(f"- {setting}: {means}")
-        lines.append("")
+    lines += _means_markdown(results, dict(cols))
     if results.usage:
         lines.append("## Usage")
         lines.append("")
@@ -103,6 +92,23 @@ def results_markdown(results: Results, family: Family | None = None) -> str:
             )
         lines.append("")
     return "\n".join(lines)
+
+
+def _means_markdown(results: Results, titles: Mapping[str, str]) -> list[str]:
+    """The mean of each headline rate across the models of a setting, with its range, named as
+    the headline table names it; a setting run on one model has no mean to show."""
+    lines = []
+    for setting, agg in results.typed_means().items():
+        means = ", ".join(
+            f"{titles.get(k, k)}: {v.mean:+.2f} (range {v.min:+.2f}–{v.max:+.2f}, {v.models} models)"
+            if v.unit == "score"
+            else f"{titles.get(k, k)}: {100 * v.mean:.1f}% (range {100 * v.min:.1f}–{100 * v.max:.1f}, {v.models} models)"
+            for k, v in agg.items()
+            if v.models > 1
+        )
+        if means:
+            lines.append(f"- {setting}: {means}")
+    return ["## Mean across models", "", *lines, ""] if lines else []
 
 
 def _extracting(results: Results) -> bool:

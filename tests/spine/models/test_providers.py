@@ -93,6 +93,23 @@ def test_missing_key_names_the_variable():
         parse_model_spec("gemini/gemini-2.5-pro").api_key()
 
 
+def test_missing_key_says_what_to_do(monkeypatch):
+    """The error names the fixes: export the variable, name another one, or (a provider's spec
+    pointed at a server of one's own) the spec of an endpoint that takes no key."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ConfigError) as e:
+        parse_model_spec("openai/my-model,base_url=http://127.0.0.1:9/v1").api_key()
+    said = str(e.value)
+    assert "export OPENAI_API_KEY=" in said and "api_key_env=VAR" in said
+    assert "openai:my-model,base_url=URL" in said
+    no_key = parse_model_spec("openai:my-model,base_url=http://127.0.0.1:9/v1")
+    assert no_key.api_key() == "not-needed"  # the form the hint names needs no key
+    monkeypatch.delenv("MY_KEY", raising=False)
+    with pytest.raises(ConfigError) as e:
+        parse_model_spec("openai:my-model,base_url=http://127.0.0.1:9/v1,api_key_env=MY_KEY").api_key()
+    assert "export MY_KEY=" in str(e.value) and "takes no key" not in str(e.value)
+
+
 def test_gemini_reads_google_api_key_as_fallback(monkeypatch):
     monkeypatch.setenv("GOOGLE_API_KEY", FAKE_KEY)
     s = parse_model_spec("gemini/gemini-2.0-flash")

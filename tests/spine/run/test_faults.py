@@ -383,6 +383,24 @@ async def test_a_refused_connection_is_named_with_its_url_and_not_retried_long(d
     assert e.attempts == 3 and e.stops_model == "connection-refused"
 
 
+async def test_a_404_names_its_url_and_what_to_check():
+    """A base_url without the API's /v1, or a model the server does not serve: the permanent 404
+    says where it came from and what to check, and still stops the model."""
+    with StubServer(policy=oracle_policy) as srv:
+        root = srv.base_url.removesuffix("/v1")  # the server's root: no chat endpoint there
+        async with OpenAICompatibleModel(stub_spec(root), backoff_base=0.05) as m:
+            with pytest.raises(ModelCallError) as ei:
+                await m.complete(MSGS, PARAMS)
+    e = ei.value
+    assert "404" in str(e) and f"at {root}" in str(e) and "usually ends in /v1" in str(e)
+    assert e.permanent and e.attempts == 1 and e.stops_model == "not-found"
+    with StubServer(policy=oracle_policy, faults=Faults(rate_404=1.0)) as srv:  # the model is unknown
+        async with OpenAICompatibleModel(stub_spec(srv.base_url), backoff_base=0.05) as m:
+            with pytest.raises(ModelCallError) as ei:
+                await m.complete(MSGS, PARAMS)
+    assert "serves model 'stub-model'" in str(ei.value) and ei.value.stops_model == "not-found"
+
+
 def test_a_dead_endpoint_stops_the_model_after_a_few_refused_calls(tmp_path, tiny_suite, monkeypatch, dead_url):
     monkeypatch.setenv("MEDRES_STOP_AFTER_AUTH_ERRORS", "2")
     url = dead_url
