@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ..calls import CallRequest
 from ..models.providers import BATCH_RATES
 from ..models.spec import ModelSpec
-from .tool_schema import TOOL_PROMPT_TOKENS, tool_prompt_chars
+from .tool_schema import TOOL_PROMPT_TOKENS, asked_schema, tool_prompt_chars
 
 #: characters per token in the dry run's estimate of prompt tokens
 CHARS_PER_TOKEN = 4.0
@@ -73,7 +73,7 @@ def estimate(requests: Iterable[CallRequest], specs: Iterable[ModelSpec], backen
     sums: dict[str, list[int]] = {}
     for r in requests:
         chars = sum(len(str(m.get("content") or "")) for m in r.messages)
-        tool = tool_prompt_chars(r.params) if backend_name == "anthropic" else 0
+        tool = tool_prompt_chars(asked_schema(r)) if backend_name == "anthropic" else 0
         budget = r.params.get("max_tokens") or r.params.get("max_completion_tokens") or by_label[r.model].max_tokens
         acc = sums.setdefault(r.model, [0, 0, 0])
         acc[0] += 1

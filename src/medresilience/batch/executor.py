@@ -34,7 +34,7 @@ from ..store import BatchRecord, CallRow, ScoreRow, Store
 from .cost import batch_rate, batch_spec
 from .lines import Outcome, Resend, anthropic_request, jsonl, openai_line
 from .providers import AnthropicBatches, Backend, FileBatches, OpenAIBatches
-from .tool_schema import tool_reply
+from .tool_schema import asked_schema, tool_reply
 
 PROVIDERS = ("openai", "anthropic", "files")
 #: the most requests one batch holds (OpenAI's limit per batch file)
@@ -160,7 +160,7 @@ class BatchExecutor:
                 whys[outcome.why.split(":")[0]] = whys.get(outcome.why.split(":")[0], 0) + 1
                 continue
             if isinstance(outcome, Completion) and self.provider == "anthropic":
-                outcome, why = tool_reply(r.params, outcome)
+                outcome, why = tool_reply(asked_schema(r), outcome)
                 if why is not None:
                     unread[why.split(":")[0]] = unread.get(why.split(":")[0], 0) + 1
             row, score = sink.answered_row(r, priced, outcome) if isinstance(outcome, Completion) else sink.failed_row(r, spec.label, outcome)

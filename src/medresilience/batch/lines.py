@@ -16,7 +16,7 @@ from ..calls import CallRequest
 from ..models.openai_compatible import TRANSIENT_STATUS, Completion, ModelCallError, read_completion
 from ..models.spec import ModelSpec
 from ..runtime.errors import ConfigError, InputError
-from .tool_schema import schema_of, schema_tool
+from .tool_schema import asked_schema, schema_of, schema_tool
 
 #: the chat-completions endpoint every OpenAI batch line is a request to
 CHAT_URL = "/v1/chat/completions"
@@ -52,13 +52,14 @@ def openai_line(r: CallRequest, spec: ModelSpec) -> dict[str, Any]:
 def anthropic_request(r: CallRequest, spec: ModelSpec) -> dict[str, Any]:
     """One Anthropic message-batch request: the chat call in the Messages API's shape (system
     messages joined into `system`, the output budget as max_tokens, stop as stop_sequences, a
-    JSON schema (`response_format` json_schema) as one tool the request must call: `tool_schema`).
+    JSON schema (`response_format` json_schema, or the call's `schema_format`) as one tool the
+    request must call: `tool_schema`).
     Log-probabilities, other response formats and tools (function calling, as the agent setting's
     tools protocol asks) are not translated to the Messages API: a ConfigError, before the batch is
     recorded."""
     body = chat_body(r, spec)
-    schema = schema_of(body)
-    if body.get("logprobs") or (body.get("response_format") and schema is None):
+    schema = schema_of(body) or asked_schema(r)
+    if body.get("logprobs") or (body.get("response_format") and schema_of(body) is None):
         raise ConfigError(
             "--batch anthropic", "Anthropic's message batches take no logprobs or response format but a JSON schema: use --scoring letter and the prompt format"
         )

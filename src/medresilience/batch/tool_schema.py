@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from ..calls import CallRequest
 from ..models.openai_compatible import Completion
 
 #: what the tool says it is for (the model reads it with the schema)
@@ -50,6 +51,12 @@ def schema_of(params: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
     return str(js.get("name") or "reply"), dict(js["schema"])
 
 
+def asked_schema(r: CallRequest) -> tuple[str, dict[str, Any]] | None:
+    """The (name, schema) a call asks its reply to fit: its parameters' response format, or the one
+    its model's live endpoint takes none of (`CallRequest.schema_format`); None: no schema."""
+    return schema_of(r.params) or schema_of({"response_format": r.schema_format or {}})
+
+
 def schema_tool(name: str, schema: Mapping[str, Any]) -> dict[str, Any]:
     """The Messages API fields that ask for `schema`: its one tool, and the tool choice forcing it."""
     return {
@@ -58,17 +65,16 @@ def schema_tool(name: str, schema: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def tool_prompt_chars(params: Mapping[str, Any]) -> int:
+def tool_prompt_chars(found: tuple[str, dict[str, Any]] | None) -> int:
     """The characters a schema call's tool adds to its prompt (0: no schema asked)."""
-    found = schema_of(params)
     return 0 if found is None else len(json.dumps(schema_tool(*found), separators=(",", ":")))
 
 
-def tool_reply(params: Mapping[str, Any], c: Completion) -> tuple[Completion, str | None]:
-    """A reply to a request of these parameters as the reader takes it, and why it is unread (None:
-    read). Without a schema asked the reply is as it came. With one, its text is the forced tool's
-    input (compact JSON) when it fits the schema; otherwise empty, with the reason."""
-    found = schema_of(params)
+def tool_reply(found: tuple[str, dict[str, Any]] | None, c: Completion) -> tuple[Completion, str | None]:
+    """A reply as the reader takes it, and why it is unread (None: read); `found`: the (name,
+    schema) its request asked for (`asked_schema`). Without a schema asked the reply is as it came.
+    With one, its text is the forced tool's input (compact JSON) when it fits the schema; otherwise
+    empty, with the reason."""
     if found is None:
         return c, None
     name, schema = found

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from conftest import tiny_items_and_bundles
 from medresilience.batch.lines import read_anthropic_results
-from medresilience.batch.tool_schema import TOOL_PROMPT_TOKENS, tool_reply
+from medresilience.batch.tool_schema import TOOL_PROMPT_TOKENS, schema_of, tool_reply
 from medresilience.cli import app
 from medresilience.families.misleading.testing import FakeGenerator as FakeMisleading
 from medresilience.families.noise.testing import FakeGenerator as FakeNoise
@@ -153,6 +153,37 @@ def test_build_presupposition_in_one_round_through_anthropic_message_batches(tmp
     assert any("tools" not in p for p in sent) and any("tools" in p for p in sent)
 
 
+def test_an_anthropic_generator_gets_its_schemas_as_the_forced_tool(tmp_path, monkeypatch):
+    """A generator named `anthropic/...`, whose live endpoint takes no response format (so its
+    requests' parameters and keys carry none), still gets every stage's schema as the forced tool
+    in Anthropic's message batches; the probes are the OpenAI batch build's but for the generator's name."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-a-key")
+    build = _noise_build(tmp_path, "--variants", "redherring-5,rewrite")
+
+    def claude(url: str, out: str) -> list[str]:
+        args = build(url, out)
+        return [a.replace("openai:fake-gen,", "anthropic/claude-haiku-4-5,") for a in args] if out == "anthropic" else args
+
+    runs, eps, made_live = _both(NOISE, claude)
+    assert made_live == 0 and not eps.duplicates and _summary(runs["anthropic"][-1]) == _summary(runs["openai"][-1])
+    sent = _anthropic_requests(eps)
+    assert len(sent) == 8 and all(p["model"] == "claude-haiku-4-5" and p["tool_choice"]["type"] == "tool" for p in sent)
+
+    def probes(build_dir: str) -> list[dict]:
+        rows = [json.loads(x) for x in (tmp_path / build_dir / "probes.jsonl").read_text().splitlines()]
+        return [{**r, "meta": {**r["meta"], "generator": None}} for r in rows]
+
+    assert {r["meta"]["generator"] for r in [json.loads(x) for x in (tmp_path / "anthropic" / "probes.jsonl").read_text().splitlines()]} == {"claude-haiku-4-5"}
+    assert probes("anthropic") == probes("openai")
+    # the stored requests (whose parameters make the keys) are the live ones: no response format
+    con = sqlite3.connect(tmp_path / "anthropic.build" / "store.sqlite")
+    try:
+        params = [json.loads(row[0]) for row in con.execute("SELECT params FROM requests")]
+    finally:
+        con.close()
+    assert len(params) == 8 and not any("response_format" in p for p in params)
+
+
 def test_a_reply_without_a_tool_use_block_is_stored_unread_and_asked_again(tmp_path):
     """A model that answers a forced tool call in text (the stub's `rate_no_tool`): the text, a
     valid JSON object, is not read as the object; the reply is stored empty (unread) and the stage
@@ -208,7 +239,7 @@ def test_a_tool_input_that_does_not_fit_the_schema_is_unread(tmp_path):
     ]
     path = tmp_path / "results.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    read = {cid: tool_reply(params, c) for cid, c in read_anthropic_results(path.read_bytes(), str(path))}
+    read = {cid: tool_reply(schema_of(params), c) for cid, c in read_anthropic_results(path.read_bytes(), str(path))}
     fits, why = read.pop("fits")
     assert (fits.text, fits.finish_reason, fits.tool_calls, why) == ('{"answer":"B","sentences":["x"]}', "stop", None, None)
     assert {cid: (c.text, why) for cid, (c, why) in read.items()} == {
@@ -221,7 +252,7 @@ def test_a_tool_input_that_does_not_fit_the_schema_is_unread(tmp_path):
         "text": ("", "no tool_use block"),
     }
     # a request that asked no schema reads as it came (its text blocks)
-    plain, why = tool_reply({"max_tokens": 50}, dict(read_anthropic_results(path.read_bytes(), str(path)))["text"])
+    plain, why = tool_reply(schema_of({"max_tokens": 50}), dict(read_anthropic_results(path.read_bytes(), str(path)))["text"])
     assert (plain.text, why) == ('{"answer": "A", "sentences": []}', None)
 
 
