@@ -6,7 +6,8 @@ block), `medres build noise`, `pressure` and `presupposition` (one round) end wi
 of the same build sent with `--batch openai`. A reply without a tool_use block, or whose input
 does not fit the schema, is stored unread (empty), counted in the batch's line and asked again
 like any unusable reply; its text is never read as the object. `--dry-run` prices the calls with
-their tool. No network: every server is on 127.0.0.1."""
+their tool. The same path serves `medres eval -O answer_format=schema`. No network: every server
+is on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from conftest import tiny_items_and_bundles
+from conftest import eval_command, make_tiny_suite, tiny_items_and_bundles
 from medresilience.batch.lines import read_anthropic_results
 from medresilience.batch.tool_schema import TOOL_PROMPT_TOKENS, schema_of, tool_reply
 from medresilience.cli import app
@@ -26,6 +27,7 @@ from medresilience.families.noise.testing import FakeGenerator as FakeNoise
 from medresilience.families.presupposition.testing import FakePresupposition
 from medresilience.runtime.fileio import write_jsonl
 from medresilience.testing.stub import BatchEndpoints, BatchFaults, StubServer
+from test_batch import _results as eval_results
 from test_batch_builds import SUITE_FILES, WAITING, _fixed_stamp, _noise_build, _presupposition, _summary, _until_done
 
 __all__ = ["_fixed_stamp"]  # the fixture (autouse) that gives both builds the same `created`
@@ -281,3 +283,47 @@ def test_the_dry_run_prices_anthropic_batches_with_the_tool(tmp_path):
     extra = int(a[1].replace(",", "")) - int(o[1].replace(",", ""))
     assert calls * TOOL_PROMPT_TOKENS < extra < calls * (TOOL_PROMPT_TOKENS + 2000), (extra, said)
     assert float(a[3]) > float(o[3]) and abs(float(a[4]) - float(a[3]) / 2) <= 0.011
+
+
+def eval_until_done(suite: Path, out: Path, url: str, *extra: str) -> list:
+    """`medres eval` (in this process) rerun until it stops waiting; it ends with exit 0."""
+    runs = _until_done(eval_command(suite, out, url, *extra)[3:])
+    assert runs[-1].exit_code == 0, runs[-1].output
+    return runs
+
+
+def _tiny_suite(tmp_path: Path) -> Path:
+    make_tiny_suite(n_copies=1).save(tmp_path / "suite")  # 4 items -> 20 answers and the schema probe
+    return tmp_path / "suite"
+
+
+SCHEMA_ANSWERS = ("-O", "answer_format=schema")
+
+
+def test_eval_schema_answers_through_anthropic_message_batches_are_the_openai_batch_runs(tmp_path):
+    """The same path serves `medres eval -O answer_format=schema`: through `--batch anthropic` the
+    answers (and the schema probe) go as forced tool calls, and the run's results are the `--batch
+    openai` run's."""
+    suite = _tiny_suite(tmp_path)
+    eps = BatchEndpoints(BatchFaults(polls=0))
+    with StubServer(policy="hash", response_format="honour", batches=eps) as srv:
+        for provider in ("openai", "anthropic"):
+            eval_until_done(suite, tmp_path / provider, srv.base_url, *SCHEMA_ANSWERS, "--batch", provider)
+        assert srv.stats.by_outcome.get("ok", 0) == 0
+    assert eval_results(tmp_path / "anthropic") == eval_results(tmp_path / "openai")
+    sent = _anthropic_requests(eps)
+    assert len(sent) == 21 and all("tools" in p and "response_format" not in p for p in sent)
+
+
+def test_eval_schema_answers_in_text_are_unread_and_counted(tmp_path):
+    """Answered in text instead of through the tool, an answer is unread (invalid), counted in its
+    batch's line, never read from the text."""
+    suite = _tiny_suite(tmp_path)
+    eps = BatchEndpoints(BatchFaults(polls=0, seed=1, rate_no_tool=0.2))
+    with StubServer(policy="hash", response_format="honour", batches=eps) as srv:
+        runs = eval_until_done(suite, tmp_path / "run", srv.base_url, *SCHEMA_ANSWERS, "--batch", "anthropic")
+    in_text = [x for b in eps.batches.values() for x in b.output if x["result"]["message"]["content"][0]["type"] == "text"]
+    assert in_text and all(isinstance(json.loads(x["result"]["message"]["content"][0]["text"]), dict) for x in in_text)
+    said = runs[-1].output
+    assert f"({len(in_text)} unread: {len(in_text)} no tool_use block)" in said, said
+    assert re.search(rf"│ Invalid\s+│ {len(in_text)}\s+│", said), said
