@@ -4,10 +4,10 @@ and the reply's `tool_use` input comes back as the reply's JSON text. Against th
 server (its Anthropic shape asks the same policy with the schema and answers with a tool_use
 block), `medres build noise`, `pressure` and `presupposition` (one round) end with the suite files
 of the same build sent with `--batch openai`. A reply without a tool_use block, or whose input
-does not fit the schema, is stored unread (empty), counted in the batch's line and asked again
-like any unusable reply; its text is never read as the object. `--dry-run` prices the calls with
-their tool. The same path serves `medres eval -O answer_format=schema`. No network: every server
-is on 127.0.0.1."""
+does not fit the schema, is stored unread (empty) and asked again like any unusable reply
+(`medres eval` counts it in the batch's line); its text is never read as the object. `--dry-run`
+prices the calls with their tool. The same path serves `medres eval -O answer_format=schema`.
+No network: every server is on 127.0.0.1."""
 
 from __future__ import annotations
 
