@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ..calls import CallRequest
 from ..models.providers import BATCH_RATES
 from ..models.spec import ModelSpec
+from .tool_schema import TOOL_PROMPT_TOKENS, asked_schema, tool_prompt_chars
 
 #: characters per token in the dry run's estimate of prompt tokens
 CHARS_PER_TOKEN = 4.0
@@ -65,15 +66,18 @@ class Estimate:
 
 
 def estimate(requests: Iterable[CallRequest], specs: Iterable[ModelSpec], backend_name: str) -> list[Estimate]:
-    """The dry run of these calls (already deduplicated and without the ones stored ok), by model."""
+    """The dry run of these calls (already deduplicated and without the ones stored ok), by model.
+    Through Anthropic's message batches a schema call's prompt also holds its forced tool (name,
+    description, schema) and the tool-use system prompt Anthropic adds (`tool_schema`)."""
     by_label = {s.label: s for s in specs}
     sums: dict[str, list[int]] = {}
     for r in requests:
         chars = sum(len(str(m.get("content") or "")) for m in r.messages)
+        tool = tool_prompt_chars(asked_schema(r)) if backend_name == "anthropic" else 0
         budget = r.params.get("max_tokens") or r.params.get("max_completion_tokens") or by_label[r.model].max_tokens
         acc = sums.setdefault(r.model, [0, 0, 0])
         acc[0] += 1
-        acc[1] += round(chars / CHARS_PER_TOKEN)
+        acc[1] += round((chars + tool) / CHARS_PER_TOKEN) + (TOOL_PROMPT_TOKENS if tool else 0)
         acc[2] += int(budget) if isinstance(budget, int) else by_label[r.model].max_tokens
     out = []
     for label, (n, pt, ct) in sums.items():

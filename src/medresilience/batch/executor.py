@@ -6,6 +6,8 @@ the calls a run has left after its plan (deduplicated, those stored ok skipped) 
    an unadopted batch of its size) and sent only if the provider does not hold it; a batch not
    yet ended keeps its calls waiting; an ended one has its results stored as a live call's
    (`CallSink`: the same rows, the same scores) in one transaction, then is closed;
+   A schema request's reply from Anthropic is read as its forced tool's input
+   (`tool_schema.tool_reply`); one without it is stored unread, counted in the batch's line;
 2. counts the requests it ended without answering (expired, cancelled, failed for a transient
    reason, no result line) and sends them again: in the next batch, or live now
    (`fallback_live`), never scored as errors;
@@ -32,6 +34,7 @@ from ..store import BatchRecord, CallRow, ScoreRow, Store
 from .cost import batch_rate, batch_spec
 from .lines import Outcome, Resend, anthropic_request, jsonl, openai_line
 from .providers import AnthropicBatches, Backend, FileBatches, OpenAIBatches
+from .tool_schema import asked_schema, tool_reply
 
 PROVIDERS = ("openai", "anthropic", "files")
 #: the most requests one batch holds (OpenAI's limit per batch file)
@@ -145,6 +148,7 @@ class BatchExecutor:
         scores: list[ScoreRow] = []
         answered: set[str] = set()
         whys: dict[str, int] = {}
+        unread: dict[str, int] = {}  # why -> schema replies stored without readable text
         sends = store.batch_sends(record.keys)
         for cid, outcome in outcomes:
             r = pending.get(cid)
@@ -155,6 +159,10 @@ class BatchExecutor:
             if isinstance(outcome, Resend):
                 whys[outcome.why.split(":")[0]] = whys.get(outcome.why.split(":")[0], 0) + 1
                 continue
+            if isinstance(outcome, Completion) and self.provider == "anthropic":
+                outcome, why = tool_reply(asked_schema(r), outcome)
+                if why is not None:
+                    unread[why.split(":")[0]] = unread.get(why.split(":")[0], 0) + 1
             row, score = sink.answered_row(r, priced, outcome) if isinstance(outcome, Completion) else sink.failed_row(r, spec.label, outcome)
             calls.append(row)
             if score is not None:
@@ -171,8 +179,11 @@ class BatchExecutor:
         for why, n in whys.items():
             self.resent[why] = self.resent.get(why, 0) + n
         told = "; ".join(f"{n} {why}" for why, n in sorted(whys.items()))
+        unread_told = "; ".join(f"{n} {why}" for why, n in sorted(unread.items()))
         stats.batch_lines.append(
-            f"batch {record.batch_id} ({where[0]} {where[1]}, {where[2]}): {len(calls)} stored" + (f", {len(again)} to send again ({told})" if again else "")
+            f"batch {record.batch_id} ({where[0]} {where[1]}, {where[2]}): {len(calls)} stored"
+            + (f" ({sum(unread.values())} unread: {unread_told})" if unread else "")
+            + (f", {len(again)} to send again ({told})" if again else "")
         )
         return again
 

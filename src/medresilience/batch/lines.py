@@ -16,6 +16,7 @@ from ..calls import CallRequest
 from ..models.openai_compatible import TRANSIENT_STATUS, Completion, ModelCallError, read_completion
 from ..models.spec import ModelSpec
 from ..runtime.errors import ConfigError, InputError
+from .tool_schema import asked_schema, schema_of, schema_tool
 
 #: the chat-completions endpoint every OpenAI batch line is a request to
 CHAT_URL = "/v1/chat/completions"
@@ -50,13 +51,18 @@ def openai_line(r: CallRequest, spec: ModelSpec) -> dict[str, Any]:
 
 def anthropic_request(r: CallRequest, spec: ModelSpec) -> dict[str, Any]:
     """One Anthropic message-batch request: the chat call in the Messages API's shape (system
-    messages joined into `system`, the output budget as max_tokens, stop as stop_sequences).
-    Log-probabilities, response formats and tools (function calling, as the agent setting's tools
-    protocol asks) are not translated to the Messages API: a ConfigError, before the batch is
+    messages joined into `system`, the output budget as max_tokens, stop as stop_sequences, a
+    JSON schema (`response_format` json_schema, or the call's `schema_format`) as one tool the
+    request must call: `tool_schema`).
+    Log-probabilities, other response formats and tools (function calling, as the agent setting's
+    tools protocol asks) are not translated to the Messages API: a ConfigError, before the batch is
     recorded."""
     body = chat_body(r, spec)
-    if body.get("logprobs") or body.get("response_format"):
-        raise ConfigError("--batch anthropic", "Anthropic's message batches take no logprobs or response_format: use --scoring letter and the prompt format")
+    schema = schema_of(body) or asked_schema(r)
+    if body.get("logprobs") or (body.get("response_format") and schema_of(body) is None):
+        raise ConfigError(
+            "--batch anthropic", "Anthropic's message batches take no logprobs or response format but a JSON schema: use --scoring letter and the prompt format"
+        )
     if body.get("tools") or any(m.get("role") == "tool" or m.get("tool_calls") for m in body["messages"]):
         raise ConfigError("--batch anthropic", ANTHROPIC_TOOLS)
     system = "\n\n".join(str(m["content"]) for m in body["messages"] if m.get("role") == "system")
@@ -72,6 +78,8 @@ def anthropic_request(r: CallRequest, spec: ModelSpec) -> dict[str, Any]:
             params[name] = body[name]
     if body.get("stop"):
         params["stop_sequences"] = body["stop"] if isinstance(body["stop"], list) else [body["stop"]]
+    if schema is not None:
+        params.update(schema_tool(*schema))
     return {"custom_id": r.key, "params": params}
 
 
@@ -133,8 +141,10 @@ def read_openai_results(data: bytes, source: str) -> list[tuple[str, Outcome]]:
 
 def read_anthropic_results(data: bytes, source: str) -> list[tuple[str, Outcome]]:
     """(custom id, outcome) of every line of an Anthropic message-batch results file: a succeeded
-    message as a Completion (text blocks joined; end_turn -> stop, max_tokens -> length), an
-    expired, cancelled or API-errored request sent again, an invalid request a permanent error."""
+    message as a Completion (text blocks joined, tool_use blocks as tool calls in the chat shape;
+    end_turn -> stop, max_tokens -> length, tool_use -> tool_calls), an expired, cancelled or
+    API-errored request sent again, an invalid request a permanent error. What a schema request's
+    reply reads as is `tool_schema.tool_reply`'s, which needs the request."""
     out: list[tuple[str, Outcome]] = []
     for n, obj in _json_lines(data, source):
         cid = _field(obj, "custom_id", source, n, str)
@@ -146,8 +156,9 @@ def read_anthropic_results(data: bytes, source: str) -> list[tuple[str, Outcome]
             usage = msg.get("usage") if isinstance(msg.get("usage"), dict) else {}
             stop = msg.get("stop_reason")
             text = "".join(b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text")
-            finish = "length" if stop == "max_tokens" else "stop" if stop in ("end_turn", "stop_sequence") else stop
-            out.append((cid, Completion(text, finish, int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0), 0.0, 1)))
+            finish = "length" if stop == "max_tokens" else "stop" if stop in ("end_turn", "stop_sequence") else "tool_calls" if stop == "tool_use" else stop
+            calls = [_tool_call(b) for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"] or None
+            out.append((cid, Completion(text, finish, int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0), 0.0, 1, tool_calls=calls)))
         elif kind == "errored":
             inner = (result.get("error") or {}).get("error") or {}
             what = f"{inner.get('type')}: {str(inner.get('message') or '')[:200]}"
@@ -160,3 +171,9 @@ def read_anthropic_results(data: bytes, source: str) -> list[tuple[str, Outcome]
         else:
             raise InputError(source, n, "result.type", f"{kind!r} is not succeeded, errored, canceled or expired")
     return out
+
+
+def _tool_call(block: dict[str, Any]) -> dict[str, Any]:
+    """A tool_use block as the chat shape's tool call (its input as JSON arguments)."""
+    args = json.dumps(block.get("input"), ensure_ascii=False, separators=(",", ":"))
+    return {"id": str(block.get("id") or ""), "type": "function", "function": {"name": str(block.get("name") or ""), "arguments": args}}

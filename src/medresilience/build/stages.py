@@ -16,7 +16,9 @@ up to the cap. A stage's figures count each request once however many passes or 
 
 A task names its model (`Task.model`) or takes the stage's; one stage may mix models (one
 `run_calls` over all of them). A task sends the schema's `response_format` unless it gives its
-decoding parameters whole (`Task.params`, e.g. a judge's), or has no schema (free text).
+decoding parameters whole (`Task.params`, e.g. a judge's), or has no schema (free text); to a
+model whose endpoint takes no response format the schema goes with the request outside its
+parameters (`CallRequest.schema_format`), which Anthropic's message batches send as a forced tool.
 
 A builder that runs many small stages (one per round of a loop) runs them in one `CallSession`:
 one event loop and one client per model for all of them, instead of a new loop and new clients
@@ -178,12 +180,16 @@ def with_retry(messages: list[dict[str, str]], attempt: int, why: str | None) ->
 
 def request_for(spec: ModelSpec, task: Task, attempt: int = 0, why: str | None = None, max_tokens: int | None = None) -> CallRequest:
     msgs = (task.retry or with_retry)(task.messages, attempt, why)
+    rf = None
     if task.params is not None:
         params = dict(task.params)
     else:
         rf = response_format(task.schema_name, task.schema) if task.schema_name and task.schema is not None else None
         params = spec.decoding(max_tokens=max_tokens or task.max_tokens, response_format=rf)
-    return CallRequest(spec.label, request_key(spec, msgs, params), msgs, params)
+    # a schema the model's live endpoint takes none of still goes with the request (not its key),
+    # for an execution that asks for it its own way (Anthropic's message batches)
+    unsent = rf if rf is not None and "response_format" not in params else None
+    return CallRequest(spec.label, request_key(spec, msgs, params), msgs, params, schema_format=unsent)
 
 
 class CallSession:

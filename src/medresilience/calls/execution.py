@@ -134,7 +134,7 @@ class CallRequest:
     `score` (optional) turns a completion into the score stored with it, under the scorer name
     `scorer` and the key `score_key` (default: this call's key; a judge scores the answer's key).
     `on_error` (optional) gives the score to store when the call fails for good (a judge outage
-    is `unscored` with its reason)."""
+    is `unscored` with its reason). `schema_format`: see the field."""
 
     model: str
     key: str
@@ -144,6 +144,11 @@ class CallRequest:
     scorer: str = ""
     score_key: str | None = None
     on_error: Callable[[ModelCallError], Score | None] | None = None
+    #: the response format (json_schema) the call asks for where its model's live endpoint takes
+    #: none, so `params` do not carry it (Anthropic's OpenAI-compatible endpoint ignores it): an
+    #: execution that can ask for it its own way does (Anthropic's message batches: a forced tool);
+    #: not part of the key
+    schema_format: JSONObject | None = None
 
 
 def _score_row(r: CallRequest, s: Score | None) -> ScoreRow | None:

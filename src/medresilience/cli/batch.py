@@ -110,18 +110,6 @@ def refuse_batch(batch: str | None, why: str) -> None:
         fail(f"--batch: {why}; run it live (without --batch)", 2)
 
 
-def schema_batch(request: BatchRequest | None) -> BatchRequest | None:
-    """The batch of a build whose stages ask for JSON schemas (response_format): Anthropic's
-    message batches take none, so `--batch anthropic` stops there in one line, before anything is
-    written or sent."""
-    if request is not None and request.provider == "anthropic":
-        fail(
-            "--batch anthropic: Anthropic's message batches take no response_format, and this build's stages ask for JSON schemas; "
-            "use --batch openai, or --batch files for your own engine, or build it live (without --batch)"
-        )
-    return request
-
-
 def loop_refusal(run: Any, provider: str) -> str | None:
     """Why the run's settings cannot go through `provider`'s batches (one line naming the setting),
     or None. Each step of an answer loop goes out as a batch once the one before is back (the

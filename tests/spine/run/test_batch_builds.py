@@ -5,8 +5,8 @@ policy as its chat completions), exit 3 while a batch is in progress, collect on
 end with the suite files and the stored calls of the same build made live against the same stub;
 noise also through `--batch files` with the engine's output file brought back by
 `--batch-results`. Refused in one line: a presupposition loop of several rounds (sequential by
-nature), a build that would call no model, and `--batch anthropic` on any build (its stages ask
-for JSON schemas, which Anthropic's message batches do not take). `--batch openai --dry-run`
+nature) and a build that would call no model (`--batch anthropic`: test_batch_builds_anthropic.py).
+`--batch openai --dry-run`
 counts the first stage's calls before the build and none after it. No network: every server is on 127.0.0.1."""
 
 from __future__ import annotations
@@ -205,21 +205,6 @@ def test_build_pressure_sends_the_claims_stage_by_stage_and_writes_the_live_buil
         assert (tmp_path / "batch.build" / "misleading" / name).read_text() == (tmp_path / "live.build" / "misleading" / name).read_text()
     for said in (runs[-1].output, live.output):
         assert "claims: 4 of 4 items, rejected 0, failed 0" in " ".join(said.split())
-
-
-@pytest.mark.parametrize("family", ["misleading", "noise", "pressure", "presupposition"])
-def test_every_build_refuses_anthropic_batches_in_one_line(tmp_path, family):
-    """Every build's stages ask for JSON schemas (response_format), which Anthropic's message batches do not take."""
-    write_jsonl(tmp_path / "items.jsonl", [item for item, *_ in tiny_items_and_bundles()])
-    spec = "openai:fake,base_url=http://127.0.0.1:9/v1"
-    source = {"misleading": "--items", "noise": "--items", "pressure": "--from", "presupposition": "--myths"}[family]
-    r = runner.invoke(app, ["build", family, source, str(tmp_path / "items.jsonl"), "--out", str(tmp_path / "s"), "-g", spec, "--batch", "anthropic"])
-    assert r.exit_code == 2
-    assert " ".join(r.output.split()) == (
-        "error: --batch anthropic: Anthropic's message batches take no response_format, and this build's stages ask for JSON schemas; "
-        "use --batch openai, or --batch files for your own engine, or build it live (without --batch)"
-    )
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["items.jsonl"]
 
 
 def test_build_pressure_refuses_batch_without_a_generator(tmp_path):

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ...cli.batch import BatchFallbackOpt, BatchOpt, BatchResultsOpt, batch_command, batch_request, schema_batch
+from ...cli.batch import BatchFallbackOpt, BatchOpt, BatchResultsOpt, batch_command, batch_request
 from ...cli.kit import StageProgress, build_outcome, console, err_console
 from ...cli.kit import user_errors as _user_errors
 
@@ -154,7 +154,7 @@ def misleading(
         return
     from ...build.construction import default_work_dir
 
-    with batch_command(schema_batch(batch_request(batch, batch_results, batch_fallback, False)), work_dir or default_work_dir(out)), StageProgress() as prog:
+    with batch_command(batch_request(batch, batch_results, batch_fallback, False), work_dir or default_work_dir(out)), StageProgress() as prog:
         res = build_misleading(loaded, gen, out, opts, ver, work_dir, progress=prog)
     _print_summary(res.report)
     console.print(f"suite: {out}  (suite.json, items.jsonl, probes.jsonl, build_report.md, decisions.jsonl)")

@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ...cli.batch import BatchFallbackOpt, BatchOpt, BatchResultsOpt, batch_command, batch_request, schema_batch
+from ...cli.batch import BatchFallbackOpt, BatchOpt, BatchResultsOpt, batch_command, batch_request
 from ...cli.kit import StageProgress, build_outcome, console, err_console
 from ...cli.kit import user_errors as _user_errors
 from .taxonomy import CONDITIONS
@@ -114,7 +114,7 @@ def noise(
     wanted = chosen or CONDITIONS
     gen = parse_model_spec(generator) if any(v in GENERATED for v in wanted) else None
     ver = parse_model_spec(verify) if verify else None
-    request = schema_batch(batch_request(batch, batch_results, batch_fallback, dry_run))
+    request = batch_request(batch, batch_results, batch_fallback, dry_run)
     if request is not None:
         if gen is None:
             raise ConfigError("--batch", "the variants asked for call no model (abbreviations are substituted from the inventory): build them without --batch")

@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ...cli.batch import BatchFallbackOpt, BatchOpt, BatchResultsOpt, batch_command, batch_request, schema_batch
+from ...cli.batch import BatchFallbackOpt, BatchOpt, BatchResultsOpt, batch_command, batch_request
 from ...cli.kit import StageProgress, build_outcome, console
 from ...cli.kit import user_errors as _user_errors
 
@@ -63,7 +63,7 @@ def pressure(
 
     wanted = None if conditions is None else [c.strip() for c in conditions.split(",") if c.strip()]
     gen = parse_model_spec(generator) if generator else None
-    request = schema_batch(batch_request(batch, batch_results, batch_fallback, dry_run))
+    request = batch_request(batch, batch_results, batch_fallback, dry_run)
     if request is not None:
         if gen is None:
             raise ConfigError(

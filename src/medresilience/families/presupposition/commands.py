@@ -14,7 +14,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ...cli.batch import BatchFallbackOpt, BatchOpt, BatchResultsOpt, batch_command, batch_request, schema_batch
+from ...cli.batch import BatchFallbackOpt, BatchOpt, BatchResultsOpt, batch_command, batch_request
 from ...cli.kit import StageProgress, build_outcome, console, err_console, fail
 from ...cli.kit import user_errors as _user_errors
 
@@ -114,7 +114,7 @@ def presupposition(
     cat = parse_model_spec(categoriser) if categoriser else None
     chk = parse_model_spec(verify) if verify else None
     seeds = load_seeds(valid_seeds, invalid_seeds)
-    request = schema_batch(batch_request(batch, batch_results, batch_fallback, dry_run))
+    request = batch_request(batch, batch_results, batch_fallback, dry_run)
     if request is not None:
         _one_round(myths, limit, round_size)
     if request is not None and request.dry_run:

@@ -7,12 +7,16 @@ replies:
   ``GET /v1/batches`` (newest first, with each batch's metadata);
 - Anthropic: ``POST /v1/messages/batches``, ``GET /v1/messages/batches/{id}``,
   ``GET /v1/messages/batches/{id}/results`` (the batch's ``results_url``), ``GET /v1/messages/batches``.
+  A request that forces a tool (``tool_choice`` type tool) is asked of the policy with the tool's
+  ``input_schema`` as its ``response_format`` json_schema, and answered with a ``tool_use`` block
+  whose input is the policy's JSON object (a text that is no JSON object comes back as text).
 
 The fault model (`BatchFaults`), fixed by (seed, custom id) like the chat faults, never by order:
 a batch answers `in_progress` for its first `polls` reads; `fail_batches` first batches fail
 validation (no results); a share `rate_failed` of lines gets a 500 error line, `rate_expired`
 expire (the batch ends `expired`) and `rate_cancelled` are cancelled (the batch ends
-`cancelled`) — each only the first time its custom id is sent, so a retrying client succeeds.
+`cancelled`) — each only the first time its custom id is sent, so a retrying client succeeds;
+`rate_no_tool` of forced tool calls (by custom id) are answered in text, without the tool_use block.
 `hold` names an endpoint ("upload", "create", "poll", "content", "results") whose requests are
 held without an answer once they arrive (`held` is set): a test kills its client there. A
 `create` is recorded before it is held (the provider has the batch, the client never hears its id).
@@ -48,6 +52,7 @@ class BatchFaults:
     rate_failed: float = 0.0
     rate_expired: float = 0.0
     rate_cancelled: float = 0.0
+    rate_no_tool: float = 0.0  # Anthropic: forced tool calls answered in a text block, no tool_use
 
 
 @dataclass
@@ -288,16 +293,20 @@ class BatchEndpoints:
             assert self._app is not None
             params = line["params"]
             messages = ([{"role": "system", "content": params["system"]}] if params.get("system") else []) + params["messages"]
-            chat = {k: v for k, v in params.items() if k not in ("system", "messages", "stop_sequences")} | {"messages": messages}
+            chat = {k: v for k, v in params.items() if k not in ("system", "messages", "stop_sequences", "tools", "tool_choice")} | {"messages": messages}
+            tool = _forced_tool(params)
+            if tool is not None:  # the policy sees the schema as the chat request's response_format
+                chat["response_format"] = {"type": "json_schema", "json_schema": {"name": tool["name"], "strict": True, "schema": tool.get("input_schema")}}
             c = self._app.completion_of(chat)
             choice = c["choices"][0]
+            content, stop = _anthropic_content(cid, choice["message"]["content"], tool, self._no_tool(cid))
             message = {
                 "id": f"msg_{cid[:16]}",
                 "type": "message",
                 "role": "assistant",
                 "model": params.get("model"),
-                "content": [{"type": "text", "text": choice["message"]["content"]}],
-                "stop_reason": "max_tokens" if choice["finish_reason"] == "length" else "end_turn",
+                "content": content,
+                "stop_reason": "max_tokens" if choice["finish_reason"] == "length" else stop,
                 "stop_sequence": None,
                 "usage": {"input_tokens": c["usage"]["prompt_tokens"], "output_tokens": c["usage"]["completion_tokens"]},
             }
@@ -308,6 +317,10 @@ class BatchEndpoints:
             batch.output.append({"custom_id": cid, "result": {"type": "errored", "error": err}})
         else:
             batch.output.append({"custom_id": cid, "result": {"type": "expired" if fate == "expired" else "canceled"}})
+
+    def _no_tool(self, custom_id: str) -> bool:
+        """Whether a forced tool call is answered in text (a model that ignores tool_choice)."""
+        return uniform(custom_id, f"no_tool:{self.faults.seed}") < self.faults.rate_no_tool
 
     def _anthropic_view(self, batch: _Batch, request: web.Request) -> dict[str, object]:
         ended = batch.status != "in_progress"
@@ -340,3 +353,25 @@ def _error(status: int, message: str) -> web.Response:
     return web.Response(
         body=dumps({"error": {"message": message, "type": "invalid_request_error"}}), status=status, headers={"Content-Type": "application/json"}
     )
+
+
+def _forced_tool(params: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The tool an Anthropic request forces (`tool_choice` {"type": "tool", "name": ...}), or None."""
+    choice = params.get("tool_choice")
+    if not isinstance(choice, Mapping) or choice.get("type") != "tool":
+        return None
+    return next((t for t in params.get("tools") or [] if isinstance(t, dict) and t.get("name") == choice.get("name")), None)
+
+
+def _anthropic_content(cid: str, text: str, tool: Mapping[str, Any] | None, no_tool: bool) -> tuple[list[dict[str, Any]], str]:
+    """A reply's content blocks and stop reason: a forced tool call is answered with a tool_use
+    block whose input is the policy's JSON object; a policy text that is no JSON object (or the
+    `rate_no_tool` fault) is answered in a text block, as a model that did not call the tool."""
+    if tool is not None and not no_tool:
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            return [{"type": "tool_use", "id": f"toolu_{cid[:16]}", "name": tool["name"], "input": value}], "tool_use"
+    return [{"type": "text", "text": text}], "end_turn"
