@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import typer
 
     from .mitigations.setting import AnswerLoop, Setting
+    from .models.spec import ModelSpec
     from .records import Item, Probe
     from .report.compare import CompareSpec
     from .report.section import FamilySection
@@ -250,6 +251,8 @@ class ProbeLoop(Protocol):
       beside the store, such as people's reviews of the loops, read each time it is called);
     - `measures(loop)`: from that `loop` block, model -> setting -> the keys the loop adds to that
       model and setting's results block (declared in the family's `results_block`);
+    - `models(options)`: the models the loop calls besides the run's answering models (an attacker,
+      a checker), so that what they cannot do is refused before anything is sent (a batch);
     - `view(linked)`: a unit's loop from the calls linked to it (`store.UnitDetail.linked`: role,
       key, status, text, ...) as the evidence viewer shows it, turn by turn (`LoopView`), None for a
       unit that holds no loop (an item's clean unit)."""
@@ -259,6 +262,8 @@ class ProbeLoop(Protocol):
     def record(self, store: Store) -> JSONObject: ...
 
     def measures(self, loop: JSONObject) -> dict[str, dict[str, JSONObject]]: ...
+
+    def models(self, options: Any) -> tuple[ModelSpec, ...]: ...
 
     def view(self, linked: Sequence[Mapping[str, Any]]) -> LoopView | None: ...
 

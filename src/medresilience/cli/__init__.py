@@ -166,7 +166,7 @@ def _run_eval(
     from ..run.evaluation import check_new_run_suite, evaluate
     from ..run.resolved import EvalOptions, resolve_run
     from ..suite import Suite
-    from .batch import batch_mode_of, batch_totals, dry_run, loop_refusal, print_batch_lines, print_waiting, waiting_summarise
+    from .batch import batch_mode_of, batch_totals, dry_run, loop_refusal, print_batch_lines, print_waiting, provider_refusal, waiting_summarise
     from .results_worker import ResultsWorker
 
     suite = Suite.load(suite_dir, lazy=True) if suite_dir else sample_suite()  # records read when the run needs them
@@ -193,7 +193,7 @@ def _run_eval(
     # the run resolved once: its family, options, settings and their models, keys; errors before any progress output
     run = resolve_run(suite, specs, opts, family=family, audit=_audit_request(audit, reader, cfg))
     check_new_run_suite(suite, Path(out))  # as `evaluate` would first: before the fork, the worker shares the check
-    if batch is not None and (why := loop_refusal(run, batch.provider)) is not None:
+    if batch is not None and (why := loop_refusal(run, batch.provider) or provider_refusal(run, batch.provider)) is not None:
         fail(f"--batch {batch.provider}: {why}", 2)
     if batch is not None and batch.dry_run:
         return dry_run(run, Path(out), batch.provider)

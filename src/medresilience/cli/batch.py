@@ -131,6 +131,29 @@ def loop_refusal(run: Any, provider: str) -> str | None:
     return None
 
 
+def provider_refusal(run: Any, provider: str) -> str | None:
+    """Why a model the run calls cannot go through `provider`'s batches (one line naming it), or
+    None: a model of a hosted provider (`models.providers`) other than the batch's has no batch
+    there (an Anthropic checker's calls cannot go in an OpenAI batch). Every model the run calls is
+    looked at: the answering models, a setting's models and the family loop's (an attacker, a
+    checker). A model at a base URL of your own (no named provider), a local server and the
+    embedded model are not refused; `files` takes every model (your engine answers them)."""
+    if provider == "files":
+        return None
+    from ..models.providers import get_provider
+
+    loop = run.family.evaluation.loop
+    called = [*run.specs, *run.setting_models, *(loop.models(run.family_options) if loop is not None else ())]
+    for spec in called:
+        hosted = get_provider(spec.provider) if spec.provider else None
+        if hosted is not None and not hosted.local and hosted.name != provider:
+            return (
+                f"the model {spec.label} is {hosted.title}'s ({spec.provider}/{spec.model}), whose calls do not go through "
+                f"{provider}'s batches; run it live (without --batch), or give every model the run calls one provider's batch"
+            )
+    return None
+
+
 def batch_totals(out: Path) -> str | None:
     """How many batches a finished batch run took and the requests they held (a request sent
     again counts in each batch it was in); None when the store recorded none."""
@@ -214,29 +237,41 @@ def dry_run(run: Any, out: Path, provider: str) -> None:
     planned = plan_run(run)
     requests: dict[str, CallRequest] = {}
     looped: dict[str, set[str]] = {}  # setting -> the keys of its units answered through a loop's steps
+    family_looped: dict[str, set[str]] = {}  # setting -> the keys of its units answered through the family's own loop
+    agents = {s.name: s.agent for s in run.settings}
     for p in planned:
         if p.loop is not None:
-            looped.setdefault(p.unit.setting, set()).add(p.unit.key)
+            # a unit whose loop is not its setting's is answered through its family's loop (evaluation.loop)
+            (looped if p.loop is agents.get(p.unit.setting) else family_looped).setdefault(p.unit.setting, set()).add(p.unit.key)
         elif p.follow is None:
             requests.setdefault(p.unit.key, CallRequest(p.unit.model, p.unit.key, p.messages, p.params))
-    print_estimate(requests, run.specs, out / "store.sqlite", provider, "judges, extraction, second turns, agent and team steps", looped)
+    later = "judges, extraction, second turns, agent and team steps" + (", the rounds of the family's loop" if family_looped else "")
+    print_estimate(requests, run.specs, out / "store.sqlite", provider, later, looped, family_looped)
 
 
 def print_estimate(
-    requests: Mapping[str, CallRequest], specs: Iterable[ModelSpec], db: Path, provider: str, later: str, looped: Mapping[str, set[str]] | None = None
+    requests: Mapping[str, CallRequest],
+    specs: Iterable[ModelSpec],
+    db: Path,
+    provider: str,
+    later: str,
+    looped: Mapping[str, set[str]] | None = None,
+    family_looped: Mapping[str, set[str]] | None = None,
 ) -> None:
     """Calls, tokens and cost live vs batch of the requests (key -> CallRequest) the store `db`
     does not hold yet, one line per model; `later`: the calls that depend on replies, not counted;
-    `looped`: setting -> the keys of its units answered through a loop's steps (counted as units only)."""
-    looped = dict(looped or {})
+    `looped`: setting -> the keys of its units answered through a loop's steps (an agent's or a
+    team's), `family_looped` through the family's own loop (both counted as units only)."""
+    looped, family_looped = dict(looped or {}), dict(family_looped or {})
     from ..batch import estimate
     from ..store import Store
 
     if db.exists():
         with contextlib.closing(Store.read_only(db)) as store:
-            done = store.finished_keys({*requests, *(k for keys in looped.values() for k in keys)})
+            done = store.finished_keys({*requests, *(k for m in (looped, family_looped) for keys in m.values() for k in keys)})
         requests = {k: r for k, r in requests.items() if k not in done}
         looped = {name: keys - done for name, keys in looped.items()}
+        family_looped = {name: keys - done for name, keys in family_looped.items()}
     lines = estimate(requests.values(), specs, provider)
     for e in lines:
         console.print(e.line(), highlight=False, markup=False, soft_wrap=True)
@@ -249,6 +284,15 @@ def print_estimate(
                 markup=False,
                 soft_wrap=True,
             )
-    if not lines and not any(looped.values()):
+    for name, keys in family_looped.items():
+        if keys:
+            console.print(
+                f"--setting {name}: {len(keys)} units answer through the suite family's own loop, each of its rounds a batch once the "
+                "one before is back; its calls that depend on the replies are not counted here",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
+    if not lines and not any(looped.values()) and not any(family_looped.values()):
         console.print("nothing left to send: every planned call is stored", highlight=False, markup=False)
     console.print(f"dry run: nothing was sent; calls that depend on replies ({later}) are not counted", highlight=False, markup=False, soft_wrap=True)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ...family import LoopView
     from ...mitigations.setting import AnswerLoop, Setting
+    from ...models.spec import ModelSpec
     from ...runtime.jsontypes import JSONObject
     from ...store import Store
 
@@ -52,6 +53,15 @@ class AttackLoops:
         from .persuasion import loop_measures
 
         return loop_measures(loop)  # type: ignore[return-value]  # plain JSON dicts
+
+    def models(self, options: Any) -> tuple[ModelSpec, ...]:
+        """The attacker and the checker (one model when the checker is the attacker)."""
+        from .loop import attack_models
+
+        if not isinstance(options, AdaptiveOptions) or not options.attacker:
+            return ()
+        attacker, checker = attack_models(options)
+        return (attacker,) if checker.identity() == attacker.identity() else (attacker, checker)
 
     def view(self, linked: Sequence[Mapping[str, Any]]) -> LoopView | None:
         from .view import attack_view
