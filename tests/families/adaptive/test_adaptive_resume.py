@@ -112,8 +112,8 @@ def test_a_run_killed_at_each_stage_resumes_without_repeating_a_finished_call(tm
         held = stored_roles(killed / "store.sqlite")
         for r, (lo, hi) in STORED[stage].items():
             assert lo <= held[r] <= hi, (stage, held)
-        time.sleep(policy.hold_s)  # the held request ends (its reply meets a closed socket)
-        policy.hold = None
+        policy.release()  # the held request ends (its reply meets a closed socket) ...
+        wait_until(lambda: srv.stats.total == len(policy.seen))  # ... and is in the stub's log
         seen = len(log.read_text().splitlines())
         done = subprocess.run(command(suite, killed, srv.base_url), env=env, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
