@@ -14,21 +14,18 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import re
 import shlex
 import subprocess
 import sys
-import traceback
 from pathlib import Path
 
 import pytest
 import typer
-from typer.testing import CliRunner
 
-from conftest import ROOT, oracle_policy
+from conftest import ROOT, oracle_policy, run_medres
 from medresilience.cli import app
 from medresilience.testing.stub import StubServer
 
@@ -105,15 +102,6 @@ def _argv(words: list[str], url: str) -> list[str]:
     return words
 
 
-def _medres(args: list[str], folder: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    """A `medres` command run in this process from `folder` (typer's CliRunner: the command's own
-    code, exit status and output, without a new interpreter's start-up for each command)."""
-    with contextlib.chdir(folder):
-        done = CliRunner().invoke(app, args, env={k: env[k] for k in ("COLUMNS", "HF_HUB_OFFLINE")})
-    crashed = "" if done.exception is None or isinstance(done.exception, SystemExit) else "".join(traceback.format_exception(done.exception))
-    return subprocess.CompletedProcess(args, done.exit_code, done.stdout, done.stderr + crashed)
-
-
 def _run_page(page: Path, folder: Path) -> list[str]:
     (folder / "src").symlink_to(ROOT / "src")  # the docs name the bundled suite by its path in a clone
     ran = []
@@ -130,7 +118,7 @@ def _run_page(page: Path, folder: Path) -> list[str]:
                 for part in line.split(" && "):
                     argv = _argv(shlex.split(part, comments=True), srv.base_url)
                     if argv[1:3] == ["-m", "medresilience.cli"]:
-                        r = _medres(argv[3:], folder, env)
+                        r = run_medres(argv, folder, {k: env[k] for k in ("COLUMNS", "HF_HUB_OFFLINE")})
                     else:  # a python script of the page, as a process
                         r = subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True, timeout=300)
                     assert r.returncode == 0, f"{page.relative_to(ROOT)}: {part}\nexit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"

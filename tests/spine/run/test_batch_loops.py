@@ -14,14 +14,11 @@ import os
 import signal
 import sqlite3
 import subprocess
-import traceback
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from conftest import wait_until
-from medresilience.cli import app
+from conftest import run_medres, wait_until
 from medresilience.corpus import CorpusIndex, build_index
 from medresilience.run.bundled_suite import sample_suite_dir
 from medresilience.testing.eval_command import stub_eval_command
@@ -46,12 +43,9 @@ def command(out: Path, url: str, settings: list[str], *extra: str, limit: int = 
 
 
 def run(cmd: list[str]) -> subprocess.CompletedProcess:
-    """The command run to its end in this process (typer's CliRunner: the command's own code, exit
-    status and output, without a new interpreter's start-up each time); a real process is started
+    """The command run to its end in this process (conftest.run_medres); a real process is started
     where one is killed (Popen below)."""
-    done = CliRunner().invoke(app, cmd[cmd.index("medresilience.cli") + 1 :])
-    crashed = "" if done.exception is None or isinstance(done.exception, SystemExit) else "".join(traceback.format_exception(done.exception))
-    return subprocess.CompletedProcess(cmd, done.exit_code, done.stdout, done.stderr + crashed)
+    return run_medres(cmd)
 
 
 def until_done(cmd: list[str], rounds: int = 12) -> list[subprocess.CompletedProcess]:
