@@ -41,9 +41,7 @@ FIXTURES = TESTS / "fixtures"
 # answers `import conftest` in place of this one (a child process started by spawn resolves that name
 # from the path alone; tests/spine/testing/test_conftest_path.py)
 sys.path[:0] = [
-    str(d)
-    for d in sorted(TESTS.rglob("*"))
-    if d.is_dir() and any(d.glob("test_*.py")) and not (d / "__init__.py").exists() and str(d) not in sys.path
+    str(d) for d in sorted(TESTS.rglob("*")) if d.is_dir() and any(d.glob("test_*.py")) and not (d / "__init__.py").exists() and str(d) not in sys.path
 ]
 SHARED_DATA = Path(os.environ.get("MEDRES_SHARED_DATA") or ROOT.parent / "shared" / "data")  # the env var: data kept elsewhere
 # Ctrl-C reaches the commands the tests start (tests/end_to_end/test_interrupt.py) as it does from a
