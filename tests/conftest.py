@@ -1,8 +1,9 @@
 """Shared fixtures: paths to ../shared/data (skipped when absent), a small hand-made suite, an
 oracle answer policy for the stub server (the stub is the boundary we do not own: a model), the
-stub servers of a test module (`stub_server`), a finished run of the tiny suite (`oracle_run`), and
-the review tests' setup: reviews served (`review_server`), a reviewer added (`reviewer`), signed in
-in a browser (`signed_in`), every task rated (`rate_all`, `rubric_a_values`)."""
+stub servers of a test module (`stub_server`), a finished run of the tiny suite (`oracle_run`), a
+`medres` command run in this process (`run_medres`), and the review tests' setup: reviews served
+(`review_server`), a reviewer added (`reviewer`), signed in in a browser (`signed_in`), every task
+rated (`rate_all`, `rubric_a_values`)."""
 
 from __future__ import annotations
 
