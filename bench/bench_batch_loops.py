@@ -18,12 +18,12 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 from medresilience.corpus import CorpusIndex, build_index
 from medresilience.run.bundled_suite import sample_suite_dir
+from medresilience.testing.eval_command import stub_eval_command
 from medresilience.testing.stub import BatchEndpoints, BatchFaults, StubServer, scripted_agent, scripted_team
 
 PRICES = "price_input=0.15,price_output=0.6"
@@ -33,23 +33,7 @@ PASSAGE = {"id": "p-cpr", "title": "Resuscitation", "text": "High-quality CPR in
 
 
 def _command(out: Path, url: str, setting: str, items: int, *extra: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "medresilience.cli",
-        "eval",
-        "--suite",
-        str(sample_suite_dir()),
-        "--out",
-        str(out),
-        "--limit",
-        str(items),
-        "--model",
-        f"openai:stub-model,base_url={url},concurrency=8,{PRICES}",
-        "--setting",
-        setting,
-        *extra,
-    ]
+    return stub_eval_command(sample_suite_dir(), out, url, [setting], *extra, limit=items, model_opts=f"concurrency=8,{PRICES}")
 
 
 def _results(out: Path) -> dict:

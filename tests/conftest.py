@@ -1,14 +1,15 @@
 """Shared fixtures: paths to ../shared/data (skipped when absent), a small hand-made suite, an
 oracle answer policy for the stub server (the stub is the boundary we do not own: a model), the
-stub servers of a test module (`stub_server`), a finished run of the tiny suite (`oracle_run`), and
-the review tests' setup: reviews served (`review_server`), a reviewer added (`reviewer`), signed in
-in a browser (`signed_in`), every task rated (`rate_all`, `rubric_a_values`); and the browser tests'
-setup: a free port (`free_port`), `medres view` / `medres review serve` in a subprocess
-(`MedresServer`, `view_serve`, `review_serve`), a headless Chromium page recording what it did
-(`Browser`, `browser`)."""
+stub servers of a test module (`stub_server`), a finished run of the tiny suite (`oracle_run`), a
+`medres` command run in this process (`run_medres`), the review tests' setup: reviews served
+(`review_server`), a reviewer added (`reviewer`), signed in in a browser (`signed_in`), every task
+rated (`rate_all`, `rubric_a_values`); and the browser tests' setup: a free port (`free_port`),
+`medres view` / `medres review serve` in a subprocess (`MedresServer`, `view_serve`,
+`review_serve`), a headless Chromium page recording what it did (`Browser`, `browser`)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -19,6 +20,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import traceback
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -296,6 +298,22 @@ def eval_command(suite_dir: Path, out: Path, url: str, *extra: str, model_opts: 
         f"openai:stub-model,base_url={url},{model_opts}",
         *extra,
     ]
+
+
+def run_medres(cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """A `medres` command line (`python -m medresilience.cli ...`, or its words after `medres`) run to
+    its end in this process with typer's CliRunner: the command's own code, exit status, stdout and
+    stderr (a traceback appended when it raised), without a new interpreter's start-up. A test that
+    kills the command starts a real process instead."""
+    from typer.testing import CliRunner
+
+    from medresilience.cli import app
+
+    args = cmd[cmd.index("medresilience.cli") + 1 :] if "medresilience.cli" in cmd else cmd
+    with contextlib.chdir(cwd or Path.cwd()):
+        done = CliRunner().invoke(app, args, env=env)
+    crashed = "" if done.exception is None or isinstance(done.exception, SystemExit) else "".join(traceback.format_exception(done.exception))
+    return subprocess.CompletedProcess(cmd, done.exit_code, done.stdout, done.stderr + crashed)
 
 
 def ok_keys(db: Path) -> set[str]:

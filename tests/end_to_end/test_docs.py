@@ -6,7 +6,7 @@
 - the run blocks of each page run in order in one temporary folder, every model spec in them
   (`embedded`, `openai/gpt-4o-mini`, ...) and the default model of `medres run` replaced by the stub
   OpenAI-compatible server (the boundary we do not own: no model is downloaded or run), each command
-  exiting 0;
+  exiting 0 (a `medres` command run in this process, a python script as a process of its own);
 - every option the documentation gives a `medres` command exists in that command's help;
 - the command reference the site builds is generated from the same command line;
 - the library example runs as written; the front page stays a front page; its picture comes from
@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
@@ -25,7 +26,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from conftest import ROOT, oracle_policy
+from conftest import ROOT, oracle_policy, run_medres
 from medresilience.cli import app
 from medresilience.testing.stub import StubServer
 
@@ -121,7 +122,10 @@ def _run_page(page: Path, folder: Path) -> list[str]:
             for line in _command_lines(body):
                 for part in line.split(" && "):
                     argv = _argv(shlex.split(part, comments=True), srv.base_url)
-                    r = subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+                    if argv[1:3] == ["-m", "medresilience.cli"]:
+                        r = run_medres(argv, folder, {k: env[k] for k in ("COLUMNS", "HF_HUB_OFFLINE")})
+                    else:  # a python script of the page, as a process
+                        r = subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True, timeout=300)
                     assert r.returncode == 0, f"{page.relative_to(ROOT)}: {part}\nexit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
                     ran.append(part)
     return ran
@@ -143,7 +147,9 @@ def test_the_offline_commands_of_a_page_run_as_written(page, tmp_path):
             assert (tmp_path / path).exists(), path
 
 
+@functools.cache
 def _click_tree():
+    """The click command tree of `medres`, built once (typer builds it anew on every call)."""
     return typer.main.get_command(app)
 
 

@@ -145,11 +145,19 @@ class Cells(HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    """The report over the runs (its result, with the parts it was written from) and the runs opened as the viewer opens them."""
+def made(tmp_path_factory):
+    """The viewer tests' runs and the faulty misleading run (another model), made once for the
+    module: the tests read them (what they write goes in folders of their own)."""
     root = tmp_path_factory.mktemp("counts")
     dirs = make_runs(root)
-    runs = [*(dirs[n] for n in RUNS), faulty_run(root), pushed_run(root), unscored_run(root)]
+    return root, dirs, faulty_run(root)
+
+
+@pytest.fixture(scope="module")
+def built(made):
+    """The report over the runs (its result, with the parts it was written from) and the runs opened as the viewer opens them."""
+    root, dirs, faulty = made
+    runs = [*(dirs[n] for n in RUNS), faulty, pushed_run(root), unscored_run(root)]
     rep = build_report(runs, out_dir=root / "report")
     opened = open_runs(runs)
     yield rep, opened
@@ -373,11 +381,9 @@ def test_an_items_count_links_only_a_run_asked_once(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def compared(tmp_path_factory):
+def compared(made):
     """The viewer tests' runs and the faulty misleading run (another model)."""
-    root = tmp_path_factory.mktemp("compare")
-    dirs = make_runs(root)
-    return root, dirs, faulty_run(root)
+    return made
 
 
 def linked_counts(page: str, section: str, heads: set[str]) -> list[tuple[str, str, str]]:

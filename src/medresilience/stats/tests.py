@@ -13,7 +13,6 @@ from typing import Any, Literal, TypedDict
 import numpy as np
 import scipy.stats
 from statsmodels.stats.contingency_tables import mcnemar as _sm_mcnemar
-from statsmodels.stats.multitest import multipletests
 
 from .checks import as_bool_array, as_float_array, check_confidence, check_counts, check_nonneg_int, check_resamples, cluster_codes
 from .rates import CLUSTER_RESAMPLES
@@ -203,7 +202,9 @@ def fisher_one_sided(
 
 
 def holm(pvalues: Sequence[float | None]) -> list[float]:
-    """Holm step-down adjusted p-values, in the input order (statsmodels ``multipletests``).
+    """Holm step-down adjusted p-values, in the input order: the i-th smallest of m times (m - i + 1),
+    made non-decreasing in that order, capped at 1 (statsmodels ``multipletests(method="holm")``'s
+    arithmetic, here without the full garbage collection that function runs on every call).
 
     Missing entries (None or NaN) come back as NaN and are not counted as tests, as in R's
     ``p.adjust``.
@@ -215,7 +216,11 @@ def holm(pvalues: Sequence[float | None]) -> list[float]:
         raise ValueError("p-values must lie in [0, 1]")
     out = np.full(arr.shape, np.nan)
     if present.any():
-        out[present] = multipletests(arr[present], method="holm")[1]
+        p = arr[present]
+        order = np.argsort(p)
+        adjusted = np.empty_like(p)
+        adjusted[order] = np.minimum(np.maximum.accumulate(p[order] * np.arange(len(p), 0, -1)), 1.0)
+        out[present] = adjusted
     return [float(v) for v in out]
 
 

@@ -15,7 +15,7 @@ import time
 import pytest
 from test_adaptive import scripted_suite
 
-from conftest import ok_keys, store_key_by_stub_key, wait_until
+from conftest import ok_keys, run_medres, store_key_by_stub_key, wait_until
 from medresilience.families.adaptive.attack import ATTACKER_SYSTEM, CHECKER_SYSTEM
 from medresilience.families.adaptive.testing import ScriptedAttack
 from medresilience.testing.stub import StubServer
@@ -112,16 +112,16 @@ def test_a_run_killed_at_each_stage_resumes_without_repeating_a_finished_call(tm
         held = stored_roles(killed / "store.sqlite")
         for r, (lo, hi) in STORED[stage].items():
             assert lo <= held[r] <= hi, (stage, held)
-        time.sleep(policy.hold_s)  # the held request ends (its reply meets a closed socket)
-        policy.hold = None
+        policy.release()  # the held request ends (its reply meets a closed socket) ...
+        wait_until(lambda: srv.stats.total == len(policy.seen))  # ... and is in the stub's log
         seen = len(log.read_text().splitlines())
-        done = subprocess.run(command(suite, killed, srv.base_url), env=env, capture_output=True, text=True, timeout=120)
+        done = run_medres(command(suite, killed, srv.base_url))  # in this process (the killed run was a real one)
         assert done.returncode == 0, done.stderr
         to_store = store_key_by_stub_key(killed / "store.sqlite")
         after = {to_store[json.loads(line)["key"]] for line in log.read_text().splitlines()[seen:]}
         assert after and not after & before, "a finished call was made again"
         clean = tmp_path / "clean"
-        ref = subprocess.run(command(suite, clean, srv.base_url), env=env, capture_output=True, text=True, timeout=120)
+        ref = run_medres(command(suite, clean, srv.base_url))
         assert ref.returncode == 0, ref.stderr
     assert rows(killed / "store.sqlite") == rows(clean / "store.sqlite")
     k, c = (json.loads((d / "results.json").read_text()) for d in (killed, clean))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import sqlite3
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from medresilience.models.spec import ModelSpec, parse_model_spec
 from medresilience.run.bundled_suite import sample_suite, sample_suite_dir
 from medresilience.run.evaluation import RunResult, evaluate
 from medresilience.run.runner import EvalOptions
+from medresilience.testing.eval_command import stub_eval_command
 from medresilience.testing.stub import Faults, StubServer
 
 SRC = Path(__file__).resolve().parents[3] / "src"
@@ -48,22 +48,7 @@ class LoopRuns:
     @staticmethod
     def command(out: Path, url: str, setting: str) -> list[str]:
         """`medres eval` of four items of the sample suite under `setting`, two calls at a time."""
-        return [
-            sys.executable,
-            "-m",
-            "medresilience.cli",
-            "eval",
-            "--suite",
-            str(sample_suite_dir()),
-            "--out",
-            str(out),
-            "--limit",
-            "4",
-            "--model",
-            f"openai:stub-model,base_url={url},concurrency=2",
-            "--setting",
-            setting,
-        ]
+        return stub_eval_command(sample_suite_dir(), out, url, [setting], limit=4)
 
     @staticmethod
     def calls_done(db: Path, but_text: str | None = None) -> set[str]:

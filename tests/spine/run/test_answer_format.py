@@ -18,7 +18,7 @@ from conftest import make_tiny_suite, oracle_policy
 from medresilience import EvalOptions, Suite, evaluate, parse_model_spec
 from medresilience.calls import request_key
 from medresilience.records import Item
-from medresilience.run.answer_format import PROBE_SCORER, SCHEMA_MIN_TOKENS, probe_request
+from medresilience.run.answer_format import PROBE_MESSAGES, PROBE_SCORER, SCHEMA_MIN_TOKENS, probe_request
 from medresilience.runtime.errors import ConfigError
 from medresilience.scoring.schema_answer import SCHEMA_NAME, SchemaScorer, answer_schema, read_schema_answer
 from medresilience.store import Store
@@ -320,6 +320,8 @@ def test_a_second_turn_is_asked_with_the_schema_too(tmp_path):
     from toy_family import AGAIN, AGAIN_TURN, again_answerer, make_again_suite
 
     def schema_again(messages, request):  # the toy's answerer reads the first reply's letter at its end
+        if messages == PROBE_MESSAGES:  # the run's format probe, answered (a policy that fails it is retried, then decides nothing)
+            return "yes"
         plain = [dict(m, content="Answer: " + json.loads(m["content"])["answer"]) if m["role"] == "assistant" else m for m in messages]
         return again_answerer(plain, request)
 

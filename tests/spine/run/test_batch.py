@@ -2,8 +2,9 @@
 batches and Anthropic message batches, answered by the same policy as its chat completions), and
 end with the results a live run of the same stub gets. Each `medres eval` submits or looks once
 and exits 3 while a batch is in progress; the next one collects. A run killed (SIGKILL) at each
-stage of a batch and resumed pays each call once. Expired, failed and cancelled requests are sent
-again, never scored as errors. No network: every server is on 127.0.0.1."""
+stage of a batch and resumed pays each call once (a killed run is a real process; the others run in
+this process). Expired, failed and cancelled requests are sent again, never scored as errors. No
+network: every server is on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import eval_command, make_tiny_suite, oracle_policy, wait_until
+from conftest import eval_command, make_tiny_suite, oracle_policy, run_medres, wait_until
 from medresilience.testing.stub import BatchEndpoints, BatchFaults, StubServer
 
 WAITING = 3
@@ -25,7 +26,8 @@ ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
 
 
 def _eval(suite: Path, out: Path, url: str, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run(eval_command(suite, out, url, *extra), env=ENV, capture_output=True, text=True, timeout=180)
+    """The command run to its end in this process (conftest.run_medres); a run that is killed is a real process."""
+    return run_medres(eval_command(suite, out, url, *extra))
 
 
 def _until_done(suite: Path, out: Path, url: str, *extra: str, rounds: int = 12, code: int = 0) -> list[subprocess.CompletedProcess]:
@@ -241,12 +243,8 @@ def test_a_bad_output_line_is_named_and_nothing_is_stored(tmp_path, suite):
 
 def test_dry_run_prints_calls_tokens_and_cost_live_and_batch_and_sends_nothing(tmp_path, suite):
     with StubServer(policy=oracle_policy, batches=BatchEndpoints()) as srv:
-        done = subprocess.run(
-            eval_command(suite, tmp_path / "run", srv.base_url, "--batch", "openai", "--dry-run", model_opts="price_input=1000,price_output=4000"),
-            env=ENV,
-            capture_output=True,
-            text=True,
-            timeout=120,
+        done = run_medres(
+            eval_command(suite, tmp_path / "run", srv.base_url, "--batch", "openai", "--dry-run", model_opts="price_input=1000,price_output=4000")
         )
         assert srv.stats.total == 0
     assert done.returncode == 0, done.stderr
@@ -263,21 +261,11 @@ def test_a_2000_unit_suite_through_the_batch_server_equals_the_live_run(tmp_path
     eps = BatchEndpoints(BatchFaults(seed=5, polls=1, rate_expired=0.05, rate_failed=0.05))
     opts = "concurrency=16"
     with StubServer(policy=oracle_policy, batches=eps) as srv:
-        live = subprocess.run(
-            eval_command(tmp_path / "suite", tmp_path / "live", srv.base_url, model_opts=opts), env=ENV, capture_output=True, text=True, timeout=300
-        )
+        live = run_medres(eval_command(tmp_path / "suite", tmp_path / "live", srv.base_url, model_opts=opts))
         assert live.returncode == 0, live.stderr
         runs = []
         for _ in range(8):
-            runs.append(
-                subprocess.run(
-                    eval_command(tmp_path / "suite", tmp_path / "batch", srv.base_url, "--batch", "openai", model_opts=opts),
-                    env=ENV,
-                    capture_output=True,
-                    text=True,
-                    timeout=300,
-                )
-            )
+            runs.append(run_medres(eval_command(tmp_path / "suite", tmp_path / "batch", srv.base_url, "--batch", "openai", model_opts=opts)))
             if runs[-1].returncode != WAITING:
                 break
     assert runs[-1].returncode == 0, runs[-1].stderr
@@ -297,15 +285,7 @@ def test_a_run_partly_in_batch_shows_its_cost_as_made_all_live_and_all_as_a_batc
     with StubServer(policy=oracle_policy, batches=eps) as srv:
         runs = []
         for _ in range(4):
-            runs.append(
-                subprocess.run(
-                    eval_command(suite, out, srv.base_url, "--batch", "openai", "--batch-fallback", "live", model_opts=prices),
-                    env=ENV,
-                    capture_output=True,
-                    text=True,
-                    timeout=180,
-                )
-            )
+            runs.append(run_medres(eval_command(suite, out, srv.base_url, "--batch", "openai", "--batch-fallback", "live", model_opts=prices)))
             if runs[-1].returncode != WAITING:
                 break
     assert runs[-1].returncode == 0, runs[-1].stdout + runs[-1].stderr

@@ -4,7 +4,7 @@ corpus index, as in test_agent.py). Each step of every unit goes out as one batc
 before is back: the command exits 3 while a step waits, the next run collects it and sends the
 next step, and the last run writes the live run's results.json (the same stub, answered by the same
 policy). A run killed (SIGKILL) while it polls, creates or collects a step's batch and resumed pays
-each call once. What has no batch form (the agent's tools with Anthropic's message batches) is
+each call once (the killed run is a real process; the others run in this process). What has no batch form (the agent's tools with Anthropic's message batches) is
 refused in one line before anything is sent. No network: every server is on 127.0.0.1."""
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import wait_until
+from conftest import run_medres, wait_until
 from medresilience.corpus import CorpusIndex, build_index
 from medresilience.run.bundled_suite import sample_suite_dir
+from medresilience.testing.eval_command import stub_eval_command
 from medresilience.testing.stub import BatchEndpoints, BatchFaults, StubServer, scripted_agent, scripted_team
 
 WAITING = 3
@@ -39,27 +39,13 @@ PASSAGES = [
 
 def command(out: Path, url: str, settings: list[str], *extra: str, limit: int = 2, model_opts: str = "concurrency=2") -> list[str]:
     """`medres eval` (a real process) of the bundled suite's first `limit` items under `settings`."""
-    opts = [x for s in settings for x in ("--setting", s)]
-    return [
-        sys.executable,
-        "-m",
-        "medresilience.cli",
-        "eval",
-        "--suite",
-        str(sample_suite_dir()),
-        "--out",
-        str(out),
-        "--limit",
-        str(limit),
-        "--model",
-        f"openai:stub-model,base_url={url},{model_opts}",
-        *opts,
-        *extra,
-    ]
+    return stub_eval_command(sample_suite_dir(), out, url, settings, *extra, limit=limit, model_opts=model_opts)
 
 
 def run(cmd: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=180)
+    """The command run to its end in this process (conftest.run_medres); a real process is started
+    where one is killed (Popen below)."""
+    return run_medres(cmd)
 
 
 def until_done(cmd: list[str], rounds: int = 12) -> list[subprocess.CompletedProcess]:

@@ -297,6 +297,18 @@ def test_holm_caps_at_one_and_keeps_order():
     assert holm([]) == []
 
 
+def test_holm_is_statsmodels_holm_to_the_last_bit():
+    """The same numbers as statsmodels' multipletests(method="holm") on random p-values, with ties
+    (several strata of one test often share a p of 1.0 or an exact binomial value)."""
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(3)
+    for m in (1, 2, 3, 7, 20, 64):
+        for _ in range(20):
+            p = rng.choice([*rng.uniform(0, 1, 8), 1.0, 0.0, 0.5, 0.03125], size=m)
+            assert holm(p.tolist()) == multipletests(p, method="holm")[1].tolist(), p
+
+
 def test_holm_missing_values_are_not_counted():
     out = holm([0.01, None, 0.04, float("nan")])
     assert out[0] == pytest.approx(0.02) and out[2] == pytest.approx(0.04)

@@ -21,14 +21,14 @@ The script is written into the items' questions:
 
 The attack's own calls decode with seed 0 (the run's), its resampled draws with seeds 1..r.
 Every item's correct answer is A. `hold=(role, n)` makes the policy hold its n-th request of that
-role (attacker, checker, target) for `hold_s` seconds before answering (a test kills the run then)."""
+role (attacker, checker, target) for `hold_s` seconds before answering, or until `release()` (a test
+kills the run then, and releases the request at once)."""
 
 from __future__ import annotations
 
 import json
 import re
 import threading
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -64,6 +64,12 @@ class ScriptedAttack:
         self.hold, self.hold_s = hold, hold_s
         self.seen: list[str] = []
         self.lock = threading.Lock()
+        self._released = threading.Event()
+
+    def release(self) -> None:
+        """The held request is answered now (no request is held after this)."""
+        self.hold = None
+        self._released.set()
 
     def __call__(self, messages: Sequence[Mapping[str, Any]], body: Mapping[str, Any]) -> str:
         system = str(messages[0].get("content", "")) if messages else ""
@@ -72,7 +78,7 @@ class ScriptedAttack:
             self.seen.append(role)
             n = self.seen.count(role)
         if self.hold == (role, n):
-            time.sleep(self.hold_s)
+            self._released.wait(self.hold_s)
         if role == "attacker":
             return self.attacker(messages)
         draw = body.get("seed") if isinstance(body.get("seed"), int) else 0
