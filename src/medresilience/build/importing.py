@@ -136,6 +136,11 @@ def _write_items(out: Path, files: list[Path], fmt: str, labels: list[str] | Non
     return write_jsonl(out, chain([first], records)), skips
 
 
+def _counted(n: int, noun: str) -> str:
+    """'1 item', '3 items': a count with its noun in the number it takes."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def _skipped(skips: Counter) -> str:
     return ("; skipped " + ", ".join(f"{k}: {v}" for k, v in skips.items())) if skips else ""
 
@@ -165,10 +170,10 @@ def import_data(source: str | Path, out: Path | str, fmt: str = "auto", seed: in
     if name in suite_formats:
         suite = _read_suite(suite_formats[name], name, path, seed, config, myths)
         suite.save(out)
-        return Imported(out, "suite", f"suite {out}: {len(suite.items)} items, {len(suite.probes)} probes", warnings)
+        return Imported(out, "suite", f"suite {out}: {_counted(len(suite.items), 'item')}, {_counted(len(suite.probes), 'probe')}", warnings)
     n, skips = _write_items(out, [path], name)
     provenance_path(out).unlink(missing_ok=True)  # an earlier import's record of a hub revision no longer holds
-    return Imported(out, "items", f"{out}: {n} items" + _skipped(skips), warnings)
+    return Imported(out, "items", f"{out}: {_counted(n, 'item')}" + _skipped(skips), warnings)
 
 
 def _import_hub(text: str, out: Path, fmt: str, seed: int, config: str | None, myths: Path | None) -> Imported:
@@ -213,9 +218,13 @@ def _import_hub(text: str, out: Path, fmt: str, seed: int, config: str | None, m
             suite.manifest.name = ref.repo_id.split("/")[-1] + (f"-{ref.config.replace('/', '-')}" if ref.config else "")
             suite.manifest.description = f"imported from {where} (format {name}), seed {seed}"
             suite.save(out)
-            return Imported(out, "suite", f"suite {out}: {len(suite.items)} items, {len(suite.probes)} probes from {where}", provenance=prov)
+            return Imported(
+                out, "suite", f"suite {out}: {_counted(len(suite.items), 'item')}, {_counted(len(suite.probes), 'probe')} from {where}", provenance=prov
+            )
         labels = [f"{ref.repo_id}/{f}" for f in dl.files]
         n, skips = _write_items(out, paths, name, labels)
     with atomic_write(provenance_path(out)) as fh:
         json.dump({"format": name, **prov, "items": n}, fh, indent=2)
-    return Imported(out, "items", f"{out}: {n} items from {where}" + _skipped(skips) + f" (provenance: {provenance_path(out).name})", provenance=prov)
+    return Imported(
+        out, "items", f"{out}: {_counted(n, 'item')} from {where}" + _skipped(skips) + f" (provenance: {provenance_path(out).name})", provenance=prov
+    )

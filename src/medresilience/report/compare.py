@@ -28,7 +28,7 @@ from ..score import ANSWERED
 from ..view.address import VIEWER_URL
 from .html import page as html_page
 from .html import pair_url, rate_units, run_facts, setting_name, sig_class, units_url, viewer_links
-from .parts import Block, Cell, Column, DifferenceFigure, DifferencePanel, ItemList, Paragraph, Section, Table, count, num, p_value, signed, text
+from .parts import Block, Cell, Column, DifferenceFigure, DifferencePanel, ItemList, Paragraph, Section, Table, count, num, p_value, rate, score, signed, text
 from .parts import paired_test as test_cell
 from .render_html import section_html
 from .render_markdown import blocks_markdown
@@ -502,10 +502,15 @@ def write_compare(
 SUMMARY_HEADERS = ["B", "A", "Metric", "A", "B", "B - A", "95% CI", "p (test)", "p (Holm)", "pairs"]
 
 
-def _level(v: object, unit: str) -> str:
-    """One side's value in the terminal: a rate in percent, a mean score signed in its own numbers."""
-    f = num(v)
-    return "—" if f is None else (f"{f:+.2f}" if unit == "score" else f"{100 * f:.1f}%")
+def _level(r: Mapping[str, Any], which: str, unit: str) -> str:
+    """One side's value in the terminal with its 95% interval and n: a rate in percent
+    ('71.2% [65.4, 76.4] n=250'), a mean score signed in its own numbers. A family whose rows hold
+    no side n (each side's rate is over the row's paired units) gives the row's pairs as its n."""
+    n = r.get(f"{which}_n")
+    if num(n) is None:
+        n = r.get("n")
+    cell = score if unit == "score" else rate
+    return cell(r[f"{which}_p"], r.get(f"{which}_lo"), r.get(f"{which}_hi"), n).shown
 
 
 def summary_rows(table: pd.DataFrame) -> list[list[str]]:
@@ -520,8 +525,8 @@ def summary_rows(table: pd.DataFrame) -> list[list[str]]:
                 str(r["b"]),
                 str(r["a"]),
                 f"{r['condition']} {r['metric']}",
-                _level(r["a_p"], unit),
-                _level(r["b_p"], unit),
+                _level(r, "a", unit),
+                _level(r, "b", unit),
                 signed(r["diff"], unit),
                 "—" if lo is None or hi is None else f"[{signed(lo, unit, False)}, {signed(hi, unit, False)}]",
                 fmt_p(num(r["p_test"])),

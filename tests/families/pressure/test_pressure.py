@@ -213,6 +213,22 @@ def test_exact_counts_on_a_scripted_policy(tmp_path):
     assert "Flip, claims" in md
 
 
+def test_a_suite_without_claims_shows_the_claims_flip_as_n_0(tmp_path):
+    """A suite of the template conditions alone has no claim pairs: its "Flip, claims" rate cannot
+    be computed and says so with its n (`— (n=0)`), in the results and the printed table."""
+    items = [item for item, *_ in tiny_items_and_bundles()]
+    write_jsonl(tmp_path / "items.jsonl", items)
+    suite = build_pressure(tmp_path / "items.jsonl", tmp_path / "pressure")
+    with StubServer(policy=oracle_policy) as srv:
+        res = evaluate(suite, [parse_model_spec(f"openai:m,base_url={srv.base_url}")], tmp_path / "run", EvalOptions())
+    claims = res.results.models["m"]["none"]["overall"]["flip_claim"]
+    assert (claims["k"], claims["n"], claims["p"]) == (0, 0, None)
+    lines = (tmp_path / "run" / "results.md").read_text().splitlines()
+    head = next(line for line in lines if "Flip, claims" in line).split("|")
+    row = next(line for line in lines if line.startswith("| m |")).split("|")
+    assert row[head.index(" Flip, claims ")].strip() == "— (n=0)", row
+
+
 def test_in_the_question_vs_after_the_answer_pairs_the_same_claims(tmp_path):
     from medresilience.families.pressure.versus import compare_runs
 

@@ -149,6 +149,16 @@ def test_import_reports_skipped_rows(tmp_path):
     assert "3 items" in out and "image: 1" in out and "not multiple choice: 2" in out
 
 
+def test_import_says_one_item_in_the_singular(tmp_path):
+    """An import of one row says '1 item', not '1 items'; of several, 'items'."""
+    one = tmp_path / "one.jsonl"
+    one.write_text((FIXTURES / "hle_sample.jsonl").read_text().splitlines()[0] + "\n")
+    r = runner.invoke(app, ["import", str(one), "--out", str(tmp_path / "one-out.jsonl")])
+    assert r.exit_code == 0, r.output
+    out = " ".join(r.output.split())
+    assert "1 item" in out and "1 items" not in out, out
+
+
 def _commands(cmd, path=()):
     yield list(path), cmd
     for name, sub in (getattr(cmd, "commands", None) or {}).items():

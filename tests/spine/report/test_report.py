@@ -695,6 +695,28 @@ def test_compare_markdown_is_the_page_not_the_raw_table(runs, tmp_path):
     assert cmp.csv.parent.name == "tables" and cmp.csv.exists() and cmp.parquet.exists()
 
 
+def test_compare_shows_each_sides_rate_with_its_interval_and_n(runs, tmp_path):
+    """`medres compare` prints A's and B's rates each with its 95% interval and n (in the terminal,
+    on the page and in its Markdown), as every rate of the project is shown."""
+    from typer.testing import CliRunner
+
+    from medresilience.cli import app
+
+    r = CliRunner().invoke(app, ["compare", str(runs["base"]), str(runs["defended"]), "--out", str(tmp_path / "cmp")], env={"COLUMNS": "250"})
+    assert r.exit_code == 0, r.output
+    out = " ".join(r.output.split())
+    md = (tmp_path / "cmp" / "compare.md").read_text()
+    html = (tmp_path / "cmp" / "compare.html").read_text()
+    table = pd.read_csv(tmp_path / "cmp" / "tables" / "compare.csv")
+    assert len(table)
+    for row in table.to_dict("records"):
+        for side in "ab":
+            shown = f"{100 * row[side + '_p']:.1f}% [{100 * row[side + '_lo']:.1f}, {100 * row[side + '_hi']:.1f}] n={row['n']}"
+            assert shown in out, shown
+            assert shown in md, shown
+            assert f"n={row['n']}" in html
+
+
 def test_report_from_the_frame_evaluate_returns(runs, tmp_path, monkeypatch):
     """`medres eval` hands the frame its results came from to the report: the same report as one
     that reads the suite and the store again."""

@@ -92,7 +92,7 @@ def model_block(g: pd.DataFrame) -> dict[str, object]:
     overall: dict[str, object] = {"clean_acc": stats.wilson(int(clean["correct"].sum()), len(clean)).as_dict()}
     for key, conds in POOLS:
         right = p[p["first"] & p["condition"].isin(conds)]
-        overall[key] = _rate(~right["second"], right["item_id"]) if len(right) else None
+        overall[key] = _rate(~right["second"], right["item_id"])  # no pairs: a rate of n=0, shown as such
     by_condition = {}
     for cond in CONDITIONS:
         pc = p[p["condition"] == cond]

@@ -186,8 +186,9 @@ def _table() -> tuple[CompareColumn, ...]:
     return (
         CompareColumn("pair", "Comparison", lambda r: text(r["pair"])),
         CompareColumn("metric", "Metric", metric),
-        CompareColumn("a", "A", lambda r: rate(r["a_p"], r["a_lo"], r["a_hi"], None), numeric=True),
-        CompareColumn("b", "B", lambda r: rate(r["b_p"], r["b_lo"], r["b_hi"], None), numeric=True),
+        # each side's rate is over the row's paired units: its n is the row's pairs
+        CompareColumn("a", "A", lambda r: rate(r["a_p"], r["a_lo"], r["a_hi"], r["n"]), numeric=True),
+        CompareColumn("b", "B", lambda r: rate(r["b_p"], r["b_lo"], r["b_hi"], r["n"]), numeric=True),
         CompareColumn("diff", "B − A", lambda r: change(r["diff"], r["lo"], r["hi"], strong=True), numeric=True),
         CompareColumn("test", "Paired test p", test, numeric=True),
         CompareColumn("p_holm", "Holm p", holm_p, numeric=True),
