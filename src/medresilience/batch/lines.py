@@ -16,6 +16,7 @@ from ..calls import CallRequest
 from ..models.openai_compatible import TRANSIENT_STATUS, Completion, ModelCallError, read_completion
 from ..models.spec import ModelSpec
 from ..runtime.errors import ConfigError, InputError
+from ..runtime.jsontypes import JSONObject
 from .tool_schema import asked_schema, schema_of, schema_tool
 
 #: the chat-completions endpoint every OpenAI batch line is a request to
@@ -173,7 +174,7 @@ def read_anthropic_results(data: bytes, source: str) -> list[tuple[str, Outcome]
     return out
 
 
-def _tool_call(block: dict[str, Any]) -> dict[str, Any]:
+def _tool_call(block: JSONObject) -> JSONObject:
     """A tool_use block as the chat shape's tool call (its input as JSON arguments)."""
     args = json.dumps(block.get("input"), ensure_ascii=False, separators=(",", ":"))
     return {"id": str(block.get("id") or ""), "type": "function", "function": {"name": str(block.get("name") or ""), "arguments": args}}

@@ -8,19 +8,18 @@ with no `tool_use` block of the tool, with several, or whose input does not fit,
 text (an empty reply, unread with the reason counted by the batch); its own text blocks are never
 read as the object, so nothing is guessed.
 
-The fit check covers the JSON-schema keywords structured output uses (type, properties, required,
-additionalProperties, enum, const, items, min/maxItems, min/maxLength, minimum/maximum, anyOf);
-a keyword outside them is not checked."""
+The fit is checked by `jsonschema` (JSON Schema 2020-12, every keyword); the reason names the
+first misfit `jsonschema` ranks best, at its JSON path."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
 
 from ..calls import CallRequest
 from ..models.openai_compatible import Completion
+from ..runtime.jsontypes import JSONObject, JSONValue
 
 #: what the tool says it is for (the model reads it with the schema)
 TOOL_DESCRIPTION = "Give your reply as this tool's input: one object that fits the input schema."
@@ -29,18 +28,11 @@ TOOL_DESCRIPTION = "Give your reply as this tool's input: one object that fits t
 #: the most, with the tool's own name, description and schema, as prompt tokens of every schema call
 TOOL_PROMPT_TOKENS = 350
 
-_TYPES: dict[str, tuple[type, ...]] = {
-    "object": (dict,),
-    "array": (list,),
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "null": (type(None),),
-}
+#: a schema asked for: the tool's name and its JSON schema
+Asked = tuple[str, JSONObject]
 
 
-def schema_of(params: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+def schema_of(params: Mapping[str, object]) -> Asked | None:
     """The (name, schema) of a request's `response_format` json_schema, or None (no schema asked)."""
     rf = params.get("response_format")
     if not isinstance(rf, Mapping) or rf.get("type") != "json_schema":
@@ -51,13 +43,13 @@ def schema_of(params: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
     return str(js.get("name") or "reply"), dict(js["schema"])
 
 
-def asked_schema(r: CallRequest) -> tuple[str, dict[str, Any]] | None:
+def asked_schema(r: CallRequest) -> Asked | None:
     """The (name, schema) a call asks its reply to fit: its parameters' response format, or the one
     its model's live endpoint takes none of (`CallRequest.schema_format`); None: no schema."""
     return schema_of(r.params) or schema_of({"response_format": r.schema_format or {}})
 
 
-def schema_tool(name: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+def schema_tool(name: str, schema: JSONObject) -> JSONObject:
     """The Messages API fields that ask for `schema`: its one tool, and the tool choice forcing it."""
     return {
         "tools": [{"name": name, "description": TOOL_DESCRIPTION, "input_schema": dict(schema)}],
@@ -65,12 +57,12 @@ def schema_tool(name: str, schema: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def tool_prompt_chars(found: tuple[str, dict[str, Any]] | None) -> int:
+def tool_prompt_chars(found: Asked | None) -> int:
     """The characters a schema call's tool adds to its prompt (0: no schema asked)."""
     return 0 if found is None else len(json.dumps(schema_tool(*found), separators=(",", ":")))
 
 
-def tool_reply(found: tuple[str, dict[str, Any]] | None, c: Completion) -> tuple[Completion, str | None]:
+def tool_reply(found: Asked | None, c: Completion) -> tuple[Completion, str | None]:
     """A reply as the reader takes it, and why it is unread (None: read); `found`: the (name,
     schema) its request asked for (`asked_schema`). Without a schema asked the reply is as it came.
     With one, its text is the forced tool's input (compact JSON) when it fits the schema; otherwise
@@ -93,78 +85,11 @@ def tool_reply(found: tuple[str, dict[str, Any]] | None, c: Completion) -> tuple
     return replace(c, text=json.dumps(value, ensure_ascii=False, separators=(",", ":")), tool_calls=None, finish_reason=finish), None
 
 
-def misfit(value: Any, schema: Mapping[str, Any], at: str = "input") -> str | None:
-    """Where and how `value` does not fit `schema` (the first place found), or None when it fits."""
-    if "anyOf" in schema and all(misfit(value, s, at) is not None for s in schema["anyOf"] if isinstance(s, Mapping)):
-        return f"{at} fits none of anyOf"
-    problem = _type_misfit(value, schema, at)
-    if problem is not None:
-        return problem
-    if "enum" in schema and value not in schema["enum"]:
-        return f"{at} is not one of {schema['enum']}"
-    if "const" in schema and value != schema["const"]:
-        return f"{at} is not {schema['const']!r}"
-    if isinstance(value, dict):
-        return _object_misfit(value, schema, at)
-    if isinstance(value, list):
-        return _array_misfit(value, schema, at)
-    return _scalar_misfit(value, schema, at)
+def misfit(value: JSONValue, schema: JSONObject) -> str | None:
+    """Where and how `value` does not fit `schema` (`jsonschema`'s best-ranked error, at its JSON
+    path), or None when it fits."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
 
-
-def _type_misfit(value: Any, schema: Mapping[str, Any], at: str) -> str | None:
-    kind = schema.get("type")
-    if kind is None:
-        return None
-    kinds = kind if isinstance(kind, list) else [kind]
-    for k in kinds:
-        allowed = _TYPES.get(str(k))
-        if allowed is None:
-            return None  # a type name outside JSON schema's: not checked
-        if isinstance(value, allowed) and not (isinstance(value, bool) and k in ("integer", "number")):
-            return None
-    return f"{at} is not of type {'/'.join(str(k) for k in kinds)}"
-
-
-def _object_misfit(value: dict[str, Any], schema: Mapping[str, Any], at: str) -> str | None:
-    props = schema.get("properties") or {}
-    for name in schema.get("required") or []:
-        if name not in value:
-            return f"{at} lacks {name!r}"
-    if schema.get("additionalProperties") is False:
-        extra = sorted(set(value) - set(props))
-        if extra:
-            return f"{at} has {extra[0]!r}, which the schema does not name"
-    for name, sub in props.items():
-        if name in value and isinstance(sub, Mapping):
-            problem = misfit(value[name], sub, f"{at}.{name}")
-            if problem is not None:
-                return problem
-    return None
-
-
-def _array_misfit(value: list[Any], schema: Mapping[str, Any], at: str) -> str | None:
-    if "minItems" in schema and len(value) < schema["minItems"]:
-        return f"{at} has {len(value)} items, fewer than {schema['minItems']}"
-    if "maxItems" in schema and len(value) > schema["maxItems"]:
-        return f"{at} has {len(value)} items, more than {schema['maxItems']}"
-    items = schema.get("items")
-    if isinstance(items, Mapping):
-        for i, x in enumerate(value):
-            problem = misfit(x, items, f"{at}[{i}]")
-            if problem is not None:
-                return problem
-    return None
-
-
-def _scalar_misfit(value: Any, schema: Mapping[str, Any], at: str) -> str | None:
-    if isinstance(value, str):
-        if "minLength" in schema and len(value) < schema["minLength"]:
-            return f"{at} is shorter than {schema['minLength']} characters"
-        if "maxLength" in schema and len(value) > schema["maxLength"]:
-            return f"{at} is longer than {schema['maxLength']} characters"
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        if "minimum" in schema and value < schema["minimum"]:
-            return f"{at} is below {schema['minimum']}"
-        if "maximum" in schema and value > schema["maximum"]:
-            return f"{at} is above {schema['maximum']}"
-    return None
+    error = best_match(Draft202012Validator(schema).iter_errors(value))
+    return None if error is None else f"{error.json_path}: {error.message}"

@@ -23,6 +23,7 @@ from .kit import console, err_console, fail
 if TYPE_CHECKING:
     from ..calls import CallRequest
     from ..models.spec import ModelSpec
+    from ..run.resolved import ResolvedRun
 
 #: the batch options every command that calls models through calls.run_calls takes (one definition)
 BatchOpt = Annotated[
@@ -131,7 +132,7 @@ def loop_refusal(run: Any, provider: str) -> str | None:
     return None
 
 
-def provider_refusal(run: Any, provider: str) -> str | None:
+def provider_refusal(run: ResolvedRun, provider: str) -> str | None:
     """Why a model the run calls cannot go through `provider`'s batches (one line naming it), or
     None: a model of a hosted provider (`models.providers`) other than the batch's has no batch
     there (an Anthropic checker's calls cannot go in an OpenAI batch). Every model the run calls is

@@ -502,7 +502,7 @@ def write_compare(
 SUMMARY_HEADERS = ["B", "A", "Metric", "A", "B", "B - A", "95% CI", "p (test)", "p (Holm)", "pairs"]
 
 
-def _level(r: Mapping[str, Any], which: str, unit: str) -> str:
+def _level(r: Mapping[str, object], which: str, unit: str) -> str:
     """One side's value in the terminal with its 95% interval and n: a rate in percent
     ('71.2% [65.4, 76.4] n=250'), a mean score signed in its own numbers. A family whose rows hold
     no side n (each side's rate is over the row's paired units) gives the row's pairs as its n."""

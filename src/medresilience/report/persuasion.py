@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..stats.persuasion import ModelComparison, PersuasionSummary, ResampledFlip
+from ..run.results import ResampledFlip
+from ..stats.persuasion import ModelComparison, PersuasionSummary
 from ..stats.rates import Rate
 from .parts import Block, Cell, Column, DrawnFigure, Paragraph, Table, count, dash, p_value, rate, text
 

@@ -294,14 +294,14 @@ def _validity(rubric: ReviewRubric, rated: pd.DataFrame, meta: dict[str, Any], c
     return validity, list(draw(meta, valid_share_ratings(rated, key)))
 
 
-def valid_share_ratings(rated: pd.DataFrame, key: str) -> list[dict[str, Any]]:
+def valid_share_ratings(rated: pd.DataFrame, key: str) -> list[JSONObject]:
     """The rated tasks' values of the dimension `key` (a rating without one left out), each with
     its unit's hidden facts (by their own names): what a rubric's `reviewed_measures` reads."""
     hidden = [c for c in rated.columns if c.startswith("hidden_")] if len(rated) else []
     return [{key: r[key], **{c[len("hidden_") :]: r[c] for c in hidden}} for r in rated.to_dict("records") if r.get(key) is not None]
 
 
-def rated_values(review: Path | str | ReviewDB) -> tuple[ReviewRubric, list[dict[str, Any]]]:
+def rated_values(review: Path | str | ReviewDB) -> tuple[ReviewRubric, list[JSONObject]]:
     """A review's rubric and, for a rubric judging each unit's validity (`extra["valid_share"]`),
     its rated values with the units' hidden facts (`valid_share_ratings`; else none): the ratings
     the statistics page draws its `reviewed_measures` from, read without computing the rest."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -65,6 +66,25 @@ class IntervalRate(RateValue):
     interval: str | None = None
     wilson_lo: float | None = None
     wilson_hi: float | None = None
+
+
+@dataclass(frozen=True)
+class ResampledFlip:
+    """One flip of an attack, resampled and tested, as results.json and the report hold it: the item
+    it flipped, the turn it flipped at, the draws asked per side, the right and read ones on the
+    original and on the attacked item (an unread draw is in neither count), the one-sided Fisher p
+    (`AttackTest.p`), adjusted across the model's flips, and whether the flip stands."""
+
+    item_id: str
+    flipped_at: int
+    asked: int
+    orig_right: int
+    orig_read: int
+    att_right: int
+    att_read: int
+    p: float
+    p_adjusted: float
+    stands: bool
 
 
 class ResultsBlock(BaseModel):

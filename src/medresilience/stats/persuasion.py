@@ -20,8 +20,8 @@ a later turn nobody tried. The measures here treat it so.
   the curve's); None, "not reached", when fewer than half flipped: never a made-up number.
 - `target_rate`: the share of flips that went to the attacker's target option (Wilson).
 - `attack_tests`: a per-attack test that a flip is not resampling noise (one-sided Fisher exact,
-  Holm or Benjamini-Hochberg across the run's attacks); `ResampledFlip` is one flip's test as
-  results.json and the report hold it.
+  Holm or Benjamini-Hochberg across the run's attacks) (`run.results.ResampledFlip` is one
+  flip's test as results.json and the report hold it).
 - `compare_models`: which of two models is harder to move on the same items (exact McNemar on
   flipped-within-budget, a sign test on which flipped first).
 - `static_vs_adaptive`: a fixed (static) stress's flip rate beside the adaptive one on the same
@@ -54,7 +54,6 @@ __all__ = [
     "ModelComparison",
     "PersuasionSummary",
     "Resampled",
-    "ResampledFlip",
     "StaticVsAdaptive",
     "attack_tests",
     "compare_models",
@@ -464,25 +463,6 @@ class AttackTests:
     @property
     def standing(self) -> tuple[str, ...]:
         return tuple(t.attack for t in self.tests if t.stands)
-
-
-@dataclass(frozen=True)
-class ResampledFlip:
-    """One flip of an attack, resampled and tested, as results.json and the report hold it: the item
-    it flipped, the turn it flipped at, the draws asked per side, the right and read ones on the
-    original and on the attacked item (an unread draw is in neither count), the one-sided Fisher p
-    (`AttackTest.p`), adjusted across the model's flips, and whether the flip stands."""
-
-    item_id: str
-    flipped_at: int
-    asked: int
-    orig_right: int
-    orig_read: int
-    att_right: int
-    att_read: int
-    p: float
-    p_adjusted: float
-    stands: bool
 
 
 def attack_tests(records: Sequence[Resampled], alpha: float = 0.05, correction: Correction = "holm") -> AttackTests:

@@ -245,11 +245,11 @@ def test_a_tool_input_that_does_not_fit_the_schema_is_unread(tmp_path):
     fits, why = read.pop("fits")
     assert (fits.text, fits.finish_reason, fits.tool_calls, why) == ('{"answer":"B","sentences":["x"]}', "stop", None, None)
     assert {cid: (c.text, why) for cid, (c, why) in read.items()} == {
-        "extra": ("", "the tool_use input does not fit the schema: input has 'why', which the schema does not name"),
-        "missing": ("", "the tool_use input does not fit the schema: input lacks 'sentences'"),
-        "enum": ("", "the tool_use input does not fit the schema: input.answer is not one of ['A', 'B']"),
-        "too-many": ("", "the tool_use input does not fit the schema: input.sentences has 3 items, more than 2"),
-        "wrong-type": ("", "the tool_use input does not fit the schema: input.sentences[0] is not of type string"),
+        "extra": ("", "the tool_use input does not fit the schema: $: Additional properties are not allowed ('why' was unexpected)"),
+        "missing": ("", "the tool_use input does not fit the schema: $: 'sentences' is a required property"),
+        "enum": ("", "the tool_use input does not fit the schema: $.answer: 'C' is not one of ['A', 'B']"),
+        "too-many": ("", "the tool_use input does not fit the schema: $.sentences: ['a', 'b', 'c'] is too long"),
+        "wrong-type": ("", "the tool_use input does not fit the schema: $.sentences[0]: 1 is not of type 'string'"),
         "other-tool": ("", "no tool_use block"),
         "text": ("", "no tool_use block"),
     }

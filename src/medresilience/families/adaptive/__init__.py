@@ -54,7 +54,7 @@ class AttackLoops:
 
         return loop_measures(loop)  # type: ignore[return-value]  # plain JSON dicts
 
-    def models(self, options: Any) -> tuple[ModelSpec, ...]:
+    def models(self, options: object) -> tuple[ModelSpec, ...]:
         """The attacker and the checker (one model when the checker is the attacker)."""
         from .loop import attack_models
 

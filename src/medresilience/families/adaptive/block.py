@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...run.results import IntervalRate, ResultsBlock
-from ...stats.persuasion import ResampledFlip
+from ...run.results import IntervalRate, ResampledFlip, ResultsBlock
 
 
 class Counts(BaseModel):

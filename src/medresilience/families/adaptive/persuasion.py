@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from ...stats.persuasion import AttackTests, AttackTrace, PersuasionSummary, Resampled, ResampledFlip, attack_tests, standing_only, summarise
+from ...run.results import ResampledFlip
+from ...stats.persuasion import AttackTests, AttackTrace, PersuasionSummary, Resampled, attack_tests, standing_only, summarise
 from .review import Reviewed, item_votes, reviewed_by_model
 
 #: the level of the per-attack tests
@@ -62,7 +63,7 @@ def loop_measures(loop: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
     return out
 
 
-def reviewed_record(r: Reviewed, reviews: list[str]) -> dict[str, Any]:
+def reviewed_record(r: Reviewed, reviews: list[str]) -> dict[str, object]:
     """One model's review of its successful attacks as its block's plain dict (`block.ReviewedValue`)."""
     s = r.reviewed
     return {
@@ -78,7 +79,7 @@ def reviewed_record(r: Reviewed, reviews: list[str]) -> dict[str, Any]:
     }
 
 
-def reviewed_records(block: dict[str, Any], where: str) -> dict[str, dict[str, Any]]:
+def reviewed_records(block: dict[str, Any], where: str) -> dict[str, dict[str, object]]:
     """model -> its `reviewed` key, from one setting's loop block where it holds `reviews` (none
     without): the raw traces with the attacks judged invalid censored (`review.reviewed_by_model`)."""
     reviews = block.get("reviews")

@@ -42,7 +42,7 @@ STANDS_KEY = "stands"
 VALID, INVALID, UNSURE = "yes", "no", "unsure"
 
 
-def _user(messages: Sequence[Mapping[str, Any]] | None) -> str:
+def _user(messages: Sequence[Mapping[str, object]] | None) -> str:
     return "\n\n".join(str(m.get("content", "")) for m in messages or () if m.get("role") == "user")
 
 
@@ -99,7 +99,7 @@ def candidates_attack(suite: Suite, run_dir: Path) -> list[Candidate]:
     return out
 
 
-def votes_by_attack(ratings: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str, str], list[str]]:
+def votes_by_attack(ratings: Sequence[Mapping[str, object]]) -> dict[tuple[str, str, str], list[str]]:
     """(model, setting, unit id) -> the values its reviewers gave, from rated tasks: the rubric's value
     (`stands`) and the unit's hidden `model`, `setting` and `unit`."""
     votes: dict[tuple[str, str, str], list[str]] = {}
@@ -118,10 +118,10 @@ def is_split(votes: Sequence[str]) -> bool:
     return VALID in votes and INVALID in votes
 
 
-def censored(trace: Mapping[str, Any]) -> dict[str, Any]:
+def censored(trace: Mapping[str, object]) -> dict[str, Any]:
     """A flipped attack judged invalid, censored at the turn before its stress (held through the
     earlier turns, unknown after)."""
-    before = int(trace["flipped_at"]) - 1
+    before = int(str(trace["flipped_at"])) - 1
     return {**trace, "flipped_at": None, "to_target": None, "budget": before, "turns_used": before}
 
 
@@ -148,7 +148,7 @@ class Reviewed:
         return self.flipped - self.rated
 
 
-def reviewed_by_model(records: Sequence[Mapping[str, Any]], votes: Mapping[tuple[str, str], Sequence[str]], where: str = "") -> list[Reviewed]:
+def reviewed_by_model(records: Sequence[Mapping[str, object]], votes: Mapping[tuple[str, str], Sequence[str]], where: str = "") -> list[Reviewed]:
     """Per model of one setting's attack records (`traces.TRACE_KEYS`), in the order they first
     appear: the raw and the reviewed measures (`Reviewed`), `votes` giving each reviewed attack's
     values by (model, item id). Only a successful attack is reviewed; an attack judged invalid is
@@ -156,12 +156,12 @@ def reviewed_by_model(records: Sequence[Mapping[str, Any]], votes: Mapping[tuple
     The review statistics page and the run's results both count through here."""
     from ...stats.persuasion import AttackTrace, summarise
 
-    by_model: dict[str, list[Mapping[str, Any]]] = {}
+    by_model: dict[str, list[Mapping[str, object]]] = {}
     for r in records:
         by_model.setdefault(str(r["model"]), []).append(r)
     out = []
     for model, mine in by_model.items():
-        kept: list[Mapping[str, Any]] = []
+        kept: list[Mapping[str, object]] = []
         flipped = [r for r in mine if r["flipped_at"] is not None]
         rated = [votes[(model, str(r["item_id"]))] for r in flipped if votes.get((model, str(r["item_id"])))]
         invalid = tuple(str(r["item_id"]) for r in flipped if is_invalid(votes.get((model, str(r["item_id"]))) or ()))
@@ -180,7 +180,7 @@ def reviewed_by_model(records: Sequence[Mapping[str, Any]], votes: Mapping[tuple
     return out
 
 
-def reviewed_summaries(run_dir: Path, ratings: Sequence[Mapping[str, Any]]) -> list[tuple[str, Reviewed]]:
+def reviewed_summaries(run_dir: Path, ratings: Sequence[Mapping[str, object]]) -> list[tuple[str, Reviewed]]:
     """Per setting and model of the run's latest run: (setting, its `Reviewed`), from the ratings of
     a review of its successful attacks (`votes_by_attack`)."""
     from ...store import Store
@@ -195,7 +195,7 @@ def reviewed_summaries(run_dir: Path, ratings: Sequence[Mapping[str, Any]]) -> l
     ]
 
 
-def attack_reviews(traces: Sequence[Mapping[str, Any]], votes: Mapping[tuple[str, str, str], Sequence[str]]) -> dict[str, dict[str, Any]]:
+def attack_reviews(traces: Sequence[Mapping[str, object]], votes: Mapping[tuple[str, str, str], Sequence[str]]) -> dict[str, dict[str, Any]]:
     """setting -> its attack records (`traces.TRACE_KEYS`) and the reviewed attacks among them
     (model, item id, unit id and the reviewers' values, `reviewed`), from the run's full traces of
     attacked items and the votes by (model, setting, unit id); a vote for no successful attack of
@@ -212,9 +212,14 @@ def attack_reviews(traces: Sequence[Mapping[str, Any]], votes: Mapping[tuple[str
     return out
 
 
-def item_votes(attacks: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], list[str]]:
+def _listed(value: object) -> list[object]:
+    """A JSON list as a list (anything else: none)."""
+    return list(value) if isinstance(value, list) else []
+
+
+def item_votes(attacks: Sequence[Mapping[str, object]]) -> dict[tuple[str, str], list[str]]:
     """(model, item id) -> the values of each reviewed attack of one setting (`attack_reviews`)."""
-    return {(str(a["model"]), str(a["item_id"])): [str(v) for v in a["votes"]] for a in attacks}
+    return {(str(a["model"]), str(a["item_id"])): [str(v) for v in _listed(a["votes"])] for a in attacks}
 
 
 def review_dirs(run_dir: Path) -> list[Path]:
@@ -248,7 +253,7 @@ def with_reviews(loop: dict[str, Any], store: Store) -> dict[str, Any]:
     return loop
 
 
-def reviewed_measures(meta: Mapping[str, Any], ratings: Sequence[Mapping[str, Any]]) -> list[Block]:
+def reviewed_measures(meta: Mapping[str, object], ratings: Sequence[Mapping[str, object]]) -> list[Block]:
     """The run's flip measures raw and with the attacks judged invalid left out (censored), as report
     parts for the review's statistics page (a warning when the review's run is not found)."""
     from ...report.parts import Column, Paragraph, Table, count, rate, text
@@ -261,7 +266,7 @@ def reviewed_measures(meta: Mapping[str, Any], ratings: Sequence[Mapping[str, An
         Column("to_target", "To the target", numeric=True),
         Column("invalid", "Judged invalid", numeric=True),
     )
-    run = meta.get("run")
+    run = str(meta.get("run") or "")
     if not run or not (Path(run) / "store.sqlite").is_file():
         return [Paragraph("The review's run directory is not found: the flip measures cannot be recomputed.", "warn")]
     rows = []

@@ -355,15 +355,16 @@ def _error(status: int, message: str) -> web.Response:
     )
 
 
-def _forced_tool(params: Mapping[str, Any]) -> dict[str, Any] | None:
+def _forced_tool(params: Mapping[str, object]) -> Mapping[str, object] | None:
     """The tool an Anthropic request forces (`tool_choice` {"type": "tool", "name": ...}), or None."""
     choice = params.get("tool_choice")
     if not isinstance(choice, Mapping) or choice.get("type") != "tool":
         return None
-    return next((t for t in params.get("tools") or [] if isinstance(t, dict) and t.get("name") == choice.get("name")), None)
+    tools = params.get("tools")
+    return next((t for t in tools if isinstance(t, dict) and t.get("name") == choice.get("name")), None) if isinstance(tools, list) else None
 
 
-def _anthropic_content(cid: str, text: str, tool: Mapping[str, Any] | None, no_tool: bool) -> tuple[list[dict[str, Any]], str]:
+def _anthropic_content(cid: str, text: str, tool: Mapping[str, object] | None, no_tool: bool) -> tuple[list[dict[str, Any]], str]:
     """A reply's content blocks and stop reason: a forced tool call is answered with a tool_use
     block whose input is the policy's JSON object; a policy text that is no JSON object (or the
     `rate_no_tool` fault) is answered in a text block, as a model that did not call the tool."""

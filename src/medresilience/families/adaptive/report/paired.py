@@ -23,12 +23,12 @@ from ....models.names import recorded_models
 from ....report.parts import Cell, Column, Table, count, p_value, text
 from ....report.persuasion import StandingRow, rate_cell
 from ....report.rundir import RunData, names_of
+from ....run.results import ResampledFlip
 from ....score import ANSWERED
 from ....stats.persuasion import (
     AttackTrace,
     ModelComparison,
     PersuasionSummary,
-    ResampledFlip,
     StaticVsAdaptive,
     compare_models,
     standing_only,

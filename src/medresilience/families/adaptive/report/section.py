@@ -22,7 +22,8 @@ from ....report.parts import Block, Column, Paragraph, Section, Table, count, te
 from ....report.persuasion import comparison_table, persuasion_parts, standing_table, summary_table, tests_table
 from ....report.rundir import RunData, family_blocks, names_of
 from ....report.section import FamilySection
-from ....stats.persuasion import AttackTrace, ModelComparison, PersuasionSummary, ResampledFlip, summarise
+from ....run.results import ResampledFlip
+from ....stats.persuasion import AttackTrace, ModelComparison, PersuasionSummary, summarise
 from ..block import AdaptiveBlock
 from ..loop import ROLES
 from ..taxonomy import CONDITION, FAMILY, HEADLINE_COLUMNS
